@@ -1,0 +1,30 @@
+# Two commands for a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+# Re-run the install when the package metadata changes; otherwise it is a no-op.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: install
+	-$(BIN)/autograd-doctor run examples/broken_attention.py
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/lint_speed.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info

@@ -1,0 +1,169 @@
+"""Generate ``src/autograd_doctor/lint/data/saves.json`` from the installed torch.
+
+For each op we run it once on small tensors that require grad and read the
+``_saved_*`` attributes of the output's ``grad_fn``.  A saved tensor that shares
+storage with the output means "the op keeps its output"; one that shares
+storage with input ``i`` means "the op keeps input ``i``".  The linter uses the
+table to decide whether an in-place write to a name can break ``backward()``.
+
+    python scripts/gen_saves_table.py            # rewrite the shipped table
+    python scripts/gen_saves_table.py --check    # exit 1 if it is out of date
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+TABLE_PATH = Path(__file__).resolve().parents[1] / "src" / "autograd_doctor" / "lint" / "data" / "saves.json"
+
+# (key, how to call it, input shapes).  The key is the name the linter resolves
+# a call to: ``torch.X`` for functions, ``torch.Tensor.X`` for methods,
+# ``torch.nn.functional.X`` for functionals and ``operator.X`` for operators.
+# A scalar second operand is spelled ``operator.X:scalar``.
+UNARY_TORCH = [
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "sigmoid", "tanh", "relu", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "asinh", "atanh", "erf", "erfinv", "reciprocal", "abs",
+    "square", "neg", "logit", "sinc", "lgamma", "digamma", "cumsum",
+    "cumprod", "prod", "norm", "sum", "mean", "std", "var", "logsumexp",
+    "clamp", "trunc", "floor", "round", "frac",
+]
+DIM_OPS = {"cumsum", "cumprod", "logsumexp", "softmax", "log_softmax"}
+BINARY_TORCH = ["mul", "div", "add", "sub", "pow", "matmul", "mm", "atan2",
+                "maximum", "minimum", "hypot", "dot", "true_divide", "bmm",
+                "remainder", "fmod"]
+FUNCTIONAL_UNARY = [
+    "relu", "relu6", "elu", "selu", "celu", "gelu", "silu", "mish",
+    "leaky_relu", "softplus", "hardtanh", "hardswish", "hardsigmoid",
+    "sigmoid", "tanh", "logsigmoid", "softsign", "tanhshrink", "softmax",
+    "log_softmax", "softmin", "normalize", "glu", "dropout",
+]
+OPERATORS = {"mul": "__mul__", "truediv": "__truediv__", "add": "__add__",
+             "sub": "__sub__", "pow": "__pow__", "matmul": "__matmul__"}
+
+
+def _storage(t):
+    return t.untyped_storage().data_ptr()
+
+
+def _classify(grad_fn, inputs, output):
+    """Return (saves_output, sorted input indices saved, saved attribute names)."""
+    saves_output, saved_inputs, names = False, set(), []
+    for attr in sorted(dir(grad_fn)):
+        if not attr.startswith("_saved_"):
+            continue
+        try:
+            value = getattr(grad_fn, attr)
+        except Exception:  # noqa: BLE001 - some slots raise when unset
+            continue
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        for v in values:
+            if not hasattr(v, "untyped_storage"):
+                continue
+            names.append(attr[len("_saved_"):])
+            if output is not None and _storage(v) == _storage(output):
+                saves_output = True
+            for i, inp in enumerate(inputs):
+                if hasattr(inp, "untyped_storage") and _storage(v) == _storage(inp):
+                    saved_inputs.add(i)
+    return saves_output, sorted(saved_inputs), sorted(set(names))
+
+
+def _entry(fn, inputs, **kwargs):
+    import torch
+
+    out = fn(*inputs, **kwargs)
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+        return None
+    saves_output, saved_inputs, names = _classify(out.grad_fn, inputs, out)
+    return {"grad_fn": type(out.grad_fn).__name__, "output": saves_output,
+            "inputs": saved_inputs, "saved": names}
+
+
+def build_table() -> dict:
+    """Run every op once and return the table as a JSON-ready dict."""
+    import operator
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+
+    def leaf(*shape):
+        # Values in (0.1, 0.9): valid for log, sqrt, asin, logit, erfinv...
+        return (torch.rand(*shape) * 0.8 + 0.1).requires_grad_()
+
+    ops: dict[str, dict] = {}
+
+    def add(key, fn, inputs, **kwargs):
+        try:
+            entry = _entry(fn, inputs, **kwargs)
+        except Exception:  # noqa: BLE001 - op not available in this torch
+            return
+        if entry is not None:
+            ops[key] = entry
+
+    for name in UNARY_TORCH + ["softmax", "log_softmax"]:
+        fn = getattr(torch, name, None)
+        if fn is None:
+            continue
+        kwargs = {"dim": 0} if name in DIM_OPS else {}
+        if name == "clamp":
+            kwargs = {"min": 0.2, "max": 0.8}
+        add(f"torch.{name}", fn, [leaf(3, 3)], **kwargs)
+        if hasattr(torch.Tensor, name):
+            add(f"torch.Tensor.{name}", getattr(torch.Tensor, name), [leaf(3, 3)], **kwargs)
+    for name in BINARY_TORCH:
+        fn = getattr(torch, name, None)
+        if fn is None:
+            continue
+        shapes = [(2, 3, 3), (2, 3, 3)] if name == "bmm" else [(3,), (3,)] if name == "dot" else [(3, 3), (3, 3)]
+        add(f"torch.{name}", fn, [leaf(*s) for s in shapes])
+        if hasattr(torch.Tensor, name):
+            add(f"torch.Tensor.{name}", getattr(torch.Tensor, name), [leaf(*s) for s in shapes])
+    for name in FUNCTIONAL_UNARY:
+        fn = getattr(F, name, None)
+        if fn is None:
+            continue
+        kwargs = {"dim": 0} if name in ("softmax", "log_softmax", "softmin", "glu") else {}
+        add(f"torch.nn.functional.{name}", fn, [leaf(4, 4)], **kwargs)
+    add("torch.nn.functional.linear", F.linear, [leaf(2, 3), leaf(4, 3), leaf(4)])
+    add("torch.nn.functional.conv2d", F.conv2d, [leaf(1, 2, 5, 5), leaf(3, 2, 3, 3)])
+    add("torch.nn.functional.layer_norm", lambda x: F.layer_norm(x, (3,)), [leaf(2, 3)])
+    add("torch.nn.functional.mse_loss", F.mse_loss, [leaf(3), leaf(3)])
+    add("torch.nn.functional.cross_entropy", F.cross_entropy, [leaf(2, 3), torch.tensor([0, 2])])
+    for key, dunder in OPERATORS.items():
+        fn = getattr(operator, key)
+        add(f"operator.{key}", fn, [leaf(3, 3), leaf(3, 3)])
+        add(f"operator.{key}:scalar", lambda x, fn=fn: fn(x, 2.0), [leaf(3, 3)])
+    return {
+        "torch_version": torch.__version__.split("+")[0],
+        "comment": "Generated by scripts/gen_saves_table.py; do not edit by hand.",
+        "ops": dict(sorted(ops.items())),
+    }
+
+
+def render(table: dict) -> str:
+    return json.dumps(table, indent=1, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render(build_table())
+    if "--check" in argv:
+        current = TABLE_PATH.read_text(encoding="utf-8") if TABLE_PATH.exists() else ""
+        if current != text:
+            print(f"{TABLE_PATH} is out of date; run scripts/gen_saves_table.py", file=sys.stderr)
+            return 1
+        return 0
+    TABLE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    TABLE_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {TABLE_PATH} ({text.count('grad_fn')} ops)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,19 @@
+"""autograd-doctor: find the line that broke PyTorch autograd, and say how to fix it.
+
+    import autograd_doctor
+    with autograd_doctor.watch():
+        loss.backward()   # a failure now names the write, the save and the fix
+"""
+
+from autograd_doctor.doctor import (
+    AutogradDoctorError, AutogradDoctorWarning, Doctor, diagnoses_of, install, installed, uninstall, watch,
+)
+from autograd_doctor.report.model import Diagnosis, Location, Report, Suggestion, TensorInfo
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "watch", "install", "uninstall", "installed", "diagnoses_of", "Doctor",
+    "AutogradDoctorError", "AutogradDoctorWarning",
+    "Diagnosis", "Location", "Report", "Suggestion", "TensorInfo", "__version__",
+]

@@ -1,0 +1,1 @@
+"""Analysis: turns recorded events and exceptions into diagnoses."""

@@ -1,0 +1,278 @@
+"""Turning recorded events and exceptions into diagnoses."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.fixes import (
+    WriteFacts, inplace_module_definition_fix, no_grad_fix, write_fixes,
+)
+from autograd_doctor.analysis.naming import (
+    assigned_name, module_path, parameter_path, tensor_info, user_frames, variable_for, written_name,
+)
+from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
+from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.frames import Site
+from autograd_doctor.report.model import Diagnosis, Location, Suggestion
+from autograd_doctor.report.source import location_of, statement_at
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _write_facts(event: WriteEvent | None, tensor) -> WriteFacts:
+    facts = WriteFacts(floating=bool(tensor is not None and tensor.is_floating_point()))
+    if event is not None:
+        facts.value_is_scalar = getattr(event, "value_is_scalar", None)
+        facts.index_is_bool_mask = bool(getattr(event, "index_is_bool_mask", False))
+    return facts
+
+
+def _loop_note(event: WriteEvent) -> str | None:
+    values = ", ".join(f"{name} = {value}" for name, value in sorted(event.loop_values.items()))
+    if event.execution > 1:
+        text = f"this was the {_ordinal(event.execution)} time this line wrote into memory that autograd saved"
+        return text + (f" (with {values})" if values else "")
+    if values:
+        return f"the write happened with {values}"
+    return None
+
+
+def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
+                          backward_stack: tuple[Site, ...]) -> Diagnosis:
+    """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place."""
+    node_name = type(node).__name__ if node is not None else None
+    frames = user_frames()
+    write = record.writes[0] if record.writes else None
+    target = write.target_ref() if write is not None and write.target_ref is not None else None
+    optimizer = write.optimizer if write is not None else None
+
+    save_site = record.site
+    save_loc = location_of(save_site, role="saved",
+                           note=f"saved here: {describe_slot(node_name, slot)} (version {record.version})")
+    write_loc = None
+    if write is not None and write.site is not None:
+        label = f"modified here: version {write.version_before} -> {write.version_after}"
+        if optimizer:
+            label = f"modified here by {optimizer}.step(): version {write.version_before} -> {write.version_after}"
+        write_loc = location_of(write.site, role="modified", note=label)
+    backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
+                               note="backward needed the old value here")
+
+    # Name the tensor: parameter path, then the name written at the write line, then the saved name.
+    alias = record.alias
+    parameter = parameter_path(target if target is not None else alias, frames)
+    name = None
+    if write_loc is not None:
+        name = written_name(write.site.filename, write.site.lineno)
+    if name is None and save_site is not None:
+        name = assigned_name(save_site.filename, save_site.lineno)
+    if name is None:
+        name = variable_for(target, frames)
+    info = tensor_info(alias, name, parameter, record.version, alias._version)
+
+    code = codes.OPTIMIZER_MODIFIED_SAVED if optimizer else codes.SAVED_TENSOR_MODIFIED
+    notes = []
+    note = node_note(node_name, slot)
+    if note:
+        notes.append(note)
+    helps: list[Suggestion] = []
+    primary = write_loc
+    related = [loc for loc in (save_loc, backward_loc) if loc is not None]
+
+    if write is None:
+        notes.append(
+            "the write was not seen by autograd-doctor (it ran outside watch(), in C++ code, or before "
+            "the doctor started); it happened after the save and before this backward()")
+        primary = save_loc
+        related = [loc for loc in (backward_loc,) if loc is not None]
+    elif optimizer:
+        what = parameter or name or "a parameter"
+        notes.append(f"{optimizer}.step() updated {what} in place after the forward pass saved it; "
+                     "a later backward() through that graph needs the old value")
+        helps.append(Suggestion(
+            f"call {optimizer_variable(write) or 'optimizer'}.step() only after the last backward() that uses this "
+            "graph (e.g. compute every loss and call backward() first), or run the forward pass again after step()"))
+    else:
+        loop = _loop_note(write)
+        if loop:
+            notes.append(loop)
+        helps.extend(_write_suggestions(write, target if target is not None else alias))
+        if write.module_class:
+            module = write.module_ref() if write.module_ref is not None else None
+            where = module_path(module, frames) if module is not None else None
+            notes.append(f"the write is done by {write.module_class}"
+                         f"{' (' + where + ')' if where else ''} created with inplace=True")
+            definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
+            if definition is not None and definition.location is not None:
+                helps.insert(0, definition)
+                # The line to change is the module's definition; the call stays as context.
+                related.insert(0, write_loc)
+                primary = Location(**{**definition.location.__dict__, "role": "defined",
+                                      "note": f"{write.module_class}(inplace=True) defined here"})
+        if len(record.writes) > 1:
+            others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
+            if others:
+                notes.append(f"later writes to the same memory: {others}")
+    if write is not None and write.stack[1:]:
+        caller = location_of(write.stack[1], role="called from", note="called from here")
+        if caller is not None and all(caller.line != loc.line or caller.file != loc.file for loc in related):
+            related.append(caller)
+
+    title = codes.title(code)
+    diagnosis = Diagnosis(code=code, title=title, severity="error", primary=primary, related=related,
+                          tensor=info, notes=notes, help=helps)
+    diagnosis.extra.update({
+        "node": node_name, "slot": slot, "op": write.op if write is not None else None,
+        "optimizer": optimizer, "version_saved": record.version, "version_found": alias._version,
+    })
+    return diagnosis
+
+
+def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
+                           backward_stack: tuple[Site, ...]) -> Diagnosis:
+    """AD201: saved memory written through an alias with its own version counter (`.data`)."""
+    node_name = type(node).__name__ if node is not None else None
+    write = record.silent_writes[0]
+    frames = user_frames()
+    primary = location_of(write.site, role="modified",
+                          note="modified here through an alias PyTorch does not track")
+    save_loc = location_of(record.site, role="saved",
+                           note=f"saved here: {describe_slot(node_name, slot)}")
+    backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
+                               note="backward used the changed value here")
+    related = [loc for loc in (save_loc, backward_loc) if loc is not None]
+    target = write.target_ref() if write.target_ref is not None else None
+    name = written_name(write.site.filename, write.site.lineno) if write.site else None
+    if name is None and record.site is not None:
+        name = assigned_name(record.site.filename, record.site.lineno)
+    info = tensor_info(record.alias, name, parameter_path(record.alias, frames))
+    through = "`.data`" if primary is not None and ".data" in primary.source else "an alias with its own version counter (such as `.data`)"
+    notes = [
+        f"the write went through {through}, which shares memory with the saved tensor but not its "
+        "version counter, so PyTorch raises nothing and backward silently computes a wrong gradient",
+    ]
+    helps = [Suggestion("do not write into a tensor the graph still needs: write out of place, or clone "
+                        "first; use detach() or torch.no_grad() instead of .data")]
+    if write.site is not None:
+        statement = statement_at(write.site.filename, write.site.lineno)
+        fixes = write_fixes(write.site.filename, statement, write.site.lineno, None, _write_facts(write, target))
+        for fix in fixes:
+            if fix.replacement:
+                fix.replacement = fix.replacement.replace(".data", "")
+        helps = fixes + helps
+    diagnosis = Diagnosis(code=codes.SILENT_ALIAS_WRITE, title=codes.title(codes.SILENT_ALIAS_WRITE),
+                          severity="warning", primary=primary, related=related, tensor=info,
+                          notes=notes, help=helps)
+    diagnosis.extra.update({"node": node_name, "slot": slot, "op": write.op})
+    return diagnosis
+
+
+def optimizer_variable(write: WriteEvent) -> str | None:
+    """The optimizer's name in the user's code: the receiver of `.step()` on the write line."""
+    import ast
+
+    statement = statement_at(write.site.filename, write.site.lineno) if write.site else None
+    if statement is None:
+        return None
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+            return ast.unparse(node.func.value)
+    return None
+
+
+def _write_suggestions(write: WriteEvent, tensor) -> list[Suggestion]:
+    site = write.site
+    positions = site.columns()
+    column = positions[2] if positions else None
+    statement = statement_at(site.filename, site.lineno)
+    return write_fixes(site.filename, statement, site.lineno, column, _write_facts(write, tensor))
+
+
+def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+    """AD102: a leaf (or a view of a leaf) that requires grad used in an in-place op."""
+    message = str(error)
+    if "leaf Variable that requires grad" not in message:
+        return None
+    target = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    site = stack[0] if stack else None
+    primary = location_of(site, role="modified", note="in-place write to a leaf that requires grad")
+    frames = user_frames()
+    leaf = target
+    is_view = target is not None and target._base is not None
+    if is_view:
+        leaf = target._base
+    parameter = parameter_path(leaf, frames)
+    name = written_name(site.filename, site.lineno) if site is not None else None
+    info = tensor_info(target, name, parameter) if target is not None else None
+    related = []
+    creation = _leaf_creation_site(leaf)
+    if creation is not None:
+        related.append(location_of(creation, role="created", note="leaf created here with requires_grad=True"))
+    notes = [
+        "a leaf tensor's .grad is the gradient with respect to its value; writing into it in place "
+        "while autograd records would make that value (and the gradient) meaningless",
+    ]
+    if parameter:
+        notes.append(f"the leaf is the parameter {parameter}")
+    if is_view:
+        notes.append("the written tensor is a view of the leaf, so the write changes the leaf itself")
+    helps: list[Suggestion] = []
+    statement = statement_at(site.filename, site.lineno) if site is not None else None
+    if statement is not None:
+        helps.append(no_grad_fix(site.filename, statement))
+        helps.extend(s for s in write_fixes(site.filename, statement, site.lineno, None,
+                                            _write_facts(None, target)) if "copy" not in s.message)
+        if len(helps) > 1:
+            helps[1] = Suggestion("if the result should stay in the graph, compute a new tensor instead "
+                                  "(it is then no longer a leaf)", helps[1].replacement, helps[1].location)
+    diagnosis = Diagnosis(code=codes.LEAF_INPLACE, title=codes.title(codes.LEAF_INPLACE), severity="error",
+                          primary=primary, related=related, tensor=info, notes=notes, help=helps)
+    diagnosis.extra["op"] = getattr(func, "__name__", None)
+    return diagnosis
+
+
+# Where leaves that require grad were created: filled by the recorder for factory calls.
+_leaf_sites: dict[int, tuple] = {}
+
+
+def remember_leaf_creation(tensor, site: Site | None) -> None:
+    import weakref
+
+    if site is None:
+        return
+    key = id(tensor)
+    try:
+        _leaf_sites[key] = (weakref.ref(tensor, lambda _ref, key=key: _leaf_sites.pop(key, None)), site)
+    except TypeError:
+        pass
+
+
+def _leaf_creation_site(tensor) -> Site | None:
+    if tensor is None:
+        return None
+    entry = _leaf_sites.get(id(tensor))
+    if entry is not None and entry[0]() is tensor:
+        return entry[1]
+    return None
+
+
+def current_node():
+    getter = getattr(torch._C, "_current_autograd_node", None)
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:
+        return None
+
+
+__all__ = [
+    "stale_saved_diagnosis", "leaf_inplace_diagnosis", "remember_leaf_creation", "current_node",
+    "BackwardCall", "operator_of", "sys",
+]

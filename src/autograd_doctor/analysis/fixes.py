@@ -1,0 +1,345 @@
+"""Concrete out-of-place changes, built from the user's own source statement.
+
+Each builder takes the statement that did the write and returns `Suggestion`s whose
+`replacement` is code that replaces that whole statement (same indentation), so a
+user (or a test) can apply it directly.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import torch
+
+from autograd_doctor.report.model import Location, Suggestion
+from autograd_doctor.report.source import source_line, statement_location
+
+AUGMENTED_OPERATORS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+    ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}
+# In-place methods whose out-of-place twin is not simply the name without "_".
+OUT_OF_PLACE_SPECIAL = {
+    "zero_": lambda target, args: f"torch.zeros_like({target})",
+    "fill_": lambda target, args: f"torch.full_like({target}, {args})",
+    "copy_": lambda target, args: f"({args}).expand_as({target}).clone()",
+}
+
+
+class WriteFacts:
+    """What the run time knew about a write, to choose the right out-of-place form."""
+
+    def __init__(self, value_is_scalar: bool | None = None, index_is_bool_mask: bool = False,
+                 floating: bool = True):
+        self.value_is_scalar = value_is_scalar
+        self.index_is_bool_mask = index_is_bool_mask
+        self.floating = floating
+
+
+def _segment(filename: str, node: ast.AST) -> str | None:
+    lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
+    if not lines:
+        return None
+    if len(lines) == 1:
+        return lines[0][node.col_offset:node.end_col_offset]
+    lines[0] = lines[0][node.col_offset:]
+    lines[-1] = lines[-1][:node.end_col_offset]
+    return "\n".join(lines)
+
+
+def _statement_text(filename: str, statement: ast.stmt) -> str:
+    return _segment(filename, statement) or ""
+
+
+def _format_scalar(node: ast.AST, text: str, floating: bool) -> str:
+    value = None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        value = node.value
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        if isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+            value = -node.operand.value
+    if value is not None and floating and isinstance(value, int):
+        return f"{float(value)!r}"
+    return text
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_number(node.operand)
+    return False
+
+
+def _index_parts(index: ast.AST) -> list[ast.AST]:
+    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
+
+
+def _is_full_slice(node: ast.AST) -> bool:
+    return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
+
+
+def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: WriteFacts) -> list[Suggestion]:
+    """`t[index] = value` -> index_fill / select_scatter / slice_scatter / torch.where."""
+    target = statement.targets[0]
+    assert isinstance(target, ast.Subscript)
+    base = _segment(filename, target.value)
+    value = _segment(filename, statement.value)
+    if base is None or value is None:
+        return []
+    location = statement_location(filename, statement)
+    suggestions: list[Suggestion] = []
+    index = target.slice
+    value_is_scalar = facts.value_is_scalar if facts.value_is_scalar is not None else _is_number(statement.value)
+    scalar_text = _format_scalar(statement.value, value, facts.floating)
+
+    if facts.index_is_bool_mask:
+        mask = _segment(filename, index)
+        suggestions.append(Suggestion(
+            "select with torch.where instead of writing through the mask",
+            f"{base} = torch.where({mask}, {scalar_text if value_is_scalar else value}, {base})",
+            location,
+        ))
+    else:
+        parts = _index_parts(index)
+        # Exactly one non-trivial index, all others full slices: a write along one dimension.
+        interesting = [(dim, part) for dim, part in enumerate(parts) if not _is_full_slice(part)]
+        if len(interesting) == 1 and not any(isinstance(p, (ast.Starred,)) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts):
+            dim, part = interesting[0]
+            if isinstance(part, ast.Slice):
+                start = _segment(filename, part.lower) if part.lower is not None else "0"
+                stop = _segment(filename, part.upper) if part.upper is not None else f"{base}.shape[{dim}]"
+                if part.step is None:
+                    if value_is_scalar:
+                        suggestions.append(Suggestion(
+                            "fill the slice out of place",
+                            f"{base} = {base}.index_fill({dim}, torch.arange({start}, {stop}), {scalar_text})",
+                            location,
+                        ))
+                    else:
+                        suggestions.append(Suggestion(
+                            "build the new tensor with slice_scatter",
+                            f"{base} = {base}.slice_scatter({value}, dim={dim}, start={start}, end={stop})",
+                            location,
+                        ))
+            elif not isinstance(part, (ast.List, ast.Tuple)):
+                position = _segment(filename, part)
+                if value_is_scalar:
+                    suggestions.append(Suggestion(
+                        "fill the entry out of place",
+                        f"{base} = {base}.index_fill({dim}, torch.tensor([{position}]), {scalar_text})",
+                        location,
+                    ))
+                else:
+                    suggestions.append(Suggestion(
+                        "build the new tensor with select_scatter",
+                        f"{base} = {base}.select_scatter({value}, {dim}, {position})",
+                        location,
+                    ))
+    statement_text = _statement_text(filename, statement)
+    suggestions.append(Suggestion(
+        "or, if you need the write itself, write into a copy so the saved value stays intact",
+        f"{base} = {base}.clone()\n{statement_text}",
+        location,
+    ))
+    return suggestions
+
+
+def augmented_assignment_fixes(filename: str, statement: ast.AugAssign) -> list[Suggestion]:
+    operator = AUGMENTED_OPERATORS.get(type(statement.op))
+    target = _segment(filename, statement.target)
+    value = _segment(filename, statement.value)
+    if operator is None or target is None or value is None:
+        return []
+    if isinstance(statement.value, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda)):
+        value = f"({value})"
+    return [Suggestion(
+        "write out of place: a new tensor, so the saved one stays intact",
+        f"{target} = {target} {operator} {value}",
+        statement_location(filename, statement),
+    )]
+
+
+def _find_call(statement: ast.stmt, line: int, column: int | None) -> ast.Call | None:
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)]
+    if column is not None:
+        exact = [c for c in calls if c.lineno == line and c.col_offset <= column <= (c.end_col_offset or 0)]
+        if exact:
+            # The innermost call that covers the column.
+            return max(exact, key=lambda c: c.col_offset)
+    return calls[0] if calls else None
+
+
+def _call_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return None
+
+
+def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int | None) -> list[Suggestion]:
+    """`h.mul_(s)` -> `h = h.mul(s)`; `torch.relu_(x)` -> `x = torch.relu(x)`; `F.relu(x, inplace=True)`."""
+    location = statement_location(filename, statement)
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)]
+    inplace_calls = [c for c in calls if any(
+        k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in c.keywords)]
+    out_calls = [c for c in calls if any(k.arg == "out" for k in c.keywords)]
+    statement_text = _statement_text(filename, statement)
+    if inplace_calls:
+        call = inplace_calls[0]
+        keyword = next(k for k in call.keywords if k.arg == "inplace")
+        replaced = _replace_node_text(filename, statement, keyword.value, "False")
+        if replaced:
+            return [Suggestion("compute out of place: pass inplace=False", replaced, location)]
+    if out_calls:
+        call = out_calls[0]
+        out_keyword = next(k for k in call.keywords if k.arg == "out")
+        destination = _segment(filename, out_keyword.value)
+        call_text = _segment(filename, call)
+        if destination and call_text and isinstance(statement, ast.Expr):
+            without_out = _call_without_keyword(filename, call, "out")
+            if without_out:
+                return [Suggestion("bind a new tensor instead of writing into out=",
+                                   f"{destination} = {without_out}", location)]
+    call = _find_call(statement, line, column)
+    candidates = [call] if call is not None else []
+    candidates += [c for c in calls if c is not call]
+    for call in candidates:
+        name = _call_name(call)
+        if not name or not name.endswith("_") or name.endswith("__"):
+            continue
+        out_of_place = name[:-1]
+        args_text = ", ".join(filter(None, (_segment(filename, a) for a in call.args)))
+        keywords_text = ", ".join(filter(None, (_segment(filename, k) for k in call.keywords)))
+        all_args = ", ".join(filter(None, (args_text, keywords_text)))
+        if isinstance(call.func, ast.Attribute) and not _is_module_path(call.func.value):
+            receiver = _segment(filename, call.func.value)
+            if name in OUT_OF_PLACE_SPECIAL:
+                new_call = OUT_OF_PLACE_SPECIAL[name](receiver, all_args)
+            elif hasattr(torch.Tensor, out_of_place):
+                new_call = f"{receiver}.{out_of_place}({all_args})"
+            else:
+                continue
+        else:
+            # torch.relu_(x) / F.relu_(x): the first argument is the one written.
+            if not call.args:
+                continue
+            function = _segment(filename, call.func)
+            receiver = _segment(filename, call.args[0])
+            new_call = f"{function[:-1]}({all_args})"
+        if isinstance(statement, ast.Expr) and statement.value is call:
+            replacement = f"{receiver} = {new_call}"
+        else:
+            replacement = _replace_node_text(filename, statement, call, new_call) or statement_text
+        return [Suggestion("write out of place: a new tensor, so the saved one stays intact", replacement, location)]
+    return []
+
+
+def _is_module_path(node: ast.AST) -> bool:
+    """`torch`, `torch.nn.functional`, `F`: a module, not a tensor receiver."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in {"torch", "F", "functional", "nn"}
+
+
+def _call_without_keyword(filename: str, call: ast.Call, keyword_name: str) -> str | None:
+    function = _segment(filename, call.func)
+    parts = [_segment(filename, a) for a in call.args]
+    parts += [_segment(filename, k) for k in call.keywords if k.arg != keyword_name]
+    if function is None or any(p is None for p in parts):
+        return None
+    return f"{function}({', '.join(parts)})"
+
+
+def _replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
+    """The statement's source with `node`'s text replaced by `new_text`."""
+    lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
+    first = statement.lineno
+    start_row, end_row = node.lineno - first, node.end_lineno - first
+    if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
+        return None
+    before = lines[start_row][:node.col_offset]
+    after = lines[end_row][node.end_col_offset:]
+    new_lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
+    new_lines[0] = new_lines[0][statement.col_offset:]
+    if len(new_lines) > 1:
+        new_lines[1:] = [line for line in new_lines[1:]]
+    return "\n".join(new_lines)
+
+
+def inplace_module_definition_fix(filename: str, module_class: str, near_line: int) -> Suggestion | None:
+    """`nn.ReLU(inplace=True)` -> `nn.ReLU(inplace=False)` at the module's definition line."""
+    from autograd_doctor.report.source import parse_file
+
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    candidates = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == module_class:
+            for keyword in node.keywords:
+                if keyword.arg == "inplace" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                    candidates.append((node, keyword))
+            if len(node.args) == 1 and module_class in ("ReLU", "ReLU6", "SELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid") \
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value is True:
+                candidates.append((node, node.args[0]))
+    if not candidates:
+        return None
+    # Prefer the definition closest before the line that ran the module.
+    candidates.sort(key=lambda item: (item[0].lineno > near_line, abs(near_line - item[0].lineno)))
+    call, flag = candidates[0]
+    statement = _enclosing_statement(tree, call)
+    if statement is None:
+        return None
+    value_node = flag.value if isinstance(flag, ast.keyword) else flag
+    replaced = _replace_node_text(filename, statement, value_node, "False")
+    location = statement_location(filename, statement, role="defined", note=f"{module_class} defined with inplace=True here")
+    return Suggestion(f"define the {module_class} with inplace=False", replaced, location)
+
+
+def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                                ast.For, ast.While, ast.If, ast.With, ast.Try)):
+            if node.lineno <= target.lineno and (node.end_lineno or 0) >= target.end_lineno:
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+    return best
+
+
+def no_grad_fix(filename: str, statement: ast.stmt) -> Suggestion:
+    text = _statement_text(filename, statement)
+    return Suggestion(
+        "if this is initialisation or a manual parameter update, do it without recording it",
+        "with torch.no_grad():\n" + textwrap.indent(text, "    "),
+        statement_location(filename, statement),
+    )
+
+
+def write_fixes(filename: str, statement: ast.stmt | None, line: int, column: int | None,
+                facts: WriteFacts) -> list[Suggestion]:
+    """All out-of-place suggestions for the statement that did a write."""
+    if statement is None:
+        return []
+    try:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Subscript):
+            return subscript_assignment_fixes(filename, statement, facts)
+        if isinstance(statement, ast.AugAssign):
+            return augmented_assignment_fixes(filename, statement)
+        return method_call_fixes(filename, statement, line, column)
+    except Exception:
+        return []
+
+
+def apply_replacement(source: str, location: Location, replacement: str) -> str:
+    """Replace the statement at `location` in `source` (used by tests and by users' tools)."""
+    lines = source.splitlines(keepends=True)
+    first = location.line - 1
+    last = (location.end_line or location.line) - 1
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    new_lines = [indent + part + "\n" for part in replacement.split("\n")]
+    return "".join(lines[:first] + new_lines + lines[last + 1:])

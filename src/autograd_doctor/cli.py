@@ -1,0 +1,46 @@
+"""Command line: `autograd-doctor run|lint|explain ...`. Parse, call the API, print."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """\
+usage: autograd-doctor <command> [options]
+
+commands:
+  run [--json PATH] [--strict] script.py [args...]   run a program under the doctor
+  run [...] -m module [args...]                      run a module as __main__
+  lint [options] PATH...                              find hazards statically
+  explain CODE                                        explain a diagnosis code
+"""
+
+
+def fail_usage(message: str) -> int:
+    print(f"autograd-doctor: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, end="", file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "run":
+        from autograd_doctor.runner import run_command
+        return run_command(rest)
+    if command == "lint":
+        from autograd_doctor.lint.cli import lint_main
+        return lint_main(rest)
+    if command == "explain":
+        from autograd_doctor.explain import explain_main
+        return explain_main(rest)
+    if command in ("--version", "-V"):
+        from autograd_doctor import __version__
+        print(f"autograd-doctor {__version__}")
+        return 0
+    return fail_usage(f"unknown command {command!r} (expected run, lint or explain)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

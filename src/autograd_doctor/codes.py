@@ -1,0 +1,225 @@
+"""Diagnosis codes of the run-time doctor, their titles and long explanations.
+
+`autograd-doctor explain CODE` prints `explanation(CODE)`; docs/codes.md carries the
+same text (a test checks that every code is documented there).
+"""
+
+from __future__ import annotations
+
+SAVED_TENSOR_MODIFIED = "AD101"
+LEAF_INPLACE = "AD102"
+OPTIMIZER_MODIFIED_SAVED = "AD103"
+SILENT_ALIAS_WRITE = "AD201"
+SAVED_CONTENT_CHANGED = "AD202"
+OVERLAPPING_INPLACE = "AD203"
+STALE_VIEW = "AD204"
+DETACH_ALIAS_WRITE = "AD205"
+GRADIENT_PATH_CUT = "AD301"
+BACKWARD_TWICE = "AD302"
+DEEPCOPY_NON_LEAF = "AD303"
+TENSOR_COPY_CUTS_GRAPH = "AD304"
+
+TITLES = {
+    SAVED_TENSOR_MODIFIED: "a tensor that autograd saved was modified in place before backward()",
+    LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
+    OPTIMIZER_MODIFIED_SAVED: "optimizer.step() modified a parameter that a graph still needed for backward()",
+    SILENT_ALIAS_WRITE: "a saved tensor was changed through an alias PyTorch does not track; the gradient is silently wrong",
+    SAVED_CONTENT_CHANGED: "the contents of a saved tensor changed between the forward pass and backward()",
+    OVERLAPPING_INPLACE: "an in-place op reads memory that it writes",
+    STALE_VIEW: "a view kept from earlier was changed by a later write to its base",
+    DETACH_ALIAS_WRITE: "a write through a detach() alias changed a tensor that is still in use",
+    GRADIENT_PATH_CUT: "the gradient path from the loss was cut",
+    BACKWARD_TWICE: "backward() went through a graph that an earlier backward() already freed",
+    DEEPCOPY_NON_LEAF: "copy.deepcopy of a tensor that is not a graph leaf",
+    TENSOR_COPY_CUTS_GRAPH: "torch.tensor() copied values out of the graph",
+}
+
+EXPLANATIONS = {
+    SAVED_TENSOR_MODIFIED: """\
+## AD101: a tensor that autograd saved was modified in place before backward()
+
+**What it means.** During the forward pass, many operations keep ("save") a tensor
+that their backward formula needs: `tanh`, `sigmoid`, `exp`, `relu`, `softmax` keep
+their *output*; `mul`, `div`, `matmul`, `linear`, `pow`, `sin` keep their *inputs*.
+Autograd stamps each saved tensor with its version counter. An in-place write
+(`t[i] = v`, `t += u`, `t.mul_(s)`, `relu(inplace=True)`, `out=t`, a write through
+a view of `t`) bumps the counter; when backward later needs the tensor, the versions
+differ and PyTorch raises "one of the variables needed for gradient computation has
+been modified by an inplace operation". PyTorch does not say which line wrote.
+autograd-doctor does: the primary location is the write, with the save site and the
+backward() call as labels.
+
+**Minimal example.**
+
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)     # sigmoid saves its output y
+    y[0] = 0.0               # AD101: modifies y in place (version 0 -> 1)
+    y.sum().backward()       # RuntimeError
+
+Note that `y = x * x; y[0] = 0.0` does NOT fail: mul saves its inputs, not its output.
+
+**The fix.** Write out of place so the saved value stays intact:
+`y = y.index_fill(0, torch.tensor([0]), 0.0)`, `y = torch.where(mask, v, y)`,
+`y = y.slice_scatter(v, dim=1, start=1, end=3)`, `out = out + residual`,
+`h = h.mul(s)`, `nn.ReLU(inplace=False)`. If you need the write, clone first:
+`y = y.clone(); y[0] = 0.0`.
+""",
+    LEAF_INPLACE: """\
+## AD102: a leaf tensor that requires grad was modified in place
+
+**What it means.** A leaf is a tensor you created (`torch.randn(..., requires_grad=True)`,
+an `nn.Parameter`). Its `.grad` is the gradient with respect to its value, so PyTorch
+refuses in-place writes to it (or to a view of it) while recording:
+"a leaf Variable that requires grad is being used in an in-place operation".
+
+**Minimal example.**
+
+    w = torch.zeros(3, requires_grad=True)
+    w[0] = 1.0           # AD102
+    w -= 0.1 * w.grad    # AD102 (a manual SGD step)
+
+**The fix.** Initialisation and manual parameter updates must not be recorded:
+
+    with torch.no_grad():
+        w[0] = 1.0
+
+If the result should be part of the graph, compute a new tensor instead
+(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`); it is then no longer a leaf.
+""",
+    OPTIMIZER_MODIFIED_SAVED: """\
+## AD103: optimizer.step() modified a parameter that a graph still needed
+
+**What it means.** `optimizer.step()` updates parameters in place. Layers such as
+`nn.Linear` save their weight for backward. If a graph built before `step()` is
+back-propagated after it (GAN generator loss through the discriminator, actor-critic
+losses sharing a network, `backward(retain_graph=True)` then `step()` then another
+`backward()`), the saved weight has changed and backward fails.
+
+**Minimal example.**
+
+    out = D(G(z))
+    d_loss = out.mean(); d_loss.backward(retain_graph=True)
+    opt_D.step()                   # AD103: updates D's weights in place
+    g_loss = -out.mean(); g_loss.backward()   # needs D's old weights
+
+**The fix.** Call `step()` after the last backward() that uses the graph (compute all
+losses and call backward first), or run the forward pass again after `step()`
+(`out = D(G(z))` before the generator loss), or `detach()` where the other network
+should not receive gradients.
+""",
+    SILENT_ALIAS_WRITE: """\
+## AD201: a saved tensor was changed through an alias PyTorch does not track
+
+**What it means.** `t.data` (and a few other aliases) share memory with `t` but not its
+version counter. A write through such an alias changes what autograd saved without
+PyTorch noticing, so backward silently computes a wrong gradient.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.data[0] = 0.0        # AD201: PyTorch raises nothing
+    y.sum().backward()     # x.grad is wrong
+
+**The fix.** Do not write into tensors the graph still needs; write out of place
+(`y = y.index_fill(...)`), or clone first (`y = y.clone()`), and use `detach()` or
+`torch.no_grad()` instead of `.data`.
+""",
+    SAVED_CONTENT_CHANGED: """\
+## AD202: the contents of a saved tensor changed between forward and backward
+
+**What it means.** With `watch(verify_saved=True)`, autograd-doctor fingerprints every
+saved tensor when it is saved and checks it when backward uses it. A changed
+fingerprint with an unchanged version means the memory was written by something
+PyTorch does not track: a `numpy()` view, DLPack, a custom kernel, `.data`.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.detach().numpy()[0] = 0.0   # invisible to PyTorch
+    y.sum().backward()            # AD202: wrong gradient, no error
+
+**The fix.** Copy before handing memory to NumPy or another library
+(`y.detach().clone().numpy()`), or write out of place.
+""",
+    OVERLAPPING_INPLACE: """\
+## AD203: an in-place op reads memory that it writes
+
+**What it means.** In `a -= a[:, :1]` the right-hand side is a view of `a`; as the
+kernel writes `a`, it also changes the values it is still reading, so the result
+depends on the order of the kernel's loop (and on the shape). PyTorch raises for some
+patterns and silently computes garbage for others.
+
+**The fix.** Make the operand independent: `a = a - a[:, :1]`, or
+`a -= a[:, :1].clone()`.
+""",
+    STALE_VIEW: """\
+## AD204: a view kept from earlier was changed by a later write to its base
+
+**What it means.** Slicing, `view`, `select`, `narrow`, indexing with integers and
+slices return views that share memory with their base. A view appended to a list (or
+stored in a dict) and a later in-place write to the base (the next loop iteration
+reusing a buffer) change every stored view: all entries end up equal to the last one.
+
+**The fix.** Store a copy: `history.append(buf[i].clone())`, or build a new tensor in
+each iteration instead of writing into a shared buffer.
+""",
+    DETACH_ALIAS_WRITE: """\
+## AD205: a write through a detach() alias changed a tensor still in use
+
+**What it means.** `z = y.detach()` has no gradient history but shares storage (and
+the version counter) with `y`. Writing into `z` changes `y` as well.
+
+**The fix.** For an independent copy use `y.detach().clone()`.
+""",
+    GRADIENT_PATH_CUT: """\
+## AD301: the gradient path from the loss was cut
+
+**What it means.** A parameter ended backward with `.grad is None`, or backward failed
+with "element 0 of tensors does not require grad and does not have a grad_fn": the
+loss does not depend on the parameter through operations autograd recorded. Common
+causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
+round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+
+**The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
+instead of `torch.tensor([...])`; remove the `detach()` on the path.
+""",
+    BACKWARD_TWICE: """\
+## AD302: backward() went through a graph that an earlier backward() already freed
+
+**What it means.** backward() frees the saved tensors of the graph it went through.
+A second backward() through any part of that graph fails with "Trying to backward
+through the graph a second time". The usual cause is a tensor (an RNN hidden state,
+a running total) carried across iterations that still holds the old graph.
+
+**The fix.** Detach the carried tensor at the iteration boundary (`h = h.detach()`), or
+pass `retain_graph=True` to the first backward() if both backward passes are meant.
+""",
+    DEEPCOPY_NON_LEAF: """\
+## AD303: copy.deepcopy of a tensor that is not a graph leaf
+
+**What it means.** `copy.deepcopy` only supports tensors created by the user (graph
+leaves): "Only Tensors created explicitly by the user (graph leaves) support the
+deepcopy protocol at the moment." A module or container holding a non-leaf tensor
+(a cached activation) fails to copy.
+
+**The fix.** Store `t.detach()` (or `t.detach().clone()`) in the object, or copy the
+tensor with `t.detach().clone()` instead of `deepcopy`.
+""",
+    TENSOR_COPY_CUTS_GRAPH: """\
+## AD304: torch.tensor() copied values out of the graph
+
+**What it means.** `torch.tensor(t)` and `torch.tensor([loss1, loss2])` copy the values
+into a new leaf tensor with no gradient history: gradients stop there.
+
+**The fix.** `torch.stack([loss1, loss2])` keeps the graph; `t.detach().clone()` is the
+explicit copy when you want none.
+""",
+}
+
+
+def title(code: str) -> str:
+    return TITLES.get(code, code)
+
+
+def explanation(code: str) -> str | None:
+    return EXPLANATIONS.get(code.upper())

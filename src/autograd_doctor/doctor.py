@@ -1,0 +1,287 @@
+"""The public run-time API: `watch()`, `install()` / `uninstall()`, and the wiring between
+recording, analysis and reporting."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import warnings
+from typing import Any
+
+import torch
+
+from autograd_doctor import codes
+from autograd_doctor.analysis import diagnose
+from autograd_doctor.recording.events import SavedRecord, WriteEvent
+from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.recorder import (
+    Recorder, StrictViolation, WriteWatcher, pytorch_version_message,
+)
+from autograd_doctor.report.model import Diagnosis, Report
+from autograd_doctor.report.text import render_diagnosis
+
+SILENT_POLICIES = ("warn", "raise", "ignore")
+
+
+class AutogradDoctorWarning(UserWarning):
+    """A problem PyTorch does not raise for (e.g. a silently wrong gradient)."""
+
+
+class AutogradDoctorError(RuntimeError):
+    """Raised by the doctor itself: in strict mode, or for silent problems with silent='raise'."""
+
+    def __init__(self, message: str, diagnosis: Diagnosis | None = None):
+        super().__init__(message)
+        self.diagnosis = diagnosis
+
+
+def diagnoses_of(error: BaseException) -> list[Diagnosis]:
+    """The diagnoses autograd-doctor attached to an exception (empty if none)."""
+    return list(getattr(error, "__autograd_doctor__", ()))
+
+
+def attach(error: BaseException, diagnosis: Diagnosis) -> None:
+    """Attach a diagnosis to the user's exception without changing its type or message."""
+    existing = getattr(error, "__autograd_doctor__", None)
+    if existing is None:
+        existing = []
+        try:
+            error.__autograd_doctor__ = existing
+        except Exception:
+            return
+    if any(d.code == diagnosis.code and d.primary == diagnosis.primary for d in existing):
+        return
+    existing.append(diagnosis)
+    text = "autograd-doctor:\n" + render_diagnosis(diagnosis)
+    if hasattr(error, "add_note"):
+        error.add_note(text)
+    else:  # Python 3.10: no PEP 678 notes; extend the message instead.
+        if error.args and isinstance(error.args[0], str):
+            error.args = (error.args[0] + "\n\n" + text,) + error.args[1:]
+
+
+class Doctor:
+    """One active doctor: a recorder plus what it has diagnosed so far."""
+
+    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False):
+        if silent not in SILENT_POLICIES:
+            raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
+        self.strict = strict
+        self.silent = "raise" if strict and silent == "warn" else silent
+        self.recorder = Recorder(strict=strict)
+        self.recorder.on_stale = self._on_stale
+        self.recorder.on_silent = self._on_silent
+        self.recorder.on_write_hit = self._on_write_hit
+        self.recorder.on_call_error = self._on_call_error
+        self.recorder.on_backward_error = self._on_backward_error
+        self.recorder.verify_saved = verify_saved
+        self.diagnoses: list[Diagnosis] = []
+        self._hooks = None
+        self._mode = None
+        self._active = False
+        self._thread = None
+
+    # ---- lifetime ---------------------------------------------------------------
+
+    def start(self) -> "Doctor":
+        if self._active:
+            return self
+        self._thread = threading.get_ident()
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
+        self._hooks.__enter__()
+        self._mode = WriteWatcher(self.recorder)
+        try:
+            self._mode.__enter__()
+        except Exception:
+            self._hooks.__exit__(None, None, None)
+            raise
+        self._active = True
+        return self
+
+    def stop(self) -> None:
+        if not self._active:
+            return
+        self._active = False
+        with contextlib.suppress(Exception):
+            self._mode.__exit__(None, None, None)
+        with contextlib.suppress(Exception):
+            self._hooks.__exit__(None, None, None)
+
+    def report(self, error: BaseException | None = None) -> Report:
+        report = Report(diagnoses=list(self.diagnoses))
+        if error is not None:
+            report.exception_type = type(error).__name__
+            report.exception_message = str(error).split("\n\nautograd-doctor:")[0]
+            for diagnosis in diagnoses_of(error):
+                if diagnosis not in report.diagnoses:
+                    report.diagnoses.append(diagnosis)
+        return report
+
+    def _remember(self, diagnosis: Diagnosis) -> None:
+        if diagnosis not in self.diagnoses:
+            self.diagnoses.append(diagnosis)
+
+    # ---- callbacks from the recorder --------------------------------------------
+
+    def _on_stale(self, record: SavedRecord) -> BaseException:
+        node = diagnose.current_node()
+        node_name = type(node).__name__ if node is not None else None
+        error = RuntimeError(pytorch_version_message(record, node_name))
+        try:
+            slot = self.recorder.find_slot(node, record)
+            backward_stack = capture_user_stack(1, limit=2)
+            if not backward_stack and self.recorder.backward_calls:
+                backward_stack = self.recorder.backward_calls[-1].stack
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, backward_stack)
+            record.reported = True
+            self._remember(diagnosis)
+            attach(error, diagnosis)
+        except Exception:
+            pass  # the plain PyTorch-worded error still comes through
+        return error
+
+    def _on_silent(self, record: SavedRecord) -> None:
+        if not record.silent_writes or self.silent == "ignore":
+            record.reported = True
+            return
+        record.reported = True
+        try:
+            node = diagnose.current_node()
+            slot = self.recorder.find_slot(node, record)
+            diagnosis = diagnose.silent_write_diagnosis(record, node, slot, capture_user_stack(1, limit=2))
+        except Exception:
+            return
+        self._raise_or_warn(diagnosis)
+
+    def _on_write_hit(self, record: SavedRecord, event: WriteEvent) -> None:
+        """Strict mode: stop at the write that invalidated a saved tensor."""
+        if event.through_alias:
+            try:
+                diagnosis = diagnose.silent_write_diagnosis(record, None, None, ())
+            except Exception:
+                return
+            self._remember(diagnosis)
+            raise StrictViolation(_strict_message(diagnosis))
+        if record.alias._version == record.version:
+            return
+        try:
+            diagnosis = diagnose.stale_saved_diagnosis(record, None, None, ())
+            diagnosis.severity = "error"
+            diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
+        except Exception:
+            return
+        record.reported = True
+        self._remember(diagnosis)
+        error = StrictViolation(_strict_message(diagnosis))
+        error.__autograd_doctor__ = [diagnosis]
+        raise error
+
+    def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
+        try:
+            diagnosis = diagnose.leaf_inplace_diagnosis(error, func, args, stack)
+            if diagnosis is not None:
+                self._remember(diagnosis)
+                attach(error, diagnosis)
+        except Exception:
+            pass
+
+    def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
+        hook = getattr(diagnose, "backward_error_diagnosis", None)
+        if hook is None:
+            return
+        try:
+            diagnosis = hook(self.recorder, error, call, args, kwargs)
+            if diagnosis is not None:
+                self._remember(diagnosis)
+                attach(error, diagnosis)
+        except Exception:
+            pass
+
+    def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
+        self._remember(diagnosis)
+        if self.silent == "raise":
+            raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
+        if self.silent == "warn":
+            primary = diagnosis.primary
+            warnings.warn_explicit(
+                "\n" + render_diagnosis(diagnosis), AutogradDoctorWarning,
+                primary.file if primary else "<autograd-doctor>", primary.line if primary else 0,
+            )
+
+
+def _strict_message(diagnosis: Diagnosis) -> str:
+    return f"{diagnosis.title}\n\n{render_diagnosis(diagnosis)}"
+
+
+class watch(contextlib.ContextDecorator):
+    """Record saves and writes while the block runs; explain autograd failures.
+
+    Use as a context manager or a decorator::
+
+        >>> import torch, autograd_doctor
+        >>> x = torch.ones(3, requires_grad=True)
+        >>> with autograd_doctor.watch():
+        ...     y = torch.sigmoid(x)
+        ...     y[0] = 0.0
+        ...     try:
+        ...         y.sum().backward()
+        ...     except RuntimeError as error:
+        ...         print(autograd_doctor.diagnoses_of(error)[0].code)
+        AD101
+
+    Options:
+        strict: raise at the write itself when it invalidates a tensor a live graph
+            saved (the traceback then points at the culprit line); silent problems
+            raise too.
+        silent: "warn" (default), "raise" or "ignore" for problems PyTorch does not
+            raise for, such as a write through `.data` into a saved tensor.
+        verify_saved: fingerprint saved tensors to catch writes no mode can see
+            (NumPy views, DLPack, custom kernels); costs a reduction per saved tensor.
+    """
+
+    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False):
+        if silent not in SILENT_POLICIES:
+            raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
+        self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved)
+        self._doctors: list[Doctor] = []
+
+    def __enter__(self) -> Doctor:
+        doctor = Doctor(**self.options)
+        doctor.start()
+        self._doctors.append(doctor)
+        return doctor
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        doctor = self._doctors.pop()
+        doctor.stop()
+        return False
+
+
+_installed: Doctor | None = None
+
+
+def install(strict: bool = False, silent: str = "warn", verify_saved: bool = False) -> Doctor:
+    """Turn the doctor on for the rest of the program (or until `uninstall()`)."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    _installed = Doctor(strict=strict, silent=silent, verify_saved=verify_saved).start()
+    return _installed
+
+
+def uninstall() -> None:
+    global _installed
+    if _installed is not None:
+        _installed.stop()
+        _installed = None
+
+
+def installed() -> Doctor | None:
+    return _installed
+
+
+__all__ = [
+    "watch", "install", "uninstall", "installed", "diagnoses_of", "attach", "Doctor",
+    "AutogradDoctorWarning", "AutogradDoctorError", "codes", "Any", "sys",
+]

@@ -1,0 +1,1 @@
+"""Recording: what happened at run time (saves, writes, backward calls), nothing more."""

@@ -1,0 +1,111 @@
+"""Plain records of what happened at run time. None of them holds a tensor strongly,
+except `SavedRecord.alias`, which autograd itself owns (it is what `pack` returns)."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from autograd_doctor.recording.frames import Site
+
+
+def byte_range(tensor) -> tuple[int, int]:
+    """[start, stop) bytes of the storage that `tensor` can touch."""
+    itemsize = tensor.element_size()
+    start = tensor.storage_offset() * itemsize
+    if tensor.numel() == 0:
+        return start, start
+    extent = 1
+    for size, stride in zip(tensor.size(), tensor.stride()):
+        extent += (size - 1) * stride
+    return start, start + extent * itemsize
+
+
+def storage_key(tensor) -> int | None:
+    """Identity of the memory behind `tensor`: the storage's base address."""
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except Exception:  # sparse, nested and some subclass tensors have no plain storage
+        return None
+
+
+class WriteEvent:
+    """An in-place write that touched memory a live saved tensor uses."""
+
+    __slots__ = (
+        "op", "stack", "version_before", "version_after", "execution", "loop_values",
+        "target_ref", "optimizer", "module_ref", "module_class", "through_alias", "seq",
+    )
+
+    def __init__(self, op: str, stack: tuple[Site, ...], version_before: int, seq: int):
+        self.op = op
+        self.stack = stack
+        self.version_before = version_before
+        self.version_after: int | None = None
+        self.execution = 1  # how many times this line has written into saved memory so far
+        self.loop_values: dict[str, str] = {}
+        self.target_ref: weakref.ref | None = None
+        self.optimizer: str | None = None  # optimizer class when the write came from step()
+        self.module_ref: weakref.ref | None = None  # nn.Module whose forward did the write
+        self.module_class: str | None = None
+        self.through_alias = False  # True when the written alias does not share the version counter
+        self.seq = seq
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+
+class SavedRecord:
+    """What `pack` returns for each tensor autograd saves.
+
+    `alias` is a detach()ed alias: same storage and version counter, no grad_fn, so
+    holding it creates no reference cycle with the node that saved it.
+    """
+
+    __slots__ = (
+        "alias", "version", "stack", "seq", "key", "start", "stop",
+        "writes", "silent_writes", "reported", "fingerprint", "__weakref__",
+    )
+
+    def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int,
+                 key: int | None, start: int, stop: int):
+        self.alias = alias
+        self.version = version
+        self.stack = stack
+        self.seq = seq
+        self.key = key
+        self.start = start
+        self.stop = stop
+        self.writes: list[WriteEvent] = []
+        self.silent_writes: list[WriteEvent] = []
+        self.reported = False
+        self.fingerprint: Any = None
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+    def overlaps(self, key: int | None, start: int, stop: int) -> bool:
+        return key == self.key and start < self.stop and self.start < stop
+
+
+class SavedRef(weakref.ref):
+    """Weak reference to a SavedRecord that remembers its registry key for cleanup."""
+
+    __slots__ = ("key",)
+
+
+class BackwardCall:
+    """A call to backward()/autograd.grad seen by the recorder."""
+
+    __slots__ = ("stack", "retain_graph", "seq")
+
+    def __init__(self, stack: tuple[Site, ...], retain_graph: bool, seq: int):
+        self.stack = stack
+        self.retain_graph = retain_graph
+        self.seq = seq
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None

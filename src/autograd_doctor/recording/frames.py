@@ -1,0 +1,116 @@
+"""Cheap capture of the user's source position; formatting happens only when reporting.
+
+A `Site` keeps the code object and the instruction offset of the innermost frame
+that belongs to the user (not torch, not autograd_doctor, not the standard
+library's machinery). Code objects hold no tensors, so nothing recorded here keeps
+user data alive, unlike a frame object, whose locals would.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass
+from types import CodeType, FrameType
+
+import torch
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
+# Standard-library modules whose frames sit between user code and torch calls.
+_STDLIB_PASS_THROUGH = ("contextlib.py", "functools.py", "runpy.py", "threading.py")
+
+# filename -> True when frames from that file are machinery, not user code.
+_internal_file_cache: dict[str, bool] = {}
+
+
+def _is_internal_file(filename: str) -> bool:
+    internal = _internal_file_cache.get(filename)
+    if internal is None:
+        path = os.path.abspath(filename) if not filename.startswith("<") else filename
+        internal = (
+            path.startswith(_TORCH_DIR)
+            or path.startswith(_OUR_DIR)
+            or (path.startswith(_STDLIB_DIR) and os.path.basename(path) in _STDLIB_PASS_THROUGH)
+            or filename.startswith("<frozen ")
+            # The `autograd-doctor` console script that pip writes into bin/.
+            or os.path.basename(path) == "autograd-doctor"
+        )
+        _internal_file_cache[filename] = internal
+    return internal
+
+
+def is_user_frame(frame: FrameType) -> bool:
+    return not _is_internal_file(frame.f_code.co_filename)
+
+
+def torch_module_dir() -> str:
+    return _TORCH_DIR
+
+
+@dataclass(frozen=True)
+class Site:
+    """A position in user code: resolved to file, line and columns on demand."""
+
+    code: CodeType
+    lasti: int
+    lineno: int
+
+    @property
+    def filename(self) -> str:
+        return self.code.co_filename
+
+    @property
+    def function(self) -> str:
+        return self.code.co_name
+
+    def columns(self) -> tuple[int, int, int, int] | None:
+        """(line, end_line, col, end_col) of the exact expression, 0-based columns."""
+        positions = getattr(self.code, "co_positions", None)
+        if positions is None or self.lasti < 0:
+            return None
+        try:
+            for index, position in enumerate(positions()):
+                if index * 2 == self.lasti:
+                    line, end_line, col, end_col = position
+                    if line is None or col is None:
+                        return None
+                    return line, end_line or line, col, end_col if end_col is not None else col
+        except Exception:
+            return None
+        return None
+
+
+def user_frame(start_depth: int = 1) -> FrameType | None:
+    """The innermost frame outside torch and autograd_doctor, or None."""
+    try:
+        frame = sys._getframe(start_depth + 1)
+    except ValueError:
+        return None
+    while frame is not None and _is_internal_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def site_of(frame: FrameType) -> Site:
+    return Site(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+def capture_user_site(start_depth: int = 1) -> Site | None:
+    frame = user_frame(start_depth + 1)
+    if frame is None:
+        return None
+    return Site(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]:
+    """The innermost user frame and up to `limit - 1` user callers above it."""
+    frame = user_frame(start_depth + 1)
+    sites = []
+    while frame is not None and len(sites) < limit:
+        if not _is_internal_file(frame.f_code.co_filename):
+            sites.append(Site(frame.f_code, frame.f_lasti, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(sites)

@@ -1,0 +1,402 @@
+"""The run-time recorder: saved-tensor hooks for saves, a TorchFunctionMode for writes.
+
+Cost matters here (the doctor is meant to stay on while debugging), so the hot paths
+(`pack`, `unpack`, `__torch_function__` for ops that are not writes) do the least
+possible work: no stack formatting, no source reading, no analysis.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+import sys
+import weakref
+from typing import Any, Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from autograd_doctor.recording.events import (
+    BackwardCall, SavedRecord, SavedRef, WriteEvent, byte_range, storage_key,
+)
+from autograd_doctor.recording.frames import (
+    Site, capture_user_stack, is_user_frame, torch_module_dir,
+)
+
+# What a torch-level call does, from the recorder's point of view.
+NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD = 0, 1, 2, 3
+
+INPLACE_DUNDERS = frozenset({
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
+    "__imatmul__",
+})
+# Trailing-underscore names that change no tensor data.
+UNDERSCORE_NOT_WRITES = frozenset({
+    "requires_grad_", "share_memory_", "detach_", "retain_grad_", "rename_", "refine_names_",
+})
+BACKWARD_FUNCS = {torch.Tensor.backward, torch.autograd.grad, torch.autograd.backward}
+
+_OPTIM_DIR = torch_module_dir() + "optim"
+_NN_MODULES_DIR = torch_module_dir() + "nn"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Writes recorded per saved record: the first is the culprit; a few more give context.
+MAX_WRITES_PER_RECORD = 3
+
+
+def classify_call(func) -> int:
+    if func in BACKWARD_FUNCS:
+        return BACKWARD
+    name = getattr(func, "__name__", "") or ""
+    if name in INPLACE_DUNDERS:
+        return WRITES_FIRST_ARG
+    if name.endswith("_") and not name.endswith("__") and name not in UNDERSCORE_NOT_WRITES:
+        if name.startswith("_foreach_"):
+            return WRITES_FOREACH_LIST
+        return WRITES_FIRST_ARG
+    return NOT_WRITE
+
+
+def op_name(func, kwargs: dict) -> str:
+    name = getattr(func, "__name__", None) or repr(func)
+    qualname = getattr(func, "__qualname__", "") or ""
+    if qualname.startswith("Tensor.") or qualname.startswith("_TensorBase."):
+        name = "Tensor." + name
+    module = getattr(func, "__module__", "") or ""
+    if module.startswith("torch.nn.functional"):
+        name = "F." + name
+    if kwargs.get("inplace") is True:
+        name += "(inplace=True)"
+    if kwargs.get("out") is not None:
+        name += "(out=...)"
+    return name
+
+
+def _written_tensors(kind: int, args: tuple, kwargs: dict) -> list:
+    targets: list = []
+    if kind == WRITES_FIRST_ARG or kwargs.get("inplace") is True:
+        if args and isinstance(args[0], torch.Tensor):
+            targets.append(args[0])
+        elif "input" in kwargs and isinstance(kwargs["input"], torch.Tensor):
+            targets.append(kwargs["input"])
+    elif kind == WRITES_FOREACH_LIST:
+        if args and isinstance(args[0], (list, tuple)):
+            targets.extend(t for t in args[0] if isinstance(t, torch.Tensor))
+    out = kwargs.get("out")
+    if isinstance(out, torch.Tensor):
+        targets.append(out)
+    elif isinstance(out, (list, tuple)):
+        targets.extend(t for t in out if isinstance(t, torch.Tensor))
+    return targets
+
+
+class Recorder:
+    """Records saves and the writes that hit saved memory, and checks versions on unpack.
+
+    `on_stale(record)` is called from `unpack` when a saved tensor's version moved;
+    it must return the exception to raise. `on_silent(record)` is called when backward
+    reads a saved tensor whose memory was written through an alias that PyTorch cannot
+    see (e.g. `.data`). `on_write_hit(record, event)` is called in strict mode before a
+    write that would invalidate a saved tensor; it may raise.
+    """
+
+    def __init__(self, strict: bool = False):
+        self.strict = strict
+        self.seq = itertools.count(1)
+        # storage key -> weak refs to the live SavedRecords on that storage.
+        self.saves_by_storage: dict[int, list[SavedRef]] = {}
+        self.write_counts: dict[tuple[Any, int], int] = {}
+        self.backward_calls: list[BackwardCall] = []
+        self.probing = False
+        self.probe_hits: list[SavedRecord] = []
+        self.on_stale: Callable[[SavedRecord], BaseException] | None = None
+        self.on_silent: Callable[[SavedRecord], None] | None = None
+        self.on_write_hit: Callable[[SavedRecord, WriteEvent], None] | None = None
+        self.on_call_error: Callable[[BaseException, Any, tuple, dict, tuple], None] | None = None
+        self.on_backward_error: Callable[[BaseException, BackwardCall, tuple, dict], None] | None = None
+        self.verify_saved = False
+        self.fingerprint: Callable[[Any], Any] | None = None
+        self._drop_record = self._make_drop_callback()
+
+    # ---- saves -----------------------------------------------------------------
+
+    def _make_drop_callback(self):
+        registry = self.saves_by_storage
+
+        def drop(ref: SavedRef) -> None:
+            refs = registry.get(ref.key)
+            if refs is not None:
+                try:
+                    refs.remove(ref)
+                except ValueError:
+                    pass
+                if not refs:
+                    registry.pop(ref.key, None)
+
+        return drop
+
+    def pack(self, tensor):
+        try:
+            key = storage_key(tensor)
+            start, stop = byte_range(tensor) if key is not None else (0, 0)
+            record = SavedRecord(
+                tensor.detach(), tensor._version, capture_user_stack(1, limit=3),
+                next(self.seq), key, start, stop,
+            )
+            if key is not None:
+                ref = SavedRef(record, self._drop_record)
+                ref.key = key
+                self.saves_by_storage.setdefault(key, []).append(ref)
+            if self.verify_saved and self.fingerprint is not None:
+                record.fingerprint = self.fingerprint(tensor)
+            return record
+        except Exception:
+            # Never break the user's program; an unrecorded save is just not diagnosed.
+            return _Unrecorded(tensor)
+
+    def unpack(self, packed):
+        if type(packed) is not SavedRecord:
+            return packed.unpack()
+        alias = packed.alias
+        if self.probing:
+            self.probe_hits.append(packed)
+            return alias
+        if alias._version != packed.version:
+            raise self._stale_error(packed)
+        if (packed.silent_writes or packed.fingerprint is not None) and not packed.reported:
+            if self.on_silent is not None:
+                self.on_silent(packed)
+        return alias
+
+    def _stale_error(self, record: SavedRecord) -> BaseException:
+        if self.on_stale is not None:
+            try:
+                return self.on_stale(record)
+            except Exception:
+                pass
+        return RuntimeError(pytorch_version_message(record, None))
+
+    def live_records(self, key: int | None) -> list[SavedRecord]:
+        if key is None:
+            return []
+        refs = self.saves_by_storage.get(key)
+        if not refs:
+            return []
+        records = []
+        for ref in refs:
+            record = ref()
+            if record is not None:
+                records.append(record)
+        return records
+
+    # ---- writes ----------------------------------------------------------------
+
+    def before_write(self, targets: list, op: str) -> list[tuple[SavedRecord, WriteEvent, Any]]:
+        """Find live saved tensors that this write touches; record the write against them."""
+        hits: list[tuple[SavedRecord, WriteEvent, Any]] = []
+        registry = self.saves_by_storage
+        for target in targets:
+            key = storage_key(target)
+            if key is None or key not in registry:
+                continue
+            start, stop = byte_range(target)
+            touched = [r for r in self.live_records(key) if r.overlaps(key, start, stop)]
+            if not touched:
+                continue
+            stack = capture_user_stack(2, limit=4)
+            site = stack[0] if stack else None
+            count_key = (site.code, site.lasti) if site is not None else (None, 0)
+            execution = self.write_counts.get(count_key, 0) + 1
+            self.write_counts[count_key] = execution
+            for record in touched:
+                fresh = record.alias._version == record.version
+                if not fresh:
+                    continue  # already stale: the first write is the one to report
+                event = WriteEvent(op, stack, target._version, next(self.seq))
+                event.execution = execution
+                self._describe_write_context(event, target)
+                hits.append((record, event, target))
+        return hits
+
+    def after_write(self, hits: list[tuple[SavedRecord, WriteEvent, Any]]) -> None:
+        """Sort each hit into a version-bumping write or a silent one, then apply strictness."""
+        for record, event, target in hits:
+            event.version_after = target._version
+            if record.alias._version == record.version:
+                # The memory changed but the saved tensor's version did not (a `.data` or
+                # other alias with its own version counter): PyTorch will not notice, and
+                # backward would silently use the new values.
+                event.through_alias = True
+                if len(record.silent_writes) < MAX_WRITES_PER_RECORD:
+                    record.silent_writes.append(event)
+            elif len(record.writes) < MAX_WRITES_PER_RECORD:
+                record.writes.append(event)
+        if self.strict and self.on_write_hit is not None:
+            for record, event, _target in hits:
+                self.on_write_hit(record, event)
+
+    def _describe_write_context(self, event: WriteEvent, target) -> None:
+        """Cheap facts about the write that only its live frames can tell (rare path)."""
+        try:
+            event.target_ref = weakref.ref(target)
+        except TypeError:
+            pass
+        frame = sys._getframe(3)
+        while frame is not None and not is_user_frame(frame):
+            filename = frame.f_code.co_filename
+            if filename.startswith(_OPTIM_DIR) and frame.f_code.co_name == "step" and event.optimizer is None:
+                owner = frame.f_locals.get("self")
+                if owner is not None:
+                    event.optimizer = type(owner).__name__
+            elif filename.startswith(_NN_MODULES_DIR) and frame.f_code.co_name == "forward" and event.module_ref is None:
+                owner = frame.f_locals.get("self")
+                if isinstance(owner, torch.nn.Module):
+                    event.module_class = type(owner).__name__
+                    event.module_ref = weakref.ref(owner)
+            frame = frame.f_back
+        if frame is not None:
+            event.loop_values = _scalar_locals_on_line(frame)
+
+    def record_backward(self, kwargs: dict, func, args: tuple) -> BackwardCall:
+        retain = kwargs.get("retain_graph")
+        if retain is None and func is torch.Tensor.backward and len(args) > 2:
+            retain = args[2]
+        call = BackwardCall(capture_user_stack(2, limit=3), bool(retain), next(self.seq))
+        self.backward_calls.append(call)
+        del self.backward_calls[:-8]
+        return call
+
+    # ---- post-mortem helpers ---------------------------------------------------
+
+    def find_slot(self, node, record: SavedRecord) -> str | None:
+        """Which `_saved_*` attribute of `node` holds `record` (reads use our unpack)."""
+        if node is None:
+            return None
+        names = [name for name in dir(node) if name.startswith("_saved_")]
+        previous = self.probing
+        self.probing = True
+        try:
+            for name in names:
+                self.probe_hits.clear()
+                try:
+                    getattr(node, name)
+                except Exception:
+                    continue
+                if any(hit is record for hit in self.probe_hits):
+                    return name[len("_saved_"):]
+        finally:
+            self.probing = previous
+            self.probe_hits.clear()
+        return None
+
+
+class _Unrecorded:
+    """Returned by `pack` when recording failed: holds the tensor as autograd would."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def unpack(self):
+        return self.tensor
+
+
+def _scalar_locals_on_line(frame) -> dict[str, str]:
+    """Values of simple loop variables named on the frame's current line (e.g. i = 2)."""
+    try:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        names = set(_IDENTIFIER.findall(line))
+        values = {}
+        local_vars = frame.f_locals
+        for name in names:
+            value = local_vars.get(name)
+            if isinstance(value, bool) or value is None:
+                continue
+            if isinstance(value, (int, float)) or (isinstance(value, str) and len(value) < 40):
+                values[name] = repr(value)
+        return values
+    except Exception:
+        return {}
+
+
+def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
+    """PyTorch's own wording, so that searches for the error still match."""
+    alias = record.alias
+    try:
+        type_name = alias.type()
+    except Exception:
+        type_name = str(alias.dtype)
+    shape = list(alias.shape)
+    which = f", which is saved by {node_name}," if node_name else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name} {shape}]{which} is at version {alias._version}; "
+        f"expected version {record.version} instead."
+    )
+
+
+class WriteWatcher(TorchFunctionMode):
+    """Sees user-level torch calls; acts only on writes and backward calls."""
+
+    def __init__(self, recorder: Recorder):
+        super().__init__()
+        self.recorder = recorder
+        self.kinds: dict[Any, int] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        try:
+            kind = self.kinds[func]
+        except KeyError:
+            kind = self.kinds[func] = classify_call(func)
+        except TypeError:
+            kind = classify_call(func)
+        if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
+            return func(*args, **kwargs)
+        if kind == BACKWARD:
+            return self._call_backward(func, args, kwargs)
+        return self._call_write(func, kind, args, kwargs)
+
+    def _call_write(self, func, kind, args, kwargs):
+        recorder = self.recorder
+        hits = ()
+        if torch.is_grad_enabled() or recorder.saves_by_storage:
+            try:
+                hits = recorder.before_write(_written_tensors(kind, args, kwargs), op_name(func, kwargs))
+            except Exception:
+                hits = ()
+        try:
+            result = func(*args, **kwargs)
+        except Exception as error:
+            if recorder.on_call_error is not None:
+                recorder.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
+            raise
+        if hits:
+            try:
+                recorder.after_write(hits)
+            except StrictViolation:
+                raise
+            except Exception:
+                pass
+        return result
+
+    def _call_backward(self, func, args, kwargs):
+        recorder = self.recorder
+        try:
+            call = recorder.record_backward(kwargs, func, args)
+        except Exception:
+            call = None
+        try:
+            return func(*args, **kwargs)
+        except Exception as error:
+            if call is not None and recorder.on_backward_error is not None:
+                recorder.on_backward_error(error, call, args, kwargs)
+            raise
+
+
+class StrictViolation(RuntimeError):
+    """Raised in strict mode right after a write that invalidated a saved tensor."""

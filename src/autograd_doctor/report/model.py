@@ -1,0 +1,143 @@
+"""The one report model: every output (text, JSON, pictures) renders these objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Location:
+    """A place in the user's source. Lines are 1-based, columns 0-based (as in `ast`)."""
+
+    file: str
+    line: int
+    column: int = 0
+    end_line: int | None = None
+    end_column: int | None = None
+    source: str = ""
+    role: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"file": self.file, "line": self.line, "column": self.column}
+        if self.end_line is not None:
+            data["end_line"] = self.end_line
+        if self.end_column is not None:
+            data["end_column"] = self.end_column
+        data["source"] = self.source
+        if self.role:
+            data["role"] = self.role
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+@dataclass
+class TensorInfo:
+    """The tensor a diagnosis is about, named as the user knows it."""
+
+    name: str | None
+    shape: list[int]
+    dtype: str
+    device: str
+    version_saved: int | None = None
+    version_found: int | None = None
+    parameter: str | None = None
+
+    def describe(self) -> str:
+        label = self.parameter or self.name or "tensor"
+        text = f"{label}, {self.dtype}{list(self.shape)} on {self.device}"
+        if self.version_saved is not None and self.version_found is not None:
+            text += f", saved at version {self.version_saved}, found at version {self.version_found}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.parameter or self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "device": self.device,
+        }
+        if self.parameter:
+            data["parameter"] = self.parameter
+        if self.version_saved is not None:
+            data["version_saved"] = self.version_saved
+        if self.version_found is not None:
+            data["version_found"] = self.version_found
+        return data
+
+
+@dataclass
+class Suggestion:
+    """A change to make. `replacement` replaces the whole statement at `location`."""
+
+    message: str
+    replacement: str | None = None
+    location: Location | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}
+        if self.location is not None:
+            data["file"] = self.location.file
+            data["line"] = self.location.line
+        return data
+
+
+@dataclass
+class Diagnosis:
+    code: str
+    title: str
+    severity: str  # "error" or "warning"
+    primary: Location | None
+    related: list[Location] = field(default_factory=list)
+    tensor: TensorInfo | None = None
+    notes: list[str] = field(default_factory=list)
+    help: list[Suggestion] = field(default_factory=list)
+    # Extra facts for pictures and tools (node, slot, rank, ...).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def help_lines(self) -> list[str]:
+        """What the JSON `help` list holds: the code to write where there is code, else the advice."""
+        return [s.replacement if s.replacement else s.message for s in self.help]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "code": self.code,
+            "title": self.title,
+            "severity": self.severity,
+            "primary": self.primary.to_dict() if self.primary else None,
+            "related": [loc.to_dict() for loc in self.related],
+            "tensor": self.tensor.to_dict() if self.tensor else None,
+            "help": self.help_lines(),
+            "help_details": [s.to_dict() for s in self.help],
+            "notes": list(self.notes),
+        }
+        for key, value in self.extra.items():
+            if key not in data and isinstance(value, (str, int, float, bool, type(None), list, dict)):
+                data[key] = value
+        return data
+
+    def __str__(self) -> str:
+        from autograd_doctor.report.text import render_diagnosis
+
+        return render_diagnosis(self)
+
+
+@dataclass
+class Report:
+    """All diagnoses of one run, with the exception that ended it (if any)."""
+
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    exception_type: str | None = None
+    exception_message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        exception = None
+        if self.exception_type is not None:
+            exception = {"type": self.exception_type, "message": self.exception_message or ""}
+        return {
+            "version": 1,
+            "exception": exception,
+            "diagnoses": [d.to_dict() for d in self.diagnoses],
+        }
