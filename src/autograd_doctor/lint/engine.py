@@ -1,0 +1,106 @@
+"""Read a file, parse it once, run the checker, apply `# noqa` and selection."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from autograd_doctor.lint.checker import Checker
+from autograd_doctor.lint.findings import Finding
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?",
+                  re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which codes to report.  The most specific matching prefix wins (ruff's rule)."""
+
+    select: tuple[str, ...] = ("ADL",)
+    ignore: tuple[str, ...] = ()
+
+    def __contains__(self, code: str) -> bool:
+        def best(prefixes):
+            lengths = [len(p) for p in prefixes if p == "ALL" or code.startswith(p)]
+            return max(lengths, default=-1)
+
+        return best(self.select) > best(self.ignore)
+
+
+def read_source(data: bytes) -> str:
+    """Decode like the interpreter: BOM, PEP 263 coding cookie, else UTF-8.
+
+    Raises ``SyntaxError`` (bad cookie) or ``UnicodeDecodeError``.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _unparsable(filename: str, line: int, column: int, message: str) -> Finding:
+    return Finding("ADL000", message, filename, max(line, 1), max(column, 1),
+                   max(line, 1), max(column, 1))
+
+
+def lint_source(source: str, filename: str = "<string>",
+                selection: Selection = Selection()) -> list[Finding]:
+    """Lint Python source text and return the findings in source order.
+
+    >>> [f.code for f in lint_source("import torch\\ny = torch.sigmoid(torch.randn(3, requires_grad=True))\\ny[0] = 0\\n")]
+    ['ADL001']
+    """
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as e:
+        findings = [_unparsable(filename, e.lineno or 1, e.offset or 1, f"syntax error: {e.msg}")]
+    except (ValueError, RecursionError, MemoryError) as e:
+        findings = [_unparsable(filename, 1, 1, f"cannot parse: {e}")]
+    else:
+        try:
+            findings = Checker(tree, source, filename).findings
+        except RecursionError:
+            findings = [_unparsable(filename, 1, 1, "cannot analyse: the code nests too deeply")]
+        findings = _without_noqa(findings, source)
+    findings = [f for f in findings if f.code in selection]
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _without_noqa(findings: list[Finding], source: str) -> list[Finding]:
+    if not findings or "noqa" not in source.lower():
+        return findings
+    lines = source.splitlines()
+    kept = []
+    for f in findings:
+        suppressed = False
+        for lineno in {f.line, f.end_line}:
+            if 0 < lineno <= len(lines):
+                m = NOQA.search(lines[lineno - 1])
+                if m and (m.group("codes") is None or f.code in
+                          {c.strip().upper() for c in m.group("codes").split(",")}):
+                    suppressed = True
+        if not suppressed:
+            kept.append(f)
+    return kept
+
+
+def lint_file(path: str, display: str | None = None,
+              selection: Selection = Selection()) -> tuple[list[Finding], str | None]:
+    """Lint one file; returns ``(findings, source)`` (source is None if unreadable)."""
+    display = display or path
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return [_unparsable(display, 1, 1, f"cannot read file: {e.strerror or e}")], None
+    try:
+        source = read_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as e:
+        reason = e.msg if isinstance(e, SyntaxError) else str(e)
+        line = data[: getattr(e, "start", 0)].count(b"\n") + 1 if isinstance(e, UnicodeDecodeError) else 1
+        findings = [_unparsable(display, line, 1, f"cannot decode file: {reason}")]
+        return [f for f in findings if f.code in selection], None
+    return lint_source(source, display, selection), source

@@ -1,0 +1,64 @@
+"""The lint report model: a finding, its optional fix and the fix's edits.
+
+Every output format (text, json, sarif, github, flake8) renders these objects,
+so the formats never disagree.  Lines are 1-based; columns are 1-based
+character columns (the AST's UTF-8 byte offsets are converted on the way in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two positions (1-based line, 1-based column)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_dict(self) -> dict:
+        return {"content": self.content, "line": self.line, "column": self.column,
+                "end_line": self.end_line, "end_column": self.end_column}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of edits applied together.  ``safe`` fixes keep the program's meaning."""
+
+    message: str
+    edits: tuple[Edit, ...]
+    safe: bool
+
+    @property
+    def applicability(self) -> str:
+        return "safe" if self.safe else "unsafe"
+
+    def to_dict(self) -> dict:
+        return {"applicability": self.applicability, "message": self.message,
+                "edits": [e.to_dict() for e in self.edits]}
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+    related: list[tuple[int, str]] = field(default_factory=list)
+
+    def sort_key(self):
+        return (self.file, self.line, self.column, self.code)
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "file": self.file,
+                "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column,
+                "fix": self.fix.to_dict() if self.fix else None}

@@ -1,0 +1,122 @@
+"""What the linter knows about torch names: which calls make tensors, which
+methods write in place, which ops keep what for backward (from saves.json)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+SAVES_PATH = Path(__file__).parent / "data" / "saves.json"
+
+
+@lru_cache(maxsize=1)
+def saves_table() -> dict[str, dict]:
+    """``{"torch.sigmoid": {"grad_fn": ..., "output": bool, "inputs": [...]}, ...}``."""
+    with open(SAVES_PATH, encoding="utf-8") as f:
+        return json.load(f)["ops"]
+
+
+# torch.X calls that do not return a tensor (or return a context manager).
+NOT_TENSOR_FUNCTIONS = frozenset("""
+no_grad enable_grad set_grad_enabled inference_mode is_grad_enabled
+is_inference_mode_enabled is_tensor is_storage is_floating_point is_complex
+is_nonzero is_same_size numel device dtype Size Generator manual_seed seed
+initial_seed set_default_dtype get_default_dtype set_default_device
+set_default_tensor_type set_printoptions set_num_threads get_num_threads
+set_num_interop_threads get_num_interop_threads use_deterministic_algorithms
+are_deterministic_algorithms_enabled compile save load typename finfo iinfo
+get_rng_state set_rng_state set_float32_matmul_precision
+get_float32_matmul_precision broadcast_shapes is_autocast_enabled
+autocast jit cuda backends distributed unbind split chunk tensor_split
+hsplit vsplit dsplit meshgrid sort topk max min kthvalue mode median
+unique unique_consecutive std_mean var_mean aminmax frexp histogram
+slogdet lstsq qr svd eig geqrf triangular_solve lu_unpack where
+nonzero_static result_type can_cast promote_types
+""".split())
+TENSOR_SUBMODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+NOT_TENSOR_SUBMODULE_FUNCTIONS = frozenset({
+    "torch.linalg.svd", "torch.linalg.qr", "torch.linalg.eig", "torch.linalg.eigh",
+    "torch.linalg.slogdet", "torch.linalg.lstsq", "torch.linalg.lu", "torch.linalg.lu_factor",
+    "torch.nn.functional.max_pool1d_with_indices", "torch.nn.functional.max_pool2d_with_indices",
+    "torch.nn.functional.max_pool3d_with_indices", "torch.nn.functional.multi_head_attention_forward",
+})
+# Tensor methods whose result is not a tensor.
+NOT_TENSOR_METHODS = frozenset("""
+item tolist size dim ndimension numel nelement stride data_ptr element_size
+storage untyped_storage storage_offset numpy is_contiguous is_floating_point
+is_complex is_leaf is_shared is_pinned is_set_to get_device type backward
+register_hook register_post_accumulate_grad_hook retain_grad unbind split chunk
+tensor_split max min sort topk kthvalue mode median unique aminmax any all
+equal allclose __len__ __iter__ tobytes __bool__ __float__ __int__ cpu_count
+""".split())
+# Methods that end in "_" but do not write the tensor's values.
+NOT_WRITING_METHODS = frozenset({
+    "requires_grad_", "share_memory_", "detach_", "rename_", "retain_grad_",
+    "record_stream_", "resize_as_sparse_", "is_set_to_", "pin_memory_",
+})
+# Methods and attributes whose result is a view of the receiver.
+VIEW_METHODS = frozenset("""
+view view_as t transpose permute narrow select unsqueeze squeeze expand
+expand_as diagonal unfold as_strided movedim moveaxis swapaxes swapdims
+unflatten real imag detach mT mH T H adjoint indices values
+""".split())
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Methods that (almost) only tensors have: the receiver's result is a tensor.
+TENSOR_ONLY_METHODS = frozenset({"detach", "expand", "expand_as", "requires_grad_",
+                                 "contiguous", "unsqueeze", "sigmoid", "softmax",
+                                 "log_softmax", "relu"})
+# Factories: a tensor made by one of these (without requires_grad=...) is a constant.
+FACTORIES = frozenset("""
+arange zeros ones empty full rand randn randint randperm linspace logspace eye
+tensor as_tensor from_numpy zeros_like ones_like empty_like full_like rand_like
+randn_like randint_like tril_indices triu_indices bernoulli multinomial
+""".split())
+# Tensor attributes that are tensors.
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# Functionals that take inplace=... and write their first argument when it is True.
+INPLACE_FUNCTIONALS = frozenset("""
+relu relu6 elu selu celu leaky_relu rrelu hardtanh silu mish hardswish
+hardsigmoid threshold dropout dropout1d dropout2d dropout3d alpha_dropout
+feature_alpha_dropout
+""".split())
+# nn modules whose constructor takes inplace=...
+INPLACE_MODULES = frozenset("""
+ReLU ReLU6 ELU SELU CELU LeakyReLU RReLU Hardtanh SiLU Mish Hardswish
+Hardsigmoid Threshold Dropout Dropout1d Dropout2d Dropout3d AlphaDropout
+FeatureAlphaDropout
+""".split())
+GRAD_OFF_CONTEXTS = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
+})
+INIT_FUNCTION_NAMES = frozenset({
+    "__init__", "reset_parameters", "_reset_parameters", "_init_weights",
+    "init_weights", "initialize_weights", "_initialize_weights", "weights_init",
+    "weight_init", "_weight_init", "__setstate__", "_load_from_state_dict",
+    "load_state_dict",
+})
+INIT_FUNCTION_PREFIXES = ("init_", "_init_", "reset_", "_reset_", "initialize")
+# Out-of-place spelling of in-place methods, for the unsafe rewrite
+# ``x.add_(y)`` -> ``x = x.add(y)``.
+OUT_OF_PLACE = frozenset("""
+add sub mul div pow clamp clamp_min clamp_max relu sigmoid tanh exp log neg
+abs sqrt rsqrt masked_fill index_fill index_add index_copy index_put scatter
+scatter_add scatter_reduce addcmul addcdiv lerp sin cos floor ceil round sign
+reciprocal exp2 expm1 log1p log2 log10 square true_divide addmm baddbmm
+fill_diagonal hardtanh leaky_relu
+""".split())
+
+
+def is_init_function(name: str) -> bool:
+    return name in INIT_FUNCTION_NAMES or name.startswith(INIT_FUNCTION_PREFIXES)
+
+
+def is_tensor_function(qualname: str) -> bool:
+    """True for ``torch.X`` / ``torch.nn.functional.X`` calls that return one tensor."""
+    if qualname.startswith(TENSOR_SUBMODULES):
+        return qualname not in NOT_TENSOR_SUBMODULE_FUNCTIONS
+    if not qualname.startswith("torch.") or qualname.count(".") != 1:
+        return False
+    name = qualname[6:]
+    return bool(name) and name[0].islower() and name not in NOT_TENSOR_FUNCTIONS

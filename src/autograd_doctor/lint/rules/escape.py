@@ -1,0 +1,45 @@
+from autograd_doctor.lint.rules import Rule
+
+RULES = [
+    Rule(
+        code="ADL004", name="tensor-data-attribute",
+        summary="`.data` is used in code that runs with gradients enabled.",
+        what_it_does="""Finds reads and writes of `<tensor>.data` (a known tensor, or
+`<x>.weight`, `<x>.bias`, `<x>.grad`) outside `torch.no_grad()` /
+`torch.inference_mode()` blocks, `@torch.no_grad()` functions and
+parameter-initialisation functions (`__init__`, `reset_parameters`,
+`_init_weights`, `init_*`...).""",
+        why_bad="""`.data` gives a tensor that shares storage with the original but not its
+version counter.  A write through it is invisible to autograd: if the
+value was saved for backward, the gradient is silently wrong instead of
+raising an error.  `.detach()` shares the version counter, so PyTorch can
+catch the mistake; `torch.no_grad()` makes the intent explicit.""",
+        example="""w.data.mul_(0.5)
+scale = out.data.abs().max()""",
+        use_instead="""with torch.no_grad():
+    w.mul_(0.5)
+scale = out.detach().abs().max()""",
+        fix_safety="""Unsafe: a read `x.data` becomes `x.detach()`.  A later in-place write
+through the result is then tracked by autograd and may raise where it was
+silent before.  Writes through `.data` get no automatic fix.""",
+        known_problems="""Tensors are recognised by local dataflow only; `.data` on other objects
+(a dataset's `.data`) is not reported unless the object is known to be a
+tensor.""",
+    ),
+    Rule(
+        code="ADL005", name="write-through-detached-alias",
+        summary="A tensor obtained with `.detach()` is written in place while its source is still used.",
+        what_it_does="""Finds an in-place write to `d` where `d = x.detach()` (or directly to
+`x.detach()`), when `x` is used again later in the function.""",
+        why_bad="""`detach()` returns a tensor that shares storage with `x`: the write
+changes `x` too.  People expect a copy.""",
+        example="""target = pred.detach()
+target[mask] = 0
+loss = ((pred - target) ** 2).mean()   # pred was zeroed too""",
+        use_instead="""target = pred.detach().clone()
+target[mask] = 0
+loss = ((pred - target) ** 2).mean()""",
+        fix_safety="No automatic fix: whether to copy depends on intent.",
+        known_problems="Only direct `name = src.detach()` bindings in the same function are tracked.",
+    ),
+]
