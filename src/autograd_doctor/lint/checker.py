@@ -22,6 +22,9 @@ BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "su
 AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
               ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
               ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "+",
+                 "operator.sub": "-", "operator.pow": "**", "operator.matmul": "@"}
+GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004"})
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
@@ -57,6 +60,15 @@ class Scope:
     loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)
+    branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
+    data_uses: list = field(default_factory=list)  # ADL004 candidates: (node, message, fix)
+
+    def exclusive(self, a: int, b: int) -> bool:
+        """True when seqs ``a`` and ``b`` are in different branches of one `if`."""
+        for start, mid, end in self.branches:
+            if (start <= a < mid and mid <= b < end) or (start <= b < mid and mid <= a < end):
+                return True
+        return False
 
 
 @dataclass
@@ -84,8 +96,11 @@ class Checker:
         self.seq = 0
         self.scope = Scope("<module>", grad_off=False)
         self._handlers: dict[type, object] = {}
+        self.defines_optimizer = False
         self.visit_body(tree.body)
         self.finish_scope(self.scope)
+        if self.defines_optimizer:  # Optimizer.step() runs under no_grad
+            self.findings = [f for f in self.findings if f.code not in GRADIENT_RULES]
 
     # ----- traversal -----------------------------------------------------
     def visit(self, node):
@@ -340,6 +355,9 @@ class Checker:
         for b in node.bases:
             self.visit(b)
         is_module = any(self.is_module_base(b) for b in node.bases)
+        if any((self.qualname(b) or "").startswith("torch.optim.") or
+               (isinstance(b, ast.Name) and b.id == "Optimizer") for b in node.bases):
+            self.defines_optimizer = True
         if is_module:
             self.module_classes.add(node.name)
         self.class_stack.append(node.name if is_module else None)
@@ -489,9 +507,13 @@ class Checker:
         self.visit(node.test)
         guard = self.is_debug_guard(node.test)
         self.guard_depth += guard
+        start = self.next_seq()
         self.visit_body(node.body)
         self.guard_depth -= guard
-        self.visit_body(node.orelse)
+        if node.orelse:
+            mid = self.next_seq()
+            self.visit_body(node.orelse)
+            self.scope.branches.append((start, mid, self.next_seq()))
 
     def is_debug_guard(self, test) -> bool:
         for sub in ast.walk(test):
@@ -546,9 +568,8 @@ class Checker:
         if isinstance(node.ctx, ast.Load) and not getattr(node, "_adl_written", False):
             fix = Fix("read through `.detach()`", (self.edit(node, self.text(base) + ".detach()"),),
                       safe=False)
-        self.report("ADL004", node,
-                    f"`.data` on `{self.text(base)}` bypasses autograd's version tracking "
-                    f"in code that runs with gradients enabled", fix)
+        self.scope.data_uses.append((node, f"`.data` on `{self.text(base)}` bypasses autograd's "
+                                     f"version tracking in code that runs with gradients enabled", fix))
 
     def visit_BinOp(self, node):
         self.visit(node.left)
@@ -595,7 +616,8 @@ class Checker:
         elif (short.endswith("_") and not short.endswith("__") and first is not None
               and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
               and q.startswith("torch.")):
-            self.record_inplace_activation(first, node, None)
+            if short[:-1] in N.INPLACE_FUNCTIONALS or short[:-1] in ("sigmoid", "tanh"):
+                self.record_inplace_activation(first, node, None)
             self.record_write(first, node, f"`{q}`")
         out = next((k for k in node.keywords if k.arg == "out"), None)
         if out is not None and q.startswith("torch."):
@@ -643,6 +665,8 @@ class Checker:
         elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
                 isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
             inner = recv.func.value
+            if self.is_const(inner):
+                return
             tail = self.source_between(inner, recv)
             fix = Fix("call `.detach()` before `.clone()`",
                       (self.edit(node, self.text(inner) + ".detach()" + tail),), safe=True) if tail else None
@@ -789,22 +813,25 @@ class Checker:
 
         def used_after(name, seq):
             u = scope.uses.get(name, ())
-            i = bisect_right(u, seq)
-            if i >= len(u):
-                return None
             b = scope.binds.get(name, ())
             j = bisect_right(b, seq)
-            if j < len(b) and b[j] < u[i]:
-                return None
-            return u[i]
+            next_bind = b[j] if j < len(b) else None
+            for use in u[bisect_right(u, seq):]:
+                if next_bind is not None and next_bind < use and not scope.exclusive(seq, next_bind):
+                    return None
+                if not scope.exclusive(seq, use):
+                    return use
+            return None
 
         reported = set()
         for w in scope.writes:
             if not w.grad_on:
                 continue
             for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
-                if seq < w.seq and not bound_between(w.name, seq, w.seq) and op_node is not w.node:
-                    op = key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
+                if seq < w.seq and not bound_between(w.name, seq, w.seq) and op_node is not w.node \
+                        and not scope.exclusive(seq, w.seq):
+                    op = OPERATOR_TEXT.get(key.split(":")[0]) or \
+                        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
                     entry = N.saves_table()[key]
                     what = "its output" if how == "output" else "this input"
                     self.report("ADL001", w.node,
@@ -842,6 +869,10 @@ class Checker:
                 self.report("ADL012", w.node,
                             f"in-place write to an `expand()`ed tensor: its elements share memory, "
                             f"so one write changes many of them")
+        if scope.backwards or scope.retain_backwards or scope.name in ("forward", "training_step") \
+                or scope.name.startswith("train"):
+            for node, message, fix in scope.data_uses:
+                self.report("ADL004", node, message, fix)
         for seq, node in scope.steps:
             before = [s for s, _ in scope.retain_backwards if s < seq]
             after = [s for s, _ in scope.backwards + scope.retain_backwards if s > seq]

@@ -57,14 +57,18 @@ class GitIgnore:
         return result
 
 
-def is_excluded(path: str, patterns: tuple[str, ...]) -> bool:
-    """Match exclude patterns against the basename and the whole path."""
+def is_excluded(path: str, patterns: tuple[str, ...], root: str | None = None) -> bool:
+    """Match exclude patterns against the basename, and patterns with a `/`
+    against the path (relative to ``root`` when walking a directory)."""
     norm = path.replace(os.sep, "/").rstrip("/")
+    if root is not None:
+        norm = os.path.relpath(path, root).replace(os.sep, "/")
     name = norm.rsplit("/", 1)[-1]
     for p in patterns:
         p = p.rstrip("/")
-        if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(norm, p) or \
-                fnmatch.fnmatchcase(norm, "*/" + p) or fnmatch.fnmatchcase(norm, p + "/*"):
+        if fnmatch.fnmatchcase(name, p):
+            return True
+        if "/" in p and (fnmatch.fnmatchcase(norm, p.lstrip("/")) or fnmatch.fnmatchcase(norm, p + "/*")):
             return True
     return False
 
@@ -119,7 +123,7 @@ def iter_python_files(root: str, exclude: tuple[str, ...], respect_gitignore: bo
                 is_file = entry.is_file()
             except OSError:
                 continue
-            if is_excluded(path, exclude) or _ignored(path, is_dir, local):
+            if is_excluded(path, exclude, root) or _ignored(path, is_dir, local):
                 continue
             if is_dir:
                 subdirs.append((path, local))
