@@ -14,6 +14,7 @@ import torch
 from autograd_doctor import codes
 from autograd_doctor.analysis import diagnose
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
+from autograd_doctor.recording import patches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.recorder import (
     Recorder, StrictViolation, WriteWatcher, pytorch_version_message,
@@ -22,6 +23,7 @@ from autograd_doctor.report.model import Diagnosis, Report
 from autograd_doctor.report.text import render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
+CAPTURE_METHODS = ("patch", "mode")
 
 
 class AutogradDoctorWarning(UserWarning):
@@ -64,9 +66,13 @@ def attach(error: BaseException, diagnosis: Diagnosis) -> None:
 class Doctor:
     """One active doctor: a recorder plus what it has diagnosed so far."""
 
-    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False):
+    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
+                 capture: str = "patch"):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
+        if capture not in CAPTURE_METHODS:
+            raise ValueError(f"capture must be one of {CAPTURE_METHODS}, not {capture!r}")
+        self.capture = capture
         self.strict = strict
         self.silent = "raise" if strict and silent == "warn" else silent
         self.recorder = Recorder(strict=strict)
@@ -75,6 +81,7 @@ class Doctor:
         self.recorder.on_write_hit = self._on_write_hit
         self.recorder.on_call_error = self._on_call_error
         self.recorder.on_backward_error = self._on_backward_error
+        self.recorder.on_leaf_created = diagnose.remember_leaf_creation
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
         self._hooks = None
@@ -90,9 +97,12 @@ class Doctor:
         self._thread = threading.get_ident()
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
         self._hooks.__enter__()
-        self._mode = WriteWatcher(self.recorder)
         try:
-            self._mode.__enter__()
+            if self.capture == "mode":
+                self._mode = WriteWatcher(self.recorder)
+                self._mode.__enter__()
+            else:
+                patches.activate(self.recorder)
         except Exception:
             self._hooks.__exit__(None, None, None)
             raise
@@ -104,7 +114,10 @@ class Doctor:
             return
         self._active = False
         with contextlib.suppress(Exception):
-            self._mode.__exit__(None, None, None)
+            if self._mode is not None:
+                self._mode.__exit__(None, None, None)
+            else:
+                patches.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             self._hooks.__exit__(None, None, None)
 
@@ -238,12 +251,18 @@ class watch(contextlib.ContextDecorator):
             raise for, such as a write through `.data` into a saved tensor.
         verify_saved: fingerprint saved tensors to catch writes no mode can see
             (NumPy views, DLPack, custom kernels); costs a reduction per saved tensor.
+        capture: "patch" (default, cheap) wraps torch's in-place functions while
+            active; "mode" uses a TorchFunctionMode that also sees `out=` writes, at
+            about 2 us per torch call.
     """
 
-    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False):
+    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
+                 capture: str = "patch"):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
-        self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved)
+        if capture not in CAPTURE_METHODS:
+            raise ValueError(f"capture must be one of {CAPTURE_METHODS}, not {capture!r}")
+        self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture)
         self._doctors: list[Doctor] = []
 
     def __enter__(self) -> Doctor:
@@ -261,12 +280,13 @@ class watch(contextlib.ContextDecorator):
 _installed: Doctor | None = None
 
 
-def install(strict: bool = False, silent: str = "warn", verify_saved: bool = False) -> Doctor:
+def install(strict: bool = False, silent: str = "warn", verify_saved: bool = False,
+            capture: str = "patch") -> Doctor:
     """Turn the doctor on for the rest of the program (or until `uninstall()`)."""
     global _installed
     if _installed is not None:
         return _installed
-    _installed = Doctor(strict=strict, silent=silent, verify_saved=verify_saved).start()
+    _installed = Doctor(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture).start()
     return _installed
 
 

@@ -35,6 +35,7 @@ class WriteEvent:
     __slots__ = (
         "op", "stack", "version_before", "version_after", "execution", "loop_values",
         "target_ref", "optimizer", "module_ref", "module_class", "through_alias", "seq",
+        "value_is_scalar", "index_is_bool_mask",
     )
 
     def __init__(self, op: str, stack: tuple[Site, ...], version_before: int, seq: int):
@@ -50,6 +51,8 @@ class WriteEvent:
         self.module_class: str | None = None
         self.through_alias = False  # True when the written alias does not share the version counter
         self.seq = seq
+        self.value_is_scalar: bool | None = None
+        self.index_is_bool_mask = False
 
     @property
     def site(self) -> Site | None:
@@ -68,19 +71,26 @@ class SavedRecord:
         "writes", "silent_writes", "reported", "fingerprint", "__weakref__",
     )
 
-    def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int,
-                 key: int | None, start: int, stop: int):
+    def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int):
         self.alias = alias
         self.version = version
         self.stack = stack
         self.seq = seq
-        self.key = key
-        self.start = start
-        self.stop = stop
+        # Filled in lazily, the first time a write needs to know where this tensor lives.
+        self.key: int | None = None
+        self.start = 0
+        self.stop = 0
         self.writes: list[WriteEvent] = []
         self.silent_writes: list[WriteEvent] = []
         self.reported = False
         self.fingerprint: Any = None
+
+    def locate(self) -> int | None:
+        """Compute the storage key and byte range; returns the key (None if no storage)."""
+        self.key = storage_key(self.alias)
+        if self.key is not None:
+            self.start, self.stop = byte_range(self.alias)
+        return self.key
 
     @property
     def site(self) -> Site | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from dataclasses import dataclass
+import itertools
 from types import CodeType, FrameType
 
 import torch
@@ -50,13 +50,21 @@ def torch_module_dir() -> str:
     return _TORCH_DIR
 
 
-@dataclass(frozen=True)
 class Site:
     """A position in user code: resolved to file, line and columns on demand."""
 
-    code: CodeType
-    lasti: int
-    lineno: int
+    __slots__ = ("code", "lasti", "lineno")
+
+    def __init__(self, code: CodeType, lasti: int, lineno: int):
+        self.code = code
+        self.lasti = lasti
+        self.lineno = lineno
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Site) and (self.code, self.lasti) == (other.code, other.lasti)
+
+    def __hash__(self) -> int:
+        return hash((id(self.code), self.lasti))
 
     @property
     def filename(self) -> str:
@@ -72,15 +80,15 @@ class Site:
         if positions is None or self.lasti < 0:
             return None
         try:
-            for index, position in enumerate(positions()):
-                if index * 2 == self.lasti:
-                    line, end_line, col, end_col = position
-                    if line is None or col is None:
-                        return None
-                    return line, end_line or line, col, end_col if end_col is not None else col
+            position = next(itertools.islice(positions(), self.lasti // 2, None), None)
         except Exception:
             return None
-        return None
+        if position is None:
+            return None
+        line, end_line, col, end_col = position
+        if line is None or col is None:
+            return None
+        return line, end_line or line, col, end_col if end_col is not None else col
 
 
 def user_frame(start_depth: int = 1) -> FrameType | None:
@@ -107,10 +115,20 @@ def capture_user_site(start_depth: int = 1) -> Site | None:
 
 def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]:
     """The innermost user frame and up to `limit - 1` user callers above it."""
-    frame = user_frame(start_depth + 1)
+    try:
+        frame = sys._getframe(start_depth + 1)
+    except ValueError:
+        return ()
+    cache = _internal_file_cache
     sites = []
-    while frame is not None and len(sites) < limit:
-        if not _is_internal_file(frame.f_code.co_filename):
-            sites.append(Site(frame.f_code, frame.f_lasti, frame.f_lineno))
+    while frame is not None:
+        code = frame.f_code
+        internal = cache.get(code.co_filename)
+        if internal is None:
+            internal = _is_internal_file(code.co_filename)
+        if not internal:
+            sites.append(Site(code, frame.f_lasti, frame.f_lineno))
+            if len(sites) >= limit:
+                break
         frame = frame.f_back
     return tuple(sites)

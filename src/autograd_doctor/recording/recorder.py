@@ -109,13 +109,16 @@ class Recorder:
         self.saves_by_storage: dict[int, list[SavedRef]] = {}
         self.write_counts: dict[tuple[Any, int], int] = {}
         self.backward_calls: list[BackwardCall] = []
+        self.pending: list[weakref.ref] = []
         self.probing = False
         self.probe_hits: list[SavedRecord] = []
+        self.write_depth = 0  # >0 while a recorded write runs: nested torch writes are its parts
         self.on_stale: Callable[[SavedRecord], BaseException] | None = None
         self.on_silent: Callable[[SavedRecord], None] | None = None
         self.on_write_hit: Callable[[SavedRecord, WriteEvent], None] | None = None
         self.on_call_error: Callable[[BaseException, Any, tuple, dict, tuple], None] | None = None
         self.on_backward_error: Callable[[BaseException, BackwardCall, tuple, dict], None] | None = None
+        self.on_leaf_created: Callable[[Any, tuple], None] | None = None
         self.verify_saved = False
         self.fingerprint: Callable[[Any], Any] | None = None
         self._drop_record = self._make_drop_callback()
@@ -139,22 +142,34 @@ class Recorder:
 
     def pack(self, tensor):
         try:
-            key = storage_key(tensor)
-            start, stop = byte_range(tensor) if key is not None else (0, 0)
-            record = SavedRecord(
-                tensor.detach(), tensor._version, capture_user_stack(1, limit=3),
-                next(self.seq), key, start, stop,
-            )
-            if key is not None:
-                ref = SavedRef(record, self._drop_record)
-                ref.key = key
-                self.saves_by_storage.setdefault(key, []).append(ref)
+            record = SavedRecord(tensor.detach(), tensor._version, capture_user_stack(1, limit=1), next(self.seq))
+            # Registered by storage only when a write needs it (see `_register_pending`),
+            # so a forward pass without in-place writes pays almost nothing here.
+            self.pending.append(weakref.ref(record))
             if self.verify_saved and self.fingerprint is not None:
                 record.fingerprint = self.fingerprint(tensor)
             return record
         except Exception:
             # Never break the user's program; an unrecorded save is just not diagnosed.
             return _Unrecorded(tensor)
+
+    def _register_pending(self) -> None:
+        pending, self.pending = self.pending, []
+        registry = self.saves_by_storage
+        for weak in pending:
+            record = weak()
+            if record is None:
+                continue
+            key = record.locate()
+            if key is None:
+                continue
+            ref = SavedRef(record, self._drop_record)
+            ref.key = key
+            refs = registry.get(key)
+            if refs is None:
+                registry[key] = [ref]
+            else:
+                refs.append(ref)
 
     def unpack(self, packed):
         if type(packed) is not SavedRecord:
@@ -196,7 +211,11 @@ class Recorder:
     def before_write(self, targets: list, op: str) -> list[tuple[SavedRecord, WriteEvent, Any]]:
         """Find live saved tensors that this write touches; record the write against them."""
         hits: list[tuple[SavedRecord, WriteEvent, Any]] = []
+        if self.pending:
+            self._register_pending()
         registry = self.saves_by_storage
+        if not registry:
+            return hits
         for target in targets:
             key = storage_key(target)
             if key is None or key not in registry:
@@ -243,7 +262,7 @@ class Recorder:
             event.target_ref = weakref.ref(target)
         except TypeError:
             pass
-        frame = sys._getframe(3)
+        frame = sys._getframe(1)
         while frame is not None and not is_user_frame(frame):
             filename = frame.f_code.co_filename
             if filename.startswith(_OPTIM_DIR) and frame.f_code.co_name == "step" and event.optimizer is None:
@@ -267,6 +286,63 @@ class Recorder:
         self.backward_calls.append(call)
         del self.backward_calls[:-8]
         return call
+
+    def call_write(self, func, op: str, kind: int, args: tuple, kwargs: dict):
+        """Run a write the user asked for, recording it when it touches saved memory."""
+        if self.write_depth:
+            return func(*args, **kwargs)
+        hits = ()
+        if self.pending or self.saves_by_storage:
+            try:
+                hits = self.before_write(_written_tensors(kind, args, kwargs), op)
+                if hits:
+                    _describe_write_arguments(hits, op, args)
+            except Exception:
+                hits = ()
+        self.write_depth += 1
+        try:
+            result = func(*args, **kwargs)
+        except Exception as error:
+            if self.on_call_error is not None:
+                self.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
+            raise
+        finally:
+            self.write_depth -= 1
+        if hits:
+            try:
+                self.after_write(hits)
+            except StrictViolation:
+                raise
+            except Exception:
+                pass
+        return result
+
+    def call_backward(self, func, args: tuple, kwargs: dict):
+        if self.write_depth:
+            return func(*args, **kwargs)
+        try:
+            call = self.record_backward(kwargs, func, args)
+        except Exception:
+            call = None
+        self.write_depth += 1
+        try:
+            return func(*args, **kwargs)
+        except Exception as error:
+            if call is not None and self.on_backward_error is not None:
+                self.on_backward_error(error, call, args, kwargs)
+            raise
+        finally:
+            self.write_depth -= 1
+
+    def call_factory(self, func, args: tuple, kwargs: dict):
+        """A factory called with requires_grad=True, or requires_grad_(): remember where."""
+        result = func(*args, **kwargs)
+        if self.on_leaf_created is not None and isinstance(result, torch.Tensor):
+            try:
+                self.on_leaf_created(result, capture_user_stack(1, limit=1))
+            except Exception:
+                pass
+        return result
 
     # ---- post-mortem helpers ---------------------------------------------------
 
@@ -322,6 +398,19 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return {}
 
 
+def _describe_write_arguments(hits, op: str, args: tuple) -> None:
+    """For `t[index] = value`: is the value a plain number, is the index a boolean mask?"""
+    if not op.endswith("__setitem__") or len(args) < 3:
+        return
+    index, value = args[1], args[2]
+    value_is_scalar = isinstance(value, (int, float, bool)) or (
+        isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
+    index_is_mask = isinstance(index, torch.Tensor) and index.dtype == torch.bool
+    for _record, event, _target in hits:
+        event.value_is_scalar = value_is_scalar
+        event.index_is_bool_mask = index_is_mask
+
+
 def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
     """PyTorch's own wording, so that searches for the error still match."""
     alias = record.alias
@@ -339,7 +428,8 @@ def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
 
 
 class WriteWatcher(TorchFunctionMode):
-    """Sees user-level torch calls; acts only on writes and backward calls."""
+    """Thorough capture (`watch(capture="mode")`): sees every user-level torch call, so it
+    also catches `out=` writes; costs a Python call per torch call."""
 
     def __init__(self, recorder: Recorder):
         super().__init__()
@@ -356,46 +446,12 @@ class WriteWatcher(TorchFunctionMode):
         except TypeError:
             kind = classify_call(func)
         if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
+            if kwargs.get("requires_grad") is True:
+                return self.recorder.call_factory(func, args, kwargs)
             return func(*args, **kwargs)
         if kind == BACKWARD:
-            return self._call_backward(func, args, kwargs)
-        return self._call_write(func, kind, args, kwargs)
-
-    def _call_write(self, func, kind, args, kwargs):
-        recorder = self.recorder
-        hits = ()
-        if torch.is_grad_enabled() or recorder.saves_by_storage:
-            try:
-                hits = recorder.before_write(_written_tensors(kind, args, kwargs), op_name(func, kwargs))
-            except Exception:
-                hits = ()
-        try:
-            result = func(*args, **kwargs)
-        except Exception as error:
-            if recorder.on_call_error is not None:
-                recorder.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
-            raise
-        if hits:
-            try:
-                recorder.after_write(hits)
-            except StrictViolation:
-                raise
-            except Exception:
-                pass
-        return result
-
-    def _call_backward(self, func, args, kwargs):
-        recorder = self.recorder
-        try:
-            call = recorder.record_backward(kwargs, func, args)
-        except Exception:
-            call = None
-        try:
-            return func(*args, **kwargs)
-        except Exception as error:
-            if call is not None and recorder.on_backward_error is not None:
-                recorder.on_backward_error(error, call, args, kwargs)
-            raise
+            return self.recorder.call_backward(func, args, kwargs)
+        return self.recorder.call_write(func, op_name(func, kwargs), kind, args, kwargs)
 
 
 class StrictViolation(RuntimeError):
