@@ -217,8 +217,10 @@ class Checker:
                 return False
             q = self.qualname(node.func)
             if q is not None:
-                return q.startswith("torch.") and q[6:] in N.FACTORIES and \
-                    all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
+                if q.startswith("torch.") and q[6:] in N.FACTORIES:
+                    return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
+                return N.is_tensor_function(q) and bool(node.args) and \
+                    all(self.is_const(a) for a in node.args)
             if isinstance(node.func, ast.Attribute):
                 return node.func.attr != "requires_grad_" and self.is_const(node.func.value) and \
                     all(self.is_const(a) for a in node.args if self.is_tensor(a))
@@ -467,6 +469,8 @@ class Checker:
                                   fix=self.clone_before(node, base))
         else:
             self.visit(target)
+            if isinstance(target, ast.Attribute) and target.attr == "data":
+                self.check_data_attribute(target)
 
     def visit_For(self, node):
         self.visit(node.iter)
@@ -677,6 +681,8 @@ class Checker:
                          and k.value.value is True for k in node.keywords)
             if not scope.grad_off or True:
                 (scope.retain_backwards if retain else scope.backwards).append((self.next_seq(), node))
+            while isinstance(recv, (ast.Call, ast.Attribute)):
+                recv = recv.func if isinstance(recv, ast.Call) else recv.value
             if isinstance(recv, ast.Name):
                 scope.backward_names.add(recv.id)
         elif attr == "step" and not node.args and isinstance(recv, (ast.Name, ast.Attribute)):

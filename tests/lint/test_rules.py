@@ -1,0 +1,79 @@
+"""Each fixture marks the lines that must be flagged with `# expect: CODE`;
+every other line must not be flagged."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autograd_doctor.lint import lint_source
+from autograd_doctor.lint.engine import lint_file
+from autograd_doctor.lint.rules import ALL_RULES, SECTIONS, rule_documentation
+
+FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def expected_findings(path: Path) -> set[tuple[int, str]]:
+    out = set()
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        m = EXPECT.search(line)
+        if m:
+            out |= {(lineno, code.strip()) for code in m.group(1).split(",") if code.strip()}
+    return out
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
+def test_fixture_findings_match_expect_comments(fixture):
+    findings, _ = lint_file(str(fixture))
+    got = {(f.line, f.code) for f in findings}
+    assert got == expected_findings(fixture)
+
+
+def test_every_rule_has_a_fixture_with_a_positive_case():
+    expected_codes = {code for p in FIXTURES.glob("*.py") for _, code in expected_findings(p)}
+    assert expected_codes == {r.code for r in ALL_RULES}
+
+
+def test_brief_examples():
+    head = "import torch\nx = torch.randn(3, requires_grad=True)\nw = torch.randn(3, requires_grad=True)\n"
+    assert [f.code for f in lint_source(head + "y = x * x\ny[0] = 0\n")] == []
+    assert [f.code for f in lint_source(head + "y = x * w\nx[0] = 0\n")] == ["ADL001"]
+    assert [f.code for f in lint_source(head + "y = torch.sigmoid(x)\ny[0] = 0\n")] == ["ADL001"]
+
+
+def test_message_names_the_saving_op_and_its_line():
+    src = "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny[0] = 0\n"
+    (finding,) = lint_source(src, "m.py")
+    assert "torch.sigmoid" in finding.message and "line 3" in finding.message
+    assert "SigmoidBackward0" in finding.message
+    assert (finding.file, finding.line, finding.column, finding.end_line, finding.end_column) == \
+        ("m.py", 4, 1, 4, 9)
+
+
+def test_columns_are_characters_not_utf8_bytes():
+    src = "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.exp(x)\n" \
+          "s = 'éé'; y[0] = 0\n"
+    (finding,) = lint_source(src)
+    assert finding.column == 11
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_rule_documentation_has_every_section(rule):
+    doc = rule_documentation(rule.code)
+    assert doc.startswith(f"# {rule.code} {rule.name}")
+    for title in SECTIONS:
+        assert f"## {title}" in doc
+    assert rule.code.startswith("ADL") and len(rule.code) == 6
+
+
+def test_rule_documentation_unknown_code_is_none():
+    assert rule_documentation("ADL998") is None
+    assert rule_documentation("adl001") is not None
+
+
+def test_rule_codes_are_unique_and_sorted():
+    codes = [r.code for r in ALL_RULES]
+    assert codes == sorted(set(codes))
