@@ -287,6 +287,11 @@ class Checker:
     def text(self, node) -> str:
         return ast.get_source_segment(self.source, node) or ""
 
+    def atom_text(self, node) -> str:
+        """Source of ``node``, parenthesised unless a method call can follow it as is."""
+        text = self.text(node)
+        return text if isinstance(node, ATOMS) else f"({text})"
+
     def report(self, code: str, node, message: str, fix: Fix | None = None):
         self.findings.append(Finding(
             code, message, self.filename, node.lineno, self.col(node.lineno, node.col_offset),
@@ -631,13 +636,13 @@ class Checker:
                         f"`copy.deepcopy` of tensor `{self.text(first)}`; deepcopy fails on non-leaf "
                         f"tensors and copies autograd state", Fix(
                             "use `.detach().clone()`",
-                            (self.edit(node, self.text(first) + ".detach().clone()"),), safe=False))
+                            (self.edit(node, self.atom_text(first) + ".detach().clone()"),), safe=False))
         if q in ("torch.tensor", "torch.Tensor", "torch.as_tensor") and q != "torch.as_tensor" \
                 and first is not None and self.is_tensor(first):
             fix = None
             if q == "torch.tensor" and len(node.args) == 1 and not node.keywords:
                 fix = Fix("use `.detach().clone()`",
-                          (self.edit(node, self.text(first) + ".detach().clone()"),), safe=True)
+                          (self.edit(node, self.atom_text(first) + ".detach().clone()"),), safe=True)
             self.report("ADL008", node,
                         f"`{self.text(func_text_node(node))}()` of tensor `{self.text(first)}` "
                         f"copies it and drops it from the graph", fix)
@@ -671,9 +676,12 @@ class Checker:
             inner = recv.func.value
             if self.is_const(inner):
                 return
-            tail = self.source_between(inner, recv)
+            head = self.text(recv.func)
+            head = head[:head.rfind("clone")].rstrip()
+            clone_args = self.text(recv)[len(self.text(recv.func)):]
             fix = Fix("call `.detach()` before `.clone()`",
-                      (self.edit(node, self.text(inner) + ".detach()" + tail),), safe=True) if tail else None
+                      (self.edit(node, head[:-1].rstrip() + ".detach().clone" + clone_args),),
+                      safe=True) if head.endswith(".") and clone_args.startswith("(") else None
             self.report("ADL007", node, f"`.clone().detach()` copies `{self.text(inner)}` inside the "
                         "graph first; `.detach().clone()` copies only the values", fix)
         elif attr == "backward":
@@ -805,7 +813,7 @@ class Checker:
     def check_overlap(self, target, value, node, via_method=False):
         if self.is_view_of(value, target) and target in self.scope.tensors:
             fix = Fix("copy the operand first with `.clone()`",
-                      (self.edit(value, self.text(value) + ".clone()"),), safe=True)
+                      (self.edit(value, self.atom_text(value) + ".clone()"),), safe=True)
             self.report("ADL010", node,
                         f"`{self.text(value)}` is a view of `{target}`, which this in-place op "
                         f"writes while reading it; the result depends on the kernel's loop order", fix)
