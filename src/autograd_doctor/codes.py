@@ -9,6 +9,7 @@ from __future__ import annotations
 SAVED_TENSOR_MODIFIED = "AD101"
 LEAF_INPLACE = "AD102"
 OPTIMIZER_MODIFIED_SAVED = "AD103"
+MULTI_OUTPUT_VIEW_INPLACE = "AD104"
 SILENT_ALIAS_WRITE = "AD201"
 SAVED_CONTENT_CHANGED = "AD202"
 OVERLAPPING_INPLACE = "AD203"
@@ -23,6 +24,7 @@ TITLES = {
     SAVED_TENSOR_MODIFIED: "a tensor that autograd saved was modified in place before backward()",
     LEAF_INPLACE: "a leaf tensor that requires grad was modified in place",
     OPTIMIZER_MODIFIED_SAVED: "optimizer.step() modified a parameter that a graph still needed for backward()",
+    MULTI_OUTPUT_VIEW_INPLACE: "an output of chunk/split/unbind was modified in place",
     SILENT_ALIAS_WRITE: "a saved tensor was changed through an alias PyTorch does not track; the gradient is silently wrong",
     SAVED_CONTENT_CHANGED: "the contents of a saved tensor changed between the forward pass and backward()",
     OVERLAPPING_INPLACE: "an in-place op reads memory that it writes",
@@ -106,6 +108,25 @@ losses sharing a network, `backward(retain_graph=True)` then `step()` then anoth
 losses and call backward first), or run the forward pass again after `step()`
 (`out = D(G(z))` before the generator loss), or `detach()` where the other network
 should not receive gradients.
+""",
+    MULTI_OUTPUT_VIEW_INPLACE: """\
+## AD104: an output of chunk/split/unbind was modified in place
+
+**What it means.** `chunk`, `split`, `unbind` (and other functions returning several
+views) return views of one tensor. While autograd records, PyTorch forbids in-place
+writes to them ("Output 0 of SplitBackward0 is a view and is being modified inplace.
+This view is the output of a function that returns multiple views"), because it
+cannot rewrite the graph of the sibling views.
+
+**Minimal example.**
+
+    h = x * 2
+    a, b = h.chunk(2)
+    a.mul_(2)          # AD104
+
+**The fix.** Compute out of place (`a = a.mul(2)`), or, if the write must reach `h`,
+build `h` from the pieces: `h = torch.cat([a * 2, b])`. Cloning the piece first
+(`a = a.clone()`) also works when `h` itself need not change.
 """,
     SILENT_ALIAS_WRITE: """\
 ## AD201: a saved tensor was changed through an alias PyTorch does not track

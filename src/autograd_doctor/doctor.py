@@ -4,6 +4,7 @@ recording, analysis and reporting."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import warnings
@@ -36,6 +37,18 @@ class AutogradDoctorError(RuntimeError):
     def __init__(self, message: str, diagnosis: Diagnosis | None = None):
         super().__init__(message)
         self.diagnosis = diagnosis
+
+
+def internal_error() -> None:
+    """The doctor failed while explaining: stay quiet for users, loud when debugging it.
+
+    Set AUTOGRAD_DOCTOR_DEBUG=1 to see the doctor's own tracebacks on stderr.
+    """
+    if os.environ.get("AUTOGRAD_DOCTOR_DEBUG"):
+        import traceback
+
+        print("autograd-doctor internal error (the user's exception is unchanged):", file=sys.stderr)
+        traceback.print_exc()
 
 
 def diagnoses_of(error: BaseException) -> list[Diagnosis]:
@@ -151,7 +164,7 @@ class Doctor:
             self._remember(diagnosis)
             attach(error, diagnosis)
         except Exception:
-            pass  # the plain PyTorch-worded error still comes through
+            internal_error()  # the plain PyTorch-worded error still comes through
         return error
 
     def _on_silent(self, record: SavedRecord) -> None:
@@ -164,6 +177,7 @@ class Doctor:
             slot = self.recorder.find_slot(node, record)
             diagnosis = diagnose.silent_write_diagnosis(record, node, slot, capture_user_stack(1, limit=2))
         except Exception:
+            internal_error()
             return
         self._raise_or_warn(diagnosis)
 
@@ -192,12 +206,12 @@ class Doctor:
 
     def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
         try:
-            diagnosis = diagnose.leaf_inplace_diagnosis(error, func, args, stack)
+            diagnosis = diagnose.call_error_diagnosis(error, func, args, stack)
             if diagnosis is not None:
                 self._remember(diagnosis)
                 attach(error, diagnosis)
         except Exception:
-            pass
+            internal_error()
 
     def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
         hook = getattr(diagnose, "backward_error_diagnosis", None)
@@ -209,7 +223,7 @@ class Doctor:
                 self._remember(diagnosis)
                 attach(error, diagnosis)
         except Exception:
-            pass
+            internal_error()
 
     def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
         self._remember(diagnosis)

@@ -237,6 +237,40 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     return diagnosis
 
 
+def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+    """AD104: an in-place write to one of several views returned by chunk/split/unbind."""
+    message = str(error)
+    if "returns multiple views" not in message:
+        return None
+    site = stack[0] if stack else None
+    if site is None:
+        return None
+    target = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    primary = location_of(site, role="modified", note="in-place write to one of several views")
+    name = written_name(site.filename, site.lineno)
+    info = tensor_info(target, name) if target is not None else None
+    statement = statement_at(site.filename, site.lineno)
+    helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
+             if "copy" not in s.message]
+    helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
+                            "with torch.cat or torch.stack instead of writing into one piece"))
+    notes = ["chunk, split and unbind return views that share memory; while autograd records, "
+             "PyTorch forbids writing into them in place because it cannot update the sibling views' history"]
+    diagnosis = Diagnosis(code=codes.MULTI_OUTPUT_VIEW_INPLACE, title=codes.title(codes.MULTI_OUTPUT_VIEW_INPLACE),
+                          severity="error", primary=primary, related=[], tensor=info, notes=notes, help=helps)
+    diagnosis.extra["op"] = getattr(func, "__name__", None)
+    return diagnosis
+
+
+def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+    """A diagnosis for an error raised by an in-place call itself, if we know it."""
+    for builder in (leaf_inplace_diagnosis, multi_view_inplace_diagnosis):
+        diagnosis = builder(error, func, args, stack)
+        if diagnosis is not None:
+            return diagnosis
+    return None
+
+
 # Where leaves that require grad were created: filled by the recorder for factory calls.
 _leaf_sites: dict[int, tuple] = {}
 

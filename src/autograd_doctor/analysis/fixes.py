@@ -257,6 +257,7 @@ def _call_without_keyword(filename: str, call: ast.Call, keyword_name: str) -> s
 def _replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
     """The statement's source with `node`'s text replaced by `new_text`."""
     lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
+    lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
     first = statement.lineno
     start_row, end_row = node.lineno - first, node.end_lineno - first
     if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):

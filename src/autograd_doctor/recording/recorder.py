@@ -339,7 +339,8 @@ class Recorder:
         result = func(*args, **kwargs)
         if self.on_leaf_created is not None and isinstance(result, torch.Tensor):
             try:
-                self.on_leaf_created(result, capture_user_stack(1, limit=1))
+                stack = capture_user_stack(1, limit=1)
+                self.on_leaf_created(result, stack[0] if stack else None)
             except Exception:
                 pass
         return result

@@ -1,0 +1,8 @@
+import os
+import sys
+
+# Test helpers live beside the tests; make them importable as plain modules.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "runtime"))
+
+# Show the doctor's own failures (normally swallowed so the user's exception wins).
+os.environ.setdefault("AUTOGRAD_DOCTOR_DEBUG", "1")

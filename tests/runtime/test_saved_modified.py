@@ -1,0 +1,312 @@
+"""AD101/AD103: a saved tensor modified in place; the write, the save, the fix."""
+
+import pytest
+import torch
+
+from helpers import apply_help, run_plain, run_program
+
+
+def assert_located(outcome, code="AD101"):
+    diagnosis = outcome.diagnosis
+    assert isinstance(outcome.error, RuntimeError)
+    assert "modified by an inplace operation" in str(outcome.error)
+    assert diagnosis.code == code
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.primary.file == outcome.path
+    roles = {loc.role: loc.line for loc in diagnosis.related}
+    assert roles.get("saved") == outcome.line("SAVE")
+    assert roles.get("backward") == outcome.line("BACKWARD")
+    # The report is attached to the user's exception as a note.
+    assert any("AD101" in note or "AD103" in note for note in outcome.error.__notes__)
+    return diagnosis
+
+
+def test_index_assignment_after_sigmoid(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = torch.sigmoid(x)  # SAVE
+        b[1] = 2  # WRITE
+        b.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.tensor.name == "b"
+    assert diagnosis.tensor.shape == [3] and diagnosis.tensor.dtype == "float32"
+    assert (diagnosis.tensor.version_saved, diagnosis.tensor.version_found) == (0, 1)
+    assert diagnosis.extra["node"] == "SigmoidBackward0" and diagnosis.extra["slot"] == "result"
+    assert diagnosis.help[0].replacement == "b = b.index_fill(0, torch.tensor([1]), 2.0)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    s = torch.sigmoid(torch.tensor([1.0, 2.0, 3.0]))
+    expected = s * (1 - s)
+    expected[1] = 0.0
+    assert torch.allclose(namespace["x"].grad, expected)
+
+
+def test_clone_before_write_help_works(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = torch.sigmoid(x)  # SAVE
+        b[1] = 2  # WRITE
+        b.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    clone_help = [i for i, h in enumerate(outcome.diagnosis.help) if "clone" in (h.replacement or "")]
+    assert clone_help
+    namespace = run_plain(tmp_path, apply_help(outcome, clone_help[0]))
+    assert namespace["x"].grad is not None and namespace["x"].grad[1] == 0.0
+
+
+def test_masked_assignment_suggests_where(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True)
+        y = torch.exp(x)  # SAVE
+        mask = x < 0
+        y[mask] = 0.0  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.help[0].replacement == "y = torch.where(mask, 0.0, y)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    x = torch.tensor([-1.0, 2.0, -3.0])
+    assert torch.allclose(namespace["x"].grad, torch.where(x < 0, 0.0, torch.exp(x)))
+
+
+def test_augmented_assignment_on_saved_output(tmp_path):
+    source = """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        residual = torch.randn(4)
+        out = torch.tanh(x)  # SAVE
+        out += residual  # WRITE
+        out.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.tensor.name == "out"
+    assert diagnosis.help[0].replacement == "out = out + residual"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.allclose(namespace["x"].grad, 1 - torch.tanh(namespace["x"].detach()) ** 2)
+
+
+def test_underscore_method_on_saved_input(tmp_path):
+    source = """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        h = torch.randn(3)
+        s = 0.5
+        y = w * h  # SAVE
+        h.mul_(s)  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.extra["node"] == "MulBackward0"
+    assert diagnosis.extra["slot"] == "other"
+    assert diagnosis.help[0].replacement == "h = h.mul(s)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["w"].grad, namespace["y"].detach() / namespace["w"].detach()) or \
+        torch.allclose(namespace["w"].grad, namespace["y"].detach() / namespace["w"].detach())
+
+
+def test_inplace_relu_module_points_at_definition(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.act = nn.ReLU(inplace=True)  # DEFINE
+
+            def forward(self, x):
+                h = torch.sigmoid(self.fc(x))  # SAVE
+                return self.act(h) + h  # WRITE
+
+        torch.manual_seed(0)
+        model = Block()
+        out = model(torch.randn(2, 4))
+        out.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.line == outcome.line("DEFINE")
+    roles = {loc.role: loc.line for loc in diagnosis.related}
+    assert roles["modified"] == outcome.line("WRITE")
+    assert roles["saved"] == outcome.line("SAVE")
+    assert diagnosis.help[0].replacement == "self.act = nn.ReLU(inplace=False)"
+    assert any("ReLU" in note for note in diagnosis.notes)
+    run_plain(tmp_path, apply_help(outcome))
+
+
+def test_functional_inplace_relu(tmp_path):
+    source = """
+        import torch
+        import torch.nn.functional as F
+        x = torch.randn(5, requires_grad=True)
+        y = torch.tanh(x)  # SAVE
+        z = F.relu(y, inplace=True)  # WRITE
+        (z * 2).sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.help[0].replacement == "z = F.relu(y, inplace=False)"
+    run_plain(tmp_path, apply_help(outcome))
+
+
+@pytest.mark.parametrize("view_expression,write", [
+    ("a, b = h.chunk(2)", "a.mul_(2)"),
+    ("a, b = h.unbind(0)", "a.zero_()"),
+    ("a, b = h.split(1)", "a.add_(1)"),
+    ("a = h.select(0, 1)", "a.fill_(3.0)"),
+    ("a = h.narrow(1, 0, 2)", "a.mul_(0.5)"),
+    ("a = h.t()", "a.add_(1)"),
+])
+def test_writes_through_views(tmp_path, view_expression, write):
+    """h does not require grad but mul saves it for w's gradient; a view of h is written."""
+    source = f"""
+        import torch
+        w = torch.randn(2, 3, requires_grad=True)
+        h = torch.randn(2, 3)
+        y = w * h  # SAVE
+        {view_expression}
+        {write}  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.extra["node"] == "MulBackward0" and diagnosis.extra["slot"] == "other"
+    fixed = apply_help(outcome)
+    namespace = run_plain(tmp_path, fixed)
+    assert torch.equal(namespace["w"].grad, namespace["h"])
+
+
+def test_inplace_write_to_multi_output_view(tmp_path):
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        h = x * 2
+        a, b = h.chunk(2)
+        a.mul_(2)  # WRITE
+        h.sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "a = a.mul(2)"
+    run_plain(tmp_path, apply_help(outcome))
+
+
+def test_optimizer_step_between_forward_and_backward(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 2))
+        D = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        fake = G(torch.randn(8, 2))
+        out = D(fake)  # SAVE
+        d_loss = out.mean()
+        d_loss.backward(retain_graph=True)
+        opt_D.step()  # WRITE
+        g_loss = -out.mean()
+        g_loss.backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD103"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.extra["optimizer"] == "SGD"
+    assert diagnosis.tensor.parameter == "D.2.weight"
+    roles = {loc.role: loc.line for loc in diagnosis.related}
+    assert roles["saved"] == outcome.line("SAVE")
+    assert roles["backward"] == outcome.line("BACKWARD")
+    assert "opt_D.step()" in diagnosis.help[0].message
+
+
+def test_optimizer_help_applied_recompute_forward(tmp_path):
+    """Following the help (step after the last backward) makes the program run."""
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        D = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        out = D(torch.randn(8, 2))
+        d_loss = out.mean()
+        d_loss.backward(retain_graph=True)
+        g_loss = -out.mean()
+        g_loss.backward()
+        opt_D.step()
+    """
+    run_plain(tmp_path, source)
+
+
+def test_write_inside_loop_names_iteration(tmp_path):
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        h = torch.sigmoid(x)  # SAVE
+        for i in range(4):
+            if i == 2:
+                h[i] = 0.0  # WRITE
+        h.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert any("i = 2" in note for note in diagnosis.notes)
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert namespace["x"].grad[2].abs().sum() == 0
+
+
+def test_out_argument_seen_with_mode_capture(tmp_path):
+    source = """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)  # SAVE
+        a = torch.ones(3)
+        torch.add(a, a, out=y.detach())  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source, capture="mode")
+    assert_located(outcome)
+
+
+def test_mul_then_write_output_is_not_a_failure(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * x
+        y[0] = 0.0
+        y.sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None
+    assert outcome.diagnoses == []
+    assert torch.equal(outcome.namespace["x"].grad, torch.tensor([0.0, 4.0, 6.0]))
+
+
+def test_unseen_write_still_names_save_and_window(tmp_path):
+    """A write through torch.ops is not wrapped: the report still names the save."""
+    source = """
+        import torch
+        import torch.nn.functional as F
+        w = torch.randn(3, requires_grad=True)
+        running_mean, running_var = torch.zeros(3), torch.ones(3)
+        y = w * running_mean  # SAVE
+        torch.ops.aten.add_.Scalar(running_mean, 1.0)  # an op called through torch.ops
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.line == outcome.line("SAVE")
+    assert {loc.role: loc.line for loc in diagnosis.related}["backward"] == outcome.line("BACKWARD")
+    assert any("not seen" in note for note in diagnosis.notes)
