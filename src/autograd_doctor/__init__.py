@@ -12,6 +12,19 @@ from autograd_doctor.report.model import Diagnosis, Location, Report, Suggestion
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython):
+    """`%load_ext autograd_doctor` in IPython / Jupyter."""
+    from autograd_doctor.ipython import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from autograd_doctor.ipython import unload_ipython_extension as unload
+
+    unload(ipython)
+
 __all__ = [
     "watch", "install", "uninstall", "installed", "diagnoses_of", "Doctor",
     "AutogradDoctorError", "AutogradDoctorWarning",

@@ -21,6 +21,16 @@ from autograd_doctor.recording.recorder import (
     Recorder, StrictViolation, WriteWatcher, pytorch_version_message,
 )
 from autograd_doctor.report.model import Diagnosis, Report
+
+# Optional pieces, each in its own module: the doctor works without them.
+try:
+    from autograd_doctor.analysis import gradient_path
+except ImportError:
+    gradient_path = None
+try:
+    from autograd_doctor.report import graph
+except ImportError:
+    graph = None
 from autograd_doctor.report.text import render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
@@ -95,6 +105,8 @@ class Doctor:
         self.recorder.on_call_error = self._on_call_error
         self.recorder.on_backward_error = self._on_backward_error
         self.recorder.on_leaf_created = diagnose.remember_leaf_creation
+        self.recorder.on_backward_start = self._on_backward_start
+        self.recorder.on_backward_done = self._on_backward_done
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
         self._hooks = None
@@ -161,6 +173,11 @@ class Doctor:
                 backward_stack = self.recorder.backward_calls[-1].stack
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, backward_stack)
             record.reported = True
+            if graph is not None:
+                try:
+                    diagnosis.graph_data = graph.snapshot_failure(node, record, self.recorder)
+                except Exception:
+                    internal_error()
             self._remember(diagnosis)
             attach(error, diagnosis)
         except Exception:
@@ -213,8 +230,29 @@ class Doctor:
         except Exception:
             internal_error()
 
+    def _on_backward_start(self, call, func, args: tuple, kwargs: dict) -> None:
+        if gradient_path is not None:
+            try:
+                gradient_path.on_backward_start(self.recorder, call, func, args, kwargs)
+            except Exception:
+                internal_error()
+
+    def _on_backward_done(self, call, func, args: tuple, kwargs: dict, result) -> None:
+        """After a successful backward: problems that raise nothing (e.g. a cut gradient path)."""
+        if gradient_path is None:
+            return
+        try:
+            found = gradient_path.after_backward(self.recorder, call, func, args, kwargs, result)
+        except Exception:
+            internal_error()
+            return
+        for diagnosis in found or ():
+            self._raise_or_warn(diagnosis)
+
     def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
-        hook = getattr(diagnose, "backward_error_diagnosis", None)
+        if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
+            return
+        hook = getattr(gradient_path, "backward_error_diagnosis", None)
         if hook is None:
             return
         try:

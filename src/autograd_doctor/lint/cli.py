@@ -109,7 +109,9 @@ def collect_files(paths, exclude, force_exclude, gitignore) -> list[str]:
         if os.path.isdir(path):
             candidates = iter_python_files(path, exclude, gitignore)
         else:
-            if force_exclude and is_excluded(path, exclude):
+            parts = os.path.normpath(path).split(os.sep)
+            if force_exclude and any(is_excluded(os.sep.join(parts[:i + 1]), exclude)
+                                     for i in range(len(parts))):
                 continue
             candidates = [path]
         for c in candidates:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 
@@ -59,10 +60,16 @@ def lint_source(source: str, filename: str = "<string>",
     except (ValueError, RecursionError, MemoryError) as e:
         findings = [_unparsable(filename, 1, 1, f"cannot parse: {e}")]
     else:
+        limit = sys.getrecursionlimit()
         try:
+            # Deep expressions (long `a + b + ...` chains) parse fine but nest the
+            # walk; Python-to-Python calls do not use the C stack on 3.11+.
+            sys.setrecursionlimit(max(limit, 8000))
             findings = Checker(tree, source, filename).findings
         except RecursionError:
             findings = [_unparsable(filename, 1, 1, "cannot analyse: the code nests too deeply")]
+        finally:
+            sys.setrecursionlimit(limit)
         findings = _without_noqa(findings, source)
     findings = [f for f in findings if f.code in selection]
     findings.sort(key=Finding.sort_key)

@@ -118,7 +118,12 @@ class Recorder:
         self.on_write_hit: Callable[[SavedRecord, WriteEvent], None] | None = None
         self.on_call_error: Callable[[BaseException, Any, tuple, dict, tuple], None] | None = None
         self.on_backward_error: Callable[[BaseException, BackwardCall, tuple, dict], None] | None = None
-        self.on_leaf_created: Callable[[Any, tuple], None] | None = None
+        self.on_leaf_created: Callable[[Any, Any], None] | None = None
+        # Plug-ins for analyses of backward calls (see autograd_doctor.analysis.gradient_path).
+        self.on_backward_start: Callable[..., None] | None = None
+        self.on_backward_done: Callable[..., None] | None = None
+        # Free-form per-run state that analyses may keep (never tensors, only weak refs).
+        self.state: dict[str, Any] = {}
         self.verify_saved = False
         self.fingerprint: Callable[[Any], Any] | None = None
         self._drop_record = self._make_drop_callback()
@@ -322,17 +327,22 @@ class Recorder:
             return func(*args, **kwargs)
         try:
             call = self.record_backward(kwargs, func, args)
+            if self.on_backward_start is not None:
+                self.on_backward_start(call, func, args, kwargs)
         except Exception:
             call = None
         self.write_depth += 1
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except Exception as error:
             if call is not None and self.on_backward_error is not None:
                 self.on_backward_error(error, call, args, kwargs)
             raise
         finally:
             self.write_depth -= 1
+        if call is not None and self.on_backward_done is not None:
+            self.on_backward_done(call, func, args, kwargs, result)
+        return result
 
     def call_factory(self, func, args: tuple, kwargs: dict):
         """A factory called with requires_grad=True, or requires_grad_(): remember where."""
@@ -346,6 +356,32 @@ class Recorder:
         return result
 
     # ---- post-mortem helpers ---------------------------------------------------
+
+    def saved_records_of(self, node) -> dict[str, SavedRecord]:
+        """slot name -> our SavedRecord, for each `_saved_*` of `node` that we packed.
+
+        Reading goes through our unpack in probing mode, so stale slots do not raise.
+        """
+        found: dict[str, SavedRecord] = {}
+        if node is None:
+            return found
+        previous = self.probing
+        self.probing = True
+        try:
+            for name in dir(node):
+                if not name.startswith("_saved_"):
+                    continue
+                self.probe_hits.clear()
+                try:
+                    getattr(node, name)
+                except Exception:
+                    continue
+                if self.probe_hits:
+                    found[name[len("_saved_"):]] = self.probe_hits[0]
+        finally:
+            self.probing = previous
+            self.probe_hits.clear()
+        return found
 
     def find_slot(self, node, record: SavedRecord) -> str | None:
         """Which `_saved_*` attribute of `node` holds `record` (reads use our unpack)."""

@@ -96,6 +96,14 @@ class Diagnosis:
     help: list[Suggestion] = field(default_factory=list)
     # Extra facts for pictures and tools (node, slot, rank, ...).
     extra: dict[str, Any] = field(default_factory=dict)
+    # A plain-data snapshot of the autograd graph around the failure (report.graph), if any.
+    graph_data: Any = field(default=None, repr=False, compare=False)
+
+    def graph(self, max_nodes: int = 40):
+        """A picture of the failing part of the graph: `.dot`, `.svg()`, shown inline in Jupyter."""
+        from autograd_doctor.report.graph import picture_for
+
+        return picture_for(self, max_nodes=max_nodes)
 
     def help_lines(self) -> list[str]:
         """What the JSON `help` list holds: the code to write where there is code, else the advice."""
