@@ -28,11 +28,11 @@ class Rule:
         return list(zip(SECTIONS, (self.what_it_does, self.why_bad, self.example,
                                    self.use_instead, self.fix_safety, self.known_problems)))
 
-    def documentation(self) -> str:
-        """The long explanation, as markdown."""
-        out = [f"# {self.code} {self.name}", "", self.summary, ""]
+    def documentation(self, level: int = 1) -> str:
+        """The long explanation, as markdown (``level``: heading level of the title)."""
+        out = [f"{'#' * level} {self.code} {self.name}", "", self.summary, ""]
         for title, body in self.sections():
-            out.append(f"## {title}")
+            out.append(f"{'#' * (level + 1)} {title}")
             out.append("")
             body = body.strip("\n")
             if title in ("Example", "Use instead"):
@@ -65,6 +65,4 @@ def rule_documentation(code: str) -> str | None:
 
 def render_markdown() -> str:
     """All rules' docs, as the "Rules" part of docs/lint.md."""
-    return "\n".join(r.documentation().replace("\n# ", "\n## ").replace("\n## ", "\n#### ")
-                     .replace(f"# {r.code} {r.name}", f"### {r.code} {r.name}", 1)
-                     for r in ALL_RULES)
+    return "\n".join(r.documentation(level=3) for r in ALL_RULES)
