@@ -9,7 +9,7 @@ from types import FrameType
 import torch
 
 from autograd_doctor.recording.events import storage_key
-from autograd_doctor.recording.frames import is_user_frame
+from autograd_doctor.recording.frames import frame_locals, is_user_frame
 from autograd_doctor.report.model import TensorInfo
 from autograd_doctor.report.source import statement_at
 
@@ -28,7 +28,7 @@ def _modules_in(frames: list[FrameType]) -> list[tuple[str, torch.nn.Module]]:
     seen: set[int] = set()
     found = []
     for frame in frames:
-        for scope in (frame.f_locals, frame.f_globals):
+        for scope in (frame_locals(frame), frame.f_globals):
             for name, value in list(scope.items()):
                 if isinstance(value, torch.nn.Module) and id(value) not in seen:
                     seen.add(id(value))
@@ -70,7 +70,7 @@ def variable_for(tensor, frames: list[FrameType]) -> str | None:
     if tensor is None:
         return None
     for frame in frames:
-        for name, value in list(frame.f_locals.items()):
+        for name, value in frame_locals(frame).items():
             if value is tensor and not name.startswith("_"):
                 return name
     return None

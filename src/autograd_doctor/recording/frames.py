@@ -46,6 +46,30 @@ def is_user_frame(frame: FrameType) -> bool:
     return not _is_internal_file(frame.f_code.co_filename)
 
 
+_CO_OPTIMIZED = 0x0001
+
+
+def frame_locals(frame: FrameType) -> dict:
+    """A copy of a frame's local variables that leaves no reference behind.
+
+    Before Python 3.13, reading `frame.f_locals` of a function frame stores a snapshot
+    dict on the frame that keeps every local's value alive until the frame ends, even
+    after the program rebinds or deletes the variable. Clearing that snapshot is safe
+    (the next read rebuilds it); from 3.13 on, f_locals is a live proxy and must not be
+    cleared.
+    """
+    scope = frame.f_locals
+    copy = dict(scope)
+    if (
+        sys.version_info < (3, 13)
+        and type(scope) is dict
+        and scope is not frame.f_globals
+        and frame.f_code.co_flags & _CO_OPTIMIZED
+    ):
+        scope.clear()
+    return copy
+
+
 def torch_module_dir() -> str:
     return _TORCH_DIR
 

@@ -21,7 +21,7 @@ from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.frames import (
-    Site, capture_user_stack, is_user_frame, torch_module_dir,
+    Site, capture_user_stack, frame_locals, is_user_frame, torch_module_dir,
 )
 
 # What a torch-level call does, from the recorder's point of view.
@@ -271,11 +271,11 @@ class Recorder:
         while frame is not None and not is_user_frame(frame):
             filename = frame.f_code.co_filename
             if filename.startswith(_OPTIM_DIR) and frame.f_code.co_name == "step" and event.optimizer is None:
-                owner = frame.f_locals.get("self")
+                owner = frame_locals(frame).get("self")
                 if owner is not None:
                     event.optimizer = type(owner).__name__
             elif filename.startswith(_NN_MODULES_DIR) and frame.f_code.co_name == "forward" and event.module_ref is None:
-                owner = frame.f_locals.get("self")
+                owner = frame_locals(frame).get("self")
                 if isinstance(owner, torch.nn.Module):
                     event.module_class = type(owner).__name__
                     event.module_ref = weakref.ref(owner)
@@ -423,7 +423,7 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
         names = set(_IDENTIFIER.findall(line))
         values = {}
-        local_vars = frame.f_locals
+        local_vars = frame_locals(frame)
         for name in names:
             value = local_vars.get(name)
             if isinstance(value, bool) or value is None:

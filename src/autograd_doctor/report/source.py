@@ -64,8 +64,10 @@ def location_of(site: Site | None, role: str = "", note: str = "") -> Location |
     text = source_line(filename, line)
     statement = statement_at(filename, line) if col is not None else None
     if isinstance(statement, (ast.Assign, ast.AugAssign)) and statement.lineno == statement.end_lineno == line:
-        # The store instruction covers only the target (`y[1]`); mark the whole write.
-        col, end_col = statement.col_offset, statement.end_col_offset
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+        if target.col_offset <= col and end_col is not None and end_col <= target.end_col_offset:
+            # The store instruction covers only the target (`y[1]`); mark the whole write.
+            col, end_col = statement.col_offset, statement.end_col_offset
     if col is None:
         col = len(text) - len(text.lstrip())
         end_col = len(text)

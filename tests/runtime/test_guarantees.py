@@ -1,0 +1,230 @@
+"""What the doctor promises: same gradients, no tensors kept alive, the user's error intact."""
+
+import gc
+import traceback
+import weakref
+
+import pytest
+import torch
+from torch import nn
+
+import autograd_doctor
+from autograd_doctor.analysis import diagnose
+from helpers import run_program
+
+
+def _mlp_step():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(inplace=True), nn.Linear(16, 4), nn.LogSoftmax(dim=-1))
+    x = torch.randn(5, 8)
+    loss = -model(x)[:, 0].mean()
+    loss.backward()
+    return [p.grad for p in model.parameters()]
+
+
+def _conv_step():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True), nn.Flatten(), nn.Linear(4 * 6 * 6, 2))
+    loss = model(torch.randn(2, 3, 8, 8)).sigmoid().sum()
+    loss.backward()
+    return [p.grad for p in model.parameters()]
+
+
+def _transformer_step():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.1, batch_first=True)
+    out = layer(torch.randn(2, 5, 16))
+    out.pow(2).mean().backward()
+    return [p.grad for p in layer.parameters()]
+
+
+def _gru_step():
+    torch.manual_seed(0)
+    rnn = nn.GRU(4, 8, batch_first=True)
+    out, h = rnn(torch.randn(3, 6, 4))
+    (out.sum() + h.sum()).backward()
+    return [p.grad for p in rnn.parameters()]
+
+
+def _gradient_penalty_step():
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    x = torch.randn(6, 3, requires_grad=True)
+    score = critic(x)
+    (grad_x,) = torch.autograd.grad(score.sum(), x, create_graph=True)
+    loss = ((grad_x.norm(2, dim=1) - 1) ** 2).mean() + score.mean()
+    loss.backward()
+    return [p.grad for p in critic.parameters()] + [x.grad]
+
+
+@pytest.mark.parametrize("step", [_mlp_step, _conv_step, _transformer_step, _gru_step, _gradient_penalty_step],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("capture", ["patch", "mode"])
+def test_gradients_bitwise_equal_with_and_without_watch(step, capture):
+    plain = step()
+    with autograd_doctor.watch(capture=capture):
+        watched = step()
+    assert len(plain) == len(watched)
+    for a, b in zip(plain, watched):
+        assert torch.equal(a, b)
+
+
+def test_saved_output_not_kept_alive_after_graph_dies():
+    x = torch.randn(3, requires_grad=True)
+    with autograd_doctor.watch() as doctor:
+        y = torch.sigmoid(x)  # sigmoid saves its output: a naive hook would make a cycle
+        z = torch.exp(y)
+        output_ref, intermediate_ref = weakref.ref(y), weakref.ref(z)
+        del y, z
+        gc.collect()
+        assert output_ref() is None and intermediate_ref() is None
+
+
+def test_saved_tensors_released_after_backward():
+    with autograd_doctor.watch() as doctor:
+        x = torch.randn(64, 64, requires_grad=True)
+        h = torch.tanh(x @ x)
+        h_ref = weakref.ref(h)
+        loss = h.sum()
+        loss.backward()
+        del h
+        gc.collect()
+        # The graph (held by `loss`) is alive, but backward freed its saved tensors.
+        assert h_ref() is None
+        assert all(ref() is None for refs in doctor.recorder.saves_by_storage.values() for ref in refs)
+
+
+def test_recording_writes_keeps_no_tensor_alive():
+    with autograd_doctor.watch():
+        w = torch.randn(3, requires_grad=True)
+        buffer = torch.randn(3)
+        y = w * buffer
+        buffer.mul_(2)  # recorded: it hits the saved `buffer`
+        buffer_ref, y_ref = weakref.ref(buffer), weakref.ref(y)
+        del buffer, y
+        gc.collect()
+        assert buffer_ref() is None and y_ref() is None
+
+
+def test_internal_failure_leaves_pytorch_error_intact(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("the doctor itself failed")
+
+    monkeypatch.setattr(diagnose, "stale_saved_diagnosis", broken)
+    monkeypatch.delenv("AUTOGRAD_DOCTOR_DEBUG", raising=False)
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y[0] = 1.0
+        y.sum().backward()
+    """)
+    assert type(outcome.error) is RuntimeError
+    assert "modified by an inplace operation" in str(outcome.error)
+    assert "is at version 1; expected version 0 instead" in str(outcome.error)
+    assert not getattr(outcome.error, "__notes__", None)
+    assert not isinstance(outcome.error.__context__, ValueError)
+
+
+def test_internal_failure_on_user_error_keeps_it_unchanged(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("the doctor itself failed")
+
+    monkeypatch.setattr(diagnose, "call_error_diagnosis", broken)
+    monkeypatch.delenv("AUTOGRAD_DOCTOR_DEBUG", raising=False)
+    with autograd_doctor.watch():
+        w = torch.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as caught:
+            w.add_(1)
+    assert "leaf Variable that requires grad" in str(caught.value)
+    assert not getattr(caught.value, "__notes__", None)
+
+
+def test_unrelated_user_errors_pass_through_unchanged():
+    with autograd_doctor.watch():
+        a, b = torch.randn(3), torch.randn(4)
+        with pytest.raises(RuntimeError) as caught:
+            a.add_(b)
+    assert "must match the size" in str(caught.value)
+    assert autograd_doctor.diagnoses_of(caught.value) == []
+
+
+def test_strict_mode_raises_at_the_write(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)  # SAVE
+        y[1] = 2.0  # WRITE
+        y.sum().backward()
+    """, strict=True)
+    assert isinstance(outcome.error, RuntimeError)
+    frames = traceback.extract_tb(outcome.error.__traceback__)
+    assert any(f.filename == outcome.path and f.lineno == outcome.line("WRITE") for f in frames)
+    assert not any(f.filename == outcome.path and f.lineno == outcome.line("WRITE") + 1 for f in frames)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_watch_is_a_decorator():
+    @autograd_doctor.watch()
+    def buggy():
+        x = torch.randn(3, requires_grad=True)
+        y = torch.exp(x)
+        y.add_(1)
+        y.sum().backward()
+
+    with pytest.raises(RuntimeError) as caught:
+        buggy()
+    assert autograd_doctor.diagnoses_of(caught.value)[0].code == "AD101"
+
+
+def test_install_and_uninstall():
+    doctor = autograd_doctor.install()
+    try:
+        assert autograd_doctor.installed() is doctor
+        x = torch.randn(3, requires_grad=True)
+        y = torch.tanh(x)
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as caught:
+            y.sum().backward()
+        assert autograd_doctor.diagnoses_of(caught.value)[0].code == "AD101"
+    finally:
+        autograd_doctor.uninstall()
+    assert autograd_doctor.installed() is None
+
+
+def test_invalid_options_are_rejected():
+    with pytest.raises(ValueError):
+        autograd_doctor.watch(silent="loud")
+    with pytest.raises(ValueError):
+        autograd_doctor.watch(capture="everything")
+
+
+def test_data_write_into_saved_tensor_warns(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)  # SAVE
+        y.data[0] = 0.0  # WRITE
+        y.sum().backward()  # BACKWARD
+    """)
+    assert outcome.error is None  # PyTorch raises nothing: the gradient is silently wrong
+    assert len(outcome.warnings) == 1
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD201" and diagnosis.severity == "warning"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert {loc.role: loc.line for loc in diagnosis.related}["saved"] == outcome.line("SAVE")
+
+
+def test_data_write_raises_when_asked(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.data[0] = 0.0
+        y.sum().backward()
+    """, silent="raise")
+    assert isinstance(outcome.error, autograd_doctor.AutogradDoctorError)
+    assert isinstance(outcome.error, RuntimeError)
+    assert outcome.diagnosis.code == "AD201"
