@@ -77,3 +77,31 @@ def test_rule_documentation_unknown_code_is_none():
 def test_rule_codes_are_unique_and_sorted():
     codes = [r.code for r in ALL_RULES]
     assert codes == sorted(set(codes))
+
+
+DOC_PREAMBLE = ("import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def f(x: torch.Tensor, w: torch.Tensor, h: torch.Tensor, a: torch.Tensor,\n"
+                "      t: torch.Tensor, pred: torch.Tensor, bias: torch.Tensor, out: torch.Tensor,\n"
+                "      loss_a: torch.Tensor, loss_b: torch.Tensor, loss, lr, n, decay, args,\n"
+                "      d_loss, g_loss, d_opt, g_opt, history):\n")
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_documented_example_is_flagged_and_use_instead_is_not(rule):
+    import textwrap
+
+    def codes(body):
+        return {f.code for f in lint_source(DOC_PREAMBLE + textwrap.indent(body, "    ") + "\n")}
+
+    assert rule.code in codes(rule.example)
+    assert codes(rule.use_instead) == set()
+
+
+def test_docstring_examples():
+    import doctest
+
+    import autograd_doctor.lint as lint_pkg
+    from autograd_doctor.lint import engine, rules
+    for module in (lint_pkg, engine, rules):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

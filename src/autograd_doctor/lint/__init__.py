@@ -1,7 +1,7 @@
 """Static linter: find autograd hazards in source code without running it.
 
 >>> from autograd_doctor.lint import lint_source
->>> [f.code for f in lint_source("import torch\\nx = torch.ones(2).clone().detach()\\n")]
+>>> [f.code for f in lint_source("import torch\\nx = torch.ones(2, requires_grad=True).clone().detach()\\n")]
 ['ADL007']
 """
 

@@ -440,6 +440,9 @@ class Checker:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and not self.is_const(value):
                 self.scope.saves[name].append((self.next_seq(), key, "output", value))
+        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+               and self.qualname(value.func) is None):  # torch.tensor([...]).sum()
+            value = value.func.value
         if (isinstance(value, ast.Call) and self.qualname(value.func) == "torch.tensor"
                 and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
                 and value.args[0].elts and all(self.is_tensor(e) for e in value.args[0].elts)):
@@ -646,6 +649,8 @@ class Checker:
             self.report("ADL008", node,
                         f"`{self.text(func_text_node(node))}()` of tensor `{self.text(first)}` "
                         f"copies it and drops it from the graph", fix)
+        if q in ("torch.autograd.grad", "torch.autograd.backward"):
+            scope.backwards.append((self.next_seq(), node))
         if q in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly",
                  "torch.set_anomaly_enabled") and first is not None and \
                 isinstance(first, ast.Constant) and first.value is True and not self.guard_depth:

@@ -64,5 +64,17 @@ def rule_documentation(code: str) -> str | None:
 
 
 def render_markdown() -> str:
-    """All rules' docs, as the "Rules" part of docs/lint.md."""
-    return "\n".join(r.documentation(level=3) for r in ALL_RULES)
+    """All rules' docs, as the "Rules" part of docs/lint.md (a table, then each rule)."""
+    rows = "".join(f"| {r.code} | {r.name} | {r.summary.replace('|', '/')} |\n" for r in ALL_RULES)
+    return ("| code | name | summary |\n| --- | --- | --- |\n" + rows + "\n"
+            + "\n".join(r.documentation(level=3) for r in ALL_RULES))
+
+
+def update_docs(path: str) -> None:
+    """Rewrite everything after the "## Rules" heading of docs/lint.md."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    marker = "\n| code | name | summary |\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.split(marker, 1)[0] + marker[:1] + render_markdown())
+

@@ -5,7 +5,10 @@ RULES = [
         code="ADL004", name="tensor-data-attribute",
         summary="`.data` is used in code that runs with gradients enabled.",
         what_it_does="""Finds reads and writes of `<tensor>.data` (a known tensor, or
-`<x>.weight`, `<x>.bias`, `<x>.grad`) outside `torch.no_grad()` /
+`<x>.weight`, `<x>.bias`, `<x>.grad`) in code that runs with gradients: a
+`forward()` method, a function named `train*` or `training_step`, or a
+function (or script) that calls `.backward()` or `torch.autograd.grad()`;
+and there only outside `torch.no_grad()` /
 `torch.inference_mode()` blocks, `@torch.no_grad()` functions and
 parameter-initialisation functions (`__init__`, `reset_parameters`,
 `_init_weights`, `init_*`...).""",
@@ -14,10 +17,12 @@ version counter.  A write through it is invisible to autograd: if the
 value was saved for backward, the gradient is silently wrong instead of
 raising an error.  `.detach()` shares the version counter, so PyTorch can
 catch the mistake; `torch.no_grad()` makes the intent explicit.""",
-        example="""w.data.mul_(0.5)
+        example="""loss.backward()
+w.data -= lr * w.grad
 scale = out.data.abs().max()""",
-        use_instead="""with torch.no_grad():
-    w.mul_(0.5)
+        use_instead="""loss.backward()
+with torch.no_grad():
+    w -= lr * w.grad
 scale = out.detach().abs().max()""",
         fix_safety="""Unsafe: a read `x.data` becomes `x.detach()`.  A later in-place write
 through the result is then tracked by autograd and may raise where it was

@@ -51,13 +51,12 @@ and calls of a module attribute built with `inplace=True` in `__init__`
         why_bad="""After the call, `x` holds the activated values.  A later use of `x` (a
 residual connection, a second branch, logging) silently sees them, or, if
 an op saved `x` for backward, `backward()` fails.""",
-        example="""self.act = nn.ReLU(inplace=True)   # in __init__
-...
-h = self.act(x)
-return h + x        # x was overwritten by the ReLU""",
-        use_instead="""self.act = nn.ReLU()
-...
-h = self.act(x)
+        example="""h = F.relu(x, inplace=True)
+return h + x        # x now holds relu(x), not the input
+
+# the same with a module: self.act = nn.ReLU(inplace=True) in __init__,
+# then h = self.act(x) in forward() followed by a use of x""",
+        use_instead="""h = F.relu(x)
 return h + x""",
         fix_safety="""Unsafe: `inplace=True` becomes `inplace=False`.  The later uses then see
 the input's original values, which is what the code almost always means,
