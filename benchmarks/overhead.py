@@ -15,6 +15,8 @@ import sys
 import time
 import tracemalloc
 
+import warnings
+
 import torch
 from torch import nn
 
@@ -127,6 +129,7 @@ def peak_memory(setup, mode_factory, steps: int = 3) -> int:
 
 
 def main() -> int:
+    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", help="also write the results as JSON here")
