@@ -38,6 +38,8 @@ class Write:
     fix: Fix | None = None
     via: str = ""           # "detach" / "expand" when written through such a chain
     via_source: str = ""    # the detached name for direct chains
+    detached_from: str = ""  # `name = src.detach()` binding live at the write
+    expanded: bool = False   # `name = x.expand(...)` binding live at the write
 
 
 @dataclass
@@ -194,7 +196,8 @@ class Checker:
                     return func.attr in self.module_attrs.get(self.scope.module_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
-                return func.attr not in N.NOT_TENSOR_METHODS and self.is_tensor(recv)
+                return func.attr not in N.NOT_TENSOR_METHODS and func.attr in N.tensor_methods() \
+                    and self.is_tensor(recv)
             return False
         if isinstance(node, ast.Attribute):
             return node.attr in N.TENSOR_ATTRIBUTES and self.is_tensor(node.value)
@@ -519,13 +522,48 @@ class Checker:
         self.visit(node.test)
         guard = self.is_debug_guard(node.test)
         self.guard_depth += guard
+        scope = self.scope
+        before = (set(scope.tensors), set(scope.consts))
+        checked = self.isinstance_tensor(node.test)
+        if checked:
+            scope.tensors.add(checked)
         start = self.next_seq()
         self.visit_body(node.body)
         self.guard_depth -= guard
+        after_body = (scope.tensors, scope.consts)
+        scope.tensors, scope.consts = set(before[0]), set(before[1])
+        if checked:
+            scope.tensors.discard(checked)
         if node.orelse:
             mid = self.next_seq()
             self.visit_body(node.orelse)
-            self.scope.branches.append((start, mid, self.next_seq()))
+            scope.branches.append((start, mid, self.next_seq()))
+        # after the `if`, a name is known to be a tensor only if both paths agree
+        scope.tensors &= after_body[0]
+        scope.consts &= after_body[1]
+
+    def visit_IfExp(self, node):
+        self.visit(node.test)
+        scope = self.scope
+        checked = self.isinstance_tensor(node.test)
+        known = checked in scope.tensors
+        if checked:
+            scope.tensors.add(checked)
+        self.visit(node.body)
+        if checked:
+            scope.tensors.discard(checked)
+        self.visit(node.orelse)
+        if checked and known:
+            scope.tensors.add(checked)
+
+    def isinstance_tensor(self, test) -> str | None:
+        """``x`` for ``isinstance(x, torch.Tensor)`` (or a tuple holding it)."""
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            if any(self.qualname(t) in ("torch.Tensor", "torch.nn.Parameter") for t in types):
+                return test.args[0].id
+        return None
 
     def is_debug_guard(self, test) -> bool:
         for sub in ast.walk(test):
@@ -651,8 +689,7 @@ class Checker:
                         f"copies it and drops it from the graph", fix)
         if q in ("torch.autograd.grad", "torch.autograd.backward"):
             scope.backwards.append((self.next_seq(), node))
-        if q in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly",
-                 "torch.set_anomaly_enabled") and first is not None and \
+        if q in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly") and first is not None and \
                 isinstance(first, ast.Constant) and first.value is True and not self.guard_depth:
             self.report("ADL013", node, "anomaly detection is switched on unconditionally; it slows "
                         "every forward and backward pass")
@@ -796,7 +833,9 @@ class Checker:
             return
         name = probe.id
         seq = self.next_seq()
-        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, fix, via, via_source))
+        source = scope.detached.get(name, ("", 0))[0]
+        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, fix, via, via_source,
+                                  source if source != name else "", name in scope.expanded))
         for loop in scope.loops:
             loop.written.add(name)
 
@@ -871,20 +910,14 @@ class Checker:
         for w in scope.writes:
             if id(w.node) in reported or not w.grad_on:
                 continue
-            source = w.via_source if w.via == "detach" else None
-            since = None
-            if source is None and w.name in scope.detached:
-                source, since = scope.detached[w.name]
-                if bound_between(w.name, since, w.seq) or bound_between(source, since, w.seq):
-                    source = None
+            source = w.via_source if w.via == "detach" else w.detached_from
             if source and used_after(source, w.seq):
                 self.report("ADL005", w.node,
                             f"`{w.name}` shares memory with `{source}` (it came from `.detach()`); "
                             f"writing it in place also changes `{source}`, which is used afterwards")
                 reported.add(id(w.node))
                 continue
-            if w.via == "expand" or (w.name in scope.expanded
-                                     and not bound_between(w.name, scope.expanded[w.name], w.seq)):
+            if w.via == "expand" or w.expanded:
                 self.report("ADL012", w.node,
                             f"in-place write to an `expand()`ed tensor: its elements share memory, "
                             f"so one write changes many of them")

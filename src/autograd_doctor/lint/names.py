@@ -17,6 +17,13 @@ def saves_table() -> dict[str, dict]:
         return json.load(f)["ops"]
 
 
+@lru_cache(maxsize=1)
+def tensor_methods() -> frozenset[str]:
+    """Public ``torch.Tensor`` methods of the torch the table was generated from."""
+    with open(SAVES_PATH, encoding="utf-8") as f:
+        return frozenset(json.load(f)["tensor_methods"])
+
+
 # torch.X calls that do not return a tensor (or return a context manager).
 NOT_TENSOR_FUNCTIONS = frozenset("""
 no_grad enable_grad set_grad_enabled inference_mode is_grad_enabled
