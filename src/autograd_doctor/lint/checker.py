@@ -910,7 +910,9 @@ class Checker:
         for w in scope.writes:
             if id(w.node) in reported or not w.grad_on:
                 continue
-            source = w.via_source if w.via == "detach" else w.detached_from
+            # Only a *name* bound to `.detach()` is confusing: `x.detach().add_(1)`
+            # discards the alias, so it can only be meant to change `x`.
+            source = w.detached_from if w.via != "detach" else ""
             if source and used_after(source, w.seq):
                 self.report("ADL005", w.node,
                             f"`{w.name}` shares memory with `{source}` (it came from `.detach()`); "

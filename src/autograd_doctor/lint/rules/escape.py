@@ -34,8 +34,9 @@ tensor.""",
     Rule(
         code="ADL005", name="write-through-detached-alias",
         summary="A tensor obtained with `.detach()` is written in place while its source is still used.",
-        what_it_does="""Finds an in-place write to `d` where `d = x.detach()` (or directly to
-`x.detach()`), when `x` is used again later in the function.""",
+        what_it_does="""Finds an in-place write to `d` where `d = x.detach()` was bound earlier in
+the same function (and neither name was re-bound since), when `x` is used
+again after the write.""",
         why_bad="""`detach()` returns a tensor that shares storage with `x`: the write
 changes `x` too.  People expect a copy.""",
         example="""target = pred.detach()
@@ -45,6 +46,9 @@ loss = ((pred - target) ** 2).mean()   # pred was zeroed too""",
 target[mask] = 0
 loss = ((pred - target) ** 2).mean()""",
         fix_safety="No automatic fix: whether to copy depends on intent.",
-        known_problems="Only direct `name = src.detach()` bindings in the same function are tracked.",
+        known_problems="""Only `name = src.detach()` bindings in the same function are tracked.
+A write straight through the call, `x.detach().clamp_(...)`, is not
+reported: the alias is thrown away, so the write can only be meant to change
+`x` (without recording it in the graph).""",
     ),
 ]
