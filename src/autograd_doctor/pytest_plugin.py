@@ -2,15 +2,29 @@
 
 The diagnoses of a failing test are added to its failure report as a section
 ("autograd-doctor"). `@pytest.mark.autograd_doctor` enables it for one test, with
-optional watch() options: `@pytest.mark.autograd_doctor(strict=True)`.
+optional watch() options: `@pytest.mark.autograd_doctor(strict=True)`. The ini
+setting `autograd_doctor = true` turns it on for a whole project.
+
+The plugin is loaded by every pytest run in an environment where autograd-doctor is
+installed, so it imports torch only when a test actually asks for the doctor.
+
+Example (a test file)::
+
+    import pytest, torch
+
+    @pytest.mark.autograd_doctor
+    def test_step():
+        x = torch.ones(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y[0] = 0.0           # the failure report names this line
+        y.sum().backward()
 """
 
 from __future__ import annotations
 
 import pytest
 
-from autograd_doctor.doctor import diagnoses_of, watch
-from autograd_doctor.report.text import render_report
+SECTION = "autograd-doctor"
 
 
 def pytest_addoption(parser):
@@ -19,6 +33,8 @@ def pytest_addoption(parser):
                     help="run every test under autograd_doctor.watch() and explain autograd failures")
     group.addoption("--autograd-doctor-strict", action="store_true", default=False,
                     help="like --autograd-doctor, with watch(strict=True)")
+    parser.addini("autograd_doctor", type="bool", default=False,
+                  help="run every test under autograd_doctor.watch() (like --autograd-doctor)")
 
 
 def pytest_configure(config):
@@ -26,39 +42,71 @@ def pytest_configure(config):
         "markers", "autograd_doctor(**options): run this test under autograd_doctor.watch(**options)")
 
 
-def _options_for(item) -> dict | None:
+def watch_options_for(item) -> dict | None:
+    """The watch() options for a test, or None when the doctor is off for it.
+
+    The marker wins (its keyword arguments are the options), then
+    `--autograd-doctor-strict`, then `--autograd-doctor` or the ini setting.
+
+    Example::
+
+        @pytest.mark.autograd_doctor(silent="raise")   # -> {"silent": "raise"}
+        def test_something(): ...
+    """
     marker = item.get_closest_marker("autograd_doctor")
     if marker is not None:
         return dict(marker.kwargs)
-    if item.config.getoption("--autograd-doctor-strict"):
+    config = item.config
+    if config.getoption("--autograd-doctor-strict"):
         return {"strict": True}
-    if item.config.getoption("--autograd-doctor"):
+    if config.getoption("--autograd-doctor") or config.getini("autograd_doctor"):
         return {}
     return None
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    options = _options_for(item)
+    options = watch_options_for(item)
     if options is None:
         yield
         return
+    from autograd_doctor.doctor import watch
+
     with watch(**options) as doctor:
         item._autograd_doctor = doctor
         yield
 
 
+def diagnoses_for(doctor, error: BaseException | None) -> list:
+    """What the doctor found during a test, plus what it attached to the test's exception."""
+    from autograd_doctor.doctor import diagnoses_of
+
+    diagnoses = list(doctor.diagnoses)
+    if error is not None:
+        for diagnosis in diagnoses_of(error):
+            if diagnosis not in diagnoses:
+                diagnoses.append(diagnosis)
+    return diagnoses
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
-    doctor = getattr(item, "_autograd_doctor", None)
-    if doctor is None or call.when != "call":
+    if call.when != "call":
         return
-    diagnoses = list(doctor.diagnoses)
-    if call.excinfo is not None:
-        for diagnosis in diagnoses_of(call.excinfo.value):
-            if diagnosis not in diagnoses:
-                diagnoses.append(diagnosis)
-    if diagnoses:
-        report.sections.append(("autograd-doctor", render_report(diagnoses)))
+    doctor = item.__dict__.pop("_autograd_doctor", None)  # do not keep it past the test
+    if doctor is None:
+        return
+    report = outcome.get_result()
+    try:
+        from autograd_doctor.report.text import render_report
+
+        error = call.excinfo.value if call.excinfo is not None else None
+        diagnoses = diagnoses_for(doctor, error)
+        if diagnoses:
+            report.sections.append((SECTION, render_report(diagnoses)))
+            report.user_properties.append(("autograd_doctor", [d.code for d in diagnoses]))
+    except Exception:
+        from autograd_doctor.doctor import internal_error
+
+        internal_error()
