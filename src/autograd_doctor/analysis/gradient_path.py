@@ -1,0 +1,970 @@
+"""AD301/AD302: where the gradient path was cut, and which backward() freed a graph.
+
+The Doctor calls three hooks (see `autograd_doctor.doctor`):
+
+- `on_backward_start` before each backward(): turns on a module-forward tracker (a
+  global forward pre-hook that records which modules ran) the first time.
+- `after_backward` after a successful backward(): for the first few backward calls
+  only (then nothing, so a long training loop pays nothing), a parameter that requires
+  grad but got no gradient while its module took part is reported (AD301 warning).
+- `backward_error_diagnosis` when backward() raised: "element 0 of tensors does not
+  require grad" (AD301: the line that cut the path) and "Trying to backward through the
+  graph a second time" (AD302: the earlier backward() that freed the graph and the
+  tensor that carried it across).
+
+Finding the line that cut a path is post-mortem source reasoning over the frame that
+called backward(): follow the loss's assignments back through the function, and use
+the live values of the local variables as evidence (a statement is the cut when an
+input requires grad and its result does not). A line is named only with that evidence
+or an explicit cutting construct (`detach()`, `.data`, `torch.no_grad()`, ...).
+`why_no_grad(tensor, loss)` runs the same analysis on request.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import weakref
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import torch
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.naming import parameter_path, tensor_info, user_frames, variable_for
+from autograd_doctor.analysis.relation import gradient_path
+from autograd_doctor.recording.frames import Site, is_user_frame
+from autograd_doctor.report.model import Diagnosis, Location, Suggestion
+from autograd_doctor.report.source import location_of, parse_file, source_line, statement_location
+
+# Backward calls whose graphs are walked to find parameters left without a gradient.
+CHECKED_BACKWARDS = 4
+MAX_NODES = 20_000
+
+NO_GRAD_CONTEXTS = {"no_grad", "inference_mode"}
+INTEGER_OPS = {"argmax", "argmin", "argsort", "argwhere", "nonzero", "long", "int", "bool", "short",
+               "searchsorted", "bucketize", "floor_divide", "sign", "eq", "ne", "gt", "lt", "ge", "le"}
+LEAVE_TORCH = {"item", "tolist", "numpy"}
+NEW_LEAF_FACTORIES = {"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor", "LongTensor"}
+
+
+# ---- source analysis ----------------------------------------------------------------
+
+
+@dataclass
+class CutMark:
+    """A construct in the user's source that stops gradients."""
+
+    kind: str  # detach, data, no_grad, new_leaf, leave_torch, integer, requires_grad_false, unknown
+    node: ast.AST | None
+    text: str
+    context: ast.AST | None = None  # the `with torch.no_grad()` statement
+
+
+@dataclass
+class Cut:
+    statement: ast.stmt
+    mark: CutMark
+    filename: str
+    name: str | None = None  # the variable the statement assigns
+    evidence: str = ""
+
+
+def _segment(filename: str, node: ast.AST) -> str:
+    lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
+    if len(lines) == 1:
+        return lines[0][node.col_offset:node.end_col_offset]
+    lines[0] = lines[0][node.col_offset:]
+    lines[-1] = lines[-1][:node.end_col_offset]
+    return "\n".join(lines)
+
+
+def _call_name(node: ast.Call) -> str | None:
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _is_torch_call(node: ast.Call) -> bool:
+    func = node.func
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"torch", "th"}
+
+
+def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
+    """Constructs inside `expr` that leave the autograd graph, outermost first."""
+    marks = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
+            marks.append(CutMark("data", node, _segment(filename, node)))
+        elif isinstance(node, ast.Call):
+            name = _call_name(node)
+            if name == "detach" or name == "detach_":
+                marks.append(CutMark("detach", node, _segment(filename, node)))
+            elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy"):
+                marks.append(CutMark("new_leaf", node, _segment(filename, node)))
+            elif name in LEAVE_TORCH and isinstance(node.func, ast.Attribute):
+                marks.append(CutMark("leave_torch", node, _segment(filename, node)))
+            elif name in ("float", "int") and isinstance(node.func, ast.Name):
+                marks.append(CutMark("leave_torch", node, _segment(filename, node)))
+            elif name in INTEGER_OPS and name not in ("long", "int", "bool", "short") or (
+                    name in ("long", "int", "bool", "short") and isinstance(node.func, ast.Attribute)):
+                marks.append(CutMark("integer", node, _segment(filename, node)))
+            elif name == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) \
+                    and node.args[0].value is False:
+                marks.append(CutMark("requires_grad_false", node, _segment(filename, node)))
+    return marks
+
+
+def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
+    node = parents.get(stmt)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call):
+                    name = _call_name(call)
+                    if name in NO_GRAD_CONTEXTS:
+                        return node
+                    if name == "set_grad_enabled" and call.args and isinstance(call.args[0], ast.Constant) \
+                            and call.args[0].value is False:
+                        return node
+        node = parents.get(node)
+    return None
+
+
+class Scope:
+    """The function (or module) around a line: its assignments and parent links."""
+
+    def __init__(self, filename: str, line: int):
+        self.filename = filename
+        self.tree = parse_file(filename)
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.node: ast.AST | None = None
+        self.assignments: list[tuple[ast.stmt, set[str], ast.AST]] = []
+        if self.tree is None:
+            return
+        for parent in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        scope: ast.AST = self.tree
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+                if scope is self.tree or node.lineno >= scope.lineno:
+                    scope = node
+        self.node = scope
+        self._collect(scope)
+
+    def _collect(self, scope: ast.AST) -> None:
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Assign):
+                names = set()
+                for target in node.targets:
+                    names |= _stored_names(target)
+                self.assignments.append((node, names, node.value))
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                value = node.value
+                if isinstance(node, ast.AugAssign):
+                    value = ast.BinOp(left=ast.Name(id=_root_name(node.target) or "", ctx=ast.Load()),
+                                      op=node.op, right=node.value)
+                    ast.copy_location(value, node.value)
+                self.assignments.append((node, _stored_names(node.target), value))
+            stack.extend(ast.iter_child_nodes(node))
+        self.assignments.sort(key=lambda item: item[0].lineno)
+
+    def latest_assignment(self, name: str, before_line: int):
+        best = None
+        for statement, names, value in self.assignments:
+            if name in names and statement.lineno < before_line:
+                best = (statement, value)
+        return best
+
+    def statement_at(self, line: int) -> ast.stmt | None:
+        best = None
+        for node in ast.walk(self.node or self.tree):
+            if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While,
+                                                                    ast.If, ast.With, ast.Try)):
+                if node.lineno <= line <= node.end_lineno and (best is None or node.lineno >= best.lineno):
+                    best = node
+        return best
+
+    def enclosing_loop(self, statement: ast.AST) -> ast.AST | None:
+        node = self.parents.get(statement)
+        while node is not None and node is not self.node:
+            if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+                return node
+            node = self.parents.get(node)
+        return None
+
+
+def _stored_names(target: ast.AST) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        names = set()
+        for element in target.elts:
+            names |= _stored_names(element)
+        return names
+    if isinstance(target, ast.Starred):
+        return _stored_names(target.value)
+    return set()
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def loaded_names(expr: ast.AST) -> list[str]:
+    """Names read by `expr`, roots of attribute chains included (`model` in `model.fc(x)`)."""
+    names = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    return [n for n in names if n not in {"torch", "F", "nn", "np", "numpy", "math", "self"} or n == "self"]
+
+
+def _carries_grad(value) -> bool | None:
+    """Whether a runtime value can carry gradients (tensor requiring grad, trainable module)."""
+    if isinstance(value, torch.Tensor):
+        return value.requires_grad
+    if isinstance(value, torch.nn.Module):
+        try:
+            return any(p.requires_grad for p in value.parameters())
+        except Exception:
+            return None
+    if isinstance(value, (list, tuple)) and value and len(value) < 1000:
+        flags = [_carries_grad(v) for v in value]
+        return any(f for f in flags)
+    if isinstance(value, dict) and len(value) < 1000:
+        return any(_carries_grad(v) for v in value.values())
+    return None
+
+
+def _statement_is_current(scope: Scope, statement: ast.stmt, name: str, use_line: int) -> bool:
+    """The local's value now is the one this statement bound (no later assignment ran)."""
+    for other, names, _value in scope.assignments:
+        if name in names and statement.lineno < other.lineno < use_line:
+            return False
+    return True
+
+
+def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict | None,
+             target: torch.Tensor | None = None, max_steps: int = 200) -> Cut | None:
+    """Follow `names` (read at `use_line`) back through their assignments to the line that cut.
+
+    With `frame_locals` (the live variables of that frame), a statement is the cut when
+    one of its inputs carries gradients and its result does not; without them (or when
+    looking for one `target` that gets no gradient while the loss has some), a statement
+    with an explicit cutting construct is reported.
+    """
+    scope = Scope(filename, use_line)
+    if scope.tree is None:
+        return None
+    work = [(name, use_line) for name in names]
+    seen: set[tuple[str, int]] = set()
+    steps = 0
+    while work and steps < max_steps:
+        steps += 1
+        name, line = work.pop(0)
+        found = scope.latest_assignment(name, line)
+        if found is None:
+            continue
+        statement, value = found
+        if (name, statement.lineno) in seen:
+            continue
+        seen.add((name, statement.lineno))
+        inputs = [n for n in loaded_names(value) if n != name or isinstance(statement, ast.AugAssign)]
+        marks = cut_marks(value, filename)
+        context = _no_grad_context(statement, scope.parents)
+        if context is not None:
+            marks.insert(0, CutMark("no_grad", statement, _segment(filename, context.items[0].context_expr), context))
+        current = frame_locals is not None and _statement_is_current(scope, statement, name, use_line)
+        result = frame_locals.get(name) if current else None
+        if target is not None:
+            # Looking for the cut in front of one tensor: the loss itself has a gradient.
+            if marks and _mark_touches(marks, frame_locals, target):
+                return Cut(statement, marks[0], filename, name, "the cut expression computes from it")
+            work.extend((n, statement.lineno) for n in inputs)
+            continue
+        if current and isinstance(result, torch.Tensor) and result.requires_grad:
+            continue  # this input is fine; the cut is elsewhere
+        if frame_locals is not None:
+            input_flags = {n: _carries_grad(frame_locals.get(n)) for n in inputs if n in frame_locals}
+            carriers = [n for n, flag in input_flags.items() if flag]
+            if carriers and current and isinstance(result, torch.Tensor) and not result.requires_grad:
+                mark = marks[0] if marks else CutMark("unknown", None, "")
+                if not marks and _frozen_module(frame_locals, inputs):
+                    mark = CutMark("unknown", None, "")
+                return Cut(statement, mark, filename, name,
+                           f"{', '.join(carriers)} carries gradients; {name} does not")
+            if marks and not carriers and not input_flags and not current:
+                return Cut(statement, marks[0], filename, name, "explicit construct")
+        elif marks:
+            return Cut(statement, marks[0], filename, name, "explicit construct")
+        work.extend((n, statement.lineno) for n in inputs)
+    return None
+
+
+def _frozen_module(frame_locals: dict, inputs: list[str]) -> bool:
+    return any(isinstance(frame_locals.get(n), torch.nn.Module) for n in inputs)
+
+
+def _mark_touches(marks: list[CutMark], frame_locals: dict | None, target: torch.Tensor) -> bool:
+    """Whether a cutting construct is applied to something computed from `target`."""
+    for mark in marks:
+        node = mark.node if mark.kind != "no_grad" else mark.node.value if isinstance(mark.node, ast.Assign) else None
+        if node is None:
+            continue
+        for name in loaded_names(node):
+            value = frame_locals.get(name) if frame_locals is not None else None
+            if isinstance(value, torch.Tensor) and value is not target and gradient_path(value, target, MAX_NODES):
+                return True
+            if value is target:
+                return True
+            if isinstance(value, torch.nn.Module):
+                try:
+                    if any(p is target for p in value.parameters()):
+                        return True
+                except Exception:
+                    pass
+    return False
+
+
+def find_freezing(filename: str) -> ast.stmt | None:
+    """A statement that turns requires_grad off (`p.requires_grad = False`, `requires_grad_(False)`)."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                                for t in node.targets):
+            if isinstance(node.value, ast.Constant) and node.value.value is False:
+                return node
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) == "requires_grad_":
+            args = node.value.args
+            if args and isinstance(args[0], ast.Constant) and args[0].value is False:
+                return node
+    return None
+
+
+# ---- what a cut means and how to fix it ---------------------------------------------------
+
+CUT_EXPLANATIONS = {
+    "detach": "`detach()` returns a tensor with no grad history: gradients stop here",
+    "data": "`.data` is the tensor without its grad history: gradients stop here",
+    "no_grad": "inside `{text}` autograd records nothing: the result has no grad history",
+    "new_leaf": "`{text}` copies the values into a new tensor with no grad history",
+    "leave_torch": "`{text}` leaves torch (a Python number or NumPy array carries no graph)",
+    "integer": "`{text}` has an integer or boolean result, which has no gradient",
+    "requires_grad_false": "`{text}` turns gradient tracking off",
+    "unknown": "this statement computes from tensors that require grad, but its result does not",
+}
+
+
+def _replace(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
+    if statement.lineno != statement.end_lineno or node.lineno != node.end_lineno:
+        return None
+    line = source_line(filename, statement.lineno)
+    text = line[:node.col_offset] + new_text + line[node.end_col_offset:]
+    return text[statement.col_offset:statement.end_col_offset + len(text) - len(line)]
+
+
+def cut_suggestions(cut: Cut) -> list[Suggestion]:
+    filename, statement, mark = cut.filename, cut.statement, cut.mark
+    location = statement_location(filename, statement)
+    node = mark.node
+    suggestions: list[Suggestion] = []
+    if mark.kind == "detach" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        replaced = _replace(filename, statement, node, _segment(filename, node.func.value))
+        suggestions.append(Suggestion("remove the detach() so gradients can flow", replaced, location))
+    elif mark.kind == "data" and isinstance(node, ast.Attribute):
+        replaced = _replace(filename, statement, node, _segment(filename, node.value))
+        suggestions.append(Suggestion("use the tensor itself, not `.data`", replaced, location))
+    elif mark.kind == "new_leaf" and isinstance(node, ast.Call) and node.args:
+        data = node.args[0]
+        if isinstance(data, (ast.List, ast.Tuple)):
+            new = f"torch.stack([{', '.join(_segment(filename, e) for e in data.elts)}])"
+            suggestions.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
+                                          _replace(filename, statement, node, new), location))
+        else:
+            inner = data
+            if isinstance(inner, ast.Call) and _call_name(inner) in LEAVE_TORCH and isinstance(inner.func, ast.Attribute):
+                inner = inner.func.value
+            suggestions.append(Suggestion("use the tensor itself instead of copying its values",
+                                          _replace(filename, statement, node, _segment(filename, inner)), location))
+    elif mark.kind == "no_grad":
+        context = mark.context
+        suggestions.append(Suggestion(
+            f"compute this outside the `with {mark.text}:` block (line {context.lineno}) so autograd records it"))
+    elif mark.kind == "leave_torch":
+        suggestions.append(Suggestion("keep the computation in torch ops on tensors; use `.item()`, `.tolist()` "
+                                      "and `.numpy()` only for logging, after backward()"))
+    elif mark.kind == "integer":
+        suggestions.append(Suggestion("argmax/comparisons/integer casts have no gradient: compute the loss from "
+                                      "the floating-point scores (e.g. cross_entropy on logits, or softmax)"))
+    elif mark.kind == "requires_grad_false":
+        suggestions.append(Suggestion("remove requires_grad_(False) for tensors that should be trained"))
+    else:
+        suggestions.append(Suggestion("check the function called here: it returns a result without grad history "
+                                      "(a detach(), .data, torch.no_grad() or a copy inside it)"))
+    return suggestions
+
+
+def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: str | None = None,
+                  tensor=None, name: str | None = None, parameter: str | None = None) -> Diagnosis:
+    explanation = CUT_EXPLANATIONS[cut.mark.kind].format(text=cut.mark.text)
+    primary = statement_location(cut.filename, cut.statement, role="cut", note=explanation)
+    if cut.mark.node is not None and cut.mark.kind != "no_grad" and cut.mark.node.lineno == cut.statement.lineno:
+        primary.column = cut.mark.node.col_offset
+        primary.end_column = cut.mark.node.end_col_offset
+        primary.end_line = cut.mark.node.end_lineno
+    related = []
+    if cut.mark.kind == "no_grad" and cut.mark.context is not None:
+        related.append(statement_location(cut.filename, cut.mark.context, role="no_grad",
+                                          note="gradient recording is off in this block"))
+        related[-1].end_line, related[-1].end_column = related[-1].line, None
+    backward_loc = location_of(backward_site, role="backward", note="backward() called here")
+    if backward_loc is not None:
+        related.append(backward_loc)
+    notes = []
+    if cut.evidence and cut.mark.kind == "unknown":
+        notes.append(cut.evidence)
+    diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=title or codes.title(codes.GRADIENT_PATH_CUT),
+                          severity=severity, primary=primary, related=related,
+                          tensor=tensor_info(tensor, name, parameter) if tensor is not None else None,
+                          notes=notes, help=cut_suggestions(cut))
+    diagnosis.extra.update({"cut": cut.mark.kind, "cut_variable": cut.name})
+    return diagnosis
+
+
+# ---- frames and backward roots ----------------------------------------------------------------
+
+
+def _live_frame(site: Site | None) -> FrameType | None:
+    if site is None:
+        return None
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is site.code:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _backward_call_node(statement: ast.stmt) -> ast.Call | None:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and _call_name(node) in ("backward", "grad"):
+            return node
+    return None
+
+
+def _root_expression(statement: ast.stmt) -> ast.AST | None:
+    call = _backward_call_node(statement)
+    if call is None:
+        return None
+    if _call_name(call) == "backward" and isinstance(call.func, ast.Attribute) and not (
+            isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "autograd"):
+        return call.func.value
+    return call.args[0] if call.args else None
+
+
+def _roots(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+    if isinstance(first, torch.Tensor):
+        return [first]
+    if isinstance(first, (list, tuple)):
+        return [t for t in first if isinstance(t, torch.Tensor)]
+    return []
+
+
+# ---- AD301: backward of something without grad history --------------------------------------
+
+
+def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
+    site = call.site
+    if site is None:
+        return None
+    frame = _live_frame(site)
+    scope = Scope(site.filename, site.lineno)
+    statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+    root = _root_expression(statement) if statement is not None else None
+    if root is None:
+        return None
+    frame_locals = dict(frame.f_locals) if frame is not None else None
+    names = loaded_names(root)
+    cut = find_cut(site.filename, statement.lineno, names, frame_locals)
+    roots = _roots(args, kwargs)
+    loss = roots[0] if roots else None
+    name = _segment(site.filename, root)
+    if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
+        freezing = find_freezing(site.filename)
+        if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):
+            cut = Cut(freezing, CutMark("requires_grad_false", freezing, _segment(site.filename, freezing)),
+                      site.filename, None, "parameters frozen")
+    if cut is None:
+        backward_loc = location_of(site, role="backward", note=f"{name} has no grad_fn")
+        return Diagnosis(
+            code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="error",
+            primary=backward_loc, tensor=tensor_info(loss, name) if loss is not None else None,
+            notes=[f"{name} does not require grad: nothing it was computed from requires grad, or the path was "
+                   "cut by detach(), .data, torch.no_grad(), torch.tensor(...) or a NumPy round trip"],
+            help=[Suggestion("make sure the parameters require grad and that the loss is computed from them with "
+                             "torch ops under grad mode")])
+    diagnosis = cut_diagnosis(cut, "error", site, tensor=loss, name=name)
+    if cut.mark.kind == "requires_grad_false":
+        diagnosis.primary.note = "requires_grad is turned off here, so nothing the loss depends on requires grad"
+        diagnosis.help = [Suggestion("leave at least the parameters you train with requires_grad=True")]
+    diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
+                              f"{cut.statement.lineno}")
+    return diagnosis
+
+
+# ---- AD302: backward through a freed graph ---------------------------------------------------
+
+
+def _is_freed(node) -> bool | None:
+    names = [n for n in dir(node) if n.startswith("_saved_")]
+    for name in names:
+        try:
+            getattr(node, name)
+        except RuntimeError as error:
+            if "freed" in str(error) or "second time" in str(error):
+                return True
+            continue
+        except Exception:
+            continue
+        return False
+    return None
+
+
+def freed_frontier(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> list[Any]:
+    """The first nodes (from the roots) whose saved tensors an earlier backward freed."""
+    frontier = []
+    seen = set()
+    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
+    while queue and len(seen) < max_nodes:
+        node = queue.pop(0)
+        if node in seen:
+            continue
+        seen.add(node)
+        if _is_freed(node):
+            frontier.append(node)
+            continue
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return frontier
+
+
+def _reaches(tensor: torch.Tensor, nodes: list[Any], max_nodes: int = MAX_NODES) -> bool:
+    targets = set(nodes)
+    start = tensor.grad_fn
+    seen = set()
+    queue = [start] if start is not None else []
+    while queue and len(seen) < max_nodes:
+        node = queue.pop()
+        if node in targets:
+            return True
+        if node in seen:
+            continue
+        seen.add(node)
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return False
+
+
+def _tensors_in(value) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)) and len(value) < 100:
+        return [v for v in value if isinstance(v, torch.Tensor)]
+    return []
+
+
+def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
+    """Names assigned in the loop body that the body also reads from the previous iteration."""
+    carried = []
+    assigned: dict[str, ast.stmt] = {}
+    for statement, names, value in scope.assignments:
+        if loop.lineno <= statement.lineno <= loop.end_lineno:
+            for name in names:
+                assigned.setdefault(name, statement)
+    for name, statement in assigned.items():
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                    and node.lineno <= statement.end_lineno:
+                carried.append((name, statement))
+                break
+    return carried
+
+
+def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
+    site = call.site
+    roots = _roots(args, kwargs)
+    frontier = freed_frontier(roots)
+    previous = None
+    for earlier in reversed(recorder.backward_calls):
+        if earlier.seq < call.seq and not earlier.retain_graph:
+            previous = earlier
+            break
+    frame = _live_frame(site)
+    frame_locals = dict(frame.f_locals) if frame is not None else {}
+    scope = Scope(site.filename, site.lineno) if site is not None else None
+    statement = scope.statement_at(site.lineno) if scope is not None and scope.tree is not None else None
+    root_expr = _root_expression(statement) if statement is not None else None
+    root_name = _segment(site.filename, root_expr) if root_expr is not None else "the loss"
+
+    carrier = None  # (name, assignment statement, value)
+    loop = scope.enclosing_loop(statement) if statement is not None else None
+    if loop is not None and frontier:
+        for name, assignment in _loop_carried(scope, loop):
+            value = frame_locals.get(name)
+            tensors = _tensors_in(value)
+            if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
+                if name not in loaded_names(root_expr) or len(_loop_carried(scope, loop)) == 1:
+                    carrier = (name, assignment, value)
+                    break
+    if carrier is None and frontier:
+        for name, value in frame_locals.items():
+            if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
+                    and not name.startswith("_"):
+                found = scope.latest_assignment(name, site.lineno + 1) if scope is not None else None
+                carrier = (name, found[0] if found else None, value)
+                break
+
+    related: list[Location] = []
+    same_line = previous is not None and site is not None and previous.site is not None and \
+        previous.site.code is site.code and previous.site.lineno == site.lineno
+    if previous is not None and previous.site is not None and not same_line:
+        related.append(location_of(previous.site, role="freed", note="this backward() freed the graph"))
+    backward_loc = location_of(site, role="backward", note="second backward() through the freed graph")
+    notes = []
+    helps: list[Suggestion] = []
+    primary = backward_loc
+    tensor = None
+    if carrier is not None:
+        name, assignment, value = carrier
+        tensor = _tensors_in(value)[0]
+        if assignment is not None:
+            note = (f"{name} carries the previous iteration's graph into this one" if loop is not None
+                    else f"{name} holds part of the graph that was freed")
+            primary = statement_location(site.filename, assignment, role="carried", note=note)
+            related.append(backward_loc)
+        if same_line:
+            notes.append(f"the backward() on line {site.lineno} in the previous iteration of the loop freed the graph "
+                         f"that {name} still points into")
+        elif previous is not None and previous.site is not None:
+            notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {name} still points into")
+        if statement is not None and statement.lineno == statement.end_lineno:
+            text = _segment(site.filename, statement)
+            if isinstance(value, (tuple, list)):
+                detach = f"{name} = tuple(s.detach() for s in {name})"
+            else:
+                detach = f"{name} = {name}.detach()"
+            helps.append(Suggestion(
+                f"detach {name} at the iteration boundary so each backward() only goes through its own "
+                "iteration (truncated backpropagation)",
+                f"{text}\n{detach}", statement_location(site.filename, statement)))
+    else:
+        if previous is not None and previous.site is not None:
+            notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
+    helps.append(_retain_graph_suggestion(previous))
+    diagnosis = Diagnosis(code=codes.BACKWARD_TWICE, title=codes.title(codes.BACKWARD_TWICE), severity="error",
+                          primary=primary, related=[loc for loc in related if loc is not None],
+                          tensor=tensor_info(tensor, carrier[0]) if tensor is not None else (
+                              tensor_info(roots[0], root_name) if roots else None),
+                          notes=notes, help=[h for h in helps if h is not None])
+    diagnosis.extra.update({"freed_nodes": [type(n).__name__ for n in frontier[:5]],
+                            "carrier": carrier[0] if carrier else None,
+                            "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
+    return diagnosis
+
+
+def _retain_graph_suggestion(previous) -> Suggestion | None:
+    message = ("or, if both backward passes are meant to go through the same graph, pass retain_graph=True to "
+               "the earlier backward()")
+    if previous is None or previous.site is None:
+        return Suggestion(message)
+    filename = previous.site.filename
+    scope = Scope(filename, previous.site.lineno)
+    statement = scope.statement_at(previous.site.lineno) if scope.tree is not None else None
+    call = _backward_call_node(statement) if statement is not None else None
+    if call is None or statement.lineno != statement.end_lineno or any(k.arg == "retain_graph" for k in call.keywords):
+        return Suggestion(message)
+    call_text = _segment(filename, call)
+    inner = call_text[:-1].rstrip()
+    new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
+    return Suggestion(message, _replace(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def backward_error_diagnosis(recorder, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """AD301 / AD302 for a backward() that raised; None for other errors."""
+    message = str(error)
+    if "does not require grad and does not have a grad_fn" in message:
+        return _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
+    if "backward through the graph a second time" in message:
+        return _backward_twice_diagnosis(recorder, error, call, args, kwargs)
+    return None
+
+
+# ---- after a successful backward: parameters left without a gradient -------------------------
+
+
+class _ModuleTracker:
+    """Which modules ran their forward since the last backward (a global forward pre-hook)."""
+
+    def __init__(self, recorder):
+        self.recorder_ref = weakref.ref(recorder)
+        self.ran: set[int] = set()
+        self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
+
+    def _hook(self, module, args):
+        recorder = self.recorder_ref()
+        if recorder is None or recorder.state.get("gradient_path_tracker") is not self or not _is_active(recorder):
+            self.stop()
+            return None
+        self.ran.add(id(module))
+        return None
+
+    def stop(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+
+def _is_active(recorder) -> bool:
+    try:
+        from autograd_doctor.recording import patches
+
+        return recorder in patches._active
+    except Exception:
+        return False
+
+
+def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
+    """Before a backward(): start tracking module forwards for the first few calls."""
+    state = recorder.state
+    count = state.get("gradient_path_count", 0)
+    state["gradient_path_count"] = count + 1
+    if count < CHECKED_BACKWARDS and "gradient_path_tracker" not in state:
+        if _is_active(recorder):
+            state["gradient_path_tracker"] = _ModuleTracker(recorder)
+
+
+def _reached_leaves(roots: list[torch.Tensor]) -> set[int]:
+    reached = set()
+    seen = set()
+    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            reached.add(id(variable))
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return reached
+
+
+def _modules_in_frames(frames) -> list[tuple[str, torch.nn.Module]]:
+    found, seen = [], set()
+    for frame in frames:
+        for scope in (frame.f_locals, frame.f_globals):
+            for name, value in list(scope.items()):
+                if isinstance(value, torch.nn.Module) and id(value) not in seen:
+                    seen.add(id(value))
+                    found.append(("" if name == "self" else name, value))
+    return found
+
+
+def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> list[Diagnosis]:
+    """Parameters that took part in the forward pass but got no gradient (AD301 warnings).
+
+    Only the first `CHECKED_BACKWARDS` backward calls are examined; a parameter is
+    reported when its module's forward ran and it was not reached by any examined
+    backward, or at once when the source shows where its path was cut.
+    """
+    state = recorder.state
+    count = state.get("gradient_path_count", 0)
+    tracker = state.get("gradient_path_tracker")
+    if count > CHECKED_BACKWARDS:
+        if tracker is not None:
+            tracker.stop()
+            state["gradient_path_tracker"] = None
+        return []
+    if func is torch.autograd.grad or kwargs.get("inputs") is not None:
+        return []
+    if func is torch.Tensor.backward and len(args) > 4 and args[4] is not None:
+        return []
+    roots = _roots(args, kwargs)
+    if not roots:
+        return []
+    reached = _reached_leaves(roots)
+    ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
+    ever_reached |= reached
+    ran = set(tracker.ran) if tracker is not None and count > 1 else None
+    if tracker is not None:
+        tracker.ran.clear()
+    warned: set[int] = state.setdefault("gradient_path_warned", set())
+    frames = user_frames()
+    site = call.site
+    frame = _live_frame(site)
+    diagnoses = []
+    for model_name, model in _modules_in_frames(frames):
+        try:
+            parameters = list(model.named_parameters())
+        except Exception:
+            continue
+        if not any(id(p) in reached for _, p in parameters):
+            continue  # this model did not take part in this backward
+        for module_name, module in model.named_modules():
+            unreached = []
+            for param_name, parameter in module.named_parameters(recurse=False):
+                if not parameter.requires_grad or parameter.grad is not None or id(parameter) in ever_reached:
+                    continue
+                if id(parameter) in warned:
+                    continue
+                unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
+            if not unreached:
+                continue
+            cut = None
+            if frame is not None and site is not None:
+                statement = Scope(site.filename, site.lineno).statement_at(site.lineno)
+                root = _root_expression(statement) if statement is not None else None
+                if root is not None:
+                    try:
+                        cut = find_cut(site.filename, statement.lineno, loaded_names(root),
+                                       dict(frame.f_locals), target=unreached[0][1])
+                    except Exception:
+                        cut = None
+            if cut is None and (ran is None or id(module) not in ran):
+                continue
+            warned.update(id(p) for _, p in unreached)
+            diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
+                                                            module, cut, site))
+    return diagnoses
+
+
+def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut | None,
+                                  site: Site | None) -> Diagnosis:
+    path = paths[0]
+    what = f"parameter {path}" if len(paths) == 1 else "parameters " + ", ".join(paths)
+    title = f"{what} got no gradient: the gradient path from the loss was cut"
+    if cut is not None:
+        diagnosis = cut_diagnosis(cut, "warning", site, title=title, tensor=parameter, name=path, parameter=path)
+    else:
+        diagnosis = Diagnosis(
+            code=codes.GRADIENT_PATH_CUT, title=title, severity="warning",
+            primary=location_of(site, role="backward", note=f"{path}.grad is None after this backward()"),
+            tensor=tensor_info(parameter, path, path),
+            help=[Suggestion("compute the loss from this module's output without detach(), .data or "
+                             "torch.no_grad() in between; if the module is meant to stay fixed, call "
+                             f"requires_grad_(False) on it")])
+    diagnosis.notes.insert(0, f"{type(module).__name__} ran its forward pass, but the loss does not depend on "
+                              f"{path} through recorded operations, so {path}.grad is None")
+    diagnosis.extra["parameters"] = list(paths)
+    return diagnosis
+
+
+# ---- why_no_grad ---------------------------------------------------------------------------
+
+
+@dataclass
+class NoGradReport:
+    """Answer of `why_no_grad`: whether gradients from the loss reach the tensor, and why not."""
+
+    reaches: bool
+    reason: str
+    path: list[str] | None = None
+    diagnosis: Diagnosis | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reaches": self.reaches, "reason": self.reason, "path": self.path,
+                "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None, "notes": list(self.notes)}
+
+    def __str__(self) -> str:
+        lines = [self.reason] + [f"  - {note}" for note in self.notes]
+        if self.diagnosis is not None:
+            lines.append(str(self.diagnosis))
+        return "\n".join(lines)
+
+
+def why_no_grad(tensor: torch.Tensor, loss: torch.Tensor) -> NoGradReport:
+    """Explain why `tensor` gets (or would get) no gradient from `loss.backward()`.
+
+        >>> import torch
+        >>> w = torch.ones(2, requires_grad=True)
+        >>> why_no_grad(w, (w * 2).sum()).reaches
+        True
+        >>> feature = (w * 2).detach()
+        >>> report = why_no_grad(w, (feature * 3).sum())
+        >>> report.reaches, report.diagnosis.code
+        (False, 'AD301')
+
+    The cut line is found from the calling frame's source (the assignments the loss was
+    built from); `report.diagnosis.primary` is that line when it can be found.
+    """
+    frames = user_frames()
+    caller = frames[0] if frames else None
+    name = parameter_path(tensor, frames) or variable_for(tensor, frames) or "tensor"
+    loss_name = variable_for(loss, frames) or "loss"
+    if not tensor.requires_grad:
+        return NoGradReport(False, f"{name} does not require grad (requires_grad=False): it is frozen or was "
+                                   "created without requires_grad=True", None, _frozen_diagnosis(name, tensor, caller))
+    path = gradient_path(loss, tensor)
+    if path is not None:
+        notes = []
+        if not tensor.is_leaf:
+            notes.append(f"{name} is not a leaf: backward() fills .grad only for leaves; call "
+                         f"{name}.retain_grad() before backward() to keep its gradient")
+        return NoGradReport(True, f"gradients from {loss_name} reach {name} through " + " -> ".join(path), path,
+                            None, notes)
+    cut = None
+    if caller is not None:
+        site_line = caller.f_lineno
+        try:
+            if loss.grad_fn is None:
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], dict(caller.f_locals))
+            else:
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], dict(caller.f_locals),
+                               target=tensor)
+        except Exception:
+            cut = None
+    if loss.grad_fn is None:
+        reason = f"{loss_name} has no grad_fn: it was computed without grad history, so backward() reaches nothing"
+    else:
+        reason = f"gradients from {loss_name} do not reach {name}: no path from {loss_name}.grad_fn to it"
+    if cut is not None:
+        reason += f" (cut at line {cut.statement.lineno})"
+        diagnosis = cut_diagnosis(cut, "warning", None, tensor=tensor, name=name,
+                                  parameter=name if "." in name else None)
+    else:
+        diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
+                              severity="warning", primary=None, tensor=tensor_info(tensor, name),
+                              notes=["the line that cut the path was not found in the calling function"],
+                              help=[Suggestion("look for detach(), .data, torch.no_grad(), torch.tensor(...) or "
+                                               "NumPy round trips between the tensor and the loss")])
+    return NoGradReport(False, reason, None, diagnosis)
+
+
+def _frozen_diagnosis(name: str, tensor, caller: FrameType | None) -> Diagnosis:
+    primary = None
+    if caller is not None:
+        freezing = find_freezing(caller.f_code.co_filename)
+        if freezing is not None:
+            primary = statement_location(caller.f_code.co_filename, freezing, role="cut",
+                                         note="requires_grad is turned off here")
+    return Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="warning",
+                     primary=primary, tensor=tensor_info(tensor, name),
+                     help=[Suggestion(f"call {name}.requires_grad_(True) if it should be trained")])
+
+
+__all__ = ["why_no_grad", "NoGradReport", "after_backward", "backward_error_diagnosis", "on_backward_start",
+           "find_cut", "cut_marks"]
