@@ -246,8 +246,17 @@ def run_command(argv: list[str]) -> int:
         doctor.stop()
     if error is not None:
         if rank is not None:
-            sys.stderr.write(f"[rank {rank}] ")
-        print_user_traceback(error)
+            # Every line says its rank, in one write, so reports of several ranks stay readable.
+            import contextlib
+            import io
+
+            captured = io.StringIO()
+            with contextlib.redirect_stderr(captured):
+                print_user_traceback(error)
+            sys.stderr.write("".join(f"[rank {rank}] {line}" for line in captured.getvalue().splitlines(True)))
+            sys.stderr.flush()
+        else:
+            print_user_traceback(error)
     try:
         _write_outputs(options, doctor, error)
     except Exception as problem:
