@@ -105,10 +105,13 @@ class Doctor:
         self.recorder.on_call_error = self._on_call_error
         self.recorder.on_backward_error = self._on_backward_error
         self.recorder.on_leaf_created = diagnose.remember_leaf_creation
+        self.recorder.on_overlap = self._on_overlap
+        self.recorder.on_detach_write = self._on_detach_write
         self.recorder.on_backward_start = self._on_backward_start
         self.recorder.on_backward_done = self._on_backward_done
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
+        self._warned: set[tuple] = set()
         self._hooks = None
         self._mode = None
         self._active = False
@@ -185,24 +188,53 @@ class Doctor:
         return error
 
     def _on_silent(self, record: SavedRecord) -> None:
-        if not record.silent_writes or self.silent == "ignore":
+        """Backward is about to use a saved tensor whose memory changed behind PyTorch's back."""
+        if self.silent == "ignore":
             record.reported = True
             return
-        record.reported = True
         try:
+            if record.silent_writes:
+                builder = diagnose.silent_write_diagnosis
+            elif self.recorder.content_changed(record):
+                builder = diagnose.content_changed_diagnosis
+            else:
+                return  # fingerprint still matches: check again at the next unpack
+            record.reported = True
             node = diagnose.current_node()
             slot = self.recorder.find_slot(node, record)
-            diagnosis = diagnose.silent_write_diagnosis(record, node, slot, capture_user_stack(1, limit=2))
+            diagnosis = builder(record, node, slot, capture_user_stack(1, limit=2), self.recorder)
         except Exception:
             internal_error()
             return
         self._raise_or_warn(diagnosis)
 
+    def _on_overlap(self, op: str, target, operand, stack) -> None:
+        if self.silent == "ignore":
+            return
+        try:
+            diagnosis = diagnose.overlap_diagnosis(op, target, operand, stack)
+        except Exception:
+            internal_error()
+            return
+        if diagnosis is not None:
+            self._raise_or_warn(diagnosis)
+
+    def _on_detach_write(self, op: str, target, source, detach_site, stack) -> None:
+        if self.silent == "ignore":
+            return
+        try:
+            diagnosis = diagnose.detach_write_diagnosis(op, target, source, detach_site, stack)
+        except Exception:
+            internal_error()
+            return
+        if diagnosis is not None:
+            self._raise_or_warn(diagnosis)
+
     def _on_write_hit(self, record: SavedRecord, event: WriteEvent) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
         if event.through_alias:
             try:
-                diagnosis = diagnose.silent_write_diagnosis(record, None, None, ())
+                diagnosis = diagnose.silent_write_diagnosis(record, None, None, (), self.recorder)
             except Exception:
                 return
             self._remember(diagnosis)
@@ -264,6 +296,11 @@ class Doctor:
             internal_error()
 
     def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
+        key = (diagnosis.code, diagnosis.primary.file if diagnosis.primary else None,
+               diagnosis.primary.line if diagnosis.primary else None)
+        if key in self._warned and self.silent == "warn":
+            return  # once per line: a loop must not flood the output
+        self._warned.add(key)
         self._remember(diagnosis)
         if self.silent == "raise":
             raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)

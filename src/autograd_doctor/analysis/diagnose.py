@@ -17,7 +17,7 @@ from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, opera
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import location_of, statement_at
+from autograd_doctor.report.source import location_of, statement_at, statement_location
 
 
 def _ordinal(n: int) -> str:
@@ -135,7 +135,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
 
 
 def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
-                           backward_stack: tuple[Site, ...]) -> Diagnosis:
+                           backward_stack: tuple[Site, ...], recorder=None) -> Diagnosis:
     """AD201: saved memory written through an alias with its own version counter (`.data`)."""
     node_name = type(node).__name__ if node is not None else None
     write = record.silent_writes[0]
@@ -171,6 +171,116 @@ def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
                           notes=notes, help=helps)
     diagnosis.extra.update({"node": node_name, "slot": slot, "op": write.op})
     return diagnosis
+
+
+def content_changed_diagnosis(record: SavedRecord, node, slot: str | None,
+                              backward_stack: tuple[Site, ...], recorder=None) -> Diagnosis:
+    """AD202: the saved tensor's contents changed with no version bump (verify_saved)."""
+    node_name = type(node).__name__ if node is not None else None
+    save_loc = location_of(record.site, role="saved",
+                           note=f"saved here: {describe_slot(node_name, slot)}")
+    backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
+                               note="backward found different contents here")
+    related = [loc for loc in (backward_loc,) if loc is not None]
+    primary = save_loc
+    notes = [
+        f"{node_name + '.' + slot if node_name and slot else 'a saved tensor'} changed between the save and "
+        "this backward() without any in-place op that PyTorch or autograd-doctor saw: something wrote its "
+        "memory directly (a NumPy view, DLPack, a custom kernel)",
+    ]
+    numpy_site = None
+    if recorder is not None:
+        key = record.key if record.key is not None else record.locate()
+        numpy_site = recorder.numpy_aliases.get(key) if key is not None else None
+    if numpy_site is not None:
+        numpy_loc = location_of(numpy_site, role="alias", note="numpy() shares this memory: a write through it is invisible to PyTorch")
+        if numpy_loc is not None:
+            # The line to change is where the shared NumPy array is made.
+            if save_loc is not None:
+                related.insert(0, save_loc)
+            primary = numpy_loc
+            notes.append("a numpy() array made here shares the saved tensor's memory; writes through it are "
+                         "the likely cause")
+    name = assigned_name(record.site.filename, record.site.lineno) if record.site else None
+    info = tensor_info(record.alias, name)
+    helps = [Suggestion("hand other libraries a copy: t.detach().clone().numpy() (or .cpu().numpy() on a "
+                        "GPU tensor, which copies), or make the change with torch ops out of place")]
+    if primary is None:
+        primary, related = (related[0], related[1:]) if related else (None, [])
+    diagnosis = Diagnosis(code=codes.SAVED_CONTENT_CHANGED, title=codes.title(codes.SAVED_CONTENT_CHANGED),
+                          severity="warning", primary=primary, related=related, tensor=info, notes=notes, help=helps)
+    diagnosis.extra.update({"node": node_name, "slot": slot})
+    return diagnosis
+
+
+def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diagnosis | None:
+    """AD203: an in-place op whose operand is another view of the memory it writes."""
+    site = stack[0] if stack else None
+    if site is None:
+        return None
+    primary = location_of(site, role="modified", note="writes memory that its operand reads")
+    name = written_name(site.filename, site.lineno)
+    info = tensor_info(target, name)
+    statement = statement_at(site.filename, site.lineno)
+    helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
+             if "copy" not in s.message]
+    for suggestion in helps:
+        suggestion.message = "write out of place: the operand is then read in full before anything is written"
+    helps.append(Suggestion("or give the op an independent operand: add .clone() to the operand that views "
+                            "the written tensor"))
+    notes = [
+        f"the operand (shape {list(operand.shape)}, offset {operand.storage_offset()}) is a view of the same "
+        f"memory as the written tensor (shape {list(target.shape)}); as {op} writes, it changes values it "
+        "has still to read, so the result depends on the order of the kernel's loop",
+    ]
+    return Diagnosis(code=codes.OVERLAPPING_INPLACE, title=codes.title(codes.OVERLAPPING_INPLACE),
+                     severity="warning", primary=primary, related=[], tensor=info, notes=notes, help=helps,
+                     extra={"op": op})
+
+
+def detach_write_diagnosis(op: str, target, source, detach_site: Site | None,
+                           stack: tuple[Site, ...]) -> Diagnosis | None:
+    """AD205: a write through a detach() alias changes the tensor it was detached from."""
+    import ast
+
+    site = stack[0] if stack else None
+    if site is None:
+        return None
+    primary = location_of(site, role="modified", note="this write also changes the tensor it was detached from")
+    related = []
+    helps = []
+    detach_loc = location_of(detach_site, role="alias", note="detach() here shares storage with its source")
+    if detach_loc is not None:
+        related.append(detach_loc)
+        statement = statement_at(detach_site.filename, detach_site.lineno)
+        if statement is not None:
+            from autograd_doctor.analysis.fixes import _replace_node_text, _segment
+
+            calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                     and n.func.attr == "detach" and n.lineno == detach_site.lineno]
+            if calls:
+                receiver = _segment(detach_site.filename, calls[0].func.value)
+                if receiver:
+                    replaced = _replace_node_text(detach_site.filename, statement, calls[0], f"{receiver}.detach().clone()")
+                    if replaced:
+                        helps.append(Suggestion("make an independent copy with detach().clone()", replaced,
+                                                statement_location(detach_site.filename, statement)))
+    if not helps:
+        helps.append(Suggestion("make an independent copy with .detach().clone() instead of .detach()"))
+    name = None
+    if detach_site is not None:
+        statement = statement_at(detach_site.filename, detach_site.lineno)
+        for node in ast.walk(statement) if statement is not None else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+                name = ast.unparse(node.func.value)
+                break
+    notes = [
+        "detach() returns a tensor without gradient history that shares storage (and the version counter) "
+        "with its source, so this write changes the source tensor too, which is still part of a graph",
+    ]
+    return Diagnosis(code=codes.DETACH_ALIAS_WRITE, title=codes.title(codes.DETACH_ALIAS_WRITE),
+                     severity="warning", primary=primary, related=related,
+                     tensor=tensor_info(source, name), notes=notes, help=helps, extra={"op": op})
 
 
 def optimizer_variable(write: WriteEvent) -> str | None:

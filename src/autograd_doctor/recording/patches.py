@@ -90,6 +90,19 @@ def _requires_grad_wrapper(original):
     return _dress(requires_grad_, original)
 
 
+def _alias_wrapper(method_name: str):
+    def make(original):
+        def alias(*args, **kwargs):
+            recorder = _active[-1] if _active else None
+            if recorder is None:
+                return original(*args, **kwargs)
+            return getattr(recorder, method_name)(original, args, kwargs)
+
+        return _dress(alias, original)
+
+    return make
+
+
 def _dress(wrapper, original):
     try:
         functools.update_wrapper(wrapper, original)
@@ -108,6 +121,10 @@ def _targets():
             continue
         if name == "requires_grad_":
             targets.append((torch.Tensor, name, _requires_grad_wrapper))
+        elif name == "detach":
+            targets.append((torch.Tensor, name, _alias_wrapper("call_detach")))
+        elif name == "numpy":
+            targets.append((torch.Tensor, name, _alias_wrapper("call_numpy")))
         elif name == "backward":
             targets.append((torch.Tensor, name, _backward_wrapper))
         elif name in INPLACE_DUNDERS or (name.endswith("_") and not name.endswith("__")):

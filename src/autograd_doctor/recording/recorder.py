@@ -20,6 +20,7 @@ from torch.overrides import TorchFunctionMode
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, WriteEvent, byte_range, storage_key,
 )
+from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.frames import (
     Site, capture_user_stack, frame_locals, is_user_frame, torch_module_dir,
 )
@@ -41,6 +42,9 @@ BACKWARD_FUNCS = {torch.Tensor.backward, torch.autograd.grad, torch.autograd.bac
 _OPTIM_DIR = torch_module_dir() + "optim"
 _NN_MODULES_DIR = torch_module_dir() + "nn"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# The original, so that our own detach() calls never go through the recording wrapper.
+_detach = torch.Tensor.detach
 
 # Writes recorded per saved record: the first is the culprit; a few more give context.
 MAX_WRITES_PER_RECORD = 3
@@ -122,10 +126,16 @@ class Recorder:
         # Plug-ins for analyses of backward calls (see autograd_doctor.analysis.gradient_path).
         self.on_backward_start: Callable[..., None] | None = None
         self.on_backward_done: Callable[..., None] | None = None
+        self.on_overlap: Callable[..., None] | None = None
+        self.on_detach_write: Callable[..., None] | None = None
+        # id(alias) -> (weak alias, weak source, Site of the detach() call)
+        self.detach_aliases: dict[int, tuple] = {}
+        # storage key -> Site of the latest numpy() call on that memory (verify_saved only)
+        self.numpy_aliases: dict[int, Any] = {}
         # Free-form per-run state that analyses may keep (never tensors, only weak refs).
         self.state: dict[str, Any] = {}
         self.verify_saved = False
-        self.fingerprint: Callable[[Any], Any] | None = None
+        self.fingerprint: Callable[[Any], Any] | None = fingerprint
         self._drop_record = self._make_drop_callback()
 
     # ---- saves -----------------------------------------------------------------
@@ -147,7 +157,7 @@ class Recorder:
 
     def pack(self, tensor):
         try:
-            record = SavedRecord(tensor.detach(), tensor._version, capture_user_stack(1, limit=1), next(self.seq))
+            record = SavedRecord(_detach(tensor), tensor._version, capture_user_stack(1, limit=1), next(self.seq))
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
             self.pending.append(weakref.ref(record))
@@ -189,6 +199,9 @@ class Recorder:
             if self.on_silent is not None:
                 self.on_silent(packed)
         return alias
+
+    def content_changed(self, record: SavedRecord) -> bool:
+        return record.fingerprint is not None and fingerprint(record.alias) != record.fingerprint
 
     def _stale_error(self, record: SavedRecord) -> BaseException:
         if self.on_stale is not None:
@@ -304,6 +317,14 @@ class Recorder:
                     _describe_write_arguments(hits, op, args)
             except Exception:
                 hits = ()
+        if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
+            target = args[0]
+            if self.on_overlap is not None and len(args) + len(kwargs) > 1:
+                operand = _overlapping_operand(target, op, args, kwargs)
+                if operand is not None:
+                    self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
+            if self.detach_aliases and self.on_detach_write is not None:
+                self._check_detach_alias_write(target, op)
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
@@ -318,6 +339,57 @@ class Recorder:
                 self.after_write(hits)
             except StrictViolation:
                 raise
+            except Exception:
+                pass
+        return result
+
+    # ---- aliases -----------------------------------------------------------------
+
+    def call_detach(self, func, args: tuple, kwargs: dict):
+        """`t.detach()`: remember alias -> source, to explain writes through the alias."""
+        alias = func(*args, **kwargs)
+        source = args[0] if args else None
+        if source is None or source.grad_fn is None or not torch.is_grad_enabled():
+            return alias
+        try:
+            key = id(alias)
+            aliases = self.detach_aliases
+            stack = capture_user_stack(1, limit=1)
+
+            def forget(_ref, key=key, aliases=aliases):
+                aliases.pop(key, None)
+
+            aliases[key] = (weakref.ref(alias, forget), weakref.ref(source), stack[0] if stack else None)
+        except Exception:
+            pass
+        return alias
+
+    def _check_detach_alias_write(self, target, op: str) -> None:
+        if not torch.is_grad_enabled():
+            return
+        for candidate in (target, target._base):
+            if candidate is None:
+                continue
+            entry = self.detach_aliases.get(id(candidate))
+            if entry is None or entry[0]() is not candidate:
+                continue
+            source = entry[1]()
+            if source is None:
+                return
+            self.on_detach_write(op, target, source, entry[2], capture_user_stack(2, limit=3))
+            return
+
+    def call_numpy(self, func, args: tuple, kwargs: dict):
+        """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""
+        result = func(*args, **kwargs)
+        if self.verify_saved and args and isinstance(args[0], torch.Tensor):
+            try:
+                key = storage_key(args[0])
+                if key is not None:
+                    stack = capture_user_stack(1, limit=1)
+                    self.numpy_aliases[key] = stack[0] if stack else None
+                    if len(self.numpy_aliases) > 256:
+                        self.numpy_aliases.pop(next(iter(self.numpy_aliases)))
             except Exception:
                 pass
         return result
@@ -433,6 +505,34 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return values
     except Exception:
         return {}
+
+
+# In-place ops whose other tensor arguments are indices or masks, not values read
+# element by element alongside the write.
+_INDEX_ARGUMENT_OPS = ("__setitem__",)
+
+
+def _overlapping_operand(target, op: str, args: tuple, kwargs: dict):
+    """A tensor argument that shares memory with `target` in a different layout, if any."""
+    key = None
+    operands = args[2:3] if op.endswith(_INDEX_ARGUMENT_OPS) else args[1:]
+    for operand in (*operands, *kwargs.values()):
+        if not isinstance(operand, torch.Tensor) or operand is target:
+            continue
+        if key is None:
+            key = storage_key(target)
+            if key is None:
+                return None
+        if storage_key(operand) != key:
+            continue
+        if (operand.storage_offset() == target.storage_offset() and operand.shape == target.shape
+                and operand.stride() == target.stride()):
+            continue  # the same elements in the same order: `a.add_(a)` is fine
+        start, stop = byte_range(target)
+        operand_start, operand_stop = byte_range(operand)
+        if start < operand_stop and operand_start < stop:
+            return operand
+    return None
 
 
 def _describe_write_arguments(hits, op: str, args: tuple) -> None:
