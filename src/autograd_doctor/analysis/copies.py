@@ -1,0 +1,324 @@
+"""AD303 (`copy.deepcopy` of non-leaf tensors) and AD304 (`torch.tensor(...)` of tensors
+that require grad): which tensor, where it is held, where it came from, and the fix.
+
+Doctor wiring (see the functions' docstrings):
+
+- `deepcopy_error_diagnosis(error, obj, stack)` from a wrapper around `copy.deepcopy`
+  (or around `Tensor.__deepcopy__`) when it raised;
+- `tensor_copy_diagnosis(args, kwargs, stack)` from the `torch.tensor` factory wrapper,
+  before or after calling the original.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from typing import Any
+
+import torch
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.naming import tensor_info
+from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.report.model import Diagnosis, Location, Suggestion
+from autograd_doctor.report.source import location_of, parse_file, source_line, statement_at, statement_location
+
+DEEPCOPY_MESSAGE = "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
+MAX_OBJECTS = 10_000
+# nn.Module internals that hold no user tensors (hooks, flags) or are walked explicitly.
+_MODULE_INTERNALS = {"_parameters", "_buffers", "_modules", "training"}
+
+
+def find_non_leaf_tensors(obj: Any, root_name: str = "obj") -> list[tuple[str, torch.Tensor]]:
+    """(attribute path, tensor) for every non-leaf tensor reachable from `obj`.
+
+    Walks modules (parameters, buffers, submodules, plain attributes), dicts, lists,
+    tuples, sets, dataclasses and objects' `__dict__`, each object once.
+
+        >>> import torch
+        >>> model = torch.nn.Linear(2, 2)
+        >>> model.cache = {"h": model(torch.ones(2))}
+        >>> [path for path, _ in find_non_leaf_tensors(model, "model")]
+        ["model.cache['h']"]
+    """
+    found: list[tuple[str, torch.Tensor]] = []
+    seen: set[int] = set()
+    stack: list[tuple[str, Any]] = [(root_name, obj)]
+    while stack and len(seen) < MAX_OBJECTS:
+        path, value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, torch.Tensor):
+            if not value.is_leaf:
+                found.append((path, value))
+            continue
+        children: list[tuple[str, Any]] = []
+        if isinstance(value, torch.nn.Module):
+            children += [(f"{path}.{name}", t) for name, t in value._parameters.items() if t is not None]
+            children += [(f"{path}.{name}", t) for name, t in value._buffers.items() if t is not None]
+            children += [(f"{path}.{name}", m) for name, m in value._modules.items() if m is not None]
+            children += [(f"{path}.{name}", v) for name, v in vars(value).items()
+                         if name not in _MODULE_INTERNALS and not _is_hook_dict(name)]
+        elif isinstance(value, dict):
+            children += [(f"{path}[{key!r}]", v) for key, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            children += [(f"{path}[{index}]", v) for index, v in enumerate(value)]
+        elif isinstance(value, (set, frozenset)):
+            children += [(f"{path}{{...}}", v) for v in value]
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            children += [(f"{path}.{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
+        elif hasattr(value, "__dict__") and not isinstance(value, (type, type(inspect))) and not callable(value):
+            try:
+                children += [(f"{path}.{name}", v) for name, v in vars(value).items()]
+            except TypeError:
+                pass
+        for child in reversed(children):
+            if _worth_walking(child[1]):
+                stack.append(child)
+    return found
+
+
+def _is_hook_dict(name: str) -> bool:
+    return name.startswith("_") and ("hook" in name or name.endswith("_pre_hooks"))
+
+
+def _worth_walking(value: Any) -> bool:
+    return not isinstance(value, (str, bytes, int, float, bool, complex, type(None), type))
+
+
+def _deepcopy_argument(stack: tuple[Site, ...]) -> tuple[str | None, ast.stmt | None]:
+    """The source text of the deepcopy call's argument (`model` in `copy.deepcopy(model)`)."""
+    site = stack[0] if stack else None
+    if site is None:
+        return None, None
+    statement = statement_at(site.filename, site.lineno)
+    if statement is None:
+        return None, None
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name == "deepcopy":
+                try:
+                    return ast.unparse(node.args[0]), statement
+                except Exception:
+                    return None, statement
+    return None, statement
+
+
+def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...]) -> tuple[str, ast.stmt] | None:
+    """Where `<owner>.<attr> = ...` was written: in the owner's class source or the user's file."""
+    attribute = path.rsplit(".", 1)[-1] if "." in path else None
+    if attribute is None or "[" in attribute:
+        attribute = path.split("[", 1)[0].rsplit(".", 1)[-1] if "." in path else None
+    if not attribute:
+        return None
+    files = []
+    owner = _owner_of(obj, path, root_name)
+    if owner is not None:
+        try:
+            files.append(inspect.getsourcefile(type(owner)))
+        except (TypeError, OSError):
+            pass
+    if stack:
+        files.append(stack[0].filename)
+    for filename in filter(None, files):
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Attribute) and t.attr == attribute for t in node.targets):
+                return filename, node
+    return None
+
+
+def _owner_of(obj: Any, path: str, root_name: str) -> Any:
+    """The object whose attribute holds the tensor (`model.cache` for `model.cache.h`)."""
+    parts = path[len(root_name):].lstrip(".").split(".")[:-1]
+    owner = obj
+    for part in parts:
+        name = part.split("[", 1)[0]
+        if isinstance(owner, torch.nn.Module) and name in owner._modules:
+            owner = owner._modules[name]
+        else:
+            owner = getattr(owner, name, None)
+        if owner is None:
+            return None
+    return owner
+
+
+def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, ...] = ()) -> Diagnosis | None:
+    """AD303 for a `copy.deepcopy(obj)` that raised PyTorch's non-leaf error; None otherwise.
+
+    `stack` is the user's stack at the deepcopy call (`capture_user_stack`); the primary
+    location is that call, and the attribute path of every non-leaf tensor is named.
+
+        >>> import copy, torch
+        >>> model = torch.nn.Linear(2, 2)
+        >>> model.last = model(torch.ones(2))
+        >>> try:
+        ...     copy.deepcopy(model)
+        ... except RuntimeError as error:
+        ...     d = deepcopy_error_diagnosis(error, model)
+        >>> d.code, d.extra["non_leaf_paths"]
+        ('AD303', ['obj.last'])
+    """
+    if DEEPCOPY_MESSAGE not in str(error):
+        return None
+    argument, statement = _deepcopy_argument(stack)
+    root_name = argument if argument and argument.isidentifier() else (argument or "obj")
+    offenders = find_non_leaf_tensors(obj, root_name)
+    site = stack[0] if stack else None
+    primary = location_of(site, role="deepcopy", note="deepcopy fails here")
+    if primary is not None and statement is not None:
+        primary = statement_location(site.filename, statement, role="deepcopy", note="deepcopy fails here")
+    related: list[Location] = []
+    helps: list[Suggestion] = []
+    notes: list[str] = []
+    tensor = offenders[0][1] if offenders else (obj if isinstance(obj, torch.Tensor) else None)
+    if offenders:
+        listed = ", ".join(f"{path} (grad_fn={type(t.grad_fn).__name__})" for path, t in offenders[:5])
+        notes.append(f"non-leaf tensor{'s' if len(offenders) > 1 else ''} held by the copied object: {listed}")
+        path = offenders[0][0]
+        if path != root_name:
+            assignment = _assignment_site(obj, path, root_name, stack)
+            if assignment is not None:
+                filename, node = assignment
+                related.append(statement_location(filename, node, role="stored",
+                                                  note="a tensor with grad history is stored here"))
+                helps.append(_detach_assignment(filename, node))
+    elif isinstance(obj, torch.Tensor):
+        notes.append(f"the tensor has grad_fn={type(obj.grad_fn).__name__}: it is an intermediate result, not a leaf")
+    if isinstance(obj, torch.Tensor) and statement is not None and argument:
+        call_text = _call_text(site.filename, statement)
+        helps.append(Suggestion(
+            "copy the tensor with detach().clone() (an independent copy with no grad history)",
+            _replace_text(site.filename, statement, call_text, f"{argument}.detach().clone()") if call_text else None,
+            statement_location(site.filename, statement) if call_text else None))
+    else:
+        helps.append(Suggestion("store `t.detach()` (or `t.detach().clone()`) in the object instead of the tensor "
+                                "with grad history, or clear it before deepcopy"))
+    notes.append("PyTorch: \"" + DEEPCOPY_MESSAGE + " at the moment\"")
+    diagnosis = Diagnosis(code=codes.DEEPCOPY_NON_LEAF, title=codes.title(codes.DEEPCOPY_NON_LEAF),
+                          severity="error", primary=primary, related=related,
+                          tensor=tensor_info(tensor, offenders[0][0] if offenders else argument) if tensor is not None
+                          else None, notes=notes, help=[h for h in helps if h is not None])
+    diagnosis.extra["non_leaf_paths"] = [path for path, _ in offenders]
+    return diagnosis
+
+
+def explain_deepcopy_failure(obj: Any, error: BaseException) -> Diagnosis | None:
+    """`deepcopy_error_diagnosis` with the caller's stack: call it in an `except` block."""
+    return deepcopy_error_diagnosis(error, obj, capture_user_stack(1, limit=3))
+
+
+def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
+    if node.lineno != node.end_lineno or isinstance(node.value, ast.Call) and _call_attr(node.value) == "detach":
+        return None
+    value = source_line(filename, node.lineno)[node.value.col_offset:node.value.end_col_offset]
+    if not isinstance(node.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        value = f"({value})"
+    targets = " = ".join(ast.unparse(t) for t in node.targets)
+    return Suggestion("store the value without its grad history",
+                      f"{targets} = {value}.detach()", statement_location(filename, node))
+
+
+def _call_attr(call: ast.Call) -> str | None:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def _call_text(filename: str, statement: ast.stmt) -> str | None:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name == "deepcopy" and node.lineno == node.end_lineno:
+                return source_line(filename, node.lineno)[node.col_offset:node.end_col_offset]
+    return None
+
+
+def _replace_text(filename: str, statement: ast.stmt, old: str, new: str) -> str | None:
+    if statement.lineno != statement.end_lineno:
+        return None
+    text = source_line(filename, statement.lineno)[statement.col_offset:statement.end_col_offset]
+    return text.replace(old, new, 1) if old in text else None
+
+
+# ---- AD304: torch.tensor(...) of tensors that require grad -----------------------------------
+
+
+def _grad_tensors_in(data: Any, depth: int = 0) -> list[torch.Tensor]:
+    if isinstance(data, torch.Tensor):
+        return [data] if data.requires_grad else []
+    if isinstance(data, (list, tuple)) and depth < 6:
+        found = []
+        for item in data[:10_000]:
+            found += _grad_tensors_in(item, depth + 1)
+        return found
+    return []
+
+
+def _factory_call(statement: ast.stmt, line: int) -> ast.Call | None:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "tensor", "as_tensor", "Tensor", "FloatTensor") and node.args:
+            return node
+    return None
+
+
+def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = ()) -> Diagnosis | None:
+    """AD304 when `torch.tensor(data)` gets a tensor that requires grad, or a (nested) list of them.
+
+        >>> import torch
+        >>> w = torch.ones(2, requires_grad=True)
+        >>> losses = [(w * 2).sum(), (w * 3).sum()]
+        >>> tensor_copy_diagnosis((losses,), {}).code
+        'AD304'
+        >>> tensor_copy_diagnosis(([1.0, 2.0],), {}) is None
+        True
+    """
+    data = args[0] if args else kwargs.get("data")
+    carriers = _grad_tensors_in(data)
+    if not carriers:
+        return None
+    site = stack[0] if stack else None
+    primary = location_of(site, role="copy", note="the values are copied into a new tensor with no grad history")
+    helps: list[Suggestion] = []
+    statement = statement_at(site.filename, site.lineno) if site is not None else None
+    call = _factory_call(statement, site.lineno) if statement is not None else None
+    if call is not None and call.lineno == call.end_lineno == statement.lineno == statement.end_lineno:
+        filename = site.filename
+        line = source_line(filename, call.lineno)
+        call_text = line[call.col_offset:call.end_col_offset]
+        first = call.args[0]
+        first_text = line[first.col_offset:first.end_col_offset]
+        location = statement_location(filename, statement)
+        if isinstance(data, (list, tuple)):
+            stacked = f"torch.stack({first_text})" if not isinstance(first, ast.Tuple) else f"torch.stack([{first_text[1:-1]}])"
+            helps.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
+                                    _replace_text(filename, statement, call_text, stacked), location))
+        else:
+            helps.append(Suggestion("use the tensor itself to keep the graph",
+                                    _replace_text(filename, statement, call_text, first_text), location))
+            helps.append(Suggestion("or, for an explicit independent copy without gradients, detach().clone()",
+                                    _replace_text(filename, statement, call_text, f"{first_text}.detach().clone()"),
+                                    location))
+    if not helps:
+        helps.append(Suggestion("use torch.stack([...]) to combine tensors and keep the graph, or t.detach().clone() "
+                                "for an explicit copy"))
+    notes = [f"{len(carriers)} tensor{'s' if len(carriers) > 1 else ''} with requires_grad=True "
+             f"{'are' if len(carriers) > 1 else 'is'} copied by value: gradients will not flow back through "
+             "the result"]
+    first_carrier = carriers[0]
+    diagnosis = Diagnosis(code=codes.TENSOR_COPY_CUTS_GRAPH, title=codes.title(codes.TENSOR_COPY_CUTS_GRAPH),
+                          severity="warning", primary=primary, tensor=tensor_info(first_carrier, None),
+                          notes=notes, help=helps)
+    diagnosis.extra["copied_tensors"] = len(carriers)
+    return diagnosis
+
+
+__all__ = ["find_non_leaf_tensors", "deepcopy_error_diagnosis", "explain_deepcopy_failure",
+           "tensor_copy_diagnosis", "DEEPCOPY_MESSAGE"]
