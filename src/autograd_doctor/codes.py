@@ -170,6 +170,12 @@ kernel writes `a`, it also changes the values it is still reading, so the result
 depends on the order of the kernel's loop (and on the shape). PyTorch raises for some
 patterns and silently computes garbage for others.
 
+**Minimal example.**
+
+    a = torch.arange(12.0).reshape(3, 4)
+    a -= a[:, :1]        # AD203: column 0 becomes 0 first, then 0 is subtracted
+                         # from the rest: rows 2 and 3 are wrong, no error
+
 **The fix.** Make the operand independent: `a = a - a[:, :1]`, or
 `a -= a[:, :1].clone()`.
 """,
@@ -181,7 +187,16 @@ slices return views that share memory with their base. A view appended to a list
 stored in a dict) and a later in-place write to the base (the next loop iteration
 reusing a buffer) change every stored view: all entries end up equal to the last one.
 
-**The fix.** Store a copy: `history.append(buf[i].clone())`, or build a new tensor in
+**Minimal example.**
+
+    buf = torch.zeros(3)
+    history = []
+    for step in range(3):
+        buf.copy_(torch.randn(3))    # AD204: overwrites the views stored before
+        history.append(buf[:])        # a view, not a copy
+    # every entry of history now equals the last buffer
+
+**The fix.** Store a copy: `history.append(buf[:].clone())`, or build a new tensor in
 each iteration instead of writing into a shared buffer.
 """,
     DETACH_ALIAS_WRITE: """\
@@ -189,6 +204,13 @@ each iteration instead of writing into a shared buffer.
 
 **What it means.** `z = y.detach()` has no gradient history but shares storage (and
 the version counter) with `y`. Writing into `z` changes `y` as well.
+
+**Minimal example.**
+
+    y = x * 2
+    view = y.detach()
+    view[0] = -1        # AD205: y[0] is now -1 too
+    print(y)            # tensor([-1., 4.], grad_fn=<MulBackward0>)
 
 **The fix.** For an independent copy use `y.detach().clone()`.
 """,

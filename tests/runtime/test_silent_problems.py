@@ -1,0 +1,154 @@
+"""Problems PyTorch does not raise for: AD201 (.data), AD202 (verify_saved), AD203, AD205."""
+
+import pytest
+import torch
+
+from helpers import apply_help, run_plain, run_program
+
+
+def test_overlapping_operand_is_reported_at_the_write(tmp_path):
+    source = """
+        import torch
+        a = torch.arange(12.0).reshape(3, 4)
+        a -= a[:, :1]  # WRITE
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD203" and diagnosis.severity == "warning"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "a = a - a[:, :1]"
+    # The fix computes what the user meant: every row minus its first element.
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    expected = torch.arange(12.0).reshape(3, 4)
+    assert torch.equal(namespace["a"], expected - expected[:, :1])
+    # ... which the buggy line does not (PyTorch raises nothing, the values are wrong).
+    assert not torch.equal(outcome.namespace.get("a", torch.arange(12.0).reshape(3, 4)), expected - expected[:, :1])
+
+
+def test_overlap_raises_with_silent_raise(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        a = torch.arange(12.0).reshape(3, 4)
+        a -= a[:, :1]
+    """, silent="raise")
+    assert outcome.error is not None and outcome.diagnosis.code == "AD203"
+
+
+@pytest.mark.parametrize("line", [
+    "a.add_(a)", "a.mul_(a.clone())", "a[1:] = a[1:] * 2", "a.copy_(a.flip(0))", "a += a.sum()",
+])
+def test_no_overlap_alarm_for_safe_patterns(tmp_path, line):
+    outcome = run_program(tmp_path, f"""
+        import torch
+        a = torch.arange(12.0).reshape(3, 4)
+        {line}
+    """)
+    assert outcome.error is None
+    assert outcome.diagnoses == []
+
+
+def test_write_through_detach_alias_changes_source(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        view = y.detach()  # ALIAS
+        view[0] = -1  # WRITE
+        result = y.tolist()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD205"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert {loc.role: loc.line for loc in diagnosis.related}["alias"] == outcome.line("ALIAS")
+    assert diagnosis.tensor.name == "y"
+    assert diagnosis.help[0].replacement == "view = y.detach().clone()"
+    assert outcome.namespace["result"] == [-1.0, 4.0]  # the seed guide's surprise
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert namespace["result"] == [2.0, 4.0]
+
+
+def test_detach_alias_of_dead_source_is_fine(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 2
+        h = h.detach()
+        h[0] = -1
+        values = torch.randn(3, requires_grad=True).detach()
+        values.zero_()
+    """)
+    assert outcome.diagnoses == []
+
+
+def test_verify_saved_names_numpy_alias(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([0.5, -0.5], requires_grad=True)
+        z = torch.sigmoid(x)  # SAVE
+        array = z.detach().numpy()  # ALIAS
+        array[0] = 0.0
+        z.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source, verify_saved=True)
+    assert outcome.error is None
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD202"
+    assert diagnosis.primary.line == outcome.line("ALIAS")
+    roles = {loc.role: loc.line for loc in diagnosis.related}
+    assert roles["saved"] == outcome.line("SAVE") and roles["backward"] == outcome.line("BACKWARD")
+    assert diagnosis.extra["node"] == "SigmoidBackward0" and diagnosis.extra["slot"] == "result"
+    fixed = outcome.source.replace("z.detach().numpy()", "z.detach().clone().numpy()")
+    namespace = run_plain(tmp_path, fixed)
+    s = torch.sigmoid(torch.tensor([0.5, -0.5]))
+    assert torch.allclose(namespace["x"].grad, s * (1 - s))
+
+
+def test_verify_saved_without_alias_names_the_window(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.tensor([0.5, -0.5], requires_grad=True)
+        z = torch.exp(x)  # SAVE
+        capsule = torch.utils.dlpack.to_dlpack(z.detach())
+        shared = torch.utils.dlpack.from_dlpack(capsule)
+        shared.data.fill_(7.0) if False else torch.ops.aten.fill_.Scalar(shared, 7.0)
+        z.sum().backward()  # BACKWARD
+    """, verify_saved=True)
+    codes = [d.code for d in outcome.diagnoses]
+    assert codes and codes[0] in ("AD202", "AD101")
+
+
+def test_verify_saved_silent_on_correct_training(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        from torch import nn
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = model(torch.randn(5, 4)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            print(loss.detach().numpy())
+    """, verify_saved=True)
+    assert outcome.error is None and outcome.diagnoses == []
+
+
+def test_data_write_fix_applied(tmp_path):
+    source = """
+        import torch
+        x = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        y = torch.sigmoid(x)  # SAVE
+        y.data[0] = 0.0  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD201"
+    assert diagnosis.help[0].replacement == "y = y.index_fill(0, torch.tensor([0]), 0.0)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    s = torch.sigmoid(torch.tensor([0.5, 1.0, 2.0]))
+    expected = s * (1 - s)
+    expected[0] = 0.0
+    assert torch.allclose(namespace["x"].grad, expected)
