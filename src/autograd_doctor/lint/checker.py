@@ -178,7 +178,7 @@ class Checker:
             source = self.view_base(value.func.value)
             if value.func.attr == "detach" and source:
                 scope.detached[name] = (source, scope.binds[name][-1])
-            elif value.func.attr in ("expand", "expand_as"):
+            elif value.func.attr in ("expand", "expand_as") and self.is_tensor(value.func.value):
                 scope.expanded[name] = scope.binds[name][-1]
 
     # ----- tensor knowledge --------------------------------------------
@@ -295,12 +295,12 @@ class Checker:
         text = self.text(node)
         return text if isinstance(node, ATOMS) else f"({text})"
 
-    def report(self, code: str, node, message: str, fix: Fix | None = None):
+    def report(self, code: str, node, message: str, fix: Fix | None = None, related=()):
         self.findings.append(Finding(
             code, message, self.filename, node.lineno, self.col(node.lineno, node.col_offset),
             node.end_lineno or node.lineno,
             self.col(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset),
-            fix))
+            fix, list(related)))
 
     def clone_before(self, stmt, name: str) -> Fix | None:
         """Unsafe fix: insert ``name = name.clone()`` on its own line before ``stmt``."""
@@ -818,7 +818,8 @@ class Checker:
             if isinstance(probe, ast.Call) and isinstance(probe.func, ast.Attribute):
                 if probe.func.attr == "detach" and not via:
                     via, via_source = "detach", self.view_base(probe.func.value) or ""
-                elif probe.func.attr in ("expand", "expand_as") and not via:
+                elif probe.func.attr in ("expand", "expand_as") and not via and \
+                        self.is_tensor(probe.func.value):
                     via = "expand"
                 if probe.func.attr not in N.VIEW_METHODS:
                     return
@@ -895,7 +896,11 @@ class Checker:
                     self.report("ADL001", w.node,
                                 f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
                                 f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
-                                f"{what}); backward() will fail or use the new values", w.fix)
+                                f"{what}); backward() will fail or use the new values", w.fix,
+                                related=[(op_node.lineno, self.col(op_node.lineno, op_node.col_offset),
+                                          self.col(op_node.lineno, op_node.end_col_offset)
+                                          if op_node.end_lineno == op_node.lineno else 0,
+                                          f"saved here: {op} keeps {what}")])
                     reported.add(id(w.node))
                     break
         for seq, name, node, fix, module in scope.inplace_calls:

@@ -52,7 +52,8 @@ class Finding:
     end_line: int
     end_column: int
     fix: Fix | None = None
-    related: list[tuple[int, str]] = field(default_factory=list)
+    # secondary sites: (line, column, end column on that line or 0, label)
+    related: list[tuple[int, int, int, str]] = field(default_factory=list)
 
     def sort_key(self):
         return (self.file, self.line, self.column, self.code)

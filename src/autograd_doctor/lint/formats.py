@@ -20,11 +20,18 @@ def render_text(findings, sources: dict[str, str], concise: bool = False) -> str
         lines = source.splitlines()
         if 0 < f.line <= len(lines):
             text = lines[f.line - 1].expandtabs(1)
-            width = len(str(f.line))
+            width = len(str(max([f.line] + [r[0] for r in f.related])))
             end = f.end_column if f.end_line == f.line else len(text) + 1
             carets = "^" * max(1, end - f.column)
             out.append(f"{' ' * width} |")
-            out.append(f"{f.line} | {text}")
+            for line, column, end_column, label in f.related:  # secondary sites, rustc-style
+                if 0 < line <= len(lines) and line != f.line:
+                    other = lines[line - 1].expandtabs(1)
+                    out.append(f"{line:>{width}} | {other}")
+                    end_column = end_column or len(other.rstrip()) + 1
+                    dashes = "-" * max(1, end_column - column)
+                    out.append(f"{' ' * width} | {' ' * (column - 1)}{dashes} {label}")
+            out.append(f"{f.line:>{width}} | {text}")
             out.append(f"{' ' * width} | {' ' * (f.column - 1)}{carets}")
             if f.fix:
                 kind = "" if f.fix.safe else " (unsafe fix)"
@@ -107,6 +114,12 @@ def render_sarif(findings, version: str = "0.1.0") -> str:
                 "region": {"startLine": f.line, "startColumn": f.column,
                            "endLine": f.end_line, "endColumn": max(f.end_column, 1)}}}],
         }
+        if f.related:
+            result["relatedLocations"] = [{
+                "id": i,
+                "physicalLocation": {"artifactLocation": {"uri": _uri(f.file)},
+                                     "region": {"startLine": line, "startColumn": column}},
+                "message": {"text": label}} for i, (line, column, _, label) in enumerate(f.related)]
         if f.fix is not None:
             result["fixes"] = [{
                 "description": {"text": f.fix.message},
