@@ -271,6 +271,7 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
     work = [(name, use_line) for name in names]
     seen: set[tuple[str, int]] = set()
     steps = 0
+    fallback: Cut | None = None  # an explicit construct whose inputs could not be judged
     while work and steps < max_steps:
         steps += 1
         name, line = work.pop(0)
@@ -299,18 +300,22 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         if frame_locals is not None:
             input_flags = {n: _carries_grad(frame_locals.get(n)) for n in inputs if n in frame_locals}
             carriers = [n for n, flag in input_flags.items() if flag]
-            if carriers and current and isinstance(result, torch.Tensor) and not result.requires_grad:
+            lost = isinstance(result, torch.Tensor) and not result.requires_grad or (
+                marks and not isinstance(result, (torch.Tensor, torch.nn.Module)) and not _carries_grad(result))
+            if carriers and current and lost:
                 mark = marks[0] if marks else CutMark("unknown", None, "")
                 if not marks and _frozen_module(frame_locals, inputs):
                     mark = CutMark("unknown", None, "")
                 return Cut(statement, mark, filename, name,
                            f"{', '.join(carriers)} carries gradients; {name} does not")
-            if marks and not carriers and not input_flags and not current:
-                return Cut(statement, marks[0], filename, name, "explicit construct")
+            if marks and not carriers and fallback is None and (
+                    not current or not _carries_grad(result)) and any(
+                    flag is None for flag in input_flags.values()) | (not input_flags):
+                fallback = Cut(statement, marks[0], filename, name, "explicit construct")
         elif marks:
             return Cut(statement, marks[0], filename, name, "explicit construct")
         work.extend((n, statement.lineno) for n in inputs)
-    return None
+    return fallback
 
 
 def _frozen_module(frame_locals: dict, inputs: list[str]) -> bool:
@@ -459,6 +464,12 @@ def _live_frame(site: Site | None) -> FrameType | None:
     return None
 
 
+def _frame_values(frame: FrameType) -> dict:
+    values = dict(frame.f_globals)
+    values.update(frame.f_locals)
+    return values
+
+
 def _backward_call_node(statement: ast.stmt) -> ast.Call | None:
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and _call_name(node) in ("backward", "grad"):
@@ -498,7 +509,7 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     root = _root_expression(statement) if statement is not None else None
     if root is None:
         return None
-    frame_locals = dict(frame.f_locals) if frame is not None else None
+    frame_locals = _frame_values(frame) if frame is not None else None
     names = loaded_names(root)
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
     roots = _roots(args, kwargs)
@@ -613,7 +624,7 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
             previous = earlier
             break
     frame = _live_frame(site)
-    frame_locals = dict(frame.f_locals) if frame is not None else {}
+    frame_locals = _frame_values(frame) if frame is not None else {}
     scope = Scope(site.filename, site.lineno) if site is not None else None
     statement = scope.statement_at(site.lineno) if scope is not None and scope.tree is not None else None
     root_expr = _root_expression(statement) if statement is not None else None
@@ -840,7 +851,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
                 if root is not None:
                     try:
                         cut = find_cut(site.filename, statement.lineno, loaded_names(root),
-                                       dict(frame.f_locals), target=unreached[0][1])
+                                       _frame_values(frame), target=unreached[0][1])
                     except Exception:
                         cut = None
             if cut is None and (ran is None or id(module) not in ran):
@@ -931,9 +942,9 @@ def why_no_grad(tensor: torch.Tensor, loss: torch.Tensor) -> NoGradReport:
         site_line = caller.f_lineno
         try:
             if loss.grad_fn is None:
-                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], dict(caller.f_locals))
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], _frame_values(caller))
             else:
-                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], dict(caller.f_locals),
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], _frame_values(caller),
                                target=tensor)
         except Exception:
             cut = None
