@@ -280,3 +280,9 @@ def test_console_script_subprocess(project):
     proc = subprocess.run(cmd + ["missing.py"], capture_output=True, text=True, cwd=project, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["autograd-doctor lint: error: path not found: missing.py"]
+
+
+def test_text_format_shows_the_saving_site(project, capsys):
+    out = run(capsys, "bad.py")[1]
+    assert "3 | y = torch.sigmoid(x)" in out
+    assert "  |     ---------------- saved here: torch.sigmoid keeps its output" in out

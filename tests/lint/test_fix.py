@@ -106,3 +106,21 @@ def test_overlapping_edits_are_applied_one_per_round():
     f1 = Finding("ADL007", "m", "f.py", 1, 1, 1, 4, Fix("a", (Edit(1, 1, 1, 4, "X"),), True))
     f2 = Finding("ADL007", "m", "f.py", 1, 2, 1, 5, Fix("b", (Edit(1, 2, 1, 5, "Y"),), True))
     assert apply_edits(source, [f1, f2], unsafe=False) == ("Xdef\n", 1)
+
+
+def test_fix_keeps_crlf_and_form_feeds(tmp_path, capsys):
+    path = tmp_path / "crlf.py"
+    src = "import torch\r\n# a form feed \x0c and a line separator \u2028 in a comment\r\n" \
+          "x = torch.randn(2, requires_grad=True)\r\ny = x.clone().detach()\r\n"
+    path.write_bytes(src.encode("utf-8"))
+    lint_main(["--fix", str(path)])
+    capsys.readouterr()
+    assert path.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode("utf-8")
+
+
+def test_diff_with_unsafe_fixes(tmp_path, capsys):
+    path = copy_fixture(tmp_path, "unsafe.py")
+    assert lint_main(["--diff", "--unsafe-fixes", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "+    e = e + (1 + w)" in out and "+    y = y.clone()" in out
+    assert path.read_text() == (FIX / "unsafe.py").read_text()

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.findings import Edit, Finding, Fix
+from autograd_doctor.lint.findings import Edit, Finding, Fix, split_lines
 
 NUMBER_TYPES = (int, float, complex)
 BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "sub",
@@ -86,7 +86,7 @@ class Checker:
     def __init__(self, tree: ast.Module, source: str, filename: str):
         self.source = source
         self.filename = filename
-        self.lines = source.splitlines(keepends=True)
+        self.lines = split_lines(source)
         self._line_starts = None
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}

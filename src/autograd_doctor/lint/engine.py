@@ -10,7 +10,7 @@ import tokenize
 from dataclasses import dataclass
 
 from autograd_doctor.lint.checker import Checker
-from autograd_doctor.lint.findings import Finding
+from autograd_doctor.lint.findings import Finding, split_lines
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?",
                   re.IGNORECASE)
@@ -79,7 +79,7 @@ def lint_source(source: str, filename: str = "<string>",
 def _without_noqa(findings: list[Finding], source: str) -> list[Finding]:
     if not findings or "noqa" not in source.lower():
         return findings
-    lines = source.splitlines()
+    lines = [line.rstrip("\r\n") for line in split_lines(source)]
     kept = []
     for f in findings:
         suppressed = False

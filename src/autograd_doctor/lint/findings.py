@@ -7,6 +7,7 @@ character columns (the AST's UTF-8 byte offsets are converted on the way in).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -63,3 +64,21 @@ class Finding:
                 "line": self.line, "column": self.column, "end_line": self.end_line,
                 "end_column": self.end_column,
                 "fix": self.fix.to_dict() if self.fix else None}
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(source: str) -> list[str]:
+    """Split like the tokenizer (only \\n, \\r\\n, \\r end a line), keeping the ends.
+
+    ``str.splitlines`` also splits on \\f, \\v, \\x1c and U+2028, which would
+    shift every AST line number after such a character.
+    """
+    lines, pos = [], 0
+    for m in _LINE_END.finditer(source):
+        lines.append(source[pos:m.end()])
+        pos = m.end()
+    if pos < len(source):
+        lines.append(source[pos:])
+    return lines

@@ -8,14 +8,14 @@ import os
 import stat
 import tempfile
 
-from autograd_doctor.lint.findings import Finding
+from autograd_doctor.lint.findings import Finding, split_lines
 
 MAX_ROUNDS = 10
 
 
 def _offsets(source: str) -> list[int]:
     starts, pos = [0], 0
-    for line in source.splitlines(keepends=True):
+    for line in split_lines(source):
         pos += len(line)
         starts.append(pos)
     return starts
@@ -66,8 +66,8 @@ def fix_source(source: str, lint, unsafe: bool) -> tuple[str, int]:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                        after.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(split_lines(before),
+                                        split_lines(after),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from autograd_doctor.lint.findings import split_lines
 from autograd_doctor.lint.rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -17,7 +18,7 @@ def render_text(findings, sources: dict[str, str], concise: bool = False) -> str
         source = sources.get(f.file)
         if concise or source is None:
             continue
-        lines = source.splitlines()
+        lines = [line.rstrip("\r\n") for line in split_lines(source)]
         if 0 < f.line <= len(lines):
             text = lines[f.line - 1].expandtabs(1)
             width = len(str(max([f.line] + [r[0] for r in f.related])))
