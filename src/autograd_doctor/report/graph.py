@@ -393,8 +393,8 @@ def dot_quote(text: Any) -> str:
         >>> dot_quote('a "b"\\nc')
         '"a \\\\"b\\\\"\\\\nc"'
     """
-    text = _CONTROL.sub("?", str(text))
-    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "")
+    text = _CONTROL.sub("?", str(text).replace("\r\n", "\n").replace("\r", ""))
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\n", "\\n") + '"'
 
 
