@@ -1,0 +1,109 @@
+"""The IPython extension in a real InteractiveShell (not mocked)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("IPython")
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+import autograd_doctor.ipython as extension_module  # noqa: E402
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+BUGGY_CELL = "y = torch.sigmoid(x)\ny[1] = 2.0\ny.sum().backward()"
+
+
+@pytest.fixture
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_cell("import torch\nx = torch.randn(3, requires_grad=True)")
+    ip.run_line_magic("load_ext", "autograd_doctor")
+    yield ip
+    ip.run_line_magic("unload_ext", "autograd_doctor")
+
+
+def run(shell, capsys, cell: str):
+    result = shell.run_cell(cell)
+    captured = capsys.readouterr()
+    return result, ANSI.sub("", captured.out + captured.err)
+
+
+def test_failing_cell_shows_traceback_and_diagnosis(shell, capsys):
+    result, output = run(shell, capsys, BUGGY_CELL)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "Traceback" in output and "RuntimeError" in output
+    assert "error[AD101]" in output
+    assert "y[1] = 2.0" in output and "modified here" in output
+    assert "help: fill the entry out of place" in output
+    assert "autograd-doctor: error[AD101] at <ipython-input-" in output  # the displayed summary
+    assert "autograd_doctor/recording" not in output  # our wrappers are hidden from the traceback
+    extension = extension_module.extension_of(shell)
+    assert [d.code for d in extension.last_diagnoses] == ["AD101"]
+
+
+def test_other_errors_show_the_plain_traceback(shell, capsys):
+    result, output = run(shell, capsys, "1 / 0")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "ZeroDivisionError" in output and "autograd-doctor" not in output
+    result, output = run(shell, capsys, "raise RuntimeError('not autograd')")
+    assert "not autograd" in output and "autograd-doctor" not in output
+
+
+def test_cell_magic_runs_one_cell_under_watch_with_options(shell, capsys):
+    run(shell, capsys, "%autograd_doctor off")
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "error[AD101]" not in output  # off: the plain PyTorch error
+    _, output = run(shell, capsys, "%%autograd_doctor --strict\n" + BUGGY_CELL)
+    assert "StrictViolation" in output and "error[AD101]" in output
+    assert "strict mode: stopped at the write" in output
+    run(shell, capsys, "%autograd_doctor on")
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "error[AD101]" in output
+
+
+def test_line_magic_shows_the_last_report_and_its_graph(shell, capsys):
+    run(shell, capsys, BUGGY_CELL)
+    _, output = run(shell, capsys, "%autograd_doctor")
+    assert output.startswith("error[AD101]")
+    result = shell.run_cell("%autograd_doctor graph")
+    capsys.readouterr()
+    assert "SigmoidBackward0" in result.result.dot
+
+
+def test_handler_failure_falls_back_to_the_normal_traceback(shell, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("display broke")
+
+    monkeypatch.setattr(shell, "showtraceback", broken)
+    result, output = run(shell, capsys, BUGGY_CELL)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "RuntimeError" in output and "modified by an inplace operation" in output
+    assert "Custom TB Handler failed" not in output
+    assert shell.custom_exceptions == (RuntimeError,)  # still registered
+
+
+def test_unload_restores_the_shell(shell, capsys):
+    shell.run_line_magic("unload_ext", "autograd_doctor")
+    assert shell.custom_exceptions == ()
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "error[AD101]" not in output
+    shell.run_line_magic("load_ext", "autograd_doctor")
+
+
+def test_rich_display_is_html_with_the_graph():
+    from autograd_doctor.ipython import DiagnosesView
+    import autograd_doctor
+    import torch
+
+    x = torch.randn(3, requires_grad=True)
+    with autograd_doctor.watch():
+        y = torch.sigmoid(x)
+        y[1] = 2.0
+        with pytest.raises(RuntimeError) as caught:
+            y.sum().backward()
+    html = DiagnosesView(autograd_doctor.diagnoses_of(caught.value))._repr_html_()
+    assert 'data-code="AD101"' in html and "y[1] = 2.0" in html
+    assert "<svg" in html or '<pre class="dot">' in html
