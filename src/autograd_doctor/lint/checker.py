@@ -228,8 +228,11 @@ class Checker:
                 return node.func.attr != "requires_grad_" and self.is_const(node.func.value) and \
                     all(self.is_const(a) for a in node.args if self.is_tensor(a))
             return False
-        if isinstance(node, ast.BinOp):
-            return self.is_const(node.left) and self.is_const(node.right)
+        if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
+            sides = (node.left, node.right)
+            return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
+                any(self.is_const(x) and not isinstance(x, ast.Constant) for x in sides) or \
+                all(isinstance(x, ast.Constant) for x in sides)
         if isinstance(node, ast.UnaryOp):
             return self.is_const(node.operand)
         if isinstance(node, ast.Subscript):
