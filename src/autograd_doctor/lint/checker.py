@@ -93,6 +93,7 @@ class Checker:
         self.module_classes: set[str] = set()
         self.inplace_attrs: dict[str, dict[str, ast.keyword]] = defaultdict(dict)
         self.module_attrs: dict[str, set] = defaultdict(set)
+        self.module_kinds: dict[str, dict[str, str]] = defaultdict(dict)  # class -> attr -> nn.X
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
         self.seq = 0
@@ -433,6 +434,7 @@ class Checker:
                 if self.is_module_base(value.func) or (isinstance(value.func, ast.Name)
                                                        and value.func.id in self.module_classes):
                     self.module_attrs[self.scope.module_class].add(target.attr)
+                    self.module_kinds[self.scope.module_class][target.attr] = q
                 kw = self.inplace_module_keyword(value)
                 if kw is not None:
                     self.inplace_attrs[self.scope.module_class][target.attr] = kw
@@ -649,7 +651,7 @@ class Checker:
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
-            if q is None and isinstance(func, ast.Attribute):
+            if op[0].startswith("torch.Tensor."):  # the receiver is input 0
                 args = [func.value] + args
             self.record_input_saves(op, args, node)
 
@@ -795,8 +797,17 @@ class Checker:
         if not isinstance(node, ast.Call):
             return None
         q = self.qualname(node.func)
-        if q is None and isinstance(node.func, ast.Attribute) and self.is_tensor(node.func.value):
-            q = "torch.Tensor." + node.func.attr
+        func = node.func
+        if q is None and isinstance(func, ast.Attribute):
+            recv = func.value
+            if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
+                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
+                q = N.MODULE_OPS.get(kind.rsplit(".", 1)[-1]) if kind.startswith("torch.nn.") else None
+                if q is not None and self.inplace_attrs.get(self.scope.module_class, {}).get(func.attr):
+                    return None  # inplace=True modules write rather than save: ADL002's business
+            elif self.is_tensor(recv):
+                q = "torch.Tensor." + func.attr
+
         if q is None or q not in table:
             return None
         return q, table[q]

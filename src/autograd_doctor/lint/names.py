@@ -93,6 +93,18 @@ ReLU ReLU6 ELU SELU CELU LeakyReLU RReLU Hardtanh SiLU Mish Hardswish
 Hardsigmoid Threshold Dropout Dropout1d Dropout2d Dropout3d AlphaDropout
 FeatureAlphaDropout
 """.split())
+# nn modules whose forward is one op of the saves table: `self.fc(x)` with
+# `self.fc = nn.Linear(...)` saves x, `self.act(x)` with nn.Sigmoid its output.
+MODULE_OPS = {
+    "Linear": "torch.nn.functional.linear", "Conv2d": "torch.nn.functional.conv2d",
+    "Sigmoid": "torch.sigmoid", "Tanh": "torch.tanh", "ReLU": "torch.relu",
+    "Softmax": "torch.nn.functional.softmax", "LogSoftmax": "torch.nn.functional.log_softmax",
+    "GELU": "torch.nn.functional.gelu", "SiLU": "torch.nn.functional.silu",
+    "ELU": "torch.nn.functional.elu", "LeakyReLU": "torch.nn.functional.leaky_relu",
+    "Softplus": "torch.nn.functional.softplus", "Mish": "torch.nn.functional.mish",
+    "Hardtanh": "torch.nn.functional.hardtanh", "ReLU6": "torch.nn.functional.relu6",
+    "LayerNorm": "torch.nn.functional.layer_norm",
+}
 GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",

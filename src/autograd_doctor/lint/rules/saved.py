@@ -11,7 +11,11 @@ name was not re-bound in between.  Which op saves what comes from
 `lint/data/saves.json`, generated from the installed torch by
 `scripts/gen_saves_table.py`: ops such as `exp`, `sigmoid`, `tanh`, `relu`,
 `softmax`, `log_softmax`, `sqrt` keep their *output*; `mul`, `div`,
-`matmul`, `F.linear`, `pow`, `sin`, `log` keep their *inputs*.""",
+`matmul`, `F.linear`, `pow`, `sin`, `log` keep their *inputs*.  In an
+`nn.Module` subclass, calling a module attribute built in `__init__` from
+`nn.Linear`, `nn.Conv2d`, `nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`,
+`nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
+corresponding op (`self.fc(x)` keeps `x`).""",
         why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
