@@ -12,6 +12,7 @@ Doctor wiring (see the functions' docstrings):
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import inspect
 from typing import Any
@@ -20,7 +21,7 @@ import torch
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.naming import tensor_info
-from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.frames import Site, capture_user_stack, is_user_frame
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import location_of, parse_file, source_line, statement_at, statement_location
 
@@ -124,15 +125,21 @@ def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...
             pass
     if stack:
         files.append(stack[0].filename)
+    tail = "." + ".".join(path[len(root_name):].lstrip(".").split(".")[-2:])
+    best = None
     for filename in filter(None, files):
         tree = parse_file(filename)
         if tree is None:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Attribute) and t.attr == attribute for t in node.targets):
-                return filename, node
-    return None
+            if not isinstance(node, ast.Assign) or isinstance(node.value, ast.Constant):
+                continue  # `self.h = None` initialises; it does not store the tensor
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == attribute:
+                    score = 2 if ("." + ast.unparse(target)).endswith(tail) else 1
+                    if best is None or score > best[0]:
+                        best = (score, filename, node)
+    return (best[1], best[2]) if best is not None else None
 
 
 def _owner_of(obj: Any, path: str, root_name: str) -> Any:
@@ -164,10 +171,12 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
         ... except RuntimeError as error:
         ...     d = deepcopy_error_diagnosis(error, model)
         >>> d.code, d.extra["non_leaf_paths"]
-        ('AD303', ['obj.last'])
+        ('AD303', ['model.last'])
     """
     if DEEPCOPY_MESSAGE not in str(error):
         return None
+    if not stack:
+        stack = traceback_stack(error)
     argument, statement = _deepcopy_argument(stack)
     root_name = argument if argument and argument.isidentifier() else (argument or "obj")
     offenders = find_non_leaf_tensors(obj, root_name)
@@ -211,8 +220,20 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
 
 
 def explain_deepcopy_failure(obj: Any, error: BaseException) -> Diagnosis | None:
-    """`deepcopy_error_diagnosis` with the caller's stack: call it in an `except` block."""
-    return deepcopy_error_diagnosis(error, obj, capture_user_stack(1, limit=3))
+    """`deepcopy_error_diagnosis` located at the failing deepcopy call (from the error's
+    traceback); call it in an `except` block."""
+    return deepcopy_error_diagnosis(error, obj, traceback_stack(error) or capture_user_stack(1, limit=3))
+
+
+def traceback_stack(error: BaseException, limit: int = 3) -> tuple[Site, ...]:
+    """User sites of an exception's traceback, innermost first (where the call failed)."""
+    sites = []
+    tb = error.__traceback__
+    while tb is not None:
+        if is_user_frame(tb.tb_frame) and tb.tb_frame.f_code.co_filename != copy.__file__:
+            sites.append(Site(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    return tuple(reversed(sites))[:limit]
 
 
 def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
@@ -303,8 +324,10 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
         else:
             helps.append(Suggestion("use the tensor itself to keep the graph",
                                     _replace_text(filename, statement, call_text, first_text), location))
+            receiver = first_text if isinstance(first, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+                else f"({first_text})"
             helps.append(Suggestion("or, for an explicit independent copy without gradients, detach().clone()",
-                                    _replace_text(filename, statement, call_text, f"{first_text}.detach().clone()"),
+                                    _replace_text(filename, statement, call_text, f"{receiver}.detach().clone()"),
                                     location))
     if not helps:
         helps.append(Suggestion("use torch.stack([...]) to combine tensors and keep the graph, or t.detach().clone() "
