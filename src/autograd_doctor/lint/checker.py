@@ -9,78 +9,28 @@ between", "a read after an in-place activation").  Nothing is imported or run.
 from __future__ import annotations
 
 import ast
-from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.events import Loop, Scope, Write
 from autograd_doctor.lint.findings import Edit, Finding, Fix, split_lines
+from autograd_doctor.lint.knowledge import TensorKnowledge
+from autograd_doctor.lint.matching import match_scope
 
-NUMBER_TYPES = (int, float, complex)
-BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "sub",
-               ast.Pow: "pow", ast.MatMult: "matmul"}
 AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
               ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
               ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
-OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "+",
-                 "operator.sub": "-", "operator.pow": "**", "operator.matmul": "@"}
 GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004"})
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
-@dataclass
-class Write:
-    seq: int
-    name: str
-    node: ast.AST
-    how: str
-    grad_on: bool
-    fix: Fix | None = None
-    via: str = ""           # "detach" / "expand" when written through such a chain
-    via_source: str = ""    # the detached name for direct chains
-    detached_from: str = ""  # `name = src.detach()` binding live at the write
-    expanded: bool = False   # `name = x.expand(...)` binding live at the write
 
 
-@dataclass
-class Scope:
-    name: str
-    grad_off: bool
-    module_class: str | None = None     # enclosing nn.Module subclass, if a method
-    tensors: set = field(default_factory=set)
-    consts: set = field(default_factory=set)        # tensors that cannot require grad
-    uses: dict = field(default_factory=lambda: defaultdict(list))
-    binds: dict = field(default_factory=lambda: defaultdict(list))
-    saves: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, op, how, node)]
-    writes: list = field(default_factory=list)
-    detached: dict = field(default_factory=dict)   # name -> (source name, seq)
-    expanded: dict = field(default_factory=dict)   # name -> seq
-    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, fix)
-    retain_backwards: list = field(default_factory=list)
-    steps: list = field(default_factory=list)
-    backwards: list = field(default_factory=list)
-    loss_lists: list = field(default_factory=list)  # (name, node, fix)
-    backward_names: set = field(default_factory=set)
-    loops: list = field(default_factory=list)
-    branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
-    data_uses: list = field(default_factory=list)  # ADL004 candidates: (node, message, fix)
-
-    def exclusive(self, a: int, b: int) -> bool:
-        """True when seqs ``a`` and ``b`` are in different branches of one `if`."""
-        for start, mid, end in self.branches:
-            if (start <= a < mid and mid <= b < end) or (start <= b < mid and mid <= a < end):
-                return True
-        return False
 
 
-@dataclass
-class Loop:
-    stores: list = field(default_factory=list)   # (base name, node)
-    written: set = field(default_factory=set)
-    bound: set = field(default_factory=set)
 
 
-class Checker:
+class Checker(TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
     def __init__(self, tree: ast.Module, source: str, filename: str):
@@ -101,7 +51,7 @@ class Checker:
         self._handlers: dict[type, object] = {}
         self.defines_optimizer = False
         self.visit_body(tree.body)
-        self.finish_scope(self.scope)
+        match_scope(self, self.scope)
         if self.defines_optimizer:  # Optimizer.step() runs under no_grad
             self.findings = [f for f in self.findings if f.code not in GRADIENT_RULES]
 
@@ -144,14 +94,6 @@ class Checker:
             for a in node.names:
                 self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
 
-    def qualname(self, node) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
-
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
             self.scope.uses[node.id].append(self.next_seq())
@@ -182,102 +124,7 @@ class Checker:
             elif value.func.attr in ("expand", "expand_as") and self.is_tensor(value.func.value):
                 scope.expanded[name] = scope.binds[name][-1]
 
-    # ----- tensor knowledge --------------------------------------------
-    def is_tensor(self, node) -> bool:
-        if isinstance(node, ast.Name):
-            return node.id in self.scope.tensors
-        if isinstance(node, ast.Call):
-            func = node.func
-            q = self.qualname(func)
-            if q is not None:
-                return N.is_tensor_function(q)
-            if isinstance(func, ast.Attribute):
-                recv = func.value
-                if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                    return func.attr in self.module_attrs.get(self.scope.module_class, ())
-                if func.attr in N.TENSOR_ONLY_METHODS:
-                    return True
-                return func.attr not in N.NOT_TENSOR_METHODS and func.attr in N.tensor_methods() \
-                    and self.is_tensor(recv)
-            return False
-        if isinstance(node, ast.Attribute):
-            return node.attr in N.TENSOR_ATTRIBUTES and self.is_tensor(node.value)
-        if isinstance(node, ast.BinOp):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return self.is_tensor(node.operand)
-        if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
-        return False
-
-    def is_const(self, node) -> bool:
-        """True for values built only from factories and literals (no ``requires_grad``)."""
-        if isinstance(node, ast.Constant):
-            return True
-        if isinstance(node, ast.Name):
-            return node.id in self.scope.consts
-        if isinstance(node, ast.Call):
-            if any(k.arg == "requires_grad" for k in node.keywords):
-                return False
-            q = self.qualname(node.func)
-            if q is not None:
-                if q.startswith("torch.") and q[6:] in N.FACTORIES:
-                    return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
-                return N.is_tensor_function(q) and bool(node.args) and \
-                    all(self.is_const(a) for a in node.args)
-            if isinstance(node.func, ast.Attribute):
-                return node.func.attr != "requires_grad_" and self.is_const(node.func.value) and \
-                    all(self.is_const(a) for a in node.args if self.is_tensor(a))
-            return False
-        if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
-            sides = (node.left, node.right)
-            return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
-                any(self.is_const(x) and not isinstance(x, ast.Constant) for x in sides) or \
-                all(isinstance(x, ast.Constant) for x in sides)
-        if isinstance(node, ast.UnaryOp):
-            return self.is_const(node.operand)
-        if isinstance(node, ast.Subscript):
-            return self.is_const(node.value)
-        return False
-
-    def view_base(self, node) -> str | None:
-        """The name whose storage ``node`` views: ``x[0].t()`` -> ``x``."""
-        while True:
-            if isinstance(node, ast.Name):
-                return node.id
-            if isinstance(node, ast.Subscript):
-                node = node.value
-            elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
-                node = node.value
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr in N.VIEW_METHODS):
-                node = node.func.value
-            else:
-                return None
-
-    def is_view_of(self, node, name: str) -> bool:
-        """True when ``node`` is a view of ``name`` (but not ``name`` itself)."""
-        if isinstance(node, ast.Name):
-            return False
-        if isinstance(node, ast.Subscript) and not self.basic_index(node.slice):
-            return False
-        return self.view_base(node) == name
-
-    def basic_index(self, index) -> bool:
-        """Slices, ints, None and Ellipsis make views; lists and tensors copy."""
-        items = index.elts if isinstance(index, ast.Tuple) else [index]
-        for item in items:
-            if isinstance(item, ast.Slice):
-                continue
-            if isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis
-                                                   or isinstance(item.value, int)):
-                continue
-            if isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
-                continue
-            return False
-        return True
-
-    # ----- reporting ----------------------------------------------------
+# ----- reporting ----------------------------------------------------
     def col(self, line: int, byte_col: int) -> int:
         """Convert an AST UTF-8 byte offset to a 1-based character column."""
         if line - 1 < len(self.lines):
@@ -343,7 +190,7 @@ class Checker:
                 self.bind(a.arg, None)
         self.visit_body(node.body)
         self.class_stack.pop()
-        self.finish_scope(self.scope)
+        match_scope(self, self.scope)
         self.scope, self.guard_depth = outer, outer_guard
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -354,14 +201,6 @@ class Checker:
 
     def visit_Lambda(self, node):
         self.visit(node.args)
-
-    def is_tensor_annotation(self, ann) -> bool:
-        if ann is None:
-            return False
-        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-            return ann.value in ("Tensor", "torch.Tensor")
-        q = self.qualname(ann)
-        return q == "torch.Tensor" or (isinstance(ann, ast.Name) and ann.id == "Tensor" and q is None)
 
     def visit_ClassDef(self, node):
         for d in node.decorator_list:
@@ -381,12 +220,6 @@ class Checker:
         self.scope = outer
         self.class_stack.pop()
         self.bind(node.name, None)
-
-    def is_module_base(self, base) -> bool:
-        q = self.qualname(base) or ""
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-            return True
-        return isinstance(base, ast.Name) and base.id in self.module_classes
 
     # ----- statements ---------------------------------------------------
     def visit_Assign(self, node):
@@ -561,15 +394,6 @@ class Checker:
         if checked and known:
             scope.tensors.add(checked)
 
-    def isinstance_tensor(self, test) -> str | None:
-        """``x`` for ``isinstance(x, torch.Tensor)`` (or a tuple holding it)."""
-        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
-            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-            if any(self.qualname(t) in ("torch.Tensor", "torch.nn.Parameter") for t in types):
-                return test.args[0].id
-        return None
-
     def is_debug_guard(self, test) -> bool:
         for sub in ast.walk(test):
             word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else \
@@ -690,7 +514,7 @@ class Checker:
                 fix = Fix("use `.detach().clone()`",
                           (self.edit(node, self.atom_text(first) + ".detach().clone()"),), safe=True)
             self.report("ADL008", node,
-                        f"`{self.text(func_text_node(node))}()` of tensor `{self.text(first)}` "
+                        f"`{self.text(node.func)}()` of tensor `{self.text(first)}` "
                         f"copies it and drops it from the graph", fix)
         if q in ("torch.autograd.grad", "torch.autograd.backward"):
             scope.backwards.append((self.next_seq(), node))
@@ -717,7 +541,7 @@ class Checker:
             base = self.view_base(recv)
             if base is not None and base in scope.tensors:
                 for arg in node.args:
-                    self.check_overlap(base, arg, node, via_method=isinstance(recv, ast.Name))
+                    self.check_overlap(base, arg, node)
         elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
                 isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
             inner = recv.func.value
@@ -755,12 +579,6 @@ class Checker:
             self.record_inplace_activation(node.args[0], node, fix, module=f"self.{attr}")
             self.record_write(node.args[0], node, f"`self.{attr}` (inplace=True)", fix=fix)
 
-    def source_between(self, inner, outer) -> str:
-        """Source text of ``outer`` after ``inner`` ends (``.clone()`` in ``x.clone()``)."""
-        full = self.text(outer)
-        head = self.text(inner)
-        return full[len(head):] if full.startswith(head) else ""
-
     def statement_is(self, call) -> bool:
         """True when ``call`` is a whole expression statement (its value is unused)."""
         return getattr(call, "_adl_stmt", False)
@@ -779,38 +597,6 @@ class Checker:
         return None
 
     # ----- events -------------------------------------------------------
-    def saving_op(self, node):
-        """``(key, table entry)`` when ``node`` is an op in saves.json, else None."""
-        table = N.saves_table()
-        if isinstance(node, ast.BinOp):
-            name = BINOP_NAMES.get(type(node.op))
-            if name is None or not self.is_tensor(node.left):
-                return None
-            right = node.right
-            scalar = isinstance(right, ast.Constant) and isinstance(right.value, NUMBER_TYPES) or (
-                isinstance(right, ast.UnaryOp) and isinstance(right.operand, ast.Constant))
-            key = f"operator.{name}:scalar" if scalar else f"operator.{name}"
-            if not scalar and not self.is_tensor(right):
-                return None
-            entry = table.get(key)
-            return (key, entry) if entry else None
-        if not isinstance(node, ast.Call):
-            return None
-        q = self.qualname(node.func)
-        func = node.func
-        if q is None and isinstance(func, ast.Attribute):
-            recv = func.value
-            if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
-                q = N.MODULE_OPS.get(kind.rsplit(".", 1)[-1]) if kind.startswith("torch.nn.") else None
-                if q is not None and self.inplace_attrs.get(self.scope.module_class, {}).get(func.attr):
-                    return None  # inplace=True modules write rather than save: ADL002's business
-            elif self.is_tensor(recv):
-                q = "torch.Tensor." + func.attr
-
-        if q is None or q not in table:
-            return None
-        return q, table[q]
 
     def record_input_saves(self, op, args, node):
         key, entry = op
@@ -869,97 +655,10 @@ class Checker:
         if base is not None and base in self.scope.tensors:
             self.scope.loops[-1].stores.append((base, node))
 
-    def check_overlap(self, target, value, node, via_method=False):
+    def check_overlap(self, target, value, node):
         if self.is_view_of(value, target) and target in self.scope.tensors:
             fix = Fix("copy the operand first with `.clone()`",
                       (self.edit(value, self.atom_text(value) + ".clone()"),), safe=True)
             self.report("ADL010", node,
                         f"`{self.text(value)}` is a view of `{target}`, which this in-place op "
                         f"writes while reading it; the result depends on the kernel's loop order", fix)
-
-    # ----- matching, when a function ends --------------------------------
-    def finish_scope(self, scope: Scope):
-        def bound_between(name, lo, hi):
-            b = scope.binds.get(name, ())
-            i = bisect_right(b, lo)
-            return i < len(b) and b[i] < hi
-
-        def used_after(name, seq):
-            u = scope.uses.get(name, ())
-            b = scope.binds.get(name, ())
-            j = bisect_right(b, seq)
-            next_bind = b[j] if j < len(b) else None
-            for use in u[bisect_right(u, seq):]:
-                if next_bind is not None and next_bind < use and not scope.exclusive(seq, next_bind):
-                    return None
-                if not scope.exclusive(seq, use):
-                    return use
-            return None
-
-        reported = set()
-        for w in scope.writes:
-            if not w.grad_on:
-                continue
-            for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
-                if seq < w.seq and not bound_between(w.name, seq, w.seq) and op_node is not w.node \
-                        and not scope.exclusive(seq, w.seq):
-                    op = OPERATOR_TEXT.get(key.split(":")[0]) or \
-                        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
-                    entry = N.saves_table()[key]
-                    what = "its output" if how == "output" else "this input"
-                    self.report("ADL001", w.node,
-                                f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
-                                f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
-                                f"{what}); backward() will fail or use the new values", w.fix,
-                                related=[(op_node.lineno, self.col(op_node.lineno, op_node.col_offset),
-                                          self.col(op_node.lineno, op_node.end_col_offset)
-                                          if op_node.end_lineno == op_node.lineno else 0,
-                                          f"saved here: {op} keeps {what}")])
-                    reported.add(id(w.node))
-                    break
-        for seq, name, node, fix, module in scope.inplace_calls:
-            if id(node) in reported:
-                continue
-            if used_after(name, seq):
-                what = module or "this in-place activation"
-                self.report("ADL002", node,
-                            f"{what} overwrites `{name}`, which is used again afterwards and will "
-                            f"see the activated values", fix)
-                reported.add(id(node))
-        for w in scope.writes:
-            if id(w.node) in reported or not w.grad_on:
-                continue
-            # Only a *name* bound to `.detach()` is confusing: `x.detach().add_(1)`
-            # discards the alias, so it can only be meant to change `x`.
-            source = w.detached_from if w.via != "detach" else ""
-            if source and used_after(source, w.seq):
-                self.report("ADL005", w.node,
-                            f"`{w.name}` shares memory with `{source}` (it came from `.detach()`); "
-                            f"writing it in place also changes `{source}`, which is used afterwards")
-                reported.add(id(w.node))
-                continue
-            if w.via == "expand" or w.expanded:
-                self.report("ADL012", w.node,
-                            f"in-place write to an `expand()`ed tensor: its elements share memory, "
-                            f"so one write changes many of them")
-        if scope.backwards or scope.retain_backwards or scope.name in ("forward", "training_step") \
-                or scope.name.startswith("train"):
-            for node, message, fix in scope.data_uses:
-                self.report("ADL004", node, message, fix)
-        for seq, node in scope.steps:
-            before = [s for s, _ in scope.retain_backwards if s < seq]
-            after = [s for s, _ in scope.backwards + scope.retain_backwards if s > seq]
-            if before and after:
-                self.report("ADL003", node,
-                            "optimizer step between `backward(retain_graph=True)` and a later "
-                            "`backward()`: the step modifies in place the parameters the retained "
-                            "graph saved")
-        for name, node, fix in scope.loss_lists:
-            if "loss" in name.lower() or name in scope.backward_names:
-                self.report("ADL009", node,
-                            "`torch.tensor([...])` of tensors copies their values and cuts the graph; "
-                            f"`{name}` will not backpropagate into them", fix)
-
-
-def func_text_node(call):
-    return call.func

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import tokenize
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from autograd_doctor.lint import formats
 from autograd_doctor.lint.config import ConfigError, find_pyproject, load_config
-from autograd_doctor.lint.engine import Selection, lint_file, lint_source, read_source
+from autograd_doctor.lint.engine import Selection, lint_file, lint_source
 from autograd_doctor.lint.files import DEFAULT_EXCLUDE, is_excluded, iter_python_files
 from autograd_doctor.lint.fixes import fix_source, unified_diff, write_atomically
 from autograd_doctor.lint.rules import ALL_RULES
@@ -93,8 +95,6 @@ def run_job(job: Job):
         return findings, source, count, unified_diff(job.path, source, fixed)
     with open(job.path, "rb") as f:
         raw = f.read()
-    import io
-    import tokenize
     encoding = tokenize.detect_encoding(io.BytesIO(raw).readline)[0]
     if encoding == "utf-8-sig":
         fixed = "\ufeff" + fixed

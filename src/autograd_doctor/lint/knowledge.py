@@ -1,0 +1,174 @@
+"""What the checker knows about a name or an expression: its torch qualname,
+whether it is a tensor, a constant tensor (cannot require grad), a view of
+another name, or an op of the saves table.  Mixed into ``Checker``; it reads
+``self.aliases`` and ``self.scope``."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+
+NUMBER_TYPES = (int, float, complex)
+BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "sub",
+               ast.Pow: "pow", ast.MatMult: "matmul"}
+
+
+class TensorKnowledge:
+    def qualname(self, node) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def is_tensor(self, node) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.scope.tensors
+        if isinstance(node, ast.Call):
+            func = node.func
+            q = self.qualname(func)
+            if q is not None:
+                return N.is_tensor_function(q)
+            if isinstance(func, ast.Attribute):
+                recv = func.value
+                if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
+                    return func.attr in self.module_attrs.get(self.scope.module_class, ())
+                if func.attr in N.TENSOR_ONLY_METHODS:
+                    return True
+                return func.attr not in N.NOT_TENSOR_METHODS and func.attr in N.tensor_methods() \
+                    and self.is_tensor(recv)
+            return False
+        if isinstance(node, ast.Attribute):
+            return node.attr in N.TENSOR_ATTRIBUTES and self.is_tensor(node.value)
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.Subscript):
+            return self.is_tensor(node.value)
+        return False
+
+    def is_const(self, node) -> bool:
+        """True for values built only from factories and literals (no ``requires_grad``)."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.scope.consts
+        if isinstance(node, ast.Call):
+            if any(k.arg == "requires_grad" for k in node.keywords):
+                return False
+            q = self.qualname(node.func)
+            if q is not None:
+                if q.startswith("torch.") and q[6:] in N.FACTORIES:
+                    return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
+                return N.is_tensor_function(q) and bool(node.args) and \
+                    all(self.is_const(a) for a in node.args)
+            if isinstance(node.func, ast.Attribute):
+                return node.func.attr != "requires_grad_" and self.is_const(node.func.value) and \
+                    all(self.is_const(a) for a in node.args if self.is_tensor(a))
+            return False
+        if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
+            sides = (node.left, node.right)
+            return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
+                any(self.is_const(x) and not isinstance(x, ast.Constant) for x in sides) or \
+                all(isinstance(x, ast.Constant) for x in sides)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_const(node.operand)
+        if isinstance(node, ast.Subscript):
+            return self.is_const(node.value)
+        return False
+
+    def view_base(self, node) -> str | None:
+        """The name whose storage ``node`` views: ``x[0].t()`` -> ``x``."""
+        while True:
+            if isinstance(node, ast.Name):
+                return node.id
+            if isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
+                node = node.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in N.VIEW_METHODS):
+                node = node.func.value
+            else:
+                return None
+
+    def is_view_of(self, node, name: str) -> bool:
+        """True when ``node`` is a view of ``name`` (but not ``name`` itself)."""
+        if isinstance(node, ast.Name):
+            return False
+        if isinstance(node, ast.Subscript) and not self.basic_index(node.slice):
+            return False
+        return self.view_base(node) == name
+
+    def basic_index(self, index) -> bool:
+        """Slices, ints, None and Ellipsis make views; lists and tensors copy."""
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        for item in items:
+            if isinstance(item, ast.Slice):
+                continue
+            if isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis
+                                                   or isinstance(item.value, int)):
+                continue
+            if isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
+                continue
+            return False
+        return True
+
+    def is_tensor_annotation(self, ann) -> bool:
+        if ann is None:
+            return False
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            return ann.value in ("Tensor", "torch.Tensor")
+        q = self.qualname(ann)
+        return q == "torch.Tensor" or (isinstance(ann, ast.Name) and ann.id == "Tensor" and q is None)
+
+    def is_module_base(self, base) -> bool:
+        q = self.qualname(base) or ""
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return True
+        return isinstance(base, ast.Name) and base.id in self.module_classes
+
+    def isinstance_tensor(self, test) -> str | None:
+        """``x`` for ``isinstance(x, torch.Tensor)`` (or a tuple holding it)."""
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            if any(self.qualname(t) in ("torch.Tensor", "torch.nn.Parameter") for t in types):
+                return test.args[0].id
+        return None
+
+    def saving_op(self, node):
+        """``(key, table entry)`` when ``node`` is an op in saves.json, else None."""
+        table = N.saves_table()
+        if isinstance(node, ast.BinOp):
+            name = BINOP_NAMES.get(type(node.op))
+            if name is None or not self.is_tensor(node.left):
+                return None
+            right = node.right
+            scalar = isinstance(right, ast.Constant) and isinstance(right.value, NUMBER_TYPES) or (
+                isinstance(right, ast.UnaryOp) and isinstance(right.operand, ast.Constant))
+            key = f"operator.{name}:scalar" if scalar else f"operator.{name}"
+            if not scalar and not self.is_tensor(right):
+                return None
+            entry = table.get(key)
+            return (key, entry) if entry else None
+        if not isinstance(node, ast.Call):
+            return None
+        q = self.qualname(node.func)
+        func = node.func
+        if q is None and isinstance(func, ast.Attribute):
+            recv = func.value
+            if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
+                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
+                q = N.MODULE_OPS.get(kind.rsplit(".", 1)[-1]) if kind.startswith("torch.nn.") else None
+                if q is not None and self.inplace_attrs.get(self.scope.module_class, {}).get(func.attr):
+                    return None  # inplace=True modules write rather than save: ADL002's business
+            elif self.is_tensor(recv):
+                q = "torch.Tensor." + func.attr
+
+        if q is None or q not in table:
+            return None
+        return q, table[q]
