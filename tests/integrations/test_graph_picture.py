@@ -15,7 +15,7 @@ import torch
 
 import autograd_doctor
 from autograd_doctor.report.graph import (
-    GraphPicture, GraphSnapshot, NodeInfo, dot_quote, picture_for, snapshot_failure,
+    GraphPicture, GraphSnapshot, NodeInfo, dot_quote, picture_for, to_dot,
 )
 from programs import PYTHON, artifact_path, line_of, BUGGY_PROGRAM
 
@@ -134,9 +134,7 @@ def test_dot_quote_escapes_quotes_backslashes_newlines_and_control_characters():
 @needs_dot
 def test_dot_parses_labels_with_every_special_character():
     node = NodeInfo(id="n0", name='Weird"Backward\\0 <b>&{x}|y', distance=0, failing=True)
-    picture = GraphPicture(
-        __import__("autograd_doctor.report.graph", fromlist=["to_dot"]).to_dot(
-            GraphSnapshot(nodes=[node], failing_id="n0")))
+    picture = GraphPicture(to_dot(GraphSnapshot(nodes=[node], failing_id="n0")))
     svg = picture.svg()
     assert "Weird&quot;Backward\\0 &lt;b&gt;&amp;{x}|y" in svg or 'Weird"Backward\\0 &lt;b&gt;&amp;{x}|y' in svg
 
