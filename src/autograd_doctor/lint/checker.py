@@ -242,8 +242,18 @@ class Checker(TensorKnowledge):
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
+            pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
+            pieces = value is not None and not pairs and self.splits_tensor(value)
+            for i, elt in enumerate(target.elts):
+                if pairs:
+                    self.assign_target(elt, value.elts[i], stmt)
+                    if isinstance(elt, ast.Name):
+                        self.after_named_value(elt.id, value.elts[i])
+                elif isinstance(elt, ast.Name):
+                    self.bind(elt.id, None, tensor=pieces)
+                else:
+                    self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
             if isinstance(target.value, ast.Attribute) and target.value.attr == "data":
                 target.value._adl_written = True

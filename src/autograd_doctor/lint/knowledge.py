@@ -172,3 +172,14 @@ class TensorKnowledge:
         if q is None or q not in table:
             return None
         return q, table[q]
+
+    def splits_tensor(self, node) -> bool:
+        """True for ``x.chunk(...)``, ``x.split(...)``, ``x.unbind()``, ``torch.chunk(x, ...)``
+        on a known tensor: unpacking it gives tensors."""
+        if not isinstance(node, ast.Call):
+            return False
+        q = self.qualname(node.func)
+        if q is not None:
+            return q in N.SPLITTING_FUNCTIONS and bool(node.args) and self.is_tensor(node.args[0])
+        return isinstance(node.func, ast.Attribute) and node.func.attr in N.SPLITTING_METHODS \
+            and self.is_tensor(node.func.value)

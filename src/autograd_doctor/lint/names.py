@@ -57,6 +57,10 @@ register_hook register_post_accumulate_grad_hook retain_grad unbind split chunk
 tensor_split max min sort topk kthvalue mode median unique aminmax any all
 equal allclose __len__ __iter__ tobytes __bool__ __float__ __int__ cpu_count
 """.split())
+# Calls whose result unpacks into tensors: `q, k, v = x.chunk(3, -1)`.
+SPLITTING_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit",
+                               "split_with_sizes", "unsafe_chunk", "unsafe_split"})
+SPLITTING_FUNCTIONS = frozenset("torch." + m for m in SPLITTING_METHODS)
 # Methods that end in "_" but do not write the tensor's values.
 NOT_WRITING_METHODS = frozenset({
     "requires_grad_", "share_memory_", "detach_", "rename_", "retain_grad_",
