@@ -8,6 +8,9 @@
 from autograd_doctor.doctor import (
     AutogradDoctorError, AutogradDoctorWarning, Doctor, diagnoses_of, install, installed, uninstall, watch,
 )
+from autograd_doctor.analysis.copies import explain_deepcopy_failure
+from autograd_doctor.analysis.gradient_path import why_no_grad
+from autograd_doctor.analysis.relation import describe, relation
 from autograd_doctor.report.model import Diagnosis, Location, Report, Suggestion, TensorInfo
 
 __version__ = "0.1.0"
@@ -27,6 +30,7 @@ def unload_ipython_extension(ipython):
 
 __all__ = [
     "watch", "install", "uninstall", "installed", "diagnoses_of", "Doctor",
+    "relation", "describe", "why_no_grad", "explain_deepcopy_failure",
     "AutogradDoctorError", "AutogradDoctorWarning",
     "Diagnosis", "Location", "Report", "Suggestion", "TensorInfo", "__version__",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes
-from autograd_doctor.analysis import diagnose
+from autograd_doctor.analysis import copies, diagnose
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -107,11 +107,15 @@ class Doctor:
         self.recorder.on_leaf_created = diagnose.remember_leaf_creation
         self.recorder.on_overlap = self._on_overlap
         self.recorder.on_detach_write = self._on_detach_write
+        self.recorder.on_stale_view = self._on_stale_view
+        self.recorder.on_tensor_copy = self._on_tensor_copy
+        self.recorder.on_deepcopy_error = self._on_deepcopy_error
         self.recorder.on_backward_start = self._on_backward_start
         self.recorder.on_backward_done = self._on_backward_done
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
         self._warned: set[tuple] = set()
+        self._stale_view_checked: set[tuple] = set()
         self._hooks = None
         self._mode = None
         self._active = False
@@ -256,6 +260,44 @@ class Doctor:
     def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
         try:
             diagnosis = diagnose.call_error_diagnosis(error, func, args, stack)
+            if diagnosis is not None:
+                self._remember(diagnosis)
+                attach(error, diagnosis)
+        except Exception:
+            internal_error()
+
+    def _on_stale_view(self, old_view, view_site, write_stack, new_site) -> None:
+        """A line made a view again after its base was overwritten; the old view is still alive."""
+        if self.silent == "ignore" or not write_stack:
+            return
+        pair = (view_site, write_stack[0])
+        if pair in self._stale_view_checked:
+            return
+        self._stale_view_checked.add(pair)
+        try:
+            holder = diagnose.container_holding(old_view)
+            if holder is None:
+                return  # only a local variable about to be rebound: the usual, harmless loop
+            diagnosis = diagnose.stale_view_diagnosis(old_view, view_site, write_stack, holder)
+        except Exception:
+            internal_error()
+            return
+        self._raise_or_warn(diagnosis)
+
+    def _on_tensor_copy(self, args: tuple, kwargs: dict, stack) -> None:
+        if self.silent == "ignore":
+            return
+        try:
+            diagnosis = copies.tensor_copy_diagnosis(args, kwargs, stack)
+        except Exception:
+            internal_error()
+            return
+        if diagnosis is not None:
+            self._raise_or_warn(diagnosis)
+
+    def _on_deepcopy_error(self, error: BaseException, obj, stack) -> None:
+        try:
+            diagnosis = copies.deepcopy_error_diagnosis(error, obj, stack)
             if diagnosis is not None:
                 self._remember(diagnosis)
                 attach(error, diagnosis)

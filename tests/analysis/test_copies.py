@@ -160,7 +160,6 @@ def _run_restoring_torch_tensor(tmp_path, source, name="program.py"):
         torch.tensor = original
 
 
-@pytest.mark.xfail(reason="doctor bug outside analysis/: after any watch() in the process, torch.tensor([0-d tensors requiring grad]) raises TypeError len() of a 0-d tensor", strict=False)
 def test_torch_tensor_of_losses_suggests_stack_and_the_fix_keeps_the_graph(tmp_path):
     source = _watched_tensor_program("""
         total = torch.tensor([l1, l2]).sum()  # COPY

@@ -55,7 +55,6 @@ def test_no_grad_block_is_named_with_the_with_line(tmp_path):
     assert {loc.role: loc.line for loc in diagnosis.related}["no_grad"] == outcome.line("WITH")
 
 
-@pytest.mark.xfail(reason="doctor bug outside analysis/: after any watch() in the process, torch.tensor([0-d tensors requiring grad]) raises TypeError len() of a 0-d tensor", strict=False)
 def test_torch_tensor_of_losses_suggests_stack_and_the_fix_works(tmp_path):
     source = HEADER + """
     l1 = ((model(x) - y) ** 2).mean()

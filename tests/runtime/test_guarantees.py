@@ -228,3 +228,13 @@ def test_data_write_raises_when_asked(tmp_path):
     assert isinstance(outcome.error, autograd_doctor.AutogradDoctorError)
     assert isinstance(outcome.error, RuntimeError)
     assert outcome.diagnosis.code == "AD201"
+
+
+def test_torch_tensor_of_scalars_still_works_during_and_after_watch():
+    """Wrapping must not change Tensor's type slots (e.g. make it look like a sequence)."""
+    w = torch.ones(3, requires_grad=True)
+    with autograd_doctor.watch():
+        values = torch.tensor([(w * 2).sum().item(), (w * 3).sum().item()])
+        during = torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
+    after = torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
+    assert torch.equal(during, after) and torch.equal(values, torch.tensor([6.0, 9.0]))

@@ -152,3 +152,50 @@ def test_data_write_fix_applied(tmp_path):
     expected = s * (1 - s)
     expected[0] = 0.0
     assert torch.allclose(namespace["x"].grad, expected)
+
+
+STALE_VIEW_PROGRAM = """
+    import torch
+    buf = torch.zeros(3)
+    history = []
+    for step in range(3):
+        buf.copy_(torch.full((3,), float(step)))  # WRITE
+        history.append({view})  # VIEW
+    result = [h.tolist() for h in history]
+"""
+
+
+@pytest.mark.parametrize("view,capture", [("buf.view(3)", "patch"), ("buf.narrow(0, 0, 3)", "patch"),
+                                          ("buf[:]", "mode")])
+def test_view_kept_in_list_then_base_overwritten(tmp_path, view, capture):
+    outcome = run_program(tmp_path, STALE_VIEW_PROGRAM.format(view=view), capture=capture)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD204"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert {loc.role: loc.line for loc in diagnosis.related}["view"] == outcome.line("VIEW")
+    assert outcome.namespace["result"] == [[2.0] * 3] * 3  # every entry equals the last buffer
+    assert diagnosis.help[0].replacement == f"history.append({view}.clone())"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert namespace["result"] == [[0.0] * 3, [1.0] * 3, [2.0] * 3]
+
+
+def test_no_stale_view_alarm_for_rebound_locals_or_setup_views(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        buf = torch.zeros(6)
+        parts = [buf.narrow(0, 0, 3), buf.narrow(0, 3, 3)]  # views made once, meant to follow buf
+        total = 0.0
+        for step in range(3):
+            buf.copy_(torch.randn(6))
+            first = buf.view(2, 3)
+            total += float(first.sum()) + float(parts[0].sum())
+        def scan(buffer):
+            out = 0.0
+            for i in range(3):
+                buffer.mul_(0.5)
+                row = buffer.view(6)
+                out += float(row[0])
+            return out
+        scan(buf)
+    """)
+    assert outcome.diagnoses == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 
 import torch
@@ -281,6 +282,62 @@ def detach_write_diagnosis(op: str, target, source, detach_site: Site | None,
     return Diagnosis(code=codes.DETACH_ALIAS_WRITE, title=codes.title(codes.DETACH_ALIAS_WRITE),
                      severity="warning", primary=primary, related=related,
                      tensor=tensor_info(source, name), notes=notes, help=helps, extra={"op": op})
+
+
+def container_holding(tensor) -> str | None:
+    """'a list', 'a dict', ... when a container (not a module namespace) holds `tensor`."""
+    import collections
+    import gc
+
+    module_namespaces = {id(vars(module)) for module in list(sys.modules.values()) if module is not None}
+    for referrer in gc.get_referrers(tensor):
+        if isinstance(referrer, list):
+            return "a list"
+        if isinstance(referrer, collections.deque):
+            return "a deque"
+        if isinstance(referrer, (set, frozenset)):
+            return "a set"
+        if isinstance(referrer, dict) and id(referrer) not in module_namespaces:
+            if any(value is tensor for value in referrer.values()):
+                return "a dict or an object's attribute"
+    return None
+
+
+def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], holder: str) -> Diagnosis:
+    """AD204: a view kept from an earlier iteration was overwritten through its base."""
+    from autograd_doctor.analysis.fixes import _replace_node_text, _segment
+
+    write_site = write_stack[0]
+    primary = location_of(write_site, role="modified",
+                          note="overwrites the memory of views made earlier and still kept")
+    view_loc = location_of(view_site, role="view", note=f"view made here, kept in {holder}")
+    related = [loc for loc in (view_loc,) if loc is not None]
+    helps: list[Suggestion] = []
+    positions = view_site.columns()
+    statement = statement_at(view_site.filename, view_site.lineno)
+    if positions is not None and statement is not None:
+        line, end_line, col, end_col = positions
+        expression = None
+        for node in ast.walk(statement):
+            if (isinstance(node, (ast.Subscript, ast.Call)) and node.lineno == line and node.col_offset == col
+                    and node.end_col_offset == end_col):
+                expression = node
+                break
+        if expression is not None:
+            text = _segment(view_site.filename, expression)
+            replaced = _replace_node_text(view_site.filename, statement, expression, f"{text}.clone()")
+            if replaced:
+                helps.append(Suggestion("keep a copy, not a view, so later writes to the base do not change it",
+                                        replaced, statement_location(view_site.filename, statement)))
+    helps.append(Suggestion("or allocate a new tensor in each iteration instead of writing into a shared buffer"))
+    notes = [
+        f"the view made at line {view_site.lineno} shares memory with its base; the write at line "
+        f"{write_site.lineno} changed it after it was kept in {holder}, so every kept view shows the latest "
+        "values, not the ones it was made from",
+    ]
+    name = written_name(write_site.filename, write_site.lineno)
+    return Diagnosis(code=codes.STALE_VIEW, title=codes.title(codes.STALE_VIEW), severity="warning",
+                     primary=primary, related=related, tensor=tensor_info(view, name), notes=notes, help=helps)
 
 
 def optimizer_variable(write: WriteEvent) -> str | None:

@@ -32,9 +32,9 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.naming import parameter_path, tensor_info, user_frames, variable_for
+from autograd_doctor.analysis.naming import modules_in, parameter_path, tensor_info, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
-from autograd_doctor.recording.frames import Site, is_user_frame
+from autograd_doctor.recording.frames import Site, frame_locals, is_user_frame
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import location_of, parse_file, source_line, statement_location
 
@@ -466,7 +466,7 @@ def _live_frame(site: Site | None) -> FrameType | None:
 
 def _frame_values(frame: FrameType) -> dict:
     values = dict(frame.f_globals)
-    values.update(frame.f_locals)
+    values.update(frame_locals(frame))
     return values
 
 
@@ -784,14 +784,7 @@ def _reached_leaves(roots: list[torch.Tensor]) -> set[int]:
 
 
 def _modules_in_frames(frames) -> list[tuple[str, torch.nn.Module]]:
-    found, seen = [], set()
-    for frame in frames:
-        for scope in (frame.f_locals, frame.f_globals):
-            for name, value in list(scope.items()):
-                if isinstance(value, torch.nn.Module) and id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(("" if name == "self" else name, value))
-    return found
+    return modules_in(frames)
 
 
 def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> list[Diagnosis]:

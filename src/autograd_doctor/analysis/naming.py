@@ -24,7 +24,7 @@ def user_frames(limit: int = 20) -> list[FrameType]:
     return frames
 
 
-def _modules_in(frames: list[FrameType]) -> list[tuple[str, torch.nn.Module]]:
+def modules_in(frames: list[FrameType]) -> list[tuple[str, torch.nn.Module]]:
     seen: set[int] = set()
     found = []
     for frame in frames:
@@ -41,7 +41,7 @@ def parameter_path(tensor, frames: list[FrameType]) -> str | None:
     if tensor is None:
         return None
     key = storage_key(tensor)
-    for module_name, module in _modules_in(frames):
+    for module_name, module in modules_in(frames):
         try:
             for name, parameter in module.named_parameters():
                 if parameter is tensor or (key is not None and storage_key(parameter) == key
@@ -53,7 +53,7 @@ def parameter_path(tensor, frames: list[FrameType]) -> str | None:
 
 
 def module_path(module, frames: list[FrameType]) -> str | None:
-    for module_name, candidate in _modules_in(frames):
+    for module_name, candidate in modules_in(frames):
         if candidate is module:
             return module_name or type(module).__name__
         try:

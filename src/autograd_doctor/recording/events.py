@@ -119,3 +119,20 @@ class BackwardCall:
     @property
     def site(self) -> Site | None:
         return self.stack[0] if self.stack else None
+
+
+class ViewRef(weakref.ref):
+    """Weak reference to a view, with where and when (write epoch) it was made."""
+
+    __slots__ = ("key", "site", "epoch", "start", "stop")
+
+
+class ViewTracking:
+    """The live views of one storage, and the writes to it (counted as epochs)."""
+
+    __slots__ = ("epoch", "write_stack", "views")
+
+    def __init__(self):
+        self.epoch = 0
+        self.write_stack: tuple[Site, ...] = ()
+        self.views: dict[int, ViewRef] = {}

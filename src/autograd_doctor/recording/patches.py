@@ -16,6 +16,7 @@ that create leaves with `requires_grad=True`. Not seen: `out=` arguments (use
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 
@@ -29,6 +30,16 @@ FACTORIES = (
     "tensor", "randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like", "as_tensor",
 )
+
+# Methods that return views, tracked to catch views kept across writes to their base.
+# Not `__getitem__`: assigning it on the Tensor class gives the type a sequence slot that
+# stays after the attribute is restored, which breaks `torch.tensor([t1, t2])` for 0-d
+# tensors. Views made by indexing are tracked with capture="mode" instead.
+VIEW_METHODS = frozenset({
+    "view", "view_as", "select", "narrow", "unbind", "split", "chunk", "t",
+    "transpose", "permute", "squeeze", "unsqueeze", "flatten", "expand", "diagonal", "unfold",
+    "as_strided", "movedim", "reshape",
+})
 
 _lock = threading.Lock()
 _active: list[Recorder] = []
@@ -125,6 +136,8 @@ def _targets():
             targets.append((torch.Tensor, name, _alias_wrapper("call_detach")))
         elif name == "numpy":
             targets.append((torch.Tensor, name, _alias_wrapper("call_numpy")))
+        elif name in VIEW_METHODS:
+            targets.append((torch.Tensor, name, _alias_wrapper("call_view")))
         elif name == "backward":
             targets.append((torch.Tensor, name, _backward_wrapper))
         elif name in INPLACE_DUNDERS or (name.endswith("_") and not name.endswith("__")):
@@ -160,8 +173,11 @@ def _targets():
         targets.append((torch.autograd, "backward", _backward_wrapper))
         targets.append((torch.autograd, "grad", _backward_wrapper))
     for name in FACTORIES:
-        if hasattr(torch, name):
+        if name == "tensor":
+            targets.append((torch, name, _alias_wrapper("call_tensor_copy")))
+        elif hasattr(torch, name):
             targets.append((torch, name, _factory_wrapper))
+    targets.append((copy, "deepcopy", _alias_wrapper("call_deepcopy")))
     return targets
 
 

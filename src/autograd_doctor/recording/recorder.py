@@ -18,7 +18,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from autograd_doctor.recording.events import (
-    BackwardCall, SavedRecord, SavedRef, WriteEvent, byte_range, storage_key,
+    BackwardCall, SavedRecord, SavedRef, ViewRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.frames import (
@@ -26,7 +26,8 @@ from autograd_doctor.recording.frames import (
 )
 
 # What a torch-level call does, from the recorder's point of view.
-NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD = 0, 1, 2, 3
+NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD, MAKES_VIEW = 0, 1, 2, 3, 4
+_TENSOR_GETITEM = torch.Tensor.__getitem__
 
 INPLACE_DUNDERS = frozenset({
     "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
@@ -45,6 +46,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # The original, so that our own detach() calls never go through the recording wrapper.
 _detach = torch.Tensor.detach
+
+# Views tracked per storage; beyond this the storage is not checked for stale views.
+MAX_VIEWS_PER_STORAGE = 64
 
 # Writes recorded per saved record: the first is the culprit; a few more give context.
 MAX_WRITES_PER_RECORD = 3
@@ -128,6 +132,11 @@ class Recorder:
         self.on_backward_done: Callable[..., None] | None = None
         self.on_overlap: Callable[..., None] | None = None
         self.on_detach_write: Callable[..., None] | None = None
+        self.on_stale_view: Callable[..., None] | None = None
+        self.on_tensor_copy: Callable[..., None] | None = None
+        self.on_deepcopy_error: Callable[..., None] | None = None
+        # storage key -> the live views made of it (see call_view)
+        self.view_storages: dict[int, ViewTracking] = {}
         # id(alias) -> (weak alias, weak source, Site of the detach() call)
         self.detach_aliases: dict[int, tuple] = {}
         # storage key -> Site of the latest numpy() call on that memory (verify_saved only)
@@ -319,6 +328,8 @@ class Recorder:
                 hits = ()
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             target = args[0]
+            if self.view_storages:
+                self._count_view_storage_write(target)
             if self.on_overlap is not None and len(args) + len(kwargs) > 1:
                 operand = _overlapping_operand(target, op, args, kwargs)
                 if operand is not None:
@@ -378,6 +389,82 @@ class Recorder:
                 return
             self.on_detach_write(op, target, source, entry[2], capture_user_stack(2, limit=3))
             return
+
+    def call_view(self, func, args: tuple, kwargs: dict):
+        """A view-making call (`t[1:]`, `t.view(...)`, ...): track the view to catch stale copies."""
+        result = func(*args, **kwargs)
+        if self.write_depth or self.on_stale_view is None:
+            return result
+        try:
+            self._track_views(result)
+        except Exception:
+            pass
+        return result
+
+    def _track_views(self, result) -> None:
+        views = result if isinstance(result, (tuple, list)) else (result,)
+        site = None
+        for view in views:
+            if not isinstance(view, torch.Tensor) or view._base is None:
+                continue
+            key = storage_key(view)
+            if key is None:
+                continue
+            tracking = self.view_storages.get(key)
+            if tracking is None:
+                tracking = self.view_storages[key] = ViewTracking()
+            elif len(tracking.views) >= MAX_VIEWS_PER_STORAGE:
+                continue
+            if site is None:
+                stack = capture_user_stack(1, limit=1)
+                if not stack:
+                    return
+                site = stack[0]
+            start, stop = byte_range(view)
+            if tracking.epoch:
+                # An older view made by this same line, over the same memory, before the
+                # latest write to it: if the program kept it, it no longer holds what it held.
+                for old_ref in list(tracking.views.values()):
+                    if (old_ref.epoch < tracking.epoch and old_ref.site == site
+                            and old_ref.start < stop and start < old_ref.stop):
+                        old_view = old_ref()
+                        if old_view is not None:
+                            self.on_stale_view(old_view, old_ref.site, tracking.write_stack, site)
+                        break
+            ref = ViewRef(view, self._drop_view)
+            ref.key, ref.site, ref.epoch, ref.start, ref.stop = key, site, tracking.epoch, start, stop
+            tracking.views[id(ref)] = ref
+
+    def _drop_view(self, ref: ViewRef) -> None:
+        tracking = self.view_storages.get(ref.key)
+        if tracking is not None:
+            tracking.views.pop(id(ref), None)
+            if not tracking.views:
+                self.view_storages.pop(ref.key, None)
+
+    def _count_view_storage_write(self, target) -> None:
+        tracking = self.view_storages.get(storage_key(target))
+        if tracking is not None:
+            tracking.epoch += 1
+            tracking.write_stack = capture_user_stack(1, limit=2)
+
+    def call_tensor_copy(self, func, args: tuple, kwargs: dict):
+        """`torch.tensor(data)`: flag data that carries gradient history (it is cut here)."""
+        if kwargs.get("requires_grad") is True:
+            return self.call_factory(func, args, kwargs)
+        if self.on_tensor_copy is not None and torch.is_grad_enabled():
+            data = args[0] if args else kwargs.get("data")
+            if _carries_grad(data):
+                self.on_tensor_copy(args, kwargs, capture_user_stack(1, limit=2))
+        return func(*args, **kwargs)
+
+    def call_deepcopy(self, func, args: tuple, kwargs: dict):
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as error:
+            if self.on_deepcopy_error is not None and args:
+                self.on_deepcopy_error(error, args[0], capture_user_stack(1, limit=3))
+            raise
 
     def call_numpy(self, func, args: tuple, kwargs: dict):
         """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""
@@ -507,6 +594,20 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return {}
 
 
+def _carries_grad(data) -> bool:
+    """A tensor that requires grad, or a list/tuple holding one (checked one level deep)."""
+    if isinstance(data, torch.Tensor):
+        return data.requires_grad
+    if isinstance(data, (list, tuple)):
+        for item in data[:256]:
+            if isinstance(item, torch.Tensor) and item.requires_grad:
+                return True
+            if isinstance(item, (list, tuple)) and any(
+                    isinstance(inner, torch.Tensor) and inner.requires_grad for inner in item[:256]):
+                return True
+    return False
+
+
 # In-place ops whose other tensor arguments are indices or masks, not values read
 # element by element alongside the write.
 _INDEX_ARGUMENT_OPS = ("__setitem__",)
@@ -582,12 +683,16 @@ class WriteWatcher(TorchFunctionMode):
             kind = self.kinds[func] = classify_call(func)
         except TypeError:
             kind = classify_call(func)
+        if kind == NOT_WRITE and func is _TENSOR_GETITEM:
+            kind = self.kinds[func] = MAKES_VIEW
         if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
             if kwargs.get("requires_grad") is True:
                 return self.recorder.call_factory(func, args, kwargs)
             return func(*args, **kwargs)
         if kind == BACKWARD:
             return self.recorder.call_backward(func, args, kwargs)
+        if kind == MAKES_VIEW:
+            return self.recorder.call_view(func, args, kwargs)
         return self.recorder.call_write(func, op_name(func, kwargs), kind, args, kwargs)
 
 
