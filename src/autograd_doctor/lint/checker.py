@@ -548,10 +548,11 @@ class Checker(TensorKnowledge):
                 fix = Fix(f"write out of place: `{recv.id} = {recv.id}.{attr[:-1]}(...)`",
                           (self.edit(func, f"{recv.id} = {recv.id}.{attr[:-1]}"),), safe=False)
             self.record_write(recv, node, f"`.{attr}()`", fix=fix)
-            base = self.view_base(recv)
-            if base is not None and base in scope.tensors:
+            # Only a write to the whole tensor is checked: two views of one base
+            # (`x.select(0, 0).copy_(x.select(0, 1))`) may well be disjoint.
+            if isinstance(recv, ast.Name) and recv.id in scope.tensors:
                 for arg in node.args:
-                    self.check_overlap(base, arg, node)
+                    self.check_overlap(recv.id, arg, node)
         elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
                 isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
             inner = recv.func.value

@@ -14,6 +14,12 @@ BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "su
                ast.Pow: "pow", ast.MatMult: "matmul"}
 
 
+# Binary ops whose saves change when the second operand is a Python scalar.
+SCALAR_FORMS = {"mul": "operator.mul:scalar", "div": "operator.truediv:scalar",
+                "true_divide": "operator.truediv:scalar", "pow": "operator.pow:scalar",
+                "add": "operator.add:scalar", "sub": "operator.sub:scalar"}
+
+
 class TensorKnowledge:
     def qualname(self, node) -> str | None:
         if isinstance(node, ast.Name):
@@ -171,6 +177,13 @@ class TensorKnowledge:
 
         if q is None or q not in table:
             return None
+        scalar_key = SCALAR_FORMS.get(q.rsplit(".", 1)[-1])
+        if scalar_key is not None:  # `torch.pow(x, 2.0)` saves less than `torch.pow(x, y)`
+            args = list(node.args)
+            other = args[0] if q.startswith("torch.Tensor.") and args else \
+                args[1] if len(args) > 1 else None
+            if other is not None and not self.is_tensor(other):
+                return (scalar_key, table[scalar_key]) if scalar_key in table else None
         return q, table[q]
 
     def splits_tensor(self, node) -> bool:

@@ -18,8 +18,10 @@ a.add_(a.t())""",
 a.add_(a.t().clone())""",
         fix_safety="""Safe: `.clone()` is added to the operand, which gives the result
 everybody expects; the old result was unspecified.""",
-        known_problems="""Only views of the same *name* are recognised.  `x.copy_(x.flip(0))` is
-fine (`flip` copies) and not reported.""",
+        known_problems="""Only views of the same *name* are recognised, and only writes to the
+whole tensor: `x.select(0, 0).copy_(x.select(0, 1))` writes one view from
+another, which may be disjoint, and is not reported.  `x.copy_(x.flip(0))`
+is fine (`flip` copies) and not reported.""",
     ),
     Rule(
         code="ADL011", name="stored-view-overwritten-in-loop",
