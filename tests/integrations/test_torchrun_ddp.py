@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -29,7 +30,8 @@ def torchrun(tmp_path, *args, doctor: bool = True):
 
 
 def loss_lines(output: str) -> list[str]:
-    return sorted(line for line in output.splitlines() if line.startswith("rank ") and " loss " in line)
+    # The two processes share stdout, so their lines can run together: match, do not split.
+    return sorted(re.findall(r"rank \d step \d loss -?[0-9.]+\d", output))
 
 
 def test_clean_ddp_run_is_unchanged_and_gradients_are_all_reduced(tmp_path):
