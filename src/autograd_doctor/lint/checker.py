@@ -357,11 +357,12 @@ class Checker(TensorKnowledge):
         self.scope.loops.append(loop)
         self.visit_body(body)
         self.scope.loops.pop()
-        for name, store in loop.stores:
+        for name, store, itself in loop.stores:
             if name in loop.written and name not in loop.bound and name in self.scope.tensors:
+                what = f"`{name}` itself" if itself else f"a view of `{name}`"
                 self.report("ADL011", store,
-                            f"a view of `{name}` is stored here, but `{name}` is written in place "
-                            f"later in the loop, so every stored entry shows the last values")
+                            f"{what} is stored here, but `{name}` is written in place in the same "
+                            f"loop, so every stored entry shares its memory and shows its last values")
         for outer in self.scope.loops:
             outer.written |= loop.written
             outer.bound |= loop.bound
@@ -664,7 +665,7 @@ class Checker(TensorKnowledge):
         elif self.is_view_of(value, self.view_base(value) or ""):
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
-            self.scope.loops[-1].stores.append((base, node))
+            self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
 
     def check_overlap(self, target, value, node):
         if self.is_view_of(value, target) and target in self.scope.tensors:

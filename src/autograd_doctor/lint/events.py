@@ -56,6 +56,6 @@ class Scope:
 
 @dataclass
 class Loop:
-    stores: list = field(default_factory=list)   # (base name, node)
+    stores: list = field(default_factory=list)   # (base name, node, stored the name itself)
     written: set = field(default_factory=set)
     bound: set = field(default_factory=set)

@@ -34,19 +34,24 @@ def match_scope(checker, scope: Scope) -> None:
                 return use
         return None
 
+    def backward_between(lo, hi):
+        """A `backward()` (without retain_graph) ran between save and write: the
+        graph, and what it saved, is gone by the time of the write."""
+        return any(lo < s < hi and not scope.exclusive(s, hi) for s, _ in scope.backwards)
+
     reported = set()
     for w in scope.writes:
         if not w.grad_on:
             continue
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             if seq < w.seq and not bound_between(w.name, seq, w.seq) and op_node is not w.node \
-                    and not scope.exclusive(seq, w.seq):
+                    and not scope.exclusive(seq, w.seq) and not backward_between(seq, w.seq):
                 op = OPERATOR_TEXT.get(key.split(":")[0]) or \
                     key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
                 entry = N.saves_table()[key]
                 what = "its output" if how == "output" else "this input"
                 checker.report("ADL001", w.node,
-                            f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
+                               f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
                             f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
                             f"{what}); backward() will fail or use the new values", w.fix,
                             related=[(op_node.lineno, checker.col(op_node.lineno, op_node.col_offset),

@@ -38,8 +38,9 @@ a statement `y.add_(v)` becomes `y = y.add(v)`, `inplace=True` becomes
 Each keeps the saved value intact but changes what other aliases of `y` see.""",
         known_problems="""The analysis is per function and in source order: it ignores
 branches (a save in the `if` and a write in the `else` are still matched) and
-cannot know whether the tensor requires grad or whether `backward()` runs
-after the write.  `y = x * x; y[0] = 0` is correctly not reported: `mul`
+cannot always know whether the tensor requires grad.  A write after a
+`backward()` call (without `retain_graph=True`) in the same function is not
+reported: the graph and its saved tensors are gone by then.  `y = x * x; y[0] = 0` is correctly not reported: `mul`
 saves its inputs, not its output.  Only names are tracked, not attributes
 (`self.h`) or container elements.""",
     ),
