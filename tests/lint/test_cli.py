@@ -151,6 +151,10 @@ def test_noqa_comments(project, capsys):
     assert run(capsys, "n.py")[0] == 0
     (project / "m.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa: ADL007"))
     assert "ADL001" in run(capsys, "m.py")[1]
+    (project / "s.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa:E501 ADL001")
+                                  .replace(".detach()\n", ".detach()  # noqa: E501\n"))
+    out = run(capsys, "--format", "concise", "-q", "s.py")[1]
+    assert "ADL001" not in out and "ADL007" in out
 
 
 def test_pyproject_config_found_from_linted_path(tmp_path, capsys, monkeypatch):

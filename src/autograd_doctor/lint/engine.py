@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from autograd_doctor.lint.checker import Checker
 from autograd_doctor.lint.findings import Finding, split_lines
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?",
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
                   re.IGNORECASE)
 
 
@@ -87,7 +87,7 @@ def _without_noqa(findings: list[Finding], source: str) -> list[Finding]:
             if 0 < lineno <= len(lines):
                 m = NOQA.search(lines[lineno - 1])
                 if m and (m.group("codes") is None or f.code in
-                          {c.strip().upper() for c in m.group("codes").split(",")}):
+                          {c.upper() for c in re.split(r"[\s,]+", m.group("codes"))}):
                     suppressed = True
         if not suppressed:
             kept.append(f)
