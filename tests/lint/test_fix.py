@@ -124,3 +124,14 @@ def test_diff_with_unsafe_fixes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "+    e = e + (1 + w)" in out and "+    y = y.clone()" in out
     assert path.read_text() == (FIX / "unsafe.py").read_text()
+
+
+def test_parallel_fix_gives_the_same_files(tmp_path, capsys):
+    for i in range(4):
+        shutil.copy(FIX / "safe.py", tmp_path / f"s{i}.py")
+        shutil.copy(FIX / "unsafe.py", tmp_path / f"u{i}.py")
+    lint_main(["--fix", "--unsafe-fixes", "-j", "2", str(tmp_path)])
+    capsys.readouterr()
+    for i in range(4):
+        assert (tmp_path / f"u{i}.py").read_text() == (FIX / "unsafe.py.fixed").read_text()
+        assert "t.detach().clone()" in (tmp_path / f"s{i}.py").read_text()
