@@ -24,12 +24,6 @@ GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004"})
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
-
-
-
-
-
-
 class Checker(TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
@@ -37,7 +31,6 @@ class Checker(TensorKnowledge):
         self.source = source
         self.filename = filename
         self.lines = split_lines(source)
-        self._line_starts = None
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}
         self.module_classes: set[str] = set()
@@ -124,7 +117,8 @@ class Checker(TensorKnowledge):
             elif value.func.attr in ("expand", "expand_as") and self.is_tensor(value.func.value):
                 scope.expanded[name] = scope.binds[name][-1]
 
-# ----- reporting ----------------------------------------------------
+
+    # ----- reporting ----------------------------------------------------
     def col(self, line: int, byte_col: int) -> int:
         """Convert an AST UTF-8 byte offset to a 1-based character column."""
         if line - 1 < len(self.lines):
@@ -139,7 +133,15 @@ class Checker(TensorKnowledge):
                     end.end_lineno, self.col(end.end_lineno, end.end_col_offset), content)
 
     def text(self, node) -> str:
-        return ast.get_source_segment(self.source, node) or ""
+        """Source of ``node`` (like ``ast.get_source_segment``, without re-splitting the file)."""
+        lines = self.lines[node.lineno - 1: node.end_lineno]
+        if not lines:
+            return ""
+        if len(lines) == 1:
+            return lines[0].encode("utf-8")[node.col_offset: node.end_col_offset].decode("utf-8", "replace")
+        first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
+        last = lines[-1].encode("utf-8")[: node.end_col_offset].decode("utf-8", "replace")
+        return first + "".join(lines[1:-1]) + last
 
     def atom_text(self, node) -> str:
         """Source of ``node``, parenthesised unless a method call can follow it as is."""
