@@ -578,9 +578,10 @@ class Checker(TensorKnowledge):
                 recv = recv.func if isinstance(recv, ast.Call) else recv.value
             if isinstance(recv, ast.Name):
                 scope.backward_names.add(recv.id)
-        elif attr == "step" and not node.args and isinstance(recv, (ast.Name, ast.Attribute)):
-            name = recv.id if isinstance(recv, ast.Name) else recv.attr
-            if "opt" in name.lower():
+        elif attr == "step" and isinstance(recv, (ast.Name, ast.Attribute)):
+            name = (recv.id if isinstance(recv, ast.Name) else recv.attr).lower()
+            # `optimizer.step()`, or AMP's `scaler.step(optimizer)`
+            if ("opt" in name and not node.args) or ("scaler" in name and len(node.args) == 1):
                 scope.steps.append((self.next_seq(), node))
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:

@@ -75,8 +75,9 @@ are not tracked.""",
         code="ADL003", name="optimizer-step-between-backwards",
         summary="An optimizer step runs between `backward(retain_graph=True)` and a later `backward()`.",
         what_it_does="""In one function, finds `<optimizer>.step()` (a receiver whose name
-contains `opt`) after a `backward(retain_graph=True)` and before another
-`backward()` call: the GAN / actor-critic pattern.""",
+contains `opt`) or AMP's `<scaler>.step(optimizer)` after a
+`backward(retain_graph=True)` and before another `backward()` call: the GAN /
+actor-critic pattern.""",
         why_bad="""`optimizer.step()` updates the parameters in place.  The retained graph
 saved the old parameter values, so the second `backward()` raises the
 "modified by an inplace operation" error (or, with hooks or `.data`, uses
