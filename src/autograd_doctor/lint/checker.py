@@ -270,6 +270,8 @@ class Checker(TensorKnowledge):
                 self.record_store(container.id, value, stmt)
         elif isinstance(target, ast.Attribute):
             self.visit(target.value)
+            if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+                self.scope.consts.discard(target.value.id)
             if target.attr == "data":
                 self.check_data_attribute(target)
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
@@ -544,6 +546,8 @@ class Checker(TensorKnowledge):
         scope = self.scope
         attr = func.attr
         recv = func.value
+        if attr == "requires_grad_" and isinstance(recv, ast.Name):
+            scope.consts.discard(recv.id)  # a factory tensor that now requires grad
         if attr.endswith("_") and not attr.startswith("_") and attr not in N.NOT_WRITING_METHODS:
             fix = None
             if (isinstance(recv, ast.Name) and attr[:-1] in N.OUT_OF_PLACE and recv.id in scope.tensors

@@ -139,6 +139,8 @@ def is_tensor_function(qualname: str) -> bool:
     """True for ``torch.X`` / ``torch.nn.functional.X`` calls that return one tensor."""
     if qualname.startswith(TENSOR_SUBMODULES):
         return qualname not in NOT_TENSOR_SUBMODULE_FUNCTIONS
+    if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return True
     if not qualname.startswith("torch.") or qualname.count(".") != 1:
         return False
     name = qualname[6:]
