@@ -67,6 +67,8 @@ class TensorKnowledge:
                 return False
             q = self.qualname(node.func)
             if q is not None:
+                if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                    return False  # requires grad by default
                 if q.startswith("torch.") and q[6:] in N.FACTORIES:
                     return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
                 return N.is_tensor_function(q) and bool(node.args) and \
