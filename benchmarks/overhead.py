@@ -85,9 +85,14 @@ def anomaly():
     return torch.autograd.detect_anomaly(check_nan=False)
 
 
+def watch_verify_saved():
+    return autograd_doctor.watch(verify_saved=True)
+
+
 MODES = {
     "eager": Eager,
     "watch()": autograd_doctor.watch,
+    "verify_saved": watch_verify_saved,
     "anomaly": anomaly,
 }
 
@@ -140,7 +145,8 @@ def main() -> int:
     default_threads = torch.get_num_threads()
     print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {options.repeats} interleaved repeats, medians")
     print()
-    header = f"{'workload':42} {'eager ms':>9} {'watch()':>9} {'anomaly':>9} {'peak mem watch/eager':>21}"
+    header = (f"{'workload':42} {'eager ms':>9} {'watch()':>9} {'watch(verify_saved=True)':>25} "
+              f"{'anomaly':>9} {'peak mem watch/eager':>21}")
     print(header)
     print("-" * len(header))
     for name, (setup, threads, steps) in WORKLOADS.items():
@@ -157,7 +163,8 @@ def main() -> int:
         watch_peak = peak_memory(setup, autograd_doctor.watch)
         ratios = {mode: medians[mode] / medians["eager"] for mode in MODES}
         memory_ratio = watch_peak / eager_peak if eager_peak else float("nan")
-        print(f"{name:42} {medians['eager'] * 1e3:9.3f} {ratios['watch()']:8.2f}x {ratios['anomaly']:8.2f}x {memory_ratio:20.2f}x")
+        print(f"{name:42} {medians['eager'] * 1e3:9.3f} {ratios['watch()']:8.2f}x {ratios['verify_saved']:24.2f}x "
+              f"{ratios['anomaly']:8.2f}x {memory_ratio:20.2f}x")
         results[name] = {"eager_seconds": medians["eager"], "ratios": ratios, "peak_memory_ratio": memory_ratio}
     torch.set_num_threads(default_threads)
     if options.json:

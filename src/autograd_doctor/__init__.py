@@ -3,17 +3,52 @@
     import autograd_doctor
     with autograd_doctor.watch():
         loss.backward()   # a failure now names the write, the save and the fix
+
+Names are imported on first use, so that importing the package (e.g. by its pytest
+plugin) does not import torch until the doctor is actually used.
 """
 
-from autograd_doctor.doctor import (
-    AutogradDoctorError, AutogradDoctorWarning, Doctor, diagnoses_of, install, installed, uninstall, watch,
-)
-from autograd_doctor.analysis.copies import explain_deepcopy_failure
-from autograd_doctor.analysis.gradient_path import why_no_grad
-from autograd_doctor.analysis.relation import describe, relation
-from autograd_doctor.report.model import Diagnosis, Location, Report, Suggestion, TensorInfo
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "watch": "autograd_doctor.doctor",
+    "install": "autograd_doctor.doctor",
+    "uninstall": "autograd_doctor.doctor",
+    "installed": "autograd_doctor.doctor",
+    "diagnoses_of": "autograd_doctor.doctor",
+    "Doctor": "autograd_doctor.doctor",
+    "AutogradDoctorError": "autograd_doctor.doctor",
+    "AutogradDoctorWarning": "autograd_doctor.doctor",
+    "relation": "autograd_doctor.analysis.relation",
+    "describe": "autograd_doctor.analysis.relation",
+    "why_no_grad": "autograd_doctor.analysis.gradient_path",
+    "explain_deepcopy_failure": "autograd_doctor.analysis.copies",
+    "Diagnosis": "autograd_doctor.report.model",
+    "Location": "autograd_doctor.report.model",
+    "Report": "autograd_doctor.report.model",
+    "Suggestion": "autograd_doctor.report.model",
+    "TensorInfo": "autograd_doctor.report.model",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str):
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'autograd_doctor' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__
 
 
 def load_ipython_extension(ipython):
@@ -27,10 +62,3 @@ def unload_ipython_extension(ipython):
     from autograd_doctor.ipython import unload_ipython_extension as unload
 
     unload(ipython)
-
-__all__ = [
-    "watch", "install", "uninstall", "installed", "diagnoses_of", "Doctor",
-    "relation", "describe", "why_no_grad", "explain_deepcopy_failure",
-    "AutogradDoctorError", "AutogradDoctorWarning",
-    "Diagnosis", "Location", "Report", "Suggestion", "TensorInfo", "__version__",
-]

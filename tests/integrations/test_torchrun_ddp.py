@@ -34,10 +34,21 @@ def loss_lines(output: str) -> list[str]:
     return sorted(re.findall(r"rank \d step \d loss -?[0-9.]+\d", output))
 
 
+def clean_run(tmp_path, doctor: bool):
+    """A bug-free run. torchrun on CPU/gloo occasionally fails to start or tear down
+    (rendezvous, a gloo abort at exit) with or without the doctor, so a failure that
+    carries no autograd-doctor report is retried, twice at most."""
+    for _attempt in range(3):
+        result = torchrun(tmp_path, "--bug-rank", "none", doctor=doctor)
+        if result.returncode == 0 or "autograd-doctor" in result.stderr:
+            return result
+    return result
+
+
 def test_clean_ddp_run_is_unchanged_and_gradients_are_all_reduced(tmp_path):
-    watched = torchrun(tmp_path, "--bug-rank", "none")
+    watched = clean_run(tmp_path, doctor=True)
     assert watched.returncode == 0, watched.stderr
-    plain = torchrun(tmp_path, "--bug-rank", "none", doctor=False)
+    plain = clean_run(tmp_path, doctor=False)
     assert plain.returncode == 0, plain.stderr
     # The example checks after every backward() that DDP's bucket hooks made the
     # gradients equal on both ranks; the losses match a run without the doctor.

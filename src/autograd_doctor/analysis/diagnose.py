@@ -110,6 +110,9 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
             notes.append(f"the write is done by {write.module_class}"
                          f"{' (' + where + ')' if where else ''} created with inplace=True")
             definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
+            if definition is None:
+                helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
+                                           "is defined), so it returns a new tensor"))
             if definition is not None and definition.location is not None:
                 helps.insert(0, definition)
                 # The line to change is the module's definition; the call stays as context.

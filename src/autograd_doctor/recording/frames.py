@@ -21,6 +21,8 @@ _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
 # Standard-library modules whose frames sit between user code and torch calls.
 _STDLIB_PASS_THROUGH = ("contextlib.py", "functools.py", "runpy.py", "threading.py")
+# Tools that host user code (test runners, notebooks): their frames are never the user's line.
+_HOST_PACKAGES = ("_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
 
 # filename -> True when frames from that file are machinery, not user code.
 _internal_file_cache: dict[str, bool] = {}
@@ -37,9 +39,19 @@ def _is_internal_file(filename: str) -> bool:
             or filename.startswith("<frozen ")
             # The `autograd-doctor` console script that pip writes into bin/.
             or os.path.basename(path) == "autograd-doctor"
+            or _in_host_package(path)
         )
         _internal_file_cache[filename] = internal
     return internal
+
+
+def _in_host_package(path: str) -> bool:
+    parts = path.split(os.sep)
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            index = parts.index(marker)
+            return index + 1 < len(parts) and parts[index + 1] in _HOST_PACKAGES
+    return False
 
 
 def is_user_frame(frame: FrameType) -> bool:

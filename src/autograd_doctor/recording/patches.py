@@ -155,7 +155,9 @@ def _targets():
     if variable_functions is not None:
         function_owners.append((variable_functions, "torch._VF"))
     for owner, label in function_owners:
-        for name in sorted(dir(owner)):
+        # torch._VF resolves names lazily (__getattr__), so dir() does not list them.
+        names = dir(torch._C._VariableFunctions) if label == "torch._VF" else dir(owner)
+        for name in sorted(names):
             if not name.endswith("_") or name.endswith("__") or name.startswith("__"):
                 continue
             original = getattr(owner, name, None)
