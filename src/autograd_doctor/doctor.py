@@ -175,10 +175,7 @@ class Doctor:
         error = RuntimeError(pytorch_version_message(record, node_name))
         try:
             slot = self.recorder.find_slot(node, record)
-            backward_stack = capture_user_stack(1, limit=2)
-            if not backward_stack and self.recorder.backward_calls:
-                backward_stack = self.recorder.backward_calls[-1].stack
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, backward_stack)
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record))
             record.reported = True
             if graph is not None:
                 try:
@@ -190,6 +187,14 @@ class Doctor:
         except Exception:
             internal_error()  # the plain PyTorch-worded error still comes through
         return error
+
+    def _backward_stack(self, record: SavedRecord):
+        """Where backward() was called: the call our wrapper saw (after the save), else the
+        innermost user frame (a custom Function's backward runs user code itself)."""
+        calls = self.recorder.backward_calls
+        if calls and calls[-1].seq > record.seq and calls[-1].stack:
+            return calls[-1].stack
+        return capture_user_stack(2, limit=2)
 
     def _on_silent(self, record: SavedRecord) -> None:
         """Backward is about to use a saved tensor whose memory changed behind PyTorch's back."""
@@ -206,7 +211,7 @@ class Doctor:
             record.reported = True
             node = diagnose.current_node()
             slot = self.recorder.find_slot(node, record)
-            diagnosis = builder(record, node, slot, capture_user_stack(1, limit=2), self.recorder)
+            diagnosis = builder(record, node, slot, self._backward_stack(record), self.recorder)
         except Exception:
             internal_error()
             return

@@ -310,3 +310,56 @@ def test_unseen_write_still_names_save_and_window(tmp_path):
     assert diagnosis.primary.line == outcome.line("SAVE")
     assert {loc.role: loc.line for loc in diagnosis.related}["backward"] == outcome.line("BACKWARD")
     assert any("not seen" in note for note in diagnosis.notes)
+
+
+def test_custom_function_saved_input_modified(tmp_path):
+    source = """
+        import torch
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+
+        a = torch.randn(3, requires_grad=True)
+        b = a * 1
+        y = Square.apply(b)  # SAVE
+        b.add_(1)  # WRITE
+        y.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.extra["node"] == "SquareBackward"
+    assert diagnosis.extra["slot"] == "saved_tensors[0]"
+    assert diagnosis.help[0].replacement == "b = b.add(1)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.allclose(namespace["a"].grad, 2 * namespace["a"].detach())
+
+
+def test_rnn_output_buffer_written_in_loop(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        cell = nn.RNNCell(4, 8)
+        x = torch.randn(5, 3, 4)
+        outputs = torch.zeros(5, 3, 8)
+        h = torch.zeros(3, 8)
+        for t in range(5):
+            h = cell(x[t], outputs[t - 1] if t > 0 else h)  # SAVE
+            outputs[t] = h  # WRITE
+        outputs.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert any("t = 4" in note for note in diagnosis.notes)
+    assert diagnosis.help[0].replacement == "outputs = outputs.select_scatter(h, 0, t)"
+    assert any("torch.stack" in h.message for h in diagnosis.help)
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert all(p.grad is not None for p in namespace["cell"].parameters())

@@ -104,6 +104,9 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
         if loop:
             notes.append(loop)
         helps.extend(_write_suggestions(write, target if target is not None else alias))
+        if write.loop_values and write.op.endswith("__setitem__"):
+            helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
+                                    "after the loop with torch.stack (or torch.cat)"))
         if write.module_class:
             module = write.module_ref() if write.module_ref is not None else None
             where = module_path(module, frames) if module is not None else None

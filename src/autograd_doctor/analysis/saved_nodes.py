@@ -27,6 +27,9 @@ def describe_slot(node_name: str | None, slot: str | None) -> str:
     op = operator_of(node_name)
     if slot == "result":
         return f"{op} keeps its output for backward"
+    if slot and slot.startswith("saved_tensors["):
+        function = node_name[: -len("Backward")] if node_name and node_name.endswith("Backward") else op
+        return f"{function}.forward saved it with ctx.save_for_backward ({slot})"
     if slot:
         return f"{op} keeps its input `{slot}` for backward"
     return f"{op} keeps this tensor for backward" if node_name else "autograd saved this tensor for backward"

@@ -558,6 +558,16 @@ class Recorder:
                     continue
                 if any(hit is record for hit in self.probe_hits):
                     return name[len("_saved_"):]
+            if hasattr(node, "saved_tensors"):
+                # A custom autograd.Function: ctx.save_for_backward(...) slots, by position.
+                self.probe_hits.clear()
+                try:
+                    node.saved_tensors
+                except Exception:
+                    return None
+                for index, hit in enumerate(self.probe_hits):
+                    if hit is record:
+                        return f"saved_tensors[{index}]"
         finally:
             self.probing = previous
             self.probe_hits.clear()
