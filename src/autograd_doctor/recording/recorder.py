@@ -370,7 +370,8 @@ class Recorder:
             def forget(_ref, key=key, aliases=aliases):
                 aliases.pop(key, None)
 
-            aliases[key] = (weakref.ref(alias, forget), weakref.ref(source), stack[0] if stack else None)
+            aliases[key] = (weakref.ref(alias, forget), weakref.ref(source), stack[0] if stack else None,
+                            next(self.seq))
         except Exception:
             pass
         return alias
@@ -387,6 +388,10 @@ class Recorder:
             source = entry[1]()
             if source is None:
                 return
+            if self.backward_calls and self.backward_calls[-1].seq > entry[3]:
+                return  # the graph has been used since: writing into a spent output is harmless
+            if self.graph_spent(source.grad_fn):
+                return  # backward already went through the source's graph (e.g. metrics after a step)
             self.on_detach_write(op, target, source, entry[2], capture_user_stack(2, limit=3))
             return
 
@@ -515,6 +520,36 @@ class Recorder:
         return result
 
     # ---- post-mortem helpers ---------------------------------------------------
+
+    def graph_spent(self, node, limit: int = 16) -> bool:
+        """True when backward has already run through the graph near `node` (its nodes'
+        saved tensors were released). No saved tensor nearby -> False (assume live)."""
+        previous = self.probing
+        self.probing = True  # reads go through our unpack: never raise for a stale slot
+        try:
+            seen = 0
+            queue = [node]
+            while queue and seen < limit:
+                current = queue.pop(0)
+                if current is None:
+                    continue
+                seen += 1
+                for name in dir(current):
+                    if not name.startswith("_saved_") or name.endswith(("_sym_sizes", "_sym_strides")):
+                        continue
+                    try:
+                        value = getattr(current, name)
+                    except RuntimeError:
+                        return True  # "saved tensors ... have already been freed"
+                    except Exception:
+                        continue
+                    if isinstance(value, torch.Tensor):
+                        return False
+                queue.extend(child for child, _ in getattr(current, "next_functions", ()))
+            return False
+        finally:
+            self.probing = previous
+            self.probe_hits.clear()
 
     def saved_records_of(self, node) -> dict[str, SavedRecord]:
         """slot name -> our SavedRecord, for each `_saved_*` of `node` that we packed.
