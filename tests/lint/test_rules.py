@@ -105,3 +105,19 @@ def test_docstring_examples():
     for module in (lint_pkg, engine, rules):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_extra_attributes_on_shared_ast_nodes_do_not_confuse_the_walk():
+    import ast
+    # Other tools annotate trees with `.parent`, which reaches the shared
+    # ast.Load() singleton and would make a walk over __dict__ loop forever.
+    other = ast.parse("a = b[0]")
+    for node in ast.walk(other):
+        for child in ast.iter_child_nodes(node):
+            child.parent = node
+    src = "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny[0] = 0\n"
+    try:
+        assert [f.code for f in lint_source(src)] == ["ADL001"]
+    finally:
+        for node in ast.walk(other):
+            node.__dict__.pop("parent", None)

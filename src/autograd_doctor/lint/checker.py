@@ -57,7 +57,10 @@ class Checker(TensorKnowledge):
         handler(node)
 
     def generic_visit(self, node):
-        for value in node.__dict__.values():  # fields in definition order
+        # Only the grammar's fields: other code in the process may have hung extra
+        # attributes (e.g. `.parent`) on shared nodes such as the `ast.Load()` singleton.
+        for field_name in node._fields:
+            value = getattr(node, field_name, None)
             if isinstance(value, ast.AST):
                 self.visit(value)
             elif isinstance(value, list):
