@@ -64,26 +64,35 @@ class SavedRecord:
 
     `alias` is a detach()ed alias: same storage and version counter, no grad_fn, so
     holding it creates no reference cycle with the node that saved it.
+
+    `pack` runs for every saved tensor, so the constructor sets only what every record
+    needs; the rest are class-level defaults, replaced on the rare records that get them
+    (hence the instance `__dict__`).
     """
 
-    __slots__ = (
-        "alias", "version", "stack", "seq", "key", "start", "stop",
-        "writes", "silent_writes", "reported", "fingerprint", "__weakref__",
-    )
+    __slots__ = ("alias", "version", "stack", "seq", "__dict__", "__weakref__")
+
+    # Filled in lazily, the first time a write needs to know where this tensor lives.
+    key: int | None = None
+    start = 0
+    stop = 0
+    writes: tuple = ()  # WriteEvents that bumped the version (the first is the culprit)
+    silent_writes: tuple = ()  # writes through aliases that did not bump it (`.data`)
+    reported = False
+    fingerprint: Any = None
 
     def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int):
         self.alias = alias
         self.version = version
         self.stack = stack
         self.seq = seq
-        # Filled in lazily, the first time a write needs to know where this tensor lives.
-        self.key: int | None = None
-        self.start = 0
-        self.stop = 0
-        self.writes: list[WriteEvent] = []
-        self.silent_writes: list[WriteEvent] = []
-        self.reported = False
-        self.fingerprint: Any = None
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+    def overlaps(self, key: int | None, start: int, stop: int) -> bool:
+        return key == self.key and start < self.stop and self.start < stop
 
     def locate(self) -> int | None:
         """Compute the storage key and byte range; returns the key (None if no storage)."""

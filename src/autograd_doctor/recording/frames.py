@@ -28,7 +28,7 @@ _HOST_PACKAGES = ("_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tor
 _internal_file_cache: dict[str, bool] = {}
 
 
-def _is_internal_file(filename: str) -> bool:
+def is_internal_file(filename: str) -> bool:
     internal = _internal_file_cache.get(filename)
     if internal is None:
         path = os.path.abspath(filename) if not filename.startswith("<") else filename
@@ -55,7 +55,7 @@ def _in_host_package(path: str) -> bool:
 
 
 def is_user_frame(frame: FrameType) -> bool:
-    return not _is_internal_file(frame.f_code.co_filename)
+    return not is_internal_file(frame.f_code.co_filename)
 
 
 _CO_OPTIMIZED = 0x0001
@@ -133,7 +133,7 @@ def user_frame(start_depth: int = 1) -> FrameType | None:
         frame = sys._getframe(start_depth + 1)
     except ValueError:
         return None
-    while frame is not None and _is_internal_file(frame.f_code.co_filename):
+    while frame is not None and is_internal_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
@@ -161,7 +161,7 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
         code = frame.f_code
         internal = cache.get(code.co_filename)
         if internal is None:
-            internal = _is_internal_file(code.co_filename)
+            internal = is_internal_file(code.co_filename)
         if not internal:
             sites.append(Site(code, frame.f_lasti, frame.f_lineno))
             if len(sites) >= limit:

@@ -22,7 +22,8 @@ from autograd_doctor.recording.events import (
 )
 from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.frames import (
-    Site, capture_user_stack, frame_locals, is_user_frame, torch_module_dir,
+    Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
+    torch_module_dir,
 )
 
 # What a torch-level call does, from the recorder's point of view.
@@ -166,11 +167,24 @@ class Recorder:
 
     def pack(self, tensor):
         try:
-            record = SavedRecord(_detach(tensor), tensor._version, capture_user_stack(1, limit=1), next(self.seq))
+            # The innermost user frame, inlined from capture_user_stack: this runs for
+            # every tensor autograd saves.
+            frame = sys._getframe(1)
+            internal = _internal_file_cache
+            while frame is not None:
+                filename = frame.f_code.co_filename
+                is_internal = internal.get(filename)
+                if is_internal is None:
+                    is_internal = is_internal_file(filename)
+                if not is_internal:
+                    break
+                frame = frame.f_back
+            stack = (Site(frame.f_code, frame.f_lasti, frame.f_lineno),) if frame is not None else ()
+            record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
             self.pending.append(weakref.ref(record))
-            if self.verify_saved and self.fingerprint is not None:
+            if self.verify_saved:
                 record.fingerprint = self.fingerprint(tensor)
             return record
         except Exception:
@@ -276,9 +290,9 @@ class Recorder:
                 # backward would silently use the new values.
                 event.through_alias = True
                 if len(record.silent_writes) < MAX_WRITES_PER_RECORD:
-                    record.silent_writes.append(event)
+                    record.silent_writes = (*record.silent_writes, event)
             elif len(record.writes) < MAX_WRITES_PER_RECORD:
-                record.writes.append(event)
+                record.writes = (*record.writes, event)
         if self.strict and self.on_write_hit is not None:
             for record, event, _target in hits:
                 self.on_write_hit(record, event)
@@ -309,7 +323,7 @@ class Recorder:
         retain = kwargs.get("retain_graph")
         if retain is None and func is torch.Tensor.backward and len(args) > 2:
             retain = args[2]
-        call = BackwardCall(capture_user_stack(2, limit=3), bool(retain), next(self.seq))
+        call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq))
         self.backward_calls.append(call)
         del self.backward_calls[:-8]
         return call
@@ -661,9 +675,14 @@ _INDEX_ARGUMENT_OPS = ("__setitem__",)
 def _overlapping_operand(target, op: str, args: tuple, kwargs: dict):
     """A tensor argument that shares memory with `target` in a different layout, if any."""
     key = None
+    target_is_view = target._base is not None
     operands = args[2:3] if op.endswith(_INDEX_ARGUMENT_OPS) else args[1:]
     for operand in (*operands, *kwargs.values()):
         if not isinstance(operand, torch.Tensor) or operand is target:
+            continue
+        # Two tensors in different layouts over one storage means one of them is a view;
+        # this cheap test spares the common case (an optimizer's param.add_(grad)).
+        if not target_is_view and operand._base is None:
             continue
         if key is None:
             key = storage_key(target)
