@@ -56,8 +56,8 @@ def transformer():
 
 WORKLOADS = {
     "tiny MLP (width 64, batch 32, 1 thread)": (tiny_mlp, 1, 200),
-    "wide MLP (width 1024, batch 256)": (wide_mlp, None, 10),
-    "TransformerEncoder (2 layers, d=128)": (transformer, None, 10),
+    "wide MLP (width 1024, batch 256)": (wide_mlp, None, 20),
+    "TransformerEncoder (2 layers, d=128)": (transformer, None, 20),
 }
 
 

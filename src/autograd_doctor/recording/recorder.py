@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import os
 import re
 import sys
 import weakref
@@ -344,12 +345,15 @@ class Recorder:
             target = args[0]
             if self.view_storages:
                 self._count_view_storage_write(target)
-            if self.on_overlap is not None and len(args) + len(kwargs) > 1:
-                operand = _overlapping_operand(target, op, args, kwargs)
-                if operand is not None:
-                    self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
-            if self.detach_aliases and self.on_detach_write is not None:
-                self._check_detach_alias_write(target, op)
+            # Overlap and alias hazards are about the user's own writes; torch's Python
+            # code (optimizers, nn.init, functional) makes thousands of writes per step.
+            if (len(args) + len(kwargs) > 1 or self.detach_aliases) and not _called_by_torch():
+                if self.on_overlap is not None and len(args) + len(kwargs) > 1:
+                    operand = _overlapping_operand(target, op, args, kwargs)
+                    if operand is not None:
+                        self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
+                if self.detach_aliases and self.on_detach_write is not None:
+                    self._check_detach_alias_write(target, op)
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
@@ -424,7 +428,10 @@ class Recorder:
         views = result if isinstance(result, (tuple, list)) else (result,)
         site = None
         for view in views:
-            if not isinstance(view, torch.Tensor) or view._base is None:
+            # Views of tensors that require grad are the forward pass's own business (a
+            # write to their base is caught by autograd's version check); tracking them
+            # would tax every reshape in a model.
+            if not isinstance(view, torch.Tensor) or view.requires_grad or view._base is None:
                 continue
             key = storage_key(view)
             if key is None:
@@ -651,6 +658,23 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return values
     except Exception:
         return {}
+
+
+_OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_TORCH_DIR = torch_module_dir()
+# torch files that only forward a user's call (the function-mode machinery, Tensor dunders).
+_TORCH_PASS_THROUGH = (_TORCH_DIR + "overrides.py", _TORCH_DIR + "_tensor.py")
+
+
+def _called_by_torch() -> bool:
+    """Was the current write made by torch's own Python code rather than by the user?"""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_OUR_DIR) or filename in _TORCH_PASS_THROUGH):
+            return filename.startswith(_TORCH_DIR)
+        frame = frame.f_back
+    return False
 
 
 def _carries_grad(data) -> bool:
