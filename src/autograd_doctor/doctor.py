@@ -17,9 +17,8 @@ from autograd_doctor.analysis import copies, diagnose
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches
 from autograd_doctor.recording.frames import capture_user_stack
-from autograd_doctor.recording.recorder import (
-    Recorder, StrictViolation, WriteWatcher, pytorch_version_message,
-)
+from autograd_doctor.recording.function_mode import WriteWatcher
+from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.report.model import Diagnosis, Report
 
 # Optional pieces, each in its own module: the doctor works without them.

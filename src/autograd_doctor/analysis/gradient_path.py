@@ -34,7 +34,7 @@ import torch
 from autograd_doctor import codes
 from autograd_doctor.analysis.naming import modules_in, parameter_path, tensor_info, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
-from autograd_doctor.recording.frames import Site, frame_locals, is_user_frame
+from autograd_doctor.recording.frames import Site, frame_locals
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import location_of, parse_file, source_line, statement_location
 
@@ -869,7 +869,7 @@ def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut
             tensor=tensor_info(parameter, path, path),
             help=[Suggestion("compute the loss from this module's output without detach(), .data or "
                              "torch.no_grad() in between; if the module is meant to stay fixed, call "
-                             f"requires_grad_(False) on it")])
+                             "requires_grad_(False) on it")])
     diagnosis.notes.insert(0, f"{type(module).__name__} ran its forward pass, but the loss does not depend on "
                               f"{path} through recorded operations, so {path}.grad is None")
     diagnosis.extra["parameters"] = list(paths)

@@ -101,12 +101,6 @@ class SavedRecord:
             self.start, self.stop = byte_range(self.alias)
         return self.key
 
-    @property
-    def site(self) -> Site | None:
-        return self.stack[0] if self.stack else None
-
-    def overlaps(self, key: int | None, start: int, stop: int) -> bool:
-        return key == self.key and start < self.stop and self.start < stop
 
 
 class SavedRef(weakref.ref):

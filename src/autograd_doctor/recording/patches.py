@@ -22,9 +22,10 @@ import threading
 
 import torch
 
-from autograd_doctor.recording.recorder import (
-    BACKWARD, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, Recorder, classify_call,
+from autograd_doctor.recording.calls import (
+    BACKWARD, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, classify_call,
 )
+from autograd_doctor.recording.recorder import Recorder
 
 FACTORIES = (
     "tensor", "randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "eye",

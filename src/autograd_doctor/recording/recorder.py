@@ -1,46 +1,36 @@
-"""The run-time recorder: saved-tensor hooks for saves, a TorchFunctionMode for writes.
+"""The run-time recorder: saved-tensor hooks for saves; the writes that hit saved memory.
 
+Writes reach it from the wrappers in `patches.py` (or the mode in `function_mode.py`);
+aliases (detach, views, NumPy) are tracked by the `AliasTracking` mixin in `aliases.py`.
 Cost matters here (the doctor is meant to stay on while debugging), so the hot paths
-(`pack`, `unpack`, `__torch_function__` for ops that are not writes) do the least
-possible work: no stack formatting, no source reading, no analysis.
+(`pack`, `unpack`, writes that touch nothing saved) do the least possible work: no stack
+formatting, no source reading, no analysis.
 """
 
 from __future__ import annotations
 
 import itertools
 import linecache
-import os
 import re
 import sys
 import weakref
 from typing import Any, Callable
 
 import torch
-from torch.overrides import TorchFunctionMode
 
+from autograd_doctor.recording.aliases import AliasTracking
+from autograd_doctor.recording.calls import (
+    WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
+    overlapping_operand, written_tensors,
+)
 from autograd_doctor.recording.events import (
-    BackwardCall, SavedRecord, SavedRef, ViewRef, ViewTracking, WriteEvent, byte_range, storage_key,
+    BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.frames import (
     Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
     torch_module_dir,
 )
-
-# What a torch-level call does, from the recorder's point of view.
-NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD, MAKES_VIEW = 0, 1, 2, 3, 4
-_TENSOR_GETITEM = torch.Tensor.__getitem__
-
-INPLACE_DUNDERS = frozenset({
-    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
-    "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
-    "__imatmul__",
-})
-# Trailing-underscore names that change no tensor data.
-UNDERSCORE_NOT_WRITES = frozenset({
-    "requires_grad_", "share_memory_", "detach_", "retain_grad_", "rename_", "refine_names_",
-})
-BACKWARD_FUNCS = {torch.Tensor.backward, torch.autograd.grad, torch.autograd.backward}
 
 _OPTIM_DIR = torch_module_dir() + "optim"
 _NN_MODULES_DIR = torch_module_dir() + "nn"
@@ -49,60 +39,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The original, so that our own detach() calls never go through the recording wrapper.
 _detach = torch.Tensor.detach
 
-# Views tracked per storage; beyond this the storage is not checked for stale views.
-MAX_VIEWS_PER_STORAGE = 64
-
 # Writes recorded per saved record: the first is the culprit; a few more give context.
 MAX_WRITES_PER_RECORD = 3
 
 
-def classify_call(func) -> int:
-    if func in BACKWARD_FUNCS:
-        return BACKWARD
-    name = getattr(func, "__name__", "") or ""
-    if name in INPLACE_DUNDERS:
-        return WRITES_FIRST_ARG
-    if name.endswith("_") and not name.endswith("__") and name not in UNDERSCORE_NOT_WRITES:
-        if name.startswith("_foreach_"):
-            return WRITES_FOREACH_LIST
-        return WRITES_FIRST_ARG
-    return NOT_WRITE
-
-
-def op_name(func, kwargs: dict) -> str:
-    name = getattr(func, "__name__", None) or repr(func)
-    qualname = getattr(func, "__qualname__", "") or ""
-    if qualname.startswith("Tensor.") or qualname.startswith("_TensorBase."):
-        name = "Tensor." + name
-    module = getattr(func, "__module__", "") or ""
-    if module.startswith("torch.nn.functional"):
-        name = "F." + name
-    if kwargs.get("inplace") is True:
-        name += "(inplace=True)"
-    if kwargs.get("out") is not None:
-        name += "(out=...)"
-    return name
-
-
-def _written_tensors(kind: int, args: tuple, kwargs: dict) -> list:
-    targets: list = []
-    if kind == WRITES_FIRST_ARG or kwargs.get("inplace") is True:
-        if args and isinstance(args[0], torch.Tensor):
-            targets.append(args[0])
-        elif "input" in kwargs and isinstance(kwargs["input"], torch.Tensor):
-            targets.append(kwargs["input"])
-    elif kind == WRITES_FOREACH_LIST:
-        if args and isinstance(args[0], (list, tuple)):
-            targets.extend(t for t in args[0] if isinstance(t, torch.Tensor))
-    out = kwargs.get("out")
-    if isinstance(out, torch.Tensor):
-        targets.append(out)
-    elif isinstance(out, (list, tuple)):
-        targets.extend(t for t in out if isinstance(t, torch.Tensor))
-    return targets
-
-
-class Recorder:
+class Recorder(AliasTracking):
     """Records saves and the writes that hit saved memory, and checks versions on unpack.
 
     `on_stale(record)` is called from `unpack` when a saved tensor's version moved;
@@ -336,9 +277,9 @@ class Recorder:
         hits = ()
         if self.pending or self.saves_by_storage:
             try:
-                hits = self.before_write(_written_tensors(kind, args, kwargs), op)
+                hits = self.before_write(written_tensors(kind, args, kwargs), op)
                 if hits:
-                    _describe_write_arguments(hits, op, args)
+                    describe_write_arguments(hits, op, args)
             except Exception:
                 hits = ()
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
@@ -347,9 +288,9 @@ class Recorder:
                 self._count_view_storage_write(target)
             # Overlap and alias hazards are about the user's own writes; torch's Python
             # code (optimizers, nn.init, functional) makes thousands of writes per step.
-            if (len(args) + len(kwargs) > 1 or self.detach_aliases) and not _called_by_torch():
+            if (len(args) + len(kwargs) > 1 or self.detach_aliases) and not called_by_torch():
                 if self.on_overlap is not None and len(args) + len(kwargs) > 1:
-                    operand = _overlapping_operand(target, op, args, kwargs)
+                    operand = overlapping_operand(target, op, args, kwargs)
                     if operand is not None:
                         self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
                 if self.detach_aliases and self.on_detach_write is not None:
@@ -368,141 +309,6 @@ class Recorder:
                 self.after_write(hits)
             except StrictViolation:
                 raise
-            except Exception:
-                pass
-        return result
-
-    # ---- aliases -----------------------------------------------------------------
-
-    def call_detach(self, func, args: tuple, kwargs: dict):
-        """`t.detach()`: remember alias -> source, to explain writes through the alias."""
-        alias = func(*args, **kwargs)
-        source = args[0] if args else None
-        if source is None or source.grad_fn is None or not torch.is_grad_enabled():
-            return alias
-        try:
-            key = id(alias)
-            aliases = self.detach_aliases
-            stack = capture_user_stack(1, limit=1)
-
-            def forget(_ref, key=key, aliases=aliases):
-                aliases.pop(key, None)
-
-            aliases[key] = (weakref.ref(alias, forget), weakref.ref(source), stack[0] if stack else None,
-                            next(self.seq))
-        except Exception:
-            pass
-        return alias
-
-    def _check_detach_alias_write(self, target, op: str) -> None:
-        if not torch.is_grad_enabled():
-            return
-        for candidate in (target, target._base):
-            if candidate is None:
-                continue
-            entry = self.detach_aliases.get(id(candidate))
-            if entry is None or entry[0]() is not candidate:
-                continue
-            source = entry[1]()
-            if source is None:
-                return
-            if self.backward_calls and self.backward_calls[-1].seq > entry[3]:
-                return  # the graph has been used since: writing into a spent output is harmless
-            if self.graph_spent(source.grad_fn):
-                return  # backward already went through the source's graph (e.g. metrics after a step)
-            self.on_detach_write(op, target, source, entry[2], capture_user_stack(2, limit=3))
-            return
-
-    def call_view(self, func, args: tuple, kwargs: dict):
-        """A view-making call (`t[1:]`, `t.view(...)`, ...): track the view to catch stale copies."""
-        result = func(*args, **kwargs)
-        if self.write_depth or self.on_stale_view is None:
-            return result
-        try:
-            self._track_views(result)
-        except Exception:
-            pass
-        return result
-
-    def _track_views(self, result) -> None:
-        views = result if isinstance(result, (tuple, list)) else (result,)
-        site = None
-        for view in views:
-            # Views of tensors that require grad are the forward pass's own business (a
-            # write to their base is caught by autograd's version check); tracking them
-            # would tax every reshape in a model.
-            if not isinstance(view, torch.Tensor) or view.requires_grad or view._base is None:
-                continue
-            key = storage_key(view)
-            if key is None:
-                continue
-            tracking = self.view_storages.get(key)
-            if tracking is None:
-                tracking = self.view_storages[key] = ViewTracking()
-            elif len(tracking.views) >= MAX_VIEWS_PER_STORAGE:
-                continue
-            if site is None:
-                stack = capture_user_stack(1, limit=1)
-                if not stack:
-                    return
-                site = stack[0]
-            start, stop = byte_range(view)
-            if tracking.epoch:
-                # An older view made by this same line, over the same memory, before the
-                # latest write to it: if the program kept it, it no longer holds what it held.
-                for old_ref in list(tracking.views.values()):
-                    if (old_ref.epoch < tracking.epoch and old_ref.site == site
-                            and old_ref.start < stop and start < old_ref.stop):
-                        old_view = old_ref()
-                        if old_view is not None:
-                            self.on_stale_view(old_view, old_ref.site, tracking.write_stack, site)
-                        break
-            ref = ViewRef(view, self._drop_view)
-            ref.key, ref.site, ref.epoch, ref.start, ref.stop = key, site, tracking.epoch, start, stop
-            tracking.views[id(ref)] = ref
-
-    def _drop_view(self, ref: ViewRef) -> None:
-        tracking = self.view_storages.get(ref.key)
-        if tracking is not None:
-            tracking.views.pop(id(ref), None)
-            if not tracking.views:
-                self.view_storages.pop(ref.key, None)
-
-    def _count_view_storage_write(self, target) -> None:
-        tracking = self.view_storages.get(storage_key(target))
-        if tracking is not None:
-            tracking.epoch += 1
-            tracking.write_stack = capture_user_stack(1, limit=2)
-
-    def call_tensor_copy(self, func, args: tuple, kwargs: dict):
-        """`torch.tensor(data)`: flag data that carries gradient history (it is cut here)."""
-        if kwargs.get("requires_grad") is True:
-            return self.call_factory(func, args, kwargs)
-        if self.on_tensor_copy is not None and torch.is_grad_enabled():
-            data = args[0] if args else kwargs.get("data")
-            if _carries_grad(data):
-                self.on_tensor_copy(args, kwargs, capture_user_stack(1, limit=2))
-        return func(*args, **kwargs)
-
-    def call_deepcopy(self, func, args: tuple, kwargs: dict):
-        try:
-            return func(*args, **kwargs)
-        except RuntimeError as error:
-            if self.on_deepcopy_error is not None and args:
-                self.on_deepcopy_error(error, args[0], capture_user_stack(1, limit=3))
-            raise
-
-    def call_numpy(self, func, args: tuple, kwargs: dict):
-        """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""
-        result = func(*args, **kwargs)
-        if self.verify_saved and args and isinstance(args[0], torch.Tensor):
-            try:
-                key = storage_key(args[0])
-                if key is not None:
-                    stack = capture_user_stack(1, limit=1)
-                    self.numpy_aliases[key] = stack[0] if stack else None
-                    if len(self.numpy_aliases) > 256:
-                        self.numpy_aliases.pop(next(iter(self.numpy_aliases)))
             except Exception:
                 pass
         return result
@@ -541,36 +347,6 @@ class Recorder:
         return result
 
     # ---- post-mortem helpers ---------------------------------------------------
-
-    def graph_spent(self, node, limit: int = 16) -> bool:
-        """True when backward has already run through the graph near `node` (its nodes'
-        saved tensors were released). No saved tensor nearby -> False (assume live)."""
-        previous = self.probing
-        self.probing = True  # reads go through our unpack: never raise for a stale slot
-        try:
-            seen = 0
-            queue = [node]
-            while queue and seen < limit:
-                current = queue.pop(0)
-                if current is None:
-                    continue
-                seen += 1
-                for name in dir(current):
-                    if not name.startswith("_saved_") or name.endswith(("_sym_sizes", "_sym_strides")):
-                        continue
-                    try:
-                        value = getattr(current, name)
-                    except RuntimeError:
-                        return True  # "saved tensors ... have already been freed"
-                    except Exception:
-                        continue
-                    if isinstance(value, torch.Tensor):
-                        return False
-                queue.extend(child for child, _ in getattr(current, "next_functions", ()))
-            return False
-        finally:
-            self.probing = previous
-            self.probe_hits.clear()
 
     def saved_records_of(self, node) -> dict[str, SavedRecord]:
         """slot name -> our SavedRecord, for each `_saved_*` of `node` that we packed.
@@ -660,83 +436,6 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return {}
 
 
-_OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_TORCH_DIR = torch_module_dir()
-# torch files that only forward a user's call (the function-mode machinery, Tensor dunders).
-_TORCH_PASS_THROUGH = (_TORCH_DIR + "overrides.py", _TORCH_DIR + "_tensor.py")
-
-
-def _called_by_torch() -> bool:
-    """Was the current write made by torch's own Python code rather than by the user?"""
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename.startswith(_OUR_DIR) or filename in _TORCH_PASS_THROUGH):
-            return filename.startswith(_TORCH_DIR)
-        frame = frame.f_back
-    return False
-
-
-def _carries_grad(data) -> bool:
-    """A tensor that requires grad, or a list/tuple holding one (checked one level deep)."""
-    if isinstance(data, torch.Tensor):
-        return data.requires_grad
-    if isinstance(data, (list, tuple)):
-        for item in data[:256]:
-            if isinstance(item, torch.Tensor) and item.requires_grad:
-                return True
-            if isinstance(item, (list, tuple)) and any(
-                    isinstance(inner, torch.Tensor) and inner.requires_grad for inner in item[:256]):
-                return True
-    return False
-
-
-# In-place ops whose other tensor arguments are indices or masks, not values read
-# element by element alongside the write.
-_INDEX_ARGUMENT_OPS = ("__setitem__",)
-
-
-def _overlapping_operand(target, op: str, args: tuple, kwargs: dict):
-    """A tensor argument that shares memory with `target` in a different layout, if any."""
-    key = None
-    target_is_view = target._base is not None
-    operands = args[2:3] if op.endswith(_INDEX_ARGUMENT_OPS) else args[1:]
-    for operand in (*operands, *kwargs.values()):
-        if not isinstance(operand, torch.Tensor) or operand is target:
-            continue
-        # Two tensors in different layouts over one storage means one of them is a view;
-        # this cheap test spares the common case (an optimizer's param.add_(grad)).
-        if not target_is_view and operand._base is None:
-            continue
-        if key is None:
-            key = storage_key(target)
-            if key is None:
-                return None
-        if storage_key(operand) != key:
-            continue
-        if (operand.storage_offset() == target.storage_offset() and operand.shape == target.shape
-                and operand.stride() == target.stride()):
-            continue  # the same elements in the same order: `a.add_(a)` is fine
-        start, stop = byte_range(target)
-        operand_start, operand_stop = byte_range(operand)
-        if start < operand_stop and operand_start < stop:
-            return operand
-    return None
-
-
-def _describe_write_arguments(hits, op: str, args: tuple) -> None:
-    """For `t[index] = value`: is the value a plain number, is the index a boolean mask?"""
-    if not op.endswith("__setitem__") or len(args) < 3:
-        return
-    index, value = args[1], args[2]
-    value_is_scalar = isinstance(value, (int, float, bool)) or (
-        isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
-    index_is_mask = isinstance(index, torch.Tensor) and index.dtype == torch.bool
-    for _record, event, _target in hits:
-        event.value_is_scalar = value_is_scalar
-        event.index_is_bool_mask = index_is_mask
-
-
 def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
     """PyTorch's own wording, so that searches for the error still match."""
     alias = record.alias
@@ -751,37 +450,6 @@ def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
         f"inplace operation: [{type_name} {shape}]{which} is at version {alias._version}; "
         f"expected version {record.version} instead."
     )
-
-
-class WriteWatcher(TorchFunctionMode):
-    """Thorough capture (`watch(capture="mode")`): sees every user-level torch call, so it
-    also catches `out=` writes; costs a Python call per torch call."""
-
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-        self.kinds: dict[Any, int] = {}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        try:
-            kind = self.kinds[func]
-        except KeyError:
-            kind = self.kinds[func] = classify_call(func)
-        except TypeError:
-            kind = classify_call(func)
-        if kind == NOT_WRITE and func is _TENSOR_GETITEM:
-            kind = self.kinds[func] = MAKES_VIEW
-        if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
-            if kwargs.get("requires_grad") is True:
-                return self.recorder.call_factory(func, args, kwargs)
-            return func(*args, **kwargs)
-        if kind == BACKWARD:
-            return self.recorder.call_backward(func, args, kwargs)
-        if kind == MAKES_VIEW:
-            return self.recorder.call_view(func, args, kwargs)
-        return self.recorder.call_write(func, op_name(func, kwargs), kind, args, kwargs)
 
 
 class StrictViolation(RuntimeError):

@@ -1,0 +1,151 @@
+"""What a torch call does, seen from the recorder: does it write, which tensors, with
+which operands. Pure functions over the call's arguments; no state."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+from autograd_doctor.recording.events import byte_range, storage_key
+from autograd_doctor.recording.frames import torch_module_dir
+
+# What a torch-level call does, from the recorder's point of view.
+NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD, MAKES_VIEW = 0, 1, 2, 3, 4
+_TENSOR_GETITEM = torch.Tensor.__getitem__
+
+INPLACE_DUNDERS = frozenset({
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",
+    "__imatmul__",
+})
+# Trailing-underscore names that change no tensor data.
+UNDERSCORE_NOT_WRITES = frozenset({
+    "requires_grad_", "share_memory_", "detach_", "retain_grad_", "rename_", "refine_names_",
+})
+BACKWARD_FUNCS = {torch.Tensor.backward, torch.autograd.grad, torch.autograd.backward}
+
+
+
+def classify_call(func) -> int:
+    if func in BACKWARD_FUNCS:
+        return BACKWARD
+    name = getattr(func, "__name__", "") or ""
+    if name in INPLACE_DUNDERS:
+        return WRITES_FIRST_ARG
+    if name.endswith("_") and not name.endswith("__") and name not in UNDERSCORE_NOT_WRITES:
+        if name.startswith("_foreach_"):
+            return WRITES_FOREACH_LIST
+        return WRITES_FIRST_ARG
+    return NOT_WRITE
+
+
+def op_name(func, kwargs: dict) -> str:
+    name = getattr(func, "__name__", None) or repr(func)
+    qualname = getattr(func, "__qualname__", "") or ""
+    if qualname.startswith("Tensor.") or qualname.startswith("_TensorBase."):
+        name = "Tensor." + name
+    module = getattr(func, "__module__", "") or ""
+    if module.startswith("torch.nn.functional"):
+        name = "F." + name
+    if kwargs.get("inplace") is True:
+        name += "(inplace=True)"
+    if kwargs.get("out") is not None:
+        name += "(out=...)"
+    return name
+
+
+def written_tensors(kind: int, args: tuple, kwargs: dict) -> list:
+    targets: list = []
+    if kind == WRITES_FIRST_ARG or kwargs.get("inplace") is True:
+        if args and isinstance(args[0], torch.Tensor):
+            targets.append(args[0])
+        elif "input" in kwargs and isinstance(kwargs["input"], torch.Tensor):
+            targets.append(kwargs["input"])
+    elif kind == WRITES_FOREACH_LIST:
+        if args and isinstance(args[0], (list, tuple)):
+            targets.extend(t for t in args[0] if isinstance(t, torch.Tensor))
+    out = kwargs.get("out")
+    if isinstance(out, torch.Tensor):
+        targets.append(out)
+    elif isinstance(out, (list, tuple)):
+        targets.extend(t for t in out if isinstance(t, torch.Tensor))
+    return targets
+
+
+_OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_TORCH_DIR = torch_module_dir()
+# torch files that only forward a user's call (the function-mode machinery, Tensor dunders).
+_TORCH_PASS_THROUGH = (_TORCH_DIR + "overrides.py", _TORCH_DIR + "_tensor.py")
+
+
+def called_by_torch() -> bool:
+    """Was the current write made by torch's own Python code rather than by the user?"""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_OUR_DIR) or filename in _TORCH_PASS_THROUGH):
+            return filename.startswith(_TORCH_DIR)
+        frame = frame.f_back
+    return False
+
+
+def carries_grad(data) -> bool:
+    """A tensor that requires grad, or a list/tuple holding one (checked one level deep)."""
+    if isinstance(data, torch.Tensor):
+        return data.requires_grad
+    if isinstance(data, (list, tuple)):
+        for item in data[:256]:
+            if isinstance(item, torch.Tensor) and item.requires_grad:
+                return True
+            if isinstance(item, (list, tuple)) and any(
+                    isinstance(inner, torch.Tensor) and inner.requires_grad for inner in item[:256]):
+                return True
+    return False
+
+
+# In-place ops whose other tensor arguments are indices or masks, not values read
+# element by element alongside the write.
+_INDEX_ARGUMENT_OPS = ("__setitem__",)
+
+
+def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
+    """A tensor argument that shares memory with `target` in a different layout, if any."""
+    key = None
+    target_is_view = target._base is not None
+    operands = args[2:3] if op.endswith(_INDEX_ARGUMENT_OPS) else args[1:]
+    for operand in (*operands, *kwargs.values()):
+        if not isinstance(operand, torch.Tensor) or operand is target:
+            continue
+        # Two tensors in different layouts over one storage means one of them is a view;
+        # this cheap test spares the common case (an optimizer's param.add_(grad)).
+        if not target_is_view and operand._base is None:
+            continue
+        if key is None:
+            key = storage_key(target)
+            if key is None:
+                return None
+        if storage_key(operand) != key:
+            continue
+        if (operand.storage_offset() == target.storage_offset() and operand.shape == target.shape
+                and operand.stride() == target.stride()):
+            continue  # the same elements in the same order: `a.add_(a)` is fine
+        start, stop = byte_range(target)
+        operand_start, operand_stop = byte_range(operand)
+        if start < operand_stop and operand_start < stop:
+            return operand
+    return None
+
+
+def describe_write_arguments(hits, op: str, args: tuple) -> None:
+    """For `t[index] = value`: is the value a plain number, is the index a boolean mask?"""
+    if not op.endswith("__setitem__") or len(args) < 3:
+        return
+    index, value = args[1], args[2]
+    value_is_scalar = isinstance(value, (int, float, bool)) or (
+        isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
+    index_is_mask = isinstance(index, torch.Tensor) and index.dtype == torch.bool
+    for _record, event, _target in hits:
+        event.value_is_scalar = value_is_scalar
+        event.index_is_bool_mask = index_is_mask
