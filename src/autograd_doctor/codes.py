@@ -223,6 +223,15 @@ loss does not depend on the parameter through operations autograd recorded. Comm
 causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
 round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
+**Minimal example.**
+
+    features = encoder(x).detach()     # AD301: the path to encoder is cut here
+    loss = head(features).mean()
+    loss.backward()                    # encoder's parameters end with .grad None
+
+    total = torch.tensor([l1.item(), l2.item()]).sum()
+    total.backward()   # RuntimeError: element 0 of tensors does not require grad ...
+
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
 """,
@@ -233,6 +242,14 @@ instead of `torch.tensor([...])`; remove the `detach()` on the path.
 A second backward() through any part of that graph fails with "Trying to backward
 through the graph a second time". The usual cause is a tensor (an RNN hidden state,
 a running total) carried across iterations that still holds the old graph.
+
+**Minimal example.**
+
+    h = torch.zeros(1, 8)
+    for x in batches:
+        h = torch.tanh(cell(x) + h)    # h still points into last iteration's graph
+        loss = h.sum()
+        loss.backward()                # AD302 on the second iteration
 
 **The fix.** Detach the carried tensor at the iteration boundary (`h = h.detach()`), or
 pass `retain_graph=True` to the first backward() if both backward passes are meant.
@@ -245,6 +262,11 @@ leaves): "Only Tensors created explicitly by the user (graph leaves) support the
 deepcopy protocol at the moment." A module or container holding a non-leaf tensor
 (a cached activation) fails to copy.
 
+**Minimal example.**
+
+    model.cache = model(x)             # a non-leaf activation kept on the module
+    copy.deepcopy(model)               # AD303: RuntimeError naming model.cache
+
 **The fix.** Store `t.detach()` (or `t.detach().clone()`) in the object, or copy the
 tensor with `t.detach().clone()` instead of `deepcopy`.
 """,
@@ -253,6 +275,11 @@ tensor with `t.detach().clone()` instead of `deepcopy`.
 
 **What it means.** `torch.tensor(t)` and `torch.tensor([loss1, loss2])` copy the values
 into a new leaf tensor with no gradient history: gradients stop there.
+
+**Minimal example.**
+
+    total = torch.tensor([loss1, loss2]).sum()   # AD304: a new leaf, no history
+    total.backward()                             # fails: no grad_fn
 
 **The fix.** `torch.stack([loss1, loss2])` keeps the graph; `t.detach().clone()` is the
 explicit copy when you want none.

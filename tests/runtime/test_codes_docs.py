@@ -20,7 +20,7 @@ def test_every_code_is_explained():
     for code in codes.TITLES:
         text = codes.explanation(code)
         assert text and text.startswith(f"## {code}:"), code
-        for section in ("**What it means.**", "**The fix.**"):
+        for section in ("**What it means.**", "**Minimal example.**", "**The fix.**"):
             assert section in text, (code, section)
         assert explain_text(code.lower()) == text
 
