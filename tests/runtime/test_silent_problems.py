@@ -37,6 +37,7 @@ def test_overlap_raises_with_silent_raise(tmp_path):
 
 @pytest.mark.parametrize("line", [
     "a.add_(a)", "a.mul_(a.clone())", "a[1:] = a[1:] * 2", "a.copy_(a.flip(0))", "a += a.sum()",
+    "a[:, 0] += a[:, 1]", "a[0] -= a[2]", "a[:, ::2].add_(a[:, 1::2])",
 ])
 def test_no_overlap_alarm_for_safe_patterns(tmp_path, line):
     outcome = run_program(tmp_path, f"""
@@ -199,3 +200,17 @@ def test_no_stale_view_alarm_for_rebound_locals_or_setup_views(tmp_path):
         scan(buf)
     """)
     assert outcome.diagnoses == []
+
+
+def test_pytorch_overlap_error_gets_the_explanation(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        b = torch.arange(6.0)
+        b[1:].add_(b[:-1])  # WRITE
+    """, silent="ignore")
+    assert isinstance(outcome.error, RuntimeError)
+    assert "single memory location" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD203" and diagnosis.severity == "error"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert any("AD203" in note for note in outcome.error.__notes__)

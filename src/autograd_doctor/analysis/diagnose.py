@@ -435,9 +435,23 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     return diagnosis
 
 
+def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+    """AD203 as an error: PyTorch refused an in-place op whose operand overlaps its output."""
+    if "refer to a single memory location" not in str(error):
+        return None
+    target = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    operands = [a for a in args[1:] if isinstance(a, torch.Tensor)]
+    if target is None or not operands:
+        return None
+    diagnosis = overlap_diagnosis(getattr(func, "__name__", "the in-place op"), target, operands[-1], stack)
+    if diagnosis is not None:
+        diagnosis.severity = "error"
+    return diagnosis
+
+
 def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
     """A diagnosis for an error raised by an in-place call itself, if we know it."""
-    for builder in (leaf_inplace_diagnosis, multi_view_inplace_diagnosis):
+    for builder in (leaf_inplace_diagnosis, multi_view_inplace_diagnosis, overlap_error_diagnosis):
         diagnosis = builder(error, func, args, stack)
         if diagnosis is not None:
             return diagnosis

@@ -115,6 +115,20 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
     key = None
     target_is_view = target._base is not None
     operands = args[2:3] if op.endswith(_INDEX_ARGUMENT_OPS) else args[1:]
+    if op.endswith("__setitem__") and len(args) >= 3 and isinstance(args[2], torch.Tensor):
+        # `t[index] = value`: what is written is t[index], not all of t. Python turns
+        # `a[:, 0] += b` into `a[:, 0] = (a[:, 0] += b)`, a value that *is* the destination.
+        try:
+            with torch.no_grad():
+                destination = _TENSOR_GETITEM(target, args[1])
+        except Exception:
+            destination = None
+        if destination is not None and destination._base is not None:
+            value = args[2]
+            if (value.storage_offset() == destination.storage_offset() and value.shape == destination.shape
+                    and value.stride() == destination.stride()):
+                return None
+            target, target_is_view = destination, True
     for operand in (*operands, *kwargs.values()):
         if not isinstance(operand, torch.Tensor) or operand is target:
             continue
@@ -133,9 +147,35 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
             continue  # the same elements in the same order: `a.add_(a)` is fine
         start, stop = byte_range(target)
         operand_start, operand_stop = byte_range(operand)
-        if start < operand_stop and operand_start < stop:
+        if start < operand_stop and operand_start < stop and _elements_overlap(target, operand):
             return operand
     return None
+
+
+# Above this many elements the exact test is skipped (and nothing is reported):
+# a false alarm costs more than a miss.
+MAX_ELEMENTS_FOR_OVERLAP_TEST = 1 << 20
+
+
+def _element_offsets(tensor) -> torch.Tensor:
+    """The storage byte offsets of every element of `tensor` (strides and offset applied)."""
+    offsets = torch.full((), tensor.storage_offset(), dtype=torch.int64)
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        offsets = offsets.unsqueeze(-1) + torch.arange(size, dtype=torch.int64) * stride
+    return offsets.reshape(-1) * tensor.element_size()
+
+
+def _elements_overlap(target, operand) -> bool:
+    """Do the two tensors share at least one element (byte ranges can interleave without
+    sharing any, e.g. the columns `x[:, 0]` and `x[:, 1]`)?"""
+    if target.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST or operand.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST:
+        return False
+    with torch.no_grad():
+        target_offsets = _element_offsets(target)
+        operand_offsets = _element_offsets(operand)
+        width = max(target.element_size(), operand.element_size())
+        # Compare element starts; elements of one dtype are `width` bytes apart.
+        return bool(torch.isin(operand_offsets // width, target_offsets // width).any())
 
 
 def describe_write_arguments(hits, op: str, args: tuple) -> None:
