@@ -109,6 +109,8 @@ class Doctor:
         self.recorder.on_stale_view = self._on_stale_view
         self.recorder.on_tensor_copy = self._on_tensor_copy
         self.recorder.on_deepcopy_error = self._on_deepcopy_error
+        self.recorder.on_suspend_saves = self._suspend_saves
+        self.recorder.on_resume_saves = self._resume_saves
         self.recorder.on_backward_start = self._on_backward_start
         self.recorder.on_backward_done = self._on_backward_done
         self.recorder.verify_saved = verify_saved
@@ -151,6 +153,23 @@ class Doctor:
                 patches.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             self._hooks.__exit__(None, None, None)
+
+    def _suspend_saves(self) -> bool:
+        """Take our saved-tensor hooks off the stack if they are on top; True if taken."""
+        top_of_stack = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+        if not self._active or top_of_stack is None:
+            return False
+        try:
+            top = top_of_stack(False)
+        except Exception:
+            return False
+        if top is None or top[0] != self.recorder.pack:
+            return False
+        self._hooks.__exit__(None, None, None)
+        return True
+
+    def _resume_saves(self) -> None:
+        self._hooks.__enter__()
 
     def report(self, error: BaseException | None = None) -> Report:
         report = Report(diagnoses=list(self.diagnoses))

@@ -238,3 +238,45 @@ def test_torch_tensor_of_scalars_still_works_during_and_after_watch():
         during = torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
     after = torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
     assert torch.equal(during, after) and torch.equal(values, torch.tensor([6.0, 9.0]))
+
+
+def test_torch_func_transforms_run_under_watch():
+    """torch.func.grad/vjp/jacrev/hessian refuse saved-tensor hooks; the doctor steps aside."""
+    from torch.func import grad, hessian, jacrev, vjp
+
+    def f(x):
+        return torch.sin(x).sum()
+
+    x = torch.randn(3)
+    plain = [grad(f)(x), jacrev(torch.sin)(x), hessian(f)(x), vjp(torch.sin, x)[1](torch.ones(3))[0]]
+    with autograd_doctor.watch():
+        watched = [grad(f)(x), jacrev(torch.sin)(x), hessian(f)(x), vjp(torch.sin, x)[1](torch.ones(3))[0]]
+        # ... and is back on duty afterwards.
+        y = torch.sigmoid(torch.randn(3, requires_grad=True))
+        y[0] = 1.0
+        with pytest.raises(RuntimeError) as caught:
+            y.sum().backward()
+    assert all(torch.equal(a, b) for a, b in zip(plain, watched))
+    assert autograd_doctor.diagnoses_of(caught.value)[0].code == "AD101"
+
+
+def test_checkpointing_and_user_hooks_still_work():
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    layer = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def run():
+        layer.zero_grad()
+        x.grad = None
+        out = checkpoint(layer, x, use_reentrant=False).sum()
+        with torch.autograd.graph.save_on_cpu():
+            out = out + layer(x).sum()
+        out.backward()
+        return [p.grad.clone() for p in layer.parameters()] + [x.grad.clone()]
+
+    plain = run()
+    with autograd_doctor.watch():
+        watched = run()
+    assert all(torch.equal(a, b) for a, b in zip(plain, watched))

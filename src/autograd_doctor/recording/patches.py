@@ -16,6 +16,7 @@ that create leaves with `requires_grad=True`. Not seen: `out=` arguments (use
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import threading
@@ -115,6 +116,25 @@ def _alias_wrapper(method_name: str):
     return make
 
 
+def _hooks_suspending_wrapper(original):
+    """`torch.func.grad`/`vjp`/`jacrev`/`hessian` refuse to run while any saved-tensor
+    hooks are installed (they disable the feature for their duration). Step our hooks
+    aside for that time, so the user's program runs as it does without the doctor."""
+
+    @contextlib.contextmanager
+    def disable_saved_tensors_hooks(error_message):
+        recorder = _active[-1] if _active else None
+        suspended = recorder is not None and recorder.on_suspend_saves is not None and recorder.on_suspend_saves()
+        try:
+            with original(error_message):
+                yield
+        finally:
+            if suspended:
+                recorder.on_resume_saves()
+
+    return _dress(disable_saved_tensors_hooks, original)
+
+
 def _dress(wrapper, original):
     try:
         functools.update_wrapper(wrapper, original)
@@ -181,6 +201,8 @@ def _targets():
         elif hasattr(torch, name):
             targets.append((torch, name, _factory_wrapper))
     targets.append((copy, "deepcopy", _alias_wrapper("call_deepcopy")))
+    if label_owner_has(torch.autograd.graph, "disable_saved_tensors_hooks"):
+        targets.append((torch.autograd.graph, "disable_saved_tensors_hooks", _hooks_suspending_wrapper))
     return targets
 
 

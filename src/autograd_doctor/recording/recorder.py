@@ -77,6 +77,9 @@ class Recorder(AliasTracking):
         self.on_detach_write: Callable[..., None] | None = None
         self.on_stale_view: Callable[..., None] | None = None
         self.on_tensor_copy: Callable[..., None] | None = None
+        # Step the saved-tensor hooks aside (for torch.func transforms) and back.
+        self.on_suspend_saves: Callable[[], bool] | None = None
+        self.on_resume_saves: Callable[[], None] | None = None
         self.on_deepcopy_error: Callable[..., None] | None = None
         # storage key -> the live views made of it (see call_view)
         self.view_storages: dict[int, ViewTracking] = {}
