@@ -284,3 +284,30 @@ def test_why_no_grad_when_the_loss_has_no_grad_fn():
     report = why_no_grad(model.weight, loss)
     assert "no grad_fn" in report.reason
     assert report.diagnosis.primary.source == "out = model(torch.randn(2, 3))"
+
+
+def test_tensor_made_before_the_loop_carries_a_freed_graph(tmp_path):
+    """PPO-style: old log-probabilities computed with a graph, reused by every epoch."""
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        policy = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2))
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+        states, actions, advantages = torch.randn(32, 4), torch.randint(0, 2, (32,)), torch.randn(32)
+        old_log_probs = torch.log_softmax(policy(states), -1).gather(1, actions[:, None]).squeeze(1)  # CARRY
+        for epoch in range(3):
+            log_probs = torch.log_softmax(policy(states), -1).gather(1, actions[:, None]).squeeze(1)
+            loss = -(torch.exp(log_probs - old_log_probs) * advantages).mean()
+            opt.zero_grad()
+            loss.backward()  # BACKWARD
+            opt.step()
+    """
+    outcome = run_program(tmp_path, source)
+    assert "second time" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD302"
+    assert diagnosis.primary.line == outcome.line("CARRY")
+    assert diagnosis.tensor.name == "old_log_probs"
+    assert diagnosis.help[0].replacement.endswith(".squeeze(1).detach()")
+    run_plain(tmp_path, apply_help(outcome))

@@ -556,6 +556,28 @@ def _is_freed(node) -> bool | None:
     return None
 
 
+def older_graph_frontier(roots: list[torch.Tensor], newest_before: int, max_nodes: int = MAX_NODES) -> list[Any]:
+    """The first nodes (from the roots) made before the previous backward(): where an
+    older, already backwarded graph joins this one."""
+    frontier = []
+    seen = set()
+    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
+    while queue and len(seen) < max_nodes:
+        node = queue.pop(0)
+        if node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is None:  # AccumulateGrad (a leaf) is never "older"
+            try:
+                if node._sequence_nr() <= newest_before:
+                    frontier.append(node)
+                    continue
+            except Exception:
+                pass
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return frontier
+
+
 def freed_frontier(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> list[Any]:
     """The first nodes (from the roots) whose saved tensors an earlier backward freed."""
     frontier = []
@@ -614,10 +636,33 @@ def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
     return carried
 
 
+def _names_loaded_in(loop: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    return names
+
+
+def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
+    """`x = <value>` -> `x = <value>.detach()` for a one-line assignment to one name."""
+    if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
+            and isinstance(assignment.targets[0], ast.Name) and assignment.lineno == assignment.end_lineno):
+        return None
+    value = _segment(filename, assignment.value)
+    if not isinstance(assignment.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript)):
+        value = f"({value})"
+    return f"{assignment.targets[0].id} = {value}.detach()"
+
+
 def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     roots = _roots(args, kwargs)
-    frontier = freed_frontier(roots)
+    history = recorder.state.get("backward_newest_nodes", [])
+    # This backward's entry is the last one; the one before it marks the older graphs.
+    frontier = older_graph_frontier(roots, history[-2]) if len(history) >= 2 else []
+    if not frontier:
+        frontier = freed_frontier(roots)
     previous = None
     for earlier in reversed(recorder.backward_calls):
         if earlier.seq < call.seq and not earlier.retain_graph:
@@ -640,6 +685,16 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
                 if name not in loaded_names(root_expr) or len(_loop_carried(scope, loop)) == 1:
                     carrier = (name, assignment, value)
                     break
+    outside = None  # a tensor made before the loop, with a graph, used in every iteration
+    if carrier is None and loop is not None and frontier:
+        for name in _names_loaded_in(loop):
+            value = frame_locals.get(name)
+            if not isinstance(value, torch.Tensor) or value.grad_fn is None or not _reaches(value, frontier):
+                continue
+            found = scope.latest_assignment(name, loop.lineno)
+            if found is not None and found[0].lineno < loop.lineno:
+                carrier = outside = (name, found[0], value)
+                break
     if carrier is None and frontier:
         for name, value in frame_locals.items():
             if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
@@ -662,8 +717,12 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
         name, assignment, value = carrier
         tensor = _tensors_in(value)[0]
         if assignment is not None:
-            note = (f"{name} carries the previous iteration's graph into this one" if loop is not None
-                    else f"{name} holds part of the graph that was freed")
+            if outside is not None:
+                note = (f"{name} is made here, before the loop, with a graph that every iteration's "
+                        "backward() goes through")
+            else:
+                note = (f"{name} carries the previous iteration's graph into this one" if loop is not None
+                        else f"{name} holds part of the graph that was freed")
             primary = statement_location(site.filename, assignment, role="carried", note=note)
             related.append(backward_loc)
         if same_line:
@@ -671,7 +730,15 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
                          f"that {name} still points into")
         elif previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {name} still points into")
-        if statement is not None and statement.lineno == statement.end_lineno:
+        if outside is not None:
+            notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
+                         "the next iteration goes through it again")
+            detached = _detached_assignment(site.filename, assignment)
+            helps.append(Suggestion(
+                f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it is "
+                "made, or compute it under torch.no_grad()", detached,
+                statement_location(site.filename, assignment) if detached else None))
+        elif statement is not None and statement.lineno == statement.end_lineno:
             text = _segment(site.filename, statement)
             if isinstance(value, (tuple, list)):
                 detach = f"{name} = tuple(s.detach() for s in {name})"
@@ -758,8 +825,17 @@ def _is_active(recorder) -> bool:
 
 
 def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
-    """Before a backward(): start tracking module forwards for the first few calls."""
+    """Before a backward(): remember how new its graph is; track module forwards for the
+    first few calls."""
     state = recorder.state
+    # The newest node of the graph being backwarded: nodes numbered at or below the
+    # previous backward's newest node were made before it, i.e. belong to older graphs.
+    newest = [t.grad_fn._sequence_nr() for t in _roots(args, kwargs)
+              if t.grad_fn is not None and hasattr(t.grad_fn, "_sequence_nr")]
+    if newest:
+        history = state.setdefault("backward_newest_nodes", [])
+        history.append(max(newest))
+        del history[:-8]
     count = state.get("gradient_path_count", 0)
     state["gradient_path_count"] = count + 1
     if count < CHECKED_BACKWARDS and "gradient_path_tracker" not in state:
