@@ -18,7 +18,9 @@ from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, opera
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import location_of, statement_at, statement_location
+from autograd_doctor.report.source import (
+    location_of, replace_node_text, segment, statement_at, statement_location,
+)
 
 
 def _ordinal(n: int) -> str:
@@ -261,14 +263,13 @@ def detach_write_diagnosis(op: str, target, source, detach_site: Site | None,
         related.append(detach_loc)
         statement = statement_at(detach_site.filename, detach_site.lineno)
         if statement is not None:
-            from autograd_doctor.analysis.fixes import _replace_node_text, _segment
-
+            
             calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                      and n.func.attr == "detach" and n.lineno == detach_site.lineno]
             if calls:
-                receiver = _segment(detach_site.filename, calls[0].func.value)
+                receiver = segment(detach_site.filename, calls[0].func.value)
                 if receiver:
-                    replaced = _replace_node_text(detach_site.filename, statement, calls[0], f"{receiver}.detach().clone()")
+                    replaced = replace_node_text(detach_site.filename, statement, calls[0], f"{receiver}.detach().clone()")
                     if replaced:
                         helps.append(Suggestion("make an independent copy with detach().clone()", replaced,
                                                 statement_location(detach_site.filename, statement)))
@@ -311,8 +312,7 @@ def container_holding(tensor) -> str | None:
 
 def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], holder: str) -> Diagnosis:
     """AD204: a view kept from an earlier iteration was overwritten through its base."""
-    from autograd_doctor.analysis.fixes import _replace_node_text, _segment
-
+    
     write_site = write_stack[0]
     primary = location_of(write_site, role="modified",
                           note="overwrites the memory of views made earlier and still kept")
@@ -330,8 +330,8 @@ def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], h
                 expression = node
                 break
         if expression is not None:
-            text = _segment(view_site.filename, expression)
-            replaced = _replace_node_text(view_site.filename, statement, expression, f"{text}.clone()")
+            text = segment(view_site.filename, expression)
+            replaced = replace_node_text(view_site.filename, statement, expression, f"{text}.clone()")
             if replaced:
                 helps.append(Suggestion("keep a copy, not a view, so later writes to the base do not change it",
                                         replaced, statement_location(view_site.filename, statement)))

@@ -13,7 +13,9 @@ import textwrap
 import torch
 
 from autograd_doctor.report.model import Location, Suggestion
-from autograd_doctor.report.source import source_line, statement_location
+from autograd_doctor.report.source import (
+    call_name, replace_node_text, segment, statement_location,
+)
 
 AUGMENTED_OPERATORS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -38,19 +40,8 @@ class WriteFacts:
         self.floating = floating
 
 
-def _segment(filename: str, node: ast.AST) -> str | None:
-    lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
-    if not lines:
-        return None
-    if len(lines) == 1:
-        return lines[0][node.col_offset:node.end_col_offset]
-    lines[0] = lines[0][node.col_offset:]
-    lines[-1] = lines[-1][:node.end_col_offset]
-    return "\n".join(lines)
-
-
 def _statement_text(filename: str, statement: ast.stmt) -> str:
-    return _segment(filename, statement) or ""
+    return segment(filename, statement) or ""
 
 
 def _format_scalar(node: ast.AST, text: str, floating: bool) -> str:
@@ -85,8 +76,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     """`t[index] = value` -> index_fill / select_scatter / slice_scatter / torch.where."""
     target = statement.targets[0]
     assert isinstance(target, ast.Subscript)
-    base = _segment(filename, target.value)
-    value = _segment(filename, statement.value)
+    base = segment(filename, target.value)
+    value = segment(filename, statement.value)
     if base is None or value is None:
         return []
     location = statement_location(filename, statement)
@@ -96,7 +87,7 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     scalar_text = _format_scalar(statement.value, value, facts.floating)
 
     if facts.index_is_bool_mask:
-        mask = _segment(filename, index)
+        mask = segment(filename, index)
         suggestions.append(Suggestion(
             "select with torch.where instead of writing through the mask",
             f"{base} = torch.where({mask}, {scalar_text if value_is_scalar else value}, {base})",
@@ -109,8 +100,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
         if len(interesting) == 1 and not any(isinstance(p, (ast.Starred,)) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts):
             dim, part = interesting[0]
             if isinstance(part, ast.Slice):
-                start = _segment(filename, part.lower) if part.lower is not None else "0"
-                stop = _segment(filename, part.upper) if part.upper is not None else f"{base}.shape[{dim}]"
+                start = segment(filename, part.lower) if part.lower is not None else "0"
+                stop = segment(filename, part.upper) if part.upper is not None else f"{base}.shape[{dim}]"
                 if part.step is None:
                     if value_is_scalar:
                         suggestions.append(Suggestion(
@@ -125,7 +116,7 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
                             location,
                         ))
             elif not isinstance(part, (ast.List, ast.Tuple)):
-                position = _segment(filename, part)
+                position = segment(filename, part)
                 if value_is_scalar:
                     suggestions.append(Suggestion(
                         "fill the entry out of place",
@@ -149,8 +140,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
 
 def augmented_assignment_fixes(filename: str, statement: ast.AugAssign) -> list[Suggestion]:
     operator = AUGMENTED_OPERATORS.get(type(statement.op))
-    target = _segment(filename, statement.target)
-    value = _segment(filename, statement.value)
+    target = segment(filename, statement.target)
+    value = segment(filename, statement.value)
     if operator is None or target is None or value is None:
         return []
     if isinstance(statement.value, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda)):
@@ -172,14 +163,6 @@ def _find_call(statement: ast.stmt, line: int, column: int | None) -> ast.Call |
     return calls[0] if calls else None
 
 
-def _call_name(call: ast.Call) -> str | None:
-    if isinstance(call.func, ast.Attribute):
-        return call.func.attr
-    if isinstance(call.func, ast.Name):
-        return call.func.id
-    return None
-
-
 def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int | None) -> list[Suggestion]:
     """`h.mul_(s)` -> `h = h.mul(s)`; `torch.relu_(x)` -> `x = torch.relu(x)`; `F.relu(x, inplace=True)`."""
     location = statement_location(filename, statement)
@@ -191,14 +174,14 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
     if inplace_calls:
         call = inplace_calls[0]
         keyword = next(k for k in call.keywords if k.arg == "inplace")
-        replaced = _replace_node_text(filename, statement, keyword.value, "False")
+        replaced = replace_node_text(filename, statement, keyword.value, "False")
         if replaced:
             return [Suggestion("compute out of place: pass inplace=False", replaced, location)]
     if out_calls:
         call = out_calls[0]
         out_keyword = next(k for k in call.keywords if k.arg == "out")
-        destination = _segment(filename, out_keyword.value)
-        call_text = _segment(filename, call)
+        destination = segment(filename, out_keyword.value)
+        call_text = segment(filename, call)
         if destination and call_text and isinstance(statement, ast.Expr):
             without_out = _call_without_keyword(filename, call, "out")
             if without_out:
@@ -208,15 +191,15 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
     candidates = [call] if call is not None else []
     candidates += [c for c in calls if c is not call]
     for call in candidates:
-        name = _call_name(call)
+        name = call_name(call)
         if not name or not name.endswith("_") or name.endswith("__"):
             continue
         out_of_place = name[:-1]
-        args_text = ", ".join(filter(None, (_segment(filename, a) for a in call.args)))
-        keywords_text = ", ".join(filter(None, (_segment(filename, k) for k in call.keywords)))
+        args_text = ", ".join(filter(None, (segment(filename, a) for a in call.args)))
+        keywords_text = ", ".join(filter(None, (segment(filename, k) for k in call.keywords)))
         all_args = ", ".join(filter(None, (args_text, keywords_text)))
         if isinstance(call.func, ast.Attribute) and not _is_module_path(call.func.value):
-            receiver = _segment(filename, call.func.value)
+            receiver = segment(filename, call.func.value)
             if name in OUT_OF_PLACE_SPECIAL:
                 new_call = OUT_OF_PLACE_SPECIAL[name](receiver, all_args)
             elif hasattr(torch.Tensor, out_of_place):
@@ -227,13 +210,13 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
             # torch.relu_(x) / F.relu_(x): the first argument is the one written.
             if not call.args:
                 continue
-            function = _segment(filename, call.func)
-            receiver = _segment(filename, call.args[0])
+            function = segment(filename, call.func)
+            receiver = segment(filename, call.args[0])
             new_call = f"{function[:-1]}({all_args})"
         if isinstance(statement, ast.Expr) and statement.value is call:
             replacement = f"{receiver} = {new_call}"
         else:
-            replacement = _replace_node_text(filename, statement, call, new_call) or statement_text
+            replacement = replace_node_text(filename, statement, call, new_call) or statement_text
         return [Suggestion("write out of place: a new tensor, so the saved one stays intact", replacement, location)]
     return []
 
@@ -246,29 +229,12 @@ def _is_module_path(node: ast.AST) -> bool:
 
 
 def _call_without_keyword(filename: str, call: ast.Call, keyword_name: str) -> str | None:
-    function = _segment(filename, call.func)
-    parts = [_segment(filename, a) for a in call.args]
-    parts += [_segment(filename, k) for k in call.keywords if k.arg != keyword_name]
+    function = segment(filename, call.func)
+    parts = [segment(filename, a) for a in call.args]
+    parts += [segment(filename, k) for k in call.keywords if k.arg != keyword_name]
     if function is None or any(p is None for p in parts):
         return None
     return f"{function}({', '.join(parts)})"
-
-
-def _replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
-    """The statement's source with `node`'s text replaced by `new_text`."""
-    lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
-    lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
-    first = statement.lineno
-    start_row, end_row = node.lineno - first, node.end_lineno - first
-    if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
-        return None
-    before = lines[start_row][:node.col_offset]
-    after = lines[end_row][node.end_col_offset:]
-    new_lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
-    new_lines[0] = new_lines[0][statement.col_offset:]
-    if len(new_lines) > 1:
-        new_lines[1:] = [line for line in new_lines[1:]]
-    return "\n".join(new_lines)
 
 
 def inplace_module_definition_fix(filename: str, module_class: str, near_line: int) -> Suggestion | None:
@@ -280,7 +246,7 @@ def inplace_module_definition_fix(filename: str, module_class: str, near_line: i
         return None
     candidates = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node) == module_class:
+        if isinstance(node, ast.Call) and call_name(node) == module_class:
             for keyword in node.keywords:
                 if keyword.arg == "inplace" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
                     candidates.append((node, keyword))
@@ -296,7 +262,7 @@ def inplace_module_definition_fix(filename: str, module_class: str, near_line: i
     if statement is None:
         return None
     value_node = flag.value if isinstance(flag, ast.keyword) else flag
-    replaced = _replace_node_text(filename, statement, value_node, "False")
+    replaced = replace_node_text(filename, statement, value_node, "False")
     location = statement_location(filename, statement, role="defined", note=f"{module_class} defined with inplace=True here")
     return Suggestion(f"define the {module_class} with inplace=False", replaced, location)
 

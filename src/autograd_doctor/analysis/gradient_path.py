@@ -36,7 +36,9 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, tensor_i
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.frames import Site, frame_locals
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import location_of, parse_file, source_line, statement_location
+from autograd_doctor.report.source import (
+    call_name, location_of, parse_file, replace_node_text, segment, statement_location,
+)
 
 # Backward calls whose graphs are walked to find parameters left without a gradient.
 CHECKED_BACKWARDS = 4
@@ -71,23 +73,6 @@ class Cut:
     evidence: str = ""
 
 
-def _segment(filename: str, node: ast.AST) -> str:
-    lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
-    if len(lines) == 1:
-        return lines[0][node.col_offset:node.end_col_offset]
-    lines[0] = lines[0][node.col_offset:]
-    lines[-1] = lines[-1][:node.end_col_offset]
-    return "\n".join(lines)
-
-
-def _call_name(node: ast.Call) -> str | None:
-    if isinstance(node.func, ast.Attribute):
-        return node.func.attr
-    if isinstance(node.func, ast.Name):
-        return node.func.id
-    return None
-
-
 def _is_torch_call(node: ast.Call) -> bool:
     func = node.func
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"torch", "th"}
@@ -98,23 +83,23 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
     marks = []
     for node in ast.walk(expr):
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
-            marks.append(CutMark("data", node, _segment(filename, node)))
+            marks.append(CutMark("data", node, segment(filename, node)))
         elif isinstance(node, ast.Call):
-            name = _call_name(node)
+            name = call_name(node)
             if name == "detach" or name == "detach_":
-                marks.append(CutMark("detach", node, _segment(filename, node)))
+                marks.append(CutMark("detach", node, segment(filename, node)))
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy"):
-                marks.append(CutMark("new_leaf", node, _segment(filename, node)))
+                marks.append(CutMark("new_leaf", node, segment(filename, node)))
             elif name in LEAVE_TORCH and isinstance(node.func, ast.Attribute):
-                marks.append(CutMark("leave_torch", node, _segment(filename, node)))
+                marks.append(CutMark("leave_torch", node, segment(filename, node)))
             elif name in ("float", "int") and isinstance(node.func, ast.Name):
-                marks.append(CutMark("leave_torch", node, _segment(filename, node)))
+                marks.append(CutMark("leave_torch", node, segment(filename, node)))
             elif name in INTEGER_OPS and name not in ("long", "int", "bool", "short") or (
                     name in ("long", "int", "bool", "short") and isinstance(node.func, ast.Attribute)):
-                marks.append(CutMark("integer", node, _segment(filename, node)))
+                marks.append(CutMark("integer", node, segment(filename, node)))
             elif name == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) \
                     and node.args[0].value is False:
-                marks.append(CutMark("requires_grad_false", node, _segment(filename, node)))
+                marks.append(CutMark("requires_grad_false", node, segment(filename, node)))
     return marks
 
 
@@ -125,7 +110,7 @@ def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
             for item in node.items:
                 call = item.context_expr
                 if isinstance(call, ast.Call):
-                    name = _call_name(call)
+                    name = call_name(call)
                     if name in NO_GRAD_CONTEXTS:
                         return node
                     if name == "set_grad_enabled" and call.args and isinstance(call.args[0], ast.Constant) \
@@ -286,7 +271,7 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         marks = cut_marks(value, filename)
         context = _no_grad_context(statement, scope.parents)
         if context is not None:
-            marks.insert(0, CutMark("no_grad", statement, _segment(filename, context.items[0].context_expr), context))
+            marks.insert(0, CutMark("no_grad", statement, segment(filename, context.items[0].context_expr), context))
         current = frame_locals is not None and _statement_is_current(scope, statement, name, use_line)
         result = frame_locals.get(name) if current else None
         if target is not None:
@@ -353,7 +338,7 @@ def find_freezing(filename: str) -> ast.stmt | None:
                                                 for t in node.targets):
             if isinstance(node.value, ast.Constant) and node.value.value is False:
                 return node
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) == "requires_grad_":
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and call_name(node.value) == "requires_grad_":
             args = node.value.args
             if args and isinstance(args[0], ast.Constant) and args[0].value is False:
                 return node
@@ -374,37 +359,29 @@ CUT_EXPLANATIONS = {
 }
 
 
-def _replace(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
-    if statement.lineno != statement.end_lineno or node.lineno != node.end_lineno:
-        return None
-    line = source_line(filename, statement.lineno)
-    text = line[:node.col_offset] + new_text + line[node.end_col_offset:]
-    return text[statement.col_offset:statement.end_col_offset + len(text) - len(line)]
-
-
 def cut_suggestions(cut: Cut) -> list[Suggestion]:
     filename, statement, mark = cut.filename, cut.statement, cut.mark
     location = statement_location(filename, statement)
     node = mark.node
     suggestions: list[Suggestion] = []
     if mark.kind == "detach" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        replaced = _replace(filename, statement, node, _segment(filename, node.func.value))
+        replaced = replace_node_text(filename, statement, node, segment(filename, node.func.value))
         suggestions.append(Suggestion("remove the detach() so gradients can flow", replaced, location))
     elif mark.kind == "data" and isinstance(node, ast.Attribute):
-        replaced = _replace(filename, statement, node, _segment(filename, node.value))
+        replaced = replace_node_text(filename, statement, node, segment(filename, node.value))
         suggestions.append(Suggestion("use the tensor itself, not `.data`", replaced, location))
     elif mark.kind == "new_leaf" and isinstance(node, ast.Call) and node.args:
         data = node.args[0]
         if isinstance(data, (ast.List, ast.Tuple)):
-            new = f"torch.stack([{', '.join(_segment(filename, e) for e in data.elts)}])"
+            new = f"torch.stack([{', '.join(segment(filename, e) for e in data.elts)}])"
             suggestions.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
-                                          _replace(filename, statement, node, new), location))
+                                          replace_node_text(filename, statement, node, new), location))
         else:
             inner = data
-            if isinstance(inner, ast.Call) and _call_name(inner) in LEAVE_TORCH and isinstance(inner.func, ast.Attribute):
+            if isinstance(inner, ast.Call) and call_name(inner) in LEAVE_TORCH and isinstance(inner.func, ast.Attribute):
                 inner = inner.func.value
             suggestions.append(Suggestion("use the tensor itself instead of copying its values",
-                                          _replace(filename, statement, node, _segment(filename, inner)), location))
+                                          replace_node_text(filename, statement, node, segment(filename, inner)), location))
     elif mark.kind == "no_grad":
         context = mark.context
         suggestions.append(Suggestion(
@@ -472,7 +449,7 @@ def _frame_values(frame: FrameType) -> dict:
 
 def _backward_call_node(statement: ast.stmt) -> ast.Call | None:
     for node in ast.walk(statement):
-        if isinstance(node, ast.Call) and _call_name(node) in ("backward", "grad"):
+        if isinstance(node, ast.Call) and call_name(node) in ("backward", "grad"):
             return node
     return None
 
@@ -481,7 +458,7 @@ def _root_expression(statement: ast.stmt) -> ast.AST | None:
     call = _backward_call_node(statement)
     if call is None:
         return None
-    if _call_name(call) == "backward" and isinstance(call.func, ast.Attribute) and not (
+    if call_name(call) == "backward" and isinstance(call.func, ast.Attribute) and not (
             isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "autograd"):
         return call.func.value
     return call.args[0] if call.args else None
@@ -514,11 +491,11 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
     roots = _roots(args, kwargs)
     loss = roots[0] if roots else None
-    name = _segment(site.filename, root)
+    name = segment(site.filename, root)
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):
-            cut = Cut(freezing, CutMark("requires_grad_false", freezing, _segment(site.filename, freezing)),
+            cut = Cut(freezing, CutMark("requires_grad_false", freezing, segment(site.filename, freezing)),
                       site.filename, None, "parameters frozen")
     if cut is None:
         backward_loc = location_of(site, role="backward", note=f"{name} has no grad_fn")
@@ -556,9 +533,9 @@ def _is_freed(node) -> bool | None:
     return None
 
 
-def older_graph_frontier(roots: list[torch.Tensor], newest_before: int, max_nodes: int = MAX_NODES) -> list[Any]:
-    """The first nodes (from the roots) made before the previous backward(): where an
-    older, already backwarded graph joins this one."""
+def _frontier(roots: list[torch.Tensor], is_boundary, max_nodes: int = MAX_NODES) -> list[Any]:
+    """The first nodes, walking from the roots toward the inputs, for which `is_boundary`
+    holds (the walk does not go past them)."""
     frontier = []
     seen = set()
     queue = [t.grad_fn for t in roots if t.grad_fn is not None]
@@ -567,32 +544,30 @@ def older_graph_frontier(roots: list[torch.Tensor], newest_before: int, max_node
         if node in seen:
             continue
         seen.add(node)
-        if getattr(node, "variable", None) is None:  # AccumulateGrad (a leaf) is never "older"
-            try:
-                if node._sequence_nr() <= newest_before:
-                    frontier.append(node)
-                    continue
-            except Exception:
-                pass
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return frontier
-
-
-def freed_frontier(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> list[Any]:
-    """The first nodes (from the roots) whose saved tensors an earlier backward freed."""
-    frontier = []
-    seen = set()
-    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
-    while queue and len(seen) < max_nodes:
-        node = queue.pop(0)
-        if node in seen:
-            continue
-        seen.add(node)
-        if _is_freed(node):
+        if is_boundary(node):
             frontier.append(node)
             continue
         queue.extend(child for child, _ in node.next_functions if child is not None)
     return frontier
+
+
+def older_graph_frontier(roots: list[torch.Tensor], newest_before: int, max_nodes: int = MAX_NODES) -> list[Any]:
+    """Where an older graph, made before the previous backward(), joins this one."""
+
+    def is_older(node) -> bool:
+        if getattr(node, "variable", None) is not None:
+            return False  # AccumulateGrad (a leaf) is never "older"
+        try:
+            return node._sequence_nr() <= newest_before
+        except Exception:
+            return False
+
+    return _frontier(roots, is_older, max_nodes)
+
+
+def freed_frontier(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> list[Any]:
+    """The first nodes (from the roots) whose saved tensors an earlier backward freed."""
+    return _frontier(roots, lambda node: bool(_is_freed(node)), max_nodes)
 
 
 def _reaches(tensor: torch.Tensor, nodes: list[Any], max_nodes: int = MAX_NODES) -> bool:
@@ -649,7 +624,7 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
     if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
             and isinstance(assignment.targets[0], ast.Name) and assignment.lineno == assignment.end_lineno):
         return None
-    value = _segment(filename, assignment.value)
+    value = segment(filename, assignment.value)
     if not isinstance(assignment.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript)):
         value = f"({value})"
     return f"{assignment.targets[0].id} = {value}.detach()"
@@ -673,7 +648,7 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
     scope = Scope(site.filename, site.lineno) if site is not None else None
     statement = scope.statement_at(site.lineno) if scope is not None and scope.tree is not None else None
     root_expr = _root_expression(statement) if statement is not None else None
-    root_name = _segment(site.filename, root_expr) if root_expr is not None else "the loss"
+    root_name = segment(site.filename, root_expr) if root_expr is not None else "the loss"
 
     carrier = None  # (name, assignment statement, value)
     loop = scope.enclosing_loop(statement) if statement is not None else None
@@ -739,7 +714,7 @@ def _backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis 
                 "made, or compute it under torch.no_grad()", detached,
                 statement_location(site.filename, assignment) if detached else None))
         elif statement is not None and statement.lineno == statement.end_lineno:
-            text = _segment(site.filename, statement)
+            text = segment(site.filename, statement)
             if isinstance(value, (tuple, list)):
                 detach = f"{name} = tuple(s.detach() for s in {name})"
             else:
@@ -774,10 +749,10 @@ def _retain_graph_suggestion(previous) -> Suggestion | None:
     call = _backward_call_node(statement) if statement is not None else None
     if call is None or statement.lineno != statement.end_lineno or any(k.arg == "retain_graph" for k in call.keywords):
         return Suggestion(message)
-    call_text = _segment(filename, call)
+    call_text = segment(filename, call)
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
-    return Suggestion(message, _replace(filename, statement, call, new_call), statement_location(filename, statement))
+    return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
 
 
 def backward_error_diagnosis(recorder, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:

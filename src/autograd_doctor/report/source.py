@@ -89,3 +89,39 @@ def statement_location(filename: str, statement: ast.stmt, role: str = "", note:
         end_line=statement.end_lineno, end_column=statement.end_col_offset,
         source=text.strip(), role=role, note=note,
     )
+
+
+def segment(filename: str, node: ast.AST) -> str | None:
+    lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
+    if not lines:
+        return None
+    if len(lines) == 1:
+        return lines[0][node.col_offset:node.end_col_offset]
+    lines[0] = lines[0][node.col_offset:]
+    lines[-1] = lines[-1][:node.end_col_offset]
+    return "\n".join(lines)
+
+
+def call_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return None
+
+
+def replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
+    """The statement's source with `node`'s text replaced by `new_text`."""
+    lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
+    lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
+    first = statement.lineno
+    start_row, end_row = node.lineno - first, node.end_lineno - first
+    if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
+        return None
+    before = lines[start_row][:node.col_offset]
+    after = lines[end_row][node.end_col_offset:]
+    new_lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
+    new_lines[0] = new_lines[0][statement.col_offset:]
+    if len(new_lines) > 1:
+        new_lines[1:] = [line for line in new_lines[1:]]
+    return "\n".join(new_lines)
