@@ -135,6 +135,19 @@ def _hooks_suspending_wrapper(original):
     return _dress(disable_saved_tensors_hooks, original)
 
 
+def _view_wrapper(original):
+    """Views are made all the time in a forward pass; only views of tensors without grad
+    can go stale unnoticed, so the others skip the recorder entirely."""
+
+    def make_view(self, *args, **kwargs):
+        recorder = _active[-1] if _active else None
+        if recorder is None or self.requires_grad:
+            return original(self, *args, **kwargs)
+        return recorder.call_view(original, (self, *args), kwargs)
+
+    return _dress(make_view, original)
+
+
 def _dress(wrapper, original):
     try:
         functools.update_wrapper(wrapper, original)
@@ -158,7 +171,7 @@ def _targets():
         elif name == "numpy":
             targets.append((torch.Tensor, name, _alias_wrapper("call_numpy")))
         elif name in VIEW_METHODS:
-            targets.append((torch.Tensor, name, _alias_wrapper("call_view")))
+            targets.append((torch.Tensor, name, _view_wrapper))
         elif name == "backward":
             targets.append((torch.Tensor, name, _backward_wrapper))
         elif name in INPLACE_DUNDERS or (name.endswith("_") and not name.endswith("__")):
