@@ -89,3 +89,21 @@ def test_ini_setting_turns_it_on(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, passed=1)
     assert "error[AD101]" in result.stdout.str().split("autograd-doctor -----", 1)[1]
+
+
+def test_report_shows_no_pytest_frames(pytester):
+    """pytest's own frames (its __main__, _pytest, pluggy) are never shown as the user's code."""
+    pytester.makepyfile(test_frames="""
+        import torch
+
+        def test_step():
+            x = torch.randn(3, requires_grad=True)
+            y = torch.sigmoid(x)
+            y[1] = 2.0
+            y.sum().backward()
+    """)
+    result = pytester.runpytest_subprocess("--autograd-doctor", "-p", "no:cacheprovider")
+    output = result.stdout.str()
+    assert "error[AD101]" in output
+    assert "called from" not in output
+    assert "_pytest" not in output.split("autograd-doctor ---")[1].split("short test summary")[0]

@@ -16,7 +16,7 @@ from autograd_doctor.analysis.naming import (
 )
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
-from autograd_doctor.recording.frames import Site
+from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import (
     location_of, replace_node_text, segment, statement_at, statement_location,
@@ -128,7 +128,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
             others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
             if others:
                 notes.append(f"later writes to the same memory: {others}")
-    if write is not None and write.stack[1:]:
+    if write is not None and write.stack[1:] and not in_installed_package(write.stack[1].filename):
         caller = location_of(write.stack[1], role="called from", note="called from here")
         if caller is not None and all(caller.line != loc.line or caller.file != loc.file for loc in related):
             related.append(caller)

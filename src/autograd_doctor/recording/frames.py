@@ -22,7 +22,7 @@ _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
 # Standard-library modules whose frames sit between user code and torch calls.
 _STDLIB_PASS_THROUGH = ("contextlib.py", "functools.py", "runpy.py", "threading.py")
 # Tools that host user code (test runners, notebooks): their frames are never the user's line.
-_HOST_PACKAGES = ("_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
+_HOST_PACKAGES = ("pytest", "_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
 
 # filename -> True when frames from that file are machinery, not user code.
 _internal_file_cache: dict[str, bool] = {}
@@ -52,6 +52,13 @@ def _in_host_package(path: str) -> bool:
             index = parts.index(marker)
             return index + 1 < len(parts) and parts[index + 1] in _HOST_PACKAGES
     return False
+
+
+def in_installed_package(filename: str) -> bool:
+    """Installed libraries (site-packages): their lines can be where a write happens, but
+    as "called from" context they only add noise."""
+    parts = filename.split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 def is_user_frame(frame: FrameType) -> bool:
