@@ -280,3 +280,20 @@ def test_checkpointing_and_user_hooks_still_work():
     with autograd_doctor.watch():
         watched = run()
     assert all(torch.equal(a, b) for a, b in zip(plain, watched))
+
+
+def test_failing_write_checks_never_break_the_users_write(monkeypatch):
+    from autograd_doctor.recording import recorder as recorder_module
+
+    def broken(*args, **kwargs):
+        raise ValueError("the doctor itself failed")
+
+    monkeypatch.setattr(recorder_module, "overlapping_operand", broken)
+    monkeypatch.setattr(recorder_module.Recorder, "before_write", broken)
+    with autograd_doctor.watch():
+        a = torch.arange(6.0).reshape(2, 3)
+        a.add_(a[:, :1].clone())
+        a[0] = a[1]
+        y = torch.sigmoid(torch.randn(3, requires_grad=True))
+        y.detach().mul_(1.0)
+    assert torch.equal(a[0], a[1])

@@ -37,9 +37,11 @@ class AliasTracking:
             pass
         return alias
 
-    def _check_detach_alias_write(self, target, op: str) -> None:
+    def live_detach_source(self, target):
+        """(source, Site of the detach() call) when `target` is, or views, a detach() alias of
+        a tensor whose graph is still live; else None."""
         if not torch.is_grad_enabled():
-            return
+            return None
         for candidate in (target, target._base):
             if candidate is None:
                 continue
@@ -48,13 +50,13 @@ class AliasTracking:
                 continue
             source = entry[1]()
             if source is None:
-                return
+                return None
             if self.backward_calls and self.backward_calls[-1].seq > entry[3]:
-                return  # the graph has been used since: writing into a spent output is harmless
+                return None  # the graph has been used since: writing into a spent output is harmless
             if self.graph_spent(source.grad_fn):
-                return  # backward already went through the source's graph (e.g. metrics after a step)
-            self.on_detach_write(op, target, source, entry[2], capture_user_stack(2, limit=3))
-            return
+                return None  # backward already went through the source's graph (e.g. metrics after a step)
+            return source, entry[2]
+        return None
 
     def call_view(self, func, args: tuple, kwargs: dict):
         """A view-making call (`t[1:]`, `t.view(...)`, ...): track the view to catch stale copies."""

@@ -287,17 +287,26 @@ class Recorder(AliasTracking):
                 hits = ()
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             target = args[0]
-            if self.view_storages:
-                self._count_view_storage_write(target)
-            # Overlap and alias hazards are about the user's own writes; torch's Python
-            # code (optimizers, nn.init, functional) makes thousands of writes per step.
-            if (len(args) + len(kwargs) > 1 or self.detach_aliases) and not called_by_torch():
+            operand = alias_source = None
+            try:
+                if self.view_storages:
+                    self._count_view_storage_write(target)
                 if self.on_overlap is not None and len(args) + len(kwargs) > 1:
                     operand = overlapping_operand(target, op, args, kwargs)
-                    if operand is not None:
-                        self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
                 if self.detach_aliases and self.on_detach_write is not None:
-                    self._check_detach_alias_write(target, op)
+                    alias_source = self.live_detach_source(target)
+                # Overlap and alias hazards are about the user's own writes; torch's Python
+                # code (optimizers, nn.init, functional) makes thousands of writes per step.
+                if (operand is not None or alias_source is not None) and called_by_torch():
+                    operand = alias_source = None
+            except Exception:
+                operand = alias_source = None  # never let our checks break the user's write
+            # The callbacks may raise on purpose (silent="raise"), before the harm is done.
+            if operand is not None:
+                self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
+            if alias_source is not None:
+                source, detach_site = alias_source
+                self.on_detach_write(op, target, source, detach_site, capture_user_stack(1, limit=3))
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
