@@ -297,3 +297,13 @@ def test_failing_write_checks_never_break_the_users_write(monkeypatch):
         y = torch.sigmoid(torch.randn(3, requires_grad=True))
         y.detach().mul_(1.0)
     assert torch.equal(a[0], a[1])
+
+
+def test_positional_retain_graph_is_understood(tmp_path):
+    """backward(None, True): the recorder sees retain_graph even when passed by position."""
+    with autograd_doctor.watch() as doctor:
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x).sum()
+        y.backward(None, True)
+        y.backward()
+    assert [call.retain_graph for call in doctor.recorder.backward_calls] == [True, False]

@@ -34,6 +34,7 @@ import torch
 from autograd_doctor import codes
 from autograd_doctor.analysis.naming import modules_in, parameter_path, tensor_info, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
+from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.recording.frames import Site, frame_locals
 from autograd_doctor.report.model import Diagnosis, Suggestion
 from autograd_doctor.report.source import (
@@ -567,8 +568,14 @@ def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
     state = recorder.state
     # The newest node of the graph being backwarded: nodes numbered at or below the
     # previous backward's newest node were made before it, i.e. belong to older graphs.
-    newest = [t.grad_fn._sequence_nr() for t in _roots(args, kwargs)
-              if t.grad_fn is not None and hasattr(t.grad_fn, "_sequence_nr")]
+    newest = []
+    for root in _roots(args, kwargs):
+        node = root.grad_fn
+        if node is not None:
+            try:
+                newest.append(node._sequence_nr())
+            except AttributeError:
+                pass
     if newest:
         history = state.setdefault("backward_newest_nodes", [])
         history.append(max(newest))
@@ -615,9 +622,9 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             tracker.stop()
             state["gradient_path_tracker"] = None
         return []
-    if func is torch.autograd.grad or kwargs.get("inputs") is not None:
+    if func is AUTOGRAD_GRAD or kwargs.get("inputs") is not None:
         return []
-    if func is torch.Tensor.backward and len(args) > 4 and args[4] is not None:
+    if func is TENSOR_BACKWARD and len(args) > 4 and args[4] is not None:
         return []
     roots = _roots(args, kwargs)
     if not roots:

@@ -24,7 +24,11 @@ INPLACE_DUNDERS = frozenset({
 UNDERSCORE_NOT_WRITES = frozenset({
     "requires_grad_", "share_memory_", "detach_", "retain_grad_", "rename_", "refine_names_",
 })
-BACKWARD_FUNCS = {torch.Tensor.backward, torch.autograd.grad, torch.autograd.backward}
+# The originals, taken before any wrapping: compare a call's `func` against these.
+TENSOR_BACKWARD = torch.Tensor.backward
+AUTOGRAD_GRAD = torch.autograd.grad
+AUTOGRAD_BACKWARD = torch.autograd.backward
+BACKWARD_FUNCS = {TENSOR_BACKWARD, AUTOGRAD_GRAD, AUTOGRAD_BACKWARD}
 
 
 

@@ -20,7 +20,7 @@ import torch
 
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
-    WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
+    TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
     overlapping_operand, written_tensors,
 )
 from autograd_doctor.recording.events import (
@@ -266,7 +266,7 @@ class Recorder(AliasTracking):
 
     def record_backward(self, kwargs: dict, func, args: tuple) -> BackwardCall:
         retain = kwargs.get("retain_graph")
-        if retain is None and func is torch.Tensor.backward and len(args) > 2:
+        if retain is None and func is TENSOR_BACKWARD and len(args) > 2:
             retain = args[2]
         call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq))
         self.backward_calls.append(call)
