@@ -130,7 +130,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
                 notes.append(f"later writes to the same memory: {others}")
     if write is not None and write.stack[1:] and not in_installed_package(write.stack[1].filename):
         caller = location_of(write.stack[1], role="called from", note="called from here")
-        if caller is not None and all(caller.line != loc.line or caller.file != loc.file for loc in related):
+        if caller is not None and caller.source and all(caller.line != loc.line or caller.file != loc.file for loc in related):
             related.append(caller)
 
     title = codes.title(code)
