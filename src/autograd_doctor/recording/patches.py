@@ -19,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import sys
 import threading
 
 import torch
 
 from autograd_doctor.recording.calls import (
-    BACKWARD, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, classify_call,
+    _TORCH_DIR, _TORCH_PASS_THROUGH, BACKWARD, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
+    WRITES_FOREACH_LIST, classify_call,
 )
 from autograd_doctor.recording.recorder import Recorder
 
@@ -57,6 +59,12 @@ def _write_wrapper(original, op: str, kind: int):
         recorder = _active[-1] if _active else None
         if recorder is None:
             return original(*args, **kwargs)
+        # Fast path for torch's own writes (an optimizer step makes a few per parameter)
+        # while no saved tensor or tracked view is alive: there is nothing they could hit.
+        if not (recorder.pending or recorder.saves_by_storage or recorder.view_storages):
+            filename = sys._getframe(1).f_code.co_filename
+            if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
+                return original(*args, **kwargs)
         return recorder.call_write(original, op, kind, args, kwargs)
 
     return _dress(write, original)

@@ -343,6 +343,14 @@ class Recorder(AliasTracking):
             raise
         finally:
             self.write_depth -= 1
+        if self.pending:
+            # The graph's saved tensors were freed by this backward (unless retained):
+            # register what is still alive now, so that later writes find an empty
+            # registry fast when nothing is.
+            try:
+                self._register_pending()
+            except Exception:
+                pass
         if call is not None and self.on_backward_done is not None:
             self.on_backward_done(call, func, args, kwargs, result)
         return result
