@@ -117,6 +117,7 @@ class Doctor:
         self.diagnoses: list[Diagnosis] = []
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
+        self._backwards_seen = 0
         self._hooks = None
         self._mode = None
         self._active = False
@@ -328,7 +329,10 @@ class Doctor:
             internal_error()
 
     def _on_backward_start(self, call, func, args: tuple, kwargs: dict) -> None:
-        if gradient_path is not None:
+        self._backwards_seen += 1
+        # The gradient-path analysis looks at the first few backward() calls only; past
+        # them (plus one, to let it clean up) it is not called at all.
+        if gradient_path is not None and self._backwards_seen <= gradient_path.CHECKED_BACKWARDS + 1:
             try:
                 gradient_path.on_backward_start(self.recorder, call, func, args, kwargs)
             except Exception:
@@ -336,7 +340,7 @@ class Doctor:
 
     def _on_backward_done(self, call, func, args: tuple, kwargs: dict, result) -> None:
         """After a successful backward: problems that raise nothing (e.g. a cut gradient path)."""
-        if gradient_path is None:
+        if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:
             found = gradient_path.after_backward(self.recorder, call, func, args, kwargs, result)

@@ -139,9 +139,9 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
 def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     roots = _roots(args, kwargs)
-    history = recorder.state.get("backward_newest_nodes", [])
-    # This backward's entry is the last one; the one before it marks the older graphs.
-    frontier = older_graph_frontier(roots, history[-2]) if len(history) >= 2 else []
+    # Nodes numbered at or below the previous backward()'s newest node belong to older graphs.
+    earlier = [c for c in recorder.backward_calls if c.seq < call.seq and c.newest_node is not None]
+    frontier = older_graph_frontier(roots, earlier[-1].newest_node) if earlier else []
     if not frontier:
         frontier = freed_frontier(roots)
     previous = None

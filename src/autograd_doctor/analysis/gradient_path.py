@@ -563,23 +563,8 @@ def _is_active(recorder) -> bool:
 
 
 def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
-    """Before a backward(): remember how new its graph is; track module forwards for the
-    first few calls."""
+    """Before a backward(): track module forwards for the first few calls."""
     state = recorder.state
-    # The newest node of the graph being backwarded: nodes numbered at or below the
-    # previous backward's newest node were made before it, i.e. belong to older graphs.
-    newest = []
-    for root in _roots(args, kwargs):
-        node = root.grad_fn
-        if node is not None:
-            try:
-                newest.append(node._sequence_nr())
-            except AttributeError:
-                pass
-    if newest:
-        history = state.setdefault("backward_newest_nodes", [])
-        history.append(max(newest))
-        del history[:-8]
     count = state.get("gradient_path_count", 0)
     state["gradient_path_count"] = count + 1
     if count < CHECKED_BACKWARDS and "gradient_path_tracker" not in state:

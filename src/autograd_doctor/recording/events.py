@@ -112,12 +112,15 @@ class SavedRef(weakref.ref):
 class BackwardCall:
     """A call to backward()/autograd.grad seen by the recorder."""
 
-    __slots__ = ("stack", "retain_graph", "seq")
+    __slots__ = ("stack", "retain_graph", "seq", "newest_node")
 
-    def __init__(self, stack: tuple[Site, ...], retain_graph: bool, seq: int):
+    def __init__(self, stack: tuple[Site, ...], retain_graph: bool, seq: int, newest_node: int | None = None):
         self.stack = stack
         self.retain_graph = retain_graph
         self.seq = seq
+        # The sequence number of the root's grad_fn: nodes numbered at or below it were
+        # made before this backward() (see analysis/backward_twice.py).
+        self.newest_node = newest_node
 
     @property
     def site(self) -> Site | None:

@@ -268,7 +268,7 @@ class Recorder(AliasTracking):
         retain = kwargs.get("retain_graph")
         if retain is None and func is TENSOR_BACKWARD and len(args) > 2:
             retain = args[2]
-        call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq))
+        call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq), _newest_node(args, kwargs))
         self.backward_calls.append(call)
         del self.backward_calls[:-8]
         return call
@@ -454,6 +454,24 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
         return values
     except Exception:
         return {}
+
+
+def _newest_node(args: tuple, kwargs: dict) -> int | None:
+    """The highest autograd sequence number among the roots of a backward()/grad() call."""
+    roots = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+    if isinstance(roots, torch.Tensor):
+        roots = (roots,)
+    newest = None
+    if isinstance(roots, (list, tuple)):
+        for root in roots:
+            node = root.grad_fn if isinstance(root, torch.Tensor) else None
+            if node is not None:
+                try:
+                    number = node._sequence_nr()
+                except AttributeError:
+                    continue
+                newest = number if newest is None else max(newest, number)
+    return newest
 
 
 def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
