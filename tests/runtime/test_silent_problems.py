@@ -214,3 +214,29 @@ def test_pytorch_overlap_error_gets_the_explanation(tmp_path):
     assert diagnosis.code == "AD203" and diagnosis.severity == "error"
     assert diagnosis.primary.line == outcome.line("WRITE")
     assert any("AD203" in note for note in outcome.error.__notes__)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+                                   torch.uint8, torch.bool, torch.complex64])
+def test_fingerprint_sees_any_single_element_change(dtype):
+    from autograd_doctor.recording.fingerprint import fingerprint
+
+    torch.manual_seed(0)
+    base = (torch.randn(7, 5) * 10).to(dtype) if dtype is not torch.bool else torch.rand(7, 5) > 0.5
+    if dtype.is_floating_point:
+        base[0, 0] = float("nan")
+    reference = fingerprint(base)
+    assert reference is not None and fingerprint(base.clone()) == reference  # NaN-safe, deterministic
+    for index in [(0, 1), (3, 2), (6, 4)]:
+        changed = base.clone()
+        changed[index] = (~changed[index]) if dtype is torch.bool else changed[index] + 1
+        assert fingerprint(changed) != reference
+
+
+def test_fingerprint_sees_rows_swapped_across_halves():
+    from autograd_doctor.recording.fingerprint import fingerprint
+
+    base = torch.arange(35.0).reshape(7, 5)
+    swapped = base.clone()
+    swapped[[0, 6]] = swapped[[6, 0]]
+    assert fingerprint(swapped) != fingerprint(base)
