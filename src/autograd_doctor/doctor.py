@@ -40,13 +40,21 @@ class AutogradDoctorWarning(UserWarning):
     """A problem PyTorch does not raise for (e.g. a silently wrong gradient)."""
 
 
-class AutogradDoctorError(RuntimeError):
-    """Raised by the doctor itself: in strict mode, or for silent problems with silent='raise'."""
+class AutogradDoctorError(StrictViolation):
+    """Raised by the doctor itself: in strict mode, or for silent problems with silent='raise'.
+
+    A RuntimeError, like the errors PyTorch raises for the same problems.
+    """
 
     def __init__(self, message: str, diagnosis: Diagnosis | None = None):
         super().__init__(message)
         self.diagnosis = diagnosis
+        if diagnosis is not None:
+            self.__autograd_doctor__ = [diagnosis]
 
+
+# Shown in tracebacks as the public name.
+AutogradDoctorError.__module__ = "autograd_doctor"
 
 def internal_error() -> None:
     """The doctor failed while explaining: stay quiet for users, loud when debugging it.
@@ -266,7 +274,7 @@ class Doctor:
             except Exception:
                 return
             self._remember(diagnosis)
-            raise StrictViolation(_strict_message(diagnosis))
+            raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
         if record.alias._version == record.version:
             return
         try:
@@ -277,9 +285,7 @@ class Doctor:
             return
         record.reported = True
         self._remember(diagnosis)
-        error = StrictViolation(_strict_message(diagnosis))
-        error.__autograd_doctor__ = [diagnosis]
-        raise error
+        raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
 
     def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
         try:

@@ -24,7 +24,7 @@ from autograd_doctor.doctor import Doctor, diagnoses_of, internal_error
 from autograd_doctor.report.model import Diagnosis, Report
 
 # Exceptions our handler sees. RuntimeError covers PyTorch's autograd errors and ours
-# (AutogradDoctorError, StrictViolation); IPython also routes parse errors through
+# (AutogradDoctorError); IPython also routes parse errors through
 # custom handlers, so a broader tuple would intercept SyntaxError display.
 HANDLED_EXCEPTIONS = (RuntimeError,)
 

@@ -80,7 +80,7 @@ def test_marker_enables_the_doctor_for_one_test(pytester):
     unmarked = output.split("_ test_unmarked _", 1)[1].split("_ test_strict_stops_at_the_write _", 1)[0]
     assert "autograd-doctor" not in unmarked  # plain PyTorch error, no doctor
     strict = output.split("_ test_strict_stops_at_the_write _", 1)[1]
-    assert "StrictViolation" in strict and f"test_marked.py:{line_of(MARKED_TESTS, 'WRITE-STRICT')}:" in strict
+    assert "AutogradDoctorError" in strict and f"test_marked.py:{line_of(MARKED_TESTS, 'WRITE-STRICT')}:" in strict
 
 
 def test_ini_setting_turns_it_on(pytester):
