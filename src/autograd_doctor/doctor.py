@@ -268,9 +268,10 @@ class Doctor:
 
     def _on_write_hit(self, record: SavedRecord, event: WriteEvent) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
+        node, slot = self._saving_node(record, event)
         if event.through_alias:
             try:
-                diagnosis = diagnose.silent_write_diagnosis(record, None, None, (), self.recorder)
+                diagnosis = diagnose.silent_write_diagnosis(record, node, slot, (), self.recorder)
             except Exception:
                 return
             self._remember(diagnosis)
@@ -278,7 +279,7 @@ class Doctor:
         if record.alias._version == record.version:
             return
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, None, None, ())
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, ())
             diagnosis.severity = "error"
             diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
         except Exception:
@@ -286,6 +287,24 @@ class Doctor:
         record.reported = True
         self._remember(diagnosis)
         raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
+
+    def _saving_node(self, record: SavedRecord, event: WriteEvent, depth: int = 3):
+        """(node, slot) that saved `record`, looked for near the written tensor's graph; a
+        saved output is found there (the write's own node points back to it)."""
+        try:
+            target = event.target_ref() if event.target_ref is not None else None
+            frontier = [target.grad_fn] if target is not None and target.grad_fn is not None else []
+            for _ in range(depth):
+                next_frontier = []
+                for node in frontier:
+                    slot = self.recorder.find_slot(node, record)
+                    if slot is not None:
+                        return node, slot
+                    next_frontier.extend(child for child, _ in node.next_functions if child is not None)
+                frontier = next_frontier
+        except Exception:
+            internal_error()
+        return None, None
 
     def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
         try:

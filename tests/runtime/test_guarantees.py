@@ -164,6 +164,8 @@ def test_strict_mode_raises_at_the_write(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD101"
     assert diagnosis.primary.line == outcome.line("WRITE")
+    assert isinstance(outcome.error, autograd_doctor.AutogradDoctorError)
+    assert diagnosis.extra["node"] == "SigmoidBackward0" and diagnosis.extra["slot"] == "result"
 
 
 def test_watch_is_a_decorator():
