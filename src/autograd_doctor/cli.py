@@ -22,9 +22,11 @@ def fail_usage(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, end="", file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
+    if not argv:
+        return fail_usage("no command given (run, lint or explain); see autograd-doctor --help")
+    if argv[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
     command, rest = argv[0], argv[1:]
     if command == "run":
         from autograd_doctor.runner import run_command

@@ -94,6 +94,7 @@ def test_bad_input_one_line_errors(tmp_path):
         (("run", "--json"), "--json needs a value"),
         (("run", "-m", "no_such_module_here"), "no module named"),
         (("frobnicate",), "unknown command"),
+        ((), "no command given"),
         (("explain", "AD999"), "unknown code"),
     ]:
         result = run_cli(*args, cwd=str(tmp_path))
