@@ -363,3 +363,27 @@ def test_rnn_output_buffer_written_in_loop(tmp_path):
     assert any("torch.stack" in h.message for h in diagnosis.help)
     namespace = run_plain(tmp_path, apply_help(outcome))
     assert all(p.grad is not None for p in namespace["cell"].parameters())
+
+
+@pytest.mark.parametrize("setup,write", [
+    ("out = torch.sigmoid(x)", "out[:, :2].copy_(torch.zeros(3, 2))"),
+    ("out = torch.tanh(x)", "out[0].mul_(2)"),
+    ("out = torch.softmax(x, dim=1)", "out[torch.arange(3), torch.tensor([0, 1, 2])] -= 1"),
+    ("out = torch.exp(x)", "out.view(-1)[0] = 1.0"),
+])
+def test_writes_into_part_of_a_saved_tensor_get_a_valid_fix(tmp_path, setup, write):
+    """When the written expression is not a plain name, the help copies the tensor first
+    (an assignment to `out.view(-1)` or `out[0]` would not be valid or would still write)."""
+    source = f"""
+        import torch
+        x = torch.randn(3, 4, requires_grad=True)
+        {setup}  # SAVE
+        {write}  # WRITE
+        out.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    replacement = diagnosis.help[0].replacement
+    assert replacement.startswith("out = out.clone()\n")
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert namespace["x"].grad is not None and namespace["x"].grad.shape == (3, 4)

@@ -64,6 +64,38 @@ def _is_number(node: ast.AST) -> bool:
     return False
 
 
+def _plain(node: ast.AST) -> bool:
+    """A name the user can rebind: `h`, `self.h` (not `h[0]`, not `y.view(-1)`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _root_tensor(node: ast.AST) -> ast.AST | None:
+    """The rebindable tensor that `node` writes into: `y` for `y.view(-1)[0]`, `h` for `h[0]`."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            break
+    return node if _plain(node) else None
+
+
+def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST) -> list[Suggestion]:
+    """Keep the write but make it on a copy: `root = root.clone()` before the statement."""
+    root = _root_tensor(written)
+    root_text = segment(filename, root) if root is not None else None
+    if root_text is None:
+        return []
+    return [Suggestion(
+        "write into a copy, so the saved tensor stays intact (the copy is still in the graph)",
+        f"{root_text} = {root_text}.clone()\n{_statement_text(filename, statement)}",
+        statement_location(filename, statement),
+    )]
+
+
 def _index_parts(index: ast.AST) -> list[ast.AST]:
     return list(index.elts) if isinstance(index, ast.Tuple) else [index]
 
@@ -76,6 +108,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     """`t[index] = value` -> index_fill / select_scatter / slice_scatter / torch.where."""
     target = statement.targets[0]
     assert isinstance(target, ast.Subscript)
+    if not _plain(target.value):
+        return clone_first_fix(filename, statement, target)  # `y.view(-1)[0] = v`, `h[0][1] = v`
     base = segment(filename, target.value)
     value = segment(filename, statement.value)
     if base is None or value is None:
@@ -139,6 +173,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
 
 
 def augmented_assignment_fixes(filename: str, statement: ast.AugAssign) -> list[Suggestion]:
+    if not _plain(statement.target):
+        return clone_first_fix(filename, statement, statement.target)  # `probs[i, j] -= 1`
     operator = AUGMENTED_OPERATORS.get(type(statement.op))
     target = segment(filename, statement.target)
     value = segment(filename, statement.value)
@@ -199,6 +235,8 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         keywords_text = ", ".join(filter(None, (segment(filename, k) for k in call.keywords)))
         all_args = ", ".join(filter(None, (args_text, keywords_text)))
         if isinstance(call.func, ast.Attribute) and not _is_module_path(call.func.value):
+            if not _plain(call.func.value):
+                return clone_first_fix(filename, statement, call.func.value)  # `h[0].mul_(2)`
             receiver = segment(filename, call.func.value)
             if name in OUT_OF_PLACE_SPECIAL:
                 new_call = OUT_OF_PLACE_SPECIAL[name](receiver, all_args)
