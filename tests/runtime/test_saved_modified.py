@@ -387,3 +387,18 @@ def test_writes_into_part_of_a_saved_tensor_get_a_valid_fix(tmp_path, setup, wri
     assert replacement.startswith("out = out.clone()\n")
     namespace = run_plain(tmp_path, apply_help(outcome))
     assert namespace["x"].grad is not None and namespace["x"].grad.shape == (3, 4)
+
+
+def test_positional_inplace_flag(tmp_path):
+    source = """
+        import torch
+        import torch.nn.functional as F
+        x = torch.randn(5, requires_grad=True)
+        y = torch.tanh(x)  # SAVE
+        z = F.relu(y, True)  # WRITE
+        (z * 2).sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = assert_located(outcome)
+    assert diagnosis.help[0].replacement == "z = F.relu(y, False)"
+    run_plain(tmp_path, apply_help(outcome))

@@ -128,6 +128,9 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
             others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
             if others:
                 notes.append(f"later writes to the same memory: {others}")
+    if write is not None and not helps:
+        helps.append(Suggestion("write out of place (the op without its trailing `_`, `inplace=False`, or a new "
+                                "name for the result), or clone the tensor before writing into it"))
     if write is not None and write.stack[1:] and not in_installed_package(write.stack[1].filename):
         caller = location_of(write.stack[1], role="called from", note="called from here")
         if caller is not None and caller.source and all(caller.line != loc.line or caller.file != loc.file for loc in related):

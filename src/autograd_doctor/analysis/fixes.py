@@ -213,6 +213,12 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         replaced = replace_node_text(filename, statement, keyword.value, "False")
         if replaced:
             return [Suggestion("compute out of place: pass inplace=False", replaced, location)]
+    for call in calls:
+        flag = _positional_inplace_flag(call)
+        if flag is not None:
+            replaced = replace_node_text(filename, statement, flag, "False")
+            if replaced:
+                return [Suggestion("compute out of place: pass inplace=False", replaced, location)]
     if out_calls:
         call = out_calls[0]
         out_keyword = next(k for k in call.keywords if k.arg == "out")
@@ -257,6 +263,29 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
             replacement = replace_node_text(filename, statement, call, new_call) or statement_text
         return [Suggestion("write out of place: a new tensor, so the saved one stays intact", replacement, location)]
     return []
+
+
+def _positional_inplace_flag(call: ast.Call) -> ast.AST | None:
+    """The `True` passed by position as `inplace` (`F.relu(x, True)`), found from the
+    signature of the torch.nn.functional function of that name."""
+    import inspect
+
+    name = call_name(call)
+    function = getattr(torch.nn.functional, name, None) if name else None
+    if function is None or not callable(function):
+        return None
+    try:
+        parameters = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    if "inplace" not in parameters:
+        return None
+    position = parameters.index("inplace")
+    if position < len(call.args):
+        argument = call.args[position]
+        if isinstance(argument, ast.Constant) and argument.value is True:
+            return argument
+    return None
 
 
 def _is_module_path(node: ast.AST) -> bool:
