@@ -134,28 +134,6 @@ class Site:
         return line, end_line or line, col, end_col if end_col is not None else col
 
 
-def user_frame(start_depth: int = 1) -> FrameType | None:
-    """The innermost frame outside torch and autograd_doctor, or None."""
-    try:
-        frame = sys._getframe(start_depth + 1)
-    except ValueError:
-        return None
-    while frame is not None and is_internal_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    return frame
-
-
-def site_of(frame: FrameType) -> Site:
-    return Site(frame.f_code, frame.f_lasti, frame.f_lineno)
-
-
-def capture_user_site(start_depth: int = 1) -> Site | None:
-    frame = user_frame(start_depth + 1)
-    if frame is None:
-        return None
-    return Site(frame.f_code, frame.f_lasti, frame.f_lineno)
-
-
 def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]:
     """The innermost user frame and up to `limit - 1` user callers above it."""
     try:

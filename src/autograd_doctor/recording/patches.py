@@ -25,7 +25,7 @@ import threading
 import torch
 
 from autograd_doctor.recording.calls import (
-    _TORCH_DIR, _TORCH_PASS_THROUGH, BACKWARD, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
+    _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     WRITES_FOREACH_LIST, classify_call,
 )
 from autograd_doctor.recording.recorder import Recorder
@@ -68,17 +68,6 @@ def _write_wrapper(original, op: str, kind: int):
         return recorder.call_write(original, op, kind, args, kwargs)
 
     return _dress(write, original)
-
-
-def _inplace_kwarg_wrapper(original, op: str):
-    """Functions that write only when called with inplace=True (rarely reached: F.* call the `_` ops)."""
-    def maybe_write(*args, **kwargs):
-        recorder = _active[-1] if _active else None
-        if recorder is None or kwargs.get("inplace") is not True:
-            return original(*args, **kwargs)
-        return recorder.call_write(original, op + "(inplace=True)", WRITES_FIRST_ARG, args, kwargs)
-
-    return _dress(maybe_write, original)
 
 
 def _backward_wrapper(original):
@@ -213,7 +202,7 @@ def _targets():
                 if label == "torch._VF":
                     op = f"torch.{name}"
                 targets.append((owner, name, lambda f, op=op, kind=kind: _write_wrapper(f, op, kind)))
-    if label_owner_has(torch.autograd, "backward"):
+    if _has_callable(torch.autograd, "backward"):
         targets.append((torch.autograd, "backward", _backward_wrapper))
         targets.append((torch.autograd, "grad", _backward_wrapper))
     for name in FACTORIES:
@@ -222,12 +211,12 @@ def _targets():
         elif hasattr(torch, name):
             targets.append((torch, name, _factory_wrapper))
     targets.append((copy, "deepcopy", _alias_wrapper("call_deepcopy")))
-    if label_owner_has(torch.autograd.graph, "disable_saved_tensors_hooks"):
+    if _has_callable(torch.autograd.graph, "disable_saved_tensors_hooks"):
         targets.append((torch.autograd.graph, "disable_saved_tensors_hooks", _hooks_suspending_wrapper))
     return targets
 
 
-def label_owner_has(owner, name: str) -> bool:
+def _has_callable(owner, name: str) -> bool:
     return callable(getattr(owner, name, None))
 
 
@@ -279,8 +268,4 @@ def _unwrap_all() -> None:
             pass
 
 
-def is_active() -> bool:
-    return bool(_active)
-
-
-__all__ = ["activate", "deactivate", "is_active", "BACKWARD"]
+__all__ = ["activate", "deactivate"]
