@@ -309,3 +309,15 @@ def test_positional_retain_graph_is_understood(tmp_path):
         y.backward(None, True)
         y.backward()
     assert [call.retain_graph for call in doctor.recorder.backward_calls] == [True, False]
+
+
+def test_forward_only_loop_keeps_bookkeeping_bounded():
+    """Inference in grad mode (no backward, no in-place write) must not grow our lists."""
+    from autograd_doctor.recording.recorder import MAX_PENDING
+
+    model = nn.Linear(8, 8)
+    with autograd_doctor.watch() as doctor:
+        for _ in range(MAX_PENDING):  # two saves per call: twice the bound in total
+            torch.tanh(model(torch.randn(2, 8)))
+        assert len(doctor.recorder.pending) <= MAX_PENDING
+        assert doctor.recorder.saves_by_storage == {}

@@ -42,6 +42,9 @@ _detach = torch.Tensor.detach
 # Writes recorded per saved record: the first is the culprit; a few more give context.
 MAX_WRITES_PER_RECORD = 3
 
+# Saves waiting to be registered by storage (see `pack`); past this they are registered.
+MAX_PENDING = 4096
+
 
 class Recorder(AliasTracking):
     """Records saves and the writes that hit saved memory, and checks versions on unpack.
@@ -49,8 +52,9 @@ class Recorder(AliasTracking):
     `on_stale(record)` is called from `unpack` when a saved tensor's version moved;
     it must return the exception to raise. `on_silent(record)` is called when backward
     reads a saved tensor whose memory was written through an alias that PyTorch cannot
-    see (e.g. `.data`). `on_write_hit(record, event)` is called in strict mode before a
-    write that would invalidate a saved tensor; it may raise.
+    see (e.g. `.data`). `on_write_hit(record, event)` is called in strict mode right
+    after a write that touched a saved tensor; it may raise, so the traceback ends at
+    the write.
     """
 
     def __init__(self, strict: bool = False):
@@ -90,7 +94,6 @@ class Recorder(AliasTracking):
         # Free-form per-run state that analyses may keep (never tensors, only weak refs).
         self.state: dict[str, Any] = {}
         self.verify_saved = False
-        self.fingerprint: Callable[[Any], Any] | None = fingerprint
         self._drop_record = self._make_drop_callback()
 
     # ---- saves -----------------------------------------------------------------
@@ -128,9 +131,14 @@ class Recorder(AliasTracking):
             record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
-            self.pending.append(weakref.ref(record))
+            pending = self.pending
+            pending.append(weakref.ref(record))
+            if len(pending) > MAX_PENDING:
+                # Forward passes with no write and no backward (inference in grad mode)
+                # would grow the list forever; registering drops the dead entries.
+                self._register_pending()
             if self.verify_saved:
-                record.fingerprint = self.fingerprint(tensor)
+                record.fingerprint = fingerprint(tensor)
             return record
         except Exception:
             # Never break the user's program; an unrecorded save is just not diagnosed.
@@ -368,14 +376,14 @@ class Recorder(AliasTracking):
 
     # ---- post-mortem helpers ---------------------------------------------------
 
-    def saved_records_of(self, node) -> dict[str, SavedRecord]:
-        """slot name -> our SavedRecord, for each `_saved_*` of `node` that we packed.
-
-        Reading goes through our unpack in probing mode, so stale slots do not raise.
-        """
-        found: dict[str, SavedRecord] = {}
+    def _probe_slots(self, node) -> list[tuple[str, list[SavedRecord]]]:
+        """(slot, our SavedRecords read from it) for each saved slot of `node`: its
+        `_saved_*` attributes, and for a custom autograd.Function the positions of
+        ctx.save_for_backward. Reads go through our unpack in probing mode, so stale
+        slots do not raise."""
+        slots: list[tuple[str, list[SavedRecord]]] = []
         if node is None:
-            return found
+            return slots
         previous = self.probing
         self.probing = True
         try:
@@ -388,41 +396,29 @@ class Recorder(AliasTracking):
                 except Exception:
                     continue
                 if self.probe_hits:
-                    found[name[len("_saved_"):]] = self.probe_hits[0]
-        finally:
-            self.probing = previous
-            self.probe_hits.clear()
-        return found
-
-    def find_slot(self, node, record: SavedRecord) -> str | None:
-        """Which `_saved_*` attribute of `node` holds `record` (reads use our unpack)."""
-        if node is None:
-            return None
-        names = [name for name in dir(node) if name.startswith("_saved_")]
-        previous = self.probing
-        self.probing = True
-        try:
-            for name in names:
-                self.probe_hits.clear()
-                try:
-                    getattr(node, name)
-                except Exception:
-                    continue
-                if any(hit is record for hit in self.probe_hits):
-                    return name[len("_saved_"):]
-            if hasattr(node, "saved_tensors"):
-                # A custom autograd.Function: ctx.save_for_backward(...) slots, by position.
+                    slots.append((name[len("_saved_"):], list(self.probe_hits)))
+            if getattr(type(node), "saved_tensors", None) is not None:  # without reading it
                 self.probe_hits.clear()
                 try:
                     node.saved_tensors
                 except Exception:
-                    return None
-                for index, hit in enumerate(self.probe_hits):
-                    if hit is record:
-                        return f"saved_tensors[{index}]"
+                    pass
+                else:
+                    slots.extend((f"saved_tensors[{index}]", [hit]) for index, hit in enumerate(self.probe_hits))
         finally:
             self.probing = previous
             self.probe_hits.clear()
+        return slots
+
+    def saved_records_of(self, node) -> dict[str, SavedRecord]:
+        """slot name -> our SavedRecord, for each saved slot of `node` that we packed."""
+        return {slot: hits[0] for slot, hits in self._probe_slots(node)}
+
+    def find_slot(self, node, record: SavedRecord) -> str | None:
+        """Which saved slot of `node` holds `record`."""
+        for slot, hits in self._probe_slots(node):
+            if any(hit is record for hit in hits):
+                return slot
         return None
 
 
