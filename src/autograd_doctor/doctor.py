@@ -244,27 +244,33 @@ class Doctor:
             return
         self._raise_or_warn(diagnosis)
 
-    def _on_overlap(self, op: str, target, operand, stack) -> None:
+    def _report_silent(self, build, *args) -> None:
+        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise."""
         if self.silent == "ignore":
             return
         try:
-            diagnosis = diagnose.overlap_diagnosis(op, target, operand, stack)
+            diagnosis = build(*args)
         except Exception:
             internal_error()
             return
         if diagnosis is not None:
             self._raise_or_warn(diagnosis)
 
-    def _on_detach_write(self, op: str, target, source, detach_site, stack) -> None:
-        if self.silent == "ignore":
-            return
+    def _attach_to_error(self, error: BaseException, build, *args) -> None:
+        """Build a diagnosis for an exception PyTorch raised and attach it to that exception."""
         try:
-            diagnosis = diagnose.detach_write_diagnosis(op, target, source, detach_site, stack)
+            diagnosis = build(*args)
+            if diagnosis is not None:
+                self._remember(diagnosis)
+                attach(error, diagnosis)
         except Exception:
             internal_error()
-            return
-        if diagnosis is not None:
-            self._raise_or_warn(diagnosis)
+
+    def _on_overlap(self, op: str, target, operand, stack) -> None:
+        self._report_silent(diagnose.overlap_diagnosis, op, target, operand, stack)
+
+    def _on_detach_write(self, op: str, target, source, detach_site, stack) -> None:
+        self._report_silent(diagnose.detach_write_diagnosis, op, target, source, detach_site, stack)
 
     def _on_write_hit(self, record: SavedRecord, event: WriteEvent) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
@@ -307,13 +313,7 @@ class Doctor:
         return None, None
 
     def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
-        try:
-            diagnosis = diagnose.call_error_diagnosis(error, func, args, stack)
-            if diagnosis is not None:
-                self._remember(diagnosis)
-                attach(error, diagnosis)
-        except Exception:
-            internal_error()
+        self._attach_to_error(error, diagnose.call_error_diagnosis, error, func, args, stack)
 
     def _on_stale_view(self, old_view, view_site, write_stack, new_site) -> None:
         """A line made a view again after its base was overwritten; the old view is still alive."""
@@ -334,24 +334,10 @@ class Doctor:
         self._raise_or_warn(diagnosis)
 
     def _on_tensor_copy(self, args: tuple, kwargs: dict, stack) -> None:
-        if self.silent == "ignore":
-            return
-        try:
-            diagnosis = copies.tensor_copy_diagnosis(args, kwargs, stack)
-        except Exception:
-            internal_error()
-            return
-        if diagnosis is not None:
-            self._raise_or_warn(diagnosis)
+        self._report_silent(copies.tensor_copy_diagnosis, args, kwargs, stack)
 
     def _on_deepcopy_error(self, error: BaseException, obj, stack) -> None:
-        try:
-            diagnosis = copies.deepcopy_error_diagnosis(error, obj, stack)
-            if diagnosis is not None:
-                self._remember(diagnosis)
-                attach(error, diagnosis)
-        except Exception:
-            internal_error()
+        self._attach_to_error(error, copies.deepcopy_error_diagnosis, error, obj, stack)
 
     def _on_backward_start(self, call, func, args: tuple, kwargs: dict) -> None:
         self._backwards_seen += 1
@@ -378,16 +364,8 @@ class Doctor:
     def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
-        hook = getattr(gradient_path, "backward_error_diagnosis", None)
-        if hook is None:
-            return
-        try:
-            diagnosis = hook(self.recorder, error, call, args, kwargs)
-            if diagnosis is not None:
-                self._remember(diagnosis)
-                attach(error, diagnosis)
-        except Exception:
-            internal_error()
+        if gradient_path is not None:
+            self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
 
     def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
         key = (diagnosis.code, diagnosis.primary.file if diagnosis.primary else None,
