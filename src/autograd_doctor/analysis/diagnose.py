@@ -235,7 +235,7 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     info = tensor_info(target, name)
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
-             if "copy" not in s.message]
+             if not s.keeps_write]
     for suggestion in helps:
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
     helps.append(Suggestion("or give the op an independent operand: add .clone() to the operand that views "
@@ -403,7 +403,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     if statement is not None:
         helps.append(no_grad_fix(site.filename, statement))
         helps.extend(s for s in write_fixes(site.filename, statement, site.lineno, None,
-                                            _write_facts(None, target)) if "copy" not in s.message)
+                                            _write_facts(None, target)) if not s.keeps_write)
         if len(helps) > 1:
             helps[1] = Suggestion("if the result should stay in the graph, compute a new tensor instead "
                                   "(it is then no longer a leaf)", helps[1].replacement, helps[1].location)
@@ -427,7 +427,7 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     info = tensor_info(target, name) if target is not None else None
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
-             if "copy" not in s.message]
+             if not s.keeps_write]
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "

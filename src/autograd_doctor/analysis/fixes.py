@@ -83,16 +83,20 @@ def _root_tensor(node: ast.AST) -> ast.AST | None:
     return node if _plain(node) else None
 
 
-def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST) -> list[Suggestion]:
-    """Keep the write but make it on a copy: `root = root.clone()` before the statement."""
+CLONE_FIRST = "write into a copy, so the saved tensor stays intact (the copy is still in the graph)"
+
+
+def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST,
+                    message: str = CLONE_FIRST) -> list[Suggestion]:
+    """Keep the write but make it on a copy: `root = root.clone()` before the statement.
+    These suggestions keep the write (`keeps_write`): they do not fit every diagnosis."""
     root = _root_tensor(written)
     root_text = segment(filename, root) if root is not None else None
     if root_text is None:
         return []
     return [Suggestion(
-        "write into a copy, so the saved tensor stays intact (the copy is still in the graph)",
-        f"{root_text} = {root_text}.clone()\n{_statement_text(filename, statement)}",
-        statement_location(filename, statement),
+        message, f"{root_text} = {root_text}.clone()\n{_statement_text(filename, statement)}",
+        statement_location(filename, statement), keeps_write=True,
     )]
 
 
@@ -163,12 +167,9 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
                         f"{base} = {base}.select_scatter({value}, {dim}, {position})",
                         location,
                     ))
-    statement_text = _statement_text(filename, statement)
-    suggestions.append(Suggestion(
-        "or, if you need the write itself, write into a copy so the saved value stays intact",
-        f"{base} = {base}.clone()\n{statement_text}",
-        location,
-    ))
+    suggestions.extend(clone_first_fix(
+        filename, statement, target,
+        "or, if you need the write itself, write into a copy so the saved value stays intact"))
     return suggestions
 
 

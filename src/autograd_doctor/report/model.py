@@ -75,6 +75,9 @@ class Suggestion:
     message: str
     replacement: str | None = None
     location: Location | None = None
+    # True for "clone first, then write as before": right where the harm is to a saved
+    # tensor, not where the write itself is the problem (a leaf, overlapping operands).
+    keeps_write: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}
