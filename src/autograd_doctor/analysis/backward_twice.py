@@ -14,10 +14,10 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.gradient_path import (
-    MAX_NODES, Scope, _backward_call_node, _frame_values, _live_frame, _root_expression, _roots, loaded_names,
+from autograd_doctor.analysis.source_scope import (
+    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, live_frame, loaded_names, root_expression,
 )
-from autograd_doctor.analysis.naming import tensor_info
+from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import (
     location_of, replace_node_text, segment, statement_location,
@@ -138,7 +138,7 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
 
 def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
-    roots = _roots(args, kwargs)
+    roots = backward_roots(args, kwargs)
     # Nodes numbered at or below the previous backward()'s newest node belong to older graphs.
     earlier = [c for c in recorder.backward_calls if c.seq < call.seq and c.newest_node is not None]
     frontier = older_graph_frontier(roots, earlier[-1].newest_node) if earlier else []
@@ -149,11 +149,11 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         if earlier.seq < call.seq and not earlier.retain_graph:
             previous = earlier
             break
-    frame = _live_frame(site)
-    frame_locals = _frame_values(frame) if frame is not None else {}
+    frame = live_frame(site)
+    frame_locals = frame_values(frame) if frame is not None else {}
     scope = Scope(site.filename, site.lineno) if site is not None else None
     statement = scope.statement_at(site.lineno) if scope is not None and scope.tree is not None else None
-    root_expr = _root_expression(statement) if statement is not None else None
+    root_expr = root_expression(statement) if statement is not None else None
     root_name = segment(site.filename, root_expr) if root_expr is not None else "the loss"
 
     carrier = None  # (name, assignment statement, value)
@@ -252,7 +252,7 @@ def _retain_graph_suggestion(previous) -> Suggestion | None:
     filename = previous.site.filename
     scope = Scope(filename, previous.site.lineno)
     statement = scope.statement_at(previous.site.lineno) if scope.tree is not None else None
-    call = _backward_call_node(statement) if statement is not None else None
+    call = backward_call_node(statement) if statement is not None else None
     if call is None or statement.lineno != statement.end_lineno or any(k.arg == "retain_graph" for k in call.keywords):
         return Suggestion(message)
     call_text = segment(filename, call)

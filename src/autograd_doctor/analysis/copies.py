@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.naming import tensor_info
+from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_user_frame
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import location_of, parse_file, source_line, statement_at, statement_location

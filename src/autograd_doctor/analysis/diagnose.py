@@ -11,9 +11,8 @@ from autograd_doctor import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, inplace_module_definition_fix, no_grad_fix, write_fixes,
 )
-from autograd_doctor.analysis.naming import (
-    assigned_name, module_path, parameter_path, tensor_info, user_frames, variable_for, written_name,
-)
+from autograd_doctor.analysis.describe import assigned_name, tensor_info, written_name
+from autograd_doctor.analysis.naming import module_path, parameter_path, user_frames, variable_for
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site, in_installed_package

@@ -23,7 +23,6 @@ or an explicit cutting construct (`detach()`, `.data`, `torch.no_grad()`, ...).
 from __future__ import annotations
 
 import ast
-import sys
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
@@ -32,10 +31,14 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.naming import modules_in, parameter_path, tensor_info, user_frames, variable_for
+from autograd_doctor.analysis.describe import tensor_info
+from autograd_doctor.analysis.naming import modules_in, parameter_path, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
-from autograd_doctor.recording.frames import Site, frame_locals
+from autograd_doctor.analysis.source_scope import (
+    MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, root_expression,
+)
+from autograd_doctor.recording.frames import Site
 from autograd_doctor.report.model import Diagnosis, Suggestion
 from autograd_doctor.report.source import (
     call_name, location_of, parse_file, replace_node_text, segment, statement_location,
@@ -43,7 +46,6 @@ from autograd_doctor.report.source import (
 
 # Backward calls whose graphs are walked to find parameters left without a gradient.
 CHECKED_BACKWARDS = 4
-MAX_NODES = 20_000
 
 NO_GRAD_CONTEXTS = {"no_grad", "inference_mode"}
 INTEGER_OPS = {"argmax", "argmin", "argsort", "argwhere", "nonzero", "long", "int", "bool", "short",
@@ -119,102 +121,6 @@ def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
                         return node
         node = parents.get(node)
     return None
-
-
-class Scope:
-    """The function (or module) around a line: its assignments and parent links."""
-
-    def __init__(self, filename: str, line: int):
-        self.filename = filename
-        self.tree = parse_file(filename)
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.node: ast.AST | None = None
-        self.assignments: list[tuple[ast.stmt, set[str], ast.AST]] = []
-        if self.tree is None:
-            return
-        for parent in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[child] = parent
-        scope: ast.AST = self.tree
-        for node in ast.walk(self.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
-                if scope is self.tree or node.lineno >= scope.lineno:
-                    scope = node
-        self.node = scope
-        self._collect(scope)
-
-    def _collect(self, scope: ast.AST) -> None:
-        stack = list(ast.iter_child_nodes(scope))
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(node, ast.Assign):
-                names = set()
-                for target in node.targets:
-                    names |= _stored_names(target)
-                self.assignments.append((node, names, node.value))
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-                value = node.value
-                if isinstance(node, ast.AugAssign):
-                    value = ast.BinOp(left=ast.Name(id=_root_name(node.target) or "", ctx=ast.Load()),
-                                      op=node.op, right=node.value)
-                    ast.copy_location(value, node.value)
-                self.assignments.append((node, _stored_names(node.target), value))
-            stack.extend(ast.iter_child_nodes(node))
-        self.assignments.sort(key=lambda item: item[0].lineno)
-
-    def latest_assignment(self, name: str, before_line: int):
-        best = None
-        for statement, names, value in self.assignments:
-            if name in names and statement.lineno < before_line:
-                best = (statement, value)
-        return best
-
-    def statement_at(self, line: int) -> ast.stmt | None:
-        best = None
-        for node in ast.walk(self.node or self.tree):
-            if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While,
-                                                                    ast.If, ast.With, ast.Try)):
-                if node.lineno <= line <= node.end_lineno and (best is None or node.lineno >= best.lineno):
-                    best = node
-        return best
-
-    def enclosing_loop(self, statement: ast.AST) -> ast.AST | None:
-        node = self.parents.get(statement)
-        while node is not None and node is not self.node:
-            if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-                return node
-            node = self.parents.get(node)
-        return None
-
-
-def _stored_names(target: ast.AST) -> set[str]:
-    if isinstance(target, ast.Name):
-        return {target.id}
-    if isinstance(target, (ast.Tuple, ast.List)):
-        names = set()
-        for element in target.elts:
-            names |= _stored_names(element)
-        return names
-    if isinstance(target, ast.Starred):
-        return _stored_names(target.value)
-    return set()
-
-
-def _root_name(node: ast.AST) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def loaded_names(expr: ast.AST) -> list[str]:
-    """Names read by `expr`, roots of attribute chains included (`model` in `model.fc(x)`)."""
-    names = []
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
-            names.append(node.id)
-    return [n for n in names if n not in {"torch", "F", "nn", "np", "numpy", "math", "self"} or n == "self"]
 
 
 def _carries_grad(value) -> bool | None:
@@ -428,52 +334,6 @@ def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: st
     return diagnosis
 
 
-# ---- frames and backward roots ----------------------------------------------------------------
-
-
-def _live_frame(site: Site | None) -> FrameType | None:
-    if site is None:
-        return None
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is site.code:
-            return frame
-        frame = frame.f_back
-    return None
-
-
-def _frame_values(frame: FrameType) -> dict:
-    values = dict(frame.f_globals)
-    values.update(frame_locals(frame))
-    return values
-
-
-def _backward_call_node(statement: ast.stmt) -> ast.Call | None:
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Call) and call_name(node) in ("backward", "grad"):
-            return node
-    return None
-
-
-def _root_expression(statement: ast.stmt) -> ast.AST | None:
-    call = _backward_call_node(statement)
-    if call is None:
-        return None
-    if call_name(call) == "backward" and isinstance(call.func, ast.Attribute) and not (
-            isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "autograd"):
-        return call.func.value
-    return call.args[0] if call.args else None
-
-
-def _roots(args: tuple, kwargs: dict) -> list[torch.Tensor]:
-    first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
-    if isinstance(first, torch.Tensor):
-        return [first]
-    if isinstance(first, (list, tuple)):
-        return [t for t in first if isinstance(t, torch.Tensor)]
-    return []
-
-
 # ---- AD301: backward of something without grad history --------------------------------------
 
 
@@ -481,16 +341,16 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     site = call.site
     if site is None:
         return None
-    frame = _live_frame(site)
+    frame = live_frame(site)
     scope = Scope(site.filename, site.lineno)
     statement = scope.statement_at(site.lineno) if scope.tree is not None else None
-    root = _root_expression(statement) if statement is not None else None
+    root = root_expression(statement) if statement is not None else None
     if root is None:
         return None
-    frame_locals = _frame_values(frame) if frame is not None else None
+    frame_locals = frame_values(frame) if frame is not None else None
     names = loaded_names(root)
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
-    roots = _roots(args, kwargs)
+    roots = backward_roots(args, kwargs)
     loss = roots[0] if roots else None
     name = segment(site.filename, root)
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
@@ -611,7 +471,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
         return []
     if func is TENSOR_BACKWARD and len(args) > 4 and args[4] is not None:
         return []
-    roots = _roots(args, kwargs)
+    roots = backward_roots(args, kwargs)
     if not roots:
         return []
     reached = _reached_leaves(roots)
@@ -623,7 +483,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     warned: set[int] = state.setdefault("gradient_path_warned", set())
     frames = user_frames()
     site = call.site
-    frame = _live_frame(site)
+    frame = live_frame(site)
     diagnoses = []
     for model_name, model in _modules_in_frames(frames):
         try:
@@ -645,11 +505,11 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             cut = None
             if frame is not None and site is not None:
                 statement = Scope(site.filename, site.lineno).statement_at(site.lineno)
-                root = _root_expression(statement) if statement is not None else None
+                root = root_expression(statement) if statement is not None else None
                 if root is not None:
                     try:
                         cut = find_cut(site.filename, statement.lineno, loaded_names(root),
-                                       _frame_values(frame), target=unreached[0][1])
+                                       frame_values(frame), target=unreached[0][1])
                     except Exception:
                         cut = None
             if cut is None and (ran is None or id(module) not in ran):
@@ -740,9 +600,9 @@ def why_no_grad(tensor: torch.Tensor, loss: torch.Tensor) -> NoGradReport:
         site_line = caller.f_lineno
         try:
             if loss.grad_fn is None:
-                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], _frame_values(caller))
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], frame_values(caller))
             else:
-                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], _frame_values(caller),
+                cut = find_cut(caller.f_code.co_filename, site_line + 1, [loss_name], frame_values(caller),
                                target=tensor)
         except Exception:
             cut = None

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
+
+# Renderers register here ("text" for str(diagnosis), "picture" for diagnosis.graph()), when
+# the `report` package is imported, so the model itself imports none of them.
+_renderers: dict[str, Callable[..., Any]] = {}
+
+
+def register_renderer(kind: str, render: Callable[..., Any]) -> None:
+    _renderers[kind] = render
 
 
 @dataclass
@@ -104,9 +112,7 @@ class Diagnosis:
 
     def graph(self, max_nodes: int = 40):
         """A picture of the failing part of the graph: `.dot`, `.svg()`, shown inline in Jupyter."""
-        from autograd_doctor.report.graph import picture_for
-
-        return picture_for(self, max_nodes=max_nodes)
+        return _renderers["picture"](self, max_nodes=max_nodes)
 
     def help_lines(self) -> list[str]:
         """What the JSON `help` list holds: the code to write where there is code, else the advice."""
@@ -130,9 +136,8 @@ class Diagnosis:
         return data
 
     def __str__(self) -> str:
-        from autograd_doctor.report.text import render_diagnosis
-
-        return render_diagnosis(self)
+        render = _renderers.get("text")
+        return render(self) if render is not None else f"{self.severity}[{self.code}]: {self.title}"
 
 
 @dataclass

@@ -1,0 +1,159 @@
+"""The function around a line of the user's source, and the backward() call on it.
+
+Shared by the gradient-path analysis (AD301) and the backward-twice analysis (AD302):
+a `Scope` lists a function's assignments and parent links; the other helpers find the
+live frame of a call site, the expression `backward()` was called on, and its tensors.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from types import FrameType
+
+import torch
+
+from autograd_doctor.recording.frames import Site, frame_locals
+from autograd_doctor.report.source import call_name, parse_file
+
+# The most autograd nodes any walk of a graph visits.
+MAX_NODES = 20_000
+
+
+class Scope:
+    """The function (or module) around a line: its assignments and parent links."""
+
+    def __init__(self, filename: str, line: int):
+        self.filename = filename
+        self.tree = parse_file(filename)
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.node: ast.AST | None = None
+        self.assignments: list[tuple[ast.stmt, set[str], ast.AST]] = []
+        if self.tree is None:
+            return
+        for parent in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        scope: ast.AST = self.tree
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+                if scope is self.tree or node.lineno >= scope.lineno:
+                    scope = node
+        self.node = scope
+        self._collect(scope)
+
+    def _collect(self, scope: ast.AST) -> None:
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Assign):
+                names = set()
+                for target in node.targets:
+                    names |= stored_names(target)
+                self.assignments.append((node, names, node.value))
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                value = node.value
+                if isinstance(node, ast.AugAssign):
+                    value = ast.BinOp(left=ast.Name(id=root_name(node.target) or "", ctx=ast.Load()),
+                                      op=node.op, right=node.value)
+                    ast.copy_location(value, node.value)
+                self.assignments.append((node, stored_names(node.target), value))
+            stack.extend(ast.iter_child_nodes(node))
+        self.assignments.sort(key=lambda item: item[0].lineno)
+
+    def latest_assignment(self, name: str, before_line: int):
+        best = None
+        for statement, names, value in self.assignments:
+            if name in names and statement.lineno < before_line:
+                best = (statement, value)
+        return best
+
+    def statement_at(self, line: int) -> ast.stmt | None:
+        best = None
+        for node in ast.walk(self.node or self.tree):
+            if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While,
+                                                                    ast.If, ast.With, ast.Try)):
+                if node.lineno <= line <= node.end_lineno and (best is None or node.lineno >= best.lineno):
+                    best = node
+        return best
+
+    def enclosing_loop(self, statement: ast.AST) -> ast.AST | None:
+        node = self.parents.get(statement)
+        while node is not None and node is not self.node:
+            if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+                return node
+            node = self.parents.get(node)
+        return None
+
+
+def stored_names(target: ast.AST) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        names = set()
+        for element in target.elts:
+            names |= stored_names(element)
+        return names
+    if isinstance(target, ast.Starred):
+        return stored_names(target.value)
+    return set()
+
+
+def root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def loaded_names(expr: ast.AST) -> list[str]:
+    """Names read by `expr`, roots of attribute chains included (`model` in `model.fc(x)`)."""
+    names = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    return [n for n in names if n not in {"torch", "F", "nn", "np", "numpy", "math", "self"} or n == "self"]
+
+
+def live_frame(site: Site | None) -> FrameType | None:
+    if site is None:
+        return None
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is site.code:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def frame_values(frame: FrameType) -> dict:
+    values = dict(frame.f_globals)
+    values.update(frame_locals(frame))
+    return values
+
+
+def backward_call_node(statement: ast.stmt) -> ast.Call | None:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and call_name(node) in ("backward", "grad"):
+            return node
+    return None
+
+
+def root_expression(statement: ast.stmt) -> ast.AST | None:
+    call = backward_call_node(statement)
+    if call is None:
+        return None
+    if call_name(call) == "backward" and isinstance(call.func, ast.Attribute) and not (
+            isinstance(call.func.value, ast.Attribute) and call.func.value.attr == "autograd"):
+        return call.func.value
+    return call.args[0] if call.args else None
+
+
+def backward_roots(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+    if isinstance(first, torch.Tensor):
+        return [first]
+    if isinstance(first, (list, tuple)):
+        return [t for t in first if isinstance(t, torch.Tensor)]
+    return []
