@@ -1,0 +1,174 @@
+"""The Lightning callback with the real `lightning` Trainer on a tiny CPU model."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+
+L = pytest.importorskip("lightning.pytorch")
+import torch  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+from autograd_doctor import diagnoses_of  # noqa: E402
+from autograd_doctor.lightning import AutogradDoctor  # noqa: E402
+
+from programs import line_of  # noqa: E402
+
+with open(__file__) as _source:
+    THIS_SOURCE = _source.read()
+
+
+def regressor_class(lightning_module):
+    """The tiny model for one Lightning package (`lightning.pytorch` or `pytorch_lightning`)."""
+
+    class TinyRegressor(lightning_module):
+        """4 -> 8 -> 1; `bug` picks an autograd bug in the forward pass (None: a correct model)."""
+
+        def __init__(self, bug: str | None = None):
+            super().__init__()
+            torch.manual_seed(0)
+            self.hidden = torch.nn.Linear(4, 8)
+            self.out = torch.nn.Linear(8, 1)
+            self.bug = bug
+            self.losses: list[torch.Tensor] = []
+
+        def training_step(self, batch, batch_idx):
+            inputs, targets = batch
+            h = torch.sigmoid(self.hidden(inputs))
+            if self.bug == "inplace":
+                h[:, 0] = 0.5  # LIGHTNING-WRITE
+            elif self.bug == "data":
+                h.data[:, 0] = 0.5  # LIGHTNING-DATA-WRITE
+            loss = torch.nn.functional.mse_loss(self.out(h), targets)
+            self.losses.append(loss.detach().clone())
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return TinyRegressor
+
+
+TinyRegressor = regressor_class(L.LightningModule)
+
+
+def batches():
+    generator = torch.Generator().manual_seed(1)
+    inputs = torch.randn(12, 4, generator=generator)
+    targets = torch.randn(12, 1, generator=generator)
+    return DataLoader(TensorDataset(inputs, targets), batch_size=4)
+
+
+def fit(model, callbacks, tmp_path, lightning=L):
+    trainer = lightning.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=callbacks, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                        default_root_dir=tmp_path)
+    trainer.fit(model, batches())
+    return trainer
+
+
+class LogLines(logging.Handler):
+    """The messages of one logger, whatever Lightning did to its propagation."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.messages: list[str] = []
+        self.logger = logging.getLogger(name)
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+    def __enter__(self):
+        self.logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self)
+
+
+def doctor_is_off() -> bool:
+    """After training, an in-place bug gets PyTorch's plain error again, with nothing attached."""
+    x = torch.ones(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y[0] = 0.0
+    try:
+        y.sum().backward()
+    except RuntimeError as error:
+        return diagnoses_of(error) == []
+    return False
+
+
+def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
+    with pytest.raises(RuntimeError) as plain:
+        fit(TinyRegressor(bug="inplace"), [], tmp_path)
+    with LogLines("lightning.pytorch.autograd_doctor") as log, pytest.raises(RuntimeError) as watched:
+        fit(TinyRegressor(bug="inplace"), [AutogradDoctor()], tmp_path)
+    error = watched.value
+    # The same error as without the doctor (the doctor words it as PyTorch does, naming the
+    # saving node, because its own saved-tensor hooks replace PyTorch's version check).
+    assert type(error) is type(plain.value)
+    assert error.args[0].split(":")[0] == plain.value.args[0].split(":")[0]
+    diagnosis = diagnoses_of(error)[0]
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.file == __file__
+    assert diagnosis.primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
+    assert diagnosis.primary.source.strip().startswith("h[:, 0] = 0.5")
+    assert any("h[:, 0] = 0.5" in note for note in error.__notes__)  # shown in the traceback
+    site = f"{__file__}:{line_of(THIS_SOURCE, 'LIGHTNING-WRITE')}"
+    assert log.messages == [f"autograd-doctor: error[AD101] at {site} in epoch 0 (global step 0): "
+                            f"{diagnosis.title} (the full report is attached to the RuntimeError)"]
+    assert doctor_is_off()
+
+
+def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
+    plain = TinyRegressor()
+    fit(plain, [], tmp_path)
+    watched = TinyRegressor()
+    callback = AutogradDoctor()
+    with LogLines("lightning.pytorch.autograd_doctor") as log:
+        fit(watched, [callback], tmp_path)
+    assert len(plain.losses) == 6
+    assert torch.equal(torch.stack(plain.losses), torch.stack(watched.losses))
+    for mine, theirs in zip(plain.parameters(), watched.parameters()):
+        assert torch.equal(mine, theirs)
+    assert log.messages == [] and callback.diagnoses == []
+    assert doctor_is_off()
+
+
+def test_silent_bug_is_logged_once_with_its_report_not_warned(tmp_path):
+    callback = AutogradDoctor()
+    with LogLines("lightning.pytorch.autograd_doctor") as log, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit(TinyRegressor(bug="data"), [callback], tmp_path)  # 6 steps, one report
+    assert [d.code for d in callback.diagnoses] == ["AD201"]
+    assert len(log.messages) == 1
+    site = f"{__file__}:{line_of(THIS_SOURCE, 'LIGHTNING-DATA-WRITE')}"
+    assert log.messages[0].startswith(f"autograd-doctor: warning[AD201] at {site} in epoch 0, batch 0")
+    assert "h.data[:, 0] = 0.5" in log.messages[0] and "help:" in log.messages[0]
+    assert not [w for w in caught if "autograd" in type(w.message).__name__.lower()]
+
+
+def test_strict_mode_stops_at_the_write(tmp_path):
+    with pytest.raises(RuntimeError) as failure:
+        fit(TinyRegressor(bug="inplace"), [AutogradDoctor(strict=True)], tmp_path)
+    assert type(failure.value).__name__ == "AutogradDoctorError"
+    assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
+    assert doctor_is_off()
+
+
+def test_bad_option_is_a_clear_error_when_the_callback_is_made():
+    with pytest.raises(ValueError, match="silent must be one of"):
+        AutogradDoctor(silent="loud")
+
+
+def test_pytorch_lightning_package_name(tmp_path):
+    pl = pytest.importorskip("pytorch_lightning")
+    from autograd_doctor.pytorch_lightning import AutogradDoctor as PLAutogradDoctor
+
+    with LogLines("pytorch_lightning.autograd_doctor") as log, pytest.raises(RuntimeError) as failure:
+        fit(regressor_class(pl.LightningModule)(bug="inplace"), [PLAutogradDoctor()], tmp_path, lightning=pl)
+    assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
+    assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
+    assert doctor_is_off()

@@ -1,0 +1,46 @@
+"""The per-step doctor the training-framework callbacks share, without any framework."""
+
+from __future__ import annotations
+
+import doctest
+import logging
+
+import pytest
+import torch
+
+import autograd_doctor.step_watch as step_watch
+from autograd_doctor import diagnoses_of
+from autograd_doctor.step_watch import StepWatch
+
+
+def test_docstring_example():
+    result = doctest.testmod(step_watch)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_bug_in_every_step_is_logged_once(caplog):
+    steps = StepWatch(logging.getLogger("test.step_watch"), {})
+    with caplog.at_level(logging.WARNING, logger="test.step_watch"):
+        for step in range(3):
+            steps.begin()
+            x = torch.ones(3, requires_grad=True)
+            y = torch.sigmoid(x)
+            y.data[0] = 2.0  # a silent write, every step
+            y.sum().backward()
+            steps.end(f"step {step}")
+    assert [d.code for d in steps.diagnoses] == ["AD201"]
+    assert len(caplog.records) == 1 and "in step 0" in caplog.records[0].getMessage()
+
+
+def test_begin_again_ends_a_step_that_never_ended():
+    steps = StepWatch(logging.getLogger("test.step_watch"), {})
+    steps.begin()
+    steps.begin()  # e.g. a framework without a failure event
+    steps.end()
+    assert not steps.active
+    x = torch.ones(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y[0] = 0.0
+    with pytest.raises(RuntimeError) as failure:
+        y.sum().backward()
+    assert diagnoses_of(failure.value) == []  # no doctor left running
