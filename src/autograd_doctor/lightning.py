@@ -99,4 +99,5 @@ def __getattr__(name: str):
     return callback
 
 
-__all__ = ["AutogradDoctor", "callback_class", "DoctorCallbackHooks"]
+# AutogradDoctor is public too; it is built by __getattr__ above.
+__all__ = ["callback_class", "DoctorCallbackHooks"]

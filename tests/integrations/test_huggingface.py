@@ -1,0 +1,130 @@
+"""The Hugging Face callback with the real `transformers.Trainer` on a tiny CPU model (no downloads)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+import torch  # noqa: E402
+
+from autograd_doctor import diagnoses_of  # noqa: E402
+from autograd_doctor.huggingface import LOGGER_NAME, AutogradDoctorCallback  # noqa: E402
+
+from programs import line_of  # noqa: E402
+from test_lightning import LogLines, doctor_is_off  # noqa: E402
+
+with open(__file__) as _source:
+    THIS_SOURCE = _source.read()
+
+
+class TinyConfig(transformers.PretrainedConfig):
+    model_type = "autograd-doctor-tiny"
+
+    def __init__(self, bug: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.bug = bug
+
+
+class TinyModel(transformers.PreTrainedModel):
+    """4 -> 8 -> 1 regression; `config.bug` picks an autograd bug (None: a correct model)."""
+
+    config_class = TinyConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.hidden = torch.nn.Linear(4, 8)
+        self.out = torch.nn.Linear(8, 1)
+        self.losses: list[torch.Tensor] = []
+
+    def forward(self, features, labels=None):
+        h = torch.sigmoid(self.hidden(features))
+        if self.config.bug == "inplace":
+            h[:, 0] = 0.5  # HF-WRITE
+        elif self.config.bug == "data":
+            h.data[:, 0] = 0.5  # HF-DATA-WRITE
+        prediction = self.out(h)
+        loss = torch.nn.functional.mse_loss(prediction, labels)
+        self.losses.append(loss.detach().clone())
+        return {"loss": loss, "logits": prediction}
+
+
+def tiny_model(bug=None) -> TinyModel:
+    torch.manual_seed(0)
+    return TinyModel(TinyConfig(bug=bug))
+
+
+class Examples(torch.utils.data.Dataset):
+    def __init__(self):
+        generator = torch.Generator().manual_seed(1)
+        self.features = torch.randn(12, 4, generator=generator)
+        self.labels = torch.randn(12, 1, generator=generator)
+
+    def __len__(self):
+        return len(self.features)
+
+    def __getitem__(self, index):
+        return {"features": self.features[index], "labels": self.labels[index]}
+
+
+def train(model, callbacks, tmp_path):
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, num_train_epochs=2, learning_rate=0.1,
+        optim="sgd", seed=0, save_strategy="no", report_to=[], use_cpu=True, disable_tqdm=True,
+        logging_strategy="no", dataloader_num_workers=0)
+    trainer = transformers.Trainer(model=model, args=args, train_dataset=Examples(), callbacks=callbacks)
+    trainer.train()
+    return trainer
+
+
+def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
+    with pytest.raises(RuntimeError) as plain:
+        train(tiny_model(bug="inplace"), [], tmp_path)
+    callback = AutogradDoctorCallback()
+    with LogLines(LOGGER_NAME) as log, pytest.raises(RuntimeError) as watched:
+        train(tiny_model(bug="inplace"), [callback], tmp_path)
+    error = watched.value
+    assert type(error) is type(plain.value)
+    assert error.args[0].split(":")[0] == plain.value.args[0].split(":")[0]
+    diagnosis = diagnoses_of(error)[0]
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.file == __file__
+    assert diagnosis.primary.line == line_of(THIS_SOURCE, "HF-WRITE")
+    assert any("h[:, 0] = 0.5" in note for note in error.__notes__)  # shown in the traceback
+    site = f"{__file__}:{line_of(THIS_SOURCE, 'HF-WRITE')}"
+    assert log.messages == [f"autograd-doctor: error[AD101] at {site} in global step 0: "
+                            f"{diagnosis.title} (the full report is attached to the RuntimeError)"]
+    assert callback.diagnoses == [diagnosis]
+    assert doctor_is_off()  # no failure event in the Trainer, and still nothing left running
+
+
+def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
+    plain = tiny_model()
+    train(plain, [], tmp_path)
+    watched = tiny_model()
+    callback = AutogradDoctorCallback()
+    with LogLines(LOGGER_NAME) as log:
+        trainer = train(watched, [callback], tmp_path)
+    assert len(plain.losses) == 6
+    assert torch.equal(torch.stack(plain.losses), torch.stack(watched.losses))
+    for mine, theirs in zip(plain.parameters(), watched.parameters()):
+        assert torch.equal(mine, theirs)
+    assert log.messages == [] and callback.diagnoses == []
+    assert "training_step" not in vars(trainer)  # the Trainer's own method again
+    assert doctor_is_off()
+
+
+def test_silent_bug_is_logged_once_with_its_report(tmp_path):
+    callback = AutogradDoctorCallback()
+    with LogLines(LOGGER_NAME) as log:
+        train(tiny_model(bug="data"), [callback], tmp_path)  # 6 steps, one report
+    assert [d.code for d in callback.diagnoses] == ["AD201"]
+    site = f"{__file__}:{line_of(THIS_SOURCE, 'HF-DATA-WRITE')}"
+    assert len(log.messages) == 1
+    assert log.messages[0].startswith(f"autograd-doctor: warning[AD201] at {site} in global step 0:")
+    assert "h.data[:, 0] = 0.5" in log.messages[0] and "help:" in log.messages[0]
+
