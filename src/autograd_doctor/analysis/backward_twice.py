@@ -20,7 +20,7 @@ from autograd_doctor.analysis.source_scope import (
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import (
-    location_of, replace_node_text, segment, statement_location,
+    call_name, location_of, replace_node_text, segment, statement_location,
 )
 
 
@@ -109,6 +109,9 @@ def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
             for name in names:
                 assigned.setdefault(name, statement)
     for name, statement in assigned.items():
+        if isinstance(statement, ast.AugAssign):
+            carried.append((name, statement))  # `total += loss` reads the previous iteration's total
+            continue
         for node in ast.walk(loop):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
                     and node.lineno <= statement.end_lineno:
@@ -130,6 +133,8 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
     if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
             and isinstance(assignment.targets[0], ast.Name) and assignment.lineno == assignment.end_lineno):
         return None
+    if not any(isinstance(node, ast.Name) for node in ast.walk(assignment.value)):
+        return None  # `total = 0`: a number has nothing to detach; the tensor is made later
     value = segment(filename, assignment.value)
     if not isinstance(assignment.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript)):
         value = f"({value})"
@@ -157,6 +162,9 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     root_name = segment(site.filename, root_expr) if root_expr is not None else "the loss"
 
     carrier = None  # (name, assignment statement, value)
+    # carried: loop state from the previous iteration; outside: made before the loop;
+    # shared: one tensor that two backward() calls of the same pass go through.
+    kind = None
     loop = scope.enclosing_loop(statement) if statement is not None else None
     if loop is not None and frontier:
         for name, assignment in _loop_carried(scope, loop):
@@ -165,6 +173,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
                 if name not in loaded_names(root_expr) or len(_loop_carried(scope, loop)) == 1:
                     carrier = (name, assignment, value)
+                    kind = "carried"
                     break
     outside = None  # a tensor made before the loop, with a graph, used in every iteration
     if carrier is None and loop is not None and frontier:
@@ -175,6 +184,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             found = scope.latest_assignment(name, loop.lineno)
             if found is not None and found[0].lineno < loop.lineno:
                 carrier = outside = (name, found[0], value)
+                kind = "outside"
                 break
     if carrier is None and frontier:
         for name, value in frame_locals.items():
@@ -182,6 +192,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     and not name.startswith("_"):
                 found = scope.latest_assignment(name, site.lineno + 1) if scope is not None else None
                 carrier = (name, found[0] if found else None, value)
+                kind = "shared"
                 break
 
     related: list[Location] = []
@@ -215,11 +226,12 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
-            helps.append(Suggestion(
-                f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it is "
-                "made, or compute it under torch.no_grad()", detached,
-                statement_location(site.filename, assignment) if detached else None))
-        elif statement is not None and statement.lineno == statement.end_lineno:
+            if detached:
+                helps.append(Suggestion(
+                    f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it "
+                    "is made, or compute it under torch.no_grad()", detached,
+                    statement_location(site.filename, assignment)))
+        elif kind == "carried" and statement is not None and statement.lineno == statement.end_lineno:
             text = segment(site.filename, statement)
             if isinstance(value, (tuple, list)):
                 detach = f"{name} = tuple(s.detach() for s in {name})"
@@ -229,10 +241,22 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 f"detach {name} at the iteration boundary so each backward() only goes through its own "
                 "iteration (truncated backpropagation)",
                 f"{text}\n{detach}", statement_location(site.filename, statement)))
+        elif kind == "shared" and scope is not None and previous is not None and not same_line:
+            helps.extend(_shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor,
+                                                   assignment))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
-    helps.append(_retain_graph_suggestion(previous))
+    if scope is not None and _step_between(scope, previous, statement, loop if same_line else None):
+        notes.append("an optimizer step() runs between the two backward() calls, so retain_graph=True is not "
+                     "suggested: the second backward() would go through a graph whose saved parameters step() "
+                     "may have changed in place")
+    else:
+        helps.append(_retain_graph_suggestion(previous))
+    if not [h for h in helps if h is not None]:
+        helps.append(Suggestion(
+            f"decide which backward() should go through the graph of {carrier[0] if carrier else root_name}: "
+            "compute it again before the second backward(), or detach it where the other loss uses it"))
     diagnosis = Diagnosis(code=codes.BACKWARD_TWICE, title=codes.title(codes.BACKWARD_TWICE), severity="error",
                           primary=primary, related=[loc for loc in related if loc is not None],
                           tensor=tensor_info(tensor, carrier[0]) if tensor is not None else (
@@ -259,3 +283,127 @@ def _retain_graph_suggestion(previous) -> Suggestion | None:
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def _statement_calling(scope: Scope, method: str, after_line: int, before_line: int) -> ast.stmt | None:
+    """The first statement of the scope strictly between two lines that calls `<x>.<method>()`."""
+    best = None
+    for node in ast.walk(scope.node or scope.tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr == method and after_line < node.lineno < before_line:
+            if best is None or node.lineno < best.lineno:
+                best = node
+    return best
+
+
+def _step_between(scope: Scope, previous, statement: ast.stmt | None, loop: ast.AST | None) -> bool:
+    """Whether an optimizer step() runs between the earlier backward() and this one (in a
+    loop where both are the same line: anywhere in the loop body)."""
+    if statement is None:
+        return False
+    if loop is not None:
+        return _statement_calling(scope, "step", loop.lineno - 1, loop.end_lineno + 1) is not None
+    if previous is None or previous.site is None or previous.site.filename != scope.filename:
+        return False
+    return _statement_calling(scope, "step", previous.site.lineno, statement.lineno) is not None
+
+
+def _optimizer_parameters(scope: Scope, values: dict, after_line: int) -> set[int] | None:
+    """Ids of the parameters updated by the first `<optimizer>.step()` after a line."""
+    step = _statement_calling(scope, "step", after_line, 10**9)
+    if step is None:
+        return None
+    optimizer = step.value.func.value
+    value = values.get(optimizer.id) if isinstance(optimizer, ast.Name) else None
+    groups = getattr(value, "param_groups", None)
+    if not isinstance(groups, list):
+        return None
+    return {id(p) for group in groups for p in group.get("params", [])}
+
+
+def _leaves_under(tensor: torch.Tensor) -> set[int]:
+    """Ids of the leaves a tensor's graph reaches (its graph may be freed: the links remain)."""
+    leaves, seen = set(), set()
+    queue = [tensor.grad_fn] if tensor.grad_fn is not None else []
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            leaves.add(id(variable))
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return leaves
+
+
+def _first_use(scope: Scope, name: str, after_line: int, before_line: int) -> ast.stmt | None:
+    """The first one-line assignment strictly between two lines that reads `name`."""
+    for statement, _names, value in scope.assignments:
+        if after_line < statement.lineno < before_line and statement.lineno == statement.end_lineno \
+                and name in loaded_names(value):
+            return statement
+    return None
+
+
+def _with_detached(filename: str, statement: ast.stmt, name: str) -> str | None:
+    """The one-line statement with every read of `name` replaced by `name.detach()`."""
+    text = segment(filename, statement)
+    if text is None:
+        return None
+    reads = [node for node in ast.walk(statement)
+             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
+    for node in sorted(reads, key=lambda n: n.col_offset, reverse=True):
+        start, end = node.col_offset - statement.col_offset, node.end_col_offset - statement.col_offset
+        text = text[:start] + f"{name}.detach()" + text[end:]
+    return text if reads else None
+
+
+def _shared_graph_suggestions(scope: Scope, values: dict, previous, statement: ast.stmt | None, name: str,
+                              tensor: torch.Tensor, assignment: ast.stmt | None) -> list[Suggestion]:
+    """Two backward() calls of one pass through the graph of `name` (two losses, a GAN)."""
+    filename = scope.filename
+    first_line = previous.site.lineno
+    if statement is None or previous.site.filename != filename:
+        return []
+    first = scope.statement_at(first_line)
+    helps: list[Suggestion] = []
+    # A GAN's discriminator step: the optimizer stepped after one backward() does not own the
+    # parameters behind `name`; that loss should see `name` detached.
+    leaves = _leaves_under(tensor)
+    first_owner = _optimizer_parameters(scope, values, first_line)
+    second_owner = _optimizer_parameters(scope, values, statement.lineno)
+    made_at = assignment.lineno if assignment is not None else 0
+    use = None
+    if first_owner is not None and second_owner is not None:
+        if not (first_owner & leaves) and second_owner & leaves:
+            use = _first_use(scope, name, made_at, first_line)
+        elif first_owner & leaves and not (second_owner & leaves):
+            use = _first_use(scope, name, first_line, statement.lineno)
+    if use is not None:
+        replaced = _with_detached(filename, use, name)
+        if replaced:
+            helps.append(Suggestion(
+                f"the optimizer stepped after this loss does not train what made {name}: give this loss "
+                f"{name}.detach(), so its backward() leaves {name}'s graph to the other loss",
+                replaced, statement_location(filename, use)))
+            return helps
+    # Two losses ready before the first backward(), with their backward() calls side by side:
+    # one backward() of their sum gives the same gradients.
+    first_call = backward_call_node(first) if first is not None else None
+    second_call = backward_call_node(statement)
+    first_root = root_expression(first) if first is not None else None
+    second_root = root_expression(statement)
+    if (first is not None and first.end_lineno + 1 == statement.lineno and first_call is not None
+            and second_call is not None and call_name(first_call) == call_name(second_call) == "backward"
+            and not first_call.args and not first_call.keywords and not second_call.args
+            and not second_call.keywords and isinstance(second_root, ast.Name) and first_root is not None
+            and scope.latest_assignment(second_root.id, first_line) is not None
+            and scope.parents.get(first) is scope.parents.get(statement)):
+        total = f"({segment(filename, first_root)} + {second_root.id}).backward()"
+        location = statement_location(filename, first)
+        location.end_line = statement.end_lineno
+        location.end_column = statement.end_col_offset
+        helps.append(Suggestion("both losses are ready before the first backward(): call backward() once, on "
+                                "their sum (the gradients add up the same way)", total, location))
+    return helps

@@ -362,12 +362,44 @@ def write_fixes(filename: str, statement: ast.stmt | None, line: int, column: in
         return []
     try:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Subscript):
-            return subscript_assignment_fixes(filename, statement, facts)
-        if isinstance(statement, ast.AugAssign):
-            return augmented_assignment_fixes(filename, statement)
-        return method_call_fixes(filename, statement, line, column)
+            suggestions = subscript_assignment_fixes(filename, statement, facts)
+        elif isinstance(statement, ast.AugAssign):
+            suggestions = augmented_assignment_fixes(filename, statement)
+        else:
+            suggestions = method_call_fixes(filename, statement, line, column)
     except Exception:
         return []
+    # `for p in model.parameters(): p = p - lr * p.grad` rebinds the loop variable and
+    # changes nothing the loop iterates over: never suggest rebinding a loop variable.
+    loop_variables = loop_targets(filename, statement)
+    return [s for s in suggestions
+            if not (s.replacement and _rebound_name(s.replacement.split("\n")[0]) in loop_variables)]
+
+
+def loop_targets(filename: str, statement: ast.stmt) -> set[str]:
+    """Names bound by the `for` loops (and comprehensions) around a statement."""
+    from autograd_doctor.report.source import parse_file
+
+    tree = parse_file(filename)
+    names: set[str] = set()
+    if tree is None:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno <= statement.lineno <= (node.end_lineno or 0):
+            names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return names
+
+
+def _rebound_name(code_line: str) -> str | None:
+    """`p` for `p = p - lr * p.grad` (a plain rebinding); None for anything else."""
+    try:
+        tree = ast.parse(code_line.strip())
+    except SyntaxError:
+        return None
+    statement = tree.body[0] if tree.body else None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
 
 
 def apply_replacement(source: str, location: Location, replacement: str) -> str:

@@ -74,11 +74,34 @@ class Cut:
     filename: str
     name: str | None = None  # the variable the statement assigns
     evidence: str = ""
+    # Names the statement reads whose live values are not tensors (floats, lists, NumPy
+    # arrays): a help must not hand those to backward() in place of a tensor.
+    non_tensors: frozenset = frozenset()
 
 
 def _is_torch_call(node: ast.Call) -> bool:
     func = node.func
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"torch", "th"}
+
+
+def _is_autograd_grad(node: ast.Call) -> bool:
+    """`torch.autograd.grad(...)` or `autograd.grad(...)`."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr == "grad" and (
+        isinstance(func.value, ast.Name) and func.value.id == "autograd"
+        or isinstance(func.value, ast.Attribute) and func.value.attr == "autograd")
+
+
+def _creates_graph(node: ast.Call) -> bool:
+    return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+               for k in node.keywords) or len(node.args) >= 5
+
+
+def _non_tensor_names(expr: ast.AST, frame_locals: dict | None) -> frozenset:
+    if frame_locals is None:
+        return frozenset()
+    return frozenset(n for n in loaded_names(expr) if n in frame_locals and (
+        isinstance(frame_locals[n], (int, float, list, tuple)) or type(frame_locals[n]).__name__ == "ndarray"))
 
 
 def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
@@ -91,6 +114,8 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
             name = call_name(node)
             if name == "detach" or name == "detach_":
                 marks.append(CutMark("detach", node, segment(filename, node)))
+            elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
+                marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy"):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
             elif name in LEAVE_TORCH and isinstance(node.func, ast.Attribute):
@@ -199,11 +224,13 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
                 if not marks and _frozen_module(frame_locals, inputs):
                     mark = CutMark("unknown", None, "")
                 return Cut(statement, mark, filename, name,
-                           f"{', '.join(carriers)} carries gradients; {name} does not")
+                           f"{', '.join(carriers)} carries gradients; {name} does not",
+                           _non_tensor_names(value, frame_locals))
             if marks and not carriers and fallback is None and (
                     not current or not _carries_grad(result)) and any(
                     flag is None for flag in input_flags.values()) | (not input_flags):
-                fallback = Cut(statement, marks[0], filename, name, "explicit construct")
+                fallback = Cut(statement, marks[0], filename, name, "explicit construct",
+                               _non_tensor_names(value, frame_locals))
         elif marks:
             return Cut(statement, marks[0], filename, name, "explicit construct")
         work.extend((n, statement.lineno) for n in inputs)
@@ -262,6 +289,7 @@ CUT_EXPLANATIONS = {
     "leave_torch": "`{text}` leaves torch (a Python number or NumPy array carries no graph)",
     "integer": "`{text}` has an integer or boolean result, which has no gradient",
     "requires_grad_false": "`{text}` turns gradient tracking off",
+    "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
     "unknown": "this statement computes from tensors that require grad, but its result does not",
 }
 
@@ -285,10 +313,25 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
                                           replace_node_text(filename, statement, node, new), location))
         else:
             inner = data
-            if isinstance(inner, ast.Call) and call_name(inner) in LEAVE_TORCH and isinstance(inner.func, ast.Attribute):
-                inner = inner.func.value
-            suggestions.append(Suggestion("use the tensor itself instead of copying its values",
-                                          replace_node_text(filename, statement, node, segment(filename, inner)), location))
+            # Strip what left the graph: `torch.tensor(y.detach().numpy())` -> `y`.
+            while True:
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and not inner.args \
+                        and call_name(inner) in LEAVE_TORCH | {"detach", "cpu"}:
+                    inner = inner.func.value
+                elif isinstance(inner, ast.Attribute) and inner.attr == "data":
+                    inner = inner.value
+                else:
+                    break
+            # Only a tensor can replace the copy: a name holding a float or a NumPy array cannot.
+            if any(n in cut.non_tensors for n in loaded_names(inner)) or not any(
+                    isinstance(n, ast.Name) for n in ast.walk(inner)):
+                suggestions.append(Suggestion(
+                    f"`{mark.text}` makes a new tensor from values that already left the graph: compute them "
+                    "from the tensors with torch ops (no .item(), .tolist(), .numpy() or detach() on the way)"))
+            else:
+                suggestions.append(Suggestion("use the tensor itself instead of copying its values",
+                                              replace_node_text(filename, statement, node, segment(filename, inner)),
+                                              location))
     elif mark.kind == "no_grad":
         context = mark.context
         suggestions.append(Suggestion(
@@ -301,6 +344,13 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
                                       "the floating-point scores (e.g. cross_entropy on logits, or softmax)"))
     elif mark.kind == "requires_grad_false":
         suggestions.append(Suggestion("remove requires_grad_(False) for tensors that should be trained"))
+    elif mark.kind == "grad_no_graph" and isinstance(node, ast.Call):
+        keywords = [k for k in node.keywords if k.arg != "create_graph"]
+        parts = [segment(filename, a) for a in node.args] + [segment(filename, k) for k in keywords]
+        new_call = f"{segment(filename, node.func)}({', '.join(parts + ['create_graph=True'])})"
+        suggestions.append(Suggestion(
+            "pass create_graph=True, so the gradient is itself differentiable (gradient penalties, "
+            "higher-order derivatives)", replace_node_text(filename, statement, node, new_call), location))
     else:
         suggestions.append(Suggestion("check the function called here: it returns a result without grad history "
                                       "(a detach(), .data, torch.no_grad() or a copy inside it)"))
