@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import os
 import pickle
-import shutil
 import subprocess
 import weakref
 
@@ -17,10 +16,11 @@ import autograd_doctor
 from autograd_doctor.report.graph import (
     GraphPicture, GraphSnapshot, NodeInfo, dot_quote, picture_for, to_dot,
 )
+from autograd_doctor.report.render import renderer
 from programs import PYTHON, artifact_path, line_of, BUGGY_PROGRAM
 
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+needs_dot = pytest.mark.skipif(renderer() is None,
+                               reason="neither Graphviz `dot` nor pygraphviz is installed (make install brings pygraphviz)")
 
 
 def failing_diagnosis():
@@ -202,7 +202,8 @@ def test_run_graph_dot_writes_dot(buggy_script, tmp_path):
 
 
 def test_run_graph_svg_without_graphviz_writes_dot_and_says_so(buggy_script, tmp_path):
-    env = dict(os.environ, PATH=os.path.dirname(PYTHON))  # no /usr/bin: no `dot`
+    # No /usr/bin (no `dot`), and the pygraphviz wheel is not to be used either.
+    env = dict(os.environ, PATH=os.path.dirname(PYTHON), AUTOGRAD_DOCTOR_GRAPHVIZ="dot")
     result = run_cli("--graph", "out.svg", buggy_script, cwd=tmp_path, env=env)
     assert result.returncode == 1
     assert not (tmp_path / "out.svg").exists()

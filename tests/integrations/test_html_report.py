@@ -65,10 +65,12 @@ def test_without_graphviz_the_graph_is_dot_text(tmp_path):
     diagnosis = autograd_doctor.diagnoses_of(caught.value)[0]
     old_path = os.environ["PATH"]
     os.environ["PATH"] = tempfile.gettempdir()
+    os.environ["AUTOGRAD_DOCTOR_GRAPHVIZ"] = "dot"  # not the pygraphviz wheel either
     try:
         section = html_report.render_diagnosis_html(diagnosis)
     finally:
         os.environ["PATH"] = old_path
+        del os.environ["AUTOGRAD_DOCTOR_GRAPHVIZ"]
     assert '<pre class="dot">digraph autograd_doctor' in section
     assert "Graphviz <code>dot</code> is not installed" in section
 

@@ -4,21 +4,21 @@
 needs into plain objects (names, versions, shapes, Locations). It keeps no tensor
 and no autograd node, so a stored diagnosis does not keep the user's graph alive.
 `picture_for()` turns a diagnosis into a `GraphPicture`: DOT text always, SVG when
-Graphviz's `dot` is installed, displayed inline in Jupyter.
+Graphviz is there (the system's `dot`, or the pygraphviz wheel: see render.py),
+displayed inline in Jupyter.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from autograd_doctor.report.model import Diagnosis, Location
+from autograd_doctor.report.render import GraphvizMissing, dot_executable, render_with_dot
 
 # How far the snapshot walks from the failing node, and how much it keeps at most.
 INPUT_DEPTH = 8
@@ -26,7 +26,6 @@ CONSUMER_DEPTH = 6
 MAX_SNAPSHOT_NODES = 400
 # Nodes visited when searching from the backward() root for the failing node.
 MAX_ROOT_WALK = 20000
-DOT_TIMEOUT_S = 30
 
 STALE_COLOR = "#d62728"
 STALE_FILL = "#fde0e0"
@@ -552,40 +551,6 @@ def _fallback_snapshot(diagnosis: Diagnosis) -> GraphSnapshot:
 
 # ---- SVG and the picture object ----------------------------------------------------------
 
-def dot_executable() -> str | None:
-    """Path of Graphviz's `dot`, or None when it is not installed.
-
-    Example::
-
-        >>> dot_executable() is None or dot_executable().endswith("dot")
-        True
-    """
-    return shutil.which("dot")
-
-
-class GraphvizMissing(RuntimeError):
-    """Raised when SVG is asked for and Graphviz's `dot` is not installed."""
-
-
-def render_with_dot(dot_text: str, format: str = "svg") -> bytes:
-    """Run Graphviz's `dot` on DOT text; raises GraphvizMissing when it is not installed.
-
-    Example::
-
-        >>> svg = render_with_dot("digraph { a -> b }")  # doctest: +SKIP
-        >>> svg.startswith(b"<?xml")  # doctest: +SKIP
-        True
-    """
-    executable = dot_executable()
-    if executable is None:
-        raise GraphvizMissing("Graphviz `dot` is not installed (e.g. `apt-get install graphviz`)")
-    result = subprocess.run([executable, f"-T{format}"], input=dot_text.encode("utf-8"),
-                            capture_output=True, timeout=DOT_TIMEOUT_S)
-    if result.returncode != 0:
-        raise RuntimeError(f"dot failed: {result.stderr.decode('utf-8', 'replace').strip()}")
-    return result.stdout
-
-
 def svg_body(svg: str) -> str:
     """SVG text without the XML declaration and DOCTYPE, ready to inline in HTML."""
     start = svg.find("<svg")
@@ -611,7 +576,7 @@ class GraphPicture:
         self._svg: str | None = None
 
     def svg(self) -> str:
-        """The SVG text (raises GraphvizMissing if `dot` is not installed)."""
+        """The SVG text (raises GraphvizMissing when neither `dot` nor pygraphviz is installed)."""
         if self._svg is None:
             self._svg = render_with_dot(self.dot, "svg").decode("utf-8")
         return self._svg

@@ -51,8 +51,7 @@ def write_graph(report: Report, path: str) -> str | None:
         written = picture.save(path)
     except GraphvizMissing as missing:
         written = getattr(missing, "written", None)
-        _say(f"Graphviz `dot` is not installed, so no {path}; wrote the DOT text to {written} instead "
-             "(install graphviz, or render it with any Graphviz viewer)")
+        _say(f"{missing}, so no {path}; wrote the DOT text to {written} instead")
         return written
     _say(f"graph of the failure written to {written}")
     return written
