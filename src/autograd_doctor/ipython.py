@@ -39,9 +39,11 @@ class DiagnosesView:
         'autograd-doctor: no diagnosis'
     """
 
-    def __init__(self, diagnoses: list[Diagnosis], error: BaseException | None = None):
+    def __init__(self, diagnoses: list[Diagnosis], error: BaseException | None = None,
+                 picture: bool = True):
         self.diagnoses = list(diagnoses)
         self.error = error
+        self.picture = picture  # False where nothing would show an SVG (a terminal)
 
     def report(self) -> Report:
         report = Report(diagnoses=list(self.diagnoses))
@@ -67,6 +69,23 @@ class DiagnosesView:
 
         sections = "\n".join(render_diagnosis_html(d, i) for i, d in enumerate(self.diagnoses, start=1))
         return f'<div class="autograd-doctor"><style>{STYLE}</style>{sections}</div>'
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        """The picture of the failure as `image/svg+xml`, next to the HTML report (which shows
+        it inline too): frontends without HTML (nbconvert to PDF, some editors) pick the SVG.
+        IPython takes `text/html` and `text/plain` from the methods above."""
+        if not self.picture or (include is not None and "image/svg+xml" not in include):
+            return {}  # do not run Graphviz for an SVG nothing would show
+        for diagnosis in self.diagnoses:
+            if diagnosis.graph_data is None:
+                continue
+            try:
+                svg = diagnosis.graph()._repr_svg_()  # None without Graphviz
+            except Exception:
+                internal_error()
+                return {}
+            return {"image/svg+xml": svg} if svg else {}
+        return {}
 
 
 class DoctorExtension:
@@ -138,7 +157,8 @@ class DoctorExtension:
             if diagnoses:
                 from IPython.display import display
 
-                display(DiagnosesView(diagnoses, value))
+                shows_svg = "image/svg+xml" in getattr(shell.display_formatter, "active_types", ())
+                display(DiagnosesView(diagnoses, value, picture=shows_svg))
         except Exception:
             internal_error()
         return []

@@ -1,0 +1,78 @@
+"""The IPython extension in a real Jupyter kernel: a notebook executed by nbclient + ipykernel."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+from autograd_doctor.report.render import missing_message, renderer  # noqa: E402
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+KERNEL_NAME = "autograd-doctor-test"
+
+CELLS = [
+    "import torch\nx = torch.randn(3, requires_grad=True)",
+    "%load_ext autograd_doctor",
+    "y = torch.sigmoid(x)\ny[1] = 2.0\ny.sum().backward()",
+    "%autograd_doctor",
+]
+
+
+@pytest.fixture(scope="module")
+def executed_notebook(tmp_path_factory):
+    """The notebook above, run once in a kernel started from this test's Python."""
+    jupyter_dir = tmp_path_factory.mktemp("jupyter")
+    spec_dir = jupyter_dir / "kernels" / KERNEL_NAME
+    spec_dir.mkdir(parents=True)
+    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "autograd-doctor test", "language": "python"}
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", str(jupyter_dir))
+        patch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+        client = nbclient.NotebookClient(notebook, kernel_name=KERNEL_NAME, timeout=120, allow_errors=True,
+                                         resources={"metadata": {"path": str(jupyter_dir)}})
+        client.execute()
+    return notebook
+
+
+def outputs_of(notebook, index: int, output_type: str) -> list[dict]:
+    return [output for output in notebook.cells[index].outputs if output.output_type == output_type]
+
+
+def test_failing_cell_has_the_report_in_its_error_output(executed_notebook):
+    [error] = outputs_of(executed_notebook, 2, "error")
+    assert error.ename == "RuntimeError"
+    assert error.evalue.startswith("one of the variables needed for gradient computation")
+    traceback = ANSI.sub("", "\n".join(error.traceback))
+    assert "error[AD101]: a tensor that autograd saved was modified in place before backward()" in traceback
+    assert "y[1] = 2.0" in traceback and "modified here" in traceback
+    assert "help: fill the entry out of place" in traceback
+    assert "autograd_doctor/recording" not in traceback  # our own frames are hidden
+
+
+def test_failing_cell_displays_the_html_report(executed_notebook):
+    [shown] = outputs_of(executed_notebook, 2, "display_data")
+    assert 'data-code="AD101"' in shown.data["text/html"] and "y[1] = 2.0" in shown.data["text/html"]
+    assert shown.data["text/plain"].startswith("autograd-doctor: error[AD101] at ")
+
+
+def test_failing_cell_displays_the_graph_as_svg(executed_notebook):
+    if renderer() is None:
+        pytest.skip(missing_message())  # the HTML report then shows the DOT text instead
+    [shown] = outputs_of(executed_notebook, 2, "display_data")
+    svg = shown.data["image/svg+xml"]
+    assert svg.startswith("<svg") and "SigmoidBackward0" in svg and "STALE" in svg
+
+
+def test_line_magic_prints_the_last_report_in_the_kernel(executed_notebook):
+    printed = "".join(output.text for output in outputs_of(executed_notebook, 3, "stream"))
+    assert printed.startswith("error[AD101]") and "y[1] = 2.0" in printed
