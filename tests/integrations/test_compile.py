@@ -1,0 +1,145 @@
+"""torch.compile on CPU: an autograd error at compile time is explained by an eager run."""
+
+from __future__ import annotations
+
+import doctest
+import warnings
+
+import pytest
+import torch
+
+import autograd_doctor.compiled as compiled_module
+from autograd_doctor import diagnoses_of
+from autograd_doctor.compiled import compile as doctor_compile
+
+from programs import line_of
+
+with open(__file__) as _source:
+    THIS_SOURCE = _source.read()
+
+BackendCompilerFailed = torch._dynamo.exc.BackendCompilerFailed
+
+
+@pytest.fixture(autouse=True)
+def fresh_compiler():
+    torch._dynamo.reset()  # each test compiles its functions anew
+    with warnings.catch_warnings():
+        # AOTAutograd traces the backward in anomaly mode, which warns with the forward trace.
+        warnings.simplefilter("ignore", UserWarning)
+        yield
+    torch._dynamo.reset()
+
+
+def buggy_step(x, w):
+    h = torch.sigmoid(x @ w)  # COMPILE-SAVE
+    h[0] = 0.0  # COMPILE-WRITE
+    return h.sum()
+
+
+def correct_step(x, w):
+    h = torch.sigmoid(x @ w)
+    return (h * h).sum()
+
+
+class BuggyNet(torch.nn.Module):
+    """BatchNorm (buffers that a forward updates) and dropout (random numbers) around the bug."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(4, 4)
+        self.norm = torch.nn.BatchNorm1d(4)
+        self.dropout = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        h = torch.tanh(self.norm(self.linear(x)))
+        h.mul_(2.0)  # COMPILE-MODULE-WRITE
+        return self.dropout(h).sum()
+
+
+def inputs():
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(3, 3, generator=generator), torch.randn(3, 3, generator=generator).requires_grad_()
+
+
+def test_compile_failure_gets_the_eager_report_and_stays_itself():
+    x, w = inputs()
+    with pytest.raises(BackendCompilerFailed) as plain:
+        torch.compile(buggy_step, backend="aot_eager")(x, w)
+    torch._dynamo.reset()
+    with pytest.raises(BackendCompilerFailed) as explained:
+        doctor_compile(buggy_step, backend="aot_eager")(x, w)
+    error = explained.value
+    assert str(error) == str(plain.value)  # same type and message; the report is a note
+    diagnosis = diagnoses_of(error)[0]
+    assert diagnosis.code == "AD101"
+    assert (diagnosis.primary.file, diagnosis.primary.line) == (__file__, line_of(THIS_SOURCE, "COMPILE-WRITE"))
+    notes = "\n".join(error.__notes__)
+    assert "h[0] = 0.0" in notes and "torch.compile failed while tracing the backward of `buggy_step`" in notes
+    saved = [site for site in diagnosis.related if site.role == "saved"]
+    if saved:  # the save's line is known where the doctor has a mode recording saves
+        assert saved[0].line == line_of(THIS_SOURCE, "COMPILE-SAVE")
+
+
+def test_the_eager_run_leaves_the_users_tensors_and_random_state_alone():
+    x, w = inputs()
+    x_before, w_before = x.clone(), w.detach().clone()
+    rng_before = torch.random.get_rng_state()
+    with pytest.raises(BackendCompilerFailed) as failure:
+        doctor_compile(buggy_step, backend="aot_eager")(x, w)
+    assert diagnoses_of(failure.value)
+    assert torch.equal(x, x_before) and torch.equal(w.detach(), w_before)
+    assert (x._version, w._version) == (0, 0) and w.grad is None
+    assert torch.equal(torch.random.get_rng_state(), rng_before)
+
+
+def test_compiled_module_stays_a_module_and_its_buffers_are_restored():
+    model = BuggyNet()
+    compiled = doctor_compile(model, backend="aot_eager")
+    assert isinstance(compiled, torch.nn.Module) and list(compiled.parameters()) == list(model.parameters())
+    state_before = {name: value.clone() for name, value in model.state_dict().items()}
+    with pytest.raises(BackendCompilerFailed) as failure:
+        compiled(torch.randn(5, 4))
+    diagnosis = diagnoses_of(failure.value)[0]
+    assert diagnosis.code == "AD101"
+    assert diagnosis.primary.line == line_of(THIS_SOURCE, "COMPILE-MODULE-WRITE")
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, state_before[name]), name  # running statistics included
+    assert all(parameter.grad is None for parameter in model.parameters())
+
+
+def test_correct_function_same_values_and_gradients_bitwise():
+    x, w = inputs()
+    plain_loss = torch.compile(correct_step, backend="aot_eager")(x, w)
+    plain_loss.backward()
+    plain_grad = w.grad.clone()
+    torch._dynamo.reset()
+    x2, w2 = inputs()
+    loss = doctor_compile(correct_step, backend="aot_eager")(x2, w2)
+    loss.backward()
+    assert torch.equal(loss, plain_loss) and torch.equal(w2.grad, plain_grad)
+
+
+def test_default_backend_inductor():
+    x, w = inputs()
+    with pytest.raises(BackendCompilerFailed) as failure:
+        doctor_compile(buggy_step)(x, w)
+    assert "backend='inductor'" in str(failure.value)
+    assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "COMPILE-WRITE")
+
+
+def broken_backend(graph_module, example_inputs):
+    raise RuntimeError("this backend is broken")
+
+
+def test_compile_failure_that_is_no_autograd_bug_is_left_unchanged():
+    x, w = inputs()
+    with pytest.raises(BackendCompilerFailed) as failure:
+        doctor_compile(correct_step, backend=broken_backend)(x, w)
+    assert "this backend is broken" in str(failure.value)
+    assert diagnoses_of(failure.value) == [] and not getattr(failure.value, "__notes__", [])
+
+
+def test_docstring_example():
+    result = doctest.testmod(compiled_module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
