@@ -401,11 +401,11 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     statement = statement_at(site.filename, site.lineno) if site is not None else None
     if statement is not None:
         helps.append(no_grad_fix(site.filename, statement))
-        helps.extend(s for s in write_fixes(site.filename, statement, site.lineno, None,
-                                            _write_facts(None, target)) if not s.keeps_write)
-        if len(helps) > 1:
-            helps[1] = Suggestion("if the result should stay in the graph, compute a new tensor instead "
-                                  "(it is then no longer a leaf)", helps[1].replacement, helps[1].location)
+        # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
+        # real leaf behind: its .grad stays None. Say how to keep both instead.
+        if name:
+            helps.append(Suggestion(f"if the write is meant to be part of the computation, give its result a "
+                                    f"new name (new = {name} * ...) and keep {name} as the leaf that is trained"))
     diagnosis = Diagnosis(code=codes.LEAF_INPLACE, title=codes.title(codes.LEAF_INPLACE), severity="error",
                           primary=primary, related=related, tensor=info, notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)

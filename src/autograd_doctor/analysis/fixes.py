@@ -100,6 +100,17 @@ def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST,
     )]
 
 
+def _is_comparison(index: ast.AST) -> bool:
+    """`h > 0.5`, `(a > 0) & (b < 1)`, `~mask`: an index that is a boolean mask by its form."""
+    if isinstance(index, ast.Compare):
+        return True
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_comparison(index.left) or _is_comparison(index.right)
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return True
+    return False
+
+
 def _index_parts(index: ast.AST) -> list[ast.AST]:
     return list(index.elts) if isinstance(index, ast.Tuple) else [index]
 
@@ -124,7 +135,7 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     value_is_scalar = facts.value_is_scalar if facts.value_is_scalar is not None else _is_number(statement.value)
     scalar_text = _format_scalar(statement.value, value, facts.floating)
 
-    if facts.index_is_bool_mask:
+    if facts.index_is_bool_mask or _is_comparison(index):
         mask = segment(filename, index)
         suggestions.append(Suggestion(
             "select with torch.where instead of writing through the mask",

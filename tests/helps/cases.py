@@ -1,0 +1,503 @@
+"""Buggy programs, each with the diagnosis it gets and a hand-written correct version.
+
+`compare` lists expressions evaluated in both programs' globals after they ran: the
+gradients (and values) the fixed program must compute. `reference_for` gives another
+reference for one help (by index) where that help is a different but right change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Case:
+    name: str
+    code: str
+    buggy: str
+    reference: str
+    compare: list[str]
+    reference_for: dict[int, str] = field(default_factory=dict)
+    watch_options: dict = field(default_factory=dict)
+
+
+CASES = [
+    # ---- AD101: a saved tensor written in place ------------------------------------------------
+    Case("method_mul_", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = torch.sigmoid(w)
+        h.mul_(2)
+        h.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = torch.sigmoid(w)
+        h = h.mul(2)
+        h.sum().backward()
+    """, ["w.grad", "h"]),
+    Case("augmented_assignment", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = w.exp()
+        h += 1
+        (h * w).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = w.exp() + 1
+        (h * w).sum().backward()
+    """, ["w.grad"]),
+    Case("relu_inplace_keyword", "AD101", """
+        import torch
+        import torch.nn.functional as F
+        torch.manual_seed(0)
+        w = torch.randn(5, requires_grad=True)
+        s = torch.sigmoid(w)
+        r = F.relu(s - 0.5, inplace=True)
+        s.mul_(3)
+        (r + s).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(5, requires_grad=True)
+        s = torch.sigmoid(w)
+        r = torch.relu(s - 0.5)
+        s = s * 3
+        (r + s).sum().backward()
+    """, ["w.grad"]),
+    Case("module_relu_inplace", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Sigmoid(), torch.nn.ReLU(inplace=True))
+        x = torch.randn(2, 3)
+        net(x).sum().backward()
+        grads = [p.grad for p in net.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Sigmoid(), torch.nn.ReLU())
+        x = torch.randn(2, 3)
+        net(x).sum().backward()
+        grads = [p.grad for p in net.parameters()]
+    """, ["grads"]),
+    Case("setitem_scalar_slice", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(6, requires_grad=True)
+        h = w.tanh()
+        h[1:3] = 0
+        h.pow(2).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(6, requires_grad=True)
+        h = w.tanh()
+        keep = torch.ones(6)
+        keep[1:3] = 0
+        (h * keep).pow(2).sum().backward()
+    """, ["w.grad"]),
+    Case("setitem_tensor_row", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+        v = torch.randn(4, requires_grad=True)
+        h = w.exp()
+        h[1] = v * 2
+        h.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+        v = torch.randn(4, requires_grad=True)
+        h = w.exp()
+        h = torch.stack([h[0], v * 2, h[2]])
+        h.sum().backward()
+    """, ["w.grad", "v.grad"]),
+    Case("setitem_bool_mask", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(6, requires_grad=True)
+        h = w.sigmoid()
+        h[h > 0.5] = 1.0
+        (h * h).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(6, requires_grad=True)
+        h = w.sigmoid()
+        h = torch.where(h > 0.5, torch.ones_like(h), h)
+        (h * h).sum().backward()
+    """, ["w.grad"]),
+    Case("part_of_saved_tensor", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 2, requires_grad=True)
+        h = w.exp()
+        h[0].mul_(2)
+        h.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 2, requires_grad=True)
+        h = w.exp()
+        h = h * torch.tensor([[2.0], [1.0], [1.0]])
+        h.sum().backward()
+    """, ["w.grad"]),
+    # ---- AD102: a leaf that requires grad written in place -----------------------------------
+    Case("leaf_initialisation", "AD102", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        w.mul_(0.5)
+        x = torch.randn(3)
+        (w * x).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        with torch.no_grad():
+            w.mul_(0.5)
+        x = torch.randn(3)
+        (w * x).sum().backward()
+    """, ["w.grad", "w"]),
+    Case("manual_sgd_loop", "AD102", """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        x = torch.randn(4, 3)
+        lr = 0.1
+        model(x).pow(2).sum().backward()
+        for p in model.parameters():
+            p -= lr * p.grad
+        weight = model.weight.detach().clone()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        x = torch.randn(4, 3)
+        lr = 0.1
+        model(x).pow(2).sum().backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.sub_(lr * p.grad)
+        weight = model.weight.detach().clone()
+    """, ["weight", "model.bias"]),
+    # ---- AD104: a write into one of chunk()'s views ------------------------------------------
+    Case("chunk_view_write", "AD104", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, 3, requires_grad=True)
+        a, b = (w * 2).chunk(2)
+        a.mul_(3)
+        (a.sum() + b.sum()).backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, 3, requires_grad=True)
+        a, b = (w * 2).chunk(2)
+        a = a * 3
+        (a.sum() + b.sum()).backward()
+    """, ["w.grad"]),
+    # ---- AD201: a write through .data ----------------------------------------------------------
+    Case("data_write", "AD201", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = w.sigmoid()
+        h.data.mul_(2)
+        h.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = w.sigmoid()
+        h = h.mul(2)
+        h.sum().backward()
+    """, ["w.grad"], watch_options={"mode": "full"}),
+    # ---- AD203: operand overlaps the written tensor ------------------------------------------
+    Case("overlapping_operand", "AD203", """
+        import torch
+        a = torch.arange(12.0).reshape(3, 4)
+        a -= a[:, :1]
+    """, """
+        import torch
+        a = torch.arange(12.0).reshape(3, 4)
+        a = a - a[:, :1].clone()
+    """, ["a"]),
+    # ---- AD204: views kept, then their base overwritten ---------------------------------------
+    Case("stale_views", "AD204", """
+        import torch
+        buffer = torch.zeros(3)
+        kept = []
+        for step in range(3):
+            buffer.copy_(torch.full((3,), float(step)))
+            kept.append(buffer[:2])
+        first = kept[0].clone()
+    """, """
+        import torch
+        buffer = torch.zeros(3)
+        kept = []
+        for step in range(3):
+            buffer.copy_(torch.full((3,), float(step)))
+            kept.append(buffer[:2].clone())
+        first = kept[0].clone()
+    """, ["first"], watch_options={"capture": "mode"}),
+    # ---- AD205: a write through detach() changes the source ----------------------------------
+    Case("detach_alias_write", "AD205", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        y = w * 2
+        shown = y.detach()
+        shown[0] = 0.0
+        values = y.tolist()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        y = w * 2
+        shown = y.detach().clone()
+        shown[0] = 0.0
+        values = y.tolist()
+    """, ["values"]),
+    # ---- AD301: the gradient path was cut ------------------------------------------------------
+    Case("detach_cut", "AD301", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        feature = (w * x).detach()
+        loss = feature.pow(2).sum()
+        loss.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        feature = w * x
+        loss = feature.pow(2).sum()
+        loss.backward()
+    """, ["w.grad"]),
+    Case("data_cut", "AD301", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        feature = w.data * 3
+        loss = feature.sum()
+        loss.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        feature = w * 3
+        loss = feature.sum()
+        loss.backward()
+    """, ["w.grad"]),
+    Case("tensor_of_list_cut", "AD301", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        a = (w * 2).sum()
+        b = (w * w).sum()
+        losses = torch.tensor([a, b])
+        losses.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        a = (w * 2).sum()
+        b = (w * w).sum()
+        losses = torch.stack([a, b])
+        losses.sum().backward()
+    """, ["w.grad"]),
+    Case("gradient_penalty_without_create_graph", "AD301", """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, requires_grad=True)
+        out = (x * w).tanh().sum()
+        grad = torch.autograd.grad(out, x)[0]
+        penalty = grad.pow(2).sum()
+        penalty.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, requires_grad=True)
+        t = (x * w).tanh()
+        grad = (1 - t * t) * w  # d out / d x, by hand
+        penalty = grad.pow(2).sum()
+        penalty.backward()
+    """, ["w.grad", "x.grad"]),
+    # ---- AD302: backward through a freed graph ------------------------------------------------
+    Case("two_losses_one_graph", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        h = (w * x).tanh()
+        loss1 = h.sum()
+        loss2 = (h * h).sum()
+        loss1.backward()
+        loss2.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        h = (w * x).tanh()
+        loss1 = h.sum()
+        loss2 = (h * h).sum()
+        grads = torch.autograd.grad(loss1, w, retain_graph=True)[0] + torch.autograd.grad(loss2, w)[0]
+        w.grad = grads
+    """, ["w.grad"]),
+    Case("gan_discriminator_first", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        G = torch.nn.Linear(2, 3)
+        D = torch.nn.Linear(3, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+        z = torch.randn(4, 2)
+        fake = G(z)
+        d_loss = D(fake).mean()
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        g_loss = -D(fake).mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+        params = [p.detach().clone() for p in [*G.parameters(), *D.parameters()]]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        G = torch.nn.Linear(2, 3)
+        D = torch.nn.Linear(3, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+        z = torch.randn(4, 2)
+        fake = G(z)
+        opt_d.zero_grad()
+        D(fake.detach()).mean().backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        (-D(fake).mean()).backward()
+        opt_g.step()
+        params = [p.detach().clone() for p in [*G.parameters(), *D.parameters()]]
+    """, ["params"]),
+    Case("gan_generator_first", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        G = torch.nn.Linear(2, 3)
+        D = torch.nn.Linear(3, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+        z = torch.randn(4, 2)
+        fake = G(z)
+        g_loss = -D(fake).mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+        d_loss = D(fake).mean()
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        params = [p.detach().clone() for p in [*G.parameters(), *D.parameters()]]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        G = torch.nn.Linear(2, 3)
+        D = torch.nn.Linear(3, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+        z = torch.randn(4, 2)
+        fake = G(z)
+        opt_g.zero_grad()
+        (-D(fake).mean()).backward()
+        opt_g.step()
+        opt_d.zero_grad()
+        D(fake.detach()).mean().backward()
+        opt_d.step()
+        params = [p.detach().clone() for p in [*G.parameters(), *D.parameters()]]
+    """, ["params"]),
+    Case("rnn_state_across_iterations", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        cell = torch.nn.RNNCell(2, 3)
+        inputs = torch.randn(3, 1, 2)
+        h = torch.zeros(1, 3)
+        for step in range(3):
+            h = cell(inputs[step], h)
+            loss = h.sum()
+            loss.backward()
+        grads = [p.grad.clone() for p in cell.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        cell = torch.nn.RNNCell(2, 3)
+        inputs = torch.randn(3, 1, 2)
+        h = torch.zeros(1, 3)
+        for step in range(3):
+            h = cell(inputs[step], h.detach())
+            h.sum().backward()
+        grads = [p.grad.clone() for p in cell.parameters()]
+    """, ["grads"], reference_for={1: """
+        import torch
+        torch.manual_seed(0)
+        cell = torch.nn.RNNCell(2, 3)
+        inputs = torch.randn(3, 1, 2)
+        h = torch.zeros(1, 3)
+        for step in range(3):
+            h = cell(inputs[step], h)
+            h.sum().backward(retain_graph=True)
+        grads = [p.grad.clone() for p in cell.parameters()]
+    """}),
+    Case("total_accumulated_from_zero", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        data = [torch.randn(3) for _ in range(3)]
+        total = 0
+        for x in data:
+            loss = (w * x).sum()
+            total += loss
+            total.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        data = [torch.randn(3) for _ in range(3)]
+        for x in data:
+            (w * x).sum().backward()
+    """, ["w.grad"], reference_for={1: """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        data = [torch.randn(3) for _ in range(3)]
+        for count, x in enumerate(data):
+            w.grad = (w.grad if w.grad is not None else 0) + sum(data[:count + 1])
+    """}),
+    Case("loss_made_before_the_loop", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        data = [torch.randn(3) for _ in range(3)]
+        loss = 0
+        for x in data:
+            loss += (w * x).sum()
+        for epoch in range(2):
+            loss.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        data = [torch.randn(3) for _ in range(3)]
+        w.grad = 2 * sum(data)
+    """, ["w.grad"]),
+]

@@ -1,0 +1,59 @@
+"""Every help with code is applied to the buggy program exactly as printed, and the
+program then runs and computes what a hand-written correct version computes.
+
+A help that runs but computes something else (`p = p - lr * p.grad` in a loop over the
+parameters updates nothing) fails here, as does one that does not run at all.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.analysis.fixes import apply_replacement
+from cases import CASES
+from helpers import run_plain, run_program
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _values(namespace: dict, expressions: list[str]) -> list:
+    return [eval(expression, dict(namespace)) for expression in expressions]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_each_help_applied_gives_the_reference_result(tmp_path, case):
+    outcome = run_program(tmp_path, case.buggy, **case.watch_options)
+    diagnoses = [d for d in outcome.diagnoses if d.code == case.code]
+    assert diagnoses, f"expected {case.code}, got {[d.code for d in outcome.diagnoses]} ({outcome.error!r})"
+    diagnosis = diagnoses[0]
+    applicable = [(index, s) for index, s in enumerate(diagnosis.help) if s.replacement and s.location]
+    assert applicable, f"no help with code: {[s.message for s in diagnosis.help]}"
+    for index, suggestion in applicable:
+        fixed = apply_replacement(outcome.source, suggestion.location, suggestion.replacement)
+        reference = textwrap.dedent(case.reference_for.get(index, case.reference))
+        expected = _values(run_plain(tmp_path, reference, "reference.py"), case.compare)
+        try:
+            got = _values(run_plain(tmp_path, fixed, f"fixed_{index}.py"), case.compare)
+        except Exception as error:
+            raise AssertionError(f"help {index} ({suggestion.message}) fails:\n{fixed}\n{error!r}") from error
+        for expression, want, have in zip(case.compare, expected, got):
+            assert _same(have, want), f"help {index} ({suggestion.message}): {expression} differs\n{fixed}"
+
+
+def test_the_harness_rejects_a_help_that_updates_nothing(tmp_path):
+    """The rebinding the doctor used to suggest in a loop over parameters runs, but the
+    comparison catches that it leaves the weights unchanged."""
+    case = next(c for c in CASES if c.name == "manual_sgd_loop")
+    wrong = textwrap.dedent(case.buggy).replace("p -= lr * p.grad", "p = p - lr * p.grad")
+    got = _values(run_plain(tmp_path, wrong, "wrong.py"), case.compare)
+    expected = _values(run_plain(tmp_path, textwrap.dedent(case.reference), "reference.py"), case.compare)
+    assert not _same(got, expected)
