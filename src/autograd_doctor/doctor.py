@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor import codes, compat
 from autograd_doctor.analysis import copies, diagnose
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches
@@ -136,6 +136,8 @@ class Doctor:
     def start(self) -> "Doctor":
         if self._active:
             return self
+        if not compat.check():  # this torch lacks what the doctor cannot work without: stay off
+            return self
         self._thread = threading.get_ident()
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
         self._hooks.__enter__()
@@ -165,7 +167,7 @@ class Doctor:
 
     def _suspend_saves(self) -> bool:
         """Take our saved-tensor hooks off the stack if they are on top; True if taken."""
-        top_of_stack = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+        top_of_stack = compat.lookup("torch._C._autograd._top_saved_tensors_default_hooks")
         if not self._active or top_of_stack is None:
             return False
         try:

@@ -500,4 +500,67 @@ CASES = [
         data = [torch.randn(3) for _ in range(3)]
         w.grad = 2 * sum(data)
     """, ["w.grad"]),
+    # ---- AD303 / AD304: copies that cut or fail ------------------------------------------------
+    Case("deepcopy_of_module_holding_an_output", "AD303", """
+        import copy
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        x = torch.randn(4, 3)
+        model.last_output = model(x)
+        snapshot = copy.deepcopy(model)
+        copied = snapshot.last_output
+    """, """
+        import copy
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        x = torch.randn(4, 3)
+        model.last_output = model(x).detach()
+        snapshot = copy.deepcopy(model)
+        copied = snapshot.last_output
+    """, ["copied"]),
+    Case("torch_tensor_of_losses", "AD304", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        l1 = (w * 2).sum()
+        l2 = (w * 3).sum()
+        total = torch.tensor([l1, l2]).sum()
+        if total.requires_grad:
+            total.backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        (w * 2).sum().backward()
+        (w * 3).sum().backward()
+    """, ["w.grad"]),
 ]
+
+# Diagnoses whose only right change is elsewhere or depends on intent: their helps carry no
+# code, so nothing unverified is printed as a change to make.
+ADVICE_ONLY = [
+    Case("optimizer_step_between_backward_calls", "AD103", """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        out = model(torch.randn(4, 3))
+        loss1 = out.pow(2).sum()
+        loss2 = out.abs().sum()
+        loss1.backward(retain_graph=True)
+        opt.step()
+        loss2.backward()
+    """, "", [], watch_options={"mode": "full"}),
+    Case("numpy_write_into_saved_tensor", "AD202", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        h = w.sigmoid()
+        array = h.detach().numpy()
+        array[0] = 0.0
+        h.sum().backward()
+    """, "", [], watch_options={"verify_saved": True}),
+]
+

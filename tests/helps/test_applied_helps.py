@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from autograd_doctor.analysis.fixes import apply_replacement
-from cases import CASES
+from cases import ADVICE_ONLY, CASES
 from helpers import run_plain, run_program
 
 
@@ -57,3 +57,11 @@ def test_the_harness_rejects_a_help_that_updates_nothing(tmp_path):
     got = _values(run_plain(tmp_path, wrong, "wrong.py"), case.compare)
     expected = _values(run_plain(tmp_path, textwrap.dedent(case.reference), "reference.py"), case.compare)
     assert not _same(got, expected)
+
+
+@pytest.mark.parametrize("case", ADVICE_ONLY, ids=[case.name for case in ADVICE_ONLY])
+def test_diagnoses_without_a_verified_change_give_advice_not_code(tmp_path, case):
+    outcome = run_program(tmp_path, case.buggy, **case.watch_options)
+    diagnoses = [d for d in outcome.diagnoses if d.code == case.code]
+    assert diagnoses, f"expected {case.code}, got {[d.code for d in outcome.diagnoses]} ({outcome.error!r})"
+    assert diagnoses[0].help and all(s.replacement is None for s in diagnoses[0].help)

@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor import codes, compat
 from autograd_doctor.analysis.fixes import (
     WriteFacts, inplace_module_definition_fix, no_grad_fix, write_fixes,
 )
@@ -486,7 +486,7 @@ def _leaf_creation_site(tensor) -> Site | None:
 
 
 def current_node():
-    getter = getattr(torch._C, "_current_autograd_node", None)
+    getter = compat.lookup("torch._C._current_autograd_node")
     if getter is None:
         return None
     try:

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from autograd_doctor import compat
 from autograd_doctor.recording.events import byte_range, storage_key
 
 # Graph walks stop after this many nodes (a debugging call must not hang on huge graphs).
@@ -52,7 +53,7 @@ def _shares_version_counter(a, b) -> bool | None:
         return None
     if va != vb:
         return False
-    setter = getattr(getattr(torch._C, "_autograd", None), "_unsafe_set_version_counter", None)
+    setter = compat.lookup("torch._C._autograd._unsafe_set_version_counter")
     if setter is not None:
         with _probe_lock:
             try:

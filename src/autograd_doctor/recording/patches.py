@@ -24,6 +24,7 @@ import threading
 
 import torch
 
+from autograd_doctor import compat
 from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     WRITES_FOREACH_LIST, classify_call,
@@ -179,15 +180,16 @@ def _targets():
                 op = f"Tensor.{name}"
                 targets.append((torch.Tensor, name, lambda f, op=op, kind=kind: _write_wrapper(f, op, kind)))
     function_owners = [(torch, "torch")]
-    nn_functions = getattr(torch._C, "_nn", None)
+    nn_functions = compat.lookup("torch._C._nn")
     if nn_functions is not None:
         function_owners.append((nn_functions, "torch._C._nn"))
-    variable_functions = getattr(torch, "_VF", None)
-    if variable_functions is not None:
+    variable_functions = compat.lookup("torch._VF")
+    # torch._VF resolves names lazily (__getattr__), so dir() does not list them: this does.
+    variable_function_names = compat.lookup("torch._C._VariableFunctions")
+    if variable_functions is not None and variable_function_names is not None:
         function_owners.append((variable_functions, "torch._VF"))
     for owner, label in function_owners:
-        # torch._VF resolves names lazily (__getattr__), so dir() does not list them.
-        names = dir(torch._C._VariableFunctions) if label == "torch._VF" else dir(owner)
+        names = dir(variable_function_names) if label == "torch._VF" else dir(owner)
         for name in sorted(names):
             if not name.endswith("_") or name.endswith("__") or name.startswith("__"):
                 continue

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograd_doctor import compat
 from autograd_doctor.report.model import Diagnosis, Location
 from autograd_doctor.report.render import GraphvizMissing, dot_executable, render_with_dot
 
@@ -194,6 +195,8 @@ def _writes_of(record) -> list[WriteInfo]:
 
 def _backward_roots() -> list:
     """grad_fns of the tensors backward() started from, read from torch's own frame."""
+    if compat.lookup("torch.autograd.graph._engine_run_backward") is None:
+        return []  # renamed in this torch: the frame to read is not known
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
