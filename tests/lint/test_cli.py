@@ -16,7 +16,7 @@ from autograd_doctor.lint.cli import lint_main
 HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 BAD = "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny[0] = 0\n" \
-      "z = x.clone().detach()\n"
+      "z = torch.ones(2, 2)\nz -= z[:, :1]\n"
 CLEAN = "import torch\n\n\ndef f(x):\n    return x * 2\n"
 
 
@@ -43,7 +43,7 @@ def test_exit_1_with_findings_and_text_format(project, capsys):
     code, out, _ = run(capsys, "bad.py")
     assert code == 1
     assert "bad.py:4:1: ADL001 " in out
-    assert "bad.py:5:5: ADL007 [*] " in out
+    assert "bad.py:6:1: ADL010 [*] " in out
     assert "4 | y[0] = 0" in out and "^^^^^^^^" in out
     assert "Found 2 findings." in out and "1 fixable with `--fix`" in out
 
@@ -93,13 +93,14 @@ def test_list_rules(project, capsys):
 def test_json_format_shape(project, capsys):
     code, out, _ = run(capsys, "--format", "json", "bad.py")
     data = json.loads(out)
-    assert code == 1 and [d["code"] for d in data] == ["ADL001", "ADL007"]
+    assert code == 1 and [d["code"] for d in data] == ["ADL001", "ADL010"]
     for d in data:
         assert set(d) == {"code", "message", "file", "line", "column", "end_line", "end_column", "fix"}
     assert data[0]["fix"]["applicability"] == "unsafe"
-    assert data[1]["fix"] == {"applicability": "safe", "message": "call `.detach()` before `.clone()`",
-                              "edits": [{"content": "x.detach().clone()", "line": 5, "column": 5,
-                                         "end_line": 5, "end_column": 23}]}
+    assert data[1]["fix"] == {"applicability": "safe",
+                              "message": "copy the operand first with `.clone()`",
+                              "edits": [{"content": "z[:, :1].clone()", "line": 6, "column": 6,
+                                         "end_line": 6, "end_column": 14}]}
 
 
 def test_json_format_empty_list_when_clean(project, capsys):
@@ -115,7 +116,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(project, capsys):
     rule_ids = [r["id"] for r in run_["tool"]["driver"]["rules"]]
     assert "ADL001" in rule_ids and "ADL000" in rule_ids
     results = run_["results"]
-    assert [r["ruleId"] for r in results] == ["ADL001", "ADL007", "ADL000"]
+    assert [r["ruleId"] for r in results] == ["ADL001", "ADL010", "ADL000"]
     for r in results:
         assert rule_ids[r["ruleIndex"]] == r["ruleId"]
     loc = results[0]["locations"][0]["physicalLocation"]
@@ -136,44 +137,53 @@ def test_github_format(project, capsys):
 
 def test_select_and_ignore_prefixes(project, capsys):
     assert "ADL001" not in run(capsys, "--ignore", "ADL001", "bad.py")[1]
-    out = run(capsys, "--select", "ADL00", "--ignore", "ADL007", "bad.py")[1]
-    assert "ADL001" in out and "ADL007" not in out
-    code, out, _ = run(capsys, "--select", "ADL007", "bad.py")
-    assert "ADL007" in out and "ADL001" not in out
+    out = run(capsys, "--select", "ADL0", "--ignore", "ADL010", "bad.py")[1]
+    assert "ADL001" in out and "ADL010" not in out
+    code, out, _ = run(capsys, "--select", "ADL010", "bad.py")
+    assert "ADL010" in out and "ADL001" not in out
     # the more specific prefix wins
     out = run(capsys, "--select", "ADL001", "--ignore", "ADL", "bad.py")[1]
     assert "ADL001" in out
 
 
+def test_advice_rules_are_opt_in_by_their_full_code(project, capsys):
+    (project / "style.py").write_text("import torch\nx = torch.randn(3, requires_grad=True)\n"
+                                      "z = (x * 2).clone().detach()\n")
+    assert run(capsys, "--format", "concise", "style.py")[0] == 0  # advice is off by default
+    assert run(capsys, "--format", "concise", "--select", "ADL", "style.py")[0] == 0
+    code, out, _ = run(capsys, "--format", "concise", "-q", "--select", "ADL,ADL007", "style.py")
+    assert code == 1 and out.startswith("style.py:3:5: ADL007 [*] ")
+
+
 def test_noqa_comments(project, capsys):
-    (project / "n.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa: ADL007, ADL001")
-                                  .replace(".detach()\n", ".detach()  # NOQA\n"))
+    (project / "n.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa: ADL010, ADL001")
+                                  .replace(":1]\n", ":1]  # NOQA\n"))
     assert run(capsys, "n.py")[0] == 0
-    (project / "m.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa: ADL007"))
+    (project / "m.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa: ADL010"))
     assert "ADL001" in run(capsys, "m.py")[1]
     (project / "s.py").write_text(BAD.replace("y[0] = 0", "y[0] = 0  # noqa:E501 ADL001")
-                                  .replace(".detach()\n", ".detach()  # noqa: E501\n"))
+                                  .replace(":1]\n", ":1]  # noqa: E501\n"))
     out = run(capsys, "--format", "concise", "-q", "s.py")[1]
-    assert "ADL001" not in out and "ADL007" in out
+    assert "ADL001" not in out and "ADL010" in out
 
 
 def test_pyproject_config_found_from_linted_path(tmp_path, capsys, monkeypatch):
     pkg = tmp_path / "proj"
     (pkg / "src" / "gen").mkdir(parents=True)
-    (pkg / "pyproject.toml").write_text('[tool.autograd-doctor]\nignore = ["ADL007"]\n'
+    (pkg / "pyproject.toml").write_text('[tool.autograd-doctor]\nignore = ["ADL010"]\n'
                                         'extend-exclude = ["gen"]\n')
     (pkg / "src" / "bad.py").write_text(BAD)
     (pkg / "src" / "gen" / "bad2.py").write_text(BAD)
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "--format", "concise", "proj/src")
-    assert "ADL001" in out and "ADL007" not in out and "bad2.py" not in out
+    assert "ADL001" in out and "ADL010" not in out and "bad2.py" not in out
     # --isolated ignores the file
     out = run(capsys, "--isolated", "--format", "concise", "proj/src")[1]
-    assert "ADL007" in out and "bad2.py" in out
+    assert "ADL010" in out and "bad2.py" in out
 
 
 def test_pyproject_select_and_exclude(tmp_path, capsys, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text('[tool.autograd-doctor]\nselect = ["ADL007"]\n'
+    (tmp_path / "pyproject.toml").write_text('[tool.autograd-doctor]\nselect = ["ADL010"]\n'
                                              'exclude = ["skip_*.py"]\n')
     (tmp_path / "a.py").write_text(BAD)
     (tmp_path / "skip_me.py").write_text(BAD)
@@ -182,7 +192,7 @@ def test_pyproject_select_and_exclude(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = run(capsys, "--format", "concise", "-q", ".")[1]
     assert sorted(line.split(":")[0] for line in out.splitlines()) == ["./.venv/v.py", "./a.py"]
-    assert all("ADL007" in line for line in out.splitlines())
+    assert all("ADL010" in line for line in out.splitlines())
 
 
 def test_bad_pyproject_is_a_usage_error(tmp_path, capsys, monkeypatch):
@@ -280,7 +290,7 @@ def test_console_script_subprocess(project):
     proc = subprocess.run(cmd + ["--format", "json", "bad.py"], capture_output=True, text=True,
                           cwd=project, timeout=120)
     assert proc.returncode == 1, proc.stderr
-    assert [d["code"] for d in json.loads(proc.stdout)] == ["ADL001", "ADL007"]
+    assert [d["code"] for d in json.loads(proc.stdout)] == ["ADL001", "ADL010"]
     proc = subprocess.run(cmd + ["missing.py"], capture_output=True, text=True, cwd=project, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["autograd-doctor lint: error: path not found: missing.py"]

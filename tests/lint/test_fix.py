@@ -11,10 +11,14 @@ import pytest
 
 from autograd_doctor.lint import lint_source
 from autograd_doctor.lint.cli import lint_main
+from autograd_doctor.lint.engine import Selection
 from autograd_doctor.lint.findings import Edit, Finding, Fix
 from autograd_doctor.lint.fixes import apply_edits, fix_source
 
 FIX = Path(__file__).parent / "fixtures" / "fix"
+# The clone/detach and torch.tensor(t) rewrites are advice rules: opt-in.
+ADVICE = ["--select", "ADL,ADL007,ADL008"]
+SELECTION = Selection(("ADL", "ADL007", "ADL008"))
 
 
 def copy_fixture(tmp_path, name) -> Path:
@@ -23,15 +27,15 @@ def copy_fixture(tmp_path, name) -> Path:
     return target
 
 
-@pytest.mark.parametrize("name, flags", [("safe.py", ["--fix"]),
+@pytest.mark.parametrize("name, flags", [("safe.py", ["--fix"] + ADVICE),
                                          ("unsafe.py", ["--fix", "--unsafe-fixes"])])
 def test_fix_matches_expected_and_is_idempotent(tmp_path, capsys, name, flags):
     path = copy_fixture(tmp_path, name)
-    before = lint_source(path.read_text(), str(path))
+    before = lint_source(path.read_text(), str(path), SELECTION)
     lint_main(flags + [str(path)])
     expected = (FIX / (name + ".fixed")).read_text(encoding="utf-8")
     assert path.read_text(encoding="utf-8") == expected
-    after = lint_source(expected, str(path))
+    after = lint_source(expected, str(path), SELECTION)
     fixed_codes = {(f.code, f.line) for f in before if f.fix and (f.fix.safe or "--unsafe-fixes" in flags)}
     assert not any(f.fix and (f.fix.safe or "--unsafe-fixes" in flags) for f in after)
     assert fixed_codes  # the fixture had something to fix
@@ -50,7 +54,7 @@ def test_safe_fix_leaves_unsafe_fixes_alone(tmp_path, capsys):
 
 def test_fix_reports_remaining_findings_and_exit_code(tmp_path, capsys):
     path = copy_fixture(tmp_path, "safe.py")
-    code = lint_main(["--fix", "--format", "concise", str(path)])
+    code = lint_main(["--fix", "--format", "concise", *ADVICE, str(path)])
     out = capsys.readouterr().out
     assert code == 1  # the unsafe ADL001 remains
     assert "Fixed 6 findings." in out and out.count(" ADL001 ") == 1 and "ADL007" not in out
@@ -59,7 +63,7 @@ def test_fix_reports_remaining_findings_and_exit_code(tmp_path, capsys):
 def test_diff_shows_fixes_and_writes_nothing(tmp_path, capsys):
     path = copy_fixture(tmp_path, "safe.py")
     original = path.read_text()
-    code = lint_main(["--diff", str(path)])
+    code = lint_main(["--diff", *ADVICE, str(path)])
     out = capsys.readouterr().out
     assert code == 1 and path.read_text() == original
     assert f"--- a/{path}" in out and f"+++ b/{path}" in out
@@ -77,7 +81,7 @@ def test_fix_keeps_permissions_and_encoding(tmp_path, capsys):
           "y = x.clone().detach()\n"
     path.write_bytes(src.encode("latin-1"))
     os.chmod(path, 0o750)
-    lint_main(["--fix", str(path)])
+    lint_main(["--fix", *ADVICE, str(path)])
     capsys.readouterr()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o750
     assert path.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode("latin-1")
@@ -89,7 +93,7 @@ def test_fix_through_a_symlink_replaces_the_target(tmp_path, capsys):
     real.write_text("import torch\ny = torch.ones(2, requires_grad=True).clone().detach()\n")
     link = tmp_path / "link.py"
     os.symlink(real, link)
-    lint_main(["--fix", str(link)])
+    lint_main(["--fix", *ADVICE, str(link)])
     capsys.readouterr()
     assert link.is_symlink() and ".detach().clone()" in real.read_text()
 
@@ -113,7 +117,7 @@ def test_fix_keeps_crlf_and_form_feeds(tmp_path, capsys):
     src = "import torch\r\n# a form feed \x0c and a line separator \u2028 in a comment\r\n" \
           "x = torch.randn(2, requires_grad=True)\r\ny = x.clone().detach()\r\n"
     path.write_bytes(src.encode("utf-8"))
-    lint_main(["--fix", str(path)])
+    lint_main(["--fix", *ADVICE, str(path)])
     capsys.readouterr()
     assert path.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode("utf-8")
 
@@ -130,7 +134,7 @@ def test_parallel_fix_gives_the_same_files(tmp_path, capsys):
     for i in range(4):
         shutil.copy(FIX / "safe.py", tmp_path / f"s{i}.py")
         shutil.copy(FIX / "unsafe.py", tmp_path / f"u{i}.py")
-    lint_main(["--fix", "--unsafe-fixes", "-j", "2", str(tmp_path)])
+    lint_main(["--fix", "--unsafe-fixes", "-j", "2", *ADVICE, str(tmp_path)])
     capsys.readouterr()
     for i in range(4):
         assert (tmp_path / f"u{i}.py").read_text() == (FIX / "unsafe.py.fixed").read_text()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from autograd_doctor.lint.checker import Checker
 from autograd_doctor.lint.findings import Finding, split_lines
+from autograd_doctor.lint.rules import OPT_IN_CODES
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
                   re.IGNORECASE)
@@ -18,7 +19,11 @@ NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0
 
 @dataclass(frozen=True)
 class Selection:
-    """Which codes to report.  The most specific matching prefix wins (ruff's rule)."""
+    """Which codes to report.  The most specific matching prefix wins (ruff's rule).
+
+    Opt-in rules (advice, not hazards) are reported only when ``select`` names
+    their full code: ``--select ADL,ADL007``.
+    """
 
     select: tuple[str, ...] = ("ADL",)
     ignore: tuple[str, ...] = ()
@@ -28,6 +33,8 @@ class Selection:
             lengths = [len(p) for p in prefixes if p == "ALL" or code.startswith(p)]
             return max(lengths, default=-1)
 
+        if code in OPT_IN_CODES and code not in self.select:
+            return False
         return best(self.select) > best(self.ignore)
 
 

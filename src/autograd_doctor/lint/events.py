@@ -1,8 +1,17 @@
-"""What the single pass records per function, in source order."""
+"""What the single pass records per function, in source order, and the
+questions the rules ask about it (was the name re-bound in between? is it read
+afterwards? can control flow from here to there?).
+
+Every event carries a sequence number: the walk's position in source order.
+Branches of an `if`/`else` are recorded as seq ranges, so two events in
+different branches are known never to happen in one run, and blocks that end
+in `return`/`continue`/`break`/`raise` as ranges that never fall through.
+"""
 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -11,41 +20,70 @@ from autograd_doctor.lint.findings import Fix
 
 @dataclass
 class Write:
+    """An in-place write to (a view of) the tensor bound to ``name``."""
+
     seq: int
     name: str
     node: ast.AST
     how: str
     grad_on: bool
     fix: Fix | None = None
-    via: str = ""           # "detach" / "expand" when written through such a chain
-    via_source: str = ""    # the detached name for direct chains
+    via: str = ""            # "detach" / "expand" when written through such a chain
+    via_source: str = ""     # the detached name for direct chains
     detached_from: str = ""  # `name = src.detach()` binding live at the write
     expanded: bool = False   # `name = x.expand(...)` binding live at the write
+    through_data: bool = False  # written through `.data` (invisible to autograd)
+    grad_leaf: bool = False  # the name is a leaf that requires grad
+    split_from: str = ""     # the name came from chunk/split/unbind of a graph tensor
 
 
 @dataclass
 class Scope:
+    """One function (or the module, or a class body) and its events."""
+
     name: str
     grad_off: bool
     module_class: str | None = None     # enclosing nn.Module subclass, if a method
+    # Facts about names, joined at the end of `if`/`else` (see Checker.visit_If).
     tensors: set = field(default_factory=set)
     consts: set = field(default_factory=set)        # tensors that cannot require grad
+    graph: set = field(default_factory=set)         # tensors known to carry a graph
+    grad_leaves: set = field(default_factory=set)   # leaves known to require grad
+    # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
+    split_views: dict = field(default_factory=dict)
+    parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
+    detached: dict = field(default_factory=dict)    # name -> (source name, seq)
+    expanded: dict = field(default_factory=dict)    # name -> seq
+    # Events.
     uses: dict = field(default_factory=lambda: defaultdict(list))
     binds: dict = field(default_factory=lambda: defaultdict(list))
+    bind_values: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, value, grad_off)]
     saves: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, op, how, node)]
     writes: list = field(default_factory=list)
-    detached: dict = field(default_factory=dict)   # name -> (source name, seq)
-    expanded: dict = field(default_factory=dict)   # name -> seq
-    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, fix)
+    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, fix, module)
     retain_backwards: list = field(default_factory=list)
-    steps: list = field(default_factory=list)
+    steps: list = field(default_factory=list)      # (seq, node, optimizer text)
     backwards: list = field(default_factory=list)
+    backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
+    zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
+    data_uses: list = field(default_factory=list)   # ADL004 candidates: (node, message, fix)
+    deepcopies: list = field(default_factory=list)  # ADL006: (node, copied expression)
+    clone_detach: list = field(default_factory=list)  # ADL007: (node, inner, fix)
+    tensor_ctors: list = field(default_factory=list)  # ADL008: (node, argument, fix)
+    overlaps: list = field(default_factory=list)    # ADL010: (node, view expression, target)
+    loop_stores: list = field(default_factory=list)  # ADL011: (store node, name, itself)
+    anomaly: list = field(default_factory=list)     # ADL013: (node, message)
+    grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
+    buffer_stores: list = field(default_factory=list)  # ADL017: (node, buffer)
     loops: list = field(default_factory=list)
+    finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
-    data_uses: list = field(default_factory=list)  # ADL004 candidates: (node, message, fix)
+    jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
+    reported: set = field(default_factory=set)     # ids of nodes a rule already reported
 
+    # ----- control flow ---------------------------------------------------
     def exclusive(self, a: int, b: int) -> bool:
         """True when seqs ``a`` and ``b`` are in different branches of one `if`."""
         for start, mid, end in self.branches:
@@ -53,9 +91,47 @@ class Scope:
                 return True
         return False
 
+    def reaches(self, a: int, b: int) -> bool:
+        """False when ``a`` is in a block that ends with return/continue/break/raise
+        and ``b`` comes after that block: control never flows from ``a`` to ``b``."""
+        return not any(start <= a < end <= b for start, end in self.jumps)
+
+    # ----- names ----------------------------------------------------------
+    def bound_between(self, name: str, lo: int, hi: int) -> bool:
+        b = self.binds.get(name, ())
+        i = bisect_right(b, lo)
+        return i < len(b) and b[i] < hi
+
+    def used_after(self, name: str, seq: int) -> int | None:
+        """The seq of the first read of ``name`` after ``seq`` that still sees the
+        value it had at ``seq`` (no re-binding on the way), else None."""
+        u = self.uses.get(name, ())
+        b = self.binds.get(name, ())
+        j = bisect_right(b, seq)
+        next_bind = b[j] if j < len(b) else None
+        for use in u[bisect_right(u, seq):]:
+            if next_bind is not None and next_bind < use and not self.exclusive(seq, next_bind):
+                return None
+            if not self.exclusive(seq, use) and self.reaches(seq, use):
+                return use
+        return None
+
+    def backward_between(self, lo: int, hi: int) -> bool:
+        """A `backward()` (without retain_graph) ran between ``lo`` and ``hi``: the
+        graph, and what it saved, is gone by then."""
+        return any(lo < s < hi and not self.exclusive(s, hi) for s, _ in self.backwards)
+
+    def binding(self, name: str, at: int):
+        """The (seq, value, grad_off) binding of ``name`` live at ``at``."""
+        for entry in reversed(self.bind_values.get(name, ())):
+            if entry[0] < at and not self.exclusive(entry[0], at):
+                return entry
+        return None
+
 
 @dataclass
 class Loop:
+    start: int = 0
     stores: list = field(default_factory=list)   # (base name, node, stored the name itself)
     written: set = field(default_factory=set)
     bound: set = field(default_factory=set)

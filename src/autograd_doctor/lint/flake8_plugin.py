@@ -1,7 +1,9 @@
 """flake8 plugin (entry point ``ADL``): the same rules inside flake8.
 
 flake8 parses the file and hands us the tree; we run the same single pass.
-flake8 handles ``# noqa`` and ``--select``/``--extend-ignore`` itself.
+flake8 handles ``# noqa`` and ``--select``/``--extend-ignore`` itself; the
+opt-in advice rules are not reported through flake8 (flake8 would report them
+by default).
 Columns are 0-based for flake8 (it adds one when printing).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.checker import Checker
+from autograd_doctor.lint.rules import OPT_IN_CODES
 
 
 def _version() -> str:
@@ -42,5 +45,6 @@ class Flake8Plugin:
             findings = Checker(self.tree, source, self.filename).findings
         except RecursionError:
             return
+        findings = [f for f in findings if f.code not in OPT_IN_CODES]
         for f in sorted(findings, key=lambda f: (f.line, f.column, f.code)):
             yield f.line, f.column - 1, f"{f.code} {f.message}", type(self)

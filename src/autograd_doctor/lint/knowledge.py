@@ -74,9 +74,13 @@ class TensorKnowledge:
                 return N.is_tensor_function(q) and bool(node.args) and \
                     all(self.is_const(a) for a in node.args)
             if isinstance(node.func, ast.Attribute):
+                if node.func.attr in N.GRAD_CUTTING_METHODS:  # `x.detach()`: no graph, whatever x is
+                    return True
                 return node.func.attr != "requires_grad_" and self.is_const(node.func.value) and \
                     all(self.is_const(a) for a in node.args if self.is_tensor(a))
             return False
+        if isinstance(node, ast.Attribute):
+            return node.attr == "data" or (node.attr in N.VIEW_ATTRIBUTES and self.is_const(node.value))
         if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
             sides = (node.left, node.right)
             return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
@@ -139,6 +143,63 @@ class TensorKnowledge:
             return True
         return isinstance(base, ast.Name) and base.id in self.module_classes
 
+    def is_graph(self, node) -> bool:
+        if node is None:
+            return False
+        return self._is_graph(node)
+
+    def _is_graph(self, node) -> bool:
+        """True when ``node`` is known to carry an autograd graph (a non-leaf that
+        requires grad): the output of a parameterised module of this class, or an op
+        on such a value or on a leaf that requires grad."""
+        if isinstance(node, ast.Name):
+            return node.id in self.scope.graph or node.id in self.scope.grad_leaves
+        if self.is_grad_leaf(node):
+            return True
+        if self.is_const(node) or not self.is_tensor(node):
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id == "self" and self.scope.module_class:
+                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
+                return kind.rsplit(".", 1)[-1] in N.PARAMETERISED_MODULES
+            operands = list(node.args) + [k.value for k in node.keywords]
+            if isinstance(func, ast.Attribute) and self.qualname(func) is None:
+                operands.append(func.value)
+            return any(self.is_graph(a) for a in operands)
+        if isinstance(node, ast.BinOp):
+            return self.is_graph(node.left) or self.is_graph(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_graph(node.operand)
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            return self.is_graph(node.value)
+        return False
+
+    def is_grad_leaf(self, node) -> bool:
+        """A leaf that requires grad: ``torch.zeros(3, requires_grad=True)``, ``nn.Parameter(t)``."""
+        if not isinstance(node, ast.Call):
+            return False
+        q = self.qualname(node.func) or ""
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return not any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant)
+                           and k.value.value is False for k in node.keywords)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+            return not self.false_arg(node) and (self.is_const(node.func.value) or
+                                                 self.is_grad_leaf(node.func.value))
+        return q.startswith("torch.") and q[6:] in N.FACTORIES and any(
+            k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in node.keywords)
+
+    def narrowing(self, test) -> tuple[str, bool] | None:
+        """``("x", True)`` for ``isinstance(x, torch.Tensor)``, ``("x", False)`` for
+        ``not isinstance(x, torch.Tensor)``: what the test proves in its true branch."""
+        positive = True
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, positive = test.operand, not positive
+        name = self.isinstance_tensor(test)
+        return (name, positive) if name else None
+
     def isinstance_tensor(self, test) -> str | None:
         """``x`` for ``isinstance(x, torch.Tensor)`` (or a tuple holding it)."""
         if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
@@ -172,8 +233,6 @@ class TensorKnowledge:
             if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
                 kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
                 q = N.MODULE_OPS.get(kind.rsplit(".", 1)[-1]) if kind.startswith("torch.nn.") else None
-                if q is not None and self.inplace_attrs.get(self.scope.module_class, {}).get(func.attr):
-                    return None  # inplace=True modules write rather than save: ADL002's business
             elif self.is_tensor(recv):
                 q = "torch.Tensor." + func.attr
 
@@ -198,3 +257,12 @@ class TensorKnowledge:
             return q in N.SPLITTING_FUNCTIONS and bool(node.args) and self.is_tensor(node.args[0])
         return isinstance(node.func, ast.Attribute) and node.func.attr in N.SPLITTING_METHODS \
             and self.is_tensor(node.func.value)
+
+    def split_source(self, node):
+        """The tensor that ``x.chunk(...)`` / ``torch.split(x, ...)`` splits."""
+        if isinstance(node, ast.Call):
+            if self.qualname(node.func) is not None:
+                return node.args[0] if node.args else None
+            if isinstance(node.func, ast.Attribute):
+                return node.func.value
+        return None

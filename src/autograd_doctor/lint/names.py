@@ -66,6 +66,16 @@ NOT_WRITING_METHODS = frozenset({
     "requires_grad_", "share_memory_", "detach_", "rename_", "retain_grad_",
     "record_stream_", "resize_as_sparse_", "is_set_to_", "pin_memory_",
 })
+# Methods whose result has no autograd graph, whatever the receiver.
+GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+# nn modules with parameters: their output carries a graph in training code.
+PARAMETERISED_MODULES = frozenset("""
+Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d
+InstanceNorm1d InstanceNorm2d InstanceNorm3d LSTM GRU RNN LSTMCell GRUCell RNNCell
+MultiheadAttention PReLU Transformer TransformerEncoder TransformerDecoder
+TransformerEncoderLayer TransformerDecoderLayer RMSNorm
+""".split())
 # Methods and attributes whose result is a view of the receiver.
 VIEW_METHODS = frozenset("""
 view view_as t transpose permute narrow select unsqueeze squeeze expand
@@ -80,7 +90,9 @@ TENSOR_ONLY_METHODS = frozenset({"detach", "expand", "expand_as", "requires_grad
 # Factories: a tensor made by one of these (without requires_grad=...) is a constant.
 FACTORIES = frozenset("""
 arange zeros ones empty full rand randn randint randperm linspace logspace eye
-tensor as_tensor from_numpy zeros_like ones_like empty_like full_like rand_like
+tensor as_tensor asarray from_numpy frombuffer sparse_coo_tensor sparse_csr_tensor
+sparse_csc_tensor sparse_compressed_tensor normal poisson Tensor FloatTensor
+LongTensor DoubleTensor HalfTensor BoolTensor IntTensor ByteTensor zeros_like ones_like empty_like full_like rand_like
 randn_like randint_like tril_indices triu_indices bernoulli multinomial
 """.split())
 # Tensor attributes that are tensors.
@@ -109,6 +121,20 @@ MODULE_OPS = {
     "Hardtanh": "torch.nn.functional.hardtanh", "ReLU6": "torch.nn.functional.relu6",
     "LayerNorm": "torch.nn.functional.layer_norm",
 }
+# Module methods that return the module or configure it, not a tensor.
+MODULE_METHODS = frozenset("""
+cuda cpu to train eval half float double bfloat16 apply parameters named_parameters
+modules children state_dict load_state_dict zero_grad register_buffer requires_grad_
+size dim shape numel
+""".split())
+# Misspellings of `requires_grad` (ADL016).
+REQUIRES_GRAD_TYPOS = frozenset("""
+require_grad requires_grads require_grads required_grad requried_grad requires_gard
+reqires_grad requieres_grad requires_gradient require_gradient requires_grade
+""".split())
+OPTIMIZER_CLASSES = frozenset("""
+SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam
+""".split())
 GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",

@@ -1,8 +1,13 @@
-"""Lint rules: code, name, one-line summary and ruff-style documentation.
+"""Lint rules, one module per rule: its documentation (ruff style: What it
+does / Why is this bad? / Example / Use instead / Fix safety / Known problems)
+and its check.
 
-The rules' logic lives in the single AST pass (``checker.py``); these modules
-hold what a user reads: ``autograd-doctor explain ADL001``, the SARIF rules
-metadata and ``docs/lint.md`` are all rendered from here.
+The walk (``checker.py``) records events per function; when it leaves a
+function it calls every rule's ``check_scope(checker, scope)``, and once the
+file is read every rule's ``check_file(checker)`` (for rules that need the
+whole file, such as which optimizer steps which module).  A rule module
+defines ``RULE`` and either function.  ``autograd-doctor explain ADL001``, the
+SARIF rules metadata and docs/lint.md are rendered from ``RULE``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ class Rule:
     use_instead: str
     fix_safety: str
     known_problems: str
+    # Default rules claim a hazard: backward() fails or a gradient (or value) is
+    # wrong.  Advice (style, speed) is opt-in: reported only when `select` names
+    # the full code.
+    default: bool = True
 
     def sections(self) -> list[tuple[str, str]]:
         return list(zip(SECTIONS, (self.what_it_does, self.why_bad, self.example,
@@ -31,6 +40,8 @@ class Rule:
     def documentation(self, level: int = 1) -> str:
         """The long explanation, as markdown (``level``: heading level of the title)."""
         out = [f"{'#' * level} {self.code} {self.name}", "", self.summary, ""]
+        if not self.default:
+            out += ["Opt-in: reported only with `--select " + self.code + "` (advice, not a hazard).", ""]
         for title, body in self.sections():
             out.append(f"{'#' * (level + 1)} {title}")
             out.append("")
@@ -43,12 +54,45 @@ class Rule:
         return "\n".join(out)
 
 
-from autograd_doctor.lint.rules import aliasing, copies, debug, escape, saved, syntax  # noqa: E402
+from autograd_doctor.lint.rules import (  # noqa: E402  (the modules import Rule from here)
+    adl000_unparsable_file, adl001_write_to_saved_tensor, adl002_inplace_activation_input_reused,
+    adl003_step_before_backward_of_older_graph, adl004_tensor_data_attribute,
+    adl005_write_through_detached_alias, adl006_deepcopy_of_graph_tensor, adl007_clone_then_detach,
+    adl008_tensor_constructor_on_tensor, adl009_tensor_of_losses,
+    adl010_inplace_op_reads_view_of_target, adl011_stored_view_overwritten_in_loop,
+    adl012_inplace_on_expanded, adl013_anomaly_detection_left_on, adl014_inplace_on_leaf,
+    adl015_inplace_on_multi_view_output, adl016_requires_grad_typo,
+)
 
-ALL_RULES: list[Rule] = sorted(
-    [r for m in (syntax, saved, escape, copies, aliasing, debug) for r in m.RULES],
-    key=lambda r: r.code)
+# The order rules check in: a write that fails at once (a leaf, a multi-view
+# output) is reported as that, not again as a write to a saved tensor.
+RULE_MODULES = (
+    adl000_unparsable_file, adl014_inplace_on_leaf, adl015_inplace_on_multi_view_output,
+    adl001_write_to_saved_tensor, adl002_inplace_activation_input_reused,
+    adl003_step_before_backward_of_older_graph, adl004_tensor_data_attribute,
+    adl005_write_through_detached_alias, adl006_deepcopy_of_graph_tensor, adl007_clone_then_detach,
+    adl008_tensor_constructor_on_tensor, adl009_tensor_of_losses,
+    adl010_inplace_op_reads_view_of_target, adl011_stored_view_overwritten_in_loop,
+    adl012_inplace_on_expanded, adl013_anomaly_detection_left_on, adl016_requires_grad_typo,
+)
+_SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
+_FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
+
+ALL_RULES: list[Rule] = sorted((m.RULE for m in RULE_MODULES), key=lambda r: r.code)
 RULES_BY_CODE: dict[str, Rule] = {r.code: r for r in ALL_RULES}
+OPT_IN_CODES: frozenset[str] = frozenset(r.code for r in ALL_RULES if not r.default)
+
+
+def check_scope(checker, scope) -> None:
+    """Run every rule on the events of one finished function (or the module)."""
+    for check in _SCOPE_CHECKS:
+        check(checker, scope)
+
+
+def check_file(checker) -> None:
+    """Run the rules that need the whole file, once it is read."""
+    for check in _FILE_CHECKS:
+        check(checker)
 
 
 def rule_documentation(code: str) -> str | None:
@@ -65,16 +109,20 @@ def rule_documentation(code: str) -> str | None:
 
 def render_markdown() -> str:
     """All rules' docs, as the "Rules" part of docs/lint.md (a table, then each rule)."""
-    rows = "".join(f"| {r.code} | {r.name} | {r.summary.replace('|', '/')} |\n" for r in ALL_RULES)
-    return ("| code | name | summary |\n| --- | --- | --- |\n" + rows + "\n"
+    rows = "".join(f"| {r.code} | {r.name} | {'yes' if r.default else 'opt-in'} | "
+                   f"{r.summary.replace('|', '/')} |\n" for r in ALL_RULES)
+    return ("| code | name | default | summary |\n| --- | --- | --- | --- |\n" + rows + "\n"
             + "\n".join(r.documentation(level=3) for r in ALL_RULES))
 
 
+MARKER = "\n<!-- rules: generated from autograd_doctor/lint/rules/ -->\n"
+
+
 def update_docs(path: str) -> None:
-    """Rewrite everything after the "## Rules" heading of docs/lint.md."""
+    """Rewrite everything after the generated-rules marker of docs/lint.md."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    marker = "\n| code | name | summary |\n"
+    if MARKER not in text:
+        raise ValueError(f"{path} has no line {MARKER.strip()!r}")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text.split(marker, 1)[0] + marker[:1] + render_markdown())
-
+        f.write(text.split(MARKER, 1)[0] + MARKER + "\n" + render_markdown())

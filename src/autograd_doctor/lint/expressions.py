@@ -1,0 +1,281 @@
+"""Expression handlers of the walk: calls, operators and attributes become
+events (a save for backward, an in-place write, an in-place activation, a
+backward pass, an optimizer step) and candidates for the rules."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+from autograd_doctor.lint.events import Write
+from autograd_doctor.lint.findings import Fix
+
+
+class ExpressionEvents:
+    """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
+    to ``self.scope``'s event lists."""
+
+    def visit_Attribute(self, node):
+        self.visit(node.value)
+        if node.attr == "data" and isinstance(node.ctx, ast.Load):
+            self.check_data_attribute(node)
+
+    def check_data_attribute(self, node):
+        if self.scope.grad_off:
+            return
+        base = node.value
+        evidence = self.is_tensor(base) or (
+            isinstance(base, ast.Attribute) and base.attr in ("weight", "bias", "grad")
+            and not isinstance(base.value, ast.Call))
+        if not evidence:
+            return
+        fix = None
+        if isinstance(node.ctx, ast.Load) and not getattr(node, "_adl_written", False):
+            fix = Fix("read through `.detach()`", (self.edit(node, self.text(base) + ".detach()"),),
+                      safe=False)
+        self.scope.data_uses.append((node, f"`.data` on `{self.text(base)}` bypasses autograd's "
+                                     f"version tracking in code that runs with gradients enabled", fix))
+
+    def visit_BinOp(self, node):
+        self.visit(node.left)
+        self.visit(node.right)
+        op = self.saving_op(node)
+        if op is not None and not self.scope.grad_off:
+            self.record_input_saves(op, [node.left, node.right], node)
+
+    def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and \
+                isinstance(func.value, ast.Attribute) and func.value.attr == "data":
+            func.value._adl_written = True
+        self.visit(func)
+        for a in node.args:
+            self.visit(a)
+        for k in node.keywords:
+            self.visit(k.value)
+        q = self.qualname(func)
+        if q is not None:
+            self.check_function_call(node, q)
+        elif isinstance(func, ast.Attribute):
+            self.check_method_call(node, func)
+        op = self.saving_op(node)
+        if op is not None and not self.scope.grad_off:
+            args = list(node.args)
+            if op[0].startswith("torch.Tensor."):  # the receiver is input 0
+                args = [func.value] + args
+            self.record_input_saves(op, args, node)
+
+    def check_function_call(self, node, q):
+        scope = self.scope
+        short = q.rsplit(".", 1)[-1]
+        if q.startswith("torch.nn.init."):
+            return
+        first = node.args[0] if node.args else None
+        inplace_kw = next((k for k in node.keywords if k.arg == "inplace"), None)
+        if (q.startswith("torch.nn.functional.") and short in N.INPLACE_FUNCTIONALS and inplace_kw
+                and isinstance(inplace_kw.value, ast.Constant) and inplace_kw.value.value is True
+                and first is not None):
+            fix = Fix("pass `inplace=False`", (self.edit(inplace_kw.value, "False"),), safe=False)
+            self.record_inplace_activation(first, node, fix)
+            self.record_write(first, node, f"`{short}(..., inplace=True)`", fix=fix)
+            self.record_inplace_output_save(first, "torch.nn.functional." + short, node)
+        elif (short.endswith("_") and not short.endswith("__") and first is not None
+              and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
+              and q.startswith("torch.")):
+            if short[:-1] in N.INPLACE_FUNCTIONALS or short[:-1] in ("sigmoid", "tanh"):
+                self.record_inplace_activation(first, node, None)
+            self.record_write(first, node, f"`{q}`")
+            self.record_inplace_output_save(first, q[:-1], node)
+        out = next((k for k in node.keywords if k.arg == "out"), None)
+        if out is not None and q.startswith("torch."):
+            self.record_write(out.value, node, "`out=`")
+        if q == "copy.deepcopy" and first is not None and not scope.grad_off and self.is_graph(first) \
+                and not self.is_grad_leaf(first) \
+                and not (isinstance(first, ast.Name) and first.id in scope.grad_leaves):
+            scope.deepcopies.append((node, first))
+        if q in ("torch.tensor", "torch.Tensor") and first is not None and self.is_tensor(first) \
+                and not scope.grad_off:
+            fix = None
+            if q == "torch.tensor" and len(node.args) == 1 and not node.keywords:
+                fix = Fix("use `.detach().clone()`",
+                          (self.edit(node, self.atom_text(first) + ".detach().clone()"),), safe=True)
+            scope.tensor_ctors.append((node, first, fix))
+        if q in ("torch.autograd.grad", "torch.autograd.backward"):
+            seq = self.next_seq()
+            scope.backwards.append((seq, node))
+            if first is not None:
+                scope.backward_receivers.append((seq, node, first))
+        scoped = getattr(node, "_adl_context", False)  # `with ...:` switches it off again
+        if q in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly") \
+                and isinstance(first, ast.Constant) and first.value is True \
+                and not self.guard_depth and not scoped:
+            scope.anomaly.append((node, "anomaly detection is switched on unconditionally; it slows "
+                                        "every forward and backward pass"))
+        if q in ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly") \
+                and not self.guard_depth and not self.false_arg(node) and not scoped:
+            scope.anomaly.append((node, "`detect_anomaly()` is left on unconditionally; it slows "
+                                        "every forward and backward pass"))
+        if q.startswith("torch."):
+            for k in node.keywords:
+                if k.arg in N.REQUIRES_GRAD_TYPOS:
+                    scope.grad_typos.append((k, k.arg))
+
+    def check_method_call(self, node, func):
+        scope = self.scope
+        attr = func.attr
+        recv = func.value
+        if attr == "requires_grad_" and isinstance(recv, ast.Name):
+            scope.consts.discard(recv.id)  # a factory tensor that now requires grad
+            if self.false_arg(node):
+                scope.grad_leaves.discard(recv.id)
+            elif recv.id in scope.tensors and recv.id not in scope.graph:
+                scope.grad_leaves.add(recv.id)
+        if attr.endswith("_") and not attr.startswith("_") and attr not in N.NOT_WRITING_METHODS:
+            fix = None
+            if (isinstance(recv, ast.Name) and attr[:-1] in N.OUT_OF_PLACE and recv.id in scope.tensors
+                    and self.statement_is(node)):
+                fix = Fix(f"write out of place: `{recv.id} = {recv.id}.{attr[:-1]}(...)`",
+                          (self.edit(func, f"{recv.id} = {recv.id}.{attr[:-1]}"),), safe=False)
+            self.record_write(recv, node, f"`.{attr}()`", fix=fix)
+            self.record_inplace_output_save(recv, "torch.Tensor." + attr[:-1], node)
+            # Only a write to the whole tensor is checked: two views of one base
+            # (`x.select(0, 0).copy_(x.select(0, 1))`) may well be disjoint.
+            if isinstance(recv, ast.Name) and recv.id in scope.tensors:
+                for arg in node.args:
+                    self.check_overlap(recv.id, arg, node)
+        elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
+                isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
+            inner = recv.func.value
+            if self.is_const(inner) or scope.grad_off:
+                return
+            head = self.text(recv.func)
+            head = head[:head.rfind("clone")].rstrip()
+            clone_args = self.text(recv)[len(self.text(recv.func)):]
+            fix = Fix("call `.detach()` before `.clone()`",
+                      (self.edit(node, head[:-1].rstrip() + ".detach().clone" + clone_args),),
+                      safe=True) if head.endswith(".") and clone_args.startswith("(") else None
+            scope.clone_detach.append((node, inner, fix))
+        elif attr == "backward":
+            retain = any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant)
+                         and k.value.value is True for k in node.keywords)
+            seq = self.next_seq()
+            (scope.retain_backwards if retain else scope.backwards).append((seq, node))
+            scope.backward_receivers.append((seq, node, recv))
+            while isinstance(recv, (ast.Call, ast.Attribute)):
+                recv = recv.func if isinstance(recv, ast.Call) else recv.value
+            if isinstance(recv, ast.Name):
+                scope.backward_names.add(recv.id)
+        elif attr == "step" and isinstance(recv, (ast.Name, ast.Attribute)):
+            name = (recv.id if isinstance(recv, ast.Name) else recv.attr).lower()
+            # `optimizer.step()`, or AMP's `scaler.step(optimizer)`
+            if "opt" in name and not node.args:
+                scope.steps.append((self.next_seq(), node, self.text(recv)))
+            elif "scaler" in name and len(node.args) == 1:
+                scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
+        elif attr in ("parameters", "named_parameters") and isinstance(recv, (ast.Name, ast.Attribute)):
+            self.param_owners.append(self.text(recv))
+        elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
+                and recv.id not in scope.tensors:
+            self.record_store(recv.id, node.args[-1], node)
+        elif (isinstance(recv, ast.Name) and recv.id == "self" and scope.module_class
+              and attr in self.inplace_attrs.get(scope.module_class, ()) and node.args):
+            kw = self.inplace_attrs[scope.module_class][attr]
+            fix = Fix("construct the module with `inplace=False`", (self.edit(kw.value, "False"),),
+                      safe=False)
+            self.record_inplace_activation(node.args[0], node, fix, module=f"self.{attr}")
+            self.record_write(node.args[0], node, f"`self.{attr}` (inplace=True)", fix=fix)
+            kind = self.module_kinds.get(scope.module_class, {}).get(attr, "")
+            self.record_inplace_output_save(node.args[0], N.MODULE_OPS.get(kind.rsplit(".", 1)[-1], ""), node)
+
+    def statement_is(self, call) -> bool:
+        """True when ``call`` is a whole expression statement (its value is unused)."""
+        return getattr(call, "_adl_stmt", False)
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Call):
+            node.value._adl_stmt = True
+        self.visit(node.value)
+
+    def inplace_module_keyword(self, call) -> ast.keyword | None:
+        q = self.qualname(call.func) or ""
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in N.INPLACE_MODULES:
+            for k in call.keywords:
+                if k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True:
+                    return k
+        return None
+
+
+    def record_input_saves(self, op, args, node):
+        key, entry = op
+        if self.is_const(node):
+            return
+        for i in entry["inputs"]:
+            if i < len(args) and isinstance(args[i], ast.Name) and args[i].id in self.scope.tensors:
+                if not key.endswith("pow"):
+                    others = [a for j, a in enumerate(args[:2]) if j != i]
+                    if any(isinstance(o, ast.Constant) for o in others):
+                        continue
+                self.scope.saves[args[i].id].append((self.next_seq(), key, f"input {i}", node))
+
+    def record_write(self, target, node, how, fix=None):
+        scope = self.scope
+        via, via_source, through_data = "", "", False
+        probe = target
+        while True:  # walk through views: x.t()[0].add_ writes x
+            if isinstance(probe, ast.Call) and isinstance(probe.func, ast.Attribute):
+                if probe.func.attr == "detach" and not via:
+                    via, via_source = "detach", self.view_base(probe.func.value) or ""
+                elif probe.func.attr in ("expand", "expand_as") and not via and \
+                        self.is_tensor(probe.func.value):
+                    via = "expand"
+                if probe.func.attr not in N.VIEW_METHODS:
+                    return
+                probe = probe.func.value
+            elif isinstance(probe, ast.Subscript):
+                probe = probe.value
+            elif isinstance(probe, ast.Attribute) and probe.attr in N.VIEW_ATTRIBUTES:
+                through_data = through_data or probe.attr == "data"
+                probe = probe.value
+            else:
+                break
+        if not isinstance(probe, ast.Name):
+            return
+        name = probe.id
+        seq = self.next_seq()
+        source = scope.detached.get(name, ("", 0))[0]
+        leaf = "parameter" if name in scope.parameter_vars else \
+            "factory" if name in scope.grad_leaves else ""
+        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, fix, via, via_source,
+                                  source if source != name else "", name in scope.expanded,
+                                  through_data, leaf, scope.split_views.get(name, "")))
+        for loop in scope.loops:
+            loop.written.add(name)
+
+    def record_inplace_output_save(self, target, key, node):
+        """An in-place op that keeps its output (`x.relu_()`, `nn.ReLU(inplace=True)(x)`)
+        saves the tensor it wrote: a later write to it breaks backward."""
+        entry = N.saves_table().get(key)
+        if entry is None or not entry["output"] or self.scope.grad_off:
+            return
+        if isinstance(target, ast.Name) and target.id in self.scope.tensors \
+                and target.id not in self.scope.consts:
+            self.scope.saves[target.id].append((self.next_seq(), key, "output", node))
+
+    def record_inplace_activation(self, arg, node, fix, module=None):
+        if isinstance(arg, ast.Name) and not self.scope.grad_off:
+            self.scope.inplace_calls.append((self.next_seq() + 1, arg.id, node, fix, module))
+
+    def record_store(self, container, value, node):
+        if not self.scope.loops:
+            return
+        base = None
+        if isinstance(value, ast.Name):
+            base = value.id
+        elif self.is_view_of(value, self.view_base(value) or ""):
+            base = self.view_base(value)
+        if base is not None and base in self.scope.tensors:
+            self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
+
+    def check_overlap(self, target, value, node):
+        if self.is_view_of(value, target) and target in self.scope.tensors:
+            self.scope.overlaps.append((node, value, target))

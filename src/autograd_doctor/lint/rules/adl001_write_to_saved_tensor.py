@@ -1,0 +1,85 @@
+"""ADL001: an in-place write to a tensor that an op saved for backward."""
+
+from __future__ import annotations
+
+from autograd_doctor.lint import names as N
+
+from autograd_doctor.lint.rules import Rule
+
+RULE = Rule(
+    code="ADL001", name="write-to-saved-tensor",
+    summary="A tensor is modified in place after an op saved it for backward.",
+    what_it_does="""Finds an in-place write to a name (`y[i] = v`, `y[mask] = v`, `y += 1`,
+`y.mul_(2)`, `F.relu(y, inplace=True)`, `torch.add(a, b, out=y)`) made after
+an op in the same function saved that tensor for the backward pass, when the
+name was not re-bound in between.  Which op saves what comes from
+`lint/data/saves.json`, generated from the installed torch by
+`scripts/gen_saves_table.py`: ops such as `exp`, `sigmoid`, `tanh`, `relu`,
+`softmax`, `log_softmax`, `sqrt` keep their *output*; `mul`, `div`,
+`matmul`, `F.linear`, `pow`, `sin`, `log` keep their *inputs*.  In an
+`nn.Module` subclass, calling a module attribute built in `__init__` from
+`nn.Linear`, `nn.Conv2d`, `nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`,
+`nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
+corresponding op (`self.fc(x)` keeps `x`).""",
+    why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
+and raises `RuntimeError: one of the variables needed for gradient computation
+has been modified by an inplace operation`, without saying which line did
+it.  If saved-tensor hooks are installed, or the write went through `.data`,
+the gradient is silently wrong instead.""",
+    example="""y = torch.sigmoid(x)
+y[0] = 0.0          # SigmoidBackward0 needs the original y
+
+z = x * w
+x.mul_(2)           # MulBackward0 needs the original x for w's gradient""",
+    use_instead="""y = torch.sigmoid(x)
+y = y.clone()
+y[0] = 0.0
+
+z = x * w
+x = x.mul(2)""",
+    fix_safety="""Unsafe (only with `--unsafe-fixes`): `y += v` becomes `y = y + v`,
+a statement `y.add_(v)` becomes `y = y.add(v)`, `inplace=True` becomes
+`inplace=False`, and an indexed write gets `y = y.clone()` inserted before it.
+Each keeps the saved value intact but changes what other aliases of `y` see.""",
+    known_problems="""The analysis is per function and in source order: it ignores
+branches (a save in the `if` and a write in the `else` are still matched) and
+cannot always know whether the tensor requires grad.  A write after a
+`backward()` call (without `retain_graph=True`) in the same function is not
+reported: the graph and its saved tensors are gone by then.  `y = x * x; y[0] = 0` is correctly not reported: `mul`
+saves its inputs, not its output.  Only names are tracked, not attributes
+(`self.h`) or container elements.""",
+)
+
+
+OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "+",
+                 "operator.sub": "-", "operator.pow": "**", "operator.matmul": "@"}
+
+
+def check_scope(checker, scope) -> None:
+    for w in scope.writes:
+        if not w.grad_on or id(w.node) in scope.reported:
+            continue
+        for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
+            if seq < w.seq and not scope.bound_between(w.name, seq, w.seq) and op_node is not w.node \
+                    and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
+                    and not scope.backward_between(seq, w.seq):
+                _report(checker, w, key, how, op_node)
+                scope.reported.add(id(w.node))
+                break
+
+
+def _report(checker, w, key, how, op_node):
+    op = OPERATOR_TEXT.get(key.split(":")[0]) or \
+        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
+    entry = N.saves_table()[key]
+    what = "its output" if how == "output" else "this input"
+    outcome = ("the write bypasses autograd's check, so the gradient will be silently wrong"
+               if w.through_data else "backward() will fail or use the new values")
+    checker.report("ADL001", w.node,
+                   f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
+                   f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
+                   f"{what}); {outcome}", w.fix,
+                   related=[(op_node.lineno, checker.col(op_node.lineno, op_node.col_offset),
+                             checker.col(op_node.lineno, op_node.end_col_offset)
+                             if op_node.end_lineno == op_node.lineno else 0,
+                             f"saved here: {op} keeps {what}")])

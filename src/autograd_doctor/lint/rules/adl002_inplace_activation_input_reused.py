@@ -1,0 +1,46 @@
+"""ADL002: an in-place activation overwrites an input that is read again."""
+
+from __future__ import annotations
+
+
+from autograd_doctor.lint.rules import Rule
+
+RULE = Rule(
+    code="ADL002", name="inplace-activation-input-reused",
+    summary="An in-place activation overwrites its input, and the input is used again afterwards.",
+    what_it_does="""Finds `F.relu(x, inplace=True)` and the other functionals that take
+`inplace=` (`relu6`, `elu`, `selu`, `celu`, `leaky_relu`, `hardtanh`, `silu`,
+`mish`, `hardswish`, `hardsigmoid`, `threshold`, `dropout`...), `torch.relu_(x)`,
+and calls of a module attribute built with `inplace=True` in `__init__`
+(`self.act = nn.ReLU(inplace=True)` ... `y = self.act(x)`), but only when
+`x` is read again later in the same function without being re-bound.""",
+    why_bad="""After the call, `x` holds the activated values.  A later use of `x` (a
+residual connection, a second branch, logging) silently sees them, or, if
+an op saved `x` for backward, `backward()` fails.""",
+    example="""h = F.relu(x, inplace=True)
+return h + x        # x now holds relu(x), not the input
+
+# the same with a module: self.act = nn.ReLU(inplace=True) in __init__,
+# then h = self.act(x) in forward() followed by a use of x""",
+    use_instead="""h = F.relu(x)
+return h + x""",
+    fix_safety="""Unsafe: `inplace=True` becomes `inplace=False`.  The later uses then see
+the input's original values, which is what the code almost always means,
+but it is a change of behaviour (and of memory use), so it needs
+`--unsafe-fixes`.""",
+    known_problems="""`x = F.relu(x, inplace=True)` (re-binding the name) is fine and not
+reported.  Modules inside `nn.Sequential` and modules passed in from outside
+are not tracked.""",
+)
+
+
+def check_scope(checker, scope) -> None:
+    for seq, name, node, fix, module in scope.inplace_calls:
+        if id(node) in scope.reported:
+            continue
+        if scope.used_after(name, seq):
+            what = module or "this in-place activation"
+            checker.report("ADL002", node,
+                           f"{what} overwrites `{name}`, which is used again afterwards and will "
+                           f"see the activated values", fix)
+            scope.reported.add(id(node))

@@ -1,0 +1,177 @@
+"""ADL003: an optimizer step between building a graph and backpropagating through it."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+from autograd_doctor.lint.rules import Rule
+
+RULE = Rule(
+    code="ADL003", name="step-before-backward-of-older-graph",
+    summary="`optimizer.step()` runs after a graph was built from the parameters it updates, and before a `backward()` through that graph.",
+    what_it_does="""Finds `opt.step()` (or AMP's `scaler.step(opt)`) followed, in the same
+function, by a `backward()` whose loss was computed (directly or through
+intermediate names) from a value that was built *before* the step by calling
+a module whose parameters `opt` updates.  Which module an optimizer updates
+comes from its construction anywhere in the file:
+`opt = torch.optim.Adam(model.parameters())`, `itertools.chain(a.parameters(),
+b.parameters())`, parameter lists and groups.  Values cut from the graph
+(`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count.  This
+is the GAN / actor-critic pattern: `d_real = D(x)`,
+`d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
+from `d_real`, `.backward()`.""",
+    why_bad="""`step()` updates the parameters in place.  The graph built before it
+saved the old parameter values (a linear layer keeps its weight to compute
+the gradient of its input), so the later `backward()` raises `RuntimeError: one
+of the variables needed for gradient computation has been modified by an
+inplace operation: [torch.FloatTensor [8, 1]], which is output 0 of
+AsStridedBackward0, is at version 2`.  With `retain_graph=True` the first
+backward works and only the second fails, far from the cause; before PyTorch
+1.5 it silently used the new weights.""",
+    example="""d_real = D(x)
+d_loss = -d_real.mean()
+d_loss.backward(retain_graph=True)
+d_opt.step()                 # updates D's weights in place
+g_loss = d_real.mean()       # d_real's graph saved D's old weights
+g_loss.backward()""",
+    use_instead="""d_real = D(x)
+d_loss = -d_real.mean()
+g_loss = d_real.mean()
+d_loss.backward(retain_graph=True)
+g_loss.backward()            # every backward through the old graph first
+d_opt.step()
+# or recompute after the step: g_loss = D(x).mean()""",
+    fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
+    known_problems="""Only one function is followed; values passed in as arguments, and
+optimizers built in another file, are unknown, so nothing is claimed about
+them.  An optimizer whose construction names no `.parameters()` is not
+tracked.  A module called under another name than the one whose parameters
+the optimizer holds (an alias) is not recognised.""",
+)
+
+
+def check_scope(checker, scope) -> None:
+    """Remember each step with the backward calls after it; optimizers may be
+    built later in the file, so the check runs in ``check_file``."""
+    for seq, node, optimizer in scope.steps:
+        later = [(b, bnode, recv) for b, bnode, recv in scope.backward_receivers
+                 if b > seq and not scope.exclusive(seq, b) and scope.reaches(seq, b)]
+        if later:
+            checker.pending_steps.append((scope, seq, node, optimizer, later))
+
+
+def check_file(checker) -> None:
+    """ADL003, once the whole file is read (optimizers are often built after the
+    functions that step them): a `step()` updates parameters that a graph built
+    before it saved, and a later `backward()` goes through that graph."""
+    for scope, seq, node, optimizer, later in checker.pending_steps:
+        owners = checker.optimizers.get(optimizer)
+        if not owners:
+            continue  # whose parameters it steps is unknown: no claim
+        for b, bnode, recv in later:
+            hit = _old_graph(checker, scope, recv, b, seq, owners)
+            if hit is not None:
+                name, value, module = hit
+                checker.report(
+                    "ADL003", node,
+                    f"`{checker.text(node.func)}()` updates the parameters of `{module}` in place, "
+                    f"but `{name}` (line {value.lineno}) was computed from them before this step and "
+                    f"`backward()` on line {bnode.lineno} goes through its graph, which saved the "
+                    f"old values; backward() will fail (modified by an inplace operation)",
+                    related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                              f"`{name}` computed here, before the step"),
+                             (bnode.lineno, checker.col(bnode.lineno, bnode.col_offset), 0,
+                              "backward through the old graph")])
+                break
+
+
+def _owned(module: str, owners) -> str | None:
+    """The optimizer's module that ``module`` (a called name) is, contains or is part of."""
+    for owner in owners:
+        if module == owner or module.startswith(owner + ".") or owner.startswith(module + "."):
+            return owner
+    return None
+
+
+def _dependencies(checker, node):
+    """Names read and callables called to compute ``node``'s tensor value: not
+    through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
+    (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`."""
+    names, modules, stack = [], [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            names.append(n.id)
+        elif isinstance(n, ast.Call):
+            func = n.func
+            if any(k.arg == "requires_grad" for k in n.keywords):
+                continue
+            if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
+                                                    or func.attr in N.NOT_TENSOR_METHODS
+                                                    or func.attr in N.MODULE_METHODS):
+                continue
+            if isinstance(func, ast.Name):
+                if func.id not in checker.aliases:
+                    modules.append(func.id)
+            elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
+                modules.append(checker.text(func))
+                if not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+                    if isinstance(func.value, (ast.Name, ast.Attribute)):
+                        modules.append(checker.text(func.value))
+                    stack.append(func.value)
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+        elif isinstance(n, ast.Attribute):
+            if n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data":
+                stack.append(n.value)
+        elif isinstance(n, ast.AugAssign):
+            stack += [n.target, n.value]
+        elif isinstance(n, (ast.Lambda, ast.FunctionDef, ast.Compare, ast.BoolOp)):
+            continue
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+    return names, modules
+
+
+def _old_graph(checker, scope, recv, at, step, owners):
+    """Follow what the backward's receiver was computed from, back to a value bound
+    before the step whose computation called a module the optimizer steps."""
+    names, _ = _dependencies(checker, recv)
+    work, seen = [(n, at) for n in names], set()
+    while work and len(seen) < 200:
+        name, when = work.pop()
+        entry = scope.binding(name, when)
+        if entry is None or (name, entry[0]) in seen:
+            continue
+        seen.add((name, entry[0]))
+        bseq, value, grad_off = entry
+        if value is None or grad_off or _owned(name, owners):
+            continue
+        if bseq < step:
+            module = _module_before(checker, scope, value, bseq, owners)
+            if module is not None:
+                return name, value, module
+        else:
+            work += [(n, bseq) for n in _dependencies(checker, value)[0]]
+    return None
+
+
+def _module_before(checker, scope, value, at, owners):
+    """An owner module called (directly or through earlier bindings) to compute ``value``."""
+    work, seen = [(value, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        names, modules = _dependencies(checker, node)
+        for m in modules:
+            owner = _owned(m, owners)
+            if owner is not None:
+                return m
+        for n in names:
+            if _owned(n, owners):
+                continue  # the module object itself (`D = D.cuda()`), not a value computed by it
+            entry = scope.binding(n, when)
+            if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
+                seen.add((n, entry[0]))
+                work.append((entry[1], entry[0]))
+    return None

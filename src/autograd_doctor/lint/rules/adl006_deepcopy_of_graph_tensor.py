@@ -1,0 +1,38 @@
+"""ADL006: `copy.deepcopy` of a tensor that is part of a graph (fails)."""
+
+from __future__ import annotations
+
+from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.rules import Rule
+
+RULE = Rule(
+    code="ADL006", name="deepcopy-of-graph-tensor",
+    summary="`copy.deepcopy` of a tensor that has a `grad_fn`; use `.detach().clone()`.",
+    what_it_does="""Finds `copy.deepcopy(t)` where `t` is known to be a non-leaf tensor that
+requires grad: computed, with gradients enabled, from a leaf that requires
+grad (`torch.randn(..., requires_grad=True)`, `nn.Parameter`) or from the
+output of a parameterised module of the same class (`self.fc(x)`).  Deep
+copies of constants, leaves, modules, optimizers and dicts are not reported.""",
+    why_bad="""`deepcopy` of a tensor with a `grad_fn` raises `RuntimeError: Only Tensors
+created explicitly by the user (graph leaves) support the deepcopy protocol at
+the moment`.  What is usually meant is a snapshot of the values.""",
+    example="""h = torch.randn(3, requires_grad=True) * 2
+snapshot = copy.deepcopy(h)""",
+    use_instead="""h = torch.randn(3, requires_grad=True) * 2
+snapshot = h.detach().clone()""",
+    fix_safety="""Unsafe: the copy no longer requires grad (`deepcopy` would have failed,
+so no working behaviour changes, but the fix chooses a snapshot where a
+differentiable copy, `h.clone()`, may have been meant).""",
+    known_problems="""Only tensors whose history is visible in the same function are
+recognised; a tensor passed in as an argument is not.""",
+)
+
+
+def check_scope(checker, scope) -> None:
+    for node, first in scope.deepcopies:
+        checker.report("ADL006", node,
+                       f"`copy.deepcopy` of `{checker.text(first)}`, a tensor with a grad_fn: "
+                       f"deepcopy raises for non-leaf tensors",
+                       Fix("use `.detach().clone()`",
+                           (checker.edit(node, checker.atom_text(first) + ".detach().clone()"),),
+                           safe=False))

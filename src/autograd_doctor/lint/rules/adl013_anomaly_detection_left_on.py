@@ -1,0 +1,30 @@
+"""ADL013 (opt-in advice): anomaly detection left on."""
+
+from __future__ import annotations
+
+
+from autograd_doctor.lint.rules import Rule
+
+RULE = Rule(
+code="ADL013", name="anomaly-detection-left-on", default=False,
+summary="Anomaly detection is switched on outside a debug guard.",
+what_it_does="""Finds `torch.autograd.set_detect_anomaly(True)`, `with
+torch.autograd.detect_anomaly():` and `@torch.autograd.detect_anomaly()`
+that are not inside an `if` whose condition mentions a debug or anomaly flag
+(`if args.debug:`, `if DEBUG:`, `if __debug__:`, `if cfg.detect_anomaly:`) or
+inside a function whose name contains `debug`.""",
+why_bad="""Anomaly mode records a Python stack for every op and checks every
+backward output for NaN: 2x to 10x slower training.  It is a debugging tool
+that is easy to forget in committed code.""",
+example="torch.autograd.set_detect_anomaly(True)",
+use_instead="""if args.debug:
+    torch.autograd.set_detect_anomaly(True)""",
+fix_safety="No automatic fix.",
+known_problems="""`set_detect_anomaly(flag)` with a non-constant argument is not reported;
+neither is anything in a function whose name mentions debugging.""",
+)
+
+
+def check_scope(checker, scope) -> None:
+    for node, message in scope.anomaly:
+        checker.report("ADL013", node, message)
