@@ -14,6 +14,8 @@ import torch
 
 from autograd_doctor import codes, compat
 from autograd_doctor.analysis import copies, diagnose
+from autograd_doctor.analysis import errors as error_catalogue
+from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -71,6 +73,16 @@ def internal_error() -> None:
 def diagnoses_of(error: BaseException) -> list[Diagnosis]:
     """The diagnoses autograd-doctor attached to an exception (empty if none)."""
     return list(getattr(error, "__autograd_doctor__", ()))
+
+
+def explain_error(error: BaseException) -> None:
+    """Attach the error catalogue's diagnoses (analysis/errors, docs/errors.md) to a user's
+    exception; its type and message stay as they are, and a failure here changes nothing."""
+    try:
+        for diagnosis in error_catalogue.diagnose_exception(error, diagnoses_of(error)):
+            attach(error, diagnosis)
+    except Exception:
+        internal_error()
 
 
 def attach(error: BaseException, diagnosis: Diagnosis) -> None:
@@ -150,6 +162,7 @@ class Doctor:
         except Exception:
             self._hooks.__exit__(None, None, None)
             raise
+        grad_modes.activate()  # where inference_mode/no_grad are entered, for the error catalogue
         self._active = True
         return self
 
@@ -157,6 +170,7 @@ class Doctor:
         if not self._active:
             return
         self._active = False
+        grad_modes.deactivate()
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)
@@ -437,6 +451,8 @@ class watch(contextlib.ContextDecorator):
     def __exit__(self, exc_type, exc, tb) -> bool:
         doctor = self._doctors.pop()
         doctor.stop()
+        if exc is not None:
+            explain_error(exc)
         return False
 
 

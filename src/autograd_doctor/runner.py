@@ -209,7 +209,7 @@ def run_command(argv: list[str]) -> int:
             print(f"autograd-doctor run: error: no module named {options.module!r}", file=sys.stderr)
             return 2
 
-    from autograd_doctor.doctor import Doctor
+    from autograd_doctor.doctor import Doctor, explain_error
 
     rank = _rank_suffix()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved)
@@ -242,6 +242,7 @@ def run_command(argv: list[str]) -> int:
     except BaseException as problem:  # the user's exception: shown as python would show it
         error = problem
         exit_code = 1
+        explain_error(problem)
     finally:
         doctor.stop()
     if error is not None:
