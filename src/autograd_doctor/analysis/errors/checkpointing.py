@@ -1,0 +1,104 @@
+"""Activation checkpointing (`torch.utils.checkpoint`): a checkpointed function that does
+something different when recomputed, and torch.autograd.grad through a reentrant checkpoint."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
+from autograd_doctor.analysis.errors.context import ErrorContext, line_location
+from autograd_doctor.recording.frames import is_internal_file
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import parse_file, replace_node_text, statement_at, statement_location
+
+
+def _checkpointed_function(context: ErrorContext):
+    """The user's function given to checkpoint(), read from the checkpoint frame's recompute_fn."""
+    for frame, _ in reversed(context.frames):
+        holder = frame.f_locals.get("self")
+        recompute = getattr(holder, "recompute_fn", None)
+        if recompute is None:
+            continue
+        code = getattr(recompute, "__code__", None)
+        closure = getattr(recompute, "__closure__", None) or ()
+        if code is None:
+            continue
+        for name, cell in zip(code.co_freevars, closure):
+            if name == "fn":
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return None
+    return None
+
+
+def recompute_mismatch(context: ErrorContext, already):
+    function = _checkpointed_function(context)
+    code = getattr(function, "__code__", None)
+    use = context.raise_location(role="backward", note="backward() recomputed the checkpointed function here")
+    notes = ["checkpoint() throws away the function's intermediate tensors and runs it again during "
+             "backward; the second run saved different tensors than the first"]
+    helps = [Suggestion("make the checkpointed function compute the same thing every time it runs: no "
+                        "dependence on counters, global flags, data-dependent Python branches that change "
+                        "between the runs, or module state it modifies itself; random ops are replayed only "
+                        "with preserve_rng_state=True (the default)")]
+    if code is None or is_internal_file(code.co_filename):
+        return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, use, notes=notes, help=helps)
+    definition = line_location(code.co_filename, code.co_firstlineno, role="function",
+                               note=f"{code.co_name}() is checkpointed: it must do the same work when recomputed")
+    branches = _branches(code)
+    return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, definition, [*branches, use], notes, helps)
+
+
+def _branches(code) -> list:
+    """`if` statements inside the checkpointed function: the usual source of a different recomputation."""
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name and \
+                code.co_firstlineno <= node.lineno <= code.co_firstlineno + len(node.decorator_list):
+            return [line_location(code.co_filename, branch.lineno, role="branch",
+                                  note="a branch: does it take the same way both times?")
+                    for branch in ast.walk(node) if isinstance(branch, ast.If)][:3]
+    return []
+
+
+def reentrant_with_grad(context: ErrorContext, already):
+    use = context.raise_location(role="grad", note="torch.autograd.grad (or backward(inputs=...)) here")
+    found = []
+    seen_files = []
+    for frame, _ in context.user_frames():
+        filename = frame.f_code.co_filename
+        if filename in seen_files:
+            continue
+        seen_files.append(filename)
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for call in find_calls(tree, "checkpoint"):
+            keyword = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
+            if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                found.append((filename, call, keyword))
+    notes = ["the reentrant checkpoint runs its own backward() inside the outer one, which only works for "
+             "a plain .backward() without inputs"]
+    if not found:
+        return diagnosis(codes.CHECKPOINT_REENTRANT_GRAD, use, notes=notes, help=[Suggestion(
+            "pass use_reentrant=False to every torch.utils.checkpoint.checkpoint call on this path")])
+    filename, call, keyword = found[0]
+    statement = statement_at(filename, call.lineno)
+    location = statement_location(filename, statement, role="checkpoint", note="checkpoint with use_reentrant=True")
+    new_statement = replace_node_text(filename, statement, keyword.value, "False")
+    helps = [statement_change(location, "use the non-reentrant checkpoint, which supports "
+                              "torch.autograd.grad and backward(inputs=...)", new_statement)]
+    related = [use] + [statement_location(f, statement_at(f, c.lineno), role="checkpoint",
+                                          note="also use_reentrant=True") for f, c, _ in found[1:3]]
+    return diagnosis(codes.CHECKPOINT_REENTRANT_GRAD, location, related, notes, helps)
+
+
+MATCHERS = [
+    (r"torch\.utils\.checkpoint: (A different number of tensors was saved|Recomputed values for the following "
+     r"tensors have different metadata)", recompute_mismatch),
+    (r"When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\)", reentrant_with_grad),
+]

@@ -1,0 +1,160 @@
+"""What a catalogue diagnosis starts from: the user's exception and the frames of its traceback.
+
+The traceback's frames are still alive when the exception is being explained, so their
+local variables can be read (the tensor PyTorch complained about, the optimizer's
+parameter). Nothing read here is stored: diagnoses keep file names, lines and text only.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from types import FrameType
+
+from autograd_doctor.recording.frames import is_internal_file
+from autograd_doctor.report.model import Location
+from autograd_doctor.report.source import parse_file, source_line, statement_at, statement_location
+
+
+@dataclass
+class ErrorContext:
+    error: BaseException
+    message: str
+    # Every frame of the traceback, outermost first, with the line each was at.
+    frames: list[tuple[FrameType, int]]
+
+    @classmethod
+    def of(cls, error: BaseException) -> "ErrorContext":
+        frames = []
+        tb = error.__traceback__
+        while tb is not None:
+            frames.append((tb.tb_frame, tb.tb_lineno))
+            tb = tb.tb_next
+        message = str(error.args[0]) if error.args and isinstance(error.args[0], str) else str(error)
+        return cls(error=error, message=message.split("\n\nautograd-doctor:")[0], frames=frames)
+
+    def user_frames(self) -> list[tuple[FrameType, int]]:
+        """The user's frames, innermost first."""
+        return [(f, line) for f, line in reversed(self.frames) if not is_internal_file(f.f_code.co_filename)]
+
+    def innermost_user(self) -> tuple[FrameType, int] | None:
+        found = self.user_frames()
+        return found[0] if found else None
+
+    def torch_frame(self, function: str) -> FrameType | None:
+        """The innermost traceback frame running a function of that name (e.g. inside torch)."""
+        for frame, _ in reversed(self.frames):
+            if frame.f_code.co_name == function:
+                return frame
+        return None
+
+    def raise_location(self, role: str = "raised", note: str = "") -> Location | None:
+        """The user's statement that raised (the innermost user frame of the traceback)."""
+        found = self.innermost_user()
+        if found is None:
+            return None
+        frame, line = found
+        return line_location(frame.f_code.co_filename, line, role, note)
+
+
+def line_location(filename: str, line: int, role: str = "", note: str = "") -> Location | None:
+    statement = statement_at(filename, line)
+    if statement is not None and not isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+        return statement_location(filename, statement, role, note)
+    text = source_line(filename, line)
+    if not text:
+        return None
+    indent = len(text) - len(text.lstrip())
+    return Location(file=filename, line=line, column=indent, end_line=line, end_column=len(text.rstrip()),
+                    source=text.strip(), role=role, note=note)
+
+
+def local_name_of(frame: FrameType, value) -> str | None:
+    """The name of a local (or global) variable of `frame` bound to exactly `value`."""
+    scopes = [frame.f_locals]
+    if frame.f_globals is not frame.f_locals:
+        scopes.append(frame.f_globals)
+    for scope in scopes:
+        for name, candidate in list(scope.items()):
+            if candidate is value and not name.startswith("__"):
+                return name
+    return None
+
+
+def enclosing_function(tree: ast.Module, line: int) -> ast.AST:
+    """The innermost function (or the module) whose body covers `line`."""
+    best: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                if best is tree or node.lineno >= best.lineno:
+                    best = node
+    return best
+
+
+def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | None:
+    """The last statement before `before_line`, in the same function, that binds `name`."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, before_line)
+    best = None
+    for node in ast.walk(scope):
+        if node is not scope and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or node.lineno >= before_line:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if name in names and (best is None or node.lineno > best.lineno):
+            best = node
+    return best
+
+
+def with_block_around(filename: str, line: int, context_names: tuple[str, ...]) -> ast.With | None:
+    """The innermost `with torch.<name>():` statement whose body covers `line`."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and node.lineno < line <= (node.end_lineno or node.lineno):
+            if any(context_call_name(item.context_expr) in context_names for item in node.items):
+                if best is None or node.lineno > best.lineno:
+                    best = node
+    return best
+
+
+def context_call_name(expression: ast.expr) -> str | None:
+    """`no_grad` for `torch.no_grad()`, `inference_mode` for `torch.inference_mode(True)`."""
+    if isinstance(expression, ast.Call):
+        expression = expression.func
+    if isinstance(expression, ast.Attribute):
+        return expression.attr
+    if isinstance(expression, ast.Name):
+        return expression.id
+    return None
+
+
+def graph_node_named(context: ErrorContext, node_name: str, with_path: bool = False):
+    """The autograd node called `node_name` in the graph backward() was running; with_path: also
+    the nodes between the root and it (the ops after it in the forward pass)."""
+    roots = []
+    for function in ("backward", "grad"):
+        frame = context.torch_frame(function)
+        if frame is None:
+            continue
+        for key in ("self", "tensors", "outputs"):
+            value = frame.f_locals.get(key)
+            values = value if isinstance(value, (tuple, list)) else [value]
+            roots.extend(getattr(v, "grad_fn", None) for v in values)
+    seen, frontier = set(), [(r, ()) for r in roots if r is not None]
+    while frontier and len(seen) < 10000:
+        node, path = frontier.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node).__name__ == node_name:
+            return (node, path) if with_path else node
+        frontier.extend((child, path + (node,)) for child, _ in node.next_functions if child is not None)
+    return (None, ()) if with_path else None

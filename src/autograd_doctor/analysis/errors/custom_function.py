@@ -1,0 +1,150 @@
+"""Custom `torch.autograd.Function` mistakes: backward returning the wrong number or shape
+of gradients (the user's return line, which PyTorch's traceback never shows), mark_dirty
+on a tensor forward does not return, non-tensors given to save_for_backward."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
+from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import parse_file, statement_location
+
+
+def _function_class(context: ErrorContext, class_name: str):
+    """The autograd.Function subclass named `class_name`, found among the traceback frames' names."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        for scope in (frame.f_locals, frame.f_globals):
+            candidate = scope.get(class_name)
+            if isinstance(candidate, type) and issubclass(candidate, torch.autograd.Function):
+                return candidate
+    return None
+
+
+def _method_node(function_class, method: str):
+    """(filename, FunctionDef) of `function_class.<method>` as written in the user's file."""
+    code = getattr(getattr(function_class, method, None), "__code__", None)
+    if code is None:
+        return None, None
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return None, None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == method and \
+                code.co_firstlineno <= node.lineno <= code.co_firstlineno + len(node.decorator_list):
+            return code.co_filename, node
+    return None, None
+
+
+def _returns(node) -> list[ast.Return]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
+
+
+def wrong_gradients(context: ErrorContext, already):
+    count = re.search(r"function (\w+)Backward returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",
+                      context.message)
+    shape = re.search(r"Function (\w+)Backward returned an invalid gradient at index (\d+) - got (\[[^\]]*\]) but "
+                      r"expected shape compatible with (\[[^\]]*\])", context.message)
+    match = count or shape
+    class_name = match.group(1)
+    function_class = _function_class(context, class_name)
+    filename, backward = _method_node(function_class, "backward") if function_class else (None, None)
+    forward_file, forward = _method_node(function_class, "forward") if function_class else (None, None)
+    returns = _returns(backward) if backward is not None else []
+    if not returns:
+        return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, context.raise_location(), help=[Suggestion(
+            f"look at the return statement of {class_name}.backward")])
+    inputs = [a.arg for a in forward.args.args[1:]] if forward is not None else []
+    related = [statement_location(filename, r, role="return", note="also returns here") for r in returns[1:]]
+    primary = statement_location(filename, returns[0], role="return")
+    helps, notes = [], []
+    if count:
+        expected, got = int(count.group(2)), int(count.group(3))
+        primary.note = f"returns {got} gradient{'s' if got != 1 else ''}; forward has {expected} inputs"
+        notes.append(f"backward must return one gradient per input of forward (after ctx): "
+                     f"{', '.join(inputs) if inputs else expected} -> {expected} values; None for inputs "
+                     "that get no gradient")
+        node = graph_node_named(context, f"{class_name}Backward")
+        needs = list(getattr(node, "needs_input_grad", ()) or ())
+        missing_need_no_grad = len(needs) == expected and not any(needs[got:])
+        if got < expected and len(returns) == 1 and missing_need_no_grad:
+            value = text_of(filename, returns[0].value)
+            missing = ", ".join(["None"] * (expected - got))
+            names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
+            helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
+                                          f"{'it' if expected - got == 1 else 'them'})", f"return {value}, {missing}"))
+        else:
+            helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
+                                    f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
+    else:
+        index, got_shape, expected_shape = int(shape.group(2)), shape.group(3), shape.group(4)
+        which = inputs[index] if index < len(inputs) else f"input {index}"
+        primary.note = f"gradient {index} (for {which}) has shape {got_shape}"
+        notes.append(f"the gradient for {which} must have {which}'s shape {expected_shape}, got {got_shape}")
+        helps.append(Suggestion(f"make gradient {index} the shape of {which} ({expected_shape}): undo the "
+                                "shape change forward made (unsqueeze/expand after a sum, reshape after a "
+                                "view, transpose after a transpose)"))
+    return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def dirty_not_returned(context: ErrorContext, already):
+    frame = context.torch_frame("apply")
+    function_class = frame.f_locals.get("cls") if frame is not None else None
+    filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
+    if forward is None:
+        return None
+    returns = _returns(forward)
+    marks = find_calls(forward, "mark_dirty")
+    dirty = [text_of(filename, a) for call in marks for a in call.args]
+    related = [statement_location(filename, call, role="mark_dirty", note="marked dirty here") for call in marks]
+    primary = statement_location(filename, returns[-1], role="return",
+                                 note=f"returns a different tensor than {', '.join(dirty) or 'the dirty input'}") \
+        if returns else related[0]
+    helps = []
+    if len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
+        helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
+                                      "place must return that input", f"return {dirty[0]}"))
+    else:
+        helps.append(Suggestion("return every tensor passed to ctx.mark_dirty() (the modified input itself), "
+                                "or do not mark it dirty if forward does not modify it"))
+    notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
+             "but returned something else"]
+    return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+def non_tensor_saved(context: ErrorContext, already):
+    """PyTorch checks save_for_backward's arguments after forward returns, so the traceback ends
+    at the .apply() call; the line to change is the save_for_backward call inside forward."""
+    match = re.search(r"argument (\d+) is of type (\w+)", context.message)
+    frame = context.torch_frame("apply")
+    function_class = frame.f_locals.get("cls") if frame is not None else None
+    filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
+    calls = find_calls(forward, "save_for_backward") if forward is not None else []
+    use = context.raise_location(role="apply", note="the Function is applied here")
+    if match is None or len(calls) != 1:
+        return diagnosis(codes.SAVE_FOR_BACKWARD_NON_TENSOR, use, help=[Suggestion(
+            "save only tensors with ctx.save_for_backward; keep other values on ctx as attributes")])
+    index, type_name = int(match.group(1)), match.group(2)
+    call = calls[0]
+    argument = text_of(filename, call.args[index]) if index < len(call.args) else f"argument {index}"
+    location = statement_location(filename, call, role="save", note=f"{argument} is of type {type_name}, not a tensor")
+    attribute = argument if argument.isidentifier() else "value"
+    helps = [Suggestion(f"save only tensors with save_for_backward; keep {argument} on ctx as an attribute "
+                        f"(ctx.{attribute} = {argument}) and read ctx.{attribute} in backward instead of "
+                        "unpacking it from ctx.saved_tensors")]
+    return diagnosis(codes.SAVE_FOR_BACKWARD_NON_TENSOR, location, [use],
+                     notes=["save_for_backward is for tensors (it checks they are not modified before "
+                            "backward); other values go on ctx directly"], help=helps)
+
+
+MATCHERS = [
+    (r"function \w+Backward returned an incorrect number of gradients"
+     r"|Function \w+Backward returned an invalid gradient at index", wrong_gradients),
+    (r"Some elements marked as dirty during the forward method were not returned as output", dirty_not_returned),
+    (r"save_for_backward can only save variables", non_tensor_saved),
+]

@@ -1,0 +1,197 @@
+"""`torch.autograd.grad` / `backward` arguments: an input not used for the output, an input
+that does not require grad, a gradient of the wrong shape; and a loss computed through a
+function decorated with @torch.no_grad() / @torch.inference_mode()."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import replace_node_text, statement_location
+
+FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
+             "ones_like", "rand_like", "linspace"}
+
+
+def _grad_call(context: ErrorContext):
+    """(user frame, filename, statement, location, the grad(...) call node) of the failing call."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if statement is None:
+        return None
+    calls = find_calls(statement, "grad") or find_calls(statement, "backward")
+    return frame, filename, statement, location, (calls[0] if len(calls) == 1 else None)
+
+
+def _inputs(context: ErrorContext) -> tuple:
+    frame = context.torch_frame("grad")
+    inputs = frame.f_locals.get("inputs") if frame is not None else None
+    if inputs is None:
+        return ()
+    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+
+
+def unused_input(context: ErrorContext, already):
+    found = _grad_call(context)
+    if found is None:
+        return None
+    frame, filename, statement, location, call = found
+    index_match = re.search(r"at index (\d+)", context.message)
+    inputs = _inputs(context)
+    index = int(index_match.group(1)) if index_match else None
+    tensor = inputs[index] if index is not None and index < len(inputs) else None
+    name = local_name_of(frame, tensor) if tensor is not None else None
+    label = name or (f"input {index}" if index is not None else "an input")
+    location.note = f"{label} is not used to compute the output"
+    made = last_assignment(filename, name, location.line) if name else None
+    related = [statement_location(filename, made, role="made", note=f"{name} is made here") if made is not None else None]
+    notes = [f"the output does not depend on {label} through recorded operations (it is not used, or only "
+             "through detach(), .item(), integer ops or torch.no_grad()), so it has no gradient"]
+    helps = []
+    if call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
+        new_call = replace_node_text(filename, statement, call,
+                                     text_of(filename, call)[:-1].rstrip() + ", materialize_grads=True)")
+        helps.append(statement_change(location, f"if {label} truly does not matter, ask for a zero gradient "
+                                      "for it (materialize_grads=True; allow_unused=True would give None)", new_call))
+    helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
+                            "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
+    return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def input_without_grad(context: ErrorContext, already):
+    found = _grad_call(context)
+    if found is None:
+        return None
+    frame, filename, statement, location, call = found
+    offenders = [t for t in _inputs(context) if hasattr(t, "requires_grad") and not t.requires_grad]
+    names = [local_name_of(frame, t) for t in offenders]
+    label = ", ".join(n or "an input" for n in names) or "an input"
+    location.note = f"{label} does not require grad"
+    helps, related = [], []
+    name = names[0] if len(names) == 1 else None
+    made = last_assignment(filename, name, location.line) if name else None
+    if made is not None:
+        made_location = statement_location(filename, made, role="made", note=f"{name} is created here without "
+                                           "requires_grad=True")
+        related.append(made_location)
+        factory = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
+        factory_name = factory.func.attr if factory is not None and isinstance(factory.func, ast.Attribute) else None
+        if factory_name in FACTORIES and not any(k.arg == "requires_grad" for k in factory.keywords):
+            new_value = text_of(filename, factory)[:-1].rstrip() + ", requires_grad=True)"
+            helps.append(statement_change(made_location, f"if you want the gradient for {name}, create it "
+                                          "with requires_grad=True", f"{ast.unparse(made.targets[0])} = {new_value}"))
+    helps.append(Suggestion(f"otherwise remove {label} from the inputs of the call"))
+    notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
+    return diagnosis(codes.GRAD_INPUT_NO_GRAD, location, related, notes, helps)
+
+
+def gradient_shape(context: ErrorContext, already):
+    found = _grad_call(context)
+    if found is None:
+        return None
+    frame, filename, statement, location, call = found
+    match = re.search(r"grad_output\[(\d+)\] has a shape of (torch\.Size\(\[[^\]]*\]\)) and output\[\d+\] has a "
+                      r"shape of (torch\.Size\(\[[^\]]*\]\))", context.message)
+    index, given, wanted = (match.group(1), match.group(2), match.group(3)) if match else ("0", "?", "?")
+    location.note = f"the gradient given for output {index} has shape {given}, the output {wanted}"
+    helps = []
+    keyword, output = None, None
+    if call is not None:
+        keyword = next((k for k in call.keywords if k.arg in ("grad_outputs", "gradient")), None)
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if getattr(call.func, "attr", None) == "backward" and receiver is not None and text_of(filename, receiver) not in (
+                "torch.autograd", "autograd"):
+            output = receiver
+        elif call.args:
+            output = call.args[0]
+    if keyword is not None and _ones(keyword.value) and output is not None:
+        output_text = text_of(filename, output)
+        new_statement = replace_node_text(filename, statement, keyword.value, f"torch.ones_like({output_text})")
+        helps.append(statement_change(location, f"give a gradient of the output's own shape: "
+                                      f"torch.ones_like({output_text})", new_statement))
+    helps.append(Suggestion(f"the gradient passed for an output must have that output's shape {wanted} "
+                            "(for a scalar loss, pass nothing)"))
+    return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[
+        "grad_outputs / backward(gradient) is the gradient of the final loss with respect to each output, "
+        "so it has the output's shape"], help=helps)
+
+
+def _ones(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+        (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("ones", "ones_like")
+
+
+def decorator_cut(context: ErrorContext, already):
+    """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
+    from autograd_doctor.analysis.errors import grad_modes
+    from autograd_doctor.analysis.errors.context import line_location
+
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
+                 for entry in reversed(grad_modes.entries(kind)) if entry.decorator}
+    if not decorated:
+        return None
+    called = _functions_called_upstream(filename, line)
+    hits = [decorated[name] for name in called if name in decorated]
+    if not hits:
+        return None
+    entry = hits[0]
+    location = line_location(entry.filename, entry.line, role="decorator",
+                             note=f"{entry.function}() runs with gradients off: its result has no history")
+    use = context.raise_location(role="backward", note="backward() of a loss computed through it")
+    # The change is to delete the line; a Suggestion's replacement cannot be empty, so the
+    # location says which line and the message says what to do.
+    helps = [Suggestion(f"delete this @torch.{entry.kind}() line if gradients must flow through "
+                        f"{entry.function}() (keep it only on functions used for evaluation)", location=location)]
+    notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
+             "computed inside it is recorded"]
+    return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list[str]:
+    """Names of functions called by the statement at `line` and by the assignments feeding it."""
+    from autograd_doctor.report.source import statement_at
+
+    statement = statement_at(filename, line)
+    called, pending, seen = [], [statement] if statement is not None else [], set()
+    for _ in range(depth):
+        next_pending = []
+        for node in pending:
+            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+                if name and name not in called:
+                    called.append(name)
+            for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
+                seen.add(used)
+                assignment = last_assignment(filename, used, node.lineno)
+                if assignment is not None:
+                    next_pending.append(assignment)
+        pending = next_pending
+    return called
+
+
+def cut_path(context: ErrorContext, already):
+    """Refines "element 0 of tensors does not require grad" (AD301, from gradient_path) when a
+    decorator made the cut; a missing create_graph=True is AD301's own help."""
+    return decorator_cut(context, already)
+
+
+MATCHERS = [
+    (r"element 0 of tensors does not require grad and does not have a grad_fn", cut_path),
+    (r"(appears to not have been used in the graph|One of the differentiated Tensors appears to not have been used)",
+     unused_input),
+    (r"One of the differentiated Tensors does not require grad", input_without_grad),
+    (r"Mismatch in shape: grad_output\[\d+\] has a shape of", gradient_shape),
+]

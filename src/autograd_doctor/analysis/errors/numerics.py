@@ -1,0 +1,97 @@
+"""Anomaly mode's "Function 'XBackward0' returned nan values": the forward line of that op
+(recorded by anomaly mode on the node) and the operation whose derivative blows up there."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
+from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named
+from autograd_doctor.recording.frames import is_internal_file
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import replace_node_text
+
+EPS = "1e-12"
+# Ops whose derivative is infinite (or undefined) at 0: an infinite gradient times a zero
+# gradient further down gives NaN, often in the op *before* them (a square before a sqrt).
+SINGULAR_AT_ZERO = {"sqrt": "sqrt", "log": "log", "rsqrt": "rsqrt", "log2": "log2", "log10": "log10"}
+SINGULAR_NODES = {"SqrtBackward0": "sqrt", "LogBackward0": "log", "RsqrtBackward0": "rsqrt",
+                  "DivBackward0": "division", "PowBackward0": "pow", "NormBackward1": "norm",
+                  "LinalgVectorNormBackward0": "norm", "AcosBackward0": "acos", "AsinBackward0": "asin"}
+
+
+def _forward_site(node) -> tuple[str, int] | None:
+    """(file, line) of the innermost user frame in the forward traceback anomaly mode kept."""
+    lines = (getattr(node, "metadata", None) or {}).get("traceback_") or []
+    best = None
+    for entry in lines:
+        for filename, line in re.findall(r'File "([^"]+)", line (\d+)', entry):
+            if not is_internal_file(filename):
+                best = (filename, int(line))
+    return best
+
+
+def nan_in_backward(context: ErrorContext, already):
+    match = re.search(r"Function '(\w+)' returned nan values in its (\d+)\w* output", context.message)
+    if match is None:
+        return None
+    node_name = match.group(1)
+    node, path = graph_node_named(context, node_name, with_path=True)
+    site = _forward_site(node) if node is not None else None
+    use = context.raise_location(role="backward", note="backward() found the NaN")
+    notes = [f"{node_name} computed NaN: its input hit a point where the derivative is infinite or "
+             "undefined (sqrt or log at 0, x/0, 0/0, norm of a zero vector); an infinite gradient times 0 "
+             "gives NaN, often one op before the singular one"]
+    later = [SINGULAR_NODES[type(n).__name__] for n in path if type(n).__name__ in SINGULAR_NODES]
+    if later:
+        notes.append(f"after {node_name} in the forward pass: {', '.join(dict.fromkeys(later))}")
+    if site is None:
+        return diagnosis(codes.NAN_IN_BACKWARD, use, notes=notes, help=[Suggestion(
+            "run the forward pass inside torch.autograd.detect_anomaly() too, so the forward line is known; "
+            "keep inputs of sqrt/log/division away from 0 (clamp_min(eps), + eps)")])
+    filename, line = site
+    statement, location = statement_of(filename, line)
+    if location is None:
+        return diagnosis(codes.NAN_IN_BACKWARD, use, notes=notes)
+    location.role = "forward"
+    location.note = f"the forward op of {node_name}"
+    helps = []
+    fix = _clamp_fix(filename, statement)
+    if fix is not None:
+        op, new_statement = fix
+        helps.append(statement_change(location, f"keep the input of {op} away from 0: clamp_min({EPS}) gives "
+                                      "it a finite gradient there (0 where clamped)", new_statement))
+    helps.append(Suggestion(f"add a small eps where a value can reach 0: x.clamp_min({EPS}).sqrt(), "
+                            f"torch.log(p.clamp_min({EPS})), a / (b + {EPS}); or mask those elements out "
+                            "with torch.where before the singular op"))
+    return diagnosis(codes.NAN_IN_BACKWARD, location, [use], notes, helps)
+
+
+def _clamp_fix(filename: str, statement: ast.stmt):
+    """(op, new statement) when the line has exactly one sqrt/log call to clamp."""
+    calls = [c for name in SINGULAR_AT_ZERO for c in find_calls(statement, name)]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    op = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+    if isinstance(call.func, ast.Attribute) and not call.args:
+        # x.sqrt() -> x.clamp_min(eps).sqrt()
+        receiver = call.func.value
+        new = replace_node_text(filename, statement, receiver, f"{text_of(filename, receiver)}.clamp_min({EPS})")
+    elif call.args:
+        # torch.sqrt(x) -> torch.sqrt(x.clamp_min(eps))
+        argument = call.args[0]
+        text = text_of(filename, argument)
+        if not isinstance(argument, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            text = f"({text})"
+        new = replace_node_text(filename, statement, argument, f"{text}.clamp_min({EPS})")
+    else:
+        return None
+    return (op, new) if new is not None else None
+
+
+MATCHERS = [
+    (r"Function '\w+' returned nan values in its \d+\w* output", nan_in_backward),
+]

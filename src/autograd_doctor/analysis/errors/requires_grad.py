@@ -1,0 +1,256 @@
+"""Errors about which tensors require grad: backward() on a non-scalar, numpy() on a tensor
+in the graph, requires_grad on integer or non-leaf tensors, hooks on tensors outside the
+graph, out= with arguments in the graph, an optimizer given a non-leaf."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import (
+    diagnosis, find_calls, statement_change, statement_of, text_of,
+)
+from autograd_doctor.analysis.errors.context import (
+    ErrorContext, last_assignment, line_location, local_name_of,
+)
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import replace_node_text, statement_location
+
+FLOAT_DTYPE = "torch.float32"
+
+
+def _raised(context: ErrorContext):
+    """(statement, location, filename) of the user's line that raised."""
+    found = context.innermost_user()
+    if found is None:
+        return None, None, None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    return statement, location, filename
+
+
+def _made_at(filename: str, name: str | None, line: int, note: str):
+    """Where `name` was last assigned before `line`, as a related location."""
+    if not name or not name.isidentifier():
+        return None
+    statement = last_assignment(filename, name, line)
+    return statement_location(filename, statement, role="made", note=note) if statement is not None else None
+
+
+def _receiver(call: ast.Call) -> ast.expr | None:
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
+
+
+def non_scalar_backward(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    location.note = "backward() of a tensor with several elements"
+    frame = context.torch_frame("_make_grads")
+    shape = None
+    if frame is not None:
+        outputs = frame.f_locals.get("outputs")
+        if outputs:
+            shape = list(outputs[0].shape)
+    notes = [f"the tensor has shape {shape}; backward() without an argument needs a single number (a loss)"
+             if shape is not None else "backward() without an argument needs a single number (a loss)"]
+    helps = []
+    calls = find_calls(statement, "backward")
+    receiver = _receiver(calls[0]) if len(calls) == 1 else None
+    if receiver is not None:
+        text = text_of(filename, receiver)
+        new_statement = replace_node_text(filename, statement, receiver, f"{text}.sum()")
+        helps.append(statement_change(
+            location, f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
+                      f"gradients by 1/{'N' if shape is None else _count(shape)}); "
+                      f"{text}.backward(torch.ones_like({text})) is the same as .sum()", new_statement))
+    else:
+        helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
+                                "gradient of the loss with respect to it: backward(gradient)"))
+    return diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+
+
+def _count(shape) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def numpy_of_grad_tensor(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    location.note = "converts a tensor that is part of the autograd graph"
+    calls = [c for c in find_calls(statement, "numpy") if _receiver(c) is not None]
+    helps = []
+    if len(calls) == 1:
+        receiver = _receiver(calls[0])
+        text = text_of(filename, receiver)
+        new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
+        helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
+                                      "conversion must leave the graph explicitly", new_statement))
+    else:
+        helps.append(Suggestion("call .detach() on the tensor before converting it (np.array(t.detach()), "
+                                "t.detach().cpu().numpy())"))
+    return diagnosis(codes.NUMPY_REQUIRES_GRAD, location,
+                     notes=["a NumPy array shares the tensor's memory but not its graph; PyTorch refuses to "
+                            "drop the gradient silently"], help=helps)
+
+
+def integer_requires_grad(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    location.note = "requires_grad on an integer tensor"
+    helps = []
+    notes = ["only floating-point (and complex) tensors have gradients; integer tensors such as "
+             "indices, labels and counts are never differentiated"]
+    related = []
+    factories = [c for c in ast.walk(statement) if isinstance(c, ast.Call)
+                 and any(k.arg == "requires_grad" for k in c.keywords)]
+    if len(factories) == 1:
+        call = factories[0]
+        dtype = next((k for k in call.keywords if k.arg == "dtype"), None)
+        if dtype is not None:
+            new_call = replace_node_text(filename, statement, dtype.value, FLOAT_DTYPE)
+        else:
+            requires = next(k for k in call.keywords if k.arg == "requires_grad")
+            new_call = replace_node_text(filename, statement, requires,
+                                         f"dtype={FLOAT_DTYPE}, {text_of(filename, requires)}")
+        helps.append(statement_change(location, "if this is a value to learn, make it floating point where it "
+                                      "is created", new_call))
+    else:
+        calls = find_calls(statement, "requires_grad_")
+        receiver = _receiver(calls[0]) if len(calls) == 1 else None
+        name = text_of(filename, receiver) if receiver is not None else None
+        made = _made_at(filename, name, location.line, f"{name} is made here, with an integer dtype")
+        related.append(made)
+        helps.append(Suggestion(
+            f"if {name or 'it'} is a value to learn, create it as floating point (dtype={FLOAT_DTYPE} or "
+            ".float()) where it is made; if it holds indices or labels, do not ask for its gradient"))
+    return diagnosis(codes.INTEGER_REQUIRES_GRAD, location, related, notes, helps)
+
+
+def requires_grad_on_non_leaf(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    location.note = "changes requires_grad of a tensor computed from others"
+    target = None
+    if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Attribute) \
+            and statement.targets[0].attr == "requires_grad":
+        target = statement.targets[0].value
+        turning_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
+    else:
+        calls = find_calls(statement, "requires_grad_")
+        target = _receiver(calls[0]) if len(calls) == 1 else None
+        turning_off = bool(calls) and bool(calls[0].args) and isinstance(calls[0].args[0], ast.Constant) \
+            and calls[0].args[0].value is False
+    name = text_of(filename, target) if target is not None else None
+    related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
+    helps = []
+    if turning_off and name:
+        helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
+                                      "copy from here on", f"{name} = {name}.detach()"))
+    else:
+        helps.append(Suggestion("requires_grad can only be set on leaves (tensors you create); use "
+                                "t.detach() for a tensor without history, or t.detach().requires_grad_() "
+                                "for a new leaf"))
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related,
+                     ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
+                      "switch it off in place"], helps)
+
+
+def hook_without_grad(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    method = "retain_grad" if "retain_grad" in context.message else "register_hook"
+    calls = find_calls(statement, method)
+    receiver = _receiver(calls[0]) if len(calls) == 1 else None
+    name = text_of(filename, receiver) if receiver is not None else None
+    location.note = f"{method}() on a tensor outside the autograd graph"
+    related = [_made_at(filename, name, location.line,
+                        f"{name} is computed here from tensors that do not require grad")]
+    helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
+                        "(or it was made under torch.no_grad() / after detach()). Make the inputs you want "
+                        "gradients for require grad (requires_grad=True, nn.Parameter)")]
+    if name and isinstance(statement, ast.Expr):
+        body = text_of(filename, statement)
+        helps.append(statement_change(location, f"if this code also runs without gradients (evaluation), "
+                                      f"guard it", f"if {name}.requires_grad:\n    {body}"))
+    return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
+
+
+def out_with_grad(context: ErrorContext, already):
+    statement, location, filename = _raised(context)
+    if location is None:
+        return None
+    location.note = "writes the result into out=, which autograd cannot record"
+    helps = []
+    calls = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and any(k.arg == "out" for k in c.keywords)]
+    if len(calls) == 1 and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+        call = calls[0]
+        out = next(k for k in call.keywords if k.arg == "out")
+        target = text_of(filename, out.value)
+        plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"])
+        new_statement = f"{target} = {ast.unparse(plain)}"
+        helps.append(statement_change(location, "compute a new tensor instead of writing into out=", new_statement))
+    else:
+        helps.append(Suggestion("drop out= and assign the result (y = torch.op(...)); out= is only for "
+                                "tensors outside the graph (under torch.no_grad())"))
+    return diagnosis(codes.OUT_WITH_GRAD, location,
+                     notes=["functions called with out= are not differentiable; the result would have no "
+                            "gradient history"], help=helps)
+
+
+def non_leaf_optimized(context: ErrorContext, already):
+    frame = context.torch_frame("add_param_group")
+    param = frame.f_locals.get("param") if frame is not None else None
+    raised = context.raise_location(role="optimizer", note="the optimizer is created here")
+    user = context.innermost_user()
+    if user is None:
+        return None
+    user_frame, line = user
+    filename = user_frame.f_code.co_filename
+    name = local_name_of(user_frame, param) if param is not None else None
+    made = last_assignment(filename, name, line) if name else None
+    grad_fn = type(param.grad_fn).__name__ if param is not None and param.grad_fn is not None else None
+    notes = [f"{name or 'the tensor'} has grad_fn={grad_fn}: it is the result of a computation, so its .grad "
+             "is never filled and the optimizer could not update what you created"]
+    if made is None:
+        return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, notes=notes, help=[Suggestion(
+            "create the tensor to optimize as a leaf: do the arithmetic or .to(device) first, then "
+            ".requires_grad_() (or wrap it in nn.Parameter)")])
+    primary = statement_location(filename, made, role="made", note=f"{name} is computed here ({grad_fn}), not created")
+    helps = []
+    value = made.value if isinstance(made, (ast.Assign, ast.AnnAssign)) else None
+    requires = [(c, k) for c in ast.walk(value) if isinstance(c, ast.Call)
+                for k in c.keywords if k.arg == "requires_grad"] if value is not None else []
+    if len(requires) == 1 and isinstance(made, ast.Assign):
+        call, keyword = requires[0]
+        stripped = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k is not keyword])
+        value_text = replace_node_text(filename, ast.Expr(value=value, lineno=value.lineno, col_offset=value.col_offset,
+                                                          end_lineno=value.end_lineno, end_col_offset=value.end_col_offset),
+                                       call, ast.unparse(stripped))
+        if value_text is not None:
+            helps.append(statement_change(primary, "create it as a leaf: compute the value without "
+                                          "requires_grad, then ask for gradients on the result",
+                                          f"{ast.unparse(made.targets[0])} = ({value_text}).requires_grad_()"))
+    helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
+                            "torch.no_grad() and call .requires_grad_() on it"))
+    return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+MATCHERS = [
+    (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),
+    (r"Can't call numpy\(\) on Tensor that requires grad", numpy_of_grad_tensor),
+    (r"(?i)only Tensors of floating point (and complex )?dtype can require gradients", integer_requires_grad),
+    (r"you can only change requires_grad flags of leaf variables", requires_grad_on_non_leaf),
+    (r"cannot register a hook on a tensor that doesn't require gradient"
+     r"|can't retain_grad on Tensor that has requires_grad=False", hook_without_grad),
+    (r"functions with out=\.\.\. arguments don't support automatic differentiation", out_with_grad),
+    (r"can't optimize a non-leaf Tensor", non_leaf_optimized),
+]

@@ -1,0 +1,215 @@
+"""Views and in-place writes: views made under no_grad / inference_mode then written (or
+their base written), views returned by custom Functions written in place, detach_() of views."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.describe import written_name
+from autograd_doctor.analysis.errors import grad_modes
+from autograd_doctor.analysis.errors.build import (
+    diagnosis, find_calls, statement_change, statement_of, text_of,
+)
+from autograd_doctor.analysis.errors.context import (
+    ErrorContext, last_assignment, line_location, local_name_of, with_block_around,
+)
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import source_line, statement_at, statement_location
+
+
+def _mode_block(filename: str, line: int, kind: str, note: str):
+    """The `with torch.<kind>()` block around `line`, else where `kind` was last entered."""
+    block = with_block_around(filename, line, (kind,))
+    if block is not None:
+        return line_location(filename, block.lineno, role=kind, note=note)
+    recorded = grad_modes.entries(kind)
+    if recorded:
+        return line_location(recorded[0].filename, recorded[0].line, role=kind, note=note)
+    return None
+
+
+def view_made_in_mode_written(context: ErrorContext, already):
+    """A view created under no_grad / inference_mode, then written with grad mode on."""
+    kind = "inference_mode" if "inference mode" in context.message else "no_grad"
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    write = context.raise_location(role="write", note="in-place write with grad mode on")
+    name = written_name(filename, line)
+    made = last_assignment(filename, name, line) if name and name.isidentifier() else None
+    view = statement_location(filename, made, role="view", note=f"{name} is made here, a view, under {kind}") \
+        if made is not None else None
+    block = _mode_block(filename, made.lineno if made is not None else line, kind, f"{kind} starts here")
+    helps = [Suggestion(
+        f"decide whether the write should be recorded: if yes, make the view outside the {kind} block "
+        f"(move `{text_of(filename, made) if made is not None else 'the view'}` after it); if not, do the write inside the same "
+        f"{kind} block as the view")]
+    notes = [f"the view was made while gradients were off, the write happens while they are on: PyTorch "
+             "cannot tell whether the write should be part of the graph"]
+    return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], notes, helps)
+
+
+def view_used_after_base_written(context: ErrorContext, already):
+    """A view made under no_grad, whose base was then written with grad mode on, is used."""
+    kind = "inference_mode" if "inference mode" in context.message else "no_grad"
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    use = context.raise_location(role="use", note="the view is used here")
+    statement = statement_at(filename, line)
+    names = sorted({n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}) if statement else []
+    view_name, made = None, None
+    for name in names:
+        assignment = last_assignment(filename, name, line)
+        if assignment is not None and with_block_around(filename, assignment.lineno, (kind,)) is not None:
+            view_name, made = name, assignment
+            break
+    if made is None:
+        return diagnosis(codes.VIEW_MODE_BASE_MODIFIED, use, notes=[
+            f"a view used on this line was made under {kind}, and its base was written in place afterwards"],
+            help=[Suggestion(f"make the view after the write, outside the {kind} block")])
+    view = statement_location(filename, made, role="view", note=f"{view_name} is made here, a view, under {kind}")
+    block = _mode_block(filename, made.lineno, kind, f"{kind} starts here")
+    base_name = _base_name(frame, view_name)
+    write = None
+    if base_name:
+        for number in range(made.end_lineno + 1, line):
+            if written_name(filename, number) == base_name:
+                write = line_location(filename, number, role="write", note=f"{base_name}, the view's base, is "
+                                      "written in place here, with grad mode on")
+    primary = write or use
+    helps = [Suggestion(f"make the view after the write and outside the {kind} block (move `{text_of(filename, made)}` "
+                        f"below line {write.line if write else 'the write'}), so it sees the new values with "
+                        "their gradient history")]
+    notes = [f"{view_name} shares memory with {base_name or 'its base'}; the write changed it while autograd "
+             f"cannot tell whether it should be recorded for a view made under {kind}"]
+    return diagnosis(codes.VIEW_MODE_BASE_MODIFIED, primary, [view, block, use], notes, helps)
+
+
+def _base_name(frame, view_name: str | None) -> str | None:
+    view = frame.f_locals.get(view_name) if view_name else None
+    base = getattr(view, "_base", None)
+    return local_name_of(frame, base) if base is not None else None
+
+
+def custom_function_view_written(context: ErrorContext, already):
+    """A custom Function returned a view (or its input as-is); the result is written in place."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    write = context.raise_location(role="write", note="in-place write into the custom Function's output")
+    function_name = context.message.split("Output 0 of ")[-1].split(" is a view")[0] if "Output" in context.message else None
+    name = written_name(filename, line)
+    made = last_assignment(filename, name, line) if name and name.isidentifier() else None
+    related = []
+    helps = []
+    forward_return = _forward_return(frame, function_name)
+    if forward_return is not None:
+        related.append(forward_return)
+    if made is not None and isinstance(made, ast.Assign) and len(made.targets) == 1:
+        call_location = statement_location(filename, made, role="call", note=f"{name} is the output of {function_name}")
+        value = text_of(filename, made.value)
+        helps.append(statement_change(call_location, f"clone the output of {function_name} before writing into it",
+                                      f"{ast.unparse(made.targets[0])} = {value}.clone()"))
+        primary = call_location
+        related.append(write)
+    else:
+        primary = write
+        helps.append(Suggestion(f"clone the output of {function_name} before writing into it, or return a new "
+                                "tensor from its forward (e.g. x.clone() instead of x or a view of x)"))
+    notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
+             "would bypass the backward you wrote, so PyTorch forbids it"]
+    return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _forward_return(frame, function_name: str | None):
+    """The return statement of `function_name.forward`, found through the frame's names."""
+    if not function_name:
+        return None
+    candidate = frame.f_locals.get(function_name, frame.f_globals.get(function_name))
+    forward = getattr(candidate, "forward", None)
+    code = getattr(forward, "__code__", None)
+    if code is None:
+        return None
+    from autograd_doctor.report.source import parse_file
+
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.lineno <= code.co_firstlineno + 1 and \
+                node.name == "forward" and node.lineno >= code.co_firstlineno:
+            returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+            if returns:
+                return statement_location(code.co_filename, returns[-1], role="forward",
+                                          note="forward returns a view of its input here")
+    return None
+
+
+def detach_view_in_place(context: ErrorContext, already):
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if location is None:
+        return None
+    location.note = "detach_() on a view"
+    calls = find_calls(statement, "detach_")
+    receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, ast.Attribute) else None
+    name = text_of(filename, receiver) if receiver is not None else None
+    made = last_assignment(filename, name, line) if name and name.isidentifier() else None
+    related = [statement_location(filename, made, role="view", note=f"{name} is made here, a view of another tensor")
+               if made is not None else None]
+    helps = []
+    if name and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+        helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
+                                      "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
+    else:
+        helps.append(Suggestion("use .detach() (out of place) instead of .detach_() on a view"))
+    notes = ["a view shares its base's graph; detaching it in place would cut the base's graph too"]
+    return diagnosis(codes.DETACH_VIEW_INPLACE, location, related, notes, helps)
+
+
+def write_into_expanded(context: ErrorContext, already):
+    """An in-place write into a tensor whose elements share memory (expand, broadcast_to)."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    write = context.raise_location(role="write", note="writes into a tensor whose elements share memory")
+    name = written_name(filename, line)
+    made = last_assignment(filename, name, line) if name and name.isidentifier() else None
+    expands = [c for method in ("expand", "expand_as", "broadcast_to") for c in find_calls(made, method)] \
+        if made is not None else []
+    notes = ["expand() and broadcast_to() make views where many elements are one memory cell; a write "
+             "into one of them would write all of them"]
+    if not expands or not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=[Suggestion(
+            f"clone {name or 'the tensor'} before writing into it ({name or 't'} = {name or 't'}.clone()), "
+            "or write out of place")])
+    view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view: its rows share memory")
+    value = text_of(filename, made.value)
+    helps = [statement_change(view, f"make {name} a real tensor with its own memory for every element",
+                              f"{ast.unparse(made.targets[0])} = {value}.clone()")]
+    return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
+
+
+MATCHERS = [
+    (r"more than one element of the written-to tensor refers to a single memory location", write_into_expanded),
+    (r"A view was created in (no_grad|inference) mode and is being modified inplace", view_made_in_mode_written),
+    (r"A view was created in (no_grad|inference) mode and its base or another view of its base has been modified",
+     view_used_after_base_written),
+    (r"is a view and is being modified inplace\. This view was created inside a custom Function",
+     custom_function_view_written),
+    (r"Can't detach views in-place", detach_view_in_place),
+]

@@ -1,0 +1,443 @@
+"""Titles and long explanations of the error catalogue's codes (analysis/errors).
+
+Merged into `codes.TITLES` / `codes.EXPLANATIONS`; `autograd-doctor explain CODE` prints them.
+"""
+
+from __future__ import annotations
+
+CATALOGUE_TITLES = {
+    "AD105": "a view made under no_grad or inference_mode was modified in place with grad mode on",
+    "AD106": "a view made under no_grad was used after its base was modified in place",
+    "AD107": "a view returned by a custom autograd.Function was modified in place",
+    "AD108": "detach_() was called on a view",
+    "AD109": "a tensor made under inference_mode was used in a computation autograd records",
+    "AD110": "a tensor made under inference_mode was modified in place outside it",
+    "AD111": "requires_grad was set on a tensor made under inference_mode",
+    "AD112": "backward() was called on a tensor with more than one element",
+    "AD113": "numpy() was called on a tensor that requires grad",
+    "AD114": "requires_grad was set on an integer tensor",
+    "AD115": "requires_grad was changed on a tensor that is not a leaf",
+    "AD116": "register_hook() or retain_grad() on a tensor that does not require grad",
+    "AD117": "out= was used with an argument that requires grad",
+    "AD118": "backward produced NaN (anomaly mode)",
+    "AD119": "the optimizer was given a tensor that is not a leaf",
+    "AD120": "a custom autograd.Function's backward returned the wrong number or shape of gradients",
+    "AD121": "a tensor passed to ctx.mark_dirty() was not returned by forward",
+    "AD122": "ctx.save_for_backward() was given something that is not a tensor",
+    "AD123": "the gradient given for an output has the wrong shape",
+    "AD124": "an in-place write into an expanded (broadcast) tensor",
+    "AD125": "a checkpointed function did something different when recomputed",
+    "AD126": "torch.autograd.grad() through a reentrant checkpoint",
+    "AD305": "an input of torch.autograd.grad() was not used to compute the output",
+    "AD306": "an input of torch.autograd.grad() does not require grad",
+    "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
+}
+
+CATALOGUE_EXPLANATIONS: dict[str, str] = {
+    "AD105": f"""\
+## AD105: {CATALOGUE_TITLES["AD105"]}
+
+**What it means.** A view (slice, `view`, indexing) was made while gradients were off (`torch.no_grad()`
+or `torch.inference_mode()`), then written in place with gradients on. PyTorch cannot tell
+whether the write should be recorded, and refuses: "A view was created in no_grad mode and is
+being modified inplace with grad mode enabled". The doctor points at the write, the view and
+the block that made it.
+
+**Minimal example.**
+
+    h = x * 2
+    with torch.no_grad():
+        first = h[:2]          # a view made with gradients off
+    first.mul_(x[:2])          # AD105
+
+**The fix.** Make the view and the write in the same mode: move `first = h[:2]` out of the block if the
+write should be recorded, or do the write inside the block if it should not.
+""",
+    "AD106": f"""\
+## AD106: {CATALOGUE_TITLES["AD106"]}
+
+**What it means.** A view made under `torch.no_grad()` (or inference mode) shares memory with its base.
+The base was then written in place with gradients on, and the view was used afterwards:
+"A view was created in no_grad mode and its base or another view of its base has been
+modified inplace with grad mode enabled". PyTorch raises where the view is used; the doctor
+points at the write to the base, with the view and the block as labels.
+
+**Minimal example.**
+
+    with torch.no_grad():
+        first = h[:2]
+    h.mul_(x)                      # AD106: writes first's base
+    loss = first.sum() + h.sum()   # RuntimeError here
+
+**The fix.** Make the view after the write, outside the no_grad block, so it carries the new values with
+their history.
+""",
+    "AD107": f"""\
+## AD107: {CATALOGUE_TITLES["AD107"]}
+
+**What it means.** A custom `torch.autograd.Function` returned a view of its input (or the input itself),
+and that output was written in place. Autograd would have to replace your backward to handle
+the write, so it refuses: "Output 0 of MyFn is a view and is being modified inplace. This
+view was created inside a custom Function".
+
+**Minimal example.**
+
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+        ...
+    y = Identity.apply(h)
+    y.mul_(2)                 # AD107
+
+**The fix.** Clone the output before writing: `y = Identity.apply(h).clone()`, or return a new tensor
+from forward (`x.clone()`).
+""",
+    "AD108": f"""\
+## AD108: {CATALOGUE_TITLES["AD108"]}
+
+**What it means.** `t.detach_()` on a view: the view shares its base's graph, so detaching it in place
+would cut the base's graph too. PyTorch: "Can't detach views in-place. Use detach() instead".
+
+**Minimal example.**
+
+    row = h[0]
+    row.detach_()             # AD108
+
+**The fix.** Detach out of place: `row = row.detach()`.
+""",
+    "AD109": f"""\
+## AD109: {CATALOGUE_TITLES["AD109"]}
+
+**What it means.** A tensor created under `torch.inference_mode()` was used in a computation autograd
+records, which had to save it: "Inference tensors cannot be saved for backward". The block or
+decorator that made the tensor is often far away (an evaluation helper, a feature cache, a
+library); the doctor remembers where inference mode was entered and points there.
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        features = backbone(x)          # AD109 points here
+    loss = head(features).pow(2).mean() # RuntimeError here
+
+**The fix.** Use `torch.no_grad()` instead of `torch.inference_mode()` for tensors used in training
+later (same speed for most models), or make a normal copy where it is used:
+`features = features.clone()`.
+""",
+    "AD110": f"""\
+## AD110: {CATALOGUE_TITLES["AD110"]}
+
+**What it means.** A tensor created under `torch.inference_mode()` was written in place outside it:
+"Inplace update to inference tensor outside InferenceMode is not allowed".
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        running = torch.zeros(3)
+    running += update         # AD110
+
+**The fix.** Write out of place (`running = running + update`), clone it first, or create it under
+`torch.no_grad()` instead.
+""",
+    "AD111": f"""\
+## AD111: {CATALOGUE_TITLES["AD111"]}
+
+**What it means.** `requires_grad` was set on a tensor created under `torch.inference_mode()`:
+"Setting requires_grad=True on inference tensor outside InferenceMode is not allowed".
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        weights = torch.ones(3)
+    weights.requires_grad_()  # AD111
+
+**The fix.** Use a normal copy: `weights = weights.clone().requires_grad_()`, or create it under
+`torch.no_grad()`.
+""",
+    "AD112": f"""\
+## AD112: {CATALOGUE_TITLES["AD112"]}
+
+**What it means.** `backward()` without an argument computes the gradient of a single number. Called on a
+tensor with several elements it fails: "grad can be implicitly created only for scalar
+outputs".
+
+**Minimal example.**
+
+    y = x * x
+    y.backward()              # AD112
+
+**The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
+gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`.
+""",
+    "AD113": f"""\
+## AD113: {CATALOGUE_TITLES["AD113"]}
+
+**What it means.** `t.numpy()` on a tensor that requires grad: a NumPy array has no graph, and PyTorch will
+not drop the gradient silently: "Can't call numpy() on Tensor that requires grad".
+
+**Minimal example.**
+
+    values = torch.sigmoid(x).numpy()    # AD113
+
+**The fix.** `t.detach().numpy()` (add `.cpu()` for GPU tensors).
+""",
+    "AD114": f"""\
+## AD114: {CATALOGUE_TITLES["AD114"]}
+
+**What it means.** Only floating-point and complex tensors have gradients. `requires_grad=True` on an
+integer tensor (from integer literals, `arange`, labels) fails: "only Tensors of floating
+point dtype can require gradients".
+
+**Minimal example.**
+
+    w = torch.tensor([1, 2, 3], requires_grad=True)   # AD114
+
+**The fix.** Create it as floating point: `torch.tensor([1, 2, 3], dtype=torch.float32,
+requires_grad=True)`; for indices and labels, do not ask for a gradient.
+""",
+    "AD115": f"""\
+## AD115: {CATALOGUE_TITLES["AD115"]}
+
+**What it means.** The `requires_grad` flag of a computed tensor follows from its inputs and cannot be
+switched off in place: "you can only change requires_grad flags of leaf variables".
+
+**Minimal example.**
+
+    y = x * 2
+    y.requires_grad_(False)   # AD115
+
+**The fix.** Use a detached tensor from there on: `y = y.detach()`.
+""",
+    "AD116": f"""\
+## AD116: {CATALOGUE_TITLES["AD116"]}
+
+**What it means.** `register_hook()` or `retain_grad()` on a tensor that does not require grad: no gradient
+will ever reach it. Usually its inputs do not require grad, or it was computed under
+`torch.no_grad()` or after `detach()`.
+
+**Minimal example.**
+
+    x = torch.randn(3)        # no requires_grad
+    y = x * 2
+    y.register_hook(print)    # AD116
+
+**The fix.** Make the inputs require grad if you want gradients there; if the same code also runs in
+evaluation, guard it: `if y.requires_grad: y.register_hook(...)`.
+""",
+    "AD117": f"""\
+## AD117: {CATALOGUE_TITLES["AD117"]}
+
+**What it means.** Functions called with `out=` are not differentiable. With an argument that requires grad
+PyTorch refuses: "mul(): functions with out=... arguments don't support automatic
+differentiation, but one of the arguments requires grad".
+
+**Minimal example.**
+
+    result = torch.empty(3)
+    torch.mul(x, 2, out=result)   # AD117
+
+**The fix.** Assign the result instead: `result = torch.mul(x, 2)`.
+""",
+    "AD118": f"""\
+## AD118: {CATALOGUE_TITLES["AD118"]}
+
+**What it means.** Under `torch.autograd.detect_anomaly()`, a backward function produced NaN: "Function
+'PowBackward0' returned nan values in its 0th output". The cause is almost always an op
+whose derivative is infinite at the value it saw (sqrt or log at 0, division by 0, the norm
+of a zero vector); infinity times a zero gradient gives NaN, often in the op *before* the
+singular one. The doctor reads the forward line anomaly mode recorded on that node.
+
+**Minimal example.**
+
+    with torch.autograd.detect_anomaly():
+        distance = ((a - b) ** 2).sum(1).sqrt()   # AD118: a row of a equals b
+        distance.sum().backward()
+
+**The fix.** Keep the singular op's input away from 0: `.clamp_min(1e-12).sqrt()`,
+`torch.log(p.clamp_min(1e-12))`, `a / (b + 1e-12)`, or mask those elements with
+`torch.where` first.
+""",
+    "AD119": f"""\
+## AD119: {CATALOGUE_TITLES["AD119"]}
+
+**What it means.** Optimizers update leaves (tensors you created). A tensor computed from another
+(`torch.randn(3, requires_grad=True) * 0.01`, `.to(device)` after `requires_grad=True`) is not
+a leaf: "can't optimize a non-leaf Tensor". The doctor points at the line that made it.
+
+**Minimal example.**
+
+    w = torch.randn(3, requires_grad=True) * 0.01   # AD119 points here
+    opt = torch.optim.SGD([w], lr=0.1)
+
+**The fix.** Compute the value first, then make it a leaf: `w = (torch.randn(3) * 0.01).requires_grad_()`,
+or wrap it in `nn.Parameter(...)`.
+""",
+    "AD120": f"""\
+## AD120: {CATALOGUE_TITLES["AD120"]}
+
+**What it means.** A custom `autograd.Function`'s backward must return one gradient per input of forward
+(after ctx), each of that input's shape. PyTorch reports "returned an incorrect number of
+gradients (expected 2, got 1)" or "returned an invalid gradient at index 0" without showing
+your backward; the doctor points at its return statement.
+
+**Minimal example.**
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor): ...
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.factor       # AD120: 1 value for 2 inputs
+
+**The fix.** Return a value per input, `None` for inputs that need no gradient
+(`return grad * ctx.factor, None`), each with its input's shape.
+""",
+    "AD121": f"""\
+## AD121: {CATALOGUE_TITLES["AD121"]}
+
+**What it means.** A Function that modifies an input in place marks it with `ctx.mark_dirty(x)` and must
+return that input: "Some elements marked as dirty during the forward method were not
+returned as output".
+
+**Minimal example.**
+
+    def forward(ctx, x):
+        x.add_(1)
+        ctx.mark_dirty(x)
+        return x * 1            # AD121
+
+**The fix.** Return the modified input itself: `return x`.
+""",
+    "AD122": f"""\
+## AD122: {CATALOGUE_TITLES["AD122"]}
+
+**What it means.** `ctx.save_for_backward()` accepts tensors (and None) only: "save_for_backward can only
+save variables, but argument 1 is of type int". PyTorch checks after forward returns, so its
+traceback ends at `.apply()`; the doctor points at the call inside forward.
+
+**Minimal example.**
+
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x, exponent)   # AD122: exponent is an int
+
+**The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
+`ctx.exponent = exponent`, and read `ctx.exponent` in backward.
+""",
+    "AD123": f"""\
+## AD123: {CATALOGUE_TITLES["AD123"]}
+
+**What it means.** The gradient given for an output (`grad_outputs=` of `torch.autograd.grad`, `gradient=`
+of `backward`) must have that output's shape: "Mismatch in shape: grad_output[0] has a shape
+of torch.Size([3]) and output[0] has a shape of torch.Size([])".
+
+**Minimal example.**
+
+    y = (x * 2).sum()
+    torch.autograd.grad(y, x, grad_outputs=torch.ones(3))   # AD123
+
+**The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
+output.
+""",
+    "AD124": f"""\
+## AD124: {CATALOGUE_TITLES["AD124"]}
+
+**What it means.** `expand()` and `broadcast_to()` return views where many elements share one memory cell.
+Writing into such a view in place fails: "unsupported operation: more than one element of
+the written-to tensor refers to a single memory location". The doctor points at the line
+that made the expanded view.
+
+**Minimal example.**
+
+    bias = torch.zeros(1, 3).expand(4, 3)   # AD124 points here
+    bias.add_(update)
+
+**The fix.** Give every element its own memory before writing: `.expand(4, 3).clone()` (or
+`.repeat(4, 1)`), or write out of place.
+""",
+    "AD125": f"""\
+## AD125: {CATALOGUE_TITLES["AD125"]}
+
+**What it means.** `torch.utils.checkpoint` discards the function's intermediate tensors and runs it again
+during backward. If the second run does something different (a counter, a global flag, a
+branch on state the first run changed), PyTorch raises a `CheckpointError` ("A different
+number of tensors was saved during the original forward and recomputation"). The doctor
+points at the checkpointed function and its branches.
+
+**Minimal example.**
+
+    def block(x):
+        calls.append(1)
+        if len(calls) == 1:       # different on the recomputation
+            return x.sin() * x.sin()
+        return x.sin()
+    y = checkpoint(block, x, use_reentrant=False)
+    y.sum().backward()            # AD125
+
+**The fix.** Make the checkpointed function deterministic in what it computes: no dependence on state
+it changes itself; keep `preserve_rng_state=True` (the default) for random ops.
+""",
+    "AD126": f"""\
+## AD126: {CATALOGUE_TITLES["AD126"]}
+
+**What it means.** The reentrant checkpoint (`use_reentrant=True`) runs a nested backward that only works
+with a plain `.backward()`: "When use_reentrant=True, torch.utils.checkpoint is incompatible
+with .grad() or passing an `inputs` parameter to .backward()". The doctor points at the
+checkpoint call.
+
+**Minimal example.**
+
+    y = checkpoint(torch.sin, x, use_reentrant=True)   # AD126 points here
+    torch.autograd.grad(y.sum(), x)
+
+**The fix.** Pass `use_reentrant=False`.
+""",
+    "AD305": f"""\
+## AD305: {CATALOGUE_TITLES["AD305"]}
+
+**What it means.** An input given to `torch.autograd.grad` does not influence the output through recorded
+operations: "The differentiated Tensor at index 1 appears to not have been used in the
+graph". The doctor names that input and where it was made.
+
+**Minimal example.**
+
+    y = (x * 2).sum()
+    gx, gz = torch.autograd.grad(y, [x, z])   # AD305: y does not use z
+
+**The fix.** If the input truly does not matter, ask for a zero gradient (`materialize_grads=True`) or
+None (`allow_unused=True`); if it should matter, find the cut (a `detach()`, `.item()`,
+integer op or `torch.no_grad()` between them).
+""",
+    "AD306": f"""\
+## AD306: {CATALOGUE_TITLES["AD306"]}
+
+**What it means.** An input given to `torch.autograd.grad` does not require grad, so it has no gradient:
+"One of the differentiated Tensors does not require grad".
+
+**Minimal example.**
+
+    scale = torch.randn(3)                            # no requires_grad
+    torch.autograd.grad(y, [x, scale])                # AD306
+
+**The fix.** Create it with `requires_grad=True` if you want its gradient, or remove it from the
+inputs.
+""",
+    "AD307": f"""\
+## AD307: {CATALOGUE_TITLES["AD307"]}
+
+**What it means.** The loss was computed through a function decorated with `@torch.no_grad()` or
+`@torch.inference_mode()`: nothing inside it is recorded, and backward fails with "element 0
+of tensors does not require grad and does not have a grad_fn" (explained by AD301). AD307
+names the decorator.
+
+**Minimal example.**
+
+    @torch.no_grad()              # AD307 points here
+    def predict(batch):
+        return model(batch)
+    loss = predict(x).pow(2).mean()
+    loss.backward()
+
+**The fix.** Remove the decorator from functions used in training (keep it on evaluation-only helpers),
+or call the undecorated function when training.
+""",
+}

@@ -1,0 +1,6 @@
+import torch
+from torch.utils.checkpoint import checkpoint
+
+x = torch.randn(3, requires_grad=True)
+y = checkpoint(torch.sin, x, use_reentrant=True)  # PRIMARY
+(gx,) = torch.autograd.grad(y.sum(), x)  # RAISES

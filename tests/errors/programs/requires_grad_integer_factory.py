@@ -1,0 +1,3 @@
+import torch
+
+w = torch.tensor([1, 2, 3], requires_grad=True)  # PRIMARY
