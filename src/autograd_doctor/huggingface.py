@@ -41,14 +41,12 @@ class AutogradDoctorCallback(TrainerCallback):
                           callbacks=[AutogradDoctorCallback()])
         trainer.train()   # a failing backward() names the line to change
 
-    Options are those of `watch()` (strict, silent, verify_saved, capture).
+    Options are those of `watch()`, e.g. `AutogradDoctorCallback(mode="full")`.
     `callback.diagnoses` lists what was reported.
     """
 
-    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch"):
-        self.steps = StepWatch(transformers_logging.get_logger(LOGGER_NAME),
-                               dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture))
+    def __init__(self, **watch_options):
+        self.steps = StepWatch(transformers_logging.get_logger(LOGGER_NAME), watch_options)
         self._state = None
         self._wrapped_trainer = None
 

@@ -26,13 +26,12 @@ class DoctorCallbackHooks:
 
     logger_package = "lightning.pytorch"
 
-    def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch"):
-        """Options as for `autograd_doctor.watch()`; silent problems are logged (silent="warn")
-        or raised (silent="raise"), never printed as Python warnings."""
+    def __init__(self, **watch_options):
+        """Options as for `autograd_doctor.watch()` (e.g. mode="full", strict=True); silent
+        problems are logged (silent="warn") or raised (silent="raise"), never printed as
+        Python warnings."""
         super().__init__()
-        self.steps = StepWatch(logging.getLogger(f"{self.logger_package}.autograd_doctor"),
-                               dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture))
+        self.steps = StepWatch(logging.getLogger(f"{self.logger_package}.autograd_doctor"), watch_options)
 
     @property
     def diagnoses(self) -> list[Diagnosis]:
@@ -85,7 +84,7 @@ AUTOGRAD_DOCTOR_DOC = """A Lightning `Callback`: every training batch runs under
         trainer = L.Trainer(max_epochs=1, callbacks=[AutogradDoctor()])
         trainer.fit(model, data)   # a failing backward() names the line to change
 
-    Options are those of `watch()` (strict, silent, verify_saved, capture).
+    Options are those of `watch()`, e.g. `AutogradDoctor(mode="full")`.
     `callback.diagnoses` lists what was reported.
     """
 

@@ -16,7 +16,7 @@ from autograd_doctor import diagnoses_of  # noqa: E402
 from autograd_doctor.huggingface import LOGGER_NAME, AutogradDoctorCallback  # noqa: E402
 
 from programs import line_of  # noqa: E402
-from test_lightning import LogLines, doctor_is_off  # noqa: E402
+from test_lightning import FULL_MODE, LogLines, doctor_is_off  # noqa: E402
 
 with open(__file__) as _source:
     THIS_SOURCE = _source.read()
@@ -119,7 +119,7 @@ def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
 
 
 def test_silent_bug_is_logged_once_with_its_report(tmp_path):
-    callback = AutogradDoctorCallback()
+    callback = AutogradDoctorCallback(**FULL_MODE)
     with LogLines(LOGGER_NAME) as log:
         train(tiny_model(bug="data"), [callback], tmp_path)  # 6 steps, one report
     assert [d.code for d in callback.diagnoses] == ["AD201"]

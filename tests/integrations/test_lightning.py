@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 
@@ -11,13 +12,17 @@ L = pytest.importorskip("lightning.pytorch")
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from autograd_doctor import diagnoses_of  # noqa: E402
+from autograd_doctor import diagnoses_of, watch  # noqa: E402
 from autograd_doctor.lightning import AutogradDoctor  # noqa: E402
 
 from programs import line_of  # noqa: E402
 
 with open(__file__) as _source:
     THIS_SOURCE = _source.read()
+
+# Writes through `.data` are seen where every save is recorded: the "full" mode, where the
+# doctor has modes (before that, always).
+FULL_MODE = {"mode": "full"} if "mode" in inspect.signature(watch).parameters else {}
 
 
 def regressor_class(lightning_module):
@@ -138,7 +143,7 @@ def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
 
 
 def test_silent_bug_is_logged_once_with_its_report_not_warned(tmp_path):
-    callback = AutogradDoctor()
+    callback = AutogradDoctor(**FULL_MODE)
     with LogLines("lightning.pytorch.autograd_doctor") as log, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit(TinyRegressor(bug="data"), [callback], tmp_path)  # 6 steps, one report

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import doctest
+import inspect
 import logging
 
 import pytest
 import torch
 
 import autograd_doctor.step_watch as step_watch
-from autograd_doctor import diagnoses_of
+from autograd_doctor import diagnoses_of, watch
 from autograd_doctor.step_watch import StepWatch
 
 
@@ -19,7 +20,8 @@ def test_docstring_example():
 
 
 def test_a_bug_in_every_step_is_logged_once(caplog):
-    steps = StepWatch(logging.getLogger("test.step_watch"), {})
+    full_mode = {"mode": "full"} if "mode" in inspect.signature(watch).parameters else {}
+    steps = StepWatch(logging.getLogger("test.step_watch"), full_mode)
     with caplog.at_level(logging.WARNING, logger="test.step_watch"):
         for step in range(3):
             steps.begin()
