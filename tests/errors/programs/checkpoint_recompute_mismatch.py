@@ -4,11 +4,11 @@ from torch.utils.checkpoint import checkpoint
 calls = []
 
 
-def block(x):
+def block(x):  # PRIMARY
     calls.append(1)
     if len(calls) == 1:
         return x.sin() * x.sin()
-    return x.sin()  # PRIMARY
+    return x.sin()
 
 
 x = torch.randn(3, requires_grad=True)

@@ -11,7 +11,7 @@ class Identity(torch.autograd.Function):
         return grad
 
 
-x = torch.randn(3, requires_grad=True)
-y = Identity.apply(x * 1)
-y.mul_(2)  # PRIMARY
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+y = Identity.apply(x * 1)  # PRIMARY
+y.mul_(2)  # WRITE
 y.sum().backward()

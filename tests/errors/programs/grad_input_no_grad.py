@@ -1,6 +1,6 @@
 import torch
 
-x = torch.randn(3, requires_grad=True)
-scale = torch.randn(3)
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+scale = torch.tensor([3.0, 4.0, 5.0])
 y = (x * scale).sum()
 gx, gs = torch.autograd.grad(y, [x, scale])  # PRIMARY

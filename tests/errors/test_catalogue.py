@@ -1,0 +1,220 @@
+"""Every catalogued error: the program fails the same way with and without the doctor, the
+diagnosis has its code and points at the line to change, and the suggested change, applied
+to the program text, makes it run with the right values (checked against hand-written ones)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from catalogue import apply_suggestion, marked_line, program_source, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def linear_weight_grad(features, weight, bias):
+    """d/dW of mean((features @ W.T + b)^2) for an nn.Linear with one output, by hand."""
+    out = features @ weight.T + bias
+    return 2.0 / out.numel() * out.T @ features
+
+
+def check_backward_non_scalar(ns):
+    x = torch.tensor([0.5, -1.0, 2.0])
+    assert torch.equal(ns["x"].grad, 2 * x)
+
+
+def check_numpy(ns):
+    assert (ns["values"] == torch.sigmoid(torch.tensor([0.5, -1.0, 2.0])).numpy()).all()
+
+
+def check_integer_factory(ns):
+    w = ns["w"]
+    assert w.dtype == torch.float32 and w.is_leaf and w.requires_grad
+    assert torch.equal(w.detach(), torch.tensor([1.0, 2.0, 3.0]))
+
+
+def check_non_leaf_flag(ns):
+    assert not ns["y"].requires_grad
+    assert torch.equal(ns["y"], torch.tensor([1.0, -2.0, 4.0]))
+
+
+def check_hook_guard(ns):
+    assert not ns["y"].requires_grad  # the guarded hook is skipped; nothing else changed
+
+
+def check_out(ns):
+    result = ns["result"]
+    assert torch.equal(result.detach(), torch.tensor([1.0, -2.0, 4.0]))
+    result.sum().backward()
+    assert torch.equal(ns["x"].grad, torch.full((3,), 2.0))
+
+
+def check_non_leaf_optimizer(ns):
+    w = ns["w"]
+    assert w.is_leaf and w.requires_grad
+    assert ns["opt"].param_groups[0]["params"][0] is w
+
+
+def check_gradient_count(ns):
+    assert torch.equal(ns["x"].grad, torch.full((3,), 2.0))
+
+
+def check_mark_dirty(ns):
+    assert torch.equal(ns["x"].grad, torch.ones(3))
+
+
+def check_unused_input(ns):
+    assert torch.equal(ns["gx"], torch.full((3,), 2.0))
+    assert torch.equal(ns["gz"], torch.zeros(3))
+
+
+def check_input_without_grad(ns):
+    assert torch.equal(ns["gx"], torch.tensor([3.0, 4.0, 5.0]))
+    assert torch.equal(ns["gs"], torch.tensor([0.5, -1.0, 2.0]))
+
+
+def check_grad_outputs(ns):
+    assert torch.equal(ns["gx"], torch.full((3,), 2.0))
+
+
+def check_expand(ns):
+    assert torch.equal(ns["bias"], torch.arange(12.0).reshape(4, 3))
+
+
+def check_reentrant(ns):
+    x = ns["x"].detach()
+    assert torch.equal(ns["gx"], torch.cos(x))
+
+
+def check_inference_saved(ns):
+    head, backbone = ns["head"], ns["backbone"]
+    torch.manual_seed(0)  # the program's input, drawn again after the two layers
+    torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+    x = torch.randn(8, 4)
+    features = x @ backbone.weight.detach().T + backbone.bias.detach()
+    expected = linear_weight_grad(features, head.weight.detach(), head.bias.detach())
+    assert torch.allclose(head.weight.grad, expected, atol=1e-6)
+
+
+def check_inference_written(ns):
+    assert torch.equal(ns["running"], torch.ones(3))
+
+
+def check_inference_requires_grad(ns):
+    weights = ns["weights"]
+    assert weights.is_leaf and weights.requires_grad and not weights.is_inference()
+    assert torch.equal(weights.detach(), torch.ones(3))
+
+
+def check_custom_view(ns):
+    assert torch.equal(ns["x"].grad, torch.full((3,), 2.0))
+
+
+def check_detach_view(ns):
+    assert torch.equal(ns["x"].grad, torch.full((4, 3), 2.0))
+
+
+def check_nan(ns):
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
+    expected = torch.stack([torch.zeros(2), (a[1] - b[1]) / (a[1] - b[1]).norm()])
+    assert torch.allclose(ns["a"].grad, expected)
+    assert not torch.isnan(ns["a"].grad).any()
+
+
+def check_decorator(ns):
+    model = ns["model"]
+    torch.manual_seed(0)
+    torch.nn.Linear(3, 1)
+    batch = torch.randn(4, 3)
+    expected = linear_weight_grad(batch, model.weight.detach(), model.bias.detach())
+    assert torch.allclose(model.weight.grad, expected, atol=1e-6)
+
+
+def check_create_graph(ns):
+    x = ns["x"].detach()
+    assert torch.allclose(ns["x"].grad, 36 * x ** 3)  # d/dx sum((3x^2)^2)
+
+
+# program -> (code, index of the help that is a concrete change, check of the changed program)
+CASES = {
+    "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
+    "numpy_requires_grad": ("AD113", 0, check_numpy),
+    "requires_grad_integer_factory": ("AD114", 0, check_integer_factory),
+    "requires_grad_integer": ("AD114", None, None),
+    "requires_grad_non_leaf": ("AD115", 0, check_non_leaf_flag),
+    "hook_no_grad": ("AD116", 1, check_hook_guard),
+    "retain_grad_no_grad": ("AD116", 1, check_hook_guard),
+    "out_requires_grad": ("AD117", 0, check_out),
+    "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
+    "function_wrong_count": ("AD120", 0, check_gradient_count),
+    "function_wrong_shape": ("AD120", None, None),
+    "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
+    "save_for_backward_non_tensor": ("AD122", None, None),
+    "grad_unused_input": ("AD305", 0, check_unused_input),
+    "grad_input_no_grad": ("AD306", 0, check_input_without_grad),
+    "grad_outputs_shape": ("AD123", 0, check_grad_outputs),
+    "expand_inplace": ("AD124", 0, check_expand),
+    "checkpoint_reentrant_grad": ("AD126", 0, check_reentrant),
+    "checkpoint_recompute_mismatch": ("AD125", None, None),
+    "inference_saved": ("AD109", 0, check_inference_saved),
+    "inference_saved_decorator": ("AD109", 0, check_inference_saved),
+    "inference_inplace_outside": ("AD110", 0, check_inference_written),
+    "inference_requires_grad": ("AD111", 0, check_inference_requires_grad),
+    "view_nograd_inplace": ("AD105", None, None),
+    "view_inference_inplace": ("AD105", None, None),
+    "view_nograd_base_modified": ("AD106", None, None),
+    "custom_function_view_inplace": ("AD107", 0, check_custom_view),
+    "detach_view_inplace": ("AD108", 0, check_detach_view),
+    "anomaly_nan": ("AD118", 0, check_nan),
+    "decorator_no_grad_cut": ("AD307", 0, check_decorator),
+    "grad_missing_create_graph": ("AD301", 0, check_create_graph),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request, tmp_path):
+    name = request.param
+    source = program_source(name)
+    path = write(tmp_path, source, name)
+    return name, source, path, tmp_path
+
+
+def test_fails_the_same_way_and_points_at_the_line_to_change(case):
+    name, source, path, _ = case
+    code = CASES[name][0]
+    plain_error, _ = run_plain(path)
+    error = run_watched(path)
+    assert plain_error is not None and error is not None
+    assert type(error) is type(plain_error)
+    assert str(error) == str(plain_error)  # the diagnosis is a note; the message is PyTorch's
+    diagnoses = [d for d in autograd_doctor.diagnoses_of(error) if d.code == code]
+    assert diagnoses, (name, [d.code for d in autograd_doctor.diagnoses_of(error)])
+    diagnosis = diagnoses[0]
+    assert diagnosis.primary.file == path
+    assert diagnosis.primary.line == marked_line(source, "PRIMARY")
+    assert diagnosis.help
+    rendered = str(diagnosis)
+    assert rendered.startswith(f"error[{code}]")
+    assert any(note.startswith("autograd-doctor:") for note in getattr(error, "__notes__", []))
+
+
+def test_the_suggested_change_fixes_the_program(case):
+    name, source, path, tmp_path = case
+    code, help_index, check = CASES[name]
+    if help_index is None:
+        pytest.skip("no concrete change is suggested for this error (the help says what to look at)")
+    error = run_watched(path)
+    diagnosis = next(d for d in autograd_doctor.diagnoses_of(error) if d.code == code)
+    suggestion = diagnosis.help[help_index]
+    assert suggestion.location is not None
+    fixed = apply_suggestion(source, suggestion)
+    assert fixed != source
+    fixed_error, namespace = run_plain(write(tmp_path, fixed, f"{name}_fixed"))
+    assert fixed_error is None, f"{name}: {fixed_error!r}\n{fixed}"
+    check(namespace)
