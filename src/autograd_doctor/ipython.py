@@ -20,7 +20,7 @@ import shlex
 import sys
 import types
 
-from autograd_doctor.doctor import Doctor, diagnoses_of, internal_error
+from autograd_doctor.doctor import Doctor, diagnoses_of, explain_error, internal_error
 from autograd_doctor.report.model import Diagnosis, Report
 
 # Exceptions our handler sees. RuntimeError covers PyTorch's autograd errors and ours
@@ -142,6 +142,7 @@ class DoctorExtension:
 
     def handle_exception(self, shell, etype, value, tb, tb_offset=None):
         """IPython custom exception handler: the usual traceback, then the diagnosis."""
+        explain_error(value)  # the error catalogue's diagnosis, shown as a note of the traceback
         try:
             shell.showtraceback((etype, value, without_our_frames(tb)), tb_offset=tb_offset)
         except Exception:

@@ -79,10 +79,11 @@ def pytest_runtest_call(item):
 
 def diagnoses_for(doctor, error: BaseException | None) -> list:
     """What the doctor found during a test, plus what it attached to the test's exception."""
-    from autograd_doctor.doctor import diagnoses_of
+    from autograd_doctor.doctor import diagnoses_of, explain_error
 
     diagnoses = list(doctor.diagnoses)
     if error is not None:
+        explain_error(error)  # the test's exception never passes through watch().__exit__ here
         for diagnosis in diagnoses_of(error):
             if diagnosis not in diagnoses:
                 diagnoses.append(diagnosis)
