@@ -19,6 +19,7 @@ from autograd_doctor.lint.events import Loop, Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.findings import Finding, Fix, split_lines
 from autograd_doctor.lint.knowledge import TensorKnowledge
+from autograd_doctor.lint.modules import ModuleKnowledge
 from autograd_doctor.lint.rules import check_file, check_scope
 from autograd_doctor.lint.source import ATOMS, SourceText
 
@@ -29,7 +30,7 @@ AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: 
 GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004", "ADL014"})
 
 
-class Checker(SourceText, ExpressionEvents, TensorKnowledge):
+class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
     def __init__(self, tree: ast.Module, source: str, filename: str):
@@ -39,9 +40,10 @@ class Checker(SourceText, ExpressionEvents, TensorKnowledge):
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}
         self.module_classes: set[str] = set()
-        self.inplace_attrs: dict[str, dict[str, ast.keyword]] = defaultdict(dict)
-        self.module_attrs: dict[str, set] = defaultdict(set)
-        self.module_kinds: dict[str, dict[str, str]] = defaultdict(dict)  # class -> attr -> nn.X
+        self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
+        self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
+        self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
+        self.returns: list = []     # values returned by the function being walked
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
         self.seq = 0
@@ -156,6 +158,7 @@ class Checker(SourceText, ExpressionEvents, TensorKnowledge):
         self.scope = Scope(node.name, grad_off, module_class)
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.class_stack.append(None)
+        outer_returns, self.returns = self.returns, []
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
         for i, a in enumerate(all_args):
@@ -169,8 +172,40 @@ class Checker(SourceText, ExpressionEvents, TensorKnowledge):
         self.class_stack.pop()
         check_scope(self, self.scope)
         self.scope, self.guard_depth = outer, outer_guard
+        if outer.name == "<module>":
+            self.record_factory(node)
+            if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
+                self.grad_free_functions.add(node.name)
+        self.returns = outer_returns
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Return(self, node):
+        if node.value is not None:
+            self.visit(node.value)
+            self.returns.append(node.value)
+
+    def cuts_graph(self, value, function: str) -> bool:
+        """A returned value with no graph: `h.detach()`, None, or containers of those
+        (`tuple(repackage(v) for v in h)` in the function ``function`` itself)."""
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return all(self.cuts_graph(e, function) for e in value.elts)
+        if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+            return self.cuts_graph(value.elt, function)
+        if isinstance(value, ast.IfExp):
+            return self.cuts_graph(value.body, function) and self.cuts_graph(value.orelse, function)
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute):
+                return func.attr in N.GRAD_CUTTING_METHODS
+            if isinstance(func, ast.Name):
+                if func.id in (function, *self.grad_free_functions):
+                    return True
+                if func.id in ("tuple", "list") and len(value.args) == 1:
+                    return self.cuts_graph(value.args[0], function)
+        return False
 
     def visit_arguments(self, node):
         for d in node.defaults + [d for d in node.kw_defaults if d is not None]:
@@ -290,20 +325,16 @@ class Checker(SourceText, ExpressionEvents, TensorKnowledge):
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
                     and self.class_stack and self.class_stack[-1] is None
                     and self.scope.module_class and isinstance(value, ast.Call)):
-                q = self.qualname(value.func) or ""
-                if self.is_module_base(value.func) or (isinstance(value.func, ast.Name)
-                                                       and value.func.id in self.module_classes):
-                    self.module_attrs[self.scope.module_class].add(target.attr)
-                    self.module_kinds[self.scope.module_class][target.attr] = q
-                kw = self.inplace_module_keyword(value)
-                if kw is not None:
-                    self.inplace_attrs[self.scope.module_class][target.attr] = kw
+                spec = self.module_spec(value)
+                if spec is not None:
+                    self.module_specs[self.scope.module_class][target.attr] = spec
         else:
             self.visit(target)
 
     def after_named_value(self, name, value, loss_list=None):
         """Record what an op saved when its result is bound to ``name``."""
-        op = self.saving_op(value)
+        spec = self.called_module(value)
+        op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
         if op is not None:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:

@@ -177,15 +177,25 @@ class ExpressionEvents:
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)
-        elif (isinstance(recv, ast.Name) and recv.id == "self" and scope.module_class
-              and attr in self.inplace_attrs.get(scope.module_class, ()) and node.args):
-            kw = self.inplace_attrs[scope.module_class][attr]
+        elif node.args and self.called_module(node) is not None:
+            self.module_call(node, self.called_module(node).input_layer, f"self.{attr}")
+
+    def module_call(self, node, layer, text):
+        """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it."""
+        arg = node.args[0]
+        if self.scope.grad_off:
+            return
+        if layer.inplace:
+            kw = layer.inplace_keyword
             fix = Fix("construct the module with `inplace=False`", (self.edit(kw.value, "False"),),
-                      safe=False)
-            self.record_inplace_activation(node.args[0], node, fix, module=f"self.{attr}")
-            self.record_write(node.args[0], node, f"`self.{attr}` (inplace=True)", fix=fix)
-            kind = self.module_kinds.get(scope.module_class, {}).get(attr, "")
-            self.record_inplace_output_save(node.args[0], N.MODULE_OPS.get(kind.rsplit(".", 1)[-1], ""), node)
+                      safe=False) if kw is not None else None
+            self.record_inplace_activation(arg, node, fix, module=f"`{text}` (inplace=True)")
+            self.record_write(arg, node, f"`{text}` (inplace=True)", fix=fix)
+            self.record_inplace_output_save(arg, layer.op or "", node)
+            return
+        op = self.op_entry(layer.op)
+        if op is not None:
+            self.record_input_saves(op, [arg], node)
 
     def statement_is(self, call) -> bool:
         """True when ``call`` is a whole expression statement (its value is unused)."""
@@ -195,15 +205,6 @@ class ExpressionEvents:
         if isinstance(node.value, ast.Call):
             node.value._adl_stmt = True
         self.visit(node.value)
-
-    def inplace_module_keyword(self, call) -> ast.keyword | None:
-        q = self.qualname(call.func) or ""
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in N.INPLACE_MODULES:
-            for k in call.keywords:
-                if k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True:
-                    return k
-        return None
-
 
     def record_input_saves(self, op, args, node):
         key, entry = op

@@ -40,7 +40,7 @@ class TensorKnowledge:
             if isinstance(func, ast.Attribute):
                 recv = func.value
                 if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                    return func.attr in self.module_attrs.get(self.scope.module_class, ())
+                    return func.attr in self.module_specs.get(self.scope.module_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
                 return func.attr not in N.NOT_TENSOR_METHODS and func.attr in N.tensor_methods() \
@@ -160,10 +160,9 @@ class TensorKnowledge:
             return False
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                    and func.value.id == "self" and self.scope.module_class:
-                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
-                return kind.rsplit(".", 1)[-1] in N.PARAMETERISED_MODULES
+            spec = self.called_module(node)
+            if spec is not None:
+                return spec.parameterised
             operands = list(node.args) + [k.value for k in node.keywords]
             if isinstance(func, ast.Attribute) and self.qualname(func) is None:
                 operands.append(func.value)
@@ -231,8 +230,7 @@ class TensorKnowledge:
         if q is None and isinstance(func, ast.Attribute):
             recv = func.value
             if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                kind = self.module_kinds.get(self.scope.module_class, {}).get(func.attr, "")
-                q = N.MODULE_OPS.get(kind.rsplit(".", 1)[-1]) if kind.startswith("torch.nn.") else None
+                return None  # a module call: see ExpressionEvents.module_call
             elif self.is_tensor(recv):
                 q = "torch.Tensor." + func.attr
 
@@ -266,3 +264,9 @@ class TensorKnowledge:
             if isinstance(node.func, ast.Attribute):
                 return node.func.value
         return None
+
+    @staticmethod
+    def op_entry(key):
+        """``(key, saves-table entry)`` for an op key, or None."""
+        entry = N.saves_table().get(key or "")
+        return (key, entry) if entry else None

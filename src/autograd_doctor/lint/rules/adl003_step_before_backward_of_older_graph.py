@@ -53,10 +53,20 @@ the optimizer holds (an alias) is not recognised.""",
 
 def check_scope(checker, scope) -> None:
     """Remember each step with the backward calls after it; optimizers may be
-    built later in the file, so the check runs in ``check_file``."""
+    built later in the file, so the check runs in ``check_file``.
+
+    Each candidate carries a cut: values bound before it were built before the
+    step.  After the step in source order the cut is the step itself; in a loop,
+    a backward earlier in the body runs again after the step in the next
+    iteration, and then only values bound before the loop are old."""
     for seq, node, optimizer in scope.steps:
-        later = [(b, bnode, recv) for b, bnode, recv in scope.backward_receivers
+        later = [(b, bnode, recv, seq) for b, bnode, recv in scope.backward_receivers
                  if b > seq and not scope.exclusive(seq, b) and scope.reaches(seq, b)]
+        loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
+        if loops:
+            start, end = max(loops)
+            later += [(b, bnode, recv, start) for b, bnode, recv in scope.backward_receivers
+                      if start < b < seq and not scope.exclusive(seq, b)]
         if later:
             checker.pending_steps.append((scope, seq, node, optimizer, later))
 
@@ -69,15 +79,17 @@ def check_file(checker) -> None:
         owners = checker.optimizers.get(optimizer)
         if not owners:
             continue  # whose parameters it steps is unknown: no claim
-        for b, bnode, recv in later:
-            hit = _old_graph(checker, scope, recv, b, seq, owners)
+        for b, bnode, recv, cut in later:
+            hit = _old_graph(checker, scope, recv, b, cut, owners)
             if hit is not None:
                 name, value, module = hit
                 checker.report(
                     "ADL003", node,
                     f"`{checker.text(node.func)}()` updates the parameters of `{module}` in place, "
                     f"but `{name}` (line {value.lineno}) was computed from them before this step and "
-                    f"`backward()` on line {bnode.lineno} goes through its graph, which saved the "
+                    f"`backward()` on line {bnode.lineno}"
+                    f"{' (in the next iteration of the loop)' if b < seq else ''} goes through its "
+                    f"graph, which saved the "
                     f"old values; backward() will fail (modified by an inplace operation)",
                     related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                               f"`{name}` computed here, before the step"),
@@ -105,7 +117,8 @@ def _dependencies(checker, node):
             names.append(n.id)
         elif isinstance(n, ast.Call):
             func = n.func
-            if any(k.arg == "requires_grad" for k in n.keywords):
+            if any(k.arg == "requires_grad" for k in n.keywords) or \
+                    (isinstance(func, ast.Name) and func.id in checker.grad_free_functions):
                 continue
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
                                                     or func.attr in N.NOT_TENSOR_METHODS
