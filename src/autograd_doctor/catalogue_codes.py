@@ -28,6 +28,7 @@ CATALOGUE_TITLES = {
     "AD124": "an in-place write into an expanded (broadcast) tensor",
     "AD125": "a checkpointed function did something different when recomputed",
     "AD126": "torch.autograd.grad() through a reentrant checkpoint",
+    "AD127": "DistributedDataParallel: some parameters got no gradient in the previous iteration",
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
@@ -390,6 +391,30 @@ checkpoint call.
     torch.autograd.grad(y.sum(), x)
 
 **The fix.** Pass `use_reentrant=False`.
+""",
+    "AD127": f"""\
+## AD127: {CATALOGUE_TITLES["AD127"]}
+
+**What it means.** DistributedDataParallel reduces every parameter's gradient across ranks
+during backward and waits for all of them before the next forward pass. If the loss did not
+depend on some parameters in an iteration (a branch in forward that skips a head, an
+auxiliary output not added to the loss), the next forward fails: "Expected to have finished
+reduction in the prior iteration before starting a new one ... Parameter indices which did
+not receive grad for rank 0: 2 3". The doctor turns the indices into parameter names and
+shows the forward branches that use them.
+
+**Minimal example.**
+
+    def forward(self, x, use_aux):
+        h = self.body(x)
+        if use_aux:                       # aux_head is used only on some steps
+            return self.aux_head(h)
+        return self.head(h)
+    model = DistributedDataParallel(Net())   # AD127 points here
+
+**The fix.** `DistributedDataParallel(net, find_unused_parameters=True)` when parameters are
+unused on purpose; otherwise use them in every forward pass, or freeze the ones that never
+train.
 """,
     "AD305": f"""\
 ## AD305: {CATALOGUE_TITLES["AD305"]}
