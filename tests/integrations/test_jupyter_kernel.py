@@ -57,6 +57,7 @@ def test_failing_cell_has_the_report_in_its_error_output(executed_notebook):
     assert "y[1] = 2.0" in traceback and "modified here" in traceback
     assert "help: fill the entry out of place" in traceback
     assert "autograd_doctor/recording" not in traceback  # our own frames are hidden
+    assert "asyncio" not in traceback  # the kernel's event loop is not "called from" context
 
 
 def test_failing_cell_displays_the_html_report(executed_notebook):

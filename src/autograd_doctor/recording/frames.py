@@ -21,6 +21,8 @@ _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
 # Standard-library modules whose frames sit between user code and torch calls.
 _STDLIB_PASS_THROUGH = ("contextlib.py", "functools.py", "runpy.py", "threading.py")
+# The event loop that runs a Jupyter kernel's cells: host machinery, like ipykernel itself.
+_STDLIB_ASYNCIO_DIR = _STDLIB_DIR + "asyncio" + os.sep
 # Tools that host user code (test runners, notebooks): their frames are never the user's line.
 _HOST_PACKAGES = ("pytest", "_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
 
@@ -36,6 +38,7 @@ def is_internal_file(filename: str) -> bool:
             path.startswith(_TORCH_DIR)
             or path.startswith(_OUR_DIR)
             or (path.startswith(_STDLIB_DIR) and os.path.basename(path) in _STDLIB_PASS_THROUGH)
+            or path.startswith(_STDLIB_ASYNCIO_DIR)
             or filename.startswith("<frozen ")
             # The `autograd-doctor` console script that pip writes into bin/.
             or os.path.basename(path) == "autograd-doctor"
