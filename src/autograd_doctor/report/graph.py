@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograd_doctor import compat
-from autograd_doctor import compat
 from autograd_doctor.report.model import Diagnosis, Location
 from autograd_doctor.report.render import GraphvizMissing, dot_executable, render_with_dot
 
