@@ -1,76 +1,43 @@
 """Overhead of autograd-doctor against eager PyTorch and anomaly mode, measured in one run.
 
-Repetitions of the modes are interleaved (eager, watch, anomaly, eager, ...) so that
-machine noise hits all of them alike; the table shows medians and ratios to eager.
-Run: python benchmarks/overhead.py [--repeats N] [--json PATH]
+The workloads (benchmarks/models.py) are small training steps shaped like users' models.
+For each one, every repetition enters each mode in turn (eager, default watch(), full
+mode, anomaly mode; the order rotates between repetitions so that machine noise hits all
+of them alike), times the first steps after entering, then the steady state. Ratios are
+taken against eager within the same repetition; the table shows their median and, in
+brackets, their min-max over the repetitions.
+
+Wall time on a shared 2-core machine is noisy; `--callgrind` counts instructions instead
+(valgrind's callgrind, one thread; needs gcc and valgrind's headers), which are stable to a
+fraction of a percent.
+
+Run:
+    python benchmarks/overhead.py                # wall time, 1 thread and default threads
+    python benchmarks/overhead.py --callgrind    # instruction counts (needs valgrind)
+    python benchmarks/overhead.py --quick        # a fast smoke run
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
-
 import warnings
 
 import torch
-from torch import nn
 
-import autograd_doctor
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def tiny_mlp():
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
-    return model, optimizer, x, y, nn.functional.cross_entropy
-
-
-def wide_mlp():
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, y = torch.randn(256, 1024), torch.randint(0, 10, (256,))
-    return model, optimizer, x, y, nn.functional.cross_entropy
-
-
-def transformer():
-    torch.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, dropout=0.1, batch_first=True)
-    encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
-    head = nn.Linear(128, 10)
-    model = nn.Sequential(encoder, head)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = torch.randn(16, 32, 128), torch.randint(0, 10, (16, 32))
-
-    def loss_fn(out, target):
-        return nn.functional.cross_entropy(out.reshape(-1, 10), target.reshape(-1))
-
-    return model, optimizer, x, y, loss_fn
-
-
-WORKLOADS = {
-    "tiny MLP (width 64, batch 32, 1 thread)": (tiny_mlp, 1, 200),
-    "wide MLP (width 1024, batch 256)": (wide_mlp, None, 20),
-    "TransformerEncoder (2 layers, d=128)": (transformer, None, 20),
-}
-
-
-def make_step(setup):
-    model, optimizer, x, y, loss_fn = setup()
-
-    def step():
-        optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-
-    return step
+import autograd_doctor  # noqa: E402
+from models import WORKLOADS  # noqa: E402
 
 
 class Eager:
@@ -85,43 +52,70 @@ def anomaly():
     return torch.autograd.detect_anomaly(check_nan=False)  # noqa: ADL013 (the baseline we compare against)
 
 
-def watch_verify_saved():
-    return autograd_doctor.watch(verify_saved=True)
+def full_mode():
+    return autograd_doctor.watch(mode="full")
 
 
 MODES = {
     "eager": Eager,
-    "watch()": autograd_doctor.watch,
-    "verify_saved": watch_verify_saved,
+    "default": autograd_doctor.watch,
+    "full": full_mode,
     "anomaly": anomaly,
 }
 
+FIRST_STEPS = 3  # "first steps": the steps right after entering the mode
 
-WARMUP_STEPS = 5
 
-
-def time_mode(step, mode_factory, steps: int) -> float:
-    with mode_factory():
-        # Warm-up inside the mode: the doctor examines the first few backward() calls
-        # for cut gradient paths, a one-time cost that a long run does not see again.
-        for _ in range(WARMUP_STEPS):
+def run_mode(step, factory, steady_steps: int, warmup: int) -> tuple[float, float]:
+    """(seconds per step over the first steps, seconds per step in the steady state)."""
+    with factory():
+        start = time.perf_counter()
+        for _ in range(FIRST_STEPS):
+            step()
+        first = (time.perf_counter() - start) / FIRST_STEPS
+        for _ in range(warmup):
             step()
         start = time.perf_counter()
-        for _ in range(steps):
+        for _ in range(steady_steps):
             step()
-        return (time.perf_counter() - start) / steps
+        steady = (time.perf_counter() - start) / steady_steps
+    return first, steady
 
 
-def peak_memory(setup, mode_factory, steps: int = 3) -> int:
-    """Peak bytes allocated by CPU tensors and Python objects during a few training steps.
+def measure_wall(setup, repeats: int, steady_steps: int, warmup: int) -> dict:
+    step = setup()
+    for _ in range(3):  # torch's own first-call costs, paid before any mode is timed
+        step()
+    names = list(MODES)
+    times = {name: {"first": [], "steady": []} for name in names}
+    for repeat in range(repeats):
+        order = names[repeat % len(names):] + names[:repeat % len(names)]
+        for name in order:
+            first, steady = run_mode(step, MODES[name], steady_steps, warmup)
+            times[name]["first"].append(first)
+            times[name]["steady"].append(steady)
+    return summarize(times, repeats)
 
-    The mode is entered and one step run before measuring, so one-time set-up (the
-    doctor's wrappers, anomaly mode's state) is not counted as per-step memory.
-    """
+
+def summarize(times: dict, repeats: int) -> dict:
+    result = {}
+    for name, phases in times.items():
+        result[name] = {}
+        for phase, values in phases.items():
+            ratios = [values[i] / times["eager"][phase][i] for i in range(repeats)]
+            result[name][phase] = {
+                "ms": statistics.median(values) * 1e3,
+                "ratio": statistics.median(ratios), "min": min(ratios), "max": max(ratios),
+            }
+    return result
+
+
+def peak_memory(setup, factory, steps: int = 3) -> int:
+    """Peak bytes of CPU tensors and Python objects during a few steps, after one step."""
     import torch.profiler as profiler
 
-    step = make_step(setup)
-    with mode_factory():
+    step = setup()
+    with factory():
         step()
         gc.collect()
         tracemalloc.start()
@@ -130,49 +124,171 @@ def peak_memory(setup, mode_factory, steps: int = 3) -> int:
                 step()
         _, python_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    # Peak of live tensor memory, replayed from the profiler's allocation events.
-    events = sorted(((e.time_range.start, e.cpu_memory_usage) for e in prof.events() if e.cpu_memory_usage), key=lambda t: t[0])
-    live, peak = 0, 0
+    events = sorted(((e.time_range.start, e.cpu_memory_usage) for e in prof.events() if e.cpu_memory_usage),
+                    key=lambda t: t[0])
+    live = peak = 0
     for _, delta in events:
         live += delta
         peak = max(peak, live)
     return peak + python_peak
 
 
+# ---- instruction counts ------------------------------------------------------------
+
+# Two client requests to callgrind, compiled on demand: reset the counters before a
+# measured region, dump them (labelled) after it. Needs gcc and valgrind's headers.
+_MARKER_SOURCE = """
+#include <valgrind/callgrind.h>
+void mark_zero(void) { CALLGRIND_ZERO_STATS; }
+void mark_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
+"""
+
+
+def build_marker_library(folder: str) -> str:
+    source = os.path.join(folder, "marker.c")
+    library = os.path.join(folder, "marker.so")
+    with open(source, "w") as stream:
+        stream.write(_MARKER_SOURCE)
+    done = subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", library, source], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"--callgrind needs gcc and valgrind's headers (valgrind/callgrind.h):\n{done.stderr}")
+    return library
+
+
+def callgrind_worker(names: list[str], steady_steps: int, library_path: str) -> None:
+    """Runs under valgrind: one labelled dump per (workload, mode, phase)."""
+    marker = ctypes.CDLL(library_path)
+    torch.set_num_threads(1)
+
+    def measured(label: str, function) -> None:
+        marker.mark_zero()
+        function()
+        marker.mark_dump(label.encode())
+
+    for index, name in enumerate(names):
+        step = WORKLOADS[name]()
+        for _ in range(3):
+            step()
+        for mode, factory in MODES.items():
+            with factory():
+                measured(f"{index}|{mode}|first|{FIRST_STEPS}", lambda: [step() for _ in range(FIRST_STEPS)])
+                step()
+                measured(f"{index}|{mode}|steady|{steady_steps}", lambda: [step() for _ in range(steady_steps)])
+
+
+def measure_instructions(names: list[str], steady_steps: int) -> dict:
+    counts: dict = {}
+    with tempfile.TemporaryDirectory() as folder:
+        library = build_marker_library(folder)
+        out = os.path.join(folder, "callgrind.out")
+        command = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            sys.executable, os.path.abspath(__file__), "--callgrind-worker", library,
+            "--steps", str(steady_steps), "--only-names", json.dumps(names),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"callgrind run failed:\n{done.stderr[-3000:]}")
+        for dump in os.listdir(folder):
+            if not dump.startswith("callgrind.out."):
+                continue
+            label = total = None
+            with open(os.path.join(folder, dump)) as stream:
+                for line in stream:
+                    if line.startswith("desc: Trigger: Client Request: "):
+                        label = line.split(": ", 2)[2].strip()
+                    elif line.startswith("totals:"):
+                        total = int(line.split()[1])
+                        break
+            if label is None or total is None:
+                continue
+            index, mode, phase, steps = label.split("|")
+            counts.setdefault(names[int(index)], {}).setdefault(mode, {})[phase] = total / int(steps)
+    result = {}
+    for name in names:
+        modes = counts.get(name)
+        if not modes or any(len(modes.get(mode, {})) != 2 for mode in MODES):
+            sys.exit(f"callgrind: measurements missing for {name}")
+        result[name] = {mode: {phase: {"instructions": value, "ratio": value / modes["eager"][phase]}
+                               for phase, value in phases.items()} for mode, phases in modes.items()}
+    return result
+
+
+# ---- output ------------------------------------------------------------------------
+
+def print_wall_table(title: str, results: dict) -> None:
+    print(title)
+    header = f"{'workload':46} {'phase':7} {'eager ms':>9}" + "".join(f" {m:>20}" for m in MODES if m != "eager")
+    print(header)
+    print("-" * len(header))
+    for name, result in results.items():
+        for phase in ("first", "steady"):
+            cells = "".join(
+                f" {result[m][phase]['ratio']:6.2f}x [{result[m][phase]['min']:.2f}-{result[m][phase]['max']:.2f}]"
+                for m in MODES if m != "eager")
+            print(f"{name if phase == 'first' else '':46} {phase:7} {result['eager'][phase]['ms']:9.2f}{cells}")
+    print()
+
+
+def print_instruction_table(results: dict) -> None:
+    print("instruction counts (callgrind, 1 thread), ratio to eager")
+    header = f"{'workload':46} {'phase':7} {'eager Minstr':>12}" + "".join(f" {m:>9}" for m in MODES if m != "eager")
+    print(header)
+    print("-" * len(header))
+    for name, result in results.items():
+        for phase in ("first", "steady"):
+            cells = "".join(f" {result[m][phase]['ratio']:8.3f}x" for m in MODES if m != "eager")
+            print(f"{name if phase == 'first' else '':46} {phase:7} "
+                  f"{result['eager'][phase]['instructions'] / 1e6:12.1f}{cells}")
+    print()
+
+
 def main() -> int:
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", help="also write the results as JSON here")
+    parser.add_argument("--repeats", type=int, default=7, help="interleaved repetitions (wall time)")
+    parser.add_argument("--steps", type=int, default=20, help="steady-state steps per measurement")
     parser.add_argument("--only", help="run only workloads whose name contains this text")
+    parser.add_argument("--threads", choices=("1", "default", "both"), default="both")
+    parser.add_argument("--callgrind", action="store_true", help="count instructions with valgrind instead of timing")
+    parser.add_argument("--memory", action="store_true", help="also measure peak memory (default and full vs eager)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 3 steps, 1 thread")
+    parser.add_argument("--json", help="also write the results as JSON here")
+    parser.add_argument("--callgrind-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--only-names", help=argparse.SUPPRESS)
     options = parser.parse_args()
 
-    results = {}
-    default_threads = torch.get_num_threads()
-    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {options.repeats} interleaved repeats, medians")
+    if options.callgrind_worker:
+        callgrind_worker(json.loads(options.only_names), options.steps, options.callgrind_worker)
+        return 0
+    names = [name for name in WORKLOADS if not options.only or options.only in name]
+    if options.quick:
+        options.repeats, options.steps, options.threads = 2, 3, "1"
+    results: dict = {}
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} cpus; "
+          f"first = the {FIRST_STEPS} steps right after entering the mode, steady = {options.steps} steps later")
     print()
-    header = (f"{'workload':42} {'eager ms':>9} {'watch()':>9} {'watch(verify_saved=True)':>25} "
-              f"{'anomaly':>9} {'peak mem watch/eager':>21}")
-    print(header)
-    print("-" * len(header))
-    for name, (setup, threads, steps) in WORKLOADS.items():
-        if options.only and options.only not in name:
-            continue
-        torch.set_num_threads(threads or default_threads)
-        step = make_step(setup)
-        samples = {mode: [] for mode in MODES}
-        for _ in range(options.repeats):
-            for mode, factory in MODES.items():
-                samples[mode].append(time_mode(step, factory, steps))
-        medians = {mode: statistics.median(values) for mode, values in samples.items()}
-        eager_peak = peak_memory(setup, Eager)
-        watch_peak = peak_memory(setup, autograd_doctor.watch)
-        ratios = {mode: medians[mode] / medians["eager"] for mode in MODES}
-        memory_ratio = watch_peak / eager_peak if eager_peak else float("nan")
-        print(f"{name:42} {medians['eager'] * 1e3:9.3f} {ratios['watch()']:8.2f}x {ratios['verify_saved']:24.2f}x "
-              f"{ratios['anomaly']:8.2f}x {memory_ratio:20.2f}x")
-        results[name] = {"eager_seconds": medians["eager"], "ratios": ratios, "peak_memory_ratio": memory_ratio}
-    torch.set_num_threads(default_threads)
+    if options.callgrind:
+        results["instructions"] = measure_instructions(names, options.steps)
+        print_instruction_table(results["instructions"])
+    else:
+        default_threads = torch.get_num_threads()
+        settings = {"1": [1], "default": [default_threads], "both": [1, default_threads]}[options.threads]
+        for threads in dict.fromkeys(settings):
+            torch.set_num_threads(threads)
+            table = {name: measure_wall(WORKLOADS[name], options.repeats, options.steps, warmup=2 * FIRST_STEPS)
+                     for name in names}
+            results[f"wall, {threads} thread(s)"] = table
+            print_wall_table(f"wall time, {threads} thread(s), {options.repeats} interleaved repeats: "
+                             "median ratio to eager [min-max]", table)
+        torch.set_num_threads(default_threads)
+    if options.memory:
+        print("peak memory, ratio to eager")
+        for name in names:
+            eager = peak_memory(WORKLOADS[name], Eager)
+            ratios = {mode: peak_memory(WORKLOADS[name], MODES[mode]) / eager for mode in ("default", "full")}
+            results.setdefault("memory", {})[name] = ratios
+            print(f"  {name:46} default {ratios['default']:.2f}x  full {ratios['full']:.2f}x")
     if options.json:
         with open(options.json, "w") as stream:
             json.dump(results, stream, indent=2)
