@@ -17,7 +17,7 @@ from autograd_doctor.analysis import copies, diagnose
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import patches
+from autograd_doctor.recording import patches, probe
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
@@ -36,6 +36,30 @@ from autograd_doctor.report.text import render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
 CAPTURE_METHODS = ("patch", "mode")
+# "light" (the default): no saved-tensor hooks, writes logged; "full": every save recorded.
+MODES = ("light", "full")
+# Set to "full" (or "light") to choose the mode of every doctor in the process, e.g. when
+# `autograd-doctor run` re-runs a program to find the line where a tensor was saved.
+MODE_VARIABLE = "AUTOGRAD_DOCTOR_MODE"
+
+LIGHT_MODE_NOTE = ("found by the default (light) mode, which does not record where tensors are saved; "
+                   'watch(mode="full") or `autograd-doctor run --full` also names the line that saved it')
+
+
+def choose_mode(mode: str | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> str:
+    """The mode a doctor runs in: the one asked for, else full when an option needs it.
+
+    strict (stop at the write), verify_saved (fingerprints of saves), silent="raise" (stop
+    at writes through `.data` into saved tensors) and capture="mode" all need every save
+    recorded; otherwise the light mode, which costs a few percent.
+    """
+    if mode is None:
+        mode = os.environ.get(MODE_VARIABLE) or None
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if strict or verify_saved or silent == "raise" or capture == "mode":
+        return "full"
+    return mode or "light"
 
 
 class AutogradDoctorWarning(UserWarning):
@@ -109,15 +133,16 @@ class Doctor:
     """One active doctor: a recorder plus what it has diagnosed so far."""
 
     def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch"):
+                 capture: str = "patch", mode: str | None = None):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
         if capture not in CAPTURE_METHODS:
             raise ValueError(f"capture must be one of {CAPTURE_METHODS}, not {capture!r}")
+        self.mode = choose_mode(mode, strict, silent, verify_saved, capture)
         self.capture = capture
         self.strict = strict
         self.silent = "raise" if strict and silent == "warn" else silent
-        self.recorder = Recorder(strict=strict)
+        self.recorder = Recorder(strict=strict, light=self.mode == "light")
         self.recorder.on_stale = self._on_stale
         self.recorder.on_silent = self._on_silent
         self.recorder.on_write_hit = self._on_write_hit
@@ -139,6 +164,7 @@ class Doctor:
         self._stale_view_checked: set[tuple] = set()
         self._backwards_seen = 0
         self._hooks = None
+        self._step_hooks = ()
         self._mode = None
         self._active = False
         self._thread = None
@@ -151,8 +177,9 @@ class Doctor:
         if not compat.check():  # this torch lacks what the doctor cannot work without: stay off
             return self
         self._thread = threading.get_ident()
-        self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
-        self._hooks.__enter__()
+        if self.mode == "full":
+            self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
+            self._hooks.__enter__()
         try:
             if self.capture == "mode":
                 self._mode = WriteWatcher(self.recorder)
@@ -160,8 +187,10 @@ class Doctor:
             else:
                 patches.activate(self.recorder)
         except Exception:
-            self._hooks.__exit__(None, None, None)
+            if self._hooks is not None:
+                self._hooks.__exit__(None, None, None)
             raise
+        self._step_hooks = _optimizer_step_hooks(self.recorder)
         grad_modes.activate()  # where inference_mode/no_grad are entered, for the error catalogue
         self._active = True
         return self
@@ -176,13 +205,17 @@ class Doctor:
                 self._mode.__exit__(None, None, None)
             else:
                 patches.deactivate(self.recorder)
-        with contextlib.suppress(Exception):
-            self._hooks.__exit__(None, None, None)
+        for handle in self._step_hooks:
+            with contextlib.suppress(Exception):
+                handle.remove()
+        if self._hooks is not None:
+            with contextlib.suppress(Exception):
+                self._hooks.__exit__(None, None, None)
 
     def _suspend_saves(self) -> bool:
         """Take our saved-tensor hooks off the stack if they are on top; True if taken."""
         top_of_stack = compat.lookup("torch._C._autograd._top_saved_tensors_default_hooks")
-        if not self._active or top_of_stack is None:
+        if not self._active or top_of_stack is None or self._hooks is None:
             return False
         try:
             top = top_of_stack(False)
@@ -219,6 +252,7 @@ class Doctor:
         try:
             slot = self.recorder.find_slot(node, record)
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record))
+            diagnosis.extra["mode"] = "full"
             record.reported = True
             if graph is not None:
                 try:
@@ -380,8 +414,36 @@ class Doctor:
     def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
+        if self.mode == "light" and probe.is_stale_error(error):
+            self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
+            return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
+
+    def _light_stale_diagnosis(self, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:
+        """Light mode, after PyTorch's own version check failed: find the stale save in the
+        graph, and in the write log the writes that moved its version."""
+        stale = probe.find_stale_save(probe.roots_of(args, kwargs), str(error))
+        if stale is None:
+            return None
+        recorder = self.recorder
+        writes = recorder.write_log.writes_into(stale.tensor, stale.saved_version, stale.found_version)
+        if not writes:
+            writes = recorder.optimizer_writes_into(stale.tensor, stale.saved_version, stale.found_version)
+        record = SavedRecord(stale.tensor.detach(), stale.saved_version, (), 0)
+        record.writes = tuple(writes[:3])
+        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else ())
+        diagnosis.extra["mode"] = "light"
+        diagnosis.notes.append(LIGHT_MODE_NOTE)
+        if diagnosis.primary is None and diagnosis.related:
+            # No write seen and no save recorded: the backward() call is what we know.
+            diagnosis.primary = diagnosis.related.pop(0)
+        if graph is not None:
+            try:
+                diagnosis.graph_data = graph.snapshot_failure(stale.node, record, recorder)
+            except Exception:
+                internal_error()
+        return diagnosis
 
     def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
         key = (diagnosis.code, diagnosis.primary.file if diagnosis.primary else None,
@@ -398,6 +460,29 @@ class Doctor:
                 "\n" + render_diagnosis(diagnosis), AutogradDoctorWarning,
                 primary.file if primary else "<autograd-doctor>", primary.line if primary else 0,
             )
+
+
+def _optimizer_step_hooks(recorder: Recorder) -> tuple:
+    """One hook pair per optimizer step instead of a look-up per tensor it writes."""
+    try:
+        import torch.optim.optimizer as optimizer_module
+    except ImportError:
+        return ()
+    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
+    register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+    if register_pre is None or register_post is None:
+        return ()
+
+    def started(optimizer, args, kwargs):
+        if threading.get_ident() == thread:
+            with contextlib.suppress(Exception):
+                recorder.optimizer_step_started(optimizer)
+
+    def done(optimizer, args, kwargs):
+        recorder.optimizer_step_done()
+
+    thread = threading.get_ident()
+    return (register_pre(started), register_post(done))
 
 
 def _strict_message(diagnosis: Diagnosis) -> str:
@@ -431,15 +516,24 @@ class watch(contextlib.ContextDecorator):
         capture: "patch" (default, cheap) wraps torch's in-place functions while
             active; "mode" uses a TorchFunctionMode that also sees `out=` writes, at
             about 2 us per torch call.
+        mode: "light" (the default, a few percent of a training step): PyTorch's own
+            version check finds the stale tensor, a log of writes names the line that
+            wrote it. "full": every save is recorded (saved-tensor hooks), so reports
+            also name the line that saved the tensor, and writes through `.data` or
+            views kept across writes are caught; costs more. strict, verify_saved,
+            silent="raise" and capture="mode" imply "full". The environment variable
+            AUTOGRAD_DOCTOR_MODE sets the mode where none is given.
     """
 
     def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch"):
+                 capture: str = "patch", mode: str | None = None):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
         if capture not in CAPTURE_METHODS:
             raise ValueError(f"capture must be one of {CAPTURE_METHODS}, not {capture!r}")
-        self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture)
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture, mode=mode)
         self._doctors: list[Doctor] = []
 
     def __enter__(self) -> Doctor:
@@ -460,12 +554,12 @@ _installed: Doctor | None = None
 
 
 def install(strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-            capture: str = "patch") -> Doctor:
+            capture: str = "patch", mode: str | None = None) -> Doctor:
     """Turn the doctor on for the rest of the program (or until `uninstall()`)."""
     global _installed
     if _installed is not None:
         return _installed
-    _installed = Doctor(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture).start()
+    _installed = Doctor(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture, mode=mode).start()
     return _installed
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import time
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ RUNPY_FILE = os.path.abspath(runpy.__file__)
 
 RUN_USAGE = (
     "usage: autograd-doctor run [--json PATH] [--strict] [--silent warn|raise|ignore] "
-    "[--verify-saved] (script.py | -m module) [args...]"
+    "[--verify-saved] [--full] [--no-rerun] (script.py | -m module) [args...]"
 )
 
 
@@ -32,6 +33,8 @@ class RunOptions:
     strict: bool = False
     silent: str = "warn"
     verify_saved: bool = False
+    full: bool = False  # record every save from the start (see autograd_doctor.rerun)
+    rerun: bool = True
     graph_path: str | None = None
     html_path: str | None = None
     module: str | None = None
@@ -70,6 +73,10 @@ def parse_run_args(argv: list[str]) -> RunOptions:
             options.strict = True
         elif arg == "--verify-saved":
             options.verify_saved = True
+        elif arg == "--full":
+            options.full = True
+        elif arg == "--no-rerun":
+            options.rerun = False
         elif arg == "--silent" or arg.startswith("--silent="):
             policy = value_of(arg) if arg == "--silent" else arg.split("=", 1)[1]
             if policy not in ("warn", "raise", "ignore"):
@@ -179,6 +186,24 @@ def _run_module(name: str, args: list[str]) -> None:
     runpy.run_module(name, run_name="__main__", alter_sys=True)
 
 
+def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s: float) -> None:
+    """The light mode's report lacks the save line: run once more under the full mode."""
+    from autograd_doctor import rerun
+
+    if rerun.is_child():
+        rerun.save_for_parent(doctor.report(error).diagnoses)
+        return
+    light = rerun.wants_rerun(doctor, error) if options.rerun and rank is None else None
+    if light is None:
+        return
+    target = ["-m", options.module] if options.module is not None else [options.script]
+    try:
+        rerun.complete_with_full_mode(doctor, error, light, ["--silent", options.silent, *target, *options.args],
+                                      elapsed_s)
+    except Exception:
+        pass  # the light report stands
+
+
 def run_command(argv: list[str]) -> int:
     try:
         options = parse_run_args(argv)
@@ -212,11 +237,13 @@ def run_command(argv: list[str]) -> int:
     from autograd_doctor.doctor import Doctor, explain_error
 
     rank = _rank_suffix()
-    doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved)
+    doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
+                    mode="full" if options.full else None)
     if rank is not None:
         doctor.rank = int(rank)
     exit_code = 0
     error: BaseException | None = None
+    started = time.monotonic()
     doctor.start()
     try:
         if options.script is not None:
@@ -245,6 +272,7 @@ def run_command(argv: list[str]) -> int:
         explain_error(problem)
     finally:
         doctor.stop()
+    _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     if error is not None:
         if rank is not None:
             # Every line says its rank, in one write, so reports of several ranks stay readable.

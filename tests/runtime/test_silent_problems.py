@@ -144,7 +144,7 @@ def test_data_write_fix_applied(tmp_path):
         y.data[0] = 0.0  # WRITE
         y.sum().backward()  # BACKWARD
     """
-    outcome = run_program(tmp_path, source)
+    outcome = run_program(tmp_path, source, mode="full")  # .data writes into saves: full mode only
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD201"
     assert diagnosis.help[0].replacement == "y = y.index_fill(0, torch.tensor([0]), 0.0)"
@@ -169,7 +169,8 @@ STALE_VIEW_PROGRAM = """
 @pytest.mark.parametrize("view,capture", [("buf.view(3)", "patch"), ("buf.narrow(0, 0, 3)", "patch"),
                                           ("buf[:]", "mode")])
 def test_view_kept_in_list_then_base_overwritten(tmp_path, view, capture):
-    outcome = run_program(tmp_path, STALE_VIEW_PROGRAM.format(view=view), capture=capture)
+    # Views kept across writes are tracked in the full mode (capture="mode" implies it).
+    outcome = run_program(tmp_path, STALE_VIEW_PROGRAM.format(view=view), capture=capture, mode="full")
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD204"
     assert diagnosis.primary.line == outcome.line("WRITE")

@@ -186,10 +186,14 @@ def describe_write_arguments(hits, op: str, args: tuple) -> None:
     """For `t[index] = value`: is the value a plain number, is the index a boolean mask?"""
     if not op.endswith("__setitem__") or len(args) < 3:
         return
-    index, value = args[1], args[2]
-    value_is_scalar = isinstance(value, (int, float, bool)) or (
-        isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
-    index_is_mask = isinstance(index, torch.Tensor) and index.dtype == torch.bool
+    value_is_scalar, index_is_mask = setitem_facts(args[1], args[2])
     for _record, event, _target in hits:
         event.value_is_scalar = value_is_scalar
         event.index_is_bool_mask = index_is_mask
+
+
+def setitem_facts(index, value) -> tuple[bool, bool]:
+    """(the value is a plain number, the index is a boolean mask) for `t[index] = value`."""
+    value_is_scalar = isinstance(value, (int, float, bool)) or (
+        isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
+    return value_is_scalar, isinstance(index, torch.Tensor) and index.dtype == torch.bool

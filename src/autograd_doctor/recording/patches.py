@@ -58,11 +58,12 @@ def _current() -> Recorder | None:
 def _write_wrapper(original, op: str, kind: int):
     def write(*args, **kwargs):
         recorder = _active[-1] if _active else None
-        if recorder is None:
+        if recorder is None or recorder.quiet_step:
+            # An optimizer step that cannot touch anything watched (see Recorder.quiet_step).
             return original(*args, **kwargs)
-        # Fast path for torch's own writes (an optimizer step makes a few per parameter)
-        # while no saved tensor or tracked view is alive: there is nothing they could hit.
-        if not (recorder.pending or recorder.saves_by_storage or recorder.view_storages):
+        # Fast path for torch's own writes while no saved tensor or tracked view is alive:
+        # there is nothing they could hit (light mode logs them all: it saves nothing).
+        if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):
             filename = sys._getframe(1).f_code.co_filename
             if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
                 return original(*args, **kwargs)
@@ -155,8 +156,9 @@ def _dress(wrapper, original):
     return wrapper
 
 
-def _targets():
-    """(owner, name, wrapper factory) for everything to wrap."""
+def _targets(views: bool):
+    """(owner, name, wrapper factory) for everything to wrap; the view-making methods
+    only when `views` (full mode: they catch views kept across writes)."""
     targets = []
     for name in sorted(dir(torch.Tensor)):
         original = getattr(torch.Tensor, name, None)
@@ -169,7 +171,8 @@ def _targets():
         elif name == "numpy":
             targets.append((torch.Tensor, name, _alias_wrapper("call_numpy")))
         elif name in VIEW_METHODS:
-            targets.append((torch.Tensor, name, _view_wrapper))
+            if views:
+                targets.append((torch.Tensor, name, _view_wrapper))
         elif name == "backward":
             targets.append((torch.Tensor, name, _backward_wrapper))
         elif name in INPLACE_DUNDERS or (name.endswith("_") and not name.endswith("__")):
@@ -223,10 +226,16 @@ def _has_callable(owner, name: str) -> bool:
 
 
 def activate(recorder: Recorder) -> None:
-    """Make `recorder` receive writes; wraps torch on the first activation."""
+    """Make `recorder` receive writes; wraps torch on the first activation (the view
+    methods too once a full-mode recorder is active)."""
+    global _views_wrapped
     with _lock:
         if not _active:
-            _wrap_all()
+            _wrap_all(views=not recorder.light)
+            _views_wrapped = not recorder.light
+        elif not recorder.light and not _views_wrapped:
+            _wrap_all(views=True)
+            _views_wrapped = True
         _active.append(recorder)
 
 
@@ -241,10 +250,11 @@ def deactivate(recorder: Recorder) -> None:
 
 
 _MISSING = object()
+_views_wrapped = False
 
 
-def _wrap_all() -> None:
-    for owner, name, make_wrapper in _targets():
+def _wrap_all(views: bool) -> None:
+    for owner, name, make_wrapper in _targets(views):
         current = getattr(owner, name)
         if getattr(current, "__autograd_doctor_wrapped__", None) is not None:
             continue

@@ -21,12 +21,15 @@ import torch
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    overlapping_operand, written_tensors,
+    overlapping_operand, setitem_facts, written_tensors,
 )
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.fingerprint import fingerprint
+from autograd_doctor.recording.write_log import (
+    LoggedWrite, WriteLog, line_in_loop, storage_base, user_stack_and_module,
+)
 from autograd_doctor.recording.frames import (
     Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
     torch_module_dir,
@@ -57,8 +60,18 @@ class Recorder(AliasTracking):
     the write.
     """
 
-    def __init__(self, strict: bool = False):
+    def __init__(self, strict: bool = False, light: bool = False):
         self.strict = strict
+        # Light (the default mode): no saved-tensor hooks; writes go to `write_log`, matched
+        # to the stale tensor after backward fails (see write_log.py and probe.py).
+        self.light = light
+        self.write_log = WriteLog()
+        # True while an optimizer step runs whose writes cannot touch anything watched
+        # (set by the step-level hooks in `optimizer_step_started`): the wrappers then
+        # call torch directly.
+        self.quiet_step = False
+        # (weak optimizer, class name, user stack of the step() call, seq), newest last.
+        self.optimizer_steps: list[tuple] = []
         self.seq = itertools.count(1)
         # storage key -> weak refs to the live SavedRecords on that storage.
         self.saves_by_storage: dict[int, list[SavedRef]] = {}
@@ -129,6 +142,10 @@ class Recorder(AliasTracking):
                 frame = frame.f_back
             stack = (Site(frame.f_code, frame.f_lasti, frame.f_lineno),) if frame is not None else ()
             record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
+            grad_fn = tensor.grad_fn
+            if grad_fn is not None:
+                # For PyTorch's detach_() check, which our hooks switch off (see `unpack`).
+                record.saved_from = (weakref.ref(tensor), grad_fn._sequence_nr())
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
             pending = self.pending
@@ -171,6 +188,9 @@ class Recorder(AliasTracking):
             return alias
         if alias._version != packed.version:
             raise self._stale_error(packed)
+        saved_from = getattr(packed, "saved_from", None)
+        if saved_from is not None and _detached_in_place(saved_from):
+            raise RuntimeError(DETACHED_IN_PLACE_MESSAGE)
         if (packed.silent_writes or packed.fingerprint is not None) and not packed.reported:
             if self.on_silent is not None:
                 self.on_silent(packed)
@@ -285,6 +305,8 @@ class Recorder(AliasTracking):
         """Run a write the user asked for, recording it when it touches saved memory."""
         if self.write_depth:
             return func(*args, **kwargs)
+        if self.light:
+            return self._call_write_logged(func, op, kind, args, kwargs)
         hits = ()
         if self.pending or self.saves_by_storage:
             try:
@@ -294,27 +316,7 @@ class Recorder(AliasTracking):
             except Exception:
                 hits = ()
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
-            target = args[0]
-            operand = alias_source = None
-            try:
-                if self.view_storages:
-                    self._count_view_storage_write(target)
-                if self.on_overlap is not None and len(args) + len(kwargs) > 1:
-                    operand = overlapping_operand(target, op, args, kwargs)
-                if self.detach_aliases and self.on_detach_write is not None:
-                    alias_source = self.live_detach_source(target)
-                # Overlap and alias hazards are about the user's own writes; torch's Python
-                # code (optimizers, nn.init, functional) makes thousands of writes per step.
-                if (operand is not None or alias_source is not None) and called_by_torch():
-                    operand = alias_source = None
-            except Exception:
-                operand = alias_source = None  # never let our checks break the user's write
-            # The callbacks may raise on purpose (silent="raise"), before the harm is done.
-            if operand is not None:
-                self.on_overlap(op, target, operand, capture_user_stack(1, limit=3))
-            if alias_source is not None:
-                source, detach_site = alias_source
-                self.on_detach_write(op, target, source, detach_site, capture_user_stack(1, limit=3))
+            self._check_write_hazards(op, args, kwargs)
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
@@ -333,9 +335,116 @@ class Recorder(AliasTracking):
                 pass
         return result
 
+    def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> None:
+        """Writes that are wrong whatever autograd saved: into memory an operand reads in
+        another layout, or through a detach() alias of a tensor whose graph is live."""
+        target = args[0]
+        operand = alias_source = None
+        try:
+            if self.view_storages:
+                self._count_view_storage_write(target)
+            if self.on_overlap is not None and len(args) + len(kwargs) > 1:
+                operand = overlapping_operand(target, op, args, kwargs)
+            if self.detach_aliases and self.on_detach_write is not None:
+                alias_source = self.live_detach_source(target)
+            # Overlap and alias hazards are about the user's own writes; torch's Python
+            # code (optimizers, nn.init, functional) makes thousands of writes per step.
+            if (operand is not None or alias_source is not None) and called_by_torch():
+                operand = alias_source = None
+        except Exception:
+            operand = alias_source = None  # never let our checks break the user's write
+        # The callbacks may raise on purpose (silent="raise"), before the harm is done.
+        if operand is not None:
+            self.on_overlap(op, target, operand, capture_user_stack(2, limit=3))
+        if alias_source is not None:
+            source, detach_site = alias_source
+            self.on_detach_write(op, target, source, detach_site, capture_user_stack(2, limit=3))
+
+    def _call_write_logged(self, func, op: str, kind: int, args: tuple, kwargs: dict):
+        """Light mode: run the write and log it (memory, versions, user line); no lookup."""
+        if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
+            targets = [args[0]] if "out" not in kwargs else written_tensors(kind, args, kwargs)
+            self._check_write_hazards(op, args, kwargs)
+        else:
+            targets = written_tensors(kind, args, kwargs)
+        try:
+            versions = [target._version for target in targets]
+        except Exception:
+            targets, versions = [], []
+        self.write_depth += 1
+        try:
+            result = func(*args, **kwargs)
+        except Exception as error:
+            if self.on_call_error is not None:
+                self.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
+            raise
+        finally:
+            self.write_depth -= 1
+        try:
+            stack = None
+            for target, before in zip(targets, versions):
+                after = target._version
+                if after == before:
+                    continue
+                if stack is None:
+                    stack, module_class, frame = user_stack_and_module(1)
+                    loop_values = {}
+                    if frame is not None and line_in_loop(frame.f_code.co_filename, frame.f_lineno):
+                        loop_values = _scalar_locals_on_line(frame)
+                    frame = None
+                entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
+                entry.version_after = after
+                entry.module_class = module_class
+                entry.loop_values = loop_values
+                if op.endswith("__setitem__") and len(args) >= 3:
+                    entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
+                self.write_log.add(entry, target)
+        except Exception:
+            pass  # an unlogged write is just not named later
+        return result
+
+    # ---- optimizer steps ---------------------------------------------------------
+
+    def optimizer_step_started(self, optimizer) -> None:
+        """Before an optimizer's step(): remember where it was called; its own writes need
+        no per-tensor look-up when nothing saved is alive (or in light mode, never)."""
+        stack = capture_user_stack(1, limit=2)
+        self.optimizer_steps.append((weakref.ref(optimizer), type(optimizer).__name__, stack, next(self.seq)))
+        del self.optimizer_steps[:-4]
+        if self.light:
+            self.quiet_step = True
+            return
+        if self.pending:
+            self._register_pending()
+        self.quiet_step = not self.saves_by_storage and not self.view_storages
+
+    def optimizer_step_done(self) -> None:
+        self.quiet_step = False
+
+    def optimizer_writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
+        """Light mode: the newest optimizer step whose parameters include `tensor`'s memory."""
+        storage = storage_base(tensor)
+        for optimizer_ref, name, stack, seq in reversed(self.optimizer_steps):
+            optimizer = optimizer_ref()
+            if optimizer is None:
+                continue
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if storage_base(parameter) == storage:
+                        event = WriteEvent(f"{name}.step", stack, saved_version, seq)
+                        event.version_after = found_version
+                        event.optimizer = name
+                        try:
+                            event.target_ref = weakref.ref(parameter)
+                        except TypeError:
+                            pass
+                        return [event]
+        return []
+
     def call_backward(self, func, args: tuple, kwargs: dict):
         if self.write_depth:
             return func(*args, **kwargs)
+        self.quiet_step = False  # a closure's backward inside step() (LBFGS): the user's code again
         try:
             call = self.record_backward(kwargs, func, args)
             if self.on_backward_start is not None:
@@ -420,6 +529,22 @@ class Recorder(AliasTracking):
             if any(hit is record for hit in hits):
                 return slot
         return None
+
+
+DETACHED_IN_PLACE_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead")
+
+
+def _detached_in_place(saved_from) -> bool:
+    """PyTorch's own unpack check, off while saved-tensor hooks are installed: a tensor
+    saved as an input of a node, with a grad_fn then, has since lost it to detach_().
+    (An output saved by the node now running is exempt, as in PyTorch.)"""
+    tensor = saved_from[0]()
+    if tensor is None or tensor.grad_fn is not None:
+        return False
+    current = torch._C._current_autograd_node()
+    return current is not None and current._sequence_nr() != saved_from[1]
 
 
 class _Unrecorded:

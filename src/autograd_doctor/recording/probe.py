@@ -1,0 +1,121 @@
+"""After backward failed with "modified by an inplace operation": which node, which saved
+slot, which tensor (the default mode's post-mortem; it has no record of the saves).
+
+The graph is still there when the error reaches the backward() call: the node that
+failed has not released its saved tensors. Each node's `_raw_saved_<name>` gives the
+SavedTensor without PyTorch's version check and its `.data` the tensor itself (same
+memory, same version counter), while reading `_saved_<name>` repeats the check. The
+engine runs the ready node with the highest sequence number first, so among the stale
+saves that match the error message, the newest node is the one that failed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+STALE_MESSAGE = "modified by an inplace operation"
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+) instead")
+_SHAPE = re.compile(r"\[\S+ \[([0-9, ]*)\]\]")
+
+# Nodes visited at most: a post-mortem on a huge graph must still end quickly.
+MAX_NODES = 50_000
+
+
+@dataclass
+class StaleSave:
+    """A saved tensor whose version moved since autograd saved it."""
+
+    node: Any
+    slot: str
+    tensor: torch.Tensor
+    saved_version: int
+    found_version: int
+
+
+def is_stale_error(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and STALE_MESSAGE in str(error)
+
+
+def roots_of(args: tuple, kwargs: dict) -> list:
+    """The root tensors of a backward()/autograd.grad()/autograd.backward() call."""
+    roots = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+    if isinstance(roots, torch.Tensor):
+        return [roots]
+    if isinstance(roots, (list, tuple)):
+        return [root for root in roots if isinstance(root, torch.Tensor)]
+    return []
+
+
+def _saved_items(node, name: str):
+    """(slot, SavedTensor) for one `_raw_saved_<name>` attribute (a list for cat, stack,
+    and ctx.save_for_backward)."""
+    try:
+        raw = getattr(node, name)
+    except Exception:
+        return []
+    slot = name[len("_raw_"):] if name != "_raw_saved_tensors" else "saved_tensors"
+    slot = slot[len("saved_"):] if slot.startswith("saved_") and slot != "saved_tensors" else slot
+    if isinstance(raw, (list, tuple)):
+        return [(f"{slot}[{index}]", item) for index, item in enumerate(raw)]
+    return [(slot, raw)]
+
+
+def _is_stale_slot(node, name: str) -> bool:
+    """Reading `_saved_<name>` repeats PyTorch's version check."""
+    try:
+        getattr(node, "_saved_" + name[len("_raw_saved_"):])
+    except RuntimeError as error:
+        return STALE_MESSAGE in str(error)
+    except Exception:
+        return False
+    return False
+
+
+def find_stale_save(roots: list, message: str) -> StaleSave | None:
+    """The saved tensor the error is about, found by walking the graph from `roots`."""
+    versions = _VERSIONS.search(message)
+    if versions is None:
+        return None
+    found_version, saved_version = int(versions.group(1)), int(versions.group(2))
+    shape_match = _SHAPE.search(message)
+    shape = None
+    if shape_match is not None:
+        text = shape_match.group(1).strip()
+        shape = [int(size) for size in text.split(",")] if text else []
+    best: StaleSave | None = None
+    best_number = -1
+    seen: set[int] = set()
+    queue = [root.grad_fn for root in roots if root.grad_fn is not None]
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        try:
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+        except Exception:
+            pass
+        names = [name for name in dir(node) if name.startswith("_raw_saved_")]
+        for name in names:
+            for slot, saved in _saved_items(node, name):
+                try:
+                    tensor = saved.data
+                except Exception:
+                    continue  # released by this backward, or not a tensor
+                if not isinstance(tensor, torch.Tensor) or tensor._version != found_version:
+                    continue
+                if shape is not None and list(tensor.shape) != shape:
+                    continue
+                if name != "_raw_saved_tensors" and not _is_stale_slot(node, name):
+                    continue
+                try:
+                    number = node._sequence_nr()
+                except Exception:
+                    number = 0
+                if number > best_number:
+                    best, best_number = StaleSave(node, slot, tensor, saved_version, found_version), number
+    return best

@@ -1,0 +1,161 @@
+"""The default mode's record of writes: a short log of in-place writes, matched after a
+failure to the tensor that PyTorch found modified.
+
+The default mode installs no saved-tensor hooks (PyTorch's own version check stays on,
+and costs nothing), so when a write happens nobody knows yet whether it matters. Each
+user write therefore costs only a few attribute reads and one frame walk: the memory it
+hit (the storage's base address), the version counter before and after, and the user's
+source position as code objects (no frames, no tensors). When backward later fails with
+"modified by an inplace operation", `probe.find_stale_save` finds the saved tensor, and
+`writes_into` picks the logged writes that moved its version counter from the saved
+version to the one found.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import weakref
+
+from autograd_doctor.recording.events import WriteEvent
+from autograd_doctor.recording.frames import Site, _internal_file_cache, is_internal_file, torch_module_dir
+
+# Writes kept; older ones are forgotten (a failure is about the last steps' writes).
+LOG_SIZE = 512
+
+_NN_MODULES_DIR = torch_module_dir() + "nn" + "/modules"
+
+
+class LoggedWrite:
+    """One in-place write: where it landed, how it moved the version counter, who made it."""
+
+    __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
+                 "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask")
+
+    def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
+        self.op = op
+        self.stack = stack
+        self.storage = storage
+        self.version_before = version_before
+        self.version_after = version_before
+        self.target_ref = None
+        self.module_class: str | None = None
+        self.optimizer: str | None = None
+        self.seq = seq
+        self.loop_values: dict[str, str] = {}
+        self.value_is_scalar: bool | None = None
+        self.index_is_bool_mask = False
+
+    def to_event(self) -> WriteEvent:
+        event = WriteEvent(self.op, self.stack, self.version_before, self.seq)
+        event.version_after = self.version_after
+        event.target_ref = self.target_ref
+        event.module_class = self.module_class
+        event.optimizer = self.optimizer
+        event.loop_values = self.loop_values
+        event.value_is_scalar = self.value_is_scalar
+        event.index_is_bool_mask = self.index_is_bool_mask
+        return event
+
+
+def storage_base(tensor) -> int | None:
+    """The address where `tensor`'s storage starts (its memory's identity), cheaply."""
+    try:
+        return tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
+    except Exception:  # sparse, nested, meta
+        return None
+
+
+def user_stack_and_module(start_depth: int):
+    """(the innermost user frame and its caller as Sites, the nn.Module class whose
+    forward made the write (e.g. ReLU(inplace=True)) if the call went through one, the
+    innermost user frame itself (to be dropped by the caller, never stored))."""
+    frame = sys._getframe(start_depth + 1)
+    cache = _internal_file_cache
+    module_class = None
+    user_frame = None
+    sites: list[Site] = []
+    while frame is not None:
+        code = frame.f_code
+        filename = code.co_filename
+        internal = cache.get(filename)
+        if internal is None:
+            internal = is_internal_file(filename)
+        if not internal:
+            if user_frame is None:
+                user_frame = frame
+            sites.append(Site(code, frame.f_lasti, frame.f_lineno))
+            if len(sites) == 2:
+                break
+        elif not sites and module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
+            module_class = code.co_qualname.split(".")[0]
+        frame = frame.f_back
+    return tuple(sites), module_class, user_frame
+
+
+# (filename, line) -> is the line inside a for/while loop of its file
+_in_loop_cache: dict[tuple[str, int], bool] = {}
+_loop_lines_by_file: dict[str, set[int]] = {}
+
+
+def line_in_loop(filename: str, line: int) -> bool:
+    """Is `line` in the body of a `for`/`while` loop? Decided once per line from the source
+    (only writes made in loops pay for reading the loop variables' values)."""
+    key = (filename, line)
+    known = _in_loop_cache.get(key)
+    if known is not None:
+        return known
+    lines = _loop_lines_by_file.get(filename)
+    if lines is None:
+        lines = _loop_lines_by_file[filename] = _lines_in_loops(filename)
+    inside = _in_loop_cache[key] = line in lines
+    return inside
+
+
+def _lines_in_loops(filename: str) -> set[int]:
+    import ast
+    import linecache
+
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return set()
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:
+            lines.update(range(node.body[0].lineno, (node.body[-1].end_lineno or node.body[-1].lineno) + 1))
+    return lines
+
+
+class WriteLog:
+    """The last LOG_SIZE writes, newest last."""
+
+    def __init__(self):
+        self.entries: collections.deque[LoggedWrite] = collections.deque(maxlen=LOG_SIZE)
+
+    def add(self, entry: LoggedWrite, target) -> None:
+        try:
+            entry.target_ref = weakref.ref(target)
+        except TypeError:
+            pass
+        self.entries.append(entry)
+
+    def writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
+        """The logged writes that took `tensor`'s memory from `saved_version` towards
+        `found_version`, oldest first (the first is the culprit)."""
+        storage = storage_base(tensor)
+        if storage is None:
+            return []
+        matches: dict[int, LoggedWrite] = {}
+        # Newest first: memory is reused, and an older write to the same address at the
+        # same versions belongs to a tensor that no longer exists.
+        for entry in reversed(self.entries):
+            if entry.storage != storage or entry.version_before < saved_version:
+                continue
+            if entry.version_after > found_version or entry.version_before in matches:
+                continue
+            matches[entry.version_before] = entry
+        return [matches[version].to_event() for version in sorted(matches)]
+
+    def clear(self) -> None:
+        self.entries.clear()
