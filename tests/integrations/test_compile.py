@@ -36,6 +36,12 @@ def buggy_step(x, w):
     return h.sum()
 
 
+def fixed_step(x, w):
+    h = torch.sigmoid(x @ w)
+    h = h.index_fill(0, torch.tensor([0]), 0.0)  # COMPILE-FIXED: the help, applied
+    return h.sum()
+
+
 def correct_step(x, w):
     h = torch.sigmoid(x @ w)
     return (h * h).sum()
@@ -143,3 +149,17 @@ def test_compile_failure_that_is_no_autograd_bug_is_left_unchanged():
 def test_docstring_example():
     result = doctest.testmod(compiled_module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_the_help_applied_compiles_and_gives_the_eager_gradient():
+    x, w = inputs()
+    with pytest.raises(BackendCompilerFailed) as failure:
+        doctor_compile(buggy_step, backend="aot_eager")(x, w)
+    suggestion = diagnoses_of(failure.value)[0].help[0].replacement
+    fixed_line = THIS_SOURCE.splitlines()[line_of(THIS_SOURCE, "COMPILE-FIXED") - 1]
+    assert fixed_line.split("  #")[0].strip() == suggestion.strip()
+    fixed_step(x, w).backward()
+    reference = w.grad.clone()
+    w.grad = None
+    doctor_compile(fixed_step, backend="aot_eager")(x, w).backward()
+    assert torch.equal(w.grad, reference)
