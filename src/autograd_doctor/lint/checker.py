@@ -42,6 +42,9 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.module_classes: set[str] = set()
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
+        self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
+        # nn.Sequential layers that overwrite the output the layer before saved
+        self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
         self.returns: list = []     # values returned by the function being walked
         self.class_stack: list[str | None] = []
@@ -119,6 +122,11 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         const = value is not None and tensor and (scope.grad_off or self.is_const(value))
         graph = value is not None and tensor and not const and self.is_graph(value)
         leaf = value is not None and self.is_grad_leaf(value)
+        spec = self.module_spec(value) if isinstance(value, ast.Call) else None
+        if spec is not None:
+            self.name_specs[name] = spec
+        elif scope.name == "<module>" or name in self.name_specs:
+            self.name_specs.pop(name, None)
         seq = self.next_seq()
         scope.binds[name].append(seq)
         scope.bind_values[name].append((seq, source if source is not None else value, scope.grad_off))

@@ -58,6 +58,8 @@ class ExpressionEvents:
             self.check_function_call(node, q)
         elif isinstance(func, ast.Attribute):
             self.check_method_call(node, func)
+        elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
+            self.module_call(node, self.called_module(node).input_layer, func.id)
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
@@ -78,7 +80,8 @@ class ExpressionEvents:
             fix = Fix("pass `inplace=False`", (self.edit(inplace_kw.value, "False"),), safe=False)
             self.record_inplace_activation(first, node, fix)
             self.record_write(first, node, f"`{short}(..., inplace=True)`", fix=fix)
-            self.record_inplace_output_save(first, "torch.nn.functional." + short, node)
+            self.record_inplace_output_save(first, "torch.nn.functional." + short, node,
+                                            activation="dropout" not in short)
         elif (short.endswith("_") and not short.endswith("__") and first is not None
               and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
               and q.startswith("torch.")):
@@ -191,7 +194,8 @@ class ExpressionEvents:
                       safe=False) if kw is not None else None
             self.record_inplace_activation(arg, node, fix, module=f"`{text}` (inplace=True)")
             self.record_write(arg, node, f"`{text}` (inplace=True)", fix=fix)
-            self.record_inplace_output_save(arg, layer.op or "", node)
+            if layer.saves_output:
+                self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
             return
         op = self.op_entry(layer.op)
         if op is not None:
@@ -252,11 +256,12 @@ class ExpressionEvents:
         for loop in scope.loops:
             loop.written.add(name)
 
-    def record_inplace_output_save(self, target, key, node):
+    def record_inplace_output_save(self, target, key, node, activation=False):
         """An in-place op that keeps its output (`x.relu_()`, `nn.ReLU(inplace=True)(x)`)
-        saves the tensor it wrote: a later write to it breaks backward."""
+        saves the tensor it wrote: a later write to it breaks backward.  In-place
+        activations (``activation``) all keep their output: their input is gone."""
         entry = N.saves_table().get(key)
-        if entry is None or not entry["output"] or self.scope.grad_off:
+        if entry is None or self.scope.grad_off or not (entry["output"] or activation):
             return
         if isinstance(target, ast.Name) and target.id in self.scope.tensors \
                 and target.id not in self.scope.consts:

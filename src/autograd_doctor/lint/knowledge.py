@@ -37,6 +37,8 @@ class TensorKnowledge:
             q = self.qualname(func)
             if q is not None:
                 return N.is_tensor_function(q)
+            if isinstance(func, ast.Name):
+                return func.id in self.name_specs
             if isinstance(func, ast.Attribute):
                 recv = func.value
                 if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:

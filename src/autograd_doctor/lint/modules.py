@@ -39,6 +39,14 @@ class ModuleSpec:
         """The functional op (a key of the saves table) this layer computes."""
         return N.MODULE_OPS.get(self.kind)
 
+    @property
+    def saves_output(self) -> bool:
+        """Backward needs this layer's output: `relu`, `sigmoid`, `tanh`... keep it,
+        and so does every in-place activation (its input is gone), but not dropout,
+        which keeps its mask."""
+        entry = N.saves_table().get(self.op or "")
+        return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind)
+
 
 class ModuleKnowledge:
     """Mixed into ``Checker``: reads ``self.factories`` (same-file functions that
@@ -53,8 +61,12 @@ class ModuleKnowledge:
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
             kind = q.rsplit(".", 1)[-1]
             if kind in ("Sequential",):
-                layers = [self.module_spec(a, defaults) for a in call.args]
-                layers = [layer for layer in layers if layer is not None]
+                built = [(a, self.module_spec(a, defaults)) for a in call.args]
+                built = [(a, layer) for a, layer in built if layer is not None]
+                for (_, a), (b_call, b) in zip(built, built[1:]):
+                    if b.input_layer.inplace and a.output_layer.saves_output:
+                        self.layer_conflicts[id(b_call)] = (b_call, a.output_layer, b.input_layer)
+                layers = [layer for _, layer in built]
                 if not layers:  # `nn.Sequential(*layers)`: unknown layers, surely some with weights
                     return ModuleSpec(kind, parameterised=True)
                 return ModuleSpec(kind, first=layers[0].input_layer, last=layers[-1].output_layer,
@@ -83,8 +95,11 @@ class ModuleKnowledge:
         return False, None
 
     def called_module(self, call) -> ModuleSpec | None:
-        """The spec of ``self.<attr>`` in ``self.<attr>(x)`` inside a module's method."""
+        """The spec of ``self.<attr>`` in ``self.<attr>(x)`` inside a module's method,
+        or of ``relu`` in ``relu(x)`` after ``relu = nn.ReLU(inplace=True)``."""
         func = call.func if isinstance(call, ast.Call) else None
+        if isinstance(func, ast.Name):
+            return self.name_specs.get(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id == "self" and self.scope.module_class:
             return self.module_specs.get(self.scope.module_class, {}).get(func.attr)

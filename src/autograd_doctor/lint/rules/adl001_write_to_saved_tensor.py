@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.findings import Fix
 
 from autograd_doctor.lint.rules import Rule
 
@@ -66,6 +69,20 @@ def check_scope(checker, scope) -> None:
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
+
+
+def check_file(checker) -> None:
+    """`nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
+    that writes its input in place, right after a layer that saved its output."""
+    for call, before, layer in checker.layer_conflicts.values():
+        keyword = next((k for k in call.keywords if k.arg == "inplace"
+                        and isinstance(k.value, ast.Constant)), None)
+        fix = Fix("construct the module with `inplace=False`",
+                  (checker.edit(keyword.value, "False"),), safe=False) if keyword else None
+        checker.report("ADL001", call,
+                       f"`nn.{layer.kind}(inplace=True)` overwrites the output of the "
+                       f"`nn.{before.kind}` before it, which that layer saved for backward; "
+                       f"backward() will fail in training mode", fix)
 
 
 def _report(checker, w, key, how, op_node):
