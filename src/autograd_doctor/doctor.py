@@ -381,7 +381,8 @@ class Doctor:
         except Exception:
             internal_error()
             return
-        self._raise_or_warn(diagnosis)
+        if diagnosis is not None:
+            self._raise_or_warn(diagnosis)
 
     def _on_tensor_copy(self, args: tuple, kwargs: dict, stack) -> None:
         self._report_silent(copies.tensor_copy_diagnosis, args, kwargs, stack)

@@ -312,10 +312,15 @@ def container_holding(tensor) -> str | None:
     return None
 
 
-def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], holder: str) -> Diagnosis:
-    """AD204: a view kept from an earlier iteration was overwritten through its base."""
-    
+def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], holder: str) -> Diagnosis | None:
+    """AD204: a view kept from an earlier iteration was overwritten through its base.
+
+    None when the view and the write come from one call on one user line (the same
+    bytecode instruction): a library function's own views of its own buffer, which the
+    user never kept (found by the transparency suite in F.linear_cross_entropy)."""
     write_site = write_stack[0]
+    if view_site == write_site:
+        return None
     primary = location_of(write_site, role="modified",
                           note="overwrites the memory of views made earlier and still kept")
     view_loc = location_of(view_site, role="view", note=f"view made here, kept in {holder}")

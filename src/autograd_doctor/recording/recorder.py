@@ -143,9 +143,12 @@ class Recorder(AliasTracking):
             stack = (Site(frame.f_code, frame.f_lasti, frame.f_lineno),) if frame is not None else ()
             record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
             grad_fn = tensor.grad_fn
-            if grad_fn is not None:
-                # For PyTorch's detach_() check, which our hooks switch off (see `unpack`).
-                record.saved_from = (weakref.ref(tensor), grad_fn._sequence_nr())
+            if grad_fn is not None and grad_fn._sequence_nr() != _next_sequence_nr() - 1:
+                # A non-leaf saved as an input (an output's grad_fn is the node being made,
+                # the newest): PyTorch keeps such a tensor itself and checks on unpack that
+                # detach_() did not strip its grad_fn. Our hooks switch that check off, so
+                # keep it as PyTorch would and check in `unpack`.
+                record.saved_input = tensor
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
             pending = self.pending
@@ -188,8 +191,8 @@ class Recorder(AliasTracking):
             return alias
         if alias._version != packed.version:
             raise self._stale_error(packed)
-        saved_from = getattr(packed, "saved_from", None)
-        if saved_from is not None and _detached_in_place(saved_from):
+        saved_input = getattr(packed, "saved_input", None)
+        if saved_input is not None and saved_input.grad_fn is None:
             raise RuntimeError(DETACHED_IN_PLACE_MESSAGE)
         if (packed.silent_writes or packed.fingerprint is not None) and not packed.reported:
             if self.on_silent is not None:
@@ -535,16 +538,8 @@ DETACHED_IN_PLACE_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
     "This is not supported, please use out-of-place `.detach()` instead")
 
-
-def _detached_in_place(saved_from) -> bool:
-    """PyTorch's own unpack check, off while saved-tensor hooks are installed: a tensor
-    saved as an input of a node, with a grad_fn then, has since lost it to detach_().
-    (An output saved by the node now running is exempt, as in PyTorch.)"""
-    tensor = saved_from[0]()
-    if tensor is None or tensor.grad_fn is not None:
-        return False
-    current = torch._C._current_autograd_node()
-    return current is not None and current._sequence_nr() != saved_from[1]
+# The sequence number the next autograd node will get.
+_next_sequence_nr = torch._C._autograd._get_sequence_nr
 
 
 class _Unrecorded:
