@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 import torch
 
 from autograd_doctor.doctor import attach, diagnoses_of, internal_error, watch
+from autograd_doctor.recording.frames import frame_locals
 from autograd_doctor.report.model import Diagnosis
 
 
@@ -67,6 +69,40 @@ def explaining_failures(compiled_call, eager_call):
             raise
 
     return call_explaining_failures
+
+
+def explain_from_traceback(error: BaseException) -> list[Diagnosis]:
+    """Explain a compile failure of a function compiled with plain `torch.compile`.
+
+    The failure's traceback still holds the frame of the compiled call, with the original
+    function and its arguments: they are run eagerly as by `explain_compile_failure`. Does
+    nothing (returns []) for other errors, for failures already explained, and where this
+    torch's frames do not look as expected.
+    """
+    if not is_compile_failure(error) or diagnoses_of(error):
+        return []
+    try:
+        call = _compiled_call_in(error.__traceback__)
+    except Exception:
+        internal_error()
+        return []
+    if call is None:
+        return []
+    function, args, kwargs = call
+    return explain_compile_failure(error, function, args, kwargs)
+
+
+def _compiled_call_in(traceback):
+    """(function, args, kwargs) of the outermost call into torch.compile's wrapper."""
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code.co_name == "compile_wrapper" and code.co_filename.endswith(os.path.join("_dynamo", "eval_frame.py")):
+            scope = frame_locals(traceback.tb_frame)
+            function, args, kwargs = scope.get("fn"), scope.get("args"), scope.get("kwargs")
+            if callable(function) and isinstance(args, tuple) and isinstance(kwargs, dict):
+                return function, args, kwargs
+        traceback = traceback.tb_next
+    return None
 
 
 def is_compile_failure(error: BaseException) -> bool:
@@ -186,4 +222,5 @@ def _leaves_of(roots: list[torch.Tensor]) -> list[torch.Tensor]:
     return leaves
 
 
-__all__ = ["compile", "explaining_failures", "explain_compile_failure", "is_compile_failure", "run_eagerly"]
+__all__ = ["compile", "explaining_failures", "explain_compile_failure", "explain_from_traceback",
+           "is_compile_failure", "run_eagerly"]

@@ -142,6 +142,7 @@ class DoctorExtension:
 
     def handle_exception(self, shell, etype, value, tb, tb_offset=None):
         """IPython custom exception handler: the usual traceback, then the diagnosis."""
+        self.explain_compile_failure(value)
         explain_error(value)  # the error catalogue's diagnosis, shown as a note of the traceback
         try:
             shell.showtraceback((etype, value, without_our_frames(tb)), tb_offset=tb_offset)
@@ -163,6 +164,18 @@ class DoctorExtension:
         except Exception:
             internal_error()
         return []
+
+    def explain_compile_failure(self, error: BaseException) -> None:
+        """torch.compile failed on an autograd error: run the function eagerly under the
+        doctor (autograd_doctor.compiled), so the traceback shown next carries the report."""
+        try:
+            from autograd_doctor.compiled import explain_from_traceback, is_compile_failure
+
+            if is_compile_failure(error):
+                self.stop_current()  # the eager run has its own doctor
+                explain_from_traceback(error)
+        except Exception:
+            internal_error()
 
     def install(self) -> None:
         events = self.shell.events

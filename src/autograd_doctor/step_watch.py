@@ -17,6 +17,7 @@ import contextlib
 import logging
 import warnings
 
+from autograd_doctor.compiled import explain_from_traceback
 from autograd_doctor.doctor import AutogradDoctorWarning, diagnoses_of, internal_error, watch
 from autograd_doctor.report.model import Diagnosis
 from autograd_doctor.report.text import render_diagnosis
@@ -82,6 +83,8 @@ class StepWatch:
             return
         with contextlib.suppress(Exception):
             step.close()
+        if error is not None:
+            explain_from_traceback(error)  # a torch.compile failure: explained by an eager run
         try:
             self._log(doctor, where, error)
         except Exception:

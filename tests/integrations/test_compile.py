@@ -163,3 +163,19 @@ def test_the_help_applied_compiles_and_gives_the_eager_gradient():
     w.grad = None
     doctor_compile(fixed_step, backend="aot_eager")(x, w).backward()
     assert torch.equal(w.grad, reference)
+
+
+def test_plain_torch_compile_failure_is_explained_from_its_traceback():
+    from autograd_doctor.compiled import explain_from_traceback
+
+    model = BuggyNet()
+    state_before = {name: value.clone() for name, value in model.state_dict().items()}
+    with pytest.raises(BackendCompilerFailed) as failure:
+        torch.compile(model, backend="aot_eager")(torch.randn(5, 4))
+    found = explain_from_traceback(failure.value)
+    assert [d.code for d in found] == ["AD101"] and diagnoses_of(failure.value) == found
+    assert found[0].primary.line == line_of(THIS_SOURCE, "COMPILE-MODULE-WRITE")
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, state_before[name]), name
+    assert explain_from_traceback(failure.value) == []  # explained once
+    assert explain_from_traceback(RuntimeError("not a compile failure")) == []

@@ -22,6 +22,8 @@ CELLS = [
     "%load_ext autograd_doctor",
     "y = torch.sigmoid(x)\ny[1] = 2.0\ny.sum().backward()",
     "%autograd_doctor",
+    "def step(w):\n    h = torch.tanh(w * 2)\n    h.add_(1.0)\n    return h.sum()\n\n"
+    "torch.compile(step, backend='aot_eager')(x)",
 ]
 
 
@@ -77,3 +79,11 @@ def test_failing_cell_displays_the_graph_as_svg(executed_notebook):
 def test_line_magic_prints_the_last_report_in_the_kernel(executed_notebook):
     printed = "".join(output.text for output in outputs_of(executed_notebook, 3, "stream"))
     assert printed.startswith("error[AD101]") and "y[1] = 2.0" in printed
+
+
+def test_torch_compile_failure_in_a_cell_is_explained(executed_notebook):
+    [error] = outputs_of(executed_notebook, 4, "error")
+    assert error.ename == "BackendCompilerFailed"
+    traceback = ANSI.sub("", "\n".join(error.traceback))
+    assert "error[AD101]" in traceback and "h.add_(1.0)" in traceback
+    assert "torch.compile failed while tracing the backward of `step`" in traceback
