@@ -20,6 +20,10 @@ from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches, probe
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.function_mode import WriteWatcher
+from autograd_doctor.recording.listener import (
+    BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
+    OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
+)
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.report.model import Diagnosis, Report
 
@@ -142,22 +146,8 @@ class Doctor:
         self.capture = capture
         self.strict = strict
         self.silent = "raise" if strict and silent == "warn" else silent
-        self.recorder = Recorder(strict=strict, light=self.mode == "light")
-        self.recorder.on_stale = self._on_stale
-        self.recorder.on_silent = self._on_silent
-        self.recorder.on_write_hit = self._on_write_hit
-        self.recorder.on_call_error = self._on_call_error
-        self.recorder.on_backward_error = self._on_backward_error
-        self.recorder.on_leaf_created = diagnose.remember_leaf_creation
-        self.recorder.on_overlap = self._on_overlap
-        self.recorder.on_detach_write = self._on_detach_write
-        self.recorder.on_stale_view = self._on_stale_view
-        self.recorder.on_tensor_copy = self._on_tensor_copy
-        self.recorder.on_deepcopy_error = self._on_deepcopy_error
-        self.recorder.on_suspend_saves = self._suspend_saves
-        self.recorder.on_resume_saves = self._resume_saves
-        self.recorder.on_backward_start = self._on_backward_start
-        self.recorder.on_backward_done = self._on_backward_done
+        # The doctor is the recorder's listener (recording/listener.py): one method per event.
+        self.recorder = Recorder(strict=strict, light=self.mode == "light", listener=self)
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
         self._warned: set[tuple] = set()
@@ -212,7 +202,7 @@ class Doctor:
             with contextlib.suppress(Exception):
                 self._hooks.__exit__(None, None, None)
 
-    def _suspend_saves(self) -> bool:
+    def suspend_saves(self) -> bool:
         """Take our saved-tensor hooks off the stack if they are on top; True if taken."""
         top_of_stack = compat.lookup("torch._C._autograd._top_saved_tensors_default_hooks")
         if not self._active or top_of_stack is None or self._hooks is None:
@@ -226,7 +216,7 @@ class Doctor:
         self._hooks.__exit__(None, None, None)
         return True
 
-    def _resume_saves(self) -> None:
+    def resume_saves(self) -> None:
         self._hooks.__enter__()
 
     def report(self, error: BaseException | None = None) -> Report:
@@ -243,9 +233,10 @@ class Doctor:
         if diagnosis not in self.diagnoses:
             self.diagnoses.append(diagnosis)
 
-    # ---- callbacks from the recorder --------------------------------------------
+    # ---- events from the recorder (the Listener protocol) ----------------------------
 
-    def _on_stale(self, record: SavedRecord) -> BaseException:
+    def stale_save_read(self, event: StaleSaveRead) -> BaseException:
+        record = event.record
         node = diagnose.current_node()
         node_name = type(node).__name__ if node is not None else None
         error = RuntimeError(pytorch_version_message(record, node_name))
@@ -273,8 +264,9 @@ class Doctor:
             return calls[-1].stack
         return capture_user_stack(2, limit=2)
 
-    def _on_silent(self, record: SavedRecord) -> None:
+    def silent_save_read(self, event: SilentSaveRead) -> None:
         """Backward is about to use a saved tensor whose memory changed behind PyTorch's back."""
+        record = event.record
         if self.silent == "ignore":
             record.reported = True
             return
@@ -316,14 +308,19 @@ class Doctor:
         except Exception:
             internal_error()
 
-    def _on_overlap(self, op: str, target, operand, stack) -> None:
-        self._report_silent(diagnose.overlap_diagnosis, op, target, operand, stack)
+    def overlapping_write(self, event: OverlappingWrite) -> None:
+        self._report_silent(diagnose.overlap_diagnosis, event.op, event.target, event.operand, event.stack)
 
-    def _on_detach_write(self, op: str, target, source, detach_site, stack) -> None:
-        self._report_silent(diagnose.detach_write_diagnosis, op, target, source, detach_site, stack)
+    def detached_alias_write(self, event: DetachedAliasWrite) -> None:
+        self._report_silent(diagnose.detach_write_diagnosis, event.op, event.target, event.source,
+                            event.detach_site, event.stack)
 
-    def _on_write_hit(self, record: SavedRecord, event: WriteEvent) -> None:
+    def leaf_created(self, event: LeafCreated) -> None:
+        diagnose.remember_leaf_creation(event.tensor, event.site)
+
+    def saved_write_hit(self, hit: SavedWriteHit) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
+        record, event = hit.record, hit.event
         node, slot = self._saving_node(record, event)
         if event.through_alias:
             try:
@@ -362,11 +359,13 @@ class Doctor:
             internal_error()
         return None, None
 
-    def _on_call_error(self, error: BaseException, func, args: tuple, kwargs: dict, stack) -> None:
-        self._attach_to_error(error, diagnose.call_error_diagnosis, error, func, args, stack)
+    def call_failed(self, event: CallFailed) -> None:
+        self._attach_to_error(event.error, diagnose.call_error_diagnosis, event.error, event.func, event.args,
+                              event.stack)
 
-    def _on_stale_view(self, old_view, view_site, write_stack, new_site) -> None:
+    def stale_view_made(self, event: StaleViewMade) -> None:
         """A line made a view again after its base was overwritten; the old view is still alive."""
+        old_view, view_site, write_stack = event.old_view, event.view_site, event.write_stack
         if self.silent == "ignore" or not write_stack:
             return
         pair = (view_site, write_stack[0])
@@ -384,13 +383,14 @@ class Doctor:
         if diagnosis is not None:
             self._raise_or_warn(diagnosis)
 
-    def _on_tensor_copy(self, args: tuple, kwargs: dict, stack) -> None:
-        self._report_silent(copies.tensor_copy_diagnosis, args, kwargs, stack)
+    def tensor_copied(self, event: TensorCopied) -> None:
+        self._report_silent(copies.tensor_copy_diagnosis, event.args, event.kwargs, event.stack)
 
-    def _on_deepcopy_error(self, error: BaseException, obj, stack) -> None:
-        self._attach_to_error(error, copies.deepcopy_error_diagnosis, error, obj, stack)
+    def deepcopy_failed(self, event: DeepcopyFailed) -> None:
+        self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
-    def _on_backward_start(self, call, func, args: tuple, kwargs: dict) -> None:
+    def backward_started(self, event: BackwardStarted) -> None:
+        call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
         # The gradient-path analysis looks at the first few backward() calls only; past
         # them (plus one, to let it clean up) it is not called at all.
@@ -400,8 +400,9 @@ class Doctor:
             except Exception:
                 internal_error()
 
-    def _on_backward_done(self, call, func, args: tuple, kwargs: dict, result) -> None:
+    def backward_done(self, event: BackwardDone) -> None:
         """After a successful backward: problems that raise nothing (e.g. a cut gradient path)."""
+        call, func, args, kwargs, result = event.call, event.func, event.args, event.kwargs, event.result
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:
@@ -412,7 +413,8 @@ class Doctor:
         for diagnosis in found or ():
             self._raise_or_warn(diagnosis)
 
-    def _on_backward_error(self, error: BaseException, call, args: tuple, kwargs: dict) -> None:
+    def backward_failed(self, event: BackwardFailed) -> None:
+        error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
         if self.mode == "light" and probe.is_stale_error(error):

@@ -1,6 +1,6 @@
 """Aliases of memory the user may not expect: detach() results, views kept across writes
 to their base, NumPy arrays over tensor memory. A mixin of the Recorder: these methods
-use its callbacks and state (`detach_aliases`, `view_storages`, `numpy_aliases`)."""
+use its listener and state (`detach_aliases`, `view_storages`, `numpy_aliases`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import torch
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.listener import DeepcopyFailed, StaleViewMade, TensorCopied
 
 # Views tracked per storage; beyond this the storage is not checked for stale views.
 MAX_VIEWS_PER_STORAGE = 64
@@ -61,7 +62,7 @@ class AliasTracking:
     def call_view(self, func, args: tuple, kwargs: dict):
         """A view-making call (`t[1:]`, `t.view(...)`, ...): track the view to catch stale copies."""
         result = func(*args, **kwargs)
-        if self.write_depth or self.on_stale_view is None:
+        if self.write_depth:
             return result
         try:
             self._track_views(result)
@@ -100,7 +101,8 @@ class AliasTracking:
                             and old_ref.start < stop and start < old_ref.stop):
                         old_view = old_ref()
                         if old_view is not None:
-                            self.on_stale_view(old_view, old_ref.site, tracking.write_stack, site)
+                            self.listener.stale_view_made(
+                                StaleViewMade(old_view, old_ref.site, tracking.write_stack, site))
                         break
             ref = ViewRef(view, self._drop_view)
             ref.key, ref.site, ref.epoch, ref.start, ref.stop = key, site, tracking.epoch, start, stop
@@ -123,18 +125,18 @@ class AliasTracking:
         """`torch.tensor(data)`: flag data that carries gradient history (it is cut here)."""
         if kwargs.get("requires_grad") is True:
             return self.call_factory(func, args, kwargs)
-        if self.on_tensor_copy is not None and torch.is_grad_enabled():
+        if torch.is_grad_enabled():
             data = args[0] if args else kwargs.get("data")
             if carries_grad(data):
-                self.on_tensor_copy(args, kwargs, capture_user_stack(1, limit=2))
+                self.listener.tensor_copied(TensorCopied(args, kwargs, capture_user_stack(1, limit=2)))
         return func(*args, **kwargs)
 
     def call_deepcopy(self, func, args: tuple, kwargs: dict):
         try:
             return func(*args, **kwargs)
         except RuntimeError as error:
-            if self.on_deepcopy_error is not None and args:
-                self.on_deepcopy_error(error, args[0], capture_user_stack(1, limit=3))
+            if args:
+                self.listener.deepcopy_failed(DeepcopyFailed(error, args[0], capture_user_stack(1, limit=3)))
             raise
 
     def call_numpy(self, func, args: tuple, kwargs: dict):

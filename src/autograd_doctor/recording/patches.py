@@ -123,13 +123,13 @@ def _hooks_suspending_wrapper(original):
     @contextlib.contextmanager
     def disable_saved_tensors_hooks(error_message):
         recorder = _active[-1] if _active else None
-        suspended = recorder is not None and recorder.on_suspend_saves is not None and recorder.on_suspend_saves()
+        suspended = recorder is not None and recorder.listener.suspend_saves()
         try:
             with original(error_message):
                 yield
         finally:
             if suspended:
-                recorder.on_resume_saves()
+                recorder.listener.resume_saves()
 
     return _dress(disable_saved_tensors_hooks, original)
 

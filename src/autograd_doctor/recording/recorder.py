@@ -14,7 +14,7 @@ import linecache
 import re
 import sys
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -27,6 +27,10 @@ from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.fingerprint import fingerprint
+from autograd_doctor.recording.listener import (
+    BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
+    NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
+)
 from autograd_doctor.recording.write_log import (
     LoggedWrite, WriteLog, line_in_loop, storage_base, user_stack_and_module,
 )
@@ -50,17 +54,17 @@ MAX_PENDING = 4096
 
 
 class Recorder(AliasTracking):
-    """Records saves and the writes that hit saved memory, and checks versions on unpack.
+    """Records saves and the writes that hit saved memory (full mode), or logs writes
+    (light mode); reports what it sees to its listener as typed events (listener.py).
 
-    `on_stale(record)` is called from `unpack` when a saved tensor's version moved;
-    it must return the exception to raise. `on_silent(record)` is called when backward
-    reads a saved tensor whose memory was written through an alias that PyTorch cannot
-    see (e.g. `.data`). `on_write_hit(record, event)` is called in strict mode right
-    after a write that touched a saved tensor; it may raise, so the traceback ends at
-    the write.
+    In the full mode `unpack` checks versions itself: a saved tensor whose version moved
+    gives a `StaleSaveRead` (the listener returns the exception to raise); one written
+    through an alias PyTorch cannot see (`.data`) a `SilentSaveRead`; in strict mode a
+    write that touched a saved tensor gives a `SavedWriteHit` right after the write (the
+    listener may raise, so the traceback ends at the write).
     """
 
-    def __init__(self, strict: bool = False, light: bool = False):
+    def __init__(self, strict: bool = False, light: bool = False, listener: Listener | None = None):
         self.strict = strict
         # Light (the default mode): no saved-tensor hooks; writes go to `write_log`, matched
         # to the stale tensor after backward fails (see write_log.py and probe.py).
@@ -81,23 +85,8 @@ class Recorder(AliasTracking):
         self.probing = False
         self.probe_hits: list[SavedRecord] = []
         self.write_depth = 0  # >0 while a recorded write runs: nested torch writes are its parts
-        self.on_stale: Callable[[SavedRecord], BaseException] | None = None
-        self.on_silent: Callable[[SavedRecord], None] | None = None
-        self.on_write_hit: Callable[[SavedRecord, WriteEvent], None] | None = None
-        self.on_call_error: Callable[[BaseException, Any, tuple, dict, tuple], None] | None = None
-        self.on_backward_error: Callable[[BaseException, BackwardCall, tuple, dict], None] | None = None
-        self.on_leaf_created: Callable[[Any, Any], None] | None = None
-        # Plug-ins for analyses of backward calls (see autograd_doctor.analysis.gradient_path).
-        self.on_backward_start: Callable[..., None] | None = None
-        self.on_backward_done: Callable[..., None] | None = None
-        self.on_overlap: Callable[..., None] | None = None
-        self.on_detach_write: Callable[..., None] | None = None
-        self.on_stale_view: Callable[..., None] | None = None
-        self.on_tensor_copy: Callable[..., None] | None = None
-        # Step the saved-tensor hooks aside (for torch.func transforms) and back.
-        self.on_suspend_saves: Callable[[], bool] | None = None
-        self.on_resume_saves: Callable[[], None] | None = None
-        self.on_deepcopy_error: Callable[..., None] | None = None
+        # Hears every event (see listener.py); the Doctor, or nobody.
+        self.listener: Listener = listener if listener is not None else NullListener()
         # storage key -> the live views made of it (see call_view)
         self.view_storages: dict[int, ViewTracking] = {}
         # id(alias) -> (weak alias, weak source, Site of the detach() call)
@@ -195,19 +184,17 @@ class Recorder(AliasTracking):
         if saved_input is not None and saved_input.grad_fn is None:
             raise RuntimeError(DETACHED_IN_PLACE_MESSAGE)
         if (packed.silent_writes or packed.fingerprint is not None) and not packed.reported:
-            if self.on_silent is not None:
-                self.on_silent(packed)
+            self.listener.silent_save_read(SilentSaveRead(packed))
         return alias
 
     def content_changed(self, record: SavedRecord) -> bool:
         return record.fingerprint is not None and fingerprint(record.alias) != record.fingerprint
 
     def _stale_error(self, record: SavedRecord) -> BaseException:
-        if self.on_stale is not None:
-            try:
-                return self.on_stale(record)
-            except Exception:
-                pass
+        try:
+            return self.listener.stale_save_read(StaleSaveRead(record))
+        except Exception:
+            pass
         return RuntimeError(pytorch_version_message(record, None))
 
     def live_records(self, key: int | None) -> list[SavedRecord]:
@@ -269,9 +256,9 @@ class Recorder(AliasTracking):
                     record.silent_writes = (*record.silent_writes, event)
             elif len(record.writes) < MAX_WRITES_PER_RECORD:
                 record.writes = (*record.writes, event)
-        if self.strict and self.on_write_hit is not None:
+        if self.strict:
             for record, event, _target in hits:
-                self.on_write_hit(record, event)
+                self.listener.saved_write_hit(SavedWriteHit(record, event))
 
     def _describe_write_context(self, event: WriteEvent, target) -> None:
         """Cheap facts about the write that only its live frames can tell (rare path)."""
@@ -324,8 +311,7 @@ class Recorder(AliasTracking):
         try:
             result = func(*args, **kwargs)
         except Exception as error:
-            if self.on_call_error is not None:
-                self.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
+            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
             raise
         finally:
             self.write_depth -= 1
@@ -346,9 +332,9 @@ class Recorder(AliasTracking):
         try:
             if self.view_storages:
                 self._count_view_storage_write(target)
-            if self.on_overlap is not None and len(args) + len(kwargs) > 1:
+            if len(args) + len(kwargs) > 1:
                 operand = overlapping_operand(target, op, args, kwargs)
-            if self.detach_aliases and self.on_detach_write is not None:
+            if self.detach_aliases:
                 alias_source = self.live_detach_source(target)
             # Overlap and alias hazards are about the user's own writes; torch's Python
             # code (optimizers, nn.init, functional) makes thousands of writes per step.
@@ -358,10 +344,11 @@ class Recorder(AliasTracking):
             operand = alias_source = None  # never let our checks break the user's write
         # The callbacks may raise on purpose (silent="raise"), before the harm is done.
         if operand is not None:
-            self.on_overlap(op, target, operand, capture_user_stack(2, limit=3))
+            self.listener.overlapping_write(OverlappingWrite(op, target, operand, capture_user_stack(2, limit=3)))
         if alias_source is not None:
             source, detach_site = alias_source
-            self.on_detach_write(op, target, source, detach_site, capture_user_stack(2, limit=3))
+            self.listener.detached_alias_write(
+                DetachedAliasWrite(op, target, source, detach_site, capture_user_stack(2, limit=3)))
 
     def _call_write_logged(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Light mode: run the write and log it (memory, versions, user line); no lookup."""
@@ -378,8 +365,7 @@ class Recorder(AliasTracking):
         try:
             result = func(*args, **kwargs)
         except Exception as error:
-            if self.on_call_error is not None:
-                self.on_call_error(error, func, args, kwargs, capture_user_stack(1, limit=3))
+            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
             raise
         finally:
             self.write_depth -= 1
@@ -450,16 +436,15 @@ class Recorder(AliasTracking):
         self.quiet_step = False  # a closure's backward inside step() (LBFGS): the user's code again
         try:
             call = self.record_backward(kwargs, func, args)
-            if self.on_backward_start is not None:
-                self.on_backward_start(call, func, args, kwargs)
+            self.listener.backward_started(BackwardStarted(call, func, args, kwargs))
         except Exception:
             call = None
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
         except Exception as error:
-            if call is not None and self.on_backward_error is not None:
-                self.on_backward_error(error, call, args, kwargs)
+            if call is not None:
+                self.listener.backward_failed(BackwardFailed(error, call, args, kwargs))
             raise
         finally:
             self.write_depth -= 1
@@ -471,17 +456,17 @@ class Recorder(AliasTracking):
                 self._register_pending()
             except Exception:
                 pass
-        if call is not None and self.on_backward_done is not None:
-            self.on_backward_done(call, func, args, kwargs, result)
+        if call is not None:
+            self.listener.backward_done(BackwardDone(call, func, args, kwargs, result))
         return result
 
     def call_factory(self, func, args: tuple, kwargs: dict):
         """A factory called with requires_grad=True, or requires_grad_(): remember where."""
         result = func(*args, **kwargs)
-        if self.on_leaf_created is not None and isinstance(result, torch.Tensor):
+        if isinstance(result, torch.Tensor):
             try:
                 stack = capture_user_stack(1, limit=1)
-                self.on_leaf_created(result, stack[0] if stack else None)
+                self.listener.leaf_created(LeafCreated(result, stack[0] if stack else None))
             except Exception:
                 pass
         return result

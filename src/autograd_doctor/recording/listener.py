@@ -1,0 +1,219 @@
+"""What the recorder reports, and to whom: one listener, one method per typed event.
+
+The recorder (recording/) sees saves, writes and backward calls; the Doctor (doctor.py)
+turns what matters into diagnoses. Between them is this protocol: each event is a small
+dataclass, delivered to the one `Listener` the recorder was given. Events hold the
+objects of the moment (tensors, exceptions) only for the duration of the call.
+
+`NullListener` hears nothing; subclass it to handle only some events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.frames import Site
+
+
+@dataclass
+class StaleSaveRead:
+    """Full mode: backward unpacked a saved tensor whose version moved (PyTorch's check)."""
+
+    record: SavedRecord
+
+
+@dataclass
+class SilentSaveRead:
+    """Full mode: backward is reading a saved tensor whose memory was written behind
+    PyTorch's back (through `.data`), or whose fingerprint may have changed."""
+
+    record: SavedRecord
+
+
+@dataclass
+class SavedWriteHit:
+    """Strict mode: a write just touched memory that a live saved tensor uses."""
+
+    record: SavedRecord
+    event: WriteEvent
+
+
+@dataclass
+class CallFailed:
+    """A wrapped in-place call raised (e.g. a leaf that requires grad written in place)."""
+
+    error: BaseException
+    func: Any
+    args: tuple
+    kwargs: dict
+    stack: tuple[Site, ...]
+
+
+@dataclass
+class BackwardStarted:
+    call: BackwardCall
+    func: Any
+    args: tuple
+    kwargs: dict
+
+
+@dataclass
+class BackwardDone:
+    call: BackwardCall
+    func: Any
+    args: tuple
+    kwargs: dict
+    result: Any
+
+
+@dataclass
+class BackwardFailed:
+    error: BaseException
+    call: BackwardCall
+    args: tuple
+    kwargs: dict
+
+
+@dataclass
+class LeafCreated:
+    """A tensor made with requires_grad=True (or requires_grad_()): where."""
+
+    tensor: Any
+    site: Site | None
+
+
+@dataclass
+class OverlappingWrite:
+    """An in-place op whose operand reads the memory it writes, in another layout."""
+
+    op: str
+    target: Any
+    operand: Any
+    stack: tuple[Site, ...]
+
+
+@dataclass
+class DetachedAliasWrite:
+    """A write into a detach() alias of a tensor whose graph is still live."""
+
+    op: str
+    target: Any
+    source: Any
+    detach_site: Site | None
+    stack: tuple[Site, ...]
+
+
+@dataclass
+class StaleViewMade:
+    """A line made a view again after its base was overwritten; the old view lives on."""
+
+    old_view: Any
+    view_site: Site
+    write_stack: tuple[Site, ...]
+    new_site: Site
+
+
+@dataclass
+class TensorCopied:
+    """torch.tensor(data) on data that carries gradient history (the history is cut)."""
+
+    args: tuple
+    kwargs: dict
+    stack: tuple[Site, ...]
+
+
+@dataclass
+class DeepcopyFailed:
+    error: BaseException
+    obj: Any
+    stack: tuple[Site, ...]
+
+
+class Listener(Protocol):
+    """Receives the recorder's events. Methods may raise on purpose (strict mode,
+    silent="raise"): the recorder lets those through, at the user's line."""
+
+    def stale_save_read(self, event: StaleSaveRead) -> BaseException:
+        """Return the exception that backward should raise."""
+
+    def silent_save_read(self, event: SilentSaveRead) -> None: ...
+
+    def saved_write_hit(self, event: SavedWriteHit) -> None: ...
+
+    def call_failed(self, event: CallFailed) -> None: ...
+
+    def backward_started(self, event: BackwardStarted) -> None: ...
+
+    def backward_done(self, event: BackwardDone) -> None: ...
+
+    def backward_failed(self, event: BackwardFailed) -> None: ...
+
+    def leaf_created(self, event: LeafCreated) -> None: ...
+
+    def overlapping_write(self, event: OverlappingWrite) -> None: ...
+
+    def detached_alias_write(self, event: DetachedAliasWrite) -> None: ...
+
+    def stale_view_made(self, event: StaleViewMade) -> None: ...
+
+    def tensor_copied(self, event: TensorCopied) -> None: ...
+
+    def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
+
+    def suspend_saves(self) -> bool:
+        """torch.func needs the saved-tensor hooks off: take them off; True if taken."""
+
+    def resume_saves(self) -> None: ...
+
+
+class NullListener:
+    """A listener that hears nothing (a recorder on its own, e.g. in tests)."""
+
+    def stale_save_read(self, event: StaleSaveRead) -> BaseException:
+        from autograd_doctor.recording.recorder import pytorch_version_message
+
+        return RuntimeError(pytorch_version_message(event.record, None))
+
+    def silent_save_read(self, event: SilentSaveRead) -> None:
+        pass
+
+    def saved_write_hit(self, event: SavedWriteHit) -> None:
+        pass
+
+    def call_failed(self, event: CallFailed) -> None:
+        pass
+
+    def backward_started(self, event: BackwardStarted) -> None:
+        pass
+
+    def backward_done(self, event: BackwardDone) -> None:
+        pass
+
+    def backward_failed(self, event: BackwardFailed) -> None:
+        pass
+
+    def leaf_created(self, event: LeafCreated) -> None:
+        pass
+
+    def overlapping_write(self, event: OverlappingWrite) -> None:
+        pass
+
+    def detached_alias_write(self, event: DetachedAliasWrite) -> None:
+        pass
+
+    def stale_view_made(self, event: StaleViewMade) -> None:
+        pass
+
+    def tensor_copied(self, event: TensorCopied) -> None:
+        pass
+
+    def deepcopy_failed(self, event: DeepcopyFailed) -> None:
+        pass
+
+    def suspend_saves(self) -> bool:
+        return False
+
+    def resume_saves(self) -> None:
+        pass
