@@ -29,6 +29,8 @@ CATALOGUE_TITLES = {
     "AD125": "a checkpointed function did something different when recomputed",
     "AD126": "torch.autograd.grad() through a reentrant checkpoint",
     "AD127": "DistributedDataParallel: some parameters got no gradient in the previous iteration",
+    "AD128": "the optimizer was given a tensor instead of an iterable of tensors",
+    "AD129": "the optimizer was given no parameters",
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
@@ -415,6 +417,38 @@ shows the forward branches that use them.
 **The fix.** `DistributedDataParallel(net, find_unused_parameters=True)` when parameters are
 unused on purpose; otherwise use them in every forward pass, or freeze the ones that never
 train.
+""",
+    "AD128": f"""\
+## AD128: {CATALOGUE_TITLES["AD128"]}
+
+**What it means.** Optimizers take an iterable of parameters (or of parameter-group dicts).
+Given one tensor, PyTorch raises "params argument given to the optimizer should be an
+iterable of Tensors or dicts, but got torch.FloatTensor".
+
+**Minimal example.**
+
+    opt = torch.optim.SGD(model.weight, lr=0.1)     # AD128
+
+**The fix.** Pass a list: `torch.optim.SGD([model.weight], lr=0.1)`, or
+`model.parameters()`.
+""",
+    "AD129": f"""\
+## AD129: {CATALOGUE_TITLES["AD129"]}
+
+**What it means.** The iterable given to the optimizer yielded nothing: "optimizer got an
+empty parameter list". The usual cause is a `model.parameters()` generator stored in a
+variable and used once before (counting parameters, a first optimizer): a generator can be
+iterated only once. Other causes: a filter such as `if p.requires_grad` with every parameter
+frozen, layers kept in a plain Python list instead of `nn.ModuleList`.
+
+**Minimal example.**
+
+    params = model.parameters()
+    print(sum(p.numel() for p in params))          # uses the generator up
+    opt = torch.optim.SGD(params, lr=0.1)          # AD129
+
+**The fix.** `params = list(model.parameters())`, or call `model.parameters()` again where
+it is needed.
 """,
     "AD305": f"""\
 ## AD305: {CATALOGUE_TITLES["AD305"]}

@@ -176,6 +176,16 @@ def check_deepcopy(ns):
     assert ns["clone"].cache.grad_fn is None
 
 
+def check_optimizer_list(ns):
+    assert ns["opt"].param_groups[0]["params"] == [ns["model"].weight]
+
+
+def check_optimizer_parameters(ns):
+    model, opt = ns["model"], ns["opt"]
+    assert [p is q for p, q in zip(opt.param_groups[0]["params"], model.parameters())] == [True, True]
+    assert ns["count"] == 4
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -209,6 +219,8 @@ CASES = {
     "anomaly_nan": ("AD118", 0, check_nan),
     "decorator_no_grad_cut": ("AD307", 0, check_decorator),
     "grad_missing_create_graph": ("AD301", 0, check_create_graph),
+    "optimizer_single_tensor": ("AD128", 0, check_optimizer_list),
+    "optimizer_empty_parameters": ("AD129", 0, check_optimizer_parameters),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),
