@@ -139,3 +139,18 @@ def test_parallel_fix_gives_the_same_files(tmp_path, capsys):
     for i in range(4):
         assert (tmp_path / f"u{i}.py").read_text() == (FIX / "unsafe.py.fixed").read_text()
         assert "t.detach().clone()" in (tmp_path / f"s{i}.py").read_text()
+
+
+def test_safe_fixes_respect_isinstance_guards():
+    # The guard proves `targets` is not a tensor where torch.tensor() is called:
+    # a fix to `targets.detach().clone()` would break a list argument.
+    src = ("import torch\n\n\ndef f(targets: torch.Tensor, matrix: torch.Tensor):\n"
+           "    if not isinstance(targets, torch.Tensor):\n"
+           "        targets = torch.tensor(targets)\n"
+           "    matrix = matrix if isinstance(matrix, torch.Tensor) else torch.tensor(matrix)\n"
+           "    return targets, matrix\n")
+    assert lint_source(src, "g.py", SELECTION) == []
+    namespace: dict = {}
+    exec(compile(src, "g.py", "exec"), namespace)
+    targets, matrix = namespace["f"]([1.0, 2.0], [[1.0]])
+    assert targets.tolist() == [1.0, 2.0] and matrix.tolist() == [[1.0]]
