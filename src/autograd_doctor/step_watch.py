@@ -17,7 +17,7 @@ import contextlib
 import logging
 import warnings
 
-from autograd_doctor.compiled import explain_from_traceback
+from autograd_doctor.compiled import explain_from_traceback, is_compile_failure
 from autograd_doctor.doctor import AutogradDoctorWarning, diagnoses_of, internal_error, watch
 from autograd_doctor.report.model import Diagnosis
 from autograd_doctor.report.text import render_diagnosis
@@ -93,6 +93,10 @@ class StepWatch:
     def _log(self, doctor, where: str, error: BaseException | None) -> None:
         attached = diagnoses_of(error) if error is not None else []
         found = attached + [d for d in doctor.diagnoses if d not in attached]
+        if error is not None and is_compile_failure(error):
+            # The step's doctor also saw the compiler's own backward trace fail, without the
+            # user's line; the eager run's report, attached to the error, is the one to log.
+            found = attached
         in_step = f" in {where}" if where else ""
         for diagnosis in found:
             key = (diagnosis.code, site_of(diagnosis))

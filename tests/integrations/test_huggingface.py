@@ -128,3 +128,21 @@ def test_silent_bug_is_logged_once_with_its_report(tmp_path):
     assert log.messages[0].startswith(f"autograd-doctor: warning[AD201] at {site} in global step 0:")
     assert "h.data[:, 0] = 0.5" in log.messages[0] and "help:" in log.messages[0]
 
+
+
+def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
+    """TrainingArguments(torch_compile=True): the in-place bug fails while compiling."""
+    torch._dynamo.reset()
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, num_train_epochs=1, save_strategy="no",
+        report_to=[], use_cpu=True, disable_tqdm=True, logging_strategy="no",
+        torch_compile=True, torch_compile_backend="aot_eager")
+    trainer = transformers.Trainer(model=tiny_model(bug="inplace"), args=args, train_dataset=Examples(),
+                                   callbacks=[AutogradDoctorCallback()])
+    with LogLines(LOGGER_NAME) as log, pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failure:
+        trainer.train()
+    torch._dynamo.reset()
+    diagnosis = diagnoses_of(failure.value)[0]
+    assert diagnosis.primary.line == line_of(THIS_SOURCE, "HF-WRITE")
+    assert "torch.compile failed while tracing the backward" in "\n".join(failure.value.__notes__)
+    assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
