@@ -58,6 +58,8 @@ def non_scalar_backward(context: ErrorContext, already):
     helps = []
     calls = find_calls(statement, "backward")
     receiver = _receiver(calls[0]) if len(calls) == 1 else None
+    if receiver is not None and text_of(filename, receiver) in ("torch.autograd", "autograd"):
+        receiver = None  # torch.autograd.backward(y): the tensor is an argument, not the receiver
     if receiver is not None:
         text = text_of(filename, receiver)
         new_statement = replace_node_text(filename, statement, receiver, f"{text}.sum()")

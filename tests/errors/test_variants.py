@@ -1,0 +1,199 @@
+"""The catalogue on variations of its programs: the error raised in another file, inside a
+module's forward, through a different spelling of the same call."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from catalogue import apply_suggestion, marked_line, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def diagnose(tmp_path, source, name="program"):
+    source = textwrap.dedent(source)
+    path = write(tmp_path, source, name)
+    error = run_watched(path)
+    assert error is not None
+    return source, path, autograd_doctor.diagnoses_of(error)
+
+
+def test_inference_mode_block_in_another_file(tmp_path):
+    helper = textwrap.dedent("""
+        import torch
+
+
+        def embed(model, batch):
+            with torch.inference_mode():  # BLOCK
+                return model(batch)
+    """)
+    write(tmp_path, helper, "features_helper")
+    source, path, diagnoses = diagnose(tmp_path, """
+        import sys
+        import torch
+        from torch import nn
+        sys.path.insert(0, __file__.rsplit("/", 1)[0])
+        from features_helper import embed
+
+        torch.manual_seed(0)
+        backbone, head = nn.Linear(4, 4), nn.Linear(4, 1)
+        features = embed(backbone, torch.randn(8, 4))
+        loss = head(features).pow(2).mean()
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD109"
+    assert diagnosis.primary.file == str(tmp_path / "features_helper.py")
+    assert diagnosis.primary.line == marked_line(helper, "BLOCK")
+    assert diagnosis.help[0].replacement == "with torch.no_grad():"
+
+
+def test_inference_tensor_saved_inside_a_modules_forward(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = nn.Linear(4, 1)
+
+            def forward(self, x):
+                return self.linear(x).pow(2).mean()
+
+
+        with torch.inference_mode():  # BLOCK
+            features = torch.randn(8, 4) * 2
+        Head()(features).backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD109"
+    assert diagnosis.primary.line == marked_line(source, "BLOCK")
+
+
+def test_non_scalar_loss_from_reduction_none(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        criterion = nn.MSELoss(reduction="none")
+        loss = criterion(model(torch.randn(5, 3)), torch.zeros(5, 1))
+        loss.backward()  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112" and diagnosis.primary.line == marked_line(source, "RAISES")
+    fixed = apply_suggestion(source, diagnosis.help[0])
+    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
+    assert error is None
+    assert namespace["model"].weight.grad.shape == (1, 3)
+
+
+def test_non_scalar_through_torch_autograd_backward_gets_no_broken_rewrite(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        torch.autograd.backward(x * 2)  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112"
+    assert all(suggestion.replacement is None for suggestion in diagnosis.help)
+
+
+def test_numpy_through_np_array(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import numpy as np
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        values = np.array(torch.sigmoid(x))  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD113" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert "detach()" in diagnosis.help[0].message and diagnosis.help[0].replacement is None
+
+
+def test_non_leaf_from_to_device(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        device = "cpu"
+        w = torch.ones(3, requires_grad=True).to(device, torch.float64)  # MADE
+        opt = torch.optim.Adam([w], lr=0.1)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD119" and diagnosis.primary.line == marked_line(source, "MADE")
+    assert diagnosis.help[0].replacement == "w = (torch.ones(3).to(device, torch.float64)).requires_grad_()"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and namespace["w"].is_leaf and namespace["w"].dtype == torch.float64
+
+
+def test_missing_gradient_for_an_input_that_needs_one_is_not_filled_with_none(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class Mul(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad * b  # RETURN
+
+
+        a = torch.randn(3, requires_grad=True)
+        b = torch.randn(3, requires_grad=True)
+        Mul.apply(a, b).sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD120" and diagnosis.primary.line == marked_line(source, "RETURN")
+    assert all(suggestion.replacement is None for suggestion in diagnosis.help)  # b needs its gradient
+
+
+def test_unused_input_with_keyword_arguments(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        z = torch.tensor([3.0, 4.0], requires_grad=True)
+        y = (x * x).sum() + z.detach().sum()
+        gx, gz = torch.autograd.grad(outputs=y, inputs=[x, z])  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD305" and "z" in diagnosis.primary.note
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["gx"], torch.tensor([2.0, 4.0])) and torch.equal(namespace["gz"], torch.zeros(2))
+
+
+def test_nan_from_log_of_zero(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        p = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            entropy = -(p * torch.log(p)).sum()  # FORWARD
+            entropy.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD118" and diagnosis.primary.line == marked_line(source, "FORWARD")
+    assert diagnosis.help[0].replacement == "entropy = -(p * torch.log(p.clamp_min(1e-12))).sum()"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    p = torch.tensor([0.0, 0.5, 1.0])
+    # d/dp of -p * log(max(p, eps)): -log(max(p, eps)) - p / p where not clamped, the first term alone where clamped
+    expected = -(torch.log(p.clamp_min(1e-12)) + (p > 1e-12).float())
+    assert torch.allclose(namespace["p"].grad, expected)
