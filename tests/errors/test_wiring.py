@@ -83,3 +83,25 @@ def test_only_the_users_own_blocks_are_remembered():
     entries = grad_modes.entries("no_grad")
     assert [(e.filename, e.line, e.decorator) for e in entries] == [(__file__, line, False)]
     grad_modes.forget()
+
+
+def test_ipython_cell_shows_the_catalogue_diagnosis(capsys):
+    import re
+
+    import pytest
+
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("import torch")
+    shell.run_line_magic("load_ext", "autograd_doctor")
+    try:
+        result = shell.run_cell("x = torch.randn(3, requires_grad=True)\nvalues = torch.sigmoid(x).numpy()")
+    finally:
+        shell.run_line_magic("unload_ext", "autograd_doctor")
+    output = re.sub(r"\x1b\[[0-9;]*m", "", "".join(capsys.readouterr()))
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "Can't call numpy() on Tensor that requires grad" in output
+    assert "error[AD113]" in output
+    assert "values = torch.sigmoid(x).detach().numpy()" in output

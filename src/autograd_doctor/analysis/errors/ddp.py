@@ -85,9 +85,9 @@ def unfinished_reduction(context: ErrorContext, already):
     if ddp is not None and indices:
         order = reducer_parameter_names(ddp)
         names = [order[int(i)] for i in indices.group(1).split() if int(i) < len(order)]
-    listed = re.search(r"Parameters which did not receive grad for rank \d+: ([\w.,]+)", context.message)
+    listed = re.search(r"Parameters which did not receive grad for rank \d+: ([^\n]+)", context.message)
     if not names and listed:
-        names = listed.group(1).split(",")
+        names = [n.strip() for n in listed.group(1).split(",") if n.strip()]
     use = context.raise_location(role="forward", note="the next forward pass")
     label = ", ".join(names) if names else "some parameters"
     notes = [f"in the previous iteration, the loss did not depend on {label}; DDP waits for every "
