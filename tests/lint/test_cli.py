@@ -8,13 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 
 from autograd_doctor.lint.cli import lint_main
 
-HERE = Path(__file__).parent
-SCHEMA = json.loads((HERE / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+from sarif_structure import check_sarif  # tests/lint/ is on sys.path (pytest rootdir-relative import)
+
 BAD = "import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.sigmoid(x)\ny[0] = 0\n" \
       "z = torch.ones(2, 2)\nz -= z[:, :1]\n"
 CLEAN = "import torch\n\n\ndef f(x):\n    return x * 2\n"
@@ -107,11 +106,11 @@ def test_json_format_empty_list_when_clean(project, capsys):
     assert run(capsys, "--format", "json", "clean.py")[1] == "[]\n"
 
 
-def test_sarif_validates_against_the_sarif_2_1_0_schema(project, capsys):
+def test_sarif_is_well_formed_sarif_2_1_0(project, capsys):
     (project / "broken.py").write_text("def f(:\n")
     code, out, _ = run(capsys, "--format", "sarif", "bad.py", "broken.py", "clean.py")
     doc = json.loads(out)
-    jsonschema.validate(doc, SCHEMA)
+    check_sarif(doc)
     run_ = doc["runs"][0]
     rule_ids = [r["id"] for r in run_["tool"]["driver"]["rules"]]
     assert "ADL001" in rule_ids and "ADL000" in rule_ids
@@ -125,7 +124,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(project, capsys):
 
 def test_sarif_when_clean_is_valid(project, capsys):
     code, out, _ = run(capsys, "--format", "sarif", "clean.py")
-    jsonschema.validate(json.loads(out), SCHEMA)
+    check_sarif(json.loads(out))
     assert code == 0 and json.loads(out)["runs"][0]["results"] == []
 
 
@@ -300,3 +299,16 @@ def test_text_format_shows_the_saving_site(project, capsys):
     out = run(capsys, "bad.py")[1]
     assert "3 | y = torch.sigmoid(x)" in out
     assert "  |     ---------------- saved here: torch.sigmoid keeps its output" in out
+
+
+def test_sarif_structure_check_rejects_broken_documents(project, capsys):
+    doc = json.loads(run(capsys, "--format", "sarif", "bad.py")[1])
+    check_sarif(doc)
+    broken = json.loads(json.dumps(doc))
+    broken["runs"][0]["results"][0]["ruleIndex"] += 1
+    with pytest.raises(AssertionError):
+        check_sarif(broken)
+    broken = json.loads(json.dumps(doc))
+    broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
+    with pytest.raises(AssertionError):
+        check_sarif(broken)
