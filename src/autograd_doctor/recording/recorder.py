@@ -32,7 +32,7 @@ from autograd_doctor.recording.listener import (
     NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
 )
 from autograd_doctor.recording.write_log import (
-    LoggedWrite, WriteLog, line_in_loop, storage_base, user_stack_and_module,
+    LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module,
 )
 from autograd_doctor.recording.frames import (
     Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
@@ -355,6 +355,10 @@ class Recorder(AliasTracking):
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             targets = [args[0]] if "out" not in kwargs else written_tensors(kind, args, kwargs)
             self._check_write_hazards(op, args, kwargs)
+        elif called_by_torch():
+            # torch's own list writes outside optimizer steps (clip_grad_norm_ scaling the
+            # gradients): gradients are not what a forward pass saves.
+            return func(*args, **kwargs)
         else:
             targets = written_tensors(kind, args, kwargs)
         try:
@@ -378,7 +382,7 @@ class Recorder(AliasTracking):
                 if stack is None:
                     stack, module_class, frame = user_stack_and_module(1)
                     loop_values = {}
-                    if frame is not None and line_in_loop(frame.f_code.co_filename, frame.f_lineno):
+                    if frame is not None and in_loop(frame.f_code, frame.f_lasti):
                         loop_values = _scalar_locals_on_line(frame)
                     frame = None
                 entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))

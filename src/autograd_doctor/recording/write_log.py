@@ -93,38 +93,32 @@ def user_stack_and_module(start_depth: int):
     return tuple(sites), module_class, user_frame
 
 
-# (filename, line) -> is the line inside a for/while loop of its file
-_in_loop_cache: dict[tuple[str, int], bool] = {}
-_loop_lines_by_file: dict[str, set[int]] = {}
+# code object -> the (start, end) instruction offsets of its loops
+_loops_by_code: dict = {}
+_BACKWARD_JUMPS = ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
 
 
-def line_in_loop(filename: str, line: int) -> bool:
-    """Is `line` in the body of a `for`/`while` loop? Decided once per line from the source
-    (only writes made in loops pay for reading the loop variables' values)."""
-    key = (filename, line)
-    known = _in_loop_cache.get(key)
-    if known is not None:
-        return known
-    lines = _loop_lines_by_file.get(filename)
-    if lines is None:
-        lines = _loop_lines_by_file[filename] = _lines_in_loops(filename)
-    inside = _in_loop_cache[key] = line in lines
-    return inside
+def in_loop(code, offset: int) -> bool:
+    """Is the instruction at `offset` inside a loop of `code`? A loop ends with a jump
+    back to its start; the jumps are found once per code object, in its bytecode (no
+    source is read: only writes made in loops pay for reading loop variables)."""
+    loops = _loops_by_code.get(code)
+    if loops is None:
+        loops = []
+        try:
+            import dis
 
-
-def _lines_in_loops(filename: str) -> set[int]:
-    import ast
-    import linecache
-
-    try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
-        return set()
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:
-            lines.update(range(node.body[0].lineno, (node.body[-1].end_lineno or node.body[-1].lineno) + 1))
-    return lines
+            for instruction in dis.get_instructions(code):
+                target = instruction.argval
+                if not isinstance(target, int):
+                    continue
+                if instruction.opname in _BACKWARD_JUMPS or (
+                        instruction.opname == "JUMP_ABSOLUTE" and target < instruction.offset):
+                    loops.append((target, instruction.offset))
+        except Exception:
+            pass
+        _loops_by_code[code] = loops
+    return any(start <= offset <= end for start, end in loops)
 
 
 class WriteLog:
