@@ -31,6 +31,8 @@ CATALOGUE_TITLES = {
     "AD127": "DistributedDataParallel: some parameters got no gradient in the previous iteration",
     "AD128": "the optimizer was given a tensor instead of an iterable of tensors",
     "AD129": "the optimizer was given no parameters",
+    "AD130": "LeakyReLU or ELU with a negative slope was computed in place",
+    "AD131": "a gradient of the wrong size was assigned to .grad",
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
@@ -449,6 +451,36 @@ frozen, layers kept in a plain Python list instead of `nn.ModuleList`.
 
 **The fix.** `params = list(model.parameters())`, or call `model.parameters()` again where
 it is needed.
+""",
+    "AD130": f"""\
+## AD130: {CATALOGUE_TITLES["AD130"]}
+
+**What it means.** The backward of an in-place LeakyReLU (or ELU) needs to know the sign of
+the input, which the in-place forward overwrote; with a negative slope the output's sign no
+longer tells. PyTorch fails in backward, far from the cause: "In-place leakyReLu backward
+calculation is triggered with a negative slope which is not supported". The doctor finds
+the `inplace=True` in your code (often the model's definition, not in the traceback).
+
+**Minimal example.**
+
+    act = nn.LeakyReLU(-0.1, inplace=True)    # AD130 points here
+    act(x * 2).sum().backward()
+
+**The fix.** `inplace=False` (the default).
+""",
+    "AD131": f"""\
+## AD131: {CATALOGUE_TITLES["AD131"]}
+
+**What it means.** A tensor's `.grad` always has the tensor's shape: "attempting to assign a
+gradient of size '[2]' to a tensor of size '[3]'".
+
+**Minimal example.**
+
+    w = torch.randn(3, requires_grad=True)
+    w.grad = torch.zeros(2)                   # AD131
+
+**The fix.** Build the gradient with the tensor's shape (`torch.zeros_like(w)`), or assign it
+to the tensor it belongs to.
 """,
     "AD305": f"""\
 ## AD305: {CATALOGUE_TITLES["AD305"]}

@@ -186,6 +186,14 @@ def check_optimizer_parameters(ns):
     assert ns["count"] == 4
 
 
+def check_leaky_relu(ns):
+    block, x = ns["block"], ns["x"]
+    out = x @ block.linear.weight.detach().T + block.linear.bias.detach()
+    slope = torch.where(out > 0, torch.ones_like(out), torch.full_like(out, -0.1))
+    assert torch.allclose(block.linear.weight.grad, slope.T @ x)
+    assert torch.allclose(block.linear.bias.grad, slope.sum(0))
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -221,6 +229,8 @@ CASES = {
     "grad_missing_create_graph": ("AD301", 0, check_create_graph),
     "optimizer_single_tensor": ("AD128", 0, check_optimizer_list),
     "optimizer_empty_parameters": ("AD129", 0, check_optimizer_parameters),
+    "leaky_relu_inplace_negative": ("AD130", 0, check_leaky_relu),
+    "grad_assigned_wrong_size": ("AD131", None, None),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 
 from autograd_doctor.analysis.errors import (
-    checkpointing, custom_function, ddp, grad_api, inference, numerics, optimizer, requires_grad, views,
+    checkpointing, custom_function, ddp, grad_api, inference, inplace_activation, numerics, optimizer,
+    requires_grad, views,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.report.model import Diagnosis
 
-FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer)
+FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
+            inplace_activation)
 
 # (compiled pattern, builder) in the order they are tried.
 MATCHERS = [(re.compile(pattern), build) for family in FAMILIES for pattern, build in family.MATCHERS]

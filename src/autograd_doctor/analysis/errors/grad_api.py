@@ -129,6 +129,29 @@ def _ones(node: ast.AST) -> bool:
         (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("ones", "ones_like")
 
 
+def assigned_gradient_shape(context: ErrorContext, already):
+    """`p.grad = g` with g of another size than p."""
+    match = re.search(r"assign a gradient of size '(\[[^\]]*\])' to a tensor of size '(\[[^\]]*\])'", context.message)
+    found = context.innermost_user()
+    if found is None or match is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if location is None:
+        return None
+    given, wanted = match.group(1), match.group(2)
+    location.note = f"a gradient of size {given} for a tensor of size {wanted}"
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+    owner = text_of(filename, target.value) if isinstance(target, ast.Attribute) and target.attr == "grad" else None
+    value = text_of(filename, statement.value) if target is not None else None
+    helps = [Suggestion(f"{owner or 'the tensor'}.grad must have {owner or 'its'}'s own size {wanted}: build the "
+                        f"gradient with that shape (torch.zeros_like({owner or 'p'}), or reshape/expand "
+                        f"{value or 'it'}), or assign it to the tensor it belongs to")]
+    return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
+        "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
 def decorator_cut(context: ErrorContext, already):
     """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
     from autograd_doctor.analysis.errors import grad_modes
@@ -189,6 +212,7 @@ def cut_path(context: ErrorContext, already):
 
 
 MATCHERS = [
+    (r"attempting to assign a gradient of size", assigned_gradient_shape),
     (r"element 0 of tensors does not require grad and does not have a grad_fn", cut_path),
     (r"(appears to not have been used in the graph|One of the differentiated Tensors appears to not have been used)",
      unused_input),

@@ -1,0 +1,77 @@
+"""In-place LeakyReLU / ELU with a negative slope: PyTorch fails in backward ("In-place
+leakyReLu backward calculation is triggered with a negative slope"), long after the line
+that asked for inplace=True, which is usually in the model's definition."""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, statement_change
+from autograd_doctor.analysis.errors.context import ErrorContext
+from autograd_doctor.recording.frames import is_internal_file, in_installed_package
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import parse_file, replace_node_text, statement_at, statement_location
+
+ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
+
+
+def _user_files(context: ErrorContext) -> list[str]:
+    """The traceback's user files first, then the files of the program's other loaded modules."""
+    files = [frame.f_code.co_filename for frame, _ in context.user_frames()]
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if filename and filename.endswith(".py") and not is_internal_file(filename) \
+                and not in_installed_package(filename):
+            files.append(filename)
+    return list(dict.fromkeys(files))
+
+
+def _negative_literal(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+
+
+def _inplace_calls(tree: ast.Module, class_name: str, function: str):
+    """(call, inplace keyword, slope expression) of in-place uses of the activation."""
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        keyword = next((k for k in call.keywords if k.arg == "inplace"), None)
+        slope = next((k.value for k in call.keywords if k.arg in ("negative_slope", "alpha")), None)
+        if name == class_name and keyword is not None:
+            yield call, keyword, slope if slope is not None else (call.args[0] if call.args else None)
+        elif name == function and keyword is not None:
+            yield call, keyword, slope if slope is not None else (call.args[1] if len(call.args) > 1 else None)
+
+
+def negative_slope_inplace(context: ErrorContext, already):
+    kind = "elu" if context.message.startswith("In-place elu") else "leaky"
+    class_name, function = ACTIVATIONS[kind]
+    candidates = []
+    for filename in _user_files(context):
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for call, keyword, slope in _inplace_calls(tree, class_name, function):
+            if isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                candidates.append((not _negative_literal(slope), filename, call, keyword))
+    use = context.raise_location(role="backward", note="backward() failed here")
+    notes = [f"{class_name} with a negative slope cannot run in place: its backward needs the input's "
+             "sign, which the in-place forward overwrote"]
+    if not candidates:
+        return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, use, notes=notes, help=[Suggestion(
+            f"find the {class_name}(..., inplace=True) or F.{function}(..., inplace=True) with a negative "
+            "slope and make it inplace=False")])
+    candidates.sort(key=lambda item: item[0])
+    _, filename, call, keyword = candidates[0]
+    statement = statement_at(filename, call.lineno)
+    location = statement_location(filename, statement, role="inplace",
+                                  note=f"{class_name} in place, with a negative slope")
+    new_statement = replace_node_text(filename, statement, keyword.value, "False")
+    helps = [statement_change(location, "compute it out of place", new_statement)]
+    return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
+
+
+MATCHERS = [
+    (r"In-place (leakyReLu|elu) backward calculation is triggered with a negative slope", negative_slope_inplace),
+]
