@@ -143,13 +143,22 @@ def explain_compile_failure(error: BaseException, function, args: tuple = (), kw
 def run_eagerly(function, args: tuple, kwargs: dict) -> BaseException | None:
     """Forward and backward of `function` under watch(), on copies; the exception it raised."""
     args, kwargs = _copy_tensors(args), _copy_tensors(kwargs)
-    with torch.random.fork_rng(), _buffers_restored(function), _full_watch():
+    with torch.random.fork_rng(), _buffers_restored(function), _eager_everywhere(), _full_watch():
         try:
             outputs = function(*args, **kwargs)
             _gradients_of(outputs)
         except Exception as eager_error:
             return eager_error
     return None
+
+
+def _eager_everywhere():
+    """Ignore torch.compile inside the eager run: what the function calls may be compiled
+    too (Lightning compiles both `forward` and `training_step`)."""
+    set_stance = getattr(getattr(torch, "compiler", None), "set_stance", None)
+    if set_stance is None:
+        return contextlib.nullcontext()
+    return set_stance("force_eager")
 
 
 def _full_watch() -> watch:

@@ -177,3 +177,29 @@ def test_pytorch_lightning_package_name(tmp_path):
     assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
     assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
     assert doctor_is_off()
+
+
+class CompiledForwardRegressor(TinyRegressor):
+    """The bug in `forward`, which Lightning compiles when given `torch.compile(model)`."""
+
+    def forward(self, inputs):
+        h = torch.tanh(self.hidden(inputs))
+        h.mul_(2.0)  # LIGHTNING-COMPILED-WRITE
+        return self.out(h)
+
+    def training_step(self, batch, batch_idx):
+        inputs, targets = batch
+        return torch.nn.functional.mse_loss(self(inputs), targets)
+
+
+def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
+    torch._dynamo.reset()
+    model = torch.compile(CompiledForwardRegressor(), backend="aot_eager")
+    with LogLines("lightning.pytorch.autograd_doctor") as log, \
+            pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failure:
+        fit(model, [AutogradDoctor()], tmp_path)
+    torch._dynamo.reset()
+    diagnosis = diagnoses_of(failure.value)[0]
+    assert diagnosis.primary.line == line_of(THIS_SOURCE, "LIGHTNING-COMPILED-WRITE")
+    assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
+    assert doctor_is_off()
