@@ -197,3 +197,38 @@ def test_nan_from_log_of_zero(tmp_path):
     # d/dp of -p * log(max(p, eps)): -log(max(p, eps)) - p / p where not clamped, the first term alone where clamped
     expected = -(torch.log(p.clamp_min(1e-12)) + (p > 1e-12).float())
     assert torch.allclose(namespace["p"].grad, expected)
+
+
+def test_model_built_under_inference_mode_then_trained(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        with torch.inference_mode():  # BLOCK
+            model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
+            model.eval()
+        model.train()
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD109" and diagnosis.primary.line == marked_line(source, "BLOCK")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and all(p.grad is not None for p in namespace["model"].parameters())
+
+
+def test_optimizer_step_on_parameters_loaded_under_inference_mode(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        with torch.inference_mode():  # BLOCK
+            weights = torch.ones(3) * 0.5
+        weights.add_(torch.ones(3))  # WRITE
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD110" and diagnosis.primary.line == marked_line(source, "WRITE")
+    assert {loc.role: loc.line for loc in diagnosis.related}["inference_mode"] == marked_line(source, "BLOCK")
+    assert diagnosis.help[0].replacement == "weights = weights.add(torch.ones(3))"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and torch.equal(namespace["weights"], torch.full((3,), 1.5))

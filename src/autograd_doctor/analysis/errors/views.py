@@ -18,9 +18,13 @@ from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import source_line, statement_at, statement_location
 
 
+# The context managers that turn gradients off, by the name PyTorch's message uses.
+MODE_CONTEXTS = {"no_grad": ("no_grad", "set_grad_enabled"), "inference_mode": ("inference_mode",)}
+
+
 def _mode_block(filename: str, line: int, kind: str, note: str):
     """The `with torch.<kind>()` block around `line`, else where `kind` was last entered."""
-    block = with_block_around(filename, line, (kind,))
+    block = with_block_around(filename, line, MODE_CONTEXTS[kind])
     if block is not None:
         return line_location(filename, block.lineno, role=kind, note=note)
     recorded = grad_modes.entries(kind)
@@ -66,7 +70,7 @@ def view_used_after_base_written(context: ErrorContext, already):
     view_name, made = None, None
     for name in names:
         assignment = last_assignment(filename, name, line)
-        if assignment is not None and with_block_around(filename, assignment.lineno, (kind,)) is not None:
+        if assignment is not None and with_block_around(filename, assignment.lineno, MODE_CONTEXTS[kind]) is not None:
             view_name, made = name, assignment
             break
     if made is None:
