@@ -146,3 +146,22 @@ def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
     assert diagnosis.primary.line == line_of(THIS_SOURCE, "HF-WRITE")
     assert "torch.compile failed while tracing the backward" in "\n".join(failure.value.__notes__)
     assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
+
+
+def test_without_a_trainer_on_the_stack_the_step_events_drive_the_doctor(tmp_path):
+    """Another loop that calls TrainerCallback events itself: on_step_begin/on_step_end."""
+    args = transformers.TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to=[])
+    state, control = transformers.TrainerState(), transformers.TrainerControl()
+    callback = AutogradDoctorCallback(**FULL_MODE)
+    callback.on_train_begin(args, state, control)
+    model = tiny_model(bug="data")
+    with LogLines(LOGGER_NAME) as log:
+        for step in range(2):
+            callback.on_step_begin(args, state, control)
+            batch = Examples()[0:4]
+            model(**batch)["loss"].backward()
+            callback.on_step_end(args, state, control)
+            state.global_step += 1
+    callback.on_train_end(args, state, control)
+    assert [d.code for d in callback.diagnoses] == ["AD201"] and len(log.messages) == 1
+    assert doctor_is_off()
