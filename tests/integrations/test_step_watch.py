@@ -46,3 +46,20 @@ def test_begin_again_ends_a_step_that_never_ended():
     with pytest.raises(RuntimeError) as failure:
         y.sum().backward()
     assert diagnoses_of(failure.value) == []  # no doctor left running
+
+
+def test_a_failing_report_leaves_the_step_and_its_error_alone(monkeypatch):
+    steps = StepWatch(logging.getLogger("test.step_watch"), {})
+
+    def broken_log(*args):
+        raise ValueError("the doctor's own bug")
+
+    monkeypatch.setattr(steps, "_log", broken_log)
+    steps.begin()
+    x = torch.ones(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y[0] = 0.0
+    with pytest.raises(RuntimeError) as failure:
+        y.sum().backward()
+    steps.end("step 0", failure.value)  # does not raise
+    assert not steps.active and "modified by an inplace operation" in str(failure.value)
