@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 
 import torch
 
@@ -107,7 +108,9 @@ def _compiled_call_in(traceback):
 
 def is_compile_failure(error: BaseException) -> bool:
     """A backend compiler failure (as raised by torch.compile) caused by a RuntimeError."""
-    failure_type = getattr(getattr(getattr(torch, "_dynamo", None), "exc", None), "BackendCompilerFailed", None)
+    # Not `torch._dynamo`: that attribute imports the compiler (seconds); if it was never
+    # imported, nothing was compiled.
+    failure_type = getattr(sys.modules.get("torch._dynamo.exc"), "BackendCompilerFailed", None)
     if failure_type is None or not isinstance(error, failure_type):
         return False
     return isinstance(_root_cause(error), RuntimeError)
