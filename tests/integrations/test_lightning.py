@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 import warnings
 
 import pytest
@@ -203,3 +204,11 @@ def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
     assert diagnosis.primary.line == line_of(THIS_SOURCE, "LIGHTNING-COMPILED-WRITE")
     assert len(log.messages) == 1 and "error[AD101]" in log.messages[0]
     assert doctor_is_off()
+
+
+def test_without_the_package_a_one_line_import_error(monkeypatch):
+    from autograd_doctor.lightning import callback_class
+
+    monkeypatch.setitem(sys.modules, "pytorch_lightning", None)  # as if not installed
+    with pytest.raises(ImportError, match="needs pytorch_lightning: pip install pytorch-lightning"):
+        callback_class("pytorch_lightning")
