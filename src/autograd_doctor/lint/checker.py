@@ -47,6 +47,9 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
         self.returns: list = []     # values returned by the function being walked
+        self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
+        # same-file nn.Module class -> (op whose output its forward returns, writes its input)
+        self.class_summaries: dict = {}
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
         self.seq = 0
@@ -140,6 +143,13 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
         scope.parameter_vars.discard(name)
+        if scope.alias_of:
+            scope.alias_of.pop(name, None)
+            for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
+                del scope.alias_of[alias]  # the alias keeps the old tensor, not the new name
+        alias = self.alias_base(value) if tensor else None
+        if alias is not None and alias[0] != name:
+            scope.alias_of[name] = alias
         for loop in scope.loops:
             loop.bound.add(name)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
@@ -167,6 +177,7 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.class_stack.append(None)
         outer_returns, self.returns = self.returns, []
+        outer_ops, self.return_ops = self.return_ops, []
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
         for i, a in enumerate(all_args):
@@ -178,6 +189,8 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
                 self.bind(a.arg, None)
         self.visit_body(node.body)
         self.class_stack.pop()
+        if module_class is not None and node.name == "forward":
+            self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
         self.scope, self.guard_depth = outer, outer_guard
         if outer.name == "<module>":
@@ -185,6 +198,7 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
                 self.grad_free_functions.add(node.name)
         self.returns = outer_returns
+        self.return_ops = outer_ops
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -192,6 +206,37 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         if node.value is not None:
             self.visit(node.value)
             self.returns.append(node.value)
+            if self.scope.name == "forward" and self.scope.module_class:
+                self.return_ops.append(self.returned_op(node.value))
+
+    def returned_op(self, value) -> str | None:
+        """The op whose saved output ``value`` is (a forward's summary)."""
+        scope = self.scope
+        if isinstance(value, ast.Name):
+            for seq, key, how, _ in reversed(scope.saves.get(value.id, ())):
+                if how == "output" and not scope.bound_between(value.id, seq, self.seq + 1):
+                    return key
+                return None
+            return None
+        spec = self.called_module(value)
+        if spec is not None:
+            return spec.output_layer.op if spec.output_layer.saves_output else None
+        op = self.saving_op(value)
+        return op[0] if op is not None and op[1]["output"] else None
+
+    def summarise_forward(self, module_class: str, node, scope) -> None:
+        """What calling this class does: the op whose output every `return` gives
+        back (a caller writing it breaks backward), and whether it writes its input."""
+        ops = set(self.return_ops)
+        out_op = ops.pop() if len(ops) == 1 else None
+        params = [a.arg for a in node.args.posonlyargs + node.args.args][1:2]
+        writes_input = False
+        if params and scope.binds.get(params[0]):
+            start = scope.binds[params[0]][0]  # the argument's own binding
+            writes_input = any(w.name == params[0] and w.grad_on and not w.through_data
+                               and not scope.bound_between(params[0], start, w.seq)
+                               for w in scope.writes)
+        self.class_summaries[module_class] = (out_op, writes_input)
 
     def cuts_graph(self, value, function: str) -> bool:
         """A returned value with no graph: `h.detach()`, None, or containers of those
@@ -346,7 +391,7 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         if op is not None:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
-                self.scope.saves[name].append((self.next_seq(), key, "output", value))
+                self.add_save(name, key, "output", value)
         if loss_list is not None:
             fix = None
             if isinstance(loss_list.func, ast.Attribute) and len(loss_list.args) == 1 \
@@ -453,19 +498,18 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.narrow(narrowed, True)
         start = self.next_seq()
         self.visit_body(node.body)
-        if self.leaves(node.body):
-            scope.jumps.append((start, self.next_seq()))
         self.guard_depth -= guard
         after_body = self.facts()
         self.restore(before)
         self.narrow(narrowed, False)
-        if node.orelse:
-            mid = self.next_seq()
-            self.visit_body(node.orelse)
-            end = self.next_seq()
-            scope.branches.append((start, mid, end))
-            if self.leaves(node.orelse):
-                scope.jumps.append((mid, end))
+        mid = self.next_seq()
+        if self.leaves(node.body):
+            scope.jumps.append((start, mid))
+        self.visit_body(node.orelse)
+        end = self.next_seq()
+        scope.branches.append((start, mid, end))  # an `if` without `else` has an empty else range
+        if node.orelse and self.leaves(node.orelse):
+            scope.jumps.append((mid, end))
         # Join: after the `if`, a fact holds only if it holds on every path that
         # reaches the next statement (`if not isinstance(x, T): return` narrows x).
         if self.leaves(node.body):

@@ -52,6 +52,8 @@ class Scope:
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
+    # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
+    alias_of: dict = field(default_factory=dict)
     detached: dict = field(default_factory=dict)    # name -> (source name, seq)
     expanded: dict = field(default_factory=dict)    # name -> seq
     # Events.
@@ -115,6 +117,29 @@ class Scope:
             if not self.exclusive(seq, use) and self.reaches(seq, use):
                 return use
         return None
+
+    def rebound_on_every_path(self, name: str, lo: int, hi: int) -> bool:
+        """True when every path from ``lo`` to ``hi`` re-binds ``name`` (or leaves):
+        a re-binding inside an `if` branch or a loop body kills only if the other
+        branch re-binds too (a loop body may not run)."""
+        binds = [b for b in self.binds.get(name, ()) if lo < b < hi]
+        if not binds:
+            return False
+        blocks = [(s, m, e) for s, m, e in self.branches if lo < s and e <= hi]
+        blocks += [(s, e, e) for s, e in self.finished_loops if lo < s and e <= hi]
+
+        def covers(start: int, end: int) -> bool:
+            if any(s <= start and end <= e for s, e in self.jumps):
+                return True  # this path leaves before reaching `hi`
+            inner = [(s, m, e) for s, m, e in blocks if start <= s and e <= end
+                     and not any(s2 <= s and e <= e2 and (s2, e2) != (s, e) and start <= s2
+                                 for s2, _, e2 in blocks)]
+            for b in binds:
+                if start <= b < end and not any(s <= b < e for s, _, e in inner):
+                    return True
+            return any(covers(s, m) and m < e and covers(m, e) for s, m, e in inner)
+
+        return covers(lo + 1, hi)
 
     def backward_between(self, lo: int, hi: int) -> bool:
         """A `backward()` (without retain_graph) ran between ``lo`` and ``hi``: the

@@ -210,6 +210,14 @@ class ExpressionEvents:
             node.value._adl_stmt = True
         self.visit(node.value)
 
+    def add_save(self, name, key, how, node):
+        """``name``'s value is saved for backward; a view (or `.data`) of another
+        tensor shares its memory and version counter, so its base is saved too."""
+        seq = self.next_seq()
+        self.scope.saves[name].append((seq, key, how, node))
+        if name in self.scope.alias_of:
+            self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))
+
     def record_input_saves(self, op, args, node):
         key, entry = op
         if self.is_const(node):
@@ -220,7 +228,7 @@ class ExpressionEvents:
                     others = [a for j, a in enumerate(args[:2]) if j != i]
                     if any(isinstance(o, ast.Constant) for o in others):
                         continue
-                self.scope.saves[args[i].id].append((self.next_seq(), key, f"input {i}", node))
+                self.add_save(args[i].id, key, f"input {i}", node)
 
     def record_write(self, target, node, how, fix=None):
         scope = self.scope
@@ -253,6 +261,13 @@ class ExpressionEvents:
         scope.writes.append(Write(seq, name, node, how, not scope.grad_off, fix, via, via_source,
                                   source if source != name else "", name in scope.expanded,
                                   through_data, leaf, scope.split_views.get(name, "")))
+        if name in scope.alias_of:  # `s = t.data; s.zero_()` writes t
+            base, kind = scope.alias_of[name]
+            leaf = "parameter" if base in scope.parameter_vars else \
+                "factory" if base in scope.grad_leaves else ""
+            scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not scope.grad_off,
+                                      None, "detach" if kind == "detach" else via, "", "", False,
+                                      through_data or kind == "data", leaf))
         for loop in scope.loops:
             loop.written.add(name)
 
@@ -265,7 +280,7 @@ class ExpressionEvents:
             return
         if isinstance(target, ast.Name) and target.id in self.scope.tensors \
                 and target.id not in self.scope.consts:
-            self.scope.saves[target.id].append((self.next_seq(), key, "output", node))
+            self.add_save(target.id, key, "output", node)
 
     def record_inplace_activation(self, arg, node, fix, module=None):
         if isinstance(arg, ast.Name) and not self.scope.grad_off:

@@ -272,3 +272,32 @@ class TensorKnowledge:
         """``(key, saves-table entry)`` for an op key, or None."""
         entry = N.saves_table().get(key or "")
         return (key, entry) if entry else None
+
+    def alias_base(self, value):
+        """``(base, kind)`` when ``value`` shares memory with the tensor named
+        ``base``: ``t.data`` ("data"), ``t.detach()`` ("detach"), ``t[0]``,
+        ``t.view(...)``, ``t.T`` ("view")."""
+        kind = None
+        node = value
+        while True:
+            if isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
+                kind = kind or ("data" if node.attr == "data" else "view")
+                if node.attr == "data":
+                    kind = "data"
+                node = node.value
+            elif isinstance(node, ast.Subscript) and self.basic_index(node.slice):
+                kind = kind or "view"
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in N.VIEW_METHODS:
+                if node.func.attr == "detach" and kind != "data":
+                    kind = "detach"
+                kind = kind or "view"
+                node = node.func.value
+            else:
+                break
+        if kind is None or not isinstance(node, ast.Name) or node.id not in self.scope.tensors:
+            return None
+        base, base_kind = self.scope.alias_of.get(node.id, (node.id, kind))
+        return base, "data" if "data" in (kind, base_kind) else \
+            "detach" if "detach" in (kind, base_kind) else "view"

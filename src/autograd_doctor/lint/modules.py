@@ -25,6 +25,7 @@ class ModuleSpec:
     first: ModuleSpec | None = None    # for containers: the layer that sees the input
     last: ModuleSpec | None = None     # and the one that makes the output
     parameterised: bool = False
+    out_op: str | None = None          # a same-file module class: the op its forward returns
 
     @property
     def input_layer(self) -> ModuleSpec:
@@ -37,7 +38,7 @@ class ModuleSpec:
     @property
     def op(self) -> str | None:
         """The functional op (a key of the saves table) this layer computes."""
-        return N.MODULE_OPS.get(self.kind)
+        return N.MODULE_OPS.get(self.kind) or self.out_op
 
     @property
     def saves_output(self) -> bool:
@@ -78,7 +79,8 @@ class ModuleKnowledge:
             if call.func.id in self.factories:
                 return self.factories[call.func.id]
             if call.func.id in self.module_classes:
-                return ModuleSpec(call.func.id, parameterised=True)
+                out_op, writes_input = self.class_summaries.get(call.func.id, (None, False))
+                return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op)
         return None
 
     def inplace_argument(self, call, kind, defaults):

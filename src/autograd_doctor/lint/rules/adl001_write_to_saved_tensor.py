@@ -63,7 +63,8 @@ def check_scope(checker, scope) -> None:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
-            if seq < w.seq and not scope.bound_between(w.name, seq, w.seq) and op_node is not w.node \
+            if seq < w.seq and not scope.rebound_on_every_path(w.name, seq, w.seq) \
+                    and op_node is not w.node \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq):
                 _report(checker, w, key, how, op_node)
