@@ -23,7 +23,13 @@ name was not re-bound in between.  Which op saves what comes from
 `nn.Module` subclass, calling a module attribute built in `__init__` from
 `nn.Linear`, `nn.Conv2d`, `nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`,
 `nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
-corresponding op (`self.fc(x)` keeps `x`).""",
+corresponding op (`self.fc(x)` keeps `x`); in-place activations
+(`nn.ReLU(inplace=True)`, `x.relu_()`, `F.relu(x, inplace=True)`) keep their
+output, so the residual `out = self.relu(out); out += identity` is found.  A
+write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
+is a silent wrong gradient instead of an error.  Also reported: a layer with
+`inplace=True` right after a layer that keeps its output inside one
+`nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
@@ -44,13 +50,17 @@ x = x.mul(2)""",
 a statement `y.add_(v)` becomes `y = y.add(v)`, `inplace=True` becomes
 `inplace=False`, and an indexed write gets `y = y.clone()` inserted before it.
 Each keeps the saved value intact but changes what other aliases of `y` see.""",
-    known_problems="""The analysis is per function and in source order: it ignores
-branches (a save in the `if` and a write in the `else` are still matched) and
-cannot always know whether the tensor requires grad.  A write after a
-`backward()` call (without `retain_graph=True`) in the same function is not
-reported: the graph and its saved tensors are gone by then.  `y = x * x; y[0] = 0` is correctly not reported: `mul`
-saves its inputs, not its output.  Only names are tracked, not attributes
-(`self.h`) or container elements.""",
+    known_problems="""The analysis follows one function at a time, in source order, with the
+paths of `if`/`else`, conditional expressions and loops: a save on one path
+and a write on the other is not reported, and a re-binding on only one path
+does not hide the hazard.  A write after a `backward()` call (without
+`retain_graph=True`) is not reported: the graph is gone by then.  `y = x * x;
+y[0] = 0` is correctly not reported (`mul` saves its inputs, not its output).
+Module calls are understood through `nn.Sequential` (first and last layer),
+same-file module classes (what their `forward` returns) and same-file factory
+functions; modules passed in from elsewhere, `nn.ModuleList` loops and
+container elements are not followed.  The `nn.Sequential` check assumes
+training mode (dropout writes only then)."""
 )
 
 

@@ -29,8 +29,9 @@ the input's original values, which is what the code almost always means,
 but it is a change of behaviour (and of memory use), so it needs
 `--unsafe-fixes`.""",
     known_problems="""`x = F.relu(x, inplace=True)` (re-binding the name) is fine and not
-reported.  Modules inside `nn.Sequential` and modules passed in from outside
-are not tracked.""",
+reported.  `nn.Sequential` whose first layer is in place, and same-file
+module classes whose `forward` writes its argument, count too; modules passed
+in from outside are not tracked.""",
 )
 
 
