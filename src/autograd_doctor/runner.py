@@ -19,7 +19,7 @@ RUNPY_FILE = os.path.abspath(runpy.__file__)
 
 RUN_USAGE = (
     "usage: autograd-doctor run [--json PATH] [--strict] [--silent warn|raise|ignore] "
-    "[--verify-saved] [--full] [--no-rerun] (script.py | -m module) [args...]"
+    "[--verify-saved] [--full] [--no-rerun] [--capture patch|mode] [--verify-fix] (script.py | -m module) [args...]"
 )
 
 
@@ -35,6 +35,8 @@ class RunOptions:
     verify_saved: bool = False
     full: bool = False  # record every save from the start (see autograd_doctor.rerun)
     rerun: bool = True
+    capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
+    verify_fix: bool = False  # re-run a copy with the first help applied (see verify_fix.py)
     graph_path: str | None = None
     html_path: str | None = None
     module: str | None = None
@@ -77,6 +79,13 @@ def parse_run_args(argv: list[str]) -> RunOptions:
             options.full = True
         elif arg == "--no-rerun":
             options.rerun = False
+        elif arg == "--verify-fix":
+            options.verify_fix = True
+        elif arg == "--capture" or arg.startswith("--capture="):
+            capture = value_of(arg) if arg == "--capture" else arg.split("=", 1)[1]
+            if capture not in ("patch", "mode"):
+                raise UsageError(f"--capture must be patch or mode, not {capture!r}")
+            options.capture = capture
         elif arg == "--silent" or arg.startswith("--silent="):
             policy = value_of(arg) if arg == "--silent" else arg.split("=", 1)[1]
             if policy not in ("warn", "raise", "ignore"):
@@ -238,7 +247,7 @@ def run_command(argv: list[str]) -> int:
 
     rank = _rank_suffix()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
-                    mode="full" if options.full else None)
+                    mode="full" if options.full else None, capture=options.capture)
     if rank is not None:
         doctor.rank = int(rank)
     exit_code = 0
@@ -293,4 +302,9 @@ def run_command(argv: list[str]) -> int:
     if error is None and doctor.diagnoses:
         prefix = f"[rank {rank}] " if rank is not None else ""
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
+    if options.verify_fix:
+        from autograd_doctor.verify_fix import verify_first_help
+
+        print(verify_first_help(options, doctor.report(error).diagnoses, time.monotonic() - started),
+              file=sys.stderr)
     return exit_code

@@ -12,7 +12,9 @@ from autograd_doctor.analysis.fixes import (
     WriteFacts, inplace_module_definition_fix, no_grad_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import assigned_name, tensor_info, written_name
-from autograd_doctor.analysis.naming import module_path, parameter_path, user_frames, variable_for
+from autograd_doctor.analysis.naming import (
+    module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
+)
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site, in_installed_package
@@ -66,16 +68,20 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
     backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
                                note="backward needed the old value here")
 
-    # Name the tensor: parameter path, then the name written at the write line, then the saved name.
+    # Name the tensor: its parameter path; else a variable of the user's that holds this very
+    # tensor (or its memory), then the name written at the write line. The name bound at the
+    # save line only if it holds the saved memory: `h1 = torch.tanh(x) * mask` saves `mask`.
     alias = record.alias
     parameter = parameter_path(target if target is not None else alias, frames)
-    name = None
-    if write_loc is not None:
+    name = variable_for(target, frames) if target is not None else None
+    if name is None:
+        name = variable_with_memory_of(alias, frames)
+    if name is None and write_loc is not None:
         name = written_name(write.site.filename, write.site.lineno)
     if name is None and save_site is not None:
-        name = assigned_name(save_site.filename, save_site.lineno)
-    if name is None:
-        name = variable_for(target, frames)
+        bound = assigned_name(save_site.filename, save_site.lineno)
+        if bound is not None and variable_with_memory_of(alias, frames, only=bound) is not None:
+            name = bound
     info = tensor_info(alias, name, parameter, record.version, alias._version)
 
     code = codes.OPTIMIZER_MODIFIED_SAVED if optimizer else codes.SAVED_TENSOR_MODIFIED

@@ -73,3 +73,28 @@ def variable_for(tensor, frames: list[FrameType]) -> str | None:
             if value is tensor and not name.startswith("_"):
                 return name
     return None
+
+
+def same_memory(a, b) -> bool:
+    """The same elements of the same storage (shape, strides and offset equal)."""
+    try:
+        return (a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() and a.shape == b.shape
+                and a.stride() == b.stride() and a.storage_offset() == b.storage_offset())
+    except Exception:
+        return False
+
+
+def variable_with_memory_of(tensor, frames: list[FrameType], only: str | None = None) -> str | None:
+    """A local name in a user frame whose tensor is `tensor` or shares its exact memory
+    (the saved copy autograd keeps is an alias, not the user's object). With `only`,
+    whether that one name does."""
+    if tensor is None:
+        return None
+    for frame in frames:
+        for name, value in frame_locals(frame).items():
+            if only is not None and name != only:
+                continue
+            if isinstance(value, torch.Tensor) and not name.startswith("_") and (
+                    value is tensor or same_memory(value, tensor)):
+                return name
+    return None

@@ -1,0 +1,123 @@
+"""`autograd-doctor run --verify-fix` and `--capture mode`, run as a user runs them."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+
+from helpers import run_cli
+
+FIXABLE = """
+    import torch
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    h = (w * x).tanh()
+    loss1 = h.sum()
+    loss2 = (h * h).sum()
+    loss1.backward()
+    loss2.backward()
+"""
+
+# The first bug has a working help; the second is still there after it.
+TWO_BUGS = """
+    import torch
+    w = torch.ones(3, requires_grad=True)
+    h = w.sigmoid()
+    h.mul_(2)
+    (h * w).sum().backward()
+    g = w.exp()
+    g.add_(1)
+    g.sum().backward()
+"""
+
+ADVICE_ONLY = """
+    import torch
+    w = torch.ones(3, requires_grad=True)
+    value = (w * 2).sum().item()
+    loss = torch.tensor(value)
+    loss.backward()
+"""
+
+
+def _script(tmp_path, source: str, name: str = "train.py") -> tuple[str, str]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_verify_fix_says_verified_when_the_changed_copy_runs(tmp_path):
+    path, digest = _script(tmp_path, FIXABLE)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    assert result.returncode == 1  # the user's program itself still failed
+    assert "help: both losses are ready before the first backward()" in result.stderr
+    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change")
+    assert "applied the help for AD302 at line 9" in result.stderr
+    # The user's file is untouched, and no scratch copy is left next to it.
+    assert hashlib.sha256(open(path, "rb").read()).hexdigest() == digest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_verify_fix_says_why_not_when_the_program_still_fails(tmp_path):
+    path, _ = _script(tmp_path, TWO_BUGS)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("not verified: the changed program still fails: RuntimeError: ")
+    assert "modified by an inplace operation" in last
+
+
+def test_verify_fix_does_not_guess_when_the_help_is_advice(tmp_path):
+    path, _ = _script(tmp_path, ADVICE_ONLY)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("not verified: the help is advice, not a change autograd-doctor can apply")
+
+
+def test_verify_fix_passes_the_same_arguments_and_keeps_sibling_imports(tmp_path):
+    (tmp_path / "scale.py").write_text("FACTOR = 2.0\n")
+    path, _ = _script(tmp_path, """
+        import sys
+        import torch
+        from scale import FACTOR
+        w = torch.ones(3, requires_grad=True)
+        h = w.sigmoid()
+        h.mul_(FACTOR * float(sys.argv[1]))
+        (h * w).sum().backward()
+    """)
+    result = run_cli("run", "--verify-fix", path, "3", cwd=str(tmp_path))
+    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change"), result.stderr[-2000:]
+
+
+def test_verify_fix_needs_a_script(tmp_path):
+    (tmp_path / "job.py").write_text(textwrap.dedent(FIXABLE))
+    result = run_cli("run", "--verify-fix", "-m", "job", cwd=str(tmp_path))
+    assert result.stderr.rstrip().endswith("not verified: --verify-fix needs a script file, not -m module")
+
+
+OUT_WRITE = """
+    import torch
+    torch.manual_seed(0)
+    x = torch.randn(4, requires_grad=True)
+    mask = (torch.rand(4) > 0.5).float()
+    h1 = torch.tanh(x) * mask
+    torch.mul(torch.ones(4), 2, out=mask)
+    h1.sum().backward()
+"""
+
+
+def test_capture_mode_from_the_command_line_sees_out_writes(tmp_path):
+    path, _ = _script(tmp_path, OUT_WRITE)
+    plain = run_cli("run", path, cwd=str(tmp_path))
+    assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" not in plain.stderr
+    result = run_cli("run", "--capture", "mode", "--verify-fix", path, cwd=str(tmp_path))
+    assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" in result.stderr
+    assert "modified here" in result.stderr
+    assert " 7 | mask = torch.mul(torch.ones(4), 2)" in result.stderr
+    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change")
+
+
+def test_capture_needs_patch_or_mode(tmp_path):
+    path, _ = _script(tmp_path, OUT_WRITE)
+    result = run_cli("run", "--capture", "hooks", path, cwd=str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == "autograd-doctor run: error: --capture must be patch or mode, not 'hooks'"
