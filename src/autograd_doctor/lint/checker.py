@@ -43,6 +43,8 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
+        self.buffers: dict[str, set] = defaultdict(set)  # class -> register_buffer names
+        self.graph_attributes: dict[str, list] = defaultdict(list)  # class -> [(attr, line)]
         # nn.Sequential layers that overwrite the output the layer before saved
         self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
@@ -375,6 +377,13 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
                 self.scope.grad_typos.append((target, target.attr))
             if target.attr == "data":
                 self.check_data_attribute(target)
+            if (isinstance(target.value, ast.Name) and target.value.id == "self"
+                    and self.scope.module_class and not self.scope.grad_off
+                    and value is not None and self.is_graph(value)):
+                cls = self.scope.module_class
+                self.graph_attributes[cls].append((target.attr, stmt.lineno))
+                if target.attr in self.buffers[cls]:
+                    self.scope.buffer_stores.append((stmt, target.attr))
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
                     and self.class_stack and self.class_stack[-1] is None
                     and self.scope.module_class and isinstance(value, ast.Call)):

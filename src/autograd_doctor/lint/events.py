@@ -79,6 +79,7 @@ class Scope:
     anomaly: list = field(default_factory=list)     # ADL013: (node, message)
     grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
     buffer_stores: list = field(default_factory=list)  # ADL017: (node, buffer)
+    module_deepcopies: list = field(default_factory=list)  # ADL017: (node, name, class)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs

@@ -92,6 +92,9 @@ class ExpressionEvents:
         out = next((k for k in node.keywords if k.arg == "out"), None)
         if out is not None and q.startswith("torch."):
             self.record_write(out.value, node, "`out=`")
+        if q == "copy.deepcopy" and isinstance(first, ast.Name) and first.id in self.name_specs \
+                and self.graph_attributes.get(self.name_specs[first.id].kind):
+            scope.module_deepcopies.append((node, first.id, self.name_specs[first.id].kind))
         if q == "copy.deepcopy" and first is not None and not scope.grad_off and self.is_graph(first) \
                 and not self.is_grad_leaf(first) \
                 and not (isinstance(first, ast.Name) and first.id in scope.grad_leaves):
@@ -175,6 +178,9 @@ class ExpressionEvents:
                 scope.steps.append((self.next_seq(), node, self.text(recv)))
             elif "scaler" in name and len(node.args) == 1:
                 scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
+        elif attr == "register_buffer" and isinstance(recv, ast.Name) and recv.id == "self" \
+                and scope.module_class and node.args and isinstance(node.args[0], ast.Constant):
+            self.buffers[scope.module_class].add(node.args[0].value)
         elif attr in ("parameters", "named_parameters") and isinstance(recv, (ast.Name, ast.Attribute)):
             self.param_owners.append(self.text(recv))
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \

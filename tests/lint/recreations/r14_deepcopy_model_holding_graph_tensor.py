@@ -12,11 +12,11 @@ class Net(nn.Module):
         self.con1 = nn.Conv2d(1, 2, 3)
 
     def forward(self, x):
-        self.exp = self.con1(x)  # missed: no rule follows `self.exp` to the deepcopy
+        self.exp = self.con1(x)
         return self.exp
 
 
 def run():
     model = Net()
     model(torch.randn(1, 1, 6, 6))
-    copy.deepcopy(model)
+    copy.deepcopy(model)  # expect: ADL017
