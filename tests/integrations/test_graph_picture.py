@@ -23,11 +23,14 @@ needs_dot = pytest.mark.skipif(renderer() is None,
                                reason="neither Graphviz `dot` nor pygraphviz is installed (make install brings pygraphviz)")
 
 
-def failing_diagnosis():
-    """sigmoid saves its output; writing into it breaks backward (inputs: a product of two leaves)."""
+def failing_diagnosis(mode: str = "full"):
+    """sigmoid saves its output; writing into it breaks backward (inputs: a product of two leaves).
+
+    The full mode records each save (its site) and snapshots inside the failing backward()
+    (so the path from the loss is there too); the light mode knows neither."""
     weights = torch.randn(3, requires_grad=True)
     inputs = torch.randn(3, requires_grad=True)
-    with autograd_doctor.watch():
+    with autograd_doctor.watch(mode=mode):
         product = weights * inputs
         scores = torch.sigmoid(product)
         loss = (scores * 2).exp().sum()
@@ -84,6 +87,17 @@ def test_snapshot_has_the_failing_node_its_stale_slot_and_the_write():
     assert leaves == {"weights", "inputs"}
     product = next(node for node in snapshot.nodes if node.name == "MulBackward0" and node.saved)
     assert {(slot.slot, slot.name) for slot in product.saved} == {("self", "weights"), ("other", "inputs")}
+
+
+def test_light_mode_snapshot_marks_the_stale_slot_it_found_in_the_graph():
+    diagnosis = failing_diagnosis(mode="light")
+    snapshot = diagnosis.graph_data
+    failing = snapshot.node(snapshot.failing_id)
+    assert failing.name == "SigmoidBackward0" and snapshot.stale_slot == "result"
+    assert [(s.slot, s.name, s.version_saved, s.version_now, s.stale) for s in failing.saved] == [
+        ("result", "scores", 0, 1, True)]
+    assert failing.writes["result"][0].location.source == "scores[1] = 2.0"
+    assert "saved result: scores\\nfloat32[3]\\nsaved v0, now v1\\nSTALE" in diagnosis.graph().dot
 
 
 class Probe:

@@ -160,10 +160,12 @@ def _slot_info(slot: str, record, names: dict[tuple, str], stale_record) -> Save
     )
 
 
-def _raw_slot_infos(node, known: set[str], names: dict[tuple, str]) -> list[SavedSlotInfo]:
-    """Saved tensors that we did not pack (saved before the doctor started)."""
+def _raw_slot_infos(node, known: set[str], names: dict[tuple, str], stale_record=None) -> list[SavedSlotInfo]:
+    """Saved tensors that we did not pack (saved before the doctor started, or in light
+    mode, which packs nothing: there the stale one is recognised by its memory)."""
     import torch
 
+    stale_key = _tensor_key(stale_record.alias) if stale_record is not None else None
     found = []
     for attribute in dir(node):
         if not attribute.startswith("_raw_saved_"):
@@ -178,9 +180,12 @@ def _raw_slot_infos(node, known: set[str], names: dict[tuple, str]) -> list[Save
             continue
         if not isinstance(tensor, torch.Tensor):
             continue
-        found.append(SavedSlotInfo(
+        info = SavedSlotInfo(
             slot=slot, name=names.get(_tensor_key(tensor)), shape=list(tensor.shape),
-            dtype=str(tensor.dtype).replace("torch.", ""), version_saved=None, version_now=tensor._version))
+            dtype=str(tensor.dtype).replace("torch.", ""), version_saved=None, version_now=tensor._version)
+        if stale_key is not None and _tensor_key(tensor) == stale_key and tensor._version != stale_record.version:
+            info.version_saved, info.stale = stale_record.version, True
+        found.append(info)
     return found
 
 
@@ -292,9 +297,14 @@ def snapshot_failure(node, record, recorder) -> GraphSnapshot:
             if saved is record:
                 snapshot.stale_slot = slot
         try:
-            info.saved.extend(_raw_slot_infos(torch_node, set(records), names))
+            raw = _raw_slot_infos(torch_node, set(records), names, record if torch_node is node else None)
         except Exception:
-            pass
+            raw = []
+        info.saved.extend(raw)
+        for slot_info in raw:
+            if slot_info.stale and snapshot.stale_slot is None:
+                info.writes[slot_info.slot] = _writes_of(record)
+                snapshot.stale_slot = slot_info.slot
 
     edges: set[tuple[str, str]] = set()
     failing = info_for(node, 0)
