@@ -63,6 +63,8 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
                     original = source_line(where.file, where.line)
                     indent = original[: len(original) - len(original.lstrip())]
                 out.append(f"{number:>{gutter}} | {indent}{code_line}")
+            if where is not None and where.end_line is not None and where.end_line > where.line:
+                out.append(f"{pad} = (replaces lines {where.line}-{where.end_line})")
     return "\n".join(out)
 
 
