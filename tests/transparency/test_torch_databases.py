@@ -3,8 +3,10 @@ databases (`op_db` OpInfos, `module_db` ModuleInfos), in-place variants on non-l
 inputs included, runs plainly and under the doctor with the same exception type, bitwise
 equal outputs and gradients, and no report from the doctor.
 
-By default each op and module runs its first sample input (the suite stays well under a
-minute); AUTOGRAD_DOCTOR_ALL_SAMPLES=1 runs every sample PyTorch provides.
+By default each op and module runs its first sample input under watch() and
+watch(strict=True) (strict runs the full, hook-based mode), so the suite stays near a
+minute; AUTOGRAD_DOCTOR_ALL_SAMPLES=1 runs every sample PyTorch provides, and the full
+mode without strict as well.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import functools
 import os
 import warnings
+from typing import Callable
 
 import pytest
 import torch
 
-from transparency import differences, fresh, tensors_in
+from transparency import differences_of_many, fresh, tensors_in
 
 pytest.importorskip("expecttest")
 pytest.importorskip("hypothesis")
@@ -59,9 +62,10 @@ def _first(iterable):
     return []
 
 
-def _op_problems(op, inplace: bool) -> list[str]:
-    samples, skipped = _samples(lambda: op.sample_inputs("cpu", DTYPE, requires_grad=True))
-    problems = []
+def _op_computations(op, inplace: bool) -> list[tuple[str, Callable]]:
+    """(label, computation) for each sample of `op` (or of its in-place variant)."""
+    samples, _skipped = _samples(lambda: op.sample_inputs("cpu", DTYPE, requires_grad=True))
+    computations = []
     for index, sample in enumerate(samples):
         def compute(sample=sample):
             inputs = fresh((sample.input, sample.args, sample.kwargs))
@@ -74,17 +78,14 @@ def _op_problems(op, inplace: bool) -> list[str]:
             non_leaf = first * 1  # in-place on an intermediate result, as in a model's forward
             return op.inplace_variant(non_leaf, *args, **kwargs), leaves
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            found = differences(compute)
-        problems += [f"{op.name}{'_' if inplace else ''}[{index}]: {problem}" for problem in found]
-    return problems
+        computations.append((f"{op.name}{'_' if inplace else ''}[{index}]", compute))
+    return computations
 
 
-def _module_problems(info) -> list[str]:
-    samples, skipped = _samples(lambda: info.module_inputs_func(info, device="cpu", dtype=DTYPE,
-                                                                requires_grad=True, training=True))
-    problems = []
+def _module_computations(info) -> list[tuple[str, Callable]]:
+    samples, _skipped = _samples(lambda: info.module_inputs_func(info, device="cpu", dtype=DTYPE,
+                                                                 requires_grad=True, training=True))
+    computations = []
     for index, sample in enumerate(samples):
         if sample.forward_input is None:
             continue
@@ -99,31 +100,31 @@ def _module_problems(info) -> list[str]:
             inputs = fresh((sample.forward_input.args, sample.forward_input.kwargs))
             return module(*inputs[0], **inputs[1]), list(module.parameters()) + tensors_in(inputs)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            found = differences(compute)
-        problems += [f"{info.name}[{index}]: {problem}" for problem in found]
-    return problems
+        computations.append((f"{info.name}[{index}]", compute))
+    return computations
+
+
+def _problems(computations: list[tuple[str, Callable]]) -> list[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        found = differences_of_many([compute for _, compute in computations], every_mode=ALL_SAMPLES)
+    return [f"{label}: {problem}" for (label, _), problems in zip(computations, found) for problem in problems]
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_ops_run_the_same_under_the_doctor(chunk):
-    ops = autograd_ops()[chunk::CHUNKS]
-    problems = [p for op in ops for p in _op_problems(op, inplace=False)]
-    assert problems == []
+    assert _problems([c for op in autograd_ops()[chunk::CHUNKS] for c in _op_computations(op, False)]) == []
 
 
 @pytest.mark.parametrize("chunk", range(2))
 def test_inplace_variants_on_non_leaf_inputs_run_the_same_under_the_doctor(chunk):
     ops = [op for op in autograd_ops() if op.inplace_variant is not None][chunk::2]
-    problems = [p for op in ops for p in _op_problems(op, inplace=True)]
-    assert problems == []
+    assert _problems([c for op in ops for c in _op_computations(op, True)]) == []
 
 
 @pytest.mark.parametrize("chunk", range(2))
 def test_modules_run_the_same_under_the_doctor(chunk):
-    problems = [p for info in modules()[chunk::2] for p in _module_problems(info)]
-    assert problems == []
+    assert _problems([c for info in modules()[chunk::2] for c in _module_computations(info)]) == []
 
 
 def test_the_databases_are_covered():

@@ -24,10 +24,11 @@ class Outcome:
     diagnoses: list[str] = field(default_factory=list)
 
 
-def doctor_settings() -> dict[str, dict]:
-    """The ways to run the doctor: the default, strict, and the full mode where it exists."""
+def doctor_settings(every_mode: bool = True) -> dict[str, dict]:
+    """The ways to run the doctor: the default, strict (which runs the full, hook-based
+    mode), and the full mode without strict where it exists (`every_mode`)."""
     settings = {"watch()": {}, "watch(strict=True)": {"strict": True}}
-    if "mode" in inspect.signature(autograd_doctor.watch).parameters:
+    if every_mode and "mode" in inspect.signature(autograd_doctor.watch).parameters:
         settings['watch(mode="full")'] = {"mode": "full"}
     return settings
 
@@ -73,18 +74,27 @@ def forward_and_backward(compute: Callable[[], tuple[Any, list[torch.Tensor]]]) 
 
 def run(compute: Callable[[], tuple[Any, list[torch.Tensor]]], watch_options: dict | None) -> Outcome:
     """Run plainly (`watch_options` None) or under `watch(**watch_options)`."""
-    diagnoses: list[str] = []
+    return run_many([compute], watch_options)[0]
+
+
+def run_many(computes: list[Callable], watch_options: dict | None) -> list[Outcome]:
+    """Run each computation plainly, or all of them in one `watch(**watch_options)` session
+    (as in a long program: state the doctor keeps from one op must not disturb the next)."""
+    if watch_options is None:
+        return [_run_one(compute, None) for compute in computes]
+    with autograd_doctor.watch(**watch_options) as doctor:
+        return [_run_one(compute, doctor) for compute in computes]
+
+
+def _run_one(compute: Callable, doctor) -> Outcome:
+    reported_before = len(doctor.diagnoses) if doctor is not None else 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if watch_options is None:
-                values = forward_and_backward(compute)
-            else:
-                with autograd_doctor.watch(**watch_options) as doctor:
-                    values = forward_and_backward(compute)
-                diagnoses = [d.code for d in doctor.diagnoses]
+            values = forward_and_backward(compute)
         except Exception as error:  # the computation's own failure is part of what we compare
-            return Outcome(type(error).__name__, [], [f"{getattr(error, 'diagnosis', None) and 'strict'}"] * 0)
+            return Outcome(type(error).__name__)
+    diagnoses = [d.code for d in doctor.diagnoses[reported_before:]] if doctor is not None else []
     diagnoses += [str(w.message).strip().splitlines()[0] for w in caught
                   if issubclass(w.category, autograd_doctor.AutogradDoctorWarning)]
     return Outcome(None, values, diagnoses)
@@ -107,17 +117,22 @@ def _int_of(dtype: torch.dtype) -> torch.dtype:
     return {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[dtype.itemsize]
 
 
-def differences(compute: Callable[[], tuple[Any, list[torch.Tensor]]]) -> list[str]:
+def differences(compute: Callable[[], tuple[Any, list[torch.Tensor]]], every_mode: bool = True) -> list[str]:
     """What differs between the plain run and each doctor setting (empty when transparent)."""
-    plain = run(compute, None)
-    problems = []
-    for label, options in doctor_settings().items():
-        watched = run(compute, options)
-        if watched.error != plain.error:
-            problems.append(f"{label}: raised {watched.error}, plain PyTorch {plain.error}")
-        elif len(watched.values) != len(plain.values) or not all(
-                bitwise_equal(a, b) for a, b in zip(watched.values, plain.values)):
-            problems.append(f"{label}: outputs or gradients differ from plain PyTorch")
-        if watched.diagnoses:
-            problems.append(f"{label}: the doctor reported {watched.diagnoses}")
+    return differences_of_many([compute], every_mode)[0]
+
+
+def differences_of_many(computes: list[Callable], every_mode: bool = True) -> list[list[str]]:
+    """For each computation, what differs between its plain run and each doctor setting."""
+    plain = run_many(computes, None)
+    problems: list[list[str]] = [[] for _ in computes]
+    for label, options in doctor_settings(every_mode).items():
+        for found, before, watched in zip(problems, plain, run_many(computes, options)):
+            if watched.error != before.error:
+                found.append(f"{label}: raised {watched.error}, plain PyTorch {before.error}")
+            elif len(watched.values) != len(before.values) or not all(
+                    bitwise_equal(a, b) for a, b in zip(watched.values, before.values)):
+                found.append(f"{label}: outputs or gradients differ from plain PyTorch")
+            if watched.diagnoses:
+                found.append(f"{label}: the doctor reported {watched.diagnoses}")
     return problems
