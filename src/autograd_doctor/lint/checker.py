@@ -3,9 +3,9 @@
 This module walks statements and scopes and keeps the dataflow facts (which
 names are tensors, constants, graph tensors, leaves that require grad) in
 source order: facts are joined at the end of `if`/`else` and conditional
-expressions, narrowed by `isinstance` tests, and dropped when a name is
-re-bound.  Expressions (``expressions.py``) turn calls and operators into
-events.  When the walk leaves a function, each rule (``rules/``) reads the
+expressions (``flow.py``), narrowed by `isinstance` tests, and dropped when a
+name is re-bound (``statements.py``).  Expressions (``expressions.py``) turn
+calls and operators into events.  When the walk leaves a function, each rule (``rules/``) reads the
 function's events and reports.  Nothing is imported or run.
 """
 
@@ -15,22 +15,22 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.events import Loop, Scope
+from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
-from autograd_doctor.lint.findings import Finding, Fix, split_lines
+from autograd_doctor.lint.flow import ControlFlow
+from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleKnowledge
 from autograd_doctor.lint.rules import check_file, check_scope
-from autograd_doctor.lint.source import ATOMS, SourceText
+from autograd_doctor.lint.source import SourceText
+from autograd_doctor.lint.statements import AssignmentEvents
 
-AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
-              ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
-              ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 # Files that define an Optimizer subclass run their step() under no_grad.
 GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004", "ADL014"})
 
 
-class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
+class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, ModuleKnowledge,
+              TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
     def __init__(self, tree: ast.Module, source: str, filename: str):
@@ -287,315 +287,6 @@ class Checker(SourceText, ExpressionEvents, ModuleKnowledge, TensorKnowledge):
         self.scope = outer
         self.class_stack.pop()
         self.bind(node.name, None)
-
-    # ----- statements ---------------------------------------------------
-    def visit_Assign(self, node):
-        owners = self.param_owners
-        self.param_owners = []
-        self.visit(node.value)
-        self.record_optimizer(node.targets, node.value)
-        self.param_owners = owners + self.param_owners
-        single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        loss_list = self.tensor_list(node.value) if single else None
-        for target in node.targets:
-            self.assign_target(target, node.value, node)
-        if single:
-            self.after_named_value(node.targets[0].id, node.value, loss_list)
-
-    def visit_AnnAssign(self, node):
-        self.visit(node.annotation)
-        if node.value is not None:
-            self.visit(node.value)
-            single = isinstance(node.target, ast.Name)
-            loss_list = self.tensor_list(node.value) if single else None
-            self.assign_target(node.target, node.value, node)
-            if single:
-                self.after_named_value(node.target.id, node.value, loss_list)
-
-    def record_optimizer(self, targets, value):
-        """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
-        ``opt`` steps (ADL003), and which modules' parameters a list holds."""
-        if not isinstance(value, ast.Call) or len(targets) != 1 or \
-                not isinstance(targets[0], (ast.Name, ast.Attribute)):
-            return
-        key = self.text(targets[0])
-        owners = set(self.param_owners)
-        for a in list(value.args) + [k.value for k in value.keywords]:
-            if isinstance(a, (ast.Name, ast.Attribute)):
-                owners |= self.param_lists.get(self.text(a), set())
-        if owners:
-            self.param_lists[key] = owners
-        q = self.qualname(value.func) or ""
-        short = value.func.attr if isinstance(value.func, ast.Attribute) else \
-            value.func.id if isinstance(value.func, ast.Name) else ""
-        if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES:
-            self.optimizers[key] = owners
-
-    def assign_target(self, target, value, stmt):
-        if isinstance(target, ast.Name):
-            self.bind(target.id, value)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
-                and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
-            pieces = value is not None and not pairs and self.splits_tensor(value)
-            for i, elt in enumerate(target.elts):
-                if pairs:
-                    self.assign_target(elt, value.elts[i], stmt)
-                    if isinstance(elt, ast.Name):
-                        self.after_named_value(elt.id, value.elts[i])
-                elif isinstance(elt, ast.Name):
-                    self.bind(elt.id, None, tensor=pieces, source=value)
-                    if pieces and self.is_graph(self.split_source(value)):
-                        self.scope.split_views[elt.id] = self.text(value.func)
-                else:
-                    self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
-        elif isinstance(target, ast.Subscript):
-            if isinstance(target.value, ast.Attribute) and target.value.attr == "data":
-                target.value._adl_written = True
-            self.visit(target.value)
-            self.visit(target.slice)
-            base = self.view_base(target.value)
-            container = target.value
-            if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
-                self.record_write(target.value, stmt, "an indexed assignment",
-                                  fix=self.clone_before(stmt, base) if base else None)
-            elif isinstance(container, ast.Name) and value is not None:
-                self.record_store(container.id, value, stmt)
-        elif isinstance(target, ast.Attribute):
-            self.visit(target.value)
-            if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
-                self.scope.consts.discard(target.value.id)
-                if isinstance(value, ast.Constant) and value.value is True \
-                        and target.value.id in self.scope.tensors:
-                    self.scope.grad_leaves.add(target.value.id)
-                elif isinstance(value, ast.Constant) and value.value is False:
-                    self.scope.grad_leaves.discard(target.value.id)
-                    self.scope.parameter_vars.discard(target.value.id)
-            if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-                    and isinstance(value.value, bool) \
-                    and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-                self.scope.grad_typos.append((target, target.attr))
-            if target.attr == "data":
-                self.check_data_attribute(target)
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.scope.module_class and not self.scope.grad_off
-                    and value is not None and self.is_graph(value)):
-                cls = self.scope.module_class
-                self.graph_attributes[cls].append((target.attr, stmt.lineno))
-                if target.attr in self.buffers[cls]:
-                    self.scope.buffer_stores.append((stmt, target.attr))
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.class_stack and self.class_stack[-1] is None
-                    and self.scope.module_class and isinstance(value, ast.Call)):
-                spec = self.module_spec(value)
-                if spec is not None:
-                    self.module_specs[self.scope.module_class][target.attr] = spec
-        else:
-            self.visit(target)
-
-    def after_named_value(self, name, value, loss_list=None):
-        """Record what an op saved when its result is bound to ``name``."""
-        spec = self.called_module(value)
-        op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
-        if op is not None:
-            key, entry = op
-            if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
-                self.add_save(name, key, "output", value)
-        if loss_list is not None:
-            fix = None
-            if isinstance(loss_list.func, ast.Attribute) and len(loss_list.args) == 1 \
-                    and not loss_list.keywords:
-                fix = Fix("stack the tensors: `torch.stack([...])` keeps the graph",
-                          (self.edit(loss_list.func, self.text(loss_list.func.value) + ".stack"),),
-                          safe=False)
-            self.scope.loss_lists.append((name, loss_list, fix))
-
-    def tensor_list(self, value):
-        """The ``torch.tensor([a, b])`` call in ``value`` when its elements are tensors
-        that may carry a graph (checked before the assignment rebinds any of them)."""
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and self.qualname(value.func) is None):  # torch.tensor([...]).sum()
-            value = value.func.value
-        if (isinstance(value, ast.Call) and self.qualname(value.func) == "torch.tensor"
-                and not self.scope.grad_off
-                and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
-                and value.args[0].elts
-                and all(self.is_tensor(e) and not self.is_const(e) for e in value.args[0].elts)):
-            return value
-        return None
-
-    def visit_AugAssign(self, node):
-        self.visit(node.value)
-        target = node.target
-        if isinstance(target, ast.Name):
-            seq = self.next_seq()
-            self.scope.uses[target.id].append(seq)
-            self.scope.bind_values[target.id].append((seq, node, self.scope.grad_off))
-            if target.id in self.scope.tensors:
-                fix = None
-                sym = AUG_SYMBOL.get(type(node.op))
-                if sym:
-                    rhs = self.text(node.value)
-                    if not isinstance(node.value, ATOMS):
-                        rhs = f"({rhs})"
-                    fix = Fix(f"write out of place: `{target.id} = {target.id} {sym} ...`",
-                              (self.edit(node, f"{target.id} = {target.id} {sym} {rhs}"),), safe=False)
-                self.record_write(target, node, "an augmented assignment", fix=fix)
-                self.check_overlap(target.id, node.value, node)
-        elif isinstance(target, ast.Subscript):
-            self.visit(target.value)
-            self.visit(target.slice)
-            base = self.view_base(target.value)
-            if base is not None and base in self.scope.tensors:
-                self.record_write(target.value, node, "an augmented assignment",
-                                  fix=self.clone_before(node, base))
-        else:
-            self.visit(target)
-            if isinstance(target, ast.Attribute) and target.attr == "data":
-                self.check_data_attribute(target)
-
-    def visit_For(self, node):
-        self.visit(node.iter)
-        it = node.iter
-        parameters = (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
-                      and it.func.attr == "parameters")
-        # `for row in x:` and `for row in x.unbind(0):` give views of x, several at once.
-        split = None
-        if self.is_tensor(it) and not self.splits_tensor(it):
-            split = (it, "iteration over " + self.text(it))
-        elif self.splits_tensor(it):
-            split = (self.split_source(it), self.text(it.func))
-        if isinstance(node.target, ast.Name):
-            name = node.target.id
-            self.bind(name, None, tensor=parameters or split is not None)
-            if parameters:
-                self.scope.parameter_vars.add(name)
-            elif split is not None and self.is_graph(split[0]):
-                self.scope.split_views[name] = split[1]
-        else:
-            self.assign_target(node.target, None, node)
-        self.loop_body(node.body)
-        self.visit_body(node.orelse)
-
-    visit_AsyncFor = visit_For
-
-    def visit_While(self, node):
-        self.visit(node.test)
-        self.loop_body(node.body)
-        self.visit_body(node.orelse)
-
-    def loop_body(self, body):
-        loop = Loop(start=self.next_seq())
-        self.scope.loops.append(loop)
-        self.visit_body(body)
-        self.scope.loops.pop()
-        self.scope.finished_loops.append((loop.start, self.next_seq()))
-        for name, store, itself in loop.stores:
-            if name in loop.written and name not in loop.bound and name in self.scope.tensors:
-                self.scope.loop_stores.append((store, name, itself))
-        for outer in self.scope.loops:
-            outer.written |= loop.written
-            outer.bound |= loop.bound
-
-    def visit_If(self, node):
-        self.visit(node.test)
-        guard = self.is_debug_guard(node.test)
-        self.guard_depth += guard
-        scope = self.scope
-        before = self.facts()
-        narrowed = self.narrowing(node.test)
-        self.narrow(narrowed, True)
-        start = self.next_seq()
-        self.visit_body(node.body)
-        self.guard_depth -= guard
-        after_body = self.facts()
-        self.restore(before)
-        self.narrow(narrowed, False)
-        mid = self.next_seq()
-        if self.leaves(node.body):
-            scope.jumps.append((start, mid))
-        self.visit_body(node.orelse)
-        end = self.next_seq()
-        scope.branches.append((start, mid, end))  # an `if` without `else` has an empty else range
-        if node.orelse and self.leaves(node.orelse):
-            scope.jumps.append((mid, end))
-        # Join: after the `if`, a fact holds only if it holds on every path that
-        # reaches the next statement (`if not isinstance(x, T): return` narrows x).
-        if self.leaves(node.body):
-            return
-        if node.orelse and self.leaves(node.orelse):
-            self.restore(after_body)
-            return
-        for facts, body_facts in zip(self.fact_sets(), after_body):
-            facts &= body_facts
-
-    @staticmethod
-    def leaves(body) -> bool:
-        return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-
-    def fact_sets(self):
-        scope = self.scope
-        return (scope.tensors, scope.consts, scope.graph, scope.grad_leaves)
-
-    def facts(self):
-        return tuple(set(f) for f in self.fact_sets())
-
-    def restore(self, saved):
-        scope = self.scope
-        scope.tensors, scope.consts, scope.graph, scope.grad_leaves = (set(f) for f in saved)
-
-    def narrow(self, narrowed, branch: bool):
-        """Apply what an `isinstance` test proves on the ``branch`` side."""
-        if narrowed is None:
-            return
-        name, positive = narrowed
-        if positive == branch:
-            self.scope.tensors.add(name)
-        else:
-            for facts in self.fact_sets():
-                facts.discard(name)
-
-    def visit_IfExp(self, node):
-        self.visit(node.test)
-        before = self.facts()
-        narrowed = self.narrowing(node.test)
-        self.narrow(narrowed, True)
-        self.visit(node.body)
-        self.restore(before)
-        self.narrow(narrowed, False)
-        self.visit(node.orelse)
-        self.restore(before)
-
-    def is_debug_guard(self, test) -> bool:
-        for sub in ast.walk(test):
-            word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else \
-                sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else ""
-            word = word.lower()
-            if "debug" in word or "anomaly" in word:
-                return True
-        return False
-
-    def visit_With(self, node):
-        grad_off = False
-        for item in node.items:
-            item.context_expr._adl_context = True  # a `with` block scopes what it switches on
-            self.visit(item.context_expr)
-            expr = item.context_expr
-            if isinstance(expr, ast.Call):
-                q = self.qualname(expr.func)
-                if q in N.GRAD_OFF_CONTEXTS and not self.false_arg(expr):
-                    grad_off = True
-                elif q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and \
-                        self.false_arg(expr):
-                    grad_off = True
-            if item.optional_vars is not None:
-                self.assign_target(item.optional_vars, None, node)
-        outer = self.scope.grad_off
-        self.scope.grad_off = outer or grad_off
-        self.visit_body(node.body)
-        self.scope.grad_off = outer
-
-    visit_AsyncWith = visit_With
 
     @staticmethod
     def false_arg(call) -> bool:

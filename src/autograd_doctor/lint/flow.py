@@ -1,0 +1,158 @@
+"""Control flow: `if`/`else` and conditional expressions (facts joined where
+paths meet, `isinstance` narrowing, branch and jump ranges), loops (loop
+ranges, views stored while their base is overwritten) and `with` blocks
+(`no_grad()` and friends)."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+from autograd_doctor.lint.events import Loop
+
+
+class ControlFlow:
+    """Mixed into ``Checker``."""
+
+    def visit_For(self, node):
+        self.visit(node.iter)
+        it = node.iter
+        parameters = (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+                      and it.func.attr == "parameters")
+        # `for row in x:` and `for row in x.unbind(0):` give views of x, several at once.
+        split = None
+        if self.is_tensor(it) and not self.splits_tensor(it):
+            split = (it, "iteration over " + self.text(it))
+        elif self.splits_tensor(it):
+            split = (self.split_source(it), self.text(it.func))
+        if isinstance(node.target, ast.Name):
+            name = node.target.id
+            self.bind(name, None, tensor=parameters or split is not None)
+            if parameters:
+                self.scope.parameter_vars.add(name)
+            elif split is not None and self.is_graph(split[0]):
+                self.scope.split_views[name] = split[1]
+        else:
+            self.assign_target(node.target, None, node)
+        self.loop_body(node.body)
+        self.visit_body(node.orelse)
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node):
+        self.visit(node.test)
+        self.loop_body(node.body)
+        self.visit_body(node.orelse)
+
+    def loop_body(self, body):
+        loop = Loop(start=self.next_seq())
+        self.scope.loops.append(loop)
+        self.visit_body(body)
+        self.scope.loops.pop()
+        self.scope.finished_loops.append((loop.start, self.next_seq()))
+        for name, store, itself in loop.stores:
+            if name in loop.written and name not in loop.bound and name in self.scope.tensors:
+                self.scope.loop_stores.append((store, name, itself))
+        for outer in self.scope.loops:
+            outer.written |= loop.written
+            outer.bound |= loop.bound
+
+    def visit_If(self, node):
+        self.visit(node.test)
+        guard = self.is_debug_guard(node.test)
+        self.guard_depth += guard
+        scope = self.scope
+        before = self.facts()
+        narrowed = self.narrowing(node.test)
+        self.narrow(narrowed, True)
+        start = self.next_seq()
+        self.visit_body(node.body)
+        self.guard_depth -= guard
+        after_body = self.facts()
+        self.restore(before)
+        self.narrow(narrowed, False)
+        mid = self.next_seq()
+        if self.leaves(node.body):
+            scope.jumps.append((start, mid))
+        self.visit_body(node.orelse)
+        end = self.next_seq()
+        scope.branches.append((start, mid, end))  # an `if` without `else` has an empty else range
+        if node.orelse and self.leaves(node.orelse):
+            scope.jumps.append((mid, end))
+        # Join: after the `if`, a fact holds only if it holds on every path that
+        # reaches the next statement (`if not isinstance(x, T): return` narrows x).
+        if self.leaves(node.body):
+            return
+        if node.orelse and self.leaves(node.orelse):
+            self.restore(after_body)
+            return
+        for facts, body_facts in zip(self.fact_sets(), after_body):
+            facts &= body_facts
+
+    @staticmethod
+    def leaves(body) -> bool:
+        return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+    def fact_sets(self):
+        scope = self.scope
+        return (scope.tensors, scope.consts, scope.graph, scope.grad_leaves)
+
+    def facts(self):
+        return tuple(set(f) for f in self.fact_sets())
+
+    def restore(self, saved):
+        scope = self.scope
+        scope.tensors, scope.consts, scope.graph, scope.grad_leaves = (set(f) for f in saved)
+
+    def narrow(self, narrowed, branch: bool):
+        """Apply what an `isinstance` test proves on the ``branch`` side."""
+        if narrowed is None:
+            return
+        name, positive = narrowed
+        if positive == branch:
+            self.scope.tensors.add(name)
+        else:
+            for facts in self.fact_sets():
+                facts.discard(name)
+
+    def visit_IfExp(self, node):
+        self.visit(node.test)
+        before = self.facts()
+        narrowed = self.narrowing(node.test)
+        self.narrow(narrowed, True)
+        self.visit(node.body)
+        self.restore(before)
+        self.narrow(narrowed, False)
+        self.visit(node.orelse)
+        self.restore(before)
+
+    def is_debug_guard(self, test) -> bool:
+        for sub in ast.walk(test):
+            word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else \
+                sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else ""
+            word = word.lower()
+            if "debug" in word or "anomaly" in word:
+                return True
+        return False
+
+    def visit_With(self, node):
+        grad_off = False
+        for item in node.items:
+            item.context_expr._adl_context = True  # a `with` block scopes what it switches on
+            self.visit(item.context_expr)
+            expr = item.context_expr
+            if isinstance(expr, ast.Call):
+                q = self.qualname(expr.func)
+                if q in N.GRAD_OFF_CONTEXTS and not self.false_arg(expr):
+                    grad_off = True
+                elif q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and \
+                        self.false_arg(expr):
+                    grad_off = True
+            if item.optional_vars is not None:
+                self.assign_target(item.optional_vars, None, node)
+        outer = self.scope.grad_off
+        self.scope.grad_off = outer or grad_off
+        self.visit_body(node.body)
+        self.scope.grad_off = outer
+
+    visit_AsyncWith = visit_With
