@@ -477,6 +477,10 @@ def _optimizer_step_hooks(recorder: Recorder) -> tuple:
         return ()
 
     def started(optimizer, args, kwargs):
+        # step(closure) runs the user's forward and backward inside the step (LBFGS,
+        # Lightning's automatic optimization): their writes must not go unrecorded.
+        if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
+            return
         if threading.get_ident() == thread:
             with contextlib.suppress(Exception):
                 recorder.optimizer_step_started(optimizer)

@@ -118,6 +118,8 @@ def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
     assert error.args[0].split(":")[0] == plain.value.args[0].split(":")[0]
     diagnosis = diagnoses_of(error)[0]
     assert diagnosis.code == "AD101"
+    assert diagnosis.primary is not None and diagnosis.primary.role == "modified", \
+        "the write was not seen: Lightning runs training_step inside optimizer.step(closure)"
     assert diagnosis.primary.file == __file__
     assert diagnosis.primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
     assert diagnosis.primary.source.strip().startswith("h[:, 0] = 0.5")
@@ -212,3 +214,25 @@ def test_without_the_package_a_one_line_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "pytorch_lightning", None)  # as if not installed
     with pytest.raises(ImportError, match="needs pytorch_lightning: pip install pytorch-lightning"):
         callback_class("pytorch_lightning")
+
+
+def test_writes_inside_an_optimizer_step_closure_are_seen():
+    """Lightning's automatic optimization runs forward and backward inside
+    `optimizer.step(closure)`, as LBFGS does: the doctor must see the writes there too."""
+    layer = torch.nn.Linear(4, 8)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+
+    def closure():
+        h = torch.sigmoid(layer(torch.ones(2, 4)))
+        h[:, 0] = 0.5  # CLOSURE-WRITE
+        loss = h.sum()
+        loss.backward()
+        return loss
+
+    with watch(), pytest.raises(RuntimeError) as failure:
+        optimizer.step(closure)
+    primary = diagnoses_of(failure.value)[0].primary
+    assert primary is not None and primary.line == line_of(THIS_SOURCE, "CLOSURE-WRITE")
+    with watch(strict=True), pytest.raises(RuntimeError) as failure:
+        optimizer.step(closure)
+    assert type(failure.value).__name__ == "AutogradDoctorError"  # stopped at the write
