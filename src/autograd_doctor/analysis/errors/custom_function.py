@@ -5,6 +5,7 @@ on a tensor forward does not return, non-tensors given to save_for_backward."""
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 
 from autograd_doctor import codes
@@ -23,6 +24,30 @@ def _function_class(context: ErrorContext, class_name: str):
             candidate = scope.get(class_name)
             if isinstance(candidate, type) and issubclass(candidate, torch.autograd.Function):
                 return candidate
+    return None
+
+
+def _applied_function_class(context: ErrorContext):
+    """The Function whose .apply() raised: `cls` in apply's own frame where apply is Python
+    code (torch 2.13), else the receiver of `.apply(` in the user's raising line (in torch
+    2.14 apply is C code, with no frame of its own)."""
+    import torch
+
+    frame = context.torch_frame("apply")
+    if frame is not None and isinstance(frame.f_locals.get("cls"), type):
+        return frame.f_locals["cls"]
+    found = context.innermost_user()
+    if found is None:
+        return None
+    user_frame, line = found
+    source = linecache.getline(user_frame.f_code.co_filename, line)
+    for match in re.finditer(r"\b([A-Za-z_][\w.]*)\.apply\(", source):
+        first, *rest = match.group(1).split(".")
+        value = user_frame.f_locals.get(first, user_frame.f_globals.get(first))
+        for part in rest:
+            value = getattr(value, part, None)
+        if isinstance(value, type) and issubclass(value, torch.autograd.Function):
+            return value
     return None
 
 
@@ -93,8 +118,7 @@ def wrong_gradients(context: ErrorContext, already):
 
 
 def dirty_not_returned(context: ErrorContext, already):
-    frame = context.torch_frame("apply")
-    function_class = frame.f_locals.get("cls") if frame is not None else None
+    function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
     if forward is None:
         return None
@@ -121,8 +145,7 @@ def non_tensor_saved(context: ErrorContext, already):
     """PyTorch checks save_for_backward's arguments after forward returns, so the traceback ends
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
     match = re.search(r"argument (\d+) is of type (\w+)", context.message)
-    frame = context.torch_frame("apply")
-    function_class = frame.f_locals.get("cls") if frame is not None else None
+    function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
     use = context.raise_location(role="apply", note="the Function is applied here")
