@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograd_doctor.lint.cli import build_parser
 from autograd_doctor.lint.names import SAVES_PATH
@@ -30,7 +31,11 @@ def load_generator():
 
 def test_shipped_saves_table_matches_the_installed_torch():
     gen = load_generator()
-    assert gen.render(gen.build_table()) == SAVES_PATH.read_text(encoding="utf-8")
+    generated, shipped = gen.render(gen.build_table()), SAVES_PATH.read_text(encoding="utf-8")
+    if json.loads(shipped)["torch_version"] == torch.__version__.split("+")[0]:
+        assert generated == shipped
+    else:  # another tested torch (make test-torch2.14): the same facts, another version stamp
+        assert {**json.loads(generated), "torch_version": None} == {**json.loads(shipped), "torch_version": None}
 
 
 def test_saves_table_facts():
