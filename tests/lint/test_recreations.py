@@ -1,5 +1,6 @@
 """Re-creations of public bug reports (tests/lint/recreations/, each citing its
-source): every one really fails at run time, and the linter's default rules
+source): every one really fails at run time (or, for a silent bug, its
+`bug_shows()` demonstrates the wrong gradient), and the linter's default rules
 find exactly the lines marked `# expect: CODE`.  Lines marked `# missed: ...`
 are known misses, kept here so the recall table in docs/lint.md stays true."""
 
@@ -36,8 +37,12 @@ def load(path: Path):
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch.tensor() of tensors warns, then fails
 @pytest.mark.parametrize("path", RECREATIONS, ids=lambda p: p.stem)
 def test_recreation_fails_at_run_time(path):
+    module = load(path)
+    if hasattr(module, "bug_shows"):  # a silent bug: the gradient is wrong, nothing raises
+        assert module.bug_shows()
+        return
     with pytest.raises((RuntimeError, TypeError)):
-        load(path).run()
+        module.run()
 
 
 @pytest.mark.parametrize("path", RECREATIONS, ids=lambda p: p.stem)

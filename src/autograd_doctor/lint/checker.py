@@ -48,6 +48,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         # nn.Sequential layers that overwrite the output the layer before saved
         self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
+        self.zero_grad_functions: set[str] = set()  # same-file functions that clear gradients
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         # same-file nn.Module class -> (op whose output its forward returns, writes its input)
@@ -194,11 +195,14 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
+        inner = self.scope
         self.scope, self.guard_depth = outer, outer_guard
         if outer.name == "<module>":
             self.record_factory(node)
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
                 self.grad_free_functions.add(node.name)
+        if inner.zero_grads:  # `def reset_grad(): d_opt.zero_grad(); g_opt.zero_grad()`
+            self.zero_grad_functions.add(node.name)
         self.returns = outer_returns
         self.return_ops = outer_ops
 

@@ -60,6 +60,8 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, func.id)
+        if isinstance(func, ast.Name) and func.id in self.zero_grad_functions:
+            self.scope.zero_grads.append(self.next_seq())
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
@@ -130,6 +132,9 @@ class ExpressionEvents:
         scope = self.scope
         attr = func.attr
         recv = func.value
+        if attr == "zero_grad" or (attr in ("zero_", "detach_", "fill_", "requires_grad_")
+                                   and self.mentions_grad(recv)):
+            scope.zero_grads.append(self.next_seq())
         if attr == "requires_grad_" and isinstance(recv, ast.Name):
             scope.consts.discard(recv.id)  # a factory tensor that now requires grad
             if self.false_arg(node):
@@ -206,6 +211,15 @@ class ExpressionEvents:
         op = self.op_entry(layer.op)
         if op is not None:
             self.record_input_saves(op, [arg], node)
+
+    @staticmethod
+    def mentions_grad(node) -> bool:
+        """`p.grad`, `p.grad.data`: the receiver is a gradient."""
+        while isinstance(node, ast.Attribute):
+            if node.attr == "grad":
+                return True
+            node = node.value
+        return False
 
     def statement_is(self, call) -> bool:
         """True when ``call`` is a whole expression statement (its value is unused)."""

@@ -104,6 +104,8 @@ class AssignmentEvents:
                     and isinstance(value.value, bool) \
                     and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
                 self.scope.grad_typos.append((target, target.attr))
+            if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
+                self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
             if target.attr == "data":
                 self.check_data_attribute(target)
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
