@@ -15,7 +15,8 @@ import pytest
 import torch
 
 import autograd_doctor
-from autograd_doctor.report.render import RENDERER_ENV, pygraphviz_installed, render_with_dot, renderer
+from autograd_doctor.report.graph import GraphPicture
+from autograd_doctor.report.render import RENDERER_ENV, RenderFailed, pygraphviz_installed, render_with_dot, renderer
 from programs import PYTHON, BUGGY_PROGRAM, artifact_path, line_of
 
 PIP_ONLY_PATH = os.path.dirname(PYTHON)  # the venv's bin: python and our script, no `dot`
@@ -83,10 +84,18 @@ def test_the_wheel_draws_png_and_pdf_too(monkeypatch, tmp_path):
 
 def test_a_dot_text_graphviz_cannot_parse_is_a_one_line_error(monkeypatch):
     monkeypatch.setenv(RENDERER_ENV, "pygraphviz")
-    with pytest.raises(RuntimeError) as caught:
+    with pytest.raises(RenderFailed) as caught:
         render_with_dot("digraph { a -> }")
     message = str(caught.value)
     assert message.startswith("pygraphviz failed: ") and "\n" not in message
+
+
+def test_a_picture_graphviz_fails_on_is_saved_as_dot_text(monkeypatch, tmp_path):
+    monkeypatch.setenv(RENDERER_ENV, "pygraphviz")
+    with pytest.raises(RenderFailed) as caught:
+        GraphPicture("digraph { a -> }").save(str(tmp_path / "out.svg"))
+    assert caught.value.written == str(tmp_path / "out.dot")
+    assert (tmp_path / "out.dot").read_text() == "digraph { a -> }" and not (tmp_path / "out.svg").exists()
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")

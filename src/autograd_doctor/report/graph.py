@@ -19,7 +19,7 @@ from typing import Any
 
 from autograd_doctor import compat
 from autograd_doctor.report.model import Diagnosis, Location
-from autograd_doctor.report.render import GraphvizMissing, dot_executable, render_with_dot
+from autograd_doctor.report.render import GraphvizMissing, RenderFailed, dot_executable, render_with_dot
 
 # How far the snapshot walks from the failing node, and how much it keeps at most.
 INPUT_DEPTH = 8
@@ -597,8 +597,8 @@ class GraphPicture:
     def save(self, path: str) -> str:
         """Write `.dot`/`.gv` as DOT, `.svg`/`.png`/`.pdf` through Graphviz; returns the path written.
 
-        Without Graphviz, a picture asked for as SVG is written as DOT next to it
-        (`out.svg` -> `out.dot`) and GraphvizMissing is raised after writing it.
+        Without Graphviz (or when it fails), a picture asked for as SVG is written as DOT
+        next to it (`out.svg` -> `out.dot`), then GraphvizMissing (or RenderFailed) is raised.
         """
         root, extension = os.path.splitext(path)
         extension = extension.lower().lstrip(".")
@@ -607,11 +607,11 @@ class GraphPicture:
         if extension in ("svg", "png", "pdf"):
             try:
                 data = render_with_dot(self.dot, extension)
-            except GraphvizMissing as missing:
+            except (GraphvizMissing, RenderFailed) as problem:
                 fallback = root + ".dot"
                 with open(fallback, "w", encoding="utf-8") as stream:
                     stream.write(self.dot)
-                missing.written = fallback
+                problem.written = fallback
                 raise
             with open(path, "wb") as stream:
                 stream.write(data)

@@ -40,7 +40,7 @@ def write_graph(report: Report, path: str) -> str | None:
         >>> write_graph(Report(), "/tmp/unused.svg") is None
         True
     """
-    from autograd_doctor.report.graph import GraphvizMissing
+    from autograd_doctor.report.render import GraphvizMissing, RenderFailed
 
     diagnosis = diagnosis_to_draw(report)
     if diagnosis is None:
@@ -49,9 +49,9 @@ def write_graph(report: Report, path: str) -> str | None:
     picture = diagnosis.graph()
     try:
         written = picture.save(path)
-    except GraphvizMissing as missing:
-        written = getattr(missing, "written", None)
-        _say(f"{missing}, so no {path}; wrote the DOT text to {written} instead")
+    except (GraphvizMissing, RenderFailed) as problem:
+        written = getattr(problem, "written", None)
+        _say(f"{problem}, so no {path}; wrote the DOT text to {written} instead")
         return written
     _say(f"graph of the failure written to {written}")
     return written

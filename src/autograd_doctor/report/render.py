@@ -37,6 +37,10 @@ class GraphvizMissing(RuntimeError):
     """Raised when SVG is asked for and neither Graphviz's `dot` nor pygraphviz is installed."""
 
 
+class RenderFailed(RuntimeError):
+    """Raised when Graphviz is there but could not draw (it failed, crashed or timed out)."""
+
+
 def dot_executable() -> str | None:
     """Path of the system's Graphviz `dot`, or None when it is not on PATH.
 
@@ -105,7 +109,8 @@ def missing_message() -> str:
 
 
 def render_with_dot(dot_text: str, format: str = "svg") -> bytes:
-    """Draw DOT text as `format` (svg, png, pdf); raises GraphvizMissing when nothing can draw.
+    """Draw DOT text as `format` (svg, png, pdf); GraphvizMissing when nothing can draw, RenderFailed
+    when it could not.
 
     Example::
 
@@ -117,15 +122,18 @@ def render_with_dot(dot_text: str, format: str = "svg") -> bytes:
     if found is None:
         raise GraphvizMissing(missing_message())
     name, command = found
-    result = subprocess.run([*command, f"-T{format}"] if name == "dot" else [*command, format],
-                            input=dot_text.encode("utf-8"), capture_output=True, timeout=DOT_TIMEOUT_S)
+    try:
+        result = subprocess.run([*command, f"-T{format}"] if name == "dot" else [*command, format],
+                                input=dot_text.encode("utf-8"), capture_output=True, timeout=DOT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as problem:
+        raise RenderFailed(f"{name} could not run: {problem}") from None
     if result.returncode != 0 or not result.stdout:
         lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RuntimeError(f"{name} failed: {lines[-1] if lines else f'exit status {result.returncode}'}")
+        raise RenderFailed(f"{name} failed: {lines[-1] if lines else f'exit status {result.returncode}'}")
     return result.stdout
 
 
 __all__ = [
-    "GraphvizMissing", "dot_executable", "pygraphviz_installed", "renderer", "renderer_choice",
+    "GraphvizMissing", "RenderFailed", "dot_executable", "pygraphviz_installed", "renderer", "renderer_choice",
     "render_with_dot", "missing_message", "RENDERER_ENV",
 ]
