@@ -135,8 +135,8 @@ class Listener(Protocol):
     """Receives the recorder's events. Methods may raise on purpose (strict mode,
     silent="raise"): the recorder lets those through, at the user's line."""
 
-    def stale_save_read(self, event: StaleSaveRead) -> BaseException:
-        """Return the exception that backward should raise."""
+    def stale_save_read(self, event: StaleSaveRead) -> BaseException | None:
+        """Return the exception that backward should raise (None: PyTorch's own words)."""
 
     def silent_save_read(self, event: SilentSaveRead) -> None: ...
 
@@ -171,10 +171,8 @@ class Listener(Protocol):
 class NullListener:
     """A listener that hears nothing (a recorder on its own, e.g. in tests)."""
 
-    def stale_save_read(self, event: StaleSaveRead) -> BaseException:
-        from autograd_doctor.recording.recorder import pytorch_version_message
-
-        return RuntimeError(pytorch_version_message(event.record, None))
+    def stale_save_read(self, event: StaleSaveRead) -> BaseException | None:
+        return None
 
     def silent_save_read(self, event: SilentSaveRead) -> None:
         pass

@@ -192,7 +192,9 @@ class Recorder(AliasTracking):
 
     def _stale_error(self, record: SavedRecord) -> BaseException:
         try:
-            return self.listener.stale_save_read(StaleSaveRead(record))
+            error = self.listener.stale_save_read(StaleSaveRead(record))
+            if error is not None:
+                return error
         except Exception:
             pass
         return RuntimeError(pytorch_version_message(record, None))
