@@ -138,7 +138,7 @@ def _lint_main(argv: list[str]) -> int:
         return int(e.code or 0)
     if args.list_rules:
         for r in ALL_RULES:
-            print(f"{r.code}  {r.name:34}  {r.summary}")
+            print(f"{r.code}  {r.name:36}  {'' if r.default else '(opt-in) '}{r.summary}")
         return 0
     if args.jobs < 1:
         raise UsageError("-j/--jobs must be at least 1")

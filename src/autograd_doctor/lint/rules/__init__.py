@@ -12,49 +12,8 @@ SARIF rules metadata and docs/lint.md are rendered from ``RULE``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Known problems")
-
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    summary: str
-    what_it_does: str
-    why_bad: str
-    example: str
-    use_instead: str
-    fix_safety: str
-    known_problems: str
-    # Default rules claim a hazard: backward() fails or a gradient (or value) is
-    # wrong.  Advice (style, speed) is opt-in: reported only when `select` names
-    # the full code.
-    default: bool = True
-
-    def sections(self) -> list[tuple[str, str]]:
-        return list(zip(SECTIONS, (self.what_it_does, self.why_bad, self.example,
-                                   self.use_instead, self.fix_safety, self.known_problems)))
-
-    def documentation(self, level: int = 1) -> str:
-        """The long explanation, as markdown (``level``: heading level of the title)."""
-        out = [f"{'#' * level} {self.code} {self.name}", "", self.summary, ""]
-        if not self.default:
-            out += ["Opt-in: reported only with `--select " + self.code + "` (advice, not a hazard).", ""]
-        for title, body in self.sections():
-            out.append(f"{'#' * (level + 1)} {title}")
-            out.append("")
-            body = body.strip("\n")
-            if title in ("Example", "Use instead"):
-                out += ["```python", body, "```"]
-            else:
-                out.append(body)
-            out.append("")
-        return "\n".join(out)
-
-
-from autograd_doctor.lint.rules import (  # noqa: E402  (the modules import Rule from here)
+from autograd_doctor.lint.rules.base import SECTIONS, Rule  # noqa: F401  (re-exported)
+from autograd_doctor.lint.rules import (
     adl000_unparsable_file, adl001_write_to_saved_tensor, adl002_inplace_activation_input_reused,
     adl003_step_before_backward_of_older_graph, adl004_tensor_data_attribute,
     adl005_write_through_detached_alias, adl006_deepcopy_of_graph_tensor, adl007_clone_then_detach,

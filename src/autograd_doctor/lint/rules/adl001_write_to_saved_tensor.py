@@ -7,7 +7,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL001", name="write-to-saved-tensor",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL003", name="step-before-backward-of-older-graph",

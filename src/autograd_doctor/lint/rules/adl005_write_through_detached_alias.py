@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL005", name="write-through-detached-alias",

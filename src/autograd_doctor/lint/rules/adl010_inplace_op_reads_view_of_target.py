@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autograd_doctor.lint.findings import Fix
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL010", name="inplace-op-reads-view-of-target",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL015", name="inplace-on-multi-view-output",

@@ -3,7 +3,7 @@ that a later `copy.deepcopy` of the module copies)."""
 
 from __future__ import annotations
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL017", name="graph-tensor-kept-on-module",

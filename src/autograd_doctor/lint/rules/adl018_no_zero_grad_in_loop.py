@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograd_doctor.lint.rules import Rule
+from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL018", name="no-zero-grad-in-loop",
