@@ -16,7 +16,10 @@ from autograd_doctor.lint.fixes import fix_source
 from autograd_doctor.lint.rules import OPT_IN_CODES
 
 EVERY_RULE = Selection(("ADL",) + tuple(sorted(OPT_IN_CODES)))
-HEAD = "import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+# The programs are trained: the file calls backward() (helpers in files that never do are
+# not checked for saved-tensor writes).
+HEAD = ("import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "def train_step(x):\n    f(x).backward()\n\n\n")
 
 
 def fixed(source: str) -> tuple[str, set[str]]:

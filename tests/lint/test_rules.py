@@ -85,6 +85,7 @@ def test_rule_codes_are_unique_and_sorted():
 DOC_PREAMBLE = ("import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
                 "D = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))\n"
                 "d_opt = torch.optim.SGD(D.parameters(), lr=0.1)\n\n\n"
+                "def train_step(loss):\n    loss.backward()\n\n\n"
                 "def f(x: torch.Tensor, w: torch.Tensor, h: torch.Tensor, a: torch.Tensor,\n"
                 "      t: torch.Tensor, pred: torch.Tensor, bias: torch.Tensor, out: torch.Tensor,\n"
                 "      loss_a: torch.Tensor, loss_b: torch.Tensor, loss, lr, n, decay, args,\n"

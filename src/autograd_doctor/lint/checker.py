@@ -59,6 +59,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.scope = Scope("<module>", grad_off=False)
         self._handlers: dict[type, object] = {}
         self.defines_optimizer = False
+        # The file runs backward passes: its helper functions may well see graph tensors.
+        self.file_trains = ".backward(" in source or "autograd.grad(" in source
         self.param_owners: list[str] = []        # `X.parameters()` receivers seen in this statement
         self.param_lists: dict[str, set] = {}    # name -> modules whose parameters it holds
         self.optimizers: dict[str, set] = {}     # optimizer text -> modules whose parameters it steps
@@ -279,6 +281,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         for b in node.bases:
             self.visit(b)
         is_module = any(self.is_module_base(b) for b in node.bases)
+        # torch.autograd.Function: forward()/backward() run with gradients off
+        is_function = any(self.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in node.bases)
         if any((self.qualname(b) or "").startswith("torch.optim.") or
                (isinstance(b, ast.Name) and b.id == "Optimizer") for b in node.bases):
             self.defines_optimizer = True
@@ -286,7 +290,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             self.module_classes.add(node.name)
         self.class_stack.append(node.name if is_module else None)
         outer = self.scope
-        self.scope = Scope(node.name, outer.grad_off)  # class body: names only
+        self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.visit_body(node.body)
         self.scope = outer
         self.class_stack.pop()

@@ -87,6 +87,14 @@ class Scope:
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
 
     # ----- control flow ---------------------------------------------------
+    def has_gradients(self, checker) -> bool:
+        """Whether this function plausibly runs with tensors that carry a graph: a
+        method of an nn.Module, code in a file that calls backward(), or a function
+        with a graph tensor or a leaf that requires grad of its own.  A helper that
+        post-processes outputs (detection boxes, cache updates) has none of these."""
+        return bool(self.module_class or checker.file_trains or self.graph or self.grad_leaves
+                    or self.backwards or self.retain_backwards)
+
     def exclusive(self, a: int, b: int) -> bool:
         """True when seqs ``a`` and ``b`` are in different branches of one `if`."""
         for start, mid, end in self.branches:

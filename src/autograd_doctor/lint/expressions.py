@@ -203,8 +203,10 @@ class ExpressionEvents:
             kw = layer.inplace_keyword
             fix = Fix("construct the module with `inplace=False`", (self.edit(kw.value, "False"),),
                       safe=False) if kw is not None else None
-            self.record_inplace_activation(arg, node, fix, module=f"`{text}` (inplace=True)")
-            self.record_write(arg, node, f"`{text}` (inplace=True)", fix=fix)
+            how = f"`{text}` (inplace=True)" if layer.kind in N.INPLACE_MODULES else \
+                f"`{text}` (its forward writes its argument in place)"
+            self.record_inplace_activation(arg, node, fix, module=how)
+            self.record_write(arg, node, how, fix=fix)
             if layer.saves_output:
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
             return

@@ -132,6 +132,7 @@ REQUIRES_GRAD_TYPOS = frozenset("""
 require_grad requires_grads require_grads required_grad requried_grad requires_gard
 reqires_grad requieres_grad requires_gradient require_gradient requires_grade
 """.split())
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 OPTIMIZER_CLASSES = frozenset("""
 SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam
 """.split())

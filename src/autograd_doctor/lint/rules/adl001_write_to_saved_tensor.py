@@ -69,6 +69,8 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 
 
 def check_scope(checker, scope) -> None:
+    if not scope.has_gradients(checker):
+        return
     for w in scope.writes:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
