@@ -61,11 +61,21 @@ def test_option_puts_the_diagnosis_in_the_failure_report(pytester):
     assert "error[AD101]" in section
     assert f"test_training.py:{line_of(FAILING_TESTS, 'WRITE')}:" in section  # the culprit line
     assert "y[1] = 2.0" in section and "modified here" in section
-    assert "saved here" in section
+    # The default (light) mode does not record saves; the full mode (next test) names the line.
+    assert "found by the default (light) mode" in section and "saved here" not in section
     assert "help: fill the entry out of place" in section
     assert "y = y.index_fill(0, torch.tensor([1]), 2.0)" in section
     # Only the failing test gets a section.
     assert output.count("autograd-doctor -----") == 1
+
+
+def test_option_in_full_mode_names_the_save_line(pytester, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_DOCTOR_MODE", "full")
+    pytester.makepyfile(test_training=FAILING_TESTS)
+    result = pytester.runpytest_subprocess("--autograd-doctor", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    section = result.stdout.str().split("autograd-doctor -----", 1)[1]
+    assert "error[AD101]" in section and "saved here" in section
 
 
 def test_marker_enables_the_doctor_for_one_test(pytester):
