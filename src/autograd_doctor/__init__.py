@@ -28,6 +28,7 @@ _EXPORTS = {
     "describe": "autograd_doctor.analysis.relation",
     "why_no_grad": "autograd_doctor.analysis.gradient_path",
     "explain_deepcopy_failure": "autograd_doctor.analysis.copies",
+    "compile": "autograd_doctor.compiled",
     "Diagnosis": "autograd_doctor.report.model",
     "Location": "autograd_doctor.report.model",
     "Report": "autograd_doctor.report.model",

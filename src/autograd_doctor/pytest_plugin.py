@@ -22,6 +22,8 @@ Example (a test file)::
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 SECTION = "autograd-doctor"
@@ -84,6 +86,10 @@ def diagnoses_for(doctor, error: BaseException | None) -> list:
     diagnoses = list(doctor.diagnoses)
     if error is not None:
         explain_error(error)  # the test's exception never passes through watch().__exit__ here
+        if "torch._dynamo.exc" in sys.modules:  # something was compiled: a compile-time failure
+            from autograd_doctor.compiled import explain_from_traceback
+
+            explain_from_traceback(error)  # is explained by an eager run of the compiled function
         for diagnosis in diagnoses_of(error):
             if diagnosis not in diagnoses:
                 diagnoses.append(diagnosis)

@@ -426,6 +426,29 @@ CASES = [
         opt_d.step()
         params = [p.detach().clone() for p in [*G.parameters(), *D.parameters()]]
     """, ["params"]),
+    Case("loss_made_before_the_loop", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        loss = (w.sigmoid() * x).sum()
+        for step in range(3):
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                w.grad.zero_()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        for step in range(3):
+            loss = (w.sigmoid() * x).sum()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                w.grad.zero_()
+    """, ["w"]),
     Case("rnn_state_across_iterations", "AD302", """
         import torch
         torch.manual_seed(0)
@@ -553,6 +576,20 @@ ADVICE_ONLY = [
         opt.step()
         loss2.backward()
     """, "", [], watch_options={"mode": "full"}),
+    # retain_graph=True would end in "modified by an inplace operation" (pow saves w)
+    Case("in_place_update_between_two_backwards", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(3)
+        y = w.pow(2) * x
+        loss1 = y.sigmoid().sum()
+        loss2 = (y ** 2).sum()
+        loss1.backward()
+        with torch.no_grad():
+            w.mul_(0.5)
+        loss2.backward()
+    """, "", []),
     Case("numpy_write_into_saved_tensor", "AD202", """
         import torch
         torch.manual_seed(0)

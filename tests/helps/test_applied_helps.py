@@ -65,3 +65,16 @@ def test_diagnoses_without_a_verified_change_give_advice_not_code(tmp_path, case
     diagnoses = [d for d in outcome.diagnoses if d.code == case.code]
     assert diagnoses, f"expected {case.code}, got {[d.code for d in outcome.diagnoses]} ({outcome.error!r})"
     assert diagnoses[0].help and all(s.replacement is None for s in diagnoses[0].help)
+
+
+def test_retain_graph_is_not_offered_across_an_in_place_write(tmp_path):
+    """The help it replaces, applied, fails with PyTorch's in-place error: the harness shows it."""
+    case = next(c for c in ADVICE_ONLY if c.name == "in_place_update_between_two_backwards")
+    outcome = run_program(tmp_path, case.buggy)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD302"]
+    assert not any("retain_graph" in s.message for s in diagnosis.help)
+    write_line = next(n for n, text in enumerate(outcome.source.splitlines(), 1) if "w.mul_(" in text)
+    assert any(f"line {write_line} writes w in place" in note for note in diagnosis.notes), diagnosis.notes
+    with_retain = textwrap.dedent(case.buggy).replace("loss1.backward()", "loss1.backward(retain_graph=True)")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run_plain(tmp_path, with_retain, "with_retain.py")

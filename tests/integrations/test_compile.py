@@ -179,3 +179,53 @@ def test_plain_torch_compile_failure_is_explained_from_its_traceback():
         assert torch.equal(value, state_before[name]), name
     assert explain_from_traceback(failure.value) == []  # explained once
     assert explain_from_traceback(RuntimeError("not a compile failure")) == []
+
+
+PLAIN_COMPILE_PROGRAM = """\
+import warnings
+
+import torch
+
+warnings.simplefilter("ignore", UserWarning)
+
+
+def step(x, w):
+    h = torch.sigmoid(x @ w)
+    h[0] = 0.0  # WRITE
+    return h.sum()
+
+
+x, w = torch.randn(3, 3), torch.randn(3, 3, requires_grad=True)
+torch.compile(step, backend="aot_eager")(x, w).backward()
+"""
+
+
+def test_run_explains_a_plain_torch_compile_failure(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "compiled_step.py"
+    script.write_text(PLAIN_COMPILE_PROGRAM)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    doctored = subprocess.run([sys.executable, "-m", "autograd_doctor", "run", str(script)],
+                              capture_output=True, text=True, timeout=300)
+    assert plain.returncode == doctored.returncode == 1
+    assert "BackendCompilerFailed" in plain.stderr and "BackendCompilerFailed" in doctored.stderr
+    assert "error[AD101]" not in plain.stderr
+    assert "error[AD101]" in doctored.stderr
+    assert f"--> {script}:{line_of(PLAIN_COMPILE_PROGRAM, 'WRITE')}:" in doctored.stderr
+    assert "autograd-doctor ran it again without compiling" in doctored.stderr
+
+
+def test_pytest_plugin_explains_a_plain_torch_compile_failure(tmp_path):
+    import subprocess
+    import sys
+
+    test_file = tmp_path / "test_compiled.py"
+    test_file.write_text(PLAIN_COMPILE_PROGRAM.replace("x, w = ", "def test_step():\n    x, w = ")
+                         .replace("\ntorch.compile(step", "\n    torch.compile(step"))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--autograd-doctor",
+                             str(test_file)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "error[AD101]" in result.stdout, result.stdout[-3000:]
+    assert f"test_compiled.py:{line_of(PLAIN_COMPILE_PROGRAM, 'WRITE')}" in result.stdout

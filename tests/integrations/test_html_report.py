@@ -72,7 +72,7 @@ def test_without_graphviz_the_graph_is_dot_text(tmp_path):
         os.environ["PATH"] = old_path
         del os.environ["AUTOGRAD_DOCTOR_GRAPHVIZ"]
     assert '<pre class="dot">digraph autograd_doctor' in section
-    assert "Graphviz <code>dot</code> is not installed" in section
+    assert "No picture: Graphviz `dot` is not installed" in section
 
 
 @pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,

@@ -226,6 +226,15 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
+            recompute = _recompute_in_loop(site.filename, loop, assignment)
+            if isinstance(root_expr, ast.Name) and root_expr.id == name:
+                # backward() is called on the tensor itself: detached, it would have no graph
+                # at all; the loss is meant to be computed anew in every iteration.
+                detached = None
+                if recompute is not None:
+                    helps.append(Suggestion(
+                        f"compute {name} inside the loop, so that each iteration's backward() goes through "
+                        "the graph built in that iteration", recompute[1], recompute[0]))
             if detached:
                 helps.append(Suggestion(
                     f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it "
@@ -247,10 +256,17 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
+    write = _inplace_write_between(scope, frame_locals, previous, statement, loop if same_line else None) \
+        if scope is not None else None
     if scope is not None and _step_between(scope, previous, statement, loop if same_line else None):
         notes.append("an optimizer step() runs between the two backward() calls, so retain_graph=True is not "
                      "suggested: the second backward() would go through a graph whose saved parameters step() "
                      "may have changed in place")
+    elif write is not None:
+        written, line = write
+        notes.append(f"line {line} writes {written} in place between the two backward() calls, so retain_graph=True "
+                     f"is not suggested: if the graph saved {written}, the second backward() would fail with "
+                     "'modified by an inplace operation'")
     else:
         helps.append(_retain_graph_suggestion(previous))
     if not [h for h in helps if h is not None]:
@@ -283,6 +299,58 @@ def _retain_graph_suggestion(previous) -> Suggestion | None:
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def _recompute_in_loop(filename: str, loop: ast.AST | None, assignment: ast.stmt) -> tuple[Location, str] | None:
+    """(where, replacement) that repeats a one-line assignment made before a loop at the top
+    of the loop's body, so the tensor is computed anew (with a new graph) in each iteration."""
+    if loop is None or not isinstance(assignment, ast.Assign) or assignment.lineno != assignment.end_lineno:
+        return None
+    first = loop.body[0]
+    first_text = segment(filename, first)
+    assigned = segment(filename, assignment)
+    if first.lineno != first.end_lineno or first_text is None or assigned is None:
+        return None
+    return statement_location(filename, first), f"{assigned}\n{first_text}"
+
+
+_NOT_DATA_WRITES = {"requires_grad_", "share_memory_", "retain_grad", "detach_", "record_stream"}
+
+
+def _inplace_write_between(scope: Scope, values: dict, previous, statement: ast.stmt | None,
+                           loop: ast.AST | None) -> tuple[str, int] | None:
+    """(name, line) of the first in-place write to a tensor variable between the earlier
+    backward() and this one (in a loop where both are the same line: anywhere in its body).
+    Writes to gradients (`w.grad.zero_()`) do not count: a graph never saves a .grad."""
+    if statement is None:
+        return None
+    if loop is not None:
+        region, lo, hi = loop, loop.lineno - 1, loop.end_lineno + 1
+    elif previous is not None and previous.site is not None and previous.site.filename == scope.filename:
+        region, lo, hi = scope.node or scope.tree, previous.site.lineno, statement.lineno
+    else:
+        return None
+    found = []
+    for node in ast.walk(region):
+        if not lo < getattr(node, "lineno", 0) < hi:
+            continue
+        target = None
+        if isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+            target = node.targets[0].value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                and not node.func.attr.startswith("_") and node.func.attr not in _NOT_DATA_WRITES:
+            target = node.func.value
+        while isinstance(target, (ast.Subscript, ast.Attribute)) and not (
+                isinstance(target, ast.Attribute) and target.attr == "grad"):
+            target = target.value  # w[0] += 1, w.data.mul_(2): the write lands in w
+        if isinstance(target, ast.Name) and isinstance(values.get(target.id), torch.Tensor):
+            found.append((node.lineno, target.id))
+    if not found:
+        return None
+    line, name = min(found)
+    return name, line
 
 
 def _statement_calling(scope: Scope, method: str, after_line: int, before_line: int) -> ast.stmt | None:

@@ -128,8 +128,8 @@ def render_picture(diagnosis: Diagnosis) -> str:
         body = svg_body(picture.svg())
         return f'<figure class="graph">{body}<figcaption>The autograd graph around the failure; ' \
                f'the stale saved tensor is drawn in red.</figcaption></figure>'
-    except GraphvizMissing:
-        note = "Graphviz <code>dot</code> is not installed; the graph in DOT text:"
+    except GraphvizMissing as missing:
+        note = f"No picture: {_e(missing)}. The graph in DOT text:"
     except Exception as problem:
         note = f"The graph could not be drawn ({_e(problem)}); in DOT text:"
     return f'<figure class="graph"><figcaption>{note}</figcaption><pre class="dot">{_e(picture.dot)}</pre></figure>'
