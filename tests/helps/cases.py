@@ -229,6 +229,15 @@ CASES = [
         a = torch.arange(12.0).reshape(3, 4)
         a = a - a[:, :1].clone()
     """, ["a"]),
+    Case("overlapping_transpose", "AD203", """
+        import torch
+        a = torch.arange(9.0).reshape(3, 3)
+        a.T.add_(a)
+    """, """
+        import torch
+        a = torch.arange(9.0).reshape(3, 3)
+        a = a + a.T
+    """, ["a"]),
     # ---- AD204: views kept, then their base overwritten ---------------------------------------
     Case("stale_views", "AD204", """
         import torch

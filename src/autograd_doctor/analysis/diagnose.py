@@ -243,6 +243,7 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
              if not s.keeps_write]
     for suggestion in helps:
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
+        suggestion.replacement = _copy_into_unassignable(suggestion.replacement)
     helps.append(Suggestion("or give the op an independent operand: add .clone() to the operand that views "
                             "the written tensor"))
     notes = [
@@ -253,6 +254,21 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     return Diagnosis(code=codes.OVERLAPPING_INPLACE, title=codes.title(codes.OVERLAPPING_INPLACE),
                      severity="warning", primary=primary, related=[], tensor=info, notes=notes, help=helps,
                      extra={"op": op})
+
+
+def _copy_into_unassignable(replacement: str | None) -> str | None:
+    """`a.T = a.T.add(a)` is no Python (a tensor's `.T` cannot be assigned): write the
+    out-of-place result back with `a.T.copy_(a.T.add(a))`, which reads `a` in full first."""
+    import ast
+
+    try:
+        statement = ast.parse(replacement).body[0] if replacement else None
+    except SyntaxError:
+        return replacement
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], (ast.Attribute, ast.Call)):
+        return f"{ast.unparse(statement.targets[0])}.copy_({ast.unparse(statement.value)})"
+    return replacement
 
 
 def detach_write_diagnosis(op: str, target, source, detach_site: Site | None,
