@@ -35,6 +35,9 @@ def pytest_addoption(parser):
                     help="run every test under autograd_doctor.watch() and explain autograd failures")
     group.addoption("--autograd-doctor-strict", action="store_true", default=False,
                     help="like --autograd-doctor, with watch(strict=True)")
+    group.addoption("--autograd-doctor-no-rerun", action="store_true", default=False,
+                    help="do not re-run a failed test under the full mode when the report lacks the line that "
+                         "saved the modified tensor")
     parser.addini("autograd_doctor", type="bool", default=False,
                   help="run every test under autograd_doctor.watch() (like --autograd-doctor)")
 
@@ -96,6 +99,32 @@ def diagnoses_for(doctor, error: BaseException | None) -> list:
     return diagnoses
 
 
+def complete_with_full_mode(item, doctor, error: BaseException, elapsed_s: float) -> list | None:
+    """The default (light) mode found the write but not the save line: run this one test
+    again, in a child pytest under the full mode (autograd_doctor.rerun); the diagnoses
+    then reported, or None when nothing was re-run."""
+    from autograd_doctor import rerun
+
+    if rerun.is_child():
+        rerun.save_for_parent(diagnoses_for(doctor, error))
+        return None
+    if item.config.getoption("--autograd-doctor-no-rerun"):
+        return None
+    light = rerun.wants_rerun(doctor, error)
+    if light is None:
+        return None
+    config = item.config
+    # The node id is relative to the root directory; the ini file (and its setting) is
+    # found there again. A marker comes back with the test itself.
+    command = [sys.executable, "-m", "pytest", item.nodeid, "-q", "-p", "no:cacheprovider",
+               "--rootdir", str(config.rootpath)]
+    if config.getoption("--autograd-doctor"):
+        command.append("--autograd-doctor")
+    rerun.complete_with_full_mode(doctor, error, light, command, elapsed_s, what="the test",
+                                  switch="--autograd-doctor-no-rerun", cwd=str(config.rootpath))
+    return diagnoses_for(doctor, error)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -110,6 +139,8 @@ def pytest_runtest_makereport(item, call):
 
         error = call.excinfo.value if call.excinfo is not None else None
         diagnoses = diagnoses_for(doctor, error)
+        if error is not None:
+            diagnoses = complete_with_full_mode(item, doctor, error, call.duration) or diagnoses
         if diagnoses:
             report.sections.append((SECTION, render_report(diagnoses)))
             report.user_properties.append(("autograd_doctor", [d.code for d in diagnoses]))

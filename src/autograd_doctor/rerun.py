@@ -1,12 +1,13 @@
-"""`autograd-doctor run`: when the light mode's report lacks the line that saved the
-tensor, run the program once more under the full mode and use that report instead.
+"""When the light mode's report lacks the line that saved the tensor, run the program
+(`autograd-doctor run`) or the failing test (the pytest plugin) once more under the full
+mode and use that report instead.
 
 The light mode (the default) finds the write and the tensor from PyTorch's own version
-check, but it does not record saves. Re-running is natural for `autograd-doctor run`:
-the program is a script with its arguments. The re-run happens in a child process (so
-the first run's state cannot leak into it), with its output discarded and stdin closed,
-once (the child never re-runs), and within a time limit. Its report replaces the
-light one only when it is about the same failure (same code, same write line).
+check, but it does not record saves. Re-running is natural where the unit of work is a
+script with its arguments or a test with its id. The re-run happens in a child process
+(so the first run's state cannot leak into it), with its output discarded and stdin
+closed, once (the child never re-runs), and within a time limit. Its report replaces
+the light one only when it is about the same failure (same code, same write line).
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ REPORT_VARIABLE = "AUTOGRAD_DOCTOR_RERUN_REPORT"
 # The re-run may take this many times the first run's time to the failure, plus a margin.
 TIME_FACTOR = 3
 TIME_MARGIN_S = 30.0
-RERUN_NOTE = ("autograd-doctor ran the program a second time under the full mode to find where the tensor "
-              "was saved (`autograd-doctor run --no-rerun` turns this off)")
 
 
 def is_child() -> bool:
@@ -55,18 +54,24 @@ def wants_rerun(doctor, error: BaseException | None) -> Diagnosis | None:
     return None
 
 
-def rerun_full(run_argv: list[str], elapsed_s: float) -> tuple[list[Diagnosis] | None, str]:
-    """Run `autograd-doctor run --full <run_argv>` in a child; (its diagnoses, why not)."""
+def run_command(run_argv: list[str]) -> list[str]:
+    """The child command that re-runs `autograd-doctor run <run_argv>` under the full mode."""
+    return [sys.executable, "-m", "autograd_doctor", "run", "--full", *run_argv]
+
+
+def rerun_full(command: list[str], elapsed_s: float, what: str = "the program", switch: str = "--no-rerun",
+               cwd: str | None = None) -> tuple[list[Diagnosis] | None, str]:
+    """Run `command` (which saves its diagnoses for the parent) in a child under the full
+    mode; (its diagnoses, why not)."""
     limit = TIME_FACTOR * elapsed_s + TIME_MARGIN_S
-    print(f"autograd-doctor: running the program again under the full mode to find where the tensor was saved "
-          f"(at most {limit:.0f} s; --no-rerun turns this off)", file=sys.stderr, flush=True)
+    print(f"autograd-doctor: running {what} again under the full mode to find where the tensor was saved "
+          f"(at most {limit:.0f} s; {switch} turns this off)", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="autograd-doctor-") as folder:
         report_path = os.path.join(folder, "report.pickle")
         environment = {**os.environ, MODE_VARIABLE: "full", REPORT_VARIABLE: report_path}
-        command = [sys.executable, "-m", "autograd_doctor", "run", "--full", *run_argv]
         try:
             subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env=environment, timeout=limit)
+                           env=environment, timeout=limit, cwd=cwd)
         except subprocess.TimeoutExpired:
             return None, f"the second run took longer than {limit:.0f} s"
         except OSError as problem:
@@ -83,19 +88,21 @@ def _same_failure(light: Diagnosis, full: Diagnosis) -> bool:
     return (full.primary.file, full.primary.line) == (light.primary.file, light.primary.line)
 
 
-def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, run_argv: list[str],
-                            elapsed_s: float) -> None:
+def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, command: list[str],
+                            elapsed_s: float, what: str = "the program", switch: str = "--no-rerun",
+                            cwd: str | None = None) -> None:
     """Re-run, and swap the light diagnosis for the full one on the error and the doctor."""
     started = time.monotonic()
-    diagnoses, why_not = rerun_full(run_argv, elapsed_s)
+    diagnoses, why_not = rerun_full(command, elapsed_s, what, switch, cwd)
     full = next((d for d in diagnoses or () if _same_failure(light, d)), None)
     if full is None:
         why_not = why_not or "the second run did not fail the same way"
-        light.notes.append(f"autograd-doctor ran the program again under the full mode to find the save line, "
+        light.notes.append(f"autograd-doctor ran {what} again under the full mode to find the save line, "
                            f"but {why_not}")
         _replace_note(error, light, light)
         return
-    full.notes.append(f"{RERUN_NOTE}; it took {time.monotonic() - started:.1f} s")
+    full.notes.append(f"autograd-doctor ran {what} a second time under the full mode to find where the tensor "
+                      f"was saved (`{switch}` turns this off); it took {time.monotonic() - started:.1f} s")
     full.extra["mode"] = "full (second run)"
     full.graph_data = light.graph_data
     _replace_note(error, light, full)

@@ -218,8 +218,8 @@ def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s
         return
     target = ["-m", options.module] if options.module is not None else [options.script]
     try:
-        rerun.complete_with_full_mode(doctor, error, light, ["--silent", options.silent, *target, *options.args],
-                                      elapsed_s)
+        rerun.complete_with_full_mode(
+            doctor, error, light, rerun.run_command(["--silent", options.silent, *target, *options.args]), elapsed_s)
     except Exception:
         pass  # the light report stands
 

@@ -61,12 +61,25 @@ def test_option_puts_the_diagnosis_in_the_failure_report(pytester):
     assert "error[AD101]" in section
     assert f"test_training.py:{line_of(FAILING_TESTS, 'WRITE')}:" in section  # the culprit line
     assert "y[1] = 2.0" in section and "modified here" in section
-    # The default (light) mode does not record saves; the full mode (next test) names the line.
-    assert "found by the default (light) mode" in section and "saved here" not in section
+    # The default (light) mode does not record saves: the failed test ran once more under
+    # the full mode, whose report names the line that saved the tensor.
+    assert "y = torch.sigmoid(x)" in section and "saved here" in section
+    assert "ran the test a second time under the full mode" in section
     assert "help: fill the entry out of place" in section
     assert "y = y.index_fill(0, torch.tensor([1]), 2.0)" in section
     # Only the failing test gets a section.
     assert output.count("autograd-doctor -----") == 1
+
+
+def test_no_rerun_keeps_the_light_report(pytester):
+    pytester.makepyfile(test_training=FAILING_TESTS)
+    result = pytester.runpytest_subprocess("--autograd-doctor", "--autograd-doctor-no-rerun", "-p",
+                                           "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    section = result.stdout.str().split("autograd-doctor -----", 1)[1]
+    assert "error[AD101]" in section and "y[1] = 2.0" in section
+    assert "found by the default (light) mode" in section and "saved here" not in section
+    assert "second time" not in section
 
 
 def test_option_in_full_mode_names_the_save_line(pytester, monkeypatch):
