@@ -47,7 +47,8 @@ MODES = ("light", "full")
 MODE_VARIABLE = "AUTOGRAD_DOCTOR_MODE"
 
 LIGHT_MODE_NOTE = ("found by the default (light) mode, which does not record where tensors are saved; "
-                   'watch(mode="full") or `autograd-doctor run --full` also names the line that saved it')
+                   'watch(mode="full"), `autograd-doctor run --full` or `%%autograd_doctor --full` at the top of '
+                   "a notebook cell also names the line that saved it")
 
 
 def choose_mode(mode: str | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> str:

@@ -94,6 +94,7 @@ class DoctorExtension:
     def __init__(self, shell):
         self.shell = shell
         self.auto = True
+        self.auto_options: dict = {}  # watch() options of every cell (%autograd_doctor full)
         self.cell_options: dict | None = None  # set by %%autograd_doctor for the cell it runs
         self._doctors: list[Doctor | None] = []
         self._previous_custom = (shell.custom_exceptions, getattr(shell, "CustomTB", None))
@@ -108,7 +109,7 @@ class DoctorExtension:
         self.cell_options = None
         if options is not None or self.auto:
             try:
-                doctor = Doctor(**(options or {})).start()
+                doctor = Doctor(**(options if options is not None else self.auto_options)).start()
             except Exception:
                 internal_error()
                 doctor = None
@@ -211,11 +212,16 @@ class DoctorExtension:
     # ---- magics ------------------------------------------------------------------
 
     def line_magic(self, line: str = ""):
-        """%autograd_doctor [on|off|graph]: show the last report, draw it, or toggle watching."""
+        """%autograd_doctor [on|full|off|graph]: show the last report, draw it, or toggle watching."""
         word = line.strip()
         if word == "on":
-            self.auto = True
+            self.auto, self.auto_options = True, {}
             print("autograd-doctor: watching every cell")
+            return None
+        if word == "full":
+            self.auto, self.auto_options = True, {"mode": "full"}
+            print("autograd-doctor: watching every cell in the full mode (records where tensors are saved; "
+                  "%autograd_doctor on goes back to the default mode)")
             return None
         if word == "off":
             self.auto = False
@@ -227,7 +233,7 @@ class DoctorExtension:
         if word == "graph":
             return self.last_diagnoses[0].graph()
         if word:
-            print(f"autograd-doctor: unknown argument {word!r} (use on, off or graph)")
+            print(f"autograd-doctor: unknown argument {word!r} (use on, full, off or graph)")
             return None
         from autograd_doctor.report.text import render_report
 
@@ -235,7 +241,7 @@ class DoctorExtension:
         return None
 
     def cell_magic(self, line: str, cell: str):
-        """%%autograd_doctor [--strict] [--silent POLICY] [--verify-saved]: run this cell under watch()."""
+        """%%autograd_doctor [--full] [--strict] [--silent POLICY] [--verify-saved]: run this cell under watch()."""
         try:
             options = parse_magic_options(line)
         except ValueError as problem:
@@ -265,6 +271,8 @@ def parse_magic_options(line: str) -> dict:
         word = words[index]
         if word == "--strict":
             options["strict"] = True
+        elif word == "--full":
+            options["mode"] = "full"
         elif word == "--verify-saved":
             options["verify_saved"] = True
         elif word == "--silent" or word.startswith("--silent="):
@@ -279,7 +287,7 @@ def parse_magic_options(line: str) -> dict:
                 raise ValueError(f"--silent must be warn, raise or ignore, not {value!r}")
             options["silent"] = value
         else:
-            raise ValueError(f"unknown option {word!r} (use --strict, --silent POLICY, --verify-saved)")
+            raise ValueError(f"unknown option {word!r} (use --full, --strict, --silent POLICY, --verify-saved)")
         index += 1
     return options
 

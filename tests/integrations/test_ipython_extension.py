@@ -64,6 +64,19 @@ def test_cell_magic_runs_one_cell_under_watch_with_options(shell, capsys):
     assert "error[AD101]" in output
 
 
+def test_full_mode_in_a_cell_names_the_save_line(shell, capsys):
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "saved here" not in output and "%%autograd_doctor --full" in output  # the default mode says how
+    _, output = run(shell, capsys, "%%autograd_doctor --full\n" + BUGGY_CELL)
+    assert "error[AD101]" in output and "saved here" in output and "y = torch.sigmoid(x)" in output
+    _, output = run(shell, capsys, "%autograd_doctor full")
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "saved here" in output
+    run(shell, capsys, "%autograd_doctor on")
+    _, output = run(shell, capsys, BUGGY_CELL)
+    assert "saved here" not in output
+
+
 def test_line_magic_shows_the_last_report_and_its_graph(shell, capsys):
     run(shell, capsys, BUGGY_CELL)
     _, output = run(shell, capsys, "%autograd_doctor")
