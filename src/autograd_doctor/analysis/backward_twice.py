@@ -15,7 +15,8 @@ import torch
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, live_frame, loaded_names, root_expression,
+    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, live_frame, loaded_names, reached_leaves,
+    root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
@@ -389,22 +390,6 @@ def _optimizer_parameters(scope: Scope, values: dict, after_line: int) -> set[in
     return {id(p) for group in groups for p in group.get("params", [])}
 
 
-def _leaves_under(tensor: torch.Tensor) -> set[int]:
-    """Ids of the leaves a tensor's graph reaches (its graph may be freed: the links remain)."""
-    leaves, seen = set(), set()
-    queue = [tensor.grad_fn] if tensor.grad_fn is not None else []
-    while queue and len(seen) < MAX_NODES:
-        node = queue.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            leaves.add(id(variable))
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return leaves
-
-
 def _first_use(scope: Scope, name: str, after_line: int, before_line: int) -> ast.stmt | None:
     """The first one-line assignment strictly between two lines that reads `name`."""
     for statement, _names, value in scope.assignments:
@@ -438,7 +423,7 @@ def _shared_graph_suggestions(scope: Scope, values: dict, previous, statement: a
     helps: list[Suggestion] = []
     # A GAN's discriminator step: the optimizer stepped after one backward() does not own the
     # parameters behind `name`; that loss should see `name` detached.
-    leaves = _leaves_under(tensor)
+    leaves = reached_leaves([tensor])
     first_owner = _optimizer_parameters(scope, values, first_line)
     second_owner = _optimizer_parameters(scope, values, statement.lineno)
     made_at = assignment.lineno if assignment is not None else 0

@@ -36,7 +36,7 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, user_fra
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, root_expression,
+    MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.report.model import Diagnosis, Suggestion
@@ -482,22 +482,6 @@ def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
             state["gradient_path_tracker"] = _ModuleTracker(recorder)
 
 
-def _reached_leaves(roots: list[torch.Tensor]) -> set[int]:
-    reached = set()
-    seen = set()
-    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
-    while queue and len(seen) < MAX_NODES:
-        node = queue.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            reached.add(id(variable))
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return reached
-
-
 def _modules_in_frames(frames) -> list[tuple[str, torch.nn.Module]]:
     return modules_in(frames)
 
@@ -524,7 +508,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     roots = backward_roots(args, kwargs)
     if not roots:
         return []
-    reached = _reached_leaves(roots)
+    reached = reached_leaves(roots)
     ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
     ever_reached |= reached
     ran = set(tracker.ran) if tracker is not None and count > 1 else None

@@ -157,3 +157,21 @@ def backward_roots(args: tuple, kwargs: dict) -> list[torch.Tensor]:
     if isinstance(first, (list, tuple)):
         return [t for t in first if isinstance(t, torch.Tensor)]
     return []
+
+
+def reached_leaves(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> set[int]:
+    """Ids of the leaves (AccumulateGrad variables) the graphs of `roots` reach. The links
+    stay after backward() frees a graph's saved tensors, so this works on freed graphs too."""
+    reached: set[int] = set()
+    seen = set()
+    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
+    while queue and len(seen) < max_nodes:
+        node = queue.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            reached.add(id(variable))
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return reached
