@@ -186,6 +186,11 @@ def check_optimizer_parameters(ns):
     assert ns["count"] == 4
 
 
+def check_overlap(ns):
+    original = torch.arange(9.0).reshape(3, 3)
+    assert torch.equal(ns["a"], original + original.T)
+
+
 def check_leaky_relu(ns):
     block, x = ns["block"], ns["x"]
     out = x @ block.linear.weight.detach().T + block.linear.bias.detach()
@@ -238,7 +243,7 @@ CASES = {
     "leaf_view_inplace": ("AD102", 0, check_leaf_view),
     "leaf_inplace_method": ("AD102", 0, check_leaf_method),
     "multi_output_view_inplace": ("AD104", 0, check_multi_output),
-    "overlap_inplace": ("AD203", None, None),  # its help `a.T = a.T.add(a)` is not valid code
+    "overlap_inplace": ("AD203", 0, check_overlap),
     "backward_twice": ("AD302", 0, check_backward_twice),
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
     "no_grad_loss": ("AD301", None, None),

@@ -1,4 +1,4 @@
 import torch
 
-a = torch.arange(6.0).reshape(2, 3)
+a = torch.arange(9.0).reshape(3, 3)
 a.T.add_(a)  # PRIMARY
