@@ -129,15 +129,22 @@ class Recorder(AliasTracking):
                 if not is_internal:
                     break
                 frame = frame.f_back
-            stack = (Site(frame.f_code, frame.f_lasti, frame.f_lineno),) if frame is not None else ()
-            record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
+            stack = (Site(frame.f_code, frame.f_lasti),) if frame is not None else ()
             grad_fn = tensor.grad_fn
-            if grad_fn is not None and grad_fn._sequence_nr() != _next_sequence_nr() - 1:
-                # A non-leaf saved as an input (an output's grad_fn is the node being made,
-                # the newest): PyTorch keeps such a tensor itself and checks on unpack that
-                # detach_() did not strip its grad_fn. Our hooks switch that check off, so
-                # keep it as PyTorch would and check in `unpack`.
-                record.saved_input = tensor
+            if grad_fn is not None and grad_fn._sequence_nr() == _next_sequence_nr() - 1:
+                # An output of the node being made (the newest): held as itself it would
+                # hold that node, which holds this record, a cycle. Keep a detach()ed alias
+                # (same memory and version counter, no grad_fn), as PyTorch does.
+                record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
+            else:
+                # An input (a leaf, or a non-leaf made by an earlier node): PyTorch keeps such
+                # a tensor itself, and so can we (what unpack returns is re-wrapped by
+                # autograd either way), saving a detach() per save.
+                record = SavedRecord(tensor, tensor._version, stack, next(self.seq))
+                if grad_fn is not None:
+                    # PyTorch checks on unpack that detach_() did not strip its grad_fn. Our
+                    # hooks switch that check off, so `unpack` does it.
+                    record.saved_input = tensor
             # Registered by storage only when a write needs it (see `_register_pending`),
             # so a forward pass without in-place writes pays almost nothing here.
             pending = self.pending

@@ -84,7 +84,7 @@ def user_stack_and_module(start_depth: int):
         if not internal:
             if user_frame is None:
                 user_frame = frame
-            sites.append(Site(code, frame.f_lasti, frame.f_lineno))
+            sites.append(Site(code, frame.f_lasti))
             if len(sites) == 2:
                 break
         elif not sites and module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
