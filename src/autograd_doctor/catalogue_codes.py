@@ -21,7 +21,7 @@ CATALOGUE_TITLES = {
     "AD117": "out= was used with an argument that requires grad",
     "AD118": "backward produced NaN (anomaly mode)",
     "AD119": "the optimizer was given a tensor that is not a leaf",
-    "AD120": "a custom autograd.Function's backward returned the wrong number or shape of gradients",
+    "AD120": "a custom autograd.Function's backward returned the wrong number, shape or device of gradients",
     "AD121": "a tensor passed to ctx.mark_dirty() was not returned by forward",
     "AD122": "ctx.save_for_backward() was given something that is not a tensor",
     "AD123": "the gradient given for an output has the wrong shape",
@@ -33,6 +33,11 @@ CATALOGUE_TITLES = {
     "AD129": "the optimizer was given no parameters",
     "AD130": "LeakyReLU or ELU with a negative slope was computed in place",
     "AD131": "a gradient of the wrong size was assigned to .grad",
+    "AD132": "the optimizer's parameter groups share parameters",
+    "AD133": "resize_() on a tensor that requires grad",
+    "AD134": "apply_() or map_() on a tensor that requires grad",
+    "AD135": "torch.autograd.grad() or backward(inputs=...) was given no inputs",
+    "AD136": "ctx.saved_tensors was read twice under torch.utils.checkpoint",
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
@@ -281,9 +286,10 @@ or wrap it in `nn.Parameter(...)`.
 ## AD120: {CATALOGUE_TITLES["AD120"]}
 
 **What it means.** A custom `autograd.Function`'s backward must return one gradient per input of forward
-(after ctx), each of that input's shape. PyTorch reports "returned an incorrect number of
-gradients (expected 2, got 1)" or "returned an invalid gradient at index 0" without showing
-your backward; the doctor points at its return statement.
+(after ctx), each of that input's shape and on that input's device. PyTorch reports "returned
+an incorrect number of gradients (expected 2, got 1)" or "returned an invalid gradient at index
+0" (a wrong shape, or "expected device cuda:0 but got cpu") without showing your backward; the
+doctor points at its return statement.
 
 **Minimal example.**
 
@@ -295,7 +301,8 @@ your backward; the doctor points at its return statement.
             return grad * ctx.factor       # AD120: 1 value for 2 inputs
 
 **The fix.** Return a value per input, `None` for inputs that need no gradient
-(`return grad * ctx.factor, None`), each with its input's shape.
+(`return grad * ctx.factor, None`), each with its input's shape, made on its input's device
+(`torch.zeros(n, device=grad.device)`, not `torch.zeros(n)`).
 """,
     "AD121": f"""\
 ## AD121: {CATALOGUE_TITLES["AD121"]}
@@ -481,6 +488,88 @@ gradient of size '[2]' to a tensor of size '[3]'".
 
 **The fix.** Build the gradient with the tensor's shape (`torch.zeros_like(w)`), or assign it
 to the tensor it belongs to.
+""",
+    "AD132": f"""\
+## AD132: {CATALOGUE_TITLES["AD132"]}
+
+**What it means.** Each parameter can be in one parameter group only (a group has one learning
+rate, one weight decay). Listing `model.parameters()` in one group and `model.head.parameters()`
+in another puts the head's parameters in both: "some parameters appear in more than one
+parameter group". The doctor names the shared parameters and the two groups.
+
+**Minimal example.**
+
+    opt = torch.optim.SGD([{{"params": model.parameters()}},                  # AD132
+                           {{"params": model.head.parameters(), "lr": 0.01}}], lr=0.1)
+
+**The fix.** Make the groups disjoint: leave the head out of the general group,
+`[p for name, p in model.named_parameters() if not name.startswith("head.")]`.
+""",
+    "AD133": f"""\
+## AD133: {CATALOGUE_TITLES["AD133"]}
+
+**What it means.** `resize_()` changes a tensor's number of elements in place, leaving new
+elements uninitialised; autograd cannot give that a gradient, so PyTorch refuses: "cannot
+resize variables that require grad" (also for `resize_as_()`).
+
+**Minimal example.**
+
+    h = x * 2
+    h.resize_(2, 3)            # AD133
+
+**The fix.** Change the shape out of place: `h = h.reshape(2, 3)` when the number of elements
+stays the same; otherwise build the new tensor from the old one (`h.flatten()[:n]`, or
+`torch.cat` with `h.new_zeros(...)`). For a leaf (a parameter), make a new leaf:
+`w = w.detach().reshape(...).requires_grad_()`, and register it again where the old one was used.
+""",
+    "AD134": f"""\
+## AD134: {CATALOGUE_TITLES["AD134"]}
+
+**What it means.** `apply_()`, `map_()` and `map2_()` run a Python function on each element in
+place. Autograd cannot differentiate a Python function, so PyTorch refuses them on a tensor
+that requires grad: "Can't call apply_() on Variable that requires grad".
+
+**Minimal example.**
+
+    w = torch.tensor([0.25, -1.5, 2.0], requires_grad=True)
+    w.apply_(lambda v: max(v, 0.0))          # AD134
+
+**The fix.** For a leaf (initialising or editing a parameter's values), do it on the detached
+tensor, which shares its memory: `w.detach().apply_(f)`. For a computed tensor whose gradient
+matters, write `f` with tensor operations (`torch.clamp`, `torch.where`), out of place.
+""",
+    "AD135": f"""\
+## AD135: {CATALOGUE_TITLES["AD135"]}
+
+**What it means.** `torch.autograd.grad(loss, inputs)` and `loss.backward(inputs=...)` were given
+an empty `inputs`: "`inputs` argument to `grad()` cannot be empty" (the engine's own wording is
+"grad requires non-empty inputs"). The usual cause is a `model.parameters()` generator stored in
+a variable and already used once (by the optimizer), or a filter that matched no parameter.
+The doctor points at where the empty inputs were made.
+
+**Minimal example.**
+
+    params = model.parameters()
+    opt = torch.optim.SGD(params, lr=0.1)          # uses the generator up
+    torch.autograd.grad(loss, params)              # AD135
+
+**The fix.** `params = list(model.parameters())`, or fix the filter that selects the inputs.
+""",
+    "AD136": f"""\
+## AD136: {CATALOGUE_TITLES["AD136"]}
+
+**What it means.** Under the non-reentrant `torch.utils.checkpoint`, each saved tensor is
+recomputed when backward unpacks it, and can be unpacked once: "Unpack is being triggered for
+a tensor that was already unpacked once". A custom `autograd.Function` whose backward reads
+`ctx.saved_tensors` twice fails there (without checkpoint it works).
+
+**Minimal example.**
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * ctx.saved_tensors[0] * grad     # AD136: second read
+
+**The fix.** Read `ctx.saved_tensors` once, at the top of backward, and use the variables.
 """,
     "AD305": f"""\
 ## AD305: {CATALOGUE_TITLES["AD305"]}
