@@ -199,6 +199,63 @@ def check_leaky_relu(ns):
     assert torch.allclose(block.linear.bias.grad, slope.sum(0))
 
 
+def check_overlapping_groups(ns):
+    model, opt, net = ns["model"], ns["opt"], ns["Net"]
+    head = [model.head.weight, model.head.bias]
+    assert [p is q for p, q in zip(opt.param_groups[0]["params"], [model.body.weight, model.body.bias])] == [True, True]
+    assert [p is q for p, q in zip(opt.param_groups[1]["params"], head)] == [True, True]
+    torch.manual_seed(0)  # the program's initial weights and input, drawn again
+    start = net()
+    x = torch.randn(8, 3)
+    w1, b1 = start.body.weight.detach(), start.body.bias.detach()
+    w2, b2 = start.head.weight.detach(), start.head.bias.detach()
+    h = torch.tanh(x @ w1.T + b1)
+    out = h @ w2.T + b2
+    d_out = 2 * out / out.numel()  # d mean(out^2) / d out
+    d_pre = (d_out @ w2) * (1 - h ** 2)
+    expected = {"body.weight": w1 - 0.1 * d_pre.T @ x, "body.bias": b1 - 0.1 * d_pre.sum(0),
+                "head.weight": w2 - 0.01 * d_out.T @ h, "head.bias": b2 - 0.01 * d_out.sum(0)}
+    for name, value in model.named_parameters():
+        assert torch.allclose(value.detach(), expected[name], atol=1e-6), name
+
+
+def check_resize(ns):
+    assert ns["h"].shape == (2, 3)
+    assert torch.equal(ns["x"].grad, torch.tensor([2.0, 2.0, 2.0, 4.0, 4.0, 4.0]))
+
+
+def check_apply(ns):
+    w = ns["w"]
+    assert w.is_leaf and w.requires_grad
+    assert torch.equal(w.detach(), torch.tensor([0.25, 0.0, 2.0]))
+    assert torch.equal(w.grad, torch.tensor([1.0, 2.0, 3.0]))
+
+
+def check_grad_inputs(ns):
+    model = ns["model"]
+    torch.manual_seed(0)
+    torch.nn.Linear(3, 1)
+    x = torch.randn(4, 3)
+    weight, bias = model.weight.detach(), model.bias.detach()
+    out = x @ weight.T + bias
+    assert len(ns["grads"]) == 2
+    assert torch.allclose(ns["grads"][0], linear_weight_grad(x, weight, bias), atol=1e-6)
+    assert torch.allclose(ns["grads"][1], 2.0 / out.numel() * out.sum(0), atol=1e-6)
+
+
+def check_saved_twice(ns):
+    assert torch.equal(ns["x"].grad, 2 * (torch.tensor([0.5, -1.0, 2.0]) + 1.0))
+
+
+def check_wrong_device(ns):
+    assert ns["x"].grad.device.type == "meta" and ns["step"].grad.device.type == "meta"
+    # Values do not exist on meta: the fixed Function is run again on CPU tensors.
+    x = torch.tensor([0.4, 1.3, -2.6], requires_grad=True)
+    step = torch.tensor([0.5], requires_grad=True)
+    ns["Quantize"].apply(x, step).sum().backward()
+    assert torch.equal(x.grad, torch.ones(3)) and torch.equal(step.grad, torch.zeros(1))
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -212,6 +269,7 @@ CASES = {
     "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
     "function_wrong_count": ("AD120", 0, check_gradient_count),
     "function_wrong_shape": ("AD120", None, None),
+    "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),
     "grad_unused_input": ("AD305", 0, check_unused_input),
@@ -236,6 +294,11 @@ CASES = {
     "optimizer_empty_parameters": ("AD129", 0, check_optimizer_parameters),
     "leaky_relu_inplace_negative": ("AD130", 0, check_leaky_relu),
     "grad_assigned_wrong_size": ("AD131", None, None),
+    "optimizer_overlapping_groups": ("AD132", 0, check_overlapping_groups),
+    "resize_requires_grad": ("AD133", 0, check_resize),
+    "apply_requires_grad": ("AD134", 0, check_apply),
+    "grad_empty_inputs": ("AD135", 0, check_grad_inputs),
+    "checkpoint_saved_tensors_twice": ("AD136", 0, check_saved_twice),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

@@ -1,5 +1,6 @@
 """Activation checkpointing (`torch.utils.checkpoint`): a checkpointed function that does
-something different when recomputed, and torch.autograd.grad through a reentrant checkpoint."""
+something different when recomputed, torch.autograd.grad through a reentrant checkpoint, and a
+custom Function's backward reading ctx.saved_tensors twice under checkpoint."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
-from autograd_doctor.analysis.errors.context import ErrorContext, line_location
+from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import parse_file, replace_node_text, statement_at, statement_location
@@ -97,8 +98,57 @@ def reentrant_with_grad(context: ErrorContext, already):
     return diagnosis(codes.CHECKPOINT_REENTRANT_GRAD, location, related, notes, helps)
 
 
+def saved_tensors_twice(context: ErrorContext, already):
+    """The traceback's innermost user frame is the second read, inside the Function's backward;
+    the first read is the earlier `ctx.saved_tensors` in the same function."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    tree = parse_file(filename)
+    statement = statement_at(filename, line)
+    if tree is None or statement is None:
+        return None
+    location = statement_location(filename, statement, role="read", note="reads ctx.saved_tensors a second time")
+    function = enclosing_function(tree, line)
+    reads = sorted((n for n in ast.walk(function) if isinstance(n, ast.Attribute) and n.attr == "saved_tensors"),
+                   key=lambda n: (n.lineno, n.col_offset))
+    earlier = [r for r in reads if r.lineno < statement.lineno]
+    notes = ["under the non-reentrant checkpoint each saved tensor is recomputed when backward unpacks it, and "
+             "can be unpacked only once; without checkpoint a second read works, so the mistake shows only here"]
+    advice = Suggestion("read ctx.saved_tensors once, at the top of backward, and use those variables afterwards")
+    if not earlier:
+        return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, notes=notes, help=[advice])
+    first_statement = statement_at(filename, earlier[0].lineno)
+    first = statement_location(filename, first_statement, role="read", note="first read of ctx.saved_tensors")
+    helps = [_reuse_first_read(filename, statement, location, first_statement, reads), advice]
+    return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, [first], notes, [h for h in helps if h])
+
+
+def _reuse_first_read(filename, statement, location, first_statement, reads):
+    """`ctx.saved_tensors[k]` in the raising statement -> the name the first read bound to index k."""
+    names = {}
+    if isinstance(first_statement, ast.Assign) and len(first_statement.targets) == 1:
+        target, value = first_statement.targets[0], first_statement.value
+        if isinstance(value, ast.Attribute) and value.attr == "saved_tensors" and isinstance(target, (ast.Tuple, ast.List)):
+            names = {i: t.id for i, t in enumerate(target.elts) if isinstance(t, ast.Name)}
+        elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and \
+                isinstance(value.slice, ast.Constant) and isinstance(target, ast.Name):
+            names = {value.slice.value: target.id}
+    subscripts = [n for n in ast.walk(statement) if isinstance(n, ast.Subscript) and n.value in reads
+                  and isinstance(n.slice, ast.Constant) and n.slice.value in names]
+    if len(subscripts) != 1:
+        return None
+    name = names[subscripts[0].slice.value]
+    return statement_change(location, f"use {name}, which the first read already unpacked",
+                            replace_node_text(filename, statement, subscripts[0], name))
+
+
 MATCHERS = [
     (r"torch\.utils\.checkpoint: (A different number of tensors was saved|Recomputed values for the following "
      r"tensors have different metadata)", recompute_mismatch),
+    (r"torch\.utils\.checkpoint: Unpack is being triggered for a tensor that was already unpacked once",
+     saved_tensors_twice),
     (r"When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\)", reentrant_with_grad),
 ]

@@ -111,6 +111,18 @@ def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | No
     return best
 
 
+def uses_between(filename: str, name: str, after: int, before: int) -> list:
+    """Statements between two lines that use `name` (where a generator was used up), at most two."""
+    found = []
+    for number in range(after + 1, before):
+        statement = statement_at(filename, number)
+        if statement is None or statement.lineno != number:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement)):
+            found.append(statement_location(filename, statement, role="used", note=f"{name} is used up here"))
+    return found[:2]
+
+
 def with_block_around(filename: str, line: int, context_names: tuple[str, ...]) -> ast.With | None:
     """The innermost `with torch.<name>():` statement whose body covers `line`."""
     tree = parse_file(filename)

@@ -1,5 +1,5 @@
-"""Custom `torch.autograd.Function` mistakes: backward returning the wrong number or shape
-of gradients (the user's return line, which PyTorch's traceback never shows), mark_dirty
+"""Custom `torch.autograd.Function` mistakes: backward returning the wrong number, shape or
+device of gradients (the user's return line, which PyTorch's traceback never shows), mark_dirty
 on a tensor forward does not return, non-tensors given to save_for_backward."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named
 from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file, statement_location
+from autograd_doctor.report.source import parse_file, replace_node_text, statement_location
 
 
 def _function_class(context: ErrorContext, class_name: str):
@@ -75,7 +75,11 @@ def wrong_gradients(context: ErrorContext, already):
                       context.message)
     shape = re.search(r"Function (\w+)Backward returned an invalid gradient at index (\d+) - got (\[[^\]]*\]) but "
                       r"expected shape compatible with (\[[^\]]*\])", context.message)
-    match = count or shape
+    device = re.search(r"Function (\w+)Backward returned an invalid gradient at index (\d+) - expected device "
+                       r"(\S+) but got (\S+)", context.message)
+    match = count or shape or device
+    if match is None:
+        return None
     class_name = match.group(1)
     function_class = _function_class(context, class_name)
     filename, backward = _method_node(function_class, "backward") if function_class else (None, None)
@@ -106,6 +110,10 @@ def wrong_gradients(context: ErrorContext, already):
         else:
             helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
                                     f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
+    elif device:
+        notes.append("backward must return each gradient on its input's device; torch.zeros, torch.ones, "
+                     "torch.full ... make tensors on the default device (CPU) unless given device=")
+        helps.append(_device_help(filename, backward, returns, primary, inputs, device))
     else:
         index, got_shape, expected_shape = int(shape.group(2)), shape.group(3), shape.group(4)
         which = inputs[index] if index < len(inputs) else f"input {index}"
@@ -115,6 +123,27 @@ def wrong_gradients(context: ErrorContext, already):
                                 "shape change forward made (unsqueeze/expand after a sum, reshape after a "
                                 "view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def _device_help(filename, backward, returns, primary, inputs, device):
+    """A gradient made by a factory (torch.zeros(...)) lands on the default device; the gradient
+    backward receives is on the output's device, which is the one PyTorch expects."""
+    index, expected, got = int(device.group(2)), device.group(3), device.group(4)
+    which = inputs[index] if index < len(inputs) else f"input {index}"
+    primary.note = f"gradient {index} (for {which}) is made on {got}; {which} is on {expected}"
+    grad_name = backward.args.args[1].arg if len(backward.args.args) > 1 else None
+    value = returns[0].value if len(returns) == 1 else None
+    parts = value.elts if isinstance(value, ast.Tuple) else [value]
+    part = parts[index] if value is not None and index < len(parts) else None
+    factory = part.func.attr if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) else None
+    if grad_name and factory in ("zeros", "ones", "full", "empty", "tensor", "rand", "randn") and \
+            not any(k.arg == "device" for k in part.keywords):
+        new_part = text_of(filename, part)[:-1].rstrip() + f", device={grad_name}.device)"
+        new_statement = replace_node_text(filename, returns[0], part, new_part)
+        return statement_change(primary, f"make gradient {index} on the device of the incoming gradient "
+                                f"({grad_name}.device), which is where {which} lives", new_statement)
+    return Suggestion(f"make gradient {index} on {which}'s device: pass device={grad_name or 'grad'}.device to the "
+                      "factory that makes it, or use torch.zeros_like / new_zeros of a tensor on that device")
 
 
 def dirty_not_returned(context: ErrorContext, already):

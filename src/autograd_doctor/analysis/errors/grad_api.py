@@ -1,15 +1,16 @@
 """`torch.autograd.grad` / `backward` arguments: an input not used for the output, an input
-that does not require grad, a gradient of the wrong shape; and a loss computed through a
+that does not require grad, a gradient of the wrong shape, empty inputs; and a loss computed through a
 function decorated with @torch.no_grad() / @torch.inference_mode()."""
 
 from __future__ import annotations
 
 import ast
 import re
+import types
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import replace_node_text, statement_location
 
@@ -152,6 +153,43 @@ def assigned_gradient_shape(context: ErrorContext, already):
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
 
 
+def empty_inputs(context: ErrorContext, already):
+    """grad(loss, params) / backward(inputs=params) with nothing in params: the line to change is
+    where params was made (a generator used up earlier, a filter that matched nothing)."""
+    found = _grad_call(context)
+    if found is None:
+        return None
+    frame, filename, statement, location, call = found
+    argument = None
+    if call is not None:
+        keyword = next((k for k in call.keywords if k.arg == "inputs"), None)
+        is_grad = getattr(call.func, "attr", getattr(call.func, "id", None)) == "grad"
+        argument = keyword.value if keyword is not None else (call.args[1] if is_grad and len(call.args) > 1 else None)
+    name = argument.id if isinstance(argument, ast.Name) else None
+    location.note = f"{name or 'the inputs'} holds no tensor"
+    made = last_assignment(filename, name, location.line) if name else None
+    if made is None or not isinstance(made, ast.Assign):
+        return diagnosis(codes.GRAD_EMPTY_INPUTS, location, help=[Suggestion(
+            "check what the inputs expression yields (list(...) it and print its length): a parameters() "
+            "generator used up earlier, or a filter that matched no parameter")])
+    value = frame.f_locals.get(name, frame.f_globals.get(name))
+    target, value_text = ast.unparse(made.targets[0]), text_of(filename, made.value)
+    if isinstance(value, types.GeneratorType):
+        made_location = statement_location(filename, made, role="made",
+                                           note=f"{name} is a generator: it can be iterated only once")
+        users = uses_between(filename, name, made.end_lineno, location.line)
+        helps = [statement_change(made_location, "keep the tensors in a list, which can be read any number of "
+                                  "times", f"{target} = list({value_text})")]
+        notes = [f"{name} was already iterated (used up) before this call read it, so it yielded nothing"]
+        return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [*users, location], notes, helps)
+    made_location = statement_location(filename, made, role="made", note=f"{name} is made here, empty")
+    filters = [text_of(filename, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
+    notes = [f"the condition {' and '.join(filters)} matched nothing" if filters else f"{name} is empty"]
+    return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
+        f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
+        "[n for n, _ in model.named_parameters()])")])
+
+
 def decorator_cut(context: ErrorContext, already):
     """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
     from autograd_doctor.analysis.errors import grad_modes
@@ -217,5 +255,6 @@ MATCHERS = [
     (r"(appears to not have been used in the graph|One of the differentiated Tensors appears to not have been used)",
      unused_input),
     (r"One of the differentiated Tensors does not require grad", input_without_grad),
+    (r"`inputs` argument to `(grad|backward)\(\)` cannot be empty|grad requires non-empty inputs", empty_inputs),
     (r"Mismatch in shape: grad_output\[\d+\] has a shape of", gradient_shape),
 ]

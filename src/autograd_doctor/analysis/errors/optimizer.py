@@ -1,5 +1,6 @@
-"""Optimizer construction errors: a single tensor instead of an iterable of tensors, and an
-empty parameter list (most often a `model.parameters()` generator already used up)."""
+"""Optimizer construction errors: a single tensor instead of an iterable of tensors, an
+empty parameter list (most often a `model.parameters()` generator already used up), and
+parameter groups that share parameters (`model.parameters()` next to `model.head.parameters()`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import types
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, uses_between
 from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text, statement_at, statement_location
+from autograd_doctor.report.source import replace_node_text, statement_location
 
 
 def _optimizer_call(context: ErrorContext):
@@ -65,7 +66,7 @@ def empty_parameter_list(context: ErrorContext, already):
         if made is not None and isinstance(made, ast.Assign):
             made_location = statement_location(filename, made, role="made",
                                                note=f"{name} is a generator: it can be iterated only once")
-            users = _uses_between(filename, name, made.end_lineno, location.line)
+            users = uses_between(filename, name, made.end_lineno, location.line)
             value_text = text_of(filename, made.value)
             helps = [statement_change(made_location, f"keep the parameters in a list, which can be read "
                                       "any number of times", f"{ast.unparse(made.targets[0])} = list({value_text})")]
@@ -78,18 +79,94 @@ def empty_parameter_list(context: ErrorContext, already):
         "check what the expression passed to the optimizer yields: list(...) it and print its length")])
 
 
-def _uses_between(filename: str, name: str, after: int, before: int) -> list:
-    found = []
-    for number in range(after + 1, before):
-        statement = statement_at(filename, number)
-        if statement is None or statement.lineno != number:
-            continue
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement)):
-            found.append(statement_location(filename, statement, role="used", note=f"{name} is used up here"))
-    return found[:2]
+def overlapping_groups(context: ErrorContext, already):
+    """PyTorch says only that some parameters are shared; the frame of add_param_group holds
+    the new group and the earlier ones, so the doctor can say which parameters and groups."""
+    frame_add = context.torch_frame("add_param_group")
+    found = context.innermost_user()
+    if frame_add is None or found is None:
+        return None
+    new_group, optimizer = frame_add.f_locals.get("param_group"), frame_add.f_locals.get("self")
+    earlier = getattr(optimizer, "param_groups", None)
+    if not isinstance(new_group, dict) or earlier is None:
+        return None
+    new_params = {id(p) for p in new_group.get("params", ())}
+    shared = [p for group in earlier for p in group["params"] if id(p) in new_params]
+    first = next(i for i, group in enumerate(earlier) if any(id(p) in new_params for p in group["params"]))
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if statement is None:
+        return None
+    names = _parameter_names(frame, shared)
+    listed = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    location.note = f"groups {first} and {len(earlier)} both hold {listed}"
+    notes = [f"each parameter may belong to one group only (one learning rate, one weight decay); "
+             f"{len(shared)} parameter{'s are' if len(shared) != 1 else ' is'} in group {first} and in group "
+             f"{len(earlier)}"]
+    change = _exclude_subgroup(frame, filename, statement, location)
+    helps = [change] if change is not None else [Suggestion("build the groups from disjoint lists: filter model.named_parameters() by name "
+                            "(e.g. not name.startswith(\"head.\")) for the general group, so every parameter is "
+                            "listed once")]
+    return diagnosis(codes.OPTIMIZER_OVERLAPPING_GROUPS, location, notes=notes, help=helps)
+
+
+def _parameter_names(frame, params) -> list[str]:
+    """`head.weight` style names of `params`, from a module among the frame's variables."""
+    from torch import nn
+
+    for scope in (frame.f_locals, frame.f_globals):
+        for variable, value in list(scope.items()):
+            if isinstance(value, nn.Module):
+                by_id = {id(p): f"{variable}.{name}" for name, p in value.named_parameters()}
+                if all(id(p) in by_id for p in params):
+                    return [by_id[id(p)] for p in params]
+    return [f"a tensor of shape {list(p.shape)}" for p in params]
+
+
+def _module_chain(frame, node: ast.expr):
+    """The value of a plain `a.b.c` expression in `frame` (nothing is called), else None."""
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        owner = _module_chain(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
+
+
+def _exclude_subgroup(frame, filename, statement, location):
+    """For `[{"params": m.parameters()}, {"params": m.sub.parameters(), ...}]`: the general group's
+    `m.parameters()` rewritten to skip `sub.`'s parameters (the one change that keeps both
+    learning rates as written)."""
+    from torch import nn
+
+    receivers = []
+    for group in (n for n in ast.walk(statement) if isinstance(n, ast.Dict)):
+        for key, value in zip(group.keys, group.values):
+            if isinstance(key, ast.Constant) and key.value == "params" and isinstance(value, ast.Call) \
+                    and isinstance(value.func, ast.Attribute) and value.func.attr == "parameters" \
+                    and not value.args and not value.keywords:
+                module = _module_chain(frame, value.func.value)
+                if isinstance(module, nn.Module):
+                    receivers.append((value, text_of(filename, value.func.value), module))
+    for outer_call, outer, module in receivers:
+        for _, inner, sub in receivers:
+            if not inner.startswith(outer + "."):
+                continue
+            prefix = inner[len(outer) + 1:] + "."
+            # The prefix must name the submodule's parameters in the outer module.
+            own = {id(p) for name, p in module.named_parameters() if name.startswith(prefix)}
+            if own != {id(p) for p in sub.parameters()}:
+                continue
+            comprehension = f'[p for name, p in {outer}.named_parameters() if not name.startswith("{prefix}")]'
+            new_statement = replace_node_text(filename, statement, outer_call, comprehension)
+            return statement_change(location, f"leave {inner}'s parameters out of the group of {outer}.parameters(), "
+                                    f"so they are only in their own group", new_statement)
+    return None
 
 
 MATCHERS = [
     (r"params argument given to the optimizer should be an iterable of Tensors or dicts", params_not_iterable),
     (r"optimizer got an empty parameter list", empty_parameter_list),
+    (r"some parameters appear in more than one parameter group", overlapping_groups),
 ]

@@ -1,0 +1,147 @@
+"""In-place tensor methods autograd cannot record at all: `resize_()` / `resize_as_()`
+(a new number of elements, uninitialised) and `apply_()` / `map_()` / `map2_()` (a Python
+function per element). PyTorch refuses them on a tensor that requires grad; the doctor says
+whether that tensor is a leaf or computed, and writes the out-of-place equivalent."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from autograd_doctor import codes
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
+from autograd_doctor.report.model import Suggestion
+from autograd_doctor.report.source import statement_location
+
+
+def _value(frame, node: ast.expr):
+    """The value of a side-effect-free expression: constants, names, attributes, tuples (nothing is
+    called, so reading it cannot change the user's program)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        owner = _value(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_value(frame, element) for element in node.elts)
+    return None
+
+
+def _method_call(context: ErrorContext, methods: tuple[str, ...]):
+    """(frame, filename, statement, location, call, receiver tensor) of the failing method call."""
+    import torch
+
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if statement is None:
+        return None
+    calls = [c for method in methods for c in find_calls(statement, method) if isinstance(c.func, ast.Attribute)]
+    if len(calls) != 1:
+        return frame, filename, statement, location, None, None
+    tensor = _value(frame, calls[0].func.value)
+    return frame, filename, statement, location, calls[0], tensor if isinstance(tensor, torch.Tensor) else None
+
+
+def _requested_shape(frame, call: ast.Call) -> tuple | None:
+    """resize_(2, 3), resize_((2, 3)), resize_(shape) or resize_as_(other), as a tuple of ints."""
+    import torch
+
+    if call.func.attr == "resize_as_":
+        other = _value(frame, call.args[0]) if call.args else None
+        return tuple(other.shape) if isinstance(other, torch.Tensor) else None
+    values = [_value(frame, a) for a in call.args]
+    if len(values) == 1 and isinstance(values[0], (tuple, list, torch.Size)):
+        values = list(values[0])
+    return tuple(values) if values and all(isinstance(v, int) for v in values) else None
+
+
+def _made(filename: str, name: str, line: int, note: str):
+    statement = last_assignment(filename, name, line) if name.isidentifier() else None
+    return statement_location(filename, statement, role="made", note=note) if statement is not None else None
+
+
+def resize_with_grad(context: ErrorContext, already):
+    found = _method_call(context, ("resize_", "resize_as_"))
+    if found is None:
+        return None
+    frame, filename, statement, location, call, tensor = found
+    name = text_of(filename, call.func.value) if call is not None else None
+    method = call.func.attr if call is not None else "resize_"
+    leaf = tensor is not None and tensor.is_leaf
+    location.note = f"{method}() on {name or 'a tensor'}, which requires grad" + (" (a leaf)" if leaf else "")
+    notes = ["resize_() changes the number of elements in place and leaves new ones uninitialised; autograd "
+             "has no gradient for that, so it refuses it on any tensor that requires grad"]
+    shape = _requested_shape(frame, call) if call is not None and tensor is not None else None
+    related = [_made(filename, name, location.line, f"{name} is made here")] if name else []
+    helps = []
+    if shape is not None and not leaf and tensor.is_contiguous() and isinstance(statement, ast.Expr) \
+            and statement.value is call:
+        new_value = _out_of_place(frame, name, tensor.numel(), shape)
+        if new_value is not None:
+            notes.append(f"{name} has {tensor.numel()} elements; the new shape {list(shape)} has "
+                         f"{math.prod(shape)}")
+            helps.append(statement_change(location, f"change the shape out of place, so autograd records it: "
+                                          f"{name} then refers to the new tensor", f"{name} = {new_value}"))
+    if leaf and name:
+        value = _out_of_place(frame, f"{name}.detach()", tensor.numel(), shape) if shape is not None else None
+        value = value or f"{name}.detach().reshape(...)"
+        helps.append(Suggestion(f"{name} is a leaf (a parameter): make a new leaf of the new shape, {name} = "
+                                f"{value}.requires_grad_(), and give it again to the optimizer or module that held "
+                                "the old one"))
+    if not helps:
+        helps.append(Suggestion("change the shape out of place: reshape() when the number of elements stays the "
+                                "same, else build a new tensor from this one (flatten()[:n], or torch.cat with "
+                                "new_zeros(...)); for a tensor outside the graph, resize t.detach()"))
+    return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, helps)
+
+
+def _out_of_place(frame, name: str, count: int, shape: tuple) -> str | None:
+    """reshape when the count stays; resize_ keeps the first elements when shrinking; when growing,
+    its new elements are uninitialised memory, for which zeros stand in."""
+    import torch
+
+    wanted = math.prod(shape)
+    shape_text = ", ".join(str(size) for size in shape)
+    if wanted == count:
+        return f"{name}.reshape({shape_text})"
+    if wanted < count:
+        return f"{name}.flatten()[:{wanted}].reshape({shape_text})"
+    if frame.f_globals.get("torch") is torch:
+        return f"torch.cat([{name}.flatten(), {name}.new_zeros({wanted - count})]).reshape({shape_text})"
+    return None
+
+
+def apply_with_grad(context: ErrorContext, already):
+    found = _method_call(context, ("apply_", "map_", "map2_"))
+    if found is None:
+        return None
+    frame, filename, statement, location, call, tensor = found
+    method = call.func.attr if call is not None else "apply_"
+    name = text_of(filename, call.func.value) if call is not None else None
+    location.note = f"{method}() runs a Python function on each element of {name or 'a tensor'}, which requires grad"
+    notes = [f"autograd cannot differentiate the Python function given to {method}(), so PyTorch refuses it on "
+             "a tensor that requires grad"]
+    helps = []
+    if tensor is not None and tensor.is_leaf and tensor.requires_grad and name:
+        new_statement = text_of(filename, statement).replace(f"{name}.{method}(", f"{name}.detach().{method}(", 1)
+        helps.append(statement_change(location, f"{name} is a leaf: change its values on the detached tensor, "
+                                      f"which shares its memory ({name} stays a leaf that requires grad)",
+                                      new_statement if f"{name}.{method}(" in text_of(filename, statement) else None))
+    else:
+        helps.append(Suggestion(f"if gradients must flow through {name or 'the result'}, write the function with "
+                                "tensor operations (torch.clamp, torch.where, ...), out of place; if they must not, "
+                                f"work on a detached copy: {name or 't'}.detach().clone().{method}(...)"))
+    return diagnosis(codes.APPLY_WITH_GRAD, location, notes=notes, help=helps)
+
+
+MATCHERS = [
+    (r"cannot resize variables that require grad", resize_with_grad),
+    (r"Can't call (apply_|map_|map2_)\(\) on Variable that requires grad", apply_with_grad),
+]
