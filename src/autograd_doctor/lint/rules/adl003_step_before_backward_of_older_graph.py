@@ -47,7 +47,12 @@ d_opt.step()
 optimizers built in another file, are unknown, so nothing is claimed about
 them.  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module called under another name than the one whose parameters
-the optimizer holds (an alias) is not recognised.""",
+the optimizer holds (an alias) is not recognised.  A value whose graph an
+earlier `backward()` without `retain_graph` already freed is not claimed: a
+later backward through it would fail anyway ("backward through the graph a
+second time"), and in working code the dependency is not a graph path (a
+statistic of the discriminator's output, computed under `no_grad` in a helper,
+that tunes the generator's augmentation).""",
 )
 
 
@@ -162,29 +167,78 @@ def _old_graph(checker, scope, recv, at, step, owners):
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
-            module = _module_before(checker, scope, value, bseq, owners)
-            if module is not None:
-                return name, value, module
+            hit = _module_before(checker, scope, name, value, bseq, owners)
+            if hit is not None and not _freed(checker, scope, hit[1], at):
+                return name, value, hit[0]
         else:
             work += [(n, bseq) for n in _dependencies(checker, value)[0]]
     return None
 
 
-def _module_before(checker, scope, value, at, owners):
-    """An owner module called (directly or through earlier bindings) to compute ``value``."""
-    work, seen = [(value, at)], set()
+def _module_before(checker, scope, name, value, at, owners):
+    """An owner module called (directly or through earlier bindings) to compute
+    ``value``, with the binding ``(name, seq)`` whose value calls it."""
+    work, seen = [(value, at, name)], set()
     while work and len(seen) < 200:
-        node, when = work.pop()
+        node, when, bound = work.pop()
         names, modules = _dependencies(checker, node)
         for m in modules:
             owner = _owned(m, owners)
             if owner is not None:
-                return m
+                return m, (bound, when)
         for n in names:
             if _owned(n, owners):
                 continue  # the module object itself (`D = D.cuda()`), not a value computed by it
             entry = scope.binding(n, when)
             if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
-                work.append((entry[1], entry[0]))
+                work.append((entry[1], entry[0], n))
     return None
+
+
+def _freed(checker, scope, binding, at) -> bool:
+    """A `backward()` without `retain_graph` through ``binding`` (name, seq) ran
+    after it and before the backward at ``at``: that graph is freed, so the later
+    backward cannot go through it (it would fail anyway: "Trying to backward
+    through the graph a second time").  Code that retains no graph there is
+    evidence that the dependency found is not a graph path."""
+    name, seq = binding
+    for s, bnode, recv in scope.backward_receivers:
+        if seq < s < at and _frees_graph(bnode) and not scope.exclusive(seq, s) \
+                and not scope.exclusive(s, at) and scope.reaches(s, at) \
+                and _reads_binding(checker, scope, recv, s, binding):
+            return True
+    return False
+
+
+def _frees_graph(call) -> bool:
+    """`loss.backward()` / `torch.autograd.grad(...)` that surely frees its graph:
+    no `retain_graph`/`create_graph` (unless a literal False), no positional
+    argument that could be one."""
+    positional = 1 if isinstance(call.func, ast.Attribute) and call.func.attr == "backward" else 3
+    if len(call.args) > positional:
+        return False
+    for k in call.keywords:
+        if k.arg is None:
+            return False  # **kwargs may hold retain_graph
+        if k.arg in ("retain_graph", "create_graph") and not (
+                isinstance(k.value, ast.Constant) and k.value.value in (False, None)):
+            return False
+    return True
+
+
+def _reads_binding(checker, scope, node, at, binding) -> bool:
+    """``node`` (at seq ``at``) is computed, through earlier bindings, from ``binding``."""
+    work, seen = [(node, at)], set()
+    while work and len(seen) < 200:
+        n, when = work.pop()
+        for name in _dependencies(checker, n)[0]:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen:
+                continue
+            if (name, entry[0]) == binding:
+                return True
+            seen.add((name, entry[0]))
+            if entry[1] is not None and not entry[2]:
+                work.append((entry[1], entry[0]))
+    return False
