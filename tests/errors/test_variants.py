@@ -232,3 +232,78 @@ def test_optimizer_step_on_parameters_loaded_under_inference_mode(tmp_path):
     assert diagnosis.help[0].replacement == "weights = weights.add(torch.ones(3))"
     error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
     assert error is None and torch.equal(namespace["weights"], torch.full((3,), 1.5))
+
+
+def test_empty_grad_inputs_from_a_filter_that_matched_nothing(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 1)
+        decay = [p for n, p in model.named_parameters() if "weights" in n]  # MADE
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+        loss.backward(inputs=decay)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD135"
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert any('"weights" in n' in note for note in diagnosis.notes)
+    assert diagnosis.help[0].location is None  # advice: the right filter is the user's to choose
+
+
+def test_parameter_group_added_later_names_the_shared_parameters(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt.add_param_group({"params": model[1].parameters(), "lr": 0.01})  # ADDED
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD132"
+    assert diagnosis.primary.line == marked_line(source, "ADDED")
+    assert "model.1.weight, model.1.bias" in diagnosis.primary.note
+
+
+def test_resize_of_a_leaf_suggests_a_new_leaf(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.zeros(3, requires_grad=True)
+        w.resize_(6)  # RESIZE
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD133"
+    assert diagnosis.primary.line == marked_line(source, "RESIZE")
+    assert "w.detach().new_zeros(3)" in diagnosis.help[0].message
+
+
+def test_resize_that_shrinks_keeps_the_first_elements(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        h = x * 3
+        h.resize_(2)  # RESIZE
+        h.sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD133"
+    fixed = apply_suggestion(source, diagnosis.help[0])
+    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
+    assert error is None, fixed
+    assert torch.equal(namespace["x"].grad, torch.tensor([3.0, 3.0, 0.0, 0.0]))
+
+
+def test_apply_on_a_computed_tensor_is_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.ones(3, requires_grad=True)
+        y = (x * 2).map_(torch.ones(3), lambda a, b: a + b)  # MAP
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD134"
+    assert diagnosis.primary.line == marked_line(source, "MAP")
+    assert diagnosis.help[0].location is None
