@@ -128,3 +128,35 @@ def test_extra_attributes_on_shared_ast_nodes_do_not_confuse_the_walk():
     finally:
         for node in ast.walk(other):
             node.__dict__.pop("parent", None)
+
+
+def test_data_only_methods_use_no_layer_of_their_module():
+    import ast
+
+    from autograd_doctor.lint.methods import data_only_methods
+    cls = ast.parse(
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        self.data = []\n"
+        "        self.steps = 0\n"
+        "        self.fc = nn.Linear(2, 2)\n"
+        "    def put(self, t):\n"
+        "        self.data.append(t)\n"
+        "        self.steps += 1\n"                     # not a literal assignment: steps is not plain
+        "    def batch(self):\n"
+        "        b = torch.tensor(self.data)\n"
+        "        self.data = []\n"
+        "        return b\n"
+        "    def batch_twice(self):\n"
+        "        return self.batch(), self.batch()\n"   # calls a data-only method
+        "    def value(self, x):\n"
+        "        return self.fc(x)\n"                   # a layer
+        "    def weighted(self, x):\n"
+        "        return x * self.weight\n"              # never assigned here: maybe a parameter
+        "    def whole(self, x):\n"
+        "        return self(x)\n"
+        "    def passes_self(self, x):\n"
+        "        return helper(self, x)\n"
+        "    def uses_value(self, x):\n"
+        "        return self.value(x)\n").body[0]
+    assert data_only_methods(cls) == {"batch", "batch_twice"}

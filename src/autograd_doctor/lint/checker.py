@@ -20,6 +20,7 @@ from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.knowledge import TensorKnowledge
+from autograd_doctor.lint.methods import data_only_methods
 from autograd_doctor.lint.modules import ModuleKnowledge
 from autograd_doctor.lint.rules import check_file, check_scope
 from autograd_doctor.lint.source import SourceText
@@ -53,6 +54,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         # same-file nn.Module class -> (op whose output its forward returns, writes its input)
         self.class_summaries: dict = {}
+        # same-file nn.Module class -> its methods that use none of its layers (methods.py)
+        self.data_only_methods: dict[str, frozenset] = {}
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
         self.seq = 0
@@ -288,6 +291,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             self.defines_optimizer = True
         if is_module:
             self.module_classes.add(node.name)
+            self.data_only_methods[node.name] = data_only_methods(node)
         self.class_stack.append(node.name if is_module else None)
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only

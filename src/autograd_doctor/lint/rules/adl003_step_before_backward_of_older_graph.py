@@ -17,7 +17,9 @@ a module whose parameters `opt` updates.  Which module an optimizer updates
 comes from its construction anywhere in the file:
 `opt = torch.optim.Adam(model.parameters())`, `itertools.chain(a.parameters(),
 b.parameters())`, parameter lists and groups.  Values cut from the graph
-(`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count.  This
+(`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
+do the results of a module's own methods that use none of its layers or
+parameters (`self.make_batch()` turning stored transitions into tensors).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`.""",
@@ -111,10 +113,12 @@ def _owned(module: str, owners) -> str | None:
     return None
 
 
-def _dependencies(checker, node):
+def _dependencies(checker, node, cls=None):
     """Names read and callables called to compute ``node``'s tensor value: not
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
-    (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`."""
+    (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
+    method of the module class ``cls``, its methods that use no layer
+    (``checker.data_only_methods``) are not callables that use parameters."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
@@ -133,8 +137,10 @@ def _dependencies(checker, node):
                 if func.id not in checker.aliases:
                     modules.append(func.id)
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
-                modules.append(checker.text(func))
-                if not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+                on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
+                if not (on_self and func.attr in checker.data_only_methods.get(cls, ())):
+                    modules.append(checker.text(func))  # not `self.make_batch()`: no layer
+                if not on_self:
                     if isinstance(func.value, (ast.Name, ast.Attribute)):
                         modules.append(checker.text(func.value))
                     stack.append(func.value)
@@ -155,7 +161,7 @@ def _dependencies(checker, node):
 def _old_graph(checker, scope, recv, at, step, owners):
     """Follow what the backward's receiver was computed from, back to a value bound
     before the step whose computation called a module the optimizer steps."""
-    names, _ = _dependencies(checker, recv)
+    names, _ = _dependencies(checker, recv, scope.module_class)
     work, seen = [(n, at) for n in names], set()
     while work and len(seen) < 200:
         name, when = work.pop()
@@ -171,7 +177,7 @@ def _old_graph(checker, scope, recv, at, step, owners):
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
         else:
-            work += [(n, bseq) for n in _dependencies(checker, value)[0]]
+            work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class)[0]]
     return None
 
 
@@ -181,7 +187,7 @@ def _module_before(checker, scope, name, value, at, owners):
     work, seen = [(value, at, name)], set()
     while work and len(seen) < 200:
         node, when, bound = work.pop()
-        names, modules = _dependencies(checker, node)
+        names, modules = _dependencies(checker, node, scope.module_class)
         for m in modules:
             owner = _owned(m, owners)
             if owner is not None:
@@ -232,7 +238,7 @@ def _reads_binding(checker, scope, node, at, binding) -> bool:
     work, seen = [(node, at)], set()
     while work and len(seen) < 200:
         n, when = work.pop()
-        for name in _dependencies(checker, n)[0]:
+        for name in _dependencies(checker, n, scope.module_class)[0]:
             entry = scope.binding(name, when)
             if entry is None or (name, entry[0]) in seen:
                 continue
