@@ -92,13 +92,16 @@ class SavedRecord:
         return self.stack[0] if self.stack else None
 
     def overlaps(self, key: int | None, start: int, stop: int) -> bool:
-        return key == self.key and start < self.stop and self.start < stop
+        if key != self.key:
+            return False
+        if self.stop == 0:  # the byte range, computed the first time a write lands on this storage
+            self.start, self.stop = byte_range(self.alias)
+        return start < self.stop and self.start < stop
 
     def locate(self) -> int | None:
-        """Compute the storage key and byte range; returns the key (None if no storage)."""
+        """Compute the storage key; returns it (None if no storage). The byte range waits
+        for a write to this storage: most saved tensors' memory is never written."""
         self.key = storage_key(self.alias)
-        if self.key is not None:
-            self.start, self.stop = byte_range(self.alias)
         return self.key
 
 
