@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.report.model import Suggestion

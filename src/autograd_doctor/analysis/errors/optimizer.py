@@ -68,7 +68,7 @@ def empty_parameter_list(context: ErrorContext, already):
                                                note=f"{name} is a generator: it can be iterated only once")
             users = uses_between(filename, name, made.end_lineno, location.line)
             value_text = text_of(filename, made.value)
-            helps = [statement_change(made_location, f"keep the parameters in a list, which can be read "
+            helps = [statement_change(made_location, "keep the parameters in a list, which can be read "
                                       "any number of times", f"{ast.unparse(made.targets[0])} = list({value_text})")]
             notes = [f"{name} was already iterated (used up) before {class_name} read it, so it yielded nothing"]
             return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, made_location, [*users, location], notes, helps)

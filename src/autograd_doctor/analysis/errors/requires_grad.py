@@ -11,7 +11,7 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, line_location, local_name_of,
+    ErrorContext, last_assignment, local_name_of,
 )
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import replace_node_text, statement_location
@@ -181,8 +181,8 @@ def hook_without_grad(context: ErrorContext, already):
                         "gradients for require grad (requires_grad=True, nn.Parameter)")]
     if name and isinstance(statement, ast.Expr):
         body = text_of(filename, statement)
-        helps.append(statement_change(location, f"if this code also runs without gradients (evaluation), "
-                                      f"guard it", f"if {name}.requires_grad:\n    {body}"))
+        helps.append(statement_change(location, "if this code also runs without gradients (evaluation), "
+                                      "guard it", f"if {name}.requires_grad:\n    {body}"))
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
 
 

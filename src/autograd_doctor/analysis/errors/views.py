@@ -15,7 +15,7 @@ from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, line_location, local_name_of, with_block_around,
 )
 from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import source_line, statement_at, statement_location
+from autograd_doctor.report.source import statement_at, statement_location
 
 
 # The context managers that turn gradients off, by the name PyTorch's message uses.
@@ -51,7 +51,7 @@ def view_made_in_mode_written(context: ErrorContext, already):
         f"decide whether the write should be recorded: if yes, make the view outside the {kind} block "
         f"(move `{text_of(filename, made) if made is not None else 'the view'}` after it); if not, do the write inside the same "
         f"{kind} block as the view")]
-    notes = [f"the view was made while gradients were off, the write happens while they are on: PyTorch "
+    notes = ["the view was made while gradients were off, the write happens while they are on: PyTorch "
              "cannot tell whether the write should be part of the graph"]
     return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], notes, helps)
 
