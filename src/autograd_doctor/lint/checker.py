@@ -15,6 +15,7 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.callers import grad_off_callees
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
@@ -68,6 +69,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.param_lists: dict[str, set] = {}    # name -> modules whose parameters it holds
         self.optimizers: dict[str, set] = {}     # optimizer text -> modules whose parameters it steps
         self.pending_steps: list = []            # ADL003 candidates, resolved once optimizers are known
+        # functions this file only calls from code without gradients (callers.py)
+        self.grad_off_callees = grad_off_callees(tree, source)
         self.visit_body(tree.body)
         check_scope(self, self.scope)
         check_file(self)
@@ -176,7 +179,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         if node.returns:
             self.visit(node.returns)
         self.bind(node.name, None)
-        grad_off = self.scope.grad_off or N.is_init_function(node.name) or any(
+        grad_off = self.scope.grad_off or N.is_init_function(node.name) or \
+            node.name in self.grad_off_callees or any(
             self.qualname(d.func if isinstance(d, ast.Call) else d) in N.GRAD_OFF_CONTEXTS
             for d in node.decorator_list)
         module_class = self.class_stack[-1] if self.class_stack else None

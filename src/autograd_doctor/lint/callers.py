@@ -1,0 +1,142 @@
+"""Functions that the file itself only ever calls without gradients.
+
+fairseq's ensemble wrapper decorates `forward_decoder` with `@torch.no_grad()`
+and splits its work into `forward_word_del`, `forward_mask_ins`, ...: those
+helpers run without gradients too, although nothing at their definition says
+so.  A function (or method) counts as running without gradients when every
+mention of its name in the file is a call from code that runs without
+gradients: under `with torch.no_grad():` (or `inference_mode`,
+`set_grad_enabled(False)`), in a function decorated with it, or in another such
+function.  Names are matched
+without resolving them (`self.f(...)`, `obj.f(...)` and `f(...)` are all
+mentions of `f`), so a mention anywhere else, or a mention that is not a call
+(a callback, an attribute of the same name), keeps the function checked.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+
+from autograd_doctor.lint import names as N
+
+# Entry points that other code calls (nn.Module.__call__, Lightning, the runtime).
+_ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
+_SWITCHES = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+def grad_off_callees(tree: ast.Module, source: str) -> frozenset:
+    """Names of the functions defined in ``tree`` that it only calls without gradients."""
+    if not any(word in source for word in _SWITCHES):
+        return frozenset()  # nothing switches gradients off: no walk needed
+    walk = _Mentions(_top_level_aliases(tree))
+    walk.visit(tree)
+    # Greatest fixpoint: every mention is a call from grad-off code or from a candidate.
+    candidates = {name for name in walk.defined if walk.mentions.get(name)
+                  and not name.startswith("__") and name not in _ENTRY_POINTS}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(candidates):
+            if not all(call and (off or caller in candidates)
+                       for call, off, caller in walk.mentions[name]):
+                candidates.discard(name)
+                changed = True
+    # Least fixpoint inside it: reached from code that surely runs without gradients
+    # (a function mentioned only by itself, or by a cycle of its own, is not).
+    reached: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(candidates - reached):
+            if any(off or caller in reached for _, off, caller in walk.mentions[name]):
+                reached.add(name)
+                changed = True
+    return frozenset(reached)
+
+
+def _top_level_aliases(tree: ast.Module) -> dict:
+    aliases = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
+class _Mentions(ast.NodeVisitor):
+    """Every mention of a name: (is it called, in grad-off code, the enclosing function)."""
+
+    def __init__(self, aliases: dict):
+        self.aliases = aliases
+        self.defined: set = set()
+        self.mentions: dict = defaultdict(list)
+        self.function: str | None = None
+        self.grad_off = False
+        self.called: set = set()
+
+    def qualname(self, node) -> str | None:
+        if isinstance(node, ast.Call):
+            node = node.func
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def visit_FunctionDef(self, node):
+        self.defined.add(node.name)
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        off = self.grad_off or any(
+            self.qualname(d) in N.GRAD_OFF_CONTEXTS for d in node.decorator_list)
+        outer = self.function, self.grad_off
+        self.function, self.grad_off = node.name, off
+        for stmt in node.body:
+            self.visit(stmt)
+        self.function, self.grad_off = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_With(self, node):
+        off = False
+        for item in node.items:
+            self.visit(item)
+            expr = item.context_expr
+            q = self.qualname(expr)
+            first_false = isinstance(expr, ast.Call) and bool(expr.args) and \
+                isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False
+            if (q in N.GRAD_OFF_CONTEXTS and not first_false) or \
+                    (q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and first_false):
+                off = True
+        outer = self.grad_off
+        self.grad_off = outer or off
+        for stmt in node.body:
+            self.visit(stmt)
+        self.grad_off = outer
+
+    visit_AsyncWith = visit_With
+
+    def visit_Lambda(self, node):
+        outer = self.function, self.grad_off  # a lambda may be called anywhere later
+        self.function, self.grad_off = None, False
+        self.generic_visit(node)
+        self.function, self.grad_off = outer
+
+    def visit_Call(self, node):
+        self.called.add(id(node.func))
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        self.mentions[node.id].append((id(node) in self.called and isinstance(node.ctx, ast.Load),
+                                       self.grad_off, self.function))
+
+    def visit_Attribute(self, node):
+        self.mentions[node.attr].append((id(node) in self.called and isinstance(node.ctx, ast.Load),
+                                         self.grad_off, self.function))
+        self.visit(node.value)
