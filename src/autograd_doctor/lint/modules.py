@@ -63,14 +63,22 @@ class ModuleKnowledge:
             kind = q.rsplit(".", 1)[-1]
             if kind in ("Sequential",):
                 built = [(a, self.module_spec(a, defaults)) for a in call.args]
-                built = [(a, layer) for a, layer in built if layer is not None]
+                # Only neighbours in the call are compared: an element we cannot read
+                # (`layer_init(nn.Conv2d(...))`, a name, `*blocks`) stands between its
+                # neighbours, and its output, not the layer before it, is what comes next.
                 for (_, a), (b_call, b) in zip(built, built[1:]):
-                    if b.input_layer.inplace and a.output_layer.saves_output:
+                    if a is not None and b is not None and b.input_layer.inplace \
+                            and a.output_layer.saves_output:
                         self.layer_conflicts[id(b_call)] = (b_call, a.output_layer, b.input_layer)
-                layers = [layer for _, layer in built]
+                layers = [layer for _, layer in built if layer is not None]
                 if not layers:  # `nn.Sequential(*layers)`: unknown layers, surely some with weights
                     return ModuleSpec(kind, parameterised=True)
-                return ModuleSpec(kind, first=layers[0].input_layer, last=layers[-1].output_layer,
+                # An unknown first (last) element: what happens to the input (is kept
+                # of the output) is unknown too, so nothing is claimed about it.
+                first, last = built[0][1], built[-1][1]
+                unknown = ModuleSpec("unknown")
+                return ModuleSpec(kind, first=first.input_layer if first else unknown,
+                                  last=last.output_layer if last else unknown,
                                   parameterised=any(layer.parameterised for layer in layers))
             inplace, keyword = self.inplace_argument(call, kind, defaults)
             return ModuleSpec(kind, inplace, keyword,
