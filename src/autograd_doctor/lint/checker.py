@@ -16,6 +16,7 @@ from collections import defaultdict
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.callers import grad_off_callees
+from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
@@ -50,7 +51,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         # nn.Sequential layers that overwrite the output the layer before saved
         self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
-        self.zero_grad_functions: set[str] = set()  # same-file functions that clear gradients
+        # same-file functions and methods that clear gradients (clearing.py)
+        self.zero_grad_functions: set[str] = set(clearing_functions(tree))
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         # same-file nn.Module class -> (op whose output its forward returns, writes its input)

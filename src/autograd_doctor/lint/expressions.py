@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.findings import Fix
 
@@ -60,8 +61,9 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, func.id)
-        if isinstance(func, ast.Name) and func.id in self.zero_grad_functions:
-            self.scope.zero_grads.append(self.next_seq())
+        if (isinstance(func, ast.Name) and func.id in self.zero_grad_functions) or \
+                (is_self_call(node) and func.attr in self.zero_grad_functions):
+            self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
