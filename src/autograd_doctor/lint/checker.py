@@ -15,6 +15,7 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.arguments import grad_free_parameters
 from autograd_doctor.lint.callers import grad_off_callees
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.events import Scope
@@ -73,6 +74,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.pending_steps: list = []            # ADL003 candidates, resolved once optimizers are known
         # functions this file only calls from code without gradients (callers.py)
         self.grad_off_callees = grad_off_callees(tree, source)
+        # parameters that every call in this file fills with a value cut from its graph
+        self.grad_free_parameters = grad_free_parameters(tree, source)
         self.visit_body(tree.body)
         check_scope(self, self.scope)
         check_file(self)
@@ -198,6 +201,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             tensor = self.is_tensor_annotation(a.annotation) or (
                 module_class is not None and node.name == "forward" and i > 0 and a.annotation is None)
             self.bind(a.arg, None, tensor=tensor)
+        # every call in the file passes a value without a graph here (arguments.py)
+        self.scope.consts.update(self.grad_free_parameters.get(node.name, ()))
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)
