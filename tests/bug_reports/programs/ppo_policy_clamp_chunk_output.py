@@ -1,0 +1,24 @@
+"""A state-dependent Gaussian policy clamps `log_stds`, one of the views `chunk` returned, in
+place.
+Source: https://github.com/toshikwa/gail-airl-ppo.pytorch/issues/13 ("Output 1 of SplitBackward
+is a view and is being modified inplace"; fix: `log_stds = log_stds.clamp(-20, 2)`)."""
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class StateDependentPolicy(nn.Module):
+    def __init__(self, state_dim, action_dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(state_dim, 16), nn.Tanh(), nn.Linear(16, 2 * action_dim))
+
+    def forward(self, states):
+        means, log_stds = self.net(states).chunk(2, dim=-1)
+        log_stds.clamp_(-20, 2)  # PRIMARY
+        return means + log_stds.exp() * torch.ones_like(means)
+
+
+policy = StateDependentPolicy(3, 2)
+policy(torch.randn(4, 3)).pow(2).sum().backward()
+grads = [p.grad for p in policy.parameters()]

@@ -1,0 +1,16 @@
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+dense = nn.Linear(6, 4)
+ori_pred_emb = torch.randn(4)
+tgt_emb = torch.randn(4)
+positions = [1, 3]
+lambda_list_1 = [0.5, 0.25]
+lambda_list_2 = [1.0, 2.0]
+
+for i, pos in enumerate(positions):
+    with torch.no_grad():
+        dense.weight[:, pos] -= ori_pred_emb * lambda_list_1[i]
+        dense.weight[:, pos] += tgt_emb * lambda_list_2[i]
+edited = dense.weight.detach().clone()
