@@ -182,6 +182,10 @@ PyTorch noticing, so backward silently computes a wrong gradient.
 **The fix.** Do not write into tensors the graph still needs; write out of place
 (`y = y.index_fill(...)`), or clone first (`y = y.clone()`), and use `detach()` or
 `torch.no_grad()` instead of `.data`.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`; `silent="raise"` and `verify_saved=True` imply it): it needs
+to know which tensors autograd saved, which the default mode does not record.
 """,
     SAVED_CONTENT_CHANGED: """\
 ## AD202: the contents of a saved tensor changed between forward and backward
@@ -236,6 +240,10 @@ reusing a buffer) change every stored view: all entries end up equal to the last
 
 **The fix.** Store a copy: `history.append(buf[:].clone())`, or build a new tensor in
 each iteration instead of writing into a shared buffer.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`); views made by indexing (`buf[:]`) are seen with
+`capture="mode"` (which implies the full mode).
 """,
     DETACH_ALIAS_WRITE: """\
 ## AD205: a write through a detach() alias changed a tensor still in use
