@@ -34,6 +34,11 @@ def _write_facts(event: WriteEvent | None, tensor) -> WriteFacts:
     if event is not None:
         facts.value_is_scalar = getattr(event, "value_is_scalar", None)
         facts.index_is_bool_mask = bool(getattr(event, "index_is_bool_mask", False))
+        op = (getattr(event, "op", None) or "").rsplit(".", 1)[-1]
+        # `x[i] += v` on a tensor x runs `+=` on the view x[i]; on a list it runs on the whole
+        # tensor the list holds, and rebinding the list's entry is then out of place.
+        facts.container_element = (op.startswith("__i") and op.endswith("__") and tensor is not None
+                                   and tensor._base is None)
     return facts
 
 

@@ -34,10 +34,13 @@ class WriteFacts:
     """What the run time knew about a write, to choose the right out-of-place form."""
 
     def __init__(self, value_is_scalar: bool | None = None, index_is_bool_mask: bool = False,
-                 floating: bool = True):
+                 floating: bool = True, container_element: bool = False):
         self.value_is_scalar = value_is_scalar
         self.index_is_bool_mask = index_is_bool_mask
         self.floating = floating
+        # `laterals[i] += v` where `laterals` is a list: `+=` wrote into a whole tensor (not a
+        # view of one), so the subscript picked an element of a Python container.
+        self.container_element = container_element
 
 
 def _statement_text(filename: str, statement: ast.stmt) -> str:
@@ -184,8 +187,10 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     return suggestions
 
 
-def augmented_assignment_fixes(filename: str, statement: ast.AugAssign) -> list[Suggestion]:
-    if not _plain(statement.target):
+def augmented_assignment_fixes(filename: str, statement: ast.AugAssign,
+                                facts: WriteFacts | None = None) -> list[Suggestion]:
+    container_element = facts is not None and facts.container_element and isinstance(statement.target, ast.Subscript)
+    if not _plain(statement.target) and not container_element:
         return clone_first_fix(filename, statement, statement.target)  # `probs[i, j] -= 1`
     operator = AUGMENTED_OPERATORS.get(type(statement.op))
     target = segment(filename, statement.target)
@@ -375,7 +380,7 @@ def write_fixes(filename: str, statement: ast.stmt | None, line: int, column: in
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Subscript):
             suggestions = subscript_assignment_fixes(filename, statement, facts)
         elif isinstance(statement, ast.AugAssign):
-            suggestions = augmented_assignment_fixes(filename, statement)
+            suggestions = augmented_assignment_fixes(filename, statement, facts)
         else:
             suggestions = method_call_fixes(filename, statement, line, column)
     except Exception:
