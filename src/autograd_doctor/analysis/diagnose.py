@@ -9,7 +9,8 @@ import torch
 
 from autograd_doctor import codes, compat
 from autograd_doctor.analysis.fixes import (
-    WriteFacts, inplace_module_definition_fix, no_grad_fix, write_fixes,
+    WriteFacts, _positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
+    write_fixes,
 )
 from autograd_doctor.analysis.describe import assigned_name, tensor_info, written_name
 from autograd_doctor.analysis.naming import (
@@ -401,6 +402,17 @@ def _write_suggestions(write: WriteEvent, tensor) -> list[Suggestion]:
     return write_fixes(site.filename, statement, site.lineno, column, _write_facts(write, tensor))
 
 
+def _inplace_activation_call(statement):
+    """The call with `inplace=True` (by keyword, or by position for torch.nn.functional) in a
+    statement, if any."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            if any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in node.keywords) or _positional_inplace_flag(node) is not None:
+                return node
+    return None
+
+
 def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
     """AD102: a leaf (or a view of a leaf) that requires grad used in an in-place op."""
     message = str(error)
@@ -431,7 +443,16 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         notes.append("the written tensor is a view of the leaf, so the write changes the leaf itself")
     helps: list[Suggestion] = []
     statement = statement_at(site.filename, site.lineno) if site is not None else None
-    if statement is not None:
+    activation = _inplace_activation_call(statement) if statement is not None else None
+    if activation is not None:
+        # `h = F.relu(x, inplace=True)` computes with the leaf: no_grad would drop the
+        # activation's gradient and overwrite the input. The out-of-place call is the change.
+        argument = activation.args[0] if activation.args else None
+        name = segment(site.filename, argument) if isinstance(argument, (ast.Name, ast.Attribute)) else name
+        if info is not None and name:
+            info.name = name
+        helps.extend(s for s in method_call_fixes(site.filename, statement, site.lineno, None) if s.replacement)
+    if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
         # real leaf behind: its .grad stays None. Say how to keep both instead.
