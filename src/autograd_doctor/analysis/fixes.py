@@ -362,12 +362,60 @@ def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
     return best
 
 
+def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
+    """`w` for `w[0] -= v`, `w.add_(v)`, `w[:, i] = v`: the tensor an in-place statement writes."""
+    if isinstance(statement, ast.AugAssign):
+        written = statement.target
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Subscript):
+        written = statement.targets[0]
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr.endswith("_") \
+            and not statement.value.func.attr.endswith("__"):
+        written = statement.value.func.value
+    else:
+        return None
+    root = _root_tensor(written)
+    return segment(filename, root) if root is not None else None
+
+
+def _following_writes(filename: str, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements right after `statement`, in the same block, that write in place into the
+    same tensor (`w[:, i] -= a` then `w[:, i] += b`): the next one would fail the same way."""
+    from autograd_doctor.report.source import parse_file
+
+    root = _written_root_text(filename, statement)
+    tree = parse_file(filename)
+    if root is None or tree is None:
+        return []
+    for node in ast.walk(tree):
+        for field_name in ("body", "orelse", "finalbody"):
+            body = getattr(node, field_name, None)
+            if not isinstance(body, list):
+                continue
+            for position, sibling in enumerate(body):
+                if isinstance(sibling, ast.stmt) and sibling.lineno == statement.lineno \
+                        and sibling.col_offset == statement.col_offset:
+                    following = []
+                    for later in body[position + 1:]:
+                        if _written_root_text(filename, later) != root:
+                            break
+                        following.append(later)
+                    return following
+    return []
+
+
 def no_grad_fix(filename: str, statement: ast.stmt) -> Suggestion:
-    text = _statement_text(filename, statement)
+    statements = [statement, *_following_writes(filename, statement)]
+    text = "\n".join(_statement_text(filename, s) for s in statements)
+    location = statement_location(filename, statement)
+    location.end_line = statements[-1].end_lineno
+    location.end_column = statements[-1].end_col_offset
     return Suggestion(
-        "if this is initialisation or a manual parameter update, do it without recording it",
+        "if this is initialisation or a manual parameter update, do it without recording it"
+        + (" (with the writes into the same tensor that follow)" if len(statements) > 1 else ""),
         "with torch.no_grad():\n" + textwrap.indent(text, "    "),
-        statement_location(filename, statement),
+        location,
     )
 
 
