@@ -101,6 +101,51 @@ def _tensors_in(value) -> list[torch.Tensor]:
     return []
 
 
+def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
+    """A tensor kept on an nn.Module (`self.hidden = ...` in forward) that reaches the freed
+    graph: (its path such as `model.hidden`, the attribute, the module, the value)."""
+    for local_name, value in frame_locals.items():
+        if not isinstance(value, torch.nn.Module) or local_name.startswith("_"):
+            continue
+        for sub_name, module in list(value.named_modules())[:200]:
+            for attribute, held in vars(module).items():
+                if attribute.startswith("_"):
+                    continue
+                tensors = _tensors_in(held)
+                if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
+                    path = ".".join(part for part in (local_name, sub_name, attribute) if part)
+                    return path, attribute, module, held
+    return None
+
+
+def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str, ast.stmt] | None:
+    """The statement in the module's class that stores `self.<attribute>` from a call (the
+    forward's `out, self.hidden = self.lstm(x, self.hidden)`), with its file."""
+    import inspect
+
+    from autograd_doctor.report.source import parse_file
+
+    try:
+        filename = inspect.getsourcefile(type(module))
+    except (TypeError, OSError):
+        return None
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+            continue
+        for statement in ast.walk(node):
+            if not isinstance(statement, ast.Assign) or not isinstance(statement.value, ast.Call):
+                continue
+            for target in statement.targets:
+                for element in ast.walk(target):
+                    if isinstance(element, ast.Attribute) and element.attr == attribute \
+                            and isinstance(element.value, ast.Name) and element.value.id == "self":
+                        return filename, statement
+    return None
+
+
 def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
     """Names assigned in the loop body that the body also reads from the previous iteration."""
     carried = []
@@ -196,6 +241,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 kind = "shared"
                 break
 
+    kept_on_module = None  # a module attribute (`self.hidden`) that holds the old graph
+    if carrier is None and frontier:
+        kept_on_module = _module_state_carrier(frame_locals, frontier)
+
     related: list[Location] = []
     same_line = previous is not None and site is not None and previous.site is not None and \
         previous.site.code is site.code and previous.site.lineno == site.lineno
@@ -254,6 +303,27 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             helps.extend(_shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor,
                                                    assignment))
+    elif kept_on_module is not None:
+        path, attribute, module, held = kept_on_module
+        tensor = _tensors_in(held)[0]
+        carrier = (path, None, held)
+        found = _attribute_assignment(module, attribute)
+        if previous is not None and previous.site is not None:
+            notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {path} still points "
+                         f"into: {type(module).__name__} keeps it on self.{attribute} for the next call")
+        if found is not None:
+            filename, assignment = found
+            primary = statement_location(filename, assignment, role="carried",
+                                         note=f"self.{attribute} keeps this call's graph for the next batch")
+            related.append(backward_loc)
+            if assignment.lineno == assignment.end_lineno:
+                own = f"self.{attribute}"
+                detach = (f"{own} = tuple(s.detach() for s in {own})" if isinstance(held, (tuple, list))
+                          else f"{own} = {own}.detach()")
+                helps.append(Suggestion(
+                    f"detach {own} after storing it, so the next batch starts from its value without the graph "
+                    "that backward() frees (truncated backpropagation)",
+                    f"{segment(filename, assignment)}\n{detach}", statement_location(filename, assignment)))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
