@@ -22,7 +22,9 @@ class Report:
     pattern: str
     code: str
     compare: list[str] = field(default_factory=list)  # empty: the helps are advice, not code
-    primary_marker: str = "PRIMARY"  # the line the doctor's primary location must be on
+    # The line the doctor's primary location is on, when it is not the PRIMARY line: the help's
+    # change is then at the PRIMARY line (see test_the_help_changes_the_line_the_answer_changes).
+    primary_marker: str = "PRIMARY"
     references: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -60,7 +62,8 @@ REPORTS = [
            "MoE router: `expert_weights /= torch.norm(expert_weights, ...)`", "AD101", ["grads"]),
     Report("detach_alias_written_in_place",
            "https://androidkt.com/one-of-the-variables-needed-for-gradient-computation-has-been-modified-by-an-inplace-operation/",
-           "a write through `c = b.detach()` into exp()'s saved output", "AD205", ["a.grad", "c"]),
+           "a write through `c = b.detach()` into exp()'s saved output", "AD205", ["a.grad", "c"],
+           primary_marker="WRITE"),
     Report("lstm_hidden_kept_on_module", "https://github.com/sgadgil6/cnslab_fmri/issues/4",
            "LSTM hidden state kept on self across batches", "AD302", ["params"]),
     Report("rnn_h_state_not_detached", "https://github.com/MorvanZhou/PyTorch-Tutorial/issues/57",
@@ -82,5 +85,6 @@ REPORTS = [
     Report("loss_on_argmax_predictions", "https://php.bkmy88.com/faq/1835025.html",
            "loss on argmax predictions: element 0 does not require grad", "AD301"),
     Report("deepcopy_module_holding_graph_tensor", "https://github.com/pytorch/pytorch/issues/54580",
-           "deepcopy of a module that kept a graph tensor on self", "AD303", ["model_copy.exp"]),
+           "deepcopy of a module that kept a graph tensor on self", "AD303", ["model_copy.exp"],
+           primary_marker="ERROR"),
 ]

@@ -21,4 +21,4 @@ class Net(nn.Module):
 
 model = Net()
 model(torch.randn(1, 1, 6, 6))
-model_copy = copy.deepcopy(model)
+model_copy = copy.deepcopy(model)  # ERROR

@@ -7,7 +7,7 @@ import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = a.exp()
 c = b.detach()  # PRIMARY
-c[0] = 0.0
+c[0] = 0.0  # WRITE
 b.sum().backward()
 grads = [a.grad]
 values = [c]
