@@ -17,6 +17,8 @@ parameter as it was.
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_right
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
@@ -24,41 +26,62 @@ from autograd_doctor.lint import names as N
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
 
 
+# Only a parameter annotated `Tensor` is a tensor to the checker (a forward()'s
+# arguments are too, but forward is an entry point): the others need no facts.
+_SIGNATURE = re.compile(r"def[ \t]+(\w+)[ \t]*\(([^)]*)")
+_TENSOR_ANNOTATION = re.compile(r":\s*[\"']?(?:torch\.)?Tensor\b")
+
+
 def grad_free_parameters(tree: ast.Module, source: str) -> dict:
     """Function name -> the names of its parameters that every call fills grad-free."""
     if ".detach()" not in source and ".data" not in source and ".item()" not in source:
-        return {}  # no value in the file is cut from its graph: no walk needed
-    defs: dict = defaultdict(list)
-    methods: set = set()  # ids of the functions defined in a class body (not static)
-    mentions: dict = defaultdict(list)
-    parents: dict = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            mentions[node.id].append(node)
-        elif isinstance(node, ast.Attribute):
-            mentions[node.attr].append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs[node.name].append(node)
-        elif isinstance(node, ast.ClassDef):
-            methods.update(id(s) for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-                           and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
-                                       for d in s.decorator_list))
+        return {}  # no value in the file is cut from its graph
+    wanted = {name for name, params in _SIGNATURE.findall(source)
+              if "Tensor" in params and _TENSOR_ANNOTATION.search(params)
+              and not name.startswith("__") and name not in _ENTRY_POINTS}
+    wanted = _only_called(wanted, source)
+    if not wanted:
+        return {}  # most files: no walk of the whole tree
+    statements = list(_statements(tree.body))
+    functions = [n for n in statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    defs, methods = _definitions(statements, functions)
+    defs = {name: found for name, found in defs.items() if name in wanted}
+    wanted = {name for name in wanted if len(defs.get(name, ())) == 1}
+    if not wanted:
+        return {}
+    # Walk only the functions that hold a call: found from the calls' lines.
+    pattern = re.compile(r"(?<!def )\b(" + "|".join(sorted(wanted)) + r")[ \t]*\(")
+    starts = [0] + [m.end() for m in re.finditer("\n", source)]
+    expected: dict = defaultdict(int)
+    holders: dict = {}
+    spans = sorted(((f.lineno, f.end_lineno, f) for f in functions),
+                   key=lambda t: t[1] - t[0])
+    for m in pattern.finditer(source):
+        expected[m.group(1)] += 1
+        line = bisect_right(starts, m.start())
+        holder = next((f for lo, hi, f in spans if lo <= line <= hi), tree)
+        holders[id(holder)] = holder
+    calls: dict = defaultdict(list)  # name -> [(call, enclosing function)]
+    for holder in holders.values():
+        for node in _own_nodes(holder):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else \
+                    func.attr if isinstance(func, ast.Attribute) else None
+                if name in wanted:
+                    calls[name].append((node, holder if holder is not tree else None))
     bindings: dict = {}  # id(calling function) -> its bindings
     out = {}
-    for name, (function, *more) in defs.items():
-        if more or name.startswith("__") or name in _ENTRY_POINTS or not mentions.get(name):
+    for name in wanted:
+        found = calls.get(name, ())
+        # every textual call must be one we saw (none hidden in a lambda, say)
+        if not found or len(found) != expected[name]:
             continue
+        function = defs[name][0]
         method = id(function) in methods
         params = _parameters(function, method)
         free = set(params)
-        for mention in mentions[name]:
-            call = parents.get(id(mention))
-            if not (isinstance(call, ast.Call) and call.func is mention):
-                free = set()  # a callback, a reference: called from anywhere
-                break
-            caller = _enclosing_function(mention, parents)
+        for call, caller in found:
             if caller is not None and id(caller) not in bindings:
                 bindings[id(caller)] = _bindings(caller)
             known = bindings.get(id(caller), {}) if caller is not None else {}
@@ -70,19 +93,69 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
     return out
 
 
+def _only_called(names: set, source: str) -> set:
+    """Those of ``names`` whose every mention in the text is its `def` or a call
+    (`name(`): a callback, a reference, even a comment naming it, keeps it checked."""
+    if not names:
+        return set()
+    out = set(names)
+    for m in re.finditer(r"\b(" + "|".join(sorted(names)) + r")\b", source):
+        if m.group(1) in out and not source.endswith("def ", 0, m.start()) \
+                and not _CALL.match(source, m.end()):
+            out.discard(m.group(1))
+    return out
+
+
+_CALL = re.compile(r"[ \t]*\(")
+
+
+def _definitions(statements, functions):
+    """Function name -> its definitions, and the ids of the methods (defined in a
+    class body, not static)."""
+    defs: dict = defaultdict(list)
+    for node in functions:
+        defs[node.name].append(node)
+    methods = {id(b) for node in statements if isinstance(node, ast.ClassDef) for b in node.body
+               if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in b.decorator_list)}
+    return defs, methods
+
+
+def _statements(body):
+    """Every statement in ``body``, nested ones included (bodies of functions,
+    classes, branches, loops, `with` and `try` blocks)."""
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                todo.extend(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            todo.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            todo.extend(case.body)
+
+
+def _own_nodes(holder):
+    """The nodes of a function's (or the module's) own code, not of functions in it;
+    a lambda's body is left out too (it runs later, from anywhere)."""
+    stack = list(holder.body) if not isinstance(holder, ast.Module) else \
+        [s for s in holder.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _parameters(function, method: bool) -> list:
     args = function.args.posonlyargs + function.args.args
     if method:
         args = args[1:]  # `self`
     return [a.arg for a in args] + [a.arg for a in function.args.kwonlyargs]
-
-
-def _enclosing_function(node, parents):
-    while node is not None:
-        node = parents.get(id(node))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return node if not isinstance(node, ast.Lambda) else None
-    return None
 
 
 def _free_at(call, function, method: bool, params, known) -> set:

@@ -53,7 +53,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.layer_conflicts: dict = {}
         self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
         # same-file functions and methods that clear gradients (clearing.py)
-        self.zero_grad_functions: set[str] = set(clearing_functions(tree))
+        self.zero_grad_functions: set[str] = set(clearing_functions(tree, source))
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         # same-file nn.Module class -> (op whose output its forward returns, writes its input)

@@ -15,40 +15,39 @@ any same-file `f`; `obj.f()` is not (`model.train()` is not the file's own
 from __future__ import annotations
 
 import ast
+import re
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 
 
-def clearing_functions(tree: ast.Module) -> frozenset:
+# Text that a clearing function must contain; most files have none and are not walked.
+_CLEARING_TEXT = re.compile(r"zero_grad|\.grad\s*=\s*None|\.grad\.(?:zero_|detach_|fill_|requires_grad_)")
+
+
+def clearing_functions(tree: ast.Module, source: str) -> frozenset:
     """Names of the functions defined in ``tree`` that clear gradients."""
-    bodies: dict = {}
+    if "backward(" not in source or not _CLEARING_TEXT.search(source):
+        return frozenset()  # no training loop (ADL018 needs one) or nothing clears
+    calls: dict = {}  # function name -> the same-file names its own body calls
+    clears: set = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bodies.setdefault(node.name, []).append(node)
-    clears = {name for name, defs in bodies.items() if any(_clears(d) for d in defs)}
+            own = list(_own_nodes(node))
+            if _clears(own):
+                clears.add(node.name)
+            calls.setdefault(node.name, set()).update(_calls(own))
     changed = True
     while changed:  # a helper that calls a clearing helper clears too
         changed = False
-        for name, defs in bodies.items():
-            if name not in clears and any(_calls(d) & clears for d in defs):
+        for name, called in calls.items():
+            if name not in clears and called & clears:
                 clears.add(name)
                 changed = True
     return frozenset(clears)
 
 
-def _own_nodes(function):
-    """The nodes of ``function``'s body, not of functions nested in it."""
-    todo = list(function.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        yield node
-        todo.extend(ast.iter_child_nodes(node))
-
-
-def _clears(function) -> bool:
-    for node in _own_nodes(function):
+def _clears(nodes) -> bool:
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr, recv = node.func.attr, node.func.value
             if attr == "zero_grad":
@@ -62,9 +61,9 @@ def _clears(function) -> bool:
     return False
 
 
-def _calls(function) -> set:
+def _calls(nodes) -> set:
     out = set()
-    for node in _own_nodes(function):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name):
@@ -79,3 +78,14 @@ def is_self_call(call: ast.Call) -> bool:
     func = call.func
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
         and func.value.id == "self"
+
+
+def _own_nodes(function):
+    """The nodes of ``function``'s body, not of functions nested in it."""
+    todo = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
