@@ -217,6 +217,31 @@ def test_pytorch_overlap_error_gets_the_explanation(tmp_path):
     assert any("AD203" in note for note in outcome.error.__notes__)
 
 
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_an_overlap_pytorch_refuses_is_reported_once_on_its_error(tmp_path, mode):
+    """PyTorch raises for a.T.add_(a): the diagnosis goes on its error, not also in a warning."""
+    outcome = run_program(tmp_path, """
+        import torch
+        a = torch.arange(9.0).reshape(3, 3)
+        a.T.add_(a)  # WRITE
+    """, mode=mode)
+    assert isinstance(outcome.error, RuntimeError) and "single memory location" in str(outcome.error)
+    assert outcome.warnings == []
+    assert sum("[AD203]" in note for note in outcome.error.__notes__) == 1
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_an_overlap_pytorch_computes_silently_still_warns_in_both_modes(tmp_path):
+    for mode in ("light", "full"):
+        outcome = run_program(tmp_path, """
+            import torch
+            a = torch.arange(12.0).reshape(3, 4)
+            a -= a[:, :1]  # WRITE
+        """, mode=mode)
+        assert outcome.error is None
+        assert [w.message.args[0].count("[AD203]") for w in outcome.warnings] == [1]
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
                                    torch.uint8, torch.bool, torch.complex64])
 def test_fingerprint_sees_any_single_element_change(dtype):

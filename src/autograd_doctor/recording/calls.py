@@ -114,6 +114,37 @@ def carries_grad(data) -> bool:
 _INDEX_ARGUMENT_OPS = ("__setitem__",)
 
 
+def _dense(tensor) -> bool:
+    """Non-overlapping and dense: the elements fill their memory range exactly, in some
+    order of the dimensions (a contiguous tensor, its transpose, a permutation)."""
+    expected = 1
+    for size, stride in sorted(zip(tensor.shape, tensor.stride()), key=lambda pair: pair[1]):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def pytorch_refuses_overlap(target, operand) -> bool:
+    """Whether PyTorch's own check (ATen's assert_no_partial_overlap, "some elements of the
+    input tensor and the written-to tensor refer to a single memory location") will refuse
+    this write: both tensors dense, their memory ranges overlapping, but not as the same
+    elements in the same order. Where it cannot tell, PyTorch computes silently."""
+    try:
+        if target.numel() == 0 or operand.numel() == 0 or not (_dense(target) and _dense(operand)):
+            return False
+        begin, end = target.data_ptr(), target.data_ptr() + target.numel() * target.element_size()
+        operand_begin = operand.data_ptr()
+        operand_end = operand_begin + operand.numel() * operand.element_size()
+        if (begin, end) == (operand_begin, operand_end):
+            return target.stride() != operand.stride()
+        return begin < operand_end and operand_begin < end
+    except Exception:
+        return False
+
+
 def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
     """A tensor argument that shares memory with `target` in a different layout, if any."""
     key = None

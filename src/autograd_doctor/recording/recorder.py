@@ -21,7 +21,7 @@ import torch
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    overlapping_operand, setitem_facts, written_tensors,
+    overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_tensors,
 )
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
@@ -314,8 +314,9 @@ class Recorder(AliasTracking):
                     describe_write_arguments(hits, op, args)
             except Exception:
                 hits = ()
+        deferred = None
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
-            self._check_write_hazards(op, args, kwargs)
+            deferred = self._check_write_hazards(op, args, kwargs)
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
@@ -324,6 +325,8 @@ class Recorder(AliasTracking):
             raise
         finally:
             self.write_depth -= 1
+        if deferred is not None:
+            self.listener.overlapping_write(deferred)  # PyTorch did not refuse it after all
         if hits:
             try:
                 self.after_write(hits)
@@ -333,9 +336,13 @@ class Recorder(AliasTracking):
                 pass
         return result
 
-    def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> None:
+    def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> OverlappingWrite | None:
         """Writes that are wrong whatever autograd saved: into memory an operand reads in
-        another layout, or through a detach() alias of a tensor whose graph is live."""
+        another layout, or through a detach() alias of a tensor whose graph is live.
+
+        Returns an overlapping write that PyTorch itself will most likely refuse: it is
+        reported after the write succeeds (`report_deferred`), so that when PyTorch raises,
+        the user sees the diagnosis once, on PyTorch's error, not also as a warning."""
         target = args[0]
         operand = alias_source = None
         try:
@@ -351,19 +358,26 @@ class Recorder(AliasTracking):
                 operand = alias_source = None
         except Exception:
             operand = alias_source = None  # never let our checks break the user's write
+        deferred = None
         # The callbacks may raise on purpose (silent="raise"), before the harm is done.
         if operand is not None:
-            self.listener.overlapping_write(OverlappingWrite(op, target, operand, capture_user_stack(2, limit=3)))
+            event = OverlappingWrite(op, target, operand, capture_user_stack(2, limit=3))
+            if pytorch_refuses_overlap(event.target, event.operand):
+                deferred = event
+            else:
+                self.listener.overlapping_write(event)
         if alias_source is not None:
             source, detach_site = alias_source
             self.listener.detached_alias_write(
                 DetachedAliasWrite(op, target, source, detach_site, capture_user_stack(2, limit=3)))
+        return deferred
 
     def _call_write_logged(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Light mode: run the write and log it (memory, versions, user line); no lookup."""
+        deferred = None
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             targets = [args[0]] if "out" not in kwargs else written_tensors(kind, args, kwargs)
-            self._check_write_hazards(op, args, kwargs)
+            deferred = self._check_write_hazards(op, args, kwargs)
         elif called_by_torch():
             # torch's own list writes outside optimizer steps (clip_grad_norm_ scaling the
             # gradients): gradients are not what a forward pass saves.
@@ -382,6 +396,8 @@ class Recorder(AliasTracking):
             raise
         finally:
             self.write_depth -= 1
+        if deferred is not None:
+            self.listener.overlapping_write(deferred)  # PyTorch did not refuse it after all
         try:
             stack = None
             for target, before in zip(targets, versions):
