@@ -28,8 +28,9 @@ diverges or crawls.  No error is raised.""",
     optimizer.step()""",
     fix_safety="No automatic fix: where to clear (and which parameters) is a choice.",
     known_problems="""Gradient accumulation steps under an `if` (`if (i + 1) % k == 0:`) and
-is not reported.  Clearing done in a helper function called from the loop is
-not seen unless the helper's name is `zero_grad`; such loops are reported.
+is not reported.  Clearing done in a same-file helper called from the loop
+(`reset_grad()`, `self.reset_grad()`) is seen; a helper of another object or
+file (`trainer.reset_grad()`) is not, and such loops are reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
 guidance loops do) has nothing to accumulate and is not reported.""",
