@@ -11,6 +11,12 @@ from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.findings import Fix
 
+# In-place fills whose last argument is one value: PyTorch reads it before the
+# write (`fill_` clones a value that aliases the target; `masked_fill_` and
+# `index_fill_` take `.item()`), so `p.fill_(p[0])` is well defined
+# (pytorch3d's tests do exactly this).
+_SCALAR_VALUE_METHODS = frozenset({"fill_", "masked_fill_", "index_fill_"})
+
 
 class ExpressionEvents:
     """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
@@ -155,6 +161,8 @@ class ExpressionEvents:
             # (`x.select(0, 0).copy_(x.select(0, 1))`) may well be disjoint.
             if isinstance(recv, ast.Name) and recv.id in scope.tensors:
                 for arg in node.args:
+                    if attr in _SCALAR_VALUE_METHODS and arg is node.args[-1]:
+                        continue
                     self.check_overlap(recv.id, arg, node)
         elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
                 isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
