@@ -9,7 +9,7 @@ import torch
 
 from autograd_doctor import codes, compat
 from autograd_doctor.analysis.fixes import (
-    WriteFacts, _positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
+    WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
     write_fixes,
 )
 from autograd_doctor.analysis.describe import assigned_name, tensor_info, written_name
@@ -408,7 +408,7 @@ def _inplace_activation_call(statement):
     for node in ast.walk(statement):
         if isinstance(node, ast.Call):
             if any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
-                   for k in node.keywords) or _positional_inplace_flag(node) is not None:
+                   for k in node.keywords) or positional_inplace_flag(node) is not None:
                 return node
     return None
 

@@ -231,7 +231,7 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         if replaced:
             return [Suggestion("compute out of place: pass inplace=False", replaced, location)]
     for call in calls:
-        flag = _positional_inplace_flag(call)
+        flag = positional_inplace_flag(call)
         if flag is not None:
             replaced = replace_node_text(filename, statement, flag, "False")
             if replaced:
@@ -282,7 +282,7 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
     return []
 
 
-def _positional_inplace_flag(call: ast.Call) -> ast.AST | None:
+def positional_inplace_flag(call: ast.Call) -> ast.AST | None:
     """The `True` passed by position as `inplace` (`F.relu(x, True)`), found from the
     signature of the torch.nn.functional function of that name."""
     import inspect
