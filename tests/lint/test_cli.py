@@ -243,6 +243,20 @@ def test_syntax_error_is_a_finding_and_other_files_are_linted(project, capsys):
     assert any(d["file"].endswith("bad.py") for d in data)
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses type parameters")
+def test_python_312_syntax_names_the_version_it_needs():
+    # huggingface/lerobot requires 3.12 and uses `type X = ...` and `class C[T]:`
+    from autograd_doctor.lint.engine import lint_source
+    for source in ("type NameOrID = str | int\n", "class Backtrackable[T]:\n    pass\n",
+                   "def load[T: int](obj: T) -> T:\n    return obj\n"):
+        [finding] = lint_source(source)
+        assert finding.code == "ADL000" and "Python 3.12 syntax" in finding.message
+    [plain] = lint_source("def f(x)\n    return x\n")  # a real error: no hint
+    assert plain.code == "ADL000" and "3.12" not in plain.message
+    [typed] = lint_source("type = 3\ndef f(x)\n    return x\n")
+    assert "3.12" not in typed.message
+
+
 def test_non_utf8_file_is_a_finding_not_a_traceback(project, capsys):
     (project / "latin.py").write_bytes(b"x = '\xe9\xe8'\n")
     code, out, err = run(capsys, "--format", "concise", "latin.py", "bad.py")

@@ -53,6 +53,24 @@ def _unparsable(filename: str, line: int, column: int, message: str) -> Finding:
                    max(line, 1), max(column, 1))
 
 
+# Python 3.12 syntax (PEP 695): `type X = ...`, `class C[T]:`, `def f[T](...)`.
+# Projects that require 3.12 use it (huggingface/lerobot); an older interpreter
+# calls it "invalid syntax", which reads as if the file were broken.
+_PEP695 = re.compile(r"\s*(?:type\s+\w+\s*(?:\[.*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")
+
+
+def _newer_syntax_hint(source: str, lineno: int | None) -> str:
+    """Name the Python version a type-parameter line needs, when this one is older."""
+    if sys.version_info >= (3, 12) or not lineno:
+        return ""
+    lines = split_lines(source)
+    if lineno > len(lines) or not _PEP695.match(lines[lineno - 1]):
+        return ""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return (f" (this line uses Python 3.12 syntax, type parameters or a `type` statement;"
+            f" the linter runs on Python {running}: run it with the project's Python)")
+
+
 def lint_source(source: str, filename: str = "<string>",
                 selection: Selection = Selection()) -> list[Finding]:
     """Lint Python source text and return the findings in source order.
@@ -63,7 +81,8 @@ def lint_source(source: str, filename: str = "<string>",
     try:
         tree = ast.parse(source, filename)
     except SyntaxError as e:
-        findings = [_unparsable(filename, e.lineno or 1, e.offset or 1, f"syntax error: {e.msg}")]
+        message = f"syntax error: {e.msg}" + _newer_syntax_hint(source, e.lineno)
+        findings = [_unparsable(filename, e.lineno or 1, e.offset or 1, message)]
     except (ValueError, RecursionError, MemoryError) as e:
         findings = [_unparsable(filename, 1, 1, f"cannot parse: {e}")]
     else:

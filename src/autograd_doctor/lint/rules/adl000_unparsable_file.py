@@ -20,6 +20,8 @@ use_instead="""def forward(self, x):
     return x""",
 fix_safety="No automatic fix.",
 known_problems="""The file is parsed with the grammar of the Python running the linter;
-newer syntax may be reported on older interpreters.  ADL000 cannot be
+newer syntax may be reported on older interpreters.  Python 3.12 type
+parameters and `type` statements (PEP 695) are recognised, and the message
+then says so and which Python ran the linter.  ADL000 cannot be
 suppressed with `# noqa`, but it can be ignored with `--ignore ADL000`.""",
 )
