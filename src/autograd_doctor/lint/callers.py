@@ -25,12 +25,16 @@ _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
 _SWITCHES = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
-def grad_off_callees(tree: ast.Module, source: str) -> frozenset:
-    """Names of the functions defined in ``tree`` that it only calls without gradients."""
-    if not any(word in source for word in _SWITCHES):
-        return frozenset()  # nothing switches gradients off: no walk needed
-    walk = _Mentions(_top_level_aliases(tree))
-    walk.visit(tree)
+def switches_gradients(source: str) -> bool:
+    """Whether the text can switch gradients off at all (else no walk is needed)."""
+    return any(word in source for word in _SWITCHES)
+
+
+def grad_off_callees(walk: "_Mentions | None") -> frozenset:
+    """Names of the functions defined in the walked tree that it only calls without
+    gradients; ``walk`` is ``mentions(tree)``, or None when nothing switches them off."""
+    if walk is None:
+        return frozenset()
     # Greatest fixpoint: every mention is a call from grad-off code or from a candidate.
     candidates = {name for name in walk.defined if walk.mentions.get(name)
                   and not name.startswith("__") and name not in _ENTRY_POINTS}
@@ -55,6 +59,12 @@ def grad_off_callees(tree: ast.Module, source: str) -> frozenset:
     return frozenset(reached)
 
 
+def mentions(tree: ast.Module) -> "_Mentions":
+    walk = _Mentions(_top_level_aliases(tree))
+    walk.visit(tree)
+    return walk
+
+
 def _top_level_aliases(tree: ast.Module) -> dict:
     aliases = {}
     for node in tree.body:
@@ -77,6 +87,7 @@ class _Mentions(ast.NodeVisitor):
         self.function: str | None = None
         self.grad_off = False
         self.called: set = set()
+        self.calls: dict = defaultdict(list)
 
     def qualname(self, node) -> str | None:
         if isinstance(node, ast.Call):
@@ -130,6 +141,10 @@ class _Mentions(ast.NodeVisitor):
 
     def visit_Call(self, node):
         self.called.add(id(node.func))
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:  # the calls themselves, for the arguments they pass (defaults.py)
+            self.calls[name].append((node, self.grad_off, self.function))
         self.generic_visit(node)
 
     def visit_Name(self, node):

@@ -16,7 +16,8 @@ from collections import defaultdict
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import grad_free_parameters
-from autograd_doctor.lint.callers import grad_off_callees
+from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
+from autograd_doctor.lint.defaults import grad_off_branches
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
@@ -73,7 +74,10 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.optimizers: dict[str, set] = {}     # optimizer text -> modules whose parameters it steps
         self.pending_steps: list = []            # ADL003 candidates, resolved once optimizers are known
         # functions this file only calls from code without gradients (callers.py)
-        self.grad_off_callees = grad_off_callees(tree, source)
+        walk = mentions(tree) if switches_gradients(source) else None
+        self.grad_off_callees = grad_off_callees(walk)
+        # `if` blocks whose parameter only calls without gradients set (defaults.py)
+        self.grad_off_branches = grad_off_branches(tree, walk, self.grad_off_callees)
         # parameters that every call in this file fills with a value cut from its graph
         self.grad_free_parameters = grad_free_parameters(tree, source)
         self.visit_body(tree.body)

@@ -66,7 +66,10 @@ class ControlFlow:
         narrowed = self.narrowing(node.test)
         self.narrow(narrowed, True)
         start = self.next_seq()
+        outer_grad_off = scope.grad_off
+        scope.grad_off = outer_grad_off or id(node) in self.grad_off_branches
         self.visit_body(node.body)
+        scope.grad_off = outer_grad_off
         self.guard_depth -= guard
         after_body = self.facts()
         self.restore(before)
