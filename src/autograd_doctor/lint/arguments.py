@@ -42,7 +42,7 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
     wanted = _only_called(wanted, source)
     if not wanted:
         return {}  # most files: no walk of the whole tree
-    statements = list(_statements(tree.body))
+    statements = list(nested_statements(tree.body))
     functions = [n for n in statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     defs, methods = _definitions(statements, functions)
     defs = {name: found for name, found in defs.items() if name in wanted}
@@ -121,7 +121,7 @@ def _definitions(statements, functions):
     return defs, methods
 
 
-def _statements(body):
+def nested_statements(body):
     """Every statement in ``body``, nested ones included (bodies of functions,
     classes, branches, loops, `with` and `try` blocks)."""
     todo = list(body)

@@ -88,6 +88,7 @@ class _Mentions(ast.NodeVisitor):
         self.grad_off = False
         self.called: set = set()
         self.calls: dict = defaultdict(list)
+        self.definitions: dict = defaultdict(list)
 
     def qualname(self, node) -> str | None:
         if isinstance(node, ast.Call):
@@ -101,6 +102,7 @@ class _Mentions(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node):
         self.defined.add(node.name)
+        self.definitions[node.name].append(node)
         for d in node.decorator_list:
             self.visit(d)
         self.visit(node.args)

@@ -63,6 +63,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.data_only_methods: dict[str, frozenset] = {}
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
+        lowered = source.lower()
+        self.mentions_debug = "debug" in lowered or "anomaly" in lowered
         self.seq = 0
         self.scope = Scope("<module>", grad_off=False)
         self._handlers: dict[type, object] = {}
@@ -77,7 +79,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         walk = mentions(tree) if switches_gradients(source) else None
         self.grad_off_callees = grad_off_callees(walk)
         # `if` blocks whose parameter only calls without gradients set (defaults.py)
-        self.grad_off_branches = grad_off_branches(tree, walk, self.grad_off_callees)
+        self.grad_off_branches = grad_off_branches(walk, self.grad_off_callees)
         # parameters that every call in this file fills with a value cut from its graph
         self.grad_free_parameters = grad_free_parameters(tree, source)
         self.visit_body(tree.body)

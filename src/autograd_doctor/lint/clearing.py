@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import re
 
+from autograd_doctor.lint.arguments import nested_statements
+
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 
 
@@ -30,7 +32,9 @@ def clearing_functions(tree: ast.Module, source: str) -> frozenset:
         return frozenset()  # no training loop (ADL018 needs one) or nothing clears
     calls: dict = {}  # function name -> the same-file names its own body calls
     clears: set = set()
-    for node in ast.walk(tree):
+    # Definitions are statements: walking statements only, not every expression,
+    # and then each function's own nodes visits every node once, not twice.
+    for node in nested_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             own = list(_own_nodes(node))
             if _clears(own):

@@ -25,19 +25,20 @@ _COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.
             ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 
 
-def grad_off_branches(tree: ast.Module, walk, grad_off: frozenset) -> frozenset:
+def grad_off_branches(walk, grad_off: frozenset) -> frozenset:
     """ids of the `if` nodes whose body only runs without gradients.  ``walk`` is
     callers.mentions(tree) (None when the file never switches gradients off) and
     ``grad_off`` the functions it only calls without gradients."""
     if walk is None:
         return frozenset()
-    functions: dict = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.setdefault(node.name, []).append(node)
     found = set()
-    for name, defs in functions.items():
-        if len(defs) != 1 or name in grad_off or not walk.calls.get(name):
+    for name, defs in walk.definitions.items():
+        # cheap tests first: one definition with defaults, called from grad-off code
+        if len(defs) != 1 or name in grad_off or not (defs[0].args.defaults or any(
+                defs[0].args.kw_defaults)):
+            continue
+        calls = walk.calls.get(name)
+        if not calls or not any(off or caller in grad_off for _, off, caller in calls):
             continue
         if not all(called for called, _, _ in walk.mentions[name]):
             continue  # a callback or attribute of the same name: calls unseen
