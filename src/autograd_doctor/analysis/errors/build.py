@@ -45,6 +45,21 @@ def statement_of(filename: str, line: int) -> tuple[ast.stmt, Location] | tuple[
     return statement, statement_location(filename, statement)
 
 
+def user_statement(context):
+    """(frame, line, filename, statement, location) of the user's statement that raised
+    (the innermost user frame of the traceback), or None when there is none or its source
+    cannot be read."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if statement is None:
+        return None
+    return frame, line, filename, statement, location
+
+
 def text_of(filename: str, node: ast.AST) -> str | None:
     try:
         return segment(filename, node)

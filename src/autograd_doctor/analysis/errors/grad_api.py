@@ -9,7 +9,7 @@ import re
 import types
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import replace_node_text, statement_location
@@ -20,14 +20,10 @@ FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn
 
 def _grad_call(context: ErrorContext):
     """(user frame, filename, statement, location, the grad(...) call node) of the failing call."""
-    found = context.innermost_user()
+    found = user_statement(context)
     if found is None:
         return None
-    frame, line = found
-    filename = frame.f_code.co_filename
-    statement, location = statement_of(filename, line)
-    if statement is None:
-        return None
+    frame, line, filename, statement, location = found
     calls = find_calls(statement, "grad") or find_calls(statement, "backward")
     return frame, filename, statement, location, (calls[0] if len(calls) == 1 else None)
 

@@ -9,7 +9,7 @@ import ast
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, line_change, statement_change, statement_of, text_of,
+    diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, context_call_name, last_assignment, line_location, with_block_around,
@@ -101,14 +101,10 @@ def inference_tensor_saved(context: ErrorContext, already):
 
 
 def inference_tensor_written(context: ErrorContext, already):
-    found = context.innermost_user()
+    found = user_statement(context)
     if found is None:
         return None
-    frame, line = found
-    filename = frame.f_code.co_filename
-    statement, location = statement_of(filename, line)
-    if location is None:
-        return None
+    frame, line, filename, statement, location = found
     location.note = "in-place write to a tensor made under inference_mode"
     name = _written(statement)
     block, fix = _block_location_and_fix(_block_for(filename, name, line))
@@ -156,14 +152,10 @@ def _out_of_place(statement, filename: str) -> str | None:
 
 
 def inference_tensor_requires_grad(context: ErrorContext, already):
-    found = context.innermost_user()
+    found = user_statement(context)
     if found is None:
         return None
-    frame, line = found
-    filename = frame.f_code.co_filename
-    statement, location = statement_of(filename, line)
-    if location is None:
-        return None
+    frame, line, filename, statement, location = found
     location.note = "requires_grad on a tensor made under inference_mode"
     calls = find_calls(statement, "requires_grad_")
     name = None

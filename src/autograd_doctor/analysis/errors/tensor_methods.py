@@ -9,7 +9,7 @@ import ast
 import math
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import statement_location
@@ -34,14 +34,10 @@ def _method_call(context: ErrorContext, methods: tuple[str, ...]):
     """(frame, filename, statement, location, call, receiver tensor) of the failing method call."""
     import torch
 
-    found = context.innermost_user()
+    found = user_statement(context)
     if found is None:
         return None
-    frame, line = found
-    filename = frame.f_code.co_filename
-    statement, location = statement_of(filename, line)
-    if statement is None:
-        return None
+    frame, line, filename, statement, location = found
     calls = [c for method in methods for c in find_calls(statement, method) if isinstance(c.func, ast.Attribute)]
     if len(calls) != 1:
         return frame, filename, statement, location, None, None

@@ -9,7 +9,7 @@ from autograd_doctor import codes
 from autograd_doctor.analysis.describe import written_name
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, statement_change, statement_of, text_of,
+    diagnosis, find_calls, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, line_location, local_name_of, with_block_around,
@@ -158,14 +158,10 @@ def _forward_return(frame, function_name: str | None):
 
 
 def detach_view_in_place(context: ErrorContext, already):
-    found = context.innermost_user()
+    found = user_statement(context)
     if found is None:
         return None
-    frame, line = found
-    filename = frame.f_code.co_filename
-    statement, location = statement_of(filename, line)
-    if location is None:
-        return None
+    frame, line, filename, statement, location = found
     location.note = "detach_() on a view"
     calls = find_calls(statement, "detach_")
     receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, ast.Attribute) else None
