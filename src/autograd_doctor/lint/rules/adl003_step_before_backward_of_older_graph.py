@@ -118,7 +118,7 @@ def _dependencies(checker, node, cls=None):
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
     (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
     method of the module class ``cls``, its methods that use no layer
-    (``checker.data_only_methods``) are not callables that use parameters."""
+    (``checker.data_only_methods_of``) are not callables that use parameters."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
@@ -138,7 +138,7 @@ def _dependencies(checker, node, cls=None):
                     modules.append(func.id)
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
                 on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
-                if not (on_self and func.attr in checker.data_only_methods.get(cls, ())):
+                if not (on_self and func.attr in checker.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
                     if isinstance(func.value, (ast.Name, ast.Attribute)):
