@@ -283,6 +283,9 @@ class ExpressionEvents:
                 probe = probe.value
             else:
                 break
+        if isinstance(probe, ast.Attribute) and probe.attr in ("weight", "bias") and isinstance(probe.value, ast.Name):
+            self.record_module_parameter_write(probe, node, how, via, through_data)
+            return
         if not isinstance(probe, ast.Name):
             return
         name = probe.id
@@ -302,6 +305,18 @@ class ExpressionEvents:
                                       through_data or kind == "data", leaf))
         for loop in scope.loops:
             loop.written.add(name)
+
+    def record_module_parameter_write(self, probe, node, how, via, through_data):
+        """`dense.weight[:, 0] -= v` where this function made `dense = nn.Linear(...)`: the
+        write is to a parameter, a leaf that requires grad. Files that mention
+        `requires_grad` at all may have frozen it, so they are left alone."""
+        owner = probe.value.id
+        spec = self.name_specs.get(owner)
+        scope = self.scope
+        if spec is None or not spec.parameterised or owner not in scope.binds or "requires_grad" in self.source:
+            return
+        scope.writes.append(Write(self.next_seq(), f"{owner}.{probe.attr}", node, how, not scope.grad_off, None,
+                                  via, "", "", False, through_data, "module"))
 
     def record_inplace_output_save(self, target, key, node, activation=False):
         """An in-place op that keeps its output (`x.relu_()`, `nn.ReLU(inplace=True)(x)`)

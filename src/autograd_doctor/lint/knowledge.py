@@ -109,6 +109,22 @@ class TensorKnowledge:
             else:
                 return None
 
+    def layer_parameter(self, node) -> bool:
+        """True when ``node`` is (a view of) the ``weight`` or ``bias`` of a layer bound to
+        a name in this file: ``dense.weight[:, 0]`` after ``dense = nn.Linear(...)``."""
+        while True:
+            if isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in N.VIEW_METHODS:
+                node = node.func.value
+            elif isinstance(node, ast.Attribute) and node.attr in ("weight", "bias"):
+                return isinstance(node.value, ast.Name) and node.value.id in self.name_specs
+            elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
+                node = node.value
+            else:
+                return False
+
     def is_view_of(self, node, name: str) -> bool:
         """True when ``node`` is a view of ``name`` (but not ``name`` itself)."""
         if isinstance(node, ast.Name):

@@ -88,6 +88,8 @@ class AssignmentEvents:
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   fix=self.clone_before(stmt, base) if base else None)
+            elif self.layer_parameter(container):
+                self.record_write(container, stmt, "an indexed assignment")
             elif isinstance(container, ast.Name) and value is not None:
                 self.record_store(container.id, value, stmt)
         elif isinstance(target, ast.Attribute):
@@ -180,7 +182,11 @@ class AssignmentEvents:
             if base is not None and base in self.scope.tensors:
                 self.record_write(target.value, node, "an augmented assignment",
                                   fix=self.clone_before(node, base))
+            elif self.layer_parameter(target.value):
+                self.record_write(target.value, node, "an augmented assignment")
         else:
             self.visit(target)
+            if self.layer_parameter(target):
+                self.record_write(target, node, "an augmented assignment")
             if isinstance(target, ast.Attribute) and target.attr == "data":
                 self.check_data_attribute(target)
