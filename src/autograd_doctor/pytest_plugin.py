@@ -84,29 +84,35 @@ def pytest_runtest_call(item):
 
 def diagnoses_for(doctor, error: BaseException | None) -> list:
     """What the doctor found during a test, plus what it attached to the test's exception."""
-    from autograd_doctor.doctor import diagnoses_of, explain_error
+    if error is not None:
+        from autograd_doctor.compiled import explain_from_traceback
+        from autograd_doctor.doctor import explain_error
+
+        explain_error(error)  # the test's exception never passes through watch().__exit__ here
+        explain_from_traceback(error)  # a torch.compile failure: explained by an eager run
+    return collected(doctor, error)
+
+
+def collected(doctor, error: BaseException | None) -> list:
+    """The doctor's diagnoses, then those attached to the exception that it does not hold."""
+    from autograd_doctor.doctor import diagnoses_of
 
     diagnoses = list(doctor.diagnoses)
-    if error is not None:
-        explain_error(error)  # the test's exception never passes through watch().__exit__ here
-        if "torch._dynamo.exc" in sys.modules:  # something was compiled: a compile-time failure
-            from autograd_doctor.compiled import explain_from_traceback
-
-            explain_from_traceback(error)  # is explained by an eager run of the compiled function
-        for diagnosis in diagnoses_of(error):
-            if diagnosis not in diagnoses:
-                diagnoses.append(diagnosis)
+    for diagnosis in diagnoses_of(error) if error is not None else ():
+        if diagnosis not in diagnoses:
+            diagnoses.append(diagnosis)
     return diagnoses
 
 
-def complete_with_full_mode(item, doctor, error: BaseException, elapsed_s: float) -> list | None:
+def complete_with_full_mode(item, doctor, error: BaseException, diagnoses: list, elapsed_s: float) -> list | None:
     """The default (light) mode found the write but not the save line: run this one test
     again, in a child pytest under the full mode (autograd_doctor.rerun); the diagnoses
-    then reported, or None when nothing was re-run."""
+    then reported, or None when nothing was re-run. In that child, `diagnoses` are handed
+    to the parent."""
     from autograd_doctor import rerun
 
     if rerun.is_child():
-        rerun.save_for_parent(diagnoses_for(doctor, error))
+        rerun.save_for_parent(diagnoses)
         return None
     if item.config.getoption("--autograd-doctor-no-rerun"):
         return None
@@ -122,7 +128,7 @@ def complete_with_full_mode(item, doctor, error: BaseException, elapsed_s: float
         command.append("--autograd-doctor")
     rerun.complete_with_full_mode(doctor, error, light, command, elapsed_s, what="the test",
                                   switch="--autograd-doctor-no-rerun", cwd=str(config.rootpath))
-    return diagnoses_for(doctor, error)
+    return collected(doctor, error)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -140,7 +146,7 @@ def pytest_runtest_makereport(item, call):
         error = call.excinfo.value if call.excinfo is not None else None
         diagnoses = diagnoses_for(doctor, error)
         if error is not None:
-            diagnoses = complete_with_full_mode(item, doctor, error, call.duration) or diagnoses
+            diagnoses = complete_with_full_mode(item, doctor, error, diagnoses, call.duration) or diagnoses
         if diagnoses:
             report.sections.append((SECTION, render_report(diagnoses)))
             report.user_properties.append(("autograd_doctor", [d.code for d in diagnoses]))

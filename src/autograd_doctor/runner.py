@@ -195,17 +195,6 @@ def _run_module(name: str, args: list[str]) -> None:
     runpy.run_module(name, run_name="__main__", alter_sys=True)
 
 
-def _explain_compile_failure(error: BaseException) -> None:
-    """A plain `torch.compile` that failed on an autograd error (it surfaces while compiling,
-    with none of the user's lines): re-run the compiled function eagerly under the doctor,
-    after the program's doctor has stopped, and attach that report (autograd_doctor.compiled)."""
-    if "torch._dynamo.exc" not in sys.modules:  # nothing was compiled
-        return
-    from autograd_doctor.compiled import explain_from_traceback
-
-    explain_from_traceback(error)
-
-
 def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s: float) -> None:
     """The light mode's report lacks the save line: run once more under the full mode."""
     from autograd_doctor import rerun
@@ -293,7 +282,11 @@ def run_command(argv: list[str]) -> int:
     finally:
         doctor.stop()
     if error is not None:
-        _explain_compile_failure(error)
+        # A plain torch.compile that failed on an autograd error (at compile time, with none
+        # of your lines): its function runs again eagerly, after the program's doctor stopped.
+        from autograd_doctor.compiled import explain_from_traceback
+
+        explain_from_traceback(error)
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     if error is not None:
         if rank is not None:

@@ -292,14 +292,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     statement_location(site.filename, assignment)))
         elif kind == "carried" and statement is not None and statement.lineno == statement.end_lineno:
             text = segment(site.filename, statement)
-            if isinstance(value, (tuple, list)):
-                detach = f"{name} = tuple(s.detach() for s in {name})"
-            else:
-                detach = f"{name} = {name}.detach()"
             helps.append(Suggestion(
                 f"detach {name} at the iteration boundary so each backward() only goes through its own "
                 "iteration (truncated backpropagation)",
-                f"{text}\n{detach}", statement_location(site.filename, statement)))
+                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, statement)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             helps.extend(_shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor,
                                                    assignment))
@@ -318,12 +314,11 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             related.append(backward_loc)
             if assignment.lineno == assignment.end_lineno:
                 own = f"self.{attribute}"
-                detach = (f"{own} = tuple(s.detach() for s in {own})" if isinstance(held, (tuple, list))
-                          else f"{own} = {own}.detach()")
                 helps.append(Suggestion(
                     f"detach {own} after storing it, so the next batch starts from its value without the graph "
                     "that backward() frees (truncated backpropagation)",
-                    f"{segment(filename, assignment)}\n{detach}", statement_location(filename, assignment)))
+                    f"{segment(filename, assignment)}\n{_detach_again(own, held)}",
+                    statement_location(filename, assignment)))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
@@ -370,6 +365,14 @@ def _retain_graph_suggestion(previous) -> Suggestion | None:
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def _detach_again(name: str, value) -> str:
+    """The statement that rebinds `name` to its value without grad history (element-wise
+    for a tuple or list, such as an LSTM's (h, c))."""
+    if isinstance(value, (tuple, list)):
+        return f"{name} = tuple(s.detach() for s in {name})"
+    return f"{name} = {name}.detach()"
 
 
 def _recompute_in_loop(filename: str, loop: ast.AST | None, assignment: ast.stmt) -> tuple[Location, str] | None:

@@ -340,9 +340,9 @@ class Recorder(AliasTracking):
         """Writes that are wrong whatever autograd saved: into memory an operand reads in
         another layout, or through a detach() alias of a tensor whose graph is live.
 
-        Returns an overlapping write that PyTorch itself will most likely refuse: it is
-        reported after the write succeeds (`report_deferred`), so that when PyTorch raises,
-        the user sees the diagnosis once, on PyTorch's error, not also as a warning."""
+        Returns an overlapping write that PyTorch itself will most likely refuse: the caller
+        reports it only after the write succeeds, so that when PyTorch raises, the user sees
+        the diagnosis once, on PyTorch's error, not also as a warning."""
         target = args[0]
         operand = alias_source = None
         try:
