@@ -91,14 +91,7 @@ class _Mentions(ast.NodeVisitor):
         self.definitions: dict = defaultdict(list)
 
     def qualname(self, node) -> str | None:
-        if isinstance(node, ast.Call):
-            node = node.func
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        return N.qualified_name(node.func if isinstance(node, ast.Call) else node, self.aliases)
 
     def visit_FunctionDef(self, node):
         self.defined.add(node.name)
@@ -121,11 +114,7 @@ class _Mentions(ast.NodeVisitor):
         for item in node.items:
             self.visit(item)
             expr = item.context_expr
-            q = self.qualname(expr)
-            first_false = isinstance(expr, ast.Call) and bool(expr.args) and \
-                isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False
-            if (q in N.GRAD_OFF_CONTEXTS and not first_false) or \
-                    (q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and first_false):
+            if N.turns_grad_off(self.qualname(expr), expr):
                 off = True
         outer = self.grad_off
         self.grad_off = outer or off

@@ -146,13 +146,8 @@ class ControlFlow:
             item.context_expr._adl_context = True  # a `with` block scopes what it switches on
             self.visit(item.context_expr)
             expr = item.context_expr
-            if isinstance(expr, ast.Call):
-                q = self.qualname(expr.func)
-                if q in N.GRAD_OFF_CONTEXTS and not self.false_arg(expr):
-                    grad_off = True
-                elif q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and \
-                        self.false_arg(expr):
-                    grad_off = True
+            if isinstance(expr, ast.Call) and N.turns_grad_off(self.qualname(expr.func), expr):
+                grad_off = True
             if item.optional_vars is not None:
                 self.assign_target(item.optional_vars, None, node)
         outer = self.scope.grad_off

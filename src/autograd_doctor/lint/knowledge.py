@@ -22,12 +22,7 @@ SCALAR_FORMS = {"mul": "operator.mul:scalar", "div": "operator.truediv:scalar",
 
 class TensorKnowledge:
     def qualname(self, node) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        return N.qualified_name(node, self.aliases)
 
     def is_tensor(self, node) -> bool:
         if isinstance(node, ast.Name):

@@ -3,6 +3,7 @@ methods write in place, which ops keep what for backward (from saves.json)."""
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -140,6 +141,30 @@ GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
 })
+GRAD_SWITCHES = ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
+
+
+def qualified_name(node, aliases: dict) -> str | None:
+    """``torch.nn.functional.relu`` for ``F.relu`` after ``import torch.nn.functional as F``
+    (``aliases`` maps the file's imported names to what they stand for)."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = qualified_name(node.value, aliases)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def turns_grad_off(qualname: str | None, context) -> bool:
+    """Whether ``with <context>:`` runs its block without gradients: ``torch.no_grad()``,
+    ``torch.inference_mode()`` (not ``inference_mode(False)``), ``set_grad_enabled(False)``."""
+    first_false = isinstance(context, ast.Call) and bool(context.args) and \
+        isinstance(context.args[0], ast.Constant) and context.args[0].value is False
+    if qualname in GRAD_OFF_CONTEXTS:
+        return not first_false
+    return qualname in GRAD_SWITCHES and first_false
+
+
 INIT_FUNCTION_NAMES = frozenset({
     "__init__", "reset_parameters", "_reset_parameters", "_init_weights",
     "init_weights", "initialize_weights", "_initialize_weights", "weights_init",
