@@ -38,6 +38,11 @@ CATALOGUE_TITLES = {
     "AD134": "apply_() or map_() on a tensor that requires grad",
     "AD135": "torch.autograd.grad() or backward(inputs=...) was given no inputs",
     "AD136": "ctx.saved_tensors was read twice under torch.utils.checkpoint",
+    "AD137": "a custom autograd.Function modified a leaf that requires grad in place (ctx.mark_dirty)",
+    "AD138": "the base of chunk/split/unbind outputs was modified in place",
+    "AD139": "detach_() was called on a tensor that autograd saved for backward()",
+    "AD140": "an argument PyTorch cannot differentiate requires grad",
+    "AD141": "backward(), torch.autograd.grad() or requires_grad_() inside a torch.func transform",
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
@@ -570,6 +575,115 @@ a tensor that was already unpacked once". A custom `autograd.Function` whose bac
         return 2 * ctx.saved_tensors[0] * grad     # AD136: second read
 
 **The fix.** Read `ctx.saved_tensors` once, at the top of backward, and use the variables.
+""",
+    "AD137": f"""\
+## AD137: {CATALOGUE_TITLES["AD137"]}
+
+**What it means.** A custom `torch.autograd.Function` whose forward writes into its input and says so
+with `ctx.mark_dirty(x)` was applied to a leaf that requires grad (a parameter, a tensor made
+with `requires_grad=True`). A leaf's value is what its `.grad` refers to, so it may not be
+changed by a recorded operation: "a leaf Variable that requires grad has been used in an
+in-place operation". PyTorch raises when `.apply()` returns; the line to change is that call.
+
+**Minimal example.**
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+        ...
+    w = torch.ones(3, requires_grad=True)
+    y = Double.apply(w)       # AD137
+
+**The fix.** Give the Function a copy that is not a leaf: `y = Double.apply(w.clone())`. The gradient
+still reaches `w` through the clone, and `w` keeps its value. If the Function must not modify
+its input, write forward out of place and drop `mark_dirty`.
+""",
+    "AD138": f"""\
+## AD138: {CATALOGUE_TITLES["AD138"]}
+
+**What it means.** `chunk`, `split`, `unbind` and other functions returning several views share one graph
+node. When their base (or one sibling) is written in place after the views were made, autograd
+cannot rebuild the graph of the other views, and it refuses to use them: "Output 0 of Split is a
+view and its base or another view of its base has been modified inplace. This view is the output
+of a function that returns multiple views". PyTorch raises where a view is used next (often far
+below); the line to change is the write into the base.
+
+**Minimal example.**
+
+    h = x * 2
+    first, second = h.split(2)
+    h.mul_(3)                       # AD138
+    loss = (first * second).sum()   # RuntimeError here
+
+**The fix.** Write the base out of place (`h = h.mul(3)`), so the pieces keep the values they had when
+they were made, or split after the write if the pieces should see it.
+""",
+    "AD139": f"""\
+## AD139: {CATALOGUE_TITLES["AD139"]}
+
+**What it means.** `t.detach_()` turns `t` itself into a tensor without history. If autograd saved `t`
+for a backward formula (`exp`, `sigmoid`, `tanh` save their output; `mul` its inputs), the
+saved tensor is gone from the graph, and backward fails: "Trying to use a saved tensor that has
+been detached in-place, i.e. with .detach_()". PyTorch raises in backward(); the line to change
+is the `detach_()` call.
+
+**Minimal example.**
+
+    h = x.exp()                # exp saves its output h
+    loss = (h * x).sum()
+    h.detach_()                # AD139
+    loss.backward()            # RuntimeError here
+
+**The fix.** Detach out of place: `h = h.detach()`. The name `h` then refers to a detached copy that
+shares the memory, and the graph keeps the tensor it saved.
+""",
+    "AD140": f"""\
+## AD140: {CATALOGUE_TITLES["AD140"]}
+
+**What it means.** Some arguments of some operations have no derivative formula in PyTorch: the `weight`
+of `binary_cross_entropy`, `nll_loss` and `cross_entropy`, the `pos_weight` of
+`binary_cross_entropy_with_logits`, the `target` of `soft_margin_loss`, and others. When such
+an argument requires grad (it was computed from parameters), the forward call fails: "The
+function 'binary_cross_entropy' is not differentiable with respect to argument 'weight'. This
+input cannot have requires_grad True." Older versions say "the derivative for 'target' is not
+implemented".
+
+**Minimal example.**
+
+    weights = torch.sigmoid(weigher(x))               # requires grad
+    loss = F.binary_cross_entropy(p, y, weight=weights)   # AD140
+
+**The fix.** Pass a detached copy (`weight=weights.detach()`): the loss then treats the weights as
+constants, which is all the operation can do. If the weights must be learned, write the loss
+out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
+can differentiate with respect to every term.
+""",
+    "AD141": f"""\
+## AD141: {CATALOGUE_TITLES["AD141"]}
+
+**What it means.** Inside a function transformed by `torch.func` (`vmap`, `grad`, `vjp`, `jacrev`,
+`functional_call` under them), tensors are wrapped per transform level; the tape-based autograd
+API (`loss.backward()`, `torch.autograd.grad`, `x.requires_grad_()`) does not see through those
+wrappers, even when the tensor given to the transform requires grad. PyTorch raises
+"backward() called inside a functorch transform", "You are attempting to call
+Tensor.requires_grad_() ... inside of a function being transformed by a functorch transform",
+or, for `torch.autograd.grad` under `vmap`, "element 0 of tensors does not require grad and does
+not have a grad_fn".
+
+**Minimal example.**
+
+    def per_sample_grad(sample):
+        loss = (sample ** 2).sum()
+        loss.backward()                 # AD141
+        return sample.grad
+    grads = vmap(per_sample_grad)(x)
+
+**The fix.** Let torch.func compute the gradient: make the function return the loss and transform it with
+`torch.func.grad` (`vmap(grad(loss_fn))(x)` for per-sample gradients), or call `backward()`
+outside the transform.
 """,
     "AD305": f"""\
 ## AD305: {CATALOGUE_TITLES["AD305"]}

@@ -256,6 +256,46 @@ def check_wrong_device(ns):
     assert torch.equal(x.grad, torch.ones(3)) and torch.equal(step.grad, torch.zeros(1))
 
 
+def check_mark_dirty_leaf(ns):
+    w = torch.tensor([0.5, -1.0, 2.0])
+    assert torch.equal(ns["w"].detach(), w)  # the leaf keeps its value
+    assert ns["w"].is_leaf and torch.equal(ns["w"].grad, 8 * w)  # d/dw sum((2w)^2)
+
+
+def check_split_base(ns):
+    x = torch.tensor([0.5, -1.0, 2.0, 4.0])
+    h = 2 * x
+    assert torch.equal(ns["h"], 3 * h)
+    assert torch.equal(ns["loss"].detach(), (h[:2] * h[2:]).sum())  # the pieces keep their values
+    assert torch.equal(ns["x"].grad, 4 * torch.cat([x[2:], x[:2]]))
+
+
+def check_detach_saved(ns):
+    x = torch.tensor([0.5, -1.0, 2.0])
+    assert torch.allclose(ns["x"].grad, x.exp() * (1 + x))  # d/dx sum(exp(x) * x)
+    assert not ns["h"].requires_grad
+
+
+def check_non_differentiable_weight(ns):
+    model, weigher = ns["model"], ns["weigher"]
+    torch.manual_seed(0)  # the program's input, drawn again after the two layers
+    torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    x = torch.randn(4, 3)
+    y = torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+    w = torch.sigmoid(x @ weigher.weight.detach().T + weigher.bias.detach())
+    p = torch.sigmoid(x @ model.weight.detach().T + model.bias.detach())
+    d_logit = w * (p - y) / y.numel()  # d/dlogit of mean(-w (y log p + (1-y) log(1-p)))
+    assert torch.allclose(model.weight.grad, d_logit.T @ x, atol=1e-6)
+    assert weigher.weight.grad is None  # the weights are constants for the loss
+
+
+def check_func_grad(ns):
+    x = ns["x"].detach()
+    assert torch.allclose(ns["grads"], 3 * x ** 2)
+    ns["grads"].sum().backward()  # still differentiable with respect to x outside the transform
+    assert torch.allclose(ns["x"].grad, 6 * x)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -299,6 +339,11 @@ CASES = {
     "apply_requires_grad": ("AD134", 0, check_apply),
     "grad_empty_inputs": ("AD135", 0, check_grad_inputs),
     "checkpoint_saved_tensors_twice": ("AD136", 0, check_saved_twice),
+    "mark_dirty_leaf": ("AD137", 0, check_mark_dirty_leaf),
+    "split_base_modified": ("AD138", 0, check_split_base),
+    "detach_saved_inplace": ("AD139", 0, check_detach_saved),
+    "non_differentiable_weight": ("AD140", 0, check_non_differentiable_weight),
+    "func_autograd_grad_inside": ("AD141", 0, check_func_grad),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

@@ -430,12 +430,19 @@ def backward_error_diagnosis(recorder, error: BaseException, call, args: tuple, 
     """AD301 / AD302 for a backward() that raised; None for other errors."""
     message = str(error)
     if "does not require grad and does not have a grad_fn" in message:
+        if _inside_torch_func_transform():
+            return None  # the path is not cut: the tape cannot see through vmap/grad (the catalogue's AD141)
         return _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
     if "backward through the graph a second time" in message:
         from autograd_doctor.analysis.backward_twice import backward_twice_diagnosis
 
         return backward_twice_diagnosis(recorder, error, call, args, kwargs)
     return None
+
+
+def _inside_torch_func_transform() -> bool:
+    peek = getattr(getattr(torch._C, "_functorch", None), "peek_interpreter_stack", None)
+    return peek is not None and peek() is not None
 
 
 # ---- after a successful backward: parameters left without a gradient -------------------------

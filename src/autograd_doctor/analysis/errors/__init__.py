@@ -13,13 +13,13 @@ import re
 
 from autograd_doctor.analysis.errors import (
     checkpointing, custom_function, ddp, grad_api, inference, inplace_activation, numerics, optimizer,
-    requires_grad, tensor_methods, views,
+    requires_grad, tensor_methods, transforms, views,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.report.model import Diagnosis
 
 FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
-            inplace_activation, tensor_methods)
+            inplace_activation, tensor_methods, transforms)
 
 # (compiled pattern, builder) in the order they are tried.
 MATCHERS = [(re.compile(pattern), build) for family in FAMILIES for pattern, build in family.MATCHERS]

@@ -69,6 +69,21 @@ def line_location(filename: str, line: int, role: str = "", note: str = "") -> L
                     source=text.strip(), role=role, note=note)
 
 
+def value_of(frame, node: ast.expr):
+    """The value of a side-effect-free expression: constants, names, attributes, tuples (nothing is
+    called, so reading it cannot change the user's program)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        owner = value_of(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(value_of(frame, element) for element in node.elts)
+    return None
+
+
 def local_name_of(frame: FrameType, value) -> str | None:
     """The name of a local (or global) variable of `frame` bound to exactly `value`."""
     scopes = [frame.f_locals]

@@ -9,8 +9,10 @@ import linecache
 import re
 
 from autograd_doctor import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
-from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named
+from autograd_doctor.analysis.errors.build import (
+    diagnosis, find_calls, statement_change, text_of, user_statement,
+)
+from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named, value_of
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import parse_file, replace_node_text, statement_location
 
@@ -170,6 +172,42 @@ def dirty_not_returned(context: ErrorContext, already):
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
 
 
+def dirty_leaf(context: ErrorContext, already):
+    """A Function that writes into its input (ctx.mark_dirty) was applied to a leaf that requires grad."""
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    function_class = _applied_function_class(context)
+    if function_class is None:
+        return None
+    name = function_class.__name__
+    leaf_arguments = [(call, argument) for call in find_calls(statement, "apply") for argument in call.args
+                      if isinstance(value := value_of(frame, argument), torch.Tensor)
+                      and value.is_leaf and value.requires_grad]
+    related = []
+    source_file, forward = _method_node(function_class, "forward")
+    if forward is not None:
+        related = [statement_location(source_file, call, role="mark_dirty", note="forward marks its input as "
+                                      "modified in place here") for call in find_calls(forward, "mark_dirty")]
+    location.role, location.note = "apply", f"{name} modifies its input in place"
+    helps = []
+    if len(leaf_arguments) == 1:
+        call, argument = leaf_arguments[0]
+        leaf = text_of(filename, argument)
+        new_statement = replace_node_text(filename, statement, argument, f"{leaf}.clone()")
+        location.note = f"{leaf} is a leaf that requires grad; {name} modifies its input in place"
+        helps.append(statement_change(location, f"give {name} a copy to modify: the gradient still reaches {leaf} "
+                                      f"through clone(), and {leaf} keeps its value", new_statement))
+    helps.append(Suggestion(f"or, if {name} need not modify its input, compute forward's result out of place "
+                            "and drop ctx.mark_dirty()"))
+    notes = ["a leaf's .grad is the gradient with respect to its value, so a recorded operation may not change "
+             "that value in place; ctx.mark_dirty() tells autograd that forward did"]
+    return diagnosis(codes.MARK_DIRTY_LEAF, location, related, notes, helps)
+
+
 def non_tensor_saved(context: ErrorContext, already):
     """PyTorch checks save_for_backward's arguments after forward returns, so the traceback ends
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
@@ -199,4 +237,5 @@ MATCHERS = [
      r"|Function \w+Backward returned an invalid gradient at index", wrong_gradients),
     (r"Some elements marked as dirty during the forward method were not returned as output", dirty_not_returned),
     (r"save_for_backward can only save variables", non_tensor_saved),
+    (r"a leaf Variable that requires grad has been used in an in-place operation", dirty_leaf),
 ]

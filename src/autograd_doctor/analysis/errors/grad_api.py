@@ -241,7 +241,12 @@ def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list
 
 def cut_path(context: ErrorContext, already):
     """Refines "element 0 of tensors does not require grad" (AD301, from gradient_path) when a
-    decorator made the cut; a missing create_graph=True is AD301's own help."""
+    decorator made the cut; a missing create_graph=True is AD301's own help. Under a torch.func
+    transform the path is not cut: torch.autograd.grad cannot see through the transform (AD141)."""
+    from autograd_doctor.analysis.errors import transforms
+
+    if transforms.transform_name(context) is not None:
+        return transforms.autograd_grad_in_transform(context, already)
     return decorator_cut(context, already)
 
 

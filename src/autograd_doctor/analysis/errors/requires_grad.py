@@ -8,10 +8,10 @@ import ast
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, statement_change, statement_of, text_of,
+    diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, local_name_of,
+    ErrorContext, last_assignment, local_name_of, value_of,
 )
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import replace_node_text, statement_location
@@ -246,7 +246,62 @@ def non_leaf_optimized(context: ErrorContext, already):
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
 
 
+# PyTorch's internal op names whose Python function has another name (F.cross_entropy and
+# F.nll_loss both reach nll_loss_forward).
+_PYTHON_NAMES = {"nll_loss_forward": ("nll_loss", "cross_entropy"), "nll_loss2d_forward": ("nll_loss", "cross_entropy")}
+# Where the argument is positional when not given by keyword (index in the Python call).
+_POSITIONS = {"target": 1, "weight": 2}
+
+
+def non_differentiable_argument(context: ErrorContext, already):
+    """An argument with no derivative formula (a loss's weight or target) requires grad."""
+    import re
+
+    import torch
+
+    
+    match = re.search(r"The function '(\w+)' is not differentiable with respect to argument '(\w+)'", context.message) \
+        or re.search(r"()the derivative for '(\w+)' is not implemented", context.message)
+    found = user_statement(context)
+    if match is None or found is None:
+        return None
+    frame, line, filename, statement, location = found
+    function, argument = match.group(1), match.group(2)
+    names = _PYTHON_NAMES.get(function, (function,)) if function else ()
+    candidates = []
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        given = [k.value for k in call.keywords if k.arg == argument]
+        if not given and called in names and len(call.args) > _POSITIONS.get(argument, len(call.args)):
+            given = [call.args[_POSITIONS[argument]]]
+        candidates += [node for node in given if (value := value_of(frame, node)) is None
+                       or (isinstance(value, torch.Tensor) and value.requires_grad)]
+    what = f"'{argument}' of {function}" if function else f"'{argument}'"
+    location.note = f"the {what} requires grad; PyTorch has no derivative for it"
+    notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
+             "argument must not require grad; it was computed from tensors that do"]
+    related = []
+    helps = []
+    if len(candidates) == 1:
+        node = candidates[0]
+        text = text_of(filename, node)
+        detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+            else f"({text}).detach()"
+        helps.append(statement_change(location, f"pass a detached copy: the loss treats {text} as constants, "
+                                      "which is all this operation can do", replace_node_text(filename, statement,
+                                                                                              node, detached)))
+        if isinstance(node, ast.Name):
+            related.append(_made_at(filename, node.id, line, f"{node.id} is computed here from tensors that "
+                                    "require grad"))
+    helps.append(Suggestion(f"or, if {argument} must be learned, write the loss out with tensor operations "
+                            "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
+                            "cross-entropy), which autograd differentiates with respect to every term"))
+    return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
+
+
 MATCHERS = [
+    (r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad True"
+     r"|the derivative for '\w+' is not implemented", non_differentiable_argument),
     (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),
     (r"Can't call numpy\(\) on Tensor that requires grad", numpy_of_grad_tensor),
     (r"(?i)only Tensors of floating point (and complex )?dtype can require gradients", integer_requires_grad),

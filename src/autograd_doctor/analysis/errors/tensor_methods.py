@@ -10,24 +10,9 @@ import math
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, value_of
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import statement_location
-
-
-def _value(frame, node: ast.expr):
-    """The value of a side-effect-free expression: constants, names, attributes, tuples (nothing is
-    called, so reading it cannot change the user's program)."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
-    if isinstance(node, ast.Attribute):
-        owner = _value(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return tuple(_value(frame, element) for element in node.elts)
-    return None
 
 
 def _method_call(context: ErrorContext, methods: tuple[str, ...]):
@@ -41,7 +26,7 @@ def _method_call(context: ErrorContext, methods: tuple[str, ...]):
     calls = [c for method in methods for c in find_calls(statement, method) if isinstance(c.func, ast.Attribute)]
     if len(calls) != 1:
         return frame, filename, statement, location, None, None
-    tensor = _value(frame, calls[0].func.value)
+    tensor = value_of(frame, calls[0].func.value)
     return frame, filename, statement, location, calls[0], tensor if isinstance(tensor, torch.Tensor) else None
 
 
@@ -50,9 +35,9 @@ def _requested_shape(frame, call: ast.Call) -> tuple | None:
     import torch
 
     if call.func.attr == "resize_as_":
-        other = _value(frame, call.args[0]) if call.args else None
+        other = value_of(frame, call.args[0]) if call.args else None
         return tuple(other.shape) if isinstance(other, torch.Tensor) else None
-    values = [_value(frame, a) for a in call.args]
+    values = [value_of(frame, a) for a in call.args]
     if len(values) == 1 and isinstance(values[0], (tuple, list, torch.Size)):
         values = list(values[0])
     return tuple(values) if values and all(isinstance(v, int) for v in values) else None
@@ -137,7 +122,54 @@ def apply_with_grad(context: ErrorContext, already):
     return diagnosis(codes.APPLY_WITH_GRAD, location, notes=notes, help=helps)
 
 
+def saved_tensor_detached(context: ErrorContext, already):
+    """backward() needs a tensor that a detach_() call turned into one without history."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.report.source import parse_file
+
+    for frame, line in context.user_frames():
+        filename = frame.f_code.co_filename
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        scope = enclosing_function(tree, line)
+        calls = [c for c in find_calls(scope, "detach_") if c.lineno < line and isinstance(c.func, ast.Attribute)
+                 and not c.args and _detached_in(frame, c.func.value)]
+        if calls:
+            return _detached_diagnosis(context, filename, calls[-1])
+    return None
+
+
+def _detached_in(frame, receiver: ast.expr) -> bool:
+    """True when the receiver of a detach_() call now holds a tensor without history (the call ran)."""
+    import torch
+
+    value = value_of(frame, receiver)
+    return isinstance(value, torch.Tensor) and value.grad_fn is None and not value.requires_grad
+
+
+def _detached_diagnosis(context: ErrorContext, filename: str, call: ast.Call):
+    from autograd_doctor.report.source import statement_at
+
+    statement = statement_at(filename, call.lineno)
+    name = text_of(filename, call.func.value)
+    location = statement_location(filename, statement, role="detach_",
+                                  note=f"detaches {name} in place; autograd saved {name} for backward()")
+    backward = context.raise_location(role="backward", note="backward() needs the saved tensor here")
+    if isinstance(statement, ast.Expr) and statement.value is call:
+        helps = [statement_change(location, f"detach out of place: {name} then refers to a detached tensor "
+                                  "sharing its memory, and the graph keeps the tensor it saved", f"{name} = {name}.detach()")]
+    else:
+        helps = [Suggestion(f"use {name}.detach() (out of place) instead of {name}.detach_()")]
+    made = _made(filename, name, call.lineno, f"{name} is made here and saved by the graph") \
+        if name.isidentifier() else None
+    notes = [f"detach_() turned {name} itself into a tensor without history, so the graph can no longer use the "
+             "copy it saved"]
+    return diagnosis(codes.SAVED_DETACHED_INPLACE, location, [made, backward], notes, helps)
+
+
 MATCHERS = [
+    (r"Trying to use a saved tensor that has been detached in-place", saved_tensor_detached),
     (r"cannot resize variables that require grad", resize_with_grad),
     (r"Can't call (apply_|map_|map2_)\(\) on Variable that requires grad", apply_with_grad),
 ]

@@ -95,6 +95,74 @@ def view_used_after_base_written(context: ErrorContext, already):
     return diagnosis(codes.VIEW_MODE_BASE_MODIFIED, primary, [view, block, use], notes, helps)
 
 
+# Functions whose outputs are several views of one tensor (PyTorch's "multiple views").
+MULTI_VIEW_FUNCTIONS = ("split", "chunk", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit",
+                        "dsplit", "unflatten")
+
+
+def multi_output_base_modified(context: ErrorContext, already):
+    """An output of split/chunk/unbind is used after its base (or a sibling) was written in place."""
+    import torch
+
+    from autograd_doctor.analysis.fixes import WriteFacts, write_fixes
+
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    filename = frame.f_code.co_filename
+    use = context.raise_location(role="use", note="a piece is used here; its base was written in place above")
+    statement = statement_at(filename, line)
+    names = [n.id for n in ast.walk(statement) if isinstance(n, ast.Name)] if statement is not None else []
+    for name in dict.fromkeys(names):
+        view = frame.f_locals.get(name, frame.f_globals.get(name))
+        base = getattr(view, "_base", None) if isinstance(view, torch.Tensor) else None
+        made = last_assignment(filename, name, line) if base is not None else None
+        if made is None or not any(find_calls(made, f) for f in MULTI_VIEW_FUNCTIONS):
+            continue
+        base_name = local_name_of(frame, base)
+        written = _write_into(filename, frame, base, base_name, made.end_lineno + 1, line)
+        if written is None:
+            continue
+        write_line, written_text = written
+        pieces = statement_location(filename, made, role="pieces", note=f"{name} is one of several views of "
+                                    f"{base_name or 'one tensor'}, made here")
+        write_statement = statement_at(filename, write_line)
+        write = statement_location(filename, write_statement, role="write",
+                                   note=f"writes {written_text} in place after the pieces were made")
+        helps = [s for s in write_fixes(filename, write_statement, write_line, None, WriteFacts())
+                 if s.replacement and s.location is not None][:1]
+        for suggestion in helps:
+            suggestion.message = (f"write out of place: {written_text} then refers to a new tensor, and the pieces "
+                                  "keep the values they were made with")
+        helps.append(Suggestion(f"or, if the pieces should see the write, make them after it (move "
+                                f"`{text_of(filename, made)}` below line {write_line})"))
+        notes = [f"{name} shares one graph node with the other outputs of the same call; after an in-place write "
+                 f"into {written_text}, autograd cannot rebuild that node, so it refuses to use {name}"]
+        return diagnosis(codes.MULTI_OUTPUT_BASE_MODIFIED, write, [pieces, use], notes, helps)
+    return diagnosis(codes.MULTI_OUTPUT_BASE_MODIFIED, use, notes=[
+        "a view used on this line is an output of split/chunk/unbind whose base was written in place after it "
+        "was made"], help=[Suggestion("write the base out of place (h = h.mul(3) instead of h.mul_(3)), or "
+                                      "split after the write")])
+
+
+def _write_into(filename: str, frame, base, base_name: str | None, first: int, last: int):
+    """(line, written text) of the last in-place write, between two lines, into `base` or a
+    tensor sharing its memory (a sibling piece)."""
+    import torch
+
+    found = None
+    for number in range(first, last):
+        name = written_name(filename, number)
+        if not name:
+            continue
+        root = name.split("[")[0].split(".")[0]
+        value = frame.f_locals.get(root, frame.f_globals.get(root))
+        if root == base_name or (isinstance(value, torch.Tensor) and value._base is base):
+            found = (number, name)
+    return found
+
+
 def _base_name(frame, view_name: str | None) -> str | None:
     view = frame.f_locals.get(view_name) if view_name else None
     base = getattr(view, "_base", None)
@@ -212,4 +280,6 @@ MATCHERS = [
     (r"is a view and is being modified inplace\. This view was created inside a custom Function",
      custom_function_view_written),
     (r"Can't detach views in-place", detach_view_in_place),
+    (r"is a view and its base or another view of its base has been modified inplace\. This view is the output "
+     r"of a function that returns multiple views", multi_output_base_modified),
 ]
