@@ -46,6 +46,7 @@ CATALOGUE_TITLES = {
     "AD305": "an input of torch.autograd.grad() was not used to compute the output",
     "AD306": "an input of torch.autograd.grad() does not require grad",
     "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
+    "AD308": "the .grad of a tensor that is not a leaf was read: it is None",
 }
 
 CATALOGUE_EXPLANATIONS: dict[str, str] = {
@@ -733,5 +734,29 @@ names the decorator.
 
 **The fix.** Remove the decorator from functions used in training (keep it on evaluation-only helpers),
 or call the undecorated function when training.
+""",
+    "AD308": f"""\
+## AD308: {CATALOGUE_TITLES["AD308"]}
+
+**What it means.** backward() fills `.grad` only for leaves: tensors you created with `requires_grad=True`,
+and parameters. A conversion or an operation applied after `requires_grad=True` (`.type(...)`,
+`.to(...)`, `.double()`, `.cuda()`, `* 0.01`) returns a new tensor computed from the leaf; it
+requires grad but is not a leaf, and its `.grad` stays None (PyTorch only warns). The error comes
+later, from Python, where the gradient is used: "unsupported operand type(s) for *: 'float' and
+'NoneType'" or "'NoneType' object has no attribute 'zero_'". The line to change is the one that
+made the tensor a non-leaf.
+
+**Minimal example.**
+
+    w = torch.zeros(3, requires_grad=True).type(torch.float64)   # AD308: w is not a leaf
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad      # TypeError: w.grad is None
+
+**The fix.** Ask for gradients on the final tensor: create it with the dtype and device it will have
+(`torch.zeros(3, dtype=torch.float64, requires_grad=True)`), or convert first and call
+`.requires_grad_()` last: `w = torch.zeros(3).type(torch.float64).requires_grad_()`.
+For modules, move the module (`model.to(device)`), which keeps its parameters leaves.
 """,
 }

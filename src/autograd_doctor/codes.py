@@ -62,6 +62,7 @@ AUTOGRAD_INSIDE_TRANSFORM = "AD141"
 GRAD_INPUT_UNUSED = "AD305"
 GRAD_INPUT_NO_GRAD = "AD306"
 DECORATOR_CUT = "AD307"
+NON_LEAF_GRAD_READ = "AD308"
 
 TITLES = {
     SAVED_TENSOR_MODIFIED: "a tensor that autograd saved was modified in place before backward()",

@@ -17,7 +17,7 @@ from autograd_doctor.analysis import copies, diagnose
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import patches, probe
+from autograd_doctor.recording import patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.listener import (
@@ -183,6 +183,7 @@ class Doctor:
             raise
         self._step_hooks = _optimizer_step_hooks(self.recorder)
         grad_modes.activate()  # where inference_mode/no_grad are entered, for the error catalogue
+        switches.activate()  # set_grad_enabled(False) and detach_() calls of the user's code
         self._active = True
         return self
 
@@ -191,6 +192,7 @@ class Doctor:
             return
         self._active = False
         grad_modes.deactivate()
+        switches.deactivate()
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)

@@ -296,6 +296,17 @@ def check_func_grad(ns):
     assert torch.allclose(ns["x"].grad, 6 * x)
 
 
+def check_leaf_trains(ns):
+    w = ns["w"]
+    assert w.is_leaf and w.requires_grad and w.dtype == torch.float64
+    x, y = ns["x"], ns["y"]
+    expected = torch.zeros(3, dtype=torch.float64)
+    for _ in range(5):  # gradient descent on mean((x w - y)^2), by hand
+        expected = expected - 0.1 * 2.0 / len(y) * x.T @ (x @ expected - y)
+    assert torch.allclose(w.detach(), expected)
+    assert not torch.equal(expected, torch.zeros(3, dtype=torch.float64))  # it trained
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -344,6 +355,7 @@ CASES = {
     "detach_saved_inplace": ("AD139", 0, check_detach_saved),
     "non_differentiable_weight": ("AD140", 0, check_non_differentiable_weight),
     "func_autograd_grad_inside": ("AD141", 0, check_func_grad),
+    "grad_of_non_leaf": ("AD308", 0, check_leaf_trains),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

@@ -307,3 +307,214 @@ def test_apply_on_a_computed_tensor_is_advice(tmp_path):
     assert diagnosis.code == "AD134"
     assert diagnosis.primary.line == marked_line(source, "MAP")
     assert diagnosis.help[0].location is None
+
+
+# ---- the catalogue's newer entries on other spellings -------------------------------------------
+
+
+def test_grad_of_a_tensor_made_non_leaf_by_arithmetic(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        x = torch.randn(6, 2)
+        y = x.sum(1)
+        w = torch.randn(2, requires_grad=True) * 0.01  # MADE
+        for _ in range(3):
+            loss = ((x @ w - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w.sub_(0.5 * w.grad.clone())
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert diagnosis.help[0].replacement == "w = (torch.randn(2) * 0.01).requires_grad_()"
+    fixed = apply_suggestion(source, diagnosis.help[0])
+    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
+    assert error is None and namespace["w"].is_leaf and namespace["w"].grad is not None
+
+
+def test_grad_of_a_tensor_moved_with_to_then_zeroed(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.ones(3, requires_grad=True)
+        w = w.to("cpu", torch.float64)  # MADE
+        (w * w).sum().backward()
+        w.grad.zero_()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert diagnosis.help[0].replacement == 'w = w.to("cpu", torch.float64).detach().requires_grad_()'
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and torch.equal(namespace["w"].grad, torch.zeros(3, dtype=torch.float64))
+
+
+def test_none_grad_of_a_leaf_and_other_none_errors_get_no_leaf_diagnosis(tmp_path):
+    for body in ("w = torch.ones(3, requires_grad=True)\nprint(0.1 * w.grad)",
+                 "settings = None\nprint(settings.lr)"):
+        source = "import torch\n" + body + "\n"
+        error = run_watched(write(tmp_path, source, "program"))
+        assert isinstance(error, (TypeError, AttributeError))
+        assert not [d for d in autograd_doctor.diagnoses_of(error) if d.code == "AD308"]
+
+
+def test_backward_inside_vmap_is_explained(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import vmap
+
+        x = torch.randn(2, 3, requires_grad=True)
+
+
+        def per_sample(sample):
+            loss = (sample ** 2).sum()
+            loss.backward()  # RAISES
+            return sample.grad
+
+
+        vmap(per_sample)(x)
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD141" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert "torch.func.grad" in diagnosis.help[0].message and "vmap" in diagnosis.primary.note
+
+
+def test_requires_grad_inside_grad_transform_is_explained(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import grad
+
+
+        def loss_fn(w):
+            w.requires_grad_()  # RAISES
+            return (w ** 2).sum()
+
+
+        grad(loss_fn)(torch.ones(3))
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD141" and diagnosis.primary.line == marked_line(source, "RAISES")
+
+
+def test_autograd_grad_of_a_loss_from_intermediate_values_gets_no_rewrite(tmp_path):
+    """torch.func.grad(lambda x: loss)(x) would see a loss that no longer depends on x."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import vmap
+
+        x = torch.randn(2, 3, requires_grad=True)
+
+
+        def per_sample(sample):
+            h = sample.tanh()
+            loss = (h ** 2).sum()
+            return torch.autograd.grad(loss, sample)[0]  # RAISES
+
+
+        vmap(per_sample)(x)
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD141" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_non_differentiable_target_given_by_position(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        scores = torch.randn(4, 3, requires_grad=True)
+        teacher = torch.randn(4, 3, requires_grad=True)
+        loss = F.soft_margin_loss(scores, teacher.sign())  # RAISES
+        loss.backward()
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD140" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement == "loss = F.soft_margin_loss(scores, teacher.sign().detach())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and namespace["teacher"].grad is None
+    y = namespace["teacher"].detach().sign()
+    s = namespace["scores"].detach()
+    expected = -y * torch.sigmoid(-y * s) / s.numel()  # d/ds mean(log(1 + exp(-y s)))
+    assert torch.allclose(namespace["scores"].grad, expected, atol=1e-6)
+
+
+def test_cross_entropy_class_weights_that_require_grad(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        logits = torch.randn(5, 3, requires_grad=True)
+        class_weight = torch.ones(3, requires_grad=True)
+        loss = F.cross_entropy(logits, torch.tensor([0, 1, 2, 1, 0]), weight=class_weight)  # RAISES
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD140" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement.endswith("weight=class_weight.detach())")
+
+
+def test_chunk_piece_written_through_a_sibling_then_used(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(4, 2, requires_grad=True)
+        h = x.exp()
+        rows = h.unbind(0)
+        top = rows[0]
+        h[1:] *= 2  # WRITE
+        top.sum().backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD138"]
+    assert diagnosis.primary.line == marked_line(source, "WRITE")
+
+
+def test_detach_in_place_inside_a_modules_forward(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                g = torch.sigmoid(x)
+                out = g * x
+                g.detach_()  # DETACH
+                return out
+
+
+        x = torch.randn(3, requires_grad=True)
+        Gate()(x).sum().backward()
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD139" and diagnosis.primary.line == marked_line(source, "DETACH")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    x = namespace["x"].detach()
+    assert error is None
+    assert torch.allclose(namespace["x"].grad, torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x))))
+
+
+def test_mark_dirty_function_applied_to_a_parameter(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Clip(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.clamp_(-1, 1)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        layer = nn.Linear(2, 2)
+        out = Clip.apply(layer.weight)  # APPLY
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD137" and diagnosis.primary.line == marked_line(source, "APPLY")
+    assert diagnosis.help[0].replacement == "out = Clip.apply(layer.weight.clone())"

@@ -259,7 +259,6 @@ def non_differentiable_argument(context: ErrorContext, already):
 
     import torch
 
-    
     match = re.search(r"The function '(\w+)' is not differentiable with respect to argument '(\w+)'", context.message) \
         or re.search(r"()the derivative for '(\w+)' is not implemented", context.message)
     found = user_statement(context)
@@ -299,7 +298,82 @@ def non_differentiable_argument(context: ErrorContext, already):
     return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
 
 
+def grad_of_non_leaf(context: ErrorContext, already):
+    """A Python error from using `t.grad`, None because `t` is not a leaf (a conversion or an
+    operation came after requires_grad=True)."""
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, ast.Attribute) and node.attr == "grad"
+             and isinstance(tensor := value_of(frame, node.value), torch.Tensor)
+             and tensor.requires_grad and not tensor.is_leaf and not tensor.retains_grad and _no_grad(tensor)]
+    if not reads:
+        return None  # .grad of a leaf, or something else is None: not this diagnosis
+    name = text_of(filename, reads[0].value)
+    tensor = value_of(frame, reads[0].value)
+    node_name = type(tensor.grad_fn).__name__
+    location.role, location.note = "read", f"{name}.grad is None here"
+    made = last_assignment(filename, name, line) if name.isidentifier() else None
+    notes = [f"{name} is not a leaf: it is computed ({node_name}) from the tensor that asked for gradients, so "
+             f"backward() leaves {name}.grad None (PyTorch only warns about reading it)"]
+    if made is None:
+        return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
+            f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
+            f"{name}.requires_grad_() after the conversion")])
+    made_location = statement_location(filename, made, role="made",
+                                       note=f"{name} stops being a leaf here ({node_name})")
+    helps = []
+    new_value = _leaf_value(filename, made)
+    if new_value is not None:
+        helps.append(statement_change(made_location, f"ask for gradients last, on the tensor {name} really is: "
+                                      f"{name} is then a leaf and backward() fills {name}.grad",
+                                      f"{ast.unparse(made.targets[0])} = {new_value}"))
+    helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
+                            "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
+    return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _no_grad(tensor) -> bool:
+    """`tensor.grad is None`, read without PyTorch's warning about non-leaf .grad (which would
+    otherwise point at the doctor's own line)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tensor.grad is None
+
+
+def _leaf_value(filename: str, made: ast.stmt) -> str | None:
+    """The assignment's value rewritten to end in a leaf that requires grad: the factory's
+    requires_grad=True moved to a final .requires_grad_(), else .detach().requires_grad_()."""
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    value_text = text_of(filename, made.value)
+    if value_text is None:
+        return None
+    factories = [call for call in ast.walk(made.value) if isinstance(call, ast.Call) and any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords)]
+    simple = isinstance(made.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript))
+    wrapped = value_text if simple else f"({value_text})"
+    if len(factories) != 1:
+        return f"{wrapped}.detach().requires_grad_()"
+    factory = factories[0]
+    factory_text = text_of(filename, factory)
+    without = ast.Call(func=factory.func, args=factory.args,
+                       keywords=[k for k in factory.keywords if k.arg != "requires_grad"])
+    if factory_text is None or value_text.count(factory_text) != 1:
+        return None
+    value_text = value_text.replace(factory_text, ast.unparse(without))
+    return f"{value_text if simple else f'({value_text})'}.requires_grad_()"
+
+
 MATCHERS = [
+    (r"unsupported operand type\(s\) for .*'NoneType'|'NoneType' object has no attribute|"
+     r"'NoneType' object is not subscriptable", grad_of_non_leaf),
     (r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad True"
      r"|the derivative for '\w+' is not implemented", non_differentiable_argument),
     (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),

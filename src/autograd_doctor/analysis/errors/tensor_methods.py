@@ -137,6 +137,21 @@ def saved_tensor_detached(context: ErrorContext, already):
                  and not c.args and _detached_in(frame, c.func.value)]
         if calls:
             return _detached_diagnosis(context, filename, calls[-1])
+    return _recorded_detach(context)
+
+
+def _recorded_detach(context: ErrorContext):
+    """The detach_() call the doctor saw at run time (in a function that has returned since)."""
+    from autograd_doctor.recording import switches
+    from autograd_doctor.report.source import statement_at
+
+    for entry in switches.in_place_detaches():
+        site = entry.stack[0]
+        statement = statement_at(site.filename, site.lineno)
+        calls = [c for c in find_calls(statement, "detach_") if isinstance(c.func, ast.Attribute) and not c.args] \
+            if statement is not None else []
+        if len(calls) == 1:
+            return _detached_diagnosis(context, site.filename, calls[0])
     return None
 
 

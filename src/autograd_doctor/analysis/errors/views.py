@@ -95,11 +95,6 @@ def view_used_after_base_written(context: ErrorContext, already):
     return diagnosis(codes.VIEW_MODE_BASE_MODIFIED, primary, [view, block, use], notes, helps)
 
 
-# Functions whose outputs are several views of one tensor (PyTorch's "multiple views").
-MULTI_VIEW_FUNCTIONS = ("split", "chunk", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit",
-                        "dsplit", "unflatten")
-
-
 def multi_output_base_modified(context: ErrorContext, already):
     """An output of split/chunk/unbind is used after its base (or a sibling) was written in place."""
     import torch
@@ -118,7 +113,7 @@ def multi_output_base_modified(context: ErrorContext, already):
         view = frame.f_locals.get(name, frame.f_globals.get(name))
         base = getattr(view, "_base", None) if isinstance(view, torch.Tensor) else None
         made = last_assignment(filename, name, line) if base is not None else None
-        if made is None or not any(find_calls(made, f) for f in MULTI_VIEW_FUNCTIONS):
+        if made is None:
             continue
         base_name = local_name_of(frame, base)
         written = _write_into(filename, frame, base, base_name, made.end_lineno + 1, line)

@@ -1,0 +1,183 @@
+"""Rare calls that change autograd state for everything after them, remembered with the user's line.
+
+- `torch.set_grad_enabled(False)` called as a function turns gradients off until someone turns
+  them on again; the loss that later has no grad_fn may be computed many calls away from it.
+- `t.detach_()` turns `t` itself into a tensor without history; if autograd saved `t`,
+  backward fails later with "Trying to use a saved tensor that has been detached in-place".
+
+Both are called rarely (a few times per step at most, and only calls made from the user's own
+code are kept), so wrapping them costs nothing measurable; `set_grad_enabled` is also called by
+torch itself (every optimizer step), and those calls are skipped after one frame look-up. Only
+code objects, offsets and weak references are kept: nothing here holds a tensor alive.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+import torch
+
+from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file
+
+# Calls remembered; older ones are forgotten.
+LOG_SIZE = 64
+
+
+@dataclass
+class GradSwitch:
+    """A `torch.set_grad_enabled(mode)` call made by the user's code."""
+
+    enabled: bool
+    site: Site
+    thread: int
+    seq: int
+    context_manager: bool = False  # set when the call turned out to be a `with` header
+
+
+@dataclass
+class InPlaceDetach:
+    """A `t.detach_()` call: where, and a weak reference to `t` (None if it cannot be weakly referenced)."""
+
+    stack: tuple[Site, ...]
+    tensor: object = field(default=None, repr=False)
+    seq: int = 0
+
+
+_lock = threading.Lock()
+_switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
+_detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
+_counter = itertools.count()
+_active = 0
+_originals: dict[str, object] = {}
+_SET_GRAD_ENABLED = torch.autograd.grad_mode.set_grad_enabled
+
+
+def activate() -> None:
+    """Start remembering (a new session forgets what an earlier one saw)."""
+    global _active
+    with _lock:
+        _active += 1
+        if _active > 1:
+            return
+        _switches.clear()
+        _detaches.clear()
+        _originals["init"] = _SET_GRAD_ENABLED.__init__
+        _originals["enter"] = _SET_GRAD_ENABLED.__enter__
+        _originals["detach_"] = torch.Tensor.detach_
+        _SET_GRAD_ENABLED.__init__ = _recording_init(_originals["init"])
+        _SET_GRAD_ENABLED.__enter__ = _recording_enter(_originals["enter"])
+        torch.Tensor.detach_ = _recording_detach(_originals["detach_"])
+
+
+def deactivate() -> None:
+    global _active
+    with _lock:
+        if _active == 0:
+            return
+        _active -= 1
+        if _active:
+            return
+        _SET_GRAD_ENABLED.__init__ = _originals.pop("init")
+        _SET_GRAD_ENABLED.__enter__ = _originals.pop("enter")
+        torch.Tensor.detach_ = _originals.pop("detach_")
+
+
+def grad_switches() -> list[GradSwitch]:
+    """The user's `set_grad_enabled` calls on this thread, the most recent first."""
+    thread = threading.get_ident()
+    with _lock:
+        return [switch for switch in reversed(_switches) if switch.thread == thread]
+
+
+def switch_in_force() -> GradSwitch | None:
+    """The user's `torch.set_grad_enabled(False)` call that left gradients off now (none when
+    they are on, or when the last switch seen turned them on)."""
+    if torch.is_grad_enabled():
+        return None
+    for switch in grad_switches():
+        if switch.context_manager:
+            continue  # a `with` block restores the mode when it ends
+        return None if switch.enabled else switch
+    return None
+
+
+def last_switch_off() -> GradSwitch | None:
+    """The most recent `torch.set_grad_enabled(False)` call made as a plain function call."""
+    for switch in grad_switches():
+        if not switch.enabled and not switch.context_manager:
+            return switch
+    return None
+
+
+def in_place_detaches() -> list[InPlaceDetach]:
+    """The user's `detach_()` calls whose tensor is still alive, the most recent first."""
+    with _lock:
+        entries = list(reversed(_detaches))
+    return [entry for entry in entries if entry.tensor is None or entry.tensor() is not None]
+
+
+def _caller_site(depth: int) -> Site | None:
+    """The direct caller's position when it is the user's code (torch's own calls are skipped)."""
+    try:
+        frame = sys._getframe(depth + 1)
+    except ValueError:
+        return None
+    if is_internal_file(frame.f_code.co_filename):
+        return None
+    return Site(frame.f_code, frame.f_lasti)
+
+
+def _recording_init(original):
+    def __init__(self, mode):
+        original(self, mode)
+        try:
+            site = _caller_site(1)
+            if site is not None:
+                switch = GradSwitch(bool(mode), site, threading.get_ident(), next(_counter))
+                self._autograd_doctor_switch = switch
+                with _lock:
+                    _switches.append(switch)
+        except Exception:
+            pass  # bookkeeping must never break the user's call
+
+    __init__.__wrapped__ = original
+    return __init__
+
+
+def _recording_enter(original):
+    def __enter__(self):
+        result = original(self)
+        switch = getattr(self, "_autograd_doctor_switch", None)
+        if switch is not None:
+            switch.context_manager = True
+        return result
+
+    __enter__.__wrapped__ = original
+    return __enter__
+
+
+def _recording_detach(original):
+    def detach_(self):
+        result = original(self)
+        try:
+            stack = capture_user_stack(1, limit=2)
+            if stack:
+                try:
+                    reference = weakref.ref(self)
+                except TypeError:
+                    reference = None
+                with _lock:
+                    _detaches.append(InPlaceDetach(stack, reference, next(_counter)))
+        except Exception:
+            pass
+        return result
+
+    detach_.__wrapped__ = original
+    detach_.__name__ = "detach_"
+    detach_.__qualname__ = "Tensor.detach_"
+    return detach_
