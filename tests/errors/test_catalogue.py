@@ -307,6 +307,22 @@ def check_leaf_trains(ns):
     assert not torch.equal(expected, torch.zeros(3, dtype=torch.float64))  # it trained
 
 
+def check_weight_norm(ns):
+    model, ema, x = ns["model"], ns["ema"], ns["x"]
+    torch.manual_seed(0)  # the program's initial weights, drawn again
+    first, last = torch.nn.Linear(3, 4), torch.nn.Linear(4, 1)
+    g = first.weight.detach().norm(dim=1, keepdim=True).requires_grad_()
+    v = first.weight.detach().clone().requires_grad_()
+    weight = g * v / v.norm(dim=1, keepdim=True)  # weight normalisation, written out
+    loss = (torch.tanh(x @ weight.T + first.bias) @ last.weight.T + last.bias).pow(2).mean()
+    loss.backward()
+    assert torch.allclose(ns["loss"], loss)
+    parametrized = model[0].parametrizations.weight
+    assert torch.allclose(parametrized.original0.grad, g.grad, atol=1e-6)
+    assert torch.allclose(parametrized.original1.grad, v.grad, atol=1e-6)
+    assert torch.equal(ema(x), model(x))  # the copy computes what the model computes
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -366,6 +382,7 @@ CASES = {
     "overlap_inplace": ("AD203", 0, check_overlap),
     "backward_twice": ("AD302", 0, check_backward_twice),
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
+    "deepcopy_weight_norm": ("AD303", 0, check_weight_norm),
     "no_grad_loss": ("AD301", None, None),
 }
 CASES = {name: case for name, case in CASES.items() if case is not None}

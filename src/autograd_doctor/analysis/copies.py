@@ -21,7 +21,7 @@ import torch
 
 from autograd_doctor import codes
 from autograd_doctor.analysis.describe import tensor_info
-from autograd_doctor.recording.frames import Site, capture_user_stack, is_user_frame
+from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
 from autograd_doctor.report.source import location_of, parse_file, source_line, statement_at, statement_location
 
@@ -128,6 +128,8 @@ def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...
     tail = "." + ".".join(path[len(root_name):].lstrip(".").split(".")[-2:])
     best = None
     for filename in filter(None, files):
+        if is_internal_file(filename):
+            continue  # a library's own attribute (nn.Linear.weight): not a line the user can change
         tree = parse_file(filename)
         if tree is None:
             continue
@@ -201,6 +203,9 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
                 helps.append(_detach_assignment(filename, node))
     elif isinstance(obj, torch.Tensor):
         notes.append(f"the tensor has grad_fn={type(obj.grad_fn).__name__}: it is an intermediate result, not a leaf")
+    weight_norm = [path for path, t in offenders if type(t.grad_fn).__name__ == "WeightNormInterfaceBackward0"]
+    if weight_norm:
+        return _legacy_weight_norm_diagnosis(error, primary, stack, weight_norm, offenders)
     if isinstance(obj, torch.Tensor) and statement is not None and argument:
         call_text = _call_text(site.filename, statement)
         helps.append(Suggestion(
@@ -210,13 +215,81 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
     else:
         helps.append(Suggestion("store `t.detach()` (or `t.detach().clone()`) in the object instead of the tensor "
                                 "with grad history, or clear it before deepcopy"))
-    notes.append("PyTorch: \"" + DEEPCOPY_MESSAGE + " at the moment\"")
+    notes.append(f"PyTorch: \"{_pytorch_message(error)}\"")
     diagnosis = Diagnosis(code=codes.DEEPCOPY_NON_LEAF, title=codes.title(codes.DEEPCOPY_NON_LEAF),
                           severity="error", primary=primary, related=related,
                           tensor=tensor_info(tensor, offenders[0][0] if offenders else argument) if tensor is not None
                           else None, notes=notes, help=[h for h in helps if h is not None])
     diagnosis.extra["non_leaf_paths"] = [path for path, _ in offenders]
     return diagnosis
+
+
+def _pytorch_message(error: BaseException) -> str:
+    """PyTorch's whole message (its hints included), without a diagnosis already added to it."""
+    message = str(error.args[0]) if error.args and isinstance(error.args[0], str) else str(error)
+    return message.split("\n\nautograd-doctor:")[0].strip()
+
+
+def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str], offenders) -> Diagnosis:
+    """The non-leaf tensors are weights that the legacy torch.nn.utils.weight_norm recomputes
+    before every forward (as a plain attribute with grad history): deepcopy cannot copy them."""
+    applied = [_weight_norm_location(filename, line) for filename, line in _weight_norm_calls(stack)]
+    helps = [help for help in (_parametrizations_help(location) for location in applied) if help is not None]
+    if not helps:
+        helps.append(Suggestion("apply torch.nn.utils.parametrizations.weight_norm instead of the deprecated "
+                                "torch.nn.utils.weight_norm (or remove it with torch.nn.utils.remove_weight_norm "
+                                "before copying)"))
+    if helps[0].replacement:  # the line to change is the weight_norm call; the deepcopy is where it failed
+        primary = next(loc for loc in applied if loc.line == helps[0].location.line)
+        related = [deepcopy_call] + [loc for loc in applied if loc is not primary]
+    else:
+        primary, related = deepcopy_call, applied
+    listed = ", ".join(paths[:5])
+    notes = [f"{listed} {'is' if len(paths) == 1 else 'are'} recomputed by the legacy torch.nn.utils.weight_norm "
+             "before every forward: a tensor with grad history (WeightNormInterfaceBackward0), which deepcopy refuses",
+             f"PyTorch: \"{_pytorch_message(error)}\""]
+    diagnosis = Diagnosis(code=codes.DEEPCOPY_NON_LEAF, title=codes.title(codes.DEEPCOPY_NON_LEAF), severity="error",
+                          primary=primary, related=[loc for loc in related if loc is not None],
+                          tensor=tensor_info(offenders[0][1], offenders[0][0]), notes=notes, help=helps)
+    diagnosis.extra["non_leaf_paths"] = [path for path, _ in offenders]
+    diagnosis.extra["weight_norm"] = True
+    return diagnosis
+
+
+def _weight_norm_location(filename: str, line: int) -> Location:
+    text = source_line(filename, line)
+    code_part = text.split("#")[0].rstrip()
+    return Location(file=filename, line=line, column=len(text) - len(text.lstrip()), end_line=line,
+                    end_column=len(code_part), source=text.strip(), role="weight_norm",
+                    note="the legacy weight_norm stores the weight as an attribute with grad history")
+
+
+def _parametrizations_help(location: Location) -> Suggestion | None:
+    """`nn.utils.parametrizations.weight_norm(` for `nn.utils.weight_norm(` on that line."""
+    code_part = location.source.split("#")[0].rstrip()
+    if code_part.count("utils.weight_norm(") != 1:
+        return None
+    change = Location(**{**location.__dict__, "role": "", "note": ""})
+    return Suggestion("use torch.nn.utils.parametrizations.weight_norm: the same weight (g * v / |v|), computed on "
+                      "access, so the module holds only leaves and can be deep-copied (its parameters are then named "
+                      "parametrizations.weight.original0/original1 instead of weight_g/weight_v: rename them in old "
+                      "checkpoints)",
+                      code_part.replace("utils.weight_norm(", "utils.parametrizations.weight_norm(", 1), change)
+
+
+def _weight_norm_calls(stack: tuple[Site, ...]) -> list[tuple[str, int]]:
+    """(file, line) of the `weight_norm(` calls, outside parametrizations, in the user's files of the stack."""
+    found = []
+    for filename in dict.fromkeys(site.filename for site in stack):
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _call_attr(node) == "weight_norm":
+                func = ast.unparse(node.func)
+                if "parametrizations" not in func:
+                    found.append((filename, node.lineno))
+    return sorted(found)
 
 
 def explain_deepcopy_failure(obj: Any, error: BaseException) -> Diagnosis | None:

@@ -38,6 +38,8 @@ from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
 )
+from autograd_doctor.analysis.grad_switch import switch_diagnosis
+from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.report.model import Diagnosis, Suggestion
 from autograd_doctor.report.source import (
@@ -391,6 +393,10 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     site = call.site
     if site is None:
         return None
+    switch = switches.switch_in_force()
+    if switch is not None:
+        roots = backward_roots(args, kwargs)
+        return switch_diagnosis(switch, site, roots[0] if roots else None)
     frame = live_frame(site)
     scope = Scope(site.filename, site.lineno)
     statement = scope.statement_at(site.lineno) if scope.tree is not None else None

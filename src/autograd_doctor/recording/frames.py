@@ -19,47 +19,34 @@ import torch
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
-# Standard-library modules whose frames sit between user code and torch calls.
-_STDLIB_PASS_THROUGH = ("contextlib.py", "functools.py", "runpy.py", "threading.py")
-# The event loop that runs a Jupyter kernel's cells: host machinery, like ipykernel itself.
-_STDLIB_ASYNCIO_DIR = _STDLIB_DIR + "asyncio" + os.sep
-# Tools that host user code (test runners, notebooks): their frames are never the user's line.
-_HOST_PACKAGES = ("pytest", "_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
 
 # filename -> True when frames from that file are machinery, not user code.
 _internal_file_cache: dict[str, bool] = {}
 
 
 def is_internal_file(filename: str) -> bool:
+    """Frames from this file are never the user's line: torch, the doctor, the standard library,
+    installed libraries (numpy, torchvision, ...) and the tools that host user code. A failure
+    or a write inside a library is reported at the user's line that called into it: the line
+    the user can change (a help never edits an installed file)."""
     internal = _internal_file_cache.get(filename)
     if internal is None:
         path = os.path.abspath(filename) if not filename.startswith("<") else filename
         internal = (
             path.startswith(_TORCH_DIR)
             or path.startswith(_OUR_DIR)
-            or (path.startswith(_STDLIB_DIR) and os.path.basename(path) in _STDLIB_PASS_THROUGH)
-            or path.startswith(_STDLIB_ASYNCIO_DIR)
+            or path.startswith(_STDLIB_DIR)
             or filename.startswith("<frozen ")
             # The `autograd-doctor` console script that pip writes into bin/.
             or os.path.basename(path) == "autograd-doctor"
-            or _in_host_package(path)
+            or in_installed_package(path)
         )
         _internal_file_cache[filename] = internal
     return internal
 
 
-def _in_host_package(path: str) -> bool:
-    parts = path.split(os.sep)
-    for marker in ("site-packages", "dist-packages"):
-        if marker in parts:
-            index = parts.index(marker)
-            return index + 1 < len(parts) and parts[index + 1] in _HOST_PACKAGES
-    return False
-
-
 def in_installed_package(filename: str) -> bool:
-    """Installed libraries (site-packages): their lines can be where a write happens, but
-    as "called from" context they only add noise."""
+    """Installed libraries (site-packages): never the user's line."""
     parts = filename.split(os.sep)
     return "site-packages" in parts or "dist-packages" in parts
 

@@ -36,6 +36,7 @@ class GradSwitch:
     site: Site
     thread: int
     seq: int
+    callers: tuple[Site, ...] = ()  # the user's frames that led to the call, innermost first
     context_manager: bool = False  # set when the call turned out to be a `with` header
 
 
@@ -58,14 +59,13 @@ _SET_GRAD_ENABLED = torch.autograd.grad_mode.set_grad_enabled
 
 
 def activate() -> None:
-    """Start remembering (a new session forgets what an earlier one saw)."""
+    """Start remembering. What earlier sessions saw is kept: a notebook runs each cell under its own
+    session, and a switch made in one cell is still in force in the next."""
     global _active
     with _lock:
         _active += 1
         if _active > 1:
             return
-        _switches.clear()
-        _detaches.clear()
         _originals["init"] = _SET_GRAD_ENABLED.__init__
         _originals["enter"] = _SET_GRAD_ENABLED.__enter__
         _originals["detach_"] = torch.Tensor.detach_
@@ -138,7 +138,8 @@ def _recording_init(original):
         try:
             site = _caller_site(1)
             if site is not None:
-                switch = GradSwitch(bool(mode), site, threading.get_ident(), next(_counter))
+                callers = capture_user_stack(1, limit=3)[1:]
+                switch = GradSwitch(bool(mode), site, threading.get_ident(), next(_counter), callers)
                 self._autograd_doctor_switch = switch
                 with _lock:
                     _switches.append(switch)

@@ -86,9 +86,10 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
         return None
     location.note = "converts a tensor that is part of the autograd graph"
     calls = [c for c in find_calls(statement, "numpy") if _receiver(c) is not None]
+    converted = [_receiver(c) for c in calls] if calls else _tensors_given_to_numpy(context, statement)
     helps = []
-    if len(calls) == 1:
-        receiver = _receiver(calls[0])
+    if len(converted) == 1:
+        receiver = converted[0]
         text = text_of(filename, receiver)
         new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
@@ -99,6 +100,25 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     return diagnosis(codes.NUMPY_REQUIRES_GRAD, location,
                      notes=["a NumPy array shares the tensor's memory but not its graph; PyTorch refuses to "
                             "drop the gradient silently"], help=helps)
+
+
+def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
+    """The arguments of NumPy calls in the statement (np.sort(t), np.asarray(t)) that hold a
+    tensor requiring grad: NumPy converts them inside its own code."""
+    import torch
+
+    found = context.innermost_user()
+    if found is None:
+        return []
+    frame = found[0]
+    given = []
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        function = value_of(frame, call.func)
+        module = getattr(function, "__module__", None) or type(function).__module__
+        if not str(module).split(".")[0] == "numpy":
+            continue
+        given += [a for a in call.args if isinstance(value := value_of(frame, a), torch.Tensor) and value.requires_grad]
+    return given
 
 
 def integer_requires_grad(context: ErrorContext, already):

@@ -8,6 +8,7 @@ import ast
 from autograd_doctor import codes
 from autograd_doctor.analysis.describe import written_name
 from autograd_doctor.analysis.errors import grad_modes
+from autograd_doctor.recording import switches
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
 )
@@ -27,10 +28,15 @@ def _mode_block(filename: str, line: int, kind: str, note: str):
     block = with_block_around(filename, line, MODE_CONTEXTS[kind])
     if block is not None:
         return line_location(filename, block.lineno, role=kind, note=note)
-    recorded = grad_modes.entries(kind)
-    if recorded:
-        return line_location(recorded[0].filename, recorded[0].line, role=kind, note=note)
-    return None
+    recorded = [(entry.filename, entry.line) for entry in grad_modes.entries(kind)]
+    if kind == "no_grad":
+        switch = switches.last_switch_off()
+        if switch is not None:
+            recorded.insert(0, (switch.site.filename, switch.site.lineno))
+    # Prefer the switch in the same file just above the view; else the most recent one.
+    above = [(f, n) for f, n in recorded if f == filename and n <= line]
+    chosen = max(above, key=lambda site: site[1]) if above else (recorded[0] if recorded else None)
+    return line_location(chosen[0], chosen[1], role=kind, note=note) if chosen else None
 
 
 def view_made_in_mode_written(context: ErrorContext, already):

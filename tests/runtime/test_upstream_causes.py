@@ -1,0 +1,125 @@
+"""Causes upstream of the line that raised: a grad-mode switch still in force from a helper
+several calls away, and a deepcopy that fails because of the legacy weight_norm."""
+
+from __future__ import annotations
+
+import runpy
+import textwrap
+
+import torch
+
+import autograd_doctor
+from autograd_doctor.analysis.fixes import apply_replacement
+from helpers import Outcome, marked_line, run_plain, write_program
+
+
+def run_program(tmp_path, source: str) -> Outcome:
+    """Run `source` under watch() as a script does: the exception leaves the watched block."""
+    source = textwrap.dedent(source)
+    path = write_program(tmp_path, source)
+    error = None
+    try:
+        with autograd_doctor.watch():
+            runpy.run_path(path, run_name="__main__")
+    except Exception as problem:  # the program's own failure is what we study
+        error = problem
+    finally:
+        torch.set_grad_enabled(True)  # the programs below leave gradients off on purpose
+    return Outcome(error, autograd_doctor.diagnoses_of(error) if error else [], {}, path, source)
+
+
+SWITCH_THREE_CALLS_UP = """
+    import torch
+    from torch import nn
+
+
+    def evaluate(model, batch):
+        torch.set_grad_enabled(False)  # SWITCH
+        return model(batch).mean().item()
+
+
+    def log_metrics(model, batch):
+        return {"val": evaluate(model, batch)}  # CALLER
+
+
+    def report(model, batch):
+        print(log_metrics(model, batch))
+
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    batch = torch.randn(4, 3)
+    for step in range(3):
+        loss = model(batch).pow(2).mean()
+        loss.backward()  # BACKWARD
+        opt.step()
+        opt.zero_grad()
+        report(model, batch)
+"""
+
+
+def test_a_set_grad_enabled_false_still_in_force_is_named(tmp_path):
+    outcome = run_program(tmp_path, SWITCH_THREE_CALLS_UP)
+    assert "does not require grad" in str(outcome.error)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD301"]
+    assert diagnosis.primary.line == outcome.line("SWITCH")
+    assert "nothing turns them on again" in diagnosis.primary.note
+    lines = {loc.line for loc in diagnosis.related}
+    assert {outcome.line("CALLER"), outcome.line("BACKWARD")} <= lines
+    assert "the model itself is fine" in diagnosis.notes[0]
+    assert not any("detach()" in s.message for s in diagnosis.help)
+
+
+def test_the_switch_help_applied_trains_like_the_intended_program(tmp_path):
+    outcome = run_program(tmp_path, SWITCH_THREE_CALLS_UP)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD301"]
+    help = diagnosis.help[0]
+    fixed = apply_replacement(outcome.source, help.location, help.replacement)
+    assert "with torch.no_grad():" in fixed
+    try:
+        namespace = run_plain(tmp_path, fixed)
+    finally:
+        torch.set_grad_enabled(True)
+    intended = textwrap.dedent(SWITCH_THREE_CALLS_UP).replace(
+        "    torch.set_grad_enabled(False)  # SWITCH\n    return model(batch).mean().item()",
+        "    with torch.no_grad():\n        return model(batch).mean().item()")
+    assert intended != textwrap.dedent(SWITCH_THREE_CALLS_UP)
+    reference = run_plain(tmp_path, intended, "reference.py")
+    assert torch.is_grad_enabled()
+    for name in ("weight", "bias"):
+        assert torch.equal(getattr(namespace["model"], name), getattr(reference["model"], name))
+    torch.manual_seed(0)
+    assert not torch.equal(namespace["model"].weight, torch.nn.Linear(3, 1).weight)  # it trained
+
+
+def test_a_set_grad_enabled_block_or_a_switch_turned_back_on_is_not_blamed(tmp_path):
+    for body in ("with torch.set_grad_enabled(False):\n    model(batch)\n",
+                 "torch.set_grad_enabled(False)\nmodel(batch)\ntorch.set_grad_enabled(True)\n"):
+        outcome = run_program(tmp_path, "import torch\n"
+                                        "model = torch.nn.Linear(3, 1)\nbatch = torch.ones(2, 3)\n" + body +
+                              "loss = model(batch).detach().sum()\nloss.backward()\n")
+        assert outcome.error is not None
+        for diagnosis in outcome.diagnoses:
+            assert "set_grad_enabled" not in diagnosis.primary.source
+
+
+def test_deepcopy_after_legacy_weight_norm_quotes_pytorchs_whole_message(tmp_path):
+    outcome = run_program(tmp_path, """
+        import copy
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.utils.weight_norm(nn.Linear(3, 4)), nn.Linear(4, 1))  # APPLIED
+        model(torch.ones(2, 3)).sum().backward()
+        ema = copy.deepcopy(model)  # COPY
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD303"]
+    assert diagnosis.primary.line == outcome.line("APPLIED")
+    assert outcome.line("COPY") in {loc.line for loc in diagnosis.related}
+    message = str(outcome.error.args[0])
+    assert "weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001" in message
+    assert any(note == f'PyTorch: "{message}"' for note in diagnosis.notes)
+    assert "parametrizations.weight_norm(" in diagnosis.help[0].replacement
+    for location in diagnosis.related:
+        assert location.file == outcome.path  # never a line inside torch
