@@ -123,3 +123,93 @@ def test_deepcopy_after_legacy_weight_norm_quotes_pytorchs_whole_message(tmp_pat
     assert "parametrizations.weight_norm(" in diagnosis.help[0].replacement
     for location in diagnosis.related:
         assert location.file == outcome.path  # never a line inside torch
+
+
+ALIAS_INTO_THE_BLOCK_INPUT = """
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            out = x  # ALIAS
+            out += self.fc(x)  # WRITE
+            return out
+
+
+    torch.manual_seed(0)
+    encoder = nn.Linear(4, 4)
+    block = Block()
+    h = torch.tanh(encoder(torch.randn(2, 4)))
+    block(h).sum().backward()
+    grads = [p.grad for p in [*encoder.parameters(), *block.parameters()]]
+"""
+
+
+def test_a_write_through_out_equals_x_says_that_out_is_x(tmp_path):
+    outcome = run_program(tmp_path, ALIAS_INTO_THE_BLOCK_INPUT)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD101"]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    alias = next(loc for loc in diagnosis.related if loc.role == "alias")
+    assert alias.line == outcome.line("ALIAS") and "out is x" in alias.note
+    assert any(note.startswith("out IS x") and "the input of forward()" in note for note in diagnosis.notes)
+    fixed = apply_replacement(outcome.source, diagnosis.help[0].location, diagnosis.help[0].replacement)
+    intended = textwrap.dedent(ALIAS_INTO_THE_BLOCK_INPUT).replace("out += self.fc(x)", "out = x + self.fc(x)")
+    got, want = run_plain(tmp_path, fixed)["grads"], run_plain(tmp_path, intended, "reference.py")["grads"]
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def test_an_unrelated_earlier_binding_gives_no_alias_note(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+
+        w = torch.tensor([0.5, -1.0], requires_grad=True)
+        x = w.exp()
+        out = x.clone()
+        y = out * w
+        out += 1  # WRITE
+        y.sum().backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD101"]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert not any(loc.role == "alias" for loc in diagnosis.related)
+    assert not any(" IS " in note for note in diagnosis.notes)
+
+
+PGD_CARRYING_THE_GRAPH = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    x = torch.rand(3, 4)
+    x_adv = x.clone().requires_grad_(True)
+    for step in range(3):
+        loss = model(x_adv).pow(2).mean()
+        model.zero_grad()
+        loss.backward()
+        x_adv = torch.clamp(x_adv + 0.01 * x_adv.grad.sign(), 0, 1)  # CARRY
+"""
+
+
+def test_a_loop_that_carries_a_clamp_result_with_its_graph_is_named(tmp_path):
+    outcome = run_program(tmp_path, PGD_CARRYING_THE_GRAPH)
+    assert isinstance(outcome.error, AttributeError)
+    (diagnosis,) = outcome.diagnoses
+    assert diagnosis.code == "AD308" and diagnosis.primary.line == outcome.line("CARRY")
+    assert "next iteration" in diagnosis.primary.note
+    assert diagnosis.help[0].replacement.endswith(".detach().requires_grad_()")
+    fixed = run_plain(tmp_path, apply_replacement(outcome.source, diagnosis.help[0].location,
+                                                  diagnosis.help[0].replacement))
+    model, x = fixed["model"], fixed["x"]
+    expected = x.clone()
+    for _ in range(3):  # projected gradient steps, written by hand with a fresh leaf each step
+        leaf = expected.clone().requires_grad_(True)
+        (gradient,) = torch.autograd.grad(model(leaf).pow(2).mean(), leaf)
+        expected = torch.clamp(expected + 0.01 * gradient.sign(), 0, 1)
+    assert torch.equal(fixed["x_adv"].detach(), expected)
+    assert fixed["x_adv"].is_leaf

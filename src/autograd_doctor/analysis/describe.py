@@ -56,3 +56,35 @@ def tensor_info(tensor, name: str | None, parameter: str | None = None,
         name=name, shape=list(tensor.shape), dtype=dtype, device=str(tensor.device),
         version_saved=version_saved, version_found=version_found, parameter=parameter,
     )
+
+
+def plain_alias(filename: str, line: int, name: str | None):
+    """(statement, other name) when `name` was last bound, in the same function before `line`,
+    by a plain `name = other` (no call, no copy): `name` IS `other`, and a write into one
+    is a write into the other. None otherwise."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+
+    if not name or not name.isidentifier():
+        return None
+    statement = last_assignment(filename, name, line)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name) and target.id == name and isinstance(value, (ast.Name, ast.Attribute)):
+        other = ast.unparse(value)
+        return (statement, other) if other != name else None
+    return None
+
+
+def is_parameter_of_enclosing_function(filename: str, line: int, name: str) -> str | None:
+    """The enclosing function's name when `name` is one of its parameters (a block's input)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.report.source import parse_file
+
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+        if any(a.arg == name for a in arguments):
+            return function.name
+    return None

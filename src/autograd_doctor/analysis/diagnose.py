@@ -12,7 +12,9 @@ from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
     write_fixes,
 )
-from autograd_doctor.analysis.describe import assigned_name, tensor_info, written_name
+from autograd_doctor.analysis.describe import (
+    assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
+)
 from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
@@ -116,6 +118,10 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
         loop = _loop_note(write)
         if loop:
             notes.append(loop)
+        aliasing = _alias_note(write)
+        if aliasing is not None:
+            notes.append(aliasing[0])
+            related.insert(0, aliasing[1])
         helps.extend(_write_suggestions(write, target if target is not None else alias))
         if write.loop_values and write.op.endswith("__setitem__"):
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
@@ -411,6 +417,25 @@ def _inplace_activation_call(statement):
                    for k in node.keywords) or positional_inplace_flag(node) is not None:
                 return node
     return None
+
+
+def _alias_note(write) -> tuple[str, Location] | None:
+    """(note, location) when the written name was bound by `out = x` just before: the write went
+    into `x` itself, which the reader of `out += ...` rarely expects."""
+    site = write.site
+    written = written_name(site.filename, site.lineno) if site is not None else None
+    root = written.split("[")[0] if written else None
+    found = plain_alias(site.filename, site.lineno, root) if root else None
+    if found is None:
+        return None
+    statement, other = found
+    owner = is_parameter_of_enclosing_function(site.filename, site.lineno, other)
+    what = f"{other}, the input of {owner}()" if owner else other
+    location = statement_location(site.filename, statement, role="alias",
+                                  note=f"{root} is {other} from here: the same tensor, not a copy")
+    note = (f"{root} IS {other}: `{ast.unparse(statement)}` (line {statement.lineno}) binds a second name to the same "
+            f"tensor, so the in-place write into {root} changed {what}, which autograd had saved")
+    return note, location
 
 
 def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:

@@ -126,6 +126,27 @@ def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | No
     return best
 
 
+def carrying_assignment(filename: str, name: str, line: int) -> ast.stmt | None:
+    """In a loop around `line`: the last statement of the loop body, at `line` or after it, that
+    binds `name`. Its value is what the next iteration sees as `name` (a carried tensor)."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, line)
+    loops = [node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.While))
+             and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not loops:
+        return None
+    loop = max(loops, key=lambda node: node.lineno)
+    best = None
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and node.lineno >= line and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
 def uses_between(filename: str, name: str, after: int, before: int) -> list:
     """Statements between two lines that use `name` (where a generator was used up), at most two."""
     found = []

@@ -11,7 +11,7 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, local_name_of, value_of,
+    ErrorContext, carrying_assignment, last_assignment, local_name_of, value_of,
 )
 from autograd_doctor.report.model import Suggestion
 from autograd_doctor.report.source import replace_node_text, statement_location
@@ -336,9 +336,15 @@ def grad_of_non_leaf(context: ErrorContext, already):
     tensor = value_of(frame, reads[0].value)
     node_name = type(tensor.grad_fn).__name__
     location.role, location.note = "read", f"{name}.grad is None here"
-    made = last_assignment(filename, name, line) if name.isidentifier() else None
+    carried = carrying_assignment(filename, name, line) if name.isidentifier() else None
+    before = last_assignment(filename, name, carried.lineno if carried else line) if name.isidentifier() else None
+    if carried is not None and before is not None and _made_by(before, node_name) and not _made_by(carried, node_name):
+        carried = None  # not a leaf from the start, before the loop carried anything
+    made = carried or before
     notes = [f"{name} is not a leaf: it is computed ({node_name}) from the tensor that asked for gradients, so "
              f"backward() leaves {name}.grad None (PyTorch only warns about reading it)"]
+    if carried is not None:
+        return _carried_diagnosis(filename, name, node_name, carried, location, notes)
     if made is None:
         return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
             f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
@@ -354,6 +360,46 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _carried_diagnosis(filename: str, name: str, node_name: str, carried, read, notes):
+    """`name` is rebound at the end of a loop to a result that still carries the previous
+    iteration's graph: from the second iteration on it is no longer a leaf."""
+    location = statement_location(filename, carried, role="carried", note=f"carries {name} into the next iteration "
+                                  f"with the graph of this one ({node_name})")
+    notes.append(f"line {carried.lineno} rebinds {name} to a result computed from the previous {name}; the next "
+                 f"iteration starts from that result, which is not a leaf (and whose graph grows every iteration)")
+    value = text_of(filename, carried.value)
+    simple = isinstance(carried.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript))
+    helps = [statement_change(location, f"carry a fresh leaf into the next iteration: detach() drops this "
+                              f"iteration's graph, requires_grad_() asks for the gradient of the new {name}",
+                              f"{ast.unparse(carried.targets[0])} = {value if simple else f'({value})'}"
+                              ".detach().requires_grad_()")]
+    return diagnosis(codes.NON_LEAF_GRAD_READ, location, [read] if read.line != carried.lineno else [], notes, helps)
+
+
+# Graph node names of the conversions that return a non-leaf copy.
+_CONVERSIONS = {"to", "type", "double", "float", "half", "bfloat16", "cuda", "cpu"}
+_OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.MatMult: "mm"}
+
+
+def _made_by(statement, node_name: str) -> bool:
+    """Could this statement's value be the op that made a tensor with this grad_fn
+    (`ClampBackward1` from `torch.clamp(...)`, `ToCopyBackward0` from `.to(...)`)?"""
+    import re
+
+    op = re.sub(r"Backward\d*$", "", node_name).lower()
+    value = getattr(statement, "value", None)
+    if value is None:
+        return False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            called = (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")).lower()
+            if called.rstrip("_") == op or (op == "tocopy" and called in _CONVERSIONS):
+                return True
+        elif isinstance(node, ast.BinOp) and _OPERATORS.get(type(node.op)) == op:
+            return True
+    return False
 
 
 def _no_grad(tensor) -> bool:
