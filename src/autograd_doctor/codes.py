@@ -15,6 +15,7 @@ SAVED_CONTENT_CHANGED = "AD202"
 OVERLAPPING_INPLACE = "AD203"
 STALE_VIEW = "AD204"
 DETACH_ALIAS_WRITE = "AD205"
+NUMBER_TERM_IN_LOSS = "AD206"
 GRADIENT_PATH_CUT = "AD301"
 BACKWARD_TWICE = "AD302"
 DEEPCOPY_NON_LEAF = "AD303"
@@ -74,6 +75,7 @@ TITLES = {
     OVERLAPPING_INPLACE: "an in-place op reads memory that it writes",
     STALE_VIEW: "a view kept from earlier was changed by a later write to its base",
     DETACH_ALIAS_WRITE: "a write through a detach() alias changed a tensor that is still in use",
+    NUMBER_TERM_IN_LOSS: "a loss term was turned into a Python number before it was added: it trains nothing",
     GRADIENT_PATH_CUT: "the gradient path from the loss was cut",
     BACKWARD_TWICE: "backward() went through a graph that an earlier backward() already freed",
     DEEPCOPY_NON_LEAF: "copy.deepcopy of a tensor that is not a graph leaf",
@@ -265,6 +267,27 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
     print(y)            # tensor([-1., 4.], grad_fn=<MulBackward0>)
 
 **The fix.** For an independent copy use `y.detach().clone()`.
+""",
+    NUMBER_TERM_IN_LOSS: """\
+## AD206: a loss term was turned into a Python number before it was added: it trains nothing
+
+**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, which has no
+gradient. Added to the loss, such a number changes the printed loss value but not one
+gradient, so the term trains nothing: whatever computed it (a regulariser, an auxiliary head,
+a KL term) is never pushed by it. No `.grad` is None (the rest of the loss reaches the
+parameters), no error is raised. autograd-doctor reads the loss backpropagated by each
+backward() line once, follows its added terms to their assignments, and warns about a term
+made only of numbers that converts a tensor that requires grad.
+
+**Minimal example.**
+
+    ce = F.cross_entropy(model(x), y)
+    reg = 0.01 * model.weight.pow(2).sum().item()   # AD206: a number
+    loss = ce + reg
+    loss.backward()                                  # the penalty trains nothing
+
+**The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
+logging (`print(reg.item())`).
 """,
     GRADIENT_PATH_CUT: """\
 ## AD301: the gradient path from the loss was cut

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from autograd_doctor import codes, compat
-from autograd_doctor.analysis import copies, diagnose
+from autograd_doctor.analysis import copies, diagnose, number_terms
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
@@ -153,6 +153,7 @@ class Doctor:
         self.diagnoses: list[Diagnosis] = []
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
+        self._loss_lines_checked: set = set()
         self._backwards_seen = 0
         self._hooks = None
         self._step_hooks = ()
@@ -406,6 +407,11 @@ class Doctor:
     def backward_done(self, event: BackwardDone) -> None:
         """After a successful backward: problems that raise nothing (e.g. a cut gradient path)."""
         call, func, args, kwargs, result = event.call, event.func, event.args, event.kwargs, event.result
+        site = call.site if call is not None else None
+        if site is not None and site not in self._loss_lines_checked and len(self._loss_lines_checked) < 64:
+            # Once per backward() line: a loss term turned into a Python number (AD206).
+            self._loss_lines_checked.add(site)
+            self._report_silent(number_terms.number_term_diagnosis, site)
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:

@@ -1,0 +1,98 @@
+"""AD206: a loss term turned into a Python number (.item(), float()) before it was added trains
+nothing; the help (add the tensor) makes the term train, checked against a hand-written loop."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from helpers import apply_help, run_plain, run_program
+
+BUGGY = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    beta = 0.5
+    for step in range(3):
+        ce = F.cross_entropy(model(x), y)
+        reg = beta * model.weight.pow(2).sum().item()  # NUMBER
+        loss = ce + reg
+        opt.zero_grad()
+        loss.backward()  # BACKWARD
+        opt.step()
+"""
+
+
+def test_a_term_turned_into_a_number_is_reported_at_its_line(tmp_path):
+    outcome = run_program(tmp_path, BUGGY)
+    assert outcome.error is None
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert len(outcome.warnings) == 1  # once, not once per iteration
+    assert diagnosis.severity == "warning"
+    assert diagnosis.primary.line == outcome.line("NUMBER")
+    assert diagnosis.related[0].line == outcome.line("BACKWARD")
+    assert diagnosis.help[0].replacement == "reg = beta * model.weight.pow(2).sum()"
+
+
+def test_the_help_applied_trains_the_term(tmp_path):
+    outcome = run_program(tmp_path, BUGGY)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    torch.manual_seed(0)  # the same model, data and loop, written by hand with the penalty as a tensor
+    model = torch.nn.Linear(4, 3)
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    weight, bias = model.weight.detach().clone(), model.bias.detach().clone()
+    for _ in range(3):
+        w, b = weight.clone().requires_grad_(), bias.clone().requires_grad_()
+        loss = torch.nn.functional.cross_entropy(x @ w.T + b, y) + 0.5 * w.pow(2).sum()
+        gw, gb = torch.autograd.grad(loss, [w, b])
+        weight, bias = weight - 0.1 * gw, bias - 0.1 * gb
+    assert torch.allclose(fixed["model"].weight, weight, atol=1e-6)
+    assert torch.allclose(fixed["model"].bias, bias, atol=1e-6)
+    buggy = run_plain(tmp_path, textwrap.dedent(BUGGY), "buggy.py")
+    assert not torch.allclose(buggy["model"].weight, weight, atol=1e-6)  # the number trained nothing
+
+
+def test_numbers_used_for_logging_scaling_or_from_constants_are_not_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(5, 3)
+        with torch.no_grad():
+            baseline = (x @ w).mean()
+        for step in range(2):
+            out = x @ w
+            ce = out.pow(2).mean()
+            loss = ce / ce.item() + 0.1 * baseline.item() + float(step)
+            print(f"loss {loss.item():.3f}")
+            (loss + 0.0).backward()
+    """)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD206"]
+
+
+def test_an_accumulated_number_term_is_found_through_plus_equals(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        v = torch.randn(3, requires_grad=True)
+        loss = w.pow(2).sum()
+        loss += float(v.abs().sum())  # NUMBER
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("NUMBER")
+    assert diagnosis.help[0].replacement == "loss += v.abs().sum()"
+    assert outcome.namespace["v"].grad is None  # what the warning is about
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(fixed["v"].grad, fixed["v"].detach().sign())
+    assert torch.equal(fixed["w"].grad, 2 * fixed["w"].detach())
