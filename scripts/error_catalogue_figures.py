@@ -27,8 +27,6 @@ from test_catalogue import CASES  # noqa: E402
 
 def first_sentence(error: BaseException) -> str:
     text = str(error).split("\n")[0]
-    if not isinstance(error, RuntimeError):  # Python's own error, caused by autograd state (AD308)
-        text = f"{type(error).__name__}: {text}"
     text = re.sub(r"\s+", " ", text)
     return text if len(text) <= 110 else text[:107] + "..."
 
