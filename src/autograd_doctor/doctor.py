@@ -23,6 +23,7 @@ from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
     OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
+    UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.report.model import Diagnosis, Report
@@ -285,6 +286,19 @@ class Doctor:
             node = diagnose.current_node()
             slot = self.recorder.find_slot(node, record)
             diagnosis = builder(record, node, slot, self._backward_stack(record), self.recorder)
+        except Exception:
+            internal_error()
+            return
+        self._raise_or_warn(diagnosis)
+
+    def untracked_write_found(self, event: UntrackedWriteFound) -> None:
+        """Default mode, as backward starts: a `.data` write changed a tensor this graph saved."""
+        if self.silent == "ignore":
+            return
+        try:
+            diagnosis = diagnose.silent_write_diagnosis(event.record, event.node, event.slot,
+                                                        capture_user_stack(3, limit=2), self.recorder)
+            diagnosis.extra["mode"] = "light"
         except Exception:
             internal_error()
             return

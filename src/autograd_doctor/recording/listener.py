@@ -33,6 +33,16 @@ class SilentSaveRead:
 
 
 @dataclass
+class UntrackedWriteFound:
+    """Default mode, as backward starts: a `.data` write changed memory that a node of this
+    graph saved before the write, and PyTorch's version check will not notice."""
+
+    record: SavedRecord
+    node: Any
+    slot: str
+
+
+@dataclass
 class SavedWriteHit:
     """Strict mode: a write just touched memory that a live saved tensor uses."""
 
@@ -140,6 +150,8 @@ class Listener(Protocol):
 
     def silent_save_read(self, event: SilentSaveRead) -> None: ...
 
+    def untracked_write_found(self, event: UntrackedWriteFound) -> None: ...
+
     def saved_write_hit(self, event: SavedWriteHit) -> None: ...
 
     def call_failed(self, event: CallFailed) -> None: ...
@@ -175,6 +187,9 @@ class NullListener:
         return None
 
     def silent_save_read(self, event: SilentSaveRead) -> None:
+        pass
+
+    def untracked_write_found(self, event: UntrackedWriteFound) -> None:
         pass
 
     def saved_write_hit(self, event: SavedWriteHit) -> None:

@@ -119,3 +119,57 @@ def find_stale_save(roots: list, message: str) -> StaleSave | None:
                 if number > best_number:
                     best, best_number = StaleSave(node, slot, tensor, saved_version, found_version), number
     return best
+
+
+@dataclass
+class UntrackedHit:
+    """A tensor a graph saved whose memory a later `.data` write changed, its version intact."""
+
+    node: Any
+    slot: str
+    tensor: torch.Tensor
+    write: Any  # the LoggedWrite
+
+
+def saves_changed_by(roots: list, writes: list) -> list[UntrackedHit]:
+    """Saved tensors of the graph under `roots` whose bytes overlap what a logged `.data` write
+    wrote after the tensor was saved (the saving node is older than the write), while their
+    version check still passes: backward would use the changed values without a word."""
+    from autograd_doctor.recording.events import byte_range
+    from autograd_doctor.recording.write_log import storage_base
+
+    targets = [(write, write.byte_range) for write in writes if write.byte_range is not None]
+    if not targets:
+        return []
+    hits: list[UntrackedHit] = []
+    seen: set[int] = set()
+    queue = [root.grad_fn for root in roots if root.grad_fn is not None]
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        try:
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+            number = node._sequence_nr()
+        except Exception:
+            continue
+        for name in (name for name in dir(node) if name.startswith("_raw_saved_")):
+            for slot, saved in _saved_items(node, name):
+                try:
+                    tensor = saved.data
+                except Exception:
+                    continue
+                if not isinstance(tensor, torch.Tensor):
+                    continue
+                for write, (start, stop) in targets:
+                    if write.autograd_seq is None or number >= write.autograd_seq:
+                        continue  # saved after the write: it saved the new values
+                    if storage_base(tensor) != write.storage:
+                        continue
+                    saved_start, saved_stop = byte_range(tensor)
+                    if saved_start < stop and start < saved_stop and (
+                            name == "_raw_saved_tensors" or not _is_stale_slot(node, name)):
+                        hits.append(UntrackedHit(node, slot, tensor, write))
+                        break
+    return hits

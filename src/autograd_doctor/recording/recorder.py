@@ -21,18 +21,19 @@ import torch
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_tensors,
+    _TENSOR_GETITEM, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_tensors,
 )
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
+from autograd_doctor.recording import probe
 from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
-    NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
+    NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, UntrackedWriteFound,
 )
 from autograd_doctor.recording.write_log import (
-    LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module,
+    LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module, writes_through_data,
 )
 from autograd_doctor.recording.frames import (
     Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
@@ -70,6 +71,8 @@ class Recorder(AliasTracking):
         # to the stale tensor after backward fails (see write_log.py and probe.py).
         self.light = light
         self.write_log = WriteLog()
+        # Light mode: the `.data` writes since the last backward (checked when it starts).
+        self.data_writes: list[LoggedWrite] = []
         # True while an optimizer step runs whose writes cannot touch anything watched
         # (set by the step-level hooks in `optimizer_step_started`): the wrappers then
         # call torch directly.
@@ -417,6 +420,10 @@ class Recorder(AliasTracking):
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
                 self.write_log.add(entry, target)
+                if stack and writes_through_data(stack[0]) and len(self.data_writes) < MAX_DATA_WRITES:
+                    entry.autograd_seq = _next_sequence_nr()
+                    entry.byte_range = _written_range(op, target, args)
+                    self.data_writes.append(entry)
         except Exception:
             pass  # an unlogged write is just not named later
         return result
@@ -468,6 +475,8 @@ class Recorder(AliasTracking):
             self.listener.backward_started(BackwardStarted(call, func, args, kwargs))
         except Exception:
             call = None
+        if self.data_writes:
+            self._check_data_writes(args, kwargs)  # may raise on purpose (silent="raise")
         self.write_depth += 1
         try:
             result = func(*args, **kwargs)
@@ -488,6 +497,19 @@ class Recorder(AliasTracking):
         if call is not None:
             self.listener.backward_done(BackwardDone(call, func, args, kwargs, result))
         return result
+
+    def _check_data_writes(self, args: tuple, kwargs: dict) -> None:
+        """Light mode, before backward: did a `.data` write change a tensor this graph saved
+        earlier? Runs only after such writes (rare), once per backward."""
+        writes, self.data_writes = self.data_writes, []
+        try:
+            hits = probe.saves_changed_by(probe.roots_of(args, kwargs), writes)
+        except Exception:
+            return
+        for hit in hits:
+            record = SavedRecord(hit.tensor.detach(), hit.tensor._version, (), next(self.seq))
+            record.silent_writes = (hit.write.to_event(),)
+            self.listener.untracked_write_found(UntrackedWriteFound(record, hit.node, hit.slot))
 
     def call_factory(self, func, args: tuple, kwargs: dict):
         """A factory called with requires_grad=True, or requires_grad_(): remember where."""
@@ -554,6 +576,22 @@ DETACHED_IN_PLACE_MESSAGE = (
 
 # The sequence number the next autograd node will get.
 _next_sequence_nr = torch._C._autograd._get_sequence_nr
+def _written_range(op: str, target, args: tuple) -> tuple[int, int]:
+    """The bytes a write changed: for `t[index] = v` with basic indexing, those of `t[index]`
+    (read again without recording: `.data` writes are rare), else all of `t`'s."""
+    if op.endswith("__setitem__") and len(args) >= 2:
+        try:
+            with torch.no_grad():
+                part = _TENSOR_GETITEM(target, args[1])
+            if storage_base(part) == storage_base(target):
+                return byte_range(part)
+        except Exception:
+            pass
+    return byte_range(target)
+
+
+# `.data` writes remembered between two backward calls (light mode).
+MAX_DATA_WRITES = 16
 
 
 class _Unrecorded:

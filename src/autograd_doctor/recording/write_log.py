@@ -30,7 +30,8 @@ class LoggedWrite:
     """One in-place write: where it landed, how it moved the version counter, who made it."""
 
     __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
-                 "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask")
+                 "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
+                 "autograd_seq", "byte_range")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -45,6 +46,10 @@ class LoggedWrite:
         self.loop_values: dict[str, str] = {}
         self.value_is_scalar: bool | None = None
         self.index_is_bool_mask = False
+        # For writes through `.data`: autograd's next node number when the write ran (nodes
+        # numbered below it were made, and their tensors saved, before it).
+        self.autograd_seq: int | None = None
+        self.byte_range: tuple[int, int] | None = None  # the bytes written (the alias dies at once)
 
     def to_event(self) -> WriteEvent:
         event = WriteEvent(self.op, self.stack, self.version_before, self.seq)
@@ -119,6 +124,26 @@ def in_loop(code, offset: int) -> bool:
             pass
         _loops_by_code[code] = loops
     return any(start <= offset <= end for start, end in loops)
+
+
+# (code, instruction offset) -> does the user's source line write through `.data`?
+_data_write_sites: dict = {}
+
+
+def writes_through_data(site: Site) -> bool:
+    """The user's line writes through `.data` (`h.data.mul_(2)`, `h.data[0] = 0`): such a write
+    shares memory with `h` but not its version counter, so PyTorch will not notice it. Read
+    once per source position."""
+    key = (site.code, site.lasti)
+    found = _data_write_sites.get(key)
+    if found is None:
+        import linecache
+
+        text = linecache.getline(site.filename, site.lineno).split("#")[0]
+        found = _data_write_sites[key] = ".data" in text
+        if len(_data_write_sites) > 4096:
+            _data_write_sites.clear()
+    return found
 
 
 class WriteLog:
