@@ -49,7 +49,7 @@ def test_data_write_into_a_saved_input_in_a_loop_is_reported_once(tmp_path):
     assert len(outcome.warnings) == 1
 
 
-def test_data_write_raises_in_the_default_mode_when_asked(tmp_path):
+def test_data_write_raises_when_asked(tmp_path):
     outcome = run_program(tmp_path, SETITEM, silent="raise")
     assert outcome.error is not None and outcome.diagnosis.code == "AD201"
 
