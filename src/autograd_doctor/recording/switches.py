@@ -28,7 +28,7 @@ from autograd_doctor.recording.frames import Site, capture_user_stack, is_intern
 LOG_SIZE = 64
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: the log looks entries up often
 class GradSwitch:
     """A `torch.set_grad_enabled(mode)` call made by the user's code."""
 
@@ -52,6 +52,7 @@ class InPlaceDetach:
 _lock = threading.Lock()
 _switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
 _detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
+_by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
 _counter = itertools.count()
 _active = 0
 _originals: dict[str, object] = {}
@@ -132,17 +133,34 @@ def _caller_site(depth: int) -> Site | None:
     return Site(frame.f_code, frame.f_lasti)
 
 
+def _remember_switch(site: Site, enabled: bool) -> GradSwitch:
+    """Log a switch; a line seen before (`with torch.set_grad_enabled(train):` in a loop) moves
+    its entry to the end instead of walking the stack again."""
+    thread = threading.get_ident()
+    key = (site.code, site.lasti, thread, enabled)
+    with _lock:
+        switch = _by_site.get(key)
+        if switch is not None and switch in _switches:
+            _switches.remove(switch)
+            switch.seq, switch.context_manager = next(_counter), False
+            _switches.append(switch)
+            return switch
+    switch = GradSwitch(enabled, site, thread, next(_counter), capture_user_stack(2, limit=3)[1:])
+    with _lock:
+        if len(_by_site) > 4 * LOG_SIZE:
+            _by_site.clear()
+        _by_site[key] = switch
+        _switches.append(switch)
+    return switch
+
+
 def _recording_init(original):
     def __init__(self, mode):
         original(self, mode)
         try:
             site = _caller_site(1)
             if site is not None:
-                callers = capture_user_stack(1, limit=3)[1:]
-                switch = GradSwitch(bool(mode), site, threading.get_ident(), next(_counter), callers)
-                self._autograd_doctor_switch = switch
-                with _lock:
-                    _switches.append(switch)
+                self._autograd_doctor_switch = _remember_switch(site, bool(mode))
         except Exception:
             pass  # bookkeeping must never break the user's call
 
