@@ -176,7 +176,15 @@ class ExpressionEvents:
                       (self.edit(node, head[:-1].rstrip() + ".detach().clone" + clone_args),),
                       safe=True) if head.endswith(".") and clone_args.startswith("(") else None
             scope.clone_detach.append((node, inner, fix))
-        elif attr == "backward":
+        elif attr in ("backward", "manual_backward"):
+            if node.args and (attr == "manual_backward" or self.text(recv).lower().endswith(
+                    N.FRAMEWORK_BACKWARD_RECEIVERS)):
+                recv = node.args[0]  # `accelerator.backward(loss)` runs `loss.backward()`
+            elif attr == "manual_backward":
+                return
+            elif isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) \
+                    and recv.func.attr == "scale" and len(recv.args) == 1:
+                recv = recv.args[0]  # AMP: `scaler.scale(loss).backward()`
             retain = any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant)
                          and k.value.value is True for k in node.keywords)
             seq = self.next_seq()
