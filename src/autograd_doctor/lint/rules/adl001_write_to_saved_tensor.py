@@ -119,7 +119,7 @@ def _feeds_return(checker, scope, op_node) -> bool:
 
 def _report(checker, w, key, how, op_node):
     op = OPERATOR_TEXT.get(key.split(":")[0]) or \
-        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
+        key.split(":")[0].replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
     entry = N.saves_table()[key]
     what = "its output" if how == "output" else "this input"
     outcome = ("the write bypasses autograd's check, so the gradient will be silently wrong"
