@@ -173,3 +173,21 @@ def test_framework_run_backward_counts_for_step_order(backward):
         "    g_loss = -d_real.mean()\n"
         f"    {backward}\n")
     assert [(f.line, f.code) for f in lint_source(source)] == [(10, "ADL003")]
+
+
+def test_helpers_called_from_a_modules_forward_are_checked():
+    path = FIXTURES / "recall_v3_helpers_of_modules.py"
+    source = path.read_text(encoding="utf-8")
+    assert ".backward(" not in source
+    assert {f.line for f in lint_file(str(path))[0]} == expected_lines(path)
+    module = load(path)
+    x, mask = torch.randn(2, 3, 4), torch.rand(2, 3, 3) > 0.5
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):  # attention's write
+        module.attention(*torch.randn(3, 2, 3, 4, requires_grad=True), mask).sum().backward()
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):  # gated's write
+        module.gated(torch.randn(3, requires_grad=True)).sum().backward()
+    decay = torch.rand(3, requires_grad=True)
+    with torch.no_grad():  # how such state updates run (not claimed either way)
+        module.update_state(torch.zeros(3), decay, torch.randn(3))
+    module.post_process(torch.randn(2, 3), torch.rand(2, 3) > 0.5)  # no graph: works
+    assert module.Block().predict(x, torch.rand(2, 3, 12) > 0.5).shape == (2, 3, 12)
