@@ -41,6 +41,15 @@ def function_lines(path: Path, name: str) -> range:
 TWIN = FIXTURES / "recall_v3_twin_critics_overloads.py"
 
 
+def test_optimizer_class_parameter_trainer_fails_where_flagged():
+    module = load(TWIN)
+    trainer = module.Trainer(module.actor, module.q1, module.q2)
+    flagged = {f.line for f in lint_file(str(TWIN))[0]} & set(function_lines(TWIN, "train_step"))
+    assert flagged == expected_lines(TWIN) & set(function_lines(TWIN, "train_step")) and len(flagged) == 2
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+        trainer.train_step(torch.randn(6, 3), torch.randn(6, 2), torch.randn(6, 1))
+
+
 @pytest.mark.parametrize("name", ["twin_critic_bug", "twin_critic_actor_first",
                                   "twin_critic_loss_after_the_steps", "greedy_actions_are_indices"])
 def test_twin_critic_findings_are_exactly_the_runs_that_fail(name):

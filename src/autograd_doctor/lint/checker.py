@@ -216,6 +216,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.scope.framework_backward = self.framework_loss_method(bases, node.name)
         self.scope.returns_to_callers = distribution and node.name in N.DIFFERENTIABLE_DISTRIBUTION_METHODS
         self.scope.top_level = outer.name == "<module>"
+        self.scope.optimizer_parameters = self.optimizer_parameters(node.args)
         value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.class_stack.append(None)
@@ -310,6 +311,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                 if func.id in ("tuple", "list") and len(value.args) == 1:
                     return self.cuts_graph(value.args[0], function)
         return False
+
+    def optimizer_parameters(self, args) -> frozenset:
+        """Parameters whose default is a torch optimizer class: `optimizer_class=optim.Adam`
+        (rlkit's trainers), called later to build the optimizers."""
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        return frozenset(a.arg for a, d in pairs if (self.qualname(d) or "").startswith("torch.optim.")
+                         and (self.qualname(d) or "").rsplit(".", 1)[-1] in N.OPTIMIZER_CLASSES)
 
     def visit_arguments(self, node):
         for d in node.defaults + [d for d in node.kw_defaults if d is not None]:
