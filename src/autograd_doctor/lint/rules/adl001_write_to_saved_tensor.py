@@ -29,7 +29,16 @@ output, so the residual `out = self.relu(out); out += identity` is found.  A
 write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
 is a silent wrong gradient instead of an error.  Also reported: a layer with
 `inplace=True` right after a layer that keeps its output inside one
-`nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).""",
+`nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).
+Overloads are told apart: `torch.min(a, b)` keeps both inputs,
+`torch.max(a)` its input and its result, `torch.max(a, dim)` neither.
+Checked where a backward reaches: methods of modules (Lightning's
+`LightningModule` and Hugging Face's `PreTrainedModel` included), the loss a
+framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
+helpers a module's methods call, files that call `backward()`, and the
+`log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
+(for what flows into the returned value), even in a file without
+`backward()`.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
