@@ -200,3 +200,29 @@ def test_helpers_called_from_a_modules_forward_are_checked():
         module.update_state(torch.zeros(3), decay, torch.randn(3))
     module.post_process(torch.randn(2, 3), torch.rand(2, 3) > 0.5)  # no graph: works
     assert module.Block().predict(x, torch.rand(2, 3, 12) > 0.5).shape == (2, 3, 12)
+
+
+FREED = FIXTURES / "adl019_backward_through_freed_graph.py"
+
+
+class _Stats:
+    @staticmethod
+    def tune(d):
+        return float(d.detach().mean() > 0)
+
+
+@pytest.mark.parametrize("name", ["not_detached", "detached", "retained", "recomputed",
+                                  "through_an_unknown_helper", "on_different_branches"])
+def test_backward_through_freed_graph_flagged_exactly_where_it_fails(name):
+    module = load(FREED)
+    lines = set(function_lines(FREED, name))
+    flagged = {f.line for f in lint_file(str(FREED))[0] if f.code == "ADL019"} & lines
+    assert flagged == expected_lines(FREED) & lines
+    args = [torch.randn(6, 4), torch.randn(6, 2)] + \
+        ([_Stats()] if name == "through_an_unknown_helper" else []) + \
+        ([True] if name == "on_different_branches" else [])
+    if flagged:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            getattr(module, name)(*args)
+    else:
+        getattr(module, name)(*args)
