@@ -94,6 +94,13 @@ def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, comm
     """Re-run, and swap the light diagnosis for the full one on the error and the doctor."""
     started = time.monotonic()
     diagnoses, why_not = rerun_full(command, elapsed_s, what, switch, cwd)
+    adopt_full_report(doctor, error, light, diagnoses, why_not, what, switch, time.monotonic() - started)
+
+
+def adopt_full_report(doctor, error: BaseException, light: Diagnosis, diagnoses: list[Diagnosis] | None,
+                      why_not: str, what: str, switch: str, took_s: float) -> None:
+    """Swap the light diagnosis for the second run's diagnosis of the same failure, on the
+    error and the doctor; without one, add a note to the light one saying why not."""
     full = next((d for d in diagnoses or () if _same_failure(light, d)), None)
     if full is None:
         why_not = why_not or "the second run did not fail the same way"
@@ -102,7 +109,7 @@ def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, comm
         _replace_note(error, light, light)
         return
     full.notes.append(f"autograd-doctor ran {what} a second time under the full mode to find where the tensor "
-                      f"was saved (`{switch}` turns this off); it took {time.monotonic() - started:.1f} s")
+                      f"was saved (`{switch}` turns this off); it took {took_s:.1f} s")
     full.extra["mode"] = "full (second run)"
     full.graph_data = light.graph_data
     _replace_note(error, light, full)
