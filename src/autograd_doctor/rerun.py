@@ -4,10 +4,12 @@ mode and use that report instead.
 
 The light mode (the default) finds the write and the tensor from PyTorch's own version
 check, but it does not record saves. Re-running is natural where the unit of work is a
-script with its arguments or a test with its id. The re-run happens in a child process
-(so the first run's state cannot leak into it), with its output discarded and stdin
-closed, once (the child never re-runs), and within a time limit. Its report replaces
-the light one only when it is about the same failure (same code, same write line).
+script with its arguments or a test with its id. A program's re-run happens in a child
+process (so the first run's state cannot leak into it), with its output discarded and
+stdin closed, once (the child never re-runs), and within a time limit. A test's re-run
+happens in pytest's own process (autograd_doctor.pytest_rerun: fresh fixtures, no new
+interpreter to start). Either report replaces the light one only when it is about the
+same failure (same code, same write line): `adopt_full_report`.
 """
 
 from __future__ import annotations
