@@ -120,9 +120,9 @@ def complete_with_full_mode(item, doctor, error: BaseException) -> None:
     again, in this process, under the full mode (autograd_doctor.pytest_rerun), and
     report what it found instead (or why it found nothing)."""
     from autograd_doctor import rerun
-    from autograd_doctor.pytest_rerun import run_again_in_full_mode
+    from autograd_doctor.pytest_rerun import can_run_again, run_again_in_full_mode
 
-    if item.config.getoption("--autograd-doctor-no-rerun"):
+    if item.config.getoption("--autograd-doctor-no-rerun") or not can_run_again(item):
         return
     light = rerun.wants_rerun(doctor, error)
     if light is None:
@@ -141,7 +141,7 @@ def pytest_runtest_makereport(item, call):
         return
     # Before pytest renders the failure: the traceback and the message as without the
     # doctor, and the report in one place, the section added below.
-    error = call.excinfo.value if call.excinfo is not None else None
+    error = test_exception(item, call)
     diagnoses = explained(item, doctor, error)
     if error is not None:
         hide_own_frames(error)
@@ -152,6 +152,15 @@ def pytest_runtest_makereport(item, call):
             add_report(outcome.get_result(), diagnoses, error)
         except Exception:
             internal_error()
+
+
+def test_exception(item, call) -> BaseException | None:
+    """The exception the test failed with. A unittest.TestCase catches its own: pytest's
+    unittest support keeps it on the item and moves it to `call` after this hook's start."""
+    if call.excinfo is not None:
+        return call.excinfo.value
+    kept = getattr(item, "_excinfo", None)
+    return kept[0].value if kept else None
 
 
 def explained(item, doctor, error: BaseException | None) -> list:

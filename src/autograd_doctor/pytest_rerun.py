@@ -29,11 +29,10 @@ def run_again_in_full_mode(item, options: dict, diagnose) -> tuple[list[Diagnosi
 
     `options` are the test's watch() options; `diagnose(doctor, error)` gives the
     diagnoses of a run (the plugin's own function, so both runs are explained alike).
+    Only for an item that `can_run_again`.
     """
     from autograd_doctor.doctor import watch
 
-    if not hasattr(item, "_initrequest") or not hasattr(item.session, "_setupstate"):
-        return None, "this kind of test cannot be set up again in the same process"
     generators = RandomState()
     try:
         with _discarded_output(), warnings.catch_warnings():
@@ -52,6 +51,21 @@ def run_again_in_full_mode(item, options: dict, diagnose) -> tuple[list[Diagnosi
         return [], ""
     finally:
         generators.restore()
+
+
+def can_run_again(item) -> bool:
+    """A pytest test function (not a unittest.TestCase, a doctest, a plugin's own kind of item)."""
+    return hasattr(item, "_initrequest") and hasattr(item.session, "_setupstate") and not _is_unittest(item)
+
+
+def _is_unittest(item) -> bool:
+    """A unittest.TestCase test: unittest catches its exceptions itself and pytest keeps
+    them on the item for its report, where a second run's would be taken for the first's."""
+    try:
+        from _pytest.unittest import TestCaseFunction
+    except ImportError:
+        return True  # unknown: do not run it again
+    return isinstance(item, TestCaseFunction)
 
 
 def _set_up_again(item) -> None:
@@ -92,4 +106,4 @@ class RandomState:
             sys.modules["numpy"].random.set_state(self.numpy)
 
 
-__all__ = ["run_again_in_full_mode", "RandomState"]
+__all__ = ["run_again_in_full_mode", "can_run_again", "RandomState"]

@@ -290,3 +290,30 @@ def test_second_run_is_in_the_same_process_with_fresh_fixtures(pytester):
     assert "saved here" in output and "ran the test a second time under the full mode" in output
     assert re.search(r"it took 0\.\d s", output)  # no interpreter started: well under a second
     assert output.split("Captured stdout call")[1].count("printed by the test") == 1
+
+
+def test_unittest_case_traceback_as_without_the_doctor(pytester):
+    """unittest catches a TestCase's exception itself; pytest's traceback of it has no frame
+    of the doctor either, and the report comes once, in its section (a TestCase is not
+    run a second time: unittest would record that run's failure as the test's)."""
+    source = textwrap.dedent("""\
+        import unittest
+
+        import torch
+
+
+        class Step(unittest.TestCase):
+            def test_step(self):
+                y = torch.sigmoid(torch.ones(3, requires_grad=True))
+                y[1] = 2.0  # WRITE
+                y.sum().backward()
+    """)
+    pytester.makepyfile(test_case=source)
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    doctor = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--autograd-doctor")
+    plain.assert_outcomes(failed=1)
+    doctor.assert_outcomes(failed=1)
+    output = doctor.stdout.str()
+    assert without_doctor_section(output) == without_doctor_section(plain.stdout.str())
+    assert output.count("error[AD101]") == 1 and f"test_case.py:{line_of(source, 'WRITE')}:" in output
+    assert "second time" not in output
