@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autograd_doctor.report.cell_names import shown_file, shown_line
 from autograd_doctor.report.model import Diagnosis, Location
 from autograd_doctor.report.source import source_line
 
@@ -29,7 +30,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
     pad = " " * gutter
     primary = diagnosis.primary
     if primary is not None:
-        out.append(f"{pad}--> {primary.file}:{primary.line}:{(primary.column or 0) + 1}")
+        out.append(f"{pad}--> {shown_line(primary.file, primary.line, (primary.column or 0) + 1)}")
     # Group by file, in line order, the primary marked with ^ and the others with -.
     files: list[str] = []
     for loc in locations:
@@ -37,7 +38,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
             files.append(loc.file)
     for file in files:
         if primary is None or file != primary.file:
-            out.append(f"{pad}::: {file}")
+            out.append(f"{pad}::: {shown_file(file)}")
         out.append(f"{pad} |")
         in_file = sorted((loc for loc in locations if loc.file == file), key=lambda loc: loc.line)
         previous_line = None
