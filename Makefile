@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-torch2.14 bench clean
+.PHONY: install demo test test-torch2.14 bench clean update-docs
 
 install: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Rewrite the example outputs in README.md and docs/ that no longer match what runs (tests/docs).
+update-docs: install
+	$(BIN)/python -m pytest -q tests/docs --update-docs
 
 # The suite on the newest torch release we support (a 5.5 GB CUDA build that runs on the CPU),
 # in its own venv; not part of `make test` because installing it takes minutes.

@@ -13,6 +13,8 @@ Keys (values in shell quoting):
   are the repository's, so paths read as from the repository's root; `python` and
   `autograd-doctor` are this interpreter's, importing this checkout's `src`.
 - `cwd=DIR`: run in DIR (relative to the repository's root) instead.
+- `serial`: run this command alone, before the others (its output depends on time taken).
+- `timeout=N`: seconds the command may take (default 300).
 - `from="TEXT"`: the block shows the output from the first line containing TEXT;
   `until="TEXT"`: up to (not including) the next line containing TEXT;
   `keep="REGEX"`: only the lines REGEX finds something in.
@@ -188,11 +190,32 @@ def updated(expected: list[str], actual: list[str]) -> list[str]:
         if tag == "equal":
             new += expected[i1:i2]
             continue
-        gaps = [line for line in expected[i1:i2] if _is_gap(line)]
-        if gaps:
-            new += gaps[:1]  # the `...` stood for what runs there now
-        elif tag in ("replace", "insert"):
-            new += actual[j1:j2]
+        new += _merge_chunk(expected[i1:i2], actual[j1:j2])
+    return new
+
+
+def _merge_chunk(expected: list[str], actual: list[str]) -> list[str]:
+    """One differing stretch: expected lines that still fit a line of `actual` (a line with
+    `...` in it) stay, a `...` line stands for the actual lines it skips, the rest is actual."""
+    if not any(_is_gap(line) or "..." in line for line in expected):
+        return actual
+    new: list[str] = []
+    position = 0
+    skipping = False
+    for line in expected:
+        if _is_gap(line):
+            new.append(line)
+            skipping = True
+            continue
+        found = next((k for k in range(position, len(actual)) if _line_matches(line, actual[k])), None)
+        if found is None:
+            continue
+        if not skipping:
+            new += actual[position:found]
+        new.append(line)
+        position, skipping = found + 1, False
+    if not skipping:
+        new += actual[position:]
     return new
 
 
