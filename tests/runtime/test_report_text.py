@@ -206,3 +206,30 @@ def test_the_picture_of_a_default_mode_report_has_the_save_line_the_text_has(tmp
     result = run_cli("run", "--graph", str(picture), example)
     assert "saved here: softmax keeps its output" in result.stderr  # the second run's save line
     assert "saved at broken_attention.py:25\\nweights = scores.softmax(dim=-1)" in picture.read_text()
+
+
+KEPT_VIEWS = """
+import torch
+buf = torch.zeros(3)
+kept = []
+for step in range(3):
+    buf.copy_(torch.full((3,), float(step)))  # WRITE
+    kept.append({view})
+"""
+
+
+@pytest.mark.parametrize("view, options, found", [
+    ("buf.view(3)", {"mode": "full"}, True),
+    ("buf.view(3)", {"capture": "mode"}, True),
+    ("buf[:]", {"capture": "mode"}, True),
+    ("buf[:]", {"mode": "full"}, False),  # indexing is not wrapped: the README's table says so
+    ("buf.view(3)", {}, False),           # the default mode records no views
+])
+def test_which_mode_sees_a_view_kept_across_writes(tmp_path, view, options, found):
+    """What the README's table of modes says about AD204: `--capture mode` sees both kinds of view."""
+    outcome = run_program(tmp_path, KEPT_VIEWS.format(view=view), **options)
+    codes = [d.code for d in outcome.diagnoses]
+    assert ("AD204" in codes) is found, codes
+    if found:
+        (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD204"]
+        assert diagnosis.primary.line == outcome.line("WRITE")
