@@ -63,8 +63,10 @@ def outputs(request):
     """{(cwd, command): output} for every command the examples show, run in parallel."""
     root = tempfile.mkdtemp(prefix="autograd-doctor-docs-")
     folders = {page: _scratch_for(page, root) for page in pages()}
+    selected = [item.callspec.params["example"] for item in request.session.items
+                if getattr(item, "callspec", None) is not None and "example" in item.callspec.params]
     jobs, serial = {}, set()
-    for example in RUN:
+    for example in [example for example in RUN if example in selected]:  # only what `-k` selected
         cwd = os.path.join(REPO, example.options["cwd"]) if example.options.get("cwd") else folders[example.page]
         jobs[(cwd, example.command)] = float(example.options.get("timeout", DEFAULT_TIMEOUT_S))
         if example.options.get("serial"):
