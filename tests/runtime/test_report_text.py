@@ -135,6 +135,9 @@ def test_the_first_help_does_not_begin_with_or(tmp_path):
     assert first_message.startswith("or")  # as the analysis words it, for a second place
     assert "\nhelp: if both backward passes are meant to go through the same graph" in str(diagnosis)
     assert diagnosis.to_dict()["help_details"][0]["message"].startswith("if both backward passes")
+    from autograd_doctor.report.html import render_diagnosis_html
+
+    assert "<b>help:</b> if both backward passes" in render_diagnosis_html(diagnosis)
 
 
 DATA_WRITE = """
