@@ -84,10 +84,24 @@ def rerun_full(command: list[str], elapsed_s: float, what: str = "the program", 
             return pickle.load(stream), ""
 
 
+def _place(diagnosis: Diagnosis, role: str) -> tuple[str, int] | None:
+    location = next((loc for loc in [diagnosis.primary, *diagnosis.related] if loc is not None and loc.role == role),
+                    None)
+    return (location.file, location.line) if location is not None else None
+
+
 def _same_failure(light: Diagnosis, full: Diagnosis) -> bool:
-    if full.code != light.code or full.primary is None or light.primary is None:
+    """The full run's diagnosis is about the failure the light one found: the same code and
+    saved slot, and the same write line, or, where the light mode saw no write (an `out=`
+    write, C++ code), the same backward() line. The primary location cannot decide alone:
+    without a write it is the backward() call in the light report and the save in the full one."""
+    if full.code != light.code or light.primary is None:
         return False
-    return (full.primary.file, full.primary.line) == (light.primary.file, light.primary.line)
+    if (full.extra.get("node"), full.extra.get("slot")) != (light.extra.get("node"), light.extra.get("slot")):
+        return False
+    if _place(light, "modified") is not None:
+        return _place(full, "modified") == _place(light, "modified")
+    return _place(full, "backward") == _place(light, "backward")
 
 
 def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, command: list[str],

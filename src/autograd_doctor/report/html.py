@@ -13,7 +13,7 @@ import os
 import tempfile
 
 from autograd_doctor.report.cell_names import shown_file, shown_line
-from autograd_doctor.report.model import Diagnosis, Location, Report
+from autograd_doctor.report.model import Diagnosis, Location, Report, help_message
 from autograd_doctor.report.source import source_line
 
 CONTEXT_LINES = 1
@@ -159,9 +159,9 @@ def render_diagnosis_html(diagnosis: Diagnosis, index: int = 1) -> str:
         facts.append(f"<li><b>note:</b> {_e(note)}</li>")
     if facts:
         out.append(f'<ul class="facts">{"".join(facts)}</ul>')
-    for suggestion in diagnosis.help:
+    for index, suggestion in enumerate(diagnosis.help):
         code = f"<pre>{_e(suggestion.replacement)}</pre>" if suggestion.replacement else ""
-        out.append(f'<div class="help"><b>help:</b> {_e(suggestion.message)}{code}</div>')
+        out.append(f'<div class="help"><b>help:</b> {_e(help_message(index, suggestion.message))}{code}</div>')
     out.append(render_picture(diagnosis))
     out.append("</section>")
     return "\n".join(part for part in out if part)
