@@ -54,9 +54,6 @@ def _normalise(text: str, *paths: str) -> str:
     text = text.replace(REPOSITORY, "<repository>")
     for path in paths:
         text = text.replace(path, "<dir>")
-    # The test harness's own frame (tests/runtime/helpers.py) can be a "called from" line: the
-    # same in every checkout.
-    text = text.replace(os.path.dirname(TESTS) + os.sep, "<repo>/")
     return _ADDRESS.sub("0x<address>", text)
 
 
