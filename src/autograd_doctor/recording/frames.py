@@ -20,6 +20,9 @@ _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
 
+# Tools that host user code (test runners, notebooks): the user's stack ends at their frames.
+_HOST_PACKAGES = ("pytest", "_pytest", "pluggy", "IPython", "ipykernel", "traitlets", "tornado", "debugpy", "coverage")
+
 # filename -> True when frames from that file are machinery, not user code.
 _internal_file_cache: dict[str, bool] = {}
 
@@ -43,6 +46,37 @@ def is_internal_file(filename: str) -> bool:
         )
         _internal_file_cache[filename] = internal
     return internal
+
+
+# filename -> True when the file belongs to a tool that hosts user code (_HOST_PACKAGES).
+_host_file_cache: dict[str, bool] = {}
+
+
+def is_host_file(filename: str) -> bool:
+    """A frame of a tool that runs the user's code (pytest, IPython, ...). The user's
+    stack ends there: what called that tool (its console script, `python -m`, a
+    notebook cell that ran a cell magic) is not the user's code.
+
+    Example::
+
+        >>> is_host_file("/venv/lib/python3.11/site-packages/_pytest/python.py")
+        True
+    """
+    host = _host_file_cache.get(filename)
+    if host is None:
+        path = os.path.abspath(filename) if not filename.startswith("<") else filename
+        host = _in_host_package(path)
+        _host_file_cache[filename] = host
+    return host
+
+
+def _in_host_package(path: str) -> bool:
+    parts = path.split(os.sep)
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            index = parts.index(marker)
+            return index + 1 < len(parts) and parts[index + 1] in _HOST_PACKAGES
+    return False
 
 
 def in_installed_package(filename: str) -> bool:
@@ -162,5 +196,7 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
             sites.append(Site(code, frame.f_lasti))
             if len(sites) >= limit:
                 break
+        elif sites and is_host_file(code.co_filename):
+            break  # the test runner or notebook that called the user's code
         frame = frame.f_back
     return tuple(sites)
