@@ -14,13 +14,16 @@ import io
 import json
 import os
 import re
+import runpy
+import shutil
+import warnings
 from contextlib import redirect_stdout
 
 import pytest
 
+import autograd_doctor
 from autograd_doctor.report.model import Report
 from autograd_doctor.report.text import render_report
-from helpers import run_program
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(TESTS)
@@ -71,17 +74,33 @@ def _compare(request, relative_path: str, actual: str) -> None:
     assert actual == expected, f"{relative_path} changed; if meant, regenerate with --update-goldens and review the diff"
 
 
+def _run_as_a_user_would(path: str, mode: str):
+    """The program under watch(), its exception leaving the with block as in a user's script
+    (the error catalogue explains it there); (error, diagnoses, doctor warnings)."""
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with autograd_doctor.watch(mode=mode) as doctor:
+                runpy.run_path(path, run_name="__main__")
+        except Exception as problem:  # the program's own failure is what is reported
+            error = problem
+    diagnoses = autograd_doctor.diagnoses_of(error) if error is not None else []
+    diagnoses += [d for d in doctor.diagnoses if d not in diagnoses]
+    found = [w for w in caught if issubclass(w.category, autograd_doctor.AutogradDoctorWarning)]
+    return error, diagnoses, found
+
+
 def _report_texts(tmp_path, folder: str, name: str, mode: str) -> tuple[str, str]:
-    with open(os.path.join(TESTS, folder, "programs", f"{name}.py"), encoding="utf-8") as stream:
-        source = stream.read()
-    outcome = run_program(tmp_path, source, f"{name}.py", mode=mode)
-    error = outcome.error
+    path = tmp_path / f"{name}.py"
+    shutil.copy(os.path.join(TESTS, folder, "programs", f"{name}.py"), path)
+    error, diagnoses, found_warnings = _run_as_a_user_would(str(path), mode)
     lines = [f"exception: {type(error).__name__}: {error}" if error is not None else "exception: none"]
-    lines.append(render_report(outcome.diagnoses) if outcome.diagnoses else "(no diagnosis)")
-    for warning in outcome.warnings:
+    lines.append(render_report(diagnoses) if diagnoses else "(no diagnosis)")
+    for warning in found_warnings:
         lines.append(f"warning: {warning.message}")
     text = _normalise("\n".join(lines) + "\n", str(tmp_path))
-    report = Report(diagnoses=outcome.diagnoses,
+    report = Report(diagnoses=diagnoses,
                     exception_type=type(error).__name__ if error is not None else None,
                     exception_message=str(error) if error is not None else None)
     as_json = _normalise(json.dumps(report.to_dict(), indent=2, default=str) + "\n", str(tmp_path))
