@@ -63,6 +63,8 @@ class ExpressionEvents:
         q = self.qualname(func)
         if q is not None:
             self.check_function_call(node, q)
+            if self.scope.loops and not q.startswith("torch.") and "." in q:
+                self.scope.imported_calls.append((self.seq, q))  # may clear (ADL018)
         elif isinstance(func, ast.Attribute):
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
@@ -246,6 +248,8 @@ class ExpressionEvents:
         """``name``'s value is saved for backward; a view (or `.data`) of another
         tensor shares its memory and version counter, so its base is saved too."""
         seq = self.next_seq()
+        if self.result_carries_graph(node):
+            self.scope.graph_saves.add(seq)
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
             self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))

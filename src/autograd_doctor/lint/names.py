@@ -69,6 +69,13 @@ NOT_WRITING_METHODS = frozenset({
 })
 # Methods whose result has no autograd graph, whatever the receiver.
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+# Tensor methods (and torch functions) whose result is bool or integer: never part of a graph.
+INTEGER_RESULT_METHODS = frozenset("""
+eq ne lt le gt ge greater less greater_equal less_equal not_equal logical_and logical_or
+logical_not logical_xor isnan isinf isfinite isposinf isneginf isclose argmax argmin argsort
+nonzero long int bool byte short char sign_bit signbit bucketize searchsorted bincount
+count_nonzero
+""".split())
 # nn modules with parameters: their output carries a graph in training code.
 PARAMETERISED_MODULES = frozenset("""
 Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d

@@ -76,6 +76,10 @@ class AssignmentEvents:
                     self.bind(elt.id, None, tensor=pieces, source=value)
                     if pieces and self.is_graph(self.split_source(value)):
                         self.scope.split_views[elt.id] = self.text(value.func)
+                        self.scope.graph.add(elt.id)
+                    elif pieces and self.scope.graph_arguments and \
+                            self.result_carries_graph(self.split_source(value)):
+                        self.scope.graph_arguments.add(elt.id)
                 else:
                     self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
@@ -112,6 +116,7 @@ class AssignmentEvents:
                 self.check_data_attribute(target)
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
                     and self.scope.module_class and not self.scope.grad_off
+                    and not self.opt_in_depth  # `if use_cache:`: a path callers opt into
                     and value is not None and self.is_graph(value)):
                 cls = self.scope.module_class
                 self.graph_attributes[cls].append((target.attr, stmt.lineno))

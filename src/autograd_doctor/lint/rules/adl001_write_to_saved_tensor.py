@@ -75,7 +75,8 @@ def check_scope(checker, scope) -> None:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
-            if seq < w.seq and not scope.rebound_on_every_path(w.name, seq, w.seq) \
+            if seq < w.seq and seq in scope.graph_saves \
+                    and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq):

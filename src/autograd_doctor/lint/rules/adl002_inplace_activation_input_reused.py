@@ -29,7 +29,8 @@ the input's original values, which is what the code almost always means,
 but it is a change of behaviour (and of memory use), so it needs
 `--unsafe-fixes`.""",
     known_problems="""`x = F.relu(x, inplace=True)` (re-binding the name) is fine and not
-reported.  `nn.Sequential` whose first layer is in place, and same-file
+reported, and so is a call used as a statement, its result thrown away
+(`F.threshold(s, 1, 1, inplace=True)`): there the change of `s` is the point.  `nn.Sequential` whose first layer is in place, and same-file
 module classes whose `forward` writes its argument, count too; modules passed
 in from outside are not tracked.""",
 )
@@ -38,6 +39,10 @@ in from outside are not tracked.""",
 def check_scope(checker, scope) -> None:
     for seq, name, node, fix, module in scope.inplace_calls:
         if id(node) in scope.reported:
+            continue
+        if checker.statement_is(node):
+            # `F.threshold(s, 1, 1, inplace=True)` as a statement, its result thrown
+            # away: the in-place change of `s` is what the code is for
             continue
         if scope.used_after(name, seq):
             what = module or "this in-place activation"
