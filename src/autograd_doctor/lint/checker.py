@@ -138,7 +138,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
-            self.scope.uses[node.id].append(self.next_seq())
+            if not getattr(node, "_adl_metadata", False):  # `x.size(0)` sees no values
+                self.scope.uses[node.id].append(self.next_seq())
         else:
             self.bind(node.id, None)
 

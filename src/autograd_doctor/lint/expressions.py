@@ -23,6 +23,8 @@ class ExpressionEvents:
     to ``self.scope``'s event lists."""
 
     def visit_Attribute(self, node):
+        if node.attr in N.METADATA_ATTRIBUTES and isinstance(node.value, ast.Name):
+            node.value._adl_metadata = True  # `x.shape` reads no values (checker.visit_Name)
         self.visit(node.value)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
             self.check_data_attribute(node)
@@ -55,6 +57,9 @@ class ExpressionEvents:
         if isinstance(func, ast.Attribute) and func.attr.endswith("_") and \
                 isinstance(func.value, ast.Attribute) and func.value.attr == "data":
             func.value._adl_written = True
+        if isinstance(func, ast.Attribute) and func.attr in N.METADATA_METHODS and \
+                isinstance(func.value, ast.Name):
+            func.value._adl_metadata = True  # `x.size(0)` reads no values
         self.visit(func)
         for a in node.args:
             self.visit(a)

@@ -69,6 +69,11 @@ NOT_WRITING_METHODS = frozenset({
 })
 # Methods whose result has no autograd graph, whatever the receiver.
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+# Reads of a tensor's metadata: they never see its values (an in-place write
+# does not change them).
+METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda"})
+METADATA_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "get_device",
+                              "is_contiguous", "is_floating_point", "element_size"})
 # Tensor methods (and torch functions) whose result is bool or integer: never part of a graph.
 INTEGER_RESULT_METHODS = frozenset("""
 eq ne lt le gt ge greater less greater_equal less_equal not_equal logical_and logical_or
