@@ -69,6 +69,9 @@ NOT_WRITING_METHODS = frozenset({
 })
 # Methods whose result has no autograd graph, whatever the receiver.
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+# Calls that return (values, indices): the values keep the input's graph, the indices none.
+VALUES_INDICES_METHODS = frozenset({"topk", "sort", "max", "min", "kthvalue", "mode", "median",
+                                    "cummax", "cummin"})
 # Reads of a tensor's metadata: they never see its values (an in-place write
 # does not change them).
 METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda"})
