@@ -16,9 +16,10 @@ from autograd_doctor.lint.findings import Edit, Finding, Fix
 from autograd_doctor.lint.fixes import apply_edits, fix_source
 
 FIX = Path(__file__).parent / "fixtures" / "fix"
-# The clone/detach and torch.tensor(t) rewrites are advice rules: opt-in.
-ADVICE = ["--select", "ADL,ADL007,ADL008"]
-SELECTION = Selection(("ADL", "ADL007", "ADL008"))
+# The clone/detach and torch.tensor(t) rewrites are advice rules, and ADL002 is
+# opt-in: selected by name.
+ADVICE = ["--select", "ADL,ADL002,ADL007,ADL008"]
+SELECTION = Selection(("ADL", "ADL002", "ADL007", "ADL008"))
 
 
 def copy_fixture(tmp_path, name) -> Path:
@@ -28,7 +29,7 @@ def copy_fixture(tmp_path, name) -> Path:
 
 
 @pytest.mark.parametrize("name, flags", [("safe.py", ["--fix"] + ADVICE),
-                                         ("unsafe.py", ["--fix", "--unsafe-fixes"])])
+                                         ("unsafe.py", ["--fix", "--unsafe-fixes", "--select", "ADL,ADL002"])])
 def test_fix_matches_expected_and_is_idempotent(tmp_path, capsys, name, flags):
     path = copy_fixture(tmp_path, name)
     before = lint_source(path.read_text(), str(path), SELECTION)

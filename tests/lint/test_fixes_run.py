@@ -48,19 +48,19 @@ X = torch.tensor([[-1.5, 0.5, 2.0], [0.25, -0.75, 1.0]])
 # (rule, buggy program defining f(x), the same computation written out of place)
 CASES = [
     ("ADL001", """
-        def f(x):
+        def f(x: torch.Tensor):
             y = torch.sigmoid(x)
             y[0] = 0.0
             return y.sum()
         """, lambda x: torch.cat([torch.zeros(1, 3), torch.sigmoid(x)[1:]]).sum()),
     ("ADL001", """
-        def f(x):
+        def f(x: torch.Tensor):
             e = torch.exp(x)
             e += 1
             return e.sum()
         """, lambda x: (torch.exp(x) + 1).sum()),
     ("ADL001", """
-        def f(x):
+        def f(x: torch.Tensor):
             t = torch.tanh(x)
             t.mul_(2)
             return t.sum()
@@ -101,7 +101,7 @@ CASES = [
             return loss
         """, lambda x: x.pow(2).sum() + x.abs().sum()),
     ("ADL001", """
-        def f(x):
+        def f(x: torch.Tensor):
             h = torch.exp(x)
             F.threshold(h, 1.0, 0.0, inplace=True)
             return h.sum()
@@ -168,7 +168,10 @@ def test_buggy_program_fails_or_differs_unless_the_rule_is_advice(code, source, 
     except (RuntimeError, TypeError):
         return  # the hazard: backward (or the call) fails
     same = torch.allclose(value, expected.detach()) and torch.allclose(grad, x.grad)
-    assert same == (code in OPT_IN_CODES), "a hazard rule's example must misbehave"
+    # ADL002 is opt-in for its precision on held-out code (docs/lint.md), not
+    # because its example is harmless: the activated values really are read again
+    advice = OPT_IN_CODES - {"ADL002"}
+    assert same == (code in advice), "a hazard rule's example must misbehave"
 
 
 def _dead_effects(original: str, fixed_text: str) -> list[str]:

@@ -143,8 +143,8 @@ def test_examples_bug_lines_are_found_and_the_fixed_line_is_silent(example, fixe
 
 
 FRAMEWORK_LOSS = {
-    "lightning": ("import lightning.pytorch as L\n", "L.LightningModule", "training_step(self, batch, batch_idx)"),
-    "trainer": ("from transformers import Trainer\n", "Trainer", "compute_loss(self, model, batch)"),
+    "lightning": ("import lightning.pytorch as L\n", "L.LightningModule", "training_step(self, batch: torch.Tensor, batch_idx)"),
+    "trainer": ("from transformers import Trainer\n", "Trainer", "compute_loss(self, model, batch: torch.Tensor)"),
 }
 
 

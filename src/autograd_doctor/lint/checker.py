@@ -17,7 +17,7 @@ from collections import defaultdict
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import grad_free_parameters
 from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
-from autograd_doctor.lint.defaults import grad_off_branches
+from autograd_doctor.lint.defaults import grad_off_branches, parameter_defaults
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
@@ -75,6 +75,9 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self._data_only_methods: dict[str, frozenset] = {}
         self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
+        # inside `if flag:` false at the default of the function's parameter `flag`
+        self.opt_in_depth = 0
+        self.function_defaults: dict = {}
         lowered = source.lower()
         self.mentions_debug = "debug" in lowered or "anomaly" in lowered
         self.seq = 0
@@ -146,7 +149,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
-            self.scope.uses[node.id].append(self.next_seq())
+            if not getattr(node, "_adl_metadata", False):  # `x.size(0)` sees no values
+                self.scope.uses[node.id].append(self.next_seq())
         else:
             self.bind(node.id, None)
 
@@ -179,6 +183,12 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
         scope.parameter_vars.discard(name)
+        # in a forward(): computed from its tensor arguments (knowledge.result_carries_graph)
+        if scope.graph_arguments and tensor and not const and not graph and \
+                self.result_carries_graph(value):
+            scope.graph_arguments.add(name)
+        else:
+            scope.graph_arguments.discard(name)
         if scope.alias_of:
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
@@ -211,6 +221,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         module_class = self.class_stack[-1] if self.class_stack else None
         bases, distribution = (self.class_bases[-1] or ((), False)) if self.class_bases else ((), False)
         outer, outer_guard = self.scope, self.guard_depth
+        outer_defaults, outer_opt_in = self.function_defaults, self.opt_in_depth
+        self.function_defaults, self.opt_in_depth = parameter_defaults(node), 0
         self.scope = Scope(node.name, grad_off, module_class)
         # a loss the framework backpropagates; a result that callers differentiate
         self.scope.framework_backward = self.framework_loss_method(bases, node.name)
@@ -231,7 +243,17 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
         # every call in the file passes a value without a graph here (arguments.py)
-        self.scope.consts.update(self.grad_free_parameters.get(node.name, ()))
+        grad_free = self.grad_free_parameters.get(node.name, ())
+        self.scope.consts.update(grad_free)
+        # Tensor arguments that may carry a graph in: a forward()'s (the layers before
+        # it pass their outputs), a Distribution's `log_prob(value)` and the like and a
+        # loss the framework backpropagates (callers differentiate the result), and, in
+        # a file that runs backward passes, those annotated `Tensor` that some call
+        # fills with a value not cut from its graph.
+        if module_class is not None and node.name == "forward" or self.file_trains or \
+                self.scope.returns_to_callers or self.scope.framework_backward:
+            self.scope.graph_arguments.update(
+                a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)
@@ -243,6 +265,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         check_scope(self, self.scope)
         inner = self.scope
         self.scope, self.guard_depth = outer, outer_guard
+        self.function_defaults, self.opt_in_depth = outer_defaults, outer_opt_in
         if outer.name == "<module>":
             self.record_factory(node)
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):

@@ -48,11 +48,23 @@ def grad_off_branches(walk, grad_off: frozenset) -> frozenset:
     return frozenset(found)
 
 
-def _parameter_tests(func):
-    """(`if` node, parameter name) for each `if` false at the parameter's default."""
+def parameter_defaults(func) -> dict:
+    """Parameter name -> its default expression."""
     args = func.args
     defaults = dict(zip([a.arg for a in args.posonlyargs + args.args][::-1], args.defaults[::-1]))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults
+
+
+def off_by_default(test, defaults: dict) -> bool:
+    """The `if` test reads a parameter against a constant and is false at its default
+    (`if use_cache:` with `use_cache=False`): its block runs only when a caller asks."""
+    return _test_at(test, defaults)[1] is False
+
+
+def _parameter_tests(func):
+    """(`if` node, parameter name) for each `if` false at the parameter's default."""
+    defaults = parameter_defaults(func)
     for node in ast.walk(func):
         if isinstance(node, ast.If):
             parameter, value = _test_at(node.test, defaults)

@@ -57,6 +57,8 @@ class Scope:
     consts: set = field(default_factory=set)        # tensors that cannot require grad
     graph: set = field(default_factory=set)         # tensors known to carry a graph
     grad_leaves: set = field(default_factory=set)   # leaves known to require grad
+    graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
+    graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
@@ -76,6 +78,7 @@ class Scope:
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
+    imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
     data_uses: list = field(default_factory=list)   # ADL004 candidates: (node, message, fix)

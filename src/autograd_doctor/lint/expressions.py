@@ -23,6 +23,8 @@ class ExpressionEvents:
     to ``self.scope``'s event lists."""
 
     def visit_Attribute(self, node):
+        if node.attr in N.METADATA_ATTRIBUTES and isinstance(node.value, ast.Name):
+            node.value._adl_metadata = True  # `x.shape` reads no values (checker.visit_Name)
         self.visit(node.value)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
             self.check_data_attribute(node)
@@ -55,6 +57,9 @@ class ExpressionEvents:
         if isinstance(func, ast.Attribute) and func.attr.endswith("_") and \
                 isinstance(func.value, ast.Attribute) and func.value.attr == "data":
             func.value._adl_written = True
+        if isinstance(func, ast.Attribute) and func.attr in N.METADATA_METHODS and \
+                isinstance(func.value, ast.Name):
+            func.value._adl_metadata = True  # `x.size(0)` reads no values
         self.visit(func)
         for a in node.args:
             self.visit(a)
@@ -63,6 +68,8 @@ class ExpressionEvents:
         q = self.qualname(func)
         if q is not None:
             self.check_function_call(node, q)
+            if self.scope.loops and not q.startswith("torch.") and "." in q:
+                self.scope.imported_calls.append((self.seq, q))  # may clear (ADL018)
         elif isinstance(func, ast.Attribute):
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
@@ -271,6 +278,8 @@ class ExpressionEvents:
         """``name``'s value is saved for backward; a view (or `.data`) of another
         tensor shares its memory and version counter, so its base is saved too."""
         seq = self.next_seq()
+        if self.result_carries_graph(node):
+            self.scope.graph_saves.add(seq)
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
             self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint.defaults import off_by_default
+
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Loop
 
@@ -68,7 +70,10 @@ class ControlFlow:
         start = self.next_seq()
         outer_grad_off = scope.grad_off
         scope.grad_off = outer_grad_off or id(node) in self.grad_off_branches
+        opt_in = off_by_default(node.test, self.function_defaults)
+        self.opt_in_depth += opt_in
         self.visit_body(node.body)
+        self.opt_in_depth -= opt_in
         scope.grad_off = outer_grad_off
         self.guard_depth -= guard
         after_body = self.facts()

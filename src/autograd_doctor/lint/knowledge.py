@@ -21,6 +21,7 @@ SCALAR_FORMS = {"mul": "operator.mul:scalar", "div": "operator.truediv:scalar",
 
 
 class TensorKnowledge:
+    with_graph_arguments = False  # set by result_carries_graph
     def qualname(self, node) -> str | None:
         return N.qualified_name(node, self.aliases)
 
@@ -35,7 +36,7 @@ class TensorKnowledge:
                     return self.overload(node, q) in ("", ":other")
                 return N.is_tensor_function(q)
             if isinstance(func, ast.Name):
-                return func.id in self.name_specs
+                return func.id in self.name_specs or self.calls_own_module(node)
             if isinstance(func, ast.Attribute):
                 recv = func.value
                 if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
@@ -59,13 +60,15 @@ class TensorKnowledge:
 
     def is_const(self, node) -> bool:
         """True for values built only from factories and literals (no ``requires_grad``)."""
-        if isinstance(node, ast.Constant):
+        if isinstance(node, (ast.Constant, ast.Compare)):  # comparisons give bool tensors
             return True
         if isinstance(node, ast.Name):
             return node.id in self.scope.consts
         if isinstance(node, ast.Call):
             if any(k.arg == "requires_grad" for k in node.keywords):
                 return False
+            if self.integer_result(node):
+                return True
             q = self.qualname(node.func)
             if q is not None:
                 if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
@@ -82,6 +85,8 @@ class TensorKnowledge:
             return False
         if isinstance(node, ast.Attribute):
             return node.attr == "data" or (node.attr in N.VIEW_ATTRIBUTES and self.is_const(node.value))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return True  # `mask_a & mask_b`: bool (or integer) tensors carry no graph
         if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
             sides = (node.left, node.right)
             return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
@@ -92,6 +97,21 @@ class TensorKnowledge:
         if isinstance(node, ast.Subscript):
             return self.is_const(node.value)
         return False
+
+    def calls_own_module(self, call) -> bool:
+        """`self(x)` in a method of an nn.Module subclass: a call of the module (its
+        forward, computed from its parameters)."""
+        return isinstance(call.func, ast.Name) and call.func.id == "self" and bool(call.args) \
+            and bool(self.scope.module_class)
+
+    def integer_result(self, call) -> bool:
+        """``x.gt(0)``, ``torch.argmax(x)``, ``x.long()``: a bool or integer result, no graph."""
+        func = call.func
+        q = self.qualname(func)
+        if q is not None:
+            return q.startswith("torch.") and q.count(".") == 1 and q[6:] in N.INTEGER_RESULT_METHODS
+        return isinstance(func, ast.Attribute) and func.attr in N.INTEGER_RESULT_METHODS \
+            and self.is_tensor(func.value)
 
     def view_base(self, node) -> str | None:
         """The name whose storage ``node`` views: ``x[0].t()`` -> ``x``."""
@@ -185,7 +205,8 @@ class TensorKnowledge:
         requires grad): the output of a parameterised module of this class, or an op
         on such a value or on a leaf that requires grad."""
         if isinstance(node, ast.Name):
-            return node.id in self.scope.graph or node.id in self.scope.grad_leaves
+            return node.id in self.scope.graph or node.id in self.scope.grad_leaves or (
+                self.with_graph_arguments and node.id in self.scope.graph_arguments)
         if self.is_grad_leaf(node):
             return True
         if self.is_const(node) or not self.is_tensor(node):
@@ -193,8 +214,10 @@ class TensorKnowledge:
         if isinstance(node, ast.Call):
             func = node.func
             spec = self.called_module(node)
-            if spec is not None:
-                return spec.parameterised
+            if spec is not None:  # `self.act(h)`: an activation passes on its input's graph
+                return spec.parameterised or any(self.is_graph(a) for a in node.args)
+            if self.calls_own_module(node):
+                return True  # `self(x)` in a training_step: the module's own forward
             operands = list(node.args) + [k.value for k in node.keywords]
             if isinstance(func, ast.Attribute) and self.qualname(func) is None:
                 operands.append(func.value)
@@ -206,6 +229,18 @@ class TensorKnowledge:
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             return self.is_graph(node.value)
         return False
+
+    def result_carries_graph(self, node) -> bool:
+        """Positive evidence that the result of the op ``node`` is part of a graph, so
+        that what it saves is needed by a backward pass: it is computed from a
+        parameterised module, a graph tensor or a leaf that requires grad, or (in an
+        ``nn.Module``'s ``forward``) from a tensor argument, which callers pass from
+        the layers before it.  Unknown sources give False: no claim."""
+        self.with_graph_arguments = True
+        try:
+            return self.is_graph(node)
+        finally:
+            self.with_graph_arguments = False
 
     def is_grad_leaf(self, node) -> bool:
         """A leaf that requires grad: ``torch.zeros(3, requires_grad=True)``, ``nn.Parameter(t)``."""

@@ -82,6 +82,21 @@ NOT_WRITING_METHODS = frozenset({
 })
 # Methods whose result has no autograd graph, whatever the receiver.
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+# Calls that return (values, indices): the values keep the input's graph, the indices none.
+VALUES_INDICES_METHODS = frozenset({"topk", "sort", "max", "min", "kthvalue", "mode", "median",
+                                    "cummax", "cummin"})
+# Reads of a tensor's metadata: they never see its values (an in-place write
+# does not change them).
+METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda"})
+METADATA_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "get_device",
+                              "is_contiguous", "is_floating_point", "element_size"})
+# Tensor methods (and torch functions) whose result is bool or integer: never part of a graph.
+INTEGER_RESULT_METHODS = frozenset("""
+eq ne lt le gt ge greater less greater_equal less_equal not_equal logical_and logical_or
+logical_not logical_xor isnan isinf isfinite isposinf isneginf isclose argmax argmin argsort
+nonzero long int bool byte short char sign_bit signbit bucketize searchsorted bincount
+count_nonzero
+""".split())
 # nn modules with parameters: their output carries a graph in training code.
 PARAMETERISED_MODULES = frozenset("""
 Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d

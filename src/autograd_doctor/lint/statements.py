@@ -68,6 +68,10 @@ class AssignmentEvents:
             pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
             pieces = value is not None and not pairs and self.splits_tensor(value)
+            source = None if pairs or pieces else self.values_indices_source(value, target)
+            if source is not None:
+                self.bind_values_indices(target, value, source, stmt)
+                return
             for i, elt in enumerate(target.elts):
                 if pairs:
                     self.assign_target(elt, value.elts[i], stmt)
@@ -77,6 +81,10 @@ class AssignmentEvents:
                     self.bind(elt.id, None, tensor=pieces, source=value)
                     if pieces and self.is_graph(self.split_source(value)):
                         self.scope.split_views[elt.id] = self.text(value.func)
+                        self.scope.graph.add(elt.id)
+                    elif pieces and self.scope.graph_arguments and \
+                            self.result_carries_graph(self.split_source(value)):
+                        self.scope.graph_arguments.add(elt.id)
                 else:
                     self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
@@ -113,6 +121,7 @@ class AssignmentEvents:
                 self.check_data_attribute(target)
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
                     and self.scope.module_class and not self.scope.grad_off
+                    and not self.opt_in_depth  # `if use_cache:`: a path callers opt into
                     and value is not None and self.is_graph(value)):
                 cls = self.scope.module_class
                 self.graph_attributes[cls].append((target.attr, stmt.lineno))
@@ -126,6 +135,44 @@ class AssignmentEvents:
                     self.module_specs[self.scope.module_class][target.attr] = spec
         else:
             self.visit(target)
+
+    def values_indices_source(self, value, target):
+        """The tensor that `values, indices = x.topk(k)` (or `torch.max(x, dim)`, ...)
+        reads, when ``target`` unpacks exactly those two."""
+        if len(target.elts) != 2 or not isinstance(value, ast.Call) or \
+                any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        func = value.func
+        q = self.qualname(func)
+        if q is not None:
+            if q.startswith("torch.") and q[6:] in N.VALUES_INDICES_METHODS and len(value.args) >= 2:
+                return value.args[0]
+            return None
+        if isinstance(func, ast.Attribute) and func.attr in N.VALUES_INDICES_METHODS and \
+                (value.args or value.keywords) and self.is_tensor(func.value):
+            return func.value
+        return None
+
+    def bind_values_indices(self, target, value, source, stmt):
+        """`(sx, sy), (ix, iy) = logits.topk(k)`: the values carry ``source``'s graph,
+        the indices are integers; a nested tuple unpacks a tensor into tensors."""
+        graph = self.is_graph(source)
+        from_arguments = not graph and bool(self.scope.graph_arguments) and \
+            self.result_carries_graph(source)
+        for i, elt in enumerate(target.elts):
+            names = [elt] if isinstance(elt, ast.Name) else \
+                list(elt.elts) if isinstance(elt, (ast.Tuple, ast.List)) else []
+            if not names or not all(isinstance(n, ast.Name) for n in names):
+                self.assign_target(elt, None, stmt)
+                continue
+            for n in names:
+                self.bind(n.id, None, tensor=True, source=value)
+                if i == 1:
+                    self.scope.consts.add(n.id)
+                elif graph:
+                    self.scope.graph.add(n.id)
+                elif from_arguments:
+                    self.scope.graph_arguments.add(n.id)
 
     def after_named_value(self, name, value, loss_list=None):
         """Record what an op saved when its result is bound to ``name``."""

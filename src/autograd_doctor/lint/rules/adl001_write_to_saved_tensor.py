@@ -95,7 +95,10 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
         if made_here and (scope.binding(w.name, w.seq) or (0, None))[1] is None:
             continue
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
-            if seq < w.seq and not scope.rebound_on_every_path(w.name, seq, w.seq) \
+            # a helper that a module's methods call with gradients on (``made_here``):
+            # its callers pass it their graph tensors, the evidence for its saves
+            if seq < w.seq and (seq in scope.graph_saves or made_here) \
+                    and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \

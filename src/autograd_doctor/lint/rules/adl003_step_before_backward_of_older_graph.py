@@ -145,10 +145,13 @@ def _dependencies(checker, node, cls=None):
                     modules.append(func.id)
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
                 on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
-                if not (on_self and func.attr in checker.data_only_methods_of(cls)):
+                # `model.get_criterion()`: a method given no input is no evidence that
+                # it computes anything from the parameters (it returns a loss object)
+                given_input = bool(n.args or n.keywords) or on_self
+                if given_input and not (on_self and func.attr in checker.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
-                    if isinstance(func.value, (ast.Name, ast.Attribute)):
+                    if given_input and isinstance(func.value, (ast.Name, ast.Attribute)):
                         modules.append(checker.text(func.value))
                     stack.append(func.value)
             stack.extend(n.args)

@@ -43,7 +43,11 @@ user (graph leaves) support the deepcopy protocol`.""",
         return h - self.running""",
     fix_safety="No automatic fix: whether the statistic should carry gradients is a choice.",
     known_problems="""Only assignments to `self.<name>` in the class's own methods are
-seen, and only deep copies of names bound to the class in the same file.""",
+seen, and only deep copies of names bound to the class in the same file.  A
+store inside `if flag:` that is false at the default of the method's
+parameter `flag` (`if use_cache:` with `use_cache=False`: a key/value cache
+that generation switches on under `no_grad`) is not reported: nothing shows
+that it runs with gradients.""",
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.clearing import clears_in_project
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -29,11 +30,15 @@ diverges or crawls.  No error is raised.""",
     fix_safety="No automatic fix: where to clear (and which parameters) is a choice.",
     known_problems="""Gradient accumulation steps under an `if` (`if (i + 1) % k == 0:`) and
 is not reported.  Clearing done in a same-file helper called from the loop
-(`reset_grad()`, `self.reset_grad()`) is seen; a helper of another object or
-file (`trainer.reset_grad()`) is not, and such loops are reported.
+(`reset_grad()`, `self.reset_grad()`) is seen, and so is a function imported
+from another file of the same project (`pyro.infer.util.zero_grads(params)`,
+looked up from the linted file's folders); a method of another object
+(`trainer.reset_grad()`) is not, and such loops are reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
-guidance loops do) has nothing to accumulate and is not reported.""",
+guidance loops do), or over the parameters of a module made there (`model =
+Net(); opt = SGD(model.parameters())`, as tests do), has nothing to
+accumulate and is not reported.""",
 )
 
 
@@ -51,6 +56,9 @@ def check_scope(checker, scope) -> None:
             continue
         if _fresh_each_iteration(checker, scope, optimizer, seq, start):
             continue
+        if any(start < s < end and clears_in_project(q, checker.filename)
+               for s, q in scope.imported_calls):
+            continue  # `pyro.infer.util.zero_grads(params)`: a project helper that clears
         checker.report("ADL018", node,
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
@@ -59,8 +67,9 @@ def check_scope(checker, scope) -> None:
 
 def _fresh_each_iteration(checker, scope, optimizer: str, seq: int, start: int) -> bool:
     """``optimizer`` (stepped at ``seq``) is built inside the loop (after ``start``)
-    from a list of tensors all made new in the loop: no gradient outlives an
-    iteration (`x = z.detach().clone(); opt = torch.optim.SGD([x])`)."""
+    over parameters that are all made new in the loop: no gradient outlives an
+    iteration (`x = z.detach().clone(); opt = torch.optim.SGD([x])`, or `model =
+    Net(); opt = SGD(model.parameters())`, a fresh module each iteration)."""
     entry = scope.binding(optimizer, seq) if optimizer.isidentifier() else None
     if entry is None or entry[0] <= start or not isinstance(entry[1], ast.Call):
         return False
@@ -71,13 +80,54 @@ def _fresh_each_iteration(checker, scope, optimizer: str, seq: int, start: int) 
         return False
     params = build.args[0] if build.args else next(
         (k.value for k in build.keywords if k.arg == "params"), None)
-    if not isinstance(params, (ast.List, ast.Tuple)) or not params.elts:
+    return params is not None and _made_in_loop(checker, scope, params, entry[0], start, 0)
+
+
+def _made_in_loop(checker, scope, value, at: int, start: int, depth: int) -> bool:
+    """Every name that ``value`` (evaluated at ``at``) reads is bound inside the loop
+    to a new tensor, a new object (`Net(...)`), or a value made only of those."""
+    if depth > 4:
         return False
-    for p in params.elts:
-        made = scope.binding(p.id, entry[0]) if isinstance(p, ast.Name) else None
-        if made is None or made[0] <= start or not _new_tensor(checker, made[1]):
+    if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
+        return False
+    roots = _read_names(value)
+    if not roots:
+        return _new_tensor(checker, value)
+    for name in roots:
+        made = scope.binding(name, at)
+        if made is None or made[0] <= start or made[1] is None:
+            return False
+        bound = made[1]
+        if not (_new_tensor(checker, bound) or _new_object(checker, bound)
+                or _made_in_loop(checker, scope, bound, made[0], start, depth + 1)):
             return False
     return True
+
+
+def _read_names(value) -> set:
+    """The names ``value`` reads, less the targets of its comprehensions and the
+    functions it calls by name."""
+    names, local, called = set(), set(), set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.comprehension):
+            local |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(id(node.func))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add((node.id, id(node)))
+    return {n for n, i in names if n not in local and i not in called}
+
+
+def _new_object(checker, value) -> bool:
+    """`CopyGenerator(**case)`, `nn.Linear(4, 2)`: an instance made here, whose
+    parameters start without gradients (a deep copy would copy `.grad` too)."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name):
+        return func.id[:1].isupper() or func.id in checker.module_classes
+    q = checker.qualname(func) or ""
+    return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()
 
 
 def _new_tensor(checker, value) -> bool:
