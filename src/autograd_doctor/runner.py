@@ -133,27 +133,28 @@ def parse_run_args(argv: list[str]) -> RunOptions:
     return options
 
 
-def print_user_traceback(error: BaseException) -> None:
+def print_user_traceback(error: BaseException, excepthook=None) -> None:
     """Print `error` as python would for an uncaught exception (through `sys.excepthook`, so
     a program's own hook still runs), without autograd-doctor's frames; the report is
     in the exception's notes."""
     hide_our_frames(error)
     try:
-        sys.excepthook(type(error), error, error.__traceback__)
+        (excepthook or sys.excepthook)(type(error), error, error.__traceback__)
     except Exception:
         traceback.print_exception(type(error), error, error.__traceback__)
     sys.stderr.flush()
 
 
-def _print_traceback_with_rank(error: BaseException, rank: str) -> None:
+def print_traceback_with_rank(error: BaseException, rank: str, excepthook=None) -> None:
     """The traceback as python prints it, in one write so that ranks do not interleave;
-    each line of the report (the doctor's notes) starts with `[rank N] `."""
+    each line of the report (the doctor's notes) starts with `[rank N] `, unless the hook
+    already labelled every line (torch's, once `init_process_group` ran: `[rankN]: `)."""
     import contextlib
     import io
 
     captured = io.StringIO()
     with contextlib.redirect_stderr(captured):
-        print_user_traceback(error)
+        print_user_traceback(error, excepthook)
     text = captured.getvalue()
     for note in _our_notes(error):
         text = text.replace(note, "".join(f"[rank {rank}] {line}" for line in note.splitlines(True)), 1)
@@ -175,7 +176,8 @@ def _our_notes(error: BaseException) -> list[str]:
     return notes
 
 
-def _rank_suffix() -> str | None:
+def rank_of_process() -> str | None:
+    """This process's rank under torchrun (RANK set, WORLD_SIZE above 1), else None."""
     rank = os.environ.get("RANK")
     if rank is not None and os.environ.get("WORLD_SIZE") not in (None, "1"):
         return rank
@@ -193,7 +195,7 @@ def _write_outputs(options: RunOptions, doctor, error: BaseException | None) -> 
     from autograd_doctor.report.json_report import write_json_report
 
     report = doctor.report(error)
-    rank = _rank_suffix()
+    rank = rank_of_process()
     if rank is not None:
         for diagnosis in report.diagnoses:
             diagnosis.extra["rank"] = int(rank)
@@ -225,7 +227,8 @@ def _fresh_main_module() -> types.ModuleType:
 def _run_script(path: str, args: list[str]) -> None:
     """As `python path args`: `__file__` absolute (python does so since 3.9), a
     SourceFileLoader, sys.argv[0] as typed, sys.path[0] the script's real directory."""
-    filename = os.path.abspath(path)
+    # python joins the current directory and the path as typed, without normalising it.
+    filename = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
     with open(filename, "rb") as stream:
         source = stream.read()
     sys.argv = [path, *args]
@@ -336,7 +339,7 @@ def run_command(argv: list[str]) -> int:
 
     from autograd_doctor.doctor import Doctor, explain_error
 
-    rank = _rank_suffix()
+    rank = rank_of_process()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
                     mode="full" if options.full else None, capture=options.capture)
     if rank is not None:
@@ -345,6 +348,7 @@ def run_command(argv: list[str]) -> int:
     error: BaseException | None = None
     started = time.monotonic()
     # Registered before the program's own handlers, so it runs after them (atexit is LIFO).
+    atexit.unregister(_exit_like_python_after_keyboard_interrupt)
     atexit.register(_exit_like_python_after_keyboard_interrupt)
     doctor.start()
     try:
@@ -372,7 +376,7 @@ def run_command(argv: list[str]) -> int:
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     if error is not None:
         if rank is not None:
-            _print_traceback_with_rank(error, rank)
+            print_traceback_with_rank(error, rank)
         else:
             print_user_traceback(error)
     try:

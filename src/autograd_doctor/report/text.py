@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograd_doctor.report.model import Diagnosis, Location
-from autograd_doctor.report.source import source_line
+from autograd_doctor.report.source import shown_path, source_line
 
 
 def _marked_line(location: Location, gutter: int, marker: str) -> list[str]:
@@ -29,7 +29,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
     pad = " " * gutter
     primary = diagnosis.primary
     if primary is not None:
-        out.append(f"{pad}--> {primary.file}:{primary.line}:{(primary.column or 0) + 1}")
+        out.append(f"{pad}--> {shown_path(primary.file)}:{primary.line}:{(primary.column or 0) + 1}")
     # Group by file, in line order, the primary marked with ^ and the others with -.
     files: list[str] = []
     for loc in locations:
@@ -37,7 +37,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
             files.append(loc.file)
     for file in files:
         if primary is None or file != primary.file:
-            out.append(f"{pad}::: {file}")
+            out.append(f"{pad}::: {shown_path(file)}")
         out.append(f"{pad} |")
         in_file = sorted((loc for loc in locations if loc.file == file), key=lambda loc: loc.line)
         previous_line = None
