@@ -96,7 +96,14 @@ def make_fresh_venv(root: Path, wheel: Path, linked: list[str], requirement: str
 @pytest.fixture(scope="module")
 def fresh_venv(tmp_path_factory, built) -> Path:
     (wheel,) = built.glob("*.whl")
-    return make_fresh_venv(tmp_path_factory.mktemp("fresh"), wheel, ["torch"], "autograd-doctor")
+    return make_fresh_venv(tmp_path_factory.mktemp("fresh"), wheel, ["torch"], "autograd-doctor[torch]")
+
+
+@pytest.fixture(scope="module")
+def fresh_venv_without_torch(tmp_path_factory, built) -> Path:
+    """What the pre-commit hook's environment gets: the wheel and its dependencies, nothing else."""
+    (wheel,) = built.glob("*.whl")
+    return make_fresh_venv(tmp_path_factory.mktemp("lint-only"), wheel, [], "autograd-doctor")
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +123,10 @@ def test_sdist_and_wheel_carry_the_licence_the_data_files_and_the_torch_range(bu
     assert "autograd_doctor/lint/data/saves.json" in names
     assert "autograd_doctor-0.1.0.dist-info/licenses/LICENSE" in names
     assert "License-Expression: MIT" in metadata.splitlines()
-    assert "Requires-Dist: torch<2.15,>=2.13" in metadata.splitlines()
+    # torch is an extra (the linter never imports it); the run-time doctor asks for it
+    requirements = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert all("extra ==" in line for line in requirements), requirements
+    assert 'Requires-Dist: torch<2.15,>=2.13; extra == "torch"' in requirements
     assert "Provides-Extra: picture" in metadata.splitlines()
 
 
@@ -264,3 +274,34 @@ def test_autograd_doctor_1_before_torchrun_reports_the_failing_rank(fresh_venv, 
     assert report and all(line.startswith("[rank1]: ") for line in report)
     assert "[rank1]: Traceback (most recent call last):" in result.stderr.splitlines()
     assert "scores[0] = 0.5" in result.stderr and "[rank0]: error" not in result.stderr
+
+def test_lint_installs_and_runs_without_torch(fresh_venv_without_torch, tmp_path):
+    python = str(fresh_venv_without_torch / "bin" / "python")
+    assert run([python, "-c", "import torch"]).returncode == 1  # really no torch here
+    listed = run([python, "-c", "import importlib.metadata as m; "
+                  "print(sorted(d.metadata['Name'] for d in m.distributions()))"])
+    assert listed.stdout.strip() == "['autograd-doctor']", listed.stdout + listed.stderr
+    (tmp_path / "model.py").write_text(LINTED)
+    doctor = str(fresh_venv_without_torch / "bin" / "autograd-doctor")
+    result = run([doctor, "lint", "--force-exclude", "model.py"], cwd=tmp_path)  # the hook's entry
+    assert result.returncode == 1, result.stderr
+    assert "model.py:4:1: ADL001 " in result.stdout and result.stderr == ""
+    fixture = REPO / "tests" / "lint" / "recreations" / "r19_twin_critic_steps_before_actor_backward.py"
+    result = run([doctor, "lint", "--format", "concise", str(fixture)], cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout.count(" ADL003 ") == 2, result.stdout + result.stderr
+    assert run([doctor, "explain", "ADL001"]).returncode == 0
+
+
+def test_runtime_without_torch_says_what_to_install(fresh_venv_without_torch, tmp_path):
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    result = run([str(fresh_venv_without_torch / "bin" / "autograd-doctor"), "run", "buggy.py"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "autograd-doctor: error: autograd-doctor's run-time checks need PyTorch, which is not installed here: "
+        "`pip install torch` (or `pip install \"autograd-doctor[torch]\"` for a tested release); "
+        "`autograd-doctor lint` works without it"]
+    python = str(fresh_venv_without_torch / "bin" / "python")
+    result = run([python, "-c", "import autograd_doctor\nautograd_doctor.watch"])
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "ModuleNotFoundError: autograd-doctor's run-time checks need PyTorch")
