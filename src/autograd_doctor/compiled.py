@@ -25,6 +25,7 @@ import torch
 
 from autograd_doctor.doctor import attach, diagnoses_of, internal_error, watch
 from autograd_doctor.recording.frames import frame_locals
+from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.report.model import Diagnosis
 
 
@@ -67,6 +68,7 @@ def explaining_failures(compiled_call, eager_call):
         except BaseException as error:
             if is_compile_failure(error):
                 explain_compile_failure(error, eager_call, args, kwargs)
+            hide_our_frames(error)  # this wrapper's frame is not the user's business
             raise
 
     return call_explaining_failures

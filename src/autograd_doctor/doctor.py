@@ -4,6 +4,7 @@ recording, analysis and reporting."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -19,6 +20,7 @@ from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
@@ -243,8 +245,7 @@ class Doctor:
     def stale_save_read(self, event: StaleSaveRead) -> BaseException:
         record = event.record
         node = diagnose.current_node()
-        node_name = type(node).__name__ if node is not None else None
-        error = RuntimeError(pytorch_version_message(record, node_name))
+        error = RuntimeError(pytorch_version_message(record, node))
         try:
             slot = self.recorder.find_slot(node, record)
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record),
@@ -593,7 +594,22 @@ class watch(contextlib.ContextDecorator):
         doctor.stop()
         if exc is not None:
             explain_error(exc)
+            # The exception goes on from here with this traceback: the user's frames and
+            # torch's, as without the doctor (see recording/own_frames.py).
+            hide_our_frames(exc)
         return False
+
+    def __call__(self, function):
+        """`@watch()`: the function runs under a fresh doctor at each call. Unlike
+        ContextDecorator's, this wrapper's frame leaves no trace in a traceback (`__exit__`
+        drops it)."""
+
+        @functools.wraps(function)
+        def watched(*args, **kwargs):
+            with self:
+                return function(*args, **kwargs)
+
+        return watched
 
 
 _installed: Doctor | None = None

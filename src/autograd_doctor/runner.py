@@ -6,21 +6,44 @@ code, stdin, and a traceback that shows the user's frames and not ours.
 
 from __future__ import annotations
 
+import atexit
+import builtins
+import importlib.machinery
 import os
 import runpy
+import signal
 import sys
 import time
 import traceback
 import types
 from dataclasses import dataclass, field
 
-OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-RUNPY_FILE = os.path.abspath(runpy.__file__)
+from autograd_doctor.recording.own_frames import hide_our_frames
 
-RUN_USAGE = (
-    "usage: autograd-doctor run [--json PATH] [--strict] [--silent warn|raise|ignore] "
-    "[--verify-saved] [--full] [--no-rerun] [--capture patch|mode] [--verify-fix] (script.py | -m module) [args...]"
-)
+RUN_USAGE = """\
+usage: autograd-doctor run [options] script.py [args...]
+       autograd-doctor run [options] -m module [args...]
+
+Run a program as `python script.py args` (or `python -m module args`) would, under the
+doctor; when it fails, the traceback is python's and the report is added to it.
+
+options:
+  --json PATH           also write the report as JSON (under torchrun: PATH.rankN.json per rank)
+  --graph PATH          draw the failing part of the autograd graph (.dot; .svg/.png/.pdf with Graphviz)
+  --html PATH           write one self-contained HTML page: diagnoses, marked source, the picture
+  --strict              raise at the write that invalidates a tensor a live graph saved
+  --silent POLICY       warn (default), raise or ignore problems PyTorch does not raise for
+  --verify-saved        fingerprint saved tensors to catch writes no hook sees (NumPy, DLPack, kernels)
+  --full                record every save from the start (names the line that saved the tensor)
+  --no-rerun            do not run the program a second time under --full to add the save line
+  --capture METHOD      patch (default): wrap torch's in-place functions; mode: also see out= writes
+  --verify-fix          apply the first help to a scratch copy of the script, run it, say if it fixed it
+  -m MODULE             run a module as __main__ (as python -m); what follows is its arguments
+  -h, --help            show this help and exit
+
+Set AUTOGRAD_DOCTOR=1 (or full) instead to turn the doctor on in every Python process a
+launcher starts (torchrun, accelerate launch, multiprocessing): see docs/integrations.md.
+"""
 
 
 class UsageError(Exception):
@@ -110,34 +133,51 @@ def parse_run_args(argv: list[str]) -> RunOptions:
     return options
 
 
-def _is_machinery(filename: str) -> bool:
-    path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    return path.startswith(OUR_DIR) or path == RUNPY_FILE or filename.startswith("<frozen runpy")
-
-
-def _clean(exception: traceback.TracebackException, seen: set[int]) -> None:
-    if id(exception) in seen:
-        return
-    seen.add(id(exception))
-    exception.stack = traceback.StackSummary.from_list(
-        [frame for frame in exception.stack if not _is_machinery(frame.filename)])
-    for chained in (exception.__cause__, exception.__context__):
-        if chained is not None:
-            _clean(chained, seen)
-
-
-def print_user_traceback(error: BaseException) -> None:
-    """The traceback python would print, without autograd-doctor's or runpy's frames."""
+def print_user_traceback(error: BaseException, excepthook=None) -> None:
+    """Print `error` as python would for an uncaught exception (through `sys.excepthook`, so
+    a program's own hook still runs), without autograd-doctor's frames; the report is
+    in the exception's notes."""
+    hide_our_frames(error)
     try:
-        formatted = traceback.TracebackException(type(error), error, error.__traceback__, compact=True)
-        _clean(formatted, set())
-        sys.stderr.write("".join(formatted.format()))
+        (excepthook or sys.excepthook)(type(error), error, error.__traceback__)
     except Exception:
         traceback.print_exception(type(error), error, error.__traceback__)
     sys.stderr.flush()
 
 
-def _rank_suffix() -> str | None:
+def print_traceback_with_rank(error: BaseException, rank: str, excepthook=None) -> None:
+    """The traceback as python prints it, in one write so that ranks do not interleave;
+    each line of the report (the doctor's notes) starts with `[rank N] `, unless the hook
+    already labelled every line (torch's, once `init_process_group` ran: `[rankN]: `)."""
+    import contextlib
+    import io
+
+    captured = io.StringIO()
+    with contextlib.redirect_stderr(captured):
+        print_user_traceback(error, excepthook)
+    text = captured.getvalue()
+    for note in _our_notes(error):
+        text = text.replace(note, "".join(f"[rank {rank}] {line}" for line in note.splitlines(True)), 1)
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _our_notes(error: BaseException) -> list[str]:
+    """The doctor's notes on `error` and on the exceptions chained to it."""
+    notes, pending, seen = [], [error], set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        notes.extend(note for note in getattr(current, "__notes__", None) or ()
+                     if isinstance(note, str) and note.startswith("autograd-doctor:"))
+        pending.extend((current.__cause__, current.__context__))
+    return notes
+
+
+def rank_of_process() -> str | None:
+    """This process's rank under torchrun (RANK set, WORLD_SIZE above 1), else None."""
     rank = os.environ.get("RANK")
     if rank is not None and os.environ.get("WORLD_SIZE") not in (None, "1"):
         return rank
@@ -155,7 +195,7 @@ def _write_outputs(options: RunOptions, doctor, error: BaseException | None) -> 
     from autograd_doctor.report.json_report import write_json_report
 
     report = doctor.report(error)
-    rank = _rank_suffix()
+    rank = rank_of_process()
     if rank is not None:
         for diagnosis in report.diagnoses:
             diagnosis.extra["rank"] = int(rank)
@@ -175,24 +215,49 @@ def _write_outputs(options: RunOptions, doctor, error: BaseException | None) -> 
         outputs.write(kind, report, _with_rank(path, rank), error)
 
 
-def _run_script(path: str, args: list[str]) -> None:
-    with open(path, "rb") as stream:
-        source = stream.read()
-    code = compile(source, path, "exec", dont_inherit=True)
+def _fresh_main_module() -> types.ModuleType:
+    """`__main__` as the interpreter makes it at startup, before running the program."""
     main_module = types.ModuleType("__main__")
-    main_module.__file__ = path
-    main_module.__builtins__ = __builtins__
-    main_module.__cached__ = None
+    main_module.__annotations__ = {}
+    main_module.__builtins__ = builtins
     sys.modules["__main__"] = main_module
+    return main_module
+
+
+def _run_script(path: str, args: list[str]) -> None:
+    """As `python path args`: `__file__` absolute (python does so since 3.9), a
+    SourceFileLoader, sys.argv[0] as typed, sys.path[0] the script's real directory."""
+    # python joins the current directory and the path as typed, without normalising it.
+    filename = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    with open(filename, "rb") as stream:
+        source = stream.read()
     sys.argv = [path, *args]
-    sys.path[0] = os.path.dirname(os.path.abspath(path))
-    exec(code, main_module.__dict__)
+    sys.path[0] = os.path.dirname(os.path.realpath(filename))
+    code = compile(source, filename, "exec", dont_inherit=True)
+    main_module = _fresh_main_module()
+    main_module.__file__ = filename
+    main_module.__cached__ = None
+    main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
+    try:
+        exec(code, main_module.__dict__)
+    finally:
+        # python removes them once the script is done (atexit handlers do not see them).
+        main_module.__dict__.pop("__file__", None)
+        main_module.__dict__.pop("__cached__", None)
 
 
 def _run_module(name: str, args: list[str]) -> None:
-    sys.argv = [name, *args]
+    """As `python -m name args`, with the same function python uses (runpy's
+    `_run_module_as_main`): its frames are in python's tracebacks too."""
+    sys.argv = ["-m", *args]
     sys.path[0] = os.getcwd()
-    runpy.run_module(name, run_name="__main__", alter_sys=True)
+    _fresh_main_module()
+    run_as_main = getattr(runpy, "_run_module_as_main", None)
+    if run_as_main is not None:
+        run_as_main(name, alter_argv=True)
+    else:
+        sys.argv[0] = name
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
 
 
 def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s: float) -> None:
@@ -213,12 +278,41 @@ def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s
         pass  # the light report stands
 
 
+_interrupted = False
+
+
+def _system_exit_code(stop: SystemExit) -> int:
+    """What python exits with for an uncaught SystemExit (printing a non-int code)."""
+    code = stop.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _exit_like_python_after_keyboard_interrupt() -> None:
+    """python ends a program stopped by an uncaught KeyboardInterrupt by killing itself
+    with SIGINT once the atexit handlers ran, so that its parent sees the signal."""
+    if not _interrupted or os.name != "posix":
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def run_command(argv: list[str]) -> int:
+    global _interrupted
     try:
         options = parse_run_args(argv)
     except UsageError as problem:
         if str(problem) == "help":
-            print(RUN_USAGE)
+            print(RUN_USAGE, end="")
             return 0
         print(f"autograd-doctor run: error: {problem}", file=sys.stderr)
         return 2
@@ -245,7 +339,7 @@ def run_command(argv: list[str]) -> int:
 
     from autograd_doctor.doctor import Doctor, explain_error
 
-    rank = _rank_suffix()
+    rank = rank_of_process()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
                     mode="full" if options.full else None, capture=options.capture)
     if rank is not None:
@@ -253,6 +347,9 @@ def run_command(argv: list[str]) -> int:
     exit_code = 0
     error: BaseException | None = None
     started = time.monotonic()
+    # Registered before the program's own handlers, so it runs after them (atexit is LIFO).
+    atexit.unregister(_exit_like_python_after_keyboard_interrupt)
+    atexit.register(_exit_like_python_after_keyboard_interrupt)
     doctor.start()
     try:
         if options.script is not None:
@@ -260,25 +357,14 @@ def run_command(argv: list[str]) -> int:
         else:
             _run_module(options.module, options.args)
     except SystemExit as stop:
-        code = stop.code
-        if code is None:
-            exit_code = 0
-        elif isinstance(code, int):
-            exit_code = code
-        else:
-            print(code, file=sys.stderr)
-            exit_code = 1
-    except SyntaxError as problem:
-        doctor.stop()
-        sys.stderr.write("".join(traceback.format_exception_only(type(problem), problem)))
-        return 1
-    except KeyboardInterrupt as interrupt:
-        error = interrupt
-        exit_code = 130
+        exit_code = _system_exit_code(stop)
     except BaseException as problem:  # the user's exception: shown as python would show it
         error = problem
         exit_code = 1
-        explain_error(problem)
+        if isinstance(problem, KeyboardInterrupt):
+            _interrupted = True
+        else:
+            explain_error(problem)
     finally:
         doctor.stop()
     if error is not None:
@@ -290,15 +376,7 @@ def run_command(argv: list[str]) -> int:
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     if error is not None:
         if rank is not None:
-            # Every line says its rank, in one write, so reports of several ranks stay readable.
-            import contextlib
-            import io
-
-            captured = io.StringIO()
-            with contextlib.redirect_stderr(captured):
-                print_user_traceback(error)
-            sys.stderr.write("".join(f"[rank {rank}] {line}" for line in captured.getvalue().splitlines(True)))
-            sys.stderr.flush()
+            print_traceback_with_rank(error, rank)
         else:
             print_user_traceback(error)
     try:

@@ -62,11 +62,16 @@ def test_clean_ddp_run_is_unchanged_and_gradients_are_all_reduced(tmp_path):
 def test_one_failing_rank_reports_with_its_rank_and_the_run_ends(tmp_path):
     result = torchrun(tmp_path, "--bug-rank", "1")
     assert result.returncode != 0
-    rank1 = [line for line in result.stderr.splitlines() if line.startswith("[rank 1] ")]
+    # The traceback is printed by python's hook, which the program's init_process_group
+    # wrapped in torch's: every line of the traceback and of the report says its rank.
+    rank1 = [line for line in result.stderr.splitlines() if line.startswith("[rank1]: ")]
     text = "\n".join(rank1)
     assert "error[AD101]" in text and "scores[0] = 0.5" in text and "help:" in text
     report_lines = [line for line in result.stderr.splitlines() if "error[AD101]" in line or "help:" in line]
-    assert report_lines and all(line.startswith("[rank 1] ") for line in report_lines)  # each line says its rank
+    assert report_lines and all(line.startswith("[rank1]: ") for line in report_lines)  # each line says its rank
+    traceback = text[:text.index("[rank1]: autograd-doctor:")]
+    plain = torchrun(tmp_path, "--bug-rank", "1", doctor=False)
+    assert traceback in plain.stderr  # python's traceback, unchanged
     report = json.loads((tmp_path / "report.rank1.json").read_text())
     diagnosis = report["diagnoses"][0]
     assert diagnosis["code"] == "AD101" and diagnosis["rank"] == 1
@@ -78,7 +83,7 @@ def test_every_rank_failing_writes_one_report_per_rank(tmp_path):
     result = torchrun(tmp_path, "--bug-rank", "all")
     assert result.returncode != 0
     for rank in (0, 1):
-        assert any(line.startswith(f"[rank {rank}] error[AD101]") for line in result.stderr.splitlines())
+        assert any(line.startswith(f"[rank{rank}]: error[AD101]") for line in result.stderr.splitlines())
         report = json.loads((tmp_path / f"report.rank{rank}.json").read_text())
         assert [d["code"] for d in report["diagnoses"]] == ["AD101"]
         assert report["diagnoses"][0]["rank"] == rank

@@ -28,6 +28,8 @@ pytestmark = pytest.mark.slow
 
 def run(command: list[str], cwd: Path | None = None, env: dict | None = None,
         timeout: int = 300) -> subprocess.CompletedProcess:
+    if env is None:  # never this checkout's src/ (PYTHONPATH): what is tested is the installed wheel
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -77,14 +79,16 @@ def built(tmp_path_factory) -> Path:
 def make_fresh_venv(root: Path, wheel: Path, linked: list[str], requirement: str) -> Path:
     """A venv with `requirement` installed from the wheel, seeing only the `linked` packages of ours."""
     venv = root / "venv"
+    # Not this checkout's src/ (PYTHONPATH): pip would take its egg-info for an installed copy.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     # Without pip (and the old setuptools a venv comes with): this venv's pip installs into it.
     result = run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     assert result.returncode == 0, result.stderr
-    site = Path(run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
-                    ).stdout.strip())
+    site = Path(run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                    env=env).stdout.strip())
     (site / "linked.pth").write_text(f"{link_installed(linked, root / 'linked')}\n")
     result = run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-index",
-                  f"{requirement} @ {wheel.as_uri()}"])
+                  f"{requirement} @ {wheel.as_uri()}"], env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return venv
 
@@ -175,6 +179,101 @@ def test_installed_with_the_picture_extra_draws_svg_and_html_without_system_grap
     assert "<svg" in (tmp_path / "out.html").read_text()
     assert "graph of the failure written to out.svg" in result.stderr
 
+
+# ---- AUTOGRAD_DOCTOR=1: the startup hook the wheel installs ---------------------------------
+
+SPAWNS_A_BUGGY_CHILD = '''\
+import multiprocessing
+
+import torch
+
+
+def train_step():
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y[0] = 0.0
+    y.sum().backward()
+
+
+if __name__ == "__main__":
+    child = multiprocessing.get_context("spawn").Process(target=train_step)
+    child.start()
+    child.join()
+    print("child exit code", child.exitcode)
+'''
+
+
+def test_the_wheel_puts_a_one_line_startup_hook_into_site_packages(built):
+    (wheel,) = built.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        assert "autograd_doctor_startup.pth" in archive.namelist()  # at the root: site-packages
+        lines = archive.read("autograd_doctor_startup.pth").decode().splitlines()
+    # One line, run by site.py because it starts with `import`; it reads one variable.
+    assert len(lines) == 1 and lines[0].startswith("import os;") and "AUTOGRAD_DOCTOR" in lines[0]
+
+
+def without_doctor_variables(**extra: str) -> dict:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("AUTOGRAD_DOCTOR") and key not in ("PYTHONPATH", "RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env.update(OMP_NUM_THREADS="1", **extra)
+    return env
+
+
+def test_startup_hook_costs_nothing_when_the_variable_is_unset(fresh_venv):
+    python = str(fresh_venv / "bin" / "python")
+    check = "import sys; print(sorted(name for name in sys.modules if 'autograd_doctor' in name or name == 'torch'))"
+    assert run([python, "-c", check], env=without_doctor_variables()).stdout.strip() == "[]"
+    # Set, it imports only its own small module until the program imports torch.
+    started = run([python, "-c", check], env=without_doctor_variables(AUTOGRAD_DOCTOR="1")).stdout.strip()
+    assert started == "['autograd_doctor', 'autograd_doctor.startup']"
+
+
+def test_autograd_doctor_1_explains_plain_python_and_keeps_its_traceback(fresh_venv, tmp_path):
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    python = str(fresh_venv / "bin" / "python")
+    plain = run([python, "buggy.py"], cwd=tmp_path, env=without_doctor_variables())
+    doctored = run([python, "buggy.py"], cwd=tmp_path, env=without_doctor_variables(AUTOGRAD_DOCTOR="1"))
+    assert plain.returncode == doctored.returncode == 1
+    assert "autograd-doctor" not in plain.stderr
+    report_at = doctored.stderr.index("autograd-doctor:\n")
+    assert doctored.stderr[:report_at] == plain.stderr  # python's traceback, then the report
+    assert "error[AD101]" in doctored.stderr and "--> buggy.py:5:1" in doctored.stderr
+
+
+def test_autograd_doctor_full_names_the_save_line(fresh_venv, tmp_path):
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    result = run([str(fresh_venv / "bin" / "python"), "buggy.py"], cwd=tmp_path,
+                 env=without_doctor_variables(AUTOGRAD_DOCTOR="full"))
+    assert result.returncode == 1
+    assert "saved here: sigmoid keeps its output" in result.stderr
+
+
+def test_autograd_doctor_1_reaches_a_multiprocessing_spawn_child(fresh_venv, tmp_path):
+    (tmp_path / "spawner.py").write_text(SPAWNS_A_BUGGY_CHILD)
+    python = str(fresh_venv / "bin" / "python")
+    plain = run([python, "spawner.py"], cwd=tmp_path, env=without_doctor_variables())
+    doctored = run([python, "spawner.py"], cwd=tmp_path, env=without_doctor_variables(AUTOGRAD_DOCTOR="1"))
+    assert plain.stdout == doctored.stdout == "child exit code 1\n"
+    assert "autograd-doctor" not in plain.stderr
+    assert "error[AD101]" in doctored.stderr and "--> spawner.py:9:5" in doctored.stderr
+    assert doctored.stderr[:doctored.stderr.index("autograd-doctor:\n")] == plain.stderr
+
+
+def test_autograd_doctor_1_before_torchrun_reports_the_failing_rank(fresh_venv, tmp_path):
+    command = [str(fresh_venv / "bin" / "python"), "-m", "torch.distributed.run", "--standalone",
+               "--nproc_per_node=2", str(REPO / "examples" / "ddp_train.py"), "--bug-rank", "1"]
+    env = without_doctor_variables(AUTOGRAD_DOCTOR="1", MASTER_ADDR="127.0.0.1")
+    for _attempt in range(3):  # torchrun on CPU/gloo occasionally fails to start (see test_torchrun_ddp.py)
+        result = run(command, cwd=tmp_path, env=env)
+        if "autograd-doctor" in result.stderr:
+            break
+    assert result.returncode != 0
+    # torch's own excepthook (set by init_process_group) starts each line with the rank, the
+    # report's as python's traceback's.
+    report = [line for line in result.stderr.splitlines() if "error[AD101]" in line or "help:" in line]
+    assert report and all(line.startswith("[rank1]: ") for line in report)
+    assert "[rank1]: Traceback (most recent call last):" in result.stderr.splitlines()
+    assert "scores[0] = 0.5" in result.stderr and "[rank0]: error" not in result.stderr
 
 def test_lint_installs_and_runs_without_torch(fresh_venv_without_torch, tmp_path):
     python = str(fresh_venv_without_torch / "bin" / "python")

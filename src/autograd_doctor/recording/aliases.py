@@ -10,6 +10,7 @@ import torch
 
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.listener import DeepcopyFailed, StaleViewMade, TensorCopied
 
@@ -20,7 +21,7 @@ MAX_VIEWS_PER_STORAGE = 64
 class AliasTracking:
     def call_detach(self, func, args: tuple, kwargs: dict):
         """`t.detach()`: remember alias -> source, to explain writes through the alias."""
-        alias = func(*args, **kwargs)
+        alias = call_as_caller(func, args, kwargs)
         source = args[0] if args else None
         if source is None or source.grad_fn is None or not torch.is_grad_enabled():
             return alias
@@ -61,7 +62,7 @@ class AliasTracking:
 
     def call_view(self, func, args: tuple, kwargs: dict):
         """A view-making call (`t[1:]`, `t.view(...)`, ...): track the view to catch stale copies."""
-        result = func(*args, **kwargs)
+        result = call_as_caller(func, args, kwargs)
         if self.write_depth:
             return result
         try:
@@ -129,11 +130,11 @@ class AliasTracking:
             data = args[0] if args else kwargs.get("data")
             if carries_grad(data):
                 self.listener.tensor_copied(TensorCopied(args, kwargs, capture_user_stack(1, limit=2)))
-        return func(*args, **kwargs)
+        return call_as_caller(func, args, kwargs)
 
     def call_deepcopy(self, func, args: tuple, kwargs: dict):
         try:
-            return func(*args, **kwargs)
+            return call_as_caller(func, args, kwargs)
         except RuntimeError as error:
             if args:
                 self.listener.deepcopy_failed(DeepcopyFailed(error, args[0], capture_user_stack(1, limit=3)))
@@ -141,7 +142,7 @@ class AliasTracking:
 
     def call_numpy(self, func, args: tuple, kwargs: dict):
         """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""
-        result = func(*args, **kwargs)
+        result = call_as_caller(func, args, kwargs)
         if self.verify_saved and args and isinstance(args[0], torch.Tensor):
             try:
                 key = storage_key(args[0])

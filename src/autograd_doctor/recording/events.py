@@ -70,7 +70,7 @@ class SavedRecord:
     (hence the instance `__dict__`).
     """
 
-    __slots__ = ("alias", "version", "stack", "seq", "__dict__", "__weakref__")
+    __slots__ = ("alias", "version", "stack", "seq", "output_nr", "is_output", "__dict__", "__weakref__")
 
     # Filled in lazily, the first time a write needs to know where this tensor lives.
     key: int | None = None
@@ -81,11 +81,16 @@ class SavedRecord:
     reported = False
     fingerprint: Any = None
 
-    def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int):
+    def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int, output_nr: int = 0,
+                 is_output: bool = False):
         self.alias = alias
         self.version = version
         self.stack = stack
         self.seq = seq
+        # For PyTorch's own error message (version_message.py): the output number the tensor
+        # had when saved, and whether it was an output of the node that saved it.
+        self.output_nr = output_nr
+        self.is_output = is_output
 
     @property
     def site(self) -> Site | None:

@@ -16,6 +16,8 @@ from types import CodeType, FrameType
 
 import torch
 
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
+
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
@@ -86,7 +88,7 @@ def in_installed_package(filename: str) -> bool:
 
 
 def is_user_frame(frame: FrameType) -> bool:
-    return not is_internal_file(frame.f_code.co_filename)
+    return not is_internal_file(frame.f_code.co_filename) and frame.f_code.co_name != CALLER_FRAME_NAME
 
 
 _CO_OPTIMIZED = 0x0001
@@ -192,7 +194,7 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
         internal = cache.get(code.co_filename)
         if internal is None:
             internal = is_internal_file(code.co_filename)
-        if not internal:
+        if not internal and code.co_name != CALLER_FRAME_NAME:
             sites.append(Site(code, frame.f_lasti))
             if len(sites) >= limit:
                 break

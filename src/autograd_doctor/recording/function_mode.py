@@ -9,6 +9,7 @@ from torch.overrides import TorchFunctionMode
 from autograd_doctor.recording.calls import (
     _TENSOR_GETITEM, BACKWARD, MAKES_VIEW, NOT_WRITE, VIEW_METHODS, classify_call, op_name,
 )
+from autograd_doctor.recording.own_frames import call_as_caller, hide_our_frames
 from autograd_doctor.recording.recorder import Recorder
 
 
@@ -22,6 +23,13 @@ class WriteWatcher(TorchFunctionMode):
         self.kinds: dict[Any, int] = {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        try:
+            return self._dispatch(func, args, kwargs)
+        except BaseException as error:
+            hide_our_frames(error)  # the traceback goes from the user's line to torch's
+            raise
+
+    def _dispatch(self, func, args, kwargs):
         if kwargs is None:
             kwargs = {}
         try:
@@ -41,7 +49,7 @@ class WriteWatcher(TorchFunctionMode):
         if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
             if kwargs.get("requires_grad") is True:
                 return self.recorder.call_factory(func, args, kwargs)
-            return func(*args, **kwargs)
+            return call_as_caller(func, args, kwargs)
         if kind == BACKWARD:
             return self.recorder.call_backward(func, args, kwargs)
         if kind == MAKES_VIEW:

@@ -29,6 +29,7 @@ from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
+from autograd_doctor.recording.own_frames import call_as_caller, hide_our_frames
 from autograd_doctor.recording.recorder import Recorder
 
 FACTORIES = (
@@ -48,47 +49,63 @@ def _current() -> Recorder | None:
 
 def _write_wrapper(original, op: str, kind: int):
     def write(*args, **kwargs):
-        recorder = _active[-1] if _active else None
-        if recorder is None or recorder.quiet_step:
-            # An optimizer step that cannot touch anything watched (see Recorder.quiet_step).
-            return original(*args, **kwargs)
-        # Fast path for torch's own writes while no saved tensor or tracked view is alive:
-        # there is nothing they could hit (light mode logs them all: it saves nothing).
-        if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):
-            filename = sys._getframe(1).f_code.co_filename
-            if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
-                return original(*args, **kwargs)
-        return recorder.call_write(original, op, kind, args, kwargs)
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None or recorder.quiet_step:
+                # An optimizer step that cannot touch anything watched (see Recorder.quiet_step).
+                return call_as_caller(original, args, kwargs)
+            # Fast path for torch's own writes while no saved tensor or tracked view is alive:
+            # there is nothing they could hit (light mode logs them all: it saves nothing).
+            if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):
+                filename = sys._getframe(1).f_code.co_filename
+                if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
+                    return call_as_caller(original, args, kwargs)
+            return recorder.call_write(original, op, kind, args, kwargs)
+        except BaseException as error:
+            hide_our_frames(error)  # the traceback goes from the user's line to torch's
+            raise
 
     return _dress(write, original)
 
 
 def _backward_wrapper(original):
     def backward(*args, **kwargs):
-        recorder = _active[-1] if _active else None
-        if recorder is None:
-            return original(*args, **kwargs)
-        return recorder.call_backward(original, args, kwargs)
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None:
+                return original(*args, **kwargs)
+            return recorder.call_backward(original, args, kwargs)
+        except BaseException as error:
+            hide_our_frames(error)
+            raise
 
     return _dress(backward, original)
 
 
 def _factory_wrapper(original):
     def factory(*args, **kwargs):
-        recorder = _active[-1] if _active else None
-        if recorder is None or kwargs.get("requires_grad") is not True:
-            return original(*args, **kwargs)
-        return recorder.call_factory(original, args, kwargs)
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None or kwargs.get("requires_grad") is not True:
+                return original(*args, **kwargs)
+            return recorder.call_factory(original, args, kwargs)
+        except BaseException as error:
+            hide_our_frames(error)
+            raise
 
     return _dress(factory, original)
 
 
 def _requires_grad_wrapper(original):
     def requires_grad_(self, requires_grad=True):
-        recorder = _active[-1] if _active else None
-        if recorder is None or not requires_grad or not self.is_leaf:
-            return original(self, requires_grad)
-        return recorder.call_factory(original, (self, requires_grad), {})
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None or not requires_grad or not self.is_leaf:
+                return original(self, requires_grad)
+            return recorder.call_factory(original, (self, requires_grad), {})
+        except BaseException as error:
+            hide_our_frames(error)
+            raise
 
     return _dress(requires_grad_, original)
 
@@ -96,10 +113,14 @@ def _requires_grad_wrapper(original):
 def _alias_wrapper(method_name: str):
     def make(original):
         def alias(*args, **kwargs):
-            recorder = _active[-1] if _active else None
-            if recorder is None:
-                return original(*args, **kwargs)
-            return getattr(recorder, method_name)(original, args, kwargs)
+            try:
+                recorder = _active[-1] if _active else None
+                if recorder is None:
+                    return original(*args, **kwargs)
+                return getattr(recorder, method_name)(original, args, kwargs)
+            except BaseException as error:
+                hide_our_frames(error)
+                raise
 
         return _dress(alias, original)
 
@@ -130,10 +151,14 @@ def _view_wrapper(original):
     can go stale unnoticed, so the others skip the recorder entirely."""
 
     def make_view(self, *args, **kwargs):
-        recorder = _active[-1] if _active else None
-        if recorder is None or self.requires_grad:
-            return original(self, *args, **kwargs)
-        return recorder.call_view(original, (self, *args), kwargs)
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None or self.requires_grad:
+                return original(self, *args, **kwargs)
+            return recorder.call_view(original, (self, *args), kwargs)
+        except BaseException as error:
+            hide_our_frames(error)
+            raise
 
     return _dress(make_view, original)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from autograd_doctor import compat
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
@@ -28,6 +29,7 @@ from autograd_doctor.recording.events import (
 )
 from autograd_doctor.recording import probe
 from autograd_doctor.recording.fingerprint import fingerprint
+from autograd_doctor.recording.version_message import stale_saved_message
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
     NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, UntrackedWriteFound,
@@ -35,6 +37,7 @@ from autograd_doctor.recording.listener import (
 from autograd_doctor.recording.write_log import (
     LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module, writes_through_data,
 )
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
 from autograd_doctor.recording.frames import (
     Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
     torch_module_dir,
@@ -129,7 +132,7 @@ class Recorder(AliasTracking):
                 is_internal = internal.get(filename)
                 if is_internal is None:
                     is_internal = is_internal_file(filename)
-                if not is_internal:
+                if not is_internal and frame.f_code.co_name != CALLER_FRAME_NAME:
                     break
                 frame = frame.f_back
             stack = (Site(frame.f_code, frame.f_lasti),) if frame is not None else ()
@@ -138,13 +141,14 @@ class Recorder(AliasTracking):
                 # An output of the node being made (the newest): held as itself it would
                 # hold that node, which holds this record, a cycle. Keep a detach()ed alias
                 # (same memory and version counter, no grad_fn), as PyTorch does.
-                record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq))
+                record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq), tensor.output_nr, True)
             else:
                 # An input (a leaf, or a non-leaf made by an earlier node): PyTorch keeps such
                 # a tensor itself, and so can we (what unpack returns is re-wrapped by
                 # autograd either way), saving a detach() per save.
                 record = SavedRecord(tensor, tensor._version, stack, next(self.seq))
                 if grad_fn is not None:
+                    record.output_nr = tensor.output_nr
                     # PyTorch checks on unpack that detach_() did not strip its grad_fn. Our
                     # hooks switch that check off, so `unpack` does it.
                     record.saved_input = tensor
@@ -207,7 +211,7 @@ class Recorder(AliasTracking):
                 return error
         except Exception:
             pass
-        return RuntimeError(pytorch_version_message(record, None))
+        return RuntimeError(pytorch_version_message(record, current_autograd_node()))
 
     def live_records(self, key: int | None) -> list[SavedRecord]:
         if key is None:
@@ -306,7 +310,7 @@ class Recorder(AliasTracking):
     def call_write(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Run a write the user asked for, recording it when it touches saved memory."""
         if self.write_depth:
-            return func(*args, **kwargs)
+            return call_as_caller(func, args, kwargs)
         if self.light:
             return self._call_write_logged(func, op, kind, args, kwargs)
         hits = ()
@@ -322,7 +326,7 @@ class Recorder(AliasTracking):
             deferred = self._check_write_hazards(op, args, kwargs)
         self.write_depth += 1
         try:
-            result = func(*args, **kwargs)
+            result = call_as_caller(func, args, kwargs)
         except Exception as error:
             self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
             raise
@@ -384,7 +388,7 @@ class Recorder(AliasTracking):
         elif called_by_torch():
             # torch's own list writes outside optimizer steps (clip_grad_norm_ scaling the
             # gradients): gradients are not what a forward pass saves.
-            return func(*args, **kwargs)
+            return call_as_caller(func, args, kwargs)
         else:
             targets = written_tensors(kind, args, kwargs)
         try:
@@ -393,7 +397,7 @@ class Recorder(AliasTracking):
             targets, versions = [], []
         self.write_depth += 1
         try:
-            result = func(*args, **kwargs)
+            result = call_as_caller(func, args, kwargs)
         except Exception as error:
             self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
             raise
@@ -468,7 +472,7 @@ class Recorder(AliasTracking):
 
     def call_backward(self, func, args: tuple, kwargs: dict):
         if self.write_depth:
-            return func(*args, **kwargs)
+            return call_as_caller(func, args, kwargs)
         self.quiet_step = False  # a closure's backward inside step() (LBFGS): the user's code again
         try:
             call = self.record_backward(kwargs, func, args)
@@ -479,7 +483,7 @@ class Recorder(AliasTracking):
             self._check_data_writes(args, kwargs)  # may raise on purpose (silent="raise")
         self.write_depth += 1
         try:
-            result = func(*args, **kwargs)
+            result = call_as_caller(func, args, kwargs)
         except Exception as error:
             if call is not None:
                 self.listener.backward_failed(BackwardFailed(error, call, args, kwargs))
@@ -513,7 +517,7 @@ class Recorder(AliasTracking):
 
     def call_factory(self, func, args: tuple, kwargs: dict):
         """A factory called with requires_grad=True, or requires_grad_(): remember where."""
-        result = func(*args, **kwargs)
+        result = call_as_caller(func, args, kwargs)
         if isinstance(result, torch.Tensor):
             try:
                 stack = capture_user_stack(1, limit=1)
@@ -594,6 +598,15 @@ def _written_range(op: str, target, args: tuple) -> tuple[int, int]:
 MAX_DATA_WRITES = 16
 
 
+def current_autograd_node():
+    """The node whose backward is running on this thread (None outside backward)."""
+    getter = compat.lookup("torch._C._current_autograd_node")
+    try:
+        return getter() if getter is not None else None
+    except Exception:
+        return None
+
+
 class _Unrecorded:
     """Returned by `pack` when recording failed: holds the tensor as autograd would."""
 
@@ -642,20 +655,12 @@ def _newest_node(args: tuple, kwargs: dict) -> int | None:
     return newest
 
 
-def pytorch_version_message(record: SavedRecord, node_name: str | None) -> str:
-    """PyTorch's own wording, so that searches for the error still match."""
-    alias = record.alias
-    try:
-        type_name = alias.type()
-    except Exception:
-        type_name = str(alias.dtype)
-    shape = list(alias.shape)
-    which = f", which is saved by {node_name}," if node_name else ""
-    return (
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{type_name} {shape}]{which} is at version {alias._version}; "
-        f"expected version {record.version} instead."
-    )
+def pytorch_version_message(record: SavedRecord, saving_node) -> str:
+    """The message PyTorch raises for this stale save, word for word (version_message.py);
+    `saving_node` is the node whose backward unpacks it."""
+    # PyTorch names a saved input's current grad_fn (none for a leaf), a saved output's saver.
+    node = saving_node if record.is_output else record.alias.grad_fn
+    return stale_saved_message(record.alias, record.version, node, record.output_nr)
 
 
 class StrictViolation(RuntimeError):

@@ -19,6 +19,7 @@ import weakref
 
 from autograd_doctor.recording.events import WriteEvent
 from autograd_doctor.recording.frames import Site, _internal_file_cache, is_host_file, is_internal_file, torch_module_dir
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
 
 # Writes kept; older ones are forgotten (a failure is about the last steps' writes).
 LOG_SIZE = 512
@@ -86,7 +87,7 @@ def user_stack_and_module(start_depth: int):
         internal = cache.get(filename)
         if internal is None:
             internal = is_internal_file(filename)
-        if not internal:
+        if not internal and code.co_name != CALLER_FRAME_NAME:
             if user_frame is None:
                 user_frame = frame
             sites.append(Site(code, frame.f_lasti))

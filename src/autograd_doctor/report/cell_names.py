@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from autograd_doctor.report.source import shown_path
+
 
 def cell_name(filename: str) -> str | None:
     """`Cell In[3]` for a cell of the running IPython shell, else None.
@@ -36,8 +38,9 @@ def cell_name(filename: str) -> str | None:
 
 
 def shown_file(filename: str) -> str:
-    """The name of a file in a report: its cell's name, or its path."""
-    return cell_name(filename) or filename
+    """The name of a file in a report: its cell's name, or its path (relative to the
+    current directory when under it: see `shown_path`)."""
+    return cell_name(filename) or shown_path(filename)
 
 
 def shown_line(filename: str, line: int, column: int | None = None) -> str:
@@ -52,7 +55,7 @@ def shown_line(filename: str, line: int, column: int | None = None) -> str:
     cell = cell_name(filename)
     if cell is not None:
         return f"{cell}, line {line}"
-    return f"{filename}:{line}" + (f":{column}" if column is not None else "")
+    return f"{shown_path(filename)}:{line}" + (f":{column}" if column is not None else "")
 
 
 __all__ = ["cell_name", "shown_file", "shown_line"]

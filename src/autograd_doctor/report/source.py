@@ -82,6 +82,18 @@ def display_path(filename: str) -> str:
     return filename
 
 
+def shown_path(filename: str) -> str:
+    """How the text report shows a file: relative to the current directory when it is under
+    it (python records the main script's path as absolute), else as recorded."""
+    if not os.path.isabs(filename):
+        return filename
+    try:
+        here = os.getcwd() + os.sep
+    except OSError:
+        return filename
+    return filename[len(here):] if filename.startswith(here) else filename
+
+
 def statement_location(filename: str, statement: ast.stmt, role: str = "", note: str = "") -> Location:
     text = source_line(filename, statement.lineno)
     return Location(

@@ -1,0 +1,122 @@
+"""Keep the doctor's own frames out of what the user sees: tracebacks and warning locations.
+
+Outside its report the doctor must be invisible. Two things would show it:
+
+- a traceback that passes through our wrappers (`patches.py`, the recorder, a
+  `TorchFunctionMode`, `watch()`, `autograd-doctor run`) lists our frames between the user's
+  line and torch's. `hide_our_frames(error)` rebuilds the traceback of the exception, and of
+  every exception chained to it (`__cause__`, `__context__`, exception groups), without them.
+  Each front end calls it where an exception leaves our code.
+- a warning that torch's C++ code raises (`TORCH_WARN`, `PyErr_WarnEx(..., 1)`) is
+  attributed to the innermost Python frame: inside a wrapper that is ours
+  (`recording/aliases.py:132` instead of the user's `torch.tensor(x)` line), and warnings
+  shown "once per location" from two user lines would collapse into one. `call_as_caller`
+  makes that call from a frame that has the caller's file, line and globals, so the
+  warnings module sees exactly what it sees without the doctor (location, module name
+  for filters, `__warningregistry__`). `warnings.warn(skip_file_prefixes=...)` (3.12) cannot
+  help here: the warning is raised by torch, not by us.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import CodeType, FunctionType, TracebackType
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+# The name of the stand-in frames made by `call_as_caller`; their file is the caller's.
+CALLER_FRAME_NAME = "<autograd-doctor: call>"
+
+
+def is_our_code(code: CodeType) -> bool:
+    """A code object of the doctor: a file of this package, or a stand-in caller frame."""
+    return code.co_filename.startswith(PACKAGE_DIR) or code.co_name == CALLER_FRAME_NAME
+
+
+def without_our_frames(traceback: TracebackType | None) -> TracebackType | None:
+    """The same traceback entries, in order, less those of our code."""
+    kept = []
+    while traceback is not None:
+        if not is_our_code(traceback.tb_frame.f_code):
+            kept.append(traceback)
+        traceback = traceback.tb_next
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt
+
+
+def _has_our_frames(traceback: TracebackType | None) -> bool:
+    while traceback is not None:
+        if is_our_code(traceback.tb_frame.f_code):
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+def hide_our_frames(error: BaseException | None) -> BaseException | None:
+    """Drop our frames from `error`'s traceback and from every exception chained to it;
+    returns `error` (the same object: its type, message and notes are untouched)."""
+    pending = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        try:
+            if _has_our_frames(current.__traceback__):
+                current.__traceback__ = without_our_frames(current.__traceback__)
+        except Exception:
+            pass  # an exception that refuses a new traceback keeps its own
+        pending.append(current.__cause__)
+        pending.append(current.__context__)
+        pending.extend(getattr(current, "exceptions", None) or ())  # BaseExceptionGroup
+    return error
+
+
+# ---- warnings: call torch from a frame that looks like the caller's --------------------
+
+# One line, so that the call is on the stand-in's first line, which becomes the caller's.
+_CALLER_TEMPLATE = compile("def call(function, args, kwargs): return function(*args, **kwargs)\n",
+                           "<autograd-doctor>", "exec")
+_CALL_CODE = next(const for const in _CALLER_TEMPLATE.co_consts if isinstance(const, CodeType))
+# (caller code, instruction offset) -> a stand-in function whose code has the caller's file
+# and line and whose globals are the caller's.
+_stand_ins: dict[tuple[CodeType, int], FunctionType] = {}
+MAX_STAND_INS = 4096
+
+
+def _stand_in(frame) -> FunctionType:
+    code = frame.f_code
+    key = (code, frame.f_lasti)
+    function = _stand_ins.get(key)
+    if function is not None and function.__globals__ is frame.f_globals:
+        return function
+    line = frame.f_lineno or code.co_firstlineno
+    replace = dict(co_filename=code.co_filename, co_name=CALLER_FRAME_NAME, co_firstlineno=line)
+    if sys.version_info >= (3, 11):
+        replace["co_qualname"] = CALLER_FRAME_NAME
+    stand_in_code = _CALL_CODE.replace(**replace)
+    function = FunctionType(stand_in_code, frame.f_globals, CALLER_FRAME_NAME)
+    if len(_stand_ins) >= MAX_STAND_INS:
+        _stand_ins.clear()
+    _stand_ins[key] = function
+    return function
+
+
+def call_as_caller(function, args: tuple, kwargs: dict):
+    """`function(*args, **kwargs)`, called from a stand-in for the nearest frame that is not
+    ours, so that a warning torch raises inside is attributed where it would be without the
+    doctor. The stand-in's frame is dropped from tracebacks like our own frames."""
+    frame = sys._getframe(1)
+    while frame is not None and is_our_code(frame.f_code):
+        frame = frame.f_back
+    if frame is None:
+        return function(*args, **kwargs)
+    return _stand_in(frame)(function, args, kwargs)
+
+
+__all__ = ["PACKAGE_DIR", "CALLER_FRAME_NAME", "is_our_code", "without_our_frames", "hide_our_frames",
+           "call_as_caller"]

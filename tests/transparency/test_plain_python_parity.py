@@ -1,0 +1,309 @@
+"""Outside its report the doctor is invisible: each program's whole output under
+`autograd-doctor run` (and under `watch()`) equals its output under plain `python`, once
+the report is taken out, and so does the exit code.
+
+The report is what the doctor adds, and only that (`strip_report` takes it out):
+
+- a note on the exception: a line `autograd-doctor:` and the lines after it, up to the
+  first empty line (the notes end the exception's block; python separates chained
+  exceptions with an empty line);
+- a warning of ours: `FILE:LINE: AutogradDoctorWarning: ...` up to the line python's
+  warnings module ends it with, the source line of FILE:LINE indented by two spaces;
+- a line of the doctor's own: `autograd-doctor: ...` (e.g. "2 problem(s) reported above").
+
+Anything else that differs (a frame of ours, a changed message, a warning attributed to a
+file of ours, `__file__`, `sys.argv`, an exit code) fails the comparison.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUR_WARNING = re.compile(r"^(?P<file>.+):(?P<line>\d+): AutogradDoctorWarning: ")
+
+
+# The lines of a rendered diagnosis (report/text.py): its title, `  --> file:line:col`,
+# the source gutter (` 4 | ...`, `   |`), `   = note: ...`, `help: ...`.
+DIAGNOSIS_LINE = re.compile(r"^((error|warning|help|note)\b|  --> |\s*\d*\s*\|( |$)|\s+= |\s*$)")
+
+
+def strip_report(text: str, cwd: str = ".") -> str:
+    """`text` without the doctor's report blocks (see the module docstring); `cwd` is where
+    the program ran, for warnings whose file is relative to it."""
+    lines = text.splitlines(keepends=True)
+    kept = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        warning = OUR_WARNING.match(line)
+        if line.rstrip("\n") == "autograd-doctor:":
+            index += 1
+            while index < len(lines) and lines[index].strip():
+                index += 1
+            continue
+        if warning:
+            index += 1
+            while index < len(lines) and DIAGNOSIS_LINE.match(lines[index]):
+                index += 1
+            # python's warnings module ends the block with the warned line, indented by two spaces.
+            source = linecache.getline(os.path.join(cwd, warning["file"]), int(warning["line"])).strip()
+            if index < len(lines) and source and lines[index] == f"  {source}\n":
+                index += 1
+            continue
+        if line.startswith("autograd-doctor: "):
+            index += 1
+            continue
+        kept.append(line)
+        index += 1
+    return "".join(kept)
+
+
+def test_strip_report_takes_out_exactly_the_report():
+    text = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: no\n"
+            "autograd-doctor:\nerror[AD101]: something\n   |\n 5 | y[0] = 0\n\nThe above exception ...\n"
+            "autograd-doctor: 1 problem(s) reported above\n")
+    assert strip_report(text) == ("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                                  "ValueError: no\n\nThe above exception ...\n")
+
+
+def run(command: list[str], cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "src"), OMP_NUM_THREADS="1")
+    for name in ("AUTOGRAD_DOCTOR", "AUTOGRAD_DOCTOR_MODE", "PYTHONWARNINGS"):
+        env.pop(name, None)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def assert_same_but_the_report(plain: subprocess.CompletedProcess, doctored: subprocess.CompletedProcess,
+                               cwd) -> None:
+    assert "autograd-doctor" not in plain.stdout + plain.stderr
+    assert doctored.returncode == plain.returncode, doctored.stderr
+    assert strip_report(doctored.stdout, str(cwd)) == plain.stdout
+    assert strip_report(doctored.stderr, str(cwd)) == plain.stderr
+
+
+# name -> (program, arguments). `{here}` is the directory the program is written to.
+PROGRAMS = {
+    # buggy
+    "saved_tensor_modified": ("""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y[0] = 0.0
+        y.sum().backward()
+        """, []),
+    "chained_exception": ("""
+        import torch
+
+        def train():
+            w = torch.ones(4, requires_grad=True)
+            h = w.exp()
+            h.add_(1)
+            h.sum().backward()
+
+        try:
+            train()
+        except RuntimeError as error:
+            raise ValueError("training failed") from error
+        """, []),
+    "exception_while_handling_another": ("""
+        import torch
+        w = torch.ones(2, requires_grad=True)
+        try:
+            w.add_(1)
+        except RuntimeError:
+            print("caught")
+            {}["missing"]
+        """, []),
+    "torch_warnings_on_two_lines": ("""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        a = torch.tensor(x)
+        b = torch.tensor(x * 2)
+        print(a.sum().item(), b.sum().item())
+        """, []),
+    "system_exit_code": ("""
+        import sys
+        import torch
+        print("args", sys.argv[1:])
+        sys.exit(3)
+        """, ["--lr", "0.1"]),
+    "system_exit_message": ("""
+        import sys
+        sys.exit("stopped: no data")
+        """, []),
+    "syntax_error": ("""
+        import torch
+        def broken(:
+            pass
+        """, []),
+    # correct
+    "chdir_then_file_next_to_the_script": ("""
+        import os
+        import tempfile
+        here = os.path.dirname(__file__)
+        with open(os.path.join(here, "data.txt"), "w") as stream:
+            stream.write("42")
+        os.chdir(tempfile.gettempdir())
+        with open(os.path.join(os.path.dirname(__file__), "data.txt")) as stream:
+            print("read", stream.read())
+        """, []),
+    "main_module_as_python_makes_it": ("""
+        import builtins
+        import sys
+        print(__file__, type(__loader__).__name__, __loader__.name, __builtins__ is builtins, getattr(__spec__, "name", None))
+        print(sys.argv, sys.path[0], sys.modules["__main__"] is sys.modules[__name__], __name__, __package__)
+        print(sorted(name for name in globals() if name.startswith("__")))
+        """, ["a", "--b=c"]),
+    "correct_training_loop": ("""
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(inplace=True), torch.nn.Linear(8, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        data, target = torch.randn(16, 4), torch.randn(16, 1)
+        for step in range(3):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+            print(step, loss.item())
+        """, []),
+}
+
+
+def write(directory, name: str, source: str) -> str:
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source).lstrip("\n"))
+    return str(path)
+
+
+@pytest.mark.parametrize("options", [[], ["--full"]], ids=["run", "run --full"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_run_prints_what_python_prints_plus_the_report(tmp_path, name, options):
+    source, arguments = PROGRAMS[name]
+    (tmp_path / "work").mkdir()
+    script = write(tmp_path, name, source)
+    relative = os.path.relpath(script, tmp_path / "work")  # as typed, relative to the cwd
+    plain = run([sys.executable, relative, *arguments], cwd=tmp_path / "work")
+    doctored = run([sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", *options, relative, *arguments],
+                   cwd=tmp_path / "work")
+    assert_same_but_the_report(plain, doctored, tmp_path / "work")
+
+
+def test_the_report_is_there_to_strip(tmp_path):
+    """The comparison above is not vacuous: the buggy programs do get a report."""
+    script = write(tmp_path, "saved", PROGRAMS["saved_tensor_modified"][0])
+    doctored = run([sys.executable, "-m", "autograd_doctor", "run", "--full", script], cwd=tmp_path)
+    assert "error[AD101]" in doctored.stderr and "saved here" in doctored.stderr
+    assert strip_report(doctored.stderr) != doctored.stderr
+    warned = run([sys.executable, "-m", "autograd_doctor", "run",
+                  write(tmp_path, "warned", PROGRAMS["torch_warnings_on_two_lines"][0])], cwd=tmp_path)
+    assert "AutogradDoctorWarning" in warned.stderr
+    assert "AutogradDoctorWarning" not in strip_report(warned.stderr, str(tmp_path))
+    # torch's own warning, once per line as without the doctor, at the user's lines
+    assert warned.stderr.count("warned.py:3: UserWarning: To copy construct") == 1
+    assert warned.stderr.count("warned.py:4: UserWarning: To copy construct") == 1
+
+
+def test_run_module_prints_what_python_m_prints(tmp_path):
+    package = tmp_path / "trainer"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    write(package, "main", textwrap.dedent(PROGRAMS["main_module_as_python_makes_it"][0]) + textwrap.dedent("""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = x.exp()
+        y += 1
+        y.sum().backward()
+        """))
+    plain = run([sys.executable, "-m", "trainer.main", "one"], cwd=tmp_path)
+    doctored = run([sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", "-m", "trainer.main", "one"],
+                   cwd=tmp_path)
+    assert "error[AD101]" in doctored.stderr
+    assert_same_but_the_report(plain, doctored, tmp_path)
+
+
+def test_keyboard_interrupt_ends_the_process_as_python_does(tmp_path):
+    script = write(tmp_path, "interrupted", """
+        import atexit
+        atexit.register(print, "atexit ran")
+        raise KeyboardInterrupt
+        """)
+    plain = run([sys.executable, script], cwd=tmp_path)
+    doctored = run([sys.executable, "-m", "autograd_doctor", "run", script], cwd=tmp_path)
+    assert plain.returncode == -2  # killed by SIGINT, after the atexit handlers
+    assert_same_but_the_report(plain, doctored, tmp_path)
+
+
+# watch(): the same program with the doctor and with a stand-in that does nothing, on the
+# same lines (`WATCH` is replaced), so that tracebacks can be compared line for line.
+WATCHED = {
+    "with_block": """
+        import contextlib
+        import torch
+        import autograd_doctor
+
+        def step():
+            x = torch.ones(3, requires_grad=True)
+            with WATCH:
+                y = torch.sigmoid(x)
+                a = torch.tensor(y)
+                y[0] = 0.0
+                y.sum().backward()
+
+        step()
+        """,
+    "decorator": """
+        import contextlib
+        import torch
+        import autograd_doctor
+
+        @WATCH
+        def step(x):
+            h = x.exp()
+            h.mul_(2)
+            h.sum().backward()
+
+        def train():
+            try:
+                step(torch.ones(3, requires_grad=True))
+            except RuntimeError as error:
+                raise SystemError("step failed") from error
+
+        train()
+        """,
+    "correct_in_a_block": """
+        import contextlib
+        import torch
+        import autograd_doctor
+
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 2)
+        with WATCH:
+            loss = layer(torch.randn(5, 3)).pow(2).mean()
+            loss.backward()
+        print(round(loss.item(), 6), layer.weight.grad.sum().item())
+        """,
+}
+STAND_INS = {"with_block": "contextlib.nullcontext()", "decorator": "(lambda function: function)",
+             "correct_in_a_block": "contextlib.nullcontext()"}
+
+
+@pytest.mark.parametrize("watch", ["autograd_doctor.watch()", 'autograd_doctor.watch(mode="full")'])
+@pytest.mark.parametrize("name", sorted(WATCHED))
+def test_watch_prints_what_python_prints_plus_the_report(tmp_path, name, watch):
+    plain = run([sys.executable, write(tmp_path, "plain", WATCHED[name].replace("WATCH", STAND_INS[name]))],
+                cwd=tmp_path)
+    doctored_script = write(tmp_path, "doctored", WATCHED[name].replace("WATCH", watch))
+    doctored = run([sys.executable, doctored_script], cwd=tmp_path)
+    assert_same_but_the_report(plain, doctored.__class__(
+        doctored.args, doctored.returncode, doctored.stdout, doctored.stderr.replace("doctored.py", "plain.py")), tmp_path)
+    if name != "correct_in_a_block":
+        assert "autograd-doctor:" in doctored.stderr
