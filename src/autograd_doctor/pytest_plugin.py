@@ -38,11 +38,17 @@ def pytest_addoption(parser):
     group.addoption("--autograd-doctor-no-rerun", action="store_true", default=False,
                     help="do not re-run a failed test under the full mode when the report lacks the line that "
                          "saved the modified tensor")
+    group.addoption("--autograd-doctor-rerun-limit", type=float, default=None, metavar="SECONDS",
+                    help="the most a failed test's second run may take (default: the smaller of 60 s and twice "
+                         "the first run's time; 0 never re-runs; also AUTOGRAD_DOCTOR_RERUN_LIMIT)")
     parser.addini("autograd_doctor", type="bool", default=False,
                   help="run every test under autograd_doctor.watch() (like --autograd-doctor)")
 
 
 def pytest_configure(config):
+    limit = config.getoption("--autograd-doctor-rerun-limit", None)
+    if limit is not None and not limit >= 0:
+        raise pytest.UsageError(f"--autograd-doctor-rerun-limit must be 0 or more seconds, not {limit}")
     config.addinivalue_line(
         "markers", "autograd_doctor(**options): run this test under autograd_doctor.watch(**options)")
 
@@ -67,6 +73,14 @@ def watch_options_for(item) -> dict | None:
     if config.getoption("--autograd-doctor") or config.getini("autograd_doctor"):
         return {}
     return None
+
+
+def pytest_collection_finish(session):
+    # What a failed test's second run costs before the test itself: pytest's start and the
+    # collection (see complete_with_full_mode).
+    from autograd_doctor.rerun import process_age_s
+
+    session.config._autograd_doctor_start_s = process_age_s()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -126,8 +140,13 @@ def complete_with_full_mode(item, doctor, error: BaseException, diagnoses: list,
                "--rootdir", str(config.rootpath)]
     if config.getoption("--autograd-doctor"):
         command.append("--autograd-doctor")
-    rerun.complete_with_full_mode(doctor, error, light, command, elapsed_s, what="the test",
-                                  switch="--autograd-doctor-no-rerun", cwd=str(config.rootpath))
+    # The child starts pytest and collects again before it runs the test.
+    first_run_s = elapsed_s + (getattr(config, "_autograd_doctor_start_s", None) or 0.0)
+    rerun.complete_with_full_mode(doctor, error, light, command, first_run_s, what="the test",
+                                  switch="--autograd-doctor-no-rerun", cwd=str(config.rootpath),
+                                  limit_s=config.getoption("--autograd-doctor-rerun-limit"),
+                                  full_hint=f"`AUTOGRAD_DOCTOR_MODE=full pytest --autograd-doctor {item.nodeid}`",
+                                  limit_option="--autograd-doctor-rerun-limit")
     return collected(doctor, error)
 
 

@@ -19,7 +19,7 @@ RUNPY_FILE = os.path.abspath(runpy.__file__)
 
 RUN_USAGE = (
     "usage: autograd-doctor run [--json PATH] [--strict] [--silent warn|raise|ignore] "
-    "[--verify-saved] [--full] [--no-rerun] [--capture patch|mode] [--verify-fix] (script.py | -m module) [args...]"
+    "[--verify-saved] [--full] [--no-rerun] [--rerun-limit SECONDS] [--capture patch|mode] [--verify-fix] (script.py | -m module) [args...]"
 )
 
 
@@ -35,6 +35,7 @@ class RunOptions:
     verify_saved: bool = False
     full: bool = False  # record every save from the start (see autograd_doctor.rerun)
     rerun: bool = True
+    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.rerun)
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
     verify_fix: bool = False  # re-run a copy with the first help applied (see verify_fix.py)
     graph_path: str | None = None
@@ -79,6 +80,14 @@ def parse_run_args(argv: list[str]) -> RunOptions:
             options.full = True
         elif arg == "--no-rerun":
             options.rerun = False
+        elif arg == "--rerun-limit" or arg.startswith("--rerun-limit="):
+            from autograd_doctor.rerun import parse_limit
+
+            text = value_of(arg) if arg == "--rerun-limit" else arg.split("=", 1)[1]
+            try:
+                options.rerun_limit_s = parse_limit(text)
+            except ValueError as problem:
+                raise UsageError(f"--rerun-limit: {problem}") from None
         elif arg == "--verify-fix":
             options.verify_fix = True
         elif arg == "--capture" or arg.startswith("--capture="):
@@ -206,9 +215,13 @@ def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s
     if light is None:
         return
     target = ["-m", options.module] if options.module is not None else [options.script]
+    # The second run starts a fresh interpreter and imports torch again: what the user
+    # waited for is the whole process so far, not only the program's own part.
+    first_run_s = max(elapsed_s, rerun.process_age_s() or 0.0)
     try:
         rerun.complete_with_full_mode(
-            doctor, error, light, rerun.run_command(["--silent", options.silent, *target, *options.args]), elapsed_s)
+            doctor, error, light, rerun.run_command(["--silent", options.silent, *target, *options.args]),
+            first_run_s, limit_s=options.rerun_limit_s)
     except Exception:
         pass  # the light report stands
 
