@@ -273,6 +273,8 @@ class Doctor:
             return
         try:
             if record.silent_writes:
+                if self.recorder.content_restored(record):
+                    return  # the write was undone (gradcheck's perturb-and-restore): check again next time
                 builder = diagnose.silent_write_diagnosis
             elif self.recorder.content_changed(record):
                 builder = diagnose.content_changed_diagnosis
@@ -514,9 +516,11 @@ class watch(contextlib.ContextDecorator):
         AD101
 
     Options:
-        strict: raise at the write itself when it invalidates a tensor a live graph
-            saved (the traceback then points at the culprit line); silent problems
-            raise too.
+        strict: raise at the write itself when it invalidates a tensor saved by the
+            graph the write is recorded into (the traceback then points at the culprit
+            line); a write under no_grad or through `.data` raises when backward reaches
+            the saved tensor (never for a graph that is not backpropagated, or a value
+            put back); silent problems raise too.
         silent: "warn" (default), "raise" or "ignore" for problems PyTorch does not
             raise for, such as a write through `.data` into a saved tensor.
         verify_saved: fingerprint saved tensors to catch writes no mode can see

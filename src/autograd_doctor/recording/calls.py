@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.events import byte_range, storage_key
 from autograd_doctor.recording.frames import torch_module_dir
 
@@ -187,30 +188,27 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
     return None
 
 
-# Above this many elements the exact test is skipped (and nothing is reported):
-# a false alarm costs more than a miss.
-MAX_ELEMENTS_FOR_OVERLAP_TEST = 1 << 20
-
-
-def _element_offsets(tensor) -> torch.Tensor:
-    """The storage byte offsets of every element of `tensor` (strides and offset applied)."""
-    offsets = torch.full((), tensor.storage_offset(), dtype=torch.int64)
-    for size, stride in zip(tensor.shape, tensor.stride()):
-        offsets = offsets.unsqueeze(-1) + torch.arange(size, dtype=torch.int64) * stride
-    return offsets.reshape(-1) * tensor.element_size()
-
-
 def _elements_overlap(target, operand) -> bool:
     """Do the two tensors share at least one element (byte ranges can interleave without
-    sharing any, e.g. the columns `x[:, 0]` and `x[:, 1]`)?"""
-    if target.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST or operand.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST:
-        return False
-    with torch.no_grad():
-        target_offsets = _element_offsets(target)
-        operand_offsets = _element_offsets(operand)
-        width = max(target.element_size(), operand.element_size())
-        # Compare element starts; elements of one dtype are `width` bytes apart.
-        return bool(torch.isin(operand_offsets // width, target_offsets // width).any())
+    sharing any, e.g. the columns `x[:, 0]` and `x[:, 1]`)? When it cannot tell, no: a
+    false alarm costs more than a miss."""
+    return elements_intersect(target, operand, unknown=False)
+
+
+def written_region(target, op: str, args: tuple):
+    """The elements a write changes: `t[index] = v` changes the view t[index] (basic
+    indexing), every other write (and advanced indexing, whose positions no view holds)
+    the whole target."""
+    if not op.endswith("__setitem__") or len(args) < 2 or args[0] is not target:
+        return target
+    try:
+        with torch.no_grad():
+            region = _TENSOR_GETITEM(target, args[1])
+        if region._is_view() and storage_key(region) == storage_key(target):
+            return region
+    except Exception:
+        pass
+    return target
 
 
 def describe_write_arguments(hits, op: str, args: tuple) -> None:

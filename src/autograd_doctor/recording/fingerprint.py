@@ -36,3 +36,37 @@ def fingerprint(tensor) -> tuple[int, int] | None:
             return total, first_half
     except Exception:
         return None
+
+
+# Saved tensors up to this size get an exact copy before a write through an untracked
+# alias first lands on them; larger ones are reported without the restore check.
+MAX_COPY_BYTES = 64 << 20
+
+
+def content_copy(tensor):
+    """An exact copy of `tensor`'s values, to tell later whether a write was undone; None
+    when it is too large or cannot be copied."""
+    try:
+        if tensor.numel() * tensor.element_size() > MAX_COPY_BYTES or tensor.is_sparse:
+            return None
+        with torch.no_grad():
+            return tensor.detach().clone()
+    except Exception:
+        return None
+
+
+def same_content(tensor, copy) -> bool:
+    """Bit for bit the values of `copy` (NaNs and -0.0 compare exactly)."""
+    try:
+        with torch.no_grad():
+            now = tensor.detach()
+            if now.shape != copy.shape or now.dtype != copy.dtype:
+                return False
+            if now.is_complex():
+                now, copy = torch.view_as_real(now), torch.view_as_real(copy)
+            integer_type = _INT_BY_SIZE.get(now.element_size())
+            if now.dtype == torch.bool or integer_type is None:
+                return bool(torch.equal(now, copy))
+            return bool(torch.equal(now.contiguous().view(integer_type), copy.contiguous().view(integer_type)))
+    except Exception:
+        return False
