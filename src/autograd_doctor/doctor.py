@@ -243,7 +243,7 @@ class Doctor:
         error = RuntimeError(pytorch_version_message(record, node_name))
         try:
             slot = self.recorder.find_slot(node, record)
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record))
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record), self.recorder)
             diagnosis.extra["mode"] = "full"
             record.reported = True
             if graph is not None:
@@ -335,7 +335,7 @@ class Doctor:
         if record.alias._version == record.version:
             return
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, ())
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), self.recorder)
             diagnosis.severity = "error"
             diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
         except Exception:
@@ -438,7 +438,8 @@ class Doctor:
             writes = recorder.optimizer_writes_into(stale.tensor, stale.saved_version, stale.found_version)
         record = SavedRecord(stale.tensor.detach(), stale.saved_version, (), 0)
         record.writes = tuple(writes[:3])
-        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else ())
+        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else (),
+                                                   recorder)
         diagnosis.extra["mode"] = "light"
         diagnosis.notes.append(LIGHT_MODE_NOTE)
         if diagnosis.primary is None and diagnosis.related:
