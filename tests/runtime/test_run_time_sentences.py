@@ -128,3 +128,45 @@ def test_single_loss_step_before_backward_keeps_the_step_after_backward_help(tmp
     assert diagnosis.code == "AD103"
     assert diagnosis.help[0].message.startswith("call opt.step() only after the last backward()")
     assert not any(loc.role == "forward" for loc in diagnosis.related)
+
+
+def _helps_that_run(tmp_path, outcome) -> list[str]:
+    """Every help with a code change, applied to the program and run without the doctor."""
+    applied = []
+    for index, suggestion in enumerate(outcome.diagnosis.help):
+        if suggestion.replacement:
+            run_plain(tmp_path, apply_help(outcome, index), f"fixed_{index}.py")  # raises if it does not run
+            applied.append(suggestion.replacement)
+    return applied
+
+
+def test_a_tuple_held_in_a_variable_gets_no_per_dimension_rewrite(tmp_path):
+    # `index` is (Ellipsis, 1) at run time: select_scatter(value, 0, index) would not run.
+    outcome = run_program(tmp_path, """
+        import torch
+        buffer = torch.zeros(4, 3, 4)
+        weight = torch.randn(3, requires_grad=True)
+        mix = buffer[..., :2] * weight[:, None]
+        index = (..., 1)
+        buffer.data[index] = 1.0  # WRITE
+        mix.sum().backward()
+    """, mode="full")
+    assert outcome.diagnosis.code == "AD201"
+    assert not any("select_scatter" in (h.replacement or "") or "index_fill" in (h.replacement or "")
+                   for h in outcome.diagnosis.help)
+    _helps_that_run(tmp_path, outcome)
+
+
+def test_an_integer_position_still_gets_select_scatter(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, 4, requires_grad=True)
+        h = torch.sigmoid(x)
+        row = torch.ones(4)
+        i = 1
+        h[i] = row  # WRITE
+        h.sum().backward()
+    """)
+    assert outcome.diagnosis.code == "AD101"
+    assert outcome.diagnosis.help[0].replacement == "h = h.select_scatter(row, 0, i)"
+    assert _helps_that_run(tmp_path, outcome)

@@ -216,9 +216,39 @@ def describe_write_arguments(hits, op: str, args: tuple) -> None:
     if not op.endswith("__setitem__") or len(args) < 3:
         return
     value_is_scalar, index_is_mask = setitem_facts(args[1], args[2])
+    kinds = index_kinds(args[1])
     for _record, event, _target in hits:
         event.value_is_scalar = value_is_scalar
         event.index_is_bool_mask = index_is_mask
+        event.index_kinds = kinds
+
+
+def index_kinds(index) -> tuple[str, ...]:
+    """What each part of `t[index]` was at run time: "int", "slice", "ellipsis", "none" or
+    "other" (a tensor, a list), one per element of a tuple index. A help that rewrites the
+    write with select_scatter or slice_scatter needs to know: `t[index]` may hold a tuple."""
+    parts = index if isinstance(index, tuple) else (index,)
+    kinds = []
+    for part in parts:
+        if isinstance(part, bool):
+            kinds.append("other")
+        elif isinstance(part, int) or type(part).__name__ in ("SymInt",) or _is_numpy_integer(part):
+            kinds.append("int")
+        elif isinstance(part, slice):
+            kinds.append("slice")
+        elif part is Ellipsis:
+            kinds.append("ellipsis")
+        elif part is None:
+            kinds.append("none")
+        else:
+            kinds.append("other")
+    return tuple(kinds)
+
+
+def _is_numpy_integer(value) -> bool:
+    module = type(value).__module__
+    return module == "numpy" and hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu" \
+        and getattr(value, "ndim", 1) == 0
 
 
 def setitem_facts(index, value) -> tuple[bool, bool]:

@@ -21,7 +21,7 @@ import torch
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region, written_tensors,
+    index_kinds, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region, written_tensors,
 )
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
@@ -440,6 +440,7 @@ class Recorder(AliasTracking):
                 entry.loop_values = loop_values
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
+                    entry.index_kinds = index_kinds(args[1])
                 self.write_log.add(entry, target)
         except Exception:
             pass  # an unlogged write is just not named later

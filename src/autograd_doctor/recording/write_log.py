@@ -30,7 +30,8 @@ class LoggedWrite:
     """One in-place write: where it landed, how it moved the version counter, who made it."""
 
     __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
-                 "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask")
+                 "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
+                 "index_kinds")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -45,6 +46,7 @@ class LoggedWrite:
         self.loop_values: dict[str, str] = {}
         self.value_is_scalar: bool | None = None
         self.index_is_bool_mask = False
+        self.index_kinds: tuple[str, ...] | None = None
 
     def to_event(self) -> WriteEvent:
         event = WriteEvent(self.op, self.stack, self.version_before, self.seq)
@@ -55,6 +57,7 @@ class LoggedWrite:
         event.loop_values = self.loop_values
         event.value_is_scalar = self.value_is_scalar
         event.index_is_bool_mask = self.index_is_bool_mask
+        event.index_kinds = self.index_kinds
         return event
 
 
