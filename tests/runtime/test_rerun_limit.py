@@ -95,7 +95,7 @@ def test_second_run_is_stopped_at_the_limit(tmp_path):
 
 def test_second_run_within_the_limit_still_names_the_save(tmp_path):
     script = write_program(tmp_path, SLEEPY_SCRIPT, "sleepy.py")
-    result = run_cli("run", script, str(tmp_path / "ran"), "0", "0")
+    result = run_cli("run", script, str(tmp_path / "ran"), "0", "0", env={rerun.LIMIT_VARIABLE: "300"})
     assert result.returncode == 1
     assert "saved here: sigmoid keeps its output" in result.stderr
     assert "ran the program a second time under the full mode" in result.stderr
