@@ -7,6 +7,7 @@ buggy variant that must still be reported."""
 import traceback
 
 import pytest
+import torch
 
 from helpers import grads_equal, run_plain, run_program
 
@@ -159,3 +160,25 @@ def test_strict_raises_when_backward_reaches_a_silent_write(tmp_path):
     user_lines = [frame.lineno for frame in traceback.extract_tb(outcome.error.__traceback__)
                   if frame.filename == outcome.path]
     assert user_lines[-1] == outcome.line("BACKWARD")  # decided at backward, not at the write
+
+
+def test_restore_check_sees_any_one_change_and_swaps():
+    from autograd_doctor.recording.fingerprint import content_before_write
+
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.complex64):
+        x = (torch.randn(6, 5) * 3).to(dtype)
+        before = content_before_write(x)
+        assert before is not None and content_before_write(x.clone()) == before
+        flat = x.view(-1)
+        for i in range(flat.numel()):
+            changed = flat.clone()
+            changed[i] = flat[(i + 1) % flat.numel()] if dtype is torch.bool else flat[i] + 1
+            if not torch.equal(changed, flat):
+                assert content_before_write(changed) != before
+        swapped = flat.clone()
+        swapped[0], swapped[7] = flat[7].clone(), flat[0].clone()
+        if not torch.equal(swapped, flat):
+            assert content_before_write(swapped) != before
+    nan = torch.tensor([float("nan"), -0.0, 0.0])
+    assert content_before_write(nan) == content_before_write(nan.clone())
+    assert content_before_write(torch.tensor([0.0, 0.0, 0.0])) != content_before_write(torch.tensor([0.0, -0.0, 0.0]))

@@ -84,8 +84,8 @@ class SavedRecord:
     silent_writes: tuple = ()  # writes through aliases that did not bump it (`.data`)
     reported = False
     fingerprint: Any = None
-    # A copy of the values before the first write that landed on them (see
-    # fingerprint.content_copy): a write undone before backward is no corruption.
+    # A fingerprint of the values before the first untracked write that landed on them
+    # (see fingerprint.content_before_write): a write undone before backward is no corruption.
     content_before_write: Any = None
 
     def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int):

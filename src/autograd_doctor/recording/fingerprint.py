@@ -38,35 +38,31 @@ def fingerprint(tensor) -> tuple[int, int] | None:
         return None
 
 
-# Saved tensors up to this size get an exact copy before a write through an untracked
-# alias first lands on them; larger ones are reported without the restore check.
-MAX_COPY_BYTES = 64 << 20
+# Saved tensors up to this many elements get a content fingerprint before a write through
+# an untracked alias first lands on them; larger ones are reported without the restore check.
+MAX_RESTORE_CHECK_ELEMENTS = 1 << 22
 
 
-def content_copy(tensor):
-    """An exact copy of `tensor`'s values, to tell later whether a write was undone; None
-    when it is too large or cannot be copied."""
+def content_before_write(tensor) -> tuple[int, int] | None:
+    """A fingerprint of `tensor`'s values that holds no memory, to tell later whether a
+    write was undone: the wrap-around sums of its bit patterns, plain and weighted by
+    position (so a change to any one element, or two elements swapped, always shows).
+    None when it is too large or cannot be read as bits."""
     try:
-        if tensor.numel() * tensor.element_size() > MAX_COPY_BYTES or tensor.is_sparse:
-            return None
         with torch.no_grad():
-            return tensor.detach().clone()
+            flat = tensor.detach()
+            if flat.is_complex():
+                flat = torch.view_as_real(flat)
+            flat = flat.reshape(-1)
+            if flat.numel() > MAX_RESTORE_CHECK_ELEMENTS or flat.is_sparse or flat.device.type == "meta":
+                return None
+            if flat.dtype == torch.bool:
+                flat = flat.view(torch.uint8)
+            integer_type = _INT_BY_SIZE.get(flat.element_size())
+            if integer_type is None:
+                return None
+            bits = flat.view(integer_type).to(torch.int64)
+            weights = torch.arange(1, bits.numel() + 1, dtype=torch.int64, device=bits.device)
+            return int(bits.sum()), int((bits * weights).sum())
     except Exception:
         return None
-
-
-def same_content(tensor, copy) -> bool:
-    """Bit for bit the values of `copy` (NaNs and -0.0 compare exactly)."""
-    try:
-        with torch.no_grad():
-            now = tensor.detach()
-            if now.shape != copy.shape or now.dtype != copy.dtype:
-                return False
-            if now.is_complex():
-                now, copy = torch.view_as_real(now), torch.view_as_real(copy)
-            integer_type = _INT_BY_SIZE.get(now.element_size())
-            if now.dtype == torch.bool or integer_type is None:
-                return bool(torch.equal(now, copy))
-            return bool(torch.equal(now.contiguous().view(integer_type), copy.contiguous().view(integer_type)))
-    except Exception:
-        return False

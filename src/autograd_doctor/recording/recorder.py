@@ -27,7 +27,7 @@ from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording.element_overlap import elements_intersect
-from autograd_doctor.recording.fingerprint import content_copy, fingerprint, same_content
+from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
     NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
@@ -225,8 +225,9 @@ class Recorder(AliasTracking):
     def before_write(self, targets: list, op: str, args: tuple = ()) -> list[tuple[SavedRecord, WriteEvent, Any]]:
         """Find live saved tensors that this write touches; record the write against them.
         Each hit says whether the written elements are some of the saved tensor's (not only
-        its bytes), and the saved values are copied once, before the first such write, so
-        that a write undone before backward is not reported (`content_restored`)."""
+        its bytes). Before the first such write that may not bump the saved tensor's version
+        (not an optimizer's, not one autograd records), the saved values get a fingerprint,
+        so that a write undone before backward is not reported (`content_restored`)."""
         hits: list[tuple[SavedRecord, WriteEvent, Any]] = []
         if self.pending:
             self._register_pending()
@@ -254,17 +255,18 @@ class Recorder(AliasTracking):
                 event = WriteEvent(op, stack, target._version, next(self.seq))
                 event.execution = execution
                 event.changes_saved_elements = elements_intersect(region, record.alias)
-                if event.changes_saved_elements and record.content_before_write is None:
-                    record.content_before_write = content_copy(record.alias)
                 self._describe_write_context(event, target)
+                if (event.changes_saved_elements and record.content_before_write is None
+                        and event.optimizer is None and not target.requires_grad):
+                    record.content_before_write = content_before_write(record.alias)
                 hits.append((record, event, target))
         return hits
 
     def content_restored(self, record: SavedRecord) -> bool:
         """The saved tensor holds again the values it had before the first write to it
         (a perturb-and-restore, as torch.autograd.gradcheck does)."""
-        copy = record.content_before_write
-        return copy is not None and same_content(record.alias, copy)
+        before = record.content_before_write
+        return before is not None and content_before_write(record.alias) == before
 
     def after_write(self, hits: list[tuple[SavedRecord, WriteEvent, Any]]) -> None:
         """Sort each hit into a version-bumping write or a silent one, then apply strictness."""
