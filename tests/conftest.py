@@ -12,3 +12,8 @@ os.environ.setdefault("AUTOGRAD_DOCTOR_DEBUG", "1")
 # than that to start. Tests of the report's content get room; tests of the limit itself
 # (tests/runtime/test_rerun_limit.py) remove this.
 os.environ.setdefault("AUTOGRAD_DOCTOR_RERUN_LIMIT", "300")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden reports in tests/golden/ instead of comparing with them")

@@ -71,6 +71,7 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 def check_scope(checker, scope) -> None:
     if not scope.has_gradients(checker):
         return
+    returned_only = scope.reached_only_through_returns(checker)
     for w in scope.writes:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
@@ -78,7 +79,8 @@ def check_scope(checker, scope) -> None:
             if seq < w.seq and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
-                    and not scope.backward_between(seq, w.seq):
+                    and not scope.backward_between(seq, w.seq) \
+                    and (not returned_only or _feeds_return(checker, scope, op_node)):
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
@@ -98,9 +100,26 @@ def check_file(checker) -> None:
                        f"backward() will fail in training mode", fix)
 
 
+def _feeds_return(checker, scope, op_node) -> bool:
+    """The op's result flows, through names bound in this function, into a value
+    it returns: a backward from the caller goes through the op's saved tensors."""
+    seen, stack = set(), list(checker.returns)
+    while stack:
+        node = stack.pop()
+        if node is op_node:
+            return True
+        if isinstance(node, ast.Name):
+            if node.id not in seen:
+                seen.add(node.id)
+                stack.extend(v for _, v, _ in scope.bind_values.get(node.id, ()) if v is not None)
+        elif not isinstance(node, (ast.Lambda, ast.FunctionDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _report(checker, w, key, how, op_node):
     op = OPERATOR_TEXT.get(key.split(":")[0]) or \
-        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
+        key.split(":")[0].replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
     entry = N.saves_table()[key]
     what = "its output" if how == "output" else "this input"
     outcome = ("the write bypasses autograd's check, so the gradient will be silently wrong"

@@ -130,7 +130,8 @@ def _dependencies(checker, node, cls=None):
                     (isinstance(func, ast.Name) and func.id in checker.grad_free_functions):
                 continue
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
-                                                    or func.attr in N.NOT_TENSOR_METHODS
+                                                    or (func.attr in N.NOT_TENSOR_METHODS and
+                                                        func.attr not in N.GRAPH_CARRYING_TUPLE_METHODS)
                                                     or func.attr in N.MODULE_METHODS):
                 continue
             if isinstance(func, ast.Name):
@@ -146,8 +147,10 @@ def _dependencies(checker, node, cls=None):
                     stack.append(func.value)
             stack.extend(n.args)
             stack.extend(k.value for k in n.keywords)
+        elif isinstance(n, ast.Subscript) and _selected_indices(n.value, n.slice):
+            continue  # `q.max(1)[1]`: the positions of the maxima, no graph
         elif isinstance(n, ast.Attribute):
-            if n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data":
+            if (n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data") or n.attr == "values":
                 stack.append(n.value)
         elif isinstance(n, ast.AugAssign):
             stack += [n.target, n.value]
@@ -156,6 +159,13 @@ def _dependencies(checker, node, cls=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _selected_indices(value, index) -> bool:
+    """``x.max(1)[1]`` / ``torch.sort(x)[1]``: element 1 of a value-selecting
+    reduction, the index tensor."""
+    return isinstance(index, ast.Constant) and index.value == 1 and isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Attribute) and value.func.attr in N.VALUE_SELECTING_METHODS
 
 
 def _old_graph(checker, scope, recv, at, step, owners):
