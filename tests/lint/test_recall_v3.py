@@ -41,6 +41,15 @@ def function_lines(path: Path, name: str) -> range:
 TWIN = FIXTURES / "recall_v3_twin_critics_overloads.py"
 
 
+def test_optimizer_class_parameter_trainer_fails_where_flagged():
+    module = load(TWIN)
+    trainer = module.Trainer(module.actor, module.q1, module.q2)
+    flagged = {f.line for f in lint_file(str(TWIN))[0]} & set(function_lines(TWIN, "train_step"))
+    assert flagged == expected_lines(TWIN) & set(function_lines(TWIN, "train_step")) and len(flagged) == 2
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+        trainer.train_step(torch.randn(6, 3), torch.randn(6, 2), torch.randn(6, 1))
+
+
 @pytest.mark.parametrize("name", ["twin_critic_bug", "twin_critic_actor_first",
                                   "twin_critic_loss_after_the_steps", "greedy_actions_are_indices"])
 def test_twin_critic_findings_are_exactly_the_runs_that_fail(name):
@@ -173,3 +182,56 @@ def test_framework_run_backward_counts_for_step_order(backward):
         "    g_loss = -d_real.mean()\n"
         f"    {backward}\n")
     assert [(f.line, f.code) for f in lint_source(source)] == [(10, "ADL003")]
+
+
+def test_helpers_called_from_a_modules_forward_are_checked():
+    path = FIXTURES / "recall_v3_helpers_of_modules.py"
+    source = path.read_text(encoding="utf-8")
+    assert ".backward(" not in source
+    assert {f.line for f in lint_file(str(path))[0]} == expected_lines(path)
+    module = load(path)
+    x, mask = torch.randn(2, 3, 4), torch.rand(2, 3, 3) > 0.5
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):  # attention's write
+        module.attention(*torch.randn(3, 2, 3, 4, requires_grad=True), mask).sum().backward()
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):  # gated's write
+        module.gated(torch.randn(3, requires_grad=True)).sum().backward()
+    decay = torch.rand(3, requires_grad=True)
+    with torch.no_grad():  # how such state updates run (not claimed either way)
+        module.update_state(torch.zeros(3), decay, torch.randn(3))
+    module.post_process(torch.randn(2, 3), torch.rand(2, 3) > 0.5)  # no graph: works
+    assert module.Block().predict(x, torch.rand(2, 3, 12) > 0.5).shape == (2, 3, 12)
+
+
+FREED = FIXTURES / "adl019_backward_through_freed_graph.py"
+
+
+class _Stats:
+    @staticmethod
+    def tune(d):
+        return float(d.detach().mean() > 0)
+
+
+@pytest.mark.parametrize("name", ["not_detached", "detached", "retained", "recomputed",
+                                  "through_an_unknown_helper", "on_different_branches",
+                                  "hidden_state_not_detached", "hidden_state_detached"])
+def test_backward_through_freed_graph_flagged_exactly_where_it_fails(name):
+    module = load(FREED)
+    lines = set(function_lines(FREED, name))
+    flagged = {f.line for f in lint_file(str(FREED))[0] if f.code == "ADL019"} & lines
+    assert flagged == expected_lines(FREED) & lines
+    if name.startswith("hidden_state"):
+        batches = [(torch.randn(2, 3, 4), torch.randn(2, 3, 1)) for _ in range(3)]
+        if flagged:
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                getattr(module, name)(batches)
+        else:
+            getattr(module, name)(batches)
+        return
+    args = [torch.randn(6, 4), torch.randn(6, 2)] + \
+        ([_Stats()] if name == "through_an_unknown_helper" else []) + \
+        ([True] if name == "on_different_branches" else [])
+    if flagged:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            getattr(module, name)(*args)
+    else:
+        getattr(module, name)(*args)

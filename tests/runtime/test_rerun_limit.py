@@ -1,6 +1,6 @@
-"""The automatic second run (`run` and the pytest plugin re-run a failure under the full
-mode to find the save line) is bounded by what the user will wait, and when it is
-skipped or cut the report says how to get the save line."""
+"""The automatic second run (`autograd-doctor run` re-runs a failure under the full mode
+to find the save line) is bounded by what the user will wait, and when it is skipped or
+cut the report says how to get the save line."""
 
 import time
 
@@ -99,27 +99,3 @@ def test_second_run_within_the_limit_still_names_the_save(tmp_path):
     assert result.returncode == 1
     assert "saved here: sigmoid keeps its output" in result.stderr
     assert "ran the program a second time under the full mode" in result.stderr
-
-
-pytest_plugins = ["pytester"]
-
-
-def test_pytest_plugin_says_how_to_get_the_save_line_when_it_does_not_re_run(pytester):
-    pytester.makepyfile(test_sleepy="""
-        import time
-        import torch
-
-        def test_sleeps_then_fails():
-            time.sleep(1.5)
-            y = torch.sigmoid(torch.randn(3, requires_grad=True))
-            y[1] = 2.0
-            y.sum().backward()
-    """)
-    result = pytester.runpytest_subprocess("--autograd-doctor", "--autograd-doctor-rerun-limit", "1", "-p",
-                                           "no:cacheprovider")
-    result.assert_outcomes(failed=1)
-    section = result.stdout.str().split("autograd-doctor -----", 1)[1]
-    assert "error[AD101]" in section and "saved here" not in section
-    assert "autograd-doctor did not run the test again: the test took" in " ".join(section.split())
-    assert "AUTOGRAD_DOCTOR_MODE=full pytest --autograd-doctor test_sleepy.py::test_sleeps_then_fails" \
-        in " ".join(section.split())

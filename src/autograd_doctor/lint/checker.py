@@ -49,6 +49,11 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
         # per enclosing class: (its bases, a Distribution subclass); None inside a function
         self.class_bases: list = []
+        # functions called by name from the methods of same-file nn.Module classes, with
+        # gradients on: as much gradient code as the methods (`def attention(q, k, v)`
+        # called from a forward); ADL001 checks them once the file is read
+        self.module_callees: set[str] = set()
+        self.deferred_scopes: list = []  # top-level functions with no gradient evidence of their own
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
@@ -210,6 +215,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         # a loss the framework backpropagates; a result that callers differentiate
         self.scope.framework_backward = self.framework_loss_method(bases, node.name)
         self.scope.returns_to_callers = distribution and node.name in N.DIFFERENTIABLE_DISTRIBUTION_METHODS
+        self.scope.top_level = outer.name == "<module>"
+        self.scope.optimizer_parameters = self.optimizer_parameters(node.args)
         value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.class_stack.append(None)
@@ -304,6 +311,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                 if func.id in ("tuple", "list") and len(value.args) == 1:
                     return self.cuts_graph(value.args[0], function)
         return False
+
+    def optimizer_parameters(self, args) -> frozenset:
+        """Parameters whose default is a torch optimizer class: `optimizer_class=optim.Adam`
+        (rlkit's trainers), called later to build the optimizers."""
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        return frozenset(a.arg for a, d in pairs if (self.qualname(d) or "").startswith("torch.optim.")
+                         and (self.qualname(d) or "").rsplit(".", 1)[-1] in N.OPTIMIZER_CLASSES)
 
     def visit_arguments(self, node):
         for d in node.defaults + [d for d in node.kw_defaults if d is not None]:

@@ -49,6 +49,9 @@ class Scope:
     framework_backward: bool = False
     # a Distribution's log_prob / rsample...: callers differentiate the result
     returns_to_callers: bool = False
+    top_level: bool = False             # a function defined at module level
+    # parameters whose default is an optimizer class (`optimizer_class=optim.Adam`)
+    optimizer_parameters: frozenset = frozenset()
     # Facts about names, joined at the end of `if`/`else` (see Checker.visit_If).
     tensors: set = field(default_factory=set)
     consts: set = field(default_factory=set)        # tensors that cannot require grad

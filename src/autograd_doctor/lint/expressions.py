@@ -67,6 +67,8 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, func.id)
+        elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
+            self.module_callees.add(func.id)  # a helper of the module's methods
         if (isinstance(func, ast.Name) and func.id in self.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`

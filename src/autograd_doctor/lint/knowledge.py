@@ -263,7 +263,7 @@ class TensorKnowledge:
             recv = func.value
             if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
                 return None  # a module call: see ExpressionEvents.module_call
-            elif self.is_tensor(recv):
+            elif self.is_tensor(recv) or func.attr in N.TENSOR_ONLY_METHODS:  # `x.exp()`: x is a tensor
                 q = "torch.Tensor." + func.attr
 
         if q is not None and q.rsplit(".", 1)[-1] in N.OVERLOADED_OPS and q.startswith("torch."):

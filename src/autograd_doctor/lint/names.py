@@ -98,9 +98,11 @@ unflatten real imag detach mT mH T H adjoint indices values
 """.split())
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 # Methods that (almost) only tensors have: the receiver's result is a tensor.
+# (numpy arrays, pandas objects and jax arrays have none of these; `x.exp()` is torch.)
 TENSOR_ONLY_METHODS = frozenset({"detach", "expand", "expand_as", "requires_grad_",
                                  "contiguous", "unsqueeze", "sigmoid", "softmax",
-                                 "log_softmax", "relu"})
+                                 "log_softmax", "relu", "exp", "tanh", "logsumexp",
+                                 "masked_fill", "clamp", "log1p", "rsqrt"})
 # Factories: a tensor made by one of these (without requires_grad=...) is a constant.
 FACTORIES = frozenset("""
 arange zeros ones empty full rand randn randint randperm linspace logspace eye

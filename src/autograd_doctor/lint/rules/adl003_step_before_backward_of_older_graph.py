@@ -16,13 +16,19 @@ intermediate names) from a value that was built *before* the step by calling
 a module whose parameters `opt` updates.  Which module an optimizer updates
 comes from its construction anywhere in the file:
 `opt = torch.optim.Adam(model.parameters())`, `itertools.chain(a.parameters(),
-b.parameters())`, parameter lists and groups.  Values cut from the graph
+b.parameters())`, parameter lists and groups, and an optimizer class passed
+as a parameter whose default is one (`optimizer_class=optim.Adam`).  Values cut from the graph
 (`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
 do the results of a module's own methods that use none of its layers or
 parameters (`self.make_batch()` turning stored transitions into tensors).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
-from `d_real`, `.backward()`.""",
+from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
+loss takes `torch.min(q1(s, a), q2(s, a))` of the critics, whose optimizers
+step before `actor_loss.backward()`.  The graph is followed through
+`torch.min`/`max` (not their indices), `chunk`/`split`, and backward passes
+that a framework runs (`accelerator.backward(loss)`,
+`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
