@@ -249,7 +249,7 @@ class Doctor:
         try:
             slot = self.recorder.find_slot(node, record)
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record),
-                                                      capture=self.capture)
+                                                      capture=self.capture, recorder=self.recorder)
             diagnosis.extra["mode"] = "full"
             record.reported = True
             if graph is not None:
@@ -279,6 +279,8 @@ class Doctor:
             return
         try:
             if record.silent_writes:
+                if self.recorder.content_restored(record):
+                    return  # the write was undone (gradcheck's perturb-and-restore): check again next time
                 builder = diagnose.silent_write_diagnosis
             elif self.recorder.content_changed(record):
                 builder = diagnose.content_changed_diagnosis
@@ -352,7 +354,8 @@ class Doctor:
         if record.alias._version == record.version:
             return
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), capture=self.capture)
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), capture=self.capture,
+                                                      recorder=self.recorder)
             diagnosis.severity = "error"
             diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
         except Exception:
@@ -461,7 +464,7 @@ class Doctor:
         record = SavedRecord(stale.tensor.detach(), stale.saved_version, (), 0)
         record.writes = tuple(writes[:3])
         diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else (),
-                                                   capture=self.capture)
+                                                   capture=self.capture, recorder=recorder)
         diagnosis.extra["mode"] = "light"
         diagnosis.notes.append(LIGHT_MODE_NOTE)
         if diagnosis.primary is None and diagnosis.related:
@@ -553,9 +556,11 @@ class watch(contextlib.ContextDecorator):
         AD101
 
     Options:
-        strict: raise at the write itself when it invalidates a tensor a live graph
-            saved (the traceback then points at the culprit line); silent problems
-            raise too.
+        strict: raise at the write itself when it invalidates a tensor saved by the
+            graph the write is recorded into (the traceback then points at the culprit
+            line); a write under no_grad or through `.data` raises when backward reaches
+            the saved tensor (never for a graph that is not backpropagated, or a value
+            put back); silent problems raise too.
         silent: "warn" (default), "raise" or "ignore" for problems PyTorch does not
             raise for, such as a write through `.data` into a saved tensor.
         verify_saved: fingerprint saved tensors to catch writes no mode can see

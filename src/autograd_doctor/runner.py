@@ -36,6 +36,8 @@ options:
   --verify-saved        fingerprint saved tensors to catch writes no hook sees (NumPy, DLPack, kernels)
   --full                record every save from the start (names the line that saved the tensor)
   --no-rerun            do not run the program a second time under --full to add the save line
+  --rerun-limit SECONDS at most this long for that second run (default: the smaller of 60 s and
+                        twice the first run, at least 10 s; 0 turns it off; AUTOGRAD_DOCTOR_RERUN_LIMIT)
   --capture METHOD      patch (default): wrap torch's in-place functions; mode: also see out= writes
   --verify-fix          apply the first help to a scratch copy of the script, run it, say if it fixed it
   -m MODULE             run a module as __main__ (as python -m); what follows is its arguments
@@ -58,6 +60,7 @@ class RunOptions:
     verify_saved: bool = False
     full: bool = False  # record every save from the start (see autograd_doctor.rerun)
     rerun: bool = True
+    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.rerun)
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
     verify_fix: bool = False  # re-run a copy with the first help applied (see verify_fix.py)
     graph_path: str | None = None
@@ -102,6 +105,14 @@ def parse_run_args(argv: list[str]) -> RunOptions:
             options.full = True
         elif arg == "--no-rerun":
             options.rerun = False
+        elif arg == "--rerun-limit" or arg.startswith("--rerun-limit="):
+            from autograd_doctor.rerun import parse_limit
+
+            text = value_of(arg) if arg == "--rerun-limit" else arg.split("=", 1)[1]
+            try:
+                options.rerun_limit_s = parse_limit(text)
+            except ValueError as problem:
+                raise UsageError(f"--rerun-limit: {problem}") from None
         elif arg == "--verify-fix":
             options.verify_fix = True
         elif arg == "--capture" or arg.startswith("--capture="):
@@ -271,9 +282,13 @@ def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s
     if light is None:
         return
     target = ["-m", options.module] if options.module is not None else [options.script]
+    # The second run starts a fresh interpreter and imports torch again: what the user
+    # waited for is the whole process so far, not only the program's own part.
+    first_run_s = max(elapsed_s, rerun.process_age_s() or 0.0)
     try:
         rerun.complete_with_full_mode(
-            doctor, error, light, rerun.run_command(["--silent", options.silent, *target, *options.args]), elapsed_s)
+            doctor, error, light, rerun.run_command(["--silent", options.silent, *target, *options.args]),
+            first_run_s, limit_s=options.rerun_limit_s)
     except Exception:
         pass  # the light report stands
 

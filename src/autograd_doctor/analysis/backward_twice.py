@@ -324,7 +324,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
     write = _inplace_write_between(scope, frame_locals, previous, statement, loop if same_line else None) \
         if scope is not None else None
-    if scope is not None and _step_between(scope, previous, statement, loop if same_line else None):
+    if _step_ran_between(recorder, previous, call):
         notes.append("an optimizer step() runs between the two backward() calls, so retain_graph=True is not "
                      "suggested: the second backward() would go through a graph whose saved parameters step() "
                      "may have changed in place")
@@ -334,7 +334,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                      f"is not suggested: if the graph saved {written}, the second backward() would fail with "
                      "'modified by an inplace operation'")
     else:
-        helps.append(_retain_graph_suggestion(previous))
+        helps.append(_retain_graph_suggestion(previous, alternative=any(h is not None for h in helps)))
     if not [h for h in helps if h is not None]:
         helps.append(Suggestion(
             f"decide which backward() should go through the graph of {carrier[0] if carrier else root_name}: "
@@ -350,9 +350,11 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     return diagnosis
 
 
-def _retain_graph_suggestion(previous) -> Suggestion | None:
-    message = ("or, if both backward passes are meant to go through the same graph, pass retain_graph=True to "
+def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion | None:
+    message = ("if both backward passes are meant to go through the same graph, pass retain_graph=True to "
                "the earlier backward()")
+    if alternative:
+        message = "or, " + message
     if previous is None or previous.site is None:
         return Suggestion(message)
     filename = previous.site.filename
@@ -438,16 +440,12 @@ def _statement_calling(scope: Scope, method: str, after_line: int, before_line: 
     return best
 
 
-def _step_between(scope: Scope, previous, statement: ast.stmt | None, loop: ast.AST | None) -> bool:
-    """Whether an optimizer step() runs between the earlier backward() and this one (in a
-    loop where both are the same line: anywhere in the loop body)."""
-    if statement is None:
+def _step_ran_between(recorder, previous, call) -> bool:
+    """Whether an optimizer step() ran, at run time, between the earlier backward() and
+    this one (the recorder sees every step() call; a `.step(` in the source may not run)."""
+    if previous is None:
         return False
-    if loop is not None:
-        return _statement_calling(scope, "step", loop.lineno - 1, loop.end_lineno + 1) is not None
-    if previous is None or previous.site is None or previous.site.filename != scope.filename:
-        return False
-    return _statement_calling(scope, "step", previous.site.lineno, statement.lineno) is not None
+    return any(previous.seq < seq < call.seq for _optimizer, _name, _stack, seq in recorder.optimizer_steps)
 
 
 def _optimizer_parameters(scope: Scope, values: dict, after_line: int) -> set[int] | None:

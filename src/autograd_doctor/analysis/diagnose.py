@@ -19,6 +19,7 @@ from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
+from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.report.model import Diagnosis, Location, Suggestion
@@ -37,6 +38,7 @@ def _write_facts(event: WriteEvent | None, tensor) -> WriteFacts:
     if event is not None:
         facts.value_is_scalar = getattr(event, "value_is_scalar", None)
         facts.index_is_bool_mask = bool(getattr(event, "index_is_bool_mask", False))
+        facts.index_kinds = getattr(event, "index_kinds", None)
         op = (getattr(event, "op", None) or "").rsplit(".", 1)[-1]
         # `x[i] += v` on a tensor x runs `+=` on the view x[i]; on a list it runs on the whole
         # tensor the list holds, and rebinding the list's entry is then out of place.
@@ -67,7 +69,8 @@ UNSEEN_WHY = {
 
 
 def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
-                          backward_stack: tuple[Site, ...], capture: str = "patch") -> Diagnosis:
+                          backward_stack: tuple[Site, ...], capture: str = "patch",
+                          recorder=None) -> Diagnosis:
     """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place.
 
     `capture` is how writes were seen (watch(capture=...)): a note about a write that was not
@@ -123,9 +126,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
         what = parameter or name or "a parameter"
         notes.append(f"{optimizer}.step() updated {what} in place after the forward pass saved it; "
                      "a later backward() through that graph needs the old value")
-        helps.append(Suggestion(
-            f"call {optimizer_variable(write) or 'optimizer'}.step() only after the last backward() that uses this "
-            "graph (e.g. compute every loss and call backward() first), or run the forward pass again after step()"))
+        helps.extend(_optimizer_suggestions(write, node, backward_stack, recorder, related))
     else:
         loop = _loop_note(write)
         if loop:
@@ -399,6 +400,32 @@ def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], h
     name = written_name(write_site.filename, write_site.lineno)
     return Diagnosis(code=codes.STALE_VIEW, title=codes.title(codes.STALE_VIEW), severity="warning",
                      primary=primary, related=related, tensor=tensor_info(view, name), notes=notes, help=helps)
+
+
+def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, ...], recorder,
+                           related: list[Location]) -> list[Suggestion]:
+    """AD103's helps. When a backward() ran before the step (two losses share the stepped
+    model, as in a GAN), moving step() after this backward() would train that model on
+    this loss too: the help is the forward pass again after step(), and the forward line
+    joins the report. Otherwise, step() after the last backward()."""
+    optimizer_name = optimizer_variable(write) or "optimizer"
+    backward_site = backward_stack[0] if backward_stack else None
+    backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
+        and backward_site.filename == write.site.filename else None
+    if step_order.gradients_used_by_step(write, recorder, backward_site):
+        found = step_order.move_after_step(write, node, optimizer_name, backward_line)
+        if found is not None:
+            help, forward = found
+            if all((forward.file, forward.line) != (loc.file, loc.line) for loc in related):
+                related.insert(0, forward)
+            return [help]
+        return [Suggestion(
+            f"run the forward pass again after {optimizer_name}.step(), so that this backward() goes through the "
+            f"updated weights (calling step() after this backward() instead would also apply this loss's gradients "
+            "to the model it steps)")]
+    return [Suggestion(
+        f"call {optimizer_name}.step() only after the last backward() that uses this "
+        "graph (e.g. compute every loss and call backward() first), or run the forward pass again after step()")]
 
 
 def optimizer_variable(write: WriteEvent) -> str | None:

@@ -41,6 +41,9 @@ class WriteFacts:
         # `laterals[i] += v` where `laterals` is a list: `+=` wrote into a whole tensor (not a
         # view of one), so the subscript picked an element of a Python container.
         self.container_element = container_element
+        # `t[index] = v`: what each part of the index was at run time (calls.index_kinds);
+        # None when not seen.
+        self.index_kinds: tuple[str, ...] | None = None
 
 
 def _statement_text(filename: str, statement: ast.stmt) -> str:
@@ -122,6 +125,18 @@ def _is_full_slice(node: ast.AST) -> bool:
     return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
 
 
+def _is_integer_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _index_parts_match(parts: list[ast.AST], kinds: tuple[str, ...] | None) -> bool:
+    """The index as written has the parts it had at run time (`t[index]` with `index` a
+    tuple has one part written and several at run time: no per-dimension rewrite fits)."""
+    return kinds is None or len(kinds) == len(parts)
+
+
 def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: WriteFacts) -> list[Suggestion]:
     """`t[index] = value` -> index_fill / select_scatter / slice_scatter / torch.where."""
     target = statement.targets[0]
@@ -149,8 +164,11 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
         parts = _index_parts(index)
         # Exactly one non-trivial index, all others full slices: a write along one dimension.
         interesting = [(dim, part) for dim, part in enumerate(parts) if not _is_full_slice(part)]
-        if len(interesting) == 1 and not any(isinstance(p, (ast.Starred,)) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts):
+        if (len(interesting) == 1 and _index_parts_match(parts, facts.index_kinds)
+                and not any(isinstance(p, (ast.Starred,)) or (isinstance(p, ast.Constant) and p.value is Ellipsis)
+                            for p in parts)):
             dim, part = interesting[0]
+            runtime_kind = facts.index_kinds[dim] if facts.index_kinds is not None else None
             if isinstance(part, ast.Slice):
                 start = segment(filename, part.lower) if part.lower is not None else "0"
                 stop = segment(filename, part.upper) if part.upper is not None else f"{base}.shape[{dim}]"
@@ -167,7 +185,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
                             f"{base} = {base}.slice_scatter({value}, dim={dim}, start={start}, end={stop})",
                             location,
                         ))
-            elif not isinstance(part, (ast.List, ast.Tuple)):
+            elif not isinstance(part, (ast.List, ast.Tuple)) and (
+                    runtime_kind == "int" or (runtime_kind is None and _is_integer_literal(part))):
                 position = segment(filename, part)
                 if value_is_scalar:
                     suggestions.append(Suggestion(

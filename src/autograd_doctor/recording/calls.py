@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.events import byte_range, storage_key
 from autograd_doctor.recording.frames import torch_module_dir
 
@@ -199,30 +200,27 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
     return None
 
 
-# Above this many elements the exact test is skipped (and nothing is reported):
-# a false alarm costs more than a miss.
-MAX_ELEMENTS_FOR_OVERLAP_TEST = 1 << 20
-
-
-def _element_offsets(tensor) -> torch.Tensor:
-    """The storage byte offsets of every element of `tensor` (strides and offset applied)."""
-    offsets = torch.full((), tensor.storage_offset(), dtype=torch.int64)
-    for size, stride in zip(tensor.shape, tensor.stride()):
-        offsets = offsets.unsqueeze(-1) + torch.arange(size, dtype=torch.int64) * stride
-    return offsets.reshape(-1) * tensor.element_size()
-
-
 def _elements_overlap(target, operand) -> bool:
     """Do the two tensors share at least one element (byte ranges can interleave without
-    sharing any, e.g. the columns `x[:, 0]` and `x[:, 1]`)?"""
-    if target.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST or operand.numel() > MAX_ELEMENTS_FOR_OVERLAP_TEST:
-        return False
-    with torch.no_grad():
-        target_offsets = _element_offsets(target)
-        operand_offsets = _element_offsets(operand)
-        width = max(target.element_size(), operand.element_size())
-        # Compare element starts; elements of one dtype are `width` bytes apart.
-        return bool(torch.isin(operand_offsets // width, target_offsets // width).any())
+    sharing any, e.g. the columns `x[:, 0]` and `x[:, 1]`)? When it cannot tell, no: a
+    false alarm costs more than a miss."""
+    return elements_intersect(target, operand, unknown=False)
+
+
+def written_region(target, op: str, args: tuple):
+    """The elements a write changes: `t[index] = v` changes the view t[index] (basic
+    indexing), every other write (and advanced indexing, whose positions no view holds)
+    the whole target."""
+    if not op.endswith("__setitem__") or len(args) < 2 or args[0] is not target:
+        return target
+    try:
+        with torch.no_grad():
+            region = _TENSOR_GETITEM(target, args[1])
+        if region._is_view() and storage_key(region) == storage_key(target):
+            return region
+    except Exception:
+        pass
+    return target
 
 
 def describe_write_arguments(hits, op: str, args: tuple) -> None:
@@ -230,9 +228,39 @@ def describe_write_arguments(hits, op: str, args: tuple) -> None:
     if not op.endswith("__setitem__") or len(args) < 3:
         return
     value_is_scalar, index_is_mask = setitem_facts(args[1], args[2])
+    kinds = index_kinds(args[1])
     for _record, event, _target in hits:
         event.value_is_scalar = value_is_scalar
         event.index_is_bool_mask = index_is_mask
+        event.index_kinds = kinds
+
+
+def index_kinds(index) -> tuple[str, ...]:
+    """What each part of `t[index]` was at run time: "int", "slice", "ellipsis", "none" or
+    "other" (a tensor, a list), one per element of a tuple index. A help that rewrites the
+    write with select_scatter or slice_scatter needs to know: `t[index]` may hold a tuple."""
+    parts = index if isinstance(index, tuple) else (index,)
+    kinds = []
+    for part in parts:
+        if isinstance(part, bool):
+            kinds.append("other")
+        elif isinstance(part, int) or type(part).__name__ in ("SymInt",) or _is_numpy_integer(part):
+            kinds.append("int")
+        elif isinstance(part, slice):
+            kinds.append("slice")
+        elif part is Ellipsis:
+            kinds.append("ellipsis")
+        elif part is None:
+            kinds.append("none")
+        else:
+            kinds.append("other")
+    return tuple(kinds)
+
+
+def _is_numpy_integer(value) -> bool:
+    module = type(value).__module__
+    return module == "numpy" and hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu" \
+        and getattr(value, "ndim", 1) == 0
 
 
 def setitem_facts(index, value) -> tuple[bool, bool]:

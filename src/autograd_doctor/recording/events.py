@@ -35,7 +35,7 @@ class WriteEvent:
     __slots__ = (
         "op", "stack", "version_before", "version_after", "execution", "loop_values",
         "target_ref", "optimizer", "module_ref", "module_class", "through_alias", "seq",
-        "value_is_scalar", "index_is_bool_mask",
+        "value_is_scalar", "index_is_bool_mask", "changes_saved_elements", "index_kinds",
     )
 
     def __init__(self, op: str, stack: tuple[Site, ...], version_before: int, seq: int):
@@ -53,6 +53,10 @@ class WriteEvent:
         self.seq = seq
         self.value_is_scalar: bool | None = None
         self.index_is_bool_mask = False
+        self.index_kinds: tuple[str, ...] | None = None  # `t[index] = v`: see calls.index_kinds
+        # Whether the written elements include some of the saved tensor's (its bytes may
+        # interleave with the write without sharing an element: a column beside a slice).
+        self.changes_saved_elements = True
 
     @property
     def site(self) -> Site | None:
@@ -80,6 +84,9 @@ class SavedRecord:
     silent_writes: tuple = ()  # writes through aliases that did not bump it (`.data`)
     reported = False
     fingerprint: Any = None
+    # A fingerprint of the values before the first untracked write that landed on them
+    # (see fingerprint.content_before_write): a write undone before backward is no corruption.
+    content_before_write: Any = None
 
     def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int, output_nr: int = 0,
                  is_output: bool = False):

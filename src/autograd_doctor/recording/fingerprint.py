@@ -36,3 +36,33 @@ def fingerprint(tensor) -> tuple[int, int] | None:
             return total, first_half
     except Exception:
         return None
+
+
+# Saved tensors up to this many elements get a content fingerprint before a write through
+# an untracked alias first lands on them; larger ones are reported without the restore check.
+MAX_RESTORE_CHECK_ELEMENTS = 1 << 22
+
+
+def content_before_write(tensor) -> tuple[int, int] | None:
+    """A fingerprint of `tensor`'s values that holds no memory, to tell later whether a
+    write was undone: the wrap-around sums of its bit patterns, plain and weighted by
+    position (so a change to any one element, or two elements swapped, always shows).
+    None when it is too large or cannot be read as bits."""
+    try:
+        with torch.no_grad():
+            flat = tensor.detach()
+            if flat.is_complex():
+                flat = torch.view_as_real(flat)
+            flat = flat.reshape(-1)
+            if flat.numel() > MAX_RESTORE_CHECK_ELEMENTS or flat.is_sparse or flat.device.type == "meta":
+                return None
+            if flat.dtype == torch.bool:
+                flat = flat.view(torch.uint8)
+            integer_type = _INT_BY_SIZE.get(flat.element_size())
+            if integer_type is None:
+                return None
+            bits = flat.view(integer_type).to(torch.int64)
+            weights = torch.arange(1, bits.numel() + 1, dtype=torch.int64, device=bits.device)
+            return int(bits.sum()), int((bits * weights).sum())
+    except Exception:
+        return None

@@ -22,13 +22,15 @@ from autograd_doctor import compat
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    _TENSOR_GETITEM, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_tensors,
+    _TENSOR_GETITEM, index_kinds, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
+    written_tensors,
 )
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording import probe
-from autograd_doctor.recording.fingerprint import fingerprint
+from autograd_doctor.recording.element_overlap import elements_intersect
+from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
 from autograd_doctor.recording.version_message import stale_saved_message
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
@@ -228,8 +230,12 @@ class Recorder(AliasTracking):
 
     # ---- writes ----------------------------------------------------------------
 
-    def before_write(self, targets: list, op: str) -> list[tuple[SavedRecord, WriteEvent, Any]]:
-        """Find live saved tensors that this write touches; record the write against them."""
+    def before_write(self, targets: list, op: str, args: tuple = ()) -> list[tuple[SavedRecord, WriteEvent, Any]]:
+        """Find live saved tensors that this write touches; record the write against them.
+        Each hit says whether the written elements are some of the saved tensor's (not only
+        its bytes). Before the first such write that may not bump the saved tensor's version
+        (not an optimizer's, not one autograd records), the saved values get a fingerprint,
+        so that a write undone before backward is not reported (`content_restored`)."""
         hits: list[tuple[SavedRecord, WriteEvent, Any]] = []
         if self.pending:
             self._register_pending()
@@ -249,31 +255,52 @@ class Recorder(AliasTracking):
             count_key = (site.code, site.lasti) if site is not None else (None, 0)
             execution = self.write_counts.get(count_key, 0) + 1
             self.write_counts[count_key] = execution
+            region = written_region(target, op, args)
             for record in touched:
                 fresh = record.alias._version == record.version
                 if not fresh:
                     continue  # already stale: the first write is the one to report
                 event = WriteEvent(op, stack, target._version, next(self.seq))
                 event.execution = execution
+                event.changes_saved_elements = elements_intersect(region, record.alias)
                 self._describe_write_context(event, target)
+                if (event.changes_saved_elements and record.content_before_write is None
+                        and event.optimizer is None and not target.requires_grad):
+                    record.content_before_write = content_before_write(record.alias)
                 hits.append((record, event, target))
         return hits
 
+    def content_restored(self, record: SavedRecord) -> bool:
+        """The saved tensor holds again the values it had before the first write to it
+        (a perturb-and-restore, as torch.autograd.gradcheck does)."""
+        before = record.content_before_write
+        return before is not None and content_before_write(record.alias) == before
+
     def after_write(self, hits: list[tuple[SavedRecord, WriteEvent, Any]]) -> None:
         """Sort each hit into a version-bumping write or a silent one, then apply strictness."""
+        certain = []
         for record, event, target in hits:
             event.version_after = target._version
             if record.alias._version == record.version:
+                if not event.changes_saved_elements:
+                    continue  # neither the values nor the version changed: nothing happened to it
                 # The memory changed but the saved tensor's version did not (a `.data` or
                 # other alias with its own version counter): PyTorch will not notice, and
-                # backward would silently use the new values.
+                # backward would silently use the new values, unless the write is undone.
                 event.through_alias = True
                 if len(record.silent_writes) < MAX_WRITES_PER_RECORD:
                     record.silent_writes = (*record.silent_writes, event)
-            elif len(record.writes) < MAX_WRITES_PER_RECORD:
+                continue
+            if len(record.writes) < MAX_WRITES_PER_RECORD:
                 record.writes = (*record.writes, event)
+            if target.requires_grad and torch.is_grad_enabled():
+                certain.append((record, event))
         if self.strict:
-            for record, event, _target in hits:
+            # Strict stops at the write only where backward is sure to meet it: the write is
+            # itself recorded in the graph that holds the stale save. A write under no_grad,
+            # through `.data`, or into a tensor outside autograd may belong to a graph that is
+            # never backpropagated; those are decided when backward reaches the save.
+            for record, event in certain:
                 self.listener.saved_write_hit(SavedWriteHit(record, event))
 
     def _describe_write_context(self, event: WriteEvent, target) -> None:
@@ -316,7 +343,7 @@ class Recorder(AliasTracking):
         hits = ()
         if self.pending or self.saves_by_storage:
             try:
-                hits = self.before_write(written_tensors(kind, args, kwargs), op)
+                hits = self.before_write(written_tensors(kind, args, kwargs), op, args)
                 if hits:
                     describe_write_arguments(hits, op, args)
             except Exception:
@@ -423,6 +450,7 @@ class Recorder(AliasTracking):
                 entry.loop_values = loop_values
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
+                    entry.index_kinds = index_kinds(args[1])
                 self.write_log.add(entry, target)
                 if stack and writes_through_data(stack[0]) and len(self.data_writes) < MAX_DATA_WRITES:
                     entry.autograd_seq = _next_sequence_nr()

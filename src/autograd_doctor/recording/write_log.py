@@ -32,7 +32,7 @@ class LoggedWrite:
 
     __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
                  "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
-                 "autograd_seq", "byte_range")
+                 "autograd_seq", "byte_range", "index_kinds")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -51,6 +51,7 @@ class LoggedWrite:
         # numbered below it were made, and their tensors saved, before it).
         self.autograd_seq: int | None = None
         self.byte_range: tuple[int, int] | None = None  # the bytes written (the alias dies at once)
+        self.index_kinds: tuple[str, ...] | None = None
 
     def to_event(self) -> WriteEvent:
         event = WriteEvent(self.op, self.stack, self.version_before, self.seq)
@@ -61,6 +62,7 @@ class LoggedWrite:
         event.loop_values = self.loop_values
         event.value_is_scalar = self.value_is_scalar
         event.index_is_bool_mask = self.index_is_bool_mask
+        event.index_kinds = self.index_kinds
         return event
 
 

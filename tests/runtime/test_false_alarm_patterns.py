@@ -1,0 +1,184 @@
+"""Correct programs that once drew false alarms from the full and strict modes (seen on
+real projects' test suites: an ODE solver's stage buffer, gradcheck, a model whose weights
+are rescaled after a forward pass whose graph is kept). Each stays silent in every mode,
+fails in none, and its gradients are bitwise those of a plain run. Next to each, the
+buggy variant that must still be reported."""
+
+import traceback
+
+import pytest
+import torch
+
+from helpers import grads_equal, run_plain, run_program
+
+MODES = {"default": {}, "full": {"mode": "full"}, "strict": {"strict": True}}
+
+CORRECT = {
+    # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
+    # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
+    # saved slice and of the written column interleave; no element is shared.
+    "column written beside a saved slice": """
+        import torch
+
+        class PutColumn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, buffer, value, column):
+                ctx.column = column
+                buffer.data[..., column] = value  # no version bump: the saved slice is untouched
+                return buffer
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, grad[..., ctx.column], None
+
+        torch.manual_seed(0)
+        weight = torch.randn(3, 3, requires_grad=True)
+        y = torch.randn(4, 3, requires_grad=True)
+        step = torch.tensor(0.1, requires_grad=True)
+        coefficients = [[0.5], [0.25, 0.25], [0.1, 0.2, 0.7]]
+        stages = torch.zeros(4, 3, len(coefficients) + 1)
+        stages = PutColumn.apply(stages, torch.tanh(y @ weight), 0)
+        for i, row in enumerate(coefficients):
+            mix = stages[..., :i + 1] * (torch.tensor(row) * step)  # mul saves the slice
+            stage_input = y + mix.sum(-1)
+            stages = PutColumn.apply(stages, torch.tanh(stage_input @ weight), i + 1)
+        stages.sum().backward()
+        grads = [weight.grad, y.grad, step.grad]
+    """,
+    # gradcheck perturbs its inputs in place (through `.data`) while the analytical pass's
+    # graph is alive, and puts every value back before that graph is used.
+    "gradcheck perturbs and restores": """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(4, 3, dtype=torch.double, requires_grad=True)
+        w = torch.randn(3, 3, dtype=torch.double, requires_grad=True)
+        function = lambda x, w: torch.tanh(x @ w).sin()
+        assert torch.autograd.gradcheck(function, (x, w))
+        assert torch.autograd.gradgradcheck(function, (x, w))
+        function(x, w).sum().backward()
+        grads = [x.grad, w.grad]
+    """,
+    # A value written through `.data` and put back before backward.
+    "value put back before backward": """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(5, requires_grad=True)
+        h = torch.exp(x)
+        kept = h.data[2].clone()
+        h.data[2] = 100.0
+        h.data[2] = kept
+        h.sum().backward()
+        grads = [x.grad]
+    """,
+    # A forward pass whose graph is kept (its output is alive) but never backpropagated,
+    # then an in-place rescale of the weights under no_grad, then the real step.
+    "kept graph then no_grad weight rescale": """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+        scale = torch.randn(2, requires_grad=True)
+        logits = model(torch.randn(3, 4)) * scale  # kept, never backpropagated
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(0.5)
+            scale.mul_(2.0)
+        loss = (model(torch.randn(3, 4)) * scale).pow(2).mean()
+        loss.backward()
+        grads = [p.grad for p in model.parameters()] + [scale.grad]
+    """,
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_pattern_is_silent_and_unchanged(tmp_path, name, mode):
+    plain = run_plain(tmp_path, CORRECT[name], "plain.py")
+    outcome = run_program(tmp_path, CORRECT[name], **MODES[mode])
+    assert outcome.error is None, outcome.error
+    assert outcome.diagnoses == [] and outcome.warnings == []
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_a_column_write_into_the_saved_slice_is_still_reported(tmp_path):
+    # The same buffer, but the write lands inside the slice a mul saved.
+    outcome = run_program(tmp_path, """
+        import torch
+        buffer = torch.zeros(4, 3, 4)
+        weight = torch.randn(3, requires_grad=True)
+        mix = buffer[..., :2] * weight[:, None]  # SAVE
+        buffer.data[..., 1] = 1.0  # WRITE
+        mix.sum().backward()
+    """, mode="full")
+    assert outcome.error is None
+    assert [d.code for d in outcome.diagnoses] == ["AD201"]
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_a_value_not_put_back_is_still_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(5, requires_grad=True)
+        h = torch.exp(x)
+        kept = h.data[2].clone()
+        h.data[2] = 100.0  # WRITE
+        h.data[3] = kept
+        h.sum().backward()
+    """, mode="full")
+    assert [d.code for d in outcome.diagnoses] == ["AD201"]
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_strict_raises_when_backward_reaches_a_rescaled_weight(tmp_path):
+    # The kept graph *is* backpropagated here: backward fails exactly as without the
+    # doctor, with the write named.
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        w = torch.randn(3, requires_grad=True)
+        out = (x * w).sum()  # SAVE
+        with torch.no_grad():
+            w.mul_(0.5)  # WRITE
+        out.backward()  # BACKWARD
+    """, strict=True)
+    assert isinstance(outcome.error, RuntimeError)
+    assert "modified by an inplace operation" in str(outcome.error)
+    assert outcome.diagnosis.code == "AD101"
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_strict_raises_when_backward_reaches_a_silent_write(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        x = torch.randn(5, requires_grad=True)
+        h = torch.exp(x)
+        h.data[2] = 100.0  # WRITE
+        h.sum().backward()  # BACKWARD
+    """, strict=True)
+    assert outcome.diagnosis.code == "AD201"
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+    user_lines = [frame.lineno for frame in traceback.extract_tb(outcome.error.__traceback__)
+                  if frame.filename == outcome.path]
+    assert user_lines[-1] == outcome.line("BACKWARD")  # decided at backward, not at the write
+
+
+def test_restore_check_sees_any_one_change_and_swaps():
+    from autograd_doctor.recording.fingerprint import content_before_write
+
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.complex64):
+        x = (torch.randn(6, 5) * 3).to(dtype)
+        before = content_before_write(x)
+        assert before is not None and content_before_write(x.clone()) == before
+        flat = x.view(-1)
+        for i in range(flat.numel()):
+            changed = flat.clone()
+            changed[i] = flat[(i + 1) % flat.numel()] if dtype is torch.bool else flat[i] + 1
+            if not torch.equal(changed, flat):
+                assert content_before_write(changed) != before
+        swapped = flat.clone()
+        swapped[0], swapped[7] = flat[7].clone(), flat[0].clone()
+        if not torch.equal(swapped, flat):
+            assert content_before_write(swapped) != before
+    nan = torch.tensor([float("nan"), -0.0, 0.0])
+    assert content_before_write(nan) == content_before_write(nan.clone())
+    assert content_before_write(torch.tensor([0.0, 0.0, 0.0])) != content_before_write(torch.tensor([0.0, -0.0, 0.0]))
