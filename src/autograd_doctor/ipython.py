@@ -19,7 +19,7 @@ import shlex
 import sys
 
 from autograd_doctor.doctor import Doctor, diagnoses_of, explain_error, internal_error
-from autograd_doctor.own_frames import hide_own_frames, without_own_frames
+from autograd_doctor.recording.own_frames import hide_our_frames, without_our_frames
 from autograd_doctor.report.cell_names import shown_line
 from autograd_doctor.report.model import Diagnosis, Report
 
@@ -145,9 +145,9 @@ class DoctorExtension:
         """IPython custom exception handler: the usual traceback, then the diagnosis."""
         self.explain_compile_failure(value)
         explain_error(value)  # the error catalogue's diagnosis, shown as a note of the traceback
-        hide_own_frames(value)
+        hide_our_frames(value)
         try:
-            shell.showtraceback((etype, value, without_own_frames(tb)), tb_offset=tb_offset)
+            shell.showtraceback((etype, value, without_our_frames(tb)), tb_offset=tb_offset)
         except Exception:
             _plain_traceback(shell, etype, value, tb, tb_offset)
             return []
@@ -202,7 +202,7 @@ class DoctorExtension:
 
         def structured_traceback(etype, value, *args, **kwargs):
             if isinstance(value, BaseException):
-                hide_own_frames(value)
+                hide_our_frames(value)
             return format_traceback(etype, value, *args, **kwargs)
 
         structured_traceback._autograd_doctor = True

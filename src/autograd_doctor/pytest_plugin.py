@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from autograd_doctor.own_frames import hide_own_frames
+from autograd_doctor.recording.own_frames import hide_our_frames
 
 SECTION = "autograd-doctor"
 # How the report notes that autograd_doctor.doctor.attach adds to an exception start.
@@ -144,7 +144,7 @@ def pytest_runtest_makereport(item, call):
     error = test_exception(item, call)
     diagnoses = explained(item, doctor, error)
     if error is not None:
-        hide_own_frames(error)
+        hide_our_frames(error)
         remove_report_notes(error)
     outcome = yield
     if diagnoses:

@@ -35,16 +35,23 @@ def is_our_code(code: CodeType) -> bool:
 
 
 def without_our_frames(traceback: TracebackType | None) -> TracebackType | None:
-    """The same traceback entries, in order, less those of our code."""
+    """The same traceback entries, in order, less those of our code: the first entry that is
+    not ours, with the chain relinked past ours in place (`tb_next` is writable), so every
+    holder of the traceback (pytest's ExceptionInfo, `sys.last_traceback`, a debugger) sees
+    the frames it sees without the doctor. None when every entry is ours.
+
+        >>> without_our_frames(None) is None
+        True
+    """
     kept = []
     while traceback is not None:
         if not is_our_code(traceback.tb_frame.f_code):
             kept.append(traceback)
         traceback = traceback.tb_next
-    rebuilt = None
-    for entry in reversed(kept):
-        rebuilt = TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
-    return rebuilt
+    for outer, inner in zip(kept, kept[1:] + [None]):
+        if outer.tb_next is not inner:
+            outer.tb_next = inner
+    return kept[0] if kept else None
 
 
 def _has_our_frames(traceback: TracebackType | None) -> bool:
