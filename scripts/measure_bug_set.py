@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import difflib
 import json
 import os
@@ -37,8 +38,8 @@ import subprocess
 import sys
 import tempfile
 
-RUN_TIMEOUT_S = 300
-PROGRAM_TIMEOUT_S = 120
+RUN_TIMEOUT_S = 900
+PROGRAM_TIMEOUT_S = 600
 
 SAVE_RESULT = (
     "import runpy, sys, torch\n"
@@ -73,21 +74,35 @@ def statement_end(source: str, line: int) -> int:
     return line
 
 
+CHAINED = "and the next write of the same kind"
+
+
 def apply_first_help(source: str, report: dict, path: str) -> tuple[str | None, int | None]:
-    """The program with the first help that is code applied (what `--verify-fix` applies)."""
+    """The program with the first help that is code applied (what `--verify-fix` applies), and the
+    helps chained after it (the next writes of the same kind), from the bottom up."""
+    chain: list[dict] = []
     for diagnosis in report.get("diagnoses", []):
-        for suggestion in diagnosis.get("help", []):
+        for suggestion in diagnosis.get("help_details", []):
             replacement, line = suggestion.get("replacement"), suggestion.get("line")
             if not replacement or not line:
                 continue
             if os.path.abspath(suggestion.get("file", path)) != os.path.abspath(path):
                 continue
-            end = suggestion.get("end_line") or statement_end(source, line)
-            lines = source.splitlines(keepends=True)
-            indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
-            new = [indent + part + "\n" for part in replacement.split("\n")]
-            return "".join(lines[: line - 1] + new + lines[end:]), line
-    return None, None
+            if chain and not suggestion.get("message", "").startswith(CHAINED):
+                break
+            chain.append(suggestion)
+        if chain:
+            break
+    if not chain:
+        return None, None
+    for suggestion in sorted(chain, key=lambda s: s["line"], reverse=True):
+        line, replacement = suggestion["line"], suggestion["replacement"]
+        end = suggestion.get("end_line") or statement_end(source, line)
+        lines = source.splitlines(keepends=True)
+        indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
+        new = [indent + part + "\n" for part in replacement.split("\n")]
+        source = "".join(lines[: line - 1] + new + lines[end:])
+    return source, chain[0]["line"]
 
 
 def run_result(path: str, out: str) -> str | None:
@@ -155,33 +170,41 @@ def measure_case(folder: str, name: str, scratch: str, with_fix: bool) -> dict:
     row = {"name": name, "expect": expectation(buggy), "codes": [d.get("code") for d in diagnoses],
            "diagnosed": bool(diagnoses), "primary_line": primary.get("line"), "lines_to_change": sorted(want),
            "line_named": named, "tool_said": tool_said(completed.stderr)}
-    if with_fix:
-        with open(program, encoding="utf-8") as stream:
-            fixed = stream.read()
-        changed = fixed if fixed != buggy else None
-    else:
-        changed, _ = apply_first_help(buggy, report, program)
     reference = os.path.join(work, "correct.pt")
     problem = run_result(correct_path, reference)
     if problem:
         raise SystemExit(f"{name}: the correct version fails: {problem}")
+    offered, _ = apply_first_help(buggy, report, program)
+    row["help"], failure = judge_change(offered, work, "offered", name, reference)
+    if failure:
+        row["help_failure"] = failure
+    if with_fix:
+        with open(program, encoding="utf-8") as stream:
+            written = stream.read()
+        if written == buggy:
+            row["fix_written"] = "none"
+        elif written == offered:
+            row["fix_written"] = row["help"]
+        else:
+            row["fix_written"], _ = judge_change(written, work, "written", name, reference)
+    return row
+
+
+def judge_change(changed: str | None, work: str, label: str, name: str, reference: str) -> tuple[str, str]:
+    """right / wrong / still fails / none, for a changed program against the correct version."""
     if changed is None:
-        row["help"] = "none"
-        return row
-    fixed_path = os.path.join(work, "fixed", name + ".py")
+        return "none", ""
+    fixed_path = os.path.join(work, label, name + ".py")
     os.makedirs(os.path.dirname(fixed_path))
     with open(fixed_path, "w", encoding="utf-8") as stream:
         stream.write(changed)
-    got = os.path.join(work, "fixed.pt")
+    got = os.path.join(work, label + ".pt")
     problem = run_result(fixed_path, got)
     if problem:
-        row["help"] = "still fails"
-        row["help_failure"] = problem
-        return row
+        return "still fails", problem
     import torch
 
-    row["help"] = "right" if same(torch.load(got), torch.load(reference)) else "wrong"
-    return row
+    return ("right" if same(torch.load(got), torch.load(reference)) else "wrong"), ""
 
 
 def main() -> int:
@@ -189,17 +212,21 @@ def main() -> int:
     parser.add_argument("folder")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--only", help="one case by name")
+    parser.add_argument("--jobs", type=int, default=1, help="cases measured at once (each runs its own children)")
     arguments = parser.parse_args()
     names = sorted(name[:-3] for name in os.listdir(os.path.join(arguments.folder, "cases")) if name.endswith(".py"))
     if arguments.only:
         names = [arguments.only]
     with_fix = tool_has_fix()
     rows = []
-    with tempfile.TemporaryDirectory(prefix="measure-bug-set-") as scratch:
-        for name in names:
-            row = measure_case(os.path.abspath(arguments.folder), name, scratch, with_fix)
+    with tempfile.TemporaryDirectory(prefix="measure-bug-set-") as scratch, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
+        futures = [pool.submit(measure_case, os.path.abspath(arguments.folder), name, scratch, with_fix)
+                   for name in names]
+        for future in futures:
+            row = future.result()
             rows.append(row)
-            print(f"{name:40} {','.join(c or '?' for c in row['codes'][:3]) or '-':18} "
+            print(f"{row['name']:40} {','.join(c or '?' for c in row['codes'][:3]) or '-':18} "
                   f"named={'yes' if row['line_named'] else 'no ':3} help={row['help']:11} {row['tool_said'][:70]}",
                   flush=True)
     total = len(rows)
@@ -211,7 +238,13 @@ def main() -> int:
         "help_right": sum(r["help"] == "right" for r in rows),
         "help_wrong": sum(r["help"] == "wrong" for r in rows),
         "called_verified_but_wrong": sum(r["help"] == "wrong" and r["tool_said"].startswith("verified") for r in rows),
-        "method": "run --fix" if with_fix else "first help applied (as --verify-fix does)",
+        "tool_said_verified": sum(r["tool_said"].startswith("verified") for r in rows),
+        "fix_written": sum(r.get("fix_written", "none") != "none" for r in rows),
+        "fix_written_right": sum(r.get("fix_written") == "right" for r in rows),
+        "fix_written_wrong": sum(r.get("fix_written") in ("wrong", "still fails") for r in rows),
+        "method": ("run --fix --json; help = the first help offered (and the writes of the same kind chained "
+                   "after it) applied; fix_written = what --fix wrote") if with_fix
+                  else "run --verify-fix --json; help = the first help with code applied (as --verify-fix does)",
     }
     print(json.dumps(summary, indent=1))
     if arguments.json:

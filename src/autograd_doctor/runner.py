@@ -11,15 +11,17 @@ import runpy
 import sys
 import time
 import traceback
-import types
 from dataclasses import dataclass, field
+
+from autograd_doctor.as_main import run_script
 
 OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 RUNPY_FILE = os.path.abspath(runpy.__file__)
 
 RUN_USAGE = (
     "usage: autograd-doctor run [--json PATH] [--strict] [--silent warn|raise|ignore] "
-    "[--verify-saved] [--full] [--no-rerun] [--capture patch|mode] [--verify-fix] (script.py | -m module) [args...]"
+    "[--verify-saved] [--full] [--no-rerun] [--capture patch|mode] [--verify-fix] [--diff] [--fix] "
+    "(script.py | -m module) [args...]"
 )
 
 
@@ -36,7 +38,9 @@ class RunOptions:
     full: bool = False  # record every save from the start (see autograd_doctor.rerun)
     rerun: bool = True
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
-    verify_fix: bool = False  # re-run a copy with the first help applied (see verify_fix.py)
+    verify_fix: bool = False  # re-run a copy with the helps applied and judge it (see verify_fix.py)
+    diff: bool = False  # ... and show the verified change as a unified diff
+    fix: bool = False  # ... and write the verified change into the script
     graph_path: str | None = None
     html_path: str | None = None
     module: str | None = None
@@ -81,6 +85,10 @@ def parse_run_args(argv: list[str]) -> RunOptions:
             options.rerun = False
         elif arg == "--verify-fix":
             options.verify_fix = True
+        elif arg == "--diff":
+            options.diff = True
+        elif arg == "--fix":
+            options.fix = True
         elif arg == "--capture" or arg.startswith("--capture="):
             capture = value_of(arg) if arg == "--capture" else arg.split("=", 1)[1]
             if capture not in ("patch", "mode"):
@@ -108,6 +116,12 @@ def parse_run_args(argv: list[str]) -> RunOptions:
     options.script = argv[index]
     options.args = argv[index + 1:]
     return options
+
+
+def _check_fix_options(options: RunOptions) -> None:
+    if (options.fix or options.diff or options.verify_fix) and options.module is not None:
+        flag = "--fix" if options.fix else "--diff" if options.diff else "--verify-fix"
+        raise UsageError(f"{flag} needs a script file, not -m module")
 
 
 def _is_machinery(filename: str) -> bool:
@@ -175,20 +189,6 @@ def _write_outputs(options: RunOptions, doctor, error: BaseException | None) -> 
         outputs.write(kind, report, _with_rank(path, rank), error)
 
 
-def _run_script(path: str, args: list[str]) -> None:
-    with open(path, "rb") as stream:
-        source = stream.read()
-    code = compile(source, path, "exec", dont_inherit=True)
-    main_module = types.ModuleType("__main__")
-    main_module.__file__ = path
-    main_module.__builtins__ = __builtins__
-    main_module.__cached__ = None
-    sys.modules["__main__"] = main_module
-    sys.argv = [path, *args]
-    sys.path[0] = os.path.dirname(os.path.abspath(path))
-    exec(code, main_module.__dict__)
-
-
 def _run_module(name: str, args: list[str]) -> None:
     sys.argv = [name, *args]
     sys.path[0] = os.getcwd()
@@ -216,6 +216,7 @@ def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s
 def run_command(argv: list[str]) -> int:
     try:
         options = parse_run_args(argv)
+        _check_fix_options(options)
     except UsageError as problem:
         if str(problem) == "help":
             print(RUN_USAGE)
@@ -254,9 +255,10 @@ def run_command(argv: list[str]) -> int:
     error: BaseException | None = None
     started = time.monotonic()
     doctor.start()
+    capture = _start_capture()
     try:
         if options.script is not None:
-            _run_script(options.script, options.args)
+            run_script(options.script, options.args)
         else:
             _run_module(options.module, options.args)
     except SystemExit as stop:
@@ -280,6 +282,8 @@ def run_command(argv: list[str]) -> int:
         exit_code = 1
         explain_error(problem)
     finally:
+        if capture is not None:
+            capture.finish(sys.modules["__main__"].__dict__, error)
         doctor.stop()
     if error is not None:
         # A plain torch.compile that failed on an autograd error (at compile time, with none
@@ -288,6 +292,11 @@ def run_command(argv: list[str]) -> int:
 
         explain_from_traceback(error)
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
+    checked = None
+    if options.verify_fix or options.diff or options.fix:
+        from autograd_doctor.verify_fix import check_and_offer
+
+        checked = check_and_offer(options, doctor, error, time.monotonic() - started)
     if error is not None:
         if rank is not None:
             # Every line says its rank, in one write, so reports of several ranks stay readable.
@@ -308,9 +317,17 @@ def run_command(argv: list[str]) -> int:
     if error is None and doctor.diagnoses:
         prefix = f"[rank {rank}] " if rank is not None else ""
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
-    if options.verify_fix:
-        from autograd_doctor.verify_fix import verify_first_help
+    if checked is not None:
+        from autograd_doctor.verify_fix import show_and_write
 
-        print(verify_first_help(options, doctor.report(error).diagnoses, time.monotonic() - started),
-              file=sys.stderr)
+        show_and_write(options, checked)
     return exit_code
+
+
+def _start_capture():
+    """In a verify child only (autograd_doctor.meaning): record the values the judge compares."""
+    if not os.environ.get("AUTOGRAD_DOCTOR_CAPTURE"):
+        return None
+    from autograd_doctor.meaning import start_capture_if_asked
+
+    return start_capture_if_asked()
