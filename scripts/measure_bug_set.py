@@ -141,7 +141,7 @@ def tool_said(stderr: str) -> str:
     return ""
 
 
-def measure_case(folder: str, name: str, scratch: str, with_fix: bool) -> dict:
+def measure_case(folder: str, name: str, scratch: str, with_fix: bool, no_rerun: bool = False) -> dict:
     case_path = os.path.join(folder, "cases", name + ".py")
     correct_path = os.path.join(folder, "correct", name + ".py")
     with open(case_path, encoding="utf-8") as stream:
@@ -153,7 +153,7 @@ def measure_case(folder: str, name: str, scratch: str, with_fix: bool) -> dict:
     program = os.path.join(work, name + ".py")
     shutil.copy(case_path, program)
     report_path = os.path.join(work, "report.json")
-    options = ["--fix"] if with_fix else ["--verify-fix"]
+    options = (["--fix"] if with_fix else ["--verify-fix"]) + (["--no-rerun"] if no_rerun else [])
     completed = subprocess.run([sys.executable, "-m", "autograd_doctor", "run", *options, "--json", report_path,
                                 program], capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=work,
                                stdin=subprocess.DEVNULL)
@@ -213,21 +213,27 @@ def main() -> int:
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--only", help="one case by name")
     parser.add_argument("--jobs", type=int, default=1, help="cases measured at once (each runs its own children)")
+    parser.add_argument("--no-rerun", action="store_true",
+                        help="pass --no-rerun to autograd-doctor run (the second, full-mode run only adds the save line)")
     arguments = parser.parse_args()
     names = sorted(name[:-3] for name in os.listdir(os.path.join(arguments.folder, "cases")) if name.endswith(".py"))
     if arguments.only:
         names = [arguments.only]
     with_fix = tool_has_fix()
-    rows = []
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="measure-bug-set-") as scratch, \
             concurrent.futures.ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
-        futures = [pool.submit(measure_case, os.path.abspath(arguments.folder), name, scratch, with_fix)
-                   for name in names]
-        for future in futures:
+        futures = [pool.submit(measure_case, os.path.abspath(arguments.folder), name, scratch, with_fix,
+                               arguments.no_rerun) for name in names]
+        for future in concurrent.futures.as_completed(futures):
             row = future.result()
             rows.append(row)
+            if arguments.json:  # row by row, so a long measurement can be read while it runs
+                with open(arguments.json + ".rows", "a", encoding="utf-8") as stream:
+                    stream.write(json.dumps(row) + "\n")
             print(f"{row['name']:40} {','.join(c or '?' for c in row['codes'][:3]) or '-':18} "
-                  f"named={'yes' if row['line_named'] else 'no ':3} help={row['help']:11} {row['tool_said'][:70]}",
+                  f"named={'yes' if row['line_named'] else 'no ':3} help={row['help']:11} "
+                  f"{'fix=' + row['fix_written'] + ' ' if 'fix_written' in row else ''}{row['tool_said'][:70]}",
                   flush=True)
     total = len(rows)
     summary = {
