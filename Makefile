@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-torch2.14 bench clean
+.PHONY: install demo test test-fast test-torch2.14 bench clean
 
 install: $(STAMP)
 
@@ -24,6 +24,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The fast tier (well under a minute): every catalogue program and bug report diagnosed in-process
+# in both modes, compared with its golden report, plus every lint rule's fixtures.
+test-fast: install
+	$(BIN)/python -m pytest -q tests/golden tests/lint/test_rules.py
 
 # The suite on the newest torch release we support (a 5.5 GB CUDA build that runs on the CPU),
 # in its own venv; not part of `make test` because installing it takes minutes.

@@ -6,6 +6,16 @@ storage with the output means "the op keeps its output"; one that shares
 storage with input ``i`` means "the op keeps input ``i``".  The linter uses the
 table to decide whether an in-place write to a name can break ``backward()``.
 
+Ops with several overloads that save different things (``torch.min(a, b)``
+keeps both inputs, ``torch.min(a, dim)`` only the indices of the minima,
+``torch.min(a)`` its input and its output) get one key per overload,
+``torch.min:other`` / ``torch.min:dim`` / ``torch.min``, the way the linter
+tells them apart at a call (a tensor second argument, another second argument
+or ``dim=``, none).  Each such entry names the ATen overload it dispatches to
+(``aten``) and what PyTorch's derivative formula for it
+(``torchgen/packaged/autograd/derivatives.yaml``, shipped with torch) reads:
+the probe and the formula must agree, or the script stops.
+
     python scripts/gen_saves_table.py            # rewrite the shipped table
     python scripts/gen_saves_table.py --check    # exit 1 if it is out of date
 """
@@ -13,6 +23,7 @@ table to decide whether an in-place write to a name can break ``backward()``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -39,6 +50,20 @@ FUNCTIONAL_UNARY = [
     "leaky_relu", "softplus", "hardtanh", "hardswish", "hardsigmoid",
     "sigmoid", "tanh", "logsigmoid", "softsign", "tanhshrink", "softmax",
     "log_softmax", "softmin", "normalize", "glu", "dropout",
+]
+# Python overloads told apart by their arguments: (key, ATen overload of its
+# derivative formula, call, input shapes).  Values are distinct so that each
+# minimum is unique.
+OVERLOADED = [
+    (f"{prefix}{name}{suffix}", aten, call, shapes)
+    for prefix in ("torch.", "torch.Tensor.")
+    for name in ("min", "max")
+    for suffix, aten, call, shapes in (
+        (":other", "minimum" if name == "min" else "maximum",
+         lambda fn: (lambda a, b: fn(a, b)), [(3, 3), (3, 3)]),
+        (":dim", f"{name}.dim", lambda fn: (lambda a: fn(a, 0)), [(3, 3)]),
+        ("", name, lambda fn: (lambda a: fn(a)), [(3, 3)]),
+    )
 ]
 OPERATORS = {"mul": "__mul__", "truediv": "__truediv__", "add": "__add__",
              "sub": "__sub__", "pow": "__pow__", "matmul": "__matmul__"}
@@ -69,6 +94,44 @@ def _classify(grad_fn, inputs, output):
                 if hasattr(inp, "untyped_storage") and _storage(v) == _storage(inp):
                     saved_inputs.add(i)
     return saves_output, sorted(saved_inputs), sorted(set(names))
+
+
+def derivative_formulas() -> dict[str, tuple[list[str], list[str]]]:
+    """``{"minimum": (["self", "other"], [backward formula, ...]), ...}``: the
+    Tensor arguments and the backward formulas of each ATen overload in
+    PyTorch's derivatives.yaml (the forward-mode ``result:`` lines left out)."""
+    import torchgen
+
+    path = Path(torchgen.__file__).parent / "packaged" / "autograd" / "derivatives.yaml"
+    formulas: dict[str, tuple[list[str], list[str]]] = {}
+    name, arguments, lines = None, [], []
+    for line in path.read_text(encoding="utf-8").splitlines() + ["- name: end()"]:
+        header = re.match(r"- name: ([\w.]+)\((.*)\) ->", line)
+        if header:
+            if name is not None:
+                formulas[name] = (arguments, lines)
+            name, lines = header.group(1), []
+            arguments = [a.split()[-1].split("=")[0] for a in header.group(2).split(", ")
+                         if a.startswith("Tensor")]
+            continue
+        item = re.match(r"  ([\w, ]+): (.*)", line)
+        if item and name is not None and not item.group(1).startswith(("result", "output_", "dispatch")) \
+                and not any(key in ("values", "indices") for key in item.group(1).split(", ")):
+            lines.append(item.group(2))
+    return formulas
+
+
+# Uses of a saved argument that need only its metadata, not its values.
+_METADATA = r"\.(?:sym_)?(?:sizes|size|options|scalar_type|dim|numel|strides|device|dtype)\(\)"
+
+
+def formula_reads(arguments: list[str], lines: list[str]) -> tuple[bool, list[int]]:
+    """What the backward formulas read: the result (``result``, ``result0``...)
+    and the indices of the Tensor arguments whose values they use."""
+    text = re.sub(r"\b(\w+)" + _METADATA, "", " ".join(lines))
+    words = set(re.findall(r"\b\w+\b", text))
+    reads_result = any(w == "result" or re.fullmatch(r"result\d", w) for w in words)
+    return reads_result, [i for i, a in enumerate(arguments) if a in words]
 
 
 def _entry(fn, inputs, **kwargs):
@@ -136,6 +199,19 @@ def build_table() -> dict:
     add("torch.nn.functional.layer_norm", lambda x: F.layer_norm(x, (3,)), [leaf(2, 3)])
     add("torch.nn.functional.mse_loss", F.mse_loss, [leaf(3), leaf(3)])
     add("torch.nn.functional.cross_entropy", F.cross_entropy, [leaf(2, 3), torch.tensor([0, 2])])
+    formulas = derivative_formulas()
+    for key, aten, call, shapes in OVERLOADED:
+        name = key.split(":")[0].rsplit(".", 1)[-1]
+        fn = getattr(torch.Tensor if key.startswith("torch.Tensor.") else torch, name)
+        inputs = [torch.randperm(9).float().add(1).view(*s).requires_grad_() for s in shapes]
+        add(key, call(fn), inputs)
+        reads_output, reads_inputs = formula_reads(*formulas[aten])
+        probed = ops[key]
+        if (probed["output"], probed["inputs"]) != (reads_output, reads_inputs):
+            raise SystemExit(f"{key}: the probe says output={probed['output']} inputs={probed['inputs']}, "
+                             f"the derivative formula of {aten} reads output={reads_output} "
+                             f"inputs={reads_inputs}")
+        probed["aten"] = aten
     for key, dunder in OPERATORS.items():
         fn = getattr(operator, key)
         add(f"operator.{key}", fn, [leaf(3, 3), leaf(3, 3)])

@@ -6,3 +6,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "runtime"))
 
 # Show the doctor's own failures (normally swallowed so the user's exception wins).
 os.environ.setdefault("AUTOGRAD_DOCTOR_DEBUG", "1")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden reports in tests/golden/ instead of comparing with them")

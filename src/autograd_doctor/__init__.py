@@ -39,11 +39,29 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
+# torch is an optional dependency (the static linter never imports it); the
+# run-time doctor needs it and says so in one line.
+TORCH_MISSING = ("autograd-doctor's run-time checks need PyTorch, which is not installed here: "
+                 "`pip install torch` (or `pip install \"autograd-doctor[torch]\"` for a tested "
+                 "release); `autograd-doctor lint` works without it")
+
+
+def torch_missing(error: BaseException) -> bool:
+    """Whether ``error`` is the failed import of torch itself."""
+    return isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0] == "torch"
+
+
 def __getattr__(name: str):
     module_name = _EXPORTS.get(name)
     if module_name is None:
         raise AttributeError(f"module 'autograd_doctor' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if torch_missing(e):
+            raise ModuleNotFoundError(TORCH_MISSING, name="torch") from None
+        raise
+    value = getattr(module, name)
     globals()[name] = value
     return value
 

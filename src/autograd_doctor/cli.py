@@ -31,19 +31,40 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command == "run":
-        from autograd_doctor.runner import run_command
-        return run_command(rest)
+        runner = _runtime_module("autograd_doctor.runner")
+        return runner.run_command(rest) if runner is not None else 2
     if command == "lint":
         from autograd_doctor.lint.cli import lint_main
         return lint_main(rest)
     if command == "explain":
-        from autograd_doctor.explain import explain_main
-        return explain_main(rest)
+        explain = _runtime_module("autograd_doctor.explain")
+        return explain.explain_main(rest) if explain is not None else 2
     if command in ("--version", "-V"):
         from autograd_doctor import __version__
         print(f"autograd-doctor {__version__}")
         return 0
     return fail_usage(f"unknown command {command!r} (expected run, lint or explain)")
+
+
+def _runtime_module(name: str):
+    """Import a part of the run-time doctor; without torch, say so in one line (and
+    return None).  Only the import is guarded: the user's own program, run later,
+    raises what it raises.  torch itself is only looked for, not imported: the
+    runner imports it when the program does (after its own environment settings)."""
+    import importlib
+    import importlib.util
+
+    from autograd_doctor import TORCH_MISSING, torch_missing
+    if name == "autograd_doctor.runner" and importlib.util.find_spec("torch") is None:
+        fail_usage(TORCH_MISSING)
+        return None
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if not torch_missing(e):
+            raise
+        fail_usage(TORCH_MISSING)
+        return None
 
 
 if __name__ == "__main__":

@@ -326,3 +326,28 @@ def test_sarif_structure_check_rejects_broken_documents(project, capsys):
     broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
     with pytest.raises(AssertionError):
         check_sarif(broken)
+
+
+def test_select_all_selects_every_rule_opt_in_included(project, capsys):
+    from autograd_doctor.lint.rules import OPT_IN_CODES
+
+    (project / "advice.py").write_text("import torch\n\n\ndef f(x: torch.Tensor):\n"
+                                       "    return x.clone().detach()\n")
+    code, out, _ = run(capsys, "--select", "ALL", "--format", "concise", "advice.py", "bad.py")
+    assert code == 1 and "ADL007" in out and "ADL001" in out
+    _, default_out, _ = run(capsys, "--format", "concise", "advice.py")
+    assert "ADL007" not in default_out
+    from autograd_doctor.lint.engine import Selection
+    assert all(c in Selection(("ALL",)) for c in OPT_IN_CODES)
+    assert "ADL004" not in Selection(("ALL",), ("ADL004",))
+
+
+def test_a_pipe_closed_early_ends_quietly(project):
+    for i in range(300):
+        (project / f"bad{i}.py").write_text(BAD)
+    script = (f"{sys.executable} -m autograd_doctor lint {project} | head -1")
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True, text=True,
+                          cwd=project, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.stdout.count("\n") == 1 and "ADL001" in proc.stdout
+    assert proc.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored" line
+    assert proc.returncode == 1

@@ -5,12 +5,14 @@ gradient are compared with a reference written out of place by hand."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from autograd_doctor.lint import lint_source
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.engine import Selection
 from autograd_doctor.lint.fixes import fix_source
 from autograd_doctor.lint.rules import OPT_IN_CODES
@@ -98,6 +100,12 @@ CASES = [
             loss = torch.tensor([loss_a, loss_b]).sum()
             return loss
         """, lambda x: x.pow(2).sum() + x.abs().sum()),
+    ("ADL001", """
+        def f(x):
+            h = torch.exp(x)
+            F.threshold(h, 1.0, 0.0, inplace=True)
+            return h.sum()
+        """, lambda x: F.threshold(torch.exp(x), 1.0, 0.0).sum()),
     ("ADL010", """
         def f(x: torch.Tensor):
             a = x * 1
@@ -161,3 +169,80 @@ def test_buggy_program_fails_or_differs_unless_the_rule_is_advice(code, source, 
         return  # the hazard: backward (or the call) fails
     same = torch.allclose(value, expected.detach()) and torch.allclose(grad, x.grad)
     assert same == (code in OPT_IN_CODES), "a hazard rule's example must misbehave"
+
+
+def _dead_effects(original: str, fixed_text: str) -> list[str]:
+    """Expression statements of ``fixed_text`` that a fix left without effect: a
+    functional called with `inplace=False`, an out-of-place method whose result
+    is dropped, a call of a module whose constructor the fix changed to
+    `inplace=False` (its only effect was the write)."""
+    import ast
+
+    def inplace_false_names(tree):
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(
+                    k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in node.value.keywords):
+                names |= {ast.unparse(t) for t in node.targets}
+        return names
+
+    before, after = ast.parse(original), ast.parse(fixed_text)
+    switched = inplace_false_names(after) - inplace_false_names(before)
+    statements_before = {ast.unparse(n) for n in ast.walk(before) if isinstance(n, ast.Expr)}
+    dead = []
+    for node in ast.walk(after):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            continue
+        call, text = node.value, ast.unparse(node)
+        if text in statements_before and not switched:
+            continue
+        if any(k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in call.keywords) and text not in statements_before:
+            dead.append(text)
+        elif ast.unparse(call.func) in switched:
+            dead.append(text)
+        elif isinstance(call.func, ast.Attribute) and text not in statements_before and \
+                not call.func.attr.endswith("_") and call.func.attr in N.OUT_OF_PLACE:
+            dead.append(text)
+    return dead
+
+
+FIXTURE_FILES = sorted((Path(__file__).parent / "fixtures" / "rules").glob("*.py")) + \
+    sorted((Path(__file__).parent / "recreations").glob("r*.py"))
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_unsafe_fixes_never_leave_an_effect_as_dead_code(path):
+    source = path.read_text(encoding="utf-8")
+    try:
+        compile(source, path.name, "exec")
+    except SyntaxError:
+        return  # the ADL000 fixture
+    text, _ = fix_source(source, lambda t: lint_source(t, path.name, EVERY_RULE), unsafe=True)
+    compile(text, path.name, "exec")
+    assert _dead_effects(source, text) == []
+
+
+def test_dead_effect_check_sees_a_dropped_threshold():
+    buggy = "h = torch.exp(x)\nF.threshold(h, 1.0, 0.0, inplace=True)\n"
+    assert _dead_effects(buggy, buggy.replace("inplace=True", "inplace=False")) == \
+        ["F.threshold(h, 1.0, 0.0, inplace=False)"]
+    module = "act = nn.ReLU(inplace=True)\nact(h)\n"
+    assert _dead_effects(module, module.replace("True", "False")) == ["act(h)"]
+
+
+def test_module_called_as_a_statement_gets_no_constructor_fix():
+    source = HEAD + textwrap.dedent("""
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                h = torch.exp(x)
+                self.act(h)
+                return h
+        """)
+    (finding,) = [f for f in lint_source(source, "case.py") if f.code == "ADL001"]
+    assert finding.fix is None

@@ -45,6 +45,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}
         self.module_classes: set[str] = set()
+        self.distribution_classes: set[str] = set()  # same-file Distribution subclasses
+        self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
+        # per enclosing class: (its bases, a Distribution subclass); None inside a function
+        self.class_bases: list = []
+        # functions called by name from the methods of same-file nn.Module classes, with
+        # gradients on: as much gradient code as the methods (`def attention(q, k, v)`
+        # called from a forward); ADL001 checks them once the file is read
+        self.module_callees: set[str] = set()
+        self.deferred_scopes: list = []  # top-level functions with no gradient evidence of their own
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
@@ -73,7 +82,9 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self._handlers: dict[type, object] = {}
         self.defines_optimizer = False
         # The file runs backward passes: its helper functions may well see graph tensors.
-        self.file_trains = ".backward(" in source or "autograd.grad(" in source
+        # (A framework may run it: `accelerator.backward(loss)`, `self.manual_backward(loss)`.)
+        self.file_trains = ".backward(" in source or "autograd.grad(" in source or \
+            "manual_backward(" in source
         self.param_owners: list[str] = []        # `X.parameters()` receivers seen in this statement
         self.param_lists: dict[str, set] = {}    # name -> modules whose parameters it holds
         self.optimizers: dict[str, set] = {}     # optimizer text -> modules whose parameters it steps
@@ -198,17 +209,26 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             self.qualname(d.func if isinstance(d, ast.Call) else d) in N.GRAD_OFF_CONTEXTS
             for d in node.decorator_list)
         module_class = self.class_stack[-1] if self.class_stack else None
+        bases, distribution = (self.class_bases[-1] or ((), False)) if self.class_bases else ((), False)
         outer, outer_guard = self.scope, self.guard_depth
         self.scope = Scope(node.name, grad_off, module_class)
+        # a loss the framework backpropagates; a result that callers differentiate
+        self.scope.framework_backward = self.framework_loss_method(bases, node.name)
+        self.scope.returns_to_callers = distribution and node.name in N.DIFFERENTIABLE_DISTRIBUTION_METHODS
+        self.scope.top_level = outer.name == "<module>"
+        self.scope.optimizer_parameters = self.optimizer_parameters(node.args)
+        value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.class_stack.append(None)
+        self.class_bases.append(None)
         outer_returns, self.returns = self.returns, []
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
         for i, a in enumerate(all_args):
             tensor = self.is_tensor_annotation(a.annotation) or (
-                module_class is not None and node.name == "forward" and i > 0 and a.annotation is None)
+                module_class is not None and node.name == "forward" and i > 0 and a.annotation is None) or (
+                value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
         # every call in the file passes a value without a graph here (arguments.py)
         self.scope.consts.update(self.grad_free_parameters.get(node.name, ()))
@@ -217,6 +237,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                 self.bind(a.arg, None)
         self.visit_body(node.body)
         self.class_stack.pop()
+        self.class_bases.pop()
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
@@ -291,6 +312,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                     return self.cuts_graph(value.args[0], function)
         return False
 
+    def optimizer_parameters(self, args) -> frozenset:
+        """Parameters whose default is a torch optimizer class: `optimizer_class=optim.Adam`
+        (rlkit's trainers), called later to build the optimizers."""
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+            [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        return frozenset(a.arg for a, d in pairs if (self.qualname(d) or "").startswith("torch.optim.")
+                         and (self.qualname(d) or "").rsplit(".", 1)[-1] in N.OPTIMIZER_CLASSES)
+
     def visit_arguments(self, node):
         for d in node.defaults + [d for d in node.kw_defaults if d is not None]:
             self.visit(d)
@@ -312,6 +342,11 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         for b in node.bases:
             self.visit(b)
         is_module = any(self.is_module_base(b) for b in node.bases)
+        distribution = any(self.is_distribution_base(b) for b in node.bases)
+        if distribution:
+            self.distribution_classes.add(node.name)
+        if any(self.framework_loss_method(node.bases, m) for m in N.FRAMEWORK_LOSS_METHODS):
+            self.framework_classes.add(node.name)
         # torch.autograd.Function: forward()/backward() run with gradients off
         is_function = any(self.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in node.bases)
         if any((self.qualname(b) or "").startswith("torch.optim.") or
@@ -322,11 +357,13 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             self.module_class_nodes[node.name] = node
             self._data_only_methods.pop(node.name, None)
         self.class_stack.append(node.name if is_module else None)
+        self.class_bases.append((node.bases, distribution))
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.visit_body(node.body)
         self.scope = outer
         self.class_stack.pop()
+        self.class_bases.pop()
         self.bind(node.name, None)
 
     @staticmethod

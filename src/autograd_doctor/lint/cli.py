@@ -129,6 +129,14 @@ def lint_main(argv: list[str]) -> int:
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`autograd-doctor lint . | head -1`): stop quietly.
+        # Output still buffered would fail again when Python flushes stdout at
+        # exit, so stdout now points at /dev/null; exit 1, as Python's
+        # documentation recommends for EPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 def _lint_main(argv: list[str]) -> int:

@@ -22,7 +22,7 @@ class Selection:
     """Which codes to report.  The most specific matching prefix wins (ruff's rule).
 
     Opt-in rules (advice, not hazards) are reported only when ``select`` names
-    their full code: ``--select ADL,ADL007``.
+    their full code, ``--select ADL,ADL007``, or is ``ALL`` (every rule, as in ruff).
     """
 
     select: tuple[str, ...] = ("ADL",)
@@ -33,7 +33,7 @@ class Selection:
             lengths = [len(p) for p in prefixes if p == "ALL" or code.startswith(p)]
             return max(lengths, default=-1)
 
-        if code in OPT_IN_CODES and code not in self.select:
+        if code in OPT_IN_CODES and code not in self.select and "ALL" not in self.select:
             return False
         return best(self.select) > best(self.ignore)
 

@@ -44,6 +44,14 @@ class Scope:
     name: str
     grad_off: bool
     module_class: str | None = None     # enclosing nn.Module subclass, if a method
+    # Lightning's training_step / the Trainer's compute_loss: the framework
+    # backpropagates the returned loss
+    framework_backward: bool = False
+    # a Distribution's log_prob / rsample...: callers differentiate the result
+    returns_to_callers: bool = False
+    top_level: bool = False             # a function defined at module level
+    # parameters whose default is an optimizer class (`optimizer_class=optim.Adam`)
+    optimizer_parameters: frozenset = frozenset()
     # Facts about names, joined at the end of `if`/`else` (see Checker.visit_If).
     tensors: set = field(default_factory=set)
     consts: set = field(default_factory=set)        # tensors that cannot require grad
@@ -93,7 +101,16 @@ class Scope:
         with a graph tensor or a leaf that requires grad of its own.  A helper that
         post-processes outputs (detection boxes, cache updates) has none of these."""
         return bool(self.module_class or checker.file_trains or self.graph or self.grad_leaves
-                    or self.backwards or self.retain_backwards)
+                    or self.backwards or self.retain_backwards or self.framework_backward
+                    or self.returns_to_callers)
+
+    def reached_only_through_returns(self, checker) -> bool:
+        """The only evidence that a backward reaches this function is that it returns
+        a differentiable result to unknown callers (`Distribution.log_prob`): only
+        what flows into a returned value is surely backpropagated."""
+        return self.returns_to_callers and not (
+            self.module_class or checker.file_trains or self.graph or self.grad_leaves
+            or self.backwards or self.retain_backwards or self.framework_backward)
 
     def exclusive(self, a: int, b: int) -> bool:
         """True when seqs ``a`` and ``b`` are in different branches of one `if`."""
@@ -131,7 +148,8 @@ class Scope:
         """True when every path from ``lo`` to ``hi`` re-binds ``name`` (or leaves):
         a re-binding inside an `if` branch or a loop body kills only if the other
         branch re-binds too (a loop body may not run)."""
-        binds = [b for b in self.binds.get(name, ()) if lo < b < hi]
+        # a re-binding in the other branch of an `if` around ``hi`` is on no path to it
+        binds = [b for b in self.binds.get(name, ()) if lo < b < hi and not self.exclusive(b, hi)]
         if not binds:
             return False
         blocks = [(s, m, e) for s, m, e in self.branches if lo < s and e <= hi]

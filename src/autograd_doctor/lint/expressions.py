@@ -67,6 +67,8 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, func.id)
+        elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
+            self.module_callees.add(func.id)  # a helper of the module's methods
         if (isinstance(func, ast.Name) and func.id in self.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -87,7 +89,7 @@ class ExpressionEvents:
         if (q.startswith("torch.nn.functional.") and short in N.INPLACE_FUNCTIONALS and inplace_kw
                 and isinstance(inplace_kw.value, ast.Constant) and inplace_kw.value.value is True
                 and first is not None):
-            fix = Fix("pass `inplace=False`", (self.edit(inplace_kw.value, "False"),), safe=False)
+            fix = self.out_of_place_call_fix(node, first, inplace_kw)
             self.record_inplace_activation(first, node, fix)
             self.record_write(first, node, f"`{short}(..., inplace=True)`", fix=fix)
             self.record_inplace_output_save(first, "torch.nn.functional." + short, node,
@@ -176,7 +178,15 @@ class ExpressionEvents:
                       (self.edit(node, head[:-1].rstrip() + ".detach().clone" + clone_args),),
                       safe=True) if head.endswith(".") and clone_args.startswith("(") else None
             scope.clone_detach.append((node, inner, fix))
-        elif attr == "backward":
+        elif attr in ("backward", "manual_backward"):
+            if node.args and (attr == "manual_backward" or self.text(recv).lower().endswith(
+                    N.FRAMEWORK_BACKWARD_RECEIVERS)):
+                recv = node.args[0]  # `accelerator.backward(loss)` runs `loss.backward()`
+            elif attr == "manual_backward":
+                return
+            elif isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) \
+                    and recv.func.attr == "scale" and len(recv.args) == 1:
+                recv = recv.args[0]  # AMP: `scaler.scale(loss).backward()`
             retain = any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant)
                          and k.value.value is True for k in node.keywords)
             seq = self.next_seq()
@@ -204,6 +214,19 @@ class ExpressionEvents:
         elif node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, f"self.{attr}")
 
+    def out_of_place_call_fix(self, node, first, inplace_kw):
+        """`inplace=False`, keeping the effect: as a statement, `F.threshold(x, ...,
+        inplace=True)` only has its effect on `x`, so it becomes `x = F.threshold(x,
+        ..., inplace=False)`; a statement writing anything but a plain name gets no
+        fix (with `inplace=False` it would compute a value and drop it)."""
+        edits = [self.edit(inplace_kw.value, "False")]
+        if self.statement_is(node):
+            if not isinstance(first, ast.Name):
+                return None
+            edits.insert(0, self.insert_before(node, f"{first.id} = "))
+        return Fix("pass `inplace=False`" + (f" and re-bind `{first.id}`" if len(edits) > 1 else ""),
+                   tuple(edits), safe=False)
+
     def module_call(self, node, layer, text):
         """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it."""
         arg = node.args[0]
@@ -211,8 +234,10 @@ class ExpressionEvents:
             return
         if layer.inplace:
             kw = layer.inplace_keyword
+            # As a statement (`self.act(x)`), the module's only effect is the write:
+            # constructing it with inplace=False would make the call dead code.
             fix = Fix("construct the module with `inplace=False`", (self.edit(kw.value, "False"),),
-                      safe=False) if kw is not None else None
+                      safe=False) if kw is not None and not self.statement_is(node) else None
             how = f"`{text}` (inplace=True)" if layer.kind in N.INPLACE_MODULES else \
                 f"`{text}` (its forward writes its argument in place)"
             self.record_inplace_activation(arg, node, fix, module=how)

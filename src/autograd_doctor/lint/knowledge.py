@@ -31,6 +31,8 @@ class TensorKnowledge:
             func = node.func
             q = self.qualname(func)
             if q is not None:
+                if q[6:] in N.OVERLOADED_OPS and q.startswith("torch."):
+                    return self.overload(node, q) in ("", ":other")
                 return N.is_tensor_function(q)
             if isinstance(func, ast.Name):
                 return func.id in self.name_specs
@@ -40,6 +42,8 @@ class TensorKnowledge:
                     return func.attr in self.module_specs.get(self.scope.module_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
+                if func.attr in N.OVERLOADED_OPS:
+                    return self.is_tensor(recv) and self.overload(node, "torch.Tensor." + func.attr) in ("", ":other")
                 return func.attr not in N.NOT_TENSOR_METHODS and func.attr in N.tensor_methods() \
                     and self.is_tensor(recv)
             return False
@@ -152,9 +156,24 @@ class TensorKnowledge:
 
     def is_module_base(self, base) -> bool:
         q = self.qualname(base) or ""
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in N.FRAMEWORK_MODULE_BASES:
             return True
         return isinstance(base, ast.Name) and base.id in self.module_classes
+
+    def is_distribution_base(self, base) -> bool:
+        """``torch.distributions.Distribution`` (any class of that package) or a
+        same-file subclass of one."""
+        q = self.qualname(base) or ""
+        return q.startswith(N.DISTRIBUTION_BASES) or (
+            isinstance(base, ast.Name) and base.id in self.distribution_classes)
+
+    def framework_loss_method(self, bases, method: str) -> bool:
+        """``training_step`` of a LightningModule, ``compute_loss`` of a Hugging Face
+        ``Trainer`` subclass: the framework backpropagates what they return."""
+        packages = N.FRAMEWORK_LOSS_METHODS.get(method)
+        return packages is not None and any(
+            (self.qualname(b) or "").startswith(packages) or
+            (isinstance(b, ast.Name) and b.id in self.framework_classes) for b in bases)
 
     def is_graph(self, node) -> bool:
         if node is None:
@@ -244,9 +263,12 @@ class TensorKnowledge:
             recv = func.value
             if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
                 return None  # a module call: see ExpressionEvents.module_call
-            elif self.is_tensor(recv):
+            elif self.is_tensor(recv) or func.attr in N.TENSOR_ONLY_METHODS:  # `x.exp()`: x is a tensor
                 q = "torch.Tensor." + func.attr
 
+        if q is not None and q.rsplit(".", 1)[-1] in N.OVERLOADED_OPS and q.startswith("torch."):
+            suffix = self.overload(node, q)
+            q = None if suffix is None else q + suffix
         if q is None or q not in table:
             return None
         scalar_key = SCALAR_FORMS.get(q.rsplit(".", 1)[-1])
@@ -257,6 +279,22 @@ class TensorKnowledge:
             if other is not None and not self.is_tensor(other):
                 return (scalar_key, table[scalar_key]) if scalar_key in table else None
         return q, table[q]
+
+    def overload(self, call, q) -> str | None:
+        """Which overload of ``torch.min``-like ``q`` the call is, as a suffix of its
+        saves-table key: ``":other"`` (a tensor second argument), ``":dim"`` (a
+        dimension), ``""`` (a whole-tensor reduction); None when the second
+        argument's kind is unknown (a name that may hold either)."""
+        method = q.startswith("torch.Tensor.")
+        positional = call.args[0 if method else 1:]
+        keywords = {k.arg: k.value for k in call.keywords}
+        second = positional[0] if positional else keywords.get("other", keywords.get("dim"))
+        if second is None:
+            return ""
+        if "dim" in keywords or isinstance(second, ast.Constant) or \
+                (isinstance(second, ast.UnaryOp) and isinstance(second.operand, ast.Constant)):
+            return ":dim"
+        return ":other" if self.is_tensor(second) else None
 
     def splits_tensor(self, node) -> bool:
         """True for ``x.chunk(...)``, ``x.split(...)``, ``x.unbind()``, ``torch.chunk(x, ...)``

@@ -58,6 +58,19 @@ register_hook register_post_accumulate_grad_hook retain_grad unbind split chunk
 tensor_split max min sort topk kthvalue mode median unique aminmax any all
 equal allclose __len__ __iter__ tobytes __bool__ __float__ __int__ cpu_count
 """.split())
+# Ops with overloads that return different things and save different tensors,
+# told apart at a call by the second argument (saves.json has one key per
+# overload): `torch.min(a, b)` ("other", a tensor), `torch.min(a, dim)` ("dim",
+# a (values, indices) pair), `torch.min(a)` (a tensor).
+OVERLOADED_OPS = frozenset({"min", "max"})
+# Methods (and torch functions) in NOT_TENSOR_METHODS whose result still carries
+# the receiver's graph: tuples of tensors (`x.chunk(2)`, `x.max(dim)`), and
+# overloads that return one tensor.  Their element 1 of a value-selecting
+# reduction (`x.max(1)[1]`, `.indices`) is an index tensor, without a graph.
+GRAPH_CARRYING_TUPLE_METHODS = frozenset("""
+unbind split chunk tensor_split max min sort topk kthvalue mode median aminmax
+""".split())
+VALUE_SELECTING_METHODS = frozenset("max min sort topk kthvalue mode median".split())
 # Calls whose result unpacks into tensors: `q, k, v = x.chunk(3, -1)`.
 SPLITTING_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit",
                                "split_with_sizes", "unsafe_chunk", "unsafe_split"})
@@ -85,9 +98,11 @@ unflatten real imag detach mT mH T H adjoint indices values
 """.split())
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 # Methods that (almost) only tensors have: the receiver's result is a tensor.
+# (numpy arrays, pandas objects and jax arrays have none of these; `x.exp()` is torch.)
 TENSOR_ONLY_METHODS = frozenset({"detach", "expand", "expand_as", "requires_grad_",
                                  "contiguous", "unsqueeze", "sigmoid", "softmax",
-                                 "log_softmax", "relu"})
+                                 "log_softmax", "relu", "exp", "tanh", "logsumexp",
+                                 "masked_fill", "clamp", "log1p", "rsqrt"})
 # Factories: a tensor made by one of these (without requires_grad=...) is a constant.
 FACTORIES = frozenset("""
 arange zeros ones empty full rand randn randint randperm linspace logspace eye
@@ -133,6 +148,35 @@ REQUIRES_GRAD_TYPOS = frozenset("""
 require_grad requires_grads require_grads required_grad requried_grad requires_gard
 reqires_grad requieres_grad requires_gradient require_gradient requires_grade
 """.split())
+# nn.Module subclasses that frameworks provide: a class built on one is a module
+# (its layers, its forward), and the framework runs the backward.
+FRAMEWORK_MODULE_BASES = frozenset({
+    "lightning.LightningModule", "lightning.pytorch.LightningModule",
+    "lightning.pytorch.core.LightningModule", "lightning.pytorch.core.module.LightningModule",
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.module.LightningModule",
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+})
+# Methods whose returned loss a framework backpropagates: Lightning's
+# `training_step` (automatic optimization), the Hugging Face Trainer's `compute_loss`.
+FRAMEWORK_LOSS_METHODS = {
+    "training_step": ("lightning.", "pytorch_lightning."),
+    "compute_loss": ("transformers.", "trl."),
+}
+# Calls that run backward on their first argument: Accelerate's
+# `accelerator.backward(loss)`, Lightning Fabric's `fabric.backward(loss)` and
+# `self.manual_backward(loss)` in a LightningModule.
+FRAMEWORK_BACKWARD_RECEIVERS = ("accelerator", "fabric")
+# Methods of a torch.distributions.Distribution whose result callers
+# differentiate (reparameterised samples, log-densities): library code that
+# returns a differentiable value to unknown callers.
+DISTRIBUTION_BASES = ("torch.distributions.", "pyro.distributions.")
+DIFFERENTIABLE_DISTRIBUTION_METHODS = frozenset({
+    "log_prob", "rsample", "entropy", "cdf", "icdf", "log_cdf", "log_survival_function",
+})
+# Their argument that is a tensor by the Distribution API: `log_prob(value)`.
+DISTRIBUTION_VALUE_METHODS = frozenset({"log_prob", "cdf", "icdf", "log_cdf",
+                                        "log_survival_function"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 OPTIMIZER_CLASSES = frozenset("""
 SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam

@@ -28,6 +28,11 @@ class SourceText:
         return Edit(node.lineno, self.col(node.lineno, node.col_offset),
                     end.end_lineno, self.col(end.end_lineno, end.end_col_offset), content)
 
+    def insert_before(self, node, content: str) -> Edit:
+        """Insert ``content`` where ``node`` starts."""
+        column = self.col(node.lineno, node.col_offset)
+        return Edit(node.lineno, column, node.lineno, column, content)
+
     def text(self, node) -> str:
         """Source of ``node`` (like ``ast.get_source_segment``, without re-splitting the file)."""
         lines = self.lines[node.lineno - 1: node.end_lineno]

@@ -57,7 +57,8 @@ class AssignmentEvents:
         q = self.qualname(value.func) or ""
         short = value.func.attr if isinstance(value.func, ast.Attribute) else \
             value.func.id if isinstance(value.func, ast.Name) else ""
-        if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES:
+        if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES or \
+                short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
             self.optimizers[key] = owners
 
     def assign_target(self, target, value, stmt):

@@ -29,7 +29,16 @@ output, so the residual `out = self.relu(out); out += identity` is found.  A
 write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
 is a silent wrong gradient instead of an error.  Also reported: a layer with
 `inplace=True` right after a layer that keeps its output inside one
-`nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).""",
+`nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).
+Overloads are told apart: `torch.min(a, b)` keeps both inputs,
+`torch.max(a)` its input and its result, `torch.max(a, dim)` neither.
+Checked where a backward reaches: methods of modules (Lightning's
+`LightningModule` and Hugging Face's `PreTrainedModel` included), the loss a
+framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
+helpers a module's methods call, files that call `backward()`, and the
+`log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
+(for what flows into the returned value), even in a file without
+`backward()`.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
@@ -70,23 +79,40 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 
 def check_scope(checker, scope) -> None:
     if not scope.has_gradients(checker):
+        if scope.top_level and scope.writes and scope.saves:
+            checker.deferred_scopes.append(scope)  # unless a module's method calls it
         return
+    _check_writes(checker, scope, scope.reached_only_through_returns(checker))
+
+
+def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) -> None:
+    """``made_here``: only tensors the function computed itself, not its arguments
+    (a helper that updates a caller's state in place, a generation cache, may
+    well be called only on paths that never backpropagate)."""
     for w in scope.writes:
         if not w.grad_on or id(w.node) in scope.reported:
+            continue
+        if made_here and (scope.binding(w.name, w.seq) or (0, None))[1] is None:
             continue
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             if seq < w.seq and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
-                    and not scope.backward_between(seq, w.seq):
+                    and not scope.backward_between(seq, w.seq) \
+                    and (not returned_only or _feeds_return(checker, scope, op_node)):
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
 
 
 def check_file(checker) -> None:
-    """`nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
+    """Helpers that the file's modules call from their methods, with gradients on,
+    are gradient code too (`def attention(q, k, v)` called from a forward); and
+    `nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
     that writes its input in place, right after a layer that saved its output."""
+    for scope in checker.deferred_scopes:
+        if scope.name in checker.module_callees:
+            _check_writes(checker, scope, returned_only=False, made_here=True)
     for call, before, layer in checker.layer_conflicts.values():
         keyword = next((k for k in call.keywords if k.arg == "inplace"
                         and isinstance(k.value, ast.Constant)), None)
@@ -98,9 +124,26 @@ def check_file(checker) -> None:
                        f"backward() will fail in training mode", fix)
 
 
+def _feeds_return(checker, scope, op_node) -> bool:
+    """The op's result flows, through names bound in this function, into a value
+    it returns: a backward from the caller goes through the op's saved tensors."""
+    seen, stack = set(), list(checker.returns)
+    while stack:
+        node = stack.pop()
+        if node is op_node:
+            return True
+        if isinstance(node, ast.Name):
+            if node.id not in seen:
+                seen.add(node.id)
+                stack.extend(v for _, v, _ in scope.bind_values.get(node.id, ()) if v is not None)
+        elif not isinstance(node, (ast.Lambda, ast.FunctionDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _report(checker, w, key, how, op_node):
     op = OPERATOR_TEXT.get(key.split(":")[0]) or \
-        key.replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
+        key.split(":")[0].replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
     entry = N.saves_table()[key]
     what = "its output" if how == "output" else "this input"
     outcome = ("the write bypasses autograd's check, so the gradient will be silently wrong"

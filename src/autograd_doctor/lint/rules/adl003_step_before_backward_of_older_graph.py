@@ -16,13 +16,19 @@ intermediate names) from a value that was built *before* the step by calling
 a module whose parameters `opt` updates.  Which module an optimizer updates
 comes from its construction anywhere in the file:
 `opt = torch.optim.Adam(model.parameters())`, `itertools.chain(a.parameters(),
-b.parameters())`, parameter lists and groups.  Values cut from the graph
+b.parameters())`, parameter lists and groups, and an optimizer class passed
+as a parameter whose default is one (`optimizer_class=optim.Adam`).  Values cut from the graph
 (`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
 do the results of a module's own methods that use none of its layers or
 parameters (`self.make_batch()` turning stored transitions into tensors).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
-from `d_real`, `.backward()`.""",
+from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
+loss takes `torch.min(q1(s, a), q2(s, a))` of the critics, whose optimizers
+step before `actor_loss.backward()`.  The graph is followed through
+`torch.min`/`max` (not their indices), `chunk`/`split`, and backward passes
+that a framework runs (`accelerator.backward(loss)`,
+`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -130,7 +136,8 @@ def _dependencies(checker, node, cls=None):
                     (isinstance(func, ast.Name) and func.id in checker.grad_free_functions):
                 continue
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
-                                                    or func.attr in N.NOT_TENSOR_METHODS
+                                                    or (func.attr in N.NOT_TENSOR_METHODS and
+                                                        func.attr not in N.GRAPH_CARRYING_TUPLE_METHODS)
                                                     or func.attr in N.MODULE_METHODS):
                 continue
             if isinstance(func, ast.Name):
@@ -146,8 +153,10 @@ def _dependencies(checker, node, cls=None):
                     stack.append(func.value)
             stack.extend(n.args)
             stack.extend(k.value for k in n.keywords)
+        elif isinstance(n, ast.Subscript) and _selected_indices(n.value, n.slice):
+            continue  # `q.max(1)[1]`: the positions of the maxima, no graph
         elif isinstance(n, ast.Attribute):
-            if n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data":
+            if (n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data") or n.attr == "values":
                 stack.append(n.value)
         elif isinstance(n, ast.AugAssign):
             stack += [n.target, n.value]
@@ -156,6 +165,13 @@ def _dependencies(checker, node, cls=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _selected_indices(value, index) -> bool:
+    """``x.max(1)[1]`` / ``torch.sort(x)[1]``: element 1 of a value-selecting
+    reduction, the index tensor."""
+    return isinstance(index, ast.Constant) and index.value == 1 and isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Attribute) and value.func.attr in N.VALUE_SELECTING_METHODS
 
 
 def _old_graph(checker, scope, recv, at, step, owners):

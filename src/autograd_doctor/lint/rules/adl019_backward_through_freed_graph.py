@@ -1,0 +1,147 @@
+"""ADL019: a second backward through a graph that an earlier backward freed."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph
+
+RULE = Rule(
+    code="ADL019", name="backward-through-freed-graph",
+    summary="A `backward()` goes through the graph of a value that an earlier `backward()` without `retain_graph=True` already freed.",
+    what_it_does="""Finds two backward passes in one function, on one path, whose losses are both
+computed from one value (a name bound once, not re-bound in between) that was
+made by calling a module with parameters (`fake = G(z)`), when the first
+backward has no `retain_graph=True` (nor `create_graph`) and the value is not
+cut on the way (`.detach()`, `.item()`, `no_grad`).  This is the GAN pattern
+of a discriminator loss computed from `D(fake)` instead of `D(fake.detach())`:
+`d_loss.backward()` frees the generator's graph that `g_loss.backward()`
+needs next.""",
+    why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
+linear layer of `G`, ...) unless asked to keep them.  The second backward
+through the shared part then raises `RuntimeError: Trying to backward through
+the graph a second time (or directly access saved tensors after they have
+already been freed)`.""",
+    example="""scores = D(x)                # D: a module with parameters
+d_loss = F.softplus(-scores).mean()
+d_loss.backward()            # frees D's graph (through scores)
+g_loss = F.softplus(scores).mean()
+g_loss.backward()            # needs it again""",
+    use_instead="""scores = D(x)
+d_loss = F.softplus(-scores).mean()
+d_loss.backward(retain_graph=True)   # or use scores.detach() in one of the losses
+g_loss = F.softplus(scores).mean()
+g_loss.backward()""",
+    fix_safety="No automatic fix: `.detach()` in the first loss (when its gradient should not reach the shared part) or `retain_graph=True` (when it should) depends on the algorithm.",
+    known_problems="""Only one function is followed, and only values made by a module call that
+the linter knows has parameters (a same-file module class, an `nn` layer, a
+`self.<layer>` of a module) count as evidence of a graph with saved tensors.
+A backward whose loss is only reached through a container or an attribute
+(`losses["d"]`, `self.fake`) is not followed.  Loops that carry a hidden state
+into the next iteration without `detach()` (truncated backpropagation through
+time) are not covered yet.""",
+)
+
+
+def check_scope(checker, scope) -> None:
+    backwards = scope.backward_receivers
+    for i, (seq2, node2, recv2) in enumerate(backwards):
+        if id(node2) in scope.reported:
+            continue
+        read_by_second = _bindings_read(checker, scope, recv2, seq2)
+        for seq1, node1, recv1 in backwards[:i]:
+            if not _frees_graph(node1) or scope.exclusive(seq1, seq2) or not scope.reaches(seq1, seq2):
+                continue
+            shared = [b for b in _bindings_read(checker, scope, recv1, seq1) if b in read_by_second
+                      and b[1] < seq1 and _made_by_parameterised_module(checker, scope, b)]
+            if shared:
+                name, bseq = min(shared, key=lambda b: b[1])
+                value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+                checker.report(
+                    "ADL019", node2,
+                    f"this backward goes through the graph of `{name}` (line {value.lineno}), which "
+                    f"`{checker.text(node1)}` on line {node1.lineno} already freed (no "
+                    f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
+                    f"a second time); detach `{name}` where the first loss uses it, or retain the graph",
+                    related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                              f"`{name}` computed here"),
+                             (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
+                              "this backward frees its graph")])
+                scope.reported.add(id(node2))
+                break
+
+
+def _bindings_read(checker, scope, node, at) -> set:
+    """Every (name, binding seq) whose graph ``node`` (evaluated at seq ``at``) is
+    surely part of: followed only through operators, indexing, torch functions,
+    tensor methods and calls of known modules (`D(fake)`, `bce(...)` after
+    `bce = nn.BCELoss()`); an unknown call (`ada.tune(d_real)`, which may return
+    a float) or a graph-cutting one (`.detach()`, `.item()`) ends the path."""
+    found, work = set(), [(node, at)]
+    while work and len(found) < 200:
+        n, when = work.pop()
+        for name in _graph_names(checker, n):
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in found:
+                continue
+            found.add((name, entry[0]))
+            if entry[1] is not None and not entry[2]:
+                work.append((entry[1], entry[0]))
+    return found
+
+
+def _graph_names(checker, node) -> list[str]:
+    names, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            names.append(n.id)
+        elif isinstance(n, ast.BinOp):
+            stack += [n.left, n.right]
+        elif isinstance(n, ast.UnaryOp):
+            stack.append(n.operand)
+        elif isinstance(n, ast.Subscript):
+            stack.append(n.value)
+        elif isinstance(n, (ast.List, ast.Tuple)):
+            stack += n.elts
+        elif isinstance(n, ast.IfExp):
+            stack += [n.body, n.orelse]
+        elif isinstance(n, ast.Call):
+            stack += _graph_operands(checker, n)
+    return names
+
+
+def _graph_operands(checker, call) -> list:
+    """The operands whose graph ``call``'s result surely carries, or [] if unknown."""
+    if any(k.arg == "requires_grad" for k in call.keywords):
+        return []
+    operands = list(call.args) + [k.value for k in call.keywords]
+    func = call.func
+    q = checker.qualname(func)
+    if q is not None:
+        return operands if q.startswith("torch.") and N.is_tensor_function(q) else []
+    if checker.called_module(call) is not None:
+        return operands
+    if isinstance(func, ast.Attribute) and func.attr in N.tensor_methods() and \
+            func.attr not in N.GRAD_CUTTING_METHODS and func.attr not in N.NOT_TENSOR_METHODS:
+        return [func.value] + operands
+    return []
+
+
+def _made_by_parameterised_module(checker, scope, binding) -> bool:
+    """The binding's value calls a module known to have parameters (so its graph
+    saved tensors), with gradients on."""
+    name, seq = binding
+    entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == seq), None)
+    if entry is None or entry[1] is None or entry[2]:
+        return False
+    for sub in ast.walk(entry[1]):
+        if isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr in ("detach", "item", "tolist", "numpy"):
+                return False
+            spec = checker.called_module(sub)
+            if spec is not None and spec.parameterised:
+                return True
+    return False

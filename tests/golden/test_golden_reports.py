@@ -1,0 +1,114 @@
+"""Golden reports: the complete printed report (and its JSON) of every catalogue program, every
+re-created bug report and every lint fixture, compared with the files saved in tests/golden/.
+
+A change of wording or layout shows up here as a diff. When the change is meant, regenerate and
+review the diff as with any other change:
+
+    python -m pytest tests/golden --update-goldens
+    git diff tests/golden
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from contextlib import redirect_stdout
+
+import pytest
+
+from autograd_doctor.report.model import Report
+from autograd_doctor.report.text import render_report
+from helpers import run_program
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN = os.path.join(TESTS, "golden")
+
+# AD127 needs a process group; tests/errors/test_ddp.py runs it under torchrun.
+NEEDS_A_LAUNCHER = {"ddp_unused_parameters"}
+
+
+def _programs(folder: str) -> list[str]:
+    directory = os.path.join(TESTS, folder, "programs")
+    names = sorted(name[:-3] for name in os.listdir(directory) if name.endswith(".py"))
+    return [name for name in names if name not in NEEDS_A_LAUNCHER]
+
+
+CATALOGUE = _programs("errors")
+BUG_REPORTS = _programs("bug_reports")
+LINT_FIXTURES = sorted(
+    os.path.join(folder, name)
+    for folder in ("rules", "fix")
+    for name in os.listdir(os.path.join(TESTS, "lint", "fixtures", folder))
+    if name.endswith(".py"))
+
+# Memory addresses and object ids differ from run to run; nothing else in a report may.
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+
+
+def _normalise(text: str, *paths: str) -> str:
+    for path in paths:
+        text = text.replace(path, "<dir>")
+    return _ADDRESS.sub("0x<address>", text)
+
+
+def _compare(request, relative_path: str, actual: str) -> None:
+    path = os.path.join(GOLDEN, relative_path)
+    if request.config.getoption("--update-goldens"):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(actual)
+        return
+    if not os.path.exists(path):
+        pytest.fail(f"no golden file {relative_path}: run pytest tests/golden --update-goldens and review it")
+    with open(path, encoding="utf-8") as stream:
+        expected = stream.read()
+    assert actual == expected, f"{relative_path} changed; if meant, regenerate with --update-goldens and review the diff"
+
+
+def _report_texts(tmp_path, folder: str, name: str, mode: str) -> tuple[str, str]:
+    with open(os.path.join(TESTS, folder, "programs", f"{name}.py"), encoding="utf-8") as stream:
+        source = stream.read()
+    outcome = run_program(tmp_path, source, f"{name}.py", mode=mode)
+    error = outcome.error
+    lines = [f"exception: {type(error).__name__}: {error}" if error is not None else "exception: none"]
+    lines.append(render_report(outcome.diagnoses) if outcome.diagnoses else "(no diagnosis)")
+    for warning in outcome.warnings:
+        lines.append(f"warning: {warning.message}")
+    text = _normalise("\n".join(lines) + "\n", str(tmp_path))
+    report = Report(diagnoses=outcome.diagnoses,
+                    exception_type=type(error).__name__ if error is not None else None,
+                    exception_message=str(error) if error is not None else None)
+    as_json = _normalise(json.dumps(report.to_dict(), indent=2, default=str) + "\n", str(tmp_path))
+    return text, as_json
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_catalogue_report(request, tmp_path, name, mode):
+    text, as_json = _report_texts(tmp_path, "errors", name, mode)
+    _compare(request, f"catalogue/{name}.{mode}.txt", text)
+    _compare(request, f"catalogue/{name}.{mode}.json", as_json)
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+@pytest.mark.parametrize("name", BUG_REPORTS)
+def test_bug_report_report(request, tmp_path, name, mode):
+    text, as_json = _report_texts(tmp_path, "bug_reports", name, mode)
+    _compare(request, f"bug_reports/{name}.{mode}.txt", text)
+    _compare(request, f"bug_reports/{name}.{mode}.json", as_json)
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+@pytest.mark.parametrize("fixture", LINT_FIXTURES)
+def test_lint_fixture_output(request, fixture, output_format):
+    from autograd_doctor.lint.cli import lint_main
+
+    fixtures = os.path.join(TESTS, "lint", "fixtures")
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        lint_main([os.path.join(fixtures, fixture), "--isolated", "--select", "ADL",
+                   "--format", output_format])
+    extension = "txt" if output_format == "text" else "json"
+    _compare(request, f"lint/{fixture[:-3]}.{extension}", _normalise(printed.getvalue(), fixtures))
