@@ -55,7 +55,7 @@ def _digest(path: str) -> str:
 
 def test_fix_writes_every_verified_change_and_the_program_then_computes_the_reference(tmp_path):
     path = _script(tmp_path, CHUNKS)
-    result = run_cli("run", "--fix", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--fix", path, cwd=str(tmp_path), timeout=900)
     assert result.returncode == 1  # this run was the buggy program
     assert "--fix wrote 2 change(s) into" in result.stderr, result.stderr[-3000:]
     assert "--- a/train.py\n+++ b/train.py\n" in result.stderr
@@ -80,7 +80,7 @@ def test_fix_writes_every_verified_change_and_the_program_then_computes_the_refe
 def test_diff_shows_the_change_and_writes_nothing(tmp_path):
     path = _script(tmp_path, CHUNKS)
     before = _digest(path)
-    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=900)
     assert "--- a/train.py\n+++ b/train.py\n" in result.stderr, result.stderr[-3000:]
     assert "-u *= 2.0" in result.stderr and "-v *= 3.0" in result.stderr
     assert _digest(path) == before
@@ -89,7 +89,7 @@ def test_diff_shows_the_change_and_writes_nothing(tmp_path):
 def test_fix_writes_nothing_when_no_oracle_verifies_the_change(tmp_path):
     path = _script(tmp_path, TWO_LOSSES)
     before = _digest(path)
-    result = run_cli("run", "--fix", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--fix", path, cwd=str(tmp_path), timeout=900)
     assert "unverified: " in result.stderr, result.stderr[-3000:]
     assert "autograd-doctor: --fix wrote nothing: the change is unverified (see above)" in result.stderr
     assert _digest(path) == before

@@ -30,7 +30,7 @@ def _values(tmp_path, source: str, name: str, oracle: bool) -> dict:
     else:
         command = [sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", str(path)]
         environment[CAPTURE_VARIABLE] = str(capture)
-    subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, timeout=180)
+    subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, timeout=900)
     values = load(str(capture))
     assert values is not None, f"no values recorded for {name}"
     return values

@@ -52,7 +52,7 @@ def test_verify_fix_never_says_verified_without_an_oracle(tmp_path):
     """Two losses over one graph (AD302): the help runs, but no oracle gives the gradients that
     program meant, so the answer is unverified, with the reason."""
     path, digest = _script(tmp_path, FIXABLE)
-    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     assert result.returncode == 1  # the user's program itself still failed
     assert "help: both losses are ready before the first backward()" in result.stderr
     last = result.stderr.rstrip().splitlines()[-1]
@@ -67,7 +67,7 @@ def test_verify_fix_follows_the_second_bug_and_verifies_both_changes(tmp_path):
     """The first help makes the program fail on the next write: that write's help is applied
     too, and the whole change is judged against the oracle."""
     path, _ = _script(tmp_path, TWO_BUGS)
-    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=900)
     assert "applied 2 change(s)" in result.stderr, result.stderr[-3000:]
     assert "line 5 (AD101), line 8 (AD101)" in result.stderr
     assert "-h.mul_(2)" in result.stderr and "+h = h.mul(2)" in result.stderr
@@ -78,7 +78,7 @@ def test_verify_fix_follows_the_second_bug_and_verifies_both_changes(tmp_path):
 
 def test_verify_fix_does_not_guess_when_the_help_is_advice(tmp_path):
     path, _ = _script(tmp_path, ADVICE_ONLY)
-    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     last = result.stderr.rstrip().splitlines()[-1]
     assert last.startswith("not verified: the help is advice, not a change autograd-doctor can apply")
 
@@ -94,7 +94,7 @@ def test_verify_fix_passes_the_same_arguments_and_keeps_sibling_imports(tmp_path
         h.mul_(FACTOR * float(sys.argv[1]))
         (h * w).sum().backward()
     """)
-    result = run_cli("run", "--verify-fix", path, "3", cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--verify-fix", path, "3", cwd=str(tmp_path), timeout=900)
     assert result.stderr.rstrip().splitlines()[-1].startswith("verified: "), result.stderr[-2000:]
 
 
@@ -121,7 +121,7 @@ def test_capture_mode_from_the_command_line_sees_out_writes(tmp_path):
     path, _ = _script(tmp_path, OUT_WRITE)
     plain = run_cli("run", path, cwd=str(tmp_path))
     assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" not in plain.stderr
-    result = run_cli("run", "--capture", "mode", "--verify-fix", path, cwd=str(tmp_path), timeout=600)
+    result = run_cli("run", "--capture", "mode", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" in result.stderr
     assert "modified here" in result.stderr
     assert " 7 | mask = torch.mul(torch.ones(4), 2)" in result.stderr
