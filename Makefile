@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast test-torch2.14 bench clean
+.PHONY: install demo test test-fast test-torch2.14 bench clean update-docs
 
 install: $(STAMP)
 
@@ -29,6 +29,10 @@ test: install
 # in both modes, compared with its golden report, plus every lint rule's fixtures.
 test-fast: install
 	$(BIN)/python -m pytest -q tests/golden tests/lint/test_rules.py
+
+# Rewrite the example outputs in README.md and docs/ that no longer match what runs (tests/docs).
+update-docs: install
+	$(BIN)/python -m pytest -q tests/docs --update-docs
 
 # The suite on the newest torch release we support (a 5.5 GB CUDA build that runs on the CPU),
 # in its own venv; not part of `make test` because installing it takes minutes.

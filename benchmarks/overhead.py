@@ -295,6 +295,11 @@ def main() -> int:
             print_wall_table(f"wall time, {threads} thread(s), {options.repeats} interleaved repeats: "
                              "median ratio to eager [min-max]", table)
         torch.set_num_threads(default_threads)
+    if options.quick:
+        print("--quick is a smoke run: it checks that every workload runs in every mode. Its ratios are not "
+              "measurements: 2 repeats of 3 steps, where the first repeat carries one-time costs (the first "
+              "mode entered sorts your files from torch's, the interpreter re-specializes) and the median of "
+              "2 is their mean. The figures in the README are instruction counts (--callgrind).")
     if options.memory:
         print("peak memory, ratio to eager")
         for name in names:

@@ -9,5 +9,8 @@ os.environ.setdefault("AUTOGRAD_DOCTOR_DEBUG", "1")
 
 
 def pytest_addoption(parser):
+    # tests/docs: rewrite the docs' example outputs with what runs now (tests/docs/doc_examples.py).
+    parser.addoption("--update-docs", action="store_true", default=False,
+                     help="rewrite README.md and docs/*.md example outputs that differ from what runs")
     parser.addoption("--update-goldens", action="store_true", default=False,
                      help="rewrite the golden reports in tests/golden/ instead of comparing with them")

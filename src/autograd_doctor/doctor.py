@@ -36,7 +36,7 @@ try:
     from autograd_doctor.report import graph
 except ImportError:
     graph = None
-from autograd_doctor.report.text import render_diagnosis
+from autograd_doctor.report.text import gutter_width, render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
 CAPTURE_METHODS = ("patch", "mode")
@@ -243,7 +243,8 @@ class Doctor:
         error = RuntimeError(pytorch_version_message(record, node_name))
         try:
             slot = self.recorder.find_slot(node, record)
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record))
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record),
+                                                      capture=self.capture)
             diagnosis.extra["mode"] = "full"
             record.reported = True
             if graph is not None:
@@ -333,7 +334,7 @@ class Doctor:
         if record.alias._version == record.version:
             return
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, ())
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), capture=self.capture)
             diagnosis.severity = "error"
             diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
         except Exception:
@@ -436,7 +437,8 @@ class Doctor:
             writes = recorder.optimizer_writes_into(stale.tensor, stale.saved_version, stale.found_version)
         record = SavedRecord(stale.tensor.detach(), stale.saved_version, (), 0)
         record.writes = tuple(writes[:3])
-        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else ())
+        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else (),
+                                                   capture=self.capture)
         diagnosis.extra["mode"] = "light"
         diagnosis.notes.append(LIGHT_MODE_NOTE)
         if diagnosis.primary is None and diagnosis.related:
@@ -461,9 +463,23 @@ class Doctor:
         if self.silent == "warn":
             primary = diagnosis.primary
             warnings.warn_explicit(
-                "\n" + render_diagnosis(diagnosis), AutogradDoctorWarning,
+                warning_text(diagnosis), AutogradDoctorWarning,
                 primary.file if primary else "<autograd-doctor>", primary.line if primary else 0,
             )
+
+
+def warning_text(diagnosis: Diagnosis) -> str:
+    """The message of the warning for a silent problem: the report, headline first.
+
+    Python prints a warning as `file:line: Category: message` and then quotes the source
+    line at file:line; the last line here says so, so that quote does not read as more help.
+    """
+    text = render_diagnosis(diagnosis)
+    primary = diagnosis.primary
+    if primary is None:
+        return text
+    gutter = " " * gutter_width(diagnosis)
+    return f"{text}\n{gutter} = warned at {primary.file}:{primary.line}:"
 
 
 def _optimizer_step_hooks(recorder: Recorder) -> tuple:

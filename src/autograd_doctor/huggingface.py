@@ -20,6 +20,7 @@ except ImportError as missing:
     raise ImportError("autograd-doctor's Hugging Face callback needs transformers: "
                       "pip install transformers accelerate") from missing
 
+from autograd_doctor.own_frames import hide_own_frames
 from autograd_doctor.report.model import Diagnosis
 from autograd_doctor.step_watch import StepWatch
 
@@ -96,6 +97,9 @@ class AutogradDoctorCallback(TrainerCallback):
                 loss = training_step(*args, **kwargs)
             except BaseException as error:
                 self.steps.end(self._where(), error)
+                # Our frames out of the traceback, this one's included: a bare `raise` adds
+                # no entry for the frame that re-raises (Python 3.11 and later).
+                hide_own_frames(error)
                 raise
             self.steps.end(self._where())
             return loss

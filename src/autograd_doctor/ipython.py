@@ -15,12 +15,12 @@ Magics:
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-import types
 
 from autograd_doctor.doctor import Doctor, diagnoses_of, explain_error, internal_error
+from autograd_doctor.own_frames import hide_own_frames, without_own_frames
+from autograd_doctor.report.cell_names import shown_line
 from autograd_doctor.report.model import Diagnosis, Report
 
 # Exceptions our handler sees. RuntimeError covers PyTorch's autograd errors and ours
@@ -59,7 +59,7 @@ class DiagnosesView:
         for diagnosis in self.diagnoses:
             where = ""
             if diagnosis.primary is not None:
-                where = f" at {diagnosis.primary.file}:{diagnosis.primary.line}"
+                where = f" at {shown_line(diagnosis.primary.file, diagnosis.primary.line)}"
             lines.append(f"autograd-doctor: {diagnosis.severity}[{diagnosis.code}]{where} (details above; "
                          "`%autograd_doctor graph` draws the graph)")
         return "\n".join(lines)
@@ -145,8 +145,9 @@ class DoctorExtension:
         """IPython custom exception handler: the usual traceback, then the diagnosis."""
         self.explain_compile_failure(value)
         explain_error(value)  # the error catalogue's diagnosis, shown as a note of the traceback
+        hide_own_frames(value)
         try:
-            shell.showtraceback((etype, value, without_our_frames(tb)), tb_offset=tb_offset)
+            shell.showtraceback((etype, value, without_own_frames(tb)), tb_offset=tb_offset)
         except Exception:
             _plain_traceback(shell, etype, value, tb, tb_offset)
             return []
@@ -188,10 +189,29 @@ class DoctorExtension:
             return extension.handle_exception(shell, etype, value, tb, tb_offset)
 
         self.shell.set_custom_exc(HANDLED_EXCEPTIONS, handler)
+        self._hide_own_frames_in_every_traceback()
         self.shell.register_magic_function(self.line_magic, "line", "autograd_doctor")
         self.shell.register_magic_function(self.cell_magic, "cell", "autograd_doctor")
 
+    def _hide_own_frames_in_every_traceback(self) -> None:
+        """Any exception a watched cell raises (an IndexError through our wrapper of
+        `__setitem__`, not only the RuntimeErrors our handler explains) is shown without
+        our frames: IPython's traceback formatter takes them out first."""
+        formatter = self.shell.InteractiveTB
+        format_traceback = formatter.structured_traceback
+
+        def structured_traceback(etype, value, *args, **kwargs):
+            if isinstance(value, BaseException):
+                hide_own_frames(value)
+            return format_traceback(etype, value, *args, **kwargs)
+
+        structured_traceback._autograd_doctor = True
+        formatter.structured_traceback = structured_traceback
+
     def uninstall(self) -> None:
+        formatter = self.shell.InteractiveTB
+        if getattr(formatter.__dict__.get("structured_traceback"), "_autograd_doctor", False):
+            del formatter.structured_traceback  # IPython's own method again
         events = self.shell.events
         for name, callback in (("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)):
             try:
@@ -290,31 +310,6 @@ def parse_magic_options(line: str) -> dict:
             raise ValueError(f"unknown option {word!r} (use --full, --strict, --silent POLICY, --verify-saved)")
         index += 1
     return options
-
-
-_OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def without_our_frames(tb):
-    """The traceback without autograd-doctor's own frames (its wrappers around torch calls).
-
-    Example::
-
-        >>> without_our_frames(None) is None
-        True
-    """
-    frames = []
-    current = tb
-    while current is not None:
-        if not os.path.abspath(current.tb_frame.f_code.co_filename).startswith(_OUR_DIR):
-            frames.append(current)
-        current = current.tb_next
-    if not frames:
-        return tb
-    rebuilt = None
-    for entry in reversed(frames):
-        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
-    return rebuilt
 
 
 def _plain_traceback(shell, etype, value, tb, tb_offset) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 
+from autograd_doctor.own_frames import hide_own_frames
 from autograd_doctor.report.model import Diagnosis
 from autograd_doctor.step_watch import StepWatch
 
@@ -51,6 +52,7 @@ class DoctorCallbackHooks:
     def on_exception(self, trainer, pl_module, exception: BaseException) -> None:
         # Lightning calls this, then re-raises the exception itself: nothing to re-raise here.
         self.steps.end(_where(trainer, None), exception)
+        hide_own_frames(exception)  # the traceback Lightning re-raises is the one without the doctor
 
     def teardown(self, trainer, pl_module, stage: str) -> None:
         self.steps.end()  # a run stopped between batch start and end (e.g. should_stop)

@@ -23,10 +23,21 @@ Example (a test file)::
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
+from autograd_doctor.own_frames import hide_own_frames
+
 SECTION = "autograd-doctor"
+# How the report notes that autograd_doctor.doctor.attach adds to an exception start.
+NOTE_START = "autograd-doctor:\n"
+
+
+def internal_error() -> None:
+    from autograd_doctor.doctor import internal_error as report_internal_error
+
+    report_internal_error()
 
 
 def pytest_addoption(parser):
@@ -104,53 +115,103 @@ def collected(doctor, error: BaseException | None) -> list:
     return diagnoses
 
 
-def complete_with_full_mode(item, doctor, error: BaseException, diagnoses: list, elapsed_s: float) -> list | None:
+def complete_with_full_mode(item, doctor, error: BaseException) -> None:
     """The default (light) mode found the write but not the save line: run this one test
-    again, in a child pytest under the full mode (autograd_doctor.rerun); the diagnoses
-    then reported, or None when nothing was re-run. In that child, `diagnoses` are handed
-    to the parent."""
+    again, in this process, under the full mode (autograd_doctor.pytest_rerun), and
+    report what it found instead (or why it found nothing)."""
     from autograd_doctor import rerun
+    from autograd_doctor.pytest_rerun import can_run_again, run_again_in_full_mode
 
-    if rerun.is_child():
-        rerun.save_for_parent(diagnoses)
-        return None
-    if item.config.getoption("--autograd-doctor-no-rerun"):
-        return None
+    if item.config.getoption("--autograd-doctor-no-rerun") or not can_run_again(item):
+        return
     light = rerun.wants_rerun(doctor, error)
     if light is None:
-        return None
-    config = item.config
-    # The node id is relative to the root directory; the ini file (and its setting) is
-    # found there again. A marker comes back with the test itself.
-    command = [sys.executable, "-m", "pytest", item.nodeid, "-q", "-p", "no:cacheprovider",
-               "--rootdir", str(config.rootpath)]
-    if config.getoption("--autograd-doctor"):
-        command.append("--autograd-doctor")
-    rerun.complete_with_full_mode(doctor, error, light, command, elapsed_s, what="the test",
-                                  switch="--autograd-doctor-no-rerun", cwd=str(config.rootpath))
-    return collected(doctor, error)
+        return
+    started = time.monotonic()
+    diagnoses, why_not = run_again_in_full_mode(item, watch_options_for(item) or {}, diagnoses_for)
+    rerun.adopt_full_report(doctor, error, light, diagnoses, why_not, what="the test",
+                            switch="--autograd-doctor-no-rerun", took_s=time.monotonic() - started)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    doctor = item.__dict__.pop("_autograd_doctor", None) if call.when == "call" else None
+    if doctor is None:  # popped: the doctor is not kept past the test
+        yield
+        return
+    # Before pytest renders the failure: the traceback and the message as without the
+    # doctor, and the report in one place, the section added below.
+    error = test_exception(item, call)
+    diagnoses = explained(item, doctor, error)
+    if error is not None:
+        hide_own_frames(error)
+        remove_report_notes(error)
     outcome = yield
-    if call.when != "call":
-        return
-    doctor = item.__dict__.pop("_autograd_doctor", None)  # do not keep it past the test
-    if doctor is None:
-        return
-    report = outcome.get_result()
-    try:
-        from autograd_doctor.report.text import render_report
+    if diagnoses:
+        try:
+            add_report(outcome.get_result(), diagnoses, error)
+        except Exception:
+            internal_error()
 
-        error = call.excinfo.value if call.excinfo is not None else None
+
+def test_exception(item, call) -> BaseException | None:
+    """The exception the test failed with. A unittest.TestCase catches its own: pytest's
+    unittest support keeps it on the item and moves it to `call` after this hook's start."""
+    if call.excinfo is not None:
+        return call.excinfo.value
+    kept = getattr(item, "_excinfo", None)
+    return kept[0].value if kept else None
+
+
+def explained(item, doctor, error: BaseException | None) -> list:
+    """The test's diagnoses (the full mode's when a second run found the save line); their
+    codes and locations become the test's properties (`--junitxml` writes them)."""
+    try:
         diagnoses = diagnoses_for(doctor, error)
         if error is not None:
-            diagnoses = complete_with_full_mode(item, doctor, error, diagnoses, call.duration) or diagnoses
-        if diagnoses:
-            report.sections.append((SECTION, render_report(diagnoses)))
-            report.user_properties.append(("autograd_doctor", [d.code for d in diagnoses]))
+            complete_with_full_mode(item, doctor, error)
+            diagnoses = collected(doctor, error)
+        for diagnosis in diagnoses:
+            item.user_properties.append(("autograd_doctor_code", diagnosis.code))
+            if diagnosis.primary is not None:
+                item.user_properties.append(
+                    ("autograd_doctor_location", f"{diagnosis.primary.file}:{diagnosis.primary.line}"))
+        return diagnoses
     except Exception:
-        from autograd_doctor.doctor import internal_error
-
         internal_error()
+        return []
+
+
+def remove_report_notes(error: BaseException) -> None:
+    """Take the report notes that `attach` added off the test's exception: pytest would
+    print them in its traceback, and the section already shows the report."""
+    try:
+        notes = getattr(error, "__notes__", None)
+        if notes:
+            kept = [note for note in notes if not (isinstance(note, str) and note.startswith(NOTE_START))]
+            if kept:
+                error.__notes__ = kept
+            else:
+                del error.__notes__
+        elif sys.version_info < (3, 11) and error.args and isinstance(error.args[0], str):
+            error.args = (error.args[0].split("\n\n" + NOTE_START)[0],) + error.args[1:]
+    except Exception:
+        internal_error()
+
+
+def add_report(report, diagnoses: list, error: BaseException | None) -> None:
+    """The report as a section of the failure (printed after the traceback, also in
+    `--junitxml`), or of the test's report when it passed (printed with `-rP`)."""
+    from autograd_doctor.doctor import AutogradDoctorError
+    from autograd_doctor.report.text import render_report
+
+    if isinstance(error, AutogradDoctorError):
+        # Raised by the doctor itself (strict mode): its message is its report.
+        diagnoses = [d for d in diagnoses if d is not error.diagnosis]
+    if not diagnoses:
+        return
+    text = render_report(diagnoses)
+    if report.failed and hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection(SECTION, text)
+    else:
+        report.sections.append((SECTION, text))

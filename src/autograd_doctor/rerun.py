@@ -4,10 +4,12 @@ mode and use that report instead.
 
 The light mode (the default) finds the write and the tensor from PyTorch's own version
 check, but it does not record saves. Re-running is natural where the unit of work is a
-script with its arguments or a test with its id. The re-run happens in a child process
-(so the first run's state cannot leak into it), with its output discarded and stdin
-closed, once (the child never re-runs), and within a time limit. Its report replaces
-the light one only when it is about the same failure (same code, same write line).
+script with its arguments or a test with its id. A program's re-run happens in a child
+process (so the first run's state cannot leak into it), with its output discarded and
+stdin closed, once (the child never re-runs), and within a time limit. A test's re-run
+happens in pytest's own process (autograd_doctor.pytest_rerun: fresh fixtures, no new
+interpreter to start). Either report replaces the light one only when it is about the
+same failure (same code, same write line): `adopt_full_report`.
 """
 
 from __future__ import annotations
@@ -82,10 +84,24 @@ def rerun_full(command: list[str], elapsed_s: float, what: str = "the program", 
             return pickle.load(stream), ""
 
 
+def _place(diagnosis: Diagnosis, role: str) -> tuple[str, int] | None:
+    location = next((loc for loc in [diagnosis.primary, *diagnosis.related] if loc is not None and loc.role == role),
+                    None)
+    return (location.file, location.line) if location is not None else None
+
+
 def _same_failure(light: Diagnosis, full: Diagnosis) -> bool:
-    if full.code != light.code or full.primary is None or light.primary is None:
+    """The full run's diagnosis is about the failure the light one found: the same code and
+    saved slot, and the same write line, or, where the light mode saw no write (an `out=`
+    write, C++ code), the same backward() line. The primary location cannot decide alone:
+    without a write it is the backward() call in the light report and the save in the full one."""
+    if full.code != light.code or light.primary is None:
         return False
-    return (full.primary.file, full.primary.line) == (light.primary.file, light.primary.line)
+    if (full.extra.get("node"), full.extra.get("slot")) != (light.extra.get("node"), light.extra.get("slot")):
+        return False
+    if _place(light, "modified") is not None:
+        return _place(full, "modified") == _place(light, "modified")
+    return _place(full, "backward") == _place(light, "backward")
 
 
 def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, command: list[str],
@@ -94,6 +110,13 @@ def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, comm
     """Re-run, and swap the light diagnosis for the full one on the error and the doctor."""
     started = time.monotonic()
     diagnoses, why_not = rerun_full(command, elapsed_s, what, switch, cwd)
+    adopt_full_report(doctor, error, light, diagnoses, why_not, what, switch, time.monotonic() - started)
+
+
+def adopt_full_report(doctor, error: BaseException, light: Diagnosis, diagnoses: list[Diagnosis] | None,
+                      why_not: str, what: str, switch: str, took_s: float) -> None:
+    """Swap the light diagnosis for the second run's diagnosis of the same failure, on the
+    error and the doctor; without one, add a note to the light one saying why not."""
     full = next((d for d in diagnoses or () if _same_failure(light, d)), None)
     if full is None:
         why_not = why_not or "the second run did not fail the same way"
@@ -102,7 +125,7 @@ def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, comm
         _replace_note(error, light, light)
         return
     full.notes.append(f"autograd-doctor ran {what} a second time under the full mode to find where the tensor "
-                      f"was saved (`{switch}` turns this off); it took {time.monotonic() - started:.1f} s")
+                      f"was saved (`{switch}` turns this off); it took {took_s:.1f} s")
     full.extra["mode"] = "full (second run)"
     full.graph_data = light.graph_data
     _replace_note(error, light, full)

@@ -23,6 +23,7 @@ from autograd_doctor.report.text import render_report
 from helpers import run_program
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPOSITORY = os.path.dirname(TESTS)
 GOLDEN = os.path.join(TESTS, "golden")
 
 # AD127 needs a process group; tests/errors/test_ddp.py runs it under torchrun.
@@ -48,6 +49,9 @@ _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 
 
 def _normalise(text: str, *paths: str) -> str:
+    """The report with the folders that differ between checkouts (the temporary directory, the
+    repository itself: the test helper that runs a program is a frame of the stack) named."""
+    text = text.replace(REPOSITORY, "<repository>")
     for path in paths:
         text = text.replace(path, "<dir>")
     return _ADDRESS.sub("0x<address>", text)

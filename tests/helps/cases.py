@@ -568,6 +568,40 @@ CASES = [
         (w * 2).sum().backward()
         (w * 3).sum().backward()
     """, ["w.grad"]),
+    # out= into a view of a saved tensor: not a name to rebind, so the help copies first (it
+    # used to offer `y.detach() = torch.add(...)`, which is not Python). Only capture="mode" sees it.
+    Case("out_into_detached_view", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(3, requires_grad=True)
+        y = x.sigmoid()
+        torch.add(x.detach(), 1.0, out=y.detach())
+        y.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(3, requires_grad=True)
+        y = x.sigmoid()
+        y = y + (x.detach() + 1.0 - y).detach()
+        y.sum().backward()
+    """, ["x.grad", "y"], watch_options={"capture": "mode"}),
+    Case("out_into_a_saved_buffer", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(3, requires_grad=True)
+        scale = torch.ones(3)
+        y = x * scale
+        torch.mul(x.detach(), 2.0, out=scale)
+        (y * scale).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        x = torch.randn(3, requires_grad=True)
+        scale = torch.ones(3)
+        y = x * scale
+        scale = torch.mul(x.detach(), 2.0)
+        (y * scale).sum().backward()
+    """, ["x.grad", "scale"], watch_options={"capture": "mode"}),
 ]
 
 # Diagnoses whose only right change is elsewhere or depends on intent: their helps carry no

@@ -16,7 +16,7 @@ from autograd_doctor import diagnoses_of  # noqa: E402
 from autograd_doctor.huggingface import LOGGER_NAME, AutogradDoctorCallback  # noqa: E402
 
 from programs import line_of  # noqa: E402
-from test_lightning import FULL_MODE, LogLines, doctor_is_off  # noqa: E402
+from test_lightning import FULL_MODE, LogLines, doctor_is_off, frames_of  # noqa: E402
 
 with open(__file__) as _source:
     THIS_SOURCE = _source.read()
@@ -89,6 +89,7 @@ def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
         train(tiny_model(bug="inplace"), [callback], tmp_path)
     error = watched.value
     assert type(error) is type(plain.value)
+    assert frames_of(error) == frames_of(plain.value)  # no frame of the doctor in the traceback
     assert error.args[0].split(":")[0] == plain.value.args[0].split(":")[0]
     diagnosis = diagnoses_of(error)[0]
     assert diagnosis.code == "AD101"

@@ -38,7 +38,9 @@ def test_failing_cell_shows_traceback_and_diagnosis(shell, capsys):
     assert "error[AD101]" in output
     assert "y[1] = 2.0" in output and "modified here" in output
     assert "help: fill the entry out of place" in output
-    assert "autograd-doctor: error[AD101] at <ipython-input-" in output  # the displayed summary
+    # The displayed summary names the cell as IPython's traceback does.
+    assert re.search(r"autograd-doctor: error\[AD101\] at Cell In\[\d+\], line 2 ", output)
+    assert re.search(r"--> Cell In\[\d+\], line 2\n", output) and "<ipython-input-" not in output
     assert "autograd_doctor/recording" not in output  # our wrappers are hidden from the traceback
     extension = extension_module.extension_of(shell)
     assert [d.code for d in extension.last_diagnoses] == ["AD101"]
@@ -50,6 +52,14 @@ def test_other_errors_show_the_plain_traceback(shell, capsys):
     assert "ZeroDivisionError" in output and "autograd-doctor" not in output
     result, output = run(shell, capsys, "raise RuntimeError('not autograd')")
     assert "not autograd" in output and "autograd-doctor" not in output
+
+
+def test_any_error_through_the_doctors_wrappers_shows_no_frame_of_ours(shell, capsys):
+    """An IndexError raised inside torch's __setitem__, which the doctor wraps while a cell
+    runs: the traceback is IPython's plain one (our handler explains RuntimeErrors only)."""
+    _, output = run(shell, capsys, "y = torch.sigmoid(x)\ny[10] = 2.0")
+    assert "IndexError" in output and "index 10 is out of bounds" in output
+    assert "autograd_doctor" not in output and "recorder.py" not in output and "patches.py" not in output
 
 
 def test_cell_magic_runs_one_cell_under_watch_with_options(shell, capsys):
@@ -101,6 +111,7 @@ def test_handler_failure_falls_back_to_the_normal_traceback(shell, capsys, monke
 def test_unload_restores_the_shell(shell, capsys):
     shell.run_line_magic("unload_ext", "autograd_doctor")
     assert shell.custom_exceptions == ()
+    assert "structured_traceback" not in vars(shell.InteractiveTB)  # IPython's own formatter again
     _, output = run(shell, capsys, BUGGY_CELL)
     assert "error[AD101]" not in output
     shell.run_line_magic("load_ext", "autograd_doctor")

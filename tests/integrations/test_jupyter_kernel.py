@@ -24,12 +24,16 @@ CELLS = [
     "%autograd_doctor",
     "def step(w):\n    h = torch.tanh(w * 2)\n    h.add_(1.0)\n    return h.sum()\n\n"
     "torch.compile(step, backend='aot_eager')(x)",
+    "y = torch.sigmoid(x)\ny[10] = 2.0",  # an IndexError raised through the doctor's wrapper of __setitem__
+    "%%autograd_doctor --full\ny = torch.exp(x)\ny += 1\ny.sum().backward()",
 ]
+# The same notebook without the doctor: the cells that use it do nothing, so every cell
+# keeps its execution count (`Cell In[3]`).
+PLAIN_CELLS = [cell if "autograd_doctor" not in cell and "torch.compile" not in cell else "pass" for cell in CELLS]
 
 
-@pytest.fixture(scope="module")
-def executed_notebook(tmp_path_factory):
-    """The notebook above, run once in a kernel started from this test's Python."""
+def execute(cells: list[str], tmp_path_factory):
+    """A notebook of these cells, run in a kernel started from this test's Python."""
     jupyter_dir = tmp_path_factory.mktemp("jupyter")
     spec_dir = jupyter_dir / "kernels" / KERNEL_NAME
     spec_dir.mkdir(parents=True)
@@ -39,11 +43,26 @@ def executed_notebook(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("JUPYTER_PATH", str(jupyter_dir))
         patch.setenv("JUPYTER_PLATFORM_DIRS", "1")
-        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
         client = nbclient.NotebookClient(notebook, kernel_name=KERNEL_NAME, timeout=120, allow_errors=True,
                                          resources={"metadata": {"path": str(jupyter_dir)}})
         client.execute()
     return notebook
+
+
+@pytest.fixture(scope="module")
+def executed_notebook(tmp_path_factory):
+    return execute(CELLS, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def plain_notebook(tmp_path_factory):
+    return execute(PLAIN_CELLS, tmp_path_factory)
+
+
+def error_text(notebook, index: int) -> str:
+    [error] = outputs_of(notebook, index, "error")
+    return ANSI.sub("", "\n".join(error.traceback))
 
 
 def outputs_of(notebook, index: int, output_type: str) -> list[dict]:
@@ -87,3 +106,31 @@ def test_torch_compile_failure_in_a_cell_is_explained(executed_notebook):
     traceback = ANSI.sub("", "\n".join(error.traceback))
     assert "error[AD101]" in traceback and "h.add_(1.0)" in traceback
     assert "torch.compile failed while tracing the backward of `step`" in traceback
+
+
+def test_error_output_equals_the_plain_kernels_plus_the_report(executed_notebook, plain_notebook):
+    """The traceback of a failing cell is the one the kernel shows without the doctor
+    (same frames, same message), followed by the report; other errors are unchanged."""
+    with_doctor, plain = error_text(executed_notebook, 2), error_text(plain_notebook, 2)
+    assert with_doctor.startswith(plain + "\nautograd-doctor:\nerror[AD101]")
+    assert error_text(executed_notebook, 5) == error_text(plain_notebook, 5)
+
+
+def test_locations_are_named_as_ipython_names_cells(executed_notebook):
+    """`Cell In[3], line 2`, as in IPython's own traceback, never the kernel's temporary file."""
+    traceback = error_text(executed_notebook, 2)
+    assert "Cell In[3], line 3" in traceback  # IPython's own line for the failing call
+    assert "  --> Cell In[3], line 2\n" in traceback  # the report's line for the write
+    assert "ipykernel_" not in traceback
+    [shown] = outputs_of(executed_notebook, 2, "display_data")
+    assert shown.data["text/plain"].startswith("autograd-doctor: error[AD101] at Cell In[3], line 2 ")
+    assert "Cell In[3], line 2" in shown.data["text/html"] and "ipykernel_" not in shown.data["text/html"]
+
+
+def test_cell_magic_shows_no_kernel_machinery(executed_notebook):
+    """A `%%autograd_doctor` cell runs inside `get_ipython().run_cell_magic(...)`: that call
+    is IPython's, not a line of the user's to show as "called from"."""
+    traceback = error_text(executed_notebook, 6)
+    assert "error[AD101]" in traceback and "saved here" in traceback and "y += 1" in traceback
+    assert "run_cell_magic" not in traceback and "called from" not in traceback
+    assert "ipykernel_" not in traceback and "autograd_doctor/" not in traceback

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
+import traceback
 import warnings
 
 import pytest
@@ -94,6 +95,11 @@ class LogLines(logging.Handler):
         self.logger.removeHandler(self)
 
 
+def frames_of(error: BaseException) -> list[tuple[str, str, int]]:
+    """(file, function, line) of every entry of an exception's traceback below the test's own line."""
+    return [(frame.filename, frame.name, frame.lineno) for frame in traceback.extract_tb(error.__traceback__)[1:]]
+
+
 def doctor_is_off() -> bool:
     """After training, an in-place bug gets PyTorch's plain error again, with nothing attached."""
     x = torch.ones(3, requires_grad=True)
@@ -115,6 +121,7 @@ def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
     # The same error as without the doctor (the doctor words it as PyTorch does, naming the
     # saving node, because its own saved-tensor hooks replace PyTorch's version check).
     assert type(error) is type(plain.value)
+    assert frames_of(error) == frames_of(plain.value)  # no frame of the doctor in the traceback
     assert error.args[0].split(":")[0] == plain.value.args[0].split(":")[0]
     diagnosis = diagnoses_of(error)[0]
     assert diagnosis.code == "AD101"

@@ -212,12 +212,21 @@ class _Stats:
 
 
 @pytest.mark.parametrize("name", ["not_detached", "detached", "retained", "recomputed",
-                                  "through_an_unknown_helper", "on_different_branches"])
+                                  "through_an_unknown_helper", "on_different_branches",
+                                  "hidden_state_not_detached", "hidden_state_detached"])
 def test_backward_through_freed_graph_flagged_exactly_where_it_fails(name):
     module = load(FREED)
     lines = set(function_lines(FREED, name))
     flagged = {f.line for f in lint_file(str(FREED))[0] if f.code == "ADL019"} & lines
     assert flagged == expected_lines(FREED) & lines
+    if name.startswith("hidden_state"):
+        batches = [(torch.randn(2, 3, 4), torch.randn(2, 3, 1)) for _ in range(3)]
+        if flagged:
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                getattr(module, name)(batches)
+        else:
+            getattr(module, name)(batches)
+        return
     args = [torch.randn(6, 4), torch.randn(6, 2)] + \
         ([_Stats()] if name == "through_an_unknown_helper" else []) + \
         ([True] if name == "on_different_branches" else [])

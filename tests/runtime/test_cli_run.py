@@ -39,7 +39,7 @@ def test_run_json_report_shape(tmp_path):
     assert "modified by an inplace operation" in report["exception"]["message"]
     (diagnosis,) = report["diagnoses"]
     assert diagnosis["code"] == "AD101" and diagnosis["severity"] == "error"
-    assert diagnosis["primary"] == {**diagnosis["primary"], "file": script, "line": 5, "column": 0, "source": "b[1] = 2"}
+    assert diagnosis["primary"] == {**diagnosis["primary"], "file": script, "line": 5, "column": 1, "source": "b[1] = 2"}
     assert [(r["role"], r["line"]) for r in diagnosis["related"]] == [("saved", 4), ("backward", 6)]
     assert diagnosis["tensor"] == {**diagnosis["tensor"], "name": "b", "shape": [3], "dtype": "float32", "device": "cpu"}
     assert diagnosis["help"][0] == "b = b.index_fill(0, torch.tensor([1]), 2.0)"

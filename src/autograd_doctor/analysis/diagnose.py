@@ -53,9 +53,23 @@ def _loop_note(event: WriteEvent) -> str | None:
     return None
 
 
+UNSEEN_WRITE = ("the write was not seen by autograd-doctor ({why}); it happened after the save and before "
+                "this backward()")
+# Why a write goes unseen, by how writes were captured (watch(capture=...)).
+UNSEEN_WHY = {
+    "patch": ("the default capture wraps torch's in-place functions, and an `out=` write or a write from C++ "
+              "code goes around them; `autograd-doctor run --capture mode` or watch(capture=\"mode\") also sees "
+              "`out=` writes"),
+    "mode": "it ran in C++ code, through torch.ops, outside watch(), or before the doctor started",
+}
+
+
 def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
-                          backward_stack: tuple[Site, ...]) -> Diagnosis:
-    """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place."""
+                          backward_stack: tuple[Site, ...], capture: str = "patch") -> Diagnosis:
+    """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place.
+
+    `capture` is how writes were seen (watch(capture=...)): a note about a write that was not
+    seen names the capture that would see it."""
     node_name = type(node).__name__ if node is not None else None
     frames = user_frames()
     write = record.writes[0] if record.writes else None
@@ -100,9 +114,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
     related = [loc for loc in (save_loc, backward_loc) if loc is not None]
 
     if write is None:
-        notes.append(
-            "the write was not seen by autograd-doctor (it ran outside watch(), in C++ code, or before "
-            "the doctor started); it happened after the save and before this backward()")
+        notes.append(UNSEEN_WRITE.format(why=UNSEEN_WHY.get(capture, UNSEEN_WHY["mode"])))
         primary = save_loc
         related = [loc for loc in (backward_loc,) if loc is not None]
     elif optimizer:
@@ -172,6 +184,8 @@ def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
     related = [loc for loc in (save_loc, backward_loc) if loc is not None]
     target = write.target_ref() if write.target_ref is not None else None
     name = written_name(write.site.filename, write.site.lineno) if write.site else None
+    if name is not None and name.endswith(".data"):
+        name = name[:-len(".data")]  # `y.data[0] = v` writes y's memory: the tensor is y
     if name is None and record.site is not None:
         name = assigned_name(record.site.filename, record.site.lineno)
     info = tensor_info(record.alias, name, parameter_path(record.alias, frames))

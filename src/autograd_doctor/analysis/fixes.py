@@ -242,6 +242,9 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         destination = segment(filename, out_keyword.value)
         call_text = segment(filename, call)
         if destination and call_text and isinstance(statement, ast.Expr):
+            if not _plain(out_keyword.value):
+                # `out=y.detach()`, `out=y[0]`: not a name to rebind; the write goes into y's memory.
+                return clone_first_fix(filename, statement, out_keyword.value)
             without_out = _call_without_keyword(filename, call, "out")
             if without_out:
                 return [Suggestion("bind a new tensor instead of writing into out=",

@@ -15,6 +15,18 @@ from autograd_doctor.recording.frames import torch_module_dir
 NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD, MAKES_VIEW = 0, 1, 2, 3, 4
 _TENSOR_GETITEM = torch.Tensor.__getitem__
 
+# Methods that return views, tracked to catch views kept across writes to their base.
+# Not `__getitem__`: assigning it on the Tensor class gives the type a sequence slot that
+# stays after the attribute is restored, which breaks `torch.tensor([t1, t2])` for 0-d
+# tensors. Views made by indexing are tracked with capture="mode" instead
+# (which tracks these methods too: recording/function_mode.py).
+VIEW_METHODS = frozenset({
+    "view", "view_as", "select", "narrow", "unbind", "split", "chunk", "t",
+    "transpose", "permute", "squeeze", "unsqueeze", "flatten", "expand", "diagonal", "unfold",
+    "as_strided", "movedim", "reshape",
+})
+
+
 INPLACE_DUNDERS = frozenset({
     "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
     "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__",

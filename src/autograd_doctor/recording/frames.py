@@ -48,6 +48,28 @@ def is_internal_file(filename: str) -> bool:
     return internal
 
 
+# filename -> True when the file belongs to a tool that hosts user code (_HOST_PACKAGES).
+_host_file_cache: dict[str, bool] = {}
+
+
+def is_host_file(filename: str) -> bool:
+    """A frame of a tool that runs the user's code (pytest, IPython, ...). The user's
+    stack ends there: what called that tool (its console script, `python -m`, a
+    notebook cell that ran a cell magic) is not the user's code.
+
+    Example::
+
+        >>> is_host_file("/venv/lib/python3.11/site-packages/_pytest/python.py")
+        True
+    """
+    host = _host_file_cache.get(filename)
+    if host is None:
+        path = os.path.abspath(filename) if not filename.startswith("<") else filename
+        host = _in_host_package(path)
+        _host_file_cache[filename] = host
+    return host
+
+
 def _in_host_package(path: str) -> bool:
     parts = path.split(os.sep)
     for marker in ("site-packages", "dist-packages"):
@@ -175,5 +197,7 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
             sites.append(Site(code, frame.f_lasti))
             if len(sites) >= limit:
                 break
+        elif sites and is_host_file(code.co_filename):
+            break  # the test runner or notebook that called the user's code
         frame = frame.f_back
     return tuple(sites)

@@ -7,7 +7,7 @@ from typing import Any
 from torch.overrides import TorchFunctionMode
 
 from autograd_doctor.recording.calls import (
-    _TENSOR_GETITEM, BACKWARD, MAKES_VIEW, NOT_WRITE, classify_call, op_name,
+    _TENSOR_GETITEM, BACKWARD, MAKES_VIEW, NOT_WRITE, VIEW_METHODS, classify_call, op_name,
 )
 from autograd_doctor.recording.recorder import Recorder
 
@@ -30,8 +30,14 @@ class WriteWatcher(TorchFunctionMode):
             kind = self.kinds[func] = classify_call(func)
         except TypeError:
             kind = classify_call(func)
-        if kind == NOT_WRITE and func is _TENSOR_GETITEM:
-            kind = self.kinds[func] = MAKES_VIEW
+        if kind == NOT_WRITE and (func is _TENSOR_GETITEM or getattr(func, "__name__", None) in VIEW_METHODS):
+            # Views by indexing (`buf[:]`) and by the methods the patches track in the full
+            # mode (`buf.view(3)`): a superset of what the default capture sees.
+            kind = MAKES_VIEW
+            try:
+                self.kinds[func] = kind
+            except TypeError:
+                pass
         if kind == NOT_WRITE and kwargs.get("out") is None and kwargs.get("inplace") is not True:
             if kwargs.get("requires_grad") is True:
                 return self.recorder.call_factory(func, args, kwargs)

@@ -27,7 +27,7 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
-    WRITES_FOREACH_LIST, classify_call,
+    VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
 from autograd_doctor.recording.recorder import Recorder
 
@@ -36,15 +36,6 @@ FACTORIES = (
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like", "as_tensor",
 )
 
-# Methods that return views, tracked to catch views kept across writes to their base.
-# Not `__getitem__`: assigning it on the Tensor class gives the type a sequence slot that
-# stays after the attribute is restored, which breaks `torch.tensor([t1, t2])` for 0-d
-# tensors. Views made by indexing are tracked with capture="mode" instead.
-VIEW_METHODS = frozenset({
-    "view", "view_as", "select", "narrow", "unbind", "split", "chunk", "t",
-    "transpose", "permute", "squeeze", "unsqueeze", "flatten", "expand", "diagonal", "unfold",
-    "as_strided", "movedim", "reshape",
-})
 
 _lock = threading.Lock()
 _active: list[Recorder] = []

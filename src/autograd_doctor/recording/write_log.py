@@ -18,7 +18,7 @@ import sys
 import weakref
 
 from autograd_doctor.recording.events import WriteEvent
-from autograd_doctor.recording.frames import Site, _internal_file_cache, is_internal_file, torch_module_dir
+from autograd_doctor.recording.frames import Site, _internal_file_cache, is_host_file, is_internal_file, torch_module_dir
 
 # Writes kept; older ones are forgotten (a failure is about the last steps' writes).
 LOG_SIZE = 512
@@ -87,6 +87,8 @@ def user_stack_and_module(start_depth: int):
             sites.append(Site(code, frame.f_lasti))
             if len(sites) == 2:
                 break
+        elif sites and is_host_file(filename):
+            break  # the test runner or notebook that called the user's code
         elif not sites and module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
             module_class = code.co_qualname.split(".")[0]
         frame = frame.f_back

@@ -446,6 +446,7 @@ def to_dot(snapshot: GraphSnapshot, diagnosis: Diagnosis | None = None, max_node
     tensor_name = None
     if diagnosis is not None and diagnosis.tensor is not None:
         tensor_name = diagnosis.tensor.parameter or diagnosis.tensor.name
+    save_site = _reported_save_site(diagnosis)
     shown, hidden = _select(snapshot, max_nodes)
     shown_ids = {node.id for node in shown}
     lines = [
@@ -456,7 +457,7 @@ def to_dot(snapshot: GraphSnapshot, diagnosis: Diagnosis | None = None, max_node
         '  edge [fontname="Helvetica", fontsize=9, color="#7a8794"];',
     ]
     for node in shown:
-        lines.extend(_node_lines(node, snapshot, tensor_name))
+        lines.extend(_node_lines(node, snapshot, tensor_name, save_site))
     cut_edges = 0
     for source, target in snapshot.edges:
         if source in shown_ids and target in shown_ids:
@@ -484,7 +485,17 @@ def _title(diagnosis: Diagnosis | None) -> str:
     return f"{diagnosis.code}: {diagnosis.title}{where}"
 
 
-def _node_lines(node: NodeInfo, snapshot: GraphSnapshot, tensor_name: str | None) -> list[str]:
+def _reported_save_site(diagnosis: Diagnosis | None) -> Location | None:
+    """The save line the text report shows. The light mode's snapshot has none (it records no
+    saves); a second run under the full mode adds it to the diagnosis, and the picture shows it too."""
+    if diagnosis is None:
+        return None
+    return next((loc for loc in [diagnosis.primary, *diagnosis.related] if loc is not None and loc.role == "saved"),
+                None)
+
+
+def _node_lines(node: NodeInfo, snapshot: GraphSnapshot, tensor_name: str | None,
+                reported_save_site: Location | None = None) -> list[str]:
     label = node.name
     if node.leaf_name or node.leaf_shape is not None:
         shape = str(node.leaf_shape) if node.leaf_shape is not None else ""
@@ -521,9 +532,11 @@ def _node_lines(node: NodeInfo, snapshot: GraphSnapshot, tensor_name: str | None
             slot_attributes.append('fillcolor="#ffffff"')
         lines.append(f"  {dot_quote(slot_id)} [{', '.join(slot_attributes)}];")
         lines.append(f"  {dot_quote(node.id)} -> {dot_quote(slot_id)} [style=dashed, arrowhead=none, label=\"saves\"];")
-        if slot.save_site is not None and slot.stale:
+        site = slot.save_site
+        if site is None and is_the_stale:
+            site = reported_save_site
+        if site is not None and slot.stale:
             site_id = f"{slot_id}_site"
-            site = slot.save_site
             site_text = f"saved at {_where(site)}\n{_short(site.source)}"
             lines.append(f"  {dot_quote(site_id)} [label={dot_quote(site_text)}, shape=box, style=\"filled\", "
                          f"fillcolor=\"#ffffff\", color=\"#7a8794\"];")

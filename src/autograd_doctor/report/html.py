@@ -12,7 +12,8 @@ import html
 import os
 import tempfile
 
-from autograd_doctor.report.model import Diagnosis, Location, Report
+from autograd_doctor.report.cell_names import shown_file, shown_line
+from autograd_doctor.report.model import Diagnosis, Location, Report, help_message
 from autograd_doctor.report.source import source_line
 
 CONTEXT_LINES = 1
@@ -113,7 +114,7 @@ def render_snippets(diagnosis: Diagnosis) -> str:
             rows.append(f'<tr class="{kind}" data-line="{number}" data-role="{_e(roles)}">'
                         f'<td class="number">{number}</td><td class="text">{_marked(text, first, kind)}</td>'
                         f'<td class="label">{_e(labels)}</td></tr>')
-        parts.append(f'<div class="file">{_e(file)}</div><table class="source">{"".join(rows)}</table>')
+        parts.append(f'<div class="file">{_e(shown_file(file))}</div><table class="source">{"".join(rows)}</table>')
     return "\n".join(parts)
 
 
@@ -149,7 +150,7 @@ def render_diagnosis_html(diagnosis: Diagnosis, index: int = 1) -> str:
            f'<h2><span class="code">{_e(diagnosis.severity)}[{_e(diagnosis.code)}]</span> {_e(diagnosis.title)}</h2>']
     primary = diagnosis.primary
     if primary is not None:
-        out.append(f'<p class="where">--&gt; {_e(primary.file)}:{primary.line}:{(primary.column or 0) + 1}</p>')
+        out.append(f'<p class="where">--&gt; {_e(shown_line(primary.file, primary.line, (primary.column or 0) + 1))}</p>')
     out.append(render_snippets(diagnosis))
     facts = []
     if diagnosis.tensor is not None:
@@ -158,9 +159,9 @@ def render_diagnosis_html(diagnosis: Diagnosis, index: int = 1) -> str:
         facts.append(f"<li><b>note:</b> {_e(note)}</li>")
     if facts:
         out.append(f'<ul class="facts">{"".join(facts)}</ul>')
-    for suggestion in diagnosis.help:
+    for index, suggestion in enumerate(diagnosis.help):
         code = f"<pre>{_e(suggestion.replacement)}</pre>" if suggestion.replacement else ""
-        out.append(f'<div class="help"><b>help:</b> {_e(suggestion.message)}{code}</div>')
+        out.append(f'<div class="help"><b>help:</b> {_e(help_message(index, suggestion.message))}{code}</div>')
     out.append(render_picture(diagnosis))
     out.append("</section>")
     return "\n".join(part for part in out if part)

@@ -28,11 +28,13 @@ class Location:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"file": self.file, "line": self.line, "column": self.column}
+        """As the text report and `lint --format json` count: lines and columns from 1, and
+        `end_column` just past the last character (1-based, exclusive)."""
+        data: dict[str, Any] = {"file": self.file, "line": self.line, "column": (self.column or 0) + 1}
         if self.end_line is not None:
             data["end_line"] = self.end_line
         if self.end_column is not None:
-            data["end_column"] = self.end_column
+            data["end_column"] = self.end_column + 1
         data["source"] = self.source
         if self.role:
             data["role"] = self.role
@@ -54,8 +56,9 @@ class TensorInfo:
     parameter: str | None = None
 
     def describe(self) -> str:
-        label = self.parameter or self.name or "tensor"
-        text = f"{label}, {self.dtype}{list(self.shape)} on {self.device}"
+        # A tensor no variable of the user's holds (a module's intermediate output) has no name.
+        label = self.parameter or self.name
+        text = f"{label + ', ' if label else ''}{self.dtype}{list(self.shape)} on {self.device}"
         if self.version_saved is not None and self.version_found is not None:
             text += f", saved at version {self.version_saved}, found at version {self.version_found}"
         return text
@@ -74,6 +77,25 @@ class TensorInfo:
         if self.version_found is not None:
             data["version_found"] = self.version_found
         return data
+
+
+def help_message(index: int, message: str) -> str:
+    """A help's message as shown at position `index` of its diagnosis's helps.
+
+    Messages of alternative changes begin with "or" ("or, if you need the write itself, ...");
+    whether a diagnosis has an earlier help depends on the program, so the first help drops
+    the "or" rather than begin with it.
+
+    Example::
+
+        >>> help_message(0, "or, if both passes need the graph, pass retain_graph=True")
+        'if both passes need the graph, pass retain_graph=True'
+        >>> help_message(1, "or write out of place")
+        'or write out of place'
+    """
+    if index == 0 and (message.startswith("or ") or message.startswith("or, ")):
+        return message[3:].lstrip(" ,")
+    return message
 
 
 @dataclass
@@ -118,7 +140,7 @@ class Diagnosis:
 
     def help_lines(self) -> list[str]:
         """What the JSON `help` list holds: the code to write where there is code, else the advice."""
-        return [s.replacement if s.replacement else s.message for s in self.help]
+        return [s.replacement if s.replacement else help_message(i, s.message) for i, s in enumerate(self.help)]
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -129,7 +151,7 @@ class Diagnosis:
             "related": [loc.to_dict() for loc in self.related],
             "tensor": self.tensor.to_dict() if self.tensor else None,
             "help": self.help_lines(),
-            "help_details": [s.to_dict() for s in self.help],
+            "help_details": [{**s.to_dict(), "message": help_message(i, s.message)} for i, s in enumerate(self.help)],
             "notes": list(self.notes),
         }
         for key, value in self.extra.items():

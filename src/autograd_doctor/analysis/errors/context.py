@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 from types import FrameType
 
-from autograd_doctor.recording.frames import is_internal_file
+from autograd_doctor.recording.frames import is_host_file, is_internal_file
 from autograd_doctor.report.model import Location
 from autograd_doctor.report.source import parse_file, source_line, statement_at, statement_location
 
@@ -34,8 +34,15 @@ class ErrorContext:
         return cls(error=error, message=message.split("\n\nautograd-doctor:")[0], frames=frames)
 
     def user_frames(self) -> list[tuple[FrameType, int]]:
-        """The user's frames, innermost first."""
-        return [(f, line) for f, line in reversed(self.frames) if not is_internal_file(f.f_code.co_filename)]
+        """The user's frames, innermost first, up to the tool that ran them (pytest, IPython)."""
+        found = []
+        for frame, line in reversed(self.frames):
+            filename = frame.f_code.co_filename
+            if not is_internal_file(filename):
+                found.append((frame, line))
+            elif found and is_host_file(filename):
+                break
+        return found
 
     def innermost_user(self) -> tuple[FrameType, int] | None:
         found = self.user_frames()

@@ -39,13 +39,15 @@ g_loss.backward()""",
 the linter knows has parameters (a same-file module class, an `nn` layer, a
 `self.<layer>` of a module) count as evidence of a graph with saved tensors.
 A backward whose loss is only reached through a container or an attribute
-(`losses["d"]`, `self.fake`) is not followed.  Loops that carry a hidden state
-into the next iteration without `detach()` (truncated backpropagation through
-time) are not covered yet.""",
+(`losses["d"]`, `self.fake`) is not followed.  In a loop, a value carried into
+the next iteration (`out, hidden = model(x, hidden)`, truncated
+backpropagation through time without `hidden = hidden.detach()`) is found
+when the name is re-bound once in the body, from itself, by a known module.""",
 )
 
 
 def check_scope(checker, scope) -> None:
+    check_loops(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
         if id(node2) in scope.reported:
@@ -71,6 +73,62 @@ def check_scope(checker, scope) -> None:
                               "this backward frees its graph")])
                 scope.reported.add(id(node2))
                 break
+
+
+def check_loops(checker, scope) -> None:
+    """Truncated backpropagation through time without `detach()`: a loop whose
+    backward goes through a value carried over from the previous iteration
+    (`out, hidden = model(x, hidden)`), whose graph that iteration's backward
+    freed."""
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported or not _frees_graph(node):
+            continue
+        loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
+        if not loops:
+            continue
+        start, end = max(loops)
+        read = _bindings_read(checker, scope, recv, seq)
+        carried = _carried_binding(checker, scope, read, start, end, seq)
+        if carried is not None:
+            name, bseq = carried
+            value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+            checker.report(
+                "ADL019", node,
+                f"`{name}` (line {value.lineno}) carries its graph into the next iteration of the "
+                f"loop, where this backward goes through it again after freeing it (no "
+                f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
+                f"a second time); detach it for the next iteration (`{name} = {name}.detach()`)",
+                related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                          f"`{name}` computed here, read again in the next iteration")])
+            scope.reported.add(id(node))
+
+
+def _carried_binding(checker, scope, read, start, end, at):
+    """A binding (name, seq) in the loop body whose graph the backward at ``at``
+    frees, and which the next iteration reads: the body reads ``name`` as it was
+    before the loop (so the next iteration reads this binding), and no other
+    binding of ``name`` follows it in the body (no `hidden = hidden.detach()`)."""
+    values_read = {id(v) for n, b in read for s, v, _ in scope.bind_values.get(n, ()) if s == b}
+    for name, bseq in sorted(read, key=lambda b: b[1]):
+        if not start < bseq < at:
+            continue
+        value = next((v for s, v, _ in scope.bind_values[name] if s == bseq), None)
+        for carried in _graph_names(checker, value) if value is not None else ():
+            before = scope.binding(carried, bseq)
+            body = [s for s in scope.binds.get(carried, ()) if start < s < end]
+            if before is None or before[0] >= start or len(body) != 1:
+                continue
+            again = body[0]
+            again_value = next((v for s, v, _ in scope.bind_values[carried] if s == again), None)
+            if again_value is None or not _made_by_parameterised_module(checker, scope, (carried, again)):
+                continue
+            # the carried value shares the graph that this backward frees: made by the
+            # same call (`out, hidden = rnn(x, hidden)`), or computed from what it reads
+            if id(again_value) in values_read or any(
+                    b in read and _made_by_parameterised_module(checker, scope, b)
+                    for b in _bindings_read(checker, scope, again_value, again)):
+                return carried, again
+    return None
 
 
 def _bindings_read(checker, scope, node, at) -> set:
