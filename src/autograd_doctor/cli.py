@@ -9,7 +9,8 @@ usage: autograd-doctor <command> [options]
 
 commands:
   run [--json PATH] [--strict] script.py [args...]   run a program under the doctor
-  run --verify-fix script.py [args...]               ... and check the first help on a copy
+  run --verify-fix script.py [args...]               ... and check the helps on a copy against an oracle
+  run --diff | --fix script.py [args...]             ... and show the checked change, or write it if verified
   run [...] -m module [args...]                      run a module as __main__
   lint [options] PATH...                              find hazards statically
   explain CODE                                        explain a diagnosis code

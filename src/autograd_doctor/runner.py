@@ -7,17 +7,15 @@ code, stdin, and a traceback that shows the user's frames and not ours.
 from __future__ import annotations
 
 import atexit
-import builtins
-import importlib.machinery
 import os
 import runpy
 import signal
 import sys
 import time
 import traceback
-import types
 from dataclasses import dataclass, field
 
+from autograd_doctor.as_main import fresh_main_module, run_script
 from autograd_doctor.recording.own_frames import hide_our_frames
 
 RUN_USAGE = """\
@@ -39,7 +37,10 @@ options:
   --rerun-limit SECONDS at most this long for that second run (default: the smaller of 60 s and
                         twice the first run, at least 10 s; 0 turns it off; AUTOGRAD_DOCTOR_RERUN_LIMIT)
   --capture METHOD      patch (default): wrap torch's in-place functions; mode: also see out= writes
-  --verify-fix          apply the first help to a scratch copy of the script, run it, say if it fixed it
+  --verify-fix          apply the helps to a scratch copy of the script, run it and compare its values
+                        and gradients with an oracle's: verified, unverified (and why) or wrong
+  --diff                --verify-fix, then print the verified change(s) as a unified diff
+  --fix                 --verify-fix, then write the verified change(s) into the script (atomically)
   -m MODULE             run a module as __main__ (as python -m); what follows is its arguments
   -h, --help            show this help and exit
 
@@ -62,7 +63,9 @@ class RunOptions:
     rerun: bool = True
     rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.rerun)
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
-    verify_fix: bool = False  # re-run a copy with the first help applied (see verify_fix.py)
+    verify_fix: bool = False  # re-run a copy with the helps applied and judge it (see verify_fix.py)
+    diff: bool = False  # ... and show the verified change as a unified diff
+    fix: bool = False  # ... and write the verified change into the script
     graph_path: str | None = None
     html_path: str | None = None
     module: str | None = None
@@ -115,6 +118,10 @@ def parse_run_args(argv: list[str]) -> RunOptions:
                 raise UsageError(f"--rerun-limit: {problem}") from None
         elif arg == "--verify-fix":
             options.verify_fix = True
+        elif arg == "--diff":
+            options.diff = True
+        elif arg == "--fix":
+            options.fix = True
         elif arg == "--capture" or arg.startswith("--capture="):
             capture = value_of(arg) if arg == "--capture" else arg.split("=", 1)[1]
             if capture not in ("patch", "mode"):
@@ -142,6 +149,12 @@ def parse_run_args(argv: list[str]) -> RunOptions:
     options.script = argv[index]
     options.args = argv[index + 1:]
     return options
+
+
+def _check_fix_options(options: RunOptions) -> None:
+    if (options.fix or options.diff or options.verify_fix) and options.module is not None:
+        flag = "--fix" if options.fix else "--diff" if options.diff else "--verify-fix"
+        raise UsageError(f"{flag} needs a script file, not -m module")
 
 
 def print_user_traceback(error: BaseException, excepthook=None) -> None:
@@ -226,43 +239,12 @@ def _write_outputs(options: RunOptions, doctor, error: BaseException | None) -> 
         outputs.write(kind, report, _with_rank(path, rank), error)
 
 
-def _fresh_main_module() -> types.ModuleType:
-    """`__main__` as the interpreter makes it at startup, before running the program."""
-    main_module = types.ModuleType("__main__")
-    main_module.__annotations__ = {}
-    main_module.__builtins__ = builtins
-    sys.modules["__main__"] = main_module
-    return main_module
-
-
-def _run_script(path: str, args: list[str]) -> None:
-    """As `python path args`: `__file__` absolute (python does so since 3.9), a
-    SourceFileLoader, sys.argv[0] as typed, sys.path[0] the script's real directory."""
-    # python joins the current directory and the path as typed, without normalising it.
-    filename = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
-    with open(filename, "rb") as stream:
-        source = stream.read()
-    sys.argv = [path, *args]
-    sys.path[0] = os.path.dirname(os.path.realpath(filename))
-    code = compile(source, filename, "exec", dont_inherit=True)
-    main_module = _fresh_main_module()
-    main_module.__file__ = filename
-    main_module.__cached__ = None
-    main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
-    try:
-        exec(code, main_module.__dict__)
-    finally:
-        # python removes them once the script is done (atexit handlers do not see them).
-        main_module.__dict__.pop("__file__", None)
-        main_module.__dict__.pop("__cached__", None)
-
-
 def _run_module(name: str, args: list[str]) -> None:
     """As `python -m name args`, with the same function python uses (runpy's
     `_run_module_as_main`): its frames are in python's tracebacks too."""
     sys.argv = ["-m", *args]
     sys.path[0] = os.getcwd()
-    _fresh_main_module()
+    fresh_main_module()
     run_as_main = getattr(runpy, "_run_module_as_main", None)
     if run_as_main is not None:
         run_as_main(name, alter_argv=True)
@@ -325,6 +307,7 @@ def run_command(argv: list[str]) -> int:
     global _interrupted
     try:
         options = parse_run_args(argv)
+        _check_fix_options(options)
     except UsageError as problem:
         if str(problem) == "help":
             print(RUN_USAGE, end="")
@@ -366,9 +349,10 @@ def run_command(argv: list[str]) -> int:
     atexit.unregister(_exit_like_python_after_keyboard_interrupt)
     atexit.register(_exit_like_python_after_keyboard_interrupt)
     doctor.start()
+    capture = _start_capture()
     try:
         if options.script is not None:
-            _run_script(options.script, options.args)
+            run_script(options.script, options.args)
         else:
             _run_module(options.module, options.args)
     except SystemExit as stop:
@@ -381,6 +365,8 @@ def run_command(argv: list[str]) -> int:
         else:
             explain_error(problem)
     finally:
+        if capture is not None:
+            capture.finish(sys.modules["__main__"].__dict__, error)
         doctor.stop()
     if error is not None:
         # A plain torch.compile that failed on an autograd error (at compile time, with none
@@ -389,6 +375,11 @@ def run_command(argv: list[str]) -> int:
 
         explain_from_traceback(error)
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
+    checked = None
+    if options.verify_fix or options.diff or options.fix:
+        from autograd_doctor.verify_fix import check_and_offer
+
+        checked = check_and_offer(options, doctor, error, time.monotonic() - started)
     if error is not None:
         if rank is not None:
             print_traceback_with_rank(error, rank)
@@ -401,9 +392,17 @@ def run_command(argv: list[str]) -> int:
     if error is None and doctor.diagnoses:
         prefix = f"[rank {rank}] " if rank is not None else ""
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
-    if options.verify_fix:
-        from autograd_doctor.verify_fix import verify_first_help
+    if checked is not None:
+        from autograd_doctor.verify_fix import show_and_write
 
-        print(verify_first_help(options, doctor.report(error).diagnoses, time.monotonic() - started),
-              file=sys.stderr)
+        show_and_write(options, checked)
     return exit_code
+
+
+def _start_capture():
+    """In a verify child only (autograd_doctor.meaning): record the values the judge compares."""
+    if not os.environ.get("AUTOGRAD_DOCTOR_CAPTURE"):
+        return None
+    from autograd_doctor.meaning import start_capture_if_asked
+
+    return start_capture_if_asked()

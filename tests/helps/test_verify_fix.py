@@ -1,9 +1,11 @@
-"""`autograd-doctor run --verify-fix` and `--capture mode`, run as a user runs them."""
+"""`autograd-doctor run --verify-fix / --diff` and `--capture mode`, run as a user runs them."""
 
 from __future__ import annotations
 
 import hashlib
 import textwrap
+
+import pytest
 
 from helpers import run_cli
 
@@ -46,29 +48,37 @@ def _script(tmp_path, source: str, name: str = "train.py") -> tuple[str, str]:
     return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_verify_fix_says_verified_when_the_changed_copy_runs(tmp_path):
+def test_verify_fix_never_says_verified_without_an_oracle(tmp_path):
+    """Two losses over one graph (AD302): the help runs, but no oracle gives the gradients that
+    program meant, so the answer is unverified, with the reason."""
     path, digest = _script(tmp_path, FIXABLE)
-    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     assert result.returncode == 1  # the user's program itself still failed
     assert "help: both losses are ready before the first backward()" in result.stderr
-    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change")
-    assert "applied the help for AD302 at line 9" in result.stderr
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("unverified: "), result.stderr[-2000:]
+    assert "no oracle" in last and "allow_mutation_on_saved_tensors() fails too" in last
     # The user's file is untouched, and no scratch copy is left next to it.
     assert hashlib.sha256(open(path, "rb").read()).hexdigest() == digest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
 
 
-def test_verify_fix_says_why_not_when_the_program_still_fails(tmp_path):
+def test_verify_fix_follows_the_second_bug_and_verifies_both_changes(tmp_path):
+    """The first help makes the program fail on the next write: that write's help is applied
+    too, and the whole change is judged against the oracle."""
     path, _ = _script(tmp_path, TWO_BUGS)
-    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
-    last = result.stderr.rstrip().splitlines()[-1]
-    assert last.startswith("not verified: the changed program still fails: RuntimeError: ")
-    assert "modified by an inplace operation" in last
+    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=900)
+    assert "applied 2 change(s)" in result.stderr, result.stderr[-3000:]
+    assert "line 5 (AD101), line 8 (AD101)" in result.stderr
+    assert "-h.mul_(2)" in result.stderr and "+h = h.mul(2)" in result.stderr
+    assert "-g.add_(1)" in result.stderr and "+g = g.add(1)" in result.stderr
+    assert "\nverified: forward values, gradients and parameters equal the oracle's (bitwise; oracle: the original " \
+           "program run under torch.autograd.graph.allow_mutation_on_saved_tensors())" in result.stderr
 
 
 def test_verify_fix_does_not_guess_when_the_help_is_advice(tmp_path):
     path, _ = _script(tmp_path, ADVICE_ONLY)
-    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path))
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     last = result.stderr.rstrip().splitlines()[-1]
     assert last.startswith("not verified: the help is advice, not a change autograd-doctor can apply")
 
@@ -84,14 +94,16 @@ def test_verify_fix_passes_the_same_arguments_and_keeps_sibling_imports(tmp_path
         h.mul_(FACTOR * float(sys.argv[1]))
         (h * w).sum().backward()
     """)
-    result = run_cli("run", "--verify-fix", path, "3", cwd=str(tmp_path))
-    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change"), result.stderr[-2000:]
+    result = run_cli("run", "--verify-fix", path, "3", cwd=str(tmp_path), timeout=900)
+    assert result.stderr.rstrip().splitlines()[-1].startswith("verified: "), result.stderr[-2000:]
 
 
-def test_verify_fix_needs_a_script(tmp_path):
+@pytest.mark.parametrize("flag", ["--verify-fix", "--diff", "--fix"])
+def test_checking_a_help_needs_a_script(tmp_path, flag):
     (tmp_path / "job.py").write_text(textwrap.dedent(FIXABLE))
-    result = run_cli("run", "--verify-fix", "-m", "job", cwd=str(tmp_path))
-    assert result.stderr.rstrip().endswith("not verified: --verify-fix needs a script file, not -m module")
+    result = run_cli("run", flag, "-m", "job", cwd=str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"autograd-doctor run: error: {flag} needs a script file, not -m module"
 
 
 OUT_WRITE = """
@@ -109,11 +121,11 @@ def test_capture_mode_from_the_command_line_sees_out_writes(tmp_path):
     path, _ = _script(tmp_path, OUT_WRITE)
     plain = run_cli("run", path, cwd=str(tmp_path))
     assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" not in plain.stderr
-    result = run_cli("run", "--capture", "mode", "--verify-fix", path, cwd=str(tmp_path))
+    result = run_cli("run", "--capture", "mode", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
     assert " 7 | torch.mul(torch.ones(4), 2, out=mask)" in result.stderr
     assert "modified here" in result.stderr
     assert " 7 | mask = torch.mul(torch.ones(4), 2)" in result.stderr
-    assert result.stderr.rstrip().endswith("verified: backward succeeded with this change")
+    assert result.stderr.rstrip().splitlines()[-1].startswith("verified: "), result.stderr[-2000:]
 
 
 def test_capture_needs_patch_or_mode(tmp_path):

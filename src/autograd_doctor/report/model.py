@@ -114,6 +114,8 @@ class Suggestion:
         if self.location is not None:
             data["file"] = self.location.file
             data["line"] = self.location.line
+            if self.location.end_line is not None and self.location.end_line != self.location.line:
+                data["end_line"] = self.location.end_line
         return data
 
 

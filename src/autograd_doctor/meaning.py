@@ -1,0 +1,250 @@
+"""Does a changed program still mean what the original meant? (`run --verify-fix`, `--fix`, `--diff`)
+
+A help is right only if the program keeps its meaning: its forward values (the losses handed to
+backward(), the outputs handed to autograd.grad()) equal the original run's, and its gradients
+and parameters after each optimizer step equal those of an oracle that computes what the
+original program meant.
+
+The oracle, for writes into tensors autograd saved (AD101, AD104, AD103, ...), is the original
+program itself run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`: a tensor
+saved for backward is cloned when it is written in place, so backward uses the values the
+forward pass used, and the in-place writes still happen for everything after them. Where the
+original program still fails under it (a leaf written in place, a graph freed by an earlier
+backward, a deepcopy, a gradient that is None), or where it raised nothing to begin with (a
+silent problem: the fix is meant to change the gradients), there is no oracle: only the forward
+values are compared and the answer is *unverified*, never *verified*.
+
+Values are recorded only in the verify children, turned on by an environment variable; a normal
+run never imports this module. In a child, `torch.autograd.backward` and `torch.autograd.grad`
+are wrapped to keep a copy of their roots' values, a global optimizer step hook keeps the
+parameters after each step, and at the end the tensors, modules' parameters and `.grad`s held by
+the program's globals are copied; all of it is written to a file with `torch.save`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from dataclasses import dataclass
+
+import torch
+
+CAPTURE_VARIABLE = "AUTOGRAD_DOCTOR_CAPTURE"
+# Values compare equal when torch.allclose(a, b, rtol=RTOL, atol=ATOL) holds (a few float32 ulps:
+# an out-of-place rewrite computes the same ops, so in practice they are bitwise equal; the report
+# says which).
+RTOL = 1e-6
+ATOL = 1e-7
+ORACLE = "the original program run under torch.autograd.graph.allow_mutation_on_saved_tensors()"
+
+
+def _copies(values) -> list:
+    if isinstance(values, torch.Tensor):
+        values = [values]
+    return [v.detach().clone() for v in values if isinstance(v, torch.Tensor)]
+
+
+class Capture:
+    """Record forward values, gradients and stepped parameters in this process (a verify child)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.events: list[tuple[str, list]] = []
+        self._originals: list[tuple[object, str, object]] = []
+        self._step_hook = None
+
+    def start(self) -> "Capture":
+        for name in ("backward", "grad"):
+            original = getattr(torch.autograd, name)
+            self._originals.append((torch.autograd, name, original))
+            setattr(torch.autograd, name, self._wrap(name, original))
+        import torch.optim.optimizer as optimizer_module
+
+        register = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+        if register is not None:
+            self._step_hook = register(self._after_step)
+        return self
+
+    def _wrap(self, kind: str, original):
+        events = self.events
+
+        def recorded(tensors, *args, **kwargs):
+            events.append((kind, _copies(tensors if isinstance(tensors, (list, tuple)) else [tensors])))
+            result = original(tensors, *args, **kwargs)
+            if kind == "grad":
+                events.append(("grad result", _copies([g for g in result if g is not None])))
+            return result
+
+        return recorded
+
+    def _after_step(self, optimizer, args, kwargs) -> None:
+        self.events.append(("step", _copies([p for group in optimizer.param_groups for p in group["params"]])))
+
+    def finish(self, namespace: dict, error: BaseException | None) -> None:
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+        if self._step_hook is not None:
+            self._step_hook.remove()
+        state = {"events": self.events, "final": final_state(namespace),
+                 "error": None if error is None else f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"}
+        torch.save(state, self.path)
+
+
+def start_capture_if_asked() -> Capture | None:
+    path = os.environ.get(CAPTURE_VARIABLE)
+    return Capture(path).start() if path else None
+
+
+def _add_tensor(state: dict, name: str, tensor: torch.Tensor) -> None:
+    # Only leaves that require grad (parameters, inputs being optimised): their values and
+    # gradients are what the program means. Intermediate tensors are not compared: a fix that
+    # writes out of place leaves a tensor's base unwritten on purpose.
+    if not (tensor.requires_grad and tensor.is_leaf):
+        return
+    state[name] = tensor.detach().clone()
+    if tensor.grad is not None:
+        state[name + ".grad"] = tensor.grad.detach().clone()
+
+
+def _add(state: dict, name: str, value, depth: int = 0) -> None:
+    if isinstance(value, torch.Tensor):
+        _add_tensor(state, name, value)
+    elif isinstance(value, torch.nn.Module):
+        for parameter_name, parameter in value.named_parameters():
+            _add_tensor(state, f"{name}.{parameter_name}", parameter)
+    elif depth < 2 and isinstance(value, (list, tuple)):
+        for index, item in enumerate(value[:64]):
+            _add(state, f"{name}[{index}]", item, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for key, item in list(value.items())[:64]:
+            if isinstance(key, (str, int)):
+                _add(state, f"{name}[{key!r}]", item, depth + 1)
+
+
+def final_state(namespace: dict) -> dict:
+    """The leaf tensors that require grad, and modules' parameters, that the program's globals
+    hold: their values and their .grad."""
+    state: dict = {}
+    for name, value in sorted(namespace.items()):
+        if name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            continue
+        try:
+            _add(state, name, value)
+        except Exception:
+            continue
+    return state
+
+
+def run_oracle(capture_path: str, script: str, args: list[str]) -> None:
+    """In a child: run the original program under the oracle, recording values."""
+    from autograd_doctor.as_main import run_script
+
+    capture = Capture(capture_path).start()
+    error = None
+    try:
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            run_script(script, args)
+    except SystemExit:
+        pass
+    except BaseException as problem:  # the original's failure is a fact to record, not to raise
+        error = problem
+    capture.finish(sys.modules["__main__"].__dict__, error)
+
+
+@dataclass
+class Verdict:
+    status: str  # "verified", "unverified" or "rejected"
+    reason: str
+
+    def line(self) -> str:
+        prefix = {"verified": "verified", "unverified": "unverified", "rejected": "not verified"}[self.status]
+        return f"{prefix}: {self.reason}"
+
+
+def _close(a, b) -> tuple[bool, bool]:
+    """(close, bitwise) for two lists of tensors."""
+    if len(a) != len(b):
+        return False, False
+    bitwise = True
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False, False
+        if not torch.equal(x, y):
+            bitwise = False
+            if not torch.allclose(x, y, rtol=RTOL, atol=ATOL, equal_nan=True):
+                return False, False
+    return True, bitwise
+
+
+def _how(bitwise: bool) -> str:
+    return "bitwise" if bitwise else f"within rtol={RTOL:g}, atol={ATOL:g}"
+
+
+def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
+    """Compare the changed program's values with the oracle's (the original under the oracle)."""
+    if changed.get("error"):
+        return Verdict("rejected", f"the changed program still fails: {changed['error']}")
+    forward_kinds = ("backward", "grad")
+    old_forward = [(k, v) for k, v in original["events"] if k in forward_kinds]
+    new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
+    bitwise = True
+    for index, ((old_kind, old), (new_kind, new)) in enumerate(zip(old_forward, new_forward)):
+        close, exact = _close(old, new)
+        if old_kind != new_kind or not close:
+            return Verdict("rejected", f"the changed program computes other values: the values handed to "
+                                       f"backward() call {index + 1} differ from the original run's")
+        bitwise = bitwise and exact
+    if len(new_forward) < len(old_forward):
+        return Verdict("rejected", f"the changed program calls backward()/autograd.grad() {len(new_forward)} "
+                                   f"time(s), the original {len(old_forward)}")
+    if not original_raised:
+        return Verdict("unverified", "the original program raised nothing, so the change is meant to change its "
+                                     "gradients and no oracle says which gradients are right; forward values "
+                                     f"equal the original's ({_how(bitwise)})")
+    if original.get("error"):
+        return Verdict("unverified", f"the changed program runs and its forward values up to the failing "
+                                     f"backward() equal the original's ({_how(bitwise)}); no oracle gives the "
+                                     f"gradients it meant: {ORACLE} fails too ({original['error']})")
+    return _judge_gradients(original, changed, bitwise)
+
+
+def _judge_gradients(original: dict, changed: dict, bitwise: bool) -> Verdict:
+    if len(original["events"]) != len(changed["events"]):
+        return Verdict("rejected", "the changed program runs backward()/step() a different number of times")
+    for index, ((old_kind, old), (new_kind, new)) in enumerate(zip(original["events"], changed["events"])):
+        close, exact = _close(old, new)
+        if old_kind != new_kind or not close:
+            what = "the parameters after optimizer step()" if old_kind == "step" else "the gradients"
+            return Verdict("rejected", f"the changed program computes other values: {what} (event {index + 1}) "
+                                       f"differ from the oracle's ({ORACLE})")
+        bitwise = bitwise and exact
+    compared = 0
+    for name, value in original["final"].items():
+        other = changed["final"].get(name)
+        if other is None:
+            continue
+        close, exact = _close([value], [other])
+        if not close:
+            kind, label = ("gradient", name[:-len(".grad")]) if name.endswith(".grad") else ("value", name)
+            return Verdict("rejected", f"the changed program computes other values: the {kind} of `{label}` "
+                                       f"differs from the oracle's ({ORACLE})")
+        bitwise = bitwise and exact
+        compared += name.endswith(".grad")
+    stepped = sum(kind == "step" for kind, _ in original["events"])
+    if not compared and not stepped:
+        return Verdict("unverified", "the changed program runs and its forward values equal the original's, "
+                                     "but it leaves no gradient or stepped parameter to compare with the oracle")
+    return Verdict("verified", f"forward values, gradients and parameters equal the oracle's ({_how(bitwise)}; "
+                               f"oracle: {ORACLE})")
+
+
+def load(path: str) -> dict | None:
+    try:
+        return torch.load(path, weights_only=False)
+    except Exception:
+        return None
+
+
+if __name__ == "__main__":
+    run_oracle(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -1,0 +1,27 @@
+"""MAML: the inner (adaptation) step writes through `param.data`, so the query loss has no path
+back to the meta-parameters and the meta-model never trains (no error).
+Source: https://github.com/KanishJebaMathewM/Truxify/issues/13118 (fix: functional fast weights).
+expect: silent"""
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+meta_opt = torch.optim.SGD(model.parameters(), lr=0.1)
+support_x, support_y = torch.randn(5, 3), torch.randn(5, 1)
+query_x, query_y = torch.randn(5, 3), torch.randn(5, 1)
+inner_lr = 0.1
+
+meta_opt.zero_grad()
+adapted = copy.deepcopy(model)
+inner_loss = F.mse_loss(adapted(support_x), support_y)
+grads = torch.autograd.grad(inner_loss, adapted.parameters(), create_graph=True)
+for param, grad in zip(adapted.parameters(), grads):
+    param.data -= inner_lr * grad
+query_loss = F.mse_loss(adapted(query_x), query_y)
+query_loss.backward()
+meta_opt.step()
+result = {"query_loss": query_loss.detach(), "params": [p.detach() for p in model.parameters()]}

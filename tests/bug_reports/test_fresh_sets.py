@@ -1,0 +1,56 @@
+"""The two held-out sets of public bug reports (docs/bug-reports.md, "Held-out sets"), re-created
+in fresh/set1 and fresh/set2: each `cases/NAME.py` (the report's URL in its docstring) fails, or
+runs silently, as its docstring says, and each hand-written `correct/NAME.py` runs and defines the
+`result` that `scripts/measure_bug_set.py` compares a fixed program with."""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import sys
+
+import pytest
+import torch
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fresh")
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
+CASES = sorted((s, name[:-3]) for s in ("set1", "set2") for name in os.listdir(os.path.join(HERE, s, "cases"))
+               if name.endswith(".py"))
+
+
+def _run(path: str, monkeypatch, tmp_path) -> dict:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [path])
+    # One case turns gradients off for good (torch.set_grad_enabled(False)): start each program
+    # with them on, and put the mode back afterwards.
+    with torch.enable_grad():
+        return runpy.run_path(path, run_name="__main__")
+
+
+@pytest.mark.parametrize("folder,name", CASES, ids=[f"{s}-{n}" for s, n in CASES])
+def test_the_case_fails_as_reported_and_the_correct_version_runs(folder, name, monkeypatch, tmp_path):
+    case = os.path.join(HERE, folder, "cases", name + ".py")
+    with open(case, encoding="utf-8") as stream:
+        source = stream.read()
+    assert re.search(r"Source: https?://", source), "each case names its public report"
+    expect = re.search(r"expect: (raises|silent)", source).group(1)
+    if expect == "raises":
+        with pytest.raises(Exception):
+            _run(case, monkeypatch, tmp_path)
+    else:
+        assert "result" in _run(case, monkeypatch, tmp_path)
+    namespace = _run(os.path.join(HERE, folder, "correct", name + ".py"), monkeypatch, tmp_path)
+    assert "result" in namespace
+
+
+@pytest.mark.parametrize("folder,name", CASES, ids=[f"{s}-{n}" for s, n in CASES])
+def test_the_correct_version_changes_some_line(folder, name, monkeypatch):
+    monkeypatch.syspath_prepend(SCRIPTS)
+    from measure_bug_set import changed_lines
+
+    with open(os.path.join(HERE, folder, "cases", name + ".py"), encoding="utf-8") as stream:
+        buggy = stream.read()
+    with open(os.path.join(HERE, folder, "correct", name + ".py"), encoding="utf-8") as stream:
+        correct = stream.read()
+    assert changed_lines(buggy, correct)
