@@ -45,6 +45,21 @@ def _copies(values) -> list:
     return [v.detach().clone() for v in values if isinstance(v, torch.Tensor)]
 
 
+def _seed_every_generator(seed: int = 0) -> None:
+    """The original, the oracle and the changed program draw the same random numbers (a program
+    that sets no seed would otherwise compute other values in every run); a program that seeds
+    its generators itself overrides this, as it would anyway."""
+    import random
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
 class Capture:
     """Record forward values, gradients and stepped parameters in this process (a verify child)."""
 
@@ -55,6 +70,7 @@ class Capture:
         self._step_hook = None
 
     def start(self) -> "Capture":
+        _seed_every_generator()
         for name in ("backward", "grad"):
             original = getattr(torch.autograd, name)
             self._originals.append((torch.autograd, name, original))
@@ -188,16 +204,15 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
     forward_kinds = ("backward", "grad")
     old_forward = [(k, v) for k, v in original["events"] if k in forward_kinds]
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
-    bitwise = True
-    for index, ((old_kind, old), (new_kind, new)) in enumerate(zip(old_forward, new_forward)):
-        close, exact = _close(old, new)
-        if old_kind != new_kind or not close:
+    same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
+    if not same_calls:
+        if not _same_summed_losses(old_forward, new_forward):
+            if differing_call is None:
+                return Verdict("rejected", f"the changed program calls backward()/autograd.grad() "
+                                           f"{len(new_forward)} time(s), the original {len(old_forward)}")
             return Verdict("rejected", f"the changed program computes other values: the values handed to "
-                                       f"backward() call {index + 1} differ from the original run's")
-        bitwise = bitwise and exact
-    if len(new_forward) < len(old_forward):
-        return Verdict("rejected", f"the changed program calls backward()/autograd.grad() {len(new_forward)} "
-                                   f"time(s), the original {len(old_forward)}")
+                                       f"backward() call {differing_call} differ from the original run's")
+        bitwise = False  # several losses were summed into one backward(): same total, other calls
     if not original_raised:
         return Verdict("unverified", "the original program raised nothing, so the change is meant to change its "
                                      "gradients and no oracle says which gradients are right; forward values "
@@ -207,6 +222,33 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
                                      f"backward() equal the original's ({_how(bitwise)}); no oracle gives the "
                                      f"gradients it meant: {ORACLE} fails too ({original['error']})")
     return _judge_gradients(original, changed, bitwise)
+
+
+def _same_forward_calls(old_forward: list, new_forward: list) -> tuple[bool, bool, int | None]:
+    """(the same calls with close values, bitwise, the first call that differs or None)."""
+    bitwise = True
+    for index, ((old_kind, old), (new_kind, new)) in enumerate(zip(old_forward, new_forward)):
+        close, exact = _close(old, new)
+        if old_kind != new_kind or not close:
+            return False, False, index + 1
+        bitwise = bitwise and exact
+    return len(new_forward) >= len(old_forward), bitwise, None
+
+
+def _same_summed_losses(old_forward: list, new_forward: list) -> bool:
+    """Whether both runs hand backward() scalar losses only, with the same total: the gradients
+    of `(loss1 + loss2).backward()` are those of `loss1.backward(); loss2.backward()`, so a help
+    that sums the losses keeps the program's meaning although its backward() calls differ."""
+    def total(forward: list):
+        values = [v for kind, call in forward for v in call if kind == "backward"]
+        if not values or any(kind != "backward" for kind, _ in forward) or any(v.numel() != 1 for v in values):
+            return None
+        return sum(v.double().reshape(()) for v in values)
+
+    old_total, new_total = total(old_forward), total(new_forward)
+    if old_total is None or new_total is None:
+        return False
+    return bool(torch.allclose(old_total, new_total, rtol=RTOL, atol=ATOL))
 
 
 def _judge_gradients(original: dict, changed: dict, bitwise: bool) -> Verdict:

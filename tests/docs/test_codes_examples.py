@@ -49,6 +49,13 @@ SETUP = {
     "AD305": X3 + "z = torch.randn(3, requires_grad=True)\n",
     "AD306": X3 + "y = (x * 2).sum()\n",
     "AD307": "model = nn.Linear(3, 1)\nx = torch.randn(2, 3)\n",
+    "AD138": "x = torch.randn(4, requires_grad=True)\n",
+    "AD139": X3,
+    "AD140": "weigher = nn.Linear(3, 1)\nx = torch.randn(4, 3)\n"
+             "p = torch.sigmoid(torch.randn(4, 1, requires_grad=True))\ny = torch.rand(4, 1)\n",
+    "AD141": "from torch.func import vmap\nx = torch.randn(4, 3)\n",
+    "AD206": "model = nn.Linear(3, 2)\nx = torch.randn(4, 3)\ny = torch.tensor([0, 1, 1, 0])\n",
+    "AD308": "x = torch.randn(4, 3, dtype=torch.float64)\ny = torch.randn(4, dtype=torch.float64)\n",
 }
 # A method of a custom autograd.Function, shown alone: the class around it and its use.
 FUNCTION_FRAGMENTS = {
