@@ -5,6 +5,14 @@ probed only after one), with the same diagnosis and help as the full mode gives.
 from __future__ import annotations
 
 import pytest
+
+import autograd_doctor.recording.recorder as recorder_module
+
+# The default mode's `.data` check is off (recording/recorder.py, DEFAULT_MODE_DATA_CHECK): it
+# compared byte ranges and warned on correct code. These tests are kept for when it decides on
+# elements and values; the full mode's AD201 is tested in test_silent_problems.py.
+pytestmark = pytest.mark.skipif(not recorder_module.DEFAULT_MODE_DATA_CHECK,
+                                reason="the default mode's .data check is off (false alarms on correct code)")
 import torch
 
 from helpers import apply_help, run_plain, run_program
