@@ -16,21 +16,31 @@ import torch
 _INT_BY_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
+def _bits(tensor, max_elements: int | None = None) -> torch.Tensor | None:
+    """The tensor's elements as a flat view of integers of the same width (its raw bit
+    patterns), or None when it cannot be read that way or has more than `max_elements`."""
+    flat = tensor.detach()
+    if flat.is_complex():
+        flat = torch.view_as_real(flat)
+    flat = flat.reshape(-1)
+    if flat.is_sparse or flat.device.type == "meta":
+        return None
+    if max_elements is not None and flat.numel() > max_elements:
+        return None
+    if flat.dtype == torch.bool:
+        flat = flat.view(torch.uint8)
+    integer_type = _INT_BY_SIZE.get(flat.element_size())
+    return None if integer_type is None else flat.view(integer_type)
+
+
 def fingerprint(tensor) -> tuple[int, int] | None:
     """Two int64 sums of the tensor's bits, or None when it cannot be read as bits."""
     try:
         with torch.no_grad():
-            flat = tensor.detach()
-            if flat.is_complex():
-                flat = torch.view_as_real(flat)
-            flat = flat.reshape(-1)
-            if flat.dtype == torch.bool:
-                flat = flat.view(torch.uint8)
-            integer_type = _INT_BY_SIZE.get(flat.element_size())
-            if integer_type is None or flat.is_sparse or flat.device.type == "meta":
+            bits = _bits(tensor)
+            if bits is None:
                 return None
-            bits = flat.view(integer_type)
-            accumulate = torch.int64 if integer_type is torch.int64 else torch.int32
+            accumulate = torch.int64 if bits.dtype is torch.int64 else torch.int32
             total = int(bits.sum(dtype=accumulate))
             first_half = int(bits[: bits.numel() // 2].sum(dtype=accumulate))
             return total, first_half
@@ -50,18 +60,10 @@ def content_before_write(tensor) -> tuple[int, int] | None:
     None when it is too large or cannot be read as bits."""
     try:
         with torch.no_grad():
-            flat = tensor.detach()
-            if flat.is_complex():
-                flat = torch.view_as_real(flat)
-            flat = flat.reshape(-1)
-            if flat.numel() > MAX_RESTORE_CHECK_ELEMENTS or flat.is_sparse or flat.device.type == "meta":
+            bits = _bits(tensor, MAX_RESTORE_CHECK_ELEMENTS)
+            if bits is None:
                 return None
-            if flat.dtype == torch.bool:
-                flat = flat.view(torch.uint8)
-            integer_type = _INT_BY_SIZE.get(flat.element_size())
-            if integer_type is None:
-                return None
-            bits = flat.view(integer_type).to(torch.int64)
+            bits = bits.to(torch.int64)
             weights = torch.arange(1, bits.numel() + 1, dtype=torch.int64, device=bits.device)
             return int(bits.sum()), int((bits * weights).sum())
     except Exception:
