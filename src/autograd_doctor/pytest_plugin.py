@@ -199,6 +199,15 @@ def remove_report_notes(error: BaseException) -> None:
         internal_error()
 
 
+def summary_line_only(report) -> None:
+    """pytest's short test summary quotes the crash message, and whole when the CI
+    variable is set: for the doctor's own error that would print its report a second
+    time. The summary keeps the message's first line (the traceback keeps it all)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and isinstance(crash.message, str):
+        crash.message = crash.message.split("\n", 1)[0]
+
+
 def add_report(report, diagnoses: list, error: BaseException | None) -> None:
     """The report as a section of the failure (printed after the traceback, also in
     `--junitxml`), or of the test's report when it passed (printed with `-rP`)."""
@@ -208,6 +217,7 @@ def add_report(report, diagnoses: list, error: BaseException | None) -> None:
     if isinstance(error, AutogradDoctorError):
         # Raised by the doctor itself (strict mode): its message is its report.
         diagnoses = [d for d in diagnoses if d is not error.diagnosis]
+        summary_line_only(report)
     if not diagnoses:
         return
     text = render_report(diagnoses)

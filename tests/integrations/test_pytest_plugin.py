@@ -221,9 +221,12 @@ def test_output_equals_plain_pytest_except_the_report(pytester):
     assert "called from" not in section and "console_main" not in section and "/bin/" not in section
 
 
-def test_strict_error_ends_at_the_users_write(pytester):
+@pytest.mark.parametrize("ci", ["", "true"], ids=["terminal", "CI"])
+def test_strict_error_ends_at_the_users_write(pytester, monkeypatch, ci):
     """The doctor raises inside its own wrapper of `add_`; the traceback shows the user's
-    line as the last entry, as PyTorch's own error would, and no source of ours."""
+    line as the last entry, as PyTorch's own error would, and no source of ours. With CI
+    set, pytest's short summary quotes whole messages: it still quotes only the first line."""
+    monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
     pytester.makepyfile(test_training=SEEDED_TESTS)
     result = pytester.run(pytest_console_script(), "-p", "no:cacheprovider", "-k", "strict")
     result.assert_outcomes(failed=1, deselected=2)
@@ -234,6 +237,8 @@ def test_strict_error_ends_at_the_users_write(pytester):
     assert "autograd_doctor/" not in output and "def " not in output.split("test_strict_stops_at_the_write():")[1]
     assert output.count("error[AD101]") == 1  # the error's message is the report: no section repeats it
     assert "- autograd-doctor -" not in output
+    assert ("FAILED test_training.py::test_strict_stops_at_the_write - autograd_doctor.AutogradDoctorError: "
+            "a tensor that autograd saved was modified in place before backward()\n") in output or not ci
 
 
 def test_junitxml_has_the_codes_and_locations(pytester):
