@@ -29,11 +29,11 @@ _EXPORTS = {
     "why_no_grad": "autograd_doctor.analysis.gradient_path",
     "explain_deepcopy_failure": "autograd_doctor.analysis.copies",
     "compile": "autograd_doctor.compiled",
-    "Diagnosis": "autograd_doctor.report.model",
-    "Location": "autograd_doctor.report.model",
-    "Report": "autograd_doctor.report.model",
-    "Suggestion": "autograd_doctor.report.model",
-    "TensorInfo": "autograd_doctor.report.model",
+    "Diagnosis": "autograd_doctor.diagnosis.model",
+    "Location": "autograd_doctor.diagnosis.model",
+    "Report": "autograd_doctor.diagnosis.model",
+    "Suggestion": "autograd_doctor.diagnosis.model",
+    "TensorInfo": "autograd_doctor.diagnosis.model",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__", "load_ipython_extension", "unload_ipython_extension"]
@@ -61,6 +61,9 @@ def __getattr__(name: str):
         if torch_missing(e):
             raise ModuleNotFoundError(TORCH_MISSING, name="torch") from None
         raise
+    # The renderers (text, pictures) connect to the diagnosis model when `report` is imported:
+    # a Diagnosis handed out here prints in full (`print(autograd_doctor.why_no_grad(...))`).
+    importlib.import_module("autograd_doctor.report")
     value = getattr(module, name)
     globals()[name] = value
     return value

@@ -26,7 +26,7 @@ import torch
 from autograd_doctor.doctor import attach, diagnoses_of, internal_error, watch
 from autograd_doctor.recording.frames import frame_locals
 from autograd_doctor.recording.own_frames import hide_our_frames
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 
 
 def compile(model, **options):

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes, compat
+from autograd_doctor import compat
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import copies, diagnose, number_terms
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_modes
@@ -28,7 +29,7 @@ from autograd_doctor.recording.listener import (
     UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
-from autograd_doctor.report.model import Diagnosis, Report
+from autograd_doctor.diagnosis.model import Diagnosis, Report
 
 # Optional pieces, each in its own module: the doctor works without them.
 try:

@@ -21,7 +21,7 @@ except ImportError as missing:
                       "pip install transformers accelerate") from missing
 
 from autograd_doctor.recording.own_frames import hide_our_frames
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 from autograd_doctor.step_watch import StepWatch
 
 LOGGER_NAME = "transformers.autograd_doctor"

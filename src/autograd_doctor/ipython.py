@@ -21,7 +21,7 @@ import sys
 from autograd_doctor.doctor import Doctor, diagnoses_of, explain_error, internal_error
 from autograd_doctor.recording.own_frames import hide_our_frames, without_our_frames
 from autograd_doctor.report.cell_names import shown_line
-from autograd_doctor.report.model import Diagnosis, Report
+from autograd_doctor.diagnosis.model import Diagnosis, Report
 
 # Exceptions our handler sees. RuntimeError covers PyTorch's autograd errors and ours
 # (AutogradDoctorError); IPython also routes parse errors through

@@ -18,7 +18,7 @@ import importlib
 import logging
 
 from autograd_doctor.recording.own_frames import hide_our_frames
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 from autograd_doctor.step_watch import StepWatch
 
 

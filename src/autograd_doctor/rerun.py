@@ -25,9 +25,9 @@ import sys
 import tempfile
 import time
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.doctor import MODE_VARIABLE, attach, diagnoses_of
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 from autograd_doctor.report.text import render_diagnosis
 
 # Set in the child: where to write its diagnoses for the parent.

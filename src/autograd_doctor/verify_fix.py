@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from autograd_doctor.analysis.fixes import apply_replacement
 from autograd_doctor.meaning import CAPTURE_VARIABLE, Verdict, judge, load
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 
 # Each re-run may take this many times the first run's time, plus a margin.
 TIME_FACTOR = 3

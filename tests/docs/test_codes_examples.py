@@ -16,7 +16,7 @@ import warnings
 import pytest
 
 import autograd_doctor
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 
 PRELUDE = "import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 X3 = "x = torch.randn(3, requires_grad=True)\n"

@@ -3,7 +3,7 @@
 import importlib.util
 import os
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.explain import explain_text
 from helpers import REPO
 

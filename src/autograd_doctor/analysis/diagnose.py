@@ -7,7 +7,8 @@ import sys
 
 import torch
 
-from autograd_doctor import codes, compat
+from autograd_doctor import compat
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
     write_fixes,
@@ -22,8 +23,8 @@ from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, opera
 from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.frames import Site, in_installed_package
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import (
     location_of, replace_node_text, segment, statement_at, statement_location,
 )
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.analysis.naming import modules_in, parameter_path, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
@@ -41,8 +41,8 @@ from autograd_doctor.analysis.source_scope import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
-from autograd_doctor.report.model import Diagnosis, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import (
     call_name, location_of, parse_file, replace_node_text, segment, statement_location,
 )
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograd_doctor import compat
-from autograd_doctor.report.model import Diagnosis, Location
+from autograd_doctor.diagnosis.model import Diagnosis, Location
 from autograd_doctor.report.render import GraphvizMissing, RenderFailed, dot_executable, render_with_dot
 
 # How far the snapshot walks from the failing node, and how much it keeps at most.
@@ -141,7 +141,7 @@ def _user_names() -> tuple[dict[tuple, str], list]:
 
 
 def _location(site, role: str = "", note: str = "") -> Location | None:
-    from autograd_doctor.report.source import location_of
+    from autograd_doctor.diagnosis.source import location_of
 
     try:
         return location_of(site, role=role, note=note)

@@ -16,7 +16,7 @@ from autograd_doctor.analysis.errors import (
     requires_grad, tensor_methods, transforms, views,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 
 FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
             inplace_activation, tensor_methods, transforms)

@@ -8,11 +8,11 @@ import ast
 import re
 import types
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
              "ones_like", "rand_like", "linspace"}
@@ -219,7 +219,7 @@ def decorator_cut(context: ErrorContext, already):
 
 def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list[str]:
     """Names of functions called by the statement at `line` and by the assignments feeding it."""
-    from autograd_doctor.report.source import statement_at
+    from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, line)
     called, pending, seen = [], [statement] if statement is not None else [], set()

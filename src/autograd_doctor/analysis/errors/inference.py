@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
@@ -14,8 +14,8 @@ from autograd_doctor.analysis.errors.build import (
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, context_call_name, last_assignment, line_location, with_block_around,
 )
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file
 
 
 def _inference_locals(frame) -> list[str]:

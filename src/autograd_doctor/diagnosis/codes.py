@@ -1,58 +1,152 @@
-"""Titles and long explanations of the error catalogue's codes (analysis/errors).
+"""The registry of the run-time doctor's diagnosis codes: the error index.
 
-Merged into `codes.TITLES` / `codes.EXPLANATIONS`; `autograd-doctor explain CODE` prints them.
+Each code is declared once, here, with its constant (what the analysis puts in a
+Diagnosis), its title (the report's first line) and its long explanation (what
+`autograd-doctor explain CODE` prints and docs/codes.md carries, written by
+scripts/gen_codes_doc.py). An explanation's "Minimal example" is a program that
+tests/docs/test_codes_examples.py runs under the doctor to check that it gets the code,
+as rustc tests the example of each of its error codes.
+
+Errors (`AD1xx`) explain an exception PyTorch raised; warnings (`AD2xx`) are problems
+PyTorch raises nothing for; `AD3xx` explain gradient-path and copy mistakes.
 """
 
 from __future__ import annotations
 
-CATALOGUE_TITLES = {
-    "AD105": "a view made under no_grad or inference_mode was modified in place with grad mode on",
-    "AD106": "a view made under no_grad was used after its base was modified in place",
-    "AD107": "a view returned by a custom autograd.Function was modified in place",
-    "AD108": "detach_() was called on a view",
-    "AD109": "a tensor made under inference_mode was used in a computation autograd records",
-    "AD110": "a tensor made under inference_mode was modified in place outside it",
-    "AD111": "requires_grad was set on a tensor made under inference_mode",
-    "AD112": "backward() was called on a tensor with more than one element",
-    "AD113": "numpy() was called on a tensor that requires grad",
-    "AD114": "requires_grad was set on an integer tensor",
-    "AD115": "requires_grad was changed on a tensor that is not a leaf",
-    "AD116": "register_hook() or retain_grad() on a tensor that does not require grad",
-    "AD117": "out= was used with an argument that requires grad",
-    "AD118": "backward produced NaN (anomaly mode)",
-    "AD119": "the optimizer was given a tensor that is not a leaf",
-    "AD120": "a custom autograd.Function's backward returned the wrong number, shape or device of gradients",
-    "AD121": "a tensor passed to ctx.mark_dirty() was not returned by forward",
-    "AD122": "ctx.save_for_backward() was given something that is not a tensor",
-    "AD123": "the gradient given for an output has the wrong shape",
-    "AD124": "an in-place write into an expanded (broadcast) tensor",
-    "AD125": "a checkpointed function did something different when recomputed",
-    "AD126": "torch.autograd.grad() through a reentrant checkpoint",
-    "AD127": "DistributedDataParallel: some parameters got no gradient in the previous iteration",
-    "AD128": "the optimizer was given a tensor instead of an iterable of tensors",
-    "AD129": "the optimizer was given no parameters",
-    "AD130": "LeakyReLU or ELU with a negative slope was computed in place",
-    "AD131": "a gradient of the wrong size was assigned to .grad",
-    "AD132": "the optimizer's parameter groups share parameters",
-    "AD133": "resize_() on a tensor that requires grad",
-    "AD134": "apply_() or map_() on a tensor that requires grad",
-    "AD135": "torch.autograd.grad() or backward(inputs=...) was given no inputs",
-    "AD136": "ctx.saved_tensors was read twice under torch.utils.checkpoint",
-    "AD137": "a custom autograd.Function modified a leaf that requires grad in place (ctx.mark_dirty)",
-    "AD138": "the base of chunk/split/unbind outputs was modified in place",
-    "AD139": "detach_() was called on a tensor that autograd saved for backward()",
-    "AD140": "an argument PyTorch cannot differentiate requires grad",
-    "AD141": "backward(), torch.autograd.grad() or requires_grad_() inside a torch.func transform",
-    "AD305": "an input of torch.autograd.grad() was not used to compute the output",
-    "AD306": "an input of torch.autograd.grad() does not require grad",
-    "AD307": "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
-    "AD308": "the .grad of a tensor that is not a leaf was read: it is None",
-}
+from dataclasses import dataclass
 
-CATALOGUE_EXPLANATIONS: dict[str, str] = {
-    "AD105": f"""\
-## AD105: {CATALOGUE_TITLES["AD105"]}
 
+@dataclass(frozen=True)
+class CodeEntry:
+    """One code of the index. `heading` is the explanation's heading where it is shorter
+    than the title."""
+
+    code: str
+    title: str
+    body: str
+    heading: str = ""
+
+    @property
+    def explanation(self) -> str:
+        return f"## {self.code}: {self.heading or self.title}\n\n{self.body}"
+
+
+REGISTRY: dict[str, CodeEntry] = {}
+
+
+def _code(code: str, title: str, body: str, heading: str = "") -> str:
+    """Register a code; returns it, for its constant."""
+    assert code not in REGISTRY, f"{code} is declared twice"
+    REGISTRY[code] = CodeEntry(code, title, body, heading)
+    return code
+
+
+# ---- AD1xx: an exception PyTorch raised ------------------------------------------------
+
+SAVED_TENSOR_MODIFIED = _code(
+    "AD101",
+    "a tensor that autograd saved was modified in place before backward()",
+    """\
+**What it means.** During the forward pass, many operations keep ("save") a tensor
+that their backward formula needs: `tanh`, `sigmoid`, `exp`, `relu`, `softmax` keep
+their *output*; `mul`, `div`, `matmul`, `linear`, `pow`, `sin` keep their *inputs*.
+Autograd stamps each saved tensor with its version counter. An in-place write
+(`t[i] = v`, `t += u`, `t.mul_(s)`, `relu(inplace=True)`, `out=t`, a write through
+a view of `t`) bumps the counter; when backward later needs the tensor, the versions
+differ and PyTorch raises "one of the variables needed for gradient computation has
+been modified by an inplace operation". PyTorch does not say which line wrote.
+autograd-doctor does: the primary location is the write, with the save site and the
+backward() call as labels.
+
+**Minimal example.**
+
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)     # sigmoid saves its output y
+    y[0] = 0.0               # AD101: modifies y in place (version 0 -> 1)
+    y.sum().backward()       # RuntimeError
+
+Note that `y = x * x; y[0] = 0.0` does NOT fail: mul saves its inputs, not its output.
+
+**The fix.** Write out of place so the saved value stays intact:
+`y = y.index_fill(0, torch.tensor([0]), 0.0)`, `y = torch.where(mask, v, y)`,
+`y = y.slice_scatter(v, dim=1, start=1, end=3)`, `out = out + residual`,
+`h = h.mul(s)`, `nn.ReLU(inplace=False)`. If you need the write, clone first:
+`y = y.clone(); y[0] = 0.0`.
+""")
+
+LEAF_INPLACE = _code(
+    "AD102",
+    "a leaf tensor that requires grad was modified in place",
+    """\
+**What it means.** A leaf is a tensor you created (`torch.randn(..., requires_grad=True)`,
+an `nn.Parameter`). Its `.grad` is the gradient with respect to its value, so PyTorch
+refuses in-place writes to it (or to a view of it) while recording:
+"a leaf Variable that requires grad is being used in an in-place operation".
+
+**Minimal example.**
+
+    w = torch.zeros(3, requires_grad=True)
+    w[0] = 1.0           # AD102
+    w -= 0.1 * w.grad    # AD102 (a manual SGD step)
+
+**The fix.** Initialisation and manual parameter updates must not be recorded:
+
+    with torch.no_grad():
+        w[0] = 1.0
+
+If the result should be part of the graph, compute a new tensor instead
+(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`); it is then no longer a leaf.
+""")
+
+OPTIMIZER_MODIFIED_SAVED = _code(
+    "AD103",
+    "optimizer.step() modified a parameter that a graph still needed for backward()",
+    """\
+**What it means.** `optimizer.step()` updates parameters in place. Layers such as
+`nn.Linear` save their weight for backward. If a graph built before `step()` is
+back-propagated after it (GAN generator loss through the discriminator, actor-critic
+losses sharing a network, `backward(retain_graph=True)` then `step()` then another
+`backward()`), the saved weight has changed and backward fails.
+
+**Minimal example.**
+
+    out = D(G(z))
+    d_loss = out.mean(); d_loss.backward(retain_graph=True)
+    opt_D.step()                   # AD103: updates D's weights in place
+    g_loss = -out.mean(); g_loss.backward()   # needs D's old weights
+
+**The fix.** Call `step()` after the last backward() that uses the graph (compute all
+losses and call backward first), or run the forward pass again after `step()`
+(`out = D(G(z))` before the generator loss), or `detach()` where the other network
+should not receive gradients.
+""",
+    heading="optimizer.step() modified a parameter that a graph still needed")
+
+MULTI_OUTPUT_VIEW_INPLACE = _code(
+    "AD104",
+    "an output of chunk/split/unbind was modified in place",
+    """\
+**What it means.** `chunk`, `split`, `unbind` (and other functions returning several
+views) return views of one tensor. While autograd records, PyTorch forbids in-place
+writes to them ("Output 0 of SplitBackward0 is a view and is being modified inplace.
+This view is the output of a function that returns multiple views"), because it
+cannot rewrite the graph of the sibling views.
+
+**Minimal example.**
+
+    h = x * 2
+    a, b = h.chunk(2)
+    a.mul_(2)          # AD104
+
+**The fix.** Compute out of place (`a = a.mul(2)`), or, if the write must reach `h`,
+build `h` from the pieces: `h = torch.cat([a * 2, b])`. Cloning the piece first
+(`a = a.clone()`) also works when `h` itself need not change.
+""")
+
+VIEW_MODE_INPLACE = _code(
+    "AD105",
+    "a view made under no_grad or inference_mode was modified in place with grad mode on",
+    """\
 **What it means.** A view (slice, `view`, indexing) was made while gradients were off (`torch.no_grad()`
 or `torch.inference_mode()`), then written in place with gradients on. PyTorch cannot tell
 whether the write should be recorded, and refuses: "A view was created in no_grad mode and is
@@ -68,10 +162,12 @@ the block that made it.
 
 **The fix.** Make the view and the write in the same mode: move `first = h[:2]` out of the block if the
 write should be recorded, or do the write inside the block if it should not.
-""",
-    "AD106": f"""\
-## AD106: {CATALOGUE_TITLES["AD106"]}
+""")
 
+VIEW_MODE_BASE_MODIFIED = _code(
+    "AD106",
+    "a view made under no_grad was used after its base was modified in place",
+    """\
 **What it means.** A view made under `torch.no_grad()` (or inference mode) shares memory with its base.
 The base was then written in place with gradients on, and the view was used afterwards:
 "A view was created in no_grad mode and its base or another view of its base has been
@@ -87,10 +183,12 @@ points at the write to the base, with the view and the block as labels.
 
 **The fix.** Make the view after the write, outside the no_grad block, so it carries the new values with
 their history.
-""",
-    "AD107": f"""\
-## AD107: {CATALOGUE_TITLES["AD107"]}
+""")
 
+CUSTOM_FUNCTION_VIEW_INPLACE = _code(
+    "AD107",
+    "a view returned by a custom autograd.Function was modified in place",
+    """\
 **What it means.** A custom `torch.autograd.Function` returned a view of its input (or the input itself),
 and that output was written in place. Autograd would have to replace your backward to handle
 the write, so it refuses: "Output 0 of MyFn is a view and is being modified inplace. This
@@ -108,10 +206,12 @@ view was created inside a custom Function".
 
 **The fix.** Clone the output before writing: `y = Identity.apply(h).clone()`, or return a new tensor
 from forward (`x.clone()`).
-""",
-    "AD108": f"""\
-## AD108: {CATALOGUE_TITLES["AD108"]}
+""")
 
+DETACH_VIEW_INPLACE = _code(
+    "AD108",
+    "detach_() was called on a view",
+    """\
 **What it means.** `t.detach_()` on a view: the view shares its base's graph, so detaching it in place
 would cut the base's graph too. PyTorch: "Can't detach views in-place. Use detach() instead".
 
@@ -121,10 +221,12 @@ would cut the base's graph too. PyTorch: "Can't detach views in-place. Use detac
     row.detach_()             # AD108
 
 **The fix.** Detach out of place: `row = row.detach()`.
-""",
-    "AD109": f"""\
-## AD109: {CATALOGUE_TITLES["AD109"]}
+""")
 
+INFERENCE_TENSOR_SAVED = _code(
+    "AD109",
+    "a tensor made under inference_mode was used in a computation autograd records",
+    """\
 **What it means.** A tensor created under `torch.inference_mode()` was used in a computation autograd
 records, which had to save it: "Inference tensors cannot be saved for backward". The block or
 decorator that made the tensor is often far away (an evaluation helper, a feature cache, a
@@ -139,10 +241,12 @@ library); the doctor remembers where inference mode was entered and points there
 **The fix.** Use `torch.no_grad()` instead of `torch.inference_mode()` for tensors used in training
 later (same speed for most models), or make a normal copy where it is used:
 `features = features.clone()`.
-""",
-    "AD110": f"""\
-## AD110: {CATALOGUE_TITLES["AD110"]}
+""")
 
+INFERENCE_TENSOR_INPLACE = _code(
+    "AD110",
+    "a tensor made under inference_mode was modified in place outside it",
+    """\
 **What it means.** A tensor created under `torch.inference_mode()` was written in place outside it:
 "Inplace update to inference tensor outside InferenceMode is not allowed".
 
@@ -154,10 +258,12 @@ later (same speed for most models), or make a normal copy where it is used:
 
 **The fix.** Write out of place (`running = running + update`), clone it first, or create it under
 `torch.no_grad()` instead.
-""",
-    "AD111": f"""\
-## AD111: {CATALOGUE_TITLES["AD111"]}
+""")
 
+INFERENCE_TENSOR_REQUIRES_GRAD = _code(
+    "AD111",
+    "requires_grad was set on a tensor made under inference_mode",
+    """\
 **What it means.** `requires_grad` was set on a tensor created under `torch.inference_mode()`:
 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed".
 
@@ -169,10 +275,12 @@ later (same speed for most models), or make a normal copy where it is used:
 
 **The fix.** Use a normal copy: `weights = weights.clone().requires_grad_()`, or create it under
 `torch.no_grad()`.
-""",
-    "AD112": f"""\
-## AD112: {CATALOGUE_TITLES["AD112"]}
+""")
 
+BACKWARD_NON_SCALAR = _code(
+    "AD112",
+    "backward() was called on a tensor with more than one element",
+    """\
 **What it means.** `backward()` without an argument computes the gradient of a single number. Called on a
 tensor with several elements it fails: "grad can be implicitly created only for scalar
 outputs".
@@ -184,10 +292,12 @@ outputs".
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`.
-""",
-    "AD113": f"""\
-## AD113: {CATALOGUE_TITLES["AD113"]}
+""")
 
+NUMPY_REQUIRES_GRAD = _code(
+    "AD113",
+    "numpy() was called on a tensor that requires grad",
+    """\
 **What it means.** `t.numpy()` on a tensor that requires grad: a NumPy array has no graph, and PyTorch will
 not drop the gradient silently: "Can't call numpy() on Tensor that requires grad".
 
@@ -196,10 +306,12 @@ not drop the gradient silently: "Can't call numpy() on Tensor that requires grad
     values = torch.sigmoid(x).numpy()    # AD113
 
 **The fix.** `t.detach().numpy()` (add `.cpu()` for GPU tensors).
-""",
-    "AD114": f"""\
-## AD114: {CATALOGUE_TITLES["AD114"]}
+""")
 
+INTEGER_REQUIRES_GRAD = _code(
+    "AD114",
+    "requires_grad was set on an integer tensor",
+    """\
 **What it means.** Only floating-point and complex tensors have gradients. `requires_grad=True` on an
 integer tensor (from integer literals, `arange`, labels) fails: "only Tensors of floating
 point dtype can require gradients".
@@ -210,10 +322,12 @@ point dtype can require gradients".
 
 **The fix.** Create it as floating point: `torch.tensor([1, 2, 3], dtype=torch.float32,
 requires_grad=True)`; for indices and labels, do not ask for a gradient.
-""",
-    "AD115": f"""\
-## AD115: {CATALOGUE_TITLES["AD115"]}
+""")
 
+NON_LEAF_REQUIRES_GRAD_FLAG = _code(
+    "AD115",
+    "requires_grad was changed on a tensor that is not a leaf",
+    """\
 **What it means.** The `requires_grad` flag of a computed tensor follows from its inputs and cannot be
 switched off in place: "you can only change requires_grad flags of leaf variables".
 
@@ -223,10 +337,12 @@ switched off in place: "you can only change requires_grad flags of leaf variable
     y.requires_grad_(False)   # AD115
 
 **The fix.** Use a detached tensor from there on: `y = y.detach()`.
-""",
-    "AD116": f"""\
-## AD116: {CATALOGUE_TITLES["AD116"]}
+""")
 
+HOOK_WITHOUT_GRAD = _code(
+    "AD116",
+    "register_hook() or retain_grad() on a tensor that does not require grad",
+    """\
 **What it means.** `register_hook()` or `retain_grad()` on a tensor that does not require grad: no gradient
 will ever reach it. Usually its inputs do not require grad, or it was computed under
 `torch.no_grad()` or after `detach()`.
@@ -239,10 +355,12 @@ will ever reach it. Usually its inputs do not require grad, or it was computed u
 
 **The fix.** Make the inputs require grad if you want gradients there; if the same code also runs in
 evaluation, guard it: `if y.requires_grad: y.register_hook(...)`.
-""",
-    "AD117": f"""\
-## AD117: {CATALOGUE_TITLES["AD117"]}
+""")
 
+OUT_WITH_GRAD = _code(
+    "AD117",
+    "out= was used with an argument that requires grad",
+    """\
 **What it means.** Functions called with `out=` are not differentiable. With an argument that requires grad
 PyTorch refuses: "mul(): functions with out=... arguments don't support automatic
 differentiation, but one of the arguments requires grad".
@@ -253,10 +371,12 @@ differentiation, but one of the arguments requires grad".
     torch.mul(x, 2, out=result)   # AD117
 
 **The fix.** Assign the result instead: `result = torch.mul(x, 2)`.
-""",
-    "AD118": f"""\
-## AD118: {CATALOGUE_TITLES["AD118"]}
+""")
 
+NAN_IN_BACKWARD = _code(
+    "AD118",
+    "backward produced NaN (anomaly mode)",
+    """\
 **What it means.** Under `torch.autograd.detect_anomaly()`, a backward function produced NaN: "Function
 'PowBackward0' returned nan values in its 0th output". The cause is almost always an op
 whose derivative is infinite at the value it saw (sqrt or log at 0, division by 0, the norm
@@ -272,10 +392,12 @@ singular one. The doctor reads the forward line anomaly mode recorded on that no
 **The fix.** Keep the singular op's input away from 0: `.clamp_min(1e-12).sqrt()`,
 `torch.log(p.clamp_min(1e-12))`, `a / (b + 1e-12)`, or mask those elements with
 `torch.where` first.
-""",
-    "AD119": f"""\
-## AD119: {CATALOGUE_TITLES["AD119"]}
+""")
 
+NON_LEAF_OPTIMIZED = _code(
+    "AD119",
+    "the optimizer was given a tensor that is not a leaf",
+    """\
 **What it means.** Optimizers update leaves (tensors you created). A tensor computed from another
 (`torch.randn(3, requires_grad=True) * 0.01`, `.to(device)` after `requires_grad=True`) is not
 a leaf: "can't optimize a non-leaf Tensor". The doctor points at the line that made it.
@@ -287,10 +409,12 @@ a leaf: "can't optimize a non-leaf Tensor". The doctor points at the line that m
 
 **The fix.** Compute the value first, then make it a leaf: `w = (torch.randn(3) * 0.01).requires_grad_()`,
 or wrap it in `nn.Parameter(...)`.
-""",
-    "AD120": f"""\
-## AD120: {CATALOGUE_TITLES["AD120"]}
+""")
 
+FUNCTION_GRADIENT_MISMATCH = _code(
+    "AD120",
+    "a custom autograd.Function's backward returned the wrong number, shape or device of gradients",
+    """\
 **What it means.** A custom `autograd.Function`'s backward must return one gradient per input of forward
 (after ctx), each of that input's shape and on that input's device. PyTorch reports "returned
 an incorrect number of gradients (expected 2, got 1)" or "returned an invalid gradient at index
@@ -309,10 +433,12 @@ doctor points at its return statement.
 **The fix.** Return a value per input, `None` for inputs that need no gradient
 (`return grad * ctx.factor, None`), each with its input's shape, made on its input's device
 (`torch.zeros(n, device=grad.device)`, not `torch.zeros(n)`).
-""",
-    "AD121": f"""\
-## AD121: {CATALOGUE_TITLES["AD121"]}
+""")
 
+MARK_DIRTY_NOT_RETURNED = _code(
+    "AD121",
+    "a tensor passed to ctx.mark_dirty() was not returned by forward",
+    """\
 **What it means.** A Function that modifies an input in place marks it with `ctx.mark_dirty(x)` and must
 return that input: "Some elements marked as dirty during the forward method were not
 returned as output".
@@ -325,10 +451,12 @@ returned as output".
         return x * 1            # AD121
 
 **The fix.** Return the modified input itself: `return x`.
-""",
-    "AD122": f"""\
-## AD122: {CATALOGUE_TITLES["AD122"]}
+""")
 
+SAVE_FOR_BACKWARD_NON_TENSOR = _code(
+    "AD122",
+    "ctx.save_for_backward() was given something that is not a tensor",
+    """\
 **What it means.** `ctx.save_for_backward()` accepts tensors (and None) only: "save_for_backward can only
 save variables, but argument 1 is of type int". PyTorch checks after forward returns, so its
 traceback ends at `.apply()`; the doctor points at the call inside forward.
@@ -340,10 +468,12 @@ traceback ends at `.apply()`; the doctor points at the call inside forward.
 
 **The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
 `ctx.exponent = exponent`, and read `ctx.exponent` in backward.
-""",
-    "AD123": f"""\
-## AD123: {CATALOGUE_TITLES["AD123"]}
+""")
 
+GRAD_OUTPUTS_SHAPE = _code(
+    "AD123",
+    "the gradient given for an output has the wrong shape",
+    """\
 **What it means.** The gradient given for an output (`grad_outputs=` of `torch.autograd.grad`, `gradient=`
 of `backward`) must have that output's shape: "Mismatch in shape: grad_output[0] has a shape
 of torch.Size([3]) and output[0] has a shape of torch.Size([])".
@@ -355,10 +485,12 @@ of torch.Size([3]) and output[0] has a shape of torch.Size([])".
 
 **The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
 output.
-""",
-    "AD124": f"""\
-## AD124: {CATALOGUE_TITLES["AD124"]}
+""")
 
+EXPANDED_INPLACE = _code(
+    "AD124",
+    "an in-place write into an expanded (broadcast) tensor",
+    """\
 **What it means.** `expand()` and `broadcast_to()` return views where many elements share one memory cell.
 Writing into such a view in place fails: "unsupported operation: more than one element of
 the written-to tensor refers to a single memory location". The doctor points at the line
@@ -371,10 +503,12 @@ that made the expanded view.
 
 **The fix.** Give every element its own memory before writing: `.expand(4, 3).clone()` (or
 `.repeat(4, 1)`), or write out of place.
-""",
-    "AD125": f"""\
-## AD125: {CATALOGUE_TITLES["AD125"]}
+""")
 
+CHECKPOINT_RECOMPUTE_MISMATCH = _code(
+    "AD125",
+    "a checkpointed function did something different when recomputed",
+    """\
 **What it means.** `torch.utils.checkpoint` discards the function's intermediate tensors and runs it again
 during backward. If the second run does something different (a counter, a global flag, a
 branch on state the first run changed), PyTorch raises a `CheckpointError` ("A different
@@ -393,10 +527,12 @@ points at the checkpointed function and its branches.
 
 **The fix.** Make the checkpointed function deterministic in what it computes: no dependence on state
 it changes itself; keep `preserve_rng_state=True` (the default) for random ops.
-""",
-    "AD126": f"""\
-## AD126: {CATALOGUE_TITLES["AD126"]}
+""")
 
+CHECKPOINT_REENTRANT_GRAD = _code(
+    "AD126",
+    "torch.autograd.grad() through a reentrant checkpoint",
+    """\
 **What it means.** The reentrant checkpoint (`use_reentrant=True`) runs a nested backward that only works
 with a plain `.backward()`: "When use_reentrant=True, torch.utils.checkpoint is incompatible
 with .grad() or passing an `inputs` parameter to .backward()". The doctor points at the
@@ -408,10 +544,12 @@ checkpoint call.
     torch.autograd.grad(y.sum(), x)
 
 **The fix.** Pass `use_reentrant=False`.
-""",
-    "AD127": f"""\
-## AD127: {CATALOGUE_TITLES["AD127"]}
+""")
 
+DDP_UNUSED_PARAMETERS = _code(
+    "AD127",
+    "DistributedDataParallel: some parameters got no gradient in the previous iteration",
+    """\
 **What it means.** DistributedDataParallel reduces every parameter's gradient across ranks
 during backward and waits for all of them before the next forward pass. If the loss did not
 depend on some parameters in an iteration (a branch in forward that skips a head, an
@@ -432,10 +570,12 @@ shows the forward branches that use them.
 **The fix.** `DistributedDataParallel(net, find_unused_parameters=True)` when parameters are
 unused on purpose; otherwise use them in every forward pass, or freeze the ones that never
 train.
-""",
-    "AD128": f"""\
-## AD128: {CATALOGUE_TITLES["AD128"]}
+""")
 
+OPTIMIZER_PARAMS_NOT_ITERABLE = _code(
+    "AD128",
+    "the optimizer was given a tensor instead of an iterable of tensors",
+    """\
 **What it means.** Optimizers take an iterable of parameters (or of parameter-group dicts).
 Given one tensor, PyTorch raises "params argument given to the optimizer should be an
 iterable of Tensors or dicts, but got torch.FloatTensor".
@@ -446,10 +586,12 @@ iterable of Tensors or dicts, but got torch.FloatTensor".
 
 **The fix.** Pass a list: `torch.optim.SGD([model.weight], lr=0.1)`, or
 `model.parameters()`.
-""",
-    "AD129": f"""\
-## AD129: {CATALOGUE_TITLES["AD129"]}
+""")
 
+OPTIMIZER_EMPTY_PARAMETERS = _code(
+    "AD129",
+    "the optimizer was given no parameters",
+    """\
 **What it means.** The iterable given to the optimizer yielded nothing: "optimizer got an
 empty parameter list". The usual cause is a `model.parameters()` generator stored in a
 variable and used once before (counting parameters, a first optimizer): a generator can be
@@ -464,10 +606,12 @@ frozen, layers kept in a plain Python list instead of `nn.ModuleList`.
 
 **The fix.** `params = list(model.parameters())`, or call `model.parameters()` again where
 it is needed.
-""",
-    "AD130": f"""\
-## AD130: {CATALOGUE_TITLES["AD130"]}
+""")
 
+NEGATIVE_SLOPE_INPLACE = _code(
+    "AD130",
+    "LeakyReLU or ELU with a negative slope was computed in place",
+    """\
 **What it means.** The backward of an in-place LeakyReLU (or ELU) needs to know the sign of
 the input, which the in-place forward overwrote; with a negative slope the output's sign no
 longer tells. PyTorch fails in backward, far from the cause: "In-place leakyReLu backward
@@ -480,10 +624,12 @@ the `inplace=True` in your code (often the model's definition, not in the traceb
     act(x * 2).sum().backward()
 
 **The fix.** `inplace=False` (the default).
-""",
-    "AD131": f"""\
-## AD131: {CATALOGUE_TITLES["AD131"]}
+""")
 
+GRAD_ASSIGNED_SHAPE = _code(
+    "AD131",
+    "a gradient of the wrong size was assigned to .grad",
+    """\
 **What it means.** A tensor's `.grad` always has the tensor's shape: "attempting to assign a
 gradient of size '[2]' to a tensor of size '[3]'".
 
@@ -494,10 +640,12 @@ gradient of size '[2]' to a tensor of size '[3]'".
 
 **The fix.** Build the gradient with the tensor's shape (`torch.zeros_like(w)`), or assign it
 to the tensor it belongs to.
-""",
-    "AD132": f"""\
-## AD132: {CATALOGUE_TITLES["AD132"]}
+""")
 
+OPTIMIZER_OVERLAPPING_GROUPS = _code(
+    "AD132",
+    "the optimizer's parameter groups share parameters",
+    """\
 **What it means.** Each parameter can be in one parameter group only (a group has one learning
 rate, one weight decay). Listing `model.parameters()` in one group and `model.head.parameters()`
 in another puts the head's parameters in both: "some parameters appear in more than one
@@ -505,15 +653,17 @@ parameter group". The doctor names the shared parameters and the two groups.
 
 **Minimal example.**
 
-    opt = torch.optim.SGD([{{"params": model.parameters()}},                  # AD132
-                           {{"params": model.head.parameters(), "lr": 0.01}}], lr=0.1)
+    opt = torch.optim.SGD([{"params": model.parameters()},                  # AD132
+                           {"params": model.head.parameters(), "lr": 0.01}], lr=0.1)
 
 **The fix.** Make the groups disjoint: leave the head out of the general group,
 `[p for name, p in model.named_parameters() if not name.startswith("head.")]`.
-""",
-    "AD133": f"""\
-## AD133: {CATALOGUE_TITLES["AD133"]}
+""")
 
+RESIZE_WITH_GRAD = _code(
+    "AD133",
+    "resize_() on a tensor that requires grad",
+    """\
 **What it means.** `resize_()` changes a tensor's number of elements in place, leaving new
 elements uninitialised; autograd cannot give that a gradient, so PyTorch refuses: "cannot
 resize variables that require grad" (also for `resize_as_()`).
@@ -527,10 +677,12 @@ resize variables that require grad" (also for `resize_as_()`).
 stays the same; otherwise build the new tensor from the old one (`h.flatten()[:n]`, or
 `torch.cat` with `h.new_zeros(...)`). For a leaf (a parameter), make a new leaf:
 `w = w.detach().reshape(...).requires_grad_()`, and register it again where the old one was used.
-""",
-    "AD134": f"""\
-## AD134: {CATALOGUE_TITLES["AD134"]}
+""")
 
+APPLY_WITH_GRAD = _code(
+    "AD134",
+    "apply_() or map_() on a tensor that requires grad",
+    """\
 **What it means.** `apply_()`, `map_()` and `map2_()` run a Python function on each element in
 place. Autograd cannot differentiate a Python function, so PyTorch refuses them on a tensor
 that requires grad: "Can't call apply_() on Variable that requires grad".
@@ -543,10 +695,12 @@ that requires grad: "Can't call apply_() on Variable that requires grad".
 **The fix.** For a leaf (initialising or editing a parameter's values), do it on the detached
 tensor, which shares its memory: `w.detach().apply_(f)`. For a computed tensor whose gradient
 matters, write `f` with tensor operations (`torch.clamp`, `torch.where`), out of place.
-""",
-    "AD135": f"""\
-## AD135: {CATALOGUE_TITLES["AD135"]}
+""")
 
+GRAD_EMPTY_INPUTS = _code(
+    "AD135",
+    "torch.autograd.grad() or backward(inputs=...) was given no inputs",
+    """\
 **What it means.** `torch.autograd.grad(loss, inputs)` and `loss.backward(inputs=...)` were given
 an empty `inputs`: "`inputs` argument to `grad()` cannot be empty" (the engine's own wording is
 "grad requires non-empty inputs"). The usual cause is a `model.parameters()` generator stored in
@@ -560,10 +714,12 @@ The doctor points at where the empty inputs were made.
     torch.autograd.grad(loss, params)              # AD135
 
 **The fix.** `params = list(model.parameters())`, or fix the filter that selects the inputs.
-""",
-    "AD136": f"""\
-## AD136: {CATALOGUE_TITLES["AD136"]}
+""")
 
+CHECKPOINT_SAVED_UNPACKED_TWICE = _code(
+    "AD136",
+    "ctx.saved_tensors was read twice under torch.utils.checkpoint",
+    """\
 **What it means.** Under the non-reentrant `torch.utils.checkpoint`, each saved tensor is
 recomputed when backward unpacks it, and can be unpacked once: "Unpack is being triggered for
 a tensor that was already unpacked once". A custom `autograd.Function` whose backward reads
@@ -576,10 +732,12 @@ a tensor that was already unpacked once". A custom `autograd.Function` whose bac
         return 2 * ctx.saved_tensors[0] * grad     # AD136: second read
 
 **The fix.** Read `ctx.saved_tensors` once, at the top of backward, and use the variables.
-""",
-    "AD137": f"""\
-## AD137: {CATALOGUE_TITLES["AD137"]}
+""")
 
+MARK_DIRTY_LEAF = _code(
+    "AD137",
+    "a custom autograd.Function modified a leaf that requires grad in place (ctx.mark_dirty)",
+    """\
 **What it means.** A custom `torch.autograd.Function` whose forward writes into its input and says so
 with `ctx.mark_dirty(x)` was applied to a leaf that requires grad (a parameter, a tensor made
 with `requires_grad=True`). A leaf's value is what its `.grad` refers to, so it may not be
@@ -601,10 +759,12 @@ in-place operation". PyTorch raises when `.apply()` returns; the line to change 
 **The fix.** Give the Function a copy that is not a leaf: `y = Double.apply(w.clone())`. The gradient
 still reaches `w` through the clone, and `w` keeps its value. If the Function must not modify
 its input, write forward out of place and drop `mark_dirty`.
-""",
-    "AD138": f"""\
-## AD138: {CATALOGUE_TITLES["AD138"]}
+""")
 
+MULTI_OUTPUT_BASE_MODIFIED = _code(
+    "AD138",
+    "the base of chunk/split/unbind outputs was modified in place",
+    """\
 **What it means.** `chunk`, `split`, `unbind` and other functions returning several views share one graph
 node. When their base (or one sibling) is written in place after the views were made, autograd
 cannot rebuild the graph of the other views, and it refuses to use them: "Output 0 of Split is a
@@ -621,10 +781,12 @@ below); the line to change is the write into the base.
 
 **The fix.** Write the base out of place (`h = h.mul(3)`), so the pieces keep the values they had when
 they were made, or split after the write if the pieces should see it.
-""",
-    "AD139": f"""\
-## AD139: {CATALOGUE_TITLES["AD139"]}
+""")
 
+SAVED_DETACHED_INPLACE = _code(
+    "AD139",
+    "detach_() was called on a tensor that autograd saved for backward()",
+    """\
 **What it means.** `t.detach_()` turns `t` itself into a tensor without history. If autograd saved `t`
 for a backward formula (`exp`, `sigmoid`, `tanh` save their output; `mul` its inputs), the
 saved tensor is gone from the graph, and backward fails: "Trying to use a saved tensor that has
@@ -640,10 +802,12 @@ is the `detach_()` call.
 
 **The fix.** Detach out of place: `h = h.detach()`. The name `h` then refers to a detached copy that
 shares the memory, and the graph keeps the tensor it saved.
-""",
-    "AD140": f"""\
-## AD140: {CATALOGUE_TITLES["AD140"]}
+""")
 
+NON_DIFFERENTIABLE_ARGUMENT = _code(
+    "AD140",
+    "an argument PyTorch cannot differentiate requires grad",
+    """\
 **What it means.** Some arguments of some operations have no derivative formula in PyTorch: the `weight`
 of `binary_cross_entropy`, `nll_loss` and `cross_entropy`, the `pos_weight` of
 `binary_cross_entropy_with_logits`, the `target` of `soft_margin_loss`, and others. When such
@@ -661,10 +825,12 @@ implemented".
 constants, which is all the operation can do. If the weights must be learned, write the loss
 out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
 can differentiate with respect to every term.
-""",
-    "AD141": f"""\
-## AD141: {CATALOGUE_TITLES["AD141"]}
+""")
 
+AUTOGRAD_INSIDE_TRANSFORM = _code(
+    "AD141",
+    "backward(), torch.autograd.grad() or requires_grad_() inside a torch.func transform",
+    """\
 **What it means.** Inside a function transformed by `torch.func` (`vmap`, `grad`, `vjp`, `jacrev`,
 `functional_call` under them), tensors are wrapped per transform level; the tape-based autograd
 API (`loss.backward()`, `torch.autograd.grad`, `x.requires_grad_()`) does not see through those
@@ -685,10 +851,224 @@ not have a grad_fn".
 **The fix.** Let torch.func compute the gradient: make the function return the loss and transform it with
 `torch.func.grad` (`vmap(grad(loss_fn))(x)` for per-sample gradients), or call `backward()`
 outside the transform.
-""",
-    "AD305": f"""\
-## AD305: {CATALOGUE_TITLES["AD305"]}
+""")
 
+# ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
+
+SILENT_ALIAS_WRITE = _code(
+    "AD201",
+    "a saved tensor was changed through an alias PyTorch does not track; the gradient is silently wrong",
+    """\
+**What it means.** `t.data` (and a few other aliases) share memory with `t` but not its
+version counter. A write through such an alias changes what autograd saved without
+PyTorch noticing, so backward silently computes a wrong gradient.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.data[0] = 0.0        # AD201: PyTorch raises nothing
+    y.sum().backward()     # x.grad is wrong
+
+**The fix.** Do not write into tensors the graph still needs; write out of place
+(`y = y.index_fill(...)`), or clone first (`y = y.clone()`), and use `detach()` or
+`torch.no_grad()` instead of `.data`.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`; `silent="raise"` and `verify_saved=True` imply it): it needs
+to know which tensors autograd saved, which the default mode does not record.
+""",
+    heading="a saved tensor was changed through an alias PyTorch does not track")
+
+SAVED_CONTENT_CHANGED = _code(
+    "AD202",
+    "the contents of a saved tensor changed between the forward pass and backward()",
+    """\
+**What it means.** With `watch(verify_saved=True)`, autograd-doctor fingerprints every
+saved tensor when it is saved and checks it when backward uses it. A changed
+fingerprint with an unchanged version means the memory was written by something
+PyTorch does not track: a `numpy()` view, DLPack, a custom kernel, `.data`.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.detach().numpy()[0] = 0.0   # invisible to PyTorch
+    y.sum().backward()            # AD202: wrong gradient, no error
+
+**The fix.** Copy before handing memory to NumPy or another library
+(`y.detach().clone().numpy()`), or write out of place.
+""",
+    heading="the contents of a saved tensor changed between forward and backward")
+
+OVERLAPPING_INPLACE = _code(
+    "AD203",
+    "an in-place op reads memory that it writes",
+    """\
+**What it means.** In `a -= a[:, :1]` the right-hand side is a view of `a`; as the
+kernel writes `a`, it also changes the values it is still reading, so the result
+depends on the order of the kernel's loop (and on the shape). PyTorch raises for some
+patterns and silently computes garbage for others.
+
+**Minimal example.**
+
+    a = torch.arange(12.0).reshape(3, 4)
+    a -= a[:, :1]        # AD203: column 0 becomes 0 first, then 0 is subtracted
+                         # from the rest: rows 2 and 3 are wrong, no error
+
+**The fix.** Make the operand independent: `a = a - a[:, :1]`, or
+`a -= a[:, :1].clone()`.
+""")
+
+STALE_VIEW = _code(
+    "AD204",
+    "a view kept from earlier was changed by a later write to its base",
+    """\
+**What it means.** Slicing, `view`, `select`, `narrow`, indexing with integers and
+slices return views that share memory with their base. A view appended to a list (or
+stored in a dict) and a later in-place write to the base (the next loop iteration
+reusing a buffer) change every stored view: all entries end up equal to the last one.
+
+**Minimal example.**
+
+    buf = torch.zeros(3)
+    history = []
+    for step in range(3):
+        buf.copy_(torch.randn(3))    # AD204: overwrites the views stored before
+        history.append(buf[:])        # a view, not a copy
+    # every entry of history now equals the last buffer
+
+**The fix.** Store a copy: `history.append(buf[:].clone())`, or build a new tensor in
+each iteration instead of writing into a shared buffer.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`); views made by indexing (`buf[:]`) are seen with
+`capture="mode"` (which implies the full mode).
+""")
+
+DETACH_ALIAS_WRITE = _code(
+    "AD205",
+    "a write through a detach() alias changed a tensor that is still in use",
+    """\
+**What it means.** `z = y.detach()` has no gradient history but shares storage (and
+the version counter) with `y`. Writing into `z` changes `y` as well.
+
+**Minimal example.**
+
+    y = x * 2
+    view = y.detach()
+    view[0] = -1        # AD205: y[0] is now -1 too
+    print(y)            # tensor([-1., 4.], grad_fn=<MulBackward0>)
+
+**The fix.** For an independent copy use `y.detach().clone()`.
+""",
+    heading="a write through a detach() alias changed a tensor still in use")
+
+NUMBER_TERM_IN_LOSS = _code(
+    "AD206",
+    "a loss term was turned into a Python number before it was added: it trains nothing",
+    """\
+**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, which has no
+gradient. Added to the loss, such a number changes the printed loss value but not one
+gradient, so the term trains nothing: whatever computed it (a regulariser, an auxiliary head,
+a KL term) is never pushed by it. No `.grad` is None (the rest of the loss reaches the
+parameters), no error is raised. autograd-doctor reads the loss backpropagated by each
+backward() line once, follows its added terms to their assignments, and warns about a term
+made only of numbers that converts a tensor that requires grad.
+
+**Minimal example.**
+
+    ce = F.cross_entropy(model(x), y)
+    reg = 0.01 * model.weight.pow(2).sum().item()   # AD206: a number
+    loss = ce + reg
+    loss.backward()                                  # the penalty trains nothing
+
+**The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
+logging (`print(reg.item())`).
+""")
+
+# ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
+
+GRADIENT_PATH_CUT = _code(
+    "AD301",
+    "the gradient path from the loss was cut",
+    """\
+**What it means.** A parameter ended backward with `.grad is None`, or backward failed
+with "element 0 of tensors does not require grad and does not have a grad_fn": the
+loss does not depend on the parameter through operations autograd recorded. Common
+causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
+round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+
+**Minimal example.**
+
+    features = encoder(x).detach()     # AD301: the path to encoder is cut here
+    loss = head(features).mean()
+    loss.backward()                    # encoder's parameters end with .grad None
+
+    total = torch.tensor([l1.item(), l2.item()]).sum()
+    total.backward()   # RuntimeError: element 0 of tensors does not require grad ...
+
+**The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
+instead of `torch.tensor([...])`; remove the `detach()` on the path.
+""")
+
+BACKWARD_TWICE = _code(
+    "AD302",
+    "backward() went through a graph that an earlier backward() already freed",
+    """\
+**What it means.** backward() frees the saved tensors of the graph it went through.
+A second backward() through any part of that graph fails with "Trying to backward
+through the graph a second time". The usual cause is a tensor (an RNN hidden state,
+a running total) carried across iterations that still holds the old graph.
+
+**Minimal example.**
+
+    h = torch.zeros(1, 8)
+    for x in batches:
+        h = torch.tanh(cell(x) + h)    # h still points into last iteration's graph
+        loss = h.sum()
+        loss.backward()                # AD302 on the second iteration
+
+**The fix.** Detach the carried tensor at the iteration boundary (`h = h.detach()`), or
+pass `retain_graph=True` to the first backward() if both backward passes are meant.
+""")
+
+DEEPCOPY_NON_LEAF = _code(
+    "AD303",
+    "copy.deepcopy of a tensor that is not a graph leaf",
+    """\
+**What it means.** `copy.deepcopy` only supports tensors created by the user (graph
+leaves): "Only Tensors created explicitly by the user (graph leaves) support the
+deepcopy protocol at the moment." A module or container holding a non-leaf tensor
+(a cached activation) fails to copy.
+
+**Minimal example.**
+
+    model.cache = model(x)             # a non-leaf activation kept on the module
+    copy.deepcopy(model)               # AD303: RuntimeError naming model.cache
+
+**The fix.** Store `t.detach()` (or `t.detach().clone()`) in the object, or copy the
+tensor with `t.detach().clone()` instead of `deepcopy`.
+""")
+
+TENSOR_COPY_CUTS_GRAPH = _code(
+    "AD304",
+    "torch.tensor() copied values out of the graph",
+    """\
+**What it means.** `torch.tensor(t)` and `torch.tensor([loss1, loss2])` copy the values
+into a new leaf tensor with no gradient history: gradients stop there.
+
+**Minimal example.**
+
+    total = torch.tensor([loss1, loss2]).sum()   # AD304: a new leaf, no history
+    total.backward()                             # fails: no grad_fn
+
+**The fix.** `torch.stack([loss1, loss2])` keeps the graph; `t.detach().clone()` is the
+explicit copy when you want none.
+""")
+
+GRAD_INPUT_UNUSED = _code(
+    "AD305",
+    "an input of torch.autograd.grad() was not used to compute the output",
+    """\
 **What it means.** An input given to `torch.autograd.grad` does not influence the output through recorded
 operations: "The differentiated Tensor at index 1 appears to not have been used in the
 graph". The doctor names that input and where it was made.
@@ -701,10 +1081,12 @@ graph". The doctor names that input and where it was made.
 **The fix.** If the input truly does not matter, ask for a zero gradient (`materialize_grads=True`) or
 None (`allow_unused=True`); if it should matter, find the cut (a `detach()`, `.item()`,
 integer op or `torch.no_grad()` between them).
-""",
-    "AD306": f"""\
-## AD306: {CATALOGUE_TITLES["AD306"]}
+""")
 
+GRAD_INPUT_NO_GRAD = _code(
+    "AD306",
+    "an input of torch.autograd.grad() does not require grad",
+    """\
 **What it means.** An input given to `torch.autograd.grad` does not require grad, so it has no gradient:
 "One of the differentiated Tensors does not require grad".
 
@@ -715,10 +1097,12 @@ integer op or `torch.no_grad()` between them).
 
 **The fix.** Create it with `requires_grad=True` if you want its gradient, or remove it from the
 inputs.
-""",
-    "AD307": f"""\
-## AD307: {CATALOGUE_TITLES["AD307"]}
+""")
 
+DECORATOR_CUT = _code(
+    "AD307",
+    "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
+    """\
 **What it means.** The loss was computed through a function decorated with `@torch.no_grad()` or
 `@torch.inference_mode()`: nothing inside it is recorded, and backward fails with "element 0
 of tensors does not require grad and does not have a grad_fn" (explained by AD301). AD307
@@ -734,10 +1118,12 @@ names the decorator.
 
 **The fix.** Remove the decorator from functions used in training (keep it on evaluation-only helpers),
 or call the undecorated function when training.
-""",
-    "AD308": f"""\
-## AD308: {CATALOGUE_TITLES["AD308"]}
+""")
 
+NON_LEAF_GRAD_READ = _code(
+    "AD308",
+    "the .grad of a tensor that is not a leaf was read: it is None",
+    """\
 **What it means.** backward() fills `.grad` only for leaves: tensors you created with `requires_grad=True`,
 and parameters. A conversion or an operation applied after `requires_grad=True` (`.type(...)`,
 `.to(...)`, `.double()`, `.cuda()`, `* 0.01`) returns a new tensor computed from the leaf; it
@@ -758,5 +1144,16 @@ made the tensor a non-leaf.
 (`torch.zeros(3, dtype=torch.float64, requires_grad=True)`), or convert first and call
 `.requires_grad_()` last: `w = torch.zeros(3).type(torch.float64).requires_grad_()`.
 For modules, move the module (`model.to(device)`), which keeps its parameters leaves.
-""",
-}
+""")
+
+
+TITLES = {code: entry.title for code, entry in REGISTRY.items()}
+EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
+
+
+def title(code: str) -> str:
+    return TITLES.get(code, code)
+
+
+def explanation(code: str) -> str | None:
+    return EXPLANATIONS.get(code.upper())
