@@ -37,9 +37,9 @@ try:
 except ImportError:
     gradient_path = None
 try:
-    from autograd_doctor.report import graph
+    from autograd_doctor.analysis import graph_snapshot
 except ImportError:
-    graph = None
+    graph_snapshot = None
 from autograd_doctor.report.text import gutter_width, render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
@@ -253,9 +253,9 @@ class Doctor:
                                                       capture=self.capture, recorder=self.recorder)
             diagnosis.extra["mode"] = "full"
             record.reported = True
-            if graph is not None:
+            if graph_snapshot is not None:
                 try:
-                    diagnosis.graph_data = graph.snapshot_failure(node, record, self.recorder)
+                    diagnosis.graph_data = graph_snapshot.snapshot_failure(node, record, self.recorder)
                 except Exception:
                     internal_error()
             self._remember(diagnosis)
@@ -471,9 +471,9 @@ class Doctor:
         if diagnosis.primary is None and diagnosis.related:
             # No write seen and no save recorded: the backward() call is what we know.
             diagnosis.primary = diagnosis.related.pop(0)
-        if graph is not None:
+        if graph_snapshot is not None:
             try:
-                diagnosis.graph_data = graph.snapshot_failure(stale.node, record, recorder)
+                diagnosis.graph_data = graph_snapshot.snapshot_failure(stale.node, record, recorder)
             except Exception:
                 internal_error()
         return diagnosis

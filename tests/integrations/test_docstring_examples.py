@@ -9,7 +9,8 @@ import pytest
 
 
 @pytest.mark.parametrize("module", [
-    "autograd_doctor.report.graph", "autograd_doctor.report.html", "autograd_doctor.report.outputs",
+    "autograd_doctor.analysis.graph_snapshot", "autograd_doctor.report.graph", "autograd_doctor.report.html",
+    "autograd_doctor.report.outputs",
     "autograd_doctor.ipython",
 ])
 def test_docstring_examples(module):

@@ -131,7 +131,7 @@ class Diagnosis:
     help: list[Suggestion] = field(default_factory=list)
     # Extra facts for pictures and tools (node, slot, rank, ...).
     extra: dict[str, Any] = field(default_factory=dict)
-    # A plain-data snapshot of the autograd graph around the failure (report.graph), if any.
+    # A plain-data snapshot of the autograd graph around the failure (diagnosis.graph_data.GraphSnapshot, taken by analysis.graph_snapshot), if any.
     graph_data: Any = field(default=None, repr=False, compare=False)
 
     def graph(self, max_nodes: int = 40):
