@@ -28,7 +28,7 @@ _EXPORTS = {
     "describe": "autograd_doctor.analysis.relation",
     "why_no_grad": "autograd_doctor.analysis.gradient_path",
     "explain_deepcopy_failure": "autograd_doctor.analysis.copies",
-    "compile": "autograd_doctor.compiled",
+    "compile": "autograd_doctor.integrations.compiled",
     "Diagnosis": "autograd_doctor.diagnosis.model",
     "Location": "autograd_doctor.diagnosis.model",
     "Report": "autograd_doctor.diagnosis.model",
@@ -75,12 +75,12 @@ def __dir__():
 
 def load_ipython_extension(ipython):
     """`%load_ext autograd_doctor` in IPython / Jupyter."""
-    from autograd_doctor.ipython import load_ipython_extension as load
+    from autograd_doctor.integrations.ipython import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
-    from autograd_doctor.ipython import unload_ipython_extension as unload
+    from autograd_doctor.integrations.ipython import unload_ipython_extension as unload
 
     unload(ipython)

@@ -4,7 +4,7 @@ import importlib.util
 import os
 
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.explain import explain_text
+from autograd_doctor.cli.explain import explain_text
 from helpers import REPO
 
 

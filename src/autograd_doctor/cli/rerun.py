@@ -11,7 +11,7 @@ default the smaller of 60 s and twice the first run's time, at least 10 s (`--re
 SECONDS` or AUTOGRAD_DOCTOR_RERUN_LIMIT change it; 0 turns the second run off). A first
 run that already took longer than the limit is not run again; when the second run is
 skipped or cut, the report says how to get the save line. A test's re-run
-happens in pytest's own process (autograd_doctor.pytest_rerun: fresh fixtures, no new
+happens in pytest's own process (autograd_doctor.integrations.pytest_rerun: fresh fixtures, no new
 interpreter to start). Either report replaces the light one only when it is about the
 same failure (same code, same write line): `adopt_full_report`.
 """

@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from autograd_doctor.as_main import fresh_main_module, run_script
+from autograd_doctor.cli.as_main import fresh_main_module, run_script
 from autograd_doctor.recording.own_frames import hide_our_frames
 
 RUN_USAGE = """\
@@ -59,9 +59,9 @@ class RunOptions:
     strict: bool = False
     silent: str = "warn"
     verify_saved: bool = False
-    full: bool = False  # record every save from the start (see autograd_doctor.rerun)
+    full: bool = False  # record every save from the start (see autograd_doctor.cli.rerun)
     rerun: bool = True
-    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.rerun)
+    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.cli.rerun)
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
     verify_fix: bool = False  # re-run a copy with the helps applied and judge it (see verify_fix.py)
     diff: bool = False  # ... and show the verified change as a unified diff
@@ -109,7 +109,7 @@ def parse_run_args(argv: list[str]) -> RunOptions:
         elif arg == "--no-rerun":
             options.rerun = False
         elif arg == "--rerun-limit" or arg.startswith("--rerun-limit="):
-            from autograd_doctor.rerun import parse_limit
+            from autograd_doctor.cli.rerun import parse_limit
 
             text = value_of(arg) if arg == "--rerun-limit" else arg.split("=", 1)[1]
             try:
@@ -255,7 +255,7 @@ def _run_module(name: str, args: list[str]) -> None:
 
 def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s: float) -> None:
     """The light mode's report lacks the save line: run once more under the full mode."""
-    from autograd_doctor import rerun
+    from autograd_doctor.cli import rerun
 
     if rerun.is_child():
         rerun.save_for_parent(doctor.report(error).diagnoses)
@@ -371,13 +371,13 @@ def run_command(argv: list[str]) -> int:
     if error is not None:
         # A plain torch.compile that failed on an autograd error (at compile time, with none
         # of your lines): its function runs again eagerly, after the program's doctor stopped.
-        from autograd_doctor.compiled import explain_from_traceback
+        from autograd_doctor.integrations.compiled import explain_from_traceback
 
         explain_from_traceback(error)
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     checked = None
     if options.verify_fix or options.diff or options.fix:
-        from autograd_doctor.verify_fix import check_and_offer
+        from autograd_doctor.cli.verify_fix import check_and_offer
 
         checked = check_and_offer(options, doctor, error, time.monotonic() - started)
     if error is not None:
@@ -393,16 +393,16 @@ def run_command(argv: list[str]) -> int:
         prefix = f"[rank {rank}] " if rank is not None else ""
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
     if checked is not None:
-        from autograd_doctor.verify_fix import show_and_write
+        from autograd_doctor.cli.verify_fix import show_and_write
 
         show_and_write(options, checked)
     return exit_code
 
 
 def _start_capture():
-    """In a verify child only (autograd_doctor.meaning): record the values the judge compares."""
+    """In a verify child only (autograd_doctor.cli.meaning): record the values the judge compares."""
     if not os.environ.get("AUTOGRAD_DOCTOR_CAPTURE"):
         return None
-    from autograd_doctor.meaning import start_capture_if_asked
+    from autograd_doctor.cli.meaning import start_capture_if_asked
 
     return start_capture_if_asked()
