@@ -17,10 +17,10 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import copies, diagnose, number_terms
 from autograd_doctor.analysis import errors as error_catalogue
-from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import patches, probe, switches
+from autograd_doctor.recording import leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.listener import (
@@ -186,9 +186,8 @@ class Doctor:
             if self._hooks is not None:
                 self._hooks.__exit__(None, None, None)
             raise
-        self._step_hooks = _optimizer_step_hooks(self.recorder)
-        grad_modes.activate()  # where inference_mode/no_grad are entered, for the error catalogue
-        switches.activate()  # set_grad_enabled(False) and detach_() calls of the user's code
+        self._step_hooks = optimizer_step_hooks(self.recorder)
+        switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
         return self
 
@@ -196,7 +195,6 @@ class Doctor:
         if not self._active:
             return
         self._active = False
-        grad_modes.deactivate()
         switches.deactivate()
         with contextlib.suppress(Exception):
             if self._mode is not None:
@@ -339,7 +337,7 @@ class Doctor:
                             event.detach_site, event.stack)
 
     def leaf_created(self, event: LeafCreated) -> None:
-        diagnose.remember_leaf_creation(event.tensor, event.site)
+        leaf_sites.remember_leaf_creation(event.tensor, event.site)
 
     def saved_write_hit(self, hit: SavedWriteHit) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
@@ -507,33 +505,6 @@ def warning_text(diagnosis: Diagnosis) -> str:
         return text
     gutter = " " * gutter_width(diagnosis)
     return f"{text}\n{gutter} = warned at {primary.file}:{primary.line}:"
-
-
-def _optimizer_step_hooks(recorder: Recorder) -> tuple:
-    """One hook pair per optimizer step instead of a look-up per tensor it writes."""
-    try:
-        import torch.optim.optimizer as optimizer_module
-    except ImportError:
-        return ()
-    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
-    register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
-    if register_pre is None or register_post is None:
-        return ()
-
-    def started(optimizer, args, kwargs):
-        # step(closure) runs the user's forward and backward inside the step (LBFGS,
-        # Lightning's automatic optimization): their writes must not go unrecorded.
-        if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
-            return
-        if threading.get_ident() == thread:
-            with contextlib.suppress(Exception):
-                recorder.optimizer_step_started(optimizer)
-
-    def done(optimizer, args, kwargs):
-        recorder.optimizer_step_done()
-
-    thread = threading.get_ident()
-    return (register_pre(started), register_post(done))
 
 
 def _strict_message(diagnosis: Diagnosis) -> str:

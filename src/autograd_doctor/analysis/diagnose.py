@@ -22,6 +22,7 @@ from autograd_doctor.analysis.naming import (
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -497,7 +498,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     name = written_name(site.filename, site.lineno) if site is not None else None
     info = tensor_info(target, name, parameter) if target is not None else None
     related = []
-    creation = _leaf_creation_site(leaf)
+    creation = leaf_creation_site(leaf)
     if creation is not None:
         related.append(location_of(creation, role="created", note="leaf created here with requires_grad=True"))
     notes = [
@@ -580,31 +581,6 @@ def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[S
     return None
 
 
-# Where leaves that require grad were created: filled by the recorder for factory calls.
-_leaf_sites: dict[int, tuple] = {}
-
-
-def remember_leaf_creation(tensor, site: Site | None) -> None:
-    import weakref
-
-    if site is None:
-        return
-    key = id(tensor)
-    try:
-        _leaf_sites[key] = (weakref.ref(tensor, lambda _ref, key=key: _leaf_sites.pop(key, None)), site)
-    except TypeError:
-        pass
-
-
-def _leaf_creation_site(tensor) -> Site | None:
-    if tensor is None:
-        return None
-    entry = _leaf_sites.get(id(tensor))
-    if entry is not None and entry[0]() is tensor:
-        return entry[1]
-    return None
-
-
 def current_node():
     getter = compat.lookup("torch._C._current_autograd_node")
     if getter is None:
@@ -616,6 +592,6 @@ def current_node():
 
 
 __all__ = [
-    "stale_saved_diagnosis", "leaf_inplace_diagnosis", "remember_leaf_creation", "current_node",
+    "stale_saved_diagnosis", "leaf_inplace_diagnosis", "current_node",
     "BackwardCall", "operator_of", "sys",
 ]

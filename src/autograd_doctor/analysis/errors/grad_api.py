@@ -188,7 +188,7 @@ def empty_inputs(context: ErrorContext, already):
 
 def decorator_cut(context: ErrorContext, already):
     """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
-    from autograd_doctor.analysis.errors import grad_modes
+    from autograd_doctor.recording import switches
     from autograd_doctor.analysis.errors.context import line_location
 
     found = context.innermost_user()
@@ -197,7 +197,7 @@ def decorator_cut(context: ErrorContext, already):
     frame, line = found
     filename = frame.f_code.co_filename
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
-                 for entry in reversed(grad_modes.entries(kind)) if entry.decorator}
+                 for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     if not decorated:
         return None
     called = _functions_called_upstream(filename, line)

@@ -7,7 +7,6 @@ import ast
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import written_name
-from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording import switches
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
@@ -28,7 +27,7 @@ def _mode_block(filename: str, line: int, kind: str, note: str):
     block = with_block_around(filename, line, MODE_CONTEXTS[kind])
     if block is not None:
         return line_location(filename, block.lineno, role=kind, note=note)
-    recorded = [(entry.filename, entry.line) for entry in grad_modes.entries(kind)]
+    recorded = [(entry.filename, entry.line) for entry in switches.mode_entries(kind)]
     if kind == "no_grad":
         switch = switches.last_switch_off()
         if switch is not None:
