@@ -1,11 +1,12 @@
 """The registry of the run-time doctor's diagnosis codes: the error index.
 
 Each code is declared once, here, with its constant (what the analysis puts in a
-Diagnosis), its title (the report's first line) and its long explanation (what
+Diagnosis), its title (the report's first line), its long explanation (what
 `autograd-doctor explain CODE` prints and docs/codes.md carries, written by
-scripts/gen_codes_doc.py). An explanation's "Minimal example" is a program that
-tests/docs/test_codes_examples.py runs under the doctor to check that it gets the code,
-as rustc tests the example of each of its error codes.
+scripts/gen_codes_doc.py) and its example program: the explanation's "Minimal example",
+completed by the lines a reader would supply (`example_setup`, kept out of the docs as
+rustc's hidden lines are). tests/docs/test_codes_examples.py runs each example under the
+doctor and checks that it gets its code, as rustc tests the example of each error code.
 
 Errors (`AD1xx`) explain an exception PyTorch raised; warnings (`AD2xx`) are problems
 PyTorch raises nothing for; `AD3xx` explain gradient-path and copy mistakes.
@@ -13,31 +14,58 @@ PyTorch raises nothing for; `AD3xx` explain gradient-path and copy mistakes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+# The imports every example program starts with.
+EXAMPLE_PRELUDE = "import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
 @dataclass(frozen=True)
 class CodeEntry:
     """One code of the index. `heading` is the explanation's heading where it is shorter
-    than the title."""
+    than the title. The example: `example_setup` runs before it; `example_around` is the
+    program around an example that is a fragment (a method of a custom autograd.Function),
+    with `{fragment}` where it goes; `example_watch` the watch() options it needs to be
+    seen; `example_not_runnable` why it cannot run alone (then it is not run)."""
 
     code: str
     title: str
     body: str
     heading: str = ""
+    example_setup: str = ""
+    example_around: str = ""
+    example_watch: dict = field(default_factory=dict)
+    example_not_runnable: str = ""
 
     @property
     def explanation(self) -> str:
         return f"## {self.code}: {self.heading or self.title}\n\n{self.body}"
 
+    def minimal_example(self) -> str:
+        """The explanation's "Minimal example" block, dedented."""
+        found = re.search(r"\*\*Minimal example\.\*\*\n\n((?:    .*\n|\n)+)", self.body)
+        if found is None:
+            raise ValueError(f"{self.code}: no minimal example")
+        return textwrap.dedent(found.group(1)).strip("\n") + "\n"
+
+    def example_program(self) -> str:
+        """The minimal example as a program that runs on its own."""
+        example = self.minimal_example()
+        if self.example_around:
+            fragment = textwrap.indent(example.rstrip("\n"), "    ")
+            return EXAMPLE_PRELUDE + self.example_around.format(fragment=fragment)
+        return EXAMPLE_PRELUDE + self.example_setup + example
+
 
 REGISTRY: dict[str, CodeEntry] = {}
 
 
-def _code(code: str, title: str, body: str, heading: str = "") -> str:
+def _code(code: str, title: str, body: str, heading: str = "", **example) -> str:
     """Register a code; returns it, for its constant."""
     assert code not in REGISTRY, f"{code} is declared twice"
-    REGISTRY[code] = CodeEntry(code, title, body, heading)
+    REGISTRY[code] = CodeEntry(code, title, body, heading, **example)
     return code
 
 
@@ -120,7 +148,13 @@ losses and call backward first), or run the forward pass again after `step()`
 (`out = D(G(z))` before the generator loss), or `detach()` where the other network
 should not receive gradients.
 """,
-    heading="optimizer.step() modified a parameter that a graph still needed")
+    heading="optimizer.step() modified a parameter that a graph still needed",
+    example_setup=(
+        "G = nn.Linear(2, 4)\n"
+        "D = nn.Linear(4, 1)\n"
+        "z = torch.randn(3, 2)\n"
+        "opt_D = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+    ))
 
 MULTI_OUTPUT_VIEW_INPLACE = _code(
     "AD104",
@@ -141,7 +175,8 @@ cannot rewrite the graph of the sibling views.
 **The fix.** Compute out of place (`a = a.mul(2)`), or, if the write must reach `h`,
 build `h` from the pieces: `h = torch.cat([a * 2, b])`. Cloning the piece first
 (`a = a.clone()`) also works when `h` itself need not change.
-""")
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
 
 VIEW_MODE_INPLACE = _code(
     "AD105",
@@ -162,7 +197,8 @@ the block that made it.
 
 **The fix.** Make the view and the write in the same mode: move `first = h[:2]` out of the block if the
 write should be recorded, or do the write inside the block if it should not.
-""")
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
 
 VIEW_MODE_BASE_MODIFIED = _code(
     "AD106",
@@ -183,7 +219,11 @@ points at the write to the base, with the view and the block as labels.
 
 **The fix.** Make the view after the write, outside the no_grad block, so it carries the new values with
 their history.
-""")
+""",
+    example_setup=(
+        "x = torch.randn(4, requires_grad=True)\n"
+        "h = x * 2\n"
+    ))
 
 CUSTOM_FUNCTION_VIEW_INPLACE = _code(
     "AD107",
@@ -206,7 +246,8 @@ view was created inside a custom Function".
 
 **The fix.** Clone the output before writing: `y = Identity.apply(h).clone()`, or return a new tensor
 from forward (`x.clone()`).
-""")
+""",
+    example_setup="h = torch.randn(3, requires_grad=True) * 1\n")
 
 DETACH_VIEW_INPLACE = _code(
     "AD108",
@@ -221,7 +262,8 @@ would cut the base's graph too. PyTorch: "Can't detach views in-place. Use detac
     row.detach_()             # AD108
 
 **The fix.** Detach out of place: `row = row.detach()`.
-""")
+""",
+    example_setup="h = torch.randn(2, 3, requires_grad=True) * 2\n")
 
 INFERENCE_TENSOR_SAVED = _code(
     "AD109",
@@ -241,7 +283,12 @@ library); the doctor remembers where inference mode was entered and points there
 **The fix.** Use `torch.no_grad()` instead of `torch.inference_mode()` for tensors used in training
 later (same speed for most models), or make a normal copy where it is used:
 `features = features.clone()`.
-""")
+""",
+    example_setup=(
+        "backbone = nn.Linear(3, 3)\n"
+        "head = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
 
 INFERENCE_TENSOR_INPLACE = _code(
     "AD110",
@@ -258,7 +305,8 @@ INFERENCE_TENSOR_INPLACE = _code(
 
 **The fix.** Write out of place (`running = running + update`), clone it first, or create it under
 `torch.no_grad()` instead.
-""")
+""",
+    example_setup="update = torch.ones(3)\n")
 
 INFERENCE_TENSOR_REQUIRES_GRAD = _code(
     "AD111",
@@ -292,7 +340,8 @@ outputs".
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`.
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 NUMPY_REQUIRES_GRAD = _code(
     "AD113",
@@ -306,7 +355,8 @@ not drop the gradient silently: "Can't call numpy() on Tensor that requires grad
     values = torch.sigmoid(x).numpy()    # AD113
 
 **The fix.** `t.detach().numpy()` (add `.cpu()` for GPU tensors).
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 INTEGER_REQUIRES_GRAD = _code(
     "AD114",
@@ -337,7 +387,8 @@ switched off in place: "you can only change requires_grad flags of leaf variable
     y.requires_grad_(False)   # AD115
 
 **The fix.** Use a detached tensor from there on: `y = y.detach()`.
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 HOOK_WITHOUT_GRAD = _code(
     "AD116",
@@ -371,7 +422,8 @@ differentiation, but one of the arguments requires grad".
     torch.mul(x, 2, out=result)   # AD117
 
 **The fix.** Assign the result instead: `result = torch.mul(x, 2)`.
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 NAN_IN_BACKWARD = _code(
     "AD118",
@@ -392,7 +444,11 @@ singular one. The doctor reads the forward line anomaly mode recorded on that no
 **The fix.** Keep the singular op's input away from 0: `.clamp_min(1e-12).sqrt()`,
 `torch.log(p.clamp_min(1e-12))`, `a / (b + 1e-12)`, or mask those elements with
 `torch.where` first.
-""")
+""",
+    example_setup=(
+        "a = torch.randn(2, 3, requires_grad=True)\n"
+        "b = a[0].detach().clone()\n"
+    ))
 
 NON_LEAF_OPTIMIZED = _code(
     "AD119",
@@ -433,7 +489,8 @@ doctor points at its return statement.
 **The fix.** Return a value per input, `None` for inputs that need no gradient
 (`return grad * ctx.factor, None`), each with its input's shape, made on its input's device
 (`torch.zeros(n, device=grad.device)`, not `torch.zeros(n)`).
-""")
+""",
+    example_not_runnable="its forward is elided (`...`)")
 
 MARK_DIRTY_NOT_RETURNED = _code(
     "AD121",
@@ -451,7 +508,16 @@ returned as output".
         return x * 1            # AD121
 
 **The fix.** Return the modified input itself: `return x`.
-""")
+""",
+    example_around=(
+        "class AddOne(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad\n"
+        "AddOne.apply(torch.randn(3, requires_grad=True) * 1)\n"
+    ))
 
 SAVE_FOR_BACKWARD_NON_TENSOR = _code(
     "AD122",
@@ -468,7 +534,17 @@ traceback ends at `.apply()`; the doctor points at the call inside forward.
 
 **The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
 `ctx.exponent = exponent`, and read `ctx.exponent` in backward.
-""")
+""",
+    example_around=(
+        "class Power(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "        return x ** exponent\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad, None\n"
+        "Power.apply(torch.randn(3, requires_grad=True), 2)\n"
+    ))
 
 GRAD_OUTPUTS_SHAPE = _code(
     "AD123",
@@ -485,7 +561,8 @@ of torch.Size([3]) and output[0] has a shape of torch.Size([])".
 
 **The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
 output.
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 EXPANDED_INPLACE = _code(
     "AD124",
@@ -503,7 +580,8 @@ that made the expanded view.
 
 **The fix.** Give every element its own memory before writing: `.expand(4, 3).clone()` (or
 `.repeat(4, 1)`), or write out of place.
-""")
+""",
+    example_setup="update = torch.ones(4, 3)\n")
 
 CHECKPOINT_RECOMPUTE_MISMATCH = _code(
     "AD125",
@@ -527,7 +605,12 @@ points at the checkpointed function and its branches.
 
 **The fix.** Make the checkpointed function deterministic in what it computes: no dependence on state
 it changes itself; keep `preserve_rng_state=True` (the default) for random ops.
-""")
+""",
+    example_setup=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "calls = []\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+    ))
 
 CHECKPOINT_REENTRANT_GRAD = _code(
     "AD126",
@@ -544,7 +627,11 @@ checkpoint call.
     torch.autograd.grad(y.sum(), x)
 
 **The fix.** Pass `use_reentrant=False`.
-""")
+""",
+    example_setup=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+    ))
 
 DDP_UNUSED_PARAMETERS = _code(
     "AD127",
@@ -570,7 +657,8 @@ shows the forward branches that use them.
 **The fix.** `DistributedDataParallel(net, find_unused_parameters=True)` when parameters are
 unused on purpose; otherwise use them in every forward pass, or freeze the ones that never
 train.
-""")
+""",
+    example_not_runnable="needs a DistributedDataParallel process group (tests/errors/test_ddp.py runs one)")
 
 OPTIMIZER_PARAMS_NOT_ITERABLE = _code(
     "AD128",
@@ -586,7 +674,8 @@ iterable of Tensors or dicts, but got torch.FloatTensor".
 
 **The fix.** Pass a list: `torch.optim.SGD([model.weight], lr=0.1)`, or
 `model.parameters()`.
-""")
+""",
+    example_setup="model = nn.Linear(3, 1)\n")
 
 OPTIMIZER_EMPTY_PARAMETERS = _code(
     "AD129",
@@ -606,7 +695,8 @@ frozen, layers kept in a plain Python list instead of `nn.ModuleList`.
 
 **The fix.** `params = list(model.parameters())`, or call `model.parameters()` again where
 it is needed.
-""")
+""",
+    example_setup="model = nn.Linear(3, 1)\n")
 
 NEGATIVE_SLOPE_INPLACE = _code(
     "AD130",
@@ -624,7 +714,8 @@ the `inplace=True` in your code (often the model's definition, not in the traceb
     act(x * 2).sum().backward()
 
 **The fix.** `inplace=False` (the default).
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 GRAD_ASSIGNED_SHAPE = _code(
     "AD131",
@@ -658,7 +749,12 @@ parameter group". The doctor names the shared parameters and the two groups.
 
 **The fix.** Make the groups disjoint: leave the head out of the general group,
 `[p for name, p in model.named_parameters() if not name.startswith("head.")]`.
-""")
+""",
+    example_setup=(
+        "model = nn.Module()\n"
+        "model.body = nn.Linear(3, 3)\n"
+        "model.head = nn.Linear(3, 1)\n"
+    ))
 
 RESIZE_WITH_GRAD = _code(
     "AD133",
@@ -677,7 +773,8 @@ resize variables that require grad" (also for `resize_as_()`).
 stays the same; otherwise build the new tensor from the old one (`h.flatten()[:n]`, or
 `torch.cat` with `h.new_zeros(...)`). For a leaf (a parameter), make a new leaf:
 `w = w.detach().reshape(...).requires_grad_()`, and register it again where the old one was used.
-""")
+""",
+    example_setup="x = torch.randn(6, requires_grad=True)\n")
 
 APPLY_WITH_GRAD = _code(
     "AD134",
@@ -714,7 +811,11 @@ The doctor points at where the empty inputs were made.
     torch.autograd.grad(loss, params)              # AD135
 
 **The fix.** `params = list(model.parameters())`, or fix the filter that selects the inputs.
-""")
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "loss = model(torch.randn(2, 3)).sum()\n"
+    ))
 
 CHECKPOINT_SAVED_UNPACKED_TWICE = _code(
     "AD136",
@@ -732,7 +833,19 @@ a tensor that was already unpacked once". A custom `autograd.Function` whose bac
         return 2 * ctx.saved_tensors[0] * grad     # AD136: second read
 
 **The fix.** Read `ctx.saved_tensors` once, at the top of backward, and use the variables.
-""")
+""",
+    example_around=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "class Square(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n"
+        "        return x * x\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+        "checkpoint(Square.apply, x, use_reentrant=False).sum().backward()\n"
+    ))
 
 MARK_DIRTY_LEAF = _code(
     "AD137",
@@ -781,7 +894,8 @@ below); the line to change is the write into the base.
 
 **The fix.** Write the base out of place (`h = h.mul(3)`), so the pieces keep the values they had when
 they were made, or split after the write if the pieces should see it.
-""")
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
 
 SAVED_DETACHED_INPLACE = _code(
     "AD139",
@@ -802,7 +916,8 @@ is the `detach_()` call.
 
 **The fix.** Detach out of place: `h = h.detach()`. The name `h` then refers to a detached copy that
 shares the memory, and the graph keeps the tensor it saved.
-""")
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
 
 NON_DIFFERENTIABLE_ARGUMENT = _code(
     "AD140",
@@ -825,7 +940,13 @@ implemented".
 constants, which is all the operation can do. If the weights must be learned, write the loss
 out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
 can differentiate with respect to every term.
-""")
+""",
+    example_setup=(
+        "weigher = nn.Linear(3, 1)\n"
+        "x = torch.randn(4, 3)\n"
+        "p = torch.sigmoid(torch.randn(4, 1, requires_grad=True))\n"
+        "y = torch.rand(4, 1)\n"
+    ))
 
 AUTOGRAD_INSIDE_TRANSFORM = _code(
     "AD141",
@@ -851,7 +972,11 @@ not have a grad_fn".
 **The fix.** Let torch.func compute the gradient: make the function return the loss and transform it with
 `torch.func.grad` (`vmap(grad(loss_fn))(x)` for per-sample gradients), or call `backward()`
 outside the transform.
-""")
+""",
+    example_setup=(
+        "from torch.func import vmap\n"
+        "x = torch.randn(4, 3)\n"
+    ))
 
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
@@ -877,7 +1002,9 @@ PyTorch noticing, so backward silently computes a wrong gradient.
 `%%autograd_doctor --full`; `silent="raise"` and `verify_saved=True` imply it): it needs
 to know which tensors autograd saved, which the default mode does not record.
 """,
-    heading="a saved tensor was changed through an alias PyTorch does not track")
+    heading="a saved tensor was changed through an alias PyTorch does not track",
+    example_setup="x = torch.randn(3, requires_grad=True)\n",
+    example_watch={"mode": "full"})
 
 SAVED_CONTENT_CHANGED = _code(
     "AD202",
@@ -897,7 +1024,9 @@ PyTorch does not track: a `numpy()` view, DLPack, a custom kernel, `.data`.
 **The fix.** Copy before handing memory to NumPy or another library
 (`y.detach().clone().numpy()`), or write out of place.
 """,
-    heading="the contents of a saved tensor changed between forward and backward")
+    heading="the contents of a saved tensor changed between forward and backward",
+    example_setup="x = torch.randn(3, requires_grad=True)\n",
+    example_watch={"verify_saved": True})
 
 OVERLAPPING_INPLACE = _code(
     "AD203",
@@ -942,7 +1071,8 @@ each iteration instead of writing into a shared buffer.
 **Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
 `%%autograd_doctor --full`); views made by indexing (`buf[:]`) are seen with
 `capture="mode"` (which implies the full mode).
-""")
+""",
+    example_watch={"capture": "mode"})
 
 DETACH_ALIAS_WRITE = _code(
     "AD205",
@@ -960,7 +1090,8 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
 
 **The fix.** For an independent copy use `y.detach().clone()`.
 """,
-    heading="a write through a detach() alias changed a tensor still in use")
+    heading="a write through a detach() alias changed a tensor still in use",
+    example_setup="x = torch.tensor([1.0, 2.0], requires_grad=True)\n")
 
 NUMBER_TERM_IN_LOSS = _code(
     "AD206",
@@ -983,7 +1114,12 @@ made only of numbers that converts a tensor that requires grad.
 
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
 logging (`print(reg.item())`).
-""")
+""",
+    example_setup=(
+        "model = nn.Linear(3, 2)\n"
+        "x = torch.randn(4, 3)\n"
+        "y = torch.tensor([0, 1, 1, 0])\n"
+    ))
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
@@ -1008,7 +1144,14 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
-""")
+""",
+    example_setup=(
+        "encoder = nn.Linear(3, 3)\n"
+        "head = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+        "l1 = head(encoder(x)).sum()\n"
+        "l2 = head(x).sum()\n"
+    ))
 
 BACKWARD_TWICE = _code(
     "AD302",
@@ -1029,7 +1172,11 @@ a running total) carried across iterations that still holds the old graph.
 
 **The fix.** Detach the carried tensor at the iteration boundary (`h = h.detach()`), or
 pass `retain_graph=True` to the first backward() if both backward passes are meant.
-""")
+""",
+    example_setup=(
+        "cell = nn.Linear(3, 8)\n"
+        "batches = [torch.randn(1, 3) for _ in range(2)]\n"
+    ))
 
 DEEPCOPY_NON_LEAF = _code(
     "AD303",
@@ -1047,7 +1194,11 @@ deepcopy protocol at the moment." A module or container holding a non-leaf tenso
 
 **The fix.** Store `t.detach()` (or `t.detach().clone()`) in the object, or copy the
 tensor with `t.detach().clone()` instead of `deepcopy`.
-""")
+""",
+    example_setup=(
+        "model = nn.Linear(3, 3)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
 
 TENSOR_COPY_CUTS_GRAPH = _code(
     "AD304",
@@ -1063,7 +1214,12 @@ into a new leaf tensor with no gradient history: gradients stop there.
 
 **The fix.** `torch.stack([loss1, loss2])` keeps the graph; `t.detach().clone()` is the
 explicit copy when you want none.
-""")
+""",
+    example_setup=(
+        "w = torch.randn(3, requires_grad=True)\n"
+        "loss1 = (w * 2).sum()\n"
+        "loss2 = (w * 3).sum()\n"
+    ))
 
 GRAD_INPUT_UNUSED = _code(
     "AD305",
@@ -1081,7 +1237,11 @@ graph". The doctor names that input and where it was made.
 **The fix.** If the input truly does not matter, ask for a zero gradient (`materialize_grads=True`) or
 None (`allow_unused=True`); if it should matter, find the cut (a `detach()`, `.item()`,
 integer op or `torch.no_grad()` between them).
-""")
+""",
+    example_setup=(
+        "x = torch.randn(3, requires_grad=True)\n"
+        "z = torch.randn(3, requires_grad=True)\n"
+    ))
 
 GRAD_INPUT_NO_GRAD = _code(
     "AD306",
@@ -1097,7 +1257,11 @@ GRAD_INPUT_NO_GRAD = _code(
 
 **The fix.** Create it with `requires_grad=True` if you want its gradient, or remove it from the
 inputs.
-""")
+""",
+    example_setup=(
+        "x = torch.randn(3, requires_grad=True)\n"
+        "y = (x * 2).sum()\n"
+    ))
 
 DECORATOR_CUT = _code(
     "AD307",
@@ -1118,7 +1282,11 @@ names the decorator.
 
 **The fix.** Remove the decorator from functions used in training (keep it on evaluation-only helpers),
 or call the undecorated function when training.
-""")
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
 
 NON_LEAF_GRAD_READ = _code(
     "AD308",
@@ -1144,7 +1312,11 @@ made the tensor a non-leaf.
 (`torch.zeros(3, dtype=torch.float64, requires_grad=True)`), or convert first and call
 `.requires_grad_()` last: `w = torch.zeros(3).type(torch.float64).requires_grad_()`.
 For modules, move the module (`model.to(device)`), which keeps its parameters leaves.
-""")
+""",
+    example_setup=(
+        "x = torch.randn(4, 3, dtype=torch.float64)\n"
+        "y = torch.randn(4, dtype=torch.float64)\n"
+    ))
 
 
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
