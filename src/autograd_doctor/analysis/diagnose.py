@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import Protocol
 
 import torch
 
@@ -70,7 +71,20 @@ UNSEEN_WHY = {
 }
 
 
-def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
+class ModifiedSave(Protocol):
+    """A saved tensor that was modified in place, as `stale_saved_diagnosis` needs it: the
+    full mode hands its SavedRecord (which knows the save's site), the light mode a
+    `probe.ProbedSave` (which does not)."""
+
+    alias: torch.Tensor  # a detach()ed alias of the saved tensor: same storage and version counter
+    version: int  # the version autograd saved it at
+    writes: tuple  # the WriteEvents that moved the version, the first being the culprit
+
+    @property
+    def site(self) -> Site | None: ...
+
+
+def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
                           backward_stack: tuple[Site, ...], capture: str = "patch",
                           recorder=None) -> Diagnosis:
     """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place.

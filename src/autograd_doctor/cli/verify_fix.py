@@ -267,9 +267,9 @@ def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: flo
             diagnosis.extra["verify"] = check.verdict.line()
         diagnosis.help = ordered
         if error is not None and (ordered != before or rejected):
-            from autograd_doctor.cli.rerun import _replace_note
+            from autograd_doctor.doctor import reattach
 
-            _replace_note(error, diagnosis, diagnosis)
+            reattach(error, diagnosis, diagnosis)
     return check
 
 
