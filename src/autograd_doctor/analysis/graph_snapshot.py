@@ -151,8 +151,9 @@ def snapshot_failure(node, record, recorder) -> GraphSnapshot:
     """Copy the graph around the failing `node` into plain data.
 
     Called by the doctor when backward() finds a stale saved tensor; `record` is that
-    tensor's SavedRecord. Walks toward the inputs from `node` and, when the backward()
-    call can be found on the stack, toward the root (the loss).
+    tensor's SavedRecord (full mode) or ProbedSave (light mode): see diagnose.ModifiedSave.
+    Walks toward the inputs from `node` and, when the backward() call can be found on the
+    stack, toward the root (the loss).
 
     Example::
 
@@ -168,46 +169,153 @@ def snapshot_failure(node, record, recorder) -> GraphSnapshot:
         >>> snapshot.node(snapshot.failing_id).name
         'SigmoidBackward0'
     """
-    snapshot = GraphSnapshot()
-    names, _frames = _user_names()
+    names, frames = _user_names()
     if node is None:
-        # No node: one stand-in for the tensor's saver, so the picture still shows the facts.
-        stand_in = NodeInfo(id="n0", name="(the node that saved it)", distance=0, failing=True)
-        stand_in.saved.append(_slot_info("saved", record, names, record))
-        stand_in.writes["saved"] = _writes_of(record)
-        snapshot.nodes.append(stand_in)
-        snapshot.failing_id = "n0"
-        snapshot.stale_slot = "saved"
+        return _stand_in_snapshot(record, names)
+    builder = _SnapshotBuilder(record, recorder, names, frames)
+    try:
+        return builder.build(node, _backward_roots())
+    finally:
+        builder.release()
+
+
+def _stand_in_snapshot(record, names: dict[tuple, str]) -> GraphSnapshot:
+    """No node: one stand-in for the tensor's saver, so the picture still shows the facts."""
+    stand_in = NodeInfo(id="n0", name="(the node that saved it)", distance=0, failing=True)
+    stand_in.saved.append(_slot_info("saved", record, names, record))
+    stand_in.writes["saved"] = _writes_of(record)
+    return GraphSnapshot(nodes=[stand_in], failing_id="n0", stale_slot="saved")
+
+
+class _SnapshotBuilder:
+    """The walk of one snapshot. It holds torch nodes only while it runs (`release()`), for
+    stable ids; what it builds holds none."""
+
+    def __init__(self, record, recorder, names: dict[tuple, str], frames: list):
+        self.record, self.recorder, self.names, self.frames = record, recorder, names, frames
+        self.snapshot = GraphSnapshot()
+        self.ids: dict[int, str] = {}
+        self.infos: dict[int, NodeInfo] = {}
+        self.keep_alive: list = []  # torch nodes, only for the duration of the walk (stable ids)
+        self.torch_nodes: dict[str, Any] = {}
+        self.edges: set[tuple[str, str]] = set()
+        self.beyond = 0  # nodes known to exist beyond those captured
+
+    def build(self, node, roots: list) -> GraphSnapshot:
+        snapshot = self.snapshot
+        failing = self.info_for(node, 0)
+        failing.failing = True
+        snapshot.failing_id = failing.id
+        self.walk_inputs(node)
+        self.walk_consumers(node, self.consumers_from(roots))
+        root_ids = {id(root) for root in roots}
+        for key, info in self.infos.items():
+            info.root = key in root_ids
+        # Saved tensors: what each captured node holds, read without raising on stale slots.
+        for info in snapshot.nodes:
+            torch_node = self.torch_nodes.get(info.id)
+            if torch_node is not None:
+                self.describe_saved(torch_node, info, node)
+        if snapshot.stale_slot is None:
+            # The stale record was not found among the slots (e.g. a custom Function): still show it.
+            failing.saved.append(_slot_info("saved", self.record, self.names, self.record))
+            failing.writes["saved"] = _writes_of(self.record)
+            snapshot.stale_slot = "saved"
+        snapshot.edges = sorted(self.edges)
+        snapshot.truncated = self.beyond
         return snapshot
 
-    ids: dict[int, str] = {}
-    infos: dict[int, NodeInfo] = {}
-    keep_alive: list = []  # torch nodes, only for the duration of this call (stable ids)
-    torch_nodes: dict[str, Any] = {}
+    def release(self) -> None:
+        self.keep_alive.clear()
+        self.torch_nodes.clear()
 
-    def info_for(torch_node, distance: int) -> NodeInfo | None:
+    def info_for(self, torch_node, distance: int) -> NodeInfo | None:
         key = id(torch_node)
-        if key in infos:
-            found = infos[key]
+        if key in self.infos:
+            found = self.infos[key]
             found.distance = min(found.distance, distance)
             return found
-        if len(infos) >= MAX_SNAPSHOT_NODES:
+        if len(self.infos) >= MAX_SNAPSHOT_NODES:
             return None
-        keep_alive.append(torch_node)
-        ids[key] = f"n{len(ids)}"
-        torch_nodes[ids[key]] = torch_node
-        info = NodeInfo(id=ids[key], name=_node_name(torch_node), distance=distance)
+        self.keep_alive.append(torch_node)
+        self.ids[key] = f"n{len(self.ids)}"
+        self.torch_nodes[self.ids[key]] = torch_node
+        info = NodeInfo(id=self.ids[key], name=_node_name(torch_node), distance=distance)
         variable = getattr(torch_node, "variable", None) if info.name.endswith("AccumulateGrad") else None
         if variable is not None:
-            info.leaf_name = parameter_path(variable, _frames) or names.get(_tensor_key(variable))
+            info.leaf_name = parameter_path(variable, self.frames) or self.names.get(_tensor_key(variable))
             info.leaf_shape = list(variable.shape)
-        infos[key] = info
-        snapshot.nodes.append(info)
+        self.infos[key] = info
+        self.snapshot.nodes.append(info)
         return info
 
-    def describe_saved(torch_node, info: NodeInfo) -> None:
+    def walk_inputs(self, node) -> None:
+        """Breadth-first along next_functions, toward the leaves."""
+        queue = deque([(node, 0)])
+        while queue:
+            current, depth = queue.popleft()
+            for child in _inputs_of(current):
+                known = id(child) in self.infos
+                if not known and depth + 1 > INPUT_DEPTH:
+                    self.beyond += 1
+                    continue
+                child_info = self.info_for(child, depth + 1)
+                if child_info is None:
+                    self.beyond += 1
+                    self.snapshot.truncated_more = True
+                    continue
+                self.edges.add((self.ids[id(current)], child_info.id))
+                if not known:
+                    queue.append((child, depth + 1))
+
+    def consumers_from(self, roots: list) -> dict[int, list]:
+        """id of a node -> the nodes that consume its gradient, walking from backward()'s roots."""
+        consumers: dict[int, list] = {}
+        seen: set[int] = set()
+        walk = deque(roots)
+        visited = 0
+        while walk and visited < MAX_ROOT_WALK:
+            current = walk.popleft()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            self.keep_alive.append(current)
+            visited += 1
+            for child in _inputs_of(current):
+                consumers.setdefault(id(child), []).append(current)
+                if id(child) not in seen:
+                    walk.append(child)
+        if walk:
+            self.snapshot.truncated_more = True
+        return consumers
+
+    def walk_consumers(self, node, consumers: dict[int, list]) -> None:
+        """Breadth-first from the failing node toward the roots (the loss)."""
+        queue = deque([(node, 0)])
+        expanded: set[int] = set()
+        while queue:
+            current, depth = queue.popleft()
+            if id(current) in expanded:
+                continue
+            expanded.add(id(current))
+            for parent in consumers.get(id(current), ()):
+                known = id(parent) in self.infos
+                if not known and depth + 1 > CONSUMER_DEPTH:
+                    self.beyond += 1
+                    continue
+                parent_info = self.info_for(parent, depth + 1)
+                if parent_info is None:
+                    self.beyond += 1
+                    self.snapshot.truncated_more = True
+                    continue
+                self.edges.add((parent_info.id, self.ids[id(current)]))
+                if not known:
+                    queue.append((parent, depth + 1))
+
+    def describe_saved(self, torch_node, info: NodeInfo, failing_node) -> None:
+        record, names, snapshot = self.record, self.names, self.snapshot
         try:
-            records = recorder.saved_records_of(torch_node)
+            records = self.recorder.saved_records_of(torch_node)
         except Exception:
             records = {}
         for slot, saved in records.items():
@@ -218,7 +326,7 @@ def snapshot_failure(node, record, recorder) -> GraphSnapshot:
             if saved is record:
                 snapshot.stale_slot = slot
         try:
-            raw = _raw_slot_infos(torch_node, set(records), names, record if torch_node is node else None)
+            raw = _raw_slot_infos(torch_node, set(records), names, record if torch_node is failing_node else None)
         except Exception:
             raw = []
         info.saved.extend(raw)
@@ -226,88 +334,3 @@ def snapshot_failure(node, record, recorder) -> GraphSnapshot:
             if slot_info.stale and snapshot.stale_slot is None:
                 info.writes[slot_info.slot] = _writes_of(record)
                 snapshot.stale_slot = slot_info.slot
-
-    edges: set[tuple[str, str]] = set()
-    failing = info_for(node, 0)
-    failing.failing = True
-    snapshot.failing_id = failing.id
-
-    # Inputs side: breadth-first along next_functions.
-    queue = deque([(node, 0)])
-    beyond = 0
-    while queue:
-        current, depth = queue.popleft()
-        for child in _inputs_of(current):
-            known = id(child) in infos
-            if not known and depth + 1 > INPUT_DEPTH:
-                beyond += 1
-                continue
-            child_info = info_for(child, depth + 1)
-            if child_info is None:
-                beyond += 1
-                snapshot.truncated_more = True
-                continue
-            edges.add((ids[id(current)], child_info.id))
-            if not known:
-                queue.append((child, depth + 1))
-
-    # Root side: find who consumes the failing node's gradient, starting from backward()'s roots.
-    consumers: dict[int, list] = {}
-    roots = _backward_roots()
-    seen: set[int] = set()
-    walk = deque(roots)
-    visited = 0
-    while walk and visited < MAX_ROOT_WALK:
-        current = walk.popleft()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        keep_alive.append(current)
-        visited += 1
-        for child in _inputs_of(current):
-            consumers.setdefault(id(child), []).append(current)
-            if id(child) not in seen:
-                walk.append(child)
-    if walk:
-        snapshot.truncated_more = True
-    root_ids = {id(root) for root in roots}
-    queue = deque([(node, 0)])
-    expanded: set[int] = set()
-    while queue:
-        current, depth = queue.popleft()
-        if id(current) in expanded:
-            continue
-        expanded.add(id(current))
-        for parent in consumers.get(id(current), ()):
-            known = id(parent) in infos
-            if not known and depth + 1 > CONSUMER_DEPTH:
-                beyond += 1
-                continue
-            parent_info = info_for(parent, depth + 1)
-            if parent_info is None:
-                beyond += 1
-                snapshot.truncated_more = True
-                continue
-            edges.add((parent_info.id, ids[id(current)]))
-            if not known:
-                queue.append((parent, depth + 1))
-    for key, info in infos.items():
-        info.root = key in root_ids
-
-    # Saved tensors: what each captured node holds, read without raising on stale slots.
-    for info in snapshot.nodes:
-        torch_node = torch_nodes.get(info.id)
-        if torch_node is not None:
-            describe_saved(torch_node, info)
-    if snapshot.stale_slot is None:
-        # The stale record was not found among the slots (e.g. a custom Function): still show it.
-        slot_info = _slot_info("saved", record, names, record)
-        failing.saved.append(slot_info)
-        failing.writes["saved"] = _writes_of(record)
-        snapshot.stale_slot = "saved"
-
-    snapshot.edges = sorted(edges)
-    snapshot.truncated = beyond
-    keep_alive.clear()
-    torch_nodes.clear()
-    return snapshot

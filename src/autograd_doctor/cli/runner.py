@@ -304,7 +304,6 @@ def _exit_like_python_after_keyboard_interrupt() -> None:
 
 
 def run_command(argv: list[str]) -> int:
-    global _interrupted
     try:
         options = parse_run_args(argv)
         _check_fix_options(options)
@@ -314,37 +313,51 @@ def run_command(argv: list[str]) -> int:
             return 0
         print(f"autograd-doctor run: error: {problem}", file=sys.stderr)
         return 2
-    if options.script is not None:
-        if not os.path.exists(options.script):
-            print(f"autograd-doctor run: error: can't open file {options.script!r}: no such file", file=sys.stderr)
-            return 2
-        if os.path.isdir(options.script):
-            print(f"autograd-doctor run: error: {options.script!r} is a directory, not a script", file=sys.stderr)
-            return 2
-    else:
-        import importlib.util
+    problem = _missing_target(options)
+    if problem is not None:
+        print(f"autograd-doctor run: error: {problem}", file=sys.stderr)
+        return 2
 
-        sys.path.insert(0, os.getcwd())
-        try:
-            found = importlib.util.find_spec(options.module)
-        except (ImportError, ValueError):
-            found = None
-        finally:
-            sys.path.pop(0)
-        if found is None:
-            print(f"autograd-doctor run: error: no module named {options.module!r}", file=sys.stderr)
-            return 2
-
-    from autograd_doctor.doctor import Doctor, explain_error
+    from autograd_doctor.doctor import Doctor
 
     rank = rank_of_process()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
                     mode="full" if options.full else None, capture=options.capture)
     if rank is not None:
         doctor.rank = int(rank)
+    started = time.monotonic()
+    exit_code, error = _run_program(options, doctor)
+    _report(options, doctor, error, rank, started)
+    return exit_code
+
+
+def _missing_target(options: RunOptions) -> str | None:
+    """Why the script or module cannot be run, as python would say it; None when it can."""
+    if options.script is not None:
+        if not os.path.exists(options.script):
+            return f"can't open file {options.script!r}: no such file"
+        if os.path.isdir(options.script):
+            return f"{options.script!r} is a directory, not a script"
+        return None
+    import importlib.util
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(options.module)
+    except (ImportError, ValueError):
+        found = None
+    finally:
+        sys.path.pop(0)
+    return f"no module named {options.module!r}" if found is None else None
+
+
+def _run_program(options: RunOptions, doctor) -> tuple[int, BaseException | None]:
+    """Run the program under `doctor`: (its exit code, the exception that ended it or None)."""
+    global _interrupted
+    from autograd_doctor.doctor import explain_error
+
     exit_code = 0
     error: BaseException | None = None
-    started = time.monotonic()
     # Registered before the program's own handlers, so it runs after them (atexit is LIFO).
     atexit.unregister(_exit_like_python_after_keyboard_interrupt)
     atexit.register(_exit_like_python_after_keyboard_interrupt)
@@ -368,6 +381,12 @@ def run_command(argv: list[str]) -> int:
         if capture is not None:
             capture.finish(sys.modules["__main__"].__dict__, error)
         doctor.stop()
+    return exit_code, error
+
+
+def _report(options: RunOptions, doctor, error: BaseException | None, rank: str | None, started: float) -> None:
+    """After the program: complete the report (torch.compile, the full mode's second run, the
+    checked helps), print the traceback as python would, write the outputs asked for."""
     if error is not None:
         # A plain torch.compile that failed on an autograd error (at compile time, with none
         # of your lines): its function runs again eagerly, after the program's doctor stopped.
@@ -396,7 +415,6 @@ def run_command(argv: list[str]) -> int:
         from autograd_doctor.cli.verify_fix import show_and_write
 
         show_and_write(options, checked)
-    return exit_code
 
 
 def _start_capture():
