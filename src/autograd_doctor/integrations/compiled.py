@@ -37,12 +37,12 @@ def compile(model, **options):
 
     Example::
 
-        >>> import torch, autograd_doctor.integrations.compiled
+        >>> import torch, autograd_doctor.compiled
         >>> def step(x, w):
         ...     h = torch.sigmoid(x @ w)
         ...     h[0] = 0.0          # sigmoid saved h for backward
         ...     return h.sum()
-        >>> compiled = autograd_doctor.integrations.compiled.compile(step, backend="aot_eager")
+        >>> compiled = autograd_doctor.compiled.compile(step, backend="aot_eager")
         >>> try:
         ...     compiled(torch.randn(2, 2), torch.randn(2, 2, requires_grad=True))
         ... except RuntimeError as error:

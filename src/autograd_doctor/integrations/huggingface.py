@@ -36,7 +36,7 @@ class AutogradDoctorCallback(TrainerCallback):
     Example::
 
         from transformers import Trainer
-        from autograd_doctor.integrations.huggingface import AutogradDoctorCallback
+        from autograd_doctor.huggingface import AutogradDoctorCallback
 
         trainer = Trainer(model=model, args=args, train_dataset=data,
                           callbacks=[AutogradDoctorCallback()])

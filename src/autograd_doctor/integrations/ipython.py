@@ -169,7 +169,7 @@ class DoctorExtension:
 
     def explain_compile_failure(self, error: BaseException) -> None:
         """torch.compile failed on an autograd error: run the function eagerly under the
-        doctor (autograd_doctor.integrations.compiled), so the traceback shown next carries the report."""
+        doctor (autograd_doctor.compiled), so the traceback shown next carries the report."""
         try:
             from autograd_doctor.integrations.compiled import explain_from_traceback, is_compile_failure
 

@@ -8,7 +8,7 @@ with the doctor's report attached as a note (shown in its traceback), and the
 PyTorch raises nothing for are logged there with their full report, once per line of
 your code. Validation and prediction are not watched: they build no graph to check.
 
-This module is for the `lightning` package; `autograd_doctor.integrations.pytorch_lightning` has
+This module is for the `lightning` package; `autograd_doctor.pytorch_lightning` has
 the same callback for the older `pytorch_lightning` package.
 """
 
@@ -72,7 +72,8 @@ def callback_class(package: str) -> type:
     except ImportError as missing:
         raise ImportError(f"autograd-doctor's Lightning callback needs {package.split('.')[0]}: "
                           f"pip install {package.split('.')[0].replace('_', '-')}") from missing
-    namespace = {"__doc__": AUTOGRAD_DOCTOR_DOC, "__module__": __name__, "logger_package": package}
+    # Named after the path users import it from (autograd_doctor.lightning), as before the move.
+    namespace = {"__doc__": AUTOGRAD_DOCTOR_DOC, "__module__": "autograd_doctor.lightning", "logger_package": package}
     return type("AutogradDoctor", (DoctorCallbackHooks, callback_base), namespace)
 
 
@@ -81,7 +82,7 @@ AUTOGRAD_DOCTOR_DOC = """A Lightning `Callback`: every training batch runs under
     Example::
 
         import lightning.pytorch as L
-        from autograd_doctor.integrations.lightning import AutogradDoctor
+        from autograd_doctor.lightning import AutogradDoctor
 
         trainer = L.Trainer(max_epochs=1, callbacks=[AutogradDoctor()])
         trainer.fit(model, data)   # a failing backward() names the line to change
@@ -92,7 +93,7 @@ AUTOGRAD_DOCTOR_DOC = """A Lightning `Callback`: every training batch runs under
 
 
 def __getattr__(name: str):
-    # Built on first use, so that autograd_doctor.integrations.pytorch_lightning works without `lightning`.
+    # Built on first use, so that autograd_doctor.pytorch_lightning works without `lightning`.
     if name != "AutogradDoctor":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     callback = callback_class("lightning.pytorch")

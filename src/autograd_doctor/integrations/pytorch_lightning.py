@@ -1,11 +1,11 @@
 """The Lightning callback for the older `pytorch_lightning` package name.
 
     import pytorch_lightning as pl
-    from autograd_doctor.integrations.pytorch_lightning import AutogradDoctor
+    from autograd_doctor.pytorch_lightning import AutogradDoctor
 
     trainer = pl.Trainer(callbacks=[AutogradDoctor()])
 
-Same behaviour as `autograd_doctor.integrations.lightning.AutogradDoctor`, logged to the
+Same behaviour as `autograd_doctor.lightning.AutogradDoctor`, logged to the
 `pytorch_lightning.autograd_doctor` logger.
 """
 
