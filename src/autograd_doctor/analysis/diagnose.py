@@ -109,20 +109,9 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
     backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
                                note="backward needed the old value here")
 
-    # Name the tensor: its parameter path; else a variable of the user's that holds this very
-    # tensor (or its memory), then the name written at the write line. The name bound at the
-    # save line only if it holds the saved memory: `h1 = torch.tanh(x) * mask` saves `mask`.
     alias = record.alias
     parameter = parameter_path(target if target is not None else alias, frames)
-    name = variable_for(target, frames) if target is not None else None
-    if name is None:
-        name = variable_with_memory_of(alias, frames)
-    if name is None and write_loc is not None:
-        name = written_name(write.site.filename, write.site.lineno)
-    if name is None and save_site is not None:
-        bound = assigned_name(save_site.filename, save_site.lineno)
-        if bound is not None and variable_with_memory_of(alias, frames, only=bound) is not None:
-            name = bound
+    name = _saved_tensor_name(alias, target, frames, write if write_loc is not None else None, save_site)
     info = tensor_info(alias, name, parameter, record.version, alias._version)
 
     code = codes.OPTIMIZER_MODIFIED_SAVED if optimizer else codes.SAVED_TENSOR_MODIFIED
@@ -156,20 +145,7 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
                                     "after the loop with torch.stack (or torch.cat)"))
         if write.module_class:
-            module = write.module_ref() if write.module_ref is not None else None
-            where = module_path(module, frames) if module is not None else None
-            notes.append(f"the write is done by {write.module_class}"
-                         f"{' (' + where + ')' if where else ''} created with inplace=True")
-            definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
-            if definition is None:
-                helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
-                                           "is defined), so it returns a new tensor"))
-            if definition is not None and definition.location is not None:
-                helps.insert(0, definition)
-                # The line to change is the module's definition; the call stays as context.
-                related.insert(0, write_loc)
-                primary = Location(**{**definition.location.__dict__, "role": "defined",
-                                      "note": f"{write.module_class}(inplace=True) defined here"})
+            primary = _inplace_module_write(write, write_loc, frames, notes, helps, related) or primary
         if len(record.writes) > 1:
             others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
             if others:
@@ -190,6 +166,44 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
         "optimizer": optimizer, "version_saved": record.version, "version_found": alias._version,
     })
     return diagnosis
+
+
+def _saved_tensor_name(alias, target, frames, write, save_site) -> str | None:
+    """Name the tensor: a variable of the user's that holds this very tensor (or its memory),
+    then the name written at the write line. The name bound at the save line only if it
+    holds the saved memory: `h1 = torch.tanh(x) * mask` saves `mask`."""
+    name = variable_for(target, frames) if target is not None else None
+    if name is None:
+        name = variable_with_memory_of(alias, frames)
+    if name is None and write is not None:
+        name = written_name(write.site.filename, write.site.lineno)
+    if name is None and save_site is not None:
+        bound = assigned_name(save_site.filename, save_site.lineno)
+        if bound is not None and variable_with_memory_of(alias, frames, only=bound) is not None:
+            name = bound
+    return name
+
+
+def _inplace_module_write(write, write_loc: Location, frames, notes: list, helps: list,
+                          related: list) -> Location | None:
+    """The write is done by a module created with inplace=True (nn.ReLU(inplace=True)): the
+    line to change is the module's definition, when it is found (the new primary location;
+    the call stays as context)."""
+    module = write.module_ref() if write.module_ref is not None else None
+    where = module_path(module, frames) if module is not None else None
+    notes.append(f"the write is done by {write.module_class}"
+                 f"{' (' + where + ')' if where else ''} created with inplace=True")
+    definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
+    if definition is None:
+        helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
+                                   "is defined), so it returns a new tensor"))
+        return None
+    if definition.location is None:
+        return None
+    helps.insert(0, definition)
+    related.insert(0, write_loc)
+    return Location(**{**definition.location.__dict__, "role": "defined",
+                       "note": f"{write.module_class}(inplace=True) defined here"})
 
 
 def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
