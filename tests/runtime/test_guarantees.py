@@ -69,9 +69,10 @@ def test_gradients_bitwise_equal_with_and_without_watch(step, capture):
         assert torch.equal(a, b)
 
 
-def test_saved_output_not_kept_alive_after_graph_dies():
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_saved_output_not_kept_alive_after_graph_dies(mode):
     x = torch.randn(3, requires_grad=True)
-    with autograd_doctor.watch() as doctor:
+    with autograd_doctor.watch(mode=mode) as doctor:
         y = torch.sigmoid(x)  # sigmoid saves its output: a naive hook would make a cycle
         z = torch.exp(y)
         output_ref, intermediate_ref = weakref.ref(y), weakref.ref(z)
@@ -80,8 +81,9 @@ def test_saved_output_not_kept_alive_after_graph_dies():
         assert output_ref() is None and intermediate_ref() is None
 
 
-def test_saved_tensors_released_after_backward():
-    with autograd_doctor.watch() as doctor:
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_saved_tensors_released_after_backward(mode):
+    with autograd_doctor.watch(mode=mode) as doctor:
         x = torch.randn(64, 64, requires_grad=True)
         h = torch.tanh(x @ x)
         h_ref = weakref.ref(h)
@@ -94,14 +96,35 @@ def test_saved_tensors_released_after_backward():
         assert all(ref() is None for refs in doctor.recorder.saves_by_storage.values() for ref in refs)
 
 
-def test_recording_writes_keeps_no_tensor_alive():
-    with autograd_doctor.watch():
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_recording_writes_keeps_no_tensor_alive(mode):
+    with autograd_doctor.watch(mode=mode):
         w = torch.randn(3, requires_grad=True)
         buffer = torch.randn(3)
         y = w * buffer
         buffer.mul_(2)  # recorded: it hits the saved `buffer`
         buffer_ref, y_ref = weakref.ref(buffer), weakref.ref(y)
         del buffer, y
+        gc.collect()
+        assert buffer_ref() is None and y_ref() is None
+
+
+def test_untracked_writes_keep_no_tensor_alive_in_full_mode():
+    # The full mode's rarer records: a write through `.data` into a saved tensor (a silent
+    # write, with the values' fingerprint taken before it) and one beside a saved slice
+    # (decided on elements). None of them may keep the tensors or the graph alive.
+    with autograd_doctor.watch(mode="full", silent="ignore") as doctor:
+        w = torch.randn(4, 6, requires_grad=True)
+        buffer = torch.randn(4, 6)
+        y = (w[:, :3] * buffer[:, :3]).sum()
+        buffer.data[:, :3] += 1  # changes saved elements: a silent write, fingerprinted first
+        buffer.data[:, 4] = 0.0  # beside the saved slice: no saved element changes
+        records = (ref() for refs in doctor.recorder.saves_by_storage.values() for ref in refs)
+        # The paths above were taken: a silent write recorded, the values fingerprinted before it.
+        assert any(record is not None and record.silent_writes and record.content_before_write is not None
+                   for record in records)
+        buffer_ref, y_ref = weakref.ref(buffer), weakref.ref(y)
+        del buffer, y, records
         gc.collect()
         assert buffer_ref() is None and y_ref() is None
 

@@ -13,7 +13,7 @@ from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
 from autograd_doctor.diagnosis.model import Location
-from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
 
 
 @dataclass
@@ -106,7 +106,7 @@ def local_name_of(frame: FrameType, value) -> str | None:
 def enclosing_function(tree: ast.Module, line: int) -> ast.AST:
     """The innermost function (or the module) whose body covers `line`."""
     best: ast.AST = tree
-    for node in ast.walk(tree):
+    for node in walk_covering(tree, line):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.lineno <= line <= (node.end_lineno or node.lineno):
                 if best is tree or node.lineno >= best.lineno:
