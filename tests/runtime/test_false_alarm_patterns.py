@@ -87,6 +87,48 @@ CORRECT = {
         loss.backward()
         grads = [p.grad for p in model.parameters()] + [scale.grad]
     """,
+    # An adjoint solver (ODE/SDE libraries): forward integrates under no_grad and saves the
+    # trajectory; backward re-enters autograd on detached copies, calls autograd.grad with
+    # allow_unused, and accumulates into its adjoint state in place, step after step.
+    "adjoint backward re-enters autograd": """
+        import torch
+
+        class EulerAdjoint(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, y0, weight, steps):
+                states = [y0]
+                for _ in range(steps):
+                    states.append(states[-1] + 0.1 * torch.tanh(states[-1] @ weight))
+                trajectory = torch.stack(states)
+                ctx.save_for_backward(trajectory, weight)
+                return trajectory
+
+            @staticmethod
+            def backward(ctx, grad_trajectory):
+                trajectory, weight = ctx.saved_tensors
+                adjoint_state = grad_trajectory[-1].clone()
+                adjoint_weight = torch.zeros_like(weight)
+                unused = torch.zeros(1, requires_grad=True)
+                for i in range(len(trajectory) - 1, 0, -1):
+                    with torch.enable_grad():
+                        state = trajectory[i - 1].detach().requires_grad_()
+                        w = weight.detach().requires_grad_()
+                        stepped = state + 0.1 * torch.tanh(state @ w)
+                        d_state, d_weight, d_unused = torch.autograd.grad(
+                            stepped, (state, w, unused), adjoint_state, allow_unused=True)
+                    assert d_unused is None
+                    adjoint_state = d_state
+                    adjoint_weight += d_weight
+                    adjoint_state += grad_trajectory[i - 1]
+                return adjoint_state, adjoint_weight, None
+
+        torch.manual_seed(0)
+        y0 = torch.randn(4, 3, requires_grad=True)
+        weight = torch.randn(3, 3, requires_grad=True)
+        trajectory = EulerAdjoint.apply(y0, weight, 5)
+        trajectory.pow(2).sum().backward()
+        grads = [y0.grad, weight.grad]
+    """,
 }
 
 
