@@ -355,7 +355,7 @@ class Recorder(AliasTracking):
         try:
             result = call_as_caller(func, args, kwargs)
         except Exception as error:
-            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
             raise
         finally:
             self.write_depth -= 1
@@ -369,6 +369,15 @@ class Recorder(AliasTracking):
             except Exception:
                 pass
         return result
+
+    def write_failed(self, error: Exception, func, args: tuple, kwargs: dict) -> None:
+        """A write that skipped the recording (nothing it could hit) and that PyTorch refused."""
+        if self.write_depth:
+            return  # part of a recorded write: that write reports the failure
+        try:
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
+        except Exception:
+            pass  # the user's exception comes through unchanged
 
     def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> OverlappingWrite | None:
         """Writes that are wrong whatever autograd saved: into memory an operand reads in
@@ -426,7 +435,7 @@ class Recorder(AliasTracking):
         try:
             result = call_as_caller(func, args, kwargs)
         except Exception as error:
-            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
             raise
         finally:
             self.write_depth -= 1
@@ -612,6 +621,16 @@ DETACHED_IN_PLACE_MESSAGE = (
     "This is not supported, please use out-of-place `.detach()` instead")
 
 DEFAULT_MODE_DATA_CHECK = False
+
+
+def _call_failed(error: BaseException, func, args: tuple, kwargs: dict) -> CallFailed:
+    """The event for a write PyTorch refused, with the user's stack and the torch.nn module (if
+    any) whose forward made the write."""
+    try:
+        module_class = user_stack_and_module(2)[1]
+    except Exception:
+        module_class = None
+    return CallFailed(error, func, args, kwargs, capture_user_stack(2, limit=3), module_class)
 
 # The sequence number the next autograd node will get.
 _next_sequence_nr = torch._C._autograd._get_sequence_nr
