@@ -115,3 +115,33 @@ def test_functional_inplace_activation_on_a_leaf_in_the_full_mode(tmp_path):
     assert diagnosis.help[0].replacement == "kept = F.hardtanh(scores, -0.5, 0.5, inplace=False)"
     namespace = run_plain(tmp_path, apply_help(outcome))
     assert torch.equal(namespace["scores"].grad, ((namespace["scores"] > -0.5) & (namespace["scores"] < 0.5)).float())
+
+
+def test_a_value_with_grad_history_written_into_a_leaf_gets_no_no_grad_help(tmp_path):
+    # The write carries gradient to `mixer`: torch.no_grad() around it would run, and silently
+    # leave mixer's gradient None. The help says to compute out of place under a new name.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        mixer = nn.Linear(2, 3)
+        queries = nn.Parameter(torch.randn(4, 3))
+        queries[1:] += mixer(torch.randn(3, 2))  # WRITE
+        loss = queries.tanh().sum()
+        loss.backward()
+        grads = [mixer.weight.grad, mixer.bias.grad, queries.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert not any(h.replacement for h in diagnosis.help)
+    assert diagnosis.help[0].message.startswith("compute it out of place under a new name")
+    # What the help says, done by hand, trains both; the no_grad version would leave mixer untrained.
+    followed = run_plain(tmp_path, outcome.source.replace(
+        "queries[1:] += mixer(torch.randn(3, 2))  # WRITE",
+        "mixed = torch.cat([queries[:1], queries[1:] + mixer(torch.randn(3, 2))])").replace(
+        "loss = queries.tanh()", "loss = mixed.tanh()"))
+    assert all(g is not None for g in followed["grads"])
+    under_no_grad = run_plain(tmp_path, outcome.source.replace(
+        "queries[1:] += mixer", "with torch.no_grad():\n    queries[1:] += mixer"), "no_grad.py")
+    assert under_no_grad["grads"][0] is None

@@ -537,6 +537,14 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         else:
             helps.append(Suggestion(f"create this {module_class} with inplace=False (where the module is "
                                     "defined), so it returns a new tensor and leaves its input alone"))
+    if statement is not None and not helps and _writes_a_value_with_grad_history(args):
+        # `prompt += proj(features)`: the value written carries gradient to other parameters, so
+        # the write is part of the computation; no_grad around it would drop that gradient.
+        notes.append("the value written has grad history: the write is part of the computation, "
+                     "not an initialisation or a manual update")
+        helps.append(Suggestion(f"compute it out of place under a new name (new = {name or 'leaf'} + ...) and use "
+                                f"the new name in the lines below; {name or 'the leaf'} stays the leaf that is "
+                                "trained (torch.no_grad() here would drop the gradient of the value written)"))
     if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
@@ -548,6 +556,12 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
                           primary=primary, related=related, tensor=info, notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
+
+
+def _writes_a_value_with_grad_history(args: tuple) -> bool:
+    """Does the refused write put a value that requires grad into the leaf (grad mode on)?"""
+    return torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
+                                           for value in args[1:])
 
 
 def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
