@@ -145,3 +145,26 @@ def test_a_value_with_grad_history_written_into_a_leaf_gets_no_no_grad_help(tmp_
     under_no_grad = run_plain(tmp_path, outcome.source.replace(
         "queries[1:] += mixer", "with torch.no_grad():\n    queries[1:] += mixer"), "no_grad.py")
     assert under_no_grad["grads"][0] is None
+
+
+def test_weights_copied_into_a_parameter_from_a_value_with_grad_history_keep_the_no_grad_help(tmp_path):
+    # Fusing a scale into copied weights: the value has grad history, but the assignment
+    # replaces the parameter's values (initialisation), so no_grad around it is the change.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        source_layer = nn.Linear(3, 2)
+        target_layer = nn.Linear(3, 2)
+        fused = source_layer.weight * 0.5
+        target_layer.weight[:, :] = fused  # WRITE
+        loss = target_layer(torch.randn(4, 3)).pow(2).sum()
+        loss.backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "with torch.no_grad():\n    target_layer.weight[:, :] = fused"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["target_layer"].weight, namespace["source_layer"].weight * 0.5)
+    assert namespace["source_layer"].weight.grad is None and namespace["target_layer"].weight.grad is not None

@@ -537,7 +537,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         else:
             helps.append(Suggestion(f"create this {module_class} with inplace=False (where the module is "
                                     "defined), so it returns a new tensor and leaves its input alone"))
-    if statement is not None and not helps and _writes_a_value_with_grad_history(args):
+    if statement is not None and not helps and _accumulates_a_value_with_grad_history(func, args):
         # `prompt += proj(features)`: the value written carries gradient to other parameters, so
         # the write is part of the computation; no_grad around it would drop that gradient.
         notes.append("the value written has grad history: the write is part of the computation, "
@@ -558,8 +558,12 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     return diagnosis
 
 
-def _writes_a_value_with_grad_history(args: tuple) -> bool:
-    """Does the refused write put a value that requires grad into the leaf (grad mode on)?"""
+def _accumulates_a_value_with_grad_history(func, args: tuple) -> bool:
+    """Does the refused write combine the leaf with a value that requires grad (`+=`, `mul_`,
+    grad mode on)? An assignment (`w[:] = W`, `copy_`) replaces the leaf's values: copying
+    weights in, which no_grad is right for, even from a value with grad history."""
+    if getattr(func, "__name__", "") in ("__setitem__", "copy_", "set_", "fill_", "zero_"):
+        return False
     return torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
                                            for value in args[1:])
 
