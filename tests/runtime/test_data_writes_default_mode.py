@@ -1,18 +1,14 @@
 """AD201 in the default (light) mode: a write through `.data` into a tensor the graph saved
 earlier is found as backward starts (the write log remembers `.data` writes; the graph is
-probed only after one), with the same diagnosis and help as the full mode gives."""
+probed only after one), with the same diagnosis and help as the full mode gives. It decides on
+the elements written and saved (strides, not byte ranges) and on their values at backward (a
+value put back is not reported; tests/runtime/test_false_alarm_patterns.py holds the correct
+programs that once drew false alarms)."""
 
 from __future__ import annotations
 
 import pytest
 
-import autograd_doctor.recording.recorder as recorder_module
-
-# The default mode's `.data` check is off (recording/recorder.py, DEFAULT_MODE_DATA_CHECK): it
-# compared byte ranges and warned on correct code. These tests are kept for when it decides on
-# elements and values; the full mode's AD201 is tested in test_silent_problems.py.
-pytestmark = pytest.mark.skipif(not recorder_module.DEFAULT_MODE_DATA_CHECK,
-                                reason="the default mode's .data check is off (false alarms on correct code)")
 import torch
 
 from helpers import apply_help, run_plain, run_program
@@ -76,3 +72,30 @@ def test_data_writes_that_change_nothing_saved_are_not_reported(tmp_path, body):
     outcome = run_program(tmp_path, "import torch\nw = torch.randn(4, requires_grad=True)\n" + body)
     assert outcome.error is None
     assert outcome.diagnoses == []
+
+
+def test_default_mode_decides_on_elements_and_on_values_put_back(tmp_path):
+    # Every other row of a buffer is saved by a mul; `.data` writes go to the rows between
+    # (no element shared, though the byte ranges interleave) and to a saved row whose value is
+    # put back before backward: nothing to report. A write into a saved row that stays is.
+    source = """
+        import torch
+        torch.manual_seed(0)
+        rows = torch.randn(6, 3)
+        scale = torch.randn(3, requires_grad=True)
+        even = rows[::2] * scale  # SAVE
+        rows.data[1::2] = 0.0
+        kept = rows.data[2].clone()
+        rows.data[2] = 7.0
+        rows.data[2] = kept
+        even.sum().backward()
+        grads = [scale.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and outcome.diagnoses == [] and outcome.warnings == []
+    assert torch.equal(outcome.namespace["grads"][0], run_plain(tmp_path, source)["grads"][0])
+    buggy = source.replace("rows.data[2] = 7.0\n        rows.data[2] = kept", "rows.data[2] = 7.0  # WRITE")
+    outcome = run_program(tmp_path, buggy)
+    assert [d.code for d in outcome.diagnoses] == ["AD201"]
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+    assert len(outcome.warnings) == 1

@@ -142,7 +142,8 @@ def test_correct_pattern_is_silent_and_unchanged(tmp_path, name, mode):
     assert grads_equal(outcome.namespace["grads"], plain["grads"])
 
 
-def test_a_column_write_into_the_saved_slice_is_still_reported(tmp_path):
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_a_column_write_into_the_saved_slice_is_still_reported(tmp_path, mode):
     # The same buffer, but the write lands inside the slice a mul saved.
     outcome = run_program(tmp_path, """
         import torch
@@ -151,13 +152,14 @@ def test_a_column_write_into_the_saved_slice_is_still_reported(tmp_path):
         mix = buffer[..., :2] * weight[:, None]  # SAVE
         buffer.data[..., 1] = 1.0  # WRITE
         mix.sum().backward()
-    """, mode="full")
+    """, mode=mode)
     assert outcome.error is None
     assert [d.code for d in outcome.diagnoses] == ["AD201"]
     assert outcome.diagnosis.primary.line == outcome.line("WRITE")
 
 
-def test_a_value_not_put_back_is_still_reported(tmp_path):
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_a_value_not_put_back_is_still_reported(tmp_path, mode):
     outcome = run_program(tmp_path, """
         import torch
         x = torch.randn(5, requires_grad=True)
@@ -166,7 +168,7 @@ def test_a_value_not_put_back_is_still_reported(tmp_path):
         h.data[2] = 100.0  # WRITE
         h.data[3] = kept
         h.sum().backward()
-    """, mode="full")
+    """, mode=mode)
     assert [d.code for d in outcome.diagnoses] == ["AD201"]
     assert outcome.diagnosis.primary.line == outcome.line("WRITE")
 

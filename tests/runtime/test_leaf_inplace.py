@@ -62,3 +62,109 @@ def test_leaf_write_out_of_place_help(tmp_path):
     fixed = outcome.source.replace("w.mul_(2)  # WRITE", "w2 = w.mul(2)").replace("w.sum()", "w2.sum()")
     namespace = run_plain(tmp_path, fixed)
     assert torch.equal(namespace["w"].grad, torch.full((3,), 2.0))
+
+
+def test_inplace_module_on_a_leaf_names_its_definition_in_both_modes(tmp_path):
+    # The write is made by torch.nn.functional (`torch._C._nn.leaky_relu_`) for a module defined
+    # with inplace=True: the line to change is the definition, and no_grad around the call would
+    # overwrite the leaf and drop the activation's gradient. In the full mode, while nothing was
+    # saved yet, such a write skipped the recording and PyTorch's refusal went unexplained.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        activation = nn.LeakyReLU(0.2, inplace=True)  # DEFINE
+        points = torch.randn(5, 3, requires_grad=True)  # CREATE
+        out = activation(points)  # WRITE
+        (out * 3.0).sum().backward()
+        grads = [points.grad]
+    """
+    for mode in ("light", "full"):
+        outcome = run_program(tmp_path, source, mode=mode)
+        assert "leaf Variable that requires grad" in str(outcome.error)
+        diagnosis = outcome.diagnosis
+        assert diagnosis.code == "AD102", mode
+        assert diagnosis.primary.line == outcome.line("DEFINE")
+        related = {loc.role: loc.line for loc in diagnosis.related}
+        assert related["created"] == outcome.line("CREATE") and related["called"] == outcome.line("WRITE")
+        assert diagnosis.tensor.name == "points"
+        assert diagnosis.help[0].message == "define the LeakyReLU with inplace=False"
+        assert diagnosis.help[0].replacement == "activation = nn.LeakyReLU(0.2, inplace=False)"
+        assert not any(h.replacement and "no_grad" in h.replacement for h in diagnosis.help)
+    # The help applied gives the program a hand-written reference computes.
+    fixed = apply_help(outcome)
+    reference = outcome.source.replace("out = activation(points)  # WRITE",
+                                       "out = torch.where(points > 0, points, 0.2 * points)")
+    got, want = run_plain(tmp_path, fixed), run_plain(tmp_path, reference, "reference.py")
+    assert torch.equal(got["grads"][0], want["grads"][0])
+    assert torch.equal(got["out"], want["out"])
+
+
+def test_functional_inplace_activation_on_a_leaf_in_the_full_mode(tmp_path):
+    source = """
+        import torch
+        import torch.nn.functional as F
+        scores = torch.randn(2, 4, requires_grad=True)  # CREATE
+        kept = F.hardtanh(scores, -0.5, 0.5, inplace=True)  # WRITE
+        kept.sum().backward()
+    """
+    outcome = run_program(tmp_path, source, mode="full")
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102"
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "kept = F.hardtanh(scores, -0.5, 0.5, inplace=False)"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["scores"].grad, ((namespace["scores"] > -0.5) & (namespace["scores"] < 0.5)).float())
+
+
+def test_a_value_with_grad_history_written_into_a_leaf_gets_no_no_grad_help(tmp_path):
+    # The write carries gradient to `mixer`: torch.no_grad() around it would run, and silently
+    # leave mixer's gradient None. The help says to compute out of place under a new name.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        mixer = nn.Linear(2, 3)
+        queries = nn.Parameter(torch.randn(4, 3))
+        queries[1:] += mixer(torch.randn(3, 2))  # WRITE
+        loss = queries.tanh().sum()
+        loss.backward()
+        grads = [mixer.weight.grad, mixer.bias.grad, queries.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert not any(h.replacement for h in diagnosis.help)
+    assert diagnosis.help[0].message.startswith("compute it out of place under a new name")
+    # What the help says, done by hand, trains both; the no_grad version would leave mixer untrained.
+    followed = run_plain(tmp_path, outcome.source.replace(
+        "queries[1:] += mixer(torch.randn(3, 2))  # WRITE",
+        "mixed = torch.cat([queries[:1], queries[1:] + mixer(torch.randn(3, 2))])").replace(
+        "loss = queries.tanh()", "loss = mixed.tanh()"))
+    assert all(g is not None for g in followed["grads"])
+    under_no_grad = run_plain(tmp_path, outcome.source.replace(
+        "queries[1:] += mixer", "with torch.no_grad():\n    queries[1:] += mixer"), "no_grad.py")
+    assert under_no_grad["grads"][0] is None
+
+
+def test_weights_copied_into_a_parameter_from_a_value_with_grad_history_keep_the_no_grad_help(tmp_path):
+    # Fusing a scale into copied weights: the value has grad history, but the assignment
+    # replaces the parameter's values (initialisation), so no_grad around it is the change.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        source_layer = nn.Linear(3, 2)
+        target_layer = nn.Linear(3, 2)
+        fused = source_layer.weight * 0.5
+        target_layer.weight[:, :] = fused  # WRITE
+        loss = target_layer(torch.randn(4, 3)).pow(2).sum()
+        loss.backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "with torch.no_grad():\n    target_layer.weight[:, :] = fused"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["target_layer"].weight, namespace["source_layer"].weight * 0.5)
+    assert namespace["source_layer"].weight.grad is None and namespace["target_layer"].weight.grad is not None

@@ -10,7 +10,7 @@ import torch
 
 import autograd_doctor
 from autograd_doctor.analysis.fixes import apply_replacement
-from helpers import Outcome, marked_line, run_plain, write_program
+from helpers import Outcome, apply_help, marked_line, run_plain, write_program
 
 
 def run_program(tmp_path, source: str) -> Outcome:
@@ -123,6 +123,46 @@ def test_deepcopy_after_legacy_weight_norm_quotes_pytorchs_whole_message(tmp_pat
     assert "parametrizations.weight_norm(" in diagnosis.help[0].replacement
     for location in diagnosis.related:
         assert location.file == outcome.path  # never a line inside torch
+
+
+def test_legacy_weight_norm_imported_by_name_gets_the_import_changed(tmp_path):
+    # `from torch.nn.utils import weight_norm` then `weight_norm(conv)`: the line to change is
+    # the import (the call has the same signature in torch.nn.utils.parametrizations); other
+    # names imported on that line stay.
+    source = """
+        import copy
+        import torch
+        from torch import nn
+        from torch.nn.utils import clip_grad_norm_, weight_norm  # IMPORT
+
+        torch.manual_seed(0)
+        encoder = nn.Sequential(weight_norm(nn.Conv1d(2, 3, 3), dim=0), nn.Tanh())  # APPLIED
+        signal = torch.randn(4, 2, 9)
+        average = copy.deepcopy(encoder)  # COPY
+        loss = encoder(signal).pow(2).mean()
+        loss.backward()
+        clip_grad_norm_(encoder.parameters(), 10.0)
+        grads = [loss.detach(), encoder(signal).detach(), average(signal).detach()]
+    """
+    outcome = run_program(tmp_path, source)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD303"]
+    assert diagnosis.primary.line == outcome.line("IMPORT")
+    assert {outcome.line("APPLIED"), outcome.line("COPY")} <= {loc.line for loc in diagnosis.related}
+    assert diagnosis.help[0].replacement == ("from torch.nn.utils import clip_grad_norm_\n"
+                                             "from torch.nn.utils.parametrizations import weight_norm")
+    assert diagnosis.help[0].message.startswith("import weight_norm from torch.nn.utils.parametrizations")
+    # Applied, the program runs and computes what the legacy weight_norm computed, with a copy
+    # made by hand (no deepcopy) as the reference.
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    reference = run_plain(tmp_path, outcome.source.replace(
+        "average = copy.deepcopy(encoder)  # COPY",
+        "average = nn.Sequential(weight_norm(nn.Conv1d(2, 3, 3), dim=0), nn.Tanh())\n"
+        "average.load_state_dict(encoder.state_dict())"), "reference.py")
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(fixed["grads"], reference["grads"]))
+    legacy_grads = [p.grad for p in reference["encoder"].parameters()]
+    new_grads = [p.grad for p in fixed["encoder"].parameters()]
+    by_shape = lambda grads: sorted(grads, key=lambda g: tuple(g.shape))  # bias, g, v: three shapes
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(by_shape(new_grads), by_shape(legacy_grads)))
 
 
 ALIAS_INTO_THE_BLOCK_INPUT = """

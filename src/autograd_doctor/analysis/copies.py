@@ -235,6 +235,13 @@ def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str],
     before every forward (as a plain attribute with grad history): deepcopy cannot copy them."""
     applied = [_weight_norm_location(filename, line) for filename, line in _weight_norm_calls(stack)]
     helps = [help for help in (_parametrizations_help(location) for location in applied) if help is not None]
+    if not helps:  # `weight_norm(conv)` after `from torch.nn.utils import weight_norm`: change the import
+        imports = [_parametrizations_import_help(filename) for filename in dict.fromkeys(loc.file for loc in applied)]
+        imports = [found for found in imports if found is not None]
+        if imports:
+            location, help = imports[0]
+            applied.insert(0, location)
+            helps.append(help)
     if not helps:
         helps.append(Suggestion("apply torch.nn.utils.parametrizations.weight_norm instead of the deprecated "
                                 "torch.nn.utils.weight_norm (or remove it with torch.nn.utils.remove_weight_norm "
@@ -277,6 +284,33 @@ def _parametrizations_help(location: Location) -> Suggestion | None:
                       code_part.replace("utils.weight_norm(", "utils.parametrizations.weight_norm(", 1), change)
 
 
+def _parametrizations_import_help(filename: str) -> tuple[Location, Suggestion] | None:
+    """`from torch.nn.utils import weight_norm` -> `from torch.nn.utils.parametrizations import
+    weight_norm` (the same call signature), other names imported on that line kept."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.module == "torch.nn.utils" and node.level == 0):
+            continue
+        found = [alias for alias in node.names if alias.name == "weight_norm"]
+        if not found or node.lineno != node.end_lineno:
+            continue
+        others = [alias for alias in node.names if alias.name != "weight_norm"]
+        lines = [f"from torch.nn.utils.parametrizations import {ast.unparse(found[0])}"]
+        if others:
+            lines.insert(0, f"from torch.nn.utils import {', '.join(ast.unparse(alias) for alias in others)}")
+        location = statement_location(filename, node, role="weight_norm",
+                                      note="the legacy weight_norm, imported here")
+        change = Location(**{**location.__dict__, "role": "", "note": ""})
+        help = Suggestion("import weight_norm from torch.nn.utils.parametrizations: the same weight (g * v / |v|), "
+                          "computed on access, so the module holds only leaves and can be deep-copied (its parameters "
+                          "are then named parametrizations.weight.original0/original1 instead of weight_g/weight_v: "
+                          "rename them in old checkpoints)", "\n".join(lines), change)
+        return location, help
+    return None
+
+
 def _weight_norm_calls(stack: tuple[Site, ...]) -> list[tuple[str, int]]:
     """(file, line) of the `weight_norm(` calls, outside parametrizations, in the user's files of the stack."""
     found = []
@@ -285,7 +319,10 @@ def _weight_norm_calls(stack: tuple[Site, ...]) -> list[tuple[str, int]]:
         if tree is None:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _call_attr(node) == "weight_norm":
+            named = _call_attr(node) if isinstance(node, ast.Call) else None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                named = node.func.id  # `weight_norm(conv)` after `from torch.nn.utils import weight_norm`
+            if named == "weight_norm":
                 func = ast.unparse(node.func)
                 if "parametrizations" not in func:
                     found.append((filename, node.lineno))

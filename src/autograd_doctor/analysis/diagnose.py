@@ -509,8 +509,10 @@ def _alias_note(write) -> tuple[str, Location] | None:
     return note, location
 
 
-def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
-    """AD102: a leaf (or a view of a leaf) that requires grad used in an in-place op."""
+def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...],
+                           module_class: str | None = None) -> Diagnosis | None:
+    """AD102: a leaf (or a view of a leaf) that requires grad used in an in-place op; `module_class`
+    is the torch.nn module whose forward made the write (`nn.ReLU(inplace=True)(x)`), if any."""
     message = str(error)
     if "leaf Variable that requires grad" not in message:
         return None
@@ -548,6 +550,31 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         if info is not None and name:
             info.name = name
         helps.extend(s for s in method_call_fixes(site.filename, statement, site.lineno, None) if s.replacement)
+    elif module_class and statement is not None:
+        # `out = act(x)` with `act = nn.LeakyReLU(inplace=True)`: the module writes into its
+        # input. no_grad around the call would overwrite the leaf and drop the activation's
+        # gradient; the definition is the line to change.
+        if info is not None:
+            info.name = variable_for(leaf, frames) or info.name
+        notes.append(f"the write is done by {module_class} created with inplace=True, into its input"
+                     f"{' ' + info.name if info is not None and info.name else ''}")
+        definition = inplace_module_definition_fix(site.filename, module_class, site.lineno)
+        if definition is not None and definition.location is not None:
+            helps.append(definition)
+            related.insert(0, location_of(site, role="called", note=f"{module_class} writes into the leaf here"))
+            primary = Location(**{**definition.location.__dict__, "role": "defined",
+                                  "note": f"{module_class}(inplace=True) defined here"})
+        else:
+            helps.append(Suggestion(f"create this {module_class} with inplace=False (where the module is "
+                                    "defined), so it returns a new tensor and leaves its input alone"))
+    if statement is not None and not helps and _accumulates_a_value_with_grad_history(func, args):
+        # `prompt += proj(features)`: the value written carries gradient to other parameters, so
+        # the write is part of the computation; no_grad around it would drop that gradient.
+        notes.append("the value written has grad history: the write is part of the computation, "
+                     "not an initialisation or a manual update")
+        helps.append(Suggestion(f"compute it out of place under a new name (new = {name or 'leaf'} + ...) and use "
+                                f"the new name in the lines below; {name or 'the leaf'} stays the leaf that is "
+                                "trained (torch.no_grad() here would drop the gradient of the value written)"))
     if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
@@ -559,6 +586,16 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
                           primary=primary, related=related, tensor=info, notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
+
+
+def _accumulates_a_value_with_grad_history(func, args: tuple) -> bool:
+    """Does the refused write combine the leaf with a value that requires grad (`+=`, `mul_`,
+    grad mode on)? An assignment (`w[:] = W`, `copy_`) replaces the leaf's values: copying
+    weights in, which no_grad is right for, even from a value with grad history."""
+    if getattr(func, "__name__", "") in ("__setitem__", "copy_", "set_", "fill_", "zero_"):
+        return False
+    return torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
+                                           for value in args[1:])
 
 
 def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
@@ -600,9 +637,13 @@ def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tupl
     return diagnosis
 
 
-def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...],
+                         module_class: str | None = None) -> Diagnosis | None:
     """A diagnosis for an error raised by an in-place call itself, if we know it."""
-    for builder in (leaf_inplace_diagnosis, multi_view_inplace_diagnosis, overlap_error_diagnosis):
+    diagnosis = leaf_inplace_diagnosis(error, func, args, stack, module_class)
+    if diagnosis is not None:
+        return diagnosis
+    for builder in (multi_view_inplace_diagnosis, overlap_error_diagnosis):
         diagnosis = builder(error, func, args, stack)
         if diagnosis is not None:
             return diagnosis

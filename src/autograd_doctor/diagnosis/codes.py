@@ -998,9 +998,12 @@ PyTorch noticing, so backward silently computes a wrong gradient.
 (`y = y.index_fill(...)`), or clone first (`y = y.clone()`), and use `detach()` or
 `torch.no_grad()` instead of `.data`.
 
-**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
-`%%autograd_doctor --full`; `silent="raise"` and `verify_saved=True` imply it): it needs
-to know which tensors autograd saved, which the default mode does not record.
+**Found by** both modes for writes through `.data`: the default mode remembers which
+elements such a write changed and, at the next backward, looks for them among the tensors
+that graph saved before the write (a value put back before backward is not reported).
+Writes through other untracked aliases (a NumPy view, DLPack) need the full mode
+(`watch(mode="full")`, `autograd-doctor run --full`, `%%autograd_doctor --full`), which
+records every save and names the line that saved the tensor.
 """,
     heading="a saved tensor was changed through an alias PyTorch does not track",
     example_setup="x = torch.randn(3, requires_grad=True)\n",

@@ -59,6 +59,7 @@ class CallFailed:
     args: tuple
     kwargs: dict
     stack: tuple[Site, ...]
+    module_class: str | None = None  # the torch.nn module whose forward made the write (ReLU(inplace=True))
 
 
 @dataclass

@@ -59,7 +59,14 @@ def _write_wrapper(original, op: str, kind: int):
             if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):
                 filename = sys._getframe(1).f_code.co_filename
                 if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
-                    return call_as_caller(original, args, kwargs)
+                    try:
+                        return call_as_caller(original, args, kwargs)
+                    except Exception as error:
+                        # A write torch's Python code makes for the user (`F.relu(x,
+                        # inplace=True)` -> `torch.relu_`) that PyTorch refuses is still the
+                        # user's write: say why, as the default mode does.
+                        recorder.write_failed(error, original, args, kwargs)
+                        raise
             return recorder.call_write(original, op, kind, args, kwargs)
         except BaseException as error:
             hide_our_frames(error)  # the traceback goes from the user's line to torch's

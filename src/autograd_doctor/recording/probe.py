@@ -150,13 +150,13 @@ class UntrackedHit:
 
 
 def saves_changed_by(roots: list, writes: list) -> list[UntrackedHit]:
-    """Saved tensors of the graph under `roots` whose bytes overlap what a logged `.data` write
-    wrote after the tensor was saved (the saving node is older than the write), while their
-    version check still passes: backward would use the changed values without a word."""
-    from autograd_doctor.recording.events import byte_range
+    """Saved tensors of the graph under `roots` that share elements with what a logged `.data`
+    write wrote after the tensor was saved (the saving node is older than the write), while
+    their version check still passes and the written values were not put back: backward would
+    use the changed values without a word."""
     from autograd_doctor.recording.write_log import storage_base
 
-    targets = [(write, write.byte_range) for write in writes if write.byte_range is not None]
+    targets = [write for write in writes if write.written is not None and write.autograd_seq is not None]
     if not targets:
         return []
     hits: list[UntrackedHit] = []
@@ -180,14 +180,37 @@ def saves_changed_by(roots: list, writes: list) -> list[UntrackedHit]:
                     continue
                 if not isinstance(tensor, torch.Tensor):
                     continue
-                for write, (start, stop) in targets:
-                    if write.autograd_seq is None or number >= write.autograd_seq:
-                        continue  # saved after the write: it saved the new values
-                    if storage_base(tensor) != write.storage:
-                        continue
-                    saved_start, saved_stop = byte_range(tensor)
-                    if saved_start < stop and start < saved_stop and (
-                            name == "_raw_saved_tensors" or not _is_stale_slot(node, name)):
-                        hits.append(UntrackedHit(node, slot, tensor, write))
-                        break
+                later = [w for w in targets if number < w.autograd_seq and storage_base(tensor) == w.storage]
+                write = _changed_by(tensor, later)
+                if write is not None and (name == "_raw_saved_tensors" or not _is_stale_slot(node, name)):
+                    hits.append(UntrackedHit(node, slot, tensor, write))
     return hits
+
+
+def _changed_by(saved: torch.Tensor, writes: list):
+    """The first of `writes` (on `saved`'s storage, made after the save) that wrote an element of
+    `saved` and whose elements do not hold, now, the values they held before the first write to
+    them (a value put back, as gradcheck does, changes nothing). None when none did, or when it
+    cannot tell (another dtype, memory past the tensor's storage): silence over a false alarm."""
+    from autograd_doctor.recording.element_overlap import elements_intersect
+    from autograd_doctor.recording.fingerprint import content_before_write
+
+    first_before: dict[tuple, tuple | None] = {}
+    for write in sorted(writes, key=lambda w: w.seq):
+        first_before.setdefault(write.written, write.content_before)
+    for write in sorted(writes, key=lambda w: w.seq):
+        offset, size, stride, dtype = write.written
+        if dtype != saved.dtype:
+            continue
+        try:
+            with torch.no_grad():
+                region = saved.detach().as_strided(size, stride, offset)
+            if not elements_intersect(saved, region, unknown=False):
+                continue
+            before = first_before[write.written]
+            if before is not None and content_before_write(region) == before:
+                continue  # put back before backward
+        except Exception:
+            continue
+        return write
+    return None

@@ -355,7 +355,7 @@ class Recorder(AliasTracking):
         try:
             result = call_as_caller(func, args, kwargs)
         except Exception as error:
-            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
             raise
         finally:
             self.write_depth -= 1
@@ -369,6 +369,36 @@ class Recorder(AliasTracking):
             except Exception:
                 pass
         return result
+
+    def write_failed(self, error: Exception, func, args: tuple, kwargs: dict) -> None:
+        """A write that skipped the recording (nothing it could hit) and that PyTorch refused."""
+        if self.write_depth:
+            return  # part of a recorded write: that write reports the failure
+        try:
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
+        except Exception:
+            pass  # the user's exception comes through unchanged
+
+    def _before_data_write(self, op: str, kind: int, args: tuple):
+        """For a write through `.data` (the user's line says so) about to run: (the elements it
+        will write, a fingerprint of their values now); None for every other write, found
+        cheaply (a `.data` alias never requires grad). Checked at the next backward
+        (`_check_data_writes`) against the tensors the graph saved."""
+        if (kind != WRITES_FIRST_ARG or not args
+                or len(self.data_writes) >= MAX_DATA_WRITES):
+            return None
+        target = args[0]
+        if not isinstance(target, torch.Tensor) or target.requires_grad:
+            return None
+        try:
+            stack = capture_user_stack(2, limit=1)
+            if not stack or not writes_through_data(stack[0]):
+                return None
+            part = _written_part(op, target, args)
+            written = (part.storage_offset(), tuple(part.shape), tuple(part.stride()), part.dtype)
+            return written, content_before_write(part)
+        except Exception:
+            return None
 
     def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> OverlappingWrite | None:
         """Writes that are wrong whatever autograd saved: into memory an operand reads in
@@ -422,11 +452,12 @@ class Recorder(AliasTracking):
             versions = [target._version for target in targets]
         except Exception:
             targets, versions = [], []
+        data_write = self._before_data_write(op, kind, args)
         self.write_depth += 1
         try:
             result = call_as_caller(func, args, kwargs)
         except Exception as error:
-            self.listener.call_failed(CallFailed(error, func, args, kwargs, capture_user_stack(1, limit=3)))
+            self.listener.call_failed(_call_failed(error, func, args, kwargs))
             raise
         finally:
             self.write_depth -= 1
@@ -452,14 +483,9 @@ class Recorder(AliasTracking):
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
                     entry.index_kinds = index_kinds(args[1])
                 self.write_log.add(entry, target)
-                # The default mode's own `.data` check is off: it compared byte ranges and could
-                # not tell a value put back (gradcheck's perturb-and-restore), so it warned on
-                # correct code (tests/runtime/test_false_alarm_patterns.py); the full mode decides
-                # on elements and on the values at backward.
-                if (DEFAULT_MODE_DATA_CHECK and stack and writes_through_data(stack[0])
-                        and len(self.data_writes) < MAX_DATA_WRITES):
+                if data_write is not None and target is args[0]:
                     entry.autograd_seq = _next_sequence_nr()
-                    entry.byte_range = _written_range(op, target, args)
+                    entry.written, entry.content_before = data_write
                     self.data_writes.append(entry)
         except Exception:
             pass  # an unlogged write is just not named later
@@ -611,22 +637,31 @@ DETACHED_IN_PLACE_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
     "This is not supported, please use out-of-place `.detach()` instead")
 
-DEFAULT_MODE_DATA_CHECK = False
+
+
+def _call_failed(error: BaseException, func, args: tuple, kwargs: dict) -> CallFailed:
+    """The event for a write PyTorch refused, with the user's stack and the torch.nn module (if
+    any) whose forward made the write."""
+    try:
+        module_class = user_stack_and_module(2)[1]
+    except Exception:
+        module_class = None
+    return CallFailed(error, func, args, kwargs, capture_user_stack(2, limit=3), module_class)
 
 # The sequence number the next autograd node will get.
 _next_sequence_nr = torch._C._autograd._get_sequence_nr
-def _written_range(op: str, target, args: tuple) -> tuple[int, int]:
-    """The bytes a write changed: for `t[index] = v` with basic indexing, those of `t[index]`
-    (read again without recording: `.data` writes are rare), else all of `t`'s."""
+def _written_part(op: str, target, args: tuple):
+    """The elements a write changes: for `t[index] = v` with basic indexing, the view
+    `t[index]` (read without recording: `.data` writes are rare), else all of `t`."""
     if op.endswith("__setitem__") and len(args) >= 2:
         try:
             with torch.no_grad():
                 part = _TENSOR_GETITEM(target, args[1])
             if storage_base(part) == storage_base(target):
-                return byte_range(part)
+                return part
         except Exception:
             pass
-    return byte_range(target)
+    return target
 
 
 # `.data` writes remembered between two backward calls (light mode).

@@ -32,7 +32,7 @@ class LoggedWrite:
 
     __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
                  "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
-                 "autograd_seq", "byte_range", "index_kinds")
+                 "autograd_seq", "written", "content_before", "index_kinds")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -50,7 +50,11 @@ class LoggedWrite:
         # For writes through `.data`: autograd's next node number when the write ran (nodes
         # numbered below it were made, and their tensors saved, before it).
         self.autograd_seq: int | None = None
-        self.byte_range: tuple[int, int] | None = None  # the bytes written (the alias dies at once)
+        # The elements written (storage offset, sizes, strides, dtype: no tensor kept, the alias
+        # dies at once) and a fingerprint of their values just before the write, so that a value
+        # put back before backward is not reported.
+        self.written: tuple[int, tuple, tuple, torch.dtype] | None = None
+        self.content_before: tuple[int, int] | None = None
         self.index_kinds: tuple[str, ...] | None = None
 
     def to_event(self) -> WriteEvent:
