@@ -81,7 +81,6 @@ class Scope:
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
-    data_uses: list = field(default_factory=list)   # ADL004 candidates: (node, message, fix)
     deepcopies: list = field(default_factory=list)  # ADL006: (node, copied expression)
     clone_detach: list = field(default_factory=list)  # ADL007: (node, inner, fix)
     tensor_ctors: list = field(default_factory=list)  # ADL008: (node, argument, fix)
@@ -96,6 +95,13 @@ class Scope:
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
+    # what a rule's hooks noted in this function, for its check_scope: code -> items
+    candidates: dict = field(default_factory=lambda: defaultdict(list))
+
+    def note(self, code: str, item) -> None:
+        """Keep ``item`` for rule ``code``'s ``check_scope`` (a hook sees one node;
+        whether to report may need the whole function, e.g. a later backward())."""
+        self.candidates[code].append(item)
 
     # ----- control flow ---------------------------------------------------
     def has_gradients(self, checker) -> bool:

@@ -10,6 +10,9 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.rules import (
+    CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
+)
 
 # In-place fills whose last argument is one value: PyTorch reads it before the
 # write (`fill_` clones a value that aliases the target; `masked_fill_` and
@@ -27,23 +30,12 @@ class ExpressionEvents:
             node.value._adl_metadata = True  # `x.shape` reads no values (checker.visit_Name)
         self.visit(node.value)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
-            self.check_data_attribute(node)
+            self.data_attribute(node)
 
-    def check_data_attribute(self, node):
-        if self.scope.grad_off:
-            return
-        base = node.value
-        evidence = self.is_tensor(base) or (
-            isinstance(base, ast.Attribute) and base.attr in ("weight", "bias", "grad")
-            and not isinstance(base.value, ast.Call))
-        if not evidence:
-            return
-        fix = None
-        if isinstance(node.ctx, ast.Load) and not getattr(node, "_adl_written", False):
-            fix = Fix("read through `.detach()`", (self.edit(node, self.text(base) + ".detach()"),),
-                      safe=False)
-        self.scope.data_uses.append((node, f"`.data` on `{self.text(base)}` bypasses autograd's "
-                                     f"version tracking in code that runs with gradients enabled", fix))
+    def data_attribute(self, node):
+        """`x.data`, read or assigned: rules that look at it (ADL004) decide."""
+        for hook in DATA_ATTRIBUTE_HOOKS:
+            hook(self, node)
 
     def visit_BinOp(self, node):
         self.visit(node.left)

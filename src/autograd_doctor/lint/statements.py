@@ -118,7 +118,7 @@ class AssignmentEvents:
             if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
                 self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
             if target.attr == "data":
-                self.check_data_attribute(target)
+                self.data_attribute(target)
             if (isinstance(target.value, ast.Name) and target.value.id == "self"
                     and self.scope.module_class and not self.scope.grad_off
                     and not self.opt_in_depth  # `if use_cache:`: a path callers opt into
@@ -237,4 +237,4 @@ class AssignmentEvents:
             if self.layer_parameter(target):
                 self.record_write(target, node, "an augmented assignment")
             if isinstance(target, ast.Attribute) and target.attr == "data":
-                self.check_data_attribute(target)
+                self.data_attribute(target)

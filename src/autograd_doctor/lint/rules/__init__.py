@@ -39,6 +39,21 @@ RULE_MODULES = (
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 _FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
 
+
+def _hooks(name: str) -> tuple:
+    return tuple(getattr(m, name) for m in RULE_MODULES if hasattr(m, name))
+
+
+# What the walk calls, where the fact arises, for the rules that look at one
+# node (see "Hooks" in this package's docstring).
+CALL_HOOKS = _hooks("on_call")                          # (checker, call, qualname)
+METHOD_CALL_HOOKS = _hooks("on_method_call")            # (checker, call, call.func)
+DATA_ATTRIBUTE_HOOKS = _hooks("on_data_attribute")      # (checker, `x.data` node)
+ATTRIBUTE_ASSIGN_HOOKS = _hooks("on_attribute_assign")  # (checker, target, value, statement)
+NAME_ASSIGN_HOOKS = _hooks("on_name_assign")            # (checker, name, value)
+INPLACE_WRITE_HOOKS = _hooks("on_inplace_write")        # (checker, name, operands, node)
+LOOP_END_HOOKS = _hooks("on_loop_end")                  # (checker, loop)
+
 ALL_RULES: list[Rule] = sorted((m.RULE for m in RULE_MODULES), key=lambda r: r.code)
 RULES_BY_CODE: dict[str, Rule] = {r.code: r for r in ALL_RULES}
 OPT_IN_CODES: frozenset[str] = frozenset(r.code for r in ALL_RULES if not r.default)
