@@ -81,15 +81,9 @@ class Scope:
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
-    deepcopies: list = field(default_factory=list)  # ADL006: (node, copied expression)
-    clone_detach: list = field(default_factory=list)  # ADL007: (node, inner, fix)
-    tensor_ctors: list = field(default_factory=list)  # ADL008: (node, argument, fix)
     overlaps: list = field(default_factory=list)    # ADL010: (node, view expression, target)
     loop_stores: list = field(default_factory=list)  # ADL011: (store node, name, itself)
-    anomaly: list = field(default_factory=list)     # ADL013: (node, message)
     grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
-    buffer_stores: list = field(default_factory=list)  # ADL017: (node, buffer)
-    module_deepcopies: list = field(default_factory=list)  # ADL017: (node, name, class)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs

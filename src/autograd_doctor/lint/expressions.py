@@ -103,39 +103,17 @@ class ExpressionEvents:
         out = next((k for k in node.keywords if k.arg == "out"), None)
         if out is not None and q.startswith("torch."):
             self.record_write(out.value, node, "`out=`")
-        if q == "copy.deepcopy" and isinstance(first, ast.Name) and first.id in self.name_specs \
-                and self.graph_attributes.get(self.name_specs[first.id].kind):
-            scope.module_deepcopies.append((node, first.id, self.name_specs[first.id].kind))
-        if q == "copy.deepcopy" and first is not None and not scope.grad_off and self.is_graph(first) \
-                and not self.is_grad_leaf(first) \
-                and not (isinstance(first, ast.Name) and first.id in scope.grad_leaves):
-            scope.deepcopies.append((node, first))
-        if q in ("torch.tensor", "torch.Tensor") and first is not None and self.is_tensor(first) \
-                and not scope.grad_off:
-            fix = None
-            if q == "torch.tensor" and len(node.args) == 1 and not node.keywords:
-                fix = Fix("use `.detach().clone()`",
-                          (self.edit(node, self.atom_text(first) + ".detach().clone()"),), safe=True)
-            scope.tensor_ctors.append((node, first, fix))
         if q in ("torch.autograd.grad", "torch.autograd.backward"):
             seq = self.next_seq()
             scope.backwards.append((seq, node))
             if first is not None:
                 scope.backward_receivers.append((seq, node, first))
-        scoped = getattr(node, "_adl_context", False)  # `with ...:` switches it off again
-        if q in ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly") \
-                and isinstance(first, ast.Constant) and first.value is True \
-                and not self.guard_depth and not scoped:
-            scope.anomaly.append((node, "anomaly detection is switched on unconditionally; it slows "
-                                        "every forward and backward pass"))
-        if q in ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly") \
-                and not self.guard_depth and not self.false_arg(node) and not scoped:
-            scope.anomaly.append((node, "`detect_anomaly()` is left on unconditionally; it slows "
-                                        "every forward and backward pass"))
         if q.startswith("torch."):
             for k in node.keywords:
                 if k.arg in N.REQUIRES_GRAD_TYPOS:
                     scope.grad_typos.append((k, k.arg))
+        for hook in CALL_HOOKS:
+            hook(self, node, q)
 
     def check_method_call(self, node, func):
         scope = self.scope
@@ -165,18 +143,6 @@ class ExpressionEvents:
                     if attr in _SCALAR_VALUE_METHODS and arg is node.args[-1]:
                         continue
                     self.check_overlap(recv.id, arg, node)
-        elif attr == "detach" and not node.args and isinstance(recv, ast.Call) and \
-                isinstance(recv.func, ast.Attribute) and recv.func.attr == "clone" and not recv.args:
-            inner = recv.func.value
-            if self.is_const(inner) or scope.grad_off:
-                return
-            head = self.text(recv.func)
-            head = head[:head.rfind("clone")].rstrip()
-            clone_args = self.text(recv)[len(self.text(recv.func)):]
-            fix = Fix("call `.detach()` before `.clone()`",
-                      (self.edit(node, head[:-1].rstrip() + ".detach().clone" + clone_args),),
-                      safe=True) if head.endswith(".") and clone_args.startswith("(") else None
-            scope.clone_detach.append((node, inner, fix))
         elif attr in ("backward", "manual_backward"):
             if node.args and (attr == "manual_backward" or self.text(recv).lower().endswith(
                     N.FRAMEWORK_BACKWARD_RECEIVERS)):
@@ -212,6 +178,8 @@ class ExpressionEvents:
             self.record_store(recv.id, node.args[-1], node)
         elif node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, f"self.{attr}")
+        for hook in METHOD_CALL_HOOKS:
+            hook(self, node, func)
 
     def out_of_place_call_fix(self, node, first, inplace_kw):
         """`inplace=False`, keeping the effect: as a statement, `F.threshold(x, ...,

@@ -8,6 +8,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.rules import ATTRIBUTE_ASSIGN_HOOKS, NAME_ASSIGN_HOOKS
 from autograd_doctor.lint.source import ATOMS
 
 AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
@@ -102,39 +103,47 @@ class AssignmentEvents:
             elif isinstance(container, ast.Name) and value is not None:
                 self.record_store(container.id, value, stmt)
         elif isinstance(target, ast.Attribute):
-            self.visit(target.value)
-            if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
-                self.scope.consts.discard(target.value.id)
-                if isinstance(value, ast.Constant) and value.value is True \
-                        and target.value.id in self.scope.tensors:
-                    self.scope.grad_leaves.add(target.value.id)
-                elif isinstance(value, ast.Constant) and value.value is False:
-                    self.scope.grad_leaves.discard(target.value.id)
-                    self.scope.parameter_vars.discard(target.value.id)
-            if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-                    and isinstance(value.value, bool) \
-                    and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-                self.scope.grad_typos.append((target, target.attr))
-            if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
-                self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
-            if target.attr == "data":
-                self.data_attribute(target)
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.scope.module_class and not self.scope.grad_off
-                    and not self.opt_in_depth  # `if use_cache:`: a path callers opt into
-                    and value is not None and self.is_graph(value)):
-                cls = self.scope.module_class
-                self.graph_attributes[cls].append((target.attr, stmt.lineno))
-                if target.attr in self.buffers[cls]:
-                    self.scope.buffer_stores.append((stmt, target.attr))
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.class_stack and self.class_stack[-1] is None
-                    and self.scope.module_class and isinstance(value, ast.Call)):
-                spec = self.module_spec(value)
-                if spec is not None:
-                    self.module_specs[self.scope.module_class][target.attr] = spec
+            self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def assign_attribute(self, target, value, stmt):
+        """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph
+        tensors kept on a module and the layers built in `__init__`."""
+        self.visit(target.value)
+        if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+            self.scope.consts.discard(target.value.id)
+            if isinstance(value, ast.Constant) and value.value is True \
+                    and target.value.id in self.scope.tensors:
+                self.scope.grad_leaves.add(target.value.id)
+            elif isinstance(value, ast.Constant) and value.value is False:
+                self.scope.grad_leaves.discard(target.value.id)
+                self.scope.parameter_vars.discard(target.value.id)
+        if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
+                and isinstance(value.value, bool) \
+                and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+            self.scope.grad_typos.append((target, target.attr))
+        if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
+            self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
+        if target.attr == "data":
+            self.data_attribute(target)
+        if self.keeps_graph_on_module(target, value):
+            self.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
+        if (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and self.class_stack and self.class_stack[-1] is None
+                and self.scope.module_class and isinstance(value, ast.Call)):
+            spec = self.module_spec(value)
+            if spec is not None:
+                self.module_specs[self.scope.module_class][target.attr] = spec
+        for hook in ATTRIBUTE_ASSIGN_HOOKS:
+            hook(self, target, value, stmt)
+
+    def keeps_graph_on_module(self, target, value) -> bool:
+        """`self.attr = value` in a module's method, where ``value`` carries a graph
+        (outside a path callers opt into, `if use_cache:`)."""
+        return (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and bool(self.scope.module_class) and not self.scope.grad_off
+                and not self.opt_in_depth and value is not None and self.is_graph(value))
 
     def values_indices_source(self, value, target):
         """The tensor that `values, indices = x.topk(k)` (or `torch.max(x, dim)`, ...)
