@@ -79,10 +79,7 @@ class Scope:
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
-    loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
-    overlaps: list = field(default_factory=list)    # ADL010: (node, view expression, target)
-    loop_stores: list = field(default_factory=list)  # ADL011: (store node, name, itself)
     grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop

@@ -14,13 +14,6 @@ from autograd_doctor.lint.rules import (
     CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
 )
 
-# In-place fills whose last argument is one value: PyTorch reads it before the
-# write (`fill_` clones a value that aliases the target; `masked_fill_` and
-# `index_fill_` take `.item()`), so `p.fill_(p[0])` is well defined
-# (pytorch3d's tests do exactly this).
-_SCALAR_VALUE_METHODS = frozenset({"fill_", "masked_fill_", "index_fill_"})
-
-
 class ExpressionEvents:
     """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
     to ``self.scope``'s event lists."""
@@ -136,13 +129,9 @@ class ExpressionEvents:
                           (self.edit(func, f"{recv.id} = {recv.id}.{attr[:-1]}"),), safe=False)
             self.record_write(recv, node, f"`.{attr}()`", fix=fix)
             self.record_inplace_output_save(recv, "torch.Tensor." + attr[:-1], node)
-            # Only a write to the whole tensor is checked: two views of one base
-            # (`x.select(0, 0).copy_(x.select(0, 1))`) may well be disjoint.
-            if isinstance(recv, ast.Name) and recv.id in scope.tensors:
-                for arg in node.args:
-                    if attr in _SCALAR_VALUE_METHODS and arg is node.args[-1]:
-                        continue
-                    self.check_overlap(recv.id, arg, node)
+            if isinstance(recv, ast.Name) and recv.id in scope.tensors:  # the whole tensor
+                for hook in INPLACE_WRITE_HOOKS:
+                    hook(self, recv.id, node.args, node)
         elif attr in ("backward", "manual_backward"):
             if node.args and (attr == "manual_backward" or self.text(recv).lower().endswith(
                     N.FRAMEWORK_BACKWARD_RECEIVERS)):
@@ -337,7 +326,3 @@ class ExpressionEvents:
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
             self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
-
-    def check_overlap(self, target, value, node):
-        if self.is_view_of(value, target) and target in self.scope.tensors:
-            self.scope.overlaps.append((node, value, target))

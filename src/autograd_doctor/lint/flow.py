@@ -11,6 +11,7 @@ from autograd_doctor.lint.defaults import off_by_default
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Loop
+from autograd_doctor.lint.rules import LOOP_END_HOOKS
 
 
 class ControlFlow:
@@ -52,9 +53,8 @@ class ControlFlow:
         self.visit_body(body)
         self.scope.loops.pop()
         self.scope.finished_loops.append((loop.start, self.next_seq()))
-        for name, store, itself in loop.stores:
-            if name in loop.written and name not in loop.bound and name in self.scope.tensors:
-                self.scope.loop_stores.append((store, name, itself))
+        for hook in LOOP_END_HOOKS:
+            hook(self, loop)
         for outer in self.scope.loops:
             outer.written |= loop.written
             outer.bound |= loop.bound

@@ -8,7 +8,9 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
-from autograd_doctor.lint.rules import ATTRIBUTE_ASSIGN_HOOKS, NAME_ASSIGN_HOOKS
+from autograd_doctor.lint.rules import (
+    ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
+)
 from autograd_doctor.lint.source import ATOMS
 
 AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
@@ -26,21 +28,25 @@ class AssignmentEvents:
         self.record_optimizer(node.targets, node.value)
         self.param_owners = owners + self.param_owners
         single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        loss_list = self.tensor_list(node.value) if single else None
+        if single:  # before the name changes meaning: `x = torch.tensor([x])`
+            for hook in NAME_ASSIGN_HOOKS:
+                hook(self, node.targets[0].id, node.value)
         for target in node.targets:
             self.assign_target(target, node.value, node)
         if single:
-            self.after_named_value(node.targets[0].id, node.value, loss_list)
+            self.after_named_value(node.targets[0].id, node.value)
 
     def visit_AnnAssign(self, node):
         self.visit(node.annotation)
         if node.value is not None:
             self.visit(node.value)
             single = isinstance(node.target, ast.Name)
-            loss_list = self.tensor_list(node.value) if single else None
+            if single:
+                for hook in NAME_ASSIGN_HOOKS:
+                    hook(self, node.target.id, node.value)
             self.assign_target(node.target, node.value, node)
             if single:
-                self.after_named_value(node.target.id, node.value, loss_list)
+                self.after_named_value(node.target.id, node.value)
 
     def record_optimizer(self, targets, value):
         """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
@@ -183,7 +189,7 @@ class AssignmentEvents:
                 elif from_arguments:
                     self.scope.graph_arguments.add(n.id)
 
-    def after_named_value(self, name, value, loss_list=None):
+    def after_named_value(self, name, value):
         """Record what an op saved when its result is bound to ``name``."""
         spec = self.called_module(value)
         op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
@@ -191,28 +197,6 @@ class AssignmentEvents:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
-        if loss_list is not None:
-            fix = None
-            if isinstance(loss_list.func, ast.Attribute) and len(loss_list.args) == 1 \
-                    and not loss_list.keywords:
-                fix = Fix("stack the tensors: `torch.stack([...])` keeps the graph",
-                          (self.edit(loss_list.func, self.text(loss_list.func.value) + ".stack"),),
-                          safe=False)
-            self.scope.loss_lists.append((name, loss_list, fix))
-
-    def tensor_list(self, value):
-        """The ``torch.tensor([a, b])`` call in ``value`` when its elements are tensors
-        that may carry a graph (checked before the assignment rebinds any of them)."""
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and self.qualname(value.func) is None):  # torch.tensor([...]).sum()
-            value = value.func.value
-        if (isinstance(value, ast.Call) and self.qualname(value.func) == "torch.tensor"
-                and not self.scope.grad_off
-                and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
-                and value.args[0].elts
-                and all(self.is_tensor(e) and not self.is_const(e) for e in value.args[0].elts)):
-            return value
-        return None
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
@@ -231,7 +215,8 @@ class AssignmentEvents:
                     fix = Fix(f"write out of place: `{target.id} = {target.id} {sym} ...`",
                               (self.edit(node, f"{target.id} = {target.id} {sym} {rhs}"),), safe=False)
                 self.record_write(target, node, "an augmented assignment", fix=fix)
-                self.check_overlap(target.id, node.value, node)
+                for hook in INPLACE_WRITE_HOOKS:
+                    hook(self, target.id, (node.value,), node)
         elif isinstance(target, ast.Subscript):
             self.visit(target.value)
             self.visit(target.slice)
