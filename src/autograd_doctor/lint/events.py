@@ -15,7 +15,6 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from autograd_doctor.lint.findings import Fix
 
 
 @dataclass
@@ -27,7 +26,11 @@ class Write:
     node: ast.AST
     how: str
     grad_on: bool
-    fix: Fix | None = None
+    # how a fix could rewrite the write (the rule that reports it builds the fix):
+    # ("augmented",) `name op= v`; ("indexed", base) `base[i] = v`; ("method",) a
+    # `name.op_(...)` on a tensor name; ("functional" | "module", the `inplace=True`
+    # keyword, or None); () none
+    rewrite: tuple = ()
     via: str = ""            # "detach" / "expand" when written through such a chain
     via_source: str = ""     # the detached name for direct chains
     detached_from: str = ""  # `name = src.detach()` binding live at the write
@@ -72,7 +75,7 @@ class Scope:
     bind_values: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, value, grad_off)]
     saves: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, op, how, node)]
     writes: list = field(default_factory=list)
-    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, fix, module)
+    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, rewrite, module)
     retain_backwards: list = field(default_factory=list)
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
     backwards: list = field(default_factory=list)

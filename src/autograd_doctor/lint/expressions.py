@@ -9,7 +9,6 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
-from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules import (
     CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
 )
@@ -81,16 +80,16 @@ class ExpressionEvents:
         if (q.startswith("torch.nn.functional.") and short in N.INPLACE_FUNCTIONALS and inplace_kw
                 and isinstance(inplace_kw.value, ast.Constant) and inplace_kw.value.value is True
                 and first is not None):
-            fix = self.out_of_place_call_fix(node, first, inplace_kw)
-            self.record_inplace_activation(first, node, fix)
-            self.record_write(first, node, f"`{short}(..., inplace=True)`", fix=fix)
+            rewrite = ("functional", inplace_kw)
+            self.record_inplace_activation(first, node, rewrite)
+            self.record_write(first, node, f"`{short}(..., inplace=True)`", rewrite)
             self.record_inplace_output_save(first, "torch.nn.functional." + short, node,
                                             activation="dropout" not in short)
         elif (short.endswith("_") and not short.endswith("__") and first is not None
               and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
               and q.startswith("torch.")):
             if short[:-1] in N.INPLACE_FUNCTIONALS or short[:-1] in ("sigmoid", "tanh"):
-                self.record_inplace_activation(first, node, None)
+                self.record_inplace_activation(first, node, ())
             self.record_write(first, node, f"`{q}`")
             self.record_inplace_output_save(first, q[:-1], node)
         out = next((k for k in node.keywords if k.arg == "out"), None)
@@ -122,12 +121,8 @@ class ExpressionEvents:
             elif recv.id in scope.tensors and recv.id not in scope.graph:
                 scope.grad_leaves.add(recv.id)
         if attr.endswith("_") and not attr.startswith("_") and attr not in N.NOT_WRITING_METHODS:
-            fix = None
-            if (isinstance(recv, ast.Name) and attr[:-1] in N.OUT_OF_PLACE and recv.id in scope.tensors
-                    and self.statement_is(node)):
-                fix = Fix(f"write out of place: `{recv.id} = {recv.id}.{attr[:-1]}(...)`",
-                          (self.edit(func, f"{recv.id} = {recv.id}.{attr[:-1]}"),), safe=False)
-            self.record_write(recv, node, f"`.{attr}()`", fix=fix)
+            named = isinstance(recv, ast.Name) and recv.id in scope.tensors
+            self.record_write(recv, node, f"`.{attr}()`", ("method",) if named else ())
             self.record_inplace_output_save(recv, "torch.Tensor." + attr[:-1], node)
             if isinstance(recv, ast.Name) and recv.id in scope.tensors:  # the whole tensor
                 for hook in INPLACE_WRITE_HOOKS:
@@ -170,34 +165,17 @@ class ExpressionEvents:
         for hook in METHOD_CALL_HOOKS:
             hook(self, node, func)
 
-    def out_of_place_call_fix(self, node, first, inplace_kw):
-        """`inplace=False`, keeping the effect: as a statement, `F.threshold(x, ...,
-        inplace=True)` only has its effect on `x`, so it becomes `x = F.threshold(x,
-        ..., inplace=False)`; a statement writing anything but a plain name gets no
-        fix (with `inplace=False` it would compute a value and drop it)."""
-        edits = [self.edit(inplace_kw.value, "False")]
-        if self.statement_is(node):
-            if not isinstance(first, ast.Name):
-                return None
-            edits.insert(0, self.insert_before(node, f"{first.id} = "))
-        return Fix("pass `inplace=False`" + (f" and re-bind `{first.id}`" if len(edits) > 1 else ""),
-                   tuple(edits), safe=False)
-
     def module_call(self, node, layer, text):
         """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it."""
         arg = node.args[0]
         if self.scope.grad_off:
             return
         if layer.inplace:
-            kw = layer.inplace_keyword
-            # As a statement (`self.act(x)`), the module's only effect is the write:
-            # constructing it with inplace=False would make the call dead code.
-            fix = Fix("construct the module with `inplace=False`", (self.edit(kw.value, "False"),),
-                      safe=False) if kw is not None and not self.statement_is(node) else None
+            rewrite = ("module", layer.inplace_keyword)
             how = f"`{text}` (inplace=True)" if layer.kind in N.INPLACE_MODULES else \
                 f"`{text}` (its forward writes its argument in place)"
-            self.record_inplace_activation(arg, node, fix, module=how)
-            self.record_write(arg, node, how, fix=fix)
+            self.record_inplace_activation(arg, node, rewrite, module=how)
+            self.record_write(arg, node, how, rewrite)
             if layer.saves_output:
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
             return
@@ -245,7 +223,7 @@ class ExpressionEvents:
                         continue
                 self.add_save(args[i].id, key, f"input {i}", node)
 
-    def record_write(self, target, node, how, fix=None):
+    def record_write(self, target, node, how, rewrite=()):
         scope = self.scope
         via, via_source, through_data = "", "", False
         probe = target
@@ -276,7 +254,7 @@ class ExpressionEvents:
         source = scope.detached.get(name, ("", 0))[0]
         leaf = "parameter" if name in scope.parameter_vars else \
             "factory" if name in scope.grad_leaves else ""
-        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, fix, via, via_source,
+        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, rewrite, via, via_source,
                                   source if source != name else "", name in scope.expanded,
                                   through_data, leaf, scope.split_views.get(name, "")))
         if name in scope.alias_of:  # `s = t.data; s.zero_()` writes t
@@ -284,7 +262,7 @@ class ExpressionEvents:
             leaf = "parameter" if base in scope.parameter_vars else \
                 "factory" if base in scope.grad_leaves else ""
             scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not scope.grad_off,
-                                      None, "detach" if kind == "detach" else via, "", "", False,
+                                      (), "detach" if kind == "detach" else via, "", "", False,
                                       through_data or kind == "data", leaf))
         for loop in scope.loops:
             loop.written.add(name)
@@ -298,7 +276,7 @@ class ExpressionEvents:
         scope = self.scope
         if spec is None or not spec.parameterised or owner not in scope.binds or "requires_grad" in self.source:
             return
-        scope.writes.append(Write(self.next_seq(), f"{owner}.{probe.attr}", node, how, not scope.grad_off, None,
+        scope.writes.append(Write(self.next_seq(), f"{owner}.{probe.attr}", node, how, not scope.grad_off, (),
                                   via, "", "", False, through_data, "module"))
 
     def record_inplace_output_save(self, target, key, node, activation=False):
@@ -312,9 +290,9 @@ class ExpressionEvents:
                 and target.id not in self.scope.consts:
             self.add_save(target.id, key, "output", node)
 
-    def record_inplace_activation(self, arg, node, fix, module=None):
+    def record_inplace_activation(self, arg, node, rewrite, module=None):
         if isinstance(arg, ast.Name) and not self.scope.grad_off:
-            self.scope.inplace_calls.append((self.next_seq() + 1, arg.id, node, fix, module))
+            self.scope.inplace_calls.append((self.next_seq() + 1, arg.id, node, rewrite, module))
 
     def record_store(self, container, value, node):
         if not self.scope.loops:

@@ -7,15 +7,9 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules import (
     ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
 )
-from autograd_doctor.lint.source import ATOMS
-
-AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
-              ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
-              ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
 class AssignmentEvents:
@@ -103,7 +97,7 @@ class AssignmentEvents:
             container = target.value
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
-                                  fix=self.clone_before(stmt, base) if base else None)
+                                  ("indexed", base) if base else ())
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
             elif isinstance(container, ast.Name) and value is not None:
@@ -206,15 +200,7 @@ class AssignmentEvents:
             self.scope.uses[target.id].append(seq)
             self.scope.bind_values[target.id].append((seq, node, self.scope.grad_off))
             if target.id in self.scope.tensors:
-                fix = None
-                sym = AUG_SYMBOL.get(type(node.op))
-                if sym:
-                    rhs = self.text(node.value)
-                    if not isinstance(node.value, ATOMS):
-                        rhs = f"({rhs})"
-                    fix = Fix(f"write out of place: `{target.id} = {target.id} {sym} ...`",
-                              (self.edit(node, f"{target.id} = {target.id} {sym} {rhs}"),), safe=False)
-                self.record_write(target, node, "an augmented assignment", fix=fix)
+                self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:
                     hook(self, target.id, (node.value,), node)
         elif isinstance(target, ast.Subscript):
@@ -222,8 +208,7 @@ class AssignmentEvents:
             self.visit(target.slice)
             base = self.view_base(target.value)
             if base is not None and base in self.scope.tensors:
-                self.record_write(target.value, node, "an augmented assignment",
-                                  fix=self.clone_before(node, base))
+                self.record_write(target.value, node, "an augmented assignment", ("indexed", base))
             elif self.layer_parameter(target.value):
                 self.record_write(target.value, node, "an augmented assignment")
         else:
