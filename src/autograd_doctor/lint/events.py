@@ -103,7 +103,7 @@ class Scope:
         method of an nn.Module, code in a file that calls backward(), or a function
         with a graph tensor or a leaf that requires grad of its own.  A helper that
         post-processes outputs (detection boxes, cache updates) has none of these."""
-        return bool(self.module_class or checker.file_trains or self.graph or self.grad_leaves
+        return bool(self.module_class or checker.file.trains or self.graph or self.grad_leaves
                     or self.backwards or self.retain_backwards or self.framework_backward
                     or self.returns_to_callers)
 
@@ -112,7 +112,7 @@ class Scope:
         a differentiable result to unknown callers (`Distribution.log_prob`): only
         what flows into a returned value is surely backpropagated."""
         return self.returns_to_callers and not (
-            self.module_class or checker.file_trains or self.graph or self.grad_leaves
+            self.module_class or checker.file.trains or self.graph or self.grad_leaves
             or self.backwards or self.retain_backwards or self.framework_backward)
 
     def exclusive(self, a: int, b: int) -> bool:

@@ -59,9 +59,9 @@ class ExpressionEvents:
         elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node).input_layer, func.id)
         elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
-            self.module_callees.add(func.id)  # a helper of the module's methods
-        if (isinstance(func, ast.Name) and func.id in self.zero_grad_functions) or \
-                (is_self_call(node) and func.attr in self.zero_grad_functions):
+            self.modules.module_callees.add(func.id)  # a helper of the module's methods
+        if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
+                (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
@@ -154,9 +154,9 @@ class ExpressionEvents:
                 scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
         elif attr == "register_buffer" and isinstance(recv, ast.Name) and recv.id == "self" \
                 and scope.module_class and node.args and isinstance(node.args[0], ast.Constant):
-            self.buffers[scope.module_class].add(node.args[0].value)
+            self.modules.buffers[scope.module_class].add(node.args[0].value)
         elif attr in ("parameters", "named_parameters") and isinstance(recv, (ast.Name, ast.Attribute)):
-            self.param_owners.append(self.text(recv))
+            self.training.param_owners.append(self.text(recv))
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)
@@ -272,7 +272,7 @@ class ExpressionEvents:
         write is to a parameter, a leaf that requires grad. Files that mention
         `requires_grad` at all may have frozen it, so they are left alone."""
         owner = probe.value.id
-        spec = self.name_specs.get(owner)
+        spec = self.modules.name_specs.get(owner)
         scope = self.scope
         if spec is None or not spec.parameterised or owner not in scope.binds or "requires_grad" in self.source:
             return

@@ -69,7 +69,7 @@ class ControlFlow:
         self.narrow(narrowed, True)
         start = self.next_seq()
         outer_grad_off = scope.grad_off
-        scope.grad_off = outer_grad_off or id(node) in self.grad_off_branches
+        scope.grad_off = outer_grad_off or id(node) in self.file.grad_off_branches
         opt_in = off_by_default(node.test, self.function_defaults)
         self.opt_in_depth += opt_in
         self.visit_body(node.body)
@@ -135,7 +135,7 @@ class ControlFlow:
         self.restore(before)
 
     def is_debug_guard(self, test) -> bool:
-        if not self.mentions_debug:
+        if not self.file.mentions_debug:
             return False  # most files: no test to walk (this walk was ~5% of the time)
         for sub in ast.walk(test):
             word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else \

@@ -16,11 +16,11 @@ class AssignmentEvents:
     """Mixed into ``Checker``."""
 
     def visit_Assign(self, node):
-        owners = self.param_owners
-        self.param_owners = []
+        owners = self.training.param_owners
+        self.training.param_owners = []
         self.visit(node.value)
         self.record_optimizer(node.targets, node.value)
-        self.param_owners = owners + self.param_owners
+        self.training.param_owners = owners + self.training.param_owners
         single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
         if single:  # before the name changes meaning: `x = torch.tensor([x])`
             for hook in NAME_ASSIGN_HOOKS:
@@ -49,18 +49,18 @@ class AssignmentEvents:
                 not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         key = self.text(targets[0])
-        owners = set(self.param_owners)
+        owners = set(self.training.param_owners)
         for a in list(value.args) + [k.value for k in value.keywords]:
             if isinstance(a, (ast.Name, ast.Attribute)):
-                owners |= self.param_lists.get(self.text(a), set())
+                owners |= self.training.param_lists.get(self.text(a), set())
         if owners:
-            self.param_lists[key] = owners
+            self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""
         short = value.func.attr if isinstance(value.func, ast.Attribute) else \
             value.func.id if isinstance(value.func, ast.Name) else ""
         if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES or \
                 short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
-            self.optimizers[key] = owners
+            self.training.optimizers[key] = owners
 
     def assign_target(self, target, value, stmt):
         if isinstance(target, ast.Name):
@@ -128,13 +128,13 @@ class AssignmentEvents:
         if target.attr == "data":
             self.data_attribute(target)
         if self.keeps_graph_on_module(target, value):
-            self.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
+            self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
                 and self.scope.module_class and isinstance(value, ast.Call)):
-            spec = self.module_spec(value)
+            spec = self.modules.module_spec(value)
             if spec is not None:
-                self.module_specs[self.scope.module_class][target.attr] = spec
+                self.modules.module_specs[self.scope.module_class][target.attr] = spec
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
 

@@ -85,7 +85,7 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 def check_scope(checker, scope) -> None:
     if not scope.has_gradients(checker):
         if scope.top_level and scope.writes and scope.saves:
-            checker.deferred_scopes.append(scope)  # unless a module's method calls it
+            checker.notes["ADL001"].append(scope)  # unless a module's method calls it
         return
     _check_writes(checker, scope, scope.reached_only_through_returns(checker))
 
@@ -118,10 +118,15 @@ def check_file(checker) -> None:
     are gradient code too (`def attention(q, k, v)` called from a forward); and
     `nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
     that writes its input in place, right after a layer that saved its output."""
-    for scope in checker.deferred_scopes:
-        if scope.name in checker.module_callees:
+    for scope in checker.notes["ADL001"]:
+        if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
-    for call, before, layer in checker.layer_conflicts.values():
+    # in-place layers that overwrite the output the layer before them saved
+    conflicts = {}
+    for call, first, second in checker.modules.sequential_neighbours:
+        if second.input_layer.inplace and first.output_layer.saves_output:
+            conflicts[id(call)] = (call, first.output_layer, second.input_layer)
+    for call, before, layer in conflicts.values():
         keyword = next((k for k in call.keywords if k.arg == "inplace"
                         and isinstance(k.value, ast.Constant)), None)
         fix = Fix("construct the module with `inplace=False`",
