@@ -83,7 +83,6 @@ class Scope:
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     backward_names: set = field(default_factory=set)
-    grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs

@@ -100,10 +100,6 @@ class ExpressionEvents:
             scope.backwards.append((seq, node))
             if first is not None:
                 scope.backward_receivers.append((seq, node, first))
-        if q.startswith("torch."):
-            for k in node.keywords:
-                if k.arg in N.REQUIRES_GRAD_TYPOS:
-                    scope.grad_typos.append((k, k.arg))
         for hook in CALL_HOOKS:
             hook(self, node, q)
 

@@ -119,10 +119,6 @@ class AssignmentEvents:
             elif isinstance(value, ast.Constant) and value.value is False:
                 self.scope.grad_leaves.discard(target.value.id)
                 self.scope.parameter_vars.discard(target.value.id)
-        if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-                and isinstance(value.value, bool) \
-                and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-            self.scope.grad_typos.append((target, target.attr))
         if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
             self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
         if target.attr == "data":
