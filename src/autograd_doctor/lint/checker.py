@@ -1,12 +1,16 @@
 """One pass over a module's AST, pyflakes-style: a handler per node type.
 
-This module walks statements and scopes and keeps the dataflow facts (which
-names are tensors, constants, graph tensors, leaves that require grad) in
-source order: facts are joined at the end of `if`/`else` and conditional
-expressions (``flow.py``), narrowed by `isinstance` tests, and dropped when a
-name is re-bound (``statements.py``).  Expressions (``expressions.py``) turn
-calls and operators into events.  When the walk leaves a function, each rule (``rules/``) reads the
-function's events and reports.  Nothing is imported or run.
+The walk only collects facts, in source order: this module walks statements
+and scopes and keeps the dataflow facts about names (which are tensors,
+constants, graph tensors, leaves that require grad); facts are joined at the
+end of `if`/`else` and conditional expressions (``flow.py``), narrowed by
+`isinstance` tests, and dropped when a name is re-bound (``statements.py``).
+Expressions (``expressions.py``) turn calls and operators into events on the
+function's ``Scope`` (``events.py``).  What the file says lives in named
+objects: ``file`` (``facts.FileFacts``), ``training`` (``facts.TrainingFacts``)
+and ``modules`` (``modules.ModuleFacts``).  The rules (``rules/``) own their
+checks and fixes: the walk calls their hooks where a fact arises and, when it
+leaves a function, their ``check_scope``.  Nothing is imported or run.
 """
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
 """Lint rules, one module per rule: its documentation (ruff style: What it
-does / Why is this bad? / Example / Use instead / Fix safety / Known problems)
-and its check.
+does / Why is this bad? / Example / Use instead / Fix safety / Known problems),
+its check and its fix.
 
-The walk (``checker.py``) records events per function; when it leaves a
-function it calls every rule's ``check_scope(checker, scope)``, and once the
-file is read every rule's ``check_file(checker)`` (for rules that need the
-whole file, such as which optimizer steps which module).  A rule module
-defines ``RULE`` and either function.  ``autograd-doctor explain ADL001``, the
+The walk (``checker.py``) only collects facts.  It calls a rule's hooks where
+a fact arises (``on_call``, ``on_method_call``, ``on_data_attribute``,
+``on_attribute_assign``, ``on_name_assign``, ``on_inplace_write``,
+``on_loop_end``: see the tables below), where the rule notes candidates on the
+scope (``scope.note(code, item)``); when it leaves a function it calls every
+rule's ``check_scope(checker, scope)``, and once the file is read every
+rule's ``check_file(checker)`` (for rules that need the whole file, such as
+which optimizer steps which module).  A rule module defines ``RULE`` and any
+of these functions; adding one is the module plus a line in ``RULE_MODULES``
+(docs/lint.md, "Adding a rule").  ``autograd-doctor explain ADL001``, the
 SARIF rules metadata and docs/lint.md are rendered from ``RULE``.
 """
 
