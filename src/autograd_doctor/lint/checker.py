@@ -27,12 +27,9 @@ from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
-from autograd_doctor.lint.rules import check_file, check_scope
+from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
-
-# Files that define an Optimizer subclass run their step() under no_grad.
-GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004", "ADL014"})
 
 
 class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
@@ -68,7 +65,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         check_scope(self, self.scope)
         check_file(self)
         if self.training.defines_optimizer:  # Optimizer.step() runs under no_grad
-            self.findings = [f for f in self.findings if f.code not in GRADIENT_RULES]
+            self.findings = [f for f in self.findings if not RULES_BY_CODE[f.code].needs_gradients]
 
     # ----- traversal -----------------------------------------------------
     def visit(self, node):

@@ -16,7 +16,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 
-
 @dataclass
 class Write:
     """An in-place write to (a view of) the tensor bound to ``name``."""

@@ -13,6 +13,7 @@ from autograd_doctor.lint.rules import (
     CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
 )
 
+
 class ExpressionEvents:
     """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
     to ``self.scope``'s event lists."""

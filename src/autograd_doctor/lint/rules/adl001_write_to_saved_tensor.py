@@ -11,7 +11,7 @@ from autograd_doctor.lint.source import ATOMS
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL001", name="write-to-saved-tensor",
+    code="ADL001", name="write-to-saved-tensor", needs_gradients=True,
     summary="A tensor is modified in place after an op saved it for backward.",
     what_it_does="""Finds an in-place write to a name (`y[i] = v`, `y[mask] = v`, `y += 1`,
 `y.mul_(2)`, `F.relu(y, inplace=True)`, `torch.add(a, b, out=y)`) made after

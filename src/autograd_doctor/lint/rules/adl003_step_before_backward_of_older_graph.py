@@ -8,7 +8,7 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL003", name="step-before-backward-of-older-graph",
+    code="ADL003", name="step-before-backward-of-older-graph", needs_gradients=True,
     summary="`optimizer.step()` runs after a graph was built from the parameters it updates, and before a `backward()` through that graph.",
     what_it_does="""Finds `opt.step()` (or AMP's `scaler.step(opt)`) followed, in the same
 function, by a `backward()` whose loss was computed (directly or through

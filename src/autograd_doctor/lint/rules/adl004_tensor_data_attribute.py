@@ -8,7 +8,7 @@ from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL004", name="tensor-data-attribute", default=False,
+    code="ADL004", name="tensor-data-attribute", default=False, needs_gradients=True,
     summary="`.data` is used in code that runs with gradients enabled.",
     what_it_does="""Finds reads and writes of `<tensor>.data` (a known tensor, or
 `<x>.weight`, `<x>.bias`, `<x>.grad`) in code that runs with gradients: a

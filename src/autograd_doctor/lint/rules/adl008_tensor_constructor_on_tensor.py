@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
