@@ -45,7 +45,12 @@ _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope"
 _FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
 
 
+HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_attribute_assign",
+              "on_name_assign", "on_inplace_write", "on_loop_end")
+
+
 def _hooks(name: str) -> tuple:
+    assert name in HOOK_NAMES, name
     return tuple(getattr(m, name) for m in RULE_MODULES if hasattr(m, name))
 
 
