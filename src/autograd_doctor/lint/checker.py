@@ -45,7 +45,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.file = FileFacts.read(tree, source)          # before the walk
         self.training = TrainingFacts.read(tree, source)  # optimizers, gradient clearing
         self.modules = ModuleFacts(self.qualname)         # nn.Module classes, layers, factories
-        # what a rule keeps for its check_file: rule code -> items (ADL003's steps)
+        # what a rule keeps for its check_file: rule code -> items (ADL001's helper
+        # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
         # The walk's position: the function being walked (its facts and events), the
         # sequence number of the last event, the enclosing classes and guards.

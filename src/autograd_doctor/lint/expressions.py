@@ -1,6 +1,7 @@
 """Expression handlers of the walk: calls, operators and attributes become
 events (a save for backward, an in-place write, an in-place activation, a
-backward pass, an optimizer step) and candidates for the rules."""
+backward pass, an optimizer step); the rules' hooks see each call, `.data`
+and in-place write here and decide for themselves."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Control flow: `if`/`else` and conditional expressions (facts joined where
 paths meet, `isinstance` narrowing, branch and jump ranges), loops (loop
-ranges, views stored while their base is overwritten) and `with` blocks
+ranges, what a loop stores, writes and re-binds) and `with` blocks
 (`no_grad()` and friends)."""
 
 from __future__ import annotations
