@@ -95,6 +95,10 @@ class Scope:
         whether to report may need the whole function, e.g. a later backward())."""
         self.candidates[code].append(item)
 
+    def noted(self, code: str):
+        """What rule ``code``'s hooks noted in this function, in source order."""
+        return self.candidates.get(code, ())
+
     # ----- control flow ---------------------------------------------------
     def has_gradients(self, checker) -> bool:
         """Whether this function plausibly runs with tensors that carry a graph: a

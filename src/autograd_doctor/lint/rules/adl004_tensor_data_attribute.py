@@ -55,7 +55,7 @@ def check_scope(checker, scope) -> None:
     a forward() or a training step."""
     if scope.backwards or scope.retain_backwards or scope.name in ("forward", "training_step") \
             or scope.name.startswith("train"):
-        for node in scope.candidates["ADL004"]:
+        for node in scope.noted("ADL004"):
             base = checker.text(node.value)
             fix = None
             if isinstance(node.ctx, ast.Load) and not getattr(node, "_adl_written", False):

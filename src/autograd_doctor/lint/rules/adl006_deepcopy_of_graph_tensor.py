@@ -41,7 +41,7 @@ def on_call(checker, node, q) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, first in scope.candidates["ADL006"]:
+    for node, first in scope.noted("ADL006"):
         checker.report("ADL006", node,
                        f"`copy.deepcopy` of `{checker.text(first)}`, a tensor with a grad_fn: "
                        f"deepcopy raises for non-leaf tensors",

@@ -46,6 +46,6 @@ def _fix(checker, node):
 
 
 def check_scope(checker, scope) -> None:
-    for node, inner in scope.candidates["ADL007"]:
+    for node, inner in scope.noted("ADL007"):
         checker.report("ADL007", node, f"`.clone().detach()` copies `{checker.text(inner)}` inside "
                        "the graph first; `.detach().clone()` copies only the values", _fix(checker, node))

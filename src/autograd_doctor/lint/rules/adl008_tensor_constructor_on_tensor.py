@@ -30,7 +30,7 @@ def on_call(checker, node, q) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, first, q in scope.candidates["ADL008"]:
+    for node, first, q in scope.noted("ADL008"):
         fix = None
         if q == "torch.tensor" and len(node.args) == 1 and not node.keywords:
             fix = Fix("use `.detach().clone()`",

@@ -39,7 +39,7 @@ def on_name_assign(checker, name, value) -> None:
 
 def check_scope(checker, scope) -> None:
     """Reported when the result is a loss: its name says so, or it is backpropagated."""
-    for name, node in scope.candidates["ADL009"]:
+    for name, node in scope.noted("ADL009"):
         if "loss" in name.lower() or name in scope.backward_names:
             fix = None
             if isinstance(node.func, ast.Attribute) and len(node.args) == 1 and not node.keywords:

@@ -50,7 +50,7 @@ def on_inplace_write(checker, target, operands, node) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, value, target in scope.candidates["ADL010"]:
+    for node, value, target in scope.noted("ADL010"):
         fix = Fix("copy the operand first with `.clone()`",
                   (checker.edit(value, checker.atom_text(value) + ".clone()"),), safe=True)
         checker.report("ADL010", node,

@@ -33,7 +33,7 @@ def on_loop_end(checker, loop) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for store, name, itself in scope.candidates["ADL011"]:
+    for store, name, itself in scope.noted("ADL011"):
         what = f"`{name}` itself" if itself else f"a view of `{name}`"
         checker.report("ADL011", store,
                        f"{what} is stored here, but `{name}` is written in place in the same "

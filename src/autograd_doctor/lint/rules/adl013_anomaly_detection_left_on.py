@@ -47,5 +47,5 @@ def on_call(checker, node, q) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, message in scope.candidates["ADL013"]:
+    for node, message in scope.noted("ADL013"):
         checker.report("ADL013", node, message)

@@ -45,7 +45,7 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, spelled in scope.candidates["ADL016"]:
+    for node, spelled in scope.noted("ADL016"):
         if node.__class__.__name__ == "keyword":  # torch.zeros(3, require_grad=True)
             message = "the call raises TypeError (unexpected keyword argument)"
             fix = Fix("spell it `requires_grad`",

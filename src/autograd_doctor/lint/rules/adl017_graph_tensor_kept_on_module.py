@@ -70,7 +70,7 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for kind, node, name, cls in scope.candidates["ADL017"]:
+    for kind, node, name, cls in scope.noted("ADL017"):
         if kind == "deepcopy":
             attr, line = checker.modules.graph_attributes[cls][0]
             checker.report("ADL017", node,
