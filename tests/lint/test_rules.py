@@ -38,6 +38,20 @@ def test_every_rule_has_a_fixture_with_a_positive_case():
     assert expected_codes == {r.code for r in ALL_RULES}
 
 
+def test_rule_modules_define_only_hooks_the_walk_calls():
+    """A misspelt hook (`def on_cal(...)`) would silently never run: every `on_*`
+    function of a rule module is one the walk calls, every hook is used, and
+    every rule but ADL000 (the engine's) has a `check_scope` or `check_file`."""
+    from autograd_doctor.lint import rules
+    hooks = {(module.__name__, name) for module in rules.RULE_MODULES for name, value in vars(module).items()
+             if callable(value) and getattr(value, "__module__", None) == module.__name__
+             and name.startswith("on_")}
+    assert {name for _, name in hooks} == set(rules.HOOK_NAMES), sorted(hooks)
+    for module in rules.RULE_MODULES:
+        checks = hasattr(module, "check_scope") or hasattr(module, "check_file")
+        assert checks or module.RULE.code == "ADL000", module.__name__
+
+
 def test_brief_examples():
     head = "import torch\nx = torch.randn(3, requires_grad=True)\nw = torch.randn(3, requires_grad=True)\n"
     assert [f.code for f in lint_source(head + "y = x * x\ny[0] = 0\n")] == []

@@ -1,12 +1,16 @@
 """One pass over a module's AST, pyflakes-style: a handler per node type.
 
-This module walks statements and scopes and keeps the dataflow facts (which
-names are tensors, constants, graph tensors, leaves that require grad) in
-source order: facts are joined at the end of `if`/`else` and conditional
-expressions (``flow.py``), narrowed by `isinstance` tests, and dropped when a
-name is re-bound (``statements.py``).  Expressions (``expressions.py``) turn
-calls and operators into events.  When the walk leaves a function, each rule (``rules/``) reads the
-function's events and reports.  Nothing is imported or run.
+The walk only collects facts, in source order: this module walks statements
+and scopes and keeps the dataflow facts about names (which are tensors,
+constants, graph tensors, leaves that require grad); facts are joined at the
+end of `if`/`else` and conditional expressions (``flow.py``), narrowed by
+`isinstance` tests, and dropped when a name is re-bound (``statements.py``).
+Expressions (``expressions.py``) turn calls and operators into events on the
+function's ``Scope`` (``events.py``).  What the file says lives in named
+objects: ``file`` (``facts.FileFacts``), ``training`` (``facts.TrainingFacts``)
+and ``modules`` (``modules.ModuleFacts``).  The rules (``rules/``) own their
+checks and fixes: the walk calls their hooks where a fact arises and, when it
+leaves a function, their ``check_scope``.  Nothing is imported or run.
 """
 
 from __future__ import annotations
@@ -15,27 +19,20 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.arguments import grad_free_parameters
-from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
-from autograd_doctor.lint.defaults import grad_off_branches, parameter_defaults
-from autograd_doctor.lint.clearing import clearing_functions
+from autograd_doctor.lint.defaults import parameter_defaults
+from autograd_doctor.lint.facts import FileFacts, TrainingFacts
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.knowledge import TensorKnowledge
-from autograd_doctor.lint.methods import data_only_methods
-from autograd_doctor.lint.modules import ModuleKnowledge
-from autograd_doctor.lint.rules import check_file, check_scope
+from autograd_doctor.lint.modules import ModuleFacts
+from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
 
-# Files that define an Optimizer subclass run their step() under no_grad.
-GRADIENT_RULES = frozenset({"ADL001", "ADL003", "ADL004", "ADL014"})
 
-
-class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, ModuleKnowledge,
-              TensorKnowledge):
+class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
     def __init__(self, tree: ast.Module, source: str, filename: str):
@@ -43,67 +40,33 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.filename = filename
         self.lines = split_lines(source)
         self.findings: list[Finding] = []
-        self.aliases: dict[str, str] = {}
-        self.module_classes: set[str] = set()
-        self.distribution_classes: set[str] = set()  # same-file Distribution subclasses
-        self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
+        self.aliases: dict[str, str] = {}  # imported name -> what it names (`F` -> torch.nn.functional)
+        # What the file says, in named objects the rules read:
+        self.file = FileFacts.read(tree, source)          # before the walk
+        self.training = TrainingFacts.read(tree, source)  # optimizers, gradient clearing
+        self.modules = ModuleFacts(self.qualname)         # nn.Module classes, layers, factories
+        # what a rule keeps for its check_file: rule code -> items (ADL001's helper
+        # functions, ADL003's steps)
+        self.notes: dict[str, list] = defaultdict(list)
+        # The walk's position: the function being walked (its facts and events), the
+        # sequence number of the last event, the enclosing classes and guards.
+        self.scope = Scope("<module>", grad_off=False)
+        self.seq = 0
+        self.class_stack: list[str | None] = []  # enclosing nn.Module class per level, else None
         # per enclosing class: (its bases, a Distribution subclass); None inside a function
         self.class_bases: list = []
-        # functions called by name from the methods of same-file nn.Module classes, with
-        # gradients on: as much gradient code as the methods (`def attention(q, k, v)`
-        # called from a forward); ADL001 checks them once the file is read
-        self.module_callees: set[str] = set()
-        self.deferred_scopes: list = []  # top-level functions with no gradient evidence of their own
-        self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
-        self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
-        self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
-        self.buffers: dict[str, set] = defaultdict(set)  # class -> register_buffer names
-        self.graph_attributes: dict[str, list] = defaultdict(list)  # class -> [(attr, line)]
-        # nn.Sequential layers that overwrite the output the layer before saved
-        self.layer_conflicts: dict = {}
-        self.grad_free_functions: set[str] = set()  # same-file functions whose results have no graph
-        # same-file functions and methods that clear gradients (clearing.py)
-        self.zero_grad_functions: set[str] = set(clearing_functions(tree, source))
-        self.returns: list = []     # values returned by the function being walked
-        self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
-        # same-file nn.Module class -> (op whose output its forward returns, writes its input)
-        self.class_summaries: dict = {}
-        # same-file nn.Module class -> its methods that use none of its layers (methods.py)
-        # (computed only when ADL003 asks: most files never step an optimizer, and
-        # walking every module class was a fifth of the time on pytorch-image-models)
-        self.module_class_nodes: dict[str, ast.ClassDef] = {}
-        self._data_only_methods: dict[str, frozenset] = {}
-        self.class_stack: list[str | None] = []
         self.guard_depth = 0            # inside `if <debug flag>:`
         # inside `if flag:` false at the default of the function's parameter `flag`
         self.opt_in_depth = 0
         self.function_defaults: dict = {}
-        lowered = source.lower()
-        self.mentions_debug = "debug" in lowered or "anomaly" in lowered
-        self.seq = 0
-        self.scope = Scope("<module>", grad_off=False)
+        self.returns: list = []     # values returned by the function being walked
+        self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         self._handlers: dict[type, object] = {}
-        self.defines_optimizer = False
-        # The file runs backward passes: its helper functions may well see graph tensors.
-        # (A framework may run it: `accelerator.backward(loss)`, `self.manual_backward(loss)`.)
-        self.file_trains = ".backward(" in source or "autograd.grad(" in source or \
-            "manual_backward(" in source
-        self.param_owners: list[str] = []        # `X.parameters()` receivers seen in this statement
-        self.param_lists: dict[str, set] = {}    # name -> modules whose parameters it holds
-        self.optimizers: dict[str, set] = {}     # optimizer text -> modules whose parameters it steps
-        self.pending_steps: list = []            # ADL003 candidates, resolved once optimizers are known
-        # functions this file only calls from code without gradients (callers.py)
-        walk = mentions(tree) if switches_gradients(source) else None
-        self.grad_off_callees = grad_off_callees(walk)
-        # `if` blocks whose parameter only calls without gradients set (defaults.py)
-        self.grad_off_branches = grad_off_branches(walk, self.grad_off_callees)
-        # parameters that every call in this file fills with a value cut from its graph
-        self.grad_free_parameters = grad_free_parameters(tree, source)
         self.visit_body(tree.body)
         check_scope(self, self.scope)
         check_file(self)
-        if self.defines_optimizer:  # Optimizer.step() runs under no_grad
-            self.findings = [f for f in self.findings if f.code not in GRADIENT_RULES]
+        if self.training.defines_optimizer:  # Optimizer.step() runs under no_grad
+            self.findings = [f for f in self.findings if not RULES_BY_CODE[f.code].needs_gradients]
 
     # ----- traversal -----------------------------------------------------
     def visit(self, node):
@@ -165,11 +128,11 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         const = value is not None and tensor and (scope.grad_off or self.is_const(value))
         graph = value is not None and tensor and not const and self.is_graph(value)
         leaf = value is not None and self.is_grad_leaf(value)
-        spec = self.module_spec(value) if isinstance(value, ast.Call) else None
+        spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else None
         if spec is not None:
-            self.name_specs[name] = spec
-        elif scope.name == "<module>" or name in self.name_specs:
-            self.name_specs.pop(name, None)
+            self.modules.name_specs[name] = spec
+        elif scope.name == "<module>" or name in self.modules.name_specs:
+            self.modules.name_specs.pop(name, None)
         seq = self.next_seq()
         scope.binds[name].append(seq)
         scope.bind_values[name].append((seq, source if source is not None else value, scope.grad_off))
@@ -215,7 +178,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             self.visit(node.returns)
         self.bind(node.name, None)
         grad_off = self.scope.grad_off or N.is_init_function(node.name) or \
-            node.name in self.grad_off_callees or any(
+            node.name in self.file.grad_off_callees or any(
             self.qualname(d.func if isinstance(d, ast.Call) else d) in N.GRAD_OFF_CONTEXTS
             for d in node.decorator_list)
         module_class = self.class_stack[-1] if self.class_stack else None
@@ -243,14 +206,14 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
         # every call in the file passes a value without a graph here (arguments.py)
-        grad_free = self.grad_free_parameters.get(node.name, ())
+        grad_free = self.file.grad_free_parameters.get(node.name, ())
         self.scope.consts.update(grad_free)
         # Tensor arguments that may carry a graph in: a forward()'s (the layers before
         # it pass their outputs), a Distribution's `log_prob(value)` and the like and a
         # loss the framework backpropagates (callers differentiate the result), and, in
         # a file that runs backward passes, those annotated `Tensor` that some call
         # fills with a value not cut from its graph.
-        if module_class is not None and node.name == "forward" or self.file_trains or \
+        if module_class is not None and node.name == "forward" or self.file.trains or \
                 self.scope.returns_to_callers or self.scope.framework_backward:
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
@@ -267,11 +230,11 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         self.scope, self.guard_depth = outer, outer_guard
         self.function_defaults, self.opt_in_depth = outer_defaults, outer_opt_in
         if outer.name == "<module>":
-            self.record_factory(node)
+            self.modules.record_factory(node)
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
-                self.grad_free_functions.add(node.name)
+                self.training.grad_free_functions.add(node.name)
         if inner.zero_grads:  # `def reset_grad(): d_opt.zero_grad(); g_opt.zero_grad()`
-            self.zero_grad_functions.add(node.name)
+            self.training.zero_grad_functions.add(node.name)
         self.returns = outer_returns
         self.return_ops = outer_ops
 
@@ -311,7 +274,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             writes_input = any(w.name == params[0] and w.grad_on and not w.through_data
                                and not scope.bound_between(params[0], start, w.seq)
                                for w in scope.writes)
-        self.class_summaries[module_class] = (out_op, writes_input)
+        self.modules.class_summaries[module_class] = (out_op, writes_input)
 
     def cuts_graph(self, value, function: str) -> bool:
         """A returned value with no graph: `h.detach()`, None, or containers of those
@@ -329,7 +292,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
             if isinstance(func, ast.Attribute):
                 return func.attr in N.GRAD_CUTTING_METHODS
             if isinstance(func, ast.Name):
-                if func.id in (function, *self.grad_free_functions):
+                if func.id in (function, *self.training.grad_free_functions):
                     return True
                 if func.id in ("tuple", "list") and len(value.args) == 1:
                     return self.cuts_graph(value.args[0], function)
@@ -351,13 +314,9 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
     def visit_Lambda(self, node):
         self.visit(node.args)
 
-    def data_only_methods_of(self, cls: str | None) -> frozenset:
-        """The methods of the same-file module class ``cls`` that use none of its
-        layers (methods.py)."""
-        if cls not in self._data_only_methods:
-            node = self.module_class_nodes.get(cls)
-            self._data_only_methods[cls] = data_only_methods(node) if node is not None else frozenset()
-        return self._data_only_methods[cls]
+    def called_module(self, call):
+        """The spec of the module ``call`` calls, if the file built it (modules.py)."""
+        return self.modules.called_module(call, self.scope.module_class)
 
     def visit_ClassDef(self, node):
         for d in node.decorator_list:
@@ -367,18 +326,18 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Modul
         is_module = any(self.is_module_base(b) for b in node.bases)
         distribution = any(self.is_distribution_base(b) for b in node.bases)
         if distribution:
-            self.distribution_classes.add(node.name)
+            self.modules.distribution_classes.add(node.name)
         if any(self.framework_loss_method(node.bases, m) for m in N.FRAMEWORK_LOSS_METHODS):
-            self.framework_classes.add(node.name)
+            self.modules.framework_classes.add(node.name)
         # torch.autograd.Function: forward()/backward() run with gradients off
         is_function = any(self.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in node.bases)
         if any((self.qualname(b) or "").startswith("torch.optim.") or
                (isinstance(b, ast.Name) and b.id == "Optimizer") for b in node.bases):
-            self.defines_optimizer = True
+            self.training.defines_optimizer = True
         if is_module:
-            self.module_classes.add(node.name)
-            self.module_class_nodes[node.name] = node
-            self._data_only_methods.pop(node.name, None)
+            self.modules.module_classes.add(node.name)
+            self.modules.module_class_nodes[node.name] = node
+            self.modules._data_only_methods.pop(node.name, None)
         self.class_stack.append(node.name if is_module else None)
         self.class_bases.append((node.bases, distribution))
         outer = self.scope

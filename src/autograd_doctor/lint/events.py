@@ -15,8 +15,6 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from autograd_doctor.lint.findings import Fix
-
 
 @dataclass
 class Write:
@@ -27,7 +25,11 @@ class Write:
     node: ast.AST
     how: str
     grad_on: bool
-    fix: Fix | None = None
+    # how a fix could rewrite the write (the rule that reports it builds the fix):
+    # ("augmented",) `name op= v`; ("indexed", base) `base[i] = v`; ("method",) a
+    # `name.op_(...)` on a tensor name; ("functional" | "module", the `inplace=True`
+    # keyword, or None); () none
+    rewrite: tuple = ()
     via: str = ""            # "detach" / "expand" when written through such a chain
     via_source: str = ""     # the detached name for direct chains
     detached_from: str = ""  # `name = src.detach()` binding live at the write
@@ -72,30 +74,30 @@ class Scope:
     bind_values: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, value, grad_off)]
     saves: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, op, how, node)]
     writes: list = field(default_factory=list)
-    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, fix, module)
+    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, rewrite, module)
     retain_backwards: list = field(default_factory=list)
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
-    loss_lists: list = field(default_factory=list)  # (name, node, fix)
     backward_names: set = field(default_factory=set)
-    data_uses: list = field(default_factory=list)   # ADL004 candidates: (node, message, fix)
-    deepcopies: list = field(default_factory=list)  # ADL006: (node, copied expression)
-    clone_detach: list = field(default_factory=list)  # ADL007: (node, inner, fix)
-    tensor_ctors: list = field(default_factory=list)  # ADL008: (node, argument, fix)
-    overlaps: list = field(default_factory=list)    # ADL010: (node, view expression, target)
-    loop_stores: list = field(default_factory=list)  # ADL011: (store node, name, itself)
-    anomaly: list = field(default_factory=list)     # ADL013: (node, message)
-    grad_typos: list = field(default_factory=list)  # ADL016: (node, attribute)
-    buffer_stores: list = field(default_factory=list)  # ADL017: (node, buffer)
-    module_deepcopies: list = field(default_factory=list)  # ADL017: (node, name, class)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
+    # what a rule's hooks noted in this function, for its check_scope: code -> items
+    candidates: dict = field(default_factory=lambda: defaultdict(list))
+
+    def note(self, code: str, item) -> None:
+        """Keep ``item`` for rule ``code``'s ``check_scope`` (a hook sees one node;
+        whether to report may need the whole function, e.g. a later backward())."""
+        self.candidates[code].append(item)
+
+    def noted(self, code: str):
+        """What rule ``code``'s hooks noted in this function, in source order."""
+        return self.candidates.get(code, ())
 
     # ----- control flow ---------------------------------------------------
     def has_gradients(self, checker) -> bool:
@@ -103,7 +105,7 @@ class Scope:
         method of an nn.Module, code in a file that calls backward(), or a function
         with a graph tensor or a leaf that requires grad of its own.  A helper that
         post-processes outputs (detection boxes, cache updates) has none of these."""
-        return bool(self.module_class or checker.file_trains or self.graph or self.grad_leaves
+        return bool(self.module_class or checker.file.trains or self.graph or self.grad_leaves
                     or self.backwards or self.retain_backwards or self.framework_backward
                     or self.returns_to_callers)
 
@@ -112,7 +114,7 @@ class Scope:
         a differentiable result to unknown callers (`Distribution.log_prob`): only
         what flows into a returned value is surely backpropagated."""
         return self.returns_to_callers and not (
-            self.module_class or checker.file_trains or self.graph or self.grad_leaves
+            self.module_class or checker.file.trains or self.graph or self.grad_leaves
             or self.backwards or self.retain_backwards or self.framework_backward)
 
     def exclusive(self, a: int, b: int) -> bool:

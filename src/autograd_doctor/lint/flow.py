@@ -1,6 +1,6 @@
 """Control flow: `if`/`else` and conditional expressions (facts joined where
 paths meet, `isinstance` narrowing, branch and jump ranges), loops (loop
-ranges, views stored while their base is overwritten) and `with` blocks
+ranges, what a loop stores, writes and re-binds) and `with` blocks
 (`no_grad()` and friends)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from autograd_doctor.lint.defaults import off_by_default
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Loop
+from autograd_doctor.lint.rules import LOOP_END_HOOKS
 
 
 class ControlFlow:
@@ -52,9 +53,8 @@ class ControlFlow:
         self.visit_body(body)
         self.scope.loops.pop()
         self.scope.finished_loops.append((loop.start, self.next_seq()))
-        for name, store, itself in loop.stores:
-            if name in loop.written and name not in loop.bound and name in self.scope.tensors:
-                self.scope.loop_stores.append((store, name, itself))
+        for hook in LOOP_END_HOOKS:
+            hook(self, loop)
         for outer in self.scope.loops:
             outer.written |= loop.written
             outer.bound |= loop.bound
@@ -69,7 +69,7 @@ class ControlFlow:
         self.narrow(narrowed, True)
         start = self.next_seq()
         outer_grad_off = scope.grad_off
-        scope.grad_off = outer_grad_off or id(node) in self.grad_off_branches
+        scope.grad_off = outer_grad_off or id(node) in self.file.grad_off_branches
         opt_in = off_by_default(node.test, self.function_defaults)
         self.opt_in_depth += opt_in
         self.visit_body(node.body)
@@ -135,7 +135,7 @@ class ControlFlow:
         self.restore(before)
 
     def is_debug_guard(self, test) -> bool:
-        if not self.mentions_debug:
+        if not self.file.mentions_debug:
             return False  # most files: no test to walk (this walk was ~5% of the time)
         for sub in ast.walk(test):
             word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else \

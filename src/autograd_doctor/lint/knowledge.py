@@ -36,11 +36,11 @@ class TensorKnowledge:
                     return self.overload(node, q) in ("", ":other")
                 return N.is_tensor_function(q)
             if isinstance(func, ast.Name):
-                return func.id in self.name_specs or self.calls_own_module(node)
+                return func.id in self.modules.name_specs or self.calls_own_module(node)
             if isinstance(func, ast.Attribute):
                 recv = func.value
                 if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                    return func.attr in self.module_specs.get(self.scope.module_class, ())
+                    return func.attr in self.modules.module_specs.get(self.scope.module_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
                 if func.attr in N.OVERLOADED_OPS:
@@ -138,7 +138,7 @@ class TensorKnowledge:
                     and node.func.attr in N.VIEW_METHODS:
                 node = node.func.value
             elif isinstance(node, ast.Attribute) and node.attr in ("weight", "bias"):
-                return isinstance(node.value, ast.Name) and node.value.id in self.name_specs
+                return isinstance(node.value, ast.Name) and node.value.id in self.modules.name_specs
             elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
                 node = node.value
             else:
@@ -178,14 +178,14 @@ class TensorKnowledge:
         q = self.qualname(base) or ""
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() or q in N.FRAMEWORK_MODULE_BASES:
             return True
-        return isinstance(base, ast.Name) and base.id in self.module_classes
+        return isinstance(base, ast.Name) and base.id in self.modules.module_classes
 
     def is_distribution_base(self, base) -> bool:
         """``torch.distributions.Distribution`` (any class of that package) or a
         same-file subclass of one."""
         q = self.qualname(base) or ""
         return q.startswith(N.DISTRIBUTION_BASES) or (
-            isinstance(base, ast.Name) and base.id in self.distribution_classes)
+            isinstance(base, ast.Name) and base.id in self.modules.distribution_classes)
 
     def framework_loss_method(self, bases, method: str) -> bool:
         """``training_step`` of a LightningModule, ``compute_loss`` of a Hugging Face
@@ -193,7 +193,7 @@ class TensorKnowledge:
         packages = N.FRAMEWORK_LOSS_METHODS.get(method)
         return packages is not None and any(
             (self.qualname(b) or "").startswith(packages) or
-            (isinstance(b, ast.Name) and b.id in self.framework_classes) for b in bases)
+            (isinstance(b, ast.Name) and b.id in self.modules.framework_classes) for b in bases)
 
     def is_graph(self, node) -> bool:
         if node is None:

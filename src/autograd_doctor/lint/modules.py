@@ -12,9 +12,11 @@ result, from how ``self.<attr>`` was built in ``__init__``.
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from dataclasses import dataclass
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.methods import data_only_methods
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,43 @@ class ModuleSpec:
         return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind)
 
 
-class ModuleKnowledge:
-    """Mixed into ``Checker``: reads ``self.factories`` (same-file functions that
-    return a module) and ``self.module_specs`` (class -> attribute -> spec)."""
+class ModuleFacts:
+    """What the file says about its `nn.Module`s, filled in as the walk goes:
+    same-file module classes, the layers their `__init__` builds, factories,
+    names bound to modules, buffers and graph tensors kept on them."""
+
+    def __init__(self, qualname):
+        self.qualname = qualname  # the checker's import-aware name of an expression
+        self.module_classes: set[str] = set()
+        self.distribution_classes: set[str] = set()  # same-file Distribution subclasses
+        self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
+        # functions called by name from the methods of same-file nn.Module classes, with
+        # gradients on: as much gradient code as the methods (`def attention(q, k, v)`
+        # called from a forward); ADL001 checks them once the file is read
+        self.module_callees: set[str] = set()
+        self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
+        self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
+        self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
+        self.buffers: dict[str, set] = defaultdict(set)  # class -> register_buffer names
+        self.graph_attributes: dict[str, list] = defaultdict(list)  # class -> [(attr, line)]
+        # neighbours inside `nn.Sequential(...)`, both understood: (call of the second,
+        # spec of the first, spec of the second), every time a Sequential is read
+        self.sequential_neighbours: list = []
+        # same-file nn.Module class -> (op whose output its forward returns, writes its input)
+        self.class_summaries: dict = {}
+        # same-file nn.Module class -> its methods that use none of its layers (methods.py)
+        # (computed only when ADL003 asks: most files never step an optimizer, and
+        # walking every module class was a fifth of the time on pytorch-image-models)
+        self.module_class_nodes: dict[str, ast.ClassDef] = {}
+        self._data_only_methods: dict[str, frozenset] = {}
+
+    def data_only_methods_of(self, cls: str | None) -> frozenset:
+        """The methods of the same-file module class ``cls`` that use none of its
+        layers (methods.py)."""
+        if cls not in self._data_only_methods:
+            node = self.module_class_nodes.get(cls)
+            self._data_only_methods[cls] = data_only_methods(node) if node is not None else frozenset()
+        return self._data_only_methods[cls]
 
     def module_spec(self, call, defaults=None) -> ModuleSpec | None:
         """What the constructor call ``call`` builds (``defaults``: a factory's
@@ -67,9 +103,8 @@ class ModuleKnowledge:
                 # (`layer_init(nn.Conv2d(...))`, a name, `*blocks`) stands between its
                 # neighbours, and its output, not the layer before it, is what comes next.
                 for (_, a), (b_call, b) in zip(built, built[1:]):
-                    if a is not None and b is not None and b.input_layer.inplace \
-                            and a.output_layer.saves_output:
-                        self.layer_conflicts[id(b_call)] = (b_call, a.output_layer, b.input_layer)
+                    if a is not None and b is not None:
+                        self.sequential_neighbours.append((b_call, a, b))
                 layers = [layer for _, layer in built if layer is not None]
                 if not layers:  # `nn.Sequential(*layers)`: unknown layers, surely some with weights
                     return ModuleSpec(kind, parameterised=True)
@@ -104,15 +139,15 @@ class ModuleKnowledge:
                 return defaults[k.value.id] is True, None
         return False, None
 
-    def called_module(self, call) -> ModuleSpec | None:
-        """The spec of ``self.<attr>`` in ``self.<attr>(x)`` inside a module's method,
-        or of ``relu`` in ``relu(x)`` after ``relu = nn.ReLU(inplace=True)``."""
+    def called_module(self, call, module_class: str | None) -> ModuleSpec | None:
+        """The spec of ``self.<attr>`` in ``self.<attr>(x)`` inside a method of
+        ``module_class``, or of ``relu`` in ``relu(x)`` after ``relu = nn.ReLU(inplace=True)``."""
         func = call.func if isinstance(call, ast.Call) else None
         if isinstance(func, ast.Name):
             return self.name_specs.get(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                and func.value.id == "self" and self.scope.module_class:
-            return self.module_specs.get(self.scope.module_class, {}).get(func.attr)
+                and func.value.id == "self" and module_class:
+            return self.module_specs.get(module_class, {}).get(func.attr)
         return None
 
     def record_factory(self, node: ast.FunctionDef) -> None:

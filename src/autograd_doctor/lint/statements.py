@@ -7,39 +7,40 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.findings import Fix
-from autograd_doctor.lint.source import ATOMS
-
-AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
-              ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
-              ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+from autograd_doctor.lint.rules import (
+    ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
+)
 
 
 class AssignmentEvents:
     """Mixed into ``Checker``."""
 
     def visit_Assign(self, node):
-        owners = self.param_owners
-        self.param_owners = []
+        owners = self.training.param_owners
+        self.training.param_owners = []
         self.visit(node.value)
         self.record_optimizer(node.targets, node.value)
-        self.param_owners = owners + self.param_owners
+        self.training.param_owners = owners + self.training.param_owners
         single = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        loss_list = self.tensor_list(node.value) if single else None
+        if single:  # before the name changes meaning: `x = torch.tensor([x])`
+            for hook in NAME_ASSIGN_HOOKS:
+                hook(self, node.targets[0].id, node.value)
         for target in node.targets:
             self.assign_target(target, node.value, node)
         if single:
-            self.after_named_value(node.targets[0].id, node.value, loss_list)
+            self.after_named_value(node.targets[0].id, node.value)
 
     def visit_AnnAssign(self, node):
         self.visit(node.annotation)
         if node.value is not None:
             self.visit(node.value)
             single = isinstance(node.target, ast.Name)
-            loss_list = self.tensor_list(node.value) if single else None
+            if single:
+                for hook in NAME_ASSIGN_HOOKS:
+                    hook(self, node.target.id, node.value)
             self.assign_target(node.target, node.value, node)
             if single:
-                self.after_named_value(node.target.id, node.value, loss_list)
+                self.after_named_value(node.target.id, node.value)
 
     def record_optimizer(self, targets, value):
         """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
@@ -48,18 +49,18 @@ class AssignmentEvents:
                 not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         key = self.text(targets[0])
-        owners = set(self.param_owners)
+        owners = set(self.training.param_owners)
         for a in list(value.args) + [k.value for k in value.keywords]:
             if isinstance(a, (ast.Name, ast.Attribute)):
-                owners |= self.param_lists.get(self.text(a), set())
+                owners |= self.training.param_lists.get(self.text(a), set())
         if owners:
-            self.param_lists[key] = owners
+            self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""
         short = value.func.attr if isinstance(value.func, ast.Attribute) else \
             value.func.id if isinstance(value.func, ast.Name) else ""
         if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES or \
                 short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
-            self.optimizers[key] = owners
+            self.training.optimizers[key] = owners
 
     def assign_target(self, target, value, stmt):
         if isinstance(target, ast.Name):
@@ -96,45 +97,49 @@ class AssignmentEvents:
             container = target.value
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
-                                  fix=self.clone_before(stmt, base) if base else None)
+                                  ("indexed", base) if base else ())
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
             elif isinstance(container, ast.Name) and value is not None:
                 self.record_store(container.id, value, stmt)
         elif isinstance(target, ast.Attribute):
-            self.visit(target.value)
-            if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
-                self.scope.consts.discard(target.value.id)
-                if isinstance(value, ast.Constant) and value.value is True \
-                        and target.value.id in self.scope.tensors:
-                    self.scope.grad_leaves.add(target.value.id)
-                elif isinstance(value, ast.Constant) and value.value is False:
-                    self.scope.grad_leaves.discard(target.value.id)
-                    self.scope.parameter_vars.discard(target.value.id)
-            if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-                    and isinstance(value.value, bool) \
-                    and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-                self.scope.grad_typos.append((target, target.attr))
-            if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
-                self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
-            if target.attr == "data":
-                self.check_data_attribute(target)
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.scope.module_class and not self.scope.grad_off
-                    and not self.opt_in_depth  # `if use_cache:`: a path callers opt into
-                    and value is not None and self.is_graph(value)):
-                cls = self.scope.module_class
-                self.graph_attributes[cls].append((target.attr, stmt.lineno))
-                if target.attr in self.buffers[cls]:
-                    self.scope.buffer_stores.append((stmt, target.attr))
-            if (isinstance(target.value, ast.Name) and target.value.id == "self"
-                    and self.class_stack and self.class_stack[-1] is None
-                    and self.scope.module_class and isinstance(value, ast.Call)):
-                spec = self.module_spec(value)
-                if spec is not None:
-                    self.module_specs[self.scope.module_class][target.attr] = spec
+            self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def assign_attribute(self, target, value, stmt):
+        """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph
+        tensors kept on a module and the layers built in `__init__`."""
+        self.visit(target.value)
+        if target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+            self.scope.consts.discard(target.value.id)
+            if isinstance(value, ast.Constant) and value.value is True \
+                    and target.value.id in self.scope.tensors:
+                self.scope.grad_leaves.add(target.value.id)
+            elif isinstance(value, ast.Constant) and value.value is False:
+                self.scope.grad_leaves.discard(target.value.id)
+                self.scope.parameter_vars.discard(target.value.id)
+        if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
+            self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
+        if target.attr == "data":
+            self.data_attribute(target)
+        if self.keeps_graph_on_module(target, value):
+            self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
+        if (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and self.class_stack and self.class_stack[-1] is None
+                and self.scope.module_class and isinstance(value, ast.Call)):
+            spec = self.modules.module_spec(value)
+            if spec is not None:
+                self.modules.module_specs[self.scope.module_class][target.attr] = spec
+        for hook in ATTRIBUTE_ASSIGN_HOOKS:
+            hook(self, target, value, stmt)
+
+    def keeps_graph_on_module(self, target, value) -> bool:
+        """`self.attr = value` in a module's method, where ``value`` carries a graph
+        (outside a path callers opt into, `if use_cache:`)."""
+        return (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and bool(self.scope.module_class) and not self.scope.grad_off
+                and not self.opt_in_depth and value is not None and self.is_graph(value))
 
     def values_indices_source(self, value, target):
         """The tensor that `values, indices = x.topk(k)` (or `torch.max(x, dim)`, ...)
@@ -174,7 +179,7 @@ class AssignmentEvents:
                 elif from_arguments:
                     self.scope.graph_arguments.add(n.id)
 
-    def after_named_value(self, name, value, loss_list=None):
+    def after_named_value(self, name, value):
         """Record what an op saved when its result is bound to ``name``."""
         spec = self.called_module(value)
         op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
@@ -182,28 +187,6 @@ class AssignmentEvents:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
-        if loss_list is not None:
-            fix = None
-            if isinstance(loss_list.func, ast.Attribute) and len(loss_list.args) == 1 \
-                    and not loss_list.keywords:
-                fix = Fix("stack the tensors: `torch.stack([...])` keeps the graph",
-                          (self.edit(loss_list.func, self.text(loss_list.func.value) + ".stack"),),
-                          safe=False)
-            self.scope.loss_lists.append((name, loss_list, fix))
-
-    def tensor_list(self, value):
-        """The ``torch.tensor([a, b])`` call in ``value`` when its elements are tensors
-        that may carry a graph (checked before the assignment rebinds any of them)."""
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and self.qualname(value.func) is None):  # torch.tensor([...]).sum()
-            value = value.func.value
-        if (isinstance(value, ast.Call) and self.qualname(value.func) == "torch.tensor"
-                and not self.scope.grad_off
-                and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
-                and value.args[0].elts
-                and all(self.is_tensor(e) and not self.is_const(e) for e in value.args[0].elts)):
-            return value
-        return None
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
@@ -213,23 +196,15 @@ class AssignmentEvents:
             self.scope.uses[target.id].append(seq)
             self.scope.bind_values[target.id].append((seq, node, self.scope.grad_off))
             if target.id in self.scope.tensors:
-                fix = None
-                sym = AUG_SYMBOL.get(type(node.op))
-                if sym:
-                    rhs = self.text(node.value)
-                    if not isinstance(node.value, ATOMS):
-                        rhs = f"({rhs})"
-                    fix = Fix(f"write out of place: `{target.id} = {target.id} {sym} ...`",
-                              (self.edit(node, f"{target.id} = {target.id} {sym} {rhs}"),), safe=False)
-                self.record_write(target, node, "an augmented assignment", fix=fix)
-                self.check_overlap(target.id, node.value, node)
+                self.record_write(target, node, "an augmented assignment", ("augmented",))
+                for hook in INPLACE_WRITE_HOOKS:
+                    hook(self, target.id, (node.value,), node)
         elif isinstance(target, ast.Subscript):
             self.visit(target.value)
             self.visit(target.slice)
             base = self.view_base(target.value)
             if base is not None and base in self.scope.tensors:
-                self.record_write(target.value, node, "an augmented assignment",
-                                  fix=self.clone_before(node, base))
+                self.record_write(target.value, node, "an augmented assignment", ("indexed", base))
             elif self.layer_parameter(target.value):
                 self.record_write(target.value, node, "an augmented assignment")
         else:
@@ -237,4 +212,4 @@ class AssignmentEvents:
             if self.layer_parameter(target):
                 self.record_write(target, node, "an augmented assignment")
             if isinstance(target, ast.Attribute) and target.attr == "data":
-                self.check_data_attribute(target)
+                self.data_attribute(target)

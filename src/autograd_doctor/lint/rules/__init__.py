@@ -1,12 +1,17 @@
 """Lint rules, one module per rule: its documentation (ruff style: What it
-does / Why is this bad? / Example / Use instead / Fix safety / Known problems)
-and its check.
+does / Why is this bad? / Example / Use instead / Fix safety / Known problems),
+its check and its fix.
 
-The walk (``checker.py``) records events per function; when it leaves a
-function it calls every rule's ``check_scope(checker, scope)``, and once the
-file is read every rule's ``check_file(checker)`` (for rules that need the
-whole file, such as which optimizer steps which module).  A rule module
-defines ``RULE`` and either function.  ``autograd-doctor explain ADL001``, the
+The walk (``checker.py``) only collects facts.  It calls a rule's hooks where
+a fact arises (``on_call``, ``on_method_call``, ``on_data_attribute``,
+``on_attribute_assign``, ``on_name_assign``, ``on_inplace_write``,
+``on_loop_end``: see the tables below), where the rule notes candidates on the
+scope (``scope.note(code, item)``); when it leaves a function it calls every
+rule's ``check_scope(checker, scope)``, and once the file is read every
+rule's ``check_file(checker)`` (for rules that need the whole file, such as
+which optimizer steps which module).  A rule module defines ``RULE`` and any
+of these functions; adding one is the module plus a line in ``RULE_MODULES``
+(docs/lint.md, "Adding a rule").  ``autograd-doctor explain ADL001``, the
 SARIF rules metadata and docs/lint.md are rendered from ``RULE``.
 """
 
@@ -38,6 +43,26 @@ RULE_MODULES = (
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 _FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
+
+
+HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_attribute_assign",
+              "on_name_assign", "on_inplace_write", "on_loop_end")
+
+
+def _hooks(name: str) -> tuple:
+    assert name in HOOK_NAMES, name
+    return tuple(getattr(m, name) for m in RULE_MODULES if hasattr(m, name))
+
+
+# What the walk calls, where the fact arises, for the rules that look at one
+# node (see "Hooks" in this package's docstring).
+CALL_HOOKS = _hooks("on_call")                          # (checker, call, qualname)
+METHOD_CALL_HOOKS = _hooks("on_method_call")            # (checker, call, call.func)
+DATA_ATTRIBUTE_HOOKS = _hooks("on_data_attribute")      # (checker, `x.data` node)
+ATTRIBUTE_ASSIGN_HOOKS = _hooks("on_attribute_assign")  # (checker, target, value, statement)
+NAME_ASSIGN_HOOKS = _hooks("on_name_assign")            # (checker, name, value)
+INPLACE_WRITE_HOOKS = _hooks("on_inplace_write")        # (checker, name, operands, node)
+LOOP_END_HOOKS = _hooks("on_loop_end")                  # (checker, loop)
 
 ALL_RULES: list[Rule] = sorted((m.RULE for m in RULE_MODULES), key=lambda r: r.code)
 RULES_BY_CODE: dict[str, Rule] = {r.code: r for r in ALL_RULES}

@@ -6,11 +6,12 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.source import ATOMS
 
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL001", name="write-to-saved-tensor",
+    code="ADL001", name="write-to-saved-tensor", needs_gradients=True,
     summary="A tensor is modified in place after an op saved it for backward.",
     what_it_does="""Finds an in-place write to a name (`y[i] = v`, `y[mask] = v`, `y += 1`,
 `y.mul_(2)`, `F.relu(y, inplace=True)`, `torch.add(a, b, out=y)`) made after
@@ -73,6 +74,10 @@ training mode (dropout writes only then)."""
 )
 
 
+AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+              ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&",
+              ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
 OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "+",
                  "operator.sub": "-", "operator.pow": "**", "operator.matmul": "@"}
 
@@ -80,7 +85,7 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 def check_scope(checker, scope) -> None:
     if not scope.has_gradients(checker):
         if scope.top_level and scope.writes and scope.saves:
-            checker.deferred_scopes.append(scope)  # unless a module's method calls it
+            checker.notes["ADL001"].append(scope)  # unless a module's method calls it
         return
     _check_writes(checker, scope, scope.reached_only_through_returns(checker))
 
@@ -113,10 +118,15 @@ def check_file(checker) -> None:
     are gradient code too (`def attention(q, k, v)` called from a forward); and
     `nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
     that writes its input in place, right after a layer that saved its output."""
-    for scope in checker.deferred_scopes:
-        if scope.name in checker.module_callees:
+    for scope in checker.notes["ADL001"]:
+        if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
-    for call, before, layer in checker.layer_conflicts.values():
+    # in-place layers that overwrite the output the layer before them saved
+    conflicts = {}
+    for call, first, second in checker.modules.sequential_neighbours:
+        if second.input_layer.inplace and first.output_layer.saves_output:
+            conflicts[id(call)] = (call, first.output_layer, second.input_layer)
+    for call, before, layer in conflicts.values():
         keyword = next((k for k in call.keywords if k.arg == "inplace"
                         and isinstance(k.value, ast.Constant)), None)
         fix = Fix("construct the module with `inplace=False`",
@@ -154,8 +164,56 @@ def _report(checker, w, key, how, op_node):
     checker.report("ADL001", w.node,
                    f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
                    f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
-                   f"{what}); {outcome}", w.fix,
+                   f"{what}); {outcome}", rewrite_fix(checker, w.node, w.rewrite),
                    related=[(op_node.lineno, checker.col(op_node.lineno, op_node.col_offset),
                              checker.col(op_node.lineno, op_node.end_col_offset)
                              if op_node.end_lineno == op_node.lineno else 0,
                              f"saved here: {op} keeps {what}")])
+
+
+def rewrite_fix(checker, node, rewrite) -> Fix | None:
+    """The unsafe fix that writes out of place (``Write.rewrite`` says the form);
+    ADL002 offers the same one for an in-place activation."""
+    if not rewrite:
+        return None
+    form = rewrite[0]
+    if form == "augmented":  # `y += v` -> `y = y + v`
+        name, sym = node.target.id, AUG_SYMBOL.get(type(node.op))
+        if not sym:
+            return None
+        rhs = checker.text(node.value)
+        if not isinstance(node.value, ATOMS):
+            rhs = f"({rhs})"
+        return Fix(f"write out of place: `{name} = {name} {sym} ...`",
+                   (checker.edit(node, f"{name} = {name} {sym} {rhs}"),), safe=False)
+    if form == "indexed":  # `y[i] = v` -> `y = y.clone()` first
+        return checker.clone_before(node, rewrite[1])
+    if form == "method":  # a statement `y.add_(v)` -> `y = y.add(v)`
+        name, attr = node.func.value.id, node.func.attr
+        if attr[:-1] not in N.OUT_OF_PLACE or not checker.statement_is(node):
+            return None
+        return Fix(f"write out of place: `{name} = {name}.{attr[:-1]}(...)`",
+                   (checker.edit(node.func, f"{name} = {name}.{attr[:-1]}"),), safe=False)
+    keyword = rewrite[1]
+    if form == "module":
+        # As a statement (`self.act(x)`), the module's only effect is the write:
+        # constructing it with inplace=False would make the call dead code.
+        if keyword is None or checker.statement_is(node):
+            return None
+        return Fix("construct the module with `inplace=False`", (checker.edit(keyword.value, "False"),),
+                   safe=False)
+    return _functional_fix(checker, node, node.args[0], keyword)
+
+
+def _functional_fix(checker, node, first, inplace_kw) -> Fix | None:
+    """`inplace=False`, keeping the effect: as a statement, `F.threshold(x, ...,
+    inplace=True)` only has its effect on `x`, so it becomes `x = F.threshold(x,
+    ..., inplace=False)`; a statement writing anything but a plain name gets no
+    fix (with `inplace=False` it would compute a value and drop it)."""
+    edits = [checker.edit(inplace_kw.value, "False")]
+    if checker.statement_is(node):
+        if not isinstance(first, ast.Name):
+            return None
+        edits.insert(0, checker.insert_before(node, f"{first.id} = "))
+    return Fix("pass `inplace=False`" + (f" and re-bind `{first.id}`" if len(edits) > 1 else ""),
+               tuple(edits), safe=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+from autograd_doctor.lint.rules.adl001_write_to_saved_tensor import rewrite_fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -44,7 +44,7 @@ outside are not tracked.""",
 
 
 def check_scope(checker, scope) -> None:
-    for seq, name, node, fix, module in scope.inplace_calls:
+    for seq, name, node, rewrite, module in scope.inplace_calls:
         if id(node) in scope.reported:
             continue
         if checker.statement_is(node):
@@ -55,5 +55,5 @@ def check_scope(checker, scope) -> None:
             what = module or "this in-place activation"
             checker.report("ADL002", node,
                            f"{what} overwrites `{name}`, which is used again afterwards and will "
-                           f"see the activated values", fix)
+                           f"see the activated values", rewrite_fix(checker, node, rewrite))
             scope.reported.add(id(node))

@@ -8,7 +8,7 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL003", name="step-before-backward-of-older-graph",
+    code="ADL003", name="step-before-backward-of-older-graph", needs_gradients=True,
     summary="`optimizer.step()` runs after a graph was built from the parameters it updates, and before a `backward()` through that graph.",
     what_it_does="""Finds `opt.step()` (or AMP's `scaler.step(opt)`) followed, in the same
 function, by a `backward()` whose loss was computed (directly or through
@@ -81,15 +81,15 @@ def check_scope(checker, scope) -> None:
             later += [(b, bnode, recv, start) for b, bnode, recv in scope.backward_receivers
                       if start < b < seq and not scope.exclusive(seq, b)]
         if later:
-            checker.pending_steps.append((scope, seq, node, optimizer, later))
+            checker.notes["ADL003"].append((scope, seq, node, optimizer, later))
 
 
 def check_file(checker) -> None:
     """ADL003, once the whole file is read (optimizers are often built after the
     functions that step them): a `step()` updates parameters that a graph built
     before it saved, and a later `backward()` goes through that graph."""
-    for scope, seq, node, optimizer, later in checker.pending_steps:
-        owners = checker.optimizers.get(optimizer)
+    for scope, seq, node, optimizer, later in checker.notes["ADL003"]:
+        owners = checker.training.optimizers.get(optimizer)
         if not owners:
             continue  # whose parameters it steps is unknown: no claim
         for b, bnode, recv, cut in later:
@@ -124,7 +124,7 @@ def _dependencies(checker, node, cls=None):
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
     (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
     method of the module class ``cls``, its methods that use no layer
-    (``checker.data_only_methods_of``) are not callables that use parameters."""
+    (``checker.modules.data_only_methods_of``) are not callables that use parameters."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
@@ -133,7 +133,7 @@ def _dependencies(checker, node, cls=None):
         elif isinstance(n, ast.Call):
             func = n.func
             if any(k.arg == "requires_grad" for k in n.keywords) or \
-                    (isinstance(func, ast.Name) and func.id in checker.grad_free_functions):
+                    (isinstance(func, ast.Name) and func.id in checker.training.grad_free_functions):
                 continue
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
                                                     or (func.attr in N.NOT_TENSOR_METHODS and
@@ -148,7 +148,7 @@ def _dependencies(checker, node, cls=None):
                 # `model.get_criterion()`: a method given no input is no evidence that
                 # it computes anything from the parameters (it returns a loss object)
                 given_input = bool(n.args or n.keywords) or on_self
-                if given_input and not (on_self and func.attr in checker.data_only_methods_of(cls)):
+                if given_input and not (on_self and func.attr in checker.modules.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
                     if given_input and isinstance(func.value, (ast.Name, ast.Attribute)):

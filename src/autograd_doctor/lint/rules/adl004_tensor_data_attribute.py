@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 
+from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL004", name="tensor-data-attribute", default=False,
+    code="ADL004", name="tensor-data-attribute", default=False, needs_gradients=True,
     summary="`.data` is used in code that runs with gradients enabled.",
     what_it_does="""Finds reads and writes of `<tensor>.data` (a known tensor, or
 `<x>.weight`, `<x>.bias`, `<x>.grad`) in code that runs with gradients: a
@@ -37,8 +39,27 @@ tensor.""",
 )
 
 
+def on_data_attribute(checker, node) -> None:
+    """`x.data` on a tensor (or a layer's weight, bias or grad) where gradients are on."""
+    if checker.scope.grad_off:
+        return
+    base = node.value
+    if checker.is_tensor(base) or (
+            isinstance(base, ast.Attribute) and base.attr in ("weight", "bias", "grad")
+            and not isinstance(base.value, ast.Call)):
+        checker.scope.note("ADL004", node)
+
+
 def check_scope(checker, scope) -> None:
+    """Reported only in a function that trains: one that runs backward() or is
+    a forward() or a training step."""
     if scope.backwards or scope.retain_backwards or scope.name in ("forward", "training_step") \
             or scope.name.startswith("train"):
-        for node, message, fix in scope.data_uses:
-            checker.report("ADL004", node, message, fix)
+        for node in scope.noted("ADL004"):
+            base = checker.text(node.value)
+            fix = None
+            if isinstance(node.ctx, ast.Load) and not getattr(node, "_adl_written", False):
+                fix = Fix("read through `.detach()`", (checker.edit(node, base + ".detach()"),),
+                          safe=False)
+            checker.report("ADL004", node, f"`.data` on `{base}` bypasses autograd's version "
+                           f"tracking in code that runs with gradients enabled", fix)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
@@ -28,8 +30,18 @@ recognised; a tensor passed in as an argument is not.""",
 )
 
 
+def on_call(checker, node, q) -> None:
+    """`copy.deepcopy(t)` of a tensor with a graph (not a leaf that requires grad)."""
+    if q != "copy.deepcopy" or not node.args:
+        return
+    first, scope = node.args[0], checker.scope
+    if not scope.grad_off and checker.is_graph(first) and not checker.is_grad_leaf(first) \
+            and not (isinstance(first, ast.Name) and first.id in scope.grad_leaves):
+        scope.note("ADL006", (node, first))
+
+
 def check_scope(checker, scope) -> None:
-    for node, first in scope.deepcopies:
+    for node, first in scope.noted("ADL006"):
         checker.report("ADL006", node,
                        f"`copy.deepcopy` of `{checker.text(first)}`, a tensor with a grad_fn: "
                        f"deepcopy raises for non-leaf tensors",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -20,7 +20,20 @@ same).  No fix when `dtype=`/`device=` are passed, or for `torch.Tensor(t)`.""",
 )
 
 
+def on_call(checker, node, q) -> None:
+    """`torch.tensor(t)` / `torch.Tensor(t)` of a tensor, where gradients are on."""
+    if q not in ("torch.tensor", "torch.Tensor") or not node.args or checker.scope.grad_off:
+        return
+    first = node.args[0]
+    if checker.is_tensor(first):
+        checker.scope.note("ADL008", (node, first, q))
+
+
 def check_scope(checker, scope) -> None:
-    for node, first, fix in scope.tensor_ctors:
+    for node, first, q in scope.noted("ADL008"):
+        fix = None
+        if q == "torch.tensor" and len(node.args) == 1 and not node.keywords:
+            fix = Fix("use `.detach().clone()`",
+                      (checker.edit(node, checker.atom_text(first) + ".detach().clone()"),), safe=True)
         checker.report("ADL008", node, f"`{checker.text(node.func)}()` of tensor `{checker.text(first)}` "
                        f"copies it and drops it from the graph", fix)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 
+from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -21,9 +23,29 @@ which is the intent but a change; the elements must have the same shape.""",
 )
 
 
+def on_name_assign(checker, name, value) -> None:
+    """`name = torch.tensor([a, b])` (or `torch.tensor([...]).sum()`) of tensors that
+    may carry a graph; checked before the assignment re-binds any of them."""
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and checker.qualname(value.func) is None):  # torch.tensor([...]).sum()
+        value = value.func.value
+    if (isinstance(value, ast.Call) and checker.qualname(value.func) == "torch.tensor"
+            and not checker.scope.grad_off
+            and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
+            and value.args[0].elts
+            and all(checker.is_tensor(e) and not checker.is_const(e) for e in value.args[0].elts)):
+        checker.scope.note("ADL009", (name, value))
+
+
 def check_scope(checker, scope) -> None:
-    for name, node, fix in scope.loss_lists:
+    """Reported when the result is a loss: its name says so, or it is backpropagated."""
+    for name, node in scope.noted("ADL009"):
         if "loss" in name.lower() or name in scope.backward_names:
+            fix = None
+            if isinstance(node.func, ast.Attribute) and len(node.args) == 1 and not node.keywords:
+                fix = Fix("stack the tensors: `torch.stack([...])` keeps the graph",
+                          (checker.edit(node.func, checker.text(node.func.value) + ".stack"),),
+                          safe=False)
             checker.report("ADL009", node,
                            "`torch.tensor([...])` of tensors copies their values and cuts the graph; "
                            f"`{name}` will not backpropagate into them", fix)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from autograd_doctor.lint.findings import Fix
+import ast
 
+from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -30,8 +31,26 @@ is fine (`flip` copies) and not reported.""",
 )
 
 
+# In-place fills whose last argument is one value: PyTorch reads it before the
+# write (`fill_` clones a value that aliases the target; `masked_fill_` and
+# `index_fill_` take `.item()`), so `p.fill_(p[0])` is well defined
+# (pytorch3d's tests do exactly this).
+SCALAR_VALUE_METHODS = frozenset({"fill_", "masked_fill_", "index_fill_"})
+
+
+def on_inplace_write(checker, target, operands, node) -> None:
+    """An in-place op writes the whole tensor ``target`` while reading ``operands``.
+    Only a write to the whole tensor is checked: two views of one base
+    (`x.select(0, 0).copy_(x.select(0, 1))`) may well be disjoint."""
+    if isinstance(node, ast.Call) and node.func.attr in SCALAR_VALUE_METHODS:
+        operands = operands[:-1]
+    for value in operands:
+        if checker.is_view_of(value, target) and target in checker.scope.tensors:
+            checker.scope.note("ADL010", (node, value, target))
+
+
 def check_scope(checker, scope) -> None:
-    for node, value, target in scope.overlaps:
+    for node, value, target in scope.noted("ADL010"):
         fix = Fix("copy the operand first with `.clone()`",
                   (checker.edit(value, checker.atom_text(value) + ".clone()"),), safe=True)
         checker.report("ADL010", node,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -25,8 +24,16 @@ writes `x` in place and never re-binds `x`.""",
 )
 
 
+def on_loop_end(checker, loop) -> None:
+    """A tensor (or a view of it) stored in a container in the loop, while the
+    loop also writes it in place and never re-binds it."""
+    for name, store, itself in loop.stores:
+        if name in loop.written and name not in loop.bound and name in checker.scope.tensors:
+            checker.scope.note("ADL011", (store, name, itself))
+
+
 def check_scope(checker, scope) -> None:
-    for store, name, itself in scope.loop_stores:
+    for store, name, itself in scope.noted("ADL011"):
         what = f"`{name}` itself" if itself else f"a view of `{name}`"
         checker.report("ADL011", store,
                        f"{what} is stored here, but `{name}` is written in place in the same "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -25,6 +26,26 @@ neither is anything in a function whose name mentions debugging.""",
 )
 
 
+SET_DETECT_ANOMALY = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+DETECT_ANOMALY = ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly")
+
+
+def on_call(checker, node, q) -> None:
+    """Anomaly mode switched on outside a debug guard and outside a `with` block
+    (which switches it off again)."""
+    if q not in SET_DETECT_ANOMALY and q not in DETECT_ANOMALY:
+        return
+    if checker.guard_depth or getattr(node, "_adl_context", False):
+        return
+    first = node.args[0] if node.args else None
+    if q in SET_DETECT_ANOMALY and isinstance(first, ast.Constant) and first.value is True:
+        checker.scope.note("ADL013", (node, "anomaly detection is switched on unconditionally; it "
+                                            "slows every forward and backward pass"))
+    elif q in DETECT_ANOMALY and not (isinstance(first, ast.Constant) and first.value is False):
+        checker.scope.note("ADL013", (node, "`detect_anomaly()` is left on unconditionally; it "
+                                            "slows every forward and backward pass"))
+
+
 def check_scope(checker, scope) -> None:
-    for node, message in scope.anomaly:
+    for node, message in scope.noted("ADL013"):
         checker.report("ADL013", node, message)

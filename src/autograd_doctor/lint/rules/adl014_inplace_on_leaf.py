@@ -5,7 +5,7 @@ from __future__ import annotations
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
-    code="ADL014", name="inplace-on-leaf-requiring-grad",
+    code="ADL014", name="inplace-on-leaf-requiring-grad", needs_gradients=True,
     summary="A leaf tensor that requires grad is modified in place outside `torch.no_grad()`.",
     what_it_does="""Finds in-place writes (`w += ...`, `w.add_(...)`, `w[i] = ...`, `w.zero_()`)
 with gradients enabled to a leaf that requires grad: a tensor made in the same

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
@@ -25,8 +28,24 @@ configuration attribute may well have that name.""",
 )
 
 
+def on_call(checker, node, q) -> None:
+    """`torch.zeros(3, require_grad=True)`: a misspelt keyword of a torch call."""
+    if q.startswith("torch."):
+        for k in node.keywords:
+            if k.arg in N.REQUIRES_GRAD_TYPOS:
+                checker.scope.note("ADL016", (k, k.arg))
+
+
+def on_attribute_assign(checker, target, value, stmt) -> None:
+    """`w.require_grad = True` (not on `self`: a class may define such an attribute)."""
+    if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
+            and isinstance(value.value, bool) \
+            and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+        checker.scope.note("ADL016", (target, target.attr))
+
+
 def check_scope(checker, scope) -> None:
-    for node, spelled in scope.grad_typos:
+    for node, spelled in scope.noted("ADL016"):
         if node.__class__.__name__ == "keyword":  # torch.zeros(3, require_grad=True)
             message = "the call raises TypeError (unexpected keyword argument)"
             fix = Fix("spell it `requires_grad`",

@@ -3,6 +3,8 @@ that a later `copy.deepcopy` of the module copies)."""
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -51,16 +53,33 @@ that it runs with gradients.""",
 )
 
 
+def on_call(checker, node, q) -> None:
+    """`copy.deepcopy(model)` of a same-file module whose methods store graph tensors."""
+    if q != "copy.deepcopy" or not node.args or not isinstance(node.args[0], ast.Name):
+        return
+    spec = checker.modules.name_specs.get(node.args[0].id)
+    if spec is not None and checker.modules.graph_attributes.get(spec.kind):
+        checker.scope.note("ADL017", ("deepcopy", node, node.args[0].id, spec.kind))
+
+
+def on_attribute_assign(checker, target, value, stmt) -> None:
+    """`self.<buffer> = value` where the value carries this forward's graph."""
+    cls = checker.scope.module_class
+    if cls and target.attr in checker.modules.buffers.get(cls, ()) and checker.keeps_graph_on_module(target, value):
+        checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
+
+
 def check_scope(checker, scope) -> None:
-    for node, name, cls in scope.module_deepcopies:
-        attr, line = checker.graph_attributes[cls][0]
-        checker.report("ADL017", node,
-                       f"`copy.deepcopy({name})` copies a `{cls}` whose method stores `self.{attr}`, "
-                       f"a tensor with a grad_fn (line {line}): after a forward pass deepcopy raises "
-                       f"'Only Tensors created explicitly by the user (graph leaves) support the "
-                       f"deepcopy protocol'; store `.detach()` instead")
-    for node, attr in scope.buffer_stores:
-        checker.report("ADL017", node,
-                       f"buffer `self.{attr}` is given a tensor that carries this forward's graph; the "
-                       f"next forward links to it and backward() fails ('Trying to backward through "
-                       f"the graph a second time'); store `.detach()`ed values")
+    for kind, node, name, cls in scope.noted("ADL017"):
+        if kind == "deepcopy":
+            attr, line = checker.modules.graph_attributes[cls][0]
+            checker.report("ADL017", node,
+                           f"`copy.deepcopy({name})` copies a `{cls}` whose method stores `self.{attr}`, "
+                           f"a tensor with a grad_fn (line {line}): after a forward pass deepcopy raises "
+                           f"'Only Tensors created explicitly by the user (graph leaves) support the "
+                           f"deepcopy protocol'; store `.detach()` instead")
+        else:
+            checker.report("ADL017", node,
+                           f"buffer `self.{name}` is given a tensor that carries this forward's graph; the "
+                           f"next forward links to it and backward() fails ('Trying to backward through "
+                           f"the graph a second time'); store `.detach()`ed values")

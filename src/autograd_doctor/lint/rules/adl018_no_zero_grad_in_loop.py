@@ -125,7 +125,7 @@ def _new_object(checker, value) -> bool:
         return False
     func = value.func
     if isinstance(func, ast.Name):
-        return func.id[:1].isupper() or func.id in checker.module_classes
+        return func.id[:1].isupper() or func.id in checker.modules.module_classes
     q = checker.qualname(func) or ""
     return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()
 

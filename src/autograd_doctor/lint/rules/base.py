@@ -22,6 +22,9 @@ class Rule:
     # wrong.  Advice (style, speed) is opt-in: reported only when `select` names
     # the full code.
     default: bool = True
+    # Its hazard needs gradients: not reported in a file that defines an
+    # Optimizer subclass (its step() runs under no_grad).
+    needs_gradients: bool = False
 
     def sections(self) -> list[tuple[str, str]]:
         return list(zip(SECTIONS, (self.what_it_does, self.why_bad, self.example,

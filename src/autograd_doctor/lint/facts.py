@@ -1,0 +1,57 @@
+"""The file-level facts the checker keeps besides the walk's own position, in
+named objects the rules read: what the file is like before the walk starts
+(``FileFacts``), and what it does with optimizers and gradients as the walk
+goes (``TrainingFacts``).  What it says about modules is ``modules.ModuleFacts``;
+per function, ``events.Scope``."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from autograd_doctor.lint.arguments import grad_free_parameters
+from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
+from autograd_doctor.lint.clearing import clearing_functions
+from autograd_doctor.lint.defaults import grad_off_branches
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """Read from the whole file before the walk."""
+    # The file runs backward passes: its helper functions may well see graph tensors.
+    # (A framework may run it: `accelerator.backward(loss)`, `self.manual_backward(loss)`.)
+    trains: bool
+    mentions_debug: bool  # the words "debug" or "anomaly" occur (a debug guard is possible)
+    grad_off_callees: frozenset  # functions this file only calls without gradients (callers.py)
+    grad_off_branches: frozenset  # `if` blocks whose parameter only such calls set (defaults.py)
+    # function -> parameters that every call in this file fills with a value cut from its graph
+    grad_free_parameters: dict
+
+    @classmethod
+    def read(cls, tree: ast.Module, source: str) -> FileFacts:
+        walk = mentions(tree) if switches_gradients(source) else None
+        callees = grad_off_callees(walk)
+        lowered = source.lower()
+        return cls(
+            trains=".backward(" in source or "autograd.grad(" in source or "manual_backward(" in source,
+            mentions_debug="debug" in lowered or "anomaly" in lowered,
+            grad_off_callees=callees,
+            grad_off_branches=grad_off_branches(walk, callees),
+            grad_free_parameters=grad_free_parameters(tree, source))
+
+
+@dataclass
+class TrainingFacts:
+    """Optimizers, the modules whose parameters they step, and gradient clearing."""
+    # same-file functions and methods that clear gradients (clearing.py, and any
+    # function the walk finds calling zero_grad())
+    zero_grad_functions: set = field(default_factory=set)
+    grad_free_functions: set = field(default_factory=set)  # same-file functions whose results have no graph
+    param_owners: list = field(default_factory=list)   # `X.parameters()` receivers seen in this statement
+    param_lists: dict = field(default_factory=dict)    # name -> modules whose parameters it holds
+    optimizers: dict = field(default_factory=dict)     # optimizer text -> modules whose parameters it steps
+    defines_optimizer: bool = False  # an Optimizer subclass: its step() runs under no_grad
+
+    @classmethod
+    def read(cls, tree: ast.Module, source: str) -> TrainingFacts:
+        return cls(zero_grad_functions=set(clearing_functions(tree, source)))
