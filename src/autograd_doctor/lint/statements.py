@@ -8,6 +8,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.rules import adl016_requires_grad_typo as requires_grad_typo
 from autograd_doctor.lint.source import ATOMS
 
 AUG_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
@@ -111,10 +112,7 @@ class AssignmentEvents:
                 elif isinstance(value, ast.Constant) and value.value is False:
                     self.scope.grad_leaves.discard(target.value.id)
                     self.scope.parameter_vars.discard(target.value.id)
-            if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-                    and isinstance(value.value, bool) \
-                    and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-                self.scope.grad_typos.append((target, target.attr))
+            requires_grad_typo.on_attribute_assign(self, target, value, stmt)
             if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
                 self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
             if target.attr == "data":
