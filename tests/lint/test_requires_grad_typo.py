@@ -114,3 +114,24 @@ def test_keyword_typo_stays_a_safe_fix():
     namespace: dict = {}
     exec(compile(fixed, "z.py", "exec"), namespace)
     assert namespace["z"].requires_grad
+
+
+def test_misspelt_attribute_on_a_module_is_fixed_by_calling_requires_grad_():
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        def freeze(encoder: nn.Module):
+            encoder.require_grad = False
+        """)
+    (finding,) = lint_source(source, "freeze.py")
+    assert "the parameters of `encoder` still require grad" in finding.message
+    fixed, _ = fix_source(source, lambda t: lint_source(t, "freeze.py"), unsafe=True)
+    assert "    encoder.requires_grad_(False)\n" in fixed
+    # renaming the attribute would not do: a module has no `requires_grad` to set
+    renamed = source.replace("require_grad", "requires_grad")
+    for text, frozen in ((source, False), (renamed, False), (fixed, True)):
+        namespace: dict = {}
+        exec(compile(text, "freeze.py", "exec"), namespace)
+        model = torch.nn.Linear(3, 3)
+        namespace["freeze"](model)
+        assert all(p.requires_grad != frozen for p in model.parameters())

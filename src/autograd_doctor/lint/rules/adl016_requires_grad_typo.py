@@ -20,10 +20,11 @@ attribute (`require_grad`, `requires_grads`, `required_grad`,
 (`model.requires_grad_ = False`) where the value meant differs from the one
 the object has:
 * `... = False` on something whose parameters require grad: a parameter
-  (`for p in model.parameters()`, `layer.weight`), a leaf made with
-  `requires_grad=True`, or a module (an `nn` layer or a same-file
-  `nn.Module` subclass, an object whose `.parameters()`, `.eval()`,
-  `.train()`... this function calls, or whose parameters an optimizer gets);
+  (`for p in model.parameters()`, the `.weight`/`.bias` of a module), a
+  leaf made with `requires_grad=True`, or a module (an `nn` layer or a
+  same-file `nn.Module` subclass, an argument annotated `nn.Module`, an
+  object whose `.parameters()`, `.eval()`, `.train()`... this function
+  calls, or whose parameters an optimizer gets);
 * `... = True` on a tensor that does not require grad (a factory's result,
   a tensor computed without a graph).""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
@@ -132,8 +133,12 @@ def check_scope(checker, scope) -> None:
                                            f"the call raises TypeError (unexpected keyword argument)", fix)
             continue
         _, _, meant, kind, statement = entry
-        if kind is None and _module_in_function(checker, node.value, node.lineno):
+        obj = node.value
+        if kind is None and _module_in_function(checker, obj, node.lineno):
             kind = "module"
+        elif kind is None and isinstance(obj, ast.Attribute) and obj.attr in ("weight", "bias") \
+                and any(_module_in_function(checker, owner, node.lineno) for owner in _owners(obj.value)):
+            kind = "requires grad"  # `decoder.embed.weight` of a module: a parameter
         if meant and kind != "no grad" or not meant and kind not in ("requires grad", "module"):
             continue  # the object already has the value meant, or nothing is known of it
         _report_assignment(checker, node, spelled, meant, kind, statement)
@@ -163,13 +168,37 @@ def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, stat
 
 def _module_in_function(checker, obj, line: int) -> bool:
     """The function around ``line`` calls a method only modules have on ``obj``
-    (`model.eval()`, `model.parameters()`), before or after the line."""
+    (`model.eval()`, `model.parameters()`), before or after the line, or takes
+    ``obj`` as an argument annotated `nn.Module` (or a same-file module class)."""
     text = checker.text(obj)
-    for node in ast.walk(_enclosing_function(checker.source, line)):
+    function = _enclosing_function(checker.source, line)
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
+            if a.arg == text and a.annotation is not None and _module_annotation(checker, a.annotation):
+                return True
+    for node in ast.walk(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in _MODULE_METHODS and checker.text(node.func.value) == text:
             return True
     return False
+
+
+def _owners(node) -> list:
+    """`decoder.embed` -> [`decoder.embed`, `decoder`]: the object and the objects
+    that hold it as an attribute (a submodule of a module is a module)."""
+    owners = [node]
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        owners.append(node)
+    return owners
+
+
+def _module_annotation(checker, annotation) -> bool:
+    """`nn.Module`, `torch.nn.Module`, `nn.Linear`, or a same-file module class."""
+    if isinstance(annotation, ast.Name) and annotation.id in checker.module_classes:
+        return True
+    q = checker.qualname(annotation) or ""
+    return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and q != "torch.nn.Parameter"
 
 
 @lru_cache(maxsize=8)
