@@ -1,6 +1,6 @@
 """Only what pyproject.toml cannot say: the startup hook's `.pth` goes to the root of the
 wheel (site-packages itself), where Python reads it at every start-up. Its one line does
-nothing unless AUTOGRAD_DOCTOR is set (see src/autograd_doctor/startup.py)."""
+nothing unless AUTOGRAD_DOCTOR is set (see src/autograd_doctor/integrations/startup.py)."""
 
 import os
 

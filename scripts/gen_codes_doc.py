@@ -1,4 +1,4 @@
-"""Write docs/codes.md from the explanations in autograd_doctor/codes.py.
+"""Write docs/codes.md from the explanations in autograd_doctor/diagnosis/codes.py (the registry of codes).
 
 The same text is what `autograd-doctor explain CODE` prints; a test checks the file is
 up to date. Run: python scripts/gen_codes_doc.py
@@ -7,7 +7,7 @@ up to date. Run: python scripts/gen_codes_doc.py
 import os
 import sys
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 
 HEADER = """# Diagnosis codes (run time)
 

@@ -8,7 +8,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "runtime"))
 os.environ.setdefault("AUTOGRAD_DOCTOR_DEBUG", "1")
 
 # The automatic second run is bounded by what a user will wait (at least 10 s, see
-# autograd_doctor.rerun); on a loaded test machine a child interpreter can take longer
+# autograd_doctor.cli.rerun); on a loaded test machine a child interpreter can take longer
 # than that to start. Tests of the report's content get room; tests of the limit itself
 # (tests/runtime/test_rerun_limit.py) remove this.
 os.environ.setdefault("AUTOGRAD_DOCTOR_RERUN_LIMIT", "300")

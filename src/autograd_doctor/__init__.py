@@ -28,12 +28,12 @@ _EXPORTS = {
     "describe": "autograd_doctor.analysis.relation",
     "why_no_grad": "autograd_doctor.analysis.gradient_path",
     "explain_deepcopy_failure": "autograd_doctor.analysis.copies",
-    "compile": "autograd_doctor.compiled",
-    "Diagnosis": "autograd_doctor.report.model",
-    "Location": "autograd_doctor.report.model",
-    "Report": "autograd_doctor.report.model",
-    "Suggestion": "autograd_doctor.report.model",
-    "TensorInfo": "autograd_doctor.report.model",
+    "compile": "autograd_doctor.integrations.compiled",
+    "Diagnosis": "autograd_doctor.diagnosis.model",
+    "Location": "autograd_doctor.diagnosis.model",
+    "Report": "autograd_doctor.diagnosis.model",
+    "Suggestion": "autograd_doctor.diagnosis.model",
+    "TensorInfo": "autograd_doctor.diagnosis.model",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__", "load_ipython_extension", "unload_ipython_extension"]
@@ -61,6 +61,9 @@ def __getattr__(name: str):
         if torch_missing(e):
             raise ModuleNotFoundError(TORCH_MISSING, name="torch") from None
         raise
+    # The renderers (text, pictures) connect to the diagnosis model when `report` is imported:
+    # a Diagnosis handed out here prints in full (`print(autograd_doctor.why_no_grad(...))`).
+    importlib.import_module("autograd_doctor.report")
     value = getattr(module, name)
     globals()[name] = value
     return value
@@ -72,12 +75,12 @@ def __dir__():
 
 def load_ipython_extension(ipython):
     """`%load_ext autograd_doctor` in IPython / Jupyter."""
-    from autograd_doctor.ipython import load_ipython_extension as load
+    from autograd_doctor.integrations.ipython import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython):
-    from autograd_doctor.ipython import unload_ipython_extension as unload
+    from autograd_doctor.integrations.ipython import unload_ipython_extension as unload
 
     unload(ipython)

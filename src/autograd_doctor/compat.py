@@ -42,7 +42,7 @@ PRIVATE_APIS = (
                "in-place writes made through torch._VF (F.dropout(x, inplace=True), ...) are not seen"),
     PrivateAPI("torch._C._VariableFunctions", "recording/patches.py",
                "in-place writes made through torch._VF (F.dropout(x, inplace=True), ...) are not seen"),
-    PrivateAPI("torch.autograd.graph._engine_run_backward", "report/graph.py",
+    PrivateAPI("torch.autograd.graph._engine_run_backward", "analysis/graph_snapshot.py",
                "the picture shows the failing node and its inputs, not the path from the loss"),
     PrivateAPI("torch.autograd._make_grads", "analysis/errors/requires_grad.py",
                "the error for backward() of a non-scalar cannot give the tensor's shape"),

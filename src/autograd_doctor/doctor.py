@@ -13,22 +13,24 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes, compat
+from autograd_doctor import compat
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import copies, diagnose, number_terms
 from autograd_doctor.analysis import errors as error_catalogue
-from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import patches, probe, switches
+from autograd_doctor.recording import leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.recording.function_mode import WriteWatcher
+from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
     OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
     UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
-from autograd_doctor.report.model import Diagnosis, Report
+from autograd_doctor.diagnosis.model import Diagnosis, Report
 
 # Optional pieces, each in its own module: the doctor works without them.
 try:
@@ -36,25 +38,20 @@ try:
 except ImportError:
     gradient_path = None
 try:
-    from autograd_doctor.report import graph
+    from autograd_doctor.analysis import graph_snapshot
 except ImportError:
-    graph = None
+    graph_snapshot = None
 from autograd_doctor.report.text import gutter_width, render_diagnosis
 
 SILENT_POLICIES = ("warn", "raise", "ignore")
 CAPTURE_METHODS = ("patch", "mode")
-# "light" (the default): no saved-tensor hooks, writes logged; "full": every save recorded.
-MODES = ("light", "full")
-# Set to "full" (or "light") to choose the mode of every doctor in the process, e.g. when
-# `autograd-doctor run` re-runs a program to find the line where a tensor was saved.
-MODE_VARIABLE = "AUTOGRAD_DOCTOR_MODE"
 
 LIGHT_MODE_NOTE = ("found by the default (light) mode, which does not record where tensors are saved; "
                    'watch(mode="full"), `autograd-doctor run --full` or `%%autograd_doctor --full` at the top of '
                    "a notebook cell also names the line that saved it")
 
 
-def choose_mode(mode: str | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> str:
+def choose_mode(mode: str | Mode | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> Mode:
     """The mode a doctor runs in: the one asked for, else full when an option needs it.
 
     strict (stop at the write), verify_saved (fingerprints of saves), silent="raise" (stop
@@ -63,11 +60,11 @@ def choose_mode(mode: str | None, strict: bool, silent: str, verify_saved: bool,
     """
     if mode is None:
         mode = os.environ.get(MODE_VARIABLE) or None
-    if mode is not None and mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if mode is not None:
+        mode = Mode.parse(mode)
     if strict or verify_saved or silent == "raise" or capture == "mode":
-        return "full"
-    return mode or "light"
+        return Mode.FULL
+    return mode or Mode.LIGHT
 
 
 class AutogradDoctorWarning(UserWarning):
@@ -132,16 +129,48 @@ def attach(error: BaseException, diagnosis: Diagnosis) -> None:
     text = "autograd-doctor:\n" + render_diagnosis(diagnosis)
     if hasattr(error, "add_note"):
         error.add_note(text)
+        _notes_by_diagnosis(error)[id(diagnosis)] = text
     else:  # Python 3.10: no PEP 678 notes; extend the message instead.
         if error.args and isinstance(error.args[0], str):
             error.args = (error.args[0] + "\n\n" + text,) + error.args[1:]
+
+
+def _notes_by_diagnosis(error: BaseException) -> dict[int, str]:
+    """id of an attached diagnosis -> the note object `attach` added for it (the diagnosis
+    stays alive in `error.__autograd_doctor__`, so its id is not reused)."""
+    notes = getattr(error, "__autograd_doctor_notes__", None)
+    if notes is None:
+        notes = {}
+        try:
+            error.__autograd_doctor_notes__ = notes
+        except Exception:
+            pass
+    return notes
+
+
+def reattach(error: BaseException, old: Diagnosis, new: Diagnosis) -> None:
+    """Show `new` where `old` was attached: in `diagnoses_of(error)` and in the note that
+    `attach` added for `old`, which is found by reference, not by its text. `new` may be
+    `old` itself, changed since (a note added): its note is rendered again."""
+    existing = getattr(error, "__autograd_doctor__", None)
+    index = next((i for i, d in enumerate(existing or ()) if d is old), None)
+    if index is None:
+        attach(error, new)
+        return
+    existing[index] = new
+    by_diagnosis = _notes_by_diagnosis(error)
+    note = by_diagnosis.pop(id(old), None)
+    notes = getattr(error, "__notes__", None)
+    position = next((i for i, n in enumerate(notes or ()) if n is note), None)
+    if position is not None:
+        notes[position] = by_diagnosis[id(new)] = "autograd-doctor:\n" + render_diagnosis(new)
 
 
 class Doctor:
     """One active doctor: a recorder plus what it has diagnosed so far."""
 
     def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch", mode: str | None = None):
+                 capture: str = "patch", mode: str | Mode | None = None):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
         if capture not in CAPTURE_METHODS:
@@ -151,7 +180,7 @@ class Doctor:
         self.strict = strict
         self.silent = "raise" if strict and silent == "warn" else silent
         # The doctor is the recorder's listener (recording/listener.py): one method per event.
-        self.recorder = Recorder(strict=strict, light=self.mode == "light", listener=self)
+        self.recorder = Recorder(strict=strict, light=self.mode is Mode.LIGHT, listener=self)
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
         self._warned: set[tuple] = set()
@@ -172,7 +201,7 @@ class Doctor:
         if not compat.check():  # this torch lacks what the doctor cannot work without: stay off
             return self
         self._thread = threading.get_ident()
-        if self.mode == "full":
+        if self.mode is Mode.FULL:
             self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
             self._hooks.__enter__()
         try:
@@ -185,9 +214,8 @@ class Doctor:
             if self._hooks is not None:
                 self._hooks.__exit__(None, None, None)
             raise
-        self._step_hooks = _optimizer_step_hooks(self.recorder)
-        grad_modes.activate()  # where inference_mode/no_grad are entered, for the error catalogue
-        switches.activate()  # set_grad_enabled(False) and detach_() calls of the user's code
+        self._step_hooks = optimizer_step_hooks(self.recorder)
+        switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
         return self
 
@@ -195,7 +223,6 @@ class Doctor:
         if not self._active:
             return
         self._active = False
-        grad_modes.deactivate()
         switches.deactivate()
         with contextlib.suppress(Exception):
             if self._mode is not None:
@@ -250,11 +277,11 @@ class Doctor:
             slot = self.recorder.find_slot(node, record)
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, self._backward_stack(record),
                                                       capture=self.capture, recorder=self.recorder)
-            diagnosis.extra["mode"] = "full"
+            diagnosis.mode = Mode.FULL
             record.reported = True
-            if graph is not None:
+            if graph_snapshot is not None:
                 try:
-                    diagnosis.graph_data = graph.snapshot_failure(node, record, self.recorder)
+                    diagnosis.graph_data = graph_snapshot.snapshot_failure(node, record, self.recorder)
                 except Exception:
                     internal_error()
             self._remember(diagnosis)
@@ -302,7 +329,7 @@ class Doctor:
         try:
             diagnosis = diagnose.silent_write_diagnosis(event.record, event.node, event.slot,
                                                         capture_user_stack(3, limit=2), self.recorder)
-            diagnosis.extra["mode"] = "light"
+            diagnosis.mode = Mode.LIGHT
         except Exception:
             internal_error()
             return
@@ -338,7 +365,7 @@ class Doctor:
                             event.detach_site, event.stack)
 
     def leaf_created(self, event: LeafCreated) -> None:
-        diagnose.remember_leaf_creation(event.tensor, event.site)
+        leaf_sites.remember_leaf_creation(event.tensor, event.site)
 
     def saved_write_hit(self, hit: SavedWriteHit) -> None:
         """Strict mode: stop at the write that invalidated a saved tensor."""
@@ -445,7 +472,7 @@ class Doctor:
         error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
-        if self.mode == "light" and probe.is_stale_error(error):
+        if self.mode is Mode.LIGHT and probe.is_stale_error(error):
             self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
             return
         if gradient_path is not None:
@@ -461,18 +488,17 @@ class Doctor:
         writes = recorder.write_log.writes_into(stale.tensor, stale.saved_version, stale.found_version)
         if not writes:
             writes = recorder.optimizer_writes_into(stale.tensor, stale.saved_version, stale.found_version)
-        record = SavedRecord(stale.tensor.detach(), stale.saved_version, (), 0)
-        record.writes = tuple(writes[:3])
-        diagnosis = diagnose.stale_saved_diagnosis(record, stale.node, stale.slot, call.stack if call else (),
+        save = probe.ProbedSave.of(stale, writes[:3])
+        diagnosis = diagnose.stale_saved_diagnosis(save, stale.node, stale.slot, call.stack if call else (),
                                                    capture=self.capture, recorder=recorder)
-        diagnosis.extra["mode"] = "light"
+        diagnosis.mode = Mode.LIGHT
         diagnosis.notes.append(LIGHT_MODE_NOTE)
         if diagnosis.primary is None and diagnosis.related:
             # No write seen and no save recorded: the backward() call is what we know.
             diagnosis.primary = diagnosis.related.pop(0)
-        if graph is not None:
+        if graph_snapshot is not None:
             try:
-                diagnosis.graph_data = graph.snapshot_failure(stale.node, record, recorder)
+                diagnosis.graph_data = graph_snapshot.snapshot_failure(stale.node, save, recorder)
             except Exception:
                 internal_error()
         return diagnosis
@@ -506,33 +532,6 @@ def warning_text(diagnosis: Diagnosis) -> str:
         return text
     gutter = " " * gutter_width(diagnosis)
     return f"{text}\n{gutter} = warned at {primary.file}:{primary.line}:"
-
-
-def _optimizer_step_hooks(recorder: Recorder) -> tuple:
-    """One hook pair per optimizer step instead of a look-up per tensor it writes."""
-    try:
-        import torch.optim.optimizer as optimizer_module
-    except ImportError:
-        return ()
-    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
-    register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
-    if register_pre is None or register_post is None:
-        return ()
-
-    def started(optimizer, args, kwargs):
-        # step(closure) runs the user's forward and backward inside the step (LBFGS,
-        # Lightning's automatic optimization): their writes must not go unrecorded.
-        if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
-            return
-        if threading.get_ident() == thread:
-            with contextlib.suppress(Exception):
-                recorder.optimizer_step_started(optimizer)
-
-    def done(optimizer, args, kwargs):
-        recorder.optimizer_step_done()
-
-    thread = threading.get_ident()
-    return (register_pre(started), register_post(done))
 
 
 def _strict_message(diagnosis: Diagnosis) -> str:
@@ -578,13 +577,13 @@ class watch(contextlib.ContextDecorator):
     """
 
     def __init__(self, strict: bool = False, silent: str = "warn", verify_saved: bool = False,
-                 capture: str = "patch", mode: str | None = None):
+                 capture: str = "patch", mode: str | Mode | None = None):
         if silent not in SILENT_POLICIES:
             raise ValueError(f"silent must be one of {SILENT_POLICIES}, not {silent!r}")
         if capture not in CAPTURE_METHODS:
             raise ValueError(f"capture must be one of {CAPTURE_METHODS}, not {capture!r}")
-        if mode is not None and mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if mode is not None:
+            Mode.parse(mode)  # a bad word fails here, where the user wrote it
         self.options = dict(strict=strict, silent=silent, verify_saved=verify_saved, capture=capture, mode=mode)
         self._doctors: list[Doctor] = []
 

@@ -1,18 +1,10 @@
-"""The Lightning callback for the older `pytorch_lightning` package name.
+"""Old import path of `autograd_doctor.integrations.pytorch_lightning`, kept because users type it (`from autograd_doctor.pytorch_lightning import AutogradDoctor`).
 
-    import pytorch_lightning as pl
-    from autograd_doctor.pytorch_lightning import AutogradDoctor
-
-    trainer = pl.Trainer(callbacks=[AutogradDoctor()])
-
-Same behaviour as `autograd_doctor.lightning.AutogradDoctor`, logged to the
-`pytorch_lightning.autograd_doctor` logger.
+The old name is the new module itself (one module object: its state and hooks are shared).
 """
 
-from __future__ import annotations
+import sys
 
-from autograd_doctor.lightning import callback_class
+from autograd_doctor.integrations import pytorch_lightning
 
-AutogradDoctor = callback_class("pytorch_lightning")
-
-__all__ = ["AutogradDoctor"]
+sys.modules[__name__] = pytorch_lightning

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from catalogue import marked_line, program_source, write  # noqa: E402
 
 from autograd_doctor.analysis.fixes import apply_replacement  # noqa: E402
-from autograd_doctor.report.model import Location  # noqa: E402
+from autograd_doctor.diagnosis.model import Location  # noqa: E402
 
 MESSAGE = "Expected to have finished reduction in the prior iteration before starting a new one"
 

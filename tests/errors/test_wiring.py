@@ -15,7 +15,7 @@ from catalogue import marked_line, program_source, run_plain, run_watched, write
 
 import autograd_doctor  # noqa: E402
 from autograd_doctor.analysis import errors as catalogue  # noqa: E402
-from autograd_doctor.analysis.errors import grad_modes  # noqa: E402
+from autograd_doctor.recording import switches  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -74,15 +74,15 @@ def test_inference_mode_bookkeeping_is_on_only_while_watching():
 
 
 def test_only_the_users_own_blocks_are_remembered():
-    grad_modes.forget()
+    switches.forget_mode_entries()
     with autograd_doctor.watch():
         torch.nn.Linear(3, 3)  # nn.init runs under torch.no_grad() inside torch
         with torch.no_grad():
             torch.ones(1)
         line = sys._getframe().f_lineno - 2
-    entries = grad_modes.entries("no_grad")
+    entries = switches.mode_entries("no_grad")
     assert [(e.filename, e.line, e.decorator) for e in entries] == [(__file__, line, False)]
-    grad_modes.forget()
+    switches.forget_mode_entries()
 
 
 def test_ipython_cell_shows_the_catalogue_diagnosis(capsys):

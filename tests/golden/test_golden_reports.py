@@ -22,7 +22,7 @@ from contextlib import redirect_stdout
 import pytest
 
 import autograd_doctor
-from autograd_doctor.report.model import Report
+from autograd_doctor.diagnosis.model import Report
 from autograd_doctor.report.text import render_report
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

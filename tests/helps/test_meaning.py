@@ -1,11 +1,11 @@
-"""The meaning check behind `--verify-fix`, `--diff` and `--fix` (autograd_doctor.meaning): a
+"""The meaning check behind `--verify-fix`, `--diff` and `--fix` (autograd_doctor.cli.meaning): a
 changed program is *verified* only when its forward values equal the original run's and its
 gradients and stepped parameters equal the oracle's (the original program under
 `torch.autograd.graph.allow_mutation_on_saved_tensors()`); a plausible change that runs but
 computes something else is rejected; where no oracle applies the answer is *unverified*.
 
 Each test runs real programs in child processes, exactly as the verify path runs them: the
-original under the oracle (`python -m autograd_doctor.meaning`), the changed one under
+original under the oracle (`python -m autograd_doctor.cli.meaning`), the changed one under
 `autograd-doctor run` with the capture turned on."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from autograd_doctor.meaning import CAPTURE_VARIABLE, judge, load
+from autograd_doctor.cli.meaning import CAPTURE_VARIABLE, judge, load
 
 
 def _values(tmp_path, source: str, name: str, oracle: bool) -> dict:
@@ -26,7 +26,7 @@ def _values(tmp_path, source: str, name: str, oracle: bool) -> dict:
     capture = tmp_path / f"{name}.pt"
     environment = dict(os.environ)
     if oracle:
-        command = [sys.executable, "-m", "autograd_doctor.meaning", str(capture), str(path)]
+        command = [sys.executable, "-m", "autograd_doctor.cli.meaning", str(capture), str(path)]
     else:
         command = [sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", str(path)]
         environment[CAPTURE_VARIABLE] = str(capture)
@@ -223,7 +223,7 @@ def test_a_changed_program_that_still_fails_is_rejected(tmp_path):
 def test_the_capture_restores_torch(tmp_path, name):
     import torch
 
-    from autograd_doctor.meaning import Capture
+    from autograd_doctor.cli.meaning import Capture
 
     before = getattr(torch.autograd, name)
     capture = Capture(str(tmp_path / "values.pt")).start()

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 import torch
 
-from autograd_doctor.verify_fix import FixRefused, write_atomically
+from autograd_doctor.cli.verify_fix import FixRefused, write_atomically
 from helpers import run_cli
 
 # Two writes of one kind into views of a tensor that sigmoid saved (`u *= s; v *= t`).

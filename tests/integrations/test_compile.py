@@ -8,9 +8,9 @@ import warnings
 import pytest
 import torch
 
-import autograd_doctor.compiled as compiled_module
+import autograd_doctor.integrations.compiled as compiled_module
 from autograd_doctor import diagnoses_of
-from autograd_doctor.compiled import compile as doctor_compile
+from autograd_doctor.integrations.compiled import compile as doctor_compile
 
 from programs import line_of
 
@@ -166,7 +166,7 @@ def test_the_help_applied_compiles_and_gives_the_eager_gradient():
 
 
 def test_plain_torch_compile_failure_is_explained_from_its_traceback():
-    from autograd_doctor.compiled import explain_from_traceback
+    from autograd_doctor.integrations.compiled import explain_from_traceback
 
     model = BuggyNet()
     state_before = {name: value.clone() for name, value in model.state_dict().items()}

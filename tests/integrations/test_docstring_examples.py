@@ -9,8 +9,9 @@ import pytest
 
 
 @pytest.mark.parametrize("module", [
-    "autograd_doctor.report.graph", "autograd_doctor.report.html", "autograd_doctor.report.outputs",
-    "autograd_doctor.ipython",
+    "autograd_doctor.analysis.graph_snapshot", "autograd_doctor.report.graph", "autograd_doctor.report.html",
+    "autograd_doctor.report.outputs",
+    "autograd_doctor.integrations.ipython",
 ])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

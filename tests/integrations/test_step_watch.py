@@ -9,9 +9,9 @@ import logging
 import pytest
 import torch
 
-import autograd_doctor.step_watch as step_watch
+import autograd_doctor.integrations.step_watch as step_watch
 from autograd_doctor import diagnoses_of, watch
-from autograd_doctor.step_watch import StepWatch
+from autograd_doctor.integrations.step_watch import StepWatch
 
 
 def test_docstring_example():

@@ -225,7 +225,7 @@ def test_startup_hook_costs_nothing_when_the_variable_is_unset(fresh_venv):
     assert run([python, "-c", check], env=without_doctor_variables()).stdout.strip() == "[]"
     # Set, it imports only its own small module until the program imports torch.
     started = run([python, "-c", check], env=without_doctor_variables(AUTOGRAD_DOCTOR="1")).stdout.strip()
-    assert started == "['autograd_doctor', 'autograd_doctor.startup']"
+    assert started == "['autograd_doctor', 'autograd_doctor.integrations', 'autograd_doctor.integrations.startup']"
 
 
 def test_autograd_doctor_1_explains_plain_python_and_keeps_its_traceback(fresh_venv, tmp_path):

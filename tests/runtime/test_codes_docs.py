@@ -3,8 +3,8 @@
 import importlib.util
 import os
 
-from autograd_doctor import codes
-from autograd_doctor.explain import explain_text
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.cli.explain import explain_text
 from helpers import REPO
 
 

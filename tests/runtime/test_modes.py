@@ -92,7 +92,7 @@ def test_light_mode_names_the_write_tensor_and_fix_in_a_resnet_block(tmp_path):
     outcome = run_program(tmp_path, RESNET_BUG)
     assert isinstance(outcome.error, RuntimeError) and "modified by an inplace operation" in str(outcome.error)
     diagnosis = outcome.diagnosis
-    assert diagnosis.code == "AD101" and diagnosis.extra["mode"] == "light"
+    assert diagnosis.code == "AD101" and diagnosis.mode == "light"
     assert diagnosis.primary.line == outcome.line("WRITE")
     assert {loc.role: loc.line for loc in diagnosis.related}["backward"] == outcome.line("BACKWARD")
     assert diagnosis.tensor.name == "out" and diagnosis.tensor.shape == [2, 4, 8, 8]

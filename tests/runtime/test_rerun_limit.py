@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from autograd_doctor import rerun
+from autograd_doctor.cli import rerun
 from helpers import run_cli, write_program
 
 # Fails like BUGGY_SCRIPT in test_modes.py, after sleeping: the first run (no marker file

@@ -25,11 +25,11 @@ def full_mode() -> bool:
 def assert_save_site(diagnosis, outcome):
     """The full mode names the save line; the light mode says it does not record saves."""
     roles = {loc.role: loc.line for loc in diagnosis.related}
-    if diagnosis.extra["mode"] == "full":  # asked for, or implied (capture="mode", strict)
+    if diagnosis.mode == "full":  # asked for, or implied (capture="mode", strict)
         assert roles.get("saved") == outcome.line("SAVE")
     else:
         assert "saved" not in roles
-        assert diagnosis.extra["mode"] == "light"
+        assert diagnosis.mode == "light"
         assert any('mode="full"' in note for note in diagnosis.notes)
 
 

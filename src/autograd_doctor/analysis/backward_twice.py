@@ -13,14 +13,14 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, live_frame, loaded_names, reached_leaves,
     root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import (
     call_name, location_of, replace_node_text, segment, statement_location,
 )
 
@@ -123,7 +123,7 @@ def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str,
     forward's `out, self.hidden = self.lstm(x, self.hidden)`), with its file."""
     import inspect
 
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     try:
         filename = inspect.getsourcefile(type(module))

@@ -19,11 +19,11 @@ from typing import Any
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import location_of, parse_file, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import location_of, parse_file, source_line, statement_at, statement_location
 
 DEEPCOPY_MESSAGE = "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
 MAX_OBJECTS = 10_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.report.model import TensorInfo
-from autograd_doctor.report.source import statement_at
+from autograd_doctor.diagnosis.model import TensorInfo
+from autograd_doctor.diagnosis.source import statement_at
 
 
 def written_name(filename: str, line: int) -> str | None:
@@ -79,7 +79,7 @@ def plain_alias(filename: str, line: int, name: str | None):
 def is_parameter_of_enclosing_function(filename: str, line: int, name: str) -> str | None:
     """The enclosing function's name when `name` is one of its parameters (a block's input)."""
     from autograd_doctor.analysis.errors.context import enclosing_function
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     tree = parse_file(filename)
     function = enclosing_function(tree, line) if tree is not None else None

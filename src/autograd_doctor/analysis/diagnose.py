@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import Protocol
 
 import torch
 
-from autograd_doctor import codes, compat
+from autograd_doctor import compat
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
     write_fixes,
@@ -21,9 +23,10 @@ from autograd_doctor.analysis.naming import (
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import (
     location_of, replace_node_text, segment, statement_at, statement_location,
 )
 
@@ -68,7 +71,20 @@ UNSEEN_WHY = {
 }
 
 
-def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
+class ModifiedSave(Protocol):
+    """A saved tensor that was modified in place, as `stale_saved_diagnosis` needs it: the
+    full mode hands its SavedRecord (which knows the save's site), the light mode a
+    `probe.ProbedSave` (which does not)."""
+
+    alias: torch.Tensor  # a detach()ed alias of the saved tensor: same storage and version counter
+    version: int  # the version autograd saved it at
+    writes: tuple  # the WriteEvents that moved the version, the first being the culprit
+
+    @property
+    def site(self) -> Site | None: ...
+
+
+def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
                           backward_stack: tuple[Site, ...], capture: str = "patch",
                           recorder=None) -> Diagnosis:
     """AD101 (or AD103 when an optimizer did the write): a saved tensor was modified in place.
@@ -93,20 +109,9 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
     backward_loc = location_of(backward_stack[0] if backward_stack else None, role="backward",
                                note="backward needed the old value here")
 
-    # Name the tensor: its parameter path; else a variable of the user's that holds this very
-    # tensor (or its memory), then the name written at the write line. The name bound at the
-    # save line only if it holds the saved memory: `h1 = torch.tanh(x) * mask` saves `mask`.
     alias = record.alias
     parameter = parameter_path(target if target is not None else alias, frames)
-    name = variable_for(target, frames) if target is not None else None
-    if name is None:
-        name = variable_with_memory_of(alias, frames)
-    if name is None and write_loc is not None:
-        name = written_name(write.site.filename, write.site.lineno)
-    if name is None and save_site is not None:
-        bound = assigned_name(save_site.filename, save_site.lineno)
-        if bound is not None and variable_with_memory_of(alias, frames, only=bound) is not None:
-            name = bound
+    name = _saved_tensor_name(alias, target, frames, write if write_loc is not None else None, save_site)
     info = tensor_info(alias, name, parameter, record.version, alias._version)
 
     code = codes.OPTIMIZER_MODIFIED_SAVED if optimizer else codes.SAVED_TENSOR_MODIFIED
@@ -140,20 +145,7 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
                                     "after the loop with torch.stack (or torch.cat)"))
         if write.module_class:
-            module = write.module_ref() if write.module_ref is not None else None
-            where = module_path(module, frames) if module is not None else None
-            notes.append(f"the write is done by {write.module_class}"
-                         f"{' (' + where + ')' if where else ''} created with inplace=True")
-            definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
-            if definition is None:
-                helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
-                                           "is defined), so it returns a new tensor"))
-            if definition is not None and definition.location is not None:
-                helps.insert(0, definition)
-                # The line to change is the module's definition; the call stays as context.
-                related.insert(0, write_loc)
-                primary = Location(**{**definition.location.__dict__, "role": "defined",
-                                      "note": f"{write.module_class}(inplace=True) defined here"})
+            primary = _inplace_module_write(write, write_loc, frames, notes, helps, related) or primary
         if len(record.writes) > 1:
             others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
             if others:
@@ -174,6 +166,44 @@ def stale_saved_diagnosis(record: SavedRecord, node, slot: str | None,
         "optimizer": optimizer, "version_saved": record.version, "version_found": alias._version,
     })
     return diagnosis
+
+
+def _saved_tensor_name(alias, target, frames, write, save_site) -> str | None:
+    """Name the tensor: a variable of the user's that holds this very tensor (or its memory),
+    then the name written at the write line. The name bound at the save line only if it
+    holds the saved memory: `h1 = torch.tanh(x) * mask` saves `mask`."""
+    name = variable_for(target, frames) if target is not None else None
+    if name is None:
+        name = variable_with_memory_of(alias, frames)
+    if name is None and write is not None:
+        name = written_name(write.site.filename, write.site.lineno)
+    if name is None and save_site is not None:
+        bound = assigned_name(save_site.filename, save_site.lineno)
+        if bound is not None and variable_with_memory_of(alias, frames, only=bound) is not None:
+            name = bound
+    return name
+
+
+def _inplace_module_write(write, write_loc: Location, frames, notes: list, helps: list,
+                          related: list) -> Location | None:
+    """The write is done by a module created with inplace=True (nn.ReLU(inplace=True)): the
+    line to change is the module's definition, when it is found (the new primary location;
+    the call stays as context)."""
+    module = write.module_ref() if write.module_ref is not None else None
+    where = module_path(module, frames) if module is not None else None
+    notes.append(f"the write is done by {write.module_class}"
+                 f"{' (' + where + ')' if where else ''} created with inplace=True")
+    definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
+    if definition is None:
+        helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
+                                   "is defined), so it returns a new tensor"))
+        return None
+    if definition.location is None:
+        return None
+    helps.insert(0, definition)
+    related.insert(0, write_loc)
+    return Location(**{**definition.location.__dict__, "role": "defined",
+                       "note": f"{write.module_class}(inplace=True) defined here"})
 
 
 def silent_write_diagnosis(record: SavedRecord, node, slot: str | None,
@@ -496,7 +526,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     name = written_name(site.filename, site.lineno) if site is not None else None
     info = tensor_info(target, name, parameter) if target is not None else None
     related = []
-    creation = _leaf_creation_site(leaf)
+    creation = leaf_creation_site(leaf)
     if creation is not None:
         related.append(location_of(creation, role="created", note="leaf created here with requires_grad=True"))
     notes = [
@@ -579,31 +609,6 @@ def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[S
     return None
 
 
-# Where leaves that require grad were created: filled by the recorder for factory calls.
-_leaf_sites: dict[int, tuple] = {}
-
-
-def remember_leaf_creation(tensor, site: Site | None) -> None:
-    import weakref
-
-    if site is None:
-        return
-    key = id(tensor)
-    try:
-        _leaf_sites[key] = (weakref.ref(tensor, lambda _ref, key=key: _leaf_sites.pop(key, None)), site)
-    except TypeError:
-        pass
-
-
-def _leaf_creation_site(tensor) -> Site | None:
-    if tensor is None:
-        return None
-    entry = _leaf_sites.get(id(tensor))
-    if entry is not None and entry[0]() is tensor:
-        return entry[1]
-    return None
-
-
 def current_node():
     getter = compat.lookup("torch._C._current_autograd_node")
     if getter is None:
@@ -615,6 +620,6 @@ def current_node():
 
 
 __all__ = [
-    "stale_saved_diagnosis", "leaf_inplace_diagnosis", "remember_leaf_creation", "current_node",
+    "stale_saved_diagnosis", "leaf_inplace_diagnosis", "current_node",
     "BackwardCall", "operator_of", "sys",
 ]

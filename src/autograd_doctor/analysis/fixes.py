@@ -12,8 +12,8 @@ import textwrap
 
 import torch
 
-from autograd_doctor.report.model import Location, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.diagnosis.model import Location, Suggestion
+from autograd_doctor.diagnosis.source import (
     call_name, replace_node_text, segment, statement_location,
 )
 
@@ -345,7 +345,7 @@ def _call_without_keyword(filename: str, call: ast.Call, keyword_name: str) -> s
 
 def inplace_module_definition_fix(filename: str, module_class: str, near_line: int) -> Suggestion | None:
     """`nn.ReLU(inplace=True)` -> `nn.ReLU(inplace=False)` at the module's definition line."""
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     tree = parse_file(filename)
     if tree is None:
@@ -404,7 +404,7 @@ def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
 def _following_writes(filename: str, statement: ast.stmt) -> list[ast.stmt]:
     """The statements right after `statement`, in the same block, that write in place into the
     same tensor (`w[:, i] -= a` then `w[:, i] += b`): the next one would fail the same way."""
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     root = _written_root_text(filename, statement)
     tree = parse_file(filename)
@@ -464,7 +464,7 @@ def write_fixes(filename: str, statement: ast.stmt | None, line: int, column: in
 
 def loop_targets(filename: str, statement: ast.stmt) -> set[str]:
     """Names bound by the `for` loops (and comprehensions) around a statement."""
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     tree = parse_file(filename)
     names: set[str] = set()

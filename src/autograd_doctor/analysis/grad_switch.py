@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.recording.switches import GradSwitch
-from autograd_doctor.report.model import Diagnosis, Suggestion
-from autograd_doctor.report.source import location_of, parse_file, segment, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_at, statement_location
 
 
 def switch_diagnosis(switch: GradSwitch, backward_site: Site | None, loss=None) -> Diagnosis:

@@ -23,14 +23,13 @@ or an explicit cutting construct (`detach()`, `.data`, `torch.no_grad()`, ...).
 from __future__ import annotations
 
 import ast
-import weakref
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.analysis.naming import modules_in, parameter_path, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
@@ -41,8 +40,9 @@ from autograd_doctor.analysis.source_scope import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
-from autograd_doctor.report.model import Diagnosis, Suggestion
-from autograd_doctor.report.source import (
+from autograd_doctor.recording.module_forwards import STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import (
     call_name, location_of, parse_file, replace_node_text, segment, statement_location,
 )
 
@@ -454,45 +454,14 @@ def _inside_torch_func_transform() -> bool:
 # ---- after a successful backward: parameters left without a gradient -------------------------
 
 
-class _ModuleTracker:
-    """Which modules ran their forward since the last backward (a global forward pre-hook)."""
-
-    def __init__(self, recorder):
-        self.recorder_ref = weakref.ref(recorder)
-        self.ran: set[int] = set()
-        self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
-
-    def _hook(self, module, args):
-        recorder = self.recorder_ref()
-        if recorder is None or recorder.state.get("gradient_path_tracker") is not self or not _is_active(recorder):
-            self.stop()
-            return None
-        self.ran.add(id(module))
-        return None
-
-    def stop(self):
-        if self.handle is not None:
-            self.handle.remove()
-            self.handle = None
-
-
-def _is_active(recorder) -> bool:
-    try:
-        from autograd_doctor.recording import patches
-
-        return recorder in patches._active
-    except Exception:
-        return False
-
-
 def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
     """Before a backward(): track module forwards for the first few calls."""
     state = recorder.state
     count = state.get("gradient_path_count", 0)
     state["gradient_path_count"] = count + 1
-    if count < CHECKED_BACKWARDS and "gradient_path_tracker" not in state:
-        if _is_active(recorder):
-            state["gradient_path_tracker"] = _ModuleTracker(recorder)
+    if count < CHECKED_BACKWARDS and TRACKER_KEY not in state:
+        if is_active(recorder):
+            state[TRACKER_KEY] = ModuleForwardTracker(recorder)
 
 
 def _modules_in_frames(frames) -> list[tuple[str, torch.nn.Module]]:
@@ -508,11 +477,11 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     """
     state = recorder.state
     count = state.get("gradient_path_count", 0)
-    tracker = state.get("gradient_path_tracker")
+    tracker = state.get(TRACKER_KEY)
     if count > CHECKED_BACKWARDS:
         if tracker is not None:
             tracker.stop()
-            state["gradient_path_tracker"] = None
+            state[TRACKER_KEY] = None
         return []
     if func is AUTOGRAD_GRAD or kwargs.get("inputs") is not None:
         return []

@@ -15,12 +15,12 @@ import ast
 
 import torch
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import live_frame, root_expression
 from autograd_doctor.recording.frames import Site
-from autograd_doctor.report.model import Diagnosis, Suggestion
-from autograd_doctor.report.source import parse_file, replace_node_text, segment, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_at, statement_location
 
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4

@@ -14,7 +14,7 @@ from types import FrameType
 import torch
 
 from autograd_doctor.recording.frames import Site, frame_locals
-from autograd_doctor.report.source import call_name, parse_file
+from autograd_doctor.diagnosis.source import call_name, parse_file
 
 # The most autograd nodes any walk of a graph visits.
 MAX_NODES = 20_000

@@ -16,8 +16,8 @@ import ast
 
 from autograd_doctor.analysis.source_scope import MAX_NODES, Scope, live_frame, frame_values, loaded_names
 from autograd_doctor.recording.events import WriteEvent
-from autograd_doctor.report.model import Location, Suggestion
-from autograd_doctor.report.source import segment, source_line, statement_location
+from autograd_doctor.diagnosis.model import Location, Suggestion
+from autograd_doctor.diagnosis.source import segment, source_line, statement_location
 
 import torch
 

@@ -36,6 +36,24 @@ class StaleSave:
     found_version: int
 
 
+@dataclass(frozen=True)
+class ProbedSave:
+    """The light mode's account of a saved tensor that was modified: what the analysis gets
+    instead of the full mode's SavedRecord. The tensor (a detach()ed alias: same storage
+    and version counter), the version autograd saved it at, and the logged writes that
+    moved its version, the first being the culprit. Where it was saved is unknown: nothing
+    is recorded at save time in the light mode."""
+
+    alias: torch.Tensor
+    version: int
+    writes: tuple = ()
+    site: None = None
+
+    @classmethod
+    def of(cls, stale: StaleSave, writes) -> ProbedSave:
+        return cls(stale.tensor.detach(), stale.saved_version, tuple(writes))
+
+
 def is_stale_error(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and STALE_MESSAGE in str(error)
 

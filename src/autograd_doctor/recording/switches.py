@@ -4,6 +4,11 @@
   them on again; the loss that later has no grad_fn may be computed many calls away from it.
 - `t.detach_()` turns `t` itself into a tensor without history; if autograd saved `t`,
   backward fails later with "Trying to use a saved tensor that has been detached in-place".
+- `torch.inference_mode` and `torch.no_grad` blocks (and decorators): a tensor made under
+  inference mode fails much later, where it is used ("Inference tensors cannot be saved for
+  backward"), often far from the block that made it. The line to change is that block, so
+  where such blocks are entered is remembered (`mode_entries`): their `__enter__` is wrapped.
+  Only file names and line numbers are kept.
 
 Both are called rarely (a few times per step at most, and only calls made from the user's own
 code are kept), so wrapping them costs nothing measurable; `set_grad_enabled` is also called by
@@ -26,6 +31,8 @@ from autograd_doctor.recording.frames import Site, capture_user_stack, is_intern
 
 # Calls remembered; older ones are forgotten.
 LOG_SIZE = 64
+# Distinct inference_mode/no_grad entry sites kept (oldest forgotten first).
+MAX_MODE_SITES = 64
 
 
 @dataclass(eq=False)  # compared by identity: the log looks entries up often
@@ -38,6 +45,17 @@ class GradSwitch:
     seq: int
     callers: tuple[Site, ...] = ()  # the user's frames that led to the call, innermost first
     context_manager: bool = False  # set when the call turned out to be a `with` header
+
+
+@dataclass(frozen=True)
+class ModeEntry:
+    """Where the user's code entered `torch.inference_mode` or `torch.no_grad`."""
+
+    kind: str  # "inference_mode" or "no_grad"
+    filename: str
+    line: int
+    decorator: bool  # @torch.inference_mode() on a def (line is the decorator's), else a with block
+    function: str  # the decorated function's name, or the function holding the with block
 
 
 @dataclass
@@ -53,10 +71,12 @@ _lock = threading.Lock()
 _switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
 _detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
 _by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
+_mode_entries: "collections.OrderedDict[tuple, ModeEntry]" = collections.OrderedDict()
 _counter = itertools.count()
 _active = 0
 _originals: dict[str, object] = {}
 _SET_GRAD_ENABLED = torch.autograd.grad_mode.set_grad_enabled
+_MODES = {torch.autograd.grad_mode.inference_mode: "inference_mode", torch.autograd.grad_mode.no_grad: "no_grad"}
 
 
 def activate() -> None:
@@ -73,6 +93,9 @@ def activate() -> None:
         _SET_GRAD_ENABLED.__init__ = _recording_init(_originals["init"])
         _SET_GRAD_ENABLED.__enter__ = _recording_enter(_originals["enter"])
         torch.Tensor.detach_ = _recording_detach(_originals["detach_"])
+        for mode_class, kind in _MODES.items():
+            _originals[mode_class] = mode_class.__enter__
+            mode_class.__enter__ = _recording_mode_enter(_originals[mode_class], kind)
 
 
 def deactivate() -> None:
@@ -86,6 +109,8 @@ def deactivate() -> None:
         _SET_GRAD_ENABLED.__init__ = _originals.pop("init")
         _SET_GRAD_ENABLED.__enter__ = _originals.pop("enter")
         torch.Tensor.detach_ = _originals.pop("detach_")
+        for mode_class in _MODES:
+            mode_class.__enter__ = _originals.pop(mode_class)
 
 
 def grad_switches() -> list[GradSwitch]:
@@ -120,6 +145,17 @@ def in_place_detaches() -> list[InPlaceDetach]:
     with _lock:
         entries = list(reversed(_detaches))
     return [entry for entry in entries if entry.tensor is None or entry.tensor() is not None]
+
+
+def mode_entries(kind: str) -> list[ModeEntry]:
+    """The sites where `kind` ("inference_mode" or "no_grad") was entered, the most recent first."""
+    with _lock:
+        return [entry for entry in reversed(_mode_entries.values()) if entry.kind == kind]
+
+
+def forget_mode_entries() -> None:
+    with _lock:
+        _mode_entries.clear()
 
 
 def _caller_site(depth: int) -> Site | None:
@@ -200,3 +236,40 @@ def _recording_detach(original):
     detach_.__name__ = "detach_"
     detach_.__qualname__ = "Tensor.detach_"
     return detach_
+
+
+def _recording_mode_enter(original, kind: str):
+    def __enter__(self):
+        result = original(self)
+        if getattr(self, "mode", True):
+            try:
+                _remember_mode_entry(kind)
+            except Exception:
+                pass  # bookkeeping must never break the user's block
+        return result
+
+    __enter__.__wrapped__ = original
+    return __enter__
+
+
+def _remember_mode_entry(kind: str) -> None:
+    """Record the site only when the block or decorator is the user's own: torch's internal
+    uses (nn.init under no_grad) would otherwise be charged to the user's calling line."""
+    frame = sys._getframe(2)
+    code = frame.f_code
+    if code.co_name == "decorate_context" and "func" in code.co_freevars:
+        func_code = getattr(frame.f_locals.get("func"), "__code__", None)
+        if func_code is not None and not is_internal_file(func_code.co_filename):
+            _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
+                                        func_code.co_name))
+    elif not is_internal_file(code.co_filename):
+        _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name))
+
+
+def _store_mode_entry(entry: ModeEntry) -> None:
+    key = (entry.kind, entry.filename, entry.line)
+    with _lock:
+        _mode_entries.pop(key, None)
+        _mode_entries[key] = entry
+        while len(_mode_entries) > MAX_MODE_SITES:
+            _mode_entries.popitem(last=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from autograd_doctor.report.source import shown_path
+from autograd_doctor.diagnosis.source import shown_path
 
 
 def cell_name(filename: str) -> str | None:

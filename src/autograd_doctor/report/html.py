@@ -13,8 +13,8 @@ import os
 import tempfile
 
 from autograd_doctor.report.cell_names import shown_file, shown_line
-from autograd_doctor.report.model import Diagnosis, Location, Report, help_message
-from autograd_doctor.report.source import source_line
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Report, help_message
+from autograd_doctor.diagnosis.source import source_line
 
 CONTEXT_LINES = 1
 

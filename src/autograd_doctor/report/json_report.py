@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 
-from autograd_doctor.report.model import Report
+from autograd_doctor.diagnosis.model import Report
 
 
 def write_json_report(report: Report, path: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from autograd_doctor.report.model import Diagnosis, Report
+from autograd_doctor.diagnosis.model import Diagnosis, Report
 
 
 def _say(message: str) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autograd_doctor.report.cell_names import shown_file, shown_line
-from autograd_doctor.report.model import Diagnosis, Location, help_message
-from autograd_doctor.report.source import source_line
+from autograd_doctor.diagnosis.model import Diagnosis, Location, help_message
+from autograd_doctor.diagnosis.source import source_line
 
 
 def _underline(location: Location, text: str, gutter: int, marker: str) -> str:

@@ -4,7 +4,7 @@ does not explain itself (docs/errors.md lists them).
 `diagnose_exception(error)` matches PyTorch's message against each family's patterns and
 asks that family's module to build the diagnosis from the exception's traceback (its frames
 are still alive), the user's source, and the little the doctor remembers at run time (where
-`inference_mode` / `no_grad` blocks were entered, see `grad_modes`).
+`inference_mode` / `no_grad` blocks were entered, see `recording/switches.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from autograd_doctor.analysis.errors import (
     requires_grad, tensor_methods, transforms, views,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 
 FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
             inplace_activation, tensor_methods, transforms)

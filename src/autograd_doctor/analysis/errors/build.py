@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
-from autograd_doctor.report.model import Diagnosis, Location, Suggestion
-from autograd_doctor.report.source import segment, statement_at, statement_location
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import segment, statement_at, statement_location
 
 
 def diagnosis(code: str, primary: Location | None, related=(), notes=(), help=(), tensor=None) -> Diagnosis:
@@ -26,7 +26,7 @@ def statement_change(location: Location | None, message: str, new_statement: str
 
 def line_change(filename: str, line: int, old: str, new: str, message: str) -> Suggestion | None:
     """Replace `old` by `new` on one physical line (a `with` header, a decorator)."""
-    from autograd_doctor.report.source import source_line
+    from autograd_doctor.diagnosis.source import source_line
 
     text = source_line(filename, line)
     if old not in text:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_at, statement_location
 
 
 def _checkpointed_function(context: ErrorContext):

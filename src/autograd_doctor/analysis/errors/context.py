@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
-from autograd_doctor.report.model import Location
-from autograd_doctor.report.source import parse_file, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Location
+from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location
 
 
 @dataclass

@@ -8,13 +8,13 @@ import ast
 import linecache
 import re
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named, value_of
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file, replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
 
 def _function_class(context: ErrorContext, class_name: str):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 import re
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext, line_location
 from autograd_doctor.recording.frames import is_internal_file
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_at, statement_location
 
 DDP_NAMES = ("DistributedDataParallel", "DDP")
 

@@ -8,11 +8,11 @@ import ast
 import re
 import types
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
              "ones_like", "rand_like", "linspace"}
@@ -188,7 +188,7 @@ def empty_inputs(context: ErrorContext, already):
 
 def decorator_cut(context: ErrorContext, already):
     """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
-    from autograd_doctor.analysis.errors import grad_modes
+    from autograd_doctor.recording import switches
     from autograd_doctor.analysis.errors.context import line_location
 
     found = context.innermost_user()
@@ -197,7 +197,7 @@ def decorator_cut(context: ErrorContext, already):
     frame, line = found
     filename = frame.f_code.co_filename
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
-                 for entry in reversed(grad_modes.entries(kind)) if entry.decorator}
+                 for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     if not decorated:
         return None
     called = _functions_called_upstream(filename, line)
@@ -219,7 +219,7 @@ def decorator_cut(context: ErrorContext, already):
 
 def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list[str]:
     """Names of functions called by the statement at `line` and by the assignments feeding it."""
-    from autograd_doctor.report.source import statement_at
+    from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, line)
     called, pending, seen = [], [statement] if statement is not None else [], set()

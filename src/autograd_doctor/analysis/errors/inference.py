@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
-from autograd_doctor.analysis.errors import grad_modes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, context_call_name, last_assignment, line_location, with_block_around,
 )
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.recording import switches
+from autograd_doctor.diagnosis.source import parse_file
 
 
 def _inference_locals(frame) -> list[str]:
@@ -41,7 +41,7 @@ def _block_for(filename: str, name: str | None, line: int):
             block = with_block_around(filename, assignment.lineno, ("inference_mode",))
             if block is not None:
                 return filename, block.lineno, False
-    recorded = grad_modes.entries("inference_mode")
+    recorded = switches.mode_entries("inference_mode")
     if recorded:
         entry = recorded[0]
         return entry.filename, entry.line, entry.decorator

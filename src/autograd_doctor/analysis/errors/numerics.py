@@ -6,12 +6,12 @@ from __future__ import annotations
 import ast
 import re
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named
 from autograd_doctor.recording.frames import is_internal_file
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text
 
 EPS = "1e-12"
 # Ops whose derivative is infinite (or undefined) at 0: an infinite gradient times a zero

@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 import types
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, uses_between
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
 
 def _optimizer_call(context: ErrorContext):

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, carrying_assignment, last_assignment, local_name_of, value_of,
 )
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
 FLOAT_DTYPE = "torch.float32"
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import ast
 import math
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, value_of
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import statement_location
 
 
 def _method_call(context: ErrorContext, methods: tuple[str, ...]):
@@ -125,7 +125,7 @@ def apply_with_grad(context: ErrorContext, already):
 def saved_tensor_detached(context: ErrorContext, already):
     """backward() needs a tensor that a detach_() call turned into one without history."""
     from autograd_doctor.analysis.errors.context import enclosing_function
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     for frame, line in context.user_frames():
         filename = frame.f_code.co_filename
@@ -143,7 +143,7 @@ def saved_tensor_detached(context: ErrorContext, already):
 def _recorded_detach(context: ErrorContext):
     """The detach_() call the doctor saw at run time (in a function that has returned since)."""
     from autograd_doctor.recording import switches
-    from autograd_doctor.report.source import statement_at
+    from autograd_doctor.diagnosis.source import statement_at
 
     for entry in switches.in_place_detaches():
         site = entry.stack[0]
@@ -164,7 +164,7 @@ def _detached_in(frame, receiver: ast.expr) -> bool:
 
 
 def _detached_diagnosis(context: ErrorContext, filename: str, call: ast.Call):
-    from autograd_doctor.report.source import statement_at
+    from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, call.lineno)
     name = text_of(filename, call.func.value)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import os
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, last_assignment
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import parse_file, replace_node_text
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text
 
 _FUNCTORCH_DIR = os.sep + os.path.join("torch", "_functorch") + os.sep
 # The user-facing transforms, by the function torch runs for each (the traceback names them).

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import written_name
-from autograd_doctor.analysis.errors import grad_modes
 from autograd_doctor.recording import switches
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
@@ -15,8 +14,8 @@ from autograd_doctor.analysis.errors.build import (
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, line_location, local_name_of, with_block_around,
 )
-from autograd_doctor.report.model import Suggestion
-from autograd_doctor.report.source import statement_at, statement_location
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import statement_at, statement_location
 
 
 # The context managers that turn gradients off, by the name PyTorch's message uses.
@@ -28,7 +27,7 @@ def _mode_block(filename: str, line: int, kind: str, note: str):
     block = with_block_around(filename, line, MODE_CONTEXTS[kind])
     if block is not None:
         return line_location(filename, block.lineno, role=kind, note=note)
-    recorded = [(entry.filename, entry.line) for entry in grad_modes.entries(kind)]
+    recorded = [(entry.filename, entry.line) for entry in switches.mode_entries(kind)]
     if kind == "no_grad":
         switch = switches.last_switch_off()
         if switch is not None:
@@ -211,7 +210,7 @@ def _forward_return(frame, function_name: str | None):
     code = getattr(forward, "__code__", None)
     if code is None:
         return None
-    from autograd_doctor.report.source import parse_file
+    from autograd_doctor.diagnosis.source import parse_file
 
     tree = parse_file(code.co_filename)
     if tree is None:

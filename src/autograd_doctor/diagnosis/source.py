@@ -7,8 +7,8 @@ import linecache
 import os
 from functools import lru_cache
 
+from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.recording.frames import Site
-from autograd_doctor.report.model import Location
 
 
 def source_line(filename: str, line: int) -> str:

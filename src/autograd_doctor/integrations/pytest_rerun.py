@@ -21,7 +21,7 @@ import random
 import sys
 import warnings
 
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 
 
 def run_again_in_full_mode(item, options: dict, diagnose) -> tuple[list[Diagnosis] | None, str]:

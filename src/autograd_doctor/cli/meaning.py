@@ -154,7 +154,7 @@ def final_state(namespace: dict) -> dict:
 
 def run_oracle(capture_path: str, script: str, args: list[str]) -> None:
     """In a child: run the original program under the oracle, recording values."""
-    from autograd_doctor.as_main import run_script
+    from autograd_doctor.cli.as_main import run_script
 
     capture = Capture(capture_path).start()
     error = None

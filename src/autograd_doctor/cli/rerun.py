@@ -11,7 +11,7 @@ default the smaller of 60 s and twice the first run's time, at least 10 s (`--re
 SECONDS` or AUTOGRAD_DOCTOR_RERUN_LIMIT change it; 0 turns the second run off). A first
 run that already took longer than the limit is not run again; when the second run is
 skipped or cut, the report says how to get the save line. A test's re-run
-happens in pytest's own process (autograd_doctor.pytest_rerun: fresh fixtures, no new
+happens in pytest's own process (autograd_doctor.integrations.pytest_rerun: fresh fixtures, no new
 interpreter to start). Either report replaces the light one only when it is about the
 same failure (same code, same write line): `adopt_full_report`.
 """
@@ -25,10 +25,10 @@ import sys
 import tempfile
 import time
 
-from autograd_doctor import codes
-from autograd_doctor.doctor import MODE_VARIABLE, attach, diagnoses_of
-from autograd_doctor.report.model import Diagnosis
-from autograd_doctor.report.text import render_diagnosis
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.doctor import diagnoses_of, reattach
+from autograd_doctor.diagnosis.model import Diagnosis
+from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 
 # Set in the child: where to write its diagnoses for the parent.
 REPORT_VARIABLE = "AUTOGRAD_DOCTOR_RERUN_REPORT"
@@ -111,11 +111,11 @@ def save_for_parent(diagnoses: list[Diagnosis]) -> None:
 
 def wants_rerun(doctor, error: BaseException | None) -> Diagnosis | None:
     """The light-mode diagnosis of a stale saved tensor that a full run would complete."""
-    if error is None or doctor.mode != "light" or is_child():
+    if error is None or doctor.mode is not Mode.LIGHT or is_child():
         return None
     for diagnosis in diagnoses_of(error):
         if (diagnosis.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED)
-                and diagnosis.extra.get("mode") == "light"):
+                and diagnosis.mode is Mode.LIGHT):
             return diagnosis
     return None
 
@@ -133,7 +133,7 @@ def rerun_full(command: list[str], limit: float, what: str = "the program", swit
           f"(at most {_duration(limit)}; {switch} turns this off)", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="autograd-doctor-") as folder:
         report_path = os.path.join(folder, "report.pickle")
-        environment = {**os.environ, MODE_VARIABLE: "full", REPORT_VARIABLE: report_path}
+        environment = {**os.environ, MODE_VARIABLE: Mode.FULL.value, REPORT_VARIABLE: report_path}
         try:
             subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=environment, timeout=limit, cwd=cwd)
@@ -182,7 +182,7 @@ def complete_with_full_mode(doctor, error: BaseException, light: Diagnosis, comm
                   f"{what} took {_duration(first_run_s)}, more than the {_duration(limit)} a second run may take "
                   f"({limit_option} or {LIMIT_VARIABLE} changes that)")
         light.notes.append(f"autograd-doctor did not run {what} again: {reason}; {how}")
-        _replace_note(error, light, light)
+        reattach(error, light, light)
         return
     started = time.monotonic()
     diagnoses, why_not = rerun_full(command, limit, what, switch, cwd)
@@ -199,32 +199,12 @@ def adopt_full_report(doctor, error: BaseException, light: Diagnosis, diagnoses:
         why_not = why_not or "the second run did not fail the same way"
         light.notes.append(f"autograd-doctor ran {what} again under the full mode to find the save line, "
                            f"but {why_not}" + (f"; {how}" if how else ""))
-        _replace_note(error, light, light)
+        reattach(error, light, light)
         return
     full.notes.append(f"autograd-doctor ran {what} a second time under the full mode to find where the tensor "
                       f"was saved (`{switch}` turns this off); it took {took_s:.1f} s")
-    full.extra["mode"] = "full (second run)"
+    full.second_run = True
     full.graph_data = light.graph_data
-    _replace_note(error, light, full)
-    existing = getattr(error, "__autograd_doctor__", None)
-    if existing is not None:
-        existing[existing.index(light)] = full
-    else:
-        attach(error, full)
+    reattach(error, light, full)
     if light in doctor.diagnoses:
         doctor.diagnoses[doctor.diagnoses.index(light)] = full
-
-
-def _replace_note(error: BaseException, old: Diagnosis, new: Diagnosis) -> None:
-    """The note that `attach` added for `old` now shows `new`."""
-    notes = getattr(error, "__notes__", None)
-    if not notes:
-        return
-    old_text = "autograd-doctor:\n" + render_diagnosis(old)
-    new_text = "autograd-doctor:\n" + render_diagnosis(new)
-    for index, note in enumerate(notes):
-        if note.startswith("autograd-doctor:\n") and note != new_text:
-            # The light diagnosis was rendered before its notes changed: match by its title line.
-            if note.splitlines()[1:2] == old_text.splitlines()[1:2]:
-                notes[index] = new_text
-                return

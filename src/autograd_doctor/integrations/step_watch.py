@@ -17,9 +17,9 @@ import contextlib
 import logging
 import warnings
 
-from autograd_doctor.compiled import explain_from_traceback, is_compile_failure
+from autograd_doctor.integrations.compiled import explain_from_traceback, is_compile_failure
 from autograd_doctor.doctor import AutogradDoctorWarning, diagnoses_of, internal_error, watch
-from autograd_doctor.report.model import Diagnosis
+from autograd_doctor.diagnosis.model import Diagnosis
 from autograd_doctor.report.text import render_diagnosis
 
 

@@ -31,13 +31,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command == "run":
-        runner = _runtime_module("autograd_doctor.runner")
+        runner = _runtime_module("autograd_doctor.cli.runner")
         return runner.run_command(rest) if runner is not None else 2
     if command == "lint":
         from autograd_doctor.lint.cli import lint_main
         return lint_main(rest)
     if command == "explain":
-        explain = _runtime_module("autograd_doctor.explain")
+        explain = _runtime_module("autograd_doctor.cli.explain")
         return explain.explain_main(rest) if explain is not None else 2
     if command in ("--version", "-V"):
         from autograd_doctor import __version__
@@ -55,7 +55,7 @@ def _runtime_module(name: str):
     import importlib.util
 
     from autograd_doctor import TORCH_MISSING, torch_missing
-    if name == "autograd_doctor.runner" and importlib.util.find_spec("torch") is None:
+    if name == "autograd_doctor.cli.runner" and importlib.util.find_spec("torch") is None:
         fail_usage(TORCH_MISSING)
         return None
     try:
@@ -66,6 +66,3 @@ def _runtime_module(name: str):
         fail_usage(TORCH_MISSING)
         return None
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from autograd_doctor import codes
+from autograd_doctor.diagnosis import codes
 
 
 def explain_text(code: str) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from autograd_doctor.recording.modes import Mode
+
 # Renderers register here ("text" for str(diagnosis), "picture" for diagnosis.graph()), when
 # the `report` package is imported, so the model itself imports none of them.
 _renderers: dict[str, Callable[..., Any]] = {}
@@ -119,6 +121,11 @@ class Suggestion:
         return data
 
 
+# Extra facts that front ends add once the run is over (the process's rank, the verdict of
+# --verify-fix): in the JSON report they follow the mode, which is known when the diagnosis is made.
+EXTRA_ADDED_AFTER_THE_RUN = ("rank", "verify")
+
+
 @dataclass
 class Diagnosis:
     code: str
@@ -131,7 +138,12 @@ class Diagnosis:
     help: list[Suggestion] = field(default_factory=list)
     # Extra facts for pictures and tools (node, slot, rank, ...).
     extra: dict[str, Any] = field(default_factory=dict)
-    # A plain-data snapshot of the autograd graph around the failure (report.graph), if any.
+    # The mode of the run that found it, where the mode decides what a report can say (a stale
+    # saved tensor: only the full mode knows the save line); second_run: found by the full
+    # mode's re-run of the program or test (cli/rerun.py).
+    mode: Mode | None = None
+    second_run: bool = False
+    # A plain-data snapshot of the autograd graph around the failure (diagnosis.graph_data.GraphSnapshot, taken by analysis.graph_snapshot), if any.
     graph_data: Any = field(default=None, repr=False, compare=False)
 
     def graph(self, max_nodes: int = 40):
@@ -155,9 +167,16 @@ class Diagnosis:
             "notes": list(self.notes),
         }
         for key, value in self.extra.items():
+            if key in EXTRA_ADDED_AFTER_THE_RUN:
+                self._add_mode(data)
             if key not in data and isinstance(value, (str, int, float, bool, type(None), list, dict)):
                 data[key] = value
+        self._add_mode(data)
         return data
+
+    def _add_mode(self, data: dict[str, Any]) -> None:
+        if self.mode is not None and "mode" not in data:
+            data["mode"] = self.mode.value + (" (second run)" if self.second_run else "")
 
     def __str__(self) -> str:
         render = _renderers.get("text")

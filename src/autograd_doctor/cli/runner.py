@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from autograd_doctor.as_main import fresh_main_module, run_script
+from autograd_doctor.cli.as_main import fresh_main_module, run_script
 from autograd_doctor.recording.own_frames import hide_our_frames
 
 RUN_USAGE = """\
@@ -59,9 +59,9 @@ class RunOptions:
     strict: bool = False
     silent: str = "warn"
     verify_saved: bool = False
-    full: bool = False  # record every save from the start (see autograd_doctor.rerun)
+    full: bool = False  # record every save from the start (see autograd_doctor.cli.rerun)
     rerun: bool = True
-    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.rerun)
+    rerun_limit_s: float | None = None  # None: the default (see autograd_doctor.cli.rerun)
     capture: str = "patch"  # "mode": a TorchFunctionMode also sees out= writes (see watch())
     verify_fix: bool = False  # re-run a copy with the helps applied and judge it (see verify_fix.py)
     diff: bool = False  # ... and show the verified change as a unified diff
@@ -109,7 +109,7 @@ def parse_run_args(argv: list[str]) -> RunOptions:
         elif arg == "--no-rerun":
             options.rerun = False
         elif arg == "--rerun-limit" or arg.startswith("--rerun-limit="):
-            from autograd_doctor.rerun import parse_limit
+            from autograd_doctor.cli.rerun import parse_limit
 
             text = value_of(arg) if arg == "--rerun-limit" else arg.split("=", 1)[1]
             try:
@@ -255,7 +255,7 @@ def _run_module(name: str, args: list[str]) -> None:
 
 def _complete_with_full_mode(options: RunOptions, doctor, error, rank, elapsed_s: float) -> None:
     """The light mode's report lacks the save line: run once more under the full mode."""
-    from autograd_doctor import rerun
+    from autograd_doctor.cli import rerun
 
     if rerun.is_child():
         rerun.save_for_parent(doctor.report(error).diagnoses)
@@ -304,7 +304,6 @@ def _exit_like_python_after_keyboard_interrupt() -> None:
 
 
 def run_command(argv: list[str]) -> int:
-    global _interrupted
     try:
         options = parse_run_args(argv)
         _check_fix_options(options)
@@ -314,37 +313,51 @@ def run_command(argv: list[str]) -> int:
             return 0
         print(f"autograd-doctor run: error: {problem}", file=sys.stderr)
         return 2
-    if options.script is not None:
-        if not os.path.exists(options.script):
-            print(f"autograd-doctor run: error: can't open file {options.script!r}: no such file", file=sys.stderr)
-            return 2
-        if os.path.isdir(options.script):
-            print(f"autograd-doctor run: error: {options.script!r} is a directory, not a script", file=sys.stderr)
-            return 2
-    else:
-        import importlib.util
+    problem = _missing_target(options)
+    if problem is not None:
+        print(f"autograd-doctor run: error: {problem}", file=sys.stderr)
+        return 2
 
-        sys.path.insert(0, os.getcwd())
-        try:
-            found = importlib.util.find_spec(options.module)
-        except (ImportError, ValueError):
-            found = None
-        finally:
-            sys.path.pop(0)
-        if found is None:
-            print(f"autograd-doctor run: error: no module named {options.module!r}", file=sys.stderr)
-            return 2
-
-    from autograd_doctor.doctor import Doctor, explain_error
+    from autograd_doctor.doctor import Doctor
 
     rank = rank_of_process()
     doctor = Doctor(strict=options.strict, silent=options.silent, verify_saved=options.verify_saved,
                     mode="full" if options.full else None, capture=options.capture)
     if rank is not None:
         doctor.rank = int(rank)
+    started = time.monotonic()
+    exit_code, error = _run_program(options, doctor)
+    _report(options, doctor, error, rank, started)
+    return exit_code
+
+
+def _missing_target(options: RunOptions) -> str | None:
+    """Why the script or module cannot be run, as python would say it; None when it can."""
+    if options.script is not None:
+        if not os.path.exists(options.script):
+            return f"can't open file {options.script!r}: no such file"
+        if os.path.isdir(options.script):
+            return f"{options.script!r} is a directory, not a script"
+        return None
+    import importlib.util
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(options.module)
+    except (ImportError, ValueError):
+        found = None
+    finally:
+        sys.path.pop(0)
+    return f"no module named {options.module!r}" if found is None else None
+
+
+def _run_program(options: RunOptions, doctor) -> tuple[int, BaseException | None]:
+    """Run the program under `doctor`: (its exit code, the exception that ended it or None)."""
+    global _interrupted
+    from autograd_doctor.doctor import explain_error
+
     exit_code = 0
     error: BaseException | None = None
-    started = time.monotonic()
     # Registered before the program's own handlers, so it runs after them (atexit is LIFO).
     atexit.unregister(_exit_like_python_after_keyboard_interrupt)
     atexit.register(_exit_like_python_after_keyboard_interrupt)
@@ -368,16 +381,22 @@ def run_command(argv: list[str]) -> int:
         if capture is not None:
             capture.finish(sys.modules["__main__"].__dict__, error)
         doctor.stop()
+    return exit_code, error
+
+
+def _report(options: RunOptions, doctor, error: BaseException | None, rank: str | None, started: float) -> None:
+    """After the program: complete the report (torch.compile, the full mode's second run, the
+    checked helps), print the traceback as python would, write the outputs asked for."""
     if error is not None:
         # A plain torch.compile that failed on an autograd error (at compile time, with none
         # of your lines): its function runs again eagerly, after the program's doctor stopped.
-        from autograd_doctor.compiled import explain_from_traceback
+        from autograd_doctor.integrations.compiled import explain_from_traceback
 
         explain_from_traceback(error)
     _complete_with_full_mode(options, doctor, error, rank, time.monotonic() - started)
     checked = None
     if options.verify_fix or options.diff or options.fix:
-        from autograd_doctor.verify_fix import check_and_offer
+        from autograd_doctor.cli.verify_fix import check_and_offer
 
         checked = check_and_offer(options, doctor, error, time.monotonic() - started)
     if error is not None:
@@ -393,16 +412,15 @@ def run_command(argv: list[str]) -> int:
         prefix = f"[rank {rank}] " if rank is not None else ""
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
     if checked is not None:
-        from autograd_doctor.verify_fix import show_and_write
+        from autograd_doctor.cli.verify_fix import show_and_write
 
         show_and_write(options, checked)
-    return exit_code
 
 
 def _start_capture():
-    """In a verify child only (autograd_doctor.meaning): record the values the judge compares."""
+    """In a verify child only (autograd_doctor.cli.meaning): record the values the judge compares."""
     if not os.environ.get("AUTOGRAD_DOCTOR_CAPTURE"):
         return None
-    from autograd_doctor.meaning import start_capture_if_asked
+    from autograd_doctor.cli.meaning import start_capture_if_asked
 
     return start_capture_if_asked()

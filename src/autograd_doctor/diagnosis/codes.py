@@ -1,0 +1,1331 @@
+"""The registry of the run-time doctor's diagnosis codes: the error index.
+
+Each code is declared once, here, with its constant (what the analysis puts in a
+Diagnosis), its title (the report's first line), its long explanation (what
+`autograd-doctor explain CODE` prints and docs/codes.md carries, written by
+scripts/gen_codes_doc.py) and its example program: the explanation's "Minimal example",
+completed by the lines a reader would supply (`example_setup`, kept out of the docs as
+rustc's hidden lines are). tests/docs/test_codes_examples.py runs each example under the
+doctor and checks that it gets its code, as rustc tests the example of each error code.
+
+Errors (`AD1xx`) explain an exception PyTorch raised; warnings (`AD2xx`) are problems
+PyTorch raises nothing for; `AD3xx` explain gradient-path and copy mistakes.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+# The imports every example program starts with.
+EXAMPLE_PRELUDE = "import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+@dataclass(frozen=True)
+class CodeEntry:
+    """One code of the index. `heading` is the explanation's heading where it is shorter
+    than the title. The example: `example_setup` runs before it; `example_around` is the
+    program around an example that is a fragment (a method of a custom autograd.Function),
+    with `{fragment}` where it goes; `example_watch` the watch() options it needs to be
+    seen; `example_not_runnable` why it cannot run alone (then it is not run)."""
+
+    code: str
+    title: str
+    body: str
+    heading: str = ""
+    example_setup: str = ""
+    example_around: str = ""
+    example_watch: dict = field(default_factory=dict)
+    example_not_runnable: str = ""
+
+    @property
+    def explanation(self) -> str:
+        return f"## {self.code}: {self.heading or self.title}\n\n{self.body}"
+
+    def minimal_example(self) -> str:
+        """The explanation's "Minimal example" block, dedented."""
+        found = re.search(r"\*\*Minimal example\.\*\*\n\n((?:    .*\n|\n)+)", self.body)
+        if found is None:
+            raise ValueError(f"{self.code}: no minimal example")
+        return textwrap.dedent(found.group(1)).strip("\n") + "\n"
+
+    def example_program(self) -> str:
+        """The minimal example as a program that runs on its own."""
+        example = self.minimal_example()
+        if self.example_around:
+            fragment = textwrap.indent(example.rstrip("\n"), "    ")
+            return EXAMPLE_PRELUDE + self.example_around.format(fragment=fragment)
+        return EXAMPLE_PRELUDE + self.example_setup + example
+
+
+REGISTRY: dict[str, CodeEntry] = {}
+
+
+def _code(code: str, title: str, body: str, heading: str = "", **example) -> str:
+    """Register a code; returns it, for its constant."""
+    assert code not in REGISTRY, f"{code} is declared twice"
+    REGISTRY[code] = CodeEntry(code, title, body, heading, **example)
+    return code
+
+
+# ---- AD1xx: an exception PyTorch raised ------------------------------------------------
+
+SAVED_TENSOR_MODIFIED = _code(
+    "AD101",
+    "a tensor that autograd saved was modified in place before backward()",
+    """\
+**What it means.** During the forward pass, many operations keep ("save") a tensor
+that their backward formula needs: `tanh`, `sigmoid`, `exp`, `relu`, `softmax` keep
+their *output*; `mul`, `div`, `matmul`, `linear`, `pow`, `sin` keep their *inputs*.
+Autograd stamps each saved tensor with its version counter. An in-place write
+(`t[i] = v`, `t += u`, `t.mul_(s)`, `relu(inplace=True)`, `out=t`, a write through
+a view of `t`) bumps the counter; when backward later needs the tensor, the versions
+differ and PyTorch raises "one of the variables needed for gradient computation has
+been modified by an inplace operation". PyTorch does not say which line wrote.
+autograd-doctor does: the primary location is the write, with the save site and the
+backward() call as labels.
+
+**Minimal example.**
+
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)     # sigmoid saves its output y
+    y[0] = 0.0               # AD101: modifies y in place (version 0 -> 1)
+    y.sum().backward()       # RuntimeError
+
+Note that `y = x * x; y[0] = 0.0` does NOT fail: mul saves its inputs, not its output.
+
+**The fix.** Write out of place so the saved value stays intact:
+`y = y.index_fill(0, torch.tensor([0]), 0.0)`, `y = torch.where(mask, v, y)`,
+`y = y.slice_scatter(v, dim=1, start=1, end=3)`, `out = out + residual`,
+`h = h.mul(s)`, `nn.ReLU(inplace=False)`. If you need the write, clone first:
+`y = y.clone(); y[0] = 0.0`.
+""")
+
+LEAF_INPLACE = _code(
+    "AD102",
+    "a leaf tensor that requires grad was modified in place",
+    """\
+**What it means.** A leaf is a tensor you created (`torch.randn(..., requires_grad=True)`,
+an `nn.Parameter`). Its `.grad` is the gradient with respect to its value, so PyTorch
+refuses in-place writes to it (or to a view of it) while recording:
+"a leaf Variable that requires grad is being used in an in-place operation".
+
+**Minimal example.**
+
+    w = torch.zeros(3, requires_grad=True)
+    w[0] = 1.0           # AD102
+    w -= 0.1 * w.grad    # AD102 (a manual SGD step)
+
+**The fix.** Initialisation and manual parameter updates must not be recorded:
+
+    with torch.no_grad():
+        w[0] = 1.0
+
+If the result should be part of the graph, compute a new tensor instead
+(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`); it is then no longer a leaf.
+""")
+
+OPTIMIZER_MODIFIED_SAVED = _code(
+    "AD103",
+    "optimizer.step() modified a parameter that a graph still needed for backward()",
+    """\
+**What it means.** `optimizer.step()` updates parameters in place. Layers such as
+`nn.Linear` save their weight for backward. If a graph built before `step()` is
+back-propagated after it (GAN generator loss through the discriminator, actor-critic
+losses sharing a network, `backward(retain_graph=True)` then `step()` then another
+`backward()`), the saved weight has changed and backward fails.
+
+**Minimal example.**
+
+    out = D(G(z))
+    d_loss = out.mean(); d_loss.backward(retain_graph=True)
+    opt_D.step()                   # AD103: updates D's weights in place
+    g_loss = -out.mean(); g_loss.backward()   # needs D's old weights
+
+**The fix.** Call `step()` after the last backward() that uses the graph (compute all
+losses and call backward first), or run the forward pass again after `step()`
+(`out = D(G(z))` before the generator loss), or `detach()` where the other network
+should not receive gradients.
+""",
+    heading="optimizer.step() modified a parameter that a graph still needed",
+    example_setup=(
+        "G = nn.Linear(2, 4)\n"
+        "D = nn.Linear(4, 1)\n"
+        "z = torch.randn(3, 2)\n"
+        "opt_D = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+    ))
+
+MULTI_OUTPUT_VIEW_INPLACE = _code(
+    "AD104",
+    "an output of chunk/split/unbind was modified in place",
+    """\
+**What it means.** `chunk`, `split`, `unbind` (and other functions returning several
+views) return views of one tensor. While autograd records, PyTorch forbids in-place
+writes to them ("Output 0 of SplitBackward0 is a view and is being modified inplace.
+This view is the output of a function that returns multiple views"), because it
+cannot rewrite the graph of the sibling views.
+
+**Minimal example.**
+
+    h = x * 2
+    a, b = h.chunk(2)
+    a.mul_(2)          # AD104
+
+**The fix.** Compute out of place (`a = a.mul(2)`), or, if the write must reach `h`,
+build `h` from the pieces: `h = torch.cat([a * 2, b])`. Cloning the piece first
+(`a = a.clone()`) also works when `h` itself need not change.
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
+
+VIEW_MODE_INPLACE = _code(
+    "AD105",
+    "a view made under no_grad or inference_mode was modified in place with grad mode on",
+    """\
+**What it means.** A view (slice, `view`, indexing) was made while gradients were off (`torch.no_grad()`
+or `torch.inference_mode()`), then written in place with gradients on. PyTorch cannot tell
+whether the write should be recorded, and refuses: "A view was created in no_grad mode and is
+being modified inplace with grad mode enabled". The doctor points at the write, the view and
+the block that made it.
+
+**Minimal example.**
+
+    h = x * 2
+    with torch.no_grad():
+        first = h[:2]          # a view made with gradients off
+    first.mul_(x[:2])          # AD105
+
+**The fix.** Make the view and the write in the same mode: move `first = h[:2]` out of the block if the
+write should be recorded, or do the write inside the block if it should not.
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
+
+VIEW_MODE_BASE_MODIFIED = _code(
+    "AD106",
+    "a view made under no_grad was used after its base was modified in place",
+    """\
+**What it means.** A view made under `torch.no_grad()` (or inference mode) shares memory with its base.
+The base was then written in place with gradients on, and the view was used afterwards:
+"A view was created in no_grad mode and its base or another view of its base has been
+modified inplace with grad mode enabled". PyTorch raises where the view is used; the doctor
+points at the write to the base, with the view and the block as labels.
+
+**Minimal example.**
+
+    with torch.no_grad():
+        first = h[:2]
+    h.mul_(x)                      # AD106: writes first's base
+    loss = first.sum() + h.sum()   # RuntimeError here
+
+**The fix.** Make the view after the write, outside the no_grad block, so it carries the new values with
+their history.
+""",
+    example_setup=(
+        "x = torch.randn(4, requires_grad=True)\n"
+        "h = x * 2\n"
+    ))
+
+CUSTOM_FUNCTION_VIEW_INPLACE = _code(
+    "AD107",
+    "a view returned by a custom autograd.Function was modified in place",
+    """\
+**What it means.** A custom `torch.autograd.Function` returned a view of its input (or the input itself),
+and that output was written in place. Autograd would have to replace your backward to handle
+the write, so it refuses: "Output 0 of MyFn is a view and is being modified inplace. This
+view was created inside a custom Function".
+
+**Minimal example.**
+
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+        ...
+    y = Identity.apply(h)
+    y.mul_(2)                 # AD107
+
+**The fix.** Clone the output before writing: `y = Identity.apply(h).clone()`, or return a new tensor
+from forward (`x.clone()`).
+""",
+    example_setup="h = torch.randn(3, requires_grad=True) * 1\n")
+
+DETACH_VIEW_INPLACE = _code(
+    "AD108",
+    "detach_() was called on a view",
+    """\
+**What it means.** `t.detach_()` on a view: the view shares its base's graph, so detaching it in place
+would cut the base's graph too. PyTorch: "Can't detach views in-place. Use detach() instead".
+
+**Minimal example.**
+
+    row = h[0]
+    row.detach_()             # AD108
+
+**The fix.** Detach out of place: `row = row.detach()`.
+""",
+    example_setup="h = torch.randn(2, 3, requires_grad=True) * 2\n")
+
+INFERENCE_TENSOR_SAVED = _code(
+    "AD109",
+    "a tensor made under inference_mode was used in a computation autograd records",
+    """\
+**What it means.** A tensor created under `torch.inference_mode()` was used in a computation autograd
+records, which had to save it: "Inference tensors cannot be saved for backward". The block or
+decorator that made the tensor is often far away (an evaluation helper, a feature cache, a
+library); the doctor remembers where inference mode was entered and points there.
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        features = backbone(x)          # AD109 points here
+    loss = head(features).pow(2).mean() # RuntimeError here
+
+**The fix.** Use `torch.no_grad()` instead of `torch.inference_mode()` for tensors used in training
+later (same speed for most models), or make a normal copy where it is used:
+`features = features.clone()`.
+""",
+    example_setup=(
+        "backbone = nn.Linear(3, 3)\n"
+        "head = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
+
+INFERENCE_TENSOR_INPLACE = _code(
+    "AD110",
+    "a tensor made under inference_mode was modified in place outside it",
+    """\
+**What it means.** A tensor created under `torch.inference_mode()` was written in place outside it:
+"Inplace update to inference tensor outside InferenceMode is not allowed".
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        running = torch.zeros(3)
+    running += update         # AD110
+
+**The fix.** Write out of place (`running = running + update`), clone it first, or create it under
+`torch.no_grad()` instead.
+""",
+    example_setup="update = torch.ones(3)\n")
+
+INFERENCE_TENSOR_REQUIRES_GRAD = _code(
+    "AD111",
+    "requires_grad was set on a tensor made under inference_mode",
+    """\
+**What it means.** `requires_grad` was set on a tensor created under `torch.inference_mode()`:
+"Setting requires_grad=True on inference tensor outside InferenceMode is not allowed".
+
+**Minimal example.**
+
+    with torch.inference_mode():
+        weights = torch.ones(3)
+    weights.requires_grad_()  # AD111
+
+**The fix.** Use a normal copy: `weights = weights.clone().requires_grad_()`, or create it under
+`torch.no_grad()`.
+""")
+
+BACKWARD_NON_SCALAR = _code(
+    "AD112",
+    "backward() was called on a tensor with more than one element",
+    """\
+**What it means.** `backward()` without an argument computes the gradient of a single number. Called on a
+tensor with several elements it fails: "grad can be implicitly created only for scalar
+outputs".
+
+**Minimal example.**
+
+    y = x * x
+    y.backward()              # AD112
+
+**The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
+gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`.
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+NUMPY_REQUIRES_GRAD = _code(
+    "AD113",
+    "numpy() was called on a tensor that requires grad",
+    """\
+**What it means.** `t.numpy()` on a tensor that requires grad: a NumPy array has no graph, and PyTorch will
+not drop the gradient silently: "Can't call numpy() on Tensor that requires grad".
+
+**Minimal example.**
+
+    values = torch.sigmoid(x).numpy()    # AD113
+
+**The fix.** `t.detach().numpy()` (add `.cpu()` for GPU tensors).
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+INTEGER_REQUIRES_GRAD = _code(
+    "AD114",
+    "requires_grad was set on an integer tensor",
+    """\
+**What it means.** Only floating-point and complex tensors have gradients. `requires_grad=True` on an
+integer tensor (from integer literals, `arange`, labels) fails: "only Tensors of floating
+point dtype can require gradients".
+
+**Minimal example.**
+
+    w = torch.tensor([1, 2, 3], requires_grad=True)   # AD114
+
+**The fix.** Create it as floating point: `torch.tensor([1, 2, 3], dtype=torch.float32,
+requires_grad=True)`; for indices and labels, do not ask for a gradient.
+""")
+
+NON_LEAF_REQUIRES_GRAD_FLAG = _code(
+    "AD115",
+    "requires_grad was changed on a tensor that is not a leaf",
+    """\
+**What it means.** The `requires_grad` flag of a computed tensor follows from its inputs and cannot be
+switched off in place: "you can only change requires_grad flags of leaf variables".
+
+**Minimal example.**
+
+    y = x * 2
+    y.requires_grad_(False)   # AD115
+
+**The fix.** Use a detached tensor from there on: `y = y.detach()`.
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+HOOK_WITHOUT_GRAD = _code(
+    "AD116",
+    "register_hook() or retain_grad() on a tensor that does not require grad",
+    """\
+**What it means.** `register_hook()` or `retain_grad()` on a tensor that does not require grad: no gradient
+will ever reach it. Usually its inputs do not require grad, or it was computed under
+`torch.no_grad()` or after `detach()`.
+
+**Minimal example.**
+
+    x = torch.randn(3)        # no requires_grad
+    y = x * 2
+    y.register_hook(print)    # AD116
+
+**The fix.** Make the inputs require grad if you want gradients there; if the same code also runs in
+evaluation, guard it: `if y.requires_grad: y.register_hook(...)`.
+""")
+
+OUT_WITH_GRAD = _code(
+    "AD117",
+    "out= was used with an argument that requires grad",
+    """\
+**What it means.** Functions called with `out=` are not differentiable. With an argument that requires grad
+PyTorch refuses: "mul(): functions with out=... arguments don't support automatic
+differentiation, but one of the arguments requires grad".
+
+**Minimal example.**
+
+    result = torch.empty(3)
+    torch.mul(x, 2, out=result)   # AD117
+
+**The fix.** Assign the result instead: `result = torch.mul(x, 2)`.
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+NAN_IN_BACKWARD = _code(
+    "AD118",
+    "backward produced NaN (anomaly mode)",
+    """\
+**What it means.** Under `torch.autograd.detect_anomaly()`, a backward function produced NaN: "Function
+'PowBackward0' returned nan values in its 0th output". The cause is almost always an op
+whose derivative is infinite at the value it saw (sqrt or log at 0, division by 0, the norm
+of a zero vector); infinity times a zero gradient gives NaN, often in the op *before* the
+singular one. The doctor reads the forward line anomaly mode recorded on that node.
+
+**Minimal example.**
+
+    with torch.autograd.detect_anomaly():
+        distance = ((a - b) ** 2).sum(1).sqrt()   # AD118: a row of a equals b
+        distance.sum().backward()
+
+**The fix.** Keep the singular op's input away from 0: `.clamp_min(1e-12).sqrt()`,
+`torch.log(p.clamp_min(1e-12))`, `a / (b + 1e-12)`, or mask those elements with
+`torch.where` first.
+""",
+    example_setup=(
+        "a = torch.randn(2, 3, requires_grad=True)\n"
+        "b = a[0].detach().clone()\n"
+    ))
+
+NON_LEAF_OPTIMIZED = _code(
+    "AD119",
+    "the optimizer was given a tensor that is not a leaf",
+    """\
+**What it means.** Optimizers update leaves (tensors you created). A tensor computed from another
+(`torch.randn(3, requires_grad=True) * 0.01`, `.to(device)` after `requires_grad=True`) is not
+a leaf: "can't optimize a non-leaf Tensor". The doctor points at the line that made it.
+
+**Minimal example.**
+
+    w = torch.randn(3, requires_grad=True) * 0.01   # AD119 points here
+    opt = torch.optim.SGD([w], lr=0.1)
+
+**The fix.** Compute the value first, then make it a leaf: `w = (torch.randn(3) * 0.01).requires_grad_()`,
+or wrap it in `nn.Parameter(...)`.
+""")
+
+FUNCTION_GRADIENT_MISMATCH = _code(
+    "AD120",
+    "a custom autograd.Function's backward returned the wrong number, shape or device of gradients",
+    """\
+**What it means.** A custom `autograd.Function`'s backward must return one gradient per input of forward
+(after ctx), each of that input's shape and on that input's device. PyTorch reports "returned
+an incorrect number of gradients (expected 2, got 1)" or "returned an invalid gradient at index
+0" (a wrong shape, or "expected device cuda:0 but got cpu") without showing your backward; the
+doctor points at its return statement.
+
+**Minimal example.**
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor): ...
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.factor       # AD120: 1 value for 2 inputs
+
+**The fix.** Return a value per input, `None` for inputs that need no gradient
+(`return grad * ctx.factor, None`), each with its input's shape, made on its input's device
+(`torch.zeros(n, device=grad.device)`, not `torch.zeros(n)`).
+""",
+    example_not_runnable="its forward is elided (`...`)")
+
+MARK_DIRTY_NOT_RETURNED = _code(
+    "AD121",
+    "a tensor passed to ctx.mark_dirty() was not returned by forward",
+    """\
+**What it means.** A Function that modifies an input in place marks it with `ctx.mark_dirty(x)` and must
+return that input: "Some elements marked as dirty during the forward method were not
+returned as output".
+
+**Minimal example.**
+
+    def forward(ctx, x):
+        x.add_(1)
+        ctx.mark_dirty(x)
+        return x * 1            # AD121
+
+**The fix.** Return the modified input itself: `return x`.
+""",
+    example_around=(
+        "class AddOne(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad\n"
+        "AddOne.apply(torch.randn(3, requires_grad=True) * 1)\n"
+    ))
+
+SAVE_FOR_BACKWARD_NON_TENSOR = _code(
+    "AD122",
+    "ctx.save_for_backward() was given something that is not a tensor",
+    """\
+**What it means.** `ctx.save_for_backward()` accepts tensors (and None) only: "save_for_backward can only
+save variables, but argument 1 is of type int". PyTorch checks after forward returns, so its
+traceback ends at `.apply()`; the doctor points at the call inside forward.
+
+**Minimal example.**
+
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x, exponent)   # AD122: exponent is an int
+
+**The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
+`ctx.exponent = exponent`, and read `ctx.exponent` in backward.
+""",
+    example_around=(
+        "class Power(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "        return x ** exponent\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad, None\n"
+        "Power.apply(torch.randn(3, requires_grad=True), 2)\n"
+    ))
+
+GRAD_OUTPUTS_SHAPE = _code(
+    "AD123",
+    "the gradient given for an output has the wrong shape",
+    """\
+**What it means.** The gradient given for an output (`grad_outputs=` of `torch.autograd.grad`, `gradient=`
+of `backward`) must have that output's shape: "Mismatch in shape: grad_output[0] has a shape
+of torch.Size([3]) and output[0] has a shape of torch.Size([])".
+
+**Minimal example.**
+
+    y = (x * 2).sum()
+    torch.autograd.grad(y, x, grad_outputs=torch.ones(3))   # AD123
+
+**The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
+output.
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+EXPANDED_INPLACE = _code(
+    "AD124",
+    "an in-place write into an expanded (broadcast) tensor",
+    """\
+**What it means.** `expand()` and `broadcast_to()` return views where many elements share one memory cell.
+Writing into such a view in place fails: "unsupported operation: more than one element of
+the written-to tensor refers to a single memory location". The doctor points at the line
+that made the expanded view.
+
+**Minimal example.**
+
+    bias = torch.zeros(1, 3).expand(4, 3)   # AD124 points here
+    bias.add_(update)
+
+**The fix.** Give every element its own memory before writing: `.expand(4, 3).clone()` (or
+`.repeat(4, 1)`), or write out of place.
+""",
+    example_setup="update = torch.ones(4, 3)\n")
+
+CHECKPOINT_RECOMPUTE_MISMATCH = _code(
+    "AD125",
+    "a checkpointed function did something different when recomputed",
+    """\
+**What it means.** `torch.utils.checkpoint` discards the function's intermediate tensors and runs it again
+during backward. If the second run does something different (a counter, a global flag, a
+branch on state the first run changed), PyTorch raises a `CheckpointError` ("A different
+number of tensors was saved during the original forward and recomputation"). The doctor
+points at the checkpointed function and its branches.
+
+**Minimal example.**
+
+    def block(x):
+        calls.append(1)
+        if len(calls) == 1:       # different on the recomputation
+            return x.sin() * x.sin()
+        return x.sin()
+    y = checkpoint(block, x, use_reentrant=False)
+    y.sum().backward()            # AD125
+
+**The fix.** Make the checkpointed function deterministic in what it computes: no dependence on state
+it changes itself; keep `preserve_rng_state=True` (the default) for random ops.
+""",
+    example_setup=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "calls = []\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+    ))
+
+CHECKPOINT_REENTRANT_GRAD = _code(
+    "AD126",
+    "torch.autograd.grad() through a reentrant checkpoint",
+    """\
+**What it means.** The reentrant checkpoint (`use_reentrant=True`) runs a nested backward that only works
+with a plain `.backward()`: "When use_reentrant=True, torch.utils.checkpoint is incompatible
+with .grad() or passing an `inputs` parameter to .backward()". The doctor points at the
+checkpoint call.
+
+**Minimal example.**
+
+    y = checkpoint(torch.sin, x, use_reentrant=True)   # AD126 points here
+    torch.autograd.grad(y.sum(), x)
+
+**The fix.** Pass `use_reentrant=False`.
+""",
+    example_setup=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+    ))
+
+DDP_UNUSED_PARAMETERS = _code(
+    "AD127",
+    "DistributedDataParallel: some parameters got no gradient in the previous iteration",
+    """\
+**What it means.** DistributedDataParallel reduces every parameter's gradient across ranks
+during backward and waits for all of them before the next forward pass. If the loss did not
+depend on some parameters in an iteration (a branch in forward that skips a head, an
+auxiliary output not added to the loss), the next forward fails: "Expected to have finished
+reduction in the prior iteration before starting a new one ... Parameter indices which did
+not receive grad for rank 0: 2 3". The doctor turns the indices into parameter names and
+shows the forward branches that use them.
+
+**Minimal example.**
+
+    def forward(self, x, use_aux):
+        h = self.body(x)
+        if use_aux:                       # aux_head is used only on some steps
+            return self.aux_head(h)
+        return self.head(h)
+    model = DistributedDataParallel(Net())   # AD127 points here
+
+**The fix.** `DistributedDataParallel(net, find_unused_parameters=True)` when parameters are
+unused on purpose; otherwise use them in every forward pass, or freeze the ones that never
+train.
+""",
+    example_not_runnable="needs a DistributedDataParallel process group (tests/errors/test_ddp.py runs one)")
+
+OPTIMIZER_PARAMS_NOT_ITERABLE = _code(
+    "AD128",
+    "the optimizer was given a tensor instead of an iterable of tensors",
+    """\
+**What it means.** Optimizers take an iterable of parameters (or of parameter-group dicts).
+Given one tensor, PyTorch raises "params argument given to the optimizer should be an
+iterable of Tensors or dicts, but got torch.FloatTensor".
+
+**Minimal example.**
+
+    opt = torch.optim.SGD(model.weight, lr=0.1)     # AD128
+
+**The fix.** Pass a list: `torch.optim.SGD([model.weight], lr=0.1)`, or
+`model.parameters()`.
+""",
+    example_setup="model = nn.Linear(3, 1)\n")
+
+OPTIMIZER_EMPTY_PARAMETERS = _code(
+    "AD129",
+    "the optimizer was given no parameters",
+    """\
+**What it means.** The iterable given to the optimizer yielded nothing: "optimizer got an
+empty parameter list". The usual cause is a `model.parameters()` generator stored in a
+variable and used once before (counting parameters, a first optimizer): a generator can be
+iterated only once. Other causes: a filter such as `if p.requires_grad` with every parameter
+frozen, layers kept in a plain Python list instead of `nn.ModuleList`.
+
+**Minimal example.**
+
+    params = model.parameters()
+    print(sum(p.numel() for p in params))          # uses the generator up
+    opt = torch.optim.SGD(params, lr=0.1)          # AD129
+
+**The fix.** `params = list(model.parameters())`, or call `model.parameters()` again where
+it is needed.
+""",
+    example_setup="model = nn.Linear(3, 1)\n")
+
+NEGATIVE_SLOPE_INPLACE = _code(
+    "AD130",
+    "LeakyReLU or ELU with a negative slope was computed in place",
+    """\
+**What it means.** The backward of an in-place LeakyReLU (or ELU) needs to know the sign of
+the input, which the in-place forward overwrote; with a negative slope the output's sign no
+longer tells. PyTorch fails in backward, far from the cause: "In-place leakyReLu backward
+calculation is triggered with a negative slope which is not supported". The doctor finds
+the `inplace=True` in your code (often the model's definition, not in the traceback).
+
+**Minimal example.**
+
+    act = nn.LeakyReLU(-0.1, inplace=True)    # AD130 points here
+    act(x * 2).sum().backward()
+
+**The fix.** `inplace=False` (the default).
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+GRAD_ASSIGNED_SHAPE = _code(
+    "AD131",
+    "a gradient of the wrong size was assigned to .grad",
+    """\
+**What it means.** A tensor's `.grad` always has the tensor's shape: "attempting to assign a
+gradient of size '[2]' to a tensor of size '[3]'".
+
+**Minimal example.**
+
+    w = torch.randn(3, requires_grad=True)
+    w.grad = torch.zeros(2)                   # AD131
+
+**The fix.** Build the gradient with the tensor's shape (`torch.zeros_like(w)`), or assign it
+to the tensor it belongs to.
+""")
+
+OPTIMIZER_OVERLAPPING_GROUPS = _code(
+    "AD132",
+    "the optimizer's parameter groups share parameters",
+    """\
+**What it means.** Each parameter can be in one parameter group only (a group has one learning
+rate, one weight decay). Listing `model.parameters()` in one group and `model.head.parameters()`
+in another puts the head's parameters in both: "some parameters appear in more than one
+parameter group". The doctor names the shared parameters and the two groups.
+
+**Minimal example.**
+
+    opt = torch.optim.SGD([{"params": model.parameters()},                  # AD132
+                           {"params": model.head.parameters(), "lr": 0.01}], lr=0.1)
+
+**The fix.** Make the groups disjoint: leave the head out of the general group,
+`[p for name, p in model.named_parameters() if not name.startswith("head.")]`.
+""",
+    example_setup=(
+        "model = nn.Module()\n"
+        "model.body = nn.Linear(3, 3)\n"
+        "model.head = nn.Linear(3, 1)\n"
+    ))
+
+RESIZE_WITH_GRAD = _code(
+    "AD133",
+    "resize_() on a tensor that requires grad",
+    """\
+**What it means.** `resize_()` changes a tensor's number of elements in place, leaving new
+elements uninitialised; autograd cannot give that a gradient, so PyTorch refuses: "cannot
+resize variables that require grad" (also for `resize_as_()`).
+
+**Minimal example.**
+
+    h = x * 2
+    h.resize_(2, 3)            # AD133
+
+**The fix.** Change the shape out of place: `h = h.reshape(2, 3)` when the number of elements
+stays the same; otherwise build the new tensor from the old one (`h.flatten()[:n]`, or
+`torch.cat` with `h.new_zeros(...)`). For a leaf (a parameter), make a new leaf:
+`w = w.detach().reshape(...).requires_grad_()`, and register it again where the old one was used.
+""",
+    example_setup="x = torch.randn(6, requires_grad=True)\n")
+
+APPLY_WITH_GRAD = _code(
+    "AD134",
+    "apply_() or map_() on a tensor that requires grad",
+    """\
+**What it means.** `apply_()`, `map_()` and `map2_()` run a Python function on each element in
+place. Autograd cannot differentiate a Python function, so PyTorch refuses them on a tensor
+that requires grad: "Can't call apply_() on Variable that requires grad".
+
+**Minimal example.**
+
+    w = torch.tensor([0.25, -1.5, 2.0], requires_grad=True)
+    w.apply_(lambda v: max(v, 0.0))          # AD134
+
+**The fix.** For a leaf (initialising or editing a parameter's values), do it on the detached
+tensor, which shares its memory: `w.detach().apply_(f)`. For a computed tensor whose gradient
+matters, write `f` with tensor operations (`torch.clamp`, `torch.where`), out of place.
+""")
+
+GRAD_EMPTY_INPUTS = _code(
+    "AD135",
+    "torch.autograd.grad() or backward(inputs=...) was given no inputs",
+    """\
+**What it means.** `torch.autograd.grad(loss, inputs)` and `loss.backward(inputs=...)` were given
+an empty `inputs`: "`inputs` argument to `grad()` cannot be empty" (the engine's own wording is
+"grad requires non-empty inputs"). The usual cause is a `model.parameters()` generator stored in
+a variable and already used once (by the optimizer), or a filter that matched no parameter.
+The doctor points at where the empty inputs were made.
+
+**Minimal example.**
+
+    params = model.parameters()
+    opt = torch.optim.SGD(params, lr=0.1)          # uses the generator up
+    torch.autograd.grad(loss, params)              # AD135
+
+**The fix.** `params = list(model.parameters())`, or fix the filter that selects the inputs.
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "loss = model(torch.randn(2, 3)).sum()\n"
+    ))
+
+CHECKPOINT_SAVED_UNPACKED_TWICE = _code(
+    "AD136",
+    "ctx.saved_tensors was read twice under torch.utils.checkpoint",
+    """\
+**What it means.** Under the non-reentrant `torch.utils.checkpoint`, each saved tensor is
+recomputed when backward unpacks it, and can be unpacked once: "Unpack is being triggered for
+a tensor that was already unpacked once". A custom `autograd.Function` whose backward reads
+`ctx.saved_tensors` twice fails there (without checkpoint it works).
+
+**Minimal example.**
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * ctx.saved_tensors[0] * grad     # AD136: second read
+
+**The fix.** Read `ctx.saved_tensors` once, at the top of backward, and use the variables.
+""",
+    example_around=(
+        "from torch.utils.checkpoint import checkpoint\n"
+        "class Square(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n"
+        "        return x * x\n"
+        "    @staticmethod\n"
+        "{fragment}\n"
+        "x = torch.randn(3, requires_grad=True)\n"
+        "checkpoint(Square.apply, x, use_reentrant=False).sum().backward()\n"
+    ))
+
+MARK_DIRTY_LEAF = _code(
+    "AD137",
+    "a custom autograd.Function modified a leaf that requires grad in place (ctx.mark_dirty)",
+    """\
+**What it means.** A custom `torch.autograd.Function` whose forward writes into its input and says so
+with `ctx.mark_dirty(x)` was applied to a leaf that requires grad (a parameter, a tensor made
+with `requires_grad=True`). A leaf's value is what its `.grad` refers to, so it may not be
+changed by a recorded operation: "a leaf Variable that requires grad has been used in an
+in-place operation". PyTorch raises when `.apply()` returns; the line to change is that call.
+
+**Minimal example.**
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+        ...
+    w = torch.ones(3, requires_grad=True)
+    y = Double.apply(w)       # AD137
+
+**The fix.** Give the Function a copy that is not a leaf: `y = Double.apply(w.clone())`. The gradient
+still reaches `w` through the clone, and `w` keeps its value. If the Function must not modify
+its input, write forward out of place and drop `mark_dirty`.
+""")
+
+MULTI_OUTPUT_BASE_MODIFIED = _code(
+    "AD138",
+    "the base of chunk/split/unbind outputs was modified in place",
+    """\
+**What it means.** `chunk`, `split`, `unbind` and other functions returning several views share one graph
+node. When their base (or one sibling) is written in place after the views were made, autograd
+cannot rebuild the graph of the other views, and it refuses to use them: "Output 0 of Split is a
+view and its base or another view of its base has been modified inplace. This view is the output
+of a function that returns multiple views". PyTorch raises where a view is used next (often far
+below); the line to change is the write into the base.
+
+**Minimal example.**
+
+    h = x * 2
+    first, second = h.split(2)
+    h.mul_(3)                       # AD138
+    loss = (first * second).sum()   # RuntimeError here
+
+**The fix.** Write the base out of place (`h = h.mul(3)`), so the pieces keep the values they had when
+they were made, or split after the write if the pieces should see it.
+""",
+    example_setup="x = torch.randn(4, requires_grad=True)\n")
+
+SAVED_DETACHED_INPLACE = _code(
+    "AD139",
+    "detach_() was called on a tensor that autograd saved for backward()",
+    """\
+**What it means.** `t.detach_()` turns `t` itself into a tensor without history. If autograd saved `t`
+for a backward formula (`exp`, `sigmoid`, `tanh` save their output; `mul` its inputs), the
+saved tensor is gone from the graph, and backward fails: "Trying to use a saved tensor that has
+been detached in-place, i.e. with .detach_()". PyTorch raises in backward(); the line to change
+is the `detach_()` call.
+
+**Minimal example.**
+
+    h = x.exp()                # exp saves its output h
+    loss = (h * x).sum()
+    h.detach_()                # AD139
+    loss.backward()            # RuntimeError here
+
+**The fix.** Detach out of place: `h = h.detach()`. The name `h` then refers to a detached copy that
+shares the memory, and the graph keeps the tensor it saved.
+""",
+    example_setup="x = torch.randn(3, requires_grad=True)\n")
+
+NON_DIFFERENTIABLE_ARGUMENT = _code(
+    "AD140",
+    "an argument PyTorch cannot differentiate requires grad",
+    """\
+**What it means.** Some arguments of some operations have no derivative formula in PyTorch: the `weight`
+of `binary_cross_entropy`, `nll_loss` and `cross_entropy`, the `pos_weight` of
+`binary_cross_entropy_with_logits`, the `target` of `soft_margin_loss`, and others. When such
+an argument requires grad (it was computed from parameters), the forward call fails: "The
+function 'binary_cross_entropy' is not differentiable with respect to argument 'weight'. This
+input cannot have requires_grad True." Older versions say "the derivative for 'target' is not
+implemented".
+
+**Minimal example.**
+
+    weights = torch.sigmoid(weigher(x))               # requires grad
+    loss = F.binary_cross_entropy(p, y, weight=weights)   # AD140
+
+**The fix.** Pass a detached copy (`weight=weights.detach()`): the loss then treats the weights as
+constants, which is all the operation can do. If the weights must be learned, write the loss
+out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
+can differentiate with respect to every term.
+""",
+    example_setup=(
+        "weigher = nn.Linear(3, 1)\n"
+        "x = torch.randn(4, 3)\n"
+        "p = torch.sigmoid(torch.randn(4, 1, requires_grad=True))\n"
+        "y = torch.rand(4, 1)\n"
+    ))
+
+AUTOGRAD_INSIDE_TRANSFORM = _code(
+    "AD141",
+    "backward(), torch.autograd.grad() or requires_grad_() inside a torch.func transform",
+    """\
+**What it means.** Inside a function transformed by `torch.func` (`vmap`, `grad`, `vjp`, `jacrev`,
+`functional_call` under them), tensors are wrapped per transform level; the tape-based autograd
+API (`loss.backward()`, `torch.autograd.grad`, `x.requires_grad_()`) does not see through those
+wrappers, even when the tensor given to the transform requires grad. PyTorch raises
+"backward() called inside a functorch transform", "You are attempting to call
+Tensor.requires_grad_() ... inside of a function being transformed by a functorch transform",
+or, for `torch.autograd.grad` under `vmap`, "element 0 of tensors does not require grad and does
+not have a grad_fn".
+
+**Minimal example.**
+
+    def per_sample_grad(sample):
+        loss = (sample ** 2).sum()
+        loss.backward()                 # AD141
+        return sample.grad
+    grads = vmap(per_sample_grad)(x)
+
+**The fix.** Let torch.func compute the gradient: make the function return the loss and transform it with
+`torch.func.grad` (`vmap(grad(loss_fn))(x)` for per-sample gradients), or call `backward()`
+outside the transform.
+""",
+    example_setup=(
+        "from torch.func import vmap\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+# ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
+
+SILENT_ALIAS_WRITE = _code(
+    "AD201",
+    "a saved tensor was changed through an alias PyTorch does not track; the gradient is silently wrong",
+    """\
+**What it means.** `t.data` (and a few other aliases) share memory with `t` but not its
+version counter. A write through such an alias changes what autograd saved without
+PyTorch noticing, so backward silently computes a wrong gradient.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.data[0] = 0.0        # AD201: PyTorch raises nothing
+    y.sum().backward()     # x.grad is wrong
+
+**The fix.** Do not write into tensors the graph still needs; write out of place
+(`y = y.index_fill(...)`), or clone first (`y = y.clone()`), and use `detach()` or
+`torch.no_grad()` instead of `.data`.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`; `silent="raise"` and `verify_saved=True` imply it): it needs
+to know which tensors autograd saved, which the default mode does not record.
+""",
+    heading="a saved tensor was changed through an alias PyTorch does not track",
+    example_setup="x = torch.randn(3, requires_grad=True)\n",
+    example_watch={"mode": "full"})
+
+SAVED_CONTENT_CHANGED = _code(
+    "AD202",
+    "the contents of a saved tensor changed between the forward pass and backward()",
+    """\
+**What it means.** With `watch(verify_saved=True)`, autograd-doctor fingerprints every
+saved tensor when it is saved and checks it when backward uses it. A changed
+fingerprint with an unchanged version means the memory was written by something
+PyTorch does not track: a `numpy()` view, DLPack, a custom kernel, `.data`.
+
+**Minimal example.**
+
+    y = torch.sigmoid(x)
+    y.detach().numpy()[0] = 0.0   # invisible to PyTorch
+    y.sum().backward()            # AD202: wrong gradient, no error
+
+**The fix.** Copy before handing memory to NumPy or another library
+(`y.detach().clone().numpy()`), or write out of place.
+""",
+    heading="the contents of a saved tensor changed between forward and backward",
+    example_setup="x = torch.randn(3, requires_grad=True)\n",
+    example_watch={"verify_saved": True})
+
+OVERLAPPING_INPLACE = _code(
+    "AD203",
+    "an in-place op reads memory that it writes",
+    """\
+**What it means.** In `a -= a[:, :1]` the right-hand side is a view of `a`; as the
+kernel writes `a`, it also changes the values it is still reading, so the result
+depends on the order of the kernel's loop (and on the shape). PyTorch raises for some
+patterns and silently computes garbage for others.
+
+**Minimal example.**
+
+    a = torch.arange(12.0).reshape(3, 4)
+    a -= a[:, :1]        # AD203: column 0 becomes 0 first, then 0 is subtracted
+                         # from the rest: rows 2 and 3 are wrong, no error
+
+**The fix.** Make the operand independent: `a = a - a[:, :1]`, or
+`a -= a[:, :1].clone()`.
+""")
+
+STALE_VIEW = _code(
+    "AD204",
+    "a view kept from earlier was changed by a later write to its base",
+    """\
+**What it means.** Slicing, `view`, `select`, `narrow`, indexing with integers and
+slices return views that share memory with their base. A view appended to a list (or
+stored in a dict) and a later in-place write to the base (the next loop iteration
+reusing a buffer) change every stored view: all entries end up equal to the last one.
+
+**Minimal example.**
+
+    buf = torch.zeros(3)
+    history = []
+    for step in range(3):
+        buf.copy_(torch.randn(3))    # AD204: overwrites the views stored before
+        history.append(buf[:])        # a view, not a copy
+    # every entry of history now equals the last buffer
+
+**The fix.** Store a copy: `history.append(buf[:].clone())`, or build a new tensor in
+each iteration instead of writing into a shared buffer.
+
+**Found by** the full mode only (`watch(mode="full")`, `autograd-doctor run --full`,
+`%%autograd_doctor --full`); views made by indexing (`buf[:]`) are seen with
+`capture="mode"` (which implies the full mode).
+""",
+    example_watch={"capture": "mode"})
+
+DETACH_ALIAS_WRITE = _code(
+    "AD205",
+    "a write through a detach() alias changed a tensor that is still in use",
+    """\
+**What it means.** `z = y.detach()` has no gradient history but shares storage (and
+the version counter) with `y`. Writing into `z` changes `y` as well.
+
+**Minimal example.**
+
+    y = x * 2
+    view = y.detach()
+    view[0] = -1        # AD205: y[0] is now -1 too
+    print(y)            # tensor([-1., 4.], grad_fn=<MulBackward0>)
+
+**The fix.** For an independent copy use `y.detach().clone()`.
+""",
+    heading="a write through a detach() alias changed a tensor still in use",
+    example_setup="x = torch.tensor([1.0, 2.0], requires_grad=True)\n")
+
+NUMBER_TERM_IN_LOSS = _code(
+    "AD206",
+    "a loss term was turned into a Python number before it was added: it trains nothing",
+    """\
+**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, which has no
+gradient. Added to the loss, such a number changes the printed loss value but not one
+gradient, so the term trains nothing: whatever computed it (a regulariser, an auxiliary head,
+a KL term) is never pushed by it. No `.grad` is None (the rest of the loss reaches the
+parameters), no error is raised. autograd-doctor reads the loss backpropagated by each
+backward() line once, follows its added terms to their assignments, and warns about a term
+made only of numbers that converts a tensor that requires grad.
+
+**Minimal example.**
+
+    ce = F.cross_entropy(model(x), y)
+    reg = 0.01 * model.weight.pow(2).sum().item()   # AD206: a number
+    loss = ce + reg
+    loss.backward()                                  # the penalty trains nothing
+
+**The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
+logging (`print(reg.item())`).
+""",
+    example_setup=(
+        "model = nn.Linear(3, 2)\n"
+        "x = torch.randn(4, 3)\n"
+        "y = torch.tensor([0, 1, 1, 0])\n"
+    ))
+
+# ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
+
+GRADIENT_PATH_CUT = _code(
+    "AD301",
+    "the gradient path from the loss was cut",
+    """\
+**What it means.** A parameter ended backward with `.grad is None`, or backward failed
+with "element 0 of tensors does not require grad and does not have a grad_fn": the
+loss does not depend on the parameter through operations autograd recorded. Common
+causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
+round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+
+**Minimal example.**
+
+    features = encoder(x).detach()     # AD301: the path to encoder is cut here
+    loss = head(features).mean()
+    loss.backward()                    # encoder's parameters end with .grad None
+
+    total = torch.tensor([l1.item(), l2.item()]).sum()
+    total.backward()   # RuntimeError: element 0 of tensors does not require grad ...
+
+**The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
+instead of `torch.tensor([...])`; remove the `detach()` on the path.
+""",
+    example_setup=(
+        "encoder = nn.Linear(3, 3)\n"
+        "head = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+        "l1 = head(encoder(x)).sum()\n"
+        "l2 = head(x).sum()\n"
+    ))
+
+BACKWARD_TWICE = _code(
+    "AD302",
+    "backward() went through a graph that an earlier backward() already freed",
+    """\
+**What it means.** backward() frees the saved tensors of the graph it went through.
+A second backward() through any part of that graph fails with "Trying to backward
+through the graph a second time". The usual cause is a tensor (an RNN hidden state,
+a running total) carried across iterations that still holds the old graph.
+
+**Minimal example.**
+
+    h = torch.zeros(1, 8)
+    for x in batches:
+        h = torch.tanh(cell(x) + h)    # h still points into last iteration's graph
+        loss = h.sum()
+        loss.backward()                # AD302 on the second iteration
+
+**The fix.** Detach the carried tensor at the iteration boundary (`h = h.detach()`), or
+pass `retain_graph=True` to the first backward() if both backward passes are meant.
+""",
+    example_setup=(
+        "cell = nn.Linear(3, 8)\n"
+        "batches = [torch.randn(1, 3) for _ in range(2)]\n"
+    ))
+
+DEEPCOPY_NON_LEAF = _code(
+    "AD303",
+    "copy.deepcopy of a tensor that is not a graph leaf",
+    """\
+**What it means.** `copy.deepcopy` only supports tensors created by the user (graph
+leaves): "Only Tensors created explicitly by the user (graph leaves) support the
+deepcopy protocol at the moment." A module or container holding a non-leaf tensor
+(a cached activation) fails to copy.
+
+**Minimal example.**
+
+    model.cache = model(x)             # a non-leaf activation kept on the module
+    copy.deepcopy(model)               # AD303: RuntimeError naming model.cache
+
+**The fix.** Store `t.detach()` (or `t.detach().clone()`) in the object, or copy the
+tensor with `t.detach().clone()` instead of `deepcopy`.
+""",
+    example_setup=(
+        "model = nn.Linear(3, 3)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
+
+TENSOR_COPY_CUTS_GRAPH = _code(
+    "AD304",
+    "torch.tensor() copied values out of the graph",
+    """\
+**What it means.** `torch.tensor(t)` and `torch.tensor([loss1, loss2])` copy the values
+into a new leaf tensor with no gradient history: gradients stop there.
+
+**Minimal example.**
+
+    total = torch.tensor([loss1, loss2]).sum()   # AD304: a new leaf, no history
+    total.backward()                             # fails: no grad_fn
+
+**The fix.** `torch.stack([loss1, loss2])` keeps the graph; `t.detach().clone()` is the
+explicit copy when you want none.
+""",
+    example_setup=(
+        "w = torch.randn(3, requires_grad=True)\n"
+        "loss1 = (w * 2).sum()\n"
+        "loss2 = (w * 3).sum()\n"
+    ))
+
+GRAD_INPUT_UNUSED = _code(
+    "AD305",
+    "an input of torch.autograd.grad() was not used to compute the output",
+    """\
+**What it means.** An input given to `torch.autograd.grad` does not influence the output through recorded
+operations: "The differentiated Tensor at index 1 appears to not have been used in the
+graph". The doctor names that input and where it was made.
+
+**Minimal example.**
+
+    y = (x * 2).sum()
+    gx, gz = torch.autograd.grad(y, [x, z])   # AD305: y does not use z
+
+**The fix.** If the input truly does not matter, ask for a zero gradient (`materialize_grads=True`) or
+None (`allow_unused=True`); if it should matter, find the cut (a `detach()`, `.item()`,
+integer op or `torch.no_grad()` between them).
+""",
+    example_setup=(
+        "x = torch.randn(3, requires_grad=True)\n"
+        "z = torch.randn(3, requires_grad=True)\n"
+    ))
+
+GRAD_INPUT_NO_GRAD = _code(
+    "AD306",
+    "an input of torch.autograd.grad() does not require grad",
+    """\
+**What it means.** An input given to `torch.autograd.grad` does not require grad, so it has no gradient:
+"One of the differentiated Tensors does not require grad".
+
+**Minimal example.**
+
+    scale = torch.randn(3)                            # no requires_grad
+    torch.autograd.grad(y, [x, scale])                # AD306
+
+**The fix.** Create it with `requires_grad=True` if you want its gradient, or remove it from the
+inputs.
+""",
+    example_setup=(
+        "x = torch.randn(3, requires_grad=True)\n"
+        "y = (x * 2).sum()\n"
+    ))
+
+DECORATOR_CUT = _code(
+    "AD307",
+    "a @torch.no_grad() or @torch.inference_mode() decorator cut the gradient path",
+    """\
+**What it means.** The loss was computed through a function decorated with `@torch.no_grad()` or
+`@torch.inference_mode()`: nothing inside it is recorded, and backward fails with "element 0
+of tensors does not require grad and does not have a grad_fn" (explained by AD301). AD307
+names the decorator.
+
+**Minimal example.**
+
+    @torch.no_grad()              # AD307 points here
+    def predict(batch):
+        return model(batch)
+    loss = predict(x).pow(2).mean()
+    loss.backward()
+
+**The fix.** Remove the decorator from functions used in training (keep it on evaluation-only helpers),
+or call the undecorated function when training.
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "x = torch.randn(2, 3)\n"
+    ))
+
+NON_LEAF_GRAD_READ = _code(
+    "AD308",
+    "the .grad of a tensor that is not a leaf was read: it is None",
+    """\
+**What it means.** backward() fills `.grad` only for leaves: tensors you created with `requires_grad=True`,
+and parameters. A conversion or an operation applied after `requires_grad=True` (`.type(...)`,
+`.to(...)`, `.double()`, `.cuda()`, `* 0.01`) returns a new tensor computed from the leaf; it
+requires grad but is not a leaf, and its `.grad` stays None (PyTorch only warns). The error comes
+later, from Python, where the gradient is used: "unsupported operand type(s) for *: 'float' and
+'NoneType'" or "'NoneType' object has no attribute 'zero_'". The line to change is the one that
+made the tensor a non-leaf.
+
+**Minimal example.**
+
+    w = torch.zeros(3, requires_grad=True).type(torch.float64)   # AD308: w is not a leaf
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad      # TypeError: w.grad is None
+
+**The fix.** Ask for gradients on the final tensor: create it with the dtype and device it will have
+(`torch.zeros(3, dtype=torch.float64, requires_grad=True)`), or convert first and call
+`.requires_grad_()` last: `w = torch.zeros(3).type(torch.float64).requires_grad_()`.
+For modules, move the module (`model.to(device)`), which keeps its parameters leaves.
+""",
+    example_setup=(
+        "x = torch.randn(4, 3, dtype=torch.float64)\n"
+        "y = torch.randn(4, dtype=torch.float64)\n"
+    ))
+
+
+TITLES = {code: entry.title for code, entry in REGISTRY.items()}
+EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
+
+
+def title(code: str) -> str:
+    return TITLES.get(code, code)
+
+
+def explanation(code: str) -> str | None:
+    return EXPLANATIONS.get(code.upper())

@@ -1,0 +1,227 @@
+"""pytest plugin: `pytest --autograd-doctor` runs each test under `watch()`.
+
+The diagnoses of a failing test are added to its failure report as a section
+("autograd-doctor"). `@pytest.mark.autograd_doctor` enables it for one test, with
+optional watch() options: `@pytest.mark.autograd_doctor(strict=True)`. The ini
+setting `autograd_doctor = true` turns it on for a whole project.
+
+The plugin is loaded by every pytest run in an environment where autograd-doctor is
+installed, so it imports torch only when a test actually asks for the doctor.
+
+Example (a test file)::
+
+    import pytest, torch
+
+    @pytest.mark.autograd_doctor
+    def test_step():
+        x = torch.ones(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y[0] = 0.0           # the failure report names this line
+        y.sum().backward()
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from autograd_doctor.recording.own_frames import hide_our_frames
+
+SECTION = "autograd-doctor"
+# How the report notes that autograd_doctor.doctor.attach adds to an exception start.
+NOTE_START = "autograd-doctor:\n"
+
+
+def internal_error() -> None:
+    from autograd_doctor.doctor import internal_error as report_internal_error
+
+    report_internal_error()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("autograd-doctor")
+    group.addoption("--autograd-doctor", action="store_true", default=False,
+                    help="run every test under autograd_doctor.watch() and explain autograd failures")
+    group.addoption("--autograd-doctor-strict", action="store_true", default=False,
+                    help="like --autograd-doctor, with watch(strict=True)")
+    group.addoption("--autograd-doctor-no-rerun", action="store_true", default=False,
+                    help="do not re-run a failed test under the full mode when the report lacks the line that "
+                         "saved the modified tensor")
+    parser.addini("autograd_doctor", type="bool", default=False,
+                  help="run every test under autograd_doctor.watch() (like --autograd-doctor)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "autograd_doctor(**options): run this test under autograd_doctor.watch(**options)")
+
+
+def watch_options_for(item) -> dict | None:
+    """The watch() options for a test, or None when the doctor is off for it.
+
+    The marker wins (its keyword arguments are the options), then
+    `--autograd-doctor-strict`, then `--autograd-doctor` or the ini setting.
+
+    Example::
+
+        @pytest.mark.autograd_doctor(silent="raise")   # -> {"silent": "raise"}
+        def test_something(): ...
+    """
+    marker = item.get_closest_marker("autograd_doctor")
+    if marker is not None:
+        return dict(marker.kwargs)
+    config = item.config
+    if config.getoption("--autograd-doctor-strict"):
+        return {"strict": True}
+    if config.getoption("--autograd-doctor") or config.getini("autograd_doctor"):
+        return {}
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    options = watch_options_for(item)
+    if options is None:
+        yield
+        return
+    from autograd_doctor.doctor import watch
+
+    with watch(**options) as doctor:
+        item._autograd_doctor = doctor
+        yield
+
+
+def diagnoses_for(doctor, error: BaseException | None) -> list:
+    """What the doctor found during a test, plus what it attached to the test's exception."""
+    if error is not None:
+        from autograd_doctor.integrations.compiled import explain_from_traceback
+        from autograd_doctor.doctor import explain_error
+
+        explain_error(error)  # the test's exception never passes through watch().__exit__ here
+        explain_from_traceback(error)  # a torch.compile failure: explained by an eager run
+    return collected(doctor, error)
+
+
+def collected(doctor, error: BaseException | None) -> list:
+    """The doctor's diagnoses, then those attached to the exception that it does not hold."""
+    from autograd_doctor.doctor import diagnoses_of
+
+    diagnoses = list(doctor.diagnoses)
+    for diagnosis in diagnoses_of(error) if error is not None else ():
+        if diagnosis not in diagnoses:
+            diagnoses.append(diagnosis)
+    return diagnoses
+
+
+def complete_with_full_mode(item, doctor, error: BaseException) -> None:
+    """The default (light) mode found the write but not the save line: run this one test
+    again, in this process, under the full mode (autograd_doctor.integrations.pytest_rerun), and
+    report what it found instead (or why it found nothing)."""
+    from autograd_doctor.cli import rerun
+    from autograd_doctor.integrations.pytest_rerun import can_run_again, run_again_in_full_mode
+
+    if item.config.getoption("--autograd-doctor-no-rerun") or not can_run_again(item):
+        return
+    light = rerun.wants_rerun(doctor, error)
+    if light is None:
+        return
+    started = time.monotonic()
+    diagnoses, why_not = run_again_in_full_mode(item, watch_options_for(item) or {}, diagnoses_for)
+    rerun.adopt_full_report(doctor, error, light, diagnoses, why_not, what="the test",
+                            switch="--autograd-doctor-no-rerun", took_s=time.monotonic() - started)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    doctor = item.__dict__.pop("_autograd_doctor", None) if call.when == "call" else None
+    if doctor is None:  # popped: the doctor is not kept past the test
+        yield
+        return
+    # Before pytest renders the failure: the traceback and the message as without the
+    # doctor, and the report in one place, the section added below.
+    error = test_exception(item, call)
+    diagnoses = explained(item, doctor, error)
+    if error is not None:
+        hide_our_frames(error)
+        remove_report_notes(error)
+    outcome = yield
+    if diagnoses:
+        try:
+            add_report(outcome.get_result(), diagnoses, error)
+        except Exception:
+            internal_error()
+
+
+def test_exception(item, call) -> BaseException | None:
+    """The exception the test failed with. A unittest.TestCase catches its own: pytest's
+    unittest support keeps it on the item and moves it to `call` after this hook's start."""
+    if call.excinfo is not None:
+        return call.excinfo.value
+    kept = getattr(item, "_excinfo", None)
+    return kept[0].value if kept else None
+
+
+def explained(item, doctor, error: BaseException | None) -> list:
+    """The test's diagnoses (the full mode's when a second run found the save line); their
+    codes and locations become the test's properties (`--junitxml` writes them)."""
+    try:
+        diagnoses = diagnoses_for(doctor, error)
+        if error is not None:
+            complete_with_full_mode(item, doctor, error)
+            diagnoses = collected(doctor, error)
+        for diagnosis in diagnoses:
+            item.user_properties.append(("autograd_doctor_code", diagnosis.code))
+            if diagnosis.primary is not None:
+                item.user_properties.append(
+                    ("autograd_doctor_location", f"{diagnosis.primary.file}:{diagnosis.primary.line}"))
+        return diagnoses
+    except Exception:
+        internal_error()
+        return []
+
+
+def remove_report_notes(error: BaseException) -> None:
+    """Take the report notes that `attach` added off the test's exception: pytest would
+    print them in its traceback, and the section already shows the report."""
+    try:
+        notes = getattr(error, "__notes__", None)
+        if notes:
+            kept = [note for note in notes if not (isinstance(note, str) and note.startswith(NOTE_START))]
+            if kept:
+                error.__notes__ = kept
+            else:
+                del error.__notes__
+        elif sys.version_info < (3, 11) and error.args and isinstance(error.args[0], str):
+            error.args = (error.args[0].split("\n\n" + NOTE_START)[0],) + error.args[1:]
+    except Exception:
+        internal_error()
+
+
+def summary_line_only(report) -> None:
+    """pytest's short test summary quotes the crash message, and whole when the CI
+    variable is set: for the doctor's own error that would print its report a second
+    time. The summary keeps the message's first line (the traceback keeps it all)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and isinstance(crash.message, str):
+        crash.message = crash.message.split("\n", 1)[0]
+
+
+def add_report(report, diagnoses: list, error: BaseException | None) -> None:
+    """The report as a section of the failure (printed after the traceback, also in
+    `--junitxml`), or of the test's report when it passed (printed with `-rP`)."""
+    from autograd_doctor.doctor import AutogradDoctorError
+    from autograd_doctor.report.text import render_report
+
+    if isinstance(error, AutogradDoctorError):
+        # Raised by the doctor itself (strict mode): its message is its report.
+        diagnoses = [d for d in diagnoses if d is not error.diagnosis]
+        summary_line_only(report)
+    if not diagnoses:
+        return
+    text = render_report(diagnoses)
+    if report.failed and hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection(SECTION, text)
+    else:
+        report.sections.append((SECTION, text))

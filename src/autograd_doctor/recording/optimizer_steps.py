@@ -1,0 +1,37 @@
+"""Tell the recorder when an optimizer step starts and ends (global step hooks).
+
+One hook pair per optimizer step instead of a look-up per tensor it writes: the recorder
+charges the writes between them to `optimizer.step()` (AD103).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+def optimizer_step_hooks(recorder) -> tuple:
+    """Register the hooks; returns their handles (empty when this torch has no global hooks)."""
+    try:
+        import torch.optim.optimizer as optimizer_module
+    except ImportError:
+        return ()
+    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
+    register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+    if register_pre is None or register_post is None:
+        return ()
+
+    def started(optimizer, args, kwargs):
+        # step(closure) runs the user's forward and backward inside the step (LBFGS,
+        # Lightning's automatic optimization): their writes must not go unrecorded.
+        if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
+            return
+        if threading.get_ident() == thread:
+            with contextlib.suppress(Exception):
+                recorder.optimizer_step_started(optimizer)
+
+    def done(optimizer, args, kwargs):
+        recorder.optimizer_step_done()
+
+    thread = threading.get_ident()
+    return (register_pre(started), register_post(done))
