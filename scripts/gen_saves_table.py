@@ -51,6 +51,17 @@ FUNCTIONAL_UNARY = [
     "sigmoid", "tanh", "logsigmoid", "softsign", "tanhshrink", "softmax",
     "log_softmax", "softmin", "normalize", "glu", "dropout",
 ]
+# In-place activations (`F.relu(x, inplace=True)`, `nn.ReLU(inplace=True)`), keyed
+# `torch.nn.functional.X:inplace`, probed on a non-leaf (a leaf that requires grad
+# refuses the write).  Some keep the tensor they wrote (relu_, elu_, leaky_relu_),
+# others a copy of their input that autograd takes before the write (hardswish_,
+# silu_, hardtanh_): only for the first kind does a later write to the result
+# break backward.
+INPLACE_ACTIVATIONS = {
+    "relu": (), "relu6": (), "elu": (), "selu": (), "celu": (), "leaky_relu": (),
+    "rrelu": (), "hardtanh": (), "silu": (), "mish": (), "hardswish": (),
+    "hardsigmoid": (), "threshold": (0.5, 0.0),
+}
 # Python overloads told apart by their arguments: (key, ATen overload of its
 # derivative formula, call, input shapes).  Values are distinct so that each
 # minimum is unique.
@@ -194,6 +205,11 @@ def build_table() -> dict:
             continue
         kwargs = {"dim": 0} if name in ("softmax", "log_softmax", "softmin", "glu") else {}
         add(f"torch.nn.functional.{name}", fn, [leaf(4, 4)], **kwargs)
+    for name, extra in INPLACE_ACTIVATIONS.items():
+        fn = getattr(F, name, None)
+        if fn is not None:
+            add(f"torch.nn.functional.{name}:inplace",
+                lambda x, fn=fn, extra=extra: fn(x * 1, *extra, inplace=True), [leaf(4, 4)])
     add("torch.nn.functional.linear", F.linear, [leaf(2, 3), leaf(4, 3), leaf(4)])
     add("torch.nn.functional.conv2d", F.conv2d, [leaf(1, 2, 5, 5), leaf(3, 2, 3, 3)])
     add("torch.nn.functional.layer_norm", lambda x: F.layer_norm(x, (3,)), [leaf(2, 3)])

@@ -85,8 +85,7 @@ class ExpressionEvents:
             rewrite = ("functional", inplace_kw)
             self.record_inplace_activation(first, node, rewrite)
             self.record_write(first, node, f"`{short}(..., inplace=True)`", rewrite)
-            self.record_inplace_output_save(first, "torch.nn.functional." + short, node,
-                                            activation="dropout" not in short)
+            self.record_inplace_output_save(first, f"torch.nn.functional.{short}:inplace", node)
         elif (short.endswith("_") and not short.endswith("__") and first is not None
               and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
               and q.startswith("torch.")):
@@ -174,7 +173,9 @@ class ExpressionEvents:
                 f"`{text}` (its forward writes its argument in place)"
             self.record_inplace_activation(arg, node, rewrite, module=how)
             self.record_write(arg, node, how, rewrite)
-            if layer.saves_output:
+            if layer.saves_output and layer.inplace_key:  # `nn.ReLU(inplace=True)`
+                self.record_inplace_output_save(arg, layer.inplace_key, node)
+            elif layer.saves_output:  # a same-file module that writes its input
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
             return
         op = self.op_entry(layer.op)

@@ -304,6 +304,10 @@ class TensorKnowledge:
         if q is not None and q.rsplit(".", 1)[-1] in N.OVERLOADED_OPS and q.startswith("torch."):
             suffix = self.overload(node, q)
             q = None if suffix is None else q + suffix
+        if q is not None and q.startswith("torch.nn.functional.") and any(
+                k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords):
+            q += ":inplace"  # `F.silu(x, inplace=True)` keeps a copy of x, not x itself
         if q is None or q not in table:
             return None
         scalar_key = SCALAR_FORMS.get(q.rsplit(".", 1)[-1])

@@ -44,11 +44,22 @@ class ModuleSpec:
 
     @property
     def saves_output(self) -> bool:
-        """Backward needs this layer's output: `relu`, `sigmoid`, `tanh`... keep it,
-        and so does every in-place activation (its input is gone), but not dropout,
-        which keeps its mask."""
+        """Backward needs this layer's output: `relu`, `sigmoid`, `tanh`... keep it.
+        An in-place activation keeps what it wrote when the saves table's
+        `:inplace` entry says so (`nn.ReLU(inplace=True)`, not `nn.Hardswish`, which
+        keeps a copy of its input); dropout keeps its mask.  A same-file module
+        that writes its input is taken to keep its output (its input is gone)."""
+        if self.inplace and self.kind in N.INPLACE_ACTIVATION_FUNCTIONALS:
+            entry = N.saves_table().get(self.inplace_key or "")
+            return bool(entry and entry["output"])
         entry = N.saves_table().get(self.op or "")
         return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind)
+
+    @property
+    def inplace_key(self) -> str | None:
+        """The saves-table key of this in-place activation (`...relu:inplace`)."""
+        functional = N.INPLACE_ACTIVATION_FUNCTIONALS.get(self.kind)
+        return f"torch.nn.functional.{functional}:inplace" if functional else None
 
 
 class ModuleFacts:

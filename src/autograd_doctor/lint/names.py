@@ -140,6 +140,13 @@ ReLU ReLU6 ELU SELU CELU LeakyReLU RReLU Hardtanh SiLU Mish Hardswish
 Hardsigmoid Threshold Dropout Dropout1d Dropout2d Dropout3d AlphaDropout
 FeatureAlphaDropout
 """.split())
+# The functional an in-place activation module calls: its saves-table entry
+# `torch.nn.functional.X:inplace` says whether it keeps the tensor it wrote.
+INPLACE_ACTIVATION_FUNCTIONALS = {
+    "ReLU": "relu", "ReLU6": "relu6", "ELU": "elu", "SELU": "selu", "CELU": "celu",
+    "LeakyReLU": "leaky_relu", "RReLU": "rrelu", "Hardtanh": "hardtanh", "SiLU": "silu",
+    "Mish": "mish", "Hardswish": "hardswish", "Hardsigmoid": "hardsigmoid", "Threshold": "threshold",
+}
 # nn modules whose forward is one op of the saves table: `self.fc(x)` with
 # `self.fc = nn.Linear(...)` saves x, `self.act(x)` with nn.Sigmoid its output.
 MODULE_OPS = {

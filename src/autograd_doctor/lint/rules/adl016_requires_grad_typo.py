@@ -1,8 +1,10 @@
-"""ADL016: a misspelt `requires_grad` (silently ignored as an attribute)."""
+"""ADL016: a misspelt `requires_grad`, or the method `requires_grad_` overwritten,
+where the object's gradients really change (or a call raises)."""
 
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
@@ -10,22 +12,57 @@ from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL016", name="requires-grad-typo",
-    summary="A misspelling of `requires_grad` (`require_grad`, `requires_grads`...).",
-    what_it_does="""Finds assignments `t.require_grad = True` (and `requires_grads`,
-`require_grads`, `required_grad`, `requires_gard`, `requires_gradient`...)
-to anything but `self`, and the same misspelt keywords in `torch.*` calls.""",
+    summary="A misspelt `requires_grad` (`require_grad`...) or `model.requires_grad_ = False`: nothing is frozen or trained.",
+    what_it_does="""Finds the same misspelt keywords in `torch.*` calls (`torch.zeros(3,
+require_grad=True)`), and assignments of `True`/`False` to a misspelt
+attribute (`require_grad`, `requires_grads`, `required_grad`,
+`requires_gard`, `requires_gradient`...) or to the method `requires_grad_`
+(`model.requires_grad_ = False`) where the value meant differs from the one
+the object has:
+* `... = False` on something whose parameters require grad: a parameter
+  (`for p in model.parameters()`, the `.weight`/`.bias` of a module), a
+  leaf made with `requires_grad=True`, or a module (an `nn` layer or a
+  same-file `nn.Module` subclass, an argument annotated `nn.Module`, an
+  object whose `.parameters()`, `.eval()`, `.train()`... this function
+  calls, or whose parameters an optimizer gets);
+* `... = True` on a tensor that does not require grad (a factory's result,
+  a tensor computed without a graph).""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently
-gets no gradient (or a layer meant to be frozen keeps training).  As a
-keyword, `torch.zeros(3, require_grad=True)` raises `TypeError`.""",
+gets no gradient.  `model.requires_grad_ = False` replaces the module's
+method with `False` and freezes nothing: the parameters still require grad,
+an optimizer given them still trains them, and a later
+`model.requires_grad_(True)` raises `TypeError: 'bool' object is not
+callable`.  (`model.requires_grad = False` on a module freezes nothing
+either: a module has no such attribute.)  As a keyword,
+`torch.zeros(3, require_grad=True)` raises `TypeError`.""",
     example="""w = torch.zeros(3)
-w.require_grad = True""",
+w.require_grad = True
+teacher = Net()
+teacher.requires_grad_ = False""",
     use_instead="""w = torch.zeros(3)
-w.requires_grad = True""",
-    fix_safety="Safe: the attribute or keyword is renamed to `requires_grad`.",
+w.requires_grad = True
+teacher = Net()
+teacher.requires_grad_(False)""",
+    fix_safety="""The keyword is renamed to `requires_grad`: safe (the call raised
+before).  The attribute is renamed to `requires_grad` on a tensor or
+parameter, and the assignment becomes `obj.requires_grad_(False)` on a
+module: unsafe, since gradients then flow (or stop) as the code meant, which
+changes what training does.""",
     known_problems="""`self.require_grad = ...` is not reported: a class's own
-configuration attribute may well have that name.""",
+configuration attribute may well have that name.  A value that already is
+what the line meant is not reported (`pe = torch.zeros(...); pe.require_grad
+= False`: a fresh tensor requires no grad anyway), nor an object of unknown
+kind (a function's argument that nothing shows to be a module or a tensor).""",
 )
+
+# Calls that only an nn.Module answers (optimizers have state_dict / zero_grad too).
+_MODULE_METHODS = frozenset("""
+parameters named_parameters modules named_modules children named_children buffers
+named_buffers eval train register_buffer register_parameter
+""".split())
+# `Net(...).to(device).eval()`: chained calls that return the module itself.
+_RETURNS_SELF = frozenset("to cuda cpu eval train float half double bfloat16 requires_grad_".split())
 
 
 def on_call(checker, node, q) -> None:
@@ -36,22 +73,154 @@ def on_call(checker, node, q) -> None:
                 checker.scope.note("ADL016", (k, k.arg))
 
 
-def on_attribute_assign(checker, target, value, stmt) -> None:
-    """`w.require_grad = True` (not on `self`: a class may define such an attribute)."""
-    if target.attr in N.REQUIRES_GRAD_TYPOS and isinstance(value, ast.Constant) \
-            and isinstance(value.value, bool) \
-            and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-        checker.scope.note("ADL016", (target, target.attr))
+def on_attribute_assign(checker, target, value, statement) -> None:
+    """`obj.require_grad = <bool>` or `obj.requires_grad_ = <bool>`: note it with
+    what the object is known to be at this point of the walk."""
+    if not (target.attr in N.REQUIRES_GRAD_TYPOS or target.attr == "requires_grad_"):
+        return
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, bool)):
+        return
+    obj = target.value
+    if isinstance(obj, ast.Name) and obj.id == "self":
+        return
+    checker.scope.note("ADL016", (target, target.attr, value.value, _known_kind(checker, obj), statement))
+
+
+def _known_kind(checker, obj) -> str | None:
+    """'requires grad' (a parameter or a leaf made to require grad), 'no grad' (a
+    tensor known not to), 'module', or None (not known here; the module evidence
+    of later calls is looked for when the scope ends)."""
+    scope = checker.scope
+    if isinstance(obj, ast.Name):
+        name = obj.id
+        if name in scope.parameter_vars or name in scope.grad_leaves:
+            return "requires grad"
+        if name in scope.tensors and name not in scope.graph and name not in scope.graph_arguments:
+            return "no grad"
+        if name in checker.modules.name_specs:
+            return "module"
+        bound = scope.binding(name, checker.seq + 1)
+        if bound is not None and _constructs_module(checker, bound[1]):
+            return "module"
+    elif isinstance(obj, ast.Attribute):
+        if checker.layer_parameter(obj) or obj.attr in ("weight", "bias") \
+                and _known_kind(checker, obj.value) == "module":
+            return "requires grad"  # `dense.weight`, `self.head.weight`: a parameter
+        if isinstance(obj.value, ast.Name) and obj.value.id == "self" and scope.module_class \
+                and obj.attr in checker.modules.module_specs.get(scope.module_class, ()):
+            return "module"
+    text = checker.text(obj)
+    if any(text in owners for owners in checker.training.optimizers.values()):
+        return "module"
+    return None
+
+
+def _constructs_module(checker, value) -> bool:
+    """`Net(...)` of a same-file nn.Module subclass or `nn.Linear(...)`, possibly
+    followed by `.to(device)`, `.eval()`..."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in _RETURNS_SELF:
+        value = value.func.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name) and func.id in checker.modules.module_classes:
+        return True
+    q = checker.qualname(func) or ""
+    return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
+        not q.startswith("torch.nn.parameter") and q != "torch.nn.Parameter"
 
 
 def check_scope(checker, scope) -> None:
-    for node, spelled in scope.noted("ADL016"):
+    for entry in scope.noted("ADL016"):
+        node, spelled = entry[0], entry[1]
         if node.__class__.__name__ == "keyword":  # torch.zeros(3, require_grad=True)
-            message = "the call raises TypeError (unexpected keyword argument)"
             fix = Fix("spell it `requires_grad`",
                       (checker.edit(node, "requires_grad=" + checker.text(node.value)),), safe=True)
-        else:  # w.require_grad = True
-            message = "this sets a new, unused attribute, and nothing requires grad"
-            fix = Fix("spell it `requires_grad`",
-                      (checker.edit(node, checker.text(node.value) + ".requires_grad"),), safe=True)
-        checker.report("ADL016", node, f"`{spelled}` is a misspelling of `requires_grad`: {message}", fix)
+            checker.report("ADL016", node, f"`{spelled}` is a misspelling of `requires_grad`: "
+                                           f"the call raises TypeError (unexpected keyword argument)", fix)
+            continue
+        _, _, meant, kind, statement = entry
+        obj = node.value
+        if kind is None and _module_in_function(checker, obj, node.lineno):
+            kind = "module"
+        elif kind is None and isinstance(obj, ast.Attribute) and obj.attr in ("weight", "bias") \
+                and any(_module_in_function(checker, owner, node.lineno) for owner in _owners(obj.value)):
+            kind = "requires grad"  # `decoder.embed.weight` of a module: a parameter
+        if meant and kind != "no grad" or not meant and kind not in ("requires grad", "module"):
+            continue  # the object already has the value meant, or nothing is known of it
+        _report_assignment(checker, node, spelled, meant, kind, statement)
+
+
+def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, statement) -> None:
+    obj = checker.text(node.value)
+    if meant:
+        effect = f"`{obj}` still requires no grad and gets no gradient"
+    elif kind == "module":
+        effect = f"nothing is frozen: the parameters of `{obj}` still require grad"
+    else:
+        effect = f"nothing is frozen: `{obj}` still requires grad"
+    if spelled == "requires_grad_":
+        what = f"this replaces the method `requires_grad_` of `{obj}` with `{meant}`"
+    else:
+        what = f"`{spelled}` is a misspelling of `requires_grad`: this sets a new, unused attribute"
+    if kind == "module" or spelled == "requires_grad_":
+        alone = isinstance(statement, ast.Assign) and statement.targets == [node]
+        fix = Fix(f"call `{obj}.requires_grad_({meant})`",
+                  (checker.edit(statement, f"{obj}.requires_grad_({meant})"),), safe=False) \
+            if alone else None
+    else:
+        fix = Fix("spell it `requires_grad`", (checker.edit(node, obj + ".requires_grad"),), safe=False)
+    checker.report("ADL016", node, f"{what}, and {effect}", fix)
+
+
+def _module_in_function(checker, obj, line: int) -> bool:
+    """The function around ``line`` calls a method only modules have on ``obj``
+    (`model.eval()`, `model.parameters()`), before or after the line, or takes
+    ``obj`` as an argument annotated `nn.Module` (or a same-file module class)."""
+    text = checker.text(obj)
+    function = _enclosing_function(checker.source, line)
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
+            if a.arg == text and a.annotation is not None and _module_annotation(checker, a.annotation):
+                return True
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MODULE_METHODS and checker.text(node.func.value) == text:
+            return True
+    return False
+
+
+def _owners(node) -> list:
+    """`decoder.embed` -> [`decoder.embed`, `decoder`]: the object and the objects
+    that hold it as an attribute (a submodule of a module is a module)."""
+    owners = [node]
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        owners.append(node)
+    return owners
+
+
+def _module_annotation(checker, annotation) -> bool:
+    """`nn.Module`, `torch.nn.Module`, `nn.Linear`, or a same-file module class."""
+    if isinstance(annotation, ast.Name) and annotation.id in checker.modules.module_classes:
+        return True
+    q = checker.qualname(annotation) or ""
+    return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and q != "torch.nn.Parameter"
+
+
+@lru_cache(maxsize=8)
+def _functions(source: str) -> tuple:
+    """The module and every function of ``source`` with its line range (parsed
+    again only for a file with a candidate whose object is not known at the
+    assignment)."""
+    tree = ast.parse(source)
+    return ((1, len(source.splitlines()) + 1, tree),) + tuple(
+        (n.lineno, n.end_lineno, n) for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _enclosing_function(source: str, line: int):
+    """The innermost function around ``line``, or the module."""
+    around = [(start, n) for start, end, n in _functions(source) if start <= line <= end]
+    return max(around, key=lambda t: t[0])[1]

@@ -14,7 +14,9 @@ RULE = Rule(
     what_it_does="""Finds a `for`/`while` loop whose body runs `backward()` and, not inside an
 `if`, `<optimizer>.step()`, with no `zero_grad()` (of any optimizer or
 module), `p.grad = None`, `p.grad.zero_()` or `p.grad.detach_()` anywhere in
-that loop.""",
+that loop, when something can see what the steps did: code after the loop
+(an evaluation, a save, an assertion, the rest of an epoch), or a model that
+outlives the function (an attribute, an argument, a global).""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -38,7 +40,11 @@ An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
 guidance loops do), or over the parameters of a module made there (`model =
 Net(); opt = SGD(model.parameters())`, as tests do), has nothing to
-accumulate and is not reported.""",
+accumulate and is not reported.  A loop that is the last thing a test
+function (`test_*`) or a script's top level does, only printing its losses,
+is a smoke run whose steps no outcome depends on, and is not reported (a
+model local to a function, dropped when the loop ends, likewise); the same
+loop followed by `torch.save(...)`, an assertion or any other statement is.""",
 )
 
 
@@ -59,10 +65,38 @@ def check_scope(checker, scope) -> None:
         if any(start < s < end and clears_in_project(q, checker.filename)
                for s, q in scope.imported_calls):
             continue  # `pyro.infer.util.zero_grads(params)`: a project helper that clears
+        if not _trained_parameters_used_later(checker, scope, optimizer, end):
+            continue  # a smoke run: nothing after the loop sees what the steps did
         checker.report("ADL018", node,
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
+
+
+def _trained_parameters_used_later(checker, scope, optimizer: str, end: int) -> bool:
+    """Whether anything can see the parameters the loop's steps produced, so that
+    the summed gradients change an outcome: code after the loop (a read of any
+    name once the loop ends: an evaluation, a save, an assertion, the next epoch),
+    or, in a function that is neither a test nor the module's top level, a model
+    that outlives the call (an attribute of `self`, an argument, a global; unknown
+    owners count as outliving).  A test function's state dies with it, and so does
+    a script's: a loop that is the last thing they do only prints its losses
+    (kospeech's smoke-test scripts, texar's `test_BertAdam`)."""
+    if any(seq > end for reads in scope.uses.values() for seq in reads):
+        return True
+    if scope.name == "<module>" or scope.name.startswith("test"):
+        return False
+    owners = checker.training.optimizers.get(optimizer)
+    if not owners:
+        return True
+    return any(not _built_here(scope, owner.split(".", 1)[0]) for owner in owners)
+
+
+def _built_here(scope, name: str) -> bool:
+    """``name`` is a local of this function made by an assignment (`model =
+    Net()`), not an argument (bound without a value) nor a global (not bound)."""
+    bindings = scope.bind_values.get(name, ())
+    return bool(bindings) and all(value is not None for _, value, _ in bindings)
 
 
 def _fresh_each_iteration(checker, scope, optimizer: str, seq: int, start: int) -> bool:
