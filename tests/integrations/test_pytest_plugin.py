@@ -293,7 +293,9 @@ def test_second_run_is_in_the_same_process_with_fresh_fixtures(pytester):
     result.assert_outcomes(failed=1, passed=1)
     output = result.stdout.str()
     assert "saved here" in output and "ran the test a second time under the full mode" in output
-    assert re.search(r"it took 0\.\d s", output)  # no interpreter started: well under a second
+    # Same process: test_after sees both set-ups under one pid. The time is printed, not
+    # asserted: a loaded machine makes any bound flaky.
+    assert re.search(r"it took \d+\.\d s", output)
     assert output.split("Captured stdout call")[1].count("printed by the test") == 1
 
 
