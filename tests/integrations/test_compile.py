@@ -17,7 +17,14 @@ from programs import line_of
 with open(__file__) as _source:
     THIS_SOURCE = _source.read()
 
-BackendCompilerFailed = torch._dynamo.exc.BackendCompilerFailed
+
+
+def backend_compiler_failed() -> type:
+    """Dynamo's wrapper error, imported when a test runs (importing torch._dynamo takes
+    seconds, which collection would otherwise pay)."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    return BackendCompilerFailed
 
 
 @pytest.fixture(autouse=True)
@@ -70,10 +77,10 @@ def inputs():
 
 def test_compile_failure_gets_the_eager_report_and_stays_itself():
     x, w = inputs()
-    with pytest.raises(BackendCompilerFailed) as plain:
+    with pytest.raises(backend_compiler_failed()) as plain:
         torch.compile(buggy_step, backend="aot_eager")(x, w)
     torch._dynamo.reset()
-    with pytest.raises(BackendCompilerFailed) as explained:
+    with pytest.raises(backend_compiler_failed()) as explained:
         doctor_compile(buggy_step, backend="aot_eager")(x, w)
     error = explained.value
     assert str(error) == str(plain.value)  # same type and message; the report is a note
@@ -91,7 +98,7 @@ def test_the_eager_run_leaves_the_users_tensors_and_random_state_alone():
     x, w = inputs()
     x_before, w_before = x.clone(), w.detach().clone()
     rng_before = torch.random.get_rng_state()
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         doctor_compile(buggy_step, backend="aot_eager")(x, w)
     assert diagnoses_of(failure.value)
     assert torch.equal(x, x_before) and torch.equal(w.detach(), w_before)
@@ -104,7 +111,7 @@ def test_compiled_module_stays_a_module_and_its_buffers_are_restored():
     compiled = doctor_compile(model, backend="aot_eager")
     assert isinstance(compiled, torch.nn.Module) and list(compiled.parameters()) == list(model.parameters())
     state_before = {name: value.clone() for name, value in model.state_dict().items()}
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         compiled(torch.randn(5, 4))
     diagnosis = diagnoses_of(failure.value)[0]
     assert diagnosis.code == "AD101"
@@ -128,7 +135,7 @@ def test_correct_function_same_values_and_gradients_bitwise():
 
 def test_default_backend_inductor():
     x, w = inputs()
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         doctor_compile(buggy_step)(x, w)
     assert "backend='inductor'" in str(failure.value)
     assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "COMPILE-WRITE")
@@ -140,7 +147,7 @@ def broken_backend(graph_module, example_inputs):
 
 def test_compile_failure_that_is_no_autograd_bug_is_left_unchanged():
     x, w = inputs()
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         doctor_compile(correct_step, backend=broken_backend)(x, w)
     assert "this backend is broken" in str(failure.value)
     assert diagnoses_of(failure.value) == [] and not getattr(failure.value, "__notes__", [])
@@ -153,7 +160,7 @@ def test_docstring_example():
 
 def test_the_help_applied_compiles_and_gives_the_eager_gradient():
     x, w = inputs()
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         doctor_compile(buggy_step, backend="aot_eager")(x, w)
     suggestion = diagnoses_of(failure.value)[0].help[0].replacement
     fixed_line = THIS_SOURCE.splitlines()[line_of(THIS_SOURCE, "COMPILE-FIXED") - 1]
@@ -170,7 +177,7 @@ def test_plain_torch_compile_failure_is_explained_from_its_traceback():
 
     model = BuggyNet()
     state_before = {name: value.clone() for name, value in model.state_dict().items()}
-    with pytest.raises(BackendCompilerFailed) as failure:
+    with pytest.raises(backend_compiler_failed()) as failure:
         torch.compile(model, backend="aot_eager")(torch.randn(5, 4))
     found = explain_from_traceback(failure.value)
     assert [d.code for d in found] == ["AD101"] and diagnoses_of(failure.value) == found

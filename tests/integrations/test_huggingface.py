@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
+from types import SimpleNamespace
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")
+if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("accelerate") is None:
+    pytest.skip("transformers and accelerate are not installed", allow_module_level=True)
 import torch  # noqa: E402
 
 from autograd_doctor import diagnoses_of  # noqa: E402
-from autograd_doctor.huggingface import LOGGER_NAME, AutogradDoctorCallback  # noqa: E402
 
 from programs import line_of  # noqa: E402
 from test_lightning import FULL_MODE, LogLines, doctor_is_off, frames_of  # noqa: E402
@@ -22,40 +24,50 @@ with open(__file__) as _source:
     THIS_SOURCE = _source.read()
 
 
-class TinyConfig(transformers.PretrainedConfig):
-    model_type = "autograd-doctor-tiny"
+@functools.cache
+def hf() -> SimpleNamespace:
+    """transformers, our callback and the tiny model's classes, imported when a test first
+    runs: importing transformers takes seconds that collecting the suite would pay."""
+    import transformers
 
-    def __init__(self, bug: str | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.bug = bug
+    from autograd_doctor.huggingface import LOGGER_NAME, AutogradDoctorCallback
+
+    class TinyConfig(transformers.PretrainedConfig):
+        model_type = "autograd-doctor-tiny"
+
+        def __init__(self, bug: str | None = None, **kwargs):
+            super().__init__(**kwargs)
+            self.bug = bug
+
+    class TinyModel(transformers.PreTrainedModel):
+        """4 -> 8 -> 1 regression; `config.bug` picks an autograd bug (None: a correct model)."""
+
+        config_class = TinyConfig
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.hidden = torch.nn.Linear(4, 8)
+            self.out = torch.nn.Linear(8, 1)
+            self.losses: list[torch.Tensor] = []
+
+        def forward(self, features, labels=None):
+            h = torch.sigmoid(self.hidden(features))
+            if self.config.bug == "inplace":
+                h[:, 0] = 0.5  # HF-WRITE
+            elif self.config.bug == "data":
+                h.data[:, 0] = 0.5  # HF-DATA-WRITE
+            prediction = self.out(h)
+            loss = torch.nn.functional.mse_loss(prediction, labels)
+            self.losses.append(loss.detach().clone())
+            return {"loss": loss, "logits": prediction}
+
+    return SimpleNamespace(transformers=transformers, TinyConfig=TinyConfig, TinyModel=TinyModel,
+                           LOGGER_NAME=LOGGER_NAME, AutogradDoctorCallback=AutogradDoctorCallback)
 
 
-class TinyModel(transformers.PreTrainedModel):
-    """4 -> 8 -> 1 regression; `config.bug` picks an autograd bug (None: a correct model)."""
-
-    config_class = TinyConfig
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.hidden = torch.nn.Linear(4, 8)
-        self.out = torch.nn.Linear(8, 1)
-        self.losses: list[torch.Tensor] = []
-
-    def forward(self, features, labels=None):
-        h = torch.sigmoid(self.hidden(features))
-        if self.config.bug == "inplace":
-            h[:, 0] = 0.5  # HF-WRITE
-        elif self.config.bug == "data":
-            h.data[:, 0] = 0.5  # HF-DATA-WRITE
-        prediction = self.out(h)
-        loss = torch.nn.functional.mse_loss(prediction, labels)
-        self.losses.append(loss.detach().clone())
-        return {"loss": loss, "logits": prediction}
-
-
-def tiny_model(bug=None) -> TinyModel:
+def tiny_model(bug=None):
     torch.manual_seed(0)
-    return TinyModel(TinyConfig(bug=bug))
+    return hf().TinyModel(hf().TinyConfig(bug=bug))
 
 
 class Examples(torch.utils.data.Dataset):
@@ -72,11 +84,11 @@ class Examples(torch.utils.data.Dataset):
 
 
 def train(model, callbacks, tmp_path):
-    args = transformers.TrainingArguments(
+    args = hf().transformers.TrainingArguments(
         output_dir=str(tmp_path), per_device_train_batch_size=4, num_train_epochs=2, learning_rate=0.1,
         optim="sgd", seed=0, save_strategy="no", report_to=[], use_cpu=True, disable_tqdm=True,
         logging_strategy="no", dataloader_num_workers=0)
-    trainer = transformers.Trainer(model=model, args=args, train_dataset=Examples(), callbacks=callbacks)
+    trainer = hf().transformers.Trainer(model=model, args=args, train_dataset=Examples(), callbacks=callbacks)
     trainer.train()
     return trainer
 
@@ -84,8 +96,8 @@ def train(model, callbacks, tmp_path):
 def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
     with pytest.raises(RuntimeError) as plain:
         train(tiny_model(bug="inplace"), [], tmp_path)
-    callback = AutogradDoctorCallback()
-    with LogLines(LOGGER_NAME) as log, pytest.raises(RuntimeError) as watched:
+    callback = hf().AutogradDoctorCallback()
+    with LogLines(hf().LOGGER_NAME) as log, pytest.raises(RuntimeError) as watched:
         train(tiny_model(bug="inplace"), [callback], tmp_path)
     error = watched.value
     assert type(error) is type(plain.value)
@@ -107,8 +119,8 @@ def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
     plain = tiny_model()
     train(plain, [], tmp_path)
     watched = tiny_model()
-    callback = AutogradDoctorCallback()
-    with LogLines(LOGGER_NAME) as log:
+    callback = hf().AutogradDoctorCallback()
+    with LogLines(hf().LOGGER_NAME) as log:
         trainer = train(watched, [callback], tmp_path)
     assert len(plain.losses) == 6
     assert torch.equal(torch.stack(plain.losses), torch.stack(watched.losses))
@@ -120,8 +132,8 @@ def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
 
 
 def test_silent_bug_is_logged_once_with_its_report(tmp_path):
-    callback = AutogradDoctorCallback(**FULL_MODE)
-    with LogLines(LOGGER_NAME) as log:
+    callback = hf().AutogradDoctorCallback(**FULL_MODE)
+    with LogLines(hf().LOGGER_NAME) as log:
         train(tiny_model(bug="data"), [callback], tmp_path)  # 6 steps, one report
     assert [d.code for d in callback.diagnoses] == ["AD201"]
     site = f"{__file__}:{line_of(THIS_SOURCE, 'HF-DATA-WRITE')}"
@@ -134,13 +146,13 @@ def test_silent_bug_is_logged_once_with_its_report(tmp_path):
 def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
     """TrainingArguments(torch_compile=True): the in-place bug fails while compiling."""
     torch._dynamo.reset()
-    args = transformers.TrainingArguments(
+    args = hf().transformers.TrainingArguments(
         output_dir=str(tmp_path), per_device_train_batch_size=4, num_train_epochs=1, save_strategy="no",
         report_to=[], use_cpu=True, disable_tqdm=True, logging_strategy="no",
         torch_compile=True, torch_compile_backend="aot_eager")
-    trainer = transformers.Trainer(model=tiny_model(bug="inplace"), args=args, train_dataset=Examples(),
-                                   callbacks=[AutogradDoctorCallback()])
-    with LogLines(LOGGER_NAME) as log, pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failure:
+    trainer = hf().transformers.Trainer(model=tiny_model(bug="inplace"), args=args, train_dataset=Examples(),
+                                        callbacks=[hf().AutogradDoctorCallback()])
+    with LogLines(hf().LOGGER_NAME) as log, pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failure:
         trainer.train()
     torch._dynamo.reset()
     diagnosis = diagnoses_of(failure.value)[0]
@@ -151,12 +163,12 @@ def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
 
 def test_without_a_trainer_on_the_stack_the_step_events_drive_the_doctor(tmp_path):
     """Another loop that calls TrainerCallback events itself: on_step_begin/on_step_end."""
-    args = transformers.TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to=[])
-    state, control = transformers.TrainerState(), transformers.TrainerControl()
-    callback = AutogradDoctorCallback(**FULL_MODE)
+    args = hf().transformers.TrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to=[])
+    state, control = hf().transformers.TrainerState(), hf().transformers.TrainerControl()
+    callback = hf().AutogradDoctorCallback(**FULL_MODE)
     callback.on_train_begin(args, state, control)
     model = tiny_model(bug="data")
-    with LogLines(LOGGER_NAME) as log:
+    with LogLines(hf().LOGGER_NAME) as log:
         for step in range(2):
             callback.on_step_begin(args, state, control)
             batch = Examples()[0:4]
