@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import inspect
 import logging
 import sys
@@ -10,12 +12,12 @@ import warnings
 
 import pytest
 
-L = pytest.importorskip("lightning.pytorch")
+if importlib.util.find_spec("lightning") is None:
+    pytest.skip("lightning is not installed", allow_module_level=True)
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 from autograd_doctor import diagnoses_of, watch  # noqa: E402
-from autograd_doctor.lightning import AutogradDoctor  # noqa: E402
 
 from programs import line_of  # noqa: E402
 
@@ -58,7 +60,29 @@ def regressor_class(lightning_module):
     return TinyRegressor
 
 
-TinyRegressor = regressor_class(L.LightningModule)
+@functools.cache
+def lightning_package():
+    """lightning.pytorch, imported when a test first runs: it imports transformers and
+    torch._dynamo, seconds that collecting the suite would otherwise pay."""
+    import lightning.pytorch
+
+    return lightning.pytorch
+
+
+@functools.cache
+def tiny_regressor_class():
+    return regressor_class(lightning_package().LightningModule)
+
+
+def tiny_regressor(bug: str | None = None):
+    return tiny_regressor_class()(bug=bug)
+
+
+def doctor_callback(**options):
+    """Our callback for `lightning.pytorch` (importing it imports Lightning)."""
+    from autograd_doctor.lightning import AutogradDoctor
+
+    return AutogradDoctor(**options)
 
 
 def batches():
@@ -68,7 +92,8 @@ def batches():
     return DataLoader(TensorDataset(inputs, targets), batch_size=4)
 
 
-def fit(model, callbacks, tmp_path, lightning=L):
+def fit(model, callbacks, tmp_path, lightning=None):
+    lightning = lightning or lightning_package()
     trainer = lightning.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=callbacks, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                         default_root_dir=tmp_path)
@@ -114,9 +139,9 @@ def doctor_is_off() -> bool:
 
 def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
     with pytest.raises(RuntimeError) as plain:
-        fit(TinyRegressor(bug="inplace"), [], tmp_path)
+        fit(tiny_regressor(bug="inplace"), [], tmp_path)
     with LogLines("lightning.pytorch.autograd_doctor") as log, pytest.raises(RuntimeError) as watched:
-        fit(TinyRegressor(bug="inplace"), [AutogradDoctor()], tmp_path)
+        fit(tiny_regressor(bug="inplace"), [doctor_callback()], tmp_path)
     error = watched.value
     # The same error as without the doctor (the doctor words it as PyTorch does, naming the
     # saving node, because its own saved-tensor hooks replace PyTorch's version check).
@@ -138,10 +163,10 @@ def test_inplace_bug_fails_as_without_the_callback_and_names_the_line(tmp_path):
 
 
 def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
-    plain = TinyRegressor()
+    plain = tiny_regressor()
     fit(plain, [], tmp_path)
-    watched = TinyRegressor()
-    callback = AutogradDoctor()
+    watched = tiny_regressor()
+    callback = doctor_callback()
     with LogLines("lightning.pytorch.autograd_doctor") as log:
         fit(watched, [callback], tmp_path)
     assert len(plain.losses) == 6
@@ -153,10 +178,10 @@ def test_correct_model_same_losses_bitwise_and_no_report(tmp_path):
 
 
 def test_silent_bug_is_logged_once_with_its_report_not_warned(tmp_path):
-    callback = AutogradDoctor(**FULL_MODE)
+    callback = doctor_callback(**FULL_MODE)
     with LogLines("lightning.pytorch.autograd_doctor") as log, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit(TinyRegressor(bug="data"), [callback], tmp_path)  # 6 steps, one report
+        fit(tiny_regressor(bug="data"), [callback], tmp_path)  # 6 steps, one report
     assert [d.code for d in callback.diagnoses] == ["AD201"]
     assert len(log.messages) == 1
     site = f"{__file__}:{line_of(THIS_SOURCE, 'LIGHTNING-DATA-WRITE')}"
@@ -167,7 +192,7 @@ def test_silent_bug_is_logged_once_with_its_report_not_warned(tmp_path):
 
 def test_strict_mode_stops_at_the_write(tmp_path):
     with pytest.raises(RuntimeError) as failure:
-        fit(TinyRegressor(bug="inplace"), [AutogradDoctor(strict=True)], tmp_path)
+        fit(tiny_regressor(bug="inplace"), [doctor_callback(strict=True)], tmp_path)
     assert type(failure.value).__name__ == "AutogradDoctorError"
     assert diagnoses_of(failure.value)[0].primary.line == line_of(THIS_SOURCE, "LIGHTNING-WRITE")
     assert doctor_is_off()
@@ -175,7 +200,7 @@ def test_strict_mode_stops_at_the_write(tmp_path):
 
 def test_bad_option_is_a_clear_error_when_the_callback_is_made():
     with pytest.raises(ValueError, match="silent must be one of"):
-        AutogradDoctor(silent="loud")
+        doctor_callback(silent="loud")
 
 
 def test_pytorch_lightning_package_name(tmp_path):
@@ -189,25 +214,28 @@ def test_pytorch_lightning_package_name(tmp_path):
     assert doctor_is_off()
 
 
-class CompiledForwardRegressor(TinyRegressor):
-    """The bug in `forward`, which Lightning compiles when given `torch.compile(model)`."""
+def compiled_forward_regressor():
+    class CompiledForwardRegressor(tiny_regressor_class()):
+        """The bug in `forward`, which Lightning compiles when given `torch.compile(model)`."""
 
-    def forward(self, inputs):
-        h = torch.tanh(self.hidden(inputs))
-        h.mul_(2.0)  # LIGHTNING-COMPILED-WRITE
-        return self.out(h)
+        def forward(self, inputs):
+            h = torch.tanh(self.hidden(inputs))
+            h.mul_(2.0)  # LIGHTNING-COMPILED-WRITE
+            return self.out(h)
 
-    def training_step(self, batch, batch_idx):
-        inputs, targets = batch
-        return torch.nn.functional.mse_loss(self(inputs), targets)
+        def training_step(self, batch, batch_idx):
+            inputs, targets = batch
+            return torch.nn.functional.mse_loss(self(inputs), targets)
+
+    return CompiledForwardRegressor()
 
 
 def test_compiled_model_failure_is_explained_by_an_eager_run(tmp_path):
     torch._dynamo.reset()
-    model = torch.compile(CompiledForwardRegressor(), backend="aot_eager")
+    model = torch.compile(compiled_forward_regressor(), backend="aot_eager")
     with LogLines("lightning.pytorch.autograd_doctor") as log, \
             pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failure:
-        fit(model, [AutogradDoctor()], tmp_path)
+        fit(model, [doctor_callback()], tmp_path)
     torch._dynamo.reset()
     diagnosis = diagnoses_of(failure.value)[0]
     assert diagnosis.primary.line == line_of(THIS_SOURCE, "LIGHTNING-COMPILED-WRITE")
