@@ -82,6 +82,35 @@ def _saved_items(node, name: str):
     return [(slot, raw)]
 
 
+def _graph_nodes(roots: list):
+    """The nodes of the graph under `roots`, each once, at most MAX_NODES of them."""
+    seen: set[int] = set()
+    queue = [root.grad_fn for root in roots if root.grad_fn is not None]
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        try:
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+        except Exception:
+            pass
+        yield node
+
+
+def _saved_tensors(node):
+    """(attribute name, slot, tensor) for each tensor `node` saved and still holds (one
+    released by a backward, or a saved value that is not a tensor, is skipped)."""
+    for name in (name for name in dir(node) if name.startswith("_raw_saved_")):
+        for slot, saved in _saved_items(node, name):
+            try:
+                tensor = saved.data
+            except Exception:
+                continue
+            if isinstance(tensor, torch.Tensor):
+                yield name, slot, tensor
+
+
 def _is_stale_slot(node, name: str) -> bool:
     """Reading `_saved_<name>` repeats PyTorch's version check."""
     try:
@@ -106,36 +135,20 @@ def find_stale_save(roots: list, message: str) -> StaleSave | None:
         shape = [int(size) for size in text.split(",")] if text else []
     best: StaleSave | None = None
     best_number = -1
-    seen: set[int] = set()
-    queue = [root.grad_fn for root in roots if root.grad_fn is not None]
-    while queue and len(seen) < MAX_NODES:
-        node = queue.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        try:
-            queue.extend(child for child, _ in node.next_functions if child is not None)
-        except Exception:
-            pass
-        names = [name for name in dir(node) if name.startswith("_raw_saved_")]
-        for name in names:
-            for slot, saved in _saved_items(node, name):
-                try:
-                    tensor = saved.data
-                except Exception:
-                    continue  # released by this backward, or not a tensor
-                if not isinstance(tensor, torch.Tensor) or tensor._version != found_version:
-                    continue
-                if shape is not None and list(tensor.shape) != shape:
-                    continue
-                if name != "_raw_saved_tensors" and not _is_stale_slot(node, name):
-                    continue
-                try:
-                    number = node._sequence_nr()
-                except Exception:
-                    number = 0
-                if number > best_number:
-                    best, best_number = StaleSave(node, slot, tensor, saved_version, found_version), number
+    for node in _graph_nodes(roots):
+        for name, slot, tensor in _saved_tensors(node):
+            if tensor._version != found_version:
+                continue
+            if shape is not None and list(tensor.shape) != shape:
+                continue
+            if name != "_raw_saved_tensors" and not _is_stale_slot(node, name):
+                continue
+            try:
+                number = node._sequence_nr()
+            except Exception:
+                number = 0
+            if number > best_number:
+                best, best_number = StaleSave(node, slot, tensor, saved_version, found_version), number
     return best
 
 
@@ -160,30 +173,16 @@ def saves_changed_by(roots: list, writes: list) -> list[UntrackedHit]:
     if not targets:
         return []
     hits: list[UntrackedHit] = []
-    seen: set[int] = set()
-    queue = [root.grad_fn for root in roots if root.grad_fn is not None]
-    while queue and len(seen) < MAX_NODES:
-        node = queue.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _graph_nodes(roots):
         try:
-            queue.extend(child for child, _ in node.next_functions if child is not None)
             number = node._sequence_nr()
         except Exception:
-            continue
-        for name in (name for name in dir(node) if name.startswith("_raw_saved_")):
-            for slot, saved in _saved_items(node, name):
-                try:
-                    tensor = saved.data
-                except Exception:
-                    continue
-                if not isinstance(tensor, torch.Tensor):
-                    continue
-                later = [w for w in targets if number < w.autograd_seq and storage_base(tensor) == w.storage]
-                write = _changed_by(tensor, later)
-                if write is not None and (name == "_raw_saved_tensors" or not _is_stale_slot(node, name)):
-                    hits.append(UntrackedHit(node, slot, tensor, write))
+            continue  # no order: cannot tell whether the save came before the write
+        for name, slot, tensor in _saved_tensors(node):
+            later = [w for w in targets if number < w.autograd_seq and storage_base(tensor) == w.storage]
+            write = _changed_by(tensor, later)
+            if write is not None and (name == "_raw_saved_tensors" or not _is_stale_slot(node, name)):
+                hits.append(UntrackedHit(node, slot, tensor, write))
     return hits
 
 
