@@ -74,6 +74,20 @@ def run_program(tmp_path, source: str, name: str = "program.py", **watch_options
     return Outcome(error, diagnoses, namespace, path, source, doctor_warnings)
 
 
+def run_as_script(tmp_path, source: str) -> Outcome:
+    """Run `source` under watch() as a script does: the exception leaves the watched block
+    (so watch().__exit__ explains it), unlike run_program, which catches it inside."""
+    source = textwrap.dedent(source)
+    path = write_program(tmp_path, source)
+    error = None
+    try:
+        with autograd_doctor.watch():
+            runpy.run_path(path, run_name="__main__")
+    except Exception as problem:  # the program's own failure is what we study
+        error = problem
+    return Outcome(error, autograd_doctor.diagnoses_of(error) if error else [], {}, path, source)
+
+
 def run_plain(tmp_path, source: str, name: str = "fixed.py") -> dict:
     """Run `source` without the doctor; return its globals (raises on failure)."""
     path = write_program(tmp_path, source, name)

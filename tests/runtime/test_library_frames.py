@@ -6,27 +6,13 @@ from __future__ import annotations
 
 import os
 
-import runpy
-import textwrap
-
 import numpy as np
 import torch
 
-import autograd_doctor
-from helpers import Outcome, apply_help, run_plain, write_program
+from helpers import apply_help, run_as_script, run_plain
 
 
-def run_program(tmp_path, source: str) -> Outcome:
-    """Run `source` under watch() as a script does: the exception leaves the watched block."""
-    source = textwrap.dedent(source)
-    path = write_program(tmp_path, source)
-    error = None
-    try:
-        with autograd_doctor.watch():
-            runpy.run_path(path, run_name="__main__")
-    except Exception as problem:  # the program's own failure is what we study
-        error = problem
-    return Outcome(error, autograd_doctor.diagnoses_of(error) if error else [], {}, path, source)
+run_program = run_as_script
 
 
 def _in_user_file(location, outcome) -> bool:

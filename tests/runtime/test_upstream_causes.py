@@ -3,29 +3,19 @@ several calls away, and a deepcopy that fails because of the legacy weight_norm.
 
 from __future__ import annotations
 
-import runpy
 import textwrap
 
 import torch
 
-import autograd_doctor
 from autograd_doctor.analysis.fixes import apply_replacement
-from helpers import Outcome, apply_help, marked_line, run_plain, write_program
+from helpers import Outcome, apply_help, run_as_script, run_plain
 
 
 def run_program(tmp_path, source: str) -> Outcome:
-    """Run `source` under watch() as a script does: the exception leaves the watched block."""
-    source = textwrap.dedent(source)
-    path = write_program(tmp_path, source)
-    error = None
     try:
-        with autograd_doctor.watch():
-            runpy.run_path(path, run_name="__main__")
-    except Exception as problem:  # the program's own failure is what we study
-        error = problem
+        return run_as_script(tmp_path, source)
     finally:
         torch.set_grad_enabled(True)  # the programs below leave gradients off on purpose
-    return Outcome(error, autograd_doctor.diagnoses_of(error) if error else [], {}, path, source)
 
 
 SWITCH_THREE_CALLS_UP = """
