@@ -40,9 +40,13 @@ class Report:
 
 REPORTS = [
     Report("gan_sin_step_before_g_backward", "https://github.com/pytorch/pytorch/issues/39141",
-           "GAN: opt_D.step() before G_loss.backward() through D", "AD103"),
+           "GAN: opt_D.step() before G_loss.backward() through D", "AD103",
+           ["[*G.parameters()]", "[*D.parameters()]"],
+           references={1: "gan_sin_step_before_g_backward_recomputed"}),
     Report("maddpg_critic_step_before_actor_backward", "https://github.com/starry-sky6688/MADDPG/issues/27",
-           "actor-critic: critic step before the actor's backward through the critic", "AD103"),
+           "actor-critic: critic step before the actor's backward through the critic", "AD103",
+           ["[*actor.parameters()]", "[*critic.parameters()]"],
+           references={1: "maddpg_critic_step_before_actor_backward_updated_critic"}),
     Report("gan_discriminator_inplace_leakyrelu_dropout", "https://github.com/dreamgonfly/GAN-tutorial/issues/1",
            "LeakyReLU(inplace=True) then Dropout(inplace=True) in one nn.Sequential", "AD101", ["grads"]),
     Report("resnet_residual_overwrites_conv_input", "http://discuss.pytorch.org/t/in-place-operation-and-resnet/10724",

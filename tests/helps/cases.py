@@ -602,23 +602,53 @@ CASES = [
         scale = torch.mul(x.detach(), 2.0)
         (y * scale).sum().backward()
     """, ["x.grad", "scale"], watch_options={"capture": "mode"}),
-]
-
-# Diagnoses whose only right change is elsewhere or depends on intent: their helps carry no
-# code, so nothing unverified is printed as a change to make.
-ADVICE_ONLY = [
+    # ---- AD103: an optimizer step() between two losses' backward() calls -------------------------
+    # Two intents, both offered (unverified): step once after both backward() calls (the step then
+    # applies both losses' gradients), or compute the second loss again after the step.
     Case("optimizer_step_between_backward_calls", "AD103", """
         import torch
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        out = model(torch.randn(4, 3))
+        x = torch.randn(4, 3)
+        out = model(x)
         loss1 = out.pow(2).sum()
         loss2 = out.abs().sum()
         loss1.backward(retain_graph=True)
         opt.step()
         loss2.backward()
-    """, "", [], watch_options={"mode": "full"}),
+    """, """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 3)
+        out = model(x)
+        loss1 = out.pow(2).sum()
+        loss2 = out.abs().sum()
+        loss1.backward(retain_graph=True)
+        loss2.backward()
+        opt.step()
+    """, ["[*model.parameters()]", "[p.grad for p in model.parameters()]"], reference_for={1: """
+        import torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 3)
+        out = model(x)
+        loss1 = out.pow(2).sum()
+        loss2 = out.abs().sum()
+        loss1.backward(retain_graph=True)
+        opt.step()
+        out = model(x)
+        loss2 = out.abs().sum()
+        loss2.backward()
+    """}, watch_options={"mode": "full"}),
+]
+
+# Diagnoses whose only right change is elsewhere or depends on intent: their helps carry no
+# code, so nothing unverified is printed as a change to make.
+ADVICE_ONLY = [
     # retain_graph=True would end in "modified by an inplace operation" (pow saves w)
     Case("in_place_update_between_two_backwards", "AD302", """
         import torch

@@ -131,7 +131,13 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
         what = parameter or name or "a parameter"
         notes.append(f"{optimizer}.step() updated {what} in place after the forward pass saved it; "
                      "a later backward() through that graph needs the old value")
-        helps.extend(_optimizer_suggestions(write, node, backward_stack, recorder, related))
+        optimizer_helps, moved_primary = _optimizer_suggestions(write, node, backward_stack, recorder, related)
+        helps.extend(optimizer_helps)
+        if moved_primary is not None and write_loc is not None:
+            # The first help moves the later update: its backward() is the line to change.
+            related = [loc for loc in related if (loc.file, loc.line) != (moved_primary.file, moved_primary.line)]
+            related.insert(0, write_loc)
+            primary = moved_primary
     else:
         loop = _loop_note(write)
         if loop:
@@ -433,29 +439,74 @@ def stale_view_diagnosis(view, view_site: Site, write_stack: tuple[Site, ...], h
 
 
 def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, ...], recorder,
-                           related: list[Location]) -> list[Suggestion]:
-    """AD103's helps. When a backward() ran before the step (two losses share the stepped
-    model, as in a GAN), moving step() after this backward() would train that model on
-    this loss too: the help is the forward pass again after step(), and the forward line
-    joins the report. Otherwise, step() after the last backward()."""
+                           related: list[Location]) -> tuple[list[Suggestion], Location | None]:
+    """AD103's helps, and the new primary location when the first help changes another line.
+
+    When another loss's backward() ran before the step (two losses share the stepped model,
+    as in a GAN or an actor-critic), step() after this backward() would train that model on
+    this loss too. What is meant depends on intent: a loss built after the step from a forward
+    pass made before it (the DCGAN example's shape) meant the updated weights, so that forward
+    is computed again after step(). A loss computed whole before the step may mean either: its
+    update is moved before the other one where that keeps every value, or step() is moved after
+    its backward() (saying what that trains), and the forward computed again after step() is
+    offered too. The forward line the graph goes through joins the report."""
     optimizer_name = optimizer_variable(write) or "optimizer"
     backward_site = backward_stack[0] if backward_stack else None
     backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
         and backward_site.filename == write.site.filename else None
-    if step_order.gradients_used_by_step(write, recorder, backward_site):
-        found = step_order.move_after_step(write, node, optimizer_name, backward_line)
-        if found is not None:
-            help, forward = found
-            if all((forward.file, forward.line) != (loc.file, loc.line) for loc in related):
-                related.insert(0, forward)
-            return [help]
+    if not step_order.gradients_used_by_step(write, recorder, backward_site):
         return [Suggestion(
+            f"call {optimizer_name}.step() only after the last backward() that uses this "
+            "graph (e.g. compute every loss and call backward() first), or run the forward pass again after "
+            "step()")], None
+
+    def show(location: Location) -> None:
+        if all((location.file, location.line) != (loc.file, loc.line) for loc in related):
+            related.insert(0, location)
+
+    found = step_order.move_after_step(write, node, optimizer_name, backward_line)
+    if found is not None:
+        help, forward = found
+        show(forward)
+        return [help], None
+    order = step_order.update_order(write, recorder, backward_site)
+    loss_name = order.loss_name if order is not None else None
+    forward = step_order.forward_through_step(write, node, backward_line)
+    helps: list[Suggestion] = []
+    primary = None
+    if order is not None:
+        first = step_order.later_update_first(order)
+        if first is not None:
+            helps.append(first[0])
+            primary = first[1]
+        else:
+            later = step_order.step_after_later_backward(order, forward[1] if forward is not None else None)
+            if later is not None:
+                helps.append(later)
+    recompute = step_order.move_after_step(write, node, optimizer_name, backward_line, loss_name)
+    if recompute is not None:
+        helps.append(recompute[0])
+        show(recompute[1])
+    recomputed = step_order.recompute_after_step(order, forward) if recompute is None and order is not None \
+        and forward is not None else None
+    if recomputed is not None:
+        helps.append(recomputed)
+    if recompute is None and forward is not None:
+        statement, name = forward
+        show(statement_location(write.site.filename, statement, role="forward",
+                                note=f"{name} computed here, through the weights {optimizer_name}.step() then "
+                                     "changed"))
+        if recomputed is None:
+            helps.append(Suggestion(
+                f"{'or, ' if helps else ''}if {loss_name or 'this loss'} is meant to go through the updated "
+                f"weights: compute {name} (line {statement.lineno}) and what this loss builds from it again after "
+                f"{optimizer_name}.step()"))
+    if not helps:
+        helps.append(Suggestion(
             f"run the forward pass again after {optimizer_name}.step(), so that this backward() goes through the "
-            f"updated weights (calling step() after this backward() instead would also apply this loss's gradients "
-            "to the model it steps)")]
-    return [Suggestion(
-        f"call {optimizer_name}.step() only after the last backward() that uses this "
-        "graph (e.g. compute every loss and call backward() first), or run the forward pass again after step()")]
+            f"updated weights (calling step() after this backward() instead would also apply this loss's "
+            "gradients to the model it steps)"))
+    return helps, primary
 
 
 def optimizer_variable(write: WriteEvent) -> str | None:

@@ -143,10 +143,18 @@ losses sharing a network, `backward(retain_graph=True)` then `step()` then anoth
     opt_D.step()                   # AD103: updates D's weights in place
     g_loss = -out.mean(); g_loss.backward()   # needs D's old weights
 
-**The fix.** Call `step()` after the last backward() that uses the graph (compute all
-losses and call backward first), or run the forward pass again after `step()`
-(`out = D(G(z))` before the generator loss), or `detach()` where the other network
-should not receive gradients.
+**The fix.** It depends on which weights the later loss is meant to go through, which
+no run-time fact decides, so the report offers both changes it can write, unverified:
+
+- the weights its forward pass used: do the later loss's update (its `zero_grad()`,
+  `backward()` and `step()`) before the other one, which keeps every value computed
+  where the two losses share no graph; or call `step()` after the later backward(),
+  which then also applies the later loss's gradients to the stepped model (the report
+  says so: in a GAN it would train D on G's loss);
+- the updated weights: compute the forward pass again after `step()` (`out = D(G(z))`
+  before the generator loss, the order of the PyTorch DCGAN example).
+
+Or `detach()` where the other network should not receive gradients.
 """,
     heading="optimizer.step() modified a parameter that a graph still needed",
     example_setup=(

@@ -19,7 +19,7 @@ actor_loss = -critic(torch.cat([o, u_new], dim=1)).mean()
 
 critic_optim.zero_grad()
 critic_loss.backward()
-critic_optim.step()  # PRIMARY
+critic_optim.step()
 actor_optim.zero_grad()
-actor_loss.backward()
+actor_loss.backward()  # PRIMARY
 actor_optim.step()
