@@ -146,6 +146,46 @@ def test_ad103_dropping_the_critic_from_the_actor_loss_is_rejected(tmp_path):
     assert verdict.status == "rejected"
 
 
+# AD103 where the two updates share no graph: the actor's update moved before the critic's.
+TWO_UPDATES = """
+    import torch
+    torch.manual_seed(0)
+    critic = torch.nn.Linear(3, 1)
+    actor = torch.nn.Linear(2, 1)
+    opt_critic = torch.optim.SGD(critic.parameters(), lr=0.1)
+    opt_actor = torch.optim.SGD(actor.parameters(), lr=0.1)
+    state, taken = torch.randn(4, 2), torch.randn(4, 1)
+    actor_loss = -critic(torch.cat([state, actor(state)], dim=1)).mean()
+    critic_loss = (critic(torch.cat([state, taken], dim=1)) - 1.0).pow(2).mean()
+    opt_critic.zero_grad()
+    critic_loss.backward()
+    opt_critic.step()
+    opt_actor.zero_grad()
+    actor_loss.backward()
+    opt_actor.step()
+"""
+CRITIC_UPDATE = "    opt_critic.zero_grad()\n    critic_loss.backward()\n    opt_critic.step()\n"
+ACTOR_UPDATE = "    opt_actor.zero_grad()\n    actor_loss.backward()\n    opt_actor.step()\n"
+
+
+def test_ad103_the_same_updates_in_another_order_are_unverified_not_rejected(tmp_path):
+    # The same losses and the same parameters after each step, in another order: which order
+    # is meant is an intent the oracle does not decide.
+    changed = TWO_UPDATES.replace(CRITIC_UPDATE + ACTOR_UPDATE, ACTOR_UPDATE + CRITIC_UPDATE)
+    verdict = _verdict(tmp_path, TWO_UPDATES, changed)
+    assert verdict.status == "unverified", verdict.line()
+    assert "in another order" in verdict.reason
+
+
+def test_ad103_another_order_that_trains_the_critic_on_both_losses_is_rejected(tmp_path):
+    # Without the critic's zero_grad() after the actor's backward(), the critic's step applies
+    # the actor's gradients too: other parameters, so not merely another order.
+    changed = TWO_UPDATES.replace(CRITIC_UPDATE + ACTOR_UPDATE, ACTOR_UPDATE + CRITIC_UPDATE.replace(
+        "    opt_critic.zero_grad()\n", ""))
+    verdict = _verdict(tmp_path, TWO_UPDATES, changed)
+    assert verdict.status == "rejected", verdict.line()
+
+
 # AD302: backward through a graph an earlier backward freed. No oracle: unverified at best.
 TWO_LOSSES = """
     import torch

@@ -109,8 +109,8 @@ def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
             continue
         for sub_name, module in list(value.named_modules())[:200]:
             for attribute, held in vars(module).items():
-                if attribute.startswith("_"):
-                    continue
+                if attribute.startswith("__"):
+                    continue  # a private `_cache` counts: torch's own state is dicts, never a tensor
                 tensors = _tensors_in(held)
                 if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
                     path = ".".join(part for part in (local_name, sub_name, attribute) if part)
@@ -192,7 +192,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     roots = backward_roots(args, kwargs)
     # Nodes numbered at or below the previous backward()'s newest node belong to older graphs.
     earlier = [c for c in recorder.backward_calls if c.seq < call.seq and c.newest_node is not None]
-    frontier = older_graph_frontier(roots, earlier[-1].newest_node) if earlier else []
+    newest_before = earlier[-1].newest_node if earlier else None
+    frontier = older_graph_frontier(roots, newest_before) if earlier else []
     if not frontier:
         frontier = freed_frontier(roots)
     previous = None
@@ -297,8 +298,18 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 "iteration (truncated backpropagation)",
                 f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, statement)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
-            helps.extend(_shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor,
-                                                   assignment))
+            shared = _shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor, assignment)
+            helps.extend(shared)
+            detached_use = shared and shared[0].replacement and f"{name}.detach()" in shared[0].replacement
+            use = shared[0].location if detached_use else None
+            if use is not None and assignment is not None and use.line != assignment.lineno and primary is not backward_loc:
+                # The line to change is where the other loss takes `name` in, not where it is made.
+                use_statement = scope.statement_at(use.line)
+                primary.role, primary.note = "made", f"{name} made here"
+                related.insert(0, primary)
+                primary = statement_location(site.filename, use_statement, role="carried",
+                                             note=f"{name} enters this loss's graph here, with the part that the "
+                                                  "earlier backward() freed")
     elif kept_on_module is not None:
         path, attribute, module, held = kept_on_module
         tensor = _tensors_in(held)[0]
@@ -307,7 +318,18 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {path} still points "
                          f"into: {type(module).__name__} keeps it on self.{attribute} for the next call")
-        if found is not None:
+        if found is not None and newest_before is not None and _made_before(tensor, newest_before):
+            # Not state remade in every call from the previous one (a hidden state): a value
+            # computed once and reused, whose graph went with the backward() that freed it.
+            filename, assignment = found
+            primary = statement_location(filename, assignment, role="carried",
+                                         note=f"self.{attribute} is computed here once and kept: later calls reuse "
+                                              "its graph")
+            related.append(backward_loc)
+            notes.append(f"{path} was computed before that backward() and not computed again since: each later "
+                         "loss goes through its freed graph (and through the weights as they were then)")
+            helps.extend(_recompute_cached(filename, assignment, attribute))
+        elif found is not None:
             filename, assignment = found
             primary = statement_location(filename, assignment, role="carried",
                                          note=f"self.{attribute} keeps this call's graph for the next batch")
@@ -348,6 +370,36 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                             "carrier": carrier[0] if carrier else None,
                             "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
     return diagnosis
+
+
+def _made_before(tensor: torch.Tensor | None, newest_before: int) -> bool:
+    """Whether the tensor's own node was made before the earlier backward() (it is the old
+    graph itself, not a new value built on top of it)."""
+    try:
+        return tensor is not None and tensor.grad_fn is not None and tensor.grad_fn._sequence_nr() <= newest_before
+    except Exception:
+        return False
+
+
+def _recompute_cached(filename: str, assignment: ast.stmt, attribute: str) -> list[Suggestion]:
+    """`if self.x is None: self.x = f(...)`: compute it in every call (the guard goes), so each
+    loss gets its own graph, through the weights as they are now. Detaching it instead would
+    leave those weights untrained by every later loss."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    guard = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.If) and node.body == [assignment] and not node.orelse:
+            guard = node
+    reads_attribute = guard is not None and any(
+        isinstance(n, ast.Attribute) and n.attr == attribute for n in ast.walk(guard.test))
+    advice = (f"compute self.{attribute} in every call instead of keeping it from an earlier one: each backward() "
+              "then goes through its own graph, and through the weights as they are now (detaching it would "
+              "stop every later loss from training the weights it is computed from)")
+    if not reads_attribute or assignment.lineno != assignment.end_lineno:
+        return [Suggestion(advice)]
+    return [Suggestion(advice, segment(filename, assignment), statement_location(filename, guard))]
 
 
 def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion | None:
@@ -462,12 +514,17 @@ def _optimizer_parameters(scope: Scope, values: dict, after_line: int) -> set[in
 
 
 def _first_use(scope: Scope, name: str, after_line: int, before_line: int) -> ast.stmt | None:
-    """The first one-line assignment strictly between two lines that reads `name`."""
-    for statement, _names, value in scope.assignments:
-        if after_line < statement.lineno < before_line and statement.lineno == statement.end_lineno \
-                and name in loaded_names(value):
-            return statement
-    return None
+    """The first one-line assignment, or call (`kept.append(x * name)`), strictly between two
+    lines that reads `name`."""
+    found = [statement for statement, _names, value in scope.assignments
+             if after_line < statement.lineno < before_line and statement.lineno == statement.end_lineno
+             and name in loaded_names(value)]
+    for node in ast.walk(scope.node or scope.tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+                after_line < node.lineno < before_line and node.lineno == node.end_lineno and \
+                name in loaded_names(node.value) and backward_call_node(node) is None:
+            found.append(node)
+    return min(found, key=lambda statement: statement.lineno) if found else None
 
 
 def _with_detached(filename: str, statement: ast.stmt, name: str) -> str | None:
