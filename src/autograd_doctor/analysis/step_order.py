@@ -380,9 +380,10 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
     help = Suggestion(
         f"if {loss} is meant to go through the weights its forward pass used: do its update (lines "
         f"{later_line}-{end.end_lineno}) before {order.optimizer}'s (lines {first_line}-"
-        f"{order.step.end_lineno}); every value computed stays the same, and {order.optimizer}.zero_grad() "
-        f"still clears what {loss}.backward() leaves in the weights {order.optimizer} steps (unverified: "
-        "the other intent is the next help)",
+        f"{order.step.end_lineno}); every value computed stays the same"
+        + (f", and {order.optimizer}.zero_grad() still clears what {loss}.backward() leaves in the weights "
+           f"{order.optimizer} steps" if clears else "")
+        + " (unverified: if it is meant to go through the updated weights, compute it again after the step instead)",
         "\n".join([*later_lines, "", *earlier_lines]), location)
     primary = statement_location(filename, order.backward, role="backward",
                                  note=f"backward needed the old value here: this update should come before "
