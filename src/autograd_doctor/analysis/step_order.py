@@ -426,6 +426,10 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
                 not _later_step_parameters(order) & reached_leaves([forward_value]):
             # Detached there, the loss still trains what its own optimizer steps.
             trains += f": if {loss} should not train them, build it from {forward_name}.detach() instead"
+    computing = [statement for statement in between if _method_call(statement) is None]
+    if computing:
+        trains += (f"; lines {computing[0].lineno}-{computing[-1].end_lineno}, which ran after the step, then run "
+                   "before it")
     return Suggestion(
         f"call {order.optimizer}.step() after {loss}.backward(), so that backward() goes through the weights "
         f"its forward pass used{trains} (unverified)", "\n".join([*moved, segment(filename, order.step)]), location)
