@@ -342,6 +342,13 @@ def check_unpack_count(ns):
     assert torch.equal(ns["x"].grad, torch.tensor([3.0, 4.0, 5.0]))  # d(x * w)/dx = w
     assert torch.equal(ns["w"].grad, torch.tensor([0.5, -1.0, 2.0]))
 
+def check_trace_parameter(ns):
+    model, x = ns["model"], ns["x"]
+    assert any(p is model.scale for p in model.parameters())  # now trained with the module
+    assert torch.equal(model.scale.detach(), torch.ones(3))
+    expected = (x @ model.linear.weight.T + model.linear.bias).sum(0)  # d/dscale of sum(linear(x) * scale)
+    assert torch.allclose(model.scale.grad, expected.detach())
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -393,6 +400,7 @@ CASES = {
     "grad_of_non_leaf": ("AD308", 0, check_leaf_trains),
     "grad_none_frozen_parameter": ("AD309", 0, check_frozen_skipped),
     "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),
+    "trace_constant_requires_grad": ("AD143", 0, check_trace_parameter),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

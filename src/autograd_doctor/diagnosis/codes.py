@@ -1008,6 +1008,34 @@ backward needs another tensor, save it in forward too (`ctx.save_for_backward(x,
 """,
     )
 
+TRACE_CONSTANT_REQUIRES_GRAD = _code(
+    "AD143",
+    "torch.jit.trace met a tensor that requires grad but is neither an input nor a parameter",
+    """\
+**What it means.** `torch.jit.trace` records every tensor the traced code reads that is not one of
+its inputs, a parameter or a buffer as a constant of the graph. A constant cannot carry a gradient,
+so a tensor that requires grad fails: "Cannot insert a Tensor that requires grad as a constant.
+Consider making it a parameter or input, or detaching the gradient". The usual cause is a
+trainable tensor stored on a module as a plain attribute (`self.scale = torch.ones(3,
+requires_grad=True)`): the module does not know it, so neither `parameters()`, the optimizer,
+`state_dict()` nor the tracer see it as a parameter.
+
+**Minimal example.**
+
+    class Scaler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.ones(3, requires_grad=True)    # AD143: a plain attribute
+        def forward(self, x):
+            return x * self.scale
+    torch.jit.trace(Scaler(), torch.randn(2, 3))
+
+**The fix.** Register it as a parameter: `self.scale = nn.Parameter(torch.ones(3))`. It then
+trains with the module (it is in `parameters()`), is saved in its `state_dict()`, and the trace
+keeps it as a parameter. A tensor that is not trained is detached (or registered as a buffer); a
+global tensor becomes an input of the traced function.
+""")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -407,6 +407,81 @@ def grad_of_leaf_without_gradient(found):
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
 
 
+def _module_attribute_assignment(module, attribute: str):
+    """(filename, statement) of `self.<attribute> = ...` in the module's class (or a base class
+    defined in user code), or (None, None)."""
+    for cls in type(module).__mro__:
+        # The file of one of the class's own functions (inspect.getsourcefile would look the
+        # class up through sys.modules, where a script run by a tool is not its own __main__).
+        codes_of_class = [value.__code__ for value in vars(cls).values() if hasattr(value, "__code__")]
+        filename = codes_of_class[0].co_filename if codes_of_class else None
+        tree = parse_file(filename) if filename else None
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                for statement in ast.walk(node):
+                    if isinstance(statement, ast.Assign) and any(
+                            isinstance(target, ast.Attribute) and target.attr == attribute
+                            and isinstance(target.value, ast.Name) and target.value.id == "self"
+                            for target in statement.targets):
+                        return filename, statement
+    return None, None
+
+
+def _as_parameter(filename: str, statement: ast.Assign, frame_globals: dict) -> str | None:
+    """`self.x = nn.Parameter(<value without requires_grad=True>)` for `self.x = <value>`."""
+    value = statement.value
+    if isinstance(value, ast.Call):
+        value = ast.Call(func=value.func, args=value.args,
+                         keywords=[k for k in value.keywords if k.arg != "requires_grad"])
+    text = segment(filename, statement.value) if value is statement.value else ast.unparse(value)
+    if text is None:
+        return None
+    parameter = "nn.Parameter" if "nn" in frame_globals else "torch.nn.Parameter"
+    return f"{ast.unparse(statement.targets[0])} = {parameter}({text})"
+
+
+def trace_constant_requires_grad(context: ErrorContext, already):
+    """torch.jit.trace read a tensor that requires grad and is neither an input nor a parameter
+    (the traceback ends at the read inside the traced code; the line to change is where the
+    tensor was stored on the module, or made)."""
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, (ast.Name, ast.Attribute))
+             and isinstance(tensor := value_of(frame, node), torch.Tensor) and tensor.requires_grad
+             and not isinstance(tensor, torch.nn.Parameter)]
+    if not reads:
+        return None
+    read = reads[0]
+    name = text_of(filename, read) or "the tensor"
+    location.role, location.note = "read", f"{name} requires grad, and is neither an input nor a parameter"
+    notes = ["torch.jit.trace records a tensor that is not an input, a parameter or a buffer as a constant, "
+             "and a constant cannot carry a gradient"]
+    owner = value_of(frame, read.value) if isinstance(read, ast.Attribute) else None
+    if isinstance(owner, torch.nn.Module):
+        source_file, assignment = _module_attribute_assignment(owner, read.attr)
+        if assignment is not None:
+            stored = statement_location(source_file, assignment, role="stored",
+                                        note=f"{name} is stored as a plain attribute: the module does not know it "
+                                             "is trained")
+            new_statement = _as_parameter(source_file, assignment, frame.f_globals)
+            helps = [statement_change(stored, f"register it as a parameter: it then trains with the module, is in "
+                                      "its state_dict(), and the trace keeps it as a parameter", new_statement),
+                     Suggestion(f"or, if {name} is not trained, store it detached (or as a buffer, "
+                                "self.register_buffer)")]
+            notes.append(f"{name} is not in {type(owner).__name__}.parameters(), so an optimizer built from them "
+                         "does not train it either")
+            return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, stored, [location], notes, helps)
+    return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, location, notes=notes, help=[Suggestion(
+        f"pass {name} to the traced function as an input, make it a parameter of a module, or detach it if it "
+        "is not trained")])
+
+
 def _carried_diagnosis(filename: str, name: str, node_name: str, carried, read, notes):
     """`name` is rebound at the end of a loop to a result that still carries the previous
     iteration's graph: from the second iteration on it is no longer a leaf."""
@@ -487,6 +562,7 @@ MATCHERS = [
      r"'NoneType' object is not subscriptable", grad_of_non_leaf),
     (r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad True"
      r"|the derivative for '\w+' is not implemented", non_differentiable_argument),
+    (r"Cannot insert a Tensor that requires grad as a constant", trace_constant_requires_grad),
     (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),
     (r"Can't call numpy\(\) on Tensor that requires grad", numpy_of_grad_tensor),
     (r"(?i)only Tensors of floating point (and complex )?dtype can require gradients", integer_requires_grad),
