@@ -243,3 +243,60 @@ def test_a_loop_that_carries_a_clamp_result_with_its_graph_is_named(tmp_path):
         expected = torch.clamp(expected + 0.01 * gradient.sign(), 0, 1)
     assert torch.equal(fixed["x_adv"].detach(), expected)
     assert fixed["x_adv"].is_leaf
+
+
+NO_GRAD_HELPER = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    batch, target = torch.randn(4, 3), torch.randn(4, 2)
+
+
+    def predict(inputs):
+        with torch.no_grad():  # BLOCK
+            return net(inputs)
+
+
+    def validate(inputs):
+        return predict(inputs)
+
+
+    print(validate(batch).detach().sub(target).abs().mean().item())
+    output = validate(batch)  # CALL
+    loss = (output - target).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()  # BACKWARD
+    optimizer.step()
+    result = [loss.detach(), *[p.detach().clone() for p in net.parameters()]]
+"""
+
+
+def test_a_no_grad_block_in_a_helper_the_training_step_calls_is_the_cut(tmp_path):
+    # The backward's own lines cut nothing: the block two calls away does. The run says it was
+    # entered; the source says the loss's line reaches it through validate() -> predict().
+    outcome = run_program(tmp_path, NO_GRAD_HELPER)
+    assert "does not require grad" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301"
+    assert diagnosis.primary.line == outcome.line("BLOCK")
+    assert "gradients are off in this block of predict()" in diagnosis.primary.note
+    related = {loc.role: loc.line for loc in diagnosis.related}
+    assert related["called from"] == outcome.line("CALL") and related["backward"] == outcome.line("BACKWARD")
+    assert "validate() -> predict()" in diagnosis.notes[0]
+    assert diagnosis.help[0].replacement == "return net(inputs)"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    reference = run_plain(tmp_path, textwrap.dedent(NO_GRAD_HELPER).replace(
+        "    with torch.no_grad():  # BLOCK\n        return net(inputs)", "    return net(inputs)"), "reference.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], reference["result"]))
+
+
+def test_a_no_grad_helper_whose_result_is_not_what_the_loss_uses_is_not_blamed(tmp_path):
+    # predict() ran under no_grad, but the loss is cut by a detach() in the backward's own lines.
+    source = NO_GRAD_HELPER.replace("output = validate(batch)  # CALL", "output = net(batch).detach()  # CALL")
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("CALL")
+    assert diagnosis.extra["cut"] == "detach"
