@@ -300,3 +300,58 @@ def test_a_no_grad_helper_whose_result_is_not_what_the_loss_uses_is_not_blamed(t
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("CALL")
     assert diagnosis.extra["cut"] == "detach"
+
+
+FROZEN_INPUT_CHECKPOINT = """
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+
+
+    class Adapted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(8, 4).requires_grad_(False)
+            self.adapter = nn.Linear(4, 4)
+
+        def inner(self, h):
+            return torch.tanh(self.adapter(h))
+
+        def forward(self, ids):
+            h = self.embed(ids)
+            return checkpoint(self.inner, h, use_reentrant=True)  # CHECKPOINT
+
+
+    model = Adapted()
+    ids = torch.tensor([[1, 2, 3]])
+    loss = model(ids).pow(2).sum()  # CALL
+    loss.backward()  # BACKWARD
+    result = [loss.detach(), model.adapter.weight.grad, model.adapter.bias.grad]
+"""
+
+
+def test_a_reentrant_checkpoint_whose_inputs_are_frozen_is_the_cut(tmp_path):
+    outcome = run_program(tmp_path, FROZEN_INPUT_CHECKPOINT)
+    assert "does not require grad" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.extra["cut"] == "reentrant_checkpoint"
+    assert diagnosis.primary.line == outcome.line("CHECKPOINT")
+    related = {loc.role: loc.line for loc in diagnosis.related}
+    assert related["called from"] == outcome.line("CALL") and related["backward"] == outcome.line("BACKWARD")
+    assert diagnosis.help[0].replacement == "return checkpoint(self.inner, h, use_reentrant=False)"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    # The reference makes the checkpoint's input require grad (what enable_input_require_grads does).
+    reference = run_plain(tmp_path, textwrap.dedent(FROZEN_INPUT_CHECKPOINT).replace(
+        "h = self.embed(ids)", "h = self.embed(ids).requires_grad_()"), "reference.py")
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(fixed["result"], reference["result"]))
+    assert fixed["result"][1].abs().sum() > 0
+
+
+def test_a_non_reentrant_checkpoint_is_not_blamed(tmp_path):
+    source = FROZEN_INPUT_CHECKPOINT.replace("use_reentrant=True", "use_reentrant=False").replace(
+        "return torch.tanh(self.adapter(h))", "return torch.tanh(self.adapter(h)).detach()")
+    outcome = run_program(tmp_path, source)
+    for diagnosis in outcome.diagnoses:
+        assert diagnosis.extra.get("cut") != "reentrant_checkpoint"

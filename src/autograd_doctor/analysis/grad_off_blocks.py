@@ -196,3 +196,102 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
                                 f"{block.text} from it and use it only where the code only evaluates"))
     return primary, [call], notes, helps
+
+
+# ---- a reentrant checkpoint whose inputs do not require grad --------------------------------
+
+
+@dataclass
+class ReentrantCheckpoint:
+    """`checkpoint(fn, h, use_reentrant=True)` in a module's code: it runs `fn` under no_grad and
+    gives the result grad history only through inputs that require grad, never through the
+    parameters `fn` uses. With frozen embeddings in front, nothing inside trains."""
+
+    filename: str
+    statement: ast.stmt
+    call: ast.Call
+    module: str
+
+
+def _is_reentrant_checkpoint(call: ast.Call) -> bool:
+    from autograd_doctor.diagnosis.source import call_name
+
+    if call_name(call) != "checkpoint":
+        return False
+    for keyword in call.keywords:
+        if keyword.arg == "use_reentrant":
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+    return True  # PyTorch's default (with a warning) is the reentrant variant
+
+
+def find_reentrant_checkpoint(statement: ast.stmt, frame_locals: dict | None) -> ReentrantCheckpoint | None:
+    """A reentrant checkpoint call in the code of a trainable module that the cut statement uses."""
+    import inspect
+
+    from autograd_doctor.recording.frames import is_internal_file
+
+    if frame_locals is None:
+        return None
+    for name in loaded_names(statement):
+        module = frame_locals.get(name)
+        if not isinstance(module, torch.nn.Module):
+            continue
+        try:
+            if not any(p.requires_grad for p in module.parameters()):
+                continue
+            classes = {type(child) for child in module.modules()}
+        except Exception:
+            continue
+        for cls in classes:
+            try:
+                filename = inspect.getsourcefile(cls)
+                first = inspect.getsourcelines(cls)[1]
+            except (OSError, TypeError):
+                continue
+            if filename is None or is_internal_file(filename):
+                continue
+            found = _checkpoint_in_class(filename, first)
+            if found is not None:
+                return ReentrantCheckpoint(filename, found[0], found[1], name)
+    return None
+
+
+def _checkpoint_in_class(filename: str, line: int) -> tuple[ast.stmt, ast.Call] | None:
+    tree = parse_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0) + 1 \
+                and (node.lineno == line or any(d.lineno == line for d in node.decorator_list)):
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.stmt) and not isinstance(
+                        statement, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
+                    for call in ast.walk(statement):
+                        if isinstance(call, ast.Call) and _is_reentrant_checkpoint(call):
+                            return statement, call
+    return None
+
+
+def reentrant_checkpoint_parts(found: ReentrantCheckpoint, loss_name: str) -> tuple[Location, list[str],
+                                                                                    list[Suggestion]]:
+    """(primary, notes, helps) for a path cut by a reentrant checkpoint."""
+    from autograd_doctor.diagnosis.source import replace_node_text, segment
+
+    call = found.call
+    primary = statement_location(found.filename, found.statement, role="cut",
+                                 note="the reentrant checkpoint gives its result grad history only through inputs "
+                                      "that require grad")
+    notes = [f"{loss_name} has no grad_fn although {found.module} has parameters that require grad: a reentrant "
+             "checkpoint (use_reentrant=True, PyTorch's default) runs its function under no_grad and connects the "
+             "result to the graph only through its tensor inputs; when none of them requires grad (frozen "
+             "embeddings in front), the parameters inside get no gradient"]
+    keywords = [segment(found.filename, k) for k in call.keywords if k.arg != "use_reentrant"]
+    arguments = [segment(found.filename, a) for a in call.args] + keywords + ["use_reentrant=False"]
+    if None in arguments:
+        return primary, notes, [Suggestion("pass use_reentrant=False to checkpoint(), which tracks the parameters "
+                                           "the function uses")]
+    new_call = f"{segment(found.filename, call.func)}({', '.join(arguments)})"
+    replacement = replace_node_text(found.filename, found.statement, call, new_call)
+    helps = [Suggestion("use the non-reentrant checkpoint (use_reentrant=False): it records the parameters the "
+                        "function uses, whatever its inputs (the reentrant one needs an input that requires "
+                        "grad, which model.enable_input_require_grads() gives Hugging Face models)",
+                        replacement, statement_location(found.filename, found.statement))]
+    return primary, notes, helps
