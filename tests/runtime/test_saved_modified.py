@@ -282,6 +282,21 @@ def test_a_loop_over_unbind_with_a_dimension_loops_over_select(tmp_path):
     assert torch.equal(fixed["result"][1], torch.full((3, 2), 2.0))
 
 
+def test_a_loop_over_a_list_of_unbound_rows_gets_no_loop_rewrite(tmp_path):
+    # Indexing a tuple of unbind outputs gives the same outputs: rewriting that loop would not help.
+    source = """
+        import torch
+        base = torch.ones(3, 2, requires_grad=True) * 2
+        rows = base.unbind(0)
+        for row in rows:
+            row.add_(1.0)  # WRITE
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104"
+    assert not any(h.message.startswith("loop over views made by indexing") for h in diagnosis.help)
+
+
 def test_optimizer_step_between_forward_and_backward(tmp_path):
     source = """
         import torch

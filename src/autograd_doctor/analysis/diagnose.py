@@ -21,6 +21,7 @@ from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
 from autograd_doctor.analysis.leaf_writes import leaf_write_helps, leaf_write_intent
+from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
@@ -299,7 +300,10 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
-    loop = unbound_loop_fix(site.filename, statement) if statement is not None and not helps else None
+    loop = None
+    if statement is not None and not helps:
+        frame = live_frame(site)
+        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
     if loop is not None:
         # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
         # is meant to reach the tensor, which views made by indexing do.
@@ -606,7 +610,10 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
-    loop = unbound_loop_fix(site.filename, statement) if statement is not None and not helps else None
+    loop = None
+    if statement is not None and not helps:
+        frame = live_frame(site)
+        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
     if loop is not None:
         # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
         # is meant to reach the tensor, which views made by indexing do.

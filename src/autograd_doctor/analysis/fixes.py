@@ -532,7 +532,21 @@ def _indexed_views(iterable: ast.AST, avoid: set[str]) -> str | None:
     return None
 
 
-def unbound_loop_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
+def _is_tensor_value(node: ast.AST, values: dict | None) -> bool:
+    """Does the expression (names, attributes, constant subscripts: no calls) evaluate to a tensor
+    in the live frame? Without the frame's values, unknown: not assumed."""
+    if values is None or not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load,
+                                                 ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub))
+                                 for n in ast.walk(node)):
+        return False
+    try:
+        value = eval(compile(ast.Expression(node), "<loop iterable>", "eval"), {"__builtins__": {}}, dict(values))
+    except Exception:
+        return False
+    return isinstance(value, torch.Tensor)
+
+
+def unbound_loop_fix(filename: str, statement: ast.stmt, values: dict | None = None) -> Suggestion | None:
     """`for channel in image[0]: channel.mul_(s)` (or `zip(image[0], ...)`, or `x.unbind(1)`):
     the loop variable is an output of unbind, which PyTorch refuses to write in place. Loop over
     views made by indexing instead: each is written in place into the same tensor, as meant."""
@@ -550,6 +564,10 @@ def unbound_loop_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
             continue
         if iterable.lineno != loop.lineno or iterable.end_lineno != loop.lineno:
             return None
+        tensor = iterable.func.value if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            else iterable
+        if not _is_tensor_value(tensor, values):
+            return None  # a list of tensors (already unbound) is not made of views by indexing it
         avoid = {node.id for node in ast.walk(loop) if isinstance(node, ast.Name)}
         new_iterable = _indexed_views(iterable, avoid)
         if new_iterable is None:
