@@ -355,3 +355,17 @@ def test_a_non_reentrant_checkpoint_is_not_blamed(tmp_path):
     outcome = run_program(tmp_path, source)
     for diagnosis in outcome.diagnoses:
         assert diagnosis.extra.get("cut") != "reentrant_checkpoint"
+
+
+def test_a_no_grad_block_of_several_lines_in_a_helper_is_named_but_not_rewritten(tmp_path):
+    # The block also computes a target that may be meant to stay unrecorded: only the user can say
+    # which lines leave it, so the help is advice.
+    source = textwrap.dedent(NO_GRAD_HELPER).replace(
+        "    with torch.no_grad():  # BLOCK\n        return net(inputs)",
+        "    with torch.no_grad():  # BLOCK\n        reference = inputs.mean()\n        return net(inputs) - reference")
+    assert "reference = inputs.mean()" in source
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("BLOCK")
+    assert diagnosis.help[0].replacement is None
+    assert diagnosis.help[0].message.startswith("run predict() with gradients on when the training step calls it")

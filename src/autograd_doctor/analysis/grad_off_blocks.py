@@ -47,8 +47,10 @@ class CalledCut:
 
 
 def _blocks() -> list[GradOffBlock]:
+    """The `with` blocks (a decorated function is AD307's, which names the decorator)."""
     found = [GradOffBlock(entry.filename, entry.line, entry.function, entry.decorator, f"torch.{entry.kind}()")
-             for kind in ("no_grad", "inference_mode") for entry in switches.mode_entries(kind)]
+             for kind in ("no_grad", "inference_mode") for entry in switches.mode_entries(kind)
+             if not entry.decorator]
     for switch in switches.grad_switches():
         if switch.context_manager and not switch.enabled:
             found.append(GradOffBlock(switch.site.filename, switch.site.lineno, switch.site.function, False,
@@ -157,8 +159,10 @@ def _with_statement(filename: str, line: int) -> ast.With | None:
 
 
 def _body_instead(filename: str, block: ast.With) -> str | None:
-    """The with statement's body, at the with's indentation (the block without its header)."""
-    if len(block.items) != 1 or block.items[0].optional_vars is not None:
+    """The with statement's body, at the with's indentation (the block without its header). Only
+    for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
+    (a target computed under no_grad next to the prediction), which only the user can tell."""
+    if len(block.items) != 1 or block.items[0].optional_vars is not None or len(block.body) != 1:
         return None
     lines = [source_line(filename, n) for n in range(block.body[0].lineno, block.end_lineno + 1)]
     indent = block.body[0].col_offset
