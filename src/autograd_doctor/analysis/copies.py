@@ -196,19 +196,28 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
         path = offenders[0][0]
         if path != root_name:
             assignment = _assignment_site(obj, path, root_name, stack)
-            if statement is not None and argument:
-                # Copy the values, leave the original's graph alone: a computed weight the forward
-                # uses (a custom weight norm) would stop training if it were detached where stored.
-                helps.append(_copy_with_values(site.filename, statement, argument, [p for p, _ in offenders]))
+            memo = _copy_with_values(site.filename, statement, argument, [p for p, _ in offenders]) \
+                if statement is not None and argument else None
+            detached = None
             if assignment is not None:
                 filename, node = assignment
                 related.append(statement_location(filename, node, role="stored",
                                                   note="a tensor with grad history is stored here"))
                 detached = _detach_assignment(filename, node)
-                if detached is not None and any(h is not None for h in helps):
-                    detached.message = ("or, if the stored tensor is only a record (logging, a cache) that nothing "
-                                        "trains through, store the value without its grad history")
-                helps.append(detached)
+            if assignment is not None and _read_by_another_method(*assignment):
+                # A computed weight (a home-made weight norm: stored by one method, used by the
+                # forward): detached where it is stored, it stops training. Copy the values
+                # instead and leave the original's graph alone.
+                notes.append(f"{path} is stored by one method and read by another: a value the object computes "
+                             "with (a weight), not a record; detaching it where it is stored would cut its gradient")
+                if detached is not None:
+                    detached.message = ("or, if nothing trains through it, store the value without its grad "
+                                        "history")
+                helps.extend([memo, detached])
+            else:
+                if memo is not None:
+                    memo.message = "or " + memo.message
+                helps.extend([detached, memo])
     elif isinstance(obj, torch.Tensor):
         notes.append(f"the tensor has grad_fn={type(obj.grad_fn).__name__}: it is an intermediate result, not a leaf")
     weight_norm = [path for path, t in offenders if type(t.grad_fn).__name__ == "WeightNormInterfaceBackward0"]
@@ -363,6 +372,24 @@ def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
     targets = " = ".join(ast.unparse(t) for t in node.targets)
     return Suggestion("store the value without its grad history",
                       f"{targets} = {value}.detach()", statement_location(filename, node))
+
+
+def _read_by_another_method(filename: str, node: ast.Assign) -> bool:
+    """Is the attribute `node` stores (`self.weight = ...`) read by a method of the same class other
+    than the one that stores it?"""
+    attributes = {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+    tree = parse_file(filename)
+    for cls in ast.walk(tree) if tree is not None else ():
+        if not isinstance(cls, ast.ClassDef) or not cls.lineno <= node.lineno <= (cls.end_lineno or 0):
+            continue
+        for method in cls.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or method.lineno <= node.lineno <= (method.end_lineno or 0):
+                continue
+            if any(isinstance(n, ast.Attribute) and n.attr in attributes and isinstance(n.ctx, ast.Load)
+                   and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(method)):
+                return True
+    return False
 
 
 def _copy_with_values(filename: str, statement: ast.stmt, argument: str, paths: list[str]) -> Suggestion | None:
