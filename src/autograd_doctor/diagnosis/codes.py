@@ -123,7 +123,11 @@ refuses in-place writes to it (or to a view of it) while recording:
         w[0] = 1.0
 
 If the result should be part of the graph, compute a new tensor instead
-(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`); it is then no longer a leaf.
+(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`, or `w2 = w.clone(); w2[0] = v`); it is then
+no longer a leaf. Which one is meant, the written line alone does not say when the value written
+has grad history (`w[:] = W`): autograd-doctor writes into a copy when an optimizer in the
+program trains what the value comes from (no_grad would stop it training), keeps no_grad when
+an optimizer exists and trains none of it, and otherwise offers both, each with its condition.
 """)
 
 OPTIMIZER_MODIFIED_SAVED = _code(

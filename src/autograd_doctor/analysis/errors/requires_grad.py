@@ -161,10 +161,13 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         return None
     location.note = "changes requires_grad of a tensor computed from others"
     target = None
+    turning_on = False
     if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Attribute) \
             and statement.targets[0].attr == "requires_grad":
         target = statement.targets[0].value
         turning_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
+        turning_on = isinstance(statement.value, ast.Constant) and statement.value.value is True \
+            and len(statement.targets) == 1
     else:
         calls = find_calls(statement, "requires_grad_")
         target = _receiver(calls[0]) if len(calls) == 1 else None
@@ -173,16 +176,24 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     name = text_of(filename, target) if target is not None else None
     related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
     helps = []
-    if turning_off and name:
+    notes = ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
+             "switch it off in place"]
+    if turning_on and name:
+        # A tensor that is not a leaf has a grad_fn, so it already requires grad: the line means
+        # "make sure it requires grad", which requires_grad_(True) does for leaves and non-leaves.
+        notes = [f"{name} is computed from tensors that require grad (that is why it is not a leaf), so it already "
+                 "requires grad; only the attribute assignment is refused"]
+        helps.append(statement_change(location, f"use requires_grad_(True): it sets the flag on a leaf and "
+                                      f"leaves {name} as it is when it is computed (it requires grad already)",
+                                      f"{name}.requires_grad_(True)"))
+    elif turning_off and name:
         helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
                                       "copy from here on", f"{name} = {name}.detach()"))
     else:
         helps.append(Suggestion("requires_grad can only be set on leaves (tensors you create); use "
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
-    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related,
-                     ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
-                      "switch it off in place"], helps)
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
 
 
 def hook_without_grad(context: ErrorContext, already):
