@@ -25,6 +25,7 @@ from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.findings import Finding, split_lines
+from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
 from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
@@ -48,6 +49,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # what a rule keeps for its check_file: rule code -> items (ADL001's helper
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
+        self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
         # The walk's position: the function being walked (its facts and events), the
         # sequence number of the last event, the enclosing classes and guards.
         self.scope = Scope("<module>", grad_off=False)
@@ -213,10 +215,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # loss the framework backpropagates (callers differentiate the result), and, in
         # a file that runs backward passes, those annotated `Tensor` that some call
         # fills with a value not cut from its graph.
-        if module_class is not None and node.name == "forward" or self.file.trains or \
-                self.scope.returns_to_callers or self.scope.framework_backward:
+        # Only the last: evidence once a call in the file passes them a graph tensor
+        # (graph_callers.py), the rules' reports wait for the whole file till then.
+        called_with_graph = module_class is not None and node.name == "forward" or \
+            self.scope.returns_to_callers or self.scope.framework_backward
+        if called_with_graph or self.file.trains:
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
+        self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        self.scope.parameters = frozenset(a.arg for a in all_args)
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)

@@ -61,6 +61,12 @@ class Scope:
     grad_leaves: set = field(default_factory=set)   # leaves known to require grad
     graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
     graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
+    # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
+    # that trains: evidence only if a call in the file passes one a graph tensor
+    # (``graph_callers.py``); the saves whose graph comes from nothing else.
+    provisional: bool = False
+    provisional_saves: set = field(default_factory=set)
+    parameters: frozenset = frozenset()  # the function's parameter names
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables

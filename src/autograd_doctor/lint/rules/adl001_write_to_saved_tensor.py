@@ -99,6 +99,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
             continue
         if made_here and (scope.binding(w.name, w.seq) or (0, None))[1] is None:
             continue
+        waiting = None  # a save whose graph is only the function's parameters'
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             # a helper that a module's methods call with gradients on (``made_here``):
             # its callers pass it their graph tensors, the evidence for its saves
@@ -108,9 +109,16 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \
                     and (not returned_only or _feeds_return(checker, scope, op_node)):
+                if seq in scope.provisional_saves and not made_here:
+                    waiting = waiting or (key, how, op_node)
+                    continue
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
+        else:
+            if waiting is not None:  # reported once a call is known to pass a graph
+                checker.notes["ADL001 provisional"].append((scope.name, w, *waiting))
+                scope.reported.add(id(w.node))
 
 
 def check_file(checker) -> None:
@@ -121,6 +129,11 @@ def check_file(checker) -> None:
     for scope in checker.notes["ADL001"]:
         if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
+    # writes whose graph came only from `Tensor` parameters: a call must pass one
+    fed = checker.graph_callers.reached() if checker.notes["ADL001 provisional"] else ()
+    for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
+        if function in fed:
+            _report(checker, w, key, how, op_node)
     # in-place layers that overwrite the output the layer before them saved
     conflicts = {}
     for call, first, second in checker.modules.sequential_neighbours:
