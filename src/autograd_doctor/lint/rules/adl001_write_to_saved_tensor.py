@@ -39,7 +39,11 @@ framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
 helpers a module's methods call, files that call `backward()`, and the
 `log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
 (for what flows into the returned value), even in a file without
-`backward()`.""",
+`backward()`.  A helper's `Tensor` parameters count as carrying a graph
+only when a call in the file passes one (a module's output, a graph tensor,
+`model(x)`), directly or through helpers that hand on their own parameters:
+`std = torch.std(batch); std[std < eps] = eps` in a function that only other
+files call is not reported.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
