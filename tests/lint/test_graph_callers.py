@@ -36,7 +36,7 @@ def flagged_functions() -> set[str]:
 
 
 def test_only_helpers_a_call_feeds_a_graph_are_flagged():
-    assert flagged_functions() == {"spread", "sharpen"}
+    assert flagged_functions() == {"spread", "sharpen", "normalise"}
 
 
 def test_flagged_helpers_fail_as_the_file_calls_them():
@@ -46,6 +46,8 @@ def test_flagged_helpers_fail_as_the_file_calls_them():
         module.feature_spread_loss(torch.randn(5, 4))
     with pytest.raises(RuntimeError, match=INPLACE_ERROR):
         module.attention_loss(nn.Linear(4, 3), torch.randn(5, 4))
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+        module.Trainer(nn.Linear(4, 3)).step(torch.randn(5, 4))
 
 
 def test_silent_helpers_run_on_the_data_their_callers_pass():
@@ -57,6 +59,9 @@ def test_silent_helpers_run_on_the_data_their_callers_pass():
     expected = (data - data.mean(0)) / data.std(0).clamp(min=1e-7)
     assert torch.equal(standardize(data), expected)
     assert torch.equal(module.clamp_spread(data), data.std(0).clamp(min=1e-7))
+    trainer = module.Trainer(nn.Linear(4, 3))
+    clipped = trainer.clip(trainer.features(data))
+    assert torch.equal(clipped, torch.sigmoid(data) / torch.sigmoid(data).sum())
 
 
 def test_a_call_with_a_module_output_in_another_function_counts():

@@ -57,6 +57,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.class_stack: list[str | None] = []  # enclosing nn.Module class per level, else None
         # per enclosing class: (its bases, a Distribution subclass); None inside a function
         self.class_bases: list = []
+        self.class_methods: list = []  # per level: the enclosing class's method names, else None
         self.guard_depth = 0            # inside `if <debug flag>:`
         # inside `if flag:` false at the default of the function's parameter `flag`
         self.opt_in_depth = 0
@@ -185,6 +186,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
             for d in node.decorator_list)
         module_class = self.class_stack[-1] if self.class_stack else None
         bases, distribution = (self.class_bases[-1] or ((), False)) if self.class_bases else ((), False)
+        methods = (self.class_methods[-1] or frozenset()) if self.class_methods else frozenset()
         outer, outer_guard = self.scope, self.guard_depth
         outer_defaults, outer_opt_in = self.function_defaults, self.opt_in_depth
         self.function_defaults, self.opt_in_depth = parameter_defaults(node), 0
@@ -196,8 +198,10 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.scope.optimizer_parameters = self.optimizer_parameters(node.args)
         value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
+        self.scope.class_methods = methods
         self.class_stack.append(None)
         self.class_bases.append(None)
+        self.class_methods.append(None)
         outer_returns, self.returns = self.returns, []
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
@@ -230,6 +234,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.visit_body(node.body)
         self.class_stack.pop()
         self.class_bases.pop()
+        self.class_methods.pop()
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
@@ -347,12 +352,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
             self.modules._data_only_methods.pop(node.name, None)
         self.class_stack.append(node.name if is_module else None)
         self.class_bases.append((node.bases, distribution))
+        self.class_methods.append(frozenset(
+            b.name for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))))
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.visit_body(node.body)
         self.scope = outer
         self.class_stack.pop()
         self.class_bases.pop()
+        self.class_methods.pop()
         self.bind(node.name, None)
 
     @staticmethod

@@ -67,6 +67,7 @@ class Scope:
     provisional: bool = False
     provisional_saves: set = field(default_factory=set)
     parameters: frozenset = frozenset()  # the function's parameter names
+    class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables

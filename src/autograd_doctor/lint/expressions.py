@@ -100,9 +100,16 @@ class ExpressionEvents:
                     return
 
     def calls_parameter(self, value) -> bool:
-        """`model(x)`: a call of a callable this function was given, with arguments."""
-        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
-            value.func.id in self.scope.parameters and bool(value.args or value.keywords)
+        """`model(x)`: a call of a callable this function was given, with arguments; or
+        `self.model(x)`, an attribute of the object that is none of its class's methods
+        (a network handed to the constructor; `self.helper(x)` is no evidence)."""
+        if not isinstance(value, ast.Call) or not (value.args or value.keywords):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name):
+            return func.id in self.scope.parameters
+        return is_self_call(value) and func.attr not in self.scope.class_methods and \
+            "self" in self.scope.parameters
 
     def check_function_call(self, node, q):
         scope = self.scope
