@@ -72,3 +72,20 @@ def test_a_call_with_a_module_output_in_another_function_counts():
                  if line.strip() == "std[std < min_std] = min_std")  # z_score_statistics'
     # the chain standardizer -> z_score_statistics is now fed: its clamp is reported
     assert clamp in lines and clamp not in {f.line for f in lint_file(str(FIXTURE))[0]}
+
+
+def test_a_function_that_only_calls_itself_has_no_evidence():
+    source = (
+        "import torch\n\n\n"
+        "def refine(x: torch.Tensor, n: int):\n"
+        "    y = torch.exp(x)\n"
+        "    y[0] = 0\n"
+        "    return y if n == 0 else refine(y, n - 1)\n\n\n"
+        "def step(loss):\n    loss.backward()\n")
+    assert [f for f in lint_source(source, "case.py") if f.code == "ADL001"] == []
+    fed = source + "\n\nleaf = torch.zeros(3, requires_grad=True)\nrefine(leaf * 2, 3)\n"
+    assert [f.line for f in lint_source(fed, "case.py") if f.code == "ADL001"] == [6]
+    namespace: dict = {}
+    exec(compile(fed, "case.py", "exec"), namespace)
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+        namespace["refine"](namespace["leaf"] * 2, 1).sum().backward()
