@@ -39,6 +39,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
     def __init__(self, tree: ast.Module, source: str, filename: str):
         self.source = source
         self.filename = filename
+        self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
         self.lines = split_lines(source)
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # imported name -> what it names (`F` -> torch.nn.functional)
@@ -214,19 +215,20 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
         self.scope.consts.update(grad_free)
-        # Tensor arguments that may carry a graph in: a forward()'s (the layers before
-        # it pass their outputs), a Distribution's `log_prob(value)` and the like and a
-        # loss the framework backpropagates (callers differentiate the result), and, in
-        # a file that runs backward passes, those annotated `Tensor` that some call
-        # fills with a value not cut from its graph.
-        # Only the last: evidence once a call in the file passes them a graph tensor
-        # (graph_callers.py), the rules' reports wait for the whole file till then.
-        called_with_graph = module_class is not None and node.name == "forward" or \
-            self.scope.returns_to_callers or self.scope.framework_backward
-        if called_with_graph or self.file.trains:
+        # Tensor arguments that may carry a graph in: a Distribution's `log_prob(value)`
+        # and the like and a loss the framework backpropagates (callers differentiate
+        # the result); a forward()'s, and, in a file that runs backward passes, those
+        # annotated `Tensor` that some call fills with a value not cut from its graph.
+        # The last two need evidence, the rules' reports wait for the whole file:
+        # a forward's class built as another module's part (submodules.py), a
+        # helper's call in the file that passes a graph tensor (graph_callers.py).
+        is_forward = module_class is not None and node.name == "forward"
+        called_with_graph = self.scope.returns_to_callers or self.scope.framework_backward
+        if called_with_graph or is_forward or self.file.trains:
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
         for a in (args.vararg, args.kwarg):
             if a:

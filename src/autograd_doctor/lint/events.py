@@ -66,6 +66,7 @@ class Scope:
     # (``graph_callers.py``); the saves whose graph comes from nothing else.
     provisional: bool = False
     provisional_saves: set = field(default_factory=set)
+    evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)

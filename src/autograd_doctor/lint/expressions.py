@@ -94,7 +94,7 @@ class ExpressionEvents:
                 return
             if scope.graph_arguments and self.result_carries_graph(value):
                 if scope.provisional:
-                    self.graph_callers.handed_on(scope.name, callee)
+                    self.graph_callers.handed_on(scope.evidence_key, callee)
                 else:  # a forward()'s arguments, a log_prob's value
                     self.graph_callers.graph_call(callee)
                     return

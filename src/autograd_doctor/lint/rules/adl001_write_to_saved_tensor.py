@@ -7,6 +7,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.source import ATOMS
+from autograd_doctor.lint.submodules import built_as_part
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -43,7 +44,13 @@ helpers a module's methods call, files that call `backward()`, and the
 only when a call in the file passes one (a module's output, a graph tensor,
 `model(x)`), directly or through helpers that hand on their own parameters:
 `std = torch.std(batch); std[std < eps] = eps` in a function that only other
-files call is not reported.""",
+files call is not reported.  Likewise a `forward()`'s arguments carry a graph
+only when the repository builds the class as another module's part (assigned
+to `self` in a module class, put in `nn.Sequential` / `nn.ModuleList` /
+`nn.ModuleDict`; a subclass counts for its base): a model that only scripts
+build and feed with data batches is not reported for normalising its input in
+place, while a write to what a layer with weights (`nn.Linear`, a convolution)
+kept is reported whatever the input.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
@@ -121,7 +128,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                 break
         else:
             if waiting is not None:  # reported once a call is known to pass a graph
-                checker.notes["ADL001 provisional"].append((scope.name, w, *waiting))
+                checker.notes["ADL001 provisional"].append((scope.evidence_key, w, *waiting))
                 scope.reported.add(id(w.node))
 
 
@@ -134,7 +141,8 @@ def check_file(checker) -> None:
         if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
     # writes whose graph came only from `Tensor` parameters: a call must pass one
-    fed = checker.graph_callers.reached() if checker.notes["ADL001 provisional"] else ()
+    # or only from a forward()'s arguments: its class must be another module's part
+    fed = _fed_functions(checker) if checker.notes["ADL001 provisional"] else ()
     for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
         if function in fed:
             _report(checker, w, key, how, op_node)
@@ -152,6 +160,17 @@ def check_file(checker) -> None:
                        f"`nn.{layer.kind}(inplace=True)` overwrites the output of the "
                        f"`nn.{before.kind}` before it, which that layer saved for backward; "
                        f"backward() will fail in training mode", fix)
+
+
+def _fed_functions(checker) -> set:
+    """Functions some call passes a graph: directly, or from a forward() whose class
+    the repository builds as a part of another module, through chains of helpers."""
+    waiting = {key for key, *_ in checker.notes["ADL001 provisional"]} | set(checker.graph_callers.hands_on)
+    forwards = {key for key in waiting if key.endswith(".forward")}
+    for key in sorted(forwards):
+        if built_as_part(key[: -len(".forward")], checker.filename, checker.tree):
+            checker.graph_callers.graph_call(key)
+    return checker.graph_callers.reached()
 
 
 def _feeds_return(checker, scope, op_node) -> bool:
