@@ -1,17 +1,20 @@
-"""AD206: a term of the loss was turned into a Python number (`.item()`, `float(...)`) before it
-was added: it changes the loss's value but not one gradient, so it trains nothing, and nothing
-is None to give it away.
+"""AD206: a term of the loss was cut from the graph (`.item()`, `float(...)`, `.detach()`,
+`.data`) before it was added: it changes the loss's value but not one gradient, so it trains
+nothing, and nothing is None to give it away.
 
 Looked at once per backward() line, right after the backward call: the loss expression is read
 from the source and split into its added terms (following names to their assignments in the
-same function, `+=` included); a term made only of numbers that contains a conversion of a
-tensor that requires grad is such a term. Values are read from the backward call's live frame,
-never computed: nothing of the user's program runs again.
+same function, `+=` and `-=` included, and through scaling by a number: `2.0 * term`,
+`total / n`); a term that surely carries no gradient (numbers, tensors that do not require
+grad, and torch's own functions and modules of them) and that cuts a tensor that requires grad
+is such a term. Values are read from the backward call's live frame, never computed: nothing
+of the user's program runs again.
 """
 
 from __future__ import annotations
 
 import ast
+import types
 
 import torch
 
@@ -25,7 +28,6 @@ from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segm
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4
 
-
 def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
     """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
     if site is None:
@@ -38,37 +40,71 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
         return None
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
-    for term, holder in _added_terms(root, scope, site.lineno, 0):
-        conversion = _converted_tensor(term, values)
-        if conversion is not None:
-            return _diagnosis(site, holder, term, conversion)
+    terms = list(_added_terms(root, scope, site.lineno, 0, values))
+    for term, holder in terms:
+        cut = _cut_tensor(term, values)
+        if cut is not None and not _kept_beside(cut, term, terms):
+            return _diagnosis(site, holder, term, cut)
     return None
 
 
-def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int):
-    """(term, statement holding it) for each term added into `expression`, following names."""
+def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int, values: dict):
+    """(term, statement holding it) for each term added into `expression`, following names and
+    scalings by a number (a term of `2.0 * total` or `total / n` is a term of `total`)."""
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, (ast.Add, ast.Sub)):
-        yield from _added_terms(expression.left, scope, before, depth)
-        yield from _added_terms(expression.right, scope, before, depth)
+        yield from _added_terms(expression.left, scope, before, depth, values)
+        yield from _added_terms(expression.right, scope, before, depth, values)
+        return
+    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, (ast.USub, ast.UAdd)):
+        yield from _added_terms(expression.operand, scope, before, depth, values)
+        return
+    scaled = _scaled_part(expression, values)
+    if scaled is not None:
+        yield from _added_terms(scaled, scope, before, depth, values)
         return
     if isinstance(expression, ast.Name) and depth < MAX_DEPTH:
         for statement in _bindings(scope, expression.id, before):
-            value = statement.value
-            if isinstance(statement, ast.AugAssign):
-                if isinstance(statement.op, (ast.Add, ast.Sub)):
-                    yield from ((term, holder if holder is not None else statement)
-                                for term, holder in _added_terms(value, scope, statement.lineno, depth + 1))
+            if isinstance(statement, ast.AugAssign) and not isinstance(statement.op, (ast.Add, ast.Sub)):
                 continue
             yield from ((term, holder if holder is not None else statement)
-                        for term, holder in _added_terms(value, scope, statement.lineno, depth + 1))
-            return
+                        for term, holder in _added_terms(statement.value, scope, statement.lineno, depth + 1,
+                                                         values))
+            if isinstance(statement, ast.Assign):
+                return
         return
     yield expression, None
 
 
+def _scaled_part(expression: ast.AST, values: dict) -> ast.AST | None:
+    """`part` of `number * part`, `part * number` or `part / number` (a number written in the
+    source or a name holding a Python number): the terms of `part` are terms of the loss."""
+    if not isinstance(expression, ast.BinOp):
+        return None
+    if isinstance(expression.op, ast.Mult):
+        if _plain_number(expression.left, values):
+            return expression.right
+        if _plain_number(expression.right, values):
+            return expression.left
+    if isinstance(expression.op, ast.Div) and _plain_number(expression.right, values):
+        return expression.left
+    return None
+
+
+def _plain_number(node: ast.AST, values: dict) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        value = node.value
+    elif isinstance(node, ast.Name):
+        value = values.get(node.id)
+    else:
+        return False
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _bindings(scope: ast.AST, name: str, before: int) -> list[ast.stmt]:
-    """The `+=` statements into `name` after its last plain assignment, then that assignment,
-    all before line `before`, latest first."""
+    """The `+=` / `-=` statements into `name` after its last plain assignment, then that
+    assignment, all before line `before`, latest first."""
     found = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign))
              and node.lineno < before and _binds(node, name)
              and not (node is not scope and _nested_function(scope, node))]
@@ -94,33 +130,99 @@ def _nested_function(scope: ast.AST, node: ast.AST) -> bool:
     return False
 
 
-def _converted_tensor(term: ast.AST, values: dict):
-    """(conversion call, receiver) when `term` is a number made from a tensor that requires grad:
-    built only of numeric constants, Python numbers and `.item()` / `float()` of such a tensor."""
-    conversions = []
-    if not _number_expression(term, values, conversions):
+class Cut:
+    """Where a term leaves the graph: the cutting expression (`x.item()`, `x.detach()`,
+    `x.data`), the expression it cuts, and what it makes (a number, a tensor without grad)."""
+
+    def __init__(self, node: ast.AST, receiver: ast.AST, makes_number: bool):
+        self.node = node
+        self.receiver = receiver
+        self.makes_number = makes_number
+
+
+def _cut_tensor(term: ast.AST, values: dict) -> Cut | None:
+    """The cut in `term` when the term surely carries no gradient and cuts a tensor that
+    requires grad; None otherwise (also when the term's kind cannot be read for sure)."""
+    cuts: list[Cut] = []
+    if not _no_gradient(term, values, cuts):
         return None
-    return next(((call, receiver) for call, receiver in conversions if _requires_grad(receiver, values)), None)
+    return next((cut for cut in cuts if _requires_grad(cut.receiver, values)), None)
 
 
-def _number_expression(node: ast.AST, values: dict, conversions: list) -> bool:
-    """Is `node` a Python number for sure: constants, names and attributes holding numbers,
-    arithmetic on them, and conversions (collected into `conversions`)?"""
+def _no_gradient(node: ast.AST, values: dict, cuts: list) -> bool:
+    """Does `node` surely carry no gradient: constants, names holding numbers or tensors that do
+    not require grad, arithmetic and indexing of them, torch's functions, methods and modules of
+    them, and cuts (collected into `cuts`)?"""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        cuts.append(Cut(node, node.value, makes_number=False))
+        return True
     if isinstance(node, (ast.Name, ast.Attribute)):
-        return isinstance(_read(node, values), (int, float))
+        value = _read(node, values)
+        if isinstance(value, torch.Tensor):
+            return not value.requires_grad
+        return isinstance(value, (int, float))
+    if isinstance(node, ast.Subscript):
+        return _no_gradient(node.value, values, cuts)  # an index carries no gradient
     if isinstance(node, ast.BinOp):
-        return _number_expression(node.left, values, conversions) and _number_expression(node.right, values,
-                                                                                         conversions)
+        return _no_gradient(node.left, values, cuts) and _no_gradient(node.right, values, cuts)
     if isinstance(node, ast.UnaryOp):
-        return _number_expression(node.operand, values, conversions)
+        return _no_gradient(node.operand, values, cuts)
     if isinstance(node, ast.Call):
-        receiver = _conversion_receiver(node)
-        if receiver is not None:
-            conversions.append((node, receiver))
+        cut = _cut_of(node)
+        if cut is not None:
+            cuts.append(cut)
             return True
+        return _call_without_gradient(node, values, cuts)
     return False
+
+
+def _cut_of(call: ast.Call) -> Cut | None:
+    if isinstance(call.func, ast.Attribute) and not call.args and not call.keywords:
+        if call.func.attr == "item":
+            return Cut(call, call.func.value, makes_number=True)
+        if call.func.attr == "detach":
+            return Cut(call, call.func.value, makes_number=False)
+    if isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1 and not call.keywords:
+        return Cut(call, call.args[0], makes_number=True)
+    return None
+
+
+def _call_without_gradient(call: ast.Call, values: dict, cuts: list) -> bool:
+    """A call whose result has no gradient when its arguments have none: a method of a tensor
+    without gradient, a function of torch, or one of torch's own modules without trainable
+    parameters (a loss such as nn.BCELoss)."""
+    arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+    if any(keyword.arg == "requires_grad" for keyword in call.keywords):
+        return False
+    if any(isinstance(argument, ast.Starred) for argument in arguments):
+        return False
+    function = call.func
+    if _torch_function(function, values) or _torch_module_without_parameters(function, values):
+        pass
+    elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, values, cuts)):
+        return False  # not a method of something without gradient either: unknown
+    return all(_no_gradient(argument, values, cuts) for argument in arguments)
+
+
+def _torch_function(function: ast.AST, values: dict) -> bool:
+    """`torch.abs`, `F.mse_loss`, `torch.nn.functional.l1_loss`: an attribute of a torch module."""
+    if not isinstance(function, ast.Attribute):
+        return False
+    owner = function.value
+    while isinstance(owner, ast.Attribute):
+        owner = owner.value
+    if not isinstance(owner, ast.Name):
+        return False
+    module = _read(function.value, values)
+    return isinstance(module, types.ModuleType) and module.__name__.split(".")[0] == "torch"
+
+
+def _torch_module_without_parameters(function: ast.AST, values: dict) -> bool:
+    module = _read(function, values) if isinstance(function, (ast.Name, ast.Attribute)) else None
+    return (isinstance(module, torch.nn.Module) and type(module).__module__.startswith("torch.nn.")
+            and not any(True for _ in module.parameters()) and not any(True for _ in module.buffers()))
 
 
 def _read(node: ast.AST, values: dict):
@@ -129,15 +231,12 @@ def _read(node: ast.AST, values: dict):
         return values.get(node.id)
     if isinstance(node, ast.Attribute):
         owner = _read(node.value, values)
-        return getattr(owner, node.attr, None) if owner is not None and not isinstance(owner, torch.Tensor) else None
-    return None
-
-
-def _conversion_receiver(call: ast.Call) -> ast.AST | None:
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args:
-        return call.func.value
-    if isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1:
-        return call.args[0]
+        if owner is None or isinstance(owner, torch.Tensor):
+            return None
+        try:
+            return getattr(owner, node.attr, None)
+        except Exception:
+            return None
     return None
 
 
@@ -154,24 +253,41 @@ def _requires_grad(receiver: ast.AST, values: dict) -> bool:
     return False
 
 
-def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, conversion) -> Diagnosis:
-    call, receiver = conversion
+def _kept_beside(cut: Cut, term: ast.AST, terms: list) -> bool:
+    """`x - x.detach()` (a term that keeps the gradient of `x` and removes its value, as in
+    DiCE or a straight-through estimator): the detached copy is there on purpose."""
+    if cut.makes_number:
+        return False
+    cut_text = ast.dump(cut.receiver)
+    return any(other is not term and any(ast.dump(node) == cut_text for node in ast.walk(other))
+               for other, _ in terms)
+
+
+def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> Diagnosis:
     filename = site.filename
     holder = holder or statement_at(filename, site.lineno)
-    converted = segment(filename, call) or ast.unparse(call)
-    tensor_text = segment(filename, receiver) or ast.unparse(receiver)
-    location = statement_location(filename, holder, role="number", note=f"{converted} is a Python number: the term "
+    converted = segment(filename, cut.node) or ast.unparse(cut.node)
+    tensor_text = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
+    made = "a Python number" if cut.makes_number else "a tensor cut from the graph"
+    location = statement_location(filename, holder, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
     backward = statement_location(filename, statement_at(filename, site.lineno), role="backward",
                                   note="backward() of a loss that includes the term")
     helps = []
-    replaced = replace_node_text(filename, holder, call, tensor_text if isinstance(
-        receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
+    replaced = replace_node_text(filename, holder, cut.node, tensor_text if isinstance(
+        cut.receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
     if replaced is not None:
-        helps.append(Suggestion(f"add the tensor itself, so the term trains what it is computed from: keep .item() / "
-                                "float() for logging only", replaced, statement_location(filename, holder)))
-    notes = [f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a number "
-             "shifts the loss value and contributes no gradient, so whatever computed it is not trained by this term"]
+        keep = ("keep .item() / float() for logging only" if cut.makes_number else
+                "detach only an input that must not be trained (a target), not the whole term")
+        helps.append(Suggestion(f"add the tensor itself, so the term trains what it is computed from: {keep}",
+                                replaced, statement_location(filename, holder)))
+    if cut.makes_number:
+        cause = (f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a "
+                 "number shifts the loss value and contributes no gradient")
+    else:
+        cause = (f"{tensor_text} requires grad, but {converted} cuts it from the graph, and nothing else in the term "
+                 "carries a gradient: added to the loss, the term shifts the loss value and contributes no gradient")
+    notes = [cause + ", so whatever computed it is not trained by this term"]
     return Diagnosis(code=codes.NUMBER_TERM_IN_LOSS, title=codes.title(codes.NUMBER_TERM_IN_LOSS), severity="warning",
                      primary=location, related=[backward] if backward.line != location.line else [], notes=notes,
                      help=helps)
