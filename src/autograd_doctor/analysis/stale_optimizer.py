@@ -122,7 +122,7 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
     primary = location_of(site, role="replaced", note=f"replaces {owner}.{swap.name} with a new {kind}; the "
                           f"optimizer still holds the old {'tensor' if swap.is_parameter else 'parameters'}")
     related = []
-    if len(swap.stack) > 1:
+    if len(swap.stack) > 1 and site.function != "<module>":  # the call into the method that replaced it
         related.append(location_of(swap.stack[1], role="call", note="called from here"))
     construction = _construction(optimizer, step_stack)
     related += _step_locations(optimizer, step_stack, construction)
