@@ -176,3 +176,34 @@ def test_detached_targets_baselines_and_x_minus_x_detach_are_not_reported(tmp_pa
     """)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD206"], [str(d) for d in outcome.diagnoses]
+
+
+def test_a_penalty_on_gradients_taken_without_create_graph_is_reported_at_the_grad_call(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        critic = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        real, fake = torch.randn(5, 3), torch.randn(5, 3)
+        mixed = (0.5 * real + 0.5 * fake).requires_grad_()
+        scores = critic(mixed)
+        slopes = torch.autograd.grad(scores.sum(), mixed)[0]  # GRAD
+        penalty = 10.0 * ((slopes.norm(2, dim=1) - 1) ** 2).mean()  # TERM
+        loss = critic(fake).mean() - critic(real).mean() + penalty
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("GRAD")
+    assert [r.line for r in diagnosis.related][:1] == [outcome.line("TERM")]
+    assert diagnosis.help[0].replacement == "slopes = torch.autograd.grad(scores.sum(), mixed, create_graph=True)[0]"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    critic, mixed = fixed["critic"], fixed["mixed"]
+    params = list(critic.parameters())
+    slopes = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)[0]
+    reference = (critic(fixed["fake"]).mean() - critic(fixed["real"]).mean()
+                 + 10.0 * ((slopes.norm(2, dim=1) - 1) ** 2).mean())
+    expected = torch.autograd.grad(reference, params)
+    assert all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(params, expected))
+    buggy = run_plain(tmp_path, textwrap.dedent(outcome.source), "buggy.py")
+    assert not all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(buggy["critic"].parameters(), expected))

@@ -1,5 +1,5 @@
 """AD206: a term of the loss was cut from the graph (`.item()`, `float(...)`, `.detach()`,
-`.data`) before it was added: it changes the loss's value but not one gradient, so it trains
+`.data`, `torch.autograd.grad` without create_graph) before it was added: it changes the loss's value but not one gradient, so it trains
 nothing, and nothing is None to give it away.
 
 Looked at once per backward() line, right after the backward call: the loss expression is read
@@ -7,7 +7,9 @@ from the source and split into its added terms (following names to their assignm
 same function, `+=` and `-=` included, and through scaling by a number: `2.0 * term`,
 `total / n`); a term that surely carries no gradient (numbers, tensors that do not require
 grad, and torch's own functions and modules of them) and that cuts a tensor that requires grad
-is such a term. Values are read from the backward call's live frame, never computed: nothing
+is such a term (a name in it that holds a tensor without grad is followed to its assignment,
+where the cut may be: `g = torch.autograd.grad(y, x)[0]`, then `penalty = (g.norm() - 1) ** 2`).
+Values are read from the backward call's live frame, never computed: nothing
 of the user's program runs again.
 """
 
@@ -41,11 +43,20 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
     terms = list(_added_terms(root, scope, site.lineno, 0, values))
+    reading = Reading(values, scope)
     for term, holder in terms:
-        cut = _cut_tensor(term, values)
+        cut = _cut_tensor(term, reading, holder.lineno if holder is not None else site.lineno)
         if cut is not None and not _kept_beside(cut, term, terms):
             return _diagnosis(site, holder, term, cut)
     return None
+
+
+class Reading:
+    """What a term is read with: the backward() frame's values and the function around it."""
+
+    def __init__(self, values: dict, scope: ast.AST):
+        self.values = values
+        self.scope = scope
 
 
 def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int, values: dict):
@@ -131,68 +142,99 @@ def _nested_function(scope: ast.AST, node: ast.AST) -> bool:
 
 
 class Cut:
-    """Where a term leaves the graph: the cutting expression (`x.item()`, `x.detach()`,
-    `x.data`), the expression it cuts, and what it makes (a number, a tensor without grad)."""
+    """Where a term leaves the graph: the cutting expression (`x.item()`, `x.detach()`, `x.data`,
+    `torch.autograd.grad(y, x)` without create_graph), the expression it cuts, what it makes
+    ("number", "detached", "gradient"), and the statement it is in when that is not the term's
+    own (a name in the term was assigned the cut earlier)."""
 
-    def __init__(self, node: ast.AST, receiver: ast.AST, makes_number: bool):
+    def __init__(self, node: ast.AST, receiver: ast.AST, kind: str):
         self.node = node
         self.receiver = receiver
-        self.makes_number = makes_number
+        self.kind = kind
+        self.statement: ast.stmt | None = None
+
+    @property
+    def makes_number(self) -> bool:
+        return self.kind == "number"
 
 
-def _cut_tensor(term: ast.AST, values: dict) -> Cut | None:
-    """The cut in `term` when the term surely carries no gradient and cuts a tensor that
-    requires grad; None otherwise (also when the term's kind cannot be read for sure)."""
+def _cut_tensor(term: ast.AST, reading: Reading, line: int) -> Cut | None:
+    """The cut in `term` (on `line`) when the term surely carries no gradient and cuts a tensor
+    that requires grad; None otherwise (also when the term's kind cannot be read for sure)."""
     cuts: list[Cut] = []
-    if not _no_gradient(term, values, cuts):
+    if not _no_gradient(term, reading, cuts, line, 0):
         return None
-    return next((cut for cut in cuts if _requires_grad(cut.receiver, values)), None)
+    return next((cut for cut in cuts if _requires_grad(cut.receiver, reading.values)), None)
 
 
-def _no_gradient(node: ast.AST, values: dict, cuts: list) -> bool:
-    """Does `node` surely carry no gradient: constants, names holding numbers or tensors that do
-    not require grad, arithmetic and indexing of them, torch's functions, methods and modules of
-    them, and cuts (collected into `cuts`)?"""
+def _no_gradient(node: ast.AST, reading: Reading, cuts: list, line: int, depth: int) -> bool:
+    """Does `node` (on `line`) surely carry no gradient: constants, names holding numbers or
+    tensors that do not require grad, arithmetic and indexing of them, torch's functions,
+    methods and modules of them, and cuts (collected into `cuts`, also from the assignment of a
+    name that holds a tensor without grad)?"""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
     if isinstance(node, ast.Attribute) and node.attr == "data":
-        cuts.append(Cut(node, node.value, makes_number=False))
+        cuts.append(Cut(node, node.value, "detached"))
         return True
     if isinstance(node, (ast.Name, ast.Attribute)):
-        value = _read(node, values)
+        value = _read(node, reading.values)
         if isinstance(value, torch.Tensor):
-            return not value.requires_grad
+            if value.requires_grad:
+                return False
+            if isinstance(node, ast.Name) and depth < MAX_DEPTH:
+                cuts.extend(_cuts_in_assignment(node.id, reading, line, depth))
+            return True
         return isinstance(value, (int, float))
     if isinstance(node, ast.Subscript):
-        return _no_gradient(node.value, values, cuts)  # an index carries no gradient
+        return _no_gradient(node.value, reading, cuts, line, depth)  # an index carries no gradient
     if isinstance(node, ast.BinOp):
-        return _no_gradient(node.left, values, cuts) and _no_gradient(node.right, values, cuts)
+        return (_no_gradient(node.left, reading, cuts, line, depth)
+                and _no_gradient(node.right, reading, cuts, line, depth))
     if isinstance(node, ast.UnaryOp):
-        return _no_gradient(node.operand, values, cuts)
+        return _no_gradient(node.operand, reading, cuts, line, depth)
     if isinstance(node, ast.Call):
-        cut = _cut_of(node)
+        cut = _cut_of(node, reading.values)
         if cut is not None:
             cuts.append(cut)
             return True
-        return _call_without_gradient(node, values, cuts)
+        return _call_without_gradient(node, reading, cuts, line, depth)
     return False
 
 
-def _cut_of(call: ast.Call) -> Cut | None:
+def _cuts_in_assignment(name: str, reading: Reading, line: int, depth: int) -> list[Cut]:
+    """The cuts in the plain assignment that gave `name` (a tensor without grad) its value."""
+    bindings = _bindings(reading.scope, name, line)
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or len(bindings[0].targets) != 1:
+        return []
+    statement = bindings[0]
+    found: list[Cut] = []
+    if not _no_gradient(statement.value, reading, found, statement.lineno, depth + 1):
+        return []
+    for cut in found:
+        cut.statement = cut.statement or statement
+    return found
+
+
+def _cut_of(call: ast.Call, values: dict) -> Cut | None:
     if isinstance(call.func, ast.Attribute) and not call.args and not call.keywords:
         if call.func.attr == "item":
-            return Cut(call, call.func.value, makes_number=True)
+            return Cut(call, call.func.value, "number")
         if call.func.attr == "detach":
-            return Cut(call, call.func.value, makes_number=False)
+            return Cut(call, call.func.value, "detached")
     if isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1 and not call.keywords:
-        return Cut(call, call.args[0], makes_number=True)
+        return Cut(call, call.args[0], "number")
+    if (isinstance(call.func, (ast.Name, ast.Attribute)) and _read(call.func, values) is torch.autograd.grad
+            and call.args and not any(k.arg in ("create_graph", None) for k in call.keywords)):
+        return Cut(call, call.args[0], "gradient")  # its result is outside any graph
     return None
 
 
-def _call_without_gradient(call: ast.Call, values: dict, cuts: list) -> bool:
+def _call_without_gradient(call: ast.Call, reading: Reading, cuts: list, line: int, depth: int) -> bool:
     """A call whose result has no gradient when its arguments have none: a method of a tensor
     without gradient, a function of torch, or one of torch's own modules without trainable
     parameters (a loss such as nn.BCELoss)."""
+    values = reading.values
     arguments = list(call.args) + [keyword.value for keyword in call.keywords]
     if any(keyword.arg == "requires_grad" for keyword in call.keywords):
         return False
@@ -201,9 +243,9 @@ def _call_without_gradient(call: ast.Call, values: dict, cuts: list) -> bool:
     function = call.func
     if _torch_function(function, values) or _torch_module_without_parameters(function, values):
         pass
-    elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, values, cuts)):
+    elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, reading, cuts, line, depth)):
         return False  # not a method of something without gradient either: unknown
-    return all(_no_gradient(argument, values, cuts) for argument in arguments)
+    return all(_no_gradient(argument, reading, cuts, line, depth) for argument in arguments)
 
 
 def _torch_function(function: ast.AST, values: dict) -> bool:
@@ -256,7 +298,7 @@ def _requires_grad(receiver: ast.AST, values: dict) -> bool:
 def _kept_beside(cut: Cut, term: ast.AST, terms: list) -> bool:
     """`x - x.detach()` (a term that keeps the gradient of `x` and removes its value, as in
     DiCE or a straight-through estimator): the detached copy is there on purpose."""
-    if cut.makes_number:
+    if cut.kind != "detached":
         return False
     cut_text = ast.dump(cut.receiver)
     return any(other is not term and any(ast.dump(node) == cut_text for node in ast.walk(other))
@@ -266,28 +308,53 @@ def _kept_beside(cut: Cut, term: ast.AST, terms: list) -> bool:
 def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> Diagnosis:
     filename = site.filename
     holder = holder or statement_at(filename, site.lineno)
+    statement = cut.statement or holder  # where the cut is: the term's line, or a name's assignment
     converted = segment(filename, cut.node) or ast.unparse(cut.node)
     tensor_text = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
-    made = "a Python number" if cut.makes_number else "a tensor cut from the graph"
-    location = statement_location(filename, holder, role="number", note=f"{converted} is {made}: the term "
+    made = {"number": "a Python number", "detached": "a tensor cut from the graph",
+            "gradient": "gradients outside any graph (no create_graph=True)"}[cut.kind]
+    location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
+    related = []
+    if statement is not holder:
+        related.append(statement_location(filename, holder, role="term", note="the term made from it, added to the "
+                                          "loss"))
     backward = statement_location(filename, statement_at(filename, site.lineno), role="backward",
                                   note="backward() of a loss that includes the term")
-    helps = []
-    replaced = replace_node_text(filename, holder, cut.node, tensor_text if isinstance(
-        cut.receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
-    if replaced is not None:
-        keep = ("keep .item() / float() for logging only" if cut.makes_number else
-                "detach only an input that must not be trained (a target), not the whole term")
-        helps.append(Suggestion(f"add the tensor itself, so the term trains what it is computed from: {keep}",
-                                replaced, statement_location(filename, holder)))
-    if cut.makes_number:
+    if backward.line != location.line:
+        related.append(backward)
+    help_ = _help(filename, statement, cut, converted, tensor_text)
+    if cut.kind == "number":
         cause = (f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a "
                  "number shifts the loss value and contributes no gradient")
-    else:
+    elif cut.kind == "detached":
         cause = (f"{tensor_text} requires grad, but {converted} cuts it from the graph, and nothing else in the term "
                  "carries a gradient: added to the loss, the term shifts the loss value and contributes no gradient")
+    else:
+        cause = (f"{tensor_text} requires grad, but torch.autograd.grad without create_graph=True returns gradients "
+                 "that are not part of any graph, and nothing else in the term carries a gradient: added to the loss "
+                 "(a gradient penalty), the term shifts the loss value and contributes no gradient")
     notes = [cause + ", so whatever computed it is not trained by this term"]
     return Diagnosis(code=codes.NUMBER_TERM_IN_LOSS, title=codes.title(codes.NUMBER_TERM_IN_LOSS), severity="warning",
-                     primary=location, related=[backward] if backward.line != location.line else [], notes=notes,
-                     help=helps)
+                     primary=location, related=related, notes=notes, help=[help_] if help_ is not None else [])
+
+
+def _help(filename: str, statement: ast.stmt, cut: Cut, converted: str, tensor_text: str) -> Suggestion | None:
+    """The statement with the cut undone: the tensor itself instead of its number or detached
+    copy, or the gradients computed with create_graph=True."""
+    if cut.kind == "gradient":
+        if not converted.endswith(")"):
+            return None
+        replaced = replace_node_text(filename, statement, cut.node, converted[:-1].rstrip().rstrip(",")
+                                     + ", create_graph=True)")
+        message = ("compute the gradients with create_graph=True, so that the term made from them is "
+                   "differentiable and trains what they were computed from")
+    else:
+        replaced = replace_node_text(filename, statement, cut.node, tensor_text if isinstance(
+            cut.receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
+        keep = ("keep .item() / float() for logging only" if cut.kind == "number" else
+                "detach only an input that must not be trained (a target), not the whole term")
+        message = f"add the tensor itself, so the term trains what it is computed from: {keep}"
+    if replaced is None:
+        return None
+    return Suggestion(message, replaced, statement_location(filename, statement))

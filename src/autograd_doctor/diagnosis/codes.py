@@ -1098,19 +1098,20 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
 
 NUMBER_TERM_IN_LOSS = _code(
     "AD206",
-    "a loss term was cut from the graph (.item(), float(), .detach()) before it was added: it trains nothing",
+    "a loss term was cut from the graph (.item(), float(), .detach(), autograd.grad) before it was added: it trains nothing",
     """\
 **What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, and
-`t.detach()` (or `t.data`) into a tensor without graph; neither has a gradient. Added to the
+`t.detach()` (or `t.data`) into a tensor without graph; `torch.autograd.grad(y, x)` without
+`create_graph=True` returns gradients outside any graph. None of them has a gradient. Added to the
 loss, such a term changes the printed loss value but not one gradient, so the term trains
 nothing: whatever computed it (a regulariser, an auxiliary head, a KL term, a policy-gradient
-term, an adversarial loss computed on a detached prediction) is never pushed by it. No `.grad` is
-None (the rest of the loss reaches the parameters), no error is raised. autograd-doctor reads
-the loss backpropagated by each backward() line once, follows its added terms to their
-assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or `total / n`
-included), and warns about a term that surely carries no gradient (numbers, tensors that do not
-require grad, torch's functions and parameter-free losses of them) but cuts a tensor that
-requires grad. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
+term, an adversarial loss computed on a detached prediction, a gradient penalty) is never
+pushed by it. No `.grad` is None (the rest of the loss reaches the parameters), no error is
+raised. autograd-doctor reads the loss backpropagated by each backward() line once, follows its
+added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or
+`total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
+that do not require grad, torch's functions and parameter-free losses of them) but cuts a tensor
+that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
@@ -1121,7 +1122,8 @@ requires grad. `x - x.detach()`, which keeps the gradient of `x` on purpose, is 
 
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
 logging (`print(reg.item())`). For a detached term, detach only what must not be trained (a
-target: `(fake - real.detach()).abs().mean()`), not the whole term.
+target: `(fake - real.detach()).abs().mean()`), not the whole term. For a gradient penalty,
+compute the gradients with `torch.autograd.grad(..., create_graph=True)`.
 """,
     example_setup=(
         "model = nn.Linear(3, 2)\n"
