@@ -8,7 +8,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import torch
 
 from helpers import grads_equal, run_plain, run_program
 

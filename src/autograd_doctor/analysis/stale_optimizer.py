@@ -32,7 +32,7 @@ from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, segment, source_line, statement_at, statement_location,
+    location_of, parse_file, segment, statement_at, statement_location,
 )
 from autograd_doctor.recording.frames import Site
 

@@ -34,7 +34,8 @@ from autograd_doctor.recording.fingerprint import content_before_write, fingerpr
 from autograd_doctor.recording.version_message import stale_saved_message
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
-    NullListener, OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, UntrackedWriteFound,
+    NullListener, OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
+    UntrackedWriteFound,
 )
 from autograd_doctor.recording.write_log import (
     LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module, writes_through_data,
