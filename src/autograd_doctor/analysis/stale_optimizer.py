@@ -47,6 +47,8 @@ class Budget:
 def stale_optimizer_diagnosis(optimizer, step_stack: tuple[Site, ...], swaps: list,
                               budget: Budget) -> Diagnosis | None:
     """AD207 for `optimizer`, about to step, or None."""
+    if not _has_parameter_without_gradient(optimizer):
+        return None  # the usual step: stop as cheaply as possible
     parameters = [p for group in optimizer.param_groups for p in group["params"]
                   if isinstance(p, torch.Tensor) and p.requires_grad]
     stale = [p for p in parameters if p.grad is None]
@@ -65,6 +67,14 @@ def stale_optimizer_diagnosis(optimizer, step_stack: tuple[Site, ...], swaps: li
     if len(stale) < len(parameters):
         return None  # some of its parameters train: an unused one is not this problem
     return _rebinding_diagnosis(optimizer, step_stack, stale_ids, held, budget)
+
+
+def _has_parameter_without_gradient(optimizer) -> bool:
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            if parameter.grad is None and parameter.requires_grad:
+                return True
+    return False
 
 
 def _trained(parameters, held: set[int]) -> list:
