@@ -1160,15 +1160,20 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
 
 NUMBER_TERM_IN_LOSS = _code(
     "AD206",
-    "a loss term was turned into a Python number before it was added: it trains nothing",
+    "a loss term was cut from the graph (.item(), float(), .detach(), autograd.grad) before it was added: it trains nothing",
     """\
-**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, which has no
-gradient. Added to the loss, such a number changes the printed loss value but not one
-gradient, so the term trains nothing: whatever computed it (a regulariser, an auxiliary head,
-a KL term) is never pushed by it. No `.grad` is None (the rest of the loss reaches the
-parameters), no error is raised. autograd-doctor reads the loss backpropagated by each
-backward() line once, follows its added terms to their assignments, and warns about a term
-made only of numbers that converts a tensor that requires grad.
+**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, and
+`t.detach()` (or `t.data`) into a tensor without graph; `torch.autograd.grad(y, x)` without
+`create_graph=True` returns gradients outside any graph. None of them has a gradient. Added to the
+loss, such a term changes the printed loss value but not one gradient, so the term trains
+nothing: whatever computed it (a regulariser, an auxiliary head, a KL term, a policy-gradient
+term, an adversarial loss computed on a detached prediction, a gradient penalty) is never
+pushed by it. No `.grad` is None (the rest of the loss reaches the parameters), no error is
+raised. autograd-doctor reads the loss backpropagated by each backward() line once, follows its
+added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or
+`total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
+that do not require grad, torch's functions and parameter-free losses of them) but cuts a tensor
+that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
@@ -1178,13 +1183,44 @@ made only of numbers that converts a tensor that requires grad.
     loss.backward()                                  # the penalty trains nothing
 
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
-logging (`print(reg.item())`).
+logging (`print(reg.item())`). For a detached term, detach only what must not be trained (a
+target: `(fake - real.detach()).abs().mean()`), not the whole term. For a gradient penalty,
+compute the gradients with `torch.autograd.grad(..., create_graph=True)`.
 """,
     example_setup=(
         "model = nn.Linear(3, 2)\n"
         "x = torch.randn(4, 3)\n"
         "y = torch.tensor([0, 1, 1, 0])\n"
     ))
+
+STALE_OPTIMIZER_PARAMETERS = _code(
+    "AD207",
+    "the optimizer steps tensors that are no longer the model's parameters: the new ones never change",
+    """\
+**What it means.** An optimizer holds the tensors it was given when it was built. Replacing a
+parameter or a network after that (`self.scale = nn.Parameter(...)`, `model.fc = nn.Linear(...)`,
+`net = Net()` again) leaves the optimizer with the old tensors: the model now computes with the
+new ones, which get gradients, and `step()` updates the old ones, which get none. Nothing fails
+and no `.grad` of the model is None; the new parameters simply never change. autograd-doctor
+records where a module's parameter or submodule is replaced, and, just before each `step()`,
+warns when the optimizer's parameters got no gradient while the parameters that replaced them
+got gradients and are in no optimizer (or, for a network bound to a name again, when none of
+the optimizer's parameters belongs to the modules around the `step()` call any more).
+
+**Minimal example.**
+
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.bias = nn.Parameter(torch.zeros(1))   # AD207: the optimizer holds the old bias
+    model(x).pow(2).mean().backward()
+    optimizer.step()                            # the new bias never changes
+
+**The fix.** Write the new value into the parameter the optimizer holds
+(`with torch.no_grad(): model.bias.copy_(torch.zeros(1))`), or build the optimizer after the
+replacement (or give it the new parameters with `optimizer.add_param_group`).
+""",
+    heading="the optimizer steps tensors that are no longer the model's parameters",
+    example_setup="x = torch.randn(8, 4)\n")
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
