@@ -15,18 +15,19 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, number_terms
+from autograd_doctor.analysis import copies, diagnose, number_terms, stale_optimizer
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
+from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
 from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
-    OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
+    OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
     UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
@@ -189,6 +190,10 @@ class Doctor:
         self._backwards_seen = 0
         self._hooks = None
         self._step_hooks = ()
+        self._swap_hooks = ()
+        # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
+        self._stale_optimizers_reported: set[int] = set()
+        self._optimizer_scans = stale_optimizer.Budget()
         self._mode = None
         self._active = False
         self._thread = None
@@ -215,6 +220,7 @@ class Doctor:
                 self._hooks.__exit__(None, None, None)
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
+        self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
         return self
@@ -229,7 +235,7 @@ class Doctor:
                 self._mode.__exit__(None, None, None)
             else:
                 patches.deactivate(self.recorder)
-        for handle in self._step_hooks:
+        for handle in self._step_hooks + self._swap_hooks:
             with contextlib.suppress(Exception):
                 handle.remove()
         if self._hooks is not None:
@@ -439,6 +445,20 @@ class Doctor:
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
+    def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
+        """Before step(): does the optimizer still hold the parameters that train (AD207)?"""
+        if id(event.optimizer) in self._stale_optimizers_reported or self.silent == "ignore":
+            return
+        try:
+            diagnosis = stale_optimizer.stale_optimizer_diagnosis(event.optimizer, event.stack, event.swaps,
+                                                                  self._optimizer_scans)
+        except Exception:
+            internal_error()
+            return
+        if diagnosis is not None:
+            self._stale_optimizers_reported.add(id(event.optimizer))
+            self._raise_or_warn(diagnosis)
+
     def backward_started(self, event: BackwardStarted) -> None:
         call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
@@ -455,7 +475,7 @@ class Doctor:
         call, func, args, kwargs, result = event.call, event.func, event.args, event.kwargs, event.result
         site = call.site if call is not None else None
         if site is not None and site not in self._loss_lines_checked and len(self._loss_lines_checked) < 64:
-            # Once per backward() line: a loss term turned into a Python number (AD206).
+            # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             self._report_silent(number_terms.number_term_diagnosis, site)
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:

@@ -51,7 +51,18 @@ def test_deepcopy_of_module_names_the_attribute_path_and_where_it_was_stored(tmp
     assert diagnosis.primary.line == outcome.line("DEEPCOPY")
     assert diagnosis.extra["non_leaf_paths"] == ["model.cache.h"]
     assert {loc.role: loc.line for loc in diagnosis.related}["stored"] == outcome.line("STORED")
+    # A record the forward stores and no other method reads: detach it where it is stored.
     assert diagnosis.help[0].replacement == "self.cache.h = h.detach()"
+    # Then the change that leaves the original alone: deepcopy's memo gets the values.
+    assert diagnosis.help[1].message.startswith("or give deepcopy the values of model.cache.h")
+    assert diagnosis.help[1].replacement == (
+        "twin = copy.deepcopy(model, {id(model.cache.h): model.cache.h.detach().clone()})")
+    namespace = run_plain(tmp_path, outcome.source.replace("twin = copy.deepcopy(model)  # DEEPCOPY",
+                                                           diagnosis.help[1].replacement), "memo.py")
+    assert namespace["DIAGNOSIS"] is None
+    twin, model = namespace["twin"], namespace["model"]
+    assert torch.equal(twin.cache.h, model.cache.h) and twin.cache.h.grad_fn is None
+    assert model.cache.h.grad_fn is not None  # the original keeps its graph
     fixed = outcome.source.replace("self.cache.h = h  # STORED", "self.cache.h = h.detach()")
     namespace = run_plain(tmp_path, fixed)
     assert namespace["DIAGNOSIS"] is None

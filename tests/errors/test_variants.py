@@ -518,3 +518,40 @@ def test_mark_dirty_function_applied_to_a_parameter(tmp_path):
     (diagnosis,) = diagnoses
     assert diagnosis.code == "AD137" and diagnosis.primary.line == marked_line(source, "APPLY")
     assert diagnosis.help[0].replacement == "out = Clip.apply(layer.weight.clone())"
+
+
+def test_requires_grad_set_true_on_a_computed_tensor_becomes_requires_grad_(tmp_path):
+    # A feature encoder that turns the flag on for its input: a leaf when it is fed raw audio, a
+    # computed tensor (which requires grad already) behind a trainable front end.
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(1, 2, 3)
+
+            def forward(self, audio):
+                hidden = audio[:, None]
+                hidden.requires_grad = True  # FLAG
+                return self.conv(hidden)
+
+        front_end, encoder = nn.Linear(8, 8), Encoder()
+        raw = torch.randn(2, 8)
+        loss = encoder(front_end(raw)).pow(2).mean() + encoder(raw).mean()
+        loss.backward()
+        result = [loss.detach(), front_end.weight.grad, encoder.conv.weight.grad]
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD115" and diagnosis.primary.line == marked_line(source, "FLAG")
+    assert "already requires grad" in diagnosis.notes[0]
+    assert diagnosis.help[0].replacement == "hidden.requires_grad_(True)"
+    fixed = write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed")
+    reference = write(tmp_path, source.replace("hidden.requires_grad = True  # FLAG",
+                                               "if hidden.is_leaf:\n            hidden.requires_grad = True"),
+                      "reference")
+    (error, got), (reference_error, want) = run_plain(fixed), run_plain(reference)
+    assert error is None and reference_error is None
+    assert all(torch.equal(a, b) for a, b in zip(got["result"], want["result"]))

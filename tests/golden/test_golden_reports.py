@@ -1,5 +1,5 @@
-"""Golden reports: the complete printed report (and its JSON) of every catalogue program, every
-re-created bug report and every lint fixture, compared with the files saved in tests/golden/.
+"""Golden reports: the complete printed report (and its JSON) of every catalogue program, re-created
+bug report, silent bug (tests/silent) and lint fixture, compared with the files saved in tests/golden/.
 
 A change of wording or layout shows up here as a diff. When the change is meant, regenerate and
 review the diff as with any other change:
@@ -121,6 +121,18 @@ def test_bug_report_report(request, tmp_path, name, mode):
     text, as_json = _report_texts(tmp_path, "bug_reports", name, mode)
     _compare(request, f"bug_reports/{name}.{mode}.txt", text)
     _compare(request, f"bug_reports/{name}.{mode}.json", as_json)
+
+
+# Below the runner above: its line, shown as "called from here" in some reports, stays put.
+SILENT = _programs("silent")
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+@pytest.mark.parametrize("name", SILENT)
+def test_silent_bug_report(request, tmp_path, name, mode):
+    text, as_json = _report_texts(tmp_path, "silent", name, mode)
+    _compare(request, f"silent/{name}.{mode}.txt", text)
+    _compare(request, f"silent/{name}.{mode}.json", as_json)
 
 
 @pytest.mark.parametrize("output_format", ["text", "json"])

@@ -19,9 +19,10 @@ from autograd_doctor.lint.rules import OPT_IN_CODES
 
 EVERY_RULE = Selection(("ADL",) + tuple(sorted(OPT_IN_CODES)))
 # The programs are trained: the file calls backward() (helpers in files that never do are
-# not checked for saved-tensor writes).
+# not checked for saved-tensor writes), on a leaf that requires grad (the evidence that
+# f's tensor arguments may carry a graph).
 HEAD = ("import copy\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
-        "def train_step(x):\n    f(x).backward()\n\n\n")
+        "def train_step():\n    f(torch.randn(2, 3, requires_grad=True)).backward()\n\n\n")
 
 
 def fixed(source: str) -> tuple[str, set[str]]:

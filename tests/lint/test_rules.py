@@ -100,6 +100,7 @@ DOC_PREAMBLE = ("import copy\nimport torch\nimport torch.nn as nn\nimport torch.
                 "D = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))\n"
                 "d_opt = torch.optim.SGD(D.parameters(), lr=0.1)\n\n\n"
                 "def train_step(loss):\n    loss.backward()\n\n\n"
+                "def call_f():\n    f(D(torch.randn(2, 4)))  # f's tensors may carry a graph\n\n\n"
                 "def f(x: torch.Tensor, w: torch.Tensor, h: torch.Tensor, a: torch.Tensor,\n"
                 "      t: torch.Tensor, pred: torch.Tensor, bias: torch.Tensor, out: torch.Tensor,\n"
                 "      loss_a: torch.Tensor, loss_b: torch.Tensor, loss, lr, n, decay, args,\n"

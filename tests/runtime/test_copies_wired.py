@@ -53,3 +53,51 @@ def test_torch_tensor_of_plain_values_is_silent(tmp_path):
         frozen = torch.tensor(w.detach())
     """)
     assert [d.code for d in outcome.diagnoses] == []
+
+
+def test_deepcopy_of_a_module_with_a_computed_weight_copies_its_values_and_keeps_training(tmp_path):
+    # A home-made weight norm keeps `self.weight = g * v / |v|` on the module, and the forward
+    # uses it. Detaching it where it is stored would make the copy work and stop g and v training;
+    # the first help leaves the original alone and gives deepcopy the values through its memo.
+    source = """
+        import copy
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+
+        class NormedLinear(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.v = nn.Parameter(torch.randn(n, n))
+                self.g = nn.Parameter(torch.ones(n, 1))
+                self.refresh()
+
+            def refresh(self):
+                self.weight = self.g * self.v / self.v.norm(dim=1, keepdim=True)  # STORED
+
+            def forward(self, z):
+                return z @ self.weight.T
+
+        model = NormedLinear(3)
+        x = torch.randn(2, 3)
+        target_net = copy.deepcopy(model)  # COPY
+        loss = (model(x) - target_net(x).detach()).pow(2).sum() + model(x).sum()
+        loss.backward()
+        result = [loss.detach(), model.v.grad, model.g.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD303" and diagnosis.primary.line == outcome.line("COPY")
+    assert diagnosis.help[0].replacement == (
+        "target_net = copy.deepcopy(model, {id(model.weight): model.weight.detach().clone()})")
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    # The reference builds the copy from the state dict, as the module's author would.
+    reference = run_plain(tmp_path, outcome.source.replace(
+        "target_net = copy.deepcopy(model)  # COPY",
+        "target_net = NormedLinear(3)\ntarget_net.load_state_dict(model.state_dict())\ntarget_net.refresh()"),
+        "reference.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], reference["result"]))
+    assert fixed["result"][1] is not None and fixed["result"][2] is not None
+    # Detaching where it is stored would stop g and v training: that help comes second, conditioned.
+    assert any("stored by one method and read by another" in note for note in diagnosis.notes)
+    assert diagnosis.help[1].message.startswith("or, if nothing trains through it")

@@ -147,9 +147,11 @@ def test_a_value_with_grad_history_written_into_a_leaf_gets_no_no_grad_help(tmp_
     assert under_no_grad["grads"][0] is None
 
 
-def test_weights_copied_into_a_parameter_from_a_value_with_grad_history_keep_the_no_grad_help(tmp_path):
-    # Fusing a scale into copied weights: the value has grad history, but the assignment
-    # replaces the parameter's values (initialisation), so no_grad around it is the change.
+def test_weights_copied_into_a_parameter_without_an_optimizer_offer_both_changes_and_say_why(tmp_path):
+    # Fusing a scale into copied weights: the value has grad history and nothing in the run says
+    # whether that history is trained. The report says so and offers both changes, each with its
+    # condition; a module's parameter cannot be rebound to a copy, so the copy is advice and the
+    # only change written out is no_grad.
     source = """
         import torch
         from torch import nn
@@ -164,7 +166,103 @@ def test_weights_copied_into_a_parameter_from_a_value_with_grad_history_keep_the
     outcome = run_program(tmp_path, source)
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
-    assert diagnosis.help[0].replacement == "with torch.no_grad():\n    target_layer.weight[:, :] = fused"
-    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert any(note.startswith("the run cannot tell what this write is for") and "source_layer.weight" in note
+               for note in diagnosis.notes)
+    assert diagnosis.help[0].replacement is None and diagnosis.help[0].message.startswith(
+        "compute it out of place under a new name") and "(if the write is part of the computation)" in \
+        diagnosis.help[0].message
+    assert diagnosis.help[1].message.startswith("if the write copies values in")
+    assert diagnosis.help[1].replacement == "with torch.no_grad():\n    target_layer.weight[:, :] = fused"
+    namespace = run_plain(tmp_path, apply_help(outcome, 1))
     assert torch.equal(namespace["target_layer"].weight, namespace["source_layer"].weight * 0.5)
     assert namespace["source_layer"].weight.grad is None and namespace["target_layer"].weight.grad is not None
+
+
+def test_a_network_output_written_into_a_trained_leaf_is_written_into_a_copy(tmp_path):
+    # The value written comes from `painter`, which the optimizer trains: no_grad around the write
+    # would run and silently stop painter training. The change is a copy that is not a leaf, and
+    # the program then computes what a hand-written out-of-place version computes.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+
+        def paste(board, rows, patch):
+            board[rows:rows + patch.shape[0]] = patch  # WRITE
+            return board
+
+        board = nn.Parameter(torch.zeros(5, 3))
+        painter = nn.Linear(2, 3)
+        optimizer = torch.optim.SGD([board, *painter.parameters()], lr=0.1)
+        pasted = paste(board, 1, painter(torch.randn(2, 2)))
+        loss = (pasted - 1.0).pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        result = [loss.detach(), board.detach().clone(), *[p.detach().clone() for p in painter.parameters()]]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert any("carries gradient to painter.weight, painter.bias, which optimizer.step() updates" in note
+               for note in diagnosis.notes)
+    assert diagnosis.help[0].replacement == "board = board.clone()\nboard[rows:rows + patch.shape[0]] = patch"
+    assert not any(h.replacement and "no_grad" in h.replacement for h in diagnosis.help)
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    reference = run_plain(tmp_path, outcome.source.replace(
+        "board[rows:rows + patch.shape[0]] = patch  # WRITE",
+        "board = torch.cat([board[:rows], patch, board[rows + patch.shape[0]:]])"), "reference.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], reference["result"]))
+    # painter trained: it got a gradient, which no_grad around the write would have left None.
+    assert fixed["painter"].weight.grad is not None and fixed["painter"].weight.grad.abs().sum() > 0
+
+
+def test_values_copied_in_while_the_optimizer_trains_other_tensors_keep_no_grad_first(tmp_path):
+    # An optimizer exists, and what the value comes from is not in it: nothing trained flows
+    # through the write, which copies values in.
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        teacher = nn.Linear(3, 2)
+        student = nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+        student.weight[:, :] = teacher.weight * 0.5  # WRITE
+        loss = student(torch.randn(4, 3)).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102" and diagnosis.primary.line == outcome.line("WRITE")
+    assert any("no optimizer in the program updates what it comes from: the write copies values in" in note
+               for note in diagnosis.notes)
+    assert diagnosis.help[0].replacement == "with torch.no_grad():\n    student.weight[:, :] = teacher.weight * 0.5"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert namespace["teacher"].weight.grad is None and namespace["student"].weight.grad is not None
+
+
+def test_an_optimizer_held_by_a_trainer_object_counts_as_evidence(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+
+        class Trainer:
+            def __init__(self):
+                self.memory = nn.Parameter(torch.zeros(4, 2))
+                self.writer = nn.Linear(2, 2)
+                self.opt = torch.optim.SGD([self.memory, *self.writer.parameters()], lr=0.1)
+
+            def step(self, x):
+                memory = self.memory
+                memory[:2] = self.writer(x)  # WRITE
+                return memory.sum()
+
+        Trainer().step(torch.randn(2, 2)).backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD102"
+    assert any("which self.opt.step() updates" in note for note in diagnosis.notes)
+    assert diagnosis.help[0].replacement == "memory = memory.clone()\nmemory[:2] = self.writer(x)"

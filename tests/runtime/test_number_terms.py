@@ -96,3 +96,114 @@ def test_an_accumulated_number_term_is_found_through_plus_equals(tmp_path):
     fixed = run_plain(tmp_path, apply_help(outcome))
     assert torch.equal(fixed["v"].grad, fixed["v"].detach().sign())
     assert torch.equal(fixed["w"].grad, 2 * fixed["w"].detach())
+
+
+def test_a_number_term_is_found_through_minus_equals_in_a_loop_and_a_division(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        logits = torch.randn(4, 3, requires_grad=True)
+        weights = torch.linspace(1.0, 0.5, 4)
+        log_probs = torch.log_softmax(logits, 1)
+        loss = -0.1 * log_probs.exp().mul(log_probs).sum()
+        for t in range(4):
+            loss -= log_probs[t, 0].item() * weights[t]  # NUMBER
+        loss = loss / 4
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("NUMBER")
+    assert diagnosis.help[0].replacement == "loss -= log_probs[t, 0] * weights[t]"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    logits = fixed["logits"].detach().clone().requires_grad_()
+    log_probs = torch.log_softmax(logits, 1)
+    reference = (-0.1 * log_probs.exp().mul(log_probs).sum() - (log_probs[:, 0] * fixed["weights"]).sum()) / 4
+    reference.backward()
+    assert torch.allclose(fixed["logits"].grad, logits.grad, atol=1e-6)
+
+
+def test_a_detached_term_is_reported_and_the_help_trains_it(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        w = torch.randn(3, 3, requires_grad=True)
+        critic = nn.Linear(3, 1)
+        x, target = torch.randn(5, 3), torch.randn(5, 3)
+        fake = x @ w
+        adversarial = nn.functional.softplus(-critic(fake).detach()).mean()  # DETACHED
+        total = 2.0 * adversarial + (fake - target).pow(2).mean()
+        total.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("DETACHED")
+    assert "critic(fake).detach() is a tensor cut from the graph" in str(diagnosis)
+    assert diagnosis.help[0].replacement == "adversarial = nn.functional.softplus(-critic(fake)).mean()"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    w = fixed["w"].detach().clone().requires_grad_()
+    fake = fixed["x"] @ w
+    critic = fixed["critic"]
+    reference = 2.0 * torch.nn.functional.softplus(-critic(fake)).mean() + (fake - fixed["target"]).pow(2).mean()
+    reference.backward()
+    assert torch.allclose(fixed["w"].grad, w.grad, atol=1e-6)
+
+
+def test_detached_targets_baselines_and_x_minus_x_detach_are_not_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        G, D = nn.Linear(3, 3), nn.Linear(3, 1)
+        bce = nn.BCEWithLogitsLoss()
+        x, real = torch.randn(4, 3), torch.randn(4, 3)
+        fake = G(x)
+        d_loss = bce(D(fake.detach()), torch.zeros(4, 1)) + bce(D(real), torch.ones(4, 1))
+        d_loss.backward()
+        logp = torch.log_softmax(G(x), 1)[:, 0]
+        value = D(real).squeeze(1)
+        returns = torch.randn(4)
+        advantage = returns - value.detach()
+        dice = (logp - logp.detach()).exp() * advantage
+        loss = -dice.mean() + (value - returns).pow(2).mean() + logp.sum() - logp.sum().detach()
+        loss.backward()
+        with torch.no_grad():
+            baseline = D(real).mean()
+        match = (G(x) - real.detach()).abs().mean() + 0.1 * baseline.item() - baseline.detach()
+        match.backward()
+    """)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD206"], [str(d) for d in outcome.diagnoses]
+
+
+def test_a_penalty_on_gradients_taken_without_create_graph_is_reported_at_the_grad_call(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        critic = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        real, fake = torch.randn(5, 3), torch.randn(5, 3)
+        mixed = (0.5 * real + 0.5 * fake).requires_grad_()
+        scores = critic(mixed)
+        slopes = torch.autograd.grad(scores.sum(), mixed)[0]  # GRAD
+        penalty = 10.0 * ((slopes.norm(2, dim=1) - 1) ** 2).mean()  # TERM
+        loss = critic(fake).mean() - critic(real).mean() + penalty
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("GRAD")
+    assert [r.line for r in diagnosis.related][:1] == [outcome.line("TERM")]
+    assert diagnosis.help[0].replacement == "slopes = torch.autograd.grad(scores.sum(), mixed, create_graph=True)[0]"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    critic, mixed = fixed["critic"], fixed["mixed"]
+    params = list(critic.parameters())
+    slopes = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)[0]
+    reference = (critic(fixed["fake"]).mean() - critic(fixed["real"]).mean()
+                 + 10.0 * ((slopes.norm(2, dim=1) - 1) ** 2).mean())
+    expected = torch.autograd.grad(reference, params)
+    assert all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(params, expected))
+    buggy = run_plain(tmp_path, textwrap.dedent(outcome.source), "buggy.py")
+    assert not all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(buggy["critic"].parameters(), expected))

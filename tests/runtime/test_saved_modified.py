@@ -230,6 +230,73 @@ def test_inplace_write_to_multi_output_view(tmp_path):
     run_plain(tmp_path, apply_help(outcome))
 
 
+def test_a_loop_writing_into_the_rows_a_tensor_is_unbound_into_loops_over_indexed_views(tmp_path):
+    # Iterating a tensor unbinds it; `row.mul_(s).add_(m)` is then refused. The change loops over
+    # views made by indexing, which may be written in place, and computes what writing each row
+    # back out of place computes.
+    source = """
+        import torch
+        torch.manual_seed(0)
+        image = torch.randn(2, 3, 4, requires_grad=True)
+        scales, shifts = [0.5, 2.0, 3.0], [0.1, 0.2, 0.3]
+        shown = image * 1.0
+        for row, scale, shift in zip(shown[0], scales, shifts):  # LOOP
+            row.mul_(scale).add_(shift)  # WRITE
+        shown.sum().backward()
+        result = [shown.detach(), image.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104" and diagnosis.primary.line == outcome.line("WRITE")
+    help_ = diagnosis.help[0]
+    assert help_.message.startswith("loop over views made by indexing, not over the outputs of unbind")
+    assert help_.location.line == outcome.line("LOOP")
+    assert help_.replacement == (
+        "for row, scale, shift in zip((shown[0][index] for index in range(len(shown[0]))), scales, shifts):  # LOOP\n"
+        "    row.mul_(scale).add_(shift)  # WRITE")
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    reference = run_plain(tmp_path, outcome.source.replace(
+        "for row, scale, shift in zip(shown[0], scales, shifts):  # LOOP\n    row.mul_(scale).add_(shift)  # WRITE",
+        "for i, (scale, shift) in enumerate(zip(scales, shifts)):\n    shown[0][i] = shown[0][i].mul(scale).add(shift)"),
+        "reference.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], reference["result"]))
+
+
+def test_a_loop_over_unbind_with_a_dimension_loops_over_select(tmp_path):
+    source = """
+        import torch
+        weights = torch.ones(3, 2, requires_grad=True)
+        columns = weights * 2
+        for column in columns.unbind(1):
+            column.add_(1.0)  # WRITE
+        columns.sum().backward()
+        result = [columns.detach(), weights.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104"
+    assert diagnosis.help[0].replacement.startswith(
+        "for column in (columns.select(1, index) for index in range(columns.shape[1])):")
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(fixed["result"][0], torch.full((3, 2), 3.0))
+    assert torch.equal(fixed["result"][1], torch.full((3, 2), 2.0))
+
+
+def test_a_loop_over_a_list_of_unbound_rows_gets_no_loop_rewrite(tmp_path):
+    # Indexing a tuple of unbind outputs gives the same outputs: rewriting that loop would not help.
+    source = """
+        import torch
+        base = torch.ones(3, 2, requires_grad=True) * 2
+        rows = base.unbind(0)
+        for row in rows:
+            row.add_(1.0)  # WRITE
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104"
+    assert not any(h.message.startswith("loop over views made by indexing") for h in diagnosis.help)
+
+
 def test_optimizer_step_between_forward_and_backward(tmp_path):
     source = """
         import torch

@@ -243,3 +243,129 @@ def test_a_loop_that_carries_a_clamp_result_with_its_graph_is_named(tmp_path):
         expected = torch.clamp(expected + 0.01 * gradient.sign(), 0, 1)
     assert torch.equal(fixed["x_adv"].detach(), expected)
     assert fixed["x_adv"].is_leaf
+
+
+NO_GRAD_HELPER = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    batch, target = torch.randn(4, 3), torch.randn(4, 2)
+
+
+    def predict(inputs):
+        with torch.no_grad():  # BLOCK
+            return net(inputs)
+
+
+    def validate(inputs):
+        return predict(inputs)
+
+
+    print(validate(batch).detach().sub(target).abs().mean().item())
+    output = validate(batch)  # CALL
+    loss = (output - target).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()  # BACKWARD
+    optimizer.step()
+    result = [loss.detach(), *[p.detach().clone() for p in net.parameters()]]
+"""
+
+
+def test_a_no_grad_block_in_a_helper_the_training_step_calls_is_the_cut(tmp_path):
+    # The backward's own lines cut nothing: the block two calls away does. The run says it was
+    # entered; the source says the loss's line reaches it through validate() -> predict().
+    outcome = run_program(tmp_path, NO_GRAD_HELPER)
+    assert "does not require grad" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301"
+    assert diagnosis.primary.line == outcome.line("BLOCK")
+    assert "gradients are off in this block of predict()" in diagnosis.primary.note
+    related = {loc.role: loc.line for loc in diagnosis.related}
+    assert related["called from"] == outcome.line("CALL") and related["backward"] == outcome.line("BACKWARD")
+    assert "validate() -> predict()" in diagnosis.notes[0]
+    assert diagnosis.help[0].replacement == "return net(inputs)"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    reference = run_plain(tmp_path, textwrap.dedent(NO_GRAD_HELPER).replace(
+        "    with torch.no_grad():  # BLOCK\n        return net(inputs)", "    return net(inputs)"), "reference.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], reference["result"]))
+
+
+def test_a_no_grad_helper_whose_result_is_not_what_the_loss_uses_is_not_blamed(tmp_path):
+    # predict() ran under no_grad, but the loss is cut by a detach() in the backward's own lines.
+    source = NO_GRAD_HELPER.replace("output = validate(batch)  # CALL", "output = net(batch).detach()  # CALL")
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("CALL")
+    assert diagnosis.extra["cut"] == "detach"
+
+
+FROZEN_INPUT_CHECKPOINT = """
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+
+
+    class Adapted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(8, 4).requires_grad_(False)
+            self.adapter = nn.Linear(4, 4)
+
+        def inner(self, h):
+            return torch.tanh(self.adapter(h))
+
+        def forward(self, ids):
+            h = self.embed(ids)
+            return checkpoint(self.inner, h, use_reentrant=True)  # CHECKPOINT
+
+
+    model = Adapted()
+    ids = torch.tensor([[1, 2, 3]])
+    loss = model(ids).pow(2).sum()  # CALL
+    loss.backward()  # BACKWARD
+    result = [loss.detach(), model.adapter.weight.grad, model.adapter.bias.grad]
+"""
+
+
+def test_a_reentrant_checkpoint_whose_inputs_are_frozen_is_the_cut(tmp_path):
+    outcome = run_program(tmp_path, FROZEN_INPUT_CHECKPOINT)
+    assert "does not require grad" in str(outcome.error)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.extra["cut"] == "reentrant_checkpoint"
+    assert diagnosis.primary.line == outcome.line("CHECKPOINT")
+    related = {loc.role: loc.line for loc in diagnosis.related}
+    assert related["called from"] == outcome.line("CALL") and related["backward"] == outcome.line("BACKWARD")
+    assert diagnosis.help[0].replacement == "return checkpoint(self.inner, h, use_reentrant=False)"
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    # The reference makes the checkpoint's input require grad (what enable_input_require_grads does).
+    reference = run_plain(tmp_path, textwrap.dedent(FROZEN_INPUT_CHECKPOINT).replace(
+        "h = self.embed(ids)", "h = self.embed(ids).requires_grad_()"), "reference.py")
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(fixed["result"], reference["result"]))
+    assert fixed["result"][1].abs().sum() > 0
+
+
+def test_a_non_reentrant_checkpoint_is_not_blamed(tmp_path):
+    source = FROZEN_INPUT_CHECKPOINT.replace("use_reentrant=True", "use_reentrant=False").replace(
+        "return torch.tanh(self.adapter(h))", "return torch.tanh(self.adapter(h)).detach()")
+    outcome = run_program(tmp_path, source)
+    for diagnosis in outcome.diagnoses:
+        assert diagnosis.extra.get("cut") != "reentrant_checkpoint"
+
+
+def test_a_no_grad_block_of_several_lines_in_a_helper_is_named_but_not_rewritten(tmp_path):
+    # The block also computes a target that may be meant to stay unrecorded: only the user can say
+    # which lines leave it, so the help is advice.
+    source = textwrap.dedent(NO_GRAD_HELPER).replace(
+        "    with torch.no_grad():  # BLOCK\n        return net(inputs)",
+        "    with torch.no_grad():  # BLOCK\n        reference = inputs.mean()\n        return net(inputs) - reference")
+    assert "reference = inputs.mean()" in source
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("BLOCK")
+    assert diagnosis.help[0].replacement is None
+    assert diagnosis.help[0].message.startswith("run predict() with gradients on when the training step calls it")

@@ -196,11 +196,28 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
         path = offenders[0][0]
         if path != root_name:
             assignment = _assignment_site(obj, path, root_name, stack)
+            memo = _copy_with_values(site.filename, statement, argument, [p for p, _ in offenders]) \
+                if statement is not None and argument else None
+            detached = None
             if assignment is not None:
                 filename, node = assignment
                 related.append(statement_location(filename, node, role="stored",
                                                   note="a tensor with grad history is stored here"))
-                helps.append(_detach_assignment(filename, node))
+                detached = _detach_assignment(filename, node)
+            if assignment is not None and _read_by_another_method(*assignment):
+                # A computed weight (a home-made weight norm: stored by one method, used by the
+                # forward): detached where it is stored, it stops training. Copy the values
+                # instead and leave the original's graph alone.
+                notes.append(f"{path} is stored by one method and read by another: a value the object computes "
+                             "with (a weight), not a record; detaching it where it is stored would cut its gradient")
+                if detached is not None:
+                    detached.message = ("or, if nothing trains through it, store the value without its grad "
+                                        "history")
+                helps.extend([memo, detached])
+            else:
+                if memo is not None:
+                    memo.message = "or " + memo.message
+                helps.extend([detached, memo])
     elif isinstance(obj, torch.Tensor):
         notes.append(f"the tensor has grad_fn={type(obj.grad_fn).__name__}: it is an intermediate result, not a leaf")
     weight_norm = [path for path, t in offenders if type(t.grad_fn).__name__ == "WeightNormInterfaceBackward0"]
@@ -355,6 +372,55 @@ def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
     targets = " = ".join(ast.unparse(t) for t in node.targets)
     return Suggestion("store the value without its grad history",
                       f"{targets} = {value}.detach()", statement_location(filename, node))
+
+
+def _read_by_another_method(filename: str, node: ast.Assign) -> bool:
+    """Is the attribute `node` stores (`self.weight = ...`) read by a method of the same class other
+    than the one that stores it?"""
+    attributes = {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+    tree = parse_file(filename)
+    for cls in ast.walk(tree) if tree is not None else ():
+        if not isinstance(cls, ast.ClassDef) or not cls.lineno <= node.lineno <= (cls.end_lineno or 0):
+            continue
+        for method in cls.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or method.lineno <= node.lineno <= (method.end_lineno or 0):
+                continue
+            if any(isinstance(n, ast.Attribute) and n.attr in attributes and isinstance(n.ctx, ast.Load)
+                   and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(method)):
+                return True
+    return False
+
+
+def _copy_with_values(filename: str, statement: ast.stmt, argument: str, paths: list[str]) -> Suggestion | None:
+    """`copy.deepcopy(model, {id(model.w): model.w.detach().clone()})`: deepcopy's memo hands the
+    copy each tensor's values without grad history; the original object is not changed."""
+    call_text = _call_text(filename, statement)
+    if call_text is None or not paths or len(paths) > 8:
+        return None
+    call = ast.parse(call_text, mode="eval").body
+    if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
+        return None  # a memo of the user's own, or more: leave the call as it is
+    for path in paths:
+        try:
+            expression = ast.parse(path, mode="eval").body
+        except SyntaxError:
+            return None
+        if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load))
+                   for n in ast.walk(expression)):
+            return None
+    if len(paths) == 1:
+        memo = f"{{id({paths[0]}): {paths[0]}.detach().clone()}}"
+    else:
+        memo = f"{{id(t): t.detach().clone() for t in ({', '.join(paths)})}}"
+    new_call = f"{call_text[:-1]}, {memo})"
+    replacement = _replace_text(filename, statement, call_text, new_call)
+    if replacement is None:
+        return None
+    return Suggestion(
+        f"give deepcopy the values of {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''} without grad history "
+        "(its memo argument): the copy gets them as plain tensors (recomputed where the object recomputes them), "
+        f"and {argument} keeps its graph", replacement, statement_location(filename, statement))
 
 
 def _call_attr(call: ast.Call) -> str | None:

@@ -12,7 +12,7 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
-    write_fixes,
+    unbound_loop_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -20,6 +20,8 @@ from autograd_doctor.analysis.describe import (
 from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
+from autograd_doctor.analysis.leaf_writes import leaf_write_helps, leaf_write_intent
+from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
@@ -304,6 +306,14 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
+    loop = None
+    if statement is not None and not helps:
+        frame = live_frame(site)
+        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
+    if loop is not None:
+        # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
+        # is meant to reach the tensor, which views made by indexing do.
+        helps.append(loop)
     for suggestion in helps:
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
         suggestion.replacement = _copy_into_unassignable(suggestion.replacement)
@@ -618,14 +628,11 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         else:
             helps.append(Suggestion(f"create this {module_class} with inplace=False (where the module is "
                                     "defined), so it returns a new tensor and leaves its input alone"))
-    if statement is not None and not helps and _accumulates_a_value_with_grad_history(func, args):
-        # `prompt += proj(features)`: the value written carries gradient to other parameters, so
-        # the write is part of the computation; no_grad around it would drop that gradient.
-        notes.append("the value written has grad history: the write is part of the computation, "
-                     "not an initialisation or a manual update")
-        helps.append(Suggestion(f"compute it out of place under a new name (new = {name or 'leaf'} + ...) and use "
-                                f"the new name in the lines below; {name or 'the leaf'} stays the leaf that is "
-                                "trained (torch.no_grad() here would drop the gradient of the value written)"))
+    if statement is not None and not helps:
+        intent = leaf_write_intent(func, args, leaf, frames)
+        if intent is not None:
+            notes.append(intent.note)
+            helps.extend(leaf_write_helps(intent, site.filename, statement, name))
     if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
@@ -637,16 +644,6 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
                           primary=primary, related=related, tensor=info, notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
-
-
-def _accumulates_a_value_with_grad_history(func, args: tuple) -> bool:
-    """Does the refused write combine the leaf with a value that requires grad (`+=`, `mul_`,
-    grad mode on)? An assignment (`w[:] = W`, `copy_`) replaces the leaf's values: copying
-    weights in, which no_grad is right for, even from a value with grad history."""
-    if getattr(func, "__name__", "") in ("__setitem__", "copy_", "set_", "fill_", "zero_"):
-        return False
-    return torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
-                                           for value in args[1:])
 
 
 def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
@@ -664,6 +661,14 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
+    loop = None
+    if statement is not None and not helps:
+        frame = live_frame(site)
+        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
+    if loop is not None:
+        # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
+        # is meant to reach the tensor, which views made by indexing do.
+        helps.append(loop)
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "

@@ -384,7 +384,7 @@ def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
     return best
 
 
-def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
+def written_root(statement: ast.stmt) -> ast.AST | None:
     """`w` for `w[0] -= v`, `w.add_(v)`, `w[:, i] = v`: the tensor an in-place statement writes."""
     if isinstance(statement, ast.AugAssign):
         written = statement.target
@@ -397,7 +397,11 @@ def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
         written = statement.value.func.value
     else:
         return None
-    root = _root_tensor(written)
+    return _root_tensor(written)
+
+
+def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
+    root = written_root(statement)
     return segment(filename, root) if root is not None else None
 
 
@@ -496,3 +500,104 @@ def apply_replacement(source: str, location: Location, replacement: str) -> str:
     indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
     new_lines = [indent + part + "\n" for part in replacement.split("\n")]
     return "".join(lines[:first] + new_lines + lines[last + 1:])
+
+
+def _plain_tensor_expression(node: ast.AST) -> bool:
+    """`x`, `self.x`, `batch[0]`: an expression that can be evaluated again without side effects."""
+    if isinstance(node, ast.Subscript):
+        return _plain_tensor_expression(node.value) and not any(
+            isinstance(part, ast.Call) for part in ast.walk(node.slice))
+    return _plain(node)
+
+
+def _indexed_views(iterable: ast.AST, avoid: set[str]) -> str | None:
+    """The loop's iterable rewritten to give views made by indexing (`x[i]`, `x.select(d, i)`),
+    which may be written in place, instead of the outputs of unbind (iterating over a tensor
+    unbinds it along dim 0), which may not. None for an iterable of another form."""
+    index = next(name for name in ("index", "index_", "index__", "position") if name not in avoid)
+    if _plain_tensor_expression(iterable):
+        text = ast.unparse(iterable)
+        return f"({text}[{index}] for {index} in range(len({text})))"
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            and iterable.func.attr == "unbind" and _plain_tensor_expression(iterable.func.value) \
+            and len(iterable.args) + len(iterable.keywords) <= 1:
+        dims = [*iterable.args, *(k.value for k in iterable.keywords if k.arg == "dim")]
+        if len(dims) != len(iterable.args) + len(iterable.keywords):
+            return None
+        dim = dims[0] if dims else ast.Constant(0)
+        if not (isinstance(dim, ast.Constant) and isinstance(dim.value, int)) and not _plain(dim):
+            return None
+        text, dim_text = ast.unparse(iterable.func.value), ast.unparse(dim)
+        return f"({text}.select({dim_text}, {index}) for {index} in range({text}.shape[{dim_text}]))"
+    return None
+
+
+def _is_tensor_value(node: ast.AST, values: dict | None) -> bool:
+    """Does the expression (names, attributes, constant subscripts: no calls) evaluate to a tensor
+    in the live frame? Without the frame's values, unknown: not assumed."""
+    if values is None or not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load,
+                                                 ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub))
+                                 for n in ast.walk(node)):
+        return False
+    try:
+        value = eval(compile(ast.Expression(node), "<loop iterable>", "eval"), {"__builtins__": {}}, dict(values))
+    except Exception:
+        return False
+    return isinstance(value, torch.Tensor)
+
+
+def unbound_loop_fix(filename: str, statement: ast.stmt, values: dict | None = None) -> Suggestion | None:
+    """`for channel in image[0]: channel.mul_(s)` (or `zip(image[0], ...)`, or `x.unbind(1)`):
+    the loop variable is an output of unbind, which PyTorch refuses to write in place. Loop over
+    views made by indexing instead: each is written in place into the same tensor, as meant."""
+    from autograd_doctor.diagnosis.source import parse_file, source_line, walk_covering
+
+    root = written_root(statement)
+    tree = parse_file(filename)
+    if not isinstance(root, ast.Name) or tree is None:
+        return None
+    loops = [node for node in walk_covering(tree, statement.lineno)
+             if isinstance(node, ast.For) and node.lineno < statement.lineno <= (node.end_lineno or 0)]
+    for loop in reversed(loops):  # the innermost loop first
+        iterable = _iterable_bound_to(loop, root.id)
+        if iterable is None:
+            continue
+        if iterable.lineno != loop.lineno or iterable.end_lineno != loop.lineno:
+            return None
+        tensor = iterable.func.value if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+            else iterable
+        if not _is_tensor_value(tensor, values):
+            return None  # a list of tensors (already unbound) is not made of views by indexing it
+        avoid = {node.id for node in ast.walk(loop) if isinstance(node, ast.Name)}
+        new_iterable = _indexed_views(iterable, avoid)
+        if new_iterable is None:
+            return None
+        lines = [source_line(filename, n) for n in range(loop.lineno, loop.end_lineno + 1)]
+        header = lines[0]
+        lines[0] = header[:iterable.col_offset] + new_iterable + header[iterable.end_col_offset:]
+        if any(line.strip() and len(line) - len(line.lstrip()) < loop.col_offset for line in lines):
+            return None
+        text = "\n".join(line[loop.col_offset:].rstrip() for line in lines)
+        location = statement_location(filename, loop)
+        return Suggestion(
+            "loop over views made by indexing, not over the outputs of unbind (iterating a tensor unbinds it): "
+            "a view made by indexing may be written in place, and the write reaches the tensor as before",
+            text, location)
+    return None
+
+
+def _iterable_bound_to(loop: ast.For, name: str) -> ast.AST | None:
+    """The expression whose elements the loop binds to `name`: the iterable itself, or the
+    matching argument of `zip(...)` (or of `enumerate(...)`'s second element)."""
+    target, iterable = loop.target, loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+            and len(iterable.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target, iterable = target.elts[1], iterable.args[0]
+    if isinstance(target, ast.Name):
+        return iterable if target.id == name else None
+    if isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+            and iterable.func.id == "zip" and len(iterable.args) == len(target.elts) and not iterable.keywords:
+        for element, argument in zip(target.elts, iterable.args):
+            if isinstance(element, ast.Name) and element.id == name:
+                return argument
+    return None

@@ -37,6 +37,9 @@ from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
 )
+from autograd_doctor.analysis.grad_off_blocks import (
+    called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts,
+)
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
@@ -409,6 +412,30 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     roots = backward_roots(args, kwargs)
     loss = roots[0] if roots else None
     name = segment(site.filename, root)
+    if cut is None or cut.mark.kind == "unknown":
+        called = find_called_cut(site.filename, statement, names, frame_locals)
+        if called is not None:
+            primary, related, notes, helps = called_cut_parts(called, site.filename, name)
+            related.append(location_of(site, role="backward", note="backward() called here"))
+            diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
+                                  severity="error", primary=primary, related=related,
+                                  tensor=tensor_info(loss, name) if loss is not None else None,
+                                  notes=notes, help=helps)
+            diagnosis.extra.update({"cut": "no_grad", "cut_variable": name})
+            return diagnosis
+    if cut is not None and cut.mark.kind == "unknown":
+        checkpointed = find_reentrant_checkpoint(cut.statement, frame_locals)
+        if checkpointed is not None:
+            primary, notes, helps = reentrant_checkpoint_parts(checkpointed, name)
+            related = [statement_location(site.filename, cut.statement, role="called from",
+                                          note=f"{checkpointed.module} carries gradients; the result does not"),
+                       location_of(site, role="backward", note="backward() called here")]
+            diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
+                                  severity="error", primary=primary, related=related,
+                                  tensor=tensor_info(loss, name) if loss is not None else None,
+                                  notes=notes, help=helps)
+            diagnosis.extra.update({"cut": "reentrant_checkpoint", "cut_variable": name})
+            return diagnosis
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):

@@ -98,3 +98,68 @@ def variable_with_memory_of(tensor, frames: list[FrameType], only: str | None = 
                     value is tensor or same_memory(value, tensor)):
                 return name
     return None
+
+
+def optimizers_in(frames: list[FrameType]) -> list[tuple[str, torch.optim.Optimizer]]:
+    """(name, optimizer) for each optimizer a user frame refers to: a local or global
+    variable, or an attribute of `self` (a trainer that holds its optimizer)."""
+    seen: set[int] = set()
+    found = []
+
+    def visit(name: str, value) -> None:
+        if isinstance(value, torch.optim.Optimizer) and id(value) not in seen:
+            seen.add(id(value))
+            found.append((name, value))
+
+    for frame in frames:
+        local_values = frame_locals(frame)
+        for scope in (local_values, frame.f_globals):
+            for name, value in list(scope.items()):
+                visit(name, value)
+        owner = local_values.get("self")
+        attributes = getattr(owner, "__dict__", None)
+        if isinstance(attributes, dict):
+            for name, value in list(attributes.items()):
+                visit(f"self.{name}", value)
+    return found
+
+
+def optimized_tensors(frames: list[FrameType]) -> dict[int, str]:
+    """Ids of the tensors that an optimizer in the user's frames updates, each with that
+    optimizer's name."""
+    trained: dict[int, str] = {}
+    for name, optimizer in optimizers_in(frames):
+        try:
+            for group in optimizer.param_groups:
+                for parameter in group.get("params", []):
+                    trained.setdefault(id(parameter), name)
+        except Exception:
+            continue
+    return trained
+
+
+# Graph nodes visited at most when looking for the leaves a value comes from.
+MAX_SOURCE_NODES = 20_000
+
+
+def source_leaves(tensor) -> list[torch.Tensor]:
+    """The leaves that require grad under `tensor`'s graph (the tensors whose gradient flows
+    through it), each once; a bounded walk, so a huge graph ends early."""
+    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+        return []
+    leaves: dict[int, torch.Tensor] = {}
+    seen: set[int] = set()
+    queue = [tensor.grad_fn]
+    while queue and len(seen) < MAX_SOURCE_NODES:
+        node = queue.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            leaves.setdefault(id(variable), variable)
+        try:
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+        except Exception:
+            pass
+    return list(leaves.values())

@@ -1,17 +1,22 @@
-"""AD206: a term of the loss was turned into a Python number (`.item()`, `float(...)`) before it
-was added: it changes the loss's value but not one gradient, so it trains nothing, and nothing
-is None to give it away.
+"""AD206: a term of the loss was cut from the graph (`.item()`, `float(...)`, `.detach()`,
+`.data`, `torch.autograd.grad` without create_graph) before it was added: it changes the loss's
+value but not one gradient, so it trains nothing, and nothing is None to give it away.
 
 Looked at once per backward() line, right after the backward call: the loss expression is read
 from the source and split into its added terms (following names to their assignments in the
-same function, `+=` included); a term made only of numbers that contains a conversion of a
-tensor that requires grad is such a term. Values are read from the backward call's live frame,
-never computed: nothing of the user's program runs again.
+same function, `+=` and `-=` included, and through scaling by a number: `2.0 * term`,
+`total / n`); a term that surely carries no gradient (numbers, tensors that do not require
+grad, and torch's own functions and modules of them) and that cuts a tensor that requires grad
+is such a term (a name in it that holds a tensor without grad is followed to its assignment,
+where the cut may be: `g = torch.autograd.grad(y, x)[0]`, then `penalty = (g.norm() - 1) ** 2`).
+Values are read from the backward call's live frame, never computed: nothing
+of the user's program runs again.
 """
 
 from __future__ import annotations
 
 import ast
+import types
 
 import torch
 
@@ -25,7 +30,6 @@ from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segm
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4
 
-
 def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
     """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
     if site is None:
@@ -38,37 +42,80 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
         return None
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
-    for term, holder in _added_terms(root, scope, site.lineno, 0):
-        conversion = _converted_tensor(term, values)
-        if conversion is not None:
-            return _diagnosis(site, holder, term, conversion)
+    terms = list(_added_terms(root, scope, site.lineno, 0, values))
+    reading = Reading(values, scope)
+    for term, holder in terms:
+        cut = _cut_tensor(term, reading, holder.lineno if holder is not None else site.lineno)
+        if cut is not None and not _kept_beside(cut, term, terms):
+            return _diagnosis(site, holder, term, cut)
     return None
 
 
-def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int):
-    """(term, statement holding it) for each term added into `expression`, following names."""
+class Reading:
+    """What a term is read with: the backward() frame's values and the function around it."""
+
+    def __init__(self, values: dict, scope: ast.AST):
+        self.values = values
+        self.scope = scope
+
+
+def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int, values: dict):
+    """(term, statement holding it) for each term added into `expression`, following names and
+    scalings by a number (a term of `2.0 * total` or `total / n` is a term of `total`)."""
     if isinstance(expression, ast.BinOp) and isinstance(expression.op, (ast.Add, ast.Sub)):
-        yield from _added_terms(expression.left, scope, before, depth)
-        yield from _added_terms(expression.right, scope, before, depth)
+        yield from _added_terms(expression.left, scope, before, depth, values)
+        yield from _added_terms(expression.right, scope, before, depth, values)
+        return
+    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, (ast.USub, ast.UAdd)):
+        yield from _added_terms(expression.operand, scope, before, depth, values)
+        return
+    scaled = _scaled_part(expression, values)
+    if scaled is not None:
+        yield from _added_terms(scaled, scope, before, depth, values)
         return
     if isinstance(expression, ast.Name) and depth < MAX_DEPTH:
         for statement in _bindings(scope, expression.id, before):
-            value = statement.value
-            if isinstance(statement, ast.AugAssign):
-                if isinstance(statement.op, (ast.Add, ast.Sub)):
-                    yield from ((term, holder if holder is not None else statement)
-                                for term, holder in _added_terms(value, scope, statement.lineno, depth + 1))
+            if isinstance(statement, ast.AugAssign) and not isinstance(statement.op, (ast.Add, ast.Sub)):
                 continue
             yield from ((term, holder if holder is not None else statement)
-                        for term, holder in _added_terms(value, scope, statement.lineno, depth + 1))
-            return
+                        for term, holder in _added_terms(statement.value, scope, statement.lineno, depth + 1,
+                                                         values))
+            if isinstance(statement, ast.Assign):
+                return
         return
     yield expression, None
 
 
+def _scaled_part(expression: ast.AST, values: dict) -> ast.AST | None:
+    """`part` of `number * part`, `part * number` or `part / number` (a number written in the
+    source or a name holding a Python number): the terms of `part` are terms of the loss."""
+    if not isinstance(expression, ast.BinOp):
+        return None
+    if isinstance(expression.op, ast.Mult):
+        if _plain_number(expression.left, values):
+            return expression.right
+        if _plain_number(expression.right, values):
+            return expression.left
+    if isinstance(expression.op, ast.Div) and _plain_number(expression.right, values):
+        return expression.left
+    return None
+
+
+def _plain_number(node: ast.AST, values: dict) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        value = node.value
+    elif isinstance(node, ast.Name):
+        value = values.get(node.id)
+    else:
+        return False
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _bindings(scope: ast.AST, name: str, before: int) -> list[ast.stmt]:
-    """The `+=` statements into `name` after its last plain assignment, then that assignment,
-    all before line `before`, latest first."""
+    """The `+=` / `-=` statements into `name` after its last plain assignment, then that
+    assignment, all before line `before`, latest first."""
     found = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign))
              and node.lineno < before and _binds(node, name)
              and not (node is not scope and _nested_function(scope, node))]
@@ -94,33 +141,130 @@ def _nested_function(scope: ast.AST, node: ast.AST) -> bool:
     return False
 
 
-def _converted_tensor(term: ast.AST, values: dict):
-    """(conversion call, receiver) when `term` is a number made from a tensor that requires grad:
-    built only of numeric constants, Python numbers and `.item()` / `float()` of such a tensor."""
-    conversions = []
-    if not _number_expression(term, values, conversions):
+class Cut:
+    """Where a term leaves the graph: the cutting expression (`x.item()`, `x.detach()`, `x.data`,
+    `torch.autograd.grad(y, x)` without create_graph), the expression it cuts, what it makes
+    ("number", "detached", "gradient"), and the statement it is in when that is not the term's
+    own (a name in the term was assigned the cut earlier)."""
+
+    def __init__(self, node: ast.AST, receiver: ast.AST, kind: str):
+        self.node = node
+        self.receiver = receiver
+        self.kind = kind
+        self.statement: ast.stmt | None = None
+
+    @property
+    def makes_number(self) -> bool:
+        return self.kind == "number"
+
+
+def _cut_tensor(term: ast.AST, reading: Reading, line: int) -> Cut | None:
+    """The cut in `term` (on `line`) when the term surely carries no gradient and cuts a tensor
+    that requires grad; None otherwise (also when the term's kind cannot be read for sure)."""
+    cuts: list[Cut] = []
+    if not _no_gradient(term, reading, cuts, line, 0):
         return None
-    return next(((call, receiver) for call, receiver in conversions if _requires_grad(receiver, values)), None)
+    return next((cut for cut in cuts if _requires_grad(cut.receiver, reading.values)), None)
 
 
-def _number_expression(node: ast.AST, values: dict, conversions: list) -> bool:
-    """Is `node` a Python number for sure: constants, names and attributes holding numbers,
-    arithmetic on them, and conversions (collected into `conversions`)?"""
+def _no_gradient(node: ast.AST, reading: Reading, cuts: list, line: int, depth: int) -> bool:
+    """Does `node` (on `line`) surely carry no gradient: constants, names holding numbers or
+    tensors that do not require grad, arithmetic and indexing of them, torch's functions,
+    methods and modules of them, and cuts (collected into `cuts`, also from the assignment of a
+    name that holds a tensor without grad)?"""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        cuts.append(Cut(node, node.value, "detached"))
+        return True
     if isinstance(node, (ast.Name, ast.Attribute)):
-        return isinstance(_read(node, values), (int, float))
-    if isinstance(node, ast.BinOp):
-        return _number_expression(node.left, values, conversions) and _number_expression(node.right, values,
-                                                                                         conversions)
-    if isinstance(node, ast.UnaryOp):
-        return _number_expression(node.operand, values, conversions)
-    if isinstance(node, ast.Call):
-        receiver = _conversion_receiver(node)
-        if receiver is not None:
-            conversions.append((node, receiver))
+        value = _read(node, reading.values)
+        if isinstance(value, torch.Tensor):
+            if value.requires_grad:
+                return False
+            if isinstance(node, ast.Name) and depth < MAX_DEPTH:
+                cuts.extend(_cuts_in_assignment(node.id, reading, line, depth))
             return True
+        return isinstance(value, (int, float))
+    if isinstance(node, ast.Subscript):
+        return _no_gradient(node.value, reading, cuts, line, depth)  # an index carries no gradient
+    if isinstance(node, ast.BinOp):
+        return (_no_gradient(node.left, reading, cuts, line, depth)
+                and _no_gradient(node.right, reading, cuts, line, depth))
+    if isinstance(node, ast.UnaryOp):
+        return _no_gradient(node.operand, reading, cuts, line, depth)
+    if isinstance(node, ast.Call):
+        cut = _cut_of(node, reading.values)
+        if cut is not None:
+            cuts.append(cut)
+            return True
+        return _call_without_gradient(node, reading, cuts, line, depth)
     return False
+
+
+def _cuts_in_assignment(name: str, reading: Reading, line: int, depth: int) -> list[Cut]:
+    """The cuts in the plain assignment that gave `name` (a tensor without grad) its value."""
+    bindings = _bindings(reading.scope, name, line)
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or len(bindings[0].targets) != 1:
+        return []
+    statement = bindings[0]
+    found: list[Cut] = []
+    if not _no_gradient(statement.value, reading, found, statement.lineno, depth + 1):
+        return []
+    for cut in found:
+        cut.statement = cut.statement or statement
+    return found
+
+
+def _cut_of(call: ast.Call, values: dict) -> Cut | None:
+    if isinstance(call.func, ast.Attribute) and not call.args and not call.keywords:
+        if call.func.attr == "item":
+            return Cut(call, call.func.value, "number")
+        if call.func.attr == "detach":
+            return Cut(call, call.func.value, "detached")
+    if isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1 and not call.keywords:
+        return Cut(call, call.args[0], "number")
+    if (isinstance(call.func, (ast.Name, ast.Attribute)) and _read(call.func, values) is torch.autograd.grad
+            and call.args and not any(k.arg in ("create_graph", None) for k in call.keywords)):
+        return Cut(call, call.args[0], "gradient")  # its result is outside any graph
+    return None
+
+
+def _call_without_gradient(call: ast.Call, reading: Reading, cuts: list, line: int, depth: int) -> bool:
+    """A call whose result has no gradient when its arguments have none: a method of a tensor
+    without gradient, a function of torch, or one of torch's own modules without trainable
+    parameters (a loss such as nn.BCELoss)."""
+    values = reading.values
+    arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+    if any(keyword.arg == "requires_grad" for keyword in call.keywords):
+        return False
+    if any(isinstance(argument, ast.Starred) for argument in arguments):
+        return False
+    function = call.func
+    if _torch_function(function, values) or _torch_module_without_parameters(function, values):
+        pass
+    elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, reading, cuts, line, depth)):
+        return False  # not a method of something without gradient either: unknown
+    return all(_no_gradient(argument, reading, cuts, line, depth) for argument in arguments)
+
+
+def _torch_function(function: ast.AST, values: dict) -> bool:
+    """`torch.abs`, `F.mse_loss`, `torch.nn.functional.l1_loss`: an attribute of a torch module."""
+    if not isinstance(function, ast.Attribute):
+        return False
+    owner = function.value
+    while isinstance(owner, ast.Attribute):
+        owner = owner.value
+    if not isinstance(owner, ast.Name):
+        return False
+    module = _read(function.value, values)
+    return isinstance(module, types.ModuleType) and module.__name__.split(".")[0] == "torch"
+
+
+def _torch_module_without_parameters(function: ast.AST, values: dict) -> bool:
+    module = _read(function, values) if isinstance(function, (ast.Name, ast.Attribute)) else None
+    return (isinstance(module, torch.nn.Module) and type(module).__module__.startswith("torch.nn.")
+            and not any(True for _ in module.parameters()) and not any(True for _ in module.buffers()))
 
 
 def _read(node: ast.AST, values: dict):
@@ -129,15 +273,12 @@ def _read(node: ast.AST, values: dict):
         return values.get(node.id)
     if isinstance(node, ast.Attribute):
         owner = _read(node.value, values)
-        return getattr(owner, node.attr, None) if owner is not None and not isinstance(owner, torch.Tensor) else None
-    return None
-
-
-def _conversion_receiver(call: ast.Call) -> ast.AST | None:
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args:
-        return call.func.value
-    if isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1:
-        return call.args[0]
+        if owner is None or isinstance(owner, torch.Tensor):
+            return None
+        try:
+            return getattr(owner, node.attr, None)
+        except Exception:
+            return None
     return None
 
 
@@ -154,24 +295,66 @@ def _requires_grad(receiver: ast.AST, values: dict) -> bool:
     return False
 
 
-def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, conversion) -> Diagnosis:
-    call, receiver = conversion
+def _kept_beside(cut: Cut, term: ast.AST, terms: list) -> bool:
+    """`x - x.detach()` (a term that keeps the gradient of `x` and removes its value, as in
+    DiCE or a straight-through estimator): the detached copy is there on purpose."""
+    if cut.kind != "detached":
+        return False
+    cut_text = ast.dump(cut.receiver)
+    return any(other is not term and any(ast.dump(node) == cut_text for node in ast.walk(other))
+               for other, _ in terms)
+
+
+def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> Diagnosis:
     filename = site.filename
     holder = holder or statement_at(filename, site.lineno)
-    converted = segment(filename, call) or ast.unparse(call)
-    tensor_text = segment(filename, receiver) or ast.unparse(receiver)
-    location = statement_location(filename, holder, role="number", note=f"{converted} is a Python number: the term "
+    statement = cut.statement or holder  # where the cut is: the term's line, or a name's assignment
+    converted = segment(filename, cut.node) or ast.unparse(cut.node)
+    tensor_text = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
+    made = {"number": "a Python number", "detached": "a tensor cut from the graph",
+            "gradient": "gradients outside any graph (no create_graph=True)"}[cut.kind]
+    location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
+    related = []
+    if statement is not holder:
+        related.append(statement_location(filename, holder, role="term", note="the term made from it, added to the "
+                                          "loss"))
     backward = statement_location(filename, statement_at(filename, site.lineno), role="backward",
                                   note="backward() of a loss that includes the term")
-    helps = []
-    replaced = replace_node_text(filename, holder, call, tensor_text if isinstance(
-        receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
-    if replaced is not None:
-        helps.append(Suggestion(f"add the tensor itself, so the term trains what it is computed from: keep .item() / "
-                                "float() for logging only", replaced, statement_location(filename, holder)))
-    notes = [f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a number "
-             "shifts the loss value and contributes no gradient, so whatever computed it is not trained by this term"]
+    if backward.line != location.line:
+        related.append(backward)
+    help_ = _help(filename, statement, cut, converted, tensor_text)
+    if cut.kind == "number":
+        cause = (f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a "
+                 "number shifts the loss value and contributes no gradient")
+    elif cut.kind == "detached":
+        cause = (f"{tensor_text} requires grad, but {converted} cuts it from the graph, and nothing else in the term "
+                 "carries a gradient: added to the loss, the term shifts the loss value and contributes no gradient")
+    else:
+        cause = (f"{tensor_text} requires grad, but torch.autograd.grad without create_graph=True returns gradients "
+                 "that are not part of any graph, and nothing else in the term carries a gradient: added to the loss "
+                 "(a gradient penalty), the term shifts the loss value and contributes no gradient")
+    notes = [cause + ", so whatever computed it is not trained by this term"]
     return Diagnosis(code=codes.NUMBER_TERM_IN_LOSS, title=codes.title(codes.NUMBER_TERM_IN_LOSS), severity="warning",
-                     primary=location, related=[backward] if backward.line != location.line else [], notes=notes,
-                     help=helps)
+                     primary=location, related=related, notes=notes, help=[help_] if help_ is not None else [])
+
+
+def _help(filename: str, statement: ast.stmt, cut: Cut, converted: str, tensor_text: str) -> Suggestion | None:
+    """The statement with the cut undone: the tensor itself instead of its number or detached
+    copy, or the gradients computed with create_graph=True."""
+    if cut.kind == "gradient":
+        if not converted.endswith(")"):
+            return None
+        replaced = replace_node_text(filename, statement, cut.node, converted[:-1].rstrip().rstrip(",")
+                                     + ", create_graph=True)")
+        message = ("compute the gradients with create_graph=True, so that the term made from them is "
+                   "differentiable and trains what they were computed from")
+    else:
+        replaced = replace_node_text(filename, statement, cut.node, tensor_text if isinstance(
+            cut.receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
+        keep = ("keep .item() / float() for logging only" if cut.kind == "number" else
+                "detach only an input that must not be trained (a target), not the whole term")
+        message = f"add the tensor itself, so the term trains what it is computed from: {keep}"
+    if replaced is None:
+        return None
+    return Suggestion(message, replaced, statement_location(filename, statement))

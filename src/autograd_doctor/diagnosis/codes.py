@@ -123,7 +123,11 @@ refuses in-place writes to it (or to a view of it) while recording:
         w[0] = 1.0
 
 If the result should be part of the graph, compute a new tensor instead
-(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`); it is then no longer a leaf.
+(`w2 = w.index_fill(0, torch.tensor([0]), 1.0)`, or `w2 = w.clone(); w2[0] = v`); it is then
+no longer a leaf. Which one is meant, the written line alone does not say when the value written
+has grad history (`w[:] = W`): autograd-doctor writes into a copy when an optimizer in the
+program trains what the value comes from (no_grad would stop it training), keeps no_grad when
+an optimizer exists and trains none of it, and otherwise offers both, each with its condition.
 """)
 
 OPTIMIZER_MODIFIED_SAVED = _code(
@@ -986,6 +990,64 @@ outside the transform.
         "x = torch.randn(4, 3)\n"
     ))
 
+SAVED_TENSORS_UNPACK_COUNT = _code(
+    "AD142",
+    "a custom Function's backward unpacks a different number of tensors than forward saved",
+    """\
+**What it means.** `ctx.saved_tensors` holds exactly the tensors forward passed to
+`ctx.save_for_backward(...)`, in that order. When backward unpacks more names than were saved
+(or fewer), Python raises "not enough values to unpack (expected 3, got 2)" (or "too many values
+to unpack") inside backward, and PyTorch's traceback does not show the `save_for_backward` line
+that decides the count.
+
+**Minimal example.**
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+        @staticmethod
+        def backward(ctx, grad):
+            x, w, out = ctx.saved_tensors      # AD142: forward saved 2 tensors
+            return grad * w, grad * x
+
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    Scale.apply(x, w).sum().backward()
+
+**The fix.** Unpack the names forward saved, in the same order (`x, w = ctx.saved_tensors`). If
+backward needs another tensor, save it in forward too (`ctx.save_for_backward(x, w, out)`).
+""",
+    )
+
+TRACE_CONSTANT_REQUIRES_GRAD = _code(
+    "AD143",
+    "torch.jit.trace met a tensor that requires grad but is neither an input nor a parameter",
+    """\
+**What it means.** `torch.jit.trace` records every tensor the traced code reads that is not one of
+its inputs, a parameter or a buffer as a constant of the graph. A constant cannot carry a gradient,
+so a tensor that requires grad fails: "Cannot insert a Tensor that requires grad as a constant.
+Consider making it a parameter or input, or detaching the gradient". The usual cause is a
+trainable tensor stored on a module as a plain attribute (`self.scale = torch.ones(3,
+requires_grad=True)`): the module does not know it, so neither `parameters()`, the optimizer,
+`state_dict()` nor the tracer see it as a parameter.
+
+**Minimal example.**
+
+    class Scaler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.ones(3, requires_grad=True)    # AD143: a plain attribute
+        def forward(self, x):
+            return x * self.scale
+    torch.jit.trace(Scaler(), torch.randn(2, 3))
+
+**The fix.** Register it as a parameter: `self.scale = nn.Parameter(torch.ones(3))`. It then
+trains with the module (it is in `parameters()`), is saved in its `state_dict()`, and the trace
+keeps it as a parameter. A tensor that is not trained is detached (or registered as a buffer); a
+global tensor becomes an input of the traced function.
+""")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
@@ -1106,15 +1168,20 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
 
 NUMBER_TERM_IN_LOSS = _code(
     "AD206",
-    "a loss term was turned into a Python number before it was added: it trains nothing",
+    "a loss term was cut from the graph (.item(), float(), .detach(), autograd.grad) before it was added: it trains nothing",
     """\
-**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, which has no
-gradient. Added to the loss, such a number changes the printed loss value but not one
-gradient, so the term trains nothing: whatever computed it (a regulariser, an auxiliary head,
-a KL term) is never pushed by it. No `.grad` is None (the rest of the loss reaches the
-parameters), no error is raised. autograd-doctor reads the loss backpropagated by each
-backward() line once, follows its added terms to their assignments, and warns about a term
-made only of numbers that converts a tensor that requires grad.
+**What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, and
+`t.detach()` (or `t.data`) into a tensor without graph; `torch.autograd.grad(y, x)` without
+`create_graph=True` returns gradients outside any graph. None of them has a gradient. Added to the
+loss, such a term changes the printed loss value but not one gradient, so the term trains
+nothing: whatever computed it (a regulariser, an auxiliary head, a KL term, a policy-gradient
+term, an adversarial loss computed on a detached prediction, a gradient penalty) is never
+pushed by it. No `.grad` is None (the rest of the loss reaches the parameters), no error is
+raised. autograd-doctor reads the loss backpropagated by each backward() line once, follows its
+added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or
+`total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
+that do not require grad, torch's functions and parameter-free losses of them) but cuts a tensor
+that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
@@ -1124,13 +1191,44 @@ made only of numbers that converts a tensor that requires grad.
     loss.backward()                                  # the penalty trains nothing
 
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
-logging (`print(reg.item())`).
+logging (`print(reg.item())`). For a detached term, detach only what must not be trained (a
+target: `(fake - real.detach()).abs().mean()`), not the whole term. For a gradient penalty,
+compute the gradients with `torch.autograd.grad(..., create_graph=True)`.
 """,
     example_setup=(
         "model = nn.Linear(3, 2)\n"
         "x = torch.randn(4, 3)\n"
         "y = torch.tensor([0, 1, 1, 0])\n"
     ))
+
+STALE_OPTIMIZER_PARAMETERS = _code(
+    "AD207",
+    "the optimizer steps tensors that are no longer the model's parameters: the new ones never change",
+    """\
+**What it means.** An optimizer holds the tensors it was given when it was built. Replacing a
+parameter or a network after that (`self.scale = nn.Parameter(...)`, `model.fc = nn.Linear(...)`,
+`net = Net()` again) leaves the optimizer with the old tensors: the model now computes with the
+new ones, which get gradients, and `step()` updates the old ones, which get none. Nothing fails
+and no `.grad` of the model is None; the new parameters simply never change. autograd-doctor
+records where a module's parameter or submodule is replaced, and, just before each `step()`,
+warns when the optimizer's parameters got no gradient while the parameters that replaced them
+got gradients and are in no optimizer (or, for a network bound to a name again, when none of
+the optimizer's parameters belongs to the modules around the `step()` call any more).
+
+**Minimal example.**
+
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.bias = nn.Parameter(torch.zeros(1))   # AD207: the optimizer holds the old bias
+    model(x).pow(2).mean().backward()
+    optimizer.step()                            # the new bias never changes
+
+**The fix.** Write the new value into the parameter the optimizer holds
+(`with torch.no_grad(): model.bias.copy_(torch.zeros(1))`), or build the optimizer after the
+replacement (or give it the new parameters with `optimizer.add_param_group`).
+""",
+    heading="the optimizer steps tensors that are no longer the model's parameters",
+    example_setup="x = torch.randn(8, 4)\n")
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
@@ -1327,6 +1425,33 @@ For modules, move the module (`model.to(device)`), which keeps its parameters le
     example_setup=(
         "x = torch.randn(4, 3, dtype=torch.float64)\n"
         "y = torch.randn(4, dtype=torch.float64)\n"
+    ))
+
+
+LEAF_GRAD_NONE_READ = _code(
+    "AD309",
+    "the .grad of a parameter that got no gradient was read: it is None",
+    """\
+**What it means.** backward() fills `.grad` only for leaves that require grad and that the loss
+depends on. A frozen parameter (`requires_grad = False`, a pretrained embedding) or one the loss
+did not use keeps `.grad = None`. Code that reads `p.grad` for every parameter (a hand-written
+optimizer step, gradient clipping or logging) then fails in Python: "'NoneType' object has no
+attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'".
+
+**Minimal example.**
+
+    model[0].weight.requires_grad = False            # frozen
+    loss.backward()
+    for p in model.parameters():
+        p.data -= 0.1 * p.grad.data                   # AD309: p.grad is None for the frozen weight
+
+**The fix.** Skip the parameters that have no gradient, as PyTorch's own optimizers do:
+`if p.grad is None: continue` at the top of the loop. If the parameter should train, set
+`requires_grad = True` on it (and give it to the optimizer), or use it in the loss.
+""",
+    example_setup=(
+        "model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))\n"
+        "loss = model(torch.randn(4, 3)).pow(2).mean()\n"
     ))
 
 

@@ -25,6 +25,7 @@ from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.findings import Finding, split_lines
+from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
 from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
@@ -38,6 +39,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
     def __init__(self, tree: ast.Module, source: str, filename: str):
         self.source = source
         self.filename = filename
+        self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
         self.lines = split_lines(source)
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # imported name -> what it names (`F` -> torch.nn.functional)
@@ -48,6 +50,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # what a rule keeps for its check_file: rule code -> items (ADL001's helper
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
+        self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
         # The walk's position: the function being walked (its facts and events), the
         # sequence number of the last event, the enclosing classes and guards.
         self.scope = Scope("<module>", grad_off=False)
@@ -55,6 +58,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.class_stack: list[str | None] = []  # enclosing nn.Module class per level, else None
         # per enclosing class: (its bases, a Distribution subclass); None inside a function
         self.class_bases: list = []
+        self.class_methods: list = []  # per level: the enclosing class's method names, else None
         self.guard_depth = 0            # inside `if <debug flag>:`
         # inside `if flag:` false at the default of the function's parameter `flag`
         self.opt_in_depth = 0
@@ -183,6 +187,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
             for d in node.decorator_list)
         module_class = self.class_stack[-1] if self.class_stack else None
         bases, distribution = (self.class_bases[-1] or ((), False)) if self.class_bases else ((), False)
+        methods = (self.class_methods[-1] or frozenset()) if self.class_methods else frozenset()
         outer, outer_guard = self.scope, self.guard_depth
         outer_defaults, outer_opt_in = self.function_defaults, self.opt_in_depth
         self.function_defaults, self.opt_in_depth = parameter_defaults(node), 0
@@ -194,8 +199,10 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.scope.optimizer_parameters = self.optimizer_parameters(node.args)
         value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
+        self.scope.class_methods = methods
         self.class_stack.append(None)
         self.class_bases.append(None)
+        self.class_methods.append(None)
         outer_returns, self.returns = self.returns, []
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
@@ -208,21 +215,28 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
         self.scope.consts.update(grad_free)
-        # Tensor arguments that may carry a graph in: a forward()'s (the layers before
-        # it pass their outputs), a Distribution's `log_prob(value)` and the like and a
-        # loss the framework backpropagates (callers differentiate the result), and, in
-        # a file that runs backward passes, those annotated `Tensor` that some call
-        # fills with a value not cut from its graph.
-        if module_class is not None and node.name == "forward" or self.file.trains or \
-                self.scope.returns_to_callers or self.scope.framework_backward:
+        # Tensor arguments that may carry a graph in: a Distribution's `log_prob(value)`
+        # and the like and a loss the framework backpropagates (callers differentiate
+        # the result); a forward()'s, and, in a file that runs backward passes, those
+        # annotated `Tensor` that some call fills with a value not cut from its graph.
+        # The last two need evidence, the rules' reports wait for the whole file:
+        # a forward's class built as another module's part (submodules.py), a
+        # helper's call in the file that passes a graph tensor (graph_callers.py).
+        is_forward = module_class is not None and node.name == "forward"
+        called_with_graph = self.scope.returns_to_callers or self.scope.framework_backward
+        if called_with_graph or is_forward or self.file.trains:
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
+        self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
+        self.scope.parameters = frozenset(a.arg for a in all_args)
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)
         self.visit_body(node.body)
         self.class_stack.pop()
         self.class_bases.pop()
+        self.class_methods.pop()
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
@@ -340,12 +354,15 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
             self.modules._data_only_methods.pop(node.name, None)
         self.class_stack.append(node.name if is_module else None)
         self.class_bases.append((node.bases, distribution))
+        self.class_methods.append(frozenset(
+            b.name for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))))
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.visit_body(node.body)
         self.scope = outer
         self.class_stack.pop()
         self.class_bases.pop()
+        self.class_methods.pop()
         self.bind(node.name, None)
 
     @staticmethod

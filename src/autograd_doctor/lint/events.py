@@ -61,6 +61,14 @@ class Scope:
     grad_leaves: set = field(default_factory=set)   # leaves known to require grad
     graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
     graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
+    # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
+    # that trains: evidence only if a call in the file passes one a graph tensor
+    # (``graph_callers.py``); the saves whose graph comes from nothing else.
+    provisional: bool = False
+    provisional_saves: set = field(default_factory=set)
+    evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
+    parameters: frozenset = frozenset()  # the function's parameter names
+    class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables

@@ -62,6 +62,8 @@ class ExpressionEvents:
             self.module_call(node, self.called_module(node).input_layer, func.id)
         elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
             self.modules.module_callees.add(func.id)  # a helper of the module's methods
+        if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
+            self.record_graph_call(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -71,6 +73,43 @@ class ExpressionEvents:
             if op[0].startswith("torch.Tensor."):  # the receiver is input 0
                 args = [func.value] + args
             self.record_input_saves(op, args, node)
+
+    def record_graph_call(self, call) -> None:
+        """A call of a same-file function `f(...)` / `self.f(...)` that passes a value
+        with a graph (graph_callers.py): known here, or computed from this function's
+        own parameters, which then need evidence of their own."""
+        func = call.func
+        callee = func.id if isinstance(func, ast.Name) else func.attr if is_self_call(call) else None
+        if callee is None:
+            return
+        scope = self.scope
+        for value in list(call.args) + [k.value for k in call.keywords]:
+            if isinstance(value, ast.Starred):
+                continue
+            if self.is_graph(value) or self.calls_parameter(value) or (
+                    isinstance(value, ast.Name) and any(  # a graph on one path at least
+                        v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
+                        for _, v, off in scope.bind_values.get(value.id, ()))):
+                self.graph_callers.graph_call(callee)  # `f(layer(x))`, `f(model(x))`
+                return
+            if scope.graph_arguments and self.result_carries_graph(value):
+                if scope.provisional:
+                    self.graph_callers.handed_on(scope.evidence_key, callee)
+                else:  # a forward()'s arguments, a log_prob's value
+                    self.graph_callers.graph_call(callee)
+                    return
+
+    def calls_parameter(self, value) -> bool:
+        """`model(x)`: a call of a callable this function was given, with arguments; or
+        `self.model(x)`, an attribute of the object that is none of its class's methods
+        (a network handed to the constructor; `self.helper(x)` is no evidence)."""
+        if not isinstance(value, ast.Call) or not (value.args or value.keywords):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name):
+            return func.id in self.scope.parameters
+        return is_self_call(value) and func.attr not in self.scope.class_methods and \
+            "self" in self.scope.parameters
 
     def check_function_call(self, node, q):
         scope = self.scope
@@ -206,6 +245,8 @@ class ExpressionEvents:
         seq = self.next_seq()
         if self.result_carries_graph(node):
             self.scope.graph_saves.add(seq)
+            if self.scope.provisional and not self.is_graph(node):
+                self.scope.provisional_saves.add(seq)  # only the parameters' graph
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
             self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))

@@ -142,6 +142,16 @@ class DeepcopyFailed:
     stack: tuple[Site, ...]
 
 
+@dataclass
+class OptimizerStepStarting:
+    """An optimizer's step() is about to run (no closure), called from the user's `stack`;
+    `swaps` are the parameter and submodule replacements seen so far (parameter_swaps.py)."""
+
+    optimizer: Any
+    stack: tuple[Site, ...]
+    swaps: list
+
+
 class Listener(Protocol):
     """Receives the recorder's events. Methods may raise on purpose (strict mode,
     silent="raise"): the recorder lets those through, at the user's line."""
@@ -174,6 +184,8 @@ class Listener(Protocol):
     def tensor_copied(self, event: TensorCopied) -> None: ...
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
+
+    def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
 
     def suspend_saves(self) -> bool:
         """torch.func needs the saved-tensor hooks off: take them off; True if taken."""
@@ -224,6 +236,9 @@ class NullListener:
         pass
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
+        pass
+
+    def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         pass
 
     def suspend_saves(self) -> bool:

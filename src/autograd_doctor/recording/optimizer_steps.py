@@ -1,13 +1,15 @@
 """Tell the recorder when an optimizer step starts and ends (global step hooks).
 
 One hook pair per optimizer step instead of a look-up per tensor it writes: the recorder
-charges the writes between them to `optimizer.step()` (AD103).
+charges the writes between them to `optimizer.step()` (AD103), and the doctor checks, before
+the step, that the optimizer's parameters are still the ones that get gradients (AD207).
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
+
+from autograd_doctor.recording.recorder import StrictViolation
 
 
 def optimizer_step_hooks(recorder) -> tuple:
@@ -27,8 +29,12 @@ def optimizer_step_hooks(recorder) -> tuple:
         if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
             return
         if threading.get_ident() == thread:
-            with contextlib.suppress(Exception):
+            try:
                 recorder.optimizer_step_started(optimizer)
+            except StrictViolation:
+                raise  # silent="raise": a problem found before the step (AD207) stops the program
+            except Exception:
+                pass
 
     def done(optimizer, args, kwargs):
         recorder.optimizer_step_done()

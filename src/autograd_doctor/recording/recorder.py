@@ -34,7 +34,8 @@ from autograd_doctor.recording.fingerprint import content_before_write, fingerpr
 from autograd_doctor.recording.version_message import stale_saved_message
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
-    NullListener, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, UntrackedWriteFound,
+    NullListener, OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
+    UntrackedWriteFound,
 )
 from autograd_doctor.recording.write_log import (
     LoggedWrite, WriteLog, in_loop, storage_base, user_stack_and_module, writes_through_data,
@@ -84,6 +85,8 @@ class Recorder(AliasTracking):
         self.quiet_step = False
         # (weak optimizer, class name, user stack of the step() call, seq), newest last.
         self.optimizer_steps: list[tuple] = []
+        # Parameters and submodules replaced on a module (recording/parameter_swaps.py).
+        self.parameter_swaps: list = []
         self.seq = itertools.count(1)
         # storage key -> weak refs to the live SavedRecords on that storage.
         self.saves_by_storage: dict[int, list[SavedRef]] = {}
@@ -499,6 +502,7 @@ class Recorder(AliasTracking):
         stack = capture_user_stack(1, limit=2)
         self.optimizer_steps.append((weakref.ref(optimizer), type(optimizer).__name__, stack, next(self.seq)))
         del self.optimizer_steps[:-4]
+        self.listener.optimizer_step_starting(OptimizerStepStarting(optimizer, stack, self.parameter_swaps))
         if self.light:
             self.quiet_step = True
             return

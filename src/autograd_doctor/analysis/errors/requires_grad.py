@@ -14,7 +14,7 @@ from autograd_doctor.analysis.errors.context import (
     ErrorContext, carrying_assignment, last_assignment, local_name_of, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
 
 FLOAT_DTYPE = "torch.float32"
 
@@ -161,10 +161,13 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         return None
     location.note = "changes requires_grad of a tensor computed from others"
     target = None
+    turning_on = False
     if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Attribute) \
             and statement.targets[0].attr == "requires_grad":
         target = statement.targets[0].value
         turning_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
+        turning_on = isinstance(statement.value, ast.Constant) and statement.value.value is True \
+            and len(statement.targets) == 1
     else:
         calls = find_calls(statement, "requires_grad_")
         target = _receiver(calls[0]) if len(calls) == 1 else None
@@ -173,16 +176,24 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     name = text_of(filename, target) if target is not None else None
     related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
     helps = []
-    if turning_off and name:
+    notes = ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
+             "switch it off in place"]
+    if turning_on and name:
+        # A tensor that is not a leaf has a grad_fn, so it already requires grad: the line means
+        # "make sure it requires grad", which requires_grad_(True) does for leaves and non-leaves.
+        notes = [f"{name} is computed from tensors that require grad (that is why it is not a leaf), so it already "
+                 "requires grad; only the attribute assignment is refused"]
+        helps.append(statement_change(location, f"use requires_grad_(True): it sets the flag on a leaf and "
+                                      f"leaves {name} as it is when it is computed (it requires grad already)",
+                                      f"{name}.requires_grad_(True)"))
+    elif turning_off and name:
         helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
                                       "copy from here on", f"{name} = {name}.detach()"))
     else:
         helps.append(Suggestion("requires_grad can only be set on leaves (tensors you create); use "
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
-    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related,
-                     ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
-                      "switch it off in place"], helps)
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
 
 
 def hook_without_grad(context: ErrorContext, already):
@@ -331,7 +342,7 @@ def grad_of_non_leaf(context: ErrorContext, already):
              and isinstance(tensor := value_of(frame, node.value), torch.Tensor)
              and tensor.requires_grad and not tensor.is_leaf and not tensor.retains_grad and _no_grad(tensor)]
     if not reads:
-        return None  # .grad of a leaf, or something else is None: not this diagnosis
+        return grad_of_leaf_without_gradient(found)  # .grad of a leaf, or something else is None
     name = text_of(filename, reads[0].value)
     tensor = value_of(frame, reads[0].value)
     node_name = type(tensor.grad_fn).__name__
@@ -360,6 +371,126 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _loop_over(tree, statement, name: str):
+    """The innermost `for name in ...:` loop around `statement`."""
+    loops = [node for node in walk_covering(tree, statement.lineno) if isinstance(node, (ast.For, ast.AsyncFor))
+             and isinstance(node.target, ast.Name) and node.target.id == name and node.body
+             and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
+    return max(loops, key=lambda node: node.lineno) if loops else None
+
+
+def grad_of_leaf_without_gradient(found):
+    """A Python error from using `p.grad`, None because the leaf `p` got no gradient: it does not
+    require grad (frozen) or the loss did not use it. Typical of hand-written optimizer steps and
+    clipping loops over all parameters, which PyTorch's own optimizers guard with `if p.grad is None`."""
+    import torch
+
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, ast.Attribute) and node.attr == "grad"
+             and isinstance(tensor := value_of(frame, node.value), torch.Tensor) and tensor.is_leaf
+             and tensor.grad is None]
+    if not reads:
+        return None
+    name = text_of(filename, reads[0].value)
+    tensor = value_of(frame, reads[0].value)
+    frozen = not tensor.requires_grad
+    why = ("it does not require grad (it is frozen)" if frozen
+           else "no backward() so far has reached it (the loss does not use it, or backward() has not run yet)")
+    location.role, location.note = "read", f"{name}.grad is None here: {why}"
+    notes = [f"backward() fills .grad only for leaves that require grad and that the loss depends on; "
+             f"{name} is a {tuple(tensor.shape)} leaf and {why}"]
+    helps = []
+    tree = parse_file(filename)
+    loop = _loop_over(tree, statement, name) if tree is not None and name.isidentifier() else None
+    if loop is not None:
+        first = loop.body[0]
+        first_text = segment(filename, first)
+        if first_text is not None:
+            first_location = statement_location(filename, first)
+            helps.append(statement_change(first_location, (
+                f"skip the parameters that have no gradient, as PyTorch's optimizers do: {name} then keeps its "
+                "value, as it would under torch.optim"), f"if {name}.grad is None:\n    continue\n{first_text}"))
+    helps.append(Suggestion(
+        f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
+                                          if frozen else "use it in the loss")))
+    return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def _module_attribute_assignment(module, attribute: str):
+    """(filename, statement) of `self.<attribute> = ...` in the module's class (or a base class
+    defined in user code), or (None, None)."""
+    for cls in type(module).__mro__:
+        # The file of one of the class's own functions (inspect.getsourcefile would look the
+        # class up through sys.modules, where a script run by a tool is not its own __main__).
+        codes_of_class = [value.__code__ for value in vars(cls).values() if hasattr(value, "__code__")]
+        filename = codes_of_class[0].co_filename if codes_of_class else None
+        tree = parse_file(filename) if filename else None
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                for statement in ast.walk(node):
+                    if isinstance(statement, ast.Assign) and any(
+                            isinstance(target, ast.Attribute) and target.attr == attribute
+                            and isinstance(target.value, ast.Name) and target.value.id == "self"
+                            for target in statement.targets):
+                        return filename, statement
+    return None, None
+
+
+def _as_parameter(filename: str, statement: ast.Assign, frame_globals: dict) -> str | None:
+    """`self.x = nn.Parameter(<value without requires_grad=True>)` for `self.x = <value>`."""
+    value = statement.value
+    if isinstance(value, ast.Call):
+        value = ast.Call(func=value.func, args=value.args,
+                         keywords=[k for k in value.keywords if k.arg != "requires_grad"])
+    text = segment(filename, statement.value) if value is statement.value else ast.unparse(value)
+    if text is None:
+        return None
+    parameter = "nn.Parameter" if "nn" in frame_globals else "torch.nn.Parameter"
+    return f"{ast.unparse(statement.targets[0])} = {parameter}({text})"
+
+
+def trace_constant_requires_grad(context: ErrorContext, already):
+    """torch.jit.trace read a tensor that requires grad and is neither an input nor a parameter
+    (the traceback ends at the read inside the traced code; the line to change is where the
+    tensor was stored on the module, or made)."""
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, (ast.Name, ast.Attribute))
+             and isinstance(tensor := value_of(frame, node), torch.Tensor) and tensor.requires_grad
+             and not isinstance(tensor, torch.nn.Parameter)]
+    if not reads:
+        return None
+    read = reads[0]
+    name = text_of(filename, read) or "the tensor"
+    location.role, location.note = "read", f"{name} requires grad, and is neither an input nor a parameter"
+    notes = ["torch.jit.trace records a tensor that is not an input, a parameter or a buffer as a constant, "
+             "and a constant cannot carry a gradient"]
+    owner = value_of(frame, read.value) if isinstance(read, ast.Attribute) else None
+    if isinstance(owner, torch.nn.Module):
+        source_file, assignment = _module_attribute_assignment(owner, read.attr)
+        if assignment is not None:
+            stored = statement_location(source_file, assignment, role="stored",
+                                        note=f"{name} is stored as a plain attribute: the module does not know it "
+                                             "is trained")
+            new_statement = _as_parameter(source_file, assignment, frame.f_globals)
+            helps = [statement_change(stored, f"register it as a parameter: it then trains with the module, is in "
+                                      "its state_dict(), and the trace keeps it as a parameter", new_statement),
+                     Suggestion(f"or, if {name} is not trained, store it detached (or as a buffer, "
+                                "self.register_buffer)")]
+            notes.append(f"{name} is not in {type(owner).__name__}.parameters(), so an optimizer built from them "
+                         "does not train it either")
+            return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, stored, [location], notes, helps)
+    return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, location, notes=notes, help=[Suggestion(
+        f"pass {name} to the traced function as an input, make it a parameter of a module, or detach it if it "
+        "is not trained")])
 
 
 def _carried_diagnosis(filename: str, name: str, node_name: str, carried, read, notes):
@@ -442,6 +573,7 @@ MATCHERS = [
      r"'NoneType' object is not subscriptable", grad_of_non_leaf),
     (r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad True"
      r"|the derivative for '\w+' is not implemented", non_differentiable_argument),
+    (r"Cannot insert a Tensor that requires grad as a constant", trace_constant_requires_grad),
     (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),
     (r"Can't call numpy\(\) on Tensor that requires grad", numpy_of_grad_tensor),
     (r"(?i)only Tensors of floating point (and complex )?dtype can require gradients", integer_requires_grad),

@@ -7,6 +7,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.source import ATOMS
+from autograd_doctor.lint.submodules import built_as_part
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -39,7 +40,17 @@ framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
 helpers a module's methods call, files that call `backward()`, and the
 `log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
 (for what flows into the returned value), even in a file without
-`backward()`.""",
+`backward()`.  A helper's `Tensor` parameters count as carrying a graph
+only when a call in the file passes one (a module's output, a graph tensor,
+`model(x)`), directly or through helpers that hand on their own parameters:
+`std = torch.std(batch); std[std < eps] = eps` in a function that only other
+files call is not reported.  Likewise a `forward()`'s arguments carry a graph
+only when the repository builds the class as another module's part (assigned
+to `self` in a module class, put in `nn.Sequential` / `nn.ModuleList` /
+`nn.ModuleDict`; a subclass counts for its base): a model that only scripts
+build and feed with data batches is not reported for normalising its input in
+place, while a write to what a layer with weights (`nn.Linear`, a convolution)
+kept is reported whatever the input.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
@@ -99,6 +110,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
             continue
         if made_here and (scope.binding(w.name, w.seq) or (0, None))[1] is None:
             continue
+        waiting = None  # a save whose graph is only the function's parameters'
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             # a helper that a module's methods call with gradients on (``made_here``):
             # its callers pass it their graph tensors, the evidence for its saves
@@ -108,9 +120,16 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \
                     and (not returned_only or _feeds_return(checker, scope, op_node)):
+                if seq in scope.provisional_saves and not made_here:
+                    waiting = waiting or (key, how, op_node)
+                    continue
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
+        else:
+            if waiting is not None:  # reported once a call is known to pass a graph
+                checker.notes["ADL001 provisional"].append((scope.evidence_key, w, *waiting))
+                scope.reported.add(id(w.node))
 
 
 def check_file(checker) -> None:
@@ -121,6 +140,12 @@ def check_file(checker) -> None:
     for scope in checker.notes["ADL001"]:
         if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
+    # writes whose graph came only from `Tensor` parameters: a call must pass one
+    # or only from a forward()'s arguments: its class must be another module's part
+    fed = _fed_functions(checker) if checker.notes["ADL001 provisional"] else ()
+    for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
+        if function in fed:
+            _report(checker, w, key, how, op_node)
     # in-place layers that overwrite the output the layer before them saved
     conflicts = {}
     for call, first, second in checker.modules.sequential_neighbours:
@@ -135,6 +160,17 @@ def check_file(checker) -> None:
                        f"`nn.{layer.kind}(inplace=True)` overwrites the output of the "
                        f"`nn.{before.kind}` before it, which that layer saved for backward; "
                        f"backward() will fail in training mode", fix)
+
+
+def _fed_functions(checker) -> set:
+    """Functions some call passes a graph: directly, or from a forward() whose class
+    the repository builds as a part of another module, through chains of helpers."""
+    waiting = {key for key, *_ in checker.notes["ADL001 provisional"]} | set(checker.graph_callers.hands_on)
+    forwards = {key for key in waiting if key.endswith(".forward")}
+    for key in sorted(forwards):
+        if built_as_part(key[: -len(".forward")], checker.filename, checker.tree):
+            checker.graph_callers.graph_call(key)
+    return checker.graph_callers.reached()
 
 
 def _feeds_return(checker, scope, op_node) -> bool:

@@ -1,0 +1,301 @@
+"""AD301 when the loss was computed through a function that turns gradients off inside itself: a
+training step that reuses an evaluation helper whose forward runs under `with torch.no_grad():`
+(or `torch.set_grad_enabled(False)` as a block). Nothing in the backward's own function cuts the
+path; the cut is in the helper, one or more calls away.
+
+The evidence is the run's: the recorder remembers where the user's code entered no_grad blocks
+(`recording.switches`), and the loss's assignments in the backward's function lead, through the
+functions they call (followed in the source, a few calls deep), to the function that holds the
+block. The line to change is the block; the help runs the helper's body with gradients on.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.analysis.source_scope import Scope, loaded_names
+from autograd_doctor.recording import switches
+from autograd_doctor.diagnosis.model import Location, Suggestion
+from autograd_doctor.diagnosis.source import (
+    parse_file, source_line, statement_location, walk_covering,
+)
+
+# Calls followed from the loss's statements into the functions they call.
+MAX_CALL_DEPTH = 3
+MAX_STATEMENTS = 200
+
+
+@dataclass
+class GradOffBlock:
+    """A block with gradients off, entered by the user's code during the run."""
+
+    filename: str
+    line: int
+    function: str
+    decorator: bool
+    text: str  # `torch.no_grad()`
+
+
+@dataclass
+class CalledCut:
+    block: GradOffBlock
+    call: ast.stmt  # the statement in the backward's function that (indirectly) calls it
+    path: list[str]  # the functions from that statement to the block's function
+
+
+def _blocks() -> list[GradOffBlock]:
+    """The `with` blocks (a decorated function is AD307's, which names the decorator)."""
+    found = [GradOffBlock(entry.filename, entry.line, entry.function, entry.decorator, f"torch.{entry.kind}()")
+             for kind in ("no_grad", "inference_mode") for entry in switches.mode_entries(kind)
+             if not entry.decorator]
+    for switch in switches.grad_switches():
+        if switch.context_manager and not switch.enabled:
+            found.append(GradOffBlock(switch.site.filename, switch.site.lineno, switch.site.function, False,
+                                      "torch.set_grad_enabled(False)"))
+    return found
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    names = set()
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            if isinstance(call.func, ast.Name):
+                names.add(call.func.id)
+            elif isinstance(call.func, ast.Attribute):
+                names.add(call.func.attr)
+    return names
+
+
+def _definitions(filenames: set[str]) -> dict[str, list[ast.AST]]:
+    found: dict[str, list[ast.AST]] = {}
+    for filename in filenames:
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(node.name, []).append(node)
+    return found
+
+
+def _reaches(start: set[str], goal: str, definitions: dict[str, list[ast.AST]]) -> list[str] | None:
+    """The chain of function names from one of `start` to `goal`, following calls in the source."""
+    frontier = [[name] for name in sorted(start)]
+    seen = set(start)
+    for _ in range(MAX_CALL_DEPTH):
+        following = []
+        for path in frontier:
+            if path[-1] == goal:
+                return path
+            for definition in definitions.get(path[-1], []):
+                for name in sorted(_called_names(definition) - seen):
+                    seen.add(name)
+                    following.append(path + [name])
+        frontier = following
+    return next((path for path in frontier if path[-1] == goal), None)
+
+
+def _loss_statements(scope: Scope, names: list[str], line: int) -> list[ast.stmt]:
+    """The assignments in the backward's function that the names read at `line` come from."""
+    work = [(name, line) for name in names]
+    seen: set[tuple[str, int]] = set()
+    statements = []
+    while work and len(seen) < MAX_STATEMENTS:
+        name, before = work.pop(0)
+        found = scope.latest_assignment(name, before)
+        if found is None or (name, found[0].lineno) in seen:
+            continue
+        seen.add((name, found[0].lineno))
+        statement, value = found
+        statements.append(statement)
+        work.extend((other, statement.lineno) for other in loaded_names(value))
+    return statements
+
+
+def _result_has_history(statement: ast.stmt, frame_locals: dict | None) -> bool:
+    """Whether the statement's result, still held by its variable, requires grad (then the path
+    is not cut there)."""
+    if frame_locals is None or not isinstance(statement, ast.Assign):
+        return False
+    for target in statement.targets:
+        value = frame_locals.get(target.id) if isinstance(target, ast.Name) else None
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            return True
+    return False
+
+
+def find_called_cut(filename: str, backward_statement: ast.stmt, names: list[str],
+                    frame_locals: dict | None = None) -> CalledCut | None:
+    """The grad-off block, in a function the loss's statements call, that cut the path."""
+    blocks = _blocks()
+    if not blocks:
+        return None
+    scope = Scope(filename, backward_statement.lineno)
+    if scope.tree is None:
+        return None
+    own = getattr(scope.node, "name", None)
+    statements = [backward_statement, *_loss_statements(scope, names, backward_statement.lineno)]
+    definitions = _definitions({filename, *(block.filename for block in blocks)})
+    for statement in statements:
+        if _result_has_history(statement, frame_locals):
+            continue
+        called = _called_names(statement)
+        for block in blocks:
+            if block.function == own and block.filename == filename:
+                continue  # a block in the backward's own function: the statement search sees it
+            path = _reaches(called, block.function, definitions)
+            if path is not None:
+                return CalledCut(block, statement, path)
+    return None
+
+
+def _with_statement(filename: str, line: int) -> ast.With | None:
+    tree = parse_file(filename)
+    for node in walk_covering(tree, line) if tree is not None else ():
+        if isinstance(node, ast.With) and node.lineno == line:
+            return node
+    return None
+
+
+def _body_instead(filename: str, block: ast.With) -> str | None:
+    """The with statement's body, at the with's indentation (the block without its header). Only
+    for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
+    (a target computed under no_grad next to the prediction), which only the user can tell."""
+    if len(block.items) != 1 or block.items[0].optional_vars is not None or len(block.body) != 1:
+        return None
+    lines = [source_line(filename, n) for n in range(block.body[0].lineno, block.end_lineno + 1)]
+    indent = block.body[0].col_offset
+    if any(line.strip() and len(line) - len(line.lstrip()) < indent for line in lines):
+        return None
+    return "\n".join(line[indent:].rstrip() for line in lines)
+
+
+def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Location, list[Location], list[str],
+                                                                             list[Suggestion]]:
+    """(primary, related, notes, helps) for a path cut in a called function's grad-off block."""
+    block = cut.block
+    function = block.function
+    chain = " -> ".join(f"{name}()" for name in cut.path)
+    statement = _with_statement(block.filename, block.line) if not block.decorator else None
+    if statement is not None:
+        primary = statement_location(block.filename, statement, role="cut",
+                                     note=f"gradients are off in this block of {function}(), so what it returns has "
+                                          "no grad history")
+        primary.end_line, primary.end_column = primary.line, None
+    else:
+        primary = Location(block.filename, block.line, None, role="cut",
+                           note=f"{function}() runs with gradients off ({block.text})")
+    call = statement_location(filename, cut.call, role="called from",
+                              note=f"{loss_name} is computed through {chain} here")
+    notes = [f"{loss_name} has no grad_fn: it is computed through {chain}, which ran {block.text}; inside it "
+             "autograd records nothing, so the training step gets a result without grad history"]
+    helps = []
+    body = _body_instead(block.filename, statement) if statement is not None else None
+    if body is not None:
+        helps.append(Suggestion(
+            f"run {function}() with gradients on: it is part of the training step here (keep {block.text} for "
+            "code that only evaluates, in the evaluation loop)", body, statement_location(block.filename, statement)))
+    else:
+        helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
+                                f"{block.text} from it and use it only where the code only evaluates"))
+    return primary, [call], notes, helps
+
+
+# ---- a reentrant checkpoint whose inputs do not require grad --------------------------------
+
+
+@dataclass
+class ReentrantCheckpoint:
+    """`checkpoint(fn, h, use_reentrant=True)` in a module's code: it runs `fn` under no_grad and
+    gives the result grad history only through inputs that require grad, never through the
+    parameters `fn` uses. With frozen embeddings in front, nothing inside trains."""
+
+    filename: str
+    statement: ast.stmt
+    call: ast.Call
+    module: str
+
+
+def _is_reentrant_checkpoint(call: ast.Call) -> bool:
+    from autograd_doctor.diagnosis.source import call_name
+
+    if call_name(call) != "checkpoint":
+        return False
+    for keyword in call.keywords:
+        if keyword.arg == "use_reentrant":
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+    return True  # PyTorch's default (with a warning) is the reentrant variant
+
+
+def find_reentrant_checkpoint(statement: ast.stmt, frame_locals: dict | None) -> ReentrantCheckpoint | None:
+    """A reentrant checkpoint call in the code of a trainable module that the cut statement uses."""
+    import inspect
+
+    from autograd_doctor.recording.frames import is_internal_file
+
+    if frame_locals is None:
+        return None
+    for name in loaded_names(statement):
+        module = frame_locals.get(name)
+        if not isinstance(module, torch.nn.Module):
+            continue
+        try:
+            if not any(p.requires_grad for p in module.parameters()):
+                continue
+            classes = {type(child) for child in module.modules()}
+        except Exception:
+            continue
+        for cls in classes:
+            try:
+                filename = inspect.getsourcefile(cls)
+                first = inspect.getsourcelines(cls)[1]
+            except (OSError, TypeError):
+                continue
+            if filename is None or is_internal_file(filename):
+                continue
+            found = _checkpoint_in_class(filename, first)
+            if found is not None:
+                return ReentrantCheckpoint(filename, found[0], found[1], name)
+    return None
+
+
+def _checkpoint_in_class(filename: str, line: int) -> tuple[ast.stmt, ast.Call] | None:
+    tree = parse_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0) + 1 \
+                and (node.lineno == line or any(d.lineno == line for d in node.decorator_list)):
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.stmt) and not isinstance(
+                        statement, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
+                    for call in ast.walk(statement):
+                        if isinstance(call, ast.Call) and _is_reentrant_checkpoint(call):
+                            return statement, call
+    return None
+
+
+def reentrant_checkpoint_parts(found: ReentrantCheckpoint, loss_name: str) -> tuple[Location, list[str],
+                                                                                    list[Suggestion]]:
+    """(primary, notes, helps) for a path cut by a reentrant checkpoint."""
+    from autograd_doctor.diagnosis.source import replace_node_text, segment
+
+    call = found.call
+    primary = statement_location(found.filename, found.statement, role="cut",
+                                 note="the reentrant checkpoint gives its result grad history only through inputs "
+                                      "that require grad")
+    notes = [f"{loss_name} has no grad_fn although {found.module} has parameters that require grad: a reentrant "
+             "checkpoint (use_reentrant=True, PyTorch's default) runs its function under no_grad and connects the "
+             "result to the graph only through its tensor inputs; when none of them requires grad (frozen "
+             "embeddings in front), the parameters inside get no gradient"]
+    keywords = [segment(found.filename, k) for k in call.keywords if k.arg != "use_reentrant"]
+    arguments = [segment(found.filename, a) for a in call.args] + keywords + ["use_reentrant=False"]
+    if None in arguments:
+        return primary, notes, [Suggestion("pass use_reentrant=False to checkpoint(), which tracks the parameters "
+                                           "the function uses")]
+    new_call = f"{segment(found.filename, call.func)}({', '.join(arguments)})"
+    replacement = replace_node_text(found.filename, found.statement, call, new_call)
+    helps = [Suggestion("use the non-reentrant checkpoint (use_reentrant=False): it records the parameters the "
+                        "function uses, whatever its inputs (the reentrant one needs an input that requires "
+                        "grad, which model.enable_input_require_grads() gives Hugging Face models)",
+                        replacement, statement_location(found.filename, found.statement))]
+    return primary, notes, helps

@@ -1,0 +1,145 @@
+"""AD102's open question: a leaf that requires grad was written in place with a value that has
+grad history. Is the write copying values in (`torch.no_grad()` is the change) or part of the
+computation (write into a copy that is not a leaf)? The written line alone cannot tell:
+`w[:] = W` copies fused weights into a layer in one program and paints a network's output onto a
+trainable canvas in another. The run can, where an optimizer in the program updates the tensors
+the value comes from: no_grad would stop them training, so the write is part of the computation.
+Where the run does not decide it, both changes are offered and the report says so.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from types import FrameType
+
+import torch
+
+from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.fixes import clone_first_fix, no_grad_fix, written_root
+from autograd_doctor.analysis.naming import optimized_tensors, parameter_path, source_leaves, variable_for
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file
+
+# In-place ops that replace the leaf's values (rather than combine them with the value).
+ASSIGNING_OPS = ("__setitem__", "copy_", "set_", "fill_", "zero_")
+
+COMPUTATION = "computation"  # the run shows the write is part of what is trained
+COPY_IN = "copy in"  # the run shows nothing trained comes through the value
+UNDECIDED = "undecided"
+
+
+@dataclass
+class LeafWriteIntent:
+    kind: str
+    note: str
+    accumulates: bool  # `+=`, `mul_`: the leaf's own value is combined with the value written
+
+
+def _names(tensors: list[torch.Tensor], frames: list[FrameType], limit: int = 3) -> str:
+    named = []
+    for tensor in tensors[:limit]:
+        named.append(parameter_path(tensor, frames) or variable_for(tensor, frames)
+                     or f"a {tuple(tensor.shape)} tensor")
+    more = len(tensors) - limit
+    return ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+
+def _sources(values: list[torch.Tensor], leaf) -> list[torch.Tensor]:
+    """The leaves the written values' gradient would reach, other than the written leaf."""
+    found: dict[int, torch.Tensor] = {}
+    for value in values:
+        for source in (source_leaves(value) if value.grad_fn is not None else [value]):
+            if source is not leaf:
+                found.setdefault(id(source), source)
+    return list(found.values())
+
+
+def leaf_write_intent(func, args: tuple, leaf, frames: list[FrameType]) -> LeafWriteIntent | None:
+    """What the run says about a refused write into a leaf, when the value written requires
+    grad (None otherwise: a constant or a manual update, for which no_grad is the change)."""
+    if not torch.is_grad_enabled():
+        return None
+    values = [value for value in args[1:] if isinstance(value, torch.Tensor) and value.requires_grad]
+    if not values:
+        return None
+    accumulates = getattr(func, "__name__", "") not in ASSIGNING_OPS
+    sources = _sources(values, leaf)
+    optimized = optimized_tensors(frames)
+    trained = [source for source in sources if id(source) in optimized]
+    if trained:
+        optimizer = optimized[id(trained[0])]
+        return LeafWriteIntent(COMPUTATION, (
+            f"the value written carries gradient to {_names(trained, frames)}, which {optimizer}.step() "
+            "updates: the write is part of the computation, and torch.no_grad() around it would stop "
+            f"{'it' if len(trained) == 1 else 'them'} from training"), accumulates)
+    if accumulates:
+        return LeafWriteIntent(COMPUTATION, (
+            "the value written has grad history and the write combines it with the leaf: the write is part "
+            "of the computation, not an initialisation or a manual update"), accumulates)
+    origin = f" (from {_names(sources, frames)})" if sources else ""
+    if optimized:
+        return LeafWriteIntent(COPY_IN, (
+            f"the value written has grad history{origin}, but no optimizer in the program updates what it "
+            "comes from: the write copies values in"), accumulates)
+    return LeafWriteIntent(UNDECIDED, (
+        f"the run cannot tell what this write is for: the value written has grad history{origin} and no "
+        "optimizer in the program says whether that is trained. Copying values in (weights, an "
+        "initialisation) wants torch.no_grad(); computing with the leaf wants a copy that is not a leaf"),
+        accumulates)
+
+
+def _rebinding_is_local(filename: str, statement: ast.stmt, root: str) -> bool:
+    """Can `root = root.clone()` before the statement stand for the leaf in what follows? Yes when
+    it rebinds a function's parameter (the caller's leaf stays as it was), or a name outside any
+    loop that no later line reads `.grad` of (in a loop, the next pass would write into the copy
+    of the copy; `root.grad` would read the copy's, not the leaf's)."""
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    scope = enclosing_function(tree, statement.lineno)
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+        if any(argument.arg == root for argument in arguments):
+            return True
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.lineno <= statement.lineno \
+                <= (node.end_lineno or node.lineno):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.value, ast.Name) \
+                and node.value.id == root and node.lineno > statement.lineno:
+            return False
+    return True
+
+
+def non_leaf_copy_fix(filename: str, statement: ast.stmt, message: str) -> Suggestion | None:
+    """`x = x.clone()` before the write, where the written name can be rebound safely."""
+    written = written_root(statement)
+    if not isinstance(written, ast.Name) or not _rebinding_is_local(filename, statement, written.id):
+        return None
+    found = clone_first_fix(filename, statement, written, message)
+    return found[0] if found else None
+
+
+def leaf_write_helps(intent: LeafWriteIntent, filename: str, statement: ast.stmt, name: str | None) -> list[Suggestion]:
+    """The changes for a write into a leaf of the given intent (empty for a copy-in: no_grad,
+    the usual change, follows)."""
+    if intent.kind == COPY_IN:
+        return []
+    shown = name or "the leaf"
+    copy = non_leaf_copy_fix(filename, statement, (
+        f"write into a copy of {shown} that is not a leaf: the copy is part of the graph, so the gradient reaches "
+        f"{shown} and the value written" + ("" if intent.kind == COMPUTATION
+                                            else " (if the write is part of the computation)")))
+    new_name = Suggestion(
+        f"compute it out of place under a new name (new = {shown}.clone(); new[...] = ..., or new = {shown} + ...) "
+        f"and use the new name in the lines below; {shown} stays the leaf that is trained"
+        + (" (torch.no_grad() here would drop the gradient of the value written)" if intent.kind == COMPUTATION
+           else " (if the write is part of the computation)"))
+    helps = [copy or new_name]
+    if intent.kind == UNDECIDED:
+        without_recording = no_grad_fix(filename, statement)
+        without_recording.message = ("if the write copies values in (weights, an initialisation), do it without "
+                                     "recording it")
+        helps.append(without_recording)
+    return helps
