@@ -204,6 +204,8 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
     forward_kinds = ("backward", "grad")
     old_forward = [(k, v) for k, v in original["events"] if k in forward_kinds]
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
+    if not original_raised:
+        return _judge_silent_fix(old_forward, new_forward)
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
     if not same_calls:
         if not original.get("error") and original_raised and _same_in_another_order(original, changed):
@@ -215,15 +217,29 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
             return Verdict("rejected", f"the changed program computes other values: the values handed to "
                                        f"backward() call {differing_call} differ from the original run's")
         bitwise = False  # several losses were summed into one backward(): same total, other calls
-    if not original_raised:
-        return Verdict("unverified", "the original program raised nothing, so the change is meant to change its "
-                                     "gradients and no oracle says which gradients are right; forward values "
-                                     f"equal the original's ({_how(bitwise)})")
     if original.get("error"):
         return Verdict("unverified", f"the changed program runs and its forward values up to the failing "
                                      f"backward() equal the original's ({_how(bitwise)}); no oracle gives the "
                                      f"gradients it meant: {ORACLE} fails too ({original['error']})")
     return _judge_gradients(original, changed, bitwise)
+
+
+def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:
+    """A fix for a problem PyTorch raised nothing for is meant to change the gradients, so every
+    value after the first backward() may differ (the parameters it steps differ). What must stay is
+    what the program computed before any gradient was used: the values handed to the first
+    backward(), and the number of backward() calls."""
+    if len(new_forward) != len(old_forward):
+        return Verdict("rejected", f"the changed program calls backward()/autograd.grad() "
+                                   f"{len(new_forward)} time(s), the original {len(old_forward)}")
+    same_first, bitwise, _ = _same_forward_calls(old_forward[:1], new_forward[:1])
+    if not same_first:
+        return Verdict("rejected", "the changed program computes other values: the values handed to the first "
+                                   "backward() differ from the original run's")
+    return Verdict("unverified", "the original program raised nothing, so the change is meant to change its "
+                                 "gradients and no oracle says which gradients are right; the values handed to "
+                                 f"the first backward() equal the original's ({_how(bitwise)}), and later ones "
+                                 "may differ because the gradients do")
 
 
 def _same_forward_calls(old_forward: list, new_forward: list) -> tuple[bool, bool, int | None]:
