@@ -73,68 +73,65 @@ class RunOptions:
     args: list[str] = field(default_factory=list)
 
 
+def _choice(flag: str, allowed: tuple[str, ...]):
+    def check(text: str) -> str:
+        if text not in allowed:
+            raise UsageError(f"{flag} must be {', '.join(allowed[:-1])} or {allowed[-1]}, not {text!r}")
+        return text
+    return check
+
+
+def _rerun_limit(text: str) -> float:
+    from autograd_doctor.cli.rerun import parse_limit
+
+    try:
+        return parse_limit(text)
+    except ValueError as problem:
+        raise UsageError(f"--rerun-limit: {problem}") from None
+
+
+# Options that are switched on by their name alone: option -> (RunOptions field, value).
+SWITCHES = {
+    "--strict": ("strict", True), "--verify-saved": ("verify_saved", True), "--full": ("full", True),
+    "--no-rerun": ("rerun", False), "--verify-fix": ("verify_fix", True), "--diff": ("diff", True),
+    "--fix": ("fix", True),
+}
+# Options that take a value, as `--opt VALUE` or `--opt=VALUE`: option -> (field, conversion).
+VALUED = {
+    "--json": ("json_path", str), "--graph": ("graph_path", str), "--html": ("html_path", str),
+    "--rerun-limit": ("rerun_limit_s", _rerun_limit),
+    "--capture": ("capture", _choice("--capture", ("patch", "mode"))),
+    "--silent": ("silent", _choice("--silent", ("warn", "raise", "ignore"))),
+}
+
+
 def parse_run_args(argv: list[str]) -> RunOptions:
+    """The options before the script (or `-m module`); everything after it is the program's own
+    arguments, as with `python`. Hand-written because argparse cannot stop at the first
+    positional argument and leave the rest untouched."""
     options = RunOptions()
     index = 0
-
-    def value_of(flag: str) -> str:
-        nonlocal index
-        if index + 1 >= len(argv):
-            raise UsageError(f"{flag} needs a value")
-        index += 1
-        return argv[index]
-
     while index < len(argv):
         arg = argv[index]
+        name, has_value, inline_value = arg.partition("=")
         if arg in ("-h", "--help"):
             raise UsageError("help")
-        if arg == "--json":
-            options.json_path = value_of(arg)
-        elif arg.startswith("--json="):
-            options.json_path = arg.split("=", 1)[1]
-        elif arg == "--graph":
-            options.graph_path = value_of(arg)
-        elif arg.startswith("--graph="):
-            options.graph_path = arg.split("=", 1)[1]
-        elif arg == "--html":
-            options.html_path = value_of(arg)
-        elif arg.startswith("--html="):
-            options.html_path = arg.split("=", 1)[1]
-        elif arg == "--strict":
-            options.strict = True
-        elif arg == "--verify-saved":
-            options.verify_saved = True
-        elif arg == "--full":
-            options.full = True
-        elif arg == "--no-rerun":
-            options.rerun = False
-        elif arg == "--rerun-limit" or arg.startswith("--rerun-limit="):
-            from autograd_doctor.cli.rerun import parse_limit
-
-            text = value_of(arg) if arg == "--rerun-limit" else arg.split("=", 1)[1]
-            try:
-                options.rerun_limit_s = parse_limit(text)
-            except ValueError as problem:
-                raise UsageError(f"--rerun-limit: {problem}") from None
-        elif arg == "--verify-fix":
-            options.verify_fix = True
-        elif arg == "--diff":
-            options.diff = True
-        elif arg == "--fix":
-            options.fix = True
-        elif arg == "--capture" or arg.startswith("--capture="):
-            capture = value_of(arg) if arg == "--capture" else arg.split("=", 1)[1]
-            if capture not in ("patch", "mode"):
-                raise UsageError(f"--capture must be patch or mode, not {capture!r}")
-            options.capture = capture
-        elif arg == "--silent" or arg.startswith("--silent="):
-            policy = value_of(arg) if arg == "--silent" else arg.split("=", 1)[1]
-            if policy not in ("warn", "raise", "ignore"):
-                raise UsageError(f"--silent must be warn, raise or ignore, not {policy!r}")
-            options.silent = policy
+        if arg in SWITCHES:
+            field_name, value = SWITCHES[arg]
+            setattr(options, field_name, value)
+        elif name in VALUED:
+            field_name, convert = VALUED[name]
+            if not has_value:
+                if index + 1 >= len(argv):
+                    raise UsageError(f"{name} needs a value")
+                index += 1
+                inline_value = argv[index]
+            setattr(options, field_name, convert(inline_value))
         elif arg == "-m":
-            options.module = value_of(arg)
-            options.args = argv[index + 1:]
+            if index + 1 >= len(argv):
+                raise UsageError("-m needs a value")
+            options.module = argv[index + 1]
+            options.args = argv[index + 2:]
             return options
         elif arg == "--":
             index += 1

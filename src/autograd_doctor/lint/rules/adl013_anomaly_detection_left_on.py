@@ -15,7 +15,8 @@ that are not inside an `if` whose condition mentions a debug or anomaly flag
 (`if args.debug:`, `if DEBUG:`, `if __debug__:`, `if cfg.detect_anomaly:`) or
 inside a function whose name contains `debug`.""",
 why_bad="""Anomaly mode records a Python stack for every op and checks every
-backward output for NaN: 2x to 10x slower training.  It is a debugging tool
+backward output for NaN: about 2x to 8x slower training steps (measured by
+`benchmarks/overhead.py`).  It is a debugging tool
 that is easy to forget in committed code.""",
 example="torch.autograd.set_detect_anomaly(True)",
 use_instead="""if args.debug:
