@@ -323,6 +323,25 @@ def check_weight_norm(ns):
     assert torch.equal(ema(x), model(x))  # the copy computes what the model computes
 
 
+def check_frozen_skipped(ns):
+    """The reference is torch.optim.SGD, which skips parameters whose .grad is None."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Flatten(), torch.nn.Linear(8, 1))
+    model[0].weight.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        (model(ns["tokens"]) - ns["target"]).pow(2).mean().backward()
+        optimizer.step()
+    for ours, reference in zip(ns["model"].parameters(), model.parameters()):
+        assert torch.allclose(ours, reference)
+    assert not torch.equal(ns["model"][2].weight, torch.nn.Linear(8, 1).weight)  # it trained
+
+
+def check_unpack_count(ns):
+    assert torch.equal(ns["x"].grad, torch.tensor([3.0, 4.0, 5.0]))  # d(x * w)/dx = w
+    assert torch.equal(ns["w"].grad, torch.tensor([0.5, -1.0, 2.0]))
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -372,6 +391,8 @@ CASES = {
     "non_differentiable_weight": ("AD140", 0, check_non_differentiable_weight),
     "func_autograd_grad_inside": ("AD141", 0, check_func_grad),
     "grad_of_non_leaf": ("AD308", 0, check_leaf_trains),
+    "grad_none_frozen_parameter": ("AD309", 0, check_frozen_skipped),
+    "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

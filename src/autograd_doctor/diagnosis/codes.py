@@ -978,6 +978,36 @@ outside the transform.
         "x = torch.randn(4, 3)\n"
     ))
 
+SAVED_TENSORS_UNPACK_COUNT = _code(
+    "AD142",
+    "a custom Function's backward unpacks a different number of tensors than forward saved",
+    """\
+**What it means.** `ctx.saved_tensors` holds exactly the tensors forward passed to
+`ctx.save_for_backward(...)`, in that order. When backward unpacks more names than were saved
+(or fewer), Python raises "not enough values to unpack (expected 3, got 2)" (or "too many values
+to unpack") inside backward, and PyTorch's traceback does not show the `save_for_backward` line
+that decides the count.
+
+**Minimal example.**
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+        @staticmethod
+        def backward(ctx, grad):
+            x, w, out = ctx.saved_tensors      # AD142: forward saved 2 tensors
+            return grad * w, grad * x
+
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    Scale.apply(x, w).sum().backward()
+
+**The fix.** Unpack the names forward saved, in the same order (`x, w = ctx.saved_tensors`). If
+backward needs another tensor, save it in forward too (`ctx.save_for_backward(x, w, out)`).
+""",
+    )
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
@@ -1319,6 +1349,33 @@ For modules, move the module (`model.to(device)`), which keeps its parameters le
     example_setup=(
         "x = torch.randn(4, 3, dtype=torch.float64)\n"
         "y = torch.randn(4, dtype=torch.float64)\n"
+    ))
+
+
+LEAF_GRAD_NONE_READ = _code(
+    "AD309",
+    "the .grad of a parameter that got no gradient was read: it is None",
+    """\
+**What it means.** backward() fills `.grad` only for leaves that require grad and that the loss
+depends on. A frozen parameter (`requires_grad = False`, a pretrained embedding) or one the loss
+did not use keeps `.grad = None`. Code that reads `p.grad` for every parameter (a hand-written
+optimizer step, gradient clipping or logging) then fails in Python: "'NoneType' object has no
+attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'".
+
+**Minimal example.**
+
+    model[0].weight.requires_grad = False            # frozen
+    loss.backward()
+    for p in model.parameters():
+        p.data -= 0.1 * p.grad.data                   # AD309: p.grad is None for the frozen weight
+
+**The fix.** Skip the parameters that have no gradient, as PyTorch's own optimizers do:
+`if p.grad is None: continue` at the top of the loop. If the parameter should train, set
+`requires_grad = True` on it (and give it to the optimizer), or use it in the loss.
+""",
+    example_setup=(
+        "model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))\n"
+        "loss = model(torch.randn(4, 3)).pow(2).mean()\n"
     ))
 
 

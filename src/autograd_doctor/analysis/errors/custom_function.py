@@ -232,10 +232,73 @@ def non_tensor_saved(context: ErrorContext, already):
                             "backward); other values go on ctx directly"], help=helps)
 
 
+def _unpacked_names(statement) -> list[str] | None:
+    """The names of `a, b, c = ctx.saved_tensors` (None for another statement or a starred target)."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], (ast.Tuple, ast.List))
+            and isinstance(statement.value, ast.Attribute) and statement.value.attr == "saved_tensors"):
+        return None
+    names = [element.id for element in statement.targets[0].elts if isinstance(element, ast.Name)]
+    return names if len(names) == len(statement.targets[0].elts) else None
+
+
+def _read_after(function: ast.FunctionDef, names: set[str], line: int) -> set[str]:
+    """Which of `names` the function reads after `line`."""
+    return {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+            and node.id in names and node.lineno > line}
+
+
+def saved_tensors_count(context: ErrorContext, already):
+    """`a, b, c = ctx.saved_tensors` in a custom Function's backward, when forward saved another
+    number of tensors: the unpack line is in the traceback, the save_for_backward line is not."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    unpacked = _unpacked_names(statement)
+    function_class = getattr(frame.f_locals.get("ctx"), "_forward_cls", None)
+    if unpacked is None or function_class is None:
+        return None
+    source_file, forward = _method_node(function_class, "forward")
+    _, backward = _method_node(function_class, "backward")
+    calls = find_calls(forward, "save_for_backward") if forward is not None else []
+    if len(calls) != 1 or backward is None or any(isinstance(arg, ast.Starred) for arg in calls[0].args):
+        return None
+    saved = [text_of(source_file, argument) or f"tensor {index}" for index, argument in enumerate(calls[0].args)]
+    name = function_class.__name__
+    save = statement_location(source_file, calls[0], role="saved",
+                              note=f"forward saves {len(saved)} tensor{'s' if len(saved) != 1 else ''} here")
+    location.role = "unpacked"
+    location.note = f"unpacks {len(unpacked)} names from the {len(saved)} tensors forward saved"
+    notes = [f"ctx.saved_tensors holds exactly what {name}.forward passed to ctx.save_for_backward, in that order: "
+             + ", ".join(saved)]
+    helps = []
+    missing = [each for each in unpacked if each not in saved]
+    kept = [each for each in unpacked if each in saved]
+    if len(saved) < len(unpacked) and kept == saved[:len(kept)] and len(kept) == len(saved):
+        # Every saved name is unpacked under its own name; the others were never saved.
+        if not _read_after(backward, set(missing), line):
+            helps.append(statement_change(location, f"unpack the {len(saved)} tensors forward saved "
+                                          f"({', '.join(missing)} was never saved, and backward does not use it)",
+                                          f"{', '.join(saved)} = ctx.saved_tensors"))
+        elif all(each.isidentifier() for each in missing):
+            helps.append(statement_change(save, f"save {', '.join(missing)} in forward too: backward uses "
+                                          f"{'it' if len(missing) == 1 else 'them'}",
+                                          f"ctx.save_for_backward({', '.join(saved + missing)})"))
+    elif len(saved) > len(unpacked) and all(each.isidentifier() for each in saved) and set(unpacked) <= set(saved):
+        helps.append(statement_change(location, f"unpack all {len(saved)} tensors forward saved, in its order",
+                                      f"{', '.join(saved)} = ctx.saved_tensors"))
+    if not helps:
+        helps.append(Suggestion(f"unpack as many names as {name}.forward saves, in the same order "
+                                f"({', '.join(saved)}), or save the missing tensors in forward"))
+    return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, helps)
+
+
 MATCHERS = [
     (r"function \w+Backward returned an incorrect number of gradients"
      r"|Function \w+Backward returned an invalid gradient at index", wrong_gradients),
     (r"Some elements marked as dirty during the forward method were not returned as output", dirty_not_returned),
     (r"save_for_backward can only save variables", non_tensor_saved),
     (r"a leaf Variable that requires grad has been used in an in-place operation", dirty_leaf),
+    (r"^(not enough|too many) values to unpack \(expected \d+", saved_tensors_count),
 ]

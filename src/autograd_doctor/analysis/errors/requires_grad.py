@@ -14,7 +14,7 @@ from autograd_doctor.analysis.errors.context import (
     ErrorContext, carrying_assignment, last_assignment, local_name_of, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
 
 FLOAT_DTYPE = "torch.float32"
 
@@ -331,7 +331,7 @@ def grad_of_non_leaf(context: ErrorContext, already):
              and isinstance(tensor := value_of(frame, node.value), torch.Tensor)
              and tensor.requires_grad and not tensor.is_leaf and not tensor.retains_grad and _no_grad(tensor)]
     if not reads:
-        return None  # .grad of a leaf, or something else is None: not this diagnosis
+        return grad_of_leaf_without_gradient(found)  # .grad of a leaf, or something else is None
     name = text_of(filename, reads[0].value)
     tensor = value_of(frame, reads[0].value)
     node_name = type(tensor.grad_fn).__name__
@@ -360,6 +360,51 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _loop_over(tree, statement, name: str):
+    """The innermost `for name in ...:` loop around `statement`."""
+    loops = [node for node in walk_covering(tree, statement.lineno) if isinstance(node, (ast.For, ast.AsyncFor))
+             and isinstance(node.target, ast.Name) and node.target.id == name and node.body
+             and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
+    return max(loops, key=lambda node: node.lineno) if loops else None
+
+
+def grad_of_leaf_without_gradient(found):
+    """A Python error from using `p.grad`, None because the leaf `p` got no gradient: it does not
+    require grad (frozen) or the loss did not use it. Typical of hand-written optimizer steps and
+    clipping loops over all parameters, which PyTorch's own optimizers guard with `if p.grad is None`."""
+    import torch
+
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, ast.Attribute) and node.attr == "grad"
+             and isinstance(tensor := value_of(frame, node.value), torch.Tensor) and tensor.is_leaf
+             and tensor.grad is None]
+    if not reads:
+        return None
+    name = text_of(filename, reads[0].value)
+    tensor = value_of(frame, reads[0].value)
+    frozen = not tensor.requires_grad
+    why = ("it does not require grad (it is frozen)" if frozen
+           else "no backward() so far has reached it (the loss does not use it, or backward() has not run yet)")
+    location.role, location.note = "read", f"{name}.grad is None here: {why}"
+    notes = [f"backward() fills .grad only for leaves that require grad and that the loss depends on; "
+             f"{name} is a {tuple(tensor.shape)} leaf and {why}"]
+    helps = []
+    tree = parse_file(filename)
+    loop = _loop_over(tree, statement, name) if tree is not None and name.isidentifier() else None
+    if loop is not None:
+        first = loop.body[0]
+        first_text = segment(filename, first)
+        if first_text is not None:
+            first_location = statement_location(filename, first)
+            helps.append(statement_change(first_location, (
+                f"skip the parameters that have no gradient, as PyTorch's optimizers do: {name} then keeps its "
+                "value, as it would under torch.optim"), f"if {name}.grad is None:\n    continue\n{first_text}"))
+    helps.append(Suggestion(
+        f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
+                                          if frozen else "use it in the loss")))
+    return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
 
 
 def _carried_diagnosis(filename: str, name: str, node_name: str, carried, read, notes):
