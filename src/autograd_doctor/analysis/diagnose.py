@@ -295,6 +295,14 @@ def content_changed_diagnosis(record: SavedRecord, node, slot: str | None,
     return diagnosis
 
 
+
+def _unbound_loop_help(site, statement) -> list[Suggestion]:
+    """`for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write is
+    meant to reach the tensor, which views made by indexing do (the loop rewritten, or nothing)."""
+    frame = live_frame(site)
+    loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
+    return [loop] if loop is not None else []
+
 def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diagnosis | None:
     """AD203: an in-place op whose operand is another view of the memory it writes."""
     site = stack[0] if stack else None
@@ -306,14 +314,8 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
-    loop = None
     if statement is not None and not helps:
-        frame = live_frame(site)
-        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
-    if loop is not None:
-        # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
-        # is meant to reach the tensor, which views made by indexing do.
-        helps.append(loop)
+        helps.extend(_unbound_loop_help(site, statement))
     for suggestion in helps:
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
         suggestion.replacement = _copy_into_unassignable(suggestion.replacement)
@@ -661,14 +663,8 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
-    loop = None
     if statement is not None and not helps:
-        frame = live_frame(site)
-        loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
-    if loop is not None:
-        # `for channel in image[0]: channel.mul_(s)`: iterating a tensor unbinds it; the write
-        # is meant to reach the tensor, which views made by indexing do.
-        helps.append(loop)
+        helps.extend(_unbound_loop_help(site, statement))
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "

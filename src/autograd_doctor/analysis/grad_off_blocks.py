@@ -69,31 +69,48 @@ def _called_names(node: ast.AST) -> set[str]:
     return names
 
 
-def _definitions(filenames: set[str]) -> dict[str, list[ast.AST]]:
-    found: dict[str, list[ast.AST]] = {}
+def _definitions(filenames: set[str]) -> dict[str, list[tuple[str, ast.AST]]]:
+    """Function name -> (file, definition) in the given files."""
+    found: dict[str, list[tuple[str, ast.AST]]] = {}
     for filename in filenames:
         tree = parse_file(filename)
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.setdefault(node.name, []).append(node)
+                found.setdefault(node.name, []).append((filename, node))
     return found
 
 
-def _reaches(start: set[str], goal: str, definitions: dict[str, list[ast.AST]]) -> list[str] | None:
-    """The chain of function names from one of `start` to `goal`, following calls in the source."""
-    frontier = [[name] for name in sorted(start)]
-    seen = set(start)
-    for _ in range(MAX_CALL_DEPTH):
+def _resolve(name: str, caller_file: str, definitions) -> list[tuple[str, ast.AST]]:
+    """The definitions a call of `name` in `caller_file` can run: the file's own function of that
+    name if it has one (Python looks there first), else one defined in another file (imported)."""
+    candidates = definitions.get(name, [])
+    own = [entry for entry in candidates if entry[0] == caller_file]
+    return own or candidates
+
+
+def _holds(entry: tuple[str, ast.AST], block: GradOffBlock) -> bool:
+    filename, node = entry
+    return filename == block.filename and node.lineno <= block.line <= (node.end_lineno or node.lineno)
+
+
+def _reaches(start: set[str], caller_file: str, block: GradOffBlock, definitions) -> list[str] | None:
+    """The chain of function names from one of `start` (called in `caller_file`) to the function
+    that holds `block`, following calls in the source and resolving each name as Python would
+    in the calling file: a function of the same name in another program is not the one called."""
+    frontier = [([name], caller_file) for name in sorted(start)]
+    seen = {(name, caller_file) for name in start}
+    for _ in range(MAX_CALL_DEPTH + 1):
         following = []
-        for path in frontier:
-            if path[-1] == goal:
-                return path
-            for definition in definitions.get(path[-1], []):
-                for name in sorted(_called_names(definition) - seen):
-                    seen.add(name)
-                    following.append(path + [name])
+        for path, calling_file in frontier:
+            for entry in _resolve(path[-1], calling_file, definitions):
+                if _holds(entry, block):
+                    return path
+                for name in sorted(_called_names(entry[1])):
+                    if (name, entry[0]) not in seen:
+                        seen.add((name, entry[0]))
+                        following.append((path + [name], entry[0]))
         frontier = following
-    return next((path for path in frontier if path[-1] == goal), None)
+    return None
 
 
 def _loss_statements(scope: Scope, names: list[str], line: int) -> list[ast.stmt]:
@@ -144,7 +161,7 @@ def find_called_cut(filename: str, backward_statement: ast.stmt, names: list[str
         for block in blocks:
             if block.function == own and block.filename == filename:
                 continue  # a block in the backward's own function: the statement search sees it
-            path = _reaches(called, block.function, definitions)
+            path = _reaches(called, filename, block, definitions)
             if path is not None:
                 return CalledCut(block, statement, path)
     return None

@@ -392,6 +392,15 @@ def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: st
 # ---- AD301: backward of something without grad history --------------------------------------
 
 
+
+def _upstream_cut_diagnosis(primary, related, notes, helps, loss, name: str, cut_kind: str) -> Diagnosis:
+    """AD301 whose cut was found upstream of the loss's lines (`cut_kind` goes to the JSON)."""
+    diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
+                          severity="error", primary=primary, related=related,
+                          tensor=tensor_info(loss, name) if loss is not None else None, notes=notes, help=helps)
+    diagnosis.extra.update({"cut": cut_kind, "cut_variable": name})
+    return diagnosis
+
 def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     if site is None:
@@ -417,12 +426,7 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         if called is not None:
             primary, related, notes, helps = called_cut_parts(called, site.filename, name)
             related.append(location_of(site, role="backward", note="backward() called here"))
-            diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
-                                  severity="error", primary=primary, related=related,
-                                  tensor=tensor_info(loss, name) if loss is not None else None,
-                                  notes=notes, help=helps)
-            diagnosis.extra.update({"cut": "no_grad", "cut_variable": name})
-            return diagnosis
+            return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "no_grad")
     if cut is not None and cut.mark.kind == "unknown":
         checkpointed = find_reentrant_checkpoint(cut.statement, frame_locals)
         if checkpointed is not None:
@@ -430,12 +434,7 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
             related = [statement_location(site.filename, cut.statement, role="called from",
                                           note=f"{checkpointed.module} carries gradients; the result does not"),
                        location_of(site, role="backward", note="backward() called here")]
-            diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT),
-                                  severity="error", primary=primary, related=related,
-                                  tensor=tensor_info(loss, name) if loss is not None else None,
-                                  notes=notes, help=helps)
-            diagnosis.extra.update({"cut": "reentrant_checkpoint", "cut_variable": name})
-            return diagnosis
+            return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "reentrant_checkpoint")
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):
