@@ -369,3 +369,33 @@ def test_a_no_grad_block_of_several_lines_in_a_helper_is_named_but_not_rewritten
     assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("BLOCK")
     assert diagnosis.help[0].replacement is None
     assert diagnosis.help[0].message.startswith("run predict() with gradients on when the training step calls it")
+
+
+def test_a_no_grad_block_of_another_program_with_a_function_of_the_same_name_is_not_the_cut(tmp_path):
+    # The process first runs a program whose predict() has a no_grad block (recorded), then one
+    # whose own predict() is decorated with @torch.no_grad(): the second program's report must
+    # name its decorator (AD307), not the first program's block in another file.
+    first = tmp_path / "first"
+    first.mkdir()
+    run_program(first, textwrap.dedent(NO_GRAD_HELPER))
+    second = tmp_path / "second"
+    second.mkdir()
+    outcome = run_program(second, textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        net = nn.Linear(3, 1)
+
+
+        @torch.no_grad()  # DECORATOR
+        def predict(inputs):
+            return net(inputs)
+
+
+        loss = predict(torch.randn(4, 3)).pow(2).mean()
+        loss.backward()
+        """))
+    files = {location.file for diagnosis in outcome.diagnoses for location in [diagnosis.primary, *diagnosis.related]
+             if location is not None}
+    assert all(str(second) in name for name in files), files
+    assert any(d.code == "AD307" and d.primary.line == outcome.line("DECORATOR") for d in outcome.diagnoses)
