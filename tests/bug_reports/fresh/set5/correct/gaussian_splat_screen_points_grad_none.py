@@ -18,7 +18,7 @@ class Splats(torch.nn.Module):
 
     def forward(self, camera):
         projected = self.means @ camera
-        self.xys = projected[:, :2] / (projected[:, 2:] .abs() + 1.0)
+        self.xys = projected[:, :2] / (projected[:, 2:].abs() + 1.0)
         self.xys.retain_grad()
         weights = torch.exp(-(self.xys ** 2).sum(-1, keepdim=True))
         return (weights * self.colors).sum(0)
