@@ -3,8 +3,8 @@ is decorated with `@torch.no_grad()` and calls the closure inside it: the traini
 closure runs computes its loss with gradients off, and its `backward()` fails (PyTorch's own
 optimizers call the closure under `torch.enable_grad()`).
 Source: https://github.com/Lightning-AI/pytorch-lightning/issues/18254 ("element 0 of tensors does
-not require grad and does not have a grad_fn" when using AdamW from Hugging Face; the fix, pull
-request #18268, runs the closure under `torch.enable_grad`).
+not require grad and does not have a grad_fn" when using AdamW from Hugging Face; the proposed fix,
+pull request #18268, runs the closure under `torch.enable_grad`).
 expect: raises"""
 import torch
 import torch.nn as nn
