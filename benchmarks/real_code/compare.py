@@ -6,7 +6,7 @@ import collections, glob, os, re, sys
 import xml.etree.ElementTree as ET
 OUT = sys.argv[1] if len(sys.argv) > 1 else 'out'
 TIMING = [r'\d+(\.\d+)?\s*(ms|s)\b', r'mfu -?[\d.]+%', r"'?\w*(runtime|per_second)'?: '?[\d.e+-]+'?", r'in [\d.]+s( \(\d+:\d+:\d+\))?',
-          r'rc=\d+ secs=[\d.]+', r'^\s*[\d.]+s (call|setup|teardown) .*$', r'\d+ (durations|slowest).*', r'\(\d+ durations < .*\)',
+          r'rc=\d+ secs=[\d.]+( cpu=[\d.+]+)?', r'^\s*[\d.]+s (call|setup|teardown) .*$', r'\d+ (durations|slowest).*', r'\(\d+ durations < .*\)',
           r'at 0x[0-9a-f]+', r'elapsed[^|]*', r's/b : [\d.]+', r'ms/batch +[\d.]+', r'time: +[\d.]+s']
 def mask(text):
     lines = []
@@ -15,6 +15,11 @@ def mask(text):
             line = re.sub(pat, '<t>', line)
         lines.append(re.sub(r'\s+', ' ', line))
     return lines
+def cpu_seconds(text):
+    found = re.findall(r'cpu=([\d.]+)\+([\d.]+)', text)
+    return float(found[-1][0]) + float(found[-1][1]) if found else None
+
+
 def outcomes(xml):
     res = {}
     for case in ET.parse(xml).iter('testcase'):
@@ -31,6 +36,7 @@ labels = sorted({os.path.basename(p).rsplit('-', 1)[0] for p in glob.glob(OUT + 
 for label in labels:
     base = open(f'{OUT}/{label}-plain.txt', errors='replace').read()
     bsecs = float(re.findall(r'secs=([\d.]+)', base)[-1]) if 'secs=' in base else None
+    bcpu = cpu_seconds(base)
     bxml = f'{OUT}/{label}-plain.xml'
     bout = outcomes(bxml) if os.path.exists(bxml) else None
     for mode in ('plain', 'default', 'full', 'strict'):
@@ -57,5 +63,9 @@ for label in labels:
                 diff, extra = [], 0
             same = 'same output' if not diff and not extra else f'OUTPUT DIFFERS ({len(diff)} lines, {extra} extra)'
             what = f'rc={rc}'
-        ratio = f'{secs / bsecs:.2f}' if bsecs and mode != 'plain' else '-'
+        cpu = cpu_seconds(text)
+        if cpu is not None and bcpu:  # CPU time: steadier than wall time on a loaded machine
+            ratio = f'{cpu / bcpu:.2f} (cpu {cpu:.1f} s)' if mode != 'plain' else f'- (cpu {cpu:.1f} s)'
+        else:
+            ratio = f'{secs / bsecs:.2f}' if bsecs and mode != 'plain' else '-'
         print(f'{label:14s} {mode:8s} {what:45s} {same:28s} codes={codes} doctor-lines={warns} secs={secs:.0f} ratio={ratio}')
