@@ -247,6 +247,57 @@ CORRECT = {
                 p.data.add_(p.grad, alpha=-lr)
         grads = [p.grad for p in parameters] + [p.detach().clone() for p in parameters]
     """,
+    # Self-supervised momentum target: the target's projection in a function decorated with
+    # @torch.no_grad(), the momentum update rebinding each target parameter's .data, a buffer
+    # rescaled in place after the step, and tied weights set before the optimizer.
+    "momentum target from a @torch.no_grad() function, tied weights": """
+        import copy
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        online, predictor = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8)), nn.Linear(8, 8)
+        target = copy.deepcopy(online)
+        for p in target.parameters():
+            p.requires_grad = False
+
+        @torch.no_grad()
+        def target_projection(x):
+            return F.normalize(target(x), dim=-1)
+
+        @torch.no_grad()
+        def momentum_update(m=0.99):
+            for po, pt in zip(online.parameters(), target.parameters()):
+                pt.data = pt.data * m + po.data * (1 - m)
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.register_buffer("scale", torch.ones(8))
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
+
+        extra = Scaled()
+        embedding, decoder = nn.Embedding(10, 8), nn.Linear(8, 10, bias=False)
+        decoder.weight = embedding.weight
+        optimizer = torch.optim.SGD([*online.parameters(), *predictor.parameters(), *extra.parameters(),
+                                     *embedding.parameters()], 0.05, momentum=0.9)
+        for _ in range(3):
+            x1, x2 = torch.randn(6, 8), torch.randn(6, 8)
+            p1 = F.normalize(predictor(online(x1)), dim=-1)
+            loss = 2 - 2 * (p1 * target_projection(x2)).sum(-1).mean() + 0.1 * extra(x1).pow(2).mean()
+            loss = loss + F.cross_entropy(decoder(embedding(torch.randint(0, 10, (4,)))), torch.randint(0, 10, (4,)))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            momentum_update()
+            extra.scale.mul_(0.9)
+        grads = [p.grad for p in online.parameters()] + [p.grad for p in embedding.parameters()]
+        grads = grads + [p.clone() for p in target.parameters()]
+    """,
     # L-BFGS calls the closure several times per step; each builds and backpropagates a graph.
     "L-BFGS with a closure": """
         import torch
