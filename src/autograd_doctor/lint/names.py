@@ -203,6 +203,12 @@ AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.funct
 OPTIMIZER_CLASSES = frozenset("""
 SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam
 """.split())
+# Other frameworks with their own autodiff, whose `loss.backward()`, `opt.step()` and
+# `x.requires_grad` look like torch's but follow their own rules (NVIDIA Warp's
+# `tape.backward(loss)`, cleared by `tape.zero()`; Chainer's `model.cleargrads()`).
+OTHER_AUTODIFF_PACKAGES = frozenset("""
+warp warp_nn jax flax tensorflow paddle mindspore mxnet oneflow tinygrad mlx chainer
+""".split())
 GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
