@@ -45,6 +45,18 @@ def built_as_part(cls: str, filename: str, tree: ast.Module | None = None) -> bo
     return _has_evidence(cls, own, files, set())
 
 
+def repository_files(filename: str) -> tuple:
+    """The Python files of the repository that holds ``filename`` (none for a
+    source without a file, or a repository too large to search)."""
+    if not filename or filename.startswith("<"):
+        return ()
+    return _repository_files(_repository(os.path.dirname(os.path.abspath(filename))))
+
+
+def file_text(path: str) -> str:
+    return _text(path)
+
+
 def _has_evidence(cls: str, own, files, seen: set) -> bool:
     """``cls`` is built as a part, or a subclass of it is (its forward may be ``cls``'s)."""
     seen.add(cls)

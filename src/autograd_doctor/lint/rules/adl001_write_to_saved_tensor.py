@@ -7,6 +7,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.source import ATOMS
+from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.submodules import built_as_part
 
 from autograd_doctor.lint.rules.base import Rule
@@ -98,7 +99,21 @@ def check_scope(checker, scope) -> None:
         if scope.top_level and scope.writes and scope.saves:
             checker.notes["ADL001"].append(scope)  # unless a module's method calls it
         return
+    if _inference_method(checker, scope):
+        return
     _check_writes(checker, scope, scope.reached_only_through_returns(checker))
+
+
+def _inference_method(checker, scope) -> bool:
+    """A module method that only its membership in a module puts under gradients (no
+    backward pass in the file or the function, no framework or caller that
+    differentiates its result), and that every call in the repository makes without
+    gradients (``repository_callers.py``): no backward reaches its saves."""
+    if not (scope.module_class and scope.writes and scope.saves) or checker.file.trains:
+        return False
+    if scope.backwards or scope.retain_backwards or scope.framework_backward or scope.returns_to_callers:
+        return False
+    return called_only_without_gradients(scope.name, checker.filename, checker.tree)
 
 
 def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) -> None:
