@@ -73,7 +73,8 @@ class ExpressionEvents:
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
-            if op[0].startswith("torch.Tensor."):  # the receiver is input 0
+            if q is None and isinstance(func, ast.Attribute):  # a method: the receiver is input 0
+                # (also when `x.pow(2)` resolves to the scalar form `operator.pow:scalar`)
                 args = [func.value] + args
             self.record_input_saves(op, args, node)
 
@@ -265,7 +266,7 @@ class ExpressionEvents:
             if name is not None and name in self.scope.tensors:
                 # a binary op with a Python number keeps less (`x * 2` keeps nothing of x);
                 # `x.gather(0, idx)` / `x.clamp(0, 1)` keep x whatever their numbers
-                if i < 2 and _binary(key) and not key.endswith("pow"):
+                if i < 2 and _binary(key) and not key.split(":")[0].endswith("pow"):
                     others = [a for j, a in enumerate(args[:2]) if j != i]
                     if any(isinstance(o, ast.Constant) for o in others):
                         continue

@@ -29,10 +29,10 @@ is not a leaf Tensor is being accessed") and returns None, and the next line
 fails (`None.data`, `lr * None`) or the update silently does nothing.""",
     example="""w = torch.rand(3, 1, requires_grad=True).type(torch.float64)
 loss.backward()
-w.data -= lr * w.grad.data      # w.grad is None""",
+step = lr * w.grad      # w.grad is None""",
     use_instead="""w = torch.rand(3, 1).type(torch.float64).requires_grad_()
 loss.backward()
-w.data -= lr * w.grad.data""",
+step = lr * w.grad""",
     fix_safety="""Unsafe: `requires_grad=True` moves from the factory to a
 `.requires_grad_()` at the end of the expression, so the name is the leaf.
 Gradients now reach the name, which is the intent, but it is a change.  When the
