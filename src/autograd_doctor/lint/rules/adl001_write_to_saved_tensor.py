@@ -28,7 +28,14 @@ name was not re-bound in between.  Which op saves what comes from
 `nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
 corresponding op (`self.fc(x)` keeps `x`); in-place activations
 (`nn.ReLU(inplace=True)`, `x.relu_()`, `F.relu(x, inplace=True)`) keep their
-output, so the residual `out = self.relu(out); out += identity` is found.  A
+output, so the residual `out = self.relu(out); out += identity` is found.
+Convolutions, normalisation layers, `F.embedding`, `gather`/`scatter_add`/
+`index_select` (which keep their integer index), `torch.where` and the common
+losses are in the table too.  A view of the name that an op saved counts
+(`conv(x.transpose(1, 2))` keeps a view of `x`; views made by basic indexing and
+view methods, not `.data`, which has a version counter of its own), and so does
+an in-place layer applied straight to the result of an op that keeps its output
+(`self.dropout(self.act(h))` with `nn.Dropout(inplace=True)`).  A
 write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
 is a silent wrong gradient instead of an error.  Also reported: a layer with
 `inplace=True` right after a layer that keeps its output inside one
