@@ -171,6 +171,23 @@ def check_backward_twice(ns):
     assert torch.allclose(ns["x"].grad, 3 * (1 - torch.tanh(x) ** 2))
 
 
+def check_hook_with_gradients_on(ns):
+    """The block's body, run with gradients on: the hook sees d(sum(scores^2))/d scores."""
+    layer, x = ns["layer"], ns["x"]
+    scores = x @ layer.weight.detach().T + layer.bias.detach()
+    assert torch.allclose(ns["kept"]["gradient"], 2 * scores)
+    assert torch.allclose(layer.weight.grad, (2 * scores).T @ x)
+
+
+def check_recomputed_after_climb(ns):
+    """The second loss's gradient at the weights as climb() left them (sharpness-aware step)."""
+    model, x = ns["model"], ns["x"]
+    weight = model.weight.detach().clone().requires_grad_()
+    bias = model.bias.detach().clone().requires_grad_()
+    (x @ weight.T + bias).abs().mean().backward()
+    assert torch.allclose(model.weight.grad, weight.grad) and torch.allclose(model.bias.grad, bias.grad)
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -358,6 +375,7 @@ CASES = {
     "requires_grad_non_leaf": ("AD115", 0, check_non_leaf_flag),
     "hook_no_grad": ("AD116", 1, check_hook_guard),
     "retain_grad_no_grad": ("AD116", 1, check_hook_guard),
+    "hook_under_no_grad": ("AD116", 0, check_hook_with_gradients_on),
     "out_requires_grad": ("AD117", 0, check_out),
     "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
     "function_wrong_count": ("AD120", 0, check_gradient_count),
@@ -410,6 +428,7 @@ CASES = {
     "multi_output_view_inplace": ("AD104", 0, check_multi_output),
     "overlap_inplace": ("AD203", 0, check_overlap),
     "backward_twice": ("AD302", 0, check_backward_twice),
+    "backward_twice_weights_written": ("AD302", 0, check_recomputed_after_climb),
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
     "deepcopy_weight_norm": ("AD303", 0, check_weight_norm),
     "no_grad_loss": ("AD301", None, None),

@@ -179,7 +179,15 @@ def _body_instead(filename: str, block: ast.With) -> str | None:
     """The with statement's body, at the with's indentation (the block without its header). Only
     for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
     (a target computed under no_grad next to the prediction), which only the user can tell."""
-    if len(block.items) != 1 or block.items[0].optional_vars is not None or len(block.body) != 1:
+    if len(block.body) != 1:
+        return None
+    return block_body_dedented(filename, block)
+
+
+def block_body_dedented(filename: str, block: ast.With) -> str | None:
+    """The with statement's whole body at the with's indentation: the block without its header
+    (a header of one context manager that binds no name)."""
+    if len(block.items) != 1 or block.items[0].optional_vars is not None:
         return None
     lines = [source_line(filename, n) for n in range(block.body[0].lineno, block.end_lineno + 1)]
     indent = block.body[0].col_offset
