@@ -188,6 +188,19 @@ def check_recomputed_after_climb(ns):
     assert torch.allclose(model.weight.grad, weight.grad) and torch.allclose(model.bias.grad, bias.grad)
 
 
+def check_vmap_new_zeros(ns):
+    x = ns["x"]
+    assert torch.equal(ns["batched"], torch.stack([x * 2, x.sin()], dim=1))
+
+
+def check_per_sample_batch_of_one(ns):
+    w, x = ns["w"], ns["x"]
+    for row, got in zip(x, ns["per_sample"]):
+        weight = w.clone().requires_grad_()
+        torch.tanh(row * weight)[0].pow(2).backward()  # each example's own loss
+        assert torch.allclose(got, weight.grad)
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -376,6 +389,8 @@ CASES = {
     "hook_no_grad": ("AD116", 1, check_hook_guard),
     "retain_grad_no_grad": ("AD116", 1, check_hook_guard),
     "hook_under_no_grad": ("AD116", 0, check_hook_with_gradients_on),
+    "vmap_write_into_unbatched": ("AD144", 0, check_vmap_new_zeros),
+    "vmap_batch_dimension_indexed": ("AD145", 0, check_per_sample_batch_of_one),
     "out_requires_grad": ("AD117", 0, check_out),
     "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
     "function_wrong_count": ("AD120", 0, check_gradient_count),

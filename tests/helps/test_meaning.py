@@ -259,6 +259,22 @@ def test_ad302_a_recomputed_forward_that_alters_an_earlier_loss_is_rejected(tmp_
     assert "backward() call 1" in verdict.reason
 
 
+def test_a_program_using_torch_func_grad_is_recorded(tmp_path):
+    """torch.func.grad calls torch.autograd.grad on the transform's wrapped tensors: the capture
+    leaves those calls alone (their values cannot leave the transform) instead of failing."""
+    values = _values(tmp_path, """
+        import torch
+        from torch.func import grad, vmap
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(4, 3)
+        per_sample = vmap(grad(lambda w, x: (x * w).tanh().sum()), in_dims=(None, 0))(w, x)
+        (per_sample.sum(0) * w).sum().backward()
+    """, "changed", oracle=False)
+    assert values["error"] is None
+    assert [kind for kind, _ in values["events"]] == ["backward"]  # the program's own backward() only
+    assert "w.grad" in values["final"]
+
+
 # AD102: a leaf written in place. The original fails under the oracle too: unverified.
 LEAF_WRITE = """
     import torch

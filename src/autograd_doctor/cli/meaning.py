@@ -86,7 +86,13 @@ class Capture:
         events = self.events
 
         def recorded(tensors, *args, **kwargs):
-            events.append((kind, _copies(tensors if isinstance(tensors, (list, tuple)) else [tensors])))
+            roots = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+            if _inside_a_transform(roots):
+                # torch.func.grad calls torch.autograd.grad on the transform's wrapped tensors: a
+                # step of the transform, whose values cannot leave it; what the program means is
+                # the transform's result, which its globals hold.
+                return original(tensors, *args, **kwargs)
+            events.append((kind, _copies(roots)))
             result = original(tensors, *args, **kwargs)
             if kind == "grad":
                 events.append(("grad result", _copies([g for g in result if g is not None])))
@@ -105,6 +111,13 @@ class Capture:
         state = {"events": self.events, "final": final_state(namespace),
                  "error": None if error is None else f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"}
         torch.save(state, self.path)
+
+
+def _inside_a_transform(tensors) -> bool:
+    from autograd_doctor.compat import lookup
+
+    is_wrapped = lookup("torch._C._functorch.is_functorch_wrapped_tensor")
+    return is_wrapped is not None and any(isinstance(t, torch.Tensor) and is_wrapped(t) for t in tensors)
 
 
 def start_capture_if_asked() -> Capture | None:
