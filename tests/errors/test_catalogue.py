@@ -201,6 +201,10 @@ def check_per_sample_batch_of_one(ns):
         assert torch.allclose(got, weight.grad)
 
 
+def check_both_gradients_returned(ns):
+    assert torch.equal(ns["x"].grad, ns["w"].detach()) and torch.equal(ns["w"].grad, ns["x"].detach())
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -395,6 +399,7 @@ CASES = {
     "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
     "function_wrong_count": ("AD120", 0, check_gradient_count),
     "function_wrong_shape": ("AD120", None, None),
+    "function_gradient_not_returned": ("AD120", 0, check_both_gradients_returned),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),

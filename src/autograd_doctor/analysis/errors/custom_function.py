@@ -109,6 +109,16 @@ def wrong_gradients(context: ErrorContext, already):
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
             helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
                                           f"{'it' if expected - got == 1 else 'them'})", f"return {value}, {missing}"))
+        elif got < expected and len(returns) == 1 and len(needs) == expected and len(inputs) == expected \
+                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None:
+            value = text_of(filename, returns[0].value)
+            given = [name for name in computed if name != "None"]
+            notes.append(f"backward computes {', '.join(given)} but does not return "
+                         f"{'it' if len(given) == 1 else 'them'}: autograd needs a gradient for "
+                         f"{', '.join(i for i, need in zip(inputs[got:], needs[got:]) if need)}, which requires grad")
+            helps.append(statement_change(primary, f"return the gradient{'s' if len(given) > 1 else ''} backward "
+                                          f"already computes ({', '.join(given)}), in the order of forward's inputs",
+                                          f"return {value}, {', '.join(computed)}"))
         else:
             helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
                                     f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
@@ -125,6 +135,31 @@ def wrong_gradients(context: ErrorContext, already):
                                 "shape change forward made (unsqueeze/expand after a sum, reshape after a "
                                 "view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def _computed_gradients(backward: ast.FunctionDef, missing: list[str], needs: list[bool],
+                        returned: ast.Return) -> list[str] | None:
+    """For each input whose gradient backward does not return: the variable backward assigns
+    for it (`grad_x`, `x_grad`, `dx`, by name) and does not return, or "None" where the input
+    needs no gradient (ctx.needs_input_grad, at run time); None when an input that needs one has
+    no such variable, or more than one."""
+    assigned = {n.id for n in ast.walk(backward) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    returned_names = {n.id for n in ast.walk(returned.value) if isinstance(n, ast.Name)}
+
+    def key(name: str) -> str:
+        return name.replace("_", "").lower()
+
+    found = []
+    for name, need in zip(missing, needs):
+        if not need:
+            found.append("None")
+            continue
+        wanted = {key(f"grad_{name}"), key(f"{name}_grad"), key(f"d{name}"), key(f"grad{name}")}
+        candidates = [a for a in assigned if key(a) in wanted and a not in returned_names]
+        if len(candidates) != 1:
+            return None
+        found.append(candidates[0])
+    return found
 
 
 def _device_help(filename, backward, returns, primary, inputs, device):
