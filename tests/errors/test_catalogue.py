@@ -205,6 +205,16 @@ def check_both_gradients_returned(ns):
     assert torch.equal(ns["x"].grad, ns["w"].detach()) and torch.equal(ns["w"].grad, ns["x"].detach())
 
 
+def check_hook_sees_output_gradient(ns):
+    """The hook gets d loss / d (first layer's output); the model computes the same gradients."""
+    model, x = ns["model"], ns["x"]
+    hidden = (x @ model[0].weight.detach().T + model[0].bias.detach()).requires_grad_()
+    out = torch.relu(hidden) @ model[2].weight.detach().T + model[2].bias.detach()
+    out.pow(2).sum().backward()
+    assert torch.allclose(ns["kept"]["gradient"], hidden.grad)
+    assert torch.allclose(model[0].weight.grad, hidden.grad.T @ x)
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -400,6 +410,7 @@ CASES = {
     "function_wrong_count": ("AD120", 0, check_gradient_count),
     "function_wrong_shape": ("AD120", None, None),
     "function_gradient_not_returned": ("AD120", 0, check_both_gradients_returned),
+    "full_backward_hook_inplace": ("AD107", 0, check_hook_sees_output_gradient),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),
