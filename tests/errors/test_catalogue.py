@@ -215,6 +215,13 @@ def check_hook_sees_output_gradient(ns):
     assert torch.allclose(model[0].weight.grad, hidden.grad.T @ x)
 
 
+def check_weighted_mean_of_losses(ns):
+    losses, sizes = ns["losses"], ns["sizes"]
+    expected = sum(n * loss.item() for n, loss in zip(sizes, losses)) / sum(sizes)
+    assert abs(float(ns["weighted"]) - expected) < 1e-5
+    assert all(loss.requires_grad for loss in losses)  # the losses keep their graph for training
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -411,6 +418,7 @@ CASES = {
     "function_wrong_shape": ("AD120", None, None),
     "function_gradient_not_returned": ("AD120", 0, check_both_gradients_returned),
     "full_backward_hook_inplace": ("AD107", 0, check_hook_sees_output_gradient),
+    "numpy_list_of_losses": ("AD113", 0, check_weighted_mean_of_losses),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),

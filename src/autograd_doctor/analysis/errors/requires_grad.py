@@ -119,8 +119,37 @@ def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
         module = getattr(function, "__module__", None) or type(function).__module__
         if not str(module).split(".")[0] == "numpy":
             continue
-        given += [a for a in call.args if isinstance(value := value_of(frame, a), torch.Tensor) and value.requires_grad]
+        for argument in call.args:
+            value = value_of(frame, argument)
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                given.append(argument)
+            elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
+                given += _comprehension_tensors(frame, argument)
     return given
+
+
+def _comprehension_tensors(frame, comprehension: ast.ListComp | ast.GeneratorExp) -> list[ast.Name]:
+    """The reads, in `[x * y for x, y in zip(sizes, losses)]`'s element, of a loop variable that
+    runs over a list of tensors requiring grad (the list is read from the frame, where it is;
+    `zip(a, b)` pairs each target with its list)."""
+    import torch
+
+    from autograd_doctor.diagnosis.source import call_name
+
+    carrying: set[str] = set()
+    for generator in comprehension.generators:
+        target, iterable = generator.target, generator.iter
+        pairs = [(target, iterable)]
+        if isinstance(iterable, ast.Call) and call_name(iterable) == "zip" and not iterable.keywords \
+                and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args):
+            pairs = list(zip(target.elts, iterable.args))
+        for name, source in pairs:
+            values = value_of(frame, source) if isinstance(name, ast.Name) else None
+            if isinstance(values, (list, tuple)) and any(
+                    isinstance(v, torch.Tensor) and v.requires_grad for v in values[:64]):
+                carrying.add(name.id)
+    return [node for node in ast.walk(comprehension.elt)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in carrying]
 
 
 def integer_requires_grad(context: ErrorContext, already):
