@@ -222,6 +222,19 @@ def check_weighted_mean_of_losses(ns):
     assert all(loss.requires_grad for loss in losses)  # the losses keep their graph for training
 
 
+def check_version_read(ns):
+    assert torch.equal(ns["totals"], torch.arange(6).cumsum(0))
+    assert not ns["labels"].is_inference()
+
+
+def check_scaled_copy(ns):
+    w = ns["w"]
+    assert torch.allclose(ns["scaled"], 2 * w.detach().exp()[0])
+    expected = torch.zeros(2, 3)
+    expected[0] = 2 * 2 * w.detach().exp()[0]  # d/dw of 2 * (exp(w0).sum() + exp(w0).sum())
+    assert torch.allclose(w.grad, expected)
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -419,6 +432,8 @@ CASES = {
     "function_gradient_not_returned": ("AD120", 0, check_both_gradients_returned),
     "full_backward_hook_inplace": ("AD107", 0, check_hook_sees_output_gradient),
     "numpy_list_of_losses": ("AD113", 0, check_weighted_mean_of_losses),
+    "inference_tensor_version": ("AD146", 0, check_version_read),
+    "mark_dirty_view_two_outputs": ("AD147", 0, check_scaled_copy),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),

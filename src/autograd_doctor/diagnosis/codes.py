@@ -1098,6 +1098,58 @@ code for a single example (`h[0]` for `h[:, 0]`).
 """,
     example_setup="from torch.func import grad, vmap\nw = torch.randn(3)\nx = torch.randn(4, 3)\n")
 
+INFERENCE_TENSOR_VERSION = _code(
+    "AD146",
+    "the version counter of a tensor made under inference_mode was read",
+    """\
+**What it means.** `torch.inference_mode()` makes tensors without a version counter (that is part
+of what makes it faster than `torch.no_grad()`). Code that reads a tensor's version to notice
+in-place changes (`t._version`: caches, decoders, some libraries) then fails with "Inference
+tensors do not track version counter", often inside a library, far from the `inference_mode`
+block that made the tensor.
+
+**Minimal example.**
+
+    with torch.inference_mode():        # AD146: the tensor is made here
+        labels = torch.arange(6)
+    seen = labels._version
+
+**The fix.** Use `torch.no_grad()` for that block: it also turns gradients off, and its tensors
+are normal ones, with a version counter. Or, if `inference_mode` must stay, give the code a normal
+copy (`labels = labels.clone()` outside the block).
+""")
+
+DIRTY_VIEW_SEVERAL_OUTPUTS = _code(
+    "AD147",
+    "a custom Function marks a view dirty and returns several tensors",
+    """\
+**What it means.** A custom `autograd.Function` that writes its input in place declares it with
+`ctx.mark_dirty(x)`. When that input is a view of another tensor (a row, a slice), autograd has to
+rewrite the view's history onto its base, which it can do only when the Function returns a single
+tensor. With several outputs PyTorch raises "If your Function modifies inplace an input that is a
+view of another Tensor, your Function cannot return more than one Tensor", at the `.apply(...)`
+call, without saying which input is the view.
+
+**Minimal example.**
+
+    class ScaleAndTotal(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x.sum()
+        @staticmethod
+        def backward(ctx, grad_x, grad_total):
+            return 2 * (grad_x + grad_total)
+
+    row = torch.randn(2, 3, requires_grad=True).exp()[0]
+    scaled, total = ScaleAndTotal.apply(row)          # AD147
+
+**The fix.** Give the Function a tensor that is not a view (`row = ....clone()`) when nothing reads
+the base afterwards, or return one tensor from it (split it into a Function that writes in place
+and returns the input, and the other operations after it).
+""")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
