@@ -235,6 +235,14 @@ def check_scaled_copy(ns):
     assert torch.allclose(w.grad, expected)
 
 
+def check_penalty_with_gradients(ns):
+    w, x = ns["w"], ns["x"]
+    points = x.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad((points * w).tanh().sum(), points, create_graph=True)
+    assert torch.allclose(ns["penalty"], grad.pow(2).mean())
+    assert ns["penalty"].requires_grad  # it can train w
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -486,6 +494,7 @@ CASES = {
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
     "deepcopy_weight_norm": ("AD303", 0, check_weight_norm),
     "no_grad_loss": ("AD301", None, None),
+    "grad_inside_no_grad_block": ("AD301", 0, check_penalty_with_gradients),
 }
 CASES = {name: case for name, case in CASES.items() if case is not None}
 
