@@ -385,8 +385,8 @@ class Recorder(AliasTracking):
         try:
             if target._version == before:
                 return
-            stack, module_class, frame = user_stack_and_module(2)
-            frame = None
+            stack, module_class, _user_frame = user_stack_and_module(2)
+            del _user_frame  # no frame is kept
             entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
             entry.version_after = target._version
             entry.module_class = module_class
