@@ -38,7 +38,8 @@ from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
-    called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts,
+    called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
+    running_grad_off_block,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
@@ -415,6 +416,14 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     root = root_expression(statement) if statement is not None else None
     if root is None:
         return None
+    running = running_grad_off_block(frame) if frame is not None else None
+    if running is not None:
+        roots = backward_roots(args, kwargs)
+        name = segment(site.filename, root)
+        primary, notes, helps = running_block_parts(running, name)
+        related = [location_of(site, role="backward", note="the gradient is asked for here, inside the block")]
+        return _upstream_cut_diagnosis(primary, related, notes, helps, roots[0] if roots else None, name,
+                                       "running_block")
     frame_locals = frame_values(frame) if frame is not None else None
     names = loaded_names(root)
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
