@@ -193,7 +193,7 @@ def test_a_name_marked_then_cast_is_found_with_a_help_and_no_fix():
         step = images.grad.sign()
     """
     [(line, message)] = findings(source, "ADL020")
-    assert line == 8 and "images.to(torch.float64).detach().requires_grad_()" in message
+    assert line == 8 and "images.to(torch.float64).detach().clone().requires_grad_()" in message
     with pytest.raises(AttributeError):
         run(source)
 
@@ -225,3 +225,45 @@ def test_retain_grad_or_a_read_before_backward_is_not_reported():
     before = UNSQUEEZED.replace("step = img.grad.sign()", "").replace(
         "loss.backward()", "seen = img.grad\n    loss.backward()")
     assert findings(before, "ADL020") == []
+
+
+SCALED_INTO_OPTIMIZER = """
+    import torch
+    torch.manual_seed(0)
+    target = torch.randn(6, 8)
+    synthetic = torch.randn(6, 8, requires_grad=True) * 0.01
+    optimizer = torch.optim.SGD([{"params": [synthetic]}], lr=0.5)
+    for _ in range(3):
+        loss = (synthetic - target).pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_non_leaf_given_to_an_optimizer_is_found_and_the_fix_trains_the_leaf():
+    [(line, message)] = findings(SCALED_INTO_OPTIMIZER, "ADL020")
+    assert line == 6 and "can't optimize a non-leaf Tensor" in message
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        run(SCALED_INTO_OPTIMIZER)
+    repaired = fixed(SCALED_INTO_OPTIMIZER)
+    assert "synthetic = (torch.randn(6, 8) * 0.01).requires_grad_()" in repaired
+    correct = SCALED_INTO_OPTIMIZER.replace(
+        "torch.randn(6, 8, requires_grad=True) * 0.01", "(torch.randn(6, 8) * 0.01).requires_grad_(True)")
+    assert torch.equal(run(repaired)["synthetic"], run(correct)["synthetic"])
+
+
+def test_a_slice_of_a_leaf_given_to_an_optimizer_gets_a_help_that_makes_it_a_leaf():
+    source = """
+        import torch
+        table = torch.randn(4, 6, requires_grad=True)
+        part = table[1:3]
+        optimizer = torch.optim.Adam([part], lr=0.1)
+    """
+    [(line, message)] = findings(source, "ADL020")
+    assert line == 5 and "`part = table[1:3].detach().clone().requires_grad_()`" in message
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        run(source)
+    run(source.replace("part = table[1:3]", "part = table[1:3].detach().clone().requires_grad_()"))
+    # the leaf itself, or its parameters, are fine
+    assert findings(source.replace("[part]", "[table]"), "ADL020") == []

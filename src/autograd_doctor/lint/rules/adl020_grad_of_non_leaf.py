@@ -10,13 +10,14 @@ from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL020", name="grad-of-non-leaf",
-    summary="`.grad` is read from a tensor made by an op on the leaf that requires grad; it stays None.",
+    summary="A tensor made by an op on the leaf that requires grad is used as a leaf: its `.grad` stays None, an optimizer refuses it.",
     what_it_does="""Finds a name bound to the result of an op on a tensor created with
 `requires_grad=True` (or marked with `x.requires_grad = True` /
-`x.requires_grad_()`), whose `.grad` the function reads after a `backward()`:
+`x.requires_grad_()`), whose `.grad` the function reads after a `backward()`, or that it hands to a
+`torch.optim` optimizer (`torch.optim.SGD([w])`, `[{"params": [w]}]`):
 `img = torch.tensor(pixels, requires_grad=True).unsqueeze(0)`,
 `w = torch.rand(3, 1, requires_grad=True).type(torch.float64)`,
-`w = torch.randn(3, requires_grad=True) * 0.01`,
+`w = torch.randn(3, requires_grad=True) * 0.01`, `part = table[1:3]`,
 `x.requires_grad = True; x = x.to(torch.float64)`.  Only ops that always make a
 new tensor count: views, arithmetic, and conversions whose source dtype or device
 is known to differ (`.double()` of a default-dtype factory, `.cuda()` of a factory
@@ -26,7 +27,8 @@ leaf itself and are not reported.""",
 `grad_fn`; backward() fills the `.grad` of the leaf inside the expression, which
 nothing can reach any more.  PyTorch warns ("The .grad attribute of a Tensor that
 is not a leaf Tensor is being accessed") and returns None, and the next line
-fails (`None.data`, `lr * None`) or the update silently does nothing.""",
+fails (`None.data`, `lr * None`) or the update silently does nothing.  An
+optimizer raises at once: "ValueError: can't optimize a non-leaf Tensor".""",
     example="""w = torch.rand(3, 1, requires_grad=True).type(torch.float64)
 loss.backward()
 step = lr * w.grad      # w.grad is None""",
@@ -75,6 +77,24 @@ def on_method_call(checker, call, func) -> None:
         checker.scope.note("ADL020 retain", func.value.id)
 
 
+def on_call(checker, call, qualname) -> None:
+    """`torch.optim.SGD([name, ...])` or `[{"params": [name]}]`: the optimizer takes
+    only leaves ("can't optimize a non-leaf Tensor")."""
+    if not qualname.startswith("torch.optim.") or qualname.rsplit(".", 1)[-1] not in N.OPTIMIZER_CLASSES \
+            or not call.args or not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return
+    for element in call.args[0].elts:
+        if isinstance(element, ast.Dict):
+            element = next((v for k, v in zip(element.keys, element.values)
+                            if isinstance(k, ast.Constant) and k.value == "params"), None)
+            names = element.elts if isinstance(element, (ast.List, ast.Tuple)) else [element]
+        else:
+            names = [element]
+        for name in names:
+            if isinstance(name, ast.Name):
+                checker.scope.note("ADL020 optimizer", (checker.seq, name.id, name))
+
+
 def on_grad_read(checker, node) -> None:
     """`x.grad` read (not assigned)."""
     if isinstance(node.value, ast.Name):
@@ -86,31 +106,53 @@ def check_scope(checker, scope) -> None:
     retained = set(scope.noted("ADL020 retain"))
     backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards]
     reported = set()
-    for seq, name, node in scope.noted("ADL020 read"):
-        own = [b for b in binds if b[1] == name]
-        # the binding the read sees; none after it (in a loop it would reach the read too)
-        before = [b for b in own if b[0] < seq]
-        if name in reported or name in retained or not before or len(before) < len(own):
-            continue
-        bind_seq, _, value, made = before[-1]
-        if made is None or not any(bind_seq < b < seq for b in backwards):
+    for seq, name, node in scope.noted("ADL020 optimizer"):
+        made = _binding_seen(binds, name, seq)
+        if made is None or name in reported:
             continue
         reported.add(name)
-        op_text, keyword = made
-        fix = None
-        if keyword is not None:
-            fix = Fix("create the leaf at the end: drop `requires_grad=True` from the factory and "
-                      f"call `.requires_grad_()` on the result",
-                      (checker.edit(value, _without_keyword(checker, value, keyword)
-                                    + ".requires_grad_()"),), safe=False)
-        checker.report("ADL020", node,
-                       f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
-                       f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
-                       "backward() fills the `.grad` of that leaf, which nothing holds"
-                       + ("" if fix else f"; set requires_grad on the result instead "
-                          f"(`{name} = {checker.text(value)}.detach().requires_grad_()`)"),
-                       fix, related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
-                                      f"`{name}` is bound to a non-leaf here")])
+        value, (op_text, keyword) = made
+        _report(checker, node, name, value, op_text, keyword,
+                f"the optimizer refuses `{name}` (\"can't optimize a non-leaf Tensor\"): it is not a leaf "
+                f"but the result of {op_text} on line {value.lineno}, made from the tensor that requires grad")
+    for seq, name, node in scope.noted("ADL020 read"):
+        made = _binding_seen(binds, name, seq)
+        if made is None or name in reported or name in retained:
+            continue
+        bind_seq = max(b[0] for b in binds if b[1] == name and b[0] < seq)
+        if not any(bind_seq < b < seq for b in backwards):
+            continue
+        reported.add(name)
+        value, (op_text, keyword) = made
+        _report(checker, node, name, value, op_text, keyword,
+                f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
+                f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
+                "backward() fills the `.grad` of that leaf, which nothing holds")
+
+
+def _binding_seen(binds, name, seq):
+    """``(value, made)`` of the binding of ``name`` that the use at ``seq`` sees, when it
+    made a non-leaf from a leaf and no binding follows the use (in a loop it would
+    reach the use too)."""
+    own = [b for b in binds if b[1] == name]
+    before = [b for b in own if b[0] < seq]
+    if not before or len(before) < len(own) or before[-1][3] is None:
+        return None
+    return before[-1][2], before[-1][3]
+
+
+def _report(checker, node, name, value, op_text, keyword, message) -> None:
+    fix = None
+    if keyword is not None:
+        fix = Fix("create the leaf at the end: drop `requires_grad=True` from the factory and "
+                  f"call `.requires_grad_()` on the result",
+                  (checker.edit(value, _without_keyword(checker, value, keyword) + ".requires_grad_()"),),
+                  safe=False)
+    checker.report("ADL020", node,
+                   message + ("" if fix else f"; set requires_grad on the result instead "
+                              f"(`{name} = {checker.atom_text(value)}.detach().clone().requires_grad_()`)"),
+                   fix, related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                                  f"`{name}` is bound to a non-leaf here")])
 
 
 def _made_from_leaf(checker, value):
@@ -139,11 +181,16 @@ def _made_from_leaf(checker, value):
             steps.append(node)
             node = node.func.value
             continue
+        if isinstance(node, ast.Subscript):  # a view or a copy: never the leaf itself
+            steps.append(node)
+            node = node.value
+            continue
         return None
     certain = next((s for s in steps if _always_new(checker, s, root, root_name)), None)
     if certain is None:
         return None
     op_text = f"`.{certain.func.attr}()`" if isinstance(certain, ast.Call) else \
+        "indexing" if isinstance(certain, ast.Subscript) else \
         f"`{checker.text(certain)}`" if len(checker.text(certain)) <= 60 else "an arithmetic op"
     keyword = None
     if root is not None and isinstance(root.func, (ast.Name, ast.Attribute)):
@@ -169,7 +216,7 @@ def _leaf_name(checker, name) -> bool:
 def _always_new(checker, step, root, root_name) -> bool:
     """The step can never hand back its receiver: arithmetic, a view, or a conversion
     whose source is known to differ (a default float32 factory made on the CPU)."""
-    if isinstance(step, ast.BinOp):
+    if isinstance(step, (ast.BinOp, ast.Subscript)):
         return True
     attr = step.func.attr
     if attr not in MAY_RETURN_SELF:
