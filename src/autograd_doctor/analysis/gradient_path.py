@@ -489,6 +489,14 @@ def _inside_torch_func_transform() -> bool:
 # ---- after a successful backward: parameters left without a gradient -------------------------
 
 
+def on_start(recorder) -> None:
+    """When the doctor starts: track module forwards from the first forward pass, so that
+    the first backward() already knows which modules ran (an auxiliary head the forward
+    never calls got no gradient because it took no part, not because of a cut)."""
+    if is_active(recorder) and TRACKER_KEY not in recorder.state:
+        recorder.state[TRACKER_KEY] = ModuleForwardTracker(recorder, from_start=True)
+
+
 def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
     """Before a backward(): track module forwards for the first few calls."""
     state = recorder.state
@@ -528,7 +536,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     reached = reached_leaves(roots)
     ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
     ever_reached |= reached
-    ran = set(tracker.ran) if tracker is not None and count > 1 else None
+    ran = set(tracker.ran) if tracker is not None and (count > 1 or tracker.from_start) else None
     if tracker is not None:
         tracker.ran.clear()
     warned: set[int] = state.setdefault("gradient_path_warned", set())
@@ -563,16 +571,19 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
                                        frame_values(frame), target=unreached[0][1])
                     except Exception:
                         cut = None
-            if cut is None and (ran is None or id(module) not in ran):
+            # a module known not to have run since the last backward (an auxiliary head
+            # the forward never calls) got no gradient because it took no part: even a
+            # cut found in the source is not its cause
+            if (ran is None and cut is None) or (ran is not None and id(module) not in ran):
                 continue
             warned.update(id(p) for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
-                                                            module, cut, site))
+                                                            module, cut, site, ran is not None))
     return diagnoses
 
 
 def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut | None,
-                                  site: Site | None) -> Diagnosis:
+                                  site: Site | None, seen_running: bool) -> Diagnosis:
     path = paths[0]
     what = f"parameter {path}" if len(paths) == 1 else "parameters " + ", ".join(paths)
     title = f"{what} got no gradient: the gradient path from the loss was cut"
@@ -586,8 +597,9 @@ def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut
             help=[Suggestion("compute the loss from this module's output without detach(), .data or "
                              "torch.no_grad() in between; if the module is meant to stay fixed, call "
                              "requires_grad_(False) on it")])
-    diagnosis.notes.insert(0, f"{type(module).__name__} ran its forward pass, but the loss does not depend on "
-                              f"{path} through recorded operations, so {path}.grad is None")
+    ran = f"{type(module).__name__} ran its forward pass, but the" if seen_running else "The"
+    diagnosis.notes.insert(0, f"{ran} loss does not depend on {path} through recorded operations, "
+                              f"so {path}.grad is None")
     diagnosis.extra["parameters"] = list(paths)
     return diagnosis
 
@@ -686,5 +698,5 @@ def _frozen_diagnosis(name: str, tensor, caller: FrameType | None) -> Diagnosis:
                      help=[Suggestion(f"call {name}.requires_grad_(True) if it should be trained")])
 
 
-__all__ = ["why_no_grad", "NoGradReport", "after_backward", "backward_error_diagnosis", "on_backward_start",
+__all__ = ["why_no_grad", "NoGradReport", "after_backward", "backward_error_diagnosis", "on_backward_start", "on_start",
            "find_cut", "cut_marks"]
