@@ -66,10 +66,15 @@ def expectation(source: str) -> str:
     return found.group(1) if found else "raises"
 
 
-def statement_end(source: str, line: int) -> int:
-    """The last line of the statement that starts at `line` (helps replace whole statements)."""
+def statement_end(source: str, line: int, replacement: str) -> int:
+    """The last line of the statement that starts at `line` (helps replace whole statements),
+    or of its header when the replacement is a header (`with torch.no_grad():`), as
+    `--verify-fix` applies it."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.stmt) and node.lineno == line:
+            body = getattr(node, "body", None)
+            if body and isinstance(body, list) and replacement.rstrip().endswith(":"):
+                return body[0].lineno - 1
             return node.end_lineno or line
     return line
 
@@ -97,7 +102,7 @@ def apply_first_help(source: str, report: dict, path: str) -> tuple[str | None, 
         return None, None
     for suggestion in sorted(chain, key=lambda s: s["line"], reverse=True):
         line, replacement = suggestion["line"], suggestion["replacement"]
-        end = suggestion.get("end_line") or statement_end(source, line)
+        end = suggestion.get("end_line") or statement_end(source, line, replacement)
         lines = source.splitlines(keepends=True)
         indent = lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]
         new = [indent + part + "\n" for part in replacement.split("\n")]

@@ -168,3 +168,29 @@ def test_capture_needs_patch_or_mode(tmp_path):
     result = run_cli("run", "--capture", "hooks", path, cwd=str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip() == "autograd-doctor run: error: --capture must be patch or mode, not 'hooks'"
+
+
+INFERENCE_BLOCK = """\
+import torch
+torch.manual_seed(0)
+policy = torch.nn.Linear(4, 4)
+prompts = torch.randn(3, 4)
+with torch.inference_mode():
+    scores = policy(prompts)
+    ids = scores.argmax(-1).float()
+loss = (policy(prompts).sum(-1) * ids).mean()
+loss.backward()
+grads = [p.grad for p in policy.parameters()]
+"""
+
+
+def test_a_help_that_replaces_a_block_header_keeps_the_block_body(tmp_path):
+    """`with torch.inference_mode():` -> `with torch.no_grad():` replaces the header only:
+    the changed copy keeps the block's body and runs (it once lost the body)."""
+    path, _ = _script(tmp_path, INFERENCE_BLOCK)
+    result = run_cli("run", "--diff", path, cwd=str(tmp_path), timeout=900)
+    assert "-with torch.inference_mode():" in result.stderr and "+with torch.no_grad():" in result.stderr
+    assert "-    scores = policy(prompts)" not in result.stderr, result.stderr[-2000:]
+    assert "still fails" not in result.stderr and "IndentationError" not in result.stderr
+    verdicts = [line for line in result.stderr.splitlines() if line.startswith(("verified", "unverified"))]
+    assert verdicts and "the changed program runs" in verdicts[0], result.stderr[-2000:]

@@ -81,20 +81,26 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(os.path.abspath(a)) == os.path.realpath(os.path.abspath(b))
 
 
-def _statement_end(source: str, line: int) -> int:
+def _statement_end(source: str, line: int, replacement: str) -> int:
+    """The last line a help's replacement stands for: the whole statement at ``line``, or
+    only the header of a compound one (`with torch.no_grad():` for `with
+    torch.inference_mode():`) when the replacement is a header, so the body stays."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return line
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno == line:
+            body = getattr(node, "body", None)
+            if body and isinstance(body, list) and replacement.rstrip().endswith(":"):
+                return body[0].lineno - 1
             return node.end_lineno or line
     return line
 
 
 def _apply(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
            ) -> tuple[str, Change]:
-    end = location.end_line or _statement_end(source, location.line)
+    end = location.end_line or _statement_end(source, location.line, replacement)
     located = Location(location.file, location.line, location.column, end_line=end)
     old = "".join(source.splitlines(True)[location.line - 1:end])
     return apply_replacement(source, located, replacement), Change(location.line, end, old, replacement,
