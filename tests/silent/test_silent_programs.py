@@ -23,6 +23,7 @@ CASES = {
     "loss_term_detached": "AD206",
     "loss_term_item_in_loop": "AD206",
     "gradient_penalty_without_create_graph": "AD206",
+    "derivative_loss_module_without_create_graph": "AD206",
 }
 
 

@@ -1180,7 +1180,8 @@ pushed by it. No `.grad` is None (the rest of the loss reaches the parameters), 
 raised. autograd-doctor reads the loss backpropagated by each backward() line once, follows its
 added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or
 `total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
-that do not require grad, torch's functions and parameter-free losses of them) but cuts a tensor
+that do not require grad, torch's functions and parameter-free losses of them, also a loss
+module made on the spot, `nn.MSELoss()(...)`) but cuts a tensor
 that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
