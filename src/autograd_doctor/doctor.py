@@ -15,10 +15,10 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, number_terms, stale_optimizer
+from autograd_doctor.analysis import copies, diagnose, number_terms, stale_optimizer, update_order
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import leaf_sites, patches, probe, switches
+from autograd_doctor.recording import gradient_clips, leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -220,6 +220,7 @@ class Doctor:
                 self._hooks.__exit__(None, None, None)
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
+        gradient_clips.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
@@ -230,6 +231,7 @@ class Doctor:
             return
         self._active = False
         switches.deactivate()
+        gradient_clips.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)
@@ -446,8 +448,14 @@ class Doctor:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
-        """Before step(): does the optimizer still hold the parameters that train (AD207)?"""
-        if id(event.optimizer) in self._stale_optimizers_reported or self.silent == "ignore":
+        """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
+        previous step (AD209), and does the optimizer still hold the parameters that train (AD207)?"""
+        if self.silent == "ignore":
+            return
+        self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:
             diagnosis = stale_optimizer.stale_optimizer_diagnosis(event.optimizer, event.stack, event.swaps,
