@@ -15,10 +15,10 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, number_terms, stale_optimizer, update_order
+from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, number_terms, stale_optimizer, update_order
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import gradient_clips, leaf_sites, patches, probe, switches
+from autograd_doctor.recording import checkpoint_calls, gradient_clips, leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -221,6 +221,7 @@ class Doctor:
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
+        checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
@@ -232,6 +233,7 @@ class Doctor:
         self._active = False
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
+        checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)
@@ -486,6 +488,9 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             self._report_silent(number_terms.number_term_diagnosis, site)
+        if self.recorder.state.get("unconnected_checkpoints"):
+            # A reentrant checkpoint ran since the last backward() on inputs without grad.
+            self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:
