@@ -1317,6 +1317,14 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
+
+A reentrant activation checkpoint (`checkpoint(block, x, use_reentrant=True)`,
+`checkpoint_sequential`) runs its function under no_grad and connects the result to the graph
+only through its tensor inputs: when none of them requires grad (the data, frozen embeddings),
+the block's parameters get no gradient while the rest of the model trains, and PyTorch only
+warns. autograd-doctor remembers such a call (made with gradients on, by a function whose
+parameters require grad) and reports it after the next backward() that does not reach those
+parameters; the fix is `use_reentrant=False`.
 """,
     example_setup=(
         "encoder = nn.Linear(3, 3)\n"
