@@ -140,7 +140,7 @@ def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Dia
         case = "after_step" if clip.had_gradients else "before_backward"
     if case == "before_backward":
         note = (f"{clip.function} runs here, before backward() fills the gradients that step() applies"
-                + ("" if clip.had_gradients else ": they were None (cleared), so it clipped nothing"))
+                + ("" if clip.had_gradients else ": they were None (cleared, or not computed yet), so it clipped nothing"))
     else:
         note = (f"{clip.function} runs here, after step() already applied the gradients it clips; backward() "
                 "then replaces or adds to them before the next step()")
