@@ -138,3 +138,20 @@ for x, y in batches:
     assert diagnosis.primary.line == outcome.line("BACKWARD")
     assert diagnosis.related[0].line == outcome.line("STEP")
     assert diagnosis.help[0].replacement == "optimizer.zero_grad()\nloss.backward()"
+
+
+def test_the_clipping_functions_are_restored_when_the_doctor_stops():
+    import torch
+    import torch.nn.utils.clip_grad as clip_grad
+
+    import autograd_doctor
+
+    before = (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, clip_grad.clip_grad_norm_)
+    with autograd_doctor.watch():
+        wrapped = torch.nn.utils.clip_grad_norm_
+        assert wrapped is not before[0] and wrapped.__name__ == "clip_grad_norm_"
+        weight = torch.nn.Parameter(torch.ones(3))
+        (weight * 4).sum().backward()
+        total = wrapped((p for p in [weight]), 1.0)  # a generator is read once, for torch and for us
+        assert torch.equal(total, torch.tensor(4 * 3 ** 0.5)) and weight.grad.norm() <= 1.0 + 1e-6
+    assert (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, clip_grad.clip_grad_norm_) == before
