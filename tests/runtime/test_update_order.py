@@ -155,3 +155,20 @@ def test_the_clipping_functions_are_restored_when_the_doctor_stops():
         total = wrapped((p for p in [weight]), 1.0)  # a generator is read once, for torch and for us
         assert torch.equal(total, torch.tensor(4 * 3 ** 0.5)) and weight.grad.norm() <= 1.0 + 1e-6
     assert (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, clip_grad.clip_grad_norm_) == before
+
+
+def test_an_empty_generator_gets_torchs_own_warning_at_the_users_line(tmp_path):
+    source = """
+import warnings
+import torch
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    torch.nn.utils.clip_grad_norm_((p for p in []), 1.0)  # CLIP
+seen = [(str(w.message), w.filename, w.lineno) for w in caught]
+"""
+    plain = run_plain(tmp_path, source, "plain.py")
+    outcome = run_program(tmp_path, source, "plain.py")
+    assert outcome.error is None
+    assert [message for message, _, _ in outcome.namespace["seen"]] == [m for m, _, _ in plain["seen"]]
+    assert [line for _, _, line in outcome.namespace["seen"]] == [line for _, _, line in plain["seen"]]
+    assert plain["seen"] and plain["seen"][0][2] == outcome.line("CLIP")

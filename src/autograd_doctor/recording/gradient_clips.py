@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import functools
 import threading
+import types
 import weakref
 from dataclasses import dataclass
 
@@ -91,14 +92,28 @@ def _modules():
     return utils, clip_grad
 
 
+def _read_once(parameters) -> tuple:
+    """(what to pass to torch, the parameters as a list or None to read them after the call):
+    an iterator can be read once, so it is read here and torch gets the same kind of object
+    (a generator stays a generator: torch warns about an empty one)."""
+    if isinstance(parameters, torch.Tensor):
+        return parameters, [parameters]
+    if isinstance(parameters, types.GeneratorType):
+        listed = list(parameters)
+        return (p for p in listed), listed
+    if iter(parameters) is parameters:
+        listed = list(parameters)
+        return listed, listed
+    return parameters, None
+
+
 def _recording(original, name: str):
     @functools.wraps(original)
     def clip(parameters, *args, **kwargs):
-        if not isinstance(parameters, torch.Tensor):
-            parameters = list(parameters)  # a generator can be read once: read it for both
+        parameters, listed = _read_once(parameters)
         result = call_as_caller(original, (parameters, *args), kwargs)
         try:
-            listed = [parameters] if isinstance(parameters, torch.Tensor) else parameters
+            listed = list(parameters) if listed is None else listed
             for recorder in list(_recorders):
                 recorder.gradient_clips.remember(name, listed, next(recorder.seq))
         except Exception:
