@@ -97,11 +97,12 @@ for index, (x, y) in enumerate(batches):
 }
 
 
+@pytest.mark.parametrize("mode", ["light", "full"])
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_a_correct_training_loop_is_silent_and_unchanged(tmp_path, name):
+def test_a_correct_training_loop_is_silent_and_unchanged(tmp_path, name, mode):
     source = PRELUDE + CORRECT[name] + "grads = [p.detach().clone() for p in model.parameters()]\n"
     plain = run_plain(tmp_path, source, "plain.py")
-    outcome = run_program(tmp_path, source)
+    outcome = run_program(tmp_path, source, mode=mode)
     assert outcome.error is None, outcome.error
     assert outcome.diagnoses == [] and outcome.warnings == [], [str(d) for d in outcome.diagnoses]
     assert grads_equal(outcome.namespace["grads"], plain["grads"])
