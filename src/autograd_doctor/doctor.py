@@ -184,6 +184,8 @@ class Doctor:
         self.recorder = Recorder(strict=strict, light=self.mode is Mode.LIGHT, listener=self)
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
+        # Warnings the program's own warning filters dropped (shown by `autograd-doctor run`).
+        self.hidden_warnings: list[Diagnosis] = []
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
@@ -547,10 +549,23 @@ class Doctor:
             raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
         if self.silent == "warn":
             primary = diagnosis.primary
-            warnings.warn_explicit(
-                warning_text(diagnosis), AutogradDoctorWarning,
-                primary.file if primary else "<autograd-doctor>", primary.line if primary else 0,
-            )
+            text, filename = warning_text(diagnosis), primary.file if primary else "<autograd-doctor>"
+            if hidden_by_filters(text, AutogradDoctorWarning, filename, primary.line if primary else 0):
+                # The program's own filters (`warnings.simplefilter("ignore")`) drop it: a front end
+                # that prints a summary (`autograd-doctor run`) shows it instead.
+                self.hidden_warnings.append(diagnosis)
+            warnings.warn_explicit(text, AutogradDoctorWarning, filename, primary.line if primary else 0)
+
+
+def hidden_by_filters(text: str, category: type, filename: str, lineno: int) -> bool:
+    """Whether the warnings filters in force drop this warning (the first matching filter's
+    action is "ignore"), matched as `warnings.warn_explicit` matches them."""
+    module = filename[:-3] if filename.lower().endswith(".py") else filename
+    for action, message, filtered, module_pattern, line in warnings.filters:
+        if (message is None or message.match(text)) and issubclass(category, filtered) \
+                and (module_pattern is None or module_pattern.match(module)) and line in (0, lineno):
+            return action == "ignore"
+    return False
 
 
 def warning_text(diagnosis: Diagnosis) -> str:
