@@ -158,6 +158,54 @@ def _entry(fn, inputs, **kwargs):
             "inputs": saved_inputs, "saved": names}
 
 
+def _layer_and_index_ops(torch, F, leaf):
+    """Convolutions, normalisation, pooling, losses, attention and the ops that
+    gather or scatter by an index: ``(key, call, positional arguments)``, laid out
+    as a user's call passes them, so that input ``i`` is the call's argument
+    ``i`` (an integer index counts: ``x.gather(0, idx)`` keeps ``idx``, and
+    ``idx //= 2`` afterwards breaks backward)."""
+    def index(*values):
+        return torch.tensor(values)
+
+    def both(name, inputs):  # `torch.X(a, ...)` and `a.X(...)`
+        yield f"torch.{name}", getattr(torch, name), inputs
+        yield f"torch.Tensor.{name}", getattr(torch.Tensor, name), inputs
+
+    yield from [
+        ("torch.nn.functional.conv1d", F.conv1d, [leaf(1, 2, 5), leaf(3, 2, 3)]),
+        ("torch.nn.functional.conv3d", F.conv3d, [leaf(1, 2, 3, 3, 3), leaf(3, 2, 2, 2, 2)]),
+        ("torch.nn.functional.conv_transpose1d", F.conv_transpose1d, [leaf(1, 2, 5), leaf(2, 3, 3)]),
+        ("torch.nn.functional.conv_transpose2d", F.conv_transpose2d, [leaf(1, 2, 4, 4), leaf(2, 3, 3, 3)]),
+        ("torch.nn.functional.conv_transpose3d", F.conv_transpose3d,
+         [leaf(1, 2, 3, 3, 3), leaf(2, 3, 2, 2, 2)]),
+        ("torch.nn.functional.group_norm", lambda x: F.group_norm(x, 2), [leaf(2, 4, 3)]),
+        ("torch.nn.functional.batch_norm", lambda x: F.batch_norm(x, None, None, training=True), [leaf(4, 3)]),
+        ("torch.nn.functional.embedding", F.embedding, [index(0, 2), leaf(3, 2)]),
+        ("torch.nn.functional.grid_sample", lambda x, g: F.grid_sample(x, g, align_corners=False),
+         [leaf(1, 1, 3, 3), leaf(1, 2, 2, 2)]),
+        ("torch.nn.functional.max_pool2d", lambda x: F.max_pool2d(x, 2), [leaf(1, 1, 4, 4)]),
+        ("torch.nn.functional.cosine_similarity", F.cosine_similarity, [leaf(2, 3), leaf(2, 3)]),
+        ("torch.nn.functional.binary_cross_entropy", F.binary_cross_entropy, [leaf(3), torch.rand(3)]),
+        ("torch.nn.functional.binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
+         [leaf(3), torch.rand(3)]),
+        ("torch.nn.functional.l1_loss", F.l1_loss, [leaf(3), leaf(3)]),
+        ("torch.nn.functional.smooth_l1_loss", F.smooth_l1_loss, [leaf(3), leaf(3)]),
+        ("torch.nn.functional.nll_loss", F.nll_loss, [leaf(2, 3), index(0, 2)]),
+        ("torch.linalg.norm", torch.linalg.norm, [leaf(3, 3)]),
+        ("torch.linalg.vector_norm", torch.linalg.vector_norm, [leaf(3, 3)]),
+        ("torch.cdist", torch.cdist, [leaf(2, 3), leaf(4, 3)]),
+        ("torch.outer", torch.outer, [leaf(3), leaf(3)]),
+        ("torch.where", torch.where, [index(1, 0, 1).bool(), leaf(3), leaf(3)]),
+    ]
+    yield from both("gather", [leaf(3, 2), 0, index([0, 1], [2, 0])])
+    yield from both("index_select", [leaf(3, 2), 0, index(2, 0)])
+    yield from both("take_along_dim", [leaf(3, 2), index([0, 1], [2, 0]), 0])
+    yield from both("scatter_add", [leaf(3, 2), 0, index([0, 1], [2, 0]), leaf(2, 2)])
+    yield from both("index_add", [leaf(3, 2), 0, index(2, 0), leaf(2, 2)])
+    yield from both("masked_fill", [leaf(3), index(1, 0, 1).bool(), 0.0])
+    yield from both("masked_select", [leaf(3), index(1, 0, 1).bool()])
+
+
 def build_table() -> dict:
     """Run every op once and return the table as a JSON-ready dict."""
     import operator
@@ -213,6 +261,8 @@ def build_table() -> dict:
     add("torch.nn.functional.linear", F.linear, [leaf(2, 3), leaf(4, 3), leaf(4)])
     add("torch.nn.functional.conv2d", F.conv2d, [leaf(1, 2, 5, 5), leaf(3, 2, 3, 3)])
     add("torch.nn.functional.layer_norm", lambda x: F.layer_norm(x, (3,)), [leaf(2, 3)])
+    for key, fn, inputs in _layer_and_index_ops(torch, F, leaf):
+        add(key, fn, inputs)
     add("torch.nn.functional.mse_loss", F.mse_loss, [leaf(3), leaf(3)])
     add("torch.nn.functional.cross_entropy", F.cross_entropy, [leaf(2, 3), torch.tensor([0, 2])])
     formulas = derivative_formulas()

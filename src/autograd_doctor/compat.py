@@ -46,6 +46,9 @@ PRIVATE_APIS = (
                "the picture shows the failing node and its inputs, not the path from the loss"),
     PrivateAPI("torch.autograd._make_grads", "analysis/errors/requires_grad.py",
                "the error for backward() of a non-scalar cannot give the tensor's shape"),
+    PrivateAPI("torch._C._functorch.is_functorch_wrapped_tensor", "cli/meaning.py",
+               "--verify-fix of a program that uses torch.func.grad cannot tell the transform's own gradient "
+               "calls from the program's, and may fail to record them"),
     PrivateAPI("torch.autograd.graph.saved_tensors_hooks", "doctor.py",
                "the doctor cannot see what autograd saves", essential=True),
 )

@@ -227,6 +227,11 @@ class Doctor:
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
+        if gradient_path is not None:
+            try:
+                gradient_path.on_start(self.recorder)
+            except Exception:
+                internal_error()
         return self
 
     def stop(self) -> None:

@@ -171,6 +171,78 @@ def check_backward_twice(ns):
     assert torch.allclose(ns["x"].grad, 3 * (1 - torch.tanh(x) ** 2))
 
 
+def check_hook_with_gradients_on(ns):
+    """The block's body, run with gradients on: the hook sees d(sum(scores^2))/d scores."""
+    layer, x = ns["layer"], ns["x"]
+    scores = x @ layer.weight.detach().T + layer.bias.detach()
+    assert torch.allclose(ns["kept"]["gradient"], 2 * scores)
+    assert torch.allclose(layer.weight.grad, (2 * scores).T @ x)
+
+
+def check_recomputed_after_climb(ns):
+    """The second loss's gradient at the weights as climb() left them (sharpness-aware step)."""
+    model, x = ns["model"], ns["x"]
+    weight = model.weight.detach().clone().requires_grad_()
+    bias = model.bias.detach().clone().requires_grad_()
+    (x @ weight.T + bias).abs().mean().backward()
+    assert torch.allclose(model.weight.grad, weight.grad) and torch.allclose(model.bias.grad, bias.grad)
+
+
+def check_vmap_new_zeros(ns):
+    x = ns["x"]
+    assert torch.equal(ns["batched"], torch.stack([x * 2, x.sin()], dim=1))
+
+
+def check_per_sample_batch_of_one(ns):
+    w, x = ns["w"], ns["x"]
+    for row, got in zip(x, ns["per_sample"]):
+        weight = w.clone().requires_grad_()
+        torch.tanh(row * weight)[0].pow(2).backward()  # each example's own loss
+        assert torch.allclose(got, weight.grad)
+
+
+def check_both_gradients_returned(ns):
+    assert torch.equal(ns["x"].grad, ns["w"].detach()) and torch.equal(ns["w"].grad, ns["x"].detach())
+
+
+def check_hook_sees_output_gradient(ns):
+    """The hook gets d loss / d (first layer's output); the model computes the same gradients."""
+    model, x = ns["model"], ns["x"]
+    hidden = (x @ model[0].weight.detach().T + model[0].bias.detach()).requires_grad_()
+    out = torch.relu(hidden) @ model[2].weight.detach().T + model[2].bias.detach()
+    out.pow(2).sum().backward()
+    assert torch.allclose(ns["kept"]["gradient"], hidden.grad)
+    assert torch.allclose(model[0].weight.grad, hidden.grad.T @ x)
+
+
+def check_weighted_mean_of_losses(ns):
+    losses, sizes = ns["losses"], ns["sizes"]
+    expected = sum(n * loss.item() for n, loss in zip(sizes, losses)) / sum(sizes)
+    assert abs(float(ns["weighted"]) - expected) < 1e-5
+    assert all(loss.requires_grad for loss in losses)  # the losses keep their graph for training
+
+
+def check_version_read(ns):
+    assert torch.equal(ns["totals"], torch.arange(6).cumsum(0))
+    assert not ns["labels"].is_inference()
+
+
+def check_scaled_copy(ns):
+    w = ns["w"]
+    assert torch.allclose(ns["scaled"], 2 * w.detach().exp()[0])
+    expected = torch.zeros(2, 3)
+    expected[0] = 2 * 2 * w.detach().exp()[0]  # d/dw of 2 * (exp(w0).sum() + exp(w0).sum())
+    assert torch.allclose(w.grad, expected)
+
+
+def check_penalty_with_gradients(ns):
+    w, x = ns["w"], ns["x"]
+    points = x.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad((points * w).tanh().sum(), points, create_graph=True)
+    assert torch.allclose(ns["penalty"], grad.pow(2).mean())
+    assert ns["penalty"].requires_grad  # it can train w
+
+
 def check_deepcopy(ns):
     assert torch.equal(ns["clone"].cache, ns["model"].cache)
     assert ns["clone"].cache.grad_fn is None
@@ -358,10 +430,18 @@ CASES = {
     "requires_grad_non_leaf": ("AD115", 0, check_non_leaf_flag),
     "hook_no_grad": ("AD116", 1, check_hook_guard),
     "retain_grad_no_grad": ("AD116", 1, check_hook_guard),
+    "hook_under_no_grad": ("AD116", 0, check_hook_with_gradients_on),
+    "vmap_write_into_unbatched": ("AD144", 0, check_vmap_new_zeros),
+    "vmap_batch_dimension_indexed": ("AD145", 0, check_per_sample_batch_of_one),
     "out_requires_grad": ("AD117", 0, check_out),
     "non_leaf_optimizer": ("AD119", 0, check_non_leaf_optimizer),
     "function_wrong_count": ("AD120", 0, check_gradient_count),
     "function_wrong_shape": ("AD120", None, None),
+    "function_gradient_not_returned": ("AD120", 0, check_both_gradients_returned),
+    "full_backward_hook_inplace": ("AD107", 0, check_hook_sees_output_gradient),
+    "numpy_list_of_losses": ("AD113", 0, check_weighted_mean_of_losses),
+    "inference_tensor_version": ("AD146", 0, check_version_read),
+    "mark_dirty_view_two_outputs": ("AD147", 0, check_scaled_copy),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
     "save_for_backward_non_tensor": ("AD122", None, None),
@@ -410,9 +490,11 @@ CASES = {
     "multi_output_view_inplace": ("AD104", 0, check_multi_output),
     "overlap_inplace": ("AD203", 0, check_overlap),
     "backward_twice": ("AD302", 0, check_backward_twice),
+    "backward_twice_weights_written": ("AD302", 0, check_recomputed_after_climb),
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
     "deepcopy_weight_norm": ("AD303", 0, check_weight_norm),
     "no_grad_loss": ("AD301", None, None),
+    "grad_inside_no_grad_block": ("AD301", 0, check_penalty_with_gradients),
 }
 CASES = {name: case for name, case in CASES.items() if case is not None}
 

@@ -221,6 +221,60 @@ def test_ad302_a_change_that_alters_the_forward_values_is_rejected(tmp_path):
     assert "backward() call 1" in verdict.reason
 
 
+# AD302 where the weights are written in place between the two backward() calls (a sharpness-aware
+# step): the second loss is meant at the new weights, so the change computes its forward again.
+CLIMB = """
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    x = torch.randn(5, 3)
+    output = model(x)
+    output.pow(2).mean().backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * p.grad)
+    model.zero_grad()
+    output.abs().mean().backward()
+"""
+RECOMPUTED = CLIMB.replace("output.abs().mean().backward()", "model(x).abs().mean().backward()")
+
+
+def test_ad302_a_recomputed_forward_is_compared_up_to_the_failing_backward(tmp_path):
+    original = _values(tmp_path, CLIMB, "original", oracle=True)
+    changed = _values(tmp_path, RECOMPUTED, "changed", oracle=False)
+    verdict = judge(original, changed, True, recomputes_failing_forward=True)
+    assert verdict.status == "unverified", verdict.line()
+    assert "before the failing backward() equal the original's" in verdict.reason
+    assert "computed again by the change" in verdict.reason and "no oracle" in verdict.reason
+    # Judged as any other change, its second loss (at the new weights) differs from the stale one.
+    assert judge(original, changed, True).status == "rejected"
+
+
+def test_ad302_a_recomputed_forward_that_alters_an_earlier_loss_is_rejected(tmp_path):
+    altered = RECOMPUTED.replace("output.pow(2).mean().backward()", "(2 * output.pow(2).mean()).backward()")
+    original = _values(tmp_path, CLIMB, "original", oracle=True)
+    changed = _values(tmp_path, altered, "changed", oracle=False)
+    verdict = judge(original, changed, True, recomputes_failing_forward=True)
+    assert verdict.status == "rejected"
+    assert "backward() call 1" in verdict.reason
+
+
+def test_a_program_using_torch_func_grad_is_recorded(tmp_path):
+    """torch.func.grad calls torch.autograd.grad on the transform's wrapped tensors: the capture
+    leaves those calls alone (their values cannot leave the transform) instead of failing."""
+    values = _values(tmp_path, """
+        import torch
+        from torch.func import grad, vmap
+        w = torch.randn(3, requires_grad=True)
+        x = torch.randn(4, 3)
+        per_sample = vmap(grad(lambda w, x: (x * w).tanh().sum()), in_dims=(None, 0))(w, x)
+        (per_sample.sum(0) * w).sum().backward()
+    """, "changed", oracle=False)
+    assert values["error"] is None
+    assert [kind for kind, _ in values["events"]] == ["backward"]  # the program's own backward() only
+    assert "w.grad" in values["final"]
+
+
 # AD102: a leaf written in place. The original fails under the oracle too: unverified.
 LEAF_WRITE = """
     import torch

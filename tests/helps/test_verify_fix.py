@@ -63,6 +63,41 @@ def test_verify_fix_never_says_verified_without_an_oracle(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
 
 
+# A sharpness-aware step: the weights change in place between the two backward() calls, so the
+# second loss is meant at the new weights (its forward pass done again), not through the old graph.
+CLIMB_THEN_REUSE = """
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    x = torch.randn(6, 3)
+
+
+    def climb(parameters, rho=0.05):
+        with torch.no_grad():
+            for p in parameters:
+                p.add_(rho * p.grad)
+
+
+    output = model(x)
+    output.pow(2).mean().backward()
+    climb(model.parameters())
+    model.zero_grad()
+    output.pow(2).mean().backward()
+"""
+
+
+def test_verify_fix_judges_a_recomputed_forward_before_the_failing_backward(tmp_path):
+    path, _ = _script(tmp_path, CLIMB_THEN_REUSE)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
+    assert result.returncode == 1
+    assert "help: compute output again for the second backward()" in result.stderr
+    assert "model(x).pow(2).mean().backward()" in result.stderr
+    assert "retain_graph=True to the earlier" not in result.stderr
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("unverified: "), result.stderr[-2000:]
+    assert "before the failing backward() equal the original's" in last
+
+
 def test_verify_fix_follows_the_second_bug_and_verifies_both_changes(tmp_path):
     """The first help makes the program fail on the next write: that write's help is applied
     too, and the whole change is judged against the oracle."""

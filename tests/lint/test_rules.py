@@ -175,3 +175,16 @@ def test_data_only_methods_use_no_layer_of_their_module():
         "    def uses_value(self, x):\n"
         "        return self.value(x)\n").body[0]
     assert data_only_methods(cls) == {"batch", "batch_twice"}
+
+
+def test_another_frameworks_autodiff_is_left_alone_only_without_torch():
+    """The Warp fixture's loop is silent because the file imports no torch module; the
+    same loop in a file that imports torch is a torch loop, and `tape.zero()` clears
+    no torch gradient: ADL018."""
+    source = (FIXTURES / "other_autodiff_framework.py").read_text(encoding="utf-8")
+    assert lint_source(source) == []
+    with_torch = source.replace("import numpy as np\n", "import numpy as np\nimport torch\n", 1)
+    assert [f.code for f in lint_source(with_torch)] == ["ADL018"]
+    only_torch = "\n".join(l for l in with_torch.splitlines() if "warp" not in l.split("#")[0]
+                           or "import" not in l)
+    assert [f.code for f in lint_source(only_torch)] == ["ADL018"]

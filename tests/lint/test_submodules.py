@@ -5,7 +5,9 @@ layer, the same forward fails in backward."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import sys
 import textwrap
 
 import pytest
@@ -122,3 +124,94 @@ def test_a_trainer_that_is_no_module_is_no_evidence(tmp_path):
         """)
     root = repository(tmp_path, exp=trainer)
     assert adl001_lines(root / "models" / "normalised.py") == []
+
+
+HELD_NEVER_CALLED = textwrap.dedent("""\
+    import torch.nn as nn
+    from models.normalised import Model
+
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(4, 4)
+            self.returns_normalizer = Model()
+
+        def forward(self, x):
+            return self.encoder(x)
+    """)
+
+PER_KEY = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from models.normalised import Model
+
+
+    class PerKey(nn.Module):
+        def __init__(self, keys):
+            super().__init__()
+            self.per_key = nn.ModuleDict({k: Model() for k in keys})
+
+        def forward(self, x):
+            out = {}
+            for k, module in self.per_key.items():
+                out[k] = module(x[k])
+            return out
+
+
+    class Normaliser(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(2, 2)
+            self.inputs = PerKey(["obs"])
+
+        def forward(self, obs):
+            with torch.no_grad():
+                clean = self.inputs(obs)
+            return self.encoder(clean["obs"])
+    """)
+
+PER_KEY_FED = PER_KEY.replace(
+    "        with torch.no_grad():\n            clean = self.inputs(obs)\n",
+    "        clean = self.inputs({\"obs\": self.embed(obs[\"obs\"])})\n").replace(
+    "        self.encoder = nn.Linear(2, 2)\n",
+    "        self.encoder = nn.Linear(2, 2)\n        self.embed = nn.Linear(4, 4)\n")
+assert PER_KEY_FED.count("self.embed") == 2
+
+
+def load_script(tmp_path, monkeypatch, name):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("models", "models.normalised", name):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    return importlib.import_module(name)
+
+
+def test_a_part_its_builder_never_calls_is_no_evidence(tmp_path, monkeypatch):
+    """sample-factory's ActorCritic keeps `self.returns_normalizer`, which only the
+    learner calls, on data: holding a part is no evidence that it is fed a graph."""
+    root = repository(tmp_path, train=SCRIPT, agent=HELD_NEVER_CALLED)
+    assert adl001_lines(root / "models" / "normalised.py") == []
+    agent = load_script(tmp_path, monkeypatch, "agent").ActorCritic()
+    normalised = agent.returns_normalizer(torch.randn(5, 4))  # data, as its callers pass
+    normalised.sum().backward()
+    assert agent.returns_normalizer.fc.weight.grad is not None
+
+
+def test_a_part_handed_its_builders_arguments_needs_a_fed_builder(tmp_path, monkeypatch):
+    """sample-factory's RunningMeanStdDictInPlace hands its own argument to the parts in
+    its ModuleDict, and its builder calls it under no_grad: no graph reaches the parts.
+    Called with a layer's output instead, the same parts fail in backward, and are reported."""
+    silent, fed = tmp_path / "silent", tmp_path / "fed"
+    silent.mkdir()
+    fed.mkdir()
+    root = repository(silent, train=SCRIPT, wrappers=PER_KEY)
+    assert adl001_lines(root / "models" / "normalised.py") == []
+    model = load_script(silent, monkeypatch, "wrappers").Normaliser()
+    model({"obs": torch.randn(5, 4)}).sum().backward()
+    assert model.encoder.weight.grad is not None
+
+    root = repository(fed, train=SCRIPT, wrappers=PER_KEY_FED)
+    assert adl001_lines(root / "models" / "normalised.py") == [13]
+    model = load_script(fed, monkeypatch, "wrappers").Normaliser()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        model({"obs": torch.randn(5, 4)}).sum().backward()

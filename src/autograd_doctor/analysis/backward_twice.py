@@ -246,6 +246,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     if carrier is None and frontier:
         kept_on_module = _module_state_carrier(frame_locals, frontier)
 
+    leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
     related: list[Location] = []
     same_line = previous is not None and site is not None and previous.site is not None and \
         previous.site.code is site.code and previous.site.lineno == site.lineno
@@ -264,7 +265,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 note = (f"{name} is made here, before the loop, with a graph that every iteration's "
                         "backward() goes through")
             else:
-                note = (f"{name} carries the previous iteration's graph into this one" if loop is not None
+                note = (f"{name} carries the previous iteration's graph into this one" if kind == "carried"
                         else f"{name} holds part of the graph that was freed")
             primary = statement_location(site.filename, assignment, role="carried", note=note)
             related.append(backward_loc)
@@ -298,7 +299,30 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 "iteration (truncated backpropagation)",
                 f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, statement)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
-            shared = _shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor, assignment)
+            leaf_write = _leaf_written_between(recorder, previous, call, tensor)
+            recompute = _recompute_in_statement(scope, statement, name, assignment)
+            if leaf_write is not None:
+                # The weights behind `name` changed in place since its graph was built (a
+                # sharpness-aware step, a hand-written update): retain_graph=True would fail on
+                # them, and the second loss is meant at the weights as they are now.
+                written_line, written_function = leaf_write
+                where = f"line {written_line}" + (f" (in {written_function}())" if written_function else "")
+                leaf_write_note = (f"{where} wrote a leaf of {name}'s graph (a weight it was computed from) in place "
+                                   "between the two backward() calls, so retain_graph=True is not suggested: the "
+                                   "second backward() would go through the graph of the old weights, and fails "
+                                   "with 'modified by an inplace operation' where that graph saved them")
+            if leaf_write is not None and recompute is not None:
+                helps.append(Suggestion(
+                    f"compute {name} again for the second backward(): a new forward pass builds a new graph, "
+                    "through the weights as they are now", recompute, statement_location(site.filename, statement),
+                    recomputes_failing_forward=True))
+                primary.role, primary.note = "made", f"{name} is computed here, before the first backward()"
+                related.remove(backward_loc)
+                related.insert(0, primary)
+                backward_loc.note = f"the second backward() reuses {name}, whose graph the first one freed"
+                primary = backward_loc
+            shared = _shared_graph_suggestions(scope, frame_locals, previous, statement, name, tensor, assignment) \
+                if leaf_write is None else []
             helps.extend(shared)
             detached_use = shared and shared[0].replacement and f"{name}.detach()" in shared[0].replacement
             use = shared[0].location if detached_use else None
@@ -355,6 +379,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         notes.append(f"line {line} writes {written} in place between the two backward() calls, so retain_graph=True "
                      f"is not suggested: if the graph saved {written}, the second backward() would fail with "
                      "'modified by an inplace operation'")
+    elif leaf_write_note is not None:
+        notes.append(leaf_write_note)
     else:
         helps.append(_retain_graph_suggestion(previous, alternative=any(h is not None for h in helps)))
     if not [h for h in helps if h is not None]:
@@ -479,6 +505,49 @@ def _inplace_write_between(scope: Scope, values: dict, previous, statement: ast.
         return None
     line, name = min(found)
     return name, line
+
+
+def _leaf_written_between(recorder, previous, call, tensor: torch.Tensor | None) -> tuple[int, str] | None:
+    """(line, function) of a logged in-place write, run between the earlier backward() and this
+    one, into a leaf that `tensor`'s graph reaches (a weight it was computed from)."""
+    if previous is None or tensor is None:
+        return None
+    leaves = reached_leaves([tensor])
+    for entry in getattr(recorder.write_log, "entries", ()):
+        if not previous.seq < entry.seq < call.seq or entry.target_ref is None or not entry.stack:
+            continue
+        target = entry.target_ref()
+        if target is not None and id(target) in leaves:
+            site = entry.stack[0]
+            return site.lineno, site.code.co_name if site.code.co_name != "<module>" else ""
+    return None
+
+
+def _recompute_in_statement(scope: Scope, statement: ast.stmt | None, name: str,
+                            assignment: ast.stmt | None) -> str | None:
+    """The one-line `statement` with each read of `name` replaced by the value it was assigned
+    (`criterion(output, y).backward()` -> `criterion(model(x), y).backward()`): the forward pass
+    done again, when nothing it reads was rebound in between."""
+    if statement is None or statement.lineno != statement.end_lineno or not isinstance(assignment, ast.Assign) \
+            or len(assignment.targets) != 1 or not isinstance(assignment.targets[0], ast.Name) \
+            or assignment.lineno != assignment.end_lineno or assignment.lineno >= statement.lineno:
+        return None
+    inputs = set(loaded_names(assignment.value)) | {name}
+    if any(assignment.lineno < other.lineno < statement.lineno and names & inputs
+           for other, names, _value in scope.assignments):
+        return None
+    value = segment(scope.filename, assignment.value)
+    text = segment(scope.filename, statement)
+    if value is None or text is None:
+        return None
+    if not isinstance(assignment.value, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)):
+        value = f"({value})"
+    reads = [node for node in ast.walk(statement)
+             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
+    for node in sorted(reads, key=lambda n: n.col_offset, reverse=True):
+        start, end = node.col_offset - statement.col_offset, node.end_col_offset - statement.col_offset
+        text = text[:start] + value + text[end:]
+    return text if reads else None
 
 
 def _statement_calling(scope: Scope, method: str, after_line: int, before_line: int) -> ast.stmt | None:

@@ -179,7 +179,15 @@ def _body_instead(filename: str, block: ast.With) -> str | None:
     """The with statement's body, at the with's indentation (the block without its header). Only
     for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
     (a target computed under no_grad next to the prediction), which only the user can tell."""
-    if len(block.items) != 1 or block.items[0].optional_vars is not None or len(block.body) != 1:
+    if len(block.body) != 1:
+        return None
+    return block_body_dedented(filename, block)
+
+
+def block_body_dedented(filename: str, block: ast.With) -> str | None:
+    """The with statement's whole body at the with's indentation: the block without its header
+    (a header of one context manager that binds no name)."""
+    if len(block.items) != 1 or block.items[0].optional_vars is not None:
         return None
     lines = [source_line(filename, n) for n in range(block.body[0].lineno, block.end_lineno + 1)]
     indent = block.body[0].col_offset
@@ -217,6 +225,79 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
                                 f"{block.text} from it and use it only where the code only evaluates"))
     return primary, [call], notes, helps
+
+
+# ---- a grad-off block still running when the gradient is asked for --------------------------
+
+_GRAD_OFF = ("no_grad", "inference_mode")
+
+
+def _grad_off_with_around(filename: str, line: int) -> ast.With | None:
+    """The innermost `with` statement around `line` (in its body) that turns gradients off:
+    no_grad / inference_mode (whatever its argument: the caller checks the mode at run time) or
+    set_grad_enabled(False)."""
+    from autograd_doctor.diagnosis.source import call_name
+
+    tree = parse_file(filename)
+    best = None
+    for node in walk_covering(tree, line) if tree is not None else ():
+        if not isinstance(node, ast.With) or not node.body or line < node.body[0].lineno:
+            continue
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call):
+                continue
+            name = call_name(call)
+            off = name in _GRAD_OFF and not (call.args and isinstance(call.args[0], ast.Constant)
+                                             and call.args[0].value is False)
+            off = off or (name == "set_grad_enabled" and bool(call.args) and isinstance(call.args[0], ast.Constant)
+                          and call.args[0].value is False)
+            if off and (best is None or node.lineno > best.lineno):
+                best = node
+    return best
+
+
+def running_grad_off_block(frame) -> tuple[str, ast.With] | None:
+    """(file, with statement) of the innermost grad-off block that a live user frame, from
+    `frame` outwards, is running, when gradients are off right now (the run-time fact)."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    if torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+        return None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_internal_file(filename):
+            block = _grad_off_with_around(filename, frame.f_lineno)
+            if block is not None:
+                return filename, block
+        frame = frame.f_back
+    return None
+
+
+def running_block_parts(found: tuple[str, ast.With], loss_name: str) -> tuple[Location, list[str], list[Suggestion]]:
+    """(primary, notes, helps) for a gradient asked for inside a grad-off block still running."""
+    filename, block = found
+    header = segment_of(filename, block.items[0].context_expr) if len(block.items) == 1 else "torch.no_grad()"
+    primary = statement_location(filename, block, role="cut",
+                                 note="gradients are off in this block, and the gradient is asked for inside it")
+    primary.end_line, primary.end_column = primary.line, None
+    notes = [f"{loss_name} is computed and differentiated while `with {header}:` (line {block.lineno}) is running: "
+             "autograd records nothing there, so nothing has grad history"]
+    body = _body_instead(filename, block)
+    helps = []
+    if body is not None:
+        helps.append(Suggestion(f"run this with gradients on (remove `with {header}:`): the code inside computes "
+                                "gradients", body, statement_location(filename, block)))
+    else:
+        helps.append(Suggestion(f"compute the gradients outside `with {header}:` (line {block.lineno}), or turn "
+                                "gradients on around that code (with torch.enable_grad():)"))
+    return primary, notes, helps
+
+
+def segment_of(filename: str, node: ast.AST) -> str:
+    from autograd_doctor.diagnosis.source import segment
+
+    return segment(filename, node) or ast.unparse(node)
 
 
 # ---- a reentrant checkpoint whose inputs do not require grad --------------------------------

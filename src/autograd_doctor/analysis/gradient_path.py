@@ -38,7 +38,8 @@ from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
-    called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts,
+    called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
+    running_grad_off_block,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
@@ -415,6 +416,14 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     root = root_expression(statement) if statement is not None else None
     if root is None:
         return None
+    running = running_grad_off_block(frame) if frame is not None else None
+    if running is not None:
+        roots = backward_roots(args, kwargs)
+        name = segment(site.filename, root)
+        primary, notes, helps = running_block_parts(running, name)
+        related = [location_of(site, role="backward", note="the gradient is asked for here, inside the block")]
+        return _upstream_cut_diagnosis(primary, related, notes, helps, roots[0] if roots else None, name,
+                                       "running_block")
     frame_locals = frame_values(frame) if frame is not None else None
     names = loaded_names(root)
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
@@ -480,6 +489,14 @@ def _inside_torch_func_transform() -> bool:
 # ---- after a successful backward: parameters left without a gradient -------------------------
 
 
+def on_start(recorder) -> None:
+    """When the doctor starts: track module forwards from the first forward pass, so that
+    the first backward() already knows which modules ran (an auxiliary head the forward
+    never calls got no gradient because it took no part, not because of a cut)."""
+    if is_active(recorder) and TRACKER_KEY not in recorder.state:
+        recorder.state[TRACKER_KEY] = ModuleForwardTracker(recorder, from_start=True)
+
+
 def on_backward_start(recorder, call, func, args: tuple, kwargs: dict) -> None:
     """Before a backward(): track module forwards for the first few calls."""
     state = recorder.state
@@ -519,7 +536,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     reached = reached_leaves(roots)
     ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
     ever_reached |= reached
-    ran = set(tracker.ran) if tracker is not None and count > 1 else None
+    ran = set(tracker.ran) if tracker is not None and (count > 1 or tracker.from_start) else None
     if tracker is not None:
         tracker.ran.clear()
     warned: set[int] = state.setdefault("gradient_path_warned", set())
@@ -554,16 +571,19 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
                                        frame_values(frame), target=unreached[0][1])
                     except Exception:
                         cut = None
-            if cut is None and (ran is None or id(module) not in ran):
+            # a module known not to have run since the last backward (an auxiliary head
+            # the forward never calls) got no gradient because it took no part: even a
+            # cut found in the source is not its cause
+            if (ran is None and cut is None) or (ran is not None and id(module) not in ran):
                 continue
             warned.update(id(p) for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
-                                                            module, cut, site))
+                                                            module, cut, site, ran is not None))
     return diagnoses
 
 
 def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut | None,
-                                  site: Site | None) -> Diagnosis:
+                                  site: Site | None, seen_running: bool) -> Diagnosis:
     path = paths[0]
     what = f"parameter {path}" if len(paths) == 1 else "parameters " + ", ".join(paths)
     title = f"{what} got no gradient: the gradient path from the loss was cut"
@@ -577,8 +597,9 @@ def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut
             help=[Suggestion("compute the loss from this module's output without detach(), .data or "
                              "torch.no_grad() in between; if the module is meant to stay fixed, call "
                              "requires_grad_(False) on it")])
-    diagnosis.notes.insert(0, f"{type(module).__name__} ran its forward pass, but the loss does not depend on "
-                              f"{path} through recorded operations, so {path}.grad is None")
+    ran = f"{type(module).__name__} ran its forward pass, but the" if seen_running else "The"
+    diagnosis.notes.insert(0, f"{ran} loss does not depend on {path} through recorded operations, "
+                              f"so {path}.grad is None")
     diagnosis.extra["parameters"] = list(paths)
     return diagnosis
 
@@ -677,5 +698,5 @@ def _frozen_diagnosis(name: str, tensor, caller: FrameType | None) -> Diagnosis:
                      help=[Suggestion(f"call {name}.requires_grad_(True) if it should be trained")])
 
 
-__all__ = ["why_no_grad", "NoGradReport", "after_backward", "backward_error_diagnosis", "on_backward_start",
+__all__ = ["why_no_grad", "NoGradReport", "after_backward", "backward_error_diagnosis", "on_backward_start", "on_start",
            "find_cut", "cut_marks"]

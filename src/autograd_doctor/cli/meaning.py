@@ -86,7 +86,13 @@ class Capture:
         events = self.events
 
         def recorded(tensors, *args, **kwargs):
-            events.append((kind, _copies(tensors if isinstance(tensors, (list, tuple)) else [tensors])))
+            roots = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+            if _inside_a_transform(roots):
+                # torch.func.grad calls torch.autograd.grad on the transform's wrapped tensors: a
+                # step of the transform, whose values cannot leave it; what the program means is
+                # the transform's result, which its globals hold.
+                return original(tensors, *args, **kwargs)
+            events.append((kind, _copies(roots)))
             result = original(tensors, *args, **kwargs)
             if kind == "grad":
                 events.append(("grad result", _copies([g for g in result if g is not None])))
@@ -105,6 +111,13 @@ class Capture:
         state = {"events": self.events, "final": final_state(namespace),
                  "error": None if error is None else f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"}
         torch.save(state, self.path)
+
+
+def _inside_a_transform(tensors) -> bool:
+    from autograd_doctor.compat import lookup
+
+    is_wrapped = lookup("torch._C._functorch.is_functorch_wrapped_tensor")
+    return is_wrapped is not None and any(isinstance(t, torch.Tensor) and is_wrapped(t) for t in tensors)
 
 
 def start_capture_if_asked() -> Capture | None:
@@ -197,7 +210,7 @@ def _how(bitwise: bool) -> str:
     return "bitwise" if bitwise else f"within rtol={RTOL:g}, atol={ATOL:g}"
 
 
-def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
+def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False) -> Verdict:
     """Compare the changed program's values with the oracle's (the original under the oracle)."""
     if changed.get("error"):
         return Verdict("rejected", f"the changed program still fails: {changed['error']}")
@@ -206,6 +219,8 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
     if not original_raised:
         return _judge_silent_fix(old_forward, new_forward)
+    if recomputes_failing_forward and original.get("error") and old_forward:
+        return _judge_recomputed_forward(old_forward, new_forward, original["error"])
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
     if not same_calls:
         if not original.get("error") and original_raised and _same_in_another_order(original, changed):
@@ -222,6 +237,24 @@ def judge(original: dict, changed: dict, original_raised: bool) -> Verdict:
                                      f"backward() equal the original's ({_how(bitwise)}); no oracle gives the "
                                      f"gradients it meant: {ORACLE} fails too ({original['error']})")
     return _judge_gradients(original, changed, bitwise)
+
+
+def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error: str) -> Verdict:
+    """A change that computes the failing backward()'s forward pass again, because its graph was
+    freed and the weights were written in place since: the original's values at that backward()
+    are stale by construction (computed at the old weights), so only the calls before it must
+    match. The failing call is the original's last one (values are recorded before the call)."""
+    before = old_forward[:-1]
+    same_before, bitwise, differing_call = _same_forward_calls(before, new_forward[:len(before)])
+    if not same_before or len(new_forward) < len(old_forward):
+        where = f"backward() call {differing_call}" if differing_call is not None else "the backward() calls"
+        return Verdict("rejected", f"the changed program computes other values: the values handed to {where} "
+                                   "before the failing one differ from the original run's")
+    return Verdict("unverified", f"the changed program runs and its forward values before the failing backward() "
+                                 f"equal the original's ({_how(bitwise)}); that backward()'s own values are computed "
+                                 "again by the change, at the weights as they are now, so they differ from the "
+                                 f"original's stale ones, and no oracle gives the gradients it meant: {ORACLE} "
+                                 f"fails too ({oracle_error})")
 
 
 def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:

@@ -125,7 +125,8 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
             if tried.verdict.status == "rejected" or not tried.changes:
                 rejected.append((suggestion, tried.verdict))
                 continue
-            tried.verdict = judge(original, tried.capture, error is not None)
+            tried.verdict = judge(original, tried.capture, error is not None,
+                                  recomputes_failing_forward=suggestion.recomputes_failing_forward)
             if tried.verdict.status == "rejected":
                 rejected.append((suggestion, tried.verdict))
                 continue

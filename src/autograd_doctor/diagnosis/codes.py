@@ -1048,6 +1048,108 @@ keeps it as a parameter. A tensor that is not trained is detached (or registered
 global tensor becomes an input of the traced function.
 """)
 
+VMAP_WRITE_INTO_UNBATCHED = _code(
+    "AD144",
+    "under vmap, a batched value is written in place into a tensor that has no batch dimension",
+    """\
+**What it means.** `torch.func.vmap` runs the function on one example at a time, but every tensor
+computed from the function's inputs carries the whole batch along (as a hidden batch dimension).
+A tensor the function makes from a size (`torch.zeros(n)`, `torch.ones`, `torch.empty`,
+`torch.full`), or one made outside it, has no batch dimension: it holds one example's worth of
+elements. Writing a batched value into it in place (`buffer[i] = x * 2`, `buffer += x`) would need
+room for the whole batch, so PyTorch raises "vmap: inplace arithmetic(self, *extra_args) is not
+possible because there exists a Tensor `other` in extra_args that has more elements than `self`".
+The same code runs without vmap, which is why it surprises. `jacrev`/`jacfwd` under vmap hit it too.
+
+**Minimal example.**
+
+    def residual(x):
+        out = torch.zeros(3)           # AD144: made from a size, not batched
+        out[:] = x * 2
+        return out
+    residuals = vmap(residual)(torch.randn(4, 3))
+
+**The fix.** Make the tensor from one of the function's inputs: `out = x.new_zeros(3)` (or
+`torch.zeros_like(x)`) holds the same values and gets `x`'s batch dimension under vmap. Or build
+the result out of place (`torch.cat`/`torch.stack` of the pieces).
+""",
+    example_setup="from torch.func import vmap\n")
+
+VMAP_BATCH_DIMENSION_INDEXED = _code(
+    "AD145",
+    "under vmap, code written for a batch indexes the batch dimension, which the function does not see",
+    """\
+**What it means.** `torch.func.vmap` (and `vmap(grad(loss_fn))` for per-sample gradients) calls the
+function with one example at a time: each input lacks the batch dimension. A model or loss written
+for a batch (`x[:, 0]`, `x.size(1)`, `x.sum(dim=1)`) then indexes a dimension that is not there,
+and PyTorch raises "too many indices for tensor of dimension 1" or "Dimension out of range" deep in
+the model, far from the vmap call.
+
+**Minimal example.**
+
+    def loss_fn(w, x):
+        h = x * w
+        return h[:, 0].sum()             # written for a batch
+    per_sample = vmap(grad(loss_fn), in_dims=(None, 0))(w, x)   # AD145
+
+**The fix.** Give the function a batch of one: `x = x.unsqueeze(0)` at its start (the code sees
+the shape it was written for, and the loss over one example is that example's loss), or write the
+code for a single example (`h[0]` for `h[:, 0]`).
+""",
+    example_setup="from torch.func import grad, vmap\nw = torch.randn(3)\nx = torch.randn(4, 3)\n")
+
+INFERENCE_TENSOR_VERSION = _code(
+    "AD146",
+    "the version counter of a tensor made under inference_mode was read",
+    """\
+**What it means.** `torch.inference_mode()` makes tensors without a version counter (that is part
+of what makes it faster than `torch.no_grad()`). Code that reads a tensor's version to notice
+in-place changes (`t._version`: caches, decoders, some libraries) then fails with "Inference
+tensors do not track version counter", often inside a library, far from the `inference_mode`
+block that made the tensor.
+
+**Minimal example.**
+
+    with torch.inference_mode():        # AD146: the tensor is made here
+        labels = torch.arange(6)
+    seen = labels._version
+
+**The fix.** Use `torch.no_grad()` for that block: it also turns gradients off, and its tensors
+are normal ones, with a version counter. Or, if `inference_mode` must stay, give the code a normal
+copy (`labels = labels.clone()` outside the block).
+""")
+
+DIRTY_VIEW_SEVERAL_OUTPUTS = _code(
+    "AD147",
+    "a custom Function marks a view dirty and returns several tensors",
+    """\
+**What it means.** A custom `autograd.Function` that writes its input in place declares it with
+`ctx.mark_dirty(x)`. When that input is a view of another tensor (a row, a slice), autograd has to
+rewrite the view's history onto its base, which it can do only when the Function returns a single
+tensor. With several outputs PyTorch raises "If your Function modifies inplace an input that is a
+view of another Tensor, your Function cannot return more than one Tensor", at the `.apply(...)`
+call, without saying which input is the view.
+
+**Minimal example.**
+
+    class ScaleAndTotal(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x.sum()
+        @staticmethod
+        def backward(ctx, grad_x, grad_total):
+            return 2 * (grad_x + grad_total)
+
+    row = torch.randn(2, 3, requires_grad=True).exp()[0]
+    scaled, total = ScaleAndTotal.apply(row)          # AD147
+
+**The fix.** Give the Function a tensor that is not a view (`row = ....clone()`) when nothing reads
+the base afterwards, or return one tensor from it (split it into a Function that writes in place
+and returns the input, and the other operations after it).
+""")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

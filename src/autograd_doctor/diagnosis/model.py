@@ -110,6 +110,10 @@ class Suggestion:
     # True for "clone first, then write as before": right where the harm is to a saved
     # tensor, not where the write itself is the problem (a leaf, overlapping operands).
     keeps_write: bool = False
+    # True for a change that computes the failing backward()'s forward pass again (its graph was
+    # freed and the weights changed since): the values handed to that backward() are meant to
+    # differ from the original run's stale ones, so the meaning check compares those before it.
+    recomputes_failing_forward: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}

@@ -71,6 +71,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         check_file(self)
         if self.training.defines_optimizer:  # Optimizer.step() runs under no_grad
             self.findings = [f for f in self.findings if not RULES_BY_CODE[f.code].needs_gradients]
+        if self.file.other_autodiff:  # another framework's gradients: no claim about them
+            self.findings = []
 
     # ----- traversal -----------------------------------------------------
     def visit(self, node):

@@ -11,7 +11,7 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.rules import (
-    CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
+    CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, GRAD_READ_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
 )
 
 
@@ -25,6 +25,9 @@ class ExpressionEvents:
         self.visit(node.value)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
             self.data_attribute(node)
+        elif node.attr == "grad" and isinstance(node.ctx, ast.Load):
+            for hook in GRAD_READ_HOOKS:
+                hook(self, node)
 
     def data_attribute(self, node):
         """`x.data`, read or assigned: rules that look at it (ADL004) decide."""
@@ -70,7 +73,8 @@ class ExpressionEvents:
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
-            if op[0].startswith("torch.Tensor."):  # the receiver is input 0
+            if q is None and isinstance(func, ast.Attribute):  # a method: the receiver is input 0
+                # (also when `x.pow(2)` resolves to the scalar form `operator.pow:scalar`)
                 args = [func.value] + args
             self.record_input_saves(op, args, node)
 
@@ -124,6 +128,7 @@ class ExpressionEvents:
             rewrite = ("functional", inplace_kw)
             self.record_inplace_activation(first, node, rewrite)
             self.record_write(first, node, f"`{short}(..., inplace=True)`", rewrite)
+            self.record_write_to_result(first, node, f"`{short}(..., inplace=True)`", rewrite)
             self.record_inplace_output_save(first, f"torch.nn.functional.{short}:inplace", node)
         elif (short.endswith("_") and not short.endswith("__") and first is not None
               and (q.count(".") == 1 or q.startswith("torch.nn.functional."))
@@ -212,6 +217,7 @@ class ExpressionEvents:
                 f"`{text}` (its forward writes its argument in place)"
             self.record_inplace_activation(arg, node, rewrite, module=how)
             self.record_write(arg, node, how, rewrite)
+            self.record_write_to_result(arg, node, how, rewrite)
             if layer.saves_output and layer.inplace_key:  # `nn.ReLU(inplace=True)`
                 self.record_inplace_output_save(arg, layer.inplace_key, node)
             elif layer.saves_output:  # a same-file module that writes its input
@@ -256,12 +262,15 @@ class ExpressionEvents:
         if self.is_const(node):
             return
         for i in entry["inputs"]:
-            if i < len(args) and isinstance(args[i], ast.Name) and args[i].id in self.scope.tensors:
-                if not key.endswith("pow"):
+            name = self.saved_view_base(args[i]) if i < len(args) else None
+            if name is not None and name in self.scope.tensors:
+                # a binary op with a Python number keeps less (`x * 2` keeps nothing of x);
+                # `x.gather(0, idx)` / `x.clamp(0, 1)` keep x whatever their numbers
+                if i < 2 and _binary(key) and not key.split(":")[0].endswith("pow"):
                     others = [a for j, a in enumerate(args[:2]) if j != i]
                     if any(isinstance(o, ast.Constant) for o in others):
                         continue
-                self.add_save(args[i].id, key, f"input {i}", node)
+                self.add_save(name, key, f"input {i}", node)
 
     def record_write(self, target, node, how, rewrite=()):
         scope = self.scope
@@ -307,6 +316,24 @@ class ExpressionEvents:
         for loop in scope.loops:
             loop.written.add(name)
 
+    def record_write_to_result(self, value, node, how, rewrite):
+        """`self.drop(self.act(h))` with `self.drop = nn.Dropout(inplace=True)`: an
+        in-place layer writes the unnamed result of an op that keeps its output (a
+        ReLU's, a sigmoid's), which that op's backward needs.  The save and the write
+        are recorded under the expression's text, which nothing else can rebind."""
+        if self.scope.grad_off or not isinstance(value, (ast.Call, ast.BinOp)):
+            return
+        op = self.saving_op(value)
+        key = op[0] if op is not None and op[1]["output"] else None
+        layer = self.called_module(value) if isinstance(value, ast.Call) and key is None else None
+        if layer is not None and layer.output_layer.saves_output and not layer.output_layer.inplace:
+            key = layer.output_layer.op
+        if key is None or key not in N.saves_table():
+            return
+        name = self.text(value)
+        self.add_save(name, key, "output", value)
+        self.scope.writes.append(Write(self.next_seq(), name, node, how, True, rewrite))
+
     def record_module_parameter_write(self, probe, node, how, via, through_data):
         """`dense.weight[:, 0] -= v` where this function made `dense = nn.Linear(...)`: the
         write is to a parameter, a leaf that requires grad. Files that mention
@@ -344,3 +371,8 @@ class ExpressionEvents:
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
             self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
+
+
+def _binary(key) -> bool:
+    """An arithmetic op of two operands (``operator.mul``, ``torch.div``, ``torch.Tensor.sub``...)."""
+    return key.startswith("operator.") or key.split(":")[0].rsplit(".", 1)[-1] in N.BINARY_OPS

@@ -7,12 +7,17 @@ per function, ``events.Scope``."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import grad_free_parameters
 from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.defaults import grad_off_branches
+
+_OTHER_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:%s)\b" % "|".join(
+    sorted(N.OTHER_AUTODIFF_PACKAGES)), re.M)
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,9 @@ class FileFacts:
     grad_off_branches: frozenset  # `if` blocks whose parameter only such calls set (defaults.py)
     # function -> parameters that every call in this file fills with a value cut from its graph
     grad_free_parameters: dict
+    # The file imports another framework's autodiff (`import warp as wp`) and nothing of
+    # torch: its backward passes, steps and gradients are that framework's.
+    other_autodiff: bool = False
 
     @classmethod
     def read(cls, tree: ast.Module, source: str) -> FileFacts:
@@ -37,7 +45,24 @@ class FileFacts:
             mentions_debug="debug" in lowered or "anomaly" in lowered,
             grad_off_callees=callees,
             grad_off_branches=grad_off_branches(walk, callees),
-            grad_free_parameters=grad_free_parameters(tree, source))
+            grad_free_parameters=grad_free_parameters(tree, source),
+            other_autodiff=_other_autodiff_only(tree, source))
+
+
+def _other_autodiff_only(tree: ast.Module, source: str) -> bool:
+    """Whether the file imports a package of another autodiff framework
+    (``names.OTHER_AUTODIFF_PACKAGES``) and no ``torch`` module.  skrl's Warp agents
+    (`import warp as wp`, `from warp_nn.optimizers import Adam`) run `tape.backward(loss)`,
+    `optimizer.step()` and `tape.zero()` in a loop: nothing there is torch's."""
+    if not _OTHER_IMPORT.search(source):  # the common case, without a walk
+        return False
+    packages = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            packages.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            packages.add(node.module.split(".")[0])
+    return "torch" not in packages and bool(packages & N.OTHER_AUTODIFF_PACKAGES)
 
 
 @dataclass

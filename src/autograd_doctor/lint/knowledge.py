@@ -128,6 +128,26 @@ class TensorKnowledge:
             else:
                 return None
 
+    def saved_view_base(self, node) -> str | None:
+        """The name whose version counter an op's saved argument shares: the name
+        itself, or the base of a view of it (`conv(x.transpose(1, 2))` saves a view of
+        `x`, so a later write to `x` breaks that backward).  Only views that never
+        copy: basic indexing with constants and slices, the view methods; not
+        `.data`, which has a version counter of its own."""
+        while True:
+            if isinstance(node, ast.Name):
+                return node.id
+            if isinstance(node, ast.Subscript) and self.basic_index(node.slice):
+                node = node.value
+            elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES \
+                    and node.attr != "data":
+                node = node.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in N.VIEW_METHODS):
+                node = node.func.value
+            else:
+                return None
+
     def layer_parameter(self, node) -> bool:
         """True when ``node`` is (a view of) the ``weight`` or ``bias`` of a layer bound to
         a name in this file: ``dense.weight[:, 0]`` after ``dense = nn.Linear(...)``."""
@@ -389,3 +409,4 @@ class TensorKnowledge:
         base, base_kind = self.scope.alias_of.get(node.id, (node.id, kind))
         return base, "data" if "data" in (kind, base_kind) else \
             "detach" if "detach" in (kind, base_kind) else "view"
+

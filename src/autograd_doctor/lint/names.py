@@ -112,6 +112,10 @@ expand_as diagonal unfold as_strided movedim moveaxis swapaxes swapdims
 unflatten real imag detach mT mH T H adjoint indices values
 """.split())
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Ops of two tensor operands whose saves change when one is a Python number.
+BINARY_OPS = frozenset("""
+mul div add sub pow matmul mm atan2 maximum minimum hypot dot true_divide bmm remainder fmod
+""".split())
 # Methods that (almost) only tensors have: the receiver's result is a tensor.
 # (numpy arrays, pandas objects and jax arrays have none of these; `x.exp()` is torch.)
 TENSOR_ONLY_METHODS = frozenset({"detach", "expand", "expand_as", "requires_grad_",
@@ -158,6 +162,14 @@ MODULE_OPS = {
     "Softplus": "torch.nn.functional.softplus", "Mish": "torch.nn.functional.mish",
     "Hardtanh": "torch.nn.functional.hardtanh", "ReLU6": "torch.nn.functional.relu6",
     "LayerNorm": "torch.nn.functional.layer_norm",
+    "Conv1d": "torch.nn.functional.conv1d", "Conv3d": "torch.nn.functional.conv3d",
+    "ConvTranspose1d": "torch.nn.functional.conv_transpose1d",
+    "ConvTranspose2d": "torch.nn.functional.conv_transpose2d",
+    "ConvTranspose3d": "torch.nn.functional.conv_transpose3d",
+    "GroupNorm": "torch.nn.functional.group_norm",
+    "BatchNorm1d": "torch.nn.functional.batch_norm", "BatchNorm2d": "torch.nn.functional.batch_norm",
+    "BatchNorm3d": "torch.nn.functional.batch_norm",
+    "Embedding": "torch.nn.functional.embedding", "MaxPool2d": "torch.nn.functional.max_pool2d",
 }
 # Module methods that return the module or configure it, not a tensor.
 MODULE_METHODS = frozenset("""
@@ -202,6 +214,12 @@ DISTRIBUTION_VALUE_METHODS = frozenset({"log_prob", "cdf", "icdf", "log_cdf",
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 OPTIMIZER_CLASSES = frozenset("""
 SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam
+""".split())
+# Other frameworks with their own autodiff, whose `loss.backward()`, `opt.step()` and
+# `x.requires_grad` look like torch's but follow their own rules (NVIDIA Warp's
+# `tape.backward(loss)`, cleared by `tape.zero()`; Chainer's `model.cleargrads()`).
+OTHER_AUTODIFF_PACKAGES = frozenset("""
+warp warp_nn jax flax tensorflow paddle mindspore mxnet oneflow tinygrad mlx chainer
 """.split())
 GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",

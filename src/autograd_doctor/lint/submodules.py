@@ -13,6 +13,21 @@ that evidence counts for its base.  A class only built at top level, or by a
 trainer that is no module, has none, and its forward's argument-only hazards
 are silent.  Classes are matched by name, like ``callers.py``.
 
+A part kept in `self.X` of its building class (`self.X = Part()`, `self.X =
+nn.ModuleDict({k: Part() ...})`, `self.X.append(Part())`) is evidence only
+through the builder's use of it, with gradients on: a call of `self.X(...)`,
+or of the loop variable of `for m in self.X` (`.values()`, `.items()`), that
+passes a value the builder computed is evidence; one that only hands on the
+builder's own `forward()` arguments is evidence when the builder is itself fed
+a graph (the same question, one level up); a part the builder never calls,
+or calls only under `torch.no_grad()`, is none.  Sample Factory's
+`RunningMeanStdInPlace` normalises its argument in place after `x.var()` kept
+it: `ActorCritic` holds one and never calls it (the learner does, on data),
+and `RunningMeanStdDictInPlace` hands its own argument to those in its
+`nn.ModuleDict`, while its builder calls it under `no_grad`.  A layer after
+another inside `nn.Sequential(...)` is fed that layer's output: evidence by
+itself, as is a part built anywhere else (a local, `add_module`).
+
 The repository is the nearest folder above the file with `.git`,
 `pyproject.toml`, `setup.py` or `setup.cfg`, else the folder above its
 outermost package (an installed package: the package itself, not `site-packages`); one
@@ -26,6 +41,7 @@ import ast
 import os
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 from autograd_doctor.lint.files import DEFAULT_EXCLUDE
 
@@ -45,14 +61,35 @@ def built_as_part(cls: str, filename: str, tree: ast.Module | None = None) -> bo
     return _has_evidence(cls, own, files, set())
 
 
+def repository_files(filename: str) -> tuple:
+    """The Python files of the repository that holds ``filename`` (none for a
+    source without a file, or a repository too large to search)."""
+    if not filename or filename.startswith("<"):
+        return ()
+    return _repository_files(_repository(os.path.dirname(os.path.abspath(filename))))
+
+
+def file_text(path: str) -> str:
+    return _text(path)
+
+
 def _has_evidence(cls: str, own, files, seen: set) -> bool:
     """``cls`` is built as a part, or a subclass of it is (its forward may be ``cls``'s)."""
     seen.add(cls)
     word = re.compile(r"\b%s\b" % re.escape(cls))
     found = [s for s in [own] + [_file_summary(p) for p in files if word.search(_text(p))] if s]
-    if any(cls in parts for _, parts in found):
+    if any(cls in summary.parts for summary in found):
         return True
-    subclasses = {sub for bases, _ in found for sub, names in bases.items() if cls in names}
+    for summary in found:
+        for builder, part, holder in summary.held:
+            if part != cls:
+                continue
+            use = summary.uses.get(builder, {}).get(holder)
+            if use == _COMPUTED:
+                return True
+            if use == _HANDED_ON and builder not in seen and _has_evidence(builder, own, files, seen):
+                return True
+    subclasses = {sub for summary in found for sub, names in summary.bases.items() if cls in names}
     return any(_has_evidence(sub, own, files, seen) for sub in sorted(subclasses - seen))
 
 
@@ -73,20 +110,204 @@ def _file_summary(path: str):
         return None
 
 
-def summarise(tree: ast.Module):
-    """``(class -> its base names, classes built as another module's part)``."""
+class Summary(NamedTuple):
+    """What one file says about module classes built as parts."""
+    bases: dict     # class -> its base names
+    parts: frozenset  # classes built as a part where that is evidence by itself
+    held: tuple     # (building class, part class, `self.<holder>` it is kept in)
+    uses: dict      # building class -> holder -> _COMPUTED or _HANDED_ON
+
+
+# How a building class calls a part it holds, with gradients on: with values it
+# computed (a layer's output: the part is fed a graph), or only with its own
+# forward()'s arguments handed on (the part is fed one if the builder is).
+_COMPUTED, _HANDED_ON = "computed", "handed on"
+_HOLDER_METHODS = frozenset({"append", "extend", "insert", "update"})
+
+
+def summarise(tree: ast.Module) -> Summary:
+    """The file's classes, the classes it builds as another module's part, and,
+    for a part kept in `self.<holder>` of a module class, how that class uses it."""
     bases: dict[str, frozenset] = {}
     parts: set[str] = set()
+    held: list = []
+    uses: dict = {}
+    in_modules: set = set()  # calls inside module classes: counted there, through holders
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             names = frozenset(_last_name(b) for b in node.bases)
             bases[node.name] = names
             if _is_module_class(node, names):
-                parts.update(_called_names(node) - {node.name})
-        elif isinstance(node, ast.Call) and _last_name(node.func) in _CONTAINERS:
+                holders = _holders(node)
+                for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                    in_modules.add(id(call))
+                    name = _last_name(call.func)
+                    if name == node.name:
+                        continue
+                    if id(call) in holders:
+                        held.append((node.name, name, holders[id(call)]))
+                    else:
+                        parts.add(name)
+                uses[node.name] = _holder_uses(node)
+        elif isinstance(node, ast.Call) and _last_name(node.func) in _CONTAINERS \
+                and id(node) not in in_modules:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 parts.update(_called_names(arg))
-    return bases, frozenset(parts)
+    return Summary(bases, frozenset(parts), tuple(held), uses)
+
+
+def _holders(cls: ast.ClassDef) -> dict:
+    """Calls inside ``self.X = ...`` / ``self.X: T = ...`` / ``self.X += ...`` /
+    ``self.X.append(...)`` statements of the class: call id -> ``X``."""
+    out = {}
+    for stmt in ast.walk(cls):
+        holder, value = None, None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            holder, value = _self_attribute(stmt.targets[0]), stmt.value
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            holder, value = _self_attribute(stmt.target), stmt.value
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Attribute) \
+                and stmt.value.func.attr in _HOLDER_METHODS:
+            holder, value = _self_attribute(stmt.value.func.value), stmt.value
+            value = ast.Tuple(elts=list(stmt.value.args) + [k.value for k in stmt.value.keywords])
+        if holder is None or value is None:
+            continue
+        for call in ast.walk(value):
+            if isinstance(call, ast.Call):
+                out[id(call)] = holder
+    # a layer after another in `nn.Sequential(...)` is fed that layer's output
+    # whoever calls the whole: evidence by itself, as before
+    for seq in ast.walk(cls):
+        if isinstance(seq, ast.Call) and _last_name(seq.func) == "Sequential":
+            for arg in seq.args[1:]:
+                for call in ast.walk(arg):
+                    out.pop(id(call), None)
+    return out
+
+
+def _self_attribute(node) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _holder_uses(cls: ast.ClassDef) -> dict:
+    """holder -> how the class's methods call it with gradients on: `self.X(...)`, or
+    a call of the loop variable of `for m in self.X` (`.values()`, `.items()`,
+    `enumerate(self.X)`); calls under `torch.no_grad()` / `inference_mode()` or in
+    methods decorated with them do not count."""
+    uses: dict = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        off = any(_last_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF
+                  for d in method.decorator_list)
+        params = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs} - {"self"}
+        if method.args.vararg:
+            params.add(method.args.vararg.arg)
+        rebound = {n.id for n in ast.walk(method) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        handed = params - rebound
+        for holder, call in _calls_of_holders(method.body, off, {}):
+            values = list(call.args) + [k.value for k in call.keywords]
+            if method.name == "forward" and all(_handed_on(v, handed) for v in values):
+                uses.setdefault(holder, _HANDED_ON)
+            else:
+                uses[holder] = _COMPUTED
+    return uses
+
+
+_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
+
+
+def _calls_of_holders(body, off: bool, loop_names: dict):
+    """(holder, call) for each call of a held part in ``body`` made with gradients on."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            inner = off or any(_grad_off_context(item.context_expr) for item in stmt.items)
+            yield from _calls_of_holders(stmt.body, inner, loop_names)
+            continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            names = dict(loop_names)
+            names.update(_loop_targets(stmt.target, stmt.iter))
+            yield from _calls_of_holders(stmt.body + stmt.orelse, off, names)
+            continue
+        if isinstance(stmt, (ast.If, ast.While, ast.Try)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _calls_of_holders(getattr(stmt, block, []), off, loop_names)
+            for handler in getattr(stmt, "handlers", []):
+                yield from _calls_of_holders(handler.body, off, loop_names)
+            test = getattr(stmt, "test", None)
+            stmt = ast.Expr(value=test) if test is not None else None
+            if stmt is None:
+                continue
+        if off:
+            continue
+        names = dict(loop_names)  # `[head(x) for head in self.heads]`
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.comprehension):
+                names.update(_loop_targets(node.target, node.iter))
+        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "forward":
+                func = func.value  # `self.block.forward(x)`
+            if isinstance(func, ast.Subscript):
+                func = func.value  # `self.blocks[i](x)`
+            holder = _self_attribute(func)
+            if holder is None and isinstance(func, ast.Name):
+                holder = names.get(func.id)
+            if holder is not None:
+                yield holder, call
+
+
+def _loop_targets(target, iterated) -> dict:
+    """Loop variables that stand for parts of a holder: name -> holder (`for m in
+    self.X`, `enumerate(self.X)`, `for a, b in zip(self.X, self.Y)`)."""
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) \
+            and iterated.func.id == "zip" and isinstance(target, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(iterated.args):
+        out = {}
+        for elt, arg in zip(target.elts, iterated.args):
+            out.update(_loop_targets(elt, arg))
+        return out
+    holder = _iterated_holder(iterated)
+    if holder is None:
+        return {}
+    return {n.id: holder for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _grad_off_context(expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    name = _last_name(expr.func)
+    if name in _GRAD_OFF:
+        return True
+    return name == "set_grad_enabled" and bool(expr.args) and \
+        isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False
+
+
+def _iterated_holder(node) -> str | None:
+    """``X`` for `self.X`, `self.X.values()`, `self.X.items()`, `enumerate(self.X)`."""
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("values", "items", "children") \
+                and not node.args:
+            return _self_attribute(node.func.value)
+        if isinstance(node.func, ast.Name) and node.func.id in ("enumerate", "reversed") and node.args:
+            return _self_attribute(node.args[0])
+        return None
+    return _self_attribute(node)
+
+
+def _handed_on(value, handed: set) -> bool:
+    """The value is one of the method's own arguments, never re-bound, or a part of
+    one (`x[k]`, `x.field`), with no call in it: it carries whatever the caller passed."""
+    if any(isinstance(n, ast.Call) for n in ast.walk(value)):
+        return False
+    while isinstance(value, (ast.Subscript, ast.Attribute, ast.Starred)):
+        value = value.value
+    return (isinstance(value, ast.Name) and value.id in handed) or isinstance(value, ast.Constant)
 
 
 def _is_module_class(node: ast.ClassDef, bases) -> bool:

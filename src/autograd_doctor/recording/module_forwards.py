@@ -19,9 +19,10 @@ class ModuleForwardTracker:
     """Ids of the modules whose forward ran while the tracker is on; it removes its hook when
     its recorder is gone, stopped, or has a newer tracker."""
 
-    def __init__(self, recorder):
+    def __init__(self, recorder, from_start: bool = False):
         self.recorder_ref = weakref.ref(recorder)
         self.ran: set[int] = set()
+        self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
 
     def _hook(self, module, args):

@@ -358,8 +358,11 @@ class Recorder(AliasTracking):
             except Exception:
                 hits = ()
         deferred = None
+        leaf = None  # (a leaf that requires grad, its version): a weight updated by hand
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             deferred = self._check_write_hazards(op, args, kwargs)
+            if args[0].requires_grad and args[0].is_leaf:
+                leaf = (args[0], args[0]._version)
         self.write_depth += 1
         try:
             result = call_as_caller(func, args, kwargs)
@@ -370,6 +373,8 @@ class Recorder(AliasTracking):
             self.write_depth -= 1
         if deferred is not None:
             self.listener.overlapping_write(deferred)  # PyTorch did not refuse it after all
+        if leaf is not None:
+            self._log_leaf_write(op, *leaf)
         if hits:
             try:
                 self.after_write(hits)
@@ -378,6 +383,22 @@ class Recorder(AliasTracking):
             except Exception:
                 pass
         return result
+
+    def _log_leaf_write(self, op: str, target: torch.Tensor, before: int) -> None:
+        """Full mode: log a write into a leaf that requires grad (a weight written under no_grad)
+        as the default mode logs every write, so that a later failure can name it (AD302: the
+        weights of a freed graph changed between two backward() calls)."""
+        try:
+            if target._version == before:
+                return
+            stack, module_class, _user_frame = user_stack_and_module(2)
+            del _user_frame  # no frame is kept
+            entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
+            entry.version_after = target._version
+            entry.module_class = module_class
+            self.write_log.add(entry, target)
+        except Exception:
+            pass  # an unlogged write is just not named later
 
     def write_failed(self, error: Exception, func, args: tuple, kwargs: dict) -> None:
         """A write that skipped the recording (nothing it could hit) and that PyTorch refused."""

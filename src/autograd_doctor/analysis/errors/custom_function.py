@@ -109,6 +109,16 @@ def wrong_gradients(context: ErrorContext, already):
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
             helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
                                           f"{'it' if expected - got == 1 else 'them'})", f"return {value}, {missing}"))
+        elif got < expected and len(returns) == 1 and len(needs) == expected and len(inputs) == expected \
+                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None:
+            value = text_of(filename, returns[0].value)
+            given = [name for name in computed if name != "None"]
+            notes.append(f"backward computes {', '.join(given)} but does not return "
+                         f"{'it' if len(given) == 1 else 'them'}: autograd needs a gradient for "
+                         f"{', '.join(i for i, need in zip(inputs[got:], needs[got:]) if need)}, which requires grad")
+            helps.append(statement_change(primary, f"return the gradient{'s' if len(given) > 1 else ''} backward "
+                                          f"already computes ({', '.join(given)}), in the order of forward's inputs",
+                                          f"return {value}, {', '.join(computed)}"))
         else:
             helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
                                     f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
@@ -125,6 +135,31 @@ def wrong_gradients(context: ErrorContext, already):
                                 "shape change forward made (unsqueeze/expand after a sum, reshape after a "
                                 "view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def _computed_gradients(backward: ast.FunctionDef, missing: list[str], needs: list[bool],
+                        returned: ast.Return) -> list[str] | None:
+    """For each input whose gradient backward does not return: the variable backward assigns
+    for it (`grad_x`, `x_grad`, `dx`, by name) and does not return, or "None" where the input
+    needs no gradient (ctx.needs_input_grad, at run time); None when an input that needs one has
+    no such variable, or more than one."""
+    assigned = {n.id for n in ast.walk(backward) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    returned_names = {n.id for n in ast.walk(returned.value) if isinstance(n, ast.Name)}
+
+    def key(name: str) -> str:
+        return name.replace("_", "").lower()
+
+    found = []
+    for name, need in zip(missing, needs):
+        if not need:
+            found.append("None")
+            continue
+        wanted = {key(f"grad_{name}"), key(f"{name}_grad"), key(f"d{name}"), key(f"grad{name}")}
+        candidates = [a for a in assigned if key(a) in wanted and a not in returned_names]
+        if len(candidates) != 1:
+            return None
+        found.append(candidates[0])
+    return found
 
 
 def _device_help(filename, backward, returns, primary, inputs, device):
@@ -294,7 +329,74 @@ def saved_tensors_count(context: ErrorContext, already):
     return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, helps)
 
 
+def dirty_view_several_outputs(context: ErrorContext, already):
+    """mark_dirty() of an input that is a view, in a Function that returns several tensors."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import last_assignment, uses_between
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    function_class = _applied_function_class(context)
+    class_name = function_class.__name__ if function_class is not None else "the Function"
+    calls = [c for c in find_calls(statement, "apply")]
+    views = [a for c in calls for a in c.args if isinstance(a, ast.Name)
+             and isinstance(value := value_of(frame, a), torch.Tensor) and value._base is not None]
+    location.role, location.note = "apply", f"{class_name} is applied to a view and returns several tensors"
+    notes = [f"{class_name}.forward writes its input in place and marks it dirty; that input is a view of another "
+             "tensor, and PyTorch can rebase a view's history only when the Function returns one tensor"]
+    dirty = _mark_dirty_statement(function_class)
+    related = [location] + ([dirty] if dirty is not None else [])
+    helps = []
+    primary = location
+    if len(views) == 1:
+        name = views[0].id
+        made = last_assignment(filename, name, line)
+        base = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+        base_names = {n.id for n in ast.walk(base) if isinstance(n, ast.Name)} if base is not None else set()
+        scope_end = _scope_end(filename, line)
+        read_later = any(uses_between(filename, b, statement.end_lineno, scope_end + 1) for b in base_names)
+        if base is not None and base_names and not read_later:
+            # Nothing reads the base after the call, so giving the Function a copy changes no value
+            # the program uses: the outputs and their gradients are the same.
+            primary = statement_location(filename, made, role="view", note=f"{name} is a view of another tensor")
+            related = [location] + related[1:]
+            copy = f"{name} = {text_of(filename, base)}.clone()"
+            helps.append(statement_change(primary, f"give {class_name} a copy, not a view: nothing reads "
+                                          f"{', '.join(sorted(base_names))} after the call, so the outputs and "
+                                          "gradients stay the same", copy))
+    helps.append(Suggestion(f"{'or ' if helps else ''}return one tensor from {class_name} (split it into a Function "
+                            "that writes in place and returns the input, and the other operations after it)"))
+    return diagnosis(codes.DIRTY_VIEW_SEVERAL_OUTPUTS, primary, related, notes, helps)
+
+
+def _scope_end(filename: str, line: int) -> int:
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, line) if tree is not None else None
+    if isinstance(scope, ast.Module):
+        return max((getattr(node, "end_lineno", 0) or 0 for node in scope.body), default=line)
+    return getattr(scope, "end_lineno", None) or line
+
+
+def _mark_dirty_statement(function_class):
+    filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
+    calls = find_calls(forward, "mark_dirty") if forward is not None else []
+    if not calls:
+        return None
+    from autograd_doctor.diagnosis.source import statement_at
+
+    statement = statement_at(filename, calls[0].lineno)
+    return statement_location(filename, statement, role="dirty", note="the input is written in place and marked "
+                                                                      "dirty here") if statement is not None else None
+
+
 MATCHERS = [
+    (r"If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
+     r"more than one Tensor", dirty_view_several_outputs),
     (r"function \w+Backward returned an incorrect number of gradients"
      r"|Function \w+Backward returned an invalid gradient at index", wrong_gradients),
     (r"Some elements marked as dirty during the forward method were not returned as output", dirty_not_returned),

@@ -173,7 +173,35 @@ def inference_tensor_requires_grad(context: ErrorContext, already):
                      helps or [Suggestion("clone it first: t = t.clone().requires_grad_()")])
 
 
+def inference_tensor_version(context: ErrorContext, already):
+    """`t._version` read on a tensor made under inference_mode (a cache keyed by the version, a
+    library that checks for in-place changes): inference tensors have no version counter."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    reads = [node for node in ast.walk(statement) if isinstance(node, ast.Attribute) and node.attr == "_version"]
+    name = text_of(filename, reads[0].value) if len(reads) == 1 else None
+    inference = _inference_locals(frame)
+    if name is None and len(inference) == 1:
+        name = inference[0]
+    location.role = "read"
+    location.note = f"reads the version counter of {name or 'a tensor'}, made under inference_mode"
+    block, fix = _block_location_and_fix(_block_for(filename, name if name and name.isidentifier() else None, line))
+    notes = [f"{name or 'the tensor'} was made under torch.inference_mode(), which skips version counters to run "
+             "faster; code that reads a tensor's version (to notice in-place changes) cannot work on it"]
+    helps = [fix] if fix is not None else []
+    if name and name.isidentifier():
+        helps.append(Suggestion(f"or, if inference_mode must stay, give this code a normal copy: {name} = "
+                                f"{name}.clone() outside the block, before this line"))
+    if block is None:
+        return diagnosis(codes.INFERENCE_TENSOR_VERSION, location, notes=notes, help=helps or [Suggestion(
+            "find the torch.inference_mode() that made this tensor and use torch.no_grad() there instead")])
+    return diagnosis(codes.INFERENCE_TENSOR_VERSION, block, [location], notes, helps)
+
+
 MATCHERS = [
+    (r"Inference tensors do not track version counter", inference_tensor_version),
     (r"Inference tensors cannot be saved for backward", inference_tensor_saved),
     (r"Inplace update to inference tensor outside InferenceMode is not allowed", inference_tensor_written),
     (r"Setting requires_grad=True on inference tensor outside InferenceMode is not allowed",

@@ -11,8 +11,10 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, carrying_assignment, last_assignment, local_name_of, value_of,
+    ErrorContext, carrying_assignment, context_call_name, last_assignment, line_location, local_name_of, value_of,
+    with_block_around,
 )
+from autograd_doctor.analysis.grad_off_blocks import block_body_dedented
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
 
@@ -117,8 +119,37 @@ def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
         module = getattr(function, "__module__", None) or type(function).__module__
         if not str(module).split(".")[0] == "numpy":
             continue
-        given += [a for a in call.args if isinstance(value := value_of(frame, a), torch.Tensor) and value.requires_grad]
+        for argument in call.args:
+            value = value_of(frame, argument)
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                given.append(argument)
+            elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
+                given += _comprehension_tensors(frame, argument)
     return given
+
+
+def _comprehension_tensors(frame, comprehension: ast.ListComp | ast.GeneratorExp) -> list[ast.Name]:
+    """The reads, in `[x * y for x, y in zip(sizes, losses)]`'s element, of a loop variable that
+    runs over a list of tensors requiring grad (the list is read from the frame, where it is;
+    `zip(a, b)` pairs each target with its list)."""
+    import torch
+
+    from autograd_doctor.diagnosis.source import call_name
+
+    carrying: set[str] = set()
+    for generator in comprehension.generators:
+        target, iterable = generator.target, generator.iter
+        pairs = [(target, iterable)]
+        if isinstance(iterable, ast.Call) and call_name(iterable) == "zip" and not iterable.keywords \
+                and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args):
+            pairs = list(zip(target.elts, iterable.args))
+        for name, source in pairs:
+            values = value_of(frame, source) if isinstance(name, ast.Name) else None
+            if isinstance(values, (list, tuple)) and any(
+                    isinstance(v, torch.Tensor) and v.requires_grad for v in values[:64]):
+                carrying.add(name.id)
+    return [node for node in ast.walk(comprehension.elt)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in carrying]
 
 
 def integer_requires_grad(context: ErrorContext, already):
@@ -205,16 +236,71 @@ def hook_without_grad(context: ErrorContext, already):
     receiver = _receiver(calls[0]) if len(calls) == 1 else None
     name = text_of(filename, receiver) if receiver is not None else None
     location.note = f"{method}() on a tensor outside the autograd graph"
+    guard = None
+    if name and isinstance(statement, ast.Expr):
+        body = text_of(filename, statement)
+        guard = statement_change(location, "if this code also runs without gradients (evaluation), guard it",
+                                 f"if {name}.requires_grad:\n    {body}")
+    block = _grad_off_block_running(context)
+    if block is not None:
+        return _hook_under_grad_off_block(block, location, name, method, guard)
     related = [_made_at(filename, name, location.line,
                         f"{name} is computed here from tensors that do not require grad")]
     helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
                         "(or it was made under torch.no_grad() / after detach()). Make the inputs you want "
                         "gradients for require grad (requires_grad=True, nn.Parameter)")]
-    if name and isinstance(statement, ast.Expr):
-        body = text_of(filename, statement)
-        helps.append(statement_change(location, "if this code also runs without gradients (evaluation), "
-                                      "guard it", f"if {name}.requires_grad:\n    {body}"))
+    if guard is not None:
+        helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
+
+
+_GRAD_OFF_CONTEXTS = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+def _grad_off_block_running(context: ErrorContext) -> tuple[str, ast.With, int] | None:
+    """(file, with statement, line in it) of the `with torch.no_grad():` (inference_mode,
+    set_grad_enabled(False)) block that one of the traceback's user frames was running when the
+    error was raised, innermost first: the run was inside it, so gradients were off there."""
+    for frame, line in context.user_frames():
+        filename = frame.f_code.co_filename
+        block = with_block_around(filename, line, _GRAD_OFF_CONTEXTS)
+        if block is None or (block.body and line < block.body[0].lineno):
+            continue
+        call = block.items[0].context_expr if len(block.items) == 1 else None
+        if context_call_name(call) == "set_grad_enabled" and not (
+                isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant)
+                and call.args[0].value is False):
+            continue
+        return filename, block, line
+    return None
+
+
+def _hook_under_grad_off_block(found, location, name: str | None, method: str, guard: Suggestion | None):
+    """AD116 where the tensor was made inside a grad-off block that is still running: the hook
+    asks for a gradient that the block turned off, so the block is the line to change."""
+    filename, block, line = found
+    header = segment(filename, block.items[0].context_expr) if len(block.items) == 1 else "torch.no_grad()"
+    primary = line_location(filename, block.lineno, role="grad off",
+                            note="gradients are off in this block, so nothing computed in it has grad history")
+    location.note = f"{method}() on {name or 'a tensor'} made with gradients off"
+    related = [location]
+    if line != location.line or filename != location.file:
+        related.append(line_location(filename, line, role="called from", note="this line of the block led to it"))
+    notes = [f"{name or 'the tensor'} was computed while `with {header}:` (line {block.lineno}) was running, and "
+             f"{method}() was called inside it too: a gradient hook needs a tensor that autograd records"]
+    helps = []
+    body = block_body_dedented(filename, block)
+    if body is not None:
+        helps.append(Suggestion(f"run this code with gradients on (remove `with {header}:`): it needs the "
+                                "gradients the block turns off", body, statement_location(filename, block)))
+    else:
+        helps.append(Suggestion(f"run this code outside `with {header}:` (line {block.lineno}): it needs the "
+                                "gradients the block turns off"))
+    if guard is not None:
+        guard.message = ("or, if this block only evaluates and the hook is for training runs, register it only "
+                         "when gradients are on")
+        helps.append(guard)
+    return diagnosis(codes.HOOK_WITHOUT_GRAD, primary, related, notes, helps)
 
 
 def out_with_grad(context: ErrorContext, already):

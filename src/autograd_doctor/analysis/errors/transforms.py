@@ -13,10 +13,12 @@ import ast
 import os
 
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
+from autograd_doctor.analysis.errors.build import (
+    diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
+)
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, last_assignment
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
 _FUNCTORCH_DIR = os.sep + os.path.join("torch", "_functorch") + os.sep
 # The user-facing transforms, by the function torch runs for each (the traceback names them).
@@ -113,7 +115,190 @@ def _subscript_zero(statement: ast.stmt, call: ast.Call) -> ast.Subscript | None
     return None
 
 
+# ---- vmap: the function sees one example; what it makes itself has no batch dimension ----------
+
+# torch.<factory>(size, ...) -> <input>.<method>(size, ...): the same tensor, made "like" an input, so
+# that vmap gives it the input's batch dimension.
+_FACTORIES = {"zeros": "new_zeros", "ones": "new_ones", "empty": "new_empty", "full": "new_full"}
+
+
+def _under_vmap(context: ErrorContext) -> bool:
+    return any(_FUNCTORCH_DIR in frame.f_code.co_filename and frame.f_code.co_name == "vmap_impl"
+               for frame, _ in context.frames)
+
+
+def _written_name(statement: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(name, written value) of `name[...] = value`, `name += value`, `name.add_(value)`."""
+    target = value = None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Subscript):
+        target, value = statement.targets[0].value, statement.value
+    elif isinstance(statement, ast.AugAssign):
+        target, value = statement.target, statement.value
+        while isinstance(target, ast.Subscript):
+            target = target.value
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr.endswith("_"):
+        target, value = statement.value.func.value, statement.value
+    if isinstance(target, ast.Name):
+        return target.id, value
+    return None
+
+
+def _function_parameters(filename: str, line: int) -> list[str]:
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    return [a.arg for a in function.args.posonlyargs + function.args.args if a.arg not in ("self", "cls")]
+
+
+def vmap_write_into_unbatched(context: ErrorContext, already):
+    """vmap: a batched value written in place into a tensor without the batch dimension (made in
+    the function with torch.zeros(size), or outside it)."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    written = _written_name(statement)
+    name = written[0] if written else None
+    transform = "vmap"
+    location.note = f"writes a value that has vmap's batch dimension into {name or 'a tensor'}, which has none"
+    notes = [f"inside {transform} the function sees one example at a time, but every tensor computed from its inputs "
+             f"carries the batch along; {name or 'the written tensor'} was not computed from them (a tensor made "
+             "from a size, or one made outside the function), so it holds one example's worth of elements and "
+             "cannot take the whole batch's values in place"]
+    made = last_assignment(filename, name, line) if name else None
+    call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+    factory = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and isinstance(call.func.value, ast.Name) and call.func.value.id == "torch" else None
+    if made is None or factory not in _FACTORIES:
+        return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, location, notes=notes, help=[Suggestion(
+            f"make {name or 'the tensor'} inside the function from one of its inputs (x.new_zeros(size), "
+            "torch.zeros_like(x)), so that vmap batches it too, or build the result out of place "
+            "(torch.cat / torch.stack of the pieces)")])
+    parameters = _function_parameters(filename, made.lineno)
+    read = {n.id for n in ast.walk(written[1]) if isinstance(n, ast.Name)} if written and written[1] is not None \
+        else set()
+    candidates = [p for p in parameters if p in read and _is_tensor(frame.f_locals.get(p))] or \
+        [p for p in parameters if _is_tensor(frame.f_locals.get(p))]
+    primary = statement_location(filename, made, role="made",
+                                 note=f"{name} is made here from a size: it has no batch dimension under vmap")
+    location.role = "write"
+    helps = []
+    if candidates:
+        source = candidates[0]
+        arguments = [text_of(filename, a) for a in call.args] + [text_of(filename, k) for k in call.keywords]
+        new_call = f"{source}.{_FACTORIES[factory]}({', '.join(arguments)})"
+        helps.append(statement_change(primary, f"make {name} from the input {source} ({source}.{_FACTORIES[factory]}): "
+                                      f"the same values, and under vmap it gets {source}'s batch dimension",
+                                      replace_node_text(filename, made, call, new_call)))
+    helps.append(Suggestion("or build the result out of place (torch.cat / torch.stack of the pieces), which vmap "
+                            "batches like any other operation"))
+    return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, primary, [location], notes, helps)
+
+
+def _is_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _transformed_function_frame(context: ErrorContext):
+    """(frame, line) of the user's function that the innermost torch.func transform called."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    found = None
+    inside = False
+    for frame, line in context.frames:
+        filename = frame.f_code.co_filename
+        if _FUNCTORCH_DIR in filename and frame.f_code.co_name in TRANSFORM_FUNCTIONS:
+            inside, found = True, None  # functional_call, also in _functorch, is not a transform
+        elif inside and found is None and not is_internal_file(filename):
+            found = (frame, line)
+    return found
+
+
+def _batched_parameters(context: ErrorContext, function_frame) -> list[str] | None:
+    """The transformed function's parameters that vmap maps over (in_dims not None), from the
+    innermost vmap's own arguments; None when they cannot be told."""
+    vmap_frames = [frame for frame, _ in context.frames
+                   if _FUNCTORCH_DIR in frame.f_code.co_filename and frame.f_code.co_name == "vmap_impl"]
+    if not vmap_frames:
+        return None
+    in_dims = vmap_frames[-1].f_locals.get("in_dims")
+    code = function_frame.f_code
+    parameters = list(code.co_varnames[:code.co_argcount])
+    if isinstance(in_dims, int):
+        return [p for p in parameters if _is_tensor(function_frame.f_locals.get(p))]
+    if not isinstance(in_dims, tuple) or len(in_dims) != len(parameters):
+        return None
+    return [p for p, dim in zip(parameters, in_dims) if dim is not None]
+
+
+def vmap_batch_dimension_indexed(context: ErrorContext, already):
+    """Under vmap, code written for a batch indexes the batch dimension, which the function does
+    not see ("too many indices for tensor of dimension 1", "Dimension out of range")."""
+    if not _under_vmap(context):
+        return None
+    found = user_statement(context)
+    transformed = _transformed_function_frame(context)
+    if found is None or transformed is None:
+        return None
+    frame, line, filename, statement, location = found
+    function_frame, function_line = transformed
+    function_file = function_frame.f_code.co_filename
+    entry, entry_location = statement_of(function_file, function_line)
+    if entry is None:
+        return None
+    function = function_frame.f_code.co_name
+    location.role, location.note = "indexed", "indexes a dimension the example does not have under vmap"
+    entry_location.role = "transformed"
+    entry_location.note = f"{function}() is the function vmap maps: its inputs are single examples, without the " \
+                          "batch dimension"
+    notes = [f"vmap calls {function}() with one example at a time: each input lacks the batch dimension that the "
+             "code below it indexes (x[:, 0], x.size(1), dim=1 count it)"]
+    batched = _batched_parameters(context, function_frame)
+    scalar_output = any(_FUNCTORCH_DIR in f.f_code.co_filename and f.f_code.co_name in ("grad_impl",
+                                                                                         "grad_and_value_impl")
+                        for f, _ in context.frames)
+    helps = []
+    if batched and scalar_output and all(_is_tensor(function_frame.f_locals.get(p)) for p in batched):
+        # A batch of one: the code sees the shape it was written for, and the loss (a mean or sum
+        # over the batch of one) is the per-example loss that grad() differentiates.
+        unsqueezed = ", ".join(f"{p}.unsqueeze(0)" for p in batched)
+        first = _first_body_statement(function_file, function_line)
+        if first is not None:
+            text = text_of(function_file, first)
+            helps.append(statement_change(statement_location(function_file, first),
+                                          f"give the code a batch of one ({unsqueezed}): it sees the shape it was "
+                                          "written for, and the loss over one example is that example's loss",
+                                          f"{', '.join(batched)} = {unsqueezed}\n{text}"))
+    helps.append(Suggestion(f"{'or ' if helps else ''}write the code for one example (drop the batch dimension: "
+                            "x[0] for x[:, 0], dim=0 for dim=1), as vmap sees it"))
+    return diagnosis(codes.VMAP_BATCH_DIMENSION_INDEXED, entry_location, [location], notes, helps)
+
+
+def _first_body_statement(filename: str, line: int) -> ast.stmt | None:
+    """The first statement of the function around `line` (after its docstring), one line long."""
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body or body[0].lineno != body[0].end_lineno or isinstance(body[0], (ast.If, ast.For, ast.While,
+                                                                                 ast.With, ast.Try)):
+        return None
+    return body[0]
+
+
 MATCHERS = [
+    (r"vmap: inplace arithmetic\(self, \*extra_args\) is not possible", vmap_write_into_unbatched),
+    (r"too many indices for tensor of dimension \d+|Dimension out of range \(expected to be in range of",
+     vmap_batch_dimension_indexed),
     (r"backward\(\) called inside a functorch transform", tape_api_in_transform),
     (r"You are attempting to call Tensor\.requires_grad_\(\) \(or perhaps using torch\.autograd\.functional\.\* "
      r"APIs\) inside of a function being transformed", tape_api_in_transform),

@@ -178,6 +178,10 @@ def custom_function_view_written(context: ErrorContext, already):
     filename = frame.f_code.co_filename
     write = context.raise_location(role="write", note="in-place write into the custom Function's output")
     function_name = context.message.split("Output 0 of ")[-1].split(" is a view")[0] if "Output" in context.message else None
+    if function_name == "BackwardHookFunction":
+        hooked = _full_backward_hook_written(context, filename, write)
+        if hooked is not None:
+            return hooked
     name = written_name(filename, line)
     made = last_assignment(filename, name, line) if name and name.isidentifier() else None
     related = []
@@ -198,6 +202,66 @@ def custom_function_view_written(context: ErrorContext, already):
                                 "tensor from its forward (e.g. x.clone() instead of x or a view of x)"))
     notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
              "would bypass the backward you wrote, so PyTorch forbids it"]
+    return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _module_writing_in_place(context: ErrorContext):
+    """The innermost nn.Module whose forward was running when the write was refused."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        module = frame.f_locals.get("self")
+        if isinstance(module, torch.nn.Module) and frame.f_code.co_name == "forward":
+            return module
+    return None
+
+
+def _calls_in(filename: str, predicate) -> list[tuple[ast.stmt, ast.Call]]:
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    found = []
+    for statement in ast.walk(tree) if tree is not None else ():
+        if isinstance(statement, ast.stmt) and not isinstance(statement, (
+                ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
+            found += [(statement, call) for call in ast.walk(statement) if isinstance(call, ast.Call) and predicate(call)]
+    return found
+
+
+def _full_backward_hook_written(context: ErrorContext, filename: str, write):
+    """AD107 where the custom Function is the wrapper a full backward hook puts around a module's
+    output (BackwardHookFunction) and the next module writes that output in place
+    (ReLU(inplace=True)): the line to change is the hook's registration or the in-place module."""
+    from autograd_doctor.diagnosis.source import call_name, replace_node_text
+
+    registrations = _calls_in(filename, lambda call: call_name(call) == "register_full_backward_hook")
+    module = _module_writing_in_place(context)
+    if len(registrations) != 1 or module is None or not getattr(module, "inplace", False):
+        return None
+    class_name = type(module).__name__
+    statement, _call = registrations[0]
+    primary = statement_location(filename, statement, role="hook",
+                                 note="a full backward hook wraps this module's output in BackwardHookFunction")
+    write.note = f"{class_name}(inplace=True) writes that output in place here"
+    notes = [f"register_full_backward_hook makes the module's output a view returned by BackwardHookFunction, so that "
+             f"the hook sees grad_output; the {class_name}(inplace=True) that follows writes into that output, which "
+             "PyTorch forbids"]
+    helps = []
+    built = _calls_in(filename, lambda call: call_name(call) == class_name and any(
+        k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords))
+    related = [write]
+    if len(built) == 1:
+        made, call = built[0]
+        plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "inplace"])
+        location = line_location(filename, call.lineno, role="in place", note=f"the {class_name} is made in place here")
+        related.insert(0, location)
+        helps.append(Suggestion(f"make the {class_name} out of place (drop inplace=True): it computes the same values "
+                                "and gradients, and leaves the hooked output unwritten",
+                                replace_node_text(filename, made, call, ast.unparse(plain)),
+                                statement_location(filename, made)))
+    helps.append(Suggestion(f"{'or ' if helps else ''}get the gradient of the module's output with a forward hook "
+                            "that registers a tensor hook on it (output.register_hook(...)): the same gradient as "
+                            "grad_output[0], without the wrapper"))
     return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
 
 

@@ -3,7 +3,7 @@ does / Why is this bad? / Example / Use instead / Fix safety / Known problems),
 its check and its fix.
 
 The walk (``checker.py``) only collects facts.  It calls a rule's hooks where
-a fact arises (``on_call``, ``on_method_call``, ``on_data_attribute``,
+a fact arises (``on_call``, ``on_method_call``, ``on_data_attribute``, ``on_grad_read``,
 ``on_attribute_assign``, ``on_name_assign``, ``on_inplace_write``,
 ``on_loop_end``: see the tables below), where the rule notes candidates on the
 scope (``scope.note(code, item)``); when it leaves a function it calls every
@@ -26,7 +26,7 @@ from autograd_doctor.lint.rules import (
     adl010_inplace_op_reads_view_of_target, adl011_stored_view_overwritten_in_loop,
     adl012_inplace_on_expanded, adl013_anomaly_detection_left_on, adl014_inplace_on_leaf,
     adl015_inplace_on_multi_view_output, adl016_requires_grad_typo, adl017_graph_tensor_kept_on_module,
-    adl018_no_zero_grad_in_loop, adl019_backward_through_freed_graph,
+    adl018_no_zero_grad_in_loop, adl019_backward_through_freed_graph, adl020_grad_of_non_leaf,
 )
 
 # The order rules check in: a write that fails at once (a leaf, a multi-view
@@ -40,12 +40,13 @@ RULE_MODULES = (
     adl010_inplace_op_reads_view_of_target, adl011_stored_view_overwritten_in_loop,
     adl012_inplace_on_expanded, adl013_anomaly_detection_left_on, adl016_requires_grad_typo,
     adl017_graph_tensor_kept_on_module, adl018_no_zero_grad_in_loop, adl019_backward_through_freed_graph,
+    adl020_grad_of_non_leaf,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 _FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
 
 
-HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_attribute_assign",
+HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_grad_read", "on_attribute_assign",
               "on_name_assign", "on_inplace_write", "on_loop_end")
 
 
@@ -59,6 +60,7 @@ def _hooks(name: str) -> tuple:
 CALL_HOOKS = _hooks("on_call")                          # (checker, call, qualname)
 METHOD_CALL_HOOKS = _hooks("on_method_call")            # (checker, call, call.func)
 DATA_ATTRIBUTE_HOOKS = _hooks("on_data_attribute")      # (checker, `x.data` node)
+GRAD_READ_HOOKS = _hooks("on_grad_read")                # (checker, a read of `x.grad`)
 ATTRIBUTE_ASSIGN_HOOKS = _hooks("on_attribute_assign")  # (checker, target, value, statement)
 NAME_ASSIGN_HOOKS = _hooks("on_name_assign")            # (checker, name, value)
 INPLACE_WRITE_HOOKS = _hooks("on_inplace_write")        # (checker, name, operands, node)

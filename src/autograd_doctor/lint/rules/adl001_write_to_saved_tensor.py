@@ -7,6 +7,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.source import ATOMS
+from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.submodules import built_as_part
 
 from autograd_doctor.lint.rules.base import Rule
@@ -27,7 +28,14 @@ name was not re-bound in between.  Which op saves what comes from
 `nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
 corresponding op (`self.fc(x)` keeps `x`); in-place activations
 (`nn.ReLU(inplace=True)`, `x.relu_()`, `F.relu(x, inplace=True)`) keep their
-output, so the residual `out = self.relu(out); out += identity` is found.  A
+output, so the residual `out = self.relu(out); out += identity` is found.
+Convolutions, normalisation layers, `F.embedding`, `gather`/`scatter_add`/
+`index_select` (which keep their integer index), `torch.where` and the common
+losses are in the table too.  A view of the name that an op saved counts
+(`conv(x.transpose(1, 2))` keeps a view of `x`; views made by basic indexing and
+view methods, not `.data`, which has a version counter of its own), and so does
+an in-place layer applied straight to the result of an op that keeps its output
+(`self.dropout(self.act(h))` with `nn.Dropout(inplace=True)`).  A
 write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
 is a silent wrong gradient instead of an error.  Also reported: a layer with
 `inplace=True` right after a layer that keeps its output inside one
@@ -98,7 +106,21 @@ def check_scope(checker, scope) -> None:
         if scope.top_level and scope.writes and scope.saves:
             checker.notes["ADL001"].append(scope)  # unless a module's method calls it
         return
+    if _inference_method(checker, scope):
+        return
     _check_writes(checker, scope, scope.reached_only_through_returns(checker))
+
+
+def _inference_method(checker, scope) -> bool:
+    """A module method that only its membership in a module puts under gradients (no
+    backward pass in the file or the function, no framework or caller that
+    differentiates its result), and that every call in the repository makes without
+    gradients (``repository_callers.py``): no backward reaches its saves."""
+    if not (scope.module_class and scope.writes and scope.saves) or checker.file.trains:
+        return False
+    if scope.backwards or scope.retain_backwards or scope.framework_backward or scope.returns_to_callers:
+        return False
+    return called_only_without_gradients(scope.name, checker.filename, checker.tree)
 
 
 def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) -> None:

@@ -1,0 +1,258 @@
+"""ADL020: `.grad` read from a tensor that an op made from the leaf requiring grad."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint import names as N
+from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL020", name="grad-of-non-leaf",
+    summary="A tensor made by an op on the leaf that requires grad is used as a leaf: its `.grad` stays None, an optimizer refuses it.",
+    what_it_does="""Finds a name bound to the result of an op on a tensor created with
+`requires_grad=True` (or marked with `x.requires_grad = True` /
+`x.requires_grad_()`), whose `.grad` the function reads after a `backward()`, or that it hands to a
+`torch.optim` optimizer (`torch.optim.SGD([w])`, `[{"params": [w]}]`):
+`img = torch.tensor(pixels, requires_grad=True).unsqueeze(0)`,
+`w = torch.rand(3, 1, requires_grad=True).type(torch.float64)`,
+`w = torch.randn(3, requires_grad=True) * 0.01`, `part = table[1:3]`,
+`x.requires_grad = True; x = x.to(torch.float64)`.  Only ops that always make a
+new tensor count: views, arithmetic, and conversions whose source dtype or device
+is known to differ (`.double()` of a default-dtype factory, `.cuda()` of a factory
+made on the CPU); `.to(device)`, `.float()` and `.contiguous()` may return the
+leaf itself and are not reported.""",
+    why_bad="""Only leaves get `.grad`.  The name holds the op's result, which has a
+`grad_fn`; backward() fills the `.grad` of the leaf inside the expression, which
+nothing can reach any more.  PyTorch warns ("The .grad attribute of a Tensor that
+is not a leaf Tensor is being accessed") and returns None, and the next line
+fails (`None.data`, `lr * None`) or the update silently does nothing.  An
+optimizer raises at once: "ValueError: can't optimize a non-leaf Tensor".""",
+    example="""w = torch.rand(3, 1, requires_grad=True).type(torch.float64)
+loss.backward()
+step = lr * w.grad      # w.grad is None""",
+    use_instead="""w = torch.rand(3, 1).type(torch.float64).requires_grad_()
+loss.backward()
+step = lr * w.grad""",
+    fix_safety="""Unsafe: `requires_grad=True` moves from the factory to a
+`.requires_grad_()` at the end of the expression, so the name is the leaf.
+Gradients now reach the name, which is the intent, but it is a change.  When the
+leaf was marked through its name (`x.requires_grad = True`) there is no fix: the
+help says to mark the result instead.""",
+    known_problems="""The binding, the `backward()` and the read must be in one function,
+and the name not bound again after the read.  A call of `retain_grad()` on the name anywhere in
+the function silences it.""",
+)
+
+# Methods that may hand back their receiver itself (a leaf stays a leaf).
+MAY_RETURN_SELF = frozenset("""
+to type float double half bfloat16 cpu cuda contiguous detach requires_grad_ retain_grad
+pin_memory share_memory_ long int bool short char byte cfloat cdouble numpy item tolist
+requires_grad_ clone_ coalesce
+""".split())
+# Conversions away from float32, the default dtype of a factory without `dtype=`.
+NOT_FLOAT32 = {"double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+DTYPE_NAMES = {"float64", "double", "float16", "half", "bfloat16", "DoubleTensor", "HalfTensor",
+               "BFloat16Tensor"}
+# Factories whose result is float32 on the CPU unless `dtype=` / `device=` say otherwise.
+DEFAULT_FLOAT_FACTORIES = frozenset({"rand", "randn", "zeros", "ones", "empty", "full", "normal"})
+
+
+def on_name_assign(checker, name, value) -> None:
+    """Every binding is noted (a re-binding ends what the earlier one said)."""
+    made = None if checker.scope.grad_off else _made_from_leaf(checker, value)
+    checker.scope.note("ADL020 bind", (checker.seq, name, value, made))
+
+
+def on_attribute_assign(checker, target, value, statement) -> None:
+    """`x.requires_grad = True` makes the tensor bound to `x` a leaf that requires grad."""
+    if target.attr == "requires_grad" and isinstance(target.value, ast.Name) \
+            and isinstance(value, ast.Constant) and value.value is True:
+        checker.scope.note("ADL020 leaf", (checker.seq, target.value.id))
+
+
+def on_method_call(checker, call, func) -> None:
+    if func.attr == "retain_grad" and isinstance(func.value, ast.Name):
+        checker.scope.note("ADL020 retain", func.value.id)
+
+
+def on_call(checker, call, qualname) -> None:
+    """`torch.optim.SGD([name, ...])` or `[{"params": [name]}]`: the optimizer takes
+    only leaves ("can't optimize a non-leaf Tensor")."""
+    if not qualname.startswith("torch.optim.") or qualname.rsplit(".", 1)[-1] not in N.OPTIMIZER_CLASSES \
+            or not call.args or not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return
+    for element in call.args[0].elts:
+        if isinstance(element, ast.Dict):
+            element = next((v for k, v in zip(element.keys, element.values)
+                            if isinstance(k, ast.Constant) and k.value == "params"), None)
+            names = element.elts if isinstance(element, (ast.List, ast.Tuple)) else [element]
+        else:
+            names = [element]
+        for name in names:
+            if isinstance(name, ast.Name):
+                checker.scope.note("ADL020 optimizer", (checker.seq, name.id, name))
+
+
+def on_grad_read(checker, node) -> None:
+    """`x.grad` read (not assigned)."""
+    if isinstance(node.value, ast.Name):
+        checker.scope.note("ADL020 read", (checker.seq, node.value.id, node))
+
+
+def check_scope(checker, scope) -> None:
+    binds = scope.noted("ADL020 bind")
+    retained = set(scope.noted("ADL020 retain"))
+    backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards]
+    reported = set()
+    for seq, name, node in scope.noted("ADL020 optimizer"):
+        made = _binding_seen(binds, name, seq)
+        if made is None or name in reported:
+            continue
+        reported.add(name)
+        value, (op_text, keyword) = made
+        _report(checker, node, name, value, op_text, keyword,
+                f"the optimizer refuses `{name}` (\"can't optimize a non-leaf Tensor\"): it is not a leaf "
+                f"but the result of {op_text} on line {value.lineno}, made from the tensor that requires grad")
+    for seq, name, node in scope.noted("ADL020 read"):
+        made = _binding_seen(binds, name, seq)
+        if made is None or name in reported or name in retained:
+            continue
+        bind_seq = max(b[0] for b in binds if b[1] == name and b[0] < seq)
+        if not any(bind_seq < b < seq for b in backwards):
+            continue
+        reported.add(name)
+        value, (op_text, keyword) = made
+        _report(checker, node, name, value, op_text, keyword,
+                f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
+                f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
+                "backward() fills the `.grad` of that leaf, which nothing holds")
+
+
+def _binding_seen(binds, name, seq):
+    """``(value, made)`` of the binding of ``name`` that the use at ``seq`` sees, when it
+    made a non-leaf from a leaf and no binding follows the use (in a loop it would
+    reach the use too)."""
+    own = [b for b in binds if b[1] == name]
+    before = [b for b in own if b[0] < seq]
+    if not before or len(before) < len(own) or before[-1][3] is None:
+        return None
+    return before[-1][2], before[-1][3]
+
+
+def _report(checker, node, name, value, op_text, keyword, message) -> None:
+    fix = None
+    if keyword is not None:
+        fix = Fix("create the leaf at the end: drop `requires_grad=True` from the factory and "
+                  f"call `.requires_grad_()` on the result",
+                  (checker.edit(value, _without_keyword(checker, value, keyword) + ".requires_grad_()"),),
+                  safe=False)
+    checker.report("ADL020", node,
+                   message + ("" if fix else f"; set requires_grad on the result instead "
+                              f"(`{name} = {checker.atom_text(value)}.detach().clone().requires_grad_()`)"),
+                   fix, related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                                  f"`{name}` is bound to a non-leaf here")])
+
+
+def _made_from_leaf(checker, value):
+    """``(op text, the factory's requires_grad keyword or None)`` when ``value``
+    is an op that always makes a new tensor, applied to a leaf that requires grad."""
+    node, steps = value, []
+    while True:
+        if isinstance(node, ast.Call) and checker.is_grad_leaf(node):
+            root, root_name = node, None
+            break
+        if isinstance(node, ast.Name):
+            if not _leaf_name(checker, node.id):
+                return None
+            root, root_name = None, node.id
+            break
+        if isinstance(node, ast.BinOp) and not steps:
+            sides = [s for s in (node.left, node.right) if _is_leaf_expression(checker, s)]
+            other = node.right if sides and sides[0] is node.left else node.left
+            if len(sides) != 1 or not isinstance(other, (ast.Constant, ast.Name, ast.UnaryOp)):
+                return None
+            steps.append(node)
+            node = sides[0]
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and checker.qualname(node.func) is None:
+            steps.append(node)
+            node = node.func.value
+            continue
+        if isinstance(node, ast.Subscript):  # a view or a copy: never the leaf itself
+            steps.append(node)
+            node = node.value
+            continue
+        return None
+    certain = next((s for s in steps if _always_new(checker, s, root, root_name)), None)
+    if certain is None:
+        return None
+    op_text = f"`.{certain.func.attr}()`" if isinstance(certain, ast.Call) else \
+        "indexing" if isinstance(certain, ast.Subscript) else \
+        f"`{checker.text(certain)}`" if len(checker.text(certain)) <= 60 else "an arithmetic op"
+    keyword = None
+    if root is not None and isinstance(root.func, (ast.Name, ast.Attribute)):
+        keyword = next((k for k in root.keywords if k.arg == "requires_grad"), None)
+    return op_text, keyword
+
+
+def _is_leaf_expression(checker, node) -> bool:
+    return (isinstance(node, ast.Call) and checker.is_grad_leaf(node)) or \
+        (isinstance(node, ast.Name) and _leaf_name(checker, node.id))
+
+
+def _leaf_name(checker, name) -> bool:
+    """The name holds a leaf that requires grad, marked in this function."""
+    scope = checker.scope
+    if name in scope.grad_leaves:
+        return True
+    marks = [seq for seq, marked in scope.noted("ADL020 leaf") if marked == name]
+    binds = [seq for seq, bound, *_ in scope.noted("ADL020 bind") if bound == name]
+    return bool(marks) and (not binds or max(marks) > max(binds))
+
+
+def _always_new(checker, step, root, root_name) -> bool:
+    """The step can never hand back its receiver: arithmetic, a view, or a conversion
+    whose source is known to differ (a default float32 factory made on the CPU)."""
+    if isinstance(step, (ast.BinOp, ast.Subscript)):
+        return True
+    attr = step.func.attr
+    if attr not in MAY_RETURN_SELF:
+        return attr in N.tensor_methods()
+    float32_cpu = _default_float_factory(checker, root, root_name)
+    if not float32_cpu:
+        return False
+    if attr in NOT_FLOAT32 or attr == "cuda":
+        return True
+    if attr in ("to", "type") and step.args:
+        target = step.args[0]
+        text = checker.text(target).strip("'\"")
+        return text.rsplit(".", 1)[-1] in DTYPE_NAMES or text.startswith(("cuda", "torch.cuda."))
+    return False
+
+
+def _default_float_factory(checker, root, root_name) -> bool:
+    if root_name is not None:  # `x = torch.rand(...)`, then `x.requires_grad = True`
+        values = [v for _, bound, v, _ in checker.scope.noted("ADL020 bind") if bound == root_name]
+        root = values[-1] if values else None
+    if not isinstance(root, ast.Call):
+        return False
+    while isinstance(root.func, ast.Attribute) and root.func.attr == "requires_grad_" \
+            and isinstance(root.func.value, ast.Call):
+        root = root.func.value
+    q = checker.qualname(root.func) or ""
+    return q.startswith("torch.") and q[6:] in DEFAULT_FLOAT_FACTORIES and \
+        not any(k.arg in ("dtype", "device", "out") for k in root.keywords)
+
+
+def _without_keyword(checker, value, keyword) -> str:
+    """The source of ``value`` with ``requires_grad=True`` taken out of its factory,
+    parenthesised when a method call cannot follow it as is (`a * 0.01`)."""
+    text, keyword_text = checker.text(value), checker.text(keyword)
+    for form in (f", {keyword_text}", f"{keyword_text}, ", keyword_text):
+        if form in text:
+            text = text.replace(form, "", 1)
+            break
+    return f"({text})" if isinstance(value, ast.BinOp) else text

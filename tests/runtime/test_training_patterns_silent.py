@@ -1,0 +1,336 @@
+"""Ordinary, correct training code that the optimizer, loss-term, no_grad and leaf-gradient
+diagnoses (AD102, AD142, AD143, AD206, AD207, AD301, AD309) look at. Each program re-creates,
+in a few lines of our own, a pattern met in real projects' training scripts and test suites
+(GANs with weight-norm and spectral-norm layers, an actor-critic with target networks,
+knowledge distillation, an EMA copy, gradient accumulation, truncated BPTT with a hand-written
+SGD step, WGAN-GP, fine-tuning schedules). Each stays silent in every mode, fails in none, and
+its gradients and final parameters are bitwise those of a plain run."""
+
+import pytest
+
+from helpers import grads_equal, run_plain, run_program
+
+MODES = {"default": {}, "full": {"mode": "full"}, "strict": {"strict": True}}
+
+CORRECT = {
+    # A vocoder-style GAN: weight-norm convolutions in the generator, a spectral-norm one in
+    # the discriminator, two optimizers and schedulers, the generator's output detached for
+    # the discriminator's step; weight norm removed for inference while both optimizers live.
+    "weight-norm generator, spectral-norm discriminator, weight norm removed for inference": """
+        import itertools
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torch.nn.utils import remove_weight_norm, spectral_norm, weight_norm
+
+        torch.manual_seed(0)
+        generator = nn.Sequential(weight_norm(nn.Conv1d(4, 8, 3, padding=1)), nn.LeakyReLU(0.1),
+                                  weight_norm(nn.ConvTranspose1d(8, 1, 4, 2, 1)), nn.Tanh())
+        discriminator = nn.Sequential(spectral_norm(nn.Conv1d(1, 4, 5, 2)), nn.LeakyReLU(0.1),
+                                      weight_norm(nn.Conv1d(4, 1, 3)))
+        optim_g = torch.optim.AdamW(generator.parameters(), 2e-4, betas=[0.8, 0.99])
+        optim_d = torch.optim.AdamW(discriminator.parameters(), 2e-4, betas=[0.8, 0.99])
+        scheduler_g = torch.optim.lr_scheduler.ExponentialLR(optim_g, 0.999)
+        scheduler_d = torch.optim.lr_scheduler.ExponentialLR(optim_d, 0.999)
+        for epoch in range(2):
+            x, y = torch.randn(2, 4, 16), torch.randn(2, 1, 32) * 0.1
+            y_hat = generator(x)
+            optim_d.zero_grad()
+            loss_d = ((1 - discriminator(y)) ** 2).mean() + (discriminator(y_hat.detach()) ** 2).mean()
+            loss_d.backward()
+            optim_d.step()
+            optim_g.zero_grad()
+            loss_g = ((1 - discriminator(y_hat)) ** 2).mean() + F.l1_loss(y_hat, y) * 45
+            loss_g.backward()
+            optim_g.step()
+            scheduler_g.step()
+            scheduler_d.step()
+        grads = [p.grad for p in itertools.chain(generator.parameters(), discriminator.parameters())]
+        generator.eval()
+        for layer in (generator[0], generator[2]):
+            remove_weight_norm(layer)
+        with torch.no_grad():
+            audio = generator(torch.randn(1, 4, 16))
+        grads = grads + [p.detach().clone() for p in generator.parameters()] + [audio]
+    """,
+    # Parametrized layers (weight_norm, spectral_norm, orthogonal), the optimizer built after.
+    "parametrized layers, optimizer built after them": """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils import parametrizations
+
+        torch.manual_seed(0)
+        net = nn.Sequential(parametrizations.weight_norm(nn.Linear(8, 16)), nn.ReLU(),
+                            parametrizations.spectral_norm(nn.Linear(16, 16)), nn.Tanh(),
+                            parametrizations.orthogonal(nn.Linear(16, 4)))
+        optimizer = torch.optim.Adam(net.parameters(), 1e-3)
+        for _ in range(3):
+            optimizer.zero_grad()
+            net(torch.randn(5, 8)).pow(2).mean().backward()
+            optimizer.step()
+        grads = [p.grad for p in net.parameters()] + [p.detach().clone() for p in net.parameters()]
+    """,
+    # Knowledge distillation: the teacher's logits come from a helper that runs under no_grad
+    # (a cut the program means); the student's own terms carry the gradient.
+    "distillation, the teacher's logits from a no_grad helper": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        teacher, student = nn.Linear(8, 4), nn.Linear(8, 4)
+
+        def teacher_logits(x):
+            with torch.no_grad():
+                return teacher(x)
+
+        optimizer = torch.optim.SGD(student.parameters(), 0.1)
+        temperature = 2.0
+        for _ in range(3):
+            x = torch.randn(6, 8)
+            soft_targets = F.softmax(teacher_logits(x) / temperature, -1)
+            kd = F.kl_div(F.log_softmax(student(x) / temperature, -1), soft_targets, reduction="batchmean")
+            loss = kd * temperature ** 2 + 0.5 * F.cross_entropy(student(x), torch.randint(0, 4, (6,)))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in student.parameters()] + [p.detach().clone() for p in student.parameters()]
+    """,
+    # Gradient accumulation with a warm-up weight that is a Python number, a running loss
+    # read with .item(), a frozen first layer outside the optimizer, a gradient norm over the
+    # parameters that have a gradient, clipping, and an EMA copy updated in place.
+    "gradient accumulation, frozen layer, EMA copy, Python-number loss weights": """
+        import copy
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+        ema = copy.deepcopy(model)
+        for p in ema.parameters():
+            p.requires_grad_(False)
+        for p in model[0].parameters():
+            p.requires_grad = False
+        optimizer = torch.optim.AdamW(model[2].parameters(), 1e-3)
+        accumulation, running, norms = 2, 0.0, []
+        for step in range(4):
+            x, y = torch.randn(4, 8), torch.randn(4, 2)
+            beta = min(1.0, step / 10)
+            loss = F.mse_loss(model(x), y) + beta * model(x).abs().mean()
+            (loss / accumulation).backward()
+            running += loss.item()
+            if (step + 1) % accumulation == 0:
+                norms.append(sum(p.grad.norm() ** 2 for p in model.parameters() if p.grad is not None))
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                with torch.no_grad():
+                    for e, p in zip(ema.parameters(), model.parameters()):
+                        e.mul_(0.99).add_(p.detach(), alpha=0.01)
+        # later in the schedule the first layer is unfrozen and joins as its own group
+        for p in model[0].parameters():
+            p.requires_grad = True
+        optimizer.add_param_group({"params": model[0].parameters(), "lr": 1e-4})
+        for _ in range(2):
+            optimizer.zero_grad()
+            F.mse_loss(model(torch.randn(4, 8)), torch.randn(4, 2)).backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [p.clone() for p in ema.parameters()] + norms
+    """,
+    # A new head replaces the old one and the optimizer is built again after it.
+    "head replaced, optimizer rebuilt after": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+        optimizer = torch.optim.SGD(model.parameters(), 0.1)
+        optimizer.zero_grad()
+        model(torch.randn(4, 8)).sum().backward()
+        optimizer.step()
+        model[2] = nn.Linear(8, 3)
+        optimizer = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9)
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(torch.randn(4, 8)).pow(2).sum().backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()]
+    """,
+    # Actor-critic with target networks: the target under no_grad, two optimizers, a delayed
+    # actor update, soft target updates written through .data, a hard copy by load_state_dict.
+    "actor-critic with target networks and soft updates": """
+        import copy
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        actor = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 1), nn.Tanh())
+        critic = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+        actor_target, critic_target = copy.deepcopy(actor), copy.deepcopy(critic)
+        actor_optimizer = torch.optim.Adam(actor.parameters(), 3e-4)
+        critic_optimizer = torch.optim.Adam(critic.parameters(), 3e-4)
+        for it in range(4):
+            state, next_state = torch.randn(8, 3), torch.randn(8, 3)
+            action, reward, not_done = torch.rand(8, 1) * 2 - 1, torch.randn(8, 1), torch.ones(8, 1)
+            with torch.no_grad():
+                noise = (torch.randn_like(action) * 0.2).clamp(-0.5, 0.5)
+                next_action = (actor_target(next_state) + noise).clamp(-1, 1)
+                target_q = reward + not_done * 0.99 * critic_target(torch.cat([next_state, next_action], 1))
+            current_q = critic(torch.cat([state, action], 1))
+            critic_loss = F.mse_loss(current_q, target_q)
+            critic_optimizer.zero_grad()
+            critic_loss.backward()
+            critic_optimizer.step()
+            if it % 2 == 0:
+                actor_loss = -critic(torch.cat([state, actor(state)], 1)).mean()
+                actor_optimizer.zero_grad()
+                actor_loss.backward()
+                actor_optimizer.step()
+                for param, target_param in zip(critic.parameters(), critic_target.parameters()):
+                    target_param.data.copy_(0.005 * param.data + 0.995 * target_param.data)
+            if it == 3:
+                actor_target.load_state_dict(actor.state_dict())
+        grads = [p.grad for p in critic.parameters()] + [p.grad for p in actor.parameters()]
+        grads = grads + [p.clone() for p in critic_target.parameters()]
+    """,
+    # WGAN-GP: a gradient penalty through autograd.grad(create_graph=True), two optimizers.
+    "WGAN gradient penalty": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        G, D = nn.Linear(4, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+        optimizer_g = torch.optim.Adam(G.parameters(), 1e-4, betas=(0.0, 0.9))
+        optimizer_d = torch.optim.Adam(D.parameters(), 1e-4, betas=(0.0, 0.9))
+        lambda_gp = 10
+        for _ in range(2):
+            real, fake = torch.randn(6, 8), G(torch.randn(6, 4))
+            alpha = torch.rand(6, 1)
+            interpolates = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)
+            gradients = torch.autograd.grad(D(interpolates).sum(), interpolates, create_graph=True)[0]
+            penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+            loss_d = D(fake.detach()).mean() - D(real).mean() + lambda_gp * penalty
+            optimizer_d.zero_grad()
+            loss_d.backward()
+            optimizer_d.step()
+            loss_g = -D(G(torch.randn(6, 4))).mean()
+            optimizer_g.zero_grad()
+            loss_g.backward()
+            optimizer_g.step()
+        grads = [p.grad for p in D.parameters()] + [p.grad for p in G.parameters()]
+    """,
+    # A language model trained with truncated BPTT (the hidden state detached between
+    # batches), clipping, and a hand-written SGD step on the parameters through .data.
+    "truncated BPTT with a hand-written SGD step": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        encoder, rnn, decoder = nn.Embedding(20, 8), nn.LSTM(8, 8), nn.Linear(8, 20)
+        parameters = [*encoder.parameters(), *rnn.parameters(), *decoder.parameters()]
+        data = torch.randint(0, 20, (31, 2))
+        hidden = (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8))
+        lr = 20.0
+        for i in range(0, 30, 10):
+            inputs, targets = data[i:i + 10], data[i + 1:i + 11]
+            for p in parameters:
+                p.grad = None
+            hidden = tuple(h.detach() for h in hidden)
+            output, hidden = rnn(encoder(inputs), hidden)
+            loss = F.cross_entropy(decoder(output).view(-1, 20), targets.reshape(-1))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, 0.25)
+            for p in parameters:
+                p.data.add_(p.grad, alpha=-lr)
+        grads = [p.grad for p in parameters] + [p.detach().clone() for p in parameters]
+    """,
+    # Self-supervised momentum target: the target's projection in a function decorated with
+    # @torch.no_grad(), the momentum update rebinding each target parameter's .data, a buffer
+    # rescaled in place after the step, and tied weights set before the optimizer.
+    "momentum target from a @torch.no_grad() function, tied weights": """
+        import copy
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        online, predictor = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8)), nn.Linear(8, 8)
+        target = copy.deepcopy(online)
+        for p in target.parameters():
+            p.requires_grad = False
+
+        @torch.no_grad()
+        def target_projection(x):
+            return F.normalize(target(x), dim=-1)
+
+        @torch.no_grad()
+        def momentum_update(m=0.99):
+            for po, pt in zip(online.parameters(), target.parameters()):
+                pt.data = pt.data * m + po.data * (1 - m)
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.register_buffer("scale", torch.ones(8))
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
+
+        extra = Scaled()
+        embedding, decoder = nn.Embedding(10, 8), nn.Linear(8, 10, bias=False)
+        decoder.weight = embedding.weight
+        optimizer = torch.optim.SGD([*online.parameters(), *predictor.parameters(), *extra.parameters(),
+                                     *embedding.parameters()], 0.05, momentum=0.9)
+        for _ in range(3):
+            x1, x2 = torch.randn(6, 8), torch.randn(6, 8)
+            p1 = F.normalize(predictor(online(x1)), dim=-1)
+            loss = 2 - 2 * (p1 * target_projection(x2)).sum(-1).mean() + 0.1 * extra(x1).pow(2).mean()
+            loss = loss + F.cross_entropy(decoder(embedding(torch.randint(0, 10, (4,)))), torch.randint(0, 10, (4,)))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            momentum_update()
+            extra.scale.mul_(0.9)
+        grads = [p.grad for p in online.parameters()] + [p.grad for p in embedding.parameters()]
+        grads = grads + [p.clone() for p in target.parameters()]
+    """,
+    # L-BFGS calls the closure several times per step; each builds and backpropagates a graph.
+    "L-BFGS with a closure": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        cell, head = nn.LSTMCell(1, 8), nn.Linear(8, 1)
+        optimizer = torch.optim.LBFGS([*cell.parameters(), *head.parameters()], lr=0.8)
+        series = torch.sin(torch.linspace(0, 6, 12)).view(1, 12)
+
+        def closure():
+            optimizer.zero_grad()
+            h, c = torch.zeros(1, 8), torch.zeros(1, 8)
+            outputs = []
+            for t in range(11):
+                h, c = cell(series[:, t:t + 1], (h, c))
+                outputs.append(head(h))
+            loss = ((torch.cat(outputs, 1) - series[:, 1:]) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            optimizer.step(closure)
+        grads = [p.grad for p in cell.parameters()] + [p.detach().clone() for p in head.parameters()]
+    """,
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_training_pattern_is_silent_and_unchanged(tmp_path, name, mode):
+    plain = run_plain(tmp_path, CORRECT[name], "plain.py")
+    outcome = run_program(tmp_path, CORRECT[name], **MODES[mode])
+    assert outcome.error is None, outcome.error
+    assert [d.code for d in outcome.diagnoses] == [] and outcome.warnings == []
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
