@@ -451,6 +451,11 @@ def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
                  "model trains (PyTorch only warns: \"None of the inputs have requires_grad=True\")"]
         related = [location_of(call.site, role="backward", note=f"{function}'s parameters got no gradient from "
                                                                 "this backward()")]
+        # Explained here: the after-backward check of parameters left without a gradient skips them.
+        explained = recorder.state.setdefault("gradient_path_warned", set())
+        for module in (reference() for reference in entry.modules):
+            if module is not None:
+                explained.update(id(p) for p in module.parameters())
         return Diagnosis(code=codes.GRADIENT_PATH_CUT,
                          title=f"the parameters of {function} got no gradient: the gradient path from the loss was cut",
                          severity="warning", primary=primary, related=[r for r in related if r is not None],

@@ -42,6 +42,7 @@ class UnconnectedCheckpoint:
     seq: int
     function: str  # the function's class or name, for the report
     parameters: list  # weak references to a few of its parameters that require grad
+    modules: list = ()  # weak references to the modules whose parameters it uses
 
     @property
     def site(self) -> Site | None:
@@ -103,14 +104,15 @@ def _remember(function, args: tuple) -> None:
         return  # evaluation: no gradient is expected
     if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
         return
-    parameters = _trainable_parameters(_modules_of(function))
+    modules = _modules_of(function)
+    parameters = _trainable_parameters(modules)
     if not parameters:
         return
     stack = capture_user_stack(2, limit=2)
     for recorder in list(_recorders):
         log = recorder.state.setdefault("unconnected_checkpoints", collections.deque(maxlen=LOG_SIZE))
         log.append(UnconnectedCheckpoint(stack, next(recorder.seq), _name_of(function),
-                                         [weakref.ref(p) for p in parameters]))
+                                         [weakref.ref(p) for p in parameters], [weakref.ref(m) for m in modules]))
 
 
 def _recording_apply(original):
