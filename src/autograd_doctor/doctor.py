@@ -15,10 +15,10 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, number_terms, stale_optimizer
+from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, number_terms, stale_optimizer, update_order
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import leaf_sites, patches, probe, switches
+from autograd_doctor.recording import checkpoint_calls, gradient_clips, leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -184,6 +184,8 @@ class Doctor:
         self.recorder = Recorder(strict=strict, light=self.mode is Mode.LIGHT, listener=self)
         self.recorder.verify_saved = verify_saved
         self.diagnoses: list[Diagnosis] = []
+        # Warnings the program's own warning filters dropped (shown by `autograd-doctor run`).
+        self.hidden_warnings: list[Diagnosis] = []
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
@@ -220,6 +222,8 @@ class Doctor:
                 self._hooks.__exit__(None, None, None)
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
+        gradient_clips.activate(self.recorder)
+        checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
@@ -235,6 +239,8 @@ class Doctor:
             return
         self._active = False
         switches.deactivate()
+        gradient_clips.deactivate(self.recorder)
+        checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)
@@ -451,8 +457,14 @@ class Doctor:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
-        """Before step(): does the optimizer still hold the parameters that train (AD207)?"""
-        if id(event.optimizer) in self._stale_optimizers_reported or self.silent == "ignore":
+        """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
+        previous step (AD209), and does the optimizer still hold the parameters that train (AD207)?"""
+        if self.silent == "ignore":
+            return
+        self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:
             diagnosis = stale_optimizer.stale_optimizer_diagnosis(event.optimizer, event.stack, event.swaps,
@@ -483,6 +495,9 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             self._report_silent(number_terms.number_term_diagnosis, site)
+        if self.recorder.state.get("unconnected_checkpoints"):
+            # A reentrant checkpoint ran since the last backward() on inputs without grad.
+            self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:
@@ -539,10 +554,23 @@ class Doctor:
             raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
         if self.silent == "warn":
             primary = diagnosis.primary
-            warnings.warn_explicit(
-                warning_text(diagnosis), AutogradDoctorWarning,
-                primary.file if primary else "<autograd-doctor>", primary.line if primary else 0,
-            )
+            text, filename = warning_text(diagnosis), primary.file if primary else "<autograd-doctor>"
+            if hidden_by_filters(text, AutogradDoctorWarning, filename, primary.line if primary else 0):
+                # The program's own filters (`warnings.simplefilter("ignore")`) drop it: a front end
+                # that prints a summary (`autograd-doctor run`) shows it instead.
+                self.hidden_warnings.append(diagnosis)
+            warnings.warn_explicit(text, AutogradDoctorWarning, filename, primary.line if primary else 0)
+
+
+def hidden_by_filters(text: str, category: type, filename: str, lineno: int) -> bool:
+    """Whether the warnings filters in force drop this warning (the first matching filter's
+    action is "ignore"), matched as `warnings.warn_explicit` matches them."""
+    module = filename[:-3] if filename.lower().endswith(".py") else filename
+    for action, message, filtered, module_pattern, line in warnings.filters:
+        if (message is None or message.match(text)) and issubclass(category, filtered) \
+                and (module_pattern is None or module_pattern.match(module)) and line in (0, lineno):
+            return action == "ignore"
+    return False
 
 
 def warning_text(diagnosis: Diagnosis) -> str:

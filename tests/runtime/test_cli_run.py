@@ -134,3 +134,26 @@ def test_demo_example_reports_the_masked_write():
     assert result.returncode == 1
     assert "examples/broken_attention.py:26" in result.stderr
     assert "weights = torch.where(pad_mask, 0.0, weights)" in result.stderr
+
+
+NEVER_CLEARED = """
+import warnings
+import torch
+{filters}
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    model(torch.randn(4, 3)).pow(2).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_run_shows_a_warning_the_programs_filters_hid_once(tmp_path):
+    hidden = run_cli("run", write_program(tmp_path, NEVER_CLEARED.format(filters='warnings.simplefilter("ignore")'),
+                                          "hidden.py"))
+    assert hidden.returncode == 0
+    assert "the program's warning filters hid this warning" in hidden.stderr
+    assert hidden.stderr.count("warning[AD209]") == 1
+    shown = run_cli("run", write_program(tmp_path, NEVER_CLEARED.format(filters=""), "shown.py"))
+    assert shown.returncode == 0
+    assert "hid this warning" not in shown.stderr and shown.stderr.count("AutogradDoctorWarning: warning[AD209]") == 1

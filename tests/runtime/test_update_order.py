@@ -1,248 +1,175 @@
-"""Two losses, two updates, one failure: the helps name the line to change and write both intents.
+"""AD208 (clipping where it does not change the step) and AD209 (gradients never cleared between
+two steps) stay silent on correct training loops: clipping between backward() and step(),
+gradient accumulation over several backward() calls, each way of clearing (zero_grad with or
+without set_to_none, `p.grad = None`, a write of zeros through `.data`), two optimizers whose
+losses share a model (a GAN), a clip made only every other step. The parameters under the
+doctor are bitwise those of a plain run. The buggy programs are in tests/silent (AD208, AD209)."""
 
-AD103: an optimizer's step() ran between another loss's backward() and this one, and this loss's
-graph saved the weights it changed. Whether this loss meant the weights its forward pass used
-(do its update first) or the updated ones (compute it again after the step) is not a run-time
-fact, so both changes are offered, each saying what it changes; applied, each computes what a
-hand-written program with that intent computes.
+import pytest
 
-AD302: a value carried into a later loss with a graph an earlier backward() freed: the line
-that carries it (or, for a value computed once and kept, the line that computes it) is named
-and changed.
-"""
+from helpers import grads_equal, run_plain, run_program
 
+PRELUDE = """
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
-from helpers import apply_help, run_plain, run_program
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+batches = [(torch.randn(6, 4), torch.randn(6, 2)) for _ in range(5)]
+"""
 
-ACTOR_CRITIC = """
+CORRECT = {
+    "clip between backward and step": """
+for x, y in batches:
+    optimizer.zero_grad()
+    F.mse_loss(model(x), y).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    torch.nn.utils.clip_grad_value_(model.parameters(), 0.05)
+    optimizer.step()
+""",
+    "accumulation over two backward calls, cleared after the step": """
+for index, (x, y) in enumerate(batches * 2):
+    (F.mse_loss(model(x), y) / 2).backward()
+    if index % 2 == 1:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    "accumulation with a clip after each backward": """
+for x, y in batches:
+    optimizer.zero_grad(set_to_none=False)
+    for half in (x[:3], x[3:]):
+        F.mse_loss(model(half), y[:3]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    optimizer.step()
+""",
+    "zeros written without set_to_none": """
+for x, y in batches:
+    optimizer.zero_grad(set_to_none=False)
+    F.mse_loss(model(x), y).backward()
+    optimizer.step()
+""",
+    "model.zero_grad after the step": """
+for x, y in batches:
+    F.mse_loss(model(x), y).backward()
+    optimizer.step()
+    model.zero_grad()
+""",
+    "grad set to None by hand": """
+for x, y in batches:
+    for p in model.parameters():
+        p.grad = None
+    F.mse_loss(model(x), y).backward()
+    optimizer.step()
+""",
+    "zeros written through .data by hand": """
+for x, y in batches:
+    F.mse_loss(model(x), y).backward()
+    optimizer.step()
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.data.zero_()
+""",
+    "a GAN whose generator loss goes through the discriminator": """
+generator = nn.Linear(3, 4)
+g_optimizer = torch.optim.Adam(generator.parameters(), lr=1e-3)
+for x, _ in batches:
+    optimizer.zero_grad(set_to_none=False)
+    fake = generator(torch.randn(6, 3))
+    d_loss = model(x).mean() - model(fake.detach()).mean()
+    d_loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    g_optimizer.zero_grad()
+    model(fake).mean().backward()
+    g_optimizer.step()
+""",
+    "a clip made every other step": """
+for index, (x, y) in enumerate(batches):
+    optimizer.zero_grad()
+    F.mse_loss(model(x), y).backward()
+    if index % 2 == 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    optimizer.step()
+""",
+}
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_a_correct_training_loop_is_silent_and_unchanged(tmp_path, name, mode):
+    source = PRELUDE + CORRECT[name] + "grads = [p.detach().clone() for p in model.parameters()]\n"
+    plain = run_plain(tmp_path, source, "plain.py")
+    outcome = run_program(tmp_path, source, mode=mode)
+    assert outcome.error is None, outcome.error
+    assert outcome.diagnoses == [] and outcome.warnings == [], [str(d) for d in outcome.diagnoses]
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_a_clip_before_backward_in_a_function_is_reported_with_advice(tmp_path):
+    # The clip is in a helper: the statements are not siblings of one block, so the help is advice.
+    outcome = run_program(tmp_path, PRELUDE + """
+def clip():
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)  # CLIP
+
+for x, y in batches:
+    optimizer.zero_grad()
+    clip()
+    F.mse_loss(model(x), y).backward()
+    optimizer.step()
+""")
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD208"]
+    assert diagnosis.primary.line == outcome.line("CLIP")
+    assert diagnosis.help[0].replacement is None
+    assert "between the backward()" in diagnosis.help[0].message
+
+
+def test_the_missing_clear_is_reported_once_with_the_optimizer_named(tmp_path):
+    outcome = run_program(tmp_path, PRELUDE + """
+for x, y in batches:
+    loss = F.mse_loss(model(x), y)
+    loss.backward()  # BACKWARD
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+    optimizer.step()  # STEP
+""")
+    (diagnosis,) = outcome.diagnoses
+    assert diagnosis.code == "AD209" and len(outcome.warnings) == 1
+    assert diagnosis.primary.line == outcome.line("BACKWARD")
+    assert diagnosis.related[0].line == outcome.line("STEP")
+    assert diagnosis.help[0].replacement == "optimizer.zero_grad()\nloss.backward()"
+
+
+def test_the_clipping_functions_are_restored_when_the_doctor_stops():
     import torch
-    from torch import nn
-    torch.manual_seed(0)
-    actor = nn.Linear(3, 1)
-    critic = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    actor_opt = torch.optim.SGD(actor.parameters(), lr=0.1)
-    critic_opt = torch.optim.SGD(critic.parameters(), lr=0.1)
-    states, taken, target = torch.randn(5, 3), torch.randn(5, 1), torch.randn(5, 1)
+    import torch.nn.utils.clip_grad as clip_grad
 
-    actor_loss = -critic(torch.cat([states, actor(states)], dim=1)).mean()  # FORWARD
-    critic_loss = (critic(torch.cat([states, taken], dim=1)) - target).pow(2).mean()
-{updates}
-    params = [p.detach() for p in [*actor.parameters(), *critic.parameters()]]
+    import autograd_doctor
+
+    before = (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, clip_grad.clip_grad_norm_)
+    with autograd_doctor.watch():
+        wrapped = torch.nn.utils.clip_grad_norm_
+        assert wrapped is not before[0] and wrapped.__name__ == "clip_grad_norm_"
+        weight = torch.nn.Parameter(torch.ones(3))
+        (weight * 4).sum().backward()
+        total = wrapped((p for p in [weight]), 1.0)  # a generator is read once, for torch and for us
+        assert torch.equal(total, torch.tensor(4 * 3 ** 0.5)) and weight.grad.norm() <= 1.0 + 1e-6
+    assert (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, clip_grad.clip_grad_norm_) == before
+
+
+def test_an_empty_generator_gets_torchs_own_warning_at_the_users_line(tmp_path):
+    source = """
+import warnings
+import torch
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    torch.nn.utils.clip_grad_norm_((p for p in []), 1.0)  # CLIP
+seen = [(str(w.message), w.filename, w.lineno) for w in caught]
 """
-
-CRITIC_FIRST = """
-    critic_opt.zero_grad()
-    critic_loss.backward()
-    critic_opt.step()  # STEP
-    actor_opt.zero_grad()
-    actor_loss.backward()  # BACKWARD
-    actor_opt.step()
-"""
-
-ACTOR_FIRST = """
-    actor_opt.zero_grad()
-    actor_loss.backward()
-    actor_opt.step()
-    critic_opt.zero_grad()
-    critic_loss.backward()
-    critic_opt.step()
-"""
-
-ACTOR_THROUGH_UPDATED_CRITIC = """
-    critic_opt.zero_grad()
-    critic_loss.backward()
-    critic_opt.step()
-    actor_loss = -critic(torch.cat([states, actor(states)], dim=1)).mean()
-    actor_opt.zero_grad()
-    actor_loss.backward()
-    actor_opt.step()
-"""
-
-
-def _program(template: str, updates: str) -> str:
-    return template.replace("{updates}", updates.strip("\n"))
-
-
-def _same_params(tmp_path, outcome, index: int, reference: str) -> bool:
-    fixed = run_plain(tmp_path, apply_help(outcome, index), f"fixed_{index}.py")
-    correct = run_plain(tmp_path, reference, f"reference_{index}.py")
-    return all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(fixed["params"], correct["params"]))
-
-
-def test_the_later_update_moves_before_the_step_and_the_forward_is_shown(tmp_path):
-    for mode in ({}, {"mode": "full"}):
-        outcome = run_program(tmp_path, _program(ACTOR_CRITIC, CRITIC_FIRST), **mode)
-        diagnosis = outcome.diagnosis
-        assert diagnosis.code == "AD103"
-        # The line the first help moves: the actor's update, which must run before the step.
-        assert diagnosis.primary.line == outcome.line("BACKWARD")
-        # The forward line (in the full mode it is also the save's line, shown once, as the save).
-        shown = {(loc.role, loc.line) for loc in diagnosis.related}
-        assert {("forward", outcome.line("FORWARD")), ("saved", outcome.line("FORWARD"))} & shown
-        assert ("modified", outcome.line("STEP")) in shown
-        first, second = diagnosis.help[:2]
-        assert first.message.startswith("if actor_loss is meant to go through the weights its forward pass used")
-        assert "every value computed stays the same" in first.message and "unverified" in first.message
-        assert second.message.startswith("or, if actor_loss is meant to go through the updated weights")
-        assert "its value then differs" in second.message
-        # Applied, each help computes what the program written with its intent computes.
-        assert _same_params(tmp_path, outcome, 0, _program(ACTOR_CRITIC, ACTOR_FIRST))
-        assert _same_params(tmp_path, outcome, 1, _program(ACTOR_CRITIC, ACTOR_THROUGH_UPDATED_CRITIC))
-
-
-# One forward pass, two losses, one optimizer that steps after each backward().
-ONE_MODEL = """
-    import torch
-    from torch import nn
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    inputs, target = torch.randn(5, 4), torch.randn(5, 2)
-    out = model(inputs)  # FORWARD
-    fit = (out - target).pow(2).mean()
-    smooth = out.diff(dim=0).abs().mean()
-    opt.zero_grad()
-    fit.backward(retain_graph=True)
-    opt.step()  # STEP
-    smooth.backward()
-{tail}
-    params = [p.detach() for p in model.parameters()]
-"""
-
-
-def test_a_step_the_same_optimizer_repeats_is_dropped_and_both_losses_step_once(tmp_path):
-    outcome = run_program(tmp_path, ONE_MODEL.replace("{tail}", "    opt.step()"))
-    diagnosis = outcome.diagnosis
-    assert diagnosis.code == "AD103" and diagnosis.primary.line == outcome.line("STEP")
-    assert [loc.line for loc in diagnosis.related if loc.role == "forward"] == [outcome.line("FORWARD")]
-    first = diagnosis.help[0]
-    assert first.message.startswith("if one update from both losses is meant: remove this opt.step()")
-    assert first.location.line == outcome.line("STEP")
-    summed = ONE_MODEL.replace("{tail}", "").replace("    fit.backward(retain_graph=True)\n    opt.step()  # STEP\n"
-                                                    "    smooth.backward()\n", "    (fit + smooth).backward()\n"
-                                                    "    opt.step()\n")
-    assert _same_params(tmp_path, outcome, 0, summed)
-    # The other intent: the second loss through the updated weights.
-    assert diagnosis.help[1].replacement == "opt.step()\nout = model(inputs)\nsmooth = out.diff(dim=0).abs().mean()"
-
-
-def test_moving_the_step_says_it_trains_the_stepped_model_on_both_losses(tmp_path):
-    outcome = run_program(tmp_path, ONE_MODEL.replace("{tail}", ""))
-    first = outcome.diagnosis.help[0]
-    assert first.message.startswith("call opt.step() after smooth.backward()")
-    assert "it trains them on fit + smooth" in first.message
-    assert first.replacement == "smooth.backward()\nopt.step()"
-
-
-# A GAN whose two losses share the discriminator's output: moving G's update first would free
-# the graph D's loss needs, so that help is not offered; moving D's step after G's backward()
-# is, with what it trains said, and so is computing G's loss again after the step.
-SHARED_GAN = """
-    import torch
-    from torch import nn
-    torch.manual_seed(0)
-    G, D = nn.Linear(2, 4), nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
-    opt_G, opt_D = torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)
-    real, noise = torch.randn(3, 4), torch.randn(3, 2)
-    fake = G(noise)
-    p_fake = D(fake)
-    d_loss = -(torch.log(D(real)) + torch.log(1 - p_fake)).mean()
-    g_loss = torch.log(1 - p_fake).mean()
-    opt_D.zero_grad()
-    d_loss.backward(retain_graph=True)
-    opt_D.step()
-    opt_G.zero_grad()
-    g_loss.backward()
-    opt_G.step()
-"""
-
-
-def test_no_reordering_where_the_two_losses_share_a_graph(tmp_path):
-    diagnosis = run_program(tmp_path, SHARED_GAN).diagnosis
-    assert diagnosis.code == "AD103"
-    messages = [h.message for h in diagnosis.help]
-    assert not any("do its update" in m for m in messages)
-    assert messages[0].startswith("call opt_D.step() after g_loss.backward()")
-    assert "it trains them on d_loss + g_loss" in messages[0]
-    # Detaching p_fake in G's loss would cut G off its own gradient: not suggested.
-    assert "detach" not in messages[0]
-    assert diagnosis.help[1].replacement == "opt_D.step()\np_fake = D(fake)\ng_loss = torch.log(1 - p_fake).mean()"
-
-
-CACHED = """
-    import torch
-    from torch import nn
-    torch.manual_seed(0)
-
-    class Scaled(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = nn.Linear(1, 2)
-            self._coefficients = None
-
-        def forward(self, x):
-            if self._coefficients is None:  # GUARD
-                self._coefficients = self.net(torch.ones(1))  # CACHED
-            return x * self._coefficients[0] + self._coefficients[1]
-
-    model = Scaled()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    x, y = torch.randn(8), torch.randn(8)
-    for step in range(3):
-        opt.zero_grad()
-        loss = (model(x) - y).pow(2).mean()
-        loss.backward()
-        opt.step()
-    params = [p.detach() for p in model.parameters()]
-"""
-
-
-def test_a_value_computed_once_and_kept_is_computed_in_every_call(tmp_path):
-    outcome = run_program(tmp_path, CACHED)
-    diagnosis = outcome.diagnosis
-    assert diagnosis.code == "AD302"
-    assert diagnosis.primary.line == outcome.line("CACHED")
-    assert any("not computed again since" in note for note in diagnosis.notes)
-    first = diagnosis.help[0]
-    assert first.message.startswith("compute self._coefficients in every call")
-    assert "detaching it would stop every later loss from training" in first.message
-    assert first.location.line == outcome.line("GUARD")
-    assert first.replacement == "self._coefficients = self.net(torch.ones(1))"
-    every_call = CACHED.replace("            if self._coefficients is None:  # GUARD\n    ", "")
-    assert _same_params(tmp_path, outcome, 0, every_call)
-
-
-CARRIED_INTO_A_LIST = """
-    import torch
-    from torch import nn
-    torch.manual_seed(0)
-    policy, value = nn.Linear(3, 2), nn.Linear(3, 1)
-    value_opt = torch.optim.SGD(value.parameters(), lr=0.1)
-    policy_opt = torch.optim.SGD(policy.parameters(), lr=0.1)
-    states, returns = torch.randn(3, 3), torch.randn(3)
-    terms = []
-    for t in range(3):
-        advantage = returns[t] - value(states[t]).squeeze()  # MADE
-        value_opt.zero_grad()
-        advantage.pow(2).backward()
-        value_opt.step()
-        terms.append(torch.log_softmax(policy(states[t]), -1)[0] * advantage)  # USE
-    policy_loss = -torch.stack(terms).mean()
-    policy_opt.zero_grad()
-    policy_loss.backward()
-    policy_opt.step()
-    params = [p.detach() for p in [*policy.parameters(), *value.parameters()]]
-"""
-
-
-def test_the_line_that_carries_the_value_into_the_other_loss_is_changed(tmp_path):
-    outcome = run_program(tmp_path, CARRIED_INTO_A_LIST)
-    diagnosis = outcome.diagnosis
-    assert diagnosis.code == "AD302"
-    assert diagnosis.primary.line == outcome.line("USE")
-    assert [loc.line for loc in diagnosis.related if loc.role == "made"] == [outcome.line("MADE")]
-    first = diagnosis.help[0]
-    assert first.replacement == "terms.append(torch.log_softmax(policy(states[t]), -1)[0] * advantage.detach())"
-    detached = CARRIED_INTO_A_LIST.replace("[0] * advantage)", "[0] * advantage.detach())")
-    assert _same_params(tmp_path, outcome, 0, detached)
+    plain = run_plain(tmp_path, source, "plain.py")
+    outcome = run_program(tmp_path, source, "plain.py")
+    assert outcome.error is None
+    assert [message for message, _, _ in outcome.namespace["seen"]] == [m for m, _, _ in plain["seen"]]
+    assert [line for _, _, line in outcome.namespace["seen"]] == [line for _, _, line in plain["seen"]]
+    assert plain["seen"] and plain["seen"][0][2] == outcome.line("CLIP")

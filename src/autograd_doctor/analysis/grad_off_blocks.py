@@ -397,3 +397,67 @@ def reentrant_checkpoint_parts(found: ReentrantCheckpoint, loss_name: str) -> tu
                         "grad, which model.enable_input_require_grads() gives Hugging Face models)",
                         replacement, statement_location(found.filename, found.statement))]
     return primary, notes, helps
+
+
+# ---- a reentrant checkpoint, run with gradients on, whose parameters got none ----------------
+
+
+def _checkpoint_call(filename: str, statement: ast.stmt) -> ast.Call | None:
+    from autograd_doctor.diagnosis.source import call_name
+
+    return next((node for node in ast.walk(statement) if isinstance(node, ast.Call)
+                 and call_name(node) in ("checkpoint", "checkpoint_sequential")), None)
+
+
+def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
+    """AD301 (a warning) after a backward() that succeeded: a reentrant checkpoint called since
+    the previous backward() with gradients on, on inputs none of which requires grad
+    (recording/checkpoint_calls.py), and none of its function's parameters was reached by this
+    backward(): they got no gradient from it. None otherwise."""
+    from autograd_doctor.analysis.source_scope import backward_roots, reached_leaves
+    from autograd_doctor.diagnosis import codes
+    from autograd_doctor.diagnosis.model import Diagnosis
+    from autograd_doctor.diagnosis.source import location_of, segment
+
+    log = recorder.state.get("unconnected_checkpoints")
+    if not log or call is None:
+        return None
+    entries = [entry for entry in log if entry.seq < call.seq]
+    for entry in entries:
+        log.remove(entry)
+    roots = backward_roots(args, kwargs)
+    reached = reached_leaves(roots) if entries and roots else set()
+    if not reached:
+        return None
+    for entry in reversed(entries):
+        parameters = [reference() for reference in entry.parameters]
+        site = entry.site
+        if site is None or not parameters or any(p is None or id(p) in reached for p in parameters):
+            continue
+        scope = Scope(site.filename, site.lineno)
+        statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+        checkpoint_call = _checkpoint_call(site.filename, statement) if statement is not None else None
+        if checkpoint_call is None:
+            continue
+        function = segment(site.filename, checkpoint_call.args[0]) if checkpoint_call.args else entry.function
+        found = ReentrantCheckpoint(site.filename, statement, checkpoint_call, function)
+        primary, _notes, helps = reentrant_checkpoint_parts(found, "the loss")
+        primary.note = ("this reentrant checkpoint ran with gradients on, but none of its inputs requires grad: its "
+                        "result has no grad history")
+        notes = [f"the parameters of {function} ({entry.function}) require grad, but this backward() did not reach "
+                 "them: a reentrant checkpoint (use_reentrant=True) runs its function under no_grad and connects "
+                 "the result to the graph only through its tensor inputs, so when none of them requires grad "
+                 "(the data, frozen embeddings) the function's parameters get no gradient, while the rest of the "
+                 "model trains (PyTorch only warns: \"None of the inputs have requires_grad=True\")"]
+        related = [location_of(call.site, role="backward", note=f"{function}'s parameters got no gradient from "
+                                                                "this backward()")]
+        # Explained here: the after-backward check of parameters left without a gradient skips them.
+        explained = recorder.state.setdefault("gradient_path_warned", set())
+        for module in (reference() for reference in entry.modules):
+            if module is not None:
+                explained.update(id(p) for p in module.parameters())
+        return Diagnosis(code=codes.GRADIENT_PATH_CUT,
+                         title=f"the parameters of {function} got no gradient: the gradient path from the loss was cut",
+                         severity="warning", primary=primary, related=[r for r in related if r is not None],
+                         notes=notes, help=helps, extra={"cut": "reentrant_checkpoint", "cut_variable": function})
+    return None

@@ -243,9 +243,13 @@ def _call_without_gradient(call: ast.Call, reading: Reading, cuts: list, line: i
     function = call.func
     if _torch_function(function, values) or _torch_module_without_parameters(function, values):
         pass
+    elif _new_torch_loss(function, reading, cuts, line, depth):
+        pass  # `nn.MSELoss()(a, b)`: a loss module made on the spot, applied at once
     elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, reading, cuts, line, depth)):
         return False  # not a method of something without gradient either: unknown
-    return all(_no_gradient(argument, reading, cuts, line, depth) for argument in arguments)
+    # An option (`keepdim=True`, `reduction="sum"`, `dim=None`) carries no gradient either.
+    return all(isinstance(argument, ast.Constant) or _no_gradient(argument, reading, cuts, line, depth)
+               for argument in arguments)
 
 
 def _torch_function(function: ast.AST, values: dict) -> bool:
@@ -265,6 +269,20 @@ def _torch_module_without_parameters(function: ast.AST, values: dict) -> bool:
     module = _read(function, values) if isinstance(function, (ast.Name, ast.Attribute)) else None
     return (isinstance(module, torch.nn.Module) and type(module).__module__.startswith("torch.nn.")
             and not any(True for _ in module.parameters()) and not any(True for _ in module.buffers()))
+
+
+def _new_torch_loss(function: ast.AST, reading: Reading, cuts: list, line: int, depth: int) -> bool:
+    """`nn.MSELoss()` or `nn.CrossEntropyLoss(weight=w)` as the called function: one of torch's
+    loss modules (they hold no trainable parameters), made from arguments without gradient."""
+    if not isinstance(function, ast.Call) or not isinstance(function.func, (ast.Name, ast.Attribute)):
+        return False
+    made = _read(function.func, reading.values)
+    if not (isinstance(made, type) and issubclass(made, torch.nn.modules.loss._Loss)
+            and made.__module__.startswith("torch.nn.")):
+        return False
+    arguments = list(function.args) + [keyword.value for keyword in function.keywords]
+    return not any(isinstance(argument, ast.Starred) for argument in arguments) and all(
+        _no_gradient(argument, reading, cuts, line, depth) for argument in arguments)
 
 
 def _read(node: ast.AST, values: dict):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from autograd_doctor.cli.as_main import fresh_main_module, run_script
 from autograd_doctor.recording.own_frames import hide_our_frames
+from autograd_doctor.report.text import render_diagnosis
 
 RUN_USAGE = """\
 usage: autograd-doctor run [options] script.py [args...]
@@ -407,6 +408,9 @@ def _report(options: RunOptions, doctor, error: BaseException | None, rank: str 
         print(f"autograd-doctor: could not write the report: {problem}", file=sys.stderr)
     if error is None and doctor.diagnoses:
         prefix = f"[rank {rank}] " if rank is not None else ""
+        for diagnosis in getattr(doctor, "hidden_warnings", ()):
+            print(f"{prefix}autograd-doctor: the program's warning filters hid this warning:\n"
+                  f"{render_diagnosis(diagnosis)}", file=sys.stderr)
         print(f"{prefix}autograd-doctor: {len(doctor.diagnoses)} problem(s) reported above", file=sys.stderr)
     if checked is not None:
         from autograd_doctor.cli.verify_fix import show_and_write

@@ -1282,7 +1282,8 @@ pushed by it. No `.grad` is None (the rest of the loss reaches the parameters), 
 raised. autograd-doctor reads the loss backpropagated by each backward() line once, follows its
 added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0 * term` or
 `total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
-that do not require grad, torch's functions and parameter-free losses of them) but cuts a tensor
+that do not require grad, torch's functions and parameter-free losses of them, also a loss
+module made on the spot, `nn.MSELoss()(...)`) but cuts a tensor
 that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
@@ -1332,6 +1333,69 @@ replacement (or give it the new parameters with `optimizer.add_param_group`).
     heading="the optimizer steps tensors that are no longer the model's parameters",
     example_setup="x = torch.randn(8, 4)\n")
 
+CLIP_OUTSIDE_UPDATE = _code(
+    "AD208",
+    "gradient clipping ran where it does not change the step: step() applied gradients that were not clipped",
+    """\
+**What it means.** `clip_grad_norm_` and `clip_grad_value_` change what `.grad` holds at the
+moment they run. They limit an update only between the backward() that computes the gradients
+and the step() that applies them. Called before backward() (often right after `zero_grad()`,
+when the gradients are None) they clip nothing; called after step(), they clip gradients the
+step already applied, and the next backward() replaces them. Training goes on with unclipped
+gradients and nothing fails. autograd-doctor remembers each clipping call and, just before each
+step(), warns when a backward() changed the gradients of the optimizer's parameters after the
+last clipping call since its previous step.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)   # AD208: nothing to clip yet
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()                                          # unclipped gradients
+
+**The fix.** Clip between backward() and step(): `loss.backward()`,
+`clip_grad_norm_(model.parameters(), max_norm)`, `optimizer.step()` (with a `GradScaler`, call
+`scaler.unscale_(optimizer)` before clipping).
+""",
+    heading="gradient clipping ran where it does not change the step",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+GRADIENTS_NEVER_CLEARED = _code(
+    "AD209",
+    "the gradients are never cleared between two step() calls: each step applies the sum of all gradients so far",
+    """\
+**What it means.** backward() adds into `.grad`, and `optimizer.step()` does not clear it. A
+training loop without `optimizer.zero_grad()` (or `p.grad = None`) makes each backward() add
+to the gradients the previous step already applied, so every step applies the sum of the
+gradients of all iterations so far: the updates grow and training drifts or diverges, with no
+error. autograd-doctor samples a few of the optimizer's gradients right after each of its first
+steps and warns when the next backward() starts with them still there, unchanged, and they are
+still there, never cleared, when the optimizer steps again. Accumulating gradients on purpose
+(several backward() calls, one step(), then `zero_grad()`) clears after the step and is not
+reported.
+
+**Minimal example.**
+
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        loss.backward()        # AD209: adds to the gradients the last step applied
+        optimizer.step()
+
+**The fix.** Clear once per step, before the backward() calls whose gradients it applies:
+`optimizer.zero_grad()` before `loss.backward()` (or right after `optimizer.step()`).
+""",
+    heading="the gradients are never cleared between two step() calls",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
@@ -1355,6 +1419,14 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
+
+A reentrant activation checkpoint (`checkpoint(block, x, use_reentrant=True)`,
+`checkpoint_sequential`) runs its function under no_grad and connects the result to the graph
+only through its tensor inputs: when none of them requires grad (the data, frozen embeddings),
+the block's parameters get no gradient while the rest of the model trains, and PyTorch only
+warns. autograd-doctor remembers such a call (made with gradients on, by a function whose
+parameters require grad) and reports it after the next backward() that does not reach those
+parameters; the fix is `use_reentrant=False`.
 """,
     example_setup=(
         "encoder = nn.Linear(3, 3)\n"

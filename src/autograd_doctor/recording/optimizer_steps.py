@@ -37,7 +37,13 @@ def optimizer_step_hooks(recorder) -> tuple:
                 pass
 
     def done(optimizer, args, kwargs):
-        recorder.optimizer_step_done()
+        if args[1:] or kwargs.get("closure") is not None or threading.get_ident() != thread:
+            recorder.optimizer_step_done()
+            return
+        try:
+            recorder.optimizer_step_done(optimizer)  # what the gradients held after the step
+        except Exception:
+            recorder.optimizer_step_done()
 
     thread = threading.get_ident()
     return (register_pre(started), register_post(done))

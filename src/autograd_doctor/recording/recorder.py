@@ -21,7 +21,7 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
-    TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
+    AUTOGRAD_GRAD, TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
     _TENSOR_GETITEM, index_kinds, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
     written_tensors,
 )
@@ -29,6 +29,8 @@ from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording import probe
+from autograd_doctor.recording.gradient_clips import GradientClips
+from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
 from autograd_doctor.recording.version_message import stale_saved_message
@@ -85,6 +87,10 @@ class Recorder(AliasTracking):
         self.quiet_step = False
         # (weak optimizer, class name, user stack of the step() call, seq), newest last.
         self.optimizer_steps: list[tuple] = []
+        # Gradient clipping calls and where each optimizer last stepped (gradient_clips.py),
+        # and what a few parameters' gradients held at the first steps (gradient_states.py).
+        self.gradient_clips = GradientClips()
+        self.gradient_states = GradientStates()
         # Parameters and submodules replaced on a module (recording/parameter_swaps.py).
         self.parameter_swaps: list = []
         self.seq = itertools.count(1)
@@ -531,8 +537,11 @@ class Recorder(AliasTracking):
             self._register_pending()
         self.quiet_step = not self.saves_by_storage and not self.view_storages
 
-    def optimizer_step_done(self) -> None:
+    def optimizer_step_done(self, optimizer=None) -> None:
         self.quiet_step = False
+        if optimizer is not None:
+            self.gradient_clips.step_done(optimizer, next(self.seq))
+            self.gradient_states.step_done(optimizer)
 
     def optimizer_writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
         """Light mode: the newest optimizer step whose parameters include `tensor`'s memory."""
@@ -563,6 +572,11 @@ class Recorder(AliasTracking):
             self.listener.backward_started(BackwardStarted(call, func, args, kwargs))
         except Exception:
             call = None
+        if call is not None and func is not AUTOGRAD_GRAD:  # autograd.grad leaves .grad alone
+            try:
+                self.gradient_states.backward_starting(call)
+            except Exception:
+                pass
         if self.data_writes:
             self._check_data_writes(args, kwargs)  # may raise on purpose (silent="raise")
         self.write_depth += 1

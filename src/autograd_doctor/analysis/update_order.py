@@ -1,0 +1,208 @@
+"""The order of backward(), gradient clipping, zero_grad() and step() in a training loop, read
+from what ran (recording/gradient_clips.py, recording/gradient_states.py) just before a step():
+
+- AD208: the gradients this step() applies changed (a backward() filled them) after the last
+  clipping call on the optimizer's parameters since its previous step: the clipping ran before
+  backward() (on gradients zero_grad() had cleared) or after the previous step(), and this step
+  applies gradients nobody clipped.
+- AD209: the gradients the previous step() applied were still there, never cleared, when the
+  next backward() added to them, and are still there now: this step applies the sum.
+
+Each help moves or adds one statement in the user's loop, where the statements involved are
+siblings of one block; otherwise the help is advice only.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.analysis.source_scope import Scope
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, segment, source_line, statement_location
+
+
+def _optimizer_parameter_ids(optimizer) -> set[int]:
+    return {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
+
+
+def _changed_since(clip, parameter_ids: set[int]) -> bool | None:
+    """Whether every sampled parameter of the clip that the optimizer steps and that has a
+    gradient now holds another gradient than the clip left (another tensor, or written since);
+    None when no sampled parameter is the optimizer's."""
+    seen = False
+    for parameter_ref, gradient_ref, version in clip.samples:
+        parameter = parameter_ref()
+        if parameter is None or id(parameter) not in parameter_ids:
+            continue
+        gradient = parameter.grad
+        if gradient is None:
+            continue
+        seen = True
+        if gradient_ref is not None and gradient is gradient_ref() and gradient._version == version:
+            return False
+    return True if seen else None
+
+
+def misplaced_clip_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD208 before `optimizer.step()` (called from `stack`), or None."""
+    clips = recorder.gradient_clips
+    since = clips.last_step.get(id(optimizer), 0)
+    ids = _optimizer_parameter_ids(optimizer)
+    recent = [clip for clip in clips.clips if clip.seq > since
+              and any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    if not recent or not stack:
+        return None
+    clip = recent[-1]
+    backwards = [call for call in recorder.backward_calls if call.seq > clip.seq and call.site is not None]
+    if not backwards or not _changed_since(clip, ids):
+        return None
+    return _clip_diagnosis(clip, backwards[-1].site, stack[0], type(optimizer).__name__)
+
+
+def _block_of(scope: Scope, statement: ast.stmt) -> list | None:
+    parent = scope.parents.get(statement)
+    for name in ("body", "orelse", "finalbody"):
+        statements = getattr(parent, name, None)
+        if isinstance(statements, list) and statement in statements:
+            return statements
+    return None
+
+
+def _calls_named(statements: list, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
+               for statement in statements for node in ast.walk(statement))
+
+
+def _moved(filename: str, statements: list, indent: str) -> list[str] | None:
+    lines = []
+    for statement in statements:
+        for number in range(statement.lineno, statement.end_lineno + 1):
+            line = source_line(filename, number).rstrip()
+            if not line.startswith(indent):
+                return None
+            lines.append(line[len(indent):])
+    return lines
+
+
+def _move_help(filename: str, clip_statement, backward_statement, step_statement, clip_text: str):
+    """(help, case): the clip moved to just after the backward() statement ("before_backward") or
+    to just before the step() statement ("after_step"), all three siblings in one block and
+    nothing between that steps, clears or calls backward() again; (None, case) otherwise."""
+    scope = Scope(filename, clip_statement.lineno)
+    block = _block_of(scope, clip_statement) if scope.tree is not None else None
+    indent = source_line(filename, clip_statement.lineno)[: clip_statement.col_offset]
+    if block is not None and backward_statement in block and block.index(clip_statement) < block.index(
+            backward_statement):
+        between = block[block.index(clip_statement) + 1: block.index(backward_statement) + 1]
+        if _calls_named(between[:-1], {"step", "backward"}):
+            return None, "before_backward"
+        lines = _moved(filename, between, indent)
+        clip_lines = _moved(filename, [clip_statement], indent)
+        if lines is None or clip_lines is None:
+            return None, "before_backward"
+        location = statement_location(filename, clip_statement)
+        location.end_line, location.end_column = backward_statement.end_lineno, backward_statement.end_col_offset
+        return Suggestion(f"call {clip_text} after backward(), just before step(), so that it clips the "
+                          "gradients that step() applies", "\n".join([*lines, *clip_lines]), location), \
+            "before_backward"
+    if block is not None and step_statement in block and block.index(step_statement) < block.index(clip_statement):
+        between = block[block.index(step_statement): block.index(clip_statement)]
+        if _calls_named(between[1:], {"step", "backward", "zero_grad"}):
+            return None, "after_step"
+        lines = _moved(filename, between, indent)
+        clip_lines = _moved(filename, [clip_statement], indent)
+        if lines is None or clip_lines is None:
+            return None, "after_step"
+        location = statement_location(filename, step_statement)
+        location.end_line, location.end_column = clip_statement.end_lineno, clip_statement.end_col_offset
+        return Suggestion(f"call {clip_text} before step(), so that the step applies the clipped gradients",
+                          "\n".join([*clip_lines, *lines]), location), "after_step"
+    return None, ""
+
+
+def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Diagnosis | None:
+    clip_site = clip.site
+    if clip_site is None:
+        return None
+    filename = clip_site.filename
+    scope = Scope(filename, clip_site.lineno)
+    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
+    if clip_statement is None:
+        return None
+    same_file = backward_site.filename == filename and step_site.filename == filename
+    backward_statement = scope.statement_at(backward_site.lineno) if same_file else None
+    step_statement = scope.statement_at(step_site.lineno) if same_file else None
+    help_, case = None, ""
+    if backward_statement is not None and step_statement is not None:
+        help_, case = _move_help(filename, clip_statement, backward_statement, step_statement, clip.function)
+    if not case:
+        case = "after_step" if clip.had_gradients else "before_backward"
+    if case == "before_backward":
+        note = (f"{clip.function} runs here, before backward() fills the gradients that step() applies"
+                + ("" if clip.had_gradients else ": they were None (cleared, or not computed yet), so it clipped nothing"))
+    else:
+        note = (f"{clip.function} runs here, after step() already applied the gradients it clips; backward() "
+                "then replaces or adds to them before the next step()")
+    primary = statement_location(filename, clip_statement, role="clip", note=note)
+    related = [location_of(backward_site, role="backward", note="backward() filled the gradients after the clipping"),
+               location_of(step_site, role="step", note=f"{optimizer_class}.step() applies gradients that were "
+                                                         "not clipped")]
+    if case == "before_backward" and help_ is not None:
+        # The two statements are in the wrong order: the location is both, up to the backward().
+        primary.end_line, primary.end_column = backward_statement.end_lineno, backward_statement.end_col_offset
+    notes = [f"the gradients {optimizer_class}.step() applied here were computed by a backward() that ran after the "
+             f"last {clip.function} call on these parameters, so the clipping did not limit this update (no error: "
+             "clipping at the wrong point in the loop changes nothing)"]
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {clip.function} between the backward() that computes the gradients and step(): "
+        "loss.backward(); clip; optimizer.step()")]
+    return Diagnosis(code=codes.CLIP_OUTSIDE_UPDATE, title=codes.title(codes.CLIP_OUTSIDE_UPDATE), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
+def _step_receiver(filename: str, statement) -> str | None:
+    """`opt` for the statement `opt.step()`."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "step":
+        return segment(filename, statement.value.func.value)
+    return None
+
+
+def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD209 before `optimizer.step()` (called from `stack`), or None."""
+    backward_call = recorder.gradient_states.carried_into_step(optimizer)
+    if backward_call is None or not stack or backward_call.site is None:
+        return None
+    backward_site, step_site = backward_call.site, stack[0]
+    optimizer_class = type(optimizer).__name__
+    filename = backward_site.filename
+    backward_statement = Scope(filename, backward_site.lineno).statement_at(backward_site.lineno)
+    if backward_statement is None:
+        return None
+    primary = statement_location(filename, backward_statement, role="backward",
+                                 note="this backward() adds to the gradients the previous step() already applied: "
+                                      "nothing cleared them in between")
+    related = [location_of(step_site, role="step", note=f"{optimizer_class}.step() applies the sum of this "
+                                                        "backward()'s gradients and all earlier ones")]
+    notes = [f"backward() adds into .grad; {optimizer_class}.step() does not clear it. No zero_grad() (or "
+             "p.grad = None) ran between the previous step() and this backward(), so every step applies the sum "
+             "of the gradients of all iterations so far, and the updates grow with each one (no error). "
+             "Accumulating on purpose over several backward() calls is done by clearing after each step()"]
+    helps = []
+    step_statement = Scope(step_site.filename, step_site.lineno).statement_at(step_site.lineno)
+    receiver = _step_receiver(step_site.filename, step_statement) if step_statement is not None else None
+    text = segment(filename, backward_statement)
+    if receiver is not None and step_site.code is backward_site.code and text is not None:
+        helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
+                                "before it (once per step(), so that each step applies only its own gradients)",
+                                f"{receiver}.zero_grad()\n{text}", statement_location(filename, backward_statement)))
+    else:
+        helps.append(Suggestion("call optimizer.zero_grad() once per step(), before the backward() calls whose "
+                                "gradients that step() should apply"))
+    return Diagnosis(code=codes.GRADIENTS_NEVER_CLEARED, title=codes.title(codes.GRADIENTS_NEVER_CLEARED),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+__all__ = ["misplaced_clip_diagnosis", "gradients_never_cleared_diagnosis"]

@@ -1,0 +1,159 @@
+"""Remember reentrant `torch.utils.checkpoint` calls that cannot give their function's parameters
+a gradient.
+
+The reentrant checkpoint (`use_reentrant=True`, `checkpoint_sequential`) runs its function under
+no_grad and connects the result to the graph only through its tensor inputs. Called with grad
+mode on, on inputs none of which requires grad (the data, frozen embeddings), its result has no
+grad history, and the parameters inside the function get no gradient, while the rest of the
+model trains. PyTorch only warns ("None of the inputs have requires_grad=True"), a warning
+often filtered.
+
+`CheckpointFunction.apply` is wrapped while a doctor runs (torch's `checkpoint()` looks it up on
+the class at each call, so a `from torch.utils.checkpoint import checkpoint` made earlier goes
+through it). A call is remembered only in that case: grad mode on, no tensor input requiring
+grad, and a function that is a module (or a module's method, or a function closing over a
+module) with parameters that require grad. Only the call's site and weak references to a few of
+those parameters are kept; the analysis decides after the next backward() whether they got a
+gradient (analysis/grad_off_blocks.py).
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import threading
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.own_frames import call_as_caller
+
+SAMPLED_PARAMETERS = 4
+LOG_SIZE = 8
+
+
+@dataclass
+class UnconnectedCheckpoint:
+    """A reentrant checkpoint call whose result cannot carry its function's parameters' gradients."""
+
+    stack: tuple[Site, ...]
+    seq: int
+    function: str  # the function's class or name, for the report
+    parameters: list  # weak references to a few of its parameters that require grad
+    modules: list = ()  # weak references to the modules whose parameters it uses
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+
+def _modules_of(function) -> list:
+    """The modules whose parameters `function` uses, as far as can be seen without calling it."""
+    if isinstance(function, torch.nn.Module):
+        return [function]
+    owner = getattr(function, "__self__", None)
+    if isinstance(owner, torch.nn.Module):
+        return [owner]
+    cells = getattr(function, "__closure__", None) or ()
+    names = getattr(getattr(function, "__code__", None), "co_freevars", ())
+    values = {}
+    for name, cell in zip(names, cells):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            continue
+    start, end, segment = values.get("start"), values.get("end"), values.get("functions")
+    if isinstance(start, int) and isinstance(end, int) and isinstance(segment, (list, tuple)):
+        values = {"functions": list(segment[start:end + 1])}  # checkpoint_sequential runs functions[start:end + 1]
+    found = []
+    for value in values.values():
+        if isinstance(value, torch.nn.Module):
+            found.append(value)
+        elif isinstance(value, (list, tuple)) and len(value) <= 256:  # checkpoint_sequential's segment
+            found.extend(item for item in value if isinstance(item, torch.nn.Module))
+    return found
+
+
+def _trainable_parameters(modules: list) -> list:
+    found = []
+    for module in modules:
+        for parameter in module.parameters():
+            if parameter.requires_grad:
+                found.append(parameter)
+                if len(found) >= SAMPLED_PARAMETERS:
+                    return found
+    return found
+
+
+def _name_of(function) -> str:
+    if isinstance(function, torch.nn.Module):
+        return type(function).__name__
+    return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or "the function"
+
+
+_lock = threading.Lock()
+_recorders: list = []
+_original = None
+_had_own = False
+
+
+def _remember(function, args: tuple) -> None:
+    if not torch.is_grad_enabled():
+        return  # evaluation: no gradient is expected
+    if any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        return
+    modules = _modules_of(function)
+    parameters = _trainable_parameters(modules)
+    if not parameters:
+        return
+    stack = capture_user_stack(2, limit=2)
+    for recorder in list(_recorders):
+        log = recorder.state.setdefault("unconnected_checkpoints", collections.deque(maxlen=LOG_SIZE))
+        log.append(UnconnectedCheckpoint(stack, next(recorder.seq), _name_of(function),
+                                         [weakref.ref(p) for p in parameters], [weakref.ref(m) for m in modules]))
+
+
+def _recording_apply(original):
+    """A classmethod that remembers the call, then runs `original` (the classmethod object)."""
+    def apply(cls, function, preserve_rng_state, *args):
+        try:
+            _remember(function, args)
+        except Exception:
+            pass
+        return call_as_caller(original.__func__, (cls, function, preserve_rng_state, *args), {})
+    return classmethod(apply)
+
+
+def activate(recorder) -> None:
+    """Record unconnected reentrant checkpoints into `recorder.state` until `deactivate(recorder)`."""
+    global _original, _had_own
+    with _lock:
+        _recorders.append(recorder)
+        if len(_recorders) > 1:
+            return
+        try:
+            from torch.utils.checkpoint import CheckpointFunction
+            original = inspect.getattr_static(CheckpointFunction, "apply")
+        except (ImportError, AttributeError):
+            return
+        if not isinstance(original, classmethod):
+            return
+        _original, _had_own = original, "apply" in CheckpointFunction.__dict__
+        CheckpointFunction.apply = _recording_apply(original)
+
+
+def deactivate(recorder) -> None:
+    global _original
+    with _lock:
+        if recorder in _recorders:
+            _recorders.remove(recorder)
+        if _recorders or _original is None:
+            return
+        from torch.utils.checkpoint import CheckpointFunction
+        if _had_own:
+            CheckpointFunction.apply = _original
+        else:
+            del CheckpointFunction.apply  # it inherits torch.autograd.Function.apply again
+        _original = None

@@ -1,0 +1,150 @@
+"""Remember the user's gradient clipping calls (`clip_grad_norm_`, `clip_grad_value_`).
+
+Clipping changes what `.grad` holds at that moment. It changes the update only between the
+backward() that filled the gradients and the step() that applies them: called before backward()
+(after zero_grad(), on gradients that are None), or after step(), it clips gradients no step
+uses, and nothing fails. For each call the log keeps where it was made, its place in the
+recorder's sequence of events, and, for a few of its parameters, which gradient tensor (weakly)
+and which version it left; the doctor compares them with what the optimizer's parameters hold
+when step() runs (analysis/clip_order.py).
+
+`torch.nn.utils.clip_grad_norm_` and `clip_grad_value_` are wrapped in `torch.nn.utils` and
+`torch.nn.utils.clip_grad` while a doctor runs (`from torch.nn.utils import clip_grad_norm_`
+made before the doctor started keeps the plain function). Only weak references are kept.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import threading
+import types
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.own_frames import call_as_caller
+
+# Parameters of a call whose gradients are remembered; clips remembered per recorder.
+SAMPLED_PARAMETERS = 4
+LOG_SIZE = 8
+# Calls recorded per recorder: the order is the same in every iteration of a training loop.
+MAX_RECORDED = 32
+NAMES = ("clip_grad_norm_", "clip_grad_value_")
+
+
+@dataclass
+class GradientClip:
+    """One clipping call: where, when (the recorder's sequence number), and for a few of its
+    parameters (weakly) the gradient tensor it left and that tensor's version (None, None when
+    the parameter had no gradient)."""
+
+    function: str
+    stack: tuple[Site, ...]
+    seq: int
+    samples: list  # (weak parameter, weak gradient or None, version or None)
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+    @property
+    def had_gradients(self) -> bool:
+        return any(gradient is not None for _parameter, gradient, _version in self.samples)
+
+
+class GradientClips:
+    """The clipping calls a recorder saw, newest last, and where each optimizer last stepped."""
+
+    def __init__(self):
+        self.clips: collections.deque = collections.deque(maxlen=LOG_SIZE)
+        self.recorded = 0
+        self.last_step: dict[int, int] = {}  # id(optimizer) -> seq after its latest step()
+
+    def remember(self, function: str, parameters: list, seq: int) -> None:
+        if self.recorded >= MAX_RECORDED:
+            return
+        self.recorded += 1
+        samples = []
+        for parameter in parameters[:SAMPLED_PARAMETERS]:
+            gradient = getattr(parameter, "grad", None)
+            try:
+                samples.append((weakref.ref(parameter), weakref.ref(gradient) if gradient is not None else None,
+                                gradient._version if gradient is not None else None))
+            except TypeError:
+                continue
+        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples))
+
+    def step_done(self, optimizer, seq: int) -> None:
+        self.last_step[id(optimizer)] = seq
+
+
+_lock = threading.Lock()
+_recorders: list = []
+_originals: dict = {}
+
+
+def _modules():
+    import torch.nn.utils as utils
+    import torch.nn.utils.clip_grad as clip_grad
+    return utils, clip_grad
+
+
+def _read_once(parameters) -> tuple:
+    """(what to pass to torch, the parameters as a list or None to read them after the call):
+    an iterator can be read once, so it is read here and torch gets the same kind of object
+    (a generator stays a generator: torch warns about an empty one)."""
+    if isinstance(parameters, torch.Tensor):
+        return parameters, [parameters]
+    if isinstance(parameters, types.GeneratorType):
+        listed = list(parameters)
+        return (p for p in listed), listed
+    if iter(parameters) is parameters:
+        listed = list(parameters)
+        return listed, listed
+    return parameters, None
+
+
+def _recording(original, name: str):
+    @functools.wraps(original)
+    def clip(parameters, *args, **kwargs):
+        parameters, listed = _read_once(parameters)
+        result = call_as_caller(original, (parameters, *args), kwargs)
+        try:
+            listed = list(parameters) if listed is None else listed
+            for recorder in list(_recorders):
+                recorder.gradient_clips.remember(name, listed, next(recorder.seq))
+        except Exception:
+            pass
+        return result
+    clip._autograd_doctor_original = original
+    return clip
+
+
+def activate(recorder) -> None:
+    """Record clipping calls into `recorder.gradient_clips` until `deactivate(recorder)`."""
+    with _lock:
+        _recorders.append(recorder)
+        if len(_recorders) > 1:
+            return
+        for module in _modules():
+            for name in NAMES:
+                original = getattr(module, name, None)
+                if original is None or hasattr(original, "_autograd_doctor_original"):
+                    continue
+                _originals[(module.__name__, name)] = (module, original)
+                setattr(module, name, _recording(original, name))
+
+
+def deactivate(recorder) -> None:
+    with _lock:
+        if recorder in _recorders:
+            _recorders.remove(recorder)
+        if _recorders:
+            return
+        for (_module_name, name), (module, original) in list(_originals.items()):
+            if getattr(getattr(module, name, None), "_autograd_doctor_original", None) is original:
+                setattr(module, name, original)
+        _originals.clear()
