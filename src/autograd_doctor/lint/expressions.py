@@ -262,7 +262,7 @@ class ExpressionEvents:
         if self.is_const(node):
             return
         for i in entry["inputs"]:
-            name = self.saved_view_base(args[i]) if i < len(args) else None
+            name = self.view_base(args[i], shares_version=True) if i < len(args) else None
             if name is not None and name in self.scope.tensors:
                 # a binary op with a Python number keeps less (`x * 2` keeps nothing of x);
                 # `x.gather(0, idx)` / `x.clamp(0, 1)` keep x whatever their numbers

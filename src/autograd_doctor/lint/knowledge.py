@@ -113,34 +113,21 @@ class TensorKnowledge:
         return isinstance(func, ast.Attribute) and func.attr in N.INTEGER_RESULT_METHODS \
             and self.is_tensor(func.value)
 
-    def view_base(self, node) -> str | None:
-        """The name whose storage ``node`` views: ``x[0].t()`` -> ``x``."""
-        while True:
-            if isinstance(node, ast.Name):
-                return node.id
-            if isinstance(node, ast.Subscript):
-                node = node.value
-            elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES:
-                node = node.value
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr in N.VIEW_METHODS):
-                node = node.func.value
-            else:
-                return None
+    def view_base(self, node, shares_version: bool = False) -> str | None:
+        """The name whose storage ``node`` views: ``x[0].t()`` -> ``x``.
 
-    def saved_view_base(self, node) -> str | None:
-        """The name whose version counter an op's saved argument shares: the name
-        itself, or the base of a view of it (`conv(x.transpose(1, 2))` saves a view of
-        `x`, so a later write to `x` breaks that backward).  Only views that never
-        copy: basic indexing with constants and slices, the view methods; not
-        `.data`, which has a version counter of its own."""
+        ``shares_version``: only views that share the name's version counter, as an op's
+        saved argument does (`conv(x.transpose(1, 2))` keeps a view of `x`, so a later
+        write to `x` breaks that backward): basic indexing with constants and slices
+        and the view methods, never a copy (advanced indexing) nor `.data`, which has
+        a version counter of its own."""
         while True:
             if isinstance(node, ast.Name):
                 return node.id
-            if isinstance(node, ast.Subscript) and self.basic_index(node.slice):
+            if isinstance(node, ast.Subscript) and (not shares_version or self.basic_index(node.slice)):
                 node = node.value
             elif isinstance(node, ast.Attribute) and node.attr in N.VIEW_ATTRIBUTES \
-                    and node.attr != "data":
+                    and not (shares_version and node.attr == "data"):
                 node = node.value
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                   and node.func.attr in N.VIEW_METHODS):
