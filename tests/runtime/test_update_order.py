@@ -173,3 +173,45 @@ seen = [(str(w.message), w.filename, w.lineno) for w in caught]
     assert [message for message, _, _ in outcome.namespace["seen"]] == [m for m, _, _ in plain["seen"]]
     assert [line for _, _, line in outcome.namespace["seen"]] == [line for _, _, line in plain["seen"]]
     assert plain["seen"] and plain["seen"][0][2] == outcome.line("CLIP")
+
+
+TWO_OPTIMIZERS_ONE_NEVER_CLEARED = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+encoder = nn.Sequential(nn.Linear(10, 8), nn.ReLU(), nn.Linear(8, 10))
+critic = nn.Sequential(nn.Linear(10, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+opt_e = torch.optim.SGD(encoder.parameters(), lr=0.1)
+opt_c = torch.optim.SGD(critic.parameters(), lr=0.1)
+batches = [torch.randn(6, 10) for _ in range(4)]
+for x in batches:
+    rec = encoder(x)
+    loss_c = F.softplus(critic(rec.detach())).mean() + F.softplus(-critic(x)).mean()
+    loss_c.backward()  # CRITIC BACKWARD
+    opt_c.step()
+    opt_e.zero_grad()
+    loss_e = F.mse_loss(rec, x) + 0.1 * F.softplus(-critic(rec)).mean()
+    loss_e.backward()  # ENCODER BACKWARD
+    opt_e.step()
+params = [p.detach().clone() for p in [*encoder.parameters(), *critic.parameters()]]
+"""
+
+
+def test_the_clear_goes_before_the_backward_whose_gradients_the_step_applies(tmp_path):
+    """The critic's gradients are never cleared; the encoder's backward, after the critic's
+    step, also adds to them. zero_grad() goes before the critic's own backward (clearing
+    before the encoder's would make the critic's step apply the encoder loss's gradients)."""
+    from autograd_doctor.analysis.fixes import apply_replacement
+
+    outcome = run_program(tmp_path, TWO_OPTIMIZERS_ONE_NEVER_CLEARED)
+    (diagnosis,) = outcome.diagnoses
+    assert diagnosis.code == "AD209"
+    help_ = diagnosis.help[0]
+    assert help_.location.line == outcome.line("CRITIC BACKWARD")
+    assert help_.replacement == "opt_c.zero_grad()\nloss_c.backward()"
+    fixed = apply_replacement(TWO_OPTIMIZERS_ONE_NEVER_CLEARED, help_.location, help_.replacement)
+    correct = TWO_OPTIMIZERS_ONE_NEVER_CLEARED.replace(
+        "    loss_c.backward()  # CRITIC BACKWARD", "    opt_c.zero_grad()\n    loss_c.backward()")
+    assert grads_equal(run_plain(tmp_path, fixed)["params"], run_plain(tmp_path, correct, "correct.py")["params"])

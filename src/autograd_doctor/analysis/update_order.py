@@ -169,6 +169,24 @@ def _step_receiver(filename: str, statement) -> str | None:
     return None
 
 
+def _first_backward_before(scope: Scope, step_statement) -> ast.stmt | None:
+    """The first statement calling backward() in the step's own block, after the block's
+    previous step() (the backward() calls whose gradients this step is meant to apply):
+    `zero_grad()` goes before it.  None when no backward() is a statement of that block
+    (an inner accumulation loop: where to clear is the user's choice)."""
+    block = _block_of(scope, step_statement) if step_statement is not None else None
+    if block is None:
+        return None
+    earlier = block[:block.index(step_statement)]
+    steps = [i for i, statement in enumerate(earlier) if _calls_named([statement], {"step"})]
+    earlier = earlier[steps[-1] + 1:] if steps else earlier
+    for statement in earlier:
+        if _calls_named([statement], {"backward"}):
+            is_call = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            return statement if is_call else None
+    return None
+
+
 def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD209 before `optimizer.step()` (called from `stack`), or None."""
     backward_call = recorder.gradient_states.carried_into_step(optimizer)
@@ -190,13 +208,16 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
              "of the gradients of all iterations so far, and the updates grow with each one (no error). "
              "Accumulating on purpose over several backward() calls is done by clearing after each step()"]
     helps = []
-    step_statement = Scope(step_site.filename, step_site.lineno).statement_at(step_site.lineno)
+    step_scope = Scope(step_site.filename, step_site.lineno)
+    step_statement = step_scope.statement_at(step_site.lineno) if step_scope.tree is not None else None
     receiver = _step_receiver(step_site.filename, step_statement) if step_statement is not None else None
-    text = segment(filename, backward_statement)
-    if receiver is not None and step_site.code is backward_site.code and text is not None:
+    first_backward = _first_backward_before(step_scope, step_statement) \
+        if receiver is not None and step_site.filename == filename else None
+    text = segment(filename, first_backward) if first_backward is not None else None
+    if text is not None:
         helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
                                 "before it (once per step(), so that each step applies only its own gradients)",
-                                f"{receiver}.zero_grad()\n{text}", statement_location(filename, backward_statement)))
+                                f"{receiver}.zero_grad()\n{text}", statement_location(filename, first_backward)))
     else:
         helps.append(Suggestion("call optimizer.zero_grad() once per step(), before the backward() calls whose "
                                 "gradients that step() should apply"))
