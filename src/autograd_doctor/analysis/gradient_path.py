@@ -574,7 +574,9 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
-            if (ran is None and cut is None) or (ran is not None and id(module) not in ran):
+            # without a cut in the source, only a later backward() can tell that no examined
+            # backward reaches it (two heads, one backward each): never the first
+            if (cut is None and (ran is None or count <= 1)) or (ran is not None and id(module) not in ran):
                 continue
             warned.update(id(p) for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
