@@ -46,10 +46,10 @@ the function silences it.""",
 )
 
 # Methods that may hand back their receiver itself (a leaf stays a leaf).
+# (In-place methods, `name_`, return their receiver too: see `_always_new`.)
 MAY_RETURN_SELF = frozenset("""
-to type float double half bfloat16 cpu cuda contiguous detach requires_grad_ retain_grad
-pin_memory share_memory_ long int bool short char byte cfloat cdouble numpy item tolist
-requires_grad_ clone_ coalesce
+to type float double half bfloat16 cpu cuda contiguous detach retain_grad
+pin_memory long int bool short char byte cfloat cdouble numpy item tolist coalesce
 """.split())
 # Conversions away from float32, the default dtype of a factory without `dtype=`.
 NOT_FLOAT32 = {"double": "float64", "half": "float16", "bfloat16": "bfloat16"}
@@ -219,6 +219,8 @@ def _always_new(checker, step, root, root_name) -> bool:
     if isinstance(step, (ast.BinOp, ast.Subscript)):
         return True
     attr = step.func.attr
+    if attr.endswith("_"):  # in place: the receiver itself (`requires_grad_()`, `uniform_()`)
+        return False
     if attr not in MAY_RETURN_SELF:
         return attr in N.tensor_methods()
     float32_cpu = _default_float_factory(checker, root, root_name)
