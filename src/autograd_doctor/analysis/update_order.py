@@ -48,9 +48,11 @@ def misplaced_clip_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD208 before `optimizer.step()` (called from `stack`), or None."""
     clips = recorder.gradient_clips
     since = clips.last_step.get(id(optimizer), 0)
+    recent = [clip for clip in clips.clips if clip.seq > since]
+    if not recent:  # the usual step: no clipping since the last one, nothing to gather
+        return None
     ids = _optimizer_parameter_ids(optimizer)
-    recent = [clip for clip in clips.clips if clip.seq > since
-              and any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    recent = [clip for clip in recent if any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
     if not recent or not stack:
         return None
     clip = recent[-1]
