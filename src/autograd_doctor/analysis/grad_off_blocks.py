@@ -232,7 +232,7 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
 _GRAD_OFF = ("no_grad", "inference_mode")
 
 
-def _grad_off_with_around(filename: str, line: int) -> ast.With | None:
+def grad_off_with_around(filename: str, line: int) -> ast.With | None:
     """The innermost `with` statement around `line` (in its body) that turns gradients off:
     no_grad / inference_mode (whatever its argument: the caller checks the mode at run time) or
     set_grad_enabled(False)."""
@@ -267,7 +267,7 @@ def running_grad_off_block(frame) -> tuple[str, ast.With] | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not is_internal_file(filename):
-            block = _grad_off_with_around(filename, frame.f_lineno)
+            block = grad_off_with_around(filename, frame.f_lineno)
             if block is not None:
                 return filename, block
         frame = frame.f_back

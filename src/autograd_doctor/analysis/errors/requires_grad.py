@@ -11,10 +11,9 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, carrying_assignment, context_call_name, last_assignment, line_location, local_name_of, value_of,
-    with_block_around,
+    ErrorContext, carrying_assignment, last_assignment, line_location, local_name_of, value_of,
 )
-from autograd_doctor.analysis.grad_off_blocks import block_body_dedented
+from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
 
@@ -254,24 +253,15 @@ def hook_without_grad(context: ErrorContext, already):
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
 
 
-_GRAD_OFF_CONTEXTS = ("no_grad", "inference_mode", "set_grad_enabled")
-
-
 def _grad_off_block_running(context: ErrorContext) -> tuple[str, ast.With, int] | None:
     """(file, with statement, line in it) of the `with torch.no_grad():` (inference_mode,
     set_grad_enabled(False)) block that one of the traceback's user frames was running when the
     error was raised, innermost first: the run was inside it, so gradients were off there."""
     for frame, line in context.user_frames():
         filename = frame.f_code.co_filename
-        block = with_block_around(filename, line, _GRAD_OFF_CONTEXTS)
-        if block is None or (block.body and line < block.body[0].lineno):
-            continue
-        call = block.items[0].context_expr if len(block.items) == 1 else None
-        if context_call_name(call) == "set_grad_enabled" and not (
-                isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant)
-                and call.args[0].value is False):
-            continue
-        return filename, block, line
+        block = grad_off_with_around(filename, line)
+        if block is not None:
+            return filename, block, line
     return None
 
 
@@ -567,7 +557,7 @@ def trace_constant_requires_grad(context: ErrorContext, already):
                                         note=f"{name} is stored as a plain attribute: the module does not know it "
                                              "is trained")
             new_statement = _as_parameter(source_file, assignment, frame.f_globals)
-            helps = [statement_change(stored, f"register it as a parameter: it then trains with the module, is in "
+            helps = [statement_change(stored, "register it as a parameter: it then trains with the module, is in "
                                       "its state_dict(), and the trace keeps it as a parameter", new_statement),
                      Suggestion(f"or, if {name} is not trained, store it detached (or as a buffer, "
                                 "self.register_buffer)")]
