@@ -350,6 +350,190 @@ def test_grad_of_a_tensor_moved_with_to_then_zeroed(tmp_path):
     assert error is None and torch.equal(namespace["w"].grad, torch.zeros(3, dtype=torch.float64))
 
 
+def test_grad_of_an_activation_stored_on_the_module_gets_retain_grad_where_it_is_made(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.query = nn.Linear(4, 4)
+
+            def forward(self, x):
+                self.scores = (self.query(x) @ x.T).softmax(-1)  # MADE
+                return self.scores @ x
+
+
+        torch.manual_seed(0)
+        model = Attention()
+        x = torch.randn(5, 4)
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        saliency = model.scores.grad.abs().sum(0)  # READ
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert [loc.line for loc in diagnosis.related] == [marked_line(source, "READ")]
+    assert diagnosis.help[0].replacement.endswith("\nself.scores.retain_grad()")
+    fixed = apply_suggestion(source, diagnosis.help[0])
+    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
+    assert error is None
+    # The oracle: the gradient of the same loss with respect to the same intermediate result.
+    torch.manual_seed(0)
+    model = namespace["Attention"]()
+    x = torch.randn(5, 4)
+    out = model(x)
+    expected = torch.autograd.grad(out.pow(2).sum(), model.scores)[0]
+    assert torch.equal(namespace["saliency"], expected.abs().sum(0))
+    assert torch.equal(namespace["model"].query.weight.grad,
+                       torch.autograd.grad(model(x).pow(2).sum(), model.query.weight)[0])
+
+
+def test_grad_of_a_named_hidden_state_gets_retain_grad_after_its_assignment(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(1)
+        encoder, head = nn.Linear(3, 6), nn.Linear(6, 1)
+        x = torch.randn(8, 3)
+        hidden = torch.tanh(encoder(x))  # MADE
+        loss = head(hidden).mean()
+        loss.backward()
+        norm = hidden.grad.norm(dim=1)  # READ
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert diagnosis.help[0].replacement == "hidden = torch.tanh(encoder(x))\nhidden.retain_grad()"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    hidden = torch.tanh(namespace["encoder"](namespace["x"]))
+    expected = torch.autograd.grad(namespace["head"](hidden).mean(), hidden)[0]
+    assert torch.equal(namespace["norm"], expected.norm(dim=1))
+
+
+def test_grad_of_a_copy_of_a_named_leaf_keeps_the_make_it_a_leaf_help(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w0 = torch.ones(3, requires_grad=True)
+        w = w0.double()  # MADE
+        (w * w).sum().backward()
+        step = 0.1 * w.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert "retain_grad" not in (diagnosis.help[0].replacement or "")
+    assert diagnosis.help[0].replacement == "w = w0.double().detach().requires_grad_()"
+
+
+COMPLEX_SQUARED_ERROR = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Linear(6, 12)
+    x = torch.randn(5, 6)
+    target = torch.randn(5, 6, dtype=torch.complex64)
+    out = net(x)
+    spectrum = torch.complex(out[:, :6], out[:, 6:])
+    loss = ((spectrum - target) ** 2).sum()  # MADE
+    loss.backward()  # BACKWARD
+    grads = [p.grad.clone() for p in net.parameters()]
+"""
+
+
+def test_a_complex_loss_is_named_complex_and_its_square_becomes_a_squared_magnitude(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, COMPLEX_SQUARED_ERROR)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
+    assert diagnosis.title == "backward() was called on a complex tensor: a loss must be real"
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert [loc.line for loc in diagnosis.related] == [marked_line(source, "BACKWARD")]
+    assert diagnosis.help[0].replacement == "loss = ((spectrum - target).abs() ** 2).sum()"
+    assert diagnosis.help[0].changes_failing_value
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # The reference: the squared error of complex values written out on real and imaginary parts.
+    torch.manual_seed(0)
+    net = torch.nn.Linear(6, 12)
+    x = torch.randn(5, 6)
+    target = torch.randn(5, 6, dtype=torch.complex64)
+    out = net(x)
+    difference = torch.complex(out[:, :6], out[:, 6:]) - target
+    (difference.real ** 2 + difference.imag ** 2).sum().backward()
+    for got, expected in zip(namespace["grads"], [p.grad for p in net.parameters()]):
+        assert torch.allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_complex_loss_without_a_square_gets_advice_only(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, COMPLEX_SQUARED_ERROR.replace(
+        "((spectrum - target) ** 2).sum()", "(spectrum * target.conj()).sum()"))
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
+    assert "complex" in diagnosis.title
+    assert [s.replacement for s in diagnosis.help] == [None]
+    assert "which one you minimise is yours to choose" in diagnosis.help[0].message
+
+
+def test_autograd_grad_of_a_vector_is_worded_for_autograd_grad(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(4, requires_grad=True)
+        y = x.sin()
+        (slope,) = torch.autograd.grad(y, x)  # GRAD
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
+    assert diagnosis.title.startswith("torch.autograd.grad() was called")
+    assert "backward()" not in diagnosis.primary.note + " ".join(diagnosis.notes)
+    assert diagnosis.help[0].replacement == "(slope,) = torch.autograd.grad(y.sum(), x)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and torch.equal(namespace["slope"], namespace["x"].detach().cos())
+
+
+def test_optimizing_a_slice_of_a_leaf_gets_a_leaf_copy_of_the_slice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        table = torch.randn(5, 3, requires_grad=True)
+        rows = table[1:4]  # MADE
+        optimizer = torch.optim.SGD([rows], lr=0.1)
+        for _ in range(3):
+            loss = (rows.sum(1) - 1.0).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        trained = rows.detach().clone()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD119"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    assert diagnosis.help[0].replacement == "rows = table[1:4].detach().clone().requires_grad_()"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    rows = torch.randn(5, 3)[1:4].clone().requires_grad_()
+    optimizer = torch.optim.SGD([rows], lr=0.1)
+    for _ in range(3):
+        loss = (rows.sum(1) - 1.0).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert torch.equal(namespace["trained"], rows.detach())
+
+
+def test_optimizing_another_computation_of_a_leaf_keeps_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        log_scale = torch.zeros(3, requires_grad=True)
+        scale = log_scale.exp()
+        optimizer = torch.optim.SGD([scale], lr=0.1)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD119"]
+    assert not any(s.replacement for s in diagnosis.help)
+
+
 def test_none_grad_of_a_leaf_and_other_none_errors_get_no_leaf_diagnosis(tmp_path):
     for body in ("w = torch.ones(3, requires_grad=True)\nprint(0.1 * w.grad)",
                  "settings = None\nprint(settings.lr)"):

@@ -13,13 +13,17 @@ import textwrap
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import tensor_info
+from autograd_doctor.analysis.grad_off_caller import OffAtEntry, decorator_help
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.recording.switches import GradSwitch
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_at, statement_location
 
 
-def switch_diagnosis(switch: GradSwitch, backward_site: Site | None, loss=None) -> Diagnosis:
+def switch_diagnosis(switch: GradSwitch, backward_site: Site | None, loss=None,
+                     entry: OffAtEntry | None = None) -> Diagnosis:
+    """`entry`: the function that calls backward(), when it was entered after the switch and
+    computes the loss itself (analysis/grad_off_caller.py): it can turn gradients on for itself."""
     filename, line = switch.site.filename, switch.site.lineno
     name = _loss_name(backward_site)
     statement = statement_at(filename, line)
@@ -37,8 +41,11 @@ def switch_diagnosis(switch: GradSwitch, backward_site: Site | None, loss=None) 
     block = _as_block(filename, statement) if statement is not None else None
     if block is not None:
         helps.append(block)
-    helps.append(Suggestion("or turn gradients on again where this function's work ends "
-                            "(torch.set_grad_enabled(True)), before training continues"))
+    if entry is not None:
+        helps.append(decorator_help(entry))
+    else:
+        helps.append(Suggestion("or turn gradients on again where this function's work ends "
+                                "(torch.set_grad_enabled(True)), before training continues"))
     notes = [f"torch.set_grad_enabled(False) was called in {switch.site.function}() (line {line}) and stayed in "
              "force: the model's forward pass and the loss were computed with gradients off, so the loss has no "
              "grad_fn; the model itself is fine"]

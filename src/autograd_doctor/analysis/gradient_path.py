@@ -41,6 +41,7 @@ from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
     running_grad_off_block,
 )
+from autograd_doctor.analysis.grad_off_caller import OffAtEntry, decorator_help, entry_note, off_at_entry
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
@@ -402,20 +403,39 @@ def _upstream_cut_diagnosis(primary, related, notes, helps, loss, name: str, cut
     diagnosis.extra.update({"cut": cut_kind, "cut_variable": name})
     return diagnosis
 
+def _off_at_entry_diagnosis(entry: OffAtEntry, site: Site, loss, name: str) -> Diagnosis:
+    """AD301 for a function entered with gradients off by its caller (analysis/grad_off_caller.py)."""
+    function = entry.function.name
+    primary = statement_location(entry.filename, entry.loss_statement, role="cut",
+                                 note=f"computed with gradients off: {function}() was entered with them off")
+    related = [entry.caller] if entry.caller is not None else []
+    related.append(location_of(site, role="backward", note="backward() called here"))
+    notes = [entry_note(entry, name)]
+    return _upstream_cut_diagnosis(primary, [r for r in related if r is not None], notes, [decorator_help(entry)],
+                                   loss, name, "grad_off_at_entry")
+
+
 def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     if site is None:
         return None
     switch = switches.switch_in_force()
-    if switch is not None:
-        roots = backward_roots(args, kwargs)
-        return switch_diagnosis(switch, site, roots[0] if roots else None)
     frame = live_frame(site)
     scope = Scope(site.filename, site.lineno)
     statement = scope.statement_at(site.lineno) if scope.tree is not None else None
     root = root_expression(statement) if statement is not None else None
+    if switch is not None:
+        roots = backward_roots(args, kwargs)
+        entry = off_at_entry(frame, statement.lineno, loaded_names(root), switch) if root is not None else None
+        return switch_diagnosis(switch, site, roots[0] if roots else None, entry)
     if root is None:
         return None
+    # A caller's grad-off mode (its with block, its decorator, a library's) is the caller's: the
+    # function that computes the loss turns gradients on for itself.
+    entry = off_at_entry(frame, statement.lineno, loaded_names(root))
+    if entry is not None:
+        roots = backward_roots(args, kwargs)
+        return _off_at_entry_diagnosis(entry, site, roots[0] if roots else None, segment(site.filename, root))
     running = running_grad_off_block(frame) if frame is not None else None
     if running is not None:
         roots = backward_roots(args, kwargs)
@@ -424,8 +444,8 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         related = [location_of(site, role="backward", note="the gradient is asked for here, inside the block")]
         return _upstream_cut_diagnosis(primary, related, notes, helps, roots[0] if roots else None, name,
                                        "running_block")
-    frame_locals = frame_values(frame) if frame is not None else None
     names = loaded_names(root)
+    frame_locals = frame_values(frame) if frame is not None else None
     cut = find_cut(site.filename, statement.lineno, names, frame_locals)
     roots = backward_roots(args, kwargs)
     loss = roots[0] if roots else None

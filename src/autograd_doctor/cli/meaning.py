@@ -210,7 +210,8 @@ def _how(bitwise: bool) -> str:
     return "bitwise" if bitwise else f"within rtol={RTOL:g}, atol={ATOL:g}"
 
 
-def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False) -> Verdict:
+def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False,
+          changes_failing_value: bool = False) -> Verdict:
     """Compare the changed program's values with the oracle's (the original under the oracle)."""
     if changed.get("error"):
         return Verdict("rejected", f"the changed program still fails: {changed['error']}")
@@ -219,8 +220,8 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
     if not original_raised:
         return _judge_silent_fix(old_forward, new_forward)
-    if recomputes_failing_forward and original.get("error") and old_forward:
-        return _judge_recomputed_forward(old_forward, new_forward, original["error"])
+    if (recomputes_failing_forward or changes_failing_value) and original.get("error") and old_forward:
+        return _judge_recomputed_forward(old_forward, new_forward, original["error"], changes_failing_value)
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
     if not same_calls:
         if not original.get("error") and original_raised and _same_in_another_order(original, changed):
@@ -239,22 +240,26 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
     return _judge_gradients(original, changed, bitwise)
 
 
-def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error: str) -> Verdict:
+def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error: str,
+                              value_changed: bool = False) -> Verdict:
     """A change that computes the failing backward()'s forward pass again, because its graph was
     freed and the weights were written in place since: the original's values at that backward()
     are stale by construction (computed at the old weights), so only the calls before it must
-    match. The failing call is the original's last one (values are recorded before the call)."""
+    match. The failing call is the original's last one (values are recorded before the call).
+    `value_changed`: the change gives the failing call another value on purpose, one it can
+    differentiate (a loss reduced to one number, a complex loss made real)."""
     before = old_forward[:-1]
     same_before, bitwise, differing_call = _same_forward_calls(before, new_forward[:len(before)])
     if not same_before or len(new_forward) < len(old_forward):
         where = f"backward() call {differing_call}" if differing_call is not None else "the backward() calls"
         return Verdict("rejected", f"the changed program computes other values: the values handed to {where} "
                                    "before the failing one differ from the original run's")
+    why = ("the value that call is given is changed on purpose, into one it can differentiate"
+           if value_changed else "that backward()'s own values are computed again by the change, at the weights as "
+                                 "they are now, so they differ from the original's stale ones")
     return Verdict("unverified", f"the changed program runs and its forward values before the failing backward() "
-                                 f"equal the original's ({_how(bitwise)}); that backward()'s own values are computed "
-                                 "again by the change, at the weights as they are now, so they differ from the "
-                                 f"original's stale ones, and no oracle gives the gradients it meant: {ORACLE} "
-                                 f"fails too ({oracle_error})")
+                                 f"equal the original's ({_how(bitwise)}); {why}, and no oracle gives the gradients "
+                                 f"it meant: {ORACLE} fails too ({oracle_error})")
 
 
 def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:

@@ -132,7 +132,8 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
                 rejected.append((suggestion, tried.verdict))
                 continue
             tried.verdict = judge(original, tried.capture, error is not None,
-                                  recomputes_failing_forward=suggestion.recomputes_failing_forward)
+                                  recomputes_failing_forward=suggestion.recomputes_failing_forward,
+                                  changes_failing_value=suggestion.changes_failing_value)
             if tried.verdict.status == "rejected":
                 rejected.append((suggestion, tried.verdict))
                 continue

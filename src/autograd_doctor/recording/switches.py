@@ -173,7 +173,9 @@ def _remember_switch(site: Site, enabled: bool) -> GradSwitch:
     """Log a switch; a line seen before (`with torch.set_grad_enabled(train):` in a loop) moves
     its entry to the end instead of walking the stack again."""
     thread = threading.get_ident()
-    key = (site.code, site.lasti, thread, enabled)
+    # By identity: code objects compare equal across files (co_filename is not compared), so the
+    # same helper in two programs would share one entry. The entry keeps its code alive.
+    key = (id(site.code), site.lasti, thread, enabled)
     with _lock:
         switch = _by_site.get(key)
         if switch is not None and switch in _switches:

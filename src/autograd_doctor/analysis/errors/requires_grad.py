@@ -44,34 +44,107 @@ def _receiver(call: ast.Call) -> ast.expr | None:
 
 
 def non_scalar_backward(context: ErrorContext, already):
+    """backward() or torch.autograd.grad() without a gradient argument, on an output with several
+    elements or on a complex one."""
     statement, location, filename = _raised(context)
     if location is None:
         return None
-    location.note = "backward() of a tensor with several elements"
     frame = context.torch_frame("_make_grads")
-    shape = None
+    output = None
     if frame is not None:
         outputs = frame.f_locals.get("outputs")
-        if outputs:
-            shape = list(outputs[0].shape)
-    notes = [f"the tensor has shape {shape}; backward() without an argument needs a single number (a loss)"
-             if shape is not None else "backward() without an argument needs a single number (a loss)"]
+        output = outputs[0] if outputs else None
+    backward_calls = find_calls(statement, "backward")
+    grad_calls = [c for c in find_calls(statement, "grad") if c.args] if not backward_calls else []
+    verb = "torch.autograd.grad()" if grad_calls else "backward()"
+    if output is not None and output.is_complex() and output.numel() == 1:
+        return _complex_output(context, statement, location, filename, verb)
+    location.note = f"{verb} of a tensor with several elements"
+    shape = list(output.shape) if output is not None else None
+    notes = [f"the tensor has shape {shape}; {verb} without a gradient argument needs a single number (a loss)"
+             if shape is not None else f"{verb} without a gradient argument needs a single number (a loss)"]
     helps = []
-    calls = find_calls(statement, "backward")
-    receiver = _receiver(calls[0]) if len(calls) == 1 else None
+    receiver = _receiver(backward_calls[0]) if len(backward_calls) == 1 else None
     if receiver is not None and text_of(filename, receiver) in ("torch.autograd", "autograd"):
         receiver = None  # torch.autograd.backward(y): the tensor is an argument, not the receiver
+    if receiver is None and len(grad_calls) == 1:
+        receiver = grad_calls[0].args[0]  # torch.autograd.grad(y, x): the output is the first argument
     if receiver is not None:
         text = text_of(filename, receiver)
-        new_statement = replace_node_text(filename, statement, receiver, f"{text}.sum()")
-        helps.append(statement_change(
+        reduced = f"{text}.sum()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+            else f"({text}).sum()"
+        new_statement = replace_node_text(filename, statement, receiver, reduced)
+        passed = "grad_outputs=torch.ones_like" if grad_calls else f"{text}.backward(torch.ones_like"
+        helps.append(_failing_value_change(statement_change(
             location, f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                       f"gradients by 1/{'N' if shape is None else _count(shape)}); "
-                      f"{text}.backward(torch.ones_like({text})) is the same as .sum()", new_statement))
+                      f"{passed}({text})) is the same as .sum()", new_statement)))
     else:
         helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
                                 "gradient of the loss with respect to it: backward(gradient)"))
-    return diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+    found = diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+    if grad_calls:
+        found.title = "torch.autograd.grad() was called on a tensor with more than one element"
+    return found
+
+
+def _complex_output(context: ErrorContext, statement, location, filename: str, verb: str):
+    """A complex loss: the gradient of a complex number is not defined; the loss must be real."""
+    location.note = f"{verb} of a complex number"
+    notes = [f"{verb} needs a real number to minimise; a complex loss has no order, so PyTorch does not "
+             "differentiate it without a gradient argument"]
+    helps = []
+    found = user_statement(context)
+    squared = _complex_square(found[0], found[1], found[2]) if found is not None else None
+    primary, related = location, []
+    if squared is not None:
+        made, power, operand = squared
+        text = text_of(filename, operand)
+        made_location = statement_location(filename, made, role="made",
+                                           note="squares a complex difference: z ** 2 is complex, |z| ** 2 is real")
+        new_statement = replace_node_text(filename, made, power, f"({text}).abs() ** 2")
+        helps.append(_failing_value_change(statement_change(
+            made_location, f"square the magnitude, not the complex number: ({text}).abs() ** 2 is the squared error "
+                           "|z|^2 of complex values (real, as a loss must be)", new_statement)))
+        notes.append(f"line {made.lineno} squares a complex value: z ** 2 = (a^2 - b^2) + 2abi, not the squared "
+                     "error |z|^2 = a^2 + b^2")
+        primary, related = made_location, [location]
+    helps.append(Suggestion("make the loss real: the squared magnitude (z.abs() ** 2), the real part (z.real), or "
+                            "a loss on torch.view_as_real(z); which one you minimise is yours to choose"))
+    found_diagnosis = diagnosis(codes.BACKWARD_NON_SCALAR, primary, related, notes=notes, help=helps)
+    found_diagnosis.title = f"{verb} was called on a complex tensor: a loss must be real"
+    return found_diagnosis
+
+
+def _failing_value_change(suggestion: Suggestion) -> Suggestion:
+    """The change gives the failing call another value on purpose (--verify-fix compares the calls before it)."""
+    suggestion.changes_failing_value = suggestion.replacement is not None
+    return suggestion
+
+
+def _complex_square(frame, line: int, filename: str):
+    """(statement, power, operand) for the assignment of the loss that squares a complex value:
+    `loss = ((estimate - clean) ** 2).mean()` where a name the operand reads is a complex tensor.
+    None when there is not exactly one such power."""
+    import torch
+
+    statement, _location = statement_of(filename, line)
+    call = next(iter(find_calls(statement, "backward") or find_calls(statement, "grad")), None) \
+        if statement is not None else None
+    receiver = _receiver(call) if call is not None and find_calls(statement, "backward") else (
+        call.args[0] if call is not None and call.args else None)
+    if not isinstance(receiver, ast.Name):
+        return None
+    made = last_assignment(filename, receiver.id, line)
+    if made is None or not isinstance(made, ast.Assign):
+        return None
+    powers = [node for node in ast.walk(made.value) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+              and isinstance(node.right, ast.Constant) and node.right.value == 2
+              and any(isinstance(value := value_of(frame, name), torch.Tensor) and value.is_complex()
+                      for name in ast.walk(node.left) if isinstance(name, (ast.Name, ast.Attribute)))]
+    if len(powers) != 1:
+        return None
+    return made, powers[0], powers[0].left
 
 
 def _count(shape) -> int:
@@ -348,9 +421,39 @@ def non_leaf_optimized(context: ErrorContext, already):
             helps.append(statement_change(primary, "create it as a leaf: compute the value without "
                                           "requires_grad, then ask for gradients on the result",
                                           f"{ast.unparse(made.targets[0])} = ({value_text}).requires_grad_()"))
+    elif isinstance(made, ast.Assign) and len(made.targets) == 1 and _part_or_copy(value):
+        value_text = segment(filename, value)
+        if value_text is not None:
+            helps.append(statement_change(primary, f"optimize a copy of those values as a leaf of its own: "
+                                          f"detach() leaves the graph, clone() gives it its own memory (the "
+                                          f"optimizer's in-place steps would otherwise write into the tensor it "
+                                          f"was taken from)", f"{ast.unparse(made.targets[0])} = "
+                                          f"{value_text}.detach().clone().requires_grad_()"))
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+# Methods that return a part, a reshaping or a converted copy of one tensor: optimizing the result
+# means optimizing those values, not the computation that made them.
+_PART_OR_COPY_METHODS = {"to", "cuda", "cpu", "double", "float", "half", "bfloat16", "type", "view", "reshape",
+                         "narrow", "select", "flatten", "squeeze", "unsqueeze", "contiguous", "clone"}
+
+
+def _part_or_copy(value: ast.AST | None) -> bool:
+    """`t[1:3]`, `t.to(device)`, `t[0].view(-1)`: a slice, a view or a conversion of one tensor named
+    in the program. For another computation (`log_sigma.exp()`) the user may mean to optimize the
+    tensor it is computed from: only they can tell."""
+    node = value
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _PART_OR_COPY_METHODS:
+            node = node.func.value
+        else:
+            break
+    return node is not value and isinstance(node, (ast.Name, ast.Attribute))
 
 
 # PyTorch's internal op names whose Python function has another name (F.cross_entropy and
@@ -432,6 +535,15 @@ def grad_of_non_leaf(context: ErrorContext, already):
              f"backward() leaves {name}.grad None (PyTorch only warns about reading it)"]
     if carried is not None:
         return _carried_diagnosis(filename, name, node_name, carried, location, notes)
+    made_file = filename
+    if made is None and isinstance(reads[0].value, ast.Attribute):
+        owner = value_of(frame, reads[0].value.value)
+        if isinstance(owner, torch.nn.Module):
+            made_file, made = _module_attribute_assignment(owner, reads[0].value.attr)
+    if made is not None and _an_intermediate_result(made_file, made, tensor):
+        return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
+    if made_file != filename:
+        made = None
     if made is None:
         return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
             f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
@@ -447,6 +559,42 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _an_intermediate_result(filename: str, made: ast.stmt, tensor) -> bool:
+    """Whether the tensor whose .grad was read is a result computed from tensors made elsewhere
+    (activations, projected points): the user wants the gradient backward() passes through it,
+    which `retain_grad()` keeps. Not when the statement that made it also created the leaf
+    (`torch.zeros(3, requires_grad=True).double()`, `torch.randn(3, requires_grad=True) * 0.01`),
+    nor for a plain copy or conversion of one leaf (`w0.to(device)`): there the user meant the
+    tensor itself to be the leaf that trains."""
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return False
+    for node in ast.walk(made.value):
+        if isinstance(node, ast.keyword) and node.arg == "requires_grad":
+            return False
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+            return False
+    grad_fn = tensor.grad_fn
+    inputs = [function for function, _ in grad_fn.next_functions if function is not None]
+    copy = any(type(grad_fn).__name__.startswith(prefix) for prefix in ("ToCopy", "Clone", "Copy"))
+    return not (copy and len(inputs) == 1 and type(inputs[0]).__name__ == "AccumulateGrad")
+
+
+def _retain_grad_diagnosis(filename: str, made: ast.Assign, name: str, node_name: str, read, notes):
+    """AD308 for an intermediate result whose gradient is wanted: `retain_grad()` right after it is made."""
+    target = ast.unparse(made.targets[0])
+    location = statement_location(filename, made, role="made",
+                                  note=f"{target} is computed here ({node_name}): backward() passes a gradient "
+                                       "through it but does not keep it")
+    notes.append(f"to read the gradient that reaches an intermediate result, ask autograd to keep it: "
+                 f"{target}.retain_grad() after it is made and before backward() (PyTorch's own advice in its "
+                 "warning)")
+    text = segment(filename, made)
+    helps = [statement_change(location if text is not None else None,
+                              f"keep the gradient of {target}: retain_grad() makes backward() fill {target}.grad; "
+                              "nothing else changes", f"{text}\n{target}.retain_grad()")]
+    return diagnosis(codes.NON_LEAF_GRAD_READ, location, [read], notes, helps)
 
 
 def _loop_over(tree, statement, name: str):
