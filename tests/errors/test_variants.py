@@ -534,6 +534,42 @@ def test_optimizing_another_computation_of_a_leaf_keeps_advice(tmp_path):
     assert not any(s.replacement for s in diagnosis.help)
 
 
+def test_requires_grad_copied_from_another_tensor_onto_a_computed_one(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        def to_device(tensor, device):
+            moved = tensor.to(device)
+            moved.requires_grad = tensor.requires_grad  # FLAG
+            return moved
+
+
+        torch.manual_seed(0)
+        layer, head = nn.Linear(3, 4), nn.Linear(4, 1)
+        x = torch.randn(5, 3)
+        loss = head(to_device(layer(x), "cpu")).pow(2).mean()
+        loss.backward()
+        grads = [p.grad.clone() for p in layer.parameters()]
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD115"]
+    assert diagnosis.primary.line == marked_line(source, "FLAG")
+    assert "switch it off" not in " ".join(diagnosis.notes)  # the value was True when it failed
+    assert diagnosis.help[0].replacement == "moved.requires_grad_(tensor.requires_grad)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    layer, head = torch.nn.Linear(3, 4), torch.nn.Linear(4, 1)
+    x = torch.randn(5, 3)
+    head(layer(x)).pow(2).mean().backward()
+    assert all(torch.equal(a, p.grad) for a, p in zip(namespace["grads"], layer.parameters()))
+    # On a leaf (a tensor that does not require grad), the changed line does what the original did.
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0])
+                                       + "leaf = to_device(x, 'cpu')\n", "leaf"))
+    assert error is None and not namespace["leaf"].requires_grad and namespace["leaf"].is_leaf
+
+
 def test_none_grad_of_a_leaf_and_other_none_errors_get_no_leaf_diagnosis(tmp_path):
     for body in ("w = torch.ones(3, requires_grad=True)\nprint(0.1 * w.grad)",
                  "settings = None\nprint(settings.lr)"):

@@ -351,7 +351,12 @@ outputs".
     y.backward()              # AD112
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
-gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`.
+gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
+`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`).
+
+A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
+squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
+`|z|^2`); otherwise choose the real quantity you minimise (`z.abs()`, `z.real`).
 """,
     example_setup="x = torch.randn(3, requires_grad=True)\n")
 
@@ -1427,6 +1432,13 @@ the block's parameters get no gradient while the rest of the model trains, and P
 warns. autograd-doctor remembers such a call (made with gradients on, by a function whose
 parameters require grad) and reports it after the next backward() that does not reach those
 parameters; the fix is `use_reentrant=False`.
+
+Gradients may also be off because a caller turned them off before your function ran: a host
+application's `torch.set_grad_enabled(False)`, an optimizer whose `step(closure)` is decorated with
+`@torch.no_grad()` and runs the closure inside, a caller's `with torch.no_grad():`. When the
+function that computes the loss and calls backward() turns nothing off itself, the help decorates
+it with `@torch.enable_grad()` (what PyTorch's own optimizers do around a closure): gradients are
+on in its body, and the caller gets its own mode back when it returns.
 """,
     example_setup=(
         "encoder = nn.Linear(3, 3)\n"
@@ -1595,6 +1607,9 @@ made the tensor a non-leaf.
 (`torch.zeros(3, dtype=torch.float64, requires_grad=True)`), or convert first and call
 `.requires_grad_()` last: `w = torch.zeros(3).type(torch.float64).requires_grad_()`.
 For modules, move the module (`model.to(device)`), which keeps its parameters leaves.
+
+Where the tensor is an intermediate result whose gradient you want (an activation, projected
+points), keep it: `t.retain_grad()` right after it is made, before backward(); the help adds it there.
 """,
     example_setup=(
         "x = torch.randn(4, 3, dtype=torch.float64)\n"

@@ -271,6 +271,11 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         turning_off = isinstance(statement.value, ast.Constant) and statement.value.value is False
         turning_on = isinstance(statement.value, ast.Constant) and statement.value.value is True \
             and len(statement.targets) == 1
+        if not isinstance(statement.value, ast.Constant) and len(statement.targets) == 1:
+            # `t.requires_grad = other.requires_grad`: what the value was when it failed decides.
+            user = context.innermost_user()
+            value = value_of(user[0], statement.value) if user is not None else None
+            turning_on, turning_off = value is True, value is False
     else:
         calls = find_calls(statement, "requires_grad_")
         target = _receiver(calls[0]) if len(calls) == 1 else None
@@ -286,9 +291,10 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         # "make sure it requires grad", which requires_grad_(True) does for leaves and non-leaves.
         notes = [f"{name} is computed from tensors that require grad (that is why it is not a leaf), so it already "
                  "requires grad; only the attribute assignment is refused"]
-        helps.append(statement_change(location, f"use requires_grad_(True): it sets the flag on a leaf and "
+        value = text_of(filename, statement.value) if isinstance(statement, ast.Assign) else "True"
+        helps.append(statement_change(location, f"use requires_grad_({value}): it sets the flag on a leaf and "
                                       f"leaves {name} as it is when it is computed (it requires grad already)",
-                                      f"{name}.requires_grad_(True)"))
+                                      f"{name}.requires_grad_({value})"))
     elif turning_off and name:
         helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
                                       "copy from here on", f"{name} = {name}.detach()"))
