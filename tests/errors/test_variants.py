@@ -775,3 +775,58 @@ def test_requires_grad_set_true_on_a_computed_tensor_becomes_requires_grad_(tmp_
     (error, got), (reference_error, want) = run_plain(fixed), run_plain(reference)
     assert error is None and reference_error is None
     assert all(torch.equal(a, b) for a, b in zip(got["result"], want["result"]))
+
+
+def test_a_shape_change_in_place_on_unbind_outputs_in_a_comprehension_becomes_out_of_place(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        w = torch.randn(3, 1, 4, requires_grad=True)
+        rows = [row.squeeze_(0) for row in (w * 2).unbind(0)]  # WRITE
+        loss = sum((r ** 2).sum() for r in rows)
+        loss.backward()
+        grad = w.grad.clone()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD104"]
+    assert diagnosis.primary.line == marked_line(source, "WRITE")
+    assert diagnosis.help[0].replacement == "rows = [row.squeeze(0) for row in (w * 2).unbind(0)]"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["grad"], 8 * namespace["w"].detach())  # d/dw sum((2w)^2) = 8w
+
+
+def test_a_shape_change_in_place_on_a_chunk_output_statement_rebinds_the_name(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        x = torch.randn(4, 6, requires_grad=True)
+        left, right = (x + 1).chunk(2, dim=1)
+        left.t_()  # WRITE
+        loss = (left @ right).sum()
+        loss.backward()
+        grad = x.grad.clone()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD104"]
+    assert diagnosis.primary.line == marked_line(source, "WRITE")
+    assert diagnosis.help[0].replacement == "left = left.t()"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    x = namespace["x"].detach().clone().requires_grad_()
+    left, right = (x + 1).chunk(2, dim=1)
+    (left.t() @ right).sum().backward()
+    assert torch.equal(namespace["grad"], x.grad)
+
+
+def test_a_shape_change_in_place_on_a_view_read_again_elsewhere_is_not_rewritten(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(2, 1, 3, requires_grad=True)
+        parts = (x * 1).unbind(0)
+        first = parts[0].squeeze_(0)
+        print(parts[0].shape)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD104"]
+    assert all(s.replacement is None for s in diagnosis.help)

@@ -11,8 +11,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
-    WriteFacts, positional_inplace_flag, inplace_module_definition_fix, method_call_fixes, no_grad_fix,
-    unbound_loop_fix, write_fixes,
+    WriteFacts, positional_inplace_flag, inplace_module_definition_fix, metadata_inplace_fix, method_call_fixes,
+    no_grad_fix, unbound_loop_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -664,7 +664,8 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
     if statement is not None and not helps:
-        helps.extend(_unbound_loop_help(site, statement))
+        metadata = metadata_inplace_fix(site.filename, statement, site.lineno)
+        helps.extend([metadata] if metadata is not None else _unbound_loop_help(site, statement))
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "

@@ -601,3 +601,44 @@ def _iterable_bound_to(loop: ast.For, name: str) -> ast.AST | None:
             if isinstance(element, ast.Name) and element.id == name:
                 return argument
     return None
+
+
+# In-place methods that change only a tensor's shape or strides, never its values: the
+# out-of-place twin returns a view with the same values and the new shape.
+METADATA_INPLACE = {"squeeze_", "unsqueeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
+
+
+def metadata_inplace_fix(filename: str, statement: ast.stmt, line: int) -> Suggestion | None:
+    """`h.squeeze_(0)` on a view that may not be written in place (an output of unbind/split):
+    the shape change is all it does, so the out-of-place call gives the same values. As a
+    statement on a name: `h = h.squeeze(0)`; as a value in a statement that rebinds the name the
+    tensor was read from (`hx = [hx[i].squeeze_(0) for i in ...]`), on a comprehension's variable,
+    or on a call's result:
+    the call without `_`. None otherwise (another reader of the old tensor would miss the change)."""
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr in METADATA_INPLACE
+             and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    receiver = segment(filename, call.func.value)
+    arguments = segment(filename, call)[len(segment(filename, call.func)):] if receiver is not None else None
+    if receiver is None or arguments is None:
+        return None
+    out_of_place = f"{receiver}.{call.func.attr[:-1]}{arguments}"
+    location = statement_location(filename, statement)
+    message = (f"use {call.func.attr[:-1]}(), which returns the same values with the new shape: "
+               f"{call.func.attr}() changes only the shape, and PyTorch refuses even that on this view")
+    if isinstance(statement, ast.Expr) and statement.value is call and _plain(call.func.value):
+        return Suggestion(message, f"{receiver} = {out_of_place}", location)
+    root = _root_tensor(call.func.value)
+    rebound = isinstance(statement, ast.Assign) and isinstance(root, ast.Name) and any(
+        isinstance(node, ast.Name) and node.id == root.id for target in statement.targets for node in ast.walk(target))
+    # A comprehension's own variable (`[p.squeeze_(0) for p in x.unbind(0)]`) is seen nowhere else.
+    local = isinstance(root, ast.Name) and any(
+        isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name) and node.target.id == root.id
+        for node in ast.walk(statement))
+    if rebound or local or isinstance(call.func.value, ast.Call):
+        replaced = replace_node_text(filename, statement, call, out_of_place)
+        return Suggestion(message, replaced, location) if replaced is not None else None
+    return None
