@@ -830,3 +830,47 @@ def test_a_shape_change_in_place_on_a_view_read_again_elsewhere_is_not_rewritten
     """)
     (diagnosis,) = [d for d in diagnoses if d.code == "AD104"]
     assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_a_batch_norm_module_mapped_by_vmap_gets_a_batch_of_one(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        from torch.func import vmap
+
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).eval()
+        images = torch.randn(5, 2, 7, 7)
+        features = vmap(net)(images)  # MAP
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD145"]
+    assert diagnosis.primary.line == marked_line(source, "MAP")
+    assert "module written for a batch" in diagnosis.title
+    assert diagnosis.help[0].replacement == "features = vmap(lambda sample: net(sample[None])[0])(images)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # In eval mode nothing couples the examples: mapping over them gives the batched forward's values.
+    with torch.no_grad():
+        expected = namespace["net"](namespace["images"])
+    assert torch.allclose(namespace["features"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_per_example_jacobians_of_a_batch_norm_model_under_vmap(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        from torch.func import jacrev, vmap
+
+        torch.manual_seed(1)
+        net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2, track_running_stats=False))
+        x = torch.randn(3, 1, 5, 5)
+        jac = vmap(jacrev(net))(x)  # MAP
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD145"]
+    assert diagnosis.help[0].replacement == "jac = vmap(jacrev(lambda sample: net(sample[None])[0]))(x)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    net, x = namespace["net"], namespace["x"]
+    for i in range(3):
+        expected = torch.autograd.functional.jacobian(lambda sample: net(sample[None])[0], x[i])
+        assert torch.allclose(namespace["jac"][i], expected, rtol=1e-5, atol=1e-6)

@@ -295,10 +295,84 @@ def _first_body_statement(filename: str, line: int) -> ast.stmt | None:
     return body[0]
 
 
+def vmap_module_given_one_example(context: ErrorContext, already):
+    """Under vmap, a module written for batches (BatchNorm: "expected 4D input (got 3D input)") is
+    the transformed function itself (`vmap(jacrev(layers))(x)`): it gets one example without the
+    batch dimension. The line to change is the transform's call; the help gives the module a batch
+    of one and takes its one output back, which is the per-example function vmap maps."""
+    import torch
+
+    if not _under_vmap(context) or _transformed_function_frame(context) is not None:
+        return None
+    caller = _transform_caller(context)
+    if caller is None:
+        return None
+    frame, line = caller
+    filename = frame.f_code.co_filename
+    statement, location = statement_of(filename, line)
+    if statement is None:
+        return None
+    wrapped = [call.args[0] for call in ast.walk(statement) if isinstance(call, ast.Call) and call.args
+               and _called_name(call) in _TRANSFORM_NAMES and isinstance(call.args[0], (ast.Name, ast.Attribute))]
+    modules = [node for node in wrapped if isinstance(_value(frame, node), torch.nn.Module)]
+    vmap_frames = [f for f, _ in context.frames
+                   if _FUNCTORCH_DIR in f.f_code.co_filename and f.f_code.co_name == "vmap_impl"]
+    arguments = vmap_frames[0].f_locals.get("args") if vmap_frames else None
+    location.role = "transformed"
+    location.note = "vmap maps this module over single examples, without the batch dimension"
+    notes = ["vmap calls the function it maps with one example at a time; a module written for batches "
+             f"(its layers check the input's rank) then gets an input one dimension short: {context.message}"]
+    helps = []
+    if len(modules) == 1 and isinstance(arguments, tuple) and len(arguments) == 1:
+        module = text_of(filename, modules[0])
+        new_statement = replace_node_text(filename, statement, modules[0],
+                                          f"lambda sample: {module}(sample[None])[0]")
+        helps.append(statement_change(location, f"give {module} a batch of one and take its one output back: that "
+                                      "is the per-example function vmap maps (batch norm in training mode then "
+                                      "normalizes each example by its own statistics)", new_statement))
+    helps.append(Suggestion(f"{'or ' if helps else ''}call the module on a batch of one inside the mapped "
+                            "function (module(x[None])[0]); for batch norm with the running statistics, put the "
+                            "model in eval() mode, or see torch.func.replace_all_batch_norm_modules_"))
+    found = diagnosis(codes.VMAP_BATCH_DIMENSION_INDEXED, location, notes=notes, help=helps)
+    found.title = "under vmap, a module written for a batch gets one example without the batch dimension"
+    return found
+
+
+_TRANSFORM_NAMES = {"vmap", "jacrev", "jacfwd", "grad", "grad_and_value", "vjp", "jvp", "hessian"}
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _value(frame, node: ast.AST):
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        owner = _value(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
+
+
+def _transform_caller(context: ErrorContext):
+    """(frame, line) of the user's code that called the outermost torch.func transform."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    caller = None
+    for frame, line in context.frames:
+        if _FUNCTORCH_DIR in frame.f_code.co_filename:
+            return caller
+        if not is_internal_file(frame.f_code.co_filename):
+            caller = (frame, line)
+    return None
+
+
 MATCHERS = [
     (r"vmap: inplace arithmetic\(self, \*extra_args\) is not possible", vmap_write_into_unbatched),
     (r"too many indices for tensor of dimension \d+|Dimension out of range \(expected to be in range of",
      vmap_batch_dimension_indexed),
+    (r"expected \d+D input \(got \d+D input\)", vmap_module_given_one_example),
     (r"backward\(\) called inside a functorch transform", tape_api_in_transform),
     (r"You are attempting to call Tensor\.requires_grad_\(\) \(or perhaps using torch\.autograd\.functional\.\* "
      r"APIs\) inside of a function being transformed", tape_api_in_transform),
