@@ -486,9 +486,9 @@ def test_autograd_grad_of_a_vector_is_worded_for_autograd_grad(tmp_path):
     (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
     assert diagnosis.title.startswith("torch.autograd.grad() was called")
     assert "backward()" not in diagnosis.primary.note + " ".join(diagnosis.notes)
-    assert diagnosis.help[0].replacement == "(slope,) = torch.autograd.grad(y.sum(), x)"
-    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
-    assert error is None and torch.equal(namespace["slope"], namespace["x"].detach().cos())
+    # The gradient returned is the result, and y.sum() / y.mean() scale it differently: advice only.
+    assert [s.replacement for s in diagnosis.help] == [None]
+    assert "y.sum()" in diagnosis.help[0].message and "grad_outputs=torch.ones_like(y)" in diagnosis.help[0].message
 
 
 def test_optimizing_a_slice_of_a_leaf_gets_a_leaf_copy_of_the_slice(tmp_path):

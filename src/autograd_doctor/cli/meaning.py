@@ -247,7 +247,7 @@ def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error
     are stale by construction (computed at the old weights), so only the calls before it must
     match. The failing call is the original's last one (values are recorded before the call).
     `value_changed`: the change gives the failing call another value on purpose, one it can
-    differentiate (a loss reduced to one number, a complex loss made real)."""
+    differentiate (a complex loss made real)."""
     before = old_forward[:-1]
     same_before, bitwise, differing_call = _same_forward_calls(before, new_forward[:len(before)])
     if not same_before or len(new_forward) < len(old_forward):

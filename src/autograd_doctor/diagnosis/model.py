@@ -115,8 +115,8 @@ class Suggestion:
     # differ from the original run's stale ones, so the meaning check compares those before it.
     recomputes_failing_forward: bool = False
     # True for a change of the value the failing call is given, because that value cannot be
-    # differentiated as it is (AD112: a loss with several elements reduced to one, a complex loss
-    # made real): the calls before it must match the original run's, that call's value may not.
+    # differentiated as it is (AD112: a complex loss made real): the calls before it must match the
+    # original run's, that call's value may not.
     changes_failing_value: bool = False
 
     def to_dict(self) -> dict[str, Any]:

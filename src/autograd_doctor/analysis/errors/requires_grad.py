@@ -67,18 +67,24 @@ def non_scalar_backward(context: ErrorContext, already):
     receiver = _receiver(backward_calls[0]) if len(backward_calls) == 1 else None
     if receiver is not None and text_of(filename, receiver) in ("torch.autograd", "autograd"):
         receiver = None  # torch.autograd.backward(y): the tensor is an argument, not the receiver
-    if receiver is None and len(grad_calls) == 1:
-        receiver = grad_calls[0].args[0]  # torch.autograd.grad(y, x): the output is the first argument
-    if receiver is not None:
+    if grad_calls:
+        # torch.autograd.grad(y, x) returns the gradient itself, whose scale is the result: y.sum() and
+        # y.mean() give gradients N times apart, and which one is meant only the user can tell.
+        output = text_of(filename, grad_calls[0].args[0]) or "the output"
+        helps.append(Suggestion(f"reduce {output} to the number whose gradient you want: {output}.sum() (or "
+                                f".mean(), whose gradient is 1/{'N' if shape is None else _count(shape)} of it), or "
+                                f"pass grad_outputs=torch.ones_like({output}) (the same as .sum()); autograd-doctor "
+                                "does not choose, as the scale of the gradient returned is the result"))
+    elif receiver is not None:
         text = text_of(filename, receiver)
         reduced = f"{text}.sum()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).sum()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
-        passed = "grad_outputs=torch.ones_like" if grad_calls else f"{text}.backward(torch.ones_like"
-        helps.append(_failing_value_change(statement_change(
+        passed = f"{text}.backward(torch.ones_like"
+        helps.append(statement_change(
             location, f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                       f"gradients by 1/{'N' if shape is None else _count(shape)}); "
-                      f"{passed}({text})) is the same as .sum()", new_statement)))
+                      f"{passed}({text})) is the same as .sum()", new_statement))
     else:
         helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
                                 "gradient of the loss with respect to it: backward(gradient)"))
