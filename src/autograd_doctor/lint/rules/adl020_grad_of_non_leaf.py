@@ -115,7 +115,7 @@ def check_scope(checker, scope) -> None:
         if made is None or name in reported:
             continue
         reported.add(name)
-        value, (op_text, keyword) = made
+        value, (op_text, keyword, leaf) = made
         _report(checker, node, name, value, op_text, keyword,
                 f"the optimizer refuses `{name}` (\"can't optimize a non-leaf Tensor\"): it is not a leaf "
                 f"but the result of {op_text} on line {value.lineno}, made from the tensor that requires grad")
@@ -127,13 +127,12 @@ def check_scope(checker, scope) -> None:
         if not any(bind_seq < b < seq for b in backwards):
             continue
         reported.add(name)
-        value, (op_text, keyword) = made
+        value, (op_text, keyword, leaf) = made
         _report(checker, node, name, value, op_text, keyword,
                 f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
                 f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
                 "backward() fills the `.grad` of that leaf" +
-                (f" (`{checker.text(value).split('.')[0]}`)" if _leaf_name(checker, checker.text(value).split('.')[0])
-                 else ", which nothing holds"))
+                (f", `{leaf}`" if leaf and leaf != name else ", which nothing holds"))
 
 
 def _binding_seen(binds, name, seq):
@@ -162,8 +161,9 @@ def _report(checker, node, name, value, op_text, keyword, message) -> None:
 
 
 def _made_from_leaf(checker, value):
-    """``(op text, the factory's requires_grad keyword or None)`` when ``value``
-    is an op that always makes a new tensor, applied to a leaf that requires grad."""
+    """``(op text, the factory's requires_grad keyword or None, the leaf's name or
+    None)`` when ``value`` is an op that always makes a new tensor, applied to a
+    leaf that requires grad."""
     node, steps = value, []
     while True:
         if isinstance(node, ast.Call) and checker.is_grad_leaf(node):
@@ -201,7 +201,7 @@ def _made_from_leaf(checker, value):
     keyword = None
     if root is not None and isinstance(root.func, (ast.Name, ast.Attribute)):
         keyword = next((k for k in root.keywords if k.arg == "requires_grad"), None)
-    return op_text, keyword
+    return op_text, keyword, root_name
 
 
 def _is_leaf_expression(checker, node) -> bool:
