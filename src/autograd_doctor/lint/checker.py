@@ -402,7 +402,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.enclosing_class.append(node.name)
-        self.visit_body(callees_first(node.body))
+        self.visit_body(callees_first(node.body, self.lines))
         self.enclosing_class.pop()
         self.scope = outer
         self.class_stack.pop()
@@ -415,39 +415,40 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
 
 
-def callees_first(body: list) -> list:
+def callees_first(body: list, lines: list) -> list:
     """A class body in walking order: its statements and `__init__` as written, then
-    each method after the methods it calls as `self.method(...)` (and those they
-    call), so that their return summaries (summaries.py) are known at the call; the
-    rest in source order."""
+    the methods that other methods call as `self.method(...)` (each after the called
+    methods it calls itself: `forward` -> `in_proj_qkv` -> `_in_proj`), then the rest,
+    in source order, so that the summaries (summaries.py) of called methods are known
+    at their calls.  A text search of the source (``lines``), not a walk of every
+    method: this runs for every class of every file."""
     defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    methods = {s.name: s for s in defs}
-    if len(methods) < 2 or len(methods) != len(defs):  # a property's setter: keep the order
+    names = {s.name for s in defs}
+    if len(names) < 2 or len(names) != len(defs):  # a property's setter: keep the order
         return body
-    calls = {}
-    for name, method in methods.items():
-        calls[name] = [n.func.attr for n in ast.walk(method)
-                       if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                       and n.func.attr in methods and n.func.attr != name
-                       and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"]
-    order: list = []
-    placed: set = set()
 
-    def place(name):
-        if name in placed:
+    def text(node):
+        return "\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno])
+
+    class_source = "\n".join(text(d) for d in defs)
+    called = [d for d in defs if d.name != "__init__" and f"self.{d.name}(" in class_source]
+    if not called:
+        return body
+    order, placed = [], set()
+
+    def place(method):
+        if method.name in placed:
             return
-        placed.add(name)
-        for callee in calls[name]:
-            place(callee)
-        order.append(methods[name])
+        placed.add(method.name)
+        source = text(method)
+        for callee in called:
+            if callee.name != method.name and f"self.{callee.name}(" in source:
+                place(callee)
+        order.append(method)
 
-    if "__init__" in methods:
-        place_first = methods["__init__"]
-        placed.add("__init__")
-    else:
-        place_first = None
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not place_first:
-            place(stmt.name)
+    for method in called:
+        place(method)
+    init = [d for d in defs if d.name == "__init__"]
+    rest = [d for d in defs if d.name != "__init__" and d.name not in placed]
     others = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return others + ([place_first] if place_first is not None else []) + order
+    return others + init + order + rest

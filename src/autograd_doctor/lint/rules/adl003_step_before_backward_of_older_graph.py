@@ -51,9 +51,11 @@ g_loss.backward()            # every backward through the old graph first
 d_opt.step()
 # or recompute after the step: g_loss = D(x).mean()""",
     fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
-    known_problems="""Only one function is followed; values passed in as arguments, and
-optimizers built in another file, are unknown, so nothing is claimed about
-them.  An optimizer whose construction names no `.parameters()` is not
+    known_problems="""Only one function is followed, with what the methods of the same object
+return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
+was computed from, summaries.py); values passed in as arguments, attributes
+set in another method, and optimizers built in another file, are unknown, so
+nothing is claimed about them.  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module called under another name than the one whose parameters
 the optimizer holds (an alias) is not recognised.  A value whose graph an
 earlier `backward()` without `retain_graph` already freed is not claimed: a
@@ -89,6 +91,8 @@ def check_file(checker) -> None:
     """ADL003, once the whole file is read (optimizers are often built after the
     functions that step them): a `step()` updates parameters that a graph built
     before it saved, and a later `backward()` goes through that graph."""
+    if checker.notes["ADL003"]:
+        module_summaries(checker)
     for scope, seq, node, optimizer, later in checker.notes["ADL003"]:
         owners = checker.training.optimizers.get(optimizer)
         if not owners:
@@ -113,16 +117,26 @@ def check_file(checker) -> None:
 
 
 def _summarise_returns(checker, scope) -> None:
+    """Keep a method that returns values, for its summary (``module_summaries``)."""
+    if scope.owner_class is not None and not scope.grad_off and scope.return_values \
+            and (scope.owner_class, scope.name) in checker.summaries.returns:
+        checker.notes["ADL003 returns"].append(scope)
+
+
+def module_summaries(checker) -> None:
     """A method's summary for its callers (summaries.py): per position of what it
     returns, the layers of its object (`self.<layer>`) the value was computed from,
-    through the method's own bindings (`return model_loss, actor_loss`)."""
-    if scope.owner_class is None or scope.grad_off or not scope.return_values:
-        return
-    per_return = []
-    for seq, value in scope.return_values:
-        elts = value.elts if isinstance(value, ast.Tuple) else [value]
-        per_return.append([_modules_of(checker, scope, e, seq) for e in elts])
-    checker.summaries.record_modules((scope.owner_class, scope.name), per_return)
+    through the method's own bindings (`return model_loss, actor_loss`).  Computed
+    only when a rule needs one (most files step no optimizer): for the methods
+    walked so far."""
+    pending = checker.notes["ADL003 returns"]
+    while pending:
+        scope = pending.pop()
+        per_return = []
+        for seq, value in scope.return_values:
+            elts = value.elts if isinstance(value, ast.Tuple) else [value]
+            per_return.append([_modules_of(checker, scope, e, seq) for e in elts])
+        checker.summaries.record_modules((scope.owner_class, scope.name), per_return)
 
 
 def _modules_of(checker, scope, value, at) -> frozenset:

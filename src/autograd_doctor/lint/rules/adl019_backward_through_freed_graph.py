@@ -6,7 +6,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
-from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph
+from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph, module_summaries
 
 RULE = Rule(
     code="ADL019", name="backward-through-freed-graph",
@@ -229,6 +229,7 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
     if entry is None or entry[1] is None or entry[2]:
         return False
     specs = checker.modules.module_specs.get(scope.owner_class, {})
+    module_summaries(checker)
     for sub in ast.walk(entry[1]):
         if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Call) and \
                 isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
