@@ -1284,7 +1284,10 @@ added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0
 `total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
 that do not require grad, torch's functions and parameter-free losses of them, also a loss
 module made on the spot, `nn.MSELoss()(...)`) but cuts a tensor
-that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
+that requires grad, in the term or in the assignment of a name it reads (also a name turned into
+its own number before the loss is built, `adv = adv.detach().item()`, where the tensor it held was
+computed from tensors that require grad, outside `no_grad`). `x - x.detach()`, which keeps the
+gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
@@ -1296,7 +1299,9 @@ that requires grad, in the term or in the assignment of a name it reads. `x - x.
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
 logging (`print(reg.item())`). For a detached term, detach only what must not be trained (a
 target: `(fake - real.detach()).abs().mean()`), not the whole term. For a gradient penalty,
-compute the gradients with `torch.autograd.grad(..., create_graph=True)`.
+compute the gradients with `torch.autograd.grad(..., create_graph=True)`. For a name turned into
+its own number for a log (`adv = adv.item()` before `loss = rec + adv`), the help moves that line
+to just after `backward()`: the loss adds the tensor, and the log still gets the number.
 """,
     example_setup=(
         "model = nn.Linear(3, 2)\n"
