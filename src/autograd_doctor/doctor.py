@@ -18,7 +18,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, number_terms, stale_optimizer, update_order
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import checkpoint_calls, gradient_clips, leaf_sites, patches, probe, switches
+from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, patches, probe, switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -223,6 +223,7 @@ class Doctor:
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
+        grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
@@ -240,6 +241,7 @@ class Doctor:
         self._active = False
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
+        grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
@@ -462,6 +464,7 @@ class Doctor:
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         if id(event.optimizer) in self._stale_optimizers_reported:

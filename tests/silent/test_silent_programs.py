@@ -28,6 +28,7 @@ CASES = {
     "clip_norm_before_backward": "AD208",
     "clip_value_after_step": "AD208",
     "gradients_never_cleared": "AD209",
+    "amp_clip_before_unscale": "AD210",
     "checkpoint_frozen_embeddings": "AD301",
 }
 

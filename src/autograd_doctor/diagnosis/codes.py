@@ -1150,6 +1150,42 @@ the base afterwards, or return one tensor from it (split it into a Function that
 and returns the input, and the other operations after it).
 """)
 
+UNSCALE_BEFORE_UPDATE = _code(
+    "AD148",
+    "GradScaler.unscale_() was called again before update(): once per step, after the last backward()",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves gradients
+multiplied by the loss scale; `scaler.unscale_(optimizer)` divides them back (to clip them) and
+may run only once per step: after it, the scaler refuses another `unscale_()` on that optimizer
+until `scaler.update()`, which follows `scaler.step(optimizer)`. With gradient accumulation,
+step() and update() run every N micro-batches, so an `unscale_()` (and the clipping after it)
+written in every iteration runs a second time before the first update(), and PyTorch raises
+"unscale_() has already been called on this optimizer since the last update()" at that line,
+without saying that the step runs less often. autograd-doctor names the `scaler.step()` that
+runs only every N iterations and moves the `unscale_()` and its clipping there.
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        scaler.scale(F.mse_loss(model(x), y) / 2).backward()
+        scaler.unscale_(optimizer)                            # AD148 on the second micro-batch
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % 2 == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+**The fix.** Unscale and clip once per step, after the last backward() of the accumulation, just
+before `scaler.step(optimizer)` (inside the `if` that steps).
+""",
+    heading="GradScaler.unscale_() was called again before update()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
@@ -1399,6 +1435,39 @@ reported.
         "model = nn.Linear(3, 1)\n"
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]\n"
+    ))
+
+CLIP_BEFORE_UNSCALE = _code(
+    "AD210",
+    "gradients were clipped while still multiplied by the GradScaler's loss scale: the clipping limit is wrong",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves the gradients
+multiplied by the loss scale (65536 at the start). `clip_grad_norm_(params, max_norm)` called
+right after it compares the *scaled* norm with `max_norm`: it almost always clips, by a factor as
+large as the scale, and `scaler.step(optimizer)` then unscales the clipped gradients, so every
+update is tiny (or, with `clip_grad_value_`, the threshold means nothing). Nothing fails.
+autograd-doctor records each enabled GradScaler's `unscale_()` calls and, just before each
+step(), warns when the last clipping call on the optimizer's parameters ran after the backward()
+and before any `unscale_()` of that optimizer, which ran only afterwards (in `scaler.step()`).
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)   # AD210: scaled gradients
+        scaler.step(optimizer)
+        scaler.update()
+
+**The fix.** Call `scaler.unscale_(optimizer)` between the backward() and the clipping, as in
+PyTorch's AMP guide; `scaler.step()` then does not unscale a second time.
+""",
+    heading="gradients were clipped while still multiplied by the GradScaler's loss scale",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
     ))
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
