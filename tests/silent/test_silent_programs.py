@@ -29,6 +29,7 @@ CASES = {
     "clip_value_after_step": "AD208",
     "gradients_never_cleared": "AD209",
     "amp_clip_before_unscale": "AD210",
+    "gan_generator_term_detached": "AD211",
     "checkpoint_frozen_embeddings": "AD301",
 }
 

@@ -33,8 +33,10 @@ from autograd_doctor.diagnosis.source import (parse_file, replace_node_text, seg
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4
 
-def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
-    """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
+def loss_terms(site: Site | None) -> tuple[list, Reading] | None:
+    """The terms added into the loss backpropagated at `site`, as (term, statement holding it
+    or None for the backward() line itself), and what they are read with (the live frame's
+    values, the function around the line); None when the frame or the source is not there."""
     if site is None:
         return None
     frame = live_frame(site)
@@ -45,8 +47,26 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
         return None
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
-    terms = list(_added_terms(root, scope, site.lineno, 0, values))
-    reading = Reading(values, scope)
+    return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope)
+
+
+def assignments_of(name: str, reading: Reading, before: int) -> list[ast.stmt]:
+    """The statements that last gave `name` its value before line `before` (latest first)."""
+    return _bindings(reading.scope, name, before)
+
+
+def read_value(node: ast.AST, reading: Reading):
+    """The value of a name or plain attribute chain in the frame (nothing is called)."""
+    return _read(node, reading.values)
+
+
+def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
+    """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
+    found = loss_terms(site)
+    if found is None:
+        return None
+    terms, reading = found
+    scope = reading.scope
     for term, holder in terms:
         cut = _cut_tensor(term, reading, holder.lineno if holder is not None else site.lineno)
         if cut is not None and not _kept_beside(cut, term, terms):

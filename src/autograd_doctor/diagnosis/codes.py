@@ -1470,6 +1470,46 @@ PyTorch's AMP guide; `scaler.step()` then does not unscale a second time.
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
     ))
 
+IDLE_LOSS_TERM = _code(
+    "AD211",
+    "a loss term trains nothing that steps: its gradient reaches only parameters cleared before any step",
+    """\
+**What it means.** Each term added into a loss sends its gradient to the parameters it was
+computed from. When a term was computed from a *detached* output of the model being trained
+(`d(fake.detach())` in a generator's loss), its gradient reaches only the other model's
+parameters (the discriminator's), which the optimizer stepping after this backward() does not
+update and whose gradients `zero_grad()` clears before their own step: the term changes the
+printed loss and trains nothing. No error, and no `.grad` is None (the other terms train).
+autograd-doctor reads the terms of each backward() line's loss once (names followed to their
+assignments), walks each term's graph for the parameters it reaches, and, when the next
+backward() starts, warns about a term that reaches none of the parameters of the optimizers
+that stepped in between (while another term does) and whose parameters' gradients were all
+cleared. The line to change is the `.detach()` whose tensor reaches the stepped parameters.
+
+**Minimal example.**
+
+    fake = g(z)
+    adversarial = F.mse_loss(d(fake.detach()), real_labels)   # AD211: reaches only d
+    loss_g = adversarial + F.l1_loss(fake, target)
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    opt_d.zero_grad()                                          # d's gradients from it: cleared
+    F.mse_loss(d(target), real_labels).backward()
+
+**The fix.** Use the tensor itself in the term that must train it (`d(fake)` for the generator's
+loss); detach only in the other model's loss (`d(fake.detach())` for the discriminator's).
+""",
+    heading="a loss term trains nothing that steps",
+    example_setup=(
+        "g = nn.Linear(3, 4)\n"
+        "d = nn.Linear(4, 1)\n"
+        "opt_g = torch.optim.SGD(g.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(d.parameters(), lr=0.1)\n"
+        "z, target = torch.randn(5, 3), torch.randn(5, 4)\n"
+        "real_labels = torch.ones(5, 1)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
