@@ -20,7 +20,8 @@ from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, patches, probe, switches
+from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, patches, probe
+from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks

@@ -139,7 +139,8 @@ def _unscale_help(filename: str, scope: Scope, clip_statement, step_site) -> Sug
     if clip_text is None or "\n" in clip_text:
         return None
     return Suggestion(f"unscale the gradients before clipping them: call {unscale} after backward() (step() then "
-                      "does not unscale again)", f"{unscale}\n{clip_text}", statement_location(filename, clip_statement))
+                      "does not unscale again)", f"{unscale}\n{clip_text}",
+                      statement_location(filename, clip_statement))
 
 
 def _block_of(scope: Scope, statement: ast.stmt) -> list | None:

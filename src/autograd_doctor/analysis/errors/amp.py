@@ -107,7 +107,8 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
     lines = []
     for number in range(moved[-1].end_lineno + 1, step.lineno):
         lines.append(source_line(filename, number).rstrip())
-    moved_lines = [source_line(filename, number).rstrip() for s in moved for number in range(s.lineno, s.end_lineno + 1)]
+    moved_lines = [source_line(filename, number).rstrip()
+                   for statement in moved for number in range(statement.lineno, statement.end_lineno + 1)]
     if any(line.strip() and not line.startswith(indent) for line in lines + moved_lines):
         return None
     lines += [step_indent + line[len(indent):] for line in moved_lines]
