@@ -51,6 +51,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
         self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
+        # (receiver, method) -> the method surely uses no layer of it (held_methods.py)
+        self.layer_free_methods: dict[tuple, bool] = {}
         # The walk's position: the function being walked (its facts and events), the
         # sequence number of the last event, the enclosing classes and guards.
         self.scope = Scope("<module>", grad_off=False)

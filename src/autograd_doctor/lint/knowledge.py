@@ -73,6 +73,11 @@ class TensorKnowledge:
             if q is not None:
                 if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                     return False  # requires grad by default
+                if q == "torch.autograd.grad":  # gradients without a graph of their own
+                    return len(node.args) < 5 and not any(
+                        k.arg is None or (k.arg == "create_graph" and not (
+                            isinstance(k.value, ast.Constant) and k.value.value in (False, None)))
+                        for k in node.keywords)
                 if q.startswith("torch.") and q[6:] in N.FACTORIES:
                     return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
                 return N.is_tensor_function(q) and bool(node.args) and \

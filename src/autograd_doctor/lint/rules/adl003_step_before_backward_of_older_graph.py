@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.held_methods import uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -148,6 +149,10 @@ def _dependencies(checker, node, cls=None):
                 # `model.get_criterion()`: a method given no input is no evidence that
                 # it computes anything from the parameters (it returns a loss object)
                 given_input = bool(n.args or n.keywords) or on_self
+                if given_input and not on_self and _layer_free(checker, func):
+                    stack.extend(n.args)  # `self.critic.build_inputs(batch)`: sizes only
+                    stack.extend(k.value for k in n.keywords)
+                    continue
                 if given_input and not (on_self and func.attr in checker.modules.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
@@ -168,6 +173,18 @@ def _dependencies(checker, node, cls=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _layer_free(checker, func: ast.Attribute) -> bool:
+    """``func`` is a method of a held module whose class the repository defines and
+    whose code uses none of its layers or parameters (``held_methods.py``)."""
+    if not isinstance(func.value, (ast.Name, ast.Attribute)) or func.attr in N.MODULE_METHODS:
+        return False
+    key = (checker.text(func.value), func.attr)
+    if key not in checker.layer_free_methods:
+        checker.layer_free_methods[key] = uses_no_layer(func.value, func.attr, checker.tree,
+                                                        checker.filename)
+    return checker.layer_free_methods[key]
 
 
 def _selected_indices(value, index) -> bool:
