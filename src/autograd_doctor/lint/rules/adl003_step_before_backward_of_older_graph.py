@@ -21,7 +21,11 @@ b.parameters())`, parameter lists and groups, and an optimizer class passed
 as a parameter whose default is one (`optimizer_class=optim.Adam`).  Values cut from the graph
 (`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
 do the results of a module's own methods that use none of its layers or
-parameters (`self.make_batch()` turning stored transitions into tensors).  This
+parameters (`self.make_batch()` turning stored transitions into tensors), or
+the results of a held module's method that its class, found in the
+repository, writes using the module only for sizes and flags
+(`self.critic.build_inputs(batch)` stacking batch fields and
+`torch.eye(self.n_agents)`).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
