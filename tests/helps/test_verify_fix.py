@@ -194,3 +194,19 @@ def test_a_help_that_replaces_a_block_header_keeps_the_block_body(tmp_path):
     assert "still fails" not in result.stderr and "IndentationError" not in result.stderr
     verdicts = [line for line in result.stderr.splitlines() if line.startswith(("verified", "unverified"))]
     assert verdicts and "the changed program runs" in verdicts[0], result.stderr[-2000:]
+
+
+def test_a_rewritten_line_keeps_its_trailing_comment(tmp_path):
+    """The user's comment at the end of the line a help rewrites stays on the rewritten line
+    (it once was dropped), and a `#` inside a string is not taken for a comment."""
+    path, _ = _script(tmp_path, """
+        import torch
+        w = torch.ones(3, requires_grad=True)
+        h = w.sigmoid()
+        h.mul_(2)  # scale the gate
+        label = "#1"
+        (h * w).sum().backward()
+    """)
+    result = run_cli("run", "--diff", "--no-rerun", path, cwd=str(tmp_path), timeout=900)
+    assert "-h.mul_(2)  # scale the gate" in result.stderr, result.stderr[-2000:]
+    assert "+h = h.mul(2)  # scale the gate" in result.stderr, result.stderr[-2000:]

@@ -8,7 +8,9 @@ user (or a test) can apply it directly.
 from __future__ import annotations
 
 import ast
+import io
 import textwrap
+import tokenize
 
 import torch
 
@@ -493,13 +495,38 @@ def _rebound_name(code_line: str) -> str | None:
 
 
 def apply_replacement(source: str, location: Location, replacement: str) -> str:
-    """Replace the statement at `location` in `source` (used by tests and by users' tools)."""
+    """Replace the statement at `location` in `source` (used by tests and by users' tools).
+    A comment at the end of the statement's last line stays at the end of the replacement's
+    (the user's note about the line is still about it), unless the replacement has its own."""
     lines = source.splitlines(keepends=True)
     first = location.line - 1
     last = (location.end_line or location.line) - 1
     indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-    new_lines = [indent + part + "\n" for part in replacement.split("\n")]
+    parts = replacement.split("\n")
+    comment = _trailing_comment(lines[first:last + 1])
+    if comment and "#" not in replacement:
+        parts[-1] = f"{parts[-1]}  {comment}"
+    new_lines = [indent + part + "\n" for part in parts]
     return "".join(lines[:first] + new_lines + lines[last + 1:])
+
+
+def _trailing_comment(statement_lines: list[str]) -> str | None:
+    """The comment after the code on the last of `statement_lines` (`x += 1  # why`), found by
+    the tokenizer so that a `#` inside a string is not one; None without one."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("".join(statement_lines)).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    last_row = len(statement_lines)
+    code_on_last_row = False
+    for token in tokens:
+        if token.start[0] != last_row:
+            continue
+        if token.type == tokenize.COMMENT:
+            return token.string if code_on_last_row else None
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            code_on_last_row = True
+    return None
 
 
 def _plain_tensor_expression(node: ast.AST) -> bool:

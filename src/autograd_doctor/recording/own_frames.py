@@ -89,18 +89,15 @@ def hide_our_frames(error: BaseException | None) -> BaseException | None:
 _CALLER_TEMPLATE = compile("def call(function, args, kwargs): return function(*args, **kwargs)\n",
                            "<autograd-doctor>", "exec")
 _CALL_CODE = next(const for const in _CALLER_TEMPLATE.co_consts if isinstance(const, CodeType))
-# (caller code, instruction offset) -> a stand-in function whose code has the caller's file
-# and line and whose globals are the caller's.
-_stand_ins: dict[tuple[CodeType, int], FunctionType] = {}
+# (id of the caller's code, instruction offset) -> (that code, a stand-in function whose code
+# has the caller's file and line and whose globals are the caller's). Keyed by id: hashing a
+# code object hashes its contents, on every write the doctor wraps.
+_stand_ins: dict[tuple[int, int], tuple[CodeType, FunctionType]] = {}
 MAX_STAND_INS = 4096
 
 
-def _stand_in(frame) -> FunctionType:
+def _new_stand_in(frame) -> FunctionType:
     code = frame.f_code
-    key = (code, frame.f_lasti)
-    function = _stand_ins.get(key)
-    if function is not None and function.__globals__ is frame.f_globals:
-        return function
     line = frame.f_lineno or code.co_firstlineno
     replace = dict(co_filename=code.co_filename, co_name=CALLER_FRAME_NAME, co_firstlineno=line)
     if sys.version_info >= (3, 11):
@@ -109,20 +106,28 @@ def _stand_in(frame) -> FunctionType:
     function = FunctionType(stand_in_code, frame.f_globals, CALLER_FRAME_NAME)
     if len(_stand_ins) >= MAX_STAND_INS:
         _stand_ins.clear()
-    _stand_ins[key] = function
+    _stand_ins[(id(code), frame.f_lasti)] = (code, function)
     return function
 
 
 def call_as_caller(function, args: tuple, kwargs: dict):
     """`function(*args, **kwargs)`, called from a stand-in for the nearest frame that is not
     ours, so that a warning torch raises inside is attributed where it would be without the
-    doctor. The stand-in's frame is dropped from tracebacks like our own frames."""
+    doctor. The stand-in's frame is dropped from tracebacks like our own frames.
+
+    It runs for every write the doctor wraps (an optimizer's step makes hundreds), so the
+    test of `is_our_code` is written out here and a known call site costs one look-up."""
     frame = sys._getframe(1)
-    while frame is not None and is_our_code(frame.f_code):
+    code = frame.f_code
+    while code.co_filename.startswith(PACKAGE_DIR) or code.co_name == CALLER_FRAME_NAME:
         frame = frame.f_back
-    if frame is None:
-        return function(*args, **kwargs)
-    return _stand_in(frame)(function, args, kwargs)
+        if frame is None:
+            return function(*args, **kwargs)
+        code = frame.f_code
+    known = _stand_ins.get((id(code), frame.f_lasti))
+    if known is not None and known[0] is code and known[1].__globals__ is frame.f_globals:
+        return known[1](function, args, kwargs)
+    return _new_stand_in(frame)(function, args, kwargs)
 
 
 __all__ = ["PACKAGE_DIR", "CALLER_FRAME_NAME", "is_our_code", "without_our_frames", "hide_our_frames",
