@@ -104,6 +104,8 @@ def test_fixture_claims_hold_with_torch():
     assert written.sum() < 4
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         fixture.mask_kept_for_a_graph(model, image, mask, 2.0)  # ADL001
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        fixture.mask_kept_for_an_accumulated_graph(model, image, mask)  # ADL001
 
 
 def test_saves_table_says_which_inputs_are_kept_for_the_other():

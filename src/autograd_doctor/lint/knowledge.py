@@ -54,8 +54,26 @@ class TensorKnowledge:
             return self.is_tensor(node.left) or self.is_tensor(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.is_tensor(node.operand)
+        if isinstance(node, ast.Subscript):  # `torch.autograd.grad(loss, x)[0]`: a gradient
+            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and
+                                                  self.qualname(node.value.func) == "torch.autograd.grad")
+        return False
+
+    def is_number(self, node) -> bool:
+        """A Python number surely: a literal, `len(x)`/`int(x)`/`float(x)`, a size
+        (`x.size(0)`, `x.shape[0]`, `x.numel()`), or arithmetic of those."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float))
+        if isinstance(node, ast.Call):
+            func = node.func
+            return (isinstance(func, ast.Name) and func.id in ("len", "int", "float", "bool")) or \
+                (isinstance(func, ast.Attribute) and func.attr in N.METADATA_METHODS)
         if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
+            return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+        if isinstance(node, ast.BinOp):
+            return self.is_number(node.left) and self.is_number(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_number(node.operand)
         return False
 
     def is_const(self, node) -> bool:
