@@ -52,6 +52,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
         self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
+        # (receiver, method) -> the method surely uses no layer of it (held_methods.py)
+        self.layer_free_methods: dict[tuple, bool] = {}
         self.summaries = FunctionSummaries()  # what same-file functions return (summaries.py)
         self.enclosing_class: list = []       # per level: the class being walked, None in a function
         self.return_summaries: list = []      # per `return` of the function being walked

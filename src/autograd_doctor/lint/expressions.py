@@ -276,6 +276,11 @@ class ExpressionEvents:
                     others = [a for j, a in enumerate(args[:2]) if j != i]
                     if any(isinstance(o, ast.Constant) for o in others):
                         continue
+                # `mask * grads` keeps `mask` only for the gradient of `grads`
+                # (``kept_for``, probed from torch): none when `grads` has no graph
+                other = entry.get("kept_for", {}).get(str(i))
+                if other is not None and other < len(args) and self.is_const(args[other]):
+                    continue
                 self.add_save(name, key, f"input {i}", node)
 
     def record_write(self, target, node, how, rewrite=()):

@@ -60,8 +60,26 @@ class TensorKnowledge:
             return self.is_tensor(node.left) or self.is_tensor(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.is_tensor(node.operand)
+        if isinstance(node, ast.Subscript):  # `torch.autograd.grad(loss, x)[0]`: a gradient
+            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and
+                                                  self.qualname(node.value.func) == "torch.autograd.grad")
+        return False
+
+    def is_number(self, node) -> bool:
+        """A Python number surely: a literal, `len(x)`/`int(x)`/`float(x)`, a size
+        (`x.size(0)`, `x.shape[0]`, `x.numel()`), or arithmetic of those."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float))
+        if isinstance(node, ast.Call):
+            func = node.func
+            return (isinstance(func, ast.Name) and func.id in ("len", "int", "float", "bool")) or \
+                (isinstance(func, ast.Attribute) and func.attr in N.METADATA_METHODS)
         if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
+            return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+        if isinstance(node, ast.BinOp):
+            return self.is_number(node.left) and self.is_number(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_number(node.operand)
         return False
 
     def parameter_attribute(self, node) -> bool:
@@ -86,6 +104,11 @@ class TensorKnowledge:
             if q is not None:
                 if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                     return False  # requires grad by default
+                if q == "torch.autograd.grad":  # gradients without a graph of their own
+                    return len(node.args) < 5 and not any(
+                        k.arg is None or (k.arg == "create_graph" and not (
+                            isinstance(k.value, ast.Constant) and k.value.value in (False, None)))
+                        for k in node.keywords)
                 if q.startswith("torch.") and q[6:] in N.FACTORIES:
                     return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
                 return N.is_tensor_function(q) and bool(node.args) and \

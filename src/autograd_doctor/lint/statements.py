@@ -250,6 +250,8 @@ class AssignmentEvents:
             seq = self.next_seq()
             self.scope.uses[target.id].append(seq)
             self.scope.bind_values[target.id].append((seq, node, self.scope.grad_off))
+            if not (self.scope.grad_off or self.is_number(node.value) or self.is_const(node.value)):
+                self.scope.consts.discard(target.id)  # `acc += t`: acc may carry t's graph now
             if target.id in self.scope.tensors:
                 self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:

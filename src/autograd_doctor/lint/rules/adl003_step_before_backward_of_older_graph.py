@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.held_methods import uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -20,7 +21,11 @@ b.parameters())`, parameter lists and groups, and an optimizer class passed
 as a parameter whose default is one (`optimizer_class=optim.Adam`).  Values cut from the graph
 (`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
 do the results of a module's own methods that use none of its layers or
-parameters (`self.make_batch()` turning stored transitions into tensors).  This
+parameters (`self.make_batch()` turning stored transitions into tensors), or
+the results of a held module's method that its class, found in the
+repository, writes using the module only for sizes and flags
+(`self.critic.build_inputs(batch)` stacking batch fields and
+`torch.eye(self.n_agents)`).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
@@ -205,6 +210,10 @@ def _dependencies(checker, node, cls=None, owner=None):
                 # `model.get_criterion()`: a method given no input is no evidence that
                 # it computes anything from the parameters (it returns a loss object)
                 given_input = bool(n.args or n.keywords) or on_self
+                if given_input and not on_self and _layer_free(checker, func):
+                    stack.extend(n.args)  # `self.critic.build_inputs(batch)`: sizes only
+                    stack.extend(k.value for k in n.keywords)
+                    continue
                 if given_input and not (on_self and func.attr in checker.modules.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
@@ -225,6 +234,18 @@ def _dependencies(checker, node, cls=None, owner=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _layer_free(checker, func: ast.Attribute) -> bool:
+    """``func`` is a method of a held module whose class the repository defines and
+    whose code uses none of its layers or parameters (``held_methods.py``)."""
+    if not isinstance(func.value, (ast.Name, ast.Attribute)) or func.attr in N.MODULE_METHODS:
+        return False
+    key = (checker.text(func.value), func.attr)
+    if key not in checker.layer_free_methods:
+        checker.layer_free_methods[key] = uses_no_layer(func.value, func.attr, checker.tree,
+                                                        checker.filename)
+    return checker.layer_free_methods[key]
 
 
 def _selected_indices(value, index) -> bool:
