@@ -154,8 +154,33 @@ def _entry(fn, inputs, **kwargs):
     if not isinstance(out, torch.Tensor) or out.grad_fn is None:
         return None
     saves_output, saved_inputs, names = _classify(out.grad_fn, inputs, out)
-    return {"grad_fn": type(out.grad_fn).__name__, "output": saves_output,
-            "inputs": saved_inputs, "saved": names}
+    entry = {"grad_fn": type(out.grad_fn).__name__, "output": saves_output,
+             "inputs": saved_inputs, "saved": names}
+    kept_for = _kept_for(fn, inputs, saved_inputs, kwargs)
+    if kept_for:
+        entry["kept_for"] = kept_for
+    return entry
+
+
+def _kept_for(fn, inputs, saved_inputs, kwargs) -> dict:
+    """Inputs (of the first two) that the op keeps only for the gradient of the
+    other one: run again with the other input not requiring grad.  `a * b` keeps
+    `a` only to compute `b`'s gradient (MulBackward0 has no `self` when `b` needs
+    none): {"0": 1, "1": 0}; `a / b` keeps `a` only for `b`: {"0": 1}."""
+    import torch
+
+    kept_for = {}
+    for i in saved_inputs:
+        j = 1 - i
+        if i > 1 or len(inputs) < 2 or not all(isinstance(t, torch.Tensor) for t in inputs[:2]):
+            continue
+        probe = list(inputs)
+        probe[j] = inputs[j].detach()
+        out = fn(*probe, **kwargs)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        if out.grad_fn is not None and i not in _classify(out.grad_fn, probe, out)[1]:
+            kept_for[str(i)] = j
+    return kept_for
 
 
 def _layer_and_index_ops(torch, F, leaf):

@@ -15,10 +15,13 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, number_terms, stale_optimizer, update_order
+from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer
+from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import checkpoint_calls, gradient_clips, leaf_sites, patches, probe, switches
+from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, patches, probe
+from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -189,6 +192,8 @@ class Doctor:
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
+        # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
+        self._pending_losses: list = []
         self._backwards_seen = 0
         self._hooks = None
         self._step_hooks = ()
@@ -223,6 +228,7 @@ class Doctor:
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
+        grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
@@ -240,6 +246,7 @@ class Doctor:
         self._active = False
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
+        grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
@@ -462,6 +469,7 @@ class Doctor:
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         if id(event.optimizer) in self._stale_optimizers_reported:
@@ -479,6 +487,11 @@ class Doctor:
     def backward_started(self, event: BackwardStarted) -> None:
         call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
+        if self._pending_losses:
+            # The steps since the last checked backward() have run: did each of its terms train something?
+            pending, self._pending_losses = self._pending_losses, []
+            for loss in pending:
+                self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
         # The gradient-path analysis looks at the first few backward() calls only; past
         # them (plus one, to let it clean up) it is not called at all.
         if gradient_path is not None and self._backwards_seen <= gradient_path.CHECKED_BACKWARDS + 1:
@@ -495,6 +508,14 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             self._report_silent(number_terms.number_term_diagnosis, site)
+            if self.silent != "ignore":
+                try:
+                    pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))
+                except Exception:
+                    internal_error()
+                    pending = None
+                if pending is not None:
+                    self._pending_losses.append(pending)
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)

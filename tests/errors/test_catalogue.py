@@ -421,6 +421,23 @@ def check_trace_parameter(ns):
     expected = (x @ model.linear.weight.T + model.linear.bias).sum(0)  # d/dscale of sum(linear(x) * scale)
     assert torch.allclose(model.scale.grad, expected.detach())
 
+def check_unscale_once_per_step(ns):
+    torch.manual_seed(0)  # the same model and data; SGD by hand: two micro-batches, clip the sum, step
+    model = torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]
+    params = [p.detach().clone() for p in model.parameters()]
+    for first in (0, 2):
+        leaves = [p.clone().requires_grad_() for p in params]
+        loss = sum(torch.nn.functional.mse_loss(x @ leaves[0].T + leaves[1], y) / 2
+                   for x, y in batches[first:first + 2])
+        grads = torch.autograd.grad(loss, leaves)
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+        factor = torch.clamp(0.5 / (norm + 1e-6), max=1.0)
+        params = [p - 0.1 * g * factor for p, g in zip(params, grads)]
+    for trained, expected in zip(ns["model"].parameters(), params):
+        assert torch.allclose(trained.detach(), expected, atol=1e-6)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -481,6 +498,7 @@ CASES = {
     "grad_none_frozen_parameter": ("AD309", 0, check_frozen_skipped),
     "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),
     "trace_constant_requires_grad": ("AD143", 0, check_trace_parameter),
+    "amp_unscale_every_micro_batch": ("AD148", 0, check_unscale_once_per_step),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

@@ -207,3 +207,105 @@ def test_a_penalty_on_gradients_taken_without_create_graph_is_reported_at_the_gr
     assert all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(params, expected))
     buggy = run_plain(tmp_path, textwrap.dedent(outcome.source), "buggy.py")
     assert not all(torch.allclose(p.grad, g, atol=1e-6) for p, g in zip(buggy["critic"].parameters(), expected))
+
+
+REBOUND = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    critic = nn.Linear(1, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    logged = []
+    for step in range(3):
+        out = model(x)
+        fit = F.mse_loss(out, y)
+        adversarial = critic(out).mean()
+        adversarial = adversarial.detach().item()  # NUMBER
+        loss = fit + 0.5 * adversarial  # ADDED
+        opt.zero_grad()
+        loss.backward()  # BACKWARD
+        opt.step()
+        logged.append(adversarial)
+"""
+
+
+def test_a_term_rebound_to_its_own_number_is_reported_and_moved_after_backward(tmp_path):
+    outcome = run_program(tmp_path, REBOUND)
+    assert outcome.error is None
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("NUMBER")
+    assert [r.line for r in diagnosis.related] == [outcome.line("ADDED"), outcome.line("BACKWARD")]
+    assert "adversarial requires grad" in diagnosis.notes[0]
+    (help_,) = diagnosis.help
+    assert (help_.location.line, help_.location.end_line) == (outcome.line("NUMBER"), outcome.line("BACKWARD"))
+    assert help_.replacement.splitlines() == [
+        "loss = fit + 0.5 * adversarial  # ADDED", "opt.zero_grad()", "loss.backward()  # BACKWARD",
+        "adversarial = adversarial.detach().item()  # NUMBER"]
+    fixed = run_plain(tmp_path, apply_help(outcome))
+    torch.manual_seed(0)  # the same loop written with the term as a tensor and its number logged after backward
+    model, critic = torch.nn.Linear(4, 1), torch.nn.Linear(1, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    logged = []
+    for _ in range(3):
+        out = model(x)
+        adversarial = critic(out).mean()
+        loss = torch.nn.functional.mse_loss(out, y) + 0.5 * adversarial
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        logged.append(adversarial.item())
+    assert fixed["logged"] == logged
+    assert torch.equal(fixed["model"].weight, model.weight)
+    buggy = run_plain(tmp_path, textwrap.dedent(REBOUND), "buggy.py")
+    assert not torch.equal(buggy["model"].weight, model.weight)  # the number trained nothing
+
+
+def test_a_name_rebound_to_a_number_after_backward_or_made_without_grad_is_not_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        total = 0.0
+        for step in range(2):
+            with torch.no_grad():
+                baseline = model(x).mean()
+            baseline = baseline.item()
+            scale = torch.tensor(2.0)
+            scale = float(scale)
+            loss = F.mse_loss(model(x), y) + 0.1 * baseline + scale
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss = loss.item()
+            total = total + loss
+    """)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD206"], [str(d) for d in outcome.diagnoses]
+
+
+def test_a_rebound_number_read_by_a_call_before_backward_is_reported_without_a_move(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 1)
+        x = torch.randn(8, 4)
+        penalty = model.weight.pow(2).sum()
+        penalty = float(penalty)  # NUMBER
+        print(f"penalty {penalty:.3f}")
+        loss = model(x).pow(2).mean() + penalty
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("NUMBER")
+    assert not diagnosis.help  # moving it after backward() would change what print() shows

@@ -323,6 +323,91 @@ CORRECT = {
             optimizer.step(closure)
         grads = [p.grad for p in cell.parameters()] + [p.detach().clone() for p in head.parameters()]
     """,
+    # A finite-difference check of a training step (meta-learning test suites): each call
+    # copies the model, builds a fresh optimizer, clears, takes one step and returns a loss
+    # whose graph keeps that copy alive. A later optimizer gets the id of one already freed
+    # (under some allocation orders), whose copy still holds the gradients its step applied.
+    "one fresh optimizer per finite-difference step": """
+        import copy
+        import torch
+        import torch.nn as nn
+
+        def one_step(module, batches):
+            optimizer = torch.optim.Adam(module.parameters(), lr=0.1)
+            ids.append(id(optimizer))
+            optimizer.zero_grad()
+            module(batches[0]).pow(2).sum().backward()
+            optimizer.step()
+            return module(batches[1]).pow(2).sum()
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        batches = [torch.rand(10, 4) for _ in range(2)]
+        ids, losses = [], []
+        for start in range(8):
+            losses.append(one_step(copy.deepcopy(model), batches))
+            with torch.no_grad():
+                model.weight.add_(1e-3)
+        grads = [torch.stack(losses).detach()]
+    """,
+    # Bayesian layers: the base module runs with sampled tensors put in place of its parameters
+    # (a stateless reparametrization); the loss reaches the means and log-variances, never the
+    # base's own parameters, which took no part.
+    "a module run with sampled tensors in place of its parameters": """
+        import torch
+        import torch.nn as nn
+
+        class Bayesian(nn.Module):
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+                names = [name.replace(".", "-") for name, _ in base.named_parameters()]
+                self.means = nn.ParameterDict({n: nn.Parameter(p.detach().clone())
+                                               for n, p in zip(names, base.parameters())})
+                self.logvars = nn.ParameterDict({n: nn.Parameter(torch.full_like(p, -6.0))
+                                                 for n, p in zip(names, base.parameters())})
+
+            def sample(self):
+                return {k.replace("-", "."): m + (0.5 * self.logvars[k]).exp() * torch.randn_like(m)
+                        for k, m in self.means.items()}
+
+        torch.manual_seed(0)
+        model = Bayesian(nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2)))
+        optimizer = torch.optim.Adam([*model.means.parameters(), *model.logvars.parameters()], lr=1e-2)
+        for step in range(3):
+            with torch.nn.utils.stateless._reparametrize_module(model.base, model.sample()):
+                out = model.base(torch.randn(5, 3))
+            loss = out.pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        assert all(p.grad is None for p in model.base.parameters())
+        grads = [p.grad for p in model.means.parameters()] + [p.grad for p in model.logvars.parameters()]
+    """,
+    # A module that holds a parameter its forward never reads (kept for another configuration):
+    # that parameter gets no gradient because it takes no part, not because a path was cut.
+    "a parameter the module's forward never reads": """
+        import torch
+        import torch.nn as nn
+
+        class PartlyUsed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.used = nn.Parameter(torch.rand(4, 3))
+                self.spare = nn.Parameter(torch.rand(4, 3))
+
+            def forward(self, x):
+                return x @ self.used
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), PartlyUsed())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            optimizer.zero_grad()
+            model(torch.rand(10, 4)).pow(2).sum().backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters() if p.grad is not None] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 
@@ -334,3 +419,23 @@ def test_correct_training_pattern_is_silent_and_unchanged(tmp_path, name, mode):
     assert outcome.error is None, outcome.error
     assert [d.code for d in outcome.diagnoses] == [] and outcome.warnings == []
     assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_an_entry_left_by_a_freed_optimizer_is_not_a_later_one_with_its_id():
+    # CPython hands a freed optimizer's id to a later one (the program above does so under
+    # some allocation orders); the entry kept for the first must not be read as the second's.
+    import torch
+    from autograd_doctor.recording.gradient_states import GradientStates
+
+    states = GradientStates()
+    weight = torch.nn.Parameter(torch.ones(3))
+    first, second = torch.optim.SGD([weight], lr=0.1), torch.optim.SGD([weight], lr=0.1)
+    weight.sum().backward()
+    first.step()
+    states.step_done(first)
+    states.optimizers[id(second)] = states.optimizers.pop(id(first))  # second now has first's id
+    states.backward_starting("the next backward")  # first's gradients are still there
+    assert states.carried_into_step(second) is None
+    states.step_done(first)
+    states.backward_starting("another backward")
+    assert states.carried_into_step(first) == "another backward"  # the real bug is still seen

@@ -2,8 +2,10 @@
 two steps) stay silent on correct training loops: clipping between backward() and step(),
 gradient accumulation over several backward() calls, each way of clearing (zero_grad with or
 without set_to_none, `p.grad = None`, a write of zeros through `.data`), two optimizers whose
-losses share a model (a GAN), a clip made only every other step. The parameters under the
-doctor are bitwise those of a plain run. The buggy programs are in tests/silent (AD208, AD209)."""
+losses share a model (a GAN), a clip made only every other step, and mixed precision's GradScaler
+used as PyTorch's AMP guide says (AD210: unscale_ before clipping, with accumulation, turned off,
+two optimizers). The parameters under the doctor are bitwise those of a plain run. The buggy
+programs are in tests/silent (AD208, AD209, AD210)."""
 
 import pytest
 
@@ -85,6 +87,50 @@ for x, _ in batches:
     g_optimizer.zero_grad()
     model(fake).mean().backward()
     g_optimizer.step()
+""",
+    "AMP: unscale_, clip, scaler.step": """
+scaler = torch.amp.GradScaler("cpu")
+for x, y in batches:
+    optimizer.zero_grad()
+    scaler.scale(F.mse_loss(model(x), y)).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+    "AMP with accumulation: unscale_ and clip in the step's block": """
+scaler = torch.amp.GradScaler("cpu")
+for index, (x, y) in enumerate(batches * 2):
+    scaler.scale(F.mse_loss(model(x), y) / 2).backward()
+    if index % 2 == 1:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_value_(model.parameters(), 0.05)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+    "AMP turned off (enabled=False): clipping before scaler.step": """
+scaler = torch.amp.GradScaler("cpu", enabled=False)
+for x, y in batches:
+    optimizer.zero_grad()
+    scaler.scale(F.mse_loss(model(x), y)).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+    "AMP: two optimizers, one clipped after its unscale_": """
+head = nn.Linear(2, 1)
+head_optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for x, y in batches:
+    optimizer.zero_grad()
+    head_optimizer.zero_grad()
+    scaler.scale(head(model(x)).pow(2).mean()).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    scaler.step(optimizer)
+    scaler.step(head_optimizer)
+    scaler.update()
 """,
     "a clip made every other step": """
 for index, (x, y) in enumerate(batches):
@@ -215,3 +261,40 @@ def test_the_clear_goes_before_the_backward_whose_gradients_the_step_applies(tmp
     correct = TWO_OPTIMIZERS_ONE_NEVER_CLEARED.replace(
         "    loss_c.backward()  # CRITIC BACKWARD", "    opt_c.zero_grad()\n    loss_c.backward()")
     assert grads_equal(run_plain(tmp_path, fixed)["params"], run_plain(tmp_path, correct, "correct.py")["params"])
+
+
+def test_the_grad_scaler_is_restored_when_the_doctor_stops():
+    import torch
+
+    import autograd_doctor
+
+    before = torch.amp.GradScaler.__dict__["unscale_"]
+    with autograd_doctor.watch():
+        assert torch.amp.GradScaler.__dict__["unscale_"] is not before
+    assert torch.amp.GradScaler.__dict__["unscale_"] is before
+
+
+def test_a_clip_before_unscale_in_another_function_than_the_step_gets_advice(tmp_path):
+    outcome = run_program(tmp_path, PRELUDE + """
+scaler = torch.amp.GradScaler("cpu")
+
+
+def clip(parameters):
+    torch.nn.utils.clip_grad_norm_(parameters, 0.1)  # CLIP
+
+
+for x, y in batches[:2]:
+    optimizer.zero_grad()
+    scaler.scale(F.mse_loss(model(x), y)).backward()  # BACKWARD
+    clip(model.parameters())
+    scaler.step(optimizer)  # STEP
+    scaler.update()
+""")
+    assert outcome.error is None
+    (diagnosis,) = outcome.diagnoses
+    assert diagnosis.code == "AD210" and len(outcome.warnings) == 1
+    assert diagnosis.primary.line == outcome.line("CLIP")
+    assert [r.line for r in diagnosis.related] == [outcome.line("BACKWARD"), outcome.line("STEP")]
+    assert "(65536)" in diagnosis.primary.note
+    (help_,) = diagnosis.help
+    assert help_.replacement is None and "unscale_" in help_.message

@@ -22,11 +22,14 @@ CASES = {
     "optimizer_submodule_replaced": "AD207",
     "loss_term_detached": "AD206",
     "loss_term_item_in_loop": "AD206",
+    "loss_term_number_rebound": "AD206",
     "gradient_penalty_without_create_graph": "AD206",
     "derivative_loss_module_without_create_graph": "AD206",
     "clip_norm_before_backward": "AD208",
     "clip_value_after_step": "AD208",
     "gradients_never_cleared": "AD209",
+    "amp_clip_before_unscale": "AD210",
+    "gan_generator_term_detached": "AD211",
     "checkpoint_frozen_embeddings": "AD301",
 }
 

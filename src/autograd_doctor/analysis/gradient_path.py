@@ -578,6 +578,8 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
                     continue
                 if id(parameter) in warned:
                     continue
+                if ran is not None and id(module) in ran and tracker.unused_by_its_module(parameter):
+                    continue  # its module's forward never used it: it took no part, nothing cut it
                 unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
             if not unreached:
                 continue

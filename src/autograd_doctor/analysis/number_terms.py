@@ -8,7 +8,9 @@ same function, `+=` and `-=` included, and through scaling by a number: `2.0 * t
 `total / n`); a term that surely carries no gradient (numbers, tensors that do not require
 grad, and torch's own functions and modules of them) and that cuts a tensor that requires grad
 is such a term (a name in it that holds a tensor without grad is followed to its assignment,
-where the cut may be: `g = torch.autograd.grad(y, x)[0]`, then `penalty = (g.norm() - 1) ** 2`).
+where the cut may be: `g = torch.autograd.grad(y, x)[0]`, then `penalty = (g.norm() - 1) ** 2`;
+a name turned into its own number, `adv = adv.detach().item()`, is read as the tensor its
+previous assignment made, and the help moves that line after backward()).
 Values are read from the backward call's live frame, never computed: nothing
 of the user's program runs again.
 """
@@ -25,13 +27,16 @@ from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import live_frame, root_expression
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (parse_file, replace_node_text, segment, source_line, statement_at,
+                                              statement_location)
 
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4
 
-def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
-    """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
+def loss_terms(site: Site | None) -> tuple[list, Reading] | None:
+    """The terms added into the loss backpropagated at `site`, as (term, statement holding it
+    or None for the backward() line itself), and what they are read with (the live frame's
+    values, the function around the line); None when the frame or the source is not there."""
     if site is None:
         return None
     frame = live_frame(site)
@@ -42,12 +47,30 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
         return None
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
-    terms = list(_added_terms(root, scope, site.lineno, 0, values))
-    reading = Reading(values, scope)
+    return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope)
+
+
+def assignments_of(name: str, reading: Reading, before: int) -> list[ast.stmt]:
+    """The statements that last gave `name` its value before line `before` (latest first)."""
+    return _bindings(reading.scope, name, before)
+
+
+def read_value(node: ast.AST, reading: Reading):
+    """The value of a name or plain attribute chain in the frame (nothing is called)."""
+    return _read(node, reading.values)
+
+
+def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
+    """AD206 for the loss backpropagated at `site` (the backward() call), or None."""
+    found = loss_terms(site)
+    if found is None:
+        return None
+    terms, reading = found
+    scope = reading.scope
     for term, holder in terms:
         cut = _cut_tensor(term, reading, holder.lineno if holder is not None else site.lineno)
         if cut is not None and not _kept_beside(cut, term, terms):
-            return _diagnosis(site, holder, term, cut)
+            return _diagnosis(site, holder, term, cut, scope)
     return None
 
 
@@ -164,7 +187,68 @@ def _cut_tensor(term: ast.AST, reading: Reading, line: int) -> Cut | None:
     cuts: list[Cut] = []
     if not _no_gradient(term, reading, cuts, line, 0):
         return None
-    return next((cut for cut in cuts if _requires_grad(cut.receiver, reading.values)), None)
+    return next((cut for cut in cuts if _requires_grad(cut.receiver, reading.values)
+                 or _required_grad_before(cut, reading, line)), None)
+
+
+def _required_grad_before(cut: Cut, reading: Reading, line: int) -> bool:
+    """`x = x.detach().item()`: the cut's own statement rebinds the name it cuts, so the frame
+    now holds the number; the tensor it held is read from the name's assignment before that
+    statement (a torch function of names that hold tensors requiring grad)."""
+    statement = cut.statement or _assignment_at(reading.scope, line)
+    rebound = _rebound_name(statement, cut)
+    if rebound is None:
+        return False
+    earlier = _bindings(reading.scope, rebound, statement.lineno)
+    if len(earlier) != 1 or not isinstance(earlier[0], ast.Assign) or _under_grad_off_block(reading.scope, earlier[0]):
+        return False  # the tensor it held is not one plain assignment's, or was made without a graph
+    for node in ast.walk(earlier[0].value):  # a name or attribute (`model.weight`) holding a tensor with grad
+        value = _read(node, reading.values) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            return True
+    return False
+
+
+GRAD_OFF_CALLS = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+def _under_grad_off_block(scope: ast.AST, statement: ast.stmt) -> bool:
+    """Is `statement` inside `with torch.no_grad():` (inference_mode, set_grad_enabled) in `scope`?"""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.lineno < statement.lineno <= node.end_lineno \
+                and any(isinstance(inner, (ast.Name, ast.Attribute))
+                        and (inner.id if isinstance(inner, ast.Name) else inner.attr) in GRAD_OFF_CALLS
+                        for item in node.items for inner in ast.walk(item.context_expr)):
+            return True
+    return False
+
+
+def _assignment_at(scope: ast.AST, line: int) -> ast.Assign | None:
+    return next((node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno == line), None)
+
+
+def _rebound_name(statement: ast.stmt | None, cut: Cut) -> str | None:
+    """The name `x` of `x = <cut of x>` (`x.item()`, `float(x)`, `x.detach().item()`) whose
+    value in the frame is no longer a tensor; None for any other statement."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], ast.Name) or statement.value is not cut.node:
+        return None
+    name = statement.targets[0].id
+    receiver = _uncut(cut.receiver)
+    return name if isinstance(receiver, ast.Name) and receiver.id == name else None
+
+
+def _uncut(node: ast.AST) -> ast.AST:
+    """`x` of `x.detach()`, `x.data`, `x.detach().data`: the tensor before any cut on the way to
+    the number (what the help adds instead)."""
+    while True:
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and not node.keywords and node.func.attr == "detach":
+            node = node.func.value
+        else:
+            return node
 
 
 def _no_gradient(node: ast.AST, reading: Reading, cuts: list, line: int, depth: int) -> bool:
@@ -323,17 +407,23 @@ def _kept_beside(cut: Cut, term: ast.AST, terms: list) -> bool:
                for other, _ in terms)
 
 
-def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> Diagnosis:
+def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, scope: ast.AST) -> Diagnosis:
     filename = site.filename
     holder = holder or statement_at(filename, site.lineno)
     statement = cut.statement or holder  # where the cut is: the term's line, or a name's assignment
     converted = segment(filename, cut.node) or ast.unparse(cut.node)
-    tensor_text = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
+    tensor = _uncut(cut.receiver)
+    tensor_text = segment(filename, tensor) or ast.unparse(tensor)
     made = {"number": "a Python number", "detached": "a tensor cut from the graph",
             "gradient": "gradients outside any graph (no create_graph=True)"}[cut.kind]
     location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
+    rebound = _rebound_name(statement, cut)
     related = []
+    adding = _first_reader(filename, statement, site, scope, rebound) if rebound is not None else None
+    if adding is not None:
+        related.append(statement_location(filename, adding, role="term", note=f"the number {rebound} is added to "
+                                          "the loss here"))
     if statement is not holder:
         related.append(statement_location(filename, holder, role="term", note="the term made from it, added to the "
                                           "loss"))
@@ -341,7 +431,11 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> 
                                   note="backward() of a loss that includes the term")
     if backward.line != location.line:
         related.append(backward)
-    help_ = _help(filename, statement, cut, converted, tensor_text)
+    if rebound is not None:
+        help_ = _move_after_backward(filename, statement, statement_at(filename, site.lineno), scope, rebound,
+                                     converted)
+    else:
+        help_ = _help(filename, statement, cut, tensor, converted, tensor_text)
     if cut.kind == "number":
         cause = (f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a "
                  "number shifts the loss value and contributes no gradient")
@@ -357,7 +451,8 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut) -> 
                      primary=location, related=related, notes=notes, help=[help_] if help_ is not None else [])
 
 
-def _help(filename: str, statement: ast.stmt, cut: Cut, converted: str, tensor_text: str) -> Suggestion | None:
+def _help(filename: str, statement: ast.stmt, cut: Cut, tensor: ast.AST, converted: str, tensor_text: str
+          ) -> Suggestion | None:
     """The statement with the cut undone: the tensor itself instead of its number or detached
     copy, or the gradients computed with create_graph=True."""
     if cut.kind == "gradient":
@@ -369,10 +464,57 @@ def _help(filename: str, statement: ast.stmt, cut: Cut, converted: str, tensor_t
                    "differentiable and trains what they were computed from")
     else:
         replaced = replace_node_text(filename, statement, cut.node, tensor_text if isinstance(
-            cut.receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
+            tensor, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({tensor_text})")
         keep = ("keep .item() / float() for logging only" if cut.kind == "number" else
                 "detach only an input that must not be trained (a target), not the whole term")
         message = f"add the tensor itself, so the term trains what it is computed from: {keep}"
     if replaced is None:
         return None
     return Suggestion(message, replaced, statement_location(filename, statement))
+
+
+def _move_after_backward(filename: str, statement: ast.stmt, backward: ast.stmt | None, scope: ast.AST, name: str,
+                         converted: str) -> Suggestion | None:
+    """`x = x.detach().item()` before the loss is built: the statement moved to just after the
+    backward() statement, so that the loss adds the tensor and every use after backward() (a
+    log, a list of values) still gets the number. Only when both are statements of one block
+    and what reads `x` between them are assignments (the loss being built), nothing else."""
+    block = _block_holding(scope, statement)
+    if backward is None or block is None or backward not in block or block.index(backward) < block.index(statement):
+        return None
+    between = block[block.index(statement) + 1: block.index(backward)]
+    for other in between:
+        reads = any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(other))
+        if reads and not isinstance(other, (ast.Assign, ast.AugAssign)):
+            return None
+    indent = source_line(filename, statement.lineno)[:statement.col_offset]
+    lines = []
+    for moved in [*between, backward, statement]:
+        for number in range(moved.lineno, moved.end_lineno + 1):
+            line = source_line(filename, number).rstrip()
+            if line.strip() and not line.startswith(indent):
+                return None
+            lines.append(line[len(indent):])
+    location = statement_location(filename, statement)
+    location.end_line, location.end_column = backward.end_lineno, backward.end_col_offset
+    return Suggestion(f"run `{name} = {converted}` after backward(), not before the loss is built: the loss then "
+                      f"adds the tensor {name} (the term trains what computed it), and the uses after backward() "
+                      "still get the number", "\n".join(lines), location)
+
+
+def _block_holding(scope: ast.AST, statement: ast.stmt) -> list | None:
+    for node in ast.walk(scope):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statement in statements:
+                return statements
+    return None
+
+
+def _first_reader(filename: str, statement: ast.stmt, site: Site, scope: ast.AST, name: str) -> ast.stmt | None:
+    """The first assignment after `statement`, up to the backward() line, that reads `name`."""
+    readers = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign))
+               and statement.end_lineno < node.lineno <= site.lineno
+               and any(isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Load)
+                       for inner in ast.walk(node.value))]
+    return min(readers, key=lambda node: node.lineno, default=None)

@@ -7,6 +7,8 @@ from what ran (recording/gradient_clips.py, recording/gradient_states.py) just b
   applies gradients nobody clipped.
 - AD209: the gradients the previous step() applied were still there, never cleared, when the
   next backward() added to them, and are still there now: this step applies the sum.
+- AD210: the last clipping call ran after the backward() and before the GradScaler unscaled the
+  gradients (recording/grad_scalers.py): it clipped gradients multiplied by the loss scale.
 
 Each help moves or adds one statement in the user's loop, where the statements involved are
 siblings of one block; otherwise the help is advice only.
@@ -60,6 +62,85 @@ def misplaced_clip_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     if not backwards or not _changed_since(clip, ids):
         return None
     return _clip_diagnosis(clip, backwards[-1].site, stack[0], type(optimizer).__name__)
+
+
+def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD210 before `optimizer.step()` (called from `stack`), or None: the last clipping call on
+    its parameters since its previous step ran after the backward() that filled them and before
+    the GradScaler unscaled them (the unscale_() came after it, in `scaler.step()` or later)."""
+    clips = recorder.gradient_clips
+    since = clips.last_step.get(id(optimizer), 0)
+    recent = [clip for clip in clips.clips if clip.seq > since]
+    if not recent:  # the usual step: no clipping since the last one
+        return None
+    unscaled = recorder.grad_scalers.unscaled_at(optimizer)
+    if unscaled is None or unscaled[0] <= recent[-1].seq:
+        return None  # no unscale_() after the clipping: not this problem (or unscaled first, as it should be)
+    ids = _optimizer_parameter_ids(optimizer)
+    recent = [clip for clip in recent if any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    if not recent or not stack:
+        return None
+    clip, (unscale_seq, scaler) = recent[-1], unscaled
+    backwards = [call for call in recorder.backward_calls if since < call.seq < clip.seq and call.site is not None]
+    if not backwards or unscale_seq <= clip.seq or not clip.had_gradients:
+        return None
+    if any(clip.seq < call.seq for call in recorder.backward_calls):
+        return None  # a backward() after the clipping: AD208's case
+    try:
+        scale = float(scaler.get_scale())
+    except Exception:
+        return None
+    if scale == 1.0:
+        return None  # nothing was multiplied: the clipping saw the real gradients
+    return _unscale_diagnosis(clip, backwards[-1].site, stack[0], type(optimizer).__name__, scale)
+
+
+def _unscale_diagnosis(clip, backward_site, step_site, optimizer_class: str, scale: float) -> Diagnosis | None:
+    clip_site = clip.site
+    if clip_site is None:
+        return None
+    filename = clip_site.filename
+    scope = Scope(filename, clip_site.lineno)
+    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
+    if clip_statement is None:
+        return None
+    primary = statement_location(filename, clip_statement, role="clip", note=f"{clip.function} sees the gradients "
+                                 f"still multiplied by the loss scale ({scale:g})")
+    related = [location_of(backward_site, role="backward", note="backward() of the scaled loss filled the gradients"),
+               location_of(step_site, role="step", note="the scaler unscales the clipped gradients only here, then "
+                                                        f"{optimizer_class}.step() applies them")]
+    notes = [f"GradScaler.scale(loss).backward() leaves every gradient multiplied by the loss scale ({scale:g}) until "
+             f"unscale_() divides it back. {clip.function} ran in between, so its limit applied to the scaled "
+             f"gradients: once unscaled, the step applies gradients clipped to a limit {scale:g} times smaller than "
+             "the one written (no error)"]
+    help_ = _unscale_help(filename, scope, clip_statement, step_site)
+    helps = [help_] if help_ is not None else [Suggestion(
+        "call scaler.unscale_(optimizer) between the backward() and the clipping, as in PyTorch's AMP guide")]
+    return Diagnosis(code=codes.CLIP_BEFORE_UNSCALE, title=codes.title(codes.CLIP_BEFORE_UNSCALE),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+def _unscale_help(filename: str, scope: Scope, clip_statement, step_site) -> Suggestion | None:
+    """`scaler.unscale_(optimizer)` inserted before the clipping statement, the names read from
+    the `scaler.step(optimizer)` statement in the same function."""
+    if step_site.filename != filename:
+        return None
+    step_statement = scope.statement_at(step_site.lineno)
+    if not (isinstance(step_statement, ast.Expr) and isinstance(step_statement.value, ast.Call)
+            and isinstance(step_statement.value.func, ast.Attribute) and step_statement.value.func.attr == "step"
+            and len(step_statement.value.args) == 1 and not step_statement.value.keywords):
+        return None
+    if Scope(filename, step_site.lineno).node is not scope.node:
+        return None  # the scaler's and the optimizer's names may mean other things at the clipping
+    call = step_statement.value
+    unscale = f"{segment(filename, call.func.value)}.unscale_({segment(filename, call.args[0])})"
+    clip_text = segment(filename, clip_statement)
+    if clip_text is None or "\n" in clip_text:
+        return None
+    return Suggestion(f"unscale the gradients before clipping them: call {unscale} after backward() (step() then "
+                      "does not unscale again)", f"{unscale}\n{clip_text}",
+                      statement_location(filename, clip_statement))
 
 
 def _block_of(scope: Scope, statement: ast.stmt) -> list | None:
@@ -228,4 +309,4 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
                      notes=notes, help=helps)
 
 
-__all__ = ["misplaced_clip_diagnosis", "gradients_never_cleared_diagnosis"]
+__all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "gradients_never_cleared_diagnosis"]

@@ -1155,6 +1155,42 @@ the base afterwards, or return one tensor from it (split it into a Function that
 and returns the input, and the other operations after it).
 """)
 
+UNSCALE_BEFORE_UPDATE = _code(
+    "AD148",
+    "GradScaler.unscale_() was called again before update(): once per step, after the last backward()",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves gradients
+multiplied by the loss scale; `scaler.unscale_(optimizer)` divides them back (to clip them) and
+may run only once per step: after it, the scaler refuses another `unscale_()` on that optimizer
+until `scaler.update()`, which follows `scaler.step(optimizer)`. With gradient accumulation,
+step() and update() run every N micro-batches, so an `unscale_()` (and the clipping after it)
+written in every iteration runs a second time before the first update(), and PyTorch raises
+"unscale_() has already been called on this optimizer since the last update()" at that line,
+without saying that the step runs less often. autograd-doctor names the `scaler.step()` that
+runs only every N iterations and moves the `unscale_()` and its clipping there.
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        scaler.scale(F.mse_loss(model(x), y) / 2).backward()
+        scaler.unscale_(optimizer)                            # AD148 on the second micro-batch
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % 2 == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+**The fix.** Unscale and clip once per step, after the last backward() of the accumulation, just
+before `scaler.step(optimizer)` (inside the `if` that steps).
+""",
+    heading="GradScaler.unscale_() was called again before update()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
@@ -1289,7 +1325,10 @@ added terms to their assignments (`+=` and `-=` in a loop, scalings such as `2.0
 `total / n` included), and warns about a term that surely carries no gradient (numbers, tensors
 that do not require grad, torch's functions and parameter-free losses of them, also a loss
 module made on the spot, `nn.MSELoss()(...)`) but cuts a tensor
-that requires grad, in the term or in the assignment of a name it reads. `x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
+that requires grad, in the term or in the assignment of a name it reads (also a name turned into
+its own number before the loss is built, `adv = adv.detach().item()`, where the tensor it held was
+computed from tensors that require grad, outside `no_grad`). `x - x.detach()`, which keeps the
+gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
@@ -1301,7 +1340,9 @@ that requires grad, in the term or in the assignment of a name it reads. `x - x.
 **The fix.** Add the tensor itself (`reg = 0.01 * model.weight.pow(2).sum()`); keep `.item()` for
 logging (`print(reg.item())`). For a detached term, detach only what must not be trained (a
 target: `(fake - real.detach()).abs().mean()`), not the whole term. For a gradient penalty,
-compute the gradients with `torch.autograd.grad(..., create_graph=True)`.
+compute the gradients with `torch.autograd.grad(..., create_graph=True)`. For a name turned into
+its own number for a log (`adv = adv.item()` before `loss = rec + adv`), the help moves that line
+to just after `backward()`: the loss adds the tensor, and the log still gets the number.
 """,
     example_setup=(
         "model = nn.Linear(3, 2)\n"
@@ -1399,6 +1440,79 @@ reported.
         "model = nn.Linear(3, 1)\n"
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]\n"
+    ))
+
+CLIP_BEFORE_UNSCALE = _code(
+    "AD210",
+    "gradients were clipped while still multiplied by the GradScaler's loss scale: the clipping limit is wrong",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves the gradients
+multiplied by the loss scale (65536 at the start). `clip_grad_norm_(params, max_norm)` called
+right after it compares the *scaled* norm with `max_norm`: it almost always clips, by a factor as
+large as the scale, and `scaler.step(optimizer)` then unscales the clipped gradients, so every
+update is tiny (or, with `clip_grad_value_`, the threshold means nothing). Nothing fails.
+autograd-doctor records each enabled GradScaler's `unscale_()` calls and, just before each
+step(), warns when the last clipping call on the optimizer's parameters ran after the backward()
+and before any `unscale_()` of that optimizer, which ran only afterwards (in `scaler.step()`).
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)   # AD210: scaled gradients
+        scaler.step(optimizer)
+        scaler.update()
+
+**The fix.** Call `scaler.unscale_(optimizer)` between the backward() and the clipping, as in
+PyTorch's AMP guide; `scaler.step()` then does not unscale a second time.
+""",
+    heading="gradients were clipped while still multiplied by the GradScaler's loss scale",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+IDLE_LOSS_TERM = _code(
+    "AD211",
+    "a loss term trains nothing that steps: its gradient reaches only parameters cleared before any step",
+    """\
+**What it means.** Each term added into a loss sends its gradient to the parameters it was
+computed from. When a term was computed from a *detached* output of the model being trained
+(`d(fake.detach())` in a generator's loss), its gradient reaches only the other model's
+parameters (the discriminator's), which the optimizer stepping after this backward() does not
+update and whose gradients `zero_grad()` clears before their own step: the term changes the
+printed loss and trains nothing. No error, and no `.grad` is None (the other terms train).
+autograd-doctor reads the terms of each backward() line's loss once (names followed to their
+assignments), walks each term's graph for the parameters it reaches, and, when the next
+backward() starts, warns about a term that reaches none of the parameters of the optimizers
+that stepped in between (while another term does) and whose parameters' gradients were all
+cleared. The line to change is the `.detach()` whose tensor reaches the stepped parameters.
+
+**Minimal example.**
+
+    fake = g(z)
+    adversarial = F.mse_loss(d(fake.detach()), real_labels)   # AD211: reaches only d
+    loss_g = adversarial + F.l1_loss(fake, target)
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    opt_d.zero_grad()                                          # d's gradients from it: cleared
+    F.mse_loss(d(target), real_labels).backward()
+
+**The fix.** Use the tensor itself in the term that must train it (`d(fake)` for the generator's
+loss); detach only in the other model's loss (`d(fake.detach())` for the discriminator's).
+""",
+    heading="a loss term trains nothing that steps",
+    example_setup=(
+        "g = nn.Linear(3, 4)\n"
+        "d = nn.Linear(4, 1)\n"
+        "opt_g = torch.optim.SGD(g.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(d.parameters(), lr=0.1)\n"
+        "z, target = torch.randn(5, 3), torch.randn(5, 4)\n"
+        "real_labels = torch.ones(5, 1)\n"
     ))
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------

@@ -31,6 +31,7 @@ from autograd_doctor.lint.modules import ModuleFacts
 from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
+from autograd_doctor.lint.summaries import FunctionSummaries
 
 
 class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
@@ -51,6 +52,11 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
         self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
+        # (receiver, method) -> the method surely uses no layer of it (held_methods.py)
+        self.layer_free_methods: dict[tuple, bool] = {}
+        self.summaries = FunctionSummaries()  # what same-file functions return (summaries.py)
+        self.enclosing_class: list = []       # per level: the class being walked, None in a function
+        self.return_summaries: list = []      # per `return` of the function being walked
         # The walk's position: the function being walked (its facts and events), the
         # sequence number of the last event, the enclosing classes and guards.
         self.scope = Scope("<module>", grad_off=False)
@@ -194,6 +200,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         outer_defaults, outer_opt_in = self.function_defaults, self.opt_in_depth
         self.function_defaults, self.opt_in_depth = parameter_defaults(node), 0
         self.scope = Scope(node.name, grad_off, module_class)
+        self.scope.owner_class = self.enclosing_class[-1] if self.enclosing_class else None
         # a loss the framework backpropagates; a result that callers differentiate
         self.scope.framework_backward = self.framework_loss_method(bases, node.name)
         self.scope.returns_to_callers = distribution and node.name in N.DIFFERENTIABLE_DISTRIBUTION_METHODS
@@ -205,6 +212,8 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.class_stack.append(None)
         self.class_bases.append(None)
         self.class_methods.append(None)
+        self.enclosing_class.append(None)
+        outer_summaries, self.return_summaries = self.return_summaries, []
         outer_returns, self.returns = self.returns, []
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
@@ -239,6 +248,10 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.class_stack.pop()
         self.class_bases.pop()
         self.class_methods.pop()
+        self.enclosing_class.pop()
+        if not self.scope.grad_off:
+            self.summaries.record((self.scope.owner_class, node.name), self.return_summaries)
+        self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
         check_scope(self, self.scope)
@@ -260,8 +273,31 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         if node.value is not None:
             self.visit(node.value)
             self.returns.append(node.value)
+            self.scope.return_values.append((self.next_seq(), node.value))
+            self.return_summaries.append(self.return_summary(node.value))
             if self.scope.name == "forward" and self.scope.module_class:
                 self.return_ops.append(self.returned_op(node.value))
+
+    def return_summary(self, value) -> tuple[tuple, object]:
+        """What one `return` gives back (summaries.py): per position of a returned
+        tuple, "graph", "args" (a graph when the arguments have one), "views" (a
+        multi-view output) or None; ``"split"`` for `x.chunk(n)`'s views."""
+        if self.splits_tensor(value):
+            source = self.split_source(value)
+            if self.is_graph(source) or (self.scope.graph_arguments and self.result_carries_graph(source)):
+                return ("views",), "split"
+            return (None,), "split"
+        elts, is_tuple = (value.elts, True) if isinstance(value, ast.Tuple) else ([value], False)
+        return tuple(self.value_summary(e) for e in elts), is_tuple
+
+    def value_summary(self, value) -> str | None:
+        if isinstance(value, ast.Starred) or not self.is_tensor(value) or self.is_const(value):
+            return None
+        if self.is_graph(value):
+            return "graph"
+        if self.scope.graph_arguments and self.result_carries_graph(value):
+            return "args"
+        return None
 
     def returned_op(self, value) -> str | None:
         """The op whose saved output ``value`` is (a forward's summary)."""
@@ -285,12 +321,19 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         out_op = ops.pop() if len(ops) == 1 else None
         params = [a.arg for a in node.args.posonlyargs + node.args.args][1:2]
         writes_input = False
+        in_op = None
         if params and scope.binds.get(params[0]):
             start = scope.binds[params[0]][0]  # the argument's own binding
             writes_input = any(w.name == params[0] and w.grad_on and not w.through_data
                                and not scope.bound_between(params[0], start, w.seq)
                                for w in scope.writes)
-        self.modules.class_summaries[module_class] = (out_op, writes_input)
+            # an op that keeps the argument itself (`self.norm(x)`), so a caller that
+            # writes it afterwards breaks this forward's backward
+            in_op = next((key for seq, key, how, _ in scope.saves.get(params[0], ())
+                          if how == "input 0" and seq in scope.graph_saves
+                          and not scope.bound_between(params[0], start, seq)), None)
+        self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
+                                                      params[0] if params else None)
 
     def cuts_graph(self, value, function: str) -> bool:
         """A returned value with no graph: `h.detach()`, None, or containers of those
@@ -332,7 +375,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
 
     def called_module(self, call):
         """The spec of the module ``call`` calls, if the file built it (modules.py)."""
-        return self.modules.called_module(call, self.scope.module_class)
+        return self.modules.called_module(call, self.scope.owner_class)
 
     def visit_ClassDef(self, node):
         for d in node.decorator_list:
@@ -360,7 +403,9 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
             b.name for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))))
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
-        self.visit_body(node.body)
+        self.enclosing_class.append(node.name)
+        self.visit_body(callees_first(node.body, self.lines))
+        self.enclosing_class.pop()
         self.scope = outer
         self.class_stack.pop()
         self.class_bases.pop()
@@ -370,3 +415,42 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
     @staticmethod
     def false_arg(call) -> bool:
         return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+
+
+def callees_first(body: list, lines: list) -> list:
+    """A class body in walking order: its statements and `__init__` as written, then
+    the methods that other methods call as `self.method(...)` (each after the called
+    methods it calls itself: `forward` -> `in_proj_qkv` -> `_in_proj`), then the rest,
+    in source order, so that the summaries (summaries.py) of called methods are known
+    at their calls.  A text search of the source (``lines``), not a walk of every
+    method: this runs for every class of every file."""
+    defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = {s.name for s in defs}
+    if len(names) < 2 or len(names) != len(defs):  # a property's setter: keep the order
+        return body
+
+    def text(node):
+        return "\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno])
+
+    class_source = "\n".join(text(d) for d in defs)
+    called = [d for d in defs if d.name != "__init__" and f"self.{d.name}(" in class_source]
+    if not called:
+        return body
+    order, placed = [], set()
+
+    def place(method):
+        if method.name in placed:
+            return
+        placed.add(method.name)
+        source = text(method)
+        for callee in called:
+            if callee.name != method.name and f"self.{callee.name}(" in source:
+                place(callee)
+        order.append(method)
+
+    for method in called:
+        place(method)
+    init = [d for d in defs if d.name == "__init__"]
+    rest = [d for d in defs if d.name != "__init__" and d.name not in placed]
+    others = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return others + init + order + rest

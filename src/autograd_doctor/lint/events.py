@@ -46,6 +46,7 @@ class Scope:
     name: str
     grad_off: bool
     module_class: str | None = None     # enclosing nn.Module subclass, if a method
+    owner_class: str | None = None      # enclosing class of any kind, if a method (summaries.py)
     # Lightning's training_step / the Trainer's compute_loss: the framework
     # backpropagates the returned loss
     framework_backward: bool = False
@@ -95,6 +96,7 @@ class Scope:
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
+    return_values: list = field(default_factory=list)  # (seq, value) of each `return value`
     # what a rule's hooks noted in this function, for its check_scope: code -> items
     candidates: dict = field(default_factory=lambda: defaultdict(list))
 

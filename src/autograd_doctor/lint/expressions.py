@@ -61,8 +61,8 @@ class ExpressionEvents:
                 self.scope.imported_calls.append((self.seq, q))  # may clear (ADL018)
         elif isinstance(func, ast.Attribute):
             self.check_method_call(node, func)
-        elif isinstance(func, ast.Name) and node.args and self.called_module(node) is not None:
-            self.module_call(node, self.called_module(node).input_layer, func.id)
+        elif isinstance(func, (ast.Name, ast.Subscript)) and self.called_module(node) is not None:
+            self.module_call(node, self.called_module(node), self.text(func))
         elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
             self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
@@ -201,15 +201,21 @@ class ExpressionEvents:
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)
-        elif node.args and self.called_module(node) is not None:
-            self.module_call(node, self.called_module(node).input_layer, f"self.{attr}")
+        elif self.called_module(node) is not None:
+            self.module_call(node, self.called_module(node), f"self.{attr}")
+        if attr == "append" and len(node.args) == 1 and scope.name == "__init__" and scope.owner_class \
+                and isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+            self.modules.record_append(scope.owner_class, recv.attr, node.args[0])  # `self.layers.append(...)`
         for hook in METHOD_CALL_HOOKS:
             hook(self, node, func)
 
-    def module_call(self, node, layer, text):
-        """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it."""
-        arg = node.args[0]
-        if self.scope.grad_off:
+    def module_call(self, node, spec, text):
+        """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it (a
+        same-file module class: the argument its forward keeps, also given as `x=...`)."""
+        layer = spec.input_layer
+        arg = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if spec.in_param and k.arg == spec.in_param), None)
+        if self.scope.grad_off or arg is None:
             return
         if layer.inplace:
             rewrite = ("module", layer.inplace_keyword)
@@ -223,7 +229,7 @@ class ExpressionEvents:
             elif layer.saves_output:  # a same-file module that writes its input
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
             return
-        op = self.op_entry(layer.op)
+        op = self.op_entry(layer.in_op or layer.op)
         if op is not None:
             self.record_input_saves(op, [arg], node)
 
@@ -270,6 +276,11 @@ class ExpressionEvents:
                     others = [a for j, a in enumerate(args[:2]) if j != i]
                     if any(isinstance(o, ast.Constant) for o in others):
                         continue
+                # `mask * grads` keeps `mask` only for the gradient of `grads`
+                # (``kept_for``, probed from torch): none when `grads` has no graph
+                other = entry.get("kept_for", {}).get(str(i))
+                if other is not None and other < len(args) and self.is_const(args[other]):
+                    continue
                 self.add_save(name, key, f"input {i}", node)
 
     def record_write(self, target, node, how, rewrite=()):

@@ -74,6 +74,8 @@ class TrainingFacts:
     grad_free_functions: set = field(default_factory=set)  # same-file functions whose results have no graph
     param_owners: list = field(default_factory=list)   # `X.parameters()` receivers seen in this statement
     param_lists: dict = field(default_factory=dict)    # name -> modules whose parameters it holds
+    # `self.model_modules = nn.ModuleList([self.encoder, self.decoder])`: container -> its layers
+    container_members: dict = field(default_factory=dict)
     optimizers: dict = field(default_factory=dict)     # optimizer text -> modules whose parameters it steps
     defines_optimizer: bool = False  # an Optimizer subclass: its step() runs under no_grad
 

@@ -28,9 +28,16 @@ class ControlFlow:
             split = (it, "iteration over " + self.text(it))
         elif self.splits_tensor(it):
             split = (self.split_source(it), self.text(it.func))
-        if isinstance(node.target, ast.Name):
+        layers = self.modules.container_layers(it, self.scope.owner_class)
+        if layers is not None and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
+            self.assign_target(node.target, None, node)  # `for i, layer in enumerate(self.layers):`
+            if isinstance(node.target.elts[1], ast.Name):
+                self.modules.name_specs[node.target.elts[1].id] = layers
+        elif isinstance(node.target, ast.Name):
             name = node.target.id
             self.bind(name, None, tensor=parameters or split is not None)
+            if layers is not None:  # `for layer in self.layers:` (a container this class built)
+                self.modules.name_specs[name] = layers
             if parameters:
                 self.scope.parameter_vars.add(name)
             elif split is not None and self.is_graph(split[0]):
@@ -77,6 +84,7 @@ class ControlFlow:
         scope.grad_off = outer_grad_off
         self.guard_depth -= guard
         after_body = self.facts()
+        body_split_views = dict(scope.split_views)
         self.restore(before)
         self.narrow(narrowed, False)
         mid = self.next_seq()
@@ -96,6 +104,11 @@ class ControlFlow:
             return
         for facts, body_facts in zip(self.fact_sets(), after_body):
             facts &= body_facts
+        # A multi-view output on either path: writing it in place raises on that path
+        # (`if qkv_same: q, k, v = proj(x).chunk(3)`, `else: q = ...`, then `q *= s`).
+        for name, split in body_split_views.items():
+            if name in scope.tensors:
+                scope.split_views.setdefault(name, split)
 
     @staticmethod
     def leaves(body) -> bool:

@@ -30,6 +30,9 @@ class TensorKnowledge:
             return node.id in self.scope.tensors
         if isinstance(node, ast.Call):
             func = node.func
+            summary = self.summaries.of_call(node, self.scope.owner_class)
+            if summary is not None and summary[1] is False and summary[0][0] is not None:
+                return True  # a same-file function that returns a tensor (summaries.py)
             q = self.qualname(func)
             if q is not None:
                 if q[6:] in N.OVERLOADED_OPS and q.startswith("torch."):
@@ -37,10 +40,12 @@ class TensorKnowledge:
                 return N.is_tensor_function(q)
             if isinstance(func, ast.Name):
                 return func.id in self.modules.name_specs or self.calls_own_module(node)
+            if isinstance(func, ast.Subscript):  # `self.layers[i](x)`
+                return self.called_module(node) is not None
             if isinstance(func, ast.Attribute):
                 recv = func.value
-                if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
-                    return func.attr in self.modules.module_specs.get(self.scope.module_class, ())
+                if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.owner_class:
+                    return func.attr in self.modules.module_specs.get(self.scope.owner_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
                 if func.attr in N.OVERLOADED_OPS:
@@ -49,14 +54,40 @@ class TensorKnowledge:
                     and self.is_tensor(recv)
             return False
         if isinstance(node, ast.Attribute):
-            return node.attr in N.TENSOR_ATTRIBUTES and self.is_tensor(node.value)
+            return node.attr in N.TENSOR_ATTRIBUTES and self.is_tensor(node.value) or \
+                self.parameter_attribute(node)
         if isinstance(node, ast.BinOp):
             return self.is_tensor(node.left) or self.is_tensor(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.is_tensor(node.operand)
-        if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
+        if isinstance(node, ast.Subscript):  # `torch.autograd.grad(loss, x)[0]`: a gradient
+            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and
+                                                  self.qualname(node.value.func) == "torch.autograd.grad")
         return False
+
+    def is_number(self, node) -> bool:
+        """A Python number surely: a literal, `len(x)`/`int(x)`/`float(x)`, a size
+        (`x.size(0)`, `x.shape[0]`, `x.numel()`), or arithmetic of those."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float))
+        if isinstance(node, ast.Call):
+            func = node.func
+            return (isinstance(func, ast.Name) and func.id in ("len", "int", "float", "bool")) or \
+                (isinstance(func, ast.Attribute) and func.attr in N.METADATA_METHODS)
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+        if isinstance(node, ast.BinOp):
+            return self.is_number(node.left) and self.is_number(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_number(node.operand)
+        return False
+
+    def parameter_attribute(self, node) -> bool:
+        """`self.in_proj_weight` in a method of a module class whose `__init__` made it
+        an `nn.Parameter`: a leaf that requires grad."""
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "self" and bool(self.scope.module_class) and \
+            node.attr in self.modules.parameter_attributes.get(self.scope.module_class, ())
 
     def is_const(self, node) -> bool:
         """True for values built only from factories and literals (no ``requires_grad``)."""
@@ -73,6 +104,11 @@ class TensorKnowledge:
             if q is not None:
                 if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                     return False  # requires grad by default
+                if q == "torch.autograd.grad":  # gradients without a graph of their own
+                    return len(node.args) < 5 and not any(
+                        k.arg is None or (k.arg == "create_graph" and not (
+                            isinstance(k.value, ast.Constant) and k.value.value in (False, None)))
+                        for k in node.keywords)
                 if q.startswith("torch.") and q[6:] in N.FACTORIES:
                     return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
                 return N.is_tensor_function(q) and bool(node.args) and \
@@ -214,12 +250,15 @@ class TensorKnowledge:
         if isinstance(node, ast.Name):
             return node.id in self.scope.graph or node.id in self.scope.grad_leaves or (
                 self.with_graph_arguments and node.id in self.scope.graph_arguments)
-        if self.is_grad_leaf(node):
+        if self.is_grad_leaf(node) or self.parameter_attribute(node):
             return True
         if self.is_const(node) or not self.is_tensor(node):
             return False
         if isinstance(node, ast.Call):
             func = node.func
+            entry = self.returned_entry(node, None)
+            if entry is not None:  # a same-file function's result (summaries.py)
+                return entry
             spec = self.called_module(node)
             if spec is not None:  # `self.act(h)`: an activation passes on its input's graph
                 return spec.parameterised or any(self.is_graph(a) for a in node.args)
@@ -236,6 +275,27 @@ class TensorKnowledge:
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             return self.is_graph(node.value)
         return False
+
+    def returned_entry(self, call, position: int | None) -> bool | None:
+        """Whether what the same-file function ``call`` calls returns (element
+        ``position`` of its tuple) carries a graph, from its summary: True, False, or
+        None when it has no summary for it."""
+        summary = self.summaries.of_call(call, self.scope.owner_class)
+        if summary is None:
+            return None
+        entries, kind = summary
+        if kind == "split":
+            entry = entries[0]
+        elif (position is None) != (kind is False) or (position or 0) >= len(entries):
+            return None
+        else:
+            entry = entries[position or 0]
+        if entry in ("graph", "views"):
+            return True
+        if entry == "args":
+            return any(self.is_graph(a) for a in list(call.args) + [k.value for k in call.keywords]
+                       if not isinstance(a, ast.Starred))
+        return None
 
     def result_carries_graph(self, node) -> bool:
         """Positive evidence that the result of the op ``node`` is part of a graph, so

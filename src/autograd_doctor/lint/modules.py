@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.methods import data_only_methods
+
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# classes of torch.nn that build tensors, not modules
+NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,16 @@ class ModuleSpec:
     last: ModuleSpec | None = None     # and the one that makes the output
     parameterised: bool = False
     out_op: str | None = None          # a same-file module class: the op its forward returns
+    in_op: str | None = None           # a same-file module class: an op its forward keeps its input for
+    in_param: str | None = None        # ... and the name of that input (`x=` at a call)
+    element: ModuleSpec | None = None  # a container (ModuleList...): what each of its layers is
+
+    @property
+    def element_spec(self) -> ModuleSpec:
+        """What calling one of a container's layers (`self.layers[i](x)`, `for layer in
+        self.layers: layer(x)`) does: the layers' common spec when the container was built
+        from one constructor, else a layer with weights when the container has any."""
+        return self.element or ModuleSpec("layer", parameterised=self.parameterised)
 
     @property
     def input_layer(self) -> ModuleSpec:
@@ -80,6 +94,8 @@ class ModuleFacts:
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
         self.buffers: dict[str, set] = defaultdict(set)  # class -> register_buffer names
+        # class -> attributes its `__init__` binds to an `nn.Parameter` (leaves that require grad)
+        self.parameter_attributes: dict[str, set] = defaultdict(set)
         self.graph_attributes: dict[str, list] = defaultdict(list)  # class -> [(attr, line)]
         # neighbours inside `nn.Sequential(...)`, both understood: (call of the second,
         # spec of the first, spec of the second), every time a Sequential is read
@@ -91,6 +107,7 @@ class ModuleFacts:
         # walking every module class was a fifth of the time on pytorch-image-models)
         self.module_class_nodes: dict[str, ast.ClassDef] = {}
         self._data_only_methods: dict[str, frozenset] = {}
+        self._appended: dict[tuple, list] = {}  # (class, container) -> specs of its appended layers
 
     def data_only_methods_of(self, cls: str | None) -> frozenset:
         """The methods of the same-file module class ``cls`` that use none of its
@@ -106,7 +123,8 @@ class ModuleFacts:
         if not isinstance(call, ast.Call):
             return None
         q = self.qualname(call.func) or ""
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
+                q.rsplit(".", 1)[-1] not in NOT_MODULES:
             kind = q.rsplit(".", 1)[-1]
             if kind in ("Sequential",):
                 built = [(a, self.module_spec(a, defaults)) for a in call.args]
@@ -126,16 +144,39 @@ class ModuleFacts:
                 return ModuleSpec(kind, first=first.input_layer if first else unknown,
                                   last=last.output_layer if last else unknown,
                                   parameterised=any(layer.parameterised for layer in layers))
+            if kind in CONTAINERS:
+                return self.container_spec(kind, call, defaults)
             inplace, keyword = self.inplace_argument(call, kind, defaults)
-            return ModuleSpec(kind, inplace, keyword,
-                              parameterised=kind in N.PARAMETERISED_MODULES or kind in ("ModuleList",))
+            return ModuleSpec(kind, inplace, keyword, parameterised=kind in N.PARAMETERISED_MODULES)
         if isinstance(call.func, ast.Name):
             if call.func.id in self.factories:
                 return self.factories[call.func.id]
             if call.func.id in self.module_classes:
-                out_op, writes_input = self.class_summaries.get(call.func.id, (None, False))
-                return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op)
+                out_op, writes_input, in_op, in_param = self.class_summaries.get(
+                    call.func.id, (None, False, None, None))
+                return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op,
+                                  in_op=in_op, in_param=in_param)
         return None
+
+    def container_spec(self, kind, call, defaults) -> ModuleSpec:
+        """`nn.ModuleList([Block(d) for _ in range(n)])`: a container whose layers all come
+        from one constructor has that layer as its element; one built empty (filled by
+        `append`) or from layers of several kinds has none (``element_spec``)."""
+        source = call.args[0] if len(call.args) == 1 else None
+        if isinstance(source, ast.Starred):
+            source = source.value
+        if isinstance(source, (ast.ListComp, ast.GeneratorExp)):
+            elements = [source.elt]
+        elif isinstance(source, (ast.List, ast.Tuple)):
+            elements = list(source.elts)
+        else:
+            return ModuleSpec(kind, parameterised=True)  # filled later or from a name: unknown layers
+        specs = [self.module_spec(e, defaults) for e in elements]
+        if not specs:
+            return ModuleSpec(kind, parameterised=True)  # `nn.ModuleList([])`, then `append`
+        element = specs[0] if len(set(specs)) == 1 else None
+        return ModuleSpec(kind, parameterised=any(s is None or s.parameterised for s in specs),
+                          element=element)
 
     def inplace_argument(self, call, kind, defaults):
         """``(writes its input, the keyword to fix)`` for an ``nn.X(..., inplace=...)`` call."""
@@ -152,14 +193,45 @@ class ModuleFacts:
 
     def called_module(self, call, module_class: str | None) -> ModuleSpec | None:
         """The spec of ``self.<attr>`` in ``self.<attr>(x)`` inside a method of
-        ``module_class``, or of ``relu`` in ``relu(x)`` after ``relu = nn.ReLU(inplace=True)``."""
+        ``module_class``, or of ``relu`` in ``relu(x)`` after ``relu = nn.ReLU(inplace=True)``,
+        or of a container's layer, ``self.layers[i](x)``."""
         func = call.func if isinstance(call, ast.Call) else None
         if isinstance(func, ast.Name):
             return self.name_specs.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                and func.value.id == "self" and module_class:
-            return self.module_specs.get(module_class, {}).get(func.attr)
+        if isinstance(func, ast.Subscript):
+            container = self.self_attribute_spec(func.value, module_class)
+            return container.element_spec if container is not None and container.kind in CONTAINERS else None
+        return self.self_attribute_spec(func, module_class)
+
+    def self_attribute_spec(self, node, module_class: str | None) -> ModuleSpec | None:
+        """The spec of the layer ``self.<attr>`` that ``module_class``'s `__init__` built."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and module_class:
+            return self.module_specs.get(module_class, {}).get(node.attr)
         return None
+
+    def container_layers(self, iterable, module_class: str | None) -> ModuleSpec | None:
+        """What each item of ``for layer in self.layers:`` is, when ``self.layers`` is a
+        container this class built (also through `enumerate(...)`)."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+                and iterable.func.id == "enumerate" and len(iterable.args) == 1:
+            iterable = iterable.args[0]
+        container = self.self_attribute_spec(iterable, module_class)
+        return container.element_spec if container is not None and container.kind in CONTAINERS else None
+
+    def record_append(self, module_class: str, attr: str, call) -> None:
+        """`self.layers.append(Block(d))` in `__init__`: the container's layers so far
+        all come from one constructor, or not."""
+        container = self.module_specs.get(module_class, {}).get(attr)
+        spec = self.module_spec(call)
+        if container is None or container.kind not in CONTAINERS:
+            return
+        appended = self._appended.setdefault((module_class, attr), [])
+        appended.append(spec)
+        element = appended[0] if len(set(appended)) == 1 else None
+        self.module_specs[module_class][attr] = replace(
+            container, element=element,
+            parameterised=container.parameterised or spec is None or spec.parameterised)
 
     def record_factory(self, node: ast.FunctionDef) -> None:
         """A top-level function whose every `return` builds a module is a factory."""

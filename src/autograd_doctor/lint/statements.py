@@ -49,7 +49,10 @@ class AssignmentEvents:
                 not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         key = self.text(targets[0])
+        self.record_container_members(key, value)
         owners = set(self.training.param_owners)
+        for owner in list(owners):  # `nn.ModuleList([self.enc, self.dec]).parameters()`
+            owners |= self.training.container_members.get(owner, set())
         for a in list(value.args) + [k.value for k in value.keywords]:
             if isinstance(a, (ast.Name, ast.Attribute)):
                 owners |= self.training.param_lists.get(self.text(a), set())
@@ -62,6 +65,19 @@ class AssignmentEvents:
                 short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
             self.training.optimizers[key] = owners
 
+    def record_container_members(self, key, value) -> None:
+        """`self.model_modules = nn.ModuleList([self.encoder, self.decoder])`: an
+        optimizer over the container's parameters steps those layers (ADL003)."""
+        q = self.qualname(value.func) or ""
+        if q.rsplit(".", 1)[-1] not in ("ModuleList", "Sequential", "ModuleDict") or \
+                not q.startswith("torch.nn."):
+            return
+        items = value.args[0].elts if len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple)) \
+            else value.args
+        members = {self.text(a) for a in items if isinstance(a, (ast.Name, ast.Attribute))}
+        if members:
+            self.training.container_members[key] = members
+
     def assign_target(self, target, value, stmt):
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
@@ -72,6 +88,8 @@ class AssignmentEvents:
             source = None if pairs or pieces else self.values_indices_source(value, target)
             if source is not None:
                 self.bind_values_indices(target, value, source, stmt)
+                return
+            if not pairs and not pieces and self.bind_returned(target, value, stmt):
                 return
             for i, elt in enumerate(target.elts):
                 if pairs:
@@ -86,6 +104,8 @@ class AssignmentEvents:
                     elif pieces and self.scope.graph_arguments and \
                             self.result_carries_graph(self.split_source(value)):
                         self.scope.graph_arguments.add(elt.id)
+                elif isinstance(elt, ast.Attribute) and value is not None and self.module_output(value):
+                    self.assign_attribute(elt, value, stmt)  # `out, self.hidden = self.rnn(x, self.hidden)`
                 else:
                     self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
@@ -127,12 +147,20 @@ class AssignmentEvents:
             self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
-                and self.scope.module_class and isinstance(value, ast.Call)):
+                and self.scope.owner_class and isinstance(value, ast.Call)):
+            # the layers of an nn.Module, and those an agent or trainer object holds
             spec = self.modules.module_spec(value)
             if spec is not None:
-                self.modules.module_specs[self.scope.module_class][target.attr] = spec
+                self.modules.module_specs[self.scope.owner_class][target.attr] = spec
+            elif self.scope.module_class and self.scope.name == "__init__" and self.is_grad_leaf(value):
+                self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    def module_output(self, value) -> bool:
+        """A call of a parameterised layer (every output of an RNN carries its graph)."""
+        spec = self.called_module(value) if isinstance(value, ast.Call) else None
+        return spec is not None and spec.parameterised
 
     def keeps_graph_on_module(self, target, value) -> bool:
         """`self.attr = value` in a module's method, where ``value`` carries a graph
@@ -140,6 +168,33 @@ class AssignmentEvents:
         return (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and bool(self.scope.module_class) and not self.scope.grad_off
                 and not self.opt_in_depth and value is not None and self.is_graph(value))
+
+    def bind_returned(self, target, value, stmt) -> bool:
+        """`loss, logs = self.compute(batch)` of a same-file function with a summary
+        (summaries.py): each name gets its position's facts; its binding's value is
+        `call[i]`, so that ADL003 follows that position only."""
+        summary = self.summaries.of_call(value, self.scope.owner_class)
+        if summary is None or any(isinstance(e, ast.Starred) for e in target.elts):
+            return False
+        entries, kind = summary
+        if kind is False or (kind is True and len(entries) != len(target.elts)):
+            return False
+        for i, elt in enumerate(target.elts):
+            entry = entries[0] if kind == "split" else entries[i]
+            element = ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
+            if not isinstance(elt, ast.Name):
+                self.assign_target(elt, None, stmt)
+                continue
+            self.bind(elt.id, None, tensor=entry is not None, source=element)
+            graph = self.returned_entry(value, i if kind is True else None)
+            if graph:
+                self.scope.graph.add(elt.id)
+                if entry == "views":
+                    self.scope.split_views[elt.id] = self.text(value.func)
+            elif entry == "args" and self.scope.graph_arguments and any(
+                    self.result_carries_graph(a) for a in value.args if not isinstance(a, ast.Starred)):
+                self.scope.graph_arguments.add(elt.id)
+        return True
 
     def values_indices_source(self, value, target):
         """The tensor that `values, indices = x.topk(k)` (or `torch.max(x, dim)`, ...)
@@ -195,6 +250,8 @@ class AssignmentEvents:
             seq = self.next_seq()
             self.scope.uses[target.id].append(seq)
             self.scope.bind_values[target.id].append((seq, node, self.scope.grad_off))
+            if not (self.scope.grad_off or self.is_number(node.value) or self.is_const(node.value)):
+                self.scope.consts.discard(target.id)  # `acc += t`: acc may carry t's graph now
             if target.id in self.scope.tensors:
                 self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:

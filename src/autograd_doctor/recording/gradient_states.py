@@ -68,6 +68,7 @@ def cleared(gradient) -> bool:
 class OptimizerGradients:
     """The sampled gradients of one optimizer, between two of its steps."""
 
+    optimizer: object  # a weak reference to it: its id alone may be a later optimizer's
     parameters: list  # weak references to the sampled parameters
     samples: list  # their GradientSample right after the last step
     steps: int = 1
@@ -76,16 +77,25 @@ class OptimizerGradients:
 
 
 class GradientStates:
-    """Per optimizer (by id), what its sampled gradients held; the recorder keeps one."""
+    """Per optimizer (by id, checked against a weak reference: an optimizer made after another
+    was freed may get its id), what its sampled gradients held; the recorder keeps one."""
 
     def __init__(self):
         self.optimizers: dict[int, OptimizerGradients] = {}
-        self.checked_steps: dict[int, int] = {}
+        self.checked_steps: dict[int, tuple[weakref.ref, int]] = {}  # id -> (the optimizer, its steps)
+
+    def _steps_of(self, optimizer) -> int:
+        reference, steps = self.checked_steps.get(id(optimizer), (None, 0))
+        return steps if reference is not None and reference() is optimizer else 0
 
     def step_done(self, optimizer) -> None:
         """Right after step(): sample the gradients it applied (first CHECKED_STEPS steps only)."""
-        steps = self.checked_steps.get(id(optimizer), 0) + 1
-        self.checked_steps[id(optimizer)] = steps
+        try:
+            reference = weakref.ref(optimizer)
+        except TypeError:
+            return
+        steps = self._steps_of(optimizer) + 1
+        self.checked_steps[id(optimizer)] = (reference, steps)
         if steps > CHECKED_STEPS:
             self.optimizers.pop(id(optimizer), None)
             return
@@ -101,7 +111,7 @@ class GradientStates:
             if len(samples) >= SAMPLED_PARAMETERS:
                 break
         if samples:
-            self.optimizers[id(optimizer)] = OptimizerGradients(parameters, samples, steps)
+            self.optimizers[id(optimizer)] = OptimizerGradients(reference, parameters, samples, steps)
         else:
             self.optimizers.pop(id(optimizer), None)
 
@@ -110,7 +120,9 @@ class GradientStates:
         or, once carried in, were they cleared since?"""
         for key, state in list(self.optimizers.items()):
             parameters = [reference() for reference in state.parameters]
-            if state.carried_into is None:
+            if state.optimizer() is None:
+                del self.optimizers[key]  # that optimizer is gone: it will not step again
+            elif state.carried_into is None:
                 if all(p is not None and sample.unchanged(p) for p, sample in zip(parameters, state.samples)):
                     state.carried_into = call
                     state.carried = state.samples
@@ -123,7 +135,7 @@ class GradientStates:
         """Before step(): the BackwardCall that added to the gradients the previous step applied,
         when they are still there, never cleared; None otherwise. Forgets the optimizer's sample."""
         state = self.optimizers.pop(id(optimizer), None)
-        if state is None or state.carried_into is None:
+        if state is None or state.optimizer() is not optimizer or state.carried_into is None:
             return None
         parameters = [reference() for reference in state.parameters]
         if all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.carried)):

@@ -1,8 +1,13 @@
-"""Which modules ran their forward since a backward() started (a global forward pre-hook).
+"""Which modules ran their forward since a backward() started (a global forward pre-hook),
+and which of their own parameters their forward left out of its result (a global forward hook).
 
 The gradient-path check (analysis/gradient_path.py) starts a tracker before each of the
 first few backward() calls: a parameter of a module that ran but got no gradient is a cut
-path (AD301). Only ids of modules are kept.
+path (AD301). A parameter the module's forward never used (one kept for another
+configuration) takes no part in the first place: nothing cut it. When a module's result
+carries a graph, a walk over the part of that graph the forward made (down to the graphs of
+its inputs) finds its parameters the forward used; one that a whole walk does not reach was
+not used by it, or only outside the graph. Only ids are kept.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import torch
 
 # The key of the running tracker in the recorder's state.
 STATE_KEY = "gradient_path_tracker"
+# Graph nodes one module's walk visits at most; past it, nothing is concluded.
+MAX_WALKED_NODES = 2000
 
 
 class ModuleForwardTracker:
@@ -22,21 +29,89 @@ class ModuleForwardTracker:
     def __init__(self, recorder, from_start: bool = False):
         self.recorder_ref = weakref.ref(recorder)
         self.ran: set[int] = set()
+        self.used: set[int] = set()  # ids of parameters found in their module's result graph
+        self.unused: set[int] = set()  # ids of parameters a whole walk of that graph did not find
+        self.present: set[int] = set()  # ids of the tensors modules held as parameters when they ran
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
+        self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
 
-    def _hook(self, module, args):
+    def _current(self) -> bool:
         recorder = self.recorder_ref()
         if recorder is None or recorder.state.get(STATE_KEY) is not self or not is_active(recorder):
             self.stop()
-            return None
-        self.ran.add(id(module))
+            return False
+        return True
+
+    def _hook(self, module, args):
+        if self._current():
+            self.ran.add(id(module))
         return None
+
+    def _after_hook(self, module, args, output):
+        try:
+            if self._current():
+                self._walk_result(module, args, output)
+        except Exception:  # evidence only: the user's forward goes on whatever happens here
+            pass
+        return None
+
+    def _walk_result(self, module, args, output) -> None:
+        """Which of `module`'s own trainable parameters its result's graph reaches."""
+        own = [p for p in module._parameters.values() if isinstance(p, torch.Tensor)]
+        self.present.update(id(p) for p in own)  # under functional_call, the tensors put in their place
+        pending = {id(p) for p in own if p.requires_grad and id(p) not in self.used}
+        if not pending or not torch.is_grad_enabled():
+            return
+        roots = [t.grad_fn for t in _tensors_in(output) if t.grad_fn is not None]
+        if not roots:
+            return  # no graph to read: nothing concluded
+        inputs = {id(t.grad_fn) for t in _tensors_in(args) if t.grad_fn is not None}
+        seen, stack = set(), list(roots)
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen or id(node) in inputs:
+                continue
+            seen.add(id(node))
+            if len(seen) > MAX_WALKED_NODES:
+                return
+            variable = getattr(node, "variable", None)
+            if variable is not None and id(variable) in pending:
+                pending.discard(id(variable))
+                self.used.add(id(variable))
+                if not pending:
+                    return
+            stack.extend(next_node for next_node, _ in node.next_functions)
+        self.unused |= pending
+
+    def unused_by_its_module(self, parameter) -> bool:
+        """Its module ran only with other tensors in its place (functional_call, a stateless
+        reparametrization), or ran with a graph and never used it (in any call seen)."""
+        if id(parameter) not in self.present:
+            return True
+        return id(parameter) in self.unused and id(parameter) not in self.used
 
     def stop(self):
         if self.handle is not None:
             self.handle.remove()
             self.handle = None
+        if self.after_handle is not None:
+            self.after_handle.remove()
+            self.after_handle = None
+
+
+def _tensors_in(value, depth: int = 0) -> list:
+    """The tensors in a module's arguments or result: the value itself, or inside tuples,
+    lists and dicts (a model output), two levels deep."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth >= 2:
+        return []
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [t for item in value[:64] for t in _tensors_in(item, depth + 1)]
+    return []
 
 
 def is_active(recorder) -> bool:

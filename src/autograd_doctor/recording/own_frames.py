@@ -113,11 +113,16 @@ def _new_stand_in(frame) -> FunctionType:
 def call_as_caller(function, args: tuple, kwargs: dict):
     """`function(*args, **kwargs)`, called from a stand-in for the nearest frame that is not
     ours, so that a warning torch raises inside is attributed where it would be without the
-    doctor. The stand-in's frame is dropped from tracebacks like our own frames.
+    doctor. The stand-in's frame is dropped from tracebacks like our own frames."""
+    return call_from(sys._getframe(1), function, args, kwargs)
+
+
+def call_from(frame, function, args: tuple, kwargs: dict):
+    """`call_as_caller` for a wrapper that passes its caller's frame (`sys._getframe(1)`):
+    asking for that frame directly spares making a frame object for the wrapper's own.
 
     It runs for every write the doctor wraps (an optimizer's step makes hundreds), so the
     test of `is_our_code` is written out here and a known call site costs one look-up."""
-    frame = sys._getframe(1)
     code = frame.f_code
     while code.co_filename.startswith(PACKAGE_DIR) or code.co_name == CALLER_FRAME_NAME:
         frame = frame.f_back
@@ -131,4 +136,4 @@ def call_as_caller(function, args: tuple, kwargs: dict):
 
 
 __all__ = ["PACKAGE_DIR", "CALLER_FRAME_NAME", "is_our_code", "without_our_frames", "hide_our_frames",
-           "call_as_caller"]
+           "call_as_caller", "call_from"]

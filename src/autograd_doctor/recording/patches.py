@@ -30,7 +30,7 @@ from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
-from autograd_doctor.recording.own_frames import call_as_caller, hide_our_frames
+from autograd_doctor.recording.own_frames import call_from, hide_our_frames
 from autograd_doctor.recording.recorder import Recorder
 
 FACTORIES = (
@@ -54,14 +54,15 @@ def _write_wrapper(original, op: str, kind: int):
             recorder = _active[-1] if _active else None
             if recorder is None or recorder.quiet_step:
                 # An optimizer step that cannot touch anything watched (see Recorder.quiet_step).
-                return call_as_caller(original, args, kwargs)
+                return call_from(sys._getframe(1), original, args, kwargs)
             # Fast path for torch's own writes while no saved tensor or tracked view is alive:
             # there is nothing they could hit (light mode logs them all: it saves nothing).
             if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):
-                filename = sys._getframe(1).f_code.co_filename
+                caller = sys._getframe(1)
+                filename = caller.f_code.co_filename
                 if filename.startswith(_TORCH_DIR) and filename not in _TORCH_PASS_THROUGH:
                     try:
-                        return call_as_caller(original, args, kwargs)
+                        return call_from(caller, original, args, kwargs)
                     except Exception as error:
                         # A write torch's Python code makes for the user (`F.relu(x,
                         # inplace=True)` -> `torch.relu_`) that PyTorch refuses is still the

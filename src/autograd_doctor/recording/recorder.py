@@ -29,6 +29,7 @@ from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
 from autograd_doctor.recording import probe
+from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
@@ -91,6 +92,8 @@ class Recorder(AliasTracking):
         # and what a few parameters' gradients held at the first steps (gradient_states.py).
         self.gradient_clips = GradientClips()
         self.gradient_states = GradientStates()
+        # Where an enabled GradScaler last unscaled each optimizer's gradients (grad_scalers.py).
+        self.grad_scalers = GradScalerCalls()
         # Parameters and submodules replaced on a module (recording/parameter_swaps.py).
         self.parameter_swaps: list = []
         self.seq = itertools.count(1)

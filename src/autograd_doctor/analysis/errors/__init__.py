@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 
 from autograd_doctor.analysis.errors import (
-    checkpointing, custom_function, ddp, grad_api, inference, inplace_activation, numerics, optimizer,
+    amp, checkpointing, custom_function, ddp, grad_api, inference, inplace_activation, numerics, optimizer,
     requires_grad, tensor_methods, transforms, views,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.diagnosis.model import Diagnosis
 
 FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
-            inplace_activation, tensor_methods, transforms)
+            inplace_activation, tensor_methods, transforms, amp)
 
 # (compiled pattern, builder) in the order they are tried.
 MATCHERS = [(re.compile(pattern), build) for family in FAMILIES for pattern, build in family.MATCHERS]

@@ -40,6 +40,10 @@ write through `.data` (`y.data[0] = 0`) or an alias (`s = y.data; s.zero_()`)
 is a silent wrong gradient instead of an error.  Also reported: a layer with
 `inplace=True` right after a layer that keeps its output inside one
 `nn.Sequential` (`nn.LeakyReLU(inplace=True), nn.Dropout(inplace=True)`).
+An operand that an op keeps only to compute the other operand's gradient
+(`a * b`, `a @ b`, `F.linear(x, w)`; `a` of `a / b`: probed into the table)
+is not kept when the other carries no graph (a factory, `.detach()`, the
+result of `torch.autograd.grad`).
 Overloads are told apart: `torch.min(a, b)` keeps both inputs,
 `torch.max(a)` its input and its result, `torch.max(a, dim)` neither.
 Checked where a backward reaches: methods of modules (Lightning's

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.held_methods import uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -20,7 +21,11 @@ b.parameters())`, parameter lists and groups, and an optimizer class passed
 as a parameter whose default is one (`optimizer_class=optim.Adam`).  Values cut from the graph
 (`.detach()`, `.item()`, `.data`, computed under `no_grad`) do not count, nor
 do the results of a module's own methods that use none of its layers or
-parameters (`self.make_batch()` turning stored transitions into tensors).  This
+parameters (`self.make_batch()` turning stored transitions into tensors), or
+the results of a held module's method that its class, found in the
+repository, writes using the module only for sizes and flags
+(`self.critic.build_inputs(batch)` stacking batch fields and
+`torch.eye(self.n_agents)`).  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
@@ -51,9 +56,11 @@ g_loss.backward()            # every backward through the old graph first
 d_opt.step()
 # or recompute after the step: g_loss = D(x).mean()""",
     fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
-    known_problems="""Only one function is followed; values passed in as arguments, and
-optimizers built in another file, are unknown, so nothing is claimed about
-them.  An optimizer whose construction names no `.parameters()` is not
+    known_problems="""Only one function is followed, with what the methods of the same object
+return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
+was computed from, summaries.py); values passed in as arguments, attributes
+set in another method, and optimizers built in another file, are unknown, so
+nothing is claimed about them.  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module called under another name than the one whose parameters
 the optimizer holds (an alias) is not recognised.  A value whose graph an
 earlier `backward()` without `retain_graph` already freed is not claimed: a
@@ -72,6 +79,7 @@ def check_scope(checker, scope) -> None:
     step.  After the step in source order the cut is the step itself; in a loop,
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
+    _summarise_returns(checker, scope)
     for seq, node, optimizer in scope.steps:
         later = [(b, bnode, recv, seq) for b, bnode, recv in scope.backward_receivers
                  if b > seq and not scope.exclusive(seq, b) and scope.reaches(seq, b)]
@@ -88,6 +96,8 @@ def check_file(checker) -> None:
     """ADL003, once the whole file is read (optimizers are often built after the
     functions that step them): a `step()` updates parameters that a graph built
     before it saved, and a later `backward()` goes through that graph."""
+    if checker.notes["ADL003"]:
+        module_summaries(checker)
     for scope, seq, node, optimizer, later in checker.notes["ADL003"]:
         owners = checker.training.optimizers.get(optimizer)
         if not owners:
@@ -111,6 +121,44 @@ def check_file(checker) -> None:
                 break
 
 
+def _summarise_returns(checker, scope) -> None:
+    """Keep a method that returns values, for its summary (``module_summaries``)."""
+    if scope.owner_class is not None and not scope.grad_off and scope.return_values \
+            and (scope.owner_class, scope.name) in checker.summaries.returns:
+        checker.notes["ADL003 returns"].append(scope)
+
+
+def module_summaries(checker) -> None:
+    """A method's summary for its callers (summaries.py): per position of what it
+    returns, the layers of its object (`self.<layer>`) the value was computed from,
+    through the method's own bindings (`return model_loss, actor_loss`).  Computed
+    only when a rule needs one (most files step no optimizer): for the methods
+    walked so far."""
+    pending = checker.notes["ADL003 returns"]
+    while pending:
+        scope = pending.pop()
+        per_return = []
+        for seq, value in scope.return_values:
+            elts = value.elts if isinstance(value, ast.Tuple) else [value]
+            per_return.append([_modules_of(checker, scope, e, seq) for e in elts])
+        checker.summaries.record_modules((scope.owner_class, scope.name), per_return)
+
+
+def _modules_of(checker, scope, value, at) -> frozenset:
+    """Every `self.<layer>` called, directly or through earlier bindings, to compute ``value``."""
+    found, work, seen = set(), [(value, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
+        found.update(m for m in modules if m.startswith("self.") and m.replace(".", "").isidentifier())
+        for n in names:
+            entry = scope.binding(n, when)
+            if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
+                seen.add((n, entry[0]))
+                work.append((entry[1], entry[0]))
+    return frozenset(found)
+
+
 def _owned(module: str, owners) -> str | None:
     """The optimizer's module that ``module`` (a called name) is, contains or is part of."""
     for owner in owners:
@@ -119,17 +167,31 @@ def _owned(module: str, owners) -> str | None:
     return None
 
 
-def _dependencies(checker, node, cls=None):
+def _dependencies(checker, node, cls=None, owner=None):
     """Names read and callables called to compute ``node``'s tensor value: not
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
     (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
     method of the module class ``cls``, its methods that use no layer
-    (``checker.modules.data_only_methods_of``) are not callables that use parameters."""
+    (``checker.modules.data_only_methods_of``) are not callables that use parameters.
+    A method of the same class (``owner``) with a summary stands for the layers its
+    result was computed from (`self.loss(batch)[1]`: those of its second value)."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
         if isinstance(n, ast.Name):
             names.append(n.id)
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
+                isinstance(n.slice.value, int) and \
+                checker.summaries.modules_of(n.value, owner, n.slice.value) is not None:
+            modules.extend(checker.summaries.modules_of(n.value, owner, n.slice.value))
+            if checker.summaries.passes_arguments(n.value, owner, n.slice.value):
+                stack.extend(n.value.args)
+                stack.extend(k.value for k in n.value.keywords)
+        elif isinstance(n, ast.Call) and checker.summaries.modules_of(n, owner, None) is not None:
+            modules.extend(checker.summaries.modules_of(n, owner, None))
+            if checker.summaries.passes_arguments(n, owner, None):
+                stack.extend(n.args)
+                stack.extend(k.value for k in n.keywords)
         elif isinstance(n, ast.Call):
             func = n.func
             if any(k.arg == "requires_grad" for k in n.keywords) or \
@@ -148,6 +210,10 @@ def _dependencies(checker, node, cls=None):
                 # `model.get_criterion()`: a method given no input is no evidence that
                 # it computes anything from the parameters (it returns a loss object)
                 given_input = bool(n.args or n.keywords) or on_self
+                if given_input and not on_self and _layer_free(checker, func):
+                    stack.extend(n.args)  # `self.critic.build_inputs(batch)`: sizes only
+                    stack.extend(k.value for k in n.keywords)
+                    continue
                 if given_input and not (on_self and func.attr in checker.modules.data_only_methods_of(cls)):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
@@ -170,6 +236,18 @@ def _dependencies(checker, node, cls=None):
     return names, modules
 
 
+def _layer_free(checker, func: ast.Attribute) -> bool:
+    """``func`` is a method of a held module whose class the repository defines and
+    whose code uses none of its layers or parameters (``held_methods.py``)."""
+    if not isinstance(func.value, (ast.Name, ast.Attribute)) or func.attr in N.MODULE_METHODS:
+        return False
+    key = (checker.text(func.value), func.attr)
+    if key not in checker.layer_free_methods:
+        checker.layer_free_methods[key] = uses_no_layer(func.value, func.attr, checker.tree,
+                                                        checker.filename)
+    return checker.layer_free_methods[key]
+
+
 def _selected_indices(value, index) -> bool:
     """``x.max(1)[1]`` / ``torch.sort(x)[1]``: element 1 of a value-selecting
     reduction, the index tensor."""
@@ -180,7 +258,7 @@ def _selected_indices(value, index) -> bool:
 def _old_graph(checker, scope, recv, at, step, owners):
     """Follow what the backward's receiver was computed from, back to a value bound
     before the step whose computation called a module the optimizer steps."""
-    names, _ = _dependencies(checker, recv, scope.module_class)
+    names, _ = _dependencies(checker, recv, scope.module_class, scope.owner_class)
     work, seen = [(n, at) for n in names], set()
     while work and len(seen) < 200:
         name, when = work.pop()
@@ -196,7 +274,7 @@ def _old_graph(checker, scope, recv, at, step, owners):
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
         else:
-            work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class)[0]]
+            work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
 
 
@@ -206,7 +284,7 @@ def _module_before(checker, scope, name, value, at, owners):
     work, seen = [(value, at, name)], set()
     while work and len(seen) < 200:
         node, when, bound = work.pop()
-        names, modules = _dependencies(checker, node, scope.module_class)
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         for m in modules:
             owner = _owned(m, owners)
             if owner is not None:
@@ -257,7 +335,7 @@ def _reads_binding(checker, scope, node, at, binding) -> bool:
     work, seen = [(node, at)], set()
     while work and len(seen) < 200:
         n, when = work.pop()
-        for name in _dependencies(checker, n, scope.module_class)[0]:
+        for name in _dependencies(checker, n, scope.module_class, scope.owner_class)[0]:
             entry = scope.binding(name, when)
             if entry is None or (name, entry[0]) in seen:
                 continue

@@ -1,5 +1,6 @@
-"""ADL017: a tensor with a graph kept on a module (a buffer, or an attribute
-that a later `copy.deepcopy` of the module copies)."""
+"""ADL017: a tensor with a graph kept on a module (a buffer, an attribute that
+a later `copy.deepcopy` of the module copies, or a state carried from call to
+call)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL017", name="graph-tensor-kept-on-module",
-    summary="A module keeps a tensor that carries a graph: a buffer updated without `detach()`, or an attribute a later `deepcopy` of the module copies.",
+    summary="A module keeps a tensor that carries a graph: a buffer updated without `detach()`, a state carried from call to call, or an attribute a later `deepcopy` of the module copies.",
     what_it_does="""In a method of an `nn.Module` subclass, with gradients on, finds
 `self.<name> = <graph tensor>` (computed from a parameterised layer of the
 module or from a leaf that requires grad), and reports it when
@@ -17,7 +18,12 @@ module or from a leaf that requires grad), and reports it when
 * `<name>` is a buffer of the class (`self.register_buffer("<name>", ...)`):
   running statistics updated from activations, or
 * the same file deep-copies an instance of the class (`copy.deepcopy(model)`,
-  as EMA and "best model" snapshots do); the finding is at the `deepcopy`.""",
+  as EMA and "best model" snapshots do); the finding is at the `deepcopy`, or
+* the value is computed from the attribute's own previous value, in a file
+  that runs backward passes (`out, self.hidden = self.rnn(x, self.hidden)`: a
+  recurrent state carried from call to call), and nothing else in the file
+  gives the attribute a new value (a loop that resets `model.hidden` before
+  each sequence, a method of the class other than `__init__`).""",
     why_bad="""The module now holds the graph of the forward pass that made the tensor.
 A buffer used in the next forward links the new graph to the old, freed one:
 `RuntimeError: Trying to backward through the graph a second time`.  And
@@ -63,10 +69,65 @@ def on_call(checker, node, q) -> None:
 
 
 def on_attribute_assign(checker, target, value, stmt) -> None:
-    """`self.<buffer> = value` where the value carries this forward's graph."""
+    """`self.<buffer> = value` where the value carries this forward's graph; and
+    `out, self.hidden = self.rnn(x, self.hidden)`: an attribute re-bound, with a
+    graph, from its own previous value (the state the previous call left)."""
     cls = checker.scope.module_class
-    if cls and target.attr in checker.modules.buffers.get(cls, ()) and checker.keeps_graph_on_module(target, value):
+    if not cls or not checker.keeps_graph_on_module(target, value):
+        return
+    if target.attr in checker.modules.buffers.get(cls, ()):
         checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
+    elif checker.file.trains and _reads_self_attribute(value, target.attr):
+        checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
+
+
+def _reads_self_attribute(value, attr: str) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
+               and n.value.id == "self" for n in ast.walk(value))
+
+
+def check_file(checker) -> None:
+    """An attribute carried from call to call with its graph, in a file that trains,
+    reported when nothing else in the file gives it a new value: a training loop
+    that resets it (`model.hidden = model.init_hidden()` before each sequence, the
+    LSTM tutorial's way) or a method of the class other than `__init__` and the one
+    that carries it could do that at the right time, which the file cannot tell."""
+    carried = checker.notes["ADL017 carried"]
+    if not carried:
+        return
+    assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in carried})
+    for stmt, attr, cls, method in carried:
+        if all(owner == (cls, "__init__") or owner == (cls, method) for owner in assigned.get(attr, ())):
+            checker.report("ADL017", stmt,
+                           f"`self.{attr}` is given a tensor that carries this call's graph, computed from "
+                           f"the `self.{attr}` the previous call left: the next call links its graph to this "
+                           f"one, which the first backward() frees, so the second backward() fails ('Trying "
+                           f"to backward through the graph a second time'); store `.detach()`ed values, or "
+                           f"reset `self.{attr}` before each sequence")
+
+
+def _attribute_assignments(tree, attrs: set) -> dict:
+    """attr -> {(class, method)} of every assignment `<anything>.<attr> = ...` in the
+    file (``(None, None)`` outside a class's methods)."""
+    found: dict = {}
+
+    def visit(node, cls, method):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name, None)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, cls if method is None else None, child.name if method is None else method)
+            else:
+                if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Attribute) and n.attr in attrs and isinstance(n.ctx, ast.Store):
+                                found.setdefault(n.attr, set()).add((cls, method))
+                visit(child, cls, method)
+
+    visit(tree, None, None)
+    return found
 
 
 def check_scope(checker, scope) -> None:

@@ -6,7 +6,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
-from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph
+from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph, module_summaries
 
 RULE = Rule(
     code="ADL019", name="backward-through-freed-graph",
@@ -42,7 +42,10 @@ A backward whose loss is only reached through a container or an attribute
 (`losses["d"]`, `self.fake`) is not followed.  In a loop, a value carried into
 the next iteration (`out, hidden = model(x, hidden)`, truncated
 backpropagation through time without `hidden = hidden.detach()`) is found
-when the name is re-bound once in the body, from itself, by a known module.""",
+when the name is re-bound once in the body, from itself, by a known module;
+and a value computed once before the loop by a module with parameters (PPO's
+advantages from the critic, also through a method of the same object that
+returns it) and read by the loop's backward in every iteration.""",
 )
 
 
@@ -89,7 +92,21 @@ def check_loops(checker, scope) -> None:
         start, end = max(loops)
         read = _bindings_read(checker, scope, recv, seq)
         carried = _carried_binding(checker, scope, read, start, end, seq)
-        if carried is not None:
+        before = None if carried is not None else _bound_before_loop(checker, scope, read, start, end)
+        if before is not None:
+            name, bseq = before
+            value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+            checker.report(
+                "ADL019", node,
+                f"`{name}` (line {value.lineno}) is computed once, before the loop, and this "
+                f"backward goes through its graph in every iteration: the first iteration's "
+                f"backward frees it (no `retain_graph=True`), so the second fails (Trying to "
+                f"backward through the graph a second time); use `{name}.detach()` in the loop "
+                f"if its gradient is not wanted there, or compute it inside the loop",
+                related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                          f"`{name}` computed here, before the loop")])
+            scope.reported.add(id(node))
+        elif carried is not None:
             name, bseq = carried
             value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
             checker.report(
@@ -128,6 +145,18 @@ def _carried_binding(checker, scope, read, start, end, at):
                     b in read and _made_by_parameterised_module(checker, scope, b)
                     for b in _bindings_read(checker, scope, again_value, again)):
                 return carried, again
+    return None
+
+
+def _bound_before_loop(checker, scope, read, start, end):
+    """A binding made before the loop (and not re-bound in it) whose graph, made by
+    a module with parameters, the loop's freeing backward goes through: PPO's
+    advantages computed from the critic once, then used in every epoch."""
+    for name, bseq in sorted(read, key=lambda b: b[1]):
+        if bseq >= start or any(start < s < end for s in scope.binds.get(name, ())):
+            continue
+        if _made_by_parameterised_module(checker, scope, (name, bseq)):
+            return name, bseq
     return None
 
 
@@ -179,6 +208,10 @@ def _graph_operands(checker, call) -> list:
     func = call.func
     q = checker.qualname(func)
     if q is not None:
+        if q.startswith("torch.") and q.rsplit(".", 1)[-1] in N.OVERLOADED_OPS:
+            # `torch.min(surr1, surr2)`: a tensor with both graphs (not the `(values,
+            # indices)` pair of `torch.min(x, dim)`)
+            return operands if checker.overload(call, q) in ("", ":other") else []
         return operands if q.startswith("torch.") and N.is_tensor_function(q) else []
     if checker.called_module(call) is not None:
         return operands
@@ -195,11 +228,24 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
     entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == seq), None)
     if entry is None or entry[1] is None or entry[2]:
         return False
+    specs = checker.modules.module_specs.get(scope.owner_class, {})
+    module_summaries(checker)
     for sub in ast.walk(entry[1]):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Call) and \
+                isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
+            # `self.compute(batch)[0]`: a method of this object whose result came from its layers
+            modules = checker.summaries.modules_of(sub.value, scope.owner_class, sub.slice.value)
+            if modules and any(specs.get(m[5:]) is not None and specs[m[5:]].parameterised
+                               for m in modules if m.startswith("self.")):
+                return True
         if isinstance(sub, ast.Call):
             if isinstance(sub.func, ast.Attribute) and sub.func.attr in ("detach", "item", "tolist", "numpy"):
                 return False
             spec = checker.called_module(sub)
             if spec is not None and spec.parameterised:
+                return True
+            modules = checker.summaries.modules_of(sub, scope.owner_class, None)
+            if modules and any(specs.get(m[5:]) is not None and specs[m[5:]].parameterised
+                               for m in modules if m.startswith("self.")):
                 return True
     return False

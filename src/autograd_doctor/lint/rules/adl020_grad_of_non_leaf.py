@@ -20,9 +20,11 @@ RULE = Rule(
 `w = torch.randn(3, requires_grad=True) * 0.01`, `part = table[1:3]`,
 `x.requires_grad = True; x = x.to(torch.float64)`.  Only ops that always make a
 new tensor count: views, arithmetic, and conversions whose source dtype or device
-is known to differ (`.double()` of a default-dtype factory, `.cuda()` of a factory
-made on the CPU); `.to(device)`, `.float()` and `.contiguous()` may return the
-leaf itself and are not reported.""",
+is known to differ (`.double()` of a default-dtype factory, `.float()` or
+`.type(torch.float)` of a factory made with `dtype=torch.float64`, `.cuda()` of
+a factory made on the CPU); `.to(device)`, a conversion to the dtype the factory
+already has and `.contiguous()` may return the leaf itself and are not
+reported.""",
     why_bad="""Only leaves get `.grad`.  The name holds the op's result, which has a
 `grad_fn`; backward() fills the `.grad` of the leaf inside the expression, which
 nothing can reach any more.  PyTorch warns ("The .grad attribute of a Tensor that
@@ -51,10 +53,12 @@ MAY_RETURN_SELF = frozenset("""
 to type float double half bfloat16 cpu cuda contiguous detach retain_grad
 pin_memory long int bool short char byte cfloat cdouble numpy item tolist coalesce
 """.split())
-# Conversions away from float32, the default dtype of a factory without `dtype=`.
-NOT_FLOAT32 = {"double": "float64", "half": "float16", "bfloat16": "bfloat16"}
-DTYPE_NAMES = {"float64", "double", "float16", "half", "bfloat16", "DoubleTensor", "HalfTensor",
-               "BFloat16Tensor"}
+# What a conversion method or a dtype argument converts to.
+CONVERSION_DTYPES = {"double": "float64", "half": "float16", "bfloat16": "bfloat16", "float": "float32"}
+DTYPE_ALIASES = {"float64": "float64", "double": "float64", "DoubleTensor": "float64",
+                 "float32": "float32", "float": "float32", "FloatTensor": "float32",
+                 "float16": "float16", "half": "float16", "HalfTensor": "float16",
+                 "bfloat16": "bfloat16", "BFloat16Tensor": "bfloat16"}
 # Factories whose result is float32 on the CPU unless `dtype=` / `device=` say otherwise.
 DEFAULT_FLOAT_FACTORIES = frozenset({"rand", "randn", "zeros", "ones", "empty", "full", "normal"})
 
@@ -111,7 +115,7 @@ def check_scope(checker, scope) -> None:
         if made is None or name in reported:
             continue
         reported.add(name)
-        value, (op_text, keyword) = made
+        value, (op_text, keyword, leaf) = made
         _report(checker, node, name, value, op_text, keyword,
                 f"the optimizer refuses `{name}` (\"can't optimize a non-leaf Tensor\"): it is not a leaf "
                 f"but the result of {op_text} on line {value.lineno}, made from the tensor that requires grad")
@@ -123,11 +127,12 @@ def check_scope(checker, scope) -> None:
         if not any(bind_seq < b < seq for b in backwards):
             continue
         reported.add(name)
-        value, (op_text, keyword) = made
+        value, (op_text, keyword, leaf) = made
         _report(checker, node, name, value, op_text, keyword,
                 f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
                 f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
-                "backward() fills the `.grad` of that leaf, which nothing holds")
+                "backward() fills the `.grad` of that leaf" +
+                (f", `{leaf}`" if leaf and leaf != name else ", which nothing holds"))
 
 
 def _binding_seen(binds, name, seq):
@@ -156,8 +161,9 @@ def _report(checker, node, name, value, op_text, keyword, message) -> None:
 
 
 def _made_from_leaf(checker, value):
-    """``(op text, the factory's requires_grad keyword or None)`` when ``value``
-    is an op that always makes a new tensor, applied to a leaf that requires grad."""
+    """``(op text, the factory's requires_grad keyword or None, the leaf's name or
+    None)`` when ``value`` is an op that always makes a new tensor, applied to a
+    leaf that requires grad."""
     node, steps = value, []
     while True:
         if isinstance(node, ast.Call) and checker.is_grad_leaf(node):
@@ -195,7 +201,7 @@ def _made_from_leaf(checker, value):
     keyword = None
     if root is not None and isinstance(root.func, (ast.Name, ast.Attribute)):
         keyword = next((k for k in root.keywords if k.arg == "requires_grad"), None)
-    return op_text, keyword
+    return op_text, keyword, root_name
 
 
 def _is_leaf_expression(checker, node) -> bool:
@@ -223,30 +229,39 @@ def _always_new(checker, step, root, root_name) -> bool:
         return False
     if attr not in MAY_RETURN_SELF:
         return attr in N.tensor_methods()
-    float32_cpu = _default_float_factory(checker, root, root_name)
-    if not float32_cpu:
-        return False
-    if attr in NOT_FLOAT32 or attr == "cuda":
-        return True
+    source = _factory_dtype(checker, root, root_name)
+    target = CONVERSION_DTYPES.get(attr)
     if attr in ("to", "type") and step.args:
-        target = step.args[0]
-        text = checker.text(target).strip("'\"")
-        return text.rsplit(".", 1)[-1] in DTYPE_NAMES or text.startswith(("cuda", "torch.cuda."))
-    return False
+        text = checker.text(step.args[0]).strip("'\"")
+        target = DTYPE_ALIASES.get(text.rsplit(".", 1)[-1])
+        if source == "float32" and text.startswith(("cuda", "torch.cuda.")):
+            return True  # a CPU factory moved to the GPU
+    if source is not None and target is not None:
+        return source != target  # `.type(torch.float)` of a float64 factory: a copy
+    return source == "float32" and attr == "cuda"
 
 
-def _default_float_factory(checker, root, root_name) -> bool:
-    if root_name is not None:  # `x = torch.rand(...)`, then `x.requires_grad = True`
+def _factory_dtype(checker, root, root_name) -> str | None:
+    """The dtype of the factory the leaf came from: its `dtype=` (a torch dtype), or
+    float32 for a default float factory on the CPU; None when unknown."""
+    if root_name is not None:
         values = [v for _, bound, v, _ in checker.scope.noted("ADL020 bind") if bound == root_name]
         root = values[-1] if values else None
     if not isinstance(root, ast.Call):
-        return False
+        return None
     while isinstance(root.func, ast.Attribute) and root.func.attr == "requires_grad_" \
             and isinstance(root.func.value, ast.Call):
         root = root.func.value
     q = checker.qualname(root.func) or ""
-    return q.startswith("torch.") and q[6:] in DEFAULT_FLOAT_FACTORIES and \
-        not any(k.arg in ("dtype", "device", "out") for k in root.keywords)
+    keywords = {k.arg: k.value for k in root.keywords}
+    if not q.startswith("torch.") or "device" in keywords or "out" in keywords:
+        return None
+    if "dtype" in keywords:
+        if (checker.qualname(keywords["dtype"]) or "").startswith("torch.") and \
+                (q[6:] in DEFAULT_FLOAT_FACTORIES or q == "torch.tensor"):
+            return DTYPE_ALIASES.get(checker.qualname(keywords["dtype"])[6:])
+        return None
+    return "float32" if q[6:] in DEFAULT_FLOAT_FACTORIES else None
 
 
 def _without_keyword(checker, value, keyword) -> str:

@@ -1,0 +1,125 @@
+"""Mixed precision's gradient scaler called out of order: `scaler.unscale_(optimizer)` a second
+time before `scaler.update()`, most often once per micro-batch in a loop that accumulates
+gradients and steps (and updates) only every N micro-batches.
+
+The help moves the `unscale_` statement, with the clipping calls right after it, into the
+block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
+step, after the last backward() of the accumulation, and the clipping sees the gradients that
+step() applies, unscaled.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.analysis.errors.build import diagnosis, user_statement
+from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import parse_file, segment, source_line, statement_location
+
+CLIP_CALLS = ("clip_grad_norm_", "clip_grad_value_")
+
+
+def _method_call(statement: ast.stmt, method: str) -> ast.Call | None:
+    """The call of `statement` when it is `receiver.method(...)` as a statement."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == method:
+        return statement.value
+    return None
+
+
+def _calls(node: ast.AST, method: str, receiver: str, filename: str) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == method and segment(filename, n.func.value) == receiver]
+
+
+def unscaled_twice(context: ErrorContext, already):
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    call = _method_call(statement, "unscale_")
+    scaler = value_of(frame, call.func.value) if call is not None else None
+    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    receiver = segment(filename, call.func.value)
+    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    location.role, location.note = "unscale", (f"{receiver}.unscale_({optimizer_text}) runs again before "
+                                               f"{receiver}.update()")
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    step = _step_statement(scope, filename, receiver) if scope is not None else None
+    related = []
+    if step is not None:
+        related.append(statement_location(filename, step, role="step", note=f"{receiver}.step() and update() run "
+                                          "less often than unscale_(): only when this line runs"))
+    notes = [f"unscale_() divides the gradients of {optimizer_text}'s parameters by the loss scale, and may run once "
+             f"per step: after one unscale_(), the scaler refuses another until {receiver}.update() (after "
+             f"{receiver}.step()) resets it"]
+    help_ = _move_into_step_block(filename, scope, statement, step, receiver) if step is not None else None
+    if help_ is not None:
+        notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
+                     "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
+                     "first update()")
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
+        f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
+    return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _step_statement(scope: ast.AST, filename: str, receiver: str) -> ast.stmt | None:
+    """The one statement `receiver.step(...)` in the function around the failing line."""
+    found = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and _method_call(node, "step") is not None
+             and segment(filename, node.value.func.value) == receiver]
+    return found[0] if len(found) == 1 else None
+
+
+def _block_of(scope: ast.AST, statement: ast.stmt) -> list | None:
+    for node in ast.walk(scope):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statement in statements:
+                return statements
+    return None
+
+
+def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step: ast.stmt, receiver: str
+                          ) -> Suggestion | None:
+    """The unscale_ statement and the clipping statements right after it moved to just before
+    `step`, which is inside a later statement (an `if`) of the same block; None otherwise."""
+    block = _block_of(scope, unscale)
+    if block is None:
+        return None
+    start = block.index(unscale)
+    moved = [unscale]
+    for following in block[start + 1:]:
+        if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+                   or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS
+                   for n in ast.walk(following)) or not isinstance(following, ast.Expr):
+            break
+        moved.append(following)
+    holder = next((s for s in block[start + len(moved):] if s.lineno <= step.lineno <= s.end_lineno), None)
+    if holder is None or holder is step or _calls(holder, "unscale_", receiver, filename):
+        return None  # step() is not inside a later statement of the same block, or it unscales there too
+    indent = source_line(filename, unscale.lineno)[:unscale.col_offset]
+    step_indent = source_line(filename, step.lineno)[:step.col_offset]
+    lines = []
+    for number in range(moved[-1].end_lineno + 1, step.lineno):
+        lines.append(source_line(filename, number).rstrip())
+    moved_lines = [source_line(filename, number).rstrip()
+                   for statement in moved for number in range(statement.lineno, statement.end_lineno + 1)]
+    if any(line.strip() and not line.startswith(indent) for line in lines + moved_lines):
+        return None
+    lines += [step_indent + line[len(indent):] for line in moved_lines]
+    lines += [source_line(filename, number).rstrip() for number in range(step.lineno, step.end_lineno + 1)]
+    location = statement_location(filename, unscale)
+    location.end_line, location.end_column = step.end_lineno, step.end_col_offset
+    text = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
+    return Suggestion(f"call {receiver}.unscale_() (and the clipping after it) once per step, just before "
+                      f"{receiver}.step(): after the last backward() of the accumulation", text, location)
+
+
+MATCHERS = [
+    (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+]

@@ -1,0 +1,144 @@
+"""Which methods of a held module's class use none of its layers or parameters.
+
+ADL003 takes `self.critic.build_inputs(batch)` for a value computed from the
+critic's parameters: a method of a module, given input.  pymarl2's
+`OffPGLearner.train_critic` builds `inputs = self.critic._build_inputs(batch,
+bs, max_t)` before its loop of critic steps, then calls `self.critic(inputs[:,
+t])` anew in each iteration; `_build_inputs` (in another file) only stacks batch
+fields and `th.eye(self.n_agents)`, so no graph of the critic is old when the
+step comes.  The link needs evidence, and the method's code is the evidence:
+when every assignment of the receiver in the file builds one class
+(`self.critic = OffPGCritic(...)`) and the repository defines that class with
+the method, a method that uses the module's attributes only as sizes and flags
+(arguments of a factory such as `torch.eye`/`torch.zeros`, of a shape method
+such as `repeat`/`reshape`/`view`, of `range`; in a comparison or an `if` test)
+computes nothing from the parameters.  A layer called (`self.fc(x)`), an
+attribute used as an operand (`x @ self.weight`, `F.linear(x, self.w)`), `self`
+itself handed on, an inherited method or a class that cannot be found keeps the
+link, as before.
+
+Classes are matched by name in the linted file first, then in the files of the
+repository (``submodules.py``) whose text defines the class; each file is
+parsed once (cached), and only when ADL003 would otherwise take the link.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+
+from autograd_doctor.lint.submodules import file_text, repository_files
+
+# Methods whose arguments are sizes, dimensions or repeat counts.
+_SHAPE_METHODS = frozenset("""
+repeat reshape view expand tile unsqueeze squeeze permute flatten unflatten transpose
+narrow size new_zeros new_ones new_full new_empty repeat_interleave chunk split
+""".split())
+# Factories whose arguments are sizes, fill values, devices and dtypes: no graph.
+_SIZE_FACTORIES = frozenset("""
+arange zeros ones empty full rand randn randint randperm linspace logspace eye
+""".split())
+# Conversions whose argument is a device or a dtype (`x.to(self.device)`).
+_CONVERSIONS = frozenset({"to", "cuda", "type"})
+_SIZE_BUILTINS = frozenset({"range", "len", "int", "float", "bool"})
+# Methods that `nn.Module.__call__` or the module itself runs with its layers.
+_LAYER_METHODS = frozenset({"forward", "__call__"})
+
+
+def uses_no_layer(receiver: ast.expr, method: str, tree: ast.Module, filename: str) -> bool:
+    """Whether ``receiver.method(...)`` surely computes nothing from the receiver's
+    parameters: the receiver's class is known (every assignment of it in ``tree``
+    builds the same class) and its own definition of ``method`` uses the module
+    only for sizes and flags."""
+    if method in _LAYER_METHODS or method.startswith("__") or _dotted(receiver) is None:
+        return False
+    target = _dotted(receiver)
+    classes = {_built_class(node.value) for node in ast.walk(tree)
+               if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+               and any(_dotted(t) == target for t in _targets(node))}
+    if len(classes) != 1 or None in classes:
+        return False
+    cls = classes.pop()
+    definitions = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == cls]
+    if not definitions:
+        word = re.compile(r"^\s*class\s+%s\b" % re.escape(cls), re.M)
+        for path in repository_files(filename):
+            if word.search(file_text(path)):
+                definitions += [c for c in _classes(path) if c.name == cls]
+    return bool(definitions) and all(_size_only(c, method) for c in definitions)
+
+
+def _dotted(node) -> str | None:
+    """`self.critic` -> "self.critic"; anything but names and attributes: None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _targets(node) -> list:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+def _built_class(value) -> str | None:
+    """`Critic(...)` / `critics.Critic(...)`: the class name; anything else: None."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name if name[:1].isupper() else None
+
+
+@lru_cache(maxsize=1024)
+def _classes(path: str) -> tuple:
+    try:
+        tree = ast.parse(file_text(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return tuple(c for c in ast.walk(tree) if isinstance(c, ast.ClassDef))
+
+
+def _size_only(cls: ast.ClassDef, method: str) -> bool:
+    """``cls`` defines ``method`` itself, undecorated, and every use of its first
+    parameter is an attribute read in a size or flag position."""
+    found = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and m.name == method]
+    if len(found) != 1 or found[0].decorator_list or not found[0].args.args:
+        return False
+    function = found[0]
+    me = function.args.args[0].arg
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == me and node is not function.args.args[0]:
+            if not _in_size_position(node, parents):
+                return False
+    return True
+
+
+def _in_size_position(name: ast.Name, parents: dict) -> bool:
+    node = parents.get(id(name))
+    if not isinstance(node, ast.Attribute):
+        return False  # `self` handed on or called
+    child = node
+    while True:
+        parent = parents.get(id(child))
+        if isinstance(parent, ast.Attribute) and parent.value is child:
+            child = parent  # `self.args.n_agents`
+        elif isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Tuple, ast.List, ast.keyword)):
+            child = parent
+        else:
+            break
+    if isinstance(parent, (ast.Compare, ast.BoolOp)):
+        return True
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is child:
+        return True
+    if isinstance(parent, ast.Call) and parent.func is not child:
+        func = parent.func
+        if isinstance(func, ast.Name):
+            return func.id in _SIZE_BUILTINS or func.id in _SIZE_FACTORIES
+        if isinstance(func, ast.Attribute):
+            return func.attr in _SHAPE_METHODS | _SIZE_FACTORIES | _CONVERSIONS
+    return False

@@ -1,0 +1,108 @@
+"""Per-function summaries: what a same-file function or method gives back.
+
+After the walk leaves a function, its ``return`` values are summarised, one
+entry per position of a returned tuple (or one for a single value):
+
+* ``"graph"``: the value carries a graph whatever the arguments (it is computed
+  from a parameterised module, a graph tensor or a leaf that requires grad);
+* ``"args"``: it carries a graph when the call's arguments do (a forward's or a
+  helper's tensor arguments flow into it);
+* ``"views"``: several views of one graph tensor (`x.chunk(3, -1)`), each a
+  multi-view output that autograd forbids writing in place;
+* ``None``: nothing is known.
+
+A position's entry holds only when every ``return`` of the function agrees
+(positive evidence on every path); returns of different lengths give no
+summary.  For ADL003 each position also lists the modules the value was
+computed from (names of `self.<layer>` and callables), from the function's own
+bindings, so that `model_loss, actor_loss = self.loss(batch)` in a caller is
+known to go through the layers `loss()` called.
+
+Callers see a summary only for calls they can resolve: `self.method(...)` in
+a method of the same class, `function(...)` of a top-level function of the
+file.  Methods are walked in source order; a call of a method defined later in
+the class has no summary at that point (ADL003 reads the module lists once the
+whole file is read, so order does not matter there).
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+class FunctionSummaries:
+    def __init__(self):
+        # (class or None, function name) -> tuple of per-position entries, and a
+        # flag: True when the function returns a tuple (positions), False for one value
+        self.returns: dict[tuple, tuple[tuple, bool]] = {}
+        # (class or None, function name) -> per-position frozensets of module names
+        self.modules: dict[tuple, tuple] = {}
+
+    def record(self, key, summaries: list) -> None:
+        """Combine the summaries of each `return` (``summaries``: one ``(entries,
+        is_tuple)`` per return) into the function's."""
+        if not summaries:
+            return
+        shapes = {(len(entries), is_tuple) for entries, is_tuple in summaries}
+        if len(shapes) != 1:
+            return
+        (_, is_tuple), = shapes
+        combined = tuple(
+            entries[0] if len(set(entries)) == 1 else None
+            for entries in zip(*(e for e, _ in summaries)))
+        if any(combined):
+            self.returns[key] = (combined, is_tuple)
+
+    def record_modules(self, key, per_return: list) -> None:
+        """The modules each position was computed from, on every `return` (ADL003)."""
+        if not per_return or len({len(m) for m in per_return}) != 1:
+            return
+        common = tuple(frozenset.intersection(*position) for position in zip(*per_return))
+        if any(common):
+            self.modules[key] = common
+
+    @staticmethod
+    def key_of(call, owner_class: str | None):
+        """``(class, method)`` for `self.method(...)` inside ``owner_class``,
+        ``(None, function)`` for `function(...)`; None for other calls."""
+        if not isinstance(call, ast.Call):
+            return None
+        func = call.func
+        if isinstance(func, ast.Name):
+            return None, func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == "self" and owner_class:
+            return owner_class, func.attr
+        return None
+
+    def of_call(self, call, owner_class: str | None):
+        """``(entries, is_tuple)`` of the function ``call`` calls, or None."""
+        key = self.key_of(call, owner_class)
+        return self.returns.get(key) if key is not None else None
+
+    def modules_of(self, call, owner_class: str | None, position: int | None):
+        """The modules the returned value (element ``position`` of a tuple) was
+        computed from, or None when unknown; only for positions whose value is
+        known to carry a graph (a list built from `action.item()`s that a method
+        also returns is computed "from" the actor, but without its graph)."""
+        key = self.key_of(call, owner_class)
+        entry = self.modules.get(key) if key is not None else None
+        returns = self.returns.get(key) if key is not None else None
+        if entry is None or returns is None:
+            return None
+        graphs, kind = returns
+        if kind == "split" or kind is False:
+            return entry[0] if graphs[0] is not None and len(entry) == 1 else None
+        if position is None or position >= len(entry) or len(graphs) != len(entry):
+            return None
+        return entry[position] if graphs[position] is not None else None
+
+    def passes_arguments(self, call, owner_class: str | None, position: int | None) -> bool:
+        """The returned value carries its arguments' graph ("args")."""
+        key = self.key_of(call, owner_class)
+        returns = self.returns.get(key) if key is not None else None
+        if returns is None:
+            return False
+        graphs, kind = returns
+        index = 0 if kind in ("split", False) else position
+        return index is not None and index < len(graphs) and graphs[index] == "args"
