@@ -24,7 +24,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import live_frame, root_expression
+from autograd_doctor.analysis.source_scope import block_holding, live_frame, root_expression
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (parse_file, replace_node_text, segment, source_line, statement_at,
@@ -479,7 +479,7 @@ def _move_after_backward(filename: str, statement: ast.stmt, backward: ast.stmt 
     backward() statement, so that the loss adds the tensor and every use after backward() (a
     log, a list of values) still gets the number. Only when both are statements of one block
     and what reads `x` between them are assignments (the loss being built), nothing else."""
-    block = _block_holding(scope, statement)
+    block = block_holding(scope, statement)
     if backward is None or block is None or backward not in block or block.index(backward) < block.index(statement):
         return None
     between = block[block.index(statement) + 1: block.index(backward)]
@@ -500,15 +500,6 @@ def _move_after_backward(filename: str, statement: ast.stmt, backward: ast.stmt 
     return Suggestion(f"run `{name} = {converted}` after backward(), not before the loss is built: the loss then "
                       f"adds the tensor {name} (the term trains what computed it), and the uses after backward() "
                       "still get the number", "\n".join(lines), location)
-
-
-def _block_holding(scope: ast.AST, statement: ast.stmt) -> list | None:
-    for node in ast.walk(scope):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list) and statement in statements:
-                return statements
-    return None
 
 
 def _first_reader(filename: str, statement: ast.stmt, site: Site, scope: ast.AST, name: str) -> ast.stmt | None:

@@ -88,6 +88,17 @@ class Scope:
         return None
 
 
+def block_holding(tree: ast.AST, statement: ast.stmt) -> list | None:
+    """The list of statements (a body, an else, a finally) below `tree` that holds `statement`;
+    None when none does."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statement in statements:
+                return statements
+    return None
+
+
 def stored_names(target: ast.AST) -> set[str]:
     if isinstance(target, ast.Name):
         return {target.id}

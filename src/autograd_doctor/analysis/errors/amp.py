@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.analysis.errors.build import diagnosis, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
@@ -75,20 +76,11 @@ def _step_statement(scope: ast.AST, filename: str, receiver: str) -> ast.stmt | 
     return found[0] if len(found) == 1 else None
 
 
-def _block_of(scope: ast.AST, statement: ast.stmt) -> list | None:
-    for node in ast.walk(scope):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list) and statement in statements:
-                return statements
-    return None
-
-
 def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step: ast.stmt, receiver: str
                           ) -> Suggestion | None:
     """The unscale_ statement and the clipping statements right after it moved to just before
     `step`, which is inside a later statement (an `if`) of the same block; None otherwise."""
-    block = _block_of(scope, unscale)
+    block = block_holding(scope, unscale)
     if block is None:
         return None
     start = block.index(unscale)
