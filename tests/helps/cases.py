@@ -365,6 +365,37 @@ CASES = [
         grads = torch.autograd.grad(loss1, w, retain_graph=True)[0] + torch.autograd.grad(loss2, w)[0]
         w.grad = grads
     """, ["w.grad"]),
+    # A layer applied once before the loop, trained only through its output: detaching the
+    # output would leave it untrained, so the help computes it again in each iteration.
+    Case("layer_applied_once_before_the_loop", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        embed = torch.nn.Linear(2, 4)
+        head = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD([*embed.parameters(), *head.parameters()], lr=0.1)
+        x, y = torch.randn(8, 2), torch.randn(8, 1)
+        features = embed(x)
+        for step in range(3):
+            loss = torch.nn.functional.mse_loss(head(features), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        params = [p.detach().clone() for p in [*embed.parameters(), *head.parameters()]]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        embed = torch.nn.Linear(2, 4)
+        head = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD([*embed.parameters(), *head.parameters()], lr=0.1)
+        x, y = torch.randn(8, 2), torch.randn(8, 1)
+        for step in range(3):
+            features = embed(x)
+            loss = torch.nn.functional.mse_loss(head(features), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        params = [p.detach().clone() for p in [*embed.parameters(), *head.parameters()]]
+    """, ["params"]),
     Case("gan_discriminator_first", "AD302", """
         import torch
         torch.manual_seed(0)

@@ -78,3 +78,16 @@ def test_retain_graph_is_not_offered_across_an_in_place_write(tmp_path):
     with_retain = textwrap.dedent(case.buggy).replace("loss1.backward()", "loss1.backward(retain_graph=True)")
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         run_plain(tmp_path, with_retain, "with_retain.py")
+
+
+def test_a_tensor_that_alone_trains_a_layer_is_not_detached(tmp_path):
+    """AD302 on a tensor made before the loop: detaching it is offered when it is a fixed
+    target, but not when some weights get their gradient only through it (a layer applied
+    once before the loop): there the help computes it in each iteration (set 6's DDPM case
+    got the detach, which left the layer untrained)."""
+    case = next(case for case in CASES if case.name == "layer_applied_once_before_the_loop")
+    outcome = run_program(tmp_path, case.buggy)
+    diagnosis = next(d for d in outcome.diagnoses if d.code == "AD302")
+    replacements = [s.replacement for s in diagnosis.help if s.replacement]
+    assert replacements and not any(".detach()" in r for r in replacements), replacements
+    assert any("get their gradient only through features" in note for note in diagnosis.notes), diagnosis.notes

@@ -187,6 +187,33 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
     return f"{assignment.targets[0].id} = {value}.detach()"
 
 
+def _leaves_only_through(roots: list[torch.Tensor], carried: torch.Tensor | None,
+                         max_nodes: int = MAX_NODES) -> set[int]:
+    """Ids of the leaves that require grad which the graph of `roots` reaches only through
+    `carried` (its graph links stay after backward() freed its saved tensors): weights that a
+    `carried.detach()` would leave without any gradient. Empty when unknown."""
+    if carried is None or carried.grad_fn is None:
+        return set()
+    through = reached_leaves([carried], max_nodes)
+    if not through:
+        return set()
+    elsewhere: set[int] = set()
+    seen = {carried.grad_fn}
+    queue = [t.grad_fn for t in roots if t.grad_fn is not None and t.grad_fn is not carried.grad_fn]
+    while queue:
+        if len(seen) >= max_nodes:
+            return set()  # a graph too large to walk: say nothing rather than guess
+        node = queue.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            elsewhere.add(id(variable))
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return through - elsewhere
+
+
 def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     roots = backward_roots(args, kwargs)
@@ -279,9 +306,15 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
             recompute = _recompute_in_loop(site.filename, loop, assignment)
-            if isinstance(root_expr, ast.Name) and root_expr.id == name:
-                # backward() is called on the tensor itself: detached, it would have no graph
-                # at all; the loss is meant to be computed anew in every iteration.
+            trained_only_through = _leaves_only_through(roots, tensor)
+            if trained_only_through:
+                notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
+                             f"only through {name}: detached, {name} would leave them untrained, so it is computed "
+                             "again in each iteration instead")
+            if (isinstance(root_expr, ast.Name) and root_expr.id == name) or trained_only_through:
+                # backward() is called on the tensor itself, or weights are trained only through
+                # it (a layer applied once before the loop): detached, it would cut them off;
+                # the tensor is meant to be computed anew in every iteration.
                 detached = None
                 if recompute is not None:
                     helps.append(Suggestion(
