@@ -91,3 +91,73 @@ def test_a_tensor_that_alone_trains_a_layer_is_not_detached(tmp_path):
     replacements = [s.replacement for s in diagnosis.help if s.replacement]
     assert replacements and not any(".detach()" in r for r in replacements), replacements
     assert any("get their gradient only through features" in note for note in diagnosis.notes), diagnosis.notes
+
+
+EVOLVED_STATE = """
+    import torch
+    torch.manual_seed(0)
+
+
+    class Evolving(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.start = torch.nn.Parameter(torch.randn(3, 3))
+            self.cell = torch.nn.GRUCell(3, 3)
+            self.state = None
+
+        def forward(self, x):
+            if self.state is None:
+                self.state = self.start.clone()
+            self.state = self.cell(self.state, self.state)
+            return x @ self.state
+
+
+    model = Evolving()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        loss = sum(model(torch.randn(2, 3)).pow(2).mean() for _ in range(3))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+CARRIED_HIDDEN = """
+    import torch
+    torch.manual_seed(0)
+
+
+    class Stateful(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = torch.nn.GRUCell(3, 3)
+            self.hidden = torch.zeros(2, 3)
+
+        def forward(self, x):
+            self.hidden = self.cell(x, self.hidden)
+            return self.hidden
+
+
+    model = Stateful()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        loss = model(torch.randn(2, 3)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_kept_state_that_alone_trains_its_starting_value_is_not_detached(tmp_path):
+    """AD302 on a state a module keeps on itself: detaching it after storing it is offered for a
+    hidden state (truncated backpropagation: every weight still gets gradients from each step),
+    but not when a weight gets its gradient only through the carried state (a start value that
+    is a parameter): there the help is advice, to start the state again (set 6's EvolveGCN case
+    got the detach, which left the start value untrained)."""
+    outcome = run_program(tmp_path, EVOLVED_STATE)
+    diagnosis = next(d for d in outcome.diagnoses if d.code == "AD302")
+    assert not [s for s in diagnosis.help if s.replacement], [s.replacement for s in diagnosis.help]
+    assert any("start self.state again" in s.message for s in diagnosis.help)
+    outcome = run_program(tmp_path, CARRIED_HIDDEN, name="hidden.py")
+    diagnosis = next(d for d in outcome.diagnoses if d.code == "AD302")
+    assert any(s.replacement and "self.hidden = self.hidden.detach()" in s.replacement for s in diagnosis.help), \
+        [s.replacement for s in diagnosis.help]

@@ -187,31 +187,40 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
     return f"{assignment.targets[0].id} = {value}.detach()"
 
 
-def _leaves_only_through(roots: list[torch.Tensor], carried: torch.Tensor | None,
-                         max_nodes: int = MAX_NODES) -> set[int]:
+def _leaves_only_through(roots: list[torch.Tensor], nodes: list, max_nodes: int = MAX_NODES) -> set[int]:
     """Ids of the leaves that require grad which the graph of `roots` reaches only through
-    `carried` (its graph links stay after backward() freed its saved tensors): weights that a
-    `carried.detach()` would leave without any gradient. Empty when unknown."""
-    if carried is None or carried.grad_fn is None:
+    `nodes` (graph nodes; their links stay after backward() freed their saved tensors): weights
+    that a detach at those nodes would leave without any gradient. Empty when unknown."""
+    nodes = [node for node in nodes if node is not None]
+    if not nodes:
         return set()
-    through = reached_leaves([carried], max_nodes)
-    if not through:
-        return set()
-    elsewhere: set[int] = set()
-    seen = {carried.grad_fn}
-    queue = [t.grad_fn for t in roots if t.grad_fn is not None and t.grad_fn is not carried.grad_fn]
+    through: set[int] = set()
+    for node in nodes:
+        through |= _leaves_below([node], set(), max_nodes) or set()
+    elsewhere = _leaves_below([t.grad_fn for t in roots if t.grad_fn is not None], set(nodes), max_nodes)
+    if not through or elsewhere is None:
+        return set()  # nothing below, or a graph too large to walk: say nothing rather than guess
+    return through - elsewhere
+
+
+def _leaves_below(start: list, avoid: set, max_nodes: int) -> set[int] | None:
+    """Ids of the leaves reached from `start` without passing through a node of `avoid`; None
+    when the walk would pass `max_nodes`."""
+    reached: set[int] = set()
+    seen = set(avoid)
+    queue = [node for node in start if node not in avoid]
     while queue:
-        if len(seen) >= max_nodes:
-            return set()  # a graph too large to walk: say nothing rather than guess
+        if len(seen) >= max_nodes + len(avoid):
+            return None
         node = queue.pop()
         if node in seen:
             continue
         seen.add(node)
         variable = getattr(node, "variable", None)
         if variable is not None:
-            elsewhere.add(id(variable))
+            reached.add(id(variable))
         queue.extend(child for child, _ in node.next_functions if child is not None)
-    return through - elsewhere
+    return reached
 
 
 def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
@@ -306,7 +315,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
             recompute = _recompute_in_loop(site.filename, loop, assignment)
-            trained_only_through = _leaves_only_through(roots, tensor)
+            trained_only_through = _leaves_only_through(roots, [tensor.grad_fn] if tensor is not None else [])
             if trained_only_through:
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
                              f"only through {name}: detached, {name} would leave them untrained, so it is computed "
@@ -391,8 +400,19 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             primary = statement_location(filename, assignment, role="carried",
                                          note=f"self.{attribute} keeps this call's graph for the next batch")
             related.append(backward_loc)
-            if assignment.lineno == assignment.end_lineno:
-                own = f"self.{attribute}"
+            own = f"self.{attribute}"
+            trained_only_through = _leaves_only_through(roots, frontier)
+            if trained_only_through:
+                # Detaching the kept state would cut the weights it started from (an initial
+                # state that is a parameter) off for good: the state is meant to start again.
+                notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
+                             f"only through the graph {own} carries over: detached, {own} would leave them untrained "
+                             "after the first backward()")
+                helps.append(Suggestion(
+                    f"start {own} again where a new pass over the sequence begins (set it back to the value "
+                    f"{type(module).__name__} starts from before each pass), or, if carrying it over is meant, detach "
+                    "it after storing it and train its starting value some other way", None, None))
+            elif assignment.lineno == assignment.end_lineno:
                 helps.append(Suggestion(
                     f"detach {own} after storing it, so the next batch starts from its value without the graph "
                     "that backward() frees (truncated backpropagation)",
