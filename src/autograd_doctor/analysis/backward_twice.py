@@ -15,8 +15,8 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, live_frame, loaded_names, reached_leaves,
-    root_expression,
+    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, leaves_below, live_frame, loaded_names,
+    reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
@@ -196,31 +196,13 @@ def _leaves_only_through(roots: list[torch.Tensor], nodes: list, max_nodes: int 
         return set()
     through: set[int] = set()
     for node in nodes:
-        through |= _leaves_below([node], set(), max_nodes) or set()
-    elsewhere = _leaves_below([t.grad_fn for t in roots if t.grad_fn is not None], set(nodes), max_nodes)
-    if not through or elsewhere is None:
+        leaves, finished = leaves_below([node], max_nodes)
+        if finished:
+            through |= leaves
+    elsewhere, finished = leaves_below([t.grad_fn for t in roots if t.grad_fn is not None], max_nodes, avoid=nodes)
+    if not through or not finished:
         return set()  # nothing below, or a graph too large to walk: say nothing rather than guess
     return through - elsewhere
-
-
-def _leaves_below(start: list, avoid: set, max_nodes: int) -> set[int] | None:
-    """Ids of the leaves reached from `start` without passing through a node of `avoid`; None
-    when the walk would pass `max_nodes`."""
-    reached: set[int] = set()
-    seen = set(avoid)
-    queue = [node for node in start if node not in avoid]
-    while queue:
-        if len(seen) >= max_nodes + len(avoid):
-            return None
-        node = queue.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            reached.add(id(variable))
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return reached
 
 
 def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:

@@ -173,10 +173,17 @@ def backward_roots(args: tuple, kwargs: dict) -> list[torch.Tensor]:
 def reached_leaves(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> set[int]:
     """Ids of the leaves (AccumulateGrad variables) the graphs of `roots` reach. The links
     stay after backward() frees a graph's saved tensors, so this works on freed graphs too."""
+    return leaves_below([t.grad_fn for t in roots if t.grad_fn is not None], max_nodes)[0]
+
+
+def leaves_below(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[set[int], bool]:
+    """(ids of the leaves reached from the graph `nodes` without passing through a node of
+    `avoid`, whether the walk finished within `max_nodes` nodes: if not, the ids are a part)."""
     reached: set[int] = set()
-    seen = set()
-    queue = [t.grad_fn for t in roots if t.grad_fn is not None]
-    while queue and len(seen) < max_nodes:
+    seen = set(avoid)
+    limit = max_nodes + len(seen)
+    queue = [node for node in nodes if node not in seen]
+    while queue and len(seen) < limit:
         node = queue.pop()
         if node in seen:
             continue
@@ -185,4 +192,4 @@ def reached_leaves(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> set
         if variable is not None:
             reached.add(id(variable))
         queue.extend(child for child, _ in node.next_functions if child is not None)
-    return reached
+    return reached, not queue
