@@ -5,12 +5,28 @@
 file the walk meets hundreds of thousands of nodes, so both costs show in the
 linter's time (docs/lint.md, "Performance").  This visitor keeps one handler
 per node class and reads the fields directly; what it visits, and in what
-order, is the same as ``ast.NodeVisitor``.
+order, is the same as ``ast.NodeVisitor``; nodes that cannot hold other nodes
+(constants, contexts, operators) are not walked into at all.
 """
 
 from __future__ import annotations
 
 import ast
+
+
+def _classes_without_children() -> frozenset:
+    """Node classes that can hold no other node: ``Constant`` (its value is a
+    Python object), the contexts ``Load``/``Store``/``Del`` and the operators."""
+    found, todo = set(), [ast.AST]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls is not ast.AST and not cls._fields:
+            found.add(cls)
+    return frozenset(found | {ast.Constant})
+
+
+_WITHOUT_CHILDREN = _classes_without_children()
 
 
 class FastVisitor:
@@ -22,7 +38,9 @@ class FastVisitor:
     def visit(self, node):
         handler = self._handlers.get(node.__class__)
         if handler is None:
-            handler = getattr(self, "visit_" + node.__class__.__name__, self.generic_visit)
+            handler = getattr(self, "visit_" + node.__class__.__name__, None)
+            if handler is None:  # a node without children needs no generic walk
+                handler = _nothing if node.__class__ in _WITHOUT_CHILDREN else self.generic_visit
             self._handlers[node.__class__] = handler
         return handler(node)
 
@@ -37,3 +55,7 @@ class FastVisitor:
                 for item in value:
                     if isinstance(item, ast.AST):
                         self.visit(item)
+
+
+def _nothing(node):
+    return None
