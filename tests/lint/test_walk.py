@@ -42,14 +42,17 @@ def _real_sources():
 
 
 def test_fast_visitor_visits_the_same_nodes_in_the_same_order():
+    total = 0
     for path in _real_sources():
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
         fast, reference = _Recorded(), _RecordedReference()
         fast.visit(tree)
         reference.visit(tree)
-        assert len(fast.seen) == len(reference.seen) > 50, path
+        assert len(fast.seen) == len(reference.seen) > 0, path
         assert all(a is b for a, b in zip(fast.seen, reference.seen)), path
+        total += len(fast.seen)
+    assert total > 10_000  # real files, every kind of node
 
 
 def test_a_handler_for_a_node_without_children_is_still_called():
