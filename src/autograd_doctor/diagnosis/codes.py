@@ -1191,6 +1191,67 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
 
+UNSCALE_AFTER_STEP = _code(
+    "AD149",
+    "GradScaler.unscale_() was called after step(): unscale (and clip) before the step",
+    """\
+**What it means.** With mixed precision, `scaler.unscale_(optimizer)` divides the gradients by
+the loss scale so that they can be clipped; `scaler.step(optimizer)` then applies them. Clipping
+after the step changes gradients that the step has already used, so GradScaler refuses an
+`unscale_()` between `step()` and `update()` and PyTorch raises "unscale_() is being called after
+step()". autograd-doctor names the `step()` that ran first and moves the `unscale_()`, with the
+clipping right after it, to just before that step.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)
+        scaler.unscale_(optimizer)                                # AD149
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.update()
+
+**The fix.** `scaler.unscale_(optimizer)`, then the clipping, then `scaler.step(optimizer)` and
+`scaler.update()`.
+""",
+    heading="GradScaler.unscale_() was called after step()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+STEP_BEFORE_UPDATE = _code(
+    "AD150",
+    "GradScaler.step() was called again before update(): call update() once per iteration",
+    """\
+**What it means.** With mixed precision, `scaler.step(optimizer)` steps the optimizer unless
+the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss scale for the next
+iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
+that never calls `update()` (or calls it only on some iterations) fails on the second
+`scaler.step()` with "step() has already been called since the last update()". autograd-doctor
+names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
+names the `update()` that did not run.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)                                    # AD150 on the second batch
+
+**The fix.** `scaler.update()` after the steps, once per iteration.
+""",
+    heading="GradScaler.step() was called again before update()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

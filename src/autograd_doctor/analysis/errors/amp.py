@@ -1,11 +1,16 @@
-"""Mixed precision's gradient scaler called out of order: `scaler.unscale_(optimizer)` a second
-time before `scaler.update()`, most often once per micro-batch in a loop that accumulates
-gradients and steps (and updates) only every N micro-batches.
+"""Mixed precision's gradient scaler called out of order. Per optimizer, GradScaler allows
+`unscale_()` at most once, then `step()` once, then `update()`; each of its three refusals names
+the call it refused, never the line that broke the order:
 
-The help moves the `unscale_` statement, with the clipping calls right after it, into the
-block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
-step, after the last backward() of the accumulation, and the clipping sees the gradients that
-step() applies, unscaled.
+- `scaler.unscale_(optimizer)` a second time before `scaler.update()` (AD148), most often once per
+  micro-batch in a loop that accumulates gradients and steps (and updates) only every N
+  micro-batches. The help moves the `unscale_` statement, with the clipping calls right after it,
+  into the block that runs `scaler.step(optimizer)`, just before that call.
+- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD151), usually to clip: the
+  clipping then changes gradients that step() has already applied. The help moves the unscale_
+  and its clipping to just before the step.
+- `scaler.step(optimizer)` a second time before `scaler.update()` (AD152): the loop has no
+  `scaler.update()`. The help adds it right after the step.
 """
 
 from __future__ import annotations
@@ -112,6 +117,112 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
                       f"{receiver}.step(): after the last backward() of the accumulation", text, location)
 
 
+def _grad_scaler_call(context: ErrorContext, method: str):
+    """(frame, filename, statement, location, call, receiver text, optimizer text) when the user's
+    statement that raised is `receiver.method(optimizer)` on a GradScaler; else None."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    call = _method_call(statement, method)
+    scaler = value_of(frame, call.func.value) if call is not None else None
+    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    return frame, filename, statement, location, call, segment(filename, call.func.value), optimizer_text
+
+
+def unscaled_after_step(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "unscale_")
+    if found is None:
+        return None
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    location.role, location.note = "unscale", f"{receiver}.unscale_({optimizer_text}) runs after {receiver}.step()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    block = block_holding(scope, statement) if scope is not None else None
+    step = None
+    if block is not None:
+        earlier = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
+                   and segment(filename, s.value.func.value) == receiver]
+        step = earlier[-1] if earlier else None
+    related = [statement_location(filename, step, role="step", note=f"{receiver}.step() already applied the "
+                                  "gradients here")] if step is not None else []
+    notes = [f"{receiver}.step({optimizer_text}) applies the gradients; unscaling (and clipping) them afterwards "
+             "changes nothing that step used, so GradScaler refuses unscale_() between step() and update()"]
+    help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {receiver}.unscale_({optimizer_text}) (and clip) before {receiver}.step({optimizer_text}), "
+        "after the last backward()")]
+    return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _clipping_after(block: list, start: int) -> list:
+    """The statements right after `block[start]` that only clip gradients."""
+    moved = []
+    for following in block[start + 1:]:
+        if not isinstance(following, ast.Expr) or not any(
+                isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+                                             or isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS)
+                for n in ast.walk(following)):
+            break
+        moved.append(following)
+    return moved
+
+
+def _move_before_step(filename: str, block: list, unscale: ast.stmt, step: ast.stmt, receiver: str
+                      ) -> Suggestion | None:
+    """The statements from `step` to the clipping after `unscale` rewritten with the unscale_ and
+    its clipping first: the same statements, in the order GradScaler needs."""
+    start = block.index(unscale)
+    moved = [unscale] + _clipping_after(block, start)
+    between = block[block.index(step):start]
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+
+    def lines_of(statements):
+        return [source_line(filename, number).rstrip() for statement in statements
+                for number in range(statement.lineno, statement.end_lineno + 1)]
+    text_lines = lines_of(moved) + lines_of(between)
+    if any(line.strip() and not line.startswith(indent) for line in text_lines):
+        return None
+    location = statement_location(filename, step)
+    location.end_line, location.end_column = moved[-1].end_lineno, moved[-1].end_col_offset
+    text = "\n".join(line[len(indent):] for line in text_lines)
+    return Suggestion(f"unscale and clip before {receiver}.step(), so that the clipped gradients are the ones "
+                      "step() applies", text, location)
+
+
+def stepped_twice(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "step")
+    if found is None:
+        return None
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    location.role, location.note = "step", f"{receiver}.step({optimizer_text}) runs again before {receiver}.update()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    updates = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and _method_call(node, "update")
+               is not None and segment(filename, node.value.func.value) == receiver] if scope is not None else []
+    notes = [f"after {receiver}.step({optimizer_text}), GradScaler refuses another step() of that optimizer until "
+             f"{receiver}.update() has adjusted the loss scale: update() runs once per iteration, after the steps"]
+    related = []
+    if updates:
+        related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
+                                      "between the two steps") for update in updates]
+        helps = [Suggestion(f"call {receiver}.update() after every {receiver}.step(): once per iteration, "
+                            "after the steps of all optimizers")]
+    else:
+        indent = source_line(filename, statement.lineno)[:statement.col_offset]
+        step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
+                              for number in range(statement.lineno, statement.end_lineno + 1))
+        helps = [Suggestion(f"call {receiver}.update() after {receiver}.step(): it adjusts the loss scale for the "
+                            "next iteration and lets the next step() run", f"{step_text}\n{receiver}.update()",
+                            statement_location(filename, statement))]
+        notes.append(f"{receiver}.update() is called nowhere in this function")
+    return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+    (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
+    (r"step\(\) has already been called since the last update\(\)", stepped_twice),
 ]
