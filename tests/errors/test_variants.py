@@ -937,3 +937,56 @@ def test_grad_scaler_unscale_after_step_inside_a_training_function(tmp_path):
     ]
     changed = apply_suggestion(source, help_)
 
+
+
+def test_backward_of_per_element_losses_averages_them_as_the_loss_function_would(tmp_path):
+    """AD112 on losses made with reduction="none": the change is .mean(), the loss function's
+    default, and the changed program's gradients are those of the default reduction."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 2)
+        criterion = nn.CrossEntropyLoss(reduction="none")
+        x, labels = torch.randn(8, 3), torch.randint(0, 2, (8,))
+        loss = criterion(model(x), labels)
+        loss.backward()  # BACKWARD
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112"
+    help_ = diagnosis.help[0]
+    assert help_.replacement == "loss.mean().backward()"
+    assert "as the loss function does by default" in help_.message
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, help_), "changed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 2)
+    x, labels = torch.randn(8, 3), torch.randint(0, 2, (8,))
+    torch.nn.CrossEntropyLoss()(reference(x), labels).backward()
+    assert torch.equal(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_backward_of_losses_made_with_reduction_none_in_a_functional_call(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        w = torch.ones(3, requires_grad=True)
+        x, y = torch.randn(5, 3), torch.randn(5)
+        errors = F.l1_loss(x @ w, y, reduction="none")
+        errors.backward()
+    """)
+    help_ = diagnoses[0].help[0]
+    assert help_.replacement == "errors.mean().backward()"
+
+
+def test_backward_of_a_non_scalar_that_is_no_loss_still_sums(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.linspace(0, 1, 5, requires_grad=True)
+        u = torch.sin(x)
+        u.backward()
+    """)
+    assert diagnoses[0].help[0].replacement == "u.sum().backward()"

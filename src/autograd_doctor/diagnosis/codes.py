@@ -352,7 +352,10 @@ outputs".
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
-`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`).
+`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`). When `y` holds one loss per
+element (made by a loss function with `reduction="none"`), autograd-doctor offers `.mean()`, which
+is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
+size, by the number of elements.
 
 A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
 squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
