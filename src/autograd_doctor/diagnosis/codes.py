@@ -1255,6 +1255,35 @@ names the `update()` that did not run.
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
     ))
 
+FLOAT16_GRADIENTS = _code(
+    "AD151",
+    "GradScaler was given float16 gradients: the trained model was cast to float16",
+    """\
+**What it means.** Mixed precision keeps the trained parameters in float32 and lets
+`torch.autocast` run the forward in float16; `GradScaler` scales the loss so that small
+float16 activations' gradients do not underflow, then divides the float32 gradients back.
+When the trained model itself was cast to half precision (`model.half()`,
+`model.to(dtype=torch.float16)`, often together with frozen models that may well be float16),
+its parameters and gradients are float16 and `scaler.unscale_()` (or `scaler.step()`) raises
+"Attempting to unscale FP16 gradients." at a line far from the cast. autograd-doctor names the
+cast of the module whose parameters the optimizer steps, and casts it to float32 instead.
+
+**Minimal example.**
+
+    model = nn.Linear(3, 1)
+    model.half()                                   # AD151: the line to change
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    loss = model(torch.randn(4, 3).half()).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)                         # raises here
+
+**The fix.** Keep the trained model in float32 (`model.float()`, or cast only the frozen
+models); for float16 compute, run the forward under
+`torch.autocast(device_type, dtype=torch.float16)`.
+""",
+    heading="GradScaler was given float16 gradients")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -9,20 +9,28 @@ the call it refused, never the line that broke the order:
 - `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD151), usually to clip: the
   clipping then changes gradients that step() has already applied. The help moves the unscale_
   and its clipping to just before the step.
-- `scaler.step(optimizer)` a second time before `scaler.update()` (AD152): the loop has no
+- `scaler.step(optimizer)` a second time before `scaler.update()` (AD150): the loop has no
   `scaler.update()`. The help adds it right after the step.
+
+It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", AD151): the
+trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
+its parameters and their gradients are float16. The scaler exists to keep float32 parameters
+(master weights) while autocast computes in float16. The help casts the trained model to
+float32 at the line that made it float16.
 """
 
 from __future__ import annotations
 
 import ast
 
+import torch
+
 from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.analysis.errors.build import diagnosis, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, source_line, statement_location
 
 CLIP_CALLS = ("clip_grad_norm_", "clip_grad_value_")
 
@@ -221,8 +229,80 @@ def stepped_twice(context: ErrorContext, already):
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
 
 
+_HALF = (torch.float16,)
+
+
+def float16_gradients(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "unscale_") or _grad_scaler_call(context, "step")
+    if found is None:
+        return None
+    frame, filename, statement, location, call, receiver, optimizer_text = found
+    optimizer = value_of(frame, call.args[0]) if call.args else None
+    groups = getattr(optimizer, "param_groups", None) or []
+    half = {id(p) for group in groups for p in group.get("params", ()) if getattr(p, "dtype", None) in _HALF}
+    if not half:
+        return None
+    location.role, location.note = "unscale", f"{receiver} refuses the float16 gradients of {optimizer_text}"
+    modules = _modules_holding(frame, half)
+    tree = parse_file(filename)
+    cast = _float16_cast(tree, filename, frame, modules) if tree is not None else None
+    notes = [f"{optimizer_text} steps float16 parameters, so their gradients are float16: GradScaler unscales only "
+             "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
+             "forward in float16 for speed)"]
+    if cast is None:
+        names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
+        return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
+            f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
+            "to compute in float16, run the forward under torch.autocast(device_type, dtype=torch.float16)")])
+    cast_statement, cast_node, new_text, name = cast
+    primary = statement_location(filename, cast_statement, role="cast",
+                                 note=f"{name} is cast to float16 here, the parameters {optimizer_text} trains")
+    help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
+                       "needs; for float16 compute, run the forward under torch.autocast(device_type, "
+                       "dtype=torch.float16)", replace_node_text(filename, cast_statement, cast_node, new_text),
+                       statement_location(filename, cast_statement))
+    return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+
+
+def _modules_holding(frame, parameter_ids: set) -> list[str]:
+    """Names of the frame's modules (locals, then globals) that hold one of the parameters."""
+    names = []
+    scopes = [frame.f_locals] + ([frame.f_globals] if frame.f_globals is not frame.f_locals else [])
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if isinstance(value, torch.nn.Module) and name not in names \
+                    and any(id(p) in parameter_ids for p in value.parameters()):
+                names.append(name)
+    return names
+
+
+def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
+    """(statement, node, replacement text, module name) of the first cast of one of `modules` to
+    float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
+    end of the statement that binds `m` (`m = Net().half()`)."""
+    for statement in ast.walk(tree):
+        if not isinstance(statement, (ast.Expr, ast.Assign)):
+            continue
+        call = statement.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        receiver = segment(filename, call.func.value)
+        bound = [segment(filename, t) for t in statement.targets] if isinstance(statement, ast.Assign) else []
+        name = next((m for m in modules if m == receiver or m in bound), None)
+        if name is None:
+            continue
+        if call.func.attr == "half" and not call.args:
+            return statement, call, f"{segment(filename, call.func.value)}.float()", name
+        if call.func.attr in ("to", "type"):
+            for argument in list(call.args) + [k.value for k in call.keywords if k.arg in (None, "dtype")]:
+                if value_of(frame, argument) in _HALF:
+                    return statement, argument, "torch.float32", name
+    return None
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
     (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
     (r"step\(\) has already been called since the last update\(\)", stepped_twice),
+    (r"Attempting to unscale FP16 gradients", float16_gradients),
 ]
