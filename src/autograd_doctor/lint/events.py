@@ -56,6 +56,8 @@ class Scope:
     # parameters whose default is an optimizer class (`optimizer_class=optim.Adam`)
     optimizer_parameters: frozenset = frozenset()
     # Facts about names, joined at the end of `if`/`else` (see Checker.visit_If).
+    # seqs of calls of same-file functions that run a backward pass (backward_helpers.py)
+    helper_backwards: list = field(default_factory=list)
     tensors: set = field(default_factory=set)
     consts: set = field(default_factory=set)        # tensors that cannot require grad
     graph: set = field(default_factory=set)         # tensors known to carry a graph

@@ -70,6 +70,9 @@ class ExpressionEvents:
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
+        if (isinstance(func, ast.Name) and func.id in self.file.backward_functions) or \
+                (is_self_call(node) and func.attr in self.file.backward_functions):
+            self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import grad_free_parameters
+from autograd_doctor.lint.backward_helpers import backward_functions
 from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.defaults import grad_off_branches
@@ -31,6 +32,8 @@ class FileFacts:
     grad_off_branches: frozenset  # `if` blocks whose parameter only such calls set (defaults.py)
     # function -> parameters that every call in this file fills with a value cut from its graph
     grad_free_parameters: dict
+    # same-file functions and methods that run a backward pass (backward_helpers.py)
+    backward_functions: frozenset = frozenset()
     # The file imports another framework's autodiff (`import warp as wp`) and nothing of
     # torch: its backward passes, steps and gradients are that framework's.
     other_autodiff: bool = False
@@ -46,6 +49,7 @@ class FileFacts:
             grad_off_callees=callees,
             grad_off_branches=grad_off_branches(walk, callees),
             grad_free_parameters=grad_free_parameters(tree, source),
+            backward_functions=backward_functions(tree, source),
             other_autodiff=_other_autodiff_only(tree, source))
 
 

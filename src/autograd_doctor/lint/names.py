@@ -205,12 +205,17 @@ FRAMEWORK_BACKWARD_RECEIVERS = ("accelerator", "fabric")
 # differentiate (reparameterised samples, log-densities): library code that
 # returns a differentiable value to unknown callers.
 DISTRIBUTION_BASES = ("torch.distributions.", "pyro.distributions.")
+# A torch.distributions Transform's `_call(x)` / `_inverse(y)` /
+# `log_abs_det_jacobian(x, y)` likewise: a TransformedDistribution's rsample()
+# and log_prob() differentiate through them.
 DIFFERENTIABLE_DISTRIBUTION_METHODS = frozenset({
     "log_prob", "rsample", "entropy", "cdf", "icdf", "log_cdf", "log_survival_function",
+    "_call", "_inverse", "log_abs_det_jacobian",
 })
-# Their argument that is a tensor by the Distribution API: `log_prob(value)`.
+# Their argument that is a tensor by the Distribution API: `log_prob(value)`, `_call(x)`.
 DISTRIBUTION_VALUE_METHODS = frozenset({"log_prob", "cdf", "icdf", "log_cdf",
-                                        "log_survival_function"})
+                                        "log_survival_function", "_call", "_inverse",
+                                        "log_abs_det_jacobian"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 OPTIMIZER_CLASSES = frozenset("""
 SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS SparseAdam

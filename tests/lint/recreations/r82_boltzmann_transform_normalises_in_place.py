@@ -22,7 +22,7 @@ class BoltzmannTransform(Transform):
     def _call(self, x):
         logprobs = x
         probs = (logprobs - logprobs.max(-1, True)[0]).exp()
-        probs /= probs.sum(-1, True)  # missed: ADL001
+        probs /= probs.sum(-1, True)  # expect: ADL001
         return probs
 
 

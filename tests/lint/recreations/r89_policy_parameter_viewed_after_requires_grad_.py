@@ -23,7 +23,7 @@ def train(num_features=5, iterations=3):
         returns = torch.randn(16)
         policy_gradient_step(theta, states, actions, returns)
         with torch.no_grad():
-            theta += 0.1 * theta.grad  # missed: ADL020
+            theta += 0.1 * theta.grad  # expect: ADL020
     return theta
 
 

@@ -42,7 +42,8 @@ step = lr * w.grad""",
 Gradients now reach the name, which is the intent, but it is a change.  When the
 leaf was marked through its name (`x.requires_grad = True`) there is no fix: the
 help says to mark the result instead.""",
-    known_problems="""The binding, the `backward()` and the read must be in one function,
+    known_problems="""The binding, the `backward()` (or a call of a same-file function that runs
+one) and the read must be in one function,
 and the name not bound again after the read.  A call of `retain_grad()` on the name anywhere in
 the function silences it.""",
 )
@@ -108,7 +109,7 @@ def on_grad_read(checker, node) -> None:
 def check_scope(checker, scope) -> None:
     binds = scope.noted("ADL020 bind")
     retained = set(scope.noted("ADL020 retain"))
-    backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards]
+    backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards] + scope.helper_backwards
     reported = set()
     for seq, name, node in scope.noted("ADL020 optimizer"):
         made = _binding_seen(binds, name, seq)
