@@ -67,3 +67,22 @@ def test_write_after_exp_in_a_transform_call_is_found_and_fix_matches_softmax(ca
     grad, = torch.autograd.grad(fixed(x).pow(2).sum(), x)
     expected, = torch.autograd.grad(torch.softmax(x, -1).pow(2).sum(), x)
     assert torch.allclose(grad, expected)
+
+
+def test_write_to_what_the_previous_loop_iteration_saved_is_found_and_fix_matches(cases):
+    source = FIXTURE.read_text(encoding="utf-8").splitlines()
+    found = findings_in("RowShiftBug")
+    assert [code for _, code in found] == ["ADL001"] and "b[i] = b[i] + 1" in source[found[0][0] - 1]
+    assert not findings_in("RowShiftFixed") and not findings_in("RowShiftFresh")
+    a = torch.randn(4, 1, dtype=torch.float64)
+    bug = cases.RowShiftBug().double()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        bug(a).sum().backward()
+    fixed = cases.RowShiftFixed().double()
+    fixed.load_state_dict(bug.state_dict())
+    y = fixed(a)
+    assert torch.allclose(y, cases.row_shift_reference(fixed.param, a))
+    grad, = torch.autograd.grad(y.sum(), fixed.param)
+    param = fixed.param.detach().clone().requires_grad_()
+    expected, = torch.autograd.grad(cases.row_shift_reference(param, a).sum(), param)
+    assert torch.allclose(grad, expected)

@@ -17,7 +17,7 @@ class RowShiftLayer(nn.Module):
         y = 0
         b = torch.mm(self.param, a)
         for i in range(b.shape[0]):
-            b[i] = b[i] + 1  # missed: ADL001
+            b[i] = b[i] + 1  # expect: ADL001
             y = y + torch.mm(self.param, b)
         return y
 

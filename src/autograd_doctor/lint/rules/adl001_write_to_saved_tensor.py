@@ -86,7 +86,9 @@ Each keeps the saved value intact but changes what other aliases of `y` see.""",
     known_problems="""The analysis follows one function at a time, in source order, with the
 paths of `if`/`else`, conditional expressions and loops: a save on one path
 and a write on the other is not reported, and a re-binding on only one path
-does not hide the hazard.  A write after a `backward()` call (without
+does not hide the hazard.  A save later in a loop body than the write is
+reported when the body never re-binds the name and runs no backward pass
+(the next iteration writes what this one saved).  A write after a `backward()` call (without
 `retain_graph=True`) is not reported: the graph is gone by then.  `y = x * x;
 y[0] = 0` is correctly not reported (`mul` saves its inputs, not its output).
 Module calls are understood through `nn.Sequential` (first and last layer),
@@ -156,6 +158,32 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
             if waiting is not None:  # reported once a call is known to pass a graph
                 checker.notes["ADL001 provisional"].append((scope.evidence_key, w, *waiting))
                 scope.reported.add(id(w.node))
+                continue
+            carried = _saved_by_previous_iteration(scope, w, made_here)
+            if carried is not None:
+                _report(checker, w, *carried, previous_iteration=True)
+                scope.reported.add(id(w.node))
+
+
+def _saved_by_previous_iteration(scope, w, made_here: bool):
+    """``(key, how, op_node)`` of a save later in the same loop body than the write,
+    of the same tensor: the next iteration's write overwrites what the previous
+    iteration saved (`b[i] = b[i] + 1; y = y + torch.mm(w, b)` in a loop).  Only when
+    the loop body never re-binds the name (each iteration would save a new tensor)
+    and runs no backward pass (each iteration's graph would be gone)."""
+    loops = [(s, e) for s, e in scope.finished_loops if s < w.seq < e]
+    if not loops:
+        return None
+    start, end = max(loops)  # the innermost loop around the write
+    if any(start < b < end for b in scope.binds.get(w.name, ())) \
+            or any(start < b < end for b, _ in scope.backwards):
+        return None
+    for seq, key, how, op_node in scope.saves.get(w.name, ()):
+        if w.seq < seq < end and (seq in scope.graph_saves or made_here) \
+                and seq not in scope.provisional_saves and op_node is not w.node \
+                and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
+            return key, how, op_node
+    return None
 
 
 def check_file(checker) -> None:
@@ -216,7 +244,7 @@ def _feeds_return(checker, scope, op_node) -> bool:
     return False
 
 
-def _report(checker, w, key, how, op_node):
+def _report(checker, w, key, how, op_node, previous_iteration=False):
     op = OPERATOR_TEXT.get(key.split(":")[0]) or \
         key.split(":")[0].replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
     entry = N.saves_table()[key]
@@ -225,7 +253,8 @@ def _report(checker, w, key, how, op_node):
                if w.through_data else "backward() will fail or use the new values")
     checker.report("ADL001", w.node,
                    f"`{w.name}` is modified in place ({w.how}) after `{op}` on line "
-                   f"{op_node.lineno} saved it for backward ({entry['grad_fn']} keeps "
+                   f"{op_node.lineno} saved it for backward"
+                   f"{' in the previous iteration of the loop' if previous_iteration else ''} ({entry['grad_fn']} keeps "
                    f"{what}); {outcome}", rewrite_fix(checker, w.node, w.rewrite),
                    related=[(op_node.lineno, checker.col(op_node.lineno, op_node.col_offset),
                              checker.col(op_node.lineno, op_node.end_col_offset)
