@@ -48,7 +48,7 @@ class TrainWithClassifier:
     def calculate_loss(self, data, labels):
         embeddings = self.compute_embeddings(data)
         metric_loss = contrastive_loss(embeddings, labels)
-        logits = self.models["classifier"](embeddings)  # missed: ADL002
+        logits = self.models["classifier"](embeddings)  # missed: ADL001
         classifier_loss = F.cross_entropy(logits, labels)
         return metric_loss + classifier_loss
 
