@@ -103,7 +103,7 @@ def check_file(checker) -> None:
         if not owners:
             continue  # whose parameters it steps is unknown: no claim
         for b, bnode, recv, cut in later:
-            hit = _old_graph(checker, scope, recv, b, cut, owners)
+            hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
                 checker.report(
@@ -255,9 +255,10 @@ def _selected_indices(value, index) -> bool:
         and isinstance(value.func, ast.Attribute) and value.func.attr in N.VALUE_SELECTING_METHODS
 
 
-def _old_graph(checker, scope, recv, at, step, owners):
+def _old_graph(checker, scope, recv, at, step, owners, step_seq):
     """Follow what the backward's receiver was computed from, back to a value bound
-    before the step whose computation called a module the optimizer steps."""
+    before the step (``step``: the cut) whose computation called a module the
+    optimizer stepped at ``step_seq`` updates."""
     names, _ = _dependencies(checker, recv, scope.module_class, scope.owner_class)
     work, seen = [(n, at) for n in names], set()
     while work and len(seen) < 200:
@@ -270,7 +271,7 @@ def _old_graph(checker, scope, recv, at, step, owners):
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
-            hit = _module_before(checker, scope, name, value, bseq, owners)
+            hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
         else:
@@ -278,16 +279,17 @@ def _old_graph(checker, scope, recv, at, step, owners):
     return None
 
 
-def _module_before(checker, scope, name, value, at, owners):
+def _module_before(checker, scope, name, value, at, owners, step_seq):
     """An owner module called (directly or through earlier bindings) to compute
-    ``value``, with the binding ``(name, seq)`` whose value calls it."""
+    ``value``, with the binding ``(name, seq)`` whose value calls it; not a module
+    whose name was bound to another object between that call and the step."""
     work, seen = [(value, at, name)], set()
     while work and len(seen) < 200:
         node, when, bound = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         for m in modules:
             owner = _owned(m, owners)
-            if owner is not None:
+            if owner is not None and not _rebound(scope, m, when, step_seq):
                 return m, (bound, when)
         for n in names:
             if _owned(n, owners):
@@ -297,6 +299,24 @@ def _module_before(checker, scope, name, value, at, owners):
                 seen.add((n, entry[0]))
                 work.append((entry[1], entry[0], n))
     return None
+
+
+def _rebound(scope, module: str, then: int, step_seq: int) -> bool:
+    """The name ``module`` starts with holds another object at the step than when
+    it was called at ``then``: `model = LogReg(...)` between `embeds =
+    model.get_embedding(...)` and `opt.step()` (the optimizer, built on the new
+    `model`, does not update the layers that computed `embeds`).  A rebinding
+    that reads the name itself (`model = model.cuda()`, `.to(device)`) keeps
+    the same module."""
+    root = module.split(".")[0]
+    if root == "self":
+        return False
+    at_call, entry = scope.binding(root, then), scope.binding(root, step_seq)
+    while entry is not None and entry != at_call and entry[0] > then and entry[1] is not None:
+        if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(entry[1])):
+            return True  # `model = LogReg(...)`, then perhaps `model = model.to(device)`
+        entry = scope.binding(root, entry[0])
+    return False
 
 
 def _freed(checker, scope, binding, at) -> bool:
