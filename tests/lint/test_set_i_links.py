@@ -1,8 +1,14 @@
-"""Set I's false alarm in DGL's MVGRL example (docs/lint.md, eleventh check):
-`model = LogReg(...)` after `embeds = model.get_embedding(...)` makes the
-optimizer built on `model` step the new classifier, not the encoder whose
-graph `embeds` holds.  ADL003 follows the name back to the object it held at
-the call (`_rebound`); both claims are checked with torch."""
+"""Set I's ADL003 false alarms in DGL's examples (docs/lint.md, eleventh check),
+each claim checked with torch:
+
+* MVGRL: `model = LogReg(...)` after `embeds = model.get_embedding(...)` makes
+  the optimizer built on `model` step the new classifier, not the encoder whose
+  graph `embeds` holds (``_rebound`` follows the name back to the object it held
+  at the call);
+* RGCN: `node_embed = embed_layer()` once before the loop, where the module's
+  `forward` returns its own `nn.ParameterDict`: leaves, no graph to go stale
+  (``held_methods.returns_own_parameters``; the class is the one in the file's
+  own folder, not a namesake in another example)."""
 
 from __future__ import annotations
 
@@ -103,3 +109,90 @@ def test_claims_hold_with_torch():
     assert len(losses) == 2 and losses[0] == losses[1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         _run(SAME_OBJECT)
+
+
+EMBED_MODEL = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class NodeEmbed(nn.Module):
+        def __init__(self, n, width):
+            super().__init__()
+            self.embeds = nn.ParameterDict()
+            self.embeds["user"] = nn.Parameter(torch.randn(n, width))
+            self.scale = nn.Parameter(torch.full((width,), 2.0))
+
+        def forward(self):
+            return {RETURNED}
+    """)
+
+# A namesake in another example, whose forward computes: not the class imported.
+NAMESAKE = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class NodeEmbed(nn.Module):
+        def __init__(self, n, width):
+            super().__init__()
+            self.fc = nn.Linear(width, width)
+
+        def forward(self, x):
+            return self.fc(x)
+    """)
+
+EMBED_TRAINING = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from model import NodeEmbed
+
+
+    def train(device):
+        torch.manual_seed(0)
+        embed_layer = NodeEmbed(6, 3)
+        embed_layer = embed_layer.to(device)
+        node_embed = embed_layer()
+        head = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(list(head.parameters()) + list(embed_layer.parameters()), lr=0.1)
+        for nid in ([0, 1], [2, 3], [4, 5]):
+            optimizer.zero_grad()
+            loss = head(node_embed["user"][nid]).pow(2).sum()
+            loss.backward(retain_graph=True)
+            optimizer.step()
+        return loss.item()
+    """)
+
+PARAMETERS = 'self.embeds'
+COMPUTED = '{k: v * self.scale for k, v in self.embeds.items()}'
+
+
+def _embed_repository(root: Path, returned: str) -> Path:
+    (root / "rgcn").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "setup.py").write_text("")
+    (root / "rgcn" / "model.py").write_text(EMBED_MODEL.replace("{RETURNED}", returned))
+    (root / "other" / "model.py").write_text(NAMESAKE)
+    (root / "rgcn" / "train.py").write_text(EMBED_TRAINING)
+    return root / "rgcn" / "train.py"
+
+
+def _train(training_file: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(training_file.parent))
+    monkeypatch.delitem(__import__("sys").modules, "model", raising=False)
+    namespace: dict = {}
+    exec(compile(training_file.read_text(), str(training_file), "exec"), namespace)
+    return namespace["train"]("cpu")
+
+
+def test_module_returning_its_own_parameters_is_silent(tmp_path, monkeypatch):
+    training_file = _embed_repository(tmp_path / "leaves", PARAMETERS)
+    assert _adl003_lines(training_file) == []
+    assert isinstance(_train(training_file, monkeypatch), float)  # every backward works
+
+
+def test_module_computing_from_its_parameters_is_found(tmp_path, monkeypatch):
+    training_file = _embed_repository(tmp_path / "computed", COMPUTED)
+    step_line = EMBED_TRAINING.splitlines().index("        optimizer.step()") + 1
+    assert _adl003_lines(training_file) == [step_line]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _train(training_file, monkeypatch)

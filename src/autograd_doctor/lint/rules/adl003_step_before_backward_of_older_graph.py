@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.held_methods import uses_no_layer
+from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -203,7 +203,7 @@ def _dependencies(checker, node, cls=None, owner=None):
                                                     or func.attr in N.MODULE_METHODS):
                 continue
             if isinstance(func, ast.Name):
-                if func.id not in checker.aliases:
+                if func.id not in checker.aliases and not _returns_leaves(checker, func):
                     modules.append(func.id)
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
                 on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
@@ -245,6 +245,16 @@ def _layer_free(checker, func: ast.Attribute) -> bool:
     if key not in checker.layer_free_methods:
         checker.layer_free_methods[key] = uses_no_layer(func.value, func.attr, checker.tree,
                                                         checker.filename)
+    return checker.layer_free_methods[key]
+
+
+def _returns_leaves(checker, func: ast.Name) -> bool:
+    """``func()`` calls a module whose class, found in the repository, returns its
+    own parameters from `forward` (``held_methods.py``): leaves, no graph to go
+    stale when they are stepped."""
+    key = ("returns its parameters", func.id)
+    if key not in checker.layer_free_methods:
+        checker.layer_free_methods[key] = returns_own_parameters(func, checker.tree, checker.filename)
     return checker.layer_free_methods[key]
 
 
