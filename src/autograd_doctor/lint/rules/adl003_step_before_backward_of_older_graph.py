@@ -25,7 +25,10 @@ parameters (`self.make_batch()` turning stored transitions into tensors), or
 the results of a held module's method that its class, found in the
 repository, writes using the module only for sizes and flags
 (`self.critic.build_inputs(batch)` stacking batch fields and
-`torch.eye(self.n_agents)`).  This
+`torch.eye(self.n_agents)`), or of a module whose class's `forward` returns
+its own parameters (`return self.embeds`, an `nn.ParameterDict`).  A name
+rebound to a new module after the value was computed (`model =
+LogReg(...)`; not `model = model.to(device)`) is another module.  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
