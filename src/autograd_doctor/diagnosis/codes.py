@@ -1191,6 +1191,39 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
 
+STEP_BEFORE_UPDATE = _code(
+    "AD152",
+    "GradScaler.step() was called again on the same optimizer before update(): one update() per step",
+    """\
+**What it means.** With mixed precision, `scaler.step(optimizer)` unscales the gradients, skips
+the step when they hold inf/NaN, and records which it did; `scaler.update()` reads that record to
+set the next loss scale and clears it. Between two update() calls the scaler takes one step() per
+optimizer, so a loop that steps one optimizer on two losses (a step after each backward()) and
+updates once at the end raises "step() has already been called since the last update()" at the
+second step. autograd-doctor names the earlier step() and adds `scaler.update()` after it.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x[:2]), y[:2])).backward()
+        scaler.step(optimizer)
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x[2:]), y[2:])).backward()
+        scaler.step(optimizer)                                # AD152
+        scaler.update()
+
+**The fix.** Call `scaler.update()` after each `scaler.step(optimizer)`, or add the losses, call
+backward() once and step() and update() once per iteration.
+""",
+    heading="GradScaler.step() was called again before update()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -1,6 +1,8 @@
 """Mixed precision's gradient scaler called out of order: `scaler.unscale_(optimizer)` a second
 time before `scaler.update()`, most often once per micro-batch in a loop that accumulates
-gradients and steps (and updates) only every N micro-batches.
+gradients and steps (and updates) only every N micro-batches (AD148); `scaler.step(optimizer)`
+a second time before `scaler.update()`, when one optimizer steps on several losses in one
+iteration (AD152).
 
 The help moves the `unscale_` statement, with the clipping calls right after it, into the
 block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
@@ -112,6 +114,51 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
                       f"{receiver}.step(): after the last backward() of the accumulation", text, location)
 
 
+def stepped_twice(context: ErrorContext, already):
+    """AD152: `scaler.step(optimizer)` ran again before `scaler.update()`. The help adds
+    `scaler.update()` right after the step that ran first: the earlier `step()` statement of the
+    same block, or (one step in a loop) the failing statement itself."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    call = _method_call(statement, "step")
+    scaler = value_of(frame, call.func.value) if call is not None else None
+    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    receiver = segment(filename, call.func.value)
+    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    location.role, location.note = "step", f"{receiver}.step({optimizer_text}) runs again before {receiver}.update()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    block = block_holding(scope, statement) if scope is not None else None
+    earlier = None
+    if block is not None:
+        for candidate in block[:block.index(statement)]:
+            if _method_call(candidate, "step") is not None and segment(filename, candidate.value.func.value) == receiver:
+                earlier = candidate
+            elif _calls(candidate, "update", receiver, filename):
+                earlier = None  # an update() between them: that step is not the one before
+    related = []
+    if earlier is not None:
+        related.append(statement_location(filename, earlier, role="step", note=f"the earlier {receiver}.step(), "
+                                          f"with no {receiver}.update() after it"))
+    notes = [f"the scaler takes one step() per optimizer between two update() calls: update() reads whether "
+             f"that step found inf/NaN gradients and sets the next loss scale; {receiver}.step() refuses a second "
+             f"step() until {receiver}.update() has run"]
+    after = earlier if earlier is not None else statement
+    helps = []
+    if block is not None and after.lineno == after.end_lineno:
+        indent = source_line(filename, after.lineno)[:after.col_offset]
+        text = source_line(filename, after.lineno).rstrip()[len(indent):] + f"\n{receiver}.update()"
+        helps.append(Suggestion(f"call {receiver}.update() after each {receiver}.step({optimizer_text}), so that "
+                                "every step is followed by its update", text, statement_location(filename, after)))
+    helps.append(Suggestion(f"or make one step per iteration: add the losses (one backward()) and call "
+                            f"{receiver}.step({optimizer_text}) and {receiver}.update() once"))
+    return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+    (r"step\(\) has already been called since the last update\(\)", stepped_twice),
 ]
