@@ -453,6 +453,21 @@ def check_update_after_each_step(ns):
         assert torch.allclose(trained.detach(), expected, atol=1e-6)
 
 
+def check_clip_before_step(ns):
+    torch.manual_seed(0)  # the same model and data; SGD by hand on the clipped gradients
+    model = torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+    params = [p.detach().clone() for p in model.parameters()]
+    for x, y in batches:
+        leaves = [p.clone().requires_grad_() for p in params]
+        grads = torch.autograd.grad(torch.nn.functional.mse_loss(x @ leaves[0].T + leaves[1], y), leaves)
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+        factor = torch.clamp(0.5 / (norm + 1e-6), max=1.0)
+        params = [p - 0.1 * g * factor for p, g in zip(params, grads)]
+    for trained, expected in zip(ns["model"].parameters(), params):
+        assert torch.allclose(trained.detach(), expected, atol=1e-6)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -515,6 +530,7 @@ CASES = {
     "trace_constant_requires_grad": ("AD143", 0, check_trace_parameter),
     "amp_unscale_every_micro_batch": ("AD148", 0, check_unscale_once_per_step),
     "amp_step_twice_before_update": ("AD152", 0, check_update_after_each_step),
+    "amp_unscale_after_step": ("AD151", 0, check_clip_before_step),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

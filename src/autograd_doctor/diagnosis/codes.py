@@ -1191,6 +1191,39 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
 
+UNSCALE_AFTER_STEP = _code(
+    "AD151",
+    "GradScaler.unscale_() was called after step(): unscale (and clip) before the step",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves gradients
+multiplied by the loss scale. `scaler.unscale_(optimizer)` divides them back so that they can be
+clipped before `scaler.step(optimizer)` applies them; when it was not called, step() unscales them
+itself and steps. An `unscale_()` (and the clipping after it) written after step() comes too late:
+the step already used the unclipped gradients, and the scaler raises "unscale_() is being called
+after step()" until `scaler.update()`. autograd-doctor names the step() that ran first and moves
+the `unscale_()` with its clipping in front of it.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)
+        scaler.unscale_(optimizer)                            # AD151
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.update()
+
+**The fix.** Call `scaler.unscale_(optimizer)` and clip after backward() and before
+`scaler.step(optimizer)`.
+""",
+    heading="GradScaler.unscale_() was called after step()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
 STEP_BEFORE_UPDATE = _code(
     "AD152",
     "GradScaler.step() was called again on the same optimizer before update(): one update() per step",

@@ -2,7 +2,8 @@
 time before `scaler.update()`, most often once per micro-batch in a loop that accumulates
 gradients and steps (and updates) only every N micro-batches (AD148); `scaler.step(optimizer)`
 a second time before `scaler.update()`, when one optimizer steps on several losses in one
-iteration (AD152).
+iteration (AD152); `scaler.unscale_(optimizer)` after `scaler.step(optimizer)`, with the
+clipping meant for the step written after it (AD151).
 
 The help moves the `unscale_` statement, with the clipping calls right after it, into the
 block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
@@ -158,7 +159,73 @@ def stepped_twice(context: ErrorContext, already):
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
 
 
+def unscaled_after_step(context: ErrorContext, already):
+    """AD151: `scaler.unscale_(optimizer)` ran after `scaler.step(optimizer)` (before update()).
+    The help moves the unscale_ statement, with the clipping calls right after it, to just
+    before the step() statement of the same block."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    call = _method_call(statement, "unscale_")
+    scaler = value_of(frame, call.func.value) if call is not None else None
+    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    receiver = segment(filename, call.func.value)
+    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    location.role, location.note = "unscale", f"{receiver}.unscale_({optimizer_text}) runs after {receiver}.step()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    block = block_holding(scope, statement) if scope is not None else None
+    step = None
+    if block is not None:
+        steps = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
+                 and segment(filename, s.value.func.value) == receiver]
+        step = steps[-1] if steps else None
+    related = []
+    if step is not None:
+        related.append(statement_location(filename, step, role="step", note=f"{receiver}.step({optimizer_text}) "
+                                          "already ran: it unscaled the gradients itself and applied them"))
+    notes = [f"{receiver}.step() unscales the gradients itself when unscale_() was not called before it, then "
+             "steps: an unscale_() after it (and the clipping after that) comes too late to change the step, so "
+             f"the scaler refuses it until {receiver}.update()"]
+    help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {receiver}.unscale_({optimizer_text}) (and clip) after backward() and before "
+        f"{receiver}.step({optimizer_text})")]
+    return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _move_before_step(filename: str, block: list[ast.stmt], unscale: ast.stmt, step: ast.stmt, receiver: str
+                      ) -> Suggestion | None:
+    """The step() statement and what follows it up to the unscale_ statement, with the
+    unscale_ statement and the clipping statements right after it moved in front of step();
+    None when they are not plain one-level statements of one block."""
+    start = block.index(unscale)
+    moved = [unscale]
+    for following in block[start + 1:]:
+        if not isinstance(following, ast.Expr) or not any(
+                isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+                                             or isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS)
+                for n in ast.walk(following)):
+            break
+        moved.append(following)
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+    moved_lines = [source_line(filename, number).rstrip()
+                   for statement in moved for number in range(statement.lineno, statement.end_lineno + 1)]
+    between = [source_line(filename, number).rstrip() for number in range(step.lineno, unscale.lineno)]
+    if any(line.strip() and not line.startswith(indent) for line in moved_lines + between):
+        return None
+    lines = moved_lines + between
+    location = statement_location(filename, step)
+    location.end_line, location.end_column = moved[-1].end_lineno, moved[-1].end_col_offset
+    text = "\n".join(line[len(indent):] for line in lines)
+    return Suggestion(f"call {receiver}.unscale_() (and the clipping after it) before {receiver}.step(), so that "
+                      "the step applies the clipped gradients", text, location)
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+    (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
     (r"step\(\) has already been called since the last update\(\)", stepped_twice),
 ]
