@@ -468,6 +468,21 @@ def check_clip_before_step(ns):
         assert torch.allclose(trained.detach(), expected, atol=1e-6)
 
 
+def check_float32_parameters(ns):
+    torch.manual_seed(0)  # the same model and data; SGD by hand in float32 (autocast computes in float16;
+    # the program's scale, 256, overflows no float16 gradient, so no step is skipped)
+    model = torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+    params = [p.detach().clone() for p in model.parameters()]
+    for x, y in batches:
+        leaves = [p.clone().requires_grad_() for p in params]
+        grads = torch.autograd.grad(torch.nn.functional.mse_loss(x @ leaves[0].T + leaves[1], y), leaves)
+        params = [p - 0.1 * g for p, g in zip(params, grads)]
+    for trained, expected in zip(ns["model"].parameters(), params):
+        assert trained.dtype == torch.float32
+        assert torch.allclose(trained.detach(), expected, atol=1e-2)  # float16 operations: 3 digits
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -531,6 +546,7 @@ CASES = {
     "amp_unscale_every_micro_batch": ("AD148", 0, check_unscale_once_per_step),
     "amp_step_twice_before_update": ("AD152", 0, check_update_after_each_step),
     "amp_unscale_after_step": ("AD151", 0, check_clip_before_step),
+    "amp_float16_parameters": ("AD150", 0, check_float32_parameters),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

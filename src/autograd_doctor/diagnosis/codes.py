@@ -1191,6 +1191,33 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
 
+FLOAT16_PARAMETERS_SCALED = _code(
+    "AD150",
+    "a GradScaler was given float16 parameters: mixed precision keeps the parameters float32",
+    """\
+**What it means.** `torch.amp.GradScaler` multiplies the loss so that small float16 gradients do
+not underflow, and divides the gradients back before the step. It expects float32 parameters
+(whose gradients are float32) with `torch.autocast` running the operations in float16; when the
+model itself was made float16 (`model.half()`), `scaler.step()` / `scaler.unscale_()` raises
+"Attempting to unscale FP16 gradients." at the step, far from the cast. autograd-doctor names the
+`.half()` / `.to(torch.float16)` call and removes it.
+
+**Minimal example.**
+
+    model = nn.Linear(3, 1).half()                        # AD150 (raised at scaler.step)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = F.mse_loss(model(x.half()).float(), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+
+**The fix.** Keep the parameters float32 (no `.half()`), run the forward pass under
+`torch.autocast(device, dtype=torch.float16)`.
+""",
+    heading="a GradScaler was given float16 parameters")
+
 UNSCALE_AFTER_STEP = _code(
     "AD151",
     "GradScaler.unscale_() was called after step(): unscale (and clip) before the step",

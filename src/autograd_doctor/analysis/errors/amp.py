@@ -3,7 +3,8 @@ time before `scaler.update()`, most often once per micro-batch in a loop that ac
 gradients and steps (and updates) only every N micro-batches (AD148); `scaler.step(optimizer)`
 a second time before `scaler.update()`, when one optimizer steps on several losses in one
 iteration (AD152); `scaler.unscale_(optimizer)` after `scaler.step(optimizer)`, with the
-clipping meant for the step written after it (AD151).
+clipping meant for the step written after it (AD151); a GradScaler given an optimizer whose
+parameters were made float16 (AD150).
 
 The help moves the `unscale_` statement, with the clipping calls right after it, into the
 block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
@@ -224,8 +225,87 @@ def _move_before_step(filename: str, block: list[ast.stmt], unscale: ast.stmt, s
                       "the step applies the clipped gradients", text, location)
 
 
+def _float16_casts(tree: ast.AST) -> list[ast.Call]:
+    """Calls `x.half()` and `x.to(torch.float16)` / `x.to(dtype=torch.half)` in the file."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr == "half" and not node.args and not node.keywords:
+            found.append(node)
+        elif node.func.attr == "to" and len(node.args) + len(node.keywords) == 1:
+            value = node.args[0] if node.args else node.keywords[0].value
+            if isinstance(value, ast.Attribute) and value.attr in ("float16", "half"):
+                found.append(node)
+    return found
+
+
+def _casts_of_optimized(tree: ast.AST, frame, optimizer) -> list[ast.Call]:
+    """The float16 casts of a module that holds parameters `optimizer` steps: the cast's receiver,
+    or the name it is assigned to, is (in the failing frame) such a module."""
+    optimized = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group["params"]}
+    assigned = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            for inner in ast.walk(node.value):
+                assigned[id(inner)] = node.targets[0]
+    found = []
+    for cast in _float16_casts(tree):
+        for holder in (cast.func.value, assigned.get(id(cast))):
+            module = value_of(frame, holder) if holder is not None else None
+            if callable(getattr(module, "parameters", None)) and any(id(p) in optimized for p in module.parameters()):
+                found.append(cast)
+                break
+    return found
+
+
+def float16_parameters(context: ErrorContext, already):
+    """AD150: the scaler was asked to unscale gradients of float16 parameters. When the file
+    makes float16 values in exactly one place (`.half()` / `.to(torch.float16)`), that call is
+    the line to change: the parameters stay float32 and autocast computes in float16."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("step", "unscale_")]
+    scaler = value_of(frame, calls[0].func.value) if calls else None
+    if not calls or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    receiver = segment(filename, calls[0].func.value)
+    optimizer_text = segment(filename, calls[0].args[0]) if calls[0].args else "optimizer"
+    location.role, location.note = "unscale", (f"{receiver}.{calls[0].func.attr}({optimizer_text}) unscales "
+                                               "float16 gradients")
+    tree = parse_file(filename)
+    optimizer = value_of(frame, calls[0].args[0]) if calls[0].args else None
+    casts = _casts_of_optimized(tree, frame, optimizer) if tree is not None else []
+    notes = ["the loss scale exists because float16 gradients underflow; unscaling them in float16 would lose what "
+             "the scale kept, so the scaler wants float32 parameters (and gradients) and refuses float16 ones. "
+             "Mixed precision keeps the parameters float32 and lets torch.autocast run the operations in float16"]
+    if len(casts) != 1:
+        return diagnosis(codes.FLOAT16_PARAMETERS_SCALED, location, notes=notes, help=[Suggestion(
+            f"keep the parameters of {optimizer_text} float32 (no .half() / .to(torch.float16) on the model) and "
+            "run the forward pass under torch.autocast(..., dtype=torch.float16)")])
+    cast = casts[0]
+    cast_location = statement_location(filename, cast, role="cast", note="the parameters are made float16 here")
+    holder = next((node for node in ast.walk(tree) if isinstance(node, ast.stmt) and not hasattr(node, "body")
+                   and node.lineno <= cast.lineno and cast.end_lineno <= node.end_lineno), None)
+    if holder is None or holder.lineno != holder.end_lineno:
+        return diagnosis(codes.FLOAT16_PARAMETERS_SCALED, cast_location, related=[location], notes=notes, help=[
+            Suggestion("keep the parameters float32: remove this float16 cast and run the forward pass under "
+                       "torch.autocast(..., dtype=torch.float16)")])
+    line = source_line(filename, holder.lineno)
+    text = (line[holder.col_offset:cast.col_offset] + segment(filename, cast.func.value)
+            + line[cast.end_col_offset:holder.end_col_offset])
+    change = statement_location(filename, holder)
+    help_ = Suggestion("keep the parameters float32: remove the float16 cast (torch.autocast runs the operations in "
+                       "float16, and the scaler unscales float32 gradients)", text, change)
+    return diagnosis(codes.FLOAT16_PARAMETERS_SCALED, cast_location, related=[location], notes=notes, help=[help_])
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+    (r"Attempting to unscale FP16 gradients", float16_parameters),
     (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
     (r"step\(\) has already been called since the last update\(\)", stepped_twice),
 ]
