@@ -352,7 +352,10 @@ outputs".
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
-`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`).
+`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`). When `y` holds one loss per
+element (made by a loss function with `reduction="none"`), autograd-doctor offers `.mean()`, which
+is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
+size, by the number of elements.
 
 A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
 squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
@@ -1191,44 +1194,16 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
 
-FLOAT16_PARAMETERS_SCALED = _code(
-    "AD150",
-    "a GradScaler was given float16 parameters: mixed precision keeps the parameters float32",
-    """\
-**What it means.** `torch.amp.GradScaler` multiplies the loss so that small float16 gradients do
-not underflow, and divides the gradients back before the step. It expects float32 parameters
-(whose gradients are float32) with `torch.autocast` running the operations in float16; when the
-model itself was made float16 (`model.half()`), `scaler.step()` / `scaler.unscale_()` raises
-"Attempting to unscale FP16 gradients." at the step, far from the cast. autograd-doctor names the
-`.half()` / `.to(torch.float16)` call and removes it.
-
-**Minimal example.**
-
-    model = nn.Linear(3, 1).half()                        # AD150 (raised at scaler.step)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    scaler = torch.amp.GradScaler("cpu")
-    x, y = torch.randn(4, 3), torch.randn(4, 1)
-    with torch.autocast("cpu", dtype=torch.float16):
-        loss = F.mse_loss(model(x.half()).float(), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-
-**The fix.** Keep the parameters float32 (no `.half()`), run the forward pass under
-`torch.autocast(device, dtype=torch.float16)`.
-""",
-    heading="a GradScaler was given float16 parameters")
-
 UNSCALE_AFTER_STEP = _code(
-    "AD151",
+    "AD149",
     "GradScaler.unscale_() was called after step(): unscale (and clip) before the step",
     """\
-**What it means.** With mixed precision, `scaler.scale(loss).backward()` leaves gradients
-multiplied by the loss scale. `scaler.unscale_(optimizer)` divides them back so that they can be
-clipped before `scaler.step(optimizer)` applies them; when it was not called, step() unscales them
-itself and steps. An `unscale_()` (and the clipping after it) written after step() comes too late:
-the step already used the unclipped gradients, and the scaler raises "unscale_() is being called
-after step()" until `scaler.update()`. autograd-doctor names the step() that ran first and moves
-the `unscale_()` with its clipping in front of it.
+**What it means.** With mixed precision, `scaler.unscale_(optimizer)` divides the gradients by
+the loss scale so that they can be clipped; `scaler.step(optimizer)` then applies them. Clipping
+after the step changes gradients that the step has already used, so GradScaler refuses an
+`unscale_()` between `step()` and `update()` and PyTorch raises "unscale_() is being called after
+step()". autograd-doctor names the `step()` that ran first and moves the `unscale_()`, with the
+clipping right after it, to just before that step.
 
 **Minimal example.**
 
@@ -1236,12 +1211,12 @@ the `unscale_()` with its clipping in front of it.
         optimizer.zero_grad()
         scaler.scale(F.mse_loss(model(x), y)).backward()
         scaler.step(optimizer)
-        scaler.unscale_(optimizer)                            # AD151
+        scaler.unscale_(optimizer)                                # AD149
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         scaler.update()
 
-**The fix.** Call `scaler.unscale_(optimizer)` and clip after backward() and before
-`scaler.step(optimizer)`.
+**The fix.** `scaler.unscale_(optimizer)`, then the clipping, then `scaler.step(optimizer)` and
+`scaler.update()`.
 """,
     heading="GradScaler.unscale_() was called after step()",
     example_setup=(
@@ -1252,29 +1227,25 @@ the `unscale_()` with its clipping in front of it.
     ))
 
 STEP_BEFORE_UPDATE = _code(
-    "AD152",
-    "GradScaler.step() was called again on the same optimizer before update(): one update() per step",
+    "AD150",
+    "GradScaler.step() was called again before update(): call update() once per iteration",
     """\
-**What it means.** With mixed precision, `scaler.step(optimizer)` unscales the gradients, skips
-the step when they hold inf/NaN, and records which it did; `scaler.update()` reads that record to
-set the next loss scale and clears it. Between two update() calls the scaler takes one step() per
-optimizer, so a loop that steps one optimizer on two losses (a step after each backward()) and
-updates once at the end raises "step() has already been called since the last update()" at the
-second step. autograd-doctor names the earlier step() and adds `scaler.update()` after it.
+**What it means.** With mixed precision, `scaler.step(optimizer)` steps the optimizer unless
+the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss scale for the next
+iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
+that never calls `update()` (or calls it only on some iterations) fails on the second
+`scaler.step()` with "step() has already been called since the last update()". autograd-doctor
+names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
+names the `update()` that did not run.
 
 **Minimal example.**
 
     for x, y in batches:
         optimizer.zero_grad()
-        scaler.scale(F.mse_loss(model(x[:2]), y[:2])).backward()
-        scaler.step(optimizer)
-        optimizer.zero_grad()
-        scaler.scale(F.mse_loss(model(x[2:]), y[2:])).backward()
-        scaler.step(optimizer)                                # AD152
-        scaler.update()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)                                    # AD150 on the second batch
 
-**The fix.** Call `scaler.update()` after each `scaler.step(optimizer)`, or add the losses, call
-backward() once and step() and update() once per iteration.
+**The fix.** `scaler.update()` after the steps, once per iteration.
 """,
     heading="GradScaler.step() was called again before update()",
     example_setup=(
@@ -1283,6 +1254,35 @@ backward() once and step() and update() once per iteration.
         "scaler = torch.amp.GradScaler(\"cpu\")\n"
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
     ))
+
+FLOAT16_GRADIENTS = _code(
+    "AD151",
+    "GradScaler was given float16 gradients: the trained model was cast to float16",
+    """\
+**What it means.** Mixed precision keeps the trained parameters in float32 and lets
+`torch.autocast` run the forward in float16; `GradScaler` scales the loss so that small
+float16 activations' gradients do not underflow, then divides the float32 gradients back.
+When the trained model itself was cast to half precision (`model.half()`,
+`model.to(dtype=torch.float16)`, often together with frozen models that may well be float16),
+its parameters and gradients are float16 and `scaler.unscale_()` (or `scaler.step()`) raises
+"Attempting to unscale FP16 gradients." at a line far from the cast. autograd-doctor names the
+cast of the module whose parameters the optimizer steps, and casts it to float32 instead.
+
+**Minimal example.**
+
+    model = nn.Linear(3, 1)
+    model.half()                                   # AD151: the line to change
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    loss = model(torch.randn(4, 3).half()).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)                         # raises here
+
+**The fix.** Keep the trained model in float32 (`model.float()`, or cast only the frozen
+models); for float16 compute, run the forward under
+`torch.autocast(device_type, dtype=torch.float16)`.
+""",
+    heading="GradScaler was given float16 gradients")
 
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
