@@ -213,6 +213,21 @@ def stepped_twice(context: ErrorContext, already):
     notes = [f"after {receiver}.step({optimizer_text}), GradScaler refuses another step() of that optimizer until "
              f"{receiver}.update() has adjusted the loss scale: update() runs once per iteration, after the steps"]
     related = []
+    earlier = _earlier_step(scope, filename, statement, receiver) if scope is not None else None
+    if earlier is not None:
+        # Two steps of one optimizer in one block (a step after each of two losses): the update()
+        # that lets the second one run goes right after the first.
+        indent = source_line(filename, earlier.lineno)[:earlier.col_offset]
+        step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
+                              for number in range(earlier.lineno, earlier.end_lineno + 1))
+        related = [statement_location(filename, earlier, role="step", note=f"the earlier {receiver}.step() of this "
+                                      f"iteration, with no {receiver}.update() after it")]
+        helps = [Suggestion(f"call {receiver}.update() after each {receiver}.step({optimizer_text}), so that every "
+                            "step is followed by its update", f"{step_text}\n{receiver}.update()",
+                            statement_location(filename, earlier)),
+                 Suggestion(f"or step once per iteration: add the losses, call backward() once, then "
+                            f"{receiver}.step({optimizer_text}) and {receiver}.update()")]
+        return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
     if updates:
         related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
                                       "between the two steps") for update in updates]
@@ -227,6 +242,21 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _earlier_step(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str) -> ast.stmt | None:
+    """The last `receiver.step(...)` statement before `statement` in the same block with no
+    `receiver.update()` between them; None when there is none."""
+    block = block_holding(scope, statement)
+    if block is None:
+        return None
+    earlier = None
+    for candidate in block[:block.index(statement)]:
+        if _method_call(candidate, "step") is not None and segment(filename, candidate.value.func.value) == receiver:
+            earlier = candidate
+        elif _calls(candidate, "update", receiver, filename):
+            earlier = None  # an update() after that step: it is not the one left without one
+    return earlier
 
 
 _HALF = (torch.float16,)
