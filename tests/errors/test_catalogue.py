@@ -496,6 +496,16 @@ def check_update_after_each_step(ns):
         assert torch.allclose(trained.detach(), expected, atol=1e-6)
 
 
+def check_dense_gradient_with_noise(ns):
+    torch.manual_seed(0)  # the same table, trained by hand on dense gradients plus the noise
+    weight = torch.nn.Embedding(6, 2).weight.detach().clone()
+    for ids in (torch.tensor([1, 2]), torch.tensor([2, 5])):
+        leaf = weight.clone().requires_grad_()
+        (gradient,) = torch.autograd.grad(leaf[ids].pow(2).sum(), [leaf])
+        weight = weight - 0.1 * (gradient + 0.01)
+    assert torch.allclose(ns["embedding"].weight.detach(), weight, atol=1e-6)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -561,6 +571,7 @@ CASES = {
     "amp_step_without_update": ("AD150", 0, check_update_after_step),
     "amp_step_twice_in_one_iteration": ("AD150", 0, check_update_after_each_step),
     "amp_float16_parameters": ("AD151", 0, check_trained_head_in_float32),
+    "sparse_gradient_noise": ("AD152", 0, check_dense_gradient_with_noise),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

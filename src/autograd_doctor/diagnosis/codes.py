@@ -1284,6 +1284,31 @@ models); for float16 compute, run the forward under
 """,
     heading="GradScaler was given float16 gradients")
 
+SPARSE_GRADIENT_COMBINED = _code(
+    "AD152",
+    "a sparse gradient (an embedding with sparse=True) was combined with a dense tensor",
+    """\
+**What it means.** `nn.Embedding(..., sparse=True)` (and `EmbeddingBag`) gives its weight a
+sparse gradient: only the rows the batch looked up. Code written for dense gradients, such as
+Gaussian noise added for differential privacy (`p.grad = p.grad + noise`), then fails with
+"add(sparse, dense) is not supported. Use add(dense, sparse) instead.", a message about `add`
+that does not mention the embedding. autograd-doctor names the sparse `.grad` on the line and
+the embedding it belongs to.
+
+**Minimal example.**
+
+    embedding = nn.Embedding(10, 4, sparse=True)
+    embedding(torch.tensor([1, 2])).sum().backward()
+    for p in embedding.parameters():
+        p.grad = p.grad + 0.01 * torch.randn(p.shape)      # AD152
+
+**The fix.** Make the gradient dense where it is combined, `p.grad.to_dense() + noise`
+(`to_dense()` returns a dense gradient as it is, so the line works for every parameter), or
+create the embedding with `sparse=False`.
+""",
+    heading="a sparse gradient was combined with a dense tensor",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
