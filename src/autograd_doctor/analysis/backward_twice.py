@@ -132,18 +132,112 @@ def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str,
     tree = parse_file(filename) if filename else None
     if tree is None:
         return None
+    def stores(statement: ast.Assign) -> bool:
+        return any(isinstance(element, ast.Attribute) and element.attr == attribute
+                   and isinstance(element.value, ast.Name) and element.value.id == "self"
+                   for target in statement.targets for element in ast.walk(target))
+
+    def reads_itself(value: ast.expr) -> bool:
+        """`self.mem = self.beta * self.mem + x`: the line that carries the old state into the new."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+            return False
+        return any(isinstance(element, ast.Attribute) and element.attr == attribute
+                   and isinstance(element.value, ast.Name) and element.value.id == "self"
+                   for element in ast.walk(value))
+
     for node in ast.walk(tree):
         if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
             continue
-        for statement in ast.walk(node):
-            if not isinstance(statement, ast.Assign) or not isinstance(statement.value, ast.Call):
-                continue
-            for target in statement.targets:
-                for element in ast.walk(target):
-                    if isinstance(element, ast.Attribute) and element.attr == attribute \
-                            and isinstance(element.value, ast.Name) and element.value.id == "self":
-                        return filename, statement
+        assignments = [statement for statement in ast.walk(node)
+                       if isinstance(statement, ast.Assign) and stores(statement)]
+        assignments.sort(key=lambda statement: statement.lineno)
+        for statement in assignments:
+            if reads_itself(statement.value):
+                return filename, statement
+        for statement in assignments:
+            if isinstance(statement.value, ast.Call):
+                return filename, statement
     return None
+
+
+RESET_METHODS = ("reset", "reset_state", "reset_states", "reset_hidden", "reset_mem")
+
+
+def _reset_method(module: torch.nn.Module, attribute: str) -> str | None:
+    """The name of a method of the module's class that takes no argument and sets
+    `self.<attribute>` again (`def reset(self): self.mem = None`): the module's own way to
+    start its state again."""
+    import inspect
+
+    from autograd_doctor.diagnosis.source import parse_file
+
+    try:
+        filename = inspect.getsourcefile(type(module))
+    except (TypeError, OSError):
+        return None
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+            continue
+        for method in node.body:
+            if not (isinstance(method, ast.FunctionDef) and method.name in RESET_METHODS):
+                continue
+            arguments = method.args
+            required = len(arguments.args) - len(arguments.defaults)
+            if required != 1 or arguments.kwonlyargs and len(arguments.kw_defaults) != len(arguments.kwonlyargs):
+                continue  # only `reset(self)`: a method that needs a batch size or a device is not called blind
+            for statement in ast.walk(method):
+                targets = statement.targets if isinstance(statement, ast.Assign) else []
+                for target in targets:
+                    for element in ast.walk(target):
+                        if isinstance(element, ast.Attribute) and element.attr == attribute \
+                                and isinstance(element.value, ast.Name) and element.value.id == "self":
+                            return method.name
+    return None
+
+
+def _stateful_submodules(top: torch.nn.Module, frontier: list[Any]) -> list[tuple[str, torch.nn.Module, str]]:
+    """Every submodule of `top` that keeps a tensor reaching the freed graph on itself:
+    (its path below `top`, the module, the attribute)."""
+    found = []
+    for sub_name, module in list(top.named_modules())[:200]:
+        for attribute, held in vars(module).items():
+            if attribute.startswith("__"):
+                continue
+            tensors = _tensors_in(held)
+            if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
+                found.append((sub_name, module, attribute))
+                break
+    return found
+
+
+def _reset_before_forward(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
+                          top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
+    """Reset every module that carries the freed graph, with the reset method each one has,
+    just before the loop's first call of the model in an iteration (a new batch starts there).
+    None when one of them has no reset method, or the call is not found in the loop."""
+    if loop is None or statement is None or scope.tree is None:
+        return None
+    stateful = _stateful_submodules(top, frontier)
+    resets = []
+    for sub_name, module, attribute in stateful:
+        method = _reset_method(module, attribute)
+        if method is None:
+            return None  # one state left carried keeps the error: offer nothing rather than half a fix
+        resets.append(".".join(part for part in (top_name, sub_name) if part) + f".{method}()")
+    calls = [node for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id == top_name and loop.lineno < node.lineno <= statement.lineno]
+    if not resets or not calls:
+        return None
+    forward = scope.statement_at(min(call.lineno for call in calls))
+    if forward is None or forward.lineno != forward.end_lineno or scope.enclosing_loop(forward) is not loop:
+        return None
+    text = segment(scope.filename, forward)
+    return Suggestion(
+        "start the state again for each batch with the reset the module has, before the model's forward pass",
+        "\n".join(resets + [text]), statement_location(scope.filename, forward))
 
 
 def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
@@ -383,6 +477,16 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                                          note=f"self.{attribute} keeps this call's graph for the next batch")
             related.append(backward_loc)
             own = f"self.{attribute}"
+            top_name = path.split(".")[0]
+            reset = _reset_before_forward(scope, loop, statement, top_name, frame_locals.get(top_name), frontier) \
+                if scope is not None and isinstance(frame_locals.get(top_name), torch.nn.Module) else None
+            if reset is not None:
+                # The module has its own way to start the state again (snnTorch's neurons): a
+                # new batch is a new sequence, so resetting keeps the meaning where a detach
+                # would carry the old batch's values into the new one.
+                notes.append(f"{type(module).__name__} has a {reset.replacement.splitlines()[0].rsplit('.', 1)[1]} "
+                             "method that starts its state again; it is not called between batches")
+                helps.append(reset)
             trained_only_through = _leaves_only_through(roots, frontier)
             if trained_only_through:
                 # Detaching the kept state would cut the weights it started from (an initial
