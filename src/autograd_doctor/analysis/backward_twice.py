@@ -119,54 +119,37 @@ def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
 
 
 def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str, ast.stmt] | None:
-    """The statement in the module's class that stores `self.<attribute>` from a call (the
-    forward's `out, self.hidden = self.lstm(x, self.hidden)`), with its file."""
-    import inspect
-
-    from autograd_doctor.diagnosis.source import parse_file
-
-    try:
-        filename = inspect.getsourcefile(type(module))
-    except (TypeError, OSError):
+    """The statement in the module's class that carries `self.<attribute>` from one call to the
+    next (`self.mem = self.beta * self.mem + x`, `out, self.hidden = self.lstm(x, self.hidden)`),
+    else the first that stores it from a call, with its file."""
+    found = _class_definition(module)
+    if found is None:
         return None
-    tree = parse_file(filename) if filename else None
-    if tree is None:
-        return None
-    def stores(statement: ast.Assign) -> bool:
-        return any(isinstance(element, ast.Attribute) and element.attr == attribute
-                   and isinstance(element.value, ast.Name) and element.value.id == "self"
-                   for target in statement.targets for element in ast.walk(target))
+    filename, definition = found
 
     def reads_itself(value: ast.expr) -> bool:
-        """`self.mem = self.beta * self.mem + x`: the line that carries the old state into the new."""
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
             return False
         return any(isinstance(element, ast.Attribute) and element.attr == attribute
                    and isinstance(element.value, ast.Name) and element.value.id == "self"
                    for element in ast.walk(value))
 
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
-            continue
-        assignments = [statement for statement in ast.walk(node)
-                       if isinstance(statement, ast.Assign) and stores(statement)]
-        assignments.sort(key=lambda statement: statement.lineno)
-        for statement in assignments:
-            if reads_itself(statement.value):
-                return filename, statement
-        for statement in assignments:
-            if isinstance(statement.value, ast.Call):
-                return filename, statement
+    assignments = sorted((statement for statement in ast.walk(definition) if _stores_self(statement, attribute)),
+                         key=lambda statement: statement.lineno)
+    for statement in assignments:
+        if reads_itself(statement.value):
+            return filename, statement
+    for statement in assignments:
+        if isinstance(statement.value, ast.Call):
+            return filename, statement
     return None
 
 
 RESET_METHODS = ("reset", "reset_state", "reset_states", "reset_hidden", "reset_mem")
 
 
-def _reset_method(module: torch.nn.Module, attribute: str) -> str | None:
-    """The name of a method of the module's class that takes no argument and sets
-    `self.<attribute>` again (`def reset(self): self.mem = None`): the module's own way to
-    start its state again."""
+def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
+    """The module's class as written, with its file."""
     import inspect
 
     from autograd_doctor.diagnosis.source import parse_file
@@ -179,28 +162,48 @@ def _reset_method(module: torch.nn.Module, attribute: str) -> str | None:
     if tree is None:
         return None
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
+            return filename, node
+    return None
+
+
+def _stores_self(statement: ast.AST, attribute: str) -> bool:
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(element, ast.Attribute) and element.attr == attribute
+        and isinstance(element.value, ast.Name) and element.value.id == "self"
+        for target in statement.targets for element in ast.walk(target))
+
+
+def _state_reset(module: torch.nn.Module, attribute: str) -> str | None:
+    """How the module's own code starts `self.<attribute>` again, as code after the module's
+    path: `.reset()` for a method that takes no argument and sets it again (snnTorch's
+    neurons), else `.<attribute> = None` when `__init__` sets it to None (the forward then
+    builds it anew). None when the code gives no such way: nothing is guessed."""
+    found = _class_definition(module)
+    if found is None:
+        return None
+    definition = found[1]
+    for method in definition.body:
+        if not (isinstance(method, ast.FunctionDef) and method.name in RESET_METHODS):
             continue
-        for method in node.body:
-            if not (isinstance(method, ast.FunctionDef) and method.name in RESET_METHODS):
-                continue
-            arguments = method.args
-            required = len(arguments.args) - len(arguments.defaults)
-            if required != 1 or arguments.kwonlyargs and len(arguments.kw_defaults) != len(arguments.kwonlyargs):
-                continue  # only `reset(self)`: a method that needs a batch size or a device is not called blind
+        arguments = method.args
+        if len(arguments.args) - len(arguments.defaults) != 1 or arguments.vararg or \
+                len([d for d in arguments.kw_defaults if d is None]) > 0:
+            continue  # only `reset(self)`: a method that needs a batch size or a device is not called blind
+        if any(_stores_self(statement, attribute) for statement in ast.walk(method)):
+            return f".{method.name}()"
+    for method in definition.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__":
             for statement in ast.walk(method):
-                targets = statement.targets if isinstance(statement, ast.Assign) else []
-                for target in targets:
-                    for element in ast.walk(target):
-                        if isinstance(element, ast.Attribute) and element.attr == attribute \
-                                and isinstance(element.value, ast.Name) and element.value.id == "self":
-                            return method.name
+                if _stores_self(statement, attribute) and isinstance(statement.value, ast.Constant) \
+                        and statement.value.value is None and len(statement.targets) == 1:
+                    return f".{attribute} = None"
     return None
 
 
 def _stateful_submodules(top: torch.nn.Module, frontier: list[Any]) -> list[tuple[str, torch.nn.Module, str]]:
-    """Every submodule of `top` that keeps a tensor reaching the freed graph on itself:
-    (its path below `top`, the module, the attribute)."""
+    """Every module under `top` that keeps, on one of its attributes, a tensor reaching the
+    freed graph: (its path below `top`, the module, the attribute)."""
     found = []
     for sub_name, module in list(top.named_modules())[:200]:
         for attribute, held in vars(module).items():
@@ -209,35 +212,36 @@ def _stateful_submodules(top: torch.nn.Module, frontier: list[Any]) -> list[tupl
             tensors = _tensors_in(held)
             if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
                 found.append((sub_name, module, attribute))
-                break
     return found
 
 
-def _reset_before_forward(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
-                          top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
-    """Reset every module that carries the freed graph, with the reset method each one has,
-    just before the loop's first call of the model in an iteration (a new batch starts there).
-    None when one of them has no reset method, or the call is not found in the loop."""
-    if loop is None or statement is None or scope.tree is None:
+def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
+                         top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
+    """Start every state that carries the freed graph again at the start of each iteration of
+    the loop around backward() (a new batch, a new pass over the sequence), in the way the
+    module's code gives. None when one state has no such way, the model is not called in the
+    loop, or the loop's first statement is not a one-line statement to put the resets before."""
+    if loop is None or statement is None or scope.tree is None or not getattr(loop, "body", None):
         return None
-    stateful = _stateful_submodules(top, frontier)
     resets = []
-    for sub_name, module, attribute in stateful:
-        method = _reset_method(module, attribute)
-        if method is None:
+    for sub_name, module, attribute in _stateful_submodules(top, frontier):
+        how = _state_reset(module, attribute)
+        if how is None:
             return None  # one state left carried keeps the error: offer nothing rather than half a fix
-        resets.append(".".join(part for part in (top_name, sub_name) if part) + f".{method}()")
-    calls = [node for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-             and node.func.id == top_name and loop.lineno < node.lineno <= statement.lineno]
-    if not resets or not calls:
+        resets.append(".".join(part for part in (top_name, sub_name) if part) + how)
+    calls_model = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == top_name
+                      and loop.lineno < node.lineno <= statement.lineno for node in ast.walk(loop))
+    first = loop.body[0]
+    if not resets or not calls_model or isinstance(first, (ast.For, ast.While, ast.If, ast.With, ast.Try)) \
+            or first.lineno != first.end_lineno:
         return None
-    forward = scope.statement_at(min(call.lineno for call in calls))
-    if forward is None or forward.lineno != forward.end_lineno or scope.enclosing_loop(forward) is not loop:
-        return None
-    text = segment(scope.filename, forward)
     return Suggestion(
-        "start the state again for each batch with the reset the module has, before the model's forward pass",
-        "\n".join(resets + [text]), statement_location(scope.filename, forward))
+        "start the carried state again at the start of each iteration, in the way its module's code does "
+        "(its reset method, or the value __init__ gives it), so each backward() goes through its own pass only",
+        "\n".join(resets + [segment(scope.filename, first)]), statement_location(scope.filename, first),
+        # The failing backward()'s loss is computed again from a state started again: its values
+        # are meant to differ from the original's, built on the previous iteration's state.
+        recomputes_failing_forward=True)
 
 
 def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
@@ -478,15 +482,9 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             related.append(backward_loc)
             own = f"self.{attribute}"
             top_name = path.split(".")[0]
-            reset = _reset_before_forward(scope, loop, statement, top_name, frame_locals.get(top_name), frontier) \
-                if scope is not None and isinstance(frame_locals.get(top_name), torch.nn.Module) else None
-            if reset is not None:
-                # The module has its own way to start the state again (snnTorch's neurons): a
-                # new batch is a new sequence, so resetting keeps the meaning where a detach
-                # would carry the old batch's values into the new one.
-                notes.append(f"{type(module).__name__} has a {reset.replacement.splitlines()[0].rsplit('.', 1)[1]} "
-                             "method that starts its state again; it is not called between batches")
-                helps.append(reset)
+            top = frame_locals.get(top_name)
+            reset = _reset_at_loop_start(scope, loop, statement, top_name, top, frontier) \
+                if scope is not None and isinstance(top, torch.nn.Module) else None
             trained_only_through = _leaves_only_through(roots, frontier)
             if trained_only_through:
                 # Detaching the kept state would cut the weights it started from (an initial
@@ -494,6 +492,14 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
                              f"only through the graph {own} carries over: detached, {own} would leave them untrained "
                              "after the first backward()")
+            if reset is not None:
+                # The module's code says how its state starts (a reset method, the value __init__
+                # gives it): a new iteration is a new pass, so starting again keeps the meaning
+                # where a detach would carry the old pass's values into the new one.
+                notes.append(f"{own} is not started again between iterations: the next pass begins from the "
+                             "previous pass's state and its freed graph")
+                helps.append(reset)
+            elif trained_only_through:
                 helps.append(Suggestion(
                     f"start {own} again where a new pass over the sequence begins (set it back to the value "
                     f"{type(module).__name__} starts from before each pass), or, if carrying it over is meant, detach "
