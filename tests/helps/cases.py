@@ -521,6 +521,69 @@ CASES = [
             h.sum().backward(retain_graph=True)
         grads = [p.grad.clone() for p in cell.parameters()]
     """}),
+    # A module's own reset() starts its state again: called at the start of each iteration.
+    Case("state_kept_on_module_with_reset", "AD302", """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            model[0].reset()
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, ["losses", "params"]),
     Case("total_accumulated_from_zero", "AD302", """
         import torch
         torch.manual_seed(0)

@@ -215,6 +215,15 @@ def _stateful_submodules(top: torch.nn.Module, frontier: list[Any]) -> list[tupl
     return found
 
 
+def _module_expression(top_name: str, sub_name: str) -> str:
+    """Python that reaches a submodule from its path in named_modules(): `model.blocks.0.lif`
+    -> `model.blocks[0].lif` (a Sequential's or ModuleList's children are indexed)."""
+    expression = top_name
+    for part in sub_name.split(".") if sub_name else []:
+        expression += f"[{part}]" if part.isdigit() else f".{part}"
+    return expression
+
+
 def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
                          top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
     """Start every state that carries the freed graph again at the start of each iteration of
@@ -228,7 +237,7 @@ def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt
         how = _state_reset(module, attribute)
         if how is None:
             return None  # one state left carried keeps the error: offer nothing rather than half a fix
-        resets.append(".".join(part for part in (top_name, sub_name) if part) + how)
+        resets.append(_module_expression(top_name, sub_name) + how)
     calls_model = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == top_name
                       and loop.lineno < node.lineno <= statement.lineno for node in ast.walk(loop))
     first = loop.body[0]
