@@ -253,6 +253,41 @@ def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt
         recomputes_failing_forward=True)
 
 
+def _handed_in(frame, scope: Scope, loop: ast.AST, frame_locals: dict, frontier: list[Any]):
+    """A parameter of the function around backward() that its loop reads every iteration and
+    whose tensor brings in the freed graph (latents handed to another model's `fit()`): traced
+    to the caller's line that passed it. (name, caller file, caller statement, argument node,
+    value) or None."""
+    from autograd_doctor.diagnosis.source import statement_at
+
+    function = scope.node
+    caller = frame.f_back if frame is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is None:
+        return None
+    parameters = [argument.arg for argument in function.args.args]
+    for name in _names_loaded_in(loop):
+        value = frame_locals.get(name)
+        if name not in parameters or not isinstance(value, torch.Tensor) or value.grad_fn is None \
+                or not _reaches(value, frontier) or scope.latest_assignment(name, loop.lineno) is not None:
+            continue
+        filename = caller.f_code.co_filename
+        statement = statement_at(filename, caller.f_lineno)
+        if statement is None:
+            return None
+        for call in ast.walk(statement):
+            if not isinstance(call, ast.Call) or call_name(call) != function.name:
+                continue
+            shift = 1 if isinstance(call.func, ast.Attribute) and parameters[:1] == ["self"] else 0
+            position = parameters.index(name) - shift
+            argument = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+            if argument is None and 0 <= position < len(call.args):
+                argument = call.args[position]
+            if argument is not None and not isinstance(argument, ast.Starred):
+                return name, filename, statement, argument, value
+        return None
+    return None
+
+
 def _loop_carried(scope: Scope, loop: ast.AST) -> list[tuple[str, ast.stmt]]:
     """Names assigned in the loop body that the body also reads from the previous iteration."""
     carried = []
@@ -358,6 +393,12 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 carrier = outside = (name, found[0], value)
                 kind = "outside"
                 break
+    handed = None  # a tensor with a graph handed in by the caller (`flow.fit(z)`), used every iteration
+    if carrier is None and loop is not None and frontier and scope is not None:
+        handed = _handed_in(frame, scope, loop, frame_locals, frontier)
+        if handed is not None:
+            carrier = (handed[0], None, handed[4])
+            kind = "handed"
     if carrier is None and frontier:
         for name, value in frame_locals.items():
             if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
@@ -382,7 +423,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     helps: list[Suggestion] = []
     primary = backward_loc
     tensor = None
-    if carrier is not None:
+    if carrier is not None and kind != "handed":
         name, assignment, value = carrier
         tensor = _tensors_in(value)[0]
         if assignment is not None:
@@ -465,6 +506,34 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 primary = statement_location(site.filename, use_statement, role="carried",
                                              note=f"{name} enters this loss's graph here, with the part that the "
                                                   "earlier backward() freed")
+    elif kind == "handed":
+        name, caller_file, caller_statement, argument, value = handed
+        tensor = value
+        given = segment(caller_file, argument)
+        function_name = scope.node.name
+        primary = statement_location(caller_file, caller_statement, role="carried",
+                                     note=f"{given} is handed to {function_name}() here with the graph that made it")
+        related.append(backward_loc)
+        notes.append(f"{function_name}()'s loop goes through the graph of {name} ({given}) in every iteration; the "
+                     "first backward() freed it")
+        trained = _optimizer_parameters(scope, frame_locals, loop.lineno)
+        producer, finished = leaves_below([value.grad_fn])
+        detached = replace_node_text(caller_file, caller_statement, argument,
+                                     f"{given}.detach()" if isinstance(argument, (ast.Name, ast.Attribute, ast.Call,
+                                                                                   ast.Subscript))
+                                     else f"({given}).detach()")
+        if trained is not None and finished and producer and not producer & trained and detached is not None:
+            # The loop's optimizer updates none of the weights that made the tensor: the loop
+            # is not meant to train them, so the hand-over is where the graph must stop.
+            notes.append(f"the optimizer that {function_name}() steps updates none of the {len(producer)} "
+                         f"tensor(s) that require grad behind {given}: its loop does not train them")
+            helps.append(Suggestion(
+                f"detach {given} where it is handed to {function_name}(), so its loop trains only its own weights",
+                detached, statement_location(caller_file, caller_statement)))
+        else:
+            helps.append(Suggestion(
+                f"if {function_name}() must not train what made {given}, detach it where it is handed over "
+                f"({given}.detach()); if it must, compute {given} again inside {function_name}()'s loop"))
     elif kept_on_module is not None:
         path, attribute, module, held = kept_on_module
         tensor = _tensors_in(held)[0]
