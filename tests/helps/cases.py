@@ -584,6 +584,44 @@ CASES = [
             losses.append(loss.detach())
         params = [p.detach().clone() for p in model.parameters()]
     """, ["losses", "params"]),
+    # Features handed to another model's training function with the producer's graph.
+    Case("features_handed_to_another_fit", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats, torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats.detach(), torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, ["params"]),
     Case("total_accumulated_from_zero", "AD302", """
         import torch
         torch.manual_seed(0)
