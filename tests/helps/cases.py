@@ -521,6 +521,107 @@ CASES = [
             h.sum().backward(retain_graph=True)
         grads = [p.grad.clone() for p in cell.parameters()]
     """}),
+    # A module's own reset() starts its state again: called at the start of each iteration.
+    Case("state_kept_on_module_with_reset", "AD302", """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            model[0].reset()
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, ["losses", "params"]),
+    # Features handed to another model's training function with the producer's graph.
+    Case("features_handed_to_another_fit", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats, torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats.detach(), torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, ["params"]),
     Case("total_accumulated_from_zero", "AD302", """
         import torch
         torch.manual_seed(0)
