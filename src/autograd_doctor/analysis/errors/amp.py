@@ -48,21 +48,20 @@ def _calls(node: ast.AST, method: str, receiver: str, filename: str) -> list[ast
             and n.func.attr == method and segment(filename, n.func.value) == receiver]
 
 
+def _function_around(filename: str, statement: ast.stmt) -> ast.AST | None:
+    """The function (or module) whose body holds `statement`."""
+    tree = parse_file(filename)
+    return enclosing_function(tree, statement.lineno) if tree is not None else None
+
+
 def unscaled_twice(context: ErrorContext, already):
-    found = user_statement(context)
+    found = _grad_scaler_call(context, "unscale_")
     if found is None:
         return None
-    frame, _line, filename, statement, location = found
-    call = _method_call(statement, "unscale_")
-    scaler = value_of(frame, call.func.value) if call is not None else None
-    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
-        return None
-    receiver = segment(filename, call.func.value)
-    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "unscale", (f"{receiver}.unscale_({optimizer_text}) runs again before "
                                                f"{receiver}.update()")
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     step = _step_statement(scope, filename, receiver) if scope is not None else None
     related = []
     if step is not None:
@@ -97,13 +96,7 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
     if block is None:
         return None
     start = block.index(unscale)
-    moved = [unscale]
-    for following in block[start + 1:]:
-        if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
-                   or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS
-                   for n in ast.walk(following)) or not isinstance(following, ast.Expr):
-            break
-        moved.append(following)
+    moved = [unscale] + _clipping_after(block, start)
     holder = next((s for s in block[start + len(moved):] if s.lineno <= step.lineno <= s.end_lineno), None)
     if holder is None or holder is step or _calls(holder, "unscale_", receiver, filename):
         return None  # step() is not inside a later statement of the same block, or it unscales there too
@@ -146,8 +139,7 @@ def unscaled_after_step(context: ErrorContext, already):
         return None
     _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "unscale", f"{receiver}.unscale_({optimizer_text}) runs after {receiver}.step()"
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     block = block_holding(scope, statement) if scope is not None else None
     step = None
     if block is not None:
@@ -206,8 +198,7 @@ def stepped_twice(context: ErrorContext, already):
         return None
     _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "step", f"{receiver}.step({optimizer_text}) runs again before {receiver}.update()"
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     updates = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and _method_call(node, "update")
                is not None and segment(filename, node.value.func.value) == receiver] if scope is not None else []
     notes = [f"after {receiver}.step({optimizer_text}), GradScaler refuses another step() of that optimizer until "
