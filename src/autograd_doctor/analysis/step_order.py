@@ -391,6 +391,13 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
     return help, primary
 
 
+def later_loss_trains_stepped_weights(order: UpdateOrder) -> bool:
+    """Whether the loss whose backward() failed reaches weights that the earlier step() updates
+    (a generator's loss through the discriminator): moving that step() after its backward() would
+    then train those weights on both losses, not only on the one they were stepped for."""
+    return order.loss is not None and bool(order.optimizer_ids & reached_leaves([order.loss]))
+
+
 def step_after_later_backward(order: UpdateOrder, forward_name: str | None = None) -> Suggestion | None:
     """The help that moves S after B2, or drops it where the same optimizer steps right after
     B2: the optimizer then applies both losses' gradients (as a backward() of their sum), which
@@ -410,7 +417,7 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
     loss = order.loss_name or "this loss"
     root = root_expression(order.first)
     first = ast.unparse(root) if root is not None else "the earlier loss"
-    reaches = order.loss is not None and bool(order.optimizer_ids & reached_leaves([order.loss]))
+    reaches = later_loss_trains_stepped_weights(order)
     if again:
         return Suggestion(
             f"if one update from both losses is meant: remove this {order.optimizer}.step(); the one on line "
