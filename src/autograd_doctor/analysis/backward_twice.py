@@ -515,7 +515,10 @@ def _graph_chain_before_loop(scope: Scope, values: dict, loop: ast.AST | None,
             if name in assigned_in_loop or not tensors or all(t.grad_fn is None for t in tensors):
                 continue
             found = scope.latest_assignment(name, statement.lineno)
-            if found is not None and id(found[0]) not in chain and found[0].lineno < loop.lineno:
+            # Only plain assignments in the loop's own block: a statement inside another loop
+            # (`loss += ...` over the data) cannot be repeated as it is.
+            if found is not None and id(found[0]) not in chain and found[0].lineno < loop.lineno \
+                    and isinstance(found[0], ast.Assign) and scope.parents.get(found[0]) is scope.parents.get(loop):
                 chain[id(found[0])] = found[0]
                 pending.append(found[0])
     return sorted(chain.values(), key=lambda statement: statement.lineno)
@@ -527,8 +530,7 @@ def _recompute_in_loop(filename: str, loop: ast.AST | None, statements: list[ast
     each iteration."""
     if loop is None or not statements:
         return None
-    if any(not isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) or s.lineno != s.end_lineno
-           for s in statements):
+    if any(not isinstance(s, ast.Assign) or s.lineno != s.end_lineno for s in statements):
         return None
     first = loop.body[0]
     first_text = segment(filename, first)

@@ -392,10 +392,15 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
 
 
 def later_loss_trains_stepped_weights(order: UpdateOrder) -> bool:
-    """Whether the loss whose backward() failed reaches weights that the earlier step() updates
-    (a generator's loss through the discriminator): moving that step() after its backward() would
-    then train those weights on both losses, not only on the one they were stepped for."""
-    return order.loss is not None and bool(order.optimizer_ids & reached_leaves([order.loss]))
+    """Whether the loss whose backward() failed is another optimizer's loss that also reaches
+    weights the earlier step() updates (a generator's loss, stepped by the generator's
+    optimizer, through the discriminator): moving that step() after its backward() would then
+    train those weights on a loss meant for other weights. One optimizer stepping once for two
+    losses of one model is not that case (the step then applies both, as their sum would)."""
+    if order.loss is None or not order.optimizer_ids & reached_leaves([order.loss]):
+        return False
+    own = _later_step_parameters(order)
+    return bool(own) and not own & order.optimizer_ids
 
 
 def step_after_later_backward(order: UpdateOrder, forward_name: str | None = None) -> Suggestion | None:
@@ -417,7 +422,7 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
     loss = order.loss_name or "this loss"
     root = root_expression(order.first)
     first = ast.unparse(root) if root is not None else "the earlier loss"
-    reaches = later_loss_trains_stepped_weights(order)
+    reaches = order.loss is not None and bool(order.optimizer_ids & reached_leaves([order.loss]))
     if again:
         return Suggestion(
             f"if one update from both losses is meant: remove this {order.optimizer}.step(); the one on line "
