@@ -55,3 +55,23 @@ def test_the_correct_version_changes_some_line(folder, name, monkeypatch):
     with open(os.path.join(HERE, folder, "correct", name + ".py"), encoding="utf-8") as stream:
         correct = stream.read()
     assert changed_lines(buggy, correct)
+
+
+# Correct versions whose optimizer is meant to hold a parameter that does not require grad: the
+# frozen embedding is the report's own point (the optimizer must skip it).
+FROZEN_IN_OPTIMIZER_ON_PURPOSE = {("set4", "frozen_embedding_custom_optimizer_grad_none")}
+
+
+@pytest.mark.parametrize("folder,name", CASES, ids=[f"{s}-{n}" for s, n in CASES])
+def test_the_correct_version_trains_what_its_optimizer_holds(folder, name, monkeypatch, tmp_path):
+    # A write with out= (or copy_/data) under no_grad turns requires_grad off on an nn.Parameter
+    # without any error: the optimizer keeps it and never moves it, and a correct version that did
+    # so would make the oracle reward a help that leaves that parameter untrained (set 6's Bessel
+    # frequencies did, until its correct version called requires_grad_() again as PyG does).
+    if (folder, name) in FROZEN_IN_OPTIMIZER_ON_PURPOSE:
+        pytest.skip("the frozen parameter in the optimizer is the report's point")
+    namespace = _run(os.path.join(HERE, folder, "correct", name + ".py"), monkeypatch, tmp_path)
+    optimizers = [value for value in namespace.values() if isinstance(value, torch.optim.Optimizer)]
+    frozen = [tensor.shape for optimizer in optimizers for group in optimizer.param_groups
+              for tensor in group["params"] if not tensor.requires_grad]
+    assert not frozen, f"the optimizer holds tensors that do not require grad: {frozen}"

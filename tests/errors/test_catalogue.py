@@ -438,6 +438,59 @@ def check_unscale_once_per_step(ns):
         assert torch.allclose(trained.detach(), expected, atol=1e-6)
 
 
+def _sgd_by_hand(batches, clip: float | None):
+    """The Linear(3, 1) of the AMP programs trained by hand: one SGD step (lr 0.1) per batch on
+    the MSE loss, the gradients clipped to norm `clip` first when given."""
+    torch.manual_seed(0)  # the same model and data as the program
+    model = torch.nn.Linear(3, 1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(batches)]
+    params = [p.detach().clone() for p in model.parameters()]
+    for x, y in data:
+        leaves = [p.clone().requires_grad_() for p in params]
+        grads = torch.autograd.grad(torch.nn.functional.mse_loss(x @ leaves[0].T + leaves[1], y), leaves)
+        if clip is not None:
+            norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+            grads = [g * torch.clamp(clip / (norm + 1e-6), max=1.0) for g in grads]
+        params = [p - 0.1 * g for p, g in zip(params, grads)]
+    return params
+
+
+def check_unscale_before_step(ns):
+    for trained, expected in zip(ns["model"].parameters(), _sgd_by_hand(3, clip=0.5)):
+        assert torch.allclose(trained.detach(), expected, atol=1e-6)
+
+
+def check_update_after_step(ns):
+    for trained, expected in zip(ns["model"].parameters(), _sgd_by_hand(3, clip=None)):
+        assert torch.allclose(trained.detach(), expected, atol=1e-6)
+
+
+def check_trained_head_in_float32(ns):
+    torch.manual_seed(0)  # the program's models and data; the frozen encoder stays float16
+    encoder, head = torch.nn.Linear(3, 3).half(), torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.no_grad():
+            features = encoder(x.half())
+        torch.nn.functional.mse_loss(head(features.float()), y).backward()
+        optimizer.step()
+    assert ns["head"].weight.dtype == torch.float32
+    for trained, expected in zip(ns["head"].parameters(), head.parameters()):
+        assert torch.allclose(trained.detach(), expected.detach(), atol=1e-6)
+
+
+def check_dense_gradient_with_noise(ns):
+    torch.manual_seed(0)  # the same table, trained by hand on dense gradients plus the noise
+    weight = torch.nn.Embedding(6, 2).weight.detach().clone()
+    for ids in (torch.tensor([1, 2]), torch.tensor([2, 5])):
+        leaf = weight.clone().requires_grad_()
+        (gradient,) = torch.autograd.grad(leaf[ids].pow(2).sum(), [leaf])
+        weight = weight - 0.1 * (gradient + 0.01)
+    assert torch.allclose(ns["embedding"].weight.detach(), weight, atol=1e-6)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -499,6 +552,10 @@ CASES = {
     "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),
     "trace_constant_requires_grad": ("AD143", 0, check_trace_parameter),
     "amp_unscale_every_micro_batch": ("AD148", 0, check_unscale_once_per_step),
+    "amp_unscale_after_step": ("AD149", 0, check_unscale_before_step),
+    "amp_step_without_update": ("AD150", 0, check_update_after_step),
+    "amp_float16_parameters": ("AD151", 0, check_trained_head_in_float32),
+    "sparse_gradient_noise": ("AD152", 0, check_dense_gradient_with_noise),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).
     "saved_tensor_modified": ("AD101", 0, check_saved_modified),

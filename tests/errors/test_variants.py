@@ -874,3 +874,119 @@ def test_per_example_jacobians_of_a_batch_norm_model_under_vmap(tmp_path):
     for i in range(3):
         expected = torch.autograd.functional.jacobian(lambda sample: net(sample[None])[0], x[i])
         assert torch.allclose(namespace["jac"][i], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_scaler_update_that_does_not_run_every_iteration_is_named(tmp_path):
+    """AD150 when the loop does call update(), but not after every step: no line is added
+    (the update is there), the update that did not run is named, and the help is advice."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        model = torch.nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for i in range(4):
+            optimizer.zero_grad()
+            scaler.scale(F.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))).backward()
+            scaler.step(optimizer)  # STEP
+            if i % 2 == 1:
+                scaler.update()  # UPDATE
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD150"
+    assert diagnosis.primary.line == marked_line(source, "STEP")
+    assert [location.line for location in diagnosis.related] == [marked_line(source, "UPDATE")]
+    assert diagnosis.help[0].replacement is None
+    assert "after every scaler.step()" in diagnosis.help[0].message
+
+
+def test_grad_scaler_unscale_after_step_inside_a_training_function(tmp_path):
+    """AD149 in a function, with two clipping calls after the unscale_: all three move before
+    the step, and the changed program trains."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+
+        def train(model, optimizer, scaler, batches):
+            for x, y in batches:
+                optimizer.zero_grad()
+                scaler.scale(F.mse_loss(model(x), y)).backward()
+                scaler.step(optimizer)
+                scaler.unscale_(optimizer)  # UNSCALE
+                torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+                scaler.update()
+
+
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        train(model, torch.optim.SGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu"),
+              [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)])
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD149"
+    assert diagnosis.primary.line == marked_line(source, "UNSCALE")
+    help_ = diagnosis.help[0]
+    assert help_.replacement.splitlines() == [
+        "scaler.unscale_(optimizer)  # UNSCALE",
+        "torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)",
+        "torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)",
+        "scaler.step(optimizer)",
+    ]
+    changed = apply_suggestion(source, help_)
+
+
+
+def test_backward_of_per_element_losses_averages_them_as_the_loss_function_would(tmp_path):
+    """AD112 on losses made with reduction="none": the change is .mean(), the loss function's
+    default, and the changed program's gradients are those of the default reduction."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 2)
+        criterion = nn.CrossEntropyLoss(reduction="none")
+        x, labels = torch.randn(8, 3), torch.randint(0, 2, (8,))
+        loss = criterion(model(x), labels)
+        loss.backward()  # BACKWARD
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112"
+    help_ = diagnosis.help[0]
+    assert help_.replacement == "loss.mean().backward()"
+    assert "as the loss function does by default" in help_.message
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, help_), "changed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 2)
+    x, labels = torch.randn(8, 3), torch.randint(0, 2, (8,))
+    torch.nn.CrossEntropyLoss()(reference(x), labels).backward()
+    assert torch.equal(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_backward_of_losses_made_with_reduction_none_in_a_functional_call(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        w = torch.ones(3, requires_grad=True)
+        x, y = torch.randn(5, 3), torch.randn(5)
+        errors = F.l1_loss(x @ w, y, reduction="none")
+        errors.backward()
+    """)
+    help_ = diagnoses[0].help[0]
+    assert help_.replacement == "errors.mean().backward()"
+
+
+def test_backward_of_a_non_scalar_that_is_no_loss_still_sums(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.linspace(0, 1, 5, requires_grad=True)
+        u = torch.sin(x)
+        u.backward()
+    """)
+    assert diagnoses[0].help[0].replacement == "u.sum().backward()"

@@ -184,3 +184,37 @@ def test_a_warning_shown_once_per_line_is_shown_for_each_line():
             copies_a_tensor_on_two_lines()
     lines = [w.lineno for w in caught if w.category is UserWarning]
     assert len(lines) == 2 and lines[0] != lines[1]
+
+
+class _WarningOptimizer(torch.optim.Optimizer):
+    """An optimizer whose update warns (a uint8 mask is deprecated, then refused): its writes
+    run in a step the doctor keeps quiet, through the look-up of known call sites."""
+
+    def __init__(self, params):
+        super().__init__(params, {})
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                mask = torch.ones(p.shape, dtype=torch.uint8)
+                try:
+                    p.masked_scatter_(mask, torch.zeros(p.shape))
+                except RuntimeError:
+                    pass
+
+
+def steps_an_optimizer_whose_writes_warn():
+    w = torch.nn.Parameter(torch.ones(3))
+    optimizer = _WarningOptimizer([w])
+    for _ in range(3):  # the first step finds the call site, the later ones know it
+        (w * 2).sum().backward()
+        optimizer.step()
+
+
+def test_warnings_of_writes_in_an_optimizer_step_keep_the_optimizers_line():
+    plain = caught_warnings(steps_an_optimizer_whose_writes_warn, None)
+    doctored = caught_warnings(steps_an_optimizer_whose_writes_warn, MODES["light"])
+    assert len(plain) == 3 and plain[0].filename == __file__
+    assert [(w.filename, w.lineno, str(w.message)) for w in doctored] == \
+        [(w.filename, w.lineno, str(w.message)) for w in plain]

@@ -352,7 +352,10 @@ outputs".
 
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
-`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`).
+`torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`). When `y` holds one loss per
+element (made by a loss function with `reduction="none"`), autograd-doctor offers `.mean()`, which
+is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
+size, by the number of elements.
 
 A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
 squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
@@ -1190,6 +1193,121 @@ before `scaler.step(optimizer)` (inside the `if` that steps).
         "scaler = torch.amp.GradScaler(\"cpu\")\n"
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]\n"
     ))
+
+UNSCALE_AFTER_STEP = _code(
+    "AD149",
+    "GradScaler.unscale_() was called after step(): unscale (and clip) before the step",
+    """\
+**What it means.** With mixed precision, `scaler.unscale_(optimizer)` divides the gradients by
+the loss scale so that they can be clipped; `scaler.step(optimizer)` then applies them. Clipping
+after the step changes gradients that the step has already used, so GradScaler refuses an
+`unscale_()` between `step()` and `update()` and PyTorch raises "unscale_() is being called after
+step()". autograd-doctor names the `step()` that ran first and moves the `unscale_()`, with the
+clipping right after it, to just before that step.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)
+        scaler.unscale_(optimizer)                                # AD149
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.update()
+
+**The fix.** `scaler.unscale_(optimizer)`, then the clipping, then `scaler.step(optimizer)` and
+`scaler.update()`.
+""",
+    heading="GradScaler.unscale_() was called after step()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+STEP_BEFORE_UPDATE = _code(
+    "AD150",
+    "GradScaler.step() was called again before update(): call update() once per iteration",
+    """\
+**What it means.** With mixed precision, `scaler.step(optimizer)` steps the optimizer unless
+the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss scale for the next
+iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
+that never calls `update()` (or calls it only on some iterations) fails on the second
+`scaler.step()` with "step() has already been called since the last update()". autograd-doctor
+names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
+names the `update()` that did not run.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.step(optimizer)                                    # AD150 on the second batch
+
+**The fix.** `scaler.update()` after the steps, once per iteration.
+""",
+    heading="GradScaler.step() was called again before update()",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+FLOAT16_GRADIENTS = _code(
+    "AD151",
+    "GradScaler was given float16 gradients: the trained model was cast to float16",
+    """\
+**What it means.** Mixed precision keeps the trained parameters in float32 and lets
+`torch.autocast` run the forward in float16; `GradScaler` scales the loss so that small
+float16 activations' gradients do not underflow, then divides the float32 gradients back.
+When the trained model itself was cast to half precision (`model.half()`,
+`model.to(dtype=torch.float16)`, often together with frozen models that may well be float16),
+its parameters and gradients are float16 and `scaler.unscale_()` (or `scaler.step()`) raises
+"Attempting to unscale FP16 gradients." at a line far from the cast. autograd-doctor names the
+cast of the module whose parameters the optimizer steps, and casts it to float32 instead.
+
+**Minimal example.**
+
+    model = nn.Linear(3, 1)
+    model.half()                                   # AD151: the line to change
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    loss = model(torch.randn(4, 3).half()).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)                         # raises here
+
+**The fix.** Keep the trained model in float32 (`model.float()`, or cast only the frozen
+models); for float16 compute, run the forward under
+`torch.autocast(device_type, dtype=torch.float16)`.
+""",
+    heading="GradScaler was given float16 gradients")
+
+SPARSE_GRADIENT_COMBINED = _code(
+    "AD152",
+    "a sparse gradient (an embedding with sparse=True) was combined with a dense tensor",
+    """\
+**What it means.** `nn.Embedding(..., sparse=True)` (and `EmbeddingBag`) gives its weight a
+sparse gradient: only the rows the batch looked up. Code written for dense gradients, such as
+Gaussian noise added for differential privacy (`p.grad = p.grad + noise`), then fails with
+"add(sparse, dense) is not supported. Use add(dense, sparse) instead.", a message about `add`
+that does not mention the embedding. autograd-doctor names the sparse `.grad` on the line and
+the embedding it belongs to.
+
+**Minimal example.**
+
+    embedding = nn.Embedding(10, 4, sparse=True)
+    embedding(torch.tensor([1, 2])).sum().backward()
+    for p in embedding.parameters():
+        p.grad = p.grad + 0.01 * torch.randn(p.shape)      # AD152
+
+**The fix.** Make the gradient dense where it is combined, `p.grad.to_dense() + noise`
+(`to_dense()` returns a dense gradient as it is, so the line works for every parameter), or
+create the embedding with `sparse=False`.
+""",
+    heading="a sparse gradient was combined with a dense tensor",
+)
 
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 

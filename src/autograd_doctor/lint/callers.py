@@ -19,6 +19,7 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.walk import FastVisitor
 
 # Entry points that other code calls (nn.Module.__call__, Lightning, the runtime).
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
@@ -77,10 +78,11 @@ def _top_level_aliases(tree: ast.Module) -> dict:
     return aliases
 
 
-class _Mentions(ast.NodeVisitor):
+class _Mentions(FastVisitor):
     """Every mention of a name: (is it called, in grad-off code, the enclosing function)."""
 
     def __init__(self, aliases: dict):
+        super().__init__()
         self.aliases = aliases
         self.defined: set = set()
         self.mentions: dict = defaultdict(list)

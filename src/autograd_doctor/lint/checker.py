@@ -32,9 +32,10 @@ from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
 from autograd_doctor.lint.summaries import FunctionSummaries
+from autograd_doctor.lint.walk import FastVisitor
 
 
-class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
+class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
     def __init__(self, tree: ast.Module, source: str, filename: str):
@@ -71,7 +72,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         self.function_defaults: dict = {}
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
-        self._handlers: dict[type, object] = {}
+        FastVisitor.__init__(self)  # the handler cache
         self.visit_body(tree.body)
         check_scope(self, self.scope)
         check_file(self)
@@ -80,26 +81,7 @@ class Checker(SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, Tenso
         if self.file.other_autodiff:  # another framework's gradients: no claim about them
             self.findings = []
 
-    # ----- traversal -----------------------------------------------------
-    def visit(self, node):
-        handler = self._handlers.get(node.__class__)
-        if handler is None:
-            handler = getattr(self, "visit_" + node.__class__.__name__, self.generic_visit)
-            self._handlers[node.__class__] = handler
-        handler(node)
-
-    def generic_visit(self, node):
-        # Only the grammar's fields: other code in the process may have hung extra
-        # attributes (e.g. `.parent`) on shared nodes such as the `ast.Load()` singleton.
-        for field_name in node._fields:
-            value = getattr(node, field_name, None)
-            if isinstance(value, ast.AST):
-                self.visit(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-
+    # ----- traversal (visit and generic_visit: walk.FastVisitor) -----
     def visit_body(self, body):
         for stmt in body:
             self.visit(stmt)

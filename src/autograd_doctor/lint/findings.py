@@ -67,6 +67,8 @@ class Finding:
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# What str.splitlines also splits on, and the tokenizer does not.
+_OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def split_lines(source: str) -> list[str]:
@@ -75,6 +77,8 @@ def split_lines(source: str) -> list[str]:
     ``str.splitlines`` also splits on \\f, \\v, \\x1c and U+2028, which would
     shift every AST line number after such a character.
     """
+    if not _OTHER_LINE_BREAKS.search(source):  # the usual case: the same split, in C
+        return source.splitlines(keepends=True)
     lines, pos = [], 0
     for m in _LINE_END.finditer(source):
         lines.append(source[pos:m.end()])

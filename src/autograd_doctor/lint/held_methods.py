@@ -25,6 +25,7 @@ parsed once (cached), and only when ADL003 would otherwise take the link.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from functools import lru_cache
 
@@ -51,22 +52,76 @@ def uses_no_layer(receiver: ast.expr, method: str, tree: ast.Module, filename: s
     parameters: the receiver's class is known (every assignment of it in ``tree``
     builds the same class) and its own definition of ``method`` uses the module
     only for sizes and flags."""
-    if method in _LAYER_METHODS or method.startswith("__") or _dotted(receiver) is None:
+    if method in _LAYER_METHODS or method.startswith("__"):
         return False
+    definitions = _class_definitions(receiver, tree, filename)
+    return bool(definitions) and all(_size_only(c, method) for c in definitions)
+
+
+def returns_own_parameters(receiver: ast.expr, tree: ast.Module, filename: str) -> bool:
+    """Whether calling the module ``receiver`` returns its own parameters, leaves
+    without a graph: its class's `forward` only returns attributes that its
+    `__init__` sets to an `nn.Parameter`, `nn.ParameterDict` or `nn.ParameterList`
+    (DGL's `RelGraphEmbed.forward` returns `self.embeds`)."""
+    definitions = _class_definitions(receiver, tree, filename)
+    return bool(definitions) and all(_forward_returns_parameters(c) for c in definitions)
+
+
+def _class_definitions(receiver: ast.expr, tree: ast.Module, filename: str) -> list:
+    """The definitions of the one class every assignment of ``receiver`` in
+    ``tree`` builds, from the file or else the repository; [] when unknown.
+    `embed_layer = embed_layer.to(device)` keeps the object, so builds nothing."""
     target = _dotted(receiver)
+    if target is None:
+        return []
     classes = {_built_class(node.value) for node in ast.walk(tree)
                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
-               and any(_dotted(t) == target for t in _targets(node))}
+               and any(_dotted(t) == target for t in _targets(node))
+               and not _moved(node.value, target)}
     if len(classes) != 1 or None in classes:
-        return False
+        return []
     cls = classes.pop()
     definitions = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == cls]
     if not definitions:
         word = re.compile(r"^\s*class\s+%s\b" % re.escape(cls), re.M)
-        for path in repository_files(filename):
-            if word.search(file_text(path)):
-                definitions += [c for c in _classes(path) if c.name == cls]
-    return bool(definitions) and all(_size_only(c, method) for c in definitions)
+        found = {path: [c for c in _classes(path) if c.name == cls]
+                 for path in repository_files(filename) if word.search(file_text(path))}
+        # a class of the file's own folder (`from model import RelGraphEmbed` in an
+        # example) is the one imported, not its namesakes in other examples
+        here = os.path.dirname(os.path.abspath(filename))
+        beside = [cs for path, cs in found.items() if os.path.dirname(os.path.abspath(path)) == here]
+        definitions = [c for cs in (beside or found.values()) for c in cs]
+    return definitions
+
+
+_PARAMETER_CLASSES = frozenset({"Parameter", "ParameterDict", "ParameterList"})
+
+
+def _forward_returns_parameters(cls: ast.ClassDef) -> bool:
+    """``cls.forward`` returns, in every `return`, one attribute of the module that
+    ``cls.__init__`` only ever sets to a parameter or a parameter container."""
+    methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+    forward, init = methods.get("forward"), methods.get("__init__")
+    if forward is None or init is None or forward.decorator_list or not forward.args.args:
+        return False
+    me = forward.args.args[0].arg
+    returns = [r for r in ast.walk(forward) if isinstance(r, ast.Return)]
+    returned = {r.value.attr for r in returns if isinstance(r.value, ast.Attribute)
+                and isinstance(r.value.value, ast.Name) and r.value.value.id == me}
+    if not returns or len(returned) != 1 or any(
+            not isinstance(r.value, ast.Attribute) for r in returns):
+        return False
+    attr = returned.pop()
+    built = [_built_class(node.value) for node in ast.walk(cls)
+             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+             and any(isinstance(t, ast.Attribute) and t.attr == attr for t in _targets(node))]
+    return bool(built) and all(b in _PARAMETER_CLASSES for b in built)
+
+
+def _moved(value, target: str) -> bool:
+    """`target.to(device)` / `target.cuda()` / `target.type(dtype)`: the same module."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in _CONVERSIONS and _dotted(value.func.value) == target
 
 
 def _dotted(node) -> str | None:

@@ -92,7 +92,9 @@ _CALL_CODE = next(const for const in _CALLER_TEMPLATE.co_consts if isinstance(co
 # (id of the caller's code, instruction offset) -> (that code, a stand-in function whose code
 # has the caller's file and line and whose globals are the caller's). Keyed by id: hashing a
 # code object hashes its contents, on every write the doctor wraps.
-_stand_ins: dict[tuple[int, int], tuple[CodeType, FunctionType]] = {}
+# Only frames outside the doctor are keys: a wrapper that finds its caller here may skip the
+# walk past our own frames (`patches.py` does, for every write it wraps).
+stand_ins_by_call_site: dict[tuple[int, int], tuple[CodeType, FunctionType]] = {}
 MAX_STAND_INS = 4096
 
 
@@ -104,9 +106,9 @@ def _new_stand_in(frame) -> FunctionType:
         replace["co_qualname"] = CALLER_FRAME_NAME
     stand_in_code = _CALL_CODE.replace(**replace)
     function = FunctionType(stand_in_code, frame.f_globals, CALLER_FRAME_NAME)
-    if len(_stand_ins) >= MAX_STAND_INS:
-        _stand_ins.clear()
-    _stand_ins[(id(code), frame.f_lasti)] = (code, function)
+    if len(stand_ins_by_call_site) >= MAX_STAND_INS:
+        stand_ins_by_call_site.clear()
+    stand_ins_by_call_site[(id(code), frame.f_lasti)] = (code, function)
     return function
 
 
@@ -129,11 +131,11 @@ def call_from(frame, function, args: tuple, kwargs: dict):
         if frame is None:
             return function(*args, **kwargs)
         code = frame.f_code
-    known = _stand_ins.get((id(code), frame.f_lasti))
+    known = stand_ins_by_call_site.get((id(code), frame.f_lasti))
     if known is not None and known[0] is code and known[1].__globals__ is frame.f_globals:
         return known[1](function, args, kwargs)
     return _new_stand_in(frame)(function, args, kwargs)
 
 
 __all__ = ["PACKAGE_DIR", "CALLER_FRAME_NAME", "is_our_code", "without_our_frames", "hide_our_frames",
-           "call_as_caller", "call_from"]
+           "call_as_caller", "call_from", "stand_ins_by_call_site"]

@@ -30,7 +30,7 @@ from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
-from autograd_doctor.recording.own_frames import call_from, hide_our_frames
+from autograd_doctor.recording.own_frames import call_from, hide_our_frames, stand_ins_by_call_site
 from autograd_doctor.recording.recorder import Recorder
 
 FACTORIES = (
@@ -54,7 +54,14 @@ def _write_wrapper(original, op: str, kind: int):
             recorder = _active[-1] if _active else None
             if recorder is None or recorder.quiet_step:
                 # An optimizer step that cannot touch anything watched (see Recorder.quiet_step).
-                return call_from(sys._getframe(1), original, args, kwargs)
+                # Its hundreds of writes come from a few lines: call_from's look-up, written out
+                # here for a call site seen before, spares a call per write.
+                caller = sys._getframe(1)
+                code = caller.f_code
+                known = stand_ins_by_call_site.get((id(code), caller.f_lasti))
+                if known is not None and known[0] is code and known[1].__globals__ is caller.f_globals:
+                    return known[1](original, args, kwargs)
+                return call_from(caller, original, args, kwargs)
             # Fast path for torch's own writes while no saved tensor or tracked view is alive:
             # there is nothing they could hit (light mode logs them all: it saves nothing).
             if not (recorder.light or recorder.pending or recorder.saves_by_storage or recorder.view_storages):

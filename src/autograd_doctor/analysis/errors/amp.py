@@ -1,23 +1,36 @@
-"""Mixed precision's gradient scaler called out of order: `scaler.unscale_(optimizer)` a second
-time before `scaler.update()`, most often once per micro-batch in a loop that accumulates
-gradients and steps (and updates) only every N micro-batches.
+"""Mixed precision's gradient scaler called out of order. Per optimizer, GradScaler allows
+`unscale_()` at most once, then `step()` once, then `update()`; each of its three refusals names
+the call it refused, never the line that broke the order:
 
-The help moves the `unscale_` statement, with the clipping calls right after it, into the
-block that runs `scaler.step(optimizer)`, just before that call: unscale_ then runs once per
-step, after the last backward() of the accumulation, and the clipping sees the gradients that
-step() applies, unscaled.
+- `scaler.unscale_(optimizer)` a second time before `scaler.update()` (AD148), most often once per
+  micro-batch in a loop that accumulates gradients and steps (and updates) only every N
+  micro-batches. The help moves the `unscale_` statement, with the clipping calls right after it,
+  into the block that runs `scaler.step(optimizer)`, just before that call.
+- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD151), usually to clip: the
+  clipping then changes gradients that step() has already applied. The help moves the unscale_
+  and its clipping to just before the step.
+- `scaler.step(optimizer)` a second time before `scaler.update()` (AD150): the loop has no
+  `scaler.update()`. The help adds it right after the step.
+
+It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", AD151): the
+trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
+its parameters and their gradients are float16. The scaler exists to keep float32 parameters
+(master weights) while autocast computes in float16. The help casts the trained model to
+float32 at the line that made it float16.
 """
 
 from __future__ import annotations
 
 import ast
 
+import torch
+
 from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.analysis.errors.build import diagnosis, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, source_line, statement_location
 
 CLIP_CALLS = ("clip_grad_norm_", "clip_grad_value_")
 
@@ -112,6 +125,184 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
                       f"{receiver}.step(): after the last backward() of the accumulation", text, location)
 
 
+def _grad_scaler_call(context: ErrorContext, method: str):
+    """(frame, filename, statement, location, call, receiver text, optimizer text) when the user's
+    statement that raised is `receiver.method(optimizer)` on a GradScaler; else None."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    call = _method_call(statement, method)
+    scaler = value_of(frame, call.func.value) if call is not None else None
+    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
+        return None
+    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    return frame, filename, statement, location, call, segment(filename, call.func.value), optimizer_text
+
+
+def unscaled_after_step(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "unscale_")
+    if found is None:
+        return None
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    location.role, location.note = "unscale", f"{receiver}.unscale_({optimizer_text}) runs after {receiver}.step()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    block = block_holding(scope, statement) if scope is not None else None
+    step = None
+    if block is not None:
+        earlier = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
+                   and segment(filename, s.value.func.value) == receiver]
+        step = earlier[-1] if earlier else None
+    related = [statement_location(filename, step, role="step", note=f"{receiver}.step() already applied the "
+                                  "gradients here")] if step is not None else []
+    notes = [f"{receiver}.step({optimizer_text}) applies the gradients; unscaling (and clipping) them afterwards "
+             "changes nothing that step used, so GradScaler refuses unscale_() between step() and update()"]
+    help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {receiver}.unscale_({optimizer_text}) (and clip) before {receiver}.step({optimizer_text}), "
+        "after the last backward()")]
+    return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _clipping_after(block: list, start: int) -> list:
+    """The statements right after `block[start]` that only clip gradients."""
+    moved = []
+    for following in block[start + 1:]:
+        if not isinstance(following, ast.Expr) or not any(
+                isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+                                             or isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS)
+                for n in ast.walk(following)):
+            break
+        moved.append(following)
+    return moved
+
+
+def _move_before_step(filename: str, block: list, unscale: ast.stmt, step: ast.stmt, receiver: str
+                      ) -> Suggestion | None:
+    """The statements from `step` to the clipping after `unscale` rewritten with the unscale_ and
+    its clipping first: the same statements, in the order GradScaler needs."""
+    start = block.index(unscale)
+    moved = [unscale] + _clipping_after(block, start)
+    between = block[block.index(step):start]
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+
+    def lines_of(statements):
+        return [source_line(filename, number).rstrip() for statement in statements
+                for number in range(statement.lineno, statement.end_lineno + 1)]
+    text_lines = lines_of(moved) + lines_of(between)
+    if any(line.strip() and not line.startswith(indent) for line in text_lines):
+        return None
+    location = statement_location(filename, step)
+    location.end_line, location.end_column = moved[-1].end_lineno, moved[-1].end_col_offset
+    text = "\n".join(line[len(indent):] for line in text_lines)
+    return Suggestion(f"unscale and clip before {receiver}.step(), so that the clipped gradients are the ones "
+                      "step() applies", text, location)
+
+
+def stepped_twice(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "step")
+    if found is None:
+        return None
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    location.role, location.note = "step", f"{receiver}.step({optimizer_text}) runs again before {receiver}.update()"
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    updates = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and _method_call(node, "update")
+               is not None and segment(filename, node.value.func.value) == receiver] if scope is not None else []
+    notes = [f"after {receiver}.step({optimizer_text}), GradScaler refuses another step() of that optimizer until "
+             f"{receiver}.update() has adjusted the loss scale: update() runs once per iteration, after the steps"]
+    related = []
+    if updates:
+        related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
+                                      "between the two steps") for update in updates]
+        helps = [Suggestion(f"call {receiver}.update() after every {receiver}.step(): once per iteration, "
+                            "after the steps of all optimizers")]
+    else:
+        indent = source_line(filename, statement.lineno)[:statement.col_offset]
+        step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
+                              for number in range(statement.lineno, statement.end_lineno + 1))
+        helps = [Suggestion(f"call {receiver}.update() after {receiver}.step(): it adjusts the loss scale for the "
+                            "next iteration and lets the next step() run", f"{step_text}\n{receiver}.update()",
+                            statement_location(filename, statement))]
+        notes.append(f"{receiver}.update() is called nowhere in this function")
+    return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+_HALF = (torch.float16,)
+
+
+def float16_gradients(context: ErrorContext, already):
+    found = _grad_scaler_call(context, "unscale_") or _grad_scaler_call(context, "step")
+    if found is None:
+        return None
+    frame, filename, statement, location, call, receiver, optimizer_text = found
+    optimizer = value_of(frame, call.args[0]) if call.args else None
+    groups = getattr(optimizer, "param_groups", None) or []
+    half = {id(p) for group in groups for p in group.get("params", ()) if getattr(p, "dtype", None) in _HALF}
+    if not half:
+        return None
+    location.role, location.note = "unscale", f"{receiver} refuses the float16 gradients of {optimizer_text}"
+    modules = _modules_holding(frame, half)
+    tree = parse_file(filename)
+    cast = _float16_cast(tree, filename, frame, modules) if tree is not None else None
+    notes = [f"{optimizer_text} steps float16 parameters, so their gradients are float16: GradScaler unscales only "
+             "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
+             "forward in float16 for speed)"]
+    if cast is None:
+        names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
+        return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
+            f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
+            "to compute in float16, run the forward under torch.autocast(device_type, dtype=torch.float16)")])
+    cast_statement, cast_node, new_text, name = cast
+    primary = statement_location(filename, cast_statement, role="cast",
+                                 note=f"{name} is cast to float16 here, the parameters {optimizer_text} trains")
+    help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
+                       "needs; for float16 compute, run the forward under torch.autocast(device_type, "
+                       "dtype=torch.float16)", replace_node_text(filename, cast_statement, cast_node, new_text),
+                       statement_location(filename, cast_statement))
+    return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+
+
+def _modules_holding(frame, parameter_ids: set) -> list[str]:
+    """Names of the frame's modules (locals, then globals) that hold one of the parameters."""
+    names = []
+    scopes = [frame.f_locals] + ([frame.f_globals] if frame.f_globals is not frame.f_locals else [])
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if isinstance(value, torch.nn.Module) and name not in names \
+                    and any(id(p) in parameter_ids for p in value.parameters()):
+                names.append(name)
+    return names
+
+
+def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
+    """(statement, node, replacement text, module name) of the first cast of one of `modules` to
+    float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
+    end of the statement that binds `m` (`m = Net().half()`)."""
+    for statement in ast.walk(tree):
+        if not isinstance(statement, (ast.Expr, ast.Assign)):
+            continue
+        call = statement.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        receiver = segment(filename, call.func.value)
+        bound = [segment(filename, t) for t in statement.targets] if isinstance(statement, ast.Assign) else []
+        name = next((m for m in modules if m == receiver or m in bound), None)
+        if name is None:
+            continue
+        if call.func.attr == "half" and not call.args:
+            return statement, call, f"{segment(filename, call.func.value)}.float()", name
+        if call.func.attr in ("to", "type"):
+            for argument in list(call.args) + [k.value for k in call.keywords if k.arg in (None, "dtype")]:
+                if value_of(frame, argument) in _HALF:
+                    return statement, argument, "torch.float32", name
+    return None
+
+
 MATCHERS = [
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
+    (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
+    (r"step\(\) has already been called since the last update\(\)", stepped_twice),
+    (r"Attempting to unscale FP16 gradients", float16_gradients),
 ]

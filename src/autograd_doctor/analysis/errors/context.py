@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
 from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
 
@@ -34,10 +35,14 @@ class ErrorContext:
         return cls(error=error, message=message.split("\n\nautograd-doctor:")[0], frames=frames)
 
     def user_frames(self) -> list[tuple[FrameType, int]]:
-        """The user's frames, innermost first, up to the tool that ran them (pytest, IPython)."""
+        """The user's frames, innermost first, up to the tool that ran them (pytest, IPython).
+        A stand-in frame through which the doctor called torch (own_frames.call_as_caller) has
+        the user's file and line but not the user's local variables: it is not one of them."""
         found = []
         for frame, line in reversed(self.frames):
             filename = frame.f_code.co_filename
+            if frame.f_code.co_name == CALLER_FRAME_NAME:
+                continue
             if not is_internal_file(filename):
                 found.append((frame, line))
             elif found and is_host_file(filename):

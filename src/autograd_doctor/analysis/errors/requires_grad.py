@@ -77,14 +77,24 @@ def non_scalar_backward(context: ErrorContext, already):
                                 "does not choose, as the scale of the gradient returned is the result"))
     elif receiver is not None:
         text = text_of(filename, receiver)
-        reduced = f"{text}.sum()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
-            else f"({text}).sum()"
+        count = 'N' if shape is None else _count(shape)
+        per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno)
+        reduction = "mean" if per_element_loss else "sum"
+        reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+            else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
         passed = f"{text}.backward(torch.ones_like"
-        helps.append(statement_change(
-            location, f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
-                      f"gradients by 1/{'N' if shape is None else _count(shape)}); "
-                      f"{passed}({text})) is the same as .sum()", new_statement))
+        if per_element_loss:
+            # A loss function's own default is the mean (reduction="mean"); the sum would
+            # multiply every gradient, hence the step size, by the number of elements.
+            notes.append(f"{text} holds one loss per element ({per_element_loss}): the loss functions' default, "
+                         "reduction='mean', averages them")
+            message = (f"average the per-element losses, as the loss function does by default: {text}.mean() "
+                       f"(.sum() would scale the gradients, and the step, by {count})")
+        else:
+            message = (f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
+                       f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
+        helps.append(statement_change(location, message, new_statement))
     else:
         helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
                                 "gradient of the loss with respect to it: backward(gradient)"))
@@ -92,6 +102,21 @@ def non_scalar_backward(context: ErrorContext, already):
     if grad_calls:
         found.title = "torch.autograd.grad() was called on a tensor with more than one element"
     return found
+
+
+def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int) -> str | None:
+    """Why `output` is a loss per element, or None: it was made by a loss function (its grad_fn
+    is a loss's backward, e.g. MseLossBackward0, NllLossBackward0 for cross_entropy), or the
+    statement that made it passes reduction="none"."""
+    node_name = type(getattr(output, "grad_fn", None)).__name__
+    if "Loss" in node_name or node_name.startswith("BinaryCrossEntropy"):
+        return f"made by a loss function with reduction='none', {node_name}"
+    made = last_assignment(filename, receiver.id, line) if isinstance(receiver, ast.Name) else None
+    for node in ast.walk(made) if made is not None else ():
+        if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
+                and node.value.value == "none":
+            return "made with reduction='none'"
+    return None
 
 
 def _complex_output(context: ErrorContext, statement, location, filename: str, verb: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.held_methods import uses_no_layer
+from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -25,7 +25,10 @@ parameters (`self.make_batch()` turning stored transitions into tensors), or
 the results of a held module's method that its class, found in the
 repository, writes using the module only for sizes and flags
 (`self.critic.build_inputs(batch)` stacking batch fields and
-`torch.eye(self.n_agents)`).  This
+`torch.eye(self.n_agents)`), or of a module whose class's `forward` returns
+its own parameters (`return self.embeds`, an `nn.ParameterDict`).  A name
+rebound to a new module after the value was computed (`model =
+LogReg(...)`; not `model = model.to(device)`) is another module.  This
 is the GAN / actor-critic pattern: `d_real = D(x)`,
 `d_loss.backward(retain_graph=True)`, `d_opt.step()`, then `g_loss`, computed
 from `d_real`, `.backward()`; and the SAC/TD3 twin-critic idiom: the actor's
@@ -103,7 +106,7 @@ def check_file(checker) -> None:
         if not owners:
             continue  # whose parameters it steps is unknown: no claim
         for b, bnode, recv, cut in later:
-            hit = _old_graph(checker, scope, recv, b, cut, owners)
+            hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
                 checker.report(
@@ -203,7 +206,7 @@ def _dependencies(checker, node, cls=None, owner=None):
                                                     or func.attr in N.MODULE_METHODS):
                 continue
             if isinstance(func, ast.Name):
-                if func.id not in checker.aliases:
+                if func.id not in checker.aliases and not _returns_leaves(checker, func):
                     modules.append(func.id)
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
                 on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
@@ -248,6 +251,16 @@ def _layer_free(checker, func: ast.Attribute) -> bool:
     return checker.layer_free_methods[key]
 
 
+def _returns_leaves(checker, func: ast.Name) -> bool:
+    """``func()`` calls a module whose class, found in the repository, returns its
+    own parameters from `forward` (``held_methods.py``): leaves, no graph to go
+    stale when they are stepped."""
+    key = ("returns its parameters", func.id)
+    if key not in checker.layer_free_methods:
+        checker.layer_free_methods[key] = returns_own_parameters(func, checker.tree, checker.filename)
+    return checker.layer_free_methods[key]
+
+
 def _selected_indices(value, index) -> bool:
     """``x.max(1)[1]`` / ``torch.sort(x)[1]``: element 1 of a value-selecting
     reduction, the index tensor."""
@@ -255,9 +268,10 @@ def _selected_indices(value, index) -> bool:
         and isinstance(value.func, ast.Attribute) and value.func.attr in N.VALUE_SELECTING_METHODS
 
 
-def _old_graph(checker, scope, recv, at, step, owners):
+def _old_graph(checker, scope, recv, at, step, owners, step_seq):
     """Follow what the backward's receiver was computed from, back to a value bound
-    before the step whose computation called a module the optimizer steps."""
+    before the step (``step``: the cut) whose computation called a module the
+    optimizer stepped at ``step_seq`` updates."""
     names, _ = _dependencies(checker, recv, scope.module_class, scope.owner_class)
     work, seen = [(n, at) for n in names], set()
     while work and len(seen) < 200:
@@ -270,7 +284,7 @@ def _old_graph(checker, scope, recv, at, step, owners):
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
-            hit = _module_before(checker, scope, name, value, bseq, owners)
+            hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
         else:
@@ -278,16 +292,17 @@ def _old_graph(checker, scope, recv, at, step, owners):
     return None
 
 
-def _module_before(checker, scope, name, value, at, owners):
+def _module_before(checker, scope, name, value, at, owners, step_seq):
     """An owner module called (directly or through earlier bindings) to compute
-    ``value``, with the binding ``(name, seq)`` whose value calls it."""
+    ``value``, with the binding ``(name, seq)`` whose value calls it; not a module
+    whose name was bound to another object between that call and the step."""
     work, seen = [(value, at, name)], set()
     while work and len(seen) < 200:
         node, when, bound = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         for m in modules:
             owner = _owned(m, owners)
-            if owner is not None:
+            if owner is not None and not _rebound(scope, m, when, step_seq):
                 return m, (bound, when)
         for n in names:
             if _owned(n, owners):
@@ -297,6 +312,24 @@ def _module_before(checker, scope, name, value, at, owners):
                 seen.add((n, entry[0]))
                 work.append((entry[1], entry[0], n))
     return None
+
+
+def _rebound(scope, module: str, then: int, step_seq: int) -> bool:
+    """The name ``module`` starts with holds another object at the step than when
+    it was called at ``then``: `model = LogReg(...)` between `embeds =
+    model.get_embedding(...)` and `opt.step()` (the optimizer, built on the new
+    `model`, does not update the layers that computed `embeds`).  A rebinding
+    that reads the name itself (`model = model.cuda()`, `.to(device)`) keeps
+    the same module."""
+    root = module.split(".")[0]
+    if root == "self":
+        return False
+    at_call, entry = scope.binding(root, then), scope.binding(root, step_seq)
+    while entry is not None and entry != at_call and entry[0] > then and entry[1] is not None:
+        if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(entry[1])):
+            return True  # `model = LogReg(...)`, then perhaps `model = model.to(device)`
+        entry = scope.binding(root, entry[0])
+    return False
 
 
 def _freed(checker, scope, binding, at) -> bool:

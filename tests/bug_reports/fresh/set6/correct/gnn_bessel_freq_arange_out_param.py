@@ -4,7 +4,8 @@ frequencies in a trainable `nn.Parameter` and fills it in `reset_parameters` wit
 PyTorch said "a leaf Variable that requires grad is being used in an in-place operation"; today
 `arange` refuses the `out=` that requires grad).
 Source: https://github.com/XieResearchGroup/Physics-aware-Multiplex-GNN/issues/4 (answer: take the
-newer PyG DimeNet code, which fills the parameter under `torch.no_grad()`).
+newer PyG DimeNet code, which fills the parameter under `torch.no_grad()` and then calls
+`self.freq.requires_grad_()`).
 expect: raises"""
 import math
 
@@ -25,6 +26,10 @@ class BesselBasis(nn.Module):
     def reset_parameters(self):
         with torch.no_grad():
             torch.arange(1, self.freq.numel() + 1, out=self.freq).mul_(PI)
+        # The out= write under no_grad leaves freq with requires_grad=False (it stays an
+        # nn.Parameter, so the optimizer holds it but never moves it): turn it back on, as PyG's
+        # DimeNet does, so the frequencies train as in the reported model.
+        self.freq.requires_grad_()
 
     def forward(self, dist):
         d = (dist / self.cutoff).unsqueeze(-1)

@@ -1,0 +1,83 @@
+"""A sparse gradient combined with a dense tensor by an operation that refuses sparse-first
+operands: "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+
+The gradient of `nn.Embedding(..., sparse=True)` (and `EmbeddingBag`, `F.embedding(...,
+sparse=True)`) is a sparse tensor: only the rows the batch looked up. Code written for dense
+gradients (noise added for differential privacy, a gradient penalty, averaging across clients)
+then fails at `p.grad + noise` with a message about `add`, not about the embedding. The help
+makes the gradient dense at that operand (`p.grad.to_dense()`, which returns a dense gradient
+unchanged), so the same line works for every parameter.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import torch
+
+from autograd_doctor.analysis.errors.build import diagnosis, user_statement
+from autograd_doctor.analysis.errors.context import ErrorContext, value_of
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, segment, statement_location
+
+_EMBEDDINGS = (torch.nn.Embedding, torch.nn.EmbeddingBag)
+
+
+def sparse_first_operand(context: ErrorContext, already):
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    operand = _sparse_gradient_operand(frame, statement, line)
+    if operand is None:
+        return None
+    text = segment(filename, operand)
+    owner = value_of(frame, operand.value)
+    location.role, location.note = "combined", f"{text} is a sparse tensor here"
+    notes = [f"{text} is sparse: the gradient of an embedding made with sparse=True holds only the rows the batch "
+             "looked up, and PyTorch does not add a dense tensor to a sparse one in this order"]
+    module = _embedding_holding(frame, owner)
+    if module is not None:
+        notes.append(f"{module} is an embedding created with sparse=True")
+    help_ = Suggestion(f"make the gradient dense before combining it: {text}.to_dense() (a dense gradient is "
+                       "returned as it is), or create the embedding with sparse=False",
+                       replace_node_text(filename, statement, operand, f"{text}.to_dense()"),
+                       statement_location(filename, statement))
+    return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[help_])
+
+
+def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.Attribute | None:
+    """The `x.grad` on the raising line that holds a sparse tensor, as the left operand of a
+    binary operation or the receiver of a method call."""
+    for node in ast.walk(statement):
+        candidate = None
+        if isinstance(node, ast.BinOp):
+            candidate = node.left
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            candidate = node.func.value
+        if isinstance(candidate, ast.Attribute) and candidate.attr == "grad" and candidate.lineno == line:
+            value = value_of(frame, candidate)
+            if isinstance(value, torch.Tensor) and value.is_sparse:
+                return candidate
+    return None
+
+
+def _embedding_holding(frame, parameter) -> str | None:
+    """`model.embed_user` for the sparse embedding of the frame's modules whose weight is `parameter`."""
+    if not isinstance(parameter, torch.Tensor):
+        return None
+    scopes = [frame.f_locals] + ([frame.f_globals] if frame.f_globals is not frame.f_locals else [])
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if not isinstance(value, torch.nn.Module):
+                continue
+            for path, module in value.named_modules():
+                if isinstance(module, _EMBEDDINGS) and module.weight is parameter and module.sparse:
+                    return f"{name}.{path}" if path else name
+    return None
+
+
+MATCHERS = [
+    (r"add\(sparse, dense\) is not supported", sparse_first_operand),
+]
