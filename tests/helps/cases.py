@@ -396,6 +396,39 @@ CASES = [
             opt.step()
         params = [p.detach().clone() for p in [*embed.parameters(), *head.parameters()]]
     """, ["params"]),
+    # A forward pass of several lines made before the loop (held-out set 7, nn-zero-to-hero#31):
+    # computing only the last line (the loss) again would still go through the freed graph of
+    # the lines before it, so the help repeats every line whose tensor has a graph (not the
+    # one-hot input, which has none) at the top of the loop.
+    Case("forward_lines_before_the_loop", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        W = torch.randn(5, 5, requires_grad=True)
+        xs, ys = torch.randint(0, 5, (12,)), torch.randint(0, 5, (12,))
+        xenc = torch.nn.functional.one_hot(xs, num_classes=5).float()
+        logits = xenc @ W
+        counts = logits.exp()
+        probs = counts / counts.sum(1, keepdim=True)
+        loss = -probs[torch.arange(12), ys].log().mean()
+        for k in range(3):
+            W.grad = None
+            loss.backward()
+            W.data += -1.0 * W.grad
+    """, """
+        import torch
+        torch.manual_seed(0)
+        W = torch.randn(5, 5, requires_grad=True)
+        xs, ys = torch.randint(0, 5, (12,)), torch.randint(0, 5, (12,))
+        xenc = torch.nn.functional.one_hot(xs, num_classes=5).float()
+        for k in range(3):
+            logits = xenc @ W
+            counts = logits.exp()
+            probs = counts / counts.sum(1, keepdim=True)
+            loss = -probs[torch.arange(12), ys].log().mean()
+            W.grad = None
+            loss.backward()
+            W.data += -1.0 * W.grad
+    """, ["W"]),
     Case("gan_discriminator_first", "AD302", """
         import torch
         torch.manual_seed(0)

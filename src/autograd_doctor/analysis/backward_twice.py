@@ -444,7 +444,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
-            recompute = _recompute_in_loop(site.filename, loop, assignment)
+            chain = _graph_chain_before_loop(scope, frame_locals, loop, assignment)
+            recompute = _recompute_in_loop(site.filename, loop, chain)
+            built_from = [segment(site.filename, s.targets[0]) for s in chain[:-1] if isinstance(s, ast.Assign)]
+            with_chain = f", with the lines that build its graph ({', '.join(built_from)})" if built_from else ""
             trained_only_through = _leaves_only_through(roots, [tensor.grad_fn] if tensor is not None else [])
             if trained_only_through:
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
@@ -457,8 +460,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 detached = None
                 if recompute is not None:
                     helps.append(Suggestion(
-                        f"compute {name} inside the loop, so that each iteration's backward() goes through "
-                        "the graph built in that iteration", recompute[1], recompute[0]))
+                        f"compute {name} inside the loop{with_chain}, so that each iteration's backward() goes "
+                        "through the graph built in that iteration", recompute[1], recompute[0]))
             if detached:
                 helps.append(Suggestion(
                     f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it "
@@ -678,17 +681,51 @@ def _detach_again(name: str, value) -> str:
     return f"{name} = {name}.detach()"
 
 
-def _recompute_in_loop(filename: str, loop: ast.AST | None, assignment: ast.stmt) -> tuple[Location, str] | None:
-    """(where, replacement) that repeats a one-line assignment made before a loop at the top
-    of the loop's body, so the tensor is computed anew (with a new graph) in each iteration."""
-    if loop is None or not isinstance(assignment, ast.Assign) or assignment.lineno != assignment.end_lineno:
+def _graph_chain_before_loop(scope: Scope, values: dict, loop: ast.AST | None,
+                             assignment: ast.stmt) -> list[ast.stmt]:
+    """The statements before `loop` that build the graph of the tensor `assignment` makes: that
+    statement and, through the names it reads, every earlier statement whose tensor is itself
+    part of a graph (has a grad_fn). Those are the lines that must run again in each iteration:
+    computing only the last one again would still go through the freed graph of the others.
+    Tensors without a graph (data, one-hot inputs, weights) stay where they are."""
+    if loop is None:
+        return [assignment]
+    assigned_in_loop = set()
+    for statement, names, _ in scope.assignments:
+        if loop.lineno <= statement.lineno <= loop.end_lineno:
+            assigned_in_loop |= names
+    chain, pending = {id(assignment): assignment}, [assignment]
+    while pending:
+        statement = pending.pop()
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else None
+        for name in loaded_names(value) if value is not None else ():
+            tensors = _tensors_in(values.get(name))
+            if name in assigned_in_loop or not tensors or all(t.grad_fn is None for t in tensors):
+                continue
+            found = scope.latest_assignment(name, statement.lineno)
+            # Only plain assignments in the loop's own block: a statement inside another loop
+            # (`loss += ...` over the data) cannot be repeated as it is.
+            if found is not None and id(found[0]) not in chain and found[0].lineno < loop.lineno \
+                    and isinstance(found[0], ast.Assign) and scope.parents.get(found[0]) is scope.parents.get(loop):
+                chain[id(found[0])] = found[0]
+                pending.append(found[0])
+    return sorted(chain.values(), key=lambda statement: statement.lineno)
+
+
+def _recompute_in_loop(filename: str, loop: ast.AST | None, statements: list[ast.stmt]) -> tuple[Location, str] | None:
+    """(where, replacement) that repeats one-line assignments made before a loop (in their
+    order) at the top of the loop's body, so the tensor is computed anew (with a new graph) in
+    each iteration."""
+    if loop is None or not statements:
+        return None
+    if any(not isinstance(s, ast.Assign) or s.lineno != s.end_lineno for s in statements):
         return None
     first = loop.body[0]
     first_text = segment(filename, first)
-    assigned = segment(filename, assignment)
-    if first.lineno != first.end_lineno or first_text is None or assigned is None:
+    assigned = [segment(filename, s) for s in statements]
+    if first.lineno != first.end_lineno or first_text is None or any(text is None for text in assigned):
         return None
-    return statement_location(filename, first), f"{assigned}\n{first_text}"
+    return statement_location(filename, first), "\n".join(assigned + [first_text])
 
 
 _NOT_DATA_WRITES = {"requires_grad_", "share_memory_", "retain_grad", "detach_", "record_stream"}
