@@ -481,6 +481,21 @@ def check_trained_head_in_float32(ns):
         assert torch.allclose(trained.detach(), expected.detach(), atol=1e-6)
 
 
+def check_update_after_each_step(ns):
+    torch.manual_seed(0)  # the same model and data; SGD by hand: a step on each half of every batch
+    model = torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+    params = [p.detach().clone() for p in model.parameters()]
+    for x, y in batches:
+        for rows in (slice(0, 2), slice(2, 4)):
+            leaves = [p.clone().requires_grad_() for p in params]
+            loss = torch.nn.functional.mse_loss(x[rows] @ leaves[0].T + leaves[1], y[rows])
+            grads = torch.autograd.grad(loss, leaves)
+            params = [p - 0.1 * g for p, g in zip(params, grads)]
+    for trained, expected in zip(ns["model"].parameters(), params):
+        assert torch.allclose(trained.detach(), expected, atol=1e-6)
+
+
 def check_dense_gradient_with_noise(ns):
     torch.manual_seed(0)  # the same table, trained by hand on dense gradients plus the noise
     weight = torch.nn.Embedding(6, 2).weight.detach().clone()
@@ -554,6 +569,7 @@ CASES = {
     "amp_unscale_every_micro_batch": ("AD148", 0, check_unscale_once_per_step),
     "amp_unscale_after_step": ("AD149", 0, check_unscale_before_step),
     "amp_step_without_update": ("AD150", 0, check_update_after_step),
+    "amp_step_twice_in_one_iteration": ("AD150", 0, check_update_after_each_step),
     "amp_float16_parameters": ("AD151", 0, check_trained_head_in_float32),
     "sparse_gradient_noise": ("AD152", 0, check_dense_gradient_with_noise),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)

@@ -396,6 +396,39 @@ CASES = [
             opt.step()
         params = [p.detach().clone() for p in [*embed.parameters(), *head.parameters()]]
     """, ["params"]),
+    # A forward pass of several lines made before the loop (held-out set 7, nn-zero-to-hero#31):
+    # computing only the last line (the loss) again would still go through the freed graph of
+    # the lines before it, so the help repeats every line whose tensor has a graph (not the
+    # one-hot input, which has none) at the top of the loop.
+    Case("forward_lines_before_the_loop", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        W = torch.randn(5, 5, requires_grad=True)
+        xs, ys = torch.randint(0, 5, (12,)), torch.randint(0, 5, (12,))
+        xenc = torch.nn.functional.one_hot(xs, num_classes=5).float()
+        logits = xenc @ W
+        counts = logits.exp()
+        probs = counts / counts.sum(1, keepdim=True)
+        loss = -probs[torch.arange(12), ys].log().mean()
+        for k in range(3):
+            W.grad = None
+            loss.backward()
+            W.data += -1.0 * W.grad
+    """, """
+        import torch
+        torch.manual_seed(0)
+        W = torch.randn(5, 5, requires_grad=True)
+        xs, ys = torch.randint(0, 5, (12,)), torch.randint(0, 5, (12,))
+        xenc = torch.nn.functional.one_hot(xs, num_classes=5).float()
+        for k in range(3):
+            logits = xenc @ W
+            counts = logits.exp()
+            probs = counts / counts.sum(1, keepdim=True)
+            loss = -probs[torch.arange(12), ys].log().mean()
+            W.grad = None
+            loss.backward()
+            W.data += -1.0 * W.grad
+    """, ["W"]),
     Case("gan_discriminator_first", "AD302", """
         import torch
         torch.manual_seed(0)
@@ -521,6 +554,107 @@ CASES = [
             h.sum().backward(retain_graph=True)
         grads = [p.grad.clone() for p in cell.parameters()]
     """}),
+    # A module's own reset() starts its state again: called at the start of each iteration.
+    Case("state_kept_on_module_with_reset", "AD302", """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+
+        class Integrator(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+                self.potential = None
+
+            def reset(self):
+                self.potential = None
+
+            def forward(self, x):
+                if self.potential is None:
+                    self.potential = torch.zeros_like(x)
+                self.potential = 0.5 * self.potential + self.lin(x)
+                return self.potential
+
+        model = torch.nn.Sequential(Integrator(), torch.nn.Tanh())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(3):
+            model[0].reset()
+            x = torch.randn(4, 3)
+            loss = sum(model(x).pow(2).mean() for _ in range(2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        params = [p.detach().clone() for p in model.parameters()]
+    """, ["losses", "params"]),
+    # Features handed to another model's training function with the producer's graph.
+    Case("features_handed_to_another_fit", "AD302", """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats, torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Linear(6, 3)
+
+        def train_probe(features, labels, epochs=3):
+            probe = torch.nn.Linear(3, 2)
+            opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+            for _ in range(epochs):
+                loss = torch.nn.functional.cross_entropy(probe(features), labels)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return probe
+
+        feats = torch.tanh(backbone(torch.randn(8, 6)))
+        probe = train_probe(feats.detach(), torch.randint(0, 2, (8,)))
+        params = [p.detach().clone() for p in probe.parameters()]
+    """, ["params"]),
     Case("total_accumulated_from_zero", "AD302", """
         import torch
         torch.manual_seed(0)

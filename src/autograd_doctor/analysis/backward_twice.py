@@ -119,8 +119,37 @@ def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
 
 
 def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str, ast.stmt] | None:
-    """The statement in the module's class that stores `self.<attribute>` from a call (the
-    forward's `out, self.hidden = self.lstm(x, self.hidden)`), with its file."""
+    """The statement in the module's class that carries `self.<attribute>` from one call to the
+    next (`self.mem = self.beta * self.mem + x`, `out, self.hidden = self.lstm(x, self.hidden)`),
+    else the first that stores it from a call, with its file."""
+    found = _class_definition(module)
+    if found is None:
+        return None
+    filename, definition = found
+
+    def reads_itself(value: ast.expr) -> bool:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+            return False
+        return any(isinstance(element, ast.Attribute) and element.attr == attribute
+                   and isinstance(element.value, ast.Name) and element.value.id == "self"
+                   for element in ast.walk(value))
+
+    assignments = sorted((statement for statement in ast.walk(definition) if _stores_self(statement, attribute)),
+                         key=lambda statement: statement.lineno)
+    for statement in assignments:
+        if reads_itself(statement.value):
+            return filename, statement
+    for statement in assignments:
+        if isinstance(statement.value, ast.Call):
+            return filename, statement
+    return None
+
+
+RESET_METHODS = ("reset", "reset_state", "reset_states", "reset_hidden", "reset_mem")
+
+
+def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
+    """The module's class as written, with its file."""
     import inspect
 
     from autograd_doctor.diagnosis.source import parse_file
@@ -133,16 +162,129 @@ def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str,
     if tree is None:
         return None
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
+            return filename, node
+    return None
+
+
+def _stores_self(statement: ast.AST, attribute: str) -> bool:
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(element, ast.Attribute) and element.attr == attribute
+        and isinstance(element.value, ast.Name) and element.value.id == "self"
+        for target in statement.targets for element in ast.walk(target))
+
+
+def _state_reset(module: torch.nn.Module, attribute: str) -> str | None:
+    """How the module's own code starts `self.<attribute>` again, as code after the module's
+    path: `.reset()` for a method that takes no argument and sets it again (snnTorch's
+    neurons), else `.<attribute> = None` when `__init__` sets it to None (the forward then
+    builds it anew). None when the code gives no such way: nothing is guessed."""
+    found = _class_definition(module)
+    if found is None:
+        return None
+    definition = found[1]
+    for method in definition.body:
+        if not (isinstance(method, ast.FunctionDef) and method.name in RESET_METHODS):
             continue
-        for statement in ast.walk(node):
-            if not isinstance(statement, ast.Assign) or not isinstance(statement.value, ast.Call):
+        arguments = method.args
+        if len(arguments.args) - len(arguments.defaults) != 1 or arguments.vararg or \
+                len([d for d in arguments.kw_defaults if d is None]) > 0:
+            continue  # only `reset(self)`: a method that needs a batch size or a device is not called blind
+        if any(_stores_self(statement, attribute) for statement in ast.walk(method)):
+            return f".{method.name}()"
+    for method in definition.body:
+        if isinstance(method, ast.FunctionDef) and method.name == "__init__":
+            for statement in ast.walk(method):
+                if _stores_self(statement, attribute) and isinstance(statement.value, ast.Constant) \
+                        and statement.value.value is None and len(statement.targets) == 1:
+                    return f".{attribute} = None"
+    return None
+
+
+def _stateful_submodules(top: torch.nn.Module, frontier: list[Any]) -> list[tuple[str, torch.nn.Module, str]]:
+    """Every module under `top` that keeps, on one of its attributes, a tensor reaching the
+    freed graph: (its path below `top`, the module, the attribute)."""
+    found = []
+    for sub_name, module in list(top.named_modules())[:200]:
+        for attribute, held in vars(module).items():
+            if attribute.startswith("__"):
                 continue
-            for target in statement.targets:
-                for element in ast.walk(target):
-                    if isinstance(element, ast.Attribute) and element.attr == attribute \
-                            and isinstance(element.value, ast.Name) and element.value.id == "self":
-                        return filename, statement
+            tensors = _tensors_in(held)
+            if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
+                found.append((sub_name, module, attribute))
+    return found
+
+
+def _module_expression(top_name: str, sub_name: str) -> str:
+    """Python that reaches a submodule from its path in named_modules(): `model.blocks.0.lif`
+    -> `model.blocks[0].lif` (a Sequential's or ModuleList's children are indexed)."""
+    expression = top_name
+    for part in sub_name.split(".") if sub_name else []:
+        expression += f"[{part}]" if part.isdigit() else f".{part}"
+    return expression
+
+
+def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
+                         top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
+    """Start every state that carries the freed graph again at the start of each iteration of
+    the loop around backward() (a new batch, a new pass over the sequence), in the way the
+    module's code gives. None when one state has no such way, the model is not called in the
+    loop, or the loop's first statement is not a one-line statement to put the resets before."""
+    if loop is None or statement is None or scope.tree is None or not getattr(loop, "body", None):
+        return None
+    resets = []
+    for sub_name, module, attribute in _stateful_submodules(top, frontier):
+        how = _state_reset(module, attribute)
+        if how is None:
+            return None  # one state left carried keeps the error: offer nothing rather than half a fix
+        resets.append(_module_expression(top_name, sub_name) + how)
+    calls_model = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == top_name
+                      and loop.lineno < node.lineno <= statement.lineno for node in ast.walk(loop))
+    first = loop.body[0]
+    if not resets or not calls_model or isinstance(first, (ast.For, ast.While, ast.If, ast.With, ast.Try)) \
+            or first.lineno != first.end_lineno:
+        return None
+    return Suggestion(
+        "start the carried state again at the start of each iteration, in the way its module's code does "
+        "(its reset method, or the value __init__ gives it), so each backward() goes through its own pass only",
+        "\n".join(resets + [segment(scope.filename, first)]), statement_location(scope.filename, first),
+        # The failing backward()'s loss is computed again from a state started again: its values
+        # are meant to differ from the original's, built on the previous iteration's state.
+        recomputes_failing_forward=True)
+
+
+def _handed_in(frame, scope: Scope, loop: ast.AST, frame_locals: dict, frontier: list[Any]):
+    """A parameter of the function around backward() that its loop reads every iteration and
+    whose tensor brings in the freed graph (latents handed to another model's `fit()`): traced
+    to the caller's line that passed it. (name, caller file, caller statement, argument node,
+    value) or None."""
+    from autograd_doctor.diagnosis.source import statement_at
+
+    function = scope.node
+    caller = frame.f_back if frame is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is None:
+        return None
+    parameters = [argument.arg for argument in function.args.args]
+    for name in _names_loaded_in(loop):
+        value = frame_locals.get(name)
+        if name not in parameters or not isinstance(value, torch.Tensor) or value.grad_fn is None \
+                or not _reaches(value, frontier) or scope.latest_assignment(name, loop.lineno) is not None:
+            continue
+        filename = caller.f_code.co_filename
+        statement = statement_at(filename, caller.f_lineno)
+        if statement is None:
+            return None
+        for call in ast.walk(statement):
+            if not isinstance(call, ast.Call) or call_name(call) != function.name:
+                continue
+            shift = 1 if isinstance(call.func, ast.Attribute) and parameters[:1] == ["self"] else 0
+            position = parameters.index(name) - shift
+            argument = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+            if argument is None and 0 <= position < len(call.args):
+                argument = call.args[position]
+            if argument is not None and not isinstance(argument, ast.Starred):
+                return name, filename, statement, argument, value
+        return None
     return None
 
 
@@ -251,6 +393,12 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 carrier = outside = (name, found[0], value)
                 kind = "outside"
                 break
+    handed = None  # a tensor with a graph handed in by the caller (`flow.fit(z)`), used every iteration
+    if carrier is None and loop is not None and frontier and scope is not None:
+        handed = _handed_in(frame, scope, loop, frame_locals, frontier)
+        if handed is not None:
+            carrier = (handed[0], None, handed[4])
+            kind = "handed"
     if carrier is None and frontier:
         for name, value in frame_locals.items():
             if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
@@ -275,7 +423,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     helps: list[Suggestion] = []
     primary = backward_loc
     tensor = None
-    if carrier is not None:
+    if carrier is not None and kind != "handed":
         name, assignment, value = carrier
         tensor = _tensors_in(value)[0]
         if assignment is not None:
@@ -296,7 +444,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
                          "the next iteration goes through it again")
             detached = _detached_assignment(site.filename, assignment)
-            recompute = _recompute_in_loop(site.filename, loop, assignment)
+            chain = _graph_chain_before_loop(scope, frame_locals, loop, assignment)
+            recompute = _recompute_in_loop(site.filename, loop, chain)
+            built_from = [segment(site.filename, s.targets[0]) for s in chain[:-1] if isinstance(s, ast.Assign)]
+            with_chain = f", with the lines that build its graph ({', '.join(built_from)})" if built_from else ""
             trained_only_through = _leaves_only_through(roots, [tensor.grad_fn] if tensor is not None else [])
             if trained_only_through:
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
@@ -309,8 +460,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 detached = None
                 if recompute is not None:
                     helps.append(Suggestion(
-                        f"compute {name} inside the loop, so that each iteration's backward() goes through "
-                        "the graph built in that iteration", recompute[1], recompute[0]))
+                        f"compute {name} inside the loop{with_chain}, so that each iteration's backward() goes "
+                        "through the graph built in that iteration", recompute[1], recompute[0]))
             if detached:
                 helps.append(Suggestion(
                     f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it "
@@ -358,6 +509,34 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 primary = statement_location(site.filename, use_statement, role="carried",
                                              note=f"{name} enters this loss's graph here, with the part that the "
                                                   "earlier backward() freed")
+    elif kind == "handed":
+        name, caller_file, caller_statement, argument, value = handed
+        tensor = value
+        given = segment(caller_file, argument)
+        function_name = scope.node.name
+        primary = statement_location(caller_file, caller_statement, role="carried",
+                                     note=f"{given} is handed to {function_name}() here with the graph that made it")
+        related.append(backward_loc)
+        notes.append(f"{function_name}()'s loop goes through the graph of {name} ({given}) in every iteration; the "
+                     "first backward() freed it")
+        trained = _optimizer_parameters(scope, frame_locals, loop.lineno)
+        producer, finished = leaves_below([value.grad_fn])
+        detached = replace_node_text(caller_file, caller_statement, argument,
+                                     f"{given}.detach()" if isinstance(argument, (ast.Name, ast.Attribute, ast.Call,
+                                                                                   ast.Subscript))
+                                     else f"({given}).detach()")
+        if trained is not None and finished and producer and not producer & trained and detached is not None:
+            # The loop's optimizer updates none of the weights that made the tensor: the loop
+            # is not meant to train them, so the hand-over is where the graph must stop.
+            notes.append(f"the optimizer that {function_name}() steps updates none of the {len(producer)} "
+                         f"tensor(s) that require grad behind {given}: its loop does not train them")
+            helps.append(Suggestion(
+                f"detach {given} where it is handed to {function_name}(), so its loop trains only its own weights",
+                detached, statement_location(caller_file, caller_statement)))
+        else:
+            helps.append(Suggestion(
+                f"if {function_name}() must not train what made {given}, detach it where it is handed over "
+                f"({given}.detach()); if it must, compute {given} again inside {function_name}()'s loop"))
     elif kept_on_module is not None:
         path, attribute, module, held = kept_on_module
         tensor = _tensors_in(held)[0]
@@ -383,6 +562,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                                          note=f"self.{attribute} keeps this call's graph for the next batch")
             related.append(backward_loc)
             own = f"self.{attribute}"
+            top_name = path.split(".")[0]
+            top = frame_locals.get(top_name)
+            reset = _reset_at_loop_start(scope, loop, statement, top_name, top, frontier) \
+                if scope is not None and isinstance(top, torch.nn.Module) else None
             trained_only_through = _leaves_only_through(roots, frontier)
             if trained_only_through:
                 # Detaching the kept state would cut the weights it started from (an initial
@@ -390,6 +573,14 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
                              f"only through the graph {own} carries over: detached, {own} would leave them untrained "
                              "after the first backward()")
+            if reset is not None:
+                # The module's code says how its state starts (a reset method, the value __init__
+                # gives it): a new iteration is a new pass, so starting again keeps the meaning
+                # where a detach would carry the old pass's values into the new one.
+                notes.append(f"{own} is not started again between iterations: the next pass begins from the "
+                             "previous pass's state and its freed graph")
+                helps.append(reset)
+            elif trained_only_through:
                 helps.append(Suggestion(
                     f"start {own} again where a new pass over the sequence begins (set it back to the value "
                     f"{type(module).__name__} starts from before each pass), or, if carrying it over is meant, detach "
@@ -490,17 +681,51 @@ def _detach_again(name: str, value) -> str:
     return f"{name} = {name}.detach()"
 
 
-def _recompute_in_loop(filename: str, loop: ast.AST | None, assignment: ast.stmt) -> tuple[Location, str] | None:
-    """(where, replacement) that repeats a one-line assignment made before a loop at the top
-    of the loop's body, so the tensor is computed anew (with a new graph) in each iteration."""
-    if loop is None or not isinstance(assignment, ast.Assign) or assignment.lineno != assignment.end_lineno:
+def _graph_chain_before_loop(scope: Scope, values: dict, loop: ast.AST | None,
+                             assignment: ast.stmt) -> list[ast.stmt]:
+    """The statements before `loop` that build the graph of the tensor `assignment` makes: that
+    statement and, through the names it reads, every earlier statement whose tensor is itself
+    part of a graph (has a grad_fn). Those are the lines that must run again in each iteration:
+    computing only the last one again would still go through the freed graph of the others.
+    Tensors without a graph (data, one-hot inputs, weights) stay where they are."""
+    if loop is None:
+        return [assignment]
+    assigned_in_loop = set()
+    for statement, names, _ in scope.assignments:
+        if loop.lineno <= statement.lineno <= loop.end_lineno:
+            assigned_in_loop |= names
+    chain, pending = {id(assignment): assignment}, [assignment]
+    while pending:
+        statement = pending.pop()
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else None
+        for name in loaded_names(value) if value is not None else ():
+            tensors = _tensors_in(values.get(name))
+            if name in assigned_in_loop or not tensors or all(t.grad_fn is None for t in tensors):
+                continue
+            found = scope.latest_assignment(name, statement.lineno)
+            # Only plain assignments in the loop's own block: a statement inside another loop
+            # (`loss += ...` over the data) cannot be repeated as it is.
+            if found is not None and id(found[0]) not in chain and found[0].lineno < loop.lineno \
+                    and isinstance(found[0], ast.Assign) and scope.parents.get(found[0]) is scope.parents.get(loop):
+                chain[id(found[0])] = found[0]
+                pending.append(found[0])
+    return sorted(chain.values(), key=lambda statement: statement.lineno)
+
+
+def _recompute_in_loop(filename: str, loop: ast.AST | None, statements: list[ast.stmt]) -> tuple[Location, str] | None:
+    """(where, replacement) that repeats one-line assignments made before a loop (in their
+    order) at the top of the loop's body, so the tensor is computed anew (with a new graph) in
+    each iteration."""
+    if loop is None or not statements:
+        return None
+    if any(not isinstance(s, ast.Assign) or s.lineno != s.end_lineno for s in statements):
         return None
     first = loop.body[0]
     first_text = segment(filename, first)
-    assigned = segment(filename, assignment)
-    if first.lineno != first.end_lineno or first_text is None or assigned is None:
+    assigned = [segment(filename, s) for s in statements]
+    if first.lineno != first.end_lineno or first_text is None or any(text is None for text in assigned):
         return None
-    return statement_location(filename, first), f"{assigned}\n{first_text}"
+    return statement_location(filename, first), "\n".join(assigned + [first_text])
 
 
 _NOT_DATA_WRITES = {"requires_grad_", "share_memory_", "retain_grad", "detach_", "record_stream"}

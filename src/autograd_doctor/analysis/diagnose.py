@@ -503,6 +503,15 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
         and forward is not None else None
     if recomputed is not None:
         helps.append(recomputed)
+        moved_step = helps[0] if len(helps) == 2 and helps[0].message.startswith("call ") else None
+        if moved_step is not None and step_order.later_loss_trains_stepped_weights(order):
+            # Moving the step after this backward() would train the stepped weights on this loss
+            # too (a GAN's discriminator ascending the generator's loss): that changes what the
+            # program trains, so computing the forward line again after the step comes first.
+            recomputed.message = recomputed.message[len("or, "):] if recomputed.message.startswith("or, ") \
+                else recomputed.message
+            moved_step.message = "or, " + moved_step.message
+            helps.reverse()
     if recompute is None and forward is not None:
         statement, name = forward
         show(statement_location(write.site.filename, statement, role="forward",

@@ -391,6 +391,18 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
     return help, primary
 
 
+def later_loss_trains_stepped_weights(order: UpdateOrder) -> bool:
+    """Whether the loss whose backward() failed is another optimizer's loss that also reaches
+    weights the earlier step() updates (a generator's loss, stepped by the generator's
+    optimizer, through the discriminator): moving that step() after its backward() would then
+    train those weights on a loss meant for other weights. One optimizer stepping once for two
+    losses of one model is not that case (the step then applies both, as their sum would)."""
+    if order.loss is None or not order.optimizer_ids & reached_leaves([order.loss]):
+        return False
+    own = _later_step_parameters(order)
+    return bool(own) and not own & order.optimizer_ids
+
+
 def step_after_later_backward(order: UpdateOrder, forward_name: str | None = None) -> Suggestion | None:
     """The help that moves S after B2, or drops it where the same optimizer steps right after
     B2: the optimizer then applies both losses' gradients (as a backward() of their sum), which

@@ -48,21 +48,20 @@ def _calls(node: ast.AST, method: str, receiver: str, filename: str) -> list[ast
             and n.func.attr == method and segment(filename, n.func.value) == receiver]
 
 
+def _function_around(filename: str, statement: ast.stmt) -> ast.AST | None:
+    """The function (or module) whose body holds `statement`."""
+    tree = parse_file(filename)
+    return enclosing_function(tree, statement.lineno) if tree is not None else None
+
+
 def unscaled_twice(context: ErrorContext, already):
-    found = user_statement(context)
+    found = _grad_scaler_call(context, "unscale_")
     if found is None:
         return None
-    frame, _line, filename, statement, location = found
-    call = _method_call(statement, "unscale_")
-    scaler = value_of(frame, call.func.value) if call is not None else None
-    if call is None or not any(cls.__name__ == "GradScaler" for cls in type(scaler).__mro__):
-        return None
-    receiver = segment(filename, call.func.value)
-    optimizer_text = segment(filename, call.args[0]) if call.args else "optimizer"
+    _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "unscale", (f"{receiver}.unscale_({optimizer_text}) runs again before "
                                                f"{receiver}.update()")
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     step = _step_statement(scope, filename, receiver) if scope is not None else None
     related = []
     if step is not None:
@@ -97,13 +96,7 @@ def _move_into_step_block(filename: str, scope: ast.AST, unscale: ast.stmt, step
     if block is None:
         return None
     start = block.index(unscale)
-    moved = [unscale]
-    for following in block[start + 1:]:
-        if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
-                   or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS
-                   for n in ast.walk(following)) or not isinstance(following, ast.Expr):
-            break
-        moved.append(following)
+    moved = [unscale] + _clipping_after(block, start)
     holder = next((s for s in block[start + len(moved):] if s.lineno <= step.lineno <= s.end_lineno), None)
     if holder is None or holder is step or _calls(holder, "unscale_", receiver, filename):
         return None  # step() is not inside a later statement of the same block, or it unscales there too
@@ -146,8 +139,7 @@ def unscaled_after_step(context: ErrorContext, already):
         return None
     _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "unscale", f"{receiver}.unscale_({optimizer_text}) runs after {receiver}.step()"
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     block = block_holding(scope, statement) if scope is not None else None
     step = None
     if block is not None:
@@ -206,13 +198,27 @@ def stepped_twice(context: ErrorContext, already):
         return None
     _frame, filename, statement, location, _call, receiver, optimizer_text = found
     location.role, location.note = "step", f"{receiver}.step({optimizer_text}) runs again before {receiver}.update()"
-    tree = parse_file(filename)
-    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = _function_around(filename, statement)
     updates = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and _method_call(node, "update")
                is not None and segment(filename, node.value.func.value) == receiver] if scope is not None else []
     notes = [f"after {receiver}.step({optimizer_text}), GradScaler refuses another step() of that optimizer until "
              f"{receiver}.update() has adjusted the loss scale: update() runs once per iteration, after the steps"]
     related = []
+    earlier = _earlier_step(scope, filename, statement, receiver) if scope is not None else None
+    if earlier is not None:
+        # Two steps of one optimizer in one block (a step after each of two losses): the update()
+        # that lets the second one run goes right after the first.
+        indent = source_line(filename, earlier.lineno)[:earlier.col_offset]
+        step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
+                              for number in range(earlier.lineno, earlier.end_lineno + 1))
+        related = [statement_location(filename, earlier, role="step", note=f"the earlier {receiver}.step() of this "
+                                      f"iteration, with no {receiver}.update() after it")]
+        helps = [Suggestion(f"call {receiver}.update() after each {receiver}.step({optimizer_text}), so that every "
+                            "step is followed by its update", f"{step_text}\n{receiver}.update()",
+                            statement_location(filename, earlier)),
+                 Suggestion(f"or step once per iteration: add the losses, call backward() once, then "
+                            f"{receiver}.step({optimizer_text}) and {receiver}.update()")]
+        return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
     if updates:
         related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
                                       "between the two steps") for update in updates]
@@ -227,6 +233,21 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _earlier_step(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str) -> ast.stmt | None:
+    """The last `receiver.step(...)` statement before `statement` in the same block with no
+    `receiver.update()` between them; None when there is none."""
+    block = block_holding(scope, statement)
+    if block is None:
+        return None
+    earlier = None
+    for candidate in block[:block.index(statement)]:
+        if _method_call(candidate, "step") is not None and segment(filename, candidate.value.func.value) == receiver:
+            earlier = candidate
+        elif _calls(candidate, "update", receiver, filename):
+            earlier = None  # an update() after that step: it is not the one left without one
+    return earlier
 
 
 _HALF = (torch.float16,)
