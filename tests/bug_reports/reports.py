@@ -42,7 +42,8 @@ REPORTS = [
     Report("gan_sin_step_before_g_backward", "https://github.com/pytorch/pytorch/issues/39141",
            "GAN: opt_D.step() before G_loss.backward() through D", "AD103",
            ["[*G.parameters()]", "[*D.parameters()]"],
-           references={1: "gan_sin_step_before_g_backward_recomputed"}),
+           # G_loss has its own optimizer and reaches D's stepped weights: recomputing comes first
+           references={0: "gan_sin_step_before_g_backward_recomputed"}),
     Report("maddpg_critic_step_before_actor_backward", "https://github.com/starry-sky6688/MADDPG/issues/27",
            "actor-critic: critic step before the actor's backward through the critic", "AD103",
            ["[*actor.parameters()]", "[*critic.parameters()]"],

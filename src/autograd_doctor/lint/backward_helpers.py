@@ -13,6 +13,8 @@ itself, `trainer.step()` of another object).
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left, bisect_right
 
 from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.clearing import _own_nodes, is_self_call  # the same walk as clearing's
@@ -20,18 +22,45 @@ from autograd_doctor.lint.clearing import _own_nodes, is_self_call  # the same w
 _AUTOGRAD_CALLS = frozenset({"backward", "grad"})
 
 
+# The text of a call `_runs_backward` accepts (`loss.backward (`, `torch.autograd.grad(`): the
+# word, then what must follow it. Found with str.find: a regex alternation behind `\b` tries
+# every position of the text.
+_CALL_TEXT = (("backward", re.compile(r"\s*\(")), ("autograd", re.compile(r"\s*\.\s*grad\s*\(")))
+
+
+def _call_positions(source: str) -> list:
+    found = []
+    for word, after in _CALL_TEXT:
+        start = source.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not (start and (source[start - 1].isalnum() or source[start - 1] == "_")) and after.match(source, end):
+                found.append(start)
+            start = source.find(word, end)
+    return found
+
+
 def backward_functions(tree: ast.Module, source: str) -> frozenset:
     """Names of the functions defined in ``tree`` that run a backward pass."""
-    if "backward(" not in source and "autograd.grad(" not in source:
+    if "backward" not in source and "autograd" not in source:
+        return frozenset()
+    found = _call_positions(source)
+    if not found:
+        return frozenset()
+    functions = [node for node in nested_statements(tree.body)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    # Only a function whose lines hold such a call can run backward itself. Most files that say
+    # "backward(" say it in a docstring or in another object's method: their functions' nodes
+    # are not walked at all (this was an eighth of the linter's time on torch/nn).
+    starts = [0] + [m.end() for m in re.finditer("\n", source)]
+    lines = sorted({bisect_right(starts, position) for position in found})
+    runs = {node.name for node in functions
+            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in _own_nodes(node))}
+    if not runs:
         return frozenset()
     calls: dict = {}  # function name -> the same-file names its own body calls
-    runs: set = set()
-    for node in nested_statements(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own = list(_own_nodes(node))
-            if any(_runs_backward(n) for n in own):
-                runs.add(node.name)
-            calls.setdefault(node.name, set()).update(_same_file_calls(own))
+    for node in functions:
+        calls.setdefault(node.name, set()).update(_same_file_calls(_own_nodes(node)))
     changed = True
     while changed:  # a helper that calls a backward helper runs backward too
         changed = False
@@ -40,6 +69,11 @@ def backward_functions(tree: ast.Module, source: str) -> frozenset:
                 runs.add(name)
                 changed = True
     return frozenset(runs)
+
+
+def _holds_a_line(node: ast.AST, lines: list) -> bool:
+    index = bisect_left(lines, node.lineno)
+    return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)
 
 
 def _runs_backward(node) -> bool:
