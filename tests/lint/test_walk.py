@@ -83,3 +83,14 @@ def test_split_lines_keeps_the_tokenizers_line_numbers():
         assert "".join(lines) == source
         for number in _tokenizer_lines(source):
             assert lines[number - 1].split("=")[0].strip().isidentifier(), (source, number)
+
+
+def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
+    total = 0
+    for path in _real_sources():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            assert walk.child_nodes(node) == list(ast.iter_child_nodes(node)), (path, node)
+            total += 1
+    assert total > 10_000

@@ -22,6 +22,7 @@ from bisect import bisect_right
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.walk import child_nodes
 
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
 
@@ -159,7 +160,7 @@ def _own_nodes(holder):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 def _parameters(function, method: bool) -> list:

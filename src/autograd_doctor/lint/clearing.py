@@ -23,6 +23,7 @@ import re
 from functools import lru_cache
 
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.walk import child_nodes
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 
@@ -138,4 +139,4 @@ def _own_nodes(function):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))

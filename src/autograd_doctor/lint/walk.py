@@ -59,3 +59,15 @@ class FastVisitor:
 
 def _nothing(node):
     return None
+
+
+def child_nodes(node) -> list:
+    """``list(ast.iter_child_nodes(node))``, in the same order, without its generators."""
+    children = []
+    for field_name in node._fields:
+        value = getattr(node, field_name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, ast.AST))
+    return children
