@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from autograd_doctor.lint.arguments import nested_statements
-from autograd_doctor.lint.clearing import _own_nodes, is_self_call  # the same walk as clearing's
+from autograd_doctor.lint.clearing import is_self_call, own_nodes, same_file_calls, spread_to_callers
 
 _AUTOGRAD_CALLS = frozenset({"backward", "grad"})
 
@@ -55,20 +55,13 @@ def backward_functions(tree: ast.Module, source: str) -> frozenset:
     starts = [0] + [m.end() for m in re.finditer("\n", source)]
     lines = sorted({bisect_right(starts, position) for position in found})
     runs = {node.name for node in functions
-            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in _own_nodes(node))}
+            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(node))}
     if not runs:
         return frozenset()
     calls: dict = {}  # function name -> the same-file names its own body calls
     for node in functions:
-        calls.setdefault(node.name, set()).update(_same_file_calls(_own_nodes(node)))
-    changed = True
-    while changed:  # a helper that calls a backward helper runs backward too
-        changed = False
-        for name, called in calls.items():
-            if name not in runs and called & runs:
-                runs.add(name)
-                changed = True
-    return frozenset(runs)
+        calls.setdefault(node.name, set()).update(same_file_calls(own_nodes(node)))
+    return spread_to_callers(runs, calls)
 
 
 def _holds_a_line(node: ast.AST, lines: list) -> bool:
@@ -85,15 +78,3 @@ def _runs_backward(node) -> bool:
         return True  # `loss.backward()`; `self.backward(...)` is a same-file call
     return func.attr in _AUTOGRAD_CALLS and isinstance(func.value, ast.Attribute) \
         and func.value.attr == "autograd"
-
-
-def _same_file_calls(nodes) -> set:
-    out = set()
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name):
-                out.add(node.func.id)
-            elif is_self_call(node):
-                out.add(node.func.attr)
-    return out
-

@@ -42,18 +42,26 @@ def clearing_functions(tree: ast.Module, source: str, needs_backward: bool = Tru
     # and then each function's own nodes visits every node once, not twice.
     for node in nested_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own = list(_own_nodes(node))
+            own = list(own_nodes(node))
             if _clears(own):
                 clears.add(node.name)
-            calls.setdefault(node.name, set()).update(_calls(own))
+            calls.setdefault(node.name, set()).update(same_file_calls(own))
+    return spread_to_callers(clears, calls)
+
+
+def spread_to_callers(names: set, calls: dict) -> frozenset:
+    """``names`` and every function that calls one of them, directly or through others;
+    ``calls``: function name -> the same-file names its own body calls.  (A helper that
+    calls a clearing helper clears too; one that calls a backward helper runs backward.)"""
+    found = set(names)
     changed = True
-    while changed:  # a helper that calls a clearing helper clears too
+    while changed:
         changed = False
         for name, called in calls.items():
-            if name not in clears and called & clears:
-                clears.add(name)
+            if name not in found and called & found:
+                found.add(name)
                 changed = True
-    return frozenset(clears)
+    return frozenset(found)
 
 
 def _clears(nodes) -> bool:
@@ -112,7 +120,8 @@ def _project_file_clearing(path: str) -> frozenset:
     return clearing_functions(tree, source, needs_backward=False)
 
 
-def _calls(nodes) -> set:
+def same_file_calls(nodes) -> set:
+    """The names called as `f(...)` or `self.f(...)` among ``nodes``."""
     out = set()
     for node in nodes:
         if isinstance(node, ast.Call):
@@ -131,7 +140,7 @@ def is_self_call(call: ast.Call) -> bool:
         and func.value.id == "self"
 
 
-def _own_nodes(function):
+def own_nodes(function):
     """The nodes of ``function``'s body, not of functions nested in it."""
     todo = list(function.body)
     while todo:
