@@ -130,9 +130,7 @@ def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str,
     def reads_itself(value: ast.expr) -> bool:
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
             return False
-        return any(isinstance(element, ast.Attribute) and element.attr == attribute
-                   and isinstance(element.value, ast.Name) and element.value.id == "self"
-                   for element in ast.walk(value))
+        return any(_is_self_attribute(element, attribute) for element in ast.walk(value))
 
     assignments = sorted((statement for statement in ast.walk(definition) if _stores_self(statement, attribute)),
                          key=lambda statement: statement.lineno)
@@ -167,11 +165,15 @@ def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | Non
     return None
 
 
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    """`self.<attribute>`."""
+    return isinstance(node, ast.Attribute) and node.attr == attribute \
+        and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def _stores_self(statement: ast.AST, attribute: str) -> bool:
     return isinstance(statement, ast.Assign) and any(
-        isinstance(element, ast.Attribute) and element.attr == attribute
-        and isinstance(element.value, ast.Name) and element.value.id == "self"
-        for target in statement.targets for element in ast.walk(target))
+        _is_self_attribute(element, attribute) for target in statement.targets for element in ast.walk(target))
 
 
 def _state_reset(module: torch.nn.Module, attribute: str) -> str | None:
