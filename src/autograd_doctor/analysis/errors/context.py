@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
-from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
+from autograd_doctor.recording.own_frames import is_our_code
 from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
 
@@ -41,7 +41,7 @@ class ErrorContext:
         found = []
         for frame, line in reversed(self.frames):
             filename = frame.f_code.co_filename
-            if frame.f_code.co_name == CALLER_FRAME_NAME:
+            if is_our_code(frame.f_code):
                 continue
             if not is_internal_file(filename):
                 found.append((frame, line))
