@@ -157,7 +157,39 @@ CORRECT = {
             (w * F.cross_entropy(net(x), y, reduction="none")).sum().backward()
         grads = [net.body.weight.grad, net.head.weight.grad]
     """,
+    # A Hermitian right-hand side (torchdyn's complex ODE test): the adjoint is a view of dx
+    # with the conjugate bit, which PyTorch copies into new memory before add_ reads it.
+    "complex tensor plus its adjoint in place": """
+        import torch
+        torch.manual_seed(0)
+        omega = torch.randn(1, requires_grad=True)
+        x = torch.randn(2, 2, dtype=torch.complex128, requires_grad=True)
+        sx = torch.tensor([[0, 1], [1, 0]], dtype=torch.complex128)
+        dx = -1.0j * omega * sx @ x
+        dx += dx.adjoint()
+        dx.sub_(torch._neg_view(dx.conj()).mT)
+        (dx.abs() ** 2).sum().backward()
+        grads = [omega.grad, x.grad]
+    """,
 }
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+@pytest.mark.parametrize("line, raises", [
+    ("dx -= dx[:, :1]", False),  # no bit: the kernel reads column 0 as it writes it
+    ("dx += dx.mT", True),  # a transpose without conjugation: PyTorch refuses the write
+])
+def test_an_overlapping_complex_operand_is_still_reported(tmp_path, mode, line, raises):
+    outcome = run_program(tmp_path, f"""
+        import torch
+        x = torch.randn(2, 2, dtype=torch.complex128, requires_grad=True)
+        dx = x * 2
+        {line}  # WRITE
+        dx.abs().sum().backward()
+    """, mode=mode)
+    assert (outcome.error is not None) == raises
+    assert [d.code for d in outcome.diagnoses] == ["AD203"]
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))

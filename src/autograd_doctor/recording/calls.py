@@ -3,11 +3,13 @@ which operands. Pure functions over the call's arguments; no state."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import torch
 
+from autograd_doctor import compat
 from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.events import byte_range, storage_key
 from autograd_doctor.recording.frames import torch_module_dir
@@ -188,7 +190,7 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
             key = storage_key(target)
             if key is None:
                 return None
-        if storage_key(operand) != key:
+        if storage_key(operand) != key or read_from_a_copy(op, operand):
             continue
         if (operand.storage_offset() == target.storage_offset() and operand.shape == target.shape
                 and operand.stride() == target.stride()):
@@ -198,6 +200,56 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
         if start < operand_stop and operand_start < stop and _elements_overlap(target, operand):
             return operand
     return None
+
+
+# The dispatch keys of a lazily conjugated or negated view (`x.conj()`, `x.adjoint()` of a
+# complex x, `torch._neg_view`): the tensor shares memory with x and carries a bit.
+_LAZY_BIT_KEYS = (("is_conj", "Conjugate"), ("is_neg", "Negative"))
+# In-place operators and the ATen ops they run; `t[i] = v` runs copy_ (a slice) or index_put_.
+_DUNDER_ATEN_OPS = {
+    "__iadd__": ("add_",), "__isub__": ("sub_",), "__imul__": ("mul_",), "__itruediv__": ("div_",),
+    "__ifloordiv__": ("floor_divide_",), "__imod__": ("remainder_",), "__ipow__": ("pow_",),
+    "__iand__": ("bitwise_and_",), "__ior__": ("bitwise_or_",), "__ixor__": ("bitwise_xor_",),
+    "__ilshift__": ("bitwise_left_shift_",), "__irshift__": ("bitwise_right_shift_",),
+    "__setitem__": ("copy_", "index_put_"),
+}
+
+
+def read_from_a_copy(op: str, operand) -> bool:
+    """Does PyTorch read this operand from fresh memory rather than from the storage it shares?
+
+    `dx += dx.adjoint()` on a complex dx: the adjoint is a view with the conjugate bit set.
+    add_ has no kernel of its own for that bit, so PyTorch's conjugate fallback copies the
+    operand, conjugated, into new memory before the kernel runs: the write cannot change a
+    value still to be read (for a real dx, whose adjoint is a plain transpose, PyTorch
+    refuses the write). Ops that read the bit themselves (copy_, addmm_, ...) read the
+    shared memory. When it cannot tell, no: the overlap stays reported."""
+    bits = [key for test, key in _LAZY_BIT_KEYS if getattr(operand, test)()]
+    return any(not _reads_the_bit_itself(op, key) for key in bits)
+
+
+@functools.lru_cache(maxsize=None)
+def _reads_the_bit_itself(op: str, key: str) -> bool:
+    """Has any ATen op behind this call (any overload) a kernel for the Conjugate or
+    Negative dispatch key? Such a kernel (a fallthrough included) takes the view as it is."""
+    has_kernel = compat.lookup("torch._C._dispatch_has_kernel_for_dispatch_key")
+    name = op.rsplit(".", 1)[-1]
+    aten_names = _DUNDER_ATEN_OPS.get(name, (name,))
+    if has_kernel is None or name == "__imatmul__":
+        return True
+    for aten_name in aten_names:
+        try:
+            overloads = getattr(torch.ops.aten, aten_name).overloads()
+        except Exception:
+            return True  # an op this torch does not have under that name: cannot tell
+        for overload in overloads:
+            qualified = f"aten::{aten_name}" if overload == "default" else f"aten::{aten_name}.{overload}"
+            try:
+                if has_kernel(qualified, key):
+                    return True
+            except Exception:
+                continue  # an overload outside the dispatcher (`add_.t`, for lists)
+    return False
 
 
 def _elements_overlap(target, operand) -> bool:
