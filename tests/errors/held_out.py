@@ -83,21 +83,25 @@ def marked_location(name: str, directory: str) -> tuple[str, int]:
     raise AssertionError(f"{name}: no line marked PRIMARY")
 
 
+def restore_global_state(name: str) -> None:
+    """Undo what a variant may leave behind: grad mode off (set_grad_enabled(False)), anomaly
+    detection on, its helper modules imported from one staged copy."""
+    torch.set_grad_enabled(True)
+    torch.autograd.set_detect_anomaly(False)
+    for file_name in files_of(name)[1:]:
+        sys.modules.pop(file_name[:-3], None)
+
+
 def run_for_results(name: str, path: str):
     """(exception or None, the values named by `# results:`) of the staged program run plainly."""
     expressions = [e.strip() for e in header(name)["results"].split(",")]
-    for file_name in files_of(name)[1:]:  # a helper imported by an earlier run is read again
-        sys.modules.pop(file_name[:-3], None)
-    torch.set_grad_enabled(True)  # a failed program may leave grad mode off
+    restore_global_state(name)
     try:
         namespace = runpy.run_path(path, run_name="__main__")
     except Exception as problem:  # the program's failure is what we judge
         return problem, None
     finally:
-        torch.set_grad_enabled(True)
-        torch.autograd.set_detect_anomaly(False)
-        for file_name in files_of(name)[1:]:
-            sys.modules.pop(file_name[:-3], None)
+        restore_global_state(name)
     return None, [eval(expression, namespace) for expression in expressions]  # noqa: S307 (our own files)
 
 
@@ -132,8 +136,7 @@ def judge(name: str, scratch: str) -> dict:
     code = expected_code(name)
     path = stage(name, os.path.join(scratch, name, "original"))
     error = run_watched(path)
-    torch.set_grad_enabled(True)
-    torch.autograd.set_detect_anomaly(False)
+    restore_global_state(name)
     diagnoses = autograd_doctor.diagnoses_of(error) if error is not None else []
     row = {"name": name, "code": code, "codes": [d.code for d in diagnoses], "diagnosed": False,
            "located": False, "help": None, "why": ""}
