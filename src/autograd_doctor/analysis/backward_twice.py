@@ -470,11 +470,12 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     "is made, or compute it under torch.no_grad()", detached,
                     statement_location(site.filename, assignment)))
         elif kind == "carried" and statement is not None and statement.lineno == statement.end_lineno:
-            text = segment(site.filename, statement)
+            boundary = _iteration_boundary(scope, statement, assignment)
+            text = segment(site.filename, boundary)
             helps.append(Suggestion(
                 f"detach {name} at the iteration boundary so each backward() only goes through its own "
                 "iteration (truncated backpropagation)",
-                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, statement)))
+                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, boundary)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             leaf_write = _leaf_written_between(recorder, previous, call, tensor)
             recompute = _recompute_in_statement(scope, statement, name, assignment)
@@ -673,6 +674,20 @@ def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion |
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def _iteration_boundary(scope: Scope, backward_statement: ast.stmt, assignment: ast.stmt | None) -> ast.stmt:
+    """The statement after which the carried tensor is detached: the backward() call, or the
+    assignment that carries the tensor to the next iteration when it comes later in the same
+    block (`hidden = state` after `loss.backward()`: a detach before it would be overwritten)."""
+    if assignment is None or assignment.lineno <= backward_statement.lineno \
+            or assignment.lineno != assignment.end_lineno or scope is None or scope.tree is None:
+        return backward_statement
+    for node in ast.walk(scope.tree):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if isinstance(block, list) and backward_statement in block and assignment in block:
+                return assignment
+    return backward_statement
 
 
 def _detach_again(name: str, value) -> str:
