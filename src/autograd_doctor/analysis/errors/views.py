@@ -182,7 +182,7 @@ def custom_function_view_written(context: ErrorContext, already):
         hooked = _full_backward_hook_written(context, filename, write)
         if hooked is not None:
             return hooked
-    name = written_name(filename, line)
+    name = written_name(filename, line) or _name_of_written_output(context, frame, function_name)
     made = last_assignment(filename, name, line) if name and name.isidentifier() else None
     related = []
     helps = []
@@ -203,6 +203,22 @@ def custom_function_view_written(context: ErrorContext, already):
     notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
              "would bypass the backward you wrote, so PyTorch forbids it"]
     return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _name_of_written_output(context: ErrorContext, user_frame, function_name: str | None) -> str | None:
+    """The user's name for the Function's output when the write is not on the user's line but in
+    code it called (an nn.ReLU(inplace=True) applied to the output): the tensor, found in the
+    traceback's frames by its grad_fn (<function_name>Backward), named in the user's frame."""
+    import torch
+
+    if not function_name:
+        return None
+    node_name = f"{function_name}Backward"
+    for frame, _ in reversed(context.frames):
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, torch.Tensor) and type(value.grad_fn).__name__ == node_name:
+                return local_name_of(user_frame, value)
+    return None
 
 
 def _module_writing_in_place(context: ErrorContext):
