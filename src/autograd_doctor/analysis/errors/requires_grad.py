@@ -482,6 +482,14 @@ def non_leaf_optimized(context: ErrorContext, already):
     filename = user_frame.f_code.co_filename
     name = local_name_of(user_frame, param) if param is not None else None
     made = last_assignment(filename, name, line) if name else None
+    if made is None and param is not None:
+        held = _attribute_holding(user_frame, param)
+        if held is not None:
+            # `self.w = torch.randn(..., requires_grad=True) / k` in a class: the line to change
+            # is that assignment, in the class's file.
+            name, owner, attribute = held
+            made_file, made = module_attribute_assignment(owner, attribute)
+            filename = made_file if made is not None else filename
     grad_fn = type(param.grad_fn).__name__ if param is not None and param.grad_fn is not None else None
     notes = [f"{name or 'the tensor'} has grad_fn={grad_fn}: it is the result of a computation, so its .grad "
              "is never filled and the optimizer could not update what you created"]
@@ -515,6 +523,20 @@ def non_leaf_optimized(context: ErrorContext, already):
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+def _attribute_holding(frame, tensor):
+    """(`owner.attribute`, owner, attribute) for an object among the frame's variables that holds
+    `tensor` as an attribute (a hand-written model class keeping its weights on self)."""
+    for scope in (frame.f_locals, frame.f_globals):
+        for variable, owner in list(scope.items()):
+            attributes = getattr(owner, "__dict__", None)
+            if variable.startswith("_") or not isinstance(attributes, dict) or isinstance(owner, type):
+                continue
+            for attribute, value in list(attributes.items()):
+                if value is tensor:
+                    return f"{variable}.{attribute}", owner, attribute
+    return None
 
 
 # Methods that return a part, a reshaping or a converted copy of one tensor: optimizing the result
