@@ -278,6 +278,11 @@ def integer_requires_grad(context: ErrorContext, already):
                                          f"dtype={FLOAT_DTYPE}, {text_of(filename, requires)}")
         helps.append(statement_change(location, "if this is a value to learn, make it floating point where it "
                                       "is created", new_call))
+    elif (wrapped := _integer_parameter_value(statement)) is not None:
+        helps.append(statement_change(location, "if this is a value to learn, make it floating point where it is "
+                                      "created (the same numbers, as float32)",
+                                      replace_node_text(filename, statement, wrapped, as_float)
+                                      if (as_float := _as_float(filename, wrapped)) is not None else None))
     else:
         calls = find_calls(statement, "requires_grad_")
         receiver = _receiver(calls[0]) if len(calls) == 1 else None
@@ -288,6 +293,32 @@ def integer_requires_grad(context: ErrorContext, already):
             f"if {name or 'it'} is a value to learn, create it as floating point (dtype={FLOAT_DTYPE} or "
             ".float()) where it is made; if it holds indices or labels, do not ask for its gradient"))
     return diagnosis(codes.INTEGER_REQUIRES_GRAD, location, related, notes, helps)
+
+
+def _integer_parameter_value(statement) -> ast.expr | None:
+    """The value given to the one `nn.Parameter(...)` in the statement (a Parameter requires grad,
+    so an integer value raises there)."""
+    calls = find_calls(statement, "Parameter")
+    return calls[0].args[0] if len(calls) == 1 and calls[0].args else None
+
+
+def _as_float(filename: str, value: ast.expr) -> str | None:
+    """`value` made as float32: its dtype= replaced, dtype= added to a torch factory call, or
+    `.float()` after anything else (None when its text cannot be read)."""
+    text = text_of(filename, value)
+    if text is None:
+        return None
+    if isinstance(value, ast.Call):
+        dtype = next((k for k in value.keywords if k.arg == "dtype"), None)
+        if dtype is not None:
+            return ast.unparse(ast.Call(func=value.func, args=value.args, keywords=[
+                k if k is not dtype else ast.keyword(arg="dtype", value=ast.parse(FLOAT_DTYPE, mode="eval").body)
+                for k in value.keywords]))
+        if isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                and value.func.value.id == "torch":
+            return text[:-1].rstrip() + f", dtype={FLOAT_DTYPE})"
+    chained = isinstance(value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript))
+    return f"{text}.float()" if chained else f"({text}).float()"
 
 
 def requires_grad_on_non_leaf(context: ErrorContext, already):
