@@ -93,9 +93,13 @@ def input_without_grad(context: ErrorContext, already):
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, make it require "
                                           "grad where it is made: requires_grad_() keeps its values",
                                           f"{name} = {value if chained else f'({value})'}.requires_grad_()"))
+    primary = location
+    if helps:
+        # The change is where the input is made: that is the line to change, the call is where it shows.
+        primary, related = related[0], [location]
     helps.append(Suggestion(f"otherwise remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
-    return diagnosis(codes.GRAD_INPUT_NO_GRAD, location, related, notes, helps)
+    return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
 
 
 def gradient_shape(context: ErrorContext, already):
