@@ -17,11 +17,15 @@ from catalogue import run_plain  # noqa: E402
 
 # variant -> (primary on the marked line, the first concrete help) where that is not (True, "right").
 NOT_YET = {
-    # The custom Function's backward must be rewritten to read the shape from ctx: two lines, advice.
+    # The custom Function's backward must also read the shape from ctx: a change of two statements
+    # in two methods, which one help cannot make; the help says what to do (as in the catalogue).
     "save_for_backward_input_shape": (True, "advice"),
-    # The doctor points at the deepcopy line (the catalogue's AD303 convention) while its first help
-    # changes the line that stores the tensor, which is the marked one.
+    # AD303 points at the deepcopy call (the catalogue's convention, pinned by tests/runtime and
+    # tests/analysis) while its first help changes the line that stores the tensor, the marked one.
     "deepcopy_model_with_cached_activation": (False, "right"),
+    # Two lines are right places to detach the carried state: the variant marks the start of the
+    # batch (`state = hidden`), the doctor names and changes the carry (`hidden = state`).
+    "rnn_state_carried_across_batches": (False, "right"),
 }
 
 
