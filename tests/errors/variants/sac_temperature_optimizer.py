@@ -2,7 +2,7 @@
 # code: AD128 (catalogue: optimizer_single_tensor)
 # trigger: a soft actor-critic agent gives its learned log-temperature, a single tensor held on
 #   self, straight to Adam
-# source: none found; the pattern as users write it
+# source: https://github.com/KaiyangZhou/Dassl.pytorch/issues/67 (the pattern)
 # results: agent.log_alpha
 import torch
 

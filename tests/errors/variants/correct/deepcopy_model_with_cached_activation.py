@@ -2,7 +2,7 @@
 # code: AD303 (catalogue: deepcopy_non_leaf)
 # trigger: a model's forward keeps its last features on self (for logging); after a training
 #   step, copy.deepcopy(model) makes the EMA copy
-# source: none found; the pattern as users write it
+# source: https://github.com/lucidrains/byol-pytorch/issues/95 (the pattern)
 # results: ema, model
 import copy
 

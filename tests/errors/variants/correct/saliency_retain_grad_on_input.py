@@ -2,7 +2,7 @@
 # code: AD116 (catalogue: retain_grad_no_grad)
 # trigger: a saliency map: retain_grad() on the input images, which do not require grad, to read
 #   images.grad after backward()
-# source: none found; the pattern as users write it
+# source: https://github.com/open-mmlab/mmpretrain/issues/1151 (the pattern)
 # results: saliency, model
 import torch
 from torch import nn
