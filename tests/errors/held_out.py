@@ -2,7 +2,8 @@
 
 Each variant raises one of the catalogue's messages through another trigger than the catalogue's
 program. Its header names the message, the code of the catalogue's program for that message,
-the helper files it imports (`# helpers:`) and the values that carry its meaning (`# results:`,
+the helper files it imports (`# helpers:`), the set it belongs to (`# set:`, 1 when absent: set 1
+was written before the fixes the variants led to, set 2 after them) and the values that carry its meaning (`# results:`,
 expressions evaluated in the program's globals). The line to change ends with `# PRIMARY`, in the
 variant or in one of its helpers. `variants/correct/` holds a hand-written correct version of
 every file the fix changes: the meaning oracle. A help is right when the program with the help
@@ -138,8 +139,8 @@ def judge(name: str, scratch: str) -> dict:
     error = run_watched(path)
     restore_global_state(name)
     diagnoses = autograd_doctor.diagnoses_of(error) if error is not None else []
-    row = {"name": name, "code": code, "codes": [d.code for d in diagnoses], "diagnosed": False,
-           "located": False, "help": None, "why": ""}
+    row = {"name": name, "set": header(name).get("set", "1"), "code": code, "codes": [d.code for d in diagnoses],
+           "diagnosed": False, "located": False, "help": None, "why": ""}
     found = [d for d in diagnoses if d.code == code]
     if not found:
         return row

@@ -26,6 +26,9 @@ NOT_YET = {
     # Two lines are right places to detach the carried state: the variant marks the start of the
     # batch (`state = hidden`), the doctor names and changes the carry (`hidden = state`).
     "rnn_state_carried_across_batches": (False, "right"),
+    # AD101 names the line that builds the module with inplace=True (its help changes it there);
+    # the variant marks the line that applies the module.
+    "saved_sigmoid_through_inplace_module": (False, "right"),
 }
 
 
