@@ -108,7 +108,8 @@ def _unregistered_container(frame, argument: ast.expr):
                 continue
             keyed = isinstance(value, dict)
             items = list(value.values()) if keyed else list(value)
-            if all(isinstance(item, nn.Module) for item in items):
+            if all(isinstance(item, nn.Module) for item in items) \
+                    and any(True for item in items for _ in item.parameters()):
                 return module, attribute, _REGISTERING[(keyed, "module")]
             if all(isinstance(item, nn.Parameter) for item in items):
                 return module, attribute, _REGISTERING[(keyed, "parameter")]
