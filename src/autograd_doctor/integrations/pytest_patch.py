@@ -73,7 +73,7 @@ def patch_section(item, diagnoses: list, error: BaseException, test_s: float, co
               f"the oracle and changed; no file was written):\n")
     footer = ""
     if runs.ran_out:
-        footer = (f"autograd-doctor: the check stopped at its time limit of {limit:.0f} s "
+        footer = (f"autograd-doctor: the check stopped at its time limit of {limit:g} s "
                   f"({LIMIT_OPTION} SECONDS changes it)\n")
     return header + patch_text(check) + footer
 
