@@ -98,8 +98,10 @@ def _statement_end(source: str, line: int, replacement: str) -> int:
     return line
 
 
-def _apply(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
-           ) -> tuple[str, Change]:
+def apply_help(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
+               ) -> tuple[str, Change]:
+    """`source` with the help's replacement in place of its statement (or of a compound statement's
+    header), and the change made."""
     end = location.end_line or _statement_end(source, location.line, replacement)
     located = Location(location.file, location.line, location.column, end_line=end)
     old = "".join(source.splitlines(True)[location.line - 1:end])
@@ -184,7 +186,7 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
     """Apply `suggestion`, run the copy; while it fails with a help in its own file, apply that too."""
     copy = os.path.join(scratch, "copy", os.path.basename(script))
     os.makedirs(os.path.dirname(copy), exist_ok=True)
-    changed, change = _apply(source, suggestion.location, suggestion.replacement, diagnosis.code, suggestion.message)
+    changed, change = apply_help(source, suggestion.location, suggestion.replacement, diagnosis.code, suggestion.message)
     changes = [change]
     for _ in range(MAX_ROUNDS):
         try:
@@ -199,7 +201,7 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
         following = _next_help(report, copy, {c.line for c in changes})
         if capture.get("error") and following is not None:
             code, replacement, location, message = following
-            changed, change = _apply(changed, location, replacement, code, message)
+            changed, change = apply_help(changed, location, replacement, code, message)
             changes.append(change)
             continue
         return Check(Verdict("ran", ""), script, source, changed, changes, chosen=suggestion, capture=capture)

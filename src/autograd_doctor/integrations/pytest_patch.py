@@ -59,6 +59,7 @@ def patch_section(item, diagnoses: list, error: BaseException, test_s: float, co
     as a unified diff and the verdict line, or one line saying why there is none. The helps
     are reordered as the CLI's (the checked one first, a rejected one last with a note)."""
     from autograd_doctor.cli.verify_fix import check_file, offer_checked_first, patch_text, why_no_change
+    from autograd_doctor.diagnosis.source import shown_path
 
     edited = file_to_edit(diagnoses)
     if edited is None:
@@ -69,7 +70,7 @@ def patch_section(item, diagnoses: list, error: BaseException, test_s: float, co
     runs = TestRuns(item, limit)
     check = check_file(edited, diagnoses, error, runs)
     offer_checked_first(check, diagnoses, error)
-    header = (f"autograd-doctor: the help, checked on a copy of {_shown(edited)} ({item.nodeid} ran again under "
+    header = (f"autograd-doctor: the help, checked on a copy of {shown_path(edited)} ({item.nodeid} ran again under "
               f"the oracle and changed; no file was written):\n")
     footer = ""
     if runs.ran_out:
@@ -93,11 +94,6 @@ def file_to_edit(diagnoses: list) -> str | None:
             if not any(real.startswith(folder) for folder in libraries):
                 return os.path.abspath(location.file)
     return None
-
-
-def _shown(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
 
 
 class TestRuns:
