@@ -269,7 +269,7 @@ def add_report(report, diagnoses: list, error: BaseException | None, patch: str 
         summary_line_only(report)
     if not diagnoses and not patch:
         return
-    text = "\n".join(part for part in (render_report(diagnoses) if diagnoses else "", patch) if part)
+    text = "\n".join(part.rstrip("\n") for part in (render_report(diagnoses) if diagnoses else "", patch) if part)
     if report.failed and hasattr(report.longrepr, "addsection"):
         report.longrepr.addsection(SECTION, text)
     else:
