@@ -79,7 +79,8 @@ def sections_of(output: str) -> dict[str, str]:
     for block in output.split("\n___")[1:]:
         name = block.split("\n", 1)[0].strip(" _")
         if "- autograd-doctor -" in block:
-            sections[name] = block.split("- autograd-doctor -", 1)[1].split("\n", 1)[1]
+            section = block.split("- autograd-doctor -", 1)[1].split("\n", 1)[1].split("\n====", 1)[0]
+            sections[name] = section.rstrip("\n") + "\n"
     return sections
 
 
@@ -173,11 +174,11 @@ def test_the_traceback_is_the_one_without_the_doctor(project):
     assert "autograd_doctor/" not in output
 
 
-def test_the_check_is_bounded_by_its_time_limit(tmp_path):
+def test_the_check_is_bounded_by_its_time_limit_and_the_ini_setting_turns_it_on(tmp_path):
     (tmp_path / "test_user.py").write_text(USER_TESTS)
     (tmp_path / "helpers.py").write_text(HELPERS)
-    output = run_pytest(tmp_path, "--autograd-doctor-patch", "--autograd-doctor-patch-limit=0.01",
-                        "test_user.py::test_training_step")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nautograd_doctor_patch = true\n")
+    output = run_pytest(tmp_path, "--autograd-doctor-patch-limit=0.01", "test_user.py::test_training_step")
     section = sections_of(output)["test_training_step"]
     assert "\nnot verified: the original program could not be run again to compare with\n" in section
     assert ("autograd-doctor: the check stopped at its time limit of 0.01 s (--autograd-doctor-patch-limit SECONDS "

@@ -8,6 +8,9 @@ until the copy runs or no help is left. The changed program is then judged by it
 (autograd_doctor.cli.meaning): its forward values must equal the original run's, and its gradients
 and stepped parameters the oracle's. A help that fails the check is not offered first; where no
 oracle applies, the answer is *unverified*, with the reason.
+
+The check itself (`check_file`) takes the two runs as a parameter: `ScriptRuns` for a script here,
+`autograd_doctor.integrations.pytest_patch.TestRuns` for one test (`pytest --autograd-doctor-patch`).
 """
 
 from __future__ import annotations
@@ -186,7 +189,8 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
     """Apply `suggestion`, run the copy; while it fails with a help in its own file, apply that too."""
     copy = os.path.join(scratch, "copy", os.path.basename(script))
     os.makedirs(os.path.dirname(copy), exist_ok=True)
-    changed, change = apply_help(source, suggestion.location, suggestion.replacement, diagnosis.code, suggestion.message)
+    changed, change = apply_help(source, suggestion.location, suggestion.replacement, diagnosis.code,
+                                 suggestion.message)
     changes = [change]
     for _ in range(MAX_ROUNDS):
         try:

@@ -176,16 +176,25 @@ def child_command(item) -> list[str]:
 # ---- in a child pytest run -----------------------------------------------------------
 
 
+_child_spec: dict | None = None  # what this process is for, when it is a child of the check
+
+
+def start_child() -> None:
+    """At the start of a pytest process: when it is a child of the check, keep what it is for and
+    take the variable out of the environment (a process the test starts, another pytest, is no
+    child of ours), and import the modules the change edits from their changed copies."""
+    global _child_spec
+    text = os.environ.pop(CHILD_VARIABLE, None)
+    if not text:
+        return
+    _child_spec = json.loads(text)
+    if _child_spec["files"]:
+        sys.meta_path.insert(0, ChangedModuleFinder(_child_spec["files"]))
+
+
 def child_spec() -> dict | None:
     """What this pytest process is for, when it is a child of the check; None otherwise."""
-    text = os.environ.get(CHILD_VARIABLE)
-    return json.loads(text) if text else None
-
-
-def import_changed_copies(spec: dict) -> None:
-    """Modules whose file the change edits are compiled from the changed copy."""
-    if spec["files"]:
-        sys.meta_path.insert(0, ChangedModuleFinder(spec["files"]))
+    return _child_spec
 
 
 class ChangedModuleFinder(importlib.abc.MetaPathFinder):

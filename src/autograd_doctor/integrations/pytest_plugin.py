@@ -3,7 +3,10 @@
 The diagnoses of a failing test are added to its failure report as a section
 ("autograd-doctor"). `@pytest.mark.autograd_doctor` enables it for one test, with
 optional watch() options: `@pytest.mark.autograd_doctor(strict=True)`. The ini
-setting `autograd_doctor = true` turns it on for a whole project.
+setting `autograd_doctor = true` turns it on for a whole project. With
+`--autograd-doctor-patch`, a failing test's help is also checked on a copy and printed
+as a patch (autograd_doctor.integrations.pytest_patch, which also runs the check's
+child pytest processes).
 
 The plugin is loaded by every pytest run in an environment where autograd-doctor is
 installed, so it imports torch only when a test actually asks for the doctor.
@@ -70,11 +73,9 @@ def pytest_configure(config):
 def pytest_load_initial_conftests(early_config, parser, args):
     """In a child run of `--autograd-doctor-patch`: the changed module is imported from its copy
     (also a conftest.py, which pytest imports right after this)."""
-    from autograd_doctor.integrations.pytest_patch import child_spec, import_changed_copies
+    from autograd_doctor.integrations.pytest_patch import start_child
 
-    spec = child_spec()
-    if spec is not None:
-        import_changed_copies(spec)
+    start_child()
 
 
 def wants_patch(config) -> bool:
