@@ -13,6 +13,8 @@ import pytest
 from programs import line_of
 
 USER_TESTS = textwrap.dedent("""\
+    import unittest
+
     import torch
 
     from helpers import squash
@@ -47,6 +49,14 @@ USER_TESTS = textwrap.dedent("""\
     def test_in_helper():
         x = torch.linspace(-1.0, 1.0, 3, requires_grad=True)
         squash(x).sum().backward()
+
+
+    class StepTest(unittest.TestCase):
+        def test_step(self):
+            w = torch.linspace(-1.0, 1.0, 4, requires_grad=True)
+            h = torch.tanh(w)
+            h.mul_(0.5)  # UNITTEST
+            h.sum().backward()
 
 
     def test_passes():
@@ -114,7 +124,7 @@ def test_saved_tensor_test_gets_a_verified_patch(project):
             "     y.sum().backward()\n") in section
     assert ("\nverified: forward values, gradients and parameters equal the oracle's (bitwise; oracle: the original "
             "program run under torch.autograd.graph.allow_mutation_on_saved_tensors())\n") in section
-    assert output.count("--- a/test_user.py") == 3  # once per failing test of this file: no duplicate
+    assert output.count("--- a/test_user.py") == 4  # once per failing test of this file: no duplicate
 
 
 def test_the_patch_applied_makes_the_test_pass_with_the_reference_gradient(project, tmp_path):
@@ -157,9 +167,15 @@ def test_a_help_in_a_module_the_test_imports_is_checked_in_that_module(project):
     assert "\nverified: " in section
 
 
+def test_a_unittest_case_is_checked_with_the_exception_unittest_caught(project):
+    section = sections_of(project[2])["StepTest.test_step"]
+    assert "-        h.mul_(0.5)  # UNITTEST\n+        h = h.mul(0.5)  # UNITTEST\n" in section
+    assert "\nverified: forward values, gradients and parameters equal the oracle's" in section
+
+
 def test_a_passing_test_prints_nothing_and_no_file_is_written(project):
     folder, before, output = project
-    assert "4 failed, 1 passed" in output
+    assert "5 failed, 1 passed" in output
     assert "test_passes" not in sections_of(output)
     assert files_of(folder) == before  # no copy, no cache, no bytecode left in the project
 

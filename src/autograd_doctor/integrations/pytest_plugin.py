@@ -114,7 +114,7 @@ def pytest_runtest_call(item):
 
         child = ChildRun(item, spec).start()
         outcome = yield
-        child.finish(outcome.excinfo[1] if outcome.excinfo else None, diagnoses_for)
+        child.finish(outcome.excinfo[1] if outcome.excinfo else kept_exception(item), diagnoses_for)
         return
     options = watch_options_for(item)
     if options is None:
@@ -208,6 +208,11 @@ def test_exception(item, call) -> BaseException | None:
     unittest support keeps it on the item and moves it to `call` after this hook's start."""
     if call.excinfo is not None:
         return call.excinfo.value
+    return kept_exception(item)
+
+
+def kept_exception(item) -> BaseException | None:
+    """The exception a unittest.TestCase test failed with, which pytest keeps on the item."""
     kept = getattr(item, "_excinfo", None)
     return kept[0].value if kept else None
 
