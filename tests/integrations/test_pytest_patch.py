@@ -46,6 +46,14 @@ USER_TESTS = textwrap.dedent("""\
         g.sum().backward()
 
 
+    def test_written_views_of_the_summed_tensor():
+        x = torch.ones(4, requires_grad=True)
+        h = torch.exp(x)
+        u = h[:2]
+        u *= 2  # VIEW
+        h.sum().backward()
+
+
     def test_in_helper():
         x = torch.linspace(-1.0, 1.0, 3, requires_grad=True)
         squash(x).sum().backward()
@@ -124,7 +132,7 @@ def test_saved_tensor_test_gets_a_verified_patch(project):
             "     y.sum().backward()\n") in section
     assert ("\nverified: forward values, gradients and parameters equal the oracle's (bitwise; oracle: the original "
             "program run under torch.autograd.graph.allow_mutation_on_saved_tensors())\n") in section
-    assert output.count("--- a/test_user.py") == 4  # once per failing test of this file: no duplicate
+    assert output.count("--- a/test_user.py") == 4  # once per patch of this file: no duplicate
 
 
 def test_the_patch_applied_makes_the_test_pass_with_the_reference_gradient(project, tmp_path):
@@ -152,6 +160,18 @@ def test_no_oracle_says_unverified_and_why(project):
             "requires grad is being used in an in-place operation.)\n") in section
 
 
+def test_a_help_that_changes_the_values_is_not_verified_and_not_offered_first(project):
+    """`u = u * 2` leaves `h` unwritten, so the changed test hands backward() another sum: no diff
+    is offered, the verdict says why, and the help gets a note saying so."""
+    section = sections_of(project[2])["test_written_views_of_the_summed_tensor"]
+    line = line_of(USER_TESTS, "VIEW")
+    assert "--- a/" not in section
+    assert section.endswith("\nnot verified: the changed program computes other values: the values handed to "
+                            "backward() call 1 differ from the original run's\n")
+    assert (f"= note: autograd-doctor tried the help at line {line} on a copy: not verified: the changed program "
+            "computes other values") in section
+
+
 def test_the_next_write_of_the_same_kind_is_changed_too(project):
     section = sections_of(project[2])["test_two_writes"]
     assert "-    h.mul_(2)  # FIRST\n+    h = h.mul(2)  # FIRST\n" in section
@@ -175,7 +195,7 @@ def test_a_unittest_case_is_checked_with_the_exception_unittest_caught(project):
 
 def test_a_passing_test_prints_nothing_and_no_file_is_written(project):
     folder, before, output = project
-    assert "5 failed, 1 passed" in output
+    assert "6 failed, 1 passed" in output
     assert "test_passes" not in sections_of(output)
     assert files_of(folder) == before  # no copy, no cache, no bytecode left in the project
 
