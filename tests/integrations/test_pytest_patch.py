@@ -54,6 +54,12 @@ USER_TESTS = textwrap.dedent("""\
         h.sum().backward()
 
 
+    def test_loss_made_a_number():
+        x = torch.ones(3, requires_grad=True)
+        value = (x * 2).sum().item()  # NUMBER
+        torch.tensor(value).backward()
+
+
     def test_in_helper():
         x = torch.linspace(-1.0, 1.0, 3, requires_grad=True)
         squash(x).sum().backward()
@@ -172,6 +178,13 @@ def test_a_help_that_changes_the_values_is_not_verified_and_not_offered_first(pr
             "computes other values") in section
 
 
+def test_an_advice_only_help_gets_no_patch_and_nothing_runs_again(project):
+    section = sections_of(project[2])["test_loss_made_a_number"]
+    assert "error[AD301]" in section and "ran again under the oracle" not in section
+    assert section.endswith("\nautograd-doctor: no patch: the help is advice, not a change autograd-doctor can "
+                            f"apply; look at line {line_of(USER_TESTS, 'NUMBER')} (AD301)\n")
+
+
 def test_the_next_write_of_the_same_kind_is_changed_too(project):
     section = sections_of(project[2])["test_two_writes"]
     assert "-    h.mul_(2)  # FIRST\n+    h = h.mul(2)  # FIRST\n" in section
@@ -195,7 +208,7 @@ def test_a_unittest_case_is_checked_with_the_exception_unittest_caught(project):
 
 def test_a_passing_test_prints_nothing_and_no_file_is_written(project):
     folder, before, output = project
-    assert "6 failed, 1 passed" in output
+    assert "7 failed, 1 passed" in output
     assert "test_passes" not in sections_of(output)
     assert files_of(folder) == before  # no copy, no cache, no bytecode left in the project
 
