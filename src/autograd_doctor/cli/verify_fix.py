@@ -274,12 +274,6 @@ def _run_copy(copy: str, script_dir: str, options, scratch: str, limit: float) -
     return None, report, capture
 
 
-def verify_first_help(options, diagnoses: list[Diagnosis], elapsed_s: float,
-                      error: BaseException | None = None) -> str:
-    """The one-line answer of `--verify-fix` (kept for callers that want only the line)."""
-    return check_helps(options, diagnoses, error, elapsed_s).verdict.line()
-
-
 def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: float) -> Check:
     """Check the helps before the report is printed: a verified help goes first; a help that failed
     the check goes last, with a note saying why."""
