@@ -38,6 +38,25 @@ CASES = [
         h = h.mul(2)
         h.sum().backward()
     """, ["w.grad", "h"]),
+    # `x[i] = f(x[i])`: the right side reads (and f saves) the tensor the statement writes into;
+    # the copy must come after the value is computed.
+    Case("row_rewritten_from_itself", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 3)
+        x = torch.randn(4, 3, requires_grad=True)
+        memory = torch.tanh(x)
+        for i in range(memory.shape[0]):
+            memory[i] = layer(memory[i])
+        memory.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 3)
+        x = torch.randn(4, 3, requires_grad=True)
+        memory = torch.stack([layer(row) for row in torch.tanh(x)])
+        memory.sum().backward()
+    """, ["x.grad", "layer.weight.grad", "memory"]),
     Case("augmented_assignment", "AD101", """
         import torch
         torch.manual_seed(0)

@@ -85,6 +85,35 @@ def test_clone_before_write_help_works(tmp_path):
     assert namespace["x"].grad is not None and namespace["x"].grad[1] == 0.0
 
 
+def test_a_write_whose_value_reads_the_written_tensor_computes_the_value_before_the_copy(tmp_path):
+    """`h[0][j] = layer(h[0][j])`: the layer saved the piece it read. A copy made before the statement
+    would be read and written by it alike; the help computes the value first, then copies, then
+    writes, and the changed program computes what a loop that stacks the rows computes."""
+    source = """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(2, 2)
+        w = torch.randn(1, 3, 2, requires_grad=True)
+        h = w * 2  # SAVE
+        for j in range(3):
+            h[0][j] = layer(h[0][j])  # WRITE
+        h.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD101" and diagnosis.primary.line == outcome.line("WRITE")
+    clone_help = next(h for h in diagnosis.help if "clone" in (h.replacement or ""))
+    assert clone_help.replacement == "new_h = layer(h[0][j])\nh = h.clone()\nh[0][j] = new_h"
+    assert clone_help.location.line == outcome.line("WRITE")
+    namespace = run_plain(tmp_path, apply_help(outcome, diagnosis.help.index(clone_help)))
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(2, 2)
+    w = torch.randn(1, 3, 2, requires_grad=True)
+    torch.stack([layer(row) for row in (w * 2)[0]]).sum().backward()
+    assert torch.equal(namespace["w"].grad, w.grad)
+    assert torch.equal(namespace["layer"].weight.grad, layer.weight.grad)
+
+
 def test_masked_assignment_suggests_where(tmp_path):
     source = """
         import torch

@@ -102,10 +102,41 @@ def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST,
     root_text = segment(filename, root) if root is not None else None
     if root_text is None:
         return []
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _reads(statement.value, root):
+        # `T[b][t] = conv(T[b][t])`: the right side reads the tensor it writes into, and what it
+        # saves of it (the convolution's input) must stay intact too. A copy made before the
+        # statement would be read and written by it alike, so the value is computed first.
+        value_text, target_text = segment(filename, statement.value), segment(filename, statement.targets[0])
+        if value_text is None or target_text is None:
+            return []
+        value_name = _unused_name(filename, f"new_{root_text.split('.')[-1]}")
+        return [Suggestion(
+            message, f"{value_name} = {value_text}\n{root_text} = {root_text}.clone()\n{target_text} = {value_name}",
+            statement_location(filename, statement), keeps_write=True,
+        )]
     return [Suggestion(
         message, f"{root_text} = {root_text}.clone()\n{_statement_text(filename, statement)}",
         statement_location(filename, statement), keeps_write=True,
     )]
+
+
+def _reads(expression: ast.AST, root: ast.AST) -> bool:
+    """`expression` reads the tensor `root` names (`T` in `conv(T[b][t])`, `self.h` in `self.h * 2`)."""
+    wanted = ast.dump(root)
+    return any(ast.dump(node) == wanted for node in ast.walk(expression))
+
+
+def _unused_name(filename: str, name: str) -> str:
+    """`name`, or `name_2`, ... : one the file does not use yet."""
+    try:
+        with open(filename, encoding="utf-8") as stream:
+            used = {node.id for node in ast.walk(ast.parse(stream.read())) if isinstance(node, ast.Name)}
+    except (OSError, SyntaxError, ValueError):
+        return name
+    candidate, number = name, 2
+    while candidate in used:
+        candidate, number = f"{name}_{number}", number + 1
+    return candidate
 
 
 def _is_comparison(index: ast.AST) -> bool:
