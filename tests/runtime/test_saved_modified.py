@@ -259,6 +259,43 @@ def test_inplace_write_to_multi_output_view(tmp_path):
     run_plain(tmp_path, apply_help(outcome))
 
 
+def test_an_inplace_chain_on_a_view_whose_result_is_used_is_written_out_of_place(tmp_path):
+    """`gate = piece.sigmoid_().mul_(2)` on a chunk() piece: the writes only serve to compute `gate`
+    (the piece is not read again), so the help writes the chain out of place."""
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        value, piece = (x * 2).chunk(2, dim=0)
+        gate = piece.sigmoid_().mul_(2)  # WRITE
+        (value * gate).sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104" and diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "gate = piece.sigmoid().mul(2)"
+    assert diagnosis.help[0].message.startswith("compute out of place: piece is not read again")
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    x = namespace["x"].detach().requires_grad_()
+    value, piece = (x * 2).chunk(2, dim=0)
+    (value * (torch.sigmoid(piece) * 2)).sum().backward()
+    assert torch.equal(namespace["x"].grad, x.grad)
+
+
+def test_an_inplace_chain_on_a_view_read_again_gets_no_out_of_place_rewrite(tmp_path):
+    """The piece is read after the write: writing out of place would change what that read sees,
+    so no rewrite of the chain is offered."""
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        value, piece = (x * 2).chunk(2, dim=0)
+        gate = piece.sigmoid_().mul_(2)  # WRITE
+        (value * gate + piece).sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.diagnosis.code == "AD104"
+    assert not any((h.replacement or "").startswith("gate = piece.sigmoid()") for h in outcome.diagnosis.help)
+
+
 def test_a_loop_writing_into_the_rows_a_tensor_is_unbound_into_loops_over_indexed_views(tmp_path):
     # Iterating a tensor unbinds it; `row.mul_(s).add_(m)` is then refused. The change loops over
     # views made by indexing, which may be written in place, and computes what writing each row

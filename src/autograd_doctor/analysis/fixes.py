@@ -337,6 +337,78 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
     return []
 
 
+def _out_of_place_chain(filename: str, node: ast.AST) -> str | None:
+    """`x.mul_(0.5).tanh_()` -> `x.mul(0.5).tanh()`: a chain of in-place methods on a name, each
+    written as its out-of-place twin; None when a link is anything else."""
+    if _plain(node):
+        return segment(filename, node)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    name = node.func.attr
+    if (not name.endswith("_") or name.endswith("__") or name in OUT_OF_PLACE_SPECIAL
+            or not hasattr(torch.Tensor, name[:-1])):
+        return None
+    receiver = _out_of_place_chain(filename, node.func.value)
+    arguments = [segment(filename, part) for part in (*node.args, *node.keywords)]
+    if receiver is None or None in arguments:
+        return None
+    return f"{receiver}.{name[:-1]}({', '.join(arguments)})"
+
+
+def _read_elsewhere(filename: str, statement: ast.stmt, name: str) -> bool:
+    """`name` is read after `statement` in the function that holds it, or anywhere in a loop around
+    it (the next iteration reads it again); True when the file cannot tell."""
+    try:
+        with open(filename, encoding="utf-8") as stream:
+            tree = ast.parse(stream.read())
+    except (OSError, SyntaxError, ValueError):
+        return True
+    scope, loops = tree, []
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While))
+                and node.lineno <= statement.lineno and (node.end_lineno or 0) >= (statement.end_lineno or 0)
+                and node is not statement):
+            if isinstance(node, (ast.For, ast.While)):
+                loops.append(node)
+            elif scope is tree or node.lineno > scope.lineno:
+                scope = node
+    inside = {id(node) for node in ast.walk(statement)}
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        if id(node) in inside:
+            continue
+        if node.lineno > (statement.end_lineno or statement.lineno):
+            return True
+        if any(loop.lineno <= node.lineno <= (loop.end_lineno or 0) for loop in loops):
+            return True
+    return False
+
+
+def inplace_chain_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
+    """`scale = piece.mul_(0.5).tanh_()` -> `scale = piece.mul(0.5).tanh()`, where the chain's result
+    is used and the written name is not read again: the writes only served to compute that result,
+    so writing out of place computes the same value and leaves the piece (and what it views) alone."""
+    if isinstance(statement, ast.Expr):
+        return None  # `piece.mul_(2)` alone: the write is the point of the statement
+    for call in ast.walk(statement):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr.endswith("_") and not call.func.attr.endswith("__")):
+            continue
+        chain = _out_of_place_chain(filename, call)
+        root = call
+        while isinstance(root, ast.Call):
+            root = root.func.value
+        if chain is None or not isinstance(root, ast.Name) or _read_elsewhere(filename, statement, root.id):
+            return None
+        replaced = replace_node_text(filename, statement, call, chain)
+        if replaced is None:
+            return None
+        return Suggestion(f"compute out of place: {root.id} is not read again, so its in-place methods only "
+                          f"served to compute this value", replaced, statement_location(filename, statement))
+    return None
+
+
 def positional_inplace_flag(call: ast.Call) -> ast.AST | None:
     """The `True` passed by position as `inplace` (`F.relu(x, True)`), found from the
     signature of the torch.nn.functional function of that name."""
