@@ -1,6 +1,7 @@
 """AD206: a term of the loss was cut from the graph (`.item()`, `float(...)`, `.detach()`,
-`.data`, `torch.autograd.grad` without create_graph) before it was added: it changes the loss's
-value but not one gradient, so it trains nothing, and nothing is None to give it away.
+`.data`, `torch.autograd.grad` without create_graph, a function computing it with numpy from
+`h.detach().numpy()`) before it was added: it changes the loss's value but not one gradient, so it
+trains nothing, and nothing is None to give it away.
 
 Looked at once per backward() line, right after the backward call: the loss expression is read
 from the source and split into its added terms (following names to their assignments in the
