@@ -4,7 +4,9 @@ Each help that is a change to the code is applied to a scratch copy of the scrip
 file is not touched here), and the copy runs again under the doctor in a child process, with
 the same arguments, stdin closed and a time limit. When the copy fails again with a help of its
 own (a second write of the same kind: `u *= s; v *= t`), that help is applied too, and so on
-until the copy runs or no help is left. The changed program is then judged by its meaning
+until the copy runs or no help is left. A silent problem at several lines (two `torch.tensor([...])`
+of values with grad history) is one problem too: while the copy that runs still reports it, with a
+help, at a line not changed yet, that help is applied as well. The changed program is then judged by its meaning
 (autograd_doctor.cli.meaning): its forward values must equal the original run's, and its gradients
 and stepped parameters the oracle's. A help that fails the check is not offered first; where no
 oracle applies, the answer is *unverified*, with the reason.
@@ -45,6 +47,7 @@ class Change:
     new: str
     code: str
     message: str
+    silent: bool = False  # applied because the copy still showed the same silent problem, not a failure
 
 
 @dataclass
@@ -202,22 +205,30 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
         why_not, report, capture = runs.changed(copy, script, scratch)
         if why_not:
             return Check(Verdict("rejected", why_not))
-        following = _next_help(report, copy, {c.line for c in changes})
-        if capture.get("error") and following is not None:
+        failed = bool(capture.get("error"))
+        if failed:
+            following = _next_help(report, copy)
+        else:
+            following = _next_help(report, copy, code=diagnosis.code, skip_lines={c.line for c in changes})
+        if following is not None:
             code, replacement, location, message = following
             changed, change = apply_help(changed, location, replacement, code, message)
+            change.silent = not failed
             changes.append(change)
             continue
         return Check(Verdict("ran", ""), script, source, changed, changes, chosen=suggestion, capture=capture)
     return Check(Verdict("rejected", f"the changed program still fails after {MAX_ROUNDS} changes"))
 
 
-def _next_help(report: dict, copy: str, done: set[int]):
-    """The first help with code, in the copy, that the copy's own report offers."""
+def _next_help(report: dict, copy: str, code: str | None = None, skip_lines: set[int] | frozenset[int] = frozenset()):
+    """The first help with code, in the copy, that the copy's own report offers; with `code`, the
+    first of a diagnosis with that code at a line not in `skip_lines` (the lines already changed)."""
     for other in report.get("diagnoses", []):
+        if code is not None and other.get("code") != code:
+            continue
         for detail in other.get("help_details", []):
             line, replacement = detail.get("line"), detail.get("replacement")
-            if not line or not replacement or not _same_file(detail.get("file", ""), copy):
+            if not line or not replacement or not _same_file(detail.get("file", ""), copy) or line in skip_lines:
                 continue
             location = Location(copy, line, None, end_line=detail.get("end_line"))
             return other.get("code", ""), replacement, location, detail.get("message", "")
@@ -316,8 +327,12 @@ def _following_helps(check: Check) -> list[Suggestion]:
                     for c in check.changes[:index] if c.line < change.line)
         line = change.line - shift
         location = Location(check.script, line, None, end_line=line + (change.end_line - change.line))
-        helps.append(Suggestion(f"and the next write of the same kind, which fails the same way once the one "
-                                f"above is changed ({change.code})", change.new, location))
+        if change.silent:
+            message = f"and the next line of the same kind, which has the same problem ({change.code})"
+        else:
+            message = (f"and the next write of the same kind, which fails the same way once the one above is "
+                       f"changed ({change.code})")
+        helps.append(Suggestion(message, change.new, location))
     return helps
 
 
