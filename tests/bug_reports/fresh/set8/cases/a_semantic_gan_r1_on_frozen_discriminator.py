@@ -35,7 +35,7 @@ r1, d_reg_every = 10.0, 2
 real_img_batch = torch.randn(8, IMG)
 real_seg_batch = torch.softmax(torch.randn(8, SEG), dim=-1)
 r1_losses = []
-for i in range(4):
+for i in range(3):
     real_img = real_img_batch.clone()
     # Train the image discriminator.
     requires_grad(generator, False)
