@@ -1508,7 +1508,9 @@ when the gradients are None) they clip nothing; called after step(), they clip g
 step already applied, and the next backward() replaces them. Training goes on with unclipped
 gradients and nothing fails. autograd-doctor remembers each clipping call and, just before each
 step(), warns when a backward() changed the gradients of the optimizer's parameters after the
-last clipping call since its previous step.
+last clipping call since its previous step, and when the clipping call was given an iterator with
+nothing left in it (a `model.parameters()` generator that an earlier loop read to the end): it
+clipped nothing.
 
 **Minimal example.**
 
@@ -1520,7 +1522,8 @@ last clipping call since its previous step.
 
 **The fix.** Clip between backward() and step(): `loss.backward()`,
 `clip_grad_norm_(model.parameters(), max_norm)`, `optimizer.step()` (with a `GradScaler`, call
-`scaler.unscale_(optimizer)` before clipping).
+`scaler.unscale_(optimizer)` before clipping). Keep parameters that are read more than once in a
+list (`params = list(model.parameters())`).
 """,
     heading="gradient clipping ran where it does not change the step",
     example_setup=(
