@@ -1636,6 +1636,36 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+REQUIRES_GRAD_ON_MODULE = _code(
+    "AD216",
+    "requires_grad was assigned on a module: it froze nothing, and the optimizer trains its parameters",
+    """\
+**What it means.** `requires_grad` is a flag of tensors. A module has none: `module.requires_grad
+= False` adds a plain attribute to the module object and leaves every parameter's flag as it was,
+so the "frozen" module gets gradients and its optimizer updates it (no error). The method
+`module.requires_grad_(False)` is what sets the flag on all of a module's parameters.
+autograd-doctor remembers where a bool was assigned to a module's `requires_grad` and, just
+before an optimizer's step(), warns when that value is False while parameters of the module
+still require grad, have a gradient and are held by that optimizer.
+
+**Minimal example.**
+
+    pooler = nn.Linear(3, 3)
+    head = nn.Linear(3, 1)
+    pooler.requires_grad = False                   # AD216: freezes nothing
+    trainable = [p for m in (pooler, head) for p in m.parameters() if p.requires_grad]
+    optimizer = torch.optim.SGD(trainable, lr=0.1)
+    head(pooler(x)).sum().backward()
+    optimizer.step()                               # updates the pooler too
+
+**The fix.** Call the method: `pooler.requires_grad_(False)`, or set the flag on each parameter
+(`for p in pooler.parameters(): p.requires_grad = False`).
+""",
+    heading="requires_grad was assigned on a module",
+    example_setup=(
+        "x = torch.randn(4, 3)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
