@@ -18,6 +18,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
+from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
@@ -201,6 +202,8 @@ class Doctor:
         self._swap_hooks = ()
         # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
         self._stale_optimizers_reported: set[int] = set()
+        # Ids of the optimizers seen stepping with a gradient (analysis/frozen_step.py, AD215).
+        self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._mode = None
         self._active = False
@@ -469,6 +472,7 @@ class Doctor:
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
+        an optimizer whose parameters are all frozen since it last trained them (AD215),
         and does the optimizer still hold the parameters that train (AD207)?"""
         if self.silent == "ignore":
             return
@@ -478,6 +482,8 @@ class Doctor:
                             self.recorder)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
+                            self._optimizers_trained)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:

@@ -1636,6 +1636,54 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+FROZEN_OPTIMIZER_STEP = _code(
+    "AD215",
+    "an optimizer stepped with all its parameters frozen: the loss before it trained nothing",
+    """\
+**What it means.** Loops that train two models in turn (a GAN's generator and discriminator, two
+discriminators) switch `requires_grad` off on the model that is not being trained. When a later
+part of the loop computes a loss for that model and steps its optimizer without switching the flag
+back on (a lazy regularization after the other model's phase), the loss reaches none of the
+frozen parameters: they get no gradient, step() skips each of them, and the regularization trains
+nothing (no error). autograd-doctor remembers which optimizers stepped with gradients and, just
+before a step(), warns when a backward() ran since that optimizer's previous step while every one
+of its parameters has requires_grad=False and no gradient.
+
+**Minimal example.**
+
+    for batch in batches:
+        requires_grad(d, True)
+        d_loss(d, batch).backward()
+        opt_d.step()
+        requires_grad(d, False)                     # frozen for the generator's phase
+        g_loss(g, d).backward()
+        opt_g.step()
+        r1_penalty(d, batch).backward()             # reaches no parameter of d
+        opt_d.step()                                # AD215: changes nothing
+
+**The fix.** Switch the flag back on before the loss meant for that model:
+`requires_grad(d, True)` (or `d.requires_grad_(True)`) before computing the penalty.
+""",
+    heading="an optimizer stepped with all its parameters frozen",
+    example_setup=(
+        "g = nn.Linear(2, 3)\n"
+        "d = nn.Linear(3, 1)\n"
+        "opt_g = torch.optim.SGD(g.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(d.parameters(), lr=0.1)\n"
+        "batches = [torch.randn(4, 3) for _ in range(2)]\n"
+        "def requires_grad(model, flag):\n"
+        "    for p in model.parameters():\n"
+        "        p.requires_grad = flag\n"
+        "def d_loss(d, batch):\n"
+        "    return d(batch).mean()\n"
+        "def g_loss(g, d):\n"
+        "    return -d(g(torch.randn(4, 2))).mean()\n"
+        "def r1_penalty(d, batch):\n"
+        "    batch = batch.clone().requires_grad_(True)\n"
+        "    grad, = torch.autograd.grad(d(batch).sum(), batch, create_graph=True)\n"
+        "    return grad.pow(2).sum()\n"
+    ))
+
 REQUIRES_GRAD_ON_MODULE = _code(
     "AD216",
     "requires_grad was assigned on a module: it froze nothing, and the optimizer trains its parameters",
