@@ -1653,11 +1653,13 @@ of its parameters has requires_grad=False and no gradient.
 
     for batch in batches:
         requires_grad(d, True)
+        opt_d.zero_grad()
         d_loss(d, batch).backward()
         opt_d.step()
         requires_grad(d, False)                     # frozen for the generator's phase
         g_loss(g, d).backward()
         opt_g.step()
+        opt_d.zero_grad()
         r1_penalty(d, batch).backward()             # reaches no parameter of d
         opt_d.step()                                # AD215: changes nothing
 
@@ -1667,7 +1669,7 @@ of its parameters has requires_grad=False and no gradient.
     heading="an optimizer stepped with all its parameters frozen",
     example_setup=(
         "g = nn.Linear(2, 3)\n"
-        "d = nn.Linear(3, 1)\n"
+        "d = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
         "opt_g = torch.optim.SGD(g.parameters(), lr=0.1)\n"
         "opt_d = torch.optim.SGD(d.parameters(), lr=0.1)\n"
         "batches = [torch.randn(4, 3) for _ in range(2)]\n"
