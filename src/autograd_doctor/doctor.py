@@ -15,7 +15,9 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer
+from autograd_doctor.analysis import (
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_optimizer, untrained_parameters,
+)
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
@@ -205,6 +207,8 @@ class Doctor:
         # Ids of the optimizers seen stepping with a gradient (analysis/frozen_step.py, AD215).
         self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
+        self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._masked_nan_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -365,17 +369,19 @@ class Doctor:
             return
         self._raise_or_warn(diagnosis)
 
-    def _report_silent(self, build, *args) -> None:
-        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise."""
+    def _report_silent(self, build, *args) -> Diagnosis | None:
+        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise; the
+        diagnosis, or None."""
         if self.silent == "ignore":
-            return
+            return None
         try:
             diagnosis = build(*args)
         except Exception:
             internal_error()
-            return
+            return None
         if diagnosis is not None:
             self._raise_or_warn(diagnosis)
+        return diagnosis
 
     def _attach_to_error(self, error: BaseException, build, *args) -> None:
         """Build a diagnosis for an exception PyTorch raised and attach it to that exception."""
@@ -472,8 +478,9 @@ class Doctor:
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
-        an optimizer whose parameters are all frozen since it last trained them (AD215),
-        and does the optimizer still hold the parameters that train (AD207)?"""
+        an optimizer whose parameters are all frozen since it last trained them (AD215), does the
+        optimizer still hold the parameters that train (AD207), and do parameters beside it get
+        gradients that no optimizer applies (AD213)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -484,6 +491,7 @@ class Doctor:
                             self.recorder)
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
+        self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:
@@ -531,6 +539,10 @@ class Doctor:
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
+        if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
+            diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs,
+                                            self._backwards_seen)
+            self._masked_nan_reported = diagnosis is not None
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:

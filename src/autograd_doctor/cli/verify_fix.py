@@ -8,6 +8,9 @@ until the copy runs or no help is left. The changed program is then judged by it
 (autograd_doctor.cli.meaning): its forward values must equal the original run's, and its gradients
 and stepped parameters the oracle's. A help that fails the check is not offered first; where no
 oracle applies, the answer is *unverified*, with the reason.
+
+The check itself (`check_file`) takes the two runs as a parameter: `ScriptRuns` for a script here,
+`autograd_doctor.integrations.pytest_patch.TestRuns` for one test (`pytest --autograd-doctor-patch`).
 """
 
 from __future__ import annotations
@@ -98,8 +101,10 @@ def _statement_end(source: str, line: int, replacement: str) -> int:
     return line
 
 
-def _apply(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
-           ) -> tuple[str, Change]:
+def apply_help(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
+               ) -> tuple[str, Change]:
+    """`source` with the help's replacement in place of its statement (or of a compound statement's
+    header), and the change made."""
     end = location.end_line or _statement_end(source, location.line, replacement)
     located = Location(location.file, location.line, location.column, end_line=end)
     old = "".join(source.splitlines(True)[location.line - 1:end])
@@ -111,23 +116,44 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
     """Apply each help (and the helps the changed program then needs) to a copy, and judge it."""
     if options.script is None:
         return Check(Verdict("rejected", "checking a help needs a script file, not -m module"))
-    script = os.path.abspath(options.script)
+    runs = ScriptRuns(options, TIME_FACTOR * elapsed_s + TIME_MARGIN_S)
+    return check_file(os.path.abspath(options.script), diagnoses, error, runs)
+
+
+class ScriptRuns:
+    """The two runs the check compares, for a script with its arguments (`autograd-doctor run`):
+    the original under the oracle, and a changed copy under the doctor. The pytest plugin has
+    its own for one test (autograd_doctor.integrations.pytest_patch.TestRuns)."""
+
+    def __init__(self, options, limit_s: float):
+        self.options = options
+        self.limit_s = limit_s
+
+    def original(self, script: str, scratch: str) -> dict | None:
+        return _run_oracle(script, self.options, scratch, self.limit_s)
+
+    def changed(self, copy: str, script: str, scratch: str) -> tuple[str | None, dict, dict]:
+        return _run_copy(copy, os.path.dirname(script), self.options, scratch, self.limit_s)
+
+
+def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | None, runs) -> Check:
+    """Apply the helps that are code in `script` to a copy, one after the other, run the copy and
+    the original through `runs` (ScriptRuns, or a front end's equivalent), and judge the copy."""
     candidates = code_helps(diagnoses, script)
     if not diagnoses:
         return Check(Verdict("rejected", "autograd-doctor reported nothing to fix"))
     if not candidates:
-        return Check(Verdict("rejected", _why_no_change(diagnoses, script)))
+        return Check(Verdict("rejected", why_no_change(diagnoses, script)))
     with open(script, encoding="utf-8") as stream:
         source = stream.read()
-    limit = TIME_FACTOR * elapsed_s + TIME_MARGIN_S
     with tempfile.TemporaryDirectory(prefix="autograd-doctor-verify-") as scratch:
-        original = _run_oracle(script, options, scratch, limit)
+        original = runs.original(script, scratch)
         if original is None:
             return Check(Verdict("rejected", "the original program could not be run again to compare with"))
         best: Check | None = None
         rejected: list[tuple[Suggestion, Verdict]] = []
         for diagnosis, suggestion in candidates[:MAX_HELPS_TRIED]:
-            tried = _follow(source, script, diagnosis, suggestion, options, scratch, limit)
+            tried = _follow(source, script, diagnosis, suggestion, runs, scratch)
             if tried.verdict.status == "rejected" or not tried.changes:
                 rejected.append((suggestion, tried.verdict))
                 continue
@@ -148,7 +174,7 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
     return best
 
 
-def _why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
+def why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
     for diagnosis in diagnoses:
         for suggestion in diagnosis.help:
             if suggestion.replacement and suggestion.location is not None:
@@ -159,12 +185,12 @@ def _why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
     return f"the help is advice, not a change autograd-doctor can apply; look at {where}"
 
 
-def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggestion, options, scratch: str,
-            limit: float) -> Check:
+def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggestion, runs, scratch: str) -> Check:
     """Apply `suggestion`, run the copy; while it fails with a help in its own file, apply that too."""
     copy = os.path.join(scratch, "copy", os.path.basename(script))
     os.makedirs(os.path.dirname(copy), exist_ok=True)
-    changed, change = _apply(source, suggestion.location, suggestion.replacement, diagnosis.code, suggestion.message)
+    changed, change = apply_help(source, suggestion.location, suggestion.replacement, diagnosis.code,
+                                 suggestion.message)
     changes = [change]
     for _ in range(MAX_ROUNDS):
         try:
@@ -173,13 +199,13 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
             return Check(Verdict("rejected", f"the changed file does not parse ({problem.msg}, line {problem.lineno})"))
         with open(copy, "w", encoding="utf-8") as stream:
             stream.write(changed)
-        why_not, report, capture = _run_copy(copy, os.path.dirname(script), options, scratch, limit)
+        why_not, report, capture = runs.changed(copy, script, scratch)
         if why_not:
             return Check(Verdict("rejected", why_not))
         following = _next_help(report, copy, {c.line for c in changes})
         if capture.get("error") and following is not None:
             code, replacement, location, message = following
-            changed, change = _apply(changed, location, replacement, code, message)
+            changed, change = apply_help(changed, location, replacement, code, message)
             changes.append(change)
             continue
         return Check(Verdict("ran", ""), script, source, changed, changes, chosen=suggestion, capture=capture)
@@ -248,12 +274,6 @@ def _run_copy(copy: str, script_dir: str, options, scratch: str, limit: float) -
     return None, report, capture
 
 
-def verify_first_help(options, diagnoses: list[Diagnosis], elapsed_s: float,
-                      error: BaseException | None = None) -> str:
-    """The one-line answer of `--verify-fix` (kept for callers that want only the line)."""
-    return check_helps(options, diagnoses, error, elapsed_s).verdict.line()
-
-
 def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: float) -> Check:
     """Check the helps before the report is printed: a verified help goes first; a help that failed
     the check goes last, with a note saying why."""
@@ -261,6 +281,13 @@ def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: flo
     print(f"autograd-doctor: checking the helps on a copy of {options.script} (the original runs again "
           f"under the oracle to compare with)", file=sys.stderr, flush=True)
     check = check_helps(options, diagnoses, error, elapsed_s)
+    offer_checked_first(check, diagnoses, error)
+    return check
+
+
+def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseException | None) -> None:
+    """Reorder the helps by what the check found: the chosen help (and the next writes of the same
+    kind) first, each help that failed the check last, with a note saying why."""
     for diagnosis in diagnoses:
         before = list(diagnosis.help)
         rejected = [s for s, _ in check.rejected if s in diagnosis.help]
@@ -278,7 +305,6 @@ def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: flo
             from autograd_doctor.doctor import reattach
 
             reattach(error, diagnosis, diagnosis)
-    return check
 
 
 def _following_helps(check: Check) -> list[Suggestion]:
@@ -321,7 +347,9 @@ class FixRefused(Exception):
     pass
 
 
-def _library_dirs() -> list[str]:
+def library_dirs() -> list[str]:
+    """The folders of installed code (the standard library, site-packages, torch, autograd-doctor),
+    each ending with a separator: a file in one is never edited."""
     import sysconfig
 
     import torch
@@ -336,7 +364,7 @@ def write_atomically(files: dict[str, tuple[str, str]]) -> None:
     """Write every file's new text, or none: each is written to a temporary file next to it, and
     only when all are written are they moved into place (os.replace); a file that changed since it
     was read, or that lies in an installed library, refuses the whole write."""
-    libraries = _library_dirs()
+    libraries = library_dirs()
     for path, (expected, _) in files.items():
         real = os.path.realpath(path)
         if any(real.startswith(d) for d in libraries):
@@ -371,12 +399,17 @@ def write_atomically(files: dict[str, tuple[str, str]]) -> None:
         raise
 
 
+def patch_text(check: Check) -> str:
+    """The checked change as printed patch text: the unified diff (when there is a change) and the
+    verdict line; what the pytest plugin and `proposed_patch` print."""
+    return check.diff() + check.verdict.line() + "\n"
+
+
 def proposed_patch(script: str, diagnoses: list[Diagnosis], error: BaseException | None = None,
                    args: list[str] | None = None, elapsed_s: float = 10.0) -> str:
-    """The checked change for `script` as patch text (a unified diff and the verdict line); for
-    front ends that print a patch instead of writing it (pytest, Jupyter)."""
+    """The checked change for `script` (run with `args`) as patch text, for a caller that prints a
+    patch rather than writing it."""
     from types import SimpleNamespace
 
     options = SimpleNamespace(script=script, args=list(args or []), capture="patch")
-    check = check_helps(options, diagnoses, error, elapsed_s)
-    return (check.diff() + check.verdict.line() + "\n") if check.changes else check.verdict.line() + "\n"
+    return patch_text(check_helps(options, diagnoses, error, elapsed_s))
