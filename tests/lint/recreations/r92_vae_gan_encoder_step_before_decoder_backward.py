@@ -7,7 +7,6 @@ encoder's layers), is backpropagated through the encoder's updated weights
 Source: https://github.com/ry85/VAE-GAN/issues/1"""
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.optim import RMSprop
 from torch.optim.lr_scheduler import ExponentialLR
 
