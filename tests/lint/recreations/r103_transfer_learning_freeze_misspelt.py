@@ -33,7 +33,7 @@ def build_model(n_classes=5):
     vgg16 = VGG()
     # Freeze training for all "features" layers
     for param in vgg16.features.parameters():
-        param.require_grad = False  # missed: ADL016
+        param.require_grad = False  # expect: ADL016
     n_inputs = vgg16.classifier[3].in_features
     vgg16.classifier[3] = nn.Linear(n_inputs, n_classes)
     return vgg16

@@ -83,7 +83,7 @@ def train(model, optimizer, train_dataloader, lm_coef=0.9, num_train_epochs=1):
             losses = model(input_ids, mc_token_ids, lm_labels, mc_labels)
             loss = lm_coef * losses[0] + losses[1]
             loss.backward()
-            optimizer.step()  # missed: ADL018
+            optimizer.step()  # expect: ADL018
             tr_loss += loss.item()
             grads.append(model.multiple_choice_head.weight.grad.clone())
     return grads

@@ -76,7 +76,7 @@ class Solver:
 
         self.reset_grad()
         train_step_G.backward(retain_graph=True)
-        self.g_optimizer.step()  # missed: ADL003
+        self.g_optimizer.step()  # expect: ADL003
 
         train_step_V.backward()
         self.v_optimizer.step()

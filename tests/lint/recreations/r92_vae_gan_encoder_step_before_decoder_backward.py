@@ -102,11 +102,11 @@ def train(net, batches, lr=3e-4, lambda_mse=1e-6):
 
         net.zero_grad()
         loss_encoder.backward(retain_graph=True)
-        optimizer_encoder.step()  # missed: ADL003
+        optimizer_encoder.step()  # expect: ADL003
         net.zero_grad()
 
         loss_decoder.backward(retain_graph=True)
-        optimizer_decoder.step()
+        optimizer_decoder.step()  # expect: ADL003
         net.discriminator.zero_grad()
 
         loss_discriminator.backward()

@@ -80,7 +80,7 @@ def train(train_loader, disc_freq=1, gen_freq=1, learning_rate=1e-3):
             model_d.zero_grad()
             d_tex_loss = discriminator_loss(real_tex, fake_tex)
             d_tex_loss.backward(retain_graph=True)
-            optimizer_d.step()  # missed: ADL003
+            optimizer_d.step()  # expect: ADL003
 
         if iteration % gen_freq == 0:
             model_g.zero_grad()
