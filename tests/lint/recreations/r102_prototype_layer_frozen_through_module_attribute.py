@@ -65,7 +65,7 @@ class PFA_Trainer():
         self.model = UNet(output_dim=self.opt['output_dim'], num_classes=self.opt['num_classes'])
         self.source_prototypes = self.model.outc.conv.weight.view(
             (self.opt['num_classes'] * self.opt['num_prototypes'], self.opt['output_dim']))
-        self.model.outc.requires_grad = False  # missed: ADL016
+        self.model.outc.requires_grad = False  # expect: ADL016
         self.optimizer = torch.optim.Adam(list(self.model.parameters()), lr=self.opt['lr'])
         self.criterion_proto = ProtoLoss()
 
