@@ -64,6 +64,8 @@ class Scope:
     grad_leaves: set = field(default_factory=set)   # leaves known to require grad
     graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
     graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
+    # seqs of bindings that make a name an int: `for i in range(n)`, `for i, x in enumerate(...)`
+    int_bindings: set = field(default_factory=set)
     # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
     # that trains: evidence only if a call in the file passes one a graph tensor
     # (``graph_callers.py``); the saves whose graph comes from nothing else.

@@ -36,6 +36,8 @@ class ControlFlow:
         elif isinstance(node.target, ast.Name):
             name = node.target.id
             self.bind(name, None, tensor=parameters or split is not None)
+            if self.is_builtin_call(it, "range"):
+                self.scope.int_bindings.add(self.scope.binds[name][-1])
             if layers is not None:  # `for layer in self.layers:` (a container this class built)
                 self.modules.name_specs[name] = layers
             if parameters:
@@ -44,6 +46,9 @@ class ControlFlow:
                 self.scope.split_views[name] = split[1]
         else:
             self.assign_target(node.target, None, node)
+            first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
+            if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
+                self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
         self.loop_body(node.body)
         self.visit_body(node.orelse)
 

@@ -23,8 +23,8 @@ class LogisticChain(nn.Module):
         f = torch.zeros(self.steps)
         f[0] = self.start
         for i in range(1, self.steps):
-            f[i] = f[i - 1] * x
-            f[i] = 1 / (1.0 + torch.exp(-f[i]))  # missed: ADL001
+            f[i] = f[i - 1] * x  # expect: ADL001
+            f[i] = 1 / (1.0 + torch.exp(-f[i]))  # expect: ADL001
         return f
 
 

@@ -1,0 +1,149 @@
+"""Recall on the causes of misses in the r90-r111 re-creations: each case the
+linter now reports really fails, its corrected twin stays silent and computes
+the values and gradients of a reference, and a similar correct pattern stays
+silent (and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+# A row written through an index that is an int for certain (`for i in range(n)`)
+# is a view of the tensor: the product keeps `f[i - 1]`, and the next write breaks it.
+RECURRENCE = textwrap.dedent("""
+    import torch
+
+    def chain(steps=4):
+        w = torch.tensor(0.5, requires_grad=True)
+        f = torch.zeros(steps)
+        f[0] = 1.0
+        for i in range(1, steps):
+            f[i] = f[i - 1] * w
+        return f, w
+    """)
+
+RECURRENCE_FIXED = textwrap.dedent("""
+    import torch
+
+    def chain(steps=4):
+        w = torch.tensor(0.5, requires_grad=True)
+        rows = [torch.ones(())]
+        for i in range(1, steps):
+            rows.append(rows[i - 1] * w)
+        return torch.stack(rows), w
+    """)
+
+# The same loop over lists of indices: advanced indexing copies, nothing is kept.
+RECURRENCE_COPIES = textwrap.dedent("""
+    import torch
+
+    def chain():
+        w = torch.tensor(0.5, requires_grad=True)
+        f = torch.zeros(4)
+        f[0] = 1.0
+        for i, j in ([[0], [1]], [[1], [2]], [[2], [3]]):
+            f[j] = f[i] * w
+        return f, w
+    """)
+
+
+def test_write_through_a_range_index_after_a_save_of_the_previous_row_is_found():
+    assert _findings(RECURRENCE) == [(9, "ADL001")]
+    f, _ = _load(RECURRENCE)["chain"]()
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        f.sum().backward()
+
+
+def test_recurrence_collected_in_a_list_is_silent_and_matches_the_closed_form():
+    assert _findings(RECURRENCE_FIXED) == []
+    f, w = _load(RECURRENCE_FIXED)["chain"]()
+    f.sum().backward()
+    ref_w = torch.tensor(0.5, requires_grad=True)
+    ref = torch.stack([ref_w ** k for k in range(4)])
+    ref.sum().backward()
+    assert torch.equal(f.detach(), ref.detach())
+    assert torch.allclose(w.grad, ref_w.grad)  # 1 + 2w + 3w^2, summed in another order
+
+
+def test_rows_written_through_advanced_indices_are_silent_and_run():
+    assert _findings(RECURRENCE_COPIES) == []
+    f, w = _load(RECURRENCE_COPIES)["chain"]()
+    f.sum().backward()  # no error: `f[i]` was a copy
+    assert w.grad is not None
+
+
+# A factory tensor given a value with a graph (`b[0] = w * 2`) carries that graph:
+# `sin(b)` keeps `b`, and the write to `b[1]` after it breaks the backward.
+FILLED = textwrap.dedent("""
+    import torch
+
+    def fill():
+        w = torch.ones(3, requires_grad=True)
+        b = torch.zeros(2, 3)
+        b[0] = w * 2
+        c = torch.sin(b)
+        b[1] = 1.0
+        return c.sum(), w
+    """)
+
+FILLED_FIXED = textwrap.dedent("""
+    import torch
+
+    def fill():
+        w = torch.ones(3, requires_grad=True)
+        b = torch.stack([w * 2, torch.ones(3)])
+        c = torch.sin(b)
+        return c.sum(), w
+    """)
+
+FILLED_WITHOUT_GRAPH = textwrap.dedent("""
+    import torch
+
+    def fill():
+        w = torch.ones(3, requires_grad=True)
+        b = torch.zeros(2, 3)
+        b[0] = w.detach() * 2
+        c = torch.sin(b)
+        b[1] = 1.0
+        return c.sum() + w.sum(), w
+    """)
+
+
+def test_write_after_a_save_of_a_factory_tensor_that_holds_a_graph_is_found():
+    assert _findings(FILLED) == [(9, "ADL001")]
+    loss, _ = _load(FILLED)["fill"]()
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        loss.backward()
+
+
+def test_filled_tensor_built_out_of_place_is_silent_and_has_the_reference_gradient():
+    assert _findings(FILLED_FIXED) == []
+    loss, w = _load(FILLED_FIXED)["fill"]()
+    loss.backward()
+    ref_w = torch.ones(3, requires_grad=True)
+    ref = torch.sin(ref_w * 2).sum() + torch.sin(torch.ones(3)).sum()  # what fill() meant
+    ref.backward()
+    assert torch.allclose(loss.detach(), ref.detach())  # six terms summed in another order
+    assert torch.equal(w.grad, ref_w.grad)
+
+
+def test_factory_tensor_given_a_detached_value_is_silent_and_runs():
+    assert _findings(FILLED_WITHOUT_GRAPH) == []
+    loss, w = _load(FILLED_WITHOUT_GRAPH)["fill"]()
+    loss.backward()  # sin(b) kept nothing that needs b
+    assert torch.equal(w.grad, torch.ones(3))
