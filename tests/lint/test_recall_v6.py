@@ -5,10 +5,12 @@ silent (and really runs)."""
 
 from __future__ import annotations
 
+import copy
 import textwrap
 
 import pytest
 import torch
+import torch.nn as nn
 
 from autograd_doctor.lint import lint_source
 
@@ -147,3 +149,95 @@ def test_factory_tensor_given_a_detached_value_is_silent_and_runs():
     loss, w = _load(FILLED_WITHOUT_GRAPH)["fill"]()
     loss.backward()  # sin(b) kept nothing that needs b
     assert torch.equal(w.grad, torch.ones(3))
+
+
+# Local names for held modules and optimizers (`aug, opt_a = self.aug, self.opt_a`,
+# `aug = aug.train()`) stand for them: the step of `opt_a` updates the layers that
+# `aug(x)` used, and the second backward goes through that call's graph.
+ALIASED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Trainer:
+        def __init__(self):
+            self.aug = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3))
+            self.cls = nn.Linear(3, 1)
+            self.opt_a = torch.optim.SGD(self.aug.parameters(), lr=0.1)
+            self.opt_c = torch.optim.SGD(self.cls.parameters(), lr=0.1)
+
+        def step(self, x):
+            aug, cls = self.aug, self.cls
+            opt_a, opt_c = self.opt_a, self.opt_c
+            aug = aug.train()
+            out = cls(aug(x))
+            loss_a = -out.mean()
+            loss_a.backward(retain_graph=True)
+            opt_a.step()
+            loss_c = out.pow(2).mean()
+            loss_c.backward()
+            opt_c.step()
+    """)
+
+ALIASED_FIXED = ALIASED.replace(
+    """        loss_a.backward(retain_graph=True)
+        opt_a.step()
+        loss_c = out.pow(2).mean()
+        loss_c.backward()
+""", """        loss_c = out.pow(2).mean()
+        loss_a.backward(retain_graph=True)
+        loss_c.backward()
+        opt_a.step()
+""")
+
+# The same aliases where the stepped optimizer updates a module the old graph does
+# not go through (the classifier's step, then the augmentor's second loss).
+ALIASED_OTHER_MODULE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Trainer:
+        def __init__(self):
+            self.aug = nn.Linear(3, 3)
+            self.cls = nn.Linear(3, 1)
+            self.opt_c = torch.optim.SGD(self.cls.parameters(), lr=0.1)
+
+        def step(self, x):
+            aug, opt_c = self.aug, self.opt_c
+            feat = aug(x)
+            loss_c = self.cls(feat.detach()).mean()
+            loss_c.backward()
+            opt_c.step()
+            loss_a = feat.pow(2).mean()
+            loss_a.backward()
+    """)
+
+
+def test_step_of_an_aliased_optimizer_before_backward_through_an_aliased_module_is_found():
+    assert _findings(ALIASED) == [(19, "ADL003")]
+    torch.manual_seed(0)
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        _load(ALIASED)["Trainer"]().step(torch.randn(4, 3))
+
+
+def test_aliased_backwards_before_the_step_are_silent_and_match_a_reference():
+    assert ALIASED_FIXED != ALIASED
+    assert _findings(ALIASED_FIXED) == []
+    torch.manual_seed(0)
+    trainer = _load(ALIASED_FIXED)["Trainer"]()
+    aug, cls = copy.deepcopy(trainer.aug), copy.deepcopy(trainer.cls)
+    x = torch.randn(4, 3)
+    trainer.step(x)
+    out = cls(aug(x))
+    (-out.mean() + out.pow(2).mean()).backward()
+    with torch.no_grad():
+        for module, reference in ((trainer.aug, aug), (trainer.cls, cls)):
+            for got, p in zip(module.parameters(), reference.parameters()):
+                assert torch.allclose(got, p - 0.1 * p.grad)
+
+
+def test_aliased_step_of_a_module_the_old_graph_does_not_use_is_silent_and_runs():
+    assert _findings(ALIASED_OTHER_MODULE) == []
+    torch.manual_seed(0)
+    trainer = _load(ALIASED_OTHER_MODULE)["Trainer"]()
+    trainer.step(torch.randn(4, 3))  # no error: the step changed only the classifier
+    assert trainer.aug.weight.grad is not None

@@ -76,7 +76,7 @@ class Model:
             augLoss = aug_loss(pred_pc, pred_aug, target, pc_tran, aug_tran)
 
             augLoss.backward(retain_graph=True)
-            optimizer_a.step()  # missed: ADL003
+            optimizer_a.step()  # expect: ADL003
 
             optimizer_c.zero_grad()
             clsLoss = cls_loss(pred_pc, pred_aug, target, pc_tran, aug_tran, pc_feat, aug_feat)

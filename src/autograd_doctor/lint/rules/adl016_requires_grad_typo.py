@@ -26,7 +26,10 @@ the object has:
   object whose `.parameters()`, `.eval()`, `.train()`... this function
   calls, or whose parameters an optimizer gets);
 * `... = True` on a tensor that does not require grad (a factory's result,
-  a tensor computed without a graph).""",
+  a tensor computed without a graph).
+`module.requires_grad = False`, spelt right, is reported too when the object
+is known to be a module (a name bound to one, a layer held as an attribute:
+`self.model.outc`) whose class has no `requires_grad` setting of its own.""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently
 gets no gradient.  `model.requires_grad_ = False` replaces the module's
