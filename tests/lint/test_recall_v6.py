@@ -241,3 +241,70 @@ def test_aliased_step_of_a_module_the_old_graph_does_not_use_is_silent_and_runs(
     trainer = _load(ALIASED_OTHER_MODULE)["Trainer"]()
     trainer.step(torch.randn(4, 3))  # no error: the step changed only the classifier
     assert trainer.aug.weight.grad is not None
+
+
+# A layer class given as a parameter's default (`activation=nn.LeakyReLU`) builds
+# that layer when called: the in-place dropout after it overwrites the output the
+# in-place LeakyReLU saved.
+LAYER_CLASS_PARAMETER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Critic(nn.Module):
+        def __init__(self, activation=nn.LeakyReLU):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), activation(0.2, inplace=True),
+                                      nn.Dropout(p=0.5, inplace=True))
+            self.out = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.out(self.body(x))
+    """)
+
+LAYER_CLASS_PARAMETER_FIXED = LAYER_CLASS_PARAMETER.replace("nn.Dropout(p=0.5, inplace=True)", "nn.Dropout(p=0.5)")
+
+# The same parameter before a layer that writes nothing in place: silent.
+LAYER_CLASS_PARAMETER_THEN_LINEAR = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Critic(nn.Module):
+        def __init__(self, activation=nn.LeakyReLU):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), activation(0.2, inplace=True), nn.Linear(8, 8))
+            self.out = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.out(self.body(x))
+    """)
+
+
+def test_inplace_dropout_after_a_layer_class_parameter_default_is_found():
+    assert _findings(LAYER_CLASS_PARAMETER) == [(9, "ADL001")]
+    torch.manual_seed(0)
+    critic = _load(LAYER_CLASS_PARAMETER)["Critic"]()
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        critic(torch.randn(3, 4)).sum().backward()
+
+
+def test_out_of_place_dropout_after_the_parameter_is_silent_and_matches_a_reference():
+    assert LAYER_CLASS_PARAMETER_FIXED != LAYER_CLASS_PARAMETER
+    assert _findings(LAYER_CLASS_PARAMETER_FIXED) == []
+    torch.manual_seed(0)
+    critic = _load(LAYER_CLASS_PARAMETER_FIXED)["Critic"]()
+    critic.eval()  # dropout off, so the reference needs no random mask
+    x = torch.randn(3, 4)
+    critic(x).sum().backward()
+    first, out = critic.body[0], critic.out
+    reference = out(torch.nn.functional.leaky_relu(first(x), 0.2)).sum()
+    grads = torch.autograd.grad(reference, [first.weight, out.weight])
+    assert torch.allclose(first.weight.grad, grads[0])
+    assert torch.allclose(out.weight.grad, grads[1])
+
+
+def test_layer_class_parameter_before_a_linear_layer_is_silent_and_runs():
+    assert _findings(LAYER_CLASS_PARAMETER_THEN_LINEAR) == []
+    torch.manual_seed(0)
+    critic = _load(LAYER_CLASS_PARAMETER_THEN_LINEAR)["Critic"]()
+    critic(torch.randn(3, 4)).sum().backward()  # no error: nothing overwrites the saved output
+    assert critic.body[0].weight.grad is not None

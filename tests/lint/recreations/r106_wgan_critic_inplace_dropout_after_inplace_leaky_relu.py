@@ -38,7 +38,7 @@ class WGANDiscriminator(WGAN):
         self.dropout_rate = dropout_rate
         self.first_conv = nn.Sequential(nn.Conv2d(in_channels, num_filters, kernel_size=5, stride=2, padding=2),
                                         activation(inplace=True),
-                                        nn.Dropout(p=dropout_rate, inplace=True))  # missed: ADL001
+                                        nn.Dropout(p=dropout_rate, inplace=True))  # expect: ADL001
         self.conv, last_filter = self._make_conv(num_filters)
         self.final_fc = nn.Linear(last_filter * 4 * 4, 1)
         self.init_params()
