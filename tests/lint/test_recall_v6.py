@@ -308,3 +308,37 @@ def test_layer_class_parameter_before_a_linear_layer_is_silent_and_runs():
     critic = _load(LAYER_CLASS_PARAMETER_THEN_LINEAR)["Critic"]()
     critic(torch.randn(3, 4)).sum().backward()  # no error: nothing overwrites the saved output
     assert critic.body[0].weight.grad is not None
+
+
+# A row picked by an int index (`mem[i]`, `i` from `range`) is a view: stored in a
+# list while the loop writes `mem` in place, every entry shows the last values.
+ROWS_STORED = textwrap.dedent("""
+    import torch
+
+    def collect():
+        mem = torch.zeros(3, 2)
+        rows = []
+        for i in range(3):
+            mem += 1
+            rows.append(mem[i])
+        return rows
+    """)
+
+# Code that replaces the list's entries by clones of themselves ("break the
+# reference", cleanrl's episodic memories) keeps the views on purpose: silent.
+ROWS_STORED_ON_PURPOSE = ROWS_STORED.replace(
+    "            rows.append(mem[i])\n",
+    "            rows.append(mem[i])\n            rows[i] = rows[i].clone()\n")
+
+
+def test_row_view_stored_while_the_loop_writes_its_base_is_found():
+    assert _findings(ROWS_STORED) == [(9, "ADL011")]
+    rows = _load(ROWS_STORED)["collect"]()
+    assert torch.equal(rows[0], torch.full((2,), 3.0))  # not 1: the row shows the last values
+
+
+def test_entries_replaced_by_their_clones_are_silent_and_keep_their_values():
+    assert ROWS_STORED_ON_PURPOSE != ROWS_STORED
+    assert _findings(ROWS_STORED_ON_PURPOSE) == []
+    rows = _load(ROWS_STORED_ON_PURPOSE)["collect"]()
+    assert [r[0].item() for r in rows] == [1.0, 2.0, 3.0]

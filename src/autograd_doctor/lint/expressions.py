@@ -376,7 +376,7 @@ class ExpressionEvents:
             self.scope.inplace_calls.append((self.next_seq() + 1, arg.id, node, rewrite, module))
 
     def record_store(self, container, value, node):
-        if not self.scope.loops:
+        if not self.scope.loops or container in self.clone_replaced_containers():
             return
         base = None
         if isinstance(value, ast.Name):
@@ -385,6 +385,23 @@ class ExpressionEvents:
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
             self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
+
+    def clone_replaced_containers(self) -> frozenset:
+        """Containers whose entries the file replaces by clones of themselves
+        (`memories[i] = memories[i].clone()`, "break the reference"): the code keeps
+        views in them on purpose, sharing memory with a tensor it goes on writing."""
+        found = getattr(self, "_clone_replaced", None)
+        if found is None:
+            found = frozenset(
+                n.targets[0].value.id for n in ast.walk(self.tree)
+                if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
+                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+                and n.value.func.attr == "clone" and isinstance(n.value.func.value, ast.Subscript)
+                and isinstance(n.value.func.value.value, ast.Name)
+                and n.value.func.value.value.id == n.targets[0].value.id)
+            self._clone_replaced = found
+        return found
 
 
 def _binary(key) -> bool:
