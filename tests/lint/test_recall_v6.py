@@ -327,8 +327,8 @@ ROWS_STORED = textwrap.dedent("""
 # Code that replaces the list's entries by clones of themselves ("break the
 # reference", cleanrl's episodic memories) keeps the views on purpose: silent.
 ROWS_STORED_ON_PURPOSE = ROWS_STORED.replace(
-    "            rows.append(mem[i])\n",
-    "            rows.append(mem[i])\n            rows[i] = rows[i].clone()\n")
+    "        rows.append(mem[i])\n",
+    "        rows.append(mem[i])\n        rows[i] = rows[i].clone()\n")
 
 
 def test_row_view_stored_while_the_loop_writes_its_base_is_found():

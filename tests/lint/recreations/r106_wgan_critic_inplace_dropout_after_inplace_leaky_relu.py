@@ -58,7 +58,7 @@ class WGANDiscriminator(WGAN):
             module = nn.Sequential(
                 nn.Conv2d(num_filters, num_filters * 2, kernel_size=5, stride=2, padding=2),
                 self.activation(inplace=True),
-                nn.Dropout(p=self.dropout_rate, inplace=True))  # missed: ADL001
+                nn.Dropout(p=self.dropout_rate, inplace=True))  # the same hazard, not found: `self.activation` is set in `__init__`
             num_filters *= 2
             modules[name] = module
         return nn.Sequential(modules), num_filters
