@@ -15,7 +15,9 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer
+from autograd_doctor.analysis import (
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_optimizer, untrained_parameters,
+)
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
@@ -201,6 +203,8 @@ class Doctor:
         # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
         self._stale_optimizers_reported: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
+        self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._masked_nan_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -359,17 +363,19 @@ class Doctor:
             return
         self._raise_or_warn(diagnosis)
 
-    def _report_silent(self, build, *args) -> None:
-        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise."""
+    def _report_silent(self, build, *args) -> Diagnosis | None:
+        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise; the
+        diagnosis, or None."""
         if self.silent == "ignore":
-            return
+            return None
         try:
             diagnosis = build(*args)
         except Exception:
             internal_error()
-            return
+            return None
         if diagnosis is not None:
             self._raise_or_warn(diagnosis)
+        return diagnosis
 
     def _attach_to_error(self, error: BaseException, build, *args) -> None:
         """Build a diagnosis for an exception PyTorch raised and attach it to that exception."""
@@ -465,13 +471,15 @@ class Doctor:
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
-        previous step (AD209), and does the optimizer still hold the parameters that train (AD207)?"""
+        previous step (AD209), does the optimizer still hold the parameters that train (AD207), and do
+        parameters beside it get gradients that no optimizer applies (AD213)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:
@@ -519,6 +527,10 @@ class Doctor:
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
+        if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
+            diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs,
+                                            self._backwards_seen)
+            self._masked_nan_reported = diagnosis is not None
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:

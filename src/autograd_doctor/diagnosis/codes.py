@@ -1633,6 +1633,89 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+UNTRAINED_PARAMETERS = _code(
+    "AD213",
+    "parameters get gradients but no optimizer holds them: they never change",
+    """\
+**What it means.** `step()` updates only the tensors its optimizer was given. A module built
+next to the model, such as a loss with learnable parameters (center loss, an ArcFace head,
+learnable weights of the terms of a multi-task loss), is often left out of
+`torch.optim.SGD(model.parameters(), ...)`: its parameters get gradients at every backward()
+and never change. Nothing fails, and no `.grad` is None; the loss simply trains less than it
+says. autograd-doctor looks, at the first step() of each optimizer, for modules and
+`nn.Parameter`s bound to names around the call whose parameters got gradients while no live
+optimizer holds them, and warns at the next step() if they still have not changed. A module
+counts only when it is in training mode and is called on a value computed from the trained
+model (a loss of its output): a teacher or a target network called on the data, or a network
+in eval mode (a perceptual loss's VGG), is left out of the optimizer on purpose; so is a
+network made only of library layers (a discriminator or a reward model used without its
+optimizer). A module counts when its own class declares an `nn.Parameter`; a bare
+`nn.Parameter` counts when a line computes from it and the model together.
+
+**Minimal example.**
+
+    model = nn.Linear(4, 2)
+    centers = CenterLoss(2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)   # AD213: centers is in no optimizer
+    for step in range(2):
+        features = model(x)
+        loss = F.cross_entropy(features, y) + centers(features, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** If they are meant to train, give the optimizer those parameters too:
+`optimizer.add_param_group({"params": centers.parameters()})` after it is built (or a second
+optimizer for them); if they are meant to stay fixed, say so (`requires_grad_(False)`, or a
+buffer), which also saves computing their gradients.
+""",
+    heading="parameters get gradients but no optimizer holds them",
+    example_setup=(
+        "class CenterLoss(nn.Module):\n"
+        "    def __init__(self, classes):\n"
+        "        super().__init__()\n"
+        "        self.centers = nn.Parameter(torch.randn(classes, 2))\n"
+        "    def forward(self, features, labels):\n"
+        "        return (features - self.centers[labels]).pow(2).sum(1).mean()\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
+    ))
+
+MASKED_NAN_GRADIENT = _code(
+    "AD220",
+    "NaN gradients although the loss is finite: a masked inf or NaN is still differentiated",
+    """\
+**What it means.** `torch.where(cond, a, b)` and `masked_fill` replace values in the forward
+pass only. Every element of `a` is still computed, and its backward still runs: where's
+backward sends a zero gradient to the elements it did not select, and an op whose derivative
+is infinite there (`sqrt` or `log` at 0 or below, a division by 0, `x ** 0.5`) multiplies that
+zero by inf, which is NaN. The loss is finite, the gradients are NaN, and the next `step()`
+makes the weights NaN. No error. autograd-doctor checks the first few backward() calls: when the
+loss is finite, its graph holds a `where` / `masked_fill`, and a leaf's gradient has NaN or inf,
+it looks in your files for the masking whose branch computes such an op (inline, or on the line
+that assigned the branch) and names the op's line.
+
+**Minimal example.**
+
+    for step in range(2):
+        x = layer(inputs)
+        out = torch.where(x > 0, torch.sqrt(x), x)   # AD220: sqrt's backward is NaN where x < 0
+        loss = out.pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compute the op only where its result is used: give it a harmless input elsewhere
+with a second `where` on the same condition, `torch.sqrt(torch.where(x > 0, x, torch.ones_like(x)))`
+(for a division, the denominator: `a / torch.where(n == 0, torch.ones_like(n), n)`). The forward
+values stay the same and the masked elements get a zero gradient.
+""",
+    heading="NaN gradients although the loss is finite",
+    example_setup=(
+        "layer = nn.Linear(3, 4)\n"
+        "optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)\n"
+        "inputs = torch.randn(8, 3)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
