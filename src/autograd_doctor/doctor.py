@@ -15,7 +15,9 @@ import torch
 
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis import copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer
+from autograd_doctor.analysis import (
+    copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer, untrained_parameters,
+)
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
@@ -201,6 +203,7 @@ class Doctor:
         # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
         self._stale_optimizers_reported: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
+        self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._mode = None
         self._active = False
         self._thread = None
@@ -465,13 +468,15 @@ class Doctor:
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
-        previous step (AD209), and does the optimizer still hold the parameters that train (AD207)?"""
+        previous step (AD209), does the optimizer still hold the parameters that train (AD207), and do
+        parameters beside it get gradients that no optimizer applies (AD213)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:

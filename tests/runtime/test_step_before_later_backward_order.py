@@ -7,6 +7,7 @@ and applied it gives what the accepted answer computes."""
 import torch
 
 from helpers import apply_help, run_plain, run_program
+from autograd_doctor.diagnosis.model import help_message
 
 SRGAN = """
 import torch
@@ -39,9 +40,9 @@ def test_the_forward_line_computed_again_comes_first(tmp_path):
     outcome = run_program(tmp_path, SRGAN)
     diagnosis = next(d for d in outcome.diagnoses if d.code == "AD103")
     first, second = diagnosis.help[0], diagnosis.help[1]
-    assert first.message.startswith("if g_loss is meant to go through the updated weights: compute line 13 again "
+    assert help_message(0, first.message).startswith("if g_loss is meant to go through the updated weights: compute line 13 again "
                                     "after optimizerD.step()")
-    assert second.message.startswith("or, call optimizerD.step() after g_loss.backward()")
+    assert help_message(1, second.message).startswith("or, call optimizerD.step() after g_loss.backward()")
     assert "it trains them on d_loss + g_loss" in second.message
 
 

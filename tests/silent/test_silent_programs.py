@@ -31,6 +31,8 @@ CASES = {
     "amp_clip_before_unscale": "AD210",
     "gan_generator_term_detached": "AD211",
     "checkpoint_frozen_embeddings": "AD301",
+    "center_loss_not_in_optimizer": "AD213",
+    "multitask_loss_weights_not_in_optimizer": "AD213",
 }
 
 

@@ -486,15 +486,17 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     forward = step_order.forward_through_step(write, node, backward_line)
     helps: list[Suggestion] = []
     primary = None
+    moved_step = None  # the help that moves the step after this backward(), when that is the only one
     if order is not None:
         first = step_order.later_update_first(order)
         if first is not None:
             helps.append(first[0])
             primary = first[1]
         else:
-            later = step_order.step_after_later_backward(order, forward[1] if forward is not None else None)
+            later, moves_step = step_order.step_after_later_backward(order, forward[1] if forward is not None else None)
             if later is not None:
                 helps.append(later)
+                moved_step = later if moves_step else None
     recompute = step_order.move_after_step(write, node, optimizer_name, backward_line, loss_name)
     if recompute is not None:
         helps.append(recompute[0])
@@ -502,16 +504,13 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     recomputed = step_order.recompute_after_step(order, forward) if recompute is None and order is not None \
         and forward is not None else None
     if recomputed is not None:
-        helps.append(recomputed)
-        moved_step = helps[0] if len(helps) == 2 and helps[0].message.startswith("call ") else None
         if moved_step is not None and step_order.later_loss_trains_stepped_weights(order):
             # Moving the step after this backward() would train the stepped weights on this loss
             # too (a GAN's discriminator ascending the generator's loss): that changes what the
             # program trains, so computing the forward line again after the step comes first.
-            recomputed.message = recomputed.message[len("or, "):] if recomputed.message.startswith("or, ") \
-                else recomputed.message
-            moved_step.message = "or, " + moved_step.message
-            helps.reverse()
+            helps.insert(0, recomputed)
+        else:
+            helps.append(recomputed)
     if recompute is None and forward is not None:
         statement, name = forward
         show(statement_location(write.site.filename, statement, role="forward",

@@ -62,7 +62,7 @@ def stale_optimizer_diagnosis(optimizer, step_stack: tuple[Site, ...], swaps: li
         if new is None:
             continue
         trained = _trained(new.parameters() if isinstance(new, torch.nn.Module) else [new], held)
-        if trained and not _in_another_optimizer(trained, optimizer, budget):
+        if trained and not held_by_another_optimizer(trained, optimizer, budget):
             return _swap_diagnosis(optimizer, step_stack, swap, old, trained)
     if len(stale) < len(parameters):
         return None  # some of its parameters train: an unused one is not this problem
@@ -82,7 +82,7 @@ def _trained(parameters, held: set[int]) -> list:
     return [p for p in parameters if p.requires_grad and p.grad is not None and id(p) not in held]
 
 
-def _in_another_optimizer(trained: list, optimizer, budget: Budget) -> bool:
+def held_by_another_optimizer(trained: list, optimizer, budget: Budget) -> bool:
     """Whether another live optimizer holds one of `trained` (True when it cannot be known:
     the budget of scans is spent)."""
     if budget.scans <= 0:
@@ -118,7 +118,7 @@ def _rebinding_diagnosis(optimizer, step_stack, stale_ids: set[int], held: set[i
     for name, (module, site) in modules.items():
         trained = _trained(module.parameters(), held)
         if trained:
-            if _in_another_optimizer(trained, optimizer, budget):
+            if held_by_another_optimizer(trained, optimizer, budget):
                 return None
             return _named_module_diagnosis(optimizer, step_stack, name, module, site, trained)
     return None
@@ -134,7 +134,7 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
     related = []
     if len(swap.stack) > 1 and site.function != "<module>":  # the call into the method that replaced it
         related.append(location_of(swap.stack[1], role="call", note="called from here"))
-    construction = _construction(optimizer, step_stack)
+    construction = optimizer_construction(optimizer, step_stack)
     related += _step_locations(optimizer, step_stack, construction)
     helps = []
     copy_help = _copy_help(swap, site)
@@ -144,18 +144,18 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
     if rebuild is not None:
         helps.append(rebuild)
     helps.append(_add_group_help(optimizer, construction, f"{owner}.{swap.name}"))
-    new_parameters = (f"the new parameter ({_shapes(trained)}) got a gradient but is" if swap.is_parameter else
-                      f"the new submodule's {_count(len(trained), 'parameter')} ({_shapes(trained)}) got gradients "
+    new_parameters = (f"the new parameter ({shapes_of(trained)}) got a gradient but is" if swap.is_parameter else
+                      f"the new submodule's {count_of(len(trained), 'parameter')} ({shapes_of(trained)}) got gradients "
                       f"but {'is' if len(trained) == 1 else 'are'}")
-    notes = [f"{type(optimizer).__name__} holds {_count(len(old), 'tensor')} that {owner}.{swap.name} held before "
-             f"this replacement ({_shapes(old)}): {'it' if len(old) == 1 else 'they'} got no gradient, so step() "
+    notes = [f"{type(optimizer).__name__} holds {count_of(len(old), 'tensor')} that {owner}.{swap.name} held before "
+             f"this replacement ({shapes_of(old)}): {'it' if len(old) == 1 else 'they'} got no gradient, so step() "
              "changes nothing there",
              f"{new_parameters} in no optimizer, so {'it never changes' if len(trained) == 1 else 'they never change'}"]
     return _diagnosis(primary, related, notes, helps)
 
 
 def _named_module_diagnosis(optimizer, step_stack, name: str, module, site: Site, trained: list) -> Diagnosis:
-    construction = _construction(optimizer, step_stack)
+    construction = optimizer_construction(optimizer, step_stack)
     rebinding = _rebinding_statement(site, name, construction)
     note = f"binds {name} to a new {type(module).__name__}; the optimizer still holds the old one's parameters"
     if rebinding is not None:
@@ -173,10 +173,10 @@ def _named_module_diagnosis(optimizer, step_stack, name: str, module, site: Site
         if rebuild is not None:
             helps.append(rebuild)
     helps.append(_add_group_help(optimizer, construction, name))
-    notes = [f"not one of the {_count(sum(1 for g in optimizer.param_groups for _ in g['params']), 'parameter')} "
+    notes = [f"not one of the {count_of(sum(1 for g in optimizer.param_groups for _ in g['params']), 'parameter')} "
              f"{type(optimizer).__name__} holds got a gradient, and none of them belongs to a module named around "
              "this step() call: they are the parameters of a network no longer in use",
-             f"{name}'s {_count(len(trained), 'parameter')} ({_shapes(trained)}) got gradients but "
+             f"{name}'s {count_of(len(trained), 'parameter')} ({shapes_of(trained)}) got gradients but "
              f"{'is' if len(trained) == 1 else 'are'} in no optimizer, so "
              f"{'it never changes' if len(trained) == 1 else 'they never change'}"]
     return _diagnosis(primary, related, notes, helps)
@@ -200,7 +200,7 @@ def _step_locations(optimizer, step_stack, construction) -> list:
     return locations
 
 
-def _construction(optimizer, step_stack) -> tuple[str, ast.stmt] | None:
+def optimizer_construction(optimizer, step_stack) -> tuple[str, ast.stmt] | None:
     """(file, statement) that built the optimizer: the assignment to the name or attribute
     step() is called on, in the function of the step() call or in its file's top level."""
     if not step_stack:
@@ -323,10 +323,10 @@ def _module_names(step_stack, trained: list) -> set:
     return names
 
 
-def _count(number: int, noun: str) -> str:
+def count_of(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _shapes(tensors: list) -> str:
+def shapes_of(tensors: list) -> str:
     shown = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in tensors[:3])
     return shown + (", ..." if len(tensors) > 3 else "")

@@ -403,16 +403,17 @@ def later_loss_trains_stepped_weights(order: UpdateOrder) -> bool:
     return bool(own) and not own & order.optimizer_ids
 
 
-def step_after_later_backward(order: UpdateOrder, forward_name: str | None = None) -> Suggestion | None:
+def step_after_later_backward(order: UpdateOrder, forward_name: str | None = None) -> tuple[Suggestion | None, bool]:
     """The help that moves S after B2, or drops it where the same optimizer steps right after
     B2: the optimizer then applies both losses' gradients (as a backward() of their sum), which
-    the help says, since it changes what the step trains when the later loss reaches them."""
+    the help says, since it changes what the step trains when the later loss reaches them.
+    The flag says which: True for the move, False for the dropped step."""
     filename, block = order.filename, order.block
     between = block[order.index(order.step) + 1:order.index(order.backward)]
     for statement in between:
         call = _method_call(statement)
         if call is not None and call[0] == order.optimizer and call[1] in ("zero_grad", "step"):
-            return None  # the earlier loss's gradients would be cleared, or stepped twice
+            return None, False  # the earlier loss's gradients would be cleared, or stepped twice
     after = block[order.index(order.backward) + 1] if order.index(order.backward) + 1 < len(block) else None
     again = after is not None and _method_call(after, "step") is not None and \
         _method_call(after)[0] == order.optimizer
@@ -428,7 +429,7 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
             f"if one update from both losses is meant: remove this {order.optimizer}.step(); the one on line "
             f"{after.lineno} then applies the gradients of {first} and {loss} together, as one backward() of "
             f"their sum would (unverified: if {loss} is meant to go through the updated weights, compute its "
-            f"forward pass again after this step() instead)", "\n".join(moved), location)
+            f"forward pass again after this step() instead)", "\n".join(moved), location), False
     trains = ""
     if reaches:
         trains = (f"; {order.optimizer}.step() then also applies {loss}'s gradients to the weights it steps "
@@ -442,9 +443,12 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
     if computing:
         trains += (f"; lines {computing[0].lineno}-{computing[-1].end_lineno}, which ran after the step, then run "
                    "before it")
+    # An alternative to computing the forward line again (recompute_after_step), which comes first
+    # where this move would train the stepped weights on the later loss: hence the "or, ", which
+    # the report drops when this help is shown first.
     return Suggestion(
-        f"call {order.optimizer}.step() after {loss}.backward(), so that backward() goes through the weights "
-        f"its forward pass used{trains} (unverified)", "\n".join([*moved, segment(filename, order.step)]), location)
+        f"or, call {order.optimizer}.step() after {loss}.backward(), so that backward() goes through the weights "
+        f"its forward pass used{trains} (unverified)", "\n".join([*moved, segment(filename, order.step)]), location), True
 
 
 

@@ -1633,6 +1633,53 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+UNTRAINED_PARAMETERS = _code(
+    "AD213",
+    "parameters get gradients but no optimizer holds them: they never change",
+    """\
+**What it means.** `step()` updates only the tensors its optimizer was given. A module built
+next to the model, such as a loss with learnable parameters (center loss, an ArcFace head,
+learnable weights of the terms of a multi-task loss), is often left out of
+`torch.optim.SGD(model.parameters(), ...)`: its parameters get gradients at every backward()
+and never change. Nothing fails, and no `.grad` is None; the loss simply trains less than it
+says. autograd-doctor looks, at the first step() of each optimizer, for modules and
+`nn.Parameter`s bound to names around the call whose parameters got gradients while no live
+optimizer holds them, and warns at the next step() if they still have not changed. A module
+counts only when it is in training mode and is called on a value computed from the trained
+model (a loss of its output): a teacher or a target network called on the data, or a network
+in eval mode (a perceptual loss's VGG), is left out of the optimizer on purpose; so is a
+network made only of library layers (a discriminator or a reward model used without its
+optimizer). A module counts when its own class declares an `nn.Parameter`; a bare
+`nn.Parameter` counts when a line computes from it and the model together.
+
+**Minimal example.**
+
+    model = nn.Linear(4, 2)
+    centers = CenterLoss(2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)   # AD213: centers is in no optimizer
+    for step in range(2):
+        features = model(x)
+        loss = F.cross_entropy(features, y) + centers(features, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** If they are meant to train, give the optimizer those parameters too:
+`optimizer.add_param_group({"params": centers.parameters()})` after it is built (or a second
+optimizer for them); if they are meant to stay fixed, say so (`requires_grad_(False)`, or a
+buffer), which also saves computing their gradients.
+""",
+    heading="parameters get gradients but no optimizer holds them",
+    example_setup=(
+        "class CenterLoss(nn.Module):\n"
+        "    def __init__(self, classes):\n"
+        "        super().__init__()\n"
+        "        self.centers = nn.Parameter(torch.randn(classes, 2))\n"
+        "    def forward(self, features, labels):\n"
+        "        return (features - self.centers[labels]).pow(2).sum(1).mean()\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

@@ -1,0 +1,289 @@
+"""AD213: parameters get gradients at every backward(), but no optimizer holds them.
+
+A loss with learnable parameters (center loss, an ArcFace head, learnable weights of a
+multi-task loss) is often built next to the model and left out of the optimizer
+(`SGD(model.parameters())`): its parameters get gradients and never change. Nothing fails.
+
+Looked at only at the first two step() calls of each optimizer, from what is there at run time:
+- at the first: the `nn.Parameter`s, and the modules of the user's own classes that declare
+  one (in training mode), bound to names around the step() call (the function's locals and
+  globals, and the attributes of its `self`), whose parameters got a gradient while none of them
+  is in this optimizer or in any other live optimizer (one scan of the garbage collector's
+  objects, only when there is such a candidate). A module also needs evidence that it is
+  trained with the model, not beside it on purpose: in the function around step(), it is called
+  on a value computed from a module this optimizer steps (`centers(features, y)` after
+  `features = model(x)`); a teacher or a target network is called on the data. A parameter needs
+  a statement there that computes from it and from the model together (`scale * model(x)`). A fingerprint of each candidate's
+  values (two float sums and the version counter; no tensor is kept) is noted;
+- at the second: a candidate whose parameters got gradients again and whose fingerprint did not
+  change (no update of any kind, `.data` writes included) is reported.
+The line named is the optimizer's construction; the help adds the parameters to it with
+`add_param_group` right after it (or after the candidate is made, when that comes later).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.source_scope import frame_locals, live_frame
+from autograd_doctor.analysis.stale_optimizer import (
+    Budget, count_of, held_by_another_optimizer, optimizer_construction, shapes_of,
+)
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_location
+from autograd_doctor.recording.frames import is_internal_file
+
+
+@dataclass
+class Candidate:
+    """A module or parameter seen with gradients and in no optimizer at an optimizer's first step."""
+
+    name: str  # as the code around step() spells it: `criterion`, `self.log_vars`
+    is_module: bool
+    parameters: list  # weak references
+    fingerprints: list
+    kind: str  # the module's class name, or "nn.Parameter"
+
+
+class UntrainedParameters:
+    """Per run: how far each optimizer has got (first step seen, or done) and the candidates
+    noted at its first step."""
+
+    def __init__(self) -> None:
+        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._done: weakref.WeakSet = weakref.WeakSet()
+        self._scans = Budget()
+
+    def at_step(self, optimizer, step_stack) -> Diagnosis | None:
+        if optimizer in self._done:
+            return None
+        pending = self._pending.pop(optimizer, None)
+        if pending is None:
+            candidates = _candidates(optimizer, step_stack, self._scans)
+            if candidates:
+                self._pending[optimizer] = candidates
+            else:
+                self._done.add(optimizer)
+            return None
+        self._done.add(optimizer)
+        for candidate in pending:
+            parameters = [ref() for ref in candidate.parameters]
+            if any(p is None or p.grad is None for p in parameters):
+                continue
+            if [_fingerprint(p) for p in parameters] != candidate.fingerprints:
+                continue  # updated some other way (a hand-written step, another optimizer)
+            return _diagnosis(optimizer, step_stack, candidate, parameters)
+        return None
+
+
+def _fingerprint(parameter: torch.Tensor) -> tuple:
+    with torch.no_grad():
+        values = parameter.detach()
+        return (parameter._version, torch.sum(values, dtype=torch.float64).item(),
+                torch.sum(values.abs(), dtype=torch.float64).item())
+
+
+def _named_values(frame) -> dict:
+    """Name (as the code spells it) -> value, around step(): locals, then globals, then the
+    attributes of `self`."""
+    # Locals first: a module known by two names is looked up under the one the function uses.
+    values = dict(frame_locals(frame))
+    for name, value in frame.f_globals.items():
+        if not name.startswith("__"):
+            values.setdefault(name, value)
+    owner = values.get("self")
+    for name, value in list(getattr(owner, "__dict__", {}).items()):
+        values[f"self.{name}"] = value
+    if isinstance(owner, torch.nn.Module):
+        for name, value in owner._modules.items():
+            values[f"self.{name}"] = value
+        for name, value in owner._parameters.items():
+            values[f"self.{name}"] = value
+    return values
+
+
+def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
+    frame = live_frame(step_stack[0]) if step_stack else None
+    if frame is None:
+        return []
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    values = _named_values(frame)
+    stepped = {name for name, value in values.items()
+               if (isinstance(value, torch.nn.Module) and any(id(p) in held for p in value.parameters()))
+               or (isinstance(value, torch.Tensor) and id(value) in held)}
+    found: list[tuple[str, object, list]] = []
+    seen: set[int] = set()
+    for name, value in values.items():
+        if isinstance(value, torch.nn.Parameter):
+            parameters = [value]
+        elif isinstance(value, torch.nn.Module) and value.training and _declares_parameters(value):
+            parameters = list(value.parameters())
+        else:
+            continue
+        if id(value) in seen or not parameters or any(id(p) in held for p in parameters):
+            continue
+        trained = [p for p in parameters if p.requires_grad and p.grad is not None]
+        if trained:
+            seen.add(id(value))
+            found.append((name, value, trained))
+    if not found:
+        return []
+    function_source = _scope_source(step_stack[0])
+    if function_source is None:
+        return []
+    derived = _derived_names(function_source, stepped)
+    found = [(name, value, trained) for name, value, trained in found
+             if (_called_on(function_source, name, derived) if isinstance(value, torch.nn.Module)
+                 else _used_with(function_source, name, derived | stepped))]
+    if not found:
+        return []
+    every = [p for _, _, trained in found for p in trained]
+    if held_by_another_optimizer(every, optimizer, scans):
+        return []  # another optimizer trains them (or the scans are spent: unknown)
+    return [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
+                      [_fingerprint(p) for p in trained],
+                      type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
+            for name, value, trained in found]
+
+
+def _declares_parameters(module: torch.nn.Module) -> bool:
+    """A module of the user's own class that declares an `nn.Parameter` itself (centers, a
+    margin head's weight, task weights): a tensor written to be learned. Networks made of
+    library layers (a discriminator, a reward model, a VGG) are left out: a program may use one
+    it does not train, and in eval mode it is fixed (a perceptual loss's VGG) on purpose."""
+    if not module._parameters:
+        return False
+    defined_in = getattr(sys.modules.get(type(module).__module__), "__file__", None)
+    return defined_in is not None and not is_internal_file(defined_in)
+
+
+def _scope_source(site) -> ast.AST | None:
+    """The function around the step() call, or the file's top level."""
+    tree = parse_file(site.filename)
+    if tree is None:
+        return None
+    return enclosing_function(tree, site.lineno) or tree
+
+
+def _spelled(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def _mentions(node: ast.AST, names: set) -> bool:
+    return any(_spelled(child) in names for child in ast.walk(node))
+
+
+def _derived_names(scope: ast.AST, stepped: set) -> set:
+    """Names assigned, in `scope`, from an expression that reads a stepped module or a name
+    already derived from one (twice over, for loops that read a name before its assignment)."""
+    derived: set = set()
+    assignments = sorted((node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign,
+                                                                                ast.AnnAssign))),
+                         key=lambda node: node.lineno)
+    for _ in range(2):
+        for node in assignments:
+            if node.value is not None and _mentions(node.value, stepped | derived):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    derived |= {_spelled(t) for t in ast.walk(target) if _spelled(t) is not None}
+    return derived
+
+
+def _called_on(scope: ast.AST, name: str, derived: set) -> bool:
+    """Whether `scope` calls `name` (or `name.forward`) with an argument computed from the
+    stepped model."""
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr == "forward" \
+            else node.func
+        if _spelled(callee) == name and any(_mentions(argument, derived)
+                                            for argument in [*node.args, *(k.value for k in node.keywords)]):
+            return True
+    return False
+
+
+def _used_with(scope: ast.AST, name: str, model_values: set) -> bool:
+    """Whether a statement of `scope` computes something from `name` and from the stepped model
+    together (`scale * model(x)`, `torch.exp(-log_var) * task_loss + log_var`)."""
+    for node in ast.walk(scope):
+        value = getattr(node, "value", None) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign,
+                                                                   ast.Expr, ast.Return)) else None
+        if value is not None and _mentions(value, {name}) and _mentions(value, model_values):
+            return True
+    return False
+
+
+def _diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) -> Diagnosis:
+    construction = optimizer_construction(optimizer, step_stack)
+    what = f"{candidate.name}'s {count_of(len(parameters), 'parameter')}" if candidate.is_module \
+        else candidate.name
+    notes = [f"{what} ({shapes_of(parameters)}) got gradients at both of {type(optimizer).__name__}'s first "
+             f"two steps and did not change between them: no live optimizer holds "
+             f"{'them' if len(parameters) > 1 or candidate.is_module else 'it'}"]
+    if candidate.is_module:
+        notes.append(f"{candidate.name} ({candidate.kind}) is called on values computed from the model this "
+                     "optimizer trains, so its parameters are part of what the loss trains")
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    if construction is None:
+        return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                         severity="warning", primary=step, related=[], notes=notes,
+                         help=[Suggestion(f"if {candidate.name} is meant to train with the model: give the "
+                                          f"optimizer {_parameters_expression(candidate)} too, with "
+                                          "`add_param_group` after it is built (or build it with them)")])
+    filename, built = construction
+    primary = statement_location(filename, built, role="optimizer",
+                                 note=f"builds the optimizer without {candidate.name}'s parameters")
+    helps = []
+    added = _add_group_help(filename, built, candidate, step_stack)
+    if added is not None:
+        helps.append(added)
+    helps.append(Suggestion(f"{'or, ' if helps else ''}if {candidate.name} is meant to stay fixed: make "
+                            f"{'its parameters' if candidate.is_module else 'it'} not require grad "
+                            f"(`{candidate.name}.requires_grad_(False)`)"))
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _parameters_expression(candidate: Candidate) -> str:
+    return f"{candidate.name}.parameters()" if candidate.is_module else f"[{candidate.name}]"
+
+
+def _add_group_help(filename: str, built: ast.stmt, candidate: Candidate, step_stack) -> Suggestion | None:
+    """`optimizer.add_param_group({"params": NAME.parameters()})` after the construction, or after
+    the candidate's own assignment when that comes later in the same block; only where the
+    name means the same object there as around step()."""
+    tree = parse_file(filename)
+    if tree is None or not isinstance(built, ast.Assign) or len(built.targets) != 1:
+        return None
+    scope = enclosing_function(tree, built.lineno) or tree
+    if scope is not (enclosing_function(tree, step_stack[0].lineno) or tree) \
+            and not (scope is tree and "." not in candidate.name) \
+            and not (candidate.name.startswith("self.") and isinstance(scope, ast.FunctionDef)):
+        return None  # built in another function, where the name may mean something else
+    after = built
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and node.lineno > after.end_lineno \
+                and any(_spelled(t) == candidate.name for t in node.targets):
+            if node.col_offset != built.col_offset:
+                return None  # made later in another block: where to add it is not clear
+            after = node
+    text = segment(filename, after)
+    receiver = segment(filename, built.targets[0])
+    if text is None or receiver is None or "\n" in text:
+        return None
+    line = f'{receiver}.add_param_group({{"params": {_parameters_expression(candidate)}}})'
+    return Suggestion(f"if {candidate.name} is meant to train with the model: give the optimizer its parameters "
+                      "too (their settings as for the first group)", f"{text}\n{line}",
+                      statement_location(filename, after))
