@@ -177,3 +177,77 @@ def test_appended_neighbour_claims_hold_with_torch():
                 _backward(_mlp(block))
         elif case != "conditional":  # never appended at these sizes: nothing to run
             _backward(_mlp(block))
+
+
+# d2l-pytorch's RNN training (re-created in r131): `for s in state: s.detach()`
+# drops the detached tensors, so `state` from `output, state = model(X, state)`
+# carries the graph into the next minibatch; with `retain_graph=True` the next
+# backward goes through it after the step changed the GRU's weights.  ADL003
+# follows the one binding of `state` in the loop body into the next iteration
+# (``adl003_step_before_backward_of_older_graph._carried``).
+RNN_TRAINING = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(6, 8)
+            self.head = nn.Linear(8, 6)
+
+        def forward(self, x, state):
+            y, state = self.rnn(x, state)
+            return self.head(y), state
+
+
+    def train(model, batches):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        state = torch.zeros(1, 2, 8)
+        for x, y in batches:
+    {CUT}
+            output, state = model(x, state)
+            loss = nn.functional.mse_loss(output, y)
+            optimizer.zero_grad()
+            loss.backward({RETAIN})
+            optimizer.step()
+        return loss.item()
+    """)
+
+CARRIED = {
+    # found: the graph carried into the next iteration saved the old weights
+    "dropped detach, retained graph": ("for s in state:\n    s.detach()", "retain_graph=True", True),
+    # the state is cut: each iteration's graph is its own
+    "detached state": ("state = state.detach()", "retain_graph=True", False),
+    # the first backward frees the carried graph: the second fails on that
+    # ("a second time"), not on the step, which is not ADL003's claim
+    "freed graph": ("for s in state:\n    s.detach()", "", False),
+}
+
+
+def _rnn(cut: str, retain: str) -> str:
+    return RNN_TRAINING.replace("{CUT}", textwrap.indent(cut, " " * 8)).replace("{RETAIN}", retain)
+
+
+def _train_rnn(source: str):
+    namespace: dict = {}
+    exec(compile(source, "<fixture>", "exec"), namespace)
+    torch.manual_seed(0)
+    batches = [(torch.randn(5, 2, 6), torch.randn(5, 2, 6)) for _ in range(3)]
+    return namespace["train"](namespace["LM"](), batches)
+
+
+def test_state_carried_into_the_next_iteration():
+    for case, (cut, retain, hazard) in CARRIED.items():
+        source = _rnn(cut, retain)
+        step_line = next(n for n, line in enumerate(source.splitlines(), 1) if "optimizer.step()" in line)
+        lines = sorted(f.line for f in lint_source(source) if f.code == "ADL003")
+        assert lines == ([step_line] if hazard else []), case
+
+
+def test_carried_state_claims_hold_with_torch():
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _train_rnn(_rnn(*CARRIED["dropped detach, retained graph"][:2]))
+    assert isinstance(_train_rnn(_rnn(*CARRIED["detached state"][:2])), float)
+    with pytest.raises(RuntimeError, match="second time"):
+        _train_rnn(_rnn(*CARRIED["freed graph"][:2]))

@@ -38,7 +38,7 @@ def train(model, num_hiddens, batches, lr, batch_size):
         l = loss(output, Y.t().reshape((-1,)).long())
         optimizer.zero_grad()
         l.backward(retain_graph=True)
-        optimizer.step()  # missed: ADL003
+        optimizer.step()  # expect: ADL003
 
 
 def run():
