@@ -219,6 +219,7 @@ CARRIED = {
     "dropped detach, retained graph": ("for s in state:\n    s.detach()", "retain_graph=True", True),
     # the state is cut: each iteration's graph is its own
     "detached state": ("state = state.detach()", "retain_graph=True", False),
+    "detached in place": ("state.detach_()", "retain_graph=True", False),
     # the first backward frees the carried graph: the second fails on that
     # ("a second time"), not on the step, which is not ADL003's claim
     "freed graph": ("for s in state:\n    s.detach()", "", False),
@@ -249,5 +250,6 @@ def test_carried_state_claims_hold_with_torch():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         _train_rnn(_rnn(*CARRIED["dropped detach, retained graph"][:2]))
     assert isinstance(_train_rnn(_rnn(*CARRIED["detached state"][:2])), float)
+    assert isinstance(_train_rnn(_rnn(*CARRIED["detached in place"][:2])), float)
     with pytest.raises(RuntimeError, match="second time"):
         _train_rnn(_rnn(*CARRIED["freed graph"][:2]))

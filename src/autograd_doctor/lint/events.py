@@ -99,6 +99,7 @@ class Scope:
     # local list name -> [(seq, argument)] of each `name.append(<argument>)`: the layers
     # that `nn.Sequential(*name)` will chain (modules.py's sequential neighbours)
     appended: dict = field(default_factory=lambda: defaultdict(list))
+    detached_in_place: dict = field(default_factory=lambda: defaultdict(list))  # name -> seqs of `name.detach_()`
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported

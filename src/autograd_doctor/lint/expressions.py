@@ -211,6 +211,8 @@ class ExpressionEvents:
                 scope.appended[recv.id].append((self.next_seq(), node.args[0]))
         elif self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), f"self.{attr}")
+        if attr == "detach_" and isinstance(recv, ast.Name):
+            scope.detached_in_place[recv.id].append(self.next_seq())  # `hidden.detach_()`
         if attr == "append" and len(node.args) == 1 and scope.name == "__init__" and scope.owner_class \
                 and isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
             self.modules.record_append(scope.owner_class, recv.attr, node.args[0])  # `self.layers.append(...)`

@@ -302,7 +302,8 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
 def _carried(checker, scope, name, start, step_seq, owners):
     """The next iteration's read of ``name`` (bound before the loop that starts at
     ``start``) sees the one binding of it in the loop body, made before the step:
-    `output, state = model(X, state)`, without `state = state.detach()`.  Its
+    `output, state = model(X, state)`, without `state = state.detach()` or
+    `state.detach_()`.  Its
     graph is old in the next iteration when it called a module the optimizer
     updates, and still there when every backward pass in the loop retains its
     graph (one that frees it fails first, "backward through the graph a second
@@ -311,6 +312,8 @@ def _carried(checker, scope, name, start, step_seq, owners):
     body = [b for b in scope.binds.get(name, ()) if start < b < (end or start)]
     if end is None or len(body) != 1 or body[0] > step_seq:
         return None
+    if any(start < d < end for d in scope.detached_in_place.get(name, ())):
+        return None  # `state.detach_()` cuts it in place
     if any(start < s < end and _frees_graph(node) for s, node, _ in scope.backward_receivers):
         return None
     entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == body[0]), None)
