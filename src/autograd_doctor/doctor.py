@@ -16,7 +16,7 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, number_terms, stale_optimizer, untrained_parameters,
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_optimizer, untrained_parameters,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -204,6 +204,7 @@ class Doctor:
         self._stale_optimizers_reported: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._masked_nan_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -362,17 +363,19 @@ class Doctor:
             return
         self._raise_or_warn(diagnosis)
 
-    def _report_silent(self, build, *args) -> None:
-        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise."""
+    def _report_silent(self, build, *args) -> Diagnosis | None:
+        """Build a diagnosis for a problem PyTorch raises nothing for, then warn or raise; the
+        diagnosis, or None."""
         if self.silent == "ignore":
-            return
+            return None
         try:
             diagnosis = build(*args)
         except Exception:
             internal_error()
-            return
+            return None
         if diagnosis is not None:
             self._raise_or_warn(diagnosis)
+        return diagnosis
 
     def _attach_to_error(self, error: BaseException, build, *args) -> None:
         """Build a diagnosis for an exception PyTorch raised and attach it to that exception."""
@@ -524,6 +527,10 @@ class Doctor:
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
+        if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
+            diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs,
+                                            self._backwards_seen)
+            self._masked_nan_reported = diagnosis is not None
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return
         try:

@@ -33,6 +33,8 @@ CASES = {
     "checkpoint_frozen_embeddings": "AD301",
     "center_loss_not_in_optimizer": "AD213",
     "multitask_loss_weights_not_in_optimizer": "AD213",
+    "where_sqrt_activation_in_module": "AD220",
+    "masked_fill_log_of_zero_probabilities": "AD220",
 }
 
 

@@ -546,7 +546,14 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             tracker.stop()
             state[TRACKER_KEY] = None
         return []
-    if func is AUTOGRAD_GRAD or kwargs.get("inputs") is not None:
+    if func is AUTOGRAD_GRAD:
+        if kwargs.get("create_graph") or (len(args) > 4 and args[4]):
+            # A loss built from derivatives (a physics-informed residual, a gradient penalty)
+            # need not depend on every parameter that ran: a last layer's bias drops out of
+            # du/dx. Without a cut found in the source, a missing gradient is then no evidence.
+            state["gradient_path_higher_order"] = True
+        return []
+    if kwargs.get("inputs") is not None:
         return []
     if func is TENSOR_BACKWARD and len(args) > 4 and args[4] is not None:
         return []
@@ -598,7 +605,8 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             # cut found in the source is not its cause
             # without a cut in the source, only a later backward() can tell that no examined
             # backward reaches it (two heads, one backward each): never the first
-            if (cut is None and (ran is None or count <= 1)) or (ran is not None and id(module) not in ran):
+            if (cut is None and (ran is None or count <= 1 or state.get("gradient_path_higher_order"))) \
+                    or (ran is not None and id(module) not in ran):
                 continue
             warned.update(id(p) for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],

@@ -1680,6 +1680,42 @@ buffer), which also saves computing their gradients.
         "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
     ))
 
+MASKED_NAN_GRADIENT = _code(
+    "AD220",
+    "NaN gradients although the loss is finite: a masked inf or NaN is still differentiated",
+    """\
+**What it means.** `torch.where(cond, a, b)` and `masked_fill` replace values in the forward
+pass only. Every element of `a` is still computed, and its backward still runs: where's
+backward sends a zero gradient to the elements it did not select, and an op whose derivative
+is infinite there (`sqrt` or `log` at 0 or below, a division by 0, `x ** 0.5`) multiplies that
+zero by inf, which is NaN. The loss is finite, the gradients are NaN, and the next `step()`
+makes the weights NaN. No error. autograd-doctor checks the first few backward() calls: when the
+loss is finite, its graph holds a `where` / `masked_fill`, and a leaf's gradient has NaN or inf,
+it looks in your files for the masking whose branch computes such an op (inline, or on the line
+that assigned the branch) and names the op's line.
+
+**Minimal example.**
+
+    for step in range(2):
+        x = layer(inputs)
+        out = torch.where(x > 0, torch.sqrt(x), x)   # AD220: sqrt's backward is NaN where x < 0
+        loss = out.pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compute the op only where its result is used: give it a harmless input elsewhere
+with a second `where` on the same condition, `torch.sqrt(torch.where(x > 0, x, torch.ones_like(x)))`
+(for a division, the denominator: `a / torch.where(n == 0, torch.ones_like(n), n)`). The forward
+values stay the same and the masked elements get a zero gradient.
+""",
+    heading="NaN gradients although the loss is finite",
+    example_setup=(
+        "layer = nn.Linear(3, 4)\n"
+        "optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)\n"
+        "inputs = torch.randn(8, 3)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

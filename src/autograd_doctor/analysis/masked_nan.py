@@ -1,0 +1,256 @@
+"""AD220: NaN gradients although the loss is finite: `torch.where` (or `masked_fill`) hides an
+inf or NaN of the forward pass, not of the backward.
+
+`torch.where(x > 0, torch.sqrt(x), x)` evaluates sqrt on every element; where's backward sends
+a zero gradient to the elements it did not select, and sqrt's backward multiplies that zero by
+its infinite derivative there: 0 * inf = NaN. The same for `a / b` with zeros in `b` masked
+afterwards, `log`, `rsqrt`, `pow` with a fractional exponent. Nothing fails; the step makes the
+weights NaN. The usual change guards the op's input with the same condition (a second `where`),
+so the unselected elements compute a harmless value.
+
+Looked at after the first few backward() calls only (their count: CHECKED_BACKWARDS), each
+check from what is there at run time: the loss is finite, its graph (the links stay after
+backward) holds a `where` / `masked_fill` node, and a leaf it reaches got a gradient with NaN or
+inf. Only then is the source read: the files of the frames around backward() and of the classes
+of the modules bound there, for a `torch.where(...)` / `.masked_fill(...)` one of whose branches
+computes such an op, inline or in the latest assignment to the branch's name. The line named is
+the op's; the help guards its input.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.source_scope import MAX_NODES, backward_roots, frame_values, live_frame
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import (
+    location_of, parse_file, replace_node_text, segment, statement_location,
+)
+from autograd_doctor.recording.frames import is_internal_file
+
+CHECKED_BACKWARDS = 4
+MASKING_NODES = {"WhereBackward0", "MaskedFillBackward0"}
+# Ops whose derivative is infinite at a value the masked elements may hold, and the value that is
+# safe to compute them on instead.
+SINGULAR_FUNCTIONS = {"sqrt": "ones", "rsqrt": "ones", "log": "ones", "log2": "ones", "log10": "ones",
+                      "reciprocal": "ones", "acos": "zeros", "asin": "zeros", "atanh": "zeros"}
+
+
+@dataclass
+class Guard:
+    """The op to make safe: its statement, the operand to guard, the safe value's kind."""
+
+    statement: ast.stmt
+    operand: ast.AST
+    safe: str  # "ones" or "zeros"
+    op: str
+
+
+def nan_gradient_diagnosis(call, args: tuple, kwargs: dict, backwards_seen: int) -> Diagnosis | None:
+    if backwards_seen > CHECKED_BACKWARDS:
+        return None
+    roots = backward_roots(args, kwargs)
+    if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
+        return None  # a loss that is itself NaN or inf is another problem
+    leaves, node_names = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
+    if not node_names & MASKING_NODES:
+        return None
+    broken = [leaf for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()
+              and not bool(torch.isfinite(leaf.grad).all())]
+    if not broken:
+        return None
+    site = call.site if call is not None else None
+    for filename in _user_files(call):
+        found = _find_masked_op(filename, node_names)
+        if found is not None:
+            where_statement, guard, replacement = found
+            return _diagnosis(filename, where_statement, guard, replacement, broken, site)
+    return None
+
+
+def _graph_facts(nodes: list) -> tuple[list, set]:
+    """(the leaf tensors the graph reaches, the type names of its nodes)."""
+    leaves, names, seen, queue = [], set(), set(), list(nodes)
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        names.add(type(node).__name__)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            leaves.append(variable)
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return leaves, names
+
+
+def _user_files(call) -> list[str]:
+    """The files of the user's frames around backward(), then those of the user's module classes
+    bound there (a forward in another file)."""
+    files: list[str] = []
+    for site in (call.stack if call is not None else ()):
+        if site.filename not in files and not is_internal_file(site.filename):
+            files.append(site.filename)
+        frame = live_frame(site)
+        if frame is None:
+            continue
+        for value in list(frame_values(frame).values()):
+            if isinstance(value, torch.nn.Module):
+                for module in value.modules():
+                    defined_in = getattr(sys.modules.get(type(module).__module__), "__file__", None)
+                    if defined_in and defined_in not in files and not is_internal_file(defined_in):
+                        files.append(defined_in)
+    return files[:8]
+
+
+def _find_masked_op(filename: str, node_names: set):
+    """(the where/masked_fill statement, the guard, the changed statement's text) of the first
+    masking call in the file one of whose branches computes a singular op whose backward node is
+    in the graph (`SqrtBackward0` for sqrt, `DivBackward0` for a division)."""
+    in_graph = {name.lower() for name in node_names}
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        masking = _masking_call(node)
+        if masking is None:
+            continue
+        condition, branches = masking
+        where_statement = _statement_of(tree, node)
+        for branch, selected_when_true in branches:
+            guard = _singular_in(branch, where_statement) or _singular_assigned(tree, branch, where_statement)
+            if guard is None or not any(name.startswith(guard.op[:3]) for name in in_graph):
+                continue
+            replacement = _guarded(filename, tree, guard, condition, selected_when_true, where_statement)
+            return where_statement, guard, replacement
+    return None
+
+
+def _masking_call(node: ast.AST):
+    """(condition, [(branch, selected where the condition holds)]) of `torch.where(c, a, b)` or
+    `x.masked_fill(mask, value)`, else None."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    if node.func.attr == "where" and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" \
+            and len(node.args) == 3:
+        return node.args[0], [(node.args[1], True), (node.args[2], False)]
+    if node.func.attr == "masked_fill" and len(node.args) == 2:
+        return node.args[0], [(node.func.value, False)]
+    return None
+
+
+def _statement_of(tree: ast.AST, node: ast.AST) -> ast.stmt | None:
+    best = None
+    for candidate in ast.walk(tree):
+        if isinstance(candidate, ast.stmt) and not isinstance(candidate, (ast.FunctionDef, ast.ClassDef, ast.For,
+                                                                          ast.While, ast.If, ast.With, ast.Try,
+                                                                          ast.AsyncFunctionDef)) \
+                and candidate.lineno <= node.lineno and node.end_lineno <= candidate.end_lineno:
+            if best is None or candidate.lineno >= best.lineno:
+                best = candidate
+    return best
+
+
+def _singular_op(node: ast.AST) -> tuple[ast.AST, str, str] | None:
+    """(operand, safe value, op name) when `node` is an op singular at some input."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return node.right, "ones", "division"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
+            and isinstance(node.right.value, float) and node.right.value < 1:
+        return node.left, "ones", "pow"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        name = node.func.attr
+        if name in SINGULAR_FUNCTIONS:
+            is_torch = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+            if is_torch and node.args:
+                return node.args[0], SINGULAR_FUNCTIONS[name], name
+            if not is_torch and not node.args:
+                return node.func.value, SINGULAR_FUNCTIONS[name], name
+        if name == "div" and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" \
+                and len(node.args) == 2:
+            return node.args[1], "ones", "division"
+    return None
+
+
+def _singular_in(branch: ast.AST, statement: ast.stmt | None) -> Guard | None:
+    if statement is None:
+        return None
+    for node in ast.walk(branch):
+        found = _singular_op(node)
+        if found is not None and not isinstance(found[0], ast.Constant):
+            return Guard(statement, found[0], found[1], found[2])
+    return None
+
+
+def _singular_assigned(tree: ast.AST, branch: ast.AST, where_statement: ast.stmt | None) -> Guard | None:
+    """The branch is a name: the latest assignment to it before the masking line, in the same
+    function, when its value computes a singular op."""
+    if not isinstance(branch, ast.Name) or where_statement is None:
+        return None
+    scope = enclosing_function(tree, where_statement.lineno)
+    assignments = [node for node in ast.walk(scope) if isinstance(node, ast.Assign)
+                   and node.lineno < where_statement.lineno
+                   and any(isinstance(t, ast.Name) and t.id == branch.id for t in node.targets)]
+    if not assignments:
+        return None
+    latest = max(assignments, key=lambda node: node.lineno)
+    return _singular_in(latest.value, latest)
+
+
+def _guarded(filename: str, tree: ast.AST, guard: Guard, condition: ast.AST, selected_when_true: bool,
+             where_statement: ast.stmt) -> str | None:
+    """The op's statement with its operand computed only where the branch is selected."""
+    condition_text = segment(filename, condition)
+    operand_text = segment(filename, guard.operand)
+    if condition_text is None or operand_text is None or "\n" in condition_text:
+        return None
+    if guard.statement is not where_statement:
+        # The op runs on an earlier line: the condition must mean the same there, and must not
+        # read the op's own result (`torch.isnan(ratio)`).
+        assigned = {t.id for node in ast.walk(enclosing_function(tree, where_statement.lineno))
+                    if isinstance(node, ast.Assign) and guard.statement.lineno <= node.lineno < where_statement.lineno
+                    for t in node.targets if isinstance(t, ast.Name)}
+        read = {node.id for node in ast.walk(condition) if isinstance(node, ast.Name)}
+        if read & assigned:
+            return None
+    safe = f"torch.{guard.safe}_like({operand_text})"
+    inner = f"torch.where({condition_text}, {operand_text}, {safe})" if selected_when_true \
+        else f"torch.where({condition_text}, {safe}, {operand_text})"
+    return replace_node_text(filename, guard.statement, guard.operand, inner)
+
+
+def _diagnosis(filename: str, where_statement: ast.stmt, guard: Guard, replacement: str | None, broken: list,
+               site) -> Diagnosis:
+    op = "the division" if guard.op == "division" else f"{guard.op}"
+    primary = statement_location(filename, guard.statement, role="op",
+                                 note=f"{op} is computed on every element, the masked ones too")
+    related = []
+    if guard.statement is not where_statement:
+        related.append(statement_location(filename, where_statement, role="mask",
+                                          note="replaces the bad values in the forward pass only"))
+    backward = location_of(site, role="backward", note="its gradients have NaN or inf")
+    if backward is not None:
+        related.append(backward)
+    shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in broken[:3])
+    notes = [f"after this backward(), {len(broken)} leaf tensor{'s' if len(broken) > 1 else ''} ({shapes}) "
+             "hold NaN or inf in .grad, while the loss is finite",
+             f"the masking's backward sends a zero gradient to the elements it did not select, and {op}'s "
+             "backward multiplies that zero by its infinite derivative there: 0 * inf = NaN"]
+    operand = segment(filename, guard.operand) or "its input"
+    helps = []
+    if replacement is not None:
+        helps.append(Suggestion(f"compute {op} only where its result is used: give it a harmless "
+                                f"{'1' if guard.safe == 'ones' else '0'} in place of {operand} elsewhere "
+                                "(the forward values stay the same)", replacement,
+                                statement_location(filename, guard.statement)))
+    else:
+        helps.append(Suggestion(f"replace {operand} by a harmless value where the result is masked, before "
+                                f"{op} (`torch.where(mask, torch.ones_like(x), x)`), so its backward stays finite"))
+    return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
+                     severity="warning", primary=primary, related=related, notes=notes, help=helps)
