@@ -79,7 +79,8 @@ def statement_end(source: str, line: int, replacement: str) -> int:
     return line
 
 
-CHAINED = "and the next write of the same kind"
+# The changes --verify-fix chained after the first: writes of one kind, or one silent problem at several lines.
+CHAINED = ("and the next write of the same kind", "and the next line of the same kind")
 
 
 def apply_first_help(source: str, report: dict, path: str) -> tuple[str | None, int | None]:

@@ -38,6 +38,25 @@ CASES = [
         h = h.mul(2)
         h.sum().backward()
     """, ["w.grad", "h"]),
+    # `x[i] = f(x[i])`: the right side reads (and f saves) the tensor the statement writes into;
+    # the copy must come after the value is computed.
+    Case("row_rewritten_from_itself", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 3)
+        x = torch.randn(4, 3, requires_grad=True)
+        memory = torch.tanh(x)
+        for i in range(memory.shape[0]):
+            memory[i] = layer(memory[i])
+        memory.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(3, 3)
+        x = torch.randn(4, 3, requires_grad=True)
+        memory = torch.stack([layer(row) for row in torch.tanh(x)])
+        memory.sum().backward()
+    """, ["x.grad", "layer.weight.grad", "memory"]),
     Case("augmented_assignment", "AD101", """
         import torch
         torch.manual_seed(0)
@@ -203,6 +222,27 @@ CASES = [
         a = a * 3
         (a.sum() + b.sum()).backward()
     """, ["w.grad"]),
+    # A gate computed by in-place methods on one of split()'s views, whose result is used and the
+    # view itself never read again: the chain written out of place computes the same gate.
+    Case("split_view_inplace_chain", "AD104", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+        x = torch.randn(5, 3)
+        value, gate_logits = (x @ w).split(2, dim=1)
+        gate = gate_logits.sigmoid_().mul_(2)
+        out = value * gate
+        out.pow(2).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+        x = torch.randn(5, 3)
+        value, gate_logits = (x @ w).split(2, dim=1)
+        gate = torch.sigmoid(gate_logits) * 2
+        out = value * gate
+        out.pow(2).sum().backward()
+    """, ["w.grad", "out"]),
     # ---- AD201: a write through .data ----------------------------------------------------------
     Case("data_write", "AD201", """
         import torch

@@ -111,6 +111,54 @@ def test_verify_fix_follows_the_second_bug_and_verifies_both_changes(tmp_path):
            "program run under torch.autograd.graph.allow_mutation_on_saved_tensors())" in result.stderr
 
 
+# One silent problem at two lines: both feature vectors are rebuilt with torch.tensor() from values
+# with grad history, so neither passes gradient back to `w`.
+TWO_COPIES_OUT_OF_THE_GRAPH = """
+    import torch
+    torch.manual_seed(0)
+    w = torch.randn(2, requires_grad=True)
+    a, b = w[0] * 2, w[1] * 3
+    features = torch.tensor([a, b])
+    scales = torch.tensor([a * b, b])
+    loss = (features * scales).sum() + w.sum()
+    loss.backward()
+"""
+
+
+def test_verify_fix_changes_every_line_of_one_silent_problem(tmp_path):
+    """The copy with the first line changed runs and still reports the same problem at the second
+    line: that line is changed too, shown as a help after the first, and the two changes together
+    give the gradients of a program written with torch.stack."""
+    import json
+
+    import torch
+
+    from autograd_doctor.analysis.fixes import apply_replacement
+    from autograd_doctor.diagnosis.model import Location
+    from helpers import run_plain
+
+    path, _ = _script(tmp_path, TWO_COPIES_OUT_OF_THE_GRAPH)
+    report_path = str(tmp_path / "report.json")
+    result = run_cli("run", "--diff", "--json", report_path, path, cwd=str(tmp_path), timeout=900)
+    assert "applied 2 change(s)" in result.stderr and "line 6 (AD304), line 7 (AD304)" in result.stderr, \
+        result.stderr[-3000:]
+    assert "\nunverified: the original program raised nothing" in result.stderr, result.stderr[-2000:]
+    with open(report_path, encoding="utf-8") as stream:
+        helps = [h for h in json.load(stream)["diagnoses"][0]["help_details"] if h.get("replacement")]
+    assert [(h["line"], h["replacement"]) for h in helps[:2]] == [
+        (6, "features = torch.stack([a, b])"), (7, "scales = torch.stack([a * b, b])")]
+    assert helps[1]["message"] == "and the next line of the same kind, which has the same problem (AD304)"
+    source = textwrap.dedent(TWO_COPIES_OUT_OF_THE_GRAPH)
+    for detail in reversed(helps[:2]):
+        source = apply_replacement(source, Location(path, detail["line"], None), detail["replacement"])
+    namespace = run_plain(tmp_path, source)
+    torch.manual_seed(0)
+    w = torch.randn(2, requires_grad=True)
+    a, b = w[0] * 2, w[1] * 3
+    ((torch.stack([a, b]) * torch.stack([a * b, b])).sum() + w.sum()).backward()
+    assert torch.equal(namespace["w"].grad, w.grad)
+
+
 def test_verify_fix_does_not_guess_when_the_help_is_advice(tmp_path):
     path, _ = _script(tmp_path, ADVICE_ONLY)
     result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)

@@ -131,3 +131,22 @@ def test_rich_display_is_html_with_the_graph():
     html = DiagnosesView(autograd_doctor.diagnoses_of(caught.value))._repr_html_()
     assert 'data-code="AD101"' in html and "y[1] = 2.0" in html
     assert "<svg" in html or '<pre class="dot">' in html
+
+
+def test_failing_cell_prints_its_help_as_an_unverified_patch_once(shell, capsys):
+    _, output = run(shell, capsys, BUGGY_CELL)
+    cell = re.search(r"--> (Cell In\[\d+\]), line 2\n", output).group(1)
+    patch = output.split("(details above; `%autograd_doctor graph` draws the graph)\n", 1)[1]
+    assert patch.startswith(f"autograd-doctor: the help as a patch of {cell}:\n--- a/{cell}\n+++ b/{cell}\n")
+    assert "-y[1] = 2.0\n+y = y.index_fill(0, torch.tensor([1]), 2.0)\n" in patch
+    assert patch.endswith("`autograd-doctor run --diff`, `pytest --autograd-doctor-patch`\n")
+    assert "\nunverified: the cell runs on the kernel's state" in patch and output.count("--- a/") == 1
+    shell.run_line_magic("autograd_doctor", "patch")
+    assert ANSI.sub("", capsys.readouterr().out) == patch
+
+
+def test_advice_only_help_prints_no_patch(shell, capsys):
+    _, output = run(shell, capsys, "value = (x * 2).sum().item()\ntorch.tensor(value).backward()")
+    assert "error[AD301]" in output and "--- a/" not in output and "as a patch" not in output
+    shell.run_line_magic("autograd_doctor", "patch")
+    assert capsys.readouterr().out == "autograd-doctor: the last report's helps are advice, not code to patch\n"

@@ -26,6 +26,11 @@ CELLS = [
     "torch.compile(step, backend='aot_eager')(x)",
     "y = torch.sigmoid(x)\ny[10] = 2.0",  # an IndexError raised through the doctor's wrapper of __setitem__
     "%%autograd_doctor --full\ny = torch.exp(x)\ny += 1\ny.sum().backward()",
+    "%autograd_doctor patch",
+    "import pathlib\npathlib.Path('squashing.py').write_text("
+    "'import torch\\n\\n\\ndef squash(x):\\n    y = torch.sigmoid(x)\\n    y.mul_(2)\\n    return y\\n')\n"
+    "import squashing",
+    "squashing.squash(x).sum().backward()",
 ]
 # The same notebook without the doctor: the cells that use it do nothing, so every cell
 # keeps its execution count (`Cell In[3]`).
@@ -125,6 +130,48 @@ def test_locations_are_named_as_ipython_names_cells(executed_notebook):
     [shown] = outputs_of(executed_notebook, 2, "display_data")
     assert shown.data["text/plain"].startswith("autograd-doctor: error[AD101] at Cell In[3], line 2 ")
     assert "Cell In[3], line 2" in shown.data["text/html"] and "ipykernel_" not in shown.data["text/html"]
+
+
+def printed_by(notebook, index: int) -> str:
+    return "".join(output.text for output in outputs_of(notebook, index, "stream"))
+
+
+def test_failing_cell_prints_its_help_as_an_unverified_patch(executed_notebook):
+    """The changed cell as a diff, named as IPython names the cell, and *unverified*: a cell runs
+    on the kernel's state, so the change is never run (nothing the user has is touched)."""
+    assert printed_by(executed_notebook, 2) == (
+        "autograd-doctor: the help as a patch of Cell In[3]:\n"
+        "--- a/Cell In[3]\n"
+        "+++ b/Cell In[3]\n"
+        "@@ -1,3 +1,3 @@\n"
+        " y = torch.sigmoid(x)\n"
+        "-y[1] = 2.0\n"
+        "+y = y.index_fill(0, torch.tensor([1]), 2.0)\n"
+        " y.sum().backward()\n"
+        "unverified: the cell runs on the kernel's state (what earlier cells made, and what this cell changed before "
+        "it failed), which a copy cannot rebuild, so the changed cell was not run; check it as a script or a test: "
+        "`autograd-doctor run --diff`, `pytest --autograd-doctor-patch`\n")
+
+
+def test_line_magic_patch_shows_the_last_help_again(executed_notebook):
+    """`%autograd_doctor patch` after the `%%autograd_doctor` cell: its patch again, the cell named
+    as the report names it."""
+    [cell] = re.findall(r"  --> (Cell In\[\d+\]), line 2\n", error_text(executed_notebook, 6))
+    printed = printed_by(executed_notebook, 7)
+    assert printed.startswith(f"autograd-doctor: the help as a patch of {cell}:\n--- a/{cell}\n")
+    assert "-y += 1\n+y = y + 1\n" in printed and "\nunverified: the cell runs on the kernel's state" in printed
+    assert printed_by(executed_notebook, 6) == printed  # printed once by the failure, the same
+
+
+def test_a_help_in_a_module_the_notebook_imports_is_an_unverified_patch_of_that_file(executed_notebook):
+    printed = printed_by(executed_notebook, 9)
+    assert printed.startswith("autograd-doctor: the help as a patch of squashing.py:\n--- a/squashing.py\n"
+                              "+++ b/squashing.py\n"), printed
+    assert "-    y.mul_(2)\n+    y = y.mul(2)\n" in printed
+    assert printed.rstrip("\n").endswith(
+        "unverified: the failing call comes from this notebook, whose state a copy cannot rebuild, so the changed "
+        "squashing.py was not run; check it as a script or a test: `autograd-doctor run --diff`, "
+        "`pytest --autograd-doctor-patch`")
 
 
 def test_cell_magic_shows_no_kernel_machinery(executed_notebook):

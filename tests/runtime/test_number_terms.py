@@ -309,3 +309,66 @@ def test_a_rebound_number_read_by_a_call_before_backward_is_reported_without_a_m
     (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
     assert diagnosis.primary.line == outcome.line("NUMBER")
     assert not diagnosis.help  # moving it after backward() would change what print() shows
+
+
+NUMPY_TERM = """
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    encoder = torch.nn.Linear(4, 3)
+    x = torch.randn(6, 4)
+
+
+    def spread_penalty(features):
+        centred = features - features.mean(axis=0)
+        return np.square(centred).mean()
+
+
+    features = encoder(x)
+    penalty = spread_penalty(features.detach().cpu().numpy())  # NUMPY
+    loss = features.pow(2).mean() + 0.1 * penalty
+    loss.backward()  # BACKWARD
+"""
+
+
+def test_a_term_computed_with_numpy_from_a_detached_copy_is_reported_at_the_call(tmp_path):
+    """`penalty = f(h.detach().cpu().numpy())`: f works on a numpy copy, so the term is a number
+    (np.float32, not a Python float) that trains nothing. No change is written (the function itself
+    must be written with torch); the help says so, and the report names the line that made the copy."""
+    outcome = run_program(tmp_path, NUMPY_TERM)
+    assert outcome.error is None
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD206"]
+    assert diagnosis.primary.line == outcome.line("NUMPY")
+    assert "features.detach().cpu().numpy() is a numpy copy of the values" in diagnosis.primary.note
+    assert diagnosis.related[-1].line == outcome.line("BACKWARD")
+    (help_,) = diagnosis.help
+    assert help_.replacement is None
+    assert help_.message.startswith("compute this term with torch operations on features itself")
+    # What the help describes, written by hand, trains the encoder through the term: the buggy
+    # program's gradients are those of the first term alone.
+    buggy = run_plain(tmp_path, textwrap.dedent(NUMPY_TERM), "buggy.py")
+    torch.manual_seed(0)
+    encoder = torch.nn.Linear(4, 3)
+    features = encoder(torch.randn(6, 4))
+    centred = features - features.mean(dim=0)
+    (features.pow(2).mean() + 0.1 * centred.pow(2).mean()).backward()
+    assert not torch.allclose(buggy["encoder"].weight.grad, encoder.weight.grad)
+
+
+def test_a_numpy_value_only_logged_or_computed_without_grad_is_not_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import numpy as np
+        import torch
+
+        torch.manual_seed(0)
+        encoder = torch.nn.Linear(4, 3)
+        x = torch.randn(6, 4)
+        features = encoder(x)
+        logged = np.abs(features.detach().numpy()).mean()
+        scale = np.abs(x.numpy()).mean()
+        loss = features.pow(2).mean() * scale
+        loss.backward()
+    """)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD206"]

@@ -85,6 +85,35 @@ def test_clone_before_write_help_works(tmp_path):
     assert namespace["x"].grad is not None and namespace["x"].grad[1] == 0.0
 
 
+def test_a_write_whose_value_reads_the_written_tensor_computes_the_value_before_the_copy(tmp_path):
+    """`h[0][j] = layer(h[0][j])`: the layer saved the piece it read. A copy made before the statement
+    would be read and written by it alike; the help computes the value first, then copies, then
+    writes, and the changed program computes what a loop that stacks the rows computes."""
+    source = """
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(2, 2)
+        w = torch.randn(1, 3, 2, requires_grad=True)
+        h = w * 2  # SAVE
+        for j in range(3):
+            h[0][j] = layer(h[0][j])  # WRITE
+        h.sum().backward()  # BACKWARD
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD101" and diagnosis.primary.line == outcome.line("WRITE")
+    clone_help = next(h for h in diagnosis.help if "clone" in (h.replacement or ""))
+    assert clone_help.replacement == "new_h = layer(h[0][j])\nh = h.clone()\nh[0][j] = new_h"
+    assert clone_help.location.line == outcome.line("WRITE")
+    namespace = run_plain(tmp_path, apply_help(outcome, diagnosis.help.index(clone_help)))
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(2, 2)
+    w = torch.randn(1, 3, 2, requires_grad=True)
+    torch.stack([layer(row) for row in (w * 2)[0]]).sum().backward()
+    assert torch.equal(namespace["w"].grad, w.grad)
+    assert torch.equal(namespace["layer"].weight.grad, layer.weight.grad)
+
+
 def test_masked_assignment_suggests_where(tmp_path):
     source = """
         import torch
@@ -228,6 +257,43 @@ def test_inplace_write_to_multi_output_view(tmp_path):
     assert diagnosis.primary.line == outcome.line("WRITE")
     assert diagnosis.help[0].replacement == "a = a.mul(2)"
     run_plain(tmp_path, apply_help(outcome))
+
+
+def test_an_inplace_chain_on_a_view_whose_result_is_used_is_written_out_of_place(tmp_path):
+    """`gate = piece.sigmoid_().mul_(2)` on a chunk() piece: the writes only serve to compute `gate`
+    (the piece is not read again), so the help writes the chain out of place."""
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        value, piece = (x * 2).chunk(2, dim=0)
+        gate = piece.sigmoid_().mul_(2)  # WRITE
+        (value * gate).sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD104" and diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "gate = piece.sigmoid().mul(2)"
+    assert diagnosis.help[0].message.startswith("compute out of place: piece is not read again")
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    x = namespace["x"].detach().requires_grad_()
+    value, piece = (x * 2).chunk(2, dim=0)
+    (value * (torch.sigmoid(piece) * 2)).sum().backward()
+    assert torch.equal(namespace["x"].grad, x.grad)
+
+
+def test_an_inplace_chain_on_a_view_read_again_gets_no_out_of_place_rewrite(tmp_path):
+    """The piece is read after the write: writing out of place would change what that read sees,
+    so no rewrite of the chain is offered."""
+    source = """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        value, piece = (x * 2).chunk(2, dim=0)
+        gate = piece.sigmoid_().mul_(2)  # WRITE
+        (value * gate + piece).sum().backward()
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.diagnosis.code == "AD104"
+    assert not any((h.replacement or "").startswith("gate = piece.sigmoid()") for h in outcome.diagnosis.help)
 
 
 def test_a_loop_writing_into_the_rows_a_tensor_is_unbound_into_loops_over_indexed_views(tmp_path):

@@ -9,6 +9,7 @@ newest node of the previous backward()'s graph were made before it.
 from __future__ import annotations
 
 import ast
+import types
 from typing import Any
 
 import torch
@@ -116,6 +117,45 @@ def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
                     path = ".".join(part for part in (local_name, sub_name, attribute) if part)
                     return path, attribute, module, held
     return None
+
+
+def _object_state_set_before_loop(scope: Scope, loop: ast.AST, frame_locals: dict, frontier: list[Any]):
+    """A plain object (not a module: a graph, a buffer holder) whose attribute holds a tensor that
+    reaches the freed graph, and the one-line statement before the loop that gave it its starting
+    state (`g.set_n_repr(features)`, `g.x = features`): (the object's name, the attribute, that
+    statement), or None. Every iteration replaces the attribute with its own output, so the next
+    one starts from a graph that backward() freed."""
+    for name, value in frame_locals.items():
+        if (name.startswith("_") or isinstance(value, (torch.Tensor, torch.nn.Module, type, types.ModuleType))
+                or callable(value) or not hasattr(value, "__dict__")):
+            continue
+        try:
+            attributes = list(vars(value).items())[:100]
+        except TypeError:
+            continue
+        held = next((attribute for attribute, item in attributes if not attribute.startswith("__") and any(
+            t.grad_fn is not None and _reaches(t, frontier) for t in _tensors_in(item))), None)
+        if held is None:
+            continue
+        setting = [node for node in ast.walk(scope.node) if isinstance(node, ast.stmt)
+                   and node.lineno < loop.lineno and node.lineno == node.end_lineno
+                   and scope.parents.get(node) is scope.parents.get(loop) and _sets_state_of(node, name)]
+        inside = [node for node in ast.walk(loop) if isinstance(node, ast.stmt) and _sets_state_of(node, name)]
+        if setting and not inside:
+            return name, held, setting[-1]
+    return None
+
+
+def _sets_state_of(statement: ast.stmt, name: str) -> bool:
+    """`name.method(...)` as a statement, or `name.attribute = ...`."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        function = statement.value.func
+        return isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) \
+            and function.value.id == name
+    if isinstance(statement, ast.Assign):
+        return any(isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                   and target.value.id == name for target in statement.targets)
+    return False
 
 
 def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str, ast.stmt] | None:
@@ -413,6 +453,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     kept_on_module = None  # a module attribute (`self.hidden`) that holds the old graph
     if carrier is None and frontier:
         kept_on_module = _module_state_carrier(frame_locals, frontier)
+    kept_on_object = None  # a plain object's state (`g.set_n_repr(features)`) set once before the loop
+    if carrier is None and kept_on_module is None and frontier and loop is not None and scope is not None \
+            and scope.node is not None:
+        kept_on_object = _object_state_set_before_loop(scope, loop, frame_locals, frontier)
 
     leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
     related: list[Location] = []
@@ -593,6 +637,24 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     "that backward() frees (truncated backpropagation)",
                     f"{segment(filename, assignment)}\n{_detach_again(own, held)}",
                     statement_location(filename, assignment)))
+    elif kept_on_object is not None:
+        name, attribute, setting = kept_on_object
+        tensor = _tensors_in(getattr(frame_locals[name], attribute))[0]
+        carrier = (f"{name}.{attribute}", setting, tensor)
+        primary = statement_location(site.filename, setting, role="carried",
+                                     note=f"{name}'s state is set here once, before the loop")
+        related.append(backward_loc)
+        notes.append(f"each iteration replaces {name}.{attribute} with its own output, so the next iteration starts "
+                     f"from that output and from the graph that the previous backward() freed")
+        first = loop.body[0]
+        helps.append(Suggestion(
+            f"set {name}'s state at the start of each iteration instead, so every iteration starts from the same "
+            "input and builds its own graph",
+            f"{segment(site.filename, setting)}\n{segment(site.filename, first)}",
+            statement_location(site.filename, first), recomputes_failing_forward=True))
+        helps.append(Suggestion(
+            f"if carrying the previous output over is meant, detach {name}.{attribute} at the end of each iteration "
+            "(truncated backpropagation)"))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")

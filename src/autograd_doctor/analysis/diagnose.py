@@ -11,8 +11,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
-    WriteFacts, positional_inplace_flag, inplace_module_definition_fix, metadata_inplace_fix, method_call_fixes,
-    no_grad_fix, unbound_loop_fix, write_fixes,
+    WriteFacts, positional_inplace_flag, inplace_module_definition_fix, inplace_chain_fix, metadata_inplace_fix,
+    method_call_fixes, no_grad_fix, unbound_loop_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -671,6 +671,9 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
+    if statement is not None and not helps:
+        chain = inplace_chain_fix(site.filename, statement)  # `scale = piece.mul_(0.5).tanh_()`
+        helps.extend([chain] if chain is not None else [])
     if statement is not None and not helps:
         metadata = metadata_inplace_fix(site.filename, statement, site.lineno)
         helps.extend([metadata] if metadata is not None else _unbound_loop_help(site, statement))

@@ -102,10 +102,41 @@ def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST,
     root_text = segment(filename, root) if root is not None else None
     if root_text is None:
         return []
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _reads(statement.value, root):
+        # `T[b][t] = conv(T[b][t])`: the right side reads the tensor it writes into, and what it
+        # saves of it (the convolution's input) must stay intact too. A copy made before the
+        # statement would be read and written by it alike, so the value is computed first.
+        value_text, target_text = segment(filename, statement.value), segment(filename, statement.targets[0])
+        if value_text is None or target_text is None:
+            return []
+        value_name = _unused_name(filename, f"new_{root_text.split('.')[-1]}")
+        return [Suggestion(
+            message, f"{value_name} = {value_text}\n{root_text} = {root_text}.clone()\n{target_text} = {value_name}",
+            statement_location(filename, statement), keeps_write=True,
+        )]
     return [Suggestion(
         message, f"{root_text} = {root_text}.clone()\n{_statement_text(filename, statement)}",
         statement_location(filename, statement), keeps_write=True,
     )]
+
+
+def _reads(expression: ast.AST, root: ast.AST) -> bool:
+    """`expression` reads the tensor `root` names (`T` in `conv(T[b][t])`, `self.h` in `self.h * 2`)."""
+    wanted = ast.dump(root)
+    return any(ast.dump(node) == wanted for node in ast.walk(expression))
+
+
+def _unused_name(filename: str, name: str) -> str:
+    """`name`, or `name_2`, ... : one the file does not use yet."""
+    try:
+        with open(filename, encoding="utf-8") as stream:
+            used = {node.id for node in ast.walk(ast.parse(stream.read())) if isinstance(node, ast.Name)}
+    except (OSError, SyntaxError, ValueError):
+        return name
+    candidate, number = name, 2
+    while candidate in used:
+        candidate, number = f"{name}_{number}", number + 1
+    return candidate
 
 
 def _is_comparison(index: ast.AST) -> bool:
@@ -304,6 +335,78 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
             replacement = replace_node_text(filename, statement, call, new_call) or statement_text
         return [Suggestion("write out of place: a new tensor, so the saved one stays intact", replacement, location)]
     return []
+
+
+def _out_of_place_chain(filename: str, node: ast.AST) -> str | None:
+    """`x.mul_(0.5).tanh_()` -> `x.mul(0.5).tanh()`: a chain of in-place methods on a name, each
+    written as its out-of-place twin; None when a link is anything else."""
+    if _plain(node):
+        return segment(filename, node)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    name = node.func.attr
+    if (not name.endswith("_") or name.endswith("__") or name in OUT_OF_PLACE_SPECIAL
+            or not hasattr(torch.Tensor, name[:-1])):
+        return None
+    receiver = _out_of_place_chain(filename, node.func.value)
+    arguments = [segment(filename, part) for part in (*node.args, *node.keywords)]
+    if receiver is None or None in arguments:
+        return None
+    return f"{receiver}.{name[:-1]}({', '.join(arguments)})"
+
+
+def _read_elsewhere(filename: str, statement: ast.stmt, name: str) -> bool:
+    """`name` is read after `statement` in the function that holds it, or anywhere in a loop around
+    it (the next iteration reads it again); True when the file cannot tell."""
+    try:
+        with open(filename, encoding="utf-8") as stream:
+            tree = ast.parse(stream.read())
+    except (OSError, SyntaxError, ValueError):
+        return True
+    scope, loops = tree, []
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While))
+                and node.lineno <= statement.lineno and (node.end_lineno or 0) >= (statement.end_lineno or 0)
+                and node is not statement):
+            if isinstance(node, (ast.For, ast.While)):
+                loops.append(node)
+            elif scope is tree or node.lineno > scope.lineno:
+                scope = node
+    inside = {id(node) for node in ast.walk(statement)}
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        if id(node) in inside:
+            continue
+        if node.lineno > (statement.end_lineno or statement.lineno):
+            return True
+        if any(loop.lineno <= node.lineno <= (loop.end_lineno or 0) for loop in loops):
+            return True
+    return False
+
+
+def inplace_chain_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
+    """`scale = piece.mul_(0.5).tanh_()` -> `scale = piece.mul(0.5).tanh()`, where the chain's result
+    is used and the written name is not read again: the writes only served to compute that result,
+    so writing out of place computes the same value and leaves the piece (and what it views) alone."""
+    if isinstance(statement, ast.Expr):
+        return None  # `piece.mul_(2)` alone: the write is the point of the statement
+    for call in ast.walk(statement):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr.endswith("_") and not call.func.attr.endswith("__")):
+            continue
+        chain = _out_of_place_chain(filename, call)
+        root = call
+        while isinstance(root, ast.Call):
+            root = root.func.value
+        if chain is None or not isinstance(root, ast.Name) or _read_elsewhere(filename, statement, root.id):
+            return None
+        replaced = replace_node_text(filename, statement, call, chain)
+        if replaced is None:
+            return None
+        return Suggestion(f"compute out of place: {root.id} is not read again, so its in-place methods only "
+                          f"served to compute this value", replaced, statement_location(filename, statement))
+    return None
 
 
 def positional_inplace_flag(call: ast.Call) -> ast.AST | None:

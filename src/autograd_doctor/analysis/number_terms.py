@@ -1,6 +1,7 @@
 """AD206: a term of the loss was cut from the graph (`.item()`, `float(...)`, `.detach()`,
-`.data`, `torch.autograd.grad` without create_graph) before it was added: it changes the loss's
-value but not one gradient, so it trains nothing, and nothing is None to give it away.
+`.data`, `torch.autograd.grad` without create_graph, a function computing it with numpy from
+`h.detach().numpy()`) before it was added: it changes the loss's value but not one gradient, so it
+trains nothing, and nothing is None to give it away.
 
 Looked at once per backward() line, right after the backward call: the loss expression is read
 from the source and split into its added terms (following names to their assignments in the
@@ -282,6 +283,10 @@ def _no_gradient(node: ast.AST, reading: Reading, cuts: list, line: int, depth: 
         if cut is not None:
             cuts.append(cut)
             return True
+        numpy_cuts = _numpy_cuts(node, reading, line)
+        if numpy_cuts:
+            cuts.extend(numpy_cuts)
+            return True
         return _call_without_gradient(node, reading, cuts, line, depth)
     return False
 
@@ -297,6 +302,34 @@ def _cuts_in_assignment(name: str, reading: Reading, line: int, depth: int) -> l
         return []
     for cut in found:
         cut.statement = cut.statement or statement
+    return found
+
+
+def _numpy_cuts(call: ast.Call, reading: Reading, line: int) -> list[Cut]:
+    """`name = f(h.cpu().detach().numpy(), ...)` on `line`, where the frame shows `name` holding a
+    plain number: f computed it with numpy from a copy of a tensor's values, so it has no gradient
+    whatever f does. The cuts are those copies (none when the call is anything else)."""
+    statement = _assignment_at(reading.scope, line)
+    if statement is None or statement.value is not call or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], ast.Name):
+        return []
+    value = reading.values.get(statement.targets[0].id)
+    numpy_value = type(value).__module__ == "numpy"  # np.float32 is no Python float; an array has no grad either
+    if not (numpy_value or isinstance(value, (int, float))) or isinstance(value, bool):
+        return []
+    found = []
+    for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+        for node in ast.walk(argument):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy"):
+                continue
+            receiver = node.func.value  # `h.cpu().detach()`: the cut is the detach() on the way
+            while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
+                    and receiver.func.attr in ("cpu", "detach", "clone", "float", "double"):
+                receiver = receiver.func.value
+            if receiver is not node.func.value:
+                cut = Cut(node, receiver, "numpy")
+                cut.statement = statement
+                found.append(cut)
     return found
 
 
@@ -415,7 +448,8 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
     tensor = _uncut(cut.receiver)
     tensor_text = segment(filename, tensor) or ast.unparse(tensor)
     made = {"number": "a Python number", "detached": "a tensor cut from the graph",
-            "gradient": "gradients outside any graph (no create_graph=True)"}[cut.kind]
+            "gradient": "gradients outside any graph (no create_graph=True)",
+            "numpy": "a numpy copy of the values, outside the graph"}[cut.kind]
     location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
     rebound = _rebound_name(statement, cut)
@@ -431,7 +465,13 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
                                   note="backward() of a loss that includes the term")
     if backward.line != location.line:
         related.append(backward)
-    if rebound is not None:
+    if cut.kind == "numpy":
+        # No change is written: the function that computes the term from the copy must itself be
+        # written with torch operations, which only its author can do.
+        help_ = Suggestion(f"compute this term with torch operations on {tensor_text} itself (the same function "
+                           f"written with torch instead of numpy), so that it is differentiable and trains what "
+                           f"{tensor_text} is computed from; keep the numpy version for logging only")
+    elif rebound is not None:
         help_ = _move_after_backward(filename, statement, statement_at(filename, site.lineno), scope, rebound,
                                      converted)
     else:
@@ -439,6 +479,10 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
     if cut.kind == "number":
         cause = (f"{tensor_text} requires grad, but {converted} turns it into a plain number: added to the loss, a "
                  "number shifts the loss value and contributes no gradient")
+    elif cut.kind == "numpy":
+        cause = (f"{tensor_text} requires grad, but {converted} hands a copy of its values to numpy, and the term is "
+                 "computed from that copy: added to the loss, a number shifts the loss value and contributes no "
+                 "gradient")
     elif cut.kind == "detached":
         cause = (f"{tensor_text} requires grad, but {converted} cuts it from the graph, and nothing else in the term "
                  "carries a gradient: added to the loss, the term shifts the loss value and contributes no gradient")

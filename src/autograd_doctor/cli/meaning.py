@@ -45,7 +45,7 @@ def _copies(values) -> list:
     return [v.detach().clone() for v in values if isinstance(v, torch.Tensor)]
 
 
-def _seed_every_generator(seed: int = 0) -> None:
+def seed_every_generator(seed: int = 0) -> None:
     """The original, the oracle and the changed program draw the same random numbers (a program
     that sets no seed would otherwise compute other values in every run); a program that seeds
     its generators itself overrides this, as it would anyway."""
@@ -70,7 +70,7 @@ class Capture:
         self._step_hook = None
 
     def start(self) -> "Capture":
-        _seed_every_generator()
+        seed_every_generator()
         for name in ("backward", "grad"):
             original = getattr(torch.autograd, name)
             self._originals.append((torch.autograd, name, original))

@@ -4,10 +4,15 @@ Each help that is a change to the code is applied to a scratch copy of the scrip
 file is not touched here), and the copy runs again under the doctor in a child process, with
 the same arguments, stdin closed and a time limit. When the copy fails again with a help of its
 own (a second write of the same kind: `u *= s; v *= t`), that help is applied too, and so on
-until the copy runs or no help is left. The changed program is then judged by its meaning
+until the copy runs or no help is left. A silent problem at several lines (two `torch.tensor([...])`
+of values with grad history) is one problem too: while the copy that runs still reports it, with a
+help, at a line not changed yet, that help is applied as well. The changed program is then judged by its meaning
 (autograd_doctor.cli.meaning): its forward values must equal the original run's, and its gradients
 and stepped parameters the oracle's. A help that fails the check is not offered first; where no
 oracle applies, the answer is *unverified*, with the reason.
+
+The check itself (`check_file`) takes the two runs as a parameter: `ScriptRuns` for a script here,
+`autograd_doctor.integrations.pytest_patch.TestRuns` for one test (`pytest --autograd-doctor-patch`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class Change:
     new: str
     code: str
     message: str
+    silent: bool = False  # applied because the copy still showed the same silent problem, not a failure
 
 
 @dataclass
@@ -98,8 +104,10 @@ def _statement_end(source: str, line: int, replacement: str) -> int:
     return line
 
 
-def _apply(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
-           ) -> tuple[str, Change]:
+def apply_help(source: str, location: Location, replacement: str, diagnosis_code: str, message: str
+               ) -> tuple[str, Change]:
+    """`source` with the help's replacement in place of its statement (or of a compound statement's
+    header), and the change made."""
     end = location.end_line or _statement_end(source, location.line, replacement)
     located = Location(location.file, location.line, location.column, end_line=end)
     old = "".join(source.splitlines(True)[location.line - 1:end])
@@ -111,23 +119,44 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
     """Apply each help (and the helps the changed program then needs) to a copy, and judge it."""
     if options.script is None:
         return Check(Verdict("rejected", "checking a help needs a script file, not -m module"))
-    script = os.path.abspath(options.script)
+    runs = ScriptRuns(options, TIME_FACTOR * elapsed_s + TIME_MARGIN_S)
+    return check_file(os.path.abspath(options.script), diagnoses, error, runs)
+
+
+class ScriptRuns:
+    """The two runs the check compares, for a script with its arguments (`autograd-doctor run`):
+    the original under the oracle, and a changed copy under the doctor. The pytest plugin has
+    its own for one test (autograd_doctor.integrations.pytest_patch.TestRuns)."""
+
+    def __init__(self, options, limit_s: float):
+        self.options = options
+        self.limit_s = limit_s
+
+    def original(self, script: str, scratch: str) -> dict | None:
+        return _run_oracle(script, self.options, scratch, self.limit_s)
+
+    def changed(self, copy: str, script: str, scratch: str) -> tuple[str | None, dict, dict]:
+        return _run_copy(copy, os.path.dirname(script), self.options, scratch, self.limit_s)
+
+
+def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | None, runs) -> Check:
+    """Apply the helps that are code in `script` to a copy, one after the other, run the copy and
+    the original through `runs` (ScriptRuns, or a front end's equivalent), and judge the copy."""
     candidates = code_helps(diagnoses, script)
     if not diagnoses:
         return Check(Verdict("rejected", "autograd-doctor reported nothing to fix"))
     if not candidates:
-        return Check(Verdict("rejected", _why_no_change(diagnoses, script)))
+        return Check(Verdict("rejected", why_no_change(diagnoses, script)))
     with open(script, encoding="utf-8") as stream:
         source = stream.read()
-    limit = TIME_FACTOR * elapsed_s + TIME_MARGIN_S
     with tempfile.TemporaryDirectory(prefix="autograd-doctor-verify-") as scratch:
-        original = _run_oracle(script, options, scratch, limit)
+        original = runs.original(script, scratch)
         if original is None:
             return Check(Verdict("rejected", "the original program could not be run again to compare with"))
         best: Check | None = None
         rejected: list[tuple[Suggestion, Verdict]] = []
         for diagnosis, suggestion in candidates[:MAX_HELPS_TRIED]:
-            tried = _follow(source, script, diagnosis, suggestion, options, scratch, limit)
+            tried = _follow(source, script, diagnosis, suggestion, runs, scratch)
             if tried.verdict.status == "rejected" or not tried.changes:
                 rejected.append((suggestion, tried.verdict))
                 continue
@@ -148,7 +177,7 @@ def check_helps(options, diagnoses: list[Diagnosis], error: BaseException | None
     return best
 
 
-def _why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
+def why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
     for diagnosis in diagnoses:
         for suggestion in diagnosis.help:
             if suggestion.replacement and suggestion.location is not None:
@@ -159,12 +188,12 @@ def _why_no_change(diagnoses: list[Diagnosis], script: str) -> str:
     return f"the help is advice, not a change autograd-doctor can apply; look at {where}"
 
 
-def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggestion, options, scratch: str,
-            limit: float) -> Check:
+def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggestion, runs, scratch: str) -> Check:
     """Apply `suggestion`, run the copy; while it fails with a help in its own file, apply that too."""
     copy = os.path.join(scratch, "copy", os.path.basename(script))
     os.makedirs(os.path.dirname(copy), exist_ok=True)
-    changed, change = _apply(source, suggestion.location, suggestion.replacement, diagnosis.code, suggestion.message)
+    changed, change = apply_help(source, suggestion.location, suggestion.replacement, diagnosis.code,
+                                 suggestion.message)
     changes = [change]
     for _ in range(MAX_ROUNDS):
         try:
@@ -173,25 +202,33 @@ def _follow(source: str, script: str, diagnosis: Diagnosis, suggestion: Suggesti
             return Check(Verdict("rejected", f"the changed file does not parse ({problem.msg}, line {problem.lineno})"))
         with open(copy, "w", encoding="utf-8") as stream:
             stream.write(changed)
-        why_not, report, capture = _run_copy(copy, os.path.dirname(script), options, scratch, limit)
+        why_not, report, capture = runs.changed(copy, script, scratch)
         if why_not:
             return Check(Verdict("rejected", why_not))
-        following = _next_help(report, copy, {c.line for c in changes})
-        if capture.get("error") and following is not None:
+        failed = bool(capture.get("error"))
+        if failed:
+            following = _next_help(report, copy)
+        else:
+            following = _next_help(report, copy, code=diagnosis.code, skip_lines={c.line for c in changes})
+        if following is not None:
             code, replacement, location, message = following
-            changed, change = _apply(changed, location, replacement, code, message)
+            changed, change = apply_help(changed, location, replacement, code, message)
+            change.silent = not failed
             changes.append(change)
             continue
         return Check(Verdict("ran", ""), script, source, changed, changes, chosen=suggestion, capture=capture)
     return Check(Verdict("rejected", f"the changed program still fails after {MAX_ROUNDS} changes"))
 
 
-def _next_help(report: dict, copy: str, done: set[int]):
-    """The first help with code, in the copy, that the copy's own report offers."""
+def _next_help(report: dict, copy: str, code: str | None = None, skip_lines: set[int] | frozenset[int] = frozenset()):
+    """The first help with code, in the copy, that the copy's own report offers; with `code`, the
+    first of a diagnosis with that code at a line not in `skip_lines` (the lines already changed)."""
     for other in report.get("diagnoses", []):
+        if code is not None and other.get("code") != code:
+            continue
         for detail in other.get("help_details", []):
             line, replacement = detail.get("line"), detail.get("replacement")
-            if not line or not replacement or not _same_file(detail.get("file", ""), copy):
+            if not line or not replacement or not _same_file(detail.get("file", ""), copy) or line in skip_lines:
                 continue
             location = Location(copy, line, None, end_line=detail.get("end_line"))
             return other.get("code", ""), replacement, location, detail.get("message", "")
@@ -248,12 +285,6 @@ def _run_copy(copy: str, script_dir: str, options, scratch: str, limit: float) -
     return None, report, capture
 
 
-def verify_first_help(options, diagnoses: list[Diagnosis], elapsed_s: float,
-                      error: BaseException | None = None) -> str:
-    """The one-line answer of `--verify-fix` (kept for callers that want only the line)."""
-    return check_helps(options, diagnoses, error, elapsed_s).verdict.line()
-
-
 def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: float) -> Check:
     """Check the helps before the report is printed: a verified help goes first; a help that failed
     the check goes last, with a note saying why."""
@@ -261,6 +292,13 @@ def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: flo
     print(f"autograd-doctor: checking the helps on a copy of {options.script} (the original runs again "
           f"under the oracle to compare with)", file=sys.stderr, flush=True)
     check = check_helps(options, diagnoses, error, elapsed_s)
+    offer_checked_first(check, diagnoses, error)
+    return check
+
+
+def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseException | None) -> None:
+    """Reorder the helps by what the check found: the chosen help (and the next writes of the same
+    kind) first, each help that failed the check last, with a note saying why."""
     for diagnosis in diagnoses:
         before = list(diagnosis.help)
         rejected = [s for s, _ in check.rejected if s in diagnosis.help]
@@ -278,7 +316,6 @@ def check_and_offer(options, doctor, error: BaseException | None, elapsed_s: flo
             from autograd_doctor.doctor import reattach
 
             reattach(error, diagnosis, diagnosis)
-    return check
 
 
 def _following_helps(check: Check) -> list[Suggestion]:
@@ -290,8 +327,12 @@ def _following_helps(check: Check) -> list[Suggestion]:
                     for c in check.changes[:index] if c.line < change.line)
         line = change.line - shift
         location = Location(check.script, line, None, end_line=line + (change.end_line - change.line))
-        helps.append(Suggestion(f"and the next write of the same kind, which fails the same way once the one "
-                                f"above is changed ({change.code})", change.new, location))
+        if change.silent:
+            message = f"and the next line of the same kind, which has the same problem ({change.code})"
+        else:
+            message = (f"and the next write of the same kind, which fails the same way once the one above is "
+                       f"changed ({change.code})")
+        helps.append(Suggestion(message, change.new, location))
     return helps
 
 
@@ -321,7 +362,9 @@ class FixRefused(Exception):
     pass
 
 
-def _library_dirs() -> list[str]:
+def library_dirs() -> list[str]:
+    """The folders of installed code (the standard library, site-packages, torch, autograd-doctor),
+    each ending with a separator: a file in one is never edited."""
     import sysconfig
 
     import torch
@@ -336,7 +379,7 @@ def write_atomically(files: dict[str, tuple[str, str]]) -> None:
     """Write every file's new text, or none: each is written to a temporary file next to it, and
     only when all are written are they moved into place (os.replace); a file that changed since it
     was read, or that lies in an installed library, refuses the whole write."""
-    libraries = _library_dirs()
+    libraries = library_dirs()
     for path, (expected, _) in files.items():
         real = os.path.realpath(path)
         if any(real.startswith(d) for d in libraries):
@@ -371,12 +414,17 @@ def write_atomically(files: dict[str, tuple[str, str]]) -> None:
         raise
 
 
+def patch_text(check: Check) -> str:
+    """The checked change as printed patch text: the unified diff (when there is a change) and the
+    verdict line; what the pytest plugin and `proposed_patch` print."""
+    return check.diff() + check.verdict.line() + "\n"
+
+
 def proposed_patch(script: str, diagnoses: list[Diagnosis], error: BaseException | None = None,
                    args: list[str] | None = None, elapsed_s: float = 10.0) -> str:
-    """The checked change for `script` as patch text (a unified diff and the verdict line); for
-    front ends that print a patch instead of writing it (pytest, Jupyter)."""
+    """The checked change for `script` (run with `args`) as patch text, for a caller that prints a
+    patch rather than writing it."""
     from types import SimpleNamespace
 
     options = SimpleNamespace(script=script, args=list(args or []), capture="patch")
-    check = check_helps(options, diagnoses, error, elapsed_s)
-    return (check.diff() + check.verdict.line() + "\n") if check.changes else check.verdict.line() + "\n"
+    return patch_text(check_helps(options, diagnoses, error, elapsed_s))

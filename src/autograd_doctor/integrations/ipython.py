@@ -9,6 +9,7 @@ Magics:
     %%autograd_doctor [--strict] [--silent raise|warn|ignore] [--verify-saved]
         run one cell under watch() with these options.
     %autograd_doctor            show the last report again
+    %autograd_doctor patch      show the last report's help as a patch (never run: unverified)
     %autograd_doctor graph      draw the graph of the last failure
     %autograd_doctor on | off   watch every cell, or stop doing so
 """
@@ -161,8 +162,11 @@ class DoctorExtension:
             if diagnoses:
                 from IPython.display import display
 
+                from autograd_doctor.integrations.cell_patch import cell_patch
+
                 shows_svg = "image/svg+xml" in getattr(shell.display_formatter, "active_types", ())
                 display(DiagnosesView(diagnoses, value, picture=shows_svg))
+                print(cell_patch(diagnoses), end="")  # the help as a diff, unverified (a cell is never re-run)
         except Exception:
             internal_error()
         return []
@@ -232,7 +236,8 @@ class DoctorExtension:
     # ---- magics ------------------------------------------------------------------
 
     def line_magic(self, line: str = ""):
-        """%autograd_doctor [on|full|off|graph]: show the last report, draw it, or toggle watching."""
+        """%autograd_doctor [on|full|off|graph|patch]: show the last report, draw it, show its help as a
+        patch, or toggle watching."""
         word = line.strip()
         if word == "on":
             self.auto, self.auto_options = True, {}
@@ -252,8 +257,14 @@ class DoctorExtension:
             return None
         if word == "graph":
             return self.last_diagnoses[0].graph()
+        if word == "patch":
+            from autograd_doctor.integrations.cell_patch import cell_patch
+
+            print(cell_patch(self.last_diagnoses) or "autograd-doctor: the last report's helps are advice, "
+                                                      "not code to patch\n", end="")
+            return None
         if word:
-            print(f"autograd-doctor: unknown argument {word!r} (use on, full, off or graph)")
+            print(f"autograd-doctor: unknown argument {word!r} (use on, full, off, graph or patch)")
             return None
         from autograd_doctor.report.text import render_report
 

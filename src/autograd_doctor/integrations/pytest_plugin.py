@@ -3,7 +3,10 @@
 The diagnoses of a failing test are added to its failure report as a section
 ("autograd-doctor"). `@pytest.mark.autograd_doctor` enables it for one test, with
 optional watch() options: `@pytest.mark.autograd_doctor(strict=True)`. The ini
-setting `autograd_doctor = true` turns it on for a whole project.
+setting `autograd_doctor = true` turns it on for a whole project. With
+`--autograd-doctor-patch`, a failing test's help is also checked on a copy and printed
+as a patch (autograd_doctor.integrations.pytest_patch, which also runs the check's
+child pytest processes).
 
 The plugin is loaded by every pytest run in an environment where autograd-doctor is
 installed, so it imports torch only when a test actually asks for the doctor.
@@ -49,13 +52,34 @@ def pytest_addoption(parser):
     group.addoption("--autograd-doctor-no-rerun", action="store_true", default=False,
                     help="do not re-run a failed test under the full mode when the report lacks the line that "
                          "saved the modified tensor")
+    group.addoption("--autograd-doctor-patch", action="store_true", default=False,
+                    help="like --autograd-doctor, and check a failing test's help on a copy (the test run again "
+                         "under the oracle and changed): print it as a patch with the verdict; writes no file")
+    group.addoption("--autograd-doctor-patch-limit", type=float, default=None, metavar="SECONDS",
+                    help="time limit of the check of one test's help (default: the smaller of 60 s and twice "
+                         "the test's time, at least 20 s; 0 turns the check off)")
     parser.addini("autograd_doctor", type="bool", default=False,
                   help="run every test under autograd_doctor.watch() (like --autograd-doctor)")
+    parser.addini("autograd_doctor_patch", type="bool", default=False,
+                  help="check a failing test's help on a copy and print it as a patch (like --autograd-doctor-patch)")
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "autograd_doctor(**options): run this test under autograd_doctor.watch(**options)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """In a child run of `--autograd-doctor-patch`: the changed module is imported from its copy
+    (also a conftest.py, which pytest imports right after this)."""
+    from autograd_doctor.integrations.pytest_patch import start_child
+
+    start_child()
+
+
+def wants_patch(config) -> bool:
+    return config.getoption("--autograd-doctor-patch") or config.getini("autograd_doctor_patch")
 
 
 def watch_options_for(item) -> dict | None:
@@ -75,13 +99,23 @@ def watch_options_for(item) -> dict | None:
     config = item.config
     if config.getoption("--autograd-doctor-strict"):
         return {"strict": True}
-    if config.getoption("--autograd-doctor") or config.getini("autograd_doctor"):
+    if config.getoption("--autograd-doctor") or config.getini("autograd_doctor") or wants_patch(config):
         return {}
     return None
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    from autograd_doctor.integrations.pytest_patch import child_spec
+
+    spec = child_spec()
+    if spec is not None:  # a child run of --autograd-doctor-patch: the check's own recording only
+        from autograd_doctor.integrations.pytest_patch import ChildRun
+
+        child = ChildRun(item, spec).start()
+        outcome = yield
+        child.finish(outcome.excinfo[1] if outcome.excinfo else kept_exception(item), diagnoses_for)
+        return
     options = watch_options_for(item)
     if options is None:
         yield
@@ -143,15 +177,30 @@ def pytest_runtest_makereport(item, call):
     # doctor, and the report in one place, the section added below.
     error = test_exception(item, call)
     diagnoses = explained(item, doctor, error)
+    patch = checked_patch(item, diagnoses, error, call.duration)
     if error is not None:
         hide_our_frames(error)
         remove_report_notes(error)
     outcome = yield
     if diagnoses:
         try:
-            add_report(outcome.get_result(), diagnoses, error)
+            add_report(outcome.get_result(), diagnoses, error, patch)
         except Exception:
             internal_error()
+
+
+def checked_patch(item, diagnoses: list, error: BaseException | None, test_s: float) -> str:
+    """With --autograd-doctor-patch, for a failing test: its help checked on a copy, as patch text
+    (autograd_doctor.integrations.pytest_patch); "" otherwise."""
+    if error is None or not diagnoses or not wants_patch(item.config) or not isinstance(item, pytest.Function):
+        return ""
+    try:
+        from autograd_doctor.integrations.pytest_patch import patch_section
+
+        return patch_section(item, diagnoses, error, test_s, item.config.getoption("--autograd-doctor-patch-limit"))
+    except Exception:
+        internal_error()
+        return ""
 
 
 def test_exception(item, call) -> BaseException | None:
@@ -159,6 +208,11 @@ def test_exception(item, call) -> BaseException | None:
     unittest support keeps it on the item and moves it to `call` after this hook's start."""
     if call.excinfo is not None:
         return call.excinfo.value
+    return kept_exception(item)
+
+
+def kept_exception(item) -> BaseException | None:
+    """The exception a unittest.TestCase test failed with, which pytest keeps on the item."""
     kept = getattr(item, "_excinfo", None)
     return kept[0].value if kept else None
 
@@ -208,9 +262,10 @@ def summary_line_only(report) -> None:
         crash.message = crash.message.split("\n", 1)[0]
 
 
-def add_report(report, diagnoses: list, error: BaseException | None) -> None:
+def add_report(report, diagnoses: list, error: BaseException | None, patch: str = "") -> None:
     """The report as a section of the failure (printed after the traceback, also in
-    `--junitxml`), or of the test's report when it passed (printed with `-rP`)."""
+    `--junitxml`), or of the test's report when it passed (printed with `-rP`); then the
+    checked patch of --autograd-doctor-patch, if any."""
     from autograd_doctor.doctor import AutogradDoctorError
     from autograd_doctor.report.text import render_report
 
@@ -218,9 +273,9 @@ def add_report(report, diagnoses: list, error: BaseException | None) -> None:
         # Raised by the doctor itself (strict mode): its message is its report.
         diagnoses = [d for d in diagnoses if d is not error.diagnosis]
         summary_line_only(report)
-    if not diagnoses:
+    if not diagnoses and not patch:
         return
-    text = render_report(diagnoses)
+    text = "\n".join(part.rstrip("\n") for part in (render_report(diagnoses) if diagnoses else "", patch) if part)
     if report.failed and hasattr(report.longrepr, "addsection"):
         report.longrepr.addsection(SECTION, text)
     else:
