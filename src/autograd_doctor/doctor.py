@@ -19,10 +19,12 @@ from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_optimizer, untrained_parameters,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis import module_flags as requires_grad_flags
+from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, patches, probe
+from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, patches, probe
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
@@ -202,6 +204,8 @@ class Doctor:
         self._swap_hooks = ()
         # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
         self._stale_optimizers_reported: set[int] = set()
+        # Ids of the optimizers seen stepping with a gradient (analysis/frozen_step.py, AD215).
+        self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._masked_nan_reported = False
@@ -232,6 +236,7 @@ class Doctor:
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
+        module_flags.activate(self.recorder)
         grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
@@ -250,6 +255,7 @@ class Doctor:
         self._active = False
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
+        module_flags.deactivate(self.recorder)
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
@@ -471,14 +477,20 @@ class Doctor:
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
-        previous step (AD209), does the optimizer still hold the parameters that train (AD207), and do
-        parameters beside it get gradients that no optimizer applies (AD213)?"""
+        previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
+        an optimizer whose parameters are all frozen since it last trained them (AD215), does the
+        optimizer still hold the parameters that train (AD207), and do parameters beside it get
+        gradients that no optimizer applies (AD213)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
+                            self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return

@@ -1,5 +1,5 @@
-"""The seven held-out sets of public bug reports (docs/bug-reports.md, "Held-out sets"), re-created
-in fresh/set1 to fresh/set7: each `cases/NAME.py` (the report's URL in its docstring) fails, or
+"""The eight held-out sets of public bug reports (docs/bug-reports.md, "Held-out sets"), re-created
+in fresh/set1 to fresh/set8: each `cases/NAME.py` (the report's URL in its docstring) fails, or
 runs silently, as its docstring says, and each hand-written `correct/NAME.py` runs and defines the
 `result` that `scripts/measure_bug_set.py` compares a fixed program with."""
 
@@ -15,7 +15,7 @@ import torch
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fresh")
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
-SETS = ("set1", "set2", "set3", "set4", "set5", "set6", "set7")
+SETS = ("set1", "set2", "set3", "set4", "set5", "set6", "set7", "set8")
 CASES = sorted((s, name[:-3]) for s in SETS for name in os.listdir(os.path.join(HERE, s, "cases"))
                if name.endswith(".py"))
 

@@ -990,3 +990,25 @@ def test_backward_of_a_non_scalar_that_is_no_loss_still_sums(tmp_path):
         u.backward()
     """)
     assert diagnoses[0].help[0].replacement == "u.sum().backward()"
+
+
+def test_empty_parameters_with_a_plain_list_of_modules_without_parameters_keeps_the_advice(tmp_path):
+    # The activations in the plain list hold no parameters: wrapping them would change nothing, so
+    # the list is not named as the cause.
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.activations = [nn.ReLU(), nn.Tanh()]
+
+
+        net = Net()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)  # RAISES
+    """)
+    (diagnosis,) = diagnoses
+    assert diagnosis.code == "AD129" and diagnosis.primary.line == marked_line(source, "RAISES")
+    assert all(suggestion.replacement is None for suggestion in diagnosis.help)

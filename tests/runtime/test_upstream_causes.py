@@ -399,3 +399,27 @@ def test_a_no_grad_block_of_another_program_with_a_function_of_the_same_name_is_
              if location is not None}
     assert all(str(second) in name for name in files), files
     assert any(d.code == "AD307" and d.primary.line == outcome.line("DECORATOR") for d in outcome.diagnoses)
+
+
+def test_a_switch_of_an_earlier_program_turned_back_on_between_sessions_is_not_blamed(tmp_path):
+    # The first program leaves gradients off with set_grad_enabled(False); code the doctor does not
+    # watch (run_program's cleanup, as a test fixture would) turns them on again. The second
+    # program's no_grad block is the cut: its report must not name the first program's switch.
+    first = tmp_path / "first"
+    first.mkdir()
+    run_program(first, "import torch\ntorch.set_grad_enabled(False)\nw = torch.ones(2, requires_grad=True)\n"
+                       "(w * 2).sum().backward()\n")
+    second = tmp_path / "second"
+    second.mkdir()
+    outcome = run_program(second, textwrap.dedent("""\
+        import torch
+
+        w = torch.ones(2, requires_grad=True)
+        with torch.no_grad():  # BLOCK
+            loss = (w * 2).sum()
+            loss.backward()
+        """))
+    assert outcome.error is not None
+    files = {location.file for diagnosis in outcome.diagnoses for location in [diagnosis.primary, *diagnosis.related]
+             if location is not None}
+    assert files and all(str(second) in name for name in files), files

@@ -441,6 +441,15 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         if handed is not None:
             carrier = (handed[0], None, handed[4])
             kind = "handed"
+    if carrier is None and frontier and scope is not None and site is not None and previous is not None \
+            and previous.site is not None and previous.site.code is site.code:
+        # The function that calls backward() ran before and its backward() freed the graph: a
+        # tensor it reads but never assigns (`pred` in an optimizer's closure) was made outside
+        # it, once, and every call goes through that tensor's old graph.
+        made_outside = _made_outside_function(scope, frame_locals, frontier)
+        if made_outside is not None:
+            carrier = made_outside
+            kind = "enclosing"
     if carrier is None and frontier:
         for name, value in frame_locals.items():
             if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
@@ -476,12 +485,18 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             if outside is not None:
                 note = (f"{name} is made here, before the loop, with a graph that every iteration's "
                         "backward() goes through")
+            elif kind == "enclosing":
+                note = (f"{name} is made here, outside {scope.node.name}(), with a graph that every call of "
+                        f"{scope.node.name}() goes through")
             else:
                 note = (f"{name} carries the previous iteration's graph into this one" if kind == "carried"
                         else f"{name} holds part of the graph that was freed")
             primary = statement_location(site.filename, assignment, role="carried", note=note)
             related.append(backward_loc)
-        if same_line:
+        if kind == "enclosing":
+            notes.append(f"the backward() on line {previous.site.lineno} in the previous call of {scope.node.name}() "
+                         f"freed the graph that {name} still points into")
+        elif same_line:
             notes.append(f"the backward() on line {site.lineno} in the previous iteration of the loop freed the graph "
                          f"that {name} still points into")
         elif previous is not None and previous.site is not None:
@@ -513,12 +528,15 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     f"if {name} is a fixed target (old log-probabilities, a teacher's output), detach it where it "
                     "is made, or compute it under torch.no_grad()", detached,
                     statement_location(site.filename, assignment)))
+        elif kind == "enclosing":
+            helps.extend(_enclosing_input_helps(scope, roots, name, tensor, assignment))
         elif kind == "carried" and statement is not None and statement.lineno == statement.end_lineno:
-            text = segment(site.filename, statement)
+            boundary = _iteration_boundary(scope, statement, assignment)
+            text = segment(site.filename, boundary)
             helps.append(Suggestion(
                 f"detach {name} at the iteration boundary so each backward() only goes through its own "
                 "iteration (truncated backpropagation)",
-                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, statement)))
+                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, boundary)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             leaf_write = _leaf_written_between(recorder, previous, call, tensor)
             recompute = _recompute_in_statement(scope, statement, name, assignment)
@@ -660,7 +678,11 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
     write = _inplace_write_between(scope, frame_locals, previous, statement, loop if same_line else None) \
         if scope is not None else None
-    if _step_ran_between(recorder, previous, call):
+    if kind == "enclosing":
+        notes.append(f"{scope.node.name}() is called again after its backward() (an optimizer's closure is "
+                     "evaluated again at new weights), so retain_graph=True is not suggested: each call is meant to "
+                     f"compute {carrier[0]} anew, and with the old graph it would reuse the first call's values")
+    elif _step_ran_between(recorder, previous, call):
         notes.append("an optimizer step() runs between the two backward() calls, so retain_graph=True is not "
                      "suggested: the second backward() would go through a graph whose saved parameters step() "
                      "may have changed in place")
@@ -686,6 +708,58 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                             "carrier": carrier[0] if carrier else None,
                             "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
     return diagnosis
+
+
+def _made_outside_function(scope: Scope, values: dict, frontier: list[Any]):
+    """(name, assignment, value) for a tensor with a graph through the freed nodes that the
+    function around the backward() reads but never assigns, and that a one-line statement of the
+    enclosing scope makes (`pred = model(x)` before `def closure(): ...`); None otherwise."""
+    function = scope.node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    assigned = {name for _statement, names, _value in scope.assignments for name in names}
+    enclosing = scope.parents.get(function)
+    while enclosing is not None and not isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        enclosing = scope.parents.get(enclosing)
+    if enclosing is None:
+        return None
+    outer = Scope(scope.filename, enclosing.lineno if not isinstance(enclosing, ast.Module) else 0)
+    for name in _names_loaded_in(function):
+        value = values.get(name)
+        if name in assigned or not isinstance(value, torch.Tensor) or value.grad_fn is None \
+                or not _reaches(value, frontier):
+            continue
+        found = outer.latest_assignment(name, function.lineno) or outer.latest_assignment(name, function.end_lineno + 10**6)
+        if found is None or not isinstance(found[0], ast.Assign) or found[0].lineno != found[0].end_lineno:
+            continue
+        return name, found[0], value
+    return None
+
+
+def _enclosing_input_helps(scope: Scope, roots: list[torch.Tensor], name: str, tensor: torch.Tensor | None,
+                           assignment: ast.stmt) -> list[Suggestion]:
+    """For `name`, made outside the function that calls backward() and read by every call: compute
+    it inside the function, before the statement that first reads it, so that each call builds
+    its own graph through the weights as they are at that call (what an optimizer's closure is
+    for); when no weight gets its gradient only through it, detaching it where it is made (a
+    fixed input) is the alternative."""
+    filename, function = scope.filename, scope.node
+    trained_only_through = _leaves_only_through(roots, [tensor.grad_fn]) if tensor is not None else set()
+    first = next((statement for statement in function.body if name in _names_loaded_in(statement)), None)
+    made, first_text = segment(filename, assignment), segment(filename, first) if first is not None else None
+    through = (f" ({len(trained_only_through)} tensor(s) that require grad get their gradient only through {name})"
+               if trained_only_through else "")
+    message = (f"compute {name} inside {function.name}(), before its first use, so that each call builds its own "
+               f"graph through the weights as they are at that call{through}")
+    if first is None or first_text is None or made is None or first.lineno != first.end_lineno:
+        helps = [Suggestion(message)]
+    else:
+        helps = [Suggestion(message, f"{made}\n{first_text}", statement_location(filename, first))]
+    detached = _detached_assignment(filename, assignment) if not trained_only_through else None
+    if detached is not None:
+        helps.append(Suggestion(f"or, if {name} is a fixed input of {function.name}() (a target, old values), "
+                                "detach it where it is made", detached, statement_location(filename, assignment)))
+    return helps
 
 
 def _made_before(tensor: torch.Tensor | None, newest_before: int) -> bool:
@@ -735,6 +809,20 @@ def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion |
     inner = call_text[:-1].rstrip()
     new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
+
+
+def _iteration_boundary(scope: Scope, backward_statement: ast.stmt, assignment: ast.stmt | None) -> ast.stmt:
+    """The statement after which the carried tensor is detached: the backward() call, or the
+    assignment that carries the tensor to the next iteration when it comes later in the same
+    block (`hidden = state` after `loss.backward()`: a detach before it would be overwritten)."""
+    if assignment is None or assignment.lineno <= backward_statement.lineno \
+            or assignment.lineno != assignment.end_lineno or scope is None or scope.tree is None:
+        return backward_statement
+    for node in ast.walk(scope.tree):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if isinstance(block, list) and backward_statement in block and assignment in block:
+                return assignment
+    return backward_statement
 
 
 def _detach_again(name: str, value) -> str:

@@ -21,7 +21,7 @@ import ast
 from autograd_doctor.analysis.source_scope import Scope
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import call_name, location_of, segment, source_line, statement_location
 
 
 def _optimizer_parameter_ids(optimizer) -> set[int]:
@@ -54,7 +54,10 @@ def misplaced_clip_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     if not recent:  # the usual step: no clipping since the last one, nothing to gather
         return None
     ids = _optimizer_parameter_ids(optimizer)
+    exhausted = [clip for clip in recent if clip.exhausted]
     recent = [clip for clip in recent if any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    if not recent and exhausted and stack and _has_gradients(optimizer):
+        return _exhausted_clip_diagnosis(exhausted[-1], stack[0], type(optimizer).__name__)
     if not recent or not stack:
         return None
     clip = recent[-1]
@@ -77,7 +80,10 @@ def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | Non
     if unscaled is None or unscaled[0] <= recent[-1].seq:
         return None  # no unscale_() after the clipping: not this problem (or unscaled first, as it should be)
     ids = _optimizer_parameter_ids(optimizer)
+    exhausted = [clip for clip in recent if clip.exhausted]
     recent = [clip for clip in recent if any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    if not recent and exhausted and stack and _has_gradients(optimizer):
+        return _exhausted_clip_diagnosis(exhausted[-1], stack[0], type(optimizer).__name__)
     if not recent or not stack:
         return None
     clip, (unscale_seq, scaler) = recent[-1], unscaled
@@ -240,6 +246,59 @@ def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Dia
     helps = [help_] if help_ is not None else [Suggestion(
         f"call {clip.function} between the backward() that computes the gradients and step(): "
         "loss.backward(); clip; optimizer.step()")]
+    return Diagnosis(code=codes.CLIP_OUTSIDE_UPDATE, title=codes.title(codes.CLIP_OUTSIDE_UPDATE), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
+def _has_gradients(optimizer) -> bool:
+    return any(getattr(p, "grad", None) is not None for group in getattr(optimizer, "param_groups", ())
+               for p in group.get("params", ()))
+
+
+def _exhausted_clip_diagnosis(clip, step_site, optimizer_class: str) -> Diagnosis | None:
+    """AD208 for a clipping call that was given an iterator with nothing left in it (a
+    `model.parameters()` generator that an earlier loop read to the end): it clipped nothing, and
+    the step applies the gradients as backward() left them. The help makes the iterator a list
+    where it is made, when the clipping call's argument is a name assigned from a one-line call."""
+    clip_site = clip.site
+    if clip_site is None:
+        return None
+    filename = clip_site.filename
+    scope = Scope(filename, clip_site.lineno)
+    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
+    if clip_statement is None:
+        return None
+    call = next((node for node in ast.walk(clip_statement) if isinstance(node, ast.Call)
+                 and call_name(node) == clip.function and node.args), None)
+    argument = call.args[0] if call is not None else None
+    made = scope.latest_assignment(argument.id, clip_statement.lineno) if isinstance(argument, ast.Name) else None
+    given = segment(filename, argument) if argument is not None else "the parameters"
+    primary = statement_location(filename, clip_statement, role="clip",
+                                 note=f"{clip.function} gets {given}, an iterator with nothing left in it: it clips "
+                                      "nothing")
+    related = [location_of(step_site, role="step", note=f"{optimizer_class}.step() applies gradients that were not "
+                                                        "clipped")]
+    notes = [f"{given} was read to the end before this call (a generator such as model.parameters() can be read "
+             "once), so the clipping saw no tensor and the step applies the gradients unclipped (no error)"]
+    helps = []
+    if made is not None:
+        statement, value = made
+        made_location = statement_location(filename, statement, role="made",
+                                           note=f"{given} is made here, as an iterator that can be read once")
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.lineno == statement.end_lineno \
+                and isinstance(value, ast.Call):
+            # The line to change is where the iterator is made; the clipping call is where it shows.
+            primary.role = "clip"
+            related.insert(0, primary)
+            primary = made_location
+            helps.append(Suggestion(
+                f"make {given} a list where it is made, so that every loop over it, and the clipping, sees all "
+                "the tensors", f"{given} = list({segment(filename, value)})", statement_location(filename, statement)))
+        else:
+            related.insert(0, made_location)
+    if not helps:
+        helps.append(Suggestion(f"give {clip.function} a list of the parameters (list(model.parameters())), not an "
+                                "iterator that an earlier loop may have used up"))
     return Diagnosis(code=codes.CLIP_OUTSIDE_UPDATE, title=codes.title(codes.CLIP_OUTSIDE_UPDATE), severity="warning",
                      primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
 

@@ -85,15 +85,18 @@ class Capture:
     def _wrap(self, kind: str, original):
         events = self.events
 
-        def recorded(tensors, *args, **kwargs):
+        def recorded(*args, **kwargs):
+            # The roots come first, or by name: `tensors=` for backward(), `outputs=` for grad()
+            # (`autograd.grad(outputs=..., inputs=..., create_graph=True)` in R1 penalties).
+            tensors = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
             roots = tensors if isinstance(tensors, (list, tuple)) else [tensors]
             if _inside_a_transform(roots):
                 # torch.func.grad calls torch.autograd.grad on the transform's wrapped tensors: a
                 # step of the transform, whose values cannot leave it; what the program means is
                 # the transform's result, which its globals hold.
-                return original(tensors, *args, **kwargs)
+                return original(*args, **kwargs)
             events.append((kind, _copies(roots)))
-            result = original(tensors, *args, **kwargs)
+            result = original(*args, **kwargs)
             if kind == "grad":
                 events.append(("grad result", _copies([g for g in result if g is not None])))
             return result

@@ -1508,7 +1508,9 @@ when the gradients are None) they clip nothing; called after step(), they clip g
 step already applied, and the next backward() replaces them. Training goes on with unclipped
 gradients and nothing fails. autograd-doctor remembers each clipping call and, just before each
 step(), warns when a backward() changed the gradients of the optimizer's parameters after the
-last clipping call since its previous step.
+last clipping call since its previous step, and when the clipping call was given an iterator with
+nothing left in it (a `model.parameters()` generator that an earlier loop read to the end): it
+clipped nothing.
 
 **Minimal example.**
 
@@ -1520,7 +1522,8 @@ last clipping call since its previous step.
 
 **The fix.** Clip between backward() and step(): `loss.backward()`,
 `clip_grad_norm_(model.parameters(), max_norm)`, `optimizer.step()` (with a `GradScaler`, call
-`scaler.unscale_(optimizer)` before clipping).
+`scaler.unscale_(optimizer)` before clipping). Keep parameters that are read more than once in a
+list (`params = list(model.parameters())`).
 """,
     heading="gradient clipping ran where it does not change the step",
     example_setup=(
@@ -1714,6 +1717,86 @@ values stay the same and the masked elements get a zero gradient.
         "layer = nn.Linear(3, 4)\n"
         "optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)\n"
         "inputs = torch.randn(8, 3)\n"
+    ))
+
+FROZEN_OPTIMIZER_STEP = _code(
+    "AD215",
+    "an optimizer stepped with all its parameters frozen: the loss before it trained nothing",
+    """\
+**What it means.** Loops that train two models in turn (a GAN's generator and discriminator, two
+discriminators) switch `requires_grad` off on the model that is not being trained. When a later
+part of the loop computes a loss for that model and steps its optimizer without switching the flag
+back on (a lazy regularization after the other model's phase), the loss reaches none of the
+frozen parameters: they get no gradient, step() skips each of them, and the regularization trains
+nothing (no error). autograd-doctor remembers which optimizers stepped with gradients and, just
+before a step(), warns when a backward() ran since that optimizer's previous step while every one
+of its parameters has requires_grad=False and no gradient.
+
+**Minimal example.**
+
+    for batch in batches:
+        requires_grad(d, True)
+        opt_d.zero_grad()
+        d_loss(d, batch).backward()
+        opt_d.step()
+        requires_grad(d, False)                     # frozen for the generator's phase
+        g_loss(g, d).backward()
+        opt_g.step()
+        opt_d.zero_grad()
+        r1_penalty(d, batch).backward()             # reaches no parameter of d
+        opt_d.step()                                # AD215: changes nothing
+
+**The fix.** Switch the flag back on before the loss meant for that model:
+`requires_grad(d, True)` (or `d.requires_grad_(True)`) before computing the penalty.
+""",
+    heading="an optimizer stepped with all its parameters frozen",
+    example_setup=(
+        "g = nn.Linear(2, 3)\n"
+        "d = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+        "opt_g = torch.optim.SGD(g.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(d.parameters(), lr=0.1)\n"
+        "batches = [torch.randn(4, 3) for _ in range(2)]\n"
+        "def requires_grad(model, flag):\n"
+        "    for p in model.parameters():\n"
+        "        p.requires_grad = flag\n"
+        "def d_loss(d, batch):\n"
+        "    return d(batch).mean()\n"
+        "def g_loss(g, d):\n"
+        "    return -d(g(torch.randn(4, 2))).mean()\n"
+        "def r1_penalty(d, batch):\n"
+        "    batch = batch.clone().requires_grad_(True)\n"
+        "    grad, = torch.autograd.grad(d(batch).sum(), batch, create_graph=True)\n"
+        "    return grad.pow(2).sum()\n"
+    ))
+
+REQUIRES_GRAD_ON_MODULE = _code(
+    "AD216",
+    "requires_grad was assigned on a module: it froze nothing, and the optimizer trains its parameters",
+    """\
+**What it means.** `requires_grad` is a flag of tensors. A module has none: `module.requires_grad
+= False` adds a plain attribute to the module object and leaves every parameter's flag as it was,
+so the "frozen" module gets gradients and its optimizer updates it (no error). The method
+`module.requires_grad_(False)` is what sets the flag on all of a module's parameters.
+autograd-doctor remembers where a bool was assigned to a module's `requires_grad` and, just
+before an optimizer's step(), warns when that value is False while parameters of the module
+still require grad, have a gradient and are held by that optimizer.
+
+**Minimal example.**
+
+    pooler = nn.Linear(3, 3)
+    head = nn.Linear(3, 1)
+    pooler.requires_grad = False                   # AD216: freezes nothing
+    trainable = [p for m in (pooler, head) for p in m.parameters() if p.requires_grad]
+    optimizer = torch.optim.SGD(trainable, lr=0.1)
+    head(pooler(x)).sum().backward()
+    optimizer.step()                               # updates the pooler too
+
+**The fix.** Call the method: `pooler.requires_grad_(False)`, or set the flag on each parameter
+(`for p in pooler.parameters(): p.requires_grad = False`).
+""",
+    heading="requires_grad was assigned on a module",
+    example_setup=(
+        "x = torch.randn(4, 3)\n"
     ))
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------

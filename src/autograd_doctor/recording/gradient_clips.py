@@ -45,6 +45,9 @@ class GradientClip:
     stack: tuple[Site, ...]
     seq: int
     samples: list  # (weak parameter, weak gradient or None, version or None)
+    # Given an iterator (a `model.parameters()` generator) that yielded nothing: one that an
+    # earlier loop had already read to the end, so the call clipped nothing.
+    exhausted: bool = False
 
     @property
     def site(self) -> Site | None:
@@ -63,7 +66,7 @@ class GradientClips:
         self.recorded = 0
         self.last_step: dict[int, int] = {}  # id(optimizer) -> seq after its latest step()
 
-    def remember(self, function: str, parameters: list, seq: int) -> None:
+    def remember(self, function: str, parameters: list, seq: int, exhausted: bool = False) -> None:
         if self.recorded >= MAX_RECORDED:
             return
         self.recorded += 1
@@ -75,7 +78,7 @@ class GradientClips:
                                 gradient._version if gradient is not None else None))
             except TypeError:
                 continue
-        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples))
+        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted))
 
     def step_done(self, optimizer, seq: int) -> None:
         self.last_step[id(optimizer)] = seq
@@ -107,15 +110,23 @@ def _read_once(parameters) -> tuple:
     return parameters, None
 
 
+def _is_iterator(parameters) -> bool:
+    try:
+        return iter(parameters) is parameters
+    except TypeError:
+        return False
+
+
 def _recording(original, name: str):
     @functools.wraps(original)
     def clip(parameters, *args, **kwargs):
+        was_iterator = not isinstance(parameters, torch.Tensor) and _is_iterator(parameters)
         parameters, listed = _read_once(parameters)
         result = call_as_caller(original, (parameters, *args), kwargs)
         try:
             listed = list(parameters) if listed is None else listed
             for recorder in list(_recorders):
-                recorder.gradient_clips.remember(name, listed, next(recorder.seq))
+                recorder.gradient_clips.remember(name, listed, next(recorder.seq), was_iterator and not listed)
         except Exception:
             pass
         return result

@@ -31,6 +31,7 @@ from autograd_doctor.recording.events import (
 from autograd_doctor.recording import probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
+from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
@@ -91,6 +92,8 @@ class Recorder(AliasTracking):
         # Gradient clipping calls and where each optimizer last stepped (gradient_clips.py),
         # and what a few parameters' gradients held at the first steps (gradient_states.py).
         self.gradient_clips = GradientClips()
+        # `module.requires_grad = <bool>` assignments (module_flags.py).
+        self.module_flags = ModuleFlags()
         self.gradient_states = GradientStates()
         # Where an enabled GradScaler last unscaled each optimizer's gradients (grad_scalers.py).
         self.grad_scalers = GradScalerCalls()

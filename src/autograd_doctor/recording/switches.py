@@ -81,12 +81,19 @@ _MODES = {torch.autograd.grad_mode.inference_mode: "inference_mode", torch.autog
 
 def activate() -> None:
     """Start remembering. What earlier sessions saw is kept: a notebook runs each cell under its own
-    session, and a switch made in one cell is still in force in the next."""
+    session, and a switch made in one cell is still in force in the next. A switch that turned
+    gradients off is forgotten when they are on again as a session starts: code the doctor did not
+    watch (a test fixture, a library, code run between sessions) turned them back on, and a later
+    program must not be told that the old switch is in force."""
     global _active
     with _lock:
         _active += 1
         if _active > 1:
             return
+        if torch.is_grad_enabled():
+            thread = threading.get_ident()
+            for switch in [s for s in _switches if s.thread == thread and not s.enabled]:
+                _switches.remove(switch)
         _originals["init"] = _SET_GRAD_ENABLED.__init__
         _originals["enter"] = _SET_GRAD_ENABLED.__enter__
         _originals["detach_"] = torch.Tensor.detach_

@@ -66,6 +66,10 @@ def _branches(code) -> list:
     return []
 
 
+# The functions of torch.utils.checkpoint that take use_reentrant=.
+CHECKPOINT_FUNCTIONS = ("checkpoint", "checkpoint_sequential")
+
+
 def reentrant_with_grad(context: ErrorContext, already):
     use = context.raise_location(role="grad", note="torch.autograd.grad (or backward(inputs=...)) here")
     found = []
@@ -78,7 +82,8 @@ def reentrant_with_grad(context: ErrorContext, already):
         tree = parse_file(filename)
         if tree is None:
             continue
-        for call in find_calls(tree, "checkpoint"):
+        calls = [call for name in CHECKPOINT_FUNCTIONS for call in find_calls(tree, name)]
+        for call in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
             keyword = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
             if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
                 found.append((filename, call, keyword))
@@ -86,7 +91,8 @@ def reentrant_with_grad(context: ErrorContext, already):
              "a plain .backward() without inputs"]
     if not found:
         return diagnosis(codes.CHECKPOINT_REENTRANT_GRAD, use, notes=notes, help=[Suggestion(
-            "pass use_reentrant=False to every torch.utils.checkpoint.checkpoint call on this path")])
+            "pass use_reentrant=False to every torch.utils.checkpoint.checkpoint (and checkpoint_sequential) "
+            "call on this path")])
     filename, call, keyword = found[0]
     statement = statement_at(filename, call.lineno)
     location = statement_location(filename, statement, role="checkpoint", note="checkpoint with use_reentrant=True")

@@ -218,3 +218,25 @@ def graph_node_named(context: ErrorContext, node_name: str, with_path: bool = Fa
             return (node, path) if with_path else node
         frontier.extend((child, path + (node,)) for child, _ in node.next_functions if child is not None)
     return (None, ()) if with_path else None
+
+
+def module_attribute_assignment(module, attribute: str):
+    """(filename, statement) of `self.<attribute> = ...` in the module's class (or a base class
+    defined in user code), or (None, None)."""
+    for cls in type(module).__mro__:
+        # The file of one of the class's own functions (inspect.getsourcefile would look the
+        # class up through sys.modules, where a script run by a tool is not its own __main__).
+        codes_of_class = [value.__code__ for value in vars(cls).values() if hasattr(value, "__code__")]
+        filename = codes_of_class[0].co_filename if codes_of_class else None
+        tree = parse_file(filename) if filename else None
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                for statement in ast.walk(node):
+                    if isinstance(statement, ast.Assign) and any(
+                            isinstance(target, ast.Attribute) and target.attr == attribute
+                            and isinstance(target.value, ast.Name) and target.value.id == "self"
+                            for target in statement.targets):
+                        return filename, statement
+    return None, None

@@ -85,9 +85,21 @@ def input_without_grad(context: ErrorContext, already):
             new_value = text_of(filename, factory)[:-1].rstrip() + ", requires_grad=True)"
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, create it "
                                           "with requires_grad=True", f"{ast.unparse(made.targets[0])} = {new_value}"))
+        elif isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.targets[0], ast.Name) \
+                and offenders[0].grad_fn is None and (value := text_of(filename, made.value)) is not None:
+            # Made by a chain (linspace(...).reshape(...)) or taken from data: without grad history it
+            # is a leaf, which requires_grad_() turns into one that requires grad, values unchanged.
+            chained = isinstance(made.value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript))
+            helps.append(statement_change(made_location, f"if you want the gradient for {name}, make it require "
+                                          "grad where it is made: requires_grad_() keeps its values",
+                                          f"{name} = {value if chained else f'({value})'}.requires_grad_()"))
+    primary = location
+    if helps:
+        # The change is where the input is made: that is the line to change, the call is where it shows.
+        primary, related = related[0], [location]
     helps.append(Suggestion(f"otherwise remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
-    return diagnosis(codes.GRAD_INPUT_NO_GRAD, location, related, notes, helps)
+    return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
 
 
 def gradient_shape(context: ErrorContext, already):

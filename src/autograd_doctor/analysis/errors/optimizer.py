@@ -9,7 +9,9 @@ import types
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, uses_between
+from autograd_doctor.analysis.errors.context import (
+    ErrorContext, last_assignment, module_attribute_assignment, uses_between,
+)
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
@@ -72,11 +74,71 @@ def empty_parameter_list(context: ErrorContext, already):
                                       "any number of times", f"{ast.unparse(made.targets[0])} = list({value_text})")]
             notes = [f"{name} was already iterated (used up) before {class_name} read it, so it yielded nothing"]
             return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, made_location, [*users, location], notes, helps)
+    unregistered = _unregistered_container(frame, argument) if argument is not None else None
+    if unregistered is not None:
+        return _container_diagnosis(unregistered, location, class_name)
     notes = ["the iterable given to the optimizer yielded no tensor: a parameters() generator used up "
              "earlier, a filter such as `if p.requires_grad` with every parameter frozen, or a model whose "
              "layers are not registered (plain lists instead of nn.ModuleList)"]
     return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, location, notes=notes, help=[Suggestion(
         "check what the expression passed to the optimizer yields: list(...) it and print its length")])
+
+
+# The registering container for a plain Python sequence (False) or dict (True) of modules or of
+# parameters.
+_REGISTERING = {(False, "module"): "ModuleList", (True, "module"): "ModuleDict",
+                (False, "parameter"): "ParameterList", (True, "parameter"): "ParameterDict"}
+
+
+def _unregistered_container(frame, argument: ast.expr):
+    """For `<module>.parameters()` that yielded nothing: (module, attribute, container kind) of
+    a plain list, tuple or dict on the module (or one of its submodules) that holds modules or
+    parameters, which nn.Module does not register, so parameters() never sees them."""
+    from torch import nn
+
+    if not (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
+            and argument.func.attr == "parameters"):
+        return None
+    model = _module_chain(frame, argument.func.value)
+    if not isinstance(model, nn.Module):
+        return None
+    for module in model.modules():
+        for attribute, value in vars(module).items():
+            if attribute.startswith("_") or not isinstance(value, (list, tuple, dict)) or not value:
+                continue
+            keyed = isinstance(value, dict)
+            items = list(value.values()) if keyed else list(value)
+            if all(isinstance(item, nn.Module) for item in items) \
+                    and any(True for item in items for _ in item.parameters()):
+                return module, attribute, _REGISTERING[(keyed, "module")]
+            if all(isinstance(item, nn.Parameter) for item in items):
+                return module, attribute, _REGISTERING[(keyed, "parameter")]
+    return None
+
+
+def _container_diagnosis(unregistered, optimizer_location, class_name: str):
+    """The optimizer got nothing because the layers (or parameters) sit in a plain container:
+    point at the line that stores it and wrap its value in the registering container (same
+    items, same order, same indexing and iteration, so forward computes the same values)."""
+    module, attribute, container = unregistered
+    filename, statement = module_attribute_assignment(module, attribute)
+    kind = "modules" if container.startswith("Module") else "parameters"
+    plain = type(getattr(module, attribute)).__name__
+    notes = [f"nn.Module registers the {kind} assigned to its attributes one by one, or inside nn.{container}; "
+             f"in a plain {plain} they are invisible to parameters(), state_dict(), .to() and the optimizer"]
+    if statement is None or not isinstance(statement, ast.Assign):
+        return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, optimizer_location, notes=notes, help=[Suggestion(
+            f"store self.{attribute} as nn.{container}(...) so that its {kind} are registered")])
+    location = statement_location(filename, statement, role="stored",
+                                  note=f"self.{attribute} is a plain {plain}: its {kind} are not registered")
+    value_text = text_of(filename, statement.value)
+    namespace = getattr(type(module).__init__, "__globals__", {})
+    prefix = "nn." if "nn" in namespace else "torch.nn."
+    replacement = (replace_node_text(filename, statement, statement.value, f"{prefix}{container}({value_text})")
+                   if value_text is not None else None)
+    help = statement_change(location, f"keep them in nn.{container}: the same {kind} in the same order, now "
+                            f"registered, so {class_name} receives their parameters and trains them", replacement)
+    return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, location, [optimizer_location], notes, [help])
 
 
 def overlapping_groups(context: ErrorContext, already):

@@ -11,7 +11,8 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, carrying_assignment, last_assignment, line_location, local_name_of, value_of,
+    ErrorContext, carrying_assignment, last_assignment, line_location, local_name_of, module_attribute_assignment,
+    value_of,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
@@ -277,6 +278,11 @@ def integer_requires_grad(context: ErrorContext, already):
                                          f"dtype={FLOAT_DTYPE}, {text_of(filename, requires)}")
         helps.append(statement_change(location, "if this is a value to learn, make it floating point where it "
                                       "is created", new_call))
+    elif (wrapped := _integer_parameter_value(statement)) is not None:
+        helps.append(statement_change(location, "if this is a value to learn, make it floating point where it is "
+                                      "created (the same numbers, as float32)",
+                                      replace_node_text(filename, statement, wrapped, as_float)
+                                      if (as_float := _as_float(filename, wrapped)) is not None else None))
     else:
         calls = find_calls(statement, "requires_grad_")
         receiver = _receiver(calls[0]) if len(calls) == 1 else None
@@ -287,6 +293,32 @@ def integer_requires_grad(context: ErrorContext, already):
             f"if {name or 'it'} is a value to learn, create it as floating point (dtype={FLOAT_DTYPE} or "
             ".float()) where it is made; if it holds indices or labels, do not ask for its gradient"))
     return diagnosis(codes.INTEGER_REQUIRES_GRAD, location, related, notes, helps)
+
+
+def _integer_parameter_value(statement) -> ast.expr | None:
+    """The value given to the one `nn.Parameter(...)` in the statement (a Parameter requires grad,
+    so an integer value raises there)."""
+    calls = find_calls(statement, "Parameter")
+    return calls[0].args[0] if len(calls) == 1 and calls[0].args else None
+
+
+def _as_float(filename: str, value: ast.expr) -> str | None:
+    """`value` made as float32: its dtype= replaced, dtype= added to a torch factory call, or
+    `.float()` after anything else (None when its text cannot be read)."""
+    text = text_of(filename, value)
+    if text is None:
+        return None
+    if isinstance(value, ast.Call):
+        dtype = next((k for k in value.keywords if k.arg == "dtype"), None)
+        if dtype is not None:
+            return ast.unparse(ast.Call(func=value.func, args=value.args, keywords=[
+                k if k is not dtype else ast.keyword(arg="dtype", value=ast.parse(FLOAT_DTYPE, mode="eval").body)
+                for k in value.keywords]))
+        if isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                and value.func.value.id == "torch":
+            return text[:-1].rstrip() + f", dtype={FLOAT_DTYPE})"
+    chained = isinstance(value, (ast.Call, ast.Attribute, ast.Name, ast.Subscript))
+    return f"{text}.float()" if chained else f"({text}).float()"
 
 
 def requires_grad_on_non_leaf(context: ErrorContext, already):
@@ -353,6 +385,11 @@ def hook_without_grad(context: ErrorContext, already):
     block = _grad_off_block_running(context)
     if block is not None:
         return _hook_under_grad_off_block(block, location, name, method, guard)
+    user = context.innermost_user()
+    tensor = value_of(user[0], receiver) if user is not None and receiver is not None else None
+    if name and guard is not None and _plain_leaf(tensor) and _made_without_tensors(user[0], filename, name,
+                                                                                   location.line):
+        return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
     related = [_made_at(filename, name, location.line,
                         f"{name} is computed here from tensors that do not require grad")]
     helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
@@ -361,6 +398,46 @@ def hook_without_grad(context: ErrorContext, already):
     if guard is not None:
         helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
+
+
+def _plain_leaf(tensor) -> bool:
+    """A tensor the user made (no grad history) that does not require grad."""
+    import torch
+
+    return isinstance(tensor, torch.Tensor) and tensor.grad_fn is None and not tensor.requires_grad
+
+
+def _made_without_tensors(frame, filename: str, name: str, line: int) -> bool:
+    """`name` was last assigned from no other tensor (a factory call, an item of a batch), so it
+    is an input the user made; `y = x * 2` is a computation, whose inputs may be what wants the
+    gradient."""
+    import torch
+
+    made = last_assignment(filename, name, line) if name.isidentifier() else None
+    if not isinstance(made, ast.Assign):
+        return False
+    return not any(isinstance(node, ast.Name) and isinstance(value_of(frame, node), torch.Tensor)
+                   for node in ast.walk(made.value))
+
+
+def _hook_on_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion, body: str | None):
+    """AD116 on a tensor the user made, such as a batch of inputs for a saliency map: asking for
+    its gradient is what the line means, and requires_grad_() is how a leaf asks for it (its
+    .grad is then filled by backward(); nothing else computes differently)."""
+    location.note = f"{method}() on {name}, a tensor you made, which does not require grad"
+    related = [_made_at(filename, name, location.line, f"{name} is made here, without requires_grad")]
+    notes = [f"{name} is a leaf (it has no grad history), and leaves get a gradient only when they require grad; "
+             "gradients of everything else stay the same when it does"]
+    if method == "retain_grad":
+        change = statement_change(location, f"ask for the gradient of {name} with requires_grad_(): backward() then "
+                                  f"fills {name}.grad (retain_grad() is only needed for computed tensors)",
+                                  f"{name}.requires_grad_()")
+    else:
+        change = statement_change(location, f"ask for the gradient of {name} with requires_grad_() before registering "
+                                  "the hook: backward() then calls it with that gradient",
+                                  f"{name}.requires_grad_()\n{body}" if body is not None else None)
+    guard.message = "or, if this code also runs without gradients (evaluation), guard it"
+    return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, notes, [change, guard])
 
 
 def _grad_off_block_running(context: ErrorContext) -> tuple[str, ast.With, int] | None:
@@ -436,6 +513,14 @@ def non_leaf_optimized(context: ErrorContext, already):
     filename = user_frame.f_code.co_filename
     name = local_name_of(user_frame, param) if param is not None else None
     made = last_assignment(filename, name, line) if name else None
+    if made is None and param is not None:
+        held = _attribute_holding(user_frame, param)
+        if held is not None:
+            # `self.w = torch.randn(..., requires_grad=True) / k` in a class: the line to change
+            # is that assignment, in the class's file.
+            name, owner, attribute = held
+            made_file, made = module_attribute_assignment(owner, attribute)
+            filename = made_file if made is not None else filename
     grad_fn = type(param.grad_fn).__name__ if param is not None and param.grad_fn is not None else None
     notes = [f"{name or 'the tensor'} has grad_fn={grad_fn}: it is the result of a computation, so its .grad "
              "is never filled and the optimizer could not update what you created"]
@@ -469,6 +554,20 @@ def non_leaf_optimized(context: ErrorContext, already):
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+def _attribute_holding(frame, tensor):
+    """(`owner.attribute`, owner, attribute) for an object among the frame's variables that holds
+    `tensor` as an attribute (a hand-written model class keeping its weights on self)."""
+    for scope in (frame.f_locals, frame.f_globals):
+        for variable, owner in list(scope.items()):
+            attributes = getattr(owner, "__dict__", None)
+            if variable.startswith("_") or not isinstance(attributes, dict) or isinstance(owner, type):
+                continue
+            for attribute, value in list(attributes.items()):
+                if value is tensor:
+                    return f"{variable}.{attribute}", owner, attribute
+    return None
 
 
 # Methods that return a part, a reshaping or a converted copy of one tensor: optimizing the result
@@ -576,7 +675,7 @@ def grad_of_non_leaf(context: ErrorContext, already):
     if made is None and isinstance(reads[0].value, ast.Attribute):
         owner = value_of(frame, reads[0].value.value)
         if isinstance(owner, torch.nn.Module):
-            made_file, made = _module_attribute_assignment(owner, reads[0].value.attr)
+            made_file, made = module_attribute_assignment(owner, reads[0].value.attr)
     if made is not None and _an_intermediate_result(made_file, made, tensor):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
     if made_file != filename:
@@ -679,28 +778,6 @@ def grad_of_leaf_without_gradient(found):
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
 
 
-def _module_attribute_assignment(module, attribute: str):
-    """(filename, statement) of `self.<attribute> = ...` in the module's class (or a base class
-    defined in user code), or (None, None)."""
-    for cls in type(module).__mro__:
-        # The file of one of the class's own functions (inspect.getsourcefile would look the
-        # class up through sys.modules, where a script run by a tool is not its own __main__).
-        codes_of_class = [value.__code__ for value in vars(cls).values() if hasattr(value, "__code__")]
-        filename = codes_of_class[0].co_filename if codes_of_class else None
-        tree = parse_file(filename) if filename else None
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
-                for statement in ast.walk(node):
-                    if isinstance(statement, ast.Assign) and any(
-                            isinstance(target, ast.Attribute) and target.attr == attribute
-                            and isinstance(target.value, ast.Name) and target.value.id == "self"
-                            for target in statement.targets):
-                        return filename, statement
-    return None, None
-
-
 def _as_parameter(filename: str, statement: ast.Assign, frame_globals: dict) -> str | None:
     """`self.x = nn.Parameter(<value without requires_grad=True>)` for `self.x = <value>`."""
     value = statement.value
@@ -736,7 +813,7 @@ def trace_constant_requires_grad(context: ErrorContext, already):
              "and a constant cannot carry a gradient"]
     owner = value_of(frame, read.value) if isinstance(read, ast.Attribute) else None
     if isinstance(owner, torch.nn.Module):
-        source_file, assignment = _module_attribute_assignment(owner, read.attr)
+        source_file, assignment = module_attribute_assignment(owner, read.attr)
         if assignment is not None:
             stored = statement_location(source_file, assignment, role="stored",
                                         note=f"{name} is stored as a plain attribute: the module does not know it "

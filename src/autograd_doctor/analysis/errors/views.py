@@ -12,10 +12,11 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, line_location, local_name_of, with_block_around,
+    ErrorContext, last_assignment, line_location, local_name_of, module_attribute_assignment, value_of,
+    with_block_around,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import statement_at, statement_location
+from autograd_doctor.diagnosis.source import replace_node_text, statement_at, statement_location
 
 
 # The context managers that turn gradients off, by the name PyTorch's message uses.
@@ -135,6 +136,8 @@ def multi_output_base_modified(context: ErrorContext, already):
         for suggestion in helps:
             suggestion.message = (f"write out of place: {written_text} then refers to a new tensor, and the pieces "
                                   "keep the values they were made with")
+        if not helps:
+            helps = [s for s in [_out_of_place_module(frame, filename, write_statement)] if s is not None]
         helps.append(Suggestion(f"or, if the pieces should see the write, make them after it (move "
                                 f"`{text_of(filename, made)}` below line {write_line})"))
         notes = [f"{name} shares one graph node with the other outputs of the same call; after an in-place write "
@@ -144,6 +147,38 @@ def multi_output_base_modified(context: ErrorContext, already):
         "a view used on this line is an output of split/chunk/unbind whose base was written in place after it "
         "was made"], help=[Suggestion("write the base out of place (h = h.mul(3) instead of h.mul_(3)), or "
                                       "split after the write")])
+
+
+def _out_of_place_module(frame, filename: str, statement: ast.stmt) -> Suggestion | None:
+    """For a write made by a module built with inplace=True (`h = self.act(h)`, `self.act =
+    nn.ReLU(inplace=True)`): the module built without it, where it is built. It computes the same
+    values into a new tensor, so the tensor it was given keeps its own."""
+    import torch
+
+    for call in (node for node in ast.walk(statement) if isinstance(node, ast.Call)):
+        module = value_of(frame, call.func)
+        if not isinstance(module, torch.nn.Module) or getattr(module, "inplace", False) is not True:
+            continue
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            owner = value_of(frame, call.func.value)
+            made_file, made = module_attribute_assignment(owner, call.func.attr)
+        elif isinstance(call.func, ast.Name):
+            made_file, made = filename, last_assignment(filename, call.func.id, statement.lineno)
+        else:
+            continue
+        built = [c for c in ast.walk(made) if isinstance(c, ast.Call) and any(
+            k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in c.keywords)] \
+            if made is not None else []
+        if len(built) != 1:
+            return None
+        plain = ast.Call(func=built[0].func, args=built[0].args,
+                         keywords=[k for k in built[0].keywords if k.arg != "inplace"])
+        class_name = type(module).__name__
+        return Suggestion(f"make the {class_name} out of place (drop inplace=True): it computes the same values into "
+                          "a new tensor, and the pieces keep the values they were made with",
+                          replace_node_text(made_file, made, built[0], ast.unparse(plain)),
+                          statement_location(made_file, made))
+    return None
 
 
 def _write_into(filename: str, frame, base, base_name: str | None, first: int, last: int):
@@ -182,7 +217,7 @@ def custom_function_view_written(context: ErrorContext, already):
         hooked = _full_backward_hook_written(context, filename, write)
         if hooked is not None:
             return hooked
-    name = written_name(filename, line)
+    name = written_name(filename, line) or _name_of_written_output(context, frame, function_name)
     made = last_assignment(filename, name, line) if name and name.isidentifier() else None
     related = []
     helps = []
@@ -203,6 +238,22 @@ def custom_function_view_written(context: ErrorContext, already):
     notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
              "would bypass the backward you wrote, so PyTorch forbids it"]
     return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _name_of_written_output(context: ErrorContext, user_frame, function_name: str | None) -> str | None:
+    """The user's name for the Function's output when the write is not on the user's line but in
+    code it called (an nn.ReLU(inplace=True) applied to the output): the tensor, found in the
+    traceback's frames by its grad_fn (<function_name>Backward), named in the user's frame."""
+    import torch
+
+    if not function_name:
+        return None
+    node_name = f"{function_name}Backward"
+    for frame, _ in reversed(context.frames):
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, torch.Tensor) and type(value.grad_fn).__name__ == node_name:
+                return local_name_of(user_frame, value)
+    return None
 
 
 def _module_writing_in_place(context: ErrorContext):
@@ -232,7 +283,7 @@ def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     """AD107 where the custom Function is the wrapper a full backward hook puts around a module's
     output (BackwardHookFunction) and the next module writes that output in place
     (ReLU(inplace=True)): the line to change is the hook's registration or the in-place module."""
-    from autograd_doctor.diagnosis.source import call_name, replace_node_text
+    from autograd_doctor.diagnosis.source import call_name
 
     registrations = _calls_in(filename, lambda call: call_name(call) == "register_full_backward_hook")
     module = _module_writing_in_place(context)
