@@ -140,6 +140,9 @@ class ExpressionEvents:
                 self.record_inplace_activation(first, node, ())
             self.record_write(first, node, f"`{q}`")
             self.record_inplace_output_save(first, q[:-1], node)
+        if q == "torch.nn.Sequential" and len(node.args) == 1 and isinstance(first, ast.Starred) \
+                and isinstance(first.value, ast.Name):
+            self.record_appended_neighbours(first.value.id)  # `nn.Sequential(*layers)`
         out = next((k for k in node.keywords if k.arg == "out"), None)
         if out is not None and q.startswith("torch."):
             self.record_write(out.value, node, "`out=`")
@@ -204,13 +207,32 @@ class ExpressionEvents:
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)
+            if attr == "append" and len(node.args) == 1:
+                scope.appended[recv.id].append((self.next_seq(), node.args[0]))
         elif self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), f"self.{attr}")
+        if attr == "detach_" and isinstance(recv, ast.Name):
+            scope.detached_in_place[recv.id].append(self.next_seq())  # `hidden.detach_()`
         if attr == "append" and len(node.args) == 1 and scope.name == "__init__" and scope.owner_class \
                 and isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
             self.modules.record_append(scope.owner_class, recv.attr, node.args[0])  # `self.layers.append(...)`
         for hook in METHOD_CALL_HOOKS:
             hook(self, node, func)
+
+    def record_appended_neighbours(self, name: str) -> None:
+        """`nn.Sequential(*layers)` where `layers.append(A)` is followed by
+        `layers.append(B)`: A's output is B's input when B's append is the next
+        statement to touch the list (one read of it in between: B's own receiver)
+        and both run on the same paths (no `if`, loop or jump boundary between)."""
+        scope = self.scope
+        reads = scope.uses.get(name, ())
+        appended = scope.appended.get(name, ())
+        for (a_seq, a_call), (b_seq, b_call) in zip(appended, appended[1:]):
+            if sum(a_seq < r < b_seq for r in reads) != 1 or not scope.run_together(a_seq, b_seq):
+                continue
+            a, b = self.modules.module_spec(a_call), self.modules.module_spec(b_call)
+            if a is not None and b is not None:
+                self.modules.sequential_neighbours.append((b_call, a, b))
 
     def module_call(self, node, spec, text):
         """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it (a

@@ -36,7 +36,11 @@ loss takes `torch.min(q1(s, a), q2(s, a))` of the critics, whose optimizers
 step before `actor_loss.backward()`.  The graph is followed through
 `torch.min`/`max` (not their indices), `chunk`/`split`, and backward passes
 that a framework runs (`accelerator.backward(loss)`,
-`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).""",
+`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).  In a loop,
+a value carried into the next iteration is old there too: `output, state =
+model(X, state)` bound once in the body, before the step, read again by the
+next iteration's call (the recurrent state whose `.detach()` result was
+dropped), when every backward pass in the loop retains its graph.""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -290,9 +294,36 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
             hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
+            carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
+            if carried is not None:
+                return carried
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _carried(checker, scope, name, start, step_seq, owners):
+    """The next iteration's read of ``name`` (bound before the loop that starts at
+    ``start``) sees the one binding of it in the loop body, made before the step:
+    `output, state = model(X, state)`, without `state = state.detach()` or
+    `state.detach_()`.  Its
+    graph is old in the next iteration when it called a module the optimizer
+    updates, and still there when every backward pass in the loop retains its
+    graph (one that frees it fails first, "backward through the graph a second
+    time": ADL019's case)."""
+    end = next((e for s, e in scope.finished_loops if s == start), None)
+    body = [b for b in scope.binds.get(name, ()) if start < b < (end or start)]
+    if end is None or len(body) != 1 or body[0] > step_seq:
+        return None
+    if any(start < d < end for d in scope.detached_in_place.get(name, ())):
+        return None  # `state.detach_()` cuts it in place
+    if any(start < s < end and _frees_graph(node) for s, node, _ in scope.backward_receivers):
+        return None
+    entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == body[0]), None)
+    if entry is None or entry[1] is None or entry[2]:
+        return None
+    hit = _module_before(checker, scope, name, entry[1], body[0], owners, step_seq)
+    return (name, entry[1], hit[0]) if hit is not None else None
 
 
 def _module_before(checker, scope, name, value, at, owners, step_seq):
