@@ -135,3 +135,100 @@ def test_misspelt_attribute_on_a_module_is_fixed_by_calling_requires_grad_():
         model = torch.nn.Linear(3, 3)
         namespace["freeze"](model)
         assert all(p.requires_grad != frozen for p in model.parameters())
+
+
+HEAD_FROZEN_BY_ATTRIBUTE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 3)
+            self.head = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.head(torch.tanh(self.body(x)))
+
+    class Trainer:
+        def __init__(self):
+            self.model = Net()
+            self.model.head.requires_grad = False
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def step(self, x):
+            self.optimizer.zero_grad()
+            loss = self.model(x).pow(2).sum()
+            loss.backward()
+            self.optimizer.step()
+            return loss
+    """)
+
+
+def _train_once(source: str):
+    namespace: dict = {}
+    exec(compile(source, "trainer.py", "exec"), namespace)
+    torch.manual_seed(0)
+    trainer = namespace["Trainer"]()
+    head_before = trainer.model.head.weight.detach().clone()
+    body_before = trainer.model.body.weight.detach().clone()
+    loss = trainer.step(torch.randn(4, 3))
+    return trainer, head_before, body_before, loss.detach()
+
+
+def test_requires_grad_set_on_a_held_module_is_reported_and_freezes_nothing():
+    (finding,) = lint_source(HEAD_FROZEN_BY_ATTRIBUTE, "trainer.py")
+    assert finding.code == "ADL016" and finding.line == 17
+    assert "a module has no attribute `requires_grad`" in finding.message
+    assert "the parameters of `self.model.head` still require grad" in finding.message
+    trainer, head_before, _, _ = _train_once(HEAD_FROZEN_BY_ATTRIBUTE)
+    assert trainer.model.head.weight.requires_grad
+    assert not torch.equal(head_before, trainer.model.head.weight)  # the "frozen" head moved
+
+
+def test_requires_grad_on_a_module_fix_freezes_it_with_the_loss_and_gradients_of_a_reference():
+    fixed, _ = fix_source(HEAD_FROZEN_BY_ATTRIBUTE, lambda t: lint_source(t, "trainer.py"), unsafe=True)
+    assert "        self.model.head.requires_grad_(False)\n" in fixed
+    assert lint_source(fixed, "trainer.py") == []
+    trainer, head_before, _, loss = _train_once(fixed)
+    assert torch.equal(head_before, trainer.model.head.weight.detach())  # frozen
+    # reference written by hand: the head's weights as constants, SGD on the body
+    torch.manual_seed(0)
+    body, head = torch.nn.Linear(3, 3), torch.nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    ref = torch.nn.functional.linear(torch.tanh(body(x)), head.weight.detach(), head.bias.detach()).pow(2).sum()
+    ref.backward()
+    assert torch.equal(loss, ref.detach())
+    assert torch.equal(trainer.model.body.weight.grad, body.weight.grad)
+    assert torch.equal(trainer.model.body.bias.grad, body.bias.grad)
+    assert trainer.model.head.weight.grad is None
+
+
+def test_requires_grad_on_a_module_with_its_own_setting_or_on_a_parameter_is_silent():
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Gate(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(3, 3)
+                self.requires_grad = True
+
+            def forward(self, x):
+                return self.proj(x) if self.requires_grad else self.proj(x).detach()
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gate = Gate()
+                self.gate.requires_grad = False
+                self.pos = nn.Parameter(torch.zeros(3))
+                self.pos.requires_grad = False
+        """)
+    assert lint_source(source, "net.py") == []
+    namespace: dict = {}
+    exec(compile(source, "net.py", "exec"), namespace)
+    net = namespace["Net"]()
+    assert not net.pos.requires_grad  # a parameter has the attribute: this line works
+    assert not net.gate(torch.randn(2, 3)).requires_grad  # the module reads its own setting

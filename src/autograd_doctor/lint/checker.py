@@ -181,6 +181,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         outer, outer_guard = self.scope, self.guard_depth
         outer_defaults, outer_opt_in = self.function_defaults, self.opt_in_depth
         self.function_defaults, self.opt_in_depth = parameter_defaults(node), 0
+        outer_layer_classes, self.modules.layer_class_parameters = \
+            self.modules.layer_class_parameters, self.layer_class_parameters(self.function_defaults)
         self.scope = Scope(node.name, grad_off, module_class)
         self.scope.owner_class = self.enclosing_class[-1] if self.enclosing_class else None
         # a loss the framework backpropagates; a result that callers differentiate
@@ -240,6 +242,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         inner = self.scope
         self.scope, self.guard_depth = outer, outer_guard
         self.function_defaults, self.opt_in_depth = outer_defaults, outer_opt_in
+        self.modules.layer_class_parameters = outer_layer_classes
         if outer.name == "<module>":
             self.modules.record_factory(node)
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
@@ -347,6 +350,16 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         return frozenset(a.arg for a, d in pairs if (self.qualname(d) or "").startswith("torch.optim.")
                          and (self.qualname(d) or "").rsplit(".", 1)[-1] in N.OPTIMIZER_CLASSES)
+
+    def layer_class_parameters(self, defaults: dict) -> dict:
+        """Parameters whose default is a torch.nn layer class (`activation=nn.LeakyReLU`),
+        called in the body to build the layer: parameter -> the class's qualified name."""
+        found = {}
+        for name, default in defaults.items():
+            q = self.qualname(default) if isinstance(default, (ast.Name, ast.Attribute)) else None
+            if q and q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[-1][:1].isupper():
+                found[name] = q
+        return found
 
     def visit_arguments(self, node):
         for d in node.defaults + [d for d in node.kw_defaults if d is not None]:

@@ -64,6 +64,8 @@ class Scope:
     grad_leaves: set = field(default_factory=set)   # leaves known to require grad
     graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
     graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
+    # seqs of bindings that make a name an int: `for i in range(n)`, `for i, x in enumerate(...)`
+    int_bindings: set = field(default_factory=set)
     # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
     # that trains: evidence only if a call in the file passes one a graph tensor
     # (``graph_callers.py``); the saves whose graph comes from nothing else.
@@ -95,6 +97,11 @@ class Scope:
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
+    loop_headers: dict = field(default_factory=dict)  # loop start seq -> seq before its header's reads
+    # local list name -> [(seq, argument)] of each `name.append(<argument>)`: the layers
+    # that `nn.Sequential(*name)` will chain (modules.py's sequential neighbours)
+    appended: dict = field(default_factory=lambda: defaultdict(list))
+    detached_in_place: dict = field(default_factory=lambda: defaultdict(list))  # name -> seqs of `name.detach_()`
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
@@ -135,6 +142,15 @@ class Scope:
             if (start <= a < mid and mid <= b < end) or (start <= b < mid and mid <= a < end):
                 return True
         return False
+
+    def run_together(self, a: int, b: int) -> bool:
+        """Seqs ``a`` < ``b`` run on the same paths: no `if` branch, loop body or
+        block that ends with a jump begins or ends between them."""
+        if any((s < a < m) != (s < b < m) or (m < a < e) != (m < b < e) for s, m, e in self.branches):
+            return False
+        if any((s < a < e) != (s < b < e) for s, e in self.finished_loops):
+            return False
+        return not any(a < s < b or a < e < b for s, e in self.jumps)
 
     def reaches(self, a: int, b: int) -> bool:
         """False when ``a`` is in a block that ends with return/continue/break/raise

@@ -140,6 +140,9 @@ class ExpressionEvents:
                 self.record_inplace_activation(first, node, ())
             self.record_write(first, node, f"`{q}`")
             self.record_inplace_output_save(first, q[:-1], node)
+        if q == "torch.nn.Sequential" and len(node.args) == 1 and isinstance(first, ast.Starred) \
+                and isinstance(first.value, ast.Name):
+            self.record_appended_neighbours(first.value.id)  # `nn.Sequential(*layers)`
         out = next((k for k in node.keywords if k.arg == "out"), None)
         if out is not None and q.startswith("torch."):
             self.record_write(out.value, node, "`out=`")
@@ -204,13 +207,32 @@ class ExpressionEvents:
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)
+            if attr == "append" and len(node.args) == 1:
+                scope.appended[recv.id].append((self.next_seq(), node.args[0]))
         elif self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), f"self.{attr}")
+        if attr == "detach_" and isinstance(recv, ast.Name):
+            scope.detached_in_place[recv.id].append(self.next_seq())  # `hidden.detach_()`
         if attr == "append" and len(node.args) == 1 and scope.name == "__init__" and scope.owner_class \
                 and isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
             self.modules.record_append(scope.owner_class, recv.attr, node.args[0])  # `self.layers.append(...)`
         for hook in METHOD_CALL_HOOKS:
             hook(self, node, func)
+
+    def record_appended_neighbours(self, name: str) -> None:
+        """`nn.Sequential(*layers)` where `layers.append(A)` is followed by
+        `layers.append(B)`: A's output is B's input when B's append is the next
+        statement to touch the list (one read of it in between: B's own receiver)
+        and both run on the same paths (no `if`, loop or jump boundary between)."""
+        scope = self.scope
+        reads = scope.uses.get(name, ())
+        appended = scope.appended.get(name, ())
+        for (a_seq, a_call), (b_seq, b_call) in zip(appended, appended[1:]):
+            if sum(a_seq < r < b_seq for r in reads) != 1 or not scope.run_together(a_seq, b_seq):
+                continue
+            a, b = self.modules.module_spec(a_call), self.modules.module_spec(b_call)
+            if a is not None and b is not None:
+                self.modules.sequential_neighbours.append((b_call, a, b))
 
     def module_call(self, node, spec, text):
         """``self.<attr>(x)``: its input layer writes ``x`` (inplace=True) or saves it (a
@@ -376,7 +398,7 @@ class ExpressionEvents:
             self.scope.inplace_calls.append((self.next_seq() + 1, arg.id, node, rewrite, module))
 
     def record_store(self, container, value, node):
-        if not self.scope.loops:
+        if not self.scope.loops or container in self.clone_replaced_containers():
             return
         base = None
         if isinstance(value, ast.Name):
@@ -385,6 +407,23 @@ class ExpressionEvents:
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
             self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
+
+    def clone_replaced_containers(self) -> frozenset:
+        """Containers whose entries the file replaces by clones of themselves
+        (`memories[i] = memories[i].clone()`, "break the reference"): the code keeps
+        views in them on purpose, sharing memory with a tensor it goes on writing."""
+        found = getattr(self, "_clone_replaced", None)
+        if found is None:
+            found = frozenset(
+                n.targets[0].value.id for n in ast.walk(self.tree)
+                if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
+                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
+                and n.value.func.attr == "clone" and isinstance(n.value.func.value, ast.Subscript)
+                and isinstance(n.value.func.value.value, ast.Name)
+                and n.value.func.value.value.id == n.targets[0].value.id)
+            self._clone_replaced = found
+        return found
 
 
 def _binary(key) -> bool:

@@ -18,6 +18,7 @@ class ControlFlow:
     """Mixed into ``Checker``."""
 
     def visit_For(self, node):
+        header = self.seq  # `for <target> in <iter>:` is read from here to the body
         self.visit(node.iter)
         it = node.iter
         parameters = (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
@@ -36,6 +37,8 @@ class ControlFlow:
         elif isinstance(node.target, ast.Name):
             name = node.target.id
             self.bind(name, None, tensor=parameters or split is not None)
+            if self.is_builtin_call(it, "range"):
+                self.scope.int_bindings.add(self.scope.binds[name][-1])
             if layers is not None:  # `for layer in self.layers:` (a container this class built)
                 self.modules.name_specs[name] = layers
             if parameters:
@@ -44,22 +47,27 @@ class ControlFlow:
                 self.scope.split_views[name] = split[1]
         else:
             self.assign_target(node.target, None, node)
-        self.loop_body(node.body)
+            first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
+            if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
+                self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
+        self.loop_body(node.body, header)
         self.visit_body(node.orelse)
 
     visit_AsyncFor = visit_For
 
     def visit_While(self, node):
+        header = self.seq
         self.visit(node.test)
-        self.loop_body(node.body)
+        self.loop_body(node.body, header)
         self.visit_body(node.orelse)
 
-    def loop_body(self, body):
+    def loop_body(self, body, header: int):
         loop = Loop(start=self.next_seq())
         self.scope.loops.append(loop)
         self.visit_body(body)
         self.scope.loops.pop()
         self.scope.finished_loops.append((loop.start, self.next_seq()))
+        self.scope.loop_headers[loop.start] = header
         for hook in LOOP_END_HOOKS:
             hook(self, loop)
         for outer in self.scope.loops:

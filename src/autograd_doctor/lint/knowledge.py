@@ -206,8 +206,33 @@ class TensorKnowledge:
                 continue
             if isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
                 continue
+            if self.is_int(item):  # `x[i - 1]` with `for i in range(n)`
+                continue
             return False
         return True
+
+    def is_int(self, node) -> bool:
+        """An int for certain: a literal, a name bound by `for i in range(...)` (or
+        the index of `enumerate`) or to a literal, and `+ - * // %` of those."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.is_int(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+            return self.is_int(node.left) and self.is_int(node.right)
+        if isinstance(node, ast.Name):
+            entry = self.scope.binding(node.id, self.seq + 1)
+            if entry is None:
+                return False
+            value = entry[1]
+            return entry[0] in self.scope.int_bindings or (
+                isinstance(value, ast.Constant) and type(value.value) is int)
+        return False
+
+    def is_builtin_call(self, node, name: str) -> bool:
+        """`range(...)`, `enumerate(...)`: a call of the builtin, not re-bound in the file."""
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+                and self.qualname(node.func) in (None, name))
 
     def is_tensor_annotation(self, ann) -> bool:
         if ann is None:

@@ -93,6 +93,9 @@ class ModuleFacts:
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
+        # the walked function's parameters whose default is a torch.nn layer class
+        # (`activation=nn.LeakyReLU`): `activation(inplace=True)` builds one
+        self.layer_class_parameters: dict = {}
         self.buffers: dict[str, set] = defaultdict(set)  # class -> register_buffer names
         # class -> attributes its `__init__` binds to an `nn.Parameter` (leaves that require grad)
         self.parameter_attributes: dict[str, set] = defaultdict(set)
@@ -122,7 +125,8 @@ class ModuleFacts:
         default arguments, to resolve ``inplace=inplace``)."""
         if not isinstance(call, ast.Call):
             return None
-        q = self.qualname(call.func) or ""
+        q = self.qualname(call.func) or (self.layer_class_parameters.get(call.func.id, "")
+                                         if isinstance(call.func, ast.Name) else "")
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
                 q.rsplit(".", 1)[-1] not in NOT_MODULES:
             kind = q.rsplit(".", 1)[-1]

@@ -118,6 +118,8 @@ class AssignmentEvents:
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
+                if base is not None and value is not None and not self.scope.grad_off:
+                    self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
             elif isinstance(container, ast.Name) and value is not None:
@@ -233,6 +235,16 @@ class AssignmentEvents:
                     self.scope.graph.add(n.id)
                 elif from_arguments:
                     self.scope.graph_arguments.add(n.id)
+
+    def holds_written_graph(self, base: str, value) -> None:
+        """`b = torch.zeros(n); b[0] = x * w`: the tensor now holds a value with a
+        graph, so it carries one (an op given it saves it for backward)."""
+        if self.is_graph(value):
+            self.scope.consts.discard(base)
+            self.scope.graph.add(base)
+        elif self.scope.graph_arguments and self.result_carries_graph(value):
+            self.scope.consts.discard(base)
+            self.scope.graph_arguments.add(base)  # from a forward()'s argument
 
     def after_named_value(self, name, value):
         """Record what an op saved when its result is bound to ``name``."""

@@ -36,7 +36,11 @@ loss takes `torch.min(q1(s, a), q2(s, a))` of the critics, whose optimizers
 step before `actor_loss.backward()`.  The graph is followed through
 `torch.min`/`max` (not their indices), `chunk`/`split`, and backward passes
 that a framework runs (`accelerator.backward(loss)`,
-`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).""",
+`scaler.scale(loss).backward()`, `self.manual_backward(loss)`).  In a loop,
+a value carried into the next iteration is old there too: `output, state =
+model(X, state)` bound once in the body, before the step, read again by the
+next iteration's call (the recurrent state whose `.detach()` result was
+dropped), when every backward pass in the loop retains its graph.""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -64,8 +68,10 @@ return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
 was computed from, summaries.py); values passed in as arguments, attributes
 set in another method, and optimizers built in another file, are unknown, so
 nothing is claimed about them.  An optimizer whose construction names no `.parameters()` is not
-tracked.  A module called under another name than the one whose parameters
-the optimizer holds (an alias) is not recognised.  A value whose graph an
+tracked.  A module or optimizer called under another name than the one the
+optimizer was built with is recognised only through a plain binding in the
+same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
+through containers or arguments.  A value whose graph an
 earlier `backward()` without `retain_graph` already freed is not claimed: a
 later backward through it would fail anyway ("backward through the graph a
 second time"), and in working code the dependency is not a graph path (a
@@ -102,7 +108,8 @@ def check_file(checker) -> None:
     if checker.notes["ADL003"]:
         module_summaries(checker)
     for scope, seq, node, optimizer, later in checker.notes["ADL003"]:
-        owners = checker.training.optimizers.get(optimizer)
+        owners = checker.training.optimizers.get(optimizer) or \
+            checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
             continue  # whose parameters it steps is unknown: no claim
         for b, bnode, recv, cut in later:
@@ -287,9 +294,36 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
             hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at):
                 return name, value, hit[0]
+            carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
+            if carried is not None:
+                return carried
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _carried(checker, scope, name, start, step_seq, owners):
+    """The next iteration's read of ``name`` (bound before the loop that starts at
+    ``start``) sees the one binding of it in the loop body, made before the step:
+    `output, state = model(X, state)`, without `state = state.detach()` or
+    `state.detach_()`.  Its
+    graph is old in the next iteration when it called a module the optimizer
+    updates, and still there when every backward pass in the loop retains its
+    graph (one that frees it fails first, "backward through the graph a second
+    time": ADL019's case)."""
+    end = next((e for s, e in scope.finished_loops if s == start), None)
+    body = [b for b in scope.binds.get(name, ()) if start < b < (end or start)]
+    if end is None or len(body) != 1 or body[0] > step_seq:
+        return None
+    if any(start < d < end for d in scope.detached_in_place.get(name, ())):
+        return None  # `state.detach_()` cuts it in place
+    if any(start < s < end and _frees_graph(node) for s, node, _ in scope.backward_receivers):
+        return None
+    entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == body[0]), None)
+    if entry is None or entry[1] is None or entry[2]:
+        return None
+    hit = _module_before(checker, scope, name, entry[1], body[0], owners, step_seq)
+    return (name, entry[1], hit[0]) if hit is not None else None
 
 
 def _module_before(checker, scope, name, value, at, owners, step_seq):
@@ -301,7 +335,7 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
         node, when, bound = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         for m in modules:
-            owner = _owned(m, owners)
+            owner = _owned(m, owners) or _owned(_held_name(checker, scope, m, when), owners)
             if owner is not None and not _rebound(scope, m, when, step_seq):
                 return m, (bound, when)
         for n in names:
@@ -312,6 +346,31 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
                 seen.add((n, entry[0]))
                 work.append((entry[1], entry[0], n))
     return None
+
+
+def _held_name(checker, scope, text: str, at: int) -> str:
+    """The held object that a local name stands for at ``at``: `classifier,
+    opt_c = self.classifier, self.opt_c` makes `classifier(x)` a call of
+    `self.classifier` and `opt_c.step()` a step of `self.opt_c`; a module method
+    that returns the module (`net = net.train()`, `.to(device)`) keeps it.
+    ``text`` itself when its name is bound to anything else."""
+    for _ in range(8):
+        root, dot, rest = text.partition(".")
+        entry = scope.binding(root, at) if root != "self" else None
+        if entry is None or entry[1] is None or not isinstance(entry[1], (ast.Name, ast.Attribute, ast.Call)):
+            return text
+        value = entry[1]
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr in _RETURNS_MODULE:
+            value = value.func.value
+        if not isinstance(value, (ast.Name, ast.Attribute)) or checker.qualname(value) is not None:
+            return text
+        text, at = checker.text(value) + dot + rest, entry[0]
+    return text
+
+
+# Module methods that return the module itself.
+_RETURNS_MODULE = frozenset("cuda cpu to train eval half float double bfloat16 requires_grad_".split())
 
 
 def _rebound(scope, module: str, then: int, step_seq: int) -> bool:

@@ -20,7 +20,10 @@ writes `x` in place and never re-binds `x`.""",
     history.append(h)
 # or history.append(h.clone())""",
     fix_safety="No automatic fix.",
-    known_problems="Stores into attributes (`self.cache[...]`) are not tracked.",
+    known_problems="""Stores into attributes (`self.cache[...]`) are not tracked.  A container
+whose entries the file replaces by clones of themselves (`memories[i] =
+memories[i].clone()`, to "break the reference") keeps views on purpose and is
+not reported.""",
 )
 
 

@@ -26,7 +26,10 @@ the object has:
   object whose `.parameters()`, `.eval()`, `.train()`... this function
   calls, or whose parameters an optimizer gets);
 * `... = True` on a tensor that does not require grad (a factory's result,
-  a tensor computed without a graph).""",
+  a tensor computed without a graph).
+`module.requires_grad = False`, spelt right, is reported too when the object
+is known to be a module (a name bound to one, a layer held as an attribute:
+`self.model.outc`) whose class has no `requires_grad` setting of its own.""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently
 gets no gradient.  `model.requires_grad_ = False` replaces the module's
@@ -75,15 +78,56 @@ def on_call(checker, node, q) -> None:
 
 def on_attribute_assign(checker, target, value, statement) -> None:
     """`obj.require_grad = <bool>` or `obj.requires_grad_ = <bool>`: note it with
-    what the object is known to be at this point of the walk."""
-    if not (target.attr in N.REQUIRES_GRAD_TYPOS or target.attr == "requires_grad_"):
+    what the object is known to be at this point of the walk.  `module.requires_grad
+    = False` (spelt right, on the wrong object: a module has no such attribute, its
+    parameters do) is noted only when the object is known to be a module."""
+    if not (target.attr in N.REQUIRES_GRAD_TYPOS or target.attr in ("requires_grad_", "requires_grad")):
         return
     if not (isinstance(value, ast.Constant) and isinstance(value.value, bool)):
         return
     obj = target.value
     if isinstance(obj, ast.Name) and obj.id == "self":
         return
+    if target.attr == "requires_grad":
+        if value.value is False and _is_module_without_flag(checker, obj):
+            checker.scope.note("ADL016", (target, target.attr, False, "module", statement))
+        return
     checker.scope.note("ADL016", (target, target.attr, value.value, _known_kind(checker, obj), statement))
+
+
+def _is_module_without_flag(checker, obj) -> bool:
+    """``obj`` is a module (a name bound to one, or a layer held as an attribute:
+    `self.backbone`, `self.model.outc`), of a class that has no `requires_grad`
+    attribute of its own (a same-file class may use one as a setting)."""
+    cls = _module_class_of(checker, obj)
+    if cls is None and _known_kind(checker, obj) != "module":
+        return False
+    node = checker.modules.module_class_nodes.get(cls or "")
+    return node is None or not any(
+        isinstance(n, ast.Attribute) and n.attr == "requires_grad"
+        and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(node))
+
+
+def _module_class_of(checker, obj) -> str | None:
+    """The class of the module ``obj`` holds: `self.head` from what `__init__` bound
+    it to, `self.model.outc` through the same-file class `self.model` was built
+    from, a name from the constructor call bound to it; None when not known."""
+    scope = checker.scope
+    if isinstance(obj, ast.Name):
+        if obj.id == "self":
+            return scope.owner_class
+        bound = scope.binding(obj.id, checker.seq + 1)
+        call = bound[1] if bound is not None else None
+        while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr in _RETURNS_SELF:
+            call = call.func.value
+        spec = checker.modules.module_spec(call) if isinstance(call, ast.Call) else None
+        return spec.kind if spec is not None else None
+    if isinstance(obj, ast.Attribute):
+        owner = _module_class_of(checker, obj.value)
+        spec = checker.modules.module_specs.get(owner, {}).get(obj.attr) if owner else None
+        return spec.kind if spec is not None else None
+    return None
 
 
 def _known_kind(checker, obj) -> str | None:
@@ -162,6 +206,8 @@ def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, stat
         effect = f"nothing is frozen: `{obj}` still requires grad"
     if spelled == "requires_grad_":
         what = f"this replaces the method `requires_grad_` of `{obj}` with `{meant}`"
+    elif spelled == "requires_grad":
+        what = f"a module has no attribute `requires_grad` (its parameters do): this sets a new, unused attribute"
     else:
         what = f"`{spelled}` is a misspelling of `requires_grad`: this sets a new, unused attribute"
     if kind == "module" or spelled == "requires_grad_":

@@ -44,7 +44,10 @@ accumulate and is not reported.  A loop that is the last thing a test
 function (`test_*`) or a script's top level does, only printing its losses,
 is a smoke run whose steps no outcome depends on, and is not reported (a
 model local to a function, dropped when the loop ends, likewise); the same
-loop followed by `torch.save(...)`, an assertion or any other statement is.""",
+loop followed by `torch.save(...)`, an assertion or any other statement is.
+A loop followed only by loops that go on stepping the same optimizer (a test
+that trains three times in a row, asserting only that each loss is a float) is
+one smoke run with them: what those loops read is not an outcome.""",
 )
 
 
@@ -65,7 +68,7 @@ def check_scope(checker, scope) -> None:
         if any(start < s < end and clears_in_project(q, checker.filename)
                for s, q in scope.imported_calls):
             continue  # `pyro.infer.util.zero_grads(params)`: a project helper that clears
-        if not _trained_parameters_used_later(checker, scope, optimizer, end):
+        if not _trained_parameters_used_later(checker, scope, optimizer, end, backwards):
             continue  # a smoke run: nothing after the loop sees what the steps did
         checker.report("ADL018", node,
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
@@ -73,7 +76,7 @@ def check_scope(checker, scope) -> None:
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
 
 
-def _trained_parameters_used_later(checker, scope, optimizer: str, end: int) -> bool:
+def _trained_parameters_used_later(checker, scope, optimizer: str, end: int, backwards) -> bool:
     """Whether anything can see the parameters the loop's steps produced, so that
     the summed gradients change an outcome: code after the loop (a read of any
     name once the loop ends: an evaluation, a save, an assertion, the next epoch),
@@ -81,8 +84,13 @@ def _trained_parameters_used_later(checker, scope, optimizer: str, end: int) -> 
     that outlives the call (an attribute of `self`, an argument, a global; unknown
     owners count as outliving).  A test function's state dies with it, and so does
     a script's: a loop that is the last thing they do only prints its losses
-    (kospeech's smoke-test scripts, texar's `test_BertAdam`)."""
-    if any(seq > end for reads in scope.uses.values() for seq in reads):
+    (kospeech's smoke-test scripts, texar's `test_BertAdam`).  A later loop that
+    goes on stepping the same optimizer is the same run continued, not a reader:
+    only what follows it counts (OpenSpeech's tests run three such loops in a row,
+    each asserting only that the loss is a float)."""
+    continued = _continued_runs(scope, optimizer, end, backwards)
+    if any(seq > end and not any(header < seq < stop for header, stop in continued)
+           for reads in scope.uses.values() for seq in reads):
         return True
     if scope.name == "<module>" or scope.name.startswith("test"):
         return False
@@ -90,6 +98,25 @@ def _trained_parameters_used_later(checker, scope, optimizer: str, end: int) -> 
     if not owners:
         return True
     return any(not _built_here(scope, owner.split(".", 1)[0]) for owner in owners)
+
+
+def _continued_runs(scope, optimizer: str, end: int, backwards) -> list:
+    """The (header, end) seq ranges of the loops after ``end`` that run a backward
+    pass and step ``optimizer`` on every iteration, header included (`for i in
+    range(3):` reads `range`).  Only the innermost loop around each step: an outer
+    loop may evaluate between its inner loops, and that is a reader."""
+    runs = []
+    for seq, _, stepped in scope.steps:
+        if seq <= end or stepped != optimizer:
+            continue
+        loops = [(s, e) for s, e in scope.finished_loops if s < seq < e]
+        if not loops:
+            continue
+        start, stop = max(loops)
+        if start > end and any(start < b < stop for b in backwards) and not any(
+                start < s <= seq < e for s, _, e in scope.branches):
+            runs.append((scope.loop_headers.get(start, start), stop))
+    return runs
 
 
 def _built_here(scope, name: str) -> bool:
