@@ -14,6 +14,25 @@ from helpers import grads_equal, run_plain, run_program
 MODES = {"default": {}, "full": {"mode": "full"}, "strict": {"strict": True}}
 
 CORRECT = {
+    # A probabilistic program traces its guide (an nn.Linear) and throws the result away; the
+    # loss reads only the guide's weight, so its bias gets no gradient: nothing was cut
+    # (Pyro's tests/nn/test_module.py::test_sample drew AD301 here).
+    "a module's result thrown away": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model, guide = nn.Linear(3, 1), nn.Linear(3, 1)
+        optimizer = torch.optim.SGD([*model.parameters(), *guide.parameters()], lr=0.1)
+        for _ in range(3):
+            x = torch.randn(4, 3)
+            guide(x)  # traced only
+            loss = model(x).pow(2).mean() + guide.weight.pow(2).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [guide.weight.grad]
+    """,
     # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
     # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
     # saved slice and of the written column interleave; no element is shared.

@@ -564,8 +564,14 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
     ever_reached |= reached
     ran = set(tracker.ran) if tracker is not None and (count > 1 or tracker.from_start) else None
+    results = (dict(tracker.output_nodes), dict(tracker.output_storages), list(tracker.consumers)) \
+        if tracker is not None else ({}, {}, [])
     if tracker is not None:
         tracker.ran.clear()
+        tracker.output_nodes.clear()
+        tracker.output_storages.clear()
+        tracker.consumers.clear()
+    loss_nodes: list = []  # the ids of the loss graph's nodes, walked when first needed
     warned: set[int] = state.setdefault("gradient_path_warned", set())
     frames = user_frames()
     site = call.site
@@ -608,10 +614,41 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             if (cut is None and (ran is None or count <= 1 or state.get("gradient_path_higher_order"))) \
                     or (ran is not None and id(module) not in ran):
                 continue
+            if cut is None and not _result_reached_loss(module, results, roots, loss_nodes):
+                # Its result never reached the loss, not even through a detached copy: it was
+                # thrown away (a probabilistic program's trace of a guide), nothing was cut.
+                continue
             warned.update(id(p) for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
     return diagnoses
+
+
+def _result_reached_loss(module, results: tuple, roots: list, loss_nodes: list) -> bool:
+    """Whether the module's result reached the loss's graph: one of its graph nodes is in it, or
+    its memory was handed (detached, or made under no_grad) to a module whose result is.
+    `loss_nodes` caches the loss graph's node ids (None when the walk did not finish)."""
+    output_nodes, output_storages, consumers = results
+    result_nodes = output_nodes.get(id(module), set())
+    storages = output_storages.get(id(module), set())
+    if not result_nodes and not storages:
+        return False
+    if not loss_nodes:
+        seen: set[int] = set()
+        queue = [t.grad_fn for t in roots if t.grad_fn is not None]
+        while queue and len(seen) < MAX_NODES:
+            node = queue.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+        loss_nodes.append(seen if not queue else None)
+    graph = loss_nodes[0]
+    if graph is None:
+        return False
+    if result_nodes & graph:
+        return True
+    return any(inputs & storages and nodes & graph for inputs, nodes in consumers)
 
 
 def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut | None,

@@ -7,7 +7,9 @@ path (AD301). A parameter the module's forward never used (one kept for another
 configuration) takes no part in the first place: nothing cut it. When a module's result
 carries a graph, a walk over the part of that graph the forward made (down to the graphs of
 its inputs) finds its parameters the forward used; one that a whole walk does not reach was
-not used by it, or only outside the graph. Only ids are kept.
+not used by it, or only outside the graph. The ids of the graph nodes of each module's result
+are kept too: a result that never reached the loss (thrown away, as a probabilistic program's
+trace of a guide does) cut nothing. Only ids are kept.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ class ModuleForwardTracker:
         self.used: set[int] = set()  # ids of parameters found in their module's result graph
         self.unused: set[int] = set()  # ids of parameters a whole walk of that graph did not find
         self.present: set[int] = set()  # ids of the tensors modules held as parameters when they ran
+        # id(module) -> ids of the graph nodes of its results: whether a result reached the loss
+        self.output_nodes: dict[int, set[int]] = {}
+        # id(module) -> the data pointers of its results, and per module call (the data pointers
+        # of its inputs, the graph nodes of its result): a result detached or made under no_grad
+        # and handed to a module whose result reached the loss was cut, not thrown away
+        self.output_storages: dict[int, set[int]] = {}
+        self.consumers: list[tuple[set[int], set[int]]] = []
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
         self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
@@ -60,6 +69,14 @@ class ModuleForwardTracker:
         """Which of `module`'s own trainable parameters its result's graph reaches."""
         own = [p for p in module._parameters.values() if isinstance(p, torch.Tensor)]
         self.present.update(id(p) for p in own)  # under functional_call, the tensors put in their place
+        if own:
+            results = _tensors_in(output)[:8]
+            nodes = {id(t.grad_fn) for t in results if t.grad_fn is not None}
+            if nodes:
+                self.output_nodes.setdefault(id(module), set()).update(nodes)
+            self.output_storages.setdefault(id(module), set()).update(_pointers(results))
+            if len(self.consumers) < 4096:
+                self.consumers.append((_pointers(_tensors_in(args)[:8]), nodes))
         pending = {id(p) for p in own if p.requires_grad and id(p) not in self.used}
         if not pending or not torch.is_grad_enabled():
             return
@@ -98,6 +115,17 @@ class ModuleForwardTracker:
         if self.after_handle is not None:
             self.after_handle.remove()
             self.after_handle = None
+
+
+def _pointers(tensors: list) -> set[int]:
+    pointers = set()
+    for tensor in tensors:
+        try:
+            if tensor.layout == torch.strided and tensor.numel():
+                pointers.add(tensor.data_ptr())
+        except Exception:  # a tensor without storage (meta, a subclass): nothing to compare
+            pass
+    return pointers
 
 
 def _tensors_in(value, depth: int = 0) -> list:
