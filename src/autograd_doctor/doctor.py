@@ -540,8 +540,7 @@ class Doctor:
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
-            diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs,
-                                            self._backwards_seen)
+            diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None
         if gradient_path is None or self._backwards_seen > gradient_path.CHECKED_BACKWARDS + 1:
             return

@@ -35,7 +35,8 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, user_fra
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_roots, frame_values, live_frame, loaded_names, reached_leaves, root_expression,
+    MAX_NODES, Scope, backward_roots, frame_values, graph_nodes, live_frame, loaded_names, reached_leaves,
+    root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -634,15 +635,8 @@ def _result_reached_loss(module, results: tuple, roots: list, loss_nodes: list) 
     if not result_nodes and not storages:
         return False
     if not loss_nodes:
-        seen: set[int] = set()
-        queue = [t.grad_fn for t in roots if t.grad_fn is not None]
-        while queue and len(seen) < MAX_NODES:
-            node = queue.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            queue.extend(child for child, _ in node.next_functions if child is not None)
-        loss_nodes.append(seen if not queue else None)
+        walked, finished = graph_nodes([t.grad_fn for t in roots if t.grad_fn is not None])
+        loss_nodes.append({id(node) for node in walked} if finished else None)
     graph = loss_nodes[0]
     if graph is None:
         return False

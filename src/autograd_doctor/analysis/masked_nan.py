@@ -20,17 +20,18 @@ the op's; the help guards its input.
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass
 
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import MAX_NODES, backward_roots, frame_values, live_frame
+from autograd_doctor.analysis.source_scope import (
+    backward_roots, frame_values, graph_nodes, live_frame, user_class_file,
+)
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, statement_location,
+    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
 )
 from autograd_doctor.recording.frames import is_internal_file
 
@@ -52,9 +53,9 @@ class Guard:
     op: str
 
 
-def nan_gradient_diagnosis(call, args: tuple, kwargs: dict, backwards_seen: int) -> Diagnosis | None:
-    if backwards_seen > CHECKED_BACKWARDS:
-        return None
+def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """AD220 for the backward() call that just ran, or None (the caller calls it for the first
+    CHECKED_BACKWARDS calls only)."""
     roots = backward_roots(args, kwargs)
     if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
         return None  # a loss that is itself NaN or inf is another problem
@@ -76,18 +77,9 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict, backwards_seen: int)
 
 def _graph_facts(nodes: list) -> tuple[list, set]:
     """(the leaf tensors the graph reaches, the type names of its nodes)."""
-    leaves, names, seen, queue = [], set(), set(), list(nodes)
-    while queue and len(seen) < MAX_NODES:
-        node = queue.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        names.add(type(node).__name__)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            leaves.append(variable)
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return leaves, names
+    walked, _ = graph_nodes(nodes)
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    return leaves, {type(node).__name__ for node in walked}
 
 
 def _user_files(call) -> list[str]:
@@ -103,8 +95,8 @@ def _user_files(call) -> list[str]:
         for value in list(frame_values(frame).values()):
             if isinstance(value, torch.nn.Module):
                 for module in value.modules():
-                    defined_in = getattr(sys.modules.get(type(module).__module__), "__file__", None)
-                    if defined_in and defined_in not in files and not is_internal_file(defined_in):
+                    defined_in = user_class_file(module)
+                    if defined_in is not None and defined_in not in files:
                         files.append(defined_in)
     return files[:8]
 
@@ -122,7 +114,7 @@ def _find_masked_op(filename: str, node_names: set):
         if masking is None:
             continue
         condition, branches = masking
-        where_statement = _statement_of(tree, node)
+        where_statement = statement_at(filename, node.lineno)
         for branch, selected_when_true in branches:
             guard = _singular_in(branch, where_statement) or _singular_assigned(tree, branch, where_statement)
             if guard is None or not any(name.startswith(guard.op[:3]) for name in in_graph):
@@ -143,18 +135,6 @@ def _masking_call(node: ast.AST):
     if node.func.attr == "masked_fill" and len(node.args) == 2:
         return node.args[0], [(node.func.value, False)]
     return None
-
-
-def _statement_of(tree: ast.AST, node: ast.AST) -> ast.stmt | None:
-    best = None
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, ast.stmt) and not isinstance(candidate, (ast.FunctionDef, ast.ClassDef, ast.For,
-                                                                          ast.While, ast.If, ast.With, ast.Try,
-                                                                          ast.AsyncFunctionDef)) \
-                and candidate.lineno <= node.lineno and node.end_lineno <= candidate.end_lineno:
-            if best is None or candidate.lineno >= best.lineno:
-                best = candidate
-    return best
 
 
 def _singular_op(node: ast.AST) -> tuple[ast.AST, str, str] | None:

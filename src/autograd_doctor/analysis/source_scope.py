@@ -13,7 +13,7 @@ from types import FrameType
 
 import torch
 
-from autograd_doctor.recording.frames import Site, frame_locals
+from autograd_doctor.recording.frames import Site, frame_locals, is_internal_file
 from autograd_doctor.diagnosis.source import call_name, parse_file
 
 # The most autograd nodes any walk of a graph visits.
@@ -179,7 +179,14 @@ def reached_leaves(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> set
 def leaves_below(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[set[int], bool]:
     """(ids of the leaves reached from the graph `nodes` without passing through a node of
     `avoid`, whether the walk finished within `max_nodes` nodes: if not, the ids are a part)."""
-    reached: set[int] = set()
+    walked, finished = graph_nodes(nodes, max_nodes, avoid)
+    return {id(node.variable) for node in walked if getattr(node, "variable", None) is not None}, finished
+
+
+def graph_nodes(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[list, bool]:
+    """(the nodes of the graph below `nodes`, not passing through a node of `avoid`, whether the
+    walk finished within `max_nodes` nodes). The links stay after backward() frees a graph."""
+    walked = []
     seen = set(avoid)
     limit = max_nodes + len(seen)
     queue = [node for node in nodes if node not in seen]
@@ -188,8 +195,13 @@ def leaves_below(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[set
         if node in seen:
             continue
         seen.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            reached.add(id(variable))
+        walked.append(node)
         queue.extend(child for child, _ in node.next_functions if child is not None)
-    return reached, not queue
+    return walked, not queue
+
+
+def user_class_file(value) -> str | None:
+    """The file of the user's code that defines `value`'s class, or None (a library's class,
+    torch's, or one defined where no file says)."""
+    defined_in = getattr(sys.modules.get(type(value).__module__), "__file__", None)
+    return defined_in if defined_in is not None and not is_internal_file(defined_in) else None

@@ -24,21 +24,19 @@ The line named is the optimizer's construction; the help adds the parameters to 
 from __future__ import annotations
 
 import ast
-import sys
 import weakref
 from dataclasses import dataclass
 
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import frame_locals, live_frame
+from autograd_doctor.analysis.source_scope import frame_locals, live_frame, user_class_file
 from autograd_doctor.analysis.stale_optimizer import (
     Budget, count_of, held_by_another_optimizer, optimizer_construction, shapes_of,
 )
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_location
-from autograd_doctor.recording.frames import is_internal_file
 
 
 @dataclass
@@ -158,10 +156,7 @@ def _declares_parameters(module: torch.nn.Module) -> bool:
     margin head's weight, task weights): a tensor written to be learned. Networks made of
     library layers (a discriminator, a reward model, a VGG) are left out: a program may use one
     it does not train, and in eval mode it is fixed (a perceptual loss's VGG) on purpose."""
-    if not module._parameters:
-        return False
-    defined_in = getattr(sys.modules.get(type(module).__module__), "__file__", None)
-    return defined_in is not None and not is_internal_file(defined_in)
+    return bool(module._parameters) and user_class_file(module) is not None
 
 
 def _scope_source(site) -> ast.AST | None:
@@ -169,7 +164,7 @@ def _scope_source(site) -> ast.AST | None:
     tree = parse_file(site.filename)
     if tree is None:
         return None
-    return enclosing_function(tree, site.lineno) or tree
+    return enclosing_function(tree, site.lineno)
 
 
 def _spelled(node: ast.AST) -> str | None:
@@ -267,8 +262,8 @@ def _add_group_help(filename: str, built: ast.stmt, candidate: Candidate, step_s
     tree = parse_file(filename)
     if tree is None or not isinstance(built, ast.Assign) or len(built.targets) != 1:
         return None
-    scope = enclosing_function(tree, built.lineno) or tree
-    if scope is not (enclosing_function(tree, step_stack[0].lineno) or tree) \
+    scope = enclosing_function(tree, built.lineno)
+    if scope is not enclosing_function(tree, step_stack[0].lineno) \
             and not (scope is tree and "." not in candidate.name) \
             and not (candidate.name.startswith("self.") and isinstance(scope, ast.FunctionDef)):
         return None  # built in another function, where the name may mean something else
