@@ -17,7 +17,7 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.source_scope import Scope, live_frame, frame_values
+from autograd_doctor.analysis.source_scope import Scope, block_holding, frame_values, live_frame
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, segment, statement_location
@@ -89,7 +89,7 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site) -> Diagnos
         if freeze is not None:
             related.append(statement_location(filename, freeze, role="freeze",
                                               note=f"{owner}'s parameters are frozen here and stay frozen"))
-        block = _block(scope, backward_statement)
+        block = block_holding(scope.tree, backward_statement)
         first = block[0] if block else None
         first_text = segment(filename, first) if first is not None else None
         if freeze is not None:
@@ -106,15 +106,3 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site) -> Diagnos
     return Diagnosis(code=codes.FROZEN_OPTIMIZER_STEP, title=codes.title(codes.FROZEN_OPTIMIZER_STEP),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
-
-
-def _block(scope: Scope, statement: ast.stmt) -> list | None:
-    parent = scope.parents.get(statement)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and statement in block:
-            return block
-    return None
-
-
-__all__ = ["frozen_step_diagnosis"]
