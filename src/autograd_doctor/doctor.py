@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import os
 import sys
 import threading
@@ -23,7 +24,7 @@ from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
-from autograd_doctor.recording.events import SavedRecord, WriteEvent
+from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, patches, probe
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -34,7 +35,7 @@ from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
-    OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
+    OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleViewMade, TensorCopied,
     UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
@@ -403,47 +404,35 @@ class Doctor:
     def leaf_created(self, event: LeafCreated) -> None:
         leaf_sites.remember_leaf_creation(event.tensor, event.site)
 
-    def saved_write_hit(self, hit: SavedWriteHit) -> None:
-        """Strict mode: stop at the write that invalidated a saved tensor."""
-        record, event = hit.record, hit.event
-        node, slot = self._saving_node(record, event)
-        if event.through_alias:
-            try:
-                diagnosis = diagnose.silent_write_diagnosis(record, node, slot, (), self.recorder)
-            except Exception:
-                return
-            self._remember(diagnosis)
-            raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
-        if record.alias._version == record.version:
-            return
+    def stale_save_ahead(self, event: StaleSaveAhead) -> None:
+        """Strict mode: backward is about to run a node whose saved tensor was modified in place.
+        Stop before the engine runs (no gradient accumulated, no hook run), at the user's
+        backward() line; the report names the write, the notes give the write's call stack
+        and PyTorch's own message, word for word."""
+        record, node, slot = event.record, event.node, event.slot
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), capture=self.capture,
+            engine_message = pytorch_version_message(record, node)
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, event.call.stack, capture=self.capture,
                                                       recorder=self.recorder)
+            diagnosis.mode = Mode.FULL
             diagnosis.severity = "error"
-            diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
-        except Exception:
-            return
-        record.reported = True
-        self._remember(diagnosis)
-        raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
-
-    def _saving_node(self, record: SavedRecord, event: WriteEvent, depth: int = 3):
-        """(node, slot) that saved `record`, looked for near the written tensor's graph; a
-        saved output is found there (the write's own node points back to it)."""
-        try:
-            target = event.target_ref() if event.target_ref is not None else None
-            frontier = [target.grad_fn] if target is not None and target.grad_fn is not None else []
-            for _ in range(depth):
-                next_frontier = []
-                for node in frontier:
-                    slot = self.recorder.find_slot(node, record)
-                    if slot is not None:
-                        return node, slot
-                    next_frontier.extend(child for child, _ in node.next_functions if child is not None)
-                frontier = next_frontier
+            diagnosis.notes.insert(0, "strict mode: stopped at backward(), before the engine ran")
+            if graph_snapshot is not None:
+                try:
+                    diagnosis.graph_data = graph_snapshot.snapshot_failure(node, record, self.recorder)
+                except Exception:
+                    internal_error()
         except Exception:
             internal_error()
-        return None, None
+            return  # PyTorch's own check fails the backward, and the doctor explains it there
+        record.reported = True
+        self._remember(diagnosis)
+        error = AutogradDoctorError(_strict_message(diagnosis), diagnosis)
+        for note in (write_stack_note(record), "without the doctor, the engine would raise:\nRuntimeError: "
+                     + engine_message):
+            if note and hasattr(error, "add_note"):
+                error.add_note(note)
+        raise error
 
     def call_failed(self, event: CallFailed) -> None:
         self._attach_to_error(event.error, diagnose.call_error_diagnosis, event.error, event.func, event.args,
@@ -633,6 +622,22 @@ def warning_text(diagnosis: Diagnosis) -> str:
 
 def _strict_message(diagnosis: Diagnosis) -> str:
     return f"{diagnosis.title}\n\n{render_diagnosis(diagnosis)}"
+
+
+def write_stack_note(record: SavedRecord) -> str:
+    """The call stack of the write that modified a saved tensor, as a traceback prints it (most
+    recent call last, the user's frames only), so that the culprit line shows, and an editor
+    links it, in an error raised at backward(); empty when the write was not seen."""
+    write = record.writes[0] if record.writes else None
+    if write is None or not write.stack:
+        return ""
+    lines = ["the write that modified the saved tensor (most recent call last):"]
+    for site in reversed(write.stack):
+        lines.append(f'  File "{site.filename}", line {site.lineno}, in {site.function}')
+        source = linecache.getline(site.filename, site.lineno).strip()
+        if source:
+            lines.append(f"    {source}")
+    return "\n".join(lines)
 
 
 class watch(contextlib.ContextDecorator):
