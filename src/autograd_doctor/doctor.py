@@ -63,7 +63,7 @@ LIGHT_MODE_NOTE = ("found by the default (light) mode, which does not record whe
 def choose_mode(mode: str | Mode | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> Mode:
     """The mode a doctor runs in: the one asked for, else full when an option needs it.
 
-    strict (stop at the write), verify_saved (fingerprints of saves), silent="raise" (stop
+    strict (stop before the engine runs), verify_saved (fingerprints of saves), silent="raise" (stop
     at writes through `.data` into saved tensors) and capture="mode" all need every save
     recorded; otherwise the light mode, which costs a few percent.
     """
@@ -657,11 +657,12 @@ class watch(contextlib.ContextDecorator):
         AD101
 
     Options:
-        strict: raise at the write itself when it invalidates a tensor saved by the
-            graph the write is recorded into (the traceback then points at the culprit
-            line); a write under no_grad or through `.data` raises when backward reaches
-            the saved tensor (never for a graph that is not backpropagated, or a value
-            put back); silent problems raise too.
+        strict: raise when a backward()/autograd.grad() call is about to run a node
+            whose saved tensor was modified in place, before the engine runs: the
+            traceback ends at the backward() line, the report names the write, the notes
+            give its call stack and PyTorch's own message (never for a graph that is not
+            backpropagated); a write through `.data` raises when backward reaches the
+            saved tensor (not for a value put back); silent problems raise too.
         silent: "warn" (default), "raise" or "ignore" for problems PyTorch does not
             raise for, such as a write through `.data` into a saved tensor.
         verify_saved: fingerprint saved tensors to catch writes no mode can see
