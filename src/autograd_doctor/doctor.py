@@ -427,11 +427,14 @@ class Doctor:
             return  # PyTorch's own check fails the backward, and the doctor explains it there
         record.reported = True
         self._remember(diagnosis)
-        error = AutogradDoctorError(_strict_message(diagnosis), diagnosis)
-        for note in (write_stack_note(record), "without the doctor, the engine would raise:\nRuntimeError: "
-                     + engine_message):
-            if note and hasattr(error, "add_note"):
+        notes = [note for note in (write_stack_note(record), "without the doctor, the engine would raise:\n"
+                                   f"RuntimeError: {engine_message}") if note]
+        if sys.version_info >= (3, 11):
+            error = AutogradDoctorError(_strict_message(diagnosis), diagnosis)
+            for note in notes:
                 error.add_note(note)
+        else:  # Python 3.10: no PEP 678 notes; the message carries them
+            error = AutogradDoctorError("\n\n".join([_strict_message(diagnosis), *notes]), diagnosis)
         raise error
 
     def call_failed(self, event: CallFailed) -> None:
