@@ -2,8 +2,8 @@
 `best_state = model.state_dict()` and loads them when training ends. state_dict() returns the
 model's own tensors, so every later step changes best_state too, and the final
 `load_state_dict(best_state)` restores nothing: the model keeps the last epoch's weights (no
-error). Pattern of the PyTorch forum's "state_dict changes with the model" threads and
-transfer-learning tutorials copied without `copy.deepcopy`."""
+error). The usual answer keeps `copy.deepcopy(model.state_dict())` instead (androidkt.com,
+"Copy PyTorch model using deepcopy() and state_dict()", explains why)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,8 +1,9 @@
 """Linear regression with gradient descent written out, as tutorials teach autograd: the weights
 are updated under no_grad from `.grad`, but `.grad` is never cleared, so every backward() adds
 the new gradient to all the earlier ones and each step applies their sum (no error; the fit
-oscillates instead of converging). Pattern of the PyTorch forum's "loss not decreasing in my
-linear regression from scratch" threads (the answer: `w.grad.zero_()` after the update)."""
+oscillates instead of converging). The step tutorials warn about: "Deep Learning with PyTorch
+Step-by-Step" (Godoy), chapter 1, shows the gradients doubling when the step runs twice, and
+clears them with `w.grad.zero_()` after the update."""
 import torch
 
 torch.manual_seed(0)
