@@ -256,3 +256,23 @@ def test_a_kept_graph_backpropagated_later_still_fails(tmp_path):
     assert isinstance(outcome.error, autograd_doctor.AutogradDoctorError)
     assert user_lines(outcome)[-1] == outcome.line("BACKWARD")
     assert outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_the_strict_error_keeps_no_tensor_alive():
+    import gc
+    import weakref
+
+    import torch
+
+    with autograd_doctor.watch(strict=True):
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y[1] = 2.0
+        with pytest.raises(autograd_doctor.AutogradDoctorError) as caught:
+            y.sum().backward()
+    # The leaf is held by the graph's AccumulateGrad node: it dies only with the whole graph.
+    watched = weakref.ref(x)
+    del x, y
+    gc.collect()
+    assert watched() is None
+    assert caught.value.diagnosis.code == "AD101"
