@@ -112,6 +112,18 @@ NEVER_BACKPROPAGATED = {
         b.add_(1.0)  # WRITE: ExpBackward0's saved result is stale
         grads = list(torch.autograd.grad((b * w).sum(), [w]))
     """,
+    # The same with backward(inputs=...): only the nodes on the way to `w` run.
+    "backward(inputs=...) that does not reach the stale node": """
+        import torch
+
+        torch.manual_seed(0)
+        x = torch.randn(5, requires_grad=True)
+        w = torch.randn(5, requires_grad=True)
+        b = torch.exp(x)
+        b.add_(1.0)  # WRITE: ExpBackward0's saved result is stale
+        (b * w).sum().backward(inputs=[w])
+        grads = [w.grad]
+    """,
     # x-transformers: a forward whose graph is kept, then a weight rescaled under no_grad.
     "a weight rescaled after a forward kept for inspection": """
         import torch
