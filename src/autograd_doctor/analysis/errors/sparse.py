@@ -40,11 +40,36 @@ def sparse_first_operand(context: ErrorContext, already):
     module = _embedding_holding(frame, owner)
     if module is not None:
         notes.append(f"{module} is an embedding created with sparse=True")
+    in_place = _in_place_statement(statement, operand)
+    if in_place is not None:
+        # `p.grad.add_(noise)` as a statement: to_dense() returns a new tensor, so the write must be
+        # assigned back to the gradient, or it lands in a copy that is thrown away.
+        replacement = f"{text} = {text}.to_dense().{in_place.func.attr}({_arguments_text(filename, in_place)})"
+    else:
+        replacement = replace_node_text(filename, statement, operand, f"{text}.to_dense()")
     help_ = Suggestion(f"make the gradient dense before combining it: {text}.to_dense() (a dense gradient is "
-                       "returned as it is), or create the embedding with sparse=False",
-                       replace_node_text(filename, statement, operand, f"{text}.to_dense()"),
-                       statement_location(filename, statement))
+                       "returned as it is), or create the embedding with sparse=False"
+                       + (f"; the result is assigned back to {text}, since to_dense() of a sparse gradient is a "
+                          "new tensor" if in_place is not None else ""),
+                       replacement, statement_location(filename, statement))
     return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[help_])
+
+
+def _in_place_statement(statement: ast.stmt, operand: ast.AST) -> ast.Call | None:
+    """The call when `statement` is only `operand.method_(...)`, an in-place method whose result is
+    not used: its write must land in `operand`."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.value is operand \
+            and call.func.attr.endswith("_") and not call.func.attr.startswith("_"):
+        return call
+    return None
+
+
+def _arguments_text(filename: str, call: ast.Call) -> str:
+    """The source text of the arguments of `call`, as written."""
+    parts = [segment(filename, argument) for argument in call.args]
+    parts += [segment(filename, keyword) for keyword in call.keywords]
+    return ", ".join(parts)
 
 
 def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.Attribute | None:
