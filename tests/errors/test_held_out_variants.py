@@ -36,7 +36,7 @@ NOT_YET = {
     "baseline_row_under_no_grad_then_masked": (False, "advice"),
     # Python's random is not replayed by checkpoint: the draw must move out of the checkpointed
     # function, a change of two places.
-    "drop_path_with_python_random_in_checkpoint": (False, "advice"),
+    "drop_path_with_python_random_in_checkpoint": (True, "advice"),
     # The saved tensors are read again in a helper method: the helper must be given them, a change
     # of two statements.
     "checkpointed_function_rereads_saved_tensors": (True, "advice"),
