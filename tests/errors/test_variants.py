@@ -1148,3 +1148,51 @@ def test_a_gradient_of_another_shape_with_the_same_count_is_not_reshaped(tmp_pat
     """)
     assert diagnoses[0].code == "AD131"
     assert all(help.replacement is None for help in diagnoses[0].help)
+
+
+def test_no_grad_method_of_a_model_held_by_a_trainer_is_the_cut(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 3)
+
+            @torch.no_grad()  # PRIMARY
+            def features(self, x):
+                return torch.tanh(self.proj(x))
+
+            def forward(self, x):
+                return self.features(x).sum(dim=1)
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def training_step(self, x, y):
+                self.optimizer.zero_grad()
+                loss = F.mse_loss(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+
+
+        torch.manual_seed(0)
+        model = Encoder()
+        x, y = torch.randn(4, 4), torch.randn(4)
+        Trainer(model).training_step(x, y)
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD307")
+    assert diagnosis.primary.line == marked_line(source, "PRIMARY")
+    error, fixed = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 3)
+    x, y = torch.randn(4, 4), torch.randn(4)
+    torch.nn.functional.mse_loss(torch.tanh(reference(x)).sum(dim=1), y).backward()
+    assert torch.allclose(fixed["model"].proj.weight.detach(), reference.weight.detach() - 0.1 * reference.weight.grad)

@@ -275,8 +275,9 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                 name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
                 if name and name not in called:
                     called.append(name)
-                receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
-                for method in _methods_called_on_self(frame, receiver):
+                # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
+                modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
+                for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
                     if method not in called:
                         called.append(method)
             for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
