@@ -567,7 +567,10 @@ class Doctor:
         except Exception:
             internal_error()
             return
+        reported = {(d.primary.file, d.primary.line) for d in self.diagnoses if d.primary is not None}
         for diagnosis in found or ():
+            if diagnosis.primary is not None and (diagnosis.primary.file, diagnosis.primary.line) in reported:
+                continue  # the cut is the line already reported (a loss term cut from the graph, AD206)
             self._raise_or_warn(diagnosis)
 
     def backward_failed(self, event: BackwardFailed) -> None:
