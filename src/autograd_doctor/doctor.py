@@ -522,7 +522,7 @@ class Doctor:
             for loss in pending:
                 self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
-            # A tensor updated by hand since the last backward(), its .grad not cleared (AD212).
+            # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
                                 self.recorder.write_log)
         # The gradient-path analysis looks at the first few backward() calls only; past

@@ -1799,37 +1799,6 @@ still require grad, have a gradient and are held by that optimizer.
         "x = torch.randn(4, 3)\n"
     ))
 
-STALE_LEAF_GRADIENT = _code(
-    "AD212",
-    "a tensor updated by hand from its .grad, which is never cleared: each update uses the sum of all gradients",
-    """\
-**What it means.** backward() adds into `.grad`; it does not replace it. Gradient descent
-written out by hand (`w -= lr * w.grad` under `torch.no_grad()`, an adversarial attack's
-`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
-(`w.grad.zero_()`, or `w.grad = None`). Without that, the n-th update applies the sum of n
-gradients: training oscillates or converges more slowly, an attack steps along a running sum.
-No error. autograd-doctor looks at the first few backward() calls: a tensor that the previous
-backward() gave a gradient, whose values changed since, whose `.grad` is still the same
-unchanged tensor, that the next backward() reaches again and that no optimizer holds (an
-optimizer's parameters are AD209's).
-
-**Minimal example.**
-
-    for epoch in range(3):
-        loss = ((x * w - y) ** 2).mean()
-        loss.backward()                   # AD212: adds to the gradient the last update used
-        with torch.no_grad():
-            w -= 0.1 * w.grad
-
-**The fix.** Clear the gradient after each update, `w.grad.zero_()` in the same `no_grad`
-block, or `w.grad = None` before each backward().
-""",
-    heading="a tensor updated by hand from its .grad, which is never cleared",
-    example_setup=(
-        "x, y = torch.randn(8), torch.randn(8)\n"
-        "w = torch.zeros(1, requires_grad=True)\n"
-    ))
-
 STALE_STATE_SNAPSHOT = _code(
     "AD217",
     "a state_dict() kept as a snapshot changed with the model: loading it restored nothing",
@@ -1861,6 +1830,37 @@ or `{name: value.clone() for name, value in model.state_dict().items()}`.
         "model = nn.Linear(3, 1)\n"
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "x = torch.randn(4, 3)\n"
+    ))
+
+STALE_LEAF_GRADIENT = _code(
+    "AD218",
+    "a tensor updated by hand from its .grad, which is never cleared: each update uses the sum of all gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. Gradient descent
+written out by hand (`w -= lr * w.grad` under `torch.no_grad()`, an adversarial attack's
+`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
+(`w.grad.zero_()`, or `w.grad = None`). Without that, the n-th update applies the sum of n
+gradients: training oscillates or converges more slowly, an attack steps along a running sum.
+No error. autograd-doctor looks at the first few backward() calls: a tensor that the previous
+backward() gave a gradient, whose values changed since, whose `.grad` is still the same
+unchanged tensor, that the next backward() reaches again and that no optimizer holds (an
+optimizer's parameters are AD209's).
+
+**Minimal example.**
+
+    for epoch in range(3):
+        loss = ((x * w - y) ** 2).mean()
+        loss.backward()                   # AD218: adds to the gradient the last update used
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+
+**The fix.** Clear the gradient after each update, `w.grad.zero_()` in the same `no_grad`
+block, or `w.grad = None` before each backward().
+""",
+    heading="a tensor updated by hand from its .grad, which is never cleared",
+    example_setup=(
+        "x, y = torch.randn(8), torch.randn(8)\n"
+        "w = torch.zeros(1, requires_grad=True)\n"
     ))
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
