@@ -959,7 +959,10 @@ implemented".
 **The fix.** Pass a detached copy (`weight=weights.detach()`): the loss then treats the weights as
 constants, which is all the operation can do. If the weights must be learned, write the loss
 out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
-can differentiate with respect to every term.
+can differentiate with respect to every term. When the weights of a binary cross-entropy come
+from parameters an optimizer trains, autograd-doctor offers that first, as the unreduced loss
+times the weights (`(F.binary_cross_entropy(p, y, reduction='none') * weights).mean()`, the same
+value).
 """,
     example_setup=(
         "weigher = nn.Linear(3, 1)\n"
@@ -1235,8 +1238,9 @@ the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss sc
 iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
 that never calls `update()` (or calls it only on some iterations) fails on the second
 `scaler.step()` with "step() has already been called since the last update()". autograd-doctor
-names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
-names the `update()` that did not run.
+names the step and adds `scaler.update()` right after it when the program calls it nowhere, or
+names the `update()` that did not run (one in another function, such as an epoch-end hook, is to
+move after the step: adding a second would leave that one with no step before it).
 
 **Minimal example.**
 
@@ -1304,7 +1308,9 @@ the embedding it belongs to.
 
 **The fix.** Make the gradient dense where it is combined, `p.grad.to_dense() + noise`
 (`to_dense()` returns a dense gradient as it is, so the line works for every parameter), or
-create the embedding with `sparse=False`.
+create the embedding with `sparse=False`. An in-place spelling (`p.grad.add_(noise)`,
+`p.grad += noise`) is assigned back, `p.grad = p.grad.to_dense() + noise`: the dense copy is a
+new tensor.
 """,
     heading="a sparse gradient was combined with a dense tensor",
 )
