@@ -687,8 +687,15 @@ def grad_of_non_leaf(context: ErrorContext, already):
     made_location = statement_location(filename, made, role="made",
                                        note=f"{name} stops being a leaf here ({node_name})")
     helps = []
-    new_value = _leaf_value(filename, made)
-    if new_value is not None:
+    parameter_value = _conversions_inside_parameter(made)
+    new_value = _leaf_value(filename, made) if parameter_value is None else None
+    if parameter_value is not None:
+        notes.append(f"the conversion after nn.Parameter(...) returns a plain tensor, not a Parameter: a module "
+                     f"does not register it, so an optimizer built from its parameters() would not train {name}")
+        helps.append(statement_change(made_location, f"convert the data before wrapping it: {name} is then a "
+                                      f"Parameter (a leaf whose .grad backward() fills, registered on its module)",
+                                      f"{ast.unparse(made.targets[0])} = {parameter_value}"))
+    elif new_value is not None:
         helps.append(statement_change(made_location, f"ask for gradients last, on the tensor {name} really is: "
                                       f"{name} is then a leaf and backward() fills {name}.grad",
                                       f"{ast.unparse(made.targets[0])} = {new_value}"))
@@ -879,6 +886,28 @@ def _no_grad(tensor) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return tensor.grad is None
+
+
+def _conversions_inside_parameter(made: ast.stmt) -> str | None:
+    """`nn.Parameter(x).to(d)` rewritten as `nn.Parameter(x.to(d))`: a conversion applied to a
+    Parameter returns a plain non-leaf tensor, while the same conversion applied to its data keeps
+    the result a Parameter (detach().requires_grad_() would give a leaf, but not a Parameter that
+    its module registers and its optimizer trains)."""
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    conversions, node = [], made.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
+        conversions.append(node)
+        node = node.func.value
+    called = node.func if isinstance(node, ast.Call) else None
+    called_name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+    if not conversions or called_name != "Parameter" or not node.args:
+        return None
+    data = node.args[0]
+    for conversion in reversed(conversions):  # innermost first, as the program applied them
+        data = ast.Call(func=ast.Attribute(value=data, attr=conversion.func.attr, ctx=ast.Load()),
+                        args=conversion.args, keywords=conversion.keywords)
+    return ast.unparse(ast.Call(func=node.func, args=[data, *node.args[1:]], keywords=node.keywords))
 
 
 def _leaf_value(filename: str, made: ast.stmt) -> str | None:
