@@ -2042,6 +2042,36 @@ attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'
     ))
 
 
+UNUSED_INPUT_GRAD_NONE = _code(
+    "AD310",
+    "a gradient torch.autograd.grad returned as None was used: the output does not use that input",
+    """\
+**What it means.** `torch.autograd.grad(output, inputs, allow_unused=True)` returns None, not a
+tensor of zeros, for an input the output does not depend on: a parameter of a branch that this
+forward pass did not take (stochastic control flow, a head not used for this batch). Code that
+accumulates those gradients by hand (`p.grad = g if p.grad is None else p.grad + g`, a manual
+SGD step) then fails in Python once an earlier pass has set `p.grad`: "unsupported operand
+type(s) for +: 'Tensor' and 'NoneType'".
+
+**Minimal example.**
+
+    for x, use_head in [(torch.randn(2, 3), True), (torch.randn(2, 3), False)]:
+        out = body(x) if not use_head else head(body(x))
+        grads = torch.autograd.grad(out.sum(), params, allow_unused=True)
+        for g, p in zip(grads, params):
+            p.grad = g if p.grad is None else p.grad + g   # AD310: g is None for the head
+
+**The fix.** Skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters
+without `.grad`: `if g is None: continue` at the top of the loop. Replacing None by zeros
+(`materialize_grads=True`) is not the same program: an optimizer with momentum then moves the
+unused parameters too.
+""",
+    example_setup=(
+        "body, head = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+        "params = list(body.parameters()) + list(head.parameters())\n"
+    ))
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
