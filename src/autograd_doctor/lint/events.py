@@ -74,6 +74,7 @@ class Scope:
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
+    class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
@@ -94,6 +95,7 @@ class Scope:
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
+    self_calls: list = field(default_factory=list)  # (seq, method) of `self.method(...)` calls in loops
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
