@@ -182,8 +182,13 @@ def module_file_in_project(module: str, filename: str) -> str | None:
     (`<ancestor>/core/utils.py` or `<ancestor>/core/utils/__init__.py`)."""
     if not filename or filename.startswith("<"):
         return None
+    return _module_file(module, os.path.dirname(os.path.abspath(filename)))
+
+
+@lru_cache(maxsize=4096)
+def _module_file(module: str, folder: str) -> str | None:
+    """(cached: every imported call a file binds asks, `numpy.zeros` included)"""
     parts = module.split(".")
-    folder = os.path.dirname(os.path.abspath(filename))
     while True:
         for candidate in (os.path.join(folder, *parts) + ".py",
                           os.path.join(folder, *parts, "__init__.py")):
