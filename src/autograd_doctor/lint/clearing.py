@@ -28,6 +28,7 @@ import re
 from functools import lru_cache
 
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.submodules import repository_root
 from autograd_doctor.lint.walk import child_nodes
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
@@ -187,17 +188,25 @@ def module_file_in_project(module: str, filename: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _module_file(module: str, folder: str) -> str | None:
-    """(cached: every imported call a file binds asks, `numpy.zeros` included)"""
+    """Only files inside the repository of ``folder`` (``submodules.repository_root``)
+    count: an installed package's neighbours in `site-packages` (`typing_extensions.py`)
+    are not the project.  Cached: every imported call a file binds asks, `numpy.zeros`
+    included."""
+    root = repository_root(folder)
     parts = module.split(".")
     while True:
         for candidate in (os.path.join(folder, *parts) + ".py",
                           os.path.join(folder, *parts, "__init__.py")):
-            if os.path.isfile(candidate):
+            if os.path.isfile(candidate) and _inside(candidate, root):
                 return candidate
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if parent == folder or folder == os.path.dirname(root):
             return None
         folder = parent
+
+
+def _inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @lru_cache(maxsize=256)
