@@ -188,19 +188,21 @@ def module_file_in_project(module: str, filename: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _module_file(module: str, folder: str) -> str | None:
-    """Only files inside the repository of ``folder`` (``submodules.repository_root``)
-    count: an installed package's neighbours in `site-packages` (`typing_extensions.py`)
-    are not the project.  Cached: every imported call a file binds asks, `numpy.zeros`
-    included."""
-    root = repository_root(folder)
+    """In an installed package only its own files count (``submodules.repository_root``):
+    its neighbours in `site-packages` (`typing_extensions.py`) are not its project.  A
+    checkout is searched up to the file system's root, as a snapshot without `.git` or
+    `setup.py` has no other bound.  Cached: every imported call a file binds asks,
+    `numpy.zeros` included."""
+    installed = any(part in ("site-packages", "dist-packages") for part in folder.split(os.sep))
+    root = repository_root(folder) if installed else None
     parts = module.split(".")
     while True:
         for candidate in (os.path.join(folder, *parts) + ".py",
                           os.path.join(folder, *parts, "__init__.py")):
-            if os.path.isfile(candidate) and _inside(candidate, root):
+            if os.path.isfile(candidate) and (root is None or _inside(candidate, root)):
                 return candidate
         parent = os.path.dirname(folder)
-        if parent == folder or folder == os.path.dirname(root):
+        if parent == folder or (root is not None and folder == os.path.dirname(root)):
             return None
         folder = parent
 
