@@ -196,6 +196,8 @@ def _module_file(module: str, folder: str) -> str | None:
     installed = any(part in ("site-packages", "dist-packages") for part in folder.split(os.sep))
     root = repository_root(folder) if installed else None
     parts = module.split(".")
+    if root is not None and parts[0] != os.path.basename(root):
+        return None  # `types.FunctionType` in torch is the standard library's, not torch/types.py
     while True:
         for candidate in (os.path.join(folder, *parts) + ".py",
                           os.path.join(folder, *parts, "__init__.py")):
