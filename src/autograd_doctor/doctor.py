@@ -22,6 +22,7 @@ from autograd_doctor.analysis import (
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
+from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
@@ -211,6 +212,7 @@ class Doctor:
         self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._mode = None
@@ -501,6 +503,8 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
+                            self._optimizers_trained)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:
@@ -522,7 +526,7 @@ class Doctor:
             for loss in pending:
                 self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
-            # A tensor updated by hand since the last backward(), its .grad not cleared (AD212).
+            # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
                                 self.recorder.write_log)
         # The gradient-path analysis looks at the first few backward() calls only; past
@@ -567,7 +571,10 @@ class Doctor:
         except Exception:
             internal_error()
             return
+        reported = {(d.primary.file, d.primary.line) for d in self.diagnoses if d.primary is not None}
         for diagnosis in found or ():
+            if diagnosis.primary is not None and (diagnosis.primary.file, diagnosis.primary.line) in reported:
+                continue  # the cut is the line already reported (a loss term cut from the graph, AD206)
             self._raise_or_warn(diagnosis)
 
     def backward_failed(self, event: BackwardFailed) -> None:
