@@ -52,12 +52,17 @@ class ModuleForwardTracker:
             return False
         return True
 
+    # Both hooks are global: torch.compile traces them inside every module it compiles, and reading
+    # `grad_fn` there is a graph break (an error under `fullgraph=True`); while it traces they do
+    # nothing (a compiled module's forward runs no Python hook when it runs).
     def _hook(self, module, args):
-        if self._current():
+        if not torch.compiler.is_compiling() and self._current():
             self.ran.add(id(module))
         return None
 
     def _after_hook(self, module, args, output):
+        if torch.compiler.is_compiling():
+            return None
         try:
             if self._current():
                 self._walk_result(module, args, output)
