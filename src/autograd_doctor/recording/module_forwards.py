@@ -53,15 +53,16 @@ class ModuleForwardTracker:
         return True
 
     # Both hooks are global: torch.compile traces them inside every module it compiles, and reading
-    # `grad_fn` there is a graph break (an error under `fullgraph=True`); while it traces they do
-    # nothing (a compiled module's forward runs no Python hook when it runs).
+    # `grad_fn` there is a graph break (an error under `fullgraph=True`); `torch.jit.trace` records
+    # what they read (`numel()` warns: "TracerWarning: Converting a tensor to a Python boolean").
+    # While either traces they do nothing: a compiled or traced module runs no Python hook later.
     def _hook(self, module, args):
-        if not torch.compiler.is_compiling() and self._current():
+        if not _tracing() and self._current():
             self.ran.add(id(module))
         return None
 
     def _after_hook(self, module, args, output):
-        if torch.compiler.is_compiling():
+        if _tracing():
             return None
         try:
             if self._current():
@@ -120,6 +121,10 @@ class ModuleForwardTracker:
         if self.after_handle is not None:
             self.after_handle.remove()
             self.after_handle = None
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.jit.is_tracing()
 
 
 def _pointers(tensors: list) -> set[int]:
