@@ -959,7 +959,10 @@ implemented".
 **The fix.** Pass a detached copy (`weight=weights.detach()`): the loss then treats the weights as
 constants, which is all the operation can do. If the weights must be learned, write the loss
 out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
-can differentiate with respect to every term.
+can differentiate with respect to every term. When the weights of a binary cross-entropy come
+from parameters an optimizer trains, autograd-doctor offers that first, as the unreduced loss
+times the weights (`(F.binary_cross_entropy(p, y, reduction='none') * weights).mean()`, the same
+value).
 """,
     example_setup=(
         "weigher = nn.Linear(3, 1)\n"
@@ -1235,8 +1238,9 @@ the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss sc
 iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
 that never calls `update()` (or calls it only on some iterations) fails on the second
 `scaler.step()` with "step() has already been called since the last update()". autograd-doctor
-names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
-names the `update()` that did not run.
+names the step and adds `scaler.update()` right after it when the program calls it nowhere, or
+names the `update()` that did not run (one in another function, such as an epoch-end hook, is to
+move after the step: adding a second would leave that one with no step before it).
 
 **Minimal example.**
 
@@ -1304,7 +1308,9 @@ the embedding it belongs to.
 
 **The fix.** Make the gradient dense where it is combined, `p.grad.to_dense() + noise`
 (`to_dense()` returns a dense gradient as it is, so the line works for every parameter), or
-create the embedding with `sparse=False`.
+create the embedding with `sparse=False`. An in-place spelling (`p.grad.add_(noise)`,
+`p.grad += noise`) is assigned back, `p.grad = p.grad.to_dense() + noise`: the dense copy is a
+new tensor.
 """,
     heading="a sparse gradient was combined with a dense tensor",
 )
@@ -1799,6 +1805,70 @@ still require grad, have a gradient and are held by that optimizer.
         "x = torch.randn(4, 3)\n"
     ))
 
+STALE_STATE_SNAPSHOT = _code(
+    "AD217",
+    "a state_dict() kept as a snapshot changed with the model: loading it restored nothing",
+    """\
+**What it means.** `model.state_dict()` returns the model's own parameters and buffers
+(detached, sharing their memory), not copies. Kept as "the best weights so far", the dict
+changes with every later optimizer step, and `model.load_state_dict(best)` at the end copies
+the current weights onto themselves: the model keeps its last weights, not the best ones.
+Nothing fails. autograd-doctor remembers each `state_dict()` call and warns at a
+`load_state_dict()` of that dict into the same model when its tensors are still the model's own
+and were written since the snapshot was taken. Loading into another model (a target network
+synchronised from the online one) is not reported.
+
+**Minimal example.**
+
+    best = model.state_dict()          # AD217: the model's own tensors, not a copy
+    for step in range(3):
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.load_state_dict(best)        # restores nothing
+
+**The fix.** Copy the tensors when taking the snapshot: `copy.deepcopy(model.state_dict())`,
+or `{name: value.clone() for name, value in model.state_dict().items()}`.
+""",
+    heading="a state_dict() kept as a snapshot changed with the model",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+STALE_LEAF_GRADIENT = _code(
+    "AD218",
+    "a tensor updated by hand from its .grad, which is never cleared: each update uses the sum of all gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. Gradient descent
+written out by hand (`w -= lr * w.grad` under `torch.no_grad()`, an adversarial attack's
+`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
+(`w.grad.zero_()`, or `w.grad = None`). Without that, the n-th update applies the sum of n
+gradients: training oscillates or converges more slowly, an attack steps along a running sum.
+No error. autograd-doctor looks at the first few backward() calls: a tensor that the previous
+backward() gave a gradient, whose values changed since, whose `.grad` is still the same
+unchanged tensor, that the next backward() reaches again and that no optimizer holds (an
+optimizer's parameters are AD209's).
+
+**Minimal example.**
+
+    for epoch in range(3):
+        loss = ((x * w - y) ** 2).mean()
+        loss.backward()                   # AD218: adds to the gradient the last update used
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+
+**The fix.** Clear the gradient after each update, `w.grad.zero_()` in the same `no_grad`
+block, or `w.grad = None` before each backward().
+""",
+    heading="a tensor updated by hand from its .grad, which is never cleared",
+    example_setup=(
+        "x, y = torch.randn(8), torch.randn(8)\n"
+        "w = torch.zeros(1, requires_grad=True)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
@@ -1822,6 +1892,12 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
+
+A model cut off as a whole (`encoder` above, while `head` trains) is reported from the second
+backward() on, and only when an optimizer that holds it also holds parameters the loss reached:
+its step() then trains `head` and leaves `encoder` where it started. A target network or a
+teacher detached on purpose (held by no optimizer), or a GAN's generator detached in the
+discriminator's loss (held by its own optimizer, stepped after its own loss) is not reported.
 
 A reentrant activation checkpoint (`checkpoint(block, x, use_reentrant=True)`,
 `checkpoint_sequential`) runs its function under no_grad and connects the result to the graph
@@ -2041,6 +2117,70 @@ attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'
     example_setup=(
         "model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))\n"
         "loss = model(torch.randn(4, 3)).pow(2).mean()\n"
+    ))
+
+
+UNUSED_INPUT_GRAD_NONE = _code(
+    "AD310",
+    "a gradient torch.autograd.grad returned as None was used: the output does not use that input",
+    """\
+**What it means.** `torch.autograd.grad(output, inputs, allow_unused=True)` returns None, not a
+tensor of zeros, for an input the output does not depend on: a parameter of a branch that this
+forward pass did not take (stochastic control flow, a head not used for this batch). Code that
+accumulates those gradients by hand (`p.grad = g if p.grad is None else p.grad + g`, a manual
+SGD step) then fails in Python once an earlier pass has set `p.grad`: "unsupported operand
+type(s) for +: 'Tensor' and 'NoneType'".
+
+**Minimal example.**
+
+    for x, use_head in [(torch.randn(2, 3), True), (torch.randn(2, 3), False)]:
+        out = body(x) if not use_head else head(body(x))
+        grads = torch.autograd.grad(out.sum(), params, allow_unused=True)
+        for g, p in zip(grads, params):
+            p.grad = g if p.grad is None else p.grad + g   # AD310: g is None for the head
+
+**The fix.** Skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters
+without `.grad`: `if g is None: continue` at the top of the loop. Replacing None by zeros
+(`materialize_grads=True`) is not the same program: an optimizer with momentum then moves the
+unused parameters too.
+""",
+    example_setup=(
+        "body, head = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+        "params = list(body.parameters()) + list(head.parameters())\n"
+    ))
+
+
+GRADIENTLESS_OPTIMIZER_STEPS = _code(
+    "AD214",
+    "an optimizer keeps stepping, but none of its parameters has ever had a gradient",
+    """\
+**What it means.** backward() puts gradients on the leaves the loss was computed from. When every
+loss is computed from other tensors than the ones an optimizer holds, its step() finds no gradient
+and skips every parameter: nothing trains and nothing is raised. The usual cause is a copy: an
+inner loop (MAML, hyper-parameter learning) that starts from `p.detach().clone().requires_grad_()`
+copies of the model's weights (what `higher.innerloop_ctx` does by default,
+`copy_initial_weights=True`), so the meta-gradient lands on the copies; or an optimizer built for
+one model while the loss uses another. autograd-doctor warns at the second step() that follows a
+backward() while none of the optimizer's parameters, all of which require grad, has ever had a
+gradient.
+
+**Minimal example.**
+
+    for epoch in range(2):
+        fast = [p.detach().clone().requires_grad_() for p in model.parameters()]
+        loss = ((torch.nn.functional.linear(x, *fast) - y) ** 2).mean()
+        loss.backward()                 # fills the copies' .grad, not the model's
+        opt.step()                      # AD214: model's parameters never get a gradient
+
+**The fix.** Compute the loss from the optimizer's own parameters: start the inner loop from them
+(`fast = list(model.parameters())`, `copy_initial_weights=False` in higher), or give the optimizer
+the tensors the loss is computed from.
+""",
+    heading="an optimizer keeps stepping, but none of its parameters has ever had a gradient",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
     ))
 
 

@@ -613,35 +613,91 @@ def non_differentiable_argument(context: ErrorContext, already):
     frame, line, filename, statement, location = found
     function, argument = match.group(1), match.group(2)
     names = _PYTHON_NAMES.get(function, (function,)) if function else ()
-    candidates = []
+    candidates, calls = [], []
     for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
         called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
         given = [k.value for k in call.keywords if k.arg == argument]
         if not given and called in names and len(call.args) > _POSITIONS.get(argument, len(call.args)):
             given = [call.args[_POSITIONS[argument]]]
-        candidates += [node for node in given if (value := value_of(frame, node)) is None
-                       or (isinstance(value, torch.Tensor) and value.requires_grad)]
+        for node in given:
+            if (value := value_of(frame, node)) is None or (isinstance(value, torch.Tensor) and value.requires_grad):
+                candidates.append(node)
+                calls.append(call)
     what = f"'{argument}' of {function}" if function else f"'{argument}'"
     location.note = f"the {what} requires grad; PyTorch has no derivative for it"
     notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
              "argument must not require grad; it was computed from tensors that do"]
     related = []
     helps = []
+    learned = False
     if len(candidates) == 1:
         node = candidates[0]
         text = text_of(filename, node)
         detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).detach()"
-        helps.append(statement_change(location, f"pass a detached copy: the loss treats {text} as constants, "
-                                      "which is all this operation can do", replace_node_text(filename, statement,
-                                                                                              node, detached)))
+        written_out = _weighted_elementwise_loss(calls[0], node, argument)
+        learned = written_out is not None and _trained_through(value_of(frame, node), context)
+        if learned:
+            # The weights are made by parameters an optimizer trains: the user means them to learn,
+            # so the loss is written as an elementwise product autograd differentiates in both.
+            helps.append(statement_change(location, f"multiply the unreduced loss by {text} yourself, so that "
+                                          f"autograd differentiates it with respect to {text} too (the value is "
+                                          f"the same: {function} multiplies each element by its weight, then "
+                                          "reduces)", replace_node_text(filename, statement, calls[0], written_out)))
+        helps.append(statement_change(location, ("or " if learned else "") + f"pass a detached copy: the loss "
+                                      f"treats {text} as constants, which is all this operation can do",
+                                      replace_node_text(filename, statement, node, detached)))
         if isinstance(node, ast.Name):
             related.append(_made_at(filename, node.id, line, f"{node.id} is computed here from tensors that "
                                     "require grad"))
-    helps.append(Suggestion(f"or, if {argument} must be learned, write the loss out with tensor operations "
-                            "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
-                            "cross-entropy), which autograd differentiates with respect to every term"))
+    if not learned:
+        helps.append(Suggestion(f"or, if {argument} must be learned, write the loss out with tensor operations "
+                                "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
+                                "cross-entropy), which autograd differentiates with respect to every term"))
     return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
+
+
+# Losses whose `weight=` multiplies each element of the unreduced loss before the reduction: the
+# same value is the unreduced loss times the weight, reduced the same way.
+_ELEMENTWISE_WEIGHTED = {"binary_cross_entropy", "binary_cross_entropy_with_logits"}
+
+
+def _weighted_elementwise_loss(call: ast.Call, weight: ast.AST, argument: str) -> str | None:
+    """`(F.binary_cross_entropy(p, y, reduction='none') * w).mean()` for
+    `F.binary_cross_entropy(p, y, weight=w)` (`.sum()` for reduction='sum', no reduction for
+    'none'); None for another loss, argument or spelling."""
+    called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    if argument != "weight" or called not in _ELEMENTWISE_WEIGHTED or any(k.arg is None for k in call.keywords):
+        return None
+    reduction = next((k.value for k in call.keywords if k.arg == "reduction"), None)
+    if reduction is not None and not (isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum", "none")):
+        return None
+    if any(k.arg in ("size_average", "reduce") for k in call.keywords) or len(call.args) > 3:
+        return None
+    unreduced = ast.Call(func=call.func, args=[a for a in call.args if a is not weight],
+                         keywords=[k for k in call.keywords if k.arg not in ("weight", "reduction")]
+                         + [ast.keyword(arg="reduction", value=ast.Constant("none"))])
+    product = f"{ast.unparse(unreduced)} * {ast.unparse(weight)}"
+    kind = reduction.value if reduction is not None else "mean"
+    return product if kind == "none" else f"({product}).{kind}()"
+
+
+def _trained_through(value, context: ErrorContext) -> bool:
+    """Whether `value` is computed from a tensor that an optimizer in the user's frames trains."""
+    import torch
+
+    from autograd_doctor.analysis.naming import optimized_tensors
+    from autograd_doctor.analysis.source_scope import leaves_below
+
+    if not isinstance(value, torch.Tensor):
+        return False
+    trained = optimized_tensors([frame for frame, _line in context.user_frames()])
+    if id(value) in trained:
+        return True
+    if value.grad_fn is None:
+        return False
+    leaves, _finished = leaves_below([value.grad_fn])
+    return bool(leaves & trained.keys())
 
 
 def grad_of_non_leaf(context: ErrorContext, already):
@@ -687,8 +743,15 @@ def grad_of_non_leaf(context: ErrorContext, already):
     made_location = statement_location(filename, made, role="made",
                                        note=f"{name} stops being a leaf here ({node_name})")
     helps = []
-    new_value = _leaf_value(filename, made)
-    if new_value is not None:
+    parameter_value = _conversions_inside_parameter(made)
+    new_value = _leaf_value(filename, made) if parameter_value is None else None
+    if parameter_value is not None:
+        notes.append(f"the conversion after nn.Parameter(...) returns a plain tensor, not a Parameter: a module "
+                     f"does not register it, so an optimizer built from its parameters() would not train {name}")
+        helps.append(statement_change(made_location, f"convert the data before wrapping it: {name} is then a "
+                                      f"Parameter (a leaf whose .grad backward() fills, registered on its module)",
+                                      f"{ast.unparse(made.targets[0])} = {parameter_value}"))
+    elif new_value is not None:
         helps.append(statement_change(made_location, f"ask for gradients last, on the tensor {name} really is: "
                                       f"{name} is then a leaf and backward() fills {name}.grad",
                                       f"{ast.unparse(made.targets[0])} = {new_value}"))
@@ -752,7 +815,7 @@ def grad_of_leaf_without_gradient(found):
              and isinstance(tensor := value_of(frame, node.value), torch.Tensor) and tensor.is_leaf
              and tensor.grad is None]
     if not reads:
-        return None
+        return unused_input_gradient(found)
     name = text_of(filename, reads[0].value)
     tensor = value_of(frame, reads[0].value)
     frozen = not tensor.requires_grad
@@ -776,6 +839,70 @@ def grad_of_leaf_without_gradient(found):
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def unused_input_gradient(found):
+    """A Python error from using `g`, one of the gradients `torch.autograd.grad(...,
+    allow_unused=True)` returned, None because the output does not use that input; `g` is bound by
+    the loop over those gradients (`for g, p in zip(grads, params):`)."""
+    frame, line, filename, statement, location = found
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    nones = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+             and node.id in frame.f_locals and frame.f_locals[node.id] is None]
+    for name in dict.fromkeys(nones):
+        loop = _loop_binding(tree, statement, name)
+        returned = _unused_allowed_grad_call(tree, loop) if loop is not None else None
+        if returned is None:
+            continue
+        location.role, location.note = "read", f"{name} is None here: the output does not use this input"
+        made = statement_location(filename, returned, role="returned",
+                                  note="allow_unused=True: None for each input the output does not use")
+        notes = [f"torch.autograd.grad(..., allow_unused=True) returns None, not zeros, for an input the output "
+                 f"does not depend on (a branch this pass did not take); {name} is one of those"]
+        helps = []
+        first_text = segment(filename, loop.body[0])
+        if first_text is not None:
+            helps.append(statement_change(statement_location(filename, loop.body[0]), (
+                f"skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters without "
+                f".grad: they then keep their value and their .grad"),
+                f"if {name} is None:\n    continue\n{first_text}"))
+        helps.append(Suggestion("or, if every input should get a gradient here, use it in the output "
+                                "(materialize_grads=True would give zeros, which optimizers with momentum "
+                                "treat as a gradient)"))
+        return diagnosis(codes.UNUSED_INPUT_GRAD_NONE, location, [made], notes, helps)
+    return None
+
+
+def _loop_binding(tree, statement, name: str):
+    """The innermost `for ... in ...:` loop around `statement` whose target binds `name`."""
+    loops = [node for node in walk_covering(tree, statement.lineno) if isinstance(node, (ast.For, ast.AsyncFor))
+             and node.body and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)
+             and any(isinstance(target, ast.Name) and target.id == name for target in ast.walk(node.target))]
+    return max(loops, key=lambda node: node.lineno) if loops else None
+
+
+def _unused_allowed_grad_call(tree, loop) -> ast.stmt | None:
+    """The assignment, before `loop`, of a name the loop iterates over (directly or in a zip) from
+    `torch.autograd.grad(..., allow_unused=True)`."""
+    iterated = {node.id for node in ast.walk(loop.iter) if isinstance(node, ast.Name)}
+    functions = [node for node in walk_covering(tree, loop.lineno) if isinstance(node, (ast.FunctionDef,
+                                                                                        ast.AsyncFunctionDef))]
+    scope = max(functions, key=lambda node: node.lineno) if functions else tree
+    found = None
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Assign) and node.lineno < loop.lineno and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in iterated):
+            continue
+        calls = [call for call in ast.walk(node.value) if isinstance(call, ast.Call)
+                 and isinstance(call.func, (ast.Attribute, ast.Name))
+                 and (call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id) == "grad"
+                 and any(k.arg == "allow_unused" and isinstance(k.value, ast.Constant) and k.value.value is True
+                         for k in call.keywords)]
+        if calls and (found is None or node.lineno > found.lineno):
+            found = node
+    return found
 
 
 def _as_parameter(filename: str, statement: ast.Assign, frame_globals: dict) -> str | None:
@@ -879,6 +1006,28 @@ def _no_grad(tensor) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return tensor.grad is None
+
+
+def _conversions_inside_parameter(made: ast.stmt) -> str | None:
+    """`nn.Parameter(x).to(d)` rewritten as `nn.Parameter(x.to(d))`: a conversion applied to a
+    Parameter returns a plain non-leaf tensor, while the same conversion applied to its data keeps
+    the result a Parameter (detach().requires_grad_() would give a leaf, but not a Parameter that
+    its module registers and its optimizer trains)."""
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    conversions, node = [], made.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
+        conversions.append(node)
+        node = node.func.value
+    called = node.func if isinstance(node, ast.Call) else None
+    called_name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+    if not conversions or called_name != "Parameter" or not node.args:
+        return None
+    data = node.args[0]
+    for conversion in reversed(conversions):  # innermost first, as the program applied them
+        data = ast.Call(func=ast.Attribute(value=data, attr=conversion.func.attr, ctx=ast.Load()),
+                        args=conversion.args, keywords=conversion.keywords)
+    return ast.unparse(ast.Call(func=node.func, args=[data, *node.args[1:]], keywords=node.keywords))
 
 
 def _leaf_value(filename: str, made: ast.stmt) -> str | None:
