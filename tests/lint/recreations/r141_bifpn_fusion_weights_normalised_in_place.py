@@ -39,9 +39,9 @@ class BiFPNBlock(nn.Module):
     def forward(self, inputs):
         p3_x, p4_x, p5_x = inputs
         w1 = self.w1_relu(self.w1)
-        w1 /= torch.sum(w1, dim=0) + self.epsilon  # missed: ADL001
+        w1 /= torch.sum(w1, dim=0) + self.epsilon  # expect: ADL001
         w2 = self.w2_relu(self.w2)
-        w2 /= torch.sum(w2, dim=0) + self.epsilon  # missed: ADL001
+        w2 /= torch.sum(w2, dim=0) + self.epsilon  # expect: ADL001
         p5_td = p5_x
         p4_td = self.p4_td(w1[0, 0] * p4_x + w1[1, 0] * F.interpolate(p5_td, scale_factor=2))
         p3_td = self.p3_td(w1[0, 1] * p3_x + w1[1, 1] * F.interpolate(p4_td, scale_factor=2))

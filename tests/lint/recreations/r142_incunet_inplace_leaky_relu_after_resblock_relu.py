@@ -44,7 +44,7 @@ class IncUNet(nn.Module):
             nn.LeakyReLU(0.2),
             IncResBlock(8, 8))
         self.e2 = nn.Sequential(
-            nn.LeakyReLU(0.2, inplace=True),  # missed: ADL001
+            nn.LeakyReLU(0.2, inplace=True),
             nn.Conv1d(8, 16, kernel_size=4, stride=2, padding=1),
             nn.BatchNorm1d(16),
             IncResBlock(16, 16))
@@ -58,7 +58,7 @@ class IncUNet(nn.Module):
 
     def forward(self, x):
         en1 = self.e1(x)
-        en2 = self.e2(en1)
+        en2 = self.e2(en1)  # expect: ADL001
         de1_ = self.d1(en2)
         de1 = torch.cat([en1, de1_], 1)
         return self.out_l(de1)

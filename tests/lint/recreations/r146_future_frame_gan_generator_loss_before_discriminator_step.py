@@ -99,7 +99,7 @@ def train(train_dataloader, iters=2):
             D_l = discriminate_loss(discriminator(target_frame), discriminator(G_frame.detach()))
             optimizer_D.zero_grad()
             D_l.backward()
-            optimizer_D.step()  # missed: ADL003
+            optimizer_D.step()  # expect: ADL003
 
             # Train generator
             optimizer_G.zero_grad()

@@ -54,9 +54,9 @@ class AdaCLIPHead(nn.Module):
     def proj_visual_tokens(self, image_features, patch_tokens):
         proj_patch_tokens = self.patch_token_layer(patch_tokens)
         for layer in range(len(proj_patch_tokens)):
-            proj_patch_tokens[layer] /= proj_patch_tokens[layer].norm(dim=-1, keepdim=True)  # missed: ADL001
+            proj_patch_tokens[layer] /= proj_patch_tokens[layer].norm(dim=-1, keepdim=True)  # expect: ADL001
         proj_cls_tokens = self.cls_token_layer(image_features)[0]
-        proj_cls_tokens /= proj_cls_tokens.norm(dim=-1, keepdim=True)  # missed: ADL001
+        proj_cls_tokens /= proj_cls_tokens.norm(dim=-1, keepdim=True)  # expect: ADL001
         return proj_cls_tokens, proj_patch_tokens
 
     def forward(self, image_tokens, text_features):

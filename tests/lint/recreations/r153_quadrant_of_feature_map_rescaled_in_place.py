@@ -21,7 +21,7 @@ class QuadrantWeighting(nn.Module):
     def forward(self, x):
         x11 = torch.tanh(self.conv(x))
         w_f, h_f = x11.shape[2], x11.shape[3]
-        x11[:, :, 0:int(w_f / 2), 0:int(h_f / 2)] = x11[:, :, 0:int(w_f / 2), 0:int(h_f / 2)] * self.xx1[0]  # missed: ADL001
+        x11[:, :, 0:int(w_f / 2), 0:int(h_f / 2)] = x11[:, :, 0:int(w_f / 2), 0:int(h_f / 2)] * self.xx1[0]  # expect: ADL001
         return self.head(x11.mean(dim=(2, 3)))
 
 

@@ -42,7 +42,7 @@ class ChainedResidualPool(nn.Module):
         path = x
         for i in range(1, 4):
             path = self.__getattr__(f"block{i}")(path)
-            x += path  # missed: ADL001
+            x += path  # expect: ADL001
         return x
 
 
