@@ -106,6 +106,9 @@ class AssignmentEvents:
                         self.scope.graph_arguments.add(elt.id)
                 elif isinstance(elt, ast.Attribute) and value is not None and self.module_output(value):
                     self.assign_attribute(elt, value, stmt)  # `out, self.hidden = self.rnn(x, self.hidden)`
+                elif isinstance(elt, (ast.Tuple, ast.List)) and not pairs and not pieces \
+                        and isinstance(value, ast.Call):
+                    self.bind_nested_outputs(elt, value, stmt)  # `out, (h, c) = self.lstm(x, (h, c))`
                 else:
                     self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
@@ -158,6 +161,17 @@ class AssignmentEvents:
                 self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    def bind_nested_outputs(self, target, value, stmt) -> None:
+        """The names of a nested target (`(h, c)` of an LSTM's `out, (h, c) =
+        self.lstm(x, (h, c))`): each is bound to the call, like a name one level up."""
+        for elt in target.elts:
+            if isinstance(elt, ast.Name):
+                self.bind(elt.id, None, source=value)
+            elif isinstance(elt, (ast.Tuple, ast.List)):
+                self.bind_nested_outputs(elt, value, stmt)
+            else:
+                self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
 
     def module_output(self, value) -> bool:
         """A call of a parameterised layer (every output of an RNN carries its graph)."""

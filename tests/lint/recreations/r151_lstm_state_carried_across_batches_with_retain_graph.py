@@ -35,7 +35,7 @@ def train(lstm, data_loader, EPOCH=1, num_layers=1, batch_size=2, hidden_dim=8, 
             output, (h0, c0) = lstm(batch[0], h0, c0)
             loss = loss_fn(output.reshape(-1, embedding_dim), batch[1])
             loss.backward(retain_graph=True)
-            optimizer.step()  # missed: ADL003
+            optimizer.step()  # expect: ADL003
             batch_num += 1
 
 
