@@ -88,3 +88,158 @@ def test_nested_tuple_state_detached_is_silent_and_trains_like_truncated_bptt():
 def test_nested_tuple_state_made_per_batch_is_silent_and_runs():
     assert _findings(LSTM_STATE_PER_BATCH) == []
     _load(LSTM_STATE_PER_BATCH)["train"](_batches())
+
+
+# A helper that writes its parameter in place (`batch -= mean` on every path) writes
+# what its caller passes: here the output of `tanh`, which tanh's backward needs.
+HELPER_WRITES_ARGUMENT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def subtract_mean(batch):
+        mean = torch.full_like(batch.detach(), 0.5)
+        batch -= mean
+
+    def train(x, target):
+        net = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        y = net(x)
+        subtract_mean(y)
+        loss = ((y - target) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return net
+    """)
+
+# The helper returns the difference instead, and the caller uses it.
+HELPER_RETURNS_DIFFERENCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def subtract_mean(batch):
+        mean = torch.full_like(batch.detach(), 0.5)
+        return batch - mean
+
+    def train(x, target):
+        net = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        y = net(x)
+        y = subtract_mean(y)
+        loss = ((y - target) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return net
+    """)
+
+# The same in-place helper on a copy that nothing saved (`y.clone()` feeds only `-`),
+# and a helper that writes only under a flag the caller leaves off.
+HELPER_WRITES_A_COPY = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def subtract_mean(batch):
+        mean = torch.full_like(batch.detach(), 0.5)
+        batch -= mean
+
+    def shift(batch, inplace=False):
+        if inplace:
+            batch += 1.0
+        return batch
+
+    def train(x, target):
+        net = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        y = net(x)
+        z = y.clone()
+        subtract_mean(z)
+        w = shift(y)
+        loss = ((z - target) ** 2).mean() + w.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return net
+    """)
+
+
+def _data():
+    torch.manual_seed(0)
+    return torch.randn(4, 3), torch.randn(4, 3)
+
+
+def test_helper_writing_its_argument_after_a_save_is_found_at_the_call():
+    assert _findings(HELPER_WRITES_ARGUMENT) == [(13, "ADL001")]
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        _load(HELPER_WRITES_ARGUMENT)["train"](*_data())
+
+
+def test_helper_returning_the_difference_is_silent_and_matches_a_reference():
+    assert _findings(HELPER_RETURNS_DIFFERENCE) == []
+    x, target = _data()
+    torch.manual_seed(1)
+    net = _load(HELPER_RETURNS_DIFFERENCE)["train"](x, target)
+    torch.manual_seed(1)
+    ref = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    loss = ((ref(x) - 0.5 - target) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    for p, q in zip(net.parameters(), ref.parameters()):
+        assert torch.allclose(p, q)
+
+
+def test_helper_writing_a_copy_or_only_under_a_flag_is_silent_and_runs():
+    assert _findings(HELPER_WRITES_A_COPY) == []
+    _load(HELPER_WRITES_A_COPY)["train"](*_data())
+
+
+# A same-file module that writes its input (an in-place ReLU first) but returns
+# `out + x`, an addition that keeps nothing: the in-place module after it in a
+# Sequential breaks nothing.  One that returns the input it wrote does.
+RESIDUAL_UNITS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class ResidualConvUnit(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.conv = nn.Conv2d(features, features, 3, padding=1)
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.relu(x)
+            out = self.conv(out)
+            return out + x
+
+    def run():
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), ResidualConvUnit(2), ResidualConvUnit(2))
+        net(torch.randn(2, 1, 5, 5)).sum().backward()
+    """)
+
+INPLACE_UNITS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Swish(nn.Module):
+        def forward(self, x):
+            return x.mul_(torch.sigmoid(x))
+
+    def run():
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), Swish())
+        net(torch.randn(2, 3)).sum().backward()
+    """)
+
+
+def test_module_returning_a_sum_after_writing_its_input_keeps_nothing_for_the_next_layer():
+    assert _findings(RESIDUAL_UNITS) == []
+    _load(RESIDUAL_UNITS)["run"]()
+
+
+def test_module_returning_the_input_it_wrote_is_still_taken_to_overwrite_what_was_kept():
+    assert _findings(INPLACE_UNITS) == [(11, "ADL001")]
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        _load(INPLACE_UNITS)["run"]()

@@ -73,6 +73,9 @@ class Scope:
     provisional_saves: set = field(default_factory=set)
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
+    # `p -= t` on a parameter not known to be a tensor, with a tensor value: an
+    # in-place write when the caller passes a tensor (summaries.py); (seq, name, node)
+    parameter_aug_writes: list = field(default_factory=list)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)

@@ -67,6 +67,8 @@ class ExpressionEvents:
             self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
+        if not self.scope.grad_off:
+            self.record_argument_writes(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -307,6 +309,20 @@ class ExpressionEvents:
                 if other is not None and other < len(args) and self.is_const(args[other]):
                     continue
                 self.add_save(name, key, f"input {i}", node)
+
+    def record_argument_writes(self, node) -> None:
+        """A call of a same-file function that writes a parameter in place
+        (summaries.py): the call writes the argument it passes there."""
+        writes = self.summaries.parameter_writes_of(node, self.scope.owner_class)
+        if writes is None:
+            return
+        function, arguments = writes
+        for arg, parameter, line in arguments:
+            base = self.view_base(arg)
+            if base is None or base not in self.scope.tensors:
+                continue  # `p -= t` rebinds a number: only a tensor is written in place
+            self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
+                                         f"in place on line {line}")
 
     def record_write(self, target, node, how, rewrite=()):
         scope = self.scope

@@ -282,6 +282,8 @@ class AssignmentEvents:
                 self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:
                     hook(self, target.id, (node.value,), node)
+            elif target.id in self.scope.parameters and not self.scope.grad_off and self.is_tensor(node.value):
+                self.scope.parameter_aug_writes.append((seq, target.id, node))
         elif isinstance(target, ast.Subscript):
             self.visit(target.value)
             self.visit(target.slice)

@@ -29,6 +29,11 @@ from __future__ import annotations
 
 import ast
 
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+if hasattr(ast, "TryStar"):
+    _COMPOUND += (ast.TryStar,)
+
 
 class FunctionSummaries:
     def __init__(self):
@@ -37,6 +42,9 @@ class FunctionSummaries:
         self.returns: dict[tuple, tuple[tuple, bool]] = {}
         # (class or None, function name) -> per-position frozensets of module names
         self.modules: dict[tuple, tuple] = {}
+        # (class or None, function name) -> {call position: (parameter, line)} of the
+        # parameters the function writes in place on every path (record_parameter_writes)
+        self.parameter_writes: dict[tuple, dict] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -60,6 +68,53 @@ class FunctionSummaries:
         common = tuple(frozenset.intersection(*position) for position in zip(*per_return))
         if any(common):
             self.modules[key] = common
+
+    def record_parameter_writes(self, key, node, scope, method: bool) -> None:
+        """The parameters ``node`` (a function just walked, ``scope`` its facts)
+        writes in place while they still hold the caller's value: a write with
+        gradients on (not through `.data`), before any re-binding of the name, in a
+        statement of the function's own body outside any `if`, loop, `with` or `try`
+        (so it runs on every call).  `def subtract_mean(batch): batch -= mean`."""
+        args = node.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        if method:
+            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                   for d in node.decorator_list):
+                return
+            positional = positional[1:]
+        unconditional = {id(n) for stmt in node.body if not isinstance(stmt, _COMPOUND)
+                         for n in ast.walk(stmt)}
+        found = {}
+        for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
+            binds = scope.binds.get(name)
+            if not binds:
+                continue
+            start = binds[0]
+            writes = [(w.seq, w.node) for w in scope.writes if w.name == name and w.grad_on and not w.through_data]
+            writes += [(seq, stmt) for seq, written, stmt in scope.parameter_aug_writes if written == name]
+            for seq, stmt in sorted(writes, key=lambda t: t[0]):
+                if id(stmt) in unconditional and not scope.bound_between(name, start, seq):
+                    found[position if position < len(positional) else name] = (name, stmt.lineno)
+                    break
+        if found:
+            self.parameter_writes[key] = found
+
+    def parameter_writes_of(self, call, owner_class: str | None):
+        """``(function name, {argument: (parameter, line)})`` for a call of a function
+        that writes some of its parameters in place: each argument expression of the
+        call (positional or keyword) that lands on such a parameter."""
+        key = self.key_of(call, owner_class)
+        writes = self.parameter_writes.get(key) if key is not None else None
+        if not writes or any(isinstance(a, ast.Starred) for a in call.args) \
+                or any(k.arg is None for k in call.keywords):
+            return None
+        out = []
+        keywords = {k.arg: k.value for k in call.keywords}
+        for where, (name, line) in writes.items():
+            arg = call.args[where] if isinstance(where, int) and where < len(call.args) else keywords.get(name)
+            if arg is not None:
+                out.append((arg, name, line))
+        return (key[1], out) if out else None
 
     @staticmethod
     def key_of(call, owner_class: str | None):
