@@ -243,3 +243,95 @@ def test_module_returning_the_input_it_wrote_is_still_taken_to_overwrite_what_wa
     assert _findings(INPLACE_UNITS) == [(11, "ADL001")]
     with pytest.raises(RuntimeError, match="inplace operation"):
         _load(INPLACE_UNITS)["run"]()
+
+
+# A trainer whose methods take the discriminator's predictions as arguments: the
+# generator's update steps (over a filtered parameter list) before the
+# discriminator's update backpropagates through the same predictions, whose graph
+# saved the generator's old weights.
+TRAINER_METHODS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class GAN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gen = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 2))
+            self.dis = nn.Linear(2, 1)
+            gen_params = list(self.gen.parameters())
+            self.gen_opt = torch.optim.SGD([p for p in gen_params if p.requires_grad], lr=0.1)
+            self.dis_opt = torch.optim.SGD(self.dis.parameters(), lr=0.1)
+
+        def gen_update(self, fake_preds):
+            loss = -fake_preds.mean()
+            loss.backward(retain_graph=True)
+            self.gen_opt.step()
+
+        def dis_update(self, real_preds, fake_preds):
+            loss = fake_preds.mean() - real_preds.mean()
+            loss.backward()
+            self.dis_opt.step()
+
+        def update(self, z, real):
+            self.gen_opt.zero_grad()
+            self.dis_opt.zero_grad()
+            fake_preds = self.dis(self.gen(z))
+            real_preds = self.dis(real)
+            self.gen_update(fake_preds)
+            self.dis_update(real_preds, fake_preds)
+    """)
+
+# The discriminator's update first, then the generator's on fresh predictions.
+TRAINER_METHODS_FIXED = TRAINER_METHODS.replace(
+    """        self.gen_update(fake_preds)
+        self.dis_update(real_preds, fake_preds)""",
+    """        self.dis_update(real_preds, self.dis(self.gen(z).detach()))
+        self.gen_opt.zero_grad()
+        self.gen_update(self.dis(self.gen(z)))""")
+assert TRAINER_METHODS_FIXED != TRAINER_METHODS
+
+# Methods that only compute (no step, no backward), called in the same order.
+TRAINER_METHODS_COMPUTE_ONLY = TRAINER_METHODS.replace(
+    "loss.backward(retain_graph=True)\n        self.gen_opt.step()", "return loss").replace(
+    "loss.backward()\n        self.dis_opt.step()", "return loss")
+
+
+def _gan_data():
+    torch.manual_seed(0)
+    return torch.randn(4, 2), torch.randn(4, 2)
+
+
+def test_step_in_a_method_before_another_method_backpropagates_its_argument_is_found():
+    assert _findings(TRAINER_METHODS) == [(17, "ADL003")]
+    gan = _load(TRAINER_METHODS)["GAN"]()
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        gan.update(*_gan_data())
+
+
+def test_discriminator_update_first_is_silent_and_matches_a_reference():
+    assert _findings(TRAINER_METHODS_FIXED) == []
+    z, real = _gan_data()
+    torch.manual_seed(1)
+    gan = _load(TRAINER_METHODS_FIXED)["GAN"]()
+    gan.update(z, real)
+    torch.manual_seed(1)
+    gen = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh(), torch.nn.Linear(2, 2))
+    dis = torch.nn.Linear(2, 1)
+    gen_opt = torch.optim.SGD(gen.parameters(), lr=0.1)
+    dis_opt = torch.optim.SGD(dis.parameters(), lr=0.1)
+    gen_opt.zero_grad()
+    dis_opt.zero_grad()
+    (dis(gen(z).detach()).mean() - dis(real).mean()).backward()
+    dis_opt.step()
+    gen_opt.zero_grad()
+    (-dis(gen(z)).mean()).backward()
+    gen_opt.step()
+    for p, q in zip(list(gan.gen.parameters()) + list(gan.dis.parameters()),
+                    list(gen.parameters()) + list(dis.parameters())):
+        assert torch.allclose(p, q)
+
+
+def test_methods_that_only_compute_are_silent_and_run():
+    assert "self.gen_opt.step()" not in TRAINER_METHODS_COMPUTE_ONLY
+    assert _findings(TRAINER_METHODS_COMPUTE_ONLY) == []
+    _load(TRAINER_METHODS_COMPUTE_ONLY)["GAN"]().update(*_gan_data())

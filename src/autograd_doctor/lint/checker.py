@@ -237,6 +237,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.summaries.record((self.scope.owner_class, node.name), self.return_summaries)
             self.summaries.record_parameter_writes((self.scope.owner_class, node.name), node, self.scope,
                                                    method=self.scope.owner_class is not None)
+            self.summaries.record_training_steps((self.scope.owner_class, node.name), node, self.scope,
+                                                 method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)

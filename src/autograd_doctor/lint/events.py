@@ -95,6 +95,11 @@ class Scope:
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
+    # a same-file method that steps an optimizer or backpropagates through its
+    # arguments, called here (summaries.py; ADL003 only): (seq, the method's step
+    # node, optimizer text, the call) and (seq, the call, the argument)
+    helper_steps: list = field(default_factory=list)
+    helper_backward_receivers: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     backward_names: set = field(default_factory=set)

@@ -69,6 +69,7 @@ class ExpressionEvents:
             self.record_graph_call(node)
         if not self.scope.grad_off:
             self.record_argument_writes(node)
+            self.record_helper_training(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -323,6 +324,19 @@ class ExpressionEvents:
                 continue  # `p -= t` rebinds a number: only a tensor is written in place
             self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
                                          f"in place on line {line}")
+
+    def record_helper_training(self, node) -> None:
+        """A call of a same-class method that backpropagates through some of its
+        arguments and/or steps optimizers held on `self` (summaries.py): for ADL003,
+        a backward through those arguments, then the steps, at this call."""
+        found = self.summaries.training_steps_of(node, self.scope.owner_class)
+        if found is None:
+            return
+        steps, arguments = found
+        for arg in arguments:
+            self.scope.helper_backward_receivers.append((self.next_seq(), node, arg))
+        for step, optimizer in steps:
+            self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
 
     def record_write(self, target, node, how, rewrite=()):
         scope = self.scope

@@ -45,8 +45,12 @@ class AssignmentEvents:
     def record_optimizer(self, targets, value):
         """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
         ``opt`` steps (ADL003), and which modules' parameters a list holds."""
-        if not isinstance(value, ast.Call) or len(targets) != 1 or \
-                not isinstance(targets[0], (ast.Name, ast.Attribute)):
+        if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
+            return
+        if not isinstance(value, ast.Call):
+            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`
+            if isinstance(value, ast.BinOp) and self.training.param_owners:
+                self.training.param_lists[self.text(targets[0])] = set(self.training.param_owners)
             return
         key = self.text(targets[0])
         self.record_container_members(key, value)
@@ -54,8 +58,11 @@ class AssignmentEvents:
         for owner in list(owners):  # `nn.ModuleList([self.enc, self.dec]).parameters()`
             owners |= self.training.container_members.get(owner, set())
         for a in list(value.args) + [k.value for k in value.keywords]:
-            if isinstance(a, (ast.Name, ast.Attribute)):
-                owners |= self.training.param_lists.get(self.text(a), set())
+            # a list of parameters by name, also filtered: `[p for p in params if
+            # p.requires_grad]`, `filter(lambda p: p.requires_grad, params)`
+            for n in ast.walk(a):
+                if isinstance(n, (ast.Name, ast.Attribute)):
+                    owners |= self.training.param_lists.get(self.text(n), set())
         if owners:
             self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""

@@ -45,6 +45,9 @@ class FunctionSummaries:
         # (class or None, function name) -> {call position: (parameter, line)} of the
         # parameters the function writes in place on every path (record_parameter_writes)
         self.parameter_writes: dict[tuple, dict] = {}
+        # (class, method) -> ((step node, optimizer text), ...), frozenset of call positions
+        # of the parameters that reach a backward pass (record_training_steps)
+        self.training_steps: dict[tuple, tuple] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -98,6 +101,40 @@ class FunctionSummaries:
                     break
         if found:
             self.parameter_writes[key] = found
+
+    def record_training_steps(self, key, node, scope, method: bool) -> None:
+        """For a method (ADL003): the optimizers held on `self` it steps, each with its
+        `step()` node, and the call positions of the parameters whose values reach one
+        of its backward passes (`def dis_update(self, preds): loss = f(preds);
+        loss.backward()`).  Only steps and backward passes in the method's own body
+        outside any `if`, loop, `with` or `try`."""
+        if not method:
+            return
+        unconditional = {id(n) for stmt in node.body if not isinstance(stmt, _COMPOUND)
+                         for n in ast.walk(stmt)}
+        steps = [(step, text) for _, step, text in scope.steps
+                 if id(step) in unconditional and text.startswith("self.")]
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+        reached = set()
+        for seq, call, recv in scope.backward_receivers:
+            if id(call) in unconditional:
+                reached |= _parameters_reaching(scope, node, recv, seq, set(positional))
+        positions = frozenset(i for i, name in enumerate(positional) if name in reached)
+        if steps or positions:
+            self.training_steps[key] = (tuple(steps), positions)
+
+    def training_steps_of(self, call, owner_class: str | None):
+        """``(steps, arguments)`` of a call of a method with a summary
+        (record_training_steps): the method's `(step node, optimizer)` pairs and the
+        argument expressions that reach its backward passes."""
+        key = self.key_of(call, owner_class)
+        if key is None or key[0] is None:
+            return None
+        entry = self.training_steps.get(key)
+        if entry is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        steps, positions = entry
+        return steps, [call.args[i] for i in sorted(positions) if i < len(call.args)]
 
     def parameter_writes_of(self, call, owner_class: str | None):
         """``(function name, {argument: (parameter, line)})`` for a call of a function
@@ -161,3 +198,32 @@ class FunctionSummaries:
         graphs, kind = returns
         index = 0 if kind in ("split", False) else position
         return index is not None and index < len(graphs) and graphs[index] == "args"
+
+
+def _parameters_reaching(scope, function, recv, at: int, parameters: set) -> set:
+    """The parameters of ``function`` whose values the expression ``recv`` (read at
+    ``at``) was computed from, through the function's bindings; a receiver kept on
+    `self` (`self.loss.backward()`) is followed to the last `self.loss = ...` before it."""
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        stored = [n.value for n in ast.walk(function) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                          and t.value.id == "self" and t.attr == recv.attr for t in n.targets)
+                  and n.lineno <= recv.lineno]
+        if not stored:
+            return set()
+        recv = max(stored, key=lambda v: v.lineno)
+    found, work, seen = set(), [(recv, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen:
+                continue
+            seen.add((name, entry[0]))
+            if entry[1] is None:
+                binds = scope.binds.get(name)
+                if name in parameters and binds and binds[0] == entry[0]:
+                    found.add(name)  # the parameter's own binding: the caller's value
+                continue
+            work.append((entry[1], entry[0]))
+    return found

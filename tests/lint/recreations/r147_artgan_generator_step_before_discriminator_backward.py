@@ -72,7 +72,7 @@ class ArtGAN(nn.Module):
         feature_loss = self.abs(self.encoder(batch_output), self.encoder(batch_content))
         self.gener_loss = options.discr_loss_weight * gener_loss + img_loss + feature_loss
         self.gener_loss.backward(retain_graph=True)
-        self.gen_opt.step()  # missed: ADL003
+        self.gen_opt.step()  # expect: ADL003
 
     def dis_update(self, batch_art_preds, batch_content_preds, batch_output_preds, options):
         art_loss = sum([self.loss(pred, torch.ones_like(pred)) for pred in batch_art_preds.values()])

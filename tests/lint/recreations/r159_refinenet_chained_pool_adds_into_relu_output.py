@@ -20,7 +20,7 @@ class ResidualConvUnit(nn.Module):
         self.relu = nn.ReLU(inplace=True)
 
     def forward(self, x):
-        out = self.relu(x)  # missed: ADL002
+        out = self.relu(x)
         out = self.conv1(out)
         out = self.relu(out)
         out = self.conv2(out)
