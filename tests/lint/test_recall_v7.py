@@ -335,3 +335,67 @@ def test_methods_that_only_compute_are_silent_and_run():
     assert "self.gen_opt.step()" not in TRAINER_METHODS_COMPUTE_ONLY
     assert _findings(TRAINER_METHODS_COMPUTE_ONLY) == []
     _load(TRAINER_METHODS_COMPUTE_ONLY)["GAN"]().update(*_gan_data())
+
+
+# An update method called once per batch that clears the critic's optimizer but
+# steps the actor's without ever clearing it: each call adds to the old gradients.
+UPDATE_CLEARS_ONE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Agent:
+        def __init__(self):
+            self.actor = nn.Linear(2, 2)
+            self.critic = nn.Linear(2, 1)
+            self.actor_optimizer = torch.optim.SGD(self.actor.parameters(), lr=0.0)
+            self.critic_optimizer = torch.optim.SGD(self.critic.parameters(), lr=0.0)
+
+        def update(self, states):
+            critic_loss = self.critic(states).pow(2).mean()
+            self.critic_optimizer.zero_grad()
+            critic_loss.backward()
+            self.critic_optimizer.step()
+            actor_loss = -self.actor(states).log_softmax(-1)[:, 0].mean()
+            actor_loss.backward()
+            self.actor_optimizer.step()
+    """)
+
+UPDATE_CLEARS_BOTH = UPDATE_CLEARS_ONE.replace(
+    "        actor_loss.backward()\n", "        self.actor_optimizer.zero_grad()\n        actor_loss.backward()\n")
+
+# The actor's gradients cleared by the training loop that calls `update()`.
+UPDATE_CLEARED_BY_ITS_CALLER = UPDATE_CLEARS_ONE + textwrap.dedent("""
+    def train(agent, batches):
+        for states in batches:
+            agent.actor_optimizer.zero_grad()
+            agent.update(states)
+    """)
+
+
+def test_update_that_clears_one_optimizer_and_steps_another_is_found_and_accumulates():
+    assert _findings(UPDATE_CLEARS_ONE) == [(19, "ADL018")]
+    torch.manual_seed(0)
+    agent = _load(UPDATE_CLEARS_ONE)["Agent"]()
+    states = torch.randn(3, 2)
+    agent.update(states)
+    first = agent.actor.weight.grad.clone()
+    agent.update(states)  # learning rate 0: the same gradient again, added to the first
+    assert torch.allclose(agent.actor.weight.grad, 2 * first)
+
+
+def test_update_that_clears_both_is_silent_and_gives_one_batch_gradient():
+    assert UPDATE_CLEARS_BOTH != UPDATE_CLEARS_ONE
+    assert _findings(UPDATE_CLEARS_BOTH) == []
+    torch.manual_seed(0)
+    agent = _load(UPDATE_CLEARS_BOTH)["Agent"]()
+    states = torch.randn(3, 2)
+    agent.update(states)
+    agent.update(states)
+    reference = torch.autograd.grad(-agent.actor(states).log_softmax(-1)[:, 0].mean(), agent.actor.weight)[0]
+    assert torch.allclose(agent.actor.weight.grad, reference)
+
+
+def test_update_whose_caller_clears_is_silent_and_runs():
+    assert _findings(UPDATE_CLEARED_BY_ITS_CALLER) == []
+    namespace = _load(UPDATE_CLEARED_BY_ITS_CALLER)
+    namespace["train"](namespace["Agent"](), [torch.randn(3, 2) for _ in range(2)])

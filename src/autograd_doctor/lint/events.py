@@ -101,6 +101,7 @@ class Scope:
     helper_steps: list = field(default_factory=list)
     helper_backward_receivers: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
+    zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)

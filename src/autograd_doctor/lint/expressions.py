@@ -164,6 +164,8 @@ class ExpressionEvents:
         if attr == "zero_grad" or (attr in ("zero_", "detach_", "fill_", "requires_grad_")
                                    and self.mentions_grad(recv)):
             scope.zero_grads.append(self.next_seq())
+            if attr == "zero_grad":
+                scope.zero_grad_receivers.append((scope.zero_grads[-1], self.text(recv)))
         if attr == "requires_grad_" and isinstance(recv, ast.Name):
             scope.consts.discard(recv.id)  # a factory tensor that now requires grad
             if self.false_arg(node):

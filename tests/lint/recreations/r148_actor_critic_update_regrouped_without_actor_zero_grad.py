@@ -57,7 +57,7 @@ class ActorCritic:
         log_probs = torch.log(self.actor(states).gather(1, actions))
         actor_loss = torch.mean(-log_probs * td_delta.detach())
         actor_loss.backward()
-        self.actor_optimizer.step()  # missed: ADL018
+        self.actor_optimizer.step()  # expect: ADL018
 
 
 def bug_shows():
