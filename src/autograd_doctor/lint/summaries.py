@@ -18,6 +18,13 @@ computed from (names of `self.<layer>` and callables), from the function's own
 bindings, so that `model_loss, actor_loss = self.loss(batch)` in a caller is
 known to go through the layers `loss()` called.
 
+Two more per-function facts (applied at each call with the caller's facts):
+the parameters a function writes in place on every path (``parameter_writes``:
+the call writes the argument, ADL001), and for a method, the optimizers held
+on `self` it steps and the parameters whose values reach its backward passes
+(``training_steps``: a step, and a backward through those arguments, at the
+call; ADL003).
+
 Callers see a summary only for calls they can resolve: `self.method(...)` in
 a method of the same class, `function(...)` of a top-level function of the
 file.  Methods are walked in source order; a call of a method defined later in

@@ -40,7 +40,16 @@ that a framework runs (`accelerator.backward(loss)`,
 a value carried into the next iteration is old there too: `output, state =
 model(X, state)` bound once in the body, before the step, read again by the
 next iteration's call (the recurrent state whose `.detach()` result was
-dropped), when every backward pass in the loop retains its graph.""",
+dropped), when every backward pass in the loop retains its graph; a nested
+target counts like the names one level up (`out, (h, c) = lstm(x, (h, c))`).
+A same-class method called with the graph counts at its call: one that steps
+an optimizer held on `self`, or backpropagates through its arguments
+(`self.gen_update(preds)` stepping the generator before
+`self.dis_update(preds)` backpropagates), both in its own body outside any
+`if`, loop or `try`; the report names the method's `step()` and the call.
+An optimizer's parameters are followed through a list built from modules'
+parameters, also filtered (`[p for p in params if p.requires_grad]`) or
+concatenated (`list(a.parameters()) + list(b.parameters())`).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one

@@ -20,7 +20,12 @@ RULE = Rule(
 module), `p.grad = None`, `p.grad.zero_()` or `p.grad.detach_()` anywhere in
 that loop, when something can see what the steps did: code after the loop
 (an evaluation, a save, an assertion, the rest of an epoch), or a model that
-outlives the function (an attribute, an argument, a global).""",
+outlives the function (an attribute, an argument, a global).  Also an
+update function without a loop of its own (called once per batch) that
+clears some optimizers with `zero_grad()` but steps one it never clears,
+after a backward outside any branch, when whose parameters it steps is known
+and nothing in the file clears that optimizer, its modules or `.grad` by hand
+(an actor-critic `update()` that clears only the critic's optimizer).""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
