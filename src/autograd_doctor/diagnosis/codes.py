@@ -1799,6 +1799,70 @@ still require grad, have a gradient and are held by that optimizer.
         "x = torch.randn(4, 3)\n"
     ))
 
+STALE_LEAF_GRADIENT = _code(
+    "AD212",
+    "a tensor updated by hand from its .grad, which is never cleared: each update uses the sum of all gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. Gradient descent
+written out by hand (`w -= lr * w.grad` under `torch.no_grad()`, an adversarial attack's
+`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
+(`w.grad.zero_()`, or `w.grad = None`). Without that, the n-th update applies the sum of n
+gradients: training oscillates or converges more slowly, an attack steps along a running sum.
+No error. autograd-doctor looks at the first few backward() calls: a tensor that the previous
+backward() gave a gradient, whose values changed since, whose `.grad` is still the same
+unchanged tensor, that the next backward() reaches again and that no optimizer holds (an
+optimizer's parameters are AD209's).
+
+**Minimal example.**
+
+    for epoch in range(3):
+        loss = ((x * w - y) ** 2).mean()
+        loss.backward()                   # AD212: adds to the gradient the last update used
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+
+**The fix.** Clear the gradient after each update, `w.grad.zero_()` in the same `no_grad`
+block, or `w.grad = None` before each backward().
+""",
+    heading="a tensor updated by hand from its .grad, which is never cleared",
+    example_setup=(
+        "x, y = torch.randn(8), torch.randn(8)\n"
+        "w = torch.zeros(1, requires_grad=True)\n"
+    ))
+
+STALE_STATE_SNAPSHOT = _code(
+    "AD217",
+    "a state_dict() kept as a snapshot changed with the model: loading it restored nothing",
+    """\
+**What it means.** `model.state_dict()` returns the model's own parameters and buffers
+(detached, sharing their memory), not copies. Kept as "the best weights so far", the dict
+changes with every later optimizer step, and `model.load_state_dict(best)` at the end copies
+the current weights onto themselves: the model keeps its last weights, not the best ones.
+Nothing fails. autograd-doctor remembers each `state_dict()` call and warns at a
+`load_state_dict()` of that dict into the same model when its tensors are still the model's own
+and were written since the snapshot was taken. Loading into another model (a target network
+synchronised from the online one) is not reported.
+
+**Minimal example.**
+
+    best = model.state_dict()          # AD217: the model's own tensors, not a copy
+    for step in range(3):
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.load_state_dict(best)        # restores nothing
+
+**The fix.** Copy the tensors when taking the snapshot: `copy.deepcopy(model.state_dict())`,
+or `{name: value.clone() for name, value in model.state_dict().items()}`.
+""",
+    heading="a state_dict() kept as a snapshot changed with the model",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
@@ -1822,6 +1886,12 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
+
+A model cut off as a whole (`encoder` above, while `head` trains) is reported from the second
+backward() on, and only when an optimizer that holds it also holds parameters the loss reached:
+its step() then trains `head` and leaves `encoder` where it started. A target network or a
+teacher detached on purpose (held by no optimizer), or a GAN's generator detached in the
+discriminator's loss (held by its own optimizer, stepped after its own loss) is not reported.
 
 A reentrant activation checkpoint (`checkpoint(block, x, use_reentrant=True)`,
 `checkpoint_sequential`) runs its function under no_grad and connects the result to the graph
