@@ -92,8 +92,10 @@ class FunctionSummaries:
                    for d in node.decorator_list):
                 return
             positional = positional[1:]
-        unconditional = {id(n) for stmt in node.body if not isinstance(stmt, _COMPOUND)
-                         for n in ast.walk(stmt)}
+        names = set(positional) | {a.arg for a in args.kwonlyargs}
+        if not any(w.name in names for w in scope.writes) and not scope.parameter_aug_writes:
+            return  # most functions write none of their parameters: no walk
+        unconditional = _unconditional_nodes(node)
         found = {}
         for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
             binds = scope.binds.get(name)
@@ -115,10 +117,9 @@ class FunctionSummaries:
         of its backward passes (`def dis_update(self, preds): loss = f(preds);
         loss.backward()`).  Only steps and backward passes in the method's own body
         outside any `if`, loop, `with` or `try`."""
-        if not method:
+        if not method or not (scope.steps or scope.backward_receivers):
             return
-        unconditional = {id(n) for stmt in node.body if not isinstance(stmt, _COMPOUND)
-                         for n in ast.walk(stmt)}
+        unconditional = _unconditional_nodes(node)
         steps = [(step, text) for _, step, text in scope.steps
                  if id(step) in unconditional and text.startswith("self.")]
         positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
@@ -234,3 +235,10 @@ def _parameters_reaching(scope, function, recv, at: int, parameters: set) -> set
                 continue
             work.append((entry[1], entry[0]))
     return found
+
+
+def _unconditional_nodes(function) -> set:
+    """ids of the nodes in the statements of ``function``'s own body that are not
+    compound (no `if`, loop, `with`, `try` or nested definition): they run on
+    every call that returns normally."""
+    return {id(n) for stmt in function.body if not isinstance(stmt, _COMPOUND) for n in ast.walk(stmt)}
