@@ -67,7 +67,7 @@ class ExpressionEvents:
             self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
-        if not self.scope.grad_off:
+        if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
             self.record_argument_writes(node)
             self.record_helper_training(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \

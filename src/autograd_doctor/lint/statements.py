@@ -57,12 +57,16 @@ class AssignmentEvents:
         owners = set(self.training.param_owners)
         for owner in list(owners):  # `nn.ModuleList([self.enc, self.dec]).parameters()`
             owners |= self.training.container_members.get(owner, set())
-        for a in list(value.args) + [k.value for k in value.keywords]:
-            # a list of parameters by name, also filtered: `[p for p in params if
-            # p.requires_grad]`, `filter(lambda p: p.requires_grad, params)`
-            for n in ast.walk(a):
-                if isinstance(n, (ast.Name, ast.Attribute)):
-                    owners |= self.training.param_lists.get(self.text(n), set())
+        lists = self.training.param_lists
+        for a in (list(value.args) + [k.value for k in value.keywords]) if lists else ():
+            if isinstance(a, (ast.Name, ast.Attribute)):
+                owners |= lists.get(self.text(a), set())
+            elif isinstance(a, (ast.ListComp, ast.GeneratorExp, ast.Call)):
+                # a list of parameters by name, filtered: `[p for p in params if
+                # p.requires_grad]`, `filter(lambda p: p.requires_grad, params)`
+                for n in ast.walk(a):
+                    if isinstance(n, (ast.Name, ast.Attribute)):
+                        owners |= lists.get(self.text(n), set())
         if owners:
             self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""
