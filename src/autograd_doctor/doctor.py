@@ -522,7 +522,7 @@ class Doctor:
             for loss in pending:
                 self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
-            # A tensor updated by hand since the last backward(), its .grad not cleared (AD212).
+            # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
                                 self.recorder.write_log)
         # The gradient-path analysis looks at the first few backward() calls only; past
@@ -567,7 +567,10 @@ class Doctor:
         except Exception:
             internal_error()
             return
+        reported = {(d.primary.file, d.primary.line) for d in self.diagnoses if d.primary is not None}
         for diagnosis in found or ():
+            if diagnosis.primary is not None and (diagnosis.primary.file, diagnosis.primary.line) in reported:
+                continue  # the cut is the line already reported (a loss term cut from the graph, AD206)
             self._raise_or_warn(diagnosis)
 
     def backward_failed(self, event: BackwardFailed) -> None:

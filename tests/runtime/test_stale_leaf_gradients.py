@@ -1,7 +1,7 @@
-"""AD212: gradient descent written out by hand without clearing `.grad`. Each program is
+"""AD218: gradient descent written out by hand without clearing `.grad`. Each program is
 reported at its backward() line, the help applied as printed gives what the program clearing
 its gradients computes, and updates made through an optimizer (AD209's) or gradients summed on
-purpose over an input that does not change are not AD212 (test_false_alarm_patterns.py)."""
+purpose over an input that does not change are not AD218 (test_false_alarm_patterns.py)."""
 
 import pytest
 import torch
@@ -54,7 +54,7 @@ def test_reported_at_the_backward_and_the_help_clears_the_gradients(tmp_path, mo
     outcome = run_program(tmp_path, program, mode=mode)
     assert outcome.error is None
     (diagnosis,) = outcome.diagnoses
-    assert diagnosis.code == "AD212"
+    assert diagnosis.code == "AD218"
     assert diagnosis.primary.line == outcome.line("BACKWARD")
     help_ = diagnosis.help[0]
     assert help_.replacement.splitlines()[0] == first_line
@@ -79,4 +79,4 @@ def test_an_optimizer_s_parameters_are_not_ad212(tmp_path):
             loss.backward()
             optimizer.step()
     """)
-    assert "AD212" not in [d.code for d in outcome.diagnoses]
+    assert "AD218" not in [d.code for d in outcome.diagnoses]

@@ -33,7 +33,7 @@ CASES = {
     "checkpoint_frozen_embeddings": "AD301",
     "encoder_features_detached": "AD301",
     "best_weights_state_dict_not_copied": "AD217",
-    "hand_written_descent_gradients_not_cleared": "AD212",
+    "hand_written_descent_gradients_not_cleared": "AD218",
     "center_loss_not_in_optimizer": "AD213",
     "multitask_loss_weights_not_in_optimizer": "AD213",
     "where_sqrt_activation_in_module": "AD220",

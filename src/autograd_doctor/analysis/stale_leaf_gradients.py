@@ -1,4 +1,4 @@
-"""AD212: a tensor updated by hand from its `.grad`, whose `.grad` is never cleared: each
+"""AD218: a tensor updated by hand from its `.grad`, whose `.grad` is never cleared: each
 backward() adds to the gradients every earlier update already used.
 
 Gradient descent written out (`w -= lr * w.grad` under no_grad, a PGD attack's
@@ -72,7 +72,7 @@ def _leaves(args: tuple, kwargs: dict) -> list[torch.Tensor]:
 
 
 class StaleLeafGradients:
-    """Per doctor: the leaves the latest checked backward() reached, and whether AD212 was given."""
+    """Per doctor: the leaves the latest checked backward() reached, and whether AD218 was given."""
 
     def __init__(self):
         self.remembered: list[RememberedLeaf] = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import threading
 import weakref
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ import torch
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.listener import StaleSnapshotLoaded
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Snapshots remembered per recorder, and tensors sampled in each.
 LOG_SIZE = 8
@@ -87,24 +87,18 @@ class StateSnapshots:
                                    capture_user_stack(1, limit=2))
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_originals: dict = {}
-
-
 def _recording_state_dict(original):
     @functools.wraps(original)
     def state_dict(self, *args, **kwargs):
         result = call_as_caller(original, (self, *args), kwargs)
         if not args and kwargs.get("destination") is None and not kwargs.get("prefix"):
             try:  # a top-level call: a submodule's part of it passes its parent's destination
-                for recorder in list(_recorders):
+                for recorder in list(_wrapped.recorders):
                     recorder.state_snapshots.remember(self, result)
             except Exception:
                 pass
         return result
-    state_dict._autograd_doctor_original = original
-    return state_dict
+    return marked(state_dict, original)
 
 
 def _recording_load_state_dict(original):
@@ -112,7 +106,7 @@ def _recording_load_state_dict(original):
     def load_state_dict(self, state_dict, *args, **kwargs):
         events = []
         try:  # decided before the load, which may change what the module holds
-            for recorder in list(_recorders):
+            for recorder in list(_wrapped.recorders):
                 event = recorder.state_snapshots.stale_load(self, state_dict)
                 if event is not None:
                     events.append((recorder, event))
@@ -122,34 +116,12 @@ def _recording_load_state_dict(original):
         for recorder, event in events:
             recorder.listener.stale_snapshot_loaded(event)
         return result
-    load_state_dict._autograd_doctor_original = original
-    return load_state_dict
+    return marked(load_state_dict, original)
 
 
-WRAPPERS = {"state_dict": _recording_state_dict, "load_state_dict": _recording_load_state_dict}
+_wrapped = WrappedAttributes(lambda: [(torch.nn.Module, "state_dict", _recording_state_dict),
+                                      (torch.nn.Module, "load_state_dict", _recording_load_state_dict)])
 
-
-def activate(recorder) -> None:
-    """Remember `state_dict()` snapshots and report stale loads of them to `recorder` until
-    `deactivate(recorder)`."""
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        for name, wrap in WRAPPERS.items():
-            current = getattr(torch.nn.Module, name)
-            if not hasattr(current, "_autograd_doctor_original"):
-                _originals[name] = current
-                setattr(torch.nn.Module, name, wrap(current))
-
-
-def deactivate(recorder) -> None:
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders:
-            return
-        for name, original in list(_originals.items()):
-            if getattr(getattr(torch.nn.Module, name), "_autograd_doctor_original", None) is original:
-                setattr(torch.nn.Module, name, original)
-            del _originals[name]
+# Remember `state_dict()` snapshots and report stale loads of them to a recorder until
+# `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate
