@@ -48,7 +48,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # What the file says, in named objects the rules read:
         self.file = FileFacts.read(tree, source)          # before the walk
         self.training = TrainingFacts.read(tree, source)  # optimizers, gradient clearing
-        self.modules = ModuleFacts(self.qualname)         # nn.Module classes, layers, factories
+        self.modules = ModuleFacts(self.qualname, filename)         # nn.Module classes, layers, factories
         # what a rule keeps for its check_file: rule code -> items (ADL001's helper
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
@@ -193,6 +193,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         value_argument = distribution and node.name in N.DISTRIBUTION_VALUE_METHODS
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.scope.class_methods = methods
+        self.scope.class_bases = tuple(q for q in map(self.qualname, bases) if q)
         self.class_stack.append(None)
         self.class_bases.append(None)
         self.class_methods.append(None)

@@ -77,6 +77,7 @@ class Scope:
     # in-place write when the caller passes a tensor (summaries.py); (seq, name, node)
     parameter_aug_writes: list = field(default_factory=list)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
+    class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
@@ -103,6 +104,7 @@ class Scope:
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
+    self_calls: list = field(default_factory=list)  # (seq, method) of `self.method(...)` calls in loops
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)
     finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop

@@ -73,6 +73,8 @@ class ExpressionEvents:
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
+        elif self.scope.loops and is_self_call(node):
+            self.scope.self_calls.append((self.seq, func.attr))  # may be inherited and clear (ADL018)
         if (isinstance(func, ast.Name) and func.id in self.file.backward_functions) or \
                 (is_self_call(node) and func.attr in self.file.backward_functions):
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`

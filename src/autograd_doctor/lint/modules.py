@@ -17,8 +17,14 @@ from dataclasses import dataclass, replace
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.methods import data_only_methods
+from autograd_doctor.lint.project_factories import imported_factory
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# nn.Module methods that return the module itself: `nn.Sequential(...).apply(init)`,
+# `build_mlp(...).to(device)` build what their receiver builds (not `requires_grad_`,
+# which may freeze the parameters)
+RETURN_THE_MODULE = frozenset({"apply", "to", "cuda", "cpu", "float", "double", "half",
+                               "bfloat16", "train", "eval", "type", "to_empty", "share_memory"})
 # classes of torch.nn that build tensors, not modules
 NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
@@ -86,8 +92,9 @@ class ModuleFacts:
     same-file module classes, the layers their `__init__` builds, factories,
     names bound to modules, buffers and graph tensors kept on them."""
 
-    def __init__(self, qualname):
+    def __init__(self, qualname, filename: str | None = None):
         self.qualname = qualname  # the checker's import-aware name of an expression
+        self.filename = filename  # the linted file: where project factories are looked up from
         self.module_classes: set[str] = set()
         self.distribution_classes: set[str] = set()  # same-file Distribution subclasses
         self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
@@ -130,6 +137,8 @@ class ModuleFacts:
         default arguments, to resolve ``inplace=inplace``)."""
         if not isinstance(call, ast.Call):
             return None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in RETURN_THE_MODULE:
+            return self.module_spec(call.func.value, defaults)
         q = self.qualname(call.func) or (self.layer_class_parameters.get(call.func.id, "")
                                          if isinstance(call.func, ast.Name) else "")
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
@@ -165,6 +174,11 @@ class ModuleFacts:
                     call.func.id, (None, False, None, None, False))
                 return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op,
                                   in_op=in_op, in_param=in_param, returns_input=returns_input)
+        if q and not q.startswith("torch.") and "." in q and self.filename:
+            kind = imported_factory(q, self.filename)  # `build_mlp(...)` of another project file
+            if kind is not None:
+                unknown = ModuleSpec("unknown")
+                return ModuleSpec(kind, first=unknown, last=unknown, parameterised=True)
         return None
 
     def container_spec(self, kind, call, defaults) -> ModuleSpec:

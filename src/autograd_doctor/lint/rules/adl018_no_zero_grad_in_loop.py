@@ -6,7 +6,7 @@ import ast
 import re
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.clearing import clears_in_project
+from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears
 from autograd_doctor.lint.rules.base import Rule
 
 # `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
@@ -43,8 +43,12 @@ diverges or crawls.  No error is raised.""",
 is not reported.  Clearing done in a same-file helper called from the loop
 (`reset_grad()`, `self.reset_grad()`) is seen, and so is a function imported
 from another file of the same project (`pyro.infer.util.zero_grads(params)`,
-looked up from the linted file's folders); a method of another object
-(`trainer.reset_grad()`) is not, and such loops are reported.
+looked up from the linted file's folders), and so is a method inherited from
+a base class of another project file (`self.standard_loss(x, y)` of
+`class WATrainer(Trainer)`, `from core.utils import Trainer`, found through
+the package's re-exports); a method of another object (`trainer.reset_grad()`)
+is not, nor one of a base class outside the project, and such loops are
+reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
 guidance loops do), or over the parameters of a module made there (`model =
@@ -78,6 +82,10 @@ def check_scope(checker, scope) -> None:
         if any(start < s < end and clears_in_project(q, checker.filename)
                for s, q in scope.imported_calls):
             continue  # `pyro.infer.util.zero_grads(params)`: a project helper that clears
+        if any(start < s < end and m not in scope.class_methods and
+               any(inherited_method_clears(base, m, checker.filename) for base in scope.class_bases)
+               for s, m in scope.self_calls):
+            continue  # `self.standard_loss(x, y)`, inherited from a project class, clears
         if not _trained_parameters_used_later(checker, scope, optimizer, end, backwards):
             continue  # a smoke run: nothing after the loop sees what the steps did
         checker.report("ADL018", node,
