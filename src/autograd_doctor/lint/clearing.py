@@ -12,7 +12,12 @@ any same-file `f`; `obj.f()` is not (`model.train()` is not the file's own
 `def train` that clears).  A function imported from the same project
 (`pyro.infer.util.zero_grads(params)`) is looked up in its file, found from
 the linted file's folders, only when ADL018 is about to report
-(`clears_in_project`, cached per file).
+(`clears_in_project`, cached per file).  So is a method a class inherits from
+a base class of another project file (`class WATrainer(Trainer)`, `from
+core.utils import Trainer`, whose `standard_loss()` starts with
+`self.optimizer.zero_grad()`): the base is found the same way, through the
+package's own re-exports (`from .train import Trainer`), and its file's
+clearing functions are read (`inherited_method_clears`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 from functools import lru_cache
 
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.submodules import repository_root
 from autograd_doctor.lint.walk import child_nodes
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
@@ -94,19 +100,126 @@ def clears_in_project(qualname: str, filename: str) -> bool:
     gradients.  The project file is found from the linted file's folders
     (`<ancestor>/pyro/infer/util.py`); its clearing functions are cached."""
     module, _, function = qualname.rpartition(".")
-    if not module or not filename or filename.startswith("<"):
-        return False
+    path = module_file_in_project(module, filename) if module else None
+    return path is not None and function in _project_file_clearing(path)
+
+
+def inherited_method_clears(base: str, method: str, filename: str) -> bool:
+    """Whether ``method``, not defined in the linted class, is defined by its base
+    class ``base`` (`core.utils.Trainer`, as the file imports it) or by that
+    class's own project bases, in a project file, and clears gradients there."""
+    found = _project_class(base, filename)
+    seen = set()
+    while found is not None and found not in seen:
+        seen.add(found)
+        path, cls = found
+        methods = {b.name for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if method in methods:
+            return method in _project_file_clearing(path)
+        found = next((c for c in (_project_class(q, path) for q in _base_names(cls, path)) if c), None)
+    return False
+
+
+def _project_class(qualname: str, filename: str, depth: int = 0):
+    """``(path, ClassDef)`` of the class ``qualname`` in a project file found from
+    ``filename``'s folders, following `from .train import Trainer` re-exports of a
+    package's `__init__.py` (at most three hops); None when not found."""
+    module, _, name = qualname.rpartition(".")
+    path = module_file_in_project(module, filename) if module else None
+    if path is None or depth > 3:
+        return None
+    tree = parsed_file(path)
+    if tree is None:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return path, node
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            source = next(a.name for a in node.names if (a.asname or a.name) == name)
+            target = _absolute_module(node, path)
+            return _project_class(f"{target}.{source}", path, depth + 1) if target else None
+    return None
+
+
+def _base_names(cls: ast.ClassDef, path: str) -> list:
+    """The bases of ``cls`` (in the file ``path``) as dotted names to look up:
+    a same-file base as `<module>.Name`, an imported one as its file imports it."""
+    tree = parsed_file(path)
+    aliases = {}
+    for node in (tree.body if tree is not None else ()):
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute_module(node, path)
+            for a in node.names:
+                if target:
+                    aliases[a.asname or a.name] = f"{target}.{a.name}"
+    own = os.path.splitext(os.path.basename(path))[0]
+    out = []
+    for b in cls.bases:
+        if isinstance(b, ast.Name):
+            out.append(aliases.get(b.id, f"{own}.{b.id}"))
+    return out
+
+
+def _absolute_module(node: ast.ImportFrom, path: str) -> str | None:
+    """The module an import names, relative imports made absolute from ``path``'s
+    package folders (`from .train import X` in `core/utils/__init__.py`: `core.utils.train`)."""
+    if not node.level:
+        return node.module
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(node.level - 1):
+        folder = os.path.dirname(folder)
+    parts = []
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    if node.module:
+        parts.append(node.module)
+    return ".".join(parts) or None
+
+
+def module_file_in_project(module: str, filename: str) -> str | None:
+    """The file of ``module`` found from ``filename``'s folders upwards
+    (`<ancestor>/core/utils.py` or `<ancestor>/core/utils/__init__.py`)."""
+    if not filename or filename.startswith("<"):
+        return None
+    return _module_file(module, os.path.dirname(os.path.abspath(filename)))
+
+
+@lru_cache(maxsize=4096)
+def _module_file(module: str, folder: str) -> str | None:
+    """In an installed package only its own files count (``submodules.repository_root``):
+    its neighbours in `site-packages` (`typing_extensions.py`) are not its project.  A
+    checkout is searched up to the file system's root, as a snapshot without `.git` or
+    `setup.py` has no other bound.  Cached: every imported call a file binds asks,
+    `numpy.zeros` included."""
+    installed = any(part in ("site-packages", "dist-packages") for part in folder.split(os.sep))
+    root = repository_root(folder) if installed else None
     parts = module.split(".")
-    folder = os.path.dirname(os.path.abspath(filename))
+    if root is not None and parts[0] != os.path.basename(root):
+        return None  # `types.FunctionType` in torch is the standard library's, not torch/types.py
     while True:
         for candidate in (os.path.join(folder, *parts) + ".py",
                           os.path.join(folder, *parts, "__init__.py")):
-            if os.path.isfile(candidate):
-                return function in _project_file_clearing(candidate)
+            if os.path.isfile(candidate) and (root is None or _inside(candidate, root)):
+                return candidate
         parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
+        if parent == folder or (root is not None and folder == os.path.dirname(root)):
+            return None
         folder = parent
+
+
+def _inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@lru_cache(maxsize=256)
+def parsed_file(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return ast.parse(f.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
 
 
 @lru_cache(maxsize=256)

@@ -17,8 +17,14 @@ from dataclasses import dataclass, replace
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.methods import data_only_methods
+from autograd_doctor.lint.project_factories import imported_factory
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# nn.Module methods that return the module itself: `nn.Sequential(...).apply(init)`,
+# `build_mlp(...).to(device)` build what their receiver builds (not `requires_grad_`,
+# which may freeze the parameters)
+RETURN_THE_MODULE = frozenset({"apply", "to", "cuda", "cpu", "float", "double", "half",
+                               "bfloat16", "train", "eval", "type", "to_empty", "share_memory"})
 # classes of torch.nn that build tensors, not modules
 NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
@@ -35,6 +41,9 @@ class ModuleSpec:
     in_op: str | None = None           # a same-file module class: an op its forward keeps its input for
     in_param: str | None = None        # ... and the name of that input (`x=` at a call)
     element: ModuleSpec | None = None  # a container (ModuleList...): what each of its layers is
+    # a same-file module class whose forward returns the argument it writes (`x.mul_(y);
+    # return x`); torch.nn's in-place layers return what they wrote
+    returns_input: bool = True
 
     @property
     def element_spec(self) -> ModuleSpec:
@@ -62,12 +71,14 @@ class ModuleSpec:
         An in-place activation keeps what it wrote when the saves table's
         `:inplace` entry says so (`nn.ReLU(inplace=True)`, not `nn.Hardswish`, which
         keeps a copy of its input); dropout keeps its mask.  A same-file module
-        that writes its input is taken to keep its output (its input is gone)."""
+        that writes its input and returns it is taken to keep its output (its input
+        is gone); one that returns something else (`return out + x`) keeps nothing known."""
         if self.inplace and self.kind in N.INPLACE_ACTIVATION_FUNCTIONALS:
             entry = N.saves_table().get(self.inplace_key or "")
             return bool(entry and entry["output"])
         entry = N.saves_table().get(self.op or "")
-        return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind)
+        return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind
+                                                   and self.returns_input)
 
     @property
     def inplace_key(self) -> str | None:
@@ -81,8 +92,9 @@ class ModuleFacts:
     same-file module classes, the layers their `__init__` builds, factories,
     names bound to modules, buffers and graph tensors kept on them."""
 
-    def __init__(self, qualname):
+    def __init__(self, qualname, filename: str | None = None):
         self.qualname = qualname  # the checker's import-aware name of an expression
+        self.filename = filename  # the linted file: where project factories are looked up from
         self.module_classes: set[str] = set()
         self.distribution_classes: set[str] = set()  # same-file Distribution subclasses
         self.framework_classes: set[str] = set()     # same-file LightningModule / Trainer subclasses
@@ -125,6 +137,8 @@ class ModuleFacts:
         default arguments, to resolve ``inplace=inplace``)."""
         if not isinstance(call, ast.Call):
             return None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in RETURN_THE_MODULE:
+            return self.module_spec(call.func.value, defaults)
         q = self.qualname(call.func) or (self.layer_class_parameters.get(call.func.id, "")
                                          if isinstance(call.func, ast.Name) else "")
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
@@ -156,10 +170,15 @@ class ModuleFacts:
             if call.func.id in self.factories:
                 return self.factories[call.func.id]
             if call.func.id in self.module_classes:
-                out_op, writes_input, in_op, in_param = self.class_summaries.get(
-                    call.func.id, (None, False, None, None))
+                out_op, writes_input, in_op, in_param, returns_input = self.class_summaries.get(
+                    call.func.id, (None, False, None, None, False))
                 return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op,
-                                  in_op=in_op, in_param=in_param)
+                                  in_op=in_op, in_param=in_param, returns_input=returns_input)
+        if q and not q.startswith("torch.") and "." in q and self.filename:
+            kind = imported_factory(q, self.filename)  # `build_mlp(...)` of another project file
+            if kind is not None:
+                unknown = ModuleSpec("unknown")
+                return ModuleSpec(kind, first=unknown, last=unknown, parameterised=True)
         return None
 
     def container_spec(self, kind, call, defaults) -> ModuleSpec:

@@ -73,6 +73,11 @@ def file_text(path: str) -> str:
     return _text(path)
 
 
+def repository_root(folder: str) -> str:
+    """The repository that holds ``folder`` (see the module's docstring)."""
+    return _repository(folder)
+
+
 def _has_evidence(cls: str, own, files, seen: set) -> bool:
     """``cls`` is built as a part, or a subclass of it is (its forward may be ``cls``'s)."""
     seen.add(cls)

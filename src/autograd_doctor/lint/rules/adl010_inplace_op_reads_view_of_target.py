@@ -14,16 +14,20 @@ RULE = Rule(
 `a`: basic indexing (`a[:, :1]`, `a[0]`), `a.t()`, `a.T`, `a.transpose(...)`,
 `a.view(...)`, `a.expand(...)`, `a.detach()`...  Advanced indexing (`a[idx]`
 with a list or tensor) copies and is not reported.""",
-    why_bad="""The kernel reads `V` while it writes `a`, and they share memory.  The
-result depends on the order the kernel visits elements: `a -= a[:, :1]`
-zeroes column 0 first and then subtracts zeros from the others.  No error
-is raised.""",
+    why_bad="""The kernel reads `V` while it writes `a`, and they share memory.  Where
+PyTorch can tell that the two overlap (a transpose, a row, a leading block:
+`a.add_(a.t())`, `a += a[0]`), it refuses the op: `RuntimeError:
+unsupported operation: some elements of the input tensor and the written-to
+tensor refer to a single memory location`.  Where it cannot (a strided view
+such as a column), no error is raised and the result depends on the order
+the kernel visits elements: `a -= a[:, :1]` zeroes column 0 first and then
+subtracts zeros from the others.""",
     example="""a -= a[:, :1]
 a.add_(a.t())""",
     use_instead="""a -= a[:, :1].clone()
 a.add_(a.t().clone())""",
     fix_safety="""Safe: `.clone()` is added to the operand, which gives the result
-everybody expects; the old result was unspecified.""",
+everybody expects; the old code raised or gave an unspecified result.""",
     known_problems="""Only views of the same *name* are recognised, and only writes to the
 whole tensor: `x.select(0, 0).copy_(x.select(0, 1))` writes one view from
 another, which may be disjoint, and is not reported.  `x.copy_(x.flip(0))`
@@ -55,4 +59,6 @@ def check_scope(checker, scope) -> None:
                   (checker.edit(value, checker.atom_text(value) + ".clone()"),), safe=True)
         checker.report("ADL010", node,
                        f"`{checker.text(value)}` is a view of `{target}`, which this in-place op "
-                       f"writes while reading it; the result depends on the kernel's loop order", fix)
+                       f"writes while reading it: PyTorch raises ('some elements of the input tensor and the "
+                       f"written-to tensor refer to a single memory location') when it sees the overlap, "
+                       f"else the result depends on the kernel's loop order", fix)
