@@ -476,7 +476,8 @@ class Doctor:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
-        """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
+        """Before step(): does it apply clipped gradients (AD208), clipped partial sums of an
+        accumulation (AD212), gradients cleared since the
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
@@ -485,6 +486,8 @@ class Doctor:
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.clip_inside_accumulation_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,

@@ -1636,6 +1636,39 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+CLIP_INSIDE_ACCUMULATION = _code(
+    "AD212",
+    "gradient clipping inside a gradient accumulation: the step applies clipped partial sums, not the clipped total",
+    """\
+**What it means.** With gradient accumulation, several backward() calls add their gradients into
+`.grad` and one step() applies the sum. `clip_grad_norm_` (or `clip_grad_value_`) called after
+each of these backward() calls clips the sum accumulated so far, and the next backward() adds to
+the clipped values: the step applies clip(clip(clip(g1) + g2) + g3) + ... instead of the clipped
+sum, an update that depends on how the batch was split (no error). autograd-doctor notes, when a
+backward() starts, whether it adds to gradients a clipping call left untouched, and warns before
+the step() that applies them. The line to change is the clipping call; the help moves it to just
+before the step().
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        (F.mse_loss(model(x), y) / 2).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)   # AD212: clips a partial sum
+        if i % 2 == 1:
+            optimizer.step()
+            optimizer.zero_grad()
+
+**The fix.** Clip once per step, after the last backward() of the accumulation and before step():
+move the clipping call into the block that steps (`if (i + 1) % accumulation_steps == 0:
+clip_grad_norm_(...); optimizer.step()`).
+""",
+    heading="gradient clipping inside a gradient accumulation",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1) * 10) for _ in range(4)]\n"
+    ))
+
 UNTRAINED_PARAMETERS = _code(
     "AD213",
     "parameters get gradients but no optimizer holds them: they never change",

@@ -48,6 +48,10 @@ class GradientClip:
     # Given an iterator (a `model.parameters()` generator) that yielded nothing: one that an
     # earlier loop had already read to the end, so the call clipped nothing.
     exhausted: bool = False
+    # Judged when the next backward() starts: True when that backward() adds to the very
+    # gradients this call clipped (the same tensors, unwritten since: not cleared in between),
+    # False when it does not, None until a backward() comes.
+    accumulated_onto: bool | None = None
 
     @property
     def site(self) -> Site | None:
@@ -82,6 +86,27 @@ class GradientClips:
 
     def step_done(self, optimizer, seq: int) -> None:
         self.last_step[id(optimizer)] = seq
+
+    def backward_starting(self) -> None:
+        """A backward() that adds into `.grad` is about to run: does it add to gradients a clipping
+        call left? Only the calls not judged yet are looked at (the newest few)."""
+        for clip in self.clips:
+            if clip.accumulated_onto is None:
+                clip.accumulated_onto = _gradients_intact(clip)
+
+
+def _gradients_intact(clip: GradientClip) -> bool:
+    """Whether every sampled parameter that had a gradient at the call still holds that very
+    gradient tensor, at the version the call left (no zero_grad(), no `p.grad = None` since)."""
+    seen = False
+    for parameter_ref, gradient_ref, version in clip.samples:
+        if gradient_ref is None:
+            continue
+        parameter, gradient = parameter_ref(), gradient_ref()
+        if parameter is None or gradient is None or parameter.grad is not gradient or gradient._version != version:
+            return False
+        seen = True
+    return seen
 
 
 _lock = threading.Lock()

@@ -583,6 +583,10 @@ class Recorder(AliasTracking):
                 self.gradient_states.backward_starting(call)
             except Exception:
                 pass
+            try:
+                self.gradient_clips.backward_starting()
+            except Exception:
+                pass
         if self.data_writes:
             self._check_data_writes(args, kwargs)  # may raise on purpose (silent="raise")
         self.write_depth += 1
