@@ -16,7 +16,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_optimizer, untrained_parameters,
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_optimizer,
+    untrained_parameters,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -25,6 +26,7 @@ from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
 from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, patches, probe
+from autograd_doctor.recording import optimizer_clears
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
@@ -237,6 +239,7 @@ class Doctor:
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
         module_flags.activate(self.recorder)
+        optimizer_clears.activate(self.recorder)
         grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
@@ -256,6 +259,8 @@ class Doctor:
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
+        optimizer_clears.deactivate(self.recorder)
+        self._report_at_stop()
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
@@ -269,6 +274,23 @@ class Doctor:
         if self._hooks is not None:
             with contextlib.suppress(Exception):
                 self._hooks.__exit__(None, None, None)
+
+    def _report_at_stop(self) -> None:
+        """What only the whole run shows: an optimizer that cleared its gradients and never
+        stepped (AD221). Reported, never raised: the program has already ended."""
+        if self.silent == "ignore":
+            return
+        try:
+            found = never_stepped.never_stepped_diagnoses(self.recorder)
+        except Exception:
+            internal_error()
+            return
+        silent, self.silent = self.silent, "warn"
+        try:
+            for diagnosis in found:
+                self._raise_or_warn(diagnosis)
+        finally:
+            self.silent = silent
 
     def suspend_saves(self) -> bool:
         """Take our saved-tensor hooks off the stack if they are on top; True if taken."""

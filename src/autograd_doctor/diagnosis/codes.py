@@ -1752,6 +1752,38 @@ values stay the same and the masked elements get a zero gradient.
         "inputs = torch.randn(8, 3)\n"
     ))
 
+OPTIMIZER_NEVER_STEPPED = _code(
+    "AD221",
+    "an optimizer never steps: the gradients computed for its parameters are cleared and never applied",
+    """\
+**What it means.** `zero_grad()` clears the gradients a backward() left on an optimizer's
+parameters and `step()` applies them. When an optimizer's `zero_grad()` runs every iteration but
+its `step()` is never called (forgotten after `loss_d.backward()`, in a GAN's discriminator
+update), its gradients are computed and thrown away again and again: its parameters never change,
+and nothing fails. autograd-doctor remembers each `zero_grad()` call that clears gradients a
+backward() computed, and, when it stops, reports an optimizer that did so at least twice without
+ever stepping. The line to change is that backward(); the help adds the `step()` call after it.
+
+**Minimal example.**
+
+    for x, y in batches:
+        opt_a.zero_grad()
+        opt_b.zero_grad()
+        F.mse_loss(b(a(x)), y).backward()   # AD221: opt_b.step() is never called
+        opt_a.step()
+
+**The fix.** Call the optimizer's `step()` after the backward() that computes its gradients (and
+before its next `zero_grad()`): `loss.backward(); opt_a.step(); opt_b.step()`.
+""",
+    heading="an optimizer never steps",
+    example_setup=(
+        "a = nn.Linear(3, 4)\n"
+        "b = nn.Linear(4, 1)\n"
+        "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\n"
+        "opt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]\n"
+    ))
+
 FROZEN_OPTIMIZER_STEP = _code(
     "AD215",
     "an optimizer stepped with all its parameters frozen: the loss before it trained nothing",

@@ -52,6 +52,9 @@ class GradientClip:
     # gradients this call clipped (the same tensors, unwritten since: not cleared in between),
     # False when it does not, None until a backward() comes.
     accumulated_onto: bool | None = None
+    # Whether a sampled gradient held a non-zero value at the call (zeros after
+    # `zero_grad(set_to_none=False)` are not a partial sum).
+    clipped_nonzero: bool = False
 
     @property
     def site(self) -> Site | None:
@@ -82,7 +85,14 @@ class GradientClips:
                                 gradient._version if gradient is not None else None))
             except TypeError:
                 continue
-        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted))
+        nonzero = False
+        for _parameter, gradient_ref, _version in samples:
+            gradient = gradient_ref() if gradient_ref is not None else None
+            if gradient is not None and bool(gradient.detach().any()):
+                nonzero = True
+                break
+        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted,
+                                       clipped_nonzero=nonzero))
 
     def step_done(self, optimizer, seq: int) -> None:
         self.last_step[id(optimizer)] = seq

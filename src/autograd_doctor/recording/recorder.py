@@ -32,6 +32,7 @@ from autograd_doctor.recording import probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
+from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
@@ -94,6 +95,8 @@ class Recorder(AliasTracking):
         self.gradient_clips = GradientClips()
         # `module.requires_grad = <bool>` assignments (module_flags.py).
         self.module_flags = ModuleFlags()
+        # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
+        self.optimizer_clears = OptimizerClearLog()
         self.gradient_states = GradientStates()
         # Where an enabled GradScaler last unscaled each optimizer's gradients (grad_scalers.py).
         self.grad_scalers = GradScalerCalls()
