@@ -16,8 +16,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_optimizer,
-    untrained_parameters,
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_leaf_gradients,
+    stale_optimizer, state_snapshot, untrained_parameters,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -25,8 +25,10 @@ from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
-from autograd_doctor.recording import checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, patches, probe
-from autograd_doctor.recording import optimizer_clears
+from autograd_doctor.recording import (
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, optimizer_clears, patches, probe,
+    state_snapshots,
+)
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
@@ -36,8 +38,8 @@ from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
-    OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleViewMade, TensorCopied,
-    UntrackedWriteFound,
+    OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleSnapshotLoaded,
+    StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
@@ -210,6 +212,7 @@ class Doctor:
         self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._mode = None
         self._active = False
@@ -240,6 +243,7 @@ class Doctor:
         gradient_clips.activate(self.recorder)
         module_flags.activate(self.recorder)
         optimizer_clears.activate(self.recorder)
+        state_snapshots.activate(self.recorder)
         grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
@@ -260,6 +264,7 @@ class Doctor:
         gradient_clips.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
         optimizer_clears.deactivate(self.recorder)
+        state_snapshots.deactivate(self.recorder)
         self._report_at_stop()
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
@@ -494,6 +499,9 @@ class Doctor:
     def tensor_copied(self, event: TensorCopied) -> None:
         self._report_silent(copies.tensor_copy_diagnosis, event.args, event.kwargs, event.stack)
 
+    def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
+        self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
@@ -537,6 +545,10 @@ class Doctor:
             pending, self._pending_losses = self._pending_losses, []
             for loss in pending:
                 self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
+        if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
+            # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
+            self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
+                                self.recorder.write_log)
         # The gradient-path analysis looks at the first few backward() calls only; past
         # them (plus one, to let it clean up) it is not called at all.
         if gradient_path is not None and self._backwards_seen <= gradient_path.CHECKED_BACKWARDS + 1:
@@ -564,6 +576,11 @@ class Doctor:
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
+        if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS and self.silent != "ignore":
+            try:
+                self._stale_leaf_gradients.after_backward(func, args, kwargs)
+            except Exception:
+                internal_error()
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None
@@ -574,7 +591,10 @@ class Doctor:
         except Exception:
             internal_error()
             return
+        reported = {(d.primary.file, d.primary.line) for d in self.diagnoses if d.primary is not None}
         for diagnosis in found or ():
+            if diagnosis.primary is not None and (diagnosis.primary.file, diagnosis.primary.line) in reported:
+                continue  # the cut is the line already reported (a loss term cut from the graph, AD206)
             self._raise_or_warn(diagnosis)
 
     def backward_failed(self, event: BackwardFailed) -> None:

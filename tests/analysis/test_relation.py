@@ -120,3 +120,17 @@ def test_docstring_examples():
     for module in (relation_module, gradient_path, copies):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+def test_state_dict_entries_share_storage_and_version_counter():
+    # model.state_dict() holds detached views of the parameters, not copies (AD217)
+    model = torch.nn.Linear(2, 2)
+    entry = model.state_dict()["weight"]
+    r = relation(model.weight, entry)
+    assert r.kind == "detach"
+    assert r.shares_storage and r.shared_version_counter is True
+    with torch.no_grad():
+        model.weight.add_(1.0)
+    assert torch.equal(entry, model.weight.detach())
+    copied = {name: value.clone() for name, value in model.state_dict().items()}["weight"]
+    assert not relation(model.weight, copied).shares_storage

@@ -3,7 +3,8 @@
 Each variant raises one of the catalogue's messages through another trigger than the catalogue's
 program. Its header names the message, the code of the catalogue's program for that message,
 the helper files it imports (`# helpers:`), the set it belongs to (`# set:`, 1 when absent: set 1
-was written before the fixes the variants led to, set 2 after them) and the values that carry its meaning (`# results:`,
+was written before the fixes the variants led to, set 2 after them, set 3 after those) and the
+values that carry its meaning (`# results:`,
 expressions evaluated in the program's globals). The line to change ends with `# PRIMARY`, in the
 variant or in one of its helpers. `variants/correct/` holds a hand-written correct version of
 every file the fix changes: the meaning oracle. A help is right when the program with the help

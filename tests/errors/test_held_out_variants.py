@@ -29,6 +29,30 @@ NOT_YET = {
     # AD101 names the line that builds the module with inplace=True (its help changes it there);
     # the variant marks the line that applies the module.
     "saved_sigmoid_through_inplace_module": (False, "right"),
+    # Set 3. A view made under no_grad and written (or its base written) with gradients on: two
+    # meanings are possible (the write tracked or not), so the help says both and changes nothing.
+    "cls_row_taken_under_no_grad_then_scaled": (False, "advice"),
+    "patches_viewed_in_no_grad_helper": (False, "advice"),
+    "baseline_row_under_no_grad_then_masked": (False, "advice"),
+    # Python's random is not replayed by checkpoint: the draw must move out of the checkpointed
+    # function, a change of two places.
+    "drop_path_with_python_random_in_checkpoint": (True, "advice"),
+    # The saved tensors are read again in a helper method: the helper must be given them, a change
+    # of two statements.
+    "checkpointed_function_rereads_saved_tensors": (True, "advice"),
+    # AD111 names the line that sets requires_grad; its help clones the tensor there, while the
+    # variant marks the @torch.inference_mode() that made it (both are right).
+    "prompts_initialised_in_inference_method": (False, "right"),
+    # The function must become a per-sample grad(...) transform: a rewrite, not a line.
+    "per_sample_grads_autograd_grad_under_vmap": (True, "advice"),
+    # update() must move from another method to after the step: two places.
+    "scaler_update_only_at_epoch_end": (True, "advice"),
+    # The buffer write must become an out-of-place copy; the doctor says so without a change.
+    "scratch_buffer_written_under_vmap": (True, "advice"),
+    # The traced function must take the temperature as an input: its signature and its calls change.
+    "traced_calibration_closes_over_temperature": (False, "advice"),
+    # Which group the shared parameter belongs to is the user's choice.
+    "weight_decay_groups_share_norm_weight": (False, "advice"),
 }
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 import textwrap
 
+import pytest
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1012,3 +1013,186 @@ def test_empty_parameters_with_a_plain_list_of_modules_without_parameters_keeps_
     (diagnosis,) = diagnoses
     assert diagnosis.code == "AD129" and diagnosis.primary.line == marked_line(source, "RAISES")
     assert all(suggestion.replacement is None for suggestion in diagnosis.help)
+
+
+SPARSE_GRADIENT_PROGRAM = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    embedding = nn.Embedding(6, 2, sparse=True)
+    optimizer = torch.optim.SGD(embedding.parameters(), lr=0.1)
+    noise = torch.full((6, 2), 0.01)
+    for ids in (torch.tensor([1, 2]), torch.tensor([2, 5])):
+        optimizer.zero_grad()
+        embedding(ids).pow(2).sum().backward()
+        for p in embedding.parameters():
+            {combine}  # PRIMARY
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("combine, replacement", [
+    ("p.grad.add_(noise)", "p.grad = p.grad.to_dense().add_(noise)"),
+    ("p.grad += noise", "p.grad = p.grad.to_dense() + noise"),
+    ("p.grad = torch.add(p.grad, noise)", "p.grad = torch.add(p.grad.to_dense(), noise)"),
+])
+def test_noise_added_to_a_sparse_gradient_in_every_spelling_reaches_the_gradient(tmp_path, combine, replacement):
+    source, path, diagnoses = diagnose(tmp_path, SPARSE_GRADIENT_PROGRAM.format(combine=combine))
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD152"
+    assert diagnosis.primary.line == marked_line(source, "PRIMARY")
+    assert diagnosis.help[0].replacement == replacement
+    error, fixed = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # The reference: the noise added to the dense gradient, by hand.
+    torch.manual_seed(0)
+    embedding = torch.nn.Embedding(6, 2, sparse=True)
+    for ids in (torch.tensor([1, 2]), torch.tensor([2, 5])):
+        embedding.zero_grad()
+        embedding(ids).pow(2).sum().backward()
+        with torch.no_grad():
+            embedding.weight -= 0.1 * (embedding.weight.grad.to_dense() + 0.01)
+    assert torch.equal(fixed["embedding"].weight.detach(), embedding.weight.detach())
+
+
+def test_a_bce_weight_that_nothing_trains_is_detached_first(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model, weigher = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(4, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+        loss = F.binary_cross_entropy(torch.sigmoid(model(x)), y, weight=torch.sigmoid(weigher(x)))
+        loss.backward()
+    """)
+    assert diagnoses[0].code == "AD140"
+    assert diagnoses[0].help[0].replacement.endswith("weight=torch.sigmoid(weigher(x)).detach())")
+
+
+def test_a_bce_weight_made_by_trained_parameters_is_multiplied_out(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model, weigher = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+        optimizer = torch.optim.SGD([*model.parameters(), *weigher.parameters()], lr=0.1)
+        x, y = torch.randn(4, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+        w = torch.sigmoid(weigher(x))
+        loss = F.binary_cross_entropy(torch.sigmoid(model(x)), y, weight=w, reduction="sum")
+        loss.backward()
+        optimizer.step()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD140"
+    assert diagnosis.help[0].replacement == \
+        "loss = (F.binary_cross_entropy(torch.sigmoid(model(x)), y, reduction='none') * w).sum()"
+    error, fixed = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # The same value as the weighted loss, and the weigher now learns: its gradient by hand.
+    torch.manual_seed(0)
+    model, weigher = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    x, y = torch.randn(4, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+    p, w = torch.sigmoid(model(x)), torch.sigmoid(weigher(x))
+    unreduced = -(y * p.log() + (1 - y) * (1 - p).log())
+    assert torch.allclose(fixed["loss"], (unreduced * w.detach()).sum())
+    expected_weigher_grad = ((unreduced * w * (1 - w)).detach().T @ x)
+    assert torch.allclose(fixed["weigher"].weight.detach(), weigher.weight.detach() - 0.1 * expected_weigher_grad,
+                          atol=1e-6)
+
+
+def test_scaler_update_in_another_method_is_named_not_doubled(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+
+        class Loop:
+            def __init__(self):
+                self.model = torch.nn.Linear(3, 1)
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                self.scaler = torch.amp.GradScaler("cpu")
+
+            def step(self, x, y):
+                self.optimizer.zero_grad()
+                self.scaler.scale(F.mse_loss(self.model(x), y)).backward()
+                self.scaler.step(self.optimizer)  # PRIMARY
+
+            def end_of_epoch(self):
+                self.scaler.update()  # UPDATE
+
+
+        loop = Loop()
+        for _ in range(2):
+            loop.step(torch.randn(4, 3), torch.randn(4, 1))
+        loop.end_of_epoch()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD150"
+    assert diagnosis.primary.line == marked_line(source, "PRIMARY")
+    assert [location.line for location in diagnosis.related if location.role == "update"] == \
+        [marked_line(source, "UPDATE")]
+    assert [help.location for help in diagnosis.help] == [None]
+
+
+def test_a_gradient_of_another_shape_with_the_same_count_is_not_reshaped(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.randn(2, 3, requires_grad=True)
+        g = torch.ones(3, 2)
+        w.grad = g
+    """)
+    assert diagnoses[0].code == "AD131"
+    assert all(help.replacement is None for help in diagnoses[0].help)
+
+
+def test_no_grad_method_of_a_model_held_by_a_trainer_is_the_cut(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 3)
+
+            @torch.no_grad()  # PRIMARY
+            def features(self, x):
+                return torch.tanh(self.proj(x))
+
+            def forward(self, x):
+                return self.features(x).sum(dim=1)
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def training_step(self, x, y):
+                self.optimizer.zero_grad()
+                loss = F.mse_loss(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+
+
+        torch.manual_seed(0)
+        model = Encoder()
+        x, y = torch.randn(4, 4), torch.randn(4)
+        Trainer(model).training_step(x, y)
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD307")
+    assert diagnosis.primary.line == marked_line(source, "PRIMARY")
+    error, fixed = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 3)
+    x, y = torch.randn(4, 4), torch.randn(4)
+    torch.nn.functional.mse_loss(torch.tanh(reference(x)).sum(dim=1), y).backward()
+    assert torch.allclose(fixed["model"].proj.weight.detach(), reference.weight.detach() - 0.1 * reference.weight.grad)

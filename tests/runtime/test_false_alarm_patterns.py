@@ -14,6 +14,137 @@ from helpers import grads_equal, run_plain, run_program
 MODES = {"default": {}, "full": {"mode": "full"}, "strict": {"strict": True}}
 
 CORRECT = {
+    # SmoothGrad: the input's gradient is summed over noisy copies on purpose; the input never
+    # changes between the backward() calls.
+    "input gradients summed on purpose over noisy copies": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        x = torch.randn(2, 4, requires_grad=True)
+        for _ in range(5):
+            model(x + 0.1 * torch.randn(2, 4)).sum().backward()
+        grads = [x.grad / 5]
+    """,
+    # Gradient descent by hand that clears the gradients after each update.
+    "hand-written descent that clears the gradients": """
+        import torch
+
+        torch.manual_seed(0)
+        x, y = torch.randn(16, 1), torch.randn(16, 1)
+        w = torch.zeros(1, requires_grad=True)
+        for _ in range(5):
+            loss = ((x * w - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                w.grad.zero_()
+        grads = [w.grad]
+    """,
+    # A target network synchronised, every few steps, from a state_dict taken once: the dict
+    # follows the online network on purpose, and it is loaded into another module.
+    "a target network synchronised from a live state_dict": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        online, target = nn.Linear(3, 2), nn.Linear(3, 2)
+        live = online.state_dict()
+        optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+        for step in range(6):
+            s, s2 = torch.randn(4, 3), torch.randn(4, 3)
+            loss = (online(s) - target(s2).detach()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if step % 2 == 1:
+                target.load_state_dict(live)
+        grads = [p.grad for p in online.parameters()]
+    """,
+    # Best weights kept as copies, and a state_dict loaded back before any step.
+    "best weights copied, and a reload before any step": """
+        import copy
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        model.load_state_dict(model.state_dict())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        best = copy.deepcopy(model.state_dict())
+        for _ in range(3):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()]
+        model.load_state_dict(best)
+    """,
+    # A WGAN trains its critic five times per generator step; the critic's loss detaches the
+    # generator's samples, and the generator's own optimizer steps only after its loss.
+    "a generator detached for five critic steps": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        G, D = nn.Linear(2, 3), nn.Linear(3, 1)
+        opt_g = torch.optim.SGD(G.parameters(), lr=0.01)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.01)
+        real = torch.randn(8, 3)
+        for step in range(12):
+            z = torch.randn(8, 2)
+            fake = G(z).detach()
+            loss_d = D(fake).mean() - D(real).mean()
+            opt_d.zero_grad()
+            loss_d.backward()
+            opt_d.step()
+            if step % 5 == 4:
+                loss_g = -D(G(z)).mean()
+                opt_g.zero_grad()
+                loss_g.backward()
+                opt_g.step()
+        grads = [p.grad for p in [*G.parameters(), *D.parameters()]]
+    """,
+    # A DQN's target network is detached on purpose and trained by no optimizer.
+    "a target network detached, in no optimizer": """
+        import copy
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        q = nn.Linear(4, 2)
+        target = copy.deepcopy(q)
+        optimizer = torch.optim.SGD(q.parameters(), lr=0.1)
+        for _ in range(4):
+            s, s2, r = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8)
+            y = r + 0.9 * target(s2).detach().max(1)[0]
+            loss = (q(s).max(1)[0] - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in q.parameters()]
+    """,
+    # A teacher under no_grad whose parameters are in the student's optimizer by accident of
+    # construction but frozen with requires_grad_(False).
+    "a frozen teacher under no_grad": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        teacher, student = nn.Linear(4, 3), nn.Linear(4, 3)
+        teacher.requires_grad_(False)
+        optimizer = torch.optim.SGD([*student.parameters(), *teacher.parameters()], lr=0.1)
+        for _ in range(4):
+            x = torch.randn(8, 4)
+            with torch.no_grad():
+                soft = teacher(x).softmax(-1)
+            loss = -(soft * student(x).log_softmax(-1)).sum(-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in student.parameters()]
+    """,
     # A probabilistic program traces its guide (an nn.Linear) and throws the result away; the
     # loss reads only the guide's weight, so its bias gets no gradient: nothing was cut
     # (Pyro's tests/nn/test_module.py::test_sample drew AD301 here).
@@ -305,3 +436,30 @@ def test_restore_check_sees_any_one_change_and_swaps():
     nan = torch.tensor([float("nan"), -0.0, 0.0])
     assert content_before_write(nan) == content_before_write(nan.clone())
     assert content_before_write(torch.tensor([0.0, 0.0, 0.0])) != content_before_write(torch.tensor([0.0, -0.0, 0.0]))
+
+
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_a_model_cut_off_under_no_grad_while_its_optimizer_trains_the_rest(tmp_path, mode):
+    # The encoder runs under no_grad, yet one optimizer holds it and the head: each step
+    # trains the head and leaves the encoder where it started.
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        encoder, head = nn.Linear(4, 6), nn.Linear(6, 2)
+        optimizer = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=0.01)
+        for _ in range(3):
+            x = torch.randn(8, 4)
+            with torch.no_grad():
+                features = encoder(x)  # CUT
+            loss = head(features).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """, mode=mode)
+    assert outcome.error is None
+    (diagnosis,) = outcome.diagnoses
+    assert diagnosis.code == "AD301"
+    assert diagnosis.title.startswith("parameters encoder.weight, encoder.bias got no gradient")
+    assert diagnosis.primary.line == outcome.line("CUT")

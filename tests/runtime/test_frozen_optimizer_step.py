@@ -87,3 +87,12 @@ def test_verify_fix_runs_a_program_that_calls_autograd_grad_with_keywords(tmp_pa
     completed = run_cli("run", "--no-rerun", "--verify-fix", str(path), cwd=str(tmp_path), timeout=600)
     assert "TypeError" not in completed.stderr
     assert "applied 1 change(s)" in completed.stderr
+
+
+def test_the_help_turns_on_only_the_flag_that_froze(tmp_path):
+    # A toggle with a second False argument: the help switches the flag, not `verbose`.
+    program = ALTERNATING.replace("def requires_grad(model, flag):", "def requires_grad(model, flag, verbose=False):") \
+        .replace("requires_grad(critic, False)  # FREEZE", "requires_grad(critic, False, verbose=False)  # FREEZE")
+    outcome = run_program(tmp_path, program)
+    (diagnosis, *_) = [d for d in outcome.diagnoses if d.code == "AD215"]
+    assert diagnosis.help[0].replacement.splitlines()[0] == "requires_grad(critic, True, verbose=False)"

@@ -20,7 +20,7 @@ import torch
 from autograd_doctor.analysis.source_scope import Scope, block_holding, frame_values, live_frame
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, segment, statement_location
+from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_location
 
 
 def frozen_step_diagnosis(optimizer, stack, recorder, trained: set[int]) -> Diagnosis | None:
@@ -92,9 +92,13 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site) -> Diagnos
         block = block_holding(scope.tree, backward_statement)
         first = block[0] if block else None
         first_text = segment(filename, first) if first is not None else None
+        unfreeze = None
         if freeze is not None:
-            unfreeze = segment(filename, freeze.value).replace("False", "True")
-        else:
+            # the False argument only: another False in the call (`strict=False`) keeps its meaning
+            off = next(a for a in [*freeze.value.args, *(k.value for k in freeze.value.keywords)]
+                       if isinstance(a, ast.Constant) and a.value is False)
+            unfreeze = replace_node_text(filename, freeze, off, "True")
+        if unfreeze is None:
             unfreeze = f"{owner}.requires_grad_(True)"
         if first is not None and first_text is not None and first.lineno == first.end_lineno:
             helps.append(Suggestion(

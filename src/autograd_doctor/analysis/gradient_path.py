@@ -44,6 +44,7 @@ from autograd_doctor.analysis.grad_off_blocks import (
 )
 from autograd_doctor.analysis.grad_off_caller import OffAtEntry, decorator_help, entry_note, off_at_entry
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.recording.module_forwards import STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active
@@ -584,7 +585,13 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
         except Exception:
             continue
         if not any(id(p) in reached for _, p in parameters):
-            continue  # this model did not take part in this backward
+            # This model did not take part in this backward; it is reported only when the
+            # source cuts it off the loss while an optimizer trains it (below).
+            detached = _detached_model_diagnosis(state, model_name, model, parameters, ran, count,
+                                                 reached, ever_reached, warned, frame, site)
+            if detached is not None:
+                diagnoses.append(detached)
+            continue
         for module_name, module in model.named_modules():
             unreached = []
             for param_name, parameter in module.named_parameters(recurse=False):
@@ -597,16 +604,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
                 unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
             if not unreached:
                 continue
-            cut = None
-            if frame is not None and site is not None:
-                statement = Scope(site.filename, site.lineno).statement_at(site.lineno)
-                root = root_expression(statement) if statement is not None else None
-                if root is not None:
-                    try:
-                        cut = find_cut(site.filename, statement.lineno, loaded_names(root),
-                                       frame_values(frame), target=unreached[0][1])
-                    except Exception:
-                        cut = None
+            cut = _source_cut(frame, site, unreached[0][1])
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
@@ -623,6 +621,57 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
     return diagnoses
+
+
+def _source_cut(frame, site: Site | None, target: torch.Tensor) -> Cut | None:
+    """The construct in the source of the backward() line's loss that cuts `target` off it."""
+    if frame is None or site is None:
+        return None
+    statement = Scope(site.filename, site.lineno).statement_at(site.lineno)
+    root = root_expression(statement) if statement is not None else None
+    if root is None:
+        return None
+    try:
+        return find_cut(site.filename, statement.lineno, loaded_names(root), frame_values(frame), target=target)
+    except Exception:
+        return None
+
+
+def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: list, ran, count: int,
+                              reached: set, ever_reached: set, warned: set, frame,
+                              site: Site | None) -> Diagnosis | None:
+    """AD301 for a whole model that ran and that the source cuts off the loss
+    (`(encoder(x).detach() * w).sum()`) while the optimizer holding it also holds parameters
+    this backward() reached: the step that follows trains the rest and never this model.
+
+    Never at the first backward(): a GAN's generator, an actor, detached in the first loss, is
+    reached by the next one. Its own optimizer (a WGAN's generator, trained every fifth step)
+    holds nothing the other loss reached; a target network or a teacher, detached on purpose,
+    is in no optimizer."""
+    if count < 2 or ran is None or id(model) not in ran:
+        return None
+    trained = [(name, p) for name, p in parameters if p.requires_grad]
+    if not trained or any(p.grad is not None or id(p) in ever_reached or id(p) in warned for _, p in trained):
+        return None
+    cut = _source_cut(frame, site, trained[0][1])
+    if cut is None:
+        return None
+    budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))
+    holding = optimizers_holding([p for _, p in trained], budget) or []
+    if not any(id(p) in reached for optimizer in holding for group in optimizer.param_groups
+               for p in group["params"]):
+        return None  # no optimizer steps it with what this loss trains (or the scans are spent)
+    warned.update(id(p) for _, p in trained)
+    paths = [".".join(filter(None, (model_name, name))) for name, _ in trained]
+    diagnosis = _unreached_parameter_diagnosis(paths, trained[0][1], model, cut, site, True)
+    optimizer = next(o for o in holding if any(id(p) in reached for g in o.param_groups for p in g["params"]))
+    diagnosis.notes.append(f"{type(optimizer).__name__} holds {model_name or type(model).__name__}'s parameters "
+                           "together with the ones this loss reached: its step() trains those and leaves these "
+                           "where they started")
+    diagnosis.help.append(Suggestion(f"if {model_name or type(model).__name__} is meant to stay fixed, say so: "
+                                     f"{model_name or 'the module'}.requires_grad_(False), which also spares "
+                                     "computing its gradients"))
+    return diagnosis
 
 
 def _result_reached_loss(module, results: tuple, roots: list, loss_nodes: list) -> bool:

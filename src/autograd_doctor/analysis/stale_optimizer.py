@@ -85,17 +85,24 @@ def _trained(parameters, held: set[int]) -> list:
 def held_by_another_optimizer(trained: list, optimizer, budget: Budget) -> bool:
     """Whether another live optimizer holds one of `trained` (True when it cannot be known:
     the budget of scans is spent)."""
+    holding = optimizers_holding(trained, budget)
+    return holding is None or any(other is not optimizer for other in holding)
+
+
+def optimizers_holding(parameters: list, budget: Budget) -> list | None:
+    """The live optimizers that hold one of `parameters` (None when it cannot be known: the
+    budget of scans is spent)."""
     if budget.scans <= 0:
-        return True
+        return None
     budget.scans -= 1
-    ids = {id(p) for p in trained}
+    ids = {id(p) for p in parameters}
+    holding = []
     for other in gc.get_objects():
         # type(), not isinstance(): some objects' __class__ is a property that warns or computes
-        if issubclass(type(other), torch.optim.Optimizer) and other is not optimizer:
-            for group in getattr(other, "param_groups", ()):
-                if any(id(p) in ids for p in group.get("params", ())):
-                    return True
-    return False
+        if issubclass(type(other), torch.optim.Optimizer):
+            if any(id(p) in ids for group in getattr(other, "param_groups", ()) for p in group.get("params", ())):
+                holding.append(other)
+    return holding
 
 
 def _rebinding_diagnosis(optimizer, step_stack, stale_ids: set[int], held: set[int], budget: Budget):

@@ -959,7 +959,10 @@ implemented".
 **The fix.** Pass a detached copy (`weight=weights.detach()`): the loss then treats the weights as
 constants, which is all the operation can do. If the weights must be learned, write the loss
 out yourself (`-(weights * (y * p.log() + (1 - y) * (1 - p).log())).mean()`), which autograd
-can differentiate with respect to every term.
+can differentiate with respect to every term. When the weights of a binary cross-entropy come
+from parameters an optimizer trains, autograd-doctor offers that first, as the unreduced loss
+times the weights (`(F.binary_cross_entropy(p, y, reduction='none') * weights).mean()`, the same
+value).
 """,
     example_setup=(
         "weigher = nn.Linear(3, 1)\n"
@@ -1235,8 +1238,9 @@ the gradients hold an inf or NaN, and `scaler.update()` then adjusts the loss sc
 iteration. Per optimizer, GradScaler allows one `step()` between two `update()` calls: a loop
 that never calls `update()` (or calls it only on some iterations) fails on the second
 `scaler.step()` with "step() has already been called since the last update()". autograd-doctor
-names the step and adds `scaler.update()` right after it when the function calls it nowhere, or
-names the `update()` that did not run.
+names the step and adds `scaler.update()` right after it when the program calls it nowhere, or
+names the `update()` that did not run (one in another function, such as an epoch-end hook, is to
+move after the step: adding a second would leave that one with no step before it).
 
 **Minimal example.**
 
@@ -1304,7 +1308,9 @@ the embedding it belongs to.
 
 **The fix.** Make the gradient dense where it is combined, `p.grad.to_dense() + noise`
 (`to_dense()` returns a dense gradient as it is, so the line works for every parameter), or
-create the embedding with `sparse=False`.
+create the embedding with `sparse=False`. An in-place spelling (`p.grad.add_(noise)`,
+`p.grad += noise`) is assigned back, `p.grad = p.grad.to_dense() + noise`: the dense copy is a
+new tensor.
 """,
     heading="a sparse gradient was combined with a dense tensor",
 )
@@ -1864,6 +1870,70 @@ still require grad, have a gradient and are held by that optimizer.
         "x = torch.randn(4, 3)\n"
     ))
 
+STALE_STATE_SNAPSHOT = _code(
+    "AD217",
+    "a state_dict() kept as a snapshot changed with the model: loading it restored nothing",
+    """\
+**What it means.** `model.state_dict()` returns the model's own parameters and buffers
+(detached, sharing their memory), not copies. Kept as "the best weights so far", the dict
+changes with every later optimizer step, and `model.load_state_dict(best)` at the end copies
+the current weights onto themselves: the model keeps its last weights, not the best ones.
+Nothing fails. autograd-doctor remembers each `state_dict()` call and warns at a
+`load_state_dict()` of that dict into the same model when its tensors are still the model's own
+and were written since the snapshot was taken. Loading into another model (a target network
+synchronised from the online one) is not reported.
+
+**Minimal example.**
+
+    best = model.state_dict()          # AD217: the model's own tensors, not a copy
+    for step in range(3):
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.load_state_dict(best)        # restores nothing
+
+**The fix.** Copy the tensors when taking the snapshot: `copy.deepcopy(model.state_dict())`,
+or `{name: value.clone() for name, value in model.state_dict().items()}`.
+""",
+    heading="a state_dict() kept as a snapshot changed with the model",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+STALE_LEAF_GRADIENT = _code(
+    "AD218",
+    "a tensor updated by hand from its .grad, which is never cleared: each update uses the sum of all gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. Gradient descent
+written out by hand (`w -= lr * w.grad` under `torch.no_grad()`, an adversarial attack's
+`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
+(`w.grad.zero_()`, or `w.grad = None`). Without that, the n-th update applies the sum of n
+gradients: training oscillates or converges more slowly, an attack steps along a running sum.
+No error. autograd-doctor looks at the first few backward() calls: a tensor that the previous
+backward() gave a gradient, whose values changed since, whose `.grad` is still the same
+unchanged tensor, that the next backward() reaches again and that no optimizer holds (an
+optimizer's parameters are AD209's).
+
+**Minimal example.**
+
+    for epoch in range(3):
+        loss = ((x * w - y) ** 2).mean()
+        loss.backward()                   # AD218: adds to the gradient the last update used
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+
+**The fix.** Clear the gradient after each update, `w.grad.zero_()` in the same `no_grad`
+block, or `w.grad = None` before each backward().
+""",
+    heading="a tensor updated by hand from its .grad, which is never cleared",
+    example_setup=(
+        "x, y = torch.randn(8), torch.randn(8)\n"
+        "w = torch.zeros(1, requires_grad=True)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
@@ -1887,6 +1957,12 @@ round trip, `argmax` and other integer ops, `requires_grad_(False)`.
 
 **The fix.** Keep the computation in torch ops under grad mode; use `torch.stack`
 instead of `torch.tensor([...])`; remove the `detach()` on the path.
+
+A model cut off as a whole (`encoder` above, while `head` trains) is reported from the second
+backward() on, and only when an optimizer that holds it also holds parameters the loss reached:
+its step() then trains `head` and leaves `encoder` where it started. A target network or a
+teacher detached on purpose (held by no optimizer), or a GAN's generator detached in the
+discriminator's loss (held by its own optimizer, stepped after its own loss) is not reported.
 
 A reentrant activation checkpoint (`checkpoint(block, x, use_reentrant=True)`,
 `checkpoint_sequential`) runs its function under no_grad and connects the result to the graph

@@ -15,10 +15,10 @@ Only weak references are kept.
 from __future__ import annotations
 
 import functools
-import threading
 import weakref
 
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 
 class GradScalerCalls:
@@ -42,11 +42,6 @@ class GradScalerCalls:
         return (found[0], scaler) if scaler is not None else None
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_original = None
-
-
 def _scaler_class():
     try:
         from torch.amp.grad_scaler import GradScaler
@@ -61,39 +56,16 @@ def _recording(original):
         result = call_as_caller(original, (self, optimizer), {})
         try:
             if self.is_enabled():
-                for recorder in list(_recorders):
+                for recorder in list(_wrapped.recorders):
                     recorder.grad_scalers.unscaled(self, optimizer, next(recorder.seq))
         except Exception:
             pass
         return result
-    unscale_._autograd_doctor_original = original
-    return unscale_
+    return marked(unscale_, original)
 
 
-def activate(recorder) -> None:
-    """Record unscale_() calls into `recorder.grad_scalers` until `deactivate(recorder)`."""
-    global _original
-    with _lock:
-        _recorders.append(recorder)
-        scaler_class = _scaler_class()
-        if len(_recorders) > 1 or scaler_class is None:
-            return
-        original = scaler_class.__dict__.get("unscale_")
-        if original is None or hasattr(original, "_autograd_doctor_original"):
-            return
-        _original = original
-        scaler_class.unscale_ = _recording(original)
+_wrapped = WrappedAttributes(lambda: [(scaler_class, "unscale_", _recording)
+                                      for scaler_class in [_scaler_class()] if scaler_class is not None])
 
-
-def deactivate(recorder) -> None:
-    global _original
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders or _original is None:
-            return
-        scaler_class = _scaler_class()
-        if scaler_class is not None and getattr(scaler_class.__dict__.get("unscale_"), "_autograd_doctor_original",
-                                                None) is _original:
-            scaler_class.unscale_ = _original
-        _original = None
+# Record `GradScaler.unscale_` calls into a recorder's `grad_scalers` until `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import threading
 import types
 import weakref
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Parameters of a call whose gradients are remembered; clips remembered per recorder.
 SAMPLED_PARAMETERS = 4
@@ -119,11 +119,6 @@ def _gradients_intact(clip: GradientClip) -> bool:
     return seen
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_originals: dict = {}
-
-
 def _modules():
     import torch.nn.utils as utils
     import torch.nn.utils.clip_grad as clip_grad
@@ -160,37 +155,16 @@ def _recording(original, name: str):
         result = call_as_caller(original, (parameters, *args), kwargs)
         try:
             listed = list(parameters) if listed is None else listed
-            for recorder in list(_recorders):
+            for recorder in list(_wrapped.recorders):
                 recorder.gradient_clips.remember(name, listed, next(recorder.seq), was_iterator and not listed)
         except Exception:
             pass
         return result
-    clip._autograd_doctor_original = original
-    return clip
+    return marked(clip, original)
 
 
-def activate(recorder) -> None:
-    """Record clipping calls into `recorder.gradient_clips` until `deactivate(recorder)`."""
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        for module in _modules():
-            for name in NAMES:
-                original = getattr(module, name, None)
-                if original is None or hasattr(original, "_autograd_doctor_original"):
-                    continue
-                _originals[(module.__name__, name)] = (module, original)
-                setattr(module, name, _recording(original, name))
+_wrapped = WrappedAttributes(lambda: [(module, name, functools.partial(_recording, name=name))
+                                      for module in _modules() for name in NAMES])
 
-
-def deactivate(recorder) -> None:
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders:
-            return
-        for (_module_name, name), (module, original) in list(_originals.items()):
-            if getattr(getattr(module, name, None), "_autograd_doctor_original", None) is original:
-                setattr(module, name, original)
-        _originals.clear()
+# Record clipping calls into a recorder's `gradient_clips` until `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -152,6 +152,18 @@ class OptimizerStepStarting:
     swaps: list
 
 
+@dataclass
+class StaleSnapshotLoaded:
+    """`load_state_dict(d)` of a snapshot whose tensors are the module's own and were written
+    since it was taken: the load changed nothing."""
+
+    module_type: str
+    changed: int  # sampled entries written since the snapshot
+    sampled: int
+    taken: tuple[Site, ...]  # where state_dict() was called
+    loaded: tuple[Site, ...]  # where load_state_dict() was called
+
+
 class Listener(Protocol):
     """Receives the recorder's events. Methods may raise on purpose (strict mode,
     silent="raise"): the recorder lets those through, at the user's line."""
@@ -186,6 +198,8 @@ class Listener(Protocol):
     def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
+
+    def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None: ...
 
     def suspend_saves(self) -> bool:
         """torch.func needs the saved-tensor hooks off: take them off; True if taken."""
@@ -239,6 +253,9 @@ class NullListener:
         pass
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
+        pass
+
+    def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
         pass
 
     def suspend_saves(self) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import threading
 import weakref
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Assignments remembered per recorder (models set such flags while they are built).
 LOG_SIZE = 16
@@ -51,47 +51,21 @@ class ModuleFlags:
         self.flags.append(ModuleFlag(weakref.ref(module), value, capture_user_stack(1, limit=2)))
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_original = None
-
-
 def _recording(original):
     @functools.wraps(original)
     def __setattr__(self, name, value):
         call_as_caller(original, (self, name, value), {})
         if name == "requires_grad" and isinstance(value, bool):
             try:
-                for recorder in list(_recorders):
+                for recorder in list(_wrapped.recorders):
                     recorder.module_flags.remember(self, value)
             except Exception:
                 pass
-    __setattr__._autograd_doctor_original = original
-    return __setattr__
+    return marked(__setattr__, original)
 
 
-def activate(recorder) -> None:
-    """Record `module.requires_grad = <bool>` into `recorder.module_flags` until
-    `deactivate(recorder)`."""
-    global _original
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        current = torch.nn.Module.__setattr__
-        if hasattr(current, "_autograd_doctor_original"):
-            return
-        _original = current
-        torch.nn.Module.__setattr__ = _recording(current)
+_wrapped = WrappedAttributes(lambda: [(torch.nn.Module, "__setattr__", _recording)])
 
-
-def deactivate(recorder) -> None:
-    global _original
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders or _original is None:
-            return
-        if getattr(torch.nn.Module.__setattr__, "_autograd_doctor_original", None) is _original:
-            torch.nn.Module.__setattr__ = _original
-        _original = None
+# Record `module.requires_grad = <bool>` into a recorder's `module_flags` until
+# `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -14,7 +14,6 @@ when the doctor stops (AD221). Only weak references are kept.
 from __future__ import annotations
 
 import functools
-import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Parameters whose gradients are looked at per call (the smallest of the first few: cheap).
 SAMPLED_PARAMETERS = 8
@@ -80,45 +80,20 @@ def _holds_gradients(optimizer) -> bool:
     return gradient is not None and bool(gradient.detach().any())
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_original = None
-
-
 def _recording(original):
     @functools.wraps(original)
     def zero_grad(self, *args, **kwargs):
         try:
-            for recorder in list(_recorders):
+            for recorder in list(_wrapped.recorders):
                 recorder.optimizer_clears.cleared(self, next(recorder.seq), recorder.backward_calls)
         except Exception:
             pass
         return call_as_caller(original, (self, *args), kwargs)
-    zero_grad._autograd_doctor_original = original
-    return zero_grad
+    return marked(zero_grad, original)
 
 
-def activate(recorder) -> None:
-    """Record `optimizer.zero_grad()` calls into `recorder.optimizer_clears` until `deactivate(recorder)`."""
-    global _original
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        current = torch.optim.Optimizer.zero_grad
-        if hasattr(current, "_autograd_doctor_original"):
-            return
-        _original = current
-        torch.optim.Optimizer.zero_grad = _recording(current)
+_wrapped = WrappedAttributes(lambda: [(torch.optim.Optimizer, "zero_grad", _recording)])
 
-
-def deactivate(recorder) -> None:
-    global _original
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders or _original is None:
-            return
-        if getattr(torch.optim.Optimizer.zero_grad, "_autograd_doctor_original", None) is _original:
-            torch.optim.Optimizer.zero_grad = _original
-        _original = None
+# Record `optimizer.zero_grad()` calls into a recorder's `optimizer_clears` until
+# `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -33,6 +33,7 @@ from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
+from autograd_doctor.recording.state_snapshots import StateSnapshots
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
 from autograd_doctor.recording.fingerprint import content_before_write, fingerprint
@@ -97,6 +98,8 @@ class Recorder(AliasTracking):
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
         self.optimizer_clears = OptimizerClearLog()
+        # `state_dict()` results kept as snapshots (state_snapshots.py).
+        self.state_snapshots = StateSnapshots()
         self.gradient_states = GradientStates()
         # Where an enabled GradScaler last unscaled each optimizer's gradients (grad_scalers.py).
         self.grad_scalers = GradScalerCalls()

@@ -75,10 +75,36 @@ def unscaled_twice(context: ErrorContext, already):
         notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
                      "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
                      "first update()")
+    if help_ is None and step is None:
+        earlier = _other_unscale(filename, scope, statement, receiver, optimizer_text)
+        if earlier is not None:
+            # Another unscale_() of the same optimizer (a clipping hook) already ran in this step,
+            # and this one is not repeated by a loop: the gradients are unscaled, this call can go.
+            related.append(statement_location(filename, earlier, role="unscale", note=f"{receiver}.unscale_("
+                                              f"{optimizer_text}) is also called here, earlier in the step"))
+            notes.append(f"the gradients were already unscaled by the other {receiver}.unscale_({optimizer_text}) "
+                         "of this step: this second call has nothing left to do")
+            help_ = Suggestion(f"delete this {receiver}.unscale_({optimizer_text}) line: the gradients it reads are "
+                               "already unscaled", location=statement_location(filename, statement))
     helps = [help_] if help_ is not None else [Suggestion(
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _other_unscale(filename: str, scope: ast.AST | None, statement: ast.stmt, receiver: str,
+                   optimizer_text: str) -> ast.stmt | None:
+    """The one other `receiver.unscale_(optimizer)` statement of the file, when the failing one is
+    not inside a loop of its function (a loop would make it the one that runs twice)."""
+    tree = parse_file(filename)
+    if tree is None or scope is None or any(isinstance(node, (ast.For, ast.While)) and
+                                            node.lineno <= statement.lineno <= node.end_lineno
+                                            for node in ast.walk(scope)):
+        return None
+    others = [node for node in ast.walk(tree) if isinstance(node, ast.stmt) and node is not statement
+              and (call := _method_call(node, "unscale_")) is not None and segment(filename, call.func.value) == receiver
+              and call.args and segment(filename, call.args[0]) == optimizer_text]
+    return others[0] if len(others) == 1 else None
 
 
 def _step_statement(scope: ast.AST, filename: str, receiver: str) -> ast.stmt | None:
@@ -146,15 +172,50 @@ def unscaled_after_step(context: ErrorContext, already):
         earlier = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
                    and segment(filename, s.value.func.value) == receiver]
         step = earlier[-1] if earlier else None
+    help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
+    inner = None
+    if step is None:
+        # The unscale_ is in a helper (clip_gradients(scaler, ...)): the caller's statement that
+        # runs the helper after its step() is the one to move.
+        caller = _caller_after_step(context, _frame, found[4])
+        if caller is not None:
+            inner = location
+            filename, block, statement, step, receiver = caller
+            location = statement_location(filename, statement, role="unscale",
+                                          note=f"runs {receiver}.unscale_() after {receiver}.step()")
+            help_ = _move_before_step(filename, block, statement, step, receiver)
     related = [statement_location(filename, step, role="step", note=f"{receiver}.step() already applied the "
                                   "gradients here")] if step is not None else []
+    if inner is not None:
+        related.append(inner)
     notes = [f"{receiver}.step({optimizer_text}) applies the gradients; unscaling (and clipping) them afterwards "
              "changes nothing that step used, so GradScaler refuses unscale_() between step() and update()"]
-    help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
     helps = [help_] if help_ is not None else [Suggestion(
         f"call {receiver}.unscale_({optimizer_text}) (and clip) before {receiver}.step({optimizer_text}), "
         "after the last backward()")]
     return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
+    """(filename, block, statement, step statement, scaler text) for the first caller of the
+    failing frame whose statement comes after a `scaler.step(...)` of the same scaler in its block."""
+    scaler = value_of(frame, call.func.value)
+    callers = [found for found in context.user_frames() if found[0] is not frame]
+    for caller, line in callers:
+        filename = caller.f_code.co_filename
+        tree = parse_file(filename)
+        scope = enclosing_function(tree, line) if tree is not None else None
+        statement = next((node for node in ast.walk(scope) if isinstance(node, ast.stmt)
+                          and node.lineno == line and not isinstance(node, (ast.For, ast.While, ast.If, ast.With))),
+                         None) if scope is not None else None
+        block = block_holding(scope, statement) if statement is not None else None
+        if block is None:
+            continue
+        steps = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
+                 and value_of(caller, s.value.func.value) is scaler]
+        if steps:
+            return filename, block, statement, steps[-1], segment(filename, steps[-1].value.func.value)
+    return None
 
 
 def _clipping_after(block: list, start: int) -> list:
@@ -224,6 +285,14 @@ def stepped_twice(context: ErrorContext, already):
                                       "between the two steps") for update in updates]
         helps = [Suggestion(f"call {receiver}.update() after every {receiver}.step(): once per iteration, "
                             "after the steps of all optimizers")]
+    elif elsewhere := _updates_elsewhere(filename, scope, receiver):
+        # update() exists, in another function (an epoch-end hook): adding one after the step would
+        # leave that one running with no step before it, which GradScaler refuses too.
+        related = [statement_location(filename, update, role="update", note=f"{receiver}.update() is called here, "
+                                      "less often than the step") for update in elsewhere]
+        notes.append(f"{receiver}.update() is called in another function, which does not run after every step")
+        helps = [Suggestion(f"move {receiver}.update() to right after {receiver}.step({optimizer_text}): once per "
+                            "iteration, and nowhere else")]
     else:
         indent = source_line(filename, statement.lineno)[:statement.col_offset]
         step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
@@ -233,6 +302,16 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _updates_elsewhere(filename: str, scope: ast.AST | None, receiver: str) -> list[ast.stmt]:
+    """The `receiver.update()` statements of the file outside `scope`, the function that steps."""
+    tree = parse_file(filename)
+    if tree is None or scope is None:
+        return []
+    inside = {id(node) for node in ast.walk(scope)}
+    return [node for node in ast.walk(tree) if isinstance(node, ast.stmt) and id(node) not in inside
+            and _method_call(node, "update") is not None and segment(filename, node.value.func.value) == receiver]
 
 
 def _earlier_step(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str) -> ast.stmt | None:

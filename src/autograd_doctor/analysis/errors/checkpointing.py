@@ -35,7 +35,11 @@ def _checkpointed_function(context: ErrorContext):
 
 
 def recompute_mismatch(context: ErrorContext, already):
+    import torch
+
     function = _checkpointed_function(context)
+    if isinstance(function, torch.nn.Module):
+        function = type(function).forward  # checkpoint(block, x) runs the module's forward
     code = getattr(function, "__code__", None)
     use = context.raise_location(role="backward", note="backward() recomputed the checkpointed function here")
     notes = ["checkpoint() throws away the function's intermediate tensors and runs it again during "
@@ -48,22 +52,56 @@ def recompute_mismatch(context: ErrorContext, already):
         return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, use, notes=notes, help=helps)
     definition = line_location(code.co_filename, code.co_firstlineno, role="function",
                                note=f"{code.co_name}() is checkpointed: it must do the same work when recomputed")
+    draws = _unreplayed_random_draws(code)
+    if draws:
+        # Python's or NumPy's random numbers: checkpoint replays torch's random state only, so the
+        # recomputation draws again and may take the other way.
+        primary = draws[0]
+        notes.append("checkpoint replays torch's random number state when it recomputes, not Python's random "
+                     "module or NumPy's: a draw from them inside the function gives another value the second time")
+        helps.insert(0, Suggestion("draw the random decision outside the checkpointed function and pass it in (or "
+                                   "skip the checkpoint call there), or draw it with torch (torch.rand), whose "
+                                   "state checkpoint replays"))
+        return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
     branches = _branches(code)
     return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, definition, [*branches, use], notes, helps)
 
 
-def _branches(code) -> list:
-    """`if` statements inside the checkpointed function: the usual source of a different recomputation."""
+# Random number generators whose state checkpoint does not save and replay.
+_UNREPLAYED_RANDOM = ("random.", "np.random.", "numpy.random.")
+
+
+def _unreplayed_random_draws(code) -> list:
+    """Calls of Python's random module or NumPy's random inside the checkpointed function."""
+    node = _function_node(code)
+    if node is None:
+        return []
+    return [line_location(code.co_filename, call.lineno, role="random", note="a random draw that checkpoint does not "
+                          "replay: the recomputation draws again")
+            for call in ast.walk(node) if isinstance(call, ast.Call)
+            and (ast.unparse(call.func) + ".").startswith(_UNREPLAYED_RANDOM)][:3]
+
+
+def _function_node(code):
+    """The def of `code` in its file."""
     tree = parse_file(code.co_filename)
     if tree is None:
-        return []
+        return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name and \
                 code.co_firstlineno <= node.lineno <= code.co_firstlineno + len(node.decorator_list):
-            return [line_location(code.co_filename, branch.lineno, role="branch",
-                                  note="a branch: does it take the same way both times?")
-                    for branch in ast.walk(node) if isinstance(branch, ast.If)][:3]
-    return []
+            return node
+    return None
+
+
+def _branches(code) -> list:
+    """`if` statements inside the checkpointed function: the usual source of a different recomputation."""
+    node = _function_node(code)
+    if node is None:
+        return []
+    return [line_location(code.co_filename, branch.lineno, role="branch",
+                          note="a branch: does it take the same way both times?")
+            for branch in ast.walk(node) if isinstance(branch, ast.If)][:3]
 
 
 # The functions of torch.utils.checkpoint that take use_reentrant=.

@@ -326,6 +326,9 @@ def saved_tensors_count(context: ErrorContext, already):
     if not helps:
         helps.append(Suggestion(f"unpack as many names as {name}.forward saves, in the same order "
                                 f"({', '.join(saved)}), or save the missing tensors in forward"))
+    if helps[0].location is not None and helps[0].location.line == save.line and helps[0].location.file == save.file:
+        # The change is in forward's save_for_backward: that is the line to change.
+        return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, save, [location], notes, helps)
     return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, helps)
 
 

@@ -157,8 +157,31 @@ def assigned_gradient_shape(context: ErrorContext, already):
     helps = [Suggestion(f"{owner or 'the tensor'}.grad must have {owner or 'its'}'s own size {wanted}: build the "
                         f"gradient with that shape (torch.zeros_like({owner or 'p'}), or reshape/expand "
                         f"{value or 'it'}), or assign it to the tensor it belongs to")]
+    if owner is not None and value is not None and given.count(",") == 0 and _same_count(given, wanted):
+        # A flat gradient with the tensor's number of elements: a slice of one vector holding all
+        # parameters' gradients, meant for this tensor in its order (another shape with the same
+        # count, [3, 2] for [2, 3], may be a transpose: only the user can tell).
+        helps.insert(0, statement_change(location, f"the gradient has {owner}'s number of elements in another "
+                                         f"shape (a flattened gradient): give it {owner}'s shape",
+                                         f"{ast.unparse(target)} = {_operand(statement.value, value)}"
+                                         f".reshape_as({owner})"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
+def _same_count(given: str, wanted: str) -> bool:
+    """Whether the sizes '[6]' and '[2, 3]' (as PyTorch prints them) hold as many elements."""
+    import math
+
+    def count(size: str):
+        parts = [part.strip() for part in size.strip("[]").split(",") if part.strip()]
+        return math.prod(int(part) for part in parts) if all(part.isdigit() for part in parts) else None
+    return count(given) is not None and count(given) == count(wanted)
+
+
+def _operand(node: ast.AST, text: str) -> str:
+    """`text` ready to take a method call: parenthesised unless it is a name, attribute, call or subscript."""
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
 
 
 def empty_inputs(context: ErrorContext, already):
@@ -182,9 +205,10 @@ def empty_inputs(context: ErrorContext, already):
             "generator used up earlier, or a filter that matched no parameter")])
     value = frame.f_locals.get(name, frame.f_globals.get(name))
     target, value_text = ast.unparse(made.targets[0]), text_of(filename, made.value)
-    if isinstance(value, types.GeneratorType):
+    if _one_shot_iterator(value):
+        kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
         made_location = statement_location(filename, made, role="made",
-                                           note=f"{name} is a generator: it can be iterated only once")
+                                           note=f"{name} is {kind}: it can be iterated only once")
         users = uses_between(filename, name, made.end_lineno, location.line)
         helps = [statement_change(made_location, "keep the tensors in a list, which can be read any number of "
                                   "times", f"{target} = list({value_text})")]
@@ -196,6 +220,14 @@ def empty_inputs(context: ErrorContext, already):
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
         "[n for n, _ in model.named_parameters()])")])
+
+
+def _one_shot_iterator(value) -> bool:
+    """A generator, or an iterator such as filter(...) or map(...): iterating it uses it up."""
+    try:
+        return iter(value) is value
+    except TypeError:
+        return False
 
 
 def decorator_cut(context: ErrorContext, already):
@@ -212,7 +244,7 @@ def decorator_cut(context: ErrorContext, already):
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     if not decorated:
         return None
-    called = _functions_called_upstream(filename, line)
+    called = _functions_called_upstream(filename, line, frame)
     hits = [decorated[name] for name in called if name in decorated]
     if not hits:
         return None
@@ -251,8 +283,9 @@ def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | 
     return Suggestion(message, kept[len(indent):], location)
 
 
-def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list[str]:
-    """Names of functions called by the statement at `line` and by the assignments feeding it."""
+def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4) -> list[str]:
+    """Names of functions called by the statement at `line` and by the assignments feeding it,
+    and the methods that a module called there calls on `self` (its forward's helpers)."""
     from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, line)
@@ -264,6 +297,11 @@ def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list
                 name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
                 if name and name not in called:
                     called.append(name)
+                # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
+                modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
+                for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
+                    if method not in called:
+                        called.append(method)
             for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
                 seen.add(used)
                 assignment = last_assignment(filename, used, node.lineno)
@@ -271,6 +309,33 @@ def _functions_called_upstream(filename: str, line: int, depth: int = 4) -> list
                     next_pending.append(assignment)
         pending = next_pending
     return called
+
+
+def _methods_called_on_self(frame, receiver: ast.AST) -> list[str]:
+    """The methods that the class of the module `receiver` names in `frame` calls on `self`
+    (`self.encode(x)` in its forward), read from the user's file that defines the class."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import parse_file
+    from autograd_doctor.recording.frames import is_internal_file
+
+    module = value_of(frame, receiver) if frame is not None and isinstance(receiver, (ast.Name, ast.Attribute)) else None
+    if not isinstance(module, torch.nn.Module):
+        return []
+    methods = []
+    for cls in type(module).__mro__:
+        # The file comes from the class's own functions: a script run as __main__ (runpy, a
+        # notebook) has no module file that names it.
+        files = {value.__code__.co_filename for value in vars(cls).values() if hasattr(value, "__code__")}
+        for defined_in in (f for f in files if not is_internal_file(f)):
+            tree = parse_file(defined_in)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                    methods += [call.func.attr for call in ast.walk(node) if isinstance(call, ast.Call)
+                                and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                                and call.func.value.id == "self"]
+    return methods
 
 
 def cut_path(context: ErrorContext, already):

@@ -32,12 +32,21 @@ def _negative_literal(node: ast.AST | None) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
 
 
+def _called_name(node: ast.AST) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+
+
 def _inplace_calls(tree: ast.Module, class_name: str, function: str):
-    """(call, inplace keyword, slope expression) of in-place uses of the activation."""
+    """(call, inplace keyword, slope expression) of in-place uses of the activation, also through
+    functools.partial(F.leaky_relu, ..., inplace=True) (the activation chosen in a config)."""
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
-        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        name = _called_name(call.func)
         keyword = next((k for k in call.keywords if k.arg == "inplace"), None)
         slope = next((k.value for k in call.keywords if k.arg in ("negative_slope", "alpha")), None)
+        if name == "partial" and call.args and _called_name(call.args[0]) in (class_name, function):
+            if keyword is not None:
+                yield call, keyword, slope
+            continue
         if name == class_name and keyword is not None:
             yield call, keyword, slope if slope is not None else (call.args[0] if call.args else None)
         elif name == function and keyword is not None:

@@ -613,35 +613,91 @@ def non_differentiable_argument(context: ErrorContext, already):
     frame, line, filename, statement, location = found
     function, argument = match.group(1), match.group(2)
     names = _PYTHON_NAMES.get(function, (function,)) if function else ()
-    candidates = []
+    candidates, calls = [], []
     for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
         called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
         given = [k.value for k in call.keywords if k.arg == argument]
         if not given and called in names and len(call.args) > _POSITIONS.get(argument, len(call.args)):
             given = [call.args[_POSITIONS[argument]]]
-        candidates += [node for node in given if (value := value_of(frame, node)) is None
-                       or (isinstance(value, torch.Tensor) and value.requires_grad)]
+        for node in given:
+            if (value := value_of(frame, node)) is None or (isinstance(value, torch.Tensor) and value.requires_grad):
+                candidates.append(node)
+                calls.append(call)
     what = f"'{argument}' of {function}" if function else f"'{argument}'"
     location.note = f"the {what} requires grad; PyTorch has no derivative for it"
     notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
              "argument must not require grad; it was computed from tensors that do"]
     related = []
     helps = []
+    learned = False
     if len(candidates) == 1:
         node = candidates[0]
         text = text_of(filename, node)
         detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).detach()"
-        helps.append(statement_change(location, f"pass a detached copy: the loss treats {text} as constants, "
-                                      "which is all this operation can do", replace_node_text(filename, statement,
-                                                                                              node, detached)))
+        written_out = _weighted_elementwise_loss(calls[0], node, argument)
+        learned = written_out is not None and _trained_through(value_of(frame, node), context)
+        if learned:
+            # The weights are made by parameters an optimizer trains: the user means them to learn,
+            # so the loss is written as an elementwise product autograd differentiates in both.
+            helps.append(statement_change(location, f"multiply the unreduced loss by {text} yourself, so that "
+                                          f"autograd differentiates it with respect to {text} too (the value is "
+                                          f"the same: {function} multiplies each element by its weight, then "
+                                          "reduces)", replace_node_text(filename, statement, calls[0], written_out)))
+        helps.append(statement_change(location, ("or " if learned else "") + f"pass a detached copy: the loss "
+                                      f"treats {text} as constants, which is all this operation can do",
+                                      replace_node_text(filename, statement, node, detached)))
         if isinstance(node, ast.Name):
             related.append(_made_at(filename, node.id, line, f"{node.id} is computed here from tensors that "
                                     "require grad"))
-    helps.append(Suggestion(f"or, if {argument} must be learned, write the loss out with tensor operations "
-                            "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
-                            "cross-entropy), which autograd differentiates with respect to every term"))
+    if not learned:
+        helps.append(Suggestion(f"or, if {argument} must be learned, write the loss out with tensor operations "
+                                "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
+                                "cross-entropy), which autograd differentiates with respect to every term"))
     return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
+
+
+# Losses whose `weight=` multiplies each element of the unreduced loss before the reduction: the
+# same value is the unreduced loss times the weight, reduced the same way.
+_ELEMENTWISE_WEIGHTED = {"binary_cross_entropy", "binary_cross_entropy_with_logits"}
+
+
+def _weighted_elementwise_loss(call: ast.Call, weight: ast.AST, argument: str) -> str | None:
+    """`(F.binary_cross_entropy(p, y, reduction='none') * w).mean()` for
+    `F.binary_cross_entropy(p, y, weight=w)` (`.sum()` for reduction='sum', no reduction for
+    'none'); None for another loss, argument or spelling."""
+    called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    if argument != "weight" or called not in _ELEMENTWISE_WEIGHTED or any(k.arg is None for k in call.keywords):
+        return None
+    reduction = next((k.value for k in call.keywords if k.arg == "reduction"), None)
+    if reduction is not None and not (isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum", "none")):
+        return None
+    if any(k.arg in ("size_average", "reduce") for k in call.keywords) or len(call.args) > 3:
+        return None
+    unreduced = ast.Call(func=call.func, args=[a for a in call.args if a is not weight],
+                         keywords=[k for k in call.keywords if k.arg not in ("weight", "reduction")]
+                         + [ast.keyword(arg="reduction", value=ast.Constant("none"))])
+    product = f"{ast.unparse(unreduced)} * {ast.unparse(weight)}"
+    kind = reduction.value if reduction is not None else "mean"
+    return product if kind == "none" else f"({product}).{kind}()"
+
+
+def _trained_through(value, context: ErrorContext) -> bool:
+    """Whether `value` is computed from a tensor that an optimizer in the user's frames trains."""
+    import torch
+
+    from autograd_doctor.analysis.naming import optimized_tensors
+    from autograd_doctor.analysis.source_scope import leaves_below
+
+    if not isinstance(value, torch.Tensor):
+        return False
+    trained = optimized_tensors([frame for frame, _line in context.user_frames()])
+    if id(value) in trained:
+        return True
+    if value.grad_fn is None:
+        return False
+    leaves, _finished = leaves_below([value.grad_fn])
+    return bool(leaves & trained.keys())
 
 
 def grad_of_non_leaf(context: ErrorContext, already):

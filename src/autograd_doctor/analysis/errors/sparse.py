@@ -40,27 +40,65 @@ def sparse_first_operand(context: ErrorContext, already):
     module = _embedding_holding(frame, owner)
     if module is not None:
         notes.append(f"{module} is an embedding created with sparse=True")
+    in_place = _in_place_statement(statement, operand)
+    if in_place is not None:
+        # `p.grad.add_(noise)` as a statement: to_dense() returns a new tensor, so the write must be
+        # assigned back to the gradient, or it lands in a copy that is thrown away.
+        replacement = f"{text} = {text}.to_dense().{in_place.func.attr}({_arguments_text(filename, in_place)})"
+    elif isinstance(statement, ast.AugAssign) and statement.target is operand:
+        # `p.grad += noise`: the same, spelled as an augmented assignment.
+        operator = _OPERATORS.get(type(statement.op))
+        replacement = f"{text} = {text}.to_dense() {operator} {segment(filename, statement.value)}" \
+            if operator is not None else None
+    else:
+        replacement = replace_node_text(filename, statement, operand, f"{text}.to_dense()")
     help_ = Suggestion(f"make the gradient dense before combining it: {text}.to_dense() (a dense gradient is "
-                       "returned as it is), or create the embedding with sparse=False",
-                       replace_node_text(filename, statement, operand, f"{text}.to_dense()"),
-                       statement_location(filename, statement))
+                       "returned as it is), or create the embedding with sparse=False"
+                       + (f"; the result is assigned back to {text}, since to_dense() of a sparse gradient is a "
+                          "new tensor" if in_place is not None or isinstance(statement, ast.AugAssign) else ""),
+                       replacement, statement_location(filename, statement) if replacement is not None else None)
     return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[help_])
+
+
+def _in_place_statement(statement: ast.stmt, operand: ast.AST) -> ast.Call | None:
+    """The call when `statement` is only `operand.method_(...)`, an in-place method whose result is
+    not used: its write must land in `operand`."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.value is operand \
+            and call.func.attr.endswith("_") and not call.func.attr.startswith("_"):
+        return call
+    return None
+
+
+def _arguments_text(filename: str, call: ast.Call) -> str:
+    """The source text of the arguments of `call`, as written."""
+    parts = [segment(filename, argument) for argument in call.args]
+    parts += [segment(filename, keyword) for keyword in call.keywords]
+    return ", ".join(parts)
 
 
 def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.Attribute | None:
     """The `x.grad` on the raising line that holds a sparse tensor, as the left operand of a
-    binary operation or the receiver of a method call."""
+    binary operation (also `x.grad += ...`), the receiver of a method call or the first argument
+    of a function (`torch.add(x.grad, noise)`)."""
     for node in ast.walk(statement):
-        candidate = None
+        candidates = []
         if isinstance(node, ast.BinOp):
-            candidate = node.left
+            candidates = [node.left]
+        elif isinstance(node, ast.AugAssign):
+            candidates = [node.target]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            candidate = node.func.value
-        if isinstance(candidate, ast.Attribute) and candidate.attr == "grad" and candidate.lineno == line:
-            value = value_of(frame, candidate)
-            if isinstance(value, torch.Tensor) and value.is_sparse:
-                return candidate
+            candidates = [node.func.value] + node.args[:1]
+        for candidate in candidates:
+            if isinstance(candidate, ast.Attribute) and candidate.attr == "grad" and candidate.lineno == line:
+                value = value_of(frame, candidate)
+                if isinstance(value, torch.Tensor) and value.is_sparse:
+                    return candidate
     return None
+
+
+# The augmented assignments whose operator a sparse gradient refuses with a dense right operand.
+_OPERATORS = {ast.Add: "+", ast.Sub: "-"}
 
 
 def _embedding_holding(frame, parameter) -> str | None:

@@ -52,6 +52,17 @@ def view_made_in_mode_written(context: ErrorContext, already):
     made = last_assignment(filename, name, line) if name and name.isidentifier() else None
     view = statement_location(filename, made, role="view", note=f"{name} is made here, a view, under {kind}") \
         if made is not None else None
+    decorated = _decorated_function_called(filename, made, kind) if made is not None else None
+    if decorated is not None:
+        # No block around the view: a function decorated with @torch.no_grad() returned it.
+        block = line_location(decorated.filename, decorated.line, role=kind,
+                              note=f"{decorated.function}() runs under @torch.{kind}() and returns the view")
+        helps = [Suggestion(
+            f"decide whether the write should be recorded: if yes, remove @torch.{kind}() from "
+            f"{decorated.function}(), which only makes the view; if not, do the write inside a {kind} block too")]
+        return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], [
+            f"{name} is a view made inside {decorated.function}(), which runs with gradients off; the write "
+            "happens with them on: PyTorch cannot tell whether the write should be part of the graph"], helps)
     block = _mode_block(filename, made.lineno if made is not None else line, kind, f"{kind} starts here")
     helps = [Suggestion(
         f"decide whether the write should be recorded: if yes, make the view outside the {kind} block "
@@ -60,6 +71,16 @@ def view_made_in_mode_written(context: ErrorContext, already):
     notes = ["the view was made while gradients were off, the write happens while they are on: PyTorch "
              "cannot tell whether the write should be part of the graph"]
     return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], notes, helps)
+
+
+def _decorated_function_called(filename: str, made: ast.stmt, kind: str):
+    """The recorded @torch.<kind>() entry of a function that `made` calls, when `made` is not
+    inside a `with` block of that kind; else None."""
+    if with_block_around(filename, made.lineno, MODE_CONTEXTS[kind]) is not None:
+        return None
+    called = {call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+              for call in ast.walk(made) if isinstance(call, ast.Call)}
+    return next((entry for entry in switches.mode_entries(kind) if entry.decorator and entry.function in called), None)
 
 
 def view_used_after_base_written(context: ErrorContext, already):

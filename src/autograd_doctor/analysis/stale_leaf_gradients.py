@@ -1,0 +1,183 @@
+"""AD218: a tensor updated by hand from its `.grad`, whose `.grad` is never cleared: each
+backward() adds to the gradients every earlier update already used.
+
+Gradient descent written out (`w -= lr * w.grad` under no_grad, a PGD attack's
+`delta.data = delta + alpha * delta.grad.sign()`) must clear the gradient after each update
+(`w.grad.zero_()`, or `w.grad = None`): backward() accumulates into `.grad`. Without that, the
+n-th update uses the sum of n gradients. No error; the loss goes down more slowly, or the
+attack is weaker. Optimizers' parameters are AD209's (gradients never cleared between steps).
+
+Looked at over the first few backward() calls only (CHECKED_BACKWARDS): after each, the leaves
+its graph reached are remembered weakly with their gradient tensor, the gradient's version and
+the leaf's version and a fingerprint of its first elements. Before the next backward(), a
+remembered leaf counts when its `.grad` is still the same tensor with the same version (nobody
+cleared it), its values changed in between (an update), the new graph reaches it again, and no
+optimizer holds it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.analysis.naming import modules_in, user_frames, variable_for
+from autograd_doctor.analysis.source_scope import Scope, backward_roots, graph_nodes
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, segment, statement_location
+from autograd_doctor.recording.calls import AUTOGRAD_GRAD
+from autograd_doctor.recording.fingerprint import fingerprint
+from autograd_doctor.recording.write_log import storage_base
+
+CHECKED_BACKWARDS = 4
+# Leaves remembered per backward(), of each kind (plain tensors, nn.Parameters; the rest are not
+# looked at), and elements fingerprinted per leaf: an update by gradient descent changes nearly
+# every element.
+MAX_LEAVES = 64
+SAMPLED_ELEMENTS = 4096
+
+
+@dataclass
+class RememberedLeaf:
+    leaf: weakref.ref
+    gradient: weakref.ref
+    gradient_version: int
+    version: int
+    sample: tuple | None
+
+
+def _sample(leaf: torch.Tensor) -> tuple | None:
+    with torch.no_grad():
+        return fingerprint(leaf.detach().reshape(-1)[:SAMPLED_ELEMENTS])
+
+
+def _accumulates(func, kwargs: dict) -> bool:
+    """Whether the call adds into the `.grad` of every leaf its graph reaches (not
+    autograd.grad, nor a backward restricted to `inputs=`)."""
+    return func is not AUTOGRAD_GRAD and kwargs.get("inputs") is None
+
+
+def _leaves(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    roots = backward_roots(args, kwargs)
+    nodes, _ = graph_nodes([t.grad_fn for t in roots if t.grad_fn is not None])
+    leaves = [node.variable for node in nodes if getattr(node, "variable", None) is not None]
+    # A model's parameters are many and usually an optimizer's; a tensor updated by hand (an
+    # attack's perturbation, the input of a large model) may sit anywhere in the walk.
+    plain = [leaf for leaf in leaves if not isinstance(leaf, torch.nn.Parameter)]
+    parameters = [leaf for leaf in leaves if isinstance(leaf, torch.nn.Parameter)]
+    return plain[:MAX_LEAVES] + parameters[:MAX_LEAVES]
+
+
+class StaleLeafGradients:
+    """Per doctor: the leaves the latest checked backward() reached, and whether AD218 was given."""
+
+    def __init__(self):
+        self.remembered: list[RememberedLeaf] = []
+        self.reported = False
+        self.scans = Budget(scans=2)
+
+    def after_backward(self, func, args: tuple, kwargs: dict) -> None:
+        self.remembered = []
+        if not _accumulates(func, kwargs):
+            return
+        for leaf in _leaves(args, kwargs):
+            gradient = leaf.grad
+            if gradient is None or leaf.is_inference():
+                continue
+            self.remembered.append(RememberedLeaf(weakref.ref(leaf), weakref.ref(gradient), gradient._version,
+                                                  leaf._version, _sample(leaf)))
+
+    def before_backward(self, call, func, args: tuple, kwargs: dict, write_log) -> Diagnosis | None:
+        remembered, self.remembered = self.remembered, []
+        if self.reported or not remembered or not _accumulates(func, kwargs):
+            return None
+        stale = []
+        for entry in remembered:
+            leaf = entry.leaf()
+            gradient = leaf.grad if leaf is not None else None
+            if gradient is None or gradient is not entry.gradient() or gradient._version != entry.gradient_version:
+                continue  # cleared (set to None, zeroed) or replaced
+            if leaf._version == entry.version and _sample(leaf) == entry.sample:
+                continue  # not updated since: accumulating on purpose
+            stale.append(leaf)
+        if not stale:
+            return None
+        reached = {id(leaf) for leaf in _leaves(args, kwargs)}
+        stale = [leaf for leaf in stale if id(leaf) in reached]
+        holding = optimizers_holding(stale, self.scans) if stale else None
+        if holding is None:
+            return None  # nothing reached again, or unknown (the scans are spent)
+        held = {id(p) for optimizer in holding for group in optimizer.param_groups for p in group["params"]}
+        stale = [leaf for leaf in stale if id(leaf) not in held]  # an optimizer's are AD209's
+        if not stale:
+            return None
+        self.reported = True
+        return _diagnosis(stale, call, _update_site(stale[0], write_log))
+
+
+def _owning_module(stale: list[torch.Tensor], frames) -> str | None:
+    """The name of a module bound in the user's frames that holds every stale tensor as a
+    parameter (its parameters are updated by hand), or None."""
+    if not all(isinstance(leaf, torch.nn.Parameter) for leaf in stale):
+        return None
+    wanted = {id(leaf) for leaf in stale}
+    for name, module in modules_in(frames):
+        if name and wanted <= {id(p) for p in module.parameters()}:
+            return name
+    return None
+
+
+def _update_site(leaf: torch.Tensor, write_log):
+    """Where the newest logged write into `leaf`'s memory was made (its update), or None."""
+    storage = storage_base(leaf)
+    for entry in reversed(write_log.entries):
+        if entry.storage == storage and entry.stack:
+            return entry.stack[0]
+    return None
+
+
+def _diagnosis(stale: list[torch.Tensor], call, update_site) -> Diagnosis | None:
+    site = call.site if call is not None else None
+    if site is None:
+        return None
+    frames = user_frames()
+    owner = _owning_module(stale, frames)
+    names = [variable_for(leaf, frames) for leaf in stale]
+    plural = len(stale) > 1
+    if owner is not None:  # a model's parameters updated by hand
+        subject, gradients = f"{owner}'s parameters", f"the .grad of {owner}'s parameters"
+        clearing, after = [f"{owner}.zero_grad()"], f"{owner}.zero_grad()"
+    elif None not in names:
+        subject = _listed(names)
+        gradients = _listed([f"{name}.grad" for name in names])
+        clearing, after = [f"{name}.grad = None" for name in names], f"{names[0]}.grad.zero_()"
+    else:
+        subject, gradients, clearing, after = f"{len(stale)} tensor(s)", "their .grad", [], None
+    primary = location_of(site, role="backward", note=f"adds to {gradients}, which still "
+                                                      f"{'hold' if plural else 'holds'} what the last update used")
+    notes = [f"{subject} changed since the previous backward() (an update from the gradient), but {gradients} "
+             f"{'were' if plural else 'was'} not cleared: backward() accumulates into .grad, so each update applies "
+             "the sum of every gradient so far instead of the current one"]
+    scope = Scope(site.filename, site.lineno)
+    statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+    if statement is not None and statement.lineno == statement.end_lineno and clearing:
+        helps = [Suggestion(f"clear the gradients before each backward() ({after} right after the update does "
+                            "the same)", "\n".join([*clearing, segment(site.filename, statement)]),
+                            statement_location(site.filename, statement))]
+    else:
+        helps = [Suggestion("clear each updated tensor's gradient after its update (t.grad.zero_()) or before "
+                            "the next backward() (t.grad = None)")]
+    updated = f"{owner}'s parameters are updated here; their .grad stay as they are" if owner is not None else \
+        f"{names[0] or 'the tensor'} is updated here; its .grad stays as it is"
+    related = [location_of(update_site, role="update", note=updated)]
+    return Diagnosis(code=codes.STALE_LEAF_GRADIENT, title=codes.title(codes.STALE_LEAF_GRADIENT),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+def _listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -1,0 +1,127 @@
+"""`state_dict()` results kept as snapshots, and loads of them that restore nothing.
+
+`module.state_dict()` returns the module's own tensors (detached, sharing their memory), not
+copies. Kept as "the best weights so far" (`best = model.state_dict()`), it follows every later
+optimizer step, and `model.load_state_dict(best)` at the end loads the current weights into
+themselves: nothing is restored, and nothing fails.
+
+While a doctor runs, `nn.Module.state_dict` and `nn.Module.load_state_dict` are wrapped. A
+top-level `state_dict()` call (not a submodule's part of it) is remembered: the module and a
+few of its entries weakly, their version counters, and the user's stack. A `load_state_dict(d)`
+of a dict holding those entries (the snapshot, or a shallow copy of it) into the module it came
+from, whose tensors are still that module's own and have been written since, emits `StaleSnapshotLoaded` after the load
+returns (analysis/state_snapshot.py builds AD217). A load that fails raises as without the
+doctor. Only weak references and integers are kept.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.listener import StaleSnapshotLoaded
+from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
+
+# Snapshots remembered per recorder, and tensors sampled in each.
+LOG_SIZE = 8
+SAMPLED_TENSORS = 32
+
+
+@dataclass
+class StateSnapshot:
+    """One top-level `module.state_dict()`: the module (weakly), the sampled entries (each
+    tensor weakly, with its version counter when taken), and where it was taken. The entries,
+    not the dict, identify it: a shallow copy (`dict(model.state_dict())`) holds the same ones."""
+
+    module_ref: weakref.ref
+    entries: dict  # key -> (weak tensor, version when taken)
+    stack: tuple[Site, ...]
+
+    def held_by(self, state) -> bool:
+        return all(state.get(key) is tensor() for key, (tensor, _version) in self.entries.items())
+
+
+class StateSnapshots:
+    """The `state_dict()` results a recorder saw, newest last."""
+
+    def __init__(self):
+        self.snapshots: collections.deque = collections.deque(maxlen=LOG_SIZE)
+
+    def remember(self, module, state: dict) -> None:
+        entries = {}
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor) and not value.is_inference():
+                entries[key] = (weakref.ref(value), value._version)
+                if len(entries) >= SAMPLED_TENSORS:
+                    break
+        if entries:
+            self.snapshots.append(StateSnapshot(weakref.ref(module), entries, capture_user_stack(1, limit=2)))
+
+    def stale_load(self, module, state) -> StaleSnapshotLoaded | None:
+        """The event for loading `state` into `module`, if it holds the entries of a snapshot of
+        that module that still share its memory and were written since the snapshot was taken."""
+        if not hasattr(state, "get"):
+            return None
+        snapshot = next((s for s in reversed(self.snapshots) if s.held_by(state)), None)
+        if snapshot is None or snapshot.module_ref() is not module:
+            return None
+        own = dict(module.named_parameters())
+        own.update(module.named_buffers())
+        changed = 0
+        for key, (_tensor, version) in snapshot.entries.items():
+            value, current = state.get(key), own.get(key)
+            if not isinstance(current, torch.Tensor):
+                return None
+            if value.data_ptr() != current.data_ptr() or value.stride() != current.stride():
+                return None  # the module's tensor was replaced: a real load
+            changed += value._version != version
+        if not changed:
+            return None
+        return StaleSnapshotLoaded(type(module).__name__, changed, len(snapshot.entries), snapshot.stack,
+                                   capture_user_stack(1, limit=2))
+
+
+def _recording_state_dict(original):
+    @functools.wraps(original)
+    def state_dict(self, *args, **kwargs):
+        result = call_as_caller(original, (self, *args), kwargs)
+        if not args and kwargs.get("destination") is None and not kwargs.get("prefix"):
+            try:  # a top-level call: a submodule's part of it passes its parent's destination
+                for recorder in list(_wrapped.recorders):
+                    recorder.state_snapshots.remember(self, result)
+            except Exception:
+                pass
+        return result
+    return marked(state_dict, original)
+
+
+def _recording_load_state_dict(original):
+    @functools.wraps(original)
+    def load_state_dict(self, state_dict, *args, **kwargs):
+        events = []
+        try:  # decided before the load, which may change what the module holds
+            for recorder in list(_wrapped.recorders):
+                event = recorder.state_snapshots.stale_load(self, state_dict)
+                if event is not None:
+                    events.append((recorder, event))
+        except Exception:
+            events = []
+        result = call_as_caller(original, (self, state_dict, *args), kwargs)
+        for recorder, event in events:
+            recorder.listener.stale_snapshot_loaded(event)
+        return result
+    return marked(load_state_dict, original)
+
+
+_wrapped = WrappedAttributes(lambda: [(torch.nn.Module, "state_dict", _recording_state_dict),
+                                      (torch.nn.Module, "load_state_dict", _recording_load_state_dict)])
+
+# Remember `state_dict()` snapshots and report stale loads of them to a recorder until
+# `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -1,0 +1,9 @@
+# helper module of frozen_encoder_in_manual_sgd_helper.py (a held-out variant)
+import torch
+
+
+@torch.no_grad()
+def sgd_step(parameters, lr):
+    for p in parameters:
+        if p.grad is not None:
+            p.sub_(lr * p.grad)  # PRIMARY
