@@ -22,6 +22,7 @@ from autograd_doctor.analysis import (
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
+from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord, WriteEvent
@@ -212,6 +213,7 @@ class Doctor:
         self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._mode = None
@@ -525,6 +527,8 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
+                            self._optimizers_trained)
         if id(event.optimizer) in self._stale_optimizers_reported:
             return
         try:

@@ -118,6 +118,18 @@ def test_explain_prints_long_explanation():
     assert "AD101" in result.stdout and "index_fill" in result.stdout
 
 
+def test_explain_into_a_pipe_closed_early_ends_quietly():
+    # `autograd-doctor explain AD101 | head -1`: no traceback of ours when the reader goes away
+    import subprocess
+
+    command = [sys.executable, "-m", "autograd_doctor", "explain", "AD101"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        process.stdout.close()  # gone before the explanation is written
+        stderr = process.stderr.read().decode()
+        returncode = process.wait(timeout=120)
+    assert "Traceback" not in stderr and returncode in (0, 1)
+
+
 def test_console_script_entry_point(tmp_path):
     script = write_program(tmp_path, BUGGY, "buggy.py")
     console = os.path.join(os.path.dirname(sys.executable), "autograd-doctor")

@@ -21,6 +21,9 @@ from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
 from autograd_doctor.analysis.leaf_writes import leaf_write_helps, leaf_write_intent
+from autograd_doctor.analysis.module_weight_writes import (
+    clone_at_earlier_use, weight_name, what_the_module_does, writes_its_own_weight,
+)
 from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
@@ -153,7 +156,11 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
                                     "after the loop with torch.stack (or torch.cat)"))
         if write.module_class:
-            primary = _inplace_module_write(write, write_loc, frames, notes, helps, related) or primary
+            if writes_its_own_weight(write):
+                name = weight_name(alias, frames) or parameter or name
+                if info is not None:
+                    info.name = name
+            primary = _inplace_module_write(write, write_loc, frames, notes, helps, related, name) or primary
         if len(record.writes) > 1:
             others = ", ".join(f"line {w.site.lineno}" for w in record.writes[1:] if w.site is not None)
             if others:
@@ -193,12 +200,26 @@ def _saved_tensor_name(alias, target, frames, write, save_site) -> str | None:
 
 
 def _inplace_module_write(write, write_loc: Location, frames, notes: list, helps: list,
-                          related: list) -> Location | None:
+                          related: list, name: str | None = None) -> Location | None:
     """The write is done by a module created with inplace=True (nn.ReLU(inplace=True)): the
     line to change is the module's definition, when it is found (the new primary location;
-    the call stays as context)."""
+    the call stays as context). A module that writes into its own weight (nn.Embedding with
+    max_norm) has no inplace=True to turn off: the line to change is the earlier use of the
+    weight, which clones it."""
     module = write.module_ref() if write.module_ref is not None else None
     where = module_path(module, frames) if module is not None else None
+    if writes_its_own_weight(write):
+        notes.append(what_the_module_does(write.module_class, module, where))
+        found = clone_at_earlier_use(write.site.filename, write.site.lineno, name)
+        if found is None:
+            helps.insert(0, Suggestion(f"clone {name or 'the weight'} where it is used before this call "
+                                       f"({name or 'weight'}.clone()), so the tensor autograd saved is not the one "
+                                       "the module rewrites"))
+            return None
+        use, change = found
+        helps.insert(0, change)
+        related.insert(0, write_loc)
+        return use
     notes.append(f"the write is done by {write.module_class}"
                  f"{' (' + where + ')' if where else ''} created with inplace=True")
     definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)

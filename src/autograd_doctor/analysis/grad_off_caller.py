@@ -70,6 +70,99 @@ def off_at_entry(frame: FrameType | None, backward_line: int, names: list[str], 
     return OffAtEntry(filename, function, loss, torch_name, _grad_off_caller(frame.f_back))
 
 
+@dataclass
+class DerivativeOffAtEntry:
+    """A function that differentiates, with autograd.grad(..., create_graph=True), an output it
+    computes from its own argument (an ODE right-hand side, a force field) and that runs inside the
+    user's torch.autograd.Function forward(), where PyTorch turns gradients off (an adjoint
+    solver): its result goes back to the caller, so the function itself is not decorated; the
+    statements from the output to the derivative are wrapped instead. (Under a user's own no_grad
+    block, that block is the line to change, as for any cut.)"""
+
+    filename: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    statements: list[ast.stmt]  # from the output's assignment to the autograd.grad statement
+    inputs: list[str]  # the differentiated arguments that do not require grad when the function runs
+    torch_name: str
+    caller: Location | None = None
+
+
+def derivative_off_at_entry(frame: FrameType | None, grad_line: int, names: list[str]) -> DerivativeOffAtEntry | None:
+    """The function of `frame` when gradients were off before it was entered, its statement at
+    `grad_line` is `torch.autograd.grad(output, inputs, ..., create_graph=True)`, and `output` is
+    assigned earlier in the same block of the function."""
+    if frame is None or torch.is_grad_enabled() or torch.is_inference_mode_enabled():
+        return None
+    filename = frame.f_code.co_filename
+    function = _definition(filename, frame)
+    if function is None or _turns_grad_off(function) or grad_off_with_around(filename, grad_line) is not None:
+        return None
+    scope = Scope(filename, grad_line)
+    statement = scope.statement_at(grad_line)
+    call = backward_call_node(statement) if statement is not None else None
+    if scope.node is not function or call is None or call_name(call) != "grad" or len(call.args) < 2:
+        return None
+    output = _loss_assignment(scope, names, grad_line)
+    torch_name = _torch_name(frame)
+    block = next((body for body in _bodies(function) if output in body and statement in body), None)
+    if output is None or torch_name is None or block is None or block.index(output) > block.index(statement):
+        return None
+    arguments = {argument.arg for argument in function.args.args}
+    inputs = [node.id for node in ast.walk(call.args[1]) if isinstance(node, ast.Name) and node.id in arguments
+              and isinstance(value := frame.f_locals.get(node.id), torch.Tensor) and not value.requires_grad]
+    caller = _function_forward_caller(frame.f_back)
+    if caller is None:
+        return None  # a caller's own no_grad block or decorator: that block is the line to change
+    statements = block[block.index(output):block.index(statement) + 1]
+    return DerivativeOffAtEntry(filename, function, statements, inputs, torch_name, caller)
+
+
+def _function_forward_caller(frame: FrameType | None) -> Location | None:
+    """The user's torch.autograd.Function forward() the call runs inside (PyTorch runs it with
+    gradients off), named at its def line."""
+    for _ in range(MAX_CALLERS):
+        if frame is None:
+            return None
+        context = frame.f_locals.get("ctx") if frame.f_code.co_name == "forward" else None
+        if isinstance(context, torch.autograd.function.FunctionCtx) and not is_internal_file(frame.f_code.co_filename):
+            definition = _definition(frame.f_code.co_filename, frame)
+            if definition is not None:
+                return Location(frame.f_code.co_filename, definition.lineno, definition.col_offset, role="called from",
+                                note="an autograd.Function's forward(): PyTorch runs it with gradients off")
+        frame = frame.f_back
+    return None
+
+
+def enable_grad_block_help(found: DerivativeOffAtEntry) -> Suggestion:
+    """`with torch.enable_grad():` around the statements from the output to the derivative, with
+    each differentiated argument that does not require grad cloned into a leaf that does."""
+    first, last = found.statements[0], found.statements[-1]
+    lines = [source_line(found.filename, line) for line in range(first.lineno, last.end_lineno + 1)]
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    body = [f"{name} = {name}.clone().requires_grad_(True)" for name in found.inputs]
+    body += [line[indent:].rstrip() for line in lines]
+    text = "\n".join([f"with {found.torch_name}.enable_grad():", *("    " + line if line else line for line in body)])
+    location = Location(found.filename, first.lineno, first.col_offset, end_line=last.end_lineno)
+    asked = (f"; {', '.join(found.inputs)} then {'requires' if len(found.inputs) == 1 else 'require'} grad, a copy "
+             "the output is computed from" if found.inputs else "")
+    return Suggestion(f"turn gradients on for the derivative that {found.function.name}() takes itself{asked}; "
+                      "the caller keeps its own mode outside the block", text, location)
+
+
+def derivative_entry_note(found: DerivativeOffAtEntry) -> str:
+    where = f" (line {found.caller.line})" if found.caller is not None else ""
+    return (f"{found.function.name}() runs inside an autograd.Function's forward(){where}, where PyTorch turns "
+            f"gradients off, and the derivative it takes needs them on")
+
+
+def _bodies(function: ast.AST):
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
 def decorator_help(found: OffAtEntry) -> Suggestion:
     """`@torch.enable_grad()` over the function's first line (its first decorator, or the def)."""
     function = found.function

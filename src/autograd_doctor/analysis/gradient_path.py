@@ -42,7 +42,10 @@ from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
     running_grad_off_block,
 )
-from autograd_doctor.analysis.grad_off_caller import OffAtEntry, decorator_help, entry_note, off_at_entry
+from autograd_doctor.analysis.grad_off_caller import (
+    DerivativeOffAtEntry, OffAtEntry, decorator_help, derivative_entry_note, derivative_off_at_entry,
+    enable_grad_block_help, entry_note, off_at_entry,
+)
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
@@ -417,6 +420,17 @@ def _off_at_entry_diagnosis(entry: OffAtEntry, site: Site, loss, name: str) -> D
                                    loss, name, "grad_off_at_entry")
 
 
+def _derivative_off_at_entry_diagnosis(entry: DerivativeOffAtEntry, site: Site, output, name: str) -> Diagnosis:
+    """AD301 for a derivative taken inside a function entered with gradients off (grad_off_caller.py)."""
+    primary = statement_location(entry.filename, entry.statements[0], role="cut",
+                                 note=f"computed with gradients off: {entry.function.name}() was entered with them off")
+    related = [entry.caller] if entry.caller is not None else []
+    related.append(location_of(site, role="backward", note="the derivative is asked for here"))
+    notes = [derivative_entry_note(entry)]
+    return _upstream_cut_diagnosis(primary, [r for r in related if r is not None], notes,
+                                   [enable_grad_block_help(entry)], output, name, "grad_off_at_entry")
+
+
 def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     if site is None:
@@ -438,6 +452,11 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     if entry is not None:
         roots = backward_roots(args, kwargs)
         return _off_at_entry_diagnosis(entry, site, roots[0] if roots else None, segment(site.filename, root))
+    derivative = derivative_off_at_entry(frame, statement.lineno, loaded_names(root))
+    if derivative is not None:
+        roots = backward_roots(args, kwargs)
+        return _derivative_off_at_entry_diagnosis(derivative, site, roots[0] if roots else None,
+                                                  segment(site.filename, root))
     running = running_grad_off_block(frame) if frame is not None else None
     if running is not None:
         roots = backward_roots(args, kwargs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from autograd_doctor.diagnosis import codes
@@ -29,5 +30,12 @@ def explain_main(argv: list[str]) -> int:
     if text is None:
         print(f"autograd-doctor explain: error: unknown code {argv[0]!r}", file=sys.stderr)
         return 2
-    print(text.rstrip())
+    try:
+        print(text.rstrip())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`autograd-doctor explain AD101 | head`): stop quietly, with
+        # stdout on /dev/null so that the flush at exit does not fail again (as lint does).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0

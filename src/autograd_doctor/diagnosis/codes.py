@@ -2183,6 +2183,70 @@ attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'
     ))
 
 
+UNUSED_INPUT_GRAD_NONE = _code(
+    "AD310",
+    "a gradient torch.autograd.grad returned as None was used: the output does not use that input",
+    """\
+**What it means.** `torch.autograd.grad(output, inputs, allow_unused=True)` returns None, not a
+tensor of zeros, for an input the output does not depend on: a parameter of a branch that this
+forward pass did not take (stochastic control flow, a head not used for this batch). Code that
+accumulates those gradients by hand (`p.grad = g if p.grad is None else p.grad + g`, a manual
+SGD step) then fails in Python once an earlier pass has set `p.grad`: "unsupported operand
+type(s) for +: 'Tensor' and 'NoneType'".
+
+**Minimal example.**
+
+    for x, use_head in [(torch.randn(2, 3), True), (torch.randn(2, 3), False)]:
+        out = body(x) if not use_head else head(body(x))
+        grads = torch.autograd.grad(out.sum(), params, allow_unused=True)
+        for g, p in zip(grads, params):
+            p.grad = g if p.grad is None else p.grad + g   # AD310: g is None for the head
+
+**The fix.** Skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters
+without `.grad`: `if g is None: continue` at the top of the loop. Replacing None by zeros
+(`materialize_grads=True`) is not the same program: an optimizer with momentum then moves the
+unused parameters too.
+""",
+    example_setup=(
+        "body, head = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+        "params = list(body.parameters()) + list(head.parameters())\n"
+    ))
+
+
+GRADIENTLESS_OPTIMIZER_STEPS = _code(
+    "AD214",
+    "an optimizer keeps stepping, but none of its parameters has ever had a gradient",
+    """\
+**What it means.** backward() puts gradients on the leaves the loss was computed from. When every
+loss is computed from other tensors than the ones an optimizer holds, its step() finds no gradient
+and skips every parameter: nothing trains and nothing is raised. The usual cause is a copy: an
+inner loop (MAML, hyper-parameter learning) that starts from `p.detach().clone().requires_grad_()`
+copies of the model's weights (what `higher.innerloop_ctx` does by default,
+`copy_initial_weights=True`), so the meta-gradient lands on the copies; or an optimizer built for
+one model while the loss uses another. autograd-doctor warns at the second step() that follows a
+backward() while none of the optimizer's parameters, all of which require grad, has ever had a
+gradient.
+
+**Minimal example.**
+
+    for epoch in range(2):
+        fast = [p.detach().clone().requires_grad_() for p in model.parameters()]
+        loss = ((torch.nn.functional.linear(x, *fast) - y) ** 2).mean()
+        loss.backward()                 # fills the copies' .grad, not the model's
+        opt.step()                      # AD214: model's parameters never get a gradient
+
+**The fix.** Compute the loss from the optimizer's own parameters: start the inner loop from them
+(`fast = list(model.parameters())`, `copy_initial_weights=False` in higher), or give the optimizer
+the tensors the loss is computed from.
+""",
+    heading="an optimizer keeps stepping, but none of its parameters has ever had a gradient",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
+    ))
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 

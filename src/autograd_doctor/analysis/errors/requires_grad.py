@@ -743,8 +743,15 @@ def grad_of_non_leaf(context: ErrorContext, already):
     made_location = statement_location(filename, made, role="made",
                                        note=f"{name} stops being a leaf here ({node_name})")
     helps = []
-    new_value = _leaf_value(filename, made)
-    if new_value is not None:
+    parameter_value = _conversions_inside_parameter(made)
+    new_value = _leaf_value(filename, made) if parameter_value is None else None
+    if parameter_value is not None:
+        notes.append(f"the conversion after nn.Parameter(...) returns a plain tensor, not a Parameter: a module "
+                     f"does not register it, so an optimizer built from its parameters() would not train {name}")
+        helps.append(statement_change(made_location, f"convert the data before wrapping it: {name} is then a "
+                                      f"Parameter (a leaf whose .grad backward() fills, registered on its module)",
+                                      f"{ast.unparse(made.targets[0])} = {parameter_value}"))
+    elif new_value is not None:
         helps.append(statement_change(made_location, f"ask for gradients last, on the tensor {name} really is: "
                                       f"{name} is then a leaf and backward() fills {name}.grad",
                                       f"{ast.unparse(made.targets[0])} = {new_value}"))
@@ -808,7 +815,7 @@ def grad_of_leaf_without_gradient(found):
              and isinstance(tensor := value_of(frame, node.value), torch.Tensor) and tensor.is_leaf
              and tensor.grad is None]
     if not reads:
-        return None
+        return unused_input_gradient(found)
     name = text_of(filename, reads[0].value)
     tensor = value_of(frame, reads[0].value)
     frozen = not tensor.requires_grad
@@ -832,6 +839,70 @@ def grad_of_leaf_without_gradient(found):
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def unused_input_gradient(found):
+    """A Python error from using `g`, one of the gradients `torch.autograd.grad(...,
+    allow_unused=True)` returned, None because the output does not use that input; `g` is bound by
+    the loop over those gradients (`for g, p in zip(grads, params):`)."""
+    frame, line, filename, statement, location = found
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    nones = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+             and node.id in frame.f_locals and frame.f_locals[node.id] is None]
+    for name in dict.fromkeys(nones):
+        loop = _loop_binding(tree, statement, name)
+        returned = _unused_allowed_grad_call(tree, loop) if loop is not None else None
+        if returned is None:
+            continue
+        location.role, location.note = "read", f"{name} is None here: the output does not use this input"
+        made = statement_location(filename, returned, role="returned",
+                                  note="allow_unused=True: None for each input the output does not use")
+        notes = [f"torch.autograd.grad(..., allow_unused=True) returns None, not zeros, for an input the output "
+                 f"does not depend on (a branch this pass did not take); {name} is one of those"]
+        helps = []
+        first_text = segment(filename, loop.body[0])
+        if first_text is not None:
+            helps.append(statement_change(statement_location(filename, loop.body[0]), (
+                f"skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters without "
+                f".grad: they then keep their value and their .grad"),
+                f"if {name} is None:\n    continue\n{first_text}"))
+        helps.append(Suggestion("or, if every input should get a gradient here, use it in the output "
+                                "(materialize_grads=True would give zeros, which optimizers with momentum "
+                                "treat as a gradient)"))
+        return diagnosis(codes.UNUSED_INPUT_GRAD_NONE, location, [made], notes, helps)
+    return None
+
+
+def _loop_binding(tree, statement, name: str):
+    """The innermost `for ... in ...:` loop around `statement` whose target binds `name`."""
+    loops = [node for node in walk_covering(tree, statement.lineno) if isinstance(node, (ast.For, ast.AsyncFor))
+             and node.body and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)
+             and any(isinstance(target, ast.Name) and target.id == name for target in ast.walk(node.target))]
+    return max(loops, key=lambda node: node.lineno) if loops else None
+
+
+def _unused_allowed_grad_call(tree, loop) -> ast.stmt | None:
+    """The assignment, before `loop`, of a name the loop iterates over (directly or in a zip) from
+    `torch.autograd.grad(..., allow_unused=True)`."""
+    iterated = {node.id for node in ast.walk(loop.iter) if isinstance(node, ast.Name)}
+    functions = [node for node in walk_covering(tree, loop.lineno) if isinstance(node, (ast.FunctionDef,
+                                                                                        ast.AsyncFunctionDef))]
+    scope = max(functions, key=lambda node: node.lineno) if functions else tree
+    found = None
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Assign) and node.lineno < loop.lineno and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in iterated):
+            continue
+        calls = [call for call in ast.walk(node.value) if isinstance(call, ast.Call)
+                 and isinstance(call.func, (ast.Attribute, ast.Name))
+                 and (call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id) == "grad"
+                 and any(k.arg == "allow_unused" and isinstance(k.value, ast.Constant) and k.value.value is True
+                         for k in call.keywords)]
+        if calls and (found is None or node.lineno > found.lineno):
+            found = node
+    return found
 
 
 def _as_parameter(filename: str, statement: ast.Assign, frame_globals: dict) -> str | None:
@@ -935,6 +1006,28 @@ def _no_grad(tensor) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return tensor.grad is None
+
+
+def _conversions_inside_parameter(made: ast.stmt) -> str | None:
+    """`nn.Parameter(x).to(d)` rewritten as `nn.Parameter(x.to(d))`: a conversion applied to a
+    Parameter returns a plain non-leaf tensor, while the same conversion applied to its data keeps
+    the result a Parameter (detach().requires_grad_() would give a leaf, but not a Parameter that
+    its module registers and its optimizer trains)."""
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    conversions, node = [], made.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
+        conversions.append(node)
+        node = node.func.value
+    called = node.func if isinstance(node, ast.Call) else None
+    called_name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+    if not conversions or called_name != "Parameter" or not node.args:
+        return None
+    data = node.args[0]
+    for conversion in reversed(conversions):  # innermost first, as the program applied them
+        data = ast.Call(func=ast.Attribute(value=data, attr=conversion.func.attr, ctx=ast.Load()),
+                        args=conversion.args, keywords=conversion.keywords)
+    return ast.unparse(ast.Call(func=node.func, args=[data, *node.args[1:]], keywords=node.keywords))
 
 
 def _leaf_value(filename: str, made: ast.stmt) -> str | None:
