@@ -52,6 +52,9 @@ PRIVATE_APIS = (
     PrivateAPI("torch._C._dispatch_has_kernel_for_dispatch_key", "recording/calls.py",
                "an in-place op whose operand is a conjugate or negative view of the written tensor "
                "(`x += x.adjoint()` on a complex x) is reported as overlapping even where PyTorch reads a copy"),
+    PrivateAPI("torch.jit._builtins._get_builtin_table", "recording/patches.py",
+               "torch.jit.script fails, while the doctor is on, on code that calls a torch function the doctor "
+               "wraps (torch.ones_like, torch.zeros, torch.relu_, ...)"),
     PrivateAPI("torch.autograd.graph.saved_tensors_hooks", "doctor.py",
                "the doctor cannot see what autograd saves", essential=True),
 )

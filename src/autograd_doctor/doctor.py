@@ -201,6 +201,10 @@ class Doctor:
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
+        # AD304 copies by their torch.tensor() line, each kept until a backward() whose loss has it
+        # as a term; the (copy, backward line) pairs already read, so that each is read once.
+        self._copies_pending: dict = {}
+        self._copies_checked: set = set()
         # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
         self._pending_losses: list = []
         self._backwards_seen = 0
@@ -499,7 +503,33 @@ class Doctor:
             self._raise_or_warn(diagnosis)
 
     def tensor_copied(self, event: TensorCopied) -> None:
-        self._report_silent(copies.tensor_copy_diagnosis, event.args, event.kwargs, event.stack)
+        """`torch.tensor(...)` of tensors that require grad: a copy, which is what a test's expected
+        value, a logged figure or a metric wants; reported (AD304) only when a backward() has it as a
+        term of its loss (`_report_copies_in_loss`)."""
+        site = event.stack[0] if event.stack else None
+        if self.silent == "ignore" or site is None or site in self._copies_pending or len(self._copies_pending) >= 64:
+            return
+        try:
+            diagnosis = copies.tensor_copy_diagnosis(event.args, event.kwargs, event.stack)
+        except Exception:
+            internal_error()
+            return
+        if diagnosis is not None:
+            self._copies_pending[site] = diagnosis  # plain data: no tensor of the program is kept
+
+    def _report_copies_in_loss(self, backward_site) -> None:
+        for copy_site, diagnosis in list(self._copies_pending.items()):
+            if (copy_site, backward_site) in self._copies_checked or len(self._copies_checked) >= 1024:
+                continue
+            self._copies_checked.add((copy_site, backward_site))
+            try:
+                in_loss = copies.copy_is_loss_term(copy_site, backward_site)
+            except Exception:
+                internal_error()
+                continue
+            if in_loss:
+                del self._copies_pending[copy_site]
+                self._raise_or_warn(diagnosis)
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
         self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
@@ -544,6 +574,8 @@ class Doctor:
     def backward_started(self, event: BackwardStarted) -> None:
         call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
+        if self._copies_pending and call is not None and call.site is not None:
+            self._report_copies_in_loss(call.site)
         if self._pending_losses:
             # The steps since the last checked backward() have run: did each of its terms train something?
             pending, self._pending_losses = self._pending_losses, []

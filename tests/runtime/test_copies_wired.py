@@ -1,5 +1,8 @@
 """AD303/AD304 under watch(): the deepcopy and torch.tensor wrappers report at the user's line."""
 
+import textwrap
+
+import pytest
 import torch
 
 from helpers import apply_help, run_plain, run_program
@@ -28,20 +31,63 @@ def test_deepcopy_of_module_holding_non_leaf(tmp_path):
     assert "model.cache.h" in text
 
 
-def test_torch_tensor_of_losses_named_at_the_line(tmp_path):
+def test_torch_tensor_of_losses_added_to_the_loss_named_at_the_line(tmp_path):
     outcome = run_program(tmp_path, """
         import torch
         w = torch.ones(3, requires_grad=True)
         l1, l2 = (w * 2).sum(), (w * 3).sum()
-        total = torch.tensor([l1, l2]).sum()  # COPY
+        total = (w ** 2).sum() + torch.tensor([l1, l2]).sum()  # COPY
+        total.backward()
     """)
     assert outcome.error is None
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD304"
     assert diagnosis.primary.line == outcome.line("COPY")
-    assert diagnosis.help[0].replacement == "total = torch.stack([l1, l2]).sum()"
-    namespace = run_plain(tmp_path, apply_help(outcome) + "\ntotal.backward()\n")
-    assert torch.equal(namespace["w"].grad, torch.full((3,), 5.0))
+    assert diagnosis.help[0].replacement == "total = (w ** 2).sum() + torch.stack([l1, l2]).sum()"
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["w"].grad, torch.full((3,), 7.0))  # 2w + 2 + 3: both terms train
+
+
+def test_a_copy_named_then_averaged_into_the_loss_is_reported(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        w = torch.ones(3, requires_grad=True)
+        aux = [(w * 2).sum(), (w * 3).sum()]
+        copied = torch.tensor(aux)  # COPY
+        loss = (w ** 2).sum() + 0.5 * copied.mean()
+        loss.backward()
+    """)
+    assert [d.code for d in outcome.diagnoses] == ["AD304"]
+    assert outcome.diagnosis.primary.line == outcome.line("COPY")
+    namespace = run_plain(tmp_path, apply_help(outcome))
+    assert torch.equal(namespace["w"].grad, torch.full((3,), 3.25))  # 2w + 0.5 * (2 + 3) / 2
+
+
+# pytorch-crf's test_reduction_none (docs/real-code.md): a reference built with torch.tensor from
+# tensors that require grad, compared with the model's output; a log of the losses; a target.
+COPIES_NOT_IN_THE_LOSS = """
+    import torch
+    w = torch.ones(3, requires_grad=True)
+    manual = [(w * 2).sum(), (w * 3).sum()]
+    out = torch.stack([(w * 2).sum(), (w * 3).sum()])
+    torch.testing.assert_close(out, torch.tensor(manual))  # an expected value
+    history = []
+    for step in range(3):
+        losses = [(w * step).sum(), (w ** 2).sum()]
+        history.append(torch.tensor(losses).mean())  # a logged figure
+        sum(losses).backward()
+    target = torch.tensor(manual)  # a constant target, the copy its author wanted
+    torch.nn.functional.mse_loss(out * 1.5, target).backward()
+"""
+
+
+@pytest.mark.parametrize("options", [{}, {"mode": "full"}, {"strict": True}], ids=["light", "full", "strict"])
+def test_copies_that_are_not_terms_of_the_loss_are_silent(tmp_path, options):
+    outcome = run_program(tmp_path, COPIES_NOT_IN_THE_LOSS, **options)
+    assert outcome.error is None
+    assert [d.code for d in outcome.diagnoses] == []
+    plain = run_plain(tmp_path, textwrap.dedent(COPIES_NOT_IN_THE_LOSS))
+    assert torch.equal(outcome.namespace["w"].grad, plain["w"].grad)
 
 
 def test_torch_tensor_of_plain_values_is_silent(tmp_path):

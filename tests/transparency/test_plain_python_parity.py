@@ -127,7 +127,9 @@ PROGRAMS = {
         x = torch.ones(3, requires_grad=True)
         a = torch.tensor(x)
         b = torch.tensor(x * 2)
-        print(a.sum().item(), b.sum().item())
+        loss = (x ** 2).sum() + a.sum() + b.sum()
+        loss.backward()
+        print(a.sum().item(), b.sum().item(), x.grad.tolist())
         """, []),
     "system_exit_code": ("""
         import sys
@@ -162,6 +164,17 @@ PROGRAMS = {
         print(sys.argv, sys.path[0], sys.modules["__main__"] is sys.modules[__name__], __name__, __package__)
         print(sorted(name for name in globals() if name.startswith("__")))
         """, ["a", "--b=c"]),
+    # torch warns from a module's backward hook with a stacklevel counted to the backward() line
+    # (opacus' tests, docs/real-code.md): the warning names that line, not a file of ours.
+    "warning_from_a_backward_hook": ("""
+        import torch
+        layer = torch.nn.Linear(3, 2)
+        layer.register_full_backward_hook(lambda module, grad_input, grad_output: None)
+        for step in range(2):
+            loss = layer(torch.randn(4, 3)).sum()
+            loss.backward()
+        print(layer.weight.grad.shape)
+        """, []),
     "correct_training_loop": ("""
         import torch
         torch.manual_seed(0)

@@ -5,8 +5,8 @@ Doctor wiring (see the functions' docstrings):
 
 - `deepcopy_error_diagnosis(error, obj, stack)` from a wrapper around `copy.deepcopy`
   (or around `Tensor.__deepcopy__`) when it raised;
-- `tensor_copy_diagnosis(args, kwargs, stack)` from the `torch.tensor` factory wrapper,
-  before or after calling the original.
+- `tensor_copy_diagnosis(args, kwargs, stack)` from the `torch.tensor` factory wrapper, kept
+  by the doctor until a backward() whose loss has the copy as a term (`copy_is_loss_term`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from autograd_doctor.diagnosis import codes
+from autograd_doctor.analysis import number_terms
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
@@ -519,5 +520,64 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
     return diagnosis
 
 
+def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
+    """Whether the `torch.tensor(...)` call at `copy_site` made a term added into the loss
+    backpropagated at `backward_site`: that term then trains nothing. A copy made for anything
+    else (an expected value in a test, a logged or averaged figure, a metric, a constant target
+    passed to a loss function) is the copy its author wanted, and says nothing.
+
+    The loss's added terms are read as AD206 reads them (`number_terms.loss_terms`); a term is the
+    copy when its base (the object its methods and indexing apply to: `torch.tensor(aux).sum()`,
+    `copied[0]`) is the call itself or a name whose last assignment before the term is such a
+    term of the copy. Copies in another file or function than the backward() are not followed."""
+    if copy_site.filename != backward_site.filename:
+        return False
+    found = number_terms.loss_terms(backward_site)
+    if found is None:
+        return False
+    terms, reading = found
+    line = copy_site.lineno
+    for term, holder in terms:
+        base = _term_base(term)
+        if _factory_call_at(base, line):
+            return True
+        if isinstance(base, ast.Name):
+            before = holder.lineno if holder is not None else backward_site.lineno
+            for statement in number_terms.assignments_of(base.id, reading, before)[:1]:
+                value = getattr(statement, "value", None)
+                assigned = _term_base(value) if value is not None else None
+                if isinstance(statement, ast.Assign) and _factory_call_at(assigned, line):
+                    return True
+    return False
+
+
+def _factory_call_at(node: ast.AST | None, line: int) -> bool:
+    """Is `node` a `torch.tensor(...)` call (or `tensor(...)`, `as_tensor`, ...) written over `line`?"""
+    if not isinstance(node, ast.Call) or not node.lineno <= line <= node.end_lineno:
+        return False
+    function = node.func
+    name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+    return name in _FACTORY_NAMES
+
+
+def _term_base(node: ast.AST) -> ast.AST:
+    """`torch.tensor(aux)` of `torch.tensor(aux).sum()`, `t` of `t[0].mean()`: what the term's
+    method calls and indexing are applied to."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and not isinstance(node.func.value, ast.Name):
+            node = node.func.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr not in _FACTORY_NAMES:
+            node = node.func.value
+        elif isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        else:
+            return node
+
+
+_FACTORY_NAMES = ("tensor", "as_tensor", "Tensor", "FloatTensor")
+
+
 __all__ = ["find_non_leaf_tensors", "deepcopy_error_diagnosis", "explain_deepcopy_failure",
-           "tensor_copy_diagnosis", "DEEPCOPY_MESSAGE"]
+           "tensor_copy_diagnosis", "copy_is_loss_term", "DEEPCOPY_MESSAGE"]

@@ -2039,7 +2039,9 @@ TENSOR_COPY_CUTS_GRAPH = _code(
     "torch.tensor() copied values out of the graph",
     """\
 **What it means.** `torch.tensor(t)` and `torch.tensor([loss1, loss2])` copy the values
-into a new leaf tensor with no gradient history: gradients stop there.
+into a new leaf tensor with no gradient history: gradients stop there. It is reported when a
+backward() has the copy as a term of its loss (the copy then trains nothing); a copy made for
+an expected value, a logged figure, a metric or a constant target is what its author wanted.
 
 **Minimal example.**
 

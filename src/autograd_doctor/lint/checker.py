@@ -235,6 +235,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.enclosing_class.pop()
         if not self.scope.grad_off:
             self.summaries.record((self.scope.owner_class, node.name), self.return_summaries)
+            self.summaries.record_parameter_writes((self.scope.owner_class, node.name), node, self.scope,
+                                                   method=self.scope.owner_class is not None)
+            self.summaries.record_training_steps((self.scope.owner_class, node.name), node, self.scope,
+                                                 method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
@@ -317,8 +321,12 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             in_op = next((key for seq, key, how, _ in scope.saves.get(params[0], ())
                           if how == "input 0" and seq in scope.graph_saves
                           and not scope.bound_between(params[0], start, seq)), None)
+        # what a caller gets back is the argument it passed (`x.mul_(...); return x`):
+        # only then does a write of the input make the output what the write kept
+        returns_input = bool(params) and bool(self.returns) and all(
+            _names(value, params[0]) for value in self.returns)
         self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
-                                                      params[0] if params else None)
+                                                      params[0] if params else None, returns_input)
 
     def cuts_graph(self, value, function: str) -> bool:
         """A returned value with no graph: `h.detach()`, None, or containers of those
@@ -449,3 +457,12 @@ def callees_first(body: list, lines: list) -> list:
     rest = [d for d in defs if d.name != "__init__" and d.name not in placed]
     others = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return others + init + order + rest
+
+
+def _names(value, name: str) -> bool:
+    """``value`` is ``name`` itself, or an in-place method of it (`x.mul_(y)`)."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr.endswith("_") and not value.func.attr.endswith("__") \
+        and _names(value.func.value, name)

@@ -73,6 +73,9 @@ class Scope:
     provisional_saves: set = field(default_factory=set)
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
+    # `p -= t` on a parameter not known to be a tensor, with a tensor value: an
+    # in-place write when the caller passes a tensor (summaries.py); (seq, name, node)
+    parameter_aug_writes: list = field(default_factory=list)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
@@ -92,7 +95,13 @@ class Scope:
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
+    # a same-file method that steps an optimizer or backpropagates through its
+    # arguments, called here (summaries.py; ADL003 only): (seq, the method's step
+    # node, optimizer text, the call) and (seq, the call, the argument)
+    helper_steps: list = field(default_factory=list)
+    helper_backward_receivers: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
+    zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     backward_names: set = field(default_factory=set)
     loops: list = field(default_factory=list)

@@ -67,6 +67,9 @@ class ExpressionEvents:
             self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
+        if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
+            self.record_argument_writes(node)
+            self.record_helper_training(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -161,6 +164,8 @@ class ExpressionEvents:
         if attr == "zero_grad" or (attr in ("zero_", "detach_", "fill_", "requires_grad_")
                                    and self.mentions_grad(recv)):
             scope.zero_grads.append(self.next_seq())
+            if attr == "zero_grad":
+                scope.zero_grad_receivers.append((scope.zero_grads[-1], self.text(recv)))
         if attr == "requires_grad_" and isinstance(recv, ast.Name):
             scope.consts.discard(recv.id)  # a factory tensor that now requires grad
             if self.false_arg(node):
@@ -307,6 +312,33 @@ class ExpressionEvents:
                 if other is not None and other < len(args) and self.is_const(args[other]):
                     continue
                 self.add_save(name, key, f"input {i}", node)
+
+    def record_argument_writes(self, node) -> None:
+        """A call of a same-file function that writes a parameter in place
+        (summaries.py): the call writes the argument it passes there."""
+        writes = self.summaries.parameter_writes_of(node, self.scope.owner_class)
+        if writes is None:
+            return
+        function, arguments = writes
+        for arg, parameter, line in arguments:
+            base = self.view_base(arg)
+            if base is None or base not in self.scope.tensors:
+                continue  # `p -= t` rebinds a number: only a tensor is written in place
+            self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
+                                         f"in place on line {line}")
+
+    def record_helper_training(self, node) -> None:
+        """A call of a same-class method that backpropagates through some of its
+        arguments and/or steps optimizers held on `self` (summaries.py): for ADL003,
+        a backward through those arguments, then the steps, at this call."""
+        found = self.summaries.training_steps_of(node, self.scope.owner_class)
+        if found is None:
+            return
+        steps, arguments = found
+        for arg in arguments:
+            self.scope.helper_backward_receivers.append((self.next_seq(), node, arg))
+        for step, optimizer in steps:
+            self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
 
     def record_write(self, target, node, how, rewrite=()):
         scope = self.scope

@@ -35,6 +35,9 @@ class ModuleSpec:
     in_op: str | None = None           # a same-file module class: an op its forward keeps its input for
     in_param: str | None = None        # ... and the name of that input (`x=` at a call)
     element: ModuleSpec | None = None  # a container (ModuleList...): what each of its layers is
+    # a same-file module class whose forward returns the argument it writes (`x.mul_(y);
+    # return x`); torch.nn's in-place layers return what they wrote
+    returns_input: bool = True
 
     @property
     def element_spec(self) -> ModuleSpec:
@@ -62,12 +65,14 @@ class ModuleSpec:
         An in-place activation keeps what it wrote when the saves table's
         `:inplace` entry says so (`nn.ReLU(inplace=True)`, not `nn.Hardswish`, which
         keeps a copy of its input); dropout keeps its mask.  A same-file module
-        that writes its input is taken to keep its output (its input is gone)."""
+        that writes its input and returns it is taken to keep its output (its input
+        is gone); one that returns something else (`return out + x`) keeps nothing known."""
         if self.inplace and self.kind in N.INPLACE_ACTIVATION_FUNCTIONALS:
             entry = N.saves_table().get(self.inplace_key or "")
             return bool(entry and entry["output"])
         entry = N.saves_table().get(self.op or "")
-        return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind)
+        return bool(entry and entry["output"]) or (self.inplace and "Dropout" not in self.kind
+                                                   and self.returns_input)
 
     @property
     def inplace_key(self) -> str | None:
@@ -156,10 +161,10 @@ class ModuleFacts:
             if call.func.id in self.factories:
                 return self.factories[call.func.id]
             if call.func.id in self.module_classes:
-                out_op, writes_input, in_op, in_param = self.class_summaries.get(
-                    call.func.id, (None, False, None, None))
+                out_op, writes_input, in_op, in_param, returns_input = self.class_summaries.get(
+                    call.func.id, (None, False, None, None, False))
                 return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op,
-                                  in_op=in_op, in_param=in_param)
+                                  in_op=in_op, in_param=in_param, returns_input=returns_input)
         return None
 
     def container_spec(self, kind, call, defaults) -> ModuleSpec:

@@ -45,17 +45,28 @@ class AssignmentEvents:
     def record_optimizer(self, targets, value):
         """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
         ``opt`` steps (ADL003), and which modules' parameters a list holds."""
-        if not isinstance(value, ast.Call) or len(targets) != 1 or \
-                not isinstance(targets[0], (ast.Name, ast.Attribute)):
+        if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
+            return
+        if not isinstance(value, ast.Call):
+            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`
+            if isinstance(value, ast.BinOp) and self.training.param_owners:
+                self.training.param_lists[self.text(targets[0])] = set(self.training.param_owners)
             return
         key = self.text(targets[0])
         self.record_container_members(key, value)
         owners = set(self.training.param_owners)
         for owner in list(owners):  # `nn.ModuleList([self.enc, self.dec]).parameters()`
             owners |= self.training.container_members.get(owner, set())
-        for a in list(value.args) + [k.value for k in value.keywords]:
+        lists = self.training.param_lists
+        for a in (list(value.args) + [k.value for k in value.keywords]) if lists else ():
             if isinstance(a, (ast.Name, ast.Attribute)):
-                owners |= self.training.param_lists.get(self.text(a), set())
+                owners |= lists.get(self.text(a), set())
+            elif isinstance(a, (ast.ListComp, ast.GeneratorExp, ast.Call)):
+                # a list of parameters by name, filtered: `[p for p in params if
+                # p.requires_grad]`, `filter(lambda p: p.requires_grad, params)`
+                for n in ast.walk(a):
+                    if isinstance(n, (ast.Name, ast.Attribute)):
+                        owners |= lists.get(self.text(n), set())
         if owners:
             self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""
@@ -106,6 +117,9 @@ class AssignmentEvents:
                         self.scope.graph_arguments.add(elt.id)
                 elif isinstance(elt, ast.Attribute) and value is not None and self.module_output(value):
                     self.assign_attribute(elt, value, stmt)  # `out, self.hidden = self.rnn(x, self.hidden)`
+                elif isinstance(elt, (ast.Tuple, ast.List)) and not pairs and not pieces \
+                        and isinstance(value, ast.Call):
+                    self.bind_nested_outputs(elt, value, stmt)  # `out, (h, c) = self.lstm(x, (h, c))`
                 else:
                     self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
         elif isinstance(target, ast.Subscript):
@@ -158,6 +172,17 @@ class AssignmentEvents:
                 self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    def bind_nested_outputs(self, target, value, stmt) -> None:
+        """The names of a nested target (`(h, c)` of an LSTM's `out, (h, c) =
+        self.lstm(x, (h, c))`): each is bound to the call, like a name one level up."""
+        for elt in target.elts:
+            if isinstance(elt, ast.Name):
+                self.bind(elt.id, None, source=value)
+            elif isinstance(elt, (ast.Tuple, ast.List)):
+                self.bind_nested_outputs(elt, value, stmt)
+            else:
+                self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
 
     def module_output(self, value) -> bool:
         """A call of a parameterised layer (every output of an RNN carries its graph)."""
@@ -268,6 +293,8 @@ class AssignmentEvents:
                 self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:
                     hook(self, target.id, (node.value,), node)
+            elif target.id in self.scope.parameters and not self.scope.grad_off and self.is_tensor(node.value):
+                self.scope.parameter_aug_writes.append((seq, target.id, node))
         elif isinstance(target, ast.Subscript):
             self.visit(target.value)
             self.visit(target.slice)

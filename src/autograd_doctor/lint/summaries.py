@@ -18,6 +18,13 @@ computed from (names of `self.<layer>` and callables), from the function's own
 bindings, so that `model_loss, actor_loss = self.loss(batch)` in a caller is
 known to go through the layers `loss()` called.
 
+Two more per-function facts (applied at each call with the caller's facts):
+the parameters a function writes in place on every path (``parameter_writes``:
+the call writes the argument, ADL001), and for a method, the optimizers held
+on `self` it steps and the parameters whose values reach its backward passes
+(``training_steps``: a step, and a backward through those arguments, at the
+call; ADL003).
+
 Callers see a summary only for calls they can resolve: `self.method(...)` in
 a method of the same class, `function(...)` of a top-level function of the
 file.  Methods are walked in source order; a call of a method defined later in
@@ -29,6 +36,11 @@ from __future__ import annotations
 
 import ast
 
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+if hasattr(ast, "TryStar"):
+    _COMPOUND += (ast.TryStar,)
+
 
 class FunctionSummaries:
     def __init__(self):
@@ -37,6 +49,12 @@ class FunctionSummaries:
         self.returns: dict[tuple, tuple[tuple, bool]] = {}
         # (class or None, function name) -> per-position frozensets of module names
         self.modules: dict[tuple, tuple] = {}
+        # (class or None, function name) -> {call position: (parameter, line)} of the
+        # parameters the function writes in place on every path (record_parameter_writes)
+        self.parameter_writes: dict[tuple, dict] = {}
+        # (class, method) -> ((step node, optimizer text), ...), frozenset of call positions
+        # of the parameters that reach a backward pass (record_training_steps)
+        self.training_steps: dict[tuple, tuple] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -60,6 +78,88 @@ class FunctionSummaries:
         common = tuple(frozenset.intersection(*position) for position in zip(*per_return))
         if any(common):
             self.modules[key] = common
+
+    def record_parameter_writes(self, key, node, scope, method: bool) -> None:
+        """The parameters ``node`` (a function just walked, ``scope`` its facts)
+        writes in place while they still hold the caller's value: a write with
+        gradients on (not through `.data`), before any re-binding of the name, in a
+        statement of the function's own body outside any `if`, loop, `with` or `try`
+        (so it runs on every call).  `def subtract_mean(batch): batch -= mean`."""
+        args = node.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        if method:
+            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                   for d in node.decorator_list):
+                return
+            positional = positional[1:]
+        names = set(positional) | {a.arg for a in args.kwonlyargs}
+        if not any(w.name in names for w in scope.writes) and not scope.parameter_aug_writes:
+            return  # most functions write none of their parameters: no walk
+        unconditional = _unconditional_nodes(node)
+        found = {}
+        for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
+            binds = scope.binds.get(name)
+            if not binds:
+                continue
+            start = binds[0]
+            writes = [(w.seq, w.node) for w in scope.writes if w.name == name and w.grad_on and not w.through_data]
+            writes += [(seq, stmt) for seq, written, stmt in scope.parameter_aug_writes if written == name]
+            for seq, stmt in sorted(writes, key=lambda t: t[0]):
+                if id(stmt) in unconditional and not scope.bound_between(name, start, seq):
+                    found[position if position < len(positional) else name] = (name, stmt.lineno)
+                    break
+        if found:
+            self.parameter_writes[key] = found
+
+    def record_training_steps(self, key, node, scope, method: bool) -> None:
+        """For a method (ADL003): the optimizers held on `self` it steps, each with its
+        `step()` node, and the call positions of the parameters whose values reach one
+        of its backward passes (`def dis_update(self, preds): loss = f(preds);
+        loss.backward()`).  Only steps and backward passes in the method's own body
+        outside any `if`, loop, `with` or `try`."""
+        if not method or not (scope.steps or scope.backward_receivers):
+            return
+        unconditional = _unconditional_nodes(node)
+        steps = [(step, text) for _, step, text in scope.steps
+                 if id(step) in unconditional and text.startswith("self.")]
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+        reached = set()
+        for seq, call, recv in scope.backward_receivers:
+            if id(call) in unconditional:
+                reached |= _parameters_reaching(scope, node, recv, seq, set(positional))
+        positions = frozenset(i for i, name in enumerate(positional) if name in reached)
+        if steps or positions:
+            self.training_steps[key] = (tuple(steps), positions)
+
+    def training_steps_of(self, call, owner_class: str | None):
+        """``(steps, arguments)`` of a call of a method with a summary
+        (record_training_steps): the method's `(step node, optimizer)` pairs and the
+        argument expressions that reach its backward passes."""
+        key = self.key_of(call, owner_class)
+        if key is None or key[0] is None:
+            return None
+        entry = self.training_steps.get(key)
+        if entry is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        steps, positions = entry
+        return steps, [call.args[i] for i in sorted(positions) if i < len(call.args)]
+
+    def parameter_writes_of(self, call, owner_class: str | None):
+        """``(function name, {argument: (parameter, line)})`` for a call of a function
+        that writes some of its parameters in place: each argument expression of the
+        call (positional or keyword) that lands on such a parameter."""
+        key = self.key_of(call, owner_class)
+        writes = self.parameter_writes.get(key) if key is not None else None
+        if not writes or any(isinstance(a, ast.Starred) for a in call.args) \
+                or any(k.arg is None for k in call.keywords):
+            return None
+        out = []
+        keywords = {k.arg: k.value for k in call.keywords}
+        for where, (name, line) in writes.items():
+            arg = call.args[where] if isinstance(where, int) and where < len(call.args) else keywords.get(name)
+            if arg is not None:
+                out.append((arg, name, line))
+        return (key[1], out) if out else None
 
     @staticmethod
     def key_of(call, owner_class: str | None):
@@ -106,3 +206,39 @@ class FunctionSummaries:
         graphs, kind = returns
         index = 0 if kind in ("split", False) else position
         return index is not None and index < len(graphs) and graphs[index] == "args"
+
+
+def _parameters_reaching(scope, function, recv, at: int, parameters: set) -> set:
+    """The parameters of ``function`` whose values the expression ``recv`` (read at
+    ``at``) was computed from, through the function's bindings; a receiver kept on
+    `self` (`self.loss.backward()`) is followed to the last `self.loss = ...` before it."""
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        stored = [n.value for n in ast.walk(function) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                          and t.value.id == "self" and t.attr == recv.attr for t in n.targets)
+                  and n.lineno <= recv.lineno]
+        if not stored:
+            return set()
+        recv = max(stored, key=lambda v: v.lineno)
+    found, work, seen = set(), [(recv, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen:
+                continue
+            seen.add((name, entry[0]))
+            if entry[1] is None:
+                binds = scope.binds.get(name)
+                if name in parameters and binds and binds[0] == entry[0]:
+                    found.add(name)  # the parameter's own binding: the caller's value
+                continue
+            work.append((entry[1], entry[0]))
+    return found
+
+
+def _unconditional_nodes(function) -> set:
+    """ids of the nodes in the statements of ``function``'s own body that are not
+    compound (no `if`, loop, `with`, `try` or nested definition): they run on
+    every call that returns normally."""
+    return {id(n) for stmt in function.body if not isinstance(stmt, _COMPOUND) for n in ast.walk(stmt)}

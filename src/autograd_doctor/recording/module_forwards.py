@@ -52,12 +52,18 @@ class ModuleForwardTracker:
             return False
         return True
 
+    # Both hooks are global: torch.compile traces them inside every module it compiles, and reading
+    # `grad_fn` there is a graph break (an error under `fullgraph=True`); `torch.jit.trace` records
+    # what they read (`numel()` warns: "TracerWarning: Converting a tensor to a Python boolean").
+    # While either traces they do nothing: a compiled or traced module runs no Python hook later.
     def _hook(self, module, args):
-        if self._current():
+        if not _tracing() and self._current():
             self.ran.add(id(module))
         return None
 
     def _after_hook(self, module, args, output):
+        if _tracing():
+            return None
         try:
             if self._current():
                 self._walk_result(module, args, output)
@@ -115,6 +121,10 @@ class ModuleForwardTracker:
         if self.after_handle is not None:
             self.after_handle.remove()
             self.after_handle = None
+
+
+def _tracing() -> bool:
+    return torch.compiler.is_compiling() or torch.jit.is_tracing()
 
 
 def _pointers(tensors: list) -> set[int]:

@@ -98,6 +98,36 @@ def _backward_wrapper(original):
     return _dress(backward, original)
 
 
+def _tensor_backward_wrapper(original):
+    """`Tensor.backward`, which calls `torch.autograd.backward`. PyTorch's Python hooks warn with
+    a `stacklevel` counted through those two frames to the user's `loss.backward()` line (a
+    module's full backward hook: "Full backward hook is firing ..."); our wrapper of
+    `torch.autograd.backward` would add its frames between them, and the warning would name a
+    file of ours. For the time of the call, Tensor.backward finds the plain function (a call
+    made inside a backward is passed through unrecorded anyway: `Recorder.call_backward`)."""
+
+    def backward(*args, **kwargs):
+        try:
+            recorder = _active[-1] if _active else None
+            if recorder is None:
+                return original(*args, **kwargs)
+            wrapped = torch.autograd.backward
+            plain = getattr(wrapped, "__autograd_doctor_wrapped__", None)
+            if plain is None or recorder.write_depth:
+                return recorder.call_backward(original, args, kwargs)
+            torch.autograd.backward = plain
+            try:
+                return recorder.call_backward(original, args, kwargs)
+            finally:
+                if _active and torch.autograd.backward is plain:  # not unwrapped meanwhile
+                    torch.autograd.backward = wrapped
+        except BaseException as error:
+            hide_our_frames(error)
+            raise
+
+    return _dress(backward, original)
+
+
 def _factory_wrapper(original):
     def factory(*args, **kwargs):
         try:
@@ -164,13 +194,18 @@ def _hooks_suspending_wrapper(original):
 
 def _view_wrapper(original):
     """Views are made all the time in a forward pass; only views of tensors without grad
-    can go stale unnoticed, so the others skip the recorder entirely."""
+    can go stale unnoticed, so the others skip the recorder entirely. While `torch.jit.trace`
+    runs, every view skips it: the tracer records each op's Python line and names its result
+    from the frames above it, then checks that a second trace (inputs without grad) records the
+    same graph; both are made from a stand-in of the caller's frame, as the recorder's are."""
 
     def make_view(self, *args, **kwargs):
         try:
             recorder = _active[-1] if _active else None
-            if recorder is None or self.requires_grad:
+            if recorder is None:
                 return original(self, *args, **kwargs)
+            if self.requires_grad or torch.jit.is_tracing():
+                return call_from(sys._getframe(1), original, (self, *args), kwargs)
             return recorder.call_view(original, (self, *args), kwargs)
         except BaseException as error:
             hide_our_frames(error)
@@ -206,7 +241,7 @@ def _targets(views: bool):
             if views:
                 targets.append((torch.Tensor, name, _view_wrapper))
         elif name == "backward":
-            targets.append((torch.Tensor, name, _backward_wrapper))
+            targets.append((torch.Tensor, name, _tensor_backward_wrapper))
         elif name in INPLACE_DUNDERS or (name.endswith("_") and not name.endswith("__")):
             kind = classify_call(original) if name not in INPLACE_DUNDERS else WRITES_FIRST_ARG
             if kind == NOT_WRITE:
@@ -283,6 +318,7 @@ def deactivate(recorder: Recorder) -> None:
 
 _MISSING = object()
 _views_wrapped = False
+_script_builtin_ids: list[int] = []  # wrappers entered in TorchScript's table of builtins
 
 
 def _wrap_all(views: bool) -> None:
@@ -293,14 +329,36 @@ def _wrap_all(views: bool) -> None:
         # For classes, remember whether the attribute was the class's own or inherited,
         # so that unwrapping restores the class dict exactly.
         own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else current
+        wrapper = make_wrapper(current)
         try:
-            setattr(owner, name, make_wrapper(current))
+            setattr(owner, name, wrapper)
         except (AttributeError, TypeError):
             continue
         _saved_originals.append((owner, name, own))
+        _share_script_builtin(wrapper, current)
+
+
+def _share_script_builtin(wrapper, original) -> None:
+    """TorchScript compiles a call to `torch.ones_like` (or `torch.relu_`, ...) as its aten op
+    when it finds the function's id in its table of builtins, filled from torch's namespace when
+    torch was imported; the wrapper has another id, and `torch.jit.script` of the user's code
+    would try to compile it as Python and fail. The wrapper gets the original's entry while it
+    is installed (and loses it when unwrapped: a freed wrapper's id may be reused)."""
+    get_table = compat.lookup("torch.jit._builtins._get_builtin_table")
+    if get_table is None:
+        return
+    table = get_table()
+    op = table.get(id(original))
+    if op is not None:
+        table[id(wrapper)] = op
+        _script_builtin_ids.append(id(wrapper))
 
 
 def _unwrap_all() -> None:
+    get_table = compat.lookup("torch.jit._builtins._get_builtin_table")
+    table = get_table() if get_table is not None else {}
+    while _script_builtin_ids:
+        table.pop(_script_builtin_ids.pop(), None)
     while _saved_originals:
         owner, name, own = _saved_originals.pop()
         try:

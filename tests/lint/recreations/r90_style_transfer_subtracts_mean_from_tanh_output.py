@@ -54,7 +54,7 @@ def subtract_imagenet_mean_batch(batch):
     mean[:, 0, :, :] = 103.939
     mean[:, 1, :, :] = 116.779
     mean[:, 2, :, :] = 123.680
-    batch -= mean  # missed: ADL001
+    batch -= mean
 
 
 def gram_matrix(y):
@@ -73,7 +73,7 @@ def train(batches, content_weight=1.0, style_weight=5.0):
         optimizer.zero_grad()
         y = transformer(x)
         xc = x.clone()
-        subtract_imagenet_mean_batch(y)
+        subtract_imagenet_mean_batch(y)  # expect: ADL001
         subtract_imagenet_mean_batch(xc)
         features_y = vgg(y)
         features_xc = vgg(xc)

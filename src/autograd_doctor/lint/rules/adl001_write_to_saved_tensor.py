@@ -62,7 +62,11 @@ to `self` in a module class, put in `nn.Sequential` / `nn.ModuleList` /
 `nn.ModuleDict`; a subclass counts for its base): a model that only scripts
 build and feed with data batches is not reported for normalising its input in
 place, while a write to what a layer with weights (`nn.Linear`, a convolution)
-kept is reported whatever the input.""",
+kept is reported whatever the input.  A call of a same-file function or
+method that writes one of its parameters in place on every path (`def
+subtract_mean(batch): batch -= mean`, before any re-binding of the name,
+outside any `if`, loop or `try`) writes the tensor its caller passes: reported
+at the call when an op kept that tensor (a `tanh` output).""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did

@@ -40,7 +40,16 @@ that a framework runs (`accelerator.backward(loss)`,
 a value carried into the next iteration is old there too: `output, state =
 model(X, state)` bound once in the body, before the step, read again by the
 next iteration's call (the recurrent state whose `.detach()` result was
-dropped), when every backward pass in the loop retains its graph.""",
+dropped), when every backward pass in the loop retains its graph; a nested
+target counts like the names one level up (`out, (h, c) = lstm(x, (h, c))`).
+A same-class method called with the graph counts at its call: one that steps
+an optimizer held on `self`, or backpropagates through its arguments
+(`self.gen_update(preds)` stepping the generator before
+`self.dis_update(preds)` backpropagates), both in its own body outside any
+`if`, loop or `try`; the report names the method's `step()` and the call.
+An optimizer's parameters are followed through a list built from modules'
+parameters, also filtered (`[p for p in params if p.requires_grad]`) or
+concatenated (`list(a.parameters()) + list(b.parameters())`).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -89,16 +98,20 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
-    for seq, node, optimizer in scope.steps:
-        later = [(b, bnode, recv, seq) for b, bnode, recv in scope.backward_receivers
+    # a same-class method called here that steps (or backpropagates through its
+    # arguments) counts as a step (a backward) at the call: ``helper_steps``
+    receivers = scope.backward_receivers + scope.helper_backward_receivers
+    steps = [(seq, node, optimizer, None) for seq, node, optimizer in scope.steps] + scope.helper_steps
+    for seq, node, optimizer, call in steps:
+        later = [(b, bnode, recv, seq) for b, bnode, recv in receivers
                  if b > seq and not scope.exclusive(seq, b) and scope.reaches(seq, b)]
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if loops:
             start, end = max(loops)
-            later += [(b, bnode, recv, start) for b, bnode, recv in scope.backward_receivers
+            later += [(b, bnode, recv, start) for b, bnode, recv in receivers
                       if start < b < seq and not scope.exclusive(seq, b)]
         if later:
-            checker.notes["ADL003"].append((scope, seq, node, optimizer, later))
+            checker.notes["ADL003"].append((scope, seq, node, optimizer, later, call))
 
 
 def check_file(checker) -> None:
@@ -107,7 +120,7 @@ def check_file(checker) -> None:
     before it saved, and a later `backward()` goes through that graph."""
     if checker.notes["ADL003"]:
         module_summaries(checker)
-    for scope, seq, node, optimizer, later in checker.notes["ADL003"]:
+    for scope, seq, node, optimizer, later, call in checker.notes["ADL003"]:
         owners = checker.training.optimizers.get(optimizer) or \
             checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
@@ -116,18 +129,25 @@ def check_file(checker) -> None:
             hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
+                backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
+                    f"the backward pass of `{checker.text(bnode.func)}()` (line {bnode.lineno})"
+                via = f" (run by `{checker.text(call.func)}()` on line {call.lineno})" if call is not None else ""
+                related = [(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                            f"`{name}` computed here, before the step"),
+                           (bnode.lineno, checker.col(bnode.lineno, bnode.col_offset), 0,
+                            "backward through the old graph")]
+                if call is not None:
+                    related.append((call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                                    "the step runs in this call"))
                 checker.report(
                     "ADL003", node,
-                    f"`{checker.text(node.func)}()` updates the parameters of `{module}` in place, "
+                    f"`{checker.text(node.func)}()`{via} updates the parameters of `{module}` in place, "
                     f"but `{name}` (line {value.lineno}) was computed from them before this step and "
-                    f"`backward()` on line {bnode.lineno}"
+                    f"{backward}"
                     f"{' (in the next iteration of the loop)' if b < seq else ''} goes through its "
                     f"graph, which saved the "
                     f"old values; backward() will fail (modified by an inplace operation)",
-                    related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
-                              f"`{name}` computed here, before the step"),
-                             (bnode.lineno, checker.col(bnode.lineno, bnode.col_offset), 0,
-                              "backward through the old graph")])
+                    related=related)
                 break
 
 
@@ -437,3 +457,9 @@ def _reads_binding(checker, scope, node, at, binding) -> bool:
             if entry[1] is not None and not entry[2]:
                 work.append((entry[1], entry[0]))
     return False
+
+
+def _helper_call(call) -> bool:
+    """A call of a same-class method that backpropagates (not `x.backward()` itself)."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr not in ("backward", "manual_backward") \
+        and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import clears_in_project
 from autograd_doctor.lint.rules.base import Rule
+
+# `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
+_CLEARS_BY_HAND = re.compile(r"\.grad\s*=(?!=)|\.grad(?:\.data)?\.(?:zero_|detach_|fill_)\(")
 
 RULE = Rule(
     code="ADL018", name="no-zero-grad-in-loop",
@@ -16,7 +20,12 @@ RULE = Rule(
 module), `p.grad = None`, `p.grad.zero_()` or `p.grad.detach_()` anywhere in
 that loop, when something can see what the steps did: code after the loop
 (an evaluation, a save, an assertion, the rest of an epoch), or a model that
-outlives the function (an attribute, an argument, a global).""",
+outlives the function (an attribute, an argument, a global).  Also an
+update function without a loop of its own (called once per batch) that
+clears some optimizers with `zero_grad()` but steps one it never clears,
+after a backward outside any branch, when whose parameters it steps is known
+and nothing in the file clears that optimizer, its modules or `.grad` by hand
+(an actor-critic `update()` that clears only the critic's optimizer).""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -56,6 +65,7 @@ def check_scope(checker, scope) -> None:
     for seq, node, optimizer in scope.steps:
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
+            _uncleared_in_update(checker, scope, seq, node, optimizer, backwards)
             continue
         start, end = max(loops)  # the innermost loop
         conditional = any(start < s <= seq < e for s, _, e in scope.branches)
@@ -74,6 +84,43 @@ def check_scope(checker, scope) -> None:
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
+
+
+def _uncleared_in_update(checker, scope, seq: int, node, optimizer: str, backwards) -> None:
+    """An update function called once per batch (no loop of its own) that clears
+    other optimizers' gradients but not those of the one it steps: Hands-on RL's
+    actor-critic `update()` regrouped as `critic_optimizer.zero_grad(); ...;
+    critic_optimizer.step()` then `actor_loss.backward(); actor_optimizer.step()`.
+    Reported when every clearing in the function is an optimizer's `zero_grad()`
+    (not a module's, which may clear more), all of them before the step; none is
+    the stepped optimizer; a backward runs before the step, outside any branch;
+    whose parameters it steps is known and none of those modules is cleared; and
+    nothing in the file clears that optimizer or its modules or writes `.grad`."""
+    receivers = scope.zero_grad_receivers
+    if not receivers or len(receivers) != len(scope.zero_grads) or any(z > seq for z, _ in receivers):
+        return
+    if any(s <= seq < e for s, _, e in scope.branches) or not any(b < seq for b in backwards):
+        return
+    optimizers = checker.training.optimizers
+    owners = optimizers.get(optimizer)
+    cleared = {text for _, text in receivers}
+    if not owners or optimizer in cleared or not all(text in optimizers for text in cleared) \
+            or any(owner in cleared for owner in owners):
+        return
+    source = checker.source
+    if _CLEARS_BY_HAND.search(source) or "set_to_none" in source or "zero_grads" in source:
+        return  # gradients cleared by hand somewhere: no claim
+    cleared_anywhere = {checker.text(n.func.value).rsplit(".", 1)[-1] for n in ast.walk(checker.tree)
+                        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and n.func.attr == "zero_grad"}
+    if any(text.rsplit(".", 1)[-1] in cleared_anywhere for text in (optimizer, *owners)):
+        return  # cleared elsewhere (`agent.actor_optimizer.zero_grad()` in a training script)
+    first = min(receivers)
+    checker.report("ADL018", node,
+                   f"`{checker.text(node.func)}()` steps gradients that nothing clears: this "
+                   f"function clears `{first[1]}` (`zero_grad()`) but not `{optimizer}`, and "
+                   f"nothing else in the file does; backward() adds into `.grad`, so each call "
+                   f"steps with the sum of all past gradients")
 
 
 def _trained_parameters_used_later(checker, scope, optimizer: str, end: int, backwards) -> bool:
