@@ -17,8 +17,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, number_terms, stale_leaf_gradients, stale_optimizer,
-    state_snapshot, untrained_parameters,
+    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_leaf_gradients,
+    stale_optimizer, state_snapshot, untrained_parameters,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -28,7 +28,8 @@ from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
-    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, patches, probe, state_snapshots,
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, optimizer_clears, patches, probe,
+    state_snapshots,
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -248,6 +249,7 @@ class Doctor:
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
         module_flags.activate(self.recorder)
+        optimizer_clears.activate(self.recorder)
         state_snapshots.activate(self.recorder)
         grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
@@ -268,7 +270,9 @@ class Doctor:
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
+        optimizer_clears.deactivate(self.recorder)
         state_snapshots.deactivate(self.recorder)
+        self._report_at_stop()
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
         with contextlib.suppress(Exception):
@@ -282,6 +286,23 @@ class Doctor:
         if self._hooks is not None:
             with contextlib.suppress(Exception):
                 self._hooks.__exit__(None, None, None)
+
+    def _report_at_stop(self) -> None:
+        """What only the whole run shows: an optimizer that cleared its gradients and never
+        stepped (AD221). Reported, never raised: the program has already ended."""
+        if self.silent == "ignore":
+            return
+        try:
+            found = never_stepped.never_stepped_diagnoses(self.recorder)
+        except Exception:
+            internal_error()
+            return
+        silent, self.silent = self.silent, "warn"
+        try:
+            for diagnosis in found:
+                self._raise_or_warn(diagnosis)
+        finally:
+            self.silent = silent
 
     def suspend_saves(self) -> bool:
         """Take our saved-tensor hooks off the stack if they are on top; True if taken."""
@@ -509,7 +530,8 @@ class Doctor:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
-        """Before step(): does it apply clipped gradients (AD208), gradients cleared since the
+        """Before step(): does it apply clipped gradients (AD208), clipped partial sums of an
+        accumulation (AD212), gradients cleared since the
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
@@ -518,6 +540,8 @@ class Doctor:
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
+        self._report_silent(update_order.clip_inside_accumulation_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,

@@ -1,6 +1,7 @@
 """AD208 (clipping where it does not change the step) and AD209 (gradients never cleared between
 two steps) stay silent on correct training loops: clipping between backward() and step(),
-gradient accumulation over several backward() calls, each way of clearing (zero_grad with or
+gradient accumulation over several backward() calls (clipped once, before the step: clipping
+after each of them is AD212), each way of clearing (zero_grad with or
 without set_to_none, `p.grad = None`, a write of zeros through `.data`), two optimizers whose
 losses share a model (a GAN), a clip made only every other step, and mixed precision's GradScaler
 used as PyTorch's AMP guide says (AD210: unscale_ before clipping, with accumulation, turned off,
@@ -38,14 +39,6 @@ for index, (x, y) in enumerate(batches * 2):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
         optimizer.step()
         optimizer.zero_grad()
-""",
-    "accumulation with a clip after each backward": """
-for x, y in batches:
-    optimizer.zero_grad(set_to_none=False)
-    for half in (x[:3], x[3:]):
-        F.mse_loss(model(half), y[:3]).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
-    optimizer.step()
 """,
     "zeros written without set_to_none": """
 for x, y in batches:
@@ -151,6 +144,27 @@ def test_a_correct_training_loop_is_silent_and_unchanged(tmp_path, name, mode):
     outcome = run_program(tmp_path, source, mode=mode)
     assert outcome.error is None, outcome.error
     assert outcome.diagnoses == [] and outcome.warnings == [], [str(d) for d in outcome.diagnoses]
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_a_clip_after_each_backward_of_an_accumulation_is_ad212_and_changes_nothing(tmp_path):
+    # Each clipping call clips the sum accumulated so far and the next backward() adds to it: the
+    # step applies clipped partial sums (AD212, transformers#1563), not unclipped gradients (AD208).
+    # The step() is outside the inner loop that clips: where to clip is advice.
+    source = PRELUDE + """
+for x, y in batches:
+    optimizer.zero_grad(set_to_none=False)
+    for half in (x[:3], x[3:]):
+        F.mse_loss(model(half), y[:3]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)  # CLIP
+    optimizer.step()
+grads = [p.detach().clone() for p in model.parameters()]
+"""
+    plain = run_plain(tmp_path, source, "plain.py")
+    outcome = run_program(tmp_path, source)
+    assert [d.code for d in outcome.diagnoses] == ["AD212"]
+    assert outcome.diagnoses[0].primary.line == outcome.line("CLIP")
+    assert outcome.diagnoses[0].help[0].replacement is None
     assert grads_equal(outcome.namespace["grads"], plain["grads"])
 
 

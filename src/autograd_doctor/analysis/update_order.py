@@ -9,6 +9,10 @@ from what ran (recording/gradient_clips.py, recording/gradient_states.py) just b
   next backward() added to them, and are still there now: this step applies the sum.
 - AD210: the last clipping call ran after the backward() and before the GradScaler unscaled the
   gradients (recording/grad_scalers.py): it clipped gradients multiplied by the loss scale.
+- AD212: a clipping call on the optimizer's parameters since its previous step was followed by
+  a backward() that added to the very gradients it clipped (judged when that backward() started,
+  recording/gradient_clips.py): inside a gradient accumulation, the step applies clipped partial
+  sums instead of the clipped total.
 
 Each help moves or adds one statement in the user's loop, where the statements involved are
 siblings of one block; otherwise the help is advice only.
@@ -22,6 +26,9 @@ from autograd_doctor.analysis.source_scope import Scope
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import call_name, location_of, segment, source_line, statement_location
+
+# The clipping functions recording/gradient_clips.py watches (a clip between two others is not moved).
+NAMES_OF_CLIPS = ("clip_grad_norm_", "clip_grad_value_")
 
 
 def _optimizer_parameter_ids(optimizer) -> set[int]:
@@ -250,6 +257,108 @@ def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Dia
                      primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
 
 
+def clip_inside_accumulation_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD212 before `optimizer.step()` (called from `stack`), or None."""
+    if not stack:
+        return None
+    clips = recorder.gradient_clips
+    since = clips.last_step.get(id(optimizer), 0)
+    ids = _optimizer_parameter_ids(optimizer)
+    # A partial sum: the clipping saw non-zero gradients that a backward() since the last step
+    # computed (not zeros left by zero_grad(set_to_none=False)), and the next backward() added to them.
+    filled = {call.seq for call in recorder.backward_calls if call.seq > since}
+    accumulated = [clip for clip in clips.clips if clip.seq > since and clip.accumulated_onto and clip.clipped_nonzero
+                   and any(seq < clip.seq for seq in filled)
+                   and any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
+    if not accumulated:
+        return None
+    clip = accumulated[0]
+    backwards = [call for call in recorder.backward_calls if call.seq > clip.seq and call.site is not None]
+    if not backwards:
+        return None
+    return _accumulation_diagnosis(clip, backwards[0].site, stack[0], type(optimizer).__name__)
+
+
+def _accumulation_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Diagnosis | None:
+    clip_site = clip.site
+    if clip_site is None:
+        return None
+    filename = clip_site.filename
+    scope = Scope(filename, clip_site.lineno)
+    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
+    if clip_statement is None:
+        return None
+    primary = statement_location(filename, clip_statement, role="clip",
+                                 note=f"{clip.function} clips the gradients accumulated so far, and the next "
+                                      "backward() adds to the clipped values")
+    related = [location_of(backward_site, role="backward", note="this backward() adds to the clipped gradients, "
+                                                                "before any step()"),
+               location_of(step_site, role="step", note=f"{optimizer_class}.step() applies clipped partial sums, "
+                                                        "not the clipped sum of the accumulated gradients")]
+    notes = [f"{clip.function} ran between two backward() calls whose gradients one {optimizer_class}.step() "
+             "applies (gradient accumulation): each call clipped a partial sum, and the step applies "
+             "clip(clip(g1) + g2) + ... instead of clip(g1 + g2 + ...), an update that depends on how the batch was "
+             "split (no error)"]
+    help_ = None
+    if step_site.filename == filename:
+        step_statement = scope.statement_at(step_site.lineno)
+        if step_statement is not None and Scope(filename, step_site.lineno).node is scope.node:
+            help_ = _clip_before_step_help(filename, scope, clip_statement, step_statement, clip.function)
+    helps = [help_] if help_ is not None else [Suggestion(
+        f"call {clip.function} once per step(), after the last backward() of the accumulation and just before "
+        "step() (in the block that steps)")]
+    return Diagnosis(code=codes.CLIP_INSIDE_ACCUMULATION, title=codes.title(codes.CLIP_INSIDE_ACCUMULATION),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+def _clip_before_step_help(filename: str, scope: Scope, clip_statement, step_statement, function: str):
+    """The clipping statement moved to just before `opt.step()`, which comes after it in the same
+    block or in a compound statement of that block (`if (i + 1) % n == 0:`), with nothing in
+    between that calls backward(), step(), zero_grad() or clips; None otherwise."""
+    if _step_receiver(filename, step_statement) is None:
+        return None  # scaler.step(optimizer): the unscale_() must come first (AD210's business)
+    block = _block_of(scope, clip_statement)
+    if block is None:
+        return None
+    holder = step_statement
+    while holder is not None and holder not in block:
+        holder = scope.parents.get(holder)
+    if holder is None or block.index(holder) <= block.index(clip_statement):
+        return None
+    names = {"backward", "step", "zero_grad", *NAMES_OF_CLIPS}
+    between = block[block.index(clip_statement) + 1: block.index(holder)]
+    if _calls_named(between, names):
+        return None
+    if holder is not step_statement:
+        # Inside the compound statement, only what runs before the step() in its own block.
+        step_block = _block_of(scope, step_statement)
+        if step_block is None or _calls_named(step_block[:step_block.index(step_statement)], names):
+            return None
+        if isinstance(holder, ast.If) and _calls_named([holder.test], names):
+            return None
+    indent = source_line(filename, clip_statement.lineno)[: clip_statement.col_offset]
+    clip_lines = _moved(filename, [clip_statement], indent)
+    if clip_lines is None:
+        return None
+    step_indent = source_line(filename, step_statement.lineno)[: step_statement.col_offset]
+    if not step_indent.startswith(indent):
+        return None
+    extra = step_indent[len(indent):]
+    lines = []
+    for number in range(clip_statement.end_lineno + 1, step_statement.end_lineno + 1):
+        if number == step_statement.lineno:
+            lines.extend(extra + line for line in clip_lines)
+        line = source_line(filename, number).rstrip()
+        if line and not line.startswith(indent):
+            return None
+        lines.append(line[len(indent):])
+    location = statement_location(filename, clip_statement)
+    location.end_line, location.end_column = step_statement.end_lineno, step_statement.end_col_offset
+    return Suggestion(f"call {function} once per step(), just before step(), so that it clips the sum of the "
+                      "accumulated gradients", "\n".join(lines), location)
+
+
 def _has_gradients(optimizer) -> bool:
     return any(getattr(p, "grad", None) is not None for group in getattr(optimizer, "param_groups", ())
                for p in group.get("params", ()))
@@ -368,4 +477,5 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
                      notes=notes, help=helps)
 
 
-__all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "gradients_never_cleared_diagnosis"]
+__all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "clip_inside_accumulation_diagnosis",
+           "gradients_never_cleared_diagnosis"]

@@ -1642,6 +1642,39 @@ loss); detach only in the other model's loss (`d(fake.detach())` for the discrim
         "real_labels = torch.ones(5, 1)\n"
     ))
 
+CLIP_INSIDE_ACCUMULATION = _code(
+    "AD212",
+    "gradient clipping inside a gradient accumulation: the step applies clipped partial sums, not the clipped total",
+    """\
+**What it means.** With gradient accumulation, several backward() calls add their gradients into
+`.grad` and one step() applies the sum. `clip_grad_norm_` (or `clip_grad_value_`) called after
+each of these backward() calls clips the sum accumulated so far, and the next backward() adds to
+the clipped values: the step applies clip(clip(clip(g1) + g2) + g3) + ... instead of the clipped
+sum, an update that depends on how the batch was split (no error). autograd-doctor notes, when a
+backward() starts, whether it adds to gradients a clipping call left untouched, and warns before
+the step() that applies them. The line to change is the clipping call; the help moves it to just
+before the step().
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        (F.mse_loss(model(x), y) / 2).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)   # AD212: clips a partial sum
+        if i % 2 == 1:
+            optimizer.step()
+            optimizer.zero_grad()
+
+**The fix.** Clip once per step, after the last backward() of the accumulation and before step():
+move the clipping call into the block that steps (`if (i + 1) % accumulation_steps == 0:
+clip_grad_norm_(...); optimizer.step()`).
+""",
+    heading="gradient clipping inside a gradient accumulation",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1) * 10) for _ in range(4)]\n"
+    ))
+
 UNTRAINED_PARAMETERS = _code(
     "AD213",
     "parameters get gradients but no optimizer holds them: they never change",
@@ -1723,6 +1756,38 @@ values stay the same and the masked elements get a zero gradient.
         "layer = nn.Linear(3, 4)\n"
         "optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)\n"
         "inputs = torch.randn(8, 3)\n"
+    ))
+
+OPTIMIZER_NEVER_STEPPED = _code(
+    "AD221",
+    "an optimizer never steps: the gradients computed for its parameters are cleared and never applied",
+    """\
+**What it means.** `zero_grad()` clears the gradients a backward() left on an optimizer's
+parameters and `step()` applies them. When an optimizer's `zero_grad()` runs every iteration but
+its `step()` is never called (forgotten after `loss_d.backward()`, in a GAN's discriminator
+update), its gradients are computed and thrown away again and again: its parameters never change,
+and nothing fails. autograd-doctor remembers each `zero_grad()` call that clears gradients a
+backward() computed, and, when it stops, reports an optimizer that did so at least twice without
+ever stepping. The line to change is that backward(); the help adds the `step()` call after it.
+
+**Minimal example.**
+
+    for x, y in batches:
+        opt_a.zero_grad()
+        opt_b.zero_grad()
+        F.mse_loss(b(a(x)), y).backward()   # AD221: opt_b.step() is never called
+        opt_a.step()
+
+**The fix.** Call the optimizer's `step()` after the backward() that computes its gradients (and
+before its next `zero_grad()`): `loss.backward(); opt_a.step(); opt_b.step()`.
+""",
+    heading="an optimizer never steps",
+    example_setup=(
+        "a = nn.Linear(3, 4)\n"
+        "b = nn.Linear(4, 1)\n"
+        "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\n"
+        "opt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]\n"
     ))
 
 FROZEN_OPTIMIZER_STEP = _code(

@@ -447,6 +447,9 @@ class ExpressionEvents:
         (`memories[i] = memories[i].clone()`, "break the reference"): the code keeps
         views in them on purpose, sharing memory with a tensor it goes on writing."""
         found = getattr(self, "_clone_replaced", None)
+        if found is None and "].clone()" not in self.source:
+            # the pattern's text is absent: no walk of the whole file (most files)
+            found = self._clone_replaced = frozenset()
         if found is None:
             found = frozenset(
                 n.targets[0].value.id for n in ast.walk(self.tree)

@@ -48,6 +48,13 @@ class GradientClip:
     # Given an iterator (a `model.parameters()` generator) that yielded nothing: one that an
     # earlier loop had already read to the end, so the call clipped nothing.
     exhausted: bool = False
+    # Judged when the next backward() starts: True when that backward() adds to the very
+    # gradients this call clipped (the same tensors, unwritten since: not cleared in between),
+    # False when it does not, None until a backward() comes.
+    accumulated_onto: bool | None = None
+    # Whether a sampled gradient held a non-zero value at the call (zeros after
+    # `zero_grad(set_to_none=False)` are not a partial sum).
+    clipped_nonzero: bool = False
 
     @property
     def site(self) -> Site | None:
@@ -78,10 +85,38 @@ class GradientClips:
                                 gradient._version if gradient is not None else None))
             except TypeError:
                 continue
-        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted))
+        nonzero = False
+        for _parameter, gradient_ref, _version in samples:
+            gradient = gradient_ref() if gradient_ref is not None else None
+            if gradient is not None and bool(gradient.detach().any()):
+                nonzero = True
+                break
+        self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted,
+                                       clipped_nonzero=nonzero))
 
     def step_done(self, optimizer, seq: int) -> None:
         self.last_step[id(optimizer)] = seq
+
+    def backward_starting(self) -> None:
+        """A backward() that adds into `.grad` is about to run: does it add to gradients a clipping
+        call left? Only the calls not judged yet are looked at (the newest few)."""
+        for clip in self.clips:
+            if clip.accumulated_onto is None:
+                clip.accumulated_onto = _gradients_intact(clip)
+
+
+def _gradients_intact(clip: GradientClip) -> bool:
+    """Whether every sampled parameter that had a gradient at the call still holds that very
+    gradient tensor, at the version the call left (no zero_grad(), no `p.grad = None` since)."""
+    seen = False
+    for parameter_ref, gradient_ref, version in clip.samples:
+        if gradient_ref is None:
+            continue
+        parameter, gradient = parameter_ref(), gradient_ref()
+        if parameter is None or gradient is None or parameter.grad is not gradient or gradient._version != version:
+            return False
+        seen = True
+    return seen
 
 
 def _modules():

@@ -37,6 +37,10 @@ def optimizer_step_hooks(recorder) -> tuple:
                 pass
 
     def done(optimizer, args, kwargs):
+        try:
+            recorder.optimizer_clears.step_done(optimizer)  # closure steps included (AD221)
+        except Exception:
+            pass
         if args[1:] or kwargs.get("closure") is not None or threading.get_ident() != thread:
             recorder.optimizer_step_done()
             return

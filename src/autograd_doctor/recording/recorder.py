@@ -32,6 +32,7 @@ from autograd_doctor.recording import backward_reach, probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
+from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
 from autograd_doctor.recording.state_snapshots import StateSnapshots
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
@@ -96,6 +97,8 @@ class Recorder(AliasTracking):
         self.gradient_clips = GradientClips()
         # `module.requires_grad = <bool>` assignments (module_flags.py).
         self.module_flags = ModuleFlags()
+        # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
+        self.optimizer_clears = OptimizerClearLog()
         # `state_dict()` results kept as snapshots (state_snapshots.py).
         self.state_snapshots = StateSnapshots()
         self.gradient_states = GradientStates()
@@ -586,6 +589,10 @@ class Recorder(AliasTracking):
         if call is not None and func is not AUTOGRAD_GRAD:  # autograd.grad leaves .grad alone
             try:
                 self.gradient_states.backward_starting(call)
+            except Exception:
+                pass
+            try:
+                self.gradient_clips.backward_starting()
             except Exception:
                 pass
         if self.data_writes:

@@ -252,13 +252,35 @@ def decorator_cut(context: ErrorContext, already):
     location = line_location(entry.filename, entry.line, role="decorator",
                              note=f"{entry.function}() runs with gradients off: its result has no history")
     use = context.raise_location(role="backward", note="backward() of a loss computed through it")
-    # The change is to delete the line; a Suggestion's replacement cannot be empty, so the
-    # location says which line and the message says what to do.
-    helps = [Suggestion(f"delete this @torch.{entry.kind}() line if gradients must flow through "
-                        f"{entry.function}() (keep it only on functions used for evaluation)", location=location)]
+    message = (f"delete this @torch.{entry.kind}() line if gradients must flow through {entry.function}() "
+               "(keep it only on functions used for evaluation)")
+    helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
     notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | None:
+    """The decorator at `line` deleted, as code: a Suggestion's replacement cannot be empty, so the
+    change spans the decorator and the line after it (the `def`, or another decorator) and keeps
+    the second. None in an installed library (autograd-doctor edits only the user's files) or when
+    the two lines do not read as a decorator above its function."""
+    from autograd_doctor.diagnosis.model import Location
+    from autograd_doctor.diagnosis.source import display_path, source_line
+    from autograd_doctor.recording.frames import in_installed_package
+
+    if in_installed_package(filename):
+        return None
+    decorator, following = source_line(filename, line), source_line(filename, line + 1)
+    indent = decorator[: len(decorator) - len(decorator.lstrip())]
+    kept = following.rstrip()
+    if not decorator.lstrip().startswith("@") or not kept.startswith(indent):
+        return None
+    if not kept[len(indent):].startswith(("def ", "async def ", "@")):
+        return None
+    location = Location(file=display_path(filename), line=line, column=len(indent), end_line=line + 1,
+                        end_column=len(kept), source=decorator.strip())
+    return Suggestion(message, kept[len(indent):], location)
 
 
 def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4) -> list[str]:
