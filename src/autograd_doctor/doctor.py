@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import os
 import sys
 import threading
@@ -25,7 +26,7 @@ from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
-from autograd_doctor.recording.events import SavedRecord, WriteEvent
+from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
     checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, optimizer_clears, patches, probe,
     state_snapshots,
@@ -39,7 +40,7 @@ from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
-    OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead, StaleSnapshotLoaded,
+    OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
     StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
@@ -67,7 +68,7 @@ LIGHT_MODE_NOTE = ("found by the default (light) mode, which does not record whe
 def choose_mode(mode: str | Mode | None, strict: bool, silent: str, verify_saved: bool, capture: str) -> Mode:
     """The mode a doctor runs in: the one asked for, else full when an option needs it.
 
-    strict (stop at the write), verify_saved (fingerprints of saves), silent="raise" (stop
+    strict (stop before the engine runs), verify_saved (fingerprints of saves), silent="raise" (stop
     at writes through `.data` into saved tensors) and capture="mode" all need every save
     recorded; otherwise the light mode, which costs a few percent.
     """
@@ -436,47 +437,38 @@ class Doctor:
     def leaf_created(self, event: LeafCreated) -> None:
         leaf_sites.remember_leaf_creation(event.tensor, event.site)
 
-    def saved_write_hit(self, hit: SavedWriteHit) -> None:
-        """Strict mode: stop at the write that invalidated a saved tensor."""
-        record, event = hit.record, hit.event
-        node, slot = self._saving_node(record, event)
-        if event.through_alias:
-            try:
-                diagnosis = diagnose.silent_write_diagnosis(record, node, slot, (), self.recorder)
-            except Exception:
-                return
-            self._remember(diagnosis)
-            raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
-        if record.alias._version == record.version:
-            return
+    def stale_save_ahead(self, event: StaleSaveAhead) -> None:
+        """Strict mode: backward is about to run a node whose saved tensor was modified in place.
+        Stop before the engine runs (no gradient accumulated, no hook run), at the user's
+        backward() line; the report names the write, the notes give the write's call stack
+        and PyTorch's own message, word for word."""
+        record, node, slot = event.record, event.node, event.slot
         try:
-            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, (), capture=self.capture,
+            engine_message = pytorch_version_message(record, node)
+            diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, event.call.stack, capture=self.capture,
                                                       recorder=self.recorder)
+            diagnosis.mode = Mode.FULL
             diagnosis.severity = "error"
-            diagnosis.notes.insert(0, "strict mode: stopped at the write, before backward() could fail")
-        except Exception:
-            return
-        record.reported = True
-        self._remember(diagnosis)
-        raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)
-
-    def _saving_node(self, record: SavedRecord, event: WriteEvent, depth: int = 3):
-        """(node, slot) that saved `record`, looked for near the written tensor's graph; a
-        saved output is found there (the write's own node points back to it)."""
-        try:
-            target = event.target_ref() if event.target_ref is not None else None
-            frontier = [target.grad_fn] if target is not None and target.grad_fn is not None else []
-            for _ in range(depth):
-                next_frontier = []
-                for node in frontier:
-                    slot = self.recorder.find_slot(node, record)
-                    if slot is not None:
-                        return node, slot
-                    next_frontier.extend(child for child, _ in node.next_functions if child is not None)
-                frontier = next_frontier
+            diagnosis.notes.insert(0, "strict mode: stopped at backward(), before the engine ran")
+            if graph_snapshot is not None:
+                try:
+                    diagnosis.graph_data = graph_snapshot.snapshot_failure(node, record, self.recorder)
+                except Exception:
+                    internal_error()
         except Exception:
             internal_error()
-        return None, None
+            return  # PyTorch's own check fails the backward, and the doctor explains it there
+        record.reported = True
+        self._remember(diagnosis)
+        notes = [note for note in (write_stack_note(record), "without the doctor, the engine would raise:\n"
+                                   f"RuntimeError: {engine_message}") if note]
+        if sys.version_info >= (3, 11):
+            error = AutogradDoctorError(_strict_message(diagnosis), diagnosis)
+            for note in notes:
+                error.add_note(note)
+        else:  # Python 3.10: no PEP 678 notes; the message carries them
+            error = AutogradDoctorError("\n\n".join([_strict_message(diagnosis), *notes]), diagnosis)
+        raise error
 
     def call_failed(self, event: CallFailed) -> None:
         self._attach_to_error(event.error, diagnose.call_error_diagnosis, event.error, event.func, event.args,
@@ -716,6 +708,22 @@ def _strict_message(diagnosis: Diagnosis) -> str:
     return f"{diagnosis.title}\n\n{render_diagnosis(diagnosis)}"
 
 
+def write_stack_note(record: SavedRecord) -> str:
+    """The call stack of the write that modified a saved tensor, as a traceback prints it (most
+    recent call last, the user's frames only), so that the culprit line shows, and an editor
+    links it, in an error raised at backward(); empty when the write was not seen."""
+    write = record.writes[0] if record.writes else None
+    if write is None or not write.stack:
+        return ""
+    lines = ["the write that modified the saved tensor (most recent call last):"]
+    for site in reversed(write.stack):
+        lines.append(f'  File "{site.filename}", line {site.lineno}, in {site.function}')
+        source = linecache.getline(site.filename, site.lineno).strip()
+        if source:
+            lines.append(f"    {source}")
+    return "\n".join(lines)
+
+
 class watch(contextlib.ContextDecorator):
     """Record saves and writes while the block runs; explain autograd failures.
 
@@ -733,11 +741,12 @@ class watch(contextlib.ContextDecorator):
         AD101
 
     Options:
-        strict: raise at the write itself when it invalidates a tensor saved by the
-            graph the write is recorded into (the traceback then points at the culprit
-            line); a write under no_grad or through `.data` raises when backward reaches
-            the saved tensor (never for a graph that is not backpropagated, or a value
-            put back); silent problems raise too.
+        strict: raise when a backward()/autograd.grad() call is about to run a node
+            whose saved tensor was modified in place, before the engine runs: the
+            traceback ends at the backward() line, the report names the write, the notes
+            give its call stack and PyTorch's own message (never for a graph that is not
+            backpropagated); a write through `.data` raises when backward reaches the
+            saved tensor (not for a value put back); silent problems raise too.
         silent: "warn" (default), "raise" or "ignore" for problems PyTorch does not
             raise for, such as a write through `.data` into a saved tensor.
         verify_saved: fingerprint saved tensors to catch writes no mode can see

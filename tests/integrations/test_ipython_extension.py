@@ -68,7 +68,7 @@ def test_cell_magic_runs_one_cell_under_watch_with_options(shell, capsys):
     assert "error[AD101]" not in output  # off: the plain PyTorch error
     _, output = run(shell, capsys, "%%autograd_doctor --strict\n" + BUGGY_CELL)
     assert "AutogradDoctorError" in output and "error[AD101]" in output
-    assert "strict mode: stopped at the write" in output
+    assert "strict mode: stopped at backward(), before the engine ran" in output
     run(shell, capsys, "%autograd_doctor on")
     _, output = run(shell, capsys, BUGGY_CELL)
     assert "error[AD101]" in output

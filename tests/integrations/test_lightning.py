@@ -190,7 +190,7 @@ def test_silent_bug_is_logged_once_with_its_report_not_warned(tmp_path):
     assert not [w for w in caught if "autograd" in type(w.message).__name__.lower()]
 
 
-def test_strict_mode_stops_at_the_write(tmp_path):
+def test_strict_mode_stops_at_backward_naming_the_write(tmp_path):
     with pytest.raises(RuntimeError) as failure:
         fit(tiny_regressor(bug="inplace"), [doctor_callback(strict=True)], tmp_path)
     assert type(failure.value).__name__ == "AutogradDoctorError"

@@ -51,10 +51,10 @@ MARKED_TESTS = textwrap.dedent("""\
 
 
     @pytest.mark.autograd_doctor(strict=True)
-    def test_strict_stops_at_the_write():
+    def test_strict_stops_at_backward():
         h = torch.exp(torch.randn(4, requires_grad=True))
         h.add_(1)  # WRITE-STRICT
-        h.sum().backward()
+        h.sum().backward()  # BACKWARD-STRICT
 """)
 
 
@@ -106,9 +106,9 @@ def test_marker_enables_the_doctor_for_one_test(pytester):
     assert "error[AD101]" in marked and "h.mul_(0.5)" in marked
     assert f"test_marked.py:{line_of(MARKED_TESTS, 'WRITE-MARKED')}:" in marked
     assert "help:" in marked
-    unmarked = output.split("_ test_unmarked _", 1)[1].split("_ test_strict_stops_at_the_write _", 1)[0]
+    unmarked = output.split("_ test_unmarked _", 1)[1].split("_ test_strict_stops_at_backward _", 1)[0]
     assert "autograd-doctor" not in unmarked  # plain PyTorch error, no doctor
-    strict = output.split("_ test_strict_stops_at_the_write _", 1)[1]
+    strict = output.split("_ test_strict_stops_at_backward _", 1)[1]
     assert "AutogradDoctorError" in strict and f"test_marked.py:{line_of(MARKED_TESTS, 'WRITE-STRICT')}:" in strict
 
 
@@ -167,10 +167,10 @@ SEEDED_TESTS = textwrap.dedent("""\
 
 
     @pytest.mark.autograd_doctor(strict=True)
-    def test_strict_stops_at_the_write():
+    def test_strict_stops_at_backward():
         h = torch.exp(torch.ones(4, requires_grad=True))
         h.add_(1)  # WRITE-STRICT
-        h.sum().backward()
+        h.sum().backward()  # BACKWARD-STRICT
 """)
 
 SEPARATOR = re.compile(r"^[-=_]+ .* [-=_]+$")
@@ -222,22 +222,25 @@ def test_output_equals_plain_pytest_except_the_report(pytester):
 
 
 @pytest.mark.parametrize("ci", ["", "true"], ids=["terminal", "CI"])
-def test_strict_error_ends_at_the_users_write(pytester, monkeypatch, ci):
-    """The doctor raises inside its own wrapper of `add_`; the traceback shows the user's
-    line as the last entry, as PyTorch's own error would, and no source of ours. With CI
-    set, pytest's short summary quotes whole messages: it still quotes only the first line."""
+def test_strict_error_ends_at_the_users_backward(pytester, monkeypatch, ci):
+    """Strict decides at backward(), before the engine runs: the traceback shows the user's
+    backward() line as the last entry and no source of ours; the message names the write's
+    line, the notes its call stack. With CI set, pytest's short summary quotes whole
+    messages: it still quotes only the first line."""
     monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
     pytester.makepyfile(test_training=SEEDED_TESTS)
     result = pytester.run(pytest_console_script(), "-p", "no:cacheprovider", "-k", "strict")
     result.assert_outcomes(failed=1, deselected=2)
     output = result.stdout.str()
-    last_entry = r"^>\s+h\.add_\(1\)  # WRITE-STRICT\n(\s+\^+\n)?E\s+autograd_doctor\.AutogradDoctorError: "
+    last_entry = r"^>\s+h\.sum\(\)\.backward\(\)  # BACKWARD-STRICT\n(\s+\^+\n)?E\s+autograd_doctor\.AutogradDoctorError: "
     assert re.search(last_entry, output, re.M)
-    assert f"test_training.py:{line_of(SEEDED_TESTS, 'WRITE-STRICT')}: AutogradDoctorError" in output
-    assert "autograd_doctor/" not in output and "def " not in output.split("test_strict_stops_at_the_write():")[1]
+    assert f"test_training.py:{line_of(SEEDED_TESTS, 'BACKWARD-STRICT')}: AutogradDoctorError" in output
+    assert f"test_training.py:{line_of(SEEDED_TESTS, 'WRITE-STRICT')}:" in output  # the write, in the report
+    assert f"line {line_of(SEEDED_TESTS, 'WRITE-STRICT')}, in test_strict_stops_at_backward" in output  # its stack
+    assert "autograd_doctor/" not in output and "def " not in output.split("test_strict_stops_at_backward():")[1]
     assert output.count("error[AD101]") == 1  # the error's message is the report: no section repeats it
     assert "- autograd-doctor -" not in output
-    assert ("FAILED test_training.py::test_strict_stops_at_the_write - autograd_doctor.AutogradDoctorError: "
+    assert ("FAILED test_training.py::test_strict_stops_at_backward - autograd_doctor.AutogradDoctorError: "
             "a tensor that autograd saved was modified in place before backward()\n") in output or not ci
 
 

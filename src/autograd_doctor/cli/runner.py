@@ -30,7 +30,8 @@ options:
   --json PATH           also write the report as JSON (under torchrun: PATH.rankN.json per rank)
   --graph PATH          draw the failing part of the autograd graph (.dot; .svg/.png/.pdf with Graphviz)
   --html PATH           write one self-contained HTML page: diagnoses, marked source, the picture
-  --strict              raise at the write that invalidates a tensor a live graph saved
+  --strict              raise at backward(), before the engine runs, when it would read a saved tensor
+                        modified in place (a graph never backpropagated fails nothing)
   --silent POLICY       warn (default), raise or ignore problems PyTorch does not raise for
   --verify-saved        fingerprint saved tensors to catch writes no hook sees (NumPy, DLPack, kernels)
   --full                record every save from the start (names the line that saved the tensor)

@@ -74,7 +74,7 @@ class SavedRecord:
     (hence the instance `__dict__`).
     """
 
-    __slots__ = ("alias", "version", "stack", "seq", "output_nr", "is_output", "__dict__", "__weakref__")
+    __slots__ = ("alias", "version", "stack", "seq", "output_nr", "is_output", "node_seq", "__dict__", "__weakref__")
 
     # Filled in lazily, the first time a write needs to know where this tensor lives.
     key: int | None = None
@@ -89,7 +89,7 @@ class SavedRecord:
     content_before_write: Any = None
 
     def __init__(self, alias, version: int, stack: tuple[Site, ...], seq: int, output_nr: int = 0,
-                 is_output: bool = False):
+                 is_output: bool = False, node_seq: int = -1):
         self.alias = alias
         self.version = version
         self.stack = stack
@@ -98,6 +98,8 @@ class SavedRecord:
         # had when saved, and whether it was an output of the node that saved it.
         self.output_nr = output_nr
         self.is_output = is_output
+        # The sequence number of the node that saved it (-1: unknown); see Recorder.pack.
+        self.node_seq = node_seq
 
     @property
     def site(self) -> Site | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.events import BackwardCall, SavedRecord
 from autograd_doctor.recording.frames import Site
 
 
@@ -43,11 +43,14 @@ class UntrackedWriteFound:
 
 
 @dataclass
-class SavedWriteHit:
-    """Strict mode: a write just touched memory that a live saved tensor uses."""
+class StaleSaveAhead:
+    """Strict mode, before the engine runs: the backward `call` is about to run `node`, which
+    saved `record` in `slot`, and a write has since modified it in place (`record.writes`)."""
 
     record: SavedRecord
-    event: WriteEvent
+    node: Any
+    slot: str
+    call: BackwardCall
 
 
 @dataclass
@@ -175,7 +178,7 @@ class Listener(Protocol):
 
     def untracked_write_found(self, event: UntrackedWriteFound) -> None: ...
 
-    def saved_write_hit(self, event: SavedWriteHit) -> None: ...
+    def stale_save_ahead(self, event: StaleSaveAhead) -> None: ...
 
     def call_failed(self, event: CallFailed) -> None: ...
 
@@ -219,7 +222,7 @@ class NullListener:
     def untracked_write_found(self, event: UntrackedWriteFound) -> None:
         pass
 
-    def saved_write_hit(self, event: SavedWriteHit) -> None:
+    def stale_save_ahead(self, event: StaleSaveAhead) -> None:
         pass
 
     def call_failed(self, event: CallFailed) -> None:

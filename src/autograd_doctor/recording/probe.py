@@ -82,7 +82,7 @@ def _saved_items(node, name: str):
     return [(slot, raw)]
 
 
-def _graph_nodes(roots: list):
+def graph_nodes(roots: list):
     """The nodes of the graph under `roots`, each once, at most MAX_NODES of them."""
     seen: set[int] = set()
     queue = [root.grad_fn for root in roots if root.grad_fn is not None]
@@ -135,7 +135,7 @@ def find_stale_save(roots: list, message: str) -> StaleSave | None:
         shape = [int(size) for size in text.split(",")] if text else []
     best: StaleSave | None = None
     best_number = -1
-    for node in _graph_nodes(roots):
+    for node in graph_nodes(roots):
         for name, slot, tensor in _saved_tensors(node):
             if tensor._version != found_version:
                 continue
@@ -173,7 +173,7 @@ def saves_changed_by(roots: list, writes: list) -> list[UntrackedHit]:
     if not targets:
         return []
     hits: list[UntrackedHit] = []
-    for node in _graph_nodes(roots):
+    for node in graph_nodes(roots):
         try:
             number = node._sequence_nr()
         except Exception:

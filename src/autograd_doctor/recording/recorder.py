@@ -28,7 +28,7 @@ from autograd_doctor.recording.calls import (
 from autograd_doctor.recording.events import (
     BackwardCall, SavedRecord, SavedRef, ViewTracking, WriteEvent, byte_range, storage_key,
 )
-from autograd_doctor.recording import probe
+from autograd_doctor.recording import backward_reach, probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
@@ -40,7 +40,7 @@ from autograd_doctor.recording.fingerprint import content_before_write, fingerpr
 from autograd_doctor.recording.version_message import stale_saved_message
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DetachedAliasWrite, LeafCreated, Listener,
-    NullListener, OptimizerStepStarting, OverlappingWrite, SavedWriteHit, SilentSaveRead, StaleSaveRead,
+    NullListener, OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead,
     UntrackedWriteFound,
 )
 from autograd_doctor.recording.write_log import (
@@ -72,9 +72,10 @@ class Recorder(AliasTracking):
 
     In the full mode `unpack` checks versions itself: a saved tensor whose version moved
     gives a `StaleSaveRead` (the listener returns the exception to raise); one written
-    through an alias PyTorch cannot see (`.data`) a `SilentSaveRead`; in strict mode a
-    write that touched a saved tensor gives a `SavedWriteHit` right after the write (the
-    listener may raise, so the traceback ends at the write).
+    through an alias PyTorch cannot see (`.data`) a `SilentSaveRead`. In strict mode a
+    backward()/autograd.grad() call about to run a node whose saved tensor was modified in
+    place gives a `StaleSaveAhead` before the engine runs (the listener raises, so the
+    traceback ends at the user's backward() line); a graph nobody backpropagates is no hazard.
     """
 
     def __init__(self, strict: bool = False, light: bool = False, listener: Listener | None = None):
@@ -111,6 +112,9 @@ class Recorder(AliasTracking):
         self.write_counts: dict[tuple[Any, int], int] = {}
         self.backward_calls: list[BackwardCall] = []
         self.pending: list[weakref.ref] = []
+        # Strict mode: the saved records whose version a write moved, checked at the next
+        # backward()/autograd.grad() (weak: they die with their graph).
+        self.stale_saves: list[weakref.ref] = []
         self.probing = False
         self.probe_hits: list[SavedRecord] = []
         self.write_depth = 0  # >0 while a recorded write runs: nested torch writes are its parts
@@ -160,16 +164,20 @@ class Recorder(AliasTracking):
                 frame = frame.f_back
             stack = (Site(frame.f_code, frame.f_lasti),) if frame is not None else ()
             grad_fn = tensor.grad_fn
-            if grad_fn is not None and grad_fn._sequence_nr() == _next_sequence_nr() - 1:
+            # The node that saves the tensor is the newest one: autograd makes it before it
+            # saves its inputs and outputs (strict mode finds it by this number at backward).
+            saving_node = _next_sequence_nr() - 1
+            if grad_fn is not None and grad_fn._sequence_nr() == saving_node:
                 # An output of the node being made (the newest): held as itself it would
                 # hold that node, which holds this record, a cycle. Keep a detach()ed alias
                 # (same memory and version counter, no grad_fn), as PyTorch does.
-                record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq), tensor.output_nr, True)
+                record = SavedRecord(_detach(tensor), tensor._version, stack, next(self.seq), tensor.output_nr, True,
+                                     saving_node)
             else:
                 # An input (a leaf, or a non-leaf made by an earlier node): PyTorch keeps such
                 # a tensor itself, and so can we (what unpack returns is re-wrapped by
                 # autograd either way), saving a detach() per save.
-                record = SavedRecord(tensor, tensor._version, stack, next(self.seq))
+                record = SavedRecord(tensor, tensor._version, stack, next(self.seq), node_seq=saving_node)
                 if grad_fn is not None:
                     record.output_nr = tensor.output_nr
                     # PyTorch checks on unpack that detach_() did not strip its grad_fn. Our
@@ -298,8 +306,8 @@ class Recorder(AliasTracking):
         return before is not None and content_before_write(record.alias) == before
 
     def after_write(self, hits: list[tuple[SavedRecord, WriteEvent, Any]]) -> None:
-        """Sort each hit into a version-bumping write or a silent one, then apply strictness."""
-        certain = []
+        """Sort each hit into a version-bumping write or a silent one; in strict mode, keep the
+        records made stale for the next backward to check."""
         for record, event, target in hits:
             event.version_after = target._version
             if record.alias._version == record.version:
@@ -314,15 +322,11 @@ class Recorder(AliasTracking):
                 continue
             if len(record.writes) < MAX_WRITES_PER_RECORD:
                 record.writes = (*record.writes, event)
-            if target.requires_grad and torch.is_grad_enabled():
-                certain.append((record, event))
-        if self.strict:
-            # Strict stops at the write only where backward is sure to meet it: the write is
-            # itself recorded in the graph that holds the stale save. A write under no_grad,
-            # through `.data`, or into a tensor outside autograd may belong to a graph that is
-            # never backpropagated; those are decided when backward reaches the save.
-            for record, event in certain:
-                self.listener.saved_write_hit(SavedWriteHit(record, event))
+            if self.strict and len(record.writes) == 1:
+                # Not raised here: a graph that is kept but never backpropagated (a reference
+                # recomputed with grad on, a forward kept for logging) is no hazard. Decided
+                # when a backward is about to run the node that saved it.
+                self.stale_saves.append(weakref.ref(record))
 
     def _describe_write_context(self, event: WriteEvent, target) -> None:
         """Cheap facts about the write that only its live frames can tell (rare path)."""
@@ -390,8 +394,6 @@ class Recorder(AliasTracking):
         if hits:
             try:
                 self.after_write(hits)
-            except StrictViolation:
-                raise
             except Exception:
                 pass
         return result
@@ -595,6 +597,8 @@ class Recorder(AliasTracking):
                 pass
         if self.data_writes:
             self._check_data_writes(args, kwargs)  # may raise on purpose (silent="raise")
+        if self.stale_saves and call is not None:
+            self._check_stale_saves(call, func, args, kwargs)  # raises on purpose (strict)
         self.write_depth += 1
         try:
             result = call_as_caller(func, args, kwargs)
@@ -628,6 +632,45 @@ class Recorder(AliasTracking):
             record = SavedRecord(hit.tensor.detach(), hit.tensor._version, (), next(self.seq))
             record.silent_writes = (hit.write.to_event(),)
             self.listener.untracked_write_found(UntrackedWriteFound(record, hit.node, hit.slot))
+
+    def _check_stale_saves(self, call: BackwardCall, func, args: tuple, kwargs: dict) -> None:
+        """Strict mode, before the engine runs: does this call run a node whose saved tensor a
+        write modified in place? Then the listener raises, at the user's backward() line."""
+        self.stale_saves = [ref for ref in self.stale_saves if ref() is not None]
+        try:
+            found = self._stale_save_ahead(func, args, kwargs)
+        except Exception:
+            return  # PyTorch's own check still fails the backward, and the doctor explains it
+        if found is not None:
+            record, node, slot = found
+            self.listener.stale_save_ahead(StaleSaveAhead(record, node, slot, call))
+
+    def _stale_save_ahead(self, func, args: tuple, kwargs: dict):
+        """(record, node, slot) for the newest node this call will run that holds a stale
+        saved record, found by the node's sequence number (`pack`); None when none does."""
+        by_node: dict[int, list[SavedRecord]] = {}
+        for ref in self.stale_saves:
+            record = ref()
+            if record is not None and record.alias._version != record.version:
+                by_node.setdefault(record.node_seq, []).append(record)
+        if not by_node:
+            return None
+        nodes = backward_reach.nodes_to_run(func, args, kwargs)
+        found, found_number = None, -1
+        for node in nodes or ():
+            try:
+                number = node._sequence_nr()
+            except Exception:
+                continue
+            candidates = by_node.get(number)
+            if candidates is None or number <= found_number:
+                continue
+            for slot, hits in self._probe_slots(node):
+                record = next((hit for hit in hits if any(hit is stale for stale in candidates)), None)
+                if record is not None:
+                    found, found_number = (record, node, slot), number
+                    break
+        return found
 
     def call_factory(self, func, args: tuple, kwargs: dict):
         """A factory called with requires_grad=True, or requires_grad_(): remember where."""
@@ -789,4 +832,5 @@ def pytorch_version_message(record: SavedRecord, saving_node) -> str:
 
 
 class StrictViolation(RuntimeError):
-    """Raised in strict mode right after a write that invalidated a saved tensor."""
+    """An error the doctor raises on purpose (strict mode, silent="raise"): the recorder's
+    guards let it through instead of swallowing it."""

@@ -283,8 +283,8 @@ class GraphPicture:
 def picture_for(diagnosis: Diagnosis, max_nodes: int = 40) -> GraphPicture:
     """The picture of one diagnosis (what `Diagnosis.graph()` returns).
 
-    Works from the snapshot taken at the failure; without one (e.g. a diagnosis read
-    back from JSON or raised in strict mode) it draws the saved tensor, the save and
+    Works from the snapshot taken at the failure (or, in strict mode, before the engine
+    runs); without one (e.g. a diagnosis read back from JSON) it draws the saved tensor, the save and
     the write from the diagnosis alone.
 
     Example::
