@@ -6,6 +6,7 @@ and in-place write here and decide for themselves."""
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
@@ -445,22 +446,20 @@ class ExpressionEvents:
     def clone_replaced_containers(self) -> frozenset:
         """Containers whose entries the file replaces by clones of themselves
         (`memories[i] = memories[i].clone()`, "break the reference"): the code keeps
-        views in them on purpose, sharing memory with a tensor it goes on writing."""
+        views in them on purpose, sharing memory with a tensor it goes on writing.
+        Read from the text: a walk of the whole syntax tree for it cost more than
+        the rest of the check of a store (benchmarks/lint_instructions.py)."""
         found = getattr(self, "_clone_replaced", None)
-        if found is None and "].clone()" not in self.source:
-            # the pattern's text is absent: no walk of the whole file (most files)
-            found = self._clone_replaced = frozenset()
         if found is None:
-            found = frozenset(
-                n.targets[0].value.id for n in ast.walk(self.tree)
-                if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
-                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)
-                and n.value.func.attr == "clone" and isinstance(n.value.func.value, ast.Subscript)
-                and isinstance(n.value.func.value.value, ast.Name)
-                and n.value.func.value.value.id == n.targets[0].value.id)
-            self._clone_replaced = found
+            found = self._clone_replaced = frozenset(
+                match.group(1) for match in _CLONE_REPLACED.finditer(self.source)
+                if match.group(1) == match.group(2)) if "].clone()" in self.source else frozenset()
         return found
+
+
+# `name[...] = name[...].clone()` on one line (the two names compared by the caller).
+_CLONE_REPLACED = re.compile(r"^[ \t]*([A-Za-z_]\w*)\[[^\]\n]*\][ \t]*=[ \t]*([A-Za-z_]\w*)\[[^\]\n]*\]\.clone\(\)",
+                             re.MULTILINE)
 
 
 def _binary(key) -> bool:
