@@ -529,7 +529,8 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
     The loss's added terms are read as AD206 reads them (`number_terms.loss_terms`); a term is the
     copy when its base (the object its methods and indexing apply to: `torch.tensor(aux).sum()`,
     `copied[0]`) is the call itself or a name whose last assignment before the term is such a
-    term of the copy. Copies in another file or function than the backward() are not followed."""
+    term of the copy, also through arithmetic (`(features * scales).sum()`). Copies in another file
+or function than the backward() are not followed."""
     if copy_site.filename != backward_site.filename:
         return False
     found = number_terms.loss_terms(backward_site)
@@ -538,17 +539,33 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
     terms, reading = found
     line = copy_site.lineno
     for term, holder in terms:
-        base = _term_base(term)
-        if _factory_call_at(base, line):
-            return True
-        if isinstance(base, ast.Name):
-            before = holder.lineno if holder is not None else backward_site.lineno
-            for statement in number_terms.assignments_of(base.id, reading, before)[:1]:
-                value = getattr(statement, "value", None)
-                assigned = _term_base(value) if value is not None else None
-                if isinstance(statement, ast.Assign) and _factory_call_at(assigned, line):
-                    return True
+        before = holder.lineno if holder is not None else backward_site.lineno
+        for base in _operand_bases(term):
+            if _factory_call_at(base, line):
+                return True
+            if isinstance(base, ast.Name):
+                for statement in number_terms.assignments_of(base.id, reading, before)[:1]:
+                    value = getattr(statement, "value", None)
+                    assigned = _term_base(value) if value is not None else None
+                    if isinstance(statement, ast.Assign) and _factory_call_at(assigned, line):
+                        return True
     return False
+
+
+def _operand_bases(term: ast.AST) -> list:
+    """The bases of a term and, through arithmetic, of its operands: `features` and `scales` of
+    `(features * scales).sum()`. Arguments of calls are not followed (a constant target handed to
+    a loss function is a copy its author wanted)."""
+    bases, todo = [], [term]
+    while todo:
+        base = _term_base(todo.pop())
+        if isinstance(base, ast.BinOp):
+            todo.extend((base.left, base.right))
+        elif isinstance(base, ast.UnaryOp):
+            todo.append(base.operand)
+        else:
+            bases.append(base)
+    return bases
 
 
 def _factory_call_at(node: ast.AST | None, line: int) -> bool:
