@@ -297,6 +297,10 @@ class Doctor:
         except Exception:
             internal_error()
             return
+        if any(d.code == codes.IDLE_LOSS_TERM for d in self.diagnoses):
+            # A term that trains nothing that steps (AD211) is the same problem seen from the
+            # loss: its parameters' optimizer is the one that never steps. One report, not two.
+            return
         silent, self.silent = self.silent, "warn"
         try:
             for diagnosis in found:
