@@ -109,14 +109,10 @@ def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | Non
 
 
 def _unscale_diagnosis(clip, backward_site, step_site, optimizer_class: str, scale: float) -> Diagnosis | None:
-    clip_site = clip.site
-    if clip_site is None:
+    found = _clip_statement(clip)
+    if found is None:
         return None
-    filename = clip_site.filename
-    scope = Scope(filename, clip_site.lineno)
-    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
-    if clip_statement is None:
-        return None
+    filename, scope, clip_statement = found
     primary = statement_location(filename, clip_statement, role="clip", note=f"{clip.function} sees the gradients "
                                  f"still multiplied by the loss scale ({scale:g})")
     related = [location_of(backward_site, role="backward", note="backward() of the scaled loss filled the gradients"),
@@ -217,15 +213,21 @@ def _move_help(filename: str, clip_statement, backward_statement, step_statement
     return None, ""
 
 
-def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Diagnosis | None:
+def _clip_statement(clip) -> tuple[str, Scope, ast.stmt] | None:
+    """(file, scope, statement) of a remembered clipping call, or None when its source is unknown."""
     clip_site = clip.site
     if clip_site is None:
         return None
-    filename = clip_site.filename
-    scope = Scope(filename, clip_site.lineno)
+    scope = Scope(clip_site.filename, clip_site.lineno)
     clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
-    if clip_statement is None:
+    return (clip_site.filename, scope, clip_statement) if clip_statement is not None else None
+
+
+def _clip_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Diagnosis | None:
+    found = _clip_statement(clip)
+    if found is None:
         return None
+    filename, scope, clip_statement = found
     same_file = backward_site.filename == filename and step_site.filename == filename
     backward_statement = scope.statement_at(backward_site.lineno) if same_file else None
     step_statement = scope.statement_at(step_site.lineno) if same_file else None
@@ -280,14 +282,10 @@ def clip_inside_accumulation_diagnosis(optimizer, stack, recorder) -> Diagnosis 
 
 
 def _accumulation_diagnosis(clip, backward_site, step_site, optimizer_class: str) -> Diagnosis | None:
-    clip_site = clip.site
-    if clip_site is None:
+    found = _clip_statement(clip)
+    if found is None:
         return None
-    filename = clip_site.filename
-    scope = Scope(filename, clip_site.lineno)
-    clip_statement = scope.statement_at(clip_site.lineno) if scope.tree is not None else None
-    if clip_statement is None:
-        return None
+    filename, scope, clip_statement = found
     primary = statement_location(filename, clip_statement, role="clip",
                                  note=f"{clip.function} clips the gradients accumulated so far, and the next "
                                       "backward() adds to the clipped values")
