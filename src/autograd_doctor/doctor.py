@@ -290,16 +290,14 @@ class Doctor:
     def _report_at_stop(self) -> None:
         """What only the whole run shows: an optimizer that cleared its gradients and never
         stepped (AD221). Reported, never raised: the program has already ended."""
-        if self.silent == "ignore":
+        if self.silent == "ignore" or any(d.code == codes.IDLE_LOSS_TERM for d in self.diagnoses):
+            # A term that trains nothing that steps (AD211) is the same problem seen from the
+            # loss: its parameters' optimizer is the one that never steps. One report, not two.
             return
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
         except Exception:
             internal_error()
-            return
-        if any(d.code == codes.IDLE_LOSS_TERM for d in self.diagnoses):
-            # A term that trains nothing that steps (AD211) is the same problem seen from the
-            # loss: its parameters' optimizer is the one that never steps. One report, not two.
             return
         silent, self.silent = self.silent, "warn"
         try:

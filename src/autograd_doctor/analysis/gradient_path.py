@@ -677,13 +677,13 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
         return None
     budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))
     holding = optimizers_holding([p for _, p in trained], budget) or []
-    if not any(id(p) in reached for optimizer in holding for group in optimizer.param_groups
-               for p in group["params"]):
+    optimizer = next((o for o in holding if any(id(p) in reached for g in o.param_groups for p in g["params"])),
+                     None)
+    if optimizer is None:
         return None  # no optimizer steps it with what this loss trains (or the scans are spent)
     warned.update(id(p) for _, p in trained)
     paths = [".".join(filter(None, (model_name, name))) for name, _ in trained]
     diagnosis = _unreached_parameter_diagnosis(paths, trained[0][1], model, cut, site, True)
-    optimizer = next(o for o in holding if any(id(p) in reached for g in o.param_groups for p in g["params"]))
     diagnosis.notes.append(f"{type(optimizer).__name__} holds {model_name or type(model).__name__}'s parameters "
                            "together with the ones this loss reached: its step() trains those and leaves these "
                            "where they started")
