@@ -24,8 +24,8 @@ def IID_loss(x_out, x_tf_out, lamb=1.0, EPS=sys.float_info.epsilon):
     p_j = p_i_j.sum(dim=0).view(1, k).expand(k, k)
 
     p_i_j[(p_i_j < EPS).data] = EPS
-    p_j[(p_j < EPS).data] = EPS  # missed: ADL012
-    p_i[(p_i < EPS).data] = EPS  # missed: ADL012
+    p_j[(p_j < EPS).data] = EPS  # expect: ADL012
+    p_i[(p_i < EPS).data] = EPS  # expect: ADL012
 
     loss = - p_i_j * (torch.log(p_i_j) - lamb * torch.log(p_j) - lamb * torch.log(p_i))
     return loss.sum()
