@@ -2,7 +2,7 @@
 `self.emb.requires_grad = False` on an `nn.Embedding` (re-created in r200), was
 real.  The same mistake written the other common ways was missed: on the loop
 variable of `for m in model.modules()` (or `.children()`, `.named_modules()`,
-`.named_children()`), on an item of a module container (`self.layers[0]`),
+`.named_children()`, `._modules.items()`), on an item of a module container (`self.layers[0]`),
 and on a `torchvision.models` constructor's result.  ADL016 now knows those
 objects are modules; each claim below is run with torch (torchvision is not
 installed here, so its case is checked by the linter only)."""
@@ -104,9 +104,11 @@ def test_named_loops_and_children_are_reported():
                 child.requires_grad = False
             for child in model.children():
                 child.require_grad = False
+            for _, child in model._modules.items():
+                child.requires_grad = False
         """)
     assert [(f.line, f.code) for f in lint_source(source, "freeze.py")] == \
-        [(7, "ADL016"), (9, "ADL016"), (11, "ADL016")]
+        [(7, "ADL016"), (9, "ADL016"), (11, "ADL016"), (13, "ADL016")]
     model = torch.nn.Sequential(torch.nn.Linear(2, 2))
     for _, child in model.named_children():
         child.requires_grad = False

@@ -202,9 +202,10 @@ def _constructs_module(checker, value) -> bool:
 
 def _submodule_loop_variable(checker, obj: ast.Name) -> bool:
     """``obj`` is the loop variable of the innermost `for` around it that binds the
-    name, and that loop runs over `X.modules()`, `X.children()` (the variable
-    itself) or `X.named_modules()`, `X.named_children()` (the second of a
-    pair): every item is a module."""
+    name, and that loop runs over `X.modules()`, `X.children()`,
+    `X._modules.values()` (the variable itself) or `X.named_modules()`,
+    `X.named_children()`, `X._modules.items()` (the second of a pair): every
+    item is a module."""
     loops = [n for n in ast.walk(_enclosing_function(checker.source, obj.lineno))
              if isinstance(n, (ast.For, ast.AsyncFor)) and n.body
              and n.body[0].lineno <= obj.lineno <= n.end_lineno
@@ -214,10 +215,11 @@ def _submodule_loop_variable(checker, obj: ast.Name) -> bool:
     loop = max(loops, key=lambda n: n.lineno)
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
-            and it.func.attr in _SUBMODULE_ITERATORS):
+            and (it.func.attr in _SUBMODULE_ITERATORS or it.func.attr in ("items", "values")
+                 and isinstance(it.func.value, ast.Attribute) and it.func.value.attr == "_modules")):
         return False
     target = loop.target
-    if it.func.attr.startswith("named_"):
+    if it.func.attr.startswith("named_") or it.func.attr == "items":  # `model._modules.items()`
         return isinstance(target, ast.Tuple) and len(target.elts) == 2 \
             and isinstance(target.elts[1], ast.Name) and target.elts[1].id == obj.id
     return isinstance(target, ast.Name)
