@@ -392,6 +392,22 @@ CORRECT = {
             delta.grad.data.zero_()
         grads = [delta.detach().clone()]
     """,
+    # R-Drop: the same model called twice under dropout gives two predictions; their divergence
+    # is the consistency term (not a value compared with itself).
+    "a model called twice under dropout, compared": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 3))
+        x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+        consistency = F.kl_div(F.log_softmax(model(x), -1), F.log_softmax(model(x), -1), log_target=True,
+                               reduction="batchmean")
+        loss = F.cross_entropy(model(x), y) + consistency
+        loss.backward()
+        grads = [p.grad for p in model.parameters()]
+    """,
     # Straight-through rounding: the rounded value in the forward pass, the identity's gradient.
     "straight-through rounding before a layer": """
         import torch
