@@ -245,7 +245,8 @@ def _diagnosis(site: Site, term: Term, cut: Cut | None, steps: str, whole_loss: 
     filename = site.filename
     name = term.node.id if isinstance(term.node, ast.Name) else (segment(filename, term.node) or "the loss")
     holder = term.holder or statement_at(filename, site.lineno)
-    backward = location_of(site, role="backward", note=f"backward() of a loss that adds {name}")
+    backward = location_of(site, role="backward", note=f"backward() of {name}" if whole_loss
+                           else f"backward() of a loss that adds {name}")
     related = []
     if cut is not None:
         receiver = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
