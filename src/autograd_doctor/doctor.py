@@ -574,7 +574,12 @@ class Doctor:
             # The steps since the last checked backward() have run: did each of its terms train something?
             pending, self._pending_losses = self._pending_losses, []
             for loss in pending:
-                self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
+                if self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder) is not None:
+                    # The optimizers that stepped after that backward() may have had nothing to apply
+                    # because of the cut just reported: their empty steps (AD214) are the same problem.
+                    self._gradientless_steps.cover(
+                        optimizer for optimizer in idle_terms.stepped_since(loss, self.recorder)[0]
+                        if all(p.grad is None for group in optimizer.param_groups for p in group["params"]))
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
             # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
