@@ -8,6 +8,7 @@ import weakref
 
 import torch
 
+from autograd_doctor.recording import copy_sites
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
