@@ -639,8 +639,10 @@ class Doctor:
     def backward_failed(self, event: BackwardFailed) -> None:
         error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
         copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
-        if copies_in_loss and "does not require grad and does not have a grad_fn" in str(error):
-            # The loss has no graph because its terms were copied by value: the copy is the cause.
+        if copies_in_loss and "does not require grad and does not have a grad_fn" in str(error) \
+                and gradient_path is not None and self._cut_not_found(error, call, args, kwargs):
+            # The loss has no graph, the lines that compute it show no cut, and its terms were
+            # copied by value inside a function they call: the copy is the cause.
             cause = copies_in_loss[0]
             cause.severity = "error"
             self._remember(cause)
@@ -655,6 +657,16 @@ class Doctor:
             return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
+
+    def _cut_not_found(self, error: BaseException, call, args: tuple, kwargs: dict) -> bool:
+        """Whether the gradient-path analysis of a backward() without graph names no cut in the
+        loss's own lines (it says only "check the function called here")."""
+        try:
+            found = gradient_path.backward_error_diagnosis(self.recorder, error, call, args, kwargs)
+        except Exception:
+            internal_error()
+            return False
+        return found is None or found.extra.get("cut") == "unknown"
 
     def _light_stale_diagnosis(self, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:
         """Light mode, after PyTorch's own version check failed: find the stale save in the
