@@ -168,6 +168,14 @@ def _show_again(hook_id: int) -> None:
         module._has_any_global_hook = _plain_test
 
 
+def deactivate(recorder) -> None:
+    """When the doctor stops: its tracker's global hooks go with it (else they stay until the next
+    module's forward, and a `torch.compile`d module called after the doctor warns about them)."""
+    tracker = recorder.state.get(STATE_KEY)
+    if tracker is not None:
+        tracker.stop()
+
+
 def _tracing() -> bool:
     return torch.compiler.is_compiling() or torch.jit.is_tracing()
 

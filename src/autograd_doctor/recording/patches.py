@@ -30,7 +30,6 @@ from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
-from autograd_doctor.recording import module_forwards
 from autograd_doctor.recording.own_frames import call_from, hide_our_frames, stand_ins_by_call_site
 from autograd_doctor.recording.recorder import Recorder
 
@@ -315,11 +314,6 @@ def deactivate(recorder: Recorder) -> None:
                 break
         if not _active:
             _unwrap_all()
-    # Its module tracker's global hooks go with it (else they stay until the next module's forward:
-    # a `torch.compile`d module called after the doctor would warn about them).
-    tracker = recorder.state.get(module_forwards.STATE_KEY)
-    if tracker is not None:
-        tracker.stop()
 
 
 _MISSING = object()
