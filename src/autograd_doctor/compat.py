@@ -55,6 +55,9 @@ PRIVATE_APIS = (
     PrivateAPI("torch.jit._builtins._get_builtin_table", "recording/patches.py",
                "torch.jit.script fails, while the doctor is on, on code that calls a torch function the doctor "
                "wraps (torch.ones_like, torch.zeros, torch.relu_, ...)"),
+    PrivateAPI("torch.nn.modules.module._has_any_global_hook", "recording/module_forwards.py",
+               "a `torch.compile`d module warns, while the gradient-path check runs, that there are global "
+               "module hooks (the doctor's)"),
     PrivateAPI("torch.autograd.graph.saved_tensors_hooks", "doctor.py",
                "the doctor cannot see what autograd saves", essential=True),
 )

@@ -28,8 +28,8 @@ from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
-    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, optimizer_clears, patches, probe,
-    state_snapshots,
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
+    probe, state_snapshots,
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -276,6 +276,7 @@ class Doctor:
         self._report_at_stop()
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
+        module_forwards.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
                 self._mode.__exit__(None, None, None)

@@ -175,6 +175,30 @@ PROGRAMS = {
             loss.backward()
         print(layer.weight.grad.shape)
         """, []),
+    # A differentiable optimizer (torchopt's MetaOptimizer, higher) puts non-leaf tensors in a
+    # module's parameters; torch warns at a read of a non-leaf's .grad, and the doctor's own reads
+    # printed that warning from its files (torchopt's tests, docs/real-code.md). The program's own
+    # read, last, still warns at its line.
+    "differentiable_optimizer_parameters": ("""
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Linear(3, 1)
+        meta = torch.nn.Parameter(torch.ones(1))
+        outer = torch.optim.SGD([meta], lr=0.01)
+        x, y = torch.randn(8, 3), torch.randn(8, 1)
+        for step in range(3):
+            for inner in range(2):
+                loss = ((net(x) * meta - y) ** 2).mean()
+                grads = torch.autograd.grad(loss, list(net._parameters.values()), create_graph=True)
+                for name, grad in zip(list(net._parameters), grads):
+                    net._parameters[name] = net._parameters[name] - 0.1 * grad
+            outer.zero_grad()
+            ((net(x) - y) ** 2).mean().backward()
+            outer.step()
+            print(step, meta.item(), net.weight.grad)
+            for name in list(net._parameters):
+                net._parameters[name] = torch.nn.Parameter(net._parameters[name].detach())
+        """, []),
     "correct_training_loop": ("""
         import torch
         torch.manual_seed(0)

@@ -112,3 +112,31 @@ def test_torch_compile_with_fullgraph_runs_under_the_doctor():
         out.sum().backward()
     assert torch.allclose(out, expected)
     assert model.mix.weight.grad is not None
+
+
+def _compiled_call_warnings(register_own_hook: bool) -> list[str]:
+    torch.manual_seed(0)
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    compiled = torch.compile(model, backend="eager")
+    with autograd_doctor.watch():
+        model(x).sum().backward()  # the gradient-path check's module hooks are registered from here
+        own = torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: None)
+        if not register_own_hook:
+            own.remove()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled(x).sum().backward()
+        own.remove()
+    return [str(w.message) for w in caught if "global hooks on modules" in str(w.message)]
+
+
+def test_a_compiled_module_does_not_warn_about_the_doctors_global_module_hooks():
+    # torch warns at each call of a `torch.compile`d module while a global module hook is
+    # registered; the doctor's own hooks printed that warning into einops' suite.
+    plain_test = torch.nn.modules.module._has_any_global_hook
+    assert _compiled_call_warnings(register_own_hook=False) == []
+    assert torch.nn.modules.module._has_any_global_hook is plain_test  # torch's own test is back
+
+
+def test_a_compiled_module_still_warns_about_the_programs_own_global_hook():
+    assert len(_compiled_call_warnings(register_own_hook=True)) == 1

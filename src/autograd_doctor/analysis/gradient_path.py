@@ -50,6 +50,7 @@ from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
+from autograd_doctor.recording.gradient_states import grad_of
 from autograd_doctor.recording.module_forwards import STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -614,7 +615,7 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
         for module_name, module in model.named_modules():
             unreached = []
             for param_name, parameter in module.named_parameters(recurse=False):
-                if not parameter.requires_grad or parameter.grad is not None or id(parameter) in ever_reached:
+                if not parameter.requires_grad or grad_of(parameter) is not None or id(parameter) in ever_reached:
                     continue
                 if id(parameter) in warned:
                     continue
@@ -670,7 +671,7 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
     if count < 2 or ran is None or id(model) not in ran:
         return None
     trained = [(name, p) for name, p in parameters if p.requires_grad]
-    if not trained or any(p.grad is not None or id(p) in ever_reached or id(p) in warned for _, p in trained):
+    if not trained or any(grad_of(p) is not None or id(p) in ever_reached or id(p) in warned for _, p in trained):
         return None
     cut = _source_cut(frame, site, trained[0][1])
     if cut is None:

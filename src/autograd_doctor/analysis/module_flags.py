@@ -15,6 +15,7 @@ from autograd_doctor.analysis.source_scope import Scope
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, segment, statement_location
+from autograd_doctor.recording.gradient_states import grad_of
 
 
 def requires_grad_attribute_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
@@ -25,7 +26,7 @@ def requires_grad_attribute_diagnosis(optimizer, stack, recorder) -> Diagnosis |
         module = flag.module_ref()
         if module is None or flag.value or id(flag) in flags.reported or flag.site is None:
             continue
-        trained = [p for p in module.parameters() if p.requires_grad and p.grad is not None and id(p) in held]
+        trained = [p for p in module.parameters() if p.requires_grad and grad_of(p) is not None and id(p) in held]
         if not trained:
             continue
         flags.reported.add(id(flag))

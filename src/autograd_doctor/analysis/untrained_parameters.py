@@ -37,6 +37,7 @@ from autograd_doctor.analysis.stale_optimizer import (
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_location
+from autograd_doctor.recording.gradient_states import grad_of
 
 
 @dataclass
@@ -135,7 +136,7 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
             continue
         if id(value) in seen or not parameters or any(id(p) in held for p in parameters):
             continue
-        trained = [p for p in parameters if p.requires_grad and p.grad is not None]
+        trained = [p for p in parameters if p.requires_grad and grad_of(p) is not None]
         if trained:
             seen.add(id(value))
             found.append((name, value, trained))

@@ -59,6 +59,17 @@ class GradientSample:
         return gradient is not None and gradient is self.gradient() and not cleared(gradient)
 
 
+def grad_of(tensor):
+    """`tensor.grad`, or None for a non-leaf that does not retain its gradient (its `.grad` is None),
+    without reading it there: PyTorch warns at that read ("The .grad attribute of a Tensor that is
+    not a leaf Tensor is being accessed"), and the warning would name the doctor's line. A module's
+    parameters are non-leaf tensors under a differentiable optimizer (torchopt's MetaOptimizer,
+    higher, learn2learn put the updated tensors in `module._parameters`)."""
+    if not (tensor.is_leaf or tensor.retains_grad):
+        return None
+    return tensor.grad
+
+
 def cleared(gradient) -> bool:
     """Its sampled values are all zero: what zero_grad(set_to_none=False) leaves."""
     return not bool(gradient.detach().view(-1)[:SAMPLED_VALUES].any())

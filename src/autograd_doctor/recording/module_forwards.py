@@ -18,6 +18,8 @@ import weakref
 
 import torch
 
+from autograd_doctor import compat
+
 # The key of the running tracker in the recorder's state.
 STATE_KEY = "gradient_path_tracker"
 # Graph nodes one module's walk visits at most; past it, nothing is concluded.
@@ -44,6 +46,7 @@ class ModuleForwardTracker:
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
         self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
+        _hide_from_compiled_modules(self.handle.id, self.after_handle.id)
 
     def _current(self) -> bool:
         recorder = self.recorder_ref()
@@ -116,11 +119,61 @@ class ModuleForwardTracker:
 
     def stop(self):
         if self.handle is not None:
+            _show_again(self.handle.id)
             self.handle.remove()
             self.handle = None
         if self.after_handle is not None:
+            _show_again(self.after_handle.id)
             self.after_handle.remove()
             self.after_handle = None
+
+
+# A module compiled with `torch.compile(module)` warns at each call while any global module hook
+# is registered ("Using `torch.compile(module)` when there are global hooks on modules ...": the
+# hooks fire once more, for the compiled wrapper, which the tracker does not mind). The trackers'
+# hooks are the doctor's, not the program's: while one is registered, torch's test for a global
+# hook is given one that leaves out the ids of the trackers' hooks, and gets its own back when
+# the last of them is removed.
+_own_hook_ids: set[int] = set()
+_TEST_PATH = "torch.nn.modules.module._has_any_global_hook"
+
+
+def _has_a_global_hook_of_the_program() -> bool:
+    module = torch.nn.modules.module
+    registries = (module._global_backward_pre_hooks, module._global_backward_hooks,
+                  module._global_forward_pre_hooks, module._global_forward_hooks,
+                  module._global_forward_hooks_always_called, module._global_forward_hooks_with_kwargs)
+    return any(key not in _own_hook_ids for registry in registries for key in registry)
+
+
+_plain_test = None  # torch's own test, while the trackers' one is installed
+
+
+def _hide_from_compiled_modules(*hook_ids: int) -> None:
+    global _plain_test
+    current = compat.lookup(_TEST_PATH)
+    if current is None:
+        return
+    if current is not _has_a_global_hook_of_the_program:
+        _plain_test = current
+    _own_hook_ids.update(hook_ids)
+    torch.nn.modules.module._has_any_global_hook = _has_a_global_hook_of_the_program
+
+
+def _show_again(hook_id: int) -> None:
+    _own_hook_ids.discard(hook_id)
+    module = torch.nn.modules.module
+    if not _own_hook_ids and _plain_test is not None and \
+            getattr(module, "_has_any_global_hook", None) is _has_a_global_hook_of_the_program:
+        module._has_any_global_hook = _plain_test
+
+
+def deactivate(recorder) -> None:
+    """When the doctor stops: its tracker's global hooks go with it (else they stay until the next
+    module's forward, and a `torch.compile`d module called after the doctor warns about them)."""
+    tracker = recorder.state.get(STATE_KEY)
+    if tracker is not None:
+        tracker.stop()
 
 
 def _tracing() -> bool:
