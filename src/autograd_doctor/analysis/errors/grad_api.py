@@ -297,6 +297,9 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                 name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
                 if name and name not in called:
                     called.append(name)
+                wrapped = _partial_function_name(frame, call.func)
+                if wrapped and wrapped not in called:
+                    called.append(wrapped)
                 # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
                 modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
                 for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
@@ -309,6 +312,23 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                     next_pending.append(assignment)
         pending = next_pending
     return called
+
+
+def _partial_function_name(frame, callee: ast.AST) -> str | None:
+    """The name of the function that a `functools.partial` object called here wraps
+    (`score = partial(pooled_logits, model)`; `score(x)` runs pooled_logits)."""
+    import functools
+
+    from autograd_doctor.analysis.errors.context import value_of
+
+    if frame is None or not isinstance(callee, (ast.Name, ast.Attribute)):
+        return None
+    value = value_of(frame, callee)
+    if not isinstance(value, functools.partial):
+        return None
+    while isinstance(value, functools.partial):
+        value = value.func
+    return getattr(value, "__name__", None)
 
 
 def _methods_called_on_self(frame, receiver: ast.AST) -> list[str]:

@@ -112,11 +112,17 @@ def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int) -> str
     node_name = type(getattr(output, "grad_fn", None)).__name__
     if "Loss" in node_name or node_name.startswith("BinaryCrossEntropy"):
         return f"made by a loss function with reduction='none', {node_name}"
-    made = last_assignment(filename, receiver.id, line) if isinstance(receiver, ast.Name) else None
-    for node in ast.walk(made) if made is not None else ():
-        if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
-                and node.value.value == "none":
-            return "made with reduction='none'"
+    # The receiver itself (`loss.backward()`) or the tensor a call wraps (`scaler.scale(loss).backward()`,
+    # which multiplies it by a number).
+    names = [receiver] if isinstance(receiver, ast.Name) else \
+        [arg for call in ast.walk(receiver) if isinstance(call, ast.Call) for arg in call.args
+         if isinstance(arg, ast.Name)]
+    for name in names:
+        made = last_assignment(filename, name.id, line)
+        for node in ast.walk(made) if made is not None else ():
+            if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
+                    and node.value.value == "none":
+                return "made with reduction='none'" if name is receiver else f"{name.id} was made with reduction='none'"
     return None
 
 
