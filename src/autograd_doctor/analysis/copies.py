@@ -195,7 +195,15 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
         listed = ", ".join(f"{path} (grad_fn={type(t.grad_fn).__name__})" for path, t in offenders[:5])
         notes.append(f"non-leaf tensor{'s' if len(offenders) > 1 else ''} held by the copied object: {listed}")
         path = offenders[0][0]
-        if path != root_name:
+        in_literal = _detach_in_literal(site.filename, statement, path[len(root_name):]) \
+            if statement is not None and argument and not argument.isidentifier() else None
+        if in_literal is not None:
+            # deepcopy({"loss": loss, ...}): the tensor is written in the copied literal itself, so the
+            # copy can hold its value without the graph (the original object is built anew each time).
+            helps.append(Suggestion(f"copy the value of {in_literal[0]} without its grad history: "
+                                    f"{in_literal[0]}.detach() has the same value and is a leaf",
+                                    in_literal[1], statement_location(site.filename, statement)))
+        elif path != root_name:
             assignment = _assignment_site(obj, path, root_name, stack)
             memo = _copy_with_values(site.filename, statement, argument, [p for p, _ in offenders]) \
                 if statement is not None and argument else None
@@ -426,6 +434,33 @@ def _copy_with_values(filename: str, statement: ast.stmt, argument: str, paths: 
 
 def _call_attr(call: ast.Call) -> str | None:
     return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def _detach_in_literal(filename: str, statement: ast.stmt, subscript: str) -> tuple[str, str] | None:
+    """(element, new statement) when deepcopy's argument is a dict, list or tuple written in the
+    call and `subscript` ("['loss']", "[0]") names one of its elements, a name or an attribute:
+    the statement with that element detached."""
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    try:
+        key = ast.literal_eval(subscript[1:-1]) if subscript.startswith("[") and subscript.endswith("]") else None
+    except (ValueError, SyntaxError):
+        return None
+    for node in ast.walk(statement):
+        name = getattr(node.func, "attr", getattr(node.func, "id", None)) if isinstance(node, ast.Call) else None
+        if name != "deepcopy" or not node.args:
+            continue
+        literal, element = node.args[0], None
+        if isinstance(literal, ast.Dict):
+            keys = [k.value if isinstance(k, ast.Constant) else None for k in literal.keys]
+            element = literal.values[keys.index(key)] if key in keys else None
+        elif isinstance(literal, (ast.List, ast.Tuple)) and isinstance(key, int) and 0 <= key < len(literal.elts):
+            element = literal.elts[key]
+        if isinstance(element, (ast.Name, ast.Attribute)):
+            text = ast.unparse(element)
+            new_statement = replace_node_text(filename, statement, element, f"{text}.detach()")
+            return (text, new_statement) if new_statement is not None else None
+    return None
 
 
 def _call_text(filename: str, statement: ast.stmt) -> str | None:

@@ -500,6 +500,15 @@ def out_with_grad(context: ErrorContext, already):
         plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"])
         new_statement = f"{target} = {ast.unparse(plain)}"
         helps.append(statement_change(location, "compute a new tensor instead of writing into out=", new_statement))
+    elif len(calls) == 1 and isinstance(statement, (ast.Return, ast.Assign)) and statement.value is calls[0]:
+        # `return torch.cat(..., out=buffer)` / `y = torch.cat(..., out=buffer)`: the result is used
+        # as the value; without out= it is the same values, now with their history.
+        call = calls[0]
+        out = next(k for k in call.keywords if k.arg == "out")
+        plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"])
+        new_statement = replace_node_text(filename, statement, call, ast.unparse(plain))
+        helps.append(statement_change(location, f"drop out={text_of(filename, out.value)}: the call then returns a "
+                                      "new tensor with the same values, which autograd records", new_statement))
     else:
         helps.append(Suggestion("drop out= and assign the result (y = torch.op(...)); out= is only for "
                                 "tensors outside the graph (under torch.no_grad())"))
