@@ -10,7 +10,7 @@ import types
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
+from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between, value_of
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
@@ -197,25 +197,34 @@ def empty_inputs(context: ErrorContext, already):
         is_grad = getattr(call.func, "attr", getattr(call.func, "id", None)) == "grad"
         argument = keyword.value if keyword is not None else (call.args[1] if is_grad and len(call.args) > 1 else None)
     name = argument.id if isinstance(argument, ast.Name) else None
-    location.note = f"{name or 'the inputs'} holds no tensor"
     made = last_assignment(filename, name, location.line) if name else None
+    made_file = filename
+    if isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name):
+        # `self.params`: made where the object's class assigns the attribute (its __init__).
+        from autograd_doctor.analysis.errors.context import module_attribute_assignment
+        owner = value_of(frame, argument.value)
+        found_file, found = module_attribute_assignment(owner, argument.attr) if owner is not None else (None, None)
+        if found is not None and not isinstance(found.value, ast.Constant):
+            name, made, made_file = text_of(filename, argument), found, found_file
+    location.note = f"{name or 'the inputs'} holds no tensor"
     if made is None or not isinstance(made, ast.Assign):
         return diagnosis(codes.GRAD_EMPTY_INPUTS, location, help=[Suggestion(
             "check what the inputs expression yields (list(...) it and print its length): a parameters() "
             "generator used up earlier, or a filter that matched no parameter")])
-    value = frame.f_locals.get(name, frame.f_globals.get(name))
-    target, value_text = ast.unparse(made.targets[0]), text_of(filename, made.value)
+    value = value_of(frame, argument) if made_file != filename or not name.isidentifier() else \
+        frame.f_locals.get(name, frame.f_globals.get(name))
+    target, value_text = ast.unparse(made.targets[0]), text_of(made_file, made.value)
     if _one_shot_iterator(value):
         kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
-        made_location = statement_location(filename, made, role="made",
+        made_location = statement_location(made_file, made, role="made",
                                            note=f"{name} is {kind}: it can be iterated only once")
-        users = uses_between(filename, name, made.end_lineno, location.line)
+        users = uses_between(filename, name, made.end_lineno, location.line) if name.isidentifier() else []
         helps = [statement_change(made_location, "keep the tensors in a list, which can be read any number of "
                                   "times", f"{target} = list({value_text})")]
         notes = [f"{name} was already iterated (used up) before this call read it, so it yielded nothing"]
         return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [*users, location], notes, helps)
-    made_location = statement_location(filename, made, role="made", note=f"{name} is made here, empty")
-    filters = [text_of(filename, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
+    made_location = statement_location(made_file, made, role="made", note=f"{name} is made here, empty")
+    filters = [text_of(made_file, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
     notes = [f"the condition {' and '.join(filters)} matched nothing" if filters else f"{name} is empty"]
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "

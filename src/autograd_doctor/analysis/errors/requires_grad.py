@@ -745,7 +745,8 @@ def grad_of_non_leaf(context: ErrorContext, already):
     made_file = filename
     if made is None and isinstance(reads[0].value, ast.Attribute):
         owner = value_of(frame, reads[0].value.value)
-        if isinstance(owner, torch.nn.Module):
+        if owner is not None and not isinstance(owner, torch.Tensor):
+            # A module or any object of a class the user wrote (`self.w` of a hand-written model).
             made_file, made = module_attribute_assignment(owner, reads[0].value.attr)
     if made is not None and _an_intermediate_result(made_file, made, tensor):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
