@@ -67,7 +67,10 @@ def non_scalar_backward(context: ErrorContext, already):
     helps = []
     receiver = _receiver(backward_calls[0]) if len(backward_calls) == 1 else None
     if receiver is not None and text_of(filename, receiver) in ("torch.autograd", "autograd"):
-        receiver = None  # torch.autograd.backward(y): the tensor is an argument, not the receiver
+        # torch.autograd.backward(y): the tensor is the first argument, reduced there the same way.
+        call = backward_calls[0]
+        receiver = call.args[0] if len(call.args) == 1 and not call.keywords and \
+            isinstance(call.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else None
     if grad_calls:
         # torch.autograd.grad(y, x) returns the gradient itself, whose scale is the result: y.sum() and
         # y.mean() give gradients N times apart, and which one is meant only the user can tell.
