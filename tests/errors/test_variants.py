@@ -1196,3 +1196,93 @@ def test_no_grad_method_of_a_model_held_by_a_trainer_is_the_cut(tmp_path):
     x, y = torch.randn(4, 4), torch.randn(4)
     torch.nn.functional.mse_loss(torch.tanh(reference(x)).sum(dim=1), y).backward()
     assert torch.allclose(fixed["model"].proj.weight.detach(), reference.weight.detach() - 0.1 * reference.weight.grad)
+
+
+def test_deepcopy_of_an_object_whose_list_holds_appended_losses(tmp_path):
+    """AD303: the loss is put into `self.history` by append(); the append is detached (the empty
+    list has no detach()), and the copy then holds the same value."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import copy
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Tracker:
+            def __init__(self):
+                self.history = []
+
+            def log(self, loss):
+                self.history.append(loss)  # APPEND
+
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        tracker = Tracker()
+        loss = F.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+        loss.backward()
+        tracker.log(loss)
+        snapshot = copy.deepcopy(tracker)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD303"
+    first = diagnosis.help[0]
+    assert first.location.line == marked_line(source, "APPEND")
+    assert first.replacement == "self.history.append(loss.detach())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, first), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["snapshot"].history[0], namespace["loss"].detach())
+    assert not any(".detach()" in (h.replacement or "") and "[]" in (h.replacement or "") for h in diagnosis.help)
+
+
+def test_per_sample_losses_given_to_torch_autograd_backward(tmp_path):
+    """AD112 for torch.autograd.backward(losses): the losses are averaged in the call, as for
+    losses.backward(); the gradient is the default reduction's (mean)."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+        losses = F.cross_entropy(model(x), y, reduction="none")
+        torch.autograd.backward(losses)  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112"
+    assert diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement == "torch.autograd.backward(losses.mean())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 3)
+    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    torch.nn.functional.cross_entropy(reference(x), y).backward()
+    assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_labels_written_as_numbers_are_not_where_the_path_was_cut(tmp_path):
+    """A no_grad helper reached through a lambda: AD307 names its decorator, and AD301 does not
+    blame `torch.tensor([0, 2])` (labels written in the code never had a graph; torch.stack of
+    numbers would not even run)."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        @torch.no_grad()  # DECORATOR
+        def logits_of(model, x):
+            return model(x)
+
+
+        model = nn.Linear(3, 2)
+        score = lambda batch: logits_of(model, batch)
+        x, y = torch.randn(2, 3), torch.tensor([0, 1])
+        loss = F.cross_entropy(score(x), y)
+        loss.backward()
+    """)
+    by_code = {d.code: d for d in diagnoses}
+    assert by_code["AD307"].primary.line == marked_line(source, "DECORATOR")
+    assert not any("torch.stack" in (h.replacement or "") for d in diagnoses for h in d.help)
