@@ -82,7 +82,9 @@ def non_scalar_backward(context: ErrorContext, already):
     elif receiver is not None:
         text = text_of(filename, receiver)
         count = 'N' if shape is None else _count(shape)
-        per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno)
+        found = context.innermost_user()
+        per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno,
+                                           found[0] if found is not None else None)
         reduction = "mean" if per_element_loss else "sum"
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
@@ -108,7 +110,7 @@ def non_scalar_backward(context: ErrorContext, already):
     return found
 
 
-def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int) -> str | None:
+def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=None) -> str | None:
     """Why `output` is a loss per element, or None: it was made by a loss function (its grad_fn
     is a loss's backward, e.g. MseLossBackward0, NllLossBackward0 for cross_entropy), or the
     statement that made it passes reduction="none"."""
@@ -121,6 +123,10 @@ def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int) -> str
         [arg for call in ast.walk(receiver) if isinstance(call, ast.Call) for arg in call.args
          if isinstance(arg, ast.Name)]
     for name in names:
+        wrapped = value_of(frame, name) if frame is not None and name is not receiver else None
+        wrapped_node = type(getattr(wrapped, "grad_fn", None)).__name__
+        if "Loss" in wrapped_node or wrapped_node.startswith("BinaryCrossEntropy"):
+            return f"{name.id} was made by a loss function with reduction='none', {wrapped_node}"
         made = last_assignment(filename, name.id, line)
         for node in ast.walk(made) if made is not None else ():
             if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
