@@ -1286,3 +1286,31 @@ def test_labels_written_as_numbers_are_not_where_the_path_was_cut(tmp_path):
     by_code = {d.code: d for d in diagnoses}
     assert by_code["AD307"].primary.line == marked_line(source, "DECORATOR")
     assert not any("torch.stack" in (h.replacement or "") for d in diagnoses for h in d.help)
+
+
+def test_numpy_mean_of_a_list_of_losses(tmp_path):
+    """AD113 for np.mean(history), history a list of losses that require grad: NumPy gets the
+    detached elements (the same mean), the list itself is left alone."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import numpy as np
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        history = []
+        for _ in range(2):
+            loss = F.mse_loss(model(torch.randn(3, 4)), torch.randn(3, 1))
+            history.append(loss)
+        mean = np.mean(history)  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD113"
+    assert diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement == "mean = np.mean([t.detach() for t in history])"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    expected = sum(loss.item() for loss in namespace["history"]) / 2
+    assert abs(float(namespace["mean"]) - expected) < 1e-6
+    assert all(loss.requires_grad for loss in namespace["history"])

@@ -209,12 +209,20 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     calls = [c for c in find_calls(statement, "numpy") if _receiver(c) is not None]
     converted = [_receiver(c) for c in calls] if calls else _tensors_given_to_numpy(context, statement)
     helps = []
+    lists = _lists_given_to_numpy(context, statement) if not converted else []
     if len(converted) == 1:
         receiver = converted[0]
         text = text_of(filename, receiver)
         new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
+    elif len(lists) == 1:
+        # np.mean(history) of a list of losses: NumPy converts each element; give it the detached
+        # elements (the same values) and leave the list, which other code may use, as it is.
+        text = text_of(filename, lists[0])
+        new_statement = replace_node_text(filename, statement, lists[0], f"[t.detach() for t in {text}]")
+        helps.append(statement_change(location, f"give NumPy the detached elements of {text}: the same values, "
+                                      "without the graph NumPy cannot hold", new_statement))
     else:
         helps.append(Suggestion("call .detach() on the tensor before converting it (np.array(t.detach()), "
                                 "t.detach().cpu().numpy())"))
@@ -244,6 +252,29 @@ def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
                 given.append(argument)
             elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
                 given += _comprehension_tensors(frame, argument)
+    return given
+
+
+def _lists_given_to_numpy(context: ErrorContext, statement) -> list:
+    """The names given to NumPy calls in the statement (np.mean(history)) whose value is a list or
+    tuple of tensors, one of which requires grad."""
+    import torch
+
+    found = context.innermost_user()
+    if found is None:
+        return []
+    frame = found[0]
+    given = []
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        function = value_of(frame, call.func)
+        module = getattr(function, "__module__", None) or type(function).__module__
+        if str(module).split(".")[0] != "numpy":
+            continue
+        for argument in call.args:
+            value = value_of(frame, argument) if isinstance(argument, (ast.Name, ast.Attribute)) else None
+            if isinstance(value, (list, tuple)) and value and len(value) <= 10000 and \
+                    all(isinstance(v, torch.Tensor) for v in value) and any(v.requires_grad for v in value):
+                given.append(argument)
     return given
 
 
