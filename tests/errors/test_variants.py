@@ -1314,3 +1314,40 @@ def test_numpy_mean_of_a_list_of_losses(tmp_path):
     expected = sum(loss.item() for loss in namespace["history"]) / 2
     assert abs(float(namespace["mean"]) - expected) < 1e-6
     assert all(loss.requires_grad for loss in namespace["history"])
+
+
+def test_grad_of_an_argument_the_caller_made_without_requires_grad(tmp_path):
+    """AD306 for an attack that asks for the gradient of its `images` argument: a copy that
+    requires grad is made before its first use; the adversarial batch equals FGSM written out."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Attack:
+            def __init__(self, model, eps):
+                self.model, self.eps = model, eps
+
+            def __call__(self, images, labels):
+                loss = F.cross_entropy(self.model(images), labels)  # FIRST USE
+                grad, = torch.autograd.grad(loss, images)
+                return images + self.eps * grad.sign()
+
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        images, labels = torch.rand(2, 4), torch.tensor([0, 2])
+        adversarial = Attack(model, 0.1)(images, labels)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306"
+    first = diagnosis.help[0]
+    assert first.location.line == marked_line(source, "FIRST USE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, first), "fixed"))
+    assert error is None
+    model, images = namespace["model"], namespace["images"]
+    x = images.clone().requires_grad_()
+    torch.nn.functional.cross_entropy(model(x), namespace["labels"]).backward()
+    assert torch.allclose(namespace["adversarial"].detach(), images + 0.1 * x.grad.sign())
+    assert not images.requires_grad

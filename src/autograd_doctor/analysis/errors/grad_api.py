@@ -12,7 +12,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between, value_of
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
              "ones_like", "rand_like", "linspace"}
@@ -63,6 +63,34 @@ def unused_input(context: ErrorContext, already):
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
 
 
+def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Suggestion | None:
+    """`def attack(model, images): ... grad(loss, images)` with images given by the caller: a copy of
+    the argument that requires grad, made before its first use in the function (the same values;
+    the caller's tensor is left as it was)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import source_line
+
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            name not in [a.arg for a in function.args.args + function.args.kwonlyargs]:
+        return None
+    for statement in function.body:
+        uses = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement))
+        if not uses:
+            continue
+        if statement.lineno > line or statement.lineno != statement.end_lineno or \
+                isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            return None
+        text = source_line(filename, statement.lineno)[statement.col_offset:statement.end_col_offset]
+        return statement_change(statement_location(filename, statement),
+                                f"if you want the gradient for {name}, make a copy of the argument that requires "
+                                f"grad before its first use ({name}.detach().requires_grad_(): the same values, "
+                                "and the caller's tensor is left alone)",
+                                f"{name} = {name}.detach().requires_grad_()\n{text}")
+    return None
+
+
 def input_without_grad(context: ErrorContext, already):
     found = _grad_call(context)
     if found is None:
@@ -97,7 +125,10 @@ def input_without_grad(context: ErrorContext, already):
     if helps:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
-    helps.append(Suggestion(f"otherwise remove {label} from the inputs of the call"))
+    elif made is None and name is not None:
+        argument = _argument_requiring_grad_help(filename, name, location.line)
+        helps.extend([argument] if argument is not None else [])
+    helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
 
