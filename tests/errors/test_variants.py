@@ -1351,3 +1351,33 @@ def test_grad_of_an_argument_the_caller_made_without_requires_grad(tmp_path):
     torch.nn.functional.cross_entropy(model(x), namespace["labels"]).backward()
     assert torch.allclose(namespace["adversarial"].detach(), images + 0.1 * x.grad.sign())
     assert not images.requires_grad
+
+
+def test_nan_from_a_root_written_as_a_power(tmp_path):
+    """AD118 when the square root is spelled .pow(0.5) (pairwise distances, zero on the diagonal):
+    the base is clamped as for sqrt, and the gradients are finite and equal to the clamped sqrt's."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        torch.autograd.set_detect_anomaly(True)
+        model = nn.Linear(3, 2)
+        emb = model(torch.randn(4, 3))
+        dist = (emb.unsqueeze(0) - emb.unsqueeze(1)).pow(2).sum(-1).pow(0.5)  # ROOT
+        dist.mean().backward()
+    """)
+    torch.autograd.set_detect_anomaly(False)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD118"
+    assert diagnosis.primary.line == marked_line(source, "ROOT")
+    assert ".sum(-1).clamp_min(1e-12).pow(0.5)" in diagnosis.help[0].replacement
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    torch.autograd.set_detect_anomaly(False)
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 2)
+    emb = reference(torch.randn(4, 3))
+    (emb.unsqueeze(0) - emb.unsqueeze(1)).pow(2).sum(-1).clamp_min(1e-12).sqrt().mean().backward()
+    assert torch.isfinite(namespace["model"].weight.grad).all()
+    assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
