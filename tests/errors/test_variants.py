@@ -1381,3 +1381,31 @@ def test_nan_from_a_root_written_as_a_power(tmp_path):
     (emb.unsqueeze(0) - emb.unsqueeze(1)).pow(2).sum(-1).clamp_min(1e-12).sqrt().mean().backward()
     assert torch.isfinite(namespace["model"].weight.grad).all()
     assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_filter_of_parameters_kept_on_self_and_counted_before_the_optimizer(tmp_path):
+    """AD129 for self.trainable = filter(...) used up by a count before the optimizer reads it:
+    the class's assignment becomes a list, and the optimizer then trains the parameters."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.trainable = filter(lambda p: p.requires_grad, model.parameters())  # MADE
+                self.count = sum(1 for _ in self.trainable)
+                self.optimizer = torch.optim.SGD(self.trainable, lr=0.1)
+
+
+        model = nn.Linear(3, 1)
+        trainer = Trainer(model)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD129"
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    trainer, model = namespace["trainer"], namespace["model"]
+    assert trainer.count == 2
+    assert trainer.optimizer.param_groups[0]["params"] == list(model.parameters())

@@ -10,7 +10,9 @@ import types
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between, value_of
+from autograd_doctor.analysis.errors.context import (
+    ErrorContext, last_assignment, local_name_of, one_shot_iterator, uses_between, value_of,
+)
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
@@ -245,7 +247,7 @@ def empty_inputs(context: ErrorContext, already):
     value = value_of(frame, argument) if made_file != filename or not name.isidentifier() else \
         frame.f_locals.get(name, frame.f_globals.get(name))
     target, value_text = ast.unparse(made.targets[0]), text_of(made_file, made.value)
-    if _one_shot_iterator(value):
+    if one_shot_iterator(value):
         kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
         made_location = statement_location(made_file, made, role="made",
                                            note=f"{name} is {kind}: it can be iterated only once")
@@ -260,14 +262,6 @@ def empty_inputs(context: ErrorContext, already):
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
         "[n for n, _ in model.named_parameters()])")])
-
-
-def _one_shot_iterator(value) -> bool:
-    """A generator, or an iterator such as filter(...) or map(...): iterating it uses it up."""
-    try:
-        return iter(value) is value
-    except TypeError:
-        return False
 
 
 def decorator_cut(context: ErrorContext, already):
