@@ -11,7 +11,7 @@ import types
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, local_name_of, one_shot_iterator, uses_between, value_of,
+    ErrorContext, last_assignment, local_name_of, made_where, one_shot_iterator, uses_between, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
@@ -229,23 +229,15 @@ def empty_inputs(context: ErrorContext, already):
         keyword = next((k for k in call.keywords if k.arg == "inputs"), None)
         is_grad = getattr(call.func, "attr", getattr(call.func, "id", None)) == "grad"
         argument = keyword.value if keyword is not None else (call.args[1] if is_grad and len(call.args) > 1 else None)
-    name = argument.id if isinstance(argument, ast.Name) else None
-    made = last_assignment(filename, name, location.line) if name else None
-    made_file = filename
-    if isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name):
-        # `self.params`: made where the object's class assigns the attribute (its __init__).
-        from autograd_doctor.analysis.errors.context import module_attribute_assignment
-        owner = value_of(frame, argument.value)
-        found_file, found = module_attribute_assignment(owner, argument.attr) if owner is not None else (None, None)
-        if found is not None and not isinstance(found.value, ast.Constant):
-            name, made, made_file = text_of(filename, argument), found, found_file
+    # A name, or `self.params` (made where the object's class assigns the attribute).
+    made_file, made, name = made_where(frame, filename, argument, location.line) if argument is not None \
+        else (None, None, None)
     location.note = f"{name or 'the inputs'} holds no tensor"
     if made is None or not isinstance(made, ast.Assign):
         return diagnosis(codes.GRAD_EMPTY_INPUTS, location, help=[Suggestion(
             "check what the inputs expression yields (list(...) it and print its length): a parameters() "
             "generator used up earlier, or a filter that matched no parameter")])
-    value = value_of(frame, argument) if made_file != filename or not name.isidentifier() else \
-        frame.f_locals.get(name, frame.f_globals.get(name))
+    value = value_of(frame, argument)
     target, value_text = ast.unparse(made.targets[0]), text_of(made_file, made.value)
     if one_shot_iterator(value):
         kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
