@@ -1934,6 +1934,40 @@ block, or `w.grad = None` before each backward().
         "w = torch.zeros(1, requires_grad=True)\n"
     ))
 
+ZERO_DERIVATIVE_OP = _code(
+    "AD219",
+    "a sample (torch.normal, torch.bernoulli) or a rounded value feeds a learned layer: its backward sends zeros",
+    """\
+**What it means.** `torch.normal(mu, std)`, `torch.bernoulli(p)` and `torch.poisson(rate)` accept
+tensors that require grad and return a result with a `grad_fn`, but their backward sends zeros:
+a sample is not a differentiable function of its parameters. `round`, `floor`, `ceil`, `trunc`
+and `sign` are flat almost everywhere, so their backward sends zeros too. Given to a learned
+layer, such a value passes no gradient to what computed it: a VAE's encoder learns from the KL
+term alone, an actor behind a critic gets nothing from the critic, the layers before a
+quantisation stop learning. No error, no None gradient. autograd-doctor walks each backward()
+line's graph once: a sample reached through a learned op (a layer with parameters) is reported,
+and a rounding below which some parameter gets no gradient by any other path. A sample given
+only to its own distribution's `log_prob` (REINFORCE) and `x - x.floor()` are not reported.
+
+**Minimal example.**
+
+    mu, std = encoder(x).chunk(2, dim=-1)
+    z = torch.normal(mu, std.exp())      # AD219: no gradient reaches the encoder through z
+    loss = F.mse_loss(decoder(z), x)
+    loss.backward()
+
+**The fix.** Reparameterise: `z = mu + std * torch.randn_like(mu)` draws the same sample with a
+gradient for `mu` and `std` (or `torch.distributions.Normal(mu, std).rsample()`). For a
+Bernoulli draw or a rounding, a straight-through estimator keeps the forward value and passes
+the gradient through: `q = x.round().detach() + (x - x.detach())`; a relaxed distribution or a
+score-function estimator are the other ways.
+""",
+    heading="a sample or a rounded value feeds a learned layer",
+    example_setup=(
+        "encoder, decoder = nn.Linear(4, 4), nn.Linear(2, 4)\n"
+        "x = torch.randn(8, 4)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
