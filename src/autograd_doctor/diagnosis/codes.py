@@ -1968,6 +1968,39 @@ score-function estimator are the other ways.
         "x = torch.randn(8, 4)\n"
     ))
 
+SELF_COMPARED_TERM = _code(
+    "AD224",
+    "a loss term compares a value with itself: it is a constant and trains nothing",
+    """\
+**What it means.** A divergence or a distance between a value and itself is a constant (zero
+for `kl_div`, `mse_loss`, `l1_loss`, `torch.dist`; the entropy for `cross_entropy`). Added to the
+loss it changes no gradient: the term trains nothing and no error is raised. It is almost always
+a slip: a distillation loss given the teacher's logits twice instead of the student's and the
+teacher's, a reconstruction loss given the target twice. autograd-doctor reads the loss of each
+backward() line once, follows its added terms to their assignments, and reports a call of one of
+torch's losses or distances whose two compared arguments are the same expression made of names
+and torch's deterministic functions. A model called twice (`kl(model(x), model(x))` under
+dropout, R-Drop's consistency term) gives two different values and is not reported.
+
+**Minimal example.**
+
+    with torch.no_grad():
+        teacher_logits = teacher(x)
+    student_logits = student(x)
+    kl = F.kl_div(F.log_softmax(teacher_logits, -1), F.log_softmax(teacher_logits, -1),  # AD224
+                  log_target=True, reduction="batchmean")
+    loss = F.cross_entropy(student_logits, y) + kl
+    loss.backward()
+
+**The fix.** Give the loss the prediction it should train as one of the two arguments
+(`F.log_softmax(student_logits, -1)` above).
+""",
+    heading="a loss term compares a value with itself",
+    example_setup=(
+        "teacher, student = nn.Linear(4, 3), nn.Linear(4, 3)\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
