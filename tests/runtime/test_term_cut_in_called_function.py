@@ -85,3 +85,26 @@ def test_a_helper_that_detaches_a_target_next_to_a_trained_prediction_says_nothi
     outcome = run_program(tmp_path, TARGET_DETACHED_INSIDE_HELPER)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD206"]
+
+
+def test_a_helper_that_gives_a_detached_input_to_a_module_says_nothing(tmp_path):
+    # A critic's loss: the generator's output is detached, the critic itself is trained through
+    # the term (set 10's DeblurGAN correct version drew AD206 here).
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        generator, critic = nn.Linear(3, 3), nn.Linear(3, 1)
+
+        def critic_loss(real, fake):
+            fake_score = critic(fake.detach()).mean()
+            real_score = critic(real).mean()
+            return fake_score - real_score
+
+        fake = generator(torch.randn(4, 3))
+        loss = critic_loss(torch.randn(4, 3), fake)
+        loss.backward()
+    """)
+    assert outcome.error is None
+    assert outcome.diagnoses == []

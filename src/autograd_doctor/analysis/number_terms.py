@@ -396,11 +396,14 @@ def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: in
         return False
     for statement in sorted((node for node in ast.walk(definition) if isinstance(node, ast.Assign)),
                             key=lambda node: node.lineno):
-        cut = next((Cut(node, node.value, "detached") for node in ast.walk(statement.value)
-                    if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load)),
-                   None) or next((found for node in ast.walk(statement.value) if isinstance(node, ast.Call)
-                                  and (found := _cut_of(node, {})) is not None and found.kind == "detached"), None)
-        if cut is not None and _returned_from(definition, statement):
+        # Only a cut of the whole value (`h = h.data`, `h = f(x).detach()`): a cut input given to a
+        # module (`netD(fake.detach())`) still has the module's gradient.
+        value = statement.value
+        cut = (Cut(value, value.value, "detached") if isinstance(value, ast.Attribute) and value.attr == "data"
+               else _cut_of(value, {}) if isinstance(value, ast.Call) else None)
+        if cut is not None and cut.kind != "detached":
+            cut = None
+        if cut is not None and _returned_from(definition, statement, getattr(function, "__globals__", {})):
             cut.statement, cut.called_function = statement, definition.name
             if carried:
                 cuts.append(cut)
@@ -408,20 +411,48 @@ def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: in
     return False
 
 
-def _returned_from(function: ast.FunctionDef, statement: ast.Assign) -> bool:
+def _returned_from(function: ast.FunctionDef, statement: ast.Assign, global_values: dict) -> bool:
     """Whether what `function` returns is computed from the names `statement` binds (through the
-    assignments after it)."""
+    assignments after it) and from nothing that could carry a gradient: each step reads only
+    those names, the function's globals that are not tensors requiring grad, and torch's
+    functions and tensor methods (a module or another function could add a gradient: unknown)."""
     carriers = {node.id for target in statement.targets for node in ast.walk(target) if isinstance(node, ast.Name)}
     later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
                     and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
     for node in later:
         if node.value is None or not {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} & carriers:
             continue
+        if not _gradient_free_step(node.value, carriers, global_values):
+            return False
         if isinstance(node, ast.Return):
             return True
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         carriers |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
     return False
+
+
+def _gradient_free_step(expression: ast.AST, carriers: set, global_values: dict) -> bool:
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) or (isinstance(function, ast.Attribute)
+                                                  and not _torch_function(function, global_values)
+                                                  and _root_name(function) not in carriers):
+                return False  # a module, a function of the program, a method of another object
+        if isinstance(node, ast.Name) and node.id not in carriers:
+            value = global_values.get(node.id, _MISSING)
+            if value is _MISSING or (isinstance(value, torch.Tensor) and value.requires_grad):
+                return False  # a local of unknown origin, or a global that carries a gradient
+    return True
+
+
+_MISSING = object()
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _torch_function(function: ast.AST, values: dict) -> bool:
