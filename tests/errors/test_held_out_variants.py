@@ -53,6 +53,11 @@ NOT_YET = {
     "traced_calibration_closes_over_temperature": (False, "advice"),
     # Which group the shared parameter belongs to is the user's choice.
     "weight_decay_groups_share_norm_weight": (False, "advice"),
+    # Set 4. As in set 3: a view made under no_grad whose base is written, two meanings.
+    "anchor_row_under_no_grad_then_base_shifted": (True, "advice"),
+    # AD112 averages the per-sample loss where backward() is called (scaler.scale(loss).mean()); the
+    # variant marks the loss made with reduction="none" (both give the same step).
+    "per_sample_loss_given_to_grad_scaler": (False, "right"),
 }
 
 

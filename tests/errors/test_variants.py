@@ -1196,3 +1196,216 @@ def test_no_grad_method_of_a_model_held_by_a_trainer_is_the_cut(tmp_path):
     x, y = torch.randn(4, 4), torch.randn(4)
     torch.nn.functional.mse_loss(torch.tanh(reference(x)).sum(dim=1), y).backward()
     assert torch.allclose(fixed["model"].proj.weight.detach(), reference.weight.detach() - 0.1 * reference.weight.grad)
+
+
+def test_deepcopy_of_an_object_whose_list_holds_appended_losses(tmp_path):
+    """AD303: the loss is put into `self.history` by append(); the append is detached (the empty
+    list has no detach()), and the copy then holds the same value."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import copy
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Tracker:
+            def __init__(self):
+                self.history = []
+
+            def log(self, loss):
+                self.history.append(loss)  # APPEND
+
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        tracker = Tracker()
+        loss = F.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+        loss.backward()
+        tracker.log(loss)
+        snapshot = copy.deepcopy(tracker)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD303"
+    first = diagnosis.help[0]
+    assert first.location.line == marked_line(source, "APPEND")
+    assert first.replacement == "self.history.append(loss.detach())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, first), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["snapshot"].history[0], namespace["loss"].detach())
+    assert not any(".detach()" in (h.replacement or "") and "[]" in (h.replacement or "") for h in diagnosis.help)
+
+
+def test_per_sample_losses_given_to_torch_autograd_backward(tmp_path):
+    """AD112 for torch.autograd.backward(losses): the losses are averaged in the call, as for
+    losses.backward(); the gradient is the default reduction's (mean)."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+        losses = F.cross_entropy(model(x), y, reduction="none")
+        torch.autograd.backward(losses)  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD112"
+    assert diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement == "torch.autograd.backward(losses.mean())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 3)
+    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    torch.nn.functional.cross_entropy(reference(x), y).backward()
+    assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_labels_written_as_numbers_are_not_where_the_path_was_cut(tmp_path):
+    """A no_grad helper reached through a lambda: AD307 names its decorator, and AD301 does not
+    blame `torch.tensor([0, 2])` (labels written in the code never had a graph; torch.stack of
+    numbers would not even run)."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        @torch.no_grad()  # DECORATOR
+        def logits_of(model, x):
+            return model(x)
+
+
+        model = nn.Linear(3, 2)
+        score = lambda batch: logits_of(model, batch)
+        x, y = torch.randn(2, 3), torch.tensor([0, 1])
+        loss = F.cross_entropy(score(x), y)
+        loss.backward()
+    """)
+    by_code = {d.code: d for d in diagnoses}
+    assert by_code["AD307"].primary.line == marked_line(source, "DECORATOR")
+    assert not any("torch.stack" in (h.replacement or "") for d in diagnoses for h in d.help)
+
+
+def test_numpy_mean_of_a_list_of_losses(tmp_path):
+    """AD113 for np.mean(history), history a list of losses that require grad: NumPy gets the
+    detached elements (the same mean), the list itself is left alone."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import numpy as np
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        history = []
+        for _ in range(2):
+            loss = F.mse_loss(model(torch.randn(3, 4)), torch.randn(3, 1))
+            history.append(loss)
+        mean = np.mean(history)  # RAISES
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD113"
+    assert diagnosis.primary.line == marked_line(source, "RAISES")
+    assert diagnosis.help[0].replacement == "mean = np.mean([t.detach() for t in history])"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    expected = sum(loss.item() for loss in namespace["history"]) / 2
+    assert abs(float(namespace["mean"]) - expected) < 1e-6
+    assert all(loss.requires_grad for loss in namespace["history"])
+
+
+def test_grad_of_an_argument_the_caller_made_without_requires_grad(tmp_path):
+    """AD306 for an attack that asks for the gradient of its `images` argument: a copy that
+    requires grad is made before its first use; the adversarial batch equals FGSM written out."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Attack:
+            def __init__(self, model, eps):
+                self.model, self.eps = model, eps
+
+            def __call__(self, images, labels):
+                loss = F.cross_entropy(self.model(images), labels)  # FIRST USE
+                grad, = torch.autograd.grad(loss, images)
+                return images + self.eps * grad.sign()
+
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        images, labels = torch.rand(2, 4), torch.tensor([0, 2])
+        adversarial = Attack(model, 0.1)(images, labels)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306"
+    first = diagnosis.help[0]
+    assert first.location.line == marked_line(source, "FIRST USE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, first), "fixed"))
+    assert error is None
+    model, images = namespace["model"], namespace["images"]
+    x = images.clone().requires_grad_()
+    torch.nn.functional.cross_entropy(model(x), namespace["labels"]).backward()
+    assert torch.allclose(namespace["adversarial"].detach(), images + 0.1 * x.grad.sign())
+    assert not images.requires_grad
+
+
+def test_nan_from_a_root_written_as_a_power(tmp_path):
+    """AD118 when the square root is spelled .pow(0.5) (pairwise distances, zero on the diagonal):
+    the base is clamped as for sqrt, and the gradients are finite and equal to the clamped sqrt's."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        torch.autograd.set_detect_anomaly(True)
+        model = nn.Linear(3, 2)
+        emb = model(torch.randn(4, 3))
+        dist = (emb.unsqueeze(0) - emb.unsqueeze(1)).pow(2).sum(-1).pow(0.5)  # ROOT
+        dist.mean().backward()
+    """)
+    torch.autograd.set_detect_anomaly(False)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD118"
+    assert diagnosis.primary.line == marked_line(source, "ROOT")
+    assert ".sum(-1).clamp_min(1e-12).pow(0.5)" in diagnosis.help[0].replacement
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    torch.autograd.set_detect_anomaly(False)
+    assert error is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 2)
+    emb = reference(torch.randn(4, 3))
+    (emb.unsqueeze(0) - emb.unsqueeze(1)).pow(2).sum(-1).clamp_min(1e-12).sqrt().mean().backward()
+    assert torch.isfinite(namespace["model"].weight.grad).all()
+    assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
+
+
+def test_filter_of_parameters_kept_on_self_and_counted_before_the_optimizer(tmp_path):
+    """AD129 for self.trainable = filter(...) used up by a count before the optimizer reads it:
+    the class's assignment becomes a list, and the optimizer then trains the parameters."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.trainable = filter(lambda p: p.requires_grad, model.parameters())  # MADE
+                self.count = sum(1 for _ in self.trainable)
+                self.optimizer = torch.optim.SGD(self.trainable, lr=0.1)
+
+
+        model = nn.Linear(3, 1)
+        trainer = Trainer(model)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD129"
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    trainer, model = namespace["trainer"], namespace["model"]
+    assert trainer.count == 2
+    assert trainer.optimizer.param_groups[0]["params"] == list(model.parameters())

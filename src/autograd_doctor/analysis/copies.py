@@ -195,17 +195,32 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
         listed = ", ".join(f"{path} (grad_fn={type(t.grad_fn).__name__})" for path, t in offenders[:5])
         notes.append(f"non-leaf tensor{'s' if len(offenders) > 1 else ''} held by the copied object: {listed}")
         path = offenders[0][0]
-        if path != root_name:
+        in_literal = _detach_in_literal(site.filename, statement, path[len(root_name):]) \
+            if statement is not None and argument and not argument.isidentifier() else None
+        if in_literal is not None:
+            # deepcopy({"loss": loss, ...}): the tensor is written in the copied literal itself, so the
+            # copy can hold its value without the graph (the original object is built anew each time).
+            helps.append(Suggestion(f"copy the value of {in_literal[0]} without its grad history: "
+                                    f"{in_literal[0]}.detach() has the same value and is a leaf",
+                                    in_literal[1], statement_location(site.filename, statement)))
+        elif path != root_name:
             assignment = _assignment_site(obj, path, root_name, stack)
             memo = _copy_with_values(site.filename, statement, argument, [p for p, _ in offenders]) \
                 if statement is not None and argument else None
-            detached = None
-            if assignment is not None:
+            detached, appended = None, None
+            if assignment is not None and _container_literal(assignment[1].value) and "[" in path[len(root_name):]:
+                # `self.history = []` then `self.history.append(loss)`: the tensor is put into the
+                # container by the append, which is the line to change (a record, not a weight).
+                appended = _detach_appended(assignment[0], assignment[1])
+            if appended is not None:
+                append_location, detached = appended
+                related.append(append_location)
+            elif assignment is not None:
                 filename, node = assignment
                 related.append(statement_location(filename, node, role="stored",
                                                   note="a tensor with grad history is stored here"))
                 detached = _detach_assignment(filename, node)
-            if assignment is not None and _read_by_another_method(*assignment):
+            if assignment is not None and appended is None and _read_by_another_method(*assignment):
                 # A computed weight (a home-made weight norm: stored by one method, used by the
                 # forward): detached where it is stored, it stops training. Copy the values
                 # instead and leave the original's graph alone.
@@ -367,12 +382,48 @@ def traceback_stack(error: BaseException, limit: int = 3) -> tuple[Site, ...]:
 def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
     if node.lineno != node.end_lineno or isinstance(node.value, ast.Call) and _call_attr(node.value) == "detach":
         return None
+    if _container_literal(node.value):
+        return None  # `self.history = []`: a container has no detach(); what is put into it does
     value = source_line(filename, node.lineno)[node.value.col_offset:node.value.end_col_offset]
     if not isinstance(node.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
         value = f"({value})"
     targets = " = ".join(ast.unparse(t) for t in node.targets)
     return Suggestion("store the value without its grad history",
                       f"{targets} = {value}.detach()", statement_location(filename, node))
+
+
+def _container_literal(value: ast.AST) -> bool:
+    """`[]`, `{}`, `()`, `list()`, `dict()`: an empty or literal container, filled later."""
+    if isinstance(value, (ast.List, ast.Dict, ast.Tuple, ast.Set)):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict") \
+        and not value.args
+
+
+def _detach_appended(filename: str, node: ast.Assign) -> tuple[Location, Suggestion] | None:
+    """(location, help) of the one `<...>.<attribute>.append(value)` in the file that fills the
+    container `node` makes: the value appended without its grad history."""
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    attributes = {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+    tree = parse_file(filename)
+    appends = [call for call in ast.walk(tree) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+               and call.func.attr == "append" and isinstance(call.func.value, ast.Attribute)
+               and call.func.value.attr in attributes and len(call.args) == 1] if tree is not None else []
+    if len(appends) != 1 or not isinstance(appends[0].args[0], (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        return None
+    call = appends[0]
+    statement = statement_at(filename, call.lineno)
+    value = ast.unparse(call.args[0])
+    new_statement = replace_node_text(filename, statement, call.args[0], f"{value}.detach()") \
+        if statement is not None else None
+    if new_statement is None:
+        return None
+    location = statement_location(filename, statement, role="stored",
+                                  note=f"{value}, a tensor with grad history, is appended here")
+    return location, Suggestion(f"append {value}.detach(): the same value, without the graph it was computed "
+                                "in, so the container can be copied (and does not keep every graph alive)",
+                                new_statement, statement_location(filename, statement))
 
 
 def _read_by_another_method(filename: str, node: ast.Assign) -> bool:
@@ -426,6 +477,33 @@ def _copy_with_values(filename: str, statement: ast.stmt, argument: str, paths: 
 
 def _call_attr(call: ast.Call) -> str | None:
     return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def _detach_in_literal(filename: str, statement: ast.stmt, subscript: str) -> tuple[str, str] | None:
+    """(element, new statement) when deepcopy's argument is a dict, list or tuple written in the
+    call and `subscript` ("['loss']", "[0]") names one of its elements, a name or an attribute:
+    the statement with that element detached."""
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    try:
+        key = ast.literal_eval(subscript[1:-1]) if subscript.startswith("[") and subscript.endswith("]") else None
+    except (ValueError, SyntaxError):
+        return None
+    for node in ast.walk(statement):
+        name = getattr(node.func, "attr", getattr(node.func, "id", None)) if isinstance(node, ast.Call) else None
+        if name != "deepcopy" or not node.args:
+            continue
+        literal, element = node.args[0], None
+        if isinstance(literal, ast.Dict):
+            keys = [k.value if isinstance(k, ast.Constant) else None for k in literal.keys]
+            element = literal.values[keys.index(key)] if key in keys else None
+        elif isinstance(literal, (ast.List, ast.Tuple)) and isinstance(key, int) and 0 <= key < len(literal.elts):
+            element = literal.elts[key]
+        if isinstance(element, (ast.Name, ast.Attribute)):
+            text = ast.unparse(element)
+            new_statement = replace_node_text(filename, statement, element, f"{text}.detach()")
+            return (text, new_statement) if new_statement is not None else None
+    return None
 
 
 def _call_text(filename: str, statement: ast.stmt) -> str | None:

@@ -581,8 +581,32 @@ def loop_targets(filename: str, statement: ast.stmt) -> set[str]:
         return names
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno <= statement.lineno <= (node.end_lineno or 0):
-            names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+            names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
+                         and not _iterates_a_temporary(node, n.id))
     return names
+
+
+def _iterates_a_temporary(loop: ast.For, name: str) -> bool:
+    """Whether the loop binds `name` to pieces of a tensor that nothing else can read: one made in
+    the loop's header (`for x_t in self.embed(tokens).unbind(1)`, also through zip(...)). A write
+    into such a piece reaches no other name, so rebinding the name to an out-of-place result keeps
+    the program's meaning (for `for p in model.parameters()` it would not)."""
+    pairs = [(loop.target, loop.iter)]
+    if isinstance(loop.target, ast.Tuple) and isinstance(loop.iter, ast.Call) and \
+            getattr(loop.iter.func, "id", None) == "zip" and len(loop.target.elts) == len(loop.iter.args):
+        pairs = list(zip(loop.target.elts, loop.iter.args))
+    for target, iterable in pairs:
+        if isinstance(target, ast.Name) and target.id == name:
+            base = iterable
+            while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and \
+                    base.func.attr in ("unbind", "split", "chunk", "tensor_split", "unsqueeze", "transpose", "t"):
+                base = base.func.value
+            return isinstance(base, ast.Call) and base is not iterable and not _is_parameters_call(base)
+    return False
+
+
+def _is_parameters_call(call: ast.Call) -> bool:
+    return getattr(call.func, "attr", getattr(call.func, "id", None)) in ("parameters", "buffers", "values")
 
 
 def _rebound_name(code_line: str) -> str | None:

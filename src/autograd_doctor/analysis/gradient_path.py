@@ -117,6 +117,13 @@ def _non_tensor_names(expr: ast.AST, frame_locals: dict | None) -> frozenset:
         isinstance(frame_locals[n], (int, float, list, tuple)) or type(frame_locals[n]).__name__ == "ndarray"))
 
 
+def _literal_values(call: ast.Call) -> bool:
+    """`torch.tensor([0, 2])`: a tensor made from numbers written in the code, which never had a
+    graph to lose (labels, constants), so it cannot be where a gradient path was cut."""
+    literal = (ast.Constant, ast.List, ast.Tuple, ast.UnaryOp, ast.USub, ast.UAdd, ast.Load)
+    return bool(call.args) and all(isinstance(node, literal) for arg in call.args for node in ast.walk(arg))
+
+
 def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
     """Constructs inside `expr` that leave the autograd graph, outermost first."""
     marks = []
@@ -129,7 +136,8 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("detach", node, segment(filename, node)))
             elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
                 marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
-            elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy"):
+            elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy") \
+                    and not _literal_values(node):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
             elif name in LEAVE_TORCH and isinstance(node.func, ast.Attribute):
                 marks.append(CutMark("leave_torch", node, segment(filename, node)))

@@ -350,6 +350,18 @@ def float16_gradients(context: ErrorContext, already):
              "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
              "forward in float16 for speed)"]
     if cast is None:
+        made = _float16_factory(frame, modules, half)
+        if made is not None:
+            made_file, made_statement, dtype_node, name = made
+            primary = statement_location(made_file, made_statement, role="made",
+                                         note=f"{name} is created in float16 here (dtype=), and {optimizer_text} "
+                                         "trains it")
+            help_ = Suggestion(f"create {name}, which is trained, in float32: its gradients are then float32, as "
+                               "GradScaler needs; for float16 compute, run the forward under "
+                               "torch.autocast(device_type, dtype=torch.float16)",
+                               replace_node_text(made_file, made_statement, dtype_node, "torch.float32"),
+                               statement_location(made_file, made_statement))
+            return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
         names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
         return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
             f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
@@ -374,6 +386,28 @@ def _modules_holding(frame, parameter_ids: set) -> list[str]:
                     and any(id(p) in parameter_ids for p in value.parameters()):
                 names.append(name)
     return names
+
+
+def _float16_factory(frame, modules: list[str], half: set):
+    """(file, statement, dtype value, name) of `self.head = nn.Linear(..., dtype=torch.float16)`: a
+    submodule of one of `modules` holding float16 parameters, created in float16 by its class."""
+    from autograd_doctor.analysis.errors.context import module_attribute_assignment
+
+    scope = {**frame.f_globals, **frame.f_locals}
+    for module_name in modules:
+        root = scope.get(module_name)
+        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
+            if not path or not any(id(p) in half for p in module.parameters(recurse=False)):
+                continue
+            parent_path, _, attribute = path.rpartition(".")
+            parent = root.get_submodule(parent_path) if parent_path else root
+            made_file, statement = module_attribute_assignment(parent, attribute)
+            for call in (n for n in ast.walk(statement.value) if isinstance(n, ast.Call)) if statement else ():
+                for keyword in call.keywords:
+                    if keyword.arg == "dtype" and (value_of(frame, keyword.value) in _HALF or ast.unparse(
+                            keyword.value).split(".")[-1] in ("float16", "half")):
+                        return made_file, statement, keyword.value, f"{module_name}.{path}"
+    return None
 
 
 def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.diagnosis.model import Suggestion
@@ -183,10 +183,31 @@ def _reuse_first_read(filename, statement, location, first_statement, reads):
     subscripts = [n for n in ast.walk(statement) if isinstance(n, ast.Subscript) and n.value in reads
                   and isinstance(n.slice, ast.Constant) and n.slice.value in names]
     if len(subscripts) != 1:
-        return None
+        return _one_unpacking(filename, statement, first_statement, names)
     name = names[subscripts[0].slice.value]
     return statement_change(location, f"use {name}, which the first read already unpacked",
                             replace_node_text(filename, statement, subscripts[0], name))
+
+
+def _one_unpacking(filename, statement, first_statement, names: dict):
+    """`out = ctx.saved_tensors[0]` then, on the next line, `scale = ctx.saved_tensors[1]`: the two
+    reads become one, `out, scale = ctx.saved_tensors[:2]` (one unpacking, the same tensors)."""
+    from autograd_doctor.diagnosis.model import Location
+
+    value = statement.value if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute)
+            and value.value.attr == "saved_tensors" and isinstance(value.slice, ast.Constant)
+            and isinstance(statement.targets[0], ast.Name) and len(names) == 1):
+        return None
+    bound = {**names, value.slice.value: statement.targets[0].id}
+    if sorted(bound) != list(range(len(bound))) or statement.lineno != first_statement.end_lineno + 1:
+        return None
+    receiver = text_of(filename, value.value)
+    location = Location(file=filename, line=first_statement.lineno, column=first_statement.col_offset,
+                        end_line=statement.end_lineno, end_column=statement.end_col_offset, role="read")
+    return statement_change(location, f"read {receiver} once: unpack both tensors from one read (under "
+                            "checkpoint each read unpacks every saved tensor again)",
+                            f"{', '.join(bound[i] for i in sorted(bound))} = {receiver}[:{len(bound)}]")
 
 
 MATCHERS = [

@@ -240,3 +240,25 @@ def module_attribute_assignment(module, attribute: str):
                             for target in statement.targets):
                         return filename, statement
     return None, None
+
+
+def one_shot_iterator(value) -> bool:
+    """A generator, or an iterator such as filter(...) or map(...): iterating it uses it up."""
+    try:
+        return iter(value) is value
+    except TypeError:
+        return False
+
+
+def made_where(frame, filename: str, node: ast.expr, line: int):
+    """(file, statement, name) of the assignment that made the value of `node`: the last one of a
+    name before `line`, or, for `self.x`, the class's `self.x = ...`; (None, None, None)."""
+    if isinstance(node, ast.Name):
+        made = last_assignment(filename, node.id, line)
+        return (filename, made, node.id) if made is not None else (None, None, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner = value_of(frame, node.value)
+        made_file, made = module_attribute_assignment(owner, node.attr) if owner is not None else (None, None)
+        if made is not None and not isinstance(made.value, ast.Constant):
+            return made_file, made, ast.unparse(node)
+    return None, None, None

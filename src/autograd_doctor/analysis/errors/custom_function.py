@@ -196,7 +196,19 @@ def dirty_not_returned(context: ErrorContext, already):
                                  note=f"returns a different tensor than {', '.join(dirty) or 'the dirty input'}") \
         if returns else related[0]
     helps = []
-    if len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
+    inputs = [a.arg for a in forward.args.args[1:]]
+    returned = returns[0].value if len(returns) == 1 else None
+    returned_name = returned.id if isinstance(returned, ast.Name) else None
+    if len(marks) == 1 and len(dirty) == 1 and returned_name in inputs and returned_name != dirty[0] and \
+            _written_in_place(forward, returned_name) and not _written_in_place(forward, dirty[0]):
+        # The input forward writes and returns is not the one marked: the mark names the wrong tensor.
+        primary = related[0]
+        primary.note = f"marks {dirty[0]}, which forward does not modify; it modifies and returns {returned_name}"
+        related = [statement_location(filename, returns[0], role="return", note=f"returns {returned_name}")]
+        new_statement = replace_node_text(filename, marks[0], marks[0].args[0], returned_name)
+        helps.append(statement_change(primary, f"mark {returned_name} dirty, the input forward writes in place and "
+                                      "returns: ctx.mark_dirty() must name the modified inputs", new_statement))
+    elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
         helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
                                       "place must return that input", f"return {dirty[0]}"))
     else:
@@ -205,6 +217,22 @@ def dirty_not_returned(context: ErrorContext, already):
     notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
              "but returned something else"]
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+def _written_in_place(function: ast.FunctionDef, name: str) -> bool:
+    """Whether `function` writes the tensor `name` in place: an in-place method (`name.add_(...)`),
+    an augmented assignment or an indexed assignment."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == name and \
+                node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for target in targets:
+            base = target.value if isinstance(target, ast.Subscript) else target if isinstance(node, ast.AugAssign) else None
+            if isinstance(base, ast.Name) and base.id == name:
+                return True
+    return False
 
 
 def dirty_leaf(context: ErrorContext, already):

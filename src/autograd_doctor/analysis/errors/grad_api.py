@@ -12,9 +12,11 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
-from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
+from autograd_doctor.analysis.errors.context import (
+    ErrorContext, last_assignment, local_name_of, made_where, one_shot_iterator, uses_between, value_of,
+)
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import location_of, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import location_of, parse_file, replace_node_text, statement_at, statement_location
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
@@ -72,6 +74,34 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Suggestion | None:
+    """`def attack(model, images): ... grad(loss, images)` with images given by the caller: a copy of
+    the argument that requires grad, made before its first use in the function (the same values;
+    the caller's tensor is left as it was)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import source_line
+
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            name not in [a.arg for a in function.args.args + function.args.kwonlyargs]:
+        return None
+    for statement in function.body:
+        uses = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement))
+        if not uses:
+            continue
+        if statement.lineno > line or statement.lineno != statement.end_lineno or \
+                isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            return None
+        text = source_line(filename, statement.lineno)[statement.col_offset:statement.end_col_offset]
+        return statement_change(statement_location(filename, statement),
+                                f"if you want the gradient for {name}, make a copy of the argument that requires "
+                                f"grad before its first use ({name}.detach().requires_grad_(): the same values, "
+                                "and the caller's tensor is left alone)",
+                                f"{name} = {name}.detach().requires_grad_()\n{text}")
+    return None
 
 
 def _leaf_tensors(outputs, limit: int = 100_000) -> list | None:
@@ -183,7 +213,10 @@ def input_without_grad(context: ErrorContext, already):
     if helps:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
-    helps.append(Suggestion(f"otherwise remove {label} from the inputs of the call"))
+    elif made is None and name is not None:
+        argument = _argument_requiring_grad_help(filename, name, location.line)
+        helps.extend([argument] if argument is not None else [])
+    helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
 
@@ -282,38 +315,31 @@ def empty_inputs(context: ErrorContext, already):
         keyword = next((k for k in call.keywords if k.arg == "inputs"), None)
         is_grad = getattr(call.func, "attr", getattr(call.func, "id", None)) == "grad"
         argument = keyword.value if keyword is not None else (call.args[1] if is_grad and len(call.args) > 1 else None)
-    name = argument.id if isinstance(argument, ast.Name) else None
+    # A name, or `self.params` (made where the object's class assigns the attribute).
+    made_file, made, name = made_where(frame, filename, argument, location.line) if argument is not None \
+        else (None, None, None)
     location.note = f"{name or 'the inputs'} holds no tensor"
-    made = last_assignment(filename, name, location.line) if name else None
     if made is None or not isinstance(made, ast.Assign):
         return diagnosis(codes.GRAD_EMPTY_INPUTS, location, help=[Suggestion(
             "check what the inputs expression yields (list(...) it and print its length): a parameters() "
             "generator used up earlier, or a filter that matched no parameter")])
-    value = frame.f_locals.get(name, frame.f_globals.get(name))
-    target, value_text = ast.unparse(made.targets[0]), text_of(filename, made.value)
-    if _one_shot_iterator(value):
+    value = value_of(frame, argument)
+    target, value_text = ast.unparse(made.targets[0]), text_of(made_file, made.value)
+    if one_shot_iterator(value):
         kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
-        made_location = statement_location(filename, made, role="made",
+        made_location = statement_location(made_file, made, role="made",
                                            note=f"{name} is {kind}: it can be iterated only once")
-        users = uses_between(filename, name, made.end_lineno, location.line)
+        users = uses_between(filename, name, made.end_lineno, location.line) if name.isidentifier() else []
         helps = [statement_change(made_location, "keep the tensors in a list, which can be read any number of "
                                   "times", f"{target} = list({value_text})")]
         notes = [f"{name} was already iterated (used up) before this call read it, so it yielded nothing"]
         return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [*users, location], notes, helps)
-    made_location = statement_location(filename, made, role="made", note=f"{name} is made here, empty")
-    filters = [text_of(filename, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
+    made_location = statement_location(made_file, made, role="made", note=f"{name} is made here, empty")
+    filters = [text_of(made_file, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
     notes = [f"the condition {' and '.join(filters)} matched nothing" if filters else f"{name} is empty"]
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
         "[n for n, _ in model.named_parameters()])")])
-
-
-def _one_shot_iterator(value) -> bool:
-    """A generator, or an iterator such as filter(...) or map(...): iterating it uses it up."""
-    try:
-        return iter(value) is value
-    except TypeError:
-        return False
 
 
 def decorator_cut(context: ErrorContext, already):
@@ -383,6 +409,9 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                 name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
                 if name and name not in called:
                     called.append(name)
+                wrapped = _partial_function_name(frame, call.func)
+                if wrapped and wrapped not in called:
+                    called.append(wrapped)
                 # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
                 modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
                 for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
@@ -395,6 +424,23 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                     next_pending.append(assignment)
         pending = next_pending
     return called
+
+
+def _partial_function_name(frame, callee: ast.AST) -> str | None:
+    """The name of the function that a `functools.partial` object called here wraps
+    (`score = partial(pooled_logits, model)`; `score(x)` runs pooled_logits)."""
+    import functools
+
+    from autograd_doctor.analysis.errors.context import value_of
+
+    if frame is None or not isinstance(callee, (ast.Name, ast.Attribute)):
+        return None
+    value = value_of(frame, callee)
+    if not isinstance(value, functools.partial):
+        return None
+    while isinstance(value, functools.partial):
+        value = value.func
+    return getattr(value, "__name__", None)
 
 
 def _methods_called_on_self(frame, receiver: ast.AST) -> list[str]:

@@ -72,6 +72,8 @@ def nan_in_backward(context: ErrorContext, already):
 def _clamp_fix(filename: str, statement: ast.stmt):
     """(op, new statement) when the line has exactly one sqrt/log call to clamp."""
     calls = [c for name in SINGULAR_AT_ZERO for c in find_calls(statement, name)]
+    if not calls:
+        return _fractional_power_fix(filename, statement)
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -90,6 +92,48 @@ def _clamp_fix(filename: str, statement: ast.stmt):
     else:
         return None
     return (op, new) if new is not None else None
+
+
+def _fractional_power_fix(filename: str, statement: ast.stmt):
+    """(op, new statement) for one power with a constant exponent between 0 and 1 (`d.pow(0.5)`,
+    `torch.pow(d, 0.5)`, `d ** 0.5`): a root by another spelling, singular at 0 like sqrt."""
+    bases = []
+    for node in ast.walk(statement):
+        exponent = base = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            base, exponent = node.left, node.right
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "pow":
+            if isinstance(node.func, ast.Attribute) and len(node.args) == 1 and not _is_torch(node.func.value):
+                base, exponent = node.func.value, node.args[0]
+            elif len(node.args) == 2:
+                base, exponent = node.args
+        try:
+            value = ast.literal_eval(exponent) if exponent is not None else None
+        except (ValueError, SyntaxError):
+            value = _constant_ratio(exponent)
+        if isinstance(value, (int, float)) and 0 < value < 1:
+            bases.append(base)
+    if len(bases) != 1:
+        return None
+    base = bases[0]
+    text = text_of(filename, base)
+    if not isinstance(base, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        text = f"({text})"
+    new = replace_node_text(filename, statement, base, f"{text}.clamp_min({EPS})")
+    return ("a fractional power (a root)", new) if new is not None else None
+
+
+def _is_torch(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("torch", "th")
+
+
+def _constant_ratio(node) -> float | None:
+    """1 / 3 written as a division of two numbers."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            all(isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) for side in (node.left, node.right)) \
+            and node.right.value:
+        return node.left.value / node.right.value
+    return None
 
 
 MATCHERS = [

@@ -10,7 +10,7 @@ import types
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, module_attribute_assignment, uses_between,
+    ErrorContext, last_assignment, made_where, module_attribute_assignment, one_shot_iterator, uses_between, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import replace_node_text, statement_location
@@ -61,15 +61,17 @@ def empty_parameter_list(context: ErrorContext, already):
     frame, filename, statement, location, call, class_name = found
     location.note = f"{class_name} receives no parameters"
     argument = call.args[0] if call is not None else None
-    name = argument.id if isinstance(argument, ast.Name) else None
-    value = frame.f_locals.get(name, frame.f_globals.get(name)) if name else None
-    if isinstance(value, types.GeneratorType):
-        made = last_assignment(filename, name, location.line)
-        if made is not None and isinstance(made, ast.Assign):
-            made_location = statement_location(filename, made, role="made",
-                                               note=f"{name} is a generator: it can be iterated only once")
-            users = uses_between(filename, name, made.end_lineno, location.line)
-            value_text = text_of(filename, made.value)
+    made_file, made, name = made_where(frame, filename, argument, location.line) if argument is not None \
+        else (None, None, None)
+    value = value_of(frame, argument) if made is not None else None
+    if one_shot_iterator(value):
+        # A generator, or filter(...)/map(...), stored in a name or on self and used up before.
+        kind = "a generator" if isinstance(value, types.GeneratorType) else f"a {type(value).__name__} iterator"
+        if isinstance(made, ast.Assign):
+            made_location = statement_location(made_file, made, role="made",
+                                               note=f"{name} is {kind}: it can be iterated only once")
+            users = uses_between(filename, name, made.end_lineno, location.line) if name.isidentifier() else []
+            value_text = text_of(made_file, made.value)
             helps = [statement_change(made_location, "keep the parameters in a list, which can be read "
                                       "any number of times", f"{ast.unparse(made.targets[0])} = list({value_text})")]
             notes = [f"{name} was already iterated (used up) before {class_name} read it, so it yielded nothing"]

@@ -67,7 +67,10 @@ def non_scalar_backward(context: ErrorContext, already):
     helps = []
     receiver = _receiver(backward_calls[0]) if len(backward_calls) == 1 else None
     if receiver is not None and text_of(filename, receiver) in ("torch.autograd", "autograd"):
-        receiver = None  # torch.autograd.backward(y): the tensor is an argument, not the receiver
+        # torch.autograd.backward(y): the tensor is the first argument, reduced there the same way.
+        call = backward_calls[0]
+        receiver = call.args[0] if len(call.args) == 1 and not call.keywords and \
+            isinstance(call.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else None
     if grad_calls:
         # torch.autograd.grad(y, x) returns the gradient itself, whose scale is the result: y.sum() and
         # y.mean() give gradients N times apart, and which one is meant only the user can tell.
@@ -79,7 +82,9 @@ def non_scalar_backward(context: ErrorContext, already):
     elif receiver is not None:
         text = text_of(filename, receiver)
         count = 'N' if shape is None else _count(shape)
-        per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno)
+        found = context.innermost_user()
+        per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno,
+                                           found[0] if found is not None else None)
         reduction = "mean" if per_element_loss else "sum"
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
@@ -105,18 +110,28 @@ def non_scalar_backward(context: ErrorContext, already):
     return found
 
 
-def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int) -> str | None:
+def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=None) -> str | None:
     """Why `output` is a loss per element, or None: it was made by a loss function (its grad_fn
     is a loss's backward, e.g. MseLossBackward0, NllLossBackward0 for cross_entropy), or the
     statement that made it passes reduction="none"."""
     node_name = type(getattr(output, "grad_fn", None)).__name__
     if "Loss" in node_name or node_name.startswith("BinaryCrossEntropy"):
         return f"made by a loss function with reduction='none', {node_name}"
-    made = last_assignment(filename, receiver.id, line) if isinstance(receiver, ast.Name) else None
-    for node in ast.walk(made) if made is not None else ():
-        if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
-                and node.value.value == "none":
-            return "made with reduction='none'"
+    # The receiver itself (`loss.backward()`) or the tensor a call wraps (`scaler.scale(loss).backward()`,
+    # which multiplies it by a number).
+    names = [receiver] if isinstance(receiver, ast.Name) else \
+        [arg for call in ast.walk(receiver) if isinstance(call, ast.Call) for arg in call.args
+         if isinstance(arg, ast.Name)]
+    for name in names:
+        wrapped = value_of(frame, name) if frame is not None and name is not receiver else None
+        wrapped_node = type(getattr(wrapped, "grad_fn", None)).__name__
+        if "Loss" in wrapped_node or wrapped_node.startswith("BinaryCrossEntropy"):
+            return f"{name.id} was made by a loss function with reduction='none', {wrapped_node}"
+        made = last_assignment(filename, name.id, line)
+        for node in ast.walk(made) if made is not None else ():
+            if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
+                    and node.value.value == "none":
+                return "made with reduction='none'" if name is receiver else f"{name.id} was made with reduction='none'"
     return None
 
 
@@ -194,12 +209,20 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     calls = [c for c in find_calls(statement, "numpy") if _receiver(c) is not None]
     converted = [_receiver(c) for c in calls] if calls else _tensors_given_to_numpy(context, statement)
     helps = []
+    lists = _lists_given_to_numpy(context, statement) if not converted else []
     if len(converted) == 1:
         receiver = converted[0]
         text = text_of(filename, receiver)
         new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
+    elif len(lists) == 1:
+        # np.mean(history) of a list of losses: NumPy converts each element; give it the detached
+        # elements (the same values) and leave the list, which other code may use, as it is.
+        text = text_of(filename, lists[0])
+        new_statement = replace_node_text(filename, statement, lists[0], f"[t.detach() for t in {text}]")
+        helps.append(statement_change(location, f"give NumPy the detached elements of {text}: the same values, "
+                                      "without the graph NumPy cannot hold", new_statement))
     else:
         helps.append(Suggestion("call .detach() on the tensor before converting it (np.array(t.detach()), "
                                 "t.detach().cpu().numpy())"))
@@ -229,6 +252,29 @@ def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
                 given.append(argument)
             elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
                 given += _comprehension_tensors(frame, argument)
+    return given
+
+
+def _lists_given_to_numpy(context: ErrorContext, statement) -> list:
+    """The names given to NumPy calls in the statement (np.mean(history)) whose value is a list or
+    tuple of tensors, one of which requires grad."""
+    import torch
+
+    found = context.innermost_user()
+    if found is None:
+        return []
+    frame = found[0]
+    given = []
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        function = value_of(frame, call.func)
+        module = getattr(function, "__module__", None) or type(function).__module__
+        if str(module).split(".")[0] != "numpy":
+            continue
+        for argument in call.args:
+            value = value_of(frame, argument) if isinstance(argument, (ast.Name, ast.Attribute)) else None
+            if isinstance(value, (list, tuple)) and value and len(value) <= 10000 and \
+                    all(isinstance(v, torch.Tensor) for v in value) and any(v.requires_grad for v in value):
+                given.append(argument)
     return given
 
 
@@ -494,6 +540,15 @@ def out_with_grad(context: ErrorContext, already):
         plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"])
         new_statement = f"{target} = {ast.unparse(plain)}"
         helps.append(statement_change(location, "compute a new tensor instead of writing into out=", new_statement))
+    elif len(calls) == 1 and isinstance(statement, (ast.Return, ast.Assign)) and statement.value is calls[0]:
+        # `return torch.cat(..., out=buffer)` / `y = torch.cat(..., out=buffer)`: the result is used
+        # as the value; without out= it is the same values, now with their history.
+        call = calls[0]
+        out = next(k for k in call.keywords if k.arg == "out")
+        plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "out"])
+        new_statement = replace_node_text(filename, statement, call, ast.unparse(plain))
+        helps.append(statement_change(location, f"drop out={text_of(filename, out.value)}: the call then returns a "
+                                      "new tensor with the same values, which autograd records", new_statement))
     else:
         helps.append(Suggestion("drop out= and assign the result (y = torch.op(...)); out= is only for "
                                 "tensors outside the graph (under torch.no_grad())"))
@@ -730,7 +785,8 @@ def grad_of_non_leaf(context: ErrorContext, already):
     made_file = filename
     if made is None and isinstance(reads[0].value, ast.Attribute):
         owner = value_of(frame, reads[0].value.value)
-        if isinstance(owner, torch.nn.Module):
+        if owner is not None and not isinstance(owner, torch.Tensor):
+            # A module or any object of a class the user wrote (`self.w` of a hand-written model).
             made_file, made = module_attribute_assignment(owner, reads[0].value.attr)
     if made is not None and _an_intermediate_result(made_file, made, tensor):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)

@@ -12,7 +12,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, value_of
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import statement_location
+from autograd_doctor.diagnosis.source import replace_node_text, statement_location
 
 
 def _method_call(context: ErrorContext, methods: tuple[str, ...]):
@@ -175,7 +175,12 @@ def _detached_diagnosis(context: ErrorContext, filename: str, call: ast.Call):
         helps = [statement_change(location, f"detach out of place: {name} then refers to a detached tensor "
                                   "sharing its memory, and the graph keeps the tensor it saved", f"{name} = {name}.detach()")]
     else:
-        helps = [Suggestion(f"use {name}.detach() (out of place) instead of {name}.detach_()")]
+        # `state = h.detach_()`: the value used is a detached tensor; detach() gives the same one and
+        # leaves h, which the graph saved, as it was.
+        new_statement = replace_node_text(filename, statement, call, f"{name}.detach()")
+        helps = [statement_change(location, f"use {name}.detach() (out of place) instead of {name}.detach_(): the "
+                                  f"result is the same detached tensor, and {name}, which the graph saved, keeps its "
+                                  "history", new_statement)]
     made = _made(filename, name, call.lineno, f"{name} is made here and saved by the graph") \
         if name.isidentifier() else None
     notes = [f"detach_() turned {name} itself into a tensor without history, so the graph can no longer use the "
