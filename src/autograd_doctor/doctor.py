@@ -18,7 +18,7 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_leaf_gradients,
-    stale_optimizer, state_snapshot, untrained_parameters,
+    self_compared_terms, stale_optimizer, state_snapshot, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -609,6 +609,10 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             self._report_silent(number_terms.number_term_diagnosis, site)
+            # A term that compares a value with itself (AD224).
+            self._report_silent(self_compared_terms.self_comparison_diagnosis, site)
+            # A sample or a rounding that sends zeros to what computed it (AD219).
+            self._report_silent(zero_gradient_ops.zero_gradient_diagnosis, call, args, kwargs)
             if self.silent != "ignore":
                 try:
                     pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))

@@ -321,6 +321,105 @@ CORRECT = {
         (dx.abs() ** 2).sum().backward()
         grads = [omega.grad, x.grad]
     """,
+    # REINFORCE with a Gaussian policy: the action drawn with torch.normal is only given to its
+    # own distribution's log_prob (no learned op between); the gradient goes through log_prob.
+    "policy gradient on a torch.normal action": """
+        import torch
+        import torch.nn as nn
+        from torch.distributions import Normal
+
+        torch.manual_seed(0)
+        policy = nn.Linear(3, 2)
+        log_std = nn.Parameter(torch.zeros(2))
+        for step in range(3):
+            mean = policy(torch.randn(8, 3))
+            action = torch.normal(mean, log_std.exp().expand_as(mean))
+            advantage = torch.randn(8)
+            loss = -(Normal(mean, log_std.exp()).log_prob(action).sum(-1) * advantage).mean()
+            loss.backward()
+        grads = [policy.weight.grad, log_std.grad]
+    """,
+    # Bilinear interpolation at learned positions: floor() sends zeros, but the fraction
+    # `position - floor(position)` carries the gradient to the positions.
+    "interpolation weights from a floor": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        locate, head = nn.Linear(4, 1), nn.Linear(1, 1)
+        table = torch.randn(12)
+        position = (torch.sigmoid(locate(torch.randn(6, 4))) * 10).squeeze(-1)
+        below = position.floor()
+        fraction = position - below
+        value = table[below.long()] * (1 - fraction) + table[below.long() + 1] * fraction
+        head(value.unsqueeze(-1)).sum().backward()
+        grads = [locate.weight.grad, head.weight.grad]
+    """,
+    # Sharpness-aware minimisation: the wrapper's zero_grad() clears, and its base optimizer,
+    # built on the same param_groups, steps (AD221 is for an optimizer whose parameters no one steps).
+    "a wrapper optimizer that clears while its base optimizer steps": """
+        import torch
+        import torch.nn as nn
+
+        class Wrapper(torch.optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, dict(lr=0.1))
+                self.base = torch.optim.SGD(self.param_groups, lr=0.1)
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        optimizer = Wrapper(model.parameters())
+        for step in range(4):
+            model(torch.randn(4, 3)).sum().backward()
+            optimizer.base.step()
+            optimizer.zero_grad()
+        grads = [p.detach().clone() for p in model.parameters()]
+    """,
+    # A PGD attack that clears its perturbation's gradient through `.grad.data.zero_()`: the
+    # gradient's version does not move, its values do.
+    "attack gradient cleared through .data": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
+        delta = torch.zeros_like(x).uniform_(-0.1, 0.1).requires_grad_()
+        for _ in range(5):
+            F.cross_entropy(model(x + delta), y).backward()
+            delta.data = (delta.data + 0.05 * delta.grad.data.sign()).clamp(-0.3, 0.3)
+            delta.grad.data.zero_()
+        grads = [delta.detach().clone()]
+    """,
+    # R-Drop: the same model called twice under dropout gives two predictions; their divergence
+    # is the consistency term (not a value compared with itself).
+    "a model called twice under dropout, compared": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 3))
+        x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+        consistency = F.kl_div(F.log_softmax(model(x), -1), F.log_softmax(model(x), -1), log_target=True,
+                               reduction="batchmean")
+        loss = F.cross_entropy(model(x), y) + consistency
+        loss.backward()
+        grads = [p.grad for p in model.parameters()]
+    """,
+    # Straight-through rounding: the rounded value in the forward pass, the identity's gradient.
+    "straight-through rounding before a layer": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        first, second = nn.Linear(4, 3), nn.Linear(3, 1)
+        hidden = torch.sigmoid(first(torch.randn(5, 4))) * 8
+        hidden = hidden.round().detach() + (hidden - hidden.detach())
+        second(hidden).sum().backward()
+        grads = [first.weight.grad, second.weight.grad]
+    """,
 }
 
 

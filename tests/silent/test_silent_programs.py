@@ -38,6 +38,9 @@ CASES = {
     "multitask_loss_weights_not_in_optimizer": "AD213",
     "where_sqrt_activation_in_module": "AD220",
     "masked_fill_log_of_zero_probabilities": "AD220",
+    "actor_action_drawn_with_torch_normal": "AD219",
+    "activations_quantised_with_round": "AD219",
+    "mean_teacher_consistency_against_itself": "AD224",
 }
 
 

@@ -25,15 +25,12 @@ from dataclasses import dataclass
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import (
-    backward_roots, frame_values, graph_nodes, live_frame, user_class_file,
-)
+from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, user_files_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
     location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
 )
-from autograd_doctor.recording.frames import is_internal_file
 
 CHECKED_BACKWARDS = 4
 MASKING_NODES = {"WhereBackward0", "MaskedFillBackward0"}
@@ -70,7 +67,7 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     if not broken:
         return None
     site = call.site if call is not None else None
-    for filename in _user_files(call):
+    for filename in user_files_around(call):
         found = _find_masked_op(filename, node_names)
         if found is not None:
             where_statement, guard, replacement = found
@@ -107,25 +104,6 @@ def _graph_facts(nodes: list) -> tuple[list, set]:
     walked, _ = graph_nodes(nodes)
     leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
     return leaves, {type(node).__name__ for node in walked}
-
-
-def _user_files(call) -> list[str]:
-    """The files of the user's frames around backward(), then those of the user's module classes
-    bound there (a forward in another file)."""
-    files: list[str] = []
-    for site in (call.stack if call is not None else ()):
-        if site.filename not in files and not is_internal_file(site.filename):
-            files.append(site.filename)
-        frame = live_frame(site)
-        if frame is None:
-            continue
-        for value in list(frame_values(frame).values()):
-            if isinstance(value, torch.nn.Module):
-                for module in value.modules():
-                    defined_in = user_class_file(module)
-                    if defined_in is not None and defined_in not in files:
-                        files.append(defined_in)
-    return files[:8]
 
 
 def _find_masked_op(filename: str, node_names: set):

@@ -4,7 +4,8 @@
 computed every iteration and the next `zero_grad()` throws them away; the parameters never change
 and nothing fails (a GAN whose discriminators are never updated). Judged once, when the doctor
 stops, from what ran (recording/optimizer_clears.py): an optimizer that never stepped while its
-`zero_grad()` cleared gradients a backward() had computed, at least twice. Optimizers that lost
+`zero_grad()` cleared gradients a backward() had computed, at least twice, and whose parameters no
+optimizer that stepped holds (SAM's wrapper clears, its base optimizer steps). Optimizers that lost
 their gradients to the same backward() statement are one report, whose help adds their step()
 calls right after it (in the order their zero_grad() calls were made).
 """
@@ -28,6 +29,8 @@ def never_stepped_diagnoses(recorder) -> list[Diagnosis]:
         optimizer = entry.optimizer_ref()
         if optimizer is None or optimizer_id in log.stepped or len(entry.thrown_away) < EVIDENCE:
             continue
+        if any(id(p) in log.stepped_parameters for group in optimizer.param_groups for p in group["params"]):
+            continue  # another optimizer steps these parameters (a wrapper and its base optimizer)
         latest = entry.thrown_away[-1]
         if latest.backward_site is None or latest.clear_site is None:
             continue

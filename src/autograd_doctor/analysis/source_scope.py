@@ -237,3 +237,22 @@ def user_class_file(value) -> str | None:
     torch's, or one defined where no file says)."""
     defined_in = getattr(sys.modules.get(type(value).__module__), "__file__", None)
     return defined_in if defined_in is not None and not is_internal_file(defined_in) else None
+
+
+def user_files_around(call) -> list[str]:
+    """The files of the user's frames around a backward() call, then those of the user's module
+    classes bound there (a forward in another file): where the source of a graph's ops is read."""
+    files: list[str] = []
+    for site in (call.stack if call is not None else ()):
+        if site.filename not in files and not is_internal_file(site.filename):
+            files.append(site.filename)
+        frame = live_frame(site)
+        if frame is None:
+            continue
+        for value in list(frame_values(frame).values()):
+            if isinstance(value, torch.nn.Module):
+                for module in value.modules():
+                    defined_in = user_class_file(module)
+                    if defined_in is not None and defined_in not in files:
+                        files.append(defined_in)
+    return files[:8]

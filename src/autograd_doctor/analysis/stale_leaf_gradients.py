@@ -115,6 +115,8 @@ class StaleLeafGradients:
                 continue  # cleared (set to None, zeroed) or replaced
             if leaf._version == entry.version and _sample(leaf) == entry.sample:
                 continue  # not updated since: accumulating on purpose
+            if not bool(gradient.detach().any()):
+                continue  # zeroed through an alias the version does not see (`w.grad.data.zero_()`)
             stale.append(leaf)
         if not stale:
             return None

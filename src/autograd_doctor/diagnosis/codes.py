@@ -1934,6 +1934,73 @@ block, or `w.grad = None` before each backward().
         "w = torch.zeros(1, requires_grad=True)\n"
     ))
 
+ZERO_DERIVATIVE_OP = _code(
+    "AD219",
+    "a sample (torch.normal, torch.bernoulli) or a rounded value feeds a learned layer: its backward sends zeros",
+    """\
+**What it means.** `torch.normal(mu, std)`, `torch.bernoulli(p)` and `torch.poisson(rate)` accept
+tensors that require grad and return a result with a `grad_fn`, but their backward sends zeros:
+a sample is not a differentiable function of its parameters. `round`, `floor`, `ceil`, `trunc`
+and `sign` are flat almost everywhere, so their backward sends zeros too. Given to a learned
+layer, such a value passes no gradient to what computed it: a VAE's encoder learns from the KL
+term alone, an actor behind a critic gets nothing from the critic, the layers before a
+quantisation stop learning. No error, no None gradient. autograd-doctor walks each backward()
+line's graph once: a sample reached through a learned op (a layer with parameters) is reported,
+and a rounding below which some parameter gets no gradient by any other path. A sample given
+only to its own distribution's `log_prob` (REINFORCE) and `x - x.floor()` are not reported.
+
+**Minimal example.**
+
+    mu, std = encoder(x).chunk(2, dim=-1)
+    z = torch.normal(mu, std.exp())      # AD219: no gradient reaches the encoder through z
+    loss = F.mse_loss(decoder(z), x)
+    loss.backward()
+
+**The fix.** Reparameterise: `z = mu + std * torch.randn_like(mu)` draws the same sample with a
+gradient for `mu` and `std` (or `torch.distributions.Normal(mu, std).rsample()`). For a
+Bernoulli draw or a rounding, a straight-through estimator keeps the forward value and passes
+the gradient through: `q = x.round().detach() + (x - x.detach())`; a relaxed distribution or a
+score-function estimator are the other ways.
+""",
+    heading="a sample or a rounded value feeds a learned layer",
+    example_setup=(
+        "encoder, decoder = nn.Linear(4, 4), nn.Linear(2, 4)\n"
+        "x = torch.randn(8, 4)\n"
+    ))
+
+SELF_COMPARED_TERM = _code(
+    "AD224",
+    "a loss term compares a value with itself: it is a constant and trains nothing",
+    """\
+**What it means.** A divergence or a distance between a value and itself is a constant (zero
+for `kl_div`, `mse_loss`, `l1_loss`, `torch.dist`; the entropy for `cross_entropy`). Added to the
+loss it changes no gradient: the term trains nothing and no error is raised. It is almost always
+a slip: a distillation loss given the teacher's logits twice instead of the student's and the
+teacher's, a reconstruction loss given the target twice. autograd-doctor reads the loss of each
+backward() line once, follows its added terms to their assignments, and reports a call of one of
+torch's losses or distances whose two compared arguments are the same expression made of names
+and torch's deterministic functions. A model called twice (`kl(model(x), model(x))` under
+dropout, R-Drop's consistency term) gives two different values and is not reported.
+
+**Minimal example.**
+
+    with torch.no_grad():
+        teacher_logits = teacher(x)
+    student_logits = student(x)
+    kl = F.kl_div(F.log_softmax(teacher_logits, -1), F.log_softmax(teacher_logits, -1),  # AD224
+                  log_target=True, reduction="batchmean")
+    loss = F.cross_entropy(student_logits, y) + kl
+    loss.backward()
+
+**The fix.** Give the loss the prediction it should train as one of the two arguments
+(`F.log_softmax(student_logits, -1)` above).
+""",
+    heading="a loss term compares a value with itself",
+    example_setup=(
+        "teacher, student = nn.Linear(4, 3), nn.Linear(4, 3)\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

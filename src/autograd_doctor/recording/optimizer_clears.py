@@ -52,9 +52,16 @@ class OptimizerClearLog:
     def __init__(self):
         self.by_optimizer: dict[int, OptimizerClears] = {}
         self.stepped: set[int] = set()
+        # Ids of the parameters of the optimizers that stepped, taken at their first step: an
+        # optimizer that only clears may leave the stepping to another one over the same
+        # parameters (SAM wraps a base optimizer built on its own param_groups).
+        self.stepped_parameters: set[int] = set()
 
     def step_done(self, optimizer) -> None:
+        if id(optimizer) in self.stepped:
+            return
         self.stepped.add(id(optimizer))
+        self.stepped_parameters.update(id(p) for group in optimizer.param_groups for p in group.get("params", ()))
 
     def cleared(self, optimizer, seq: int, backward_calls) -> None:
         entry = self.by_optimizer.get(id(optimizer))

@@ -29,7 +29,10 @@ the object has:
   a tensor computed without a graph).
 `module.requires_grad = False`, spelt right, is reported too when the object
 is known to be a module (a name bound to one, a layer held as an attribute:
-`self.model.outc`) whose class has no `requires_grad` setting of its own.""",
+`self.model.outc`, an item of a module container: `self.layers[0]`, the loop
+variable of `for m in model.modules()` / `.children()` / `.named_modules()` /
+`.named_children()`, a `torchvision.models` constructor's result) whose class
+has no `requires_grad` setting of its own.""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently
 gets no gradient.  `model.requires_grad_ = False` replaces the module's
@@ -66,6 +69,11 @@ named_buffers eval train register_buffer register_parameter
 """.split())
 # `Net(...).to(device).eval()`: chained calls that return the module itself.
 _RETURNS_SELF = frozenset("to cuda cpu eval train float half double bfloat16 requires_grad_".split())
+# `for m in model.modules():`: the methods whose items are modules (the second
+# element of each pair for the `named_` ones).
+_SUBMODULE_ITERATORS = frozenset("modules children named_modules named_children".split())
+# `torchvision.models.<name>(...)` builds a model, except these helpers.
+_TORCHVISION_NOT_MODELS = frozenset("get_weight get_model_weights get_model_builder list_models".split())
 
 
 def on_call(checker, node, q) -> None:
@@ -102,10 +110,19 @@ def _is_module_without_flag(checker, obj) -> bool:
     cls = _module_class_of(checker, obj)
     if cls is None and _known_kind(checker, obj) != "module":
         return False
+    if cls is None and (isinstance(obj, ast.Subscript) or isinstance(obj, ast.Name)
+                        and _submodule_loop_variable(checker, obj)):
+        # An item of a container or of `model.modules()` may be of any class of
+        # the file: silent when one of them has a `requires_grad` setting.
+        return not any(_has_own_flag(node) for node in checker.modules.module_class_nodes.values())
     node = checker.modules.module_class_nodes.get(cls or "")
-    return node is None or not any(
-        isinstance(n, ast.Attribute) and n.attr == "requires_grad"
-        and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(node))
+    return node is None or not _has_own_flag(node)
+
+
+def _has_own_flag(class_node) -> bool:
+    """The class reads or writes `self.requires_grad`: a setting of its own."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad"
+               and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(class_node))
 
 
 def _module_class_of(checker, obj) -> str | None:
@@ -146,6 +163,11 @@ def _known_kind(checker, obj) -> str | None:
         bound = scope.binding(name, checker.seq + 1)
         if bound is not None and _constructs_module(checker, bound[1]):
             return "module"
+        if bound is not None and bound[1] is None and _submodule_loop_variable(checker, obj):
+            return "module"
+    elif isinstance(obj, ast.Subscript):
+        if _known_kind(checker, obj.value) == "module" or _module_class_of(checker, obj.value):
+            return "module"  # `self.layers[0]`: an item of a ModuleList / Sequential
     elif isinstance(obj, ast.Attribute):
         if checker.layer_parameter(obj) or obj.attr in ("weight", "bias") \
                 and _known_kind(checker, obj.value) == "module":
@@ -171,8 +193,36 @@ def _constructs_module(checker, value) -> bool:
     if isinstance(func, ast.Name) and func.id in checker.modules.module_classes:
         return True
     q = checker.qualname(func) or ""
+    if q.startswith("torchvision.models."):  # `resnet18(weights=...)`, `detection.fasterrcnn_...()`
+        last = q.rsplit(".", 1)[-1]
+        return last not in _TORCHVISION_NOT_MODELS and not last.endswith("_Weights")
     return q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and \
         not q.startswith("torch.nn.parameter") and q != "torch.nn.Parameter"
+
+
+def _submodule_loop_variable(checker, obj: ast.Name) -> bool:
+    """``obj`` is the loop variable of the innermost `for` around it that binds the
+    name, and that loop runs over `X.modules()`, `X.children()`,
+    `X._modules.values()` (the variable itself) or `X.named_modules()`,
+    `X.named_children()`, `X._modules.items()` (the second of a pair): every
+    item is a module."""
+    loops = [n for n in ast.walk(_enclosing_function(checker.source, obj.lineno))
+             if isinstance(n, (ast.For, ast.AsyncFor)) and n.body
+             and n.body[0].lineno <= obj.lineno <= n.end_lineno
+             and obj.id in {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}]
+    if not loops:
+        return False
+    loop = max(loops, key=lambda n: n.lineno)
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+            and (it.func.attr in _SUBMODULE_ITERATORS or it.func.attr in ("items", "values")
+                 and isinstance(it.func.value, ast.Attribute) and it.func.value.attr == "_modules")):
+        return False
+    target = loop.target
+    if it.func.attr.startswith("named_") or it.func.attr == "items":  # `model._modules.items()`
+        return isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+            and isinstance(target.elts[1], ast.Name) and target.elts[1].id == obj.id
+    return isinstance(target, ast.Name)
 
 
 def check_scope(checker, scope) -> None:

@@ -1,0 +1,116 @@
+"""AD219: a sample (torch.normal / bernoulli / poisson) or a rounding whose backward sends zeros,
+given to a learned layer. The line is the draw's; a help with code keeps the forward values
+bitwise and gives the reference's gradients; the patterns that use these ops correctly stay
+silent (tests/runtime/test_false_alarm_patterns.py)."""
+
+import torch
+
+from helpers import apply_help, run_plain, run_program
+
+GATED = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    gate_logits, layer = nn.Linear(4, 4), nn.Linear(4, 2)
+    x = torch.randn(6, 4)
+    keep = torch.sigmoid(gate_logits(x)).bernoulli()  # DRAW
+    layer(x * keep).sum().backward()
+    grads = [gate_logits.weight.grad, layer.weight.grad]
+"""
+
+
+def test_a_bernoulli_gate_is_reported_at_the_draw_with_a_straight_through_help(tmp_path):
+    outcome = run_program(tmp_path, GATED)
+    assert [d.code for d in outcome.diagnoses] == ["AD219"]
+    assert outcome.diagnosis.primary.line == outcome.line("DRAW")
+    assert bool((outcome.namespace["grads"][0] == 0).all())  # the bug: the gate learns nothing
+    fixed = apply_help(outcome)
+    assert "torch.sigmoid(gate_logits(x)).bernoulli().detach() + (torch.sigmoid(gate_logits(x))" in fixed
+    plain = run_plain(tmp_path, fixed)
+    torch.manual_seed(0)
+    assert torch.equal(plain["grads"][1], outcome.namespace["grads"][1])  # same forward draw
+    assert bool((plain["grads"][0] != 0).any())
+
+
+def test_a_normal_draw_with_a_float_std_is_reparameterised_with_the_same_values(tmp_path):
+    source = """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        encoder, decoder = nn.Linear(4, 2), nn.Linear(2, 4)
+        x = torch.randn(8, 4)
+        z = torch.normal(mean=encoder(x), std=0.5)  # DRAW
+        recon = decoder(z)
+        ((recon - x) ** 2).mean().backward()
+        values = recon.detach()
+        grads = [encoder.weight.grad, decoder.weight.grad]
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.diagnosis.code == "AD219" and outcome.diagnosis.primary.line == outcome.line("DRAW")
+    fixed = apply_help(outcome)
+    assert "z = encoder(x) + 0.5 * torch.randn_like(encoder(x))" in fixed
+    plain = run_plain(tmp_path, fixed)
+    assert torch.equal(plain["values"], outcome.namespace["values"])
+    assert torch.equal(plain["grads"][1], outcome.namespace["grads"][1])
+    assert bool((plain["grads"][0] != 0).any())
+
+
+def test_a_poisson_draw_gets_advice_only(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        rate, layer = nn.Linear(3, 3), nn.Linear(3, 1)
+        counts = torch.poisson(rate(torch.randn(4, 3)).exp())  # DRAW
+        layer(counts).sum().backward()
+    """)
+    assert outcome.diagnosis.code == "AD219" and outcome.diagnosis.primary.line == outcome.line("DRAW")
+    assert all(h.replacement is None for h in outcome.diagnosis.help)
+    assert "score-function" in outcome.diagnosis.help[0].message
+
+
+def test_a_rounding_whose_input_keeps_another_path_is_silent(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        first, second = nn.Linear(3, 3), nn.Linear(3, 1)
+        hidden = first(torch.randn(4, 3))
+        second(hidden.sign() * hidden.abs()).sum().backward()
+    """)
+    assert outcome.diagnoses == [] and outcome.error is None
+
+
+def test_a_rounded_prediction_in_the_loss_is_reported(tmp_path):
+    # No learned op above the rounding, but every parameter below gets its gradient through it.
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        prediction = model(torch.randn(5, 3))
+        loss = F.mse_loss(prediction.round(), torch.randn(5, 1))  # ROUND
+        loss.backward()
+    """)
+    assert outcome.diagnosis.code == "AD219" and outcome.diagnosis.primary.line == outcome.line("ROUND")
+
+
+def test_a_scale_from_a_floor_beside_the_scaled_value_is_silent(tmp_path):
+    # fp8-style scaling: the scale's floor blocks only the scale's own path; x keeps its gradient.
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        first, second = nn.Linear(3, 3), nn.Linear(3, 1)
+        x = first(torch.randn(4, 3))
+        scale = 2.0 ** torch.floor(torch.log2(x.abs().amax()))
+        second(x / scale).sum().backward()
+    """)
+    assert outcome.diagnoses == [] and outcome.error is None
