@@ -213,6 +213,7 @@ class Doctor:
         # as a term; the (copy, backward line) pairs already read, so that each is read once.
         self._copies_pending: dict = {}
         self._copies_checked: set = set()
+        self._copies_of_backward: list = []  # AD304 copies found in the loss of the backward() running
         # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
         self._pending_losses: list = []
         self._backwards_seen = 0
@@ -506,7 +507,7 @@ class Doctor:
     def tensor_copied(self, event: TensorCopied) -> None:
         """`torch.tensor(...)` of tensors that require grad: a copy, which is what a test's expected
         value, a logged figure or a metric wants; reported (AD304) only when a backward() has it as a
-        term of its loss (`_report_copies_in_loss`)."""
+        term of its loss (`_copies_in_loss`)."""
         site = event.stack[0] if event.stack else None
         if self.silent == "ignore" or site is None or site in self._copies_pending or len(self._copies_pending) >= 64:
             return
@@ -518,7 +519,9 @@ class Doctor:
         if diagnosis is not None:
             self._copies_pending[site] = diagnosis  # plain data: no tensor of the program is kept
 
-    def _report_copies_in_loss(self, backward_site) -> None:
+    def _copies_in_loss(self, backward_site) -> list[Diagnosis]:
+        """The pending copies (AD304) that are terms of the loss backpropagated at `backward_site`."""
+        found = []
         for copy_site, diagnosis in list(self._copies_pending.items()):
             if (copy_site, backward_site) in self._copies_checked or len(self._copies_checked) >= 1024:
                 continue
@@ -530,7 +533,8 @@ class Doctor:
                 continue
             if in_loss:
                 del self._copies_pending[copy_site]
-                self._raise_or_warn(diagnosis)
+                found.append(diagnosis)
+        return found
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
         self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
@@ -576,12 +580,19 @@ class Doctor:
         call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
         if self._copies_pending and call is not None and call.site is not None:
-            self._report_copies_in_loss(call.site)
+            # Reported once the backward() is over: as the error's cause if it fails for want of
+            # a graph (the copy was the only path), as a warning if it runs.
+            self._copies_of_backward = self._copies_in_loss(call.site)
         if self._pending_losses:
             # The steps since the last checked backward() have run: did each of its terms train something?
             pending, self._pending_losses = self._pending_losses, []
             for loss in pending:
-                self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder)
+                if self._report_silent(idle_terms.idle_term_diagnosis, loss, self.recorder) is not None:
+                    # The optimizers that stepped after that backward() may have had nothing to apply
+                    # because of the cut just reported: their empty steps (AD214) are the same problem.
+                    self._gradientless_steps.cover(
+                        optimizer for optimizer in idle_terms.stepped_since(loss, self.recorder)[0]
+                        if all(p.grad is None for group in optimizer.param_groups for p in group["params"]))
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
             # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
@@ -604,6 +615,9 @@ class Doctor:
 
     def _check_after_backward(self, event: BackwardDone) -> None:
         call, func, args, kwargs, result = event.call, event.func, event.args, event.kwargs, event.result
+        copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
+        for diagnosis in copies_in_loss:
+            self._raise_or_warn(diagnosis)
         site = call.site if call is not None else None
         if site is not None and site not in self._loss_lines_checked and len(self._loss_lines_checked) < 64:
             # Once per backward() line: a loss term cut from the graph (AD206).
@@ -647,6 +661,18 @@ class Doctor:
 
     def backward_failed(self, event: BackwardFailed) -> None:
         error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
+        copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
+        if copies_in_loss and "does not require grad and does not have a grad_fn" in str(error) \
+                and gradient_path is not None and self._cut_not_found(error, call, args, kwargs):
+            # The loss has no graph, the lines that compute it show no cut, and its terms were
+            # copied by value inside a function they call: the copy is the cause.
+            cause = copies_in_loss[0]
+            cause.severity = "error"
+            self._remember(cause)
+            attach(error, cause)
+            return
+        for diagnosis in copies_in_loss:
+            self._raise_or_warn(diagnosis)
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
         if self.mode is Mode.LIGHT and probe.is_stale_error(error):
@@ -654,6 +680,16 @@ class Doctor:
             return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
+
+    def _cut_not_found(self, error: BaseException, call, args: tuple, kwargs: dict) -> bool:
+        """Whether the gradient-path analysis of a backward() without graph names no cut in the
+        loss's own lines (it says only "check the function called here")."""
+        try:
+            found = gradient_path.backward_error_diagnosis(self.recorder, error, call, args, kwargs)
+        except Exception:
+            internal_error()
+            return False
+        return found is None or found.extra.get("cut") == "unknown"
 
     def _light_stale_diagnosis(self, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:
         """Light mode, after PyTorch's own version check failed: find the stale save in the

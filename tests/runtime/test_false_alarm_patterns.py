@@ -408,6 +408,26 @@ CORRECT = {
         loss.backward()
         grads = [p.grad for p in model.parameters()]
     """,
+    # A target network kept attached to the loss and moved towards the online network by hand:
+    # its .grad accumulates unused, and its update reads no gradient (not AD218).
+    "target network moved by a moving average, its gradients unused": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        online, target = nn.Linear(3, 1), nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+        for step in range(5):
+            x = torch.randn(8, 3)
+            loss = ((online(x) - target(x)) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                for t, o in zip(target.parameters(), online.parameters()):
+                    t.mul_(0.9).add_(0.1 * o)
+        grads = [p.detach().clone() for p in online.parameters()]
+    """,
     # Straight-through rounding: the rounded value in the forward pass, the identity's gradient.
     "straight-through rounding before a layer": """
         import torch

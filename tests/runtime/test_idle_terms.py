@@ -88,6 +88,20 @@ for index, (z, real) in enumerate(batches * 2):
         opt_d.step()
         opt_d.zero_grad()
 """,
+    "a critic fit on a detached bootstrap target, then the actor's loss through the critic": """
+for z, real in batches:
+    action = g(z)
+    value = d(action.detach())
+    target = real.sum(1, keepdim=True) + 0.9 * d(real).detach()
+    critic = F.mse_loss(value, target)
+    opt_d.zero_grad()
+    critic.backward()
+    opt_d.step()
+    actor = -d(g(z)).mean()
+    opt_g.zero_grad()
+    actor.backward()
+    opt_g.step()
+""",
     "actor-critic with one optimizer": """
 both = torch.optim.SGD([*g.parameters(), *d.parameters()], lr=0.1)
 for z, real in batches:

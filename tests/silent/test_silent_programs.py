@@ -30,6 +30,7 @@ CASES = {
     "gradients_never_cleared": "AD209",
     "amp_clip_before_unscale": "AD210",
     "gan_generator_term_detached": "AD211",
+    "value_prediction_detached": "AD211",
     "checkpoint_frozen_embeddings": "AD301",
     "encoder_features_detached": "AD301",
     "best_weights_state_dict_not_copied": "AD217",

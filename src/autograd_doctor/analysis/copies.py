@@ -529,8 +529,10 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
     The loss's added terms are read as AD206 reads them (`number_terms.loss_terms`); a term is the
     copy when its base (the object its methods and indexing apply to: `torch.tensor(aux).sum()`,
     `copied[0]`) is the call itself or a name whose last assignment before the term is such a
-    term of the copy, also through arithmetic (`(features * scales).sum()`). Copies in another file
-or function than the backward() are not followed."""
+    term of the copy, also through arithmetic (`(features * scales).sum()`). A copy in another
+    function is a term when that function returns a value computed from it and a term (or the
+    last assignment of its name) calls that function: `loss = sum(losses_of(batch))`. Copies in
+    another file are not followed."""
     if copy_site.filename != backward_site.filename:
         return False
     found = number_terms.loss_terms(backward_site)
@@ -538,8 +540,10 @@ or function than the backward() are not followed."""
         return False
     terms, reading = found
     line = copy_site.lineno
+    returning = _function_returning_copy(copy_site)
     for term, holder in terms:
         before = holder.lineno if holder is not None else backward_site.lineno
+        expressions = [term]
         for base in _operand_bases(term):
             if _factory_call_at(base, line):
                 return True
@@ -549,7 +553,48 @@ or function than the backward() are not followed."""
                     assigned = _term_base(value) if value is not None else None
                     if isinstance(statement, ast.Assign) and _factory_call_at(assigned, line):
                         return True
+                    if value is not None:
+                        expressions.append(value)
+        if returning is not None and any(
+                isinstance(node, ast.Call) and _called_name(node) == returning
+                for expression in expressions for node in ast.walk(expression)):
+            return True  # the loss is computed from what a function returns, and it returns the copy
     return False
+
+
+def _called_name(call: ast.Call) -> str | None:
+    function = call.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+
+
+def _function_returning_copy(copy_site: Site) -> str | None:
+    """The name of the function around `copy_site` when what it returns is computed from the copy
+    made there (the copy's statement binds names that a return statement reads, directly or
+    through later assignments in the function)."""
+    tree = parse_file(copy_site.filename)
+    if tree is None:
+        return None
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= copy_site.lineno <= node.end_lineno]
+    if not functions:
+        return None
+    function = max(functions, key=lambda node: node.lineno)  # the innermost
+    statement = statement_at(copy_site.filename, copy_site.lineno)
+    if isinstance(statement, ast.Return):
+        return function.name
+    if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return None
+    carriers = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
+                    and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
+    for node in later:
+        reads = {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} if node.value else set()
+        if not reads & carriers:
+            continue
+        if isinstance(node, ast.Return):
+            return function.name
+        carriers |= {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
+    return None
 
 
 def _operand_bases(term: ast.AST) -> list:

@@ -27,6 +27,11 @@ class GradientlessSteps:
         self._counts: dict[int, int] = {}
         self._reported: set[int] = set()
 
+    def cover(self, optimizers) -> None:
+        """Optimizers whose empty steps another diagnosis has explained (AD211: the loss's cut took
+        their model off the graph): not reported again here."""
+        self._reported.update(id(optimizer) for optimizer in optimizers)
+
     def at_step(self, optimizer, stack, recorder, trained: set[int]) -> Diagnosis | None:
         key = id(optimizer)
         if key in trained or key in self._reported or not stack:

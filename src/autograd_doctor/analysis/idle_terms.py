@@ -14,6 +14,14 @@ Looked at once per backward() line (its first run), in two halves:
   loss does, and every leaf it reaches has had its gradient cleared (None or zeros): nothing
   applied what it computed.
 The line to change is the cut whose tensor reaches the stepped parameters; the help removes it.
+
+The same cut can take the whole loss off the stepped model: `value = critic(s, a).detach()` (or
+`value = critic(s, a)` then `value = value.detach()`) compared with a target that still carries
+the target networks' graph. The loss then reaches none of the stepped parameters; it is reported
+when a cut in it reaches them (the detached tensor read from the frame, or, when the name now holds
+the detached value, the parameters of the module whose call gave the name its previous value) and
+every stepped parameter the cut reaches has no gradient (None or zeros) when the next backward()
+starts: the step after this backward() had nothing to apply to the model the user detached.
 Only ids and weak references of parameters are kept.
 """
 
@@ -126,11 +134,15 @@ def _cuts(expression: ast.AST, reading, line: int, depth: int) -> list[Cut]:
     statement = _statement_on(reading.scope, line, expression)
     for inner in ast.walk(expression):
         receiver = _cut_receiver(inner)
-        value = number_terms.read_value(receiver, reading) if receiver is not None else None
-        if statement is not None and isinstance(value, torch.Tensor) and value.grad_fn is not None:
+        if receiver is None or statement is None:
+            continue
+        value = number_terms.read_value(receiver, reading) if not isinstance(receiver, ast.Call) else None
+        if isinstance(value, torch.Tensor) and value.grad_fn is not None:
             reaches = _leaves(value.grad_fn)
-            if reaches:
-                found.append(Cut(inner, receiver, statement, set(reaches)))
+        else:
+            reaches = _module_parameters(_module_called(receiver, reading, statement.lineno))
+        if reaches:
+            found.append(Cut(inner, receiver, statement, set(reaches)))
     if depth + 1 >= MAX_DEPTH:
         return found
     for name in sorted({n.id for n in ast.walk(expression) if isinstance(n, ast.Name)}):
@@ -147,7 +159,7 @@ def _statement_on(scope: ast.AST, line: int, expression: ast.AST) -> ast.stmt | 
 
 
 def _cut_receiver(node: ast.AST) -> ast.AST | None:
-    """`x` of `x.detach()` or `x.data`, for a name or attribute chain `x`."""
+    """`x` of `x.detach()` or `x.data`, for a name or attribute chain `x` or a call `model(...)`."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
             and not node.args and not node.keywords:
         receiver = node.func.value
@@ -155,7 +167,29 @@ def _cut_receiver(node: ast.AST) -> ast.AST | None:
         receiver = node.value
     else:
         return None
+    if isinstance(receiver, ast.Call):
+        return receiver if isinstance(receiver.func, (ast.Name, ast.Attribute)) else None
     return receiver if isinstance(receiver, (ast.Name, ast.Attribute)) else None
+
+
+def _module_called(receiver: ast.AST, reading, line: int) -> torch.nn.Module | None:
+    """The module whose output the cut receives: `model` of `model(...).detach()`, or of the
+    assignment `x = model(...)` that gave `x` its value before `x = x.detach()` on `line` (the
+    output itself is gone then: the name holds the detached tensor)."""
+    call = receiver
+    if isinstance(receiver, ast.Name):
+        bindings = number_terms.assignments_of(receiver.id, reading, line)
+        call = bindings[0].value if len(bindings) == 1 and isinstance(bindings[0], ast.Assign) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    module = number_terms.read_value(call.func, reading)
+    return module if isinstance(module, torch.nn.Module) else None
+
+
+def _module_parameters(module: torch.nn.Module | None) -> dict[int, weakref.ref]:
+    if module is None:
+        return {}
+    return {id(p): weakref.ref(p) for p in module.parameters() if p.requires_grad}
 
 
 def _cleared(reference: weakref.ref) -> bool:
@@ -166,8 +200,8 @@ def _cleared(reference: weakref.ref) -> bool:
     return gradient is None or not bool(gradient.any())
 
 
-def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
-    """When the next backward() starts: AD211 for a term of `pending` that trained nothing, or None."""
+def stepped_since(pending: PendingLoss, recorder) -> tuple[list, list[str]]:
+    """The optimizers that stepped since the backward() of `pending`, and the text of each step() call."""
     stepped, step_texts = [], []
     for optimizer_ref, name, stack, seq in recorder.optimizer_steps:
         optimizer = optimizer_ref()
@@ -175,14 +209,29 @@ def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
             stepped.append(optimizer)
             text = source_line(stack[0].filename, stack[0].lineno).split("#")[0].strip() if stack else ""
             step_texts.append(text if text.endswith(")") else f"{name}.step()")
+    return stepped, step_texts
+
+
+def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
+    """When the next backward() starts: AD211 for a term of `pending` that trained nothing, or None."""
+    stepped, step_texts = stepped_since(pending, recorder)
     if not stepped:
         return None  # nothing stepped since (gradient accumulation): not decided
     steps = recorder.optimizer_steps
     if len(steps) >= 4 and steps[0][3] > pending.seq:
         return None  # the record keeps the last 4 steps: an older one since that backward() may be missing
-    stepped_ids = {id(p) for optimizer in stepped for group in optimizer.param_groups for p in group["params"]}
+    stepped_params = {id(p): p for optimizer in stepped for group in optimizer.param_groups for p in group["params"]}
+    stepped_ids = set(stepped_params)
     if not pending.loss_leaves & stepped_ids:
-        return None  # the loss trains nothing that stepped: another problem (or another step to come)
+        # The loss trains nothing that stepped. Reported only when a cut in it took the stepped
+        # model's output off the graph and that model has no gradient to apply (else: another
+        # problem, or another step to come).
+        for term in pending.terms:
+            cut = next((c for c in term.cuts if c.reaches & stepped_ids and all(
+                _cleared(weakref.ref(stepped_params[i])) for i in c.reaches & stepped_ids)), None)
+            if cut is not None:
+                return _diagnosis(pending.site, term, cut, " and ".join(step_texts), whole_loss=True)
+        return None
     for term in pending.terms:
         if term.leaves.keys() & stepped_ids or not term.leaves \
                 or not all(_cleared(ref) for ref in term.leaves.values()):
@@ -192,11 +241,12 @@ def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
     return None
 
 
-def _diagnosis(site: Site, term: Term, cut: Cut | None, steps: str) -> Diagnosis | None:
+def _diagnosis(site: Site, term: Term, cut: Cut | None, steps: str, whole_loss: bool = False) -> Diagnosis | None:
     filename = site.filename
-    name = term.node.id
+    name = term.node.id if isinstance(term.node, ast.Name) else (segment(filename, term.node) or "the loss")
     holder = term.holder or statement_at(filename, site.lineno)
-    backward = location_of(site, role="backward", note=f"backward() of a loss that adds {name}")
+    backward = location_of(site, role="backward", note=f"backward() of {name}" if whole_loss
+                           else f"backward() of a loss that adds {name}")
     related = []
     if cut is not None:
         receiver = segment(filename, cut.receiver) or ast.unparse(cut.receiver)
@@ -218,11 +268,16 @@ def _diagnosis(site: Site, term: Term, cut: Cut | None, steps: str) -> Diagnosis
         helps = [Suggestion(f"compute {name} from the outputs of the model {steps} trains (without .detach()), or "
                             "step the optimizer of the parameters it reaches before clearing their gradients")]
     related.append(backward)
-    notes = [f"the gradient of {name} reaches only parameters that {steps} does not update, and their "
-             f"gradients were cleared before any step used them, so {name} trains nothing; the rest of the loss "
-             "does reach the stepped parameters (no error, no .grad is None)"]
+    if whole_loss:
+        notes = [f"the gradient of {name} reaches none of the parameters {steps} updates: they had no gradient "
+                 f"to apply, so that step changed nothing, while {name} sends its gradient only into "
+                 "tensors no step after it uses (no error: the loss still has a graph)"]
+    else:
+        notes = [f"the gradient of {name} reaches only parameters that {steps} does not update, and their "
+                 f"gradients were cleared before any step used them, so {name} trains nothing; the rest of the "
+                 "loss does reach the stepped parameters (no error, no .grad is None)"]
     return Diagnosis(code=codes.IDLE_LOSS_TERM, title=codes.title(codes.IDLE_LOSS_TERM), severity="warning",
                      primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
 
 
-__all__ = ["PendingLoss", "note_loss", "idle_term_diagnosis"]
+__all__ = ["PendingLoss", "note_loss", "idle_term_diagnosis", "stepped_since"]

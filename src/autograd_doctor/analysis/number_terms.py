@@ -48,7 +48,7 @@ def loss_terms(site: Site | None) -> tuple[list, Reading] | None:
         return None
     scope = enclosing_function(tree, site.lineno)
     values = {**frame.f_globals, **frame.f_locals}
-    return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope)
+    return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope, site.filename)
 
 
 def assignments_of(name: str, reading: Reading, before: int) -> list[ast.stmt]:
@@ -78,9 +78,10 @@ def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
 class Reading:
     """What a term is read with: the backward() frame's values and the function around it."""
 
-    def __init__(self, values: dict, scope: ast.AST):
+    def __init__(self, values: dict, scope: ast.AST, filename: str | None = None):
         self.values = values
         self.scope = scope
+        self.filename = filename
 
 
 def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int, values: dict):
@@ -176,6 +177,9 @@ class Cut:
         self.receiver = receiver
         self.kind = kind
         self.statement: ast.stmt | None = None
+        # The function of the file, called in the term, that cut what it returns (`f` of
+        # `mel = f(audio)`, inside which `x = x.data`); None for a cut in the term's own function.
+        self.called_function: str | None = None
 
     @property
     def makes_number(self) -> bool:
@@ -188,7 +192,8 @@ def _cut_tensor(term: ast.AST, reading: Reading, line: int) -> Cut | None:
     cuts: list[Cut] = []
     if not _no_gradient(term, reading, cuts, line, 0):
         return None
-    return next((cut for cut in cuts if _requires_grad(cut.receiver, reading.values)
+    return next((cut for cut in cuts if cut.called_function is not None
+                 or _requires_grad(cut.receiver, reading.values)
                  or _required_grad_before(cut, reading, line)), None)
 
 
@@ -362,11 +367,92 @@ def _call_without_gradient(call: ast.Call, reading: Reading, cuts: list, line: i
         pass
     elif _new_torch_loss(function, reading, cuts, line, depth):
         pass  # `nn.MSELoss()(a, b)`: a loss module made on the spot, applied at once
+    elif _called_function_cut(call, reading, cuts, depth):
+        return True  # a function of this file given tensors with gradient returns one cut from the graph
     elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, reading, cuts, line, depth)):
         return False  # not a method of something without gradient either: unknown
     # An option (`keepdim=True`, `reduction="sum"`, `dim=None`) carries no gradient either.
     return all(isinstance(argument, ast.Constant) or _no_gradient(argument, reading, cuts, line, depth)
                for argument in arguments)
+
+
+def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: int) -> bool:
+    """`f(...)`, f a function of this file that returns a value computed from an explicit cut
+    (`h = h.data`, `h.detach()`) of what it computed: its result has no gradient. When an argument
+    carries gradient, the cut inside f is what took it (collected into `cuts`, with f's statement).
+    False for anything else."""
+    function = _read(call.func, reading.values) if isinstance(call.func, ast.Name) else None
+    code = getattr(function, "__code__", None)
+    if code is None or depth >= MAX_DEPTH or code.co_filename != reading.filename:
+        return False
+    arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+    carried = any(isinstance(node, (ast.Name, ast.Attribute)) and _requires_grad(node, reading.values)
+                  for argument in arguments for node in ast.walk(argument))
+    tree = parse_file(code.co_filename)
+    definition = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                       and node.name == call.func.id and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
+                      None) if tree is not None else None
+    if definition is None:
+        return False
+    for statement in sorted((node for node in ast.walk(definition) if isinstance(node, ast.Assign)),
+                            key=lambda node: node.lineno):
+        # Only a cut of the whole value (`h = h.data`, `h = f(x).detach()`): a cut input given to a
+        # module (`netD(fake.detach())`) still has the module's gradient.
+        value = statement.value
+        cut = (Cut(value, value.value, "detached") if isinstance(value, ast.Attribute) and value.attr == "data"
+               else _cut_of(value, {}) if isinstance(value, ast.Call) else None)
+        if cut is not None and cut.kind != "detached":
+            cut = None
+        if cut is not None and _returned_from(definition, statement, getattr(function, "__globals__", {})):
+            cut.statement, cut.called_function = statement, definition.name
+            if carried:
+                cuts.append(cut)
+            return True
+    return False
+
+
+def _returned_from(function: ast.FunctionDef, statement: ast.Assign, global_values: dict) -> bool:
+    """Whether what `function` returns is computed from the names `statement` binds (through the
+    assignments after it) and from nothing that could carry a gradient: each step reads only
+    those names, the function's globals that are not tensors requiring grad, and torch's
+    functions and tensor methods (a module or another function could add a gradient: unknown)."""
+    carriers = {node.id for target in statement.targets for node in ast.walk(target) if isinstance(node, ast.Name)}
+    later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
+                    and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
+    for node in later:
+        if node.value is None or not {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} & carriers:
+            continue
+        if not _gradient_free_step(node.value, carriers, global_values):
+            return False
+        if isinstance(node, ast.Return):
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        carriers |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
+    return False
+
+
+def _gradient_free_step(expression: ast.AST, carriers: set, global_values: dict) -> bool:
+    for node in ast.walk(expression):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) or (isinstance(function, ast.Attribute)
+                                                  and not _torch_function(function, global_values)
+                                                  and _root_name(function) not in carriers):
+                return False  # a module, a function of the program, a method of another object
+        if isinstance(node, ast.Name) and node.id not in carriers:
+            value = global_values.get(node.id, _MISSING)
+            if value is _MISSING or (isinstance(value, torch.Tensor) and value.requires_grad):
+                return False  # a local of unknown origin, or a global that carries a gradient
+    return True
+
+
+_MISSING = object()
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _torch_function(function: ast.AST, values: dict) -> bool:
@@ -452,13 +538,16 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
             "numpy": "a numpy copy of the values, outside the graph"}[cut.kind]
     location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
-    rebound = _rebound_name(statement, cut)
+    rebound = _rebound_name(statement, cut) if cut.called_function is None else None
     related = []
     adding = _first_reader(filename, statement, site, scope, rebound) if rebound is not None else None
     if adding is not None:
         related.append(statement_location(filename, adding, role="term", note=f"the number {rebound} is added to "
                                           "the loss here"))
-    if statement is not holder:
+    if cut.called_function is not None:
+        related.append(statement_location(filename, holder, role="called from", note=f"the term is computed through "
+                                          f"{cut.called_function}(), which returns a value cut from the graph"))
+    elif statement is not holder:
         related.append(statement_location(filename, holder, role="term", note="the term made from it, added to the "
                                           "loss"))
     backward = statement_location(filename, statement_at(filename, site.lineno), role="backward",

@@ -17,6 +17,7 @@ optimizer holds it.
 
 from __future__ import annotations
 
+import ast
 import weakref
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from autograd_doctor.analysis.source_scope import Scope, backward_roots, graph_n
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, segment, statement_location
+from autograd_doctor.diagnosis.source import location_of, segment, statement_at, statement_location
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD
 from autograd_doctor.recording.fingerprint import fingerprint
 from autograd_doctor.recording.write_log import storage_base
@@ -129,8 +130,20 @@ class StaleLeafGradients:
         stale = [leaf for leaf in stale if id(leaf) not in held]  # an optimizer's are AD209's
         if not stale:
             return None
+        update_site = _update_site(stale[0], write_log)
+        if update_site is not None and not _reads_a_gradient(update_site):
+            return None  # updated from something else (a target network's moving average)
         self.reported = True
-        return _diagnosis(stale, call, _update_site(stale[0], write_log))
+        return _diagnosis(stale, call, update_site)
+
+
+def _reads_a_gradient(site) -> bool:
+    """Whether the update's statement reads a `.grad` (or calls `.grad()`): an update from the
+    gradient. A target network moved towards another (`t.mul_(0.9).add_(0.1 * s)`) reads none."""
+    statement = statement_at(site.filename, site.lineno)
+    if statement is None:
+        return True  # unknown: the other facts decide
+    return any(isinstance(node, ast.Attribute) and node.attr == "grad" for node in ast.walk(statement))
 
 
 def _owning_module(stale: list[torch.Tensor], frames) -> str | None:

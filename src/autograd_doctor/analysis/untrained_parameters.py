@@ -47,7 +47,13 @@ class Candidate:
     is_module: bool
     parameters: list  # weak references
     fingerprints: list
-    kind: str  # the module's class name, or "nn.Parameter"
+    kind: str  # the module's class name, or "nn.Parameter", or UNREGISTERED
+    made_at: tuple | None = None  # UNREGISTERED: (file, line) of the statement that stores it
+
+
+# An nn.Parameter kept in a dict or a plain object that a trained module holds (`self.g.edata['w'] =
+# nn.Parameter(...)`): the module does not register it, so `model.parameters()` leaves it out.
+UNREGISTERED = "unregistered nn.Parameter"
 
 
 class UntrainedParameters:
@@ -77,6 +83,8 @@ class UntrainedParameters:
                 continue
             if [_fingerprint(p) for p in parameters] != candidate.fingerprints:
                 continue  # updated some other way (a hand-written step, another optimizer)
+            if candidate.kind == UNREGISTERED:
+                return _unregistered_diagnosis(step_stack, candidate, parameters)
             return _diagnosis(optimizer, step_stack, candidate, parameters)
         return None
 
@@ -131,8 +139,11 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
         if trained:
             seen.add(id(value))
             found.append((name, value, trained))
-    if not found:
+    hidden = _unregistered_in_trained_modules(values, held, seen)
+    if not found and not hidden:
         return []
+    if not found:
+        return _hidden_candidates(hidden, optimizer, scans)
     function_source = _scope_source(step_stack[0])
     if function_source is None:
         return []
@@ -145,10 +156,126 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
     every = [p for _, _, trained in found for p in trained]
     if held_by_another_optimizer(every, optimizer, scans):
         return []  # another optimizer trains them (or the scans are spent: unknown)
-    return [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
+    return _hidden_candidates(hidden, optimizer, scans) + [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
                       [_fingerprint(p) for p in trained],
                       type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
             for name, value, trained in found]
+
+
+def _unregistered_in_trained_modules(values: dict, held: set, seen: set) -> list[tuple[str, torch.Tensor, object]]:
+    """(path, parameter, module) for each nn.Parameter with a gradient that a module this optimizer
+    trains keeps in a dict, list or plain object attribute (`model.g.edata['w']`), not as its own
+    attribute: unregistered, it is in no `parameters()` and, unless added by hand, in no optimizer."""
+    found = []
+    for name, module in values.items():
+        if not isinstance(module, torch.nn.Module) or user_class_file(module) is None \
+                or not any(id(p) in held for p in module.parameters()):
+            continue
+        for attribute, inner in list(vars(module).items()):
+            if attribute.startswith("_") or isinstance(inner, (torch.nn.Module, torch.Tensor)):
+                continue
+            for path, parameter in _parameters_inside(inner, f"{name}.{attribute}", 2):
+                if id(parameter) in held or id(parameter) in seen or parameter.grad is None \
+                        or not parameter.requires_grad:
+                    continue
+                seen.add(id(parameter))
+                found.append((path, parameter, module))
+    return found[:8]
+
+
+def _parameters_inside(value, path: str, depth: int):
+    """(path, nn.Parameter) in a dict, list, tuple or plain object, `depth` levels down."""
+    if isinstance(value, torch.nn.Parameter):
+        yield path, value
+        return
+    if depth <= 0 or isinstance(value, (torch.nn.Module, torch.Tensor, type)) or callable(value):
+        return
+    if isinstance(value, dict):
+        items = [(f"{path}[{key!r}]", inner) for key, inner in list(value.items())[:64]]
+    elif isinstance(value, (list, tuple)):
+        items = [(f"{path}[{index}]", inner) for index, inner in enumerate(value[:64])]
+    elif hasattr(value, "__dict__") and type(value).__module__ not in ("builtins",):
+        items = [(f"{path}.{key}", inner) for key, inner in list(vars(value).items())[:64]
+                 if not key.startswith("_")]
+    else:
+        return
+    for inner_path, inner in items:
+        yield from _parameters_inside(inner, inner_path, depth - 1)
+
+
+def _hidden_candidates(hidden: list, optimizer, scans: Budget) -> list[Candidate]:
+    hidden = [(path, parameter, module) for path, parameter, module in hidden
+              if not held_by_another_optimizer([parameter], optimizer, scans)]
+    return [Candidate(path, False, [weakref.ref(parameter)], [_fingerprint(parameter)], UNREGISTERED,
+                      _storing_statement(module, path))
+            for path, parameter, module in hidden]
+
+
+def _storing_statement(module, path: str) -> tuple | None:
+    """(file, line) of the statement in the module's class that stores an `nn.Parameter(...)` at
+    `path` (spelled from `self`): `self.g.edata['w'] = nn.Parameter(...)`."""
+    filename = user_class_file(module)
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    suffix = path[path.index("."):] if "." in path else None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+            continue
+        for statement in ast.walk(node):
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.value, ast.Call) \
+                    and getattr(statement.value.func, "attr", getattr(statement.value.func, "id", None)) == "Parameter":
+                target = segment(filename, statement.targets[0])
+                if target is not None and suffix is not None and target.replace(" ", "") == "self" + suffix.replace(" ", "").replace('"', "'"):
+                    return filename, statement.lineno
+    return None
+
+
+def _unregistered_diagnosis(step_stack, candidate: Candidate, parameters: list) -> Diagnosis:
+    """AD213 for an nn.Parameter kept in a container of a trained module: named where it is stored,
+    the help binds it to the module too, which registers it (and `parameters()` hands it to the
+    optimizer, in the order of the statements)."""
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    notes = [f"{candidate.name} ({shapes_of(parameters)}) is an nn.Parameter kept in a dict or an object that the "
+             "module holds, not as an attribute of the module: the module does not register it, so its "
+             "parameters() and the optimizer built from them leave it out; it gets gradients at every backward() "
+             "and never changes"]
+    helps, primary = [], step
+    if candidate.made_at is not None:
+        filename, line = candidate.made_at
+        tree = parse_file(filename)
+        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
+                         None) if tree is not None else None
+        if statement is not None:
+            primary = statement_location(filename, statement, role="stored",
+                                         note="an nn.Parameter stored where the module does not register it")
+            target, value = segment(filename, statement.targets[0]), segment(filename, statement.value)
+            name = _attribute_for(statement.targets[0])
+            if target is not None and value is not None and name is not None and "\n" not in value:
+                helps.append(Suggestion(f"make it an attribute of the module too (self.{name}), which registers it: "
+                                        f"then {target} and the module hold the same Parameter, and the optimizer "
+                                        "built from parameters() trains it",
+                                        f"self.{name} = {value}\n{target} = self.{name}",
+                                        statement_location(filename, statement)))
+    helps.append(Suggestion(f"or register it with `self.register_parameter(name, ...)`, or give the optimizer "
+                            f"[{candidate.name}] too"))
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step] if primary is not step else [],
+                     notes=notes, help=helps)
+
+
+def _attribute_for(target: ast.AST) -> str | None:
+    """A module attribute name for the Parameter stored at `target`: the dict key or the attribute
+    it is stored under (`edata['w']` -> `w`), made distinct from the common names of a module."""
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+            and isinstance(target.slice.value, str) and target.slice.value.isidentifier():
+        base = target.slice.value
+    elif isinstance(target, ast.Attribute):
+        base = target.attr
+    else:
+        return None
+    return base if base not in dir(torch.nn.Module) else f"{base}_parameter"
 
 
 def _declares_parameters(module: torch.nn.Module) -> bool:

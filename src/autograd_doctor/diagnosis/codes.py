@@ -1617,6 +1617,11 @@ assignments), walks each term's graph for the parameters it reaches, and, when t
 backward() starts, warns about a term that reaches none of the parameters of the optimizers
 that stepped in between (while another term does) and whose parameters' gradients were all
 cleared. The line to change is the `.detach()` whose tensor reaches the stepped parameters.
+The same cut can take a whole loss off the model being trained: a critic's prediction detached
+(`value = critic(s, a).detach()`) and compared with a target that still carries another
+network's graph. The loss then reaches none of the stepped parameters, which have no gradient
+to apply; it is reported when a `.detach()` in it cuts the stepped model's output (the module
+called on the name's previous assignment when the name now holds the detached value).
 
 **Minimal example.**
 

@@ -159,7 +159,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             source = self.view_base(value.func.value)
             if value.func.attr == "detach" and source:
                 scope.detached[name] = (source, scope.binds[name][-1])
-            elif value.func.attr in ("expand", "expand_as") and self.is_tensor(value.func.value):
+            elif value.func.attr in ("expand", "expand_as") and tensor:
+                # `.expand()` is a tensor's method: its result is a tensor whatever the walk
+                # knows of the receiver (`p_i_j.sum(1).view(k, 1).expand(k, k)` of a parameter)
                 scope.expanded[name] = scope.binds[name][-1]
 
 
@@ -240,6 +242,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                                                    method=self.scope.owner_class is not None)
             self.summaries.record_training_steps((self.scope.owner_class, node.name), node, self.scope,
                                                  method=self.scope.owner_class is not None)
+            self.summaries.record_parameter_saves((self.scope.owner_class, node.name), node, self.scope,
+                                                  method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)

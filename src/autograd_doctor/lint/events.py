@@ -76,6 +76,9 @@ class Scope:
     # `p -= t` on a parameter not known to be a tensor, with a tensor value: an
     # in-place write when the caller passes a tensor (summaries.py); (seq, name, node)
     parameter_aug_writes: list = field(default_factory=list)
+    # a parameter not known to be a tensor passed to an op that keeps that input for
+    # backward: kept when the caller passes a tensor (summaries.py); (seq, name, key, how, node)
+    parameter_saves: list = field(default_factory=list)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)

@@ -71,6 +71,8 @@ class ExpressionEvents:
         if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
             self.record_argument_writes(node)
             self.record_helper_training(node)
+        if not self.scope.grad_off and self.summaries.parameter_saves:
+            self.record_argument_saves(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
                 (is_self_call(node) and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
@@ -284,13 +286,16 @@ class ExpressionEvents:
             node.value._adl_stmt = True
         self.visit(node.value)
 
-    def add_save(self, name, key, how, node):
+    def add_save(self, name, key, how, node, graph_from=None):
         """``name``'s value is saved for backward; a view (or `.data`) of another
-        tensor shares its memory and version counter, so its base is saved too."""
+        tensor shares its memory and version counter, so its base is saved too.
+        ``graph_from``: the value whose graph the save keeps, when not the op's
+        result (a helper's op keeps the argument a call passes it)."""
         seq = self.next_seq()
-        if self.result_carries_graph(node):
+        source = node if graph_from is None else graph_from
+        if self.result_carries_graph(source):
             self.scope.graph_saves.add(seq)
-            if self.scope.provisional and not self.is_graph(node):
+            if self.scope.provisional and not self.is_graph(source):
                 self.scope.provisional_saves.add(seq)  # only the parameters' graph
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
@@ -315,6 +320,11 @@ class ExpressionEvents:
                 if other is not None and other < len(args) and self.is_const(args[other]):
                     continue
                 self.add_save(name, key, f"input {i}", node)
+            elif name is not None and name != "self" and name in self.scope.parameters \
+                    and not self.scope.grad_off:
+                # `def logadd(x0, x1): m = torch.max(x0, x1)`: keeps whatever tensor the
+                # caller passes (summaries.py applies it at each call)
+                self.scope.parameter_saves.append((self.next_seq(), name, key, f"input {i}", node))
 
     def record_argument_writes(self, node) -> None:
         """A call of a same-file function that writes a parameter in place
@@ -329,6 +339,19 @@ class ExpressionEvents:
                 continue  # `p -= t` rebinds a number: only a tensor is written in place
             self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
                                          f"in place on line {line}")
+
+    def record_argument_saves(self, node) -> None:
+        """A call of a same-file function that passes a parameter to an op keeping it
+        for backward (summaries.py): the call saves the tensor it passes there, as
+        the op would here (`logadd(log_alpha[t - 1], ...)` keeps `log_alpha`)."""
+        saves = self.summaries.parameter_saves_of(node, self.scope.owner_class)
+        if saves is None:
+            return
+        for arg, parameter, key, how in saves:
+            base = self.view_base(arg, shares_version=True)
+            if base is None or base not in self.scope.tensors or self.is_const(arg):
+                continue  # a number or a constant tensor: nothing of the caller's is kept
+            self.add_save(base, key, how, node, graph_from=arg)
 
     def record_helper_training(self, node) -> None:
         """A call of a same-class method that backpropagates through some of its

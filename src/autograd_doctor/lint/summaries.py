@@ -52,6 +52,10 @@ class FunctionSummaries:
         # (class or None, function name) -> {call position: (parameter, line)} of the
         # parameters the function writes in place on every path (record_parameter_writes)
         self.parameter_writes: dict[tuple, dict] = {}
+        # (class or None, function name) -> {call position: (parameter, op key, how)} of the
+        # parameters the function hands to an op that keeps them, on every path
+        # (record_parameter_saves)
+        self.parameter_saves: dict[tuple, dict] = {}
         # (class, method) -> ((step node, optimizer text), ...), frozenset of call positions
         # of the parameters that reach a backward pass (record_training_steps)
         self.training_steps: dict[tuple, tuple] = {}
@@ -110,6 +114,51 @@ class FunctionSummaries:
                     break
         if found:
             self.parameter_writes[key] = found
+
+    def record_parameter_saves(self, key, node, scope, method: bool) -> None:
+        """The parameters ``node`` passes, while they still hold the caller's value,
+        to an op that keeps that input for backward, with gradients on, in a statement
+        of its own body outside any `if`, loop, `with` or `try`: `def logadd(x0, x1,
+        x2): m = torch.max(torch.max(x0, x1), x2)` keeps `x0`, `x1` and `x2`.  Only
+        parameters the walk did not know to be tensors (the others' saves are facts
+        of the function itself)."""
+        if not scope.parameter_saves:
+            return
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if method:
+            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                   for d in node.decorator_list):
+                return
+            positional = positional[1:]
+        order = positional + [a.arg for a in node.args.kwonlyargs]
+        unconditional = _unconditional_nodes(node)
+        found = {}
+        for seq, name, op_key, how, call in scope.parameter_saves:
+            if name not in order or id(call) not in unconditional:
+                continue
+            binds = scope.binds.get(name)
+            if not binds or scope.bound_between(name, binds[0], seq):
+                continue
+            position = order.index(name)
+            found.setdefault(position if position < len(positional) else name, (name, op_key, how))
+        if found:
+            self.parameter_saves[key] = found
+
+    def parameter_saves_of(self, call, owner_class: str | None):
+        """``[(argument, parameter, op key, how)]`` for a call of a function that keeps
+        some of its parameters for backward (record_parameter_saves)."""
+        key = self.key_of(call, owner_class)
+        saves = self.parameter_saves.get(key) if key is not None else None
+        if not saves or any(isinstance(a, ast.Starred) for a in call.args) \
+                or any(k.arg is None for k in call.keywords):
+            return None
+        keywords = {k.arg: k.value for k in call.keywords}
+        out = []
+        for where, (name, op_key, how) in saves.items():
+            arg = call.args[where] if isinstance(where, int) and where < len(call.args) else keywords.get(name)
+            if arg is not None:
+                out.append((arg, name, op_key, how))
+        return out or None
 
     def record_training_steps(self, key, node, scope, method: bool) -> None:
         """For a method (ADL003): the optimizers held on `self` it steps, each with its

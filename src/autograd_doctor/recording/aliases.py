@@ -8,6 +8,7 @@ import weakref
 
 import torch
 
+from autograd_doctor.recording import copy_sites
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
@@ -123,22 +124,29 @@ class AliasTracking:
             tracking.write_stack = capture_user_stack(1, limit=2)
 
     def call_tensor_copy(self, func, args: tuple, kwargs: dict):
-        """`torch.tensor(data)`: flag data that carries gradient history (it is cut here)."""
+        """`torch.tensor(data)`, `torch.as_tensor(data)`: flag data that carries gradient history (it
+        is cut here). `as_tensor` of a tensor returns that tensor, graph and all; of a list or tuple
+        of tensors it copies their values, as `torch.tensor` does."""
         if kwargs.get("requires_grad") is True:
             return self.call_factory(func, args, kwargs)
         if torch.is_grad_enabled():
             data = args[0] if args else kwargs.get("data")
-            if carries_grad(data):
+            copies_values = func.__name__ != "as_tensor" or isinstance(data, (list, tuple))
+            if copies_values and carries_grad(data):
                 self.listener.tensor_copied(TensorCopied(args, kwargs, capture_user_stack(1, limit=2)))
         return call_as_caller(func, args, kwargs)
 
     def call_deepcopy(self, func, args: tuple, kwargs: dict):
         try:
-            return call_as_caller(func, args, kwargs)
+            result = call_as_caller(func, args, kwargs)
         except RuntimeError as error:
             if args:
                 self.listener.deepcopy_failed(DeepcopyFailed(error, args[0], capture_user_stack(1, limit=3)))
             raise
+        if isinstance(result, (torch.Tensor, torch.nn.Module)):
+            stack = capture_user_stack(1, limit=1)
+            copy_sites.remember_deepcopy(result, stack[0] if stack else None)
+        return result
 
     def call_numpy(self, func, args: tuple, kwargs: dict):
         """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""

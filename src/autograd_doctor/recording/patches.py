@@ -278,7 +278,7 @@ def _targets(views: bool):
         targets.append((torch.autograd, "backward", _backward_wrapper))
         targets.append((torch.autograd, "grad", _backward_wrapper))
     for name in FACTORIES:
-        if name == "tensor":
+        if name in ("tensor", "as_tensor"):
             targets.append((torch, name, _alias_wrapper("call_tensor_copy")))
         elif hasattr(torch, name):
             targets.append((torch, name, _factory_wrapper))

@@ -8,11 +8,14 @@ import ast
 import re
 import types
 
+import torch
+
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment, local_name_of, uses_between
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import location_of, replace_node_text, statement_at, statement_location
+from autograd_doctor.recording.copy_sites import deepcopy_site
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
              "ones_like", "rand_like", "linspace"}
@@ -52,8 +55,16 @@ def unused_input(context: ErrorContext, already):
     related = [statement_location(filename, made, role="made", note=f"{name} is made here") if made is not None else None]
     notes = [f"the output does not depend on {label} through recorded operations (it is not used, or only "
              "through detach(), .item(), integer ops or torch.no_grad()), so it has no gradient"]
+    copied = _computed_from_deepcopy(context, inputs)
+    if copied is not None:
+        return _deepcopy_instead_of_inputs(copied, location, label)
     helps = []
-    if call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
+    if _none_used(context, inputs):
+        # Not one input reaches the output: a zero gradient for all of them is a step that does
+        # nothing, never what was meant. The output was computed from something else.
+        notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
+                     "(copies of them, or tensors made anew)")
+    elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
         new_call = replace_node_text(filename, statement, call,
                                      text_of(filename, call)[:-1].rstrip() + ", materialize_grads=True)")
         helps.append(statement_change(location, f"if {label} truly does not matter, ask for a zero gradient "
@@ -61,6 +72,81 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _leaf_tensors(outputs, limit: int = 100_000) -> list | None:
+    """The leaf tensors (AccumulateGrad variables) the outputs' graph reaches; None: too large."""
+    roots = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    todo = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    seen, leaves = set(), []
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > limit:
+            return None
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            leaves.append(variable)
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return leaves
+
+
+def _outputs(context: ErrorContext):
+    frame = context.torch_frame("grad")
+    return frame.f_locals.get("outputs") if frame is not None else None
+
+
+def _none_used(context: ErrorContext, inputs: tuple) -> bool:
+    """Every input is a leaf and not one of them is in the outputs' graph."""
+    if not inputs or not all(isinstance(t, torch.Tensor) and t.grad_fn is None for t in inputs):
+        return False
+    leaves = _leaf_tensors(_outputs(context))
+    return leaves is not None and not any(leaf is t for leaf in leaves for t in inputs)
+
+
+def _computed_from_deepcopy(context: ErrorContext, inputs: tuple):
+    """The deepcopy site when no input reaches the output and the output's leaves include copies
+    (made by `copy.deepcopy`) of the inputs: same shapes, and the copy made by one call."""
+    if not _none_used(context, inputs):
+        return None
+    sites = {}
+    for leaf in _leaf_tensors(_outputs(context)) or ():
+        site = deepcopy_site(leaf)
+        if site is not None:
+            sites.setdefault(site, []).append(tuple(leaf.shape))
+    for site, shapes in sites.items():
+        if all(tuple(t.shape) in shapes for t in inputs):
+            return site
+    return None
+
+
+def _deepcopy_instead_of_inputs(site, raised_at, label: str):
+    """AD305 whose inputs were copied: the output is computed from a deepcopy of the module (or
+    tensor) that holds them, so no gradient reaches them. The line to change is the copy."""
+    primary = location_of(site, role="copy", note="the output is computed from this copy, not from the inputs")
+    statement = statement_at(site.filename, site.lineno) if primary is not None else None
+    helps = []
+    call = next((node for node in ast.walk(statement) if isinstance(node, ast.Call)
+                 and getattr(node.func, "attr", getattr(node.func, "id", None)) == "deepcopy"
+                 and len(node.args) == 1), None) if statement is not None else None
+    if call is not None:
+        original = text_of(site.filename, call.args[0])
+        new = replace_node_text(site.filename, statement, call, original) if original else None
+        helps.append(statement_change(statement_location(site.filename, statement),
+                                      f"compute the output from {original} itself: a deep copy has new leaves with "
+                                      "no graph back to the tensors you differentiate", new))
+    helps.append(Suggestion("if the copy must stay (its weights are changed in place), differentiate with respect "
+                            "to the copy's tensors, or build the adapted tensors from the originals "
+                            "(`w - lr * g`) and run the copy with them (torch.func.functional_call)"))
+    raised_at.role, raised_at.note = "raised", f"{label} and the other inputs are not used to compute the output"
+    notes = ["none of the inputs reaches the output; the output's graph ends at copies of them (same shapes) made "
+             "by copy.deepcopy: new leaves, with no path back to the originals",
+             "allow_unused=True or materialize_grads=True would give None or zeros for every input: a step that "
+             "changes nothing"]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary or raised_at, [raised_at] if primary is not None else [],
+                     notes, helps)
 
 
 def input_without_grad(context: ErrorContext, already):

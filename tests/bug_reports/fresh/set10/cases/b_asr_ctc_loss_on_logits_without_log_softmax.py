@@ -1,0 +1,49 @@
+"""Speech recognizer (a GRU over filterbank frames) trained with CTC, after a course's lab
+solution. Its wrapper around `nn.CTCLoss` has the `log_softmax` line commented out, so the raw
+logits are passed where CTC expects log-probabilities. The program runs and the loss goes down,
+but CTC's backward assumes its input was normalized by log_softmax: the gradients are not those
+of any loss the model computes. Nothing is raised.
+Source: https://github.com/jeremyfix/deeplearning-lectures/issues/22 ("this comment appears to
+contain another line of code that maybe should not be commented out ...
+`unpacked_predictions.log_softmax(dim=2)`"; the maintainer: "that's actually a mistake ...
+CTCLoss ... is itself expecting the log probabilities").
+expect: silent"""
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+T, B, n_feats, vocab, target_len = 30, 4, 13, 6, 8
+
+
+class Recognizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(n_feats, 32)
+        self.out = nn.Linear(32, vocab)
+
+    def forward(self, x):
+        h, _ = self.rnn(x)
+        return self.out(h)  # T, B, vocab
+
+
+def wrap_ctc(ctc, predictions, targets, input_lengths, target_lengths):
+    # compute the log_softmax
+    # predictions = predictions.log_softmax(dim=2)  # T, B, vocab_size
+    return ctc(predictions, targets, input_lengths, target_lengths)
+
+
+model = Recognizer()
+ctc = nn.CTCLoss(blank=0)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+x = torch.randn(T, B, n_feats)
+targets = torch.randint(1, vocab, (B, target_len))
+input_lengths = torch.full((B,), T, dtype=torch.long)
+target_lengths = torch.full((B,), target_len, dtype=torch.long)
+losses = []
+for step in range(3):
+    optimizer.zero_grad()
+    loss = wrap_ctc(ctc, model(x), targets, input_lengths, target_lengths)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": losses, "params": [p.detach().clone() for p in model.parameters()]}

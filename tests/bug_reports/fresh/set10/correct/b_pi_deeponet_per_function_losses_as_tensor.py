@@ -1,0 +1,48 @@
+"""PI-DeepONet per-function losses gathered with torch.as_tensor, cut from the graph.
+Source: https://github.com/lululxvi/deepxde/pull/1388 (stack the losses, deepxde#1379)."""
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+n_funcs, n_sensors, n_points, width = 4, 10, 16, 20
+
+
+class DeepONetCartesianProd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branch = nn.Sequential(nn.Linear(n_sensors, width), nn.Tanh(), nn.Linear(width, width))
+        self.trunk = nn.Sequential(nn.Linear(1, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh())
+
+    def forward(self, func_vals, x):
+        return torch.einsum("bi,ni->bn", self.branch(func_vals), self.trunk(x))
+
+
+def per_function_losses(net, func_vals, source, x):
+    u = net(func_vals, x)
+    losses = []
+    for i in range(n_funcs):
+        du = torch.autograd.grad(u[i].sum(), x, create_graph=True)[0]
+        d2u = torch.autograd.grad(du.sum(), x, create_graph=True)[0]
+        residual = -d2u[:, 0] - source[i]
+        boundary = u[i, [0, -1]]
+        losses.append([torch.mean(residual**2), torch.mean(boundary**2)])
+    losses = zip(*losses)
+    losses = [torch.stack(loss_term) for loss_term in losses]
+    return [torch.mean(loss_term) for loss_term in losses]
+
+
+net = DeepONetCartesianProd()
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+sensors = torch.linspace(0, 1, n_sensors)
+coeffs = torch.randn(n_funcs, 1)
+func_vals = coeffs * torch.sin(torch.pi * sensors)
+x = torch.linspace(0, 1, n_points).unsqueeze(1).requires_grad_()
+source = coeffs * torch.sin(torch.pi * x.detach().squeeze(1))
+losses = []
+for step in range(3):
+    optimizer.zero_grad()
+    loss = sum(per_function_losses(net, func_vals, source, x))
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": losses, "params": [p.detach().clone() for p in net.parameters()]}
