@@ -159,7 +159,7 @@ def build_marker_library(folder: str) -> str:
     return library
 
 
-def callgrind_worker(names: list[str], steady_steps: int, library_path: str) -> None:
+def callgrind_worker(names: list[str], steady_steps: int, library_path: str, modes: list[str]) -> None:
     """Runs under valgrind: one labelled dump per (workload, mode, phase)."""
     marker = ctypes.CDLL(library_path)
     zero, dump = marker.mark_zero, marker.mark_dump
@@ -182,8 +182,8 @@ def callgrind_worker(names: list[str], steady_steps: int, library_path: str) -> 
         # The process's first measured region carries a one-time cost of the measuring
         # itself (tens of millions of instructions): spend it on a region nobody reads.
         measured("warmup", step)
-        for mode, factory in MODES.items():
-            with factory():
+        for mode in modes:
+            with MODES[mode]():
                 measured(f"{index}|{mode}|first|{FIRST_STEPS}", lambda: [step() for _ in range(FIRST_STEPS)])
                 step()
                 measured(f"{index}|{mode}|steady|{steady_steps}", lambda: [step() for _ in range(steady_steps)])
@@ -192,15 +192,16 @@ def callgrind_worker(names: list[str], steady_steps: int, library_path: str) -> 
 _DUMP_LABEL = "desc: Trigger: Client Request: "
 
 
-def measure_instructions(names: list[str], steady_steps: int) -> dict:
+def measure_instructions(names: list[str], steady_steps: int, modes: list[str]) -> dict:
     counts: dict = {}
+    wanted = modes
     with tempfile.TemporaryDirectory() as folder:
         library = build_marker_library(folder)
         out = os.path.join(folder, "callgrind.out")
         command = [
             "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
             sys.executable, os.path.abspath(__file__), "--callgrind-worker", library,
-            "--steps", str(steady_steps), "--only-names", json.dumps(names),
+            "--steps", str(steady_steps), "--only-names", json.dumps(names), "--modes", ",".join(modes),
         ]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
@@ -223,7 +224,7 @@ def measure_instructions(names: list[str], steady_steps: int) -> dict:
     result = {}
     for name in names:
         modes = counts.get(name)
-        if not modes or any(len(modes.get(mode, {})) != 2 for mode in MODES):
+        if not modes or any(len(modes.get(mode, {})) != 2 for mode in wanted):
             sys.exit(f"callgrind: measurements missing for {name}")
         result[name] = {mode: {phase: {"instructions": value, "ratio": value / modes["eager"][phase]}
                                for phase, value in phases.items()} for mode, phases in modes.items()}
@@ -248,7 +249,7 @@ def print_wall_table(title: str, results: dict) -> None:
 
 def print_instruction_table(results: dict) -> None:
     """The README's layout: one row per workload, each mode's first and steady ratio."""
-    others = [mode for mode in MODES if mode != "eager"]
+    others = [mode for mode in MODES if mode != "eager" and mode in next(iter(results.values()))]
     print(f"instructions per training step (valgrind's callgrind, 1 thread, torch {torch.__version__}, "
           f"python {sys.version.split()[0]}),")
     print(f"ratio to eager PyTorch's step in the same process; first = the {FIRST_STEPS} steps right after "
@@ -264,6 +265,14 @@ def print_instruction_table(results: dict) -> None:
     print()
 
 
+def _modes(options) -> list[str]:
+    asked = [mode.strip() for mode in options.modes.split(",") if mode.strip()]
+    unknown = [mode for mode in asked if mode not in MODES]
+    if unknown:
+        sys.exit(f"--modes: unknown {', '.join(unknown)} (known: {', '.join(MODES)})")
+    return [mode for mode in MODES if mode == "eager" or mode in asked]
+
+
 def main() -> int:
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -275,12 +284,15 @@ def main() -> int:
     parser.add_argument("--memory", action="store_true", help="also measure peak memory (default and full vs eager)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 repeats, 3 steps, 1 thread")
     parser.add_argument("--json", help="also write the results as JSON here")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="--callgrind: the modes to count, comma-separated (eager is always counted; "
+                             "leaving out anomaly halves the run)")
     parser.add_argument("--callgrind-worker", help=argparse.SUPPRESS)
     parser.add_argument("--only-names", help=argparse.SUPPRESS)
     options = parser.parse_args()
 
     if options.callgrind_worker:
-        callgrind_worker(json.loads(options.only_names), options.steps, options.callgrind_worker)
+        callgrind_worker(json.loads(options.only_names), options.steps, options.callgrind_worker, _modes(options))
         return 0
     names = [name for name in WORKLOADS if not options.only or options.only in name]
     if options.quick:
@@ -290,7 +302,7 @@ def main() -> int:
           f"first = the {FIRST_STEPS} steps right after entering the mode, steady = {options.steps} steps later")
     print()
     if options.callgrind:
-        results["instructions"] = measure_instructions(names, options.steps)
+        results["instructions"] = measure_instructions(names, options.steps, _modes(options))
         print_instruction_table(results["instructions"])
     else:
         default_threads = torch.get_num_threads()

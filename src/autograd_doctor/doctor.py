@@ -24,6 +24,7 @@ from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
+from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.recording.events import SavedRecord
@@ -178,6 +179,12 @@ def reattach(error: BaseException, old: Diagnosis, new: Diagnosis) -> None:
     position = next((i for i, n in enumerate(notes or ()) if n is note), None)
     if position is not None:
         notes[position] = by_diagnosis[id(new)] = "autograd-doctor:\n" + render_diagnosis(new)
+
+
+# The backward() calls after which some checks walk the whole graph (AD218, AD220, AD301): the
+# first few only.
+WALKING_BACKWARDS = max(stale_leaf_gradients.CHECKED_BACKWARDS, masked_nan.CHECKED_BACKWARDS,
+                        gradient_path.CHECKED_BACKWARDS + 1 if gradient_path is not None else 0)
 
 
 class Doctor:
@@ -601,6 +608,13 @@ class Doctor:
 
     def backward_done(self, event: BackwardDone) -> None:
         """After a successful backward: problems that raise nothing (e.g. a cut gradient path)."""
+        if self._backwards_seen > WALKING_BACKWARDS:
+            self._check_after_backward(event)
+            return
+        with source_scope.shared_graph_walks():  # the first calls' checks walk the same graph
+            self._check_after_backward(event)
+
+    def _check_after_backward(self, event: BackwardDone) -> None:
         call, func, args, kwargs, result = event.call, event.func, event.args, event.kwargs, event.result
         copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
         for diagnosis in copies_in_loss:
@@ -627,7 +641,7 @@ class Doctor:
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS and self.silent != "ignore":
             try:
-                self._stale_leaf_gradients.after_backward(func, args, kwargs)
+                self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:

@@ -568,13 +568,27 @@ def after_backward(recorder, call, func, args: tuple, kwargs: dict, result) -> l
     reported when its module's forward ran and it was not reached by any examined
     backward, or at once when the source shows where its path was cut.
     """
+    try:
+        return _examine_backward(recorder, call, func, args, kwargs)
+    finally:
+        if recorder.state.get("gradient_path_count", 0) >= CHECKED_BACKWARDS:
+            # The last examined backward() has been read: what the tracker would record from
+            # now on is never looked at, and its global hooks cost every module call.
+            _stop_tracker(recorder.state)
+
+
+def _stop_tracker(state: dict) -> None:
+    tracker = state.get(TRACKER_KEY)
+    if tracker is not None:
+        tracker.stop()
+        state[TRACKER_KEY] = None
+
+
+def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[Diagnosis]:
     state = recorder.state
     count = state.get("gradient_path_count", 0)
     tracker = state.get(TRACKER_KEY)
     if count > CHECKED_BACKWARDS:
-        if tracker is not None:
-            tracker.stop()
-            state[TRACKER_KEY] = None
         return []
     if func is AUTOGRAD_GRAD:
         if kwargs.get("create_graph") or (len(args) > 4 and args[4]):

@@ -59,6 +59,9 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     leaves, node_names = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
     if not node_names & MASKING_NODES:
         return None
+    gradients = [leaf.grad for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()]
+    if not gradients or _all_finite(gradients):
+        return None
     broken = [leaf for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()
               and not bool(torch.isfinite(leaf.grad).all())]
     if not broken:
@@ -70,6 +73,30 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
             where_statement, guard, replacement = found
             return _diagnosis(filename, where_statement, guard, replacement, broken, site)
     return None
+
+
+def _all_finite(gradients: list) -> bool:
+    """True when every gradient is finite, told from their norms in a few calls instead of two
+    per gradient (a NaN or inf element makes the norm NaN or inf); False when some norm is not
+    finite (which a norm overflowing on finite values also gives: the caller then looks at
+    each gradient) or when the norms cannot be taken together."""
+    foreach_norm = getattr(torch, "_foreach_norm", None)
+    if foreach_norm is None:
+        return False
+    try:
+        with torch.no_grad():
+            norms = foreach_norm(gradients)
+            return all(bool(torch.isfinite(torch.stack(group)).all()) for group in _by_kind(norms))
+    except Exception:
+        return False
+
+
+def _by_kind(tensors: list) -> list[list]:
+    """The tensors grouped by device and dtype (what torch.stack takes together)."""
+    groups: dict = {}
+    for tensor in tensors:
+        groups.setdefault((tensor.device, tensor.dtype), []).append(tensor)
+    return list(groups.values())
 
 
 def _graph_facts(nodes: list) -> tuple[list, set]:

@@ -8,7 +8,9 @@ live frame of a call site, the expression `backward()` was called on, and its te
 from __future__ import annotations
 
 import ast
+import contextlib
 import sys
+import threading
 from types import FrameType
 
 import torch
@@ -183,9 +185,39 @@ def leaves_below(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[set
     return {id(node.variable) for node in walked if getattr(node, "variable", None) is not None}, finished
 
 
+# While the checks after one backward() run (`shared_graph_walks`), the walks they make of its
+# graph, by the ids of the nodes walked from: per thread, dropped when the checks end.
+_shared_walks = threading.local()
+
+
+@contextlib.contextmanager
+def shared_graph_walks():
+    """Within the block, walks of the graph below the same nodes are made once and shared: several
+    checks after a backward() walk its whole graph (AD218, AD220, AD301), and a node's links
+    never change once it exists. The nodes walked from must stay alive for the block (the
+    backward() call's own arguments), so that their ids name the same nodes."""
+    outer = getattr(_shared_walks, "walks", None)
+    _shared_walks.walks = {}
+    try:
+        yield
+    finally:
+        _shared_walks.walks = outer
+
+
 def graph_nodes(nodes: list, max_nodes: int = MAX_NODES, avoid=()) -> tuple[list, bool]:
     """(the nodes of the graph below `nodes`, not passing through a node of `avoid`, whether the
     walk finished within `max_nodes` nodes). The links stay after backward() frees a graph."""
+    walks = getattr(_shared_walks, "walks", None)
+    if walks is None:
+        return _walk_graph(nodes, max_nodes, avoid)
+    key = (tuple(map(id, nodes)), max_nodes, tuple(map(id, avoid)))
+    found = walks.get(key)
+    if found is None:
+        found = walks[key] = _walk_graph(nodes, max_nodes, avoid)
+    return list(found[0]), found[1]
+
+
+def _walk_graph(nodes: list, max_nodes: int, avoid) -> tuple[list, bool]:
     walked = []
     seen = set(avoid)
     limit = max_nodes + len(seen)

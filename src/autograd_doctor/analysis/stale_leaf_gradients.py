@@ -72,6 +72,16 @@ def _leaves(args: tuple, kwargs: dict) -> list[torch.Tensor]:
     return plain[:MAX_LEAVES] + parameters[:MAX_LEAVES]
 
 
+def _stepped_parameter_ids(recorder) -> set[int]:
+    """Ids of the parameters of the optimizers the recorder saw step (the newest few)."""
+    ids: set[int] = set()
+    for optimizer_ref, _name, _stack, _seq in recorder.optimizer_steps:
+        optimizer = optimizer_ref()
+        for group in getattr(optimizer, "param_groups", ()):
+            ids.update(id(p) for p in group.get("params", ()))
+    return ids
+
+
 class StaleLeafGradients:
     """Per doctor: the leaves the latest checked backward() reached, and whether AD218 was given."""
 
@@ -80,13 +90,16 @@ class StaleLeafGradients:
         self.reported = False
         self.scans = Budget(scans=2)
 
-    def after_backward(self, func, args: tuple, kwargs: dict) -> None:
+    def after_backward(self, func, args: tuple, kwargs: dict, recorder=None) -> None:
         self.remembered = []
         if not _accumulates(func, kwargs):
             return
+        # A leaf an optimizer holds is never reported here (AD209's), so the parameters of the
+        # optimizers seen stepping are not fingerprinted: from the second step on, most leaves.
+        stepped = _stepped_parameter_ids(recorder) if recorder is not None else set()
         for leaf in _leaves(args, kwargs):
             gradient = leaf.grad
-            if gradient is None or leaf.is_inference():
+            if gradient is None or id(leaf) in stepped or leaf.is_inference():
                 continue
             self.remembered.append(RememberedLeaf(weakref.ref(leaf), weakref.ref(gradient), gradient._version,
                                                   leaf._version, _sample(leaf)))
