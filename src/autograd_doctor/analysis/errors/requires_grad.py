@@ -231,27 +231,33 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
                             "drop the gradient silently"], help=helps)
 
 
+def _numpy_arguments(context: ErrorContext, statement):
+    """(frame, argument) for each positional argument of a NumPy call in the statement
+    (np.sort(t), np.mean(history)), read in the innermost user frame."""
+    found = context.innermost_user()
+    if found is None:
+        return
+    frame = found[0]
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        function = value_of(frame, call.func)
+        module = getattr(function, "__module__", None) or type(function).__module__
+        if str(module).split(".")[0] == "numpy":
+            for argument in call.args:
+                yield frame, argument
+
+
 def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
     """The arguments of NumPy calls in the statement (np.sort(t), np.asarray(t)) that hold a
     tensor requiring grad: NumPy converts them inside its own code."""
     import torch
 
-    found = context.innermost_user()
-    if found is None:
-        return []
-    frame = found[0]
     given = []
-    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
-        function = value_of(frame, call.func)
-        module = getattr(function, "__module__", None) or type(function).__module__
-        if not str(module).split(".")[0] == "numpy":
-            continue
-        for argument in call.args:
-            value = value_of(frame, argument)
-            if isinstance(value, torch.Tensor) and value.requires_grad:
-                given.append(argument)
-            elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
-                given += _comprehension_tensors(frame, argument)
+    for frame, argument in _numpy_arguments(context, statement):
+        value = value_of(frame, argument)
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            given.append(argument)
+        elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
+            given += _comprehension_tensors(frame, argument)
     return given
 
 
@@ -260,21 +266,12 @@ def _lists_given_to_numpy(context: ErrorContext, statement) -> list:
     tuple of tensors, one of which requires grad."""
     import torch
 
-    found = context.innermost_user()
-    if found is None:
-        return []
-    frame = found[0]
     given = []
-    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
-        function = value_of(frame, call.func)
-        module = getattr(function, "__module__", None) or type(function).__module__
-        if str(module).split(".")[0] != "numpy":
-            continue
-        for argument in call.args:
-            value = value_of(frame, argument) if isinstance(argument, (ast.Name, ast.Attribute)) else None
-            if isinstance(value, (list, tuple)) and value and len(value) <= 10000 and \
-                    all(isinstance(v, torch.Tensor) for v in value) and any(v.requires_grad for v in value):
-                given.append(argument)
+    for frame, argument in _numpy_arguments(context, statement):
+        value = value_of(frame, argument) if isinstance(argument, (ast.Name, ast.Attribute)) else None
+        if isinstance(value, (list, tuple)) and value and len(value) <= 10000 and \
+                all(isinstance(v, torch.Tensor) for v in value) and any(v.requires_grad for v in value):
+            given.append(argument)
     return given
 
 
