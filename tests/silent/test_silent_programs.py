@@ -42,6 +42,7 @@ CASES = {
     "actor_action_drawn_with_torch_normal": "AD219",
     "activations_quantised_with_round": "AD219",
     "mean_teacher_consistency_against_itself": "AD224",
+    "pairwise_distances_sqrt_on_diagonal": "AD220",
 }
 
 
@@ -70,7 +71,9 @@ def test_the_warning_names_the_line_to_change(tmp_path, name):
     assert diagnosis.primary.line == outcome.line("PRIMARY")
     assert str(diagnosis).startswith(f"warning[{CASES[name]}]")
     plain = run_plain(tmp_path, _read("programs", name), "plain.py")
-    assert all(torch.equal(a, b) for a, b in zip(outcome.namespace["result"], plain["result"]))
+    # Bitwise the same (NaN where the plain run has NaN: a NaN gradient is the bug of some cases).
+    assert all(torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)
+               for a, b in zip(outcome.namespace["result"], plain["result"]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -34,6 +34,8 @@ from autograd_doctor.diagnosis.source import (
 
 CHECKED_BACKWARDS = 4
 MASKING_NODES = {"WhereBackward0", "MaskedFillBackward0"}
+# Square roots: finite at 0, with an infinite derivative there.
+ROOT_NODES = {"SqrtBackward0", "PowBackward0"}
 # Ops whose derivative is infinite at a value the masked elements may hold, and the value that is
 # safe to compute them on instead.
 SINGULAR_FUNCTIONS = {"sqrt": "ones", "rsqrt": "ones", "log": "ones", "log2": "ones", "log10": "ones",
@@ -57,7 +59,8 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
         return None  # a loss that is itself NaN or inf is another problem
     leaves, node_names = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
-    if not node_names & MASKING_NODES:
+    masked = bool(node_names & MASKING_NODES)
+    if not masked and not node_names & ROOT_NODES:
         return None
     gradients = [leaf.grad for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()]
     if not gradients or _all_finite(gradients):
@@ -67,12 +70,78 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     if not broken:
         return None
     site = call.site if call is not None else None
-    for filename in user_files_around(call):
+    files = user_files_around(call)
+    for filename in files if masked else ():
         found = _find_masked_op(filename, node_names)
         if found is not None:
             where_statement, guard, replacement = found
             return _diagnosis(filename, where_statement, guard, replacement, broken, site)
+    roots_found = [(filename, root) for filename in files for root in _square_roots(filename, node_names)]
+    if len(roots_found) == 1:  # one root in the graph's source: its value at 0 is what gave inf
+        filename, (statement, operand) = roots_found[0]
+        return _root_diagnosis(filename, statement, operand, broken, site)
     return None
+
+
+def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AST]]:
+    """(statement, operand) of each square root in the file whose backward node is in the graph:
+    `torch.sqrt(x)`, `x.sqrt()`, `x ** 0.5`, `x.pow(0.5)`. Their derivative is infinite at 0."""
+    tree = parse_file(filename)
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        operand, kind = None, None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            is_torch = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+            if node.func.attr == "sqrt":
+                operand = node.args[0] if is_torch and len(node.args) == 1 else \
+                    (node.func.value if not is_torch and not node.args else None)
+                kind = "SqrtBackward0"
+            elif node.func.attr == "pow" and not is_torch and len(node.args) == 1 and _half(node.args[0]):
+                operand, kind = node.func.value, "PowBackward0"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _half(node.right):
+            operand, kind = node.left, "PowBackward0"
+        if operand is None or kind not in node_names or isinstance(operand, ast.Constant):
+            continue
+        statement = statement_at(filename, node.lineno)
+        if statement is not None:
+            found.append((statement, operand))
+    return found
+
+
+def _half(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0.5
+
+
+def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken: list, site) -> Diagnosis | None:
+    operand_text = segment(filename, operand)
+    if operand_text is None:
+        return None
+    primary = statement_location(filename, statement, role="op",
+                                 note=f"the square root of {operand_text}: its derivative is infinite where it is 0")
+    backward = location_of(site, role="backward", note="its gradients have NaN or inf")
+    shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in broken[:3])
+    notes = [f"after this backward(), {len(broken)} leaf tensor{'s' if len(broken) > 1 else ''} ({shapes}) "
+             "hold NaN or inf in .grad, while the loss is finite",
+             "where the root's input is exactly 0 (a padded frame, a zero vector), its backward divides by "
+             "0: inf, or 0 * inf = NaN once multiplied by a zero gradient"]
+    simple = isinstance(operand, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    clamped = f"{operand_text if simple else f'({operand_text})'}.clamp(min=1e-30)"
+    # 1e-30 is a normal number in float32 and float64 (not in float16): its root, 1e-15, leaves
+    # the values as they were for any use, and clamp's backward gives 0 below it.
+    wide = all(t.dtype in (torch.float32, torch.float64) for t in broken)
+    replacement = replace_node_text(filename, statement, operand, clamped) if wide else None
+    helps = []
+    if replacement is not None:
+        helps.append(Suggestion("clamp the root's input to a tiny positive number: the values change by at most "
+                                "1e-15, and the gradient where it is 0 becomes 0 instead of NaN",
+                                replacement, statement_location(filename, statement)))
+    helps.append(Suggestion(f"{'or ' if helps else ''}add a small epsilon inside the root "
+                            "(`(x + 1e-12).sqrt()`), as norms of vectors that can be zero usually do"))
+    return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
+                     severity="warning", primary=primary, related=[r for r in [backward] if r is not None],
+                     notes=notes, help=helps)
 
 
 def _all_finite(gradients: list) -> bool:

@@ -1729,7 +1729,7 @@ buffer), which also saves computing their gradients.
 
 MASKED_NAN_GRADIENT = _code(
     "AD220",
-    "NaN gradients although the loss is finite: a masked inf or NaN is still differentiated",
+    "NaN gradients although the loss is finite: a masked inf, or a square root of 0, is still differentiated",
     """\
 **What it means.** `torch.where(cond, a, b)` and `masked_fill` replace values in the forward
 pass only. Every element of `a` is still computed, and its backward still runs: where's
@@ -1739,7 +1739,12 @@ zero by inf, which is NaN. The loss is finite, the gradients are NaN, and the ne
 makes the weights NaN. No error. autograd-doctor checks the first few backward() calls: when the
 loss is finite, its graph holds a `where` / `masked_fill`, and a leaf's gradient has NaN or inf,
 it looks in your files for the masking whose branch computes such an op (inline, or on the line
-that assigned the branch) and names the op's line.
+that assigned the branch) and names the op's line. Without a masking, the same 0 * inf comes from
+a square root of exactly 0 (a Euclidean distance of a point to itself, a padded frame's
+magnitude): its value is 0, its derivative infinite. When the graph holds one square root whose
+source is found (`x.sqrt()`, `torch.sqrt(x)`, `x ** 0.5`, `x.pow(0.5)`), its line is named and its
+input clamped: `x.clamp(min=1e-30).sqrt()` changes the values by at most 1e-15 and gives a zero
+gradient where `x` is 0.
 
 **Minimal example.**
 
