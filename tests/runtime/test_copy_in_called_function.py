@@ -96,3 +96,34 @@ def test_a_copy_that_the_loss_does_not_use_says_nothing(tmp_path):
     outcome = run_program(tmp_path, COPIED_FOR_A_LOG)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD304"]
+
+
+def test_a_copy_in_a_function_whose_losses_are_unpacked_is_named(tmp_path):
+    # `value_loss, policy_loss = losses()`: each unpacked name is a term computed by the call
+    # (set 9's A3C worker: log-probabilities rebuilt with torch.tensor inside calculate_loss).
+    source = """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        policy, value = nn.Linear(3, 2), nn.Linear(3, 1)
+        optimizer = torch.optim.SGD([*policy.parameters(), *value.parameters()], lr=0.1)
+
+        def losses(states, rewards):
+            log_probs = torch.tensor([torch.log_softmax(policy(s), -1)[0] for s in states])  # COPY
+            values = value(states).squeeze(-1)
+            value_loss = ((rewards - values) ** 2).mean()
+            policy_loss = -((rewards - values.detach()) * log_probs).mean() + 0.01 * policy.weight.pow(2).sum()
+            return value_loss, policy_loss
+
+        for step in range(3):
+            value_loss, policy_loss = losses(torch.randn(5, 3), torch.randn(5))
+            optimizer.zero_grad()
+            (value_loss + policy_loss).backward()
+            optimizer.step()
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD304"]
+    assert diagnosis.primary.line == outcome.line("COPY")
+    assert "torch.stack(" in apply_help(outcome)

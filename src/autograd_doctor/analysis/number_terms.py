@@ -99,12 +99,12 @@ def _added_terms(expression: ast.AST, scope: ast.AST, before: int, depth: int, v
         yield from _added_terms(scaled, scope, before, depth, values)
         return
     if isinstance(expression, ast.Name) and depth < MAX_DEPTH:
-        for statement in _bindings(scope, expression.id, before):
+        for statement in _bindings(scope, expression.id, before, unpacking=True):
             if isinstance(statement, ast.AugAssign) and not isinstance(statement.op, (ast.Add, ast.Sub)):
                 continue
             yield from ((term, holder if holder is not None else statement)
-                        for term, holder in _added_terms(statement.value, scope, statement.lineno, depth + 1,
-                                                         values))
+                        for term, holder in _added_terms(_bound_value(statement, expression.id), scope,
+                                                         statement.lineno, depth + 1, values))
             if isinstance(statement, ast.Assign):
                 return
         return
@@ -138,11 +138,12 @@ def _plain_number(node: ast.AST, values: dict) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _bindings(scope: ast.AST, name: str, before: int) -> list[ast.stmt]:
+def _bindings(scope: ast.AST, name: str, before: int, unpacking: bool = False) -> list[ast.stmt]:
     """The `+=` / `-=` statements into `name` after its last plain assignment, then that
-    assignment, all before line `before`, latest first."""
+    assignment, all before line `before`, latest first; with `unpacking`, an assignment that
+    unpacks into `name` counts as its plain assignment (read with `_bound_value`)."""
     found = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign))
-             and node.lineno < before and _binds(node, name)
+             and node.lineno < before and _binds(node, name, unpacking)
              and not (node is not scope and _nested_function(scope, node))]
     found.sort(key=lambda node: node.lineno, reverse=True)
     result = []
@@ -153,9 +154,27 @@ def _bindings(scope: ast.AST, name: str, before: int) -> list[ast.stmt]:
     return result
 
 
-def _binds(node, name: str) -> bool:
+def _binds(node, name: str, unpacking: bool = False) -> bool:
+    """Whether the statement assigns `name`, alone or, with `unpacking`, as an element of an
+    unpacking (`value_loss, policy_loss = compute_losses()`)."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets) or (unpacking and isinstance(node, ast.Assign) and any(
+        isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == name for e in t.elts)
+        for t in node.targets))
+
+
+def _bound_value(statement: ast.stmt, name: str) -> ast.AST:
+    """What `statement` gives `name`: its value, or in an unpacking of a tuple written out
+    (`a, b = x, y`) the matching element; an unpacked call's value is the call itself (the term
+    then reads as computed by it)."""
+    if isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.Tuple, ast.List)):
+        for target in statement.targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(statement.value.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in (*target.elts, *statement.value.elts)):
+                for element, value in zip(target.elts, statement.value.elts):
+                    if isinstance(element, ast.Name) and element.id == name:
+                        return value
+    return statement.value
 
 
 def _nested_function(scope: ast.AST, node: ast.AST) -> bool:
