@@ -17,8 +17,8 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, masked_nan, never_stepped, number_terms, stale_leaf_gradients,
-    self_compared_terms, stale_optimizer, state_snapshot, untrained_parameters, zero_gradient_ops,
+    copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
+    self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -628,6 +628,8 @@ class Doctor:
             self._report_silent(self_compared_terms.self_comparison_diagnosis, site)
             # A sample or a rounding that sends zeros to what computed it (AD219).
             self._report_silent(zero_gradient_ops.zero_gradient_diagnosis, call, args, kwargs)
+            # nll_loss / ctc_loss of a layer's raw scores (AD225).
+            self._report_silent(log_probability_inputs.raw_score_diagnosis, call, args, kwargs)
             if self.silent != "ignore":
                 try:
                     pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))

@@ -428,6 +428,22 @@ CORRECT = {
                     t.mul_(0.9).add_(0.1 * o)
         grads = [p.detach().clone() for p in online.parameters()]
     """,
+    # NLL of log-probabilities made without log_softmax (a logsumexp normalisation), and CTC
+    # of log_softmax output: the losses' inputs are log-probabilities.
+    "nll and ctc of log-probabilities": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        head, rnn_out = nn.Linear(4, 3), nn.Linear(5, 6)
+        scores = head(torch.randn(8, 4))
+        nll = F.nll_loss(scores - scores.logsumexp(1, keepdim=True), torch.randint(0, 3, (8,)))
+        log_probs = rnn_out(torch.randn(10, 2, 5)).log_softmax(-1)
+        ctc = F.ctc_loss(log_probs, torch.randint(1, 6, (2, 3)), torch.full((2,), 10), torch.full((2,), 3))
+        (nll + ctc).backward()
+        grads = [head.weight.grad, rnn_out.weight.grad]
+    """,
     # Straight-through rounding: the rounded value in the forward pass, the identity's gradient.
     "straight-through rounding before a layer": """
         import torch

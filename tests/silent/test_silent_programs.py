@@ -43,6 +43,7 @@ CASES = {
     "activations_quantised_with_round": "AD219",
     "mean_teacher_consistency_against_itself": "AD224",
     "pairwise_distances_sqrt_on_diagonal": "AD220",
+    "classifier_nll_of_raw_scores": "AD225",
 }
 
 

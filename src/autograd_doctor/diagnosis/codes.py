@@ -2011,6 +2011,35 @@ dropout, R-Drop's consistency term) gives two different values and is not report
         "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
     ))
 
+RAW_SCORES_AS_LOG_PROBABILITIES = _code(
+    "AD225",
+    "nll_loss or ctc_loss given a layer's raw scores: they expect log-probabilities",
+    """\
+**What it means.** `F.nll_loss` / `nn.NLLLoss` and `F.ctc_loss` / `nn.CTCLoss` read their input
+as log-probabilities, the output of `log_softmax`, and do not normalise it. Given a layer's raw
+scores, NLL is `-score[target]`, which the network lowers without bound by growing one score,
+and CTC's backward, which assumes normalised input, gives gradients of no loss the model
+computes. The program runs and the loss goes down; nothing is raised. autograd-doctor walks
+each backward() line's graph once and reports such a loss whose input comes, through views
+only, straight from a Linear's or a convolution's output. Log-probabilities computed another
+way (`x - x.logsumexp(1, keepdim=True)`, `torch.log(probs)`) are not reported.
+
+**Minimal example.**
+
+    scores = classifier(x)                 # a Linear: raw scores
+    loss = F.nll_loss(scores, y)           # AD225: NLL of raw scores
+    loss.backward()
+
+**The fix.** `F.nll_loss(torch.log_softmax(scores, dim=1), y)`, or `F.cross_entropy(scores, y)`,
+which applies log_softmax itself; for CTC, `torch.log_softmax(scores, dim=-1)` (its input is
+time, batch, classes).
+""",
+    heading="nll_loss or ctc_loss given raw scores",
+    example_setup=(
+        "classifier = nn.Linear(4, 3)\n"
+        "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
