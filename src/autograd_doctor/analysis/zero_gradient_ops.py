@@ -126,6 +126,9 @@ def _calls_of(filename: str, op: str) -> list[tuple[str, ast.stmt, ast.Call]]:
             continue
         if not is_torch and op == "normal":
             continue  # `dist.normal(...)`, `init.normal_`: not torch.normal
+        if not is_torch and (node.args or (isinstance(node.func.value, ast.Name)
+                                           and node.func.value.id in ("np", "numpy", "math", "F"))):
+            continue  # a tensor method takes no positional argument here: `np.round(x)` is NumPy's
         statement = statement_at(filename, node.lineno)
         if statement is not None:
             found.append((filename, statement, node))
