@@ -665,14 +665,27 @@ class Doctor:
     def backward_failed(self, event: BackwardFailed) -> None:
         error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
         copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
-        if copies_in_loss and "does not require grad and does not have a grad_fn" in str(error) \
-                and gradient_path is not None and self._cut_not_found(error, call, args, kwargs):
-            # The loss has no graph, the lines that compute it show no cut, and its terms were
-            # copied by value inside a function they call: the copy is the cause.
-            cause = copies_in_loss[0]
-            cause.severity = "error"
-            self._remember(cause)
-            attach(error, cause)
+        if copies_in_loss and gradient_path is not None and \
+                not all(root.requires_grad for root in backward_roots(args, kwargs)):
+            # The loss has no graph and its terms were copied by value: the gradient-path analysis
+            # (made once here) names the cut in the loss's own lines, or the copy is the cause.
+            try:
+                path = gradient_path.backward_error_diagnosis(self.recorder, error, call, args, kwargs)
+            except Exception:
+                internal_error()
+                path = None
+            else:
+                if path is None or path.extra.get("cut") == "unknown":
+                    cause = copies_in_loss[0]
+                    cause.severity = "error"
+                    self._remember(cause)
+                    attach(error, cause)
+                    return
+            for diagnosis in copies_in_loss:
+                self._raise_or_warn(diagnosis)
+            if path is not None:
+                self._remember(path)
+                attach(error, path)
             return
         for diagnosis in copies_in_loss:
             self._raise_or_warn(diagnosis)
@@ -683,16 +696,6 @@ class Doctor:
             return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
-
-    def _cut_not_found(self, error: BaseException, call, args: tuple, kwargs: dict) -> bool:
-        """Whether the gradient-path analysis of a backward() without graph names no cut in the
-        loss's own lines (it says only "check the function called here")."""
-        try:
-            found = gradient_path.backward_error_diagnosis(self.recorder, error, call, args, kwargs)
-        except Exception:
-            internal_error()
-            return False
-        return found is None or found.extra.get("cut") == "unknown"
 
     def _light_stale_diagnosis(self, error: BaseException, call, args: tuple, kwargs: dict) -> Diagnosis | None:
         """Light mode, after PyTorch's own version check failed: find the stale save in the

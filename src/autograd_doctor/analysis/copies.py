@@ -21,6 +21,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import number_terms
+from autograd_doctor.analysis.source_scope import flows_to_return
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
@@ -662,17 +663,11 @@ def _function_returning_copy(copy_site: Site) -> str | None:
         return function.name
     if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         return None
-    carriers = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
-                    and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
-    for node in later:
-        reads = {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} if node.value else set()
-        if not reads & carriers:
-            continue
-        if isinstance(node, ast.Return):
-            return function.name
-        carriers |= {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
-    return None
+    return function.name if flows_to_return(function, statement, _stored_names(statement), _stored_names) else None
+
+
+def _stored_names(node: ast.AST) -> set[str]:
+    return {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
 
 
 def _operand_bases(term: ast.AST) -> list:

@@ -22,7 +22,7 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.number_terms import read_value
+from autograd_doctor.analysis.number_terms import Reading, read_value
 from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, live_frame, user_files_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -75,20 +75,13 @@ def raw_score_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     return _diagnosis(loss, calls[0] if len(calls) == 1 else None, site)
 
 
-class _Values:
-    """What `read_value` reads names with."""
-
-    def __init__(self, values: dict):
-        self.values = values
-
-
 def _loss_calls(filename: str, loss: str, values: dict) -> list[tuple[str, ast.stmt, ast.AST]]:
     """(file, statement, input argument) of each call of the loss in the file: `F.nll_loss(x, y)`,
     or a call of a name that holds the loss module (`criterion(x, y)`) where backward() runs."""
     tree = parse_file(filename)
     if tree is None:
         return []
-    reading = _Values(values)
+    reading = Reading(values, tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not node.args:

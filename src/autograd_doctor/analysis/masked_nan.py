@@ -29,7 +29,7 @@ from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, u
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
+    location_of, method_receiver, parse_file, replace_node_text, segment, statement_at, statement_location,
 )
 
 CHECKED_BACKWARDS = 4
@@ -126,8 +126,7 @@ def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken
              "hold NaN or inf in .grad, while the loss is finite",
              "where the root's input is exactly 0 (a padded frame, a zero vector), its backward divides by "
              "0: inf, or 0 * inf = NaN once multiplied by a zero gradient"]
-    simple = isinstance(operand, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
-    clamped = f"{operand_text if simple else f'({operand_text})'}.clamp(min=1e-30)"
+    clamped = f"{method_receiver(operand, operand_text)}.clamp(min=1e-30)"
     # 1e-30 is a normal number in float32 and float64 (not in float16): its root, 1e-15, leaves
     # the values as they were for any use, and clamp's backward gives 0 below it.
     wide = all(t.dtype in (torch.float32, torch.float64) for t in broken)

@@ -25,7 +25,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import block_holding, live_frame, root_expression
+from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (parse_file, replace_node_text, segment, source_line, statement_at,
@@ -435,19 +435,13 @@ def _returned_from(function: ast.FunctionDef, statement: ast.Assign, global_valu
     assignments after it) and from nothing that could carry a gradient: each step reads only
     those names, the function's globals that are not tensors requiring grad, and torch's
     functions and tensor methods (a module or another function could add a gradient: unknown)."""
-    carriers = {node.id for target in statement.targets for node in ast.walk(target) if isinstance(node, ast.Name)}
-    later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
-                    and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
-    for node in later:
-        if node.value is None or not {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} & carriers:
-            continue
-        if not _gradient_free_step(node.value, carriers, global_values):
-            return False
-        if isinstance(node, ast.Return):
-            return True
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        carriers |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
-    return False
+    return flows_to_return(function, statement, _target_names(statement), _target_names,
+                           lambda value, carriers: _gradient_free_step(value, carriers, global_values))
+
+
+def _target_names(node: ast.Assign | ast.AugAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
 
 
 def _gradient_free_step(expression: ast.AST, carriers: set, global_values: dict) -> bool:

@@ -21,7 +21,7 @@ import torch
 from autograd_doctor.analysis.number_terms import loss_terms, read_value
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_location
+from autograd_doctor.diagnosis.source import call_argument, location_of, replace_node_text, segment, statement_location
 from autograd_doctor.recording.frames import Site
 
 # torch functions that compare their first two arguments.
@@ -77,7 +77,7 @@ def _compared_with_itself(term: ast.AST, reading) -> ast.AST | None:
         call = call.left if isinstance(call.left, ast.Call) else call.right
     if not isinstance(call, ast.Call) or not _compares(call.func, reading):
         return None
-    first, second = _argument(call, 0, "input"), _argument(call, 1, "target")
+    first, second = call_argument(call, 0, "input"), call_argument(call, 1, "target")
     if first is None or second is None or ast.dump(first) != ast.dump(second):
         return None
     return first if _same_value_each_time(first, reading) else None
@@ -94,14 +94,6 @@ def _compares(function: ast.AST, reading) -> bool:
 def _from_torch(value) -> bool:
     module = getattr(value, "__module__", None) or ""
     return callable(value) and module.split(".")[0] == "torch"
-
-
-def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
-    if any(isinstance(argument, ast.Starred) for argument in call.args):
-        return None
-    if len(call.args) > position:
-        return call.args[position]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _same_value_each_time(expression: ast.AST, reading) -> bool:

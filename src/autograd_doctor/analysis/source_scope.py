@@ -256,3 +256,21 @@ def user_files_around(call) -> list[str]:
                     if defined_in is not None and defined_in not in files:
                         files.append(defined_in)
     return files[:8]
+
+
+def flows_to_return(function: ast.AST, statement: ast.stmt, carriers: set, binds, admits=None) -> bool:
+    """Whether what `function` returns is computed from `carriers` (names `statement` bound),
+    following the assignments after `statement`: each one that reads a carrier makes the names
+    `binds(node)` gives carriers too. `admits(value, carriers)`, when given, must hold for every
+    such step (what else the step may read)."""
+    later = sorted((node for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return))
+                    and node.lineno > statement.end_lineno), key=lambda node: node.lineno)
+    for node in later:
+        if node.value is None or not {name.id for name in ast.walk(node.value) if isinstance(name, ast.Name)} & carriers:
+            continue
+        if admits is not None and not admits(node.value, carriers):
+            return False
+        if isinstance(node, ast.Return):
+            return True
+        carriers = carriers | binds(node)
+    return False

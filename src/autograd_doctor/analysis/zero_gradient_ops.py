@@ -29,7 +29,8 @@ from autograd_doctor.analysis.source_scope import backward_roots, leaves_below, 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
+    call_argument, location_of, method_receiver, parse_file, replace_node_text, segment, statement_at,
+    statement_location,
 )
 
 MAX_NODES = 20_000
@@ -135,17 +136,11 @@ def _calls_of(filename: str, op: str) -> list[tuple[str, ast.stmt, ast.Call]]:
     return found
 
 
-def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
-    if len(call.args) > position:
-        return call.args[position]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
-
-
 def _replacement_call(filename: str, op: str, kind: str, call: ast.Call) -> str | None:
     """The expression that computes the same values with a gradient, or None."""
     is_torch = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
     if op == "normal":
-        mean, std = _argument(call, 0, "mean"), _argument(call, 1, "std")
+        mean, std = call_argument(call, 0, "mean"), call_argument(call, 1, "std")
         extra = [k.arg for k in call.keywords if k.arg not in ("mean", "std")]
         if mean is None or std is None or extra or len(call.args) > 2:
             return None  # a size=, a generator=: the draw would differ
@@ -155,9 +150,9 @@ def _replacement_call(filename: str, op: str, kind: str, call: ast.Call) -> str 
         # torch.normal(mean, std) draws N(0, 1) in mean's shape, then scales and shifts: the
         # same draw, so the same values.
         noise_of = std_text if kind == "NormalBackward2" else mean_text
-        return f"{_operand(mean, mean_text)} + {_operand(std, std_text)} * torch.randn_like({noise_of})"
+        return f"{_term(mean, mean_text)} + {_term(std, std_text)} * torch.randn_like({noise_of})"
     if op in ("bernoulli", *ROUNDING_NODES.values()):
-        source = _argument(call, 0, "input") if is_torch else call.func.value
+        source = call_argument(call, 0, "input") if is_torch else call.func.value
         if source is None or (is_torch and len(call.args) + len(call.keywords) > 1 and op != "round"):
             return None
         if op == "round" and (len(call.args) + len(call.keywords) > (1 if is_torch else 0)):
@@ -165,16 +160,17 @@ def _replacement_call(filename: str, op: str, kind: str, call: ast.Call) -> str 
         source_text, call_text = segment(filename, source), segment(filename, call)
         if source_text is None or call_text is None:
             return None
-        operand = _operand(source, source_text)
+        operand = method_receiver(source, source_text)
         # Straight-through: the forward value is the op's (adding an exact zero), the backward
         # passes the gradient through as if the op were the identity.
         return f"{call_text}.detach() + ({operand} - {operand}.detach())"
     return None
 
 
-def _operand(node: ast.AST, text: str) -> str:
-    simple = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
-    return text if simple else f"({text})"
+def _term(node: ast.AST, text: str) -> str:
+    """`text` ready to be an operand of `+` and `*`: parenthesised unless it is a name, attribute,
+    call, subscript or constant."""
+    return method_receiver(node, text) if not isinstance(node, ast.Constant) else text
 
 
 def _diagnosis(op: str, kind: str, found, backward_site) -> Diagnosis | None:

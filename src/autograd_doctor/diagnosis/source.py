@@ -153,3 +153,18 @@ def replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_tex
     if len(new_lines) > 1:
         new_lines[1:] = [line for line in new_lines[1:]]
     return "\n".join(new_lines)
+
+
+def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    """The argument at `position`, or given as `keyword=`; None when absent or when a `*args`
+    leaves positions unknown."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args):
+        return None
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def method_receiver(node: ast.AST, text: str) -> str:
+    """`text` ready to take a method call: parenthesised unless it is a name, attribute, call or subscript."""
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"

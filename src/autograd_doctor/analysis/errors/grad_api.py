@@ -16,7 +16,9 @@ from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, local_name_of, made_where, one_shot_iterator, uses_between, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
+)
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
@@ -282,7 +284,7 @@ def assigned_gradient_shape(context: ErrorContext, already):
         # count, [3, 2] for [2, 3], may be a transpose: only the user can tell).
         helps.insert(0, statement_change(location, f"the gradient has {owner}'s number of elements in another "
                                          f"shape (a flattened gradient): give it {owner}'s shape",
-                                         f"{ast.unparse(target)} = {_operand(statement.value, value)}"
+                                         f"{ast.unparse(target)} = {method_receiver(statement.value, value)}"
                                          f".reshape_as({owner})"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
@@ -297,10 +299,6 @@ def _same_count(given: str, wanted: str) -> bool:
         return math.prod(int(part) for part in parts) if all(part.isdigit() for part in parts) else None
     return count(given) is not None and count(given) == count(wanted)
 
-
-def _operand(node: ast.AST, text: str) -> str:
-    """`text` ready to take a method call: parenthesised unless it is a name, attribute, call or subscript."""
-    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
 
 
 def empty_inputs(context: ErrorContext, already):
