@@ -43,6 +43,20 @@ def test_the_module_tracker_stops_after_the_last_examined_backward():
     assert len(forwards_seen) == 4  # the Sequential and its three layers: ours ran, and only ours is left
 
 
+def test_a_node_is_told_from_a_later_one_at_its_address():
+    # A thrown-away module result's node is freed at once; the next node made often lands at its
+    # address (this flaked a correct program into AD301 in CI). The key tells them apart.
+    a = torch.randn(3, requires_grad=True)
+    first = a * 2
+    address, key = id(first.grad_fn), module_forwards.node_key(first.grad_fn)
+    del first
+    later = [a * 3 for _ in range(200)]
+    reused = [t.grad_fn for t in later if id(t.grad_fn) == address]
+    assert reused, "no later node was made at the freed address"
+    assert all(module_forwards.node_key(node) != key for node in reused)
+    assert module_forwards.node_key(later[0].grad_fn) == module_forwards.node_key(later[0].grad_fn)
+
+
 def test_shared_graph_walks_give_the_walk_made_without_them():
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)

@@ -164,6 +164,25 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [guide.weight.grad]
     """,
+    # The thrown-away result's memory is freed at once and is, most often, the next layer's
+    # result (same size), which a third module is given: the storage is not the same one.
+    "a module's result thrown away, its memory reused": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model, guide, head = nn.Linear(3, 4), nn.Linear(3, 4), nn.Linear(4, 1)
+        optimizer = torch.optim.SGD([*model.parameters(), *guide.parameters(), *head.parameters()], lr=0.1)
+        for _ in range(3):
+            x = torch.randn(4, 3)
+            guide(x)  # traced only
+            h = model(x)
+            loss = head(h).pow(2).mean() + guide.weight.pow(2).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in [*model.parameters(), *head.parameters()]] + [guide.weight.grad]
+    """,
     # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
     # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
     # saved slice and of the written column interleave; no element is shared.

@@ -51,7 +51,9 @@ from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.recording.gradient_states import grad_of
-from autograd_doctor.recording.module_forwards import STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active
+from autograd_doctor.recording.module_forwards import (
+    STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active, node_key,
+)
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_name, location_of, parse_file, replace_node_text, segment, statement_location,
@@ -608,8 +610,7 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
     ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
     ever_reached |= reached
     ran = set(tracker.ran) if tracker is not None and (count > 1 or tracker.from_start) else None
-    results = (dict(tracker.output_nodes), dict(tracker.output_storages), list(tracker.consumers)) \
-        if tracker is not None else ({}, {}, [])
+    results = (dict(tracker.output_nodes), list(tracker.consumers)) if tracker is not None else ({}, [])
     if tracker is not None:
         tracker.ran.clear()
         tracker.output_nodes.clear()
@@ -719,21 +720,19 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
 def _result_reached_loss(module, results: tuple, roots: list, loss_nodes: list) -> bool:
     """Whether the module's result reached the loss's graph: one of its graph nodes is in it, or
     its memory was handed (detached, or made under no_grad) to a module whose result is.
-    `loss_nodes` caches the loss graph's node ids (None when the walk did not finish)."""
-    output_nodes, output_storages, consumers = results
+    `loss_nodes` caches the loss graph's node keys (None when the walk did not finish)."""
+    output_nodes, consumers = results
     result_nodes = output_nodes.get(id(module), set())
-    storages = output_storages.get(id(module), set())
-    if not result_nodes and not storages:
+    handed_on = [nodes for producers, nodes in consumers if id(module) in producers]
+    if not result_nodes and not handed_on:
         return False
     if not loss_nodes:
         walked, finished = graph_nodes([t.grad_fn for t in roots if t.grad_fn is not None])
-        loss_nodes.append({id(node) for node in walked} if finished else None)
+        loss_nodes.append({node_key(node) for node in walked} if finished else None)
     graph = loss_nodes[0]
     if graph is None:
         return False
-    if result_nodes & graph:
-        return True
-    return any(inputs & storages and nodes & graph for inputs, nodes in consumers)
+    return bool(result_nodes & graph) or any(nodes & graph for nodes in handed_on)
 
 
 def _unreached_parameter_diagnosis(paths: list[str], parameter, module, cut: Cut | None,

@@ -9,7 +9,9 @@ carries a graph, a walk over the part of that graph the forward made (down to th
 its inputs) finds its parameters the forward used; one that a whole walk does not reach was
 not used by it, or only outside the graph. The ids of the graph nodes of each module's result
 are kept too: a result that never reached the loss (thrown away, as a probabilistic program's
-trace of a guide does) cut nothing. Only ids are kept.
+trace of a guide does) cut nothing. Only ids and weak references are kept. A freed node's or
+storage's address is soon another's (a thrown-away result's memory is the next layer's), so a
+node is known by its id with its sequence number, and a storage by a weak reference to it.
 """
 
 from __future__ import annotations
@@ -36,13 +38,14 @@ class ModuleForwardTracker:
         self.used: set[int] = set()  # ids of parameters found in their module's result graph
         self.unused: set[int] = set()  # ids of parameters a whole walk of that graph did not find
         self.present: set[int] = set()  # ids of the tensors modules held as parameters when they ran
-        # id(module) -> ids of the graph nodes of its results: whether a result reached the loss
-        self.output_nodes: dict[int, set[int]] = {}
-        # id(module) -> the data pointers of its results, and per module call (the data pointers
-        # of its inputs, the graph nodes of its result): a result detached or made under no_grad
-        # and handed to a module whose result reached the loss was cut, not thrown away
-        self.output_storages: dict[int, set[int]] = {}
-        self.consumers: list[tuple[set[int], set[int]]] = []
+        # id(module) -> node_key of the graph nodes of its results: whether a result reached the loss
+        self.output_nodes: dict[int, set[tuple[int, int]]] = {}
+        # data pointer -> (a weak reference to the storage there, id(module)) for the modules'
+        # results, and per module call (the ids of the modules whose results' storages it was
+        # given, the node keys of its result): a result detached or made under no_grad and
+        # handed to a module whose result reached the loss was cut, not thrown away
+        self.output_storages: dict[int, list[tuple[weakref.ref, int]]] = {}
+        self.consumers: list[tuple[set[int], set[tuple[int, int]]]] = []
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
         self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
@@ -80,12 +83,12 @@ class ModuleForwardTracker:
         self.present.update(id(p) for p in own)  # under functional_call, the tensors put in their place
         if own:
             results = _tensors_in(output)[:8]
-            nodes = {id(t.grad_fn) for t in results if t.grad_fn is not None}
+            nodes = {node_key(t.grad_fn) for t in results if t.grad_fn is not None}
             if nodes:
                 self.output_nodes.setdefault(id(module), set()).update(nodes)
-            self.output_storages.setdefault(id(module), set()).update(_pointers(results))
             if len(self.consumers) < 4096:
-                self.consumers.append((_pointers(_tensors_in(args)[:8]), nodes))
+                self.consumers.append((self._producers_of(_tensors_in(args)[:8]), nodes))
+            self._note_storages(results, id(module))
         pending = {id(p) for p in own if p.requires_grad and id(p) not in self.used}
         if not pending or not torch.is_grad_enabled():
             return
@@ -109,6 +112,20 @@ class ModuleForwardTracker:
                     return
             stack.extend(next_node for next_node, _ in node.next_functions)
         self.unused |= pending
+
+    def _note_storages(self, results: list, module_id: int) -> None:
+        for pointer, storage in _storages(results):
+            entries = [entry for entry in self.output_storages.get(pointer, ()) if entry[0]() is not None]
+            entries.append((weakref.ref(storage), module_id))
+            self.output_storages[pointer] = entries[-8:]
+
+    def _producers_of(self, inputs: list) -> set[int]:
+        """Ids of the modules whose results' storages (still alive) these inputs use."""
+        producers = set()
+        for pointer, storage in _storages(inputs):
+            producers.update(module_id for reference, module_id in self.output_storages.get(pointer, ())
+                             if reference() is storage)
+        return producers
 
     def unused_by_its_module(self, parameter) -> bool:
         """Its module ran only with other tensors in its place (functional_call, a stateless
@@ -180,15 +197,22 @@ def _tracing() -> bool:
     return torch.compiler.is_compiling() or torch.jit.is_tracing()
 
 
-def _pointers(tensors: list) -> set[int]:
-    pointers = set()
+def node_key(node) -> tuple[int, int]:
+    """A graph node told apart from a later one at the same address: its id and its sequence
+    number (which only grows)."""
+    return id(node), node._sequence_nr()
+
+
+def _storages(tensors: list) -> list:
+    """(data pointer, storage) of each tensor with memory."""
+    found = []
     for tensor in tensors:
         try:
             if tensor.layout == torch.strided and tensor.numel():
-                pointers.add(tensor.data_ptr())
+                found.append((tensor.data_ptr(), tensor.untyped_storage()))
         except Exception:  # a tensor without storage (meta, a subclass): nothing to compare
             pass
-    return pointers
+    return found
 
 
 def _tensors_in(value, depth: int = 0) -> list:
