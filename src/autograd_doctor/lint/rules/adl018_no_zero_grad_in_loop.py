@@ -25,7 +25,12 @@ update function without a loop of its own (called once per batch) that
 clears some optimizers with `zero_grad()` but steps one it never clears,
 after a backward outside any branch, when whose parameters it steps is known
 and nothing in the file clears that optimizer, its modules or `.grad` by hand
-(an actor-critic `update()` that clears only the critic's optimizer).""",
+(an actor-critic `update()` that clears only the critic's optimizer).
+Also a loop that optimizes a tensor by hand without clearing its gradient:
+it runs `backward()`, reads `x.grad` and writes `x` in place (`x.data -= lr *
+x.grad`, `x.data[mask] = ...`, `x.add_(...)`) on every iteration, never
+re-binds `x` and clears no gradient (an attack's or a projection's steps on
+its input, a hand-written gradient descent).""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -64,8 +69,15 @@ one smoke run with them: what those loops read is not an outcome.""",
 )
 
 
+def on_grad_read(checker, node) -> None:
+    """`x.grad` read inside a loop: a hand-written update whose gradient may pile up."""
+    if isinstance(node.value, ast.Name) and checker.scope.loops:
+        checker.scope.note("ADL018 grad read", (checker.seq, node.value.id, node, tuple(checker.scope.loops)))
+
+
 def check_scope(checker, scope) -> None:
     backwards = [s for s, _ in scope.backwards + scope.retain_backwards]
+    _uncleared_hand_updates(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
@@ -260,4 +272,100 @@ def _new_tensor(checker, value) -> bool:
             return True
         if func.attr == "requires_grad_":
             return _new_tensor(checker, func.value)
+    return False
+
+
+def _uncleared_hand_updates(checker, scope, backwards) -> None:
+    """A loop that runs a backward pass, reads `x.grad` and writes `x` in place on
+    every iteration, with `x` the same tensor throughout (never re-bound in the
+    loop) and nothing in the loop clearing a gradient: from the second iteration on
+    `x.grad` is the sum of all past gradients (perceptual-advex's Newton projection:
+    `adv_lpips.sum().backward()`, then `adv_inputs.data[mask] = ... adv_inputs.grad
+    ...`).  A loop that also steps an optimizer is the first check's; a loop that
+    only reads the gradient (a test that checks which inputs an output depends on)
+    changes nothing with it and is not reported."""
+    ends = dict(scope.finished_loops)
+    reported = set()
+    for seq, name, node, loops in scope.noted("ADL018 grad read"):
+        statements = None
+        for depth, loop in enumerate(reversed(loops)):  # the innermost loop first
+            end = ends.get(loop.start)
+            if end is None or name in reported:
+                break
+            if name in loop.bound:
+                break  # a new tensor each iteration (`x = x.detach()`): its `.grad` starts empty
+            if not any(loop.start < b < seq for b in backwards):
+                continue
+            if any(loop.start < z < end for z in scope.zero_grads) or \
+                    any(loop.start < s < end for s, _, _ in scope.steps):
+                break
+            if statements is None:
+                statements = _loops_around(checker.tree, node)
+            statement = statements[depth] if depth < len(statements) else None
+            if statement is None or not _writes_in_place(statement, name) or _clears_a_gradient(statement):
+                break
+            reported.add(name)
+            checker.report("ADL018", node,
+                           f"`{name}.grad` is read on every iteration of this loop, which updates "
+                           f"`{name}` in place, but nothing in the loop clears it (`{name}.grad = None`): "
+                           f"backward() adds into `.grad`, so from the second iteration on it holds "
+                           f"the sum of all past gradients of `{name}`")
+            break
+
+
+def _loops_around(tree, node) -> list:
+    """The `for`/`while` statements of ``tree`` whose bodies hold ``node``, the
+    innermost first (the walk's open loops, in the same order)."""
+    around = [candidate for candidate in ast.walk(tree)
+              if isinstance(candidate, (ast.For, ast.AsyncFor, ast.While))
+              and candidate.body[0].lineno <= node.lineno <= (candidate.end_lineno or 0)]
+    return sorted(around, key=lambda loop: (loop.lineno, loop.col_offset), reverse=True)
+
+
+def _root_name(target) -> str | None:
+    """`x`, `x.data`, `x[mask]`, `x.data[mask]`: the tensor written is `x`."""
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        if isinstance(target, ast.Attribute) and target.attr != "data":
+            return None
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _writes_in_place(loop, name: str) -> bool:
+    """The loop writes tensor ``name`` itself: `x.data = ...`, `x[...] = ...`,
+    `x -= ...`, `x.add_(...)`, `x.data.clamp_(...)`."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, (ast.Subscript, ast.Attribute)) and _root_name(target) == name:
+                    return True
+        elif isinstance(node, ast.AugAssign) and _root_name(node.target) == name:
+            return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr.endswith("_") and not node.func.attr.startswith("_") and \
+                node.func.attr != "requires_grad_" and _root_name(node.func.value) == name:
+            return True
+    return False
+
+
+def _clears_a_gradient(loop) -> bool:
+    """Anything in the loop that may clear a gradient: a write to a `.grad`
+    (`x.grad = None`, `x.grad[:] = 0`, `x.grad *= 0`, `x.grad.mul_(0)`), a
+    `zero_grad()`, or a call of a helper named for clearing gradients
+    (`reset_grad()`, `zero_grads(params)`)."""
+    for node in ast.walk(loop):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AugAssign) else ()
+        for target in targets:
+            if any(isinstance(part, ast.Attribute) and part.attr == "grad" for part in ast.walk(target)):
+                return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called == "zero_grad" or ("grad" in called and any(
+                    word in called for word in ("zero", "clear", "reset"))):
+                return True  # `opt.zero_grad()`, `self.reset_grad()`, `zero_grads(params)`
+            if isinstance(func, ast.Attribute) and called.endswith("_") and any(
+                    isinstance(part, ast.Attribute) and part.attr == "grad" for part in ast.walk(func.value)):
+                return True
     return False
