@@ -294,6 +294,8 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
                 break
             if name in loop.bound:
                 break  # a new tensor each iteration (`x = x.detach()`): its `.grad` starts empty
+            if not _a_leaf(scope, name, seq):
+                break  # `w1 = w.type(torch.float)`: its `.grad` stays None, nothing piles up (ADL020's)
             if not any(loop.start < b < seq for b in backwards):
                 continue
             if any(loop.start < z < end for z in scope.zero_grads) or \
@@ -311,6 +313,17 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
                            f"backward() adds into `.grad`, so from the second iteration on it holds "
                            f"the sum of all past gradients of `{name}`")
             break
+
+
+def _a_leaf(scope, name: str, seq: int) -> bool:
+    """``name`` (read at ``seq``) is a leaf whose `.grad` backward() fills: made to
+    require grad here (`x.requires_grad = True`, `torch.zeros(..., requires_grad=True)`),
+    a parameter loop variable, or an argument not re-bound before the read (the
+    caller's tensor, whose `.grad` the function reads: it expects a leaf)."""
+    if name in scope.grad_leaves or name in scope.parameter_vars:
+        return True
+    entry = scope.binding(name, seq)
+    return name in scope.parameters and (entry is None or entry[1] is None)
 
 
 def _loops_around(tree, node) -> list:
