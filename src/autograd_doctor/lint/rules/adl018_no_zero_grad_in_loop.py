@@ -65,7 +65,10 @@ model local to a function, dropped when the loop ends, likewise); the same
 loop followed by `torch.save(...)`, an assertion or any other statement is.
 A loop followed only by loops that go on stepping the same optimizer (a test
 that trains three times in a row, asserting only that each loss is a float) is
-one smoke run with them: what those loops read is not an outcome.""",
+one smoke run with them: what those loops read is not an outcome.
+The hand-written update check follows a plain name only: an attribute
+(`self.delta.grad`, `model.w.grad`) is not checked, and a loop that calls
+any `zero_grad()` is taken to clear the tensor's gradient too.""",
 )
 
 
