@@ -140,3 +140,43 @@ def test_r230_clearing_after_the_read_gives_the_true_gradient():
     module = importlib.util.module_from_spec(spec)
     exec(compile(fixed, "r230_fixed.py", "exec"), module.__dict__)
     assert module.bug_shows() is False
+
+
+# icefall's activation tests (left out of set M for its size; four copies of
+# `scaling.py`): the copy is cut from the original's graph by `.detach()` and
+# made a leaf of its own, so its `.grad` is filled.  ADL020 took it for the
+# non-leaf `.clone()` makes.
+COPY_AS_LEAF = textwrap.dedent("""
+    import torch
+
+    def compare_grads():
+        x1 = torch.randn(10, 4)
+        x1.requires_grad = True
+        x2 = x1.clone().detach()
+        x2.requires_grad = True
+        (x1 * 2).sum().backward()
+        (x2 * 2).sum().backward()
+        return x1.grad, x2.grad
+    """)
+COPY_IN_GRAPH = COPY_AS_LEAF.replace("x1.clone().detach()", "x1.clone()").replace(
+    "    x2.requires_grad = True\n", "")
+
+
+def test_a_detached_copy_is_a_leaf_and_silent():
+    assert _codes(COPY_AS_LEAF) == []
+    namespace: dict = {}
+    exec(compile(COPY_AS_LEAF, "scaling.py", "exec"), namespace)
+    g1, g2 = namespace["compare_grads"]()
+    assert g2 is not None and torch.equal(g1, g2)
+
+
+def test_a_copy_in_the_graph_is_still_reported_and_gets_no_grad():
+    assert "x2.requires_grad" not in COPY_IN_GRAPH
+    assert _codes(COPY_IN_GRAPH) == [(10, "ADL020")]
+    namespace: dict = {}
+    exec(compile(COPY_IN_GRAPH, "scaling.py", "exec"), namespace)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "The .grad attribute of a Tensor that is not a leaf ..."
+        g1, g2 = namespace["compare_grads"]()
+    assert g2 is None and torch.equal(g1, torch.full((10, 4), 4.0))

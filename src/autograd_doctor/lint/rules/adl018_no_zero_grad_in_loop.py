@@ -287,9 +287,12 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
     ...`).  A loop that also steps an optimizer is the first check's; a loop that
     only reads the gradient (a test that checks which inputs an output depends on)
     changes nothing with it and is not reported."""
+    reads = scope.noted("ADL018 grad read")
+    if not reads:
+        return
     ends = dict(scope.finished_loops)
     reported = set()
-    for seq, name, node, loops in scope.noted("ADL018 grad read"):
+    for seq, name, node, loops in reads:
         statements = None
         for depth, loop in enumerate(reversed(loops)):  # the innermost loop first
             end = ends.get(loop.start)

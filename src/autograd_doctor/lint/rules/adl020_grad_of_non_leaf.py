@@ -193,6 +193,8 @@ def _made_from_leaf(checker, value):
             node = node.value
             continue
         return None
+    if any(isinstance(s, ast.Call) and s.func.attr in ("detach", "detach_") for s in steps):
+        return None  # `x1.clone().detach()`: cut from the leaf's graph, a leaf of its own
     certain = next((s for s in steps if _always_new(checker, s, root, root_name)), None)
     if certain is None:
         return None
