@@ -157,8 +157,9 @@ def _diagnosis(holder: tuple, stale: list[str], site, frame) -> Diagnosis | None
                 f"this assignment with a property of the class, `def {holder[2]}(self): return {expression}` "
                 "under `@property`"))
         elif expression is not None:
-            helps.append(Suggestion(f"compute {what} inside the training loop, after each step: move "
-                                    f"`{what} = {expression}` into the loop, before it is used"))
+            helps.append(Suggestion(f"compute {what} again after each step, inside the training loop, before it is "
+                                    f"used; if it is a state carried from one iteration to the next (a hidden "
+                                    f"state), detach it where it is carried: `{what} = {what}.detach()`"))
     else:
         primary, related = location_of(site, role="backward", note=note), []
         if primary is None:
