@@ -78,3 +78,15 @@ def test_detached_inputs_of_a_model_that_trains_say_nothing(tmp_path):
     outcome = run_program(tmp_path, INPUT_GRADIENT_NEXT_TO_TRAINING)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD214"]
+
+
+def test_a_detach_under_a_clone_is_the_cut_too(tmp_path):
+    source = FEATURES_REWRAPPED.replace("task.detach().requires_grad_()", "task.detach().clone().requires_grad_(True)")
+    outcome = run_program(tmp_path, source)
+    outcome.diagnoses = [d for d in outcome.diagnoses if d.code == "AD214"]
+    assert outcome.diagnosis.primary.line == outcome.line("CUT")
+    assert outcome.diagnosis.help[0].replacement == \
+        "return [task.clone().requires_grad_(True) for task in out.unbind(-1)]"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    intended = run_plain(tmp_path, INTENDED, "intended.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], intended["result"]))

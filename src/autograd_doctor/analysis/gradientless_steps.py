@@ -72,14 +72,29 @@ def _detached_leaf_site(parameter_ids: set[int], since: int | None):
         statement = statement_at(site.filename, site.lineno)
         for node in ast.walk(statement) if statement is not None else ():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "requires_grad_" and _is_detach_call(node.func.value):
-                return site, statement, node.func.value
+                    and node.func.attr == "requires_grad_":
+                cut = _detach_below(node.func.value)
+                if cut is not None:
+                    return site, statement, cut
     return None
 
 
-def _is_detach_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
-        and not node.args and not node.keywords
+# Methods that copy or convert a tensor and keep its graph: a detach() below them still cuts.
+_GRAPH_KEEPING_METHODS = ("clone", "to", "float", "double", "half", "contiguous", "cpu", "cuda", "view", "reshape")
+
+
+def _detach_below(node: ast.AST) -> ast.AST | None:
+    """The `x.detach()` call (or `x.data` attribute) that the chain under `requires_grad_()` starts
+    from, through copies and conversions (`p.detach().clone()`), or None."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _GRAPH_KEEPING_METHODS:
+        node = node.func.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+            and not node.args and not node.keywords:
+        return node
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        return node
+    return None
 
 
 def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int, detached=None) -> Diagnosis:
@@ -98,7 +113,8 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int
         # The backward() stopped at new leaves made by detach().requires_grad_() (they have gradients,
         # the parameters none): that line is the cut, and without detach() the graph goes on.
         site, statement, detach_call = detached
-        receiver = segment(site.filename, detach_call.func.value)
+        receiver = segment(site.filename, detach_call.value if isinstance(detach_call, ast.Attribute)
+                           else detach_call.func.value)
         changed = replace_node_text(site.filename, statement, detach_call, receiver) if receiver else None
         cut = statement_location(site.filename, statement, role="cut",
                                  note="detach().requires_grad_() makes new leaves here: backward() stops at them")
@@ -108,7 +124,7 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int
                      "detach().requires_grad_(), which start a new graph: requires_grad_() on the result of "
                      "detach() does not connect it to what it was detached from")
         if changed is not None:
-            helps.insert(0, Suggestion(f"keep the graph: drop detach() ({segment(site.filename, detach_call)} "
+            helps.insert(0, Suggestion(f"keep the graph: drop the cut ({segment(site.filename, detach_call)} "
                                        f"becomes {receiver}), so backward() goes on to the optimizer's parameters",
                                        changed, cut))
     return Diagnosis(code=codes.GRADIENTLESS_OPTIMIZER_STEPS, title=codes.title(codes.GRADIENTLESS_OPTIMIZER_STEPS),
