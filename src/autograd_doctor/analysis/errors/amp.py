@@ -172,6 +172,23 @@ def unscaled_after_step(context: ErrorContext, already):
         earlier = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
                    and segment(filename, s.value.func.value) == receiver]
         step = earlier[-1] if earlier else None
+    meant = _optimizer_clipped_instead(_frame, filename, block, statement, found[4]) if block is not None else None
+    if meant is not None:
+        # The clipping after this unscale_() is of another optimizer's parameters, stepped next and
+        # never unscaled: the call names the wrong optimizer (a GAN's generator half copied from
+        # the discriminator's). Moving it before the earlier step would unscale that one twice.
+        other_text, other_step = meant
+        related = [statement_location(filename, step, role="step", note=f"{receiver}.step({optimizer_text}) "
+                                      "already applied its gradients here")] if step is not None else []
+        related.append(statement_location(filename, other_step, role="step", note=f"{receiver}.step({other_text}) "
+                                          "applies the gradients clipped after the unscale_(), never unscaled"))
+        notes = [f"the clipping after this line is of parameters that {other_text} trains, and "
+                 f"{receiver}.step({other_text}) follows: the unscale_() meant for them names {optimizer_text}, "
+                 f"whose step() has already run"]
+        help_ = Suggestion(f"unscale {other_text}, whose gradients are clipped and stepped next",
+                           replace_node_text(filename, statement, found[4].args[0], other_text),
+                           statement_location(filename, statement))
+        return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=[help_])
     help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
     inner = None
     if step is None:
@@ -194,6 +211,51 @@ def unscaled_after_step(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) (and clip) before {receiver}.step({optimizer_text}), "
         "after the last backward()")]
     return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _parameter_ids(optimizer) -> set[int]:
+    return {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
+
+
+def _clipped_parameter_ids(frame, filename: str, statement: ast.stmt) -> set[int]:
+    """The parameters a clipping statement clips, when its first argument is `module.parameters()`
+    or a name bound to tensors; empty when that cannot be read without running code."""
+    call = next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and (
+        isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+        or isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS)), None)
+    first = call.args[0] if call is not None and call.args else None
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters" \
+            and not first.args:
+        module = value_of(frame, first.func.value)
+        return {id(p) for p in module.parameters()} if isinstance(module, torch.nn.Module) else set()
+    value = value_of(frame, first) if first is not None else None
+    if isinstance(value, torch.Tensor):
+        return {id(value)}
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return {id(v) for v in value}
+    return set()
+
+
+def _optimizer_clipped_instead(frame, filename: str, block: list, statement: ast.stmt, call: ast.Call):
+    """(text, step statement) of the optimizer the failing `scaler.unscale_(optimizer)` was meant
+    for: the clipping right after it clips only parameters of another optimizer, which the same
+    scaler steps later in the block. None otherwise."""
+    if not call.args:
+        return None
+    unscaled = value_of(frame, call.args[0])
+    clipping = _clipping_after(block, block.index(statement))
+    clipped = set().union(*(_clipped_parameter_ids(frame, filename, s) for s in clipping)) if clipping else set()
+    if unscaled is None or not clipped or clipped & _parameter_ids(unscaled):
+        return None
+    scaler = value_of(frame, call.func.value)
+    for later in block[block.index(statement) + 1:]:
+        step = _method_call(later, "step")
+        if step is None or not step.args or value_of(frame, step.func.value) is not scaler:
+            continue
+        other = value_of(frame, step.args[0])
+        if other is not None and other is not unscaled and clipped <= _parameter_ids(other):
+            return segment(filename, step.args[0]), later
+    return None
 
 
 def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
