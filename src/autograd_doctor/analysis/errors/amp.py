@@ -26,7 +26,7 @@ import ast
 import torch
 
 from autograd_doctor.analysis.source_scope import block_holding
-from autograd_doctor.analysis.errors.build import diagnosis, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
@@ -71,7 +71,18 @@ def unscaled_twice(context: ErrorContext, already):
              f"per step: after one unscale_(), the scaler refuses another until {receiver}.update() (after "
              f"{receiver}.step()) resets it"]
     help_ = _move_into_step_block(filename, scope, statement, step, receiver) if step is not None else None
-    if help_ is not None:
+    repeated = _loop_repeating(scope, filename, statement, receiver) if help_ is None and scope is not None else None
+    if repeated is not None:
+        # A loop around the unscale_() that neither backpropagates nor steps (one pass per parameter
+        # group, to clip each with its own norm): the gradients are the same in every pass, so one
+        # unscale_() before the loop is what every pass needs.
+        loop_text = text_of(filename, repeated.target) if isinstance(repeated, ast.For) else "the loop"
+        related.append(statement_location(filename, repeated, role="loop", note=f"repeats the unscale_() once per "
+                                          f"{loop_text}, with no backward() or step() between"))
+        notes.append(f"the loop at line {repeated.lineno} runs {receiver}.unscale_({optimizer_text}) once per pass, "
+                     "and no backward() or step() runs between the passes")
+        help_ = _hoist_before_loop(filename, repeated, statement, receiver, optimizer_text)
+    if help_ is not None and repeated is None:
         notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
                      "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
                      "first update()")
@@ -90,6 +101,42 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _loop_repeating(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str):
+    """The innermost for/while loop whose body holds `statement` directly and calls neither
+    backward() nor `receiver.step()`; None otherwise."""
+    loops = [node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.While)) and statement in node.body]
+    if len(loops) != 1 or loops[0].orelse:
+        return None
+    loop = loops[0]
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    if any(c.func.attr == "backward" or c.func.attr == "step" and segment(filename, c.func.value) == receiver
+           for c in calls):
+        return None
+    return loop
+
+
+def _hoist_before_loop(filename: str, loop: ast.stmt, unscale: ast.stmt, receiver: str, optimizer_text: str
+                       ) -> Suggestion | None:
+    """The loop rewritten with the unscale_ statement before it (and the loop without it)."""
+    indent = source_line(filename, loop.lineno)[:loop.col_offset]
+    loop_lines = [source_line(filename, number).rstrip() for number in range(loop.lineno, loop.end_lineno + 1)]
+    unscale_lines = set(range(unscale.lineno, unscale.end_lineno + 1))
+    kept = [line for number, line in zip(range(loop.lineno, loop.end_lineno + 1), loop_lines)
+            if number not in unscale_lines]
+    if any(line.strip() and not line.startswith(indent) for line in loop_lines):
+        return None
+    if len(loop.body) == 1:
+        kept = []  # the loop did nothing else: one unscale_() replaces it
+    unscale_text = segment(filename, unscale)
+    if unscale_text is None or "\n" in unscale_text:
+        return None
+    text = "\n".join([unscale_text] + [line[len(indent):] for line in kept])
+    location = statement_location(filename, loop)
+    location.end_line, location.end_column = loop.end_lineno, loop.end_col_offset
+    return Suggestion(f"call {receiver}.unscale_({optimizer_text}) once, before the loop: the gradients are "
+                      "unscaled for every pass of it", text, location)
 
 
 def _other_unscale(filename: str, scope: ast.AST | None, statement: ast.stmt, receiver: str,
@@ -347,6 +394,15 @@ def stepped_twice(context: ErrorContext, already):
                                       "between the two steps") for update in updates]
         helps = [Suggestion(f"call {receiver}.update() after every {receiver}.step(): once per iteration, "
                             "after the steps of all optimizers")]
+        moved = _move_step_into_update_block(filename, scope, statement, receiver)
+        if moved is not None:
+            # update() (with zero_grad()) runs under a condition (every N micro-batches of gradient
+            # accumulation) and step() does not: the step belongs with them.
+            notes.append(f"{receiver}.update() runs only when the condition at line {moved[0].lineno} holds (a step "
+                         f"every N micro-batches), while {receiver}.step({optimizer_text}) runs on every pass")
+            helps.insert(0, Suggestion(f"step under the same condition as {receiver}.update(), just before it: the "
+                                       "gradients accumulated over the micro-batches are applied once",
+                                       moved[1], moved[2]))
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
@@ -364,6 +420,41 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the `if`, its rewritten text from `step` on, location) when `receiver.update()` and zero_grad()
+    are in the body of an `if` that comes later in the block holding `step` (gradient accumulation):
+    the step moved to just before that update(). None otherwise (or when a statement between them
+    uses the scaler)."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None:
+        return None
+    later = block[block.index(step) + 1:]
+    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
+        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
+        None)
+    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
+                             for method in ("step", "unscale_", "update")):
+        return None
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
+               for n in ast.walk(holder)):
+        return None  # gradients are not accumulated under that condition: which rate is meant is not known
+    update = next(b for b in holder.body if _method_call(b, "update") is not None
+                  and segment(filename, b.value.func.value) == receiver)
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+    update_indent = source_line(filename, update.lineno)[:update.col_offset]
+    step_lines = [source_line(filename, n).rstrip() for n in range(step.lineno, step.end_lineno + 1)]
+    lines = []
+    for number in range(step.end_lineno + 1, holder.end_lineno + 1):
+        if number == update.lineno:
+            lines += [update_indent + line[len(indent):] for line in step_lines]
+        lines.append(source_line(filename, number).rstrip())
+    if any(line.strip() and not line.startswith(indent) for line in lines + step_lines):
+        return None
+    location = statement_location(filename, step)
+    location.end_line, location.end_column = holder.end_lineno, holder.end_col_offset
+    return holder, "\n".join(line[len(indent):] for line in lines), location
 
 
 def _updates_elsewhere(filename: str, scope: ast.AST | None, receiver: str) -> list[ast.stmt]:

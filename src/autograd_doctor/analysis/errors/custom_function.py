@@ -398,9 +398,68 @@ def dirty_view_several_outputs(context: ErrorContext, already):
             helps.append(statement_change(primary, f"give {class_name} a copy, not a view: nothing reads "
                                           f"{', '.join(sorted(base_names))} after the call, so the outputs and "
                                           "gradients stay the same", copy))
+    elif not views:
+        # The view is made in the call itself (`F.apply(h.view(-1))`, `F.apply(h[:, :4])`): a copy made
+        # there changes no value the program uses when nothing reads the base's values afterwards
+        # (its shape, as in `out.view_as(h)`, is the same).
+        made_inline = [a for c in calls for a in c.args if _view_of_name(frame, a) is not None]
+        if len(made_inline) == 1:
+            argument = made_inline[0]
+            base = _view_of_name(frame, argument)
+            if not _values_read_after(filename, base, statement.end_lineno, _scope_end(filename, line)):
+                text = text_of(filename, argument)
+                helps.append(statement_change(location, f"give {class_name} a copy, not a view: {text}.clone(); "
+                                              f"nothing reads the values of {base} after the call, so the outputs "
+                                              "and gradients stay the same",
+                                              replace_node_text(filename, statement, argument, f"{text}.clone()")))
     helps.append(Suggestion(f"{'or ' if helps else ''}return one tensor from {class_name} (split it into a Function "
                             "that writes in place and returns the input, and the other operations after it)"))
     return diagnosis(codes.DIRTY_VIEW_SEVERAL_OUTPUTS, primary, related, notes, helps)
+
+
+_VIEW_METHODS = {"view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "flatten", "squeeze",
+                 "unsqueeze", "narrow", "select", "expand", "expand_as", "unflatten", "movedim", "diagonal"}
+# Reads of a tensor that use only its metadata, not its values.
+_METADATA_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "size", "dim", "numel", "layout"}
+_SHAPE_FROM_ARGUMENT = {"view_as", "reshape_as", "expand_as", "new_zeros", "new_ones", "new_empty"}
+
+
+def _view_of_name(frame, node) -> str | None:
+    """The name `h` of a tensor of which `node` is a view written in place: `h.view(...)`,
+    `h.t()`, `h[:, :2]` (the kinds of expression that return a view of `h`)."""
+    import torch
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS:
+        receiver = node.func.value
+    elif isinstance(node, ast.Subscript):
+        receiver = node.value
+    else:
+        return None
+    return receiver.id if isinstance(receiver, ast.Name) and isinstance(value_of(frame, receiver), torch.Tensor) \
+        else None
+
+
+def _values_read_after(filename: str, name: str, after: int, end: int) -> bool:
+    """Whether a statement after line `after` (up to `end`) reads the values of `name`; reading its
+    shape, dtype or device (`name.shape`, `x.view_as(name)`) does not count."""
+    from autograd_doctor.diagnosis.source import statement_at
+
+    for number in range(after + 1, end + 1):
+        statement = statement_at(filename, number)
+        if statement is None or statement.lineno != number:
+            continue
+        parents = {id(child): parent for parent in ast.walk(statement) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in _METADATA_ATTRIBUTES:
+                continue
+            if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Attribute) \
+                    and parent.func.attr in _SHAPE_FROM_ARGUMENT:
+                continue
+            return True
+    return False
 
 
 def _scope_end(filename: str, line: int) -> int:

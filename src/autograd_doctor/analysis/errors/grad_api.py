@@ -235,7 +235,7 @@ def gradient_shape(context: ErrorContext, already):
     helps = []
     keyword, output = None, None
     if call is not None:
-        keyword = next((k for k in call.keywords if k.arg in ("grad_outputs", "gradient")), None)
+        keyword = next((k for k in call.keywords if k.arg in ("grad_outputs", "gradient", "grad_tensors")), None)
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if getattr(call.func, "attr", None) == "backward" and receiver is not None and text_of(filename, receiver) not in (
                 "torch.autograd", "autograd"):
@@ -247,11 +247,30 @@ def gradient_shape(context: ErrorContext, already):
         new_statement = replace_node_text(filename, statement, keyword.value, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
+    elif keyword is not None and output is not None and _same_but_unit_dimensions(given, wanted):
+        # [6] given for a [6, 1] output (REINFORCE's advantages for gathered log-probabilities): the
+        # same elements in the same order, only a dimension of size one apart, so the pairing of
+        # gradient and output elements is not in doubt.
+        output_text, value_text = text_of(filename, output), text_of(filename, keyword.value)
+        simple = isinstance(keyword.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        new_statement = replace_node_text(filename, statement, keyword.value,
+                                          f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
+        helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
+                                      f"one per element of {output_text}", new_statement))
     helps.append(Suggestion(f"the gradient passed for an output must have that output's shape {wanted} "
                             "(for a scalar loss, pass nothing)"))
     return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[
         "grad_outputs / backward(gradient) is the gradient of the final loss with respect to each output, "
         "so it has the output's shape"], help=helps)
+
+
+def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
+    """Two `torch.Size([...])` texts that differ only in dimensions of size 1 ([6] and [6, 1])."""
+    def sizes(text):
+        found = re.fullmatch(r"torch\.Size\(\[([\d, ]*)\]\)", text)
+        return [int(s) for s in found.group(1).split(",") if s.strip()] if found else None
+    a, b = sizes(given), sizes(wanted)
+    return a is not None and b is not None and a != b and [s for s in a if s != 1] == [s for s in b if s != 1]
 
 
 def _ones(node: ast.AST) -> bool:
