@@ -274,6 +274,8 @@ def dirty_leaf(context: ErrorContext, already):
 def non_tensor_saved(context: ErrorContext, already):
     """PyTorch checks save_for_backward's arguments after forward returns, so the traceback ends
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
+    import torch
+
     match = re.search(r"argument (\d+) is of type (\w+)", context.message)
     function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
@@ -290,9 +292,47 @@ def non_tensor_saved(context: ErrorContext, already):
     helps = [Suggestion(f"save only tensors with save_for_backward; keep {argument} on ctx as an attribute "
                         f"(ctx.{attribute} = {argument}) and read ctx.{attribute} in backward instead of "
                         "unpacking it from ctx.saved_tensors")]
+    if type_name in _NUMBER_TENSORS and index < len(call.args) and filename is not None \
+            and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
+            and _only_arithmetic_in_backward(function_class, index):
+        # A number that backward only computes with (x ** (n - 1), grad * n): a 0-dim tensor of the
+        # same kind computes the same values (a 0-dim tensor does not change the result's dtype, and
+        # Python's float is a double, as float64 is), and save_for_backward accepts it.
+        statement = next((s for s in ast.walk(forward) if isinstance(s, ast.stmt) and s.lineno == call.lineno
+                          and call in ast.walk(s)), None)
+        new_statement = replace_node_text(filename, statement, call.args[index],
+                                          f"torch.tensor({argument}{_NUMBER_TENSORS[type_name]})") \
+            if statement is not None else None
+        if new_statement is not None:
+            helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
+                                             f"it, and a 0-dim tensor gives the same values", new_statement))
+            helps[1].message = "or " + helps[1].message
     return diagnosis(codes.SAVE_FOR_BACKWARD_NON_TENSOR, location, [use],
                      notes=["save_for_backward is for tensors (it checks they are not modified before "
                             "backward); other values go on ctx directly"], help=helps)
+
+
+# Python numbers save_for_backward refuses, and the dtype of the 0-dim tensor that computes the same.
+_NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64"}
+
+
+def _only_arithmetic_in_backward(function_class, index: int) -> bool:
+    """Whether backward unpacks ctx.saved_tensors into names and uses the one at `index` only as an
+    operand of arithmetic (`x ** (n - 1)`, `grad * n`)."""
+    _file, backward = _method_node(function_class, "backward")
+    if backward is None:
+        return False
+    unpackings = [s for s in ast.walk(backward) if _unpacked_names(s) is not None]
+    names = _unpacked_names(unpackings[0]) if len(unpackings) == 1 else None
+    if names is None or index >= len(names):
+        return False
+    name = names[index]
+    parents = {id(child): parent for parent in ast.walk(backward) for child in ast.iter_child_nodes(parent)}
+    named = [n for n in ast.walk(backward) if isinstance(n, ast.Name) and n.id == name]
+    uses = [n for n in named if isinstance(n.ctx, ast.Load)]
+    stores = [n for n in named if not isinstance(n.ctx, ast.Load)]
+    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), (ast.BinOp, ast.UnaryOp))
+                                                   for n in uses)
 
 
 def _unpacked_names(statement) -> list[str] | None:
