@@ -5,12 +5,15 @@ the call it refused, never the line that broke the order:
 - `scaler.unscale_(optimizer)` a second time before `scaler.update()` (AD148), most often once per
   micro-batch in a loop that accumulates gradients and steps (and updates) only every N
   micro-batches. The help moves the `unscale_` statement, with the clipping calls right after it,
-  into the block that runs `scaler.step(optimizer)`, just before that call.
-- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD151), usually to clip: the
+  into the block that runs `scaler.step(optimizer)`, just before that call; inside a loop that
+  neither backpropagates nor steps (one pass per parameter group), before that loop.
+- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD149), usually to clip: the
   clipping then changes gradients that step() has already applied. The help moves the unscale_
-  and its clipping to just before the step.
+  and its clipping to just before the step, unless the clipping is of another optimizer's
+  parameters, stepped next: then the call names the wrong optimizer, and the help names that one.
 - `scaler.step(optimizer)` a second time before `scaler.update()` (AD150): the loop has no
-  `scaler.update()`. The help adds it right after the step.
+  `scaler.update()`. The help adds it right after the step; when update() and zero_grad() run
+  under a condition the step is outside of (gradient accumulation), it moves the step under it.
 
 It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", AD151): the
 trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
