@@ -403,9 +403,12 @@ def stepped_twice(context: ErrorContext, already):
             # accumulation) and step() does not: the step belongs with them.
             notes.append(f"{receiver}.update() runs only when the condition at line {moved[0].lineno} holds (a step "
                          f"every N micro-batches), while {receiver}.step({optimizer_text}) runs on every pass")
+            # The original run stepped after the first micro-batch already (the step this change
+            # removes), so the values handed to the backward() before the refused step were computed
+            # at weights that step changed: stale by construction, as for a recomputed forward.
             helps.insert(0, Suggestion(f"step under the same condition as {receiver}.update(), just before it: the "
                                        "gradients accumulated over the micro-batches are applied once",
-                                       moved[1], moved[2]))
+                                       moved[1], moved[2], recomputes_failing_forward=True))
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
