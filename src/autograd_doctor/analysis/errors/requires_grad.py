@@ -16,7 +16,9 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
+from autograd_doctor.diagnosis.source import (
+    call_argument, parse_file, replace_node_text, segment, statement_location, walk_covering,
+)
 
 FLOAT_DTYPE = "torch.float32"
 
@@ -56,7 +58,8 @@ def non_scalar_backward(context: ErrorContext, already):
         outputs = frame.f_locals.get("outputs")
         output = outputs[0] if outputs else None
     backward_calls = find_calls(statement, "backward")
-    grad_calls = [c for c in find_calls(statement, "grad") if c.args] if not backward_calls else []
+    grad_calls = [c for c in find_calls(statement, "grad") if call_argument(c, 0, "outputs") is not None] \
+        if not backward_calls else []
     verb = "torch.autograd.grad()" if grad_calls else "backward()"
     if output is not None and output.is_complex() and output.numel() == 1:
         return _complex_output(context, statement, location, filename, verb)
@@ -75,7 +78,7 @@ def non_scalar_backward(context: ErrorContext, already):
         # torch.autograd.grad(y, x) returns the gradient itself, whose scale is the result: y.sum() and
         # y.mean() give gradients N times apart, and which one is meant only the user can tell, unless
         # y has the shape of x (one output per input element: a pointwise derivative, see below).
-        output = text_of(filename, grad_calls[0].args[0]) or "the output"
+        output = text_of(filename, call_argument(grad_calls[0], 0, "outputs")) or "the output"
         pointwise = _pointwise_derivative(context, filename, statement, grad_calls[0], shape)
         if pointwise is not None:
             notes.append(pointwise[0])
@@ -126,22 +129,24 @@ def _pointwise_derivative(context: ErrorContext, filename: str, statement, call:
     import torch
 
     found = context.innermost_user()
-    if found is None or shape is None or len(call.args) < 2 or any(k.arg == "grad_outputs" for k in call.keywords) \
-            or not isinstance(call.args[0], (ast.Name, ast.Attribute)) or found[0].f_globals.get("torch") is not torch:
+    output_node, inputs_node = call_argument(call, 0, "outputs"), call_argument(call, 1, "inputs")
+    if found is None or shape is None or inputs_node is None or len(call.args) > 2 \
+            or any(k.arg == "grad_outputs" for k in call.keywords) \
+            or not isinstance(output_node, (ast.Name, ast.Attribute)) or found[0].f_globals.get("torch") is not torch:
         return None
-    inputs = value_of(found[0], call.args[1])
+    inputs = value_of(found[0], inputs_node)
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
     if len(inputs) != 1 or not isinstance(inputs[0], torch.Tensor) or list(inputs[0].shape) != shape:
         return None
-    output, call_text = text_of(filename, call.args[0]), text_of(filename, call)
+    output, call_text = text_of(filename, output_node), text_of(filename, call)
     if call_text is None or not call_text.endswith(")"):
         return None
     new_call = f"{call_text[:-1].rstrip().rstrip(',')}, grad_outputs=torch.ones_like({output}))"
-    note = (f"{output} has the shape of {text_of(filename, call.args[1])} ({shape}): one output per input element, "
-            f"so the derivative asked for is each element's with respect to its own input")
-    message = (f"pass grad_outputs=torch.ones_like({output}): the derivative of every element of {output} with "
-               f"respect to its own input (the gradient of {output}.sum(); .mean() would divide each by "
-               f"{_count(shape)})")
+    note = (f"{output} has the shape of {text_of(filename, inputs_node)} ({shape}): one output per input element, "
+            "so the derivative asked for is taken element by element, not of a mean")
+    message = (f"pass grad_outputs=torch.ones_like({output}): the gradient of {output}.sum(), which is each "
+               f"element's derivative with respect to its own input when the elements are computed separately "
+               f"(a mean would divide every derivative by {_count(shape)})")
     return note, message, replace_node_text(filename, statement, call, new_call)
 
 
