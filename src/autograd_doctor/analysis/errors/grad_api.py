@@ -17,7 +17,7 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
+    call_argument, location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
 )
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -233,27 +233,30 @@ def gradient_shape(context: ErrorContext, already):
     index, given, wanted = (match.group(1), match.group(2), match.group(3)) if match else ("0", "?", "?")
     location.note = f"the gradient given for output {index} has shape {given}, the output {wanted}"
     helps = []
-    keyword, output = None, None
+    gradient, output = None, None
     if call is not None:
-        keyword = next((k for k in call.keywords if k.arg in ("grad_outputs", "gradient", "grad_tensors")), None)
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if getattr(call.func, "attr", None) == "backward" and receiver is not None and text_of(filename, receiver) not in (
                 "torch.autograd", "autograd"):
             output = receiver
+            gradient = call_argument(call, 0, "gradient")  # tensor.backward(gradient)
         elif call.args:
             output = call.args[0]
-    if keyword is not None and _ones(keyword.value) and output is not None:
+            # torch.autograd.backward(tensors, grad_tensors), torch.autograd.grad(outputs, inputs, grad_outputs)
+            gradient = call_argument(call, 1, "grad_tensors") if getattr(call.func, "attr", None) == "backward" \
+                else call_argument(call, 2, "grad_outputs")
+    if gradient is not None and _ones(gradient) and output is not None:
         output_text = text_of(filename, output)
-        new_statement = replace_node_text(filename, statement, keyword.value, f"torch.ones_like({output_text})")
+        new_statement = replace_node_text(filename, statement, gradient, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
-    elif keyword is not None and output is not None and _same_but_unit_dimensions(given, wanted):
+    elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted):
         # [6] given for a [6, 1] output (REINFORCE's advantages for gathered log-probabilities): the
         # same elements in the same order, only a dimension of size one apart, so the pairing of
         # gradient and output elements is not in doubt.
-        output_text, value_text = text_of(filename, output), text_of(filename, keyword.value)
-        simple = isinstance(keyword.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
-        new_statement = replace_node_text(filename, statement, keyword.value,
+        output_text, value_text = text_of(filename, output), text_of(filename, gradient)
+        simple = isinstance(gradient, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        new_statement = replace_node_text(filename, statement, gradient,
                                           f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
         helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
                                       f"one per element of {output_text}", new_statement))
