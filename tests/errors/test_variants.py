@@ -1741,3 +1741,29 @@ def test_checkpointed_forward_counting_its_calls_is_named_at_the_branch_without_
     assert diagnosis.primary.line == marked_line(source, "BRANCH")
     # A counter, not a cache: what the block should do on later calls is the user's to say.
     assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_traced_function_that_only_calls_a_module_traces_the_module(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+
+
+        def predict(x):
+            return model(x)
+
+
+        x = torch.randn(2, 3)
+        traced = torch.jit.trace(predict, x)  # TRACE
+        traced(x).sum().backward()
+        grad = model.weight.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD143"]
+    assert diagnosis.primary.line == marked_line(source, "TRACE")
+    assert diagnosis.help[0].replacement == "traced = torch.jit.trace(model, x)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["grad"], namespace["x"].sum(0, keepdim=True))

@@ -1073,10 +1073,37 @@ def _module_called_in_traced_function(context: ErrorContext, frame, filename: st
     notes = ["torch.jit.trace records a tensor that is not an input, a parameter or a buffer as a constant, and a "
              f"constant cannot carry a gradient: {module_text}'s parameters are parameters of {module_text}, not of "
              f"the traced {traced_text}"]
-    return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, primary, [location], notes, [Suggestion(
+    advice = Suggestion(
         f"trace the module: torch.jit.trace({module_text}, ...) keeps its parameters as parameters (they train), "
         f"and apply the rest of {traced_text} to its output outside the trace; or make {traced_text} the forward of "
-        f"an nn.Module that holds {module_text} as a submodule, and trace that module")])
+        f"an nn.Module that holds {module_text} as a submodule, and trace that module")
+    helps = [advice]
+    caller = next((c for c, at in context.user_frames() if c.f_code.co_filename == trace_file and
+                   trace_statement.lineno <= at <= trace_statement.end_lineno), None)
+    if caller is not None and trace_call.args and _only_calls_module(frame, statement, called[0]) \
+            and value_of(caller, called[0]) is value_of(frame, called[0]):
+        # The traced function is `return model(x)`: tracing the module computes the same, and keeps
+        # its parameters as parameters.
+        advice.message = "or " + advice.message
+        helps.insert(0, statement_change(primary, f"trace {module_text} itself: {traced_text} only calls it, and "
+                                         "the module's parameters stay parameters of the trace",
+                                         replace_node_text(trace_file, trace_statement, trace_call.args[0],
+                                                           module_text)))
+    return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, primary, [location], notes, helps)
+
+
+def _only_calls_module(frame, statement, module_node) -> bool:
+    """Whether the traced function's statement is `return module(a, b)` with its own parameters, in
+    order, as the only arguments (and nothing else in the function's body)."""
+    code = frame.f_code
+    parameters = list(code.co_varnames[:code.co_argcount])
+    call = statement.value if isinstance(statement, ast.Return) else None
+    tree = parse_file(code.co_filename)
+    definition = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == code.co_name
+                       and n.lineno <= statement.lineno <= n.end_lineno), None) if tree is not None else None
+    return isinstance(call, ast.Call) and call.func is module_node and not call.keywords \
+        and [getattr(a, "id", None) for a in call.args] == parameters and definition is not None \
+        and len(definition.body) == 1
 
 
 def _trace_call(context: ErrorContext, failing_frame):
