@@ -1767,3 +1767,72 @@ def test_traced_function_that_only_calls_a_module_traces_the_module(tmp_path):
     error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
     assert error is None
     assert torch.equal(namespace["grad"], namespace["x"].sum(0, keepdim=True))
+
+
+@pytest.mark.parametrize("wrap", ["nn.DataParallel(Encoder())", "Wrapper(Encoder())", "Encoder()"])
+def test_no_grad_on_the_forward_of_a_wrapped_module_is_the_decorator_cut(tmp_path, wrap):
+    source, path, diagnoses = diagnose(tmp_path, f"""
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 2)
+
+            @torch.no_grad()  # DECORATOR
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class Wrapper(nn.Module):
+            def __init__(self, module):
+                super().__init__()
+                self.module = module
+
+            def forward(self, *args):
+                return self.module(*args)
+
+
+        torch.manual_seed(0)
+        model = {wrap}
+        x, y = torch.randn(4, 3), torch.randn(4, 2)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        grad = next(model.parameters()).grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD307"]
+    assert diagnosis.primary.line == marked_line(source, "DECORATOR")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    x, y, weight, bias = namespace["x"], namespace["y"], *[p.detach() for p in namespace["model"].parameters()]
+    expected = 2.0 / y.numel() * ((x @ weight.T + bias) - y).T @ x
+    assert torch.allclose(namespace["grad"], expected, atol=1e-6)
+
+
+def test_no_grad_forward_of_a_teacher_is_not_blamed_when_a_trained_student_feeds_the_loss(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Teacher(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 2)
+
+            @torch.no_grad()
+            def forward(self, x):
+                return self.lin(x)
+
+
+        student, teacher = nn.Linear(3, 2), Teacher()
+        x = torch.randn(4, 3)
+        loss = F.mse_loss(student(x).detach(), teacher(x))
+        loss.backward()
+    """)
+    # The student's output is cut by detach(): the teacher's decorator is not the cause.
+    assert "AD307" not in [d.code for d in diagnoses]

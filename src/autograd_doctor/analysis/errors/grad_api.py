@@ -376,8 +376,12 @@ def decorator_cut(context: ErrorContext, already):
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     if not decorated:
         return None
-    called = _functions_called_upstream(filename, line, frame)
+    modules: list = []
+    called = _functions_called_upstream(filename, line, frame, modules=modules)
     hits = [decorated[name] for name in called if name in decorated]
+    if not hits:
+        hits = _decorated_forwards(modules, [entry for kind in ("no_grad", "inference_mode")
+                                             for entry in switches.mode_entries(kind) if entry.decorator])
     if not hits:
         return None
     entry = hits[0]
@@ -415,9 +419,40 @@ def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | 
     return Suggestion(message, kept[len(indent):], location)
 
 
-def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4) -> list[str]:
+def _decorated_forwards(modules: list, entries: list) -> list:
+    """The decorator entries of the `forward` of a called module or of a module inside it: a
+    wrapper (nn.DataParallel, a DDP-like class holding `.module`) runs the user's module, whose
+    forward carries @torch.no_grad(). Matched by the function's code (file and first line), not
+    by its name, so another class's decorated forward is not taken for this one."""
+    import inspect
+
+    import torch
+
+    found = []
+    for module in modules:
+        own = []
+        for inner in module.modules():
+            code = getattr(inspect.unwrap(type(inner).forward), "__code__", None)
+            for entry in entries if code is not None else ():
+                if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
+                                                                    code.co_name) and entry not in own:
+                    own.append(entry)
+        if not own and any(p.requires_grad for p in module.parameters()):
+            # Another trained module feeds the loss with gradients on: the cut may be there (a
+            # detach() in the student while the decorated teacher gives the targets).
+            return []
+        found += [entry for entry in own if entry not in found]
+    return found
+
+
+def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4,
+                               modules: list | None = None) -> list[str]:
     """Names of functions called by the statement at `line` and by the assignments feeding it,
-    and the methods that a module called there calls on `self` (its forward's helpers)."""
+    and the methods that a module called there calls on `self` (its forward's helpers). The
+    modules called there are added to `modules` when it is given."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
     from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, line)
@@ -433,10 +468,14 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                 if wrapped and wrapped not in called:
                     called.append(wrapped)
                 # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
-                modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
-                for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
+                receivers = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
+                for method in (m for module in receivers for m in _methods_called_on_self(frame, module)):
                     if method not in called:
                         called.append(method)
+                value = value_of(frame, call.func) if frame is not None and isinstance(
+                    call.func, (ast.Name, ast.Attribute)) else None
+                if modules is not None and isinstance(value, torch.nn.Module) and value not in modules:
+                    modules.append(value)
             for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
                 seen.add(used)
                 assignment = last_assignment(filename, used, node.lineno)
