@@ -18,8 +18,8 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
-    score_function_weights, self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot,
-    stop_gradient_targets, untrained_parameters, zero_gradient_ops,
+    score_function_weights, self_compared_terms, stale_graph_values, stale_leaf_gradients, stale_optimizer,
+    state_snapshot, stop_gradient_targets, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -230,6 +230,7 @@ class Doctor:
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
+        self._stale_value_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -651,6 +652,11 @@ class Doctor:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
+        if self._backwards_seen <= WALKING_BACKWARDS and not self._stale_value_reported \
+                and self.recorder.step_points.points:
+            # A tensor computed before an optimizer step, used again after it (AD228).
+            diagnosis = self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
+            self._stale_value_reported = diagnosis is not None
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None
