@@ -1727,6 +1727,34 @@ buffer), which also saves computing their gradients.
         "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
     ))
 
+DISCARDED_GRADIENT_CLAMP = _code(
+    "AD222",
+    "gradients clipped with clamp() used as a statement: the clipped copy is thrown away",
+    """\
+**What it means.** `t.clamp(min, max)` (and `clip`, `clamp_min`, `clamp_max`) returns a clipped
+copy and leaves `t` as it is; the in-place twin is `t.clamp_(min, max)`. Gradient clipping written
+as `param.grad.data.clamp(-1, 1)` on a line of its own therefore changes nothing: step() applies
+the unclipped gradients, the large updates the clipping was there to prevent. Nothing fails.
+autograd-doctor reads, when a step() starts, the statements before it in the same function, and
+reports such a clamp of a `.grad` only when a gradient the optimizer is about to apply lies outside
+its bounds.
+
+**Minimal example.**
+
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    (model(x * 100) ** 2).mean().backward()
+    for param in model.parameters():
+        param.grad.data.clamp(-1, 1)          # AD222: the clipped copy is thrown away
+    optimizer.step()
+
+**The fix.** Clip in place: `param.grad.data.clamp_(-1, 1)`, or
+`torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)`.
+""",
+    heading="gradients clipped with clamp() used as a statement",
+    example_setup="x = torch.randn(8, 4)\n",
+)
+
 MASKED_NAN_GRADIENT = _code(
     "AD220",
     "NaN gradients although the loss is finite: a masked inf, or a square root of 0, is still differentiated",
