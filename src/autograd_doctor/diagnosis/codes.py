@@ -1697,7 +1697,10 @@ model (a loss of its output): a teacher or a target network called on the data, 
 in eval mode (a perceptual loss's VGG), is left out of the optimizer on purpose; so is a
 network made only of library layers (a discriminator or a reward model used without its
 optimizer). A module counts when its own class declares an `nn.Parameter`; a bare
-`nn.Parameter` counts when a line computes from it and the model together.
+`nn.Parameter` counts when a line computes from it and the model together. Modules that a trained
+module keeps in a plain list, tuple or dict (`self.blocks = []`, then `self.blocks.append(...)`)
+are not registered at all: `model.parameters()` leaves them out, and the report names the line
+that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`).
 
 **Minimal example.**
 
