@@ -2081,7 +2081,10 @@ GRADIENT_PATH_CUT = _code(
 with "element 0 of tensors does not require grad and does not have a grad_fn": the
 loss does not depend on the parameter through operations autograd recorded. Common
 causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
-round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+round trip, `argmax` and other integer ops, `requires_grad_(False)`, a distribution's `sample()`
+(it draws under no_grad; `rsample()` draws with gradients), also inside a module's forward: when
+the statement that calls a module is where the path stops, its forward is read for such a
+`sample()`.
 
 **Minimal example.**
 
