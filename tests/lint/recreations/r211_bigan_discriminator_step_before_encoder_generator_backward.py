@@ -81,7 +81,7 @@ class TrainerBiGAN:
                 loss_ge = criterion(out_fake, y_true) + criterion(out_true, y_fake)
 
                 loss_d.backward(retain_graph=True)
-                optimizer_d.step()  # missed: ADL003
+                optimizer_d.step()  # expect: ADL003
 
                 loss_ge.backward()
                 optimizer_ge.step()

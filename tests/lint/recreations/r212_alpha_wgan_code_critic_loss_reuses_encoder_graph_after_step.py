@@ -130,7 +130,7 @@ def train(loader, latent_dim=8, g_iter=1, d_iter=1, cd_iter=1):
             z_rand = torch.randn((batch_size, latent_dim))
             gradient_penalty_cd = calc_gradient_penalty(CD, z_hat.detach(), z_rand)
             loss3 = -CD(z_rand).mean() - c_loss + gradient_penalty_cd
-            loss3.backward(retain_graph=True)
+            loss3.backward(retain_graph=True)  # expect: ADL019 (the failing backward, for a reason the loop condition excludes: see docs/lint.md)
             cd_optimizer.step()
 
 

@@ -86,7 +86,7 @@ def train(loader, num_sample=2, noise_dim=2):
         total_loss = G_loss + high_recon
         G_optimizer.zero_grad()
         total_loss.backward(retain_graph=True)
-        G_optimizer.step()  # missed: ADL003
+        G_optimizer.step()  # expect: ADL003
 
         # random sample
         diverse_codes, noises = sampling(codes, num_sample, noise_dim)

@@ -33,7 +33,7 @@ class FineTuned(nn.Module):
 
 def freeze(model):
     for param in model.parameters():
-        param.require_grad = False  # missed: ADL016
+        param.require_grad = False  # expect: ADL016
 
 
 def fine_tune(model, loader, lr=0.1):

@@ -28,7 +28,7 @@ class TrajectoryEncoder(nn.Module):
         h = self.embed(tracks).transpose(1, 2)  # (agents, hidden, time)
         if self.relative:
             if self.in_place:
-                h -= h[:, :, :1]  # missed: ADL010
+                h -= h[:, :, :1]  # expect: ADL010
             else:
                 h = h - h[:, :, :1]
         out, _ = self.gru(h.transpose(1, 2))
