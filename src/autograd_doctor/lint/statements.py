@@ -154,7 +154,12 @@ class AssignmentEvents:
                 self.scope.grad_leaves.add(target.value.id)
             elif isinstance(value, ast.Constant) and value.value is False:
                 self.scope.grad_leaves.discard(target.value.id)
+                if target.value.id in self.scope.parameter_vars:  # freezes the module iterated
+                    self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), True)
                 self.scope.parameter_vars.discard(target.value.id)
+            if isinstance(value, ast.Constant) and value.value is True \
+                    and target.value.id in self.scope.parameter_vars:
+                self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), False)
         if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
             self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
         if target.attr == "data":
