@@ -92,6 +92,7 @@ class Scope:
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
     alias_of: dict = field(default_factory=dict)
     detached: dict = field(default_factory=dict)    # name -> (source name, seq)
+    view_rebinds: set = field(default_factory=set)  # seqs of `x = x.view(...)`: x's memory kept
     expanded: dict = field(default_factory=dict)    # name -> seq
     # Events.
     uses: dict = field(default_factory=lambda: defaultdict(list))
@@ -201,7 +202,8 @@ class Scope:
         a re-binding inside an `if` branch or a loop body kills only if the other
         branch re-binds too (a loop body may not run)."""
         # a re-binding in the other branch of an `if` around ``hi`` is on no path to it
-        binds = [b for b in self.binds.get(name, ()) if lo < b < hi and not self.exclusive(b, hi)]
+        binds = [b for b in self.binds.get(name, ()) if lo < b < hi and not self.exclusive(b, hi)
+                 and b not in self.view_rebinds]
         if not binds:
             return False
         blocks = [(s, m, e) for s, m, e in self.branches if lo < s and e <= hi]

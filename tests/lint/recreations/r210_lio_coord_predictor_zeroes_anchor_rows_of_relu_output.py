@@ -50,7 +50,7 @@ class RelativeCoordPredictor(nn.Module):
         discriminative_feature = discriminative_feature.view(N * H * W, 2 * C)
         preds_coord = self.predictor(discriminative_feature)
         preds_coord = preds_coord.view(N, H * W, 2)
-        preds_coord[basic_index, reduced_x_max_index, :] = 0.  # missed: ADL001
+        preds_coord[basic_index, reduced_x_max_index, :] = 0.  # expect: ADL001
         preds_coord = preds_coord.view(N, H, W, 2)
 
         label = self.basic_label.unsqueeze(0).expand((N, H, W, 2)).reshape(N, H * W, 2)

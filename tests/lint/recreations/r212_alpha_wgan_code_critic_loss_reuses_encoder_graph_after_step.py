@@ -100,7 +100,7 @@ def train(loader, latent_dim=8, g_iter=1, d_iter=1, cd_iter=1):
                 loss1.backward()
             else:
                 loss1.backward(retain_graph=True)
-            e_optimizer.step()  # missed: ADL003
+            e_optimizer.step()  # the cause (ADL003) is not reported: see the finding at `loss3.backward`
             g_optimizer.step()
 
         for p in D.parameters():

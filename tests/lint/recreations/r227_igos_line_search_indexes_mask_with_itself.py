@@ -32,7 +32,7 @@ def line_search(masks, total_grads, loss_func, alpha=8.0, beta=0.0001, decay=0.2
     for _ in range(max_iter):
         masks_new = torch.clamp(masks - alphas[:, None, None, None] * total_grads, 0, 1)
         losses = loss_func(masks_new)[indices]
-        indices[indices] = losses > base_losses[indices] - alphas[indices] * beta * t[indices]  # missed: ADL010
+        indices[indices] = losses > base_losses[indices] - alphas[indices] * beta * t[indices]  # expect: ADL010
         alphas[indices] *= decay
         if indices.sum() == 0:
             break
