@@ -148,6 +148,39 @@ STYLE_LOOP_FROZEN_MODULE = STYLE_LOOP.replace(
     "    vgg.requires_grad_(False)\n")
 
 
+# The feature network freezes itself in its constructor (every instance is frozen).
+STYLE_LOOP_FROZEN_CLASS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class RandomCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            for p in self.parameters():
+                p.requires_grad_(False)
+
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+
+    def gram(features):
+        f = features.flatten(2)
+        return f @ f.transpose(1, 2) / f.shape[-1]
+
+    def transfer(style_image, content_image, steps=2):
+        model = RandomCNN()
+        style_gram = gram(model(style_image))
+        target = content_image.clone().requires_grad_(True)
+        optimizer = torch.optim.Adam([target], lr=0.01)
+        for step in range(steps):
+            loss = ((gram(model(target)) - style_gram) ** 2).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return target
+    """)
+
+
 def _images():
     torch.manual_seed(0)
     return torch.rand(1, 3, 6, 6), torch.rand(1, 3, 6, 6)
@@ -159,8 +192,10 @@ def test_gram_matrix_of_trained_features_reused_by_every_backward_is_found():
         _load(STYLE_LOOP_TRAINED_FEATURES)["transfer"](*_images())
 
 
-@pytest.mark.parametrize("source", [STYLE_LOOP, STYLE_LOOP_FROZEN_BY_ASSIGNMENT, STYLE_LOOP_FROZEN_MODULE],
-                         ids=["requires_grad_", "requires_grad-assignment", "module-requires_grad_"])
+@pytest.mark.parametrize("source", [STYLE_LOOP, STYLE_LOOP_FROZEN_BY_ASSIGNMENT, STYLE_LOOP_FROZEN_MODULE,
+                                    STYLE_LOOP_FROZEN_CLASS],
+                         ids=["requires_grad_", "requires_grad-assignment", "module-requires_grad_",
+                              "frozen-in-its-constructor"])
 def test_gram_matrix_of_frozen_features_is_silent_and_runs(source):
     assert source != STYLE_LOOP_TRAINED_FEATURES
     assert _findings(source) == []
@@ -271,3 +306,12 @@ def test_values_indexed_by_a_comparison_are_silent_and_run():
     assert _findings(VALUES_INDEXED_BY_A_COMPARISON) == []
     losses, base, steps = _losses()
     _load(VALUES_INDEXED_BY_A_COMPARISON)["still_too_large"](losses, base, steps)
+
+
+def test_gram_matrix_of_an_unfrozen_feature_class_is_still_found():
+    trained = STYLE_LOOP_FROZEN_CLASS.replace(
+        "        for p in self.parameters():\n            p.requires_grad_(False)\n", "")
+    assert trained != STYLE_LOOP_FROZEN_CLASS
+    assert _findings(trained) == [(25, "ADL019")]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(trained)["transfer"](*_images())

@@ -92,6 +92,8 @@ class ExpressionEvents:
     def freeze_module(self, module: str | None, frozen: bool) -> None:
         """The parameters of ``module`` (its text) stop (or start again) requiring grad:
         a call of it gives a graph only through its input."""
+        if module == "self" and self.scope.owner_class:
+            module = "class " + self.scope.owner_class  # every instance: frozen in its own __init__
         if module:
             (self.modules.frozen.add if frozen else self.modules.frozen.discard)(module)
 

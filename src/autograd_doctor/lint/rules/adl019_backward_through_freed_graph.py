@@ -232,8 +232,9 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
     frozen = checker.modules.frozen  # `for p in vgg.parameters(): p.requires_grad_(False)`
 
     def trained(module: str) -> bool:
-        return module.startswith("self.") and module not in frozen and \
-            specs.get(module[5:]) is not None and specs[module[5:]].parameterised
+        spec = specs.get(module[5:]) if module.startswith("self.") else None
+        return spec is not None and spec.parameterised and module not in frozen and \
+            "class " + spec.kind not in frozen
 
     module_summaries(checker)
     for sub in ast.walk(entry[1]):
@@ -247,7 +248,8 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
             if isinstance(sub.func, ast.Attribute) and sub.func.attr in ("detach", "item", "tolist", "numpy"):
                 return False
             spec = checker.called_module(sub)
-            if spec is not None and spec.parameterised and checker.text(sub.func) not in frozen:
+            if spec is not None and spec.parameterised and checker.text(sub.func) not in frozen \
+                    and "class " + spec.kind not in frozen:
                 return True
             modules = checker.summaries.modules_of(sub, scope.owner_class, None)
             if modules and any(trained(m) for m in modules):
