@@ -232,7 +232,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
         self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
-        self.scope.positional_parameters = tuple(a.arg for a in args.posonlyargs + args.args)
+        self.scope.arguments = args  # the positions of its parameters (ADL001's untyped ones)
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)

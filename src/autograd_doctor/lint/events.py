@@ -82,7 +82,7 @@ class Scope:
     # `p.mul_(t)` on such a parameter: written in place when the caller passes a tensor
     # (ADL001 reports it inside the function when callers pass a graph there); (seq, name, node)
     parameter_method_writes: list = field(default_factory=list)
-    positional_parameters: tuple = ()  # the function's positional parameter names, in order
+    arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)

@@ -106,19 +106,18 @@ class ExpressionEvents:
         if callee is None:
             return
         scope = self.scope
-        # where each value lands: its position, or its keyword; none after a `*args`
-        starred = any(isinstance(a, ast.Starred) for a in call.args)
-        places = [(None if starred else i, a) for i, a in enumerate(call.args)] + \
-            [(k.arg, k.value) for k in call.keywords]
-        for where, value in places:
+        for i, value in enumerate(list(call.args) + [k.value for k in call.keywords]):
             if isinstance(value, ast.Starred):
                 continue
+            where = None  # the position or keyword it lands on, found only when needed
             if self.is_graph(value) or self.calls_parameter(value) or (
                     isinstance(value, ast.Name) and any(  # a graph on one path at least
                         v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
                         for _, v, off in scope.bind_values.get(value.id, ()))):
+                where = _landing(call, i)
                 self.graph_callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
             elif scope.graph_arguments and self.result_carries_graph(value):
+                where = _landing(call, i)
                 if scope.provisional:
                     self.graph_callers.handed_on(scope.evidence_key, callee, where)
                 else:  # a forward()'s arguments, a log_prob's value
@@ -507,3 +506,11 @@ _CLONE_REPLACED = re.compile(r"^[ \t]*([A-Za-z_]\w*)\[[^\]\n]*\][ \t]*=[ \t]*([A
 def _binary(key) -> bool:
     """An arithmetic op of two operands (``operator.mul``, ``torch.div``, ``torch.Tensor.sub``...)."""
     return key.startswith("operator.") or key.split(":")[0].rsplit(".", 1)[-1] in N.BINARY_OPS
+
+
+def _landing(call, i: int):
+    """Where the ``i``-th value of ``call`` (its arguments, then its keywords' values)
+    lands in the callee: its position, its keyword, or None after a `*args`."""
+    if i >= len(call.args):
+        return call.keywords[i - len(call.args)].arg
+    return None if any(isinstance(a, ast.Starred) for a in call.args[:i]) else i

@@ -152,7 +152,7 @@ class AssignmentEvents:
         elts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
         for elt in elts:
             if isinstance(elt, ast.Name) and elt.id == target.value.id:
-                self.scope.note("ADL010 index", (stmt, elt, elt.id))
+                self.scope.note("ADL010", (stmt, elt, elt.id, "index"))
 
     def assign_attribute(self, target, value, stmt):
         """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph

@@ -130,7 +130,8 @@ def _note_parameter_writes(checker, scope) -> None:
     mish(x): inner = F.softplus(x).tanh(); return x.mul_(inner)`): a hazard for the
     tensor a caller passes there.  Kept until the whole file is read; reported only
     where some call passes a value with a graph at that position (or keyword)."""
-    positional = scope.positional_parameters
+    args = scope.arguments
+    positional = [a.arg for a in args.posonlyargs + args.args] if args is not None else []
     offset = 1 if scope.owner_class and positional and positional[0] in ("self", "cls") else 0
     writes = [(seq, name, node, f"`.{node.func.attr}()`", ("method",))
               for seq, name, node in scope.parameter_method_writes] + \

@@ -56,14 +56,15 @@ def on_inplace_write(checker, target, operands, node) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, index, target in scope.noted("ADL010 index"):
-        fix = Fix("index with a copy: `.clone()`",
-                  (checker.edit(index, f"{target}.clone()"),), safe=True)
-        checker.report("ADL010", node,
-                       f"`{target}` is the index of this write into `{target}` itself: the index and the "
-                       f"written-to tensor share memory, and PyTorch raises ('some elements of the input "
-                       f"tensor and the written-to tensor refer to a single memory location')", fix)
-    for node, value, target in scope.noted("ADL010"):
+    for node, value, target, *index in scope.noted("ADL010"):
+        if index:  # `mask[mask] = v`: ``value`` is the index, the written tensor itself
+            fix = Fix("index with a copy: `.clone()`",
+                      (checker.edit(value, f"{target}.clone()"),), safe=True)
+            checker.report("ADL010", node,
+                           f"`{target}` is the index of this write into `{target}` itself: the index and "
+                           f"the written-to tensor share memory, and PyTorch raises ('some elements of the "
+                           f"input tensor and the written-to tensor refer to a single memory location')", fix)
+            continue
         fix = Fix("copy the operand first with `.clone()`",
                   (checker.edit(value, checker.atom_text(value) + ".clone()"),), safe=True)
         checker.report("ADL010", node,
