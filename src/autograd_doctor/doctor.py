@@ -18,10 +18,11 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
-    score_function_weights, self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot,
-    stop_gradient_targets, untrained_parameters, zero_gradient_ops,
+    score_function_weights, self_compared_terms, stale_graph_values, stale_leaf_gradients, stale_optimizer,
+    state_snapshot, stop_gradient_targets, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
@@ -214,6 +215,7 @@ class Doctor:
         # as a term; the (copy, backward line) pairs already read, so that each is read once.
         self._copies_pending: dict = {}
         self._copies_checked: set = set()
+        self._copy_callers: dict = {}  # copy site -> the user sites calling its function (the copy's stack)
         self._copies_of_backward: list = []  # AD304 copies found in the loss of the backward() running
         # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
         self._pending_losses: list = []
@@ -227,9 +229,11 @@ class Doctor:
         self._optimizers_trained: set[int] = set()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
+        self._stale_value_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -520,6 +524,8 @@ class Doctor:
             return
         if diagnosis is not None:
             self._copies_pending[site] = diagnosis  # plain data: no tensor of the program is kept
+            # The user's lines that called the function making the copy (`loss, _ = solver(...)`).
+            self._copy_callers[site] = tuple(event.stack[1:])
 
     def _copies_in_loss(self, backward_site) -> list[Diagnosis]:
         """The pending copies (AD304) that are terms of the loss backpropagated at `backward_site`."""
@@ -529,7 +535,7 @@ class Doctor:
                 continue
             self._copies_checked.add((copy_site, backward_site))
             try:
-                in_loss = copies.copy_is_loss_term(copy_site, backward_site)
+                in_loss = copies.copy_is_loss_term(copy_site, backward_site, self._copy_callers.get(copy_site, ()))
             except Exception:
                 internal_error()
                 continue
@@ -550,7 +556,7 @@ class Doctor:
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
-        gradients that no optimizer applies (AD213)?"""
+        gradients that no optimizer applies (AD213), and was a gradient clamp thrown away (AD222)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -559,6 +565,7 @@ class Doctor:
                             self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
@@ -651,6 +658,11 @@ class Doctor:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
+        if self._backwards_seen <= WALKING_BACKWARDS and not self._stale_value_reported \
+                and self.recorder.step_points.points:
+            # A tensor computed before an optimizer step, used again after it (AD228).
+            diagnosis = self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
+            self._stale_value_reported = diagnosis is not None
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None

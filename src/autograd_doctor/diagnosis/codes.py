@@ -553,7 +553,9 @@ traceback ends at `.apply()`; the doctor points at the call inside forward.
         ctx.save_for_backward(x, exponent)   # AD122: exponent is an int
 
 **The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
-`ctx.exponent = exponent`, and read `ctx.exponent` in backward.
+`ctx.exponent = exponent`, and read `ctx.exponent` in backward. When the value is a Python number
+that backward only computes with (`x ** (exponent - 1)`, `grad * exponent`), the doctor's change is
+one line: `torch.tensor(exponent)` (float64 for a float), a 0-dim tensor giving the same values.
 """,
     example_around=(
         "class Power(torch.autograd.Function):\n"
@@ -580,7 +582,8 @@ of torch.Size([3]) and output[0] has a shape of torch.Size([])".
     torch.autograd.grad(y, x, grad_outputs=torch.ones(3))   # AD123
 
 **The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
-output.
+output. A gradient that differs only by dimensions of size 1 (`[N]` for an `[N, 1]` output) pairs its
+elements with the output's in order: `.reshape_as(output)`.
 """,
     example_setup="x = torch.randn(3, requires_grad=True)\n")
 
@@ -1697,7 +1700,10 @@ model (a loss of its output): a teacher or a target network called on the data, 
 in eval mode (a perceptual loss's VGG), is left out of the optimizer on purpose; so is a
 network made only of library layers (a discriminator or a reward model used without its
 optimizer). A module counts when its own class declares an `nn.Parameter`; a bare
-`nn.Parameter` counts when a line computes from it and the model together.
+`nn.Parameter` counts when a line computes from it and the model together. Modules that a trained
+module keeps in a plain list, tuple or dict (`self.blocks = []`, then `self.blocks.append(...)`)
+are not registered at all: `model.parameters()` leaves them out, and the report names the line
+that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`).
 
 **Minimal example.**
 
@@ -1726,6 +1732,34 @@ buffer), which also saves computing their gradients.
         "        return (features - self.centers[labels]).pow(2).sum(1).mean()\n"
         "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
     ))
+
+DISCARDED_GRADIENT_CLAMP = _code(
+    "AD222",
+    "gradients clipped with clamp() used as a statement: the clipped copy is thrown away",
+    """\
+**What it means.** `t.clamp(min, max)` (and `clip`, `clamp_min`, `clamp_max`) returns a clipped
+copy and leaves `t` as it is; the in-place twin is `t.clamp_(min, max)`. Gradient clipping written
+as `param.grad.data.clamp(-1, 1)` on a line of its own therefore changes nothing: step() applies
+the unclipped gradients, the large updates the clipping was there to prevent. Nothing fails.
+autograd-doctor reads, when a step() starts, the statements before it in the same function, and
+reports such a clamp of a `.grad` only when a gradient the optimizer is about to apply lies outside
+its bounds.
+
+**Minimal example.**
+
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    (model(x * 100) ** 2).mean().backward()
+    for param in model.parameters():
+        param.grad.data.clamp(-1, 1)          # AD222: the clipped copy is thrown away
+    optimizer.step()
+
+**The fix.** Clip in place: `param.grad.data.clamp_(-1, 1)`, or
+`torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)`.
+""",
+    heading="gradients clipped with clamp() used as a statement",
+    example_setup="x = torch.randn(8, 4)\n",
+)
 
 MASKED_NAN_GRADIENT = _code(
     "AD220",
@@ -2107,6 +2141,43 @@ Two views through the same network (SimCLR, a consistency term) are not reported
         "x1, x2 = torch.randn(8, 4), torch.randn(8, 4)\n"
     ))
 
+STALE_GRAPH_VALUE = _code(
+    "AD228",
+    "a tensor computed from parameters before an optimizer step is used after it: it holds their old values",
+    """\
+**What it means.** A value derived from a parameter is computed once (in `__init__`, or before
+the training loop) and used in every loss: `self.sigma = torch.log1p(torch.exp(self.rho))`. The
+optimizer moves the parameter, but the derived tensor keeps the value it had when it was made,
+and its graph, kept alive, sends gradients computed at the old values. PyTorch usually stops the
+second backward() with "Trying to backward through the graph a second time"; `retain_graph=True`,
+added to get past it, turns the bug silent. autograd-doctor looks, on the first backward() calls
+after an optimizer step, for a name of the backward() frame or a plain tensor attribute of a
+module whose graph node is in the loss's graph, was made before the step (autograd's sequence
+numbers tell), and reaches a parameter the step changed.
+
+**Minimal example.**
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_scale = nn.Parameter(torch.zeros(3))
+            self.scale = self.log_scale.exp()          # AD228: computed once
+        def forward(self, x):
+            return x * self.scale
+    model = Scaled()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = model(torch.randn(4, 3)).pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+
+**The fix.** Compute the value from the parameter where it is used, so it follows every step:
+a property (`@property def scale(self): return self.log_scale.exp()`) or a line inside
+`forward`; then `retain_graph=True` is not needed.
+""",
+    heading="a tensor computed before an optimizer step is used after it")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
@@ -2117,7 +2188,10 @@ GRADIENT_PATH_CUT = _code(
 with "element 0 of tensors does not require grad and does not have a grad_fn": the
 loss does not depend on the parameter through operations autograd recorded. Common
 causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
-round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+round trip, `argmax` and other integer ops, `requires_grad_(False)`, a distribution's `sample()`
+(it draws under no_grad; `rsample()` draws with gradients), also inside a module's forward: when
+the statement that calls a module is where the path stops, its forward is read for such a
+`sample()`.
 
 **Minimal example.**
 
