@@ -214,6 +214,7 @@ class Doctor:
         # as a term; the (copy, backward line) pairs already read, so that each is read once.
         self._copies_pending: dict = {}
         self._copies_checked: set = set()
+        self._copy_callers: dict = {}  # copy site -> the user sites calling its function (the copy's stack)
         self._copies_of_backward: list = []  # AD304 copies found in the loss of the backward() running
         # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
         self._pending_losses: list = []
@@ -521,6 +522,8 @@ class Doctor:
             return
         if diagnosis is not None:
             self._copies_pending[site] = diagnosis  # plain data: no tensor of the program is kept
+            # The user's lines that called the function making the copy (`loss, _ = solver(...)`).
+            self._copy_callers[site] = tuple(event.stack[1:])
 
     def _copies_in_loss(self, backward_site) -> list[Diagnosis]:
         """The pending copies (AD304) that are terms of the loss backpropagated at `backward_site`."""
@@ -530,7 +533,7 @@ class Doctor:
                 continue
             self._copies_checked.add((copy_site, backward_site))
             try:
-                in_loss = copies.copy_is_loss_term(copy_site, backward_site)
+                in_loss = copies.copy_is_loss_term(copy_site, backward_site, self._copy_callers.get(copy_site, ()))
             except Exception:
                 internal_error()
                 continue
