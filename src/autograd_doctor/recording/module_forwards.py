@@ -21,6 +21,7 @@ import weakref
 import torch
 
 from autograd_doctor import compat
+from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # The key of the running tracker in the recorder's state.
 STATE_KEY = "gradient_path_tracker"
@@ -70,11 +71,14 @@ class ModuleForwardTracker:
     def _after_hook(self, module, args, output):
         if _tracing():
             return None
+        started = own_work_started()  # a Tensor subclass's __torch_function__ does not see the walk's reads
         try:
             if self._current():
                 self._walk_result(module, args, output)
         except Exception:  # evidence only: the user's forward goes on whatever happens here
             pass
+        finally:
+            own_work_done(started)
         return None
 
     def _walk_result(self, module, args, output) -> None:
@@ -92,9 +96,15 @@ class ModuleForwardTracker:
         pending = {id(p) for p in own if p.requires_grad and id(p) not in self.used}
         if not pending or not torch.is_grad_enabled():
             return
-        roots = [t.grad_fn for t in _tensors_in(output) if t.grad_fn is not None]
+        results = _tensors_in(output)
+        roots = [t.grad_fn for t in results if t.grad_fn is not None]
         if not roots:
-            return  # no graph to read: nothing concluded
+            if results:
+                # Grad was on, the module holds trainable parameters, and no result of its forward
+                # has a graph: the forward used none of them (torchjd's module that computes with a
+                # frozen weight and holds an unused trainable one, its inputs without grad).
+                self.unused |= pending
+            return  # no result at all: nothing concluded
         inputs = {id(t.grad_fn) for t in _tensors_in(args) if t.grad_fn is not None}
         seen, stack = set(), list(roots)
         while stack:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
-from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Parameters whose gradients are looked at per call (the smallest of the first few: cheap).
@@ -90,11 +90,14 @@ def _holds_gradients(optimizer) -> bool:
 def _recording(original):
     @functools.wraps(original)
     def zero_grad(self, *args, **kwargs):
+        started = own_work_started()  # a Tensor subclass's __torch_function__ does not see our reads
         try:
             for recorder in list(_wrapped.recorders):
                 recorder.optimizer_clears.cleared(self, next(recorder.seq), recorder.backward_calls)
         except Exception:
             pass
+        finally:
+            own_work_done(started)
         return call_as_caller(original, (self, *args), kwargs)
     return marked(zero_grad, original)
 
