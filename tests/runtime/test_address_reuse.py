@@ -160,3 +160,32 @@ def test_an_identity_set_forgets_an_object_when_it_dies():
     assert not any(o in stepped or last_step.get(o, 0) for o in later) and len(stepped) == 0
     stepped.add(reused[0])
     assert reused[0] in stepped and all(o not in stepped for o in later if o is not reused[0])
+
+
+# AD202 (verify_saved): numpy() of tensors whose memory is freed, then a saved tensor made in
+# that memory and changed behind PyTorch's back (DLPack). The numpy() line had nothing to do with
+# it: the report points at the save, not at the numpy() of the freed memory.
+SAVED_IN_MEMORY_A_FREED_NUMPY_VIEW_HAD = """
+import torch
+x = torch.linspace(-1, 1, 256, requires_grad=True)
+logged = [torch.sigmoid(x.detach() * k) for k in range(50)]
+print([t.numpy().sum() for t in logged])  # NUMPY
+freed = {t.data_ptr() for t in logged}
+del logged
+outputs = [torch.sigmoid(x) for _ in range(200)]  # SAVE
+reused = [z for z in outputs if z.data_ptr() in freed]
+assert reused, "no later tensor was made in freed memory"
+z = reused[0]
+del outputs, reused
+shared = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(z.detach()))
+torch.ops.aten.fill_.Scalar(shared, 7.0)
+z.sum().backward()  # BACKWARD
+"""
+
+
+def test_a_numpy_view_of_freed_memory_is_not_blamed_for_a_later_tensor_there(tmp_path):
+    outcome = run_program(tmp_path, SAVED_IN_MEMORY_A_FREED_NUMPY_VIEW_HAD, verify_saved=True)
+    assert outcome.error is None, outcome.error
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD202"]
+    assert diagnosis.primary.line == outcome.line("SAVE")
+    assert outcome.line("NUMPY") not in [location.line for location in diagnosis.related]
