@@ -13,6 +13,7 @@ program (AD301)."""
 import torch
 
 from autograd_doctor.recording.identity import IdentityMap, IdentitySet
+from autograd_doctor.recording.write_log import LoggedWrite, WriteLog, storage_base
 from helpers import run_plain, run_program
 
 # AD221: fifty warm-up optimizers step, clear and are dropped; the head's optimizer, made at the
@@ -189,3 +190,24 @@ def test_a_numpy_view_of_freed_memory_is_not_blamed_for_a_later_tensor_there(tmp
     (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD202"]
     assert diagnosis.primary.line == outcome.line("SAVE")
     assert outcome.line("NUMPY") not in [location.line for location in diagnosis.related]
+
+
+def test_a_logged_write_into_freed_memory_is_not_a_later_tensors_there():
+    # The default mode names the culprit of "modified by an inplace operation" from its log of
+    # writes, matched by memory and versions. A tensor freed after a logged write leaves its
+    # memory, and version 0 -> 1, to the next tensor of its size: that write is not the next's.
+    log = WriteLog()
+    first = [torch.zeros(256) for _ in range(50)]
+    for tensor in first:
+        entry = LoggedWrite("Tensor.add_", (), storage_base(tensor), tensor._version, seq=1)
+        tensor.add_(1)
+        entry.version_after = tensor._version
+        log.add(entry, tensor)
+    freed = {storage_base(t) for t in first}
+    assert [len(log.writes_into(t, 0, 1)) for t in first] == [1] * 50
+    del first, tensor
+    later = [torch.zeros(256) for _ in range(200)]
+    reused = [t for t in later if storage_base(t) in freed]
+    assert reused, "no later tensor was made in freed memory"
+    reused[0].mul_(2)  # a write the log never saw, 0 -> 1
+    assert log.writes_into(reused[0], 0, 1) == []
