@@ -47,6 +47,7 @@ from autograd_doctor.recording.listener import (
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
+from autograd_doctor.diagnosis.source import forget_changed_sources
 
 # Optional pieces, each in its own module: the doctor works without them.
 try:
@@ -242,6 +243,7 @@ class Doctor:
         if not compat.check():  # this torch lacks what the doctor cannot work without: stay off
             return self
         self._thread = threading.get_ident()
+        forget_changed_sources()
         if self.mode is Mode.FULL:
             self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
             self._hooks.__enter__()
