@@ -18,7 +18,8 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
-    self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot, untrained_parameters, zero_gradient_ops,
+    score_function_weights, self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot,
+    stop_gradient_targets, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -633,6 +634,10 @@ class Doctor:
             self._report_silent(zero_gradient_ops.zero_gradient_diagnosis, call, args, kwargs)
             # nll_loss / ctc_loss of a layer's raw scores (AD225).
             self._report_silent(log_probability_inputs.raw_score_diagnosis, call, args, kwargs)
+            # A policy-gradient term whose baseline is not detached (AD226).
+            self._report_silent(score_function_weights.unbaselined_weight_diagnosis, call, args, kwargs)
+            # A prediction compared with its own network's target, not detached (AD227).
+            self._report_silent(stop_gradient_targets.stop_gradient_diagnosis, site)
             if self.silent != "ignore":
                 try:
                     pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))

@@ -183,6 +183,157 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in [*model.parameters(), *head.parameters()]] + [guide.weight.grad]
     """,
+    # The online network acts under no_grad; a helper detaches the target network's values on
+    # purpose. The target network is in no optimizer: nothing is cut that should train.
+    "a target network's values detached in a helper": """
+        import copy
+        import torch
+        import torch.nn as nn
+
+        def td_target(next_values, rewards):
+            next_values = next_values.detach()
+            return rewards + 0.9 * next_values.max(dim=1).values
+
+        torch.manual_seed(0)
+        online = nn.Linear(4, 2)
+        target = copy.deepcopy(online)
+        optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+        for _ in range(4):
+            states, next_states = torch.randn(8, 4), torch.randn(8, 4)
+            with torch.no_grad():
+                actions = online(states).argmax(dim=1)
+            rewards = torch.randn(8)
+            chosen = online(states).gather(1, actions.unsqueeze(1)).squeeze(1)
+            loss = (chosen - td_target(target(next_states), rewards)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in online.parameters()]
+    """,
+    # Actor-critic done right, with a shared trunk: the advantage is detached in the policy term;
+    # the entropy bonus multiplies the policy's probabilities with its own log-probabilities.
+    "an entropy bonus beside a detached advantage": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        trunk, actor, critic = nn.Linear(4, 8), nn.Linear(8, 3), nn.Linear(8, 1)
+        optimizer = torch.optim.SGD([*trunk.parameters(), *actor.parameters(), *critic.parameters()], lr=0.1)
+        for _ in range(3):
+            hidden = torch.tanh(trunk(torch.randn(16, 4)))
+            logits = actor(hidden)
+            log_probs = torch.log_softmax(logits, dim=-1)
+            entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
+            actions = torch.distributions.Categorical(logits=logits).sample()
+            values = critic(hidden).squeeze(-1)
+            returns = torch.randn(16)
+            advantage = returns - values
+            chosen = log_probs.gather(1, actions.unsqueeze(1)).squeeze(1)
+            loss = -(chosen * advantage.detach()).mean() - 0.01 * entropy + F.mse_loss(values, returns)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in critic.parameters()]
+    """,
+    # Discrete SAC's actor term: a learned scalar temperature times the log-probabilities; the
+    # temperature has its own optimizer, which clears its gradient before its own loss.
+    "a learned temperature times log-probabilities": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        actor, q = nn.Linear(4, 3), nn.Linear(4, 3)
+        log_alpha = torch.zeros(1, requires_grad=True)
+        actor_optimizer = torch.optim.SGD(actor.parameters(), lr=0.1)
+        alpha_optimizer = torch.optim.SGD([log_alpha], lr=0.1)
+        for _ in range(3):
+            states = torch.randn(8, 4)
+            log_probs = torch.log_softmax(actor(states), dim=-1)
+            probs = log_probs.exp()
+            alpha = log_alpha.exp()
+            actor_loss = (probs * (alpha * log_probs - q(states).detach())).sum(-1).mean()
+            actor_optimizer.zero_grad()
+            actor_loss.backward()
+            actor_optimizer.step()
+            alpha_loss = -(log_alpha * (log_probs.detach() + 1.0)).mean()
+            alpha_optimizer.zero_grad()
+            alpha_loss.backward()
+            alpha_optimizer.step()
+        grads = [p.grad for p in actor.parameters()] + [log_alpha.grad]
+    """,
+    # The advantage is not detached, but the critic has its own optimizer and clears its
+    # gradients before its own loss: the policy term's gradient in it is never applied.
+    "an undetached advantage whose critic clears its gradients first": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        actor, critic = nn.Linear(4, 3), nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        actor_optimizer = torch.optim.SGD(actor.parameters(), lr=0.1)
+        critic_optimizer = torch.optim.SGD(critic.parameters(), lr=0.1)
+        for _ in range(3):
+            states = torch.randn(16, 4)
+            dist = torch.distributions.Categorical(logits=actor(states))
+            actions = dist.sample()
+            returns = torch.randn(16)
+            values = critic(states).squeeze(-1)
+            actor_loss = -(dist.log_prob(actions) * (returns - values)).mean()
+            actor_optimizer.zero_grad()
+            actor_loss.backward()
+            actor_optimizer.step()
+            critic_loss = F.mse_loss(critic(states).squeeze(-1), returns)
+            critic_optimizer.zero_grad()
+            critic_loss.backward()
+            critic_optimizer.step()
+        grads = [p.grad for p in [*actor.parameters(), *critic.parameters()]]
+    """,
+    # Two views through the same network (SimCLR-like, a consistency term): both sides depend on
+    # the same parameters, neither is a target of the other.
+    "two views of one network compared": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        encoder = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 8))
+        optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+        for _ in range(3):
+            x = torch.randn(16, 6)
+            first, second = encoder(x + 0.1 * torch.randn(16, 6)), encoder(x + 0.1 * torch.randn(16, 6))
+            loss = -F.cosine_similarity(first, second).mean() + F.mse_loss(first, second)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in encoder.parameters()]
+    """,
+    # GAN feature matching: the generator's loss compares the discriminator's features of fakes
+    # with those of real data; only the generator's optimizer steps after it, and the
+    # discriminator clears its gradients before its own loss.
+    "feature matching with the discriminator in its own optimizer": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        generator, features = nn.Linear(2, 4), nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        judge = nn.Linear(8, 1)
+        g_optimizer = torch.optim.SGD(generator.parameters(), lr=0.1)
+        d_optimizer = torch.optim.SGD([*features.parameters(), *judge.parameters()], lr=0.1)
+        for _ in range(3):
+            real = torch.randn(16, 4)
+            fake_features, real_features = features(generator(torch.randn(16, 2))), features(real)
+            g_loss = F.mse_loss(fake_features.mean(0), real_features.mean(0))
+            g_optimizer.zero_grad()
+            g_loss.backward()
+            g_optimizer.step()
+            d_loss = F.softplus(-judge(features(real))).mean() + F.softplus(judge(features(generator(torch.randn(16, 2)).detach()))).mean()
+            d_optimizer.zero_grad()
+            d_loss.backward()
+            d_optimizer.step()
+        grads = [p.grad for p in generator.parameters()]
+    """,
     # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
     # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
     # saved slice and of the written column interleave; no element is shared.

@@ -44,6 +44,9 @@ CASES = {
     "mean_teacher_consistency_against_itself": "AD224",
     "pairwise_distances_sqrt_on_diagonal": "AD220",
     "classifier_nll_of_raw_scores": "AD225",
+    "policy_scores_detached_in_helper": "AD301",
+    "actor_critic_advantage_not_detached": "AD226",
+    "latent_prediction_target_not_detached": "AD227",
 }
 
 

@@ -35,7 +35,8 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, user_fra
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_roots, frame_values, graph_nodes, live_frame, loaded_names, root_expression,
+    MAX_NODES, Scope, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame, loaded_names,
+    root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -48,7 +49,7 @@ from autograd_doctor.analysis.grad_off_caller import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
-from autograd_doctor.recording.frames import Site
+from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
 from autograd_doctor.recording.gradient_states import grad_of
 from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 from autograd_doctor.recording.module_forwards import (
@@ -92,6 +93,8 @@ class Cut:
     # Names the statement reads whose live values are not tensors (floats, lists, NumPy
     # arrays): a help must not hand those to backward() in place of a tensor.
     non_tensors: frozenset = frozenset()
+    # A cut inside a called function: (the caller's file, its statement, what the note says)
+    called_at: tuple[str, ast.stmt, str] | None = None
 
 
 def _is_torch_call(node: ast.Call) -> bool:
@@ -197,13 +200,17 @@ def _statement_is_current(scope: Scope, statement: ast.stmt, name: str, use_line
 
 
 def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict | None,
-             target: torch.Tensor | None = None, max_steps: int = 200) -> Cut | None:
+             target: torch.Tensor | None = None, max_steps: int = 200,
+             target_made_graph: bool = False) -> Cut | None:
     """Follow `names` (read at `use_line`) back through their assignments to the line that cut.
 
     With `frame_locals` (the live variables of that frame), a statement is the cut when
     one of its inputs carries gradients and its result does not; without them (or when
     looking for one `target` that gets no gradient while the loss has some), a statement
-    with an explicit cutting construct is reported.
+    with an explicit cutting construct is reported, or a function the statement calls that
+    cuts the argument computed from `target` (`f(model(x))`, f returning `p.clone().detach()`).
+    `target_made_graph`: the module holding `target` also ran with gradients on (its result
+    had a graph), so a `torch.no_grad()` block that ran it (sampling, evaluation) is not the cut.
     """
     scope = Scope(filename, use_line)
     if scope.tree is None:
@@ -231,8 +238,14 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         result = frame_locals.get(name) if current else None
         if target is not None:
             # Looking for the cut in front of one tensor: the loss itself has a gradient.
+            if target_made_graph:
+                marks = [mark for mark in marks if mark.kind != "no_grad"]
             if marks and _mark_touches(marks, frame_locals, target):
                 return Cut(statement, marks[0], filename, name, "the cut expression computes from it")
+            inside = _called_function_cut(value, frame_locals, target)
+            if inside is not None:
+                inside.called_at = (filename, statement, inside.called_at[2])
+                return inside
             work.extend((n, statement.lineno) for n in inputs)
             continue
         if current and isinstance(result, torch.Tensor) and result.requires_grad:
@@ -258,6 +271,79 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
             return Cut(statement, marks[0], filename, name, "explicit construct")
         work.extend((n, statement.lineno) for n in inputs)
     return fallback
+
+
+# Calls with no arguments that keep a whole value (`p.clone().detach()`, `p.detach().float()`).
+WHOLE_VALUE_METHODS = {"detach", "clone", "contiguous", "float", "double", "cpu"}
+
+
+def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torch.Tensor) -> Cut | None:
+    """`f(..., model(x), ...)` in `value`: f a function of the user's files whose parameter, at
+    the position given something computed from `target`, is cut as a whole (`p.detach()`,
+    `p.clone().detach()`, `p.data`) in an assignment whose names flow to what f returns."""
+    if frame_locals is None:
+        return None
+    for call in (node for node in ast.walk(value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        function = frame_locals.get(call.func.id)
+        code = getattr(function, "__code__", None)
+        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+            continue
+        definition = _definition_of(code)
+        if definition is None:
+            continue
+        positional = [argument.arg for argument in definition.args.posonlyargs + definition.args.args]
+        given = [(positional[index], argument) for index, argument in enumerate(call.args)
+                 if index < len(positional) and not isinstance(argument, ast.Starred)]
+        given += [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None]
+        touched = {parameter for parameter, argument in given
+                   if _mark_touches([CutMark("unknown", argument, "")], frame_locals, target)}
+        for statement in sorted((node for node in ast.walk(definition) if isinstance(node, ast.Assign)),
+                                key=lambda node: node.lineno):
+            mark, parameter = _whole_value_cut(statement.value, touched, code.co_filename)
+            targets = {name.id for target_node in statement.targets for name in ast.walk(target_node)
+                       if isinstance(name, ast.Name) and isinstance(target_node, ast.Name)}
+            if mark is not None and targets and flows_to_return(definition, statement, targets, _bound_names):
+                argument = next(argument for p, argument in given if p == parameter)
+                return Cut(statement, mark, code.co_filename, next(iter(sorted(targets))),
+                           f"{definition.name}() cuts its argument {mark.text!r} from the graph and returns it",
+                           called_at=(None, None, f"{definition.name}() is given `{ast.unparse(argument)}` as "
+                                                  f"{parameter} here, and returns it cut from the graph"))
+    return None
+
+
+def _definition_of(code) -> ast.FunctionDef | None:
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return None
+    return next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == code.co_name
+                 and node.lineno <= code.co_firstlineno <= node.body[0].lineno), None)
+
+
+def _whole_value_cut(value: ast.AST, parameters: set, filename: str) -> tuple[CutMark | None, str | None]:
+    """`p.detach()`, `p.clone().detach()`, `p.data`, `p.data.clone()` for a name p in `parameters`:
+    (the mark of the construct that cuts, p), or (None, None)."""
+    cut = None
+    node = value
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+                and not node.keywords and node.func.attr in WHOLE_VALUE_METHODS:
+            if node.func.attr == "detach" and cut is None:
+                cut = CutMark("detach", node, segment(filename, node))
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
+            if cut is None:
+                cut = CutMark("data", node, segment(filename, node))
+            node = node.value
+        else:
+            break
+    if cut is None or not (isinstance(node, ast.Name) and node.id in parameters):
+        return None, None
+    return cut, node.id
+
+
+def _bound_names(node: ast.Assign | ast.AugAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {target.id for target in targets if isinstance(target, ast.Name)}
 
 
 def _frozen_module(frame_locals: dict, inputs: list[str]) -> bool:
@@ -393,6 +479,9 @@ def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: st
         related.append(statement_location(cut.filename, cut.mark.context, role="no_grad",
                                           note="gradient recording is off in this block"))
         related[-1].end_line, related[-1].end_column = related[-1].line, None
+    if cut.called_at is not None and cut.called_at[1] is not None:
+        caller_file, caller_statement, note = cut.called_at
+        related.append(statement_location(caller_file, caller_statement, role="call", note=note))
     backward_loc = location_of(backward_site, role="backward", note="backward() called here")
     if backward_loc is not None:
         related.append(backward_loc)
@@ -634,7 +723,7 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
         if not any(id(p) in reached for _, p in parameters):
             # This model did not take part in this backward; it is reported only when the
             # source cuts it off the loss while an optimizer trains it (below).
-            detached = _detached_model_diagnosis(state, model_name, model, parameters, ran, count,
+            detached = _detached_model_diagnosis(state, model_name, model, parameters, ran, results, count,
                                                  reached, ever_reached, warned, frame, site)
             if detached is not None:
                 diagnoses.append(detached)
@@ -651,7 +740,7 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
                 unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
             if not unreached:
                 continue
-            cut = _source_cut(frame, site, unreached[0][1])
+            cut = _source_cut(frame, site, unreached[0][1], target_made_graph=bool(results[0].get(module)))
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
@@ -670,7 +759,7 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
     return diagnoses
 
 
-def _source_cut(frame, site: Site | None, target: torch.Tensor) -> Cut | None:
+def _source_cut(frame, site: Site | None, target: torch.Tensor, target_made_graph: bool = False) -> Cut | None:
     """The construct in the source of the backward() line's loss that cuts `target` off it."""
     if frame is None or site is None:
         return None
@@ -679,13 +768,14 @@ def _source_cut(frame, site: Site | None, target: torch.Tensor) -> Cut | None:
     if root is None:
         return None
     try:
-        return find_cut(site.filename, statement.lineno, loaded_names(root), frame_values(frame), target=target)
+        return find_cut(site.filename, statement.lineno, loaded_names(root), frame_values(frame), target=target,
+                        target_made_graph=target_made_graph)
     except Exception:
         return None
 
 
-def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: list, ran, count: int,
-                              reached: set, ever_reached: set, warned: set, frame,
+def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: list, ran, results: tuple,
+                              count: int, reached: set, ever_reached: set, warned: set, frame,
                               site: Site | None) -> Diagnosis | None:
     """AD301 for a whole model that ran and that the source cuts off the loss
     (`(encoder(x).detach() * w).sum()`) while the optimizer holding it also holds parameters
@@ -700,7 +790,8 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
     trained = [(name, p) for name, p in parameters if p.requires_grad]
     if not trained or any(grad_of(p) is not None or p in ever_reached or p in warned for _, p in trained):
         return None
-    cut = _source_cut(frame, site, trained[0][1])
+    made_graph = any(results[0].get(module) for module in model.modules())
+    cut = _source_cut(frame, site, trained[0][1], target_made_graph=made_graph)
     if cut is None:
         return None
     budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))

@@ -2040,6 +2040,73 @@ time, batch, classes).
         "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
     ))
 
+UNDETACHED_SCORE_FUNCTION_WEIGHT = _code(
+    "AD226",
+    "a policy-gradient term's weight is not detached: the critic learns from the log-probability's gradient",
+    """\
+**What it means.** The score-function (REINFORCE) estimator is `weight * log_prob(action)`, with
+the weight (a return minus a baseline, an advantage) held constant: only the log-probability is
+differentiated. When the baseline comes from a critic and is not detached, backward() also sends
+the policy term's gradient, `log_prob * dloss`, into the critic: it learns to make the product
+small instead of predicting the return, and the actor's advantage estimates go wrong with it.
+Nothing is raised; training is unstable or slow. autograd-doctor looks at each backward() line's
+graph once for a product of a categorical log-probability (`log_softmax`, `Categorical.log_prob`,
+through sums, gathers and stacks) and a factor that reaches a learned layer's weight the
+log-probability does not depend on, when one optimizer holds both (a critic with its own
+optimizer, whose gradients are cleared before its own loss, is not harmed). An entropy term
+(`probs * log_probs`) or a scalar temperature (`alpha * log_probs`) is not reported.
+
+**Minimal example.**
+
+    dist = torch.distributions.Categorical(logits=actor(x))
+    actions = dist.sample()
+    values = critic(x).squeeze(-1)
+    policy_loss = -((returns - values) * dist.log_prob(actions)).mean()   # AD226
+    loss = policy_loss + F.mse_loss(values, returns)
+    loss.backward()
+
+**The fix.** Detach the baseline in the policy term: `(returns - values.detach()) *
+dist.log_prob(actions)`. The critic keeps its own loss, `F.mse_loss(values, returns)`.
+""",
+    heading="a policy-gradient term's weight is not detached",
+    example_setup=(
+        "actor, critic = nn.Linear(4, 3), nn.Linear(4, 1)\n"
+        "optimizer = torch.optim.SGD([*actor.parameters(), *critic.parameters()], lr=0.1)\n"
+        "x, returns = torch.randn(8, 4), torch.randn(8)\n"
+    ))
+
+UNDETACHED_SIAMESE_TARGET = _code(
+    "AD227",
+    "a prediction is compared with a target the same network computed, without a stop-gradient",
+    """\
+**What it means.** SimSiam, BYOL-style and latent-prediction objectives compare a prediction,
+`p = predictor(projector(encoder(x1)))`, with a target from the same network,
+`z = projector(encoder(x2))`, and hold the target constant: `D(p, z.detach())`. Without the
+stop-gradient, backward() also moves the target towards the prediction; the two sides meet
+halfway and the network can lower the loss by giving every input the same output
+(representation collapse). Nothing is raised. autograd-doctor reads each backward() line's loss
+once and reports a distance or similarity (`F.cosine_similarity`, `F.mse_loss`, a loss module, or
+a short function of the program around one) of two names whose tensors have a graph, where the
+target's learned parameters are a strict part of the prediction's and one optimizer holds both.
+Two views through the same network (SimCLR, a consistency term) are not reported.
+
+**Minimal example.**
+
+    z1, z2 = projector(x1), projector(x2)
+    p1 = predictor(z1)
+    loss = -F.cosine_similarity(p1, z2).mean()   # AD227: z2 not detached
+    loss.backward()
+
+**The fix.** Detach the target where it is compared: `F.cosine_similarity(p1, z2.detach())`
+(or return `z.detach()` from the model, as SimSiam's reference code does).
+""",
+    heading="a prediction compared with a target without a stop-gradient",
+    example_setup=(
+        "projector, predictor = nn.Linear(4, 4), nn.Linear(4, 4)\n"
+        "optimizer = torch.optim.SGD([*projector.parameters(), *predictor.parameters()], lr=0.1)\n"
+        "x1, x2 = torch.randn(8, 4), torch.randn(8, 4)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

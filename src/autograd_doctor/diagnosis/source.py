@@ -151,19 +151,25 @@ def call_name(call: ast.Call) -> str | None:
 
 def replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_text: str) -> str | None:
     """The statement's source with `node`'s text replaced by `new_text`."""
+    return replace_nodes_text(filename, statement, [(node, new_text)])
+
+
+def replace_nodes_text(filename: str, statement: ast.stmt, replacements: list) -> str | None:
+    """The statement's source with each (node, new text) of `replacements` applied (the nodes
+    do not overlap)."""
     lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
     lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
     first = statement.lineno
-    start_row, end_row = node.lineno - first, node.end_lineno - first
-    if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
-        return None
-    before = lines[start_row][:node.col_offset]
-    after = lines[end_row][node.end_col_offset:]
-    new_lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
-    new_lines[0] = new_lines[0][statement.col_offset:]
-    if len(new_lines) > 1:
-        new_lines[1:] = [line for line in new_lines[1:]]
-    return "\n".join(new_lines)
+    # The last node first, so that the positions of the earlier ones still hold.
+    for node, new_text in sorted(replacements, key=lambda item: (item[0].lineno, item[0].col_offset), reverse=True):
+        start_row, end_row = node.lineno - first, node.end_lineno - first
+        if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
+            return None
+        before = lines[start_row][:node.col_offset]
+        after = lines[end_row][node.end_col_offset:]
+        lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
+    lines[0] = lines[0][statement.col_offset:]
+    return "\n".join(lines)
 
 
 def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:

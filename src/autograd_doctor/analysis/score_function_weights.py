@@ -1,0 +1,162 @@
+"""AD226: a REINFORCE (score-function) term `(reward - baseline) * log_probs` whose weight is not
+detached: the critic that computed the baseline gets the policy-gradient term's gradient too.
+
+The score-function estimator is `weight * log_prob(action)` with the weight (return minus a
+baseline, an advantage) held constant: only the log-probability is differentiated. When the
+weight still carries the critic's graph, backward() also sends `log_prob * dloss` into the
+critic, which then learns to make the product small instead of predicting the return. Nothing
+is raised; training is unstable or slow.
+
+Looked at once per backward() line, on its graph: a multiplication one of whose factors is a
+categorical log-probability (reached from the factor through sums, views, gathers, stacks and
+subtractions only: `log_softmax`, `logits - logsumexp`, `Categorical.log_prob`) and whose other
+factor carries gradient to a learned layer's weight (a parameter of two or more dimensions) that
+the log-probability does not depend on, when one optimizer holds both (a critic with its own
+optimizer, cleared before its own loss, is not harmed). An entropy term (`probs * log_probs`, both from the same
+policy) or a scalar temperature (`alpha * log_probs`) is not reported. The help detaches the
+names in the weight that carry that gradient, read from the loss's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import torch
+
+from autograd_doctor.analysis.number_terms import loss_terms, read_value
+from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, leaves_below
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, method_receiver, replace_node_text, segment, statement_location
+
+# Nodes a log-probability passes through on its way to the product (a sum over steps, a
+# gather of the action taken, a stack of the steps' values, the normalisation's subtraction).
+PASSING = {"SumBackward", "MeanBackward", "StackBackward", "CatBackward", "SqueezeBackward", "UnsqueezeBackward",
+           "GatherBackward", "IndexBackward", "SelectBackward", "SliceBackward", "ViewBackward",
+           "UnsafeViewBackward", "ReshapeAliasBackward", "ExpandBackward", "CloneBackward", "NegBackward",
+           "SubBackward", "AddBackward", "TBackward", "PermuteBackward", "TransposeBackward", "MaskedFillBackward",
+           "AliasBackward", "SplitBackward", "UnbindBackward", "IndexSelectBackward"}
+NORMALISERS = {"LogSoftmaxBackward", "LogsumexpBackward"}
+MAX_LOG_STEPS = 64
+MULTIPLY = {"MulBackward0"}
+
+
+def _kind(node) -> str:
+    return re.sub(r"\d+$", "", type(node).__name__)
+
+
+def _is_log_probability(node) -> bool:
+    seen, queue = set(), [node]
+    while queue and len(seen) < MAX_LOG_STEPS:
+        current = queue.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        kind = _kind(current)
+        if kind in NORMALISERS:
+            return True
+        if kind in PASSING:
+            queue.extend(child for child, _ in current.next_functions)
+    return False
+
+
+def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """AD226 for the backward() call that just ran, or None."""
+    roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
+    if not roots:
+        return None
+    walked, _ = graph_nodes(roots)
+    for node in walked:
+        if type(node).__name__ not in MULTIPLY:
+            continue
+        factors = [child for child, _ in node.next_functions]
+        if len(factors) != 2 or any(factor is None for factor in factors):
+            continue
+        for log_factor, weight in (factors, factors[::-1]):
+            if not _is_log_probability(log_factor) or _is_log_probability(weight):
+                continue
+            extra = _critic_weights(weight, log_factor)
+            if extra and _trained_together(extra, log_factor):
+                return _diagnosis(call, weight)
+    return None
+
+
+def _critic_weights(weight, log_factor) -> list:
+    """Layer weights (two or more dimensions, requiring grad) the weight factor reaches and the
+    log-probability does not."""
+    weight_walk, finished = graph_nodes([weight])
+    log_leaves, log_finished = leaves_below([log_factor])
+    if not (finished and log_finished):
+        return []  # an unfinished walk is no evidence that the log-probability misses them
+    return [node.variable for node in weight_walk
+            if getattr(node, "variable", None) is not None and id(node.variable) not in log_leaves
+            and node.variable.requires_grad and node.variable.dim() >= 2]
+
+
+def _trained_together(critic_weights: list, log_factor) -> bool:
+    """Whether one optimizer holds the critic's weights and what the log-probability depends on:
+    its step() applies the critic's polluted gradient. A critic with its own optimizer, which
+    clears its gradients before its own loss (an actor's backward() first), is not reported."""
+    policy = {id(node.variable) for node in graph_nodes([log_factor])[0] if getattr(node, "variable", None) is not None}
+    holding = optimizers_holding(critic_weights, Budget(scans=1)) or []
+    return any(id(p) in policy for optimizer in holding for group in optimizer.param_groups for p in group["params"])
+
+
+def _weight_in_source(call, weight) -> tuple[ast.stmt, str, list] | None:
+    """(the statement, its file, the names to detach) of the product in the loss's source whose
+    one factor holds tensors with gradient computed in `weight`'s graph."""
+    site = call.site if call is not None else None
+    found = loss_terms(site)
+    if found is None:
+        return None
+    terms, reading = found
+    below = {id(node) for node in graph_nodes([weight])[0]}
+    for term, holder in terms:
+        for product in (n for n in ast.walk(term) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
+            for factor in (product.left, product.right):
+                names = [n for n in ast.walk(factor) if isinstance(n, (ast.Name, ast.Attribute))
+                         and isinstance(getattr(n, "ctx", None), ast.Load)]
+                carrying = [n for n in names for value in [read_value(n, reading)]
+                            if isinstance(value, torch.Tensor) and value.grad_fn is not None
+                            and id(value.grad_fn) in below]
+                if carrying:
+                    statement = holder if holder is not None else None
+                    return statement, reading.filename, carrying
+    return None
+
+
+def _diagnosis(call, weight) -> Diagnosis | None:
+    site = call.site if call is not None else None
+    note = ("the score-function (REINFORCE) estimator differentiates only the log-probability: its weight, "
+            "a return minus a baseline, must be a constant. Here the weight carries the baseline's graph, so "
+            "backward() also trains the critic with log_prob * the loss's gradient, pushing it away from "
+            "predicting the return")
+    found = _weight_in_source(call, weight)
+    helps = []
+    if found is not None and found[0] is not None:
+        statement, filename, carrying = found
+        names = sorted({segment(filename, node) for node in carrying})
+        primary = statement_location(filename, statement, role="weight",
+                                     note=f"{', '.join(names)} carries the critic's graph into this product "
+                                          "with a log-probability")
+        replacement = None
+        if len(carrying) == 1:
+            node = carrying[0]
+            replacement = replace_node_text(filename, statement, node, f"{method_receiver(node, segment(filename, node))}.detach()")
+        if replacement is not None:
+            helps.append(Suggestion(f"detach the baseline in the policy-gradient term: {names[0]}.detach() "
+                                    "(the critic keeps its own loss)", replacement, statement_location(filename, statement)))
+        related = [location_of(site, role="backward", note="backpropagates it")]
+    else:
+        primary, related = location_of(site, role="backward", note="backpropagates a policy-gradient term "
+                                                                   "whose weight carries the critic's graph"), []
+        if primary is None:
+            return None
+    if not helps:
+        helps.append(Suggestion("detach the weight of the log-probability (`(returns - values.detach()) * "
+                                "log_probs`): the critic is trained by its own loss"))
+    return Diagnosis(code=codes.UNDETACHED_SCORE_FUNCTION_WEIGHT,
+                     title=codes.title(codes.UNDETACHED_SCORE_FUNCTION_WEIGHT), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=[note], help=helps)

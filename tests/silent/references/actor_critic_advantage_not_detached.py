@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+actor, critic = nn.Linear(4, 3), nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+optimizer = torch.optim.SGD([*actor.parameters(), *critic.parameters()], lr=0.1)
+for _ in range(4):
+    states = torch.randn(16, 4)
+    dist = torch.distributions.Categorical(logits=actor(states))
+    actions = dist.sample()
+    returns = (actions == states[:, :3].argmax(dim=1)).float()
+    values = critic(states).squeeze(-1)
+    advantage = returns - values
+    policy_loss = -(dist.log_prob(actions) * advantage.detach()).mean()
+    loss = policy_loss + 0.5 * F.mse_loss(values, returns)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+result = [p.detach().clone() for p in [*actor.parameters(), *critic.parameters()]]
