@@ -10,8 +10,11 @@ the same kind and keeps one at a freed address, asserting it found one) and chec
 an id-keyed record got wrong: silence where a bug is (AD221, AD301) or a report on a correct
 program (AD301)."""
 
+import weakref
+
 import torch
 
+from autograd_doctor.analysis.idle_terms import _stepped_among
 from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 from autograd_doctor.recording.write_log import LoggedWrite, WriteLog, storage_base
 from helpers import run_plain, run_program
@@ -211,3 +214,17 @@ def test_a_logged_write_into_freed_memory_is_not_a_later_tensors_there():
     assert reused, "no later tensor was made in freed memory"
     reused[0].mul_(2)  # a write the log never saw, 0 -> 1
     assert log.writes_into(reused[0], 0, 1) == []
+
+
+def test_a_leaf_read_at_one_backward_is_not_a_parameter_made_at_its_address_before_the_next():
+    # AD211 reads what a loss's terms reach after one backward() and judges them when the next
+    # starts, against the parameters the optimizers stepped since. A leaf freed in between
+    # (a perturbation made anew each step) is not a parameter made later at its address.
+    perturbations = [torch.zeros(4, 3, requires_grad=True) for _ in range(50)]
+    reached = {id(leaf): weakref.ref(leaf) for leaf in perturbations}
+    assert _stepped_among(reached, {id(leaf): leaf for leaf in perturbations}) == set(reached)
+    del perturbations
+    later = [torch.nn.Parameter(torch.zeros(4, 3)) for _ in range(300)]
+    stepped = {id(p): p for p in later}
+    assert stepped.keys() & reached.keys(), "no later parameter was made at a freed address"
+    assert _stepped_among(reached, stepped) == set()
