@@ -4,11 +4,12 @@ CPython hands a freed object's memory to the next object of its size: an optimiz
 each epoch takes its predecessor's address every other epoch, and a parameter of a model made
 after another was dropped often sits where one of the old model's did. State the doctor keeps
 between calls (optimizers that stepped, parameters a backward reached or a forward used,
-modules that ran) is kept by identity (recording/identity.py), so that a later object at a freed
-address inherits nothing. Each program below forces the reuse (it frees objects, makes many of
-the same kind and keeps one at a freed address, asserting it found one) and checks the decision
-an id-keyed record got wrong: silence where a bug is (AD221, AD301) or a report on a correct
-program (AD301)."""
+modules that ran) is kept by identity (recording/identity.py), and memory (a numpy() view, a
+logged write) with its storage, weakly, so that a later object at a freed address inherits
+nothing. Each test forces the reuse (it frees objects, makes many of the same kind and keeps one
+at a freed address, asserting it found one) and checks the decision an address-keyed record got
+wrong: silence where a bug is (AD221, AD301), a report on a correct program (AD301), another
+line blamed (AD202, a failure's culprit write, AD211's reach)."""
 
 import weakref
 
