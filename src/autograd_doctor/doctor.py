@@ -18,8 +18,8 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
-    score_function_weights, self_compared_terms, stale_leaf_gradients, stale_optimizer, state_snapshot,
-    stop_gradient_targets, untrained_parameters, zero_gradient_ops,
+    score_function_weights, self_compared_terms, stale_graph_values, stale_leaf_gradients, stale_optimizer,
+    state_snapshot, stop_gradient_targets, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -216,6 +216,7 @@ class Doctor:
         # as a term; the (copy, backward line) pairs already read, so that each is read once.
         self._copies_pending: dict = {}
         self._copies_checked: set = set()
+        self._copy_callers: dict = {}  # copy site -> the user sites calling its function (the copy's stack)
         self._copies_of_backward: list = []  # AD304 copies found in the loss of the backward() running
         # Losses whose terms were read after their backward(), judged when the next one starts (AD211).
         self._pending_losses: list = []
@@ -232,6 +233,7 @@ class Doctor:
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
+        self._stale_value_reported = False
         self._mode = None
         self._active = False
         self._thread = None
@@ -523,6 +525,8 @@ class Doctor:
             return
         if diagnosis is not None:
             self._copies_pending[site] = diagnosis  # plain data: no tensor of the program is kept
+            # The user's lines that called the function making the copy (`loss, _ = solver(...)`).
+            self._copy_callers[site] = tuple(event.stack[1:])
 
     def _copies_in_loss(self, backward_site) -> list[Diagnosis]:
         """The pending copies (AD304) that are terms of the loss backpropagated at `backward_site`."""
@@ -532,7 +536,7 @@ class Doctor:
                 continue
             self._copies_checked.add((copy_site, backward_site))
             try:
-                in_loss = copies.copy_is_loss_term(copy_site, backward_site)
+                in_loss = copies.copy_is_loss_term(copy_site, backward_site, self._copy_callers.get(copy_site, ()))
             except Exception:
                 internal_error()
                 continue
@@ -654,6 +658,11 @@ class Doctor:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
+        if self._backwards_seen <= WALKING_BACKWARDS and not self._stale_value_reported \
+                and self.recorder.step_points.points:
+            # A tensor computed before an optimizer step, used again after it (AD228).
+            diagnosis = self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
+            self._stale_value_reported = diagnosis is not None
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None

@@ -334,6 +334,30 @@ CORRECT = {
             d_optimizer.step()
         grads = [p.grad for p in generator.parameters()]
     """,
+    # DCGAN's order: the fakes are made once, the discriminator steps on their detached copy, and
+    # the generator's loss then uses the fakes made before that step. The discriminator's step
+    # changed nothing the fakes were computed from.
+    "fakes made before the discriminator's step": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        generator, discriminator = nn.Linear(2, 4), nn.Linear(4, 1)
+        g_optimizer = torch.optim.Adam(generator.parameters(), lr=1e-3)
+        d_optimizer = torch.optim.Adam(discriminator.parameters(), lr=1e-3)
+        for _ in range(3):
+            real, fake = torch.randn(8, 4), generator(torch.randn(8, 2))
+            d_loss = F.softplus(-discriminator(real)).mean() + F.softplus(discriminator(fake.detach())).mean()
+            d_optimizer.zero_grad()
+            d_loss.backward()
+            d_optimizer.step()
+            g_loss = F.softplus(-discriminator(fake)).mean()
+            g_optimizer.zero_grad()
+            g_loss.backward()
+            g_optimizer.step()
+        grads = [p.grad for p in generator.parameters()]
+    """,
     # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
     # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
     # saved slice and of the written column interleave; no element is shared.

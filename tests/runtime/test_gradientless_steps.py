@@ -1,7 +1,7 @@
 """AD214: an optimizer keeps stepping after backward() calls while none of its parameters ever had
 a gradient, because every loss was computed from detached copies of them (a learned
 initialization whose inner loop starts from `p.detach().requires_grad_()`). Nothing is raised;
-the warning names the step, once. The program that starts from the parameters themselves, and an
+the warning names the line that made the copies (the step is related), once. The program that starts from the parameters themselves, and an
 optimizer that trained at an earlier step, are silent."""
 
 from __future__ import annotations
@@ -39,9 +39,12 @@ def test_the_steps_that_never_get_a_gradient_are_reported_once(tmp_path):
     assert len(reports) == 1
     diagnosis = reports[0]
     assert diagnosis.severity == "warning"
-    assert diagnosis.primary.line == outcome.line("STEP")
-    assert outcome.line("BACKWARD") in {location.line for location in diagnosis.related}
+    # The line that made the copies is the cut (their leaves got the gradients); the step is related.
+    assert diagnosis.primary.line == outcome.line("COPIES")
+    assert {outcome.line("STEP"), outcome.line("BACKWARD")} <= {location.line for location in diagnosis.related}
     assert "copies" in diagnosis.notes[0]
+    assert diagnosis.help[0].replacement == \
+        "weights = {name: p.requires_grad_() for name, p in net.named_parameters()}"
 
 
 def test_the_inner_loop_started_from_the_parameters_is_silent(tmp_path):

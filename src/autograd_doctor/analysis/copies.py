@@ -585,6 +585,12 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
             helps.append(Suggestion("or, for an explicit independent copy without gradients, detach().clone()",
                                     _replace_text(filename, statement, call_text, f"{receiver}.detach().clone()"),
                                     location))
+    elif statement is not None and isinstance(data, (list, tuple)):
+        stacked = _stacked_statement(site.filename, statement, site.lineno)
+        if stacked is not None:
+            helps.append(Suggestion("build the tensor with torch.stack, which keeps the graph (a torch.tensor() "
+                                    "around it, which would copy the stacked values again, becomes torch.stack too)",
+                                    stacked, statement_location(site.filename, statement)))
     if not helps:
         helps.append(Suggestion("use torch.stack([...]) to combine tensors and keep the graph, or t.detach().clone() "
                                 "for an explicit copy"))
@@ -599,7 +605,44 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
     return diagnosis
 
 
-def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
+def _stacked_statement(filename: str, statement: ast.stmt, line: int) -> str | None:
+    """The statement written over several lines with the `torch.tensor([...])` call that made the
+    copy at `line`, and every such call around it, as `torch.stack([...])`: an enclosing
+    `torch.tensor([...])` would copy the stacked values out of the graph again. None when a call's
+    data is not a list written out (a variable may hold anything) or it has keywords
+    (`dtype=` / `device=`, which torch.stack does not take)."""
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call) and node.args
+             and _called_name(node) in ("tensor", "as_tensor") and node.lineno <= line <= node.end_lineno]
+    if not calls:
+        return None
+    made = max(calls, key=lambda node: (node.lineno, node.col_offset))
+    targets = [node for node in calls if node is made or _encloses(node, made)]
+    if any(node.keywords or len(node.args) != 1 or not isinstance(
+            node.args[0], (ast.List, ast.ListComp, ast.Tuple, ast.GeneratorExp)) for node in targets):
+        return None
+    lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
+    lines[-1] = lines[-1][:statement.end_col_offset]
+    for node in sorted(targets, key=lambda node: (node.func.lineno, node.func.col_offset), reverse=True):
+        if node.func.lineno != node.func.end_lineno:
+            return None
+        row = node.func.lineno - statement.lineno
+        text = lines[row]
+        prefix = "torch." if isinstance(node.func, ast.Attribute) else ""
+        new_func = "torch.stack" if prefix or _called_name(node) == "tensor" else None
+        if new_func is None:
+            return None
+        lines[row] = text[:node.func.col_offset] + new_func + text[node.func.end_col_offset:]
+    lines[0] = lines[0][statement.col_offset:]
+    indent = len(source_line(filename, statement.lineno)) - len(source_line(filename, statement.lineno).lstrip())
+    return "\n".join([lines[0]] + [line[indent:] if line[:indent].isspace() else line.lstrip() for line in lines[1:]])
+
+
+def _encloses(outer: ast.AST, inner: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and \
+        (outer.end_lineno, outer.end_col_offset) >= (inner.end_lineno, inner.end_col_offset) and outer is not inner
+
+
+def copy_is_loss_term(copy_site: Site, backward_site: Site, caller_sites: tuple[Site, ...] = ()) -> bool:
     """Whether the `torch.tensor(...)` call at `copy_site` made a term added into the loss
     backpropagated at `backward_site`: that term then trains nothing. A copy made for anything
     else (an expected value in a test, a logged or averaged figure, a metric, a constant target
@@ -610,8 +653,10 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
     `copied[0]`) is the call itself or a name whose last assignment before the term is such a
     term of the copy, also through arithmetic (`(features * scales).sum()`). A copy in another
     function is a term when that function returns a value computed from it and a term (or the
-    last assignment of its name) calls that function: `loss = sum(losses_of(batch))`. Copies in
-    another file are not followed."""
+    last assignment of its name) calls that function: `loss = sum(losses_of(batch))`, or has a call
+    written over a line of `caller_sites` (the user's lines that were calling it when the copy was
+    made, from the copy's stack): a module's forward() is called as `module(...)` or
+    `wrapper(...)`, which no name matches. Copies in another file are not followed."""
     if copy_site.filename != backward_site.filename:
         return False
     found = number_terms.loss_terms(backward_site)
@@ -620,6 +665,7 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
     terms, reading = found
     line = copy_site.lineno
     returning = _function_returning_copy(copy_site)
+    caller_lines = {site.lineno for site in caller_sites if site.filename == backward_site.filename}
     for term, holder in terms:
         before = holder.lineno if holder is not None else backward_site.lineno
         expressions = [term]
@@ -627,7 +673,7 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
             if _factory_call_at(base, line):
                 return True
             if isinstance(base, ast.Name):
-                for statement in number_terms.assignments_of(base.id, reading, before)[:1]:
+                for statement in number_terms.assignments_of(base.id, reading, before, unpacking=True)[:1]:
                     value = getattr(statement, "value", None)
                     assigned = _term_base(value) if value is not None else None
                     if isinstance(statement, ast.Assign) and _factory_call_at(assigned, line):
@@ -635,10 +681,15 @@ def copy_is_loss_term(copy_site: Site, backward_site: Site) -> bool:
                     if value is not None:
                         expressions.append(value)
         if returning is not None and any(
-                isinstance(node, ast.Call) and _called_name(node) == returning
+                isinstance(node, ast.Call) and (_called_name(node) == returning or _calls_from(node, caller_lines))
                 for expression in expressions for node in ast.walk(expression)):
             return True  # the loss is computed from what a function returns, and it returns the copy
     return False
+
+
+def _calls_from(call: ast.Call, lines: set[int]) -> bool:
+    """Whether `call` is written over one of `lines`, the lines that were calling the copy's function."""
+    return any(call.lineno <= line <= (call.end_lineno or call.lineno) for line in lines)
 
 
 def _called_name(call: ast.Call) -> str | None:

@@ -12,9 +12,12 @@ warm-up.
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of
+from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_at, statement_location
+from autograd_doctor.recording import leaf_sites
 from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 
 # Steps of an optimizer that has never trained, each after a backward(), before it is reported.
@@ -28,6 +31,9 @@ class GradientlessSteps:
         # By identity: an optimizer made anew each epoch takes a freed one's id.
         self._counts = IdentityMap()
         self._reported = IdentitySet()
+        # Per optimizer, the leaf-creation mark at its previous step: the leaves made since then are
+        # the ones this step's backward() could have reached.
+        self._leaf_marks = IdentityMap()
 
     def cover(self, optimizers) -> None:
         """Optimizers whose empty steps another diagnosis has explained (AD211: the loss's cut took
@@ -35,6 +41,8 @@ class GradientlessSteps:
         self._reported.update(optimizers)
 
     def at_step(self, optimizer, stack, recorder, trained: IdentitySet) -> Diagnosis | None:
+        leaf_mark = self._leaf_marks.get(optimizer)
+        self._leaf_marks[optimizer] = leaf_sites.creation_count()
         if optimizer in trained or optimizer in self._reported or not stack:
             return None
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
@@ -48,10 +56,49 @@ class GradientlessSteps:
         if steps < STEPS_BEFORE_REPORT:
             return None
         self._reported.add(optimizer)
-        return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps)
+        return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps,
+                          _detached_leaf_site({id(p) for p in parameters}, leaf_mark))
 
 
-def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int) -> Diagnosis:
+def _detached_leaf_site(parameter_ids: set[int], since: int | None):
+    """(site, statement, detach call) of a user's line that made new leaves with
+    `x.detach().requires_grad_()`, since the optimizer's previous step (the mark `since`), whose
+    leaves now have gradients: the backward() reached them, and stopped there, instead of the
+    optimizer's parameters. None when there is no such line."""
+    if since is None:
+        return None
+    for tensor, site in leaf_sites.leaves_with_gradients(since):
+        if id(tensor) in parameter_ids:
+            continue
+        statement = statement_at(site.filename, site.lineno)
+        for node in ast.walk(statement) if statement is not None else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "requires_grad_":
+                cut = _detach_below(node.func.value)
+                if cut is not None:
+                    return site, statement, cut
+    return None
+
+
+# Methods that copy or convert a tensor and keep its graph: a detach() below them still cuts.
+_GRAPH_KEEPING_METHODS = ("clone", "to", "float", "double", "half", "contiguous", "cpu", "cuda", "view", "reshape")
+
+
+def _detach_below(node: ast.AST) -> ast.AST | None:
+    """The `x.detach()` call (or `x.data` attribute) that the chain under `requires_grad_()` starts
+    from, through copies and conversions (`p.detach().clone()`), or None."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _GRAPH_KEEPING_METHODS:
+        node = node.func.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+            and not node.args and not node.keywords:
+        return node
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        return node
+    return None
+
+
+def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int, detached=None) -> Diagnosis:
     optimizer_class = type(optimizer).__name__
     primary = location_of(step_site, role="step", note=f"{optimizer_class}.step() changes nothing: none of its "
                                                        f"{len(parameters)} parameters has a gradient")
@@ -63,6 +110,24 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int
     helps = [Suggestion("compute the loss from the optimizer's own parameters (start an inner loop from them, not "
                         "from detached copies: copy_initial_weights=False in higher), or give the optimizer the "
                         "tensors the loss is computed from")]
+    if detached is not None:
+        # The backward() stopped at new leaves made by detach().requires_grad_() (they have gradients,
+        # the parameters none): that line is the cut, and without detach() the graph goes on.
+        site, statement, detach_call = detached
+        receiver = segment(site.filename, detach_call.value if isinstance(detach_call, ast.Attribute)
+                           else detach_call.func.value)
+        changed = replace_node_text(site.filename, statement, detach_call, receiver) if receiver else None
+        cut = statement_location(site.filename, statement, role="cut",
+                                 note="detach().requires_grad_() makes new leaves here: backward() stops at them")
+        related.insert(0, primary)
+        primary = cut
+        notes.append(f"the last backward() gave gradients to the leaves made at line {site.lineno} by "
+                     "detach().requires_grad_(), which start a new graph: requires_grad_() on the result of "
+                     "detach() does not connect it to what it was detached from")
+        if changed is not None:
+            helps.insert(0, Suggestion(f"keep the graph: drop the cut ({segment(site.filename, detach_call)} "
+                                       f"becomes {receiver}), so backward() goes on to the optimizer's parameters",
+                                       changed, cut))
     return Diagnosis(code=codes.GRADIENTLESS_OPTIMIZER_STEPS, title=codes.title(codes.GRADIENTLESS_OPTIMIZER_STEPS),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)

@@ -51,9 +51,10 @@ def loss_terms(site: Site | None) -> tuple[list, Reading] | None:
     return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope, site.filename)
 
 
-def assignments_of(name: str, reading: Reading, before: int) -> list[ast.stmt]:
-    """The statements that last gave `name` its value before line `before` (latest first)."""
-    return _bindings(reading.scope, name, before)
+def assignments_of(name: str, reading: Reading, before: int, unpacking: bool = False) -> list[ast.stmt]:
+    """The statements that last gave `name` its value before line `before` (latest first); with
+    `unpacking`, also an assignment that unpacks into `name` (`current, state = solver(...)`)."""
+    return _bindings(reading.scope, name, before, unpacking)
 
 
 def read_value(node: ast.AST, reading: Reading):

@@ -2107,6 +2107,43 @@ Two views through the same network (SimCLR, a consistency term) are not reported
         "x1, x2 = torch.randn(8, 4), torch.randn(8, 4)\n"
     ))
 
+STALE_GRAPH_VALUE = _code(
+    "AD228",
+    "a tensor computed from parameters before an optimizer step is used after it: it holds their old values",
+    """\
+**What it means.** A value derived from a parameter is computed once (in `__init__`, or before
+the training loop) and used in every loss: `self.sigma = torch.log1p(torch.exp(self.rho))`. The
+optimizer moves the parameter, but the derived tensor keeps the value it had when it was made,
+and its graph, kept alive, sends gradients computed at the old values. PyTorch usually stops the
+second backward() with "Trying to backward through the graph a second time"; `retain_graph=True`,
+added to get past it, turns the bug silent. autograd-doctor looks, on the first backward() calls
+after an optimizer step, for a name of the backward() frame or a plain tensor attribute of a
+module whose graph node is in the loss's graph, was made before the step (autograd's sequence
+numbers tell), and reaches a parameter the step changed.
+
+**Minimal example.**
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_scale = nn.Parameter(torch.zeros(3))
+            self.scale = self.log_scale.exp()          # AD228: computed once
+        def forward(self, x):
+            return x * self.scale
+    model = Scaled()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = model(torch.randn(4, 3)).pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+
+**The fix.** Compute the value from the parameter where it is used, so it follows every step:
+a property (`@property def scale(self): return self.log_scale.exp()`) or a line inside
+`forward`; then `retain_graph=True` is not needed.
+""",
+    heading="a tensor computed before an optimizer step is used after it")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

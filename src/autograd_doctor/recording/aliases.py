@@ -133,7 +133,7 @@ class AliasTracking:
             data = args[0] if args else kwargs.get("data")
             copies_values = func.__name__ != "as_tensor" or isinstance(data, (list, tuple))
             if copies_values and carries_grad(data):
-                self.listener.tensor_copied(TensorCopied(args, kwargs, capture_user_stack(1, limit=2)))
+                self.listener.tensor_copied(TensorCopied(args, kwargs, capture_user_stack(1, limit=4)))
         return call_as_caller(func, args, kwargs)
 
     def call_deepcopy(self, func, args: tuple, kwargs: dict):

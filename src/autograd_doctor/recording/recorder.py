@@ -33,6 +33,7 @@ from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
+from autograd_doctor.recording.step_points import StepPoints
 from autograd_doctor.recording.state_snapshots import StateSnapshots
 from autograd_doctor.recording.gradient_states import GradientStates
 from autograd_doctor.recording.element_overlap import elements_intersect
@@ -99,6 +100,8 @@ class Recorder(AliasTracking):
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
         self.optimizer_clears = OptimizerClearLog()
+        # Where the first optimizer steps ended on autograd's clock, and what they changed (step_points.py).
+        self.step_points = StepPoints()
         # `state_dict()` results kept as snapshots (state_snapshots.py).
         self.state_snapshots = StateSnapshots()
         self.gradient_states = GradientStates()
@@ -556,6 +559,7 @@ class Recorder(AliasTracking):
         if optimizer is not None:
             self.gradient_clips.step_done(optimizer, next(self.seq))
             self.gradient_states.step_done(optimizer)
+            self.step_points.step_done(optimizer)
 
     def optimizer_writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
         """Light mode: the newest optimizer step whose parameters include `tensor`'s memory."""

@@ -11,8 +11,8 @@ from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, carrying_assignment, last_assignment, line_location, local_name_of, module_attribute_assignment,
-    value_of,
+    ErrorContext, carrying_assignment, enclosing_function, last_assignment, line_location, local_name_of,
+    module_attribute_assignment, value_of,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
@@ -89,6 +89,11 @@ def non_scalar_backward(context: ErrorContext, already):
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
+        read_later = isinstance(receiver, ast.Name) and _read_after(filename, receiver.id, statement)
+        if read_later and new_statement is not None:
+            # The program reads the tensor again after backward() (a logged loss, .item(), a list of
+            # losses): reduced only inside the call, it would still hold one value per element there.
+            new_statement = f"{text} = {reduced}\n" + replace_node_text(filename, statement, receiver, text)
         passed = f"{text}.backward(torch.ones_like"
         if per_element_loss:
             # A loss function's own default is the mean (reduction="mean"); the sum would
@@ -100,6 +105,8 @@ def non_scalar_backward(context: ErrorContext, already):
         else:
             message = (f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                        f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
+        if read_later:
+            message += f"; {text} itself is reduced, as the lines after backward() read it"
         helps.append(statement_change(location, message, new_statement))
     else:
         helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
@@ -108,6 +115,25 @@ def non_scalar_backward(context: ErrorContext, already):
     if grad_calls:
         found.title = "torch.autograd.grad() was called on a tensor with more than one element"
     return found
+
+
+def _read_after(filename: str, name: str, statement: ast.stmt) -> bool:
+    """Whether the program reads `name` after `statement` (in the same function, before binding it
+    again): the first use of the name after the statement's last line is a load."""
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    scope = enclosing_function(tree, statement.lineno)
+    uses = []
+    for node in ast.walk(scope):
+        if node is not scope and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and node.lineno > (statement.end_lineno or statement.lineno):
+            uses.append(node)
+    if not uses:
+        return False
+    first = min(uses, key=lambda node: (node.lineno, node.col_offset))
+    return isinstance(first.ctx, ast.Load)
 
 
 def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=None) -> str | None:

@@ -1,0 +1,34 @@
+"""When the first optimizer steps happened, on autograd's own clock, and what they changed.
+
+A graph node's sequence number (`node._sequence_nr()`) only grows as operations are recorded,
+so a node whose number is below the one autograd had reached when a step ended was made before
+that step: what it computed from the step's parameters holds their values from before it.
+Kept for the first few steps (the checks that read them look at the first backward() calls
+only): the sequence number after the step, and the ids of the parameters that had a gradient,
+which the step applied.
+"""
+
+from __future__ import annotations
+
+import torch
+
+MAX_POINTS = 8
+
+_sequence_number = torch._C._autograd._get_sequence_nr
+
+
+class StepPoints:
+    def __init__(self):
+        self.points: list[tuple[int, frozenset[int]]] = []  # (sequence number, ids of parameters), oldest first
+
+    def step_done(self, optimizer) -> None:
+        if len(self.points) >= MAX_POINTS:
+            return
+        changed = frozenset(id(p) for group in optimizer.param_groups for p in group.get("params", ())
+                            if isinstance(p, torch.Tensor) and p.grad is not None)
+        if changed:
+            self.points.append((_sequence_number(), changed))
+
+    def changed_after(self, sequence_number: int) -> set[int]:
+        """Ids of the parameters that a recorded step, ended after `sequence_number`, changed."""
+        return {key for number, changed in self.points if number > sequence_number for key in changed}
