@@ -23,6 +23,11 @@ def linear_weight_grad(features, weight, bias):
     return 2.0 / out.numel() * out.T @ features
 
 
+def check_power_exponent_saved_as_tensor(ns):
+    x = ns["x"].detach()
+    assert torch.allclose(ns["x"].grad, 3 * x ** 2)
+
+
 def check_backward_non_scalar(ns):
     x = torch.tensor([0.5, -1.0, 2.0])
     assert torch.equal(ns["x"].grad, 2 * x)
@@ -529,7 +534,7 @@ CASES = {
     "mark_dirty_view_two_outputs": ("AD147", 0, check_scaled_copy),
     "function_wrong_device": ("AD120", 0, check_wrong_device),
     "mark_dirty_not_returned": ("AD121", 0, check_mark_dirty),
-    "save_for_backward_non_tensor": ("AD122", None, None),
+    "save_for_backward_non_tensor": ("AD122", 0, check_power_exponent_saved_as_tensor),
     "grad_unused_input": ("AD305", 0, check_unused_input),
     "grad_input_no_grad": ("AD306", 0, check_input_without_grad),
     "grad_outputs_shape": ("AD123", 0, check_grad_outputs),

@@ -58,6 +58,21 @@ NOT_YET = {
     # AD112 averages the per-sample loss where backward() is called (scaler.scale(loss).mean()); the
     # variant marks the loss made with reduction="none" (both give the same step).
     "per_sample_loss_given_to_grad_scaler": (False, "right"),
+    # Set 5. The function must become an nn.Module holding the module it calls (or the rest of it
+    # applied outside the trace): a rewrite of two places.
+    "traced_probability_function_closes_over_model": (True, "advice"),
+    # AD110 names the in-place write (the catalogue's convention) and changes the sanity check's
+    # torch.inference_mode() into torch.no_grad(); the variant marks the lazy allocation (both right).
+    "lazy_buffer_made_in_sanity_validation": (False, "right"),
+    # AD109 names and changes the @torch.inference_mode() of the extractor in lib_features.py; the
+    # variant marks the call that takes the features (a copy there), both right.
+    "linear_probe_on_inference_mode_features": (False, "right"),
+    # AD107 names and clones the Function's output where it is applied (the catalogue's convention);
+    # the variant marks the += that writes it.
+    "straight_through_output_shifted_in_place": (False, "right"),
+    # AD302 names the shared forward whose graph was freed (the catalogue's convention) and changes
+    # the earlier autograd.grad, which the variant marks.
+    "task_gradient_norm_before_joint_backward": (False, "right"),
 }
 
 

@@ -487,7 +487,25 @@ def test_autograd_grad_of_a_vector_is_worded_for_autograd_grad(tmp_path):
     (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
     assert diagnosis.title.startswith("torch.autograd.grad() was called")
     assert "backward()" not in diagnosis.primary.note + " ".join(diagnosis.notes)
-    # The gradient returned is the result, and y.sum() / y.mean() scale it differently: advice only.
+    # y has the shape of x (one output per input element): the slope of each element is asked for,
+    # which grad_outputs=torch.ones_like(y) gives (a mean would divide it by 4).
+    assert diagnosis.help[0].replacement == "(slope,) = torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y))"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.allclose(namespace["slope"], namespace["x"].detach().cos())
+
+
+def test_autograd_grad_of_a_vector_shaped_unlike_its_input_stays_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.stack([x.sum(), x.prod(), x.max()])
+        (slope,) = torch.autograd.grad(y, x)  # GRAD
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD112"]
+    # Three outputs of four inputs: which combination of their gradients is meant (sum, mean, one
+    # of them) only the user can tell, so the help changes nothing.
     assert [s.replacement for s in diagnosis.help] == [None]
     assert "y.sum()" in diagnosis.help[0].message and "grad_outputs=torch.ones_like(y)" in diagnosis.help[0].message
 
@@ -1409,3 +1427,412 @@ def test_filter_of_parameters_kept_on_self_and_counted_before_the_optimizer(tmp_
     trainer, model = namespace["trainer"], namespace["model"]
     assert trainer.count == 2
     assert trainer.optimizer.param_groups[0]["params"] == list(model.parameters())
+
+
+def test_resize_with_sizes_read_from_the_tensor_reshapes_with_the_sizes_as_written(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        w = torch.randn(2, 3, 2, requires_grad=True)
+        h = w * 2
+        h.resize_(h.shape[0], h.numel() // h.shape[0])  # RESIZE
+        h.sum().backward()
+        grad = w.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD133"]
+    assert diagnosis.primary.line == marked_line(source, "RESIZE")
+    # The sizes as the user wrote them, so the change holds for another batch size too.
+    assert diagnosis.help[0].replacement == "h = h.reshape(h.shape[0], h.numel() // h.shape[0])"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None and namespace["h"].shape == (2, 6)
+    assert torch.equal(namespace["grad"], torch.full((2, 3, 2), 2.0))
+
+
+def test_backward_gradient_one_unit_dimension_apart_is_reshaped_like_the_output(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        scores = (torch.randn(5, 3) @ w).unsqueeze(1)
+        weights = torch.linspace(0.0, 1.0, 5)
+        scores.backward(gradient=weights * 2)  # BACKWARD
+        grad = w.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    assert diagnosis.help[0].replacement == "scores.backward(gradient=(weights * 2).reshape_as(scores))"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    features = torch.randn(5, 3)
+    assert torch.allclose(namespace["grad"], features.T @ (torch.linspace(0.0, 1.0, 5) * 2))
+
+
+def test_backward_gradient_of_the_same_count_in_another_arrangement_stays_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.randn(2, 3, requires_grad=True)
+        out = w * 2
+        out.backward(gradient=torch.randn(3, 2))
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    # [3, 2] for a [2, 3] output: which gradient element goes with which output element is not known.
+    assert [s.replacement for s in diagnosis.help] == [None]
+
+
+def test_unscale_in_a_while_loop_over_parameter_chunks_moves_before_it(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        params = list(model.parameters())
+        loss = model(torch.randn(5, 3)).pow(2).mean()
+        scaler.scale(loss).backward()
+        start = 0
+        while start < len(params):
+            scaler.unscale_(optimizer)  # UNSCALE
+            torch.nn.utils.clip_grad_norm_(params[start:start + 2], 0.1)
+            start += 2
+        scaler.step(optimizer)
+        scaler.update()
+        weight = model[0].weight.detach().clone()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD148"]
+    assert diagnosis.primary.line == marked_line(source, "UNSCALE")
+    assert diagnosis.help[0].replacement.splitlines()[:2] == ["scaler.unscale_(optimizer)", "while start < len(params):"]
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+    model(torch.randn(5, 3)).pow(2).mean().backward()
+    params = list(model.parameters())
+    torch.nn.utils.clip_grad_norm_(params[0:2], 0.1)
+    torch.nn.utils.clip_grad_norm_(params[2:4], 0.1)
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    assert torch.allclose(namespace["weight"], model[0].weight.detach())
+
+
+def test_unscale_in_a_loop_that_also_backpropagates_is_not_moved_before_it(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for i in range(4):
+            loss = model(torch.randn(2, 3)).pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+        scaler.step(optimizer)
+        scaler.update()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD148"]
+    # Each pass adds gradients: the unscale_ belongs after the last backward(), not before the loop.
+    assert not any(s.replacement and s.replacement.startswith("scaler.unscale_(optimizer)\nfor")
+                   for s in diagnosis.help)
+
+
+def test_step_outside_an_update_condition_without_zero_grad_is_not_moved(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for i in range(4):
+            optimizer.zero_grad()
+            scaler.scale(model(torch.randn(2, 3)).pow(2).mean()).backward()
+            scaler.step(optimizer)
+            if i % 2 == 1:
+                scaler.update()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD150"]
+    # No gradient accumulation under the condition: stepping less often is not known to be meant.
+    assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_unscale_of_the_stepped_optimizer_is_kept_when_its_own_parameters_are_clipped(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model, other = nn.Linear(3, 1), nn.Linear(3, 1)
+        opt, opt_other = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(other.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        x = torch.randn(2, 3)
+        scaler.scale(model(x).pow(2).mean() + other(x).pow(2).mean()).backward()
+        scaler.step(opt)
+        scaler.unscale_(opt)  # UNSCALE
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt_other)
+        scaler.update()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD149"]
+    # The clipping is of opt's own parameters: a clip after its step, moved before it as in the catalogue.
+    assert "opt_other" not in (diagnosis.help[0].replacement or "").splitlines()[0]
+
+
+def test_save_for_backward_of_a_float_used_outside_arithmetic_keeps_the_ctx_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        class Repeat(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, times):
+                ctx.save_for_backward(x, times)
+                return x * times
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, times = ctx.saved_tensors
+                return sum(grad for _ in range(times)), None
+
+        x = torch.randn(3, requires_grad=True)
+        Repeat.apply(x, 2).sum().backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD122"]
+    # range(times) needs a Python int: a tensor would not do, so nothing is rewritten.
+    assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_save_for_backward_of_a_float_scale_is_saved_as_a_float64_tensor(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, factor):
+                ctx.save_for_backward(x, factor)  # SAVE
+                return x * factor
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, factor = ctx.saved_tensors
+                return grad * factor, None
+
+        x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        Scale.apply(x, 0.1).sum().backward()
+        grad = x.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD122"]
+    assert diagnosis.primary.line == marked_line(source, "SAVE")
+    assert diagnosis.help[0].replacement == "ctx.save_for_backward(x, torch.tensor(factor, dtype=torch.float64))"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["grad"], torch.ones(3) * 0.1)
+
+
+def test_dirty_function_given_a_transposed_view_whose_base_is_read_later_is_not_copied(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        class ReluMask(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                mask = x > 0
+                x.mul_(mask)
+                ctx.mark_dirty(x)
+                ctx.mark_non_differentiable(mask)
+                ctx.save_for_backward(mask)
+                return x, mask
+
+            @staticmethod
+            def backward(ctx, grad, grad_mask):
+                mask, = ctx.saved_tensors
+                return grad * mask
+
+        w = torch.randn(2, 3, requires_grad=True)
+        h = w * 1.5
+        out, mask = ReluMask.apply(h.t())
+        total = out.sum() + h.sum()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD147"]
+    # h's values are read after the call (h.sum()): with a copy they would not be rectified.
+    assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_dirty_function_given_a_slice_made_in_the_call_gets_a_copy(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        class ReluMask(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                mask = x > 0
+                x.mul_(mask)
+                ctx.mark_dirty(x)
+                ctx.mark_non_differentiable(mask)
+                ctx.save_for_backward(mask)
+                return x, mask
+
+            @staticmethod
+            def backward(ctx, grad, grad_mask):
+                mask, = ctx.saved_tensors
+                return grad * mask
+
+        w = torch.tensor([[1.0, -2.0, 3.0], [-1.0, 2.0, -3.0]], requires_grad=True)
+        h = w * 1.5
+        out, mask = ReluMask.apply(h[:, 1:])  # APPLY
+        out.sum().backward()
+        grad = w.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD147"]
+    assert diagnosis.help[0].replacement == "out, mask = ReluMask.apply(h[:, 1:].clone())"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["grad"], torch.tensor([[0.0, 0.0, 1.5], [0.0, 1.5, 0.0]]))
+
+
+def test_traced_function_calling_a_module_through_an_attribute_is_named_at_the_trace(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Holder:
+            def __init__(self):
+                self.net = nn.Linear(3, 1)
+
+            def score(self, x):
+                return torch.sigmoid(self.net(x))
+
+
+        holder = Holder()
+        traced = torch.jit.trace(holder.score, torch.randn(2, 3))  # TRACE
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD143"]
+    assert diagnosis.primary.line == marked_line(source, "TRACE")
+    assert "torch.jit.trace(self.net" in diagnosis.help[0].message
+
+
+def test_checkpointed_forward_counting_its_calls_is_named_at_the_branch_without_a_change(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        from torch.utils.checkpoint import checkpoint
+
+
+        class Warmup(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                if self.calls == 1:  # BRANCH
+                    return torch.tanh(self.lin(x)) * 2
+                return self.lin(x)
+
+
+        block = Warmup()
+        checkpoint(block, torch.randn(2, 3), use_reentrant=False).sum().backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD125"]
+    assert diagnosis.primary.line == marked_line(source, "BRANCH")
+    # A counter, not a cache: what the block should do on later calls is the user's to say.
+    assert all(s.replacement is None for s in diagnosis.help)
+
+
+def test_traced_function_that_only_calls_a_module_traces_the_module(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+
+
+        def predict(x):
+            return model(x)
+
+
+        x = torch.randn(2, 3)
+        traced = torch.jit.trace(predict, x)  # TRACE
+        traced(x).sum().backward()
+        grad = model.weight.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD143"]
+    assert diagnosis.primary.line == marked_line(source, "TRACE")
+    assert diagnosis.help[0].replacement == "traced = torch.jit.trace(model, x)"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.equal(namespace["grad"], namespace["x"].sum(0, keepdim=True))
+
+
+@pytest.mark.parametrize("wrap", ["nn.DataParallel(Encoder())", "Wrapper(Encoder())", "Encoder()"])
+def test_no_grad_on_the_forward_of_a_wrapped_module_is_the_decorator_cut(tmp_path, wrap):
+    source, path, diagnoses = diagnose(tmp_path, f"""
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 2)
+
+            @torch.no_grad()  # DECORATOR
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class Wrapper(nn.Module):
+            def __init__(self, module):
+                super().__init__()
+                self.module = module
+
+            def forward(self, *args):
+                return self.module(*args)
+
+
+        torch.manual_seed(0)
+        model = {wrap}
+        x, y = torch.randn(4, 3), torch.randn(4, 2)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        grad = next(model.parameters()).grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD307"]
+    assert diagnosis.primary.line == marked_line(source, "DECORATOR")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    x, y, weight, bias = namespace["x"], namespace["y"], *[p.detach() for p in namespace["model"].parameters()]
+    expected = 2.0 / y.numel() * ((x @ weight.T + bias) - y).T @ x
+    assert torch.allclose(namespace["grad"], expected, atol=1e-6)
+
+
+def test_no_grad_forward_of_a_teacher_is_not_blamed_when_a_trained_student_feeds_the_loss(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+
+        class Teacher(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 2)
+
+            @torch.no_grad()
+            def forward(self, x):
+                return self.lin(x)
+
+
+        student, teacher = nn.Linear(3, 2), Teacher()
+        x = torch.randn(4, 3)
+        loss = F.mse_loss(student(x).detach(), teacher(x))
+        loss.backward()
+    """)
+    # The student's output is cut by detach(): the teacher's decorator is not the cause.
+    assert "AD307" not in [d.code for d in diagnoses]

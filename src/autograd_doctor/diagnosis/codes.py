@@ -553,7 +553,9 @@ traceback ends at `.apply()`; the doctor points at the call inside forward.
         ctx.save_for_backward(x, exponent)   # AD122: exponent is an int
 
 **The fix.** Save tensors only; keep other values as ctx attributes: `ctx.save_for_backward(x)`,
-`ctx.exponent = exponent`, and read `ctx.exponent` in backward.
+`ctx.exponent = exponent`, and read `ctx.exponent` in backward. When the value is a Python number
+that backward only computes with (`x ** (exponent - 1)`, `grad * exponent`), the doctor's change is
+one line: `torch.tensor(exponent)` (float64 for a float), a 0-dim tensor giving the same values.
 """,
     example_around=(
         "class Power(torch.autograd.Function):\n"
@@ -580,7 +582,8 @@ of torch.Size([3]) and output[0] has a shape of torch.Size([])".
     torch.autograd.grad(y, x, grad_outputs=torch.ones(3))   # AD123
 
 **The fix.** Give a gradient of the output's own shape (`torch.ones_like(y)`), or nothing for a scalar
-output.
+output. A gradient that differs only by dimensions of size 1 (`[N]` for an `[N, 1]` output) pairs its
+elements with the output's in order: `.reshape_as(output)`.
 """,
     example_setup="x = torch.randn(3, requires_grad=True)\n")
 

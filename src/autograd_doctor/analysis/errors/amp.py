@@ -5,12 +5,15 @@ the call it refused, never the line that broke the order:
 - `scaler.unscale_(optimizer)` a second time before `scaler.update()` (AD148), most often once per
   micro-batch in a loop that accumulates gradients and steps (and updates) only every N
   micro-batches. The help moves the `unscale_` statement, with the clipping calls right after it,
-  into the block that runs `scaler.step(optimizer)`, just before that call.
-- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD151), usually to clip: the
+  into the block that runs `scaler.step(optimizer)`, just before that call; inside a loop that
+  neither backpropagates nor steps (one pass per parameter group), before that loop.
+- `scaler.unscale_(optimizer)` after `scaler.step(optimizer)` (AD149), usually to clip: the
   clipping then changes gradients that step() has already applied. The help moves the unscale_
-  and its clipping to just before the step.
+  and its clipping to just before the step, unless the clipping is of another optimizer's
+  parameters, stepped next: then the call names the wrong optimizer, and the help names that one.
 - `scaler.step(optimizer)` a second time before `scaler.update()` (AD150): the loop has no
-  `scaler.update()`. The help adds it right after the step.
+  `scaler.update()`. The help adds it right after the step; when update() and zero_grad() run
+  under a condition the step is outside of (gradient accumulation), it moves the step under it.
 
 It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", AD151): the
 trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
@@ -26,7 +29,7 @@ import ast
 import torch
 
 from autograd_doctor.analysis.source_scope import block_holding
-from autograd_doctor.analysis.errors.build import diagnosis, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
@@ -71,7 +74,18 @@ def unscaled_twice(context: ErrorContext, already):
              f"per step: after one unscale_(), the scaler refuses another until {receiver}.update() (after "
              f"{receiver}.step()) resets it"]
     help_ = _move_into_step_block(filename, scope, statement, step, receiver) if step is not None else None
-    if help_ is not None:
+    repeated = _loop_repeating(scope, filename, statement, receiver) if help_ is None and scope is not None else None
+    if repeated is not None:
+        # A loop around the unscale_() that neither backpropagates nor steps (one pass per parameter
+        # group, to clip each with its own norm): the gradients are the same in every pass, so one
+        # unscale_() before the loop is what every pass needs.
+        loop_text = text_of(filename, repeated.target) if isinstance(repeated, ast.For) else "the loop"
+        related.append(statement_location(filename, repeated, role="loop", note=f"repeats the unscale_() once per "
+                                          f"{loop_text}, with no backward() or step() between"))
+        notes.append(f"the loop at line {repeated.lineno} runs {receiver}.unscale_({optimizer_text}) once per pass, "
+                     "and no backward() or step() runs between the passes")
+        help_ = _hoist_before_loop(filename, repeated, statement, receiver, optimizer_text)
+    if help_ is not None and repeated is None:
         notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
                      "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
                      "first update()")
@@ -90,6 +104,42 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _loop_repeating(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str):
+    """The innermost for/while loop whose body holds `statement` directly and calls neither
+    backward() nor `receiver.step()`; None otherwise."""
+    loops = [node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.While)) and statement in node.body]
+    if len(loops) != 1 or loops[0].orelse:
+        return None
+    loop = loops[0]
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    if any(c.func.attr == "backward" or c.func.attr == "step" and segment(filename, c.func.value) == receiver
+           for c in calls):
+        return None
+    return loop
+
+
+def _hoist_before_loop(filename: str, loop: ast.stmt, unscale: ast.stmt, receiver: str, optimizer_text: str
+                       ) -> Suggestion | None:
+    """The loop rewritten with the unscale_ statement before it (and the loop without it)."""
+    indent = source_line(filename, loop.lineno)[:loop.col_offset]
+    loop_lines = [source_line(filename, number).rstrip() for number in range(loop.lineno, loop.end_lineno + 1)]
+    unscale_lines = set(range(unscale.lineno, unscale.end_lineno + 1))
+    kept = [line for number, line in zip(range(loop.lineno, loop.end_lineno + 1), loop_lines)
+            if number not in unscale_lines]
+    if any(line.strip() and not line.startswith(indent) for line in loop_lines):
+        return None
+    if len(loop.body) == 1:
+        kept = []  # the loop did nothing else: one unscale_() replaces it
+    unscale_text = segment(filename, unscale)
+    if unscale_text is None or "\n" in unscale_text:
+        return None
+    text = "\n".join([unscale_text] + [line[len(indent):] for line in kept])
+    location = statement_location(filename, loop)
+    location.end_line, location.end_column = loop.end_lineno, loop.end_col_offset
+    return Suggestion(f"call {receiver}.unscale_({optimizer_text}) once, before the loop: the gradients are "
+                      "unscaled for every pass of it", text, location)
 
 
 def _other_unscale(filename: str, scope: ast.AST | None, statement: ast.stmt, receiver: str,
@@ -172,6 +222,23 @@ def unscaled_after_step(context: ErrorContext, already):
         earlier = [s for s in block[:block.index(statement)] if _method_call(s, "step") is not None
                    and segment(filename, s.value.func.value) == receiver]
         step = earlier[-1] if earlier else None
+    meant = _optimizer_clipped_instead(_frame, filename, block, statement, found[4]) if block is not None else None
+    if meant is not None:
+        # The clipping after this unscale_() is of another optimizer's parameters, stepped next and
+        # never unscaled: the call names the wrong optimizer (a GAN's generator half copied from
+        # the discriminator's). Moving it before the earlier step would unscale that one twice.
+        other_text, other_step = meant
+        related = [statement_location(filename, step, role="step", note=f"{receiver}.step({optimizer_text}) "
+                                      "already applied its gradients here")] if step is not None else []
+        related.append(statement_location(filename, other_step, role="step", note=f"{receiver}.step({other_text}) "
+                                          "applies the gradients clipped after the unscale_(), never unscaled"))
+        notes = [f"the clipping after this line is of parameters that {other_text} trains, and "
+                 f"{receiver}.step({other_text}) follows: the unscale_() meant for them names {optimizer_text}, "
+                 f"whose step() has already run"]
+        help_ = Suggestion(f"unscale {other_text}, whose gradients are clipped and stepped next",
+                           replace_node_text(filename, statement, found[4].args[0], other_text),
+                           statement_location(filename, statement))
+        return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=[help_])
     help_ = _move_before_step(filename, block, statement, step, receiver) if step is not None else None
     inner = None
     if step is None:
@@ -194,6 +261,51 @@ def unscaled_after_step(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) (and clip) before {receiver}.step({optimizer_text}), "
         "after the last backward()")]
     return diagnosis(codes.UNSCALE_AFTER_STEP, location, related=related, notes=notes, help=helps)
+
+
+def _parameter_ids(optimizer) -> set[int]:
+    return {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
+
+
+def _clipped_parameter_ids(frame, filename: str, statement: ast.stmt) -> set[int]:
+    """The parameters a clipping statement clips, when its first argument is `module.parameters()`
+    or a name bound to tensors; empty when that cannot be read without running code."""
+    call = next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and (
+        isinstance(n.func, ast.Attribute) and n.func.attr in CLIP_CALLS
+        or isinstance(n.func, ast.Name) and n.func.id in CLIP_CALLS)), None)
+    first = call.args[0] if call is not None and call.args else None
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters" \
+            and not first.args:
+        module = value_of(frame, first.func.value)
+        return {id(p) for p in module.parameters()} if isinstance(module, torch.nn.Module) else set()
+    value = value_of(frame, first) if first is not None else None
+    if isinstance(value, torch.Tensor):
+        return {id(value)}
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return {id(v) for v in value}
+    return set()
+
+
+def _optimizer_clipped_instead(frame, filename: str, block: list, statement: ast.stmt, call: ast.Call):
+    """(text, step statement) of the optimizer the failing `scaler.unscale_(optimizer)` was meant
+    for: the clipping right after it clips only parameters of another optimizer, which the same
+    scaler steps later in the block. None otherwise."""
+    if not call.args:
+        return None
+    unscaled = value_of(frame, call.args[0])
+    clipping = _clipping_after(block, block.index(statement))
+    clipped = set().union(*(_clipped_parameter_ids(frame, filename, s) for s in clipping)) if clipping else set()
+    if unscaled is None or not clipped or clipped & _parameter_ids(unscaled):
+        return None
+    scaler = value_of(frame, call.func.value)
+    for later in block[block.index(statement) + 1:]:
+        step = _method_call(later, "step")
+        if step is None or not step.args or value_of(frame, step.func.value) is not scaler:
+            continue
+        other = value_of(frame, step.args[0])
+        if other is not None and other is not unscaled and clipped <= _parameter_ids(other):
+            return segment(filename, step.args[0]), later
+    return None
 
 
 def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
@@ -285,6 +397,18 @@ def stepped_twice(context: ErrorContext, already):
                                       "between the two steps") for update in updates]
         helps = [Suggestion(f"call {receiver}.update() after every {receiver}.step(): once per iteration, "
                             "after the steps of all optimizers")]
+        moved = _move_step_into_update_block(filename, scope, statement, receiver)
+        if moved is not None:
+            # update() (with zero_grad()) runs under a condition (every N micro-batches of gradient
+            # accumulation) and step() does not: the step belongs with them.
+            notes.append(f"{receiver}.update() runs only when the condition at line {moved[0].lineno} holds (a step "
+                         f"every N micro-batches), while {receiver}.step({optimizer_text}) runs on every pass")
+            # The original run stepped after the first micro-batch already (the step this change
+            # removes), so the values handed to the backward() before the refused step were computed
+            # at weights that step changed: stale by construction, as for a recomputed forward.
+            helps.insert(0, Suggestion(f"step under the same condition as {receiver}.update(), just before it: the "
+                                       "gradients accumulated over the micro-batches are applied once",
+                                       moved[1], moved[2], recomputes_failing_forward=True))
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
@@ -302,6 +426,41 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the `if`, its rewritten text from `step` on, location) when `receiver.update()` and zero_grad()
+    are in the body of an `if` that comes later in the block holding `step` (gradient accumulation):
+    the step moved to just before that update(). None otherwise (or when a statement between them
+    uses the scaler)."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None:
+        return None
+    later = block[block.index(step) + 1:]
+    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
+        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
+        None)
+    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
+                             for method in ("step", "unscale_", "update")):
+        return None
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
+               for n in ast.walk(holder)):
+        return None  # gradients are not accumulated under that condition: which rate is meant is not known
+    update = next(b for b in holder.body if _method_call(b, "update") is not None
+                  and segment(filename, b.value.func.value) == receiver)
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+    update_indent = source_line(filename, update.lineno)[:update.col_offset]
+    step_lines = [source_line(filename, n).rstrip() for n in range(step.lineno, step.end_lineno + 1)]
+    lines = []
+    for number in range(step.end_lineno + 1, holder.end_lineno + 1):
+        if number == update.lineno:
+            lines += [update_indent + line[len(indent):] for line in step_lines]
+        lines.append(source_line(filename, number).rstrip())
+    if any(line.strip() and not line.startswith(indent) for line in lines + step_lines):
+        return None
+    location = statement_location(filename, step)
+    location.end_line, location.end_column = holder.end_lineno, holder.end_col_offset
+    return holder, "\n".join(line[len(indent):] for line in lines), location
 
 
 def _updates_elsewhere(filename: str, scope: ast.AST | None, receiver: str) -> list[ast.stmt]:

@@ -38,6 +38,7 @@ def recompute_mismatch(context: ErrorContext, already):
     import torch
 
     function = _checkpointed_function(context)
+    module = function if isinstance(function, torch.nn.Module) else getattr(function, "__self__", None)
     if isinstance(function, torch.nn.Module):
         function = type(function).forward  # checkpoint(block, x) runs the module's forward
     code = getattr(function, "__code__", None)
@@ -63,8 +64,63 @@ def recompute_mismatch(context: ErrorContext, already):
                                    "skip the checkpoint call there), or draw it with torch (torch.rand), whose "
                                    "state checkpoint replays"))
         return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
+    cached = _branch_on_state_it_sets(code)
+    if cached is not None:
+        # `if self.cache is None: self.cache = ...`: the first run sets the attribute, so the
+        # recomputation finds it set and skips the work (and the tensors it saved).
+        branch, attribute = cached
+        primary = statement_location(code.co_filename, branch, role="branch",
+                                     note=f"reads self.{attribute}, which this function sets: the recomputation "
+                                          "takes the other way")
+        notes.append(f"{code.co_name}() sets self.{attribute} under a condition that reads it: when checkpoint runs "
+                     "it again during backward, the attribute is already set and the branch is skipped")
+        value = getattr(module, attribute, None) if module is not None else None
+        unconditional = _unconditional(code.co_filename, branch, attribute)
+        if isinstance(value, torch.Tensor) and value.requires_grad and unconditional is not None:
+            # The cached value is computed from parameters (it requires grad): kept across calls it
+            # would also hold the first step's parameters and graph, so computing it on every call is
+            # what the module means, inside and outside checkpoint.
+            notes.append(f"self.{attribute} is computed from parameters (it requires grad): a cached copy keeps the "
+                         "values, and the graph, of the parameters when it was made, not the trained ones")
+            helps.insert(0, statement_change(primary, f"compute self.{attribute} on every call: the same work in "
+                                             "the first run and the recomputation, from the current parameters",
+                                             unconditional))
+        return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
     branches = _branches(code)
     return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, definition, [*branches, use], notes, helps)
+
+
+def _self_attributes(node: ast.AST, stored: bool) -> set[str]:
+    """The names `x` of `self.x` read (or, with `stored`, assigned) in `node`."""
+    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "self" and isinstance(n.ctx, ast.Store) == stored}
+
+
+def _branch_on_state_it_sets(code):
+    """(the `if`, the attribute) of a branch of the checkpointed function whose condition reads
+    `self.x` while the function assigns `self.x`; None when there is none."""
+    node = _function_node(code)
+    if node is None:
+        return None
+    assigned = _self_attributes(node, stored=True)
+    for branch in ast.walk(node):
+        if isinstance(branch, ast.If):
+            read = sorted(_self_attributes(branch.test, stored=False) & assigned)
+            if read:
+                return branch, read[0]
+    return None
+
+
+def _unconditional(filename: str, branch: ast.If, attribute: str) -> str | None:
+    """`if self.x is None: self.x = value` rewritten as `self.x = value` (the branch only makes the
+    attribute); None for another shape of branch."""
+    test = branch.test
+    if branch.orelse or len(branch.body) != 1 or not isinstance(branch.body[0], ast.Assign) \
+            or _self_attributes(branch.body[0], stored=True) != {attribute} \
+            or not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+        return None
+    return text_of(filename, branch.body[0])
 
 
 # Random number generators whose state checkpoint does not save and replay.

@@ -274,6 +274,8 @@ def dirty_leaf(context: ErrorContext, already):
 def non_tensor_saved(context: ErrorContext, already):
     """PyTorch checks save_for_backward's arguments after forward returns, so the traceback ends
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
+    import torch
+
     match = re.search(r"argument (\d+) is of type (\w+)", context.message)
     function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
@@ -290,9 +292,47 @@ def non_tensor_saved(context: ErrorContext, already):
     helps = [Suggestion(f"save only tensors with save_for_backward; keep {argument} on ctx as an attribute "
                         f"(ctx.{attribute} = {argument}) and read ctx.{attribute} in backward instead of "
                         "unpacking it from ctx.saved_tensors")]
+    if type_name in _NUMBER_TENSORS and index < len(call.args) and filename is not None \
+            and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
+            and _only_arithmetic_in_backward(function_class, index):
+        # A number that backward only computes with (x ** (n - 1), grad * n): a 0-dim tensor of the
+        # same kind computes the same values (a 0-dim tensor does not change the result's dtype, and
+        # Python's float is a double, as float64 is), and save_for_backward accepts it.
+        statement = next((s for s in ast.walk(forward) if isinstance(s, ast.stmt) and s.lineno == call.lineno
+                          and call in ast.walk(s)), None)
+        new_statement = replace_node_text(filename, statement, call.args[index],
+                                          f"torch.tensor({argument}{_NUMBER_TENSORS[type_name]})") \
+            if statement is not None else None
+        if new_statement is not None:
+            helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
+                                             f"it, and a 0-dim tensor gives the same values", new_statement))
+            helps[1].message = "or " + helps[1].message
     return diagnosis(codes.SAVE_FOR_BACKWARD_NON_TENSOR, location, [use],
                      notes=["save_for_backward is for tensors (it checks they are not modified before "
                             "backward); other values go on ctx directly"], help=helps)
+
+
+# Python numbers save_for_backward refuses, and the dtype of the 0-dim tensor that computes the same.
+_NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64"}
+
+
+def _only_arithmetic_in_backward(function_class, index: int) -> bool:
+    """Whether backward unpacks ctx.saved_tensors into names and uses the one at `index` only as an
+    operand of arithmetic (`x ** (n - 1)`, `grad * n`)."""
+    _file, backward = _method_node(function_class, "backward")
+    if backward is None:
+        return False
+    unpackings = [s for s in ast.walk(backward) if _unpacked_names(s) is not None]
+    names = _unpacked_names(unpackings[0]) if len(unpackings) == 1 else None
+    if names is None or index >= len(names):
+        return False
+    name = names[index]
+    parents = {id(child): parent for parent in ast.walk(backward) for child in ast.iter_child_nodes(parent)}
+    named = [n for n in ast.walk(backward) if isinstance(n, ast.Name) and n.id == name]
+    uses = [n for n in named if isinstance(n.ctx, ast.Load)]
+    stores = [n for n in named if not isinstance(n.ctx, ast.Load)]
+    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), (ast.BinOp, ast.UnaryOp))
+                                                   for n in uses)
 
 
 def _unpacked_names(statement) -> list[str] | None:
@@ -398,9 +438,68 @@ def dirty_view_several_outputs(context: ErrorContext, already):
             helps.append(statement_change(primary, f"give {class_name} a copy, not a view: nothing reads "
                                           f"{', '.join(sorted(base_names))} after the call, so the outputs and "
                                           "gradients stay the same", copy))
+    elif not views:
+        # The view is made in the call itself (`F.apply(h.view(-1))`, `F.apply(h[:, :4])`): a copy made
+        # there changes no value the program uses when nothing reads the base's values afterwards
+        # (its shape, as in `out.view_as(h)`, is the same).
+        made_inline = [a for c in calls for a in c.args if _view_of_name(frame, a) is not None]
+        if len(made_inline) == 1:
+            argument = made_inline[0]
+            base = _view_of_name(frame, argument)
+            if not _values_read_after(filename, base, statement.end_lineno, _scope_end(filename, line)):
+                text = text_of(filename, argument)
+                helps.append(statement_change(location, f"give {class_name} a copy, not a view: {text}.clone(); "
+                                              f"nothing reads the values of {base} after the call, so the outputs "
+                                              "and gradients stay the same",
+                                              replace_node_text(filename, statement, argument, f"{text}.clone()")))
     helps.append(Suggestion(f"{'or ' if helps else ''}return one tensor from {class_name} (split it into a Function "
                             "that writes in place and returns the input, and the other operations after it)"))
     return diagnosis(codes.DIRTY_VIEW_SEVERAL_OUTPUTS, primary, related, notes, helps)
+
+
+_VIEW_METHODS = {"view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "flatten", "squeeze",
+                 "unsqueeze", "narrow", "select", "expand", "expand_as", "unflatten", "movedim", "diagonal"}
+# Reads of a tensor that use only its metadata, not its values.
+_METADATA_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "size", "dim", "numel", "layout"}
+_SHAPE_FROM_ARGUMENT = {"view_as", "reshape_as", "expand_as", "new_zeros", "new_ones", "new_empty"}
+
+
+def _view_of_name(frame, node) -> str | None:
+    """The name `h` of a tensor of which `node` is a view written in place: `h.view(...)`,
+    `h.t()`, `h[:, :2]` (the kinds of expression that return a view of `h`)."""
+    import torch
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS:
+        receiver = node.func.value
+    elif isinstance(node, ast.Subscript):
+        receiver = node.value
+    else:
+        return None
+    return receiver.id if isinstance(receiver, ast.Name) and isinstance(value_of(frame, receiver), torch.Tensor) \
+        else None
+
+
+def _values_read_after(filename: str, name: str, after: int, end: int) -> bool:
+    """Whether a statement after line `after` (up to `end`) reads the values of `name`; reading its
+    shape, dtype or device (`name.shape`, `x.view_as(name)`) does not count."""
+    from autograd_doctor.diagnosis.source import statement_at
+
+    for number in range(after + 1, end + 1):
+        statement = statement_at(filename, number)
+        if statement is None or statement.lineno != number:
+            continue
+        parents = {id(child): parent for parent in ast.walk(statement) for child in ast.iter_child_nodes(parent)}
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr in _METADATA_ATTRIBUTES:
+                continue
+            if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Attribute) \
+                    and parent.func.attr in _SHAPE_FROM_ARGUMENT:
+                continue
+            return True
+    return False
 
 
 def _scope_end(filename: str, line: int) -> int:

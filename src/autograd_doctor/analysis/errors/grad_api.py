@@ -17,7 +17,7 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
+    call_argument, location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
 )
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -233,25 +233,47 @@ def gradient_shape(context: ErrorContext, already):
     index, given, wanted = (match.group(1), match.group(2), match.group(3)) if match else ("0", "?", "?")
     location.note = f"the gradient given for output {index} has shape {given}, the output {wanted}"
     helps = []
-    keyword, output = None, None
+    gradient, output = None, None
     if call is not None:
-        keyword = next((k for k in call.keywords if k.arg in ("grad_outputs", "gradient")), None)
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if getattr(call.func, "attr", None) == "backward" and receiver is not None and text_of(filename, receiver) not in (
                 "torch.autograd", "autograd"):
             output = receiver
+            gradient = call_argument(call, 0, "gradient")  # tensor.backward(gradient)
         elif call.args:
             output = call.args[0]
-    if keyword is not None and _ones(keyword.value) and output is not None:
+            # torch.autograd.backward(tensors, grad_tensors), torch.autograd.grad(outputs, inputs, grad_outputs)
+            gradient = call_argument(call, 1, "grad_tensors") if getattr(call.func, "attr", None) == "backward" \
+                else call_argument(call, 2, "grad_outputs")
+    if gradient is not None and _ones(gradient) and output is not None:
         output_text = text_of(filename, output)
-        new_statement = replace_node_text(filename, statement, keyword.value, f"torch.ones_like({output_text})")
+        new_statement = replace_node_text(filename, statement, gradient, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
+    elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted):
+        # [6] given for a [6, 1] output (REINFORCE's advantages for gathered log-probabilities): the
+        # same elements in the same order, only a dimension of size one apart, so the pairing of
+        # gradient and output elements is not in doubt.
+        output_text, value_text = text_of(filename, output), text_of(filename, gradient)
+        simple = isinstance(gradient, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        new_statement = replace_node_text(filename, statement, gradient,
+                                          f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
+        helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
+                                      f"one per element of {output_text}", new_statement))
     helps.append(Suggestion(f"the gradient passed for an output must have that output's shape {wanted} "
                             "(for a scalar loss, pass nothing)"))
     return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[
         "grad_outputs / backward(gradient) is the gradient of the final loss with respect to each output, "
         "so it has the output's shape"], help=helps)
+
+
+def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
+    """Two `torch.Size([...])` texts that differ only in dimensions of size 1 ([6] and [6, 1])."""
+    def sizes(text):
+        found = re.fullmatch(r"torch\.Size\(\[([\d, ]*)\]\)", text)
+        return [int(s) for s in found.group(1).split(",") if s.strip()] if found else None
+    a, b = sizes(given), sizes(wanted)
+    return a is not None and b is not None and a != b and [s for s in a if s != 1] == [s for s in b if s != 1]
 
 
 def _ones(node: ast.AST) -> bool:
@@ -354,8 +376,12 @@ def decorator_cut(context: ErrorContext, already):
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     if not decorated:
         return None
-    called = _functions_called_upstream(filename, line, frame)
+    modules: list = []
+    called = _functions_called_upstream(filename, line, frame, modules=modules)
     hits = [decorated[name] for name in called if name in decorated]
+    if not hits:
+        hits = _decorated_forwards(modules, [entry for kind in ("no_grad", "inference_mode")
+                                             for entry in switches.mode_entries(kind) if entry.decorator])
     if not hits:
         return None
     entry = hits[0]
@@ -393,9 +419,40 @@ def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | 
     return Suggestion(message, kept[len(indent):], location)
 
 
-def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4) -> list[str]:
+def _decorated_forwards(modules: list, entries: list) -> list:
+    """The decorator entries of the `forward` of a called module or of a module inside it: a
+    wrapper (nn.DataParallel, a DDP-like class holding `.module`) runs the user's module, whose
+    forward carries @torch.no_grad(). Matched by the function's code (file and first line), not
+    by its name, so another class's decorated forward is not taken for this one."""
+    import inspect
+
+    import torch
+
+    found = []
+    for module in modules:
+        own = []
+        for inner in module.modules():
+            code = getattr(inspect.unwrap(type(inner).forward), "__code__", None)
+            for entry in entries if code is not None else ():
+                if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
+                                                                    code.co_name) and entry not in own:
+                    own.append(entry)
+        if not own and any(p.requires_grad for p in module.parameters()):
+            # Another trained module feeds the loss with gradients on: the cut may be there (a
+            # detach() in the student while the decorated teacher gives the targets).
+            return []
+        found += [entry for entry in own if entry not in found]
+    return found
+
+
+def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4,
+                               modules: list | None = None) -> list[str]:
     """Names of functions called by the statement at `line` and by the assignments feeding it,
-    and the methods that a module called there calls on `self` (its forward's helpers)."""
+    and the methods that a module called there calls on `self` (its forward's helpers). The
+    modules called there are added to `modules` when it is given."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
     from autograd_doctor.diagnosis.source import statement_at
 
     statement = statement_at(filename, line)
@@ -411,10 +468,14 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                 if wrapped and wrapped not in called:
                     called.append(wrapped)
                 # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
-                modules = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
-                for method in (m for module in modules for m in _methods_called_on_self(frame, module)):
+                receivers = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
+                for method in (m for module in receivers for m in _methods_called_on_self(frame, module)):
                     if method not in called:
                         called.append(method)
+                value = value_of(frame, call.func) if frame is not None and isinstance(
+                    call.func, (ast.Name, ast.Attribute)) else None
+                if modules is not None and isinstance(value, torch.nn.Module) and value not in modules:
+                    modules.append(value)
             for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
                 seen.add(used)
                 assignment = last_assignment(filename, used, node.lineno)

@@ -12,8 +12,8 @@ from autograd_doctor.analysis.errors.build import diagnosis, find_calls, stateme
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, made_where, module_attribute_assignment, one_shot_iterator, uses_between, value_of,
 )
-from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_location
+from autograd_doctor.diagnosis.model import Location, Suggestion
+from autograd_doctor.diagnosis.source import replace_node_text, source_line, statement_location
 
 
 def _optimizer_call(context: ErrorContext):
@@ -168,11 +168,21 @@ def overlapping_groups(context: ErrorContext, already):
     notes = [f"each parameter may belong to one group only (one learning rate, one weight decay); "
              f"{len(shared)} parameter{'s are' if len(shared) != 1 else ' is'} in group {first} and in group "
              f"{len(earlier)}"]
-    change = _exclude_subgroup(frame, filename, statement, location)
+    found_change = _exclude_subgroup(frame, filename, statement, location)
+    change = found_change[0] if found_change is not None else None
+    primary = location
+    if found_change is not None and found_change[1].lineno != location.line:
+        # The groups written one per line: the group to change is named, not only the statement.
+        group_line = source_line(filename, found_change[1].lineno)
+        indent = len(group_line) - len(group_line.lstrip())
+        primary = Location(file=filename, line=found_change[1].lineno, column=indent, end_line=found_change[1].lineno,
+                           end_column=len(group_line.rstrip()), source=group_line.strip(), role=location.role,
+                           note=location.note)
     helps = [change] if change is not None else [Suggestion("build the groups from disjoint lists: filter model.named_parameters() by name "
                             "(e.g. not name.startswith(\"head.\")) for the general group, so every parameter is "
                             "listed once")]
-    return diagnosis(codes.OPTIMIZER_OVERLAPPING_GROUPS, location, notes=notes, help=helps)
+    return diagnosis(codes.OPTIMIZER_OVERLAPPING_GROUPS, primary, [location] if primary is not location else [],
+                     notes=notes, help=helps)
 
 
 def _parameter_names(frame, params) -> list[str]:
@@ -201,7 +211,7 @@ def _module_chain(frame, node: ast.expr):
 def _exclude_subgroup(frame, filename, statement, location):
     """For `[{"params": m.parameters()}, {"params": m.sub.parameters(), ...}]`: the general group's
     `m.parameters()` rewritten to skip `sub.`'s parameters (the one change that keeps both
-    learning rates as written)."""
+    learning rates as written), with the call it rewrites; None when no such group is found."""
     from torch import nn
 
     receivers = []
@@ -225,7 +235,7 @@ def _exclude_subgroup(frame, filename, statement, location):
             comprehension = f'[p for name, p in {outer}.named_parameters() if not name.startswith("{prefix}")]'
             new_statement = replace_node_text(filename, statement, outer_call, comprehension)
             return statement_change(location, f"leave {inner}'s parameters out of the group of {outer}.parameters(), "
-                                    f"so they are only in their own group", new_statement)
+                                    f"so they are only in their own group", new_statement), outer_call
     return None
 
 

@@ -16,7 +16,9 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_location, walk_covering
+from autograd_doctor.diagnosis.source import (
+    call_argument, parse_file, replace_node_text, segment, statement_location, walk_covering,
+)
 
 FLOAT_DTYPE = "torch.float32"
 
@@ -56,7 +58,8 @@ def non_scalar_backward(context: ErrorContext, already):
         outputs = frame.f_locals.get("outputs")
         output = outputs[0] if outputs else None
     backward_calls = find_calls(statement, "backward")
-    grad_calls = [c for c in find_calls(statement, "grad") if c.args] if not backward_calls else []
+    grad_calls = [c for c in find_calls(statement, "grad") if call_argument(c, 0, "outputs") is not None] \
+        if not backward_calls else []
     verb = "torch.autograd.grad()" if grad_calls else "backward()"
     if output is not None and output.is_complex() and output.numel() == 1:
         return _complex_output(context, statement, location, filename, verb)
@@ -73,12 +76,19 @@ def non_scalar_backward(context: ErrorContext, already):
             isinstance(call.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else None
     if grad_calls:
         # torch.autograd.grad(y, x) returns the gradient itself, whose scale is the result: y.sum() and
-        # y.mean() give gradients N times apart, and which one is meant only the user can tell.
-        output = text_of(filename, grad_calls[0].args[0]) or "the output"
-        helps.append(Suggestion(f"reduce {output} to the number whose gradient you want: {output}.sum() (or "
-                                f".mean(), whose gradient is 1/{'N' if shape is None else _count(shape)} of it), or "
-                                f"pass grad_outputs=torch.ones_like({output}) (the same as .sum()); autograd-doctor "
-                                "does not choose, as the scale of the gradient returned is the result"))
+        # y.mean() give gradients N times apart, and which one is meant only the user can tell, unless
+        # y has the shape of x (one output per input element: a pointwise derivative, see below).
+        output = text_of(filename, call_argument(grad_calls[0], 0, "outputs")) or "the output"
+        pointwise = _pointwise_derivative(context, filename, statement, grad_calls[0], shape)
+        if pointwise is not None:
+            notes.append(pointwise[0])
+            helps.append(statement_change(location, pointwise[1], pointwise[2]))
+        else:
+            helps.append(Suggestion(f"reduce {output} to the number whose gradient you want: {output}.sum() (or "
+                                    f".mean(), whose gradient is 1/{'N' if shape is None else _count(shape)} of it), "
+                                    f"or pass grad_outputs=torch.ones_like({output}) (the same as .sum()); "
+                                    "autograd-doctor does not choose, as the scale of the gradient returned is the "
+                                    "result"))
     elif receiver is not None:
         text = text_of(filename, receiver)
         count = 'N' if shape is None else _count(shape)
@@ -134,6 +144,36 @@ def _read_after(filename: str, name: str, statement: ast.stmt) -> bool:
         return False
     first = min(uses, key=lambda node: (node.lineno, node.col_offset))
     return isinstance(first.ctx, ast.Load)
+
+
+def _pointwise_derivative(context: ErrorContext, filename: str, statement, call: ast.Call, shape):
+    """(note, message, new statement) for torch.autograd.grad(u, t) where u has the shape of the one
+    input t: one output per input element, as in a PINN's du/dt or a force field's -dE/dx per atom.
+    The derivative of each element with respect to its own input is then what is asked for, and
+    grad_outputs=torch.ones_like(u) gives exactly it (the gradient of u.sum()); a mean would divide
+    every derivative by the number of elements. None when that shape match does not hold."""
+    import torch
+
+    found = context.innermost_user()
+    output_node, inputs_node = call_argument(call, 0, "outputs"), call_argument(call, 1, "inputs")
+    if found is None or shape is None or inputs_node is None or len(call.args) > 2 \
+            or any(k.arg == "grad_outputs" for k in call.keywords) \
+            or not isinstance(output_node, (ast.Name, ast.Attribute)) or found[0].f_globals.get("torch") is not torch:
+        return None
+    inputs = value_of(found[0], inputs_node)
+    inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+    if len(inputs) != 1 or not isinstance(inputs[0], torch.Tensor) or list(inputs[0].shape) != shape:
+        return None
+    output, call_text = text_of(filename, output_node), text_of(filename, call)
+    if call_text is None or not call_text.endswith(")"):
+        return None
+    new_call = f"{call_text[:-1].rstrip().rstrip(',')}, grad_outputs=torch.ones_like({output}))"
+    note = (f"{output} has the shape of {text_of(filename, inputs_node)} ({shape}): one output per input element, "
+            "so the derivative asked for is taken element by element, not of a mean")
+    message = (f"pass grad_outputs=torch.ones_like({output}): the gradient of {output}.sum(), which is each "
+               f"element's derivative with respect to its own input when the elements are computed separately "
+               f"(a mean would divide every derivative by {_count(shape)})")
+    return note, message, replace_node_text(filename, statement, call, new_call)
 
 
 def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=None) -> str | None:
@@ -1011,7 +1051,7 @@ def trace_constant_requires_grad(context: ErrorContext, already):
              and isinstance(tensor := value_of(frame, node), torch.Tensor) and tensor.requires_grad
              and not isinstance(tensor, torch.nn.Parameter)]
     if not reads:
-        return None
+        return _module_called_in_traced_function(context, frame, filename, statement, location)
     read = reads[0]
     name = text_of(filename, read) or "the tensor"
     location.role, location.note = "read", f"{name} requires grad, and is neither an input nor a parameter"
@@ -1035,6 +1075,78 @@ def trace_constant_requires_grad(context: ErrorContext, already):
     return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, location, notes=notes, help=[Suggestion(
         f"pass {name} to the traced function as an input, make it a parameter of a module, or detach it if it "
         "is not trained")])
+
+
+def _module_called_in_traced_function(context: ErrorContext, frame, filename: str, statement, location):
+    """The traced code calls a module it does not own (a global or a closure's variable, not a
+    submodule of a traced module): its parameters are neither inputs nor parameters of the trace,
+    so the trace would record them as constants. The line to change is the torch.jit.trace call."""
+    import torch
+
+    called = [node.func for node in ast.walk(statement) if isinstance(node, ast.Call)
+              and isinstance(module := value_of(frame, node.func), torch.nn.Module)
+              and any(p.requires_grad for p in module.parameters())]
+    trace = _trace_call(context, frame)
+    if not called or trace is None:
+        return None
+    module_text = text_of(filename, called[0]) or "the module"
+    trace_file, trace_statement, trace_call = trace
+    traced_text = text_of(trace_file, trace_call.args[0]) if trace_call.args else "the traced function"
+    location.role, location.note = "read", (f"calls {module_text}, whose parameters require grad and are not "
+                                            "parameters of the trace")
+    primary = statement_location(trace_file, trace_statement, role="trace",
+                                 note=f"traces {traced_text}, a function that calls {module_text}")
+    notes = ["torch.jit.trace records a tensor that is not an input, a parameter or a buffer as a constant, and a "
+             f"constant cannot carry a gradient: {module_text}'s parameters are parameters of {module_text}, not of "
+             f"the traced {traced_text}"]
+    advice = Suggestion(
+        f"trace the module: torch.jit.trace({module_text}, ...) keeps its parameters as parameters (they train), "
+        f"and apply the rest of {traced_text} to its output outside the trace; or make {traced_text} the forward of "
+        f"an nn.Module that holds {module_text} as a submodule, and trace that module")
+    helps = [advice]
+    caller = next((c for c, at in context.user_frames() if c.f_code.co_filename == trace_file and
+                   trace_statement.lineno <= at <= trace_statement.end_lineno), None)
+    if caller is not None and trace_call.args and _only_calls_module(frame, statement, called[0]) \
+            and value_of(caller, called[0]) is value_of(frame, called[0]):
+        # The traced function is `return model(x)`: tracing the module computes the same, and keeps
+        # its parameters as parameters.
+        advice.message = "or " + advice.message
+        helps.insert(0, statement_change(primary, f"trace {module_text} itself: {traced_text} only calls it, and "
+                                         "the module's parameters stay parameters of the trace",
+                                         replace_node_text(trace_file, trace_statement, trace_call.args[0],
+                                                           module_text)))
+    return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, primary, [location], notes, helps)
+
+
+def _only_calls_module(frame, statement, module_node) -> bool:
+    """Whether the traced function's statement is `return module(a, b)` with its own parameters, in
+    order, as the only arguments (and nothing else in the function's body)."""
+    code = frame.f_code
+    parameters = list(code.co_varnames[:code.co_argcount])
+    call = statement.value if isinstance(statement, ast.Return) else None
+    tree = parse_file(code.co_filename)
+    definition = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == code.co_name
+                       and n.lineno <= statement.lineno <= n.end_lineno), None) if tree is not None else None
+    return isinstance(call, ast.Call) and call.func is module_node and not call.keywords \
+        and [getattr(a, "id", None) for a in call.args] == parameters and definition is not None \
+        and len(definition.body) == 1
+
+
+def _trace_call(context: ErrorContext, failing_frame):
+    """(file, statement, call) of the user's torch.jit.trace(...) call that ran the failing code."""
+    import torch
+
+    from autograd_doctor.diagnosis.source import call_name, statement_at
+
+    for caller, line in context.user_frames():
+        if caller is failing_frame:
+            continue
+        caller_file = caller.f_code.co_filename
+        caller_statement = statement_at(caller_file, line)
+        for call in (n for n in ast.walk(caller_statement) if isinstance(n, ast.Call)) if caller_statement else ():
+            if call_name(call) == "trace" and value_of(caller, call.func) is torch.jit.trace:
+                return caller_file, caller_statement, call
+    return None
 
 
 def _carried_diagnosis(filename: str, name: str, node_name: str, carried, read, notes):

@@ -37,10 +37,42 @@ def _requested_shape(frame, call: ast.Call) -> tuple | None:
     if call.func.attr == "resize_as_":
         other = value_of(frame, call.args[0]) if call.args else None
         return tuple(other.shape) if isinstance(other, torch.Tensor) else None
-    values = [value_of(frame, a) for a in call.args]
+    values = [_size_value(frame, a) for a in call.args]
     if len(values) == 1 and isinstance(values[0], (tuple, list, torch.Size)):
         values = list(values[0])
     return tuple(values) if values and all(isinstance(v, int) for v in values) else None
+
+
+_INTEGER_OPERATORS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__}
+
+
+def _size_value(frame, node: ast.expr):
+    """The value of a size written in the call: what value_of reads, and integer arithmetic on a
+    tensor's sizes (`x.size(0)`, `x.numel() // x.size(0)`, `x.shape[1] * 2`). Only these methods of
+    a tensor are called, which read its metadata and change nothing."""
+    import torch
+
+    if isinstance(node, ast.BinOp) and type(node.op) in _INTEGER_OPERATORS:
+        left, right = _size_value(frame, node.left), _size_value(frame, node.right)
+        if isinstance(left, int) and isinstance(right, int) and not (isinstance(node.op, ast.FloorDiv) and right == 0):
+            return _INTEGER_OPERATORS[type(node.op)](left, right)
+        return None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        sizes = _size_value(frame, node.value)
+        if isinstance(sizes, torch.Size) and isinstance(node.slice.value, int) \
+                and -len(sizes) <= node.slice.value < len(sizes):
+            return sizes[node.slice.value]
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "numel", "dim") \
+            and not node.keywords and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in node.args):
+        tensor = value_of(frame, node.func.value)
+        if isinstance(tensor, torch.Tensor):
+            try:
+                return getattr(tensor, node.func.attr)(*[a.value for a in node.args])
+            except (IndexError, RuntimeError, TypeError):
+                return None
+        return None
+    return value_of(frame, node)
 
 
 def _made(filename: str, name: str, line: int, note: str):
@@ -64,7 +96,7 @@ def resize_with_grad(context: ErrorContext, already):
     helps = []
     if shape is not None and not leaf and tensor.is_contiguous() and isinstance(statement, ast.Expr) \
             and statement.value is call:
-        new_value = _out_of_place(frame, name, tensor.numel(), shape)
+        new_value = _out_of_place(frame, name, tensor.numel(), shape, _shape_text(filename, call))
         if new_value is not None:
             notes.append(f"{name} has {tensor.numel()} elements; the new shape {list(shape)} has "
                          f"{math.prod(shape)}")
@@ -83,13 +115,26 @@ def resize_with_grad(context: ErrorContext, already):
     return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, helps)
 
 
-def _out_of_place(frame, name: str, count: int, shape: tuple) -> str | None:
+def _shape_text(filename: str, call: ast.Call) -> str | None:
+    """The sizes as the user wrote them in resize_(...) (`x.size(0), x.numel() // x.size(0)`), so
+    that the change holds for other batch sizes too; None for resize_as_ or a starred argument."""
+    if call.func.attr != "resize_" or not call.args or call.keywords \
+            or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    texts = [text_of(filename, a) for a in call.args]
+    return ", ".join(texts) if all(texts) else None
+
+
+def _out_of_place(frame, name: str, count: int, shape: tuple, written: str | None = None) -> str | None:
     """reshape when the count stays; resize_ keeps the first elements when shrinking; when growing,
-    its new elements are uninitialised memory, for which zeros stand in."""
+    its new elements are uninitialised memory, for which zeros stand in. `written`: the sizes as the
+    user wrote them, used for the reshape when the count stays."""
     import torch
 
     wanted = math.prod(shape)
     shape_text = ", ".join(str(size) for size in shape)
+    if wanted == count and written is not None:
+        return f"{name}.reshape({written})"
     if wanted == count:
         return f"{name}.reshape({shape_text})"
     if wanted < count:
