@@ -22,6 +22,7 @@ from autograd_doctor.analysis import (
     state_snapshot, stop_gradient_targets, untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
@@ -230,6 +231,7 @@ class Doctor:
         self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -557,7 +559,7 @@ class Doctor:
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
-        gradients that no optimizer applies (AD213)?"""
+        gradients that no optimizer applies (AD213), and was a gradient clamp thrown away (AD222)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -566,6 +568,7 @@ class Doctor:
                             self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
+        self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,

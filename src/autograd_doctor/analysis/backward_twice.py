@@ -699,6 +699,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         helps.append(Suggestion(
             f"decide which backward() should go through the graph of {carrier[0] if carrier else root_name}: "
             "compute it again before the second backward(), or detach it where the other loss uses it"))
+    primary, related = _earlier_backward_first(primary, backward_loc, related, helps, previous)
     diagnosis = Diagnosis(code=codes.BACKWARD_TWICE, title=codes.title(codes.BACKWARD_TWICE), severity="error",
                           primary=primary, related=[loc for loc in related if loc is not None],
                           tensor=tensor_info(tensor, carrier[0]) if tensor is not None else (
@@ -790,6 +791,23 @@ def _recompute_cached(filename: str, assignment: ast.stmt, attribute: str) -> li
     if not reads_attribute or assignment.lineno != assignment.end_lineno:
         return [Suggestion(advice)]
     return [Suggestion(advice, segment(filename, assignment), statement_location(filename, guard))]
+
+
+def _earlier_backward_first(primary: Location, backward_loc: Location, related: list, helps: list,
+                            previous) -> tuple[Location, list]:
+    """When nothing but the two backward() calls is known (no tensor that carries the graph is
+    named) and the first help changes the earlier backward() (retain_graph=True there), that
+    earlier call is the line to change: it becomes the primary location, the failing call a
+    related one. A second loss computed in a helper function from a tensor of the first loss's
+    graph (GDPP on the discriminator's features) fails inside the helper, far from the line."""
+    first = next((h for h in helps if h is not None), None)
+    if primary is not backward_loc or first is None or not first.replacement or first.location is None \
+            or previous is None or previous.site is None:
+        return primary, related
+    freed = next((loc for loc in related if loc is not None and loc.role == "freed"), None)
+    if freed is None or freed.file != first.location.file or freed.line != first.location.line:
+        return primary, related
+    return freed, [backward_loc] + [loc for loc in related if loc is not freed]
 
 
 def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion | None:

@@ -47,6 +47,7 @@ from autograd_doctor.analysis.grad_off_caller import (
     enable_grad_block_help, entry_note, off_at_entry,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
+from autograd_doctor.analysis.distribution_samples import sample_in_called_module
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
@@ -77,7 +78,7 @@ NEW_LEAF_FACTORIES = {"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTenso
 class CutMark:
     """A construct in the user's source that stops gradients."""
 
-    kind: str  # detach, data, no_grad, new_leaf, leave_torch, integer, requires_grad_false, unknown
+    kind: str  # detach, data, no_grad, new_leaf, leave_torch, integer, requires_grad_false, sample, unknown
     node: ast.AST | None
     text: str
     context: ast.AST | None = None  # the `with torch.no_grad()` statement
@@ -399,6 +400,7 @@ CUT_EXPLANATIONS = {
     "integer": "`{text}` has an integer or boolean result, which has no gradient",
     "requires_grad_false": "`{text}` turns gradient tracking off",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
+    "sample": "`{text}` draws under torch.no_grad(): the draws carry no gradient to the distribution's parameters",
     "unknown": "this statement computes from tensors that require grad, but its result does not",
 }
 
@@ -453,6 +455,12 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
                                       "the floating-point scores (e.g. cross_entropy on logits, or softmax)"))
     elif mark.kind == "requires_grad_false":
         suggestions.append(Suggestion("remove requires_grad_(False) for tensors that should be trained"))
+    elif mark.kind == "sample" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        receiver = segment(filename, node.func.value)
+        replaced = replace_node_text(filename, statement, node.func, f"{receiver}.rsample") if receiver else None
+        suggestions.append(Suggestion("draw with rsample(): the same distribution, sampled through the "
+                                      "reparameterisation trick, so gradients reach its parameters", replaced,
+                                      location if replaced else None))
     elif mark.kind == "grad_no_graph" and isinstance(node, ast.Call):
         keywords = [k for k in node.keywords if k.arg != "create_graph"]
         parts = [segment(filename, a) for a in node.args] + [segment(filename, k) for k in keywords]
@@ -585,6 +593,10 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
                                           note=f"{checkpointed.module} carries gradients; the result does not"),
                        location_of(site, role="backward", note="backward() called here")]
             return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "reentrant_checkpoint")
+    if cut is not None and cut.mark.kind == "unknown":
+        sampled = _sample_cut_diagnosis(cut, frame_locals, site, loss, name)
+        if sampled is not None:
+            return sampled
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):
@@ -605,6 +617,23 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         diagnosis.help = [Suggestion("leave at least the parameters you train with requires_grad=True")]
     diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
                               f"{cut.statement.lineno}")
+    return diagnosis
+
+
+def _sample_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:
+    """AD301 at a distribution's `sample()` inside the module that the cut statement calls (see
+    analysis/distribution_samples.py); None when there is none."""
+    sampled = sample_in_called_module(cut.statement, frame_locals)
+    if sampled is None:
+        return None
+    filename, statement, call, module_class = sampled
+    sample_cut = Cut(statement, CutMark("sample", call, segment(filename, call)), filename, None, "sample")
+    diagnosis = cut_diagnosis(sample_cut, "error", site, tensor=loss, name=name)
+    diagnosis.related.insert(0, statement_location(cut.filename, cut.statement, role="called from",
+                                                   note=f"{cut.evidence}: {module_class}.forward draws the sample"
+                                                   if cut.evidence else f"{module_class}.forward draws the sample"))
+    diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut inside "
+                              f"{module_class}.forward, called on line {cut.statement.lineno}")
     return diagnosis
 
 

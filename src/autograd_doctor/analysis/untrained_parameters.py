@@ -55,6 +55,10 @@ class Candidate:
 # An nn.Parameter kept in a dict or a plain object that a trained module holds (`self.g.edata['w'] =
 # nn.Parameter(...)`): the module does not register it, so `model.parameters()` leaves it out.
 UNREGISTERED = "unregistered nn.Parameter"
+# Modules kept in a plain list, tuple or dict that a trained module holds (`self.hids = []` then
+# `self.hids.append(nn.Linear(...))`): only attributes, nn.ModuleList and nn.ModuleDict register a
+# submodule, so their parameters are in no `parameters()` either.
+UNREGISTERED_MODULES = "modules in a plain container"
 
 
 class UntrainedParameters:
@@ -86,6 +90,8 @@ class UntrainedParameters:
                 continue  # updated some other way (a hand-written step, another optimizer)
             if candidate.kind == UNREGISTERED:
                 return _unregistered_diagnosis(step_stack, candidate, parameters)
+            if candidate.kind == UNREGISTERED_MODULES:
+                return _container_diagnosis(step_stack, candidate, parameters)
             return _diagnosis(optimizer, step_stack, candidate, parameters)
         return None
 
@@ -141,10 +147,11 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
             seen.add(id(value))
             found.append((name, value, trained))
     hidden = _unregistered_in_trained_modules(values, held, seen)
+    containers = _container_candidates(_modules_in_plain_containers(values, held, seen), optimizer, scans)
     if not found and not hidden:
-        return []
+        return containers
     if not found:
-        return _hidden_candidates(hidden, optimizer, scans)
+        return _hidden_candidates(hidden, optimizer, scans) + containers
     function_source = _scope_source(step_stack[0])
     if function_source is None:
         return []
@@ -157,7 +164,7 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
     every = [p for _, _, trained in found for p in trained]
     if held_by_another_optimizer(every, optimizer, scans):
         return []  # another optimizer trains them (or the scans are spent: unknown)
-    return _hidden_candidates(hidden, optimizer, scans) + [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
+    return _hidden_candidates(hidden, optimizer, scans) + containers + [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
                       [_fingerprint(p) for p in trained],
                       type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
             for name, value, trained in found]
@@ -182,6 +189,72 @@ def _unregistered_in_trained_modules(values: dict, held: set, seen: set) -> list
                 seen.add(id(parameter))
                 found.append((path, parameter, module))
     return found[:8]
+
+
+def _modules_in_plain_containers(values: dict, held: set, seen: set) -> list[tuple[str, list, object, str]]:
+    """(path, parameters, owner, attribute) for each plain list, tuple or dict attribute of a module
+    this optimizer trains that keeps modules whose parameters got gradients and are in no optimizer
+    (`model.hids`, holding `[nn.Linear, nn.Tanh]` pairs): the owner does not register them."""
+    found = []
+    for name, module in values.items():
+        if not isinstance(module, torch.nn.Module) or user_class_file(module) is None \
+                or not any(id(p) in held for p in module.parameters()):
+            continue
+        for attribute, inner in list(vars(module).items()):
+            if attribute.startswith("_") or not isinstance(inner, (list, tuple, dict)):
+                continue
+            parameters = []
+            for inner_module in _modules_inside(inner, 2):
+                for parameter in inner_module.parameters():
+                    if id(parameter) in held or id(parameter) in seen or parameter.grad is None \
+                            or not parameter.requires_grad or any(parameter is p for p in parameters):
+                        continue
+                    parameters.append(parameter)
+            if parameters:
+                seen.update(id(p) for p in parameters)
+                found.append((f"{name}.{attribute}", parameters, module, attribute))
+    return found[:4]
+
+
+def _modules_inside(value, depth: int):
+    """The nn.Modules in a list, tuple or dict, `depth` levels down (`[[nn.Linear, nn.Tanh], ...]`)."""
+    if isinstance(value, torch.nn.Module):
+        yield value
+        return
+    if depth <= 0:
+        return
+    if isinstance(value, dict):
+        items = list(value.values())[:64]
+    elif isinstance(value, (list, tuple)):
+        items = list(value[:64])
+    else:
+        return
+    for inner in items:
+        yield from _modules_inside(inner, depth - 1)
+
+
+def _container_candidates(containers: list, optimizer, scans: Budget) -> list[Candidate]:
+    return [Candidate(path, True, [weakref.ref(p) for p in parameters], [_fingerprint(p) for p in parameters],
+                      UNREGISTERED_MODULES, _container_statement(owner, attribute))
+            for path, parameters, owner, attribute in containers
+            if not held_by_another_optimizer(parameters, optimizer, scans)]
+
+
+def _container_statement(module, attribute: str) -> tuple | None:
+    """(file, line) of `self.<attribute> = ...` in the module's class (its first such statement)."""
+    filename = user_class_file(module)
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == type(module).__name__):
+            continue
+        statements = sorted((statement for statement in ast.walk(node) if isinstance(statement, ast.Assign)
+                             and len(statement.targets) == 1 and _spelled(statement.targets[0]) == f"self.{attribute}"),
+                            key=lambda statement: statement.lineno)
+        if statements:
+            return filename, statements[0].lineno
+    return None
 
 
 def _parameters_inside(value, path: str, depth: int):
@@ -264,6 +337,105 @@ def _unregistered_diagnosis(step_stack, candidate: Candidate, parameters: list) 
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step] if primary is not step else [],
                      notes=notes, help=helps)
+
+
+def _container_diagnosis(step_stack, candidate: Candidate, parameters: list) -> Diagnosis:
+    """AD213 for modules kept in a plain list, tuple or dict of a trained module: named where the
+    container is made; the help makes it an nn.ModuleList / nn.ModuleDict where the container holds
+    the modules themselves (a container of lists of modules gets advice)."""
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    container = None
+    helps, primary = [], step
+    if candidate.made_at is not None:
+        filename, line = candidate.made_at
+        tree = parse_file(filename)
+        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
+                         None) if tree is not None else None
+        if statement is not None:
+            container = _container_kind(statement.value)
+            primary = statement_location(filename, statement, role="stored",
+                                         note=f"a plain {container or 'container'}: the module does not register "
+                                              "the modules kept in it")
+            registered = _registered_container(filename, statement, _class_around(tree, line))
+            if registered is not None:
+                helps.append(registered)
+    notes = [f"{candidate.name} keeps modules whose {count_of(len(parameters), 'parameter')} ({shapes_of(parameters)}) "
+             "got gradients at both of the first two steps and did not change: a module registers a submodule "
+             "assigned as its attribute, or kept in nn.ModuleList / nn.ModuleDict, not one kept in a plain "
+             f"{container or 'list, tuple or dict'}; its parameters() and the optimizer built from them leave these out"]
+    helps.append(Suggestion(f"{'or, ' if helps else ''}keep the modules in nn.ModuleList (nn.ModuleDict for a dict; "
+                            "a layer made of several modules as one nn.Sequential), so that parameters(), the "
+                            "optimizer, train()/eval() and .to() see them"))
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step] if primary is not step else [],
+                     notes=notes, help=helps)
+
+
+def _container_kind(value: ast.AST) -> str | None:
+    if isinstance(value, (ast.List, ast.ListComp)) or (isinstance(value, ast.Call) and _spelled(value.func) == "list"):
+        return "list"
+    if isinstance(value, (ast.Dict, ast.DictComp)) or (isinstance(value, ast.Call) and _spelled(value.func) == "dict"):
+        return "dict"
+    if isinstance(value, ast.Tuple):
+        return "tuple"
+    return None
+
+
+def _class_around(tree: ast.AST, line: int) -> ast.ClassDef | None:
+    """The innermost class whose body covers `line`."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return best
+
+
+def _registered_container(filename: str, statement: ast.Assign, class_node: ast.ClassDef | None) -> Suggestion | None:
+    """`self.layers = nn.ModuleList(...)` for `self.layers = [...]` / `[]` / `{...}`, where every entry
+    the running module's container holds is a module (an entry that is a list of modules would make
+    nn.ModuleList fail): only then is the change the same program with its modules registered."""
+    value_text, target = segment(filename, statement.value), segment(filename, statement.targets[0])
+    kind = _container_kind(statement.value)
+    if value_text is None or target is None or kind not in ("list", "dict") or "\n" in value_text \
+            or class_node is None or not _entries_are_modules(statement, class_node):
+        return None
+    nn_name = _nn_spelling(filename)
+    wrapper = "ModuleList" if kind == "list" else "ModuleDict"
+    empty = value_text.replace(" ", "") in ("[]", "{}", "list()", "dict()")
+    new_value = f"{nn_name}.{wrapper}()" if empty else f"{nn_name}.{wrapper}({value_text})"
+    return Suggestion(f"keep them in {nn_name}.{wrapper}, which registers every module put in it: then "
+                      f"parameters() and the optimizer built from it train them",
+                      f"{target} = {new_value}", statement_location(filename, statement))
+
+
+def _entries_are_modules(statement: ast.Assign, class_node: ast.ClassDef) -> bool:
+    """Whether what the class puts in the container looks like modules, not lists of them: no list,
+    tuple or dict literal is stored in it (`self.hids.append([nn.Linear(...), nn.Tanh()])`)."""
+    value = statement.value
+    if isinstance(value, (ast.List, ast.Tuple)) and any(isinstance(e, (ast.List, ast.Tuple, ast.Dict)) for e in value.elts):
+        return False
+    if isinstance(value, ast.ListComp) and isinstance(value.elt, (ast.List, ast.Tuple, ast.Dict)):
+        return False
+    target = _spelled(statement.targets[0])
+    for node in ast.walk(class_node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert") \
+                and _spelled(node.func.value) == target:
+            if any(isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) for arg in node.args):
+                return False
+    return True
+
+
+def _nn_spelling(filename: str) -> str:
+    """How the file spells torch.nn: `nn` after `import torch.nn as nn` / `from torch import nn`."""
+    tree = parse_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import) and any(a.name == "torch.nn" and a.asname == "nn" for a in node.names):
+            return "nn"
+        if isinstance(node, ast.ImportFrom) and node.module == "torch" and any(a.name == "nn" and a.asname is None
+                                                                              for a in node.names):
+            return "nn"
+    return "torch.nn"
 
 
 def _attribute_for(target: ast.AST) -> str | None:

@@ -1700,7 +1700,10 @@ model (a loss of its output): a teacher or a target network called on the data, 
 in eval mode (a perceptual loss's VGG), is left out of the optimizer on purpose; so is a
 network made only of library layers (a discriminator or a reward model used without its
 optimizer). A module counts when its own class declares an `nn.Parameter`; a bare
-`nn.Parameter` counts when a line computes from it and the model together.
+`nn.Parameter` counts when a line computes from it and the model together. Modules that a trained
+module keeps in a plain list, tuple or dict (`self.blocks = []`, then `self.blocks.append(...)`)
+are not registered at all: `model.parameters()` leaves them out, and the report names the line
+that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`).
 
 **Minimal example.**
 
@@ -1729,6 +1732,34 @@ buffer), which also saves computing their gradients.
         "        return (features - self.centers[labels]).pow(2).sum(1).mean()\n"
         "x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))\n"
     ))
+
+DISCARDED_GRADIENT_CLAMP = _code(
+    "AD222",
+    "gradients clipped with clamp() used as a statement: the clipped copy is thrown away",
+    """\
+**What it means.** `t.clamp(min, max)` (and `clip`, `clamp_min`, `clamp_max`) returns a clipped
+copy and leaves `t` as it is; the in-place twin is `t.clamp_(min, max)`. Gradient clipping written
+as `param.grad.data.clamp(-1, 1)` on a line of its own therefore changes nothing: step() applies
+the unclipped gradients, the large updates the clipping was there to prevent. Nothing fails.
+autograd-doctor reads, when a step() starts, the statements before it in the same function, and
+reports such a clamp of a `.grad` only when a gradient the optimizer is about to apply lies outside
+its bounds.
+
+**Minimal example.**
+
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    (model(x * 100) ** 2).mean().backward()
+    for param in model.parameters():
+        param.grad.data.clamp(-1, 1)          # AD222: the clipped copy is thrown away
+    optimizer.step()
+
+**The fix.** Clip in place: `param.grad.data.clamp_(-1, 1)`, or
+`torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)`.
+""",
+    heading="gradients clipped with clamp() used as a statement",
+    example_setup="x = torch.randn(8, 4)\n",
+)
 
 MASKED_NAN_GRADIENT = _code(
     "AD220",
@@ -2157,7 +2188,10 @@ GRADIENT_PATH_CUT = _code(
 with "element 0 of tensors does not require grad and does not have a grad_fn": the
 loss does not depend on the parameter through operations autograd recorded. Common
 causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a NumPy
-round trip, `argmax` and other integer ops, `requires_grad_(False)`.
+round trip, `argmax` and other integer ops, `requires_grad_(False)`, a distribution's `sample()`
+(it draws under no_grad; `rsample()` draws with gradients), also inside a module's forward: when
+the statement that calls a module is where the path stops, its forward is read for such a
+`sample()`.
 
 **Minimal example.**
 

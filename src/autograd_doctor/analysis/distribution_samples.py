@@ -1,0 +1,98 @@
+"""A draw with `sample()` from a torch.distributions distribution that has `rsample()`, inside a
+module the loss's path goes through: the cut that AD301 finds at the statement calling the module.
+
+`Distribution.sample()` runs under `torch.no_grad()`: the draw carries no gradient to the
+distribution's parameters, so whatever the program computes from the draws (a covariance
+re-estimated from them, a portfolio, an action) is cut from the network that predicted those
+parameters. When that is the only path, the loss has no grad_fn and backward() raises.
+`rsample()` draws the same values through the reparameterisation trick, with gradients.
+
+Looked at only where AD301 already found the statement whose inputs carry gradients and whose
+result does not (run-time evidence of the cut), and that statement calls a module: the forward
+methods of that module and of its submodules of the user's own classes are read for
+`d.sample(...)` where `d` is assigned, in the same function, from a distribution class whose
+`has_rsample` is true.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import torch
+
+from autograd_doctor.analysis.source_scope import user_class_file
+from autograd_doctor.diagnosis.source import parse_file
+
+# Submodules read per module called (a network of many layers: only the user's own classes count).
+MAX_MODULES = 32
+
+
+def _reparameterisable(name: str) -> bool:
+    cls = getattr(torch.distributions, name, None)
+    return isinstance(cls, type) and issubclass(cls, torch.distributions.Distribution) \
+        and bool(getattr(cls, "has_rsample", False))
+
+
+def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
+    filename = user_class_file(module)
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
+            return filename, node
+    return None
+
+
+def _sample_calls(function: ast.FunctionDef) -> list[tuple[ast.stmt, ast.Call]]:
+    """(statement, call) for each `d.sample(...)` in `function` whose `d` is assigned from a
+    reparameterisable distribution's constructor in the same function."""
+    distributions = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name is not None and _reparameterisable(name):
+                distributions.add(node.targets[0].id)
+    found = []
+    if not distributions:
+        return found
+    for statement in ast.walk(function):
+        if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in distributions:
+                found.append((statement, node))
+    return found
+
+
+def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> tuple[str, ast.stmt, ast.Call, str] | None:
+    """(file, statement, call, module class) of a reparameterisable distribution's `sample()` in the
+    forward of a module that `statement` calls (or of one of its submodules), or None."""
+    if not frame_locals:
+        return None
+    modules = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            value = frame_locals.get(node.func.id)
+            if isinstance(value, torch.nn.Module):
+                modules.append(value)
+    seen: set = set()
+    for top in modules:
+        for module in list(top.modules())[:MAX_MODULES]:
+            if type(module) in seen:
+                continue
+            seen.add(type(module))
+            found = _class_definition(module)
+            if found is None:
+                continue
+            filename, definition = found
+            for function in definition.body:
+                if isinstance(function, ast.FunctionDef) and function.name == "forward":
+                    calls = _sample_calls(function)
+                    if calls:
+                        sample_statement, call = calls[0]
+                        return filename, sample_statement, call, type(module).__name__
+    return None
