@@ -58,6 +58,15 @@ PRIVATE_APIS = (
     PrivateAPI("torch.nn.modules.module._has_any_global_hook", "recording/module_forwards.py",
                "a `torch.compile`d module warns, while the gradient-path check runs, that there are global "
                "module hooks (the doctor's)"),
+    PrivateAPI("torch._C._get_torch_function_state", "recording/own_frames.py",
+               "a Tensor subclass's __torch_function__ sees the doctor's own reads of its tensors (it may warn "
+               "or count them as the program's)"),
+    PrivateAPI("torch._C._set_torch_function_state", "recording/own_frames.py",
+               "a Tensor subclass's __torch_function__ sees the doctor's own reads of its tensors (it may warn "
+               "or count them as the program's)"),
+    PrivateAPI("torch._C._TorchFunctionState", "recording/own_frames.py",
+               "a Tensor subclass's __torch_function__ sees the doctor's own reads of its tensors (it may warn "
+               "or count them as the program's)"),
     PrivateAPI("torch.autograd.graph.saved_tensors_hooks", "doctor.py",
                "the doctor cannot see what autograd saves", essential=True),
 )

@@ -36,6 +36,7 @@ from autograd_doctor.recording import (
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
 from autograd_doctor.recording.own_frames import hide_our_frames
@@ -48,6 +49,7 @@ from autograd_doctor.recording.listener import (
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
+from autograd_doctor.diagnosis.source import forget_changed_sources
 
 # Optional pieces, each in its own module: the doctor works without them.
 try:
@@ -224,9 +226,9 @@ class Doctor:
         self._step_hooks = ()
         self._swap_hooks = ()
         # Optimizers already reported by AD207 (ids), and the scans for other optimizers left.
-        self._stale_optimizers_reported: set[int] = set()
+        self._stale_optimizers_reported = IdentitySet()
         # Ids of the optimizers seen stepping with a gradient (analysis/frozen_step.py, AD215).
-        self._optimizers_trained: set[int] = set()
+        self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
@@ -246,6 +248,7 @@ class Doctor:
         if not compat.check():  # this torch lacks what the doctor cannot work without: stay off
             return self
         self._thread = threading.get_ident()
+        forget_changed_sources()
         if self.mode is Mode.FULL:
             self._hooks = torch.autograd.graph.saved_tensors_hooks(self.recorder.pack, self.recorder.unpack)
             self._hooks.__enter__()
@@ -573,7 +576,7 @@ class Doctor:
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
-        if id(event.optimizer) in self._stale_optimizers_reported:
+        if event.optimizer in self._stale_optimizers_reported:
             return
         try:
             diagnosis = stale_optimizer.stale_optimizer_diagnosis(event.optimizer, event.stack, event.swaps,
@@ -582,7 +585,7 @@ class Doctor:
             internal_error()
             return
         if diagnosis is not None:
-            self._stale_optimizers_reported.add(id(event.optimizer))
+            self._stale_optimizers_reported.add(event.optimizer)
             self._raise_or_warn(diagnosis)
 
     def backward_started(self, event: BackwardStarted) -> None:

@@ -408,6 +408,33 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters() if p.grad is not None] + [p.detach().clone() for p in model.parameters()]
     """,
+    # torchjd's test architecture (docs/real-code.md, seventh set): a module computes with a frozen
+    # weight on inputs without grad and holds a trainable weight it never reads; its result has no
+    # graph, and the next module's result carries it into the loss. Nothing was cut: the spare
+    # weight took no part (its buggy twin, the result detached after a forward that used it, is
+    # test_a_used_parameter_cut_after_a_frozen_module_is_still_reported below).
+    "a module whose frozen weight makes a result without graph, and an unused trainable weight": """
+        import torch
+        import torch.nn as nn
+
+        class FrozenAndSpare(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.frozen = nn.Parameter(torch.rand(6, 4), requires_grad=False)
+                self.spare = nn.Parameter(torch.rand(6, 4))
+
+            def forward(self, x):
+                return x @ self.frozen
+
+        torch.manual_seed(0)
+        model = nn.Sequential(FrozenAndSpare(), nn.Linear(4, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            optimizer.zero_grad()
+            model(torch.rand(10, 6)).pow(2).sum().backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters() if p.grad is not None] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 
@@ -439,3 +466,41 @@ def test_an_entry_left_by_a_freed_optimizer_is_not_a_later_one_with_its_id():
     states.step_done(first)
     states.backward_starting("another backward")
     assert states.carried_into_step(first) == "another backward"  # the real bug is still seen
+
+
+def test_a_used_parameter_cut_after_a_frozen_module_is_still_reported(tmp_path):
+    # The twin of the frozen-and-spare module above: the forward uses its trainable weight, and
+    # the model detaches the result before the next module, so the loss never reaches it.
+    source = """
+        import torch
+        import torch.nn as nn
+
+        class FrozenAndTrained(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.frozen = nn.Parameter(torch.rand(6, 4), requires_grad=False)
+                self.trained = nn.Parameter(torch.rand(6, 4))
+
+            def forward(self, x):
+                return x @ self.frozen + x @ self.trained
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = FrozenAndTrained()
+                self.head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.head(self.first(x).detach())
+
+        torch.manual_seed(0)
+        model = Model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            optimizer.zero_grad()
+            model(torch.rand(10, 6)).pow(2).sum().backward()
+            optimizer.step()
+    """
+    outcome = run_program(tmp_path, source)
+    found = [d for d in outcome.diagnoses if d.code == "AD301"]
+    assert len(found) == 1 and found[0].extra["parameters"] == ["model.first.trained"]

@@ -199,6 +199,53 @@ PROGRAMS = {
             for name in list(net._parameters):
                 net._parameters[name] = torch.nn.Parameter(net._parameters[name].detach())
         """, []),
+    # A Tensor subclass's __torch_function__ runs at every method call and attribute read on its
+    # tensors: pypose's LieTensor warned "Tensor Shape Invalid" at the doctor's own `reshape(-1)`
+    # of a parameter after each backward() (docs/real-code.md, seventh set). It must see the
+    # program's calls only: the counts it prints are python's. The buggy twin below
+    # (`subclass_saved_tensor_modified`) is still reported.
+    "tensor_subclass_sees_only_the_programs_calls": ("""
+        import collections
+        import torch
+
+        calls = collections.Counter()
+
+        class Logged(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls[getattr(func, "__name__", repr(func))] += 1
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        torch.manual_seed(0)
+        weight = torch.randn(3, 2).as_subclass(Logged).requires_grad_()
+        scale = torch.ones(2).as_subclass(Logged).requires_grad_()
+        optimizer = torch.optim.SGD([weight], lr=0.1, momentum=0.9)
+        data = torch.randn(8, 3)
+        for step in range(3):
+            optimizer.zero_grad()
+            loss = ((data @ weight).relu() * scale).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():  # a hand-written update
+                scale -= 0.1 * scale.grad
+            scale.grad = None
+            print(step, round(loss.item(), 6), type(weight).__name__, type(weight.grad).__name__)
+        print(sorted(calls.items()))
+        """, []),
+    "subclass_saved_tensor_modified": ("""
+        import torch
+
+        class Logged(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                print("call", getattr(func, "__name__", repr(func)))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        x = torch.ones(3).as_subclass(Logged).requires_grad_()
+        y = torch.sigmoid(x)
+        y[0] = 0.0
+        y.sum().backward()
+        """, []),
     "correct_training_loop": ("""
         import torch
         torch.manual_seed(0)
@@ -244,6 +291,9 @@ def test_the_report_is_there_to_strip(tmp_path):
                   write(tmp_path, "warned", PROGRAMS["torch_warnings_on_two_lines"][0])], cwd=tmp_path)
     assert "AutogradDoctorWarning" in warned.stderr
     assert "AutogradDoctorWarning" not in strip_report(warned.stderr, str(tmp_path))
+    subclass = run([sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", "--full",
+                    write(tmp_path, "subclass", PROGRAMS["subclass_saved_tensor_modified"][0])], cwd=tmp_path)
+    assert "error[AD101]" in subclass.stderr and "subclass.py:11" in subclass.stderr  # the write `y[0] = 0.0`
     # torch's own warning, once per line as without the doctor, at the user's lines
     assert warned.stderr.count("warned.py:3: UserWarning: To copy construct") == 1
     assert warned.stderr.count("warned.py:4: UserWarning: To copy construct") == 1

@@ -294,7 +294,9 @@ def content_changed_diagnosis(record: SavedRecord, node, slot: str | None,
     numpy_site = None
     if recorder is not None:
         key = record.key if record.key is not None else record.locate()
-        numpy_site = recorder.numpy_aliases.get(key) if key is not None else None
+        storage_ref, numpy_site = recorder.numpy_aliases.get(key, (None, None)) if key is not None else (None, None)
+        if storage_ref is not None and storage_ref() is not _storage_of(record.alias):
+            numpy_site = None  # a numpy() of memory freed since, now this tensor's
     if numpy_site is not None:
         numpy_loc = location_of(numpy_site, role="alias", note="numpy() shares this memory: a write through it is invisible to PyTorch")
         if numpy_loc is not None:
@@ -315,6 +317,13 @@ def content_changed_diagnosis(record: SavedRecord, node, slot: str | None,
     diagnosis.extra.update({"node": node_name, "slot": slot})
     return diagnosis
 
+
+
+def _storage_of(tensor):
+    try:
+        return tensor.untyped_storage()
+    except Exception:  # no plain storage: nothing to compare
+        return None
 
 
 def _unbound_loop_help(site, statement) -> list[Suggestion]:

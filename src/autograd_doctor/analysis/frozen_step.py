@@ -5,7 +5,7 @@ optimizer reached none of its parameters and step() changes nothing (no error).
 
 Read just before step(): a backward() ran since the optimizer's previous step, all of its
 parameters have requires_grad=False and no gradient, and the doctor saw this optimizer step with
-gradients before (`trained`: ids of such optimizers, kept by the doctor). The help turns the
+gradients before (`trained`: such optimizers, by identity, kept by the doctor). The help turns the
 parameters' flag on again at the start of the block that holds that backward(), with the same
 call that turned it off when the user's file has one (`requires_grad(net, False)` ->
 `requires_grad(net, True)`), or with `net.requires_grad_(True)`.
@@ -21,24 +21,25 @@ from autograd_doctor.analysis.source_scope import Scope, block_holding, frame_va
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_location
+from autograd_doctor.recording.identity import IdentitySet
 
 
-def frozen_step_diagnosis(optimizer, stack, recorder, trained: set[int]) -> Diagnosis | None:
+def frozen_step_diagnosis(optimizer, stack, recorder, trained: IdentitySet) -> Diagnosis | None:
     """AD215 before `optimizer.step()` (called from `stack`), or None. Adds the optimizer to
     `trained` when this step applies a gradient."""
     parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
     if not parameters:
         return None
     if any(p.grad is not None for p in parameters):
-        trained.add(id(optimizer))
+        trained.add(optimizer)
         return None
-    if id(optimizer) not in trained or any(p.requires_grad for p in parameters) or not stack:
+    if optimizer not in trained or any(p.requires_grad for p in parameters) or not stack:
         return None
-    since = recorder.gradient_clips.last_step.get(id(optimizer), 0)
+    since = recorder.gradient_clips.last_step.get(optimizer, 0)
     backwards = [call for call in recorder.backward_calls if call.seq > since and call.site is not None]
     if not backwards:
         return None
-    trained.discard(id(optimizer))  # once per phase: reported again only after it trains again
+    trained.discard(optimizer)  # once per phase: reported again only after it trains again
     return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0])
 
 

@@ -18,6 +18,7 @@ import torch
 
 from autograd_doctor.analysis.source_scope import Scope, loaded_names
 from autograd_doctor.recording import switches
+from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     parse_file, source_line, statement_location, walk_covering,
@@ -452,10 +453,10 @@ def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
         related = [location_of(call.site, role="backward", note=f"{function}'s parameters got no gradient from "
                                                                 "this backward()")]
         # Explained here: the after-backward check of parameters left without a gradient skips them.
-        explained = recorder.state.setdefault("gradient_path_warned", set())
+        explained = recorder.state.setdefault("gradient_path_warned", IdentitySet())
         for module in (reference() for reference in entry.modules):
             if module is not None:
-                explained.update(id(p) for p in module.parameters())
+                explained.update(module.parameters())
         return Diagnosis(code=codes.GRADIENT_PATH_CUT,
                          title=f"the parameters of {function} got no gradient: the gradient path from the loss was cut",
                          severity="warning", primary=primary, related=[r for r in related if r is not None],

@@ -36,7 +36,7 @@ from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame, loaded_names,
-    reached_leaves, root_expression,
+    root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -52,6 +52,7 @@ from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
 from autograd_doctor.recording.gradient_states import grad_of
+from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 from autograd_doctor.recording.module_forwards import (
     STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active, node_key,
 )
@@ -723,18 +724,22 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
     roots = backward_roots(args, kwargs)
     if not roots:
         return []
-    reached = reached_leaves(roots)
-    ever_reached: set[int] = state.setdefault("gradient_path_reached", set())
-    ever_reached |= reached
-    ran = set(tracker.ran) if tracker is not None and (count > 1 or tracker.from_start) else None
-    results = (dict(tracker.output_nodes), list(tracker.consumers)) if tracker is not None else ({}, [])
+    walked, _finished = graph_nodes([t.grad_fn for t in roots if t.grad_fn is not None])
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    reached = {id(leaf) for leaf in leaves}  # this backward's graph holds them: ids are enough
+    # Kept across backward() calls, by identity: a parameter freed since (a model made anew) must
+    # not lend "reached" to a later one at its address.
+    ever_reached: IdentitySet = state.setdefault("gradient_path_reached", IdentitySet())
+    ever_reached.update(leaves)
+    ran = tracker.ran if tracker is not None and (count > 1 or tracker.from_start) else None
+    results = (tracker.output_nodes, list(tracker.consumers)) if tracker is not None else (IdentityMap(), [])
     if tracker is not None:
-        tracker.ran.clear()
-        tracker.output_nodes.clear()
+        tracker.ran = IdentitySet()
+        tracker.output_nodes = IdentityMap()
         tracker.output_storages.clear()
         tracker.consumers.clear()
     loss_nodes: list = []  # the ids of the loss graph's nodes, walked when first needed
-    warned: set[int] = state.setdefault("gradient_path_warned", set())
+    warned: IdentitySet = state.setdefault("gradient_path_warned", IdentitySet())
     frames = user_frames()
     site = call.site
     frame = live_frame(site)
@@ -755,29 +760,29 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
         for module_name, module in model.named_modules():
             unreached = []
             for param_name, parameter in module.named_parameters(recurse=False):
-                if not parameter.requires_grad or grad_of(parameter) is not None or id(parameter) in ever_reached:
+                if not parameter.requires_grad or grad_of(parameter) is not None or parameter in ever_reached:
                     continue
-                if id(parameter) in warned:
+                if parameter in warned:
                     continue
-                if ran is not None and id(module) in ran and tracker.unused_by_its_module(parameter):
+                if ran is not None and module in ran and tracker.unused_by_its_module(parameter):
                     continue  # its module's forward never used it: it took no part, nothing cut it
                 unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
             if not unreached:
                 continue
-            cut = _source_cut(frame, site, unreached[0][1], target_made_graph=bool(results[0].get(id(module))))
+            cut = _source_cut(frame, site, unreached[0][1], target_made_graph=bool(results[0].get(module)))
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
             # without a cut in the source, only a later backward() can tell that no examined
             # backward reaches it (two heads, one backward each): never the first
             if (cut is None and (ran is None or count <= 1 or state.get("gradient_path_higher_order"))) \
-                    or (ran is not None and id(module) not in ran):
+                    or (ran is not None and module not in ran):
                 continue
             if cut is None and not _result_reached_loss(module, results, roots, loss_nodes):
                 # Its result never reached the loss, not even through a detached copy: it was
                 # thrown away (a probabilistic program's trace of a guide), nothing was cut.
                 continue
-            warned.update(id(p) for _, p in unreached)
+            warned.update(p for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
     return diagnoses
@@ -809,12 +814,12 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
     reached by the next one. Its own optimizer (a WGAN's generator, trained every fifth step)
     holds nothing the other loss reached; a target network or a teacher, detached on purpose,
     is in no optimizer."""
-    if count < 2 or ran is None or id(model) not in ran:
+    if count < 2 or ran is None or model not in ran:
         return None
     trained = [(name, p) for name, p in parameters if p.requires_grad]
-    if not trained or any(grad_of(p) is not None or id(p) in ever_reached or id(p) in warned for _, p in trained):
+    if not trained or any(grad_of(p) is not None or p in ever_reached or p in warned for _, p in trained):
         return None
-    made_graph = any(results[0].get(id(module)) for module in model.modules())
+    made_graph = any(results[0].get(module) for module in model.modules())
     cut = _source_cut(frame, site, trained[0][1], target_made_graph=made_graph)
     if cut is None:
         return None
@@ -824,7 +829,7 @@ def _detached_model_diagnosis(state: dict, model_name: str, model, parameters: l
                      None)
     if optimizer is None:
         return None  # no optimizer steps it with what this loss trains (or the scans are spent)
-    warned.update(id(p) for _, p in trained)
+    warned.update(p for _, p in trained)
     paths = [".".join(filter(None, (model_name, name))) for name, _ in trained]
     diagnosis = _unreached_parameter_diagnosis(paths, trained[0][1], model, cut, site, True)
     diagnosis.notes.append(f"{type(optimizer).__name__} holds {model_name or type(model).__name__}'s parameters "
@@ -841,8 +846,8 @@ def _result_reached_loss(module, results: tuple, roots: list, loss_nodes: list) 
     its memory was handed (detached, or made under no_grad) to a module whose result is.
     `loss_nodes` caches the loss graph's node keys (None when the walk did not finish)."""
     output_nodes, consumers = results
-    result_nodes = output_nodes.get(id(module), set())
-    handed_on = [nodes for producers, nodes in consumers if id(module) in producers]
+    result_nodes = output_nodes.get(module, set())
+    handed_on = [nodes for producers, nodes in consumers if module in producers]
     if not result_nodes and not handed_on:
         return False
     if not loss_nodes:

@@ -18,6 +18,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_at, statement_location
 from autograd_doctor.recording import leaf_sites
+from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 
 # Steps of an optimizer that has never trained, each after a backward(), before it is reported.
 STEPS_BEFORE_REPORT = 2
@@ -27,35 +28,35 @@ class GradientlessSteps:
     """Counts, per optimizer, the steps taken after a backward() with no gradient on any parameter."""
 
     def __init__(self):
-        self._counts: dict[int, int] = {}
-        self._reported: set[int] = set()
+        # By identity: an optimizer made anew each epoch takes a freed one's id.
+        self._counts = IdentityMap()
+        self._reported = IdentitySet()
         # Per optimizer, the leaf-creation mark at its previous step: the leaves made since then are
         # the ones this step's backward() could have reached.
-        self._leaf_marks: dict[int, int] = {}
+        self._leaf_marks = IdentityMap()
 
     def cover(self, optimizers) -> None:
         """Optimizers whose empty steps another diagnosis has explained (AD211: the loss's cut took
         their model off the graph): not reported again here."""
-        self._reported.update(id(optimizer) for optimizer in optimizers)
+        self._reported.update(optimizers)
 
-    def at_step(self, optimizer, stack, recorder, trained: set[int]) -> Diagnosis | None:
-        key = id(optimizer)
-        leaf_mark = self._leaf_marks.get(key)
-        self._leaf_marks[key] = leaf_sites.creation_count()
-        if key in trained or key in self._reported or not stack:
+    def at_step(self, optimizer, stack, recorder, trained: IdentitySet) -> Diagnosis | None:
+        leaf_mark = self._leaf_marks.get(optimizer)
+        self._leaf_marks[optimizer] = leaf_sites.creation_count()
+        if optimizer in trained or optimizer in self._reported or not stack:
             return None
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
         if not parameters or not all(p.requires_grad and p.grad is None for p in parameters):
             return None
-        since = recorder.gradient_clips.last_step.get(key, 0)
+        since = recorder.gradient_clips.last_step.get(optimizer, 0)
         backwards = [call for call in recorder.backward_calls if call.seq > since and call.site is not None]
         if not backwards:
             return None
-        self._counts[key] = self._counts.get(key, 0) + 1
-        if self._counts[key] < STEPS_BEFORE_REPORT:
+        steps = self._counts[optimizer] = self._counts.get(optimizer, 0) + 1
+        if steps < STEPS_BEFORE_REPORT:
             return None
-        self._reported.add(key)
-        return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], self._counts[key],
+        self._reported.add(optimizer)
+        return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps,
                           _detached_leaf_site({id(p) for p in parameters}, leaf_mark))
 
 

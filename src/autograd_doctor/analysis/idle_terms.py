@@ -53,7 +53,7 @@ class Cut:
     node: ast.AST
     receiver: ast.AST
     statement: ast.stmt
-    reaches: set[int]
+    reaches: dict[int, weakref.ref]  # id -> the leaf its tensor reaches (weakly)
 
 
 @dataclass
@@ -71,7 +71,7 @@ class PendingLoss:
     site: Site
     seq: int
     terms: list[Term]
-    loss_leaves: set[int]  # ids of the leaves the whole loss reaches
+    loss_leaves: dict[int, weakref.ref]  # id -> a leaf the whole loss reaches (weakly)
 
 
 def _leaves(grad_fn) -> dict[int, weakref.ref] | None:
@@ -115,7 +115,7 @@ def note_loss(site: Site | None, seq: int, roots: list) -> PendingLoss | None:
     if not terms:
         return None
     loss_leaves = _leaves(roots[0].grad_fn)
-    return PendingLoss(site, seq, terms, set(loss_leaves)) if loss_leaves is not None else None
+    return PendingLoss(site, seq, terms, loss_leaves) if loss_leaves is not None else None
 
 
 def _named(node: ast.AST, holder: ast.stmt | None) -> ast.AST:
@@ -142,7 +142,7 @@ def _cuts(expression: ast.AST, reading, line: int, depth: int) -> list[Cut]:
         else:
             reaches = _module_parameters(_module_called(receiver, reading, statement.lineno))
         if reaches:
-            found.append(Cut(inner, receiver, statement, set(reaches)))
+            found.append(Cut(inner, receiver, statement, dict(reaches)))
     if depth + 1 >= MAX_DEPTH:
         return found
     for name in sorted({n.id for n in ast.walk(expression) if isinstance(n, ast.Name)}):
@@ -212,6 +212,12 @@ def stepped_since(pending: PendingLoss, recorder) -> tuple[list, list[str]]:
     return stepped, step_texts
 
 
+def _stepped_among(leaves: dict[int, weakref.ref], stepped_params: dict) -> set[int]:
+    """Ids of the stepped parameters among `leaves`, read at an earlier backward(): a leaf freed
+    since may have left its id to a parameter made later, which is not the leaf."""
+    return {key for key, reference in leaves.items() if key in stepped_params and reference() is stepped_params[key]}
+
+
 def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
     """When the next backward() starts: AD211 for a term of `pending` that trained nothing, or None."""
     stepped, step_texts = stepped_since(pending, recorder)
@@ -221,22 +227,21 @@ def idle_term_diagnosis(pending: PendingLoss, recorder) -> Diagnosis | None:
     if len(steps) >= 4 and steps[0][3] > pending.seq:
         return None  # the record keeps the last 4 steps: an older one since that backward() may be missing
     stepped_params = {id(p): p for optimizer in stepped for group in optimizer.param_groups for p in group["params"]}
-    stepped_ids = set(stepped_params)
-    if not pending.loss_leaves & stepped_ids:
+    if not _stepped_among(pending.loss_leaves, stepped_params):
         # The loss trains nothing that stepped. Reported only when a cut in it took the stepped
         # model's output off the graph and that model has no gradient to apply (else: another
         # problem, or another step to come).
         for term in pending.terms:
-            cut = next((c for c in term.cuts if c.reaches & stepped_ids and all(
-                _cleared(weakref.ref(stepped_params[i])) for i in c.reaches & stepped_ids)), None)
+            cut = next((c for c in term.cuts if _stepped_among(c.reaches, stepped_params) and all(
+                _cleared(weakref.ref(stepped_params[i])) for i in _stepped_among(c.reaches, stepped_params))), None)
             if cut is not None:
                 return _diagnosis(pending.site, term, cut, " and ".join(step_texts), whole_loss=True)
         return None
     for term in pending.terms:
-        if term.leaves.keys() & stepped_ids or not term.leaves \
+        if _stepped_among(term.leaves, stepped_params) or not term.leaves \
                 or not all(_cleared(ref) for ref in term.leaves.values()):
             continue
-        cut = next((c for c in term.cuts if c.reaches & stepped_ids), None)
+        cut = next((c for c in term.cuts if _stepped_among(c.reaches, stepped_params)), None)
         return _diagnosis(pending.site, term, cut, " and ".join(step_texts))
     return None
 

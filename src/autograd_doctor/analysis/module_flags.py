@@ -24,12 +24,12 @@ def requires_grad_attribute_diagnosis(optimizer, stack, recorder) -> Diagnosis |
     held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
     for flag in reversed(flags.flags):
         module = flag.module_ref()
-        if module is None or flag.value or id(flag) in flags.reported or flag.site is None:
+        if module is None or flag.value or flag.reported or flag.site is None:
             continue
         trained = [p for p in module.parameters() if p.requires_grad and grad_of(p) is not None and id(p) in held]
         if not trained:
             continue
-        flags.reported.add(id(flag))
+        flag.reported = True
         return _diagnosis(flag, module, len(trained), stack[0] if stack else None, type(optimizer).__name__)
     return None
 

@@ -25,11 +25,11 @@ EVIDENCE = 2
 def never_stepped_diagnoses(recorder) -> list[Diagnosis]:
     log = recorder.optimizer_clears
     groups: dict = {}  # the backward() site -> [(optimizer class, the zero_grad() site)]
-    for optimizer_id, entry in log.by_optimizer.items():
+    for entry in log.by_optimizer.values():
         optimizer = entry.optimizer_ref()
-        if optimizer is None or optimizer_id in log.stepped or len(entry.thrown_away) < EVIDENCE:
+        if optimizer is None or optimizer in log.stepped or len(entry.thrown_away) < EVIDENCE:
             continue
-        if any(id(p) in log.stepped_parameters for group in optimizer.param_groups for p in group["params"]):
+        if any(p in log.stepped_parameters for group in optimizer.param_groups for p in group["params"]):
             continue  # another optimizer steps these parameters (a wrapper and its base optimizer)
         latest = entry.thrown_away[-1]
         if latest.backward_site is None or latest.clear_site is None:

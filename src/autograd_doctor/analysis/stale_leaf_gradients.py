@@ -31,7 +31,7 @@ from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, segment, statement_at, statement_location
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD
 from autograd_doctor.recording.fingerprint import fingerprint
-from autograd_doctor.recording.write_log import storage_base
+from autograd_doctor.recording.write_log import storage_base, storage_of
 
 CHECKED_BACKWARDS = 4
 # Leaves remembered per backward(), of each kind (plain tensors, nn.Parameters; the rest are not
@@ -160,9 +160,9 @@ def _owning_module(stale: list[torch.Tensor], frames) -> str | None:
 
 def _update_site(leaf: torch.Tensor, write_log):
     """Where the newest logged write into `leaf`'s memory was made (its update), or None."""
-    storage = storage_base(leaf)
+    base, storage = storage_base(leaf), storage_of(leaf)
     for entry in reversed(write_log.entries):
-        if entry.storage == storage and entry.stack:
+        if entry.landed_in(base, storage) and entry.stack:
             return entry.stack[0]
     return None
 

@@ -56,7 +56,7 @@ def _changed_since(clip, parameter_ids: set[int]) -> bool | None:
 def misplaced_clip_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD208 before `optimizer.step()` (called from `stack`), or None."""
     clips = recorder.gradient_clips
-    since = clips.last_step.get(id(optimizer), 0)
+    since = clips.last_step.get(optimizer, 0)
     recent = [clip for clip in clips.clips if clip.seq > since]
     if not recent:  # the usual step: no clipping since the last one, nothing to gather
         return None
@@ -79,7 +79,7 @@ def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | Non
     its parameters since its previous step ran after the backward() that filled them and before
     the GradScaler unscaled them (the unscale_() came after it, in `scaler.step()` or later)."""
     clips = recorder.gradient_clips
-    since = clips.last_step.get(id(optimizer), 0)
+    since = clips.last_step.get(optimizer, 0)
     recent = [clip for clip in clips.clips if clip.seq > since]
     if not recent:  # the usual step: no clipping since the last one
         return None
@@ -264,7 +264,7 @@ def clip_inside_accumulation_diagnosis(optimizer, stack, recorder) -> Diagnosis 
     if not stack:
         return None
     clips = recorder.gradient_clips
-    since = clips.last_step.get(id(optimizer), 0)
+    since = clips.last_step.get(optimizer, 0)
     ids = _optimizer_parameter_ids(optimizer)
     # A partial sum: the clipping saw non-zero gradients that a backward() since the last step
     # computed (not zeros left by zero_grad(set_to_none=False)), and the next backward() added to them.

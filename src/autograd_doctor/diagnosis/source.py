@@ -16,8 +16,17 @@ def source_line(filename: str, line: int) -> str:
     return linecache.getline(filename, line).rstrip("\n")
 
 
+def forget_changed_sources() -> None:
+    """Drop the cached lines of files changed on disk since they were read. `linecache` never
+    looks again by itself: a program file rewritten and run again in the same process (a test
+    looping over programs, `%run` after an edit) was read as its old text (lines, statements and
+    helps of another program), or as the new one if something had happened to call `checkcache`
+    (a traceback printed) in between."""
+    linecache.checkcache()
+
+
 @lru_cache(maxsize=64)
-def _parsed(filename: str, mtime: float) -> ast.Module | None:
+def _parsed(filename: str, version: tuple[int, int]) -> ast.Module | None:
     text = "".join(linecache.getlines(filename))
     if not text:
         return None
@@ -29,10 +38,12 @@ def _parsed(filename: str, mtime: float) -> ast.Module | None:
 
 def parse_file(filename: str) -> ast.Module | None:
     try:
-        mtime = os.path.getmtime(filename)
+        status = os.stat(filename)
+        version = (status.st_mtime_ns, status.st_size)  # a rewrite within a clock tick changes the size
     except OSError:
-        mtime = 0.0
-    return _parsed(filename, mtime)
+        version = (0, 0)
+    linecache.checkcache(filename)  # the text parsed is the file's now, not the one read before
+    return _parsed(filename, version)
 
 
 def walk_covering(tree: ast.AST, line: int):

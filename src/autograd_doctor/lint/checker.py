@@ -153,6 +153,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         alias = self.alias_base(value) if tensor else None
         if alias is not None and alias[0] != name:
             scope.alias_of[name] = alias
+        elif alias is not None and alias[1] == "view":
+            # `x = x.view(n, -1)`: the new x is the old one's memory, so a later write
+            # to it still changes what an op saved of the old x (ADL001)
+            scope.view_rebinds.add(scope.binds[name][-1])
         for loop in scope.loops:
             loop.bound.add(name)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
@@ -228,6 +232,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
         self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
+        self.scope.arguments = args  # the positions of its parameters (ADL001's untyped ones)
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)

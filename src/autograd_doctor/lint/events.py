@@ -79,14 +79,20 @@ class Scope:
     # a parameter not known to be a tensor passed to an op that keeps that input for
     # backward: kept when the caller passes a tensor (summaries.py); (seq, name, key, how, node)
     parameter_saves: list = field(default_factory=list)
+    # `p.mul_(t)` on such a parameter: written in place when the caller passes a tensor
+    # (ADL001 reports it inside the function when callers pass a graph there); (seq, name, node)
+    parameter_method_writes: list = field(default_factory=list)
+    arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
+    parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
     alias_of: dict = field(default_factory=dict)
     detached: dict = field(default_factory=dict)    # name -> (source name, seq)
+    view_rebinds: set = field(default_factory=set)  # seqs of `x = x.view(...)`: x's memory kept
     expanded: dict = field(default_factory=dict)    # name -> seq
     # Events.
     uses: dict = field(default_factory=lambda: defaultdict(list))
@@ -196,7 +202,8 @@ class Scope:
         a re-binding inside an `if` branch or a loop body kills only if the other
         branch re-binds too (a loop body may not run)."""
         # a re-binding in the other branch of an `if` around ``hi`` is on no path to it
-        binds = [b for b in self.binds.get(name, ()) if lo < b < hi and not self.exclusive(b, hi)]
+        binds = [b for b in self.binds.get(name, ()) if lo < b < hi and not self.exclusive(b, hi)
+                 and b not in self.view_rebinds]
         if not binds:
             return False
         blocks = [(s, m, e) for s, m, e in self.branches if lo < s and e <= hi]

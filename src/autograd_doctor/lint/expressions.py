@@ -89,6 +89,14 @@ class ExpressionEvents:
                 args = [func.value] + args
             self.record_input_saves(op, args, node)
 
+    def freeze_module(self, module: str | None, frozen: bool) -> None:
+        """The parameters of ``module`` (its text) stop (or start again) requiring grad:
+        a call of it gives a graph only through its input."""
+        if module == "self" and self.scope.owner_class:
+            module = "class " + self.scope.owner_class  # every instance: frozen in its own __init__
+        if module:
+            (self.modules.frozen.add if frozen else self.modules.frozen.discard)(module)
+
     def record_graph_call(self, call) -> None:
         """A call of a same-file function `f(...)` / `self.f(...)` that passes a value
         with a graph (graph_callers.py): known here, or computed from this function's
@@ -98,21 +106,22 @@ class ExpressionEvents:
         if callee is None:
             return
         scope = self.scope
-        for value in list(call.args) + [k.value for k in call.keywords]:
+        for i, value in enumerate(list(call.args) + [k.value for k in call.keywords]):
             if isinstance(value, ast.Starred):
                 continue
+            where = None  # the position or keyword it lands on, found only when needed
             if self.is_graph(value) or self.calls_parameter(value) or (
                     isinstance(value, ast.Name) and any(  # a graph on one path at least
                         v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
                         for _, v, off in scope.bind_values.get(value.id, ()))):
-                self.graph_callers.graph_call(callee)  # `f(layer(x))`, `f(model(x))`
-                return
-            if scope.graph_arguments and self.result_carries_graph(value):
+                where = _landing(call, i)
+                self.graph_callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
+            elif scope.graph_arguments and self.result_carries_graph(value):
+                where = _landing(call, i)
                 if scope.provisional:
-                    self.graph_callers.handed_on(scope.evidence_key, callee)
+                    self.graph_callers.handed_on(scope.evidence_key, callee, where)
                 else:  # a forward()'s arguments, a log_prob's value
-                    self.graph_callers.graph_call(callee)
-                    return
+                    self.graph_callers.graph_call(callee, where)
 
     def calls_parameter(self, value) -> bool:
         """`model(x)`: a call of a callable this function was given, with arguments; or
@@ -177,6 +186,11 @@ class ExpressionEvents:
                 scope.grad_leaves.discard(recv.id)
             elif recv.id in scope.tensors and recv.id not in scope.graph:
                 scope.grad_leaves.add(recv.id)
+            if recv.id in scope.parameter_vars:  # `for p in vgg.parameters(): p.requires_grad_(False)`
+                self.freeze_module(scope.parameter_var_modules.get(recv.id), self.false_arg(node))
+        if attr == "requires_grad_" and (self.called_module(ast.Call(func=recv, args=[], keywords=[]))
+                                         is not None):
+            self.freeze_module(self.text(recv), self.false_arg(node))  # `vgg.requires_grad_(False)`
         if attr.endswith("_") and not attr.startswith("_") and attr not in N.NOT_WRITING_METHODS:
             named = isinstance(recv, ast.Name) and recv.id in scope.tensors
             self.record_write(recv, node, f"`.{attr}()`", ("method",) if named else ())
@@ -184,6 +198,10 @@ class ExpressionEvents:
             if isinstance(recv, ast.Name) and recv.id in scope.tensors:  # the whole tensor
                 for hook in INPLACE_WRITE_HOOKS:
                     hook(self, recv.id, node.args, node)
+            elif isinstance(recv, ast.Name) and recv.id in scope.parameters and \
+                    recv.id not in ("self", "cls") and not scope.grad_off:
+                # `def mish(x): ...; x.mul_(inner)`: writes whatever tensor the caller passes
+                scope.parameter_method_writes.append((self.next_seq(), recv.id, node))
         elif attr in ("backward", "manual_backward"):
             if node.args and (attr == "manual_backward" or self.text(recv).lower().endswith(
                     N.FRAMEWORK_BACKWARD_RECEIVERS)):
@@ -488,3 +506,11 @@ _CLONE_REPLACED = re.compile(r"^[ \t]*([A-Za-z_]\w*)\[[^\]\n]*\][ \t]*=[ \t]*([A
 def _binary(key) -> bool:
     """An arithmetic op of two operands (``operator.mul``, ``torch.div``, ``torch.Tensor.sub``...)."""
     return key.startswith("operator.") or key.split(":")[0].rsplit(".", 1)[-1] in N.BINARY_OPS
+
+
+def _landing(call, i: int):
+    """Where the ``i``-th value of ``call`` (its arguments, then its keywords' values)
+    lands in the callee: its position, its keyword, or None after a `*args`."""
+    if i >= len(call.args):
+        return call.keywords[i - len(call.args)].arg
+    return None if any(isinstance(a, ast.Starred) for a in call.args[:i]) else i

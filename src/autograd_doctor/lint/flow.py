@@ -43,6 +43,7 @@ class ControlFlow:
                 self.modules.name_specs[name] = layers
             if parameters:
                 self.scope.parameter_vars.add(name)
+                self.scope.parameter_var_modules[name] = self.text(it.func.value)
             elif split is not None and self.is_graph(split[0]):
                 self.scope.split_views[name] = split[1]
         else:

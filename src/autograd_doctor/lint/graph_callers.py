@@ -29,12 +29,21 @@ class GraphCallers:
         self.fed: set[str] = set()  # a call passes a value with evidence of a graph
         # caller -> callees it passes values computed from its own parameters
         self.hands_on: dict[str, set[str]] = defaultdict(set)
+        # callee -> positions (int) / keywords (str) some call passes a graph value
+        self.positions: dict[str, set] = defaultdict(set)
+        # caller -> (callee, position or keyword) it hands its own parameters' values
+        self.handed_positions: dict[str, set] = defaultdict(set)
 
-    def graph_call(self, callee: str) -> None:
+    def graph_call(self, callee: str, where=None) -> None:
+        """``where``: the position or keyword the graph value lands on (None: unknown)."""
         self.fed.add(callee)
+        if where is not None:
+            self.positions[callee].add(where)
 
-    def handed_on(self, caller: str, callee: str) -> None:
+    def handed_on(self, caller: str, callee: str, where=None) -> None:
         self.hands_on[caller].add(callee)
+        if where is not None:
+            self.handed_positions[caller].add((callee, where))
 
     def reached(self) -> set[str]:
         """Every function some chain of calls from a fed one reaches."""
@@ -44,4 +53,13 @@ class GraphCallers:
                 if callee not in out:
                     out.add(callee)
                     todo.append(callee)
+        return out
+
+    def fed_positions(self) -> dict:
+        """Callee -> the positions and keywords at which some call passes a graph:
+        directly, or handing on its own parameters from a function that is fed."""
+        out = {callee: set(places) for callee, places in self.positions.items()}
+        for caller in self.reached():
+            for callee, where in self.handed_positions.get(caller, ()):
+                out.setdefault(callee, set()).add(where)
         return out

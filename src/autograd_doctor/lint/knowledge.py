@@ -286,7 +286,9 @@ class TensorKnowledge:
                 return entry
             spec = self.called_module(node)
             if spec is not None:  # `self.act(h)`: an activation passes on its input's graph
-                return spec.parameterised or any(self.is_graph(a) for a in node.args)
+                frozen = bool(self.modules.frozen) and (self.text(func) in self.modules.frozen
+                                                        or "class " + spec.kind in self.modules.frozen)
+                return (spec.parameterised and not frozen) or any(self.is_graph(a) for a in node.args)
             if self.calls_own_module(node):
                 return True  # `self(x)` in a training_step: the module's own forward
             operands = list(node.args) + [k.value for k in node.keywords]

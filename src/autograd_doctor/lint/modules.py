@@ -105,6 +105,10 @@ class ModuleFacts:
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
+        # modules whose parameters the file freezes (`for p in vgg.parameters():
+        # p.requires_grad_(False)`, `vgg.requires_grad_(False)`): their text, `vgg`, or
+        # `class C` for a class that freezes `self` in its own methods (every instance)
+        self.frozen: set = set()
         # the walked function's parameters whose default is a torch.nn layer class
         # (`activation=nn.LeakyReLU`): `activation(inplace=True)` builds one
         self.layer_class_parameters: dict = {}

@@ -132,6 +132,7 @@ class AssignmentEvents:
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
+                self.note_self_index(target, stmt)
                 if base is not None and value is not None and not self.scope.grad_off:
                     self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
@@ -142,6 +143,16 @@ class AssignmentEvents:
             self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def note_self_index(self, target, stmt) -> None:
+        """`mask[mask] = v`: the index of an indexed write is the written tensor itself
+        (ADL010): the index and the destination share memory."""
+        if not isinstance(target.value, ast.Name):
+            return
+        elts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        for elt in elts:
+            if isinstance(elt, ast.Name) and elt.id == target.value.id:
+                self.scope.note("ADL010", (stmt, elt, elt.id, "index"))
 
     def assign_attribute(self, target, value, stmt):
         """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph
@@ -154,7 +165,12 @@ class AssignmentEvents:
                 self.scope.grad_leaves.add(target.value.id)
             elif isinstance(value, ast.Constant) and value.value is False:
                 self.scope.grad_leaves.discard(target.value.id)
+                if target.value.id in self.scope.parameter_vars:  # freezes the module iterated
+                    self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), True)
                 self.scope.parameter_vars.discard(target.value.id)
+            if isinstance(value, ast.Constant) and value.value is True \
+                    and target.value.id in self.scope.parameter_vars:
+                self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), False)
         if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
             self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
         if target.attr == "data":
@@ -301,6 +317,7 @@ class AssignmentEvents:
             base = self.view_base(target.value)
             if base is not None and base in self.scope.tensors:
                 self.record_write(target.value, node, "an augmented assignment", ("indexed", base))
+                self.note_self_index(target, node)
             elif self.layer_parameter(target.value):
                 self.record_write(target.value, node, "an augmented assignment")
         else:

@@ -144,9 +144,12 @@ def summarise(tree: ast.Module) -> Summary:
             bases[node.name] = names
             if _is_module_class(node, names):
                 holders = _holders(node)
+                defaults = _class_defaults(node)
                 for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
                     in_modules.add(id(call))
                     name = _last_name(call.func)
+                    # `def __init__(self, act_layer=Mish): self.act = act_layer(inplace=True)`
+                    name = defaults.get(name, name)
                     if name == node.name:
                         continue
                     if id(call) in holders:
@@ -159,6 +162,22 @@ def summarise(tree: ast.Module) -> Summary:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 parts.update(_called_names(arg))
     return Summary(bases, frozenset(parts), tuple(held), uses)
+
+
+def _class_defaults(cls: ast.ClassDef) -> dict:
+    """Parameters of the class's methods whose default is a class named in the file
+    (`act_layer=Mish`): calling the parameter builds that class by default."""
+    out = {}
+    for method in cls.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = method.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+                [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                if isinstance(default, ast.Name) and default.id[:1].isupper():
+                    out[arg.arg] = default.id
+    return out
 
 
 def _holders(cls: ast.ClassDef) -> dict:

@@ -156,7 +156,8 @@ class AliasTracking:
                 key = storage_key(args[0])
                 if key is not None:
                     stack = capture_user_stack(1, limit=1)
-                    self.numpy_aliases[key] = stack[0] if stack else None
+                    # With the storage (weakly): once it is freed, its address is a later tensor's.
+                    self.numpy_aliases[key] = (weakref.ref(args[0].untyped_storage()), stack[0] if stack else None)
                     if len(self.numpy_aliases) > 256:
                         self.numpy_aliases.pop(next(iter(self.numpy_aliases)))
             except Exception:

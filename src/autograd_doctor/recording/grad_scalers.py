@@ -18,24 +18,25 @@ import functools
 import weakref
 
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.identity import IdentityMap
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 
 class GradScalerCalls:
-    """Per optimizer (by id): the recorder's sequence number of its latest unscale_() by an
-    enabled scaler, and that scaler (weakly)."""
+    """Per optimizer (by identity: a freed optimizer's id is soon a later one's): the recorder's
+    sequence number of its latest unscale_() by an enabled scaler, and that scaler (weakly)."""
 
     def __init__(self):
-        self.last_unscale: dict[int, tuple[int, weakref.ref]] = {}
+        self.last_unscale = IdentityMap()  # optimizer -> (seq, weak reference to the scaler)
 
     def unscaled(self, scaler, optimizer, seq: int) -> None:
-        if len(self.last_unscale) > 64 and id(optimizer) not in self.last_unscale:
-            return  # a program making optimizers without end: keep the first ones
-        self.last_unscale[id(optimizer)] = (seq, weakref.ref(scaler))
+        if len(self.last_unscale) > 64 and optimizer not in self.last_unscale:
+            return  # a program making optimizers without end: keep the first live ones
+        self.last_unscale[optimizer] = (seq, weakref.ref(scaler))
 
     def unscaled_at(self, optimizer) -> tuple[int, object] | None:
         """(sequence number, scaler) of the optimizer's latest unscale_(), or None."""
-        found = self.last_unscale.get(id(optimizer))
+        found = self.last_unscale.get(optimizer)
         if found is None:
             return None
         scaler = found[1]()

@@ -25,6 +25,7 @@ import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.identity import IdentityMap
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Parameters of a call whose gradients are remembered; clips remembered per recorder.
@@ -71,7 +72,7 @@ class GradientClips:
     def __init__(self):
         self.clips: collections.deque = collections.deque(maxlen=LOG_SIZE)
         self.recorded = 0
-        self.last_step: dict[int, int] = {}  # id(optimizer) -> seq after its latest step()
+        self.last_step = IdentityMap()  # optimizer -> seq after its latest step()
 
     def remember(self, function: str, parameters: list, seq: int, exhausted: bool = False) -> None:
         if self.recorded >= MAX_RECORDED:
@@ -95,7 +96,7 @@ class GradientClips:
                                        clipped_nonzero=nonzero))
 
     def step_done(self, optimizer, seq: int) -> None:
-        self.last_step[id(optimizer)] = seq
+        self.last_step[optimizer] = seq
 
     def backward_starting(self) -> None:
         """A backward() that adds into `.grad` is about to run: does it add to gradients a clipping

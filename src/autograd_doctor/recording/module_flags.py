@@ -33,6 +33,7 @@ class ModuleFlag:
     module_ref: weakref.ref
     value: bool
     stack: tuple[Site, ...]
+    reported: bool = False  # on the flag itself: an id kept in a set is a later flag's once this one is evicted
 
     @property
     def site(self) -> Site | None:
@@ -40,12 +41,11 @@ class ModuleFlag:
 
 
 class ModuleFlags:
-    """The `requires_grad` attributes a recorder saw set on modules, newest last, and the ones
-    already reported."""
+    """The `requires_grad` attributes a recorder saw set on modules, newest last (each says
+    whether it was reported)."""
 
     def __init__(self):
         self.flags: collections.deque = collections.deque(maxlen=LOG_SIZE)
-        self.reported: set[int] = set()  # ids of the ModuleFlag objects already reported
 
     def remember(self, module, value: bool) -> None:
         self.flags.append(ModuleFlag(weakref.ref(module), value, capture_user_stack(1, limit=2)))

@@ -9,9 +9,10 @@ carries a graph, a walk over the part of that graph the forward made (down to th
 its inputs) finds its parameters the forward used; one that a whole walk does not reach was
 not used by it, or only outside the graph. The ids of the graph nodes of each module's result
 are kept too: a result that never reached the loss (thrown away, as a probabilistic program's
-trace of a guide does) cut nothing. Only ids and weak references are kept. A freed node's or
-storage's address is soon another's (a thrown-away result's memory is the next layer's), so a
-node is known by its id with its sequence number, and a storage by a weak reference to it.
+trace of a guide does) cut nothing. Only ids and weak references are kept. A freed node's,
+storage's, module's or parameter's address is soon another's (a thrown-away result's memory is
+the next layer's, a model made anew takes the old one's addresses), so a node is known by its id
+with its sequence number, and a storage, a module or a parameter by a weak reference to it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import weakref
 import torch
 
 from autograd_doctor import compat
+from autograd_doctor.recording.identity import IdentityMap, IdentitySet
+from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # The key of the running tracker in the recorder's state.
 STATE_KEY = "gradient_path_tracker"
@@ -34,18 +37,18 @@ class ModuleForwardTracker:
 
     def __init__(self, recorder, from_start: bool = False):
         self.recorder_ref = weakref.ref(recorder)
-        self.ran: set[int] = set()
-        self.used: set[int] = set()  # ids of parameters found in their module's result graph
-        self.unused: set[int] = set()  # ids of parameters a whole walk of that graph did not find
-        self.present: set[int] = set()  # ids of the tensors modules held as parameters when they ran
-        # id(module) -> node_key of the graph nodes of its results: whether a result reached the loss
-        self.output_nodes: dict[int, set[tuple[int, int]]] = {}
-        # data pointer -> (a weak reference to the storage there, id(module)) for the modules'
-        # results, and per module call (the ids of the modules whose results' storages it was
-        # given, the node keys of its result): a result detached or made under no_grad and
-        # handed to a module whose result reached the loss was cut, not thrown away
-        self.output_storages: dict[int, list[tuple[weakref.ref, int]]] = {}
-        self.consumers: list[tuple[set[int], set[tuple[int, int]]]] = []
+        self.ran = IdentitySet()  # the modules whose forward ran
+        self.used = IdentitySet()  # parameters found in their module's result graph
+        self.unused = IdentitySet()  # parameters a whole walk of that graph did not find
+        self.present = IdentitySet()  # the tensors modules held as parameters when they ran
+        # module -> node_key of the graph nodes of its results: whether a result reached the loss
+        self.output_nodes = IdentityMap()
+        # data pointer -> (weak references to the storage there and to the module whose result
+        # it is), and per module call (the modules whose results' storages it was given, the node
+        # keys of its result): a result detached or made under no_grad and handed to a module
+        # whose result reached the loss was cut, not thrown away
+        self.output_storages: dict[int, list[tuple[weakref.ref, weakref.ref]]] = {}
+        self.consumers: list[tuple[IdentitySet, set[tuple[int, int]]]] = []
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
         self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
@@ -64,37 +67,49 @@ class ModuleForwardTracker:
     # While either traces they do nothing: a compiled or traced module runs no Python hook later.
     def _hook(self, module, args):
         if not _tracing() and self._current():
-            self.ran.add(id(module))
+            self.ran.add(module)
         return None
 
     def _after_hook(self, module, args, output):
         if _tracing():
             return None
+        started = own_work_started()  # a Tensor subclass's __torch_function__ does not see the walk's reads
         try:
             if self._current():
                 self._walk_result(module, args, output)
         except Exception:  # evidence only: the user's forward goes on whatever happens here
             pass
+        finally:
+            own_work_done(started)
         return None
 
     def _walk_result(self, module, args, output) -> None:
         """Which of `module`'s own trainable parameters its result's graph reaches."""
         own = [p for p in module._parameters.values() if isinstance(p, torch.Tensor)]
-        self.present.update(id(p) for p in own)  # under functional_call, the tensors put in their place
+        self.present.update(own)  # under functional_call, the tensors put in their place
         if own:
             results = _tensors_in(output)[:8]
             nodes = {node_key(t.grad_fn) for t in results if t.grad_fn is not None}
             if nodes:
-                self.output_nodes.setdefault(id(module), set()).update(nodes)
+                known = self.output_nodes.get(module)
+                if known is None:
+                    self.output_nodes[module] = known = set()
+                known.update(nodes)
             if len(self.consumers) < 4096:
                 self.consumers.append((self._producers_of(_tensors_in(args)[:8]), nodes))
-            self._note_storages(results, id(module))
-        pending = {id(p) for p in own if p.requires_grad and id(p) not in self.used}
+            self._note_storages(results, module)
+        pending = {id(p): p for p in own if p.requires_grad and p not in self.used}
         if not pending or not torch.is_grad_enabled():
             return
-        roots = [t.grad_fn for t in _tensors_in(output) if t.grad_fn is not None]
+        results = _tensors_in(output)
+        roots = [t.grad_fn for t in results if t.grad_fn is not None]
         if not roots:
-            return  # no graph to read: nothing concluded
+            if results:
+                # Grad was on, the module holds trainable parameters, and no result of its forward
+                # has a graph: the forward used none of them (torchjd's module that computes with a
+                # frozen weight and holds an unused trainable one, its inputs without grad).
+                self.unused.update(pending.values())
+            return  # no result at all: nothing concluded
         inputs = {id(t.grad_fn) for t in _tensors_in(args) if t.grad_fn is not None}
         seen, stack = set(), list(roots)
         while stack:
@@ -106,33 +121,35 @@ class ModuleForwardTracker:
                 return
             variable = getattr(node, "variable", None)
             if variable is not None and id(variable) in pending:
-                pending.discard(id(variable))
-                self.used.add(id(variable))
+                del pending[id(variable)]
+                self.used.add(variable)
                 if not pending:
                     return
             stack.extend(next_node for next_node, _ in node.next_functions)
-        self.unused |= pending
+        self.unused.update(pending.values())
 
-    def _note_storages(self, results: list, module_id: int) -> None:
+    def _note_storages(self, results: list, module) -> None:
         for pointer, storage in _storages(results):
             entries = [entry for entry in self.output_storages.get(pointer, ()) if entry[0]() is not None]
-            entries.append((weakref.ref(storage), module_id))
+            entries.append((weakref.ref(storage), weakref.ref(module)))
             self.output_storages[pointer] = entries[-8:]
 
-    def _producers_of(self, inputs: list) -> set[int]:
-        """Ids of the modules whose results' storages (still alive) these inputs use."""
-        producers = set()
+    def _producers_of(self, inputs: list) -> IdentitySet:
+        """The modules (still alive) whose results' storages (still alive) these inputs use."""
+        producers = IdentitySet()
         for pointer, storage in _storages(inputs):
-            producers.update(module_id for reference, module_id in self.output_storages.get(pointer, ())
-                             if reference() is storage)
+            for storage_reference, module_reference in self.output_storages.get(pointer, ()):
+                module = module_reference()
+                if module is not None and storage_reference() is storage:
+                    producers.add(module)
         return producers
 
     def unused_by_its_module(self, parameter) -> bool:
         """Its module ran only with other tensors in its place (functional_call, a stateless
         reparametrization), or ran with a graph and never used it (in any call seen)."""
-        if id(parameter) not in self.present:
+        if parameter not in self.present:
             return True
-        return id(parameter) in self.unused and id(parameter) not in self.used
+        return parameter in self.unused and parameter not in self.used
 
     def stop(self):
         if self.handle is not None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
-from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.identity import IdentitySet
+from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 # Parameters whose gradients are looked at per call (the smallest of the first few: cheap).
@@ -46,31 +47,36 @@ class OptimizerClears:
 
 
 class OptimizerClearLog:
-    """Per recorder: the optimizers whose zero_grad() threw gradients away, and the ids of the
-    optimizers that stepped."""
+    """Per recorder: the optimizers whose zero_grad() threw gradients away, and the optimizers
+    that stepped (by identity: an optimizer made anew each epoch takes a freed one's id)."""
 
     def __init__(self):
         self.by_optimizer: dict[int, OptimizerClears] = {}
-        self.stepped: set[int] = set()
-        # Ids of the parameters of the optimizers that stepped, taken at their first step: an
+        self.stepped = IdentitySet()
+        # The parameters of the optimizers that stepped, taken at their first step: an
         # optimizer that only clears may leave the stepping to another one over the same
         # parameters (SAM wraps a base optimizer built on its own param_groups).
-        self.stepped_parameters: set[int] = set()
+        self.stepped_parameters = IdentitySet()
 
     def step_done(self, optimizer) -> None:
-        if id(optimizer) in self.stepped:
+        if optimizer in self.stepped:
             return
-        self.stepped.add(id(optimizer))
-        self.stepped_parameters.update(id(p) for group in optimizer.param_groups for p in group.get("params", ()))
+        self.stepped.add(optimizer)
+        self.stepped_parameters.update(p for group in optimizer.param_groups for p in group.get("params", ()))
 
     def cleared(self, optimizer, seq: int, backward_calls) -> None:
         entry = self.by_optimizer.get(id(optimizer))
         if entry is None or entry.optimizer_ref() is not optimizer:
             if len(self.by_optimizer) >= MAX_OPTIMIZERS:
+                # Room goes to live optimizers first: else whether a later one is followed would
+                # depend on whether it happens to take a dead one's address (and its entry).
+                self.by_optimizer = {key: known for key, known in self.by_optimizer.items()
+                                     if known.optimizer_ref() is not None}
+            if len(self.by_optimizer) >= MAX_OPTIMIZERS:
                 return
             entry = self.by_optimizer[id(optimizer)] = OptimizerClears(weakref.ref(optimizer))
         previous, entry.last_clear_seq = entry.last_clear_seq, seq
-        if id(optimizer) in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
+        if optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
             return
         since = [call for call in backward_calls if previous < call.seq < seq]
         stack = capture_user_stack(2, limit=1)
@@ -90,11 +96,14 @@ def _holds_gradients(optimizer) -> bool:
 def _recording(original):
     @functools.wraps(original)
     def zero_grad(self, *args, **kwargs):
+        started = own_work_started()  # a Tensor subclass's __torch_function__ does not see our reads
         try:
             for recorder in list(_wrapped.recorders):
                 recorder.optimizer_clears.cleared(self, next(recorder.seq), recorder.backward_calls)
         except Exception:
             pass
+        finally:
+            own_work_done(started)
         return call_as_caller(original, (self, *args), kwargs)
     return marked(zero_grad, original)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from autograd_doctor.recording.own_frames import as_own_work
 from autograd_doctor.recording.recorder import StrictViolation
 
 
@@ -50,4 +51,5 @@ def optimizer_step_hooks(recorder) -> tuple:
             recorder.optimizer_step_done()
 
     thread = threading.get_ident()
-    return (register_pre(started), register_post(done))
+    # As the doctor's own work: a Tensor subclass's __torch_function__ does not see its reads.
+    return (register_pre(as_own_work(started)), register_post(as_own_work(done)))

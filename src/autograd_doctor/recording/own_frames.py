@@ -15,13 +15,24 @@ Outside its report the doctor must be invisible. Two things would show it:
   warnings module sees exactly what it sees without the doctor (location, module name
   for filters, `__warningregistry__`). `warnings.warn(skip_file_prefixes=...)` (3.12) cannot
   help here: the warning is raised by torch, not by us.
+
+A third would show it to a `Tensor` subclass: its `__torch_function__` runs at every
+method call and attribute read on its tensors (pypose's LieTensor warns "Tensor Shape
+Invalid" at a `reshape(-1)`, a logging subclass counts calls). The doctor's own reads
+(`.grad_fn`, `._version`, a fingerprint's `reshape`/`view`/`sum`) must not reach it:
+`own_work_started()` turns subclasses' `__torch_function__` off for the doctor's work, as
+`torch.Tensor.__torch_function__` itself does around the op it runs, and `call_from` turns
+it back to the program's state for the one call that is the program's.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from types import CodeType, FunctionType, TracebackType
+
+from autograd_doctor import compat
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -122,9 +133,25 @@ def call_as_caller(function, args: tuple, kwargs: dict):
 def call_from(frame, function, args: tuple, kwargs: dict):
     """`call_as_caller` for a wrapper that passes its caller's frame (`sys._getframe(1)`):
     asking for that frame directly spares making a frame object for the wrapper's own.
+    Called from the doctor's own work, it runs `function` under the torch-function state of
+    the code that started that work (a Tensor subclass sees the program's call as without us).
 
     It runs for every write the doctor wraps (an optimizer's step makes hundreds), so the
     test of `is_our_code` is written out here and a known call site costs one look-up."""
+    own = _own_work
+    if not own.active:
+        return _call_from(frame, function, args, kwargs)
+    ours = _get_state()
+    own.active = False
+    _set_state(own.program_states[-1])
+    try:
+        return _call_from(frame, function, args, kwargs)
+    finally:
+        own.active = True
+        _set_state(ours)
+
+
+def _call_from(frame, function, args: tuple, kwargs: dict):
     code = frame.f_code
     while code.co_filename.startswith(PACKAGE_DIR) or code.co_name == CALLER_FRAME_NAME:
         frame = frame.f_back
@@ -137,5 +164,67 @@ def call_from(frame, function, args: tuple, kwargs: dict):
     return _new_stand_in(frame)(function, args, kwargs)
 
 
+# ---- Tensor subclasses: their __torch_function__ sees the program's calls, not ours ----
+
+_get_state = compat.lookup("torch._C._get_torch_function_state")
+_set_state = compat.lookup("torch._C._set_torch_function_state")
+_STATES = compat.lookup("torch._C._TorchFunctionState")
+_ENABLED = getattr(_STATES, "ENABLED", None)
+_SUBCLASSES_OFF = getattr(_STATES, "SUBCLASSES_DISABLED", None)
+_USABLE = None not in (_get_state, _set_state, _ENABLED, _SUBCLASSES_OFF)
+
+
+class _OwnWork(threading.local):
+    """Per thread (torch's torch-function state is per thread): whether the doctor's own code
+    is running, and for each piece of its work under way the state of the code that started it."""
+
+    def __init__(self):
+        self.active = False
+        self.program_states = []
+
+
+_own_work = _OwnWork()
+
+
+def own_work_started():
+    """Turn Tensor subclasses' `__torch_function__` off for the doctor's own work (a wrapper's
+    or a hook's); returns what `own_work_done` needs to turn it back. The program's call made
+    from inside the work goes through `call_from`, which runs it under the program's state."""
+    if not _USABLE:
+        return None
+    own = _own_work
+    state = _get_state()
+    own.program_states.append(state)
+    before = own.active
+    own.active = True
+    if state == _ENABLED:
+        _set_state(_SUBCLASSES_OFF)
+    return state, before
+
+
+def own_work_done(started) -> None:
+    if started is None:
+        return
+    own = _own_work
+    own.program_states.pop()
+    own.active = started[1]
+    _set_state(started[0])
+
+
+def as_own_work(function):
+    """`function` (a hook of the doctor's that torch calls) run as the doctor's own work."""
+
+    def own_work(*args, **kwargs):
+        started = own_work_started()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            own_work_done(started)
+
+    own_work.__name__ = getattr(function, "__name__", "own_work")
+    own_work.__qualname__ = getattr(function, "__qualname__", own_work.__name__)
+    return own_work
+
+
 __all__ = ["PACKAGE_DIR", "CALLER_FRAME_NAME", "is_our_code", "without_our_frames", "hide_our_frames",
-           "call_as_caller", "call_from", "stand_ins_by_call_site"]
+           "call_as_caller", "call_from", "stand_ins_by_call_site", "own_work_started", "own_work_done", "as_own_work"]

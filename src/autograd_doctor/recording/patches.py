@@ -30,7 +30,9 @@ from autograd_doctor.recording.calls import (
     _TORCH_DIR, _TORCH_PASS_THROUGH, INPLACE_DUNDERS, NOT_WRITE, WRITES_FIRST_ARG,
     VIEW_METHODS, WRITES_FOREACH_LIST, classify_call,
 )
-from autograd_doctor.recording.own_frames import call_from, hide_our_frames, stand_ins_by_call_site
+from autograd_doctor.recording.own_frames import (
+    call_from, hide_our_frames, own_work_done, own_work_started, stand_ins_by_call_site,
+)
 from autograd_doctor.recording.recorder import Recorder
 
 FACTORIES = (
@@ -46,6 +48,26 @@ _saved_originals: list[tuple[object, str, object]] = []
 
 def _current() -> Recorder | None:
     return _active[-1] if _active else None
+
+
+def _as_own_work(call, *args):
+    """`call(*args)`, one of the recorder's methods, as the doctor's own work: a Tensor
+    subclass's `__torch_function__` sees only the program's call inside it (`own_frames`)."""
+    started = own_work_started()
+    try:
+        return call(*args)
+    finally:
+        own_work_done(started)
+
+
+# A write, view or detach() of a plain tensor or Parameter skips the switch above (about a
+# microsecond a call, on the hottest path): what the recorder reads there is that tensor and
+# what shares its memory. Anything else (a subclass, a list of a foreach op) takes it.
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _plain(value) -> bool:
+    return type(value) in _PLAIN_TYPES
 
 
 def _write_wrapper(original, op: str, kind: int):
@@ -76,7 +98,9 @@ def _write_wrapper(original, op: str, kind: int):
                         # user's write: say why, as the default mode does.
                         recorder.write_failed(error, original, args, kwargs)
                         raise
-            return recorder.call_write(original, op, kind, args, kwargs)
+            if args and _plain(args[0]):
+                return recorder.call_write(original, op, kind, args, kwargs)
+            return _as_own_work(recorder.call_write, original, op, kind, args, kwargs)
         except BaseException as error:
             hide_our_frames(error)  # the traceback goes from the user's line to torch's
             raise
@@ -90,7 +114,7 @@ def _backward_wrapper(original):
             recorder = _active[-1] if _active else None
             if recorder is None:
                 return original(*args, **kwargs)
-            return recorder.call_backward(original, args, kwargs)
+            return _as_own_work(recorder.call_backward, original, args, kwargs)
         except BaseException as error:
             hide_our_frames(error)
             raise
@@ -114,10 +138,10 @@ def _tensor_backward_wrapper(original):
             wrapped = torch.autograd.backward
             plain = getattr(wrapped, "__autograd_doctor_wrapped__", None)
             if plain is None or recorder.write_depth:
-                return recorder.call_backward(original, args, kwargs)
+                return _as_own_work(recorder.call_backward, original, args, kwargs)
             torch.autograd.backward = plain
             try:
-                return recorder.call_backward(original, args, kwargs)
+                return _as_own_work(recorder.call_backward, original, args, kwargs)
             finally:
                 if _active and torch.autograd.backward is plain:  # not unwrapped meanwhile
                     torch.autograd.backward = wrapped
@@ -134,7 +158,7 @@ def _factory_wrapper(original):
             recorder = _active[-1] if _active else None
             if recorder is None or kwargs.get("requires_grad") is not True:
                 return original(*args, **kwargs)
-            return recorder.call_factory(original, args, kwargs)
+            return _as_own_work(recorder.call_factory, original, args, kwargs)
         except BaseException as error:
             hide_our_frames(error)
             raise
@@ -146,14 +170,20 @@ def _requires_grad_wrapper(original):
     def requires_grad_(self, requires_grad=True):
         try:
             recorder = _active[-1] if _active else None
-            if recorder is None or not requires_grad or not self.is_leaf:
+            if recorder is None or not requires_grad:
                 return original(self, requires_grad)
-            return recorder.call_factory(original, (self, requires_grad), {})
+            return _as_own_work(_requires_grad_call, recorder, original, self, requires_grad)
         except BaseException as error:
             hide_our_frames(error)
             raise
 
     return _dress(requires_grad_, original)
+
+
+def _requires_grad_call(recorder, original, self, requires_grad):
+    if not self.is_leaf:
+        return call_from(sys._getframe(1), original, (self, requires_grad), {})
+    return recorder.call_factory(original, (self, requires_grad), {})
 
 
 def _alias_wrapper(method_name: str):
@@ -163,7 +193,9 @@ def _alias_wrapper(method_name: str):
                 recorder = _active[-1] if _active else None
                 if recorder is None:
                     return original(*args, **kwargs)
-                return getattr(recorder, method_name)(original, args, kwargs)
+                if args and _plain(args[0]):
+                    return getattr(recorder, method_name)(original, args, kwargs)
+                return _as_own_work(getattr(recorder, method_name), original, args, kwargs)
             except BaseException as error:
                 hide_our_frames(error)
                 raise
@@ -204,14 +236,20 @@ def _view_wrapper(original):
             recorder = _active[-1] if _active else None
             if recorder is None:
                 return original(self, *args, **kwargs)
-            if self.requires_grad or torch.jit.is_tracing():
-                return call_from(sys._getframe(1), original, (self, *args), kwargs)
-            return recorder.call_view(original, (self, *args), kwargs)
+            if _plain(self):
+                return _view_call(recorder, sys._getframe(1), original, self, args, kwargs)
+            return _as_own_work(_view_call, recorder, sys._getframe(1), original, self, args, kwargs)
         except BaseException as error:
             hide_our_frames(error)
             raise
 
     return _dress(make_view, original)
+
+
+def _view_call(recorder, caller, original, self, args, kwargs):
+    if self.requires_grad or torch.jit.is_tracing():
+        return call_from(caller, original, (self, *args), kwargs)
+    return recorder.call_view(original, (self, *args), kwargs)
 
 
 def _dress(wrapper, original):

@@ -127,7 +127,7 @@ class Recorder(AliasTracking):
         self.view_storages: dict[int, ViewTracking] = {}
         # id(alias) -> (weak alias, weak source, Site of the detach() call)
         self.detach_aliases: dict[int, tuple] = {}
-        # storage key -> Site of the latest numpy() call on that memory (verify_saved only)
+        # storage key -> (the storage, weakly; Site of the latest numpy() call on it) (verify_saved only)
         self.numpy_aliases: dict[int, Any] = {}
         # Free-form per-run state that analyses may keep (never tensors, only weak refs).
         self.state: dict[str, Any] = {}

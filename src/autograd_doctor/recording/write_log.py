@@ -30,7 +30,7 @@ _NN_MODULES_DIR = torch_module_dir() + "nn" + "/modules"
 class LoggedWrite:
     """One in-place write: where it landed, how it moved the version counter, who made it."""
 
-    __slots__ = ("op", "stack", "storage", "version_before", "version_after", "target_ref",
+    __slots__ = ("op", "stack", "storage", "storage_ref", "version_before", "version_after", "target_ref",
                  "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
                  "autograd_seq", "written", "content_before", "index_kinds")
 
@@ -38,6 +38,9 @@ class LoggedWrite:
         self.op = op
         self.stack = stack
         self.storage = storage
+        # The storage itself, weakly: once freed, its address is soon a later tensor's memory,
+        # whose version counter starts again where this one's did.
+        self.storage_ref = None
         self.version_before = version_before
         self.version_after = version_before
         self.target_ref = None
@@ -57,6 +60,11 @@ class LoggedWrite:
         self.content_before: tuple[int, int] | None = None
         self.index_kinds: tuple[str, ...] | None = None
 
+    def landed_in(self, base: int | None, storage) -> bool:
+        """Whether this write went into `storage` (a live storage starting at `base`), not into
+        a freed one that was at the same address."""
+        return self.storage == base and (self.storage_ref is None or self.storage_ref() is storage)
+
     def to_event(self) -> WriteEvent:
         event = WriteEvent(self.op, self.stack, self.version_before, self.seq)
         event.version_after = self.version_after
@@ -75,6 +83,22 @@ def storage_base(tensor) -> int | None:
     try:
         return tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
     except Exception:  # sparse, nested, meta
+        return None
+
+
+def storage_of(tensor):
+    """`tensor`'s storage (the same object for all its views while it lives), or None."""
+    try:
+        return tensor.untyped_storage()
+    except Exception:  # sparse, nested, meta
+        return None
+
+
+def _storage_ref(tensor):
+    storage = storage_of(tensor)
+    try:
+        return weakref.ref(storage) if storage is not None else None
+    except TypeError:
         return None
 
 
@@ -166,19 +190,20 @@ class WriteLog:
             entry.target_ref = weakref.ref(target)
         except TypeError:
             pass
+        entry.storage_ref = _storage_ref(target)
         self.entries.append(entry)
 
     def writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
         """The logged writes that took `tensor`'s memory from `saved_version` towards
         `found_version`, oldest first (the first is the culprit)."""
-        storage = storage_base(tensor)
-        if storage is None:
+        base = storage_base(tensor)
+        if base is None:
             return []
+        storage = storage_of(tensor)
         matches: dict[int, LoggedWrite] = {}
-        # Newest first: memory is reused, and an older write to the same address at the
-        # same versions belongs to a tensor that no longer exists.
+        # Newest first: of two logged writes at the same versions, the later one counts.
         for entry in reversed(self.entries):
-            if entry.storage != storage or entry.version_before < saved_version:
+            if not entry.landed_in(base, storage) or entry.version_before < saved_version:
                 continue
             if entry.version_after > found_version or entry.version_before in matches:
                 continue

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 def mish(x, inplace: bool = False):
     """Mish: A Self Regularized Non-Monotonic Neural Activation Function - https://arxiv.org/abs/1908.08681"""
     inner = F.softplus(x).tanh()
-    return x.mul_(inner) if inplace else x.mul(inner)  # missed: ADL001
+    return x.mul_(inner) if inplace else x.mul(inner)  # expect: ADL001
 
 
 class Mish(nn.Module):

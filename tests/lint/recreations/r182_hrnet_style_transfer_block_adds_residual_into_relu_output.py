@@ -90,7 +90,7 @@ def style_transfer(content_image, style_image, steps=1):
         style_loss = torch.mean((get_grim_matrix(target_features) - style_gram) ** 2)
         total_loss = 150 * content_loss + 0.5 * style_loss
         optimizer.zero_grad()
-        total_loss.backward()  # expect: ADL019 (false alarm on the first run: the VGG is frozen, `style_gram` has no graph)
+        total_loss.backward()  # no finding: the false alarm of the first run (ADL019: the VGG is frozen, `style_gram` has no graph) is gone
         optimizer.step()
     return style_net
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.source import ATOMS
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
@@ -119,6 +120,36 @@ def check_scope(checker, scope) -> None:
     if _inference_method(checker, scope):
         return
     _check_writes(checker, scope, scope.reached_only_through_returns(checker))
+    if scope.parameter_saves and (scope.parameter_method_writes or scope.parameter_aug_writes):
+        _note_parameter_writes(checker, scope)
+
+
+def _note_parameter_writes(checker, scope) -> None:
+    """A parameter the walk does not know to be a tensor, handed to an op that keeps
+    it and then written in place, both while it holds the caller's value (`def
+    mish(x): inner = F.softplus(x).tanh(); return x.mul_(inner)`): a hazard for the
+    tensor a caller passes there.  Kept until the whole file is read; reported only
+    where some call passes a value with a graph at that position (or keyword)."""
+    args = scope.arguments
+    positional = [a.arg for a in args.posonlyargs + args.args] if args is not None else []
+    offset = 1 if scope.owner_class and positional and positional[0] in ("self", "cls") else 0
+    writes = [(seq, name, node, f"`.{node.func.attr}()`", ("method",))
+              for seq, name, node in scope.parameter_method_writes] + \
+        [(seq, name, node, "an augmented assignment", ("augmented",))
+         for seq, name, node in scope.parameter_aug_writes]
+    for wseq, name, node, how_written, rewrite in sorted(writes, key=lambda t: t[0]):
+        binds = scope.binds.get(name)
+        if not binds or scope.bound_between(name, binds[0], wseq) or id(node) in scope.reported:
+            continue  # re-bound: no longer the caller's tensor
+        for sseq, saved, key, how, op_node in scope.parameter_saves:
+            if saved == name and sseq < wseq and op_node is not node \
+                    and not scope.exclusive(sseq, wseq) and scope.reaches(sseq, wseq) \
+                    and not scope.backward_between(sseq, wseq):
+                position = positional.index(name) - offset if name in positional[offset:] else None
+                w = Write(wseq, name, node, how_written, True, rewrite)
+                checker.notes["ADL001 parameter"].append((scope.name, position, name, w, key, how, op_node))
+                scope.reported.add(id(node))
+                break
 
 
 def _inference_method(checker, scope) -> bool:
@@ -204,6 +235,15 @@ def check_file(checker) -> None:
     for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
         if function in fed:
             _report(checker, w, key, how, op_node)
+    # writes of untyped parameters: a call must pass a graph at that very position
+    if checker.notes["ADL001 parameter"]:
+        if not fed:
+            _fed_functions(checker)  # forwards built as parts feed their callees too
+        places = checker.graph_callers.fed_positions()
+        for function, position, name, w, key, how, op_node in checker.notes["ADL001 parameter"]:
+            fed_at = places.get(function, ())
+            if (position is not None and position in fed_at) or name in fed_at:
+                _report(checker, w, key, how, op_node)
     # in-place layers that overwrite the output the layer before them saved
     conflicts = {}
     for call, first, second in checker.modules.sequential_neighbours:

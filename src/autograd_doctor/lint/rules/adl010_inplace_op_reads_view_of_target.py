@@ -13,7 +13,9 @@ RULE = Rule(
     what_it_does="""Finds `a op= V`, `a.<op>_(V)` and `a.copy_(V)` where `V` is a view of
 `a`: basic indexing (`a[:, :1]`, `a[0]`), `a.t()`, `a.T`, `a.transpose(...)`,
 `a.view(...)`, `a.expand(...)`, `a.detach()`...  Advanced indexing (`a[idx]`
-with a list or tensor) copies and is not reported.""",
+with a list or tensor) copies and is not reported.  Also an indexed write whose
+index is the written tensor itself, `mask[mask] = v` (IGOS++'s line search):
+the index shares the destination's memory.""",
     why_bad="""The kernel reads `V` while it writes `a`, and they share memory.  Where
 PyTorch can tell that the two overlap (a transpose, a row, a leading block:
 `a.add_(a.t())`, `a += a[0]`), it refuses the op: `RuntimeError:
@@ -54,7 +56,15 @@ def on_inplace_write(checker, target, operands, node) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    for node, value, target in scope.noted("ADL010"):
+    for node, value, target, *index in scope.noted("ADL010"):
+        if index:  # `mask[mask] = v`: ``value`` is the index, the written tensor itself
+            fix = Fix("index with a copy: `.clone()`",
+                      (checker.edit(value, f"{target}.clone()"),), safe=True)
+            checker.report("ADL010", node,
+                           f"`{target}` is the index of this write into `{target}` itself: the index and "
+                           f"the written-to tensor share memory, and PyTorch raises ('some elements of the "
+                           f"input tensor and the written-to tensor refer to a single memory location')", fix)
+            continue
         fix = Fix("copy the operand first with `.clone()`",
                   (checker.edit(value, checker.atom_text(value) + ".clone()"),), safe=True)
         checker.report("ADL010", node,

@@ -229,23 +229,29 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
     if entry is None or entry[1] is None or entry[2]:
         return False
     specs = checker.modules.module_specs.get(scope.owner_class, {})
+    frozen = checker.modules.frozen  # `for p in vgg.parameters(): p.requires_grad_(False)`
+
+    def trained(module: str) -> bool:
+        spec = specs.get(module[5:]) if module.startswith("self.") else None
+        return spec is not None and spec.parameterised and module not in frozen and \
+            "class " + spec.kind not in frozen
+
     module_summaries(checker)
     for sub in ast.walk(entry[1]):
         if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Call) and \
                 isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int):
             # `self.compute(batch)[0]`: a method of this object whose result came from its layers
             modules = checker.summaries.modules_of(sub.value, scope.owner_class, sub.slice.value)
-            if modules and any(specs.get(m[5:]) is not None and specs[m[5:]].parameterised
-                               for m in modules if m.startswith("self.")):
+            if modules and any(trained(m) for m in modules):
                 return True
         if isinstance(sub, ast.Call):
             if isinstance(sub.func, ast.Attribute) and sub.func.attr in ("detach", "item", "tolist", "numpy"):
                 return False
             spec = checker.called_module(sub)
-            if spec is not None and spec.parameterised:
+            if spec is not None and spec.parameterised and checker.text(sub.func) not in frozen \
+                    and "class " + spec.kind not in frozen:
                 return True
             modules = checker.summaries.modules_of(sub, scope.owner_class, None)
-            if modules and any(specs.get(m[5:]) is not None and specs[m[5:]].parameterised
-                               for m in modules if m.startswith("self.")):
+            if modules and any(trained(m) for m in modules):
                 return True
     return False
