@@ -58,7 +58,7 @@ from autograd_doctor.recording.module_forwards import (
 )
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_name, location_of, parse_file, replace_node_text, segment, statement_location,
+    call_name, function_definition, location_of, parse_file, replace_node_text, segment, statement_location,
 )
 
 # Backward calls whose graphs are walked to find parameters left without a gradient.
@@ -289,7 +289,7 @@ def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torc
         code = getattr(function, "__code__", None)
         if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
             continue
-        definition = _definition_of(code)
+        definition = function_definition(code)
         if definition is None:
             continue
         positional = [argument.arg for argument in definition.args.posonlyargs + definition.args.args]
@@ -310,14 +310,6 @@ def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torc
                            called_at=(None, None, f"{definition.name}() is given `{ast.unparse(argument)}` as "
                                                   f"{parameter} here, and returns it cut from the graph"))
     return None
-
-
-def _definition_of(code) -> ast.FunctionDef | None:
-    tree = parse_file(code.co_filename)
-    if tree is None:
-        return None
-    return next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == code.co_name
-                 and node.lineno <= code.co_firstlineno <= node.body[0].lineno), None)
 
 
 def _whole_value_cut(value: ast.AST, parameters: set, filename: str) -> tuple[CutMark | None, str | None]:

@@ -28,7 +28,7 @@ from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import (parse_file, replace_node_text, segment, source_line, statement_at,
+from autograd_doctor.diagnosis.source import (function_definition, parse_file, replace_node_text, segment, source_line, statement_at,
                                               statement_location)
 
 # How many assignments deep a name in the loss is followed.
@@ -408,11 +408,8 @@ def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: in
     arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
     carried = any(isinstance(node, (ast.Name, ast.Attribute)) and _requires_grad(node, reading.values)
                   for argument in arguments for node in ast.walk(argument))
-    tree = parse_file(code.co_filename)
-    definition = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                       and node.name == call.func.id and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
-                      None) if tree is not None else None
-    if definition is None:
+    definition = function_definition(code)
+    if not isinstance(definition, ast.FunctionDef):
         return False
     for statement in sorted((node for node in ast.walk(definition) if isinstance(node, ast.Assign)),
                             key=lambda node: node.lineno):

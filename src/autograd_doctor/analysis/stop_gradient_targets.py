@@ -25,7 +25,8 @@ from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, parse_file, replace_nodes_text, segment, statement_at, statement_location,
+    call_argument, function_definition, location_of, replace_nodes_text, segment, statement_at,
+    statement_location,
 )
 from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
 
@@ -71,10 +72,7 @@ def _compares(function: ast.AST, reading) -> bool:
     code = getattr(value, "__code__", None)
     if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
         return False
-    tree = parse_file(code.co_filename)
-    definition = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
-                      None) if tree is not None else None
+    definition = function_definition(code)
     if definition is None or len(definition.body) > 3:
         return False  # a short wrapper only: a longer function may compare something else
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DISTANCES

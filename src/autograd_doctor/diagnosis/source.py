@@ -141,6 +141,15 @@ def segment(filename: str, node: ast.AST) -> str | None:
     return "\n".join(lines)
 
 
+def function_definition(code) -> ast.FunctionDef | None:
+    """The `def` of a code object in its file (its first line is the def's, or a decorator's)."""
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return None
+    return next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno), None)
+
+
 def call_name(call: ast.Call) -> str | None:
     if isinstance(call.func, ast.Attribute):
         return call.func.attr
