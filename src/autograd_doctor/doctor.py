@@ -191,6 +191,10 @@ WALKING_BACKWARDS = max(stale_leaf_gradients.CHECKED_BACKWARDS, masked_nan.CHECK
                         gradient_path.CHECKED_BACKWARDS + 1 if gradient_path is not None else 0)
 
 
+# AD228 is looked for at the first backward() after each of this many first optimizer steps.
+STALE_VALUE_STEPS = 2
+
+
 class Doctor:
     """One active doctor: a recorder plus what it has diagnosed so far."""
 
@@ -235,7 +239,7 @@ class Doctor:
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
-        self._stale_value_reported = False
+        self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
         self._mode = None
         self._active = False
         self._thread = None
@@ -661,11 +665,12 @@ class Doctor:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
-        if self._backwards_seen <= WALKING_BACKWARDS and not self._stale_value_reported \
-                and self.recorder.step_points.points:
-            # A tensor computed before an optimizer step, used again after it (AD228).
-            diagnosis = self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
-            self._stale_value_reported = diagnosis is not None
+        steps_seen = len(self.recorder.step_points.points)
+        if self._stale_value_steps_checked < steps_seen and self._stale_value_steps_checked < STALE_VALUE_STEPS:
+            # A tensor computed before an optimizer step, used again after it (AD228): looked for
+            # at the first backward() after each of the first steps only.
+            self._stale_value_steps_checked = steps_seen
+            self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None
