@@ -26,7 +26,7 @@ import torch
 
 from autograd_doctor.analysis.number_terms import loss_terms, read_value
 from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, leaves_below
-from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+from autograd_doctor.analysis.stale_optimizer import Budget, held_together
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, method_receiver, replace_node_text, segment, statement_location
@@ -77,31 +77,25 @@ def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis |
         for log_factor, weight in (factors, factors[::-1]):
             if not _is_log_probability(log_factor) or _is_log_probability(weight):
                 continue
-            extra = _critic_weights(weight, log_factor)
-            if extra and _trained_together(extra, log_factor):
+            extra, policy = _critic_weights(weight, log_factor)
+            # One optimizer holding the critic's weights and what the log-probability depends on
+            # applies the critic's polluted gradient; a critic with its own optimizer, cleared
+            # before its own loss (the actor's backward() first), is not harmed.
+            if extra and held_together(extra, policy, Budget(scans=1)):
                 return _diagnosis(call, weight)
     return None
 
 
-def _critic_weights(weight, log_factor) -> list:
-    """Layer weights (two or more dimensions, requiring grad) the weight factor reaches and the
-    log-probability does not."""
+def _critic_weights(weight, log_factor) -> tuple[set[int], set[int]]:
+    """(ids of the layer weights, two or more dimensions, requiring grad, that the weight factor
+    reaches and the log-probability does not; ids of the leaves the log-probability reaches)."""
     weight_walk, finished = graph_nodes([weight])
     log_leaves, log_finished = leaves_below([log_factor])
     if not (finished and log_finished):
-        return []  # an unfinished walk is no evidence that the log-probability misses them
-    return [node.variable for node in weight_walk
+        return set(), log_leaves  # an unfinished walk is no evidence that the log-probability misses them
+    return {id(node.variable) for node in weight_walk
             if getattr(node, "variable", None) is not None and id(node.variable) not in log_leaves
-            and node.variable.requires_grad and node.variable.dim() >= 2]
-
-
-def _trained_together(critic_weights: list, log_factor) -> bool:
-    """Whether one optimizer holds the critic's weights and what the log-probability depends on:
-    its step() applies the critic's polluted gradient. A critic with its own optimizer, which
-    clears its gradients before its own loss (an actor's backward() first), is not reported."""
-    policy = {id(node.variable) for node in graph_nodes([log_factor])[0] if getattr(node, "variable", None) is not None}
-    holding = optimizers_holding(critic_weights, Budget(scans=1)) or []
-    return any(id(p) in policy for optimizer in holding for group in optimizer.param_groups for p in group["params"])
+            and node.variable.requires_grad and node.variable.dim() >= 2}, log_leaves
 
 
 def _weight_in_source(call, weight) -> tuple[ast.stmt, str, list] | None:
@@ -122,8 +116,7 @@ def _weight_in_source(call, weight) -> tuple[ast.stmt, str, list] | None:
                             if isinstance(value, torch.Tensor) and value.grad_fn is not None
                             and id(value.grad_fn) in below]
                 if carrying:
-                    statement = holder if holder is not None else None
-                    return statement, reading.filename, carrying
+                    return holder, reading.filename, carrying
     return None
 
 

@@ -20,8 +20,8 @@ import ast
 import torch
 
 from autograd_doctor.analysis.number_terms import loss_terms, read_value
-from autograd_doctor.analysis.source_scope import graph_nodes, leaves_below
-from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+from autograd_doctor.analysis.source_scope import leaves_below
+from autograd_doctor.analysis.stale_optimizer import Budget, held_together
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -92,25 +92,14 @@ def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> ast.AS
         return None
     first_leaves, second_leaves = walks[0][0], walks[1][0]
     if second_leaves and second_leaves < first_leaves:
-        prediction, target, node = values[0], values[1], second
+        predicted, targeted, node = first_leaves, second_leaves, second
     elif first_leaves and first_leaves < second_leaves:
-        prediction, target, node = values[1], values[0], first
+        predicted, targeted, node = second_leaves, first_leaves, first
     else:
         return None
-    return node if _trained_together(prediction, target) else None
-
-
-def _trained_together(prediction: torch.Tensor, target: torch.Tensor) -> bool:
-    """Whether one optimizer holds a parameter only the prediction depends on (the predictor)
-    and one the target depends on (the network under both)."""
-    def parameters(value):
-        return {id(node.variable): node.variable for node in graph_nodes([value.grad_fn])[0]
-                if getattr(node, "variable", None) is not None and node.variable.requires_grad}
-
-    predicted, targeted = parameters(prediction), parameters(target)
-    predictor = [p for key, p in predicted.items() if key not in targeted]
-    holding = optimizers_holding(predictor, Budget(scans=1)) or []
-    return any(id(p) in targeted for optimizer in holding for group in optimizer.param_groups for p in group["params"])
+    # One optimizer must hold a parameter only the prediction depends on (the predictor) and one
+    # the target depends on (the network under both).
+    return node if held_together(predicted - targeted, targeted, Budget(scans=1)) else None
 
 
 def _compared_note(names: list[str]) -> str:
