@@ -49,6 +49,7 @@ CASES = {
     "latent_prediction_target_not_detached": "AD227",
     "log_scale_exponentiated_once_in_init": "AD228",
     "critic_steps_on_actor_loss_gradients": "AD230",
+    "position_embedding_read_through_data": "AD301",
 }
 
 
