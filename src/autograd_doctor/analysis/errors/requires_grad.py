@@ -499,6 +499,10 @@ def hook_without_grad(context: ErrorContext, already):
     if name and guard is not None and _plain_leaf(tensor) and _made_without_tensors(user[0], filename, name,
                                                                                    location.line):
         return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
+    computed = (_computed_from_one_plain_leaf(user[0], filename, name, location.line)
+                if name and guard is not None and _plain_leaf(tensor) else None)
+    if computed is not None:
+        return _hook_on_result_of_plain_leaf(filename, location, name, method, guard, *computed)
     related = [_made_at(filename, name, location.line,
                         f"{name} is computed here from tensors that do not require grad")]
     helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
@@ -527,6 +531,44 @@ def _made_without_tensors(frame, filename: str, name: str, line: int) -> bool:
         return False
     return not any(isinstance(node, ast.Name) and isinstance(value_of(frame, node), torch.Tensor)
                    for node in ast.walk(made.value))
+
+
+def _computed_from_one_plain_leaf(frame, filename: str, name: str, line: int):
+    """(assignment, input name) when `name` was last assigned from a computation whose only tensor
+    input is a tensor the user made without requires_grad (`features = backbone(image)` with the
+    model frozen): asking for the gradient of the result means asking for the input's first, as
+    Grad-CAM on a frozen model does. None when the computation reads no tensor or several."""
+    import torch
+
+    made = last_assignment(filename, name, line) if name.isidentifier() else None
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    inputs = {node.id for node in ast.walk(made.value) if isinstance(node, ast.Name)
+              and isinstance(value_of(frame, node), torch.Tensor)}
+    if len(inputs) != 1:
+        return None
+    source = next(iter(inputs))
+    return (made, source) if source != name and _plain_leaf(value_of(frame, ast.Name(source))) else None
+
+
+def _hook_on_result_of_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion,
+                                  made: ast.Assign, source: str):
+    """AD116 on a result computed from a tensor the user made (an image through a frozen model):
+    the result has a gradient as soon as that input requires grad, and nothing else computes
+    differently (the input's .grad is filled too)."""
+    location.note = f"{method}() on {name}, computed from {source}, a tensor you made, which does not require grad"
+    made_location = statement_location(filename, made, role="made",
+                                       note=f"{name} is computed here from {source} only (no parameter that "
+                                            "requires grad takes part)")
+    notes = [f"{name} has no grad history: nothing it was computed from requires grad. Asking for the gradient "
+             f"of {source} (requires_grad_()) gives {name} its history, and the hook then receives "
+             f"{name}'s gradient; no value computed changes"]
+    text = segment(filename, made)
+    change = statement_change(made_location if text is not None else None,
+                              f"ask for gradients from {source} on, before {name} is computed",
+                              f"{source}.requires_grad_()\n{text}" if text is not None else None)
+    guard.message = "or, if this code also runs without gradients (evaluation), guard it"
+    return diagnosis(codes.HOOK_WITHOUT_GRAD, location, [made_location], notes, [change, guard])
 
 
 def _hook_on_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion, body: str | None):
@@ -851,6 +893,11 @@ def grad_of_non_leaf(context: ErrorContext, already):
         if owner is not None and not isinstance(owner, torch.Tensor):
             # A module or any object of a class the user wrote (`self.w` of a hand-written model).
             made_file, made = module_attribute_assignment(owner, reads[0].value.attr)
+    stored = _stored_at(made_file, made) if made is not None else None
+    if stored is not None and _an_intermediate_result(made_file, made, tensor):
+        # `features = activations["features"]` after backward(): the tensor was put there earlier
+        # (a forward hook), which is where asking autograd to keep its gradient still works.
+        return _retain_grad_diagnosis(made_file, stored, name, node_name, location, notes, stored=True)
     if made is not None and _an_intermediate_result(made_file, made, tensor):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
     if made_file != filename:
@@ -879,6 +926,23 @@ def grad_of_non_leaf(context: ErrorContext, already):
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
 
 
+def _stored_at(filename: str, made: ast.stmt) -> ast.Assign | None:
+    """The one assignment in the file that stores into `container[key]` when `made` only reads
+    it back (`x = container["key"]` with a constant key): the statement that put the tensor there,
+    such as a forward hook's `activations["features"] = output`. None when `made` computes
+    something, or when the file stores there more than once or not at all."""
+    if not (isinstance(made, ast.Assign) and isinstance(made.value, ast.Subscript)
+            and isinstance(made.value.slice, ast.Constant)):
+        return None
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    place = ast.unparse(made.value)
+    stores = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Subscript) and ast.unparse(node.targets[0]) == place]
+    return stores[0] if len(stores) == 1 else None
+
+
 def _an_intermediate_result(filename: str, made: ast.stmt, tensor) -> bool:
     """Whether the tensor whose .grad was read is a result computed from tensors made elsewhere
     (activations, projected points): the user wants the gradient backward() passes through it,
@@ -899,11 +963,14 @@ def _an_intermediate_result(filename: str, made: ast.stmt, tensor) -> bool:
     return not (copy and len(inputs) == 1 and type(inputs[0]).__name__ == "AccumulateGrad")
 
 
-def _retain_grad_diagnosis(filename: str, made: ast.Assign, name: str, node_name: str, read, notes):
-    """AD308 for an intermediate result whose gradient is wanted: `retain_grad()` right after it is made."""
+def _retain_grad_diagnosis(filename: str, made: ast.Assign, name: str, node_name: str, read, notes,
+                           stored: bool = False):
+    """AD308 for an intermediate result whose gradient is wanted: `retain_grad()` right after it is
+    made (or stored, when it is read back from a container after backward())."""
     target = ast.unparse(made.targets[0])
+    verb = f"stored here, before backward(), and read back as {name}" if stored else f"computed here ({node_name})"
     location = statement_location(filename, made, role="made",
-                                  note=f"{target} is computed here ({node_name}): backward() passes a gradient "
+                                  note=f"{target} is {verb}: backward() passes a gradient "
                                        "through it but does not keep it")
     notes.append(f"to read the gradient that reaches an intermediate result, ask autograd to keep it: "
                  f"{target}.retain_grad() after it is made and before backward() (PyTorch's own advice in its "
