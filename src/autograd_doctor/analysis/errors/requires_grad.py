@@ -990,6 +990,17 @@ def _loop_over(tree, statement, name: str):
     return max(loops, key=lambda node: node.lineno) if loops else None
 
 
+def _comprehension_over(statement, name: str) -> ast.comprehension | None:
+    """The one comprehension in `statement` whose target binds `name` (alone or in a tuple) and
+    that has no condition yet."""
+    found = [generator for node in ast.walk(statement)
+             if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+             for generator in node.generators
+             if not generator.ifs and any(isinstance(target, ast.Name) and target.id == name
+                                          for target in ast.walk(generator.target))]
+    return found[0] if len(found) == 1 else None
+
+
 def grad_of_leaf_without_gradient(found):
     """A Python error from using `p.grad`, None because the leaf `p` got no gradient: it does not
     require grad (frozen) or the loss did not use it. Typical of hand-written optimizer steps and
@@ -1021,6 +1032,15 @@ def grad_of_leaf_without_gradient(found):
             helps.append(statement_change(first_location, (
                 f"skip the parameters that have no gradient, as PyTorch's optimizers do: {name} then keeps its "
                 "value, as it would under torch.optim"), f"if {name}.grad is None:\n    continue\n{first_text}"))
+    comprehension = _comprehension_over(statement, name) if loop is None and name.isidentifier() else None
+    if comprehension is not None:
+        # `{n: p.grad.norm() for n, p in model.named_parameters()}`: the same skip, as the
+        # comprehension's condition.
+        new_statement = replace_node_text(filename, statement, comprehension.iter,
+                                          f"{text_of(filename, comprehension.iter)} if {name}.grad is not None")
+        helps.append(statement_change(location, (
+            f"skip the parameters that have no gradient, as PyTorch's optimizers do: the result then holds "
+            f"only those that have one"), new_statement))
     helps.append(Suggestion(
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
