@@ -785,6 +785,9 @@ def non_differentiable_argument(context: ErrorContext, already):
                 calls.append(call)
     what = f"'{argument}' of {function}" if function else f"'{argument}'"
     location.note = f"the {what} requires grad; PyTorch has no derivative for it"
+    held = _held_by_loss_module(frame, filename, statement, line, argument) if not candidates else None
+    if held is not None:
+        return _module_argument_diagnosis(context, filename, location, argument, function, *held)
     notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
              "argument must not require grad; it was computed from tensors that do"]
     related = []
@@ -815,6 +818,48 @@ def non_differentiable_argument(context: ErrorContext, already):
                                 "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
                                 "cross-entropy), which autograd differentiates with respect to every term"))
     return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
+
+
+def _held_by_loss_module(frame, filename: str, statement, line: int, argument: str):
+    """(statement, keyword value, module name, tensor held) of `criterion = nn.BCELoss(weight=w)` when the
+    failing line calls a loss module that holds `argument` as a tensor requiring grad: the value
+    was given where the module was made, not on the failing line."""
+    import torch
+
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        module = value_of(frame, call.func)
+        held = getattr(module, argument, None) if isinstance(module, torch.nn.Module) else None
+        if not (isinstance(held, torch.Tensor) and held.requires_grad):
+            continue
+        made = last_assignment(filename, call.func.id, line)
+        given = [k.value for n in ast.walk(made) if isinstance(n, ast.Call) for k in n.keywords
+                 if k.arg == argument] if made is not None else []
+        if len(given) == 1:
+            return made, given[0], call.func.id, held
+    return None
+
+
+def _module_argument_diagnosis(context: ErrorContext, filename: str, raised, argument: str, function: str,
+                               made: ast.stmt, node: ast.expr, module_name: str, held):
+    """AD140 where the argument was given to the loss module's constructor: detach it there when
+    nothing an optimizer trains computes it (the loss then treats it as constants, as it must);
+    when something trained computes it, the loss must be written out (advice)."""
+    text = text_of(filename, node)
+    location = statement_location(filename, made, role="made",
+                                  note=f"{module_name} is given {argument}={text} here, which requires grad")
+    notes = [f"PyTorch cannot differentiate {function or 'this loss'} with respect to '{argument}', so the "
+             f"{argument} given to {module_name} must not require grad; {text} was computed from tensors that do"]
+    if _trained_through(held, context):
+        return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, [raised], notes, [Suggestion(
+            f"{text} is computed by parameters an optimizer trains: to learn them through the loss, write the loss "
+            f"out with tensor operations (the unreduced loss times {text}); to keep them out of it, pass "
+            f"{text}.detach()")])
+    detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+        else f"({text}).detach()"
+    helps = [statement_change(location, f"pass a detached copy: the loss treats {text} as constants, which is all "
+                              "it can do (nothing an optimizer trains computes it)",
+                              replace_node_text(filename, made, node, detached))]
+    return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, [raised], notes, helps)
 
 
 # Losses whose `weight=` multiplies each element of the unreduced loss before the reduction: the
