@@ -43,10 +43,40 @@ def tape_api_in_transform(context: ErrorContext, already):
     transform = transform_name(context) or "a torch.func transform"
     called = "requires_grad_()" if "requires_grad_" in context.message else "backward()"
     location.note = f"{called} inside a function transformed by {transform}"
-    return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=[Suggestion(
+    helps = [Suggestion(
         "let torch.func compute the gradient: make the function return the loss and transform it with "
         "torch.func.grad (vmap(grad(loss_fn))(x) for per-sample gradients); or call backward() outside the "
-        "transform")])
+        "transform")]
+    returned = _backward_of_returned_loss(context, filename, statement) if called == "backward()" else None
+    if returned is not None:
+        # `loss.backward()` left in a loss function given to torch.func.grad: grad already
+        # differentiates the returned loss, and backward() inside it can fill no .grad anyway.
+        helps.insert(0, Suggestion(f"delete this {returned}.backward() line: torch.func.grad already computes the "
+                                   f"gradient of the {returned} the function returns",
+                                   location=statement_location(filename, statement)))
+    return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=helps)
+
+
+def _backward_of_returned_loss(context: ErrorContext, filename: str, statement: ast.stmt) -> str | None:
+    """`name` when the statement is `name.backward()` alone, run under torch.func.grad (or
+    grad_and_value), in a function whose every return statement returns `name`."""
+    if not any(_FUNCTORCH_DIR in frame.f_code.co_filename and frame.f_code.co_name in ("grad_impl",
+                                                                                       "grad_and_value_impl")
+               for frame, _ in context.frames):
+        return None
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+            and not call.args and not call.keywords and isinstance(call.func.value, ast.Name)):
+        return None
+    name = call.func.value.id
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = [node for node in ast.walk(scope) if isinstance(node, ast.Return)]
+    if not returns or not all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns):
+        return None
+    return name
 
 
 def autograd_grad_in_transform(context: ErrorContext, already):
