@@ -984,7 +984,8 @@ def _stored_at(filename: str, made: ast.stmt) -> ast.Assign | None:
         return None
     place = ast.unparse(made.value)
     stores = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
-              and isinstance(node.targets[0], ast.Subscript) and ast.unparse(node.targets[0]) == place]
+              and isinstance(node.targets[0], ast.Subscript) and ast.unparse(node.targets[0]) == place
+              and not isinstance(node.value, ast.Constant)]  # `d["a"] = None` clears, it stores no tensor
     return stores[0] if len(stores) == 1 else None
 
 
