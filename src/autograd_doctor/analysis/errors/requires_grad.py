@@ -1085,8 +1085,8 @@ def grad_of_leaf_without_gradient(found):
         new_statement = replace_node_text(filename, statement, comprehension.iter,
                                           f"{text_of(filename, comprehension.iter)} if {name}.grad is not None")
         helps.append(statement_change(location, (
-            f"skip the parameters that have no gradient, as PyTorch's optimizers do: the result then holds "
-            f"only those that have one"), new_statement))
+            "skip the parameters that have no gradient, as PyTorch's optimizers do: the result then holds "
+            "only those that have one"), new_statement))
     helps.append(Suggestion(
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))

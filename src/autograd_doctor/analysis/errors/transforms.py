@@ -83,8 +83,8 @@ def _requires_grad_then_autograd_grad(filename: str, statement: ast.stmt):
         return None
     following = block[block.index(statement) + 1:]
     for index, later in enumerate(following):
-        grads = [c for c in find_calls(later, "grad") if text_of(filename, c.func) in ("torch.autograd.grad",
-                                                                                        "autograd.grad")]
+        grads = [c for c in find_calls(later, "grad")
+                 if text_of(filename, c.func) in ("torch.autograd.grad", "autograd.grad")]
         if not grads:
             continue
         between = following[:index]

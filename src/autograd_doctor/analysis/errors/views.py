@@ -377,7 +377,7 @@ def detach_view_in_place(context: ErrorContext, already):
     if name and isinstance(statement, ast.Expr) and statement.value is calls[0]:
         helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
                                       "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
-    elif receiver is not None and isinstance(receiver, (ast.Call, ast.Subscript)) and not isinstance(statement, ast.Expr):
+    elif isinstance(receiver, (ast.Call, ast.Subscript)) and not isinstance(statement, ast.Expr):
         # `queue[:, i] = keys.t().detach_()`: the view is a temporary that nothing else refers to,
         # so the detached copy detach() returns is the same value, and the base keeps its graph.
         call = calls[0]
