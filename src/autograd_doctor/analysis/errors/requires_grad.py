@@ -560,9 +560,10 @@ def _hook_on_result_of_plain_leaf(filename: str, location, name: str, method: st
     made_location = statement_location(filename, made, role="made",
                                        note=f"{name} is computed here from {source} only (no parameter that "
                                             "requires grad takes part)")
+    then = f"backward() then fills {name}.grad" if method == "retain_grad" else \
+        f"the hook then receives {name}'s gradient"
     notes = [f"{name} has no grad history: nothing it was computed from requires grad. Asking for the gradient "
-             f"of {source} (requires_grad_()) gives {name} its history, and the hook then receives "
-             f"{name}'s gradient; no value computed changes"]
+             f"of {source} (requires_grad_()) gives {name} its history, and {then}; no value computed changes"]
     text = segment(filename, made)
     change = statement_change(made_location if text is not None else None,
                               f"ask for gradients from {source} on, before {name} is computed",
