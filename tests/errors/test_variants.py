@@ -2026,3 +2026,36 @@ def test_hook_on_a_result_of_two_tensors_you_made_does_not_pick_one(tmp_path):
     (diagnosis,) = [d for d in diagnoses if d.code == "AD116"]
     # Which of a and b should require grad is the user's choice: no input is changed first.
     assert diagnosis.help[0].location is None
+
+
+def test_loss_module_on_self_given_an_untrained_weight_is_detached_in_its_class(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        prior = nn.Linear(1, 3)
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.criterion = nn.CrossEntropyLoss(weight=torch.softmax(prior(torch.ones(1, 1)), 1)[0])  # MADE
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def step(self, x, y):
+                self.optimizer.zero_grad()
+                loss = self.criterion(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+                return loss
+
+
+        trainer = Trainer(nn.Linear(4, 3))
+        loss = trainer.step(torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD140"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert namespace["prior"].weight.grad is None  # the prior is constant for the loss, as the help says

@@ -788,7 +788,7 @@ def non_differentiable_argument(context: ErrorContext, already):
     location.note = f"the {what} requires grad; PyTorch has no derivative for it"
     held = _held_by_loss_module(frame, filename, statement, line, argument) if not candidates else None
     if held is not None:
-        return _module_argument_diagnosis(context, filename, location, argument, function, *held)
+        return _module_argument_diagnosis(context, location, argument, function, *held)
     notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
              "argument must not require grad; it was computed from tensors that do"]
     related = []
@@ -822,26 +822,32 @@ def non_differentiable_argument(context: ErrorContext, already):
 
 
 def _held_by_loss_module(frame, filename: str, statement, line: int, argument: str):
-    """(statement, keyword value, module name, tensor held) of `criterion = nn.BCELoss(weight=w)` when the
-    failing line calls a loss module that holds `argument` as a tensor requiring grad: the value
-    was given where the module was made, not on the failing line."""
+    """(file, statement, keyword value, module text, tensor held) of `criterion = nn.BCELoss(weight=w)`
+    (or `self.criterion = ...` in its class) when the failing line calls a loss module that holds
+    `argument` as a tensor requiring grad: the value was given where the module was made, not on
+    the failing line."""
     import torch
 
-    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)
+                 and isinstance(n.func, (ast.Name, ast.Attribute))):
         module = value_of(frame, call.func)
         held = getattr(module, argument, None) if isinstance(module, torch.nn.Module) else None
         if not (isinstance(held, torch.Tensor) and held.requires_grad):
             continue
-        made = last_assignment(filename, call.func.id, line)
+        made_file, made = filename, None
+        if isinstance(call.func, ast.Name):
+            made = last_assignment(filename, call.func.id, line)
+        elif (owner := value_of(frame, call.func.value)) is not None and not isinstance(owner, torch.Tensor):
+            made_file, made = module_attribute_assignment(owner, call.func.attr)  # self.criterion = nn.BCELoss(...)
         given = [k.value for n in ast.walk(made) if isinstance(n, ast.Call) for k in n.keywords
                  if k.arg == argument] if made is not None else []
         if len(given) == 1:
-            return made, given[0], call.func.id, held
+            return made_file, made, given[0], text_of(filename, call.func), held
     return None
 
 
-def _module_argument_diagnosis(context: ErrorContext, filename: str, raised, argument: str, function: str,
-                               made: ast.stmt, node: ast.expr, module_name: str, held):
+def _module_argument_diagnosis(context: ErrorContext, raised, argument: str, function: str,
+                               filename: str, made: ast.stmt, node: ast.expr, module_name: str, held):
     """AD140 where the argument was given to the loss module's constructor: detach it there when
     nothing an optimizer trains computes it (the loss then treats it as constants, as it must);
     when something trained computes it, the loss must be written out (advice)."""
