@@ -2059,3 +2059,59 @@ def test_loss_module_on_self_given_an_untrained_weight_is_detached_in_its_class(
     error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
     assert error is None
     assert namespace["prior"].weight.grad is None  # the prior is constant for the loss, as the help says
+
+
+def test_hook_registered_in_a_forward_hook_of_a_frozen_model_asks_for_the_input_gradient(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        model.requires_grad_(False)
+        grads = {}
+
+
+        def keep(module, inputs, output):
+            output.register_hook(lambda g: grads.update(features=g))
+
+
+        model[1].register_forward_hook(keep)
+        image = torch.randn(1, 6)
+        score = model(image)[0, 1]  # CALL
+        score.backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD116"]
+    assert diagnosis.help[0].location.line == marked_line(source, "CALL")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # The gradient of the score with respect to the ReLU's output is the last layer's weight row.
+    assert torch.allclose(namespace["grads"]["features"], namespace["model"][2].weight[1:2])
+
+
+def test_grad_of_an_attribute_cleared_in_init_is_kept_where_the_hook_stores_it(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class GradCam:
+            def __init__(self, layer):
+                self.activations = None
+                layer.register_forward_hook(self.save)
+
+            def save(self, module, inputs, output):
+                self.activations = output  # STORE
+
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        cam = GradCam(model[1])
+        model(torch.randn(1, 6))[0, 1].backward()
+        weights = cam.activations.grad.mean(0)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "STORE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.allclose(namespace["weights"], namespace["model"][2].weight[1].detach())

@@ -503,6 +503,13 @@ def hook_without_grad(context: ErrorContext, already):
                 if name and guard is not None and _plain_leaf(tensor) else None)
     if computed is not None:
         return _hook_on_result_of_plain_leaf(filename, location, name, method, guard, *computed)
+    called = (_caller_computing_from_one_plain_leaf(context, user[0], name)
+              if name and guard is not None and _plain_leaf(tensor) else None)
+    if called is not None:
+        # A forward hook given the module's output: the output was computed by the call further
+        # out, `score = model(image)[0, 1]`, from one tensor the user made.
+        return _hook_on_result_of_plain_leaf(*called[:1], location, name, method, guard, *called[1:],
+                                             through_call=True)
     related = [_made_at(filename, name, location.line,
                         f"{name} is computed here from tensors that do not require grad")]
     helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
@@ -551,14 +558,40 @@ def _computed_from_one_plain_leaf(frame, filename: str, name: str, line: int):
     return (made, source) if source != name and _plain_leaf(value_of(frame, ast.Name(source))) else None
 
 
+def _caller_computing_from_one_plain_leaf(context: ErrorContext, frame, name: str):
+    """(file, assignment, input name) of the statement further out that computes from one tensor
+    the user made while running the function that got `name` as an argument (a forward hook given
+    the module's output, run by `score = model(image)[0, 1]` with the model frozen); None when the
+    first such statement reads no tensor or several."""
+    import torch
+
+    code = frame.f_code
+    if name not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return None
+    for outer, line in context.user_frames()[1:]:
+        filename = outer.f_code.co_filename
+        statement, _location = statement_of(filename, line)
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        inputs = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)
+                  and isinstance(value_of(outer, node), torch.Tensor)}
+        if not inputs:
+            continue
+        source = next(iter(inputs))
+        return (filename, statement, source) if len(inputs) == 1 and _plain_leaf(value_of(outer, ast.Name(source))) \
+            else None
+    return None
+
+
 def _hook_on_result_of_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion,
-                                  made: ast.Assign, source: str):
+                                  made: ast.Assign, source: str, through_call: bool = False):
     """AD116 on a result computed from a tensor the user made (an image through a frozen model):
     the result has a gradient as soon as that input requires grad, and nothing else computes
     differently (the input's .grad is filled too)."""
     location.note = f"{method}() on {name}, computed from {source}, a tensor you made, which does not require grad"
+    where = "by this call" if through_call else "here"
     made_location = statement_location(filename, made, role="made",
-                                       note=f"{name} is computed here from {source} only (no parameter that "
+                                       note=f"{name} is computed {where} from {source} only (no parameter that "
                                             "requires grad takes part)")
     then = f"backward() then fills {name}.grad" if method == "retain_grad" else \
         f"the hook then receives {name}'s gradient"
