@@ -2191,7 +2191,8 @@ causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a
 round trip, `argmax` and other integer ops, `requires_grad_(False)`, a distribution's `sample()`
 (it draws under no_grad; `rsample()` draws with gradients), also inside a module's forward: when
 the statement that calls a module is where the path stops, its forward is read for such a
-`sample()`.
+`sample()`, and for a write through `.data` (`x.data[i] = y`: the copy is not recorded, so what
+`y` was computed from gets no gradient through it; the help writes through the tensors).
 
 **Minimal example.**
 
