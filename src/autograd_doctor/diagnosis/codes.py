@@ -1489,7 +1489,10 @@ and no `.grad` of the model is None; the new parameters simply never change. aut
 records where a module's parameter or submodule is replaced, and, just before each `step()`,
 warns when the optimizer's parameters got no gradient while the parameters that replaced them
 got gradients and are in no optimizer (or, for a network bound to a name again, when none of
-the optimizer's parameters belongs to the modules around the `step()` call any more).
+the optimizer's parameters belongs to the modules around the `step()` call any more). A parameter
+made inside `forward()` (`self.rel_h = nn.Parameter(torch.randn(...))` there) is replaced at every
+call: the optimizer holds none of them and the one the loss uses is new at every step; the report
+names the line in forward() (the help: make it once, in `__init__`).
 
 **Minimal example.**
 
