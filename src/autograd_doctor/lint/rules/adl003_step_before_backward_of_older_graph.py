@@ -49,7 +49,13 @@ an optimizer held on `self`, or backpropagates through its arguments
 `if`, loop or `try`; the report names the method's `step()` and the call.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
-concatenated (`list(a.parameters()) + list(b.parameters())`).""",
+concatenated (`list(a.parameters()) + list(b.parameters())`).
+An optimizer built in another file (handed in as an argument) counts in one
+case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
+`loss` (the same binding) backpropagated again, where `loss` was computed by
+calling a module the function holds (`critic(states)`): its gradients are
+then those of `loss`'s graph, so its step updates parameters that graph saved
+(a PPO update backpropagating one summed loss once per optimizer).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -76,7 +82,8 @@ d_opt.step()
 return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
 was computed from, summaries.py); values passed in as arguments, attributes
 set in another method, and optimizers built in another file, are unknown, so
-nothing is claimed about them.  An optimizer whose construction names no `.parameters()` is not
+nothing is claimed about them (but for one loss backpropagated on both sides
+of a step of an optimizer zeroed just before the first, above).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
