@@ -679,6 +679,9 @@ class Doctor:
             # at the first backward() after each of the first steps only.
             self._stale_value_steps_checked = steps_seen
             self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
+            if self._stale_value_steps_checked >= STALE_VALUE_STEPS:
+                # The last look: the steps after it need not be recorded (a parameter walk per step).
+                self.recorder.step_points.stop()
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None
