@@ -207,11 +207,14 @@ class GradientStates:
                 del self.left_by_others[key]
         self.last_backward = call
         self.gradients_before_backward = {}
+        self.between_at_last_backward = set()
         checked = self._checked_optimizers()
+        if len(checked) < 2:
+            return  # one optimizer seen stepping: no other one to leave gradients on its parameters
         for optimizer in checked:
             self.gradients_before_backward[id(optimizer)] = [
                 (weakref.ref(p), _gradient_state(p)) for p in _sampled_parameters(optimizer)]
-        self.between_at_last_backward = optimizers_between(roots, checked) if len(checked) > 1 else set()
+        self.between_at_last_backward = optimizers_between(roots, checked)
 
     def _filled_by_last_backward(self, optimizer, from_empty: bool = False) -> list | None:
         """The sampled parameters of `optimizer` whose gradients the last backward() filled (another
