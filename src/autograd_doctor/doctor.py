@@ -29,6 +29,7 @@ from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
+from autograd_doctor.analysis.errors import grad_api
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
     checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
@@ -750,6 +751,13 @@ class Doctor:
         if self.mode is Mode.LIGHT and probe.is_stale_error(error):
             self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
             return
+        if not diagnoses_of(error):
+            # torch.autograd.grad with an input that a detach() cut from the output (AD305 naming the detach()).
+            earlier = [c.seq for c in self.recorder.backward_calls if call is None or c is not call]
+            self._attach_to_error(error, grad_api.detached_input_diagnosis, error, args, kwargs,
+                                  self.recorder.detach_aliases, max(earlier, default=-1))
+            if diagnoses_of(error):
+                return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
 

@@ -549,3 +549,102 @@ MATCHERS = [
     (r"`inputs` argument to `(grad|backward)\(\)` cannot be empty|grad requires non-empty inputs", empty_inputs),
     (r"Mismatch in shape: grad_output\[\d+\] has a shape of", gradient_shape),
 ]
+
+
+# Graph nodes walked at most when looking for an input, or for a detached tensor, in a graph.
+MAX_WALKED_NODES = 20_000
+
+
+def detached_input_diagnosis(error: BaseException, args: tuple, kwargs: dict, detach_aliases: dict, since: int):
+    """AD305 with the line that cut the path: torch.autograd.grad failed because an input is not
+    in the outputs' graph, and the outputs were computed from a detach()ed tensor (`x =
+    encoder(feats.detach())` in a recipe, then the gradient with respect to the waveform): that
+    detach() is the line to change. `detach_aliases` is the recorder's record of detach() calls
+    (alias -> source, site, sequence number); a detach() made after the sequence number `since`
+    (the last backward() before this call) whose result the outputs' graph saved is taken, the
+    latest such. None when every input is in the graph or no such detach() is known."""
+    if not isinstance(error, RuntimeError) or not detach_aliases:
+        return None
+    outputs = kwargs.get("outputs", args[0] if args else None)
+    inputs = kwargs.get("inputs", args[1] if len(args) > 1 else None)
+    if outputs is None or inputs is None:
+        return None
+    outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    roots = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if not roots or not any(isinstance(t, torch.Tensor) and t.requires_grad and not _reaches(roots, t) for t in inputs):
+        return None
+    aliases = [(seq, site, alias) for alias_ref, _source, site, seq in list(detach_aliases.values())
+               if seq > since and site is not None and (alias := alias_ref()) is not None]
+    if not aliases:
+        return None
+    saved = _saved_storages(roots)
+    used = [(seq, site) for seq, site, alias in aliases if alias.untyped_storage().data_ptr() in saved]
+    if not used:
+        return None
+    site = max(used, key=lambda entry: entry[0])[1]
+    primary = location_of(site, role="cut", note="detach() cuts the path from the input to the output here")
+    if primary is None:
+        return None
+    notes = ["torch.autograd.grad asked for the gradient with respect to an input that the output does not reach, "
+             "and the output is computed from the detach()ed tensor made here: the graph stops at the detach(), so "
+             "nothing computed before it, the input included, gets a gradient"]
+    helps = [_without_detach(site, primary)]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary, (), notes, [h for h in helps if h is not None])
+
+
+def _reaches(roots: list, tensor: torch.Tensor) -> bool:
+    """Whether the graph from `roots` reaches `tensor` (its grad_fn, or for a leaf the node that
+    accumulates its gradient); True past MAX_WALKED_NODES nodes (nothing is concluded)."""
+    target = tensor.grad_fn
+    todo, seen = list(roots), set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > MAX_WALKED_NODES:
+            return True
+        if node is target or (target is None and getattr(node, "variable", None) is tensor):
+            return True
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return False
+
+
+def _saved_storages(roots: list) -> set:
+    """The data pointers of the storages of the tensors the graph from `roots` saved for
+    backward (read while that graph and those tensors are alive)."""
+    found, todo, seen = set(), list(roots), set()
+    while todo and len(seen) < MAX_WALKED_NODES:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                try:
+                    value = getattr(node, name)
+                except Exception:
+                    continue
+                for tensor in (value if isinstance(value, (tuple, list)) else (value,)):
+                    if isinstance(tensor, torch.Tensor):
+                        found.add(tensor.untyped_storage().data_ptr())
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def _without_detach(site, location) -> Suggestion | None:
+    """The statement at the detach() site with its one `.detach()` call removed."""
+    filename = site.filename
+    statement = statement_at(filename, site.lineno)
+    if statement is None:
+        return None
+    detaches = [node for node in ast.walk(statement) if isinstance(node, ast.Call) and not node.args
+                and not node.keywords and isinstance(node.func, ast.Attribute) and node.func.attr == "detach"]
+    if len(detaches) != 1:
+        return None
+    receiver = text_of(filename, detaches[0].func.value)
+    new_statement = replace_node_text(filename, statement, detaches[0], receiver)
+    return statement_change(statement_location(filename, statement), "keep the path from the input to the output: "
+                            "use the tensor itself instead of its detach()ed copy (its gradient then reaches the "
+                            "input; a training loop that needs the cut can keep it there)", new_statement)
