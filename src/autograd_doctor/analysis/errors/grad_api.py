@@ -66,6 +66,9 @@ def unused_input(context: ErrorContext, already):
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
+        rebinding = _parameters_rebound_in_loop(frame, filename, location.line, inputs)
+        if rebinding is not None:
+            return _rebinding_diagnosis(filename, rebinding, location, label)
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
     elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
@@ -648,3 +651,67 @@ def _without_detach(site, location) -> Suggestion | None:
     return statement_change(statement_location(filename, statement), "keep the path from the input to the output: "
                             "use the tensor itself instead of its detach()ed copy (its gradient then reaches the "
                             "input; a training loop that needs the cut can keep it there)", new_statement)
+
+
+def _parameters_rebound_in_loop(frame, filename: str, line: int, inputs: tuple):
+    """`for given, own in zip(tensors, model.parameters()): own = given` before `line` in the
+    frame's function, `tensors` holding the grad() inputs: the assignment only rebinds the loop
+    variable, so the module keeps its own parameters and the output never uses the inputs.
+    (the assignment, the name of the module) or None."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, line) or tree
+    values = {**frame.f_globals, **frame.f_locals}
+    for loop in ast.walk(scope):
+        if not isinstance(loop, ast.For) or loop.lineno >= line or not isinstance(loop.target, ast.Tuple):
+            continue
+        targets = [e.id for e in loop.target.elts if isinstance(e, ast.Name)]
+        zipped = loop.iter
+        if not (isinstance(zipped, ast.Call) and isinstance(zipped.func, ast.Name) and zipped.func.id == "zip"
+                and len(zipped.args) == len(targets) == len(loop.target.elts)):
+            continue
+        module_of = {}
+        holders = set()
+        for target, argument in zip(targets, zipped.args):
+            if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) \
+                    and argument.func.attr == "parameters" and isinstance(values.get(_root_name(argument.func.value)),
+                                                                        torch.nn.Module):
+                module_of[target] = text_of(filename, argument.func.value) or ast.unparse(argument.func.value)
+            elif isinstance(argument, ast.Name) and _holds_all(values.get(argument.id), inputs):
+                holders.add(target)
+        for statement in ast.walk(loop):
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in module_of \
+                    and isinstance(statement.value, ast.Name) and statement.value.id in holders:
+                return statement, module_of[statement.targets[0].id]
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _holds_all(value, inputs: tuple) -> bool:
+    """Whether `value` (a list or tuple) holds each of the grad() inputs."""
+    if not isinstance(value, (list, tuple)) or not inputs:
+        return False
+    return all(any(item is tensor for item in value) for tensor in inputs)
+
+
+def _rebinding_diagnosis(filename: str, found, raised_at, label: str):
+    statement, module = found
+    own, given = statement.targets[0].id, statement.value.id
+    primary = statement_location(filename, statement, role="rebinds",
+                                 note=f"this only rebinds the loop variable {own}: {module} keeps its own parameters")
+    raised_at.role, raised_at.note = "raised", f"{label} and the other inputs are not used to compute the output"
+    notes = [f"assigning to {own} binds the name to {given}; it does not put {given} into {module}, whose forward "
+             f"still computes with its own parameters, so the output does not depend on the tensors given to grad()"]
+    helps = [Suggestion(f"run {module} on the tensors themselves: torch.func.functional_call({module}, "
+                        f"dict(zip(names, tensors)), args), with the names of {module}.named_parameters(), instead "
+                        "of the loop")]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary, [raised_at], notes, helps)
