@@ -36,6 +36,7 @@ def test_the_rebinding_is_named_with_its_advice(tmp_path):
     assert diagnosis.primary.line == outcome.line("REBIND")
     assert "only rebinds the loop variable p: model keeps its own parameters" in diagnosis.primary.note
     assert diagnosis.related[0].line == outcome.line("GRAD")
+    assert diagnosis.related[0].note == "the tensors in perturbed are not used to compute the output"
     assert "torch.func.functional_call(model" in diagnosis.help[0].message
 
 

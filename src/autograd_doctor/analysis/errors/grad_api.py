@@ -68,7 +68,10 @@ def unused_input(context: ErrorContext, already):
         # nothing, never what was meant. The output was computed from something else.
         rebinding = _parameters_rebound_in_loop(frame, filename, location.line, inputs)
         if rebinding is not None:
-            return _rebinding_diagnosis(filename, rebinding, location, label)
+            given = call.args[1] if call is not None and len(call.args) > 1 else None
+            return _rebinding_diagnosis(filename, rebinding, location,
+                                        f"the tensors in {text_of(filename, given)}" if given is not None
+                                        else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
     elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
@@ -175,7 +178,7 @@ def _deepcopy_instead_of_inputs(site, raised_at, label: str):
     helps.append(Suggestion("if the copy must stay (its weights are changed in place), differentiate with respect "
                             "to the copy's tensors, or build the adapted tensors from the originals "
                             "(`w - lr * g`) and run the copy with them (torch.func.functional_call)"))
-    raised_at.role, raised_at.note = "raised", f"{label} and the other inputs are not used to compute the output"
+    raised_at.role, raised_at.note = "raised", f"{label} are not used to compute the output"
     notes = ["none of the inputs reaches the output; the output's graph ends at copies of them (same shapes) made "
              "by copy.deepcopy: new leaves, with no path back to the originals",
              "allow_unused=True or materialize_grads=True would give None or zeros for every input: a step that "
