@@ -178,7 +178,7 @@ def _deepcopy_instead_of_inputs(site, raised_at, label: str):
     helps.append(Suggestion("if the copy must stay (its weights are changed in place), differentiate with respect "
                             "to the copy's tensors, or build the adapted tensors from the originals "
                             "(`w - lr * g`) and run the copy with them (torch.func.functional_call)"))
-    raised_at.role, raised_at.note = "raised", f"{label} are not used to compute the output"
+    raised_at.role, raised_at.note = "raised", f"{label} and the other inputs are not used to compute the output"
     notes = ["none of the inputs reaches the output; the output's graph ends at copies of them (same shapes) made "
              "by copy.deepcopy: new leaves, with no path back to the originals",
              "allow_unused=True or materialize_grads=True would give None or zeros for every input: a step that "
@@ -711,7 +711,7 @@ def _rebinding_diagnosis(filename: str, found, raised_at, label: str):
     own, given = statement.targets[0].id, statement.value.id
     primary = statement_location(filename, statement, role="rebinds",
                                  note=f"this only rebinds the loop variable {own}: {module} keeps its own parameters")
-    raised_at.role, raised_at.note = "raised", f"{label} and the other inputs are not used to compute the output"
+    raised_at.role, raised_at.note = "raised", f"{label} are not used to compute the output"
     notes = [f"assigning to {own} binds the name to {given}; it does not put {given} into {module}, whose forward "
              f"still computes with its own parameters, so the output does not depend on the tensors given to grad()"]
     helps = [Suggestion(f"run {module} on the tensors themselves: torch.func.functional_call({module}, "
