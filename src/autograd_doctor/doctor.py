@@ -23,6 +23,7 @@ from autograd_doctor.analysis import (
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
@@ -242,6 +243,7 @@ class Doctor:
         self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
@@ -588,6 +590,9 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        if event.swaps:
+            self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
+                                event.swaps, self._optimizer_scans)
         self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         if event.optimizer in self._stale_optimizers_reported:
