@@ -30,6 +30,7 @@ from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis import errors as error_catalogue
+from autograd_doctor.analysis.errors import grad_api
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
     checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
@@ -194,6 +195,10 @@ WALKING_BACKWARDS = max(stale_leaf_gradients.CHECKED_BACKWARDS, masked_nan.CHECK
 
 # AD228 is looked for at the first backward() after each of this many first optimizer steps.
 STALE_VALUE_STEPS = 2
+# How many later backward() calls of a line read its loss again when one of its terms had not
+# run yet (`if epoch > 0: loss += ...`): enough for a term that starts after a first epoch of
+# a few batches, bounded so a term that never runs costs little.
+LOSS_TERM_RECHECKS = 16
 
 
 class Doctor:
@@ -218,6 +223,8 @@ class Doctor:
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
+        # backward() lines whose loss has a term that had not run yet: the re-checks left for each.
+        self._loss_terms_not_run: dict = {}
         # AD304 copies by their torch.tensor() line, each kept until a backward() whose loss has it
         # as a term; the (copy, backward line) pairs already read, so that each is read once.
         self._copies_pending: dict = {}
@@ -643,10 +650,16 @@ class Doctor:
         for diagnosis in copies_in_loss:
             self._raise_or_warn(diagnosis)
         site = call.site if call is not None else None
+        if site is not None and site in self._loss_terms_not_run:
+            # A term of this line's loss had not run at its first backward() (added from the
+            # second epoch on): read again, at most a few more backward() calls of the line.
+            self._recheck_loss_terms(site)
         if site is not None and site not in self._loss_lines_checked and len(self._loss_lines_checked) < 64:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
-            self._report_silent(number_terms.number_term_diagnosis, site)
+            if self._report_silent(number_terms.number_term_diagnosis, site) is None \
+                    and self._silent_check_needs(number_terms.terms_not_yet_run, site):
+                self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
             # A term that compares a value with itself (AD224).
             self._report_silent(self_compared_terms.self_comparison_diagnosis, site)
             # A sample or a rounding that sends zeros to what computed it (AD219).
@@ -698,6 +711,25 @@ class Doctor:
                 continue  # the cut is the line already reported (a loss term cut from the graph, AD206)
             self._raise_or_warn(diagnosis)
 
+    def _recheck_loss_terms(self, site) -> None:
+        """AD206 again for a backward() line whose loss had a term that had not run yet; the line
+        is dropped once the term was read (or reported) or its re-checks are spent."""
+        left = self._loss_terms_not_run.pop(site) - 1
+        if self._report_silent(number_terms.number_term_diagnosis, site) is None and left > 0 \
+                and self._silent_check_needs(number_terms.terms_not_yet_run, site):
+            self._loss_terms_not_run[site] = left
+
+    def _silent_check_needs(self, question, *args) -> bool:
+        """The answer of a yes/no question a silent check asks (False on an internal error, and
+        when silent problems are ignored)."""
+        if self.silent == "ignore":
+            return False
+        try:
+            return bool(question(*args))
+        except Exception:
+            internal_error()
+            return False
+
     def backward_failed(self, event: BackwardFailed) -> None:
         error, call, args, kwargs = event.error, event.call, event.args, event.kwargs
         copies_in_loss, self._copies_of_backward = self._copies_of_backward, []
@@ -730,6 +762,13 @@ class Doctor:
         if self.mode is Mode.LIGHT and probe.is_stale_error(error):
             self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
             return
+        if not diagnoses_of(error):
+            # torch.autograd.grad with an input that a detach() cut from the output (AD305 naming the detach()).
+            earlier = [c.seq for c in self.recorder.backward_calls if call is None or c is not call]
+            self._attach_to_error(error, grad_api.detached_input_diagnosis, error, args, kwargs,
+                                  self.recorder.detach_aliases, max(earlier, default=-1))
+            if diagnoses_of(error):
+                return
         if gradient_path is not None:
             self._attach_to_error(error, gradient_path.backward_error_diagnosis, self.recorder, error, call, args, kwargs)
 

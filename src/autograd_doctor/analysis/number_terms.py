@@ -19,6 +19,7 @@ of the user's program runs again.
 from __future__ import annotations
 
 import ast
+import builtins
 import types
 
 import torch
@@ -60,6 +61,20 @@ def assignments_of(name: str, reading: Reading, before: int, unpacking: bool = F
 def read_value(node: ast.AST, reading: Reading):
     """The value of a name or plain attribute chain in the frame (nothing is called)."""
     return _read(node, reading.values)
+
+
+def terms_not_yet_run(site: Site | None) -> bool:
+    """Whether a term added into the loss at `site` names a variable the backward() frame does
+    not hold yet: its statement has not run (`if epoch > 0: loss += mu * penalty`, a term
+    added from the second epoch on), so the term cannot be read at this backward() and is
+    looked at again at a later one."""
+    found = loss_terms(site)
+    if found is None:
+        return False
+    terms, reading = found
+    return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in reading.values
+               and not hasattr(builtins, node.id)
+               for term, _ in terms for node in ast.walk(term))
 
 
 def number_term_diagnosis(site: Site | None) -> Diagnosis | None:
@@ -212,9 +227,23 @@ def _cut_tensor(term: ast.AST, reading: Reading, line: int) -> Cut | None:
     cuts: list[Cut] = []
     if not _no_gradient(term, reading, cuts, line, 0):
         return None
-    return next((cut for cut in cuts if cut.called_function is not None
-                 or _requires_grad(cut.receiver, reading.values)
-                 or _required_grad_before(cut, reading, line)), None)
+    eligible = [cut for cut in cuts if cut.called_function is not None
+                or _requires_grad(cut.receiver, reading.values)
+                or _required_grad_before(cut, reading, line)]
+    if len(eligible) > 1:
+        # `w.data - w_t.data`: the term cuts several tensors; the one to give back its gradient is
+        # the one an optimizer of the frame steps (`w_t`, the model being trained), not a copy
+        # kept as an anchor (`w`).
+        stepped = _stepped_tensors(reading.values)
+        eligible.sort(key=lambda cut: not any(_read(_uncut(cut.receiver), reading.values) is tensor
+                                              for tensor in stepped))
+    return eligible[0] if eligible else None
+
+
+def _stepped_tensors(values: dict) -> list:
+    """The tensors the optimizers held by the backward() frame's names step."""
+    return [tensor for value in values.values() if isinstance(value, torch.optim.Optimizer)
+            for group in value.param_groups for tensor in group["params"]]
 
 
 def _required_grad_before(cut: Cut, reading: Reading, line: int) -> bool:

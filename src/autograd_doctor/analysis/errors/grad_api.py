@@ -66,6 +66,12 @@ def unused_input(context: ErrorContext, already):
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
+        rebinding = _parameters_rebound_in_loop(frame, filename, location.line, inputs)
+        if rebinding is not None:
+            given = call.args[1] if call is not None and len(call.args) > 1 else None
+            return _rebinding_diagnosis(filename, rebinding, location,
+                                        f"the tensors in {text_of(filename, given)}" if given is not None
+                                        else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
     elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
@@ -552,3 +558,166 @@ MATCHERS = [
     (r"`inputs` argument to `(grad|backward)\(\)` cannot be empty|grad requires non-empty inputs", empty_inputs),
     (r"Mismatch in shape: grad_output\[\d+\] has a shape of", gradient_shape),
 ]
+
+
+# Graph nodes walked at most when looking for an input, or for a detached tensor, in a graph.
+MAX_WALKED_NODES = 20_000
+
+
+def detached_input_diagnosis(error: BaseException, args: tuple, kwargs: dict, detach_aliases: dict, since: int):
+    """AD305 with the line that cut the path: torch.autograd.grad failed because an input is not
+    in the outputs' graph, and the outputs were computed from a detach()ed tensor (`x =
+    encoder(feats.detach())` in a recipe, then the gradient with respect to the waveform): that
+    detach() is the line to change. `detach_aliases` is the recorder's record of detach() calls
+    (alias -> source, site, sequence number); a detach() made after the sequence number `since`
+    (the last backward() before this call) whose result the outputs' graph saved is taken, the
+    latest such. None when every input is in the graph or no such detach() is known."""
+    if not isinstance(error, RuntimeError) or not detach_aliases:
+        return None
+    outputs = kwargs.get("outputs", args[0] if args else None)
+    inputs = kwargs.get("inputs", args[1] if len(args) > 1 else None)
+    if outputs is None or inputs is None:
+        return None
+    outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    roots = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if not roots or not any(isinstance(t, torch.Tensor) and t.requires_grad and not _reaches(roots, t) for t in inputs):
+        return None
+    aliases = [(seq, site, alias) for alias_ref, _source, site, seq in list(detach_aliases.values())
+               if seq > since and site is not None and (alias := alias_ref()) is not None]
+    if not aliases:
+        return None
+    saved = _saved_storages(roots)
+    used = [(seq, site) for seq, site, alias in aliases if alias.untyped_storage().data_ptr() in saved]
+    if not used:
+        return None
+    site = max(used, key=lambda entry: entry[0])[1]
+    primary = location_of(site, role="cut", note="detach() cuts the path from the input to the output here")
+    if primary is None:
+        return None
+    notes = ["torch.autograd.grad asked for the gradient with respect to an input that the output does not reach, "
+             "and the output is computed from the detach()ed tensor made here: the graph stops at the detach(), so "
+             "nothing computed before it, the input included, gets a gradient"]
+    helps = [_without_detach(site, primary)]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary, (), notes, [h for h in helps if h is not None])
+
+
+def _reaches(roots: list, tensor: torch.Tensor) -> bool:
+    """Whether the graph from `roots` reaches `tensor` (its grad_fn, or for a leaf the node that
+    accumulates its gradient); True past MAX_WALKED_NODES nodes (nothing is concluded)."""
+    target = tensor.grad_fn
+    todo, seen = list(roots), set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > MAX_WALKED_NODES:
+            return True
+        if node is target or (target is None and getattr(node, "variable", None) is tensor):
+            return True
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return False
+
+
+def _saved_storages(roots: list) -> set:
+    """The data pointers of the storages of the tensors the graph from `roots` saved for
+    backward (read while that graph and those tensors are alive)."""
+    found, todo, seen = set(), list(roots), set()
+    while todo and len(seen) < MAX_WALKED_NODES:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                try:
+                    value = getattr(node, name)
+                except Exception:
+                    continue
+                for tensor in (value if isinstance(value, (tuple, list)) else (value,)):
+                    if isinstance(tensor, torch.Tensor):
+                        found.add(tensor.untyped_storage().data_ptr())
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def _without_detach(site, location) -> Suggestion | None:
+    """The statement at the detach() site with its one `.detach()` call removed."""
+    filename = site.filename
+    statement = statement_at(filename, site.lineno)
+    if statement is None:
+        return None
+    detaches = [node for node in ast.walk(statement) if isinstance(node, ast.Call) and not node.args
+                and not node.keywords and isinstance(node.func, ast.Attribute) and node.func.attr == "detach"]
+    if len(detaches) != 1:
+        return None
+    receiver = text_of(filename, detaches[0].func.value)
+    new_statement = replace_node_text(filename, statement, detaches[0], receiver)
+    return statement_change(statement_location(filename, statement), "keep the path from the input to the output: "
+                            "use the tensor itself instead of its detach()ed copy (its gradient then reaches the "
+                            "input; a training loop that needs the cut can keep it there)", new_statement)
+
+
+def _parameters_rebound_in_loop(frame, filename: str, line: int, inputs: tuple):
+    """`for given, own in zip(tensors, model.parameters()): own = given` before `line` in the
+    frame's function, `tensors` holding the grad() inputs: the assignment only rebinds the loop
+    variable, so the module keeps its own parameters and the output never uses the inputs.
+    (the assignment, the name of the module) or None."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, line) or tree
+    values = {**frame.f_globals, **frame.f_locals}
+    for loop in ast.walk(scope):
+        if not isinstance(loop, ast.For) or loop.lineno >= line or not isinstance(loop.target, ast.Tuple):
+            continue
+        targets = [e.id for e in loop.target.elts if isinstance(e, ast.Name)]
+        zipped = loop.iter
+        if not (isinstance(zipped, ast.Call) and isinstance(zipped.func, ast.Name) and zipped.func.id == "zip"
+                and len(zipped.args) == len(targets) == len(loop.target.elts)):
+            continue
+        module_of = {}
+        holders = set()
+        for target, argument in zip(targets, zipped.args):
+            if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) \
+                    and argument.func.attr == "parameters" and isinstance(values.get(_root_name(argument.func.value)),
+                                                                        torch.nn.Module):
+                module_of[target] = text_of(filename, argument.func.value) or ast.unparse(argument.func.value)
+            elif isinstance(argument, ast.Name) and _holds_all(values.get(argument.id), inputs):
+                holders.add(target)
+        for statement in ast.walk(loop):
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in module_of \
+                    and isinstance(statement.value, ast.Name) and statement.value.id in holders:
+                return statement, module_of[statement.targets[0].id]
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _holds_all(value, inputs: tuple) -> bool:
+    """Whether `value` (a list or tuple) holds each of the grad() inputs."""
+    if not isinstance(value, (list, tuple)) or not inputs:
+        return False
+    return all(any(item is tensor for item in value) for tensor in inputs)
+
+
+def _rebinding_diagnosis(filename: str, found, raised_at, label: str):
+    statement, module = found
+    own, given = statement.targets[0].id, statement.value.id
+    primary = statement_location(filename, statement, role="rebinds",
+                                 note=f"this only rebinds the loop variable {own}: {module} keeps its own parameters")
+    raised_at.role, raised_at.note = "raised", f"{label} are not used to compute the output"
+    notes = [f"assigning to {own} binds the name to {given}; it does not put {given} into {module}, whose forward "
+             f"still computes with its own parameters, so the output does not depend on the tensors given to grad()"]
+    helps = [Suggestion(f"run {module} on the tensors themselves: torch.func.functional_call({module}, "
+                        f"dict(zip(names, tensors)), args), with the names of {module}.named_parameters(), instead "
+                        "of the loop")]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary, [raised_at], notes, helps)
