@@ -64,7 +64,7 @@ class NeuralCLBFController(nn.Module):
             Vdot = Lf_V[:, i, :].unsqueeze(1) + torch.bmm(Lg_V[:, i, :].unsqueeze(1), u_qp.reshape(-1, 1, 1))
             Vdot = Vdot.reshape(V.shape)
             violation = F.relu(eps + Vdot + self.clf_lambda * V)
-            violation *= condition_active  # missed: ADL001
+            violation *= condition_active  # expect: ADL001
             clbf_descent_term_lin = clbf_descent_term_lin + violation.mean()
         return [("CLBF descent term (linearized)", clbf_descent_term_lin)]
 

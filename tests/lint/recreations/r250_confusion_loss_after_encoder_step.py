@@ -63,7 +63,7 @@ def train_unlearn_threedatasets(args, models, train_loaders, optimizers, criteri
         loss_2 = criteron(output_pred[n1:], target[n1:])
         loss_total = loss_1 + loss_2
         loss_total.backward(retain_graph=True)
-        optimizer.step()  # missed: ADL003
+        optimizer.step()  # expect: ADL003
 
         optimizer_dm.zero_grad()
         output_dm = domain_predictor(features.detach())
