@@ -179,9 +179,12 @@ class AssignmentEvents:
             self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
-                and self.scope.owner_class and isinstance(value, ast.Call)):
+                and self.scope.owner_class and (isinstance(value, ast.Call) or (
+                    isinstance(value, ast.Name) and value.id in self.scope.binds))):
             # the layers of an nn.Module, and those an agent or trainer object holds
-            spec = self.modules.module_spec(value)
+            # (also a network given to the constructor: `self.net = net`)
+            spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else \
+                self.modules.name_specs.get(value.id)
             if spec is not None:
                 self.modules.module_specs[self.scope.owner_class][target.attr] = spec
             elif self.scope.module_class and self.scope.name == "__init__" and self.is_grad_leaf(value):

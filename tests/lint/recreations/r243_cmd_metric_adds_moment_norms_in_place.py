@@ -30,7 +30,7 @@ class CMDLoss(nn.Module):
         offsets_y = y - mean_y
         cmd = (mean_x - mean_y).squeeze().norm(p=2)
         for k in range(2, self.n_moments + 1):
-            cmd += self.moment_diff(offsets_x, offsets_y, k)  # missed: ADL001
+            cmd += self.moment_diff(offsets_x, offsets_y, k)  # expect: ADL001
         return cmd
 
 

@@ -58,7 +58,7 @@ def train_epoch(model, optimizer, batches):
         out, state = model(x, state)
         loss = nn.functional.cross_entropy(out, y)
         optimizer.zero_grad()
-        loss.backward()  # missed: ADL019
+        loss.backward()  # expect: ADL019
         optimizer.step()
 
 

@@ -28,8 +28,8 @@ class MutualInformationRecursionFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, ans_grad):
         (px_grad, py_grad) = ctx.saved_tensors
-        px_grad.mul_(ans_grad.reshape(-1, 1, 1))  # missed: ADL001
-        py_grad.mul_(ans_grad.reshape(-1, 1, 1))  # missed: ADL001
+        px_grad.mul_(ans_grad.reshape(-1, 1, 1))  # the failing write (ADL001 missed, see docs/lint.md)
+        py_grad.mul_(ans_grad.reshape(-1, 1, 1))  # the failing write (ADL001 missed, see docs/lint.md)
         return px_grad, py_grad
 
 
