@@ -112,6 +112,7 @@ class Scope:
     helper_backward_receivers: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
+    zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     self_calls: list = field(default_factory=list)  # (seq, method) of `self.method(...)` calls in loops
     backward_names: set = field(default_factory=set)

@@ -183,6 +183,7 @@ class ExpressionEvents:
             scope.zero_grads.append(self.next_seq())
             if attr == "zero_grad":
                 scope.zero_grad_receivers.append((scope.zero_grads[-1], self.text(recv)))
+                scope.zero_grad_calls[scope.zero_grads[-1]] = node
         if attr == "requires_grad_" and isinstance(recv, ast.Name):
             scope.consts.discard(recv.id)  # a factory tensor that now requires grad
             if self.false_arg(node):

@@ -44,7 +44,7 @@ def train_loop(unet, dataloader, accelerator, optimizer):
         noise_pred = unet(latents)
         loss = F.mse_loss(noise_pred, target)
         accelerator.backward(loss)
-        optimizer.zero_grad()  # missed: ADL018
+        optimizer.zero_grad()  # expect: ADL018
         optimizer.step()
 
 
