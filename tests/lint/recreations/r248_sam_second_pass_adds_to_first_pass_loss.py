@@ -75,7 +75,7 @@ def train_step(model, optimizer, image, target, num_tasks=3):
     for t in range(num_tasks):
         loss_t = get_loss(output, target, t)
         loss += loss_t
-    loss.backward()  # missed: ADL019
+    loss.backward()  # expect: ADL019
     optimizer.second_step(zero_grad=True)
 
 
