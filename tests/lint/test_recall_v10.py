@@ -336,3 +336,65 @@ def test_out_of_place_split_twin_is_silent_and_matches_a_reference():
 def test_split_of_a_parameter_given_only_data_is_silent_and_runs():
     assert _findings(SPLIT_PARAMETER_ON_DATA) == []
     _load(SPLIT_PARAMETER_ON_DATA)["main"]()
+
+
+# An autograd Function whose forward writes its input in place and returns it
+# without ctx.mark_dirty, applied to a sigmoid's output (which sigmoid keeps).
+FUNCTION_WRITES_ITS_INPUT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class AddBias(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a += b
+            return a
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, grad_output.sum(0, keepdim=True)
+
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.bias = nn.Parameter(torch.full((1, 3), 0.5))
+
+        def forward(self, x):
+            return AddBias.apply(torch.sigmoid(self.lin(x)), self.bias)
+
+    def main():
+        torch.manual_seed(0)
+        gate = Gate()
+        gate(torch.randn(4, 3)).pow(2).sum().backward()
+        return gate.lin.weight.grad.clone(), gate.bias.grad.clone()
+    """)
+
+FUNCTION_WRITES_A_COPY = FUNCTION_WRITES_ITS_INPUT.replace("        a += b\n", "        a = a + b\n")
+
+# The same Function marking its input dirty, as PyTorch asks: autograd knows.
+FUNCTION_MARKS_DIRTY = FUNCTION_WRITES_ITS_INPUT.replace(
+    "        a += b\n", "        a += b\n        ctx.mark_dirty(a)\n").replace(
+    "AddBias.apply(torch.sigmoid(self.lin(x)), self.bias)", "AddBias.apply(self.lin(x), self.bias)")
+
+
+def test_function_writing_its_returned_input_is_found_and_fails():
+    line = _line(FUNCTION_WRITES_ITS_INPUT, "a += b")
+    assert _findings(FUNCTION_WRITES_ITS_INPUT) == [(line, "ADL001")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(FUNCTION_WRITES_ITS_INPUT)["main"]()
+
+
+def test_function_writing_a_copy_is_silent_and_matches_a_reference():
+    assert _findings(FUNCTION_WRITES_A_COPY) == []
+    weight_grad, bias_grad = _load(FUNCTION_WRITES_A_COPY)["main"]()
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 3)
+    bias = torch.nn.Parameter(torch.full((1, 3), 0.5))
+    (torch.sigmoid(lin(torch.randn(4, 3))) + bias).pow(2).sum().backward()
+    assert torch.allclose(weight_grad, lin.weight.grad) and torch.allclose(bias_grad, bias.grad)
+
+
+def test_function_marking_its_input_dirty_is_silent_and_runs():
+    assert _findings(FUNCTION_MARKS_DIRTY) == []
+    _load(FUNCTION_MARKS_DIRTY)["main"]()

@@ -17,7 +17,7 @@ from torch.autograd import Function
 class InPlaceAdd(Function):
     @staticmethod
     def forward(ctx, a, b):
-        a[1:2] += b  # missed: ADL001
+        a[1:2] += b  # expect: ADL001
         return a
 
     @staticmethod
