@@ -563,7 +563,8 @@ class Doctor:
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
-        gradients that no optimizer applies (AD213), and was a gradient clamp thrown away (AD222)?"""
+        gradients that no optimizer applies (AD213), was a gradient clamp thrown away (AD222), and does
+        it apply gradients another optimizer's loss left on its parameters (AD230)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -571,6 +572,8 @@ class Doctor:
         self._report_silent(update_order.clip_inside_accumulation_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        self._report_silent(update_order.gradients_left_by_another_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,

@@ -327,3 +327,33 @@ def test_unittest_case_traceback_as_without_the_doctor(pytester):
     assert without_doctor_section(output) == without_doctor_section(plain.stdout.str())
     assert output.count("error[AD101]") == 1 and f"test_case.py:{line_of(source, 'WRITE')}:" in output
     assert "second time" not in output
+
+
+CAUGHT_TESTS = textwrap.dedent("""\
+    import pytest
+    import torch
+
+
+    def test_expects_the_error():
+        h = torch.exp(torch.randn(4, requires_grad=True))
+        h.add_(1)  # WRITE-CAUGHT
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            h.sum().backward()
+""")
+
+
+def test_a_passing_tests_caught_error_is_explained_but_not_a_finding(pytester):
+    # A test that expects autograd's error passes under the doctor as without it. The error's
+    # explanation is shown with the passed test's output, under a heading that says it was
+    # caught; --junitxml's properties hold only what went wrong, and nothing did.
+    pytester.makepyfile(test_caught=CAUGHT_TESTS)
+    result = pytester.runpytest_subprocess("--autograd-doctor", "-p", "no:cacheprovider", "-rP",
+                                           "--junitxml=report.xml")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    heading = output.index("note: the test passed; it caught the error explained below")
+    report = output.index("error[AD101]")
+    assert heading < report
+    assert f"test_caught.py:{line_of(CAUGHT_TESTS, 'WRITE-CAUGHT')}:5" in output
+    cases = {case.get("name"): case for case in ElementTree.parse(pytester.path / "report.xml").iter("testcase")}
+    assert list(cases["test_expects_the_error"].iter("property")) == []

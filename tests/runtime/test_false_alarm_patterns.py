@@ -358,6 +358,58 @@ CORRECT = {
             g_optimizer.step()
         grads = [p.grad for p in generator.parameters()]
     """,
+    # Two optimizers, one backward() reaching both: a classification head (its own optimizer)
+    # on a shared encoder, stepped between the head's loss and the reconstruction loss. The
+    # encoder's step applies both losses' gradients on purpose (multi-task): the encoder is under
+    # the head in the head's graph, not between its loss and another model's parameters (AD230).
+    "multi-task head stepped between two losses on a shared encoder": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        encoder = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4))
+        head, decoder = nn.Linear(4, 3), nn.Linear(4, 6)
+        model_optimizer = torch.optim.Adam([*encoder.parameters(), *decoder.parameters()], lr=1e-3)
+        head_optimizer = torch.optim.Adam(head.parameters(), lr=1e-3)
+        for _ in range(4):
+            x, labels = torch.randn(8, 6), torch.randint(0, 3, (8,))
+            model_optimizer.zero_grad()
+            head_optimizer.zero_grad()
+            head_loss = F.cross_entropy(head(encoder(x)), labels)
+            head_loss.backward()
+            head_optimizer.step()
+            reconstruction = F.mse_loss(decoder(encoder(x)), x)
+            reconstruction.backward()
+            model_optimizer.step()
+        grads = [p.grad for p in encoder.parameters()]
+    """,
+    # An introspective VAE's order: the encoder's loss reaches the decoder (through its samples),
+    # the encoder steps, the decoder's own loss adds nothing to the decoder's gradients, and the
+    # decoder steps on what the encoder's loss left: one backward()'s gradients, not two (AD230).
+    "decoder stepped on the gradients of the encoder's loss only": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        encoder, decoder = nn.Linear(6, 4), nn.Linear(2, 6)
+        encoder_optimizer = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+        decoder_optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+        for _ in range(4):
+            x = torch.randn(8, 6)
+            mu, logvar = encoder(x).chunk(2, dim=1)
+            reconstruction = decoder(mu + torch.randn_like(mu) * (0.5 * logvar).exp())
+            rec_mu, _ = encoder(reconstruction).chunk(2, dim=1)
+            encoder_loss = (reconstruction - x).pow(2).mean() + rec_mu.pow(2).mean()
+            encoder_optimizer.zero_grad()
+            decoder_optimizer.zero_grad()
+            encoder_loss.backward()
+            encoder_optimizer.step()
+            again_mu, _ = encoder(reconstruction.detach()).chunk(2, dim=1)
+            again_mu.pow(2).mean().backward()
+            decoder_optimizer.step()
+        grads = [p.grad for p in decoder.parameters()]
+    """,
     # A solver's stage buffer: each stage reads the first i + 1 columns (a mul saves that
     # slice) and a custom Function writes column i + 1 through `.data`. The bytes of the
     # saved slice and of the written column interleave; no element is shared.

@@ -751,17 +751,24 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
             continue
         for module_name, module in model.named_modules():
             unreached = []
+            forward_cut = None  # where the module's forward read the first unreached parameter outside the graph
             for param_name, parameter in module.named_parameters(recurse=False):
                 if not parameter.requires_grad or grad_of(parameter) is not None or parameter in ever_reached:
                     continue
                 if parameter in warned:
                     continue
                 if ran is not None and module in ran and tracker.unused_by_its_module(parameter):
-                    continue  # its module's forward never used it: it took no part, nothing cut it
+                    # Its module's forward left it out of the graph: kept for another configuration
+                    # (nothing cut it), unless the forward read its values outside the graph.
+                    read_outside = _forward_cut(module, param_name)
+                    if read_outside is None:
+                        continue
+                    forward_cut = forward_cut or read_outside
                 unreached.append((".".join(filter(None, (model_name, module_name, param_name))), parameter))
             if not unreached:
                 continue
             cut = _source_cut(frame, site, unreached[0][1], target_made_graph=bool(results[0].get(module)))
+            cut = cut or forward_cut
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
@@ -778,6 +785,45 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
     return diagnoses
+
+
+def _forward_cut(module, param_name: str) -> Cut | None:
+    """Where the module's forward (a function of the user's files) reads the parameter
+    `self.<param_name>` outside the graph: `.data` or `.detach()` of it, or of a name the forward
+    computed from it (`p = self.prompt.data.unsqueeze(0)`, then `p.data.squeeze(1)` after the first
+    is fixed). The first such statement, or None."""
+    code = getattr(getattr(type(module), "forward", None), "__code__", None)
+    if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+        return None
+    definition = function_definition(code)
+    if definition is None:
+        return None
+    derived: set[str] = set()
+
+    def reads_parameter(node: ast.AST) -> bool:
+        return any((isinstance(sub, ast.Attribute) and sub.attr == param_name and isinstance(sub.value, ast.Name)
+                    and sub.value.id == "self") or (isinstance(sub, ast.Name) and sub.id in derived)
+                   for sub in ast.walk(node))
+
+    statements = sorted((node for node in ast.walk(definition)
+                         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr))
+                         and node.value is not None), key=lambda node: (node.lineno, node.col_offset))
+    for statement in statements:
+        for node in ast.walk(statement.value):
+            mark = None
+            if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load) \
+                    and reads_parameter(node.value):
+                mark = CutMark("data", node, segment(code.co_filename, node))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+                    and not node.args and reads_parameter(node.func.value):
+                mark = CutMark("detach", node, segment(code.co_filename, node))
+            if mark is not None:
+                names = _bound_names(statement) if isinstance(statement, (ast.Assign, ast.AugAssign)) else set()
+                return Cut(statement, mark, code.co_filename, next(iter(sorted(names)), None),
+                           f"{type(module).__name__}.forward reads self.{param_name} outside the graph")
+        if isinstance(statement, (ast.Assign, ast.AugAssign)) and reads_parameter(statement.value):
+            derived |= _bound_names(statement)
+    return None
 
 
 def _source_cut(frame, site: Site | None, target: torch.Tensor, target_made_graph: bool = False) -> Cut | None:

@@ -475,5 +475,62 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
                      notes=notes, help=helps)
 
 
+def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD230 before `optimizer.step()` (called from `stack`), or None: an earlier backward() filled
+    this optimizer's gradients and another optimizer's, the other one stepped on it, and this one's
+    were still there, never cleared, when its own backward() added to them (recording/gradient_states.py)."""
+    left = recorder.gradient_states.left_by_another_at_step(optimizer)
+    if left is None or not stack or left.left_by.site is None or left.carried_into.site is None:
+        return None
+    left_site, adding_site, step_site = left.left_by.site, left.carried_into.site, stack[0]
+    filename = adding_site.filename
+    adding_statement = Scope(filename, adding_site.lineno).statement_at(adding_site.lineno)
+    if adding_statement is None:
+        return None
+    step_scope = Scope(step_site.filename, step_site.lineno)
+    step_statement = step_scope.statement_at(step_site.lineno) if step_scope.tree is not None else None
+    receiver = _step_receiver(step_site.filename, step_statement) if step_statement is not None else None
+    this = receiver or type(optimizer).__name__
+    other_site = left.step_stack[0] if left.step_stack else None
+    other = _optimizer_named_at(other_site) or left.stepped_by
+    if other == this:
+        this, other = f"this {this}", f"the other {other}"
+    primary = statement_location(filename, adding_statement, role="backward",
+                                 note=f"this backward() adds to the gradients the earlier one left on {this}'s "
+                                      "parameters: nothing cleared them in between")
+    related = [
+        location_of(left_site, role="left", note=f"this backward() fills the gradients of {other}'s parameters "
+                                                 f"and of {this}'s"),
+        location_of(other_site, role="other step", note=f"{other}.step() applies them; {this}'s stay"),
+        location_of(step_site, role="step", note=f"{this}.step() applies the gradients of both backward() calls"),
+    ]
+    notes = [f"one backward() filled the gradients of two optimizers' parameters (a loss computed through both "
+             f"models: a generator's loss through the discriminator, an actor's through the critic). {other} "
+             f"stepped on them; {this}'s were not cleared, so its own backward() added to them and its step() "
+             "also follows the other loss's objective (no error)"]
+    first_backward = _first_backward_before(step_scope, step_statement) \
+        if receiver is not None and step_site.filename == filename else None
+    if first_backward is not None and first_backward.lineno == adding_statement.lineno:
+        helps = [Suggestion(f"clear {receiver}'s gradients before its own backward(): {receiver}.zero_grad() "
+                            "before it", f"{receiver}.zero_grad()\n{segment(filename, adding_statement)}",
+                            statement_location(filename, adding_statement))]
+    else:
+        helps = [Suggestion(f"call {receiver or 'optimizer'}.zero_grad() before the backward() whose gradients "
+                            "its step() should apply")]
+    return Diagnosis(code=codes.GRADIENTS_LEFT_BY_ANOTHER_LOSS, title=codes.title(codes.GRADIENTS_LEFT_BY_ANOTHER_LOSS),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+def _optimizer_named_at(site) -> str | None:
+    """`opt_g` for a site whose statement is `opt_g.step()`; None otherwise."""
+    if site is None:
+        return None
+    scope = Scope(site.filename, site.lineno)
+    statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+    receiver = _step_receiver(site.filename, statement) if statement is not None else None
+    return receiver
+
+
 __all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "clip_inside_accumulation_diagnosis",
-           "gradients_never_cleared_diagnosis"]
+           "gradients_never_cleared_diagnosis", "gradients_left_by_another_diagnosis"]

@@ -2178,6 +2178,46 @@ a property (`@property def scale(self): return self.log_scale.exp()`) or a line 
 """,
     heading="a tensor computed before an optimizer step is used after it")
 
+GRADIENTS_LEFT_BY_ANOTHER_LOSS = _code(
+    "AD230",
+    "an optimizer steps on gradients another optimizer's loss left on its parameters",
+    """\
+**What it means.** One backward() reaches the parameters of two optimizers: a generator's
+adversarial loss is computed through the discriminator, an actor's loss through the critic. The
+generator's optimizer steps on it; the discriminator's gradients from that loss stay in `.grad`.
+If the discriminator's optimizer does not clear them before its own backward(), that backward()
+adds to them and the discriminator's step follows the generator's objective too: it is pushed to
+call the generated samples real. Nothing fails and the losses look plausible. autograd-doctor
+samples a few gradients of each optimizer at the start of each backward() and after each step
+during the first steps, and warns when an optimizer steps on gradients that a backward() filled
+for it and another optimizer, that the other optimizer stepped on, and that its own backward()
+then added to without a clear in between.
+
+**Minimal example.**
+
+    for x, target in batches:
+        fake = generator(x)
+        loss_g = discriminator(fake).neg().mean()
+        loss_g.backward()                          # also fills the discriminator's gradients
+        opt_g.step()
+        opt_g.zero_grad()
+        loss_d = discriminator(target).neg().mean() + discriminator(fake.detach()).mean()
+        loss_d.backward()                          # AD230: adds to what loss_g left
+        opt_d.step()
+        opt_d.zero_grad()
+
+**The fix.** Clear the optimizer's gradients before the backward() whose gradients its step
+should apply (`opt_d.zero_grad()` before `loss_d.backward()`), or turn `requires_grad` off for
+the discriminator's parameters while the generator's loss runs.
+""",
+    heading="an optimizer steps on gradients another optimizer's loss left",
+    example_setup=(
+        "generator, discriminator = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+        "opt_g = torch.optim.SGD(generator.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(discriminator.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(3)]\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

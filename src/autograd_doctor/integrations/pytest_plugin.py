@@ -226,6 +226,8 @@ def explained(item, doctor, error: BaseException | None) -> list:
             complete_with_full_mode(item, doctor, error)
             diagnoses = collected(doctor, error)
         for diagnosis in diagnoses:
+            if error is None and caught_by_the_test(diagnosis):
+                continue
             item.user_properties.append(("autograd_doctor_code", diagnosis.code))
             if diagnosis.primary is not None:
                 item.user_properties.append(
@@ -234,6 +236,21 @@ def explained(item, doctor, error: BaseException | None) -> list:
     except Exception:
         internal_error()
         return []
+
+
+def caught_by_the_test(diagnosis) -> bool:
+    """In a test that passed, an error's diagnosis explains an exception that the test caught
+    (`pytest.raises`, a `try`): what it expected, or a fallback it chose. It is shown with the
+    passed test's output (`-rP`) under its own heading, never among the test's findings: the
+    codes and locations in `--junitxml` are of what went wrong. A warning (a silent bug) stays
+    a finding."""
+    return diagnosis.severity == "error"
+
+
+def caught_heading(count: int) -> str:
+    """Above the explanations of the errors that a passing test caught."""
+    what = "the error" if count == 1 else f"the {count} errors"
+    return f"note: the test passed; it caught {what} explained below"
 
 
 def remove_report_notes(error: BaseException) -> None:
@@ -275,7 +292,13 @@ def add_report(report, diagnoses: list, error: BaseException | None, patch: str 
         summary_line_only(report)
     if not diagnoses and not patch:
         return
-    text = "\n".join(part.rstrip("\n") for part in (render_report(diagnoses) if diagnoses else "", patch) if part)
+    parts = [render_report(diagnoses) if diagnoses else "", patch]
+    if error is None:
+        findings = [d for d in diagnoses if not caught_by_the_test(d)]
+        caught = [d for d in diagnoses if caught_by_the_test(d)]
+        parts = [render_report(findings) if findings else "",
+                 caught_heading(len(caught)) + "\n\n" + render_report(caught) if caught else ""]
+    text = "\n".join(part.rstrip("\n") for part in parts if part)
     if report.failed and hasattr(report.longrepr, "addsection"):
         report.longrepr.addsection(SECTION, text)
     else:

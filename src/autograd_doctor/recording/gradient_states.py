@@ -12,6 +12,12 @@ values (not all zero), is what the step applied, carried into this backward(); i
 not cleared, when the same optimizer steps again, that step applies the sum. Gradient accumulation
 on purpose (several backward() calls, one step(), then zero_grad()) clears after the step and is not
 taken. No tensor of the program is held: only weak references and copies of a few numbers.
+
+The same samples tell when one optimizer steps on gradients another optimizer's loss left
+(AD230): a backward() fills the gradients of two optimizers' parameters (a generator's loss
+reaches the discriminator it is computed through), one of them (the generator's) steps, and the
+other's (the discriminator's) are still there, never cleared, when its own backward() adds to
+them and it steps: its step applies the other loss's gradients too.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import weakref
 from dataclasses import dataclass, field
 
 import torch
+
+from autograd_doctor.recording.probe import graph_nodes
 
 # Steps per optimizer whose gradients are sampled; the bug shows from the second step on.
 CHECKED_STEPS = 4
@@ -94,19 +102,33 @@ class GradientStates:
     def __init__(self):
         self.optimizers: dict[int, OptimizerGradients] = {}
         self.checked_steps: dict[int, tuple[weakref.ref, int]] = {}  # id -> (the optimizer, its steps)
+        # The last backward() call and, at its start, the gradients of the optimizers within their
+        # checked steps: which of them that backward() filled (AD230).
+        self.last_backward = None
+        self.gradients_before_backward: dict[int, list] = {}
+        # (id of X, id of Y) for optimizers X whose parameters the last backward()'s graph uses on
+        # the way from its loss to parameters of Y (a discriminator between a generator's loss and
+        # the generator): the only pairs AD230 is judged for.
+        self.between_at_last_backward: set[tuple[int, int]] = set()
+        # id of an optimizer -> LeftGradients: what another optimizer's backward() left on its
+        # parameters after that optimizer stepped (AD230).
+        self.left_by_others: dict[int, LeftGradients] = {}
 
     def _steps_of(self, optimizer) -> int:
         reference, steps = self.checked_steps.get(id(optimizer), (None, 0))
         return steps if reference is not None and reference() is optimizer else 0
 
-    def step_done(self, optimizer) -> None:
-        """Right after step(): sample the gradients it applied (first CHECKED_STEPS steps only)."""
+    def step_done(self, optimizer, stack=None) -> None:
+        """Right after step() (called from `stack`): sample the gradients it applied (first
+        CHECKED_STEPS steps only)."""
         try:
             reference = weakref.ref(optimizer)
         except TypeError:
             return
         steps = self._steps_of(optimizer) + 1
         self.checked_steps[id(optimizer)] = (reference, steps)
+        self.left_by_others.pop(id(optimizer), None)  # it stepped on them: its own (AD209's), not left
+        self._note_left_gradients(optimizer, stack)
         if steps > CHECKED_STEPS:
             self.optimizers.pop(id(optimizer), None)
             return
@@ -126,9 +148,10 @@ class GradientStates:
         else:
             self.optimizers.pop(id(optimizer), None)
 
-    def backward_starting(self, call) -> None:
-        """A backward() starts: are the gradients the last step applied still there (carried in),
-        or, once carried in, were they cleared since?"""
+    def backward_starting(self, call, roots: list = ()) -> None:
+        """A backward() of `roots` starts: are the gradients the last step applied still there
+        (carried in), or, once carried in, were they cleared since?"""
+        self._left_gradients_at_backward(call, roots)
         for key, state in list(self.optimizers.items()):
             parameters = [reference() for reference in state.parameters]
             if state.optimizer() is None:
@@ -152,3 +175,197 @@ class GradientStates:
         if all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.carried)):
             return state.carried_into
         return None
+
+    # ---- gradients another optimizer's backward() left (AD230) ---------------------------------
+
+    def _checked_optimizers(self) -> list:
+        """The optimizers seen stepping, still within their first CHECKED_STEPS steps."""
+        alive = []
+        for reference, steps in self.checked_steps.values():
+            optimizer = reference()
+            if optimizer is not None and steps <= CHECKED_STEPS:
+                alive.append(optimizer)
+        return alive
+
+    def _left_gradients_at_backward(self, call, roots: list) -> None:
+        """Before a backward(): the gradients of the checked optimizers (to tell which of them this
+        backward() fills); and for each record of gradients left by another optimizer's backward(),
+        whether they are still there as this backward() starts (carried in) or were cleared."""
+        for key, left in list(self.left_by_others.items()):
+            parameters = [reference() for reference in left.parameters]
+            if left.optimizer() is None:
+                del self.left_by_others[key]
+            elif left.carried_into is None:
+                if all(p is not None and sample.unchanged(p) for p, sample in zip(parameters, left.samples)):
+                    left.carried_into = call
+                    left.versions_at_carry = [p.grad._version for p in parameters]
+                else:
+                    del self.left_by_others[key]  # cleared before its own backward(): the usual loop
+            elif not all(p is not None and sample.kept(p) for p, sample in zip(parameters, left.samples)):
+                del self.left_by_others[key]
+        self.last_backward = call
+        self.gradients_before_backward = {}
+        checked = self._checked_optimizers()
+        for optimizer in checked:
+            self.gradients_before_backward[id(optimizer)] = [
+                (weakref.ref(p), _gradient_state(p)) for p in _sampled_parameters(optimizer)]
+        self.between_at_last_backward = optimizers_between(roots, checked) if len(checked) > 1 else set()
+
+    def _filled_by_last_backward(self, optimizer) -> list | None:
+        """The sampled parameters of `optimizer` whose gradients the last backward() filled (another
+        tensor, or written since its start), when it filled all of them; else None."""
+        before = self.gradients_before_backward.get(id(optimizer))
+        if not before:
+            return None
+        parameters = []
+        for reference, state in before:
+            parameter = reference()
+            if parameter is None:
+                return None
+            gradient = getattr(parameter, "grad", None)
+            if gradient is None or _same_gradient_state(parameter, state) or cleared(gradient):
+                return None
+            parameters.append(parameter)
+        return parameters
+
+    def _note_left_gradients(self, stepped, stack) -> None:
+        """Right after `stepped` stepped on the last backward()'s gradients: every other checked
+        optimizer whose gradients that same backward() filled now holds what it left."""
+        if self.last_backward is None or self._filled_by_last_backward(stepped) is None:
+            return
+        for optimizer in self._checked_optimizers():
+            if optimizer is stepped or id(optimizer) in self.left_by_others \
+                    or (id(optimizer), id(stepped)) not in self.between_at_last_backward:
+                continue
+            parameters = self._filled_by_last_backward(optimizer)
+            if parameters is None:
+                continue
+            samples = [GradientSample.of(p) for p in parameters]
+            if any(sample is None for sample in samples):
+                continue
+            self.left_by_others[id(optimizer)] = LeftGradients(
+                weakref.ref(optimizer), [weakref.ref(p) for p in parameters], samples, self.last_backward,
+                type(stepped).__name__, stack)
+
+    def left_by_another_at_step(self, optimizer) -> "LeftGradients | None":
+        """Before `optimizer.step()`: what another optimizer's backward() left on its parameters, when
+        a later backward() (carried_into) started with it still there and added to it, and it is still
+        there now; None otherwise. Forgets the record."""
+        left = self.left_by_others.pop(id(optimizer), None)
+        if left is None or left.optimizer() is not optimizer or left.carried_into is None:
+            return None
+        parameters = [reference() for reference in left.parameters]
+        if not all(p is not None and sample.kept(p) for p, sample in zip(parameters, left.samples)):
+            return None
+        added = any(p.grad._version != version for p, version in zip(parameters, left.versions_at_carry))
+        return left if added else None
+
+
+@dataclass
+class LeftGradients:
+    """Gradients a backward() left on an optimizer's parameters, which another optimizer then
+    stepped on (AD230)."""
+
+    optimizer: object  # a weak reference to the optimizer that holds them
+    parameters: list  # weak references to its sampled parameters
+    samples: list  # their GradientSample right after the other optimizer's step
+    left_by: object  # the BackwardCall that filled them
+    stepped_by: str  # the class of the optimizer that stepped on that backward()
+    step_stack: object  # where that step() was called (the user's frames), or None
+    carried_into: object = None  # the next BackwardCall, when it started with them still there
+    versions_at_carry: list = field(default_factory=list)
+
+
+def optimizers_between(roots: list, optimizers: list) -> set[tuple[int, int]]:
+    """(id of X, id of Y) for each X whose parameter a node of the graph under `roots` takes
+    directly while another of its inputs leads down to a parameter of Y: X's model computes on
+    Y's output on the way to the loss (a discriminator on a generator's sample, a critic on an
+    actor's action). A model that only feeds Y's (an encoder under a head) gives no pair."""
+    owner: dict[int, int] = {}  # id of a parameter -> the bit of its optimizer
+    for index, optimizer in enumerate(optimizers):
+        for group in getattr(optimizer, "param_groups", ()):
+            for parameter in group.get("params", ()):
+                owner.setdefault(id(parameter), 1 << index)
+    nodes = list(graph_nodes(roots))
+    children = {id(node): [child for child, _ in _next_functions(node) if child is not None] for node in nodes}
+
+    def parameter_bit(node) -> int:
+        """The bit of the optimizer of the parameter this node accumulates into, also through one
+        node in between (`TBackward0` of a Linear's weight, a cast); 0 for none."""
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            return owner.get(id(variable), 0)
+        below = children.get(id(node))
+        if below is None:
+            below = [child for child, _ in _next_functions(node) if child is not None]
+        if len(below) == 1 and getattr(below[0], "variable", None) is not None:
+            return owner.get(id(below[0].variable), 0)
+        return 0
+
+    reach: dict[int, int] = {}  # id of a node -> bits of the optimizers with a parameter below it
+    for node in nodes:
+        reach[id(node)] = parameter_bit(node)
+    for _ in range(len(nodes)):  # a fixed point: graph_nodes' order is not a topological one
+        changed = False
+        for node in reversed(nodes):  # mostly children first: one or two passes
+            bits = reach[id(node)]
+            for child in children[id(node)]:
+                bits |= reach.get(id(child), parameter_bit(child))
+            if bits != reach[id(node)]:
+                reach[id(node)], changed = bits, True
+        if not changed:
+            break
+    pairs: set[tuple[int, int]] = set()
+    for node in nodes:
+        taken = [(child, parameter_bit(child)) for child in children[id(node)]]
+        direct = 0
+        for _child, bit in taken:
+            direct |= bit
+        if not direct:
+            continue
+        below = 0
+        for child, bit in taken:
+            if not bit:
+                below |= reach.get(id(child), 0)
+        for x, optimizer_x in enumerate(optimizers):
+            if direct & (1 << x):
+                pairs.update((id(optimizer_x), id(optimizer_y)) for y, optimizer_y in enumerate(optimizers)
+                             if y != x and below & (1 << y))
+    return pairs
+
+
+def _next_functions(node) -> tuple:
+    try:
+        return node.next_functions
+    except Exception:
+        return ()
+
+
+def _sampled_parameters(optimizer) -> list:
+    """The first SAMPLED_PARAMETERS parameters of the optimizer that require grad."""
+    parameters = []
+    for group in getattr(optimizer, "param_groups", ()):
+        for parameter in group.get("params", ()):
+            if getattr(parameter, "requires_grad", False):
+                parameters.append(parameter)
+                if len(parameters) >= SAMPLED_PARAMETERS:
+                    return parameters
+    return parameters
+
+
+def _gradient_state(parameter) -> tuple:
+    """Which gradient tensor the parameter holds (a weak reference) and its version; (None, -1)
+    for none."""
+    gradient = getattr(parameter, "grad", None)
+    if not isinstance(gradient, torch.Tensor):
+        return (None, -1)
+    return (weakref.ref(gradient), gradient._version)
+
+
+def _same_gradient_state(parameter, state: tuple) -> bool:
+    """The parameter holds the same gradient tensor as in `state`, at the same version."""
+    reference, version = state
+    gradient = getattr(parameter, "grad", None)
+    if reference is None or not isinstance(gradient, torch.Tensor):
+        return reference is None and not isinstance(gradient, torch.Tensor)
+    return reference() is gradient and gradient._version == version

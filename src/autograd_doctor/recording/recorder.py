@@ -558,7 +558,9 @@ class Recorder(AliasTracking):
         self.quiet_step = False
         if optimizer is not None:
             self.gradient_clips.step_done(optimizer, next(self.seq))
-            self.gradient_states.step_done(optimizer)
+            stack = next((stack for reference, _name, stack, _seq in reversed(self.optimizer_steps)
+                          if reference() is optimizer), None)
+            self.gradient_states.step_done(optimizer, stack)
             self.step_points.step_done(optimizer)
 
     def optimizer_writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
@@ -592,7 +594,7 @@ class Recorder(AliasTracking):
             call = None
         if call is not None and func is not AUTOGRAD_GRAD:  # autograd.grad leaves .grad alone
             try:
-                self.gradient_states.backward_starting(call)
+                self.gradient_states.backward_starting(call, probe.roots_of(args, kwargs))
             except Exception:
                 pass
             try:
