@@ -238,7 +238,7 @@ LOSS_NOT_RESET = textwrap.dedent("""
     def task_loss(output, target):
         return F.mse_loss(output, target)
 
-    def two_passes(model, x, targets):
+    def two_passes(model, optimizer, x, targets):
         out = model(x)
         loss = 0
         for t in targets:
@@ -248,11 +248,15 @@ LOSS_NOT_RESET = textwrap.dedent("""
         for t in targets:
             loss += task_loss(out, t)
         loss.backward()
-        return model.weight.grad.clone()
+        grad = model.weight.grad.clone()
+        optimizer.step()
+        return grad
 
     def main():
         torch.manual_seed(0)
-        return two_passes(nn.Linear(3, 2), torch.randn(4, 3), [torch.zeros(4, 2), torch.ones(4, 2)])
+        model = nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        return two_passes(model, optimizer, torch.randn(4, 3), [torch.zeros(4, 2), torch.ones(4, 2)])
     """)
 
 LOSS_RESET = LOSS_NOT_RESET.replace(

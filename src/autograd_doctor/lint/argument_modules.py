@@ -30,7 +30,7 @@ _NN_PREFIXES = ("nn.", "torch.nn.")
 
 def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     """(class or None, function name) -> {parameter: a constructor call it receives}."""
-    if not trains:
+    if not trains or (".step(" not in source and "optim" not in source):
         return {}  # only training code calls its networks through parameters
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     module_classes = _module_classes(classes)
@@ -44,15 +44,19 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
         init = next((b for b in cls.body if isinstance(b, ast.FunctionDef) and b.name == "__init__"), None)
         if init is not None:
             functions.setdefault(cls.name, []).append((cls.name, init, True))
+    lines = source.splitlines()
+    # cheap first: only a function that calls a parameter (`model(x)`) or keeps one on
+    # `self` (`self.net = net`) can use a network it is given
     wanted = {name for name, defs in functions.items() if len(defs) == 1
-              and _call_count(name, source) and not _mentioned_otherwise(name, source)}
-    if wanted:
-        wanted = _only_called(wanted, tree)
+              and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines)}
+    wanted = {name for name in wanted if _call_count(name, source) and not _mentioned_otherwise(name, source)}
     if not wanted:
         return {}
     top_bindings = _top_bindings(tree)
     calls = defaultdict(list)  # name -> [(call, bindings of the calling code)]
-    holders = [tree] + [n for n in nested_statements(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    calls_text = tuple(f"{name}(" for name in wanted)
+    holders = [tree] + [n for n in nested_statements(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and any(t in "\n".join(lines[n.lineno - 1: n.end_lineno]) for t in calls_text)]
     for holder in holders:
         known = None
         for node in _own_nodes(holder):
@@ -97,29 +101,43 @@ def _module_classes(classes) -> set:
     return found
 
 
+def _uses_a_parameter_as_network(function, method: bool, lines) -> bool:
+    text = "\n".join(lines[function.lineno - 1: function.end_lineno])
+    return any(f"{p}(" in text or f"= {p}\n" in text for p in _parameters(function, method))
+
+
 def _mentioned_otherwise(name: str, source: str) -> bool:
-    """A quick look at the text: ``name`` handed on as a value (`callbacks=[name]`,
-    `name,` as an argument)?  Strings and comments may say so too; then the walk decides."""
-    return re.search(r"(?<![\w.])" + re.escape(name) + r"[ \t]*[,\])=]", source) is not None
-
-
-def _only_called(names: set, tree) -> set:
-    """Those of ``names`` whose every mention in the code is a call (docstrings and
-    comments do not count): a callback or a reference may call it from anywhere."""
-    called, mentioned = set(), set(names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
-            called.add(id(node.func))
-    out = set(names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in mentioned and id(node) not in called:
-            out.discard(node.id)
-    return out
+    """``name`` used as a value somewhere (`callbacks=[name]`, `fn = name`, `map(name,
+    ...)`): a callback may be called from anywhere.  Read from the text: a mention
+    that is no call and that code surrounds (not a word in a docstring or comment)."""
+    start = source.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = source[start - 1] if start else " "
+        after = source[end] if end < len(source) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            rest = source[end:end + 8].lstrip(" \t")
+            lead = source[max(0, start - 8): start].rstrip(" \t")
+            if not rest.startswith("(") and (rest[:1] in (",", ")", "]", ":", "}") or
+                                             (rest[:1] == "=" and rest[:2] != "==") or
+                                             lead.endswith(("=", "(", "[", ",", "return"))):
+                return True
+        start = source.find(name, end)
+    return False
 
 
 def _call_count(name: str, source: str) -> int:
-    return sum(1 for m in re.finditer(r"(?<![\w.])" + re.escape(name) + r"[ \t]*\(", source)
-               if not source[max(0, m.start() - 6): m.start()].endswith(("def ", "class ")))
+    """Textual calls `name(` (not its `def`/`class` line, not `obj.name(`)."""
+    count, start = 0, source.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = source[start - 1] if start else " "
+        if not (before.isalnum() or before in "_.") and not (end < len(source) and (source[end].isalnum() or source[end] == "_")):
+            rest = source[end:end + 8].lstrip(" \t")
+            if rest.startswith("(") and not source[max(0, start - 6): start].endswith(("def ", "class ")):
+                count += 1
+        start = source.find(name, end)
+    return count
 
 
 def _parameters(function, method: bool) -> list:

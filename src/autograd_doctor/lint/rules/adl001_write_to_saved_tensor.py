@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Write
@@ -232,7 +233,7 @@ def check_file(checker) -> None:
     that writes its input in place, right after a layer that saved its output; and
     an autograd `Function` whose forward writes an input it gives a gradient for
     without `ctx.mark_dirty`."""
-    if "Function" in checker.source and "def forward" in checker.source:
+    if "Function)" in checker.source and _FUNCTION_CLASS.search(checker.source):
         _functions_writing_inputs(checker)
     for scope in checker.notes["ADL001"]:
         if scope.name in checker.modules.module_callees:
@@ -362,6 +363,9 @@ def _functional_fix(checker, node, first, inplace_kw) -> Fix | None:
                tuple(edits), safe=False)
 
 
+_FUNCTION_CLASS = re.compile(r"^class \w+\([\w.]*Function\):", re.M)
+
+
 def _functions_writing_inputs(checker) -> None:
     """`class InPlaceAdd(torch.autograd.Function)` whose `forward(ctx, a, b)` does
     `a[1:2] += b; return a` without `ctx.mark_dirty(a)`: autograd is not told that
@@ -371,21 +375,22 @@ def _functions_writing_inputs(checker) -> None:
     differentiable input), written before the forward re-binds the name, and
     returned as the output (an input changed only as scratch space, cogdl's
     sparsemax `x -= max_val[batch]` before a new output, is left alone)."""
-    for cls in ast.walk(checker.tree):
+    for cls in checker.tree.body:  # custom Functions are defined at the top of a module
         if not isinstance(cls, ast.ClassDef) or not any(
-                checker.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in cls.bases):
+                isinstance(b, (ast.Name, ast.Attribute)) and checker.qualname(b) in N.AUTOGRAD_FUNCTIONS
+                for b in cls.bases):
             continue
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         forward, backward = methods.get("forward"), methods.get("backward")
         if forward is None or backward is None:
             continue
-        if any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(forward)):
-            continue
         inputs = [a.arg for a in forward.args.args[1:]]
-        graded = _graded_inputs(backward, len(inputs))
         returned = {n.id for r in ast.walk(forward) if isinstance(r, ast.Return) and r.value is not None
                     for n in ([r.value] if not isinstance(r.value, ast.Tuple) else r.value.elts)
                     if isinstance(n, ast.Name)}
+        if not returned & set(inputs) or "mark_dirty" in checker.text(forward):
+            continue  # returns no input of its own, or tells autograd which it wrote
+        graded = _graded_inputs(backward, len(inputs))
         for position, name in enumerate(inputs):
             if position not in graded or name not in returned:
                 continue
