@@ -73,6 +73,11 @@ NOT_YET = {
     # AD302 names the shared forward whose graph was freed (the catalogue's convention) and changes
     # the earlier autograd.grad, which the variant marks.
     "task_gradient_norm_before_joint_backward": (False, "right"),
+    # Set 6. AD124 names and clones the expanded view where it is made (the catalogue's convention);
+    # the variant marks the in-place clamp that writes it (both right).
+    "broadcast_scale_clamped_in_place": (False, "right"),
+    # As in set 3: a view made under inference_mode and written with gradients on, two meanings.
+    "frames_unfolded_under_inference_mode_then_windowed": (True, "advice"),
 }
 
 

@@ -1836,3 +1836,282 @@ def test_no_grad_forward_of_a_teacher_is_not_blamed_when_a_trained_student_feeds
     """)
     # The student's output is cut by detach(): the teacher's decorator is not the cause.
     assert "AD307" not in [d.code for d in diagnoses]
+
+
+# Set 6's rules (tests/errors/variants, `# set: 6`) on other spellings, and the cases each must leave alone.
+
+def test_grad_norms_summed_over_a_generator_expression_skip_frozen_parameters(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+        model[0].weight.requires_grad_(False)
+        model(torch.randn(5, 3)).pow(2).mean().backward()
+        total = sum(p.grad.pow(2).sum() for p in model.parameters()) ** 0.5  # READ
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD309"]
+    assert diagnosis.primary.line == marked_line(source, "READ")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    trained = [p for p in namespace["model"].parameters() if p.requires_grad]
+    assert torch.allclose(namespace["total"], sum(p.grad.pow(2).sum() for p in trained) ** 0.5)
+
+
+def test_grad_of_activation_stored_by_a_lambda_hook_is_not_moved_to_a_clearing_store(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+        kept = {}
+        model[0].register_forward_hook(lambda m, i, o: kept.__setitem__("a", o))
+        kept["a"] = None
+        model(torch.randn(2, 3)).sum().backward()
+        features = kept["a"]
+        print(features.grad * 2)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    # The tensor is stored by a hook written as a lambda (no `kept["a"] = ...` statement for it)
+    # and `kept["a"] = None` is not where it came from: the help stays where it is read.
+    assert "kept[\"a\"] = None" not in (diagnosis.primary.source or "")
+
+
+def test_leaky_relu_with_two_computed_inplace_flags_is_left_to_the_user(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        config = {"a": True, "b": False}
+        torch.manual_seed(0)
+        first = nn.LeakyReLU(-0.2, inplace=config["a"])
+        second = nn.LeakyReLU(-0.2, inplace=config["b"])
+        x = torch.randn(4, requires_grad=True)
+        second(first(x * 2)).sum().backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD130"]
+    # Which of the two ran in place is not written in the code: no line is changed.
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+def test_list_given_to_save_for_backward_is_not_starred_when_backward_unpacks_another_count(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward([x, w])
+                return x * w
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, w, extra = ctx.saved_tensors
+                return grad * w, grad * x
+
+
+        x = torch.randn(3, requires_grad=True)
+        Scale.apply(x, torch.tensor(2.0)).sum().backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD122"]
+    assert not any(suggestion.replacement and "*" in suggestion.replacement for suggestion in diagnosis.help)
+
+
+def test_optimizer_helper_given_one_tensor_by_keyword_is_changed_at_the_caller(tmp_path):
+    helper = textwrap.dedent("""
+        import torch
+
+
+        def make_optimizer(parameters, lr):
+            return torch.optim.SGD(parameters, lr=lr)
+    """)
+    write(tmp_path, helper, "optim_helper")
+    source, path, diagnoses = diagnose(tmp_path, """
+        import sys
+        import torch
+        sys.path.insert(0, __file__.rsplit("/", 1)[0])
+        from optim_helper import make_optimizer
+
+        w = torch.zeros(3, requires_grad=True)
+        optimizer = make_optimizer(parameters=w, lr=0.5)  # CALL
+        (w - 1).pow(2).sum().backward()
+        optimizer.step()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD128"]
+    assert diagnosis.primary.file == path and diagnosis.primary.line == marked_line(source, "CALL")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.allclose(namespace["w"], torch.ones(3))  # one step of lr 0.5 on (w - 1)^2 from 0
+
+
+def test_backward_in_a_transformed_function_returning_something_else_is_not_deleted(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import grad
+
+
+        def loss_fn(x):
+            loss = (x ** 2).sum()
+            loss.backward()
+            return loss * 2
+
+
+        grad(loss_fn)(torch.randn(3))
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD141"]
+    assert diagnosis.help[0].location is None
+
+
+def test_loss_module_weight_computed_by_a_trained_head_is_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model, weigher = nn.Linear(3, 1), nn.Linear(3, 1)
+        optimizer = torch.optim.SGD([*model.parameters(), *weigher.parameters()], lr=0.1)
+        x, y = torch.randn(4, 3), torch.ones(4, 1)
+        criterion = nn.BCELoss(weight=torch.sigmoid(weigher(x)))
+        loss = criterion(torch.sigmoid(model(x)), y)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD140"]
+    # The optimizer trains what computes the weight: detaching it would change what is learned.
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+def test_empty_inputs_of_autograd_grad_through_tuple_of_a_used_up_generator(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        params = model.parameters()  # MADE
+        x = torch.randn(4, 3)
+        first = torch.autograd.grad(model(x).sum(), tuple(params))
+        second = torch.autograd.grad(model(x).pow(2).sum(), tuple(params))
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD135"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert len(namespace["second"]) == 2
+
+
+def test_detach_in_place_of_a_named_view_used_as_a_value_is_not_rewritten(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.randn(4, 3, requires_grad=True)
+        y = x * 2
+        row = y[0]
+        kept = row.detach_()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD108"]
+    # `row` itself would be detached by detach_(): detach() would leave row attached, another meaning.
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+def test_hook_on_a_result_of_two_tensors_you_made_does_not_pick_one(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        a, b = torch.randn(3), torch.randn(3)
+        product = a * b
+        product.register_hook(print)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD116"]
+    # Which of a and b should require grad is the user's choice: no input is changed first.
+    assert diagnosis.help[0].location is None
+
+
+def test_loss_module_on_self_given_an_untrained_weight_is_detached_in_its_class(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        prior = nn.Linear(1, 3)
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.criterion = nn.CrossEntropyLoss(weight=torch.softmax(prior(torch.ones(1, 1)), 1)[0])  # MADE
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def step(self, x, y):
+                self.optimizer.zero_grad()
+                loss = self.criterion(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+                return loss
+
+
+        trainer = Trainer(nn.Linear(4, 3))
+        loss = trainer.step(torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD140"]
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert namespace["prior"].weight.grad is None  # the prior is constant for the loss, as the help says
+
+
+def test_hook_registered_in_a_forward_hook_of_a_frozen_model_asks_for_the_input_gradient(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        model.requires_grad_(False)
+        grads = {}
+
+
+        def keep(module, inputs, output):
+            output.register_hook(lambda g: grads.update(features=g))
+
+
+        model[1].register_forward_hook(keep)
+        image = torch.randn(1, 6)
+        score = model(image)[0, 1]  # CALL
+        score.backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD116"]
+    assert diagnosis.help[0].location.line == marked_line(source, "CALL")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # The gradient of the score with respect to the ReLU's output is the last layer's weight row.
+    assert torch.allclose(namespace["grads"]["features"], namespace["model"][2].weight[1:2])
+
+
+def test_grad_of_an_attribute_cleared_in_init_is_kept_where_the_hook_stores_it(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class GradCam:
+            def __init__(self, layer):
+                self.activations = None
+                layer.register_forward_hook(self.save)
+
+            def save(self, module, inputs, output):
+                self.activations = output  # STORE
+
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        cam = GradCam(model[1])
+        model(torch.randn(1, 6))[0, 1].backward()
+        weights = cam.activations.grad.mean(0)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD308"]
+    assert diagnosis.primary.line == marked_line(source, "STORE")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    assert torch.allclose(namespace["weights"], namespace["model"][2].weight[1].detach())

@@ -181,9 +181,11 @@ class GradientStates:
     def _checked_optimizers(self) -> list:
         """The optimizers seen stepping, still within their first CHECKED_STEPS steps."""
         alive = []
-        for reference, steps in self.checked_steps.values():
+        for key, (reference, steps) in list(self.checked_steps.items()):
             optimizer = reference()
-            if optimizer is not None and steps <= CHECKED_STEPS:
+            if optimizer is None:
+                del self.checked_steps[key]  # freed (a MAML inner loop's optimizer per task): forget it
+            elif steps <= CHECKED_STEPS:
                 alive.append(optimizer)
         return alive
 
@@ -211,14 +213,17 @@ class GradientStates:
                 (weakref.ref(p), _gradient_state(p)) for p in _sampled_parameters(optimizer)]
         self.between_at_last_backward = optimizers_between(roots, checked) if len(checked) > 1 else set()
 
-    def _filled_by_last_backward(self, optimizer) -> list | None:
+    def _filled_by_last_backward(self, optimizer, from_empty: bool = False) -> list | None:
         """The sampled parameters of `optimizer` whose gradients the last backward() filled (another
-        tensor, or written since its start), when it filled all of them; else None."""
+        tensor, or written since its start), when it filled all of them; else None. `from_empty`:
+        only when they were all None or zero as it started (cleared before it)."""
         before = self.gradients_before_backward.get(id(optimizer))
         if not before:
             return None
         parameters = []
         for reference, state in before:
+            if from_empty and not _empty(state):
+                return None
             parameter = reference()
             if parameter is None:
                 return None
@@ -237,7 +242,8 @@ class GradientStates:
             if optimizer is stepped or id(optimizer) in self.left_by_others \
                     or (id(optimizer), id(stepped)) not in self.between_at_last_backward:
                 continue
-            parameters = self._filled_by_last_backward(optimizer)
+            # Cleared before that backward(): gradients never cleared at all are AD209's.
+            parameters = self._filled_by_last_backward(optimizer, from_empty=True)
             if parameters is None:
                 continue
             samples = [GradientSample.of(p) for p in parameters]
@@ -354,17 +360,23 @@ def _sampled_parameters(optimizer) -> list:
 
 
 def _gradient_state(parameter) -> tuple:
-    """Which gradient tensor the parameter holds (a weak reference) and its version; (None, -1)
-    for none."""
+    """Which gradient tensor the parameter holds (a weak reference), its version, and whether it
+    is cleared (all its sampled values zero); (None, -1, True) for none."""
     gradient = getattr(parameter, "grad", None)
-    if not isinstance(gradient, torch.Tensor):
-        return (None, -1)
-    return (weakref.ref(gradient), gradient._version)
+    if not isinstance(gradient, torch.Tensor) or gradient.numel() == 0:
+        return (None, -1, True)
+    # Only a dense contiguous gradient is read (a sparse or strided one counts as not cleared).
+    readable = gradient.layout is torch.strided and gradient.is_contiguous()
+    return (weakref.ref(gradient), gradient._version, readable and cleared(gradient))
+
+
+def _empty(state: tuple) -> bool:
+    return state[2]
 
 
 def _same_gradient_state(parameter, state: tuple) -> bool:
     """The parameter holds the same gradient tensor as in `state`, at the same version."""
-    reference, version = state
+    reference, version, _empty_then = state
     gradient = getattr(parameter, "grad", None)
     if reference is None or not isinstance(gradient, torch.Tensor):
         return reference is None and not isinstance(gradient, torch.Tensor)

@@ -526,8 +526,11 @@ def float16_gradients(context: ErrorContext, already):
             f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
             "to compute in float16, run the forward under torch.autocast(device_type, dtype=torch.float16)")])
     cast_statement, cast_node, new_text, name = cast
+    assigned = isinstance(cast_node, ast.Constant) and cast_node.value is True
+    how = ("takes the state dict's float16 tensors as its parameters here (assign=True)" if assigned
+           else "is cast to float16 here")
     primary = statement_location(filename, cast_statement, role="cast",
-                                 note=f"{name} is cast to float16 here, the parameters {optimizer_text} trains")
+                                 note=f"{name} {how}, the parameters {optimizer_text} trains")
     help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
                        "needs; for float16 compute, run the forward under torch.autocast(device_type, "
                        "dtype=torch.float16)", replace_node_text(filename, cast_statement, cast_node, new_text),
@@ -572,7 +575,8 @@ def _float16_factory(frame, modules: list[str], half: set):
 def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
     """(statement, node, replacement text, module name) of the first cast of one of `modules` to
     float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
-    end of the statement that binds `m` (`m = Net().half()`)."""
+    end of the statement that binds `m` (`m = Net().half()`), or `m.load_state_dict(state,
+    assign=True)`, which takes a float16 checkpoint's tensors as the parameters."""
     for statement in ast.walk(tree):
         if not isinstance(statement, (ast.Expr, ast.Assign)):
             continue
@@ -590,6 +594,12 @@ def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
             for argument in list(call.args) + [k.value for k in call.keywords if k.arg in (None, "dtype")]:
                 if value_of(frame, argument) in _HALF:
                     return statement, argument, "torch.float32", name
+        if call.func.attr == "load_state_dict":
+            # assign=True makes the state dict's (float16) tensors the parameters; without it they
+            # are copied into the module's own float32 parameters: the same values, kept in float32.
+            for keyword in call.keywords:
+                if keyword.arg == "assign" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                    return statement, keyword.value, "False", name
     return None
 
 

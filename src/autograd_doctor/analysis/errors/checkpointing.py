@@ -64,6 +64,20 @@ def recompute_mismatch(context: ErrorContext, already):
                                    "skip the checkpoint call there), or draw it with torch (torch.rand), whose "
                                    "state checkpoint replays"))
         return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
+    unpreserved = _rng_not_preserved(context) if _draws_torch_random(code, module) else None
+    if unpreserved is not None:
+        # torch's random draws inside the function, and the checkpoint told not to replay them: the
+        # recomputation draws other numbers (another dropout mask, another set of kept tokens).
+        filename, statement, keyword = unpreserved
+        primary = statement_location(filename, statement, role="checkpoint",
+                                     note="preserve_rng_state=False: the recomputation draws other random numbers")
+        notes.append(f"{code.co_name}() draws from torch's random number generator; with preserve_rng_state=False "
+                     "checkpoint does not restore its state before recomputing, so the second run draws other "
+                     "numbers than the first")
+        helps.insert(0, statement_change(primary, "let checkpoint replay the random draws (preserve_rng_state=True, "
+                                         "the default): the recomputation then draws the same numbers",
+                                         replace_node_text(filename, statement, keyword.value, "True")))
+        return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
     cached = _branch_on_state_it_sets(code)
     if cached is not None:
         # `if self.cache is None: self.cache = ...`: the first run sets the attribute, so the
@@ -136,6 +150,38 @@ def _unreplayed_random_draws(code) -> list:
                           "replay: the recomputation draws again")
             for call in ast.walk(node) if isinstance(call, ast.Call)
             and (ast.unparse(call.func) + ".").startswith(_UNREPLAYED_RANDOM)][:3]
+
+
+# torch's functions and methods that draw random numbers (what preserve_rng_state replays).
+_TORCH_RANDOM = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+                 "multinomial", "normal", "dropout", "uniform_", "normal_", "bernoulli_", "exponential_"}
+
+
+def _draws_torch_random(code, module) -> bool:
+    """Whether the checkpointed function calls one of torch's random functions, or the module
+    given to checkpoint holds a dropout layer."""
+    import torch
+
+    if isinstance(module, torch.nn.Module) and any(isinstance(m, torch.nn.modules.dropout._DropoutNd)
+                                                   for m in module.modules()):
+        return True
+    node = _function_node(code)
+    return node is not None and any(
+        isinstance(call, ast.Call) and (getattr(call.func, "attr", None) or getattr(call.func, "id", None))
+        in _TORCH_RANDOM for call in ast.walk(node))
+
+
+def _rng_not_preserved(context: ErrorContext):
+    """(file, statement, keyword) of the one checkpoint call in the traceback's user files that
+    passes preserve_rng_state=False."""
+    found = []
+    for filename in dict.fromkeys(frame.f_code.co_filename for frame, _ in context.user_frames()):
+        tree = parse_file(filename)
+        for call in (c for name in CHECKPOINT_FUNCTIONS for c in find_calls(tree, name)) if tree is not None else ():
+            keyword = next((k for k in call.keywords if k.arg == "preserve_rng_state"), None)
+            if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                found.append((filename, statement_at(filename, call.lineno), keyword))
+    return found[0] if len(found) == 1 else None
 
 
 def _function_node(code):

@@ -222,7 +222,8 @@ def graph_node_named(context: ErrorContext, node_name: str, with_path: bool = Fa
 
 def module_attribute_assignment(module, attribute: str):
     """(filename, statement) of `self.<attribute> = ...` in the module's class (or a base class
-    defined in user code), or (None, None)."""
+    defined in user code), or (None, None). An assignment of a constant (`self.activations =
+    None` in __init__) only clears the attribute: the value read later was made elsewhere."""
     for cls in type(module).__mro__:
         # The file of one of the class's own functions (inspect.getsourcefile would look the
         # class up through sys.modules, where a script run by a tool is not its own __main__).
@@ -234,7 +235,7 @@ def module_attribute_assignment(module, attribute: str):
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
                 for statement in ast.walk(node):
-                    if isinstance(statement, ast.Assign) and any(
+                    if isinstance(statement, ast.Assign) and not isinstance(statement.value, ast.Constant) and any(
                             isinstance(target, ast.Attribute) and target.attr == attribute
                             and isinstance(target.value, ast.Name) and target.value.id == "self"
                             for target in statement.targets):

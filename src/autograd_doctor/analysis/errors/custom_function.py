@@ -307,9 +307,39 @@ def non_tensor_saved(context: ErrorContext, already):
             helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
                                              f"it, and a 0-dim tensor gives the same values", new_statement))
             helps[1].message = "or " + helps[1].message
+    if type_name in ("list", "tuple") and len(call.args) == 1 and not call.keywords \
+            and _unpacked_count(function_class) not in (None, 0) \
+            and _unpacked_count(function_class) == _literal_length(forward, call.args[0], call.lineno):
+        # save_for_backward([x, w]) with backward unpacking `x, w = ctx.saved_tensors`: the tensors
+        # were meant one by one, as separate arguments.
+        statement = next((s for s in ast.walk(forward) if isinstance(s, ast.stmt) and s.lineno == call.lineno
+                          and call in ast.walk(s)), None)
+        if statement is not None:
+            helps.insert(0, statement_change(location, f"pass the tensors of {argument} as separate arguments "
+                                             "(*): backward unpacks them one by one from ctx.saved_tensors",
+                                             replace_node_text(filename, statement, call.args[0], f"*{argument}")))
     return diagnosis(codes.SAVE_FOR_BACKWARD_NON_TENSOR, location, [use],
                      notes=["save_for_backward is for tensors (it checks they are not modified before "
                             "backward); other values go on ctx directly"], help=helps)
+
+
+def _unpacked_count(function_class) -> int | None:
+    """How many names backward unpacks from ctx.saved_tensors (`a, b = ctx.saved_tensors`)."""
+    _file, backward = _method_node(function_class, "backward")
+    unpackings = [s for s in ast.walk(backward) if _unpacked_names(s) is not None] if backward is not None else []
+    return len(_unpacked_names(unpackings[0])) if len(unpackings) == 1 else None
+
+
+def _literal_length(forward, argument: ast.expr, line: int) -> int | None:
+    """The number of elements of a list or tuple written out (`[x, w]`), directly or as the one
+    assignment of the name in forward before `line`."""
+    if isinstance(argument, ast.Name):
+        made = [s for s in ast.walk(forward) if isinstance(s, ast.Assign) and s.lineno < line
+                and any(isinstance(t, ast.Name) and t.id == argument.id for t in s.targets)]
+        argument = made[0].value if len(made) == 1 else None
+    if isinstance(argument, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in argument.elts):
+        return len(argument.elts)
+    return None
 
 
 # Python numbers save_for_backward refuses, and the dtype of the 0-dim tensor that computes the same.

@@ -335,6 +335,9 @@ def empty_inputs(context: ErrorContext, already):
         keyword = next((k for k in call.keywords if k.arg == "inputs"), None)
         is_grad = getattr(call.func, "attr", getattr(call.func, "id", None)) == "grad"
         argument = keyword.value if keyword is not None else (call.args[1] if is_grad and len(call.args) > 1 else None)
+    if (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id in ("list", "tuple")
+            and len(argument.args) == 1 and not argument.keywords):
+        argument = argument.args[0]  # list(self.params): what is empty is what list() was given
     # A name, or `self.params` (made where the object's class assigns the attribute).
     made_file, made, name = made_where(frame, filename, argument, location.line) if argument is not None \
         else (None, None, None)

@@ -12,7 +12,9 @@ from autograd_doctor.analysis.errors.build import diagnosis, statement_change
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.recording.frames import is_internal_file, in_installed_package
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    parse_file, replace_node_text, source_line, statement_at, statement_location,
+)
 
 ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
 
@@ -56,7 +58,7 @@ def _inplace_calls(tree: ast.Module, class_name: str, function: str):
 def negative_slope_inplace(context: ErrorContext, already):
     kind = "elu" if context.message.startswith("In-place elu") else "leaky"
     class_name, function = ACTIVATIONS[kind]
-    candidates = []
+    candidates, computed = [], []
     for filename in _user_files(context):
         tree = parse_file(filename)
         if tree is None:
@@ -64,6 +66,12 @@ def negative_slope_inplace(context: ErrorContext, already):
         for call, keyword, slope in _inplace_calls(tree, class_name, function):
             if isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
                 candidates.append((not _negative_literal(slope), filename, call, keyword))
+            elif not isinstance(keyword.value, ast.Constant):
+                computed.append((filename, call, keyword))  # inplace=config["inplace"]
+    if not candidates and len(computed) == 1:
+        # No literal inplace=True anywhere, so the one whose flag is computed is the one that ran in
+        # place (the error proves one did); inplace=False computes the same values.
+        candidates.append((True, *computed[0]))
     use = context.raise_location(role="backward", note="backward() failed here")
     notes = [f"{class_name} with a negative slope cannot run in place: its backward needs the input's "
              "sign, which the in-place forward overwrote"]
@@ -77,8 +85,31 @@ def negative_slope_inplace(context: ErrorContext, already):
     location = statement_location(filename, statement, role="inplace",
                                   note=f"{class_name} in place, with a negative slope")
     new_statement = replace_node_text(filename, statement, keyword.value, "False")
+    own_line = _own_line_change(filename, statement, call, keyword)
+    if own_line is not None:
+        # One element of a multi-line nn.Sequential(...): name and change that line only.
+        location.line = location.end_line = call.lineno
+        location.column, location.end_column = call.col_offset, call.end_col_offset
+        location.source = source_line(filename, call.lineno).strip()
+        new_statement = own_line
     helps = [statement_change(location, "compute it out of place", new_statement)]
     return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
+
+
+def _own_line_change(filename: str, statement: ast.stmt, call: ast.Call, keyword: ast.keyword) -> str | None:
+    """The call's line with the keyword's value made False, when the call is written on a line of
+    its own inside a statement of several lines (an element of `nn.Sequential(...)`); None otherwise."""
+    if statement.lineno == statement.end_lineno or call.lineno != call.end_lineno:
+        return None
+    line = source_line(filename, call.lineno)
+    if line[:call.col_offset].strip():
+        return None
+    rest = line[call.end_col_offset:].split("#")[0].strip()
+    if rest not in ("", ","):
+        return None
+    value = keyword.value
+    return (line[call.col_offset:value.col_offset] + "False" + line[value.end_col_offset:call.end_col_offset]
+            + ("," if rest.startswith(",") else ""))
 
 
 MATCHERS = [

@@ -40,6 +40,18 @@ def params_not_iterable(context: ErrorContext, already):
     frame, filename, statement, location, call, class_name = found
     location.note = f"{class_name} is given one tensor, not a list of tensors"
     helps = []
+    caller = _caller_passing(context, frame, call.args[0]) if call is not None and call.args else None
+    if caller is not None:
+        # The optimizer is built in a helper (make_optimizer(params, lr)) from its argument: the
+        # caller passed one tensor; wrapping it there leaves the helper right for its other callers.
+        caller_file, caller_statement, caller_location, passed = caller
+        text = text_of(caller_file, passed)
+        caller_location.role, caller_location.note = "passed", f"{text} is one tensor, given to the helper"
+        return diagnosis(codes.OPTIMIZER_PARAMS_NOT_ITERABLE, caller_location, [location], notes=[
+            "optimizers take an iterable of parameters (or of parameter-group dicts); a tensor is iterable along "
+            f"its first dimension, so PyTorch refuses it explicitly; {class_name} is built from what this call "
+            "passes"], help=[statement_change(caller_location, f"pass a list: [{text}]",
+                                              replace_node_text(caller_file, caller_statement, passed, f"[{text}]"))])
     if call is not None:
         argument = call.args[0]
         text = text_of(filename, argument)
@@ -52,6 +64,29 @@ def params_not_iterable(context: ErrorContext, already):
                      notes=["optimizers take an iterable of parameters (or of parameter-group dicts); a "
                             "tensor is iterable along its first dimension, so PyTorch refuses it explicitly"],
                      help=helps)
+
+
+def _caller_passing(context: ErrorContext, frame, argument: ast.expr):
+    """(file, statement, location, argument node) of the call, in the next user frame out, that
+    passed the value `argument` names, when `argument` is a parameter of the function that built
+    the optimizer; None otherwise."""
+    if not isinstance(argument, ast.Name):
+        return None
+    code = frame.f_code
+    if argument.id not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return None
+    frames = context.user_frames()
+    outer = next((i for i, (f, _) in enumerate(frames) if f is frame), None)
+    if outer is None or outer + 1 >= len(frames):
+        return None
+    caller, line = frames[outer + 1]
+    caller_file = caller.f_code.co_filename
+    statement, location = statement_of(caller_file, line)
+    value = frame.f_locals.get(argument.id)
+    passed = [node for c in ast.walk(statement) if isinstance(c, ast.Call)
+              for node in [*c.args, *(k.value for k in c.keywords)]
+              if value_of(caller, node) is value] if statement is not None else []
+    return (caller_file, statement, location, passed[0]) if len(passed) == 1 else None
 
 
 def empty_parameter_list(context: ErrorContext, already):

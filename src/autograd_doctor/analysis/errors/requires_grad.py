@@ -499,6 +499,17 @@ def hook_without_grad(context: ErrorContext, already):
     if name and guard is not None and _plain_leaf(tensor) and _made_without_tensors(user[0], filename, name,
                                                                                    location.line):
         return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
+    computed = (_computed_from_one_plain_leaf(user[0], filename, name, location.line)
+                if name and guard is not None and _plain_leaf(tensor) else None)
+    if computed is not None:
+        return _hook_on_result_of_plain_leaf(filename, location, name, method, guard, *computed)
+    called = (_caller_computing_from_one_plain_leaf(context, user[0], name)
+              if name and guard is not None and _plain_leaf(tensor) else None)
+    if called is not None:
+        # A forward hook given the module's output: the output was computed by the call further
+        # out, `score = model(image)[0, 1]`, from one tensor the user made.
+        return _hook_on_result_of_plain_leaf(*called[:1], location, name, method, guard, *called[1:],
+                                             through_call=True)
     related = [_made_at(filename, name, location.line,
                         f"{name} is computed here from tensors that do not require grad")]
     helps = [Suggestion(f"{name or 'the tensor'} gets no gradient: nothing it was computed from requires grad "
@@ -527,6 +538,71 @@ def _made_without_tensors(frame, filename: str, name: str, line: int) -> bool:
         return False
     return not any(isinstance(node, ast.Name) and isinstance(value_of(frame, node), torch.Tensor)
                    for node in ast.walk(made.value))
+
+
+def _computed_from_one_plain_leaf(frame, filename: str, name: str, line: int):
+    """(assignment, input name) when `name` was last assigned from a computation whose only tensor
+    input is a tensor the user made without requires_grad (`features = backbone(image)` with the
+    model frozen): asking for the gradient of the result means asking for the input's first, as
+    Grad-CAM on a frozen model does. None when the computation reads no tensor or several."""
+    import torch
+
+    made = last_assignment(filename, name, line) if name.isidentifier() else None
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+        return None
+    inputs = {node.id for node in ast.walk(made.value) if isinstance(node, ast.Name)
+              and isinstance(value_of(frame, node), torch.Tensor)}
+    if len(inputs) != 1:
+        return None
+    source = next(iter(inputs))
+    return (made, source) if source != name and _plain_leaf(value_of(frame, ast.Name(source))) else None
+
+
+def _caller_computing_from_one_plain_leaf(context: ErrorContext, frame, name: str):
+    """(file, assignment, input name) of the statement further out that computes from one tensor
+    the user made while running the function that got `name` as an argument (a forward hook given
+    the module's output, run by `score = model(image)[0, 1]` with the model frozen); None when the
+    first such statement reads no tensor or several."""
+    import torch
+
+    code = frame.f_code
+    if name not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return None
+    for outer, line in context.user_frames()[1:]:
+        filename = outer.f_code.co_filename
+        statement, _location = statement_of(filename, line)
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        inputs = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)
+                  and isinstance(value_of(outer, node), torch.Tensor)}
+        if not inputs:
+            continue
+        source = next(iter(inputs))
+        return (filename, statement, source) if len(inputs) == 1 and _plain_leaf(value_of(outer, ast.Name(source))) \
+            else None
+    return None
+
+
+def _hook_on_result_of_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion,
+                                  made: ast.Assign, source: str, through_call: bool = False):
+    """AD116 on a result computed from a tensor the user made (an image through a frozen model):
+    the result has a gradient as soon as that input requires grad, and nothing else computes
+    differently (the input's .grad is filled too)."""
+    location.note = f"{method}() on {name}, computed from {source}, a tensor you made, which does not require grad"
+    where = "by this call" if through_call else "here"
+    made_location = statement_location(filename, made, role="made",
+                                       note=f"{name} is computed {where} from {source} only (no parameter that "
+                                            "requires grad takes part)")
+    then = f"backward() then fills {name}.grad" if method == "retain_grad" else \
+        f"the hook then receives {name}'s gradient"
+    notes = [f"{name} has no grad history: nothing it was computed from requires grad. Asking for the gradient "
+             f"of {source} (requires_grad_()) gives {name} its history, and {then}; no value computed changes"]
+    text = segment(filename, made)
+    change = statement_change(made_location if text is not None else None,
+                              f"ask for gradients from {source} on, before {name} is computed",
+                              f"{source}.requires_grad_()\n{text}" if text is not None else None)
+    guard.message = "or, if this code also runs without gradients (evaluation), guard it"
+    return diagnosis(codes.HOOK_WITHOUT_GRAD, location, [made_location], notes, [change, guard])
 
 
 def _hook_on_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion, body: str | None):
@@ -743,6 +819,9 @@ def non_differentiable_argument(context: ErrorContext, already):
                 calls.append(call)
     what = f"'{argument}' of {function}" if function else f"'{argument}'"
     location.note = f"the {what} requires grad; PyTorch has no derivative for it"
+    held = _held_by_loss_module(frame, filename, statement, line, argument) if not candidates else None
+    if held is not None:
+        return _module_argument_diagnosis(context, location, argument, function, *held)
     notes = [f"PyTorch cannot differentiate {function or 'this operation'} with respect to '{argument}', so that "
              "argument must not require grad; it was computed from tensors that do"]
     related = []
@@ -773,6 +852,54 @@ def non_differentiable_argument(context: ErrorContext, already):
                                 "(e.g. -(w * (y * p.log() + (1 - y) * (1 - p).log())).mean() for a weighted binary "
                                 "cross-entropy), which autograd differentiates with respect to every term"))
     return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, related, notes, helps)
+
+
+def _held_by_loss_module(frame, filename: str, statement, line: int, argument: str):
+    """(file, statement, keyword value, module text, tensor held) of `criterion = nn.BCELoss(weight=w)`
+    (or `self.criterion = ...` in its class) when the failing line calls a loss module that holds
+    `argument` as a tensor requiring grad: the value was given where the module was made, not on
+    the failing line."""
+    import torch
+
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)
+                 and isinstance(n.func, (ast.Name, ast.Attribute))):
+        module = value_of(frame, call.func)
+        held = getattr(module, argument, None) if isinstance(module, torch.nn.Module) else None
+        if not (isinstance(held, torch.Tensor) and held.requires_grad):
+            continue
+        made_file, made = filename, None
+        if isinstance(call.func, ast.Name):
+            made = last_assignment(filename, call.func.id, line)
+        elif (owner := value_of(frame, call.func.value)) is not None and not isinstance(owner, torch.Tensor):
+            made_file, made = module_attribute_assignment(owner, call.func.attr)  # self.criterion = nn.BCELoss(...)
+        given = [k.value for n in ast.walk(made) if isinstance(n, ast.Call) for k in n.keywords
+                 if k.arg == argument] if made is not None else []
+        if len(given) == 1:
+            return made_file, made, given[0], text_of(filename, call.func), held
+    return None
+
+
+def _module_argument_diagnosis(context: ErrorContext, raised, argument: str, function: str,
+                               filename: str, made: ast.stmt, node: ast.expr, module_name: str, held):
+    """AD140 where the argument was given to the loss module's constructor: detach it there when
+    nothing an optimizer trains computes it (the loss then treats it as constants, as it must);
+    when something trained computes it, the loss must be written out (advice)."""
+    text = text_of(filename, node)
+    location = statement_location(filename, made, role="made",
+                                  note=f"{module_name} is given {argument}={text} here, which requires grad")
+    notes = [f"PyTorch cannot differentiate {function or 'this loss'} with respect to '{argument}', so the "
+             f"{argument} given to {module_name} must not require grad; {text} was computed from tensors that do"]
+    if _trained_through(held, context):
+        return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, [raised], notes, [Suggestion(
+            f"{text} is computed by parameters an optimizer trains: to learn them through the loss, write the loss "
+            f"out with tensor operations (the unreduced loss times {text}); to keep them out of it, pass "
+            f"{text}.detach()")])
+    detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
+        else f"({text}).detach()"
+    helps = [statement_change(location, f"pass a detached copy: the loss treats {text} as constants, which is all "
+                              "it can do (nothing an optimizer trains computes it)",
+                              replace_node_text(filename, made, node, detached))]
+    return diagnosis(codes.NON_DIFFERENTIABLE_ARGUMENT, location, [raised], notes, helps)
 
 
 # Losses whose `weight=` multiplies each element of the unreduced loss before the reduction: the
@@ -851,6 +978,11 @@ def grad_of_non_leaf(context: ErrorContext, already):
         if owner is not None and not isinstance(owner, torch.Tensor):
             # A module or any object of a class the user wrote (`self.w` of a hand-written model).
             made_file, made = module_attribute_assignment(owner, reads[0].value.attr)
+    stored = _stored_at(made_file, made) if made is not None else None
+    if stored is not None and _an_intermediate_result(made_file, made, tensor):
+        # `features = activations["features"]` after backward(): the tensor was put there earlier
+        # (a forward hook), which is where asking autograd to keep its gradient still works.
+        return _retain_grad_diagnosis(made_file, stored, name, node_name, location, notes, stored=True)
     if made is not None and _an_intermediate_result(made_file, made, tensor):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
     if made_file != filename:
@@ -879,6 +1011,24 @@ def grad_of_non_leaf(context: ErrorContext, already):
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
 
 
+def _stored_at(filename: str, made: ast.stmt) -> ast.Assign | None:
+    """The one assignment in the file that stores into `container[key]` when `made` only reads
+    it back (`x = container["key"]` with a constant key): the statement that put the tensor there,
+    such as a forward hook's `activations["features"] = output`. None when `made` computes
+    something, or when the file stores there more than once or not at all."""
+    if not (isinstance(made, ast.Assign) and isinstance(made.value, ast.Subscript)
+            and isinstance(made.value.slice, ast.Constant)):
+        return None
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    place = ast.unparse(made.value)
+    stores = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Subscript) and ast.unparse(node.targets[0]) == place
+              and not isinstance(node.value, ast.Constant)]  # `d["a"] = None` clears, it stores no tensor
+    return stores[0] if len(stores) == 1 else None
+
+
 def _an_intermediate_result(filename: str, made: ast.stmt, tensor) -> bool:
     """Whether the tensor whose .grad was read is a result computed from tensors made elsewhere
     (activations, projected points): the user wants the gradient backward() passes through it,
@@ -899,11 +1049,14 @@ def _an_intermediate_result(filename: str, made: ast.stmt, tensor) -> bool:
     return not (copy and len(inputs) == 1 and type(inputs[0]).__name__ == "AccumulateGrad")
 
 
-def _retain_grad_diagnosis(filename: str, made: ast.Assign, name: str, node_name: str, read, notes):
-    """AD308 for an intermediate result whose gradient is wanted: `retain_grad()` right after it is made."""
+def _retain_grad_diagnosis(filename: str, made: ast.Assign, name: str, node_name: str, read, notes,
+                           stored: bool = False):
+    """AD308 for an intermediate result whose gradient is wanted: `retain_grad()` right after it is
+    made (or stored, when it is read back from a container after backward())."""
     target = ast.unparse(made.targets[0])
+    verb = f"stored here, before backward(), and read back as {name}" if stored else f"computed here ({node_name})"
     location = statement_location(filename, made, role="made",
-                                  note=f"{target} is computed here ({node_name}): backward() passes a gradient "
+                                  note=f"{target} is {verb}: backward() passes a gradient "
                                        "through it but does not keep it")
     notes.append(f"to read the gradient that reaches an intermediate result, ask autograd to keep it: "
                  f"{target}.retain_grad() after it is made and before backward() (PyTorch's own advice in its "
@@ -921,6 +1074,17 @@ def _loop_over(tree, statement, name: str):
              and isinstance(node.target, ast.Name) and node.target.id == name and node.body
              and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
     return max(loops, key=lambda node: node.lineno) if loops else None
+
+
+def _comprehension_over(statement, name: str) -> ast.comprehension | None:
+    """The one comprehension in `statement` whose target binds `name` (alone or in a tuple) and
+    that has no condition yet."""
+    found = [generator for node in ast.walk(statement)
+             if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+             for generator in node.generators
+             if not generator.ifs and any(isinstance(target, ast.Name) and target.id == name
+                                          for target in ast.walk(generator.target))]
+    return found[0] if len(found) == 1 else None
 
 
 def grad_of_leaf_without_gradient(found):
@@ -954,6 +1118,15 @@ def grad_of_leaf_without_gradient(found):
             helps.append(statement_change(first_location, (
                 f"skip the parameters that have no gradient, as PyTorch's optimizers do: {name} then keeps its "
                 "value, as it would under torch.optim"), f"if {name}.grad is None:\n    continue\n{first_text}"))
+    comprehension = _comprehension_over(statement, name) if loop is None and name.isidentifier() else None
+    if comprehension is not None:
+        # `{n: p.grad.norm() for n, p in model.named_parameters()}`: the same skip, as the
+        # comprehension's condition.
+        new_statement = replace_node_text(filename, statement, comprehension.iter,
+                                          f"{text_of(filename, comprehension.iter)} if {name}.grad is not None")
+        helps.append(statement_change(location, (
+            "skip the parameters that have no gradient, as PyTorch's optimizers do: the result then holds "
+            "only those that have one"), new_statement))
     helps.append(Suggestion(
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))

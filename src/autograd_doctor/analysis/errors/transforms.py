@@ -43,10 +43,83 @@ def tape_api_in_transform(context: ErrorContext, already):
     transform = transform_name(context) or "a torch.func transform"
     called = "requires_grad_()" if "requires_grad_" in context.message else "backward()"
     location.note = f"{called} inside a function transformed by {transform}"
-    return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=[Suggestion(
+    helps = [Suggestion(
         "let torch.func compute the gradient: make the function return the loss and transform it with "
         "torch.func.grad (vmap(grad(loss_fn))(x) for per-sample gradients); or call backward() outside the "
-        "transform")])
+        "transform")]
+    rewrite = _requires_grad_then_autograd_grad(filename, statement) if called == "requires_grad_()" else None
+    if rewrite is not None:
+        # `x = x.requires_grad_()` then `torch.autograd.grad(loss, x)` in the function vmap maps:
+        # torch.func.grad computes the same gradient inside the transform, with no flag to set.
+        helps.insert(0, Suggestion("compute the gradient with torch.func.grad, which works inside "
+                                   f"{transform} and needs no requires_grad_() (it evaluates the loss again as a "
+                                   "function of the input)", replacement=rewrite[1], location=rewrite[0]))
+    returned = _backward_of_returned_loss(context, filename, statement) if called == "backward()" else None
+    if returned is not None:
+        # `loss.backward()` left in a loss function given to torch.func.grad: grad already
+        # differentiates the returned loss, and backward() inside it can fill no .grad anyway.
+        helps.insert(0, Suggestion(f"delete this {returned}.backward() line: torch.func.grad already computes the "
+                                   f"gradient of the {returned} the function returns",
+                                   location=statement_location(filename, statement)))
+    return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=helps)
+
+
+def _requires_grad_then_autograd_grad(filename: str, statement: ast.stmt):
+    """(location, replacement) that drops `x = x.requires_grad_()` (or `x.requires_grad_()`) and
+    writes the later `torch.autograd.grad(loss, x)` of the same block as torch.func.grad, when the
+    statements between them are one line each; None otherwise."""
+    call = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "requires_grad_"
+            and isinstance(call.func.value, ast.Name)):
+        return None
+    name = call.func.value.id
+    if isinstance(statement, ast.Assign) and [ast.unparse(t) for t in statement.targets] != [name]:
+        return None
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    block = next((body for node in ast.walk(scope) for body in (getattr(node, "body", None),)
+                  if isinstance(body, list) and statement in body), None) if scope is not None else None
+    if block is None:
+        return None
+    following = block[block.index(statement) + 1:]
+    for index, later in enumerate(following):
+        grads = [c for c in find_calls(later, "grad")
+                 if text_of(filename, c.func) in ("torch.autograd.grad", "autograd.grad")]
+        if not grads:
+            continue
+        between = following[:index]
+        if len(grads) != 1 or len(grads[0].args) < 2 or ast.unparse(grads[0].args[1]) != name \
+                or any(s.lineno != s.end_lineno for s in between):
+            return None
+        rewritten = _func_grad_rewrite(filename, later, grads[0])
+        if rewritten is None:
+            return None
+        location = statement_location(filename, statement)
+        location.end_line, location.end_column = later.end_lineno, later.end_col_offset
+        return location, "\n".join([*(text_of(filename, s) for s in between), rewritten])
+    return None
+
+
+def _backward_of_returned_loss(context: ErrorContext, filename: str, statement: ast.stmt) -> str | None:
+    """`name` when the statement is `name.backward()` alone, run under torch.func.grad (or
+    grad_and_value), in a function whose every return statement returns `name`."""
+    if not any(_FUNCTORCH_DIR in frame.f_code.co_filename and frame.f_code.co_name in ("grad_impl",
+                                                                                       "grad_and_value_impl")
+               for frame, _ in context.frames):
+        return None
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+            and not call.args and not call.keywords and isinstance(call.func.value, ast.Name)):
+        return None
+    name = call.func.value.id
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = [node for node in ast.walk(scope) if isinstance(node, ast.Return)]
+    if not returns or not all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns):
+        return None
+    return name
 
 
 def autograd_grad_in_transform(context: ErrorContext, already):

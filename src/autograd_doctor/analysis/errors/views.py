@@ -377,6 +377,13 @@ def detach_view_in_place(context: ErrorContext, already):
     if name and isinstance(statement, ast.Expr) and statement.value is calls[0]:
         helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
                                       "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
+    elif isinstance(receiver, (ast.Call, ast.Subscript)) and not isinstance(statement, ast.Expr):
+        # `queue[:, i] = keys.t().detach_()`: the view is a temporary that nothing else refers to,
+        # so the detached copy detach() returns is the same value, and the base keeps its graph.
+        call = calls[0]
+        helps.append(statement_change(location, f"detach out of place: {name}.detach() is the same values, and "
+                                      "the tensor the view was taken from keeps its graph",
+                                      replace_node_text(filename, statement, call, f"{name}.detach()")))
     else:
         helps.append(Suggestion("use .detach() (out of place) instead of .detach_() on a view"))
     notes = ["a view shares its base's graph; detaching it in place would cut the base's graph too"]
