@@ -139,7 +139,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         scope.detached.pop(name, None)
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
-        scope.provisional_splits.pop(name, None)
+        if scope.provisional_splits:
+            scope.provisional_splits.pop(name, None)
         scope.parameter_vars.discard(name)
         # in a forward(): computed from its tensor arguments (knowledge.result_carries_graph)
         if scope.graph_arguments and tensor and not const and not graph and \

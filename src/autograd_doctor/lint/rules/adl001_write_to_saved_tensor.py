@@ -385,7 +385,7 @@ def _functions_writing_inputs(checker) -> None:
         if forward is None or backward is None:
             continue
         inputs = [a.arg for a in forward.args.args[1:]]
-        returned = {n.id for r in ast.walk(forward) if isinstance(r, ast.Return) and r.value is not None
+        returned = {n.id for r in _statements_in_order(forward.body) if isinstance(r, ast.Return) and r.value is not None
                     for n in ([r.value] if not isinstance(r.value, ast.Tuple) else r.value.elts)
                     if isinstance(n, ast.Name)}
         if not returned & set(inputs) or "mark_dirty" in checker.text(forward):
