@@ -33,9 +33,6 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     if not trains or (".step(" not in source and "optim" not in source):
         return {}  # only training code calls its networks through parameters
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    module_classes = _module_classes(classes)
-    if not module_classes and "nn." not in source:
-        return {}
     functions = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -51,6 +48,9 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
               and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines)}
     wanted = {name for name in wanted if _call_count(name, source) and not _mentioned_otherwise(name, source)}
     if not wanted:
+        return {}
+    module_classes = _module_classes(classes)
+    if not module_classes and "nn." not in source:
         return {}
     top_bindings = _top_bindings(tree)
     calls = defaultdict(list)  # name -> [(call, bindings of the calling code)]

@@ -103,7 +103,7 @@ class ExpressionEvents:
         own parameters, which then need evidence of their own."""
         func = call.func
         callee = func.id if isinstance(func, ast.Name) else func.attr if is_self_call(call) else None
-        spec = self.called_module(call) if isinstance(func, ast.Name) else None
+        spec = self.modules.name_specs.get(func.id) if isinstance(func, ast.Name) else None
         if spec is not None and spec.kind in self.modules.module_classes:
             callee = spec.kind + ".forward"  # `cmd_loss(h_s, h_t)` after `cmd_loss = CMDLoss()`
         if callee is None:
