@@ -185,23 +185,26 @@ class AssignmentEvents:
             self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
-                and self.scope.owner_class and (isinstance(value, ast.Call) or (
-                    isinstance(value, ast.Name) and value.id in self.scope.binds))):
+                and self.scope.owner_class and isinstance(value, ast.Call)):
             # the layers of an nn.Module, and those an agent or trainer object holds
-            # (also a network given to the constructor: `self.net = net`)
-            spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else \
-                self.modules.name_specs.get(value.id)
+            spec = self.modules.module_spec(value)
             if spec is not None:
                 self.modules.module_specs[self.scope.owner_class][target.attr] = spec
             elif self.scope.module_class and self.scope.name == "__init__" and self.is_grad_leaf(value):
                 self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
+        elif isinstance(value, ast.Name) and value.id in self.modules.name_specs and \
+                isinstance(target.value, ast.Name) and target.value.id == "self" and \
+                self.scope.owner_class and value.id in self.scope.binds:
+            # a network given to the constructor: `self.net = net` (argument_modules.py)
+            self.modules.module_specs[self.scope.owner_class][target.attr] = self.modules.name_specs[value.id]
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
 
     def torch_split_of_parameter(self, value) -> bool:
         """`torch.split(pose_tensor, 1, -1)` of an untyped parameter: tensors, since torch's
         splitting functions take only a tensor (a method `x.split(...)` may be a string's)."""
-        if not isinstance(value, ast.Call) or not value.args:
+        if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name) \
+                or value.args[0].id not in self.scope.parameters:
             return False
         q = self.qualname(value.func)
         return q is not None and q in N.SPLITTING_FUNCTIONS and self.untyped_parameter(value.args[0])
