@@ -1,6 +1,7 @@
 """Per label and mode (the files run_mode.sh wrote): outcome, diagnoses (AD codes or doctor
 warnings in the output), time ratio to plain, and whether the outcomes (pytest: per test, from the
-JUnit XML) or the output (scripts: timings masked) are those of plain python.
+JUnit XML; a run cut by its time bound is compared on the tests that finished in both) or the output
+(scripts: timings masked) are those of plain python.
 usage: python compare.py OUT [LABEL,LABEL (not seeded: exit codes compared only)]"""
 import collections, glob, os, re, sys
 import xml.etree.ElementTree as ET
@@ -17,7 +18,8 @@ def mask(text):
     return lines
 def cpu_seconds(text):
     found = re.findall(r'cpu=([\d.]+)\+([\d.]+)', text)
-    return float(found[-1][0]) + float(found[-1][1]) if found else None
+    seconds = float(found[-1][0]) + float(found[-1][1]) if found else None
+    return seconds if seconds and seconds >= 0.1 else None  # ~0: the bound killed the run, `time` saw only the kill
 
 
 def outcomes(xml):
@@ -56,7 +58,14 @@ for label in labels:
             o = outcomes(xml)
             counts = collections.Counter(k for k, _ in o.values())
             codes = sorted(set(codes) | {c for _, cs in o.values() for c in cs})
-            same = 'same outcomes' if bout is not None and {n: k for n, (k, _) in o.items()} == {n: k for n, (k, _) in bout.items()} else 'OUTCOMES DIFFER'
+            both = set(o) & set(bout or {})  # a run cut by its time bound is compared on the tests that finished in both
+            differ = [n for n in both if o[n][0] != bout[n][0]]
+            if bout is None or differ:
+                same = f'OUTCOMES DIFFER ({len(differ)} tests)'
+            elif set(o) == set(bout):
+                same = 'same outcomes'
+            else:
+                same = f'same outcomes, {len(both)} in both'
             what = f'{dict(counts)}'
         else:
             diff = [(a, b) for a, b in zip(mask(base), mask(text)) if a != b]

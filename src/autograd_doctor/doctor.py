@@ -23,6 +23,7 @@ from autograd_doctor.analysis import (
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
@@ -235,6 +236,7 @@ class Doctor:
         self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
@@ -581,6 +583,9 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        if event.swaps:
+            self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
+                                event.swaps, self._optimizer_scans)
         self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         if event.optimizer in self._stale_optimizers_reported:
@@ -674,6 +679,9 @@ class Doctor:
             # at the first backward() after each of the first steps only.
             self._stale_value_steps_checked = steps_seen
             self._report_silent(stale_graph_values.stale_value_diagnosis, self.recorder, call, args, kwargs)
+            if self._stale_value_steps_checked >= STALE_VALUE_STEPS:
+                # The last look: the steps after it need not be recorded (a parameter walk per step).
+                self.recorder.step_points.stop()
         if self._backwards_seen <= masked_nan.CHECKED_BACKWARDS and not self._masked_nan_reported:
             diagnosis = self._report_silent(masked_nan.nan_gradient_diagnosis, call, args, kwargs)
             self._masked_nan_reported = diagnosis is not None

@@ -33,13 +33,20 @@ class DiscardedClamps:
 
     def __init__(self) -> None:
         self._checked: set = set()
+        # The call sites (code, offset) whose line is in `_checked`: at every step after the
+        # first, the step() call is found here without working out its line from the code.
+        self._sites_seen: set = set()
 
     def at_step(self, optimizer, step_stack) -> Diagnosis | None:
-        if not step_stack:
+        if not step_stack or len(self._checked) >= MAX_SITES:
             return None
         site = step_stack[0]
+        if site in self._sites_seen:
+            return None
         key = (site.filename, site.lineno)
-        if key in self._checked or len(self._checked) >= MAX_SITES:
+        if len(self._sites_seen) < 4 * MAX_SITES:
+            self._sites_seen.add(site)
+        if key in self._checked:
             return None
         self._checked.add(key)
         tree = parse_file(site.filename)

@@ -68,11 +68,12 @@ def _sample_calls(function: ast.FunctionDef) -> list[tuple[ast.stmt, ast.Call]]:
     return found
 
 
-def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> tuple[str, ast.stmt, ast.Call, str] | None:
-    """(file, statement, call, module class) of a reparameterisable distribution's `sample()` in the
-    forward of a module that `statement` calls (or of one of its submodules), or None."""
+def called_forwards(statement: ast.stmt, frame_locals: dict | None):
+    """(file, forward, module class) for each module that `statement` calls by name, and each of its
+    submodules, whose class is the user's own: the forward methods a cut found at the calling
+    statement may hide in (one per class, at most MAX_MODULES modules per called module)."""
     if not frame_locals:
-        return None
+        return
     modules = []
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -91,8 +92,15 @@ def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> t
             filename, definition = found
             for function in definition.body:
                 if isinstance(function, ast.FunctionDef) and function.name == "forward":
-                    calls = _sample_calls(function)
-                    if calls:
-                        sample_statement, call = calls[0]
-                        return filename, sample_statement, call, type(module).__name__
+                    yield filename, function, type(module).__name__
+
+
+def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> tuple[str, ast.stmt, ast.Call, str] | None:
+    """(file, statement, call, module class) of a reparameterisable distribution's `sample()` in the
+    forward of a module that `statement` calls (or of one of its submodules), or None."""
+    for filename, function, module_class in called_forwards(statement, frame_locals):
+        calls = _sample_calls(function)
+        if calls:
+            sample_statement, call = calls[0]
+            return filename, sample_statement, call, module_class
     return None

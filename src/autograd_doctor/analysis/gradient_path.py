@@ -47,6 +47,7 @@ from autograd_doctor.analysis.grad_off_caller import (
     enable_grad_block_help, entry_note, off_at_entry,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
+from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
@@ -58,7 +59,7 @@ from autograd_doctor.recording.module_forwards import (
 )
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_name, function_definition, location_of, parse_file, replace_node_text, segment, statement_location,
+    call_name, function_definition, location_of, parse_file, replace_node_text, replace_nodes_text, segment, statement_location,
 )
 
 # Backward calls whose graphs are walked to find parameters left without a gradient.
@@ -78,7 +79,7 @@ NEW_LEAF_FACTORIES = {"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTenso
 class CutMark:
     """A construct in the user's source that stops gradients."""
 
-    kind: str  # detach, data, no_grad, new_leaf, leave_torch, integer, requires_grad_false, sample, unknown
+    kind: str  # detach, data, data_write, no_grad, new_leaf, leave_torch, integer, requires_grad_false, sample, unknown
     node: ast.AST | None
     text: str
     context: ast.AST | None = None  # the `with torch.no_grad()` statement
@@ -393,6 +394,8 @@ CUT_EXPLANATIONS = {
     "requires_grad_false": "`{text}` turns gradient tracking off",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
     "sample": "`{text}` draws under torch.no_grad(): the draws carry no gradient to the distribution's parameters",
+    "data_write": "a write through `.data` is not recorded: what the written value was computed from gets no "
+                  "gradient through it",
     "unknown": "this statement computes from tensors that require grad, but its result does not",
 }
 
@@ -452,6 +455,15 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         replaced = replace_node_text(filename, statement, node.func, f"{receiver}.rsample") if receiver else None
         suggestions.append(Suggestion("draw with rsample(): the same distribution, sampled through the "
                                       "reparameterisation trick, so gradients reach its parameters", replaced,
+                                      location if replaced else None))
+    elif mark.kind == "data_write":
+        attributes = data_attributes(statement)
+        # Nested `.data` (`x.data.data`) would overlap: then only the advice.
+        nested = any(inner is not outer and inner in ast.walk(outer) for outer in attributes for inner in attributes)
+        replaced = None if nested else replace_nodes_text(
+            filename, statement, [(attribute, segment(filename, attribute.value)) for attribute in attributes])
+        suggestions.append(Suggestion("write through the tensors themselves, not `.data`: autograd records the copy, "
+                                      "so gradients reach what the written value was computed from", replaced,
                                       location if replaced else None))
     elif mark.kind == "grad_no_graph" and isinstance(node, ast.Call):
         keywords = [k for k in node.keywords if k.arg != "create_graph"]
@@ -589,6 +601,9 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         sampled = _sample_cut_diagnosis(cut, frame_locals, site, loss, name)
         if sampled is not None:
             return sampled
+        written = _data_write_cut_diagnosis(cut, frame_locals, site, loss, name)
+        if written is not None:
+            return written
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):
@@ -624,6 +639,24 @@ def _sample_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss,
     diagnosis.related.insert(0, statement_location(cut.filename, cut.statement, role="called from",
                                                    note=f"{cut.evidence}: {module_class}.forward draws the sample"
                                                    if cut.evidence else f"{module_class}.forward draws the sample"))
+    diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut inside "
+                              f"{module_class}.forward, called on line {cut.statement.lineno}")
+    return diagnosis
+
+
+def _data_write_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:
+    """AD301 at a write through `.data` inside the module that the cut statement calls (see
+    analysis/data_writes.py); None when there is none."""
+    written = data_write_in_called_module(cut.statement, frame_locals)
+    if written is None:
+        return None
+    filename, statement, module_class = written
+    write_cut = Cut(statement, CutMark("data_write", statement, segment(filename, statement)), filename, None,
+                    "data_write")
+    diagnosis = cut_diagnosis(write_cut, "error", site, tensor=loss, name=name)
+    diagnosis.related.insert(0, statement_location(cut.filename, cut.statement, role="called from",
+                                                   note=f"{cut.evidence}: {module_class}.forward writes through .data"
+                                                   if cut.evidence else f"{module_class}.forward writes through .data"))
     diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut inside "
                               f"{module_class}.forward, called on line {cut.statement.lineno}")
     return diagnosis

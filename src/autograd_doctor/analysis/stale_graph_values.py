@@ -39,26 +39,40 @@ def stale_value_diagnosis(recorder, call, args: tuple, kwargs: dict) -> Diagnosi
     roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
     if not roots:
         return None
-    walked, _ = graph_nodes(roots)
-    in_graph = {id(node) for node in walked}
     site = call.site if call is not None else None
     frame = live_frame(site)
     frames = user_frames()
+    # The holders made before a recorded step, told by their sequence numbers alone: most
+    # backward() calls have none, and then neither the loss's graph nor the parameters are walked.
+    older = []
+    for holder, value in _holders(frame, frames):
+        if isinstance(value, torch.Tensor) and value.grad_fn is not None:
+            changed = points.changed_after(value.grad_fn._sequence_nr())
+            if changed:
+                older.append((holder, value, changed))
+    if not older:
+        return None
+    walked, _ = graph_nodes(roots)
+    in_graph = {id(node) for node in walked}
+    for holder, value, changed in older:
+        if id(value.grad_fn) not in in_graph:
+            continue
+        leaves, finished = leaves_below([value.grad_fn])
+        stale_ids = leaves & changed
+        if stale_ids and finished:
+            parameter_names = _parameter_names(frames)
+            stale = [parameter_names.get(key, "a parameter") for key in stale_ids]
+            return _diagnosis(holder, sorted(set(stale)), site, frame)
+    return None
+
+
+def _parameter_names(frames) -> dict[int, str]:
+    """id of each parameter of the modules in the user's frames -> its dotted name."""
     parameter_names = {}
     for model_name, model in modules_in(frames):
         for name, parameter in model.named_parameters():
             parameter_names.setdefault(id(parameter), ".".join(filter(None, (model_name, name))))
-    for holder, value in _holders(frame, frames):
-        if not (isinstance(value, torch.Tensor) and value.grad_fn is not None and id(value.grad_fn) in in_graph):
-            continue
-        changed = points.changed_after(value.grad_fn._sequence_nr())
-        if not changed:
-            continue
-        leaves, finished = leaves_below([value.grad_fn])
-        stale = [parameter_names.get(key, "a parameter") for key in leaves & changed]
-        if stale and finished:
-            return _diagnosis(holder, sorted(set(stale)), site, frame)
-    return None
+    return parameter_names
 
 
 def _holders(frame, frames) -> list:

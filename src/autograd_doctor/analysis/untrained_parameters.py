@@ -19,6 +19,9 @@ Looked at only at the first two step() calls of each optimizer, from what is the
   change (no update of any kind, `.data` writes included) is reported.
 The line named is the optimizer's construction; the help adds the parameters to it with
 `add_param_group` right after it (or after the candidate is made, when that comes later).
+A dict bound around step() that is shaped as a parameter group (`{"params": [...], "lr": ...}`),
+whose parameters all got gradients and none of which any optimizer holds, is a candidate too: a
+group built and left out of the list the optimizer was built from; the help adds the group itself.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class Candidate:
     fingerprints: list
     kind: str  # the module's class name, or "nn.Parameter", or UNREGISTERED
     made_at: tuple | None = None  # UNREGISTERED: (file, line) of the statement that stores it
+    settings: tuple = ()  # LEFT_OUT_GROUP: the ("lr", "0.05") pairs the group names, for the note
 
 
 # An nn.Parameter kept in a dict or a plain object that a trained module holds (`self.g.edata['w'] =
@@ -59,6 +63,10 @@ UNREGISTERED = "unregistered nn.Parameter"
 # `self.hids.append(nn.Linear(...))`): only attributes, nn.ModuleList and nn.ModuleDict register a
 # submodule, so their parameters are in no `parameters()` either.
 UNREGISTERED_MODULES = "modules in a plain container"
+# A parameter group built for the optimizer and never given to it (`params = {"lr": 5e-2, "params":
+# [...]}` filled in a loop, and the `parameters.append(params)` left out): its parameters are in no
+# optimizer, although the dict says how they were meant to train.
+LEFT_OUT_GROUP = "parameter group"
 
 
 class UntrainedParameters:
@@ -92,6 +100,8 @@ class UntrainedParameters:
                 return _unregistered_diagnosis(step_stack, candidate, parameters)
             if candidate.kind == UNREGISTERED_MODULES:
                 return _container_diagnosis(step_stack, candidate, parameters)
+            if candidate.kind == LEFT_OUT_GROUP:
+                return _left_out_group_diagnosis(optimizer, step_stack, candidate, parameters)
             return _diagnosis(optimizer, step_stack, candidate, parameters)
         return None
 
@@ -148,19 +158,22 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
             found.append((name, value, trained))
     hidden = _unregistered_in_trained_modules(values, held, seen)
     containers = _container_candidates(_modules_in_plain_containers(values, held, seen), optimizer, scans)
+    containers += _left_out_group_candidates(values, held, seen, optimizer, scans)
     if not found and not hidden:
         return containers
     if not found:
         return _hidden_candidates(hidden, optimizer, scans) + containers
     function_source = _scope_source(step_stack[0])
     if function_source is None:
-        return []
+        return _hidden_candidates(hidden, optimizer, scans) + containers
     derived = _derived_names(function_source, stepped)
     found = [(name, value, trained) for name, value, trained in found
              if (_called_on(function_source, name, derived) if isinstance(value, torch.nn.Module)
                  else _used_with(function_source, name, derived | stepped))]
     if not found:
-        return []
+        # The bare candidates were beside the model on purpose; what a trained module holds, or a
+        # group built for the optimizer, does not depend on them.
+        return _hidden_candidates(hidden, optimizer, scans) + containers
     every = [p for _, _, trained in found for p in trained]
     if held_by_another_optimizer(every, optimizer, scans):
         return []  # another optimizer trains them (or the scans are spent: unknown)
@@ -168,6 +181,29 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
                       [_fingerprint(p) for p in trained],
                       type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
             for name, value, trained in found]
+
+
+def _left_out_group_candidates(values: dict, held: set, seen: set, optimizer, scans: Budget) -> list[Candidate]:
+    """A dict bound to a name around step() that is shaped as a parameter group (its "params" a list
+    or tuple of nn.Parameters), none of whose parameters this optimizer holds, whose parameters
+    that require grad all got gradients, and that no other live optimizer holds either."""
+    found = []
+    for name, value in values.items():
+        if not isinstance(value, dict) or not isinstance(value.get("params"), (list, tuple)) or "." in name:
+            continue
+        group = [p for p in value["params"] if isinstance(p, torch.nn.Parameter) and p.requires_grad]
+        # `seen` is not asked: a loop variable left bound to one of the group's parameters (`for
+        # name, param in model.named_parameters()`) is a bare candidate of its own, filtered later.
+        if not group or any(id(p) in held for p in group) or any(grad_of(p) is None for p in group):
+            continue
+        if held_by_another_optimizer(group, optimizer, scans):
+            continue
+        seen.update(id(p) for p in group)
+        settings = tuple(sorted((str(key), repr(setting)) for key, setting in value.items()
+                                if key != "params" and isinstance(setting, (int, float, bool, str))))
+        found.append(Candidate(name, False, [weakref.ref(p) for p in group], [_fingerprint(p) for p in group],
+                               LEFT_OUT_GROUP, settings=settings))
+    return found[:2]
 
 
 def _unregistered_in_trained_modules(values: dict, held: set, seen: set) -> list[tuple[str, torch.Tensor, object]]:
@@ -551,6 +587,30 @@ def _diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) ->
                      severity="warning", primary=primary, related=[step], notes=notes, help=helps)
 
 
+def _left_out_group_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) -> Diagnosis:
+    """AD213 for a parameter group built and never given to the optimizer: named where the optimizer
+    is built, the help gives it the group itself (with the settings the group names)."""
+    settings = ", ".join(f"{key}={value}" for key, value in candidate.settings)
+    notes = [f"{candidate.name} is a parameter group ({shapes_of(parameters)}{'; ' + settings if settings else ''}) "
+             f"that no optimizer was given: its parameters got gradients at both of {type(optimizer).__name__}'s "
+             "first two steps and did not change between them"]
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    construction = optimizer_construction(optimizer, step_stack)
+    if construction is None:
+        return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                         severity="warning", primary=step, related=[], notes=notes,
+                         help=[Suggestion(f"give the optimizer the group: `optimizer.add_param_group({candidate.name})`"
+                                          " after it is built, or add it to the groups it is built from")])
+    filename, built = construction
+    primary = statement_location(filename, built, role="optimizer",
+                                 note=f"builds the optimizer without the parameter group {candidate.name}")
+    added = _add_group_help(filename, built, candidate, step_stack)
+    helps = [added] if added is not None else [Suggestion(
+        f"add {candidate.name} to the groups the optimizer is built from")]
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
 def _parameters_expression(candidate: Candidate) -> str:
     return f"{candidate.name}.parameters()" if candidate.is_module else f"[{candidate.name}]"
 
@@ -578,6 +638,9 @@ def _add_group_help(filename: str, built: ast.stmt, candidate: Candidate, step_s
     receiver = segment(filename, built.targets[0])
     if text is None or receiver is None or "\n" in text:
         return None
+    if candidate.kind == LEFT_OUT_GROUP:
+        return Suggestion(f"give the optimizer the group {candidate.name} (with the settings it names)",
+                          f"{text}\n{receiver}.add_param_group({candidate.name})", statement_location(filename, after))
     line = f'{receiver}.add_param_group({{"params": {_parameters_expression(candidate)}}})'
     return Suggestion(f"if {candidate.name} is meant to train with the model: give the optimizer its parameters "
                       "too (their settings as for the first group)", f"{text}\n{line}",

@@ -1489,7 +1489,10 @@ and no `.grad` of the model is None; the new parameters simply never change. aut
 records where a module's parameter or submodule is replaced, and, just before each `step()`,
 warns when the optimizer's parameters got no gradient while the parameters that replaced them
 got gradients and are in no optimizer (or, for a network bound to a name again, when none of
-the optimizer's parameters belongs to the modules around the `step()` call any more).
+the optimizer's parameters belongs to the modules around the `step()` call any more). A parameter
+made inside `forward()` (`self.rel_h = nn.Parameter(torch.randn(...))` there) is replaced at every
+call: the optimizer holds none of them and the one the loss uses is new at every step; the report
+names the line in forward() (the help: make it once, in `__init__`).
 
 **Minimal example.**
 
@@ -1703,7 +1706,10 @@ optimizer). A module counts when its own class declares an `nn.Parameter`; a bar
 `nn.Parameter` counts when a line computes from it and the model together. Modules that a trained
 module keeps in a plain list, tuple or dict (`self.blocks = []`, then `self.blocks.append(...)`)
 are not registered at all: `model.parameters()` leaves them out, and the report names the line
-that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`).
+that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`). A parameter group built for
+the optimizer and left out of the list it is built from (`head = {"params": ..., "lr": 5e-2}`, then
+`AdamW([decay, no_decay])`) is named where the optimizer is built; the help gives it the group
+itself, with the settings the group names.
 
 **Minimal example.**
 
@@ -2231,7 +2237,8 @@ causes: `detach()`, `.data`, a `torch.no_grad()` block, `torch.tensor(...)` or a
 round trip, `argmax` and other integer ops, `requires_grad_(False)`, a distribution's `sample()`
 (it draws under no_grad; `rsample()` draws with gradients), also inside a module's forward: when
 the statement that calls a module is where the path stops, its forward is read for such a
-`sample()`.
+`sample()`, and for a write through `.data` (`x.data[i] = y`: the copy is not recorded, so what
+`y` was computed from gets no gradient through it; the help writes through the tensors).
 
 **Minimal example.**
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.findings import line_numbers
 from autograd_doctor.lint.walk import child_nodes
 
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
@@ -52,14 +52,13 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
         return {}
     # Walk only the functions that hold a call: found from the calls' lines.
     pattern = re.compile(r"(?<!def )\b(" + "|".join(sorted(wanted)) + r")[ \t]*\(")
-    starts = [0] + [m.end() for m in re.finditer("\n", source)]
     expected: dict = defaultdict(int)
     holders: dict = {}
     spans = sorted(((f.lineno, f.end_lineno, f) for f in functions),
                    key=lambda t: t[1] - t[0])
-    for m in pattern.finditer(source):
+    matches = list(pattern.finditer(source))
+    for m, line in zip(matches, line_numbers(source, [m.start() for m in matches])):
         expected[m.group(1)] += 1
-        line = bisect_right(starts, m.start())
         holder = next((f for lo, hi, f in spans if lo <= line <= hi), tree)
         holders[id(holder)] = holder
     calls: dict = defaultdict(list)  # name -> [(call, enclosing function)]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 
 from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.clearing import is_self_call, own_nodes, same_file_calls, spread_to_callers
+from autograd_doctor.lint.findings import line_numbers
 
 _AUTOGRAD_CALLS = frozenset({"backward", "grad"})
 
@@ -52,8 +53,7 @@ def backward_functions(tree: ast.Module, source: str) -> frozenset:
     # Only a function whose lines hold such a call can run backward itself. Most files that say
     # "backward(" say it in a docstring or in another object's method: their functions' nodes
     # are not walked at all (this was an eighth of the linter's time on torch/nn).
-    starts = [0] + [m.end() for m in re.finditer("\n", source)]
-    lines = sorted({bisect_right(starts, position) for position in found})
+    lines = sorted(set(line_numbers(source, found)))
     runs = {node.name for node in functions
             if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(node))}
     if not runs:

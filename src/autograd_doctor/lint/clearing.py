@@ -40,7 +40,8 @@ _CLEARING_TEXT = re.compile(r"zero_grad|\.grad\s*=\s*(?:None|\S*zeros)|\.grad\.(
 
 def clearing_functions(tree: ast.Module, source: str, needs_backward: bool = True) -> frozenset:
     """Names of the functions defined in ``tree`` that clear gradients."""
-    if (needs_backward and "backward(" not in source) or not _CLEARING_TEXT.search(source):
+    if (needs_backward and "backward(" not in source) or ("zero_grad" not in source and ".grad" not in source) \
+            or not _CLEARING_TEXT.search(source):  # (the regex's every branch holds one of the two words)
         return frozenset()  # no training loop (ADL018 needs one) or nothing clears
     calls: dict = {}  # function name -> the same-file names its own body calls
     clears: set = set()

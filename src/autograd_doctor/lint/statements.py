@@ -235,10 +235,14 @@ class AssignmentEvents:
 
     def keeps_graph_on_module(self, target, value) -> bool:
         """`self.attr = value` in a module's method, where ``value`` carries a graph
-        (outside a path callers opt into, `if use_cache:`)."""
+        (outside a path callers opt into, `if use_cache:`).  A leaf that requires grad
+        carries none: `self.grid = nn.Parameter(F.interpolate(self.grid.data, ...))`
+        (DirectVoxGO's grid rescale) starts a fresh leaf, deep-copyable and linked to
+        no earlier call."""
         return (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and bool(self.scope.module_class) and not self.scope.grad_off
-                and not self.opt_in_depth and value is not None and self.is_graph(value))
+                and not self.opt_in_depth and value is not None and self.is_graph(value)
+                and not self.is_grad_leaf(value))
 
     def bind_returned(self, target, value, stmt) -> bool:
         """`loss, logs = self.compute(batch)` of a same-file function with a summary

@@ -26,13 +26,6 @@ import weakref
 _MISSING = object()
 
 
-def _reference(obj):
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return None
-
-
 class IdentityMap:
     """A dict keyed by objects' identity; an entry leaves when its object dies (it is overwritten
     by the next object at that address, or never found again)."""
@@ -42,8 +35,14 @@ class IdentityMap:
     def __init__(self):
         self._entries: dict[int, tuple] = {}  # id -> (weak reference, or None: the id alone; value)
 
+    # The methods below are called for every parameter of every module call the first steps
+    # watch: each does its work without calling another (a Python call costs more than it does).
     def __setitem__(self, obj, value) -> None:
-        self._entries[id(obj)] = (_reference(obj), value)
+        try:
+            reference = weakref.ref(obj)
+        except TypeError:
+            reference = None
+        self._entries[id(obj)] = (reference, value)
 
     def get(self, obj, default=None):
         entry = self._entries.get(id(obj))
@@ -52,7 +51,8 @@ class IdentityMap:
         return entry[1]
 
     def __contains__(self, obj) -> bool:
-        return self.get(obj, _MISSING) is not _MISSING
+        entry = self._entries.get(id(obj))
+        return entry is not None and (entry[0] is None or entry[0]() is obj)
 
     def pop(self, obj, default=None):
         value = self.get(obj, _MISSING)
@@ -75,11 +75,20 @@ class IdentitySet(IdentityMap):
     __slots__ = ()
 
     def add(self, obj) -> None:
-        self[obj] = True
+        try:
+            reference = weakref.ref(obj)
+        except TypeError:
+            reference = None
+        self._entries[id(obj)] = (reference, True)
 
     def update(self, objects) -> None:
+        entries = self._entries
         for obj in objects:
-            self[obj] = True
+            try:
+                reference = weakref.ref(obj)
+            except TypeError:
+                reference = None
+            entries[id(obj)] = (reference, True)
 
     def discard(self, obj) -> None:
         self.pop(obj)

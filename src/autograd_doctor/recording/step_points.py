@@ -20,9 +20,13 @@ _sequence_number = torch._C._autograd._get_sequence_nr
 class StepPoints:
     def __init__(self):
         self.points: list[tuple[int, frozenset[int]]] = []  # (sequence number, ids of parameters), oldest first
+        self.stopped = False  # no check will read them again: each step after costs nothing
+
+    def stop(self) -> None:
+        self.stopped = True
 
     def step_done(self, optimizer) -> None:
-        if len(self.points) >= MAX_POINTS:
+        if self.stopped or len(self.points) >= MAX_POINTS:
             return
         changed = frozenset(id(p) for group in optimizer.param_groups for p in group.get("params", ())
                             if isinstance(p, torch.Tensor) and p.grad is not None)

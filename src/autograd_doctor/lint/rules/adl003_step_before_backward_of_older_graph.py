@@ -49,7 +49,13 @@ an optimizer held on `self`, or backpropagates through its arguments
 `if`, loop or `try`; the report names the method's `step()` and the call.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
-concatenated (`list(a.parameters()) + list(b.parameters())`).""",
+concatenated (`list(a.parameters()) + list(b.parameters())`).
+An optimizer built in another file (handed in as an argument) counts in one
+case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
+`loss` (the same binding) backpropagated again, where `loss` was computed by
+calling a module the function holds (`critic(states)`): its gradients are
+then those of `loss`'s graph, so its step updates parameters that graph saved
+(a PPO update backpropagating one summed loss once per optimizer).""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -76,7 +82,8 @@ d_opt.step()
 return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
 was computed from, summaries.py); values passed in as arguments, attributes
 set in another method, and optimizers built in another file, are unknown, so
-nothing is claimed about them.  An optimizer whose construction names no `.parameters()` is not
+nothing is claimed about them (but for one loss backpropagated on both sides
+of a step of an optimizer zeroed just before the first, above).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
@@ -124,7 +131,10 @@ def check_file(checker) -> None:
         owners = checker.training.optimizers.get(optimizer) or \
             checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
-            continue  # whose parameters it steps is unknown: no claim
+            # whose parameters it steps is unknown (built in another file): only the
+            # same loss backpropagated on both sides of the step is a claim
+            _same_loss_again(checker, scope, seq, node, optimizer, later, call)
+            continue
         for b, bnode, recv, cut in later:
             hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
@@ -149,6 +159,89 @@ def check_file(checker) -> None:
                     f"old values; backward() will fail (modified by an inplace operation)",
                     related=related)
                 break
+
+
+def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
+    """`opt.zero_grad(); loss.backward(retain_graph=True); opt.step(); ...
+    loss.backward()` with an optimizer built elsewhere (pg_travel's PPO gets
+    `critic_optim` as an argument from `main.py`).  Zeroed just before, the
+    optimizer's gradients are those the first backward gave: its step updates, in
+    place, parameters of `loss`'s graph, which the retained graph saved, and the
+    second backward goes through that same graph.  Claimed only when `loss` was
+    computed, with gradients on, by calling something with an input (a layer),
+    and the second backward reads the very binding the first one did."""
+    if call is not None:
+        return
+    zeroed = [z for z, text in scope.zero_grad_receivers
+              if text == optimizer and z < seq and not scope.exclusive(z, seq) and scope.reaches(z, seq)]
+    if not zeroed:
+        return
+    zero = max(zeroed)
+    for b1, b1node, recv1 in scope.backward_receivers:
+        if not (zero < b1 < seq) or _frees_graph(b1node) or not isinstance(recv1, ast.Name) \
+                or scope.exclusive(b1, seq) or not scope.reaches(b1, seq):
+            continue
+        entry = scope.binding(recv1.id, b1)
+        if entry is None or entry[1] is None or entry[2]:
+            continue
+        layer = _layer_called(checker, scope, entry[1], entry[0])
+        if layer is None:
+            continue
+        layer, layer_call = layer
+        for b2, b2node, recv2, _ in later:
+            if b2 > seq and _reads_binding(checker, scope, recv2, b2, (recv1.id, entry[0])) \
+                    and not _freed_between(scope, b1, b2):
+                checker.report(
+                    "ADL003", node,
+                    f"`{checker.text(node.func)}()` updates in place the parameters that "
+                    f"`{recv1.id}.backward(...)` on line {b1node.lineno} gave gradients to "
+                    f"(`{optimizer}` was zeroed just before), parameters of `{recv1.id}`'s graph "
+                    f"(computed with `{layer}` on line {layer_call.lineno}); `backward()` on line "
+                    f"{b2node.lineno} goes through that same graph, which saved their old values; "
+                    f"backward() will fail (modified by an inplace operation)",
+                    related=[(b1node.lineno, checker.col(b1node.lineno, b1node.col_offset), 0,
+                              "first backward, graph retained"),
+                             (b2node.lineno, checker.col(b2node.lineno, b2node.col_offset), 0,
+                              "backward through the same graph after the step")])
+                return
+
+
+def _layer_called(checker, scope, value, at):
+    """A callable given an input called, directly or through earlier bindings, to
+    compute ``value``: a name the function holds, not a tensor (`critic(states)`,
+    `critic` a parameter or a local), or a layer of `self` (`self.net(x)`); not a
+    method of some object (`advants.unsqueeze(1)` on an untyped argument), nor a
+    library or same-file function (`torch.min` of a star-imported `torch`): its
+    name and the call."""
+    work, seen, found = [(value, at)], set(), []
+    while work and len(seen) < 200:
+        node, when = work.pop(0)  # nearest bindings first
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
+        called = {}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and (n.args or n.keywords) and (
+                    isinstance(n.func, ast.Name) or (isinstance(n.func, ast.Attribute)
+                                                     and isinstance(n.func.value, ast.Name)
+                                                     and n.func.value.id == "self")):
+                spec = checker.modules.called_module(n, scope.owner_class)
+                if spec is None or spec.parameterised:  # not `criterion = nn.MSELoss()`
+                    called.setdefault(checker.text(n.func), n)
+        found += [(m, called[m]) for m in modules if m in called and m not in scope.tensors and (
+            m.startswith("self.") or m in scope.parameters or m in scope.binds)]
+        for n in names:
+            entry = scope.binding(n, when)
+            if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
+                seen.add((n, entry[0]))
+                work.append((entry[1], entry[0]))
+    # a module handed in (`critic`) or held (`self.net`) before a local callable,
+    # which may be a loss object (`criterion = torch.nn.MSELoss()`)
+    found.sort(key=lambda hit: 0 if hit[0] in scope.parameters or hit[0].startswith("self.") else 1)
+    return found[0] if found else None
+
+
+def _freed_between(scope, first: int, second: int) -> bool:
+    """A backward that surely frees its graph runs between the two."""
+    return any(first < s < second and _frees_graph(bnode) for s, bnode, _ in scope.backward_receivers)
 
 
 def _summarise_returns(checker, scope) -> None:

@@ -23,7 +23,11 @@ module or from a leaf that requires grad), and reports it when
   that runs backward passes (`out, self.hidden = self.rnn(x, self.hidden)`: a
   recurrent state carried from call to call), and nothing else in the file
   gives the attribute a new value (a loop that resets `model.hidden` before
-  each sequence, a method of the class other than `__init__`).""",
+  each sequence, a method of the class other than `__init__`).
+
+A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
+self.grid.data, ...))`, a grid rescaled between training phases) carries no
+graph and is not reported.""",
     why_bad="""The module now holds the graph of the forward pass that made the tensor.
 A buffer used in the next forward links the new graph to the old, freed one:
 `RuntimeError: Trying to backward through the graph a second time`.  And

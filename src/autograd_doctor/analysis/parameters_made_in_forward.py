@@ -1,0 +1,73 @@
+"""AD207 for a parameter made inside `forward()`: `self.rel_h = nn.Parameter(torch.randn(...))`
+there draws a new parameter at every call. The optimizer, built from `model.parameters()` before
+the first call, holds none of them, and the one the loss uses is new at every step: it gets a
+gradient and never trains; what the model adds from it is fresh noise each time. Nothing fails.
+
+Looked at just before each step(), only when recording/parameter_swaps.py recorded a replacement
+of a module's parameter whose site is in a function named `forward` (a replacement needs the name
+to hold another parameter already: from the second call on; a lazy `if self.w is None:` made once
+is never one): the newest parameter made there got a gradient and no live optimizer holds it.
+Reported once per line. Named at the assignment in forward(); the help is advice (make it once, in
+`__init__`), since the change moves a line into another method.
+"""
+
+from __future__ import annotations
+
+from autograd_doctor.analysis.stale_optimizer import Budget, held_by_another_optimizer, shapes_of
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of, segment, statement_at, statement_location
+
+
+class ParametersMadeInForward:
+    """Per run: the (file, line) of each forward() assignment already reported."""
+
+    def __init__(self) -> None:
+        self._reported: set = set()
+
+    def at_step(self, optimizer, step_stack, swaps: list, budget: Budget) -> Diagnosis | None:
+        found = []  # (swap, its new parameter), all in the forward() of the first one found
+        for swap in swaps:
+            site = swap.site
+            if site is None or not swap.is_parameter or site.code.co_name != "forward" \
+                    or (found and site.code is not found[0][0].site.code):
+                continue
+            new = swap.new_ref()
+            if (site.code.co_filename, site.lineno) in self._reported or new is None or not new.requires_grad \
+                    or new.grad is None or any(new is other for _, other in found) \
+                    or any(p is new for group in optimizer.param_groups for p in group["params"]):
+                continue
+            found.append((swap, new))
+        if not found or held_by_another_optimizer([new for _, new in found], optimizer, budget):
+            return None
+        found.sort(key=lambda item: item[0].site.lineno)
+        self._reported.update((swap.site.code.co_filename, swap.site.lineno) for swap, _ in found)
+        return _diagnosis(found, step_stack)
+
+
+def _diagnosis(found: list, step_stack) -> Diagnosis:
+    """Named at the first assignment in forward(); the others made there are related lines."""
+    swap, parameter = found[0]
+    module = swap.module_ref()
+    owner = type(module).__name__ if module is not None else "the module"
+    filename = swap.site.code.co_filename
+    statement = statement_at(filename, swap.site.lineno)
+    note = "forward() makes a new parameter here at every call"
+    primary = statement_location(filename, statement, role="made", note=note) if statement is not None \
+        else location_of(swap.site, role="made", note=note)
+    related = [location_of(other.site, role="made", note="and here") for other, _ in found[1:]]
+    if step_stack:
+        related.append(location_of(step_stack[0], role="step",
+                                   note="step() updates only the parameters the optimizer holds"))
+    names = ", ".join(f"{owner}.{other.name} ({shapes_of([new])})" for other, new in found)
+    notes = [f"{names} {'is' if len(found) == 1 else 'are'} made anew at every call of forward(): the optimizer, "
+             "built before, holds none of them, and the ones the loss uses are new at every step, so they get "
+             "gradients and never train (their values are whatever the line draws)"]
+    text = segment(filename, statement) if statement is not None else None
+    helps = [Suggestion("make them once, in __init__" + (f" (`{text.strip()}` there)" if text and "\n" not in text
+                                                        else "") +
+                        ", so that model.parameters() and the optimizer hold them and forward() uses the same "
+                        "tensors at every call")]
+    return Diagnosis(code=codes.STALE_OPTIMIZER_PARAMETERS, title=codes.title(codes.STALE_OPTIMIZER_PARAMETERS),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
