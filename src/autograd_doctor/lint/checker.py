@@ -139,6 +139,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         scope.detached.pop(name, None)
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
+        if scope.provisional_splits:
+            scope.provisional_splits.pop(name, None)
         scope.parameter_vars.discard(name)
         # in a forward(): computed from its tensor arguments (knowledge.result_carries_graph)
         if scope.graph_arguments and tensor and not const and not graph and \
@@ -214,6 +216,12 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 module_class is not None and node.name == "forward" and i > 0 and a.annotation is None) or (
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
+        # every call in the file passes one module here (argument_modules.py): `model(x)`
+        # in `def train(model, ...)` calls that network
+        for param, ctor in self.file.module_parameters.get((self.scope.owner_class, node.name), {}).items():
+            spec = self.modules.module_spec(ctor)
+            if spec is not None:
+                self.modules.name_specs[param] = spec
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
         self.scope.consts.update(grad_free)

@@ -87,6 +87,9 @@ class Scope:
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
+    # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
+    # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
+    provisional_splits: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
     parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
@@ -112,6 +115,7 @@ class Scope:
     helper_backward_receivers: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
+    zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call
     imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
     self_calls: list = field(default_factory=list)  # (seq, method) of `self.method(...)` calls in loops
     backward_names: set = field(default_factory=set)

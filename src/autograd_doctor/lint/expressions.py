@@ -103,6 +103,9 @@ class ExpressionEvents:
         own parameters, which then need evidence of their own."""
         func = call.func
         callee = func.id if isinstance(func, ast.Name) else func.attr if is_self_call(call) else None
+        spec = self.modules.name_specs.get(func.id) if isinstance(func, ast.Name) else None
+        if spec is not None and spec.kind in self.modules.module_classes:
+            callee = spec.kind + ".forward"  # `cmd_loss(h_s, h_t)` after `cmd_loss = CMDLoss()`
         if callee is None:
             return
         scope = self.scope
@@ -180,6 +183,7 @@ class ExpressionEvents:
             scope.zero_grads.append(self.next_seq())
             if attr == "zero_grad":
                 scope.zero_grad_receivers.append((scope.zero_grads[-1], self.text(recv)))
+                scope.zero_grad_calls[scope.zero_grads[-1]] = node
         if attr == "requires_grad_" and isinstance(recv, ast.Name):
             scope.consts.discard(recv.id)  # a factory tensor that now requires grad
             if self.false_arg(node):

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.argument_modules import module_parameters
 from autograd_doctor.lint.arguments import grad_free_parameters
 from autograd_doctor.lint.backward_helpers import backward_functions
 from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
@@ -38,6 +39,8 @@ class FileFacts:
     grad_free_parameters: dict
     # same-file functions and methods that run a backward pass (backward_helpers.py)
     backward_functions: frozenset = frozenset()
+    # (class or None, function) -> parameters every call fills with one module (argument_modules.py)
+    module_parameters: dict = field(default_factory=dict)
     # The file imports another framework's autodiff (`import warp as wp`) and nothing of
     # torch: its backward passes, steps and gradients are that framework's.
     other_autodiff: bool = False
@@ -47,13 +50,15 @@ class FileFacts:
         walk = mentions(tree) if switches_gradients(source) else None
         callees = grad_off_callees(walk)
         lowered = source.lower()
+        trains = ".backward(" in source or "autograd.grad(" in source or "manual_backward(" in source
         return cls(
-            trains=".backward(" in source or "autograd.grad(" in source or "manual_backward(" in source,
+            trains=trains,
             mentions_debug="debug" in lowered or "anomaly" in lowered,
             grad_off_callees=callees,
             grad_off_branches=grad_off_branches(walk, callees),
             grad_free_parameters=grad_free_parameters(tree, source),
             backward_functions=backward_functions(tree, source),
+            module_parameters=module_parameters(tree, source, trains),
             other_autodiff=_other_autodiff_only(tree, source))
 
 

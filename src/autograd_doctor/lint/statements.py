@@ -95,7 +95,8 @@ class AssignmentEvents:
         elif isinstance(target, (ast.Tuple, ast.List)):
             pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
-            pieces = value is not None and not pairs and self.splits_tensor(value)
+            pieces = value is not None and not pairs and (
+                self.splits_tensor(value) or self.torch_split_of_parameter(value))
             source = None if pairs or pieces else self.values_indices_source(value, target)
             if source is not None:
                 self.bind_values_indices(target, value, source, stmt)
@@ -112,6 +113,11 @@ class AssignmentEvents:
                     if pieces and self.is_graph(self.split_source(value)):
                         self.scope.split_views[elt.id] = self.text(value.func)
                         self.scope.graph.add(elt.id)
+                    elif pieces and self.untyped_parameter(self.split_source(value)):
+                        # `theta *= 2 * math.pi` after `..., theta, ... = torch.split(pose, 1, -1)`
+                        # in `def transform(pose)`: a hazard where a caller passes a graph
+                        self.scope.split_views[elt.id] = self.text(value.func)
+                        self.scope.provisional_splits[elt.id] = self.split_source(value).id
                     elif pieces and self.scope.graph_arguments and \
                             self.result_carries_graph(self.split_source(value)):
                         self.scope.graph_arguments.add(elt.id)
@@ -186,8 +192,30 @@ class AssignmentEvents:
                 self.modules.module_specs[self.scope.owner_class][target.attr] = spec
             elif self.scope.module_class and self.scope.name == "__init__" and self.is_grad_leaf(value):
                 self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
+        elif isinstance(value, ast.Name) and value.id in self.modules.name_specs and \
+                isinstance(target.value, ast.Name) and target.value.id == "self" and \
+                self.scope.owner_class and value.id in self.scope.binds:
+            # a network given to the constructor: `self.net = net` (argument_modules.py)
+            self.modules.module_specs[self.scope.owner_class][target.attr] = self.modules.name_specs[value.id]
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    def torch_split_of_parameter(self, value) -> bool:
+        """`torch.split(pose_tensor, 1, -1)` of an untyped parameter: tensors, since torch's
+        splitting functions take only a tensor (a method `x.split(...)` may be a string's)."""
+        if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name) \
+                or value.args[0].id not in self.scope.parameters:
+            return False
+        q = self.qualname(value.func)
+        return q is not None and q in N.SPLITTING_FUNCTIONS and self.untyped_parameter(value.args[0])
+
+    def untyped_parameter(self, node) -> bool:
+        """``node`` is a parameter of this function, still the caller's value, that the
+        walk does not know to be a tensor (no annotation), with gradients on."""
+        scope = self.scope
+        return isinstance(node, ast.Name) and node.id in scope.parameters and not scope.grad_off \
+            and node.id not in scope.tensors and node.id not in ("self", "cls") \
+            and len(scope.binds.get(node.id, ())) == 1
 
     def bind_nested_outputs(self, target, value, stmt) -> None:
         """The names of a nested target (`(h, c)` of an LSTM's `out, (h, c) =

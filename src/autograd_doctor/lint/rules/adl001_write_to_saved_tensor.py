@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Write
@@ -67,7 +68,11 @@ kept is reported whatever the input.  A call of a same-file function or
 method that writes one of its parameters in place on every path (`def
 subtract_mean(batch): batch -= mean`, before any re-binding of the name,
 outside any `if`, loop or `try`) writes the tensor its caller passes: reported
-at the call when an op kept that tensor (a `tanh` output).""",
+at the call when an op kept that tensor (a `tanh` output).
+An autograd `Function` whose `forward` writes an input in place and returns
+it without `ctx.mark_dirty(...)` (`a[1:2] += b; return a`), when its `backward`
+returns a gradient for that input: autograd is not told the input changed, and
+an op that saved it (the sigmoid whose output it is) fails.""",
     why_bad="""`backward()` needs the saved value.  PyTorch notices the version bump
 and raises `RuntimeError: one of the variables needed for gradient computation
 has been modified by an inplace operation`, without saying which line did
@@ -225,7 +230,11 @@ def check_file(checker) -> None:
     """Helpers that the file's modules call from their methods, with gradients on,
     are gradient code too (`def attention(q, k, v)` called from a forward); and
     `nn.Sequential(..., nn.ReLU(inplace=True), nn.Dropout(inplace=True))`: a layer
-    that writes its input in place, right after a layer that saved its output."""
+    that writes its input in place, right after a layer that saved its output; and
+    an autograd `Function` whose forward writes an input it gives a gradient for
+    without `ctx.mark_dirty`."""
+    if "Function)" in checker.source and _FUNCTION_CLASS.search(checker.source):
+        _functions_writing_inputs(checker)
     for scope in checker.notes["ADL001"]:
         if scope.name in checker.modules.module_callees:
             _check_writes(checker, scope, returned_only=False, made_here=True)
@@ -352,3 +361,95 @@ def _functional_fix(checker, node, first, inplace_kw) -> Fix | None:
         edits.insert(0, checker.insert_before(node, f"{first.id} = "))
     return Fix("pass `inplace=False`" + (f" and re-bind `{first.id}`" if len(edits) > 1 else ""),
                tuple(edits), safe=False)
+
+
+_FUNCTION_CLASS = re.compile(r"^class \w+\([\w.]*Function\):", re.M)
+
+
+def _functions_writing_inputs(checker) -> None:
+    """`class InPlaceAdd(torch.autograd.Function)` whose `forward(ctx, a, b)` does
+    `a[1:2] += b; return a` without `ctx.mark_dirty(a)`: autograd is not told that
+    the input changed, so an op that saved it for backward (the sigmoid whose output
+    it is) finds it modified.  Reported for an input the `backward` returns a
+    gradient for (not `None`: a buffer like a running mean updated in place is no
+    differentiable input), written before the forward re-binds the name, and
+    returned as the output (an input changed only as scratch space, cogdl's
+    sparsemax `x -= max_val[batch]` before a new output, is left alone)."""
+    for cls in checker.tree.body:  # custom Functions are defined at the top of a module
+        if not isinstance(cls, ast.ClassDef) or not any(
+                isinstance(b, (ast.Name, ast.Attribute)) and checker.qualname(b) in N.AUTOGRAD_FUNCTIONS
+                for b in cls.bases):
+            continue
+        methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+        forward, backward = methods.get("forward"), methods.get("backward")
+        if forward is None or backward is None:
+            continue
+        inputs = [a.arg for a in forward.args.args[1:]]
+        returned = {n.id for r in _statements_in_order(forward.body) if isinstance(r, ast.Return) and r.value is not None
+                    for n in ([r.value] if not isinstance(r.value, ast.Tuple) else r.value.elts)
+                    if isinstance(n, ast.Name)}
+        if not returned & set(inputs) or "mark_dirty" in checker.text(forward):
+            continue  # returns no input of its own, or tells autograd which it wrote
+        graded = _graded_inputs(backward, len(inputs))
+        for position, name in enumerate(inputs):
+            if position not in graded or name not in returned:
+                continue
+            write = _first_write_before_rebinding(forward, name)
+            if write is not None:
+                checker.report(
+                    "ADL001", write,
+                    f"`{cls.name}.forward` writes its input `{name}` in place without "
+                    f"`ctx.mark_dirty({name})`: autograd is not told that `{name}` changed, so an op "
+                    f"that saved it for backward fails (modified by an inplace operation) or "
+                    f"computes wrong gradients; write a copy (`{name} = {name}.clone()`) or mark it dirty")
+
+
+def _graded_inputs(backward, count: int) -> set:
+    """Positions of the forward's inputs that some `return` of ``backward`` gives a
+    gradient for (not the constant `None`)."""
+    out = set()
+    for node in ast.walk(backward):
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        for i, v in enumerate(values[:count]):
+            if not (isinstance(v, ast.Constant) and v.value is None):
+                out.add(i)
+    return out
+
+
+def _first_write_before_rebinding(function, name: str):
+    """The first statement of ``function``'s own body (in order, nested blocks
+    included) that writes ``name`` in place (`name += ...`, `name[i] += ...`,
+    `name[i] = ...`, `name.add_(...)`), if no assignment re-binds ``name`` before it."""
+    for stmt in _statements_in_order(function.body):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+            [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                if isinstance(stmt, ast.AugAssign):
+                    return stmt
+                return None  # re-bound: no longer the caller's tensor
+            if isinstance(t, ast.Subscript) and _base_name(t.value) == name:
+                return stmt
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
+                    and func.attr in N.tensor_methods() and _base_name(func.value) == name:
+                return stmt
+    return None
+
+
+def _base_name(node):
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _statements_in_order(body):
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+                yield from _statements_in_order(inner)

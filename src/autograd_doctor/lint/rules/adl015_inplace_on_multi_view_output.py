@@ -25,7 +25,10 @@ a = a.mul(2)""",
     fix_safety="No automatic fix (the rewrite `a = a.mul(2)` is ADL001's unsafe fix).",
     known_problems="""Only unpacking into names and `for` loops are tracked; `parts =
 x.chunk(2); parts[0].mul_(2)` is not.  The source tensor must be known to
-require grad.""",
+require grad, or be an unannotated parameter of the function that some call
+in the file passes a value with a graph at that position (a capsule pose
+transform's `..., theta, ... = torch.split(pose_tensor, 1, -1)`, called with a
+layer's output).""",
 )
 
 
@@ -34,8 +37,37 @@ def check_scope(checker, scope) -> None:
         if not w.grad_on or not w.split_from or w.through_data or w.via == "detach" \
                 or id(w.node) in scope.reported:
             continue
-        checker.report("ADL015", w.node,
-                       f"`{w.name}` is one of several views returned by `{w.split_from}`; writing it "
-                       f"in place ({w.how}) raises 'a view ... of a function that returns multiple "
-                       f"views ... modified inplace'; write out of place")
+        parameter = scope.provisional_splits.get(w.name)
+        if parameter is not None:
+            # split from an untyped parameter: wait for a call that passes a graph there
+            checker.notes["ADL015 parameter"].append((scope.name, _position(scope, parameter), parameter, w))
+            scope.reported.add(id(w.node))
+            continue
+        _report(checker, w)
         scope.reported.add(id(w.node))
+
+
+def check_file(checker) -> None:
+    """Writes to views split from an untyped parameter, where some call in the file
+    passes a value with a graph at that position (or keyword): graph_callers.py."""
+    if not checker.notes["ADL015 parameter"]:
+        return
+    places = checker.graph_callers.fed_positions()
+    for function, position, name, w in checker.notes["ADL015 parameter"]:
+        fed_at = places.get(function, ())
+        if (position is not None and position in fed_at) or name in fed_at:
+            _report(checker, w)
+
+
+def _position(scope, name: str):
+    args = scope.arguments
+    positional = [a.arg for a in args.posonlyargs + args.args] if args is not None else []
+    offset = 1 if scope.owner_class and positional and positional[0] in ("self", "cls") else 0
+    return positional.index(name) - offset if name in positional[offset:] else None
+
+
+def _report(checker, w) -> None:
+    checker.report("ADL015", w.node,
+                   f"`{w.name}` is one of several views returned by `{w.split_from}`; writing it "
+                   f"in place ({w.how}) raises 'a view ... of a function that returns multiple "
+                   f"views ... modified inplace'; write out of place")

@@ -14,7 +14,7 @@ _CLEARS_BY_HAND = re.compile(r"\.grad\s*=(?!=)|\.grad(?:\.data)?\.(?:zero_|detac
 
 RULE = Rule(
     code="ADL018", name="no-zero-grad-in-loop",
-    summary="A loop calls `backward()` and `optimizer.step()` on every iteration but never clears the gradients.",
+    summary="A loop calls `backward()` and `optimizer.step()` on every iteration but never clears the gradients (or clears them between the backward and the step).",
     what_it_does="""Finds a `for`/`while` loop whose body runs `backward()` and, not inside an
 `if`, `<optimizer>.step()`, with no `zero_grad()` (of any optimizer or
 module), `p.grad = None`, `p.grad.zero_()` or `p.grad.detach_()` anywhere in
@@ -30,7 +30,12 @@ Also a loop that optimizes a tensor by hand without clearing its gradient:
 it runs `backward()`, reads `x.grad` and writes `x` in place (`x.data -= lr *
 x.grad`, `x.data[mask] = ...`, `x.add_(...)`) on every iteration, never
 re-binds `x` and clears no gradient (an attack's or a projection's steps on
-its input, a hand-written gradient descent).""",
+its input, a hand-written gradient descent).
+Also gradients cleared in the wrong place: the stepped optimizer's own
+`zero_grad()` (or that of a module it steps) between a backward pass and the
+step, with no other backward in between and all three on the same paths
+(`loss.backward(); optimizer.zero_grad(); optimizer.step()`): the step finds
+no gradient and moves nothing.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -81,6 +86,7 @@ def on_grad_read(checker, node) -> None:
 def check_scope(checker, scope) -> None:
     backwards = [s for s, _ in scope.backwards + scope.retain_backwards]
     _uncleared_hand_updates(checker, scope, backwards)
+    _cleared_before_step(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
@@ -107,6 +113,37 @@ def check_scope(checker, scope) -> None:
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
+
+
+def _cleared_before_step(checker, scope, backwards) -> None:
+    """`loss.backward(); optimizer.zero_grad(); optimizer.step()`: the gradients the
+    backward just computed are cleared before the step that should use them (a
+    LoRA training script's loop), so every step moves the parameters by nothing.
+    Reported when the clearing is the stepped optimizer's own `zero_grad()` (or that
+    of a module it steps), after a backward and before the step with no other
+    backward in between, all three on the same paths (no branch, loop or jump
+    begins or ends between them)."""
+    if not scope.zero_grad_receivers or not backwards:
+        return
+    owners_of = checker.training.optimizers
+    for seq, node, optimizer in scope.steps:
+        clearers = {optimizer, *owners_of.get(optimizer, ())}
+        for z, text in scope.zero_grad_receivers:
+            if z >= seq or text not in clearers or not scope.run_together(z, seq):
+                continue
+            before = [b for b in backwards if b < z]
+            if not before or any(z < b < seq for b in backwards):
+                continue
+            b = max(before)
+            if not scope.run_together(b, z):
+                continue
+            backward = next(n for s, n in scope.backwards + scope.retain_backwards if s == b)
+            checker.report("ADL018", scope.zero_grad_calls.get(z, node),
+                           f"`{text}.zero_grad()` clears the gradients that the backward pass on "
+                           f"line {backward.lineno} just computed, before `{checker.text(node.func)}()` "
+                           f"on line {node.lineno} uses them: the step moves nothing; clear the "
+                           f"gradients before the backward pass (or after the step)")
+            break
 
 
 def _uncleared_in_update(checker, scope, seq: int, node, optimizer: str, backwards) -> None:

@@ -195,6 +195,8 @@ def _graph_names(checker, node) -> list[str]:
             stack += n.elts
         elif isinstance(n, ast.IfExp):
             stack += [n.body, n.orelse]
+        elif isinstance(n, ast.AugAssign):
+            stack += [n.target, n.value]  # `loss += loss_t`: the old loss and loss_t's graph
         elif isinstance(n, ast.Call):
             stack += _graph_operands(checker, n)
     return names
@@ -215,10 +217,35 @@ def _graph_operands(checker, call) -> list:
         return operands if q.startswith("torch.") and N.is_tensor_function(q) else []
     if checker.called_module(call) is not None:
         return operands
+    if isinstance(func, ast.Name) and func.id in _tensor_helpers(checker):
+        return operands  # `get_loss(output, target, t)`: a helper returning a torch op of them
     if isinstance(func, ast.Attribute) and func.attr in N.tensor_methods() and \
             func.attr not in N.GRAD_CUTTING_METHODS and func.attr not in N.NOT_TENSOR_METHODS:
         return [func.value] + operands
     return []
+
+
+def _tensor_helpers(checker) -> frozenset:
+    """Top-level functions of the file, defined once, whose every `return` is a call
+    of a torch function (`return F.binary_cross_entropy_with_logits(output[t], y)`):
+    their result carries the graph of the arguments they compute it from."""
+    cached = checker.notes.get("ADL019 tensor helpers")
+    if cached is not None:
+        return cached[0]
+    defs: dict = {}
+    for node in checker.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(node.name, []).append(node)
+    found = set()
+    for name, nodes in defs.items():
+        if len(nodes) != 1:
+            continue
+        returns = [n.value for n in ast.walk(nodes[0]) if isinstance(n, ast.Return)]
+        if returns and all(isinstance(r, ast.Call) and (checker.qualname(r.func) or "").startswith("torch.")
+                           and N.is_tensor_function(checker.qualname(r.func)) for r in returns):
+            found.add(name)
+    checker.notes["ADL019 tensor helpers"] = [frozenset(found)]
+    return frozenset(found)
 
 
 def _made_by_parameterised_module(checker, scope, binding) -> bool:
