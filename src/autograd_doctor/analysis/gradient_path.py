@@ -634,14 +634,8 @@ def _sample_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss,
     if sampled is None:
         return None
     filename, statement, call, module_class = sampled
-    sample_cut = Cut(statement, CutMark("sample", call, segment(filename, call)), filename, None, "sample")
-    diagnosis = cut_diagnosis(sample_cut, "error", site, tensor=loss, name=name)
-    diagnosis.related.insert(0, statement_location(cut.filename, cut.statement, role="called from",
-                                                   note=f"{cut.evidence}: {module_class}.forward draws the sample"
-                                                   if cut.evidence else f"{module_class}.forward draws the sample"))
-    diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut inside "
-                              f"{module_class}.forward, called on line {cut.statement.lineno}")
-    return diagnosis
+    return _cut_in_called_module_diagnosis(cut, CutMark("sample", call, segment(filename, call)), filename,
+                                           statement, module_class, "draws the sample", site, loss, name)
 
 
 def _data_write_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:
@@ -651,12 +645,20 @@ def _data_write_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, l
     if written is None:
         return None
     filename, statement, module_class = written
-    write_cut = Cut(statement, CutMark("data_write", statement, segment(filename, statement)), filename, None,
-                    "data_write")
-    diagnosis = cut_diagnosis(write_cut, "error", site, tensor=loss, name=name)
+    return _cut_in_called_module_diagnosis(cut, CutMark("data_write", statement, segment(filename, statement)),
+                                           filename, statement, module_class, "writes through .data", site, loss,
+                                           name)
+
+
+def _cut_in_called_module_diagnosis(cut: Cut, mark: CutMark, filename: str, statement: ast.stmt, module_class: str,
+                                    what: str, site: Site, loss, name: str) -> Diagnosis:
+    """AD301 at `mark` in `statement` of the forward of the module that the cut statement calls,
+    which is shown as where it was called from."""
+    inner = Cut(statement, mark, filename, None, mark.kind)
+    diagnosis = cut_diagnosis(inner, "error", site, tensor=loss, name=name)
+    note = f"{module_class}.forward {what}"
     diagnosis.related.insert(0, statement_location(cut.filename, cut.statement, role="called from",
-                                                   note=f"{cut.evidence}: {module_class}.forward writes through .data"
-                                                   if cut.evidence else f"{module_class}.forward writes through .data"))
+                                                   note=f"{cut.evidence}: {note}" if cut.evidence else note))
     diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut inside "
                               f"{module_class}.forward, called on line {cut.statement.lineno}")
     return diagnosis
