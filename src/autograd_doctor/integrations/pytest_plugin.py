@@ -292,12 +292,13 @@ def add_report(report, diagnoses: list, error: BaseException | None, patch: str 
         summary_line_only(report)
     if not diagnoses and not patch:
         return
-    parts = [render_report(diagnoses) if diagnoses else "", patch]
-    if error is None:
+    if error is None:  # a passing test: its findings, then the errors it caught (and no patch)
         findings = [d for d in diagnoses if not caught_by_the_test(d)]
         caught = [d for d in diagnoses if caught_by_the_test(d)]
         parts = [render_report(findings) if findings else "",
                  caught_heading(len(caught)) + "\n\n" + render_report(caught) if caught else ""]
+    else:
+        parts = [render_report(diagnoses) if diagnoses else "", patch]
     text = "\n".join(part.rstrip("\n") for part in parts if part)
     if report.failed and hasattr(report.longrepr, "addsection"):
         report.longrepr.addsection(SECTION, text)

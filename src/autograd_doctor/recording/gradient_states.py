@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -84,15 +85,22 @@ def cleared(gradient) -> bool:
 
 
 @dataclass
-class OptimizerGradients:
-    """The sampled gradients of one optimizer, between two of its steps."""
+class SampledGradients:
+    """A few of an optimizer's gradients sampled at one moment, followed into the next backward()
+    calls (follow_into_backward)."""
 
     optimizer: object  # a weak reference to it: its id alone may be a later optimizer's
     parameters: list  # weak references to the sampled parameters
-    samples: list  # their GradientSample right after the last step
+    samples: list  # their GradientSample at that moment
+    carried_into: object = None  # the BackwardCall that started with them still there, unchanged
+    versions_at_carry: list = field(default_factory=list)  # their gradients' versions as it started
+
+
+@dataclass
+class OptimizerGradients(SampledGradients):
+    """The gradients one optimizer's last step applied (AD209)."""
+
     steps: int = 1
-    carried_into: object = None  # the BackwardCall that started with the applied gradients still there
-    carried: list = field(default_factory=list)  # GradientSample at that backward's start
 
 
 class GradientStates:
@@ -144,26 +152,16 @@ class GradientStates:
             if len(samples) >= SAMPLED_PARAMETERS:
                 break
         if samples:
-            self.optimizers[id(optimizer)] = OptimizerGradients(reference, parameters, samples, steps)
+            self.optimizers[id(optimizer)] = OptimizerGradients(reference, parameters, samples, steps=steps)
         else:
             self.optimizers.pop(id(optimizer), None)
 
     def backward_starting(self, call, roots: list = ()) -> None:
         """A backward() of `roots` starts: are the gradients the last step applied still there
         (carried in), or, once carried in, were they cleared since?"""
-        self._left_gradients_at_backward(call, roots)
-        for key, state in list(self.optimizers.items()):
-            parameters = [reference() for reference in state.parameters]
-            if state.optimizer() is None:
-                del self.optimizers[key]  # that optimizer is gone: it will not step again
-            elif state.carried_into is None:
-                if all(p is not None and sample.unchanged(p) for p, sample in zip(parameters, state.samples)):
-                    state.carried_into = call
-                    state.carried = state.samples
-                else:
-                    del self.optimizers[key]  # cleared (or replaced) before this backward: the usual loop
-            elif not all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.carried)):
-                del self.optimizers[key]  # cleared between two backward() calls
+        follow_into_backward(self.left_by_others, call)
+        follow_into_backward(self.optimizers, call)
+        self._gradients_at_backward(call, roots)
 
     def carried_into_step(self, optimizer):
         """Before step(): the BackwardCall that added to the gradients the previous step applied,
@@ -172,7 +170,7 @@ class GradientStates:
         if state is None or state.optimizer() is not optimizer or state.carried_into is None:
             return None
         parameters = [reference() for reference in state.parameters]
-        if all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.carried)):
+        if all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.samples)):
             return state.carried_into
         return None
 
@@ -189,22 +187,9 @@ class GradientStates:
                 alive.append(optimizer)
         return alive
 
-    def _left_gradients_at_backward(self, call, roots: list) -> None:
-        """Before a backward(): the gradients of the checked optimizers (to tell which of them this
-        backward() fills); and for each record of gradients left by another optimizer's backward(),
-        whether they are still there as this backward() starts (carried in) or were cleared."""
-        for key, left in list(self.left_by_others.items()):
-            parameters = [reference() for reference in left.parameters]
-            if left.optimizer() is None:
-                del self.left_by_others[key]
-            elif left.carried_into is None:
-                if all(p is not None and sample.unchanged(p) for p, sample in zip(parameters, left.samples)):
-                    left.carried_into = call
-                    left.versions_at_carry = [p.grad._version for p in parameters]
-                else:
-                    del self.left_by_others[key]  # cleared before its own backward(): the usual loop
-            elif not all(p is not None and sample.kept(p) for p, sample in zip(parameters, left.samples)):
-                del self.left_by_others[key]
+    def _gradients_at_backward(self, call, roots: list) -> None:
+        """Before a backward(): the gradients of the checked optimizers, to tell which of them this
+        backward() fills, and which of them sit between its loss and another's parameters (AD230)."""
         self.last_backward = call
         self.gradients_before_backward = {}
         self.between_at_last_backward = set()
@@ -213,7 +198,7 @@ class GradientStates:
             return  # one optimizer seen stepping: no other one to leave gradients on its parameters
         for optimizer in checked:
             self.gradients_before_backward[id(optimizer)] = [
-                (weakref.ref(p), _gradient_state(p)) for p in _sampled_parameters(optimizer)]
+                (weakref.ref(p), GradientState.of(p)) for p in _sampled_parameters(optimizer)]
         self.between_at_last_backward = optimizers_between(roots, checked)
 
     def _filled_by_last_backward(self, optimizer, from_empty: bool = False) -> list | None:
@@ -225,13 +210,13 @@ class GradientStates:
             return None
         parameters = []
         for reference, state in before:
-            if from_empty and not _empty(state):
+            if from_empty and not state.empty:
                 return None
             parameter = reference()
             if parameter is None:
                 return None
             gradient = getattr(parameter, "grad", None)
-            if gradient is None or _same_gradient_state(parameter, state) or cleared(gradient):
+            if gradient is None or state.holds(parameter) or cleared(gradient):
                 return None
             parameters.append(parameter)
         return parameters
@@ -253,8 +238,8 @@ class GradientStates:
             if any(sample is None for sample in samples):
                 continue
             self.left_by_others[id(optimizer)] = LeftGradients(
-                weakref.ref(optimizer), [weakref.ref(p) for p in parameters], samples, self.last_backward,
-                type(stepped).__name__, stack)
+                weakref.ref(optimizer), [weakref.ref(p) for p in parameters], samples,
+                left_by=self.last_backward, stepped_by=type(stepped).__name__, step_stack=stack)
 
     def left_by_another_at_step(self, optimizer) -> "LeftGradients | None":
         """Before `optimizer.step()`: what another optimizer's backward() left on its parameters, when
@@ -271,18 +256,31 @@ class GradientStates:
 
 
 @dataclass
-class LeftGradients:
-    """Gradients a backward() left on an optimizer's parameters, which another optimizer then
-    stepped on (AD230)."""
+class LeftGradients(SampledGradients):
+    """Gradients a backward() left on an optimizer's parameters, sampled right after another
+    optimizer stepped on that backward() (AD230)."""
 
-    optimizer: object  # a weak reference to the optimizer that holds them
-    parameters: list  # weak references to its sampled parameters
-    samples: list  # their GradientSample right after the other optimizer's step
-    left_by: object  # the BackwardCall that filled them
-    stepped_by: str  # the class of the optimizer that stepped on that backward()
-    step_stack: object  # where that step() was called (the user's frames), or None
-    carried_into: object = None  # the next BackwardCall, when it started with them still there
-    versions_at_carry: list = field(default_factory=list)
+    left_by: object = None  # the BackwardCall that filled them
+    stepped_by: str = ""  # the class of the optimizer that stepped on that backward()
+    step_stack: object = None  # where that step() was called (the user's frames), or None
+
+
+def follow_into_backward(records: dict, call) -> None:
+    """As a backward() starts, for each record of sampled gradients (key -> SampledGradients): still
+    there, unchanged, they are carried into this backward(); cleared or replaced before it, or since
+    they were carried in, or their optimizer gone, the record is forgotten."""
+    for key, record in list(records.items()):
+        parameters = [reference() for reference in record.parameters]
+        if record.optimizer() is None:
+            del records[key]  # that optimizer is gone: it will not step again
+        elif record.carried_into is None:
+            if all(p is not None and sample.unchanged(p) for p, sample in zip(parameters, record.samples)):
+                record.carried_into = call
+                record.versions_at_carry = [p.grad._version for p in parameters]
+            else:
+                del records[key]  # cleared (or replaced) before this backward: the usual loop
+        elif not all(p is not None and sample.kept(p) for p, sample in zip(parameters, record.samples)):
+            del records[key]  # cleared between two backward() calls
 
 
 def optimizers_between(roots: list, optimizers: list) -> set[tuple[int, int]]:
@@ -305,37 +303,39 @@ def optimizers_between(roots: list, optimizers: list) -> set[tuple[int, int]]:
         if variable is not None:
             return owner.get(id(variable), 0)
         below = children.get(id(node))
-        if below is None:
+        if below is None:  # a node past graph_nodes' bound
             below = [child for child, _ in _next_functions(node) if child is not None]
         if len(below) == 1 and getattr(below[0], "variable", None) is not None:
             return owner.get(id(below[0].variable), 0)
         return 0
 
-    reach: dict[int, int] = {}  # id of a node -> bits of the optimizers with a parameter below it
-    for node in nodes:
-        reach[id(node)] = parameter_bit(node)
+    own_bit = {id(node): parameter_bit(node) for node in nodes}
+
+    def bit_of(node) -> int:
+        bit = own_bit.get(id(node))
+        return parameter_bit(node) if bit is None else bit  # None: past graph_nodes' bound
+
+    reach = dict(own_bit)  # id of a node -> bits of the optimizers with a parameter at or below it
     for _ in range(len(nodes)):  # a fixed point: graph_nodes' order is not a topological one
         changed = False
         for node in reversed(nodes):  # mostly children first: one or two passes
             bits = reach[id(node)]
             for child in children[id(node)]:
-                bits |= reach.get(id(child), parameter_bit(child))
+                bits |= reach[id(child)] if id(child) in reach else bit_of(child)
             if bits != reach[id(node)]:
                 reach[id(node)], changed = bits, True
         if not changed:
             break
     pairs: set[tuple[int, int]] = set()
     for node in nodes:
-        taken = [(child, parameter_bit(child)) for child in children[id(node)]]
-        direct = 0
-        for _child, bit in taken:
+        direct = below = 0
+        for child in children[id(node)]:
+            bit = bit_of(child)
             direct |= bit
-        if not direct:
-            continue
-        below = 0
-        for child, bit in taken:
             if not bit:
                 below |= reach.get(id(child), 0)
+        if not direct:
+            continue
         for x, optimizer_x in enumerate(optimizers):
             if direct & (1 << x):
                 pairs.update((id(optimizer_x), id(optimizer_y)) for y, optimizer_y in enumerate(optimizers)
@@ -362,25 +362,26 @@ def _sampled_parameters(optimizer) -> list:
     return parameters
 
 
-def _gradient_state(parameter) -> tuple:
-    """Which gradient tensor the parameter holds (a weak reference), its version, and whether it
-    is cleared (all its sampled values zero); (None, -1, True) for none."""
-    gradient = getattr(parameter, "grad", None)
-    if not isinstance(gradient, torch.Tensor) or gradient.numel() == 0:
-        return (None, -1, True)
-    # Only a dense contiguous gradient is read (a sparse or strided one counts as not cleared).
-    readable = gradient.layout is torch.strided and gradient.is_contiguous()
-    return (weakref.ref(gradient), gradient._version, readable and cleared(gradient))
+class GradientState(NamedTuple):
+    """Which gradient tensor a parameter holds (a weak reference; None for none), its version, and
+    whether it is empty: None, or all its sampled values zero."""
 
+    gradient: object
+    version: int
+    empty: bool
 
-def _empty(state: tuple) -> bool:
-    return state[2]
+    @classmethod
+    def of(cls, parameter) -> "GradientState":
+        gradient = getattr(parameter, "grad", None)
+        if not isinstance(gradient, torch.Tensor) or gradient.numel() == 0:
+            return cls(None, -1, True)
+        # Only a dense contiguous gradient is read (a sparse or strided one counts as not cleared).
+        readable = gradient.layout is torch.strided and gradient.is_contiguous()
+        return cls(weakref.ref(gradient), gradient._version, readable and cleared(gradient))
 
-
-def _same_gradient_state(parameter, state: tuple) -> bool:
-    """The parameter holds the same gradient tensor as in `state`, at the same version."""
-    reference, version, _empty_then = state
-    gradient = getattr(parameter, "grad", None)
-    if reference is None or not isinstance(gradient, torch.Tensor):
-        return reference is None and not isinstance(gradient, torch.Tensor)
-    return reference() is gradient and gradient._version == version
+    def holds(self, parameter) -> bool:
+        """The parameter holds the same gradient tensor as then, at the same version (or none)."""
+        gradient = getattr(parameter, "grad", None)
+        if self.gradient is None or not isinstance(gradient, torch.Tensor):
+            return self.gradient is None and not isinstance(gradient, torch.Tensor)
+        return self.gradient() is gradient and gradient._version == self.version
