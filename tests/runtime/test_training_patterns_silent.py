@@ -558,9 +558,9 @@ CORRECT = {
         grads = [p.grad for p in student.parameters()] + [p.detach().clone() for p in teacher.parameters()]
         grads = grads + [bank.bank.clone(), centred.center.clone()]
     """,
-    # Adversarial training (torchensemble's FGSM): requires_grad set on each batch, the
-    # input's gradient taken with autograd.grad, the perturbed batch detached and trained on
-    # together with the clean one.
+    # Adversarial training (torchensemble's FGSM): requires_grad set on each batch, a first
+    # backward() for the input's gradient (the parameters' gradients it leaves are cleared by
+    # zero_grad() before any step), then the clean and perturbed batches trained on together.
     "adversarial training on FGSM examples": """
         import torch
         import torch.nn as nn
@@ -572,12 +572,11 @@ CORRECT = {
         for step in range(3):
             data, target = torch.randn(8, 5), torch.randint(0, 3, (8,))
             data.requires_grad = True
-            loss = F.cross_entropy(model(data), target)
-            (data_grad,) = torch.autograd.grad(loss, data)
-            adversarial = (data + 0.1 * data_grad.sign()).clamp(-3, 3).detach()
+            F.cross_entropy(model(data), target).backward()
+            adversarial = (data + 0.1 * data.grad.data.sign()).clamp(-3, 3)
             optimizer.zero_grad()
-            both = torch.cat([data.detach(), adversarial])
-            F.cross_entropy(model(both), torch.cat([target, target])).backward()
+            loss = F.cross_entropy(model(data), target) + F.cross_entropy(model(adversarial), target)
+            loss.backward()
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
     """,
