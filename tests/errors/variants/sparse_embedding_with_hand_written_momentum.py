@@ -5,7 +5,7 @@
 #   file (lib_sparse_momentum.py) adds the sparse gradient to its dense velocity, gradient first
 # source: none found; the pattern as users write it
 # helpers: lib_sparse_momentum.py
-# results: losses, model
+# results: losses, model.items.weight
 import os
 import sys
 
