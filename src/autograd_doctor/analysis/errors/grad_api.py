@@ -63,6 +63,14 @@ def unused_input(context: ErrorContext, already):
     if copied is not None:
         return _deepcopy_instead_of_inputs(copied, location, label)
     helps = []
+    copied_input = _copy_of_used_tensor(context, frame, filename, call, index)
+    if copied_input is not None:
+        copy_call, original = copied_input
+        new_call = replace_node_text(filename, statement, copy_call, original)
+        location.note = f"{text_of(filename, copy_call)} is a new tensor, made after the output was computed"
+        helps.append(statement_change(location, f"ask for the gradient with respect to {original} itself: the output "
+                                      f"was computed from {original}, and {text_of(filename, copy_call)} is a copy "
+                                      "made in this call, which no operation of the output used", new_call))
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
@@ -74,7 +82,8 @@ def unused_input(context: ErrorContext, already):
                                         else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
-    elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
+    elif call is not None and copied_input is None and \
+            not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
         new_call = replace_node_text(filename, statement, call,
                                      text_of(filename, call)[:-1].rstrip() + ", materialize_grads=True)")
         helps.append(statement_change(location, f"if {label} truly does not matter, ask for a zero gradient "
@@ -82,6 +91,38 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+# Calls that make a new tensor from a tensor: given to grad() as an input, the copy is not in the
+# graph its original was used in.
+COPYING_METHODS = {"clone", "detach", "contiguous", "to", "float", "double", "half", "type"}
+
+
+def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, index: int | None):
+    """`grad(loss, model.shared.weight.clone())`: the input at `index` is written in the call as a copy
+    (`.clone()`, `.detach()`, `.to(...)`, ...) of a tensor the outputs' graph reaches. (the copying
+    call node, the text of the original tensor) or None."""
+    if call is None or index is None:
+        return None
+    given = next((k.value for k in call.keywords if k.arg == "inputs"), call.args[1] if len(call.args) > 1 else None)
+    if isinstance(given, (ast.List, ast.Tuple)):
+        given = given.elts[index] if index < len(given.elts) and not any(
+            isinstance(e, ast.Starred) for e in given.elts) else None
+    elif index != 0:
+        given = None
+    copy_call, original = given, given
+    while isinstance(original, ast.Call) and isinstance(original.func, ast.Attribute) and \
+            original.func.attr in COPYING_METHODS:
+        original = original.func.value
+    if original is copy_call:
+        return None
+    tensor = value_of(frame, original)
+    outputs = _outputs(context)
+    roots = [t.grad_fn for t in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+             if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if not isinstance(tensor, torch.Tensor) or not tensor.requires_grad or not roots or not _reaches(roots, tensor):
+        return None
+    return copy_call, text_of(filename, original)
 
 
 def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Suggestion | None:
@@ -314,8 +355,32 @@ def assigned_gradient_shape(context: ErrorContext, already):
                                          f"shape (a flattened gradient): give it {owner}'s shape",
                                          f"{ast.unparse(target)} = {method_receiver(statement.value, value)}"
                                          f".reshape_as({owner})"))
+    elif owner is not None and value is not None and _reversed_matrix_sizes(given, wanted) and \
+            _is_matrix_product(statement.value):
+        # A product of matrices with the tensor's sizes the other way round: the gradient was computed
+        # in the transposed layout (x.T @ grad_out for a weight stored (out, in), as nn.Linear does).
+        # A reshape would keep the shape and scramble the entries; the transpose is the same matrix.
+        helps.insert(0, statement_change(location, f"the product has {owner}'s sizes the other way round: it is "
+                                         f"the gradient in the transposed layout ({owner} is stored {wanted}); "
+                                         "transpose it (a reshape would mix up its entries)",
+                                         f"{ast.unparse(target)} = ({value}).T"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
+def _reversed_matrix_sizes(given: str, wanted: str) -> bool:
+    """Whether the sizes '[3, 2]' and '[2, 3]' (as PyTorch prints them) are two sizes, reversed."""
+    given_sizes = [part.strip() for part in given.strip("[]").split(",")]
+    wanted_sizes = [part.strip() for part in wanted.strip("[]").split(",")]
+    return len(given_sizes) == len(wanted_sizes) == 2 and given_sizes == wanted_sizes[::-1]
+
+
+def _is_matrix_product(node: ast.AST) -> bool:
+    """`a @ b`, `torch.mm(a, b)`, `a.matmul(b)`, `torch.outer(a, b)`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr in ("mm", "matmul", "outer", "einsum")
 
 
 def _same_count(given: str, wanted: str) -> bool:
