@@ -258,16 +258,54 @@ def input_without_grad(context: ErrorContext, already):
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, make it require "
                                           "grad where it is made: requires_grad_() keeps its values",
                                           f"{name} = {value if chained else f'({value})'}.requires_grad_()"))
+    frozen = _frozen_parameters_help(frame, filename, statement, location, call, offenders)
+    if frozen is not None and not helps:
+        helps.append(frozen)
     primary = location
-    if helps:
+    if helps and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
-    elif made is None and name is not None:
+    elif made is None and name is not None and not helps:
         argument = _argument_requiring_grad_help(filename, name, location.line)
         helps.extend([argument] if argument is not None else [])
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
+
+
+def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
+    """`grad(loss, model.parameters())` over a model with frozen parameters: ask only for those that
+    require grad (`[p for p in model.parameters() if p.requires_grad]`). Not when the gradients are
+    zipped with something in the function (the pairing would shift), nor when no input requires grad."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id in ("list", "tuple") \
+            and len(given.args) == 1:
+        given = given.args[0]
+    if not (isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute) and given.func.attr == "parameters"):
+        return None
+    module = value_of(frame, given.func.value)
+    if not isinstance(module, torch.nn.Module):
+        return None
+    parameters = list(module.parameters())
+    if not any(p.requires_grad for p in parameters) or all(p.requires_grad for p in parameters) or \
+            not all(any(t is p for p in parameters) for t in offenders):
+        return None
+    targets = {n.id for t in getattr(statement, "targets", []) for n in ast.walk(t) if isinstance(n, ast.Name)}
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, location.line) if tree is not None else None
+    zipped = [node for node in ast.walk(scope or tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "zip" and any(isinstance(n, ast.Name) and n.id in targets
+                                                for a in node.args for n in ast.walk(a))] if tree is not None else []
+    if not targets or zipped:
+        return None
+    owner = text_of(filename, given.func.value)
+    new_statement = replace_node_text(filename, statement, call.args[1] if len(call.args) > 1 else given,
+                                      f"[p for p in {owner}.parameters() if p.requires_grad]")
+    return statement_change(location, f"ask only for the parameters of {owner} that require grad: the frozen ones "
+                            "have no gradient to give (the others' gradients are unchanged)", new_statement)
 
 
 def gradient_shape(context: ErrorContext, already):

@@ -242,6 +242,9 @@ def vmap_write_into_unbatched(context: ErrorContext, already):
              "from a size, or one made outside the function), so it holds one example's worth of elements and "
              "cannot take the whole batch's values in place"]
     made = last_assignment(filename, name, line) if name else None
+    while isinstance(made, ast.Assign) and all(isinstance(t, ast.Subscript) for t in made.targets):
+        # `features[0] = 1.0` writes an item of the tensor; the tensor was made further up.
+        made = last_assignment(filename, name, made.lineno)
     call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
     factory = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "torch" else None
