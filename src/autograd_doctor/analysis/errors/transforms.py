@@ -18,7 +18,7 @@ from autograd_doctor.analysis.errors.build import (
 )
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, last_assignment
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, replace_nodes_text, statement_location
 
 _FUNCTORCH_DIR = os.sep + os.path.join("torch", "_functorch") + os.sep
 # The user-facing transforms, by the function torch runs for each (the traceback names them).
@@ -350,9 +350,41 @@ def vmap_batch_dimension_indexed(context: ErrorContext, already):
                                           f"give the code a batch of one ({unsqueezed}): it sees the shape it was "
                                           "written for, and the loss over one example is that example's loss",
                                           f"{', '.join(batched)} = {unsqueezed}\n{text}"))
+    leading = _leading_slices_as_ellipsis(frame, filename, statement, location)
+    if leading is not None:
+        helps.append(leading)
     helps.append(Suggestion(f"{'or ' if helps else ''}write the code for one example (drop the batch dimension: "
                             "x[0] for x[:, 0], dim=0 for dim=1), as vmap sees it"))
     return diagnosis(codes.VMAP_BATCH_DIMENSION_INDEXED, entry_location, [location], notes, helps)
+
+
+def _leading_slices_as_ellipsis(frame, filename: str, statement: ast.stmt, location):
+    """`state[:, 0]` on a tensor that has one dimension under vmap (the batch's `:` is not there):
+    `state[..., 0]`, which indexes the same elements of a batch and of one example, so the function
+    means the same called on a batch and under vmap. Only when every index after the `:` addresses
+    one of the example's own dimensions (as many indices as it has dimensions)."""
+    changes = []
+    for node in ast.walk(statement):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) >= 2):
+            continue
+        first = node.slice.elts[0]
+        if not (isinstance(first, ast.Slice) and first.lower is None and first.upper is None and first.step is None):
+            continue
+        value = frame.f_locals.get(node.value.id)
+        if not _is_tensor(value) or value.dim() != len(node.slice.elts) - 1 or \
+                any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in node.slice.elts):
+            continue
+        rest = [text_of(filename, e) for e in node.slice.elts[1:]]
+        if any(part is None for part in rest):
+            return None
+        changes.append((node, f"{node.value.id}[..., {', '.join(rest)}]"))
+    if not changes:
+        return None
+    new_statement = replace_nodes_text(filename, statement, changes)
+    shown = ", ".join(text for _, text in changes)
+    return statement_change(location, f"index from the end ({shown}): the same elements of a batch, and of the one "
+                            "example vmap gives the function", new_statement)
 
 
 def _first_body_statement(filename: str, line: int) -> ast.stmt | None:
