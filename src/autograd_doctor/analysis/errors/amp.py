@@ -409,6 +409,17 @@ def stepped_twice(context: ErrorContext, already):
             helps.insert(0, Suggestion(f"step under the same condition as {receiver}.update(), just before it: the "
                                        "gradients accumulated over the micro-batches are applied once",
                                        moved[1], moved[2], recomputes_failing_forward=True))
+        else:
+            taken_out = _update_out_of_condition(filename, scope, statement, receiver)
+            if taken_out is not None:
+                # update() sits under a condition that gradients are not accumulated under (a logging
+                # `if`), while step() runs every iteration: update() belongs after every step.
+                update, text, holder_location = taken_out
+                primary = statement_location(filename, update, role="update", note=f"{receiver}.update() runs only "
+                                             f"when the condition at line {_update_holder_line(update, scope)} holds")
+                helps.insert(0, Suggestion(f"call {receiver}.update() after every {receiver}.step(): take it out of "
+                                           "the condition, to the end of the iteration", text, holder_location))
+                return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
@@ -461,6 +472,40 @@ def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast
     location = statement_location(filename, step)
     location.end_line, location.end_column = holder.end_lineno, holder.end_col_offset
     return holder, "\n".join(line[len(indent):] for line in lines), location
+
+
+def _update_holder_line(update: ast.stmt, scope: ast.AST) -> int | None:
+    """The line of the `if` whose body holds `update`."""
+    return next((node.lineno for node in ast.walk(scope) if isinstance(node, ast.If) and update in node.body), None)
+
+
+def _update_out_of_condition(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the update() statement, the rewritten `if` with update() after it, the `if`'s location) when
+    `receiver.update()` is in the body of an `if` (no else, no zero_grad(): not gradient accumulation)
+    later in the block that steps on every pass. None otherwise."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None:
+        return None
+    later = block[block.index(step) + 1:]
+    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
+        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
+        None)
+    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
+                             for method in ("step", "unscale_", "update")) or \
+            any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("zero_grad", "step")
+                for n in ast.walk(holder)):
+        return None
+    update = next(b for b in holder.body if _method_call(b, "update") is not None
+                  and segment(filename, b.value.func.value) == receiver)
+    indent = source_line(filename, holder.lineno)[:holder.col_offset]
+    kept = [source_line(filename, number).rstrip() for number in range(holder.lineno, holder.end_lineno + 1)
+            if not update.lineno <= number <= update.end_lineno]
+    if len(holder.body) == 1 or any(line.strip() and not line.startswith(indent) for line in kept):
+        return None
+    update_text = segment(filename, update)
+    lines = [line[len(indent):] for line in kept] + [update_text]
+    location = statement_location(filename, holder)
+    return update, "\n".join(lines), location
 
 
 def _updates_elsewhere(filename: str, scope: ast.AST | None, receiver: str) -> list[ast.stmt]:
