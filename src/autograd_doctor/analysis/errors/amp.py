@@ -89,6 +89,19 @@ def unscaled_twice(context: ErrorContext, already):
         notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
                      "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
                      "first update()")
+    if help_ is None and repeated is None and scope is not None:
+        before_backward = _unscale_before_later_backward(filename, scope, statement, receiver, optimizer_text)
+        if before_backward is not None:
+            # unscale_() (and its clipping) after the first of several backward() calls of one step: the
+            # gradients were not complete yet. The one after the last backward() is the one to keep.
+            earlier, help_ = before_backward
+            earlier_location = statement_location(filename, earlier, role="unscale", note=f"unscales before "
+                                                  "another backward() of the same step adds its gradients")
+            location.role = "raised"
+            notes.append(f"a backward() runs between the two {receiver}.unscale_({optimizer_text}) calls: the first "
+                         "one (and the clipping after it) saw the gradients of the first loss only")
+            return diagnosis(codes.UNSCALE_BEFORE_UPDATE, earlier_location, related=[location] + related,
+                             notes=notes, help=[help_])
     if help_ is None and step is None:
         earlier = _other_unscale(filename, scope, statement, receiver, optimizer_text)
         if earlier is not None:
@@ -104,6 +117,39 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _unscale_before_later_backward(filename: str, scope: ast.AST, statement: ast.stmt, receiver: str,
+                                   optimizer_text: str):
+    """(the earlier unscale_ statement, a help deleting it and its clipping) when, in the block of
+    `statement`, the same `receiver.unscale_(optimizer)` ran earlier, followed by clipping and then a
+    backward() before `statement`: a step with several backward() calls unscaled after the first.
+    The help rewrites the statement before the earlier unscale_ through its clipping as that statement
+    alone (the gradients are unscaled and clipped once, after the last backward())."""
+    block = block_holding(scope, statement)
+    if block is None:
+        return None
+    index = block.index(statement)
+    earlier = [i for i, s in enumerate(block[:index]) if _method_call(s, "unscale_") is not None
+               and s.value.args and segment(filename, s.value.func.value) == receiver
+               and segment(filename, s.value.args[0]) == optimizer_text]
+    if len(earlier) != 1 or earlier[0] == 0:
+        return None
+    start = earlier[0]
+    clipping = _clipping_after(block, start)
+    after = block[start + 1 + len(clipping):index]
+    if not any(isinstance(n, ast.Attribute) and n.attr == "backward" for s in after for n in ast.walk(s)):
+        return None
+    kept = block[start - 1]
+    removed_end = (clipping[-1] if clipping else block[start])
+    kept_text = segment(filename, kept)
+    if kept_text is None or kept.lineno != kept.end_lineno or "\n" in kept_text:
+        return None
+    location = statement_location(filename, kept)
+    location.end_line, location.end_column = removed_end.end_lineno, removed_end.end_col_offset
+    return block[start], Suggestion(f"delete this {receiver}.unscale_({optimizer_text}) and the clipping after it: "
+                                    "the gradients are not complete until the last backward(); the unscale_() after "
+                                    "it unscales and clips them once", kept_text, location)
 
 
 def _loop_repeating(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str):
