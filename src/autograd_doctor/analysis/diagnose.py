@@ -369,8 +369,9 @@ def _operand_cloned(filename: str, statement, op: str, first: bool) -> Suggestio
     made before the write, which is the values the op would see if it did not overlap."""
     if statement is None:
         return None
+    method = op.rsplit(".", 1)[-1]  # "Tensor.mul_" as the recorder names it, "add_" from an error
     calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Attribute) and node.func.attr == op]
+             and isinstance(node.func, ast.Attribute) and node.func.attr == method]
     if len(calls) != 1:
         return None
     written_root = _root_variable(calls[0].func.value)

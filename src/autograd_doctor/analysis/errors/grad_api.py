@@ -95,7 +95,7 @@ def unused_input(context: ErrorContext, already):
 
 # Calls that make a new tensor from a tensor: given to grad() as an input, the copy is not in the
 # graph its original was used in.
-COPYING_METHODS = {"clone", "detach", "contiguous", "to", "float", "double", "half", "type"}
+COPYING_METHODS = {"clone", "detach", "contiguous", "to", "float", "double", "half", "type", "requires_grad_"}
 
 
 def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, index: int | None):
