@@ -2495,3 +2495,26 @@ def test_unscale_after_the_first_of_two_backward_calls_is_deleted(tmp_path):
     x = torch.randn(4, 3)
     (nn_linear(x).pow(2).mean() + nn_linear(x).abs().mean()).backward()
     assert all(torch.allclose(a, p.grad) for a, p in zip(namespace["grads"], reference.parameters()))
+
+
+def test_frozen_parameters_in_a_named_list_zipped_with_the_gradients_are_filtered_where_listed(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
+        model[0].weight.requires_grad_(False)
+        x = torch.randn(4, 3)
+        params = list(model.parameters())  # LISTED
+        loss = model(x).pow(2).mean()
+        grads = torch.autograd.grad(loss, params)
+        fast = [p - 0.1 * g for p, g in zip(params, grads)]
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306" and diagnosis.primary.line == marked_line(source, "LISTED")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    model, x = namespace["model"], namespace["x"]
+    trained = [p for p in model.parameters() if p.requires_grad]
+    reference = torch.autograd.grad(model(x).pow(2).mean(), trained)
+    assert all(torch.allclose(f, p - 0.1 * g) for f, p, g in zip(namespace["fast"], trained, reference))

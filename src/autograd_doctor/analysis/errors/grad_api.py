@@ -265,6 +265,11 @@ def input_without_grad(context: ErrorContext, already):
     if helps and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
+    elif helps and helps[0].location.line != location.line:
+        # The list of parameters given by name is changed where it is made.
+        primary = statement_location(filename, statement_at(filename, helps[0].location.line), role="made",
+                                     note="the list of parameters, frozen ones included, is made here")
+        related = [location]
     elif made is None and name is not None and not helps:
         argument = _argument_requiring_grad_help(filename, name, location.line)
         helps.extend([argument] if argument is not None else [])
@@ -275,18 +280,29 @@ def input_without_grad(context: ErrorContext, already):
 
 def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
     """`grad(loss, model.parameters())` over a model with frozen parameters: ask only for those that
-    require grad (`[p for p in model.parameters() if p.requires_grad]`). Not when the gradients are
-    zipped with something in the function (the pairing would shift), nor when no input requires grad."""
+    require grad (`[p for p in model.parameters() if p.requires_grad]`), in the call or, for a list
+    given by name (`params = list(model.parameters())`), where that list is made (its other uses,
+    `zip(params, grads)`, then stay paired). Not when the gradients are zipped with the module's
+    parameters, or with anything when the call itself changes (the pairing would shift), nor when
+    no input requires grad."""
     from autograd_doctor.analysis.errors.context import enclosing_function
 
     given = call.args[1] if call is not None and len(call.args) > 1 else \
         next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
-    if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id in ("list", "tuple") \
-            and len(given.args) == 1:
-        given = given.args[0]
-    if not (isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute) and given.func.attr == "parameters"):
+    changed, changed_node = statement, given
+    if isinstance(given, ast.Name):
+        made = last_assignment(filename, given.id, location.line)
+        if not (isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.targets[0], ast.Name)):
+            return None
+        changed, changed_node = made, made.value
+    inner = changed_node
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in ("list", "tuple") \
+            and len(inner.args) == 1:
+        inner = inner.args[0]
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "parameters"
+            and not inner.args):
         return None
-    module = value_of(frame, given.func.value)
+    module = value_of(frame, inner.func.value)
     if not isinstance(module, torch.nn.Module):
         return None
     parameters = list(module.parameters())
@@ -296,16 +312,19 @@ def _frozen_parameters_help(frame, filename: str, statement, location, call, off
     targets = {n.id for t in getattr(statement, "targets", []) for n in ast.walk(t) if isinstance(n, ast.Name)}
     tree = parse_file(filename)
     scope = enclosing_function(tree, location.line) if tree is not None else None
-    zipped = [node for node in ast.walk(scope or tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "zip" and any(isinstance(n, ast.Name) and n.id in targets
-                                                for a in node.args for n in ast.walk(a))] if tree is not None else []
-    if not targets or zipped:
+    zips = [node for node in ast.walk(scope or tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "zip" and any(isinstance(n, ast.Name) and n.id in targets
+                                              for a in node.args for n in ast.walk(a))] if tree is not None else []
+    with_parameters = [z for z in zips if any(isinstance(n, ast.Attribute) and n.attr == "parameters"
+                                              for a in z.args for n in ast.walk(a))]
+    if not targets or with_parameters or (zips and changed is statement):
         return None
-    owner = text_of(filename, given.func.value)
-    new_statement = replace_node_text(filename, statement, call.args[1] if len(call.args) > 1 else given,
+    owner = text_of(filename, inner.func.value)
+    new_statement = replace_node_text(filename, changed, changed_node,
                                       f"[p for p in {owner}.parameters() if p.requires_grad]")
-    return statement_change(location, f"ask only for the parameters of {owner} that require grad: the frozen ones "
-                            "have no gradient to give (the others' gradients are unchanged)", new_statement)
+    changed_location = location if changed is statement else statement_location(filename, changed)
+    return statement_change(changed_location, f"ask only for the parameters of {owner} that require grad: the "
+                            "frozen ones have no gradient to give (the others' gradients are unchanged)", new_statement)
 
 
 def gradient_shape(context: ErrorContext, already):
