@@ -2518,3 +2518,22 @@ def test_frozen_parameters_in_a_named_list_zipped_with_the_gradients_are_filtere
     trained = [p for p in model.parameters() if p.requires_grad]
     reference = torch.autograd.grad(model(x).pow(2).mean(), trained)
     assert all(torch.allclose(f, p - 0.1 * g) for f, p, g in zip(namespace["fast"], trained, reference))
+
+
+def test_grad_of_a_detached_copy_made_earlier_asks_for_the_tensor_itself(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        x = torch.randn(4, 3)
+        loss = model(x).sum()
+        w = model.weight.detach()
+        g, = torch.autograd.grad(loss, [w])  # GRAD
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306" and diagnosis.primary.line == marked_line(source, "GRAD")
+    assert diagnosis.help[0].replacement == "g, = torch.autograd.grad(loss, [model.weight])"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.allclose(namespace["g"], namespace["x"].sum(0, keepdim=True))

@@ -110,11 +110,26 @@ def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, inde
             isinstance(e, ast.Starred) for e in given.elts) else None
     elif index != 0:
         given = None
-    copy_call, original = given, given
+    original = _copied_tensor_in_graph(context, frame, given)
+    return (given, text_of(filename, original)) if original is not None else None
+
+
+def _input_node(call, name: str | None):
+    """The one `name` among the inputs written in the grad(...) call."""
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    found = [n for n in ast.walk(given) if isinstance(n, ast.Name) and n.id == name] if given is not None else []
+    return found[0] if len(found) == 1 else None
+
+
+def _copied_tensor_in_graph(context: ErrorContext, frame, node):
+    """The node of `w` in `w.clone()`, `w.detach()`, ... (a chain of copying calls) when `w` is a
+    tensor that requires grad and the outputs' graph reaches it; None otherwise."""
+    original = node
     while isinstance(original, ast.Call) and isinstance(original.func, ast.Attribute) and \
             original.func.attr in COPYING_METHODS:
         original = original.func.value
-    if original is copy_call:
+    if original is node:
         return None
     tensor = value_of(frame, original)
     outputs = _outputs(context)
@@ -122,7 +137,7 @@ def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, inde
              if isinstance(t, torch.Tensor) and t.grad_fn is not None]
     if not isinstance(tensor, torch.Tensor) or not tensor.requires_grad or not roots or not _reaches(roots, tensor):
         return None
-    return copy_call, text_of(filename, original)
+    return original
 
 
 def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Suggestion | None:
@@ -246,7 +261,17 @@ def input_without_grad(context: ErrorContext, already):
         related.append(made_location)
         factory = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
         factory_name = factory.func.attr if factory is not None and isinstance(factory.func, ast.Attribute) else None
-        if factory_name in FACTORIES and not any(k.arg == "requires_grad" for k in factory.keywords):
+        original = _copied_tensor_in_graph(context, frame, made.value) if isinstance(made, ast.Assign) else None
+        given = _input_node(call, name)
+        if original is not None and given is not None:
+            # `w = model.weight.detach()` then grad(loss, [w]): the loss was computed from model.weight,
+            # not from the copy; a copy that requires grad would still not be in the graph.
+            original_text = text_of(filename, original)
+            helps.append(statement_change(location, f"ask for the gradient of {original_text} itself: the output was "
+                                          f"computed from it, and {name} is a copy made at line {made.lineno}, "
+                                          "which no operation of the output used",
+                                          replace_node_text(filename, statement, given, original_text)))
+        elif factory_name in FACTORIES and not any(k.arg == "requires_grad" for k in factory.keywords):
             new_value = text_of(filename, factory)[:-1].rstrip() + ", requires_grad=True)"
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, create it "
                                           "with requires_grad=True", f"{ast.unparse(made.targets[0])} = {new_value}"))
@@ -262,10 +287,11 @@ def input_without_grad(context: ErrorContext, already):
     if frozen is not None and not helps:
         helps.append(frozen)
     primary = location
-    if helps and helps[0] is not frozen:
+    moved = bool(helps) and helps[0].location is not None and helps[0].location.line != location.line
+    if moved and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
-    elif helps and helps[0].location.line != location.line:
+    elif moved:
         # The list of parameters given by name is changed where it is made.
         primary = statement_location(filename, statement_at(filename, helps[0].location.line), role="made",
                                      note="the list of parameters, frozen ones included, is made here")
