@@ -2537,3 +2537,47 @@ def test_grad_of_a_detached_copy_made_earlier_asks_for_the_tensor_itself(tmp_pat
     assert diagnosis.help[0].replacement == "g, = torch.autograd.grad(loss, [model.weight])"
     namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
     assert torch.allclose(namespace["g"], namespace["x"].sum(0, keepdim=True))
+
+
+def test_overlapping_augmented_assignment_clones_its_value(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.arange(5.0)
+        x[1:] += x[:-1]  # WRITE
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD203")
+    clone = next(h for h in diagnosis.help if h.replacement and ".clone()" in h.replacement)
+    assert clone.replacement == "x[1:] += x[:-1].clone()"
+    namespace = _fixed_namespace(tmp_path, source, clone)
+    assert torch.equal(namespace["x"], torch.tensor([0.0, 1.0, 3.0, 5.0, 7.0]))
+
+
+def test_model_put_in_eval_mode_at_the_top_of_a_script_is_put_back_before_the_step(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 1)
+
+            def forward(self, x):
+                with torch.set_grad_enabled(self.training):
+                    return self.lin(x)
+
+
+        torch.manual_seed(0)
+        model = Model()
+        x = torch.randn(2, 3)
+        model.eval()  # EVAL
+        baseline = model(x).sum().item()
+        loss = model(x).sum()
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == marked_line(source, "EVAL")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.allclose(namespace["model"].lin.weight.grad, namespace["x"].sum(0, keepdim=True))

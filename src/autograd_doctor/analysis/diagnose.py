@@ -373,10 +373,14 @@ def _operand_cloned(filename: str, statement, op: str, first: bool) -> Suggestio
     method = op.rsplit(".", 1)[-1]  # "Tensor.mul_" as the recorder names it, "add_" from an error
     calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
              and isinstance(node.func, ast.Attribute) and node.func.attr == method]
-    if len(calls) != 1:
+    if isinstance(statement, ast.AugAssign) and not calls:
+        # `x[1:] += x[:-1]`: the augmented assignment is the in-place op, its value the operand.
+        written_root, arguments = _root_variable(statement.target), [statement.value]
+    elif len(calls) == 1:
+        written_root, arguments = _root_variable(calls[0].func.value), calls[0].args
+    else:
         return None
-    written_root = _root_variable(calls[0].func.value)
-    operands = [argument for argument in calls[0].args if written_root is not None
+    operands = [argument for argument in arguments if written_root is not None
                 and _root_variable(argument) == written_root]
     if len(operands) != 1:
         return None

@@ -235,7 +235,8 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
                            note=f"{function}() runs with gradients off ({block.text})")
     call = statement_location(filename, cut.call, role="called from",
                               note=f"{loss_name} is computed through {chain} here")
-    left_in_eval = _eval_mode_left_on(statement, {filename, block.filename}) if statement is not None else None
+    left_in_eval = _eval_mode_left_on(statement, {filename, block.filename}, filename, cut.call) \
+        if statement is not None else None
     if left_in_eval is not None:
         eval_location, help = left_in_eval
         header = segment_of(block.filename, statement.items[0].context_expr)
@@ -260,11 +261,13 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
     return primary, [call], notes, helps
 
 
-def _eval_mode_left_on(block: ast.With, filenames: set[str]):
+def _eval_mode_left_on(block: ast.With, filenames: set[str], step_file: str, step: ast.stmt):
     """(location of the one `X.eval()` in the files, help) when the block's header reads the module's
     `training` flag (`torch.set_grad_enabled(self.training)`): the function that calls X.eval()
     puts X back in training mode (X.train()) as its last statement, so that the code after it (the
-    training step) runs as before the evaluation. None when there is not exactly one such call."""
+    training step) runs as before the evaluation; an X.eval() at the top level of a script is
+    followed by X.train() right before the training step's statement `step`. None when there is
+    not exactly one such call."""
     header = block.items[0].context_expr if len(block.items) == 1 else None
     if not (isinstance(header, ast.Call) and any(isinstance(n, ast.Attribute) and n.attr == "training"
                                                  for a in header.args for n in ast.walk(a))):
@@ -273,7 +276,7 @@ def _eval_mode_left_on(block: ast.With, filenames: set[str]):
     for filename in sorted(filenames):
         tree = parse_file(filename)
         for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 calls.extend((filename, node, statement) for statement in node.body
                              if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
                              and isinstance(statement.value.func, ast.Attribute)
@@ -282,13 +285,20 @@ def _eval_mode_left_on(block: ast.With, filenames: set[str]):
         return None
     filename, function, statement = calls[0]
     module = segment_of(filename, statement.value.func.value)
+    location = statement_location(filename, statement, role="eval",
+                                  note=f"puts {module} in evaluation mode; nothing puts it back in training mode")
+    if isinstance(function, ast.Module):
+        if filename != step_file or step.lineno < statement.end_lineno or step.lineno != step.end_lineno:
+            return None
+        help = Suggestion(f"put {module} back in training mode before the training step ({module}.train()): its "
+                          "forward turns gradients on only in training mode",
+                          f"{module}.train()\n{segment_of(step_file, step)}", statement_location(step_file, step))
+        return location, help
     last = function.body[-1]
     if last.lineno != last.end_lineno or isinstance(last, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
         return None
     last_text = segment_of(filename, last)
     new_text = f"{module}.train()\n{last_text}" if isinstance(last, ast.Return) else f"{last_text}\n{module}.train()"
-    location = statement_location(filename, statement, role="eval",
-                                  note=f"puts {module} in evaluation mode; nothing puts it back in training mode")
     help = Suggestion(f"put {module} back in training mode when {function.name}() is done ({module}.train()): its "
                       "forward turns gradients on only in training mode", new_text,
                       statement_location(filename, last))
