@@ -2581,3 +2581,32 @@ def test_model_put_in_eval_mode_at_the_top_of_a_script_is_put_back_before_the_st
     assert diagnosis.code == "AD301" and diagnosis.primary.line == marked_line(source, "EVAL")
     namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
     assert torch.allclose(namespace["model"].lin.weight.grad, namespace["x"].sum(0, keepdim=True))
+
+
+def test_mark_dirty_of_an_input_forward_only_copies_is_deleted(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class AddOne(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)  # MARK
+                y = x.clone()
+                y.add_(1)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        w = torch.ones(3, requires_grad=True)
+        out = AddOne.apply(w * 2)
+        out.sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD121" and diagnosis.primary.line == marked_line(source, "MARK")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["out"].detach(), torch.full((3,), 3.0))
+    assert torch.equal(namespace["w"].grad, torch.full((3,), 2.0))

@@ -215,6 +215,19 @@ def dirty_not_returned(context: ErrorContext, already):
         # the in-place spelling of that call is the write the mark announces (x.clamp -> x.clamp_).
         helps.append(statement_change(primary, f"write {dirty[0]} in place, as ctx.mark_dirty({dirty[0]}) says "
                                       f"forward does, and return it: {in_place}", f"return {in_place}"))
+    elif len(marks) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and dirty[0] in inputs and \
+            not _written_in_place(forward, dirty[0]) and isinstance(marks[0], ast.Call) and \
+            len(marks[0].args) == 1 and _statement_of_call(forward, marks[0]) is not None:
+        # Forward never writes the marked input (it writes a copy, or nothing): the mark is the mistake,
+        # and the values forward returns are the ones meant.
+        mark_statement = _statement_of_call(forward, marks[0])
+        primary = related[0]
+        primary.note = f"marks {dirty[0]} as modified in place, but forward does not modify {dirty[0]}"
+        related = [statement_location(filename, returns[0], role="return", note="returns another tensor")] \
+            if returns else []
+        helps.append(Suggestion(f"delete ctx.mark_dirty({dirty[0]}): forward does not modify {dirty[0]}, so there is "
+                                "nothing to mark; what it returns stays the same",
+                                location=statement_location(filename, mark_statement)))
     elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
         helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
                                       "place must return that input", f"return {dirty[0]}"))
@@ -224,6 +237,12 @@ def dirty_not_returned(context: ErrorContext, already):
     notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
              "but returned something else"]
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+def _statement_of_call(function: ast.FunctionDef, call: ast.Call) -> ast.Expr | None:
+    """The statement that is the call alone (`ctx.mark_dirty(x)` on its own line), or None."""
+    return next((s for s in ast.walk(function) if isinstance(s, ast.Expr) and s.value is call
+                 and s.lineno == s.end_lineno), None)
 
 
 def _in_place_spelling(filename: str, value, name: str) -> str | None:
