@@ -2610,3 +2610,25 @@ def test_mark_dirty_of_an_input_forward_only_copies_is_deleted(tmp_path):
     namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
     assert torch.equal(namespace["out"].detach(), torch.full((3,), 3.0))
     assert torch.equal(namespace["w"].grad, torch.full((3,), 2.0))
+
+
+def test_dimension_out_of_range_under_vmap_is_counted_from_the_end(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+        from torch.func import jacrev, vmap
+
+
+        def probabilities(logits):
+            return F.softmax(logits, dim=1)  # DIM
+
+
+        logits = torch.randn(4, 3)
+        jacobians = vmap(jacrev(probabilities))(logits)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD145"
+    assert diagnosis.help[0].replacement == "return F.softmax(logits, dim=-1)"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    first = torch.autograd.functional.jacobian(lambda v: torch.softmax(v, dim=0), namespace["logits"][0])
+    assert torch.allclose(namespace["jacobians"][0], first)

@@ -350,12 +350,43 @@ def vmap_batch_dimension_indexed(context: ErrorContext, already):
                                           f"give the code a batch of one ({unsqueezed}): it sees the shape it was "
                                           "written for, and the loss over one example is that example's loss",
                                           f"{', '.join(batched)} = {unsqueezed}\n{text}"))
-    leading = _leading_slices_as_ellipsis(frame, filename, statement, location)
+    leading = _leading_slices_as_ellipsis(frame, filename, statement, location) or \
+        _dimension_from_the_end(context.message, filename, statement, location)
     if leading is not None:
         helps.append(leading)
     helps.append(Suggestion(f"{'or ' if helps else ''}write the code for one example (drop the batch dimension: "
                             "x[0] for x[:, 0], dim=0 for dim=1), as vmap sees it"))
     return diagnosis(codes.VMAP_BATCH_DIMENSION_INDEXED, entry_location, [location], notes, helps)
+
+
+def _dimension_from_the_end(message: str, filename: str, statement: ast.stmt, location):
+    """`dim=1` (or `x.size(1)`, `x.shape[1]`) in code written for a batch, out of range for one
+    example under vmap ("expected to be in range of [-1, 0], but got 1"): the same dimension counted
+    from the end (`dim=-1`), which names it in the batch and in the example alike."""
+    import re
+
+    found = re.search(r"expected to be in range of \[-(\d+), (\d+)\], but got (\d+)", message)
+    if found is None:
+        return None
+    dims, given = int(found.group(1)), int(found.group(3))
+    if given < dims or given < 1:
+        return None
+    from_end = given - (dims + 1)
+
+    def literal(node):
+        return isinstance(node, ast.Constant) and type(node.value) is int and node.value == given
+
+    nodes = [k.value for k in ast.walk(statement) if isinstance(k, ast.keyword) and k.arg in ("dim", "axis")
+             and literal(k.value)]
+    nodes += [c.args[0] for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+              and c.func.attr == "size" and len(c.args) == 1 and literal(c.args[0])]
+    nodes += [n.slice for n in ast.walk(statement) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute)
+              and n.value.attr == "shape" and literal(n.slice)]
+    if not nodes:
+        return None
+    new_statement = replace_nodes_text(filename, statement, [(node, str(from_end)) for node in nodes])
+    return statement_change(location, f"count the dimension from the end ({given} -> {from_end}): the same "
+                            "dimension of a batch, and of the one example vmap gives the function", new_statement)
 
 
 def _leading_slices_as_ellipsis(frame, filename: str, statement: ast.stmt, location):
