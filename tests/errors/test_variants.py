@@ -2632,3 +2632,17 @@ def test_dimension_out_of_range_under_vmap_is_counted_from_the_end(tmp_path):
     namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
     first = torch.autograd.functional.jacobian(lambda v: torch.softmax(v, dim=0), namespace["logits"][0])
     assert torch.allclose(namespace["jacobians"][0], first)
+
+
+def test_overlapping_slice_assignment_clones_its_value(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        buf = torch.arange(6.0)
+        buf[:-1] = buf[1:]
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD203")
+    clone = next(h for h in diagnosis.help if h.replacement and ".clone()" in h.replacement)
+    assert clone.replacement == "buf[:-1] = buf[1:].clone()"
+    namespace = _fixed_namespace(tmp_path, source, clone)
+    assert torch.equal(namespace["buf"], torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 5.0]))

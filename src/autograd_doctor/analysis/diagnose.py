@@ -376,6 +376,10 @@ def _operand_cloned(filename: str, statement, op: str, first: bool) -> Suggestio
     if isinstance(statement, ast.AugAssign) and not calls:
         # `x[1:] += x[:-1]`: the augmented assignment is the in-place op, its value the operand.
         written_root, arguments = _root_variable(statement.target), [statement.value]
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+            isinstance(statement.targets[0], ast.Subscript) and not calls:
+        # `buf[:-1] = buf[1:]`: the item assignment copies its value into the written slice.
+        written_root, arguments = _root_variable(statement.targets[0]), [statement.value]
     elif len(calls) == 1:
         written_root, arguments = _root_variable(calls[0].func.value), calls[0].args
     else:
