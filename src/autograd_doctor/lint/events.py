@@ -90,6 +90,9 @@ class Scope:
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
     provisional_splits: dict = field(default_factory=dict)
+    # (name, seq of its binding by a `for` target) -> the iterable its values come from:
+    # `for pred, gold in zip(preds, golds)` binds `pred` to elements of `preds` (ADL003)
+    iterated: dict = field(default_factory=dict)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
     parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory

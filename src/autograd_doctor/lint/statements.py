@@ -48,8 +48,9 @@ class AssignmentEvents:
         if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         if not isinstance(value, ast.Call):
-            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`
-            if isinstance(value, ast.BinOp) and self.training.param_owners:
+            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`, and
+            # parameter groups, `groups = [{"params": self.tagger.parameters()}, ...]`
+            if isinstance(value, (ast.BinOp, ast.List, ast.Tuple)) and self.training.param_owners:
                 self.training.param_lists[self.text(targets[0])] = set(self.training.param_owners)
             return
         key = self.text(targets[0])

@@ -173,10 +173,15 @@ class FunctionSummaries:
                  if id(step) in unconditional and text.startswith("self.")]
         positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
         reached = set()
+        names = set(positional) | {a.arg for a in node.args.kwonlyargs}
         for seq, call, recv in scope.backward_receivers:
             if id(call) in unconditional:
-                reached |= _parameters_reaching(scope, node, recv, seq, set(positional))
-        positions = frozenset(i for i, name in enumerate(positional) if name in reached)
+                reached |= _parameters_reaching(scope, node, recv, seq, names)
+        # each parameter by its position and by its name: `self.enforce_encoding(s2,
+        # encoded1=hidden)` passes `encoded1` by keyword (r251)
+        positions = frozenset(i for i, name in enumerate(positional) if name in reached) | \
+            frozenset(name for name in reached if name in positional or
+                      name in {a.arg for a in node.args.kwonlyargs})
         if steps or positions:
             self.training_steps[key] = (tuple(steps), positions)
 
@@ -191,7 +196,10 @@ class FunctionSummaries:
         if entry is None or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         steps, positions = entry
-        return steps, [call.args[i] for i in sorted(positions) if i < len(call.args)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        return steps, [call.args[where] if isinstance(where, int) else keywords[where]
+                       for where in sorted(positions, key=str)
+                       if (isinstance(where, int) and where < len(call.args)) or where in keywords]
 
     def parameter_writes_of(self, call, owner_class: str | None):
         """``(function name, {argument: (parameter, line)})`` for a call of a function

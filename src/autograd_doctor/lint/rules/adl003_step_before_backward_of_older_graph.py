@@ -127,7 +127,10 @@ def check_file(checker) -> None:
     before it saved, and a later `backward()` goes through that graph."""
     if checker.notes["ADL003"]:
         module_summaries(checker)
+    reported = set()  # a method's step reached by several calls of it is reported once
     for scope, seq, node, optimizer, later, call in checker.notes["ADL003"]:
+        if id(node) in reported:
+            continue
         owners = checker.training.optimizers.get(optimizer) or \
             checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
@@ -136,7 +139,8 @@ def check_file(checker) -> None:
             _same_loss_again(checker, scope, seq, node, optimizer, later, call)
             continue
         for b, bnode, recv, cut in later:
-            hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
+            hit = _old_graph(checker, scope, recv, b, cut, owners, seq) or \
+                _old_attribute(checker, scope, recv, b, cut, owners)
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -158,7 +162,111 @@ def check_file(checker) -> None:
                     f"graph, which saved the "
                     f"old values; backward() will fail (modified by an inplace operation)",
                     related=related)
+                reported.add(id(node))
                 break
+
+
+def on_attribute_assign(checker, target, value, stmt) -> None:
+    """`self.fake = self.gen(z)` in a method: what each attribute of an object is
+    given, and where (``_old_attribute`` reads it in another method)."""
+    scope = checker.scope
+    if scope.owner_class is None or not isinstance(target.value, ast.Name) or target.value.id != "self" \
+            or isinstance(value, ast.Constant):
+        return  # `self.fake = None` in `__init__`: no value the object computes
+    checker.notes["ADL003 attributes"].append(
+        (scope.owner_class, target.attr, scope, checker.seq + 1, None if scope.grad_off else value))
+
+
+def on_method_call(checker, call, func) -> None:
+    """`self.forward(x)`: the object's own methods each method calls, and when."""
+    scope = checker.scope
+    if scope.owner_class is not None and isinstance(func.value, ast.Name) and func.value.id == "self":
+        checker.notes["ADL003 self calls"].append((scope, checker.seq, func.attr))
+
+
+def _old_attribute(checker, scope, recv, at, cut, owners):
+    """The backward at ``at`` goes through an attribute of the object that another
+    of its methods computed from a module the optimizer updates: `self.sketch =
+    self.sketch_gen(sk)` in `forward`, then, in `backward`, `opt_gen.step()` and
+    a loss on `self.disc(self.sketch)` backpropagated (r255).  The method read
+    gives the attribute no value itself, and calls no method that does (directly
+    or through other methods) between the cut and the backward, so the value is
+    the one computed before it ran.  Every value the class gives the attribute
+    (but constants such as `None`) must have been computed from that module,
+    with gradients on; a backward that frees the attribute's graph in the method
+    leaves it unclaimed (that read would fail first, "backward through the graph
+    a second time")."""
+    attributes = []
+    _reads_attributes(checker, scope, recv, at, attributes)
+    if not attributes:
+        return None
+    assigned = {}  # attribute -> [(scope, seq, value)] in this class
+    for owner, attr, where, seq, value in checker.notes["ADL003 attributes"]:
+        if owner == scope.owner_class and attr in attributes:
+            assigned.setdefault(attr, []).append((where, seq, value))
+    for attr in dict.fromkeys(attributes):
+        values = assigned.get(attr)
+        if not values or any(where is scope or value is None for where, _, value in values):
+            continue
+        setters = _methods_setting(checker, scope.owner_class, {where.name for where, _, _ in values})
+        if any(where is scope and cut < seq < at and method in setters
+               for where, seq, method in checker.notes["ADL003 self calls"]):
+            continue  # `self.forward(x)` again after the step: a fresh value
+        if _attribute_freed(checker, scope, attr, at):
+            continue
+        common = None
+        for where, seq, value in values:
+            modules = _modules_of(checker, where, value, seq)
+            common = modules if common is None else common & modules
+        for module in sorted(common or ()):
+            if _owned(module, owners):
+                value = values[0][2]
+                return f"self.{attr}", value, module
+    return None
+
+
+def _reads_attributes(checker, scope, node, at, attributes) -> None:
+    """The attributes of `self` that ``node`` (read at ``at``) was computed from,
+    through the function's bindings, into ``attributes``."""
+    work, seen = [(node, at)], set()
+    while work and len(seen) < 200:
+        n, when = work.pop()
+        for name in _dependencies(checker, n, scope.module_class, scope.owner_class, attributes)[0]:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen:
+                continue
+            seen.add((name, entry[0]))
+            if entry[1] is not None and not entry[2]:
+                work.append((entry[1], entry[0]))
+
+
+def _methods_setting(checker, owner_class, setters: set) -> set:
+    """The methods of ``owner_class`` that call one of ``setters`` (the methods that
+    give an attribute its value), directly or through each other, and ``setters``."""
+    calls = {}
+    for where, _, method in checker.notes["ADL003 self calls"]:
+        if where.owner_class == owner_class:
+            calls.setdefault(where.name, set()).add(method)
+    found, changed = set(setters), True
+    while changed:
+        changed = False
+        for caller, callees in calls.items():
+            if caller not in found and callees & found:
+                found.add(caller)
+                changed = True
+    return found
+
+
+def _attribute_freed(checker, scope, attr, at) -> bool:
+    """A backward in the method, other than the one at ``at``, that frees its graph
+    and goes through `self.<attr>`."""
+    for s, bnode, recv in scope.backward_receivers:
+        if s != at and _frees_graph(bnode):
+            read = []
+            _reads_attributes(checker, scope, recv, s, read)
+            if attr in read:
+                return True
+    return False
 
 
 def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
@@ -290,14 +398,16 @@ def _owned(module: str, owners) -> str | None:
     return None
 
 
-def _dependencies(checker, node, cls=None, owner=None):
+def _dependencies(checker, node, cls=None, owner=None, attributes=None):
     """Names read and callables called to compute ``node``'s tensor value: not
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
     (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
     method of the module class ``cls``, its methods that use no layer
     (``checker.modules.data_only_methods_of``) are not callables that use parameters.
     A method of the same class (``owner``) with a summary stands for the layers its
-    result was computed from (`self.loss(batch)[1]`: those of its second value)."""
+    result was computed from (`self.loss(batch)[1]`: those of its second value).
+    The attributes of `self` read as values (`self.sketch`, not `self.disc(...)`)
+    are added to ``attributes`` when it is a list."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
@@ -350,6 +460,8 @@ def _dependencies(checker, node, cls=None, owner=None):
         elif isinstance(n, ast.Attribute):
             if (n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data") or n.attr == "values":
                 stack.append(n.value)
+            elif attributes is not None and isinstance(n.value, ast.Name) and n.value.id == "self":
+                attributes.append(n.attr)
         elif isinstance(n, ast.AugAssign):
             stack += [n.target, n.value]
         elif isinstance(n, (ast.Lambda, ast.FunctionDef, ast.Compare, ast.BoolOp)):
@@ -401,6 +513,7 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
             continue
         seen.add((name, entry[0]))
         bseq, value, grad_off = entry
+        value = _value_of(scope, name, entry)
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
@@ -413,6 +526,15 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _value_of(scope, name, entry):
+    """What the binding ``entry`` of ``name`` gave it: its value, or for a `for`
+    target the iterable its elements come from (`for pred, gold in zip(preds,
+    golds)`: `preds`)."""
+    if entry[1] is not None:
+        return entry[1]
+    return scope.iterated.get((name, entry[0]))
 
 
 def _carried(checker, scope, name, start, step_seq, owners):
@@ -455,9 +577,10 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
             if _owned(n, owners):
                 continue  # the module object itself (`D = D.cuda()`), not a value computed by it
             entry = scope.binding(n, when)
-            if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
+            if entry is not None and _value_of(scope, n, entry) is not None and not entry[2] \
+                    and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
-                work.append((entry[1], entry[0], n))
+                work.append((_value_of(scope, n, entry), entry[0], n))
     return None
 
 
