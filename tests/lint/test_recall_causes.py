@@ -400,3 +400,94 @@ def test_activation_function_fixed_is_silent_and_matches_a_reference():
 def test_activation_function_that_keeps_its_input_is_silent_and_runs():
     assert _findings(ACTIVATION_FUNCTION_SILU) == []
     _load(ACTIVATION_FUNCTION_SILU)["main"]()
+
+
+# ---------------------------------------------------------------------------
+# Log-probabilities collected in a list and handed to an update function that
+# steps once per element: the next element's graph saved the policy's old weights.
+LIST_HANDED_TO_A_STEPPING_FUNCTION = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    policy = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+
+    def update(log_probs, rewards):
+        for log_prob, reward in zip(log_probs, rewards):
+            loss = -log_prob * reward
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def main():
+        torch.manual_seed(0)
+        log_probs = []
+        for t in range(3):
+            logits = policy(torch.full((3,), float(t)))
+            log_probs.append(logits.log_softmax(-1)[0])
+        update(log_probs, [1.0, 0.5, 0.2])
+        return policy[0].weight.detach().clone()
+    """)
+
+# The fix: one step for the episode's summed loss.
+LIST_SUMMED_BEFORE_THE_STEP = _replace(
+    LIST_HANDED_TO_A_STEPPING_FUNCTION,
+    "    for log_prob, reward in zip(log_probs, rewards):\n"
+    "        loss = -log_prob * reward\n"
+    "        optimizer.zero_grad()\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n",
+    "    loss = sum(-log_prob * reward for log_prob, reward in zip(log_probs, rewards))\n"
+    "    optimizer.zero_grad()\n"
+    "    loss.backward()\n"
+    "    optimizer.step()\n")
+
+# Similar and correct: the list holds the states, and the update computes each
+# log-probability after the previous step.
+LIST_OF_STATES = _replace(_replace(
+    LIST_HANDED_TO_A_STEPPING_FUNCTION,
+    "        logits = policy(torch.full((3,), float(t)))\n"
+    "        log_probs.append(logits.log_softmax(-1)[0])\n",
+    "        log_probs.append(torch.full((3,), float(t)))\n"),
+    "        loss = -log_prob * reward\n",
+    "        loss = -policy(log_prob).log_softmax(-1)[0] * reward\n")
+
+# The same hazard with the list computed at the call, each element from its own
+# forward pass before the function's first step: found too.
+LIST_COMPUTED_AT_THE_CALL = _replace(_replace(
+    LIST_HANDED_TO_A_STEPPING_FUNCTION,
+    "        logits = policy(torch.full((3,), float(t)))\n"
+    "        log_probs.append(logits.log_softmax(-1)[0])\n",
+    "        log_probs.append(torch.full((3,), float(t)))\n"),
+    "    update(log_probs, [1.0, 0.5, 0.2])\n",
+    "    update([policy(s).log_softmax(-1)[0] for s in log_probs], [1.0, 0.5, 0.2])\n")
+
+
+def test_list_handed_to_a_stepping_function_is_found_and_fails():
+    line = _line(LIST_HANDED_TO_A_STEPPING_FUNCTION, "optimizer.step()")
+    assert _findings(LIST_HANDED_TO_A_STEPPING_FUNCTION) == [(line, "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(LIST_HANDED_TO_A_STEPPING_FUNCTION)["main"]()
+    assert _findings(LIST_COMPUTED_AT_THE_CALL) == [(line, "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(LIST_COMPUTED_AT_THE_CALL)["main"]()
+
+
+def test_list_summed_before_the_step_is_silent_and_matches_a_reference():
+    assert _findings(LIST_SUMMED_BEFORE_THE_STEP) == []
+    namespace = _load(LIST_SUMMED_BEFORE_THE_STEP)
+    weight = namespace["main"]()
+    torch.manual_seed(0)
+    policy = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    torch.manual_seed(0)
+    log_probs = [policy(torch.full((3,), float(t))).log_softmax(-1)[0] for t in range(3)]
+    optimizer.zero_grad()
+    sum(-lp * r for lp, r in zip(log_probs, [1.0, 0.5, 0.2])).backward()
+    optimizer.step()
+    assert torch.equal(weight, policy[0].weight.detach())
+
+
+def test_list_of_states_is_silent_and_runs():
+    assert _findings(LIST_OF_STATES) == []
+    _load(LIST_OF_STATES)["main"]()

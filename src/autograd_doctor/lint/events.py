@@ -93,6 +93,9 @@ class Scope:
     # (name, seq of its binding by a `for` target) -> the iterable its values come from:
     # `for pred, gold in zip(preds, golds)` binds `pred` to elements of `preds` (ADL003)
     iterated: dict = field(default_factory=dict)
+    # calls of plain names that are no imported callable, with gradients on: (seq, call);
+    # ADL003 reads what a same-file function's callers pass it
+    name_calls: list = field(default_factory=list)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
     parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory

@@ -105,6 +105,8 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
+    if scope.name_calls:
+        checker.notes["ADL003 scopes"].append(scope)  # callers of same-file functions
     # a same-class method called here that steps (or backpropagates through its
     # arguments) counts as a step (a backward) at the call: ``helper_steps``
     receivers = scope.backward_receivers + scope.helper_backward_receivers
@@ -178,10 +180,77 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
 
 
 def on_method_call(checker, call, func) -> None:
-    """`self.forward(x)`: the object's own methods each method calls, and when."""
+    """`self.forward(x)`: the object's own methods each method calls, and when; and
+    `log_probs.append(m.log_prob(a))`: what a list is filled with."""
     scope = checker.scope
     if scope.owner_class is not None and isinstance(func.value, ast.Name) and func.value.id == "self":
         checker.notes["ADL003 self calls"].append((scope, checker.seq, func.attr))
+    elif func.attr in ("append", "insert") and call.args and isinstance(func.value, ast.Name) \
+            and not scope.grad_off:
+        checker.notes["ADL003 appends"].append((scope, checker.seq, func.value.id, call.args[-1]))
+
+
+def _appended(checker, scope, name: str, after: int, before: int) -> list:
+    """``[(seq, value)]`` appended to the list ``name`` between two seqs of ``scope``."""
+    return [(seq, value) for where, seq, appended, value in checker.notes["ADL003 appends"]
+            if where is scope and appended == name and after < seq < before]
+
+
+def _from_callers(checker, scope, name, owners):
+    """``name`` is a parameter of a top-level function, still the caller's value, and
+    every call of the function in the file passes there a value computed from a
+    module the optimizer updates (`finish_episode(states, log_probs)` with
+    `log_probs.append(Categorical(policy(s)).log_prob(a))`): ``(argument, module)``
+    of the first call.  The calls must be all the file's mentions of the function."""
+    if not scope.top_level or scope.arguments is None or scope.name in checker.notes["ADL003 asking"]:
+        return None  # (a function that calls itself: its callers are asked once)
+    args = scope.arguments
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
+        return None
+    calls = [(where, seq, call) for where in _scopes_calling(checker, scope.name)
+             for seq, call in where.name_calls if call.func.id == scope.name]
+    if not calls or len(calls) != _mentions(checker, scope.name):
+        return None
+    found = None
+    checker.notes["ADL003 asking"].append(scope.name)
+    try:
+        for where, seq, call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            arg = next((k.value for k in call.keywords if k.arg == name), None)
+            if arg is None and name in positional and positional.index(name) < len(call.args):
+                arg = call.args[positional.index(name)]
+            hit = _module_before(checker, where, name, arg, seq, owners, seq) if arg is not None else None
+            if hit is None:
+                return None
+            found = found or (arg, hit[0])
+    finally:
+        checker.notes["ADL003 asking"].pop()
+    return found
+
+
+def _is_parameter_binding(scope, name, entry) -> bool:
+    """``entry`` is the binding a parameter of ``scope``'s function starts with."""
+    return entry[1] is None and name in scope.parameters and scope.binds.get(name, [None])[0] == entry[0] \
+        and (name, entry[0]) not in scope.iterated
+
+
+def _scopes_calling(checker, function: str) -> list:
+    """The walked scopes that call ``function`` by name (ADL003 keeps them in its notes)."""
+    if "ADL003 callers" not in checker.notes:
+        callers = {}
+        for where in checker.notes["ADL003 scopes"]:
+            for function_name in {call.func.id for _, call in where.name_calls}:
+                callers.setdefault(function_name, []).append(where)
+        checker.notes["ADL003 callers"] = callers
+    return checker.notes["ADL003 callers"].get(function, [])
+
+
+def _mentions(checker, function: str) -> int:
+    """How often the file reads the name ``function``."""
+    return sum(1 for n in ast.walk(checker.tree) if isinstance(n, ast.Name) and n.id == function
+               and isinstance(n.ctx, ast.Load))
 
 
 def _old_attribute(checker, scope, recv, at, cut, owners):
@@ -514,6 +583,11 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
         seen.add((name, entry[0]))
         bseq, value, grad_off = entry
         value = _value_of(scope, name, entry)
+        if bseq < step and _is_parameter_binding(scope, name, entry) and not _owned(name, owners):
+            given = _from_callers(checker, scope, name, owners)
+            if given is not None and not _freed(checker, scope, (name, bseq), at):
+                return name, given[0], given[1]
+            continue
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
@@ -577,10 +651,18 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
             if _owned(n, owners):
                 continue  # the module object itself (`D = D.cuda()`), not a value computed by it
             entry = scope.binding(n, when)
+            if entry is not None and _is_parameter_binding(scope, n, entry) and (n, entry[0]) not in seen:
+                seen.add((n, entry[0]))
+                given = _from_callers(checker, scope, n, owners)
+                if given is not None:
+                    return given[1], (n, entry[0])
             if entry is not None and _value_of(scope, n, entry) is not None and not entry[2] \
                     and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
                 work.append((_value_of(scope, n, entry), entry[0], n))
+                # a list bound empty and filled: `log_probs = []`, `log_probs.append(...)`
+                if isinstance(entry[1], (ast.List, ast.Tuple)) and not entry[1].elts:
+                    work += [(value, seq, n) for seq, value in _appended(checker, scope, n, entry[0], when)]
     return None
 
 
