@@ -46,7 +46,15 @@ A same-class method called with the graph counts at its call: one that steps
 an optimizer held on `self`, or backpropagates through its arguments
 (`self.gen_update(preds)` stepping the generator before
 `self.dis_update(preds)` backpropagates), both in its own body outside any
-`if`, loop or `try`; the report names the method's `step()` and the call.
+`if`, loop or `try` (an argument passed by keyword too); the report names the
+method's `step()` and the call.  Values handed between methods and functions
+count: an attribute of `self` that another method of the class computed from
+the stepped module (`self.fake = self.gen(z)` in `forward`, read after the
+step in the loss method; not when the method gives it a value itself or calls
+a method that does after the step), a `for` target's iterable (`for out, y in
+zip(outputs, targets)`), a list filled with `append`, and a parameter of a
+top-level function that every call in the file fills with such a value
+(`update(log_probs)`).
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
 concatenated (`list(a.parameters()) + list(b.parameters())`).
@@ -78,12 +86,15 @@ g_loss.backward()            # every backward through the old graph first
 d_opt.step()
 # or recompute after the step: g_loss = D(x).mean()""",
     fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
-    known_problems="""Only one function is followed, with what the methods of the same object
+    known_problems="""One function is followed, with what the methods of the same object
 return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
-was computed from, summaries.py); values passed in as arguments, attributes
-set in another method, and optimizers built in another file, are unknown, so
-nothing is claimed about them (but for one loss backpropagated on both sides
-of a step of an optimizer zeroed just before the first, above).  An optimizer whose construction names no `.parameters()` is not
+was computed from, summaries.py), the attributes its other methods compute,
+and what the file's calls pass a top-level function; values passed in by
+callers in other files, arguments of methods, attributes that the method
+itself or a method of another object sets, and optimizers built in another
+file, are unknown, so nothing is claimed about them (but for one loss
+backpropagated on both sides of a step of an optimizer zeroed just before the
+first, above).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
