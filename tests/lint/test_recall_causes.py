@@ -491,3 +491,90 @@ def test_list_summed_before_the_step_is_silent_and_matches_a_reference():
 def test_list_of_states_is_silent_and_runs():
     assert _findings(LIST_OF_STATES) == []
     _load(LIST_OF_STATES)["main"]()
+
+
+# ---------------------------------------------------------------------------
+# The pix2pix layout: `optimize()` calls `forward()`, then `backward_D()` and the
+# discriminator's step, then `backward_G()`, whose backward goes through
+# `self.d_fake`, kept by `forward()` with the discriminator's old weights.
+ATTRIBUTE_BACKPROPAGATED_BY_A_HELPER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class GAN:
+        def __init__(self):
+            self.G = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 2))
+            self.D = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+            self.opt_G = torch.optim.SGD(self.G.parameters(), lr=0.1)
+            self.opt_D = torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+        def forward(self, z):
+            self.fake = self.G(z)
+            self.d_fake = self.D(self.fake)
+
+        def backward_D(self, real):
+            self.loss_D = F.softplus(self.d_fake).mean() + F.softplus(-self.D(real)).mean()
+            self.loss_D.backward(retain_graph=True)
+
+        def backward_G(self):
+            self.loss_G = F.softplus(-self.d_fake).mean()
+            self.loss_G.backward()
+
+        def optimize(self, z, real):
+            self.forward(z)
+            self.opt_D.zero_grad()
+            self.backward_D(real)
+            self.opt_D.step()
+            self.opt_G.zero_grad()
+            self.backward_G()
+            self.opt_G.step()
+
+    def main():
+        torch.manual_seed(0)
+        gan = GAN()
+        gan.optimize(torch.ones(3, 2), torch.zeros(3, 2))
+        return gan.G[0].weight.detach().clone()
+    """)
+
+# The fix: the generator's loss asks the stepped discriminator again.
+ATTRIBUTE_ASKED_AGAIN = _replace(ATTRIBUTE_BACKPROPAGATED_BY_A_HELPER,
+                                 "self.loss_G = F.softplus(-self.d_fake).mean()",
+                                 "self.loss_G = F.softplus(-self.D(self.fake)).mean()")
+
+# Similar and correct: the discriminator's loss on a detached fake, computed in
+# `backward_D` itself (pix2pix as written).
+ATTRIBUTE_DETACHED_FOR_THE_DISCRIMINATOR = _replace(_replace(
+    ATTRIBUTE_ASKED_AGAIN,
+    "        self.d_fake = self.D(self.fake)\n", ""),
+    "F.softplus(self.d_fake).mean()", "F.softplus(self.D(self.fake.detach())).mean()")
+
+
+def test_attribute_backpropagated_by_a_helper_is_found_and_fails():
+    line = _line(ATTRIBUTE_BACKPROPAGATED_BY_A_HELPER, "self.opt_D.step()")
+    assert _findings(ATTRIBUTE_BACKPROPAGATED_BY_A_HELPER) == [(line, "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(ATTRIBUTE_BACKPROPAGATED_BY_A_HELPER)["main"]()
+
+
+def test_attribute_asked_again_is_silent_and_matches_a_reference():
+    assert _findings(ATTRIBUTE_ASKED_AGAIN) == []
+    weight = _load(ATTRIBUTE_ASKED_AGAIN)["main"]()
+    torch.manual_seed(0)
+    G = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    D = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    opt_G, opt_D = torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)
+    softplus = torch.nn.functional.softplus
+    fake = G(torch.ones(3, 2))
+    opt_D.zero_grad()
+    (softplus(D(fake)).mean() + softplus(-D(torch.zeros(3, 2))).mean()).backward(retain_graph=True)
+    opt_D.step()
+    opt_G.zero_grad()
+    softplus(-D(fake)).mean().backward()
+    opt_G.step()
+    assert torch.equal(weight, G[0].weight.detach())
+
+
+def test_attribute_detached_for_the_discriminator_is_silent_and_runs():
+    assert _findings(ATTRIBUTE_DETACHED_FOR_THE_DISCRIMINATOR) == []
+    _load(ATTRIBUTE_DETACHED_FOR_THE_DISCRIMINATOR)["main"]()

@@ -119,6 +119,9 @@ class Scope:
     # node, optimizer text, the call) and (seq, the call, the argument)
     helper_steps: list = field(default_factory=list)
     helper_backward_receivers: list = field(default_factory=list)
+    # a same-class method called here whose backward pass goes through attributes of
+    # `self` set elsewhere: (seq, the method's backward call, attribute names)
+    helper_attribute_backwards: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call

@@ -387,6 +387,13 @@ class ExpressionEvents:
         steps, arguments = found
         for arg in arguments:
             self.scope.helper_backward_receivers.append((self.next_seq(), node, arg))
+        for backward, attributes, touched in self.summaries.attribute_backwards_of(node, self.scope.owner_class):
+            seq = self.next_seq()  # `self.backward_G()`: a backward through `self.fake_B`
+            self.scope.helper_attribute_backwards.append((seq, backward, touched))
+            for attr in sorted(attributes):
+                receiver = ast.copy_location(ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()),
+                                                           attr=attr, ctx=ast.Load()), node)
+                self.scope.helper_backward_receivers.append((seq, node, receiver))
         for step, optimizer in steps:
             self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
 

@@ -79,7 +79,7 @@ class DRIT(nn.Module):
         self.backward_EG()
         self.enc_c_opt.step()  # missed: ADL003
         self.enc_a_opt.step()
-        self.gen_opt.step()  # missed: ADL003
+        self.gen_opt.step()  # expect: ADL003
 
         # update G, Ec
         self.enc_c_opt.zero_grad()

@@ -153,7 +153,7 @@ def check_file(checker) -> None:
             continue
         for b, bnode, recv, cut in later:
             hit = _old_graph(checker, scope, recv, b, cut, owners, seq) or \
-                _old_attribute(checker, scope, recv, b, cut, owners)
+                _old_attribute(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -264,7 +264,7 @@ def _mentions(checker, function: str) -> int:
                and isinstance(n.ctx, ast.Load))
 
 
-def _old_attribute(checker, scope, recv, at, cut, owners):
+def _old_attribute(checker, scope, recv, at, cut, owners, step):
     """The backward at ``at`` goes through an attribute of the object that another
     of its methods computed from a module the optimizer updates: `self.sketch =
     self.sketch_gen(sk)` in `forward`, then, in `backward`, `opt_gen.step()` and
@@ -292,7 +292,7 @@ def _old_attribute(checker, scope, recv, at, cut, owners):
         if any(where is scope and cut < seq < at and method in setters
                for where, seq, method in checker.notes["ADL003 self calls"]):
             continue  # `self.forward(x)` again after the step: a fresh value
-        if _attribute_freed(checker, scope, attr, at):
+        if _attribute_freed(checker, scope, attr, at, step):
             continue
         common = None
         for where, seq, value in values:
@@ -337,16 +337,19 @@ def _methods_setting(checker, owner_class, setters: set) -> set:
     return found
 
 
-def _attribute_freed(checker, scope, attr, at) -> bool:
-    """A backward in the method, other than the one at ``at``, that frees its graph
-    and goes through `self.<attr>`."""
+def _attribute_freed(checker, scope, attr, at, step) -> bool:
+    """A backward in the method (or in a same-class method it calls) that frees its
+    graph and goes through `self.<attr>`: another one than that at ``at``, or that
+    one itself when it runs again in the next iteration of a loop (``at`` before
+    the ``step``)."""
     for s, bnode, recv in scope.backward_receivers:
-        if s != at and _frees_graph(bnode):
+        if (s != at or at < step) and _frees_graph(bnode):
             read = []
             _reads_attributes(checker, scope, recv, s, read)
             if attr in read:
                 return True
-    return False
+    return any((s != at or at < step) and attr in attributes and _frees_graph(bnode)
+               for s, bnode, attributes in scope.helper_attribute_backwards)
 
 
 def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
@@ -510,6 +513,8 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             if any(k.arg == "requires_grad" for k in n.keywords) or \
                     (isinstance(func, ast.Name) and func.id in checker.training.grad_free_functions):
                 continue
+            if isinstance(func, ast.Attribute) and _no_graph_result(n):
+                continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
                                                     or (func.attr in N.NOT_TENSOR_METHODS and
                                                         func.attr not in N.GRAPH_CARRYING_TUPLE_METHODS)
@@ -549,6 +554,18 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _no_graph_result(call) -> bool:
+    """A method call whose result has no graph: an integer result (`argmax`, `long`),
+    or `dist.sample()` of a distribution held in a local name (sampled under
+    `no_grad`; `rsample()` keeps the graph, and `self.policy.sample(state)` may be a
+    network's own method)."""
+    func = call.func
+    if func.attr in N.INTEGER_RESULT_METHODS:
+        return True
+    return func.attr == "sample" and not call.args and not call.keywords and isinstance(func.value, ast.Name) \
+        and func.value.id != "self"
 
 
 def _layer_free(checker, func: ast.Attribute) -> bool:
