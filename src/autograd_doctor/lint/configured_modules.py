@@ -37,6 +37,8 @@ for _kind, _op in N.MODULE_OPS.items():
         for _q in (_op, f"torch.nn.functional.{_short}", f"torch.{_short}"):
             _FUNCTION_MODULES.setdefault(_q, _kind)
 
+_FUNCTION_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _FUNCTION_MODULES)
+
 _UNKNOWN = None
 
 
@@ -216,7 +218,8 @@ def configured_layer(checker, value):
 
 def _function_layer(checker, node):
     """`F.relu` / `torch.tanh` kept to be called like a layer: the layer it is."""
-    if not isinstance(node, (ast.Name, ast.Attribute)):
-        return None
+    if not isinstance(node, (ast.Name, ast.Attribute)) or \
+            (node.attr if isinstance(node, ast.Attribute) else node.id) not in _FUNCTION_NAMES:
+        return None  # (most attributes kept are no torch function: no name lookup)
     kind = _FUNCTION_MODULES.get(checker.qualname(node) or "")
     return ModuleSpec(kind) if kind is not None else None

@@ -65,7 +65,8 @@ class ExpressionEvents:
         elif isinstance(func, (ast.Name, ast.Subscript)) and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), self.text(func))
         elif isinstance(func, ast.Name) and not self.scope.grad_off:
-            self.scope.name_calls.append((self.seq, node))  # `finish_episode(states, log_probs)`
+            if self.file.trains:  # (ADL003 only)
+                self.scope.name_calls.append((self.seq, node))  # `finish_episode(states, log_probs)`
             if self.scope.module_class:
                 self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):

@@ -51,7 +51,8 @@ class ControlFlow:
             first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
             if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
                 self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
-        self.note_iterated(node.target, it)
+        if self.file.trains:  # (ADL003 only)
+            self.note_iterated(node.target, it)
         self.loop_body(node.body, header)
         self.visit_body(node.orelse)
 

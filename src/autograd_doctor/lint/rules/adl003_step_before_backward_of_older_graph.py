@@ -183,8 +183,8 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
     """`self.fake = self.gen(z)` in a method: what each attribute of an object is
     given, and where (``_old_attribute`` reads it in another method)."""
     scope = checker.scope
-    if scope.owner_class is None or not isinstance(target.value, ast.Name) or target.value.id != "self" \
-            or isinstance(value, ast.Constant):
+    if not checker.file.trains or scope.owner_class is None or not isinstance(target.value, ast.Name) \
+            or target.value.id != "self" or isinstance(value, ast.Constant):
         return  # `self.fake = None` in `__init__`: no value the object computes
     checker.notes["ADL003 attributes"].append(
         (scope.owner_class, target.attr, scope, checker.seq + 1, None if scope.grad_off else value))
@@ -192,8 +192,11 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
 
 def on_method_call(checker, call, func) -> None:
     """`self.forward(x)`: the object's own methods each method calls, and when; and
-    `log_probs.append(m.log_prob(a))`: what a list is filled with."""
+    `log_probs.append(m.log_prob(a))`: what a list is filled with.  Only in a file that
+    runs backward passes (no other has an ADL003 finding)."""
     scope = checker.scope
+    if not checker.file.trains:
+        return
     if scope.owner_class is not None and isinstance(func.value, ast.Name) and func.value.id == "self":
         checker.notes["ADL003 self calls"].append((scope, checker.seq, func.attr))
     elif func.attr in ("append", "insert") and call.args and isinstance(func.value, ast.Name) \
