@@ -51,7 +51,7 @@ class FusedSemanticHead(nn.Module):
         for i, feat in enumerate(feats):
             if i != self.fusion_level:
                 feat = F.interpolate(feat, size=fused_size, mode="bilinear", align_corners=True)
-                x += self.lateral_convs[i](feat)  # expect: ADL001
+                x += self.lateral_convs[i](feat)  # missed: ADL001
         mask_pred = self.conv_logits(x)
         x = self.conv_embedding(x)
         return mask_pred, x

@@ -19,7 +19,7 @@ def masked_softmax(vec, mask, dim=-1, mode="softmax"):
         vec[~mask.bool()] = -100
         value, index = torch.max(vec, dim, keepdim=True)
     elif mode == "min":
-        vec[~mask.bool()] = 1  # expect: ADL015
+        vec[~mask.bool()] = 1  # missed: ADL015
         value, index = torch.min(vec, dim, keepdim=True)
     else:
         raise NotImplementedError

@@ -53,7 +53,7 @@ class LossWithGAN_STE(nn.Module):
 
         self.D_optimizer.zero_grad()
         D_loss.backward(retain_graph=True)
-        self.D_optimizer.step()  # expect: ADL003
+        self.D_optimizer.step()  # missed: ADL003
 
         holeLoss = 10 * self.l1((1 - mask) * output, (1 - mask) * gt)
         validAreaLoss = 2 * self.l1(mask * output, mask * gt)

