@@ -23,7 +23,7 @@ def pgd_attack(model, criterion, opt, X, y, epsilon, alpha, attack_iters, grads_
         loss = criterion(output, y)
         opt.zero_grad()
         loss.backward()
-        grad = delta.grad.detach()  # missed: ADL018
+        grad = delta.grad.detach()  # expect: ADL018
         if grads_seen is not None:
             grads_seen.append(grad.clone())
         I = output.max(1)[1] == y
