@@ -1,8 +1,9 @@
 """BYOL wraps the backbone in a `NetWrapper` whose forward hook keeps the
 chosen layer's output on the wrapper (`self.hidden = flatten(output)`);
-`get_representation` normally reads it and clears it.  With
-`hidden_layer=-1` it returned `self.net(x)` directly, so the hook's last
-output stayed on the module.  The target encoder is made lazily, as a
+`get_representation` normally reads it and clears it.  Here (as in the
+version the pull request fixed, as far as its title and error say) the hook
+is registered before the `hidden_layer=-1` branch returns `self.net(x)`
+directly, so the hook's last output stays on the module.  The target encoder is made lazily, as a
 `copy.deepcopy(self.online_encoder)` after the online encoder has run once,
 and `deepcopy` of a module holding a non-leaf tensor raises ("Only Tensors
 created explicitly by the user (graph leaves) support the deepcopy protocol

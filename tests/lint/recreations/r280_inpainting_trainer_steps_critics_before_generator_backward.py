@@ -71,12 +71,12 @@ def train(trainer, batches, config):
         trainer_module.optimizer_d.zero_grad()
         losses['d'] = losses['wgan_d']
         losses['d'].backward()
-        trainer_module.optimizer_d.step()  # missed: ADL003
+        trainer_module.optimizer_d.step()
 
         if iteration % config['n_critic'] == 0:
             trainer_module.optimizer_g.zero_grad()
             losses['g'] = losses['l1'] * config['l1_loss_alpha'] + losses['wgan_g'] * config['gan_loss_alpha']
-            losses['g'].backward()  # expect: ADL019 (it does fail, but from the step above, not a freed graph)
+            losses['g'].backward()  # expect: ADL019 (the failing backward, but it fails from the critics' step above, not a freed graph: see docs/lint.md)
             trainer_module.optimizer_g.step()
 
 
