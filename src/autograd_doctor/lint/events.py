@@ -33,7 +33,9 @@ class Write:
     via: str = ""            # "detach" / "expand" when written through such a chain
     via_source: str = ""     # the detached name for direct chains
     detached_from: str = ""  # `name = src.detach()` binding live at the write
-    expanded: bool = False   # `name = x.expand(...)` binding live at the write
+    # seq of the `name = x.expand(...)` binding live at the write in source order
+    # (0: none); ADL012 asks whether it is on a path to the write
+    expanded_at: int = 0
     through_data: bool = False  # written through `.data` (invisible to autograd)
     grad_leaf: bool = False  # the name is a leaf that requires grad
     split_from: str = ""     # the name came from chunk/split/unbind of a graph tensor

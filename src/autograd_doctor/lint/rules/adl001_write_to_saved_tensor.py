@@ -184,7 +184,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
             # its callers pass it their graph tensors, the evidence for its saves
             if seq < w.seq and (seq in scope.graph_saves or made_here) \
                     and not scope.rebound_on_every_path(w.name, seq, w.seq) \
-                    and op_node is not w.node \
+                    and op_node is not w.node and not _feeds_only_a_comparison(op_node) \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \
                     and (not returned_only or _feeds_return(checker, scope, op_node)):
@@ -221,6 +221,7 @@ def _saved_by_previous_iteration(scope, w, made_here: bool):
     for seq, key, how, op_node in scope.saves.get(w.name, ()):
         if w.seq < seq < end and (seq in scope.graph_saves or made_here) \
                 and seq not in scope.provisional_saves and op_node is not w.node \
+                and not _feeds_only_a_comparison(op_node) \
                 and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
             return key, how, op_node
     return None
@@ -278,6 +279,13 @@ def _fed_functions(checker) -> set:
         if built_as_part(key[: -len(".forward")], checker.filename, checker.tree):
             checker.graph_callers.graph_call(key)
     return checker.graph_callers.reached()
+
+
+def _feeds_only_a_comparison(op_node) -> bool:
+    """The op's result is an operand of a comparison and nothing else (`x[torch.abs(x)
+    < eps] = 0`): the comparison's bool result carries no graph, so no backward
+    reaches the op's node or reads what it saved."""
+    return getattr(op_node, "_adl_compared", False)
 
 
 def _feeds_return(checker, scope, op_node) -> bool:
