@@ -19,6 +19,7 @@ import textwrap
 
 import pytest
 import torch
+import torch.nn as nn
 
 from autograd_doctor.lint import lint_source
 
@@ -227,3 +228,102 @@ def test_the_saved_magnitude_written_out_of_place_matches_the_reference():
     want, want_grads = _grads(model, lambda v: _reference_denoise(model.fc, v, 0.3, True), x)
     assert torch.equal(got, want)
     assert all(torch.equal(a, b) for a, b in zip(got_grads, want_grads))
+
+
+# ----- ADL001: the last layer skips the activation ---------------------------
+# Found in a left-out repository of set O (bundle-adjusting NeRF): `feat =
+# layer(feat)`, then `if li != len(self.mlp) - 1: feat = F.relu(feat)`, and after
+# the loop `feat.sigmoid_()`.  The last iteration skips the ReLU, so the write
+# is to the last linear layer's output, which nothing keeps; and a loop over the
+# layers the class built runs, so the ReLU before it does not reach the write.
+
+LAST_LAYER_SKIPS_RELU = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Head(nn.Module):
+        def __init__(self, widths):
+            super().__init__()
+            self.inp = nn.Linear(3, widths[0])
+            self.mlp = nn.ModuleList()
+            for a, b in zip(widths[:-1], widths[1:]):
+                self.mlp.append(nn.Linear(a, b))
+
+        def forward(self, x):
+            feat = F.relu(self.inp(x))
+            for li, layer in enumerate(self.mlp):
+                feat = layer(feat)
+                if li != len(self.mlp) - 1:
+                    feat = F.relu(feat)
+            rgb = feat.sigmoid_()
+            return rgb
+    """)
+
+# The ReLU on every layer, the last one included: sigmoid_ writes what it kept.
+EVERY_LAYER_RELU = LAST_LAYER_SKIPS_RELU.replace(
+    "if li != len(self.mlp) - 1:\n                feat = F.relu(feat)",
+    "feat = F.relu(feat)")
+assert EVERY_LAYER_RELU != LAST_LAYER_SKIPS_RELU
+
+# The layers handed in by the caller: an empty list leaves the first ReLU's output.
+# (`a77e9bf` could not analyse this function at all: the check that a name is
+# re-bound on every path recursed without end into the loop's own range.)
+LAYERS_FROM_THE_CALLER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(3, 4)
+
+        def forward(self, x, layers):
+            feat = F.relu(self.inp(x))
+            for layer in layers:
+                feat = layer(feat)
+            rgb = feat.sigmoid_()
+            return rgb
+    """)
+
+
+def _head_grads(source: str, write: str):
+    torch.manual_seed(0)
+    head = _namespace(source)["Head"]([4, 5, 3])
+    x = torch.randn(6, 3)
+    if write != "sigmoid_":
+        head.forward = _namespace(source.replace("feat.sigmoid_()", "torch.sigmoid(feat)"))[
+            "Head"].forward.__get__(head)
+    head.zero_grad()
+    y = head(x)
+    y.pow(2).sum().backward()
+    return y.detach(), [p.grad.clone() for p in head.parameters()]
+
+
+def test_a_relu_skipped_on_the_last_layer_is_silent_and_matches_the_out_of_place_head():
+    assert _codes(LAST_LAYER_SKIPS_RELU) == []
+    got, got_grads = _head_grads(LAST_LAYER_SKIPS_RELU, "sigmoid_")
+    want, want_grads = _head_grads(LAST_LAYER_SKIPS_RELU, "sigmoid")
+    assert torch.equal(got, want)
+    assert all(torch.equal(a, b) for a, b in zip(got_grads, want_grads))
+
+
+def test_a_relu_on_every_layer_is_still_reported_and_fails():
+    assert _codes(EVERY_LAYER_RELU) == [(_line_of(EVERY_LAYER_RELU, "sigmoid_"), "ADL001")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _head_grads(EVERY_LAYER_RELU, "sigmoid_")
+
+
+def test_a_relu_skipped_on_the_last_layer_written_out_of_place_needs_no_change():
+    fixed = LAST_LAYER_SKIPS_RELU.replace("feat.sigmoid_()", "torch.sigmoid(feat)")
+    assert _codes(fixed) == []
+
+
+def test_layers_from_the_caller_may_be_none_so_the_first_relu_is_still_reported():
+    assert _codes(LAYERS_FROM_THE_CALLER) == [(_line_of(LAYERS_FROM_THE_CALLER, "sigmoid_"), "ADL001")]
+    torch.manual_seed(0)
+    head = _namespace(LAYERS_FROM_THE_CALLER)["Head"]()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        head(torch.randn(6, 3), []).sum().backward()
+    head(torch.randn(6, 3), [nn.Linear(4, 4)]).sum().backward()  # with a layer: runs
