@@ -313,8 +313,9 @@ class ExpressionEvents:
         # here feeds no backward (`x[torch.abs(x) < eps] = 0`: what `abs` saved is
         # never read).  ADL001 asks for this mark on the op that saved.
         for operand in (node.left, *node.comparators):
-            operand._adl_compared = True
-        self.generic_visit(node)
+            if operand.__class__ is ast.Call:  # only a call's op saves anything
+                operand._adl_compared = True
+            self.visit(operand)  # the operators (`<`, `==`) hold nothing to walk
 
     def add_save(self, name, key, how, node, graph_from=None):
         """``name``'s value is saved for backward; a view (or `.data`) of another
