@@ -16,6 +16,9 @@ from autograd_doctor.lint.rules import (
 )
 
 
+_SAVING_NODES = (ast.Call, ast.BinOp)  # the nodes whose op may save for backward
+
+
 class ExpressionEvents:
     """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
     to ``self.scope``'s event lists."""
@@ -313,7 +316,7 @@ class ExpressionEvents:
         # here feeds no backward (`x[torch.abs(x) < eps] = 0`: what `abs` saved is
         # never read).  ADL001 asks for this mark on the op that saved.
         for operand in (node.left, *node.comparators):
-            if operand.__class__ is ast.Call:  # only a call's op saves anything
+            if operand.__class__ in _SAVING_NODES:  # a call's or an operator's op saves
                 operand._adl_compared = True
             self.visit(operand)  # the operators (`<`, `==`) hold nothing to walk
 
