@@ -90,6 +90,12 @@ class Scope:
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
     provisional_splits: dict = field(default_factory=dict)
+    # (name, seq of its binding by a `for` target) -> the iterable its values come from:
+    # `for pred, gold in zip(preds, golds)` binds `pred` to elements of `preds` (ADL003)
+    iterated: dict = field(default_factory=dict)
+    # calls of plain names that are no imported callable, with gradients on: (seq, call);
+    # ADL003 reads what a same-file function's callers pass it
+    name_calls: list = field(default_factory=list)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
     parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
@@ -113,6 +119,9 @@ class Scope:
     # node, optimizer text, the call) and (seq, the call, the argument)
     helper_steps: list = field(default_factory=list)
     helper_backward_receivers: list = field(default_factory=list)
+    # a same-class method called here whose backward pass goes through attributes of
+    # `self` set elsewhere: (seq, the method's backward call, attribute names)
+    helper_attribute_backwards: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call

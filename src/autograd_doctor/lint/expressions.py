@@ -64,8 +64,11 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, (ast.Name, ast.Subscript)) and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), self.text(func))
-        elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
-            self.modules.module_callees.add(func.id)  # a helper of the module's methods
+        elif isinstance(func, ast.Name) and not self.scope.grad_off:
+            if self.file.trains:  # (ADL003 only)
+                self.scope.name_calls.append((self.seq, node))  # `finish_episode(states, log_probs)`
+            if self.scope.module_class:
+                self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
         if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
@@ -385,6 +388,13 @@ class ExpressionEvents:
         steps, arguments = found
         for arg in arguments:
             self.scope.helper_backward_receivers.append((self.next_seq(), node, arg))
+        for backward, attributes, touched in self.summaries.attribute_backwards_of(node, self.scope.owner_class):
+            seq = self.next_seq()  # `self.backward_G()`: a backward through `self.fake_B`
+            self.scope.helper_attribute_backwards.append((seq, backward, touched))
+            for attr in sorted(attributes):
+                receiver = ast.copy_location(ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()),
+                                                           attr=attr, ctx=ast.Load()), node)
+                self.scope.helper_backward_receivers.append((seq, node, receiver))
         for step, optimizer in steps:
             self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
 

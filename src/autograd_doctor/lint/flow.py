@@ -51,10 +51,29 @@ class ControlFlow:
             first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
             if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
                 self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
+        if self.file.trains:  # (ADL003 only)
+            self.note_iterated(node.target, it)
         self.loop_body(node.body, header)
         self.visit_body(node.orelse)
 
     visit_AsyncFor = visit_For
+
+    def note_iterated(self, target, it) -> None:
+        """Where the values of a `for` target come from: `for x in xs` (elements of
+        `xs`), `for a, b in zip(xs, ys)`, `for i, x in enumerate(xs)`."""
+        pairs = []
+        if isinstance(target, ast.Name):
+            if not self.is_builtin_call(it, "range"):
+                pairs.append((target, it))
+        elif isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords \
+                and not any(isinstance(a, ast.Starred) for a in it.args):
+            if self.is_builtin_call(it, "zip") and len(it.args) == len(target.elts):
+                pairs = list(zip(target.elts, it.args))
+            elif self.is_builtin_call(it, "enumerate") and len(target.elts) == 2 and len(it.args) == 1:
+                pairs.append((target.elts[1], it.args[0]))
+        for elt, source in pairs:
+            if isinstance(elt, ast.Name) and self.scope.binds.get(elt.id):
+                self.scope.iterated[(elt.id, self.scope.binds[elt.id][-1])] = source
 
     def visit_While(self, node):
         header = self.seq
