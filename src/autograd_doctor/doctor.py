@@ -23,6 +23,7 @@ from autograd_doctor.analysis import (
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
@@ -245,6 +246,7 @@ class Doctor:
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
+        self._no_grad_aliases = no_grad_aliases.NoGradAliases()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -572,7 +574,8 @@ class Doctor:
         previous step (AD209), parameters a `module.requires_grad = False` meant to freeze (AD216),
         an optimizer whose parameters are all frozen since it last trained them (AD215), does the
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
-        gradients that no optimizer applies (AD213), was a gradient clamp thrown away (AD222), and does
+        gradients that no optimizer applies (AD213), was a gradient clamp thrown away (AD222), did a
+        no_grad block only rename tensors that keep their history (AD155), and does
         it apply gradients another optimizer's loss left on its parameters (AD230)?"""
         if self.silent == "ignore":
             return
@@ -585,6 +588,7 @@ class Doctor:
         self._report_silent(update_order.gradients_left_by_another_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
+        self._report_silent(self._no_grad_aliases.at_step, event.optimizer, event.stack)
         self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,

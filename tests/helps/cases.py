@@ -222,6 +222,23 @@ CASES = [
         h.sum().backward()
     """, ["w.grad"]),
     # ---- AD102: a leaf that requires grad written in place -----------------------------------
+    # An in-place method on a tensor the expression itself just made (`z.mul(1.0).exp_()`): the
+    # out-of-place twin of the failing write, not a copy of a name (held-out set 13's meta Adam).
+    Case("write_into_a_temporary", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(5, requires_grad=True)
+        x = torch.randn(5)
+        soft = (w * x).mul(1.0).exp_().add_(1).log()
+        soft.sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(5, requires_grad=True)
+        x = torch.randn(5)
+        soft = torch.log1p(torch.exp(w * x))
+        soft.sum().backward()
+    """, ["w.grad", "soft"]),
     Case("leaf_initialisation", "AD102", """
         import torch
         torch.manual_seed(0)
@@ -238,6 +255,51 @@ CASES = [
         x = torch.randn(3)
         (w * x).sum().backward()
     """, ["w.grad", "w"]),
+    # A constant written into an input that requires grad (for input gradients), inside the function
+    # it is passed to: a copy inside the function, not no_grad, which would shift the caller's
+    # points (and the NumPy array behind them) at every step (held-out set 13's DeepONet features).
+    Case("input_leaf_shifted_in_function", "AD102", """
+        import numpy as np
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        points = np.random.RandomState(0).rand(6, 2).astype(np.float32)
+
+        def centred(p):
+            p -= 0.5
+            return p
+
+        for step in range(3):
+            inputs = torch.as_tensor(points).requires_grad_()
+            u = net(centred(inputs))
+            du = torch.autograd.grad(u.sum(), inputs, create_graph=True)[0]
+            loss = (du ** 2).mean() + (u ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        params = [p.detach().clone() for p in net.parameters()]
+    """, """
+        import numpy as np
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        points = np.random.RandomState(0).rand(6, 2).astype(np.float32)
+
+        def centred(p):
+            return p - 0.5
+
+        for step in range(3):
+            inputs = torch.as_tensor(points).requires_grad_()
+            u = net(centred(inputs))
+            du = torch.autograd.grad(u.sum(), inputs, create_graph=True)[0]
+            loss = (du ** 2).mean() + (u ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        params = [p.detach().clone() for p in net.parameters()]
+    """, ["params", "torch.as_tensor(points)"]),
     Case("manual_sgd_loop", "AD102", """
         import torch
         torch.manual_seed(0)

@@ -109,13 +109,41 @@ def _module_state_carrier(frame_locals: dict, frontier: list[Any]):
         if not isinstance(value, torch.nn.Module) or local_name.startswith("_"):
             continue
         for sub_name, module in list(value.named_modules())[:200]:
-            for attribute, held in vars(module).items():
+            # A buffer (`register_buffer`) lives in the module's `_buffers` dict, not as an attribute.
+            held_items = [*vars(module).items(), *getattr(module, "_buffers", {}).items()]
+            for attribute, held in held_items:
                 if attribute.startswith("__"):
                     continue  # a private `_cache` counts: torch's own state is dicts, never a tensor
                 tensors = _tensors_in(held)
                 if tensors and any(t.grad_fn is not None and _reaches(t, frontier) for t in tensors):
                     path = ".".join(part for part in (local_name, sub_name, attribute) if part)
                     return path, attribute, module, held
+    return None
+
+
+def _buffer_registration(module: torch.nn.Module, name: str) -> tuple[str, ast.stmt, ast.expr] | None:
+    """The statement in the module's class that registers the buffer `name` with a value that was
+    computed (`self.register_buffer("cdf_low", normal.cdf(alpha))`): its file, the statement and
+    the value's node. None for any other way of making it."""
+    if name not in getattr(module, "_buffers", {}):
+        return None
+    found = _class_definition(module)
+    if found is None:
+        return None
+    filename, definition = found
+    for statement in ast.walk(definition):
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            continue
+        call = statement.value
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "register_buffer"
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            continue
+        arguments = dict(zip(("name", "tensor"), call.args))
+        arguments.update({k.arg: k.value for k in call.keywords if k.arg in ("name", "tensor")})
+        given, value = arguments.get("name"), arguments.get("tensor")
+        if isinstance(given, ast.Constant) and given.value == name and isinstance(value, ast.Call) \
+                and statement.lineno == statement.end_lineno:
+            return filename, statement, value
     return None
 
 
@@ -601,6 +629,26 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             helps.append(Suggestion(
                 f"if {function_name}() must not train what made {given}, detach it where it is handed over "
                 f"({given}.detach()); if it must, compute {given} again inside {function_name}()'s loop"))
+    elif kept_on_module is not None and _buffer_registration(kept_on_module[2], kept_on_module[1]) is not None:
+        # A buffer registered with a computed value keeps that computation's graph: every later loss
+        # that reads the buffer goes through it, and the first backward() freed it.
+        path, attribute, module, held = kept_on_module
+        tensor = _tensors_in(held)[0]
+        carrier = (path, None, held)
+        filename, registration, value = _buffer_registration(module, attribute)
+        primary = statement_location(filename, registration, role="carried",
+                                     note=f"the buffer {attribute} is registered here with the graph of the value "
+                                          "it is computed from")
+        related.append(backward_loc)
+        notes.append(f"{path} is a buffer that still points into the graph it was computed in (it requires grad "
+                     f"and has a grad_fn): every loss that reads it goes through that graph, which the backward() "
+                     f"on line {previous.site.lineno if previous is not None and previous.site else '?'} freed")
+        value_text = segment(filename, value)
+        replaced = replace_node_text(filename, registration, value, f"{value_text}.detach()") if value_text else None
+        helps.append(Suggestion(
+            f"register a detached value: a buffer is state (saved with the module, moved by .to()), a constant for "
+            f"each loss, not a path for gradients; its value stays the same",
+            replaced, statement_location(filename, registration) if replaced else None))
     elif kept_on_module is not None:
         path, attribute, module, held = kept_on_module
         tensor = _tensors_in(held)[0]

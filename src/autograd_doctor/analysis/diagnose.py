@@ -20,7 +20,7 @@ from autograd_doctor.analysis.describe import (
 from autograd_doctor.analysis.naming import (
     module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
-from autograd_doctor.analysis.leaf_writes import leaf_write_helps, leaf_write_intent
+from autograd_doctor.analysis.leaf_writes import input_leaf_helps, leaf_write_helps, leaf_write_intent
 from autograd_doctor.analysis.module_weight_writes import (
     clone_at_earlier_use, weight_name, what_the_module_does, writes_its_own_weight,
 )
@@ -716,6 +716,11 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         if intent is not None:
             notes.append(intent.note)
             helps.extend(leaf_write_helps(intent, site.filename, statement, name))
+    if statement is not None and not helps:
+        found = input_leaf_helps(leaf, parameter, frames, site.filename, statement, name)
+        if found is not None:
+            notes.append(found[0])
+            helps.extend(found[1])
     if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the

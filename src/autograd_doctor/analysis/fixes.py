@@ -369,6 +369,9 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         all_args = ", ".join(filter(None, (args_text, keywords_text)))
         if isinstance(call.func, ast.Attribute) and not _is_module_path(call.func.value):
             if not _plain(call.func.value):
+                temporary = _temporary_write_fix(filename, statement, call, out_of_place, all_args)
+                if temporary is not None:
+                    return [temporary]  # `v.add(e).sqrt_().add_(eps)`
                 return clone_first_fix(filename, statement, call.func.value)  # `h[0].mul_(2)`
             receiver = segment(filename, call.func.value)
             if name in OUT_OF_PLACE_SPECIAL:
@@ -390,6 +393,52 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
             replacement = replace_node_text(filename, statement, call, new_call) or statement_text
         return [Suggestion("write out of place: a new tensor, so the saved one stays intact", replacement, location)]
     return []
+
+
+# Methods whose result may share memory with their receiver (a view, or the receiver itself when
+# nothing needs converting): a write into their result reaches the receiver.
+VIEW_OR_SELF_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
+    "transpose", "t", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "narrow", "select",
+    "expand", "expand_as", "diagonal", "as_strided", "unfold", "split", "chunk", "unbind",
+    "tensor_split", "hsplit", "vsplit", "dsplit", "detach", "contiguous", "to", "type", "type_as",
+    "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda", "view_as_real",
+    "view_as_complex", "adjoint", "conj", "resolve_conj", "resolve_neg", "align_to", "rename",
+    "refine_names", "values", "indices", "requires_grad_", "__getitem__",
+})
+
+
+def _fresh_temporary(node: ast.AST) -> bool:
+    """`v.add(e)`, `v.add(e).sqrt_()`: a tensor made by this very expression, through a method that
+    returns new memory (not a view, not possibly its receiver), and written only by in-place methods
+    chained on it. No name holds it, so nothing but this expression sees a write into it."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not _is_module_path(node.func.value):
+        name = node.func.attr
+        if name.endswith("_") and not name.endswith("__"):
+            node = node.func.value  # an in-place link returns the tensor it was called on
+            continue
+        return name not in VIEW_OR_SELF_METHODS and hasattr(torch.Tensor, name)
+    return False
+
+
+def _temporary_write_fix(filename: str, statement: ast.stmt, call: ast.Call, out_of_place: str,
+                         arguments: str) -> Suggestion | None:
+    """`m.div(v.add(e).sqrt_().add_(eps))` -> `m.div(v.add(e).sqrt_().add(eps))`: the written tensor
+    is a temporary of the expression (autograd saved it, here the output of sqrt_), so the
+    out-of-place twin computes the same value and leaves the saved tensor as it was. A copy made
+    first would need a name the expression does not have."""
+    name = call.func.attr
+    if name in OUT_OF_PLACE_SPECIAL or not hasattr(torch.Tensor, out_of_place) or not _fresh_temporary(call.func.value):
+        return None
+    receiver = segment(filename, call.func.value)
+    if receiver is None:
+        return None
+    replaced = replace_node_text(filename, statement, call, f"{receiver}.{out_of_place}({arguments})")
+    if replaced is None:
+        return None
+    return Suggestion(f"write out of place: {name}() writes into a tensor this expression has just made, which "
+                      f"autograd saved; {out_of_place}() computes the same value in a new tensor",
+                      replaced, statement_location(filename, statement))
 
 
 def _out_of_place_chain(filename: str, node: ast.AST) -> str | None:

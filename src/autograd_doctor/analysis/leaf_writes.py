@@ -143,3 +143,47 @@ def leaf_write_helps(intent: LeafWriteIntent, filename: str, statement: ast.stmt
                                      "recording it")
         helps.append(without_recording)
     return helps
+
+
+def _is_argument_of_enclosing_function(filename: str, statement: ast.stmt, root: str) -> bool:
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    scope = enclosing_function(tree, statement.lineno)
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+    return any(argument.arg == root for argument in arguments)
+
+
+def input_leaf_helps(leaf, parameter: str | None, frames: list[FrameType], filename: str,
+                     statement: ast.stmt, name: str | None) -> tuple[str, list[Suggestion]] | None:
+    """A constant written into a leaf that is an input, not something trained: the leaf arrives as
+    an argument of the function that writes into it, is neither a parameter nor held by the
+    program's optimizers, and nothing has been backpropagated into it yet. It requires grad so that
+    gradients with respect to it can be taken (a PDE residual, a saliency map), and the write is a
+    step of computing with it (`x *= 2 * np.pi` in a feature transform). torch.no_grad() around the
+    write would change the caller's tensor, and any memory it shares (a NumPy array behind
+    torch.as_tensor), at every call; a copy made inside the function is the change. None when the
+    run does not show all of that."""
+    if parameter or isinstance(leaf, torch.nn.Parameter) or leaf is None or leaf.grad is not None:
+        return None
+    optimized = optimized_tensors(frames)
+    written = written_root(statement)
+    if not optimized or id(leaf) in optimized or not isinstance(written, ast.Name) \
+            or not _is_argument_of_enclosing_function(filename, statement, written.id):
+        return None
+    shown = name or written.id
+    found = clone_first_fix(filename, statement, written, (
+        f"write into a copy of {shown} made inside the function: the copy is part of the graph, so gradients "
+        f"with respect to the caller's {shown} still reach it, and the caller's tensor keeps its values"))
+    if not found:
+        return None
+    note = (f"{shown} is an input, not something trained: it requires grad, but no optimizer in the program "
+            f"updates it and nothing has been backpropagated into it yet; the write computes with it. "
+            f"torch.no_grad() here would change the caller's tensor (and memory it shares, such as a NumPy "
+            f"array behind torch.as_tensor) at every call")
+    advice = Suggestion(f"if the write is meant to change the caller's {shown} itself (an initialisation), "
+                        f"do it under torch.no_grad() where that tensor is made")
+    return note, [found[0], advice]
+

@@ -1318,6 +1318,36 @@ new tensor.
     heading="a sparse gradient was combined with a dense tensor",
 )
 
+NO_GRAD_ALIAS = _code(
+    "AD155",
+    "a torch.no_grad() block only gave existing tensors new names: they still carry their history",
+    """\
+**What it means.** `torch.no_grad()` stops autograd from recording the operations run inside
+the block. It does not change tensors that already exist, and an assignment runs no operation:
+`with torch.no_grad(): mu_stop = mu` binds a second name to the same tensor, history included.
+Code that means a stop-gradient this way (the DReG estimator's "gradient only through z") still
+sends gradient through every use of the new name; nothing fails, the gradient is the one the stop
+was meant to remove. PyTorch raises nothing for it (it is numbered with the errors only because
+the warning numbers were taken). autograd-doctor reports it when a step() starts, for a block
+the program entered whose body only binds names to names that held tensors requiring grad.
+
+**Minimal example.**
+
+    encoder = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+    mu = encoder(x)
+    with torch.no_grad():
+        mu_stop = mu                      # AD155: the same tensor, still in the graph
+    (mu * 2 - mu_stop).pow(2).sum().backward()
+    optimizer.step()
+
+**The fix.** Detach: `mu_stop = mu.detach()` (a tensor with the same values and no history),
+or compute the value inside the block (`mu_stop = encoder(x)` under no_grad).
+""",
+    heading="a torch.no_grad() block only gave existing tensors new names",
+    example_setup="x = torch.randn(4, 3)\n",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

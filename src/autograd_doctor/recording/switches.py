@@ -56,6 +56,9 @@ class ModeEntry:
     line: int
     decorator: bool  # @torch.inference_mode() on a def (line is the decorator's), else a with block
     function: str  # the decorated function's name, or the function holding the with block
+    # The names of the block's function's local variables that held tensors requiring grad as the
+    # with block was entered (names only: no tensor is kept).
+    names_requiring_grad: frozenset = frozenset()
 
 
 @dataclass
@@ -272,7 +275,20 @@ def _remember_mode_entry(kind: str) -> None:
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
                                         func_code.co_name))
     elif not is_internal_file(code.co_filename):
-        _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name))
+        _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name,
+                                    _names_requiring_grad(frame)))
+
+
+# Local variables looked at per with block entered.
+MAX_LOCALS_LOOKED_AT = 200
+
+
+def _names_requiring_grad(frame) -> frozenset:
+    names = []
+    for name, value in itertools.islice(frame.f_locals.items(), MAX_LOCALS_LOOKED_AT):
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            names.append(name)
+    return frozenset(names)
 
 
 def _store_mode_entry(entry: ModeEntry) -> None:
