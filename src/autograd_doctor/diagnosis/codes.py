@@ -1318,6 +1318,38 @@ new tensor.
     heading="a sparse gradient was combined with a dense tensor",
 )
 
+CLEARED_BEFORE_STEP = _code(
+    "AD153",
+    "zero_grad() clears gradients before step() applies them: each step trains on the last backward() only",
+    """\
+**What it means.** With gradient accumulation, backward() runs on several micro-batches and
+`step()` once: the gradients add up in `.grad` until the step applies them. A `zero_grad()` that
+also runs before every micro-batch clears what the earlier micro-batches computed, so each step
+applies the last micro-batch's gradient alone (and, when the loss is divided by the accumulation
+factor, a fraction of it). Nothing fails: PyTorch raises nothing for this (it is reported as a
+warning). autograd-doctor counts, per backward() statement, how often a step applied its
+gradients and how often a `zero_grad()` cleared them first, and, when it stops, reports a
+`zero_grad()` that cleared them at least twice and at least as often as they were applied.
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        optimizer.zero_grad()                        # AD153
+        (F.mse_loss(model(x), y) / 2).backward()
+        if (i + 1) % 2 == 0:
+            optimizer.step()
+
+**The fix.** Clear the gradients after the step that applies them: move `optimizer.zero_grad()`
+right after `optimizer.step()` (inside the `if`), or delete it where the gradients are already
+cleared there.
+""",
+    heading="zero_grad() clears gradients before step() applies them",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(6)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -25,6 +25,10 @@ def optimizer_step_hooks(recorder) -> tuple:
         return ()
 
     def started(optimizer, args, kwargs):
+        try:
+            recorder.optimizer_clears.step_started(optimizer)  # a closure's zero_grad() is the step's own (AD153)
+        except Exception:
+            pass
         # step(closure) runs the user's forward and backward inside the step (LBFGS,
         # Lightning's automatic optimization): their writes must not go unrecorded.
         if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
@@ -39,7 +43,8 @@ def optimizer_step_hooks(recorder) -> tuple:
 
     def done(optimizer, args, kwargs):
         try:
-            recorder.optimizer_clears.step_done(optimizer)  # closure steps included (AD221)
+            # Closure steps included (AD221); which backward() calls' gradients it applied (AD153).
+            recorder.optimizer_clears.step_done(optimizer, next(recorder.seq), recorder.backward_calls)
         except Exception:
             pass
         if args[1:] or kwargs.get("closure") is not None or threading.get_ident() != thread:
