@@ -1350,6 +1350,35 @@ cleared there.
         "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(6)]\n"
     ))
 
+STALE_CLOSURE = _code(
+    "AD154",
+    "L-BFGS was given a closure that runs no backward(): every evaluation sees the same loss and gradients",
+    """\
+**What it means.** `torch.optim.LBFGS.step(closure)` calls the closure several times per step,
+once per trial point of its search, and reads the gradients the closure's backward() leaves in
+`.grad`. A closure that returns a loss computed before the step (`def closure(): return loss`,
+written so that an optimizer needing a closure can be swapped in) gives every evaluation the same
+value and leaves the gradients of the starting point: L-BFGS stops after its first iteration or
+follows stale gradients, and nothing fails. autograd-doctor notes the L-BFGS steps in which the
+closure ran no backward() and, when it stops, names the `step(closure)` call.
+
+**Minimal example.**
+
+    loss = ((w - target) ** 2).sum()
+    loss.backward()
+    optimizer.step(lambda: loss)       # AD154
+
+**The fix.** Compute the loss inside the closure and backpropagate it there:
+`def closure(): optimizer.zero_grad(); loss = ((w - target) ** 2).sum(); loss.backward(); return loss`,
+then `optimizer.step(closure)`.
+""",
+    heading="L-BFGS was given a closure that runs no backward()",
+    example_setup=(
+        "w = nn.Parameter(torch.zeros(3))\n"
+        "target = torch.tensor([1.0, -2.0, 0.5])\n"
+        "optimizer = torch.optim.LBFGS([w], max_iter=5)\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

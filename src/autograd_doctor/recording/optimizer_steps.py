@@ -27,6 +27,7 @@ def optimizer_step_hooks(recorder) -> tuple:
     def started(optimizer, args, kwargs):
         try:
             recorder.optimizer_clears.step_started(optimizer)  # a closure's zero_grad() is the step's own (AD153)
+            recorder.closure_steps.started(optimizer, _closure(args, kwargs), next(recorder.seq))  # AD154
         except Exception:
             pass
         # step(closure) runs the user's forward and backward inside the step (LBFGS,
@@ -43,6 +44,10 @@ def optimizer_step_hooks(recorder) -> tuple:
 
     def done(optimizer, args, kwargs):
         try:
+            recorder.closure_steps.done(optimizer, _closure(args, kwargs), recorder.backward_calls)
+        except Exception:
+            pass
+        try:
             # Closure steps included (AD221); which backward() calls' gradients it applied (AD153).
             recorder.optimizer_clears.step_done(optimizer, next(recorder.seq), recorder.backward_calls)
         except Exception:
@@ -58,3 +63,8 @@ def optimizer_step_hooks(recorder) -> tuple:
     thread = threading.get_ident()
     # As the doctor's own work: a Tensor subclass's __torch_function__ does not see its reads.
     return (register_pre(as_own_work(started)), register_post(as_own_work(done)))
+
+
+def _closure(args: tuple, kwargs: dict):
+    """The closure given to step(): args[0] is the optimizer itself."""
+    return args[1] if len(args) > 1 else kwargs.get("closure")
