@@ -78,6 +78,23 @@ NOT_YET = {
     "broadcast_scale_clamped_in_place": (False, "right"),
     # As in set 3: a view made under inference_mode and written with gradients on, two meanings.
     "frames_unfolded_under_inference_mode_then_windowed": (True, "advice"),
+    # Set 7. As in set 3: a view made under no_grad whose base is written, two meanings.
+    "context_vector_under_no_grad_then_features_normalised": (True, "advice"),
+    # AD146 names and changes the validation loop's torch.inference_mode() (to no_grad()); the variant
+    # marks the module's read of x._version (both right).
+    "evaluation_cache_keyed_on_version": (False, "right"),
+    # AD136 names the second read of ctx.saved_tensors (the catalogue's convention); its help rewrites
+    # both reads as one, starting at the first, which the variant marks.
+    "function_counts_saved_tensors_before_unpacking": (False, "right"),
+    # AD303 names the deepcopy call (the catalogue's convention); its help detaches the dataclass's
+    # field where the constructor is given the loss, the marked line.
+    "step_output_dataclass_deepcopied_for_history": (False, "right"),
+    # The unscale_() must move from a callback run after the step to one run before it: two places.
+    "gradient_norm_callback_after_optimizer_step": (True, "advice"),
+    # Where to guard the coinciding keypoints (a mask, an eps) changes values: the user's choice.
+    "limb_length_of_coinciding_keypoints": (True, "advice"),
+    # Which group the tied weight belongs to is the user's choice (as for set 3's shared norm weight).
+    "tied_embedding_in_encoder_and_decoder_groups": (False, "advice"),
 }
 
 

@@ -2115,3 +2115,534 @@ def test_grad_of_an_attribute_cleared_in_init_is_kept_where_the_hook_stores_it(t
     error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
     assert error is None
     assert torch.allclose(namespace["weights"], namespace["model"][2].weight[1].detach())
+
+
+# ---- set 7's causes, on other spellings, and the cases each change must leave alone ----------
+
+
+def _fixed_namespace(tmp_path, source, suggestion):
+    fixed = apply_suggestion(source, suggestion)
+    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
+    assert error is None, fixed
+    return namespace
+
+
+def test_mark_dirty_function_returning_torch_clamp_of_its_input_writes_it_in_place(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class ClampInPlace(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return torch.clamp(x, min=0.0)  # RETURN
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        out = ClampInPlace.apply(w * 2)
+        out.sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD121" and diagnosis.primary.line == marked_line(source, "RETURN")
+    assert diagnosis.help[0].replacement == "return x.clamp_(min=0.0)"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["out"].detach(), torch.tensor([1.0, 0.0, 4.0]))
+    assert torch.equal(namespace["w"].grad, torch.full((3,), 2.0))
+
+
+def test_grad_of_a_detached_copy_in_a_list_differentiates_the_tensor_itself(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = torch.tensor([3.0, 4.0], requires_grad=True)
+        loss = (a * b).sum()
+        ga, gb = torch.autograd.grad(loss, [a, b.detach().requires_grad_()])  # GRAD
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD305" and diagnosis.primary.line == marked_line(source, "GRAD")
+    assert diagnosis.help[0].replacement == "ga, gb = torch.autograd.grad(loss, [a, b])"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["ga"], torch.tensor([3.0, 4.0]))
+    assert torch.equal(namespace["gb"], torch.tensor([1.0, 2.0]))
+
+
+def test_grad_of_a_fresh_tensor_gets_no_copy_help(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        loss = (a * 2).sum()
+        g, = torch.autograd.grad(loss, [torch.ones(2, requires_grad=True).clone()])
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD305"
+    assert not any("itself" in h.message for h in diagnosis.help)
+
+
+def test_optional_saved_tensor_unpacked_when_forward_saved_it_in_one_branch(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class Affine(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale, shift=None):
+                if shift is None:
+                    ctx.save_for_backward(x, scale)
+                    return x * scale
+                ctx.save_for_backward(x, scale, shift)
+                return x * scale + shift
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, scale, shift = ctx.saved_tensors  # UNPACK
+                return grad * scale, (grad * x).sum(), grad.sum() if shift is not None else None
+
+
+        x = torch.tensor([1.0, 2.0])
+        scale = torch.tensor(3.0, requires_grad=True)
+        shift = torch.tensor(0.5, requires_grad=True)
+        Affine.apply(x, scale, shift).sum().backward()
+        Affine.apply(x, scale).sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD142" and diagnosis.primary.line == marked_line(source, "UNPACK")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["scale"].grad, torch.tensor(6.0))
+    assert torch.equal(namespace["shift"].grad, torch.tensor(2.0))
+
+
+def test_hand_written_gradient_from_torch_mm_in_the_transposed_layout_is_transposed(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        weight = torch.randn(2, 3, requires_grad=True)
+        x = torch.randn(4, 3)
+        out = x @ weight.T
+        reference, = torch.autograd.grad(out.sum(), weight, retain_graph=True)
+        weight.grad = torch.mm(x.t(), torch.ones_like(out))  # ASSIGN
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD131" and diagnosis.primary.line == marked_line(source, "ASSIGN")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.allclose(namespace["weight"].grad, namespace["reference"])
+
+
+def test_gradient_of_reversed_sizes_that_is_not_a_product_is_not_transposed(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        weight = torch.randn(2, 3, requires_grad=True)
+        weight.grad = torch.zeros(3, 2)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD131"
+    assert all(h.replacement is None for h in diagnosis.help)
+
+
+def test_overlapping_operand_of_an_in_place_multiply_is_cloned(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.arange(1.0, 5.0)
+        x[1:].mul_(x[:-1])  # WRITE
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD203")
+    assert diagnosis.primary.line == marked_line(source, "WRITE")
+    clone = next(h for h in diagnosis.help if h.replacement and ".clone()" in h.replacement)
+    assert clone.replacement == "x[1:].mul_(x[:-1].clone())"
+    namespace = _fixed_namespace(tmp_path, source, clone)
+    assert torch.equal(namespace["x"], torch.tensor([1.0, 2.0, 6.0, 12.0]))
+
+
+def test_item_writes_under_vmap_after_a_constant_item_find_the_factory(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import vmap
+
+
+        def features(x):
+            out = torch.zeros(2)  # MADE
+            out[0] = 1.0
+            out[1] = x.sum()
+            return out
+
+
+        batched = vmap(features)(torch.arange(6.0).reshape(3, 2))
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD144" and diagnosis.primary.line == marked_line(source, "MADE")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["batched"], torch.tensor([[1.0, 1.0], [1.0, 5.0], [1.0, 9.0]]))
+
+
+def test_grad_over_list_of_partly_frozen_parameters_asks_for_the_trained_ones(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+        model[1].bias.requires_grad_(False)
+        x = torch.randn(4, 3)
+        loss = model(x).pow(2).mean()
+        grads = torch.autograd.grad(loss, list(model.parameters()))  # GRAD
+        norm = sum(g.pow(2).sum() for g in grads)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306" and diagnosis.primary.line == marked_line(source, "GRAD")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    model = namespace["model"]
+    trained = [p for p in model.parameters() if p.requires_grad]
+    reference = torch.autograd.grad(model(namespace["x"]).pow(2).mean(), trained)
+    assert len(namespace["grads"]) == 3
+    assert all(torch.allclose(a, b) for a, b in zip(namespace["grads"], reference))
+
+
+def test_grad_over_frozen_parameters_zipped_with_them_gets_no_filter(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 1)
+        model.bias.requires_grad_(False)
+        loss = model(torch.randn(4, 3)).sum()
+        grads = torch.autograd.grad(loss, model.parameters())
+        fast = [p - 0.1 * g for p, g in zip(model.parameters(), grads)]
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306"
+    assert not any(h.replacement and "requires_grad]" in h.replacement for h in diagnosis.help)
+
+
+def test_resize_bound_to_a_new_name_while_the_old_one_is_read_later_is_not_rewritten(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.ones(2, 3, requires_grad=True)
+        h = x * 2
+        flat = h.resize_(6)
+        total = flat.sum() + h.sum()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD133"
+    assert not any(h.replacement and h.replacement.startswith("flat =") for h in diagnosis.help)
+
+
+def test_vmap_code_indexing_a_row_first_is_not_rewritten_from_the_end(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch.func import vmap
+
+
+        def first_pair(x):
+            return x[0, 1] * 2
+
+
+        values = vmap(first_pair)(torch.ones(3, 2))
+    """)
+    diagnosis = next((d for d in diagnoses if d.code == "AD145"), None)
+    assert diagnosis is None or not any(h.replacement and "..." in h.replacement for h in diagnosis.help)
+
+
+def test_scaler_update_under_a_verbose_flag_moves_out_of_the_condition(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        verbose = False
+        printed = []
+        for step in range(3):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(torch.ones(2, 3) * step), torch.ones(2, 1))
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            if verbose or step == 0:
+                printed.append(loss.item())
+                scaler.update()  # UPDATE
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD150" and diagnosis.primary.line == marked_line(source, "UPDATE")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert namespace["printed"] and len(namespace["printed"]) == 1
+    assert namespace["scaler"]._scale is None or namespace["scaler"].get_scale() > 0
+
+
+def test_dataclass_field_given_positionally_is_detached_at_the_constructor(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import copy
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class Record:
+            value: torch.Tensor
+            step: int
+
+
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        loss = (w * 3).sum()
+        record = Record(loss, 0)  # STORED
+        saved = copy.deepcopy(record)
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD303"
+    assert diagnosis.help[0].location.line == marked_line(source, "STORED")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert namespace["saved"].value.item() == 9.0 and torch.equal(namespace["w"].grad, torch.full((2,), 3.0))
+
+
+def test_dataclass_field_that_is_backpropagated_is_not_detached(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import copy
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class Output:
+            loss: torch.Tensor
+
+
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        out = Output(loss=(w * 3).sum())
+        saved = copy.deepcopy(out)
+        out.loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD303"
+    assert not any(h.replacement and ".detach()" in h.replacement and "Output(" in h.replacement
+                   for h in diagnosis.help)
+
+
+def test_model_left_in_eval_mode_by_an_evaluation_function_is_put_back_in_training(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 1)
+
+            def forward(self, x):
+                with torch.set_grad_enabled(self.training):
+                    return self.lin(x)
+
+
+        def evaluate(model, x):
+            model.eval()  # EVAL
+            return model(x).sum().item()
+
+
+        torch.manual_seed(0)
+        model = Net()
+        x = torch.randn(4, 3)
+        score = evaluate(model, x)
+        loss = model(x).pow(2).mean()
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == marked_line(source, "EVAL")
+    assert diagnosis.help[0].replacement == "model.train()\nreturn model(x).sum().item()"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    model = namespace["model"]
+    expected = 2 * (model(namespace["x"]).detach()).T @ namespace["x"] / 4
+    assert torch.allclose(model.lin.weight.grad, expected)
+
+
+def test_unscale_after_the_first_of_two_backward_calls_is_deleted(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        x = torch.randn(4, 3)
+        optimizer.zero_grad()
+        scaler.scale(model(x).pow(2).mean()).backward()
+        scaler.unscale_(optimizer)  # FIRST
+        scaler.scale(model(x).abs().mean()).backward()
+        scaler.unscale_(optimizer)
+        grads = [p.grad.clone() for p in model.parameters()]
+        scaler.step(optimizer)
+        scaler.update()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD148" and diagnosis.primary.line == marked_line(source, "FIRST")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    torch.manual_seed(0)
+    reference = nn_linear = torch.nn.Linear(3, 1)
+    x = torch.randn(4, 3)
+    (nn_linear(x).pow(2).mean() + nn_linear(x).abs().mean()).backward()
+    assert all(torch.allclose(a, p.grad) for a, p in zip(namespace["grads"], reference.parameters()))
+
+
+def test_frozen_parameters_in_a_named_list_zipped_with_the_gradients_are_filtered_where_listed(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
+        model[0].weight.requires_grad_(False)
+        x = torch.randn(4, 3)
+        params = list(model.parameters())  # LISTED
+        loss = model(x).pow(2).mean()
+        grads = torch.autograd.grad(loss, params)
+        fast = [p - 0.1 * g for p, g in zip(params, grads)]
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306" and diagnosis.primary.line == marked_line(source, "LISTED")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    model, x = namespace["model"], namespace["x"]
+    trained = [p for p in model.parameters() if p.requires_grad]
+    reference = torch.autograd.grad(model(x).pow(2).mean(), trained)
+    assert all(torch.allclose(f, p - 0.1 * g) for f, p, g in zip(namespace["fast"], trained, reference))
+
+
+def test_grad_of_a_detached_copy_made_earlier_asks_for_the_tensor_itself(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        x = torch.randn(4, 3)
+        loss = model(x).sum()
+        w = model.weight.detach()
+        g, = torch.autograd.grad(loss, [w])  # GRAD
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD306" and diagnosis.primary.line == marked_line(source, "GRAD")
+    assert diagnosis.help[0].replacement == "g, = torch.autograd.grad(loss, [model.weight])"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.allclose(namespace["g"], namespace["x"].sum(0, keepdim=True))
+
+
+def test_overlapping_augmented_assignment_clones_its_value(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        x = torch.arange(5.0)
+        x[1:] += x[:-1]  # WRITE
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD203")
+    clone = next(h for h in diagnosis.help if h.replacement and ".clone()" in h.replacement)
+    assert clone.replacement == "x[1:] += x[:-1].clone()"
+    namespace = _fixed_namespace(tmp_path, source, clone)
+    assert torch.equal(namespace["x"], torch.tensor([0.0, 1.0, 3.0, 5.0, 7.0]))
+
+
+def test_model_put_in_eval_mode_at_the_top_of_a_script_is_put_back_before_the_step(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 1)
+
+            def forward(self, x):
+                with torch.set_grad_enabled(self.training):
+                    return self.lin(x)
+
+
+        torch.manual_seed(0)
+        model = Model()
+        x = torch.randn(2, 3)
+        model.eval()  # EVAL
+        baseline = model(x).sum().item()
+        loss = model(x).sum()
+        loss.backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == marked_line(source, "EVAL")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.allclose(namespace["model"].lin.weight.grad, namespace["x"].sum(0, keepdim=True))
+
+
+def test_mark_dirty_of_an_input_forward_only_copies_is_deleted(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class AddOne(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)  # MARK
+                y = x.clone()
+                y.add_(1)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+
+        w = torch.ones(3, requires_grad=True)
+        out = AddOne.apply(w * 2)
+        out.sum().backward()
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD121" and diagnosis.primary.line == marked_line(source, "MARK")
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["out"].detach(), torch.full((3,), 3.0))
+    assert torch.equal(namespace["w"].grad, torch.full((3,), 2.0))
+
+
+def test_dimension_out_of_range_under_vmap_is_counted_from_the_end(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+        from torch.func import jacrev, vmap
+
+
+        def probabilities(logits):
+            return F.softmax(logits, dim=1)  # DIM
+
+
+        logits = torch.randn(4, 3)
+        jacobians = vmap(jacrev(probabilities))(logits)
+    """)
+    diagnosis = diagnoses[0]
+    assert diagnosis.code == "AD145"
+    assert diagnosis.help[0].replacement == "return F.softmax(logits, dim=-1)"
+    namespace = _fixed_namespace(tmp_path, source, diagnosis.help[0])
+    first = torch.autograd.functional.jacobian(lambda v: torch.softmax(v, dim=0), namespace["logits"][0])
+    assert torch.allclose(namespace["jacobians"][0], first)
+
+
+def test_overlapping_slice_assignment_clones_its_value(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        buf = torch.arange(6.0)
+        buf[:-1] = buf[1:]
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD203")
+    clone = next(h for h in diagnosis.help if h.replacement and ".clone()" in h.replacement)
+    assert clone.replacement == "buf[:-1] = buf[1:].clone()"
+    namespace = _fixed_namespace(tmp_path, source, clone)
+    assert torch.equal(namespace["buf"], torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 5.0]))

@@ -137,6 +137,60 @@ CASES = [
         h = torch.stack([h[0], v * 2, h[2]])
         h.sum().backward()
     """, ["w.grad", "v.grad"]),
+    # `c[k][index] = v` where `c` is a Python tuple or list: the entry is copied, written, and put
+    # back into the container (a tuple is rebuilt around the copy).
+    Case("tuple_entry_column_rescaled", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+
+        def encode(x):
+            return torch.tanh(x @ w), x.sum()
+
+        state = encode(torch.randn(2, 3))
+        energies = []
+        for j in range(1, 3):
+            energies.append((state[0] * state[0]).sum())
+            state[0][:, j] = state[0][:, j] * 0.5
+        sum(energies).backward()
+        final = state[0]
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+
+        def encode(x):
+            return torch.tanh(x @ w), x.sum()
+
+        state = encode(torch.randn(2, 3))
+        energies = []
+        for j in range(1, 3):
+            energies.append((state[0] * state[0]).sum())
+            h = state[0]
+            state = (torch.cat([h[:, :j], h[:, j:j + 1] * 0.5, h[:, j + 1:]], dim=1), state[1])
+        sum(energies).backward()
+        final = state[0]
+    """, ["w.grad", "final"]),
+    Case("list_entry_row_doubled", "AD101", """
+        import torch
+        torch.manual_seed(0)
+        w1 = torch.randn(3, 3, requires_grad=True)
+        w2 = torch.randn(3, 3, requires_grad=True)
+        x = torch.randn(4, 3)
+        layers_out = [torch.sigmoid(x @ w1), torch.sigmoid(x @ w2)]
+        layers_out[1][0] = layers_out[1][0] * 2
+        (layers_out[0] + layers_out[1]).sum().backward()
+    """, """
+        import torch
+        torch.manual_seed(0)
+        w1 = torch.randn(3, 3, requires_grad=True)
+        w2 = torch.randn(3, 3, requires_grad=True)
+        x = torch.randn(4, 3)
+        layers_out = [torch.sigmoid(x @ w1), torch.sigmoid(x @ w2)]
+        second = layers_out[1]
+        layers_out[1] = torch.cat([second[:1] * 2, second[1:]])
+        (layers_out[0] + layers_out[1]).sum().backward()
+    """, ["w1.grad", "w2.grad", "layers_out"]),
     Case("setitem_bool_mask", "AD101", """
         import torch
         torch.manual_seed(0)

@@ -1,7 +1,7 @@
 """The meaning check behind `--verify-fix`, `--diff` and `--fix` (autograd_doctor.cli.meaning): a
 changed program is *verified* only when its forward values equal the original run's and its
-gradients and stepped parameters equal the oracle's (the original program under
-`torch.autograd.graph.allow_mutation_on_saved_tensors()`); a plausible change that runs but
+gradients and stepped parameters equal the oracle's (the original program with each tensor
+autograd saved copied before it is written in place); a plausible change that runs but
 computes something else is rejected; where no oracle applies the answer is *unverified*.
 
 Each test runs real programs in child processes, exactly as the verify path runs them: the
@@ -52,11 +52,54 @@ SAVED_WRITE = """
 """
 
 
+# AD101 through a view at another offset: `mul` saved `h` (its first element on), the write goes
+# into column 1. PyTorch's allow_mutation_on_saved_tensors() matches writes by data_ptr() and
+# misses this one; the oracle must still give the gradients the program meant.
+COLUMN_WRITE = """
+    import torch
+    torch.manual_seed(0)
+    w = torch.randn(3, 4, requires_grad=True)
+    h = torch.tanh(w)
+    energy = (h * h).sum()
+    h[:, 1] = h[:, 1] * 0.5
+    (energy + h.sum()).backward()
+"""
+
+
+def test_the_oracle_sees_a_write_through_a_view_at_another_offset(tmp_path):
+    changed = COLUMN_WRITE.replace("h[:, 1] = h[:, 1] * 0.5",
+                                   "h = torch.cat([h[:, :1], h[:, 1:2] * 0.5, h[:, 2:]], dim=1)")
+    verdict = _verdict(tmp_path, COLUMN_WRITE, changed)
+    assert verdict.status == "verified", verdict.line()
+
+
+def test_the_oracle_keeps_no_saved_tensor_once_the_graph_is_freed():
+    import gc
+    import weakref
+
+    import torch
+
+    from autograd_doctor.recording.saved_values_kept import keep_saved_values
+
+    with keep_saved_values():
+        w = torch.randn(3, 4, requires_grad=True)
+        h = torch.tanh(w)
+        energy = (h * h).sum()
+        h[:, 1] = 0.0
+        kept = weakref.ref(h)
+        energy.backward()
+    expected = 2 * torch.tanh(w.detach()) * (1 - torch.tanh(w.detach()) ** 2)
+    assert torch.allclose(w.grad, expected)
+    del h, energy
+    gc.collect()
+    assert kept() is None
+
+
 def test_ad101_an_out_of_place_write_is_verified_by_the_oracle(tmp_path):
     changed = SAVED_WRITE.replace("h[0] = 0.0", "h = torch.cat([h.new_zeros(1), h[1:]])")
     verdict = _verdict(tmp_path, SAVED_WRITE, changed)
     assert verdict.status == "verified", verdict.line()
-    assert "allow_mutation_on_saved_tensors" in verdict.reason and "bitwise" in verdict.reason
+    assert "copied before it is written in place" in verdict.reason and "bitwise" in verdict.reason
 
 
 def test_ad101_a_write_moved_under_no_grad_is_rejected(tmp_path):

@@ -137,7 +137,7 @@ def test_saved_tensor_test_gets_a_verified_patch(project):
             "+    y = y.index_fill(0, torch.tensor([1]), 2.0)  # WRITE\n"
             "     y.sum().backward()\n") in section
     assert ("\nverified: forward values, gradients and parameters equal the oracle's (bitwise; oracle: the original "
-            "program run under torch.autograd.graph.allow_mutation_on_saved_tensors())\n") in section
+            "program run with each tensor autograd saved copied before it is written in place)\n") in section
     assert output.count("--- a/test_user.py") == 4  # once per patch of this file: no duplicate
 
 
@@ -161,8 +161,8 @@ def test_no_oracle_says_unverified_and_why(project):
     assert "error[AD102]" in section
     assert "+    with torch.no_grad():\n+        w.add_(1)  # LEAF\n" in section
     assert ("\nunverified: the changed program runs and its forward values up to the failing backward() equal the "
-            "original's (bitwise); no oracle gives the gradients it meant: the original program run under "
-            "torch.autograd.graph.allow_mutation_on_saved_tensors() fails too (RuntimeError: a leaf Variable that "
+            "original's (bitwise); no oracle gives the gradients it meant: the original program run with each "
+            "tensor autograd saved copied before it is written in place fails too (RuntimeError: a leaf Variable that "
             "requires grad is being used in an in-place operation.)\n") in section
 
 

@@ -308,6 +308,49 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in encoder.parameters()]
     """,
+    # DQN with a target network: the bootstrapped target r + gamma * Q'(s') comes from a copy that
+    # the optimizer does not hold (its parameters are not the prediction's).
+    "bootstrapped target from a target network": """
+        import copy
+
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        q_net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+        target_net = copy.deepcopy(q_net)
+        optimizer = torch.optim.Adam(q_net.parameters(), lr=1e-3)
+        for _ in range(3):
+            states, next_states = torch.randn(8, 4), torch.randn(8, 4)
+            rewards = torch.randn(8)
+            q_values = q_net(states).max(dim=1).values
+            targets = rewards + 0.99 * target_net(next_states).max(dim=1).values
+            loss = F.mse_loss(q_values, targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in q_net.parameters()]
+    """,
+    # An offset consistency term on one network: the second view is shifted by a constant, not
+    # discounted (a sum whose graph side is no product).
+    "one network compared with its own output plus a constant": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        net = nn.Linear(5, 3)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(3):
+            x = torch.randn(8, 5)
+            shifted = torch.ones(8, 3) + net(x + 0.05)
+            loss = F.mse_loss(net(x), shifted)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in net.parameters()]
+    """,
     # GAN feature matching: the generator's loss compares the discriminator's features of fakes
     # with those of real data; only the generator's optimizer steps after it, and the
     # discriminator clears its gradients before its own loss.

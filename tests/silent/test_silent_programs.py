@@ -47,6 +47,7 @@ CASES = {
     "policy_scores_detached_in_helper": "AD301",
     "actor_critic_advantage_not_detached": "AD226",
     "latent_prediction_target_not_detached": "AD227",
+    "q_learning_target_not_detached": "AD227",
     "log_scale_exponentiated_once_in_init": "AD228",
     "critic_steps_on_actor_loss_gradients": "AD230",
     "position_embedding_read_through_data": "AD301",

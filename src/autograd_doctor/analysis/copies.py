@@ -213,9 +213,15 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
                 # `self.history = []` then `self.history.append(loss)`: the tensor is put into the
                 # container by the append, which is the line to change (a record, not a weight).
                 appended = _detach_appended(assignment[0], assignment[1])
+            constructed = _detach_constructor_argument(obj, path[len(root_name):]) if assignment is None else None
             if appended is not None:
                 append_location, detached = appended
                 related.append(append_location)
+            elif constructed is not None:
+                # StepOutput(loss=loss, ...): a dataclass's generated __init__ stored the tensor; the line
+                # that passes it is the user's.
+                related.append(constructed.location)
+                detached = constructed
             elif assignment is not None:
                 filename, node = assignment
                 related.append(statement_location(filename, node, role="stored",
@@ -391,6 +397,54 @@ def _detach_assignment(filename: str, node: ast.Assign) -> Suggestion | None:
     targets = " = ".join(ast.unparse(t) for t in node.targets)
     return Suggestion("store the value without its grad history",
                       f"{targets} = {value}.detach()", statement_location(filename, node))
+
+
+def _detach_constructor_argument(obj: Any, suffix: str) -> Suggestion | None:
+    """`.loss` of a dataclass instance: the one call `StepOutput(loss=loss, ...)` (or positional) in the
+    file defining the class that passes that field, with `.detach()` on the value. None when the
+    field is not a direct attribute of a dataclass, the call is not unique, or the file backpropagates
+    through that field (`out.loss.backward()`), which a detached record would cut."""
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    field = suffix[1:] if suffix.startswith(".") else None
+    if not field or not field.isidentifier() or not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return None
+    names = [f.name for f in dataclasses.fields(obj) if f.init]
+    try:
+        filename = inspect.getsourcefile(type(obj))
+    except TypeError:
+        return None
+    tree = parse_file(filename) if filename else None
+    if tree is None or field not in names:
+        return None
+    class_name = type(obj).__name__
+    found = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == class_name):
+            continue
+        value = next((k.value for k in call.keywords if k.arg == field), None)
+        index = names.index(field)
+        if value is None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args):
+            value = call.args[index]
+        if value is not None:
+            found.append((call, value))
+    backpropagated = any(isinstance(n, ast.Attribute) and n.attr == "backward" and isinstance(n.value, ast.Attribute)
+                         and n.value.attr == field for n in ast.walk(tree))
+    if len(found) != 1 or backpropagated:
+        return None
+    call, value = found[0]
+    statement = statement_at(filename, call.lineno)
+    text = source_line(filename, value.lineno)[value.col_offset:value.end_col_offset] \
+        if value.lineno == value.end_lineno else None
+    if statement is None or text is None:
+        return None
+    if not isinstance(value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        text = f"({text})"
+    new_statement = replace_node_text(filename, statement, value, f"{text}.detach()")
+    location = statement_location(filename, statement, role="stored",
+                                  note=f"{class_name}.{field} is given a tensor with grad history here")
+    return Suggestion(f"store the value of {class_name}.{field} without its grad history ({text}.detach(): the "
+                      "same value, a leaf that deepcopy can copy)", new_statement, location)
 
 
 def _container_literal(value: ast.AST) -> bool:

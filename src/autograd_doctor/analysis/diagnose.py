@@ -47,6 +47,7 @@ def _write_facts(event: WriteEvent | None, tensor) -> WriteFacts:
         facts.value_is_scalar = getattr(event, "value_is_scalar", None)
         facts.index_is_bool_mask = bool(getattr(event, "index_is_bool_mask", False))
         facts.index_kinds = getattr(event, "index_kinds", None)
+        facts.container_kinds = getattr(event, "container_kinds", None) or {}
         op = (getattr(event, "op", None) or "").rsplit(".", 1)[-1]
         # `x[i] += v` on a tensor x runs `+=` on the view x[i]; on a list it runs on the whole
         # tensor the list holds, and rebinding the list's entry is then out of place.
@@ -349,7 +350,9 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     for suggestion in helps:
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
         suggestion.replacement = _copy_into_unassignable(suggestion.replacement)
-    helps.append(Suggestion("or give the op an independent operand: add .clone() to the operand that views "
+    cloned = _operand_cloned(site.filename, statement, op, first=not helps)
+    helps.append(cloned if cloned is not None else
+                 Suggestion("or give the op an independent operand: add .clone() to the operand that views "
                             "the written tensor"))
     notes = [
         f"the operand (shape {list(operand.shape)}, offset {operand.storage_offset()}) is a view of the same "
@@ -359,6 +362,46 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
     return Diagnosis(code=codes.OVERLAPPING_INPLACE, title=codes.title(codes.OVERLAPPING_INPLACE),
                      severity="warning", primary=primary, related=[], tensor=info, notes=notes, help=helps,
                      extra={"op": op})
+
+
+def _operand_cloned(filename: str, statement, op: str, first: bool) -> Suggestion | None:
+    """`series[1:].add_(series[:-1], alpha=d)` with `.clone()` on the one operand that indexes the
+    written tensor's own variable (`series[:-1].clone()`): the operand is then read from a copy
+    made before the write, which is the values the op would see if it did not overlap."""
+    if statement is None:
+        return None
+    method = op.rsplit(".", 1)[-1]  # "Tensor.mul_" as the recorder names it, "add_" from an error
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == method]
+    if isinstance(statement, ast.AugAssign) and not calls:
+        # `x[1:] += x[:-1]`: the augmented assignment is the in-place op, its value the operand.
+        written_root, arguments = _root_variable(statement.target), [statement.value]
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+            isinstance(statement.targets[0], ast.Subscript) and not calls:
+        # `buf[:-1] = buf[1:]`: the item assignment copies its value into the written slice.
+        written_root, arguments = _root_variable(statement.targets[0]), [statement.value]
+    elif len(calls) == 1:
+        written_root, arguments = _root_variable(calls[0].func.value), calls[0].args
+    else:
+        return None
+    operands = [argument for argument in arguments if written_root is not None
+                and _root_variable(argument) == written_root]
+    if len(operands) != 1:
+        return None
+    operand = segment(filename, operands[0])
+    if operand is None:
+        return None
+    new_statement = replace_node_text(filename, statement, operands[0], f"{operand}.clone()")
+    return Suggestion(f"{'' if first else 'or '}give the op an independent operand: clone the operand that views "
+                      f"the written tensor ({operand}.clone()), so it is read in full before anything is written",
+                      replacement=new_statement, location=statement_location(filename, statement))
+
+
+def _root_variable(node) -> str | None:
+    """`series` of `series[:-1]`, `series.T`, `series`; None for anything else."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _copy_into_unassignable(replacement: str | None) -> str | None:

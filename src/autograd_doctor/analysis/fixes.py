@@ -46,6 +46,9 @@ class WriteFacts:
         # `t[index] = v`: what each part of the index was at run time (calls.index_kinds);
         # None when not seen.
         self.index_kinds: tuple[str, ...] | None = None
+        # `c[k][index] = v` into a whole tensor: the kinds of the Python containers named on the
+        # line at run time ({"c": "tuple"}).
+        self.container_kinds: dict[str, str] = {}
 
 
 def _statement_text(filename: str, statement: ast.stmt) -> str:
@@ -94,10 +97,59 @@ def _root_tensor(node: ast.AST) -> ast.AST | None:
 CLONE_FIRST = "write into a copy, so the saved tensor stays intact (the copy is still in the graph)"
 
 
+def _container_entry(node: ast.AST, container_kinds: dict[str, str]) -> ast.Subscript | None:
+    """`c[k]` in `c[k][:, j]` when `c` named a tuple, list or dict at run time: the tensor
+    written is an entry of a Python container, not a view of a tensor `c`."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Name) and node.value.id in container_kinds:
+                return node
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return None
+
+
+def _put_back(container: str, kind: str, key: ast.AST, key_text: str, copy_name: str) -> str:
+    """The statement that makes the container hold the copy: a tuple cannot be assigned into,
+    so it is rebuilt around the copy."""
+    if kind != "tuple":
+        return f"{container}[{key_text}] = {copy_name}"
+    if isinstance(key, ast.Constant) and key.value == 0:
+        return f"{container} = ({copy_name}, *{container}[1:])"
+    return f"{container} = (*{container}[:{key_text}], {copy_name}, *{container}[{key_text} + 1:])"
+
+
+def _container_entry_copy_fix(filename: str, statement: ast.stmt, entry: ast.Subscript, kind: str,
+                              message: str) -> list[Suggestion]:
+    """`c[k][index] = v` -> copy the entry, write into the copy, put the copy into `c`."""
+    entry_text, container, key_text = (segment(filename, entry), segment(filename, entry.value),
+                                       segment(filename, entry.slice))
+    statement_text = _statement_text(filename, statement)
+    if (None in (entry_text, container, key_text) or statement.lineno != statement.end_lineno
+            or entry.lineno != statement.lineno):
+        return []
+    line = statement_text.encode("utf-8")
+    start = entry.col_offset - statement.col_offset
+    stop = entry.end_col_offset - statement.col_offset
+    suffix = key_text if key_text.isidentifier() or key_text.isdigit() else "entry"
+    copy_name = _unused_name(filename, f"{container}_{suffix}")
+    written = (line[:start] + copy_name.encode("utf-8") + line[stop:]).decode("utf-8")
+    return [Suggestion(
+        message,
+        f"{copy_name} = {entry_text}.clone()\n{written}\n{_put_back(container, kind, entry.slice, key_text, copy_name)}",
+        statement_location(filename, statement), keeps_write=True,
+    )]
+
+
 def clone_first_fix(filename: str, statement: ast.stmt, written: ast.AST,
-                    message: str = CLONE_FIRST) -> list[Suggestion]:
+                    message: str = CLONE_FIRST, container_kinds: dict[str, str] | None = None) -> list[Suggestion]:
     """Keep the write but make it on a copy: `root = root.clone()` before the statement.
     These suggestions keep the write (`keeps_write`): they do not fit every diagnosis."""
+    entry = _container_entry(written, container_kinds) if container_kinds else None
+    if entry is not None:
+        return _container_entry_copy_fix(filename, statement, entry, container_kinds[entry.value.id], message)
     root = _root_tensor(written)
     root_text = segment(filename, root) if root is not None else None
     if root_text is None:
@@ -175,7 +227,8 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     target = statement.targets[0]
     assert isinstance(target, ast.Subscript)
     if not _plain(target.value):
-        return clone_first_fix(filename, statement, target)  # `y.view(-1)[0] = v`, `h[0][1] = v`
+        # `y.view(-1)[0] = v`, `h[0][1] = v`
+        return clone_first_fix(filename, statement, target, container_kinds=facts.container_kinds)
     base = segment(filename, target.value)
     value = segment(filename, statement.value)
     if base is None or value is None:
@@ -243,7 +296,9 @@ def augmented_assignment_fixes(filename: str, statement: ast.AugAssign,
                                 facts: WriteFacts | None = None) -> list[Suggestion]:
     container_element = facts is not None and facts.container_element and isinstance(statement.target, ast.Subscript)
     if not _plain(statement.target) and not container_element:
-        return clone_first_fix(filename, statement, statement.target)  # `probs[i, j] -= 1`
+        # `probs[i, j] -= 1`
+        return clone_first_fix(filename, statement, statement.target,
+                               container_kinds=facts.container_kinds if facts is not None else None)
     operator = AUGMENTED_OPERATORS.get(type(statement.op))
     target = segment(filename, statement.target)
     value = segment(filename, statement.value)

@@ -158,13 +158,34 @@ def find_called_cut(filename: str, backward_statement: ast.stmt, names: list[str
     for statement in statements:
         if _result_has_history(statement, frame_locals):
             continue
-        called = _called_names(statement)
+        called = _called_names(statement) | _module_forwards_called(statement, frame_locals)
         for block in blocks:
             if block.function == own and block.filename == filename:
                 continue  # a block in the backward's own function: the statement search sees it
             path = _reaches(called, filename, block, definitions)
             if path is not None:
                 return CalledCut(block, statement, path)
+    return None
+
+
+def _module_forwards_called(statement: ast.stmt, frame_locals: dict | None) -> set[str]:
+    """{"forward"} when the statement calls a module (`self.model(x)`, `model(x)`): calling it runs
+    its forward, which the source names nowhere in the statement."""
+    if frame_locals is None:
+        return set()
+    for call in ast.walk(statement):
+        if isinstance(call, ast.Call) and isinstance(_attribute_value(call.func, frame_locals), torch.nn.Module):
+            return {"forward"}
+    return set()
+
+
+def _attribute_value(node: ast.AST, frame_locals: dict):
+    """The value of `name` or `name.attr...` from the frame's variables (nothing is called)."""
+    if isinstance(node, ast.Name):
+        return frame_locals.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _attribute_value(node.value, frame_locals)
+        return getattr(owner, node.attr, None) if owner is not None else None
     return None
 
 
@@ -214,6 +235,18 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
                            note=f"{function}() runs with gradients off ({block.text})")
     call = statement_location(filename, cut.call, role="called from",
                               note=f"{loss_name} is computed through {chain} here")
+    left_in_eval = _eval_mode_left_on(statement, {filename, block.filename}, filename, cut.call) \
+        if statement is not None else None
+    if left_in_eval is not None:
+        eval_location, help = left_in_eval
+        header = segment_of(block.filename, statement.items[0].context_expr)
+        block_location = statement_location(block.filename, statement, role="cut",
+                                            note=f"gradients follow the module's mode here ({header})")
+        block_location.end_line, block_location.end_column = block_location.line, None
+        notes = [f"{loss_name} has no grad_fn: it is computed through {chain}, which runs under `with {header}:`; "
+                 "the module was put in evaluation mode and never back in training mode, so gradients were off "
+                 "in the training step"]
+        return eval_location, [block_location, call], notes, [help]
     notes = [f"{loss_name} has no grad_fn: it is computed through {chain}, which ran {block.text}; inside it "
              "autograd records nothing, so the training step gets a result without grad history"]
     helps = []
@@ -226,6 +259,50 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
                                 f"{block.text} from it and use it only where the code only evaluates"))
     return primary, [call], notes, helps
+
+
+def _eval_mode_left_on(block: ast.With, filenames: set[str], step_file: str, step: ast.stmt):
+    """(location of the one `X.eval()` in the files, help) when the block's header reads the module's
+    `training` flag (`torch.set_grad_enabled(self.training)`): the function that calls X.eval()
+    puts X back in training mode (X.train()) as its last statement, so that the code after it (the
+    training step) runs as before the evaluation; an X.eval() at the top level of a script is
+    followed by X.train() right before the training step's statement `step`. None when there is
+    not exactly one such call."""
+    header = block.items[0].context_expr if len(block.items) == 1 else None
+    if not (isinstance(header, ast.Call) and any(isinstance(n, ast.Attribute) and n.attr == "training"
+                                                 for a in header.args for n in ast.walk(a))):
+        return None
+    calls = []
+    for filename in sorted(filenames):
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                calls.extend((filename, node, statement) for statement in node.body
+                             if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                             and isinstance(statement.value.func, ast.Attribute)
+                             and statement.value.func.attr == "eval" and not statement.value.args)
+    if len(calls) != 1:
+        return None
+    filename, function, statement = calls[0]
+    module = segment_of(filename, statement.value.func.value)
+    location = statement_location(filename, statement, role="eval",
+                                  note=f"puts {module} in evaluation mode; nothing puts it back in training mode")
+    if isinstance(function, ast.Module):
+        if filename != step_file or step.lineno < statement.end_lineno or step.lineno != step.end_lineno:
+            return None
+        help = Suggestion(f"put {module} back in training mode before the training step ({module}.train()): its "
+                          "forward turns gradients on only in training mode",
+                          f"{module}.train()\n{segment_of(step_file, step)}", statement_location(step_file, step))
+        return location, help
+    last = function.body[-1]
+    if last.lineno != last.end_lineno or isinstance(last, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+        return None
+    last_text = segment_of(filename, last)
+    new_text = f"{module}.train()\n{last_text}" if isinstance(last, ast.Return) else f"{last_text}\n{module}.train()"
+    help = Suggestion(f"put {module} back in training mode when {function.name}() is done ({module}.train()): its "
+                      "forward turns gradients on only in training mode", new_text,
+                      statement_location(filename, last))
+    return location, help
 
 
 # ---- a grad-off block still running when the gradient is asked for --------------------------

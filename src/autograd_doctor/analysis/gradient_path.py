@@ -406,8 +406,13 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
     node = mark.node
     suggestions: list[Suggestion] = []
     if mark.kind == "detach" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        replaced = replace_node_text(filename, statement, node, segment(filename, node.func.value))
-        suggestions.append(Suggestion("remove the detach() so gradients can flow", replaced, location))
+        kept = segment(filename, node.func.value)
+        replaced = replace_node_text(filename, statement, node, kept)
+        message = "remove the detach() so gradients can flow"
+        if isinstance(statement, ast.Assign) and statement.value is node and all(
+                segment(filename, target) == kept for target in statement.targets):
+            message += f" (the line is then `{replaced}`, which does nothing: delete it)"
+        suggestions.append(Suggestion(message, replaced, location))
     elif mark.kind == "data" and isinstance(node, ast.Attribute):
         replaced = replace_node_text(filename, statement, node, segment(filename, node.value))
         suggestions.append(Suggestion("use the tensor itself, not `.data`", replaced, location))

@@ -11,6 +11,13 @@ arguments), whose two compared arguments are names holding tensors with a graph,
 learned parameters the target depends on are a strict part of the prediction's (the prediction
 adds a predictor on top of the target's network), and one optimizer holds both. Two views of
 the same network (SimCLR, a consistency term) depend on the same parameters and are not reported.
+
+A bootstrapped target is the other form: Q-learning's or TD's `r + gamma * Q(s')` compared with
+`Q(s)`, both from the network being trained (no target network, no detach). Both sides depend on
+the same parameters; what tells it from a consistency term is the target's own graph: a sum of a
+value without a graph (the reward) and a product with one (the discounted next value), under at
+most a few reshapes. Without the stop-gradient, backward() also moves Q(s') towards Q(s): a
+residual gradient, not the update the algorithm means.
 """
 
 from __future__ import annotations
@@ -48,14 +55,14 @@ def stop_gradient_diagnosis(site: Site | None) -> Diagnosis | None:
             if not _compares(call.func, reading):
                 continue
             first, second = call_argument(call, 0, "input"), call_argument(call, 1, "target")
-            target = _target_of(first, second, reading)
-            if target is not None:
-                pairs.append((statement, target))
+            found_target = _target_of(first, second, reading)
+            if found_target is not None:
+                pairs.append((statement, *found_target))
     if not pairs:
         return None
-    statement = pairs[0][0]
-    targets = [target for holder, target in pairs if holder is statement]
-    return _diagnosis(site, reading.filename, statement, targets)
+    statement, _, bootstrapped = pairs[0]
+    targets = [target for holder, target, _ in pairs if holder is statement]
+    return _diagnosis(site, reading.filename, statement, targets, bootstrapped)
 
 
 def _compares(function: ast.AST, reading) -> bool:
@@ -79,18 +86,26 @@ def _compares(function: ast.AST, reading) -> bool:
                for node in ast.walk(definition))
 
 
-def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> ast.AST | None:
-    """Of two compared names holding tensors with a graph, the one whose learned parameters are
-    a strict part of the other's, when one optimizer holds both sides; else None."""
-    if not isinstance(first, ast.Name) or not isinstance(second, ast.Name):
+def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> tuple[ast.AST, bool] | None:
+    """Of two compared names holding tensors with a graph, (the target, whether it is a
+    bootstrapped one): the one whose learned parameters are a strict part of the other's, or,
+    on the same parameters, the one that is `r + gamma * Q(s')`; when one optimizer holds both
+    sides. Else None."""
+    names = [_reshaped_name(first), _reshaped_name(second)]
+    if None in names:
         return None
-    values = [read_value(first, reading), read_value(second, reading)]
+    values = [read_value(name, reading) for name in names]
     if not all(isinstance(value, torch.Tensor) and value.grad_fn is not None for value in values):
         return None
     walks = [leaves_below([value.grad_fn]) for value in values]
     if not all(finished for _, finished in walks):
         return None
     first_leaves, second_leaves = walks[0][0], walks[1][0]
+    if first_leaves and first_leaves == second_leaves:
+        bootstrapped = [node for node, value in zip((first, second), values) if _bootstrapped(value)]
+        if len(bootstrapped) == 1 and held_together(first_leaves, first_leaves, Budget(scans=1)):
+            return bootstrapped[0], True
+        return None
     if second_leaves and second_leaves < first_leaves:
         predicted, targeted, node = first_leaves, second_leaves, second
     elif first_leaves and first_leaves < second_leaves:
@@ -99,28 +114,67 @@ def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> ast.AS
         return None
     # One optimizer must hold a parameter only the prediction depends on (the predictor) and one
     # the target depends on (the network under both).
-    return node if held_together(predicted - targeted, targeted, Budget(scans=1)) else None
+    return (node, False) if held_together(predicted - targeted, targeted, Budget(scans=1)) else None
 
 
-def _compared_note(names: list[str]) -> str:
+_RESHAPE_METHODS = {"unsqueeze", "squeeze", "view", "reshape", "flatten", "view_as", "reshape_as"}
+
+
+def _reshaped_name(node: ast.AST | None) -> ast.Name | None:
+    """The name compared, also under reshapes (`chosen.unsqueeze(1)`): its graph's parameters are
+    the compared value's."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RESHAPE_METHODS:
+        node = node.func.value
+    return node if isinstance(node, ast.Name) else None
+
+
+# Nodes that only reshape or pick: a target written `(r + gamma * q_next).unsqueeze(1)`.
+_RESHAPES = {"UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "ViewBackward0",
+             "ReshapeAliasBackward0", "ExpandBackward0", "TBackward0", "PermuteBackward0", "CloneBackward0"}
+
+
+def _bootstrapped(value: torch.Tensor) -> bool:
+    """`r + gamma * q_next` (under a few reshapes): a sum whose one side carries no graph (the
+    reward) and whose other is a product carrying one (the discounted next value)."""
+    node = value.grad_fn
+    for _ in range(4):
+        if node is None or type(node).__name__ not in _RESHAPES:
+            break
+        node = node.next_functions[0][0] if node.next_functions else None
+    if node is None or type(node).__name__ != "AddBackward0":
+        return False
+    inputs = [next_node for next_node, _ in node.next_functions]
+    with_graph = [next_node for next_node in inputs if next_node is not None]
+    return len(inputs) == 2 and len(with_graph) == 1 and type(with_graph[0]).__name__ in {"MulBackward0", "MulBackward1"}
+
+
+def _compared_note(names: list[str], bootstrapped: bool) -> str:
+    what = "a bootstrapped target (reward + discount x the network's next value)" if bootstrapped else None
     if len(names) == 1:
+        if what:
+            return f"{names[0]} is {what}, compared with the same network's prediction, and is not detached"
         return f"{names[0]} is compared with a prediction computed from the same network, and is not detached"
     return (f"{', '.join(names[:-1])} and {names[-1]} are compared with predictions computed from the same "
             "network, and are not detached")
 
 
-def _diagnosis(site: Site | None, filename: str, statement: ast.stmt | None, targets: list) -> Diagnosis | None:
-    names = [target.id for target in targets]
+def _diagnosis(site: Site | None, filename: str, statement: ast.stmt | None, targets: list,
+               bootstrapped: bool = False) -> Diagnosis | None:
+    names = [segment(filename, target) or "the target" for target in targets]
     note = ("the target is computed by the same network as the prediction, which adds a predictor on top: "
             "without a stop-gradient, backward() moves the target towards the prediction too, and the network "
             "can lower the loss by giving every input the same output (collapse)")
+    if bootstrapped:
+        note = ("the target r + gamma * Q(s') is computed by the network being trained, with gradients on (no "
+                "target network, no detach): backward() then also moves Q(s') towards Q(s), a residual gradient "
+                "instead of the TD / Q-learning update, which holds the target fixed")
     helps = []
     if statement is None and site is not None:  # the term is on the backward() line itself
         statement, filename = statement_at(site.filename, site.lineno), site.filename
     if statement is None:
         return None
     primary = statement_location(filename, statement, role="target",
-                                 note=_compared_note(list(dict.fromkeys(names))))
+                                 note=_compared_note(list(dict.fromkeys(names)), bootstrapped))
     replacement = replace_nodes_text(filename, statement, [(target, f"{segment(filename, target)}.detach()")
                                                            for target in targets])
     if replacement is not None:

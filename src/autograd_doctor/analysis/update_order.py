@@ -436,6 +436,22 @@ def _first_backward_before(scope: Scope, step_statement) -> ast.stmt | None:
     return None
 
 
+def _step_at(site) -> tuple[Scope, ast.stmt | None, str | None]:
+    """The scope and statement of a step() call site, and `opt` when it is written `opt.step()`."""
+    scope = Scope(site.filename, site.lineno)
+    statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+    return scope, statement, _step_receiver(site.filename, statement) if statement is not None else None
+
+
+def _receiver_and_first_backward(step_site, filename: str) -> tuple[str | None, ast.stmt | None]:
+    """`opt` for a step() written `opt.step()`, and the first backward() statement of its block in
+    `filename` (where `opt.zero_grad()` belongs; None when there is no such statement)."""
+    scope, statement, receiver = _step_at(step_site)
+    if receiver is None or step_site.filename != filename:
+        return receiver, None
+    return receiver, _first_backward_before(scope, statement)
+
+
 def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD209 before `optimizer.step()` (called from `stack`), or None."""
     backward_call = recorder.gradient_states.carried_into_step(optimizer)
@@ -457,11 +473,7 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
              "of the gradients of all iterations so far, and the updates grow with each one (no error). "
              "Accumulating on purpose over several backward() calls is done by clearing after each step()"]
     helps = []
-    step_scope = Scope(step_site.filename, step_site.lineno)
-    step_statement = step_scope.statement_at(step_site.lineno) if step_scope.tree is not None else None
-    receiver = _step_receiver(step_site.filename, step_statement) if step_statement is not None else None
-    first_backward = _first_backward_before(step_scope, step_statement) \
-        if receiver is not None and step_site.filename == filename else None
+    receiver, first_backward = _receiver_and_first_backward(step_site, filename)
     text = segment(filename, first_backward) if first_backward is not None else None
     if text is not None:
         helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
@@ -487,9 +499,7 @@ def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis
     adding_statement = Scope(filename, adding_site.lineno).statement_at(adding_site.lineno)
     if adding_statement is None:
         return None
-    step_scope = Scope(step_site.filename, step_site.lineno)
-    step_statement = step_scope.statement_at(step_site.lineno) if step_scope.tree is not None else None
-    receiver = _step_receiver(step_site.filename, step_statement) if step_statement is not None else None
+    receiver, first_backward = _receiver_and_first_backward(step_site, filename)
     this = receiver or type(optimizer).__name__
     other_site = left.step_stack[0] if left.step_stack else None
     other = _optimizer_named_at(other_site) or left.stepped_by
@@ -508,8 +518,6 @@ def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis
              f"models: a generator's loss through the discriminator, an actor's through the critic). {other} "
              f"stepped on them; {this}'s were not cleared, so its own backward() added to them and its step() "
              "also follows the other loss's objective (no error)"]
-    first_backward = _first_backward_before(step_scope, step_statement) \
-        if receiver is not None and step_site.filename == filename else None
     if first_backward is not None and first_backward.lineno == adding_statement.lineno:
         helps = [Suggestion(f"clear {receiver}'s gradients before its own backward(): {receiver}.zero_grad() "
                             "before it", f"{receiver}.zero_grad()\n{segment(filename, adding_statement)}",
@@ -524,12 +532,7 @@ def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis
 
 def _optimizer_named_at(site) -> str | None:
     """`opt_g` for a site whose statement is `opt_g.step()`; None otherwise."""
-    if site is None:
-        return None
-    scope = Scope(site.filename, site.lineno)
-    statement = scope.statement_at(site.lineno) if scope.tree is not None else None
-    receiver = _step_receiver(site.filename, statement) if statement is not None else None
-    return receiver
+    return _step_at(site)[2] if site is not None else None
 
 
 __all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "clip_inside_accumulation_diagnosis",

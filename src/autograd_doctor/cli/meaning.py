@@ -6,9 +6,11 @@ and parameters after each optimizer step equal those of an oracle that computes 
 original program meant.
 
 The oracle, for writes into tensors autograd saved (AD101, AD104, AD103, ...), is the original
-program itself run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`: a tensor
-saved for backward is cloned when it is written in place, so backward uses the values the
-forward pass used, and the in-place writes still happen for everything after them. Where the
+program itself run with each tensor saved for backward copied before it is written in place
+(`recording.saved_values_kept`: PyTorch's `allow_mutation_on_saved_tensors()`, with writes matched
+to saved tensors by storage, so that a write through a view at another offset is seen too), so
+backward uses the values the forward pass used, and the in-place writes still happen for
+everything after them. Where the
 original program still fails under it (a leaf written in place, a graph freed by an earlier
 backward, a deepcopy, a gradient that is None), or where it raised nothing to begin with (a
 silent problem: the fix is meant to change the gradients), there is no oracle: only the forward
@@ -36,7 +38,7 @@ CAPTURE_VARIABLE = "AUTOGRAD_DOCTOR_CAPTURE"
 # says which).
 RTOL = 1e-6
 ATOL = 1e-7
-ORACLE = "the original program run under torch.autograd.graph.allow_mutation_on_saved_tensors()"
+ORACLE = "the original program run with each tensor autograd saved copied before it is written in place"
 
 
 def _copies(values) -> list:
@@ -171,11 +173,12 @@ def final_state(namespace: dict) -> dict:
 def run_oracle(capture_path: str, script: str, args: list[str]) -> None:
     """In a child: run the original program under the oracle, recording values."""
     from autograd_doctor.cli.as_main import run_script
+    from autograd_doctor.recording.saved_values_kept import keep_saved_values
 
     capture = Capture(capture_path).start()
     error = None
     try:
-        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        with keep_saved_values():
             run_script(script, args)
     except SystemExit:
         pass

@@ -2191,6 +2191,12 @@ a short function of the program around one) of two names whose tensors have a gr
 target's learned parameters are a strict part of the prediction's and one optimizer holds both.
 Two views through the same network (SimCLR, a consistency term) are not reported.
 
+The same holds for a bootstrapped target in Q-learning or TD learning without a target network:
+`F.mse_loss(q_net(s).gather(1, a), r + gamma * q_net(s2).max(1).values)`. Both sides depend on the
+same parameters; the target is recognised by its graph, a reward without a graph plus a product
+with one (the discounted next value). Without a stop-gradient, backward() also moves Q(s')
+towards Q(s): a residual gradient, not the update the algorithm means.
+
 **Minimal example.**
 
     z1, z2 = projector(x1), projector(x2)

@@ -3,7 +3,8 @@
 The check is the one `autograd-doctor run --diff` makes (autograd_doctor.cli.verify_fix), for
 one test instead of a script: two kinds of child `pytest` runs of that one test node,
 
-- the oracle: the test as it is, under `torch.autograd.graph.allow_mutation_on_saved_tensors()`,
+- the oracle: the test as it is, with each tensor autograd saved copied before it is written
+  (`recording.saved_values_kept`),
   recording its values (autograd_doctor.cli.meaning);
 - the changed copy: the same node, with the module the help edits (the test file, or a file of
   yours it imports) compiled from a changed copy in a scratch folder, under the doctor, recording
@@ -241,13 +242,12 @@ class ChildRun:
         self.doctor = None
 
     def start(self) -> "ChildRun":
-        import torch
-
         from autograd_doctor.cli.meaning import Capture
+        from autograd_doctor.recording.saved_values_kept import keep_saved_values
 
         self.capture = Capture(self.spec["capture"]).start()
         if self.spec["mode"] == "oracle":
-            self.oracle = torch.autograd.graph.allow_mutation_on_saved_tensors()
+            self.oracle = keep_saved_values()
             self.oracle.__enter__()
         else:
             from autograd_doctor.doctor import watch

@@ -36,6 +36,7 @@ class WriteEvent:
         "op", "stack", "version_before", "version_after", "execution", "loop_values",
         "target_ref", "optimizer", "module_ref", "module_class", "through_alias", "seq",
         "value_is_scalar", "index_is_bool_mask", "changes_saved_elements", "index_kinds",
+        "container_kinds",
     )
 
     def __init__(self, op: str, stack: tuple[Site, ...], version_before: int, seq: int):
@@ -54,6 +55,9 @@ class WriteEvent:
         self.value_is_scalar: bool | None = None
         self.index_is_bool_mask = False
         self.index_kinds: tuple[str, ...] | None = None  # `t[index] = v`: see calls.index_kinds
+        # `c[k][index] = v` into a whole tensor: the Python containers named on the line
+        # ({"c": "tuple"}), so a help can copy the entry and put the copy back into `c`.
+        self.container_kinds: dict[str, str] = {}
         # Whether the written elements include some of the saved tensor's (its bytes may
         # interleave with the write without sharing an element: a column beside a slice).
         self.changes_saved_elements = True

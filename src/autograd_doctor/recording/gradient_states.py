@@ -22,6 +22,7 @@ them and it steps: its step applies the other loss's gradients too.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -141,16 +142,13 @@ class GradientStates:
             self.optimizers.pop(id(optimizer), None)
             return
         parameters, samples = [], []
-        for group in getattr(optimizer, "param_groups", ()):
-            for parameter in group.get("params", ()):
-                sample = GradientSample.of(parameter)
-                if sample is not None:
-                    parameters.append(weakref.ref(parameter))
-                    samples.append(sample)
+        for parameter in _parameters_of(optimizer):
+            sample = GradientSample.of(parameter)
+            if sample is not None:
+                parameters.append(weakref.ref(parameter))
+                samples.append(sample)
                 if len(samples) >= SAMPLED_PARAMETERS:
                     break
-            if len(samples) >= SAMPLED_PARAMETERS:
-                break
         if samples:
             self.optimizers[id(optimizer)] = OptimizerGradients(reference, parameters, samples, steps=steps)
         else:
@@ -350,16 +348,16 @@ def _next_functions(node) -> tuple:
         return ()
 
 
+def _parameters_of(optimizer):
+    """The optimizer's parameters, group after group."""
+    for group in getattr(optimizer, "param_groups", ()):
+        yield from group.get("params", ())
+
+
 def _sampled_parameters(optimizer) -> list:
     """The first SAMPLED_PARAMETERS parameters of the optimizer that require grad."""
-    parameters = []
-    for group in getattr(optimizer, "param_groups", ()):
-        for parameter in group.get("params", ()):
-            if getattr(parameter, "requires_grad", False):
-                parameters.append(parameter)
-                if len(parameters) >= SAMPLED_PARAMETERS:
-                    return parameters
-    return parameters
+    requiring_grad = (p for p in _parameters_of(optimizer) if getattr(p, "requires_grad", False))
+    return list(itertools.islice(requiring_grad, SAMPLED_PARAMETERS))
 
 
 class GradientState(NamedTuple):

@@ -355,6 +355,8 @@ class Recorder(AliasTracking):
             frame = frame.f_back
         if frame is not None:
             event.loop_values = _scalar_locals_on_line(frame)
+            if _writes_a_whole_tensor_by_index(event.op, (target,)):
+                event.container_kinds = _container_locals_on_line(frame)
 
     def record_backward(self, kwargs: dict, func, args: tuple) -> BackwardCall:
         retain = kwargs.get("retain_graph")
@@ -524,11 +526,15 @@ class Recorder(AliasTracking):
                     loop_values = {}
                     if frame is not None and in_loop(frame.f_code, frame.f_lasti):
                         loop_values = _scalar_locals_on_line(frame)
+                    container_kinds = {}
+                    if frame is not None and _writes_a_whole_tensor_by_index(op, args):
+                        container_kinds = _container_locals_on_line(frame)
                     frame = None
                 entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
                 entry.version_after = after
                 entry.module_class = module_class
                 entry.loop_values = loop_values
+                entry.container_kinds = container_kinds
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
                     entry.index_kinds = index_kinds(args[1])
@@ -810,6 +816,28 @@ def _scalar_locals_on_line(frame) -> dict[str, str]:
             if isinstance(value, (int, float)) or (isinstance(value, str) and len(value) < 40):
                 values[name] = repr(value)
         return values
+    except Exception:
+        return {}
+
+
+def _writes_a_whole_tensor_by_index(op: str, args: tuple) -> bool:
+    """`t[index] = v` where `t` is no view: when the line reads `c[k][index] = v`, `c[k]` took
+    an entry of a Python container, not a view of a tensor `c`."""
+    return (op.endswith("__setitem__") and bool(args) and isinstance(args[0], torch.Tensor)
+            and args[0]._base is None)
+
+
+def _container_locals_on_line(frame) -> dict[str, str]:
+    """The plain tuples, lists and dicts named on the frame's current line ({"state": "tuple"})."""
+    try:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        local_vars = frame_locals(frame)
+        kinds = {}
+        for name in set(_IDENTIFIER.findall(line)):
+            kind = type(local_vars.get(name))
+            if kind in (tuple, list, dict):
+                kinds[name] = kind.__name__
+        return kinds
     except Exception:
         return {}
 

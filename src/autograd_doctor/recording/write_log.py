@@ -32,7 +32,7 @@ class LoggedWrite:
 
     __slots__ = ("op", "stack", "storage", "storage_ref", "version_before", "version_after", "target_ref",
                  "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
-                 "autograd_seq", "written", "content_before", "index_kinds")
+                 "autograd_seq", "written", "content_before", "index_kinds", "container_kinds")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -59,6 +59,7 @@ class LoggedWrite:
         self.written: tuple[int, tuple, tuple, torch.dtype] | None = None
         self.content_before: tuple[int, int] | None = None
         self.index_kinds: tuple[str, ...] | None = None
+        self.container_kinds: dict[str, str] = {}
 
     def landed_in(self, base: int | None, storage) -> bool:
         """Whether this write went into `storage` (a live storage starting at `base`), not into
@@ -75,6 +76,7 @@ class LoggedWrite:
         event.value_is_scalar = self.value_is_scalar
         event.index_is_bool_mask = self.index_is_bool_mask
         event.index_kinds = self.index_kinds
+        event.container_kinds = self.container_kinds
         return event
 
 

@@ -89,6 +89,19 @@ def unscaled_twice(context: ErrorContext, already):
         notes.append(f"{receiver}.step() runs inside a condition this line is not under (gradient accumulation: a "
                      "step every N backward() calls), so an unscale_() in every iteration runs twice before the "
                      "first update()")
+    if help_ is None and repeated is None and scope is not None:
+        before_backward = _unscale_before_later_backward(filename, scope, statement, receiver, optimizer_text)
+        if before_backward is not None:
+            # unscale_() (and its clipping) after the first of several backward() calls of one step: the
+            # gradients were not complete yet. The one after the last backward() is the one to keep.
+            earlier, help_ = before_backward
+            earlier_location = statement_location(filename, earlier, role="unscale", note=f"unscales before "
+                                                  "another backward() of the same step adds its gradients")
+            location.role = "raised"
+            notes.append(f"a backward() runs between the two {receiver}.unscale_({optimizer_text}) calls: the first "
+                         "one (and the clipping after it) saw the gradients of the first loss only")
+            return diagnosis(codes.UNSCALE_BEFORE_UPDATE, earlier_location, related=[location] + related,
+                             notes=notes, help=[help_])
     if help_ is None and step is None:
         earlier = _other_unscale(filename, scope, statement, receiver, optimizer_text)
         if earlier is not None:
@@ -104,6 +117,39 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _unscale_before_later_backward(filename: str, scope: ast.AST, statement: ast.stmt, receiver: str,
+                                   optimizer_text: str):
+    """(the earlier unscale_ statement, a help deleting it and its clipping) when, in the block of
+    `statement`, the same `receiver.unscale_(optimizer)` ran earlier, followed by clipping and then a
+    backward() before `statement`: a step with several backward() calls unscaled after the first.
+    The help rewrites the statement before the earlier unscale_ through its clipping as that statement
+    alone (the gradients are unscaled and clipped once, after the last backward())."""
+    block = block_holding(scope, statement)
+    if block is None:
+        return None
+    index = block.index(statement)
+    earlier = [i for i, s in enumerate(block[:index]) if _method_call(s, "unscale_") is not None
+               and s.value.args and segment(filename, s.value.func.value) == receiver
+               and segment(filename, s.value.args[0]) == optimizer_text]
+    if len(earlier) != 1 or earlier[0] == 0:
+        return None
+    start = earlier[0]
+    clipping = _clipping_after(block, start)
+    after = block[start + 1 + len(clipping):index]
+    if not any(isinstance(n, ast.Attribute) and n.attr == "backward" for s in after for n in ast.walk(s)):
+        return None
+    kept = block[start - 1]
+    removed_end = (clipping[-1] if clipping else block[start])
+    kept_text = segment(filename, kept)
+    if kept_text is None or kept.lineno != kept.end_lineno or "\n" in kept_text:
+        return None
+    location = statement_location(filename, kept)
+    location.end_line, location.end_column = removed_end.end_lineno, removed_end.end_col_offset
+    return block[start], Suggestion(f"delete this {receiver}.unscale_({optimizer_text}) and the clipping after it: "
+                                    "the gradients are not complete until the last backward(); the unscale_() after "
+                                    "it unscales and clips them once", kept_text, location)
 
 
 def _loop_repeating(scope: ast.AST, filename: str, statement: ast.stmt, receiver: str):
@@ -409,6 +455,17 @@ def stepped_twice(context: ErrorContext, already):
             helps.insert(0, Suggestion(f"step under the same condition as {receiver}.update(), just before it: the "
                                        "gradients accumulated over the micro-batches are applied once",
                                        moved[1], moved[2], recomputes_failing_forward=True))
+        else:
+            taken_out = _update_out_of_condition(filename, scope, statement, receiver)
+            if taken_out is not None:
+                # update() sits under a condition that gradients are not accumulated under (a logging
+                # `if`), while step() runs every iteration: update() belongs after every step.
+                update, text, holder_location = taken_out
+                primary = statement_location(filename, update, role="update", note=f"{receiver}.update() runs only "
+                                             f"when the condition at line {_update_holder_line(update, scope)} holds")
+                helps.insert(0, Suggestion(f"call {receiver}.update() after every {receiver}.step(): take it out of "
+                                           "the condition, to the end of the iteration", text, holder_location))
+                return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
@@ -461,6 +518,40 @@ def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast
     location = statement_location(filename, step)
     location.end_line, location.end_column = holder.end_lineno, holder.end_col_offset
     return holder, "\n".join(line[len(indent):] for line in lines), location
+
+
+def _update_holder_line(update: ast.stmt, scope: ast.AST) -> int | None:
+    """The line of the `if` whose body holds `update`."""
+    return next((node.lineno for node in ast.walk(scope) if isinstance(node, ast.If) and update in node.body), None)
+
+
+def _update_out_of_condition(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the update() statement, the rewritten `if` with update() after it, the `if`'s location) when
+    `receiver.update()` is in the body of an `if` (no else, no zero_grad(): not gradient accumulation)
+    later in the block that steps on every pass. None otherwise."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None:
+        return None
+    later = block[block.index(step) + 1:]
+    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
+        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
+        None)
+    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
+                             for method in ("step", "unscale_", "update")) or \
+            any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("zero_grad", "step")
+                for n in ast.walk(holder)):
+        return None
+    update = next(b for b in holder.body if _method_call(b, "update") is not None
+                  and segment(filename, b.value.func.value) == receiver)
+    indent = source_line(filename, holder.lineno)[:holder.col_offset]
+    kept = [source_line(filename, number).rstrip() for number in range(holder.lineno, holder.end_lineno + 1)
+            if not update.lineno <= number <= update.end_lineno]
+    if len(holder.body) == 1 or any(line.strip() and not line.startswith(indent) for line in kept):
+        return None
+    update_text = segment(filename, update)
+    lines = [line[len(indent):] for line in kept] + [update_text]
+    location = statement_location(filename, holder)
+    return update, "\n".join(lines), location
 
 
 def _updates_elsewhere(filename: str, scope: ast.AST | None, receiver: str) -> list[ast.stmt]:

@@ -285,7 +285,8 @@ def _reuse_first_read(filename, statement, location, first_statement, reads):
     subscripts = [n for n in ast.walk(statement) if isinstance(n, ast.Subscript) and n.value in reads
                   and isinstance(n.slice, ast.Constant) and n.slice.value in names]
     if len(subscripts) != 1:
-        return _one_unpacking(filename, statement, first_statement, names)
+        return _one_unpacking(filename, statement, first_statement, names) or \
+            _one_read_into_name(filename, statement, first_statement, reads)
     name = names[subscripts[0].slice.value]
     return statement_change(location, f"use {name}, which the first read already unpacked",
                             replace_node_text(filename, statement, subscripts[0], name))
@@ -310,6 +311,35 @@ def _one_unpacking(filename, statement, first_statement, names: dict):
     return statement_change(location, f"read {receiver} once: unpack both tensors from one read (under "
                             "checkpoint each read unpacks every saved tensor again)",
                             f"{', '.join(bound[i] for i in sorted(bound))} = {receiver}[:{len(bound)}]")
+
+
+def _one_read_into_name(filename, statement, first_statement, reads):
+    """`has_bias = len(ctx.saved_tensors) == 3` then, on the next line, `x, w, b = ctx.saved_tensors`:
+    one read bound to a name first (`saved = ctx.saved_tensors`), which both statements use (the
+    same tensors, unpacked once)."""
+    from autograd_doctor.diagnosis.model import Location
+    from autograd_doctor.diagnosis.source import replace_nodes_text
+
+    name = "saved"
+    tree = parse_file(filename)
+    function = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if function is None or statement.lineno != first_statement.end_lineno + 1 or \
+            first_statement.col_offset != statement.col_offset or \
+            any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(function)):
+        return None
+    texts = []
+    for each in (first_statement, statement):
+        own = [n for n in ast.walk(each) if n in reads]
+        new_text = replace_nodes_text(filename, each, [(n, name) for n in own]) if own else None
+        if new_text is None:
+            return None
+        texts.append(new_text)
+    receiver = text_of(filename, reads[0])
+    location = Location(file=filename, line=first_statement.lineno, column=first_statement.col_offset,
+                        end_line=statement.end_lineno, end_column=statement.end_col_offset, role="read")
+    return statement_change(location, f"read {receiver} once into a name ({name} = {receiver}) and use it in "
+                            "both statements (under checkpoint each read unpacks every saved tensor again)",
+                            "\n".join([f"{name} = {receiver}"] + texts))
 
 
 MATCHERS = [

@@ -208,6 +208,26 @@ def dirty_not_returned(context: ErrorContext, already):
         new_statement = replace_node_text(filename, marks[0], marks[0].args[0], returned_name)
         helps.append(statement_change(primary, f"mark {returned_name} dirty, the input forward writes in place and "
                                       "returns: ctx.mark_dirty() must name the modified inputs", new_statement))
+    elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and \
+            (in_place := _in_place_spelling(filename, returned, dirty[0])) is not None and \
+            not _written_in_place(forward, dirty[0]):
+        # Forward computes its result out of place from the marked input and never writes the input:
+        # the in-place spelling of that call is the write the mark announces (x.clamp -> x.clamp_).
+        helps.append(statement_change(primary, f"write {dirty[0]} in place, as ctx.mark_dirty({dirty[0]}) says "
+                                      f"forward does, and return it: {in_place}", f"return {in_place}"))
+    elif len(marks) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and dirty[0] in inputs and \
+            not _written_in_place(forward, dirty[0]) and isinstance(marks[0], ast.Call) and \
+            len(marks[0].args) == 1 and _statement_of_call(forward, marks[0]) is not None:
+        # Forward never writes the marked input (it writes a copy, or nothing): the mark is the mistake,
+        # and the values forward returns are the ones meant.
+        mark_statement = _statement_of_call(forward, marks[0])
+        primary = related[0]
+        primary.note = f"marks {dirty[0]} as modified in place, but forward does not modify {dirty[0]}"
+        related = [statement_location(filename, returns[0], role="return", note="returns another tensor")] \
+            if returns else []
+        helps.append(Suggestion(f"delete ctx.mark_dirty({dirty[0]}): forward does not modify {dirty[0]}, so there is "
+                                "nothing to mark; what it returns stays the same",
+                                location=statement_location(filename, mark_statement)))
     elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
         helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
                                       "place must return that input", f"return {dirty[0]}"))
@@ -217,6 +237,30 @@ def dirty_not_returned(context: ErrorContext, already):
     notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
              "but returned something else"]
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+def _statement_of_call(function: ast.FunctionDef, call: ast.Call) -> ast.Expr | None:
+    """The statement that is the call alone (`ctx.mark_dirty(x)` on its own line), or None."""
+    return next((s for s in ast.walk(function) if isinstance(s, ast.Expr) and s.value is call
+                 and s.lineno == s.end_lineno), None)
+
+
+def _in_place_spelling(filename: str, value, name: str) -> str | None:
+    """`name.op_(...)` for a returned `name.op(...)` or `torch.op(name, ...)` whose operation has an
+    in-place method on tensors (clamp, mul, relu, ...); None otherwise."""
+    import torch
+
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    operation, arguments = value.func.attr, list(value.args)
+    receiver = value.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == "torch" and arguments:
+        receiver, arguments = arguments[0], arguments[1:]
+    if not (isinstance(receiver, ast.Name) and receiver.id == name) or operation.endswith("_") or \
+            not callable(getattr(torch.Tensor, f"{operation}_", None)):
+        return None
+    parts = [text_of(filename, a) for a in arguments] + [text_of(filename, k) for k in value.keywords]
+    return f"{name}.{operation}_({', '.join(parts)})"
 
 
 def _written_in_place(function: ast.FunctionDef, name: str) -> bool:
@@ -395,7 +439,19 @@ def saved_tensors_count(context: ErrorContext, already):
     source_file, forward = _method_node(function_class, "forward")
     _, backward = _method_node(function_class, "backward")
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
-    if len(calls) != 1 or backward is None or any(isinstance(arg, ast.Starred) for arg in calls[0].args):
+    if backward is None or any(isinstance(arg, ast.Starred) for call in calls for arg in call.args):
+        return None
+    other_calls = []
+    if len(calls) > 1:
+        # Several save_for_backward calls in branches (an optional bias): the one that ran saved as
+        # many tensors as the message says backward got.
+        got = re.search(r"expected \d+, got (\d+)", context.message)
+        ran = [call for call in calls if got is not None and len(call.args) == int(got.group(1))]
+        if len(ran) != 1:
+            return None
+        other_calls = [call for call in calls if call is not ran[0]]
+        calls = ran
+    if len(calls) != 1:
         return None
     saved = [text_of(source_file, argument) or f"tensor {index}" for index, argument in enumerate(calls[0].args)]
     name = function_class.__name__
@@ -408,7 +464,16 @@ def saved_tensors_count(context: ErrorContext, already):
     helps = []
     missing = [each for each in unpacked if each not in saved]
     kept = [each for each in unpacked if each in saved]
-    if len(saved) < len(unpacked) and kept == saved[:len(kept)] and len(kept) == len(saved):
+    saves_all_in_a_branch = any([text_of(source_file, a) for a in call.args] == unpacked for call in other_calls)
+    if len(saved) < len(unpacked) and unpacked[:len(saved)] == saved and saves_all_in_a_branch:
+        # Another branch of forward saves every unpacked name, this one only the first ones (an
+        # optional bias left out): the names it did not save are None, as forward's own branch says.
+        rest = [f"{each} = rest[{index}] if len(rest) > {index} else None" for index, each in enumerate(missing)]
+        helps.append(statement_change(location, f"unpack what either branch of forward saved: the first "
+                                      f"{len(saved)} always, {', '.join(missing)} only when forward saved "
+                                      f"{'it' if len(missing) == 1 else 'them'} (None otherwise)",
+                                      "\n".join([f"{', '.join(saved)}, *rest = ctx.saved_tensors"] + rest)))
+    elif len(saved) < len(unpacked) and kept == saved[:len(kept)] and len(kept) == len(saved):
         # Every saved name is unpacked under its own name; the others were never saved.
         if not _read_after(backward, set(missing), line):
             helps.append(statement_change(location, f"unpack the {len(saved)} tensors forward saved "

@@ -63,6 +63,14 @@ def unused_input(context: ErrorContext, already):
     if copied is not None:
         return _deepcopy_instead_of_inputs(copied, location, label)
     helps = []
+    copied_input = _copy_of_used_tensor(context, frame, filename, call, index)
+    if copied_input is not None:
+        copy_call, original = copied_input
+        new_call = replace_node_text(filename, statement, copy_call, original)
+        location.note = f"{text_of(filename, copy_call)} is a new tensor, made after the output was computed"
+        helps.append(statement_change(location, f"ask for the gradient with respect to {original} itself: the output "
+                                      f"was computed from {original}, and {text_of(filename, copy_call)} is a copy "
+                                      "made in this call, which no operation of the output used", new_call))
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
@@ -74,7 +82,8 @@ def unused_input(context: ErrorContext, already):
                                         else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
-    elif call is not None and not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
+    elif call is not None and copied_input is None and \
+            not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
         new_call = replace_node_text(filename, statement, call,
                                      text_of(filename, call)[:-1].rstrip() + ", materialize_grads=True)")
         helps.append(statement_change(location, f"if {label} truly does not matter, ask for a zero gradient "
@@ -82,6 +91,53 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+# Calls that make a new tensor from a tensor: given to grad() as an input, the copy is not in the
+# graph its original was used in.
+COPYING_METHODS = {"clone", "detach", "contiguous", "to", "float", "double", "half", "type", "requires_grad_"}
+
+
+def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, index: int | None):
+    """`grad(loss, model.shared.weight.clone())`: the input at `index` is written in the call as a copy
+    (`.clone()`, `.detach()`, `.to(...)`, ...) of a tensor the outputs' graph reaches. (the copying
+    call node, the text of the original tensor) or None."""
+    if call is None or index is None:
+        return None
+    given = next((k.value for k in call.keywords if k.arg == "inputs"), call.args[1] if len(call.args) > 1 else None)
+    if isinstance(given, (ast.List, ast.Tuple)):
+        given = given.elts[index] if index < len(given.elts) and not any(
+            isinstance(e, ast.Starred) for e in given.elts) else None
+    elif index != 0:
+        given = None
+    original = _copied_tensor_in_graph(context, frame, given)
+    return (given, text_of(filename, original)) if original is not None else None
+
+
+def _input_node(call, name: str | None):
+    """The one `name` among the inputs written in the grad(...) call."""
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    found = [n for n in ast.walk(given) if isinstance(n, ast.Name) and n.id == name] if given is not None else []
+    return found[0] if len(found) == 1 else None
+
+
+def _copied_tensor_in_graph(context: ErrorContext, frame, node):
+    """The node of `w` in `w.clone()`, `w.detach()`, ... (a chain of copying calls) when `w` is a
+    tensor that requires grad and the outputs' graph reaches it; None otherwise."""
+    original = node
+    while isinstance(original, ast.Call) and isinstance(original.func, ast.Attribute) and \
+            original.func.attr in COPYING_METHODS:
+        original = original.func.value
+    if original is node:
+        return None
+    tensor = value_of(frame, original)
+    outputs = _outputs(context)
+    roots = [t.grad_fn for t in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+             if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if not isinstance(tensor, torch.Tensor) or not tensor.requires_grad or not roots or not _reaches(roots, tensor):
+        return None
+    return original
 
 
 def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Suggestion | None:
@@ -205,7 +261,17 @@ def input_without_grad(context: ErrorContext, already):
         related.append(made_location)
         factory = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
         factory_name = factory.func.attr if factory is not None and isinstance(factory.func, ast.Attribute) else None
-        if factory_name in FACTORIES and not any(k.arg == "requires_grad" for k in factory.keywords):
+        original = _copied_tensor_in_graph(context, frame, made.value) if isinstance(made, ast.Assign) else None
+        given = _input_node(call, name)
+        if original is not None and given is not None:
+            # `w = model.weight.detach()` then grad(loss, [w]): the loss was computed from model.weight,
+            # not from the copy; a copy that requires grad would still not be in the graph.
+            original_text = text_of(filename, original)
+            helps.append(statement_change(location, f"ask for the gradient of {original_text} itself: the output was "
+                                          f"computed from it, and {name} is a copy made at line {made.lineno}, "
+                                          "which no operation of the output used",
+                                          replace_node_text(filename, statement, given, original_text)))
+        elif factory_name in FACTORIES and not any(k.arg == "requires_grad" for k in factory.keywords):
             new_value = text_of(filename, factory)[:-1].rstrip() + ", requires_grad=True)"
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, create it "
                                           "with requires_grad=True", f"{ast.unparse(made.targets[0])} = {new_value}"))
@@ -217,16 +283,74 @@ def input_without_grad(context: ErrorContext, already):
             helps.append(statement_change(made_location, f"if you want the gradient for {name}, make it require "
                                           "grad where it is made: requires_grad_() keeps its values",
                                           f"{name} = {value if chained else f'({value})'}.requires_grad_()"))
+    frozen = _frozen_parameters_help(frame, filename, statement, location, call, offenders)
+    if frozen is not None and not helps:
+        helps.append(frozen)
     primary = location
-    if helps:
+    moved = bool(helps) and helps[0].location is not None and helps[0].location.line != location.line
+    if moved and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
-    elif made is None and name is not None:
+    elif moved:
+        # The list of parameters given by name is changed where it is made.
+        primary = statement_location(filename, statement_at(filename, helps[0].location.line), role="made",
+                                     note="the list of parameters, frozen ones included, is made here")
+        related = [location]
+    elif made is None and name is not None and not helps:
         argument = _argument_requiring_grad_help(filename, name, location.line)
         helps.extend([argument] if argument is not None else [])
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
+
+
+def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
+    """`grad(loss, model.parameters())` over a model with frozen parameters: ask only for those that
+    require grad (`[p for p in model.parameters() if p.requires_grad]`), in the call or, for a list
+    given by name (`params = list(model.parameters())`), where that list is made (its other uses,
+    `zip(params, grads)`, then stay paired). Not when the gradients are zipped with the module's
+    parameters, or with anything when the call itself changes (the pairing would shift), nor when
+    no input requires grad."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    changed, changed_node = statement, given
+    if isinstance(given, ast.Name):
+        made = last_assignment(filename, given.id, location.line)
+        if not (isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.targets[0], ast.Name)):
+            return None
+        changed, changed_node = made, made.value
+    inner = changed_node
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in ("list", "tuple") \
+            and len(inner.args) == 1:
+        inner = inner.args[0]
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "parameters"
+            and not inner.args):
+        return None
+    module = value_of(frame, inner.func.value)
+    if not isinstance(module, torch.nn.Module):
+        return None
+    parameters = list(module.parameters())
+    if not any(p.requires_grad for p in parameters) or all(p.requires_grad for p in parameters) or \
+            not all(any(t is p for p in parameters) for t in offenders):
+        return None
+    targets = {n.id for t in getattr(statement, "targets", []) for n in ast.walk(t) if isinstance(n, ast.Name)}
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, location.line) if tree is not None else None
+    zips = [node for node in ast.walk(scope or tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "zip" and any(isinstance(n, ast.Name) and n.id in targets
+                                              for a in node.args for n in ast.walk(a))] if tree is not None else []
+    with_parameters = [z for z in zips if any(isinstance(n, ast.Attribute) and n.attr == "parameters"
+                                              for a in z.args for n in ast.walk(a))]
+    if not targets or with_parameters or (zips and changed is statement):
+        return None
+    owner = text_of(filename, inner.func.value)
+    new_statement = replace_node_text(filename, changed, changed_node,
+                                      f"[p for p in {owner}.parameters() if p.requires_grad]")
+    changed_location = location if changed is statement else statement_location(filename, changed)
+    return statement_change(changed_location, f"ask only for the parameters of {owner} that require grad: the "
+                            "frozen ones have no gradient to give (the others' gradients are unchanged)", new_statement)
 
 
 def gradient_shape(context: ErrorContext, already):
@@ -314,8 +438,32 @@ def assigned_gradient_shape(context: ErrorContext, already):
                                          f"shape (a flattened gradient): give it {owner}'s shape",
                                          f"{ast.unparse(target)} = {method_receiver(statement.value, value)}"
                                          f".reshape_as({owner})"))
+    elif owner is not None and value is not None and _reversed_matrix_sizes(given, wanted) and \
+            _is_matrix_product(statement.value):
+        # A product of matrices with the tensor's sizes the other way round: the gradient was computed
+        # in the transposed layout (x.T @ grad_out for a weight stored (out, in), as nn.Linear does).
+        # A reshape would keep the shape and scramble the entries; the transpose is the same matrix.
+        helps.insert(0, statement_change(location, f"the product has {owner}'s sizes the other way round: it is "
+                                         f"the gradient in the transposed layout ({owner} is stored {wanted}); "
+                                         "transpose it (a reshape would mix up its entries)",
+                                         f"{ast.unparse(target)} = ({value}).T"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
+def _reversed_matrix_sizes(given: str, wanted: str) -> bool:
+    """Whether the sizes '[3, 2]' and '[2, 3]' (as PyTorch prints them) are two sizes, reversed."""
+    given_sizes = [part.strip() for part in given.strip("[]").split(",")]
+    wanted_sizes = [part.strip() for part in wanted.strip("[]").split(",")]
+    return len(given_sizes) == len(wanted_sizes) == 2 and given_sizes == wanted_sizes[::-1]
+
+
+def _is_matrix_product(node: ast.AST) -> bool:
+    """`a @ b`, `torch.mm(a, b)`, `a.matmul(b)`, `torch.outer(a, b)`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr in ("mm", "matmul", "outer", "einsum")
 
 
 def _same_count(given: str, wanted: str) -> bool:

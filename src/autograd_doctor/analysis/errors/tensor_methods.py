@@ -94,14 +94,23 @@ def resize_with_grad(context: ErrorContext, already):
     shape = _requested_shape(frame, call) if call is not None and tensor is not None else None
     related = [_made(filename, name, location.line, f"{name} is made here")] if name else []
     helps = []
-    if shape is not None and not leaf and tensor.is_contiguous() and isinstance(statement, ast.Expr) \
-            and statement.value is call:
+    # `out.resize_(...)` as a statement, or `flat = out.resize_(...)` when nothing reads `out` afterwards
+    # (resize_ returns the tensor itself: only `flat` is meant to have the new shape).
+    bound = statement.targets[0].id if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], ast.Name) and statement.value is call and \
+        (statement.targets[0].id == name or not _read_later(filename, name, statement)) else None
+    # On a tensor that is not contiguous (a GRU's batch_first output), resize_ would reinterpret its memory
+    # in storage order; with the element count unchanged, the shape change meant is the reshape, which keeps
+    # the order of the elements as the tensor shows them.
+    if shape is not None and not leaf and (tensor.is_contiguous() or math.prod(shape) == tensor.numel()) and \
+            ((isinstance(statement, ast.Expr) and statement.value is call) or bound is not None):
         new_value = _out_of_place(frame, name, tensor.numel(), shape, _shape_text(filename, call))
         if new_value is not None:
             notes.append(f"{name} has {tensor.numel()} elements; the new shape {list(shape)} has "
                          f"{math.prod(shape)}")
             helps.append(statement_change(location, f"change the shape out of place, so autograd records it: "
-                                          f"{name} then refers to the new tensor", f"{name} = {new_value}"))
+                                          f"{bound or name} then refers to the new tensor",
+                                          f"{bound or name} = {new_value}"))
     if leaf and name:
         value = _out_of_place(frame, f"{name}.detach()", tensor.numel(), shape) if shape is not None else None
         value = value or f"{name}.detach().reshape(...)"
@@ -113,6 +122,18 @@ def resize_with_grad(context: ErrorContext, already):
                                 "same, else build a new tensor from this one (flatten()[:n], or torch.cat with "
                                 "new_zeros(...)); for a tensor outside the graph, resize t.detach()"))
     return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, helps)
+
+
+def _read_later(filename: str, name: str | None, statement: ast.stmt) -> bool:
+    """Whether the function around `statement` reads `name` after it (True when unsure)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    if tree is None or not name or not name.isidentifier():
+        return True
+    scope = enclosing_function(tree, statement.lineno) or tree
+    return any(isinstance(n, ast.Name) and n.id == name and n.lineno > statement.end_lineno for n in ast.walk(scope))
 
 
 def _shape_text(filename: str, call: ast.Call) -> str | None:

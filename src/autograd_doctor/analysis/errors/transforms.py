@@ -18,7 +18,7 @@ from autograd_doctor.analysis.errors.build import (
 )
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, last_assignment
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, replace_nodes_text, statement_location
 
 _FUNCTORCH_DIR = os.sep + os.path.join("torch", "_functorch") + os.sep
 # The user-facing transforms, by the function torch runs for each (the traceback names them).
@@ -242,6 +242,9 @@ def vmap_write_into_unbatched(context: ErrorContext, already):
              "from a size, or one made outside the function), so it holds one example's worth of elements and "
              "cannot take the whole batch's values in place"]
     made = last_assignment(filename, name, line) if name else None
+    while isinstance(made, ast.Assign) and all(isinstance(t, ast.Subscript) for t in made.targets):
+        # `features[0] = 1.0` writes an item of the tensor; the tensor was made further up.
+        made = last_assignment(filename, name, made.lineno)
     call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
     factory = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "torch" else None
@@ -347,9 +350,72 @@ def vmap_batch_dimension_indexed(context: ErrorContext, already):
                                           f"give the code a batch of one ({unsqueezed}): it sees the shape it was "
                                           "written for, and the loss over one example is that example's loss",
                                           f"{', '.join(batched)} = {unsqueezed}\n{text}"))
+    leading = _leading_slices_as_ellipsis(frame, filename, statement, location) or \
+        _dimension_from_the_end(context.message, filename, statement, location)
+    if leading is not None:
+        helps.append(leading)
     helps.append(Suggestion(f"{'or ' if helps else ''}write the code for one example (drop the batch dimension: "
                             "x[0] for x[:, 0], dim=0 for dim=1), as vmap sees it"))
     return diagnosis(codes.VMAP_BATCH_DIMENSION_INDEXED, entry_location, [location], notes, helps)
+
+
+def _dimension_from_the_end(message: str, filename: str, statement: ast.stmt, location):
+    """`dim=1` (or `x.size(1)`, `x.shape[1]`) in code written for a batch, out of range for one
+    example under vmap ("expected to be in range of [-1, 0], but got 1"): the same dimension counted
+    from the end (`dim=-1`), which names it in the batch and in the example alike."""
+    import re
+
+    found = re.search(r"expected to be in range of \[-(\d+), (\d+)\], but got (\d+)", message)
+    if found is None:
+        return None
+    dims, given = int(found.group(1)), int(found.group(3))
+    if given < dims or given < 1:
+        return None
+    from_end = given - (dims + 1)
+
+    def literal(node):
+        return isinstance(node, ast.Constant) and type(node.value) is int and node.value == given
+
+    nodes = [k.value for k in ast.walk(statement) if isinstance(k, ast.keyword) and k.arg in ("dim", "axis")
+             and literal(k.value)]
+    nodes += [c.args[0] for c in ast.walk(statement) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+              and c.func.attr == "size" and len(c.args) == 1 and literal(c.args[0])]
+    nodes += [n.slice for n in ast.walk(statement) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute)
+              and n.value.attr == "shape" and literal(n.slice)]
+    if not nodes:
+        return None
+    new_statement = replace_nodes_text(filename, statement, [(node, str(from_end)) for node in nodes])
+    return statement_change(location, f"count the dimension from the end ({given} -> {from_end}): the same "
+                            "dimension of a batch, and of the one example vmap gives the function", new_statement)
+
+
+def _leading_slices_as_ellipsis(frame, filename: str, statement: ast.stmt, location):
+    """`state[:, 0]` on a tensor that has one dimension under vmap (the batch's `:` is not there):
+    `state[..., 0]`, which indexes the same elements of a batch and of one example, so the function
+    means the same called on a batch and under vmap. Only when every index after the `:` addresses
+    one of the example's own dimensions (as many indices as it has dimensions)."""
+    changes = []
+    for node in ast.walk(statement):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) >= 2):
+            continue
+        first = node.slice.elts[0]
+        if not (isinstance(first, ast.Slice) and first.lower is None and first.upper is None and first.step is None):
+            continue
+        value = frame.f_locals.get(node.value.id)
+        if not _is_tensor(value) or value.dim() != len(node.slice.elts) - 1 or \
+                any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in node.slice.elts):
+            continue
+        rest = [text_of(filename, e) for e in node.slice.elts[1:]]
+        if any(part is None for part in rest):
+            return None
+        changes.append((node, f"{node.value.id}[..., {', '.join(rest)}]"))
+    if not changes:
+        return None
+    new_statement = replace_nodes_text(filename, statement, changes)
+    shown = ", ".join(text for _, text in changes)
+    return statement_change(location, f"index from the end ({shown}): the same elements of a batch, and of the one "
+                            "example vmap gives the function", new_statement)
 
 
 def _first_body_statement(filename: str, line: int) -> ast.stmt | None:

@@ -210,6 +210,10 @@ def _write_into(filename: str, frame, base, base_name: str | None, first: int, l
     found = None
     for number in range(first, last):
         name = written_name(filename, number)
+        keyword_write = _inplace_keyword_call(filename, number)
+        if keyword_write is not None:
+            # `gate = F.relu(h, inplace=True)`: the assignment binds gate, the call writes h.
+            name = text_of(filename, keyword_write.args[0])
         if not name:
             continue
         root = name.split("[")[0].split(".")[0]
@@ -217,6 +221,17 @@ def _write_into(filename: str, frame, base, base_name: str | None, first: int, l
         if root == base_name or (isinstance(value, torch.Tensor) and value._base is base):
             found = (number, name)
     return found
+
+
+def _inplace_keyword_call(filename: str, line: int):
+    """The one call on the statement at `line` that writes its first argument because of
+    `inplace=True` (`F.relu(h, inplace=True)`), or None."""
+    statement = statement_at(filename, line)
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call) and node.args
+             and isinstance(node.args[0], (ast.Name, ast.Attribute)) and any(
+                 k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                 for k in node.keywords)] if statement is not None else []
+    return calls[0] if len(calls) == 1 else None
 
 
 def _base_name(frame, view_name: str | None) -> str | None:
