@@ -435,6 +435,151 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters() if p.grad is not None] + [p.detach().clone() for p in model.parameters()]
     """,
+    # A schedule-free optimizer (schedule_free): step() writes the parameters themselves with
+    # in-place lerp_ and _foreach_ updates, and train()/eval() move them between two points in
+    # place, with an evaluation under no_grad at the averaged point in between.
+    "schedule-free optimizer moving the parameters in place between train and eval points": """
+        import torch
+        import torch.nn as nn
+
+        class ScheduleFreeSGD(torch.optim.Optimizer):
+            def __init__(self, params, lr=0.1, momentum=0.9):
+                super().__init__(params, dict(lr=lr, momentum=momentum, train_mode=True, k=0))
+
+            @torch.no_grad()
+            def eval(self):
+                for group in self.param_groups:
+                    if group["train_mode"]:
+                        for p in group["params"]:
+                            if "z" in self.state[p]:
+                                p.lerp_(self.state[p]["z"], 1 - 1 / group["momentum"])
+                        group["train_mode"] = False
+
+            @torch.no_grad()
+            def train(self):
+                for group in self.param_groups:
+                    if not group["train_mode"]:
+                        for p in group["params"]:
+                            if "z" in self.state[p]:
+                                p.lerp_(self.state[p]["z"], 1 - group["momentum"])
+                        group["train_mode"] = True
+
+            @torch.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    group["k"] += 1
+                    weight = 1 / group["k"]
+                    params = [p for p in group["params"] if p.grad is not None]
+                    zs = [self.state[p].setdefault("z", p.detach().clone()) for p in params]
+                    grads = [p.grad for p in params]
+                    torch._foreach_lerp_(params, zs, weight)  # y towards z
+                    torch._foreach_add_(params, grads, alpha=group["lr"] * (group["momentum"] * (1 - weight) - 1))
+                    torch._foreach_sub_(zs, grads, alpha=group["lr"])
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        optimizer = ScheduleFreeSGD(model.parameters())
+        evaluated = []
+        for epoch in range(2):
+            model.train()
+            optimizer.train()
+            for _ in range(3):
+                optimizer.zero_grad()
+                nn.functional.mse_loss(model(torch.randn(6, 4)), torch.randn(6, 1)).backward()
+                optimizer.step()
+            model.eval()
+            optimizer.eval()
+            with torch.no_grad():
+                evaluated.append(model(torch.ones(2, 4)))
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()] + evaluated
+    """,
+    # Self-supervised training (lightly): negatives from a memory bank that is read as a copy
+    # and then overwritten in place with the batch's detached outputs before backward; a
+    # momentum teacher updated by in-place lerps of its parameters; a DINO-style centre buffer
+    # used in the loss and updated in place by an EMA inside the loss's forward.
+    "memory bank written after it was read, momentum teacher, centre updated by an EMA": """
+        import copy
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class MemoryBank(nn.Module):
+            def __init__(self, size, dim):
+                super().__init__()
+                self.register_buffer("bank", F.normalize(torch.randn(size, dim), dim=1))
+                self.pointer = 0
+
+            @torch.no_grad()
+            def push(self, batch):
+                end = self.pointer + batch.shape[0]
+                self.bank[self.pointer:end] = batch.detach()
+                self.pointer = end % self.bank.shape[0]
+
+            def forward(self, output, update=True):
+                negatives = self.bank.clone().detach()
+                if update:
+                    self.push(output)
+                return output, negatives
+
+        class CentredLoss(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.register_buffer("center", torch.zeros(1, dim))
+
+            def forward(self, teacher, student):
+                target = F.softmax((teacher - self.center) / 0.04, dim=-1)
+                loss = -(target * F.log_softmax(student / 0.1, dim=-1)).sum(-1).mean()
+                with torch.no_grad():
+                    self.center.mul_(0.9).add_(teacher.mean(0, keepdim=True), alpha=0.1)
+                return loss
+
+        torch.manual_seed(0)
+        student = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 8))
+        teacher = copy.deepcopy(student)
+        for p in teacher.parameters():
+            p.requires_grad = False
+        bank, centred = MemoryBank(12, 8), CentredLoss(8)
+        optimizer = torch.optim.SGD(student.parameters(), lr=0.05, momentum=0.9)
+        for step in range(4):
+            view_a, view_b = torch.randn(4, 6), torch.randn(4, 6)
+            query = F.normalize(student(view_a), dim=1)
+            with torch.no_grad():
+                key = F.normalize(teacher(view_b), dim=1)
+            key, negatives = bank(key)
+            logits = torch.cat([(query * key).sum(1, keepdim=True), query @ negatives.T], dim=1)
+            loss = F.cross_entropy(logits / 0.2, torch.zeros(4, dtype=torch.long))
+            loss = loss + centred(teacher(view_a), student(view_b))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                for ema, online in zip(teacher.parameters(), student.parameters()):
+                    ema.lerp_(online, 0.01)
+        grads = [p.grad for p in student.parameters()] + [p.detach().clone() for p in teacher.parameters()]
+        grads = grads + [bank.bank.clone(), centred.center.clone()]
+    """,
+    # Adversarial training (torchensemble's FGSM): requires_grad set on each batch, a first
+    # backward() for the input's gradient (the parameters' gradients it leaves are cleared by
+    # zero_grad() before any step), then the clean and perturbed batches trained on together.
+    "adversarial training on FGSM examples": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 3))
+        optimizer = torch.optim.Adam(model.parameters(), 1e-2)
+        for step in range(3):
+            data, target = torch.randn(8, 5), torch.randint(0, 3, (8,))
+            data.requires_grad = True
+            F.cross_entropy(model(data), target).backward()
+            adversarial = (data + 0.1 * data.grad.data.sign()).clamp(-3, 3)
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(data), target) + F.cross_entropy(model(adversarial), target)
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 
@@ -504,3 +649,25 @@ def test_a_used_parameter_cut_after_a_frozen_module_is_still_reported(tmp_path):
     outcome = run_program(tmp_path, source)
     found = [d for d in outcome.diagnoses if d.code == "AD301"]
     assert len(found) == 1 and found[0].extra["parameters"] == ["model.first.trained"]
+
+
+def test_a_memory_bank_read_without_a_copy_then_overwritten_is_still_reported(tmp_path):
+    # The twin of the memory bank above: the loss multiplies by the bank itself (matmul saves
+    # it for the query's gradient), and the push overwrites it before backward.
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        student = nn.Linear(6, 8)
+        bank = F.normalize(torch.randn(12, 8), dim=1)
+        query = F.normalize(student(torch.randn(4, 6)), dim=1)
+        logits = query @ bank.T
+        with torch.no_grad():
+            bank[0:4] = query.detach()  # WRITE
+        F.cross_entropy(logits / 0.2, torch.zeros(4, dtype=torch.long)).backward()
+    """)
+    assert outcome.error is not None  # PyTorch refuses the backward, as without the doctor
+    assert [d.code for d in outcome.diagnoses] == ["AD101"]
+    assert outcome.diagnosis.primary.line == outcome.line("WRITE")

@@ -19,6 +19,7 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.configured_modules import ConstructorValues
 from autograd_doctor.lint.defaults import parameter_defaults
 from autograd_doctor.lint.facts import FileFacts, TrainingFacts
 from autograd_doctor.lint.events import Scope
@@ -42,6 +43,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.source = source
         self.filename = filename
         self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
+        # what each class's constructor parameters take across the file (configured_modules.py)
+        self.constructor_values = ConstructorValues(tree)
         self.lines = split_lines(source)
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # imported name -> what it names (`F` -> torch.nn.functional)

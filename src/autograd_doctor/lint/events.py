@@ -33,7 +33,9 @@ class Write:
     via: str = ""            # "detach" / "expand" when written through such a chain
     via_source: str = ""     # the detached name for direct chains
     detached_from: str = ""  # `name = src.detach()` binding live at the write
-    expanded: bool = False   # `name = x.expand(...)` binding live at the write
+    # seq of the `name = x.expand(...)` binding live at the write in source order
+    # (0: none); ADL012 asks whether it is on a path to the write
+    expanded_at: int = 0
     through_data: bool = False  # written through `.data` (invisible to autograd)
     grad_leaf: bool = False  # the name is a leaf that requires grad
     split_from: str = ""     # the name came from chunk/split/unbind of a graph tensor
@@ -90,6 +92,12 @@ class Scope:
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
     provisional_splits: dict = field(default_factory=dict)
+    # (name, seq of its binding by a `for` target) -> the iterable its values come from:
+    # `for pred, gold in zip(preds, golds)` binds `pred` to elements of `preds` (ADL003)
+    iterated: dict = field(default_factory=dict)
+    # calls of plain names that are no imported callable, with gradients on: (seq, call);
+    # ADL003 reads what a same-file function's callers pass it
+    name_calls: list = field(default_factory=list)
     parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
     parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
@@ -113,6 +121,9 @@ class Scope:
     # node, optimizer text, the call) and (seq, the call, the argument)
     helper_steps: list = field(default_factory=list)
     helper_backward_receivers: list = field(default_factory=list)
+    # a same-class method called here whose backward pass goes through attributes of
+    # `self` set elsewhere: (seq, the method's backward call, attribute names)
+    helper_attribute_backwards: list = field(default_factory=list)
     zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
     zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
     zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call
@@ -127,6 +138,10 @@ class Scope:
     appended: dict = field(default_factory=lambda: defaultdict(list))
     detached_in_place: dict = field(default_factory=lambda: defaultdict(list))  # name -> seqs of `name.detach_()`
     branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
+    # (body start, body end, loop start) of each `if i != len(seq) - 1:` body in a
+    # loop counting `i` over `seq`: it never runs on the loop's last iteration
+    last_iteration_skips: list = field(default_factory=list)
+    running_loops: set = field(default_factory=set)  # start seqs of loops that run (Loop.runs)
     jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
     reported: set = field(default_factory=set)     # ids of nodes a rule already reported
     return_values: list = field(default_factory=list)  # (seq, value) of each `return value`
@@ -211,7 +226,9 @@ class Scope:
         if not binds:
             return False
         blocks = [(s, m, e) for s, m, e in self.branches if lo < s and e <= hi]
-        blocks += [(s, e, e) for s, e in self.finished_loops if lo < s and e <= hi]
+        # a loop's body may not run, unless it iterates over the class's own layers
+        blocks += [(s, e, e) for s, e in self.finished_loops if lo < s and e <= hi
+                   and s not in self.running_loops]
 
         def covers(start: int, end: int) -> bool:
             if any(s <= start and end <= e for s, e in self.jumps):
@@ -222,7 +239,9 @@ class Scope:
             for b in binds:
                 if start <= b < end and not any(s <= b < e for s, _, e in inner):
                     return True
-            return any(covers(s, m) and m < e and covers(m, e) for s, m, e in inner)
+            # a loop's range (s, e, e) never covers (its body may not run): tested
+            # first, since the loop's own range would recurse into itself
+            return any(m < e and covers(s, m) and covers(m, e) for s, m, e in inner)
 
         return covers(lo + 1, hi)
 
@@ -242,6 +261,12 @@ class Scope:
 @dataclass
 class Loop:
     start: int = 0
+    # `for i, x in enumerate(seq)` / `for i in range(n)`: (the counter's name, the
+    # iteration count as an expression: `len(seq)`, `n`); () for other loops
+    counter: tuple = ()
+    # `for layer in self.layers:` over a container of layers this class built: a
+    # network's layers are there to be run, so the body runs at least once
+    runs: bool = False
     stores: list = field(default_factory=list)   # (base name, node, stored the name itself)
     written: set = field(default_factory=set)
     bound: set = field(default_factory=set)

@@ -16,6 +16,9 @@ from autograd_doctor.lint.rules import (
 )
 
 
+_SAVING_NODES = (ast.Call, ast.BinOp)  # the nodes whose op may save for backward
+
+
 class ExpressionEvents:
     """Mixed into ``Checker``: reads its facts (``TensorKnowledge``) and appends
     to ``self.scope``'s event lists."""
@@ -64,8 +67,11 @@ class ExpressionEvents:
             self.check_method_call(node, func)
         elif isinstance(func, (ast.Name, ast.Subscript)) and self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), self.text(func))
-        elif isinstance(func, ast.Name) and self.scope.module_class and not self.scope.grad_off:
-            self.modules.module_callees.add(func.id)  # a helper of the module's methods
+        elif isinstance(func, ast.Name) and not self.scope.grad_off:
+            if self.file.trains:  # (ADL003 only)
+                self.scope.name_calls.append((self.seq, node))  # `finish_episode(states, log_probs)`
+            if self.scope.module_class:
+                self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
         if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
@@ -308,6 +314,15 @@ class ExpressionEvents:
             node.value._adl_stmt = True
         self.visit(node.value)
 
+    def visit_Compare(self, node):
+        # A comparison's result is bool and carries no graph: an operand used only
+        # here feeds no backward (`x[torch.abs(x) < eps] = 0`: what `abs` saved is
+        # never read).  ADL001 asks for this mark on the op that saved.
+        for operand in (node.left, *node.comparators):
+            if operand.__class__ in _SAVING_NODES:  # a call's or an operator's op saves
+                operand._adl_compared = True
+            self.visit(operand)  # the operators (`<`, `==`) hold nothing to walk
+
     def add_save(self, name, key, how, node, graph_from=None):
         """``name``'s value is saved for backward; a view (or `.data`) of another
         tensor shares its memory and version counter, so its base is saved too.
@@ -385,6 +400,13 @@ class ExpressionEvents:
         steps, arguments = found
         for arg in arguments:
             self.scope.helper_backward_receivers.append((self.next_seq(), node, arg))
+        for backward, attributes, touched in self.summaries.attribute_backwards_of(node, self.scope.owner_class):
+            seq = self.next_seq()  # `self.backward_G()`: a backward through `self.fake_B`
+            self.scope.helper_attribute_backwards.append((seq, backward, touched))
+            for attr in sorted(attributes):
+                receiver = ast.copy_location(ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()),
+                                                           attr=attr, ctx=ast.Load()), node)
+                self.scope.helper_backward_receivers.append((seq, node, receiver))
         for step, optimizer in steps:
             self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
 
@@ -420,14 +442,14 @@ class ExpressionEvents:
         leaf = "parameter" if name in scope.parameter_vars else \
             "factory" if name in scope.grad_leaves else ""
         scope.writes.append(Write(seq, name, node, how, not scope.grad_off, rewrite, via, via_source,
-                                  source if source != name else "", name in scope.expanded,
+                                  source if source != name else "", scope.expanded.get(name, 0),
                                   through_data, leaf, scope.split_views.get(name, "")))
         if name in scope.alias_of:  # `s = t.data; s.zero_()` writes t
             base, kind = scope.alias_of[name]
             leaf = "parameter" if base in scope.parameter_vars else \
                 "factory" if base in scope.grad_leaves else ""
             scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not scope.grad_off,
-                                      (), "detach" if kind == "detach" else via, "", "", False,
+                                      (), "detach" if kind == "detach" else via, "", "", 0,
                                       through_data or kind == "data", leaf))
         for loop in scope.loops:
             loop.written.add(name)

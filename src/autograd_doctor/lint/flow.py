@@ -11,6 +11,7 @@ from autograd_doctor.lint.defaults import off_by_default
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Loop
+from autograd_doctor.lint.modules import CONTAINERS
 from autograd_doctor.lint.rules import LOOP_END_HOOKS
 
 
@@ -51,10 +52,29 @@ class ControlFlow:
             first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
             if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
                 self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
-        self.loop_body(node.body, header)
+        if self.file.trains:  # (ADL003 only)
+            self.note_iterated(node.target, it)
+        self.loop_body(node.body, header, loop_counter(node), self.iterates_own_layers(it))
         self.visit_body(node.orelse)
 
     visit_AsyncFor = visit_For
+
+    def note_iterated(self, target, it) -> None:
+        """Where the values of a `for` target come from: `for x in xs` (elements of
+        `xs`), `for a, b in zip(xs, ys)`, `for i, x in enumerate(xs)`."""
+        pairs = []
+        if isinstance(target, ast.Name):
+            if not self.is_builtin_call(it, "range"):
+                pairs.append((target, it))
+        elif isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords \
+                and not any(isinstance(a, ast.Starred) for a in it.args):
+            if self.is_builtin_call(it, "zip") and len(it.args) == len(target.elts):
+                pairs = list(zip(target.elts, it.args))
+            elif self.is_builtin_call(it, "enumerate") and len(target.elts) == 2 and len(it.args) == 1:
+                pairs.append((target.elts[1], it.args[0]))
+        for elt, source in pairs:
+            if isinstance(elt, ast.Name) and self.scope.binds.get(elt.id):
+                self.scope.iterated[(elt.id, self.scope.binds[elt.id][-1])] = source
 
     def visit_While(self, node):
         header = self.seq
@@ -62,8 +82,19 @@ class ControlFlow:
         self.loop_body(node.body, header)
         self.visit_body(node.orelse)
 
-    def loop_body(self, body, header: int):
-        loop = Loop(start=self.next_seq())
+    def iterates_own_layers(self, iterable) -> bool:
+        """`self.layers` or `enumerate(self.layers)`, a container of layers that this
+        class built (`nn.ModuleList`, `nn.Sequential`, `nn.ModuleDict`)."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
+                and iterable.func.id == "enumerate" and len(iterable.args) == 1:
+            iterable = iterable.args[0]
+        spec = self.modules.self_attribute_spec(iterable, self.scope.owner_class)
+        return spec is not None and spec.kind in CONTAINERS
+
+    def loop_body(self, body, header: int, counter: tuple = (), runs: bool = False):
+        loop = Loop(start=self.next_seq(), counter=counter, runs=runs)
+        if runs:
+            self.scope.running_loops.add(loop.start)
         self.scope.loops.append(loop)
         self.visit_body(body)
         self.scope.loops.pop()
@@ -84,6 +115,7 @@ class ControlFlow:
         narrowed = self.narrowing(node.test)
         self.narrow(narrowed, True)
         start = self.next_seq()
+        skips_last = bool(scope.loops) and skips_last_iteration(node.test, scope.loops[-1].counter)
         outer_grad_off = scope.grad_off
         scope.grad_off = outer_grad_off or id(node) in self.file.grad_off_branches
         opt_in = off_by_default(node.test, self.function_defaults)
@@ -97,6 +129,8 @@ class ControlFlow:
         self.restore(before)
         self.narrow(narrowed, False)
         mid = self.next_seq()
+        if skips_last:  # `if i != len(layers) - 1: x = F.relu(x)`
+            scope.last_iteration_skips.append((start, mid, scope.loops[-1].start))
         if self.leaves(node.body):
             scope.jumps.append((start, mid))
         self.visit_body(node.orelse)
@@ -183,3 +217,46 @@ class ControlFlow:
         self.scope.grad_off = outer
 
     visit_AsyncWith = visit_With
+
+
+def loop_counter(node) -> tuple:
+    """(counter name, iteration count) of `for i, x in enumerate(seq)` (`len(seq)`),
+    `for i in range(n)` (`n`); () for any other loop."""
+    it, target = node.iter, node.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and len(it.args) == 1
+            and not it.keywords):
+        return ()
+    if it.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts \
+            and isinstance(target.elts[0], ast.Name):
+        count = ast.Call(ast.Name("len", ast.Load()), [it.args[0]], [])
+        return target.elts[0].id, ast.dump(count)
+    if it.func.id == "range" and isinstance(target, ast.Name):
+        return target.id, ast.dump(it.args[0])
+    return ()
+
+
+def skips_last_iteration(test, counter: tuple) -> bool:
+    """``test`` is false exactly on the last iteration of a loop with ``counter``:
+    `i != n - 1`, `i < n - 1`, `i + 1 != n`, `i + 1 < n` (either way round)."""
+    if not counter or not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    name, count = counter
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Gt):  # `n - 1 > i` is `i < n - 1`
+        left, op, right = right, ast.Lt(), left
+    elif isinstance(op, ast.NotEq) and not (isinstance(left, ast.Name) or isinstance(left, ast.BinOp)
+                                            and isinstance(left.op, ast.Add)):
+        left, right = right, left
+    if not isinstance(op, (ast.NotEq, ast.Lt)):
+        return False
+
+    def is_one(node) -> bool:
+        return isinstance(node, ast.Constant) and node.value == 1 and type(node.value) is int
+
+    if isinstance(left, ast.Name) and left.id == name:  # `i != n - 1`
+        return isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub) and is_one(right.right) \
+            and ast.dump(right.left) == count
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) and is_one(left.right) \
+            and isinstance(left.left, ast.Name) and left.left.id == name:  # `i + 1 != n`
+        return ast.dump(right) == count
+    return False

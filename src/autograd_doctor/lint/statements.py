@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.configured_modules import configured_layer
 from autograd_doctor.lint.rules import (
     ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
 )
@@ -48,8 +49,9 @@ class AssignmentEvents:
         if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         if not isinstance(value, ast.Call):
-            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`
-            if isinstance(value, ast.BinOp) and self.training.param_owners:
+            # `params = list(self.enc.parameters()) + list(self.dec.parameters())`, and
+            # parameter groups, `groups = [{"params": self.tagger.parameters()}, ...]`
+            if isinstance(value, (ast.BinOp, ast.List, ast.Tuple)) and self.training.param_owners:
                 self.training.param_lists[self.text(targets[0])] = set(self.training.param_owners)
             return
         key = self.text(targets[0])
@@ -188,10 +190,18 @@ class AssignmentEvents:
                 and self.scope.owner_class and isinstance(value, ast.Call)):
             # the layers of an nn.Module, and those an agent or trainer object holds
             spec = self.modules.module_spec(value)
+            if spec is None and self.scope.module_class and self.scope.name == "__init__":
+                spec = configured_layer(self, value)  # `activate_name[activate]()`
             if spec is not None:
                 self.modules.module_specs[self.scope.owner_class][target.attr] = spec
             elif self.scope.module_class and self.scope.name == "__init__" and self.is_grad_leaf(value):
                 self.modules.parameter_attributes[self.scope.module_class].add(target.attr)
+        elif (isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target.value, ast.Name)
+              and target.value.id == "self" and self.class_stack and self.class_stack[-1] is None
+              and self.scope.module_class and self.scope.name == "__init__"
+              and configured_layer(self, value) is not None):
+            # an activation kept as a function: `self.activation = activation` (`=F.relu`)
+            self.modules.module_specs[self.scope.owner_class][target.attr] = configured_layer(self, value)
         elif isinstance(value, ast.Name) and value.id in self.modules.name_specs and \
                 isinstance(target.value, ast.Name) and target.value.id == "self" and \
                 self.scope.owner_class and value.id in self.scope.binds:

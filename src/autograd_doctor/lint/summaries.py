@@ -59,6 +59,10 @@ class FunctionSummaries:
         # (class, method) -> ((step node, optimizer text), ...), frozenset of call positions
         # of the parameters that reach a backward pass (record_training_steps)
         self.training_steps: dict[tuple, tuple] = {}
+        # (class, method) -> ((backward call, attributes of `self` it goes through), ...):
+        # `self.loss_G.backward()` on a loss computed from `self.fake_B`, which another
+        # method set (record_training_steps; ADL003)
+        self.attribute_backwards: dict[tuple, tuple] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -173,12 +177,22 @@ class FunctionSummaries:
                  if id(step) in unconditional and text.startswith("self.")]
         positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
         reached = set()
+        names = set(positional) | {a.arg for a in node.args.kwonlyargs}
         for seq, call, recv in scope.backward_receivers:
             if id(call) in unconditional:
-                reached |= _parameters_reaching(scope, node, recv, seq, set(positional))
-        positions = frozenset(i for i, name in enumerate(positional) if name in reached)
-        if steps or positions:
+                reached |= _parameters_reaching(scope, node, recv, seq, names)
+        # each parameter by its position and by its name: `self.enforce_encoding(s2,
+        # encoded1=hidden)` passes `encoded1` by keyword (r251)
+        positions = frozenset(i for i, name in enumerate(positional) if name in reached) | \
+            frozenset(name for name in reached if name in positional or
+                      name in {a.arg for a in node.args.kwonlyargs})
+        backwards = tuple((call, *attributes) for seq, call, recv in scope.backward_receivers
+                          if id(call) in unconditional
+                          for attributes in [_attributes_reaching(scope, node, recv, seq)] if attributes[1])
+        if steps or positions or backwards:
             self.training_steps[key] = (tuple(steps), positions)
+        if backwards:
+            self.attribute_backwards[key] = backwards
 
     def training_steps_of(self, call, owner_class: str | None):
         """``(steps, arguments)`` of a call of a method with a summary
@@ -191,7 +205,17 @@ class FunctionSummaries:
         if entry is None or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         steps, positions = entry
-        return steps, [call.args[i] for i in sorted(positions) if i < len(call.args)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        return steps, [call.args[where] if isinstance(where, int) else keywords[where]
+                       for where in sorted(positions, key=str)
+                       if (isinstance(where, int) and where < len(call.args)) or where in keywords]
+
+    def attribute_backwards_of(self, call, owner_class: str | None) -> tuple:
+        """``((backward call, attributes it does not set, every attribute), ...)`` of a
+        call of a same-class method whose backward passes go through attributes of
+        `self` (_attributes_reaching)."""
+        key = self.key_of(call, owner_class)
+        return self.attribute_backwards.get(key, ()) if key is not None and key[0] is not None else ()
 
     def parameter_writes_of(self, call, owner_class: str | None):
         """``(function name, {argument: (parameter, line)})`` for a call of a function
@@ -284,6 +308,73 @@ def _parameters_reaching(scope, function, recv, at: int, parameters: set) -> set
                 continue
             work.append((entry[1], entry[0]))
     return found
+
+
+def _attributes_reaching(scope, function, recv, at: int) -> tuple:
+    """The attributes of `self` that the method ``function`` does not set itself and
+    whose values the backward receiver ``recv`` (read at ``at``) was computed from,
+    through its bindings and the attributes it sets (`self.loss_G = self.loss_G_L1
+    + ...`); not through `.detach()`, `.item()` or `.data`.  With them, every
+    attribute the backward goes through, also those the method sets (whose graph
+    a backward that frees it frees)."""
+    assigned = {}
+    for n in ast.walk(function):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                    if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == "self":
+                        assigned.setdefault(elt.attr, []).append(n.value)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute) \
+                and isinstance(n.target.value, ast.Name) and n.target.value.id == "self":
+            assigned.setdefault(n.target.attr, []).append(n.value)
+    found, work, seen = set(), [(recv, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        names, attributes = _values_read(node)
+        for attr in attributes:
+            if ("self", attr) in seen:
+                continue
+            seen.add(("self", attr))
+            if attr in assigned:
+                work += [(value, when) for value in assigned[attr]]
+            else:
+                found.add(attr)
+        for name in names:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen or entry[1] is None or entry[2]:
+                continue
+            seen.add((name, entry[0]))
+            work.append((entry[1], entry[0]))
+    return frozenset(found), frozenset(attr for kind, attr in seen if kind == "self")
+
+
+def _values_read(node):
+    """Names and attributes of `self` read as values in ``node`` (not the layers it
+    calls, `self.net(x)`), outside `.detach()`/`.item()`/`.data`."""
+    names, attributes, stack = set(), set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call):
+            func = n.func
+            if isinstance(func, ast.Attribute) and func.attr in ("detach", "item", "tolist", "numpy"):
+                continue
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and func.value.id == "self"):
+                stack.append(func)
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+        elif isinstance(n, ast.Attribute):
+            if n.attr == "data":
+                continue
+            if isinstance(n.value, ast.Name) and n.value.id == "self":
+                attributes.add(n.attr)
+            else:
+                stack.append(n.value)
+        elif isinstance(n, ast.Name):
+            names.add(n.id)
+        elif not isinstance(n, (ast.Lambda, ast.Compare, ast.BoolOp)):
+            stack.extend(ast.iter_child_nodes(n))
+    return names, attributes
 
 
 def _unconditional_nodes(function) -> set:

@@ -51,7 +51,7 @@ class CSPBlock(nn.Module):
     def forward(self, x):
         residual = x
         out = self.block(x)
-        out += residual  # missed: ADL001
+        out += residual  # expect: ADL001
         return self.activation(out)
 
 

@@ -51,7 +51,7 @@ class EncoderDecoder(nn.Module):
         else:
             loss = F.relu(self.margin - distance).pow(2).mean()
         loss.backward(retain_graph=True)
-        self.optimizer.step()  # missed: ADL003
+        self.optimizer.step()  # expect: ADL003
         return loss.item()
 
     def train_step(self, sample_input, equivalences, unequals):

@@ -10,7 +10,9 @@ computation has been modified by an inplace operation").  The fix sums the
 losses and steps once, or detaches `lstm_hiddens` for the second stage.
 Buggy line: `self.optimizer.step()` after `loss_bin.backward(retain_graph=True)`
 in `SLUTrainer.train_step`.
-Expected finding: ADL003 there.
+Expected finding: ADL003 there, and at the per-sample `self.optimizer.step()`,
+which changes the slot-name predictor's weights that the next sample's loss,
+computed before the loop, saved.
 Source: https://github.com/zliucr/coach/issues/5"""
 import torch
 import torch.nn as nn
@@ -64,14 +66,14 @@ class SLUTrainer(object):
         loss_bin = self.binary_slu_tagger.crf_loss(bin_preds, lengths, y_bin)
         self.optimizer.zero_grad()
         loss_bin.backward(retain_graph=True)
-        self.optimizer.step()  # missed: ADL003
+        self.optimizer.step()  # expect: ADL003
 
         pred_slotname_list, gold_slotname_list = self.slotname_predictor(y_dm, lstm_hiddens, binary_golds=y_bin, final_golds=y_final)
         for pred_slotname_each_sample, gold_slotname_each_sample in zip(pred_slotname_list, gold_slotname_list):
             loss_slotname = self.loss_fn(pred_slotname_each_sample, gold_slotname_each_sample)
             self.optimizer.zero_grad()
             loss_slotname.backward(retain_graph=True)
-            self.optimizer.step()
+            self.optimizer.step()  # expect: ADL003
         return loss_bin.item(), loss_slotname.item()
 
 

@@ -50,7 +50,7 @@ class SEM_PCYC(nn.Module):
         loss_gen = loss_gen_adv + self.lambda_ret_cls * loss_ret_cls
         self.optimizer_gen.zero_grad()
         loss_gen.backward(retain_graph=True)
-        self.optimizer_gen.step()  # missed: ADL003
+        self.optimizer_gen.step()  # expect: ADL003
 
         self.optimizer_disc.zero_grad()
         loss_disc_se = self.criterion_gan(self.disc_se(semantic), True) + \

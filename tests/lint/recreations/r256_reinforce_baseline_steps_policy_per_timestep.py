@@ -65,7 +65,7 @@ def finish_episode(state_sequence, log_act_prob):
         optimizer_theta.zero_grad()
         policy_loss_theta = -(log_act_prob[i] * delta.detach()).sum()
         policy_loss_theta.backward(retain_graph=True)
-        optimizer_theta.step()  # missed: ADL003
+        optimizer_theta.step()  # expect: ADL003
     del policy.reward[:]
 
 

@@ -77,9 +77,9 @@ class DRIT(nn.Module):
         self.enc_a_opt.zero_grad()
         self.gen_opt.zero_grad()
         self.backward_EG()
-        self.enc_c_opt.step()  # missed: ADL003
+        self.enc_c_opt.step()  # not found: its graph reaches fake_A_random through self.z_content_b
         self.enc_a_opt.step()
-        self.gen_opt.step()  # missed: ADL003
+        self.gen_opt.step()  # expect: ADL003
 
         # update G, Ec
         self.enc_c_opt.zero_grad()

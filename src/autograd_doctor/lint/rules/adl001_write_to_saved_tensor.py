@@ -184,7 +184,8 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
             # its callers pass it their graph tensors, the evidence for its saves
             if seq < w.seq and (seq in scope.graph_saves or made_here) \
                     and not scope.rebound_on_every_path(w.name, seq, w.seq) \
-                    and op_node is not w.node \
+                    and op_node is not w.node and not _feeds_only_a_comparison(op_node) \
+                    and not _skipped_on_the_last_iteration(scope, w, seq) \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \
                     and (not returned_only or _feeds_return(checker, scope, op_node)):
@@ -221,6 +222,7 @@ def _saved_by_previous_iteration(scope, w, made_here: bool):
     for seq, key, how, op_node in scope.saves.get(w.name, ()):
         if w.seq < seq < end and (seq in scope.graph_saves or made_here) \
                 and seq not in scope.provisional_saves and op_node is not w.node \
+                and not _feeds_only_a_comparison(op_node) \
                 and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
             return key, how, op_node
     return None
@@ -278,6 +280,31 @@ def _fed_functions(checker) -> set:
         if built_as_part(key[: -len(".forward")], checker.filename, checker.tree):
             checker.graph_callers.graph_call(key)
     return checker.graph_callers.reached()
+
+
+def _feeds_only_a_comparison(op_node) -> bool:
+    """The op's result is an operand of a comparison and nothing else (`x[torch.abs(x)
+    < eps] = 0`): the comparison's bool result carries no graph, so no backward
+    reaches the op's node or reads what it saved."""
+    return getattr(op_node, "_adl_compared", False)
+
+
+def _skipped_on_the_last_iteration(scope, w, save: int) -> bool:
+    """The save is in an `if i != len(layers) - 1:` body of a loop over `layers`, the
+    write comes after the loop, and every iteration re-binds the name before that
+    `if`: the last iteration skips the save and leaves a fresh value, so no save
+    of the loop reaches the write (`feat = layer(feat)`, `if li != last: feat =
+    F.relu(feat)`; after the loop `feat.sigmoid_()` writes the last layer's output).
+    Not when the loop can end early (a `break`/`continue`/`return` in it)."""
+    for start, end, loop_start in scope.last_iteration_skips:
+        if not start <= save < end:
+            continue
+        loop_end = next((e for s, e in scope.finished_loops if s == loop_start), None)
+        if loop_end is not None and w.seq >= loop_end \
+                and not any(loop_start <= s < loop_end for s, _ in scope.jumps) \
+                and scope.rebound_on_every_path(w.name, loop_start, start):
+            return True
+    return False
 
 
 def _feeds_return(checker, scope, op_node) -> bool:

@@ -46,7 +46,15 @@ A same-class method called with the graph counts at its call: one that steps
 an optimizer held on `self`, or backpropagates through its arguments
 (`self.gen_update(preds)` stepping the generator before
 `self.dis_update(preds)` backpropagates), both in its own body outside any
-`if`, loop or `try`; the report names the method's `step()` and the call.
+`if`, loop or `try` (an argument passed by keyword too); the report names the
+method's `step()` and the call.  Values handed between methods and functions
+count: an attribute of `self` that another method of the class computed from
+the stepped module (`self.fake = self.gen(z)` in `forward`, read after the
+step in the loss method; not when the method gives it a value itself or calls
+a method that does after the step), a `for` target's iterable (`for out, y in
+zip(outputs, targets)`), a list filled with `append`, and a parameter of a
+top-level function that every call in the file fills with such a value
+(`update(log_probs)`).
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
 concatenated (`list(a.parameters()) + list(b.parameters())`).
@@ -78,12 +86,15 @@ g_loss.backward()            # every backward through the old graph first
 d_opt.step()
 # or recompute after the step: g_loss = D(x).mean()""",
     fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
-    known_problems="""Only one function is followed, with what the methods of the same object
+    known_problems="""One function is followed, with what the methods of the same object
 return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
-was computed from, summaries.py); values passed in as arguments, attributes
-set in another method, and optimizers built in another file, are unknown, so
-nothing is claimed about them (but for one loss backpropagated on both sides
-of a step of an optimizer zeroed just before the first, above).  An optimizer whose construction names no `.parameters()` is not
+was computed from, summaries.py), the attributes its other methods compute,
+and what the file's calls pass a top-level function; values passed in by
+callers in other files, arguments of methods, attributes that the method
+itself or a method of another object sets, and optimizers built in another
+file, are unknown, so nothing is claimed about them (but for one loss
+backpropagated on both sides of a step of an optimizer zeroed just before the
+first, above).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
@@ -105,6 +116,8 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
+    if scope.name_calls:
+        checker.notes["ADL003 scopes"].append(scope)  # callers of same-file functions
     # a same-class method called here that steps (or backpropagates through its
     # arguments) counts as a step (a backward) at the call: ``helper_steps``
     receivers = scope.backward_receivers + scope.helper_backward_receivers
@@ -127,7 +140,10 @@ def check_file(checker) -> None:
     before it saved, and a later `backward()` goes through that graph."""
     if checker.notes["ADL003"]:
         module_summaries(checker)
+    reported = set()  # a method's step reached by several calls of it is reported once
     for scope, seq, node, optimizer, later, call in checker.notes["ADL003"]:
+        if id(node) in reported:
+            continue
         owners = checker.training.optimizers.get(optimizer) or \
             checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
@@ -136,7 +152,8 @@ def check_file(checker) -> None:
             _same_loss_again(checker, scope, seq, node, optimizer, later, call)
             continue
         for b, bnode, recv, cut in later:
-            hit = _old_graph(checker, scope, recv, b, cut, owners, seq)
+            hit = _old_graph(checker, scope, recv, b, cut, owners, seq) or \
+                _old_attribute(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -158,7 +175,184 @@ def check_file(checker) -> None:
                     f"graph, which saved the "
                     f"old values; backward() will fail (modified by an inplace operation)",
                     related=related)
+                reported.add(id(node))
                 break
+
+
+def on_attribute_assign(checker, target, value, stmt) -> None:
+    """`self.fake = self.gen(z)` in a method: what each attribute of an object is
+    given, and where (``_old_attribute`` reads it in another method)."""
+    scope = checker.scope
+    if not checker.file.trains or scope.owner_class is None or not isinstance(target.value, ast.Name) \
+            or target.value.id != "self" or isinstance(value, ast.Constant):
+        return  # `self.fake = None` in `__init__`: no value the object computes
+    checker.notes["ADL003 attributes"].append(
+        (scope.owner_class, target.attr, scope, checker.seq + 1, None if scope.grad_off else value))
+
+
+def on_method_call(checker, call, func) -> None:
+    """`self.forward(x)`: the object's own methods each method calls, and when; and
+    `log_probs.append(m.log_prob(a))`: what a list is filled with.  Only in a file that
+    runs backward passes (no other has an ADL003 finding)."""
+    scope = checker.scope
+    if not checker.file.trains:
+        return
+    if scope.owner_class is not None and isinstance(func.value, ast.Name) and func.value.id == "self":
+        checker.notes["ADL003 self calls"].append((scope, checker.seq, func.attr))
+    elif func.attr in ("append", "insert") and call.args and isinstance(func.value, ast.Name) \
+            and not scope.grad_off:
+        checker.notes["ADL003 appends"].append((scope, checker.seq, func.value.id, call.args[-1]))
+
+
+def _appended(checker, scope, name: str, after: int, before: int) -> list:
+    """``[(seq, value)]`` appended to the list ``name`` between two seqs of ``scope``."""
+    return [(seq, value) for where, seq, appended, value in checker.notes["ADL003 appends"]
+            if where is scope and appended == name and after < seq < before]
+
+
+def _from_callers(checker, scope, name, owners):
+    """``name`` is a parameter of a top-level function, still the caller's value, and
+    every call of the function in the file passes there a value computed from a
+    module the optimizer updates (`finish_episode(states, log_probs)` with
+    `log_probs.append(Categorical(policy(s)).log_prob(a))`): ``(argument, module)``
+    of the first call.  The calls must be all the file's mentions of the function."""
+    if not scope.top_level or scope.arguments is None or scope.name in checker.notes["ADL003 asking"]:
+        return None  # (a function that calls itself: its callers are asked once)
+    args = scope.arguments
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
+        return None
+    calls = [(where, seq, call) for where in _scopes_calling(checker, scope.name)
+             for seq, call in where.name_calls if call.func.id == scope.name]
+    if not calls or len(calls) != _mentions(checker, scope.name):
+        return None
+    found = None
+    checker.notes["ADL003 asking"].append(scope.name)
+    try:
+        for where, seq, call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            arg = next((k.value for k in call.keywords if k.arg == name), None)
+            if arg is None and name in positional and positional.index(name) < len(call.args):
+                arg = call.args[positional.index(name)]
+            hit = _module_before(checker, where, name, arg, seq, owners, seq) if arg is not None else None
+            if hit is None:
+                return None
+            found = found or (arg, hit[0])
+    finally:
+        checker.notes["ADL003 asking"].pop()
+    return found
+
+
+def _is_parameter_binding(scope, name, entry) -> bool:
+    """``entry`` is the binding a parameter of ``scope``'s function starts with."""
+    return entry[1] is None and name in scope.parameters and scope.binds.get(name, [None])[0] == entry[0] \
+        and (name, entry[0]) not in scope.iterated
+
+
+def _scopes_calling(checker, function: str) -> list:
+    """The walked scopes that call ``function`` by name (ADL003 keeps them in its notes)."""
+    if "ADL003 callers" not in checker.notes:
+        callers = {}
+        for where in checker.notes["ADL003 scopes"]:
+            for function_name in {call.func.id for _, call in where.name_calls}:
+                callers.setdefault(function_name, []).append(where)
+        checker.notes["ADL003 callers"] = callers
+    return checker.notes["ADL003 callers"].get(function, [])
+
+
+def _mentions(checker, function: str) -> int:
+    """How often the file reads the name ``function``."""
+    return sum(1 for n in ast.walk(checker.tree) if isinstance(n, ast.Name) and n.id == function
+               and isinstance(n.ctx, ast.Load))
+
+
+def _old_attribute(checker, scope, recv, at, cut, owners, step):
+    """The backward at ``at`` goes through an attribute of the object that another
+    of its methods computed from a module the optimizer updates: `self.sketch =
+    self.sketch_gen(sk)` in `forward`, then, in `backward`, `opt_gen.step()` and
+    a loss on `self.disc(self.sketch)` backpropagated (r255).  The method read
+    gives the attribute no value itself, and calls no method that does (directly
+    or through other methods) between the cut and the backward, so the value is
+    the one computed before it ran.  Every value the class gives the attribute
+    (but constants such as `None`) must have been computed from that module,
+    with gradients on; a backward that frees the attribute's graph in the method
+    leaves it unclaimed (that read would fail first, "backward through the graph
+    a second time")."""
+    attributes = []
+    _reads_attributes(checker, scope, recv, at, attributes)
+    if not attributes:
+        return None
+    assigned = {}  # attribute -> [(scope, seq, value)] in this class
+    for owner, attr, where, seq, value in checker.notes["ADL003 attributes"]:
+        if owner == scope.owner_class and attr in attributes:
+            assigned.setdefault(attr, []).append((where, seq, value))
+    for attr in dict.fromkeys(attributes):
+        values = assigned.get(attr)
+        if not values or any(where is scope or value is None for where, _, value in values):
+            continue
+        setters = _methods_setting(checker, scope.owner_class, {where.name for where, _, _ in values})
+        if any(where is scope and cut < seq < at and method in setters
+               for where, seq, method in checker.notes["ADL003 self calls"]):
+            continue  # `self.forward(x)` again after the step: a fresh value
+        if _attribute_freed(checker, scope, attr, at, step):
+            continue
+        common = None
+        for where, seq, value in values:
+            modules = _modules_of(checker, where, value, seq)
+            common = modules if common is None else common & modules
+        for module in sorted(common or ()):
+            if _owned(module, owners):
+                value = values[0][2]
+                return f"self.{attr}", value, module
+    return None
+
+
+def _reads_attributes(checker, scope, node, at, attributes) -> None:
+    """The attributes of `self` that ``node`` (read at ``at``) was computed from,
+    through the function's bindings, into ``attributes``."""
+    work, seen = [(node, at)], set()
+    while work and len(seen) < 200:
+        n, when = work.pop()
+        for name in _dependencies(checker, n, scope.module_class, scope.owner_class, attributes)[0]:
+            entry = scope.binding(name, when)
+            if entry is None or (name, entry[0]) in seen:
+                continue
+            seen.add((name, entry[0]))
+            if entry[1] is not None and not entry[2]:
+                work.append((entry[1], entry[0]))
+
+
+def _methods_setting(checker, owner_class, setters: set) -> set:
+    """The methods of ``owner_class`` that call one of ``setters`` (the methods that
+    give an attribute its value), directly or through each other, and ``setters``."""
+    calls = {}
+    for where, _, method in checker.notes["ADL003 self calls"]:
+        if where.owner_class == owner_class:
+            calls.setdefault(where.name, set()).add(method)
+    found, changed = set(setters), True
+    while changed:
+        changed = False
+        for caller, callees in calls.items():
+            if caller not in found and callees & found:
+                found.add(caller)
+                changed = True
+    return found
+
+
+def _attribute_freed(checker, scope, attr, at, step) -> bool:
+    """A backward in the method (or in a same-class method it calls) that frees its
+    graph and goes through `self.<attr>`: another one than that at ``at``, or that
+    one itself when it runs again in the next iteration of a loop (``at`` before
+    the ``step``)."""
+    for s, bnode, recv in scope.backward_receivers:
+        if (s != at or at < step) and _frees_graph(bnode):
+            read = []
+            _reads_attributes(checker, scope, recv, s, read)
+            if attr in read:
+                return True
+    return any((s != at or at < step) and attr in attributes and _frees_graph(bnode)
+               for s, bnode, attributes in scope.helper_attribute_backwards)
 
 
 def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
@@ -290,14 +484,16 @@ def _owned(module: str, owners) -> str | None:
     return None
 
 
-def _dependencies(checker, node, cls=None, owner=None):
+def _dependencies(checker, node, cls=None, owner=None, attributes=None):
     """Names read and callables called to compute ``node``'s tensor value: not
     through graph-cutting calls (`.detach()`, `.item()`), `.data`, shape queries
     (`x.size(0)`, `D.output_shape`) or calls with `requires_grad=False`.  In a
     method of the module class ``cls``, its methods that use no layer
     (``checker.modules.data_only_methods_of``) are not callables that use parameters.
     A method of the same class (``owner``) with a summary stands for the layers its
-    result was computed from (`self.loss(batch)[1]`: those of its second value)."""
+    result was computed from (`self.loss(batch)[1]`: those of its second value).
+    The attributes of `self` read as values (`self.sketch`, not `self.disc(...)`)
+    are added to ``attributes`` when it is a list."""
     names, modules, stack = [], [], [node]
     while stack:
         n = stack.pop()
@@ -320,6 +516,8 @@ def _dependencies(checker, node, cls=None, owner=None):
             if any(k.arg == "requires_grad" for k in n.keywords) or \
                     (isinstance(func, ast.Name) and func.id in checker.training.grad_free_functions):
                 continue
+            if isinstance(func, ast.Attribute) and _no_graph_result(n):
+                continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
                                                     or (func.attr in N.NOT_TENSOR_METHODS and
                                                         func.attr not in N.GRAPH_CARRYING_TUPLE_METHODS)
@@ -350,6 +548,8 @@ def _dependencies(checker, node, cls=None, owner=None):
         elif isinstance(n, ast.Attribute):
             if (n.attr in N.TENSOR_ATTRIBUTES and n.attr != "data") or n.attr == "values":
                 stack.append(n.value)
+            elif attributes is not None and isinstance(n.value, ast.Name) and n.value.id == "self":
+                attributes.append(n.attr)
         elif isinstance(n, ast.AugAssign):
             stack += [n.target, n.value]
         elif isinstance(n, (ast.Lambda, ast.FunctionDef, ast.Compare, ast.BoolOp)):
@@ -357,6 +557,18 @@ def _dependencies(checker, node, cls=None, owner=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _no_graph_result(call) -> bool:
+    """A method call whose result has no graph: an integer result (`argmax`, `long`),
+    or `dist.sample()` of a distribution held in a local name (sampled under
+    `no_grad`; `rsample()` keeps the graph, and `self.policy.sample(state)` may be a
+    network's own method)."""
+    func = call.func
+    if func.attr in N.INTEGER_RESULT_METHODS:
+        return True
+    return func.attr == "sample" and not call.args and not call.keywords and isinstance(func.value, ast.Name) \
+        and func.value.id != "self"
 
 
 def _layer_free(checker, func: ast.Attribute) -> bool:
@@ -401,6 +613,12 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
             continue
         seen.add((name, entry[0]))
         bseq, value, grad_off = entry
+        value = _value_of(scope, name, entry)
+        if bseq < step and _is_parameter_binding(scope, name, entry) and not _owned(name, owners):
+            given = _from_callers(checker, scope, name, owners)
+            if given is not None and not _freed(checker, scope, (name, bseq), at):
+                return name, given[0], given[1]
+            continue
         if value is None or grad_off or _owned(name, owners):
             continue
         if bseq < step:
@@ -413,6 +631,15 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _value_of(scope, name, entry):
+    """What the binding ``entry`` of ``name`` gave it: its value, or for a `for`
+    target the iterable its elements come from (`for pred, gold in zip(preds,
+    golds)`: `preds`)."""
+    if entry[1] is not None:
+        return entry[1]
+    return scope.iterated.get((name, entry[0]))
 
 
 def _carried(checker, scope, name, start, step_seq, owners):
@@ -455,9 +682,18 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
             if _owned(n, owners):
                 continue  # the module object itself (`D = D.cuda()`), not a value computed by it
             entry = scope.binding(n, when)
-            if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
+            if entry is not None and _is_parameter_binding(scope, n, entry) and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
-                work.append((entry[1], entry[0], n))
+                given = _from_callers(checker, scope, n, owners)
+                if given is not None:
+                    return given[1], (n, entry[0])
+            if entry is not None and _value_of(scope, n, entry) is not None and not entry[2] \
+                    and (n, entry[0]) not in seen:
+                seen.add((n, entry[0]))
+                work.append((_value_of(scope, n, entry), entry[0], n))
+                # a list bound empty and filled: `log_probs = []`, `log_probs.append(...)`
+                if isinstance(entry[1], (ast.List, ast.Tuple)) and not entry[1].elts:
+                    work += [(value, seq, n) for seq, value in _appended(checker, scope, n, entry[0], when)]
     return None
 
 

@@ -27,8 +27,24 @@ def check_scope(checker, scope) -> None:
     for w in scope.writes:
         if id(w.node) in scope.reported or not w.grad_on:
             continue
-        if w.via == "expand" or w.expanded:
+        if w.via == "expand" or _expanded_binding_reaches(scope, w):
             checker.report("ADL012", w.node,
                            "in-place write to an `expand()`ed tensor: its elements share memory, "
                            "so one write changes many of them")
             scope.reported.add(id(w.node))
+
+
+def _expanded_binding_reaches(scope, w) -> bool:
+    """The `name = x.expand(...)` binding live at the write in source order is on a
+    path to it.  In the other branch of one `if` (`if prefix: s = g.expand(n, k)`,
+    `elif sampling: torch.gather(..., out=s)`) it reaches the write only through a
+    later iteration of a loop around both, and not when the loop re-binds the name
+    on every path before the write (`s = buffer(...)` at the top of each step)."""
+    bound = w.expanded_at
+    if not bound:
+        return False
+    if not scope.exclusive(bound, w.seq):
+        return True
+    return any(start < bound < end and start < w.seq < end
+               and not scope.rebound_on_every_path(w.name, start, w.seq)
+               for start, end in scope.finished_loops)

@@ -73,7 +73,12 @@ that trains three times in a row, asserting only that each loss is a float) is
 one smoke run with them: what those loops read is not an outcome.
 The hand-written update check follows a plain name only: an attribute
 (`self.delta.grad`, `model.w.grad`) is not checked, and a loop that calls
-any `zero_grad()` is taken to clear the tensor's gradient too.""",
+any `zero_grad()` is taken to clear the tensor's gradient too, except the
+`zero_grad()` of an optimizer or module the function was handed (a parameter)
+or holds on `self`, for a tensor the function itself made: that object
+existed before the tensor, so the tensor is not among its parameters (a PGD
+attack's `opt.zero_grad()` between its steps on `delta`), unless the loop
+hands the tensor to it (`opt.add_param_group(...)`).""",
 )
 
 
@@ -341,13 +346,15 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
                 break  # `w1 = w.type(torch.float)`: its `.grad` stays None, nothing piles up (ADL020's)
             if not any(loop.start < b < seq for b in backwards):
                 continue
-            if any(loop.start < z < end for z in scope.zero_grads) or \
-                    any(loop.start < s < end for s, _, _ in scope.steps):
-                break
             if statements is None:
                 statements = _loops_around(checker.tree, node)
             statement = statements[depth] if depth < len(statements) else None
-            if statement is None or not _writes_in_place(statement, name) or _clears_a_gradient(statement):
+            others = _zero_grads_of_older_objects(scope, name, loop.start, end, statement)
+            if any(loop.start < z < end and z not in others for z in scope.zero_grads) or \
+                    any(loop.start < s < end for s, _, _ in scope.steps):
+                break
+            if statement is None or not _writes_in_place(statement, name) or \
+                    _clears_a_gradient(statement, {id(scope.zero_grad_calls[z]) for z in others}):
                 break
             reported.add(name)
             checker.report("ADL018", node,
@@ -356,6 +363,35 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
                            f"backward() adds into `.grad`, so from the second iteration on it holds "
                            f"the sum of all past gradients of `{name}`")
             break
+
+
+def _zero_grads_of_older_objects(scope, name: str, start: int, end: int, loop) -> set:
+    """The seqs of the `zero_grad()` calls in the loop (``start``..``end``) that cannot
+    clear ``name``'s gradient: ``name`` is a tensor this function made (not one of
+    its parameters), and the call's receiver is an object the function was handed
+    (`opt.zero_grad()`, `model.zero_grad()` with `opt`/`model` parameters) or holds
+    on `self` (`self.optimizer.zero_grad()`).  Either existed before the tensor, so
+    the tensor is not among its parameters, unless the loop hands the tensor to an
+    optimizer (`opt.add_param_group({'params': [delta]})`)."""
+    if name in scope.parameters or loop is None or _hands_over(loop, name):
+        return set()
+    older = set()
+    for seq, receiver in scope.zero_grad_receivers:
+        if start < seq < end:
+            root = receiver.split(".", 1)[0].split("[", 1)[0]
+            if root in scope.parameters and root != name and (root != "self" or "." in receiver):
+                older.add(seq)
+    return older
+
+
+def _hands_over(loop, name: str) -> bool:
+    """The loop passes ``name`` to `add_param_group(...)` (an optimizer takes it on)."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "add_param_group" and any(
+                    isinstance(part, ast.Name) and part.id == name for part in ast.walk(node)):
+            return True
+    return False
 
 
 def _a_leaf(scope, name: str, seq: int) -> bool:
@@ -404,11 +440,12 @@ def _writes_in_place(loop, name: str) -> bool:
     return False
 
 
-def _clears_a_gradient(loop) -> bool:
+def _clears_a_gradient(loop, ignored=frozenset()) -> bool:
     """Anything in the loop that may clear a gradient: a write to a `.grad`
     (`x.grad = None`, `x.grad[:] = 0`, `x.grad *= 0`, `x.grad.mul_(0)`), a
-    `zero_grad()`, or a call of a helper named for clearing gradients
-    (`reset_grad()`, `zero_grads(params)`)."""
+    `zero_grad()` (other than the calls in ``ignored``, ids of call nodes that
+    cannot clear the tensor checked), or a call of a helper named for clearing
+    gradients (`reset_grad()`, `zero_grads(params)`)."""
     for node in ast.walk(loop):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AugAssign) else ()
@@ -418,6 +455,8 @@ def _clears_a_gradient(loop) -> bool:
         if isinstance(node, ast.Call):
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called == "zero_grad" and id(node) in ignored:
+                continue
             if called == "zero_grad" or ("grad" in called and any(
                     word in called for word in ("zero", "clear", "reset"))):
                 return True  # `opt.zero_grad()`, `self.reset_grad()`, `zero_grads(params)`
