@@ -17,9 +17,10 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan, never_stepped, number_terms,
-    score_function_weights, self_compared_terms, stale_graph_values, stale_leaf_gradients, stale_optimizer,
-    state_snapshot, stop_gradient_targets, untrained_parameters, zero_gradient_ops,
+    cleared_before_step, copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan,
+    never_stepped, number_terms, score_function_weights, self_compared_terms, stale_graph_values,
+    stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
+    untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import discarded_clamps
@@ -328,6 +329,8 @@ class Doctor:
             return
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
+            found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)
+            found += stale_closure.stale_closure_diagnoses(self.recorder)
         except Exception:
             internal_error()
             return

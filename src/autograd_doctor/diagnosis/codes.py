@@ -1318,6 +1318,67 @@ new tensor.
     heading="a sparse gradient was combined with a dense tensor",
 )
 
+CLEARED_BEFORE_STEP = _code(
+    "AD153",
+    "zero_grad() clears gradients before step() applies them: each step trains on the last backward() only",
+    """\
+**What it means.** With gradient accumulation, backward() runs on several micro-batches and
+`step()` once: the gradients add up in `.grad` until the step applies them. A `zero_grad()` that
+also runs before every micro-batch clears what the earlier micro-batches computed, so each step
+applies the last micro-batch's gradient alone (and, when the loss is divided by the accumulation
+factor, a fraction of it). Nothing fails: PyTorch raises nothing for this (it is reported as a
+warning). autograd-doctor counts, per backward() statement, how often a step applied its
+gradients and how often a `zero_grad()` cleared them first, and, when it stops, reports a
+`zero_grad()` that cleared them at least twice and at least as often as they were applied.
+
+**Minimal example.**
+
+    for i, (x, y) in enumerate(batches):
+        optimizer.zero_grad()                        # AD153
+        (F.mse_loss(model(x), y) / 2).backward()
+        if (i + 1) % 2 == 0:
+            optimizer.step()
+
+**The fix.** Clear the gradients after the step that applies them: move `optimizer.zero_grad()`
+right after `optimizer.step()` (inside the `if`), or delete it where the gradients are already
+cleared there.
+""",
+    heading="zero_grad() clears gradients before step() applies them",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(6)]\n"
+    ))
+
+STALE_CLOSURE = _code(
+    "AD154",
+    "L-BFGS was given a closure that runs no backward(): every evaluation sees the same loss and gradients",
+    """\
+**What it means.** `torch.optim.LBFGS.step(closure)` calls the closure several times per step,
+once per trial point of its search, and reads the gradients the closure's backward() leaves in
+`.grad`. A closure that returns a loss computed before the step (`def closure(): return loss`,
+written so that an optimizer needing a closure can be swapped in) gives every evaluation the same
+value and leaves the gradients of the starting point: L-BFGS stops after its first iteration or
+follows stale gradients, and nothing fails. autograd-doctor notes the L-BFGS steps in which the
+closure ran no backward() and, when it stops, names the `step(closure)` call.
+
+**Minimal example.**
+
+    loss = ((w - target) ** 2).sum()
+    loss.backward()
+    optimizer.step(lambda: loss)       # AD154
+
+**The fix.** Compute the loss inside the closure and backpropagate it there:
+`def closure(): optimizer.zero_grad(); loss = ((w - target) ** 2).sum(); loss.backward(); return loss`,
+then `optimizer.step(closure)`.
+""",
+    heading="L-BFGS was given a closure that runs no backward()",
+    example_setup=(
+        "w = nn.Parameter(torch.zeros(3))\n"
+        "target = torch.tensor([1.0, -2.0, 0.5])\n"
+        "optimizer = torch.optim.LBFGS([w], max_iter=5)\n"
+    ))
+
 NO_GRAD_ALIAS = _code(
     "AD155",
     "a torch.no_grad() block only gave existing tensors new names: they still carry their history",

@@ -9,11 +9,18 @@ the call was made, and where the first backward() since the optimizer's previous
 was called (the one whose gradients are thrown away). The optimizer step hooks
 (optimizer_steps.py) note which optimizers ever stepped; analysis/never_stepped.py reads both
 when the doctor stops (AD221). Only weak references are kept.
+
+For an optimizer that does step, the log also counts, per backward() call site (its user stack),
+how often the gradients that site computed were applied by a `step()` and how often a
+`zero_grad()` cleared them before any step: a `zero_grad()` at every micro-batch of a
+gradient-accumulation window throws away all but the last micro-batch's gradients
+(analysis/cleared_before_step.py, AD153).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
 from dataclasses import dataclass, field
 
@@ -28,6 +35,10 @@ from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, mark
 SAMPLED_PARAMETERS = 8
 # Optimizers followed per recorder.
 MAX_OPTIMIZERS = 16
+# backward() call sites counted per optimizer (AD153).
+MAX_BACKWARD_SITES = 8
+# Frames looked at for the optimizer's own step() around a zero_grad() call.
+MAX_STACK_DEPTH = 32
 
 
 @dataclass
@@ -40,10 +51,28 @@ class ThrownAway:
 
 
 @dataclass
+class ClearedUnapplied:
+    """The gradients one backward() call site computed, cleared by a zero_grad() before any step():
+    how often, where the first such zero_grad() was called, and the backward() itself."""
+
+    count: int
+    clear_site: Site | None
+    backward_site: Site | None
+
+
+@dataclass
 class OptimizerClears:
     optimizer_ref: weakref.ref
     last_clear_seq: int = 0
     thrown_away: list = field(default_factory=list)  # ThrownAway, oldest first (the first few)
+    last_step_seq: int = 0
+    # Inside step(): a closure's zero_grad() (L-BFGS evaluates it several times per step) clears
+    # what the step itself is using, not gradients a step failed to apply.
+    stepping: bool = False
+    # Per backward() call site (its user stack): how often a step() applied what it computed,
+    # and what a zero_grad() cleared before any step() did (ClearedUnapplied).
+    applied: dict = field(default_factory=dict)
+    cleared_unapplied: dict = field(default_factory=dict)
 
 
 class OptimizerClearLog:
@@ -58,13 +87,26 @@ class OptimizerClearLog:
         # parameters (SAM wraps a base optimizer built on its own param_groups).
         self.stepped_parameters = IdentitySet()
 
-    def step_done(self, optimizer) -> None:
+    def step_started(self, optimizer) -> None:
+        entry = self._entry(optimizer)
+        if entry is not None:
+            entry.stepping = True
+
+    def step_done(self, optimizer, seq: int = 0, backward_calls=()) -> None:
+        entry = self._entry(optimizer)
+        if entry is not None:
+            entry.stepping = False
+        if entry is not None and seq:
+            for key in _call_sites_since(backward_calls, max(entry.last_clear_seq, entry.last_step_seq), seq):
+                if key in entry.applied or len(entry.applied) < MAX_BACKWARD_SITES:
+                    entry.applied[key] = entry.applied.get(key, 0) + 1
+            entry.last_step_seq = seq
         if optimizer in self.stepped:
             return
         self.stepped.add(optimizer)
         self.stepped_parameters.update(p for group in optimizer.param_groups for p in group.get("params", ()))
 
-    def cleared(self, optimizer, seq: int, backward_calls) -> None:
+    def _entry(self, optimizer) -> OptimizerClears | None:
         entry = self.by_optimizer.get(id(optimizer))
         if entry is None or entry.optimizer_ref() is not optimizer:
             if len(self.by_optimizer) >= MAX_OPTIMIZERS:
@@ -73,14 +115,64 @@ class OptimizerClearLog:
                 self.by_optimizer = {key: known for key, known in self.by_optimizer.items()
                                      if known.optimizer_ref() is not None}
             if len(self.by_optimizer) >= MAX_OPTIMIZERS:
-                return
+                return None
             entry = self.by_optimizer[id(optimizer)] = OptimizerClears(weakref.ref(optimizer))
+        return entry
+
+    def cleared(self, optimizer, seq: int, backward_calls) -> None:
+        entry = self._entry(optimizer)
+        if entry is None:
+            return
         previous, entry.last_clear_seq = entry.last_clear_seq, seq
+        # Before its first step too: whether the optimizer steps at all is judged when the doctor stops.
+        if not entry.stepping and not _inside_step(optimizer):
+            self._note_cleared_unapplied(entry, optimizer, max(previous, entry.last_step_seq), seq, backward_calls)
         if optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
             return
         since = [call for call in backward_calls if previous < call.seq < seq]
         stack = capture_user_stack(2, limit=1)
         entry.thrown_away.append(ThrownAway(stack[0] if stack else None, since[0].site if since else None))
+
+
+    def _note_cleared_unapplied(self, entry, optimizer, since_seq: int, seq: int, backward_calls) -> None:
+        """An optimizer that steps clears gradients: note the backward() sites whose gradients no
+        step() applied since they were computed (none when the gradients are already zero)."""
+        keys = _call_sites_since(backward_calls, since_seq, seq)
+        if not keys or not _holds_gradients(optimizer):
+            return
+        clear_stack = None
+        for key in keys:
+            known = entry.cleared_unapplied.get(key)
+            if known is not None:
+                known.count += 1
+                continue
+            if len(entry.cleared_unapplied) >= MAX_BACKWARD_SITES:
+                continue
+            if clear_stack is None:
+                clear_stack = capture_user_stack(3, limit=1)
+            entry.cleared_unapplied[key] = ClearedUnapplied(1, clear_stack[0] if clear_stack else None, key[0])
+
+
+def _inside_step(optimizer) -> bool:
+    """Whether this zero_grad() runs inside the optimizer's own step() (a closure's), seen on the
+    call stack: the step hooks alone miss a step entered while they were not registered."""
+    frame = sys._getframe(2)
+    for _ in range(MAX_STACK_DEPTH):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "step" and frame.f_locals.get("self") is optimizer:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _call_sites_since(backward_calls, since_seq: int, seq: int) -> list:
+    """The user stacks of the backward() calls made between two events, each once, oldest first."""
+    keys = []
+    for call in backward_calls:
+        if since_seq < call.seq < seq and call.stack and call.stack not in keys:
+            keys.append(call.stack)
+    return keys
 
 
 def _holds_gradients(optimizer) -> bool:

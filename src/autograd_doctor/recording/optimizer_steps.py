@@ -25,6 +25,11 @@ def optimizer_step_hooks(recorder) -> tuple:
         return ()
 
     def started(optimizer, args, kwargs):
+        try:
+            recorder.optimizer_clears.step_started(optimizer)  # a closure's zero_grad() is the step's own (AD153)
+            recorder.closure_steps.started(optimizer, _closure(args, kwargs), next(recorder.seq))  # AD154
+        except Exception:
+            pass
         # step(closure) runs the user's forward and backward inside the step (LBFGS,
         # Lightning's automatic optimization): their writes must not go unrecorded.
         if args[1:] or kwargs.get("closure") is not None:  # args[0] is the optimizer itself
@@ -39,7 +44,12 @@ def optimizer_step_hooks(recorder) -> tuple:
 
     def done(optimizer, args, kwargs):
         try:
-            recorder.optimizer_clears.step_done(optimizer)  # closure steps included (AD221)
+            recorder.closure_steps.done(optimizer, _closure(args, kwargs), recorder.backward_calls)
+        except Exception:
+            pass
+        try:
+            # Closure steps included (AD221); which backward() calls' gradients it applied (AD153).
+            recorder.optimizer_clears.step_done(optimizer, next(recorder.seq), recorder.backward_calls)
         except Exception:
             pass
         if args[1:] or kwargs.get("closure") is not None or threading.get_ident() != thread:
@@ -53,3 +63,8 @@ def optimizer_step_hooks(recorder) -> tuple:
     thread = threading.get_ident()
     # As the doctor's own work: a Tensor subclass's __torch_function__ does not see its reads.
     return (register_pre(as_own_work(started)), register_post(as_own_work(done)))
+
+
+def _closure(args: tuple, kwargs: dict):
+    """The closure given to step(): args[0] is the optimizer itself."""
+    return args[1] if len(args) > 1 else kwargs.get("closure")

@@ -32,6 +32,7 @@ from autograd_doctor.recording import backward_reach, probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
+from autograd_doctor.recording.closure_steps import ClosureSteps
 from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
 from autograd_doctor.recording.step_points import StepPoints
 from autograd_doctor.recording.state_snapshots import StateSnapshots
@@ -100,6 +101,8 @@ class Recorder(AliasTracking):
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
         self.optimizer_clears = OptimizerClearLog()
+        # L-BFGS steps whose closure ran no backward() (closure_steps.py).
+        self.closure_steps = ClosureSteps()
         # Where the first optimizer steps ended on autograd's clock, and what they changed (step_points.py).
         self.step_points = StepPoints()
         # `state_dict()` results kept as snapshots (state_snapshots.py).
