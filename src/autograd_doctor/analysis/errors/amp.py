@@ -485,26 +485,38 @@ def stepped_twice(context: ErrorContext, already):
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
 
 
+def _is_update_of(filename: str, statement: ast.stmt, receiver: str) -> bool:
+    return _method_call(statement, "update") is not None and segment(filename, statement.value.func.value) == receiver
+
+
+def _later_update_block(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the later statements of the block holding `step`, the first `if` among them (no else) whose
+    body calls `receiver.update()`, that update() statement), when nothing between the step and
+    that `if` steps, unscales or updates through the scaler; None otherwise."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None:
+        return None
+    later = block[block.index(step) + 1:]
+    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse
+                   and any(_is_update_of(filename, b, receiver) for b in s.body)), None)
+    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
+                             for method in ("step", "unscale_", "update")):
+        return None
+    return holder, next(b for b in holder.body if _is_update_of(filename, b, receiver))
+
+
 def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
     """(the `if`, its rewritten text from `step` on, location) when `receiver.update()` and zero_grad()
     are in the body of an `if` that comes later in the block holding `step` (gradient accumulation):
     the step moved to just before that update(). None otherwise (or when a statement between them
     uses the scaler)."""
-    block = block_holding(scope, step) if scope is not None else None
-    if block is None:
+    found = _later_update_block(filename, scope, step, receiver)
+    if found is None:
         return None
-    later = block[block.index(step) + 1:]
-    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
-        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
-        None)
-    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
-                             for method in ("step", "unscale_", "update")):
-        return None
+    holder, update = found
     if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
                for n in ast.walk(holder)):
         return None  # gradients are not accumulated under that condition: which rate is meant is not known
-    update = next(b for b in holder.body if _method_call(b, "update") is not None
-                  and segment(filename, b.value.func.value) == receiver)
     indent = source_line(filename, step.lineno)[:step.col_offset]
     update_indent = source_line(filename, update.lineno)[:update.col_offset]
     step_lines = [source_line(filename, n).rstrip() for n in range(step.lineno, step.end_lineno + 1)]
@@ -529,20 +541,13 @@ def _update_out_of_condition(filename: str, scope: ast.AST | None, step: ast.stm
     """(the update() statement, the rewritten `if` with update() after it, the `if`'s location) when
     `receiver.update()` is in the body of an `if` (no else, no zero_grad(): not gradient accumulation)
     later in the block that steps on every pass. None otherwise."""
-    block = block_holding(scope, step) if scope is not None else None
-    if block is None:
+    found = _later_update_block(filename, scope, step, receiver)
+    if found is None:
         return None
-    later = block[block.index(step) + 1:]
-    holder = next((s for s in later if isinstance(s, ast.If) and not s.orelse and any(
-        _method_call(b, "update") is not None and segment(filename, b.value.func.value) == receiver for b in s.body)),
-        None)
-    if holder is None or any(_calls(s, method, receiver, filename) for s in later[:later.index(holder)]
-                             for method in ("step", "unscale_", "update")) or \
-            any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("zero_grad", "step")
-                for n in ast.walk(holder)):
+    holder, update = found
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("zero_grad", "step")
+           for n in ast.walk(holder)):
         return None
-    update = next(b for b in holder.body if _method_call(b, "update") is not None
-                  and segment(filename, b.value.func.value) == receiver)
     indent = source_line(filename, holder.lineno)[:holder.col_offset]
     kept = [source_line(filename, number).rstrip() for number in range(holder.lineno, holder.end_lineno + 1)
             if not update.lineno <= number <= update.end_lineno]
