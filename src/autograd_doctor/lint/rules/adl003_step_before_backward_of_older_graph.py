@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.clearing import spread_to_callers
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
@@ -330,14 +331,7 @@ def _methods_setting(checker, owner_class, setters: set) -> set:
     for where, _, method in checker.notes["ADL003 self calls"]:
         if where.owner_class == owner_class:
             calls.setdefault(where.name, set()).add(method)
-    found, changed = set(setters), True
-    while changed:
-        changed = False
-        for caller, callees in calls.items():
-            if caller not in found and callees & found:
-                found.add(caller)
-                changed = True
-    return found
+    return set(spread_to_callers(setters, calls))
 
 
 def _attribute_freed(checker, scope, attr, at, step) -> bool:
