@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file
+from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # Calls remembered; older ones are forgotten.
 LOG_SIZE = 64
@@ -285,9 +286,13 @@ MAX_LOCALS_LOOKED_AT = 200
 
 def _names_requiring_grad(frame) -> frozenset:
     names = []
-    for name, value in itertools.islice(frame.f_locals.items(), MAX_LOCALS_LOOKED_AT):
-        if isinstance(value, torch.Tensor) and value.requires_grad:
-            names.append(name)
+    started = own_work_started()  # a Tensor subclass's __torch_function__ does not see our reads
+    try:
+        for name, value in itertools.islice(frame.f_locals.items(), MAX_LOCALS_LOOKED_AT):
+            if isinstance(value, torch.Tensor) and value.requires_grad:
+                names.append(name)
+    finally:
+        own_work_done(started)
     return frozenset(names)
 
 
