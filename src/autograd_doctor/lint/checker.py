@@ -165,7 +165,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         for loop in scope.loops:
             loop.bound.add(name)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-            source = self.view_base(value.func.value)
+            receiver = value.func.value
+            if value.func.attr == "detach" and value.args and self.qualname(value.func) == "torch.detach":
+                receiver = value.args[0]  # `torch.detach(x)`, the function form, detaches `x`, not `torch`
+            source = self.view_base(receiver)
             if value.func.attr == "detach" and source:
                 scope.detached[name] = (source, scope.binds[name][-1])
             elif value.func.attr in ("expand", "expand_as") and tensor:

@@ -179,8 +179,11 @@ class AssignmentEvents:
             if isinstance(value, ast.Constant) and value.value is True \
                     and target.value.id in self.scope.parameter_vars:
                 self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), False)
-        if target.attr == "grad" and isinstance(value, ast.Constant) and value.value is None:
-            self.scope.zero_grads.append(self.next_seq())  # `p.grad = None`
+        if target.attr == "grad" and not any(isinstance(part, ast.Attribute) and part.attr == "grad"
+                                             for part in ast.walk(value)):
+            # `p.grad = None`, or a new gradient (`p.grad = meta_grads[i] / n`, CAVIA's
+            # meta-update): either way what earlier backward passes added is gone
+            self.scope.zero_grads.append(self.next_seq())
         if target.attr == "data":
             self.data_attribute(target)
         if self.keeps_graph_on_module(target, value):

@@ -17,8 +17,9 @@ RULE = Rule(
     summary="A loop calls `backward()` and `optimizer.step()` on every iteration but never clears the gradients (or clears them between the backward and the step).",
     what_it_does="""Finds a `for`/`while` loop whose body runs `backward()` and, not inside an
 `if`, `<optimizer>.step()`, with no `zero_grad()` (of any optimizer or
-module), `p.grad = None`, `p.grad.zero_()` or `p.grad.detach_()` anywhere in
-that loop, when something can see what the steps did: code after the loop
+module), `p.grad = None` (or any new gradient assigned to `p.grad`: the
+gradients summed in a list from `autograd.grad`, as a meta-update does),
+`p.grad.zero_()` or `p.grad.detach_()` anywhere in that loop, when something can see what the steps did: code after the loop
 (an evaluation, a save, an assertion, the rest of an epoch), or a model that
 outlives the function (an attribute, an argument, a global).  Also an
 update function without a loop of its own (called once per batch) that

@@ -1,0 +1,172 @@
+"""Set P (docs/lint.md, eighteenth check).  Two of its first run's false alarms
+had general causes:
+
+* ADL005 on RAD-TTS's `f0_target = torch.detach(f0_target)`: the function
+  form `torch.detach(x)` was read as the method `.detach()` of the name
+  `torch`, so a write to the result was said to change `torch`.  The tensor
+  detached is the argument.
+* ADL018 on CAVIA's meta-update: the loop takes its gradients with
+  `torch.autograd.grad`, sums them in a list and assigns `param.grad = ...`
+  before `meta_optimiser.step()`.  An assignment to `.grad` replaces whatever
+  backward passes added, as `p.grad = None` does.
+
+Each claim below is run with torch: the reported code really misbehaves, the
+silent code runs, and its values equal a reference."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+import torch.nn as nn
+
+from autograd_doctor.lint import lint_source
+
+
+def _codes(source: str) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in lint_source(source, "set_p.py")]
+
+
+def _namespace(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "set_p.py", "exec"), namespace)
+    return namespace
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ----- ADL005: `torch.detach(x)` detaches x ----------------------------------
+
+# RAD-TTS's shape: the detached tensor is a clone that nothing reads again.
+DETACHED_CLONE = textwrap.dedent("""
+    import torch
+
+    def log_f0_target(f0, voiced):
+        target = f0.clone()
+        target = torch.detach(target)
+        target[voiced] = torch.log(target[voiced])
+        return torch.div(target, 6), f0.mean()
+    """)
+
+# The function form on the tensor itself, which is read after the write.
+DETACHED_SOURCE_READ_LATER = textwrap.dedent("""
+    import torch
+
+    def log_f0_target(f0, voiced):
+        target = torch.detach(f0)
+        target[voiced] = torch.log(target[voiced])
+        return target / 6, f0.mean()
+    """)
+
+
+def _f0():
+    torch.manual_seed(0)
+    f0 = torch.rand(6) * 100 + 50
+    return f0, f0 > 80
+
+
+def _reference_log_f0(f0, voiced):
+    return torch.where(voiced, torch.log(f0), f0) / 6, f0.mean()
+
+
+def test_torch_detach_of_a_clone_is_silent_and_matches_a_reference():
+    assert _codes(DETACHED_CLONE) == []
+    f0, voiced = _f0()
+    kept = f0.clone()
+    target, mean = _namespace(DETACHED_CLONE)["log_f0_target"](f0, voiced)
+    expected_target, expected_mean = _reference_log_f0(kept, voiced)
+    assert torch.equal(target, expected_target) and torch.equal(mean, expected_mean)
+    assert torch.equal(f0, kept)
+
+
+def test_torch_detach_of_a_tensor_read_later_is_reported_and_changes_it():
+    write = _line_of(DETACHED_SOURCE_READ_LATER, "target[voiced] =")
+    findings = lint_source(DETACHED_SOURCE_READ_LATER, "set_p.py")
+    assert [(f.line, f.code) for f in findings] == [(write, "ADL005")]
+    assert "shares memory with `f0`" in findings[0].message
+    f0, voiced = _f0()
+    kept = f0.clone()
+    _, mean = _namespace(DETACHED_SOURCE_READ_LATER)["log_f0_target"](f0, voiced)
+    assert not torch.equal(mean, _reference_log_f0(kept, voiced)[1])  # f0 itself was logged
+
+
+# ----- ADL018: `param.grad = ...` replaces the gradient ------------------------
+
+# CAVIA's meta-update: gradients from autograd.grad, assigned before the step.
+ASSIGNED_META_GRADIENT = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+    def meta_train(model, tasks, steps, lr):
+        opt = torch.optim.SGD(model.parameters(), lr)
+        for _ in range(steps):
+            meta_gradient = [0 for _ in model.parameters()]
+            for x, y in tasks:
+                loss = F.mse_loss(model(x), y)
+                grads = torch.autograd.grad(loss, list(model.parameters()))
+                for i in range(len(grads)):
+                    meta_gradient[i] += grads[i].detach()
+            for i, param in enumerate(model.parameters()):
+                param.grad = meta_gradient[i] / len(tasks)
+            opt.step()
+        return model
+    """)
+
+# The same update with backward(): nothing clears, so the sums pile up.
+ACCUMULATED_META_GRADIENT = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+    def meta_train(model, tasks, steps, lr):
+        opt = torch.optim.SGD(model.parameters(), lr)
+        for _ in range(steps):
+            for x, y in tasks:
+                loss = F.mse_loss(model(x), y) / len(tasks)
+                loss.backward()
+            opt.step()
+        return model
+    """)
+
+
+def _tasks():
+    torch.manual_seed(0)
+    return [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]
+
+
+def _reference_meta_train(model, tasks, steps, lr):
+    """Plain gradient descent on the mean task loss, written out by hand."""
+    for _ in range(steps):
+        loss = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in tasks) / len(tasks)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        with torch.no_grad():
+            for p, g in zip(model.parameters(), grads):
+                p -= lr * g
+    return model
+
+
+def _trained(source, steps):
+    torch.manual_seed(1)
+    model = nn.Linear(3, 1)
+    reference = nn.Linear(3, 1)
+    reference.load_state_dict(model.state_dict())
+    _namespace(source)["meta_train"](model, _tasks(), steps, 0.1)
+    _reference_meta_train(reference, _tasks(), steps, 0.1)
+    return model, reference
+
+
+def test_a_gradient_assigned_before_each_step_is_silent_and_matches_a_reference():
+    assert _codes(ASSIGNED_META_GRADIENT) == []
+    model, reference = _trained(ASSIGNED_META_GRADIENT, 4)
+    for got, expected in zip(model.parameters(), reference.parameters()):
+        assert torch.allclose(got, expected, atol=1e-6)
+
+
+def test_gradients_added_by_backward_and_never_cleared_are_reported_and_pile_up():
+    step = _line_of(ACCUMULATED_META_GRADIENT, "opt.step()")
+    assert _codes(ACCUMULATED_META_GRADIENT) == [(step, "ADL018")]
+    model, reference = _trained(ACCUMULATED_META_GRADIENT, 4)
+    assert not torch.allclose(model.weight, reference.weight, atol=1e-3)
+    one_step, reference_one = _trained(ACCUMULATED_META_GRADIENT, 1)  # nothing to pile up yet
+    assert torch.allclose(one_step.weight, reference_one.weight, atol=1e-6)
