@@ -16,6 +16,7 @@ silent code runs, and its values equal a reference."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -170,3 +171,47 @@ def test_gradients_added_by_backward_and_never_cleared_are_reported_and_pile_up(
     assert not torch.allclose(model.weight, reference.weight, atol=1e-3)
     one_step, reference_one = _trained(ACCUMULATED_META_GRADIENT, 1)  # nothing to pile up yet
     assert torch.allclose(one_step.weight, reference_one.weight, atol=1e-6)
+
+
+# ----- r320: TUNIT's IIC loss, cloned as ADL012's help says -------------------
+
+RECREATIONS = Path(__file__).parent / "recreations"
+
+
+def _recreation_module(source: str, name: str):
+    namespace: dict = {"__name__": name}
+    exec(compile(source, name + ".py", "exec"), namespace)
+    return namespace
+
+
+def test_r320_marginals_cloned_before_the_clamp_are_silent_and_match_a_reference():
+    source = next(RECREATIONS.glob("r320_*.py")).read_text(encoding="utf-8")
+    fixed = source.replace(".expand(k, k)\n", ".expand(k, k).clone()\n")
+    assert fixed.count(".clone()\n") == 2
+    assert _codes(fixed) == []
+    iic = _recreation_module(fixed, "r320_fixed")["calc_iic_loss"]
+
+    def reference(x_out, x_tf_out, eps=1e-10):  # the same loss, clamped out of place
+        p_i_j = x_out.unsqueeze(2) * x_tf_out.unsqueeze(1)
+        p_i_j = p_i_j.sum(dim=0)
+        p_i_j = (p_i_j + p_i_j.t()) / 2.
+        p_i_j = p_i_j / p_i_j.sum()
+        k = p_i_j.size(0)
+        p_i = p_i_j.sum(dim=1).view(k, 1).expand(k, k).clamp(min=eps)
+        p_j = p_i_j.sum(dim=0).view(1, k).expand(k, k).clamp(min=eps)
+        p_i_j = p_i_j.clamp(min=eps)
+        return (-p_i_j * (torch.log(p_i_j) - torch.log(p_j) - torch.log(p_i))).sum()
+
+    torch.manual_seed(0)
+    logits = torch.randn(8, 5)
+    losses, grads = [], []
+    for loss_fn in (iic, reference):
+        a = logits.clone().requires_grad_()
+        b = (logits + 0.1).clone().requires_grad_()
+        loss = loss_fn(a.softmax(1), b.softmax(1))
+        loss.backward()
+        losses.append(loss.detach())
+        grads.append((a.grad, b.grad))
+    assert torch.allclose(losses[0], losses[1])
+    assert all(torch.allclose(g, r, atol=1e-7) for g, r in zip(grads[0], grads[1]))
+    _recreation_module(fixed, "r320_fixed")["run"]()  # trains without raising
