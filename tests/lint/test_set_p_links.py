@@ -18,6 +18,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -215,3 +216,71 @@ def test_r320_marginals_cloned_before_the_clamp_are_silent_and_match_a_reference
     assert torch.allclose(losses[0], losses[1])
     assert all(torch.allclose(g, r, atol=1e-7) for g, r in zip(grads[0], grads[1]))
     _recreation_module(fixed, "r320_fixed")["run"]()  # trains without raising
+
+
+# ----- ADL012: a mask written on every alias of what it writes -----------------
+
+# BAN's shape: a comparison's mask, unsqueezed and expanded, its first column
+# cleared across both expanded dimensions.
+MASK_CLEARED_ACROSS_EXPANDED_DIMS = textwrap.dedent("""
+    import torch
+
+    def entity_mask(e, att):
+        mask = (e == 0).unsqueeze(1).unsqueeze(2).expand(att.size())
+        mask[:, :, :, 0].data.fill_(0)
+        return att.masked_fill(mask, -99)
+    """)
+
+# One glimpse only: the other glimpses share the memory and change too.
+MASK_CLEARED_IN_ONE_GLIMPSE = MASK_CLEARED_ACROSS_EXPANDED_DIMS.replace(
+    "mask[:, :, :, 0]", "mask[:, 0, :, 0]")
+
+# The same write to an expanded tensor with a graph.
+SCORES_CLEARED_ACROSS_EXPANDED_DIMS = textwrap.dedent("""
+    import torch
+
+    def glimpse_scores(proj, q, att):
+        scores = proj(q).unsqueeze(1).unsqueeze(2).expand(att.size())
+        scores[:, :, :, 0] = 0
+        return att * scores
+    """)
+
+
+def _entities():
+    e = torch.tensor([[1, 0, 2, 0], [0, 3, 0, 0]])
+    att = torch.arange(2 * 3 * 5 * 4, dtype=torch.float).view(2, 3, 5, 4)
+    return e, att
+
+
+def _reference_entity_mask(e, att, glimpse=None):
+    """The same mask, cleared on the unexpanded (or a materialised) tensor."""
+    mask = (e == 0).unsqueeze(1).unsqueeze(2).expand(att.size()).clone()
+    if glimpse is None:
+        mask[:, :, :, 0] = False
+    else:
+        mask[:, glimpse, :, 0] = False
+    return att.masked_fill(mask, -99)
+
+
+def test_a_mask_cleared_across_its_expanded_dimensions_is_silent_and_matches_a_reference():
+    assert _codes(MASK_CLEARED_ACROSS_EXPANDED_DIMS) == []
+    e, att = _entities()
+    got = _namespace(MASK_CLEARED_ACROSS_EXPANDED_DIMS)["entity_mask"](e, att)
+    assert torch.equal(got, _reference_entity_mask(e, att))
+
+
+def test_a_mask_cleared_in_one_expanded_slice_is_reported_and_changes_the_others():
+    assert _codes(MASK_CLEARED_IN_ONE_GLIMPSE) == [
+        (_line_of(MASK_CLEARED_IN_ONE_GLIMPSE, "fill_"), "ADL012")]
+    e, att = _entities()
+    got = _namespace(MASK_CLEARED_IN_ONE_GLIMPSE)["entity_mask"](e, att)
+    assert not torch.equal(got, _reference_entity_mask(e, att, glimpse=0))
+
+
+def test_the_same_write_to_an_expanded_tensor_with_a_graph_is_reported_and_raises():
+    assert _codes(SCORES_CLEARED_ACROSS_EXPANDED_DIMS) == [
+        (_line_of(SCORES_CLEARED_ACROSS_EXPANDED_DIMS, "scores[:, :, :, 0] = 0"), "ADL012")]
+    _, att = _entities()
+    proj = nn.Linear(3, 4)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        _namespace(SCORES_CLEARED_ACROSS_EXPANDED_DIMS)["glimpse_scores"](proj, torch.randn(2, 3), att)

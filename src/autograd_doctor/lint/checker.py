@@ -125,6 +125,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         const = value is not None and tensor and (scope.grad_off or self.is_const(value))
         graph = value is not None and tensor and not const and self.is_graph(value)
         leaf = value is not None and self.is_grad_leaf(value)
+        # `(e == 0).unsqueeze(1).expand(n, k)`: an expanded mask with no graph (ADL012)
+        grad_free_expansion = const or (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                                        and value.func.attr in ("expand", "expand_as")
+                                        and self.is_const(value.func.value))
         spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else None
         if spec is not None:
             self.modules.name_specs[name] = spec
@@ -175,6 +179,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 # `.expand()` is a tensor's method: its result is a tensor whatever the walk
                 # knows of the receiver (`p_i_j.sum(1).view(k, 1).expand(k, k)` of a parameter)
                 scope.expanded[name] = scope.binds[name][-1]
+                if grad_free_expansion:
+                    scope.grad_free_expansions.add(scope.binds[name][-1])
 
 
     # ----- scopes -------------------------------------------------------

@@ -105,6 +105,7 @@ class Scope:
     detached: dict = field(default_factory=dict)    # name -> (source name, seq)
     view_rebinds: set = field(default_factory=set)  # seqs of `x = x.view(...)`: x's memory kept
     expanded: dict = field(default_factory=dict)    # name -> seq
+    grad_free_expansions: set = field(default_factory=set)  # seqs of such bindings with no graph
     # Events.
     uses: dict = field(default_factory=lambda: defaultdict(list))
     binds: dict = field(default_factory=lambda: defaultdict(list))
