@@ -8,8 +8,8 @@ from autograd_doctor.lint.rules.base import Rule
 RULE = Rule(
     code="ADL005", name="write-through-detached-alias",
     summary="A tensor obtained with `.detach()` is written in place while its source is still used.",
-    what_it_does="""Finds an in-place write to `d` where `d = x.detach()` was bound earlier in
-the same function (and neither name was re-bound since), when `x` is used
+    what_it_does="""Finds an in-place write to `d` where `d = x.detach()` (or the function
+form, `d = torch.detach(x)`) was bound earlier in the same function (and neither name was re-bound since), when `x` is used
 again after the write.""",
     why_bad="""`detach()` returns a tensor that shares storage with `x`: the write
 changes `x` too.  People expect a copy.""",
