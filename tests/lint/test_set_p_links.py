@@ -235,6 +235,11 @@ MASK_CLEARED_ACROSS_EXPANDED_DIMS = textwrap.dedent("""
 MASK_CLEARED_IN_ONE_GLIMPSE = MASK_CLEARED_ACROSS_EXPANDED_DIMS.replace(
     "mask[:, :, :, 0]", "mask[:, 0, :, 0]")
 
+# The same columns cleared by an indexed assignment: it checks for overlapping
+# memory and raises, mask or not.
+MASK_ASSIGNED_ACROSS_EXPANDED_DIMS = MASK_CLEARED_ACROSS_EXPANDED_DIMS.replace(
+    "mask[:, :, :, 0].data.fill_(0)", "mask[:, :, :, 0] = False")
+
 # The same write to an expanded tensor with a graph.
 SCORES_CLEARED_ACROSS_EXPANDED_DIMS = textwrap.dedent("""
     import torch
@@ -284,3 +289,11 @@ def test_the_same_write_to_an_expanded_tensor_with_a_graph_is_reported_and_raise
     proj = nn.Linear(3, 4)
     with pytest.raises(RuntimeError, match="single memory location"):
         _namespace(SCORES_CLEARED_ACROSS_EXPANDED_DIMS)["glimpse_scores"](proj, torch.randn(2, 3), att)
+
+
+def test_the_same_columns_cleared_by_an_indexed_assignment_are_reported_and_raise():
+    assert _codes(MASK_ASSIGNED_ACROSS_EXPANDED_DIMS) == [
+        (_line_of(MASK_ASSIGNED_ACROSS_EXPANDED_DIMS, "= False"), "ADL012")]
+    e, att = _entities()
+    with pytest.raises(RuntimeError, match="single memory location"):
+        _namespace(MASK_ASSIGNED_ACROSS_EXPANDED_DIMS)["entity_mask"](e, att)

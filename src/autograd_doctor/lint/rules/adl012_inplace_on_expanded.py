@@ -25,8 +25,9 @@ m[0] += 1""",
 through `.data`) made by `unsqueeze(d)` and then expanded, and written with
 an index that takes every dimension the unsqueezes added whole
 (`mask = (e == 0).unsqueeze(1).expand(b, h, n)`, then `mask[:, :, 0].fill_(0)`),
-writes every alias of an element with the same value: the result is the one
-the unexpanded tensor would give, and it is not reported.  The dimensions an
+with `fill_()` or `zero_()`, writes every alias of an element with the same
+value: the result is the one the unexpanded tensor would give, and it is not
+reported (an indexed assignment or another in-place op raises there, and is).  The dimensions an
 `expand()` widens are taken to be the ones `unsqueeze` added; a dimension of
 size 1 that the tensor had before is not seen.  With a graph the same write
 raises, and it is reported.""",
@@ -63,14 +64,19 @@ def _expanded_binding_reaches(scope, w) -> bool:
 def _writes_every_alias(scope, w) -> bool:
     """A write with no graph that gives every alias of each element it writes the
     same value (BAN's `mask = (e == 0).unsqueeze(1).unsqueeze(2).expand(att.size())`,
-    then `mask[:, :, :, 0].data.fill_(0)`): the tensor carries no graph (bound from
-    a comparison or a factory, or written through `.data`), it was made by
+    then `mask[:, :, :, 0].data.fill_(0)`): a `fill_()` or `zero_()` (an indexed
+    assignment, `mul_()` or `add_()` checks for overlapping memory and raises even
+    so), the tensor carries no graph (bound from a comparison or a factory, or
+    written through `.data`), it was made by
     `unsqueeze` calls with constant dimensions and then expanded, and the write's
     index takes each dimension those calls added whole (`:`, or no index at all
     for trailing dimensions), indexing only by slices and integers up to the last
     of them.  The result equals the same write to the unexpanded tensor."""
     if not (w.through_data or w.expanded_at in scope.grad_free_expansions):
         return False
+    if not (isinstance(w.node, ast.Call) and isinstance(w.node.func, ast.Attribute)
+            and w.node.func.attr in ("fill_", "zero_")):
+        return False  # an indexed assignment or `mul_` checks for overlap and raises
     value = next((v for seq, v, _ in scope.bind_values.get(w.name, ()) if seq == w.expanded_at), None)
     added = _unsqueezed_dimensions(value)
     index = _write_index(w.node, w.name)
