@@ -297,3 +297,26 @@ def test_the_same_columns_cleared_by_an_indexed_assignment_are_reported_and_rais
     e, att = _entities()
     with pytest.raises(RuntimeError, match="single memory location"):
         _namespace(MASK_ASSIGNED_ACROSS_EXPANDED_DIMS)["entity_mask"](e, att)
+
+
+# ----- cost: a long sum is walked once per level -------------------------------
+
+def test_a_long_sum_of_constant_tensors_asks_each_operand_once(monkeypatch):
+    """The transfer-learning collection's `output_path = args.outdir + '_' + ...`
+    (21 operands) took seconds to lint: `is_const` asked each side of a `+`
+    twice, so a chain of n constant operands cost about 2**n calls (73,697 for
+    the 14 below).  Counted with the real method wrapped, not timed."""
+    from autograd_doctor.lint.knowledge import TensorKnowledge
+    calls = []
+    real = TensorKnowledge.is_const
+
+    def counted(self, node):
+        calls.append(node)
+        return real(self, node)
+
+    monkeypatch.setattr(TensorKnowledge, "is_const", counted)
+    operands = " + ".join(["offset"] * 14)
+    source = f"import torch\n\ndef offsets(n):\n    offset = torch.zeros(n)\n    total = {operands}\n    return total\n"
+    assert _codes(source) == []
+    assert 0 < len(calls) < 1000
+    assert torch.equal(_namespace(source)["offsets"](3), torch.zeros(3))

@@ -125,9 +125,13 @@ class TensorKnowledge:
             return True  # `mask_a & mask_b`: bool (or integer) tensors carry no graph
         if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
             sides = (node.left, node.right)
-            return all(self.is_const(x) or not self.is_tensor(x) for x in sides) and \
-                any(self.is_const(x) and not isinstance(x, ast.Constant) for x in sides) or \
-                all(isinstance(x, ast.Constant) for x in sides)
+            if all(isinstance(x, ast.Constant) for x in sides):
+                return True
+            # each side asked once: asking twice doubles the work at every level of a
+            # long sum (`w1 * l1 + w2 * l2 + ...`), 2**depth calls in all
+            consts = [self.is_const(x) for x in sides]
+            return all(c or not self.is_tensor(x) for c, x in zip(consts, sides)) and \
+                any(c and not isinstance(x, ast.Constant) for c, x in zip(consts, sides))
         if isinstance(node, ast.UnaryOp):
             return self.is_const(node.operand)
         if isinstance(node, ast.Subscript):
