@@ -165,6 +165,13 @@ def test_a_gradient_assigned_before_each_step_is_silent_and_matches_a_reference(
         assert torch.allclose(got, expected, atol=1e-6)
 
 
+def test_a_gradient_assigned_by_unpacking_is_walked_and_the_loop_still_reported():
+    # `p.grad, n = g, 1`: the value of each target is not known on its own
+    source = ACCUMULATED_META_GRADIENT.replace(
+        "            opt.step()", "            model.bias.grad, count = model.bias.grad, 1\n            opt.step()")
+    assert _codes(source) == [(_line_of(source, "opt.step()"), "ADL018")]
+
+
 def test_gradients_added_by_backward_and_never_cleared_are_reported_and_pile_up():
     step = _line_of(ACCUMULATED_META_GRADIENT, "opt.step()")
     assert _codes(ACCUMULATED_META_GRADIENT) == [(step, "ADL018")]

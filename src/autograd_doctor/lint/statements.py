@@ -179,8 +179,8 @@ class AssignmentEvents:
             if isinstance(value, ast.Constant) and value.value is True \
                     and target.value.id in self.scope.parameter_vars:
                 self.freeze_module(self.scope.parameter_var_modules.get(target.value.id), False)
-        if target.attr == "grad" and not any(isinstance(part, ast.Attribute) and part.attr == "grad"
-                                             for part in ast.walk(value)):
+        if target.attr == "grad" and value is not None and not any(
+                isinstance(part, ast.Attribute) and part.attr == "grad" for part in ast.walk(value)):
             # `p.grad = None`, or a new gradient (`p.grad = meta_grads[i] / n`, CAVIA's
             # meta-update): either way what earlier backward passes added is gone
             self.scope.zero_grads.append(self.next_seq())
