@@ -166,9 +166,11 @@ def test_a_gradient_assigned_before_each_step_is_silent_and_matches_a_reference(
 
 
 def test_a_gradient_assigned_by_unpacking_is_walked_and_the_loop_still_reported():
-    # `p.grad, n = g, 1`: the value of each target is not known on its own
+    # `p.grad, = autograd.grad(...)` (torchdyn's solvers): the target's own value is not known
     source = ACCUMULATED_META_GRADIENT.replace(
-        "            opt.step()", "            model.bias.grad, count = model.bias.grad, 1\n            opt.step()")
+        "        opt.step()",
+        "        weight = model.weight\n        weight.grad, = torch.autograd.grad(loss, weight)\n        opt.step()")
+    assert "weight.grad, =" in source
     assert _codes(source) == [(_line_of(source, "opt.step()"), "ADL018")]
 
 
