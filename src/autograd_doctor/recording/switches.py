@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file
+from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals, is_internal_file
 from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # Calls remembered; older ones are forgotten.
@@ -285,10 +285,12 @@ MAX_LOCALS_LOOKED_AT = 200
 
 
 def _names_requiring_grad(frame) -> frozenset:
+    # frame_locals, not frame.f_locals: before Python 3.13 reading f_locals leaves a snapshot on
+    # the frame that would keep each local tensor alive after the program drops it.
     names = []
     started = own_work_started()  # a Tensor subclass's __torch_function__ does not see our reads
     try:
-        for name, value in itertools.islice(frame.f_locals.items(), MAX_LOCALS_LOOKED_AT):
+        for name, value in itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT):
             if isinstance(value, torch.Tensor) and value.requires_grad:
                 names.append(name)
     finally:
