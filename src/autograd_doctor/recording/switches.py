@@ -271,7 +271,7 @@ def _remember_mode_entry(kind: str) -> None:
     frame = sys._getframe(2)
     code = frame.f_code
     if code.co_name == "decorate_context" and "func" in code.co_freevars:
-        func_code = getattr(frame.f_locals.get("func"), "__code__", None)
+        func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
         if func_code is not None and not is_internal_file(func_code.co_filename):
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
                                         func_code.co_name))
