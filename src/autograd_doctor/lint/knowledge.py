@@ -127,11 +127,15 @@ class TensorKnowledge:
             sides = (node.left, node.right)
             if all(isinstance(x, ast.Constant) for x in sides):
                 return True
-            # each side asked once: asking twice doubles the work at every level of a
-            # long sum (`w1 * l1 + w2 * l2 + ...`), 2**depth calls in all
-            consts = [self.is_const(x) for x in sides]
-            return all(c or not self.is_tensor(x) for c, x in zip(consts, sides)) and \
-                any(c and not isinstance(x, ast.Constant) for c, x in zip(consts, sides))
+            # each side asked once, and the right one only if the left allows it:
+            # asking twice doubles the work at every level of a long sum
+            # (`w1 * l1 + w2 * l2 + ...`), 2**depth calls in all
+            consts = []
+            for side in sides:
+                consts.append(self.is_const(side))
+                if not consts[-1] and self.is_tensor(side):
+                    return False  # a tensor with a graph, maybe: so is the result
+            return any(c and not isinstance(x, ast.Constant) for c, x in zip(consts, sides))
         if isinstance(node, ast.UnaryOp):
             return self.is_const(node.operand)
         if isinstance(node, ast.Subscript):
