@@ -124,18 +124,19 @@ class TensorKnowledge:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return True  # `mask_a & mask_b`: bool (or integer) tensors carry no graph
         if isinstance(node, ast.BinOp):  # `const_tensor * (-math.log(1e4) / d)` stays constant
-            sides = (node.left, node.right)
-            if all(isinstance(x, ast.Constant) for x in sides):
-                return True
             # each side asked once, and the right one only if the left allows it:
             # asking twice doubles the work at every level of a long sum
             # (`w1 * l1 + w2 * l2 + ...`), 2**depth calls in all
-            consts = []
-            for side in sides:
-                consts.append(self.is_const(side))
-                if not consts[-1] and self.is_tensor(side):
-                    return False  # a tensor with a graph, maybe: so is the result
-            return any(c and not isinstance(x, ast.Constant) for c, x in zip(consts, sides))
+            left, right = node.left, node.right
+            left_const = self.is_const(left)
+            if not left_const and self.is_tensor(left):
+                return False  # a tensor with a graph, maybe: so is the result
+            right_const = self.is_const(right)
+            if not right_const and self.is_tensor(right):
+                return False
+            left_literal, right_literal = isinstance(left, ast.Constant), isinstance(right, ast.Constant)
+            return (left_const and not left_literal) or (right_const and not right_literal) or \
+                (left_literal and right_literal)
         if isinstance(node, ast.UnaryOp):
             return self.is_const(node.operand)
         if isinstance(node, ast.Subscript):
