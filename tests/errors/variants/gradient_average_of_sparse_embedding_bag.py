@@ -6,7 +6,7 @@
 #   (grad * (1 - decay) + average * decay); the model's nn.EmbeddingBag(sparse=True) has a sparse
 #   gradient, and a sparse tensor plus a dense one is refused
 # source: none found; the pattern as users write it
-# results: average, model
+# results: list(average.values()), model.head, model.bag.weight
 import os
 import sys
 
