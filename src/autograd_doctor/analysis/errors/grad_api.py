@@ -17,7 +17,8 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
+    call_argument, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
+    statement_location,
 )
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -542,15 +543,77 @@ def decorator_cut(context: ErrorContext, already):
     if not hits:
         return None
     entry = hits[0]
+    use = context.raise_location(role="backward", note="backward() of a loss computed through it")
+    if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
+        # No decorator line above the function: it was wrapped by calling the decorator,
+        # `model.forward = torch.no_grad()(model.forward)`, somewhere else.
+        return _functional_wrap_cut(frame, entry, use)
     location = line_location(entry.filename, entry.line, role="decorator",
                              note=f"{entry.function}() runs with gradients off: its result has no history")
-    use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     message = (f"delete this @torch.{entry.kind}() line if gradients must flow through {entry.function}() "
                "(keep it only on functions used for evaluation)")
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
     notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+def _functional_wrap_cut(frame, entry, use):
+    """AD307 where the function was wrapped by calling the decorator (`model.forward =
+    torch.no_grad()(model.forward)`, in a helper that makes a predictor): the wrapping call is
+    found in the user's files reachable from the failing frame (its own, and those of the
+    functions and modules it imported). Rebinding the function to its wrapped self turns
+    gradients off for every later call, training included: deleting that statement is the change
+    (the predictions keep their values; they are then recorded). Advice when the call is not
+    found, or its result is kept under another name."""
+    from autograd_doctor.analysis.errors.context import line_location
+
+    wrap = f"torch.{entry.kind}()({entry.function})"
+    found = _wrapping_statements(frame, entry)
+    if len(found) != 1:
+        return diagnosis(codes.DECORATOR_CUT, use, [], [
+            f"{entry.function}() runs with gradients off: it was wrapped by calling the decorator ({wrap}), "
+            "not with a decorator line above its def"], [Suggestion(
+                f"find where {entry.function} is wrapped in torch.{entry.kind}() and keep the wrapped function "
+                f"under another name for evaluation, so that training calls the original {entry.function}()")])
+    filename, statement, target = found[0]
+    location = statement_location(filename, statement, role="decorator",
+                                  note=f"{target} is replaced by a version that runs with gradients off")
+    defined = line_location(entry.filename, entry.line, role="",
+                            note=f"{entry.function}() is defined here, without a decorator")
+    notes = [f"every later call of {target}, training included, runs under torch.{entry.kind}(): nothing computed "
+             "inside it is recorded"]
+    helps = [Suggestion(f"delete this line, so that {target} keeps recording (the values it returns stay the same); "
+                        f"for predictions without a graph, wrap those calls in `with torch.{entry.kind}():` instead",
+                        None, location)]
+    return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
+
+
+def _wrapping_statements(frame, entry) -> list:
+    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
+    function's name, in the failing frame's file and in the user's files of the functions and
+    modules its globals hold."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    files = [frame.f_code.co_filename]
+    for value in list(frame.f_globals.values()):
+        code = getattr(value, "__code__", None)
+        filename = code.co_filename if code is not None else getattr(value, "__file__", None) \
+            if isinstance(value, types.ModuleType) else None
+        if isinstance(filename, str) and filename not in files and not is_internal_file(filename):
+            files.append(filename)
+    found = []
+    for filename in files[:16]:
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+                    and len(node.value.args) == 1 and isinstance(node.value.func, ast.Call)):
+                continue
+            name = getattr(node.value.func.func, "attr", getattr(node.value.func.func, "id", None))
+            target, argument = ast.unparse(node.targets[0]), ast.unparse(node.value.args[0])
+            if name == entry.kind and target == argument and target.split(".")[-1] == entry.function:
+                found.append((filename, node, target))
+    return found
 
 
 def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | None:
@@ -665,7 +728,6 @@ def _methods_called_on_self(frame, receiver: ast.AST) -> list[str]:
     import torch
 
     from autograd_doctor.analysis.errors.context import value_of
-    from autograd_doctor.diagnosis.source import parse_file
     from autograd_doctor.recording.frames import is_internal_file
 
     module = value_of(frame, receiver) if frame is not None and isinstance(receiver, (ast.Name, ast.Attribute)) else None
