@@ -456,6 +456,19 @@ def stepped_twice(context: ErrorContext, already):
                                        "gradients accumulated over the micro-batches are applied once",
                                        moved[1], moved[2], recomputes_failing_forward=True))
         else:
+            after_loop = _update_after_stepping_loop(filename, scope, statement, receiver)
+            if after_loop is not None:
+                # step() in every pass of a loop (one per task, one per loss) and update() once after
+                # it: the update belongs after each step, inside the loop.
+                update, loop, text, span = after_loop
+                primary = statement_location(filename, update, role="update", note=f"{receiver}.update() runs once, "
+                                             f"after the loop at line {loop.lineno} that steps in every pass")
+                notes.append(f"the loop at line {loop.lineno} calls {receiver}.step({optimizer_text}) in every pass, "
+                             f"and {receiver}.update() runs only after the loop ends")
+                helps.insert(0, Suggestion(f"call {receiver}.update() right after {receiver}.step({optimizer_text}), "
+                                           "inside the loop, and not again after it: every step is followed by its "
+                                           "update", text, span))
+                return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
             taken_out = _update_out_of_condition(filename, scope, statement, receiver)
             if taken_out is not None:
                 # update() sits under a condition that gradients are not accumulated under (a logging
@@ -530,6 +543,33 @@ def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast
     location = statement_location(filename, step)
     location.end_line, location.end_column = holder.end_lineno, holder.end_col_offset
     return holder, "\n".join(line[len(indent):] for line in lines), location
+
+
+def _update_after_stepping_loop(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the update() statement, the loop, the text from `step` to the loop's end with update() after
+    the step, the span from `step` through that update()) when `step` is a statement of a `for`
+    loop's body whose next statement, in the block around the loop, is `receiver.update()`, and the
+    loop neither updates nor unscales through the scaler. None otherwise."""
+    if scope is None:
+        return None
+    loop = next((node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.AsyncFor))
+                 and step in node.body and not node.orelse), None)
+    block = block_holding(scope, loop) if loop is not None else None
+    if block is None or block.index(loop) + 1 >= len(block):
+        return None
+    update = block[block.index(loop) + 1]
+    if not _is_update_of(filename, update, receiver) or any(
+            _calls(node, method, receiver, filename) for node in loop.body for method in ("update", "unscale_")):
+        return None
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+    lines = [source_line(filename, n).rstrip() for n in range(step.lineno, loop.end_lineno + 1)]
+    if any(line.strip() and not line.startswith(indent) for line in lines):
+        return None
+    step_lines = step.end_lineno - step.lineno + 1
+    lines = lines[:step_lines] + [indent + segment(filename, update)] + lines[step_lines:]
+    span = statement_location(filename, step)
+    span.end_line, span.end_column = update.end_lineno, update.end_col_offset
+    return update, loop, "\n".join(line[len(indent):] for line in lines), span
 
 
 def _update_holder_line(update: ast.stmt, scope: ast.AST) -> int | None:
