@@ -61,11 +61,15 @@ def unscaled_twice(context: ErrorContext, already):
     found = _grad_scaler_call(context, "unscale_")
     if found is None:
         return None
-    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    frame, filename, statement, location, call, receiver, optimizer_text = found
     location.role, location.note = "unscale", (f"{receiver}.unscale_({optimizer_text}) runs again before "
                                                f"{receiver}.update()")
     scope = _function_around(filename, statement)
     step = _step_statement(scope, filename, receiver) if scope is not None else None
+    if step is None and scope is not None:
+        through = _helper_call_before_step(context, frame, value_of(frame, call.func.value))
+        if through is not None:
+            return _helper_called_every_pass(location, notes_receiver=(receiver, optimizer_text), found=through)
     related = []
     if step is not None:
         related.append(statement_location(filename, step, role="step", note=f"{receiver}.step() and update() run "
@@ -117,6 +121,53 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _helper_call_before_step(context: ErrorContext, frame, scaler):
+    """(caller's file, its statement calling the helper, the caller's step statement, the caller's
+    text for the scaler, the move) when the unscale_() is in a helper function (a clipping helper
+    in another file) whose caller steps that same scaler under a condition the call is not under
+    (gradient accumulation): the call of the helper is what runs once per micro-batch."""
+    frames = context.user_frames()
+    index = next((i for i, (f, _line) in enumerate(frames) if f is frame), None)
+    if index is None or index + 1 >= len(frames) or scaler is None:
+        return None
+    caller, line = frames[index + 1]
+    filename = caller.f_code.co_filename
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, line) if tree is not None else None
+    statement = next((node for node in ast.walk(scope) if isinstance(node, ast.stmt)
+                      and node.lineno <= line <= node.end_lineno and isinstance(node, ast.Expr)
+                      and isinstance(node.value, ast.Call)), None) if scope is not None else None
+    if statement is None:
+        return None
+    steps = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and (c := _method_call(node, "step"))
+             is not None and value_of(caller, c.func.value) is scaler]
+    if len(steps) != 1:
+        return None
+    receiver = segment(filename, steps[0].value.func.value)
+    moved = _move_into_step_block(filename, scope, statement, steps[0], receiver)
+    return (filename, statement, steps[0], receiver, moved) if moved is not None else None
+
+
+def _helper_called_every_pass(location, notes_receiver, found):
+    """AD148 named at the call of the helper that unscales: it runs in every micro-batch, while the
+    step runs every N."""
+    receiver, optimizer_text = notes_receiver
+    filename, statement, step, caller_receiver, moved = found
+    name = segment(filename, statement.value.func) or "the helper"
+    primary = statement_location(filename, statement, role="unscale",
+                                 note=f"{name}() unscales {optimizer_text}'s gradients, and runs on every pass")
+    location.role, location.note = "raised", f"the {receiver}.unscale_({optimizer_text}) inside {name}()"
+    related = [location, statement_location(filename, step, role="step",
+                                            note=f"{caller_receiver}.step() and update() run less often: only when "
+                                                 "this line runs")]
+    notes = [f"unscale_() may run once per step: {name}() calls it, and is called on every pass (gradient "
+             f"accumulation), while {caller_receiver}.step() runs under a condition; the second pass unscales again "
+             "before any update()"]
+    moved.message = (f"call {name}() once per step, just before {caller_receiver}.step(): after the last backward() "
+                     "of the accumulation")
+    return diagnosis(codes.UNSCALE_BEFORE_UPDATE, primary, related=related, notes=notes, help=[moved])
 
 
 def _unscale_before_later_backward(filename: str, scope: ast.AST, statement: ast.stmt, receiver: str,
