@@ -692,6 +692,11 @@ def float16_gradients(context: ErrorContext, already):
     modules = _modules_holding(frame, half)
     tree = parse_file(filename)
     cast = _float16_cast(tree, filename, frame, modules) if tree is not None else None
+    cast_file = filename
+    if cast is None and tree is not None:
+        in_helper = _float16_cast_in_called_helper(tree, filename, frame, modules)
+        if in_helper is not None:
+            cast_file, cast = in_helper
     notes = [f"{optimizer_text} steps float16 parameters, so their gradients are float16: GradScaler unscales only "
              "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
              "forward in float16 for speed)"]
@@ -716,12 +721,12 @@ def float16_gradients(context: ErrorContext, already):
     assigned = isinstance(cast_node, ast.Constant) and cast_node.value is True
     how = ("takes the state dict's float16 tensors as its parameters here (assign=True)" if assigned
            else "is cast to float16 here")
-    primary = statement_location(filename, cast_statement, role="cast",
+    primary = statement_location(cast_file, cast_statement, role="cast",
                                  note=f"{name} {how}, the parameters {optimizer_text} trains")
     help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
                        "needs; for float16 compute, run the forward under torch.autocast(device_type, "
-                       "dtype=torch.float16)", replace_node_text(filename, cast_statement, cast_node, new_text),
-                       statement_location(filename, cast_statement))
+                       "dtype=torch.float16)", replace_node_text(cast_file, cast_statement, cast_node, new_text),
+                       statement_location(cast_file, cast_statement))
     return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
 
 
@@ -759,13 +764,39 @@ def _float16_factory(frame, modules: list[str], half: set):
     return None
 
 
+def _float16_cast_in_called_helper(tree: ast.AST, filename: str, frame, modules: list[str]):
+    """(helper's file, the cast found there as _float16_cast gives it) when one of `modules` is bound
+    by a call of a function of the user's (`model = save_memory(Net())`) that casts its argument to
+    float16 (`return model.half()`): the cast is in the helper, which may be in another file."""
+    import inspect
+
+    from autograd_doctor.diagnosis.source import function_definition
+    from autograd_doctor.recording.frames import in_installed_package
+
+    for statement in ast.walk(tree):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+                and any(segment(filename, t) in modules for t in statement.targets)):
+            continue
+        function = inspect.unwrap(value_of(frame, statement.value.func)) if isinstance(
+            statement.value.func, (ast.Name, ast.Attribute)) else None
+        code = getattr(function, "__code__", None)
+        if code is None or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        parameters = [argument.arg for argument in definition.args.args] if definition is not None else []
+        cast = _float16_cast(definition, code.co_filename, frame, parameters) if parameters else None
+        if cast is not None:
+            return code.co_filename, cast
+    return None
+
+
 def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
     """(statement, node, replacement text, module name) of the first cast of one of `modules` to
     float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
     end of the statement that binds `m` (`m = Net().half()`), or `m.load_state_dict(state,
     assign=True)`, which takes a float16 checkpoint's tensors as the parameters."""
     for statement in ast.walk(tree):
-        if not isinstance(statement, (ast.Expr, ast.Assign)):
+        if not isinstance(statement, (ast.Expr, ast.Assign, ast.Return)):
             continue
         call = statement.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
