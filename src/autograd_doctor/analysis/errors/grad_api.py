@@ -431,6 +431,22 @@ def assigned_gradient_shape(context: ErrorContext, already):
     helps = [Suggestion(f"{owner or 'the tensor'}.grad must have {owner or 'its'}'s own size {wanted}: build the "
                         f"gradient with that shape (torch.zeros_like({owner or 'p'}), or reshape/expand "
                         f"{value or 'it'}), or assign it to the tensor it belongs to")]
+    paired = _zipped_with_other_tensors(frame, filename, statement, target) if target is not None else None
+    if paired is not None:
+        # `for p, g in zip(model.parameters(), grads)` with grads = grad(loss, params) and params in
+        # another order: the gradients belong to params, one for one, in the order grad() got them.
+        loop, zipped, inputs_text, grads_text, new_loop = paired
+        loop_location = statement_location(filename, loop, role="paired",
+                                           note=f"pairs {text_of(filename, zipped)} with {grads_text}, the gradients "
+                                                f"of {inputs_text}, in another order")
+        loop_location.end_line, loop_location.end_column = loop.lineno, None
+        notes = [f"{grads_text} holds the gradients of {inputs_text}, in the order of {inputs_text}; "
+                 f"{text_of(filename, zipped)} lists the same tensors in another order, so each gradient is "
+                 "assigned to another tensor"]
+        change = Suggestion(f"zip the gradients with {inputs_text}, the tensors they are the gradients of", new_loop,
+                            statement_location(filename, loop))
+        change.location.end_line, change.location.end_column = loop.lineno, len(source_line(filename, loop.lineno))
+        return diagnosis(codes.GRAD_ASSIGNED_SHAPE, loop_location, [location], notes, [change] + helps)
     if owner is not None and value is not None and given.count(",") == 0 and _same_count(given, wanted):
         # A flat gradient with the tensor's number of elements: a slice of one vector holding all
         # parameters' gradients, meant for this tensor in its order (another shape with the same
@@ -450,6 +466,51 @@ def assigned_gradient_shape(context: ErrorContext, already):
                                          f"{ast.unparse(target)} = ({value}).T"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
+def _zipped_with_other_tensors(frame, filename: str, statement: ast.stmt, target: ast.expr):
+    """(the loop, the other zipped iterable, the inputs' text, the gradients' text, the loop's first
+    line with the inputs zipped instead) when `p.grad = g` runs in `for p, g in zip(A, grads)`, grads
+    was bound by `grads = torch.autograd.grad(loss, inputs)` and A holds the same tensors as
+    `inputs` in another order (checked on the values). None otherwise."""
+    if not (isinstance(target, ast.Attribute) and target.attr == "grad" and isinstance(target.value, ast.Name)
+            and isinstance(statement.value, ast.Name)):
+        return None
+    tree = parse_file(filename)
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.lineno < statement.lineno
+             <= node.end_lineno] if tree is not None else []
+    loop = max(loops, key=lambda node: node.lineno) if loops else None
+    if loop is None or not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+                            and isinstance(loop.iter, ast.Call) and getattr(loop.iter.func, "id", None) == "zip"
+                            and len(loop.iter.args) == 2 and loop.lineno != loop.body[0].lineno):
+        return None
+    names = [getattr(element, "id", None) for element in loop.target.elts]
+    if names != [target.value.id, statement.value.id] or not isinstance(loop.iter.args[1], ast.Name):
+        return None
+    zipped, grads = loop.iter.args
+    made = last_assignment(filename, grads.id, loop.lineno)
+    call = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
+    if call is None or getattr(call.func, "attr", getattr(call.func, "id", None)) != "grad" or len(call.args) < 2:
+        return None
+    inputs = call.args[1]
+    inputs_value = value_of(frame, inputs)
+    if not isinstance(inputs_value, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in inputs_value):
+        return None
+    zipped_value = value_of(frame, zipped) if isinstance(zipped, (ast.Name, ast.Attribute)) else None
+    if zipped_value is None and isinstance(zipped, ast.Call) and getattr(zipped.func, "attr", None) == "parameters" \
+            and not zipped.args:
+        owner = value_of(frame, zipped.func.value)
+        zipped_value = list(owner.parameters()) if isinstance(owner, torch.nn.Module) else None
+    if not isinstance(zipped_value, (list, tuple)) or len(zipped_value) != len(inputs_value) \
+            or {id(t) for t in zipped_value} != {id(t) for t in inputs_value} \
+            or [id(t) for t in zipped_value] == [id(t) for t in inputs_value]:
+        return None
+    inputs_text, zipped_text = text_of(filename, inputs), text_of(filename, zipped)
+    first_line = source_line(filename, loop.lineno).rstrip()
+    indent = first_line[:loop.col_offset]
+    if zipped_text is None or inputs_text is None or first_line.count(zipped_text) != 1:
+        return None
+    return loop, zipped, inputs_text, grads.id, first_line[len(indent):].replace(zipped_text, inputs_text)
 
 
 def _reversed_matrix_sizes(given: str, wanted: str) -> bool:
