@@ -273,10 +273,12 @@ def _group_added_to_whole_model(frame, filename, statement):
                and not node.args and not node.keywords for node in (added, first)):
         return None
     outer, inner = text_of(filename, first.func.value), text_of(filename, added.func.value)
-    module, sub = _module_chain(frame, first.func.value), _module_chain(frame, added.func.value)
-    if not (isinstance(module, nn.Module) and isinstance(sub, nn.Module) and inner.startswith(outer + ".")):
+    module, sub = _module_chain(frame, first.func.value), _submodule_chain(frame, added.func.value)
+    path = next((name for name, m in module.named_modules() if m is sub and name), None) \
+        if isinstance(module, nn.Module) and isinstance(sub, nn.Module) else None
+    if path is None:
         return None
-    prefix = inner[len(outer) + 1:] + "."
+    prefix = path + "."
     if {id(p) for name, p in module.named_parameters() if name.startswith(prefix)} != {id(p) for p in sub.parameters()}:
         return None
     comprehension = f'[p for name, p in {outer}.named_parameters() if not name.startswith("{prefix}")]'
@@ -285,6 +287,22 @@ def _group_added_to_whole_model(frame, filename, statement):
                               f"made from {outer}.parameters(), so they are only in the group add_param_group() adds",
                               new_statement)
     return made, change
+
+
+def _submodule_chain(frame, node: ast.expr):
+    """As _module_chain, also through `[i]` of a module container (`model[2]`, `blocks[0]`):
+    indexing an nn.Sequential or nn.ModuleList runs no user code."""
+    from torch import nn
+
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        container = _submodule_chain(frame, node.value)
+        if isinstance(container, (nn.Sequential, nn.ModuleList)) and -len(container) <= node.slice.value < len(container):
+            return container[node.slice.value]
+        return None
+    if isinstance(node, ast.Attribute):
+        owner = _submodule_chain(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return _module_chain(frame, node)
 
 
 def _exclude_subgroup(frame, filename, statement, location):
