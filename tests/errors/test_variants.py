@@ -258,13 +258,17 @@ def test_parameter_group_added_later_names_the_shared_parameters(tmp_path):
         from torch import nn
 
         model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)  # MADE
         opt.add_param_group({"params": model[1].parameters(), "lr": 0.01})  # ADDED
     """)
     diagnosis = diagnoses[0]
     assert diagnosis.code == "AD132"
-    assert diagnosis.primary.line == marked_line(source, "ADDED")
-    assert "model.1.weight, model.1.bias" in diagnosis.primary.note
+    # The line to change is the constructor's group (it skips model[1]'s parameters); the added
+    # group's line says which parameters both groups hold.
+    assert diagnosis.primary.line == marked_line(source, "MADE")
+    added = next(r for r in diagnosis.related if r.line == marked_line(source, "ADDED"))
+    assert "model.1.weight, model.1.bias" in added.note
+    assert 'if not name.startswith("1.")' in diagnosis.help[0].replacement
 
 
 def test_resize_of_a_leaf_suggests_a_new_leaf(tmp_path):
@@ -2772,7 +2776,8 @@ def test_gradients_zipped_with_a_reversed_parameter_list(tmp_path):
             p.grad = g
         weight_grad, bias_grad = model.weight.grad, model.bias.grad
     """
-    source, path, diagnoses = diagnose(tmp_path, body.format(loop="for p, g in zip(model.parameters(), grads):  # LOOP"))
+    wrong = "for p, g in zip(model.parameters(), grads):  # LOOP"
+    source, path, diagnoses = diagnose(tmp_path, body.format(loop=wrong))
     diagnosis = next(d for d in diagnoses if d.code == "AD131")
     assert diagnosis.primary.line == marked_line(source, "LOOP")
     _first_change_runs_like(tmp_path, source, diagnosis, body.format(loop="for p, g in zip(params, grads):"),
@@ -2793,7 +2798,8 @@ def test_added_group_with_params_keyword_in_the_constructor(tmp_path):
         optimizer.step()
         weights = [p.detach().clone() for p in model.parameters()]
     """
-    source, path, diagnoses = diagnose(tmp_path, body.format(made="optimizer = torch.optim.SGD(params=model.parameters(), lr=0.1)  # MADE"))
+    wrong = "optimizer = torch.optim.SGD(params=model.parameters(), lr=0.1)  # MADE"
+    source, path, diagnoses = diagnose(tmp_path, body.format(made=wrong))
     diagnosis = next(d for d in diagnoses if d.code == "AD132")
     assert diagnosis.primary.line == marked_line(source, "MADE")
     right = "optimizer = torch.optim.SGD(params=list(model[0].parameters()), lr=0.1)"

@@ -296,8 +296,9 @@ def _submodule_chain(frame, node: ast.expr):
 
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         container = _submodule_chain(frame, node.value)
-        if isinstance(container, (nn.Sequential, nn.ModuleList)) and -len(container) <= node.slice.value < len(container):
-            return container[node.slice.value]
+        index = node.slice.value
+        if isinstance(container, (nn.Sequential, nn.ModuleList)) and -len(container) <= index < len(container):
+            return container[index]
         return None
     if isinstance(node, ast.Attribute):
         owner = _submodule_chain(frame, node.value)
