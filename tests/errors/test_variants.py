@@ -2877,3 +2877,34 @@ def test_checkpoint_bound_in_a_partial_of_the_module_path(tmp_path):
     diagnosis = next(d for d in diagnoses if d.code == "AD126")
     assert diagnosis.primary.line == marked_line(source, "PARTIAL")
     assert "use_reentrant=False" in diagnosis.help[0].replacement
+
+
+def test_hook_in_a_forward_hook_on_a_frozen_embedding_of_token_ids(tmp_path):
+    # AD116: the module's output is computed from integer ids (which cannot require grad); the
+    # output itself, a leaf, is asked for its gradient inside the hook.
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        emb = nn.Embedding(5, 3).requires_grad_(False)
+        head = nn.Linear(3, 1)
+        grads = []
+
+
+        def keep_gradient(module, inputs, output):
+            output.register_hook(grads.append)  # HOOK
+
+
+        emb.register_forward_hook(keep_gradient)
+        tokens = torch.tensor([1, 2, 3])
+        score = head(emb(tokens)).sum()
+        score.backward()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD116")
+    assert diagnosis.primary.line == marked_line(source, "HOOK")
+    assert diagnosis.help[0].replacement.startswith("output.requires_grad_()\n")
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    # d score / d output = head's weight, for every token's row.
+    assert torch.equal(namespace["grads"][0], namespace["head"].weight.detach().expand(3, 3))

@@ -548,6 +548,14 @@ def hook_without_grad(context: ErrorContext, already):
         return _hook_on_result_of_plain_leaf(filename, location, name, method, guard, *computed)
     called = (_caller_computing_from_one_plain_leaf(context, user[0], name)
               if name and guard is not None and _plain_leaf(tensor) else None)
+    if called is not None and not _can_require_grad(value_of_in(context, called)):
+        # A forward hook given the output of a frozen embedding of token ids: the ids cannot require
+        # grad, the output (a leaf of its own) can.
+        called = None
+        if _can_require_grad(tensor):
+            return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement),
+                                       made=f"{name} is computed from integers (no tensor that requires grad "
+                                            "takes part)")
     if called is not None:
         # A forward hook given the module's output: the output was computed by the call further
         # out, `score = model(image)[0, 1]`, from one tensor the user made.
@@ -561,6 +569,14 @@ def hook_without_grad(context: ErrorContext, already):
     if guard is not None:
         helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
+
+
+def value_of_in(context: ErrorContext, called) -> object:
+    """The value of the input named by _caller_computing_from_one_plain_leaf's answer, in the
+    caller's frame that computes from it."""
+    filename, _statement, source = called
+    frame = next((outer for outer, _line in context.user_frames()[1:] if outer.f_code.co_filename == filename), None)
+    return value_of(frame, ast.Name(source)) if frame is not None else None
 
 
 def _can_require_grad(tensor) -> bool:
