@@ -2908,3 +2908,67 @@ def test_hook_in_a_forward_hook_on_a_frozen_embedding_of_token_ids(tmp_path):
     assert error is None
     # d score / d output = head's weight, for every token's row.
     assert torch.equal(namespace["grads"][0], namespace["head"].weight.detach().expand(3, 3))
+
+
+def test_scaler_update_after_a_while_loop_that_steps(tmp_path):
+    # AD150: the loop that steps in every pass is a while loop.
+    body = """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        batches = [torch.randn(2, 3) for _ in range(4)]
+        for epoch in range(2):
+            remaining = 2
+            while remaining:
+                optimizer.zero_grad()
+                scaler.scale(model(batches[epoch * 2 + remaining - 1]).pow(2).mean()).backward()
+                scaler.step(optimizer){inner}
+                remaining -= 1
+            {outer}
+        weight = model.weight.detach().clone()
+    """
+    source, path, diagnoses = diagnose(tmp_path, body.format(inner="", outer="scaler.update()  # UPDATE"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD150")
+    assert diagnosis.primary.line == marked_line(source, "UPDATE")
+    _first_change_runs_like(tmp_path, source, diagnosis, body.format(inner="\n                scaler.update()", outer=""),
+                            ["weight"])
+
+
+def test_helper_whose_unscaled_result_is_kept_is_not_moved(tmp_path):
+    # AD148: `norm = clip(...)` is read on every pass after the step's block; moving the call under
+    # the step's condition would leave `norm` unbound, so no change is offered.
+    helper = textwrap.dedent("""
+        import torch
+
+
+        def clip(scaler, optimizer, model):
+            scaler.unscale_(optimizer)
+            return torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    """)
+    write(tmp_path, helper, "lib_clip")
+    source, path, diagnoses = diagnose(tmp_path, """
+        import sys
+        import torch
+        from torch import nn
+        sys.path.insert(0, __file__.rsplit("/", 1)[0])
+        from lib_clip import clip
+
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        norms = []
+        for i in range(4):
+            scaler.scale(model(torch.randn(2, 3)).pow(2).mean()).backward()
+            norm = clip(scaler, optimizer, model)
+            if i % 2 == 1:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+            norms.append(float(norm))
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD148")
+    assert all(h.location is None for h in diagnosis.help)

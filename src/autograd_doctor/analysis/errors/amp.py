@@ -136,9 +136,11 @@ def _helper_call_before_step(context: ErrorContext, frame, scaler):
     filename = caller.f_code.co_filename
     tree = parse_file(filename)
     scope = enclosing_function(tree, line) if tree is not None else None
-    statement = next((node for node in ast.walk(scope) if isinstance(node, ast.stmt)
-                      and node.lineno <= line <= node.end_lineno and isinstance(node, ast.Expr)
-                      and isinstance(node.value, ast.Call)), None) if scope is not None else None
+    # The call as a statement of its own: a result bound by it (`norm = clip(...)`) may be read on
+    # every pass, after the step's block, where moving the call would leave it unbound.
+    statement = next((node for node in ast.walk(scope) if isinstance(node, ast.Expr)
+                      and node.lineno <= line <= node.end_lineno and isinstance(node.value, ast.Call)),
+                     None) if scope is not None else None
     if statement is None:
         return None
     steps = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and (c := _method_call(node, "step"))
@@ -603,7 +605,7 @@ def _update_after_stepping_loop(filename: str, scope: ast.AST | None, step: ast.
     loop neither updates nor unscales through the scaler. None otherwise."""
     if scope is None:
         return None
-    loop = next((node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.AsyncFor))
+    loop = next((node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
                  and step in node.body and not node.orelse), None)
     block = block_holding(scope, loop) if loop is not None else None
     if block is None or block.index(loop) + 1 >= len(block):
