@@ -10,12 +10,12 @@ network's earlier layers stop learning, an actor behind a critic gets no signal 
 Looked at once per backward() line (the graph's links stay after backward()): a walk from the
 loss notes, on each path, whether it went through a learned op (a node with a parameter or a
 leaf among its inputs, directly or through one view of it). Reported:
-- a sample that feeds a learned op and was drawn from something trained: a sample given to a learned layer is meant
-  to pass the gradient (when it is only given to its own distribution's `log_prob`, as in
-  REINFORCE, no learned op lies between and it is silent); below the draw lies an nn.Parameter or
-  a leaf that a live optimizer holds (noisy collocation points drawn around points that require
-  grad only to be differentiated against, as neurodiffeq's generators make them, train nothing:
-  the zeros they get are nobody's loss);
+- a sample that feeds a learned op and was drawn from something trained (an nn.Parameter, or a
+  leaf that a live optimizer holds, lies below the draw): a sample given to a learned layer is
+  meant to pass the gradient (when it is only given to its own distribution's `log_prob`, as in
+  REINFORCE, no learned op lies between and it is silent); noisy collocation points drawn around
+  points that require grad only to be differentiated against (neurodiffeq's generators) have
+  nothing trained below the draw: the zeros it sends are nobody's loss, and it is silent;
 - a rounding when some leaf below it gets no gradient by any other path from the loss (the
   fraction `coords - coords.floor()` of a bilinear interpolation, or a scale computed from
   `floor(log2(amax))` next to `x * scale`, leave the leaves their gradient).
