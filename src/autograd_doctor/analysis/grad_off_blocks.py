@@ -199,11 +199,26 @@ def _with_statement(filename: str, line: int) -> ast.With | None:
 
 def _body_instead(filename: str, block: ast.With) -> str | None:
     """The with statement's body, at the with's indentation (the block without its header). Only
-    for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
-    (a target computed under no_grad next to the prediction), which only the user can tell."""
-    if len(block.body) != 1:
+    for a body of one statement, or for a block that is the last statement of its function and
+    returns from inside (a sampling loop computed and returned under the block): there, all the
+    function gives back is the block's result. In any other longer body, some lines may be meant
+    to stay unrecorded (a target computed under no_grad next to the prediction), which only the
+    user can tell."""
+    if len(block.body) != 1 and not returns_whole_result(filename, block):
         return None
     return block_body_dedented(filename, block)
+
+
+def returns_whole_result(filename: str, block: ast.With) -> bool:
+    """Whether the with statement is the last statement of the function around it and ends in a
+    `return` of its own: the function's result is computed entirely inside the block."""
+    if not block.body or not isinstance(block.body[-1], ast.Return):
+        return False
+    tree = parse_file(filename)
+    for node in walk_covering(tree, block.lineno) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and node.body[-1] is block:
+            return True
+    return False
 
 
 def block_body_dedented(filename: str, block: ast.With) -> str | None:
