@@ -18,8 +18,8 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     cleared_before_step, copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan,
-    never_stepped, number_terms, score_function_weights, self_compared_terms, stale_graph_values,
-    stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
+    never_stepped, number_terms, score_function_weights, self_compared_terms, self_weighted_terms,
+    stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
@@ -677,6 +677,8 @@ class Doctor:
             self._report_silent(score_function_weights.unbaselined_weight_diagnosis, call, args, kwargs)
             # A prediction compared with its own network's target, not detached (AD227).
             self._report_silent(stop_gradient_targets.stop_gradient_diagnosis, site)
+            # An average weighted by a softmax of the averaged values, not detached (AD158).
+            self._report_silent(self_weighted_terms.self_weight_diagnosis, call, args, kwargs)
             if self.silent != "ignore":
                 try:
                     pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))

@@ -1409,6 +1409,34 @@ or compute the value inside the block (`mu_stop = encoder(x)` under no_grad).
     example_setup="x = torch.randn(4, 3)\n",
 )
 
+SELF_WEIGHTED_AVERAGE = _code(
+    "AD158",
+    "a loss averages values with softmax weights computed from those same values, not detached",
+    """\
+**What it means.** An importance-weighted estimate (the IWAE bound, a self-normalised importance
+sampler) differentiates `sum_k w_k * grad(log_w_k)`, with the normalised weights
+`w = softmax(log_w)` held constant. Written as `(softmax(log_w) * log_w).sum()` without a
+`.detach()`, autograd also differentiates the weights and adds `sum_k grad(w_k) * log_w_k`: every
+gradient of the encoder and decoder is off, and nothing fails. PyTorch raises nothing for it (it
+is numbered with the errors only because the warning numbers were taken). autograd-doctor looks at
+each backward() line's graph for a loss reduced from a product of a softmax and the very tensor
+the softmax was computed from.
+
+**Minimal example.**
+
+    log_w = encoder(x)                          # log importance weights, one per sample
+    w = F.softmax(log_w, dim=-1)                # AD158: the weights keep their graph
+    loss = -(w * log_w).sum(-1).mean()
+    loss.backward()
+
+**The fix.** Detach the weights: `w = F.softmax(log_w, dim=-1).detach()`; the loss's value is
+unchanged and its gradient is the estimator's. Where the smooth maximum itself is meant (a
+log-sum-exp), write `torch.logsumexp(log_w, -1)`, whose gradient is exactly the detached one.
+""",
+    heading="softmax weights computed from the values they average, not detached",
+    example_setup="import torch.nn.functional as F\nencoder = torch.nn.Linear(3, 5)\nx = torch.randn(4, 3)\n",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
