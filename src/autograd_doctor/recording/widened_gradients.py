@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
 
 LOG_SIZE = 8
 
@@ -69,10 +69,13 @@ def _check(node, grad_outputs: tuple, result) -> None:
 def _recording_apply(original):
     def apply(self, *args):
         result = call_as_caller(original, (self, *args), {})
+        started = own_work_started()  # the shapes read below are the doctor's reads, not the program's
         try:
             _check(self, args, result)
         except Exception:
             pass
+        finally:
+            own_work_done(started)
         return result
     return apply
 
