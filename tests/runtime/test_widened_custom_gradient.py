@@ -88,3 +88,38 @@ def test_a_forward_that_broadcasts_its_input_may_return_the_output_shaped_gradie
     """)
     assert outcome.error is None
     assert outcome.diagnoses == []
+
+
+def test_non_tensor_arguments_and_inputs_without_grad_keep_each_gradient_matched_to_its_input(tmp_path):
+    # An adjoint solver's Function: apply(func, y0, t, *params), a module first and a time grid
+    # without grad; the gradients it returns are each its input's shape (set 9's neural ODE drew
+    # AD159 before the returned values were matched through needs_input_grad).
+    outcome = run_program(tmp_path, """
+        import torch
+        from torch import nn
+
+
+        class Solve(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, func, y0, t, *params):
+                ctx.func, ctx.t = func, t
+                ctx.save_for_backward(y0)
+                return y0 + t[-1] * func(y0)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (y0,) = ctx.saved_tensors
+                params = list(ctx.func.parameters())
+                with torch.enable_grad():
+                    y0 = y0.detach().requires_grad_(True)
+                    out = y0 + ctx.t[-1] * ctx.func(y0)
+                    grads = torch.autograd.grad(out, [y0, *params], grad)
+                return (None, grads[0], None, *grads[1:])
+
+
+        func = nn.Linear(2, 2)
+        y0 = torch.randn(16, 2, requires_grad=True)
+        Solve.apply(func, y0, torch.linspace(0, 1, 5), *func.parameters()).pow(2).sum().backward()
+    """)
+    assert outcome.error is None
+    assert outcome.diagnoses == []

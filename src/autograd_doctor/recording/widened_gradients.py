@@ -46,11 +46,18 @@ class WidenedGradient:
 def _check(node, grad_outputs: tuple, result) -> None:
     results = result if isinstance(result, tuple) else (result,)
     given = {tuple(g.shape) for g in grad_outputs if isinstance(g, torch.Tensor)}
-    edges = node.next_functions
+    # The k-th forward argument that is a tensor requiring grad feeds the k-th edge of the graph
+    # (`next_functions` lists tensor arguments only, None for those without grad); a returned
+    # value is matched to its edge through that order, and nothing is checked when it is unclear.
+    wanted = [index for index, needed in enumerate(node.needs_input_grad) if needed]
+    edges = [edge for edge in node.next_functions if edge[0] is not None]
+    if len(wanted) != len(edges):
+        return
+    edge_of = dict(zip(wanted, edges))
     for index, gradient in enumerate(results):
-        if not isinstance(gradient, torch.Tensor) or index >= len(edges) or edges[index][0] is None:
+        if not isinstance(gradient, torch.Tensor) or index not in edge_of:
             continue
-        target, number = edges[index]
+        target, number = edge_of[index]
         metadata = getattr(target, "_input_metadata", None)
         if metadata is None or number >= len(metadata):
             continue
