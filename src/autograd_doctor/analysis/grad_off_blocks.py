@@ -199,11 +199,35 @@ def _with_statement(filename: str, line: int) -> ast.With | None:
 
 def _body_instead(filename: str, block: ast.With) -> str | None:
     """The with statement's body, at the with's indentation (the block without its header). Only
-    for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
-    (a target computed under no_grad next to the prediction), which only the user can tell."""
-    if len(block.body) != 1:
+    for a body of one statement, or for a block that runs an iterative update and returns its
+    result as the last statement of its function (a sampling or unrolling loop under no_grad):
+    there, the loop is the whole computation the function gives back. In any other longer body,
+    some lines may be meant to stay unrecorded (a target computed under no_grad next to the
+    prediction), which only the user can tell."""
+    if len(block.body) != 1 and not returns_iterated_result(filename, block):
         return None
     return block_body_dedented(filename, block)
+
+
+def returns_iterated_result(filename: str, block: ast.With) -> bool:
+    """Whether the with statement is the last statement of the function around it, ends in
+    `return name`, and holds a for/while loop that assigns that name: the function's result is
+    an iteration computed entirely inside the block."""
+    if not block.body or not isinstance(block.body[-1], ast.Return) or not isinstance(block.body[-1].value, ast.Name):
+        return False
+    returned = block.body[-1].value.id
+    iterated = any(isinstance(statement, (ast.For, ast.While)) and any(
+        isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+            isinstance(target, ast.Name) and target.id == returned
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+        for node in ast.walk(statement)) for statement in block.body)
+    if not iterated:
+        return False
+    tree = parse_file(filename)
+    for node in walk_covering(tree, block.lineno) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and node.body[-1] is block:
+            return True
+    return False
 
 
 def block_body_dedented(filename: str, block: ast.With) -> str | None:
