@@ -25,6 +25,7 @@ from autograd_doctor.lint.facts import FileFacts, TrainingFacts
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
+from autograd_doctor.lint.forward_hooks import hook_output_parameter
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
@@ -34,6 +35,11 @@ from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
 from autograd_doctor.lint.summaries import FunctionSummaries
 from autograd_doctor.lint.walk import FastVisitor
+
+
+# methods whose result is their receiver's values, rearranged: the receiver's graph
+_SHAPE_METHODS = (N.VIEW_METHODS - {"detach", "indices", "values", "real", "imag"}) | {
+    "reshape", "reshape_as", "flatten", "contiguous"}
 
 
 class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
@@ -219,6 +225,13 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 module_class is not None and node.name == "forward" and i > 0 and a.annotation is None) or (
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
+        # a forward hook's `output`: the hooked module's output, with this pass's graph
+        # (forward_hooks.py)
+        if (self.scope.owner_class, node.name) in self.file.forward_hooks and not grad_off:
+            output = hook_output_parameter(node, method=self.scope.owner_class is not None)
+            if output is not None:
+                self.scope.tensors.add(output)
+                self.scope.graph.add(output)
         # every call in the file passes one module here (argument_modules.py): `model(x)`
         # in `def train(model, ...)` calls that network
         for param, ctor in self.file.module_parameters.get((self.scope.owner_class, node.name), {}).items():
@@ -301,13 +314,33 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         return tuple(self.value_summary(e) for e in elts), is_tuple
 
     def value_summary(self, value) -> str | None:
-        if isinstance(value, ast.Starred) or not self.is_tensor(value) or self.is_const(value):
+        if isinstance(value, ast.Starred):
+            return None
+        if not self.is_tensor(value):
+            # `def flatten(t): return t.reshape(t.shape[0], -1)`: a tensor argument's graph
+            return "through" if self.scope.top_level and self.reshapes_parameter(value) else None
+        if self.is_const(value):
             return None
         if self.is_graph(value):
             return "graph"
         if self.scope.graph_arguments and self.result_carries_graph(value):
             return "args"
         return None
+
+    def reshapes_parameter(self, value) -> bool:
+        """``value`` is a parameter of the function, as the caller passed it, through
+        views and reshapes only (`t.reshape(n, -1)`, `x.flatten(1).t()`): a tensor
+        with the argument's graph when the argument is a tensor."""
+        while True:
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _SHAPE_METHODS:
+                value = value.func.value
+            elif isinstance(value, ast.Subscript):
+                value = value.value
+            else:
+                break
+        return isinstance(value, ast.Name) and value.id in self.scope.parameters \
+            and len(self.scope.binds.get(value.id, ())) == 1
 
     def returned_op(self, value) -> str | None:
         """The op whose saved output ``value`` is (a forward's summary)."""
