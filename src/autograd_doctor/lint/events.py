@@ -114,6 +114,9 @@ class Scope:
     inplace_calls: list = field(default_factory=list)  # (seq, input name, node, rewrite, module)
     retain_backwards: list = field(default_factory=list)
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
+    # writes of a module's parameters in place other than a step: `model.load_state_dict(
+    # ...)`, `p.copy_(q)` for `p` in `model.parameters()`; (seq, node, module text)
+    parameter_loads: list = field(default_factory=list)
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     # a same-file method that steps an optimizer or backpropagates through its
