@@ -183,25 +183,38 @@ def _sibling_outputs(checker, scope, recv1, seq1, read_by_second):
         return None
     for name1, bseq1 in sorted(_bindings_read(checker, scope, recv1, seq1), key=lambda b: b[1]):
         entry1 = next((e for e in scope.bind_values.get(name1, ()) if e[0] == bseq1), None)
-        if entry1 is None or entry1[2] or bseq1 > seq1 or not isinstance(entry1[1], ast.Call):
+        if entry1 is None or entry1[2] or bseq1 > seq1:
             continue
-        call = entry1[1]
+        call1, position1 = _unpacked_from(checker, name1, entry1[1])
+        if call1 is None:
+            continue
+        method = _called_method(checker, scope, call1)
+        layers = layers_by_method.get(method) if method is not None else None
+        if layers is None or position1 >= len(layers):
+            continue
         for name2, bseq2 in read_by_second:
-            if name2 == name1:
-                continue
             entry2 = next((e for e in scope.bind_values.get(name2, ()) if e[0] == bseq2), None)
-            if entry2 is None or entry2[1] is not call:
+            call2, position2 = _unpacked_from(checker, name2, entry2[1]) if entry2 is not None else (None, 0)
+            if call2 is not call1 or position2 == position1 or position2 >= len(layers):
                 continue
-            targets = _unpacked_names(checker).get(id(call))
-            method = _called_method(checker, scope, call)
-            layers = layers_by_method.get(method) if method is not None else None
-            if targets is None or layers is None or len(targets) != len(layers) \
-                    or name1 not in targets or name2 not in targets:
-                continue
-            shared = layers[targets.index(name1)] & layers[targets.index(name2)]
+            shared = layers[position1] & layers[position2]
             if shared:
-                return name1, name2, call, min(shared)[0]
+                return name1, name2, call1, min(shared)[0]
     return None
+
+
+def _unpacked_from(checker, name, value):
+    """``(call, position)`` when the binding of ``name`` whose value is ``value`` took
+    one element of a call's tuple: `a, b = f(x)` (the walk binds both to the call,
+    or to `f(x)[i]` when it has a summary of `f`), else ``(None, 0)``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) and \
+            isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int):
+        return value.value, value.slice.value
+    if isinstance(value, ast.Call):
+        targets = _unpacked_names(checker).get(id(value))
+        if targets is not None and targets.count(name) == 1:
+            return value, targets.index(name)
+    return None, 0
 
 
 def _called_method(checker, scope, call):
