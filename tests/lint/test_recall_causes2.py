@@ -342,3 +342,126 @@ def test_a_target_network_loaded_before_the_backward_is_silent_and_runs():
     """)
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# ----- a custom Function's output that is its input, written in place (ADL015) -----
+
+GRADIENT_REVERSAL_WRITTEN = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class GradReverse(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, alpha):
+            ctx.alpha = alpha
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return -ctx.alpha * grad_output, None
+
+    class ReverseLayer(nn.Module):
+        def forward(self, x):
+            return GradReverse.apply(x, 1.0)
+
+    class DomainClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Linear(4, 6)
+            self.reverse = ReverseLayer()
+            self.head = nn.Linear(6, 2)
+
+        def forward(self, x):
+            h = torch.tanh(self.features(x))
+            r = self.reverse(h)
+            r += 0.1
+            return self.head(r)
+
+    def main():
+        torch.manual_seed(0)
+        model = DomainClassifier()
+        model(torch.randn(3, 4)).sum().backward()
+        return model
+""")
+
+
+def test_gradient_reversal_output_written_in_place_is_found():
+    source = GRADIENT_REVERSAL_WRITTEN
+    assert _findings(source) == [(_line(source, "r += 0.1"), "ADL015")]
+    with pytest.raises(RuntimeError, match="created inside a custom Function"):
+        _load(source)["main"]()
+
+
+def test_gradient_reversal_output_written_out_of_place_is_silent_and_reverses_the_gradient():
+    source = GRADIENT_REVERSAL_WRITTEN.replace("r += 0.1", "r = r + 0.1")
+    assert _findings(source) == []
+    namespace = _load(source)
+    model = namespace["main"]()
+    torch.manual_seed(0)
+    reference = namespace["DomainClassifier"]()
+    x = torch.randn(3, 4)
+    h = torch.tanh(reference.features(x))
+    reference.head(h + 0.1).sum().backward()
+    assert torch.allclose(model.head.weight.grad, reference.head.weight.grad)
+    assert torch.allclose(model.features.weight.grad, -reference.features.weight.grad)
+
+
+def test_function_applied_directly_and_written_is_found():
+    source = textwrap.dedent("""
+        import torch
+
+        class Identity(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        def main():
+            w = torch.randn(4, requires_grad=True)
+            y = Identity.apply(w * 2)
+            y.mul_(3)
+            y.sum().backward()
+    """)
+    assert _findings(source) == [(_line(source, "y.mul_(3)"), "ADL015")]
+    with pytest.raises(RuntimeError, match="returned as-is"):
+        _load(source)["main"]()
+
+
+def test_function_returning_a_copy_or_given_no_graph_is_silent_and_runs():
+    """A Function that returns a new tensor (`x.clone()`) gives a writable output; one
+    applied to a tensor without a graph is not recorded by autograd."""
+    source = textwrap.dedent("""
+        import torch
+
+        class Copy(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        class Identity(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        def main():
+            w = torch.randn(4, requires_grad=True)
+            y = Copy.apply(w * 2)
+            y.mul_(3)
+            y.sum().backward()
+            z = Identity.apply(torch.randn(4))
+            z.mul_(3)
+            return w.grad
+    """)
+    assert _findings(source) == []
+    assert torch.equal(_load(source)["main"](), torch.full((4,), 6.0))

@@ -20,6 +20,7 @@ from collections import defaultdict
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.configured_modules import ConstructorValues
+from autograd_doctor.lint.custom_functions import returns_an_input
 from autograd_doctor.lint.defaults import parameter_defaults
 from autograd_doctor.lint.facts import FileFacts, TrainingFacts
 from autograd_doctor.lint.events import Scope
@@ -148,6 +149,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         scope.detached.pop(name, None)
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
+        if scope.function_views:
+            scope.function_views.pop(name, None)
         if scope.provisional_splits:
             scope.provisional_splits.pop(name, None)
         scope.parameter_vars.discard(name)
@@ -161,6 +164,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
                 del scope.alias_of[alias]  # the alias keeps the old tensor, not the new name
+        if isinstance(value, ast.Call) and self.modules.as_is_functions:
+            made_by = self.function_view_call(value)
+            if made_by is not None:
+                scope.function_views[name] = made_by
         alias = self.alias_base(value) if tensor else None
         if alias is not None and alias[0] != name:
             scope.alias_of[name] = alias
@@ -327,6 +334,24 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             return "args"
         return None
 
+    def function_view_call(self, call) -> str | None:
+        """The text of ``call`` when it runs a custom autograd Function that returns its
+        input as is (`Reduce.apply(h)`), directly or as a same-file module whose
+        `forward` returns that (`self.grl(h)`), on an argument that carries a graph (so
+        that autograd records the Function): its output may not be written in place."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and \
+                isinstance(func.value, (ast.Name, ast.Attribute)):
+            runs = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr) \
+                in self.modules.as_is_functions
+        else:
+            spec = self.called_module(call)
+            runs = spec is not None and spec.kind in self.modules.function_view_classes
+        if runs and any(self.is_graph(a) or (self.scope.graph_arguments and self.result_carries_graph(a))
+                        for a in call.args if not isinstance(a, ast.Starred)):
+            return self.text(func)
+        return None
+
     def reshapes_parameter(self, value) -> bool:
         """``value`` is a parameter of the function, as the caller passed it, through
         views and reshapes only (`t.reshape(n, -1)`, `x.flatten(1).t()`): a tensor
@@ -379,6 +404,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # only then does a write of the input make the output what the write kept
         returns_input = bool(params) and bool(self.returns) and all(
             _names(value, params[0]) for value in self.returns)
+        if self.modules.as_is_functions and self.returns and all(
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "apply"
+                and isinstance(v.func.value, ast.Name) and v.func.value.id in self.modules.as_is_functions
+                for v in self.returns):
+            self.modules.function_view_classes.add(module_class)  # `return GradReverse.apply(x)`
         self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
                                                       params[0] if params else None, returns_input)
 
@@ -447,6 +477,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.framework_classes.add(node.name)
         # torch.autograd.Function: forward()/backward() run with gradients off
         is_function = any(self.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in node.bases)
+        if is_function and returns_an_input(node):
+            self.modules.as_is_functions.add(node.name)
         if any((self.qualname(b) or "").startswith("torch.optim.") or
                (isinstance(b, ast.Name) and b.id == "Optimizer") for b in node.bases):
             self.training.defines_optimizer = True

@@ -39,6 +39,9 @@ class Write:
     through_data: bool = False  # written through `.data` (invisible to autograd)
     grad_leaf: bool = False  # the name is a leaf that requires grad
     split_from: str = ""     # the name came from chunk/split/unbind of a graph tensor
+    # the name is the output of a custom autograd Function that returns its input as
+    # is (custom_functions.py): its text, `Reduce.apply` / `self.grl`
+    function_view: str = ""
 
 
 @dataclass
@@ -89,6 +92,9 @@ class Scope:
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
+    # name -> the call of a custom Function returning its input as is that made it
+    # (`y = Reduce.apply(x)`, `y = self.grl(x)`): a view that may not be written in place
+    function_views: dict = field(default_factory=dict)
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
     provisional_splits: dict = field(default_factory=dict)

@@ -450,6 +450,8 @@ class ExpressionEvents:
         scope.writes.append(Write(seq, name, node, how, not scope.grad_off, rewrite, via, via_source,
                                   source if source != name else "", scope.expanded.get(name, 0),
                                   through_data, leaf, scope.split_views.get(name, "")))
+        if name in scope.function_views:
+            scope.writes[-1].function_view = scope.function_views[name]
         if name in scope.alias_of:  # `s = t.data; s.zero_()` writes t
             base, kind = scope.alias_of[name]
             leaf = "parameter" if base in scope.parameter_vars else \

@@ -6,16 +6,24 @@ from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL015", name="inplace-on-multi-view-output",
-    summary="One of the views returned by `chunk`/`split`/`unbind` (or by iterating a tensor) is modified in place.",
+    summary="One of the views returned by `chunk`/`split`/`unbind` (or by iterating a tensor), or the output of a custom autograd Function that returns its input as is, is modified in place.",
     what_it_does="""Finds in-place writes to a name bound by unpacking `x.chunk(...)`,
 `x.split(...)`, `x.unbind(...)`, `torch.chunk(x, ...)` (and the other
 splitting functions), or to the loop variable of `for row in x:` /
-`for row in x.unbind(0):`, when `x` carries a graph (it requires grad).""",
+`for row in x.unbind(0):`, when `x` carries a graph (it requires grad).
+Also writes to the output of a same-file `torch.autograd.Function` whose
+`forward` returns one of its inputs as is or through `.view_as()`/`.view()`
+(`y = Identity.apply(h)`, or a same-file module whose `forward` returns that:
+`h = self.grl(h)`), called on a value with a graph.""",
     why_bad="""These functions return several views of one tensor, and autograd cannot
 rebase more than one view: the write raises `RuntimeError: Output 0 of
 SplitBackward0 is a view and is being modified inplace. This view is the
 output of a function that returns multiple views. Such functions do not
-allow the output views to be modified inplace.`""",
+allow the output views to be modified inplace.`  A custom Function's output
+that is its input (or a view of it) is likewise a view autograd cannot
+rebase: "This view was created inside a custom Function (or because an
+input was returned as-is) and the autograd logic to handle view+inplace
+would override the custom backward associated with the custom Function".""",
     example="""x = torch.randn(4, requires_grad=True) * 2
 a, b = x.chunk(2)
 a.mul_(2)""",
@@ -34,6 +42,15 @@ layer's output).""",
 
 def check_scope(checker, scope) -> None:
     for w in scope.writes:
+        if w.function_view and w.grad_on and not w.through_data and w.via != "detach" \
+                and id(w.node) not in scope.reported:
+            checker.report("ADL015", w.node,
+                           f"`{w.name}` comes from `{w.function_view}(...)`: the output of a custom "
+                           f"autograd Function whose forward returns its input as is (or a view of it); writing "
+                           f"it in place ({w.how}) raises 'is a view and is being modified inplace. "
+                           f"This view was created inside a custom Function (or because an input was "
+                           f"returned as-is)'; write out of place, or write a `.clone()`")
+            scope.reported.add(id(w.node))
         if not w.grad_on or not w.split_from or w.through_data or w.via == "detach" \
                 or id(w.node) in scope.reported:
             continue
