@@ -465,3 +465,62 @@ def test_function_returning_a_copy_or_given_no_graph_is_silent_and_runs():
     """)
     assert _findings(source) == []
     assert torch.equal(_load(source)["main"](), torch.full((4,), 6.0))
+
+
+def test_method_writing_a_parameter_fed_a_function_output_through_layers_is_found():
+    """The Function's output reaches the write through a module whose forward returns
+    it, a second module's forward, and a method of the caller's class that writes
+    its parameter."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class CopyToRegion(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        class ColumnLinear(nn.Linear):
+            def forward(self, x):
+                return CopyToRegion.apply(super().forward(x))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = ColumnLinear(4, 4)
+
+            def forward(self, x):
+                return self.proj(torch.tanh(x))
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def add_bias(self, h, rows, bias):
+                h[rows] = h[rows] + bias
+                return h
+
+            def forward(self, x, rows, bias):
+                h = self.block(x)
+                h = self.add_bias(h, rows, bias)
+                return h
+
+        def main(clone=False):
+            torch.manual_seed(0)
+            model = Stack()
+            x, rows, bias = torch.randn(3, 4), torch.tensor([True, False, True]), torch.randn(4)
+            model(x, rows, bias).sum().backward()
+            return model
+    """)
+    assert _findings(source) == [(_line(source, "h[rows] = h[rows] + bias"), "ADL015")]
+    with pytest.raises(RuntimeError, match="custom Function"):
+        _load(source)["main"]()
+    fixed = source.replace("h = self.add_bias(h, rows, bias)", "h = self.add_bias(h.clone(), rows, bias)")
+    assert _findings(fixed) == []
+    model = _load(fixed)["main"]()
+    assert model.block.proj.weight.grad is not None

@@ -339,18 +339,22 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         input as is (`Reduce.apply(h)`), directly or as a same-file module whose
         `forward` returns that (`self.grl(h)`), on an argument that carries a graph (so
         that autograd records the Function): its output may not be written in place."""
+        if self.runs_as_is_function(call) and any(
+                self.is_graph(a) or (self.scope.graph_arguments and self.result_carries_graph(a))
+                for a in call.args if not isinstance(a, ast.Starred)):
+            return self.text(call.func)
+        return None
+
+    def runs_as_is_function(self, call) -> bool:
+        """``call`` is `F.apply(...)` of a custom Function returning its input as is, or a
+        call of a same-file module whose `forward` returns such an output."""
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and \
                 isinstance(func.value, (ast.Name, ast.Attribute)):
-            runs = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr) \
+            return (func.value.id if isinstance(func.value, ast.Name) else func.value.attr) \
                 in self.modules.as_is_functions
-        else:
-            spec = self.called_module(call)
-            runs = spec is not None and spec.kind in self.modules.function_view_classes
-        if runs and any(self.is_graph(a) or (self.scope.graph_arguments and self.result_carries_graph(a))
-                        for a in call.args if not isinstance(a, ast.Starred)):
-            return self.text(func)
-        return None
+        spec = self.called_module(call)
+        return spec is not None and spec.kind in self.modules.function_view_classes
 
     def reshapes_parameter(self, value) -> bool:
         """``value`` is a parameter of the function, as the caller passed it, through
@@ -405,10 +409,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         returns_input = bool(params) and bool(self.returns) and all(
             _names(value, params[0]) for value in self.returns)
         if self.modules.as_is_functions and self.returns and all(
-                isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "apply"
-                and isinstance(v.func.value, ast.Name) and v.func.value.id in self.modules.as_is_functions
-                for v in self.returns):
-            self.modules.function_view_classes.add(module_class)  # `return GradReverse.apply(x)`
+                (isinstance(v, ast.Call) and self.runs_as_is_function(v))
+                or (isinstance(v, ast.Name) and v.id in scope.function_views) for v in self.returns):
+            # `return GradReverse.apply(x)`, or a layer of such a class's output
+            self.modules.function_view_classes.add(module_class)
         self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
                                                       params[0] if params else None, returns_input)
 

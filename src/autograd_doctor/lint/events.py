@@ -87,6 +87,9 @@ class Scope:
     # `p.mul_(t)` on such a parameter: written in place when the caller passes a tensor
     # (ADL001 reports it inside the function when callers pass a graph there); (seq, name, node)
     parameter_method_writes: list = field(default_factory=list)
+    # `p[i] = v` on such a parameter (p may be a dict: a write only where a caller passes
+    # a tensor); (seq, name, node)
+    parameter_index_writes: list = field(default_factory=list)
     arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)

@@ -56,6 +56,13 @@ a method that does after the step), a `for` target's iterable (`for out, y in
 zip(outputs, targets)`), a list filled with `append`, and a parameter of a
 top-level function that every call in the file fills with such a value
 (`update(log_probs)`).
+A module's parameters written in place otherwise count as its step:
+`model.load_state_dict(...)` (first-order MAML restoring the starting weights
+before the meta backward) and `p.copy_(...)` (or any in-place write, not
+through `.data`) for `p` in `model.parameters()`.  A top-level function of the
+file whose every `return` is computed by calling one of its parameters
+(`def evaluate(model, batches): ... model(x) ...`) counts at its calls as a
+call of the module passed there.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
 concatenated (`list(a.parameters()) + list(b.parameters())`).

@@ -19,7 +19,12 @@ backward has no `retain_graph=True` (nor `create_graph`) and the value is not
 cut on the way (`.detach()`, `.item()`, `no_grad`).  This is the GAN pattern
 of a discriminator loss computed from `D(fake)` instead of `D(fake.detach())`:
 `d_loss.backward()` frees the generator's graph that `g_loss.backward()`
-needs next.""",
+needs next.  Two values unpacked from one call (`loc_preds, cls_preds =
+net(x)`, `mu, logvar = self.encode(x)`) count as one graph when the called
+same-file `forward` (or method) computes both from one call of a layer with
+parameters, outside any loop (`fms = self.fpn(x)`, then both heads on `fms`):
+backpropagating one, then the other, frees the shared part in between.  Two
+calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through
