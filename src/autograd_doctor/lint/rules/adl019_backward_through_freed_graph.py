@@ -111,8 +111,8 @@ def _record_output_layers(checker, scope) -> None:
     (one node outside any loop, so one graph) share what that call saved
     (``_sibling_outputs``); two calls of one layer (`self.q(x, a)`, `self.q(x,
     pi)`) make two graphs."""
-    if scope.owner_class is None or scope.grad_off or not scope.return_values:
-        return
+    if scope.owner_class is None or scope.grad_off or not scope.return_values or not checker.file.trains:
+        return  # (the backward passes it would explain are in this file)
     per_return = []
     for seq, value in scope.return_values:
         if not isinstance(value, ast.Tuple) or len(value.elts) < 2 or \
