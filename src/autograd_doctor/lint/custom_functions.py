@@ -22,15 +22,17 @@ def returns_an_input(cls: ast.ClassDef) -> bool:
     if forward is None:
         return False
     inputs = {a.arg for a in (forward.args.posonlyargs + forward.args.args)[1:]}
-    rebound = {t.id for n in ast.walk(forward) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-               for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               for t in ast.walk(target) if isinstance(t, ast.Name)}
-    returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return)]
-    if not returns:
+    nodes = list(ast.walk(forward))
+    returned = []
+    for n in nodes:
+        if isinstance(n, ast.Return):
+            value = n.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _VIEWS:
+                value = value.func.value
+            if not (isinstance(value, ast.Name) and value.id in inputs):
+                return False
+            returned.append(value.id)
+    if not returned:
         return False
-    for value in returns:
-        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _VIEWS:
-            value = value.func.value
-        if not (isinstance(value, ast.Name) and value.id in inputs and value.id not in rebound):
-            return False
-    return True
+    # the input itself, not a new value given its name (`x = x * 2; return x`)
+    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in returned for n in nodes)

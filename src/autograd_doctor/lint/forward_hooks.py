@@ -11,13 +11,17 @@ runs the hook: with gradients on, a tensor that carries that pass's graph
 from __future__ import annotations
 
 import ast
+import re
+
+# `layer.register_forward_hook(self._hook)`, `h = m.register_forward_hook(save_output, ...)`
+_REGISTRATION = re.compile(r"\.register_forward_hook\(\s*(?:self\.)?\w+\s*[,)]")
 
 
 def forward_hooks(tree: ast.Module, source: str) -> frozenset:
     """``{(class or None, function name)}`` of the functions registered as forward
     hooks by name: `self.<method>` inside a method of the class, or a plain name."""
-    if "register_forward_hook" not in source:  # most files: no walk
-        return frozenset()
+    if "register_forward_hook" not in source or not _REGISTRATION.search(source):
+        return frozenset()  # most files: no walk
     found = set()
 
     def visit(node, cls):

@@ -124,7 +124,8 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
-    _record_called_parameters(checker, scope)
+    if scope.top_level and not scope.grad_off and scope.return_values and checker.file.trains:
+        checker.notes["ADL003 returning functions"].append(scope)  # (_record_called_parameters)
     if scope.name_calls:
         checker.notes["ADL003 scopes"].append(scope)  # callers of same-file functions
     # a same-class method called here that steps (or backpropagates through its
@@ -151,6 +152,8 @@ def check_file(checker) -> None:
     before it saved, and a later `backward()` goes through that graph."""
     if checker.notes["ADL003"]:
         module_summaries(checker)
+        for scope in checker.notes["ADL003 returning functions"]:
+            _record_called_parameters(checker, scope)
     reported = set()  # a method's step reached by several calls of it is reported once
     for scope, seq, node, optimizer, later, call in checker.notes["ADL003"]:
         if id(node) in reported:
@@ -456,8 +459,11 @@ def _record_called_parameters(checker, scope) -> None:
     gradients on, by calling one of its parameters as the caller passed it
     (`def evaluate(model, batches): loss = sum(model.loss(b) for b in batches) /
     n; return loss`): a call of it is a call of that argument (``_dependencies``),
-    so that `val_loss = evaluate(meta_net, batches)` was computed by `meta_net`."""
-    if not scope.top_level or scope.grad_off or not scope.return_values or scope.arguments is None:
+    so that `val_loss = evaluate(meta_net, batches)` was computed by `meta_net`.
+    Computed once the file is read, only when it steps (``check_file``): the
+    functions in source order, so a function's calls of those defined before it
+    count."""
+    if scope.arguments is None:
         return
     found = checker.notes.get("ADL003 called parameters")
     if found is None:

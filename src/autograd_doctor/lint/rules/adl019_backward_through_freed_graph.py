@@ -103,29 +103,41 @@ def check_scope(checker, scope) -> None:
 
 
 def _record_output_layers(checker, scope) -> None:
-    """A method that returns a tuple (a module's `forward`, `def heads(self, x)`):
-    per position, the calls of layers of `self` with parameters that every
-    `return` computes the value from, through its bindings, the lists it appends
-    to and the loops over them (`fms = self.fpn(x)`, `for fm in fms:
-    loc_preds.append(self.loc_head(fm))`).  Two positions computed from one call
-    (one node outside any loop, so one graph) share what that call saved
-    (``_sibling_outputs``); two calls of one layer (`self.q(x, a)`, `self.q(x,
-    pi)`) make two graphs."""
+    """Keep a method that returns a tuple on every path (a module's `forward`, `def
+    heads(self, x)`), for ``_output_layers``, which summarises it only when a
+    function backpropagates twice (most files never do)."""
     if scope.owner_class is None or scope.grad_off or not scope.return_values or not checker.file.trains:
         return  # (the backward passes it would explain are in this file)
-    per_return = []
-    for seq, value in scope.return_values:
-        if not isinstance(value, ast.Tuple) or len(value.elts) < 2 or \
-                (per_return and len(value.elts) != len(per_return[0])):
-            return
-        per_return.append([_layer_calls_of(checker, scope, elt, seq) for elt in value.elts])
-    common = [frozenset.intersection(*position) for position in zip(*per_return)]
-    if sum(bool(calls) for calls in common) < 2:
-        return
-    looped = _nodes_in_loops(checker, scope)
-    common = tuple(frozenset(c for c in calls if c[1] not in looped) for calls in common)
-    if sum(bool(calls) for calls in common) >= 2:
-        checker.notes["ADL019 output layers"].append(((scope.owner_class, scope.name), common))
+    if all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for _, value in scope.return_values):
+        checker.notes["ADL019 tuple methods"].append(scope)
+
+
+def _output_layers(checker) -> dict:
+    """``(class, method) -> per position, the calls of layers of `self` with
+    parameters that every `return` computes the value from``, through its
+    bindings, the lists it appends to and the loops over them (`fms =
+    self.fpn(x)`, `for fm in fms: loc_preds.append(self.loc_head(fm))`).  Two
+    positions computed from one call (one node outside any loop, so one graph)
+    share what that call saved (``_sibling_outputs``); two calls of one layer
+    (`self.q(s, a)`, `self.q(s, pi)`) make two graphs."""
+    found = checker.notes.get("ADL019 output layers")
+    if found is None:
+        found = checker.notes["ADL019 output layers"] = {}
+    pending = checker.notes.get("ADL019 tuple methods") or []
+    while pending:
+        scope = pending.pop()
+        per_return = [[_layer_calls_of(checker, scope, elt, seq) for elt in value.elts]
+                      for seq, value in scope.return_values]
+        if len({len(r) for r in per_return}) != 1:
+            continue
+        common = [frozenset.intersection(*position) for position in zip(*per_return)]
+        if sum(bool(calls) for calls in common) < 2:
+            continue
+        looped = _nodes_in_loops(checker, scope)
+        common = tuple(frozenset(c for c in calls if c[1] not in looped) for calls in common)
+        if sum(bool(calls) for calls in common) >= 2:
+            found[(scope.owner_class, scope.name)] = common
+    return found
 
 
 def _nodes_in_loops(checker, scope) -> set:
@@ -183,7 +195,9 @@ def _sibling_outputs(checker, scope, recv1, seq1, read_by_second):
     called method (a same-file module's `forward`, a method returning a tuple)
     computes both from one call of a layer with parameters (``_record_output_layers``):
     (first name, second name, the call, the shared layer), or None."""
-    layers_by_method = dict(checker.notes.get("ADL019 output layers", ()))
+    if not checker.notes.get("ADL019 tuple methods") and not checker.notes.get("ADL019 output layers"):
+        return None
+    layers_by_method = _output_layers(checker)
     if not layers_by_method:
         return None
     for name1, bseq1 in sorted(_bindings_read(checker, scope, recv1, seq1), key=lambda b: b[1]):
