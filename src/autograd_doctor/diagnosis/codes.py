@@ -1409,6 +1409,37 @@ or compute the value inside the block (`mu_stop = encoder(x)` under no_grad).
     example_setup="x = torch.randn(4, 3)\n",
 )
 
+PROBABILITIES_AS_LOG_PROBABILITIES = _code(
+    "AD156",
+    "kl_div or nll_loss given probabilities (a softmax's output): they expect log-probabilities",
+    """\
+**What it means.** `F.kl_div(input, target)` / `nn.KLDivLoss` and `F.nll_loss` / `nn.NLLLoss`
+read their input as log-probabilities, the output of `log_softmax`. Given probabilities, the
+output of `softmax`, KL divergence becomes `target * (log(target) - p)`, whose gradient raises
+every class's probability in proportion to the target instead of moving the distribution towards
+it, and NLL becomes `-p[target]`, whose gradient vanishes where the model is most wrong. The
+program runs and the loss goes down; nothing is raised (it is numbered with the errors only
+because the warning numbers were taken). autograd-doctor looks once per backward() line: the graph
+holds a softmax and the source around backward() gives one of these losses a `softmax(...)` call,
+or a name assigned one just before, as its input.
+
+**Minimal example.**
+
+    student = F.softmax(model(x), dim=1)                      # probabilities
+    loss = F.kl_div(student, teacher, reduction="batchmean")  # AD156
+    loss.backward()
+
+**The fix.** `F.log_softmax(model(x), dim=1)` (the same arguments); where the probabilities are
+also read elsewhere, give the loss `torch.log(student)`.
+""",
+    heading="kl_div or nll_loss given probabilities",
+    example_setup=(
+        "model = nn.Linear(4, 3)\n"
+        "x = torch.randn(8, 4)\n"
+        "teacher = torch.softmax(torch.randn(8, 3), dim=1)\n"
+    ),
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
