@@ -17,9 +17,9 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    cleared_before_step, copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan,
-    never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms, stale_graph_values,
-    stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
+    cleared_before_step, copies, diagnose, discarded_results, grad_off_blocks, idle_terms, log_probability_inputs,
+    masked_nan, never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms,
+    stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
@@ -675,6 +675,8 @@ class Doctor:
             self._report_silent(log_probability_inputs.raw_score_diagnosis, call, args, kwargs)
             # kl_div / nll_loss of a softmax's output (AD156).
             self._report_silent(probability_inputs.probability_input_diagnosis, call, args, kwargs)
+            # An out-of-place method called as a statement, its result thrown away (AD157).
+            self._report_silent(discarded_results.discarded_result_diagnosis, call)
             # A policy-gradient term whose baseline is not detached (AD226).
             self._report_silent(score_function_weights.unbaselined_weight_diagnosis, call, args, kwargs)
             # A prediction compared with its own network's target, not detached (AD227).

@@ -1440,6 +1440,36 @@ also read elsewhere, give the loss `torch.log(student)`.
     ),
 )
 
+DISCARDED_OUT_OF_PLACE_RESULT = _code(
+    "AD157",
+    "an out-of-place tensor method was called as a statement: its result is thrown away",
+    """\
+**What it means.** `attn.masked_fill(mask, 0.)`, `x.clamp(0, 1)`, `h.index_fill(0, rows, 0)`
+return a new tensor and leave their receiver as it was. Called as a statement, the result is
+thrown away and the line does nothing: the values it was meant to change reach the loss as they
+were (Flamingo's cross-attention kept attending for text before any image). Nothing fails, and
+the gradient is that of the unchanged values (it is numbered with the errors only because the
+warning numbers were taken). autograd-doctor reads, once per backward() line, the functions
+running around backward() (where the receiver must hold a tensor) and the forward of each module
+bound there.
+
+**Minimal example.**
+
+    scores = layer(x)
+    scores.masked_fill(mask, 0.)     # AD157: the masked copy is thrown away
+    scores.sum().backward()
+
+**The fix.** Keep the result: `scores = scores.masked_fill(mask, 0.)`. The in-place method
+(`masked_fill_`) also changes the tensor, but fails where autograd saved it.
+""",
+    heading="an out-of-place tensor method called as a statement",
+    example_setup=(
+        "layer = nn.Linear(4, 3)\n"
+        "x = torch.randn(5, 4)\n"
+        "mask = torch.rand(5, 3) > 0.5\n"
+    ),
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
