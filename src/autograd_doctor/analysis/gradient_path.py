@@ -233,6 +233,11 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         seen.add((name, statement.lineno))
         inputs = [n for n in loaded_names(value) if n != name or isinstance(statement, ast.AugAssign)]
         marks = cut_marks(value, filename)
+        if not marks and name in loaded_names(value) and not any(
+                isinstance((frame_locals or {}).get(n), torch.Tensor) or frame_locals is None for n in inputs):
+            # `coords = 2.0 * coords.float() / (bins - 1) - 1.0`: the name's only tensor input is its
+            # own earlier value; the cut lies where that one was made.
+            inputs = inputs + [name]
         context = _no_grad_context(statement, scope.parents)
         if context is not None:
             marks.insert(0, CutMark("no_grad", statement, segment(filename, context.items[0].context_expr), context))
@@ -255,6 +260,13 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         if frame_locals is not None:
             input_flags = {n: _carries_grad(frame_locals.get(n)) for n in inputs if n in frame_locals}
             carriers = [n for n, flag in input_flags.items() if flag]
+            integer = next((mark for mark in marks if mark.kind == "integer"), None)
+            if integer is not None and not current and any(flag and _statement_is_current(scope, statement, n, use_line)
+                                                           for n, flag in input_flags.items()):
+                # `argmax(scores)` of scores that carry gradients, its value since rebound: an index
+                # has no gradient whatever is computed from it afterwards.
+                return Cut(statement, integer, filename, name, f"{integer.text} gives indices, which have no gradient",
+                           _non_tensor_names(value, frame_locals))
             lost = isinstance(result, torch.Tensor) and not result.requires_grad or (
                 marks and not isinstance(result, (torch.Tensor, torch.nn.Module)) and not _carries_grad(result))
             if carriers and current and lost:
