@@ -35,8 +35,8 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, user_fra
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame, loaded_names,
-    root_expression,
+    MAX_NODES, Scope, backward_call_node, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame,
+    loaded_names, root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -560,10 +560,51 @@ def _derivative_off_at_entry_diagnosis(entry: DerivativeOffAtEntry, site: Site, 
                                    [enable_grad_block_help(entry)], output, name, "grad_off_at_entry")
 
 
+def _gradients_without_graph_diagnosis(recorder, call, args, kwargs) -> Diagnosis | None:
+    """AD301 for `torch.autograd.grad(grads, params)` where each output is the `.grad` of one of the
+    inputs (a Hessian-vector product, Hutchinson's estimate in SophiaH or AdaHessian): those gradients
+    were left by an earlier backward() run without `create_graph=True`, so they have no graph to
+    differentiate. The line to change is that backward()."""
+    outputs = args[0] if args else kwargs.get("outputs")
+    inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+    outputs = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs or ())
+    inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs or ())
+    if not outputs or not inputs or any(output.grad_fn is not None for output in outputs) or not all(
+            any(output is getattr(tensor, "grad", None) for tensor in inputs) for output in outputs):
+        return None
+    earlier = [c for c in recorder.backward_calls if c.seq < call.seq and c.site is not None]
+    if not earlier:
+        return None
+    backward_site = earlier[-1].site
+    statement = Scope(backward_site.filename, backward_site.lineno).statement_at(backward_site.lineno)
+    backward = backward_call_node(statement) if statement is not None else None
+    if backward is None or any(keyword.arg == "create_graph" for keyword in backward.keywords):
+        return None
+    call_text = segment(backward_site.filename, backward)
+    helps = []
+    if call_text is not None and call_text.endswith(")"):
+        inner = call_text[call_text.index("(", len(segment(backward_site.filename, backward.func) or "")) + 1:-1].strip()
+        new_call = call_text[:-1] + (", " if inner else "") + "create_graph=True)"
+        replacement = replace_node_text(backward_site.filename, statement, backward, new_call)
+        if replacement is not None:
+            helps.append(Suggestion("keep the graph of the gradients, so they can be differentiated again: "
+                                    "create_graph=True", replacement, statement_location(backward_site.filename, statement)))
+    primary = statement_location(backward_site.filename, statement, role="backward",
+                                 note="computes the gradients without a graph")
+    related = [location_of(call.site, role="differentiated", note="differentiates those gradients again")]
+    notes = ["the tensors differentiated are the inputs' .grad, left by this backward(): without create_graph=True "
+             "autograd does not record how they were computed, so they have no grad_fn"]
+    return Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="error",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
 def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     if site is None:
         return None
+    second_order = _gradients_without_graph_diagnosis(recorder, call, args, kwargs)
+    if second_order is not None:
+        return second_order
     switch = switches.switch_in_force()
     frame = live_frame(site)
     scope = Scope(site.filename, site.lineno)
