@@ -22,7 +22,9 @@ import ast
 import torch
 
 from autograd_doctor.analysis.number_terms import Reading, read_value
-from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, live_frame, user_files_around
+from autograd_doctor.analysis.source_scope import (
+    backward_roots, frame_values, graph_nodes, live_frame, user_files_around,
+)
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -100,7 +102,7 @@ def probability_input_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | 
         return None
     site = call.site if call is not None else None
     frame = live_frame(site)
-    values = {**frame.f_globals, **frame.f_locals} if frame is not None else {}
+    values = frame_values(frame) if frame is not None else {}
     for filename in user_files_around(call):
         tree = parse_file(filename)
         for _, loss_call, loss in _loss_calls(filename, values):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
@@ -211,8 +211,9 @@ def _optimizers_around(module, frame) -> list:
     first = next(module.parameters(), None)
     if first is None or frame is None:
         return []
-    candidates = list(frame.f_locals.values()) + list(frame.f_globals.values())
-    owner = frame.f_locals.get("self")
+    local_values = frame_locals(frame)
+    candidates = list(local_values.values()) + list(frame.f_globals.values())
+    owner = local_values.get("self")
     if owner is not None and isinstance(getattr(owner, "__dict__", None), dict):
         candidates += list(owner.__dict__.values())
     found = []
