@@ -17,8 +17,9 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    cleared_before_step, copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan,
-    never_stepped, number_terms, score_function_weights, self_compared_terms, self_weighted_terms,
+    cleared_before_step, copies, diagnose, discarded_results, grad_off_blocks, idle_terms, log_probability_inputs,
+    masked_nan, never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms,
+    self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     untrained_parameters, zero_gradient_ops,
 )
@@ -676,6 +677,10 @@ class Doctor:
             self._report_silent(zero_gradient_ops.zero_gradient_diagnosis, call, args, kwargs)
             # nll_loss / ctc_loss of a layer's raw scores (AD225).
             self._report_silent(log_probability_inputs.raw_score_diagnosis, call, args, kwargs)
+            # kl_div / nll_loss of a softmax's output (AD156).
+            self._report_silent(probability_inputs.probability_input_diagnosis, call, args, kwargs)
+            # An out-of-place method called as a statement, its result thrown away (AD157).
+            self._report_silent(discarded_results.discarded_result_diagnosis, call)
             # A policy-gradient term whose baseline is not detached (AD226).
             self._report_silent(score_function_weights.unbaselined_weight_diagnosis, call, args, kwargs)
             # A prediction compared with its own network's target, not detached (AD227).

@@ -32,7 +32,7 @@ from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, replace_node_text, segment, statement_at, statement_location,
+    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
 )
 
 
@@ -797,14 +797,47 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     if statement is not None and not helps:
         item = _container_item_rebinding(site, statement)
         helps.extend([item] if item is not None else [])
-    helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
-                            "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "
              "PyTorch forbids writing into them in place because it cannot update the sibling views' history"]
+    function = _argument_written_for_caller(site.filename, site.lineno, name)
+    if function is not None:
+        # `def norm_ip(img, ...): img.clamp_(...)` returns nothing: the caller reads the write through
+        # its own tensor. `img = img.clamp(...)` would rebind the local name only, and the caller's
+        # tensor would keep its old values.
+        helps = [s for s in helps if not (s.replacement or "").startswith(f"{name} = ")]
+        notes.append(f"{name} is an argument of {function}(), which writes it in place for its caller and does not "
+                     f"return it: rebinding {name} to an out-of-place result would leave the caller's tensor unchanged")
+        helps.append(Suggestion(f"if the values are only read (plotted, logged, copied), give {function}() a tensor "
+                                "without a graph: .detach() where the caller takes it from a parameter or an output"))
+    helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
+                            "with torch.cat or torch.stack instead of writing into one piece"))
     diagnosis = Diagnosis(code=codes.MULTI_OUTPUT_VIEW_INPLACE, title=codes.title(codes.MULTI_OUTPUT_VIEW_INPLACE),
                           severity="error", primary=primary, related=[], tensor=info, notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
+
+
+def _argument_written_for_caller(filename: str, line: int, name: str | None) -> str | None:
+    """The name of the function around `line` when `name` is one of its arguments, not bound again in
+    it, and no `return` gives it back: a write into it is meant for the caller's tensor. None otherwise."""
+    tree = parse_file(filename) if name else None
+    if tree is None:
+        return None
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not functions:
+        return None
+    function = max(functions, key=lambda node: node.lineno)
+    arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+    if name not in {argument.arg for argument in arguments}:
+        return None
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return None
+        if isinstance(node, ast.Return) and node.value is not None \
+                and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value)):
+            return None
+    return function.name
 
 
 def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:

@@ -35,8 +35,8 @@ from autograd_doctor.analysis.naming import modules_in, parameter_path, user_fra
 from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame, loaded_names,
-    root_expression,
+    MAX_NODES, Scope, backward_call_node, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame,
+    loaded_names, root_expression,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -233,6 +233,11 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         seen.add((name, statement.lineno))
         inputs = [n for n in loaded_names(value) if n != name or isinstance(statement, ast.AugAssign)]
         marks = cut_marks(value, filename)
+        if not marks and name in loaded_names(value) and not any(
+                isinstance((frame_locals or {}).get(n), torch.Tensor) or frame_locals is None for n in inputs):
+            # `coords = 2.0 * coords.float() / (bins - 1) - 1.0`: the name's only tensor input is its
+            # own earlier value; the cut lies where that one was made.
+            inputs = inputs + [name]
         context = _no_grad_context(statement, scope.parents)
         if context is not None:
             marks.insert(0, CutMark("no_grad", statement, segment(filename, context.items[0].context_expr), context))
@@ -255,6 +260,13 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
         if frame_locals is not None:
             input_flags = {n: _carries_grad(frame_locals.get(n)) for n in inputs if n in frame_locals}
             carriers = [n for n, flag in input_flags.items() if flag]
+            integer = next((mark for mark in marks if mark.kind == "integer"), None)
+            if integer is not None and not current and any(flag and _statement_is_current(scope, statement, n, use_line)
+                                                           for n, flag in input_flags.items()):
+                # `argmax(scores)` of scores that carry gradients, its value since rebound: an index
+                # has no gradient whatever is computed from it afterwards.
+                return Cut(statement, integer, filename, name, f"{integer.text} gives indices, which have no gradient",
+                           _non_tensor_names(value, frame_locals))
             lost = isinstance(result, torch.Tensor) and not result.requires_grad or (
                 marks and not isinstance(result, (torch.Tensor, torch.nn.Module)) and not _carries_grad(result))
             if carriers and current and lost:
@@ -548,10 +560,51 @@ def _derivative_off_at_entry_diagnosis(entry: DerivativeOffAtEntry, site: Site, 
                                    [enable_grad_block_help(entry)], output, name, "grad_off_at_entry")
 
 
+def _gradients_without_graph_diagnosis(recorder, call, args, kwargs) -> Diagnosis | None:
+    """AD301 for `torch.autograd.grad(grads, params)` where each output is the `.grad` of one of the
+    inputs (a Hessian-vector product, Hutchinson's estimate in SophiaH or AdaHessian): those gradients
+    were left by an earlier backward() run without `create_graph=True`, so they have no graph to
+    differentiate. The line to change is that backward()."""
+    outputs = args[0] if args else kwargs.get("outputs")
+    inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+    outputs = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs or ())
+    inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs or ())
+    if not outputs or not inputs or any(output.grad_fn is not None for output in outputs) or not all(
+            any(output is getattr(tensor, "grad", None) for tensor in inputs) for output in outputs):
+        return None
+    earlier = [c for c in recorder.backward_calls if c.seq < call.seq and c.site is not None]
+    if not earlier:
+        return None
+    backward_site = earlier[-1].site
+    statement = Scope(backward_site.filename, backward_site.lineno).statement_at(backward_site.lineno)
+    backward = backward_call_node(statement) if statement is not None else None
+    if backward is None or any(keyword.arg == "create_graph" for keyword in backward.keywords):
+        return None
+    call_text = segment(backward_site.filename, backward)
+    helps = []
+    if call_text is not None and call_text.endswith(")"):
+        inner = call_text[call_text.index("(", len(segment(backward_site.filename, backward.func) or "")) + 1:-1].strip()
+        new_call = call_text[:-1] + (", " if inner else "") + "create_graph=True)"
+        replacement = replace_node_text(backward_site.filename, statement, backward, new_call)
+        if replacement is not None:
+            helps.append(Suggestion("keep the graph of the gradients, so they can be differentiated again: "
+                                    "create_graph=True", replacement, statement_location(backward_site.filename, statement)))
+    primary = statement_location(backward_site.filename, statement, role="backward",
+                                 note="computes the gradients without a graph")
+    related = [location_of(call.site, role="differentiated", note="differentiates those gradients again")]
+    notes = ["the tensors differentiated are the inputs' .grad, left by this backward(): without create_graph=True "
+             "autograd does not record how they were computed, so they have no grad_fn"]
+    return Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="error",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
 def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | None:
     site = call.site
     if site is None:
         return None
+    second_order = _gradients_without_graph_diagnosis(recorder, call, args, kwargs)
+    if second_order is not None:
+        return second_order
     switch = switches.switch_in_force()
     frame = live_frame(site)
     scope = Scope(site.filename, site.lineno)

@@ -1409,6 +1409,67 @@ or compute the value inside the block (`mu_stop = encoder(x)` under no_grad).
     example_setup="x = torch.randn(4, 3)\n",
 )
 
+PROBABILITIES_AS_LOG_PROBABILITIES = _code(
+    "AD156",
+    "kl_div or nll_loss given probabilities (a softmax's output): they expect log-probabilities",
+    """\
+**What it means.** `F.kl_div(input, target)` / `nn.KLDivLoss` and `F.nll_loss` / `nn.NLLLoss`
+read their input as log-probabilities, the output of `log_softmax`. Given probabilities, the
+output of `softmax`, KL divergence becomes `target * (log(target) - p)`, whose gradient raises
+every class's probability in proportion to the target instead of moving the distribution towards
+it, and NLL becomes `-p[target]`, whose gradient vanishes where the model is most wrong. The
+program runs and the loss goes down; nothing is raised (it is numbered with the errors only
+because the warning numbers were taken). autograd-doctor looks once per backward() line: the graph
+holds a softmax and the source around backward() gives one of these losses a `softmax(...)` call,
+or a name assigned one just before, as its input.
+
+**Minimal example.**
+
+    student = F.softmax(model(x), dim=1)                      # probabilities
+    loss = F.kl_div(student, teacher, reduction="batchmean")  # AD156
+    loss.backward()
+
+**The fix.** `F.log_softmax(model(x), dim=1)` (the same arguments); where the probabilities are
+also read elsewhere, give the loss `torch.log(student)`.
+""",
+    heading="kl_div or nll_loss given probabilities",
+    example_setup=(
+        "model = nn.Linear(4, 3)\n"
+        "x = torch.randn(8, 4)\n"
+        "teacher = torch.softmax(torch.randn(8, 3), dim=1)\n"
+    ),
+)
+
+DISCARDED_OUT_OF_PLACE_RESULT = _code(
+    "AD157",
+    "an out-of-place tensor method was called as a statement: its result is thrown away",
+    """\
+**What it means.** `attn.masked_fill(mask, 0.)`, `x.clamp(0, 1)`, `h.index_fill(0, rows, 0)`
+return a new tensor and leave their receiver as it was. Called as a statement, the result is
+thrown away and the line does nothing: the values it was meant to change reach the loss as they
+were (Flamingo's cross-attention kept attending for text before any image). Nothing fails, and
+the gradient is that of the unchanged values (it is numbered with the errors only because the
+warning numbers were taken). autograd-doctor reads, once per backward() line, the functions
+running around backward() (where the receiver must hold a tensor) and the forward of each module
+bound there.
+
+**Minimal example.**
+
+    scores = layer(x)
+    scores.masked_fill(mask, 0.)     # AD157: the masked copy is thrown away
+    scores.sum().backward()
+
+**The fix.** Keep the result: `scores = scores.masked_fill(mask, 0.)`. The in-place method
+(`masked_fill_`) also changes the tensor, but fails where autograd saved it.
+""",
+    heading="an out-of-place tensor method called as a statement",
+    example_setup=(
+        "layer = nn.Linear(4, 3)\n"
+        "x = torch.randn(5, 4)\n"
+        "mask = torch.rand(5, 3) > 0.5\n"
+    ),
+)
+
 SELF_WEIGHTED_AVERAGE = _code(
     "AD158",
     "a loss averages values with softmax weights computed from those same values, not detached",

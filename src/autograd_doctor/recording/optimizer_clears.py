@@ -14,7 +14,8 @@ For an optimizer that does step, the log also counts, per backward() call site (
 how often the gradients that site computed were applied by a `step()` and how often a
 `zero_grad()` cleared them before any step: a `zero_grad()` at every micro-batch of a
 gradient-accumulation window throws away all but the last micro-batch's gradients
-(analysis/cleared_before_step.py, AD153).
+(analysis/cleared_before_step.py, AD153). `model.zero_grad()` clears the same gradients: it is
+counted as a clear of the optimizers over the model's parameters that its caller holds.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack
+from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
@@ -119,7 +120,7 @@ class OptimizerClearLog:
             entry = self.by_optimizer[id(optimizer)] = OptimizerClears(weakref.ref(optimizer))
         return entry
 
-    def cleared(self, optimizer, seq: int, backward_calls) -> None:
+    def cleared(self, optimizer, seq: int, backward_calls, by_module: bool = False) -> None:
         entry = self._entry(optimizer)
         if entry is None:
             return
@@ -127,7 +128,9 @@ class OptimizerClearLog:
         # Before its first step too: whether the optimizer steps at all is judged when the doctor stops.
         if not entry.stepping and not _inside_step(optimizer):
             self._note_cleared_unapplied(entry, optimizer, max(previous, entry.last_step_seq), seq, backward_calls)
-        if optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
+        # A model's zero_grad() says nothing of whether this optimizer is the one meant to step
+        # (another one over the same parameters may be): only the optimizer's own call counts for AD221.
+        if by_module or optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
             return
         since = [call for call in backward_calls if previous < call.seq < seq]
         stack = capture_user_stack(2, limit=1)
@@ -200,7 +203,54 @@ def _recording(original):
     return marked(zero_grad, original)
 
 
-_wrapped = WrappedAttributes(lambda: [(torch.optim.Optimizer, "zero_grad", _recording)])
+def _optimizers_around(module, frame) -> list:
+    """The optimizers over `module`'s parameters that the caller of `module.zero_grad()` can reach:
+    its local and global values, their attributes (`self.optimizer`), and what wraps an optimizer
+    (accelerate's AcceleratedOptimizer keeps it as `.optimizer`). Only these are looked at: the
+    recording keeps no list of optimizers."""
+    first = next(module.parameters(), None)
+    if first is None or frame is None:
+        return []
+    local_values = frame_locals(frame)
+    candidates = list(local_values.values()) + list(frame.f_globals.values())
+    owner = local_values.get("self")
+    if owner is not None and isinstance(getattr(owner, "__dict__", None), dict):
+        candidates += list(owner.__dict__.values())
+    found = []
+    for value in candidates:
+        if isinstance(value, torch.Tensor):
+            continue
+        # An instance attribute only: a property could run the user's code.
+        wrapped = value.__dict__.get("optimizer") if isinstance(getattr(value, "__dict__", None), dict) else None
+        for optimizer in (value, wrapped):
+            if isinstance(optimizer, torch.optim.Optimizer) and optimizer not in found \
+                    and any(p is first for group in optimizer.param_groups for p in group.get("params", ())):
+                found.append(optimizer)
+    return found
+
+
+def _module_recording(original):
+    """`model.zero_grad()` clears the same gradients as the optimizer's: noted as a clear of each
+    optimizer over the module's parameters that the caller holds (AD153 counts both)."""
+    @functools.wraps(original)
+    def zero_grad(self, *args, **kwargs):
+        if _wrapped.recorders:
+            started = own_work_started()
+            try:
+                for optimizer in _optimizers_around(self, sys._getframe(1)):
+                    for recorder in list(_wrapped.recorders):
+                        recorder.optimizer_clears.cleared(optimizer, next(recorder.seq), recorder.backward_calls,
+                                                          by_module=True)
+            except Exception:
+                pass
+            finally:
+                own_work_done(started)
+        return call_as_caller(original, (self, *args), kwargs)
+    return marked(zero_grad, original)
+
+
+_wrapped = WrappedAttributes(lambda: [(torch.optim.Optimizer, "zero_grad", _recording),
+                                      (torch.nn.Module, "zero_grad", _module_recording)])
 
 # Record `optimizer.zero_grad()` calls into a recorder's `optimizer_clears` until
 # `deactivate(recorder)`.

@@ -89,6 +89,17 @@ def non_scalar_backward(context: ErrorContext, already):
                                     f"or pass grad_outputs=torch.ones_like({output}) (the same as .sum()); "
                                     "autograd-doctor does not choose, as the scale of the gradient returned is the "
                                     "result"))
+    elif receiver is not None and (misplaced := _reduction_of_one_factor(filename, receiver, statement.lineno)):
+        # `loss = a * b.mean()`: the reduction the user wrote binds to one factor only.
+        made, reduced_factor, new_made = misplaced
+        made_location = statement_location(filename, made, role="made",
+                                           note=f"{reduced_factor} reduces one factor only, not the product")
+        notes.append(f"line {made.lineno} reduces {reduced_factor} alone: a method call binds tighter than the "
+                     f"operator around it, so {text_of(filename, receiver)} keeps the shape of the other operand")
+        helps.append(_failing_value_change(statement_change(
+            made_location, "reduce the whole product, as the reduction written at its end was meant to: put the "
+                           "operands in brackets before it", new_made)))
+        return diagnosis(codes.BACKWARD_NON_SCALAR, made_location, [location], notes=notes, help=helps)
     elif receiver is not None:
         text = text_of(filename, receiver)
         count = 'N' if shape is None else _count(shape)
@@ -125,6 +136,48 @@ def non_scalar_backward(context: ErrorContext, already):
     if grad_calls:
         found.title = "torch.autograd.grad() was called on a tensor with more than one element"
     return found
+
+
+# Methods that reduce a tensor to one number when called without arguments.
+FULL_REDUCTIONS = ("mean", "sum")
+# Methods that only move or cast a value, written after a reduction (`w.mean().to(device)`).
+PLACEMENT_METHODS = ("to", "cuda", "cpu", "float", "double", "half", "type")
+
+
+def _reduction_of_one_factor(filename: str, receiver: ast.expr, line: int):
+    """(assignment, reduced factor's text, new assignment) when the tensor handed to backward() was
+    assigned a product whose last factor ends with a full reduction:
+    `loss = td_error.pow(2) * weights.mean().to(device)`. Python binds `.mean()` to `weights` alone,
+    so the loss keeps td_error's shape; the reduction belongs after the whole product:
+    `loss = (td_error.pow(2) * weights).mean().to(device)`. None for any other assignment."""
+    if not isinstance(receiver, ast.Name):
+        return None
+    made = last_assignment(filename, receiver.id, line)
+    # Only a product: a weighted loss whose weights got the reduction (`x / w.sum()` is often a
+    # normalisation, and a mean distributes over `+` and `-`, so those keep the general help).
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1 or not isinstance(made.value, ast.BinOp) \
+            or not isinstance(made.value.op, ast.Mult):
+        return None
+    product = made.value
+    # Walk down the last operand's method chain: placements first, then the reduction.
+    tail, node = [], product.right
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in PLACEMENT_METHODS:
+        tail.append(node)
+        node = node.func.value
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FULL_REDUCTIONS
+            and not node.args and not node.keywords):
+        return None
+    reduction, factor = node, node.func.value
+    left, right_factor = text_of(filename, product.left), text_of(filename, factor)
+    whole, reduced_factor = text_of(filename, product), text_of(filename, reduction)
+    if None in (left, right_factor, whole, reduced_factor):
+        return None
+    operator = whole[len(left):whole.index(right_factor, len(left))]
+    suffix = whole[whole.index(reduced_factor) + len(reduced_factor):] if tail else ""
+    new_value = f"({left}{operator}{right_factor}).{reduction.func.attr}(){suffix}"
+    new_made = replace_node_text(filename, made, product, new_value)
+    return (made, reduced_factor, new_made) if new_made is not None else None
 
 
 def _read_after(filename: str, name: str, statement: ast.stmt) -> bool:
