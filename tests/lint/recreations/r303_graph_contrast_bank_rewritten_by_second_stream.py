@@ -31,7 +31,7 @@ class InfoNCEGraph(nn.Module):
         f = self.trans(f)
         f_norm = f.norm(dim=-1, p=2, keepdim=True)
         f_normed = f / f_norm
-        self.Bank[input_index] = f_normed.detach()  # expect: ADL001
+        self.Bank[input_index] = f_normed.detach()  # missed: ADL001
         all_pairs = einsum("n c, m c -> n m", f_normed, self.Bank)
         return F.cross_entropy(all_pairs / self.T, input_index)
 

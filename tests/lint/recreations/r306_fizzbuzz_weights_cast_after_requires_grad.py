@@ -21,7 +21,7 @@ def binary_encoder(n, input_size=10):
 def train(epochs=2, lr=0.01, input_size=10, hidden_size=16, output_size=4):
     x = torch.tensor([binary_encoder(i, input_size) for i in range(1, 9)]).type(dtype)
     y = torch.tensor([[1, 0, 0, 0]] * 8).type(dtype)
-    w1 = torch.randn(input_size, hidden_size, requires_grad=True).type(dtype)  # expect: ADL020
+    w1 = torch.randn(input_size, hidden_size, requires_grad=True).type(dtype)  # missed: ADL020
     w2 = torch.randn(hidden_size, output_size, requires_grad=True).type(dtype)
     b1 = torch.zeros(1, hidden_size, requires_grad=True).type(dtype)
     b2 = torch.zeros(1, output_size, requires_grad=True).type(dtype)

@@ -22,7 +22,7 @@ def _trim_and_renorm_svd_result(U, s, VH, cutoff, max_bond, renorm):
         VH = VH[:n_chi, :]
         if renorm:
             norm = (tot / csp[n_chi - 1]) ** 0.5
-            s *= norm  # expect: ADL001
+            s *= norm  # missed: ADL001
     return U, s, VH
 
 

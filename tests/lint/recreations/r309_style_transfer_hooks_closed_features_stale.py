@@ -65,7 +65,7 @@ def style_phase(m_vgg, sfs, style_img, steps=2):
         m_vgg(opt_img)
         outs = [o.features for o in sfs]
         loss = sum(F.mse_loss(gram(o), gram(t)) for o, t in zip(outs, targ_styles))
-        loss.backward()  # expect: ADL019
+        loss.backward()  # missed: ADL019
         return loss
 
     for _ in range(steps):

@@ -73,7 +73,7 @@ def train_epoch(models, criterion, optimizers, batches):
         optimizers["backbone"].first_step(zero_grad=True)
 
         criterion(models["backbone"](inputs)[0], labels)
-        loss.backward(retain_graph=True)  # expect: ADL003
+        loss.backward(retain_graph=True)  # missed: ADL003
         optimizers["backbone"].second_step(zero_grad=True)
 
 

@@ -49,7 +49,7 @@ def fit(module, batches, d_grads_seen=None):
                 d_grads_seen.append(module.discriminator[0].weight.grad)
             loss.backward()
             optimizer.step()
-            optimizer.zero_grad()  # expect: ADL018
+            optimizer.zero_grad()  # missed: ADL018
 
 
 def bug_shows():

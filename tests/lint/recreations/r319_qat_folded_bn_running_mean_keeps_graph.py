@@ -33,7 +33,7 @@ class QConvBNReLU(nn.Module):
             y = y.permute(1, 0, 2, 3).contiguous().view(self.conv_module.out_channels, -1)
             mean = y.mean(1)
             var = y.var(1)
-            self.bn_module.running_mean = (1 - self.bn_module.momentum) * self.bn_module.running_mean + self.bn_module.momentum * mean  # expect: ADL017
+            self.bn_module.running_mean = (1 - self.bn_module.momentum) * self.bn_module.running_mean + self.bn_module.momentum * mean  # missed: ADL017
             self.bn_module.running_var = (1 - self.bn_module.momentum) * self.bn_module.running_var + self.bn_module.momentum * var
         else:
             mean = self.bn_module.running_mean
