@@ -112,6 +112,11 @@ expand_as diagonal unfold as_strided movedim moveaxis swapaxes swapdims
 unflatten real imag detach mT mH T H adjoint indices values
 """.split())
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Views over the same memory with the axes reordered: copying one into the region it
+# views overlaps partially, which PyTorch refuses (`out[1] = out[1].transpose(-2, -1)`).
+TRANSPOSING_METHODS = frozenset({"transpose", "t", "permute", "swapaxes", "swapdims", "movedim",
+                                 "moveaxis", "adjoint"})
+TRANSPOSING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
 # Ops of two tensor operands whose saves change when one is a Python number.
 BINARY_OPS = frozenset("""
 mul div add sub pow matmul mm atan2 maximum minimum hypot dot true_divide bmm remainder fmod

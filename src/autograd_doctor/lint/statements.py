@@ -141,6 +141,7 @@ class AssignmentEvents:
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
                 self.note_self_index(target, stmt)
+                self.note_transposed_self_copy(target, value, stmt)
                 if base is not None and value is not None and not self.scope.grad_off:
                     self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
@@ -161,6 +162,25 @@ class AssignmentEvents:
         for elt in elts:
             if isinstance(elt, ast.Name) and elt.id == target.value.id:
                 self.scope.note("ADL010", (stmt, elt, elt.id, "index"))
+
+    def note_transposed_self_copy(self, target, value, stmt) -> None:
+        """`out[1] = out[1].transpose(-2, -1)`: the value is the written region itself,
+        transposed (a view with other strides over the same memory), which PyTorch
+        refuses to copy (ADL010)."""
+        if not isinstance(target.value, ast.Name) or value is None or not self.basic_index(target.slice):
+            return
+        node, transposed = value, False
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in N.TRANSPOSING_METHODS:
+                node, transposed = node.func.value, True
+            elif isinstance(node, ast.Attribute) and node.attr in N.TRANSPOSING_ATTRIBUTES:
+                node, transposed = node.value, True
+            else:
+                break
+        if transposed and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id == target.value.id and ast.dump(node.slice) == ast.dump(target.slice):
+            self.scope.note("ADL010", (stmt, value, target.value.id))
 
     def assign_attribute(self, target, value, stmt):
         """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph

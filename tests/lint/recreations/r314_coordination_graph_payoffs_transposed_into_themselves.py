@@ -30,7 +30,7 @@ class DeepCoordinationGraphMAC(nn.Module):
                            th.cat([hidden_states[:, self.edges_to], hidden_states[:, self.edges_from]], dim=-1)], dim=0)
         output = self.payoff_fun(inputs)
         output = output.view(*(list(output.shape[:-1]) + [n, n]))
-        output[1] = output[1].transpose(dim0=-2, dim1=-1)  # missed: ADL010
+        output[1] = output[1].transpose(dim0=-2, dim1=-1)  # expect: ADL010
         return output.mean(dim=0)
 
     def q_values(self, hidden_states, actions):

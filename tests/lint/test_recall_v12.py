@@ -1,0 +1,133 @@
+"""Recall on the causes of misses in the r300-r319 re-creations: each case the
+linter now reports really shows its bug when run, its corrected twin stays
+silent and computes what a reference computes, and a similar correct pattern
+stays silent (and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# Weights made with `requires_grad=True`, then converted with `.type(dtype)`, where
+# `dtype` is a top-level name bound once to a tensor type of another dtype: the
+# conversion copies, so the names hold non-leaves whose `.grad` stays None.
+WEIGHTS_CAST_THROUGH_A_TOP_LEVEL_DTYPE = textwrap.dedent("""
+    import torch
+
+    dtype = torch.DoubleTensor
+
+    def train(x, y, lr=0.1, steps=2):
+        w = torch.randn(3, 2, requires_grad=True).type(dtype)
+        for _ in range(steps):
+            loss = (x.type(dtype) @ w - y.type(dtype)).pow(2).sum()
+            loss.backward()
+            with torch.no_grad():
+                w -= lr * w.grad
+            w.grad.zero_()
+        return w
+
+    def main():
+        torch.manual_seed(0)
+        return train(torch.randn(4, 3), torch.randn(4, 2))
+""")
+
+
+def test_weights_cast_through_a_top_level_dtype_are_found():
+    source = WEIGHTS_CAST_THROUGH_A_TOP_LEVEL_DTYPE
+    assert _findings(source) == [(_line(source, "w -= lr * w.grad"), "ADL020")]
+    with pytest.warns(UserWarning, match="not a leaf"), pytest.raises(TypeError):
+        _load(source)["main"]()
+
+
+def test_weights_made_in_the_dtype_are_silent_and_train_as_a_reference():
+    source = WEIGHTS_CAST_THROUGH_A_TOP_LEVEL_DTYPE.replace(
+        "torch.randn(3, 2, requires_grad=True).type(dtype)",
+        "torch.randn(3, 2).type(dtype).requires_grad_()")
+    assert _findings(source) == []
+    trained = _load(source)["main"]()
+    torch.manual_seed(0)  # the same draws as main(): x, y, then the weights
+    x, y = torch.randn(4, 3).double(), torch.randn(4, 2).double()
+    w = torch.randn(3, 2).double()
+    for _ in range(2):
+        w = w - 0.1 * 2 * x.t() @ (x @ w - y)  # the gradient of the squared error
+    assert torch.allclose(trained.detach(), w)
+
+
+def test_conversion_to_a_dtype_that_may_be_the_factorys_own_is_silent():
+    """`dtype` is `torch.FloatTensor` on a CPU machine: `.type(dtype)` of a float32
+    factory returns the leaf itself, and the update runs."""
+    source = WEIGHTS_CAST_THROUGH_A_TOP_LEVEL_DTYPE.replace(
+        "dtype = torch.DoubleTensor",
+        "dtype = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor")
+    assert _findings(source) == []
+    if not torch.cuda.is_available():
+        _load(source)["main"]()
+
+
+# A region of a tensor overwritten with its own transpose: the copy's source and
+# destination are the same memory with other strides (DCG's payoff matrices).
+REGION_OVERWRITTEN_WITH_ITS_TRANSPOSE = textwrap.dedent("""
+    import torch
+
+    def payoffs(weight, inputs, n=2):
+        output = torch.matmul(inputs, weight)
+        output = output.view(*(list(output.shape[:-1]) + [n, n]))
+        output[1] = output[1].transpose(dim0=-2, dim1=-1)
+        return output.mean(dim=0)
+
+    def main():
+        torch.manual_seed(0)
+        weight = torch.randn(3, 4, requires_grad=True)
+        inputs = torch.randn(2, 5, 3)
+        result = payoffs(weight, inputs)
+        result.sum().backward()
+        return result, weight.grad
+""")
+
+
+def test_region_overwritten_with_its_own_transpose_is_found():
+    source = REGION_OVERWRITTEN_WITH_ITS_TRANSPOSE
+    assert _findings(source) == [(_line(source, "output[1] = output[1]"), "ADL010")]
+    with pytest.raises(RuntimeError, match="single memory location"):
+        _load(source)["main"]()
+
+
+def test_region_overwritten_with_a_copy_of_its_transpose_is_silent_and_correct():
+    source = REGION_OVERWRITTEN_WITH_ITS_TRANSPOSE.replace(
+        "output[1].transpose(dim0=-2, dim1=-1)", "output[1].transpose(dim0=-2, dim1=-1).clone()")
+    assert _findings(source) == []
+    result, grad = _load(source)["main"]()
+    torch.manual_seed(0)
+    weight = torch.randn(3, 4, requires_grad=True)
+    inputs = torch.randn(2, 5, 3)
+    output = torch.matmul(inputs, weight).view(2, 5, 2, 2)
+    reference = torch.stack([output[0], output[1].transpose(-2, -1)]).mean(dim=0)
+    reference.sum().backward()
+    assert torch.equal(result, reference) and torch.equal(grad, weight.grad)
+
+
+def test_other_region_written_with_a_transpose_is_silent():
+    """`output[0] = output[1].transpose(...)`: the regions are disjoint, and it runs."""
+    source = REGION_OVERWRITTEN_WITH_ITS_TRANSPOSE.replace(
+        "output[1] = output[1].transpose", "output[0] = output[1].transpose")
+    assert _findings(source) == []
+    _load(source)["main"]()
