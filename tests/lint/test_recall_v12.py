@@ -131,3 +131,59 @@ def test_other_region_written_with_a_transpose_is_silent():
         "output[1] = output[1].transpose", "output[0] = output[1].transpose")
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# A helper undoes a normalisation channel by channel in place on a copy of its
+# argument, iterated with `zip`; the caller marks its own argument with
+# `requires_grad_(True)` and backpropagates to it first (FlashTorch's saliency).
+CHANNELS_OF_A_COPY_WRITTEN_IN_PLACE = textwrap.dedent("""
+    import torch
+
+    def denormalize(tensor, means=(0.485, 0.456, 0.406), stds=(0.229, 0.224, 0.225)):
+        denormalized = tensor.clone()
+        for channel, mean, std in zip(denormalized[0], means, stds):
+            channel.mul_(std).add_(mean)
+        return denormalized
+
+    def saliency(model, input_):
+        input_.requires_grad_(True)
+        model(input_).sum().backward()
+        return denormalize(input_), input_.grad.abs()
+
+    def main():
+        torch.manual_seed(0)
+        model = torch.nn.Conv2d(3, 2, 3)
+        return saliency(model, torch.randn(1, 3, 5, 5))
+""")
+
+
+def test_channels_of_a_copy_of_a_leaf_written_in_place_are_found():
+    source = CHANNELS_OF_A_COPY_WRITTEN_IN_PLACE
+    assert _findings(source) == [(_line(source, "channel.mul_(std)"), "ADL015")]
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        _load(source)["main"]()
+
+
+def test_channels_of_a_detached_copy_are_silent_and_correct():
+    source = CHANNELS_OF_A_COPY_WRITTEN_IN_PLACE.replace("tensor.clone()", "tensor.detach().clone()")
+    assert _findings(source) == []
+    image, grad = _load(source)["main"]()
+    torch.manual_seed(0)
+    model = torch.nn.Conv2d(3, 2, 3)
+    x = torch.randn(1, 3, 5, 5, requires_grad=True)
+    model(x).sum().backward()
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    assert torch.allclose(image, x.detach() * std + mean) and torch.equal(grad, x.grad.abs())
+
+
+def test_channels_of_a_copy_of_data_are_silent():
+    """No caller hands the helper a tensor that requires grad: the in-place writes run."""
+    source = CHANNELS_OF_A_COPY_WRITTEN_IN_PLACE.replace(
+        "    input_.requires_grad_(True)\n    model(input_).sum().backward()\n"
+        "    return denormalize(input_), input_.grad.abs()",
+        "    with torch.no_grad():\n        score = model(input_).sum()\n"
+        "    return denormalize(input_), score")
+    assert "requires_grad_" not in source
+    assert _findings(source) == []
+    _load(source)["main"]()

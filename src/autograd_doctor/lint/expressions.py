@@ -196,6 +196,13 @@ class ExpressionEvents:
                 scope.grad_leaves.discard(recv.id)
             elif recv.id in scope.tensors and recv.id not in scope.graph:
                 scope.grad_leaves.add(recv.id)
+            elif self.untyped_parameter(recv) and recv.id not in self.modules.name_specs and (
+                    not node.args or isinstance(node.args[0], ast.Constant) and node.args[0].value is True):
+                # `input_.requires_grad_(True)` in `def visualize(self, input_, ...)`: the
+                # caller's tensor, now a leaf that requires grad (a module's
+                # `requires_grad_` is seen only with a flag: `net.requires_grad_(flag)`)
+                scope.tensors.add(recv.id)
+                scope.grad_leaves.add(recv.id)
             if recv.id in scope.parameter_vars:  # `for p in vgg.parameters(): p.requires_grad_(False)`
                 self.freeze_module(scope.parameter_var_modules.get(recv.id), self.false_arg(node))
         if attr == "requires_grad_" and (self.called_module(ast.Call(func=recv, args=[], keywords=[]))

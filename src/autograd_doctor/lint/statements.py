@@ -247,6 +247,30 @@ class AssignmentEvents:
             and node.id not in scope.tensors and node.id not in ("self", "cls") \
             and len(scope.binds.get(node.id, ())) == 1
 
+    def copied_parameter(self, node):
+        """The untyped parameter (``untyped_parameter``) that ``node`` is a copy or a
+        view of: `tensor.clone()[0]`, or a name bound once to `tensor.clone()` then
+        indexed; None for anything else (an op that computes, a detached copy)."""
+        for _ in range(8):  # a short chain of copies and views
+            if isinstance(node, ast.Subscript) and self.basic_index(node.slice):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords \
+                    and (node.func.attr == "clone" or node.func.attr in N.VIEW_METHODS) \
+                    and node.func.attr not in ("detach", "indices", "values"):
+                node = node.func.value
+            elif isinstance(node, ast.Name):
+                if self.untyped_parameter(node):
+                    return node.id
+                if len(self.scope.binds.get(node.id, ())) != 1:
+                    return None
+                entry = self.scope.binding(node.id, self.seq + 1)
+                if entry is None or entry[1] is None or entry[2]:
+                    return None
+                node = entry[1]
+            else:
+                return None
+        return None
+
     def bind_nested_outputs(self, target, value, stmt) -> None:
         """The names of a nested target (`(h, c)` of an LSTM's `out, (h, c) =
         self.lstm(x, (h, c))`): each is bound to the call, like a name one level up."""

@@ -19,7 +19,7 @@ def denormalize(tensor):
     stds = [0.229, 0.224, 0.225]
     denormalized = tensor.clone()
     for channel, mean, std in zip(denormalized[0], means, stds):
-        channel.mul_(std).add_(mean)  # missed: ADL015
+        channel.mul_(std).add_(mean)  # expect: ADL015
     return denormalized
 
 
