@@ -187,3 +187,80 @@ def test_channels_of_a_copy_of_data_are_silent():
     assert "requires_grad_" not in source
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# A buffer made once, before the training loop, into which each step scatters a
+# layer's output before the loss reads it: the write is recorded on the buffer,
+# so the next step's backward reaches the previous step's freed graph.
+BUFFER_WRITTEN_IN_EVERY_STEP = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class SlotReader(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(10, 4)
+            self.readout = nn.Linear(12, 1)
+
+    def train(model, optimizer, batches):
+        slots = torch.zeros(3, 4)
+        for tokens, slot_index, target in batches:
+            token_emb = model.embedding(tokens)
+            slots[slot_index] = token_emb
+            pred = model.readout(slots.view(1, -1))
+            loss = (pred - target).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return slots
+
+    def main():
+        torch.manual_seed(0)
+        model = SlotReader()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.tensor([1, 2]), torch.tensor([0, 2]), torch.ones(1, 1)),
+                   (torch.tensor([3, 4]), torch.tensor([1, 2]), torch.ones(1, 1))]
+        return model, train(model, optimizer, batches)
+""")
+
+
+def test_buffer_written_with_a_layer_output_in_every_step_is_found():
+    source = BUFFER_WRITTEN_IN_EVERY_STEP
+    assert _findings(source) == [(_line(source, "loss.backward()"), "ADL019")]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(source)["main"]()
+
+
+def test_buffer_cut_after_each_backward_is_silent_and_trains_as_a_reference():
+    source = BUFFER_WRITTEN_IN_EVERY_STEP.replace(
+        "        optimizer.step()\n", "        optimizer.step()\n        slots.detach_()\n")
+    assert "slots.detach_()" in source
+    assert _findings(source) == []
+    model, slots = _load(source)["main"]()
+    # the reference: the buffer's earlier contents enter each step as constants
+    torch.manual_seed(0)
+    ref = _load(BUFFER_WRITTEN_IN_EVERY_STEP)["SlotReader"]()
+    optimizer = torch.optim.SGD(ref.parameters(), lr=0.1)
+    buffer = torch.zeros(3, 4)
+    for tokens, index in ((torch.tensor([1, 2]), torch.tensor([0, 2])), (torch.tensor([3, 4]), torch.tensor([1, 2]))):
+        mask = torch.zeros(3, 1)
+        mask[index] = 1
+        emb = ref.embedding(tokens)
+        full = torch.zeros(3, 4).index_copy(0, index, emb)
+        current = buffer * (1 - mask) + full
+        loss = (ref.readout(current.view(1, -1)) - 1).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        buffer = current.detach()
+    assert torch.allclose(slots, buffer)
+    assert all(torch.allclose(a, b) for a, b in zip(model.parameters(), ref.parameters()))
+
+
+def test_buffer_made_in_each_step_is_silent():
+    """A fresh buffer per step holds only that step's graph."""
+    source = BUFFER_WRITTEN_IN_EVERY_STEP.replace(
+        "    slots = torch.zeros(3, 4)\n    for tokens, slot_index, target in batches:\n",
+        "    for tokens, slot_index, target in batches:\n        slots = torch.zeros(3, 4)\n")
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -102,8 +102,11 @@ def _module_classes(classes) -> set:
 
 
 def _uses_a_parameter_as_network(function, method: bool, lines) -> bool:
+    """The function calls a parameter (`model(x)`), keeps one (`self.net = net`) or
+    calls one of its layers (`model.embedding(tokens)`)."""
     text = "\n".join(lines[function.lineno - 1: function.end_lineno])
-    return any(f"{p}(" in text or f"= {p}\n" in text for p in _parameters(function, method))
+    return any(f"{p}(" in text or f"= {p}\n" in text or re.search(rf"\b{re.escape(p)}\.\w+\(", text)
+               for p in _parameters(function, method))
 
 
 def _mentioned_otherwise(name: str, source: str) -> bool:

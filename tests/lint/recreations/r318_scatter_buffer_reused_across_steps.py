@@ -30,7 +30,7 @@ def train(model, optimizer, batches, n_slots=3, dim=4):
         pred = model.readout(slots.view(1, -1))
         loss = (pred - target).pow(2).mean()
         optimizer.zero_grad()
-        loss.backward()  # missed: ADL019
+        loss.backward()  # expect: ADL019
         optimizer.step()
 
 

@@ -45,7 +45,10 @@ backpropagation through time without `hidden = hidden.detach()`) is found
 when the name is re-bound once in the body, from itself, by a known module;
 and a value computed once before the loop by a module with parameters (PPO's
 advantages from the critic, also through a method of the same object that
-returns it) and read by the loop's backward in every iteration.""",
+returns it) and read by the loop's backward in every iteration; and a tensor
+made before the loop that the body writes in place with a module's output
+(`slots[i] = emb(tokens)[j]`) and the backward reads: the write is recorded on
+the tensor, whose graph then reaches the earlier iterations.""",
 )
 
 
@@ -93,7 +96,21 @@ def check_loops(checker, scope) -> None:
         read = _bindings_read(checker, scope, recv, seq)
         carried = _carried_binding(checker, scope, read, start, end, seq)
         before = None if carried is not None else _bound_before_loop(checker, scope, read, start, end)
-        if before is not None:
+        written = None if carried is not None or before is not None else \
+            _written_buffer(checker, scope, read, start, end, seq)
+        if written is not None:
+            name, write = written
+            checker.report(
+                "ADL019", node,
+                f"`{name}` is made before the loop and written in place on line {write.node.lineno} "
+                f"with a value that has a graph: the write is recorded on `{name}`, so the next "
+                f"iteration's backward goes through this iteration's graph again after freeing it "
+                f"(no `retain_graph=True`); backward() will fail (Trying to backward through the graph "
+                f"a second time); make `{name}` inside the loop, or `{name}.detach_()` after the backward",
+                related=[(write.node.lineno, checker.col(write.node.lineno, write.node.col_offset), 0,
+                          f"`{name}` written here, kept for the next iteration")])
+            scope.reported.add(id(node))
+        elif before is not None:
             name, bseq = before
             value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
             checker.report(
@@ -157,6 +174,28 @@ def _bound_before_loop(checker, scope, read, start, end):
             continue
         if _made_by_parameterised_module(checker, scope, (name, bseq)):
             return name, bseq
+    return None
+
+
+def _written_buffer(checker, scope, read, start, end, at):
+    """A tensor made before the loop (and not re-bound, nor `detach_()`ed, in it) that
+    the loop body writes in place (`buf[i] = v`) before this backward, with a value
+    made by a module with parameters, and that this backward reads: each write is
+    recorded on the tensor, so its graph reaches back to every earlier iteration."""
+    for name, bseq in sorted(read, key=lambda b: b[1]):
+        if bseq >= start or any(start < s < end for s in scope.binds.get(name, ())) \
+                or any(start < s < end for s in scope.detached_in_place.get(name, ())):
+            continue
+        for write in scope.writes:
+            if write.name != name or not start < write.seq < at or not write.grad_on \
+                    or write.through_data or write.via or write.rewrite[:1] != ("indexed",) \
+                    or not isinstance(write.node, ast.Assign):
+                continue
+            value = write.node.value
+            sources = _bindings_read(checker, scope, value, write.seq)
+            if any(start < b[1] < write.seq and _made_by_parameterised_module(checker, scope, b)
+                   for b in sources):
+                return name, write
     return None
 
 
