@@ -264,3 +264,63 @@ def test_buffer_made_in_each_step_is_silent():
         "    for tokens, slot_index, target in batches:\n        slots = torch.zeros(3, 4)\n")
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# A helper backpropagates a loss computed from the logits it is handed; the
+# training loop hands it the logits of a step whose loss it has already
+# backpropagated (Sophia's Hessian estimate).
+HELPER_BACKPROPAGATES_FREED_LOGITS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def estimate_curvature(logits):
+        y_sample = torch.distributions.Categorical(logits=logits).sample()
+        loss_sampled = F.cross_entropy(logits, y_sample)
+        loss_sampled.backward()
+
+    def train(model, optimizer, batches):
+        for X, Y in batches:
+            logits = model(X)
+            loss = F.cross_entropy(logits, Y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            estimate_curvature(logits)
+            grads = [p.grad.clone() for p in model.parameters()]
+            optimizer.zero_grad()
+        return grads
+
+    def main():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.randn(5, 4), torch.randint(0, 3, (5,)))]
+        return model, train(model, optimizer, batches)
+""")
+
+
+def test_helper_backpropagating_logits_whose_graph_was_freed_is_found():
+    source = HELPER_BACKPROPAGATES_FREED_LOGITS
+    assert _findings(source) == [(_line(source, "loss_sampled.backward()"), "ADL019")]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(source)["main"]()
+
+
+def test_helper_given_fresh_logits_is_silent_and_computes_the_reference():
+    source = HELPER_BACKPROPAGATES_FREED_LOGITS.replace(
+        "        estimate_curvature(logits)\n", "        estimate_curvature(model(X))\n")
+    assert _findings(source) == []
+    torch.manual_seed(0)  # the sampled labels draw from the same generator: compare in one run
+    namespace = _load(source)
+    model, grads = namespace["main"]()
+    assert all(g.shape == p.shape and torch.isfinite(g).all() for g, p in zip(grads, model.parameters()))
+
+
+def test_helper_after_a_backward_that_retains_the_graph_is_silent():
+    source = HELPER_BACKPROPAGATES_FREED_LOGITS.replace(
+        "        loss.backward()\n        optimizer.step()\n",
+        "        loss.backward(retain_graph=True)\n")
+    assert "retain_graph=True" in source
+    assert _findings(source) == []
+    _load(source)["main"]()

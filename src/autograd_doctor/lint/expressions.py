@@ -87,6 +87,8 @@ class ExpressionEvents:
         if (isinstance(func, ast.Name) and func.id in self.file.backward_functions) or \
                 (is_self_call(node) and func.attr in self.file.backward_functions):
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
+            if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
+                self.scope.note("ADL019 helper", (self.seq, node))
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)

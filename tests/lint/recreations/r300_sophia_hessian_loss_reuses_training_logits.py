@@ -34,7 +34,7 @@ def update_hessian_estimate(optimizer, logits):
     samp_dist = torch.distributions.Categorical(logits=logits)
     y_sample = samp_dist.sample()
     loss_sampled = F.cross_entropy(logits.view(-1, logits.size(-1)), y_sample.view(-1))
-    loss_sampled.backward()  # missed: ADL019
+    loss_sampled.backward()  # expect: ADL019
     optimizer.zero_grad(set_to_none=True)
 
 
