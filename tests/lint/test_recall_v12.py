@@ -324,3 +324,63 @@ def test_helper_after_a_backward_that_retains_the_graph_is_silent():
     assert "retain_graph=True" in source
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# A quantisation-aware layer folds the batch norm it holds into its convolution:
+# the batch statistics come from `F.conv2d(x, self.conv.weight)` and update the
+# batch norm's running mean without `.detach()`.
+FOLDED_BATCH_NORM_KEEPS_THE_GRAPH = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class ConvBNFolded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(3)
+
+        def forward(self, x):
+            y = F.conv2d(x, self.conv.weight, padding=1)
+            mean = y.transpose(0, 1).reshape(3, -1).mean(1)
+            self.bn.running_mean = 0.9 * self.bn.running_mean + 0.1 * mean
+            std = torch.sqrt(self.bn.running_var + self.bn.eps)
+            weight = self.conv.weight * (self.bn.weight / std).view(-1, 1, 1, 1)
+            return F.conv2d(x, weight, self.bn.bias - self.bn.weight * mean / std, padding=1)
+
+    def main():
+        torch.manual_seed(0)
+        layer = ConvBNFolded()
+        optimizer = torch.optim.SGD(layer.parameters(), lr=0.01)
+        for _ in range(2):
+            loss = layer(torch.randn(2, 2, 4, 4)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return layer
+""")
+
+
+def test_batch_norm_statistic_kept_with_its_graph_is_found():
+    source = FOLDED_BATCH_NORM_KEEPS_THE_GRAPH
+    assert _findings(source) == [(_line(source, "self.bn.running_mean = "), "ADL017")]
+    layer = _load(source)["main"]()
+    assert layer.bn.running_mean.grad_fn is not None  # two steps' graphs, chained
+
+
+def test_batch_norm_statistic_of_detached_values_is_silent_and_correct():
+    source = FOLDED_BATCH_NORM_KEEPS_THE_GRAPH.replace("0.1 * mean\n", "0.1 * mean.detach()\n")
+    assert _findings(source) == []
+    layer = _load(source)["main"]()
+    assert layer.bn.running_mean.grad_fn is None
+    reference = _load(FOLDED_BATCH_NORM_KEEPS_THE_GRAPH)["main"]()  # same values, with a graph
+    assert torch.equal(layer.bn.running_mean, reference.bn.running_mean.detach())
+    assert torch.equal(layer.conv.weight, reference.conv.weight)
+
+
+def test_batch_norm_statistic_of_data_is_silent():
+    """The running mean of the input (data), not of the convolution's output."""
+    source = FOLDED_BATCH_NORM_KEEPS_THE_GRAPH.replace(
+        "0.1 * mean\n", "0.1 * x.mean((0, 2, 3)).repeat(2)[:3]\n")
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -105,6 +105,12 @@ InstanceNorm1d InstanceNorm2d InstanceNorm3d LSTM GRU RNN LSTMCell GRUCell RNNCe
 MultiheadAttention PReLU Transformer TransformerEncoder TransformerDecoder
 TransformerEncoderLayer TransformerDecoderLayer RMSNorm
 """.split())
+# nn layers with a `.weight` parameter (when built with weights: `affine=True`, the
+# default for the batch norms).
+LAYERS_WITH_WEIGHT = frozenset("""
+Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d PReLU RMSNorm
+""".split())
 # Methods and attributes whose result is a view of the receiver.
 VIEW_METHODS = frozenset("""
 view view_as t transpose permute narrow select unsqueeze squeeze expand

@@ -8,7 +8,7 @@ mean links to the last, memory grows with the step count, and the saved
 statistics are graph tensors.  Nothing raises during training.  The fix
 (present in later versions) is `mean = y.mean(1).detach()`.
 Buggy line: `self.bn_module.running_mean = ...` in `QConvBNReLU.forward`.
-Expected finding: ADL017 there.
+Expected finding: ADL017 there (and at the same update of `running_var`).
 Source: https://github.com/Jermmy/pytorch-quantization-demo/issues/17"""
 import torch
 import torch.nn as nn
@@ -33,8 +33,8 @@ class QConvBNReLU(nn.Module):
             y = y.permute(1, 0, 2, 3).contiguous().view(self.conv_module.out_channels, -1)
             mean = y.mean(1)
             var = y.var(1)
-            self.bn_module.running_mean = (1 - self.bn_module.momentum) * self.bn_module.running_mean + self.bn_module.momentum * mean  # missed: ADL017
-            self.bn_module.running_var = (1 - self.bn_module.momentum) * self.bn_module.running_var + self.bn_module.momentum * var
+            self.bn_module.running_mean = (1 - self.bn_module.momentum) * self.bn_module.running_mean + self.bn_module.momentum * mean  # expect: ADL017
+            self.bn_module.running_var = (1 - self.bn_module.momentum) * self.bn_module.running_var + self.bn_module.momentum * var  # expect: ADL017
         else:
             mean = self.bn_module.running_mean
             var = self.bn_module.running_var
