@@ -7,6 +7,7 @@ is another one: a bag-of-embeddings text classifier accumulating over three micr
 
 import torch
 
+from autograd_doctor.analysis.fixes import apply_replacement
 from helpers import run_plain, run_program
 
 ACCUMULATING = """
@@ -24,13 +25,13 @@ for i, (tokens, labels) in enumerate(batches):
     loss = F.cross_entropy(classify(embed(tokens)), labels) / 3
     loss.backward()  # BACKWARD
     if (i + 1) % 3 == 0:
-        optimizer.step()
+        optimizer.step()  # STEP
 result = [p.detach().clone() for p in params]
 """
 
-# The advice applied: the gradients are cleared after the step that applies them.
+# The help applied: the gradients are cleared after the step that applies them.
 ADVICE_APPLIED = ACCUMULATING.replace("    optimizer.zero_grad()  # CLEAR\n", "").replace(
-    "        optimizer.step()\n", "        optimizer.step()\n        optimizer.zero_grad()\n")
+    "        optimizer.step()  # STEP\n", "        optimizer.step()  # STEP\n        optimizer.zero_grad()\n")
 
 # What the program means, computed without accumulating in .grad: each step applies the sum of
 # its window's gradients (torch.autograd.grad per micro-batch).
@@ -65,8 +66,12 @@ def test_the_zero_grad_is_named_with_the_backward_it_clears(tmp_path):
     assert diagnosis.primary.note == "clears gradients that step() has not applied yet"
     assert [r.line for r in diagnosis.related] == [outcome.line("BACKWARD")]
     assert diagnosis.related[0].note == "its gradients were cleared before a step 6 times, applied by a step 3 times"
-    assert diagnosis.help[0].message.startswith("clear the gradients only after step() has applied them: "
-                                                "move this zero_grad() right after the step()")
+    assert diagnosis.help[0].message == ("clear the gradients only after step() has applied them: "
+                                         f"move this zero_grad() right after the step() on line {outcome.line('STEP')}")
+    # The change spans the lines from the zero_grad() to the step(): the text between them stays.
+    assert (diagnosis.help[0].location.line, diagnosis.help[0].location.end_line) == (outcome.line("CLEAR"),
+                                                                                     outcome.line("STEP"))
+    assert apply_replacement(ACCUMULATING, diagnosis.help[0].location, diagnosis.help[0].replacement) == ADVICE_APPLIED
 
 
 def test_the_advice_applied_trains_as_the_reference_does(tmp_path):
@@ -76,6 +81,39 @@ def test_the_advice_applied_trains_as_the_reference_does(tmp_path):
     buggy = run_plain(tmp_path, ACCUMULATING, name="plain.py")["result"]
     assert not all(torch.allclose(a, b, rtol=1e-6, atol=1e-7) for a, b in zip(buggy, reference))
     assert not [d for d in run_program(tmp_path, ADVICE_APPLIED).diagnoses if d.code == "AD153"]
+
+
+# The same loop where a module's zero_grad() already follows the step (SimCSE's form): the first
+# zero_grad() has only to go. A GAN's other optimizer cleared after the step would not do.
+CLEARED_AFTER_STEP = ACCUMULATING.replace(
+    "        optimizer.step()  # STEP\n", "        optimizer.step()  # STEP\n        classify.zero_grad()\n        embed.zero_grad()\n")
+OTHER_OPTIMIZER_CLEARED = ACCUMULATING.replace(
+    "optimizer = torch.optim.SGD(params, lr=0.5)\n",
+    "optimizer = torch.optim.SGD(params, lr=0.5)\nside = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)\n",
+).replace("        optimizer.step()  # STEP\n", "        optimizer.step()  # STEP\n        side.step()\n        side.zero_grad()\n")
+
+
+def test_a_zero_grad_already_after_the_step_leaves_this_one_to_delete(tmp_path):
+    outcome = run_program(tmp_path, CLEARED_AFTER_STEP)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD153"]
+    (help_,) = diagnosis.help
+    assert help_.message == ("clear the gradients only after step() has applied them: delete this zero_grad(); "
+                             f"the one after the step() on line {outcome.line('STEP')} already clears them")
+    fixed = apply_replacement(CLEARED_AFTER_STEP, help_.location, help_.replacement)
+    assert fixed == CLEARED_AFTER_STEP.replace("    optimizer.zero_grad()  # CLEAR\n", "")
+    reference = run_plain(tmp_path, REFERENCE, name="reference.py")["result"]
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+               for a, b in zip(run_plain(tmp_path, fixed, name="fixed.py")["result"], reference))
+
+
+def test_another_optimizers_zero_grad_after_the_step_does_not_count(tmp_path):
+    outcome = run_program(tmp_path, OTHER_OPTIMIZER_CLEARED)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD153"]
+    assert "move this zero_grad() right after the step()" in diagnosis.help[0].message
+    fixed = apply_replacement(OTHER_OPTIMIZER_CLEARED, diagnosis.help[0].location, diagnosis.help[0].replacement)
+    reference = run_plain(tmp_path, REFERENCE, name="reference.py")["result"]
+    assert all(torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+               for a, b in zip(run_plain(tmp_path, fixed, name="fixed.py")["result"][:4], reference))
 
 
 SILENT = {

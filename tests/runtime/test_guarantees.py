@@ -110,6 +110,21 @@ def test_recording_writes_keeps_no_tensor_alive(mode):
         assert buffer_ref() is None and y_ref() is None
 
 
+@pytest.mark.parametrize("mode", ["light", "full"])
+def test_entering_no_grad_keeps_no_local_tensor_alive(mode):
+    # Entering a `no_grad` block, the doctor looks at which locals require grad (AD155). Before
+    # Python 3.13, a plain read of the frame's f_locals leaves a snapshot on the frame holding
+    # every local's value until the frame ends, after the program has dropped it.
+    with autograd_doctor.watch(mode=mode):
+        w = torch.randn(3, requires_grad=True)
+        with torch.no_grad():
+            pass
+        w_ref = weakref.ref(w)
+        del w
+        gc.collect()
+        assert w_ref() is None
+
+
 def test_untracked_writes_keep_no_tensor_alive_in_full_mode():
     # The full mode's rarer records: a write through `.data` into a saved tensor (a silent
     # write, with the values' fingerprint taken before it) and one beside a saved slice

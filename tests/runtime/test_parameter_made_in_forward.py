@@ -65,3 +65,48 @@ def test_silent_for_a_parameter_made_once_lazily(tmp_path):
         "model(torch.randn(1, 4))\noptimizer = torch.optim.SGD(model.parameters(), lr=0.5)")
     outcome = run_program(tmp_path, lazy)
     assert outcome.error is None and not any(d.code == "AD207" for d in outcome.diagnoses)
+
+
+# EvolveGCN's form (held-out set 13, pytorch_geometric_temporal#80): the value wrapped is computed in
+# forward() from other parameters; the Parameter cuts it from them. Making it once in __init__ would
+# not be the fix: the value is meant to carry the graph. Named once, however many calls made one.
+EVOLVED = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+class Evolving(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        self.layer.weight = nn.Parameter(self.layer.weight * self.scale)  # MADE
+        return self.layer(x)
+
+model = Evolving()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 4), torch.randint(0, 4, (8,))
+for step in range(3):
+    optimizer.zero_grad()
+    model(x)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()  # STEP
+"""
+
+
+def test_a_parameter_of_a_computed_value_is_named_with_the_value_as_the_help(tmp_path):
+    outcome = run_program(tmp_path, EVOLVED)
+    diagnosis = next(d for d in outcome.diagnoses if d.code == "AD207")
+    assert diagnosis.primary.line == outcome.line("MADE")
+    assert [loc.line for loc in diagnosis.related] == [outcome.line("STEP")]  # not once per forward() call
+    assert diagnosis.notes[0] == ("Linear.weight (float32[4, 4]) is made anew at every call of forward() from "
+                                  "`self.layer.weight * self.scale`: a Parameter of it is a new leaf, so no gradient "
+                                  "reaches the tensors it was computed from, and the optimizer, built before, holds "
+                                  "none of the new ones")
+    assert diagnosis.help[0].message.startswith("use `self.layer.weight * self.scale` itself where the module reads "
+                                                "it, as a plain tensor (not a Parameter)")
+    assert not any(s.replacement for s in diagnosis.help)

@@ -6,6 +6,7 @@ first run). This program is another one: a logistic regression fitted with L-BFG
 
 import torch
 
+from autograd_doctor.analysis.fixes import apply_replacement
 from helpers import run_plain, run_program
 
 PRECOMPUTED = """
@@ -18,24 +19,24 @@ w = torch.zeros(3, requires_grad=True)
 b = torch.zeros(1, requires_grad=True)
 optimizer = torch.optim.LBFGS([w, b], lr=0.5, max_iter=10)
 for it in range(3):
-    optimizer.zero_grad()
+    optimizer.zero_grad()  # FIRST
     loss = F.binary_cross_entropy_with_logits(x @ w + b, y)
     loss.backward()
     optimizer.step(lambda: loss)  # STEP
 result = [w.detach().clone(), b.detach().clone()]
 """
 
-# The advice applied: the closure computes the loss and its gradients at each evaluation.
-ADVICE_APPLIED = PRECOMPUTED.replace("""    optimizer.zero_grad()
+# The help applied: the closure computes the loss and its gradients at each evaluation.
+ADVICE_APPLIED = PRECOMPUTED.replace("""    optimizer.zero_grad()  # FIRST
     loss = F.binary_cross_entropy_with_logits(x @ w + b, y)
     loss.backward()
     optimizer.step(lambda: loss)  # STEP
 """, """    def closure():
-        optimizer.zero_grad()
+        optimizer.zero_grad()  # FIRST
         loss = F.binary_cross_entropy_with_logits(x @ w + b, y)
         loss.backward()
         return loss
-    optimizer.step(closure)
+    loss = optimizer.step(closure)  # STEP
 """)
 
 # The same fit written the way torch.optim's documentation writes a closure: what the program means.
@@ -67,8 +68,59 @@ def test_the_step_call_is_named_with_the_closure(tmp_path):
     assert diagnosis.primary.line == outcome.line("STEP")
     assert diagnosis.primary.note == "L-BFGS calls the closure again at each trial point; this one runs no backward()"
     assert [r.line for r in diagnosis.related] == [outcome.line("STEP")]  # the lambda is on that line
-    assert diagnosis.help[0].message.startswith("compute the loss inside the closure: zero the gradients, run the "
-                                                "forward pass, call backward() and return the loss")
+    (help_,) = diagnosis.help
+    assert help_.message == ("compute `loss` inside the closure, with its backward(): L-BFGS then evaluates the "
+                             "loss and its gradients at each trial point; the step returns the first evaluation's loss")
+    assert (help_.location.line, help_.location.end_line) == (outcome.line("FIRST"), outcome.line("STEP"))
+    assert apply_replacement(PRECOMPUTED, help_.location, help_.replacement) == ADVICE_APPLIED
+
+
+# fitgabor's form: a `def closure(): return loss` between the loss and the step, the gradients
+# cleared at the top of the loop, out of the closure's reach, and the loss logged after the step.
+DEFINED_CLOSURE = """
+import torch
+import torch.nn.functional as F
+torch.manual_seed(0)
+x = torch.randn(40, 3)
+y = (x @ torch.tensor([1.5, -2.0, 0.5]) > 0).float()
+w = torch.zeros(3, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+optimizer = torch.optim.LBFGS([w, b], lr=0.5, max_iter=10)
+losses = []
+for it in range(3):
+    optimizer.zero_grad()
+    print("iteration", it)
+    logits = x @ w + b
+    loss = F.binary_cross_entropy_with_logits(logits, y)  # FIRST
+    loss.backward()
+
+    def closure():
+        return loss
+
+    optimizer.step(closure)  # STEP
+    losses.append(loss.item())
+result = [w.detach().clone(), b.detach().clone()]
+"""
+
+
+def test_a_defined_closure_gets_the_statements_that_compute_its_loss(tmp_path):
+    outcome = run_program(tmp_path, DEFINED_CLOSURE)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD154"]
+    (help_,) = diagnosis.help
+    assert (help_.location.line, help_.location.end_line) == (outcome.line("FIRST") - 1, outcome.line("STEP"))
+    fixed = apply_replacement(DEFINED_CLOSURE, help_.location, help_.replacement)
+    assert """    def closure():
+        optimizer.zero_grad()
+        logits = x @ w + b
+        loss = F.binary_cross_entropy_with_logits(logits, y)  # FIRST
+        loss.backward()
+        return loss
+    loss = optimizer.step(closure)  # STEP
+    losses.append(loss.item())
+""" in fixed
+    reference = run_plain(tmp_path, REFERENCE, name="reference.py")["result"]
+    assert all(torch.allclose(a, c, rtol=1e-5, atol=1e-6)
+               for a, c in zip(run_plain(tmp_path, fixed, name="fixed.py")["result"], reference))
 
 
 def test_the_advice_applied_fits_as_the_reference_does(tmp_path):
@@ -81,7 +133,7 @@ def test_the_advice_applied_fits_as_the_reference_does(tmp_path):
 
 
 SILENT = {
-    "a closure that sets the gradients with autograd.grad": PRECOMPUTED.replace("""    optimizer.zero_grad()
+    "a closure that sets the gradients with autograd.grad": PRECOMPUTED.replace("""    optimizer.zero_grad()  # FIRST
     loss = F.binary_cross_entropy_with_logits(x @ w + b, y)
     loss.backward()
     optimizer.step(lambda: loss)  # STEP

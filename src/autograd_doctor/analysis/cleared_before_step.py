@@ -14,9 +14,12 @@ generator's `zero_grad()`) is a choice, not this mistake, and is not reported.
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of
+from autograd_doctor.diagnosis.model import Location
+from autograd_doctor.diagnosis.source import display_path, location_of, parse_file, segment, source_line, statement_at
 
 # zero_grad() calls that cleared a site's unapplied gradients before it is reported.
 EVIDENCE = 2
@@ -52,12 +55,103 @@ def _diagnosis(cleared, applied: int) -> Diagnosis | None:
     notes = ["gradients add up in .grad over the backward() calls before a step(), and zero_grad() "
              "throws them away: clearing them between backward() and the step() that should apply "
              "them leaves that step the last micro-batch's gradient alone (no error)"]
-    helps = [Suggestion("clear the gradients only after step() has applied them: move this zero_grad() "
-                        "right after the step() (or delete it where the gradients are already cleared "
-                        "after the step)")]
+    helps = _moved_after_step(cleared.clear_site.filename, primary.line) or [
+        Suggestion("clear the gradients only after step() has applied them: move this zero_grad() "
+                   "right after the step() (or delete it where the gradients are already cleared "
+                   "after the step)")]
     return Diagnosis(code=codes.CLEARED_BEFORE_STEP, title=codes.title(codes.CLEARED_BEFORE_STEP),
                      severity="warning", primary=primary,
                      related=[backward] if backward is not None else [], notes=notes, help=helps)
+
+
+def _moved_after_step(filename: str, line: int) -> list[Suggestion]:
+    """The change, when the source shows it: the zero_grad() is a statement of a loop's body and
+    a later statement of that body (or of a block inside it) steps the same optimizer. If a
+    zero_grad() follows that step already, this one goes; else it moves right after the step."""
+    clear = statement_at(filename, line)
+    tree = parse_file(filename)
+    receiver = _zero_grad_receiver(filename, clear)
+    if tree is None or receiver is None:
+        return []
+    loop = next((node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While))
+                 and any(statement is clear for statement in node.body)), None)
+    if loop is None:
+        return []
+    later = loop.body[next(i for i, statement in enumerate(loop.body) if statement is clear) + 1:]
+    found = _step_of(filename, later, receiver)
+    if found is None:
+        return []
+    block, step = found
+    after_step = block[next(i for i, statement in enumerate(block) if statement is step) + 1:]
+    # Another optimizer's zero_grad() there (a GAN's) does not clear this one's gradients; a
+    # module's (`model.zero_grad()`) does, and a module is never stepped.
+    stepped = {segment(filename, node.func.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "step"}
+    cleared_after = [_zero_grad_receiver(filename, statement) for statement in after_step]
+    if any(name == receiver or (name is not None and name not in stepped) for name in cleared_after):
+        # Shown as the lines around it without it: a help's change is a replacement text.
+        index = next(i for i, statement in enumerate(loop.body) if statement is clear)
+        neighbour = loop.body[index + 1] if index + 1 < len(loop.body) else loop.body[index - 1]
+        first, last = min(clear, neighbour, key=_line), max(clear, neighbour, key=_line)
+        change = _span_without(filename, first, last, clear)
+        message = ("clear the gradients only after step() has applied them: delete this zero_grad(); "
+                   f"the one after the step() on line {step.lineno} already clears them")
+    else:
+        change = _span_without(filename, clear, step, clear, moved_after=step)
+        message = ("clear the gradients only after step() has applied them: move this zero_grad() "
+                   f"right after the step() on line {step.lineno}")
+    if change is None:
+        return []
+    replacement, location = change
+    return [Suggestion(message, replacement, location)]
+
+
+def _line(statement: ast.stmt) -> int:
+    return statement.lineno
+
+
+def _span_without(filename: str, first: ast.stmt, last: ast.stmt, dropped: ast.stmt,
+                  moved_after: ast.stmt | None = None) -> tuple[str, Location] | None:
+    """The lines from `first` to `last` without `dropped`'s, and with `dropped` again right after
+    `moved_after` when given, indented from `first`'s column; with the span's location."""
+    base = first.col_offset
+    lines = {number: source_line(filename, number) for number in range(first.lineno, last.end_lineno + 1)}
+    if any(text.strip() and len(text) - len(text.lstrip()) < base for text in lines.values()):
+        return None
+    kept = []
+    for number, text in lines.items():
+        if not dropped.lineno <= number <= dropped.end_lineno:
+            kept.append(text[base:])
+        if moved_after is not None and number == moved_after.end_lineno:
+            kept.append(" " * (moved_after.col_offset - base) + segment(filename, dropped))
+    location = Location(display_path(filename), first.lineno, base, end_line=last.end_lineno,
+                        source=lines[first.lineno].strip())
+    return "\n".join(kept), location
+
+
+def _zero_grad_receiver(filename: str, statement: ast.AST | None) -> str | None:
+    """`optimizer` for the statement `optimizer.zero_grad()` (any arguments)."""
+    if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "zero_grad"):
+        return segment(filename, statement.value.func.value)
+    return None
+
+
+def _step_of(filename: str, statements: list, receiver: str):
+    """(the block holding it, the statement) for the first `receiver.step()` or
+    `scaler.step(receiver)` among `statements` and the blocks of their if/with/try statements
+    (not of nested loops or functions: a step there runs another number of times)."""
+    for statement in statements:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+                and receiver in (segment(filename, call.func.value), *(segment(filename, a) for a in call.args))):
+            return statements, statement
+        if isinstance(statement, (ast.If, ast.With, ast.Try)):
+            for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
+                found = _step_of(filename, block, receiver)
+                if found is not None:
+                    return found
+    return None
 
 
 __all__ = ["cleared_before_step_diagnoses"]

@@ -82,16 +82,23 @@ def _plain(node: ast.AST) -> bool:
     return isinstance(node, ast.Name)
 
 
-def _root_tensor(node: ast.AST) -> ast.AST | None:
-    """The rebindable tensor that `node` writes into: `y` for `y.view(-1)[0]`, `h` for `h[0]`."""
+def _written_chain(node: ast.AST):
+    """The expressions a write goes through, outermost first: `y.view(-1)[0]`, `y.view(-1)`,
+    `y` (each index and each method call's receiver)."""
     while True:
+        yield node
         if isinstance(node, ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             node = node.func.value
         else:
-            break
-    return node if _plain(node) else None
+            return
+
+
+def _root_tensor(node: ast.AST) -> ast.AST | None:
+    """The rebindable tensor that `node` writes into: `y` for `y.view(-1)[0]`, `h` for `h[0]`."""
+    *_, root = _written_chain(node)
+    return root if _plain(root) else None
 
 
 CLONE_FIRST = "write into a copy, so the saved tensor stays intact (the copy is still in the graph)"
@@ -100,15 +107,9 @@ CLONE_FIRST = "write into a copy, so the saved tensor stays intact (the copy is 
 def _container_entry(node: ast.AST, container_kinds: dict[str, str]) -> ast.Subscript | None:
     """`c[k]` in `c[k][:, j]` when `c` named a tuple, list or dict at run time: the tensor
     written is an entry of a Python container, not a view of a tensor `c`."""
-    while True:
-        if isinstance(node, ast.Subscript):
-            if isinstance(node.value, ast.Name) and node.value.id in container_kinds:
-                return node
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            node = node.func.value
-        else:
-            return None
+    return next((part for part in _written_chain(node)
+                 if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name)
+                 and part.value.id in container_kinds), None)
 
 
 def _put_back(container: str, kind: str, key: ast.AST, key_text: str, copy_name: str) -> str:
@@ -126,16 +127,13 @@ def _container_entry_copy_fix(filename: str, statement: ast.stmt, entry: ast.Sub
     """`c[k][index] = v` -> copy the entry, write into the copy, put the copy into `c`."""
     entry_text, container, key_text = (segment(filename, entry), segment(filename, entry.value),
                                        segment(filename, entry.slice))
-    statement_text = _statement_text(filename, statement)
-    if (None in (entry_text, container, key_text) or statement.lineno != statement.end_lineno
-            or entry.lineno != statement.lineno):
+    if None in (entry_text, container, key_text):
         return []
-    line = statement_text.encode("utf-8")
-    start = entry.col_offset - statement.col_offset
-    stop = entry.end_col_offset - statement.col_offset
     suffix = key_text if key_text.isidentifier() or key_text.isdigit() else "entry"
     copy_name = _unused_name(filename, f"{container}_{suffix}")
-    written = (line[:start] + copy_name.encode("utf-8") + line[stop:]).decode("utf-8")
+    written = replace_node_text(filename, statement, entry, copy_name)
+    if written is None:
+        return []
     return [Suggestion(
         message,
         f"{copy_name} = {entry_text}.clone()\n{written}\n{_put_back(container, kind, entry.slice, key_text, copy_name)}",

@@ -27,7 +27,7 @@ from autograd_doctor.analysis.grad_off_blocks import grad_off_with_around
 from autograd_doctor.analysis.source_scope import Scope, backward_call_node
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import call_name, parse_file, source_line, statement_location
-from autograd_doctor.recording.frames import is_internal_file
+from autograd_doctor.recording.frames import frame_locals, is_internal_file
 
 GRAD_OFF_CALLS = {"no_grad", "inference_mode", "set_grad_enabled"}
 # Callers looked at, from the function outwards, to name the one that turned gradients off.
@@ -109,7 +109,7 @@ def derivative_off_at_entry(frame: FrameType | None, grad_line: int, names: list
         return None
     arguments = {argument.arg for argument in function.args.args}
     inputs = [node.id for node in ast.walk(call.args[1]) if isinstance(node, ast.Name) and node.id in arguments
-              and isinstance(value := frame.f_locals.get(node.id), torch.Tensor) and not value.requires_grad]
+              and isinstance(value := frame_locals(frame).get(node.id), torch.Tensor) and not value.requires_grad]
     caller = _function_forward_caller(frame.f_back)
     if caller is None:
         return None  # a caller's own no_grad block or decorator: that block is the line to change
@@ -123,7 +123,7 @@ def _function_forward_caller(frame: FrameType | None) -> Location | None:
     for _ in range(MAX_CALLERS):
         if frame is None:
             return None
-        context = frame.f_locals.get("ctx") if frame.f_code.co_name == "forward" else None
+        context = frame_locals(frame).get("ctx") if frame.f_code.co_name == "forward" else None
         if isinstance(context, torch.autograd.function.FunctionCtx) and not is_internal_file(frame.f_code.co_filename):
             definition = _definition(frame.f_code.co_filename, frame)
             if definition is not None:

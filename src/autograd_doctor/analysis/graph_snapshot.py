@@ -18,6 +18,7 @@ from autograd_doctor.analysis.naming import parameter_path, user_frames
 from autograd_doctor.diagnosis.graph_data import GraphSnapshot, NodeInfo, SavedSlotInfo, WriteInfo
 from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.diagnosis.source import location_of
+from autograd_doctor.recording.frames import frame_locals
 
 # How far the snapshot walks from the failing node, and how much it keeps at most.
 INPUT_DEPTH = 8
@@ -53,7 +54,7 @@ def _user_names() -> tuple[dict[tuple, str], list]:
     names: dict[tuple, str] = {}
     for frame in frames:
         try:
-            items = list(frame.f_locals.items())
+            items = list(frame_locals(frame).items())
         except Exception:
             continue
         for name, value in items:
@@ -129,7 +130,7 @@ def _backward_roots() -> list:
     while frame is not None:
         code = frame.f_code
         if code.co_name == "_engine_run_backward" and code.co_filename.endswith(os.path.join("autograd", "graph.py")):
-            outputs = frame.f_locals.get("t_outputs") or ()
+            outputs = frame_locals(frame).get("t_outputs") or ()
             roots = []
             for tensor in outputs:
                 grad_fn = getattr(tensor, "grad_fn", None)

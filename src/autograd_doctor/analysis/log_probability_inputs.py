@@ -29,6 +29,7 @@ from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
     location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
 )
+from autograd_doctor.recording.frames import frame_locals
 
 # The loss nodes, by the loss's name, with the dimension of the classes in their input.
 LOSS_NODES = {"NllLossBackward0": ("nll_loss", 1), "NllLoss2DBackward0": ("nll_loss", 1),
@@ -70,7 +71,7 @@ def raw_score_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     loss = losses[0]
     site = call.site if call is not None else None
     frame = live_frame(site)
-    values = {**frame.f_globals, **frame.f_locals} if frame is not None else {}
+    values = {**frame.f_globals, **frame_locals(frame)} if frame is not None else {}
     calls = [found for filename in user_files_around(call) for found in _loss_calls(filename, loss, values)]
     return _diagnosis(loss, calls[0] if len(calls) == 1 else None, site)
 

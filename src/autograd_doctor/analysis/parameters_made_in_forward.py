@@ -13,6 +13,8 @@ Reported once per line. Named at the assignment in forward(); the help is advice
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.analysis.stale_optimizer import Budget, held_by_another_optimizer, shapes_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -35,7 +37,8 @@ class ParametersMadeInForward:
             new = swap.new_ref()
             if (site.code.co_filename, site.lineno) in self._reported or new is None or not new.requires_grad \
                     or new.grad is None or any(new is other for _, other in found) \
-                    or any(p is new for group in optimizer.param_groups for p in group["params"]):
+                    or any(p is new for group in optimizer.param_groups for p in group["params"]) \
+                    or any(site.lineno == other.site.lineno for other, _ in found):  # one per line, not per call
                 continue
             found.append((swap, new))
         if not found or held_by_another_optimizer([new for _, new in found], optimizer, budget):
@@ -60,14 +63,54 @@ def _diagnosis(found: list, step_stack) -> Diagnosis:
         related.append(location_of(step_stack[0], role="step",
                                    note="step() updates only the parameters the optimizer holds"))
     names = ", ".join(f"{owner}.{other.name} ({shapes_of([new])})" for other, new in found)
-    notes = [f"{names} {'is' if len(found) == 1 else 'are'} made anew at every call of forward(): the optimizer, "
-             "built before, holds none of them, and the ones the loss uses are new at every step, so they get "
-             "gradients and never train (their values are whatever the line draws)"]
-    text = segment(filename, statement) if statement is not None else None
-    helps = [Suggestion("make them once, in __init__" + (f" (`{text.strip()}` there)" if text and "\n" not in text
-                                                        else "") +
-                        ", so that model.parameters() and the optimizer hold them and forward() uses the same "
-                        "tensors at every call")]
+    made_from = _computed_value(filename, statement)
+    if made_from is None:
+        notes = [f"{names} {'is' if len(found) == 1 else 'are'} made anew at every call of forward(): the optimizer, "
+                 "built before, holds none of them, and the ones the loss uses are new at every step, so they get "
+                 "gradients and never train (their values are whatever the line draws)"]
+        text = segment(filename, statement) if statement is not None else None
+        helps = [Suggestion("make them once, in __init__" + (f" (`{text.strip()}` there)" if text and "\n" not in text
+                                                            else "") +
+                            ", so that model.parameters() and the optimizer hold them and forward() uses the same "
+                            "tensors at every call")]
+    else:
+        # `nn.Parameter(W.squeeze(0))` of a value forward() computes: the Parameter is a new leaf
+        # that shares W's memory but not its graph, so the gradient stops there.
+        notes = [f"{names} {'is' if len(found) == 1 else 'are'} made anew at every call of forward() from "
+                 f"`{made_from}`: a Parameter of it is a new leaf, so no gradient reaches the tensors it was computed "
+                 "from, and the optimizer, built before, holds none of the new ones"]
+        helps = [Suggestion(f"use `{made_from}` itself where the module reads it, as a plain tensor (not a "
+                            "Parameter), so that its gradient flows back to what computed it: hand it to the layer "
+                            "as an argument, or keep it under a name that is not a registered parameter; a value "
+                            "the optimizer should train itself is made once, in __init__")]
     return Diagnosis(code=codes.STALE_OPTIMIZER_PARAMETERS, title=codes.title(codes.STALE_OPTIMIZER_PARAMETERS),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
+
+
+# Calls that make a parameter's first values: a Parameter of their result holds drawn or constant
+# values, not a value computed from the model's tensors.
+_FACTORIES = frozenset({
+    "randn", "rand", "randint", "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "tensor",
+    "Tensor", "FloatTensor", "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like",
+    "normal", "uniform_", "normal_", "zero_", "fill_",
+})
+
+
+def _computed_value(filename: str, statement) -> str | None:
+    """The text of `value` in `... = nn.Parameter(value)` when `value` is not made by a factory
+    (`torch.randn(...)`, `torch.zeros(...)`, ...) nor a constant: a value computed from others."""
+    value = getattr(statement, "value", None)
+    if not (isinstance(value, ast.Call) and _name(value.func) == "Parameter" and value.args):
+        return None
+    argument = value.args[0]
+    if isinstance(argument, ast.Constant) or (isinstance(argument, ast.Call) and _name(argument.func) in _FACTORIES):
+        return None
+    text = segment(filename, argument)
+    return text if text and "\n" not in text else None
+
+
+def _name(function) -> str | None:
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else None

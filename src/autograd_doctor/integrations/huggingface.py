@@ -23,6 +23,7 @@ except ImportError as missing:
 from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.diagnosis.model import Diagnosis
 from autograd_doctor.integrations.step_watch import StepWatch
+from autograd_doctor.recording.frames import frame_locals
 
 LOGGER_NAME = "transformers.autograd_doctor"
 
@@ -118,7 +119,7 @@ def _calling_trainer() -> Trainer | None:
     for _ in range(TRAINER_SEARCH_DEPTH):
         if frame is None:
             return None
-        candidate = frame.f_locals.get("self")
+        candidate = frame_locals(frame).get("self")
         if isinstance(candidate, Trainer):
             return candidate
         frame = frame.f_back

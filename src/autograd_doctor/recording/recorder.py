@@ -354,9 +354,8 @@ class Recorder(AliasTracking):
                     event.module_ref = weakref.ref(owner)
             frame = frame.f_back
         if frame is not None:
-            event.loop_values = _scalar_locals_on_line(frame)
-            if _writes_a_whole_tensor_by_index(event.op, (target,)):
-                event.container_kinds = _container_locals_on_line(frame)
+            event.loop_values, event.container_kinds = _locals_on_line(
+                frame, scalars=True, containers=_writes_a_whole_tensor_by_index(event.op, (target,)))
 
     def record_backward(self, kwargs: dict, func, args: tuple) -> BackwardCall:
         retain = kwargs.get("retain_graph")
@@ -523,12 +522,11 @@ class Recorder(AliasTracking):
                     continue
                 if stack is None:
                     stack, module_class, frame = user_stack_and_module(1)
-                    loop_values = {}
-                    if frame is not None and in_loop(frame.f_code, frame.f_lasti):
-                        loop_values = _scalar_locals_on_line(frame)
-                    container_kinds = {}
-                    if frame is not None and _writes_a_whole_tensor_by_index(op, args):
-                        container_kinds = _container_locals_on_line(frame)
+                    loop_values, container_kinds = {}, {}
+                    if frame is not None:
+                        loop_values, container_kinds = _locals_on_line(
+                            frame, scalars=in_loop(frame.f_code, frame.f_lasti),
+                            containers=_writes_a_whole_tensor_by_index(op, args))
                     frame = None
                 entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
                 entry.version_after = after
@@ -802,22 +800,26 @@ class _Unrecorded:
         return self.tensor
 
 
-def _scalar_locals_on_line(frame) -> dict[str, str]:
-    """Values of simple loop variables named on the frame's current line (e.g. i = 2)."""
+def _locals_on_line(frame, scalars: bool, containers: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """What the locals named on the frame's current line hold, in one reading of the line: the
+    values of simple scalars such as loop variables ({"i": "2"}) when `scalars`, and the kinds of
+    plain tuples, lists and dicts ({"state": "tuple"}) when `containers`."""
+    values, kinds = {}, {}
+    if not (scalars or containers):
+        return values, kinds
     try:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-        names = set(_IDENTIFIER.findall(line))
-        values = {}
         local_vars = frame_locals(frame)
-        for name in names:
+        for name in set(_IDENTIFIER.findall(line)):
             value = local_vars.get(name)
-            if isinstance(value, bool) or value is None:
-                continue
-            if isinstance(value, (int, float)) or (isinstance(value, str) and len(value) < 40):
+            if scalars and not (isinstance(value, bool) or value is None) and (
+                    isinstance(value, (int, float)) or (isinstance(value, str) and len(value) < 40)):
                 values[name] = repr(value)
-        return values
+            if containers and type(value) in (tuple, list, dict):
+                kinds[name] = type(value).__name__
+        return values, kinds
     except Exception:
-        return {}
+        return {}, {}
 
 
 def _writes_a_whole_tensor_by_index(op: str, args: tuple) -> bool:
@@ -825,21 +827,6 @@ def _writes_a_whole_tensor_by_index(op: str, args: tuple) -> bool:
     an entry of a Python container, not a view of a tensor `c`."""
     return (op.endswith("__setitem__") and bool(args) and isinstance(args[0], torch.Tensor)
             and args[0]._base is None)
-
-
-def _container_locals_on_line(frame) -> dict[str, str]:
-    """The plain tuples, lists and dicts named on the frame's current line ({"state": "tuple"})."""
-    try:
-        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-        local_vars = frame_locals(frame)
-        kinds = {}
-        for name in set(_IDENTIFIER.findall(line)):
-            kind = type(local_vars.get(name))
-            if kind in (tuple, list, dict):
-                kinds[name] = kind.__name__
-        return kinds
-    except Exception:
-        return {}
 
 
 def _newest_node(args: tuple, kwargs: dict) -> int | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file
+from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals, is_internal_file
 from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # Calls remembered; older ones are forgotten.
@@ -271,7 +271,7 @@ def _remember_mode_entry(kind: str) -> None:
     frame = sys._getframe(2)
     code = frame.f_code
     if code.co_name == "decorate_context" and "func" in code.co_freevars:
-        func_code = getattr(frame.f_locals.get("func"), "__code__", None)
+        func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
         if func_code is not None and not is_internal_file(func_code.co_filename):
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
                                         func_code.co_name))
@@ -285,10 +285,12 @@ MAX_LOCALS_LOOKED_AT = 200
 
 
 def _names_requiring_grad(frame) -> frozenset:
+    # frame_locals, not frame.f_locals: before Python 3.13 reading f_locals leaves a snapshot on
+    # the frame that would keep each local tensor alive after the program drops it.
     names = []
     started = own_work_started()  # a Tensor subclass's __torch_function__ does not see our reads
     try:
-        for name, value in itertools.islice(frame.f_locals.items(), MAX_LOCALS_LOOKED_AT):
+        for name, value in itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT):
             if isinstance(value, torch.Tensor) and value.requires_grad:
                 names.append(name)
     finally:
