@@ -384,3 +384,29 @@ def test_batch_norm_statistic_of_data_is_silent():
         "0.1 * mean\n", "0.1 * x.mean((0, 2, 3)).repeat(2)[:3]\n")
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+def test_items_of_a_list_parameter_written_in_a_zip_or_enumerate_loop_are_silent():
+    """`for i, _results in enumerate(results)`: the parameter itself (or a slice of
+    it) may be a list of dicts, no tensor (mmtracking's pipeline transforms)."""
+    source = textwrap.dedent("""
+        import torch
+
+        def transform(results, scales):
+            outs = []
+            for i, _results in enumerate(results[1:]):
+                _results["scale"] = scales[i]
+                outs.append(_results)
+            for _results, scale in zip(results, scales):
+                _results["img"] = _results["img"] * scale
+                outs.append(_results)
+            return outs
+
+        def main():
+            x = torch.randn(2, requires_grad=True)
+            loss = sum(r["img"].sum() for r in transform([{"img": x * 1}, {"img": x * 2}], [1.0, 2.0]))
+            loss.backward()
+            return x.grad
+    """)
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -250,17 +250,21 @@ class AssignmentEvents:
     def copied_parameter(self, node):
         """The untyped parameter (``untyped_parameter``) that ``node`` is a copy or a
         view of: `tensor.clone()[0]`, or a name bound once to `tensor.clone()` then
-        indexed; None for anything else (an op that computes, a detached copy)."""
+        indexed; None for anything else (the parameter itself or a slice of it, which
+        may be a list or a data loader; an op that computes; a detached copy)."""
+        # A tensor method on the way (`.clone()`, `.view()`...): the parameter itself, or
+        # a slice of it, may be a list or a data loader.
+        steps = 0
         for _ in range(8):  # a short chain of copies and views
             if isinstance(node, ast.Subscript) and self.basic_index(node.slice):
                 node = node.value
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords \
                     and (node.func.attr == "clone" or node.func.attr in N.VIEW_METHODS) \
                     and node.func.attr not in ("detach", "indices", "values"):
-                node = node.func.value
+                node, steps = node.func.value, steps + 1
             elif isinstance(node, ast.Name):
                 if self.untyped_parameter(node):
-                    return node.id
+                    return node.id if steps else None
                 if len(self.scope.binds.get(node.id, ())) != 1:
                     return None
                 entry = self.scope.binding(node.id, self.seq + 1)
