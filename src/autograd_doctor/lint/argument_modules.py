@@ -44,8 +44,9 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     lines = source.splitlines()
     # cheap first: only a function that calls a parameter (`model(x)`) or keeps one on
     # `self` (`self.net = net`) can use a network it is given
+    layer_attributes = set(_SELF_ATTRIBUTE.findall(source))  # `self.embedding = ...` in the classes
     wanted = {name for name, defs in functions.items() if len(defs) == 1
-              and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines)}
+              and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines, layer_attributes)}
     wanted = {name for name in wanted if _call_count(name, source) and not _mentioned_otherwise(name, source)}
     if not wanted:
         return {}
@@ -101,12 +102,26 @@ def _module_classes(classes) -> set:
     return found
 
 
-def _uses_a_parameter_as_network(function, method: bool, lines) -> bool:
+def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes=frozenset()) -> bool:
     """The function calls a parameter (`model(x)`), keeps one (`self.net = net`) or
-    calls one of its layers (`model.embedding(tokens)`)."""
+    calls one of its layers (`model.embedding(tokens)`, an attribute that some class
+    of the file assigns on `self`; `optimizer.step()` is none)."""
     text = "\n".join(lines[function.lineno - 1: function.end_lineno])
-    return any(f"{p}(" in text or f"= {p}\n" in text or re.search(rf"\b{re.escape(p)}\.\w+\(", text)
-               for p in _parameters(function, method))
+    parameters = _parameters(function, method)
+    if any(f"{p}(" in text or f"= {p}\n" in text for p in parameters):
+        return True
+    receivers = None  # the names whose methods the text calls, found once
+    for p in parameters:
+        if f"{p}." in text:
+            if receivers is None:
+                receivers = {r for r, attr in _METHOD_CALL.findall(text) if attr in layer_attributes}
+            if p in receivers:
+                return True
+    return False
+
+
+_METHOD_CALL = re.compile(r"\b(\w+)\.(\w+)\(")
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)\s*=[^=]")
 
 
 def _mentioned_otherwise(name: str, source: str) -> bool:
