@@ -44,7 +44,7 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     lines = source.splitlines()
     # cheap first: only a function that calls a parameter (`model(x)`) or keeps one on
     # `self` (`self.net = net`) can use a network it is given
-    layer_attributes = set(_SELF_ATTRIBUTE.findall(source))  # `self.embedding = ...` in the classes
+    layer_attributes = _LayerAttributes(source)  # `self.embedding = ...` in the classes, read if needed
     wanted = {name for name, defs in functions.items() if len(defs) == 1
               and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines, layer_attributes)}
     wanted = {name for name in wanted if _call_count(name, source) and not _mentioned_otherwise(name, source)}
@@ -102,7 +102,19 @@ def _module_classes(classes) -> set:
     return found
 
 
-def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes=frozenset()) -> bool:
+class _LayerAttributes:
+    """The attributes the file's classes assign on `self`, found the first time asked."""
+
+    def __init__(self, source: str) -> None:
+        self.source, self.found = source, None
+
+    def names(self) -> set:
+        if self.found is None:
+            self.found = set(_SELF_ATTRIBUTE.findall(self.source))
+        return self.found
+
+
+def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes) -> bool:
     """The function calls a parameter (`model(x)`), keeps one (`self.net = net`) or
     calls one of its layers (`model.embedding(tokens)`, an attribute that some class
     of the file assigns on `self`; `optimizer.step()` is none)."""
@@ -114,7 +126,8 @@ def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes
     for p in parameters:
         if f"{p}." in text:
             if receivers is None:
-                receivers = {r for r, attr in _METHOD_CALL.findall(text) if attr in layer_attributes}
+                attributes = layer_attributes.names()
+                receivers = {r for r, attr in _METHOD_CALL.findall(text) if attr in attributes}
             if p in receivers:
                 return True
     return False
