@@ -18,12 +18,13 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     cleared_before_step, copies, diagnose, grad_off_blocks, idle_terms, log_probability_inputs, masked_nan,
-    never_stepped, number_terms, score_function_weights, self_compared_terms, stale_graph_values,
-    stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
+    never_stepped, number_terms, score_function_weights, self_compared_terms, self_weighted_terms,
+    stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -36,7 +37,7 @@ from autograd_doctor.analysis.errors import grad_api
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
     checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
-    probe, state_snapshots,
+    probe, state_snapshots, widened_gradients,
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
@@ -285,6 +286,7 @@ class Doctor:
         state_snapshots.activate(self.recorder)
         grad_scalers.activate(self.recorder)
         checkpoint_calls.activate(self.recorder)
+        widened_gradients.activate(self.recorder)
         self._swap_hooks = parameter_swap_hooks(self.recorder.parameter_swaps)
         switches.activate()  # set_grad_enabled(False), detach_(), no_grad/inference_mode entries
         self._active = True
@@ -307,6 +309,7 @@ class Doctor:
         self._report_at_stop()
         grad_scalers.deactivate(self.recorder)
         checkpoint_calls.deactivate(self.recorder)
+        widened_gradients.deactivate(self.recorder)
         module_forwards.deactivate(self.recorder)
         with contextlib.suppress(Exception):
             if self._mode is not None:
@@ -677,6 +680,8 @@ class Doctor:
             self._report_silent(score_function_weights.unbaselined_weight_diagnosis, call, args, kwargs)
             # A prediction compared with its own network's target, not detached (AD227).
             self._report_silent(stop_gradient_targets.stop_gradient_diagnosis, site)
+            # An average weighted by a softmax of the averaged values, not detached (AD158).
+            self._report_silent(self_weighted_terms.self_weight_diagnosis, call, args, kwargs)
             if self.silent != "ignore":
                 try:
                     pending = idle_terms.note_loss(site, call.seq, backward_roots(args, kwargs))
@@ -685,6 +690,9 @@ class Doctor:
                     pending = None
                 if pending is not None:
                     self._pending_losses.append(pending)
+        if self.recorder.state.get("widened_gradients"):
+            # A custom backward returned a gradient the engine summed down to its input (AD159).
+            self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)

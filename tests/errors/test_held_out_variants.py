@@ -95,6 +95,12 @@ NOT_YET = {
     "limb_length_of_coinciding_keypoints": (True, "advice"),
     # Which group the tied weight belongs to is the user's choice (as for set 3's shared norm weight).
     "tied_embedding_in_encoder_and_decoder_groups": (False, "advice"),
+    # Set 8. AD142 names forward's save_for_backward and saves the weight there too (PyTorch's way to
+    # keep a tensor for backward); the variant marks the unpacking in backward (both right).
+    "function_keeps_weight_on_ctx_but_unpacks_it": (False, "right"),
+    # AD107 names and clones the hooked module's output where it is made (the catalogue's convention);
+    # the variant marks the in-place mul_ that writes it (both right).
+    "gradient_logger_hook_then_mask_in_place": (False, "right"),
 }
 
 

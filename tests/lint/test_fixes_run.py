@@ -131,6 +131,13 @@ CASES = [
             c = torch.tensor(x * 3)
             return (x * c).sum()
         """, lambda x: (x * (x * 3).detach()).sum()),
+    ("ADL021", """
+        def f(x: torch.Tensor):
+            scores = x * 2
+            scores.masked_fill(x < 0, 0.0)
+            scores.clamp(max=3.0)
+            return scores.sum()
+        """, lambda x: (x * 2).masked_fill(x < 0, 0.0).clamp(max=3.0).sum()),
     ("ADL004", """
         def forward(x: torch.Tensor):
             out = torch.sigmoid(x)

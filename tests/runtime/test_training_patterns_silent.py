@@ -580,6 +580,119 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
     """,
+    # A deep-equilibrium layer (torchdeq's hook IFT): the fixed point is found under no_grad,
+    # one differentiable step is taken from it, and a hook on that step's output removes itself
+    # and solves the backward fixed point with autograd.grad(retain_graph=True) inside backward.
+    "deep-equilibrium layer, implicit gradient from a tensor hook": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        layer, inject, head = nn.Linear(8, 8, bias=False), nn.Linear(3, 8), nn.Linear(8, 1)
+        parameters = [*layer.parameters(), *inject.parameters(), *head.parameters()]
+        optimizer = torch.optim.Adam(parameters, lr=1e-2)
+        hooks = []
+        for step in range(3):
+            x = torch.randn(5, 3)
+            injection = inject(x)
+            f = lambda z: torch.tanh(0.5 * layer(z) + injection)
+            with torch.no_grad():
+                z = torch.zeros(5, 8)
+                for _ in range(30):
+                    z = f(z)
+            z = z.requires_grad_()
+            new_z = f(z)
+
+            def backward_hook(grad):
+                hooks.pop().remove()
+                solution = torch.zeros_like(grad)
+                for _ in range(30):
+                    solution = torch.autograd.grad(new_z, z, solution, retain_graph=True)[0] + grad
+                return solution
+
+            hooks.append(new_z.register_hook(backward_hook))
+            loss = (head(new_z) - x.sum(1, keepdim=True).sin()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in parameters] + [p.detach().clone() for p in parameters]
+    """,
+    # A liquid time-constant cell (ncps, explicit constraints): the state is carried across
+    # truncated sequences with its graph cut, and after each step four parameters are clipped
+    # by assigning a new tensor to their .data.
+    "recurrent cell whose parameters are clipped through .data after each step": """
+        import torch
+        import torch.nn as nn
+
+        class Cell(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.rand(6, 6))
+                self.sensory_w = nn.Parameter(torch.rand(2, 6))
+                self.cm = nn.Parameter(torch.rand(6) + 0.5)
+                self.gleak = nn.Parameter(torch.rand(6))
+
+            def forward(self, x, h):
+                for _ in range(3):  # ODE unfolds
+                    pull = torch.sigmoid(h @ self.w + x @ self.sensory_w)
+                    h = (self.cm * h + pull) / (self.cm + self.gleak + 1e-8)
+                return h
+
+        torch.manual_seed(0)
+        cell, readout = Cell(), nn.Linear(6, 1)
+        optimizer = torch.optim.Adam([*cell.parameters(), *readout.parameters()], lr=1e-2)
+        series = torch.stack([torch.sin(torch.linspace(0, 6, 16)), torch.cos(torch.linspace(0, 6, 16))], -1)
+        for step in range(3):
+            h, loss = torch.zeros(1, 6), 0.0
+            for part in (range(0, 8), range(8, 16)):
+                for t in part:
+                    h = cell(series[t:t + 1], h)
+                    loss = loss + (readout(h) - series[t, 0] * series[t, 1]).pow(2).sum()
+                h = h.detach()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            for name in ("w", "sensory_w", "cm", "gleak"):
+                getattr(cell, name).data = nn.functional.relu(getattr(cell, name).data)
+        grads = [p.grad for p in cell.parameters()] + [p.detach().clone() for p in cell.parameters()]
+    """,
+    # A physics-informed network (DeepXDE's inverse problems): the residual differentiates the
+    # network with respect to its input with create_graph, an unknown coefficient of the
+    # equation is a trainable scalar in the optimizer beside the network, and L-BFGS follows Adam.
+    "physics-informed residual with a trainable coefficient, Adam then L-BFGS": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(1, 12), nn.Tanh(), nn.Linear(12, 12), nn.Tanh(), nn.Linear(12, 1))
+        coefficient = torch.tensor(0.5, requires_grad=True)
+        observed_t = torch.linspace(0, 1, 5).unsqueeze(1)
+        observed = torch.exp(1.5 * observed_t)
+
+        def loss_fn():
+            t = torch.rand(16, 1).requires_grad_()
+            y = net(t)
+            dy = torch.autograd.grad(y, t, torch.ones_like(y), create_graph=True)[0]
+            d2y = torch.autograd.grad(dy, t, torch.ones_like(dy), create_graph=True)[0]
+            residual = dy - coefficient * y + 1e-3 * d2y
+            return residual.pow(2).mean() + (net(observed_t) - observed).pow(2).mean()
+
+        adam = torch.optim.Adam([*net.parameters(), coefficient], lr=1e-2)
+        for step in range(4):
+            adam.zero_grad()
+            loss_fn().backward()
+            adam.step()
+        lbfgs = torch.optim.LBFGS([*net.parameters(), coefficient], lr=0.5, max_iter=5)
+
+        def closure():
+            lbfgs.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+
+        lbfgs.step(closure)
+        grads = [p.grad for p in net.parameters()] + [coefficient.grad, coefficient.detach().clone()]
+    """,
 }
 
 

@@ -5,7 +5,7 @@ silent (tests/runtime/test_false_alarm_patterns.py)."""
 
 import torch
 
-from helpers import apply_help, run_plain, run_program
+from helpers import apply_help, grads_equal, run_plain, run_program
 
 GATED = """
     import torch
@@ -114,3 +114,43 @@ def test_a_scale_from_a_floor_beside_the_scaled_value_is_silent(tmp_path):
         second(x / scale).sum().backward()
     """)
     assert outcome.diagnoses == [] and outcome.error is None
+
+
+NOISY_POINTS = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+    centres = torch.linspace(0, 1, 16, requires_grad=True)
+    optimizer = torch.optim.Adam(OPTIMIZED, lr=1e-2)
+    for step in range(3):
+        t = torch.normal(mean=centres, std=0.01).reshape(-1, 1)  # DRAW
+        u = net(t)
+        du = torch.autograd.grad(u, t, torch.ones_like(u), create_graph=True)[0]
+        loss = (du - torch.cos(t)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    # the output layer's bias gets no gradient: the residual differentiates it away
+    grads = [net[0].weight.grad, net[0].bias.grad, net[2].weight.grad] + [p.detach().clone() for p in net.parameters()]
+"""
+
+
+def test_noisy_collocation_points_around_points_that_require_grad_are_silent(tmp_path):
+    # neurodiffeq's generators: the points require grad so that the residual can be
+    # differentiated with respect to them; nothing below the draw is trained, so the zero
+    # gradient the draw sends to `centres` is nobody's loss.
+    source = NOISY_POINTS.replace("OPTIMIZED", "net.parameters()")
+    for mode in ({}, {"mode": "full"}, {"strict": True}):
+        outcome = run_program(tmp_path, source, **mode)
+        assert outcome.error is None and outcome.diagnoses == [] and outcome.warnings == []
+    plain = run_plain(tmp_path, source)
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_noisy_points_around_centres_the_optimizer_trains_are_still_reported(tmp_path):
+    # The twin: the centres are trained with the network, and the draw sends them zeros.
+    outcome = run_program(tmp_path, NOISY_POINTS.replace("OPTIMIZED", "[*net.parameters(), centres]"))
+    assert [d.code for d in outcome.diagnoses] == ["AD219"]
+    assert outcome.diagnosis.primary.line == outcome.line("DRAW")

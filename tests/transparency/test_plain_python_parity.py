@@ -232,6 +232,33 @@ PROGRAMS = {
             print(step, round(loss.item(), 6), type(weight).__name__, type(weight.grad).__name__)
         print(sorted(calls.items()))
         """, []),
+    # The doctor compares the shapes a custom Function's backward returns with its inputs'
+    # (recording/widened_gradients.py): those reads are its own, the subclass must not count them.
+    "tensor_subclass_through_a_custom_backward": ("""
+        import collections
+        import torch
+
+        calls = collections.Counter()
+
+        class Logged(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls[getattr(func, "__name__", repr(func))] += 1
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = torch.ones(3).as_subclass(Logged).requires_grad_()
+        Double.apply(x).sum().backward()
+        print(x.grad.tolist(), sorted(calls.items()))
+        """, []),
     "subclass_saved_tensor_modified": ("""
         import torch
 

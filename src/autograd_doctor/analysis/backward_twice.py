@@ -21,6 +21,7 @@ from autograd_doctor.analysis.source_scope import (
 )
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.recording.frames import in_installed_package
 from autograd_doctor.diagnosis.source import (
     call_name, location_of, replace_node_text, segment, statement_location,
 )
@@ -171,6 +172,40 @@ def _object_state_set_before_loop(scope: Scope, loop: ast.AST, frame_locals: dic
         inside = [node for node in ast.walk(loop) if isinstance(node, ast.stmt) and _sets_state_of(node, name)]
         if setting and not inside:
             return name, held, setting[-1]
+    return None
+
+
+def _state_read_then_stored(frame_locals: dict):
+    """A user object's attribute that one of its methods reads and then, later in the same method,
+    stores from a computation (`ratio = losses / self.previous` ... `self.previous = losses`): state
+    carried from one call into the next. When backward() fails the attribute already holds this
+    call's value (its graph is not freed yet), so the carry is found in the class's code, not by the
+    value: (path, attribute, value held, file, the storing statement), or None."""
+    for local_name, value in list(frame_locals.items()):
+        if (local_name.startswith("_") or isinstance(value, (torch.Tensor, type, types.ModuleType))
+                or callable(value) and not isinstance(value, torch.nn.Module) or not hasattr(value, "__dict__")):
+            continue
+        try:
+            attributes = list(vars(value).items())[:100]
+        except TypeError:
+            continue
+        held = [(attribute, item) for attribute, item in attributes if not attribute.startswith("_")
+                and any(t.grad_fn is not None for t in _tensors_in(item))]
+        found = _class_definition(value) if held else None
+        if found is None or in_installed_package(found[0]):
+            continue
+        filename, definition = found
+        for attribute, item in held:
+            for method in (node for node in definition.body if isinstance(node, ast.FunctionDef)):
+                for store in ast.walk(method):
+                    if not (_stores_self(store, attribute) and len(store.targets) == 1
+                            and isinstance(store.targets[0], ast.Attribute) and store.lineno == store.end_lineno):
+                        continue
+                    detached = isinstance(store.value, ast.Call) and getattr(store.value.func, "attr", None) == "detach"
+                    read_before = any(_is_self_attribute(node, attribute) and isinstance(node.ctx, ast.Load)
+                                      and node.lineno < store.lineno for node in ast.walk(method))
+                    if read_before and not detached:
+                        return f"{local_name}.{attribute}", attribute, item, filename, store
     return None
 
 
@@ -494,6 +529,9 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     if carrier is None and kept_on_module is None and frontier and loop is not None and scope is not None \
             and scope.node is not None:
         kept_on_object = _object_state_set_before_loop(scope, loop, frame_locals, frontier)
+    kept_across_calls = None  # an object's method reads self.<attr>, then stores this call's result there
+    if carrier is None and kept_on_module is None and kept_on_object is None and frontier:
+        kept_across_calls = _state_read_then_stored(frame_locals)
 
     leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
     related: list[Location] = []
@@ -721,6 +759,22 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         helps.append(Suggestion(
             f"if carrying the previous output over is meant, detach {name}.{attribute} at the end of each iteration "
             "(truncated backpropagation)"))
+    elif kept_across_calls is not None:
+        path, attribute, held, filename, store = kept_across_calls
+        tensor = _tensors_in(held)[0]
+        carrier = (path, None, held)
+        own = f"self.{attribute}"
+        primary = statement_location(filename, store, role="carried",
+                                     note=f"{own} keeps this call's result, with its graph, for the next call")
+        related.append(backward_loc)
+        notes.append(f"{type(frame_locals[path.split('.')[0]]).__name__} reads {own} before storing the new value: "
+                     f"the next call computes from the previous call's result and goes through its graph, which the "
+                     f"backward() {'on line ' + str(previous.site.lineno) + ' ' if previous and previous.site else ''}"
+                     "freed")
+        helps.append(Suggestion(
+            f"detach {own} after storing it: the next call reads its value, as a constant, without the graph that "
+            "backward() frees", f"{segment(filename, store)}\n{_detach_again(own, held)}",
+            statement_location(filename, store)))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")

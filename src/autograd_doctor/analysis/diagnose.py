@@ -334,6 +334,45 @@ def _unbound_loop_help(site, statement) -> list[Suggestion]:
     loop = unbound_loop_fix(site.filename, statement, frame_values(frame) if frame is not None else None)
     return [loop] if loop is not None else []
 
+def _container_item_rebinding(site, statement) -> Suggestion | None:
+    """`parts["scale"].exp_()` where `parts` is a dict (or a list) of the pieces: the item is a
+    place that can hold the out-of-place result, `parts["scale"] = parts["scale"].exp()`, which every
+    later read of the item sees. A string key says the container is a dict; otherwise the live
+    frame must show a dict or a list."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)):
+        return None
+    call = statement.value
+    method, item = call.func.attr, call.func.value
+    if not (method.endswith("_") and not method.endswith("__") and hasattr(torch.Tensor, method[:-1])
+            and isinstance(item, ast.Subscript)):
+        return None
+    keyed = isinstance(item.slice, ast.Constant) and isinstance(item.slice.value, str)
+    if not keyed:
+        frame = live_frame(site)
+        holder = _named_value(frame, item.value) if frame is not None else None
+        if not isinstance(holder, (dict, list)):
+            return None
+    item_text, call_text = segment(site.filename, item), segment(site.filename, call)
+    if item_text is None or call_text is None:
+        return None
+    arguments = call_text[len(segment(site.filename, call.func)):]
+    return Suggestion("write out of place and store the result in the same item: a new tensor, and the piece "
+                      "stays as it was made", f"{item_text} = {item_text}.{method[:-1]}{arguments}",
+                      location_of(site, role="modified"))
+
+
+def _named_value(frame, node: ast.expr):
+    """The value a name or an attribute chain (`self.parts`) holds in the frame; None for anything
+    else (nothing is called or indexed, so reading it cannot change the user's program)."""
+    if isinstance(node, ast.Name):
+        return frame_values(frame).get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _named_value(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
+
+
 def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diagnosis | None:
     """AD203: an in-place op whose operand is another view of the memory it writes."""
     site = stack[0] if stack else None
@@ -755,6 +794,9 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     if statement is not None and not helps:
         metadata = metadata_inplace_fix(site.filename, statement, site.lineno)
         helps.extend([metadata] if metadata is not None else _unbound_loop_help(site, statement))
+    if statement is not None and not helps:
+        item = _container_item_rebinding(site, statement)
+        helps.extend([item] if item is not None else [])
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "

@@ -199,11 +199,35 @@ def _with_statement(filename: str, line: int) -> ast.With | None:
 
 def _body_instead(filename: str, block: ast.With) -> str | None:
     """The with statement's body, at the with's indentation (the block without its header). Only
-    for a body of one statement: in a longer one, some lines may be meant to stay unrecorded
-    (a target computed under no_grad next to the prediction), which only the user can tell."""
-    if len(block.body) != 1:
+    for a body of one statement, or for a block that runs an iterative update and returns its
+    result as the last statement of its function (a sampling or unrolling loop under no_grad):
+    there, the loop is the whole computation the function gives back. In any other longer body,
+    some lines may be meant to stay unrecorded (a target computed under no_grad next to the
+    prediction), which only the user can tell."""
+    if len(block.body) != 1 and not returns_iterated_result(filename, block):
         return None
     return block_body_dedented(filename, block)
+
+
+def returns_iterated_result(filename: str, block: ast.With) -> bool:
+    """Whether the with statement is the last statement of the function around it, ends in
+    `return name`, and holds a for/while loop that assigns that name: the function's result is
+    an iteration computed entirely inside the block."""
+    if not block.body or not isinstance(block.body[-1], ast.Return) or not isinstance(block.body[-1].value, ast.Name):
+        return False
+    returned = block.body[-1].value.id
+    iterated = any(isinstance(statement, (ast.For, ast.While)) and any(
+        isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+            isinstance(target, ast.Name) and target.id == returned
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+        for node in ast.walk(statement)) for statement in block.body)
+    if not iterated:
+        return False
+    tree = parse_file(filename)
+    for node in walk_covering(tree, block.lineno) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and node.body[-1] is block:
+            return True
+    return False
 
 
 def block_body_dedented(filename: str, block: ast.With) -> str | None:
@@ -322,17 +346,45 @@ def grad_off_with_around(filename: str, line: int) -> ast.With | None:
         if not isinstance(node, ast.With) or not node.body or line < node.body[0].lineno:
             continue
         for item in node.items:
-            call = item.context_expr
-            if not isinstance(call, ast.Call):
-                continue
-            name = call_name(call)
-            off = name in _GRAD_OFF and not (call.args and isinstance(call.args[0], ast.Constant)
-                                             and call.args[0].value is False)
-            off = off or (name == "set_grad_enabled" and bool(call.args) and isinstance(call.args[0], ast.Constant)
-                          and call.args[0].value is False)
-            if off and (best is None or node.lineno > best.lineno):
+            calls = [item.context_expr]
+            binding = _context_binding(tree, node, item.context_expr)
+            if binding is not None:
+                # `with context:` where `context = torch.no_grad() if training else nullcontext()`.
+                value = binding.value
+                calls = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+            if any(_turns_grad_off(call) for call in calls) and (best is None or node.lineno > best.lineno):
                 best = node
     return best
+
+
+def _turns_grad_off(call: ast.AST) -> bool:
+    from autograd_doctor.diagnosis.source import call_name
+
+    if not isinstance(call, ast.Call):
+        return False
+    name = call_name(call)
+    off = name in _GRAD_OFF and not (call.args and isinstance(call.args[0], ast.Constant)
+                                     and call.args[0].value is False)
+    return off or (name == "set_grad_enabled" and bool(call.args) and isinstance(call.args[0], ast.Constant)
+                   and call.args[0].value is False)
+
+
+def _context_binding(tree: ast.Module, block: ast.With, expression: ast.expr) -> ast.Assign | None:
+    """The one-line assignment of the name a `with` statement enters (`with context:`), the last one
+    before the block in the same function, whose value is a call or a conditional expression."""
+    if not isinstance(expression, ast.Name):
+        return None
+    scope = next((node for node in walk_covering(tree, block.lineno)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.lineno < block.lineno), tree)
+    found = None
+    for node in ast.walk(scope):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == expression.id and node.lineno < block.lineno
+                and node.lineno == node.end_lineno and isinstance(node.value, (ast.Call, ast.IfExp))
+                and (found is None or node.lineno > found.lineno)):
+            found = node
+    return found
 
 
 def running_grad_off_block(frame) -> tuple[str, ast.With] | None:
@@ -355,6 +407,9 @@ def running_grad_off_block(frame) -> tuple[str, ast.With] | None:
 def running_block_parts(found: tuple[str, ast.With], loss_name: str) -> tuple[Location, list[str], list[Suggestion]]:
     """(primary, notes, helps) for a gradient asked for inside a grad-off block still running."""
     filename, block = found
+    chosen = _chosen_the_wrong_way(filename, block, loss_name)
+    if chosen is not None:
+        return chosen
     header = segment_of(filename, block.items[0].context_expr) if len(block.items) == 1 else "torch.no_grad()"
     primary = statement_location(filename, block, role="cut",
                                  note="gradients are off in this block, and the gradient is asked for inside it")
@@ -369,6 +424,33 @@ def running_block_parts(found: tuple[str, ast.With], loss_name: str) -> tuple[Lo
     else:
         helps.append(Suggestion(f"compute the gradients outside `with {header}:` (line {block.lineno}), or turn "
                                 "gradients on around that code (with torch.enable_grad():)"))
+    return primary, notes, helps
+
+
+def _chosen_the_wrong_way(filename: str, block: ast.With, loss_name: str):
+    """(primary, notes, helps) when the block enters a name bound by a conditional expression with
+    one branch that turns gradients off and one that does not (`context = torch.no_grad() if
+    training else nullcontext()`): gradients are off now, while the gradient is asked for inside the
+    block, so the condition picked the grad-off branch for the call that trains. The branches
+    swapped give this call gradients and the other call the grad-off context; values stay the
+    same. None for any other block."""
+    if len(block.items) != 1:
+        return None
+    binding = _context_binding(parse_file(filename), block, block.items[0].context_expr)
+    value = binding.value if binding is not None else None
+    if not isinstance(value, ast.IfExp) or _turns_grad_off(value.body) == _turns_grad_off(value.orelse):
+        return None
+    texts = [segment_of(filename, node) for node in (value.test, value.body, value.orelse)]
+    name = binding.targets[0].id
+    off, on = (texts[1], texts[2]) if _turns_grad_off(value.body) else (texts[2], texts[1])
+    primary = statement_location(filename, binding, role="cut",
+                                 note=f"{off} is chosen here, for the call that asks for the gradient")
+    notes = [f"{loss_name} is computed and differentiated inside `with {name}:` (line {block.lineno}), and "
+             f"{name} is {off} for this call: the condition `{texts[0]}` picks the branch that turns gradients off "
+             "where they are needed"]
+    swapped = f"{name} = {texts[2]} if {texts[0]} else {texts[1]}"
+    helps = [Suggestion(f"swap the two branches, so that {on} is used where the gradient is asked for and {off} "
+                        "for the other calls", swapped, statement_location(filename, binding))]
     return primary, notes, helps
 
 

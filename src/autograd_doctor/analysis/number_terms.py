@@ -27,6 +27,7 @@ import torch
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression
+from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (function_definition, parse_file, replace_node_text, segment, source_line, statement_at,
@@ -416,6 +417,8 @@ def _call_without_gradient(call: ast.Call, reading: Reading, cuts: list, line: i
         pass
     elif _new_torch_loss(function, reading, cuts, line, depth):
         pass  # `nn.MSELoss()(a, b)`: a loss module made on the spot, applied at once
+    elif _called_module_cut(call, reading, cuts):
+        return True  # a frozen module of this file whose forward turns gradients off around its input
     elif _called_function_cut(call, reading, cuts, depth):
         return True  # a function of this file given tensors with gradient returns one cut from the graph
     elif not (isinstance(function, ast.Attribute) and _no_gradient(function.value, reading, cuts, line, depth)):
@@ -455,6 +458,48 @@ def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: in
                 cuts.append(cut)
             return True
     return False
+
+
+def _called_module_cut(call: ast.Call, reading: Reading, cuts: list) -> bool:
+    """`encoder(audio)`, `encoder` a module of this file none of whose parameters requires grad,
+    whose forward ran a `with torch.no_grad():` block (the run entered it) that reads forward's
+    own input: whatever the module returns has no gradient, since its only source, the input, is
+    read with gradients off. When an argument requires grad, that block is what took its gradient
+    (collected into `cuts`, with the block as the cut's statement). False for anything else."""
+    module = _read(call.func, reading.values) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+    if not isinstance(module, torch.nn.Module) or any(p.requires_grad for p in module.parameters()):
+        return False
+    code = getattr(type(module).forward, "__code__", None)
+    if code is None or code.co_filename != reading.filename:
+        return False
+    definition = function_definition(code)
+    if not isinstance(definition, ast.FunctionDef):
+        return False
+    inputs = {argument.arg for argument in definition.args.args[1:]}
+    entered = {(entry.filename, entry.line) for kind in GRAD_OFF_CALLS[:2] for entry in switches.mode_entries(kind)}
+    block = next((node for node in ast.walk(definition) if isinstance(node, ast.With)
+                  and (reading.filename, node.lineno) in entered and _grad_off_header(node)
+                  and any(isinstance(name, ast.Name) and name.id in inputs for name in ast.walk(node))), None)
+    if block is None:
+        return False
+    carrying = [argument for argument in [*call.args, *(keyword.value for keyword in call.keywords)]
+                if _requires_grad(argument, reading.values)]
+    if carrying:
+        cut = Cut(block, carrying[0], "grad_off")
+        cut.statement, cut.called_function = block, f"{type(module).__name__}.forward"
+        cuts.append(cut)
+    return True
+
+
+def _grad_off_header(block: ast.With) -> bool:
+    """`with torch.no_grad():` / `with torch.inference_mode():`: one context manager, no name bound."""
+    if len(block.items) != 1 or block.items[0].optional_vars is not None:
+        return False
+    header = block.items[0].context_expr
+    function = header.func if isinstance(header, ast.Call) else None
+    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) \
+        else None
+    return name in GRAD_OFF_CALLS[:2] and not header.args
 
 
 def _returned_from(function: ast.FunctionDef, statement: ast.Assign, global_values: dict) -> bool:
@@ -570,9 +615,12 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
     filename = site.filename
     holder = holder or statement_at(filename, site.lineno)
     statement = cut.statement or holder  # where the cut is: the term's line, or a name's assignment
-    converted = segment(filename, cut.node) or ast.unparse(cut.node)
+    converted = (segment(filename, cut.node.items[0].context_expr) if cut.kind == "grad_off"
+                 else segment(filename, cut.node)) or ast.unparse(cut.node)
     tensor = _uncut(cut.receiver)
     tensor_text = segment(filename, tensor) or ast.unparse(tensor)
+    if cut.kind == "grad_off":
+        return _grad_off_diagnosis(site, holder, cut, converted, tensor_text)
     made = {"number": "a Python number", "detached": "a tensor cut from the graph",
             "gradient": "gradients outside any graph (no create_graph=True)",
             "numpy": "a numpy copy of the values, outside the graph"}[cut.kind]
@@ -622,6 +670,36 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
     notes = [cause + ", so whatever computed it is not trained by this term"]
     return Diagnosis(code=codes.NUMBER_TERM_IN_LOSS, title=codes.title(codes.NUMBER_TERM_IN_LOSS), severity="warning",
                      primary=location, related=related, notes=notes, help=[help_] if help_ is not None else [])
+
+
+def _grad_off_diagnosis(site: Site, holder: ast.stmt, cut: Cut, header: str, tensor_text: str) -> Diagnosis:
+    """AD206 for a term computed by a frozen module whose forward reads its input with gradients
+    off: the line to change is the block; the help runs its body with gradients on (the module's
+    parameters stay frozen, so nothing else starts training)."""
+    from autograd_doctor.analysis.grad_off_blocks import block_body_dedented
+
+    filename, block = site.filename, cut.node
+    location = statement_location(filename, block, role="number",
+                                  note=f"{cut.called_function}() reads its input under {header}: what it returns "
+                                       "has no gradient, so the term adds to the loss's value but trains nothing")
+    location.end_line, location.end_column = location.line, None
+    related = [statement_location(filename, holder, role="called from",
+                                  note=f"the term is computed through {cut.called_function}() from {tensor_text}, "
+                                       "which requires grad")]
+    backward = statement_location(filename, statement_at(filename, site.lineno), role="backward",
+                                  note="backward() of a loss that includes the term")
+    if backward.line != holder.lineno:
+        related.append(backward)
+    body = block_body_dedented(filename, block)
+    message = (f"run this block with gradients on: {tensor_text} then carries its gradient through "
+               f"{cut.called_function}() into the term (the module's own parameters stay frozen; keep {header} "
+               "only where the module evaluates)")
+    help_ = Suggestion(message, body, statement_location(filename, block)) if body is not None else Suggestion(message)
+    notes = [f"{tensor_text} requires grad, but {cut.called_function}() computes from it under {header}, and its own "
+             "parameters are frozen, so nothing in the term carries a gradient: added to the loss, the term shifts "
+             "the loss value and contributes no gradient, so whatever computed it is not trained by this term"]
+    return Diagnosis(code=codes.NUMBER_TERM_IN_LOSS, title=codes.title(codes.NUMBER_TERM_IN_LOSS), severity="warning",
+                     primary=location, related=related, notes=notes, help=[help_])
 
 
 def _help(filename: str, statement: ast.stmt, cut: Cut, tensor: ast.AST, converted: str, tensor_text: str

@@ -10,9 +10,12 @@ network's earlier layers stop learning, an actor behind a critic gets no signal 
 Looked at once per backward() line (the graph's links stay after backward()): a walk from the
 loss notes, on each path, whether it went through a learned op (a node with a parameter or a
 leaf among its inputs, directly or through one view of it). Reported:
-- a sample that feeds a learned op: a sample given to a learned layer is meant to pass the gradient (when it is
-  only given to its own distribution's `log_prob`, as in REINFORCE, no learned op lies between
-  and it is silent);
+- a sample that feeds a learned op and was drawn from something trained (an nn.Parameter, or a
+  leaf that a live optimizer holds, lies below the draw): a sample given to a learned layer is
+  meant to pass the gradient (when it is only given to its own distribution's `log_prob`, as in
+  REINFORCE, no learned op lies between and it is silent); noisy collocation points drawn around
+  points that require grad only to be differentiated against (neurodiffeq's generators) have
+  nothing trained below the draw: the zeros it sends are nobody's loss, and it is silent;
 - a rounding when some leaf below it gets no gradient by any other path from the loss (the
   fraction `coords - coords.floor()` of a bilinear interpolation, or a scale computed from
   `floor(log2(amax))` next to `x * scale`, leave the leaves their gradient).
@@ -25,7 +28,10 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.analysis.source_scope import backward_roots, leaves_below, user_files_around
+import torch
+
+from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, leaves_below, user_files_around
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -81,6 +87,7 @@ def zero_derivative_nodes(roots: list) -> list:
         stack.extend((child, below_learned) for child, _ in node.next_functions if child is not None)
     if stack:
         return []  # the graph is larger than the walk: unknown
+    samples = [node for node in samples if _drawn_from_trained(node)]
     if not roundings:
         return samples
     zero = {node for node, _ in seen if type(node).__name__ in SAMPLING_NODES or type(node).__name__ in ROUNDING_NODES}
@@ -93,6 +100,16 @@ def zero_derivative_nodes(roots: list) -> list:
         if finished and below - trained:
             blocking.append(node)  # a leaf below gets its gradient through this rounding only
     return samples + blocking
+
+
+def _drawn_from_trained(sample) -> bool:
+    """Whether something trained lies below the draw `sample`: an nn.Parameter, or a leaf that a
+    live optimizer holds. Unknown (the graph below is larger than the walk, the scan spent) is no."""
+    walked, finished = graph_nodes([child for child, _ in sample.next_functions if child is not None], MAX_NODES)
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    if any(isinstance(leaf, torch.nn.Parameter) for leaf in leaves):
+        return True
+    return finished and bool(leaves) and bool(optimizers_holding(leaves, Budget(scans=1)))
 
 
 def zero_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:

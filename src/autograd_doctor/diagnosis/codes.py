@@ -1409,6 +1409,73 @@ or compute the value inside the block (`mu_stop = encoder(x)` under no_grad).
     example_setup="x = torch.randn(4, 3)\n",
 )
 
+SELF_WEIGHTED_AVERAGE = _code(
+    "AD158",
+    "a loss averages values with softmax weights computed from those same values, not detached",
+    """\
+**What it means.** An importance-weighted estimate (the IWAE bound, a self-normalised importance
+sampler) differentiates `sum_k w_k * grad(log_w_k)`, with the normalised weights
+`w = softmax(log_w)` held constant. Written as `(softmax(log_w) * log_w).sum()` without a
+`.detach()`, autograd also differentiates the weights and adds `sum_k grad(w_k) * log_w_k`: every
+gradient of the encoder and decoder is off, and nothing fails. PyTorch raises nothing for it (it
+is numbered with the errors only because the warning numbers were taken). autograd-doctor looks at
+each backward() line's graph for a loss reduced from a product of a softmax and the very tensor
+the softmax was computed from.
+
+**Minimal example.**
+
+    log_w = encoder(x)                          # log importance weights, one per sample
+    w = F.softmax(log_w, dim=-1)                # AD158: the weights keep their graph
+    loss = -(w * log_w).sum(-1).mean()
+    loss.backward()
+
+**The fix.** Detach the weights: `w = F.softmax(log_w, dim=-1).detach()`; the loss's value is
+unchanged and its gradient is the estimator's. Where the smooth maximum itself is meant (a
+log-sum-exp), write `torch.logsumexp(log_w, -1)`, whose gradient is exactly the detached one.
+""",
+    heading="softmax weights computed from the values they average, not detached",
+    example_setup="import torch.nn.functional as F\nencoder = torch.nn.Linear(3, 5)\nx = torch.randn(4, 3)\n",
+)
+
+WIDENED_CUSTOM_GRADIENT = _code(
+    "AD159",
+    "a custom autograd.Function's backward returned a gradient larger than its input, summed down silently",
+    """\
+**What it means.** The engine accepts, for an input of a custom `autograd.Function`, a gradient
+whose shape the input's expands to, and sums it down to the input's shape (so that a forward
+that broadcasts an input may return the output-shaped gradient). A backward whose arithmetic
+broadcast by mistake returns such a gradient too: a bare `.squeeze()` drops a size-1 axis of the
+input along with the reduced one, a division then broadcasts two axes against each other, and
+the input gets a sum over that spurious axis. Nothing fails; the gradient is wrong. PyTorch
+raises nothing for it (it is numbered with the errors only because the warning numbers were
+taken). autograd-doctor compares, while a doctor runs, each gradient a custom backward returns
+with its input's shape and with the shapes of the gradients it was given.
+
+**Minimal example.**
+
+    class Normalise(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):                      # x: (4, 3, 1), normalised along dim 0
+            ctx.save_for_backward(x)
+            return x / x.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            total = x.sum(0, keepdim=True)
+            inner = (g * x).sum(0) / total.squeeze()   # AD159: (3, 1) / (3,) broadcasts to (3, 3)
+            return (g - inner.unsqueeze(0)) / total
+
+    Normalise.apply(x).pow(2).sum().backward()
+
+**The fix.** Reduce or squeeze only the axis the forward reduced (`total.squeeze(0)`, or keep
+`keepdim=True` throughout), so that the backward returns a gradient of the input's shape;
+`torch.autograd.gradcheck` on small inputs of every shape the program uses confirms it.
+""",
+    heading="a custom backward returned a gradient larger than its input",
+    example_setup="x = (torch.rand(4, 3, 1) + 0.5).requires_grad_()\n",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -70,6 +70,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.class_bases: list = []
         self.class_methods: list = []  # per level: the enclosing class's method names, else None
         self.guard_depth = 0            # inside `if <debug flag>:`
+        self.error_expected_depth = 0   # inside `try:` or `with pytest.raises(...):`
         # inside `if flag:` false at the default of the function's parameter `flag`
         self.opt_in_depth = 0
         self.function_defaults: dict = {}

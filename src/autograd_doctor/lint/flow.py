@@ -231,7 +231,30 @@ class ControlFlow:
                 return True
         return False
 
+    @property
+    def error_expected(self) -> bool:
+        """Inside a `try:` body or a `with pytest.raises(...)` / `self.assertRaises(...)` block:
+        a statement there may run only for the error it raises."""
+        return self.error_expected_depth > 0
+
+    def visit_Try(self, node):
+        self.error_expected_depth += 1
+        self.visit_body(node.body)
+        self.error_expected_depth -= 1
+        for handler in node.handlers:
+            self.visit(handler)
+        self.visit_body(node.orelse)
+        self.visit_body(node.finalbody)
+
+    visit_TryStar = visit_Try
+
     def visit_With(self, node):
+        expects_error = any(_expects_error(item.context_expr) for item in node.items)
+        self.error_expected_depth += expects_error
+        self._visit_with(node)
+        self.error_expected_depth -= expects_error
+
+    def _visit_with(self, node):
         grad_off = False
         for item in node.items:
             item.context_expr._adl_context = True  # a `with` block scopes what it switches on
@@ -247,6 +270,15 @@ class ControlFlow:
         self.scope.grad_off = outer
 
     visit_AsyncWith = visit_With
+
+
+def _expects_error(expr) -> bool:
+    """`pytest.raises(...)`, `self.assertRaises(...)`, `assertRaisesRegex`, `assertWarns`..."""
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name == "raises" or name.startswith(("assertRaises", "assertWarns"))
 
 
 def loop_counter(node) -> tuple:

@@ -61,11 +61,15 @@ def unscaled_twice(context: ErrorContext, already):
     found = _grad_scaler_call(context, "unscale_")
     if found is None:
         return None
-    _frame, filename, statement, location, _call, receiver, optimizer_text = found
+    frame, filename, statement, location, call, receiver, optimizer_text = found
     location.role, location.note = "unscale", (f"{receiver}.unscale_({optimizer_text}) runs again before "
                                                f"{receiver}.update()")
     scope = _function_around(filename, statement)
     step = _step_statement(scope, filename, receiver) if scope is not None else None
+    if step is None and scope is not None:
+        through = _helper_call_before_step(context, frame, value_of(frame, call.func.value))
+        if through is not None:
+            return _helper_called_every_pass(location, notes_receiver=(receiver, optimizer_text), found=through)
     related = []
     if step is not None:
         related.append(statement_location(filename, step, role="step", note=f"{receiver}.step() and update() run "
@@ -117,6 +121,55 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _helper_call_before_step(context: ErrorContext, frame, scaler):
+    """(caller's file, its statement calling the helper, the caller's step statement, the caller's
+    text for the scaler, the move) when the unscale_() is in a helper function (a clipping helper
+    in another file) whose caller steps that same scaler under a condition the call is not under
+    (gradient accumulation): the call of the helper is what runs once per micro-batch."""
+    frames = context.user_frames()
+    index = next((i for i, (f, _line) in enumerate(frames) if f is frame), None)
+    if index is None or index + 1 >= len(frames) or scaler is None:
+        return None
+    caller, line = frames[index + 1]
+    filename = caller.f_code.co_filename
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, line) if tree is not None else None
+    # The call as a statement of its own: a result bound by it (`norm = clip(...)`) may be read on
+    # every pass, after the step's block, where moving the call would leave it unbound.
+    statement = next((node for node in ast.walk(scope) if isinstance(node, ast.Expr)
+                      and node.lineno <= line <= node.end_lineno and isinstance(node.value, ast.Call)),
+                     None) if scope is not None else None
+    if statement is None:
+        return None
+    steps = [node for node in ast.walk(scope) if isinstance(node, ast.stmt) and (c := _method_call(node, "step"))
+             is not None and value_of(caller, c.func.value) is scaler]
+    if len(steps) != 1:
+        return None
+    receiver = segment(filename, steps[0].value.func.value)
+    moved = _move_into_step_block(filename, scope, statement, steps[0], receiver)
+    return (filename, statement, steps[0], receiver, moved) if moved is not None else None
+
+
+def _helper_called_every_pass(location, notes_receiver, found):
+    """AD148 named at the call of the helper that unscales: it runs in every micro-batch, while the
+    step runs every N."""
+    receiver, optimizer_text = notes_receiver
+    filename, statement, step, caller_receiver, moved = found
+    name = segment(filename, statement.value.func) or "the helper"
+    primary = statement_location(filename, statement, role="unscale",
+                                 note=f"{name}() unscales {optimizer_text}'s gradients, and runs on every pass")
+    location.role, location.note = "raised", f"the {receiver}.unscale_({optimizer_text}) inside {name}()"
+    related = [location, statement_location(filename, step, role="step",
+                                            note=f"{caller_receiver}.step() and update() run less often: only when "
+                                                 "this line runs")]
+    notes = [f"unscale_() may run once per step: {name}() calls it, and is called on every pass (gradient "
+             f"accumulation), while {caller_receiver}.step() runs under a condition; the second pass unscales again "
+             "before any update()"]
+    moved.message = (f"call {name}() once per step, just before {caller_receiver}.step(): after the last backward() "
+                     "of the accumulation")
+    return diagnosis(codes.UNSCALE_BEFORE_UPDATE, primary, related=related, notes=notes, help=[moved])
 
 
 def _unscale_before_later_backward(filename: str, scope: ast.AST, statement: ast.stmt, receiver: str,
@@ -456,6 +509,19 @@ def stepped_twice(context: ErrorContext, already):
                                        "gradients accumulated over the micro-batches are applied once",
                                        moved[1], moved[2], recomputes_failing_forward=True))
         else:
+            after_loop = _update_after_stepping_loop(filename, scope, statement, receiver)
+            if after_loop is not None:
+                # step() in every pass of a loop (one per task, one per loss) and update() once after
+                # it: the update belongs after each step, inside the loop.
+                update, loop, text, span = after_loop
+                primary = statement_location(filename, update, role="update", note=f"{receiver}.update() runs once, "
+                                             f"after the loop at line {loop.lineno} that steps in every pass")
+                notes.append(f"the loop at line {loop.lineno} calls {receiver}.step({optimizer_text}) in every pass, "
+                             f"and {receiver}.update() runs only after the loop ends")
+                helps.insert(0, Suggestion(f"call {receiver}.update() right after {receiver}.step({optimizer_text}), "
+                                           "inside the loop, and not again after it: every step is followed by its "
+                                           "update", text, span))
+                return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
             taken_out = _update_out_of_condition(filename, scope, statement, receiver)
             if taken_out is not None:
                 # update() sits under a condition that gradients are not accumulated under (a logging
@@ -532,6 +598,33 @@ def _move_step_into_update_block(filename: str, scope: ast.AST | None, step: ast
     return holder, "\n".join(line[len(indent):] for line in lines), location
 
 
+def _update_after_stepping_loop(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the update() statement, the loop, the text from `step` to the loop's end with update() after
+    the step, the span from `step` through that update()) when `step` is a statement of a `for`
+    loop's body whose next statement, in the block around the loop, is `receiver.update()`, and the
+    loop neither updates nor unscales through the scaler. None otherwise."""
+    if scope is None:
+        return None
+    loop = next((node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+                 and step in node.body and not node.orelse), None)
+    block = block_holding(scope, loop) if loop is not None else None
+    if block is None or block.index(loop) + 1 >= len(block):
+        return None
+    update = block[block.index(loop) + 1]
+    if not _is_update_of(filename, update, receiver) or any(
+            _calls(node, method, receiver, filename) for node in loop.body for method in ("update", "unscale_")):
+        return None
+    indent = source_line(filename, step.lineno)[:step.col_offset]
+    lines = [source_line(filename, n).rstrip() for n in range(step.lineno, loop.end_lineno + 1)]
+    if any(line.strip() and not line.startswith(indent) for line in lines):
+        return None
+    step_lines = step.end_lineno - step.lineno + 1
+    lines = lines[:step_lines] + [indent + segment(filename, update)] + lines[step_lines:]
+    span = statement_location(filename, step)
+    span.end_line, span.end_column = update.end_lineno, update.end_col_offset
+    return update, loop, "\n".join(line[len(indent):] for line in lines), span
+
+
 def _update_holder_line(update: ast.stmt, scope: ast.AST) -> int | None:
     """The line of the `if` whose body holds `update`."""
     return next((node.lineno for node in ast.walk(scope) if isinstance(node, ast.If) and update in node.body), None)
@@ -601,6 +694,11 @@ def float16_gradients(context: ErrorContext, already):
     modules = _modules_holding(frame, half)
     tree = parse_file(filename)
     cast = _float16_cast(tree, filename, frame, modules) if tree is not None else None
+    cast_file = filename
+    if cast is None and tree is not None:
+        in_helper = _float16_cast_in_called_helper(tree, filename, frame, modules)
+        if in_helper is not None:
+            cast_file, cast = in_helper
     notes = [f"{optimizer_text} steps float16 parameters, so their gradients are float16: GradScaler unscales only "
              "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
              "forward in float16 for speed)"]
@@ -625,12 +723,12 @@ def float16_gradients(context: ErrorContext, already):
     assigned = isinstance(cast_node, ast.Constant) and cast_node.value is True
     how = ("takes the state dict's float16 tensors as its parameters here (assign=True)" if assigned
            else "is cast to float16 here")
-    primary = statement_location(filename, cast_statement, role="cast",
+    primary = statement_location(cast_file, cast_statement, role="cast",
                                  note=f"{name} {how}, the parameters {optimizer_text} trains")
     help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
                        "needs; for float16 compute, run the forward under torch.autocast(device_type, "
-                       "dtype=torch.float16)", replace_node_text(filename, cast_statement, cast_node, new_text),
-                       statement_location(filename, cast_statement))
+                       "dtype=torch.float16)", replace_node_text(cast_file, cast_statement, cast_node, new_text),
+                       statement_location(cast_file, cast_statement))
     return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
 
 
@@ -668,13 +766,39 @@ def _float16_factory(frame, modules: list[str], half: set):
     return None
 
 
+def _float16_cast_in_called_helper(tree: ast.AST, filename: str, frame, modules: list[str]):
+    """(helper's file, the cast found there as _float16_cast gives it) when one of `modules` is bound
+    by a call of a function of the user's (`model = save_memory(Net())`) that casts its argument to
+    float16 (`return model.half()`): the cast is in the helper, which may be in another file."""
+    import inspect
+
+    from autograd_doctor.diagnosis.source import function_definition
+    from autograd_doctor.recording.frames import in_installed_package
+
+    for statement in ast.walk(tree):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+                and any(segment(filename, t) in modules for t in statement.targets)):
+            continue
+        function = inspect.unwrap(value_of(frame, statement.value.func)) if isinstance(
+            statement.value.func, (ast.Name, ast.Attribute)) else None
+        code = getattr(function, "__code__", None)
+        if code is None or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        parameters = [argument.arg for argument in definition.args.args] if definition is not None else []
+        cast = _float16_cast(definition, code.co_filename, frame, parameters) if parameters else None
+        if cast is not None:
+            return code.co_filename, cast
+    return None
+
+
 def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
     """(statement, node, replacement text, module name) of the first cast of one of `modules` to
     float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
     end of the statement that binds `m` (`m = Net().half()`), or `m.load_state_dict(state,
     assign=True)`, which takes a float16 checkpoint's tensors as the parameters."""
     for statement in ast.walk(tree):
-        if not isinstance(statement, (ast.Expr, ast.Assign)):
+        if not isinstance(statement, (ast.Expr, ast.Assign, ast.Return)):
             continue
         call = statement.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):

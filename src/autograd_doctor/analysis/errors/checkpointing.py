@@ -223,6 +223,9 @@ def reentrant_with_grad(context: ErrorContext, already):
         if tree is None:
             continue
         calls = [call for name in CHECKPOINT_FUNCTIONS for call in find_calls(tree, name)]
+        # `functools.partial(checkpoint, use_reentrant=True)`: the keyword is bound once, in the partial.
+        calls += [call for call in find_calls(tree, "partial") if call.args
+                  and ast.unparse(call.args[0]).split(".")[-1] in CHECKPOINT_FUNCTIONS]
         for call in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
             keyword = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
             if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:

@@ -17,7 +17,8 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, method_receiver, parse_file, replace_node_text, statement_at, statement_location,
+    call_argument, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
+    statement_location,
 )
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -430,6 +431,22 @@ def assigned_gradient_shape(context: ErrorContext, already):
     helps = [Suggestion(f"{owner or 'the tensor'}.grad must have {owner or 'its'}'s own size {wanted}: build the "
                         f"gradient with that shape (torch.zeros_like({owner or 'p'}), or reshape/expand "
                         f"{value or 'it'}), or assign it to the tensor it belongs to")]
+    paired = _zipped_with_other_tensors(frame, filename, statement, target) if target is not None else None
+    if paired is not None:
+        # `for p, g in zip(model.parameters(), grads)` with grads = grad(loss, params) and params in
+        # another order: the gradients belong to params, one for one, in the order grad() got them.
+        loop, zipped, inputs_text, grads_text, new_loop = paired
+        loop_location = statement_location(filename, loop, role="paired",
+                                           note=f"pairs {text_of(filename, zipped)} with {grads_text}, the gradients "
+                                                f"of {inputs_text}, in another order")
+        loop_location.end_line, loop_location.end_column = loop.lineno, None
+        notes = [f"{grads_text} holds the gradients of {inputs_text}, in the order of {inputs_text}; "
+                 f"{text_of(filename, zipped)} lists the same tensors in another order, so each gradient is "
+                 "assigned to another tensor"]
+        change = Suggestion(f"zip the gradients with {inputs_text}, the tensors they are the gradients of", new_loop,
+                            statement_location(filename, loop))
+        change.location.end_line, change.location.end_column = loop.lineno, len(source_line(filename, loop.lineno))
+        return diagnosis(codes.GRAD_ASSIGNED_SHAPE, loop_location, [location], notes, [change] + helps)
     if owner is not None and value is not None and given.count(",") == 0 and _same_count(given, wanted):
         # A flat gradient with the tensor's number of elements: a slice of one vector holding all
         # parameters' gradients, meant for this tensor in its order (another shape with the same
@@ -449,6 +466,51 @@ def assigned_gradient_shape(context: ErrorContext, already):
                                          f"{ast.unparse(target)} = ({value}).T"))
     return diagnosis(codes.GRAD_ASSIGNED_SHAPE, location, notes=[
         "a tensor's .grad always has the tensor's shape; optimizers read it element by element"], help=helps)
+
+
+def _zipped_with_other_tensors(frame, filename: str, statement: ast.stmt, target: ast.expr):
+    """(the loop, the other zipped iterable, the inputs' text, the gradients' text, the loop's first
+    line with the inputs zipped instead) when `p.grad = g` runs in `for p, g in zip(A, grads)`, grads
+    was bound by `grads = torch.autograd.grad(loss, inputs)` and A holds the same tensors as
+    `inputs` in another order (checked on the values). None otherwise."""
+    if not (isinstance(target, ast.Attribute) and target.attr == "grad" and isinstance(target.value, ast.Name)
+            and isinstance(statement.value, ast.Name)):
+        return None
+    tree = parse_file(filename)
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.lineno < statement.lineno
+             <= node.end_lineno] if tree is not None else []
+    loop = max(loops, key=lambda node: node.lineno) if loops else None
+    if loop is None or not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+                            and isinstance(loop.iter, ast.Call) and getattr(loop.iter.func, "id", None) == "zip"
+                            and len(loop.iter.args) == 2 and loop.lineno != loop.body[0].lineno):
+        return None
+    names = [getattr(element, "id", None) for element in loop.target.elts]
+    if names != [target.value.id, statement.value.id] or not isinstance(loop.iter.args[1], ast.Name):
+        return None
+    zipped, grads = loop.iter.args
+    made = last_assignment(filename, grads.id, loop.lineno)
+    call = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
+    if call is None or getattr(call.func, "attr", getattr(call.func, "id", None)) != "grad" or len(call.args) < 2:
+        return None
+    inputs = call.args[1]
+    inputs_value = value_of(frame, inputs)
+    if not isinstance(inputs_value, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in inputs_value):
+        return None
+    zipped_value = value_of(frame, zipped) if isinstance(zipped, (ast.Name, ast.Attribute)) else None
+    if zipped_value is None and isinstance(zipped, ast.Call) and getattr(zipped.func, "attr", None) == "parameters" \
+            and not zipped.args:
+        owner = value_of(frame, zipped.func.value)
+        zipped_value = list(owner.parameters()) if isinstance(owner, torch.nn.Module) else None
+    if not isinstance(zipped_value, (list, tuple)) or len(zipped_value) != len(inputs_value) \
+            or {id(t) for t in zipped_value} != {id(t) for t in inputs_value} \
+            or [id(t) for t in zipped_value] == [id(t) for t in inputs_value]:
+        return None
+    inputs_text, zipped_text = text_of(filename, inputs), text_of(filename, zipped)
+    first_line = source_line(filename, loop.lineno).rstrip()
+    indent = first_line[:loop.col_offset]
+    if zipped_text is None or inputs_text is None or first_line.count(zipped_text) != 1:
+        return None
+    return loop, zipped, inputs_text, grads.id, first_line[len(indent):].replace(zipped_text, inputs_text)
 
 
 def _reversed_matrix_sizes(given: str, wanted: str) -> bool:
@@ -542,15 +604,77 @@ def decorator_cut(context: ErrorContext, already):
     if not hits:
         return None
     entry = hits[0]
+    use = context.raise_location(role="backward", note="backward() of a loss computed through it")
+    if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
+        # No decorator line above the function: it was wrapped by calling the decorator,
+        # `model.forward = torch.no_grad()(model.forward)`, somewhere else.
+        return _functional_wrap_cut(frame, entry, use)
     location = line_location(entry.filename, entry.line, role="decorator",
                              note=f"{entry.function}() runs with gradients off: its result has no history")
-    use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     message = (f"delete this @torch.{entry.kind}() line if gradients must flow through {entry.function}() "
                "(keep it only on functions used for evaluation)")
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
     notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+def _functional_wrap_cut(frame, entry, use):
+    """AD307 where the function was wrapped by calling the decorator (`model.forward =
+    torch.no_grad()(model.forward)`, in a helper that makes a predictor): the wrapping call is
+    found in the user's files reachable from the failing frame (its own, and those of the
+    functions and modules it imported). Rebinding the function to its wrapped self turns
+    gradients off for every later call, training included: deleting that statement is the change
+    (the predictions keep their values; they are then recorded). Advice when the call is not
+    found, or its result is kept under another name."""
+    from autograd_doctor.analysis.errors.context import line_location
+
+    wrap = f"torch.{entry.kind}()({entry.function})"
+    found = _wrapping_statements(frame, entry)
+    if len(found) != 1:
+        return diagnosis(codes.DECORATOR_CUT, use, [], [
+            f"{entry.function}() runs with gradients off: it was wrapped by calling the decorator ({wrap}), "
+            "not with a decorator line above its def"], [Suggestion(
+                f"find where {entry.function} is wrapped in torch.{entry.kind}() and keep the wrapped function "
+                f"under another name for evaluation, so that training calls the original {entry.function}()")])
+    filename, statement, target = found[0]
+    location = statement_location(filename, statement, role="decorator",
+                                  note=f"{target} is replaced by a version that runs with gradients off")
+    defined = line_location(entry.filename, entry.line, role="",
+                            note=f"{entry.function}() is defined here, without a decorator")
+    notes = [f"every later call of {target}, training included, runs under torch.{entry.kind}(): nothing computed "
+             "inside it is recorded"]
+    helps = [Suggestion(f"delete this line, so that {target} keeps recording (the values it returns stay the same); "
+                        f"for predictions without a graph, wrap those calls in `with torch.{entry.kind}():` instead",
+                        None, location)]
+    return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
+
+
+def _wrapping_statements(frame, entry) -> list:
+    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
+    function's name, in the failing frame's file and in the user's files of the functions and
+    modules its globals hold."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    files = [frame.f_code.co_filename]
+    for value in list(frame.f_globals.values()):
+        code = getattr(value, "__code__", None)
+        filename = code.co_filename if code is not None else getattr(value, "__file__", None) \
+            if isinstance(value, types.ModuleType) else None
+        if isinstance(filename, str) and filename not in files and not is_internal_file(filename):
+            files.append(filename)
+    found = []
+    for filename in files[:16]:
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+                    and len(node.value.args) == 1 and isinstance(node.value.func, ast.Call)):
+                continue
+            name = getattr(node.value.func.func, "attr", getattr(node.value.func.func, "id", None))
+            target, argument = ast.unparse(node.targets[0]), ast.unparse(node.value.args[0])
+            if name == entry.kind and target == argument and target.split(".")[-1] == entry.function:
+                found.append((filename, node, target))
+    return found
 
 
 def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | None:
@@ -665,7 +789,6 @@ def _methods_called_on_self(frame, receiver: ast.AST) -> list[str]:
     import torch
 
     from autograd_doctor.analysis.errors.context import value_of
-    from autograd_doctor.diagnosis.source import parse_file
     from autograd_doctor.recording.frames import is_internal_file
 
     module = value_of(frame, receiver) if frame is not None and isinstance(receiver, (ast.Name, ast.Attribute)) else None

@@ -204,6 +204,15 @@ def overlapping_groups(context: ErrorContext, already):
              f"{len(shared)} parameter{'s are' if len(shared) != 1 else ' is'} in group {first} and in group "
              f"{len(earlier)}"]
     found_change = _exclude_subgroup(frame, filename, statement, location)
+    if found_change is None:
+        added = _group_added_to_whole_model(frame, filename, statement)
+        if added is not None:
+            # `optimizer = SGD(model.parameters())` then `optimizer.add_param_group({"params":
+            # model.head.parameters(), ...})`: the constructor's group is the one to narrow.
+            made, change = added
+            made_location = statement_location(filename, made, role="group",
+                                               note=f"group {first} is made here, from all of the model's parameters")
+            return diagnosis(codes.OPTIMIZER_OVERLAPPING_GROUPS, made_location, [location], notes=notes, help=[change])
     change = found_change[0] if found_change is not None else None
     primary = location
     if found_change is not None and found_change[1].lineno != location.line:
@@ -241,6 +250,60 @@ def _module_chain(frame, node: ast.expr):
         owner = _module_chain(frame, node.value)
         return getattr(owner, node.attr, None) if owner is not None else None
     return None
+
+
+def _group_added_to_whole_model(frame, filename, statement):
+    """(the optimizer's construction, the change) for `optimizer.add_param_group({"params":
+    m.sub.parameters(), ...})` when `optimizer` was made, earlier in the same scope, from
+    `m.parameters()`: that first group rewritten to skip `sub.`'s parameters (the added group keeps
+    its own options). None otherwise."""
+    from torch import nn
+
+    call = statement.value if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) else None
+    if call is None or not isinstance(call.func, ast.Attribute) or call.func.attr != "add_param_group" \
+            or not isinstance(call.func.value, ast.Name) or not call.args or not isinstance(call.args[0], ast.Dict):
+        return None
+    added = next((value for key, value in zip(call.args[0].keys, call.args[0].values)
+                  if isinstance(key, ast.Constant) and key.value == "params"), None)
+    made = last_assignment(filename, call.func.value.id, statement.lineno)
+    constructor = made.value if isinstance(made, ast.Assign) and isinstance(made.value, ast.Call) else None
+    first = (constructor.args[0] if constructor is not None and constructor.args else
+             next((k.value for k in constructor.keywords if k.arg == "params"), None) if constructor else None)
+    if not all(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and not node.args and not node.keywords for node in (added, first)):
+        return None
+    outer, inner = text_of(filename, first.func.value), text_of(filename, added.func.value)
+    module, sub = _module_chain(frame, first.func.value), _submodule_chain(frame, added.func.value)
+    path = next((name for name, m in module.named_modules() if m is sub and name), None) \
+        if isinstance(module, nn.Module) and isinstance(sub, nn.Module) else None
+    if path is None:
+        return None
+    prefix = path + "."
+    if {id(p) for name, p in module.named_parameters() if name.startswith(prefix)} != {id(p) for p in sub.parameters()}:
+        return None
+    comprehension = f'[p for name, p in {outer}.named_parameters() if not name.startswith("{prefix}")]'
+    new_statement = replace_node_text(filename, made, first, comprehension)
+    change = statement_change(statement_location(filename, made), f"leave {inner}'s parameters out of the group "
+                              f"made from {outer}.parameters(), so they are only in the group add_param_group() adds",
+                              new_statement)
+    return made, change
+
+
+def _submodule_chain(frame, node: ast.expr):
+    """As _module_chain, also through `[i]` of a module container (`model[2]`, `blocks[0]`):
+    indexing an nn.Sequential or nn.ModuleList runs no user code."""
+    from torch import nn
+
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        container = _submodule_chain(frame, node.value)
+        index = node.slice.value
+        if isinstance(container, (nn.Sequential, nn.ModuleList)) and -len(container) <= index < len(container):
+            return container[index]
+        return None
+    if isinstance(node, ast.Attribute):
+        owner = _submodule_chain(frame, node.value)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return _module_chain(frame, node)
 
 
 def _exclude_subgroup(frame, filename, statement, location):

@@ -454,6 +454,9 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         turning_off = bool(calls) and bool(calls[0].args) and isinstance(calls[0].args[0], ast.Constant) \
             and calls[0].args[0].value is False
     name = text_of(filename, target) if target is not None else None
+    parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
+    if parametrized is not None:
+        return _parametrized_requires_grad(location, parametrized, turning_on)
     related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
     helps = []
     notes = ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
@@ -475,6 +478,37 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
+
+
+def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
+    """(module text, attribute) when `target` is `module.attr` of a module whose `attr` is made by
+    torch.nn.utils.parametrize: reading it computes the tensor from the parametrization's own
+    parameters, so its flag is not the one to set."""
+    import torch
+    from torch.nn.utils import parametrize
+
+    if not isinstance(target, ast.Attribute):
+        return None
+    user = context.innermost_user()
+    module = value_of(user[0], target.value) if user is not None else None
+    if not isinstance(module, torch.nn.Module) or not parametrize.is_parametrized(module, target.attr):
+        return None
+    return ast.unparse(target.value), target.attr
+
+
+def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning_on: bool):
+    """AD115 on a parametrized weight: the parameters it is computed from (`original`, or
+    `original0`/`original1` for weight_norm, and any of the parametrization's own) are in the
+    module `parametrizations.<attr>`, whose requires_grad_() sets them all."""
+    module, attribute = parametrized
+    flag = "True" if turning_on else "False"
+    holder = f"{module}.parametrizations.{attribute}"
+    location.note = f"{module}.{attribute} is computed on each access by a parametrization, so it is not a leaf"
+    notes = [f"the tensors {module}.{attribute} is computed from are the parameters of {holder} "
+             f"(original, or original0/original1): those are the leaves whose flag decides whether it trains"]
+    helps = [statement_change(location, f"set the flag on the parameters the parametrization computes "
+                              f"{module}.{attribute} from", f"{holder}.requires_grad_({flag})")]
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
 def hook_without_grad(context: ErrorContext, already):
@@ -501,10 +535,27 @@ def hook_without_grad(context: ErrorContext, already):
         return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
     computed = (_computed_from_one_plain_leaf(user[0], filename, name, location.line)
                 if name and guard is not None and _plain_leaf(tensor) else None)
+    if computed is not None and not _can_require_grad(value_of(user[0], ast.Name(computed[1]))):
+        # Token ids through a frozen embedding: the input cannot require grad (integers), while the
+        # result, which has no history, is a leaf of its own that can.
+        if not _can_require_grad(tensor):
+            computed = None
+        else:
+            return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement),
+                                       made=f"{name} is computed here from {computed[1]}, which holds integers "
+                                            "and cannot require grad; nothing else it reads requires grad")
     if computed is not None:
         return _hook_on_result_of_plain_leaf(filename, location, name, method, guard, *computed)
     called = (_caller_computing_from_one_plain_leaf(context, user[0], name)
               if name and guard is not None and _plain_leaf(tensor) else None)
+    if called is not None and not _can_require_grad(value_of_in(context, called)):
+        # A forward hook given the output of a frozen embedding of token ids: the ids cannot require
+        # grad, the output (a leaf of its own) can.
+        called = None
+        if _can_require_grad(tensor):
+            return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement),
+                                       made=f"{name} is computed from integers (no tensor that requires grad "
+                                            "takes part)")
     if called is not None:
         # A forward hook given the module's output: the output was computed by the call further
         # out, `score = model(image)[0, 1]`, from one tensor the user made.
@@ -518,6 +569,21 @@ def hook_without_grad(context: ErrorContext, already):
     if guard is not None:
         helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, [], helps)
+
+
+def value_of_in(context: ErrorContext, called) -> object:
+    """The value of the input named by _caller_computing_from_one_plain_leaf's answer, in the
+    caller's frame that computes from it."""
+    filename, _statement, source = called
+    frame = next((outer for outer, _line in context.user_frames()[1:] if outer.f_code.co_filename == filename), None)
+    return value_of(frame, ast.Name(source)) if frame is not None else None
+
+
+def _can_require_grad(tensor) -> bool:
+    """A floating-point or complex tensor: the only kinds that can require grad."""
+    import torch
+
+    return isinstance(tensor, torch.Tensor) and (tensor.is_floating_point() or tensor.is_complex())
 
 
 def _plain_leaf(tensor) -> bool:
@@ -605,12 +671,15 @@ def _hook_on_result_of_plain_leaf(filename: str, location, name: str, method: st
     return diagnosis(codes.HOOK_WITHOUT_GRAD, location, [made_location], notes, [change, guard])
 
 
-def _hook_on_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion, body: str | None):
-    """AD116 on a tensor the user made, such as a batch of inputs for a saliency map: asking for
-    its gradient is what the line means, and requires_grad_() is how a leaf asks for it (its
-    .grad is then filled by backward(); nothing else computes differently)."""
-    location.note = f"{method}() on {name}, a tensor you made, which does not require grad"
-    related = [_made_at(filename, name, location.line, f"{name} is made here, without requires_grad")]
+def _hook_on_plain_leaf(filename: str, location, name: str, method: str, guard: Suggestion, body: str | None,
+                        made: str | None = None):
+    """AD116 on a tensor the user made, such as a batch of inputs for a saliency map, or computed
+    with no history (`made` says how): asking for its gradient is what the line means, and
+    requires_grad_() is how a leaf asks for it (its .grad is then filled by backward(); nothing
+    else computes differently)."""
+    location.note = f"{method}() on {name}, a tensor {'with no grad history' if made else 'you made'}, " \
+        "which does not require grad"
+    related = [_made_at(filename, name, location.line, made or f"{name} is made here, without requires_grad")]
     notes = [f"{name} is a leaf (it has no grad history), and leaves get a gradient only when they require grad; "
              "gradients of everything else stay the same when it does"]
     if method == "retain_grad":

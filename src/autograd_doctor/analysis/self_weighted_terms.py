@@ -1,0 +1,137 @@
+"""AD158: the loss is an average of values weighted by a softmax of those same values, and the
+weights are not detached (`w = F.softmax(log_w, -1)`, `loss = -(w * log_w).sum(-1).mean()`).
+
+The importance-weighted estimators (IWAE, self-normalised importance sampling) hold the
+normalised weights constant: their gradient is `sum_k w_k * grad(log_w_k)`. Without the
+`.detach()`, autograd also differentiates the weights and adds `sum_k grad(w_k) * log_w_k`, so
+every gradient is off; nothing raises, the loss value is the same.
+
+Looked at once per backward() line, on its graph (its links stay after backward()): from the
+loss, through reductions, signs, scalings and additions only, a multiplication whose one factor
+is a softmax of the other factor's very node. A softmax-weighted product inside the network (an
+attention pooling whose result feeds more layers) is not reached that way and is not reported.
+The line to change is read from the source of the files around backward(): the one assignment
+`w = <softmax of x>` whose name is multiplied by `x` in the same function; the help detaches it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor.analysis.source_scope import backward_roots, user_files_around
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import (location_of, method_receiver, parse_file, replace_node_text, segment,
+                                              statement_location)
+
+# Nodes the loss may pass through, from its root, down to the weighted product: reductions,
+# signs, views, and sums or scalings of terms.
+REDUCING = {"MeanBackward", "SumBackward", "NegBackward", "AddBackward", "SubBackward", "MulBackward",
+            "DivBackward", "SqueezeBackward", "UnsqueezeBackward", "ViewBackward", "UnsafeViewBackward",
+            "ReshapeAliasBackward", "CloneBackward"}
+SOFTMAX = {"SoftmaxBackward"}
+MAX_NODES = 256
+
+
+def _kind(node) -> str:
+    return re.sub(r"\d+$", "", type(node).__name__)
+
+
+def _self_weighted_product(roots: list):
+    """The MulBackward0 node, reached from the roots through REDUCING nodes, whose factors are a
+    softmax node and that softmax's own input node; None when there is none."""
+    seen, queue = set(), list(roots)
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop(0)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        kind = _kind(node)
+        if kind not in REDUCING:
+            continue
+        children = [child for child, _ in node.next_functions]
+        if kind == "MulBackward" and len(children) == 2 and all(child is not None for child in children):
+            for weight, values in (children, children[::-1]):
+                if _kind(weight) in SOFTMAX and weight.next_functions and weight.next_functions[0][0] is values:
+                    return node
+        queue.extend(children)
+    return None
+
+
+def self_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """AD158 for the backward() call that just ran, or None."""
+    roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
+    if not roots or _self_weighted_product(roots) is None:
+        return None
+    sites = list({(filename, statement.lineno): (filename, statement, softmax) for filename in user_files_around(call)
+                  for filename, statement, softmax in _weight_assignments(filename)}.values())
+    return _diagnosis(sites[0] if len(sites) == 1 else None, call.site if call is not None else None)
+
+
+def _softmax_of(value: ast.AST) -> ast.AST | None:
+    """`x` of `F.softmax(x, ...)`, `torch.softmax(x, ...)`, `x.softmax(...)`, `torch.nn.functional.softmax(x)`."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute) or value.func.attr != "softmax":
+        return None
+    owner = value.func.value
+    if isinstance(owner, ast.Name) and owner.id in ("F", "torch", "functional") or \
+            isinstance(owner, ast.Attribute) and owner.attr == "functional":
+        return value.args[0] if value.args else None
+    return owner
+
+
+def _weight_assignments(filename: str) -> list[tuple[str, ast.Assign, ast.Call]]:
+    """(file, `w = softmax(x)` statement, the softmax call) where the function around it also
+    multiplies the name `w` by the name `x`."""
+    tree = parse_file(filename)
+    found = []
+    for function in ast.walk(tree) if tree is not None else ():
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            continue
+        body = [node for statement in function.body for node in ast.walk(statement)]
+        for statement in (node for node in body if isinstance(node, ast.Assign)):
+            source = _softmax_of(statement.value)
+            if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name) \
+                    or not isinstance(source, ast.Name):
+                continue
+            weight, values = statement.targets[0].id, source.id
+            if any(isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)
+                   and {_name(product.left), _name(product.right)} == {weight, values}
+                   for product in body):
+                found.append((filename, statement, statement.value))
+    return found
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _diagnosis(found, backward_site) -> Diagnosis | None:
+    note = ("the weights are a softmax of the values they average: an importance-weighted estimate holds them "
+            "constant (its gradient is the sum of w_k * grad(log_w_k)); kept in the graph, backward() also "
+            "differentiates the weights and adds the sum of grad(w_k) * log_w_k, so every gradient below is off")
+    backward = location_of(backward_site, role="backward", note="backpropagates the weighted average")
+    helps = []
+    if found is not None:
+        filename, statement, softmax = found
+        weight = statement.targets[0].id
+        primary = statement_location(filename, statement, role="weights",
+                                     note=f"{weight} keeps the graph of the values it weights")
+        text = segment(filename, softmax)
+        replacement = replace_node_text(filename, statement, softmax, f"{method_receiver(softmax, text)}.detach()") \
+            if text is not None else None
+        if replacement is not None:
+            helps.append(Suggestion(f"detach the weights (`{weight} = {method_receiver(softmax, text)}.detach()`): the "
+                                    "loss keeps its value and its gradient becomes the importance-weighted "
+                                    "estimator's", replacement,
+                                    statement_location(filename, statement)))
+        related = [backward] if backward is not None else []
+    else:
+        primary, related = backward, []
+        if primary is None:
+            return None
+    if not helps:
+        helps.append(Suggestion("detach the softmax weights of the average (`w = F.softmax(log_w, -1).detach()`), "
+                                "or write the bound as torch.logsumexp(log_w, -1), whose gradient is the detached one"))
+    return Diagnosis(code=codes.SELF_WEIGHTED_AVERAGE, title=codes.title(codes.SELF_WEIGHTED_AVERAGE),
+                     severity="warning", primary=primary, related=related, notes=[note], help=helps)
