@@ -20,11 +20,13 @@ from collections import defaultdict
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.configured_modules import ConstructorValues
+from autograd_doctor.lint.custom_functions import returns_an_input
 from autograd_doctor.lint.defaults import parameter_defaults
 from autograd_doctor.lint.facts import FileFacts, TrainingFacts
 from autograd_doctor.lint.events import Scope
 from autograd_doctor.lint.expressions import ExpressionEvents
 from autograd_doctor.lint.flow import ControlFlow
+from autograd_doctor.lint.forward_hooks import hook_output_parameter
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
@@ -34,6 +36,11 @@ from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
 from autograd_doctor.lint.summaries import FunctionSummaries
 from autograd_doctor.lint.walk import FastVisitor
+
+
+# methods whose result is their receiver's values, rearranged: the receiver's graph
+_SHAPE_METHODS = (N.VIEW_METHODS - {"detach", "indices", "values", "real", "imag"}) | {
+    "reshape", "reshape_as", "flatten", "contiguous"}
 
 
 class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
@@ -143,6 +150,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         scope.detached.pop(name, None)
         scope.expanded.pop(name, None)
         scope.split_views.pop(name, None)
+        if scope.function_views:
+            scope.function_views.pop(name, None)
         if scope.provisional_splits:
             scope.provisional_splits.pop(name, None)
         scope.parameter_vars.discard(name)
@@ -156,6 +165,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
                 del scope.alias_of[alias]  # the alias keeps the old tensor, not the new name
+        if isinstance(value, ast.Call) and self.modules.as_is_functions:
+            made_by = self.function_view_call(value)
+            if made_by is not None:
+                scope.function_views[name] = made_by
         alias = self.alias_base(value) if tensor else None
         if alias is not None and alias[0] != name:
             scope.alias_of[name] = alias
@@ -220,6 +233,13 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 module_class is not None and node.name == "forward" and i > 0 and a.annotation is None) or (
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
+        # a forward hook's `output`: the hooked module's output, with this pass's graph
+        # (forward_hooks.py)
+        if (self.scope.owner_class, node.name) in self.file.forward_hooks and not grad_off:
+            output = hook_output_parameter(node, method=self.scope.owner_class is not None)
+            if output is not None:
+                self.scope.tensors.add(output)
+                self.scope.graph.add(output)
         # every call in the file passes one module here (argument_modules.py): `model(x)`
         # in `def train(model, ...)` calls that network
         for param, ctor in self.file.module_parameters.get((self.scope.owner_class, node.name), {}).items():
@@ -302,13 +322,55 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         return tuple(self.value_summary(e) for e in elts), is_tuple
 
     def value_summary(self, value) -> str | None:
-        if isinstance(value, ast.Starred) or not self.is_tensor(value) or self.is_const(value):
+        if isinstance(value, ast.Starred):
+            return None
+        if not self.is_tensor(value):
+            # `def flatten(t): return t.reshape(t.shape[0], -1)`: a tensor argument's graph
+            return "through" if self.scope.top_level and self.reshapes_parameter(value) else None
+        if self.is_const(value):
             return None
         if self.is_graph(value):
             return "graph"
         if self.scope.graph_arguments and self.result_carries_graph(value):
             return "args"
         return None
+
+    def function_view_call(self, call) -> str | None:
+        """The text of ``call`` when it runs a custom autograd Function that returns its
+        input as is (`Reduce.apply(h)`), directly or as a same-file module whose
+        `forward` returns that (`self.grl(h)`), on an argument that carries a graph (so
+        that autograd records the Function): its output may not be written in place."""
+        if self.runs_as_is_function(call) and any(
+                self.is_graph(a) or (self.scope.graph_arguments and self.result_carries_graph(a))
+                for a in call.args if not isinstance(a, ast.Starred)):
+            return self.text(call.func)
+        return None
+
+    def runs_as_is_function(self, call) -> bool:
+        """``call`` is `F.apply(...)` of a custom Function returning its input as is, or a
+        call of a same-file module whose `forward` returns such an output."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and \
+                isinstance(func.value, (ast.Name, ast.Attribute)):
+            return (func.value.id if isinstance(func.value, ast.Name) else func.value.attr) \
+                in self.modules.as_is_functions
+        spec = self.called_module(call)
+        return spec is not None and spec.kind in self.modules.function_view_classes
+
+    def reshapes_parameter(self, value) -> bool:
+        """``value`` is a parameter of the function, as the caller passed it, through
+        views and reshapes only (`t.reshape(n, -1)`, `x.flatten(1).t()`): a tensor
+        with the argument's graph when the argument is a tensor."""
+        while True:
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _SHAPE_METHODS:
+                value = value.func.value
+            elif isinstance(value, ast.Subscript):
+                value = value.value
+            else:
+                break
+        return isinstance(value, ast.Name) and value.id in self.scope.parameters \
+            and len(self.scope.binds.get(value.id, ())) == 1
 
     def returned_op(self, value) -> str | None:
         """The op whose saved output ``value`` is (a forward's summary)."""
@@ -347,6 +409,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # only then does a write of the input make the output what the write kept
         returns_input = bool(params) and bool(self.returns) and all(
             _names(value, params[0]) for value in self.returns)
+        if self.modules.as_is_functions and self.returns and all(
+                (isinstance(v, ast.Call) and self.runs_as_is_function(v))
+                or (isinstance(v, ast.Name) and v.id in scope.function_views) for v in self.returns):
+            # `return GradReverse.apply(x)`, or a layer of such a class's output
+            self.modules.function_view_classes.add(module_class)
         self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
                                                       params[0] if params else None, returns_input)
 
@@ -415,6 +482,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.framework_classes.add(node.name)
         # torch.autograd.Function: forward()/backward() run with gradients off
         is_function = any(self.qualname(b) in N.AUTOGRAD_FUNCTIONS for b in node.bases)
+        if is_function and returns_an_input(node):
+            self.modules.as_is_functions.add(node.name)
         if any((self.qualname(b) or "").startswith("torch.optim.") or
                (isinstance(b, ast.Name) and b.id == "Optimizer") for b in node.bases):
             self.training.defines_optimizer = True

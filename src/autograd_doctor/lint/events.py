@@ -39,6 +39,9 @@ class Write:
     through_data: bool = False  # written through `.data` (invisible to autograd)
     grad_leaf: bool = False  # the name is a leaf that requires grad
     split_from: str = ""     # the name came from chunk/split/unbind of a graph tensor
+    # the name is the output of a custom autograd Function that returns its input as
+    # is (custom_functions.py): its text, `Reduce.apply` / `self.grl`
+    function_view: str = ""
 
 
 @dataclass
@@ -84,11 +87,17 @@ class Scope:
     # `p.mul_(t)` on such a parameter: written in place when the caller passes a tensor
     # (ADL001 reports it inside the function when callers pass a graph there); (seq, name, node)
     parameter_method_writes: list = field(default_factory=list)
+    # `p[i] = v` on such a parameter (p may be a dict: a write only where a caller passes
+    # a tensor); (seq, name, node)
+    parameter_index_writes: list = field(default_factory=list)
     arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
+    # name -> the call of a custom Function returning its input as is that made it
+    # (`y = Reduce.apply(x)`, `y = self.grl(x)`): a view that may not be written in place
+    function_views: dict = field(default_factory=dict)
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
     provisional_splits: dict = field(default_factory=dict)
@@ -114,6 +123,9 @@ class Scope:
     inplace_calls: list = field(default_factory=list)  # (seq, input name, node, rewrite, module)
     retain_backwards: list = field(default_factory=list)
     steps: list = field(default_factory=list)      # (seq, node, optimizer text)
+    # writes of a module's parameters in place other than a step: `model.load_state_dict(
+    # ...)`, `p.copy_(q)` for `p` in `model.parameters()`; (seq, node, module text)
+    parameter_loads: list = field(default_factory=list)
     backwards: list = field(default_factory=list)
     backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
     # a same-file method that steps an optimizer or backpropagates through its

@@ -246,6 +246,9 @@ class ExpressionEvents:
                 scope.steps.append((self.next_seq(), node, self.text(recv)))
             elif "scaler" in name and len(node.args) == 1:
                 scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
+        elif attr == "load_state_dict" and isinstance(recv, (ast.Name, ast.Attribute)) and node.args:
+            # copies into the module's parameters in place (under no_grad: versions go up)
+            scope.parameter_loads.append((self.next_seq(), node, self.text(recv)))
         elif attr == "register_buffer" and isinstance(recv, ast.Name) and recv.id == "self" \
                 and scope.module_class and node.args and isinstance(node.args[0], ast.Constant):
             self.modules.buffers[scope.module_class].add(node.args[0].value)
@@ -450,9 +453,14 @@ class ExpressionEvents:
         source = scope.detached.get(name, ("", 0))[0]
         leaf = "parameter" if name in scope.parameter_vars else \
             "factory" if name in scope.grad_leaves else ""
+        if leaf == "parameter" and not through_data and name in scope.parameter_var_modules:
+            # `p.copy_(q)` for `p in model.parameters()`: the module's parameter, in place
+            scope.parameter_loads.append((seq, node, scope.parameter_var_modules[name]))
         scope.writes.append(Write(seq, name, node, how, not scope.grad_off, rewrite, via, via_source,
                                   source if source != name else "", scope.expanded.get(name, 0),
                                   through_data, leaf, scope.split_views.get(name, "")))
+        if name in scope.function_views:
+            scope.writes[-1].function_view = scope.function_views[name]
         if name in scope.alias_of:  # `s = t.data; s.zero_()` writes t
             base, kind = scope.alias_of[name]
             leaf = "parameter" if base in scope.parameter_vars else \

@@ -17,6 +17,7 @@ from autograd_doctor.lint.backward_helpers import backward_functions
 from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.defaults import grad_off_branches
+from autograd_doctor.lint.forward_hooks import forward_hooks
 
 # `import jax` / `from warp_nn.optimizers import Adam`, one pattern per keyword: each then
 # starts with a word that the regex engine finds by a fast text search, where one pattern
@@ -41,6 +42,8 @@ class FileFacts:
     backward_functions: frozenset = frozenset()
     # (class or None, function) -> parameters every call fills with one module (argument_modules.py)
     module_parameters: dict = field(default_factory=dict)
+    # (class or None, function) registered as a forward hook: its `output` carries a graph
+    forward_hooks: frozenset = frozenset()
     # The file imports another framework's autodiff (`import warp as wp`) and nothing of
     # torch: its backward passes, steps and gradients are that framework's.
     other_autodiff: bool = False
@@ -59,6 +62,7 @@ class FileFacts:
             grad_free_parameters=grad_free_parameters(tree, source),
             backward_functions=backward_functions(tree, source),
             module_parameters=module_parameters(tree, source, trains),
+            forward_hooks=forward_hooks(tree, source),
             other_autodiff=_other_autodiff_only(tree, source))
 
 

@@ -31,6 +31,9 @@ class TensorKnowledge:
         if isinstance(node, ast.Call):
             func = node.func
             summary = self.summaries.of_call(node, self.scope.owner_class)
+            if summary is not None and summary[1] is False and summary[0][0] == "through":
+                # `flatten(t)`: a tensor argument rearranged (Checker.reshapes_parameter)
+                return any(self.is_tensor(a) for a in node.args)
             if summary is not None and summary[1] is False and summary[0][0] is not None:
                 return True  # a same-file function that returns a tensor (summaries.py)
             q = self.qualname(func)
@@ -329,7 +332,7 @@ class TensorKnowledge:
             entry = entries[position or 0]
         if entry in ("graph", "views"):
             return True
-        if entry == "args":
+        if entry in ("args", "through"):
             return any(self.is_graph(a) for a in list(call.args) + [k.value for k in call.keywords]
                        if not isinstance(a, ast.Starred))
         return None

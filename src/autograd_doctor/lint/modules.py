@@ -116,6 +116,10 @@ class ModuleFacts:
         # class -> attributes its `__init__` binds to an `nn.Parameter` (leaves that require grad)
         self.parameter_attributes: dict[str, set] = defaultdict(set)
         self.graph_attributes: dict[str, list] = defaultdict(list)  # class -> [(attr, line)]
+        # custom autograd Functions whose forward returns an input as is (custom_functions.py),
+        # and same-file module classes whose forward returns such a Function's output
+        self.as_is_functions: set[str] = set()
+        self.function_view_classes: set[str] = set()
         # neighbours inside `nn.Sequential(...)`, both understood: (call of the second,
         # spec of the first, spec of the second), every time a Sequential is read
         self.sequential_neighbours: list = []

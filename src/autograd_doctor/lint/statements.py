@@ -147,6 +147,10 @@ class AssignmentEvents:
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
             elif isinstance(container, ast.Name) and value is not None:
+                if container.id in self.scope.parameters and container.id not in ("self", "cls") \
+                        and not self.scope.grad_off:
+                    # `def fill(h, mask, v): h[mask] = v`: writes whatever tensor the caller passes
+                    self.scope.parameter_index_writes.append((self.next_seq(), container.id, stmt))
                 self.record_store(container.id, value, stmt)
         elif isinstance(target, ast.Attribute):
             self.assign_attribute(target, value, stmt)

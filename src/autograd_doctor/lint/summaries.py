@@ -7,6 +7,9 @@ entry per position of a returned tuple (or one for a single value):
   from a parameterised module, a graph tensor or a leaf that requires grad);
 * ``"args"``: it carries a graph when the call's arguments do (a forward's or a
   helper's tensor arguments flow into it);
+* ``"through"``: a top-level function's parameter, rearranged by views and
+  reshapes only (`return t.reshape(n, -1)`): a tensor, with its graph, when the
+  argument is one;
 * ``"views"``: several views of one graph tensor (`x.chunk(3, -1)`), each a
   multi-view output that autograd forbids writing in place;
 * ``None``: nothing is known.

@@ -9,7 +9,9 @@ and `deepcopy` of a module holding a non-leaf tensor raises ("Only Tensors
 created explicitly by the user (graph leaves) support the deepcopy protocol
 at the moment").  The fix clears `self.hidden` on that path too.
 Buggy line: `self.hidden = flatten(output)` in `NetWrapper._hook`.
-Expected finding: ADL017 there (a graph tensor kept on the module).
+Expected finding: ADL017 (a graph tensor kept on the module) at the
+`copy.deepcopy` that raises, naming the hook's store (the rule reports a
+deep copy of a module whose method stores a graph tensor at the copy).
 Source: https://github.com/lucidrains/byol-pytorch/pull/20"""
 import copy
 
@@ -45,7 +47,7 @@ class NetWrapper(nn.Module):
         return children[self.layer]
 
     def _hook(self, _, __, output):
-        self.hidden = flatten(output)  # missed: ADL017
+        self.hidden = flatten(output)
 
     def _register_hook(self):
         self._find_layer().register_forward_hook(self._hook)
@@ -75,7 +77,7 @@ class BYOL(nn.Module):
 
     def _get_target_encoder(self):
         if self.target_encoder is None:
-            self.target_encoder = copy.deepcopy(self.online_encoder)
+            self.target_encoder = copy.deepcopy(self.online_encoder)  # expect: ADL017
         return self.target_encoder
 
     def forward(self, image_one, image_two):

@@ -59,7 +59,7 @@ def meta_train(meta_net, meta_optimizer, tasks, meta_iteration=1):
     for train_iter, val_iter in tasks:
         val_loss = do_learning_fix_step(meta_net, train_iter, val_iter, iterations=meta_iteration)
         batch_loss += val_loss
-        meta_net.load_state_dict({name: weights_original[name] for name in weights_original})  # missed: ADL003
+        meta_net.load_state_dict({name: weights_original[name] for name in weights_original})  # expect: ADL003
     meta_optimizer.zero_grad()
     batch_loss /= len(tasks)
     batch_loss.backward()

@@ -60,7 +60,7 @@ def test():
     loc_grads = torch.randn(loc_preds.size())
     cls_grads = torch.randn(cls_preds.size())
     loc_preds.backward(loc_grads)
-    cls_preds.backward(cls_grads)  # missed: ADL019
+    cls_preds.backward(cls_grads)  # expect: ADL019
 
 
 def run():

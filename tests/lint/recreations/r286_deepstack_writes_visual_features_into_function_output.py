@@ -50,7 +50,7 @@ class TextModel(nn.Module):
     def _deepstack_process(self, hidden_states, visual_pos_masks, visual_embeds):
         visual_pos_masks = visual_pos_masks.to(hidden_states.device)
         local_this = hidden_states[visual_pos_masks, :] + visual_embeds
-        hidden_states[visual_pos_masks, :] = local_this  # missed: ADL015
+        hidden_states[visual_pos_masks, :] = local_this  # expect: ADL015
         return hidden_states
 
     def forward(self, inputs_embeds, visual_pos_masks, deepstack_visual_embeds):

@@ -56,6 +56,13 @@ a method that does after the step), a `for` target's iterable (`for out, y in
 zip(outputs, targets)`), a list filled with `append`, and a parameter of a
 top-level function that every call in the file fills with such a value
 (`update(log_probs)`).
+A module's parameters written in place otherwise count as its step:
+`model.load_state_dict(...)` (first-order MAML restoring the starting weights
+before the meta backward) and `p.copy_(...)` (or any in-place write, not
+through `.data`) for `p` in `model.parameters()`.  A top-level function of the
+file whose every `return` is computed by calling one of its parameters
+(`def evaluate(model, batches): ... model(x) ...`) counts at its calls as a
+call of the module passed there.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
 concatenated (`list(a.parameters()) + list(b.parameters())`).
@@ -117,12 +124,16 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
+    if scope.top_level and not scope.grad_off and scope.return_values and checker.file.trains:
+        checker.notes["ADL003 returning functions"].append(scope)  # (_record_called_parameters)
     if scope.name_calls:
         checker.notes["ADL003 scopes"].append(scope)  # callers of same-file functions
     # a same-class method called here that steps (or backpropagates through its
     # arguments) counts as a step (a backward) at the call: ``helper_steps``
     receivers = scope.backward_receivers + scope.helper_backward_receivers
     steps = [(seq, node, optimizer, None) for seq, node, optimizer in scope.steps] + scope.helper_steps
+    # `model.load_state_dict(...)`: the module's parameters written in place, like a step
+    steps += [(seq, node, _LOADED + module, None) for seq, node, module in scope.parameter_loads]
     for seq, node, optimizer, call in steps:
         later = [(b, bnode, recv, seq) for b, bnode, recv in receivers
                  if b > seq and not scope.exclusive(seq, b) and scope.reaches(seq, b)]
@@ -141,12 +152,17 @@ def check_file(checker) -> None:
     before it saved, and a later `backward()` goes through that graph."""
     if checker.notes["ADL003"]:
         module_summaries(checker)
+        for scope in checker.notes["ADL003 returning functions"]:
+            _record_called_parameters(checker, scope)
     reported = set()  # a method's step reached by several calls of it is reported once
     for scope, seq, node, optimizer, later, call in checker.notes["ADL003"]:
         if id(node) in reported:
             continue
-        owners = checker.training.optimizers.get(optimizer) or \
-            checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
+        if optimizer.startswith(_LOADED):  # the module whose parameters are written
+            owners = {_held_name(checker, scope, optimizer[len(_LOADED):], seq)}
+        else:
+            owners = checker.training.optimizers.get(optimizer) or \
+                checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
         if not owners:
             # whose parameters it steps is unknown (built in another file): only the
             # same loss backpropagated on both sides of the step is a claim
@@ -167,10 +183,12 @@ def check_file(checker) -> None:
                 if call is not None:
                     related.append((call.lineno, checker.col(call.lineno, call.col_offset), 0,
                                     "the step runs in this call"))
+                what = "copies into" if optimizer.startswith(_LOADED) else "updates"
                 checker.report(
                     "ADL003", node,
-                    f"`{checker.text(node.func)}()`{via} updates the parameters of `{module}` in place, "
-                    f"but `{name}` (line {value.lineno}) was computed from them before this step and "
+                    f"`{checker.text(node.func)}()`{via} {what} the parameters of `{module}` in place, "
+                    f"but `{name}` (line {value.lineno}) was computed from them before this "
+                    f"{'write' if optimizer.startswith(_LOADED) else 'step'} and "
                     f"{backward}"
                     f"{' (in the next iteration of the loop)' if b < seq else ''} goes through its "
                     f"graph, which saved the "
@@ -178,6 +196,10 @@ def check_file(checker) -> None:
                     related=related)
                 reported.add(id(node))
                 break
+
+
+# marks a write of a module's parameters (Scope.parameter_loads) among the steps
+_LOADED = "load_state_dict of "
 
 
 def on_attribute_assign(checker, target, value, stmt) -> None:
@@ -432,6 +454,54 @@ def _freed_between(scope, first: int, second: int) -> bool:
     return any(first < s < second and _frees_graph(bnode) for s, bnode, _ in scope.backward_receivers)
 
 
+def _record_called_parameters(checker, scope) -> None:
+    """A top-level function whose every `return` gives one value computed, with
+    gradients on, by calling one of its parameters as the caller passed it
+    (`def evaluate(model, batches): loss = sum(model.loss(b) for b in batches) /
+    n; return loss`): a call of it is a call of that argument (``_dependencies``),
+    so that `val_loss = evaluate(meta_net, batches)` was computed by `meta_net`.
+    Computed once the file is read, only when it steps (``check_file``): the
+    functions in source order, so a function's calls of those defined before it
+    count."""
+    if scope.arguments is None:
+        return
+    found = checker.notes.get("ADL003 called parameters")
+    if found is None:
+        found = checker.notes["ADL003 called parameters"] = {}
+    if scope.name in found:  # defined twice in the file: which one runs is unknown
+        found[scope.name] = ()
+        return
+    positional = [a.arg for a in scope.arguments.posonlyargs + scope.arguments.args]
+    common = None
+    for seq, value in scope.return_values:
+        if isinstance(value, ast.Tuple):
+            common = set()
+            break
+        called = _parameters_called(checker, scope, value, seq, positional)
+        common = called if common is None else common & called
+    found[scope.name] = tuple(sorted(positional.index(name) for name in common or ()))
+
+
+def _parameters_called(checker, scope, value, at, positional) -> set:
+    """The parameters of ``scope``'s function, still the caller's values, called (or a
+    method of which is called) with an input to compute ``value`` (read at ``at``)."""
+    found, work, seen = set(), [(value, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
+        for module in modules:
+            root = module.split(".")[0]
+            entry = scope.binding(root, when) if root in positional else None
+            if entry is not None and _is_parameter_binding(scope, root, entry):
+                found.add(root)
+        for name in names:
+            entry = scope.binding(name, when)
+            if entry is not None and entry[1] is not None and not entry[2] and (name, entry[0]) not in seen:
+                seen.add((name, entry[0]))
+                work.append((entry[1], entry[0]))
+    return found
+
+
 def _summarise_returns(checker, scope) -> None:
     """Keep a method that returns values, for its summary (``module_summaries``)."""
     if scope.owner_class is not None and not scope.grad_off and scope.return_values \
@@ -520,6 +590,10 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             if isinstance(func, ast.Name):
                 if func.id not in checker.aliases and not _returns_leaves(checker, func):
                     modules.append(func.id)
+                # `evaluate(meta_net, batches)`: a same-file function that calls its argument
+                for position in (checker.notes.get("ADL003 called parameters") or {}).get(func.id, ()):
+                    if position < len(n.args) and isinstance(n.args[position], (ast.Name, ast.Attribute)):
+                        modules.append(checker.text(n.args[position]))
             elif isinstance(func, ast.Attribute) and checker.qualname(func) is None:
                 on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
                 # `model.get_criterion()`: a method given no input is no evidence that

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import ast
+
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL015", name="inplace-on-multi-view-output",
-    summary="One of the views returned by `chunk`/`split`/`unbind` (or by iterating a tensor) is modified in place.",
+    summary="One of the views returned by `chunk`/`split`/`unbind` (or by iterating a tensor), or the output of a custom autograd Function that returns its input as is, is modified in place.",
     what_it_does="""Finds in-place writes to a name bound by unpacking `x.chunk(...)`,
 `x.split(...)`, `x.unbind(...)`, `torch.chunk(x, ...)` (and the other
 splitting functions), or to the loop variable of `for row in x:` /
-`for row in x.unbind(0):`, when `x` carries a graph (it requires grad).""",
+`for row in x.unbind(0):`, when `x` carries a graph (it requires grad).
+Also writes to the output of a same-file `torch.autograd.Function` whose
+`forward` returns one of its inputs as is or through `.view_as()`/`.view()`
+(`y = Identity.apply(h)`, or a same-file module whose `forward` returns that:
+`h = self.grl(h)`, also through a same-file module whose `forward` returns
+such a layer's output), called on a value with a graph; and, in a method, a
+write to a parameter (`hidden_states[mask, :] = v`) where a call
+`self.method(h, ...)` in the class passes such an output there.""",
     why_bad="""These functions return several views of one tensor, and autograd cannot
 rebase more than one view: the write raises `RuntimeError: Output 0 of
 SplitBackward0 is a view and is being modified inplace. This view is the
 output of a function that returns multiple views. Such functions do not
-allow the output views to be modified inplace.`""",
+allow the output views to be modified inplace.`  A custom Function's output
+that is its input (or a view of it) is likewise a view autograd cannot
+rebase: "This view was created inside a custom Function (or because an
+input was returned as-is) and the autograd logic to handle view+inplace
+would override the custom backward associated with the custom Function".""",
     example="""x = torch.randn(4, requires_grad=True) * 2
 a, b = x.chunk(2)
 a.mul_(2)""",
@@ -33,7 +46,19 @@ layer's output).""",
 
 
 def check_scope(checker, scope) -> None:
+    if scope.owner_class is not None and (scope.parameter_index_writes or scope.parameter_method_writes
+                                          or scope.parameter_aug_writes):
+        _note_parameter_writes(checker, scope)
     for w in scope.writes:
+        if w.function_view and w.grad_on and not w.through_data and w.via != "detach" \
+                and id(w.node) not in scope.reported:
+            checker.report("ADL015", w.node,
+                           f"`{w.name}` comes from `{w.function_view}(...)`: the output of a custom "
+                           f"autograd Function whose forward returns its input as is (or a view of it); writing "
+                           f"it in place ({w.how}) raises 'is a view and is being modified inplace. "
+                           f"This view was created inside a custom Function (or because an input was "
+                           f"returned as-is)'; write out of place, or write a `.clone()`")
+            scope.reported.add(id(w.node))
         if not w.grad_on or not w.split_from or w.through_data or w.via == "detach" \
                 or id(w.node) in scope.reported:
             continue
@@ -47,9 +72,57 @@ def check_scope(checker, scope) -> None:
         scope.reported.add(id(w.node))
 
 
+def on_method_call(checker, call, func) -> None:
+    """`self.fill(h, ...)` in a method, `h` a custom Function's output that is its input
+    (Scope.function_views): where the method writes that parameter in place, the
+    write fails (``check_file``)."""
+    scope = checker.scope
+    if not scope.function_views or scope.grad_off or scope.owner_class is None \
+            or not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Name) and arg.id in scope.function_views:
+            checker.notes["ADL015 fed views"].append(
+                ((scope.owner_class, func.attr), position, scope.function_views[arg.id], call))
+
+
+def _note_parameter_writes(checker, scope) -> None:
+    """In-place writes to a parameter the walk does not know to be a tensor, while it
+    still holds the caller's value: a hazard where a caller passes a custom
+    Function's output there (``check_file``)."""
+    writes = [(seq, name, node, "an indexed assignment") for seq, name, node in scope.parameter_index_writes] + \
+        [(seq, name, node, f"`.{node.func.attr}()`") for seq, name, node in scope.parameter_method_writes] + \
+        [(seq, name, node, "an augmented assignment") for seq, name, node in scope.parameter_aug_writes]
+    for seq, name, node, how in writes:
+        binds = scope.binds.get(name)
+        position = _position(scope, name)
+        if binds and position is not None and not scope.bound_between(name, binds[0], seq):
+            checker.notes["ADL015 parameter writes"].append(
+                ((scope.owner_class, scope.name), position, name, node, how))
+
+
 def check_file(checker) -> None:
     """Writes to views split from an untyped parameter, where some call in the file
-    passes a value with a graph at that position (or keyword): graph_callers.py."""
+    passes a value with a graph at that position (or keyword): graph_callers.py.
+    And writes to a method's parameter where a call passes a custom Function's
+    output that is its input."""
+    fed = checker.notes.get("ADL015 fed views")
+    if fed:
+        written = {}
+        for key, position, name, node, how in checker.notes.get("ADL015 parameter writes", ()):
+            written.setdefault((key, position), []).append((name, node, how))
+        reported = set()
+        for key, position, view, call in fed:
+            for name, node, how in written.get((key, position), ()):
+                if id(node) not in reported:
+                    reported.add(id(node))
+                    checker.report(
+                        "ADL015", node,
+                        f"`{name}` is written in place ({how}), and `{checker.text(call.func)}(...)` on "
+                        f"line {call.lineno} passes here what `{view}(...)` returned: the output of a custom "
+                        f"autograd Function that returns its input as is (or a view of it); the write raises 'is "
+                        f"a view and is being modified inplace. This view was created inside a custom "
+                        f"Function (or because an input was returned as-is)'; write a `.clone()`")
     if not checker.notes["ADL015 parameter"]:
         return
     places = checker.graph_callers.fed_positions()

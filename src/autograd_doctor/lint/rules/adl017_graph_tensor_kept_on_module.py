@@ -55,7 +55,10 @@ user (graph leaves) support the deepcopy protocol`.""",
         return h - self.running""",
     fix_safety="No automatic fix: whether the statistic should carry gradients is a choice.",
     known_problems="""Only assignments to `self.<name>` in the class's own methods are
-seen (and to the running statistics of a batch norm it holds, `self.bn.running_mean`), and only deep copies of names bound to the class in the same file.  A
+seen (also in a method registered as a forward hook, whose `output` is the
+hooked layer's output; and to the running statistics of a batch norm it holds,
+`self.bn.running_mean`), and only deep copies of names bound to the class in
+the same file or of a layer of `self` built from it.  A
 store inside `if flag:` that is false at the default of the method's
 parameter `flag` (`if use_cache:` with `use_cache=False`: a key/value cache
 that generation switches on under `no_grad`) is not reported: nothing shows
@@ -64,12 +67,17 @@ that it runs with gradients.""",
 
 
 def on_call(checker, node, q) -> None:
-    """`copy.deepcopy(model)` of a same-file module whose methods store graph tensors."""
-    if q != "copy.deepcopy" or not node.args or not isinstance(node.args[0], ast.Name):
+    """`copy.deepcopy(model)` (or `copy.deepcopy(self.encoder)`, a layer this class
+    built) of a same-file module whose methods store graph tensors."""
+    if q != "copy.deepcopy" or not node.args:
         return
-    spec = checker.modules.name_specs.get(node.args[0].id)
+    copied = node.args[0]
+    if isinstance(copied, ast.Name):
+        spec = checker.modules.name_specs.get(copied.id)
+    else:
+        spec = checker.modules.self_attribute_spec(copied, checker.scope.owner_class)
     if spec is not None and checker.modules.graph_attributes.get(spec.kind):
-        checker.scope.note("ADL017", ("deepcopy", node, node.args[0].id, spec.kind))
+        checker.scope.note("ADL017", ("deepcopy", node, checker.text(copied), spec.kind))
 
 
 def on_attribute_assign(checker, target, value, stmt) -> None:

@@ -6,7 +6,8 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
-from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import _frees_graph, module_summaries
+from autograd_doctor.lint.rules.adl003_step_before_backward_of_older_graph import (
+    _dependencies, _frees_graph, module_summaries)
 
 RULE = Rule(
     code="ADL019", name="backward-through-freed-graph",
@@ -18,7 +19,12 @@ backward has no `retain_graph=True` (nor `create_graph`) and the value is not
 cut on the way (`.detach()`, `.item()`, `no_grad`).  This is the GAN pattern
 of a discriminator loss computed from `D(fake)` instead of `D(fake.detach())`:
 `d_loss.backward()` frees the generator's graph that `g_loss.backward()`
-needs next.""",
+needs next.  Two values unpacked from one call (`loc_preds, cls_preds =
+net(x)`, `mu, logvar = self.encode(x)`) count as one graph when the called
+same-file `forward` (or method) computes both from one call of a layer with
+parameters, outside any loop (`fms = self.fpn(x)`, then both heads on `fms`):
+backpropagating one, then the other, frees the shared part in between.  Two
+calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through
@@ -53,6 +59,7 @@ the tensor, whose graph then reaches the earlier iterations.""",
 
 
 def check_scope(checker, scope) -> None:
+    _record_output_layers(checker, scope)
     check_loops(checker, scope)
     check_helper_backwards(checker, scope)
     backwards = scope.backward_receivers
@@ -80,6 +87,190 @@ def check_scope(checker, scope) -> None:
                               "this backward frees its graph")])
                 scope.reported.add(id(node2))
                 break
+            sibling = _sibling_outputs(checker, scope, recv1, seq1, read_by_second)
+            if sibling is not None:
+                first, second, call, layer = sibling
+                checker.report(
+                    "ADL019", node2,
+                    f"this backward goes through the graph of `{second}`, which `{checker.text(call.func)}(...)` "
+                    f"on line {call.lineno} returned together with `{first}`: both are computed from one "
+                    f"call of `{layer}`, whose graph `{checker.text(node1)}` on line {node1.lineno} already "
+                    f"freed (no `retain_graph=True`); backward() will fail (Trying to backward through the "
+                    f"graph a second time); retain the graph in the first backward, or backpropagate both "
+                    f"at once (`torch.autograd.backward([...], [...])` or the sum of the losses)",
+                    related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                              f"`{first}` and `{second}` computed here, by one call of `{layer}`"),
+                             (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
+                              "this backward frees its graph")])
+                scope.reported.add(id(node2))
+                break
+
+
+def _record_output_layers(checker, scope) -> None:
+    """Keep a method that returns a tuple on every path (a module's `forward`, `def
+    heads(self, x)`), for ``_output_layers``, which summarises it only when a
+    function backpropagates twice (most files never do)."""
+    if scope.owner_class is None or scope.grad_off or not scope.return_values or not checker.file.trains:
+        return  # (the backward passes it would explain are in this file)
+    if all(isinstance(value, ast.Tuple) and len(value.elts) >= 2 for _, value in scope.return_values):
+        checker.notes["ADL019 tuple methods"].append(scope)
+
+
+def _output_layers(checker) -> dict:
+    """``(class, method) -> per position, the calls of layers of `self` with
+    parameters that every `return` computes the value from``, through its
+    bindings, the lists it appends to and the loops over them (`fms =
+    self.fpn(x)`, `for fm in fms: loc_preds.append(self.loc_head(fm))`).  Two
+    positions computed from one call (one node outside any loop, so one graph)
+    share what that call saved (``_sibling_outputs``); two calls of one layer
+    (`self.q(s, a)`, `self.q(s, pi)`) make two graphs."""
+    found = checker.notes.get("ADL019 output layers")
+    if found is None:
+        found = checker.notes["ADL019 output layers"] = {}
+    pending = checker.notes.get("ADL019 tuple methods") or []
+    while pending:
+        scope = pending.pop()
+        per_return = [[_layer_calls_of(checker, scope, elt, seq) for elt in value.elts]
+                      for seq, value in scope.return_values]
+        if len({len(r) for r in per_return}) != 1:
+            continue
+        common = [frozenset.intersection(*position) for position in zip(*per_return)]
+        if sum(bool(calls) for calls in common) < 2:
+            continue
+        looped = _nodes_in_loops(checker, scope)
+        common = tuple(frozenset(c for c in calls if c[1] not in looped) for calls in common)
+        if sum(bool(calls) for calls in common) >= 2:
+            found[(scope.owner_class, scope.name)] = common
+    return found
+
+
+def _nodes_in_loops(checker, scope) -> set:
+    """ids of the nodes inside a loop (or comprehension) of the method ``scope`` walks."""
+    for cls in ast.walk(checker.tree):
+        if isinstance(cls, ast.ClassDef) and cls.name == scope.owner_class:
+            for method in cls.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name == scope.name:
+                    return {id(n) for loop in ast.walk(method)
+                            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While, ast.comprehension))
+                            for n in ast.walk(loop)}
+    return set()
+
+
+def _layer_calls_of(checker, scope, value, at) -> frozenset:
+    """``{(layer text, id of the call)}``: the calls of layers of `self` with
+    parameters (trained: not frozen) made, with gradients on, to compute ``value``
+    (read at seq ``at``): through earlier bindings, `name.append(...)` of a list and
+    `for` targets over an iterable; not through `.detach()`, `.item()` or `no_grad`
+    (adl003's ``_dependencies``)."""
+    specs = checker.modules.module_specs.get(scope.owner_class, {})
+    frozen = checker.modules.frozen
+    found, work, seen = set(), [(value, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
+        layers = set()
+        for module in modules:
+            spec = specs.get(module[5:]) if module.startswith("self.") else None
+            if spec is not None and spec.parameterised and module not in frozen \
+                    and "class " + spec.kind not in frozen:
+                layers.add(module)
+        if layers:
+            found.update((checker.text(n.func), id(n)) for n in ast.walk(node)
+                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                         and checker.text(n.func) in layers)
+        for name in names:
+            entry = scope.binding(name, when)
+            if entry is None or entry[2] or (name, entry[0]) in seen:
+                continue
+            seen.add((name, entry[0]))
+            if entry[1] is not None:
+                work.append((entry[1], entry[0]))
+            elif (name, entry[0]) in scope.iterated:  # `for fm in fms`: an element of `fms`
+                work.append((scope.iterated[(name, entry[0])], entry[0]))
+            if isinstance(entry[1], ast.List):  # `preds = []`, then `preds.append(pred)`
+                work += [(arg, seq) for seq, arg in scope.appended.get(name, ())
+                         if entry[0] < seq < when and scope.binding(name, seq) is entry]
+    return frozenset(found)
+
+
+def _sibling_outputs(checker, scope, recv1, seq1, read_by_second):
+    """Two values unpacked from one call (`loc_preds, cls_preds = net(x)`), the
+    first read by the backward at ``seq1``, the second by a later one, where the
+    called method (a same-file module's `forward`, a method returning a tuple)
+    computes both from one call of a layer with parameters (``_record_output_layers``):
+    (first name, second name, the call, the shared layer), or None."""
+    if not checker.notes.get("ADL019 tuple methods") and not checker.notes.get("ADL019 output layers"):
+        return None
+    layers_by_method = _output_layers(checker)
+    if not layers_by_method:
+        return None
+    for name1, bseq1 in sorted(_bindings_read(checker, scope, recv1, seq1), key=lambda b: b[1]):
+        entry1 = next((e for e in scope.bind_values.get(name1, ()) if e[0] == bseq1), None)
+        if entry1 is None or entry1[2] or bseq1 > seq1:
+            continue
+        call1, position1 = _unpacked_from(checker, name1, entry1[1])
+        if call1 is None:
+            continue
+        method = _called_method(checker, scope, call1)
+        layers = layers_by_method.get(method) if method is not None else None
+        if layers is None or position1 >= len(layers):
+            continue
+        for name2, bseq2 in read_by_second:
+            entry2 = next((e for e in scope.bind_values.get(name2, ()) if e[0] == bseq2), None)
+            call2, position2 = _unpacked_from(checker, name2, entry2[1]) if entry2 is not None else (None, 0)
+            if call2 is not call1 or position2 == position1 or position2 >= len(layers):
+                continue
+            shared = layers[position1] & layers[position2]
+            if shared:
+                return name1, name2, call1, min(shared)[0]
+    return None
+
+
+def _unpacked_from(checker, name, value):
+    """``(call, position)`` when the binding of ``name`` whose value is ``value`` took
+    one element of a call's tuple: `a, b = f(x)` (the walk binds both to the call,
+    or to `f(x)[i]` when it has a summary of `f`), else ``(None, 0)``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) and \
+            isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, int):
+        return value.value, value.slice.value
+    if isinstance(value, ast.Call):
+        targets = _unpacked_names(checker).get(id(value))
+        if targets is not None and targets.count(name) == 1:
+            return value, targets.index(name)
+    return None, 0
+
+
+def _called_method(checker, scope, call):
+    """``(class, method)`` that ``call`` runs, for a class of this file: `self.heads(x)`
+    in a method of the class, `net(x)` / `self.net(x)` / `net.heads(x)` of a module
+    the file built from one of its classes."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+            and scope.owner_class is not None and func.attr in scope.class_methods:
+        return scope.owner_class, func.attr
+    spec = checker.called_module(call)
+    if spec is not None:
+        return spec.kind, "forward"
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        spec = checker.modules.name_specs.get(func.value.id)
+        if spec is not None:
+            return spec.kind, func.attr
+    return None
+
+
+def _unpacked_names(checker) -> dict:
+    """id of a call -> the names a statement unpacks its result into (`a, b = f(x)`)."""
+    cached = checker.notes.get("ADL019 unpacked")
+    if cached is not None:
+        return cached[0]
+    found = {}
+    for node in ast.walk(checker.tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call) \
+                and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and all(isinstance(e, ast.Name) for e in node.targets[0].elts):
+            found[id(node.value)] = [e.id for e in node.targets[0].elts]
+    checker.notes["ADL019 unpacked"] = [found]
+    return found
 
 
 def check_helper_backwards(checker, scope) -> None:

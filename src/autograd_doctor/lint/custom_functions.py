@@ -1,0 +1,38 @@
+"""Custom autograd Functions whose output may not be written in place.
+
+A `torch.autograd.Function` whose `forward` gives back one of its inputs as is
+(`return input_`, model parallelism's identity regions) or a view of it
+(`return x.view_as(x)`, a gradient reversal layer) returns a view that
+autograd forbids writing in place: `RuntimeError: Output 0 of
+<Function>Backward is a view and is being modified inplace.  This view was
+created inside a custom Function (or because an input was returned as-is)`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_VIEWS = frozenset({"view_as", "view"})
+
+
+def returns_an_input(cls: ast.ClassDef) -> bool:
+    """``cls``'s `forward(ctx, *inputs)` returns, on every `return`, one of its inputs
+    (not re-bound in `forward`) as is or through `.view_as(...)` / `.view(...)`."""
+    forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if forward is None:
+        return False
+    inputs = {a.arg for a in (forward.args.posonlyargs + forward.args.args)[1:]}
+    nodes = list(ast.walk(forward))
+    returned = []
+    for n in nodes:
+        if isinstance(n, ast.Return):
+            value = n.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _VIEWS:
+                value = value.func.value
+            if not (isinstance(value, ast.Name) and value.id in inputs):
+                return False
+            returned.append(value.id)
+    if not returned:
+        return False
+    # the input itself, not a new value given its name (`x = x * 2; return x`)
+    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in returned for n in nodes)
