@@ -44,8 +44,9 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     lines = source.splitlines()
     # cheap first: only a function that calls a parameter (`model(x)`) or keeps one on
     # `self` (`self.net = net`) can use a network it is given
+    layer_attributes = _LayerAttributes(source)  # `self.embedding = ...` in the classes, read if needed
     wanted = {name for name, defs in functions.items() if len(defs) == 1
-              and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines)}
+              and _uses_a_parameter_as_network(defs[0][1], defs[0][2], lines, layer_attributes)}
     wanted = {name for name in wanted if _call_count(name, source) and not _mentioned_otherwise(name, source)}
     if not wanted:
         return {}
@@ -101,9 +102,39 @@ def _module_classes(classes) -> set:
     return found
 
 
-def _uses_a_parameter_as_network(function, method: bool, lines) -> bool:
+class _LayerAttributes:
+    """The attributes the file's classes assign on `self`, found the first time asked."""
+
+    def __init__(self, source: str) -> None:
+        self.source, self.found = source, None
+
+    def names(self) -> set:
+        if self.found is None:
+            self.found = set(_SELF_ATTRIBUTE.findall(self.source))
+        return self.found
+
+
+def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes) -> bool:
+    """The function calls a parameter (`model(x)`), keeps one (`self.net = net`) or
+    calls one of its layers (`model.embedding(tokens)`, an attribute that some class
+    of the file assigns on `self`; `optimizer.step()` is none)."""
     text = "\n".join(lines[function.lineno - 1: function.end_lineno])
-    return any(f"{p}(" in text or f"= {p}\n" in text for p in _parameters(function, method))
+    parameters = _parameters(function, method)
+    if any(f"{p}(" in text or f"= {p}\n" in text for p in parameters):
+        return True
+    receivers = None  # the names whose methods the text calls, found once
+    for p in parameters:
+        if f"{p}." in text:
+            if receivers is None:
+                attributes = layer_attributes.names()
+                receivers = {r for r, attr in _METHOD_CALL.findall(text) if attr in attributes}
+            if p in receivers:
+                return True
+    return False
+
+
+_METHOD_CALL = re.compile(r"\b(\w+)\.(\w+)\(")
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)\s*=[^=]")
 
 
 def _mentioned_otherwise(name: str, source: str) -> bool:

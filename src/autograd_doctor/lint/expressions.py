@@ -87,6 +87,8 @@ class ExpressionEvents:
         if (isinstance(func, ast.Name) and func.id in self.file.backward_functions) or \
                 (is_self_call(node) and func.attr in self.file.backward_functions):
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
+            if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
+                self.scope.note("ADL019 helper", (self.seq, node))
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)
@@ -195,6 +197,13 @@ class ExpressionEvents:
             if self.false_arg(node):
                 scope.grad_leaves.discard(recv.id)
             elif recv.id in scope.tensors and recv.id not in scope.graph:
+                scope.grad_leaves.add(recv.id)
+            elif self.untyped_parameter(recv) and recv.id not in self.modules.name_specs and (
+                    not node.args or isinstance(node.args[0], ast.Constant) and node.args[0].value is True):
+                # `input_.requires_grad_(True)` in `def visualize(self, input_, ...)`: the
+                # caller's tensor, now a leaf that requires grad (a module's
+                # `requires_grad_` is seen only with a flag: `net.requires_grad_(flag)`)
+                scope.tensors.add(recv.id)
                 scope.grad_leaves.add(recv.id)
             if recv.id in scope.parameter_vars:  # `for p in vgg.parameters(): p.requires_grad_(False)`
                 self.freeze_module(scope.parameter_var_modules.get(recv.id), self.false_arg(node))

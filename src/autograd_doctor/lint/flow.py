@@ -47,17 +47,47 @@ class ControlFlow:
                 self.scope.parameter_var_modules[name] = self.text(it.func.value)
             elif split is not None and self.is_graph(split[0]):
                 self.scope.split_views[name] = split[1]
+            elif split is not None and self.copied_parameter(split[0]) is not None:
+                # `for channel in tensor.clone()[0]:` in `def denormalize(tensor)`: a
+                # hazard where a caller passes a graph (ADL015 waits for that evidence)
+                self.scope.split_views[name] = split[1]
+                self.scope.provisional_splits[name] = self.copied_parameter(split[0])
         else:
             self.assign_target(node.target, None, node)
             first = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else None
             if isinstance(first, ast.Name) and self.is_builtin_call(it, "enumerate"):
                 self.scope.int_bindings.add(self.scope.binds[first.id][-1])  # `for i, x in enumerate(...)`
+            self.note_zipped_rows(node.target, it)
         if self.file.trains:  # (ADL003 only)
             self.note_iterated(node.target, it)
         self.loop_body(node.body, header, loop_counter(node), self.iterates_own_layers(it))
         self.visit_body(node.orelse)
 
     visit_AsyncFor = visit_For
+
+    def note_zipped_rows(self, target, it) -> None:
+        """`for channel, mean, std in zip(img[0], means, stds):` and `for i, row in
+        enumerate(x):`: the element taken from a tensor with a graph is one of the
+        views its iteration returns, as with `for row in x:`."""
+        if not isinstance(target, ast.Tuple) or not isinstance(it, ast.Call) or it.keywords \
+                or any(isinstance(a, ast.Starred) for a in it.args):
+            return
+        if self.is_builtin_call(it, "zip") and len(it.args) == len(target.elts):
+            pairs = zip(target.elts, it.args)
+        elif self.is_builtin_call(it, "enumerate") and len(target.elts) == 2 and len(it.args) == 1:
+            pairs = [(target.elts[1], it.args[0])]
+        else:
+            return
+        for elt, source in pairs:
+            if not isinstance(elt, ast.Name) or self.splits_tensor(source):
+                continue
+            if self.is_tensor(source) and self.is_graph(source):
+                self.scope.tensors.add(elt.id)
+                self.scope.split_views[elt.id] = "iteration over " + self.text(source)
+            elif self.copied_parameter(source) is not None:
+                self.scope.tensors.add(elt.id)
+                self.scope.split_views[elt.id] = "iteration over " + self.text(source)
+                self.scope.provisional_splits[elt.id] = self.copied_parameter(source)
 
     def note_iterated(self, target, it) -> None:
         """Where the values of a `for` target come from: `for x in xs` (elements of

@@ -87,10 +87,20 @@ class TensorKnowledge:
 
     def parameter_attribute(self, node) -> bool:
         """`self.in_proj_weight` in a method of a module class whose `__init__` made it
-        an `nn.Parameter`: a leaf that requires grad."""
-        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-            node.value.id == "self" and bool(self.scope.module_class) and \
-            node.attr in self.modules.parameter_attributes.get(self.scope.module_class, ())
+        an `nn.Parameter`: a leaf that requires grad.  Also `self.conv.weight`, the
+        weight of a layer with parameters that the class built (or was handed), not
+        frozen: `F.conv2d(x, self.conv.weight)` computes from a leaf that requires grad."""
+        if not isinstance(node, ast.Attribute):
+            return False
+        if isinstance(node.value, ast.Name):
+            return node.value.id == "self" and bool(self.scope.module_class) and \
+                node.attr in self.modules.parameter_attributes.get(self.scope.module_class, ())
+        if node.attr != "weight" or not isinstance(node.value, ast.Attribute):
+            return False
+        spec = self.modules.self_attribute_spec(node.value, self.scope.owner_class)
+        frozen = self.modules.frozen
+        return spec is not None and spec.parameterised and spec.kind in N.LAYERS_WITH_WEIGHT \
+            and self.text(node.value) not in frozen and "class " + spec.kind not in frozen
 
     def is_const(self, node) -> bool:
         """True for values built only from factories and literals (no ``requires_grad``)."""

@@ -232,6 +232,13 @@ class ModuleFacts:
         if isinstance(func, ast.Subscript):
             container = self.self_attribute_spec(func.value, module_class)
             return container.element_spec if container is not None and container.kind in CONTAINERS else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id != "self":
+            # `model.embedding(tokens)` after `model = SlotReader()`: a layer that the
+            # same-file class's `__init__` built
+            holder = self.name_specs.get(func.value.id)
+            if holder is not None and holder.kind in self.module_classes:
+                return self.module_specs.get(holder.kind, {}).get(func.attr)
+            return None
         return self.self_attribute_spec(func, module_class)
 
     def self_attribute_spec(self, node, module_class: str | None) -> ModuleSpec | None:

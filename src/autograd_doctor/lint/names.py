@@ -105,6 +105,12 @@ InstanceNorm1d InstanceNorm2d InstanceNorm3d LSTM GRU RNN LSTMCell GRUCell RNNCe
 MultiheadAttention PReLU Transformer TransformerEncoder TransformerDecoder
 TransformerEncoderLayer TransformerDecoderLayer RMSNorm
 """.split())
+# nn layers with a `.weight` parameter (when built with weights: `affine=True`, the
+# default for the batch norms).
+LAYERS_WITH_WEIGHT = frozenset("""
+Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d PReLU RMSNorm
+""".split())
 # Methods and attributes whose result is a view of the receiver.
 VIEW_METHODS = frozenset("""
 view view_as t transpose permute narrow select unsqueeze squeeze expand
@@ -112,6 +118,11 @@ expand_as diagonal unfold as_strided movedim moveaxis swapaxes swapdims
 unflatten real imag detach mT mH T H adjoint indices values
 """.split())
 VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Views over the same memory with the axes reordered: copying one into the region it
+# views overlaps partially, which PyTorch refuses (`out[1] = out[1].transpose(-2, -1)`).
+TRANSPOSING_METHODS = frozenset({"transpose", "t", "permute", "swapaxes", "swapdims", "movedim",
+                                 "moveaxis", "adjoint"})
+TRANSPOSING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
 # Ops of two tensor operands whose saves change when one is a Python number.
 BINARY_OPS = frozenset("""
 mul div add sub pow matmul mm atan2 maximum minimum hypot dot true_divide bmm remainder fmod

@@ -141,6 +141,7 @@ class AssignmentEvents:
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
                 self.note_self_index(target, stmt)
+                self.note_transposed_self_copy(target, value, stmt)
                 if base is not None and value is not None and not self.scope.grad_off:
                     self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
@@ -165,6 +166,25 @@ class AssignmentEvents:
         for elt in elts:
             if isinstance(elt, ast.Name) and elt.id == target.value.id:
                 self.scope.note("ADL010", (stmt, elt, elt.id, "index"))
+
+    def note_transposed_self_copy(self, target, value, stmt) -> None:
+        """`out[1] = out[1].transpose(-2, -1)`: the value is the written region itself,
+        transposed (a view with other strides over the same memory), which PyTorch
+        refuses to copy (ADL010)."""
+        if not isinstance(target.value, ast.Name) or value is None or not self.basic_index(target.slice):
+            return
+        node, transposed = value, False
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in N.TRANSPOSING_METHODS:
+                node, transposed = node.func.value, True
+            elif isinstance(node, ast.Attribute) and node.attr in N.TRANSPOSING_ATTRIBUTES:
+                node, transposed = node.value, True
+            else:
+                break
+        if transposed and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id == target.value.id and ast.dump(node.slice) == ast.dump(target.slice):
+            self.scope.note("ADL010", (stmt, value, target.value.id))
 
     def assign_attribute(self, target, value, stmt):
         """`x.attr = value`: facts about `requires_grad`, cleared gradients, graph
@@ -233,6 +253,34 @@ class AssignmentEvents:
         return isinstance(node, ast.Name) and node.id in scope.parameters and not scope.grad_off \
             and node.id not in scope.tensors and node.id not in ("self", "cls") \
             and len(scope.binds.get(node.id, ())) == 1
+
+    def copied_parameter(self, node):
+        """The untyped parameter (``untyped_parameter``) that ``node`` is a copy or a
+        view of: `tensor.clone()[0]`, or a name bound once to `tensor.clone()` then
+        indexed; None for anything else (the parameter itself or a slice of it, which
+        may be a list or a data loader; an op that computes; a detached copy)."""
+        # A tensor method on the way (`.clone()`, `.view()`...): the parameter itself, or
+        # a slice of it, may be a list or a data loader.
+        steps = 0
+        for _ in range(8):  # a short chain of copies and views
+            if isinstance(node, ast.Subscript) and self.basic_index(node.slice):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords \
+                    and (node.func.attr == "clone" or node.func.attr in N.VIEW_METHODS) \
+                    and node.func.attr not in ("detach", "indices", "values"):
+                node, steps = node.func.value, steps + 1
+            elif isinstance(node, ast.Name):
+                if self.untyped_parameter(node):
+                    return node.id if steps else None
+                if len(self.scope.binds.get(node.id, ())) != 1:
+                    return None
+                entry = self.scope.binding(node.id, self.seq + 1)
+                if entry is None or entry[1] is None or entry[2]:
+                    return None
+                node = entry[1]
+            else:
+                return None
+        return None
 
     def bind_nested_outputs(self, target, value, stmt) -> None:
         """The names of a nested target (`(h, c)` of an LSTM's `out, (h, c) =

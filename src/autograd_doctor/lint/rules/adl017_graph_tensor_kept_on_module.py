@@ -56,7 +56,8 @@ user (graph leaves) support the deepcopy protocol`.""",
     fix_safety="No automatic fix: whether the statistic should carry gradients is a choice.",
     known_problems="""Only assignments to `self.<name>` in the class's own methods are
 seen (also in a method registered as a forward hook, whose `output` is the
-hooked layer's output), and only deep copies of names bound to the class in
+hooked layer's output; and to the running statistics of a batch norm it holds,
+`self.bn.running_mean`), and only deep copies of names bound to the class in
 the same file or of a layer of `self` built from it.  A
 store inside `if flag:` that is false at the default of the method's
 parameter `flag` (`if use_cache:` with `use_cache=False`: a key/value cache
@@ -84,12 +85,33 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
     `out, self.hidden = self.rnn(x, self.hidden)`: an attribute re-bound, with a
     graph, from its own previous value (the state the previous call left)."""
     cls = checker.scope.module_class
+    if cls and target.attr in NORM_BUFFERS and isinstance(target.value, ast.Attribute):
+        _layer_buffer(checker, target, value, stmt, cls)
+        return
     if not cls or not checker.keeps_graph_on_module(target, value):
         return
     if target.attr in checker.modules.buffers.get(cls, ()):
         checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
     elif checker.file.trains and _reads_self_attribute(value, target.attr):
         checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
+
+
+# The running statistics of the normalisation layers: buffers that only ever hold data.
+NORM_BUFFERS = frozenset({"running_mean", "running_var"})
+NORM_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+                         "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+
+
+def _layer_buffer(checker, target, value, stmt, cls) -> None:
+    """`self.bn.running_mean = (1 - m) * self.bn.running_mean + m * y.mean(1)`: a
+    batch norm's running statistic, kept by a layer this module holds, given a
+    tensor with this forward's graph (a quantisation-aware layer that folds the
+    batch norm into its convolution)."""
+    spec = checker.modules.self_attribute_spec(target.value, checker.scope.owner_class)
+    if spec is None or spec.kind not in NORM_LAYERS or checker.scope.grad_off or checker.opt_in_depth \
+            or value is None or not checker.is_graph(value) or checker.is_grad_leaf(value):
+        return
+    checker.scope.note("ADL017", ("layer buffer", stmt, f"{target.value.attr}.{target.attr}", cls))
 
 
 def _reads_self_attribute(value, attr: str) -> bool:
@@ -150,6 +172,13 @@ def check_scope(checker, scope) -> None:
                            f"a tensor with a grad_fn (line {line}): after a forward pass deepcopy raises "
                            f"'Only Tensors created explicitly by the user (graph leaves) support the "
                            f"deepcopy protocol'; store `.detach()` instead")
+        elif kind == "layer buffer":
+            checker.report("ADL017", node,
+                           f"buffer `self.{name}` is given a tensor that carries this forward's graph: each "
+                           f"call's statistic links to the one before, so the graphs of every step stay alive "
+                           f"(memory grows with the step count), a backward through the statistic fails "
+                           f"('Trying to backward through the graph a second time') and `deepcopy` of the "
+                           f"module raises; store `.detach()`ed values")
         else:
             checker.report("ADL017", node,
                            f"buffer `self.{name}` is given a tensor that carries this forward's graph; the "

@@ -51,13 +51,17 @@ backpropagation through time without `hidden = hidden.detach()`) is found
 when the name is re-bound once in the body, from itself, by a known module;
 and a value computed once before the loop by a module with parameters (PPO's
 advantages from the critic, also through a method of the same object that
-returns it) and read by the loop's backward in every iteration.""",
+returns it) and read by the loop's backward in every iteration; and a tensor
+made before the loop that the body writes in place with a module's output
+(`slots[i] = emb(tokens)[j]`) and the backward reads: the write is recorded on
+the tensor, whose graph then reaches the earlier iterations.""",
 )
 
 
 def check_scope(checker, scope) -> None:
     _record_output_layers(checker, scope)
     check_loops(checker, scope)
+    check_helper_backwards(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
         if id(node2) in scope.reported:
@@ -269,6 +273,153 @@ def _unpacked_names(checker) -> dict:
     return found
 
 
+def check_helper_backwards(checker, scope) -> None:
+    """A same-file helper that backpropagates a loss computed from one of its
+    parameters (`update_hessian(optimizer, logits)`: `F.cross_entropy(logits, y_sample)
+    .backward()`), called with a value whose graph an earlier backward of the caller
+    freed (`logits, loss = model(X, Y); loss.backward()`): the helper's backward goes
+    through it again.  Reported at the helper's backward, where it fails."""
+    reported = checker.notes.setdefault("ADL019 helper reported", set())
+    for seq2, call in scope.noted("ADL019 helper"):
+        callee = _helper_definition(checker, scope, call)
+        if callee is None:
+            continue
+        function, offset = callee
+        for position, (parameter, backward) in _backpropagated_parameters(checker, function).items():
+            if id(backward) in reported:
+                continue
+            index = position - offset
+            argument = call.args[index] if 0 <= index < len(call.args) and \
+                not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]) else \
+                next((k.value for k in call.keywords if k.arg == parameter), None)
+            if argument is None:
+                continue
+            read_by_helper = _bindings_read(checker, scope, argument, seq2)
+            for seq1, node1, recv1 in scope.backward_receivers:
+                if seq1 >= seq2 or not _frees_graph(node1) or scope.exclusive(seq1, seq2) \
+                        or not scope.reaches(seq1, seq2):
+                    continue
+                shared = _shared_module_binding(checker, scope, _bindings_read(checker, scope, recv1, seq1),
+                                                read_by_helper, seq1)
+                if shared is None:
+                    continue
+                name, value = shared
+                reported.add(id(backward))
+                checker.report(
+                    "ADL019", backward,
+                    f"this backward goes through `{parameter}`, which `{checker.text(call.func)}(...)` on "
+                    f"line {call.lineno} passes `{checker.text(argument)}`, computed from `{name}` (line "
+                    f"{value.lineno}), whose graph `{checker.text(node1)}` on line {node1.lineno} already "
+                    f"freed (no `retain_graph=True`); backward() will fail (Trying to backward through the "
+                    f"graph a second time); compute it again before the call, or retain the graph",
+                    related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                              f"`{checker.text(argument)}` handed to the helper here"),
+                             (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
+                              "this backward frees its graph")])
+                break
+
+
+def _shared_module_binding(checker, scope, first, second, before):
+    """A binding both reads go through (the same name and binding, or another name
+    unpacked from the same call: `logits, loss = model(X, Y)`), made before
+    ``before`` by a module with parameters: (name, value) or None."""
+    values = {}
+    for name, bseq in second:
+        entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == bseq), None)
+        if entry is not None and entry[1] is not None:
+            values[id(entry[1])] = (name, bseq)
+    for name, bseq in sorted(first, key=lambda b: b[1]):
+        entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == bseq), None)
+        if entry is None or entry[1] is None or bseq >= before:
+            continue
+        other = (name, bseq) if (name, bseq) in second else values.get(id(entry[1]))
+        if other is not None and _made_by_parameterised_module(checker, scope, (name, bseq)):
+            return other[0], entry[1]
+    return None
+
+
+def _helper_definition(checker, scope, call):
+    """(the FunctionDef a call `f(...)` / `self.f(...)` runs, how many leading
+    parameters the call does not pass) for a function or method defined once."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        defs = [n for n in checker.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == func.id]
+        return (defs[0], 0) if len(defs) == 1 else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+            and scope.owner_class:
+        classes = [n for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == scope.owner_class]
+        defs = [n for c in classes for n in c.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.attr]
+        return (defs[0], 1) if len(defs) == 1 else None
+    return None
+
+
+_CUTTING = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
+
+
+def _backpropagated_parameters(checker, function) -> dict:
+    """position -> (parameter, backward call) for the parameters of ``function`` from
+    which a loss that one of its freeing backward passes (`.backward()`,
+    `torch.autograd.grad(...)`, without `retain_graph=True`) is computed, through its
+    own assignments; a `.detach()` / `.item()` on the way cuts the link."""
+    cache = checker.notes.setdefault("ADL019 helper parameters", {})
+    key = (function.name, function.lineno)
+    if key in cache:
+        return cache[key]
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    depends: dict = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            sources = _names_not_cut(node.value)
+            for target in node.targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        depends.setdefault(t.id, set()).update(sources)
+    changed = True
+    while changed:
+        changed = False
+        for name, sources in depends.items():
+            more = set().union(*(depends.get(s, set()) for s in sources)) - sources
+            if more:
+                sources |= more
+                changed = True
+    found = {}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords}
+        if any(isinstance(keywords.get(k), ast.Constant) and keywords[k].value for k in ("retain_graph", "create_graph")) \
+                or any(k in keywords and not isinstance(keywords[k], ast.Constant) for k in ("retain_graph", "create_graph")):
+            continue
+        if node.func.attr == "backward" and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+            receiver = node.func.value
+        elif node.func.attr == "grad" and checker.text(node.func).endswith("autograd.grad") and node.args:
+            receiver = node.args[0]
+        else:
+            continue
+        reached = set()
+        for name in _names_not_cut(receiver):
+            reached |= {name} | depends.get(name, set())
+        for position, parameter in enumerate(parameters):
+            if parameter in reached and parameter not in ("self", "cls"):
+                found.setdefault(position, (parameter, node))
+    cache[key] = found
+    return found
+
+
+def _names_not_cut(node) -> set:
+    names, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CUTTING:
+            continue
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+        stack.extend(ast.iter_child_nodes(n))
+    return names
+
+
 def check_loops(checker, scope) -> None:
     """Truncated backpropagation through time without `detach()`: a loop whose
     backward goes through a value carried over from the previous iteration
@@ -284,7 +435,21 @@ def check_loops(checker, scope) -> None:
         read = _bindings_read(checker, scope, recv, seq)
         carried = _carried_binding(checker, scope, read, start, end, seq)
         before = None if carried is not None else _bound_before_loop(checker, scope, read, start, end)
-        if before is not None:
+        written = None if carried is not None or before is not None else \
+            _written_buffer(checker, scope, read, start, end, seq)
+        if written is not None:
+            name, write = written
+            checker.report(
+                "ADL019", node,
+                f"`{name}` is made before the loop and written in place on line {write.node.lineno} "
+                f"with a value that has a graph: the write is recorded on `{name}`, so the next "
+                f"iteration's backward goes through this iteration's graph again after freeing it "
+                f"(no `retain_graph=True`); backward() will fail (Trying to backward through the graph "
+                f"a second time); make `{name}` inside the loop, or `{name}.detach_()` after the backward",
+                related=[(write.node.lineno, checker.col(write.node.lineno, write.node.col_offset), 0,
+                          f"`{name}` written here, kept for the next iteration")])
+            scope.reported.add(id(node))
+        elif before is not None:
             name, bseq = before
             value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
             checker.report(
@@ -348,6 +513,28 @@ def _bound_before_loop(checker, scope, read, start, end):
             continue
         if _made_by_parameterised_module(checker, scope, (name, bseq)):
             return name, bseq
+    return None
+
+
+def _written_buffer(checker, scope, read, start, end, at):
+    """A tensor made before the loop (and not re-bound, nor `detach_()`ed, in it) that
+    the loop body writes in place (`buf[i] = v`) before this backward, with a value
+    made by a module with parameters, and that this backward reads: each write is
+    recorded on the tensor, so its graph reaches back to every earlier iteration."""
+    for name, bseq in sorted(read, key=lambda b: b[1]):
+        if bseq >= start or any(start < s < end for s in scope.binds.get(name, ())) \
+                or any(start < s < end for s in scope.detached_in_place.get(name, ())):
+            continue
+        for write in scope.writes:
+            if write.name != name or not start < write.seq < at or not write.grad_on \
+                    or write.through_data or write.via or write.rewrite[:1] != ("indexed",) \
+                    or not isinstance(write.node, ast.Assign):
+                continue
+            value = write.node.value
+            sources = _bindings_read(checker, scope, value, write.seq)
+            if any(start < b[1] < write.seq and _made_by_parameterised_module(checker, scope, b)
+                   for b in sources):
+                return name, write
     return None
 
 

@@ -22,7 +22,8 @@ RULE = Rule(
 new tensor count: views, arithmetic, and conversions whose source dtype or device
 is known to differ (`.double()` of a default-dtype factory, `.float()` or
 `.type(torch.float)` of a factory made with `dtype=torch.float64`, `.cuda()` of
-a factory made on the CPU); `.to(device)`, a conversion to the dtype the factory
+a factory made on the CPU, `.type(dtype)` with a top-level `dtype = torch.DoubleTensor`
+that every branch of its one assignment converts); `.to(device)`, a conversion to the dtype the factory
 already has and `.contiguous()` may return the leaf itself and are not
 reported.""",
     why_bad="""Only leaves get `.grad`.  The name holds the op's result, which has a
@@ -233,15 +234,47 @@ def _always_new(checker, step, root, root_name) -> bool:
     if attr not in MAY_RETURN_SELF:
         return attr in N.tensor_methods()
     source = _factory_dtype(checker, root, root_name)
-    target = CONVERSION_DTYPES.get(attr)
     if attr in ("to", "type") and step.args:
-        text = checker.text(step.args[0]).strip("'\"")
-        target = DTYPE_ALIASES.get(text.rsplit(".", 1)[-1])
-        if source == "float32" and text.startswith(("cuda", "torch.cuda.")):
-            return True  # a CPU factory moved to the GPU
+        texts = _argument_texts(checker, step.args[0])
+        return bool(texts) and all(_converts(source, text) for text in texts)
+    target = CONVERSION_DTYPES.get(attr)
     if source is not None and target is not None:
-        return source != target  # `.type(torch.float)` of a float64 factory: a copy
+        return source != target  # `.double()` of a float32 factory: a copy
     return source == "float32" and attr == "cuda"
+
+
+def _converts(source, text) -> bool:
+    """`.to(text)` / `.type(text)` of a tensor of dtype ``source`` on the CPU always copies."""
+    if source == "float32" and text.startswith(("cuda", "torch.cuda.")):
+        return True  # a CPU factory moved to the GPU
+    target = DTYPE_ALIASES.get(text.rsplit(".", 1)[-1])
+    return source is not None and target is not None and source != target
+
+
+def _argument_texts(checker, argument) -> list:
+    """The texts a conversion's argument may stand for: itself, or, for a name the
+    function never binds, every value a top-level assignment of the file gives it
+    (`dtype = torch.DoubleTensor`, both branches of a conditional expression).  Empty
+    when a value is unknown: a name bound elsewhere too, or not at the top level."""
+    if not isinstance(argument, ast.Name):
+        return [checker.text(argument).strip("'\"")]
+    if any(bound == argument.id for _, bound, *_ in checker.scope.noted("ADL020 bind")):
+        return []
+    values = []
+    for statement in checker.tree.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else \
+            [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == argument.id for t in targets):
+            values.append(statement.value)
+        elif any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
+            return []  # unpacked or otherwise bound: not one known value
+    if len(values) != 1 or values[0] is None:
+        return []
+    value = values[0]
+    branches = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+    if not all(isinstance(b, (ast.Attribute, ast.Constant)) for b in branches):
+        return []
+    return [checker.text(b).strip("'\"") for b in branches]
 
 
 def _factory_dtype(checker, root, root_name) -> str | None:
