@@ -480,7 +480,7 @@ def _called_module_cut(call: ast.Call, reading: Reading, cuts: list) -> bool:
     block = next((node for node in ast.walk(definition) if isinstance(node, ast.With)
                   and (reading.filename, node.lineno) in entered and _grad_off_header(node)
                   and any(isinstance(name, ast.Name) and name.id in inputs for name in ast.walk(node))), None)
-    if block is None:
+    if block is None or not _block_result_returned(definition, block):
         return False
     carrying = [argument for argument in [*call.args, *(keyword.value for keyword in call.keywords)]
                 if _requires_grad(argument, reading.values)]
@@ -489,6 +489,24 @@ def _called_module_cut(call: ast.Call, reading: Reading, cuts: list) -> bool:
         cut.statement, cut.called_function = block, f"{type(module).__name__}.forward"
         cuts.append(cut)
     return True
+
+
+def _block_result_returned(definition: ast.FunctionDef, block: ast.With) -> bool:
+    """Whether forward returns what the block computes: a `return` inside it, or names it binds
+    that the returned value is computed from. A block that only updates state (a DINO centre's
+    `self.center.mul_(0.9).add_(...)`) leaves the module's result with its gradient."""
+    if any(isinstance(node, ast.Return) for node in ast.walk(block)):
+        return True
+    bound = _names_bound(block)
+    return bool(bound) and flows_to_return(definition, block, bound, _names_bound)
+
+
+def _names_bound(node: ast.AST) -> set:
+    """The plain names that the assignments in `node` (or `node` itself) bind."""
+    targets = [target for statement in ast.walk(node) if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])]
+    return {name.id for target in targets for name in ast.walk(target)
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
 
 
 def _grad_off_header(block: ast.With) -> bool:

@@ -78,19 +78,21 @@ tanh tril triu
 
 def on_call(checker, node, q) -> None:
     """`torch.clamp(self.w, 1e-6)` as a statement."""
-    if not (checker.statement_is(node) and q.startswith("torch.") and q.count(".") == 1
-            and q[len("torch."):] in PURE_FUNCTIONS and node.args) or _writes_out(node) or checker.error_expected:
+    # The set look-up first: the walk calls this hook for every call of the file.
+    if not (q.startswith("torch.") and q[6:] in PURE_FUNCTIONS and q.count(".") == 1 and node.args
+            and checker.statement_is(node)) or _writes_out(node) or checker.error_expected:
         return
-    operand = node.args[0]
-    checker.scope.note("ADL021", (node, f"`{q}(...)`", q[len("torch."):], operand))
+    checker.scope.note("ADL021", (node, f"`{q}(...)`", q[6:], node.args[0]))
 
 
 def on_method_call(checker, node, func) -> None:
     """`x.masked_fill(mask, 0)` as a statement."""
     attr = func.attr
+    if attr not in TENSOR_ONLY_METHODS and attr not in SHARED_METHODS:
+        return
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
         return
-    if attr in TENSOR_ONLY_METHODS or (attr in SHARED_METHODS and checker.is_tensor(func.value)):
+    if attr in TENSOR_ONLY_METHODS or checker.is_tensor(func.value):
         checker.scope.note("ADL021", (node, f"`.{attr}({'...' if node.args or node.keywords else ''})`", attr,
                                       func.value))
 
