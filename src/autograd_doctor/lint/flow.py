@@ -282,18 +282,18 @@ def _expects_error(expr) -> bool:
 
 
 def loop_counter(node) -> tuple:
-    """(counter name, iteration count) of `for i, x in enumerate(seq)` (`len(seq)`),
-    `for i in range(n)` (`n`); () for any other loop."""
+    """(counter name, iteration count's expression) of `for i, x in enumerate(seq)`
+    (`len(seq)`), `for i in range(n)` (`n`); () for any other loop.  The expression is
+    compared as `ast.dump` text only when a test inside the loop needs it (lint cost)."""
     it, target = node.iter, node.target
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and len(it.args) == 1
             and not it.keywords):
         return ()
     if it.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts \
             and isinstance(target.elts[0], ast.Name):
-        count = ast.Call(ast.Name("len", ast.Load()), [it.args[0]], [])
-        return target.elts[0].id, ast.dump(count)
+        return target.elts[0].id, ast.Call(ast.Name("len", ast.Load()), [it.args[0]], [])
     if it.func.id == "range" and isinstance(target, ast.Name):
-        return target.id, ast.dump(it.args[0])
+        return target.id, it.args[0]
     return ()
 
 
@@ -317,8 +317,8 @@ def skips_last_iteration(test, counter: tuple) -> bool:
 
     if isinstance(left, ast.Name) and left.id == name:  # `i != n - 1`
         return isinstance(right, ast.BinOp) and isinstance(right.op, ast.Sub) and is_one(right.right) \
-            and ast.dump(right.left) == count
+            and ast.dump(right.left) == ast.dump(count)
     if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add) and is_one(left.right) \
             and isinstance(left.left, ast.Name) and left.left.id == name:  # `i + 1 != n`
-        return ast.dump(right) == count
+        return ast.dump(right) == ast.dump(count)
     return False
