@@ -26,7 +26,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression
+from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression, stored_names
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -505,8 +505,7 @@ def _names_bound(node: ast.AST) -> set:
     """The plain names that the assignments in `node` (or `node` itself) bind."""
     targets = [target for statement in ast.walk(node) if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])]
-    return {name.id for target in targets for name in ast.walk(target)
-            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)}
+    return {name for target in targets for name in stored_names(target)}
 
 
 def _grad_off_header(block: ast.With) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import display_path, location_of, parse_file, segment, source_line, statement_at
@@ -57,8 +58,7 @@ def _closure_computing_the_loss(filename: str, line: int) -> list[Suggestion]:
     if tree is None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                             and call.func.attr == "step" and len(call.args) == 1):
         return []
-    block = next((body for node in ast.walk(tree) for body in _blocks(node)
-                  if any(statement is step for statement in body)), None)
+    block = block_holding(tree, step)
     if block is None:
         return []
     index = next(i for i, statement in enumerate(block) if statement is step)
@@ -77,15 +77,15 @@ def _closure_computing_the_loss(filename: str, line: int) -> list[Suggestion]:
         loss, end_of_run = body[0].value.id, block.index(definition)
     else:
         return []
-    run = _statements_computing(filename, block[:end_of_run], loss)
-    if not run or not any(_method_call(filename, statement, "backward") for statement in run):
+    run = _statements_computing(block[:end_of_run], loss)
+    if not run or not any(_method_call(statement, "backward") for statement in run):
         return []
     base = run[0].col_offset
     inner = " " * (definition.body[0].col_offset - base if definition is not None else 4)
     moved = [inner + line[base:] for statement in run
              for line in (source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1))]
     header = source_line(filename, definition.lineno)[base:] if definition is not None else "def closure():"
-    if not any(_method_call(filename, statement, "zero_grad") for statement in run):
+    if not any(_method_call(statement, "zero_grad") for statement in run):
         # Else each evaluation would add its gradients to the previous one's.
         moved.insert(0, f"{inner}{segment(filename, call.func.value)}.zero_grad()")
     between = [source_line(filename, n)[base:] for n in range(definition.end_lineno + 1, step.lineno)
@@ -105,24 +105,17 @@ def _closure_computing_the_loss(filename: str, line: int) -> list[Suggestion]:
                        replacement, location)]
 
 
-def _blocks(node: ast.AST):
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(node, name, None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-            yield block
-
-
-def _method_call(filename: str, statement: ast.stmt, method: str) -> bool:
+def _method_call(statement: ast.stmt, method: str) -> bool:
     return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
             and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == method)
 
 
-def _statements_computing(filename: str, statements: list, name: str) -> list:
+def _statements_computing(statements: list, name: str) -> list:
     """The last statements of `statements`, in order, that compute `name` (and what it is computed
     from), zero the gradients or call backward(); stopping at the first that does none of these."""
     needed, run = {name}, []
     for statement in reversed(statements):
-        if _method_call(filename, statement, "backward") or _method_call(filename, statement, "zero_grad"):
+        if _method_call(statement, "backward") or _method_call(statement, "zero_grad"):
             run.append(statement)
             continue
         targets = statement.targets if isinstance(statement, ast.Assign) else \
