@@ -311,3 +311,32 @@ def test_tensor_made_before_the_loop_carries_a_freed_graph(tmp_path):
     assert diagnosis.tensor.name == "old_log_probs"
     assert diagnosis.help[0].replacement.endswith(".squeeze(1).detach()")
     run_plain(tmp_path, apply_help(outcome))
+
+
+def test_an_earlier_programs_no_grad_forward_is_not_the_cut(tmp_path):
+    """The no_grad blocks entered are remembered across sessions (a notebook's cells); a module
+    called in the loss's statement runs its own class's forward, not any earlier program's
+    function named forward (a pytest session ran such a program just before)."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    run_program(earlier, HEADER + """
+    class Smoothed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.Linear(4, 1)
+
+        def forward(self, x):
+            with torch.no_grad():
+                scale = x.abs().mean()
+            return self.inner(x) / (1 + scale)
+
+    Smoothed()(x).pow(2).mean().backward()
+    """)
+    later = tmp_path / "later"
+    later.mkdir()
+    outcome = run_program(later, HEADER + """
+    model.requires_grad_(False)  # CUT
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    """)
+    assert _cut(outcome).primary.line == outcome.line("CUT")

@@ -72,3 +72,27 @@ def test_line_lookups_match_a_whole_tree_walk(tmp_path):
     for line in range(1, len(pathlib.Path(real).read_text().splitlines()) + 1, 7):
         assert source.statement_at(real, line) is whole_tree_statement(tree, line), line
         assert enclosing_function(tree, line) is whole_tree_function(tree, line), line
+
+
+def test_statement_and_function_lookups_match_a_whole_tree_walk(tmp_path):
+    path = tmp_path / "program.py"
+    path.write_text(PROGRAM)
+    for filename in (str(path), str(pathlib.Path(source.__file__).parents[1] / "doctor.py")):
+        tree = source.parse_file(filename)
+        walked = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)]
+        assert sorted(map(id, source.statements_in(tree))) == sorted(map(id, walked))
+        assert source.calls_with_arguments(filename) == tuple(
+            node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args)
+
+
+def test_a_code_objects_def_is_found_when_decorated(tmp_path):
+    """A decorated function's code starts at its first decorator's line, above the `def`."""
+    path = tmp_path / "program.py"
+    path.write_text(PROGRAM)
+    namespace = {"__file__": str(path)}
+    exec(compile(PROGRAM, str(path), "exec"), namespace)
+    outer = namespace["outer"].__wrapped__
+    assert outer.__code__.co_firstlineno == 3  # the decorator's line; the def is on line 4
+    assert source.function_definition(outer.__code__).name == "outer"
+    assert source.function_starting_at(str(path), 3).name == "outer"
+    assert source.function_definition(namespace["Model"].step.__code__).name == "step"

@@ -84,3 +84,60 @@ def test_log_probabilities_given_to_kl_div_are_silent(tmp_path):
     outcome = run_program(tmp_path, DISTILLED_CORRECTLY)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD156"]
+
+
+# The loss module lives on a trainer object (not a module), defined in the file that only calls it
+# through `self.criterion`: the file never names KLDivLoss where the call is.
+TRAINER_HOLDS_THE_LOSS = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    def make_criterion():
+        return getattr(nn, "KLDivLoss")(reduction="batchmean")
+
+    class Distiller:
+        def __init__(self, student, teacher):
+            self.student, self.teacher = student, teacher
+            self.criterion = make_criterion()
+            self.optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+
+        def step(self, x):
+            self.optimizer.zero_grad()
+            with torch.no_grad():
+                target = F.softmax(self.teacher(x), dim=1)
+            student_probs = F.softmax(self.student(x), dim=1)  # PROBS
+            loss = self.criterion(student_probs, target)  # LOSS
+            loss.backward()  # BACKWARD
+            self.optimizer.step()
+
+    torch.manual_seed(0)
+    trainer = Distiller(nn.Linear(6, 5), nn.Linear(6, 5))
+    trainer.step(torch.randn(10, 6))
+"""
+
+
+def test_a_loss_module_held_by_a_trainer_object_is_found(tmp_path):
+    outcome = run_program(tmp_path, TRAINER_HOLDS_THE_LOSS)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD156"]
+    assert diagnosis.primary.line == outcome.line("PROBS")
+    assert diagnosis.help[0].replacement == "student_probs = F.log_softmax(self.student(x), dim=1)"
+
+
+def test_attention_dropout_after_a_softmax_is_silent(tmp_path):
+    """Dropout on attention weights multiplies the softmax's output, as kl_div's product with its
+    target does; with no log-probability loss around, nothing is reported."""
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        torch.manual_seed(0)
+        layer, drop = nn.Linear(4, 4), nn.Dropout(0.1)
+        x = torch.randn(2, 3, 4)
+        scores = layer(x) @ x.transpose(1, 2)
+        out = drop(F.softmax(scores, dim=-1)) @ x
+        F.cross_entropy(out.reshape(-1, 4), torch.randint(0, 4, (6,))).backward()
+    """)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD156"]

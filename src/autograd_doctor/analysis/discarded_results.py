@@ -20,7 +20,9 @@ import torch
 from autograd_doctor.analysis.source_scope import frame_values, live_frame, user_class_file
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_location
+from autograd_doctor.diagnosis.source import (
+    function_starting_at, location_of, parse_file, segment, statement_location, statements_in,
+)
 
 # Out-of-place methods that only tensors have (among common types): reported from a module's
 # forward even when no frame holds the receiver.
@@ -50,22 +52,13 @@ def _receiver_text(call: ast.Call) -> ast.expr | None:
 
 def _discarded_calls(function: ast.AST, methods: frozenset) -> list[tuple[ast.Expr, ast.Call, ast.expr]]:
     found = []
-    for node in ast.walk(function):
+    for node in statements_in(function):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in methods:
             receiver = _receiver_text(node.value)
             if receiver is not None:
                 found.append((node, node.value, receiver))
     return sorted(found, key=lambda item: item[0].lineno)
-
-
-def _function_at(tree: ast.Module, first_line: int) -> ast.AST | None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            starts = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if starts == first_line or node.lineno == first_line:
-                return node
-    return None
 
 
 def _read(frame, receiver: ast.expr):
@@ -90,10 +83,9 @@ def discarded_result_diagnosis(call) -> Diagnosis | None:
     # The functions running around backward(): the receiver must hold a tensor in the frame.
     for site in (call.stack if call is not None else ()):
         frame = live_frame(site)
-        tree = parse_file(site.filename) if frame is not None else None
-        function = _function_at(tree, frame.f_code.co_firstlineno) if tree is not None else None
-        if function is None and tree is not None and frame.f_code.co_name == "<module>":
-            function = tree
+        function = function_starting_at(site.filename, frame.f_code.co_firstlineno) if frame is not None else None
+        if function is None and frame is not None and frame.f_code.co_name == "<module>":
+            function = parse_file(site.filename)
         if function is None:
             continue
         for statement, method_call, receiver in _discarded_calls(function, TENSOR_ONLY_METHODS | SHARED_NAME_METHODS):
@@ -110,8 +102,7 @@ def discarded_result_diagnosis(call) -> Diagnosis | None:
                 if filename is None or forward is None or (kind, filename) in seen:
                     continue
                 seen.add((kind, filename))
-                module_tree = parse_file(filename)
-                method = _function_at(module_tree, forward.co_firstlineno) if module_tree is not None else None
+                method = function_starting_at(filename, forward.co_firstlineno)
                 found = _discarded_calls(method, TENSOR_ONLY_METHODS) if method is not None else []
                 if found:
                     statement, method_call, receiver = found[0]

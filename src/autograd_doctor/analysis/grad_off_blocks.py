@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from autograd_doctor.analysis.source_scope import Scope, loaded_names
+from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.diagnosis.model import Location, Suggestion
@@ -81,10 +82,15 @@ def _definitions(filenames: set[str]) -> dict[str, list[tuple[str, ast.AST]]]:
     return found
 
 
-def _resolve(name: str, caller_file: str, definitions) -> list[tuple[str, ast.AST]]:
+def _resolve(name: str, caller_file: str, definitions, forward_files: set[str] | None = None) -> list[tuple[str, ast.AST]]:
     """The definitions a call of `name` in `caller_file` can run: the file's own function of that
-    name if it has one (Python looks there first), else one defined in another file (imported)."""
+    name if it has one (Python looks there first), else one defined in another file (imported).
+    A module called in the loss's statement runs the `forward` of its own classes: only the files
+    that define them (`forward_files`) hold it, not any file with a function of that name (an
+    earlier program's, whose no_grad block a notebook or a test session still remembers)."""
     candidates = definitions.get(name, [])
+    if forward_files is not None:
+        return [entry for entry in candidates if entry[0] in forward_files]
     own = [entry for entry in candidates if entry[0] == caller_file]
     return own or candidates
 
@@ -94,7 +100,8 @@ def _holds(entry: tuple[str, ast.AST], block: GradOffBlock) -> bool:
     return filename == block.filename and node.lineno <= block.line <= (node.end_lineno or node.lineno)
 
 
-def _reaches(start: set[str], caller_file: str, block: GradOffBlock, definitions) -> list[str] | None:
+def _reaches(start: set[str], caller_file: str, block: GradOffBlock, definitions,
+             forward_files: set[str]) -> list[str] | None:
     """The chain of function names from one of `start` (called in `caller_file`) to the function
     that holds `block`, following calls in the source and resolving each name as Python would
     in the calling file: a function of the same name in another program is not the one called."""
@@ -103,7 +110,8 @@ def _reaches(start: set[str], caller_file: str, block: GradOffBlock, definitions
     for _ in range(MAX_CALL_DEPTH + 1):
         following = []
         for path, calling_file in frontier:
-            for entry in _resolve(path[-1], calling_file, definitions):
+            first_forward = len(path) == 1 and path[0] == "forward"  # run by calling a module
+            for entry in _resolve(path[-1], calling_file, definitions, forward_files if first_forward else None):
                 if _holds(entry, block):
                     return path
                 for name in sorted(_called_names(entry[1])):
@@ -158,25 +166,36 @@ def find_called_cut(filename: str, backward_statement: ast.stmt, names: list[str
     for statement in statements:
         if _result_has_history(statement, frame_locals):
             continue
-        called = _called_names(statement) | _module_forwards_called(statement, frame_locals)
+        forward_files = _module_forward_files(statement, frame_locals)
+        called = _called_names(statement) | ({"forward"} if forward_files else set())
         for block in blocks:
             if block.function == own and block.filename == filename:
                 continue  # a block in the backward's own function: the statement search sees it
-            path = _reaches(called, filename, block, definitions)
+            path = _reaches(called, filename, block, definitions, forward_files)
             if path is not None:
                 return CalledCut(block, statement, path)
     return None
 
 
-def _module_forwards_called(statement: ast.stmt, frame_locals: dict | None) -> set[str]:
-    """{"forward"} when the statement calls a module (`self.model(x)`, `model(x)`): calling it runs
-    its forward, which the source names nowhere in the statement."""
+def _module_forward_files(statement: ast.stmt, frame_locals: dict | None) -> set[str]:
+    """The user's files that hold the forward of the classes of the modules the statement calls (`self.model(x)`,
+    `model(x)`) and of their submodules: calling a module runs those classes' forward, which the
+    source names nowhere in the statement. Empty when it calls no module of the user's classes."""
+    files: set[str] = set()
     if frame_locals is None:
-        return set()
+        return files
     for call in ast.walk(statement):
-        if isinstance(call, ast.Call) and isinstance(_attribute_value(call.func, frame_locals), torch.nn.Module):
-            return {"forward"}
-    return set()
+        if isinstance(call, ast.Call):
+            value = _attribute_value(call.func, frame_locals)
+            if isinstance(value, torch.nn.Module):
+                files.update(filter(None, map(_forward_file, value.modules())))
+    return files
+
+
+def _forward_file(module: torch.nn.Module) -> str | None:
+    """The user's file that holds the forward of the module's class (a notebook cell's included)."""
+    code = getattr(type(module).forward, "__code__", None)
+    return code.co_filename if code is not None and not is_internal_file(code.co_filename) else None
 
 
 def _attribute_value(node: ast.AST, frame_locals: dict):

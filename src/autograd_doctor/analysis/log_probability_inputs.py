@@ -22,12 +22,12 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.number_terms import Reading, read_value
+from autograd_doctor.analysis.loss_calls import loss_calls
 from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, live_frame, user_files_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
+    location_of, replace_node_text, segment, statement_at, statement_location,
 )
 from autograd_doctor.recording.frames import frame_locals
 
@@ -79,21 +79,11 @@ def raw_score_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
 def _loss_calls(filename: str, loss: str, values: dict) -> list[tuple[str, ast.stmt, ast.AST]]:
     """(file, statement, input argument) of each call of the loss in the file: `F.nll_loss(x, y)`,
     or a call of a name that holds the loss module (`criterion(x, y)`) where backward() runs."""
-    tree = parse_file(filename)
-    if tree is None:
-        return []
-    reading = Reading(values, tree)
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
-            continue
-        function = node.func
-        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
-        module = read_value(function, reading) if isinstance(function, (ast.Name, ast.Attribute)) else None
-        if name == loss or isinstance(module, LOSS_MODULES[loss]):
-            statement = statement_at(filename, node.lineno)
-            if statement is not None:
-                found.append((filename, statement, node.args[0]))
+    for node, _ in loss_calls(filename, {loss: LOSS_MODULES[loss]}, values):
+        statement = statement_at(filename, node.lineno)
+        if statement is not None:
+            found.append((filename, statement, node.args[0]))
     return found
 
 

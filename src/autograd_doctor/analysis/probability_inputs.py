@@ -9,7 +9,9 @@ towards it (ProDA's self-distillation, microsoft/ProDA#20). `nll_loss` of probab
 runs and the loss goes down; nothing is raised.
 
 Looked at once per backward() line (the graph's links stay after backward()): the graph
-backpropagated holds a softmax (a `SoftmaxBackward0` node) and the source around backward() calls
+backpropagated holds a softmax (a `SoftmaxBackward0` node) read, through view-like nodes only, by
+the node these losses make of their input (`NllLossBackward0`; kl_div's `MulBackward0` by the
+target: attention's softmax, read by a matrix product, is not looked at) and the source around backward() calls
 one of these losses with, as its input, a `softmax(...)` call or a name assigned one in the same
 function just before. The help makes that softmax a `log_softmax` (same arguments) where the name is
 read only by the loss; otherwise it takes the log at the loss's call.
@@ -21,7 +23,8 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.number_terms import Reading, read_value
+from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.loss_calls import loss_calls
 from autograd_doctor.analysis.source_scope import (
     backward_roots, frame_values, graph_nodes, live_frame, user_files_around,
 )
@@ -35,6 +38,23 @@ from autograd_doctor.diagnosis.source import (
 LOG_PROBABILITY_LOSSES = {"kl_div": torch.nn.KLDivLoss, "nll_loss": torch.nn.NLLLoss}
 
 
+# The nodes the losses make of their input: nll_loss's own, and kl_div's product with the target.
+SOFTMAX_READERS = frozenset({"NllLossBackward0", "NllLoss2DBackward0", "MulBackward0"})
+# Nodes that only move or copy values, between the softmax and the loss.
+VIEW_NODES = frozenset({"ViewBackward0", "UnsafeViewBackward0", "TransposeBackward0", "PermuteBackward0",
+                        "ReshapeAliasBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+                        "UnsqueezeBackward0", "CloneBackward0", "ToCopyBackward0", "TBackward0"})
+
+
+def _reads_a_softmax(node) -> bool:
+    for child, _ in node.next_functions:
+        while child is not None and type(child).__name__ in VIEW_NODES:
+            child = child.next_functions[0][0] if child.next_functions else None
+        if child is not None and type(child).__name__ == "SoftmaxBackward0":
+            return True
+    return False
+
+
 def _is_softmax_call(node: ast.AST) -> bool:
     """`F.softmax(x, dim=1)`, `torch.softmax(x, 1)`, `x.softmax(-1)`, `softmax(x)`."""
     if not isinstance(node, ast.Call):
@@ -42,12 +62,6 @@ def _is_softmax_call(node: ast.AST) -> bool:
     function = node.func
     return (isinstance(function, ast.Attribute) and function.attr == "softmax") or \
         (isinstance(function, ast.Name) and function.id == "softmax")
-
-
-def _function_around(tree: ast.Module, line: int) -> ast.AST:
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
-    return max(functions, key=lambda node: node.lineno) if functions else tree
 
 
 def _softmax_assignment(scope: ast.AST, name: str, line: int) -> ast.Assign | None:
@@ -72,40 +86,20 @@ def _reads_of(scope: ast.AST, name: str, after_line: int) -> int:
                and isinstance(node.ctx, ast.Load) and node.lineno > after_line)
 
 
-def _loss_calls(filename: str, values: dict) -> list[tuple[str, ast.Call, str]]:
-    """(file, loss call, loss name) of each call of a log-probability loss in the file."""
-    tree = parse_file(filename)
-    if tree is None:
-        return []
-    reading = Reading(values, tree)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
-            continue
-        function = node.func
-        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
-        if name not in LOG_PROBABILITY_LOSSES:
-            module = read_value(function, reading) if isinstance(function, (ast.Name, ast.Attribute)) else None
-            name = next((loss for loss, kind in LOG_PROBABILITY_LOSSES.items() if isinstance(module, kind)), None)
-        if name is not None:
-            found.append((filename, node, name))
-    return found
-
-
 def probability_input_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     """AD156 for the backward() call that just ran, or None."""
     roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
     if not roots:
         return None
     walked, _ = graph_nodes(roots)
-    if not any(type(node).__name__ == "SoftmaxBackward0" for node in walked):
+    if not any(_reads_a_softmax(node) for node in walked if type(node).__name__ in SOFTMAX_READERS):
         return None
     site = call.site if call is not None else None
     frame = live_frame(site)
     values = frame_values(frame) if frame is not None else {}
     for filename in user_files_around(call):
         tree = parse_file(filename)
-        for _, loss_call, loss in _loss_calls(filename, values):
+        for loss_call, loss in loss_calls(filename, LOG_PROBABILITY_LOSSES, values):
             found = _softmax_input(filename, tree, loss_call)
             if found is not None:
                 return _diagnosis(filename, loss_call, loss, found, site)
@@ -118,7 +112,7 @@ def _softmax_input(filename: str, tree: ast.Module, loss_call: ast.Call):
     if _is_softmax_call(argument):
         return argument, None
     if isinstance(argument, ast.Name):
-        scope = _function_around(tree, loss_call.lineno)
+        scope = enclosing_function(tree, loss_call.lineno)
         assignment = _softmax_assignment(scope, argument.id, loss_call.lineno)
         if assignment is not None:
             return assignment.value, assignment
@@ -143,7 +137,7 @@ def _diagnosis(filename: str, loss_call: ast.Call, loss: str, found, backward_si
     function_text = segment(filename, softmax.func)
     log_function = function_text[:-len("softmax")] + "log_softmax" if function_text else None
     name = assignment.targets[0].id if assignment is not None else None
-    scope = _function_around(parse_file(filename), made.lineno)
+    scope = enclosing_function(parse_file(filename), made.lineno)
     if log_function is not None and (assignment is None or _reads_of(scope, name, made.end_lineno or made.lineno) == 1):
         replacement = replace_node_text(filename, made, softmax.func, log_function)
         if replacement is not None:

@@ -16,6 +16,10 @@ def source_line(filename: str, line: int) -> str:
     return linecache.getline(filename, line).rstrip("\n")
 
 
+def source_text(filename: str) -> str:
+    return "".join(linecache.getlines(filename))
+
+
 def forget_changed_sources() -> None:
     """Drop the cached lines of files changed on disk since they were read. `linecache` never
     looks again by itself: a program file rewritten and run again in the same process (a test
@@ -27,7 +31,7 @@ def forget_changed_sources() -> None:
 
 @lru_cache(maxsize=64)
 def _parsed(filename: str, version: tuple[int, int]) -> ast.Module | None:
-    text = "".join(linecache.getlines(filename))
+    text = source_text(filename)
     if not text:
         return None
     try:
@@ -141,13 +145,55 @@ def segment(filename: str, node: ast.AST) -> str | None:
     return "\n".join(lines)
 
 
+def statements_in(node: ast.AST):
+    """Every statement inside `node` (nested functions' and classes' included), without visiting
+    expressions: a walk of a function's statements only, several times cheaper than `ast.walk`."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if current is not node and isinstance(current, ast.stmt):  # not an except handler or a match case
+            yield current
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(current, field, None)
+            if isinstance(children, list):
+                todo.extend(reversed(children))
+
+
+@lru_cache(maxsize=64)
+def _functions(tree: ast.Module) -> tuple:
+    """(first line: the first decorator's or the def's, the def node) of every function in the file:
+    the checks after a first backward() look functions up by a code object's first line."""
+    return tuple((min([node.lineno] + [d.lineno for d in node.decorator_list]), node)
+                 for node in statements_in(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+@lru_cache(maxsize=64)
+def _calls(tree: ast.Module) -> tuple:
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args)
+
+
+def calls_with_arguments(filename: str) -> tuple:
+    """Every call in the file with a positional argument, in `ast.walk` order (read once a file)."""
+    tree = parse_file(filename)
+    return _calls(tree) if tree is not None else ()
+
+
+def function_starting_at(filename: str, first_line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The `def` whose first line (its first decorator's, or the def's own) is `first_line`: a code
+    object's `co_firstlineno`."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    return next((node for start, node in _functions(tree) if start == first_line or node.lineno == first_line), None)
+
+
 def function_definition(code) -> ast.FunctionDef | None:
     """The `def` of a code object in its file (its first line is the def's, or a decorator's)."""
     tree = parse_file(code.co_filename)
     if tree is None:
         return None
-    return next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno), None)
+    return next((node for start, node in _functions(tree)
+                 if node.name == code.co_name and start <= code.co_firstlineno <= node.body[0].lineno), None)
 
 
 def call_name(call: ast.Call) -> str | None:

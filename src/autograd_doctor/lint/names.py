@@ -247,12 +247,17 @@ GRAD_SWITCHES = ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
 def qualified_name(node, aliases: dict) -> str | None:
     """``torch.nn.functional.relu`` for ``F.relu`` after ``import torch.nn.functional as F``
     (``aliases`` maps the file's imported names to what they stand for)."""
-    if isinstance(node, ast.Name):
-        return aliases.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = qualified_name(node.value, aliases)
-        return f"{base}.{node.attr}" if base else None
-    return None
+    attributes = []
+    while node.__class__ is ast.Attribute:  # a loop, not recursion: the linter asks this on most calls
+        attributes.append(node.attr)
+        node = node.value
+    if node.__class__ is not ast.Name:
+        return None
+    base = aliases.get(node.id)
+    if not attributes or not base:
+        return base if not attributes else None
+    attributes.append(base)
+    return ".".join(reversed(attributes))
 
 
 def turns_grad_off(qualname: str | None, context) -> bool:

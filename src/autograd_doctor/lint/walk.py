@@ -4,9 +4,10 @@
 ``generic_visit`` goes through ``ast.iter_fields``, a generator.  On a large
 file the walk meets hundreds of thousands of nodes, so both costs show in the
 linter's time (docs/lint.md, "Performance").  This visitor keeps one handler
-per node class and reads the fields directly; what it visits, and in what
-order, is the same as ``ast.NodeVisitor``; nodes that cannot hold other nodes
-(constants, contexts, operators) are not walked into at all.
+per node class and reads the fields directly, each class's fields that can hold
+a node only; what it visits, and in what order, is what ``ast.NodeVisitor``
+visits, less the nodes that cannot hold other nodes (constants, contexts,
+operators, import aliases), which are not walked into at all.
 """
 
 from __future__ import annotations
@@ -29,8 +30,30 @@ def _classes_without_children() -> frozenset:
 _WITHOUT_CHILDREN = _classes_without_children()
 
 
+# Fields that never hold a node (identifiers, flags, levels, comments), whatever the class.
+_NAME_FIELDS = frozenset({"id", "attr", "arg", "name", "module", "asname", "type_comment", "level", "kind",
+                          "conversion", "is_async", "simple", "kwd_attrs"})
+# Fields that hold only nodes without children: a context (`Load`), an operator (`Add`), an import's
+# aliases. No visitor here handles those classes, so a walk need not call into them.
+_CHILDLESS_FIELDS = frozenset({"ctx", "op", "names"})
+
+
+def _fields_plan(cls: type, leave_out: frozenset, plans: dict) -> tuple:
+    if cls.__name__ == "TypeAlias":  # Python 3.12's `type X = ...`: its `name` is a Name node
+        leave_out = leave_out - {"name"}
+    plan = plans[cls] = tuple(name for name in cls._fields if name not in leave_out)
+    return plan
+
+
+_VISITED_FIELDS: dict = {}
+_CHILD_FIELDS: dict = {}
+_SKIPPED_BY_VISITS = _NAME_FIELDS | _CHILDLESS_FIELDS
+
+
 class FastVisitor:
-    """``ast.NodeVisitor`` with a handler cache and a field loop without generators."""
+    """``ast.NodeVisitor`` with a handler cache and a field loop without generators.
+    The generic walk does not call into contexts, operators and import aliases (no
+    visitor here has a handler for them)."""
 
     def __init__(self):
         self._handlers: dict[type, object] = {}
@@ -47,14 +70,17 @@ class FastVisitor:
     def generic_visit(self, node):
         # Only the grammar's fields: other code in the process may have hung extra
         # attributes (e.g. `.parent`) on shared nodes such as the `ast.Load()` singleton.
-        for field_name in node._fields:
+        fields = _VISITED_FIELDS.get(node.__class__)
+        if fields is None:
+            fields = _fields_plan(node.__class__, _SKIPPED_BY_VISITS, _VISITED_FIELDS)
+        for field_name in fields:
             value = getattr(node, field_name, None)
-            if isinstance(value, ast.AST):
-                self.visit(value)
-            elif isinstance(value, list):
+            if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if item is not None:  # a list field holds nodes, or None (`{**d}`'s key, a bare `*` default)
                         self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
 
 def _nothing(node):
@@ -64,10 +90,13 @@ def _nothing(node):
 def child_nodes(node) -> list:
     """``list(ast.iter_child_nodes(node))``, in the same order, without its generators."""
     children = []
-    for field_name in node._fields:
+    fields = _CHILD_FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _fields_plan(node.__class__, _NAME_FIELDS, _CHILD_FIELDS)
+    for field_name in fields:
         value = getattr(node, field_name, None)
-        if isinstance(value, ast.AST):
-            children.append(value)
-        elif isinstance(value, list):
+        if value.__class__ is list:
             children.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            children.append(value)
     return children
