@@ -238,10 +238,12 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
         for i, a in enumerate(all_args):
-            tensor = self.is_tensor_annotation(a.annotation) or (
-                module_class is not None and node.name == "forward" and i > 0 and a.annotation is None) or (
+            assumed = module_class is not None and node.name == "forward" and i > 0 and a.annotation is None
+            tensor = self.is_tensor_annotation(a.annotation) or assumed or (
                 value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
+            if assumed:
+                self.scope.assumed_tensor_arguments[a.arg] = None
         # a forward hook's `output`: the hooked module's output, with this pass's graph
         # (forward_hooks.py)
         if (self.scope.owner_class, node.name) in self.file.forward_hooks and not grad_off:
@@ -274,6 +276,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
         self.scope.arguments = args  # the positions of its parameters (ADL001's untyped ones)
+        self.scope.function = node
         for a in (args.vararg, args.kwarg):
             if a:
                 self.bind(a.arg, None)

@@ -91,6 +91,11 @@ class Scope:
     # a tensor); (seq, name, node)
     parameter_index_writes: list = field(default_factory=list)
     arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
+    function: object = None  # the function's own `ast.FunctionDef` (None for a module or class body)
+    # forward()'s arguments taken for tensors only because forward() receives them
+    # (no annotation); each maps to whether the function only ever indexes it with
+    # integer constants (``Statements.indexed_container``), once asked
+    assumed_tensor_arguments: dict = field(default_factory=dict)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)

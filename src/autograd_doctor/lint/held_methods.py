@@ -55,7 +55,31 @@ def uses_no_layer(receiver: ast.expr, method: str, tree: ast.Module, filename: s
     if method in _LAYER_METHODS or method.startswith("__"):
         return False
     definitions = _class_definitions(receiver, tree, filename)
+    if not definitions and not _assigned(receiver, tree):
+        definitions = _classes_defining(method, tree, filename)
     return bool(definitions) and all(_size_only(c, method) for c in definitions)
+
+
+def _assigned(receiver: ast.expr, tree: ast.Module) -> bool:
+    """Whether ``tree`` assigns ``receiver`` anywhere (else it is a function's
+    parameter or an attribute set in another file)."""
+    target = _dotted(receiver)
+    return target is None or any(
+        isinstance(node, (ast.Assign, ast.AnnAssign)) and any(_dotted(t) == target for t in _targets(node))
+        for node in ast.walk(tree))
+
+
+def _classes_defining(method: str, tree: ast.Module, filename: str) -> list:
+    """Every class of the file and of its repository that defines ``method`` itself:
+    for a receiver no assignment in the file builds (`def train(self, net)`), the
+    classes whose method the call may run."""
+    word = re.compile(r"^\s*def\s+%s\b" % re.escape(method), re.M)
+    paths = [path for path in repository_files(filename) if word.search(file_text(path))]
+    classes = [c for path in paths for c in _classes(path)]
+    if not paths:
+        classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+    return [c for c in classes if any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == method
+                                      for m in c.body)]
 
 
 def returns_own_parameters(receiver: ast.expr, tree: ast.Module, filename: str) -> bool:
@@ -166,11 +190,69 @@ def _size_only(cls: ast.ClassDef, method: str) -> bool:
     function = found[0]
     me = function.args.args[0].arg
     parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    probes = _parameter_probes(function, me)
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == me and node is not function.args.args[0]:
-            if not _in_size_position(node, parents):
+            if not _in_size_position(node, parents) and not _probed(node, parents):
+                return False
+        elif isinstance(node, ast.Name) and node.id in probes and isinstance(node.ctx, ast.Load):
+            if not _probe_use(node, parents):
                 return False
     return True
+
+
+# What a method may do with one of the module's parameters without computing from
+# its values: make a new tensor of the same dtype and device (`weight.new_zeros(n, h)`,
+# PyTorch's word-language-model `init_hidden`), or read where it lives.
+_NEW_TENSOR_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_full", "new_empty"})
+_PLACE_ATTRIBUTES = frozenset({"device", "dtype", "is_cuda", "data"})
+
+
+def _first_parameter(node, me: str) -> bool:
+    """`next(self.parameters())`: one of the module's parameters, as a value."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "next" \
+        and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.args[0].args \
+        and isinstance(node.args[0].func, ast.Attribute) and node.args[0].func.attr == "parameters" \
+        and isinstance(node.args[0].func.value, ast.Name) and node.args[0].func.value.id == me
+
+
+def _parameter_probes(function, me: str) -> set:
+    """Names bound only to `next(self.parameters())` (or its `.data`) in ``function``."""
+    bound = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value.value if isinstance(node.value, ast.Attribute) and node.value.attr == "data" \
+                else node.value
+            bound.setdefault(node.targets[0].id, []).append(_first_parameter(value, me))
+    return {name for name, probes in bound.items() if all(probes)}
+
+
+def _probed(name: ast.Name, parents: dict) -> bool:
+    """``name`` (the module) is read only as `next(self.parameters())`, used as a probe."""
+    attribute = parents.get(id(name))
+    call = parents.get(id(attribute))
+    first = parents.get(id(call))
+    if not isinstance(first, ast.Call) or not _first_parameter(first, name.id):
+        return False
+    holder = parents.get(id(first))
+    if isinstance(holder, ast.Assign):
+        return True  # bound to a name, whose every use ``_probe_use`` checks
+    if isinstance(holder, ast.Attribute) and holder.attr == "data":
+        holder, first = parents.get(id(holder)), holder
+        if isinstance(holder, ast.Assign):
+            return True
+    return _probe_use(first, parents)
+
+
+def _probe_use(node, parents: dict) -> bool:
+    """``node`` (a parameter) only gives a new tensor's dtype and device, or where it lives."""
+    parent = parents.get(id(node))
+    if not isinstance(parent, ast.Attribute) or parent.value is not node:
+        return False
+    if parent.attr in _PLACE_ATTRIBUTES - {"data"}:
+        return True
+    call = parents.get(id(parent))
+    return parent.attr in _NEW_TENSOR_METHODS and isinstance(call, ast.Call) and call.func is parent
 
 
 def _in_size_position(name: ast.Name, parents: dict) -> bool:

@@ -8,6 +8,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.configured_modules import configured_layer
+from autograd_doctor.lint.container_arguments import integer_index, only_indexed_by_integers
 from autograd_doctor.lint.rules import (
     ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
 )
@@ -137,6 +138,8 @@ class AssignmentEvents:
             self.visit(target.slice)
             base = self.view_base(target.value)
             container = target.value
+            if self.indexed_container(target):
+                base = None  # `nodes_list[0] = ...`: a list element replaced (container_arguments.py)
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
@@ -245,6 +248,23 @@ class AssignmentEvents:
             return False
         q = self.qualname(value.func)
         return q is not None and q in N.SPLITTING_FUNCTIONS and self.untyped_parameter(value.args[0])
+
+    def indexed_container(self, target: ast.Subscript) -> bool:
+        """``target`` is `x[<integer>]` for a forward() argument `x` taken for a tensor
+        only because forward() receives it, still the caller's value, that the function
+        only ever indexes with integer constants: a list of tensors (container_arguments.py).
+        The answer is kept, and such an `x` is no tensor for the rest of the walk."""
+        scope = self.scope
+        name = target.value
+        if not isinstance(name, ast.Name) or name.id not in scope.assumed_tensor_arguments \
+                or not integer_index(target.slice) or len(scope.binds.get(name.id, ())) != 1:
+            return False
+        if scope.assumed_tensor_arguments[name.id] is None:
+            scope.assumed_tensor_arguments[name.id] = only_indexed_by_integers(scope.function, name.id)
+            if scope.assumed_tensor_arguments[name.id]:
+                for facts in (scope.tensors, scope.graph, scope.graph_arguments):
+                    facts.discard(name.id)
+        return scope.assumed_tensor_arguments[name.id]
 
     def untyped_parameter(self, node) -> bool:
         """``node`` is a parameter of this function, still the caller's value, that the

@@ -105,7 +105,10 @@ Module calls are understood through `nn.Sequential` (first and last layer),
 same-file module classes (what their `forward` returns) and same-file factory
 functions; modules passed in from elsewhere, `nn.ModuleList` loops and
 container elements are not followed.  The `nn.Sequential` check assumes
-training mode (dropout writes only then)."""
+training mode (dropout writes only then).  A `forward()` argument that the
+function only ever indexes with integer constants is taken for a list of
+tensors: replacing an element (`nodes_list[0] = self.proj(nodes_list[0])`) is
+not reported, even where a caller passes a tensor there."""
 )
 
 
