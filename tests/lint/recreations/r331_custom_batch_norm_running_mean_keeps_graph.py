@@ -23,8 +23,8 @@ class MyBatchNorm2d(nn.BatchNorm2d):
             mean = input.mean([0, 2, 3])
             var = input.var([0, 2, 3], unbiased=False)
             n = input.numel() / input.size(1)
-            self.running_mean = exponential_average_factor * mean + (1 - exponential_average_factor) * self.running_mean  # missed: ADL017
-            self.running_var = exponential_average_factor * var * n / (n - 1) + (1 - exponential_average_factor) * self.running_var
+            self.running_mean = exponential_average_factor * mean + (1 - exponential_average_factor) * self.running_mean  # expect: ADL017
+            self.running_var = exponential_average_factor * var * n / (n - 1) + (1 - exponential_average_factor) * self.running_var  # expect: ADL017
         else:
             mean = self.running_mean
             var = self.running_var

@@ -6,8 +6,8 @@ already used the unclipped gradients and the next iteration clears them, so
 pass and the step.
 Buggy line: `th.nn.utils.clip_grad_norm_(...)` after `self.optimizer.step()`
 in `GSgnnNodePredictionTrainer.fit`.
-Expected finding: a clip after the step it should bound (the run-time
-doctor's update-order check; no lint rule).
+Expected finding: ADL022 there (a clip after the step it should bound;
+the run-time doctor checks the order too).
 Source: https://github.com/awslabs/graphstorm/pull/1382"""
 import torch
 import torch as th
@@ -38,7 +38,7 @@ class GSgnnNodePredictionTrainer:
             loss.backward()
             self.optimizer.step()
             if max_grad_norm is not None:
-                th.nn.utils.clip_grad_norm_(self.model.parameters(), max_grad_norm, grad_norm_type)  # missed: none
+                th.nn.utils.clip_grad_norm_(self.model.parameters(), max_grad_norm, grad_norm_type)  # expect: ADL022
 
 
 def bug_shows():

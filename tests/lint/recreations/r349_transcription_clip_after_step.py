@@ -6,7 +6,7 @@ already used the unclipped gradients and the next iteration clears them, so
 clipping has no effect (the author: "Yeah it definitely should [be between
 backward and step]").  Nothing raises.
 Buggy line: `clip_grad_norm_(...)` after `optimizer.step()` in `train`.
-Expected finding: a clip after the step it should bound (no lint rule).
+Expected finding: ADL022 there (a clip after the step it should bound).
 Source: https://github.com/jongwook/onsets-and-frames/issues/24"""
 import torch
 import torch.nn as nn
@@ -43,7 +43,7 @@ def train(model, loader, learning_rate=1.0, clip_gradient_norm=None):
         optimizer.step()
         scheduler.step()
         if clip_gradient_norm:
-            clip_grad_norm_(model.parameters(), clip_gradient_norm)  # missed: none
+            clip_grad_norm_(model.parameters(), clip_gradient_norm)  # expect: ADL022
 
 
 def bug_shows():
