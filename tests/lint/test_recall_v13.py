@@ -1,0 +1,217 @@
+"""Recall on the causes of misses in the r330-r349 re-creations: each case the
+linter now reports really shows its bug when run, its corrected twin stays
+silent and computes what a reference computes, and a similar correct pattern
+stays silent (and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ADL022: a trainer that clips after the step; the loop clears the gradients before
+# the next step, so the step always uses the unclipped gradients (GraphStorm, r344;
+# onsets-and-frames, r349).
+CLIP_AFTER_STEP = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Trainer:
+        def __init__(self, model, lr=1.0):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+            self.seen_norms = []
+
+        def fit(self, loader, max_grad_norm=None):
+            for x, y in loader:
+                loss = F.cross_entropy(self.model(x), y)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+                if max_grad_norm is not None:
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_grad_norm)
+
+    def main(max_grad_norm=None):
+        torch.manual_seed(0)
+        model = nn.Linear(4, 2)
+        loader = [(torch.randn(3, 4) * 10, torch.tensor([0, 1, 1]))]
+        Trainer(model).fit(loader, max_grad_norm)
+        return model
+""")
+
+CLIP_BEFORE_STEP = CLIP_AFTER_STEP.replace(
+    "            self.optimizer.step()\n"
+    "            if max_grad_norm is not None:\n"
+    "                torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_grad_norm)\n",
+    "            if max_grad_norm is not None:\n"
+    "                torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_grad_norm)\n"
+    "            self.optimizer.step()\n")
+
+
+def test_clip_after_the_step_is_found_and_changes_nothing():
+    source = CLIP_AFTER_STEP
+    assert _findings(source) == [(_line(source, "clip_grad_norm_"), "ADL022")]
+    clipped, unclipped = _load(source)["main"](1e-3), _load(source)["main"]()
+    assert torch.equal(clipped.weight, unclipped.weight)  # the clip had no effect
+
+
+def test_clip_before_the_step_is_silent_and_bounds_the_update():
+    source = CLIP_BEFORE_STEP
+    assert source != CLIP_AFTER_STEP
+    assert _findings(source) == []
+    model = _load(source)["main"](1e-3)
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 2)
+    x, y = torch.randn(3, 4) * 10, torch.tensor([0, 1, 1])
+    before = [p.detach().clone() for p in reference.parameters()]
+    torch.nn.functional.cross_entropy(reference(x), y).backward()
+    torch.nn.utils.clip_grad_norm_(reference.parameters(), 1e-3)
+    expected = [b - p.grad for b, p in zip(before, reference.parameters())]
+    assert all(torch.allclose(p, e) for p, e in zip(model.parameters(), expected))
+
+
+def test_clip_after_the_step_in_a_loop_that_never_clears_is_not_adl022():
+    """Gradients never cleared: the clip rescales what the next step reads (the
+    missing clear is ADL018's finding, not a clip without effect)."""
+    source = CLIP_AFTER_STEP.replace("            self.optimizer.zero_grad()\n", "")
+    assert [code for _, code in _findings(source)] == ["ADL018"]
+    _load(source)["main"](1e-3)
+
+
+def test_clip_after_the_step_of_another_optimizer_stepped_later_is_silent():
+    """Two optimizers: the clip comes between their steps and bounds the second."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        def train(gen, disc, batches):
+            opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+            opt_d = torch.optim.SGD(disc.parameters(), lr=0.1)
+            for x in batches:
+                opt_g.zero_grad()
+                opt_d.zero_grad()
+                loss = disc(gen(x)).mean()
+                loss.backward()
+                opt_g.step()
+                torch.nn.utils.clip_grad_norm_(disc.parameters(), 1.0)
+                opt_d.step()
+
+        train(nn.Linear(3, 3), nn.Linear(3, 1), [torch.randn(2, 3)])
+    """)
+    assert _findings(source) == []
+    _load(source)
+
+
+# ADL017: a hand-written batch norm updates its buffers from the batch statistics
+# outside no_grad; the file feeds the module a convolution's output (r331).
+RUNNING_MEAN_FROM_FORWARD_INPUT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class MyBatchNorm1d(nn.BatchNorm1d):
+        def forward(self, input):
+            if self.training:
+                mean = input.mean(0)
+                self.running_mean = self.momentum * mean + (1 - self.momentum) * self.running_mean
+            else:
+                mean = self.running_mean
+            return (input - mean) * self.weight + self.bias
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 4)
+            self.bn = MyBatchNorm1d(4)
+
+        def forward(self, x):
+            return self.bn(self.fc(x)).sum(1)
+
+    def main(steps=2):
+        torch.manual_seed(0)
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = model(torch.randn(5, 3)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+        return model
+""")
+
+
+def test_running_mean_from_a_fed_forward_input_is_found():
+    source = RUNNING_MEAN_FROM_FORWARD_INPUT
+    assert _findings(source) == [(_line(source, "self.running_mean = self.momentum"), "ADL017")]
+    model = _load(source)["main"]()
+    assert model.bn.running_mean.grad_fn is not None  # the buffer holds the graph
+
+
+def test_running_mean_updated_under_no_grad_is_silent_and_tracks_the_mean():
+    source = RUNNING_MEAN_FROM_FORWARD_INPUT.replace(
+        "            self.running_mean = self.momentum * mean",
+        "            with torch.no_grad():\n"
+        "                self.running_mean = self.momentum * mean")
+    assert "no_grad" in source
+    assert _findings(source) == []
+    model = _load(source)["main"](steps=1)
+    assert model.bn.running_mean.grad_fn is None
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 4)
+    torch.nn.BatchNorm1d(4)  # the same draws as Net(): fc, then bn
+    with torch.no_grad():
+        batch_mean = reference(torch.randn(5, 3)).mean(0)
+    assert torch.allclose(model.bn.running_mean, 0.1 * batch_mean)
+
+
+def test_running_mean_of_raw_inputs_is_silent():
+    """A normaliser fed the data itself: no call passes it a graph."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class RunningNorm(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("running_mean", torch.zeros(n))
+
+            def forward(self, x):
+                self.running_mean = 0.9 * self.running_mean + 0.1 * x.mean(0)
+                return x - self.running_mean
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = RunningNorm(3)
+                self.fc = nn.Linear(3, 2)
+
+            def forward(self, obs):
+                return self.fc(self.norm(obs))
+
+        policy = Policy()
+        optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+        for _ in range(2):
+            optimizer.zero_grad()
+            policy(torch.randn(4, 3)).sum().backward()
+            optimizer.step()
+    """)
+    assert _findings(source) == []
+    _load(source)
