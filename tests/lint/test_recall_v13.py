@@ -215,3 +215,70 @@ def test_running_mean_of_raw_inputs_is_silent():
     """)
     assert _findings(source) == []
     _load(source)
+
+
+# ADL001: an activation module built in the constructor's signature
+# (`act=nn.ReLU()`, PyG's FiLMConv) and kept as `self.act`; the file builds the
+# class without another `act`, so `self.act(out)` is a ReLU, which keeps its
+# output, and `out += ...` writes it (r334).
+ACTIVATION_BUILT_IN_THE_SIGNATURE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class FiLMLayer(nn.Module):
+        def __init__(self, channels=3, act=nn.ReLU()):
+            super().__init__()
+            self.act = act
+            self.skip = nn.Linear(channels, channels)
+            self.relations = nn.ModuleList([nn.Linear(channels, channels) for _ in range(2)])
+
+        def forward(self, x):
+            out = self.act(self.skip(x))
+            for lin in self.relations:
+                out += lin(x)
+            return out
+
+    def main():
+        torch.manual_seed(0)
+        layer = FiLMLayer()
+        x = torch.randn(4, 3)
+        layer(x).pow(2).sum().backward()
+        return layer, x
+""")
+
+
+def test_activation_built_in_the_signature_then_written_is_found():
+    source = ACTIVATION_BUILT_IN_THE_SIGNATURE
+    assert _findings(source) == [(_line(source, "out += lin(x)"), "ADL001")]
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        assert "modified by an inplace operation" in str(error)
+    else:
+        raise AssertionError("backward() should fail")
+
+
+def test_activation_built_in_the_signature_added_out_of_place_is_silent_and_correct():
+    source = ACTIVATION_BUILT_IN_THE_SIGNATURE.replace("out += lin(x)", "out = out + lin(x)")
+    assert _findings(source) == []
+    layer, x = _load(source)["main"]()
+    expected = torch.relu(layer.skip(x)) + sum(lin(x) for lin in layer.relations)
+    weight = layer.skip.weight
+    grad = torch.autograd.grad(expected.pow(2).sum(), weight)[0]
+    assert torch.allclose(weight.grad, grad)
+
+
+def test_activation_that_keeps_a_copy_built_in_the_signature_is_silent():
+    """`act=nn.SiLU()` keeps its input, not its output: writing the output breaks
+    nothing."""
+    source = ACTIVATION_BUILT_IN_THE_SIGNATURE.replace("act=nn.ReLU()", "act=nn.SiLU()")
+    assert _findings(source) == []
+    _load(source)["main"]()
+
+
+def test_activation_passed_at_some_construction_is_silent():
+    """The file's one construction passes `nn.Identity()`, which keeps nothing:
+    what the constructions pass decides, not the default."""
+    source = ACTIVATION_BUILT_IN_THE_SIGNATURE.replace("layer = FiLMLayer()", "layer = FiLMLayer(act=nn.Identity())")
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -35,7 +35,7 @@ class FiLMConv(nn.Module):
         for i, (lin, film) in enumerate(zip(self.lins, self.films)):
             beta, gamma = film(x).split(self.out_channels, dim=-1)
             mask = edge_type == i
-            out += self.propagate(edge_index[:, mask], x=lin(x), beta=beta, gamma=gamma)  # missed: ADL001
+            out += self.propagate(edge_index[:, mask], x=lin(x), beta=beta, gamma=gamma)  # expect: ADL001
         return out
 
 
