@@ -282,3 +282,77 @@ def test_activation_passed_at_some_construction_is_silent():
     source = ACTIVATION_BUILT_IN_THE_SIGNATURE.replace("layer = FiLMLayer()", "layer = FiLMLayer(act=nn.Identity())")
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# ADL018: gradient accumulation over `(i + 1) % k == 0` windows, with the
+# optimizer's `zero_grad()` on every iteration outside the window (PreDiff, r341).
+WINDOW_CLEARED_EVERY_ITERATION = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def train(model, optimizer, batches, accumulate=2):
+        for i, (x, y) in enumerate(batches):
+            loss = (model(x) - y).pow(2).mean() / accumulate
+            loss.backward()
+            if (i + 1) % accumulate == 0:
+                optimizer.step()
+            optimizer.zero_grad()
+
+    def main():
+        torch.manual_seed(0)
+        batches = [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+        model = nn.Linear(2, 1)
+        before = model.weight.detach().clone()
+        train(model, torch.optim.SGD(model.parameters(), lr=1.0), batches)
+        return before, model.weight.detach(), batches
+""")
+
+
+def test_window_cleared_every_iteration_is_found_and_steps_one_batch():
+    source = WINDOW_CLEARED_EVERY_ITERATION
+    assert _findings(source) == [(_line(source, "    optimizer.zero_grad()"), "ADL018")]
+    before, after, batches = _load(source)["main"]()
+    torch.manual_seed(0)
+    [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+    assert not torch.allclose(before - after, _window_gradient_after(batches))
+
+
+def _window_gradient_after(batches) -> torch.Tensor:
+    """The gradient of the whole window at the initial weights (the draws of main():
+    the batches, then the model)."""
+    model = torch.nn.Linear(2, 1)
+    loss = sum((model(x) - y).pow(2).mean() / 2 for x, y in batches)
+    return torch.autograd.grad(loss, model.weight)[0]
+
+
+def test_window_cleared_after_its_step_is_silent_and_steps_the_window():
+    source = WINDOW_CLEARED_EVERY_ITERATION.replace(
+        "            optimizer.step()\n        optimizer.zero_grad()",
+        "            optimizer.step()\n            optimizer.zero_grad()")
+    assert source != WINDOW_CLEARED_EVERY_ITERATION
+    assert _findings(source) == []
+    before, after, batches = _load(source)["main"]()
+    torch.manual_seed(0)
+    [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+    assert torch.allclose(before - after, _window_gradient_after(batches), atol=1e-6)
+
+
+def test_step_every_iteration_with_a_remainder_test_for_logging_is_silent():
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for i in range(4):
+            optimizer.zero_grad()
+            loss = model(torch.randn(3, 2)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            if i % 2 == 0:
+                losses.append(loss.item())
+        print(losses)
+    """)
+    assert _findings(source) == []
+    _load(source)

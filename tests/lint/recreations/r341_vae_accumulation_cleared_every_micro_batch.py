@@ -6,8 +6,8 @@ accumulated gradient in computation graphs will be erased"; fixed in #33).
 Nothing raises.  The fix clears the gradients only after the step, inside the
 `if`.
 Buggy line: `optimizer.zero_grad()` after the `if` in `train_vae`.
-Expected finding: a clear inside the accumulation window (the run-time
-doctor's AD-code for it; no lint rule).
+Expected finding: ADL018 there (a clear that empties the accumulation window;
+the run-time doctor reports a clear inside a window too).
 Source: https://github.com/gaozhihan/PreDiff/issues/32"""
 import torch
 import torch.nn as nn
@@ -38,7 +38,7 @@ def train_vae(model, optimizer, batches, accumulate_grad_batches=2):
         loss.backward()
         if (batch_idx + 1) % accumulate_grad_batches == 0:
             optimizer.step()
-        optimizer.zero_grad()  # missed: none
+        optimizer.zero_grad()  # expect: ADL018
 
 
 def bug_shows():

@@ -36,7 +36,13 @@ Also gradients cleared in the wrong place: the stepped optimizer's own
 `zero_grad()` (or that of a module it steps) between a backward pass and the
 step, with no other backward in between and all three on the same paths
 (`loss.backward(); optimizer.zero_grad(); optimizer.step()`): the step finds
-no gradient and moves nothing.""",
+no gradient and moves nothing.
+Also a clear that empties an accumulation window: a loop that steps an
+optimizer only inside `if (i + 1) % k == 0:` (a test on a remainder: gradient
+accumulation over `k` iterations) but calls that optimizer's `zero_grad()` on
+every iteration, outside the `if`, and runs a backward pass outside it too: the
+gradients of the other iterations are cleared before any step reads them, so
+each step uses the last micro-batch's gradient only.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -465,3 +471,83 @@ def _clears_a_gradient(loop, ignored=frozenset()) -> bool:
                     isinstance(part, ast.Attribute) and part.attr == "grad" for part in ast.walk(func.value)):
                 return True
     return False
+
+
+def check_file(checker) -> None:
+    """Loops that accumulate gradients over `if (i + 1) % k == 0:` windows and clear
+    them on every iteration (read from the tree: only in a file that clears
+    gradients at all)."""
+    if "zero_grad" not in checker.source or "%" not in checker.source:
+        return
+    for loop in ast.walk(checker.tree):
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            _window_cleared_every_iteration(checker, loop)
+
+
+def _window_cleared_every_iteration(checker, loop) -> None:
+    """`loss.backward(); if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`:
+    the clear outside the window's `if` runs on every iteration (PreDiff's VAE
+    script), so the window never sums more than one backward pass."""
+    windows = [stmt for stmt in loop.body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
+    if not windows:
+        return
+    outside = [stmt for stmt in loop.body if not any(stmt is w for w in windows)]
+    outside_calls = [c for c in _calls_in(outside)]
+    if not any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in outside_calls):
+        return
+    for window in windows:
+        stepped = {_stepped_optimizer(checker, c) for c in _calls_in(window.body)} - {None}
+        if _calls_in(window.orelse) and any(_stepped_optimizer(checker, c) for c in _calls_in(window.orelse)):
+            continue
+        for optimizer in stepped:
+            if any(_stepped_optimizer(checker, c) == optimizer for c in outside_calls):
+                continue  # also stepped on every iteration: no window
+            clear = next((stmt.value for stmt in outside if isinstance(stmt, ast.Expr)
+                          and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                          and stmt.value.func.attr == "zero_grad" and not stmt.value.args
+                          and checker.text(stmt.value.func.value) == optimizer), None)
+            if clear is None:
+                continue
+            checker.report(
+                "ADL018", clear,
+                f"`{optimizer}.zero_grad()` runs on every iteration, but `{optimizer}` steps only when "
+                f"`{checker.text(window.test)}` (line {window.lineno}): the gradients of the other "
+                f"iterations are cleared before any step reads them, so each step uses only the last "
+                f"backward pass's gradient; clear after the step, inside the `if`",
+                related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0,
+                          "the accumulation window")])
+
+
+def _remainder_test(test) -> bool:
+    """`(i + 1) % k == 0`, `step % accumulate == 0`, `not (i + 1) % k`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.BinOp) and isinstance(test.operand.op, ast.Mod)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
+        any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) for side in (test.left, *test.comparators))
+
+
+def _stepped_optimizer(checker, call) -> str | None:
+    """The text of the optimizer `call` steps: `optimizer.step()`, `scaler.step(optimizer)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "step" or \
+            not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return None
+    name = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr).lower()
+    if "opt" in name and "sched" not in name and not call.args:
+        return checker.text(func.value)
+    if "scaler" in name and len(call.args) == 1:
+        return checker.text(call.args[0])
+    return None
+
+
+def _calls_in(stmts) -> list:
+    """The calls of these statements, not entering function or class definitions."""
+    out, todo = [], list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
