@@ -356,3 +356,70 @@ def test_step_every_iteration_with_a_remainder_test_for_logging_is_silent():
     """)
     assert _findings(source) == []
     _load(source)
+
+
+# ADL018: an update method that backpropagates and steps, called once per batch
+# from a loop of the file, in a file that clears no gradient (torchforge, r342).
+UPDATE_METHOD_NEVER_CLEARED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Trainer:
+        def __init__(self, model, lr=0.1):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+
+        def train_step(self, x, y):
+            loss = (self.model(x) - y).pow(2).mean()
+            loss.backward()
+            self.optimizer.step()
+
+    def main():
+        torch.manual_seed(0)
+        batches = [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+        trainer = Trainer(nn.Linear(2, 1))
+        for x, y in batches:
+            trainer.train_step(x, y)
+        return trainer.model, batches
+""")
+
+
+def _trained_by_hand(batches) -> torch.Tensor:
+    """Two SGD steps, each with its own batch's gradient (the draws of main())."""
+    model = torch.nn.Linear(2, 1)
+    weight = model.weight.detach().clone()
+    bias = model.bias.detach().clone()
+    for x, y in batches:
+        w, b = weight.clone().requires_grad_(), bias.clone().requires_grad_()
+        loss = (x @ w.t() + b - y).pow(2).mean()
+        gw, gb = torch.autograd.grad(loss, (w, b))
+        weight, bias = weight - 0.1 * gw, bias - 0.1 * gb
+    return weight
+
+
+def test_update_method_never_cleared_is_found_and_adds_old_gradients():
+    source = UPDATE_METHOD_NEVER_CLEARED
+    assert _findings(source) == [(_line(source, "self.optimizer.step()"), "ADL018")]
+    model, batches = _load(source)["main"]()
+    torch.manual_seed(0)
+    [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+    assert not torch.allclose(model.weight, _trained_by_hand(batches))
+
+
+def test_update_method_that_clears_is_silent_and_trains_as_by_hand():
+    source = UPDATE_METHOD_NEVER_CLEARED.replace(
+        "        self.optimizer.step()\n", "        self.optimizer.step()\n        self.optimizer.zero_grad()\n")
+    assert source != UPDATE_METHOD_NEVER_CLEARED
+    assert _findings(source) == []
+    model, batches = _load(source)["main"]()
+    torch.manual_seed(0)
+    [(torch.randn(3, 2), torch.randn(3, 1)) for _ in range(2)]
+    assert torch.allclose(model.weight, _trained_by_hand(batches), atol=1e-6)
+
+
+def test_update_method_of_a_project_base_class_is_silent():
+    """A base class of the project may clear (a hook the file cannot see)."""
+    source = UPDATE_METHOD_NEVER_CLEARED.replace("class Trainer:", "class Trainer(BaseTrainer):").replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\n\nclass BaseTrainer:\n    pass\n")
+    assert "BaseTrainer" in source
+    assert _findings(source) == []

@@ -36,7 +36,7 @@ class RLTrainer:
         logprobs = self.model(obs)
         loss = self.loss_fn(logprobs, actions, advantages)
         loss.backward()
-        self.optimizer.step()  # missed: ADL018
+        self.optimizer.step()  # expect: ADL018
         self.step_count += 1
         return loss.item()
 

@@ -42,7 +42,13 @@ optimizer only inside `if (i + 1) % k == 0:` (a test on a remainder: gradient
 accumulation over `k` iterations) but calls that optimizer's `zero_grad()` on
 every iteration, outside the `if`, and runs a backward pass outside it too: the
 gradients of the other iterations are cleared before any step reads them, so
-each step uses the last micro-batch's gradient only.""",
+each step uses the last micro-batch's gradient only.
+Also an update method run once per batch from a loop of the same file
+(`trainer.train_step(batch)` in `for batch in batches:`) that backpropagates
+and then steps an optimizer, outside any branch, in a file that clears no
+gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
+derives from nothing of the project (`object`, `nn.Module`): each call's step
+reads the sum of every earlier call's gradients.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -477,11 +483,64 @@ def check_file(checker) -> None:
     """Loops that accumulate gradients over `if (i + 1) % k == 0:` windows and clear
     them on every iteration (read from the tree: only in a file that clears
     gradients at all)."""
-    if "zero_grad" not in checker.source or "%" not in checker.source:
+    source = checker.source
+    if ".step(" in source and "backward" in source and not _CLEARS_BY_HAND.search(source) and not any(
+            isinstance(n, ast.Attribute) and n.attr == "zero_grad" for n in ast.walk(checker.tree)):
+        _updates_never_cleared(checker)  # (a docstring may name `zero_grad()`: the code does not)
+        return
+    if "zero_grad" not in source or "%" not in source:
         return
     for loop in ast.walk(checker.tree):
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             _window_cleared_every_iteration(checker, loop)
+
+
+def _updates_never_cleared(checker) -> None:
+    """`def train_step(self, batch): ...; loss.backward(); self.optimizer.step()` in a
+    file without any clearing, called from a loop of the file (torchforge's RL
+    trainer): every step adds the earlier batches' gradients to its own."""
+    called_in_loops = {}
+    for loop in ast.walk(checker.tree):
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            for call in _calls_in(loop.body):
+                name = call.func.attr if isinstance(call.func, ast.Attribute) else \
+                    call.func.id if isinstance(call.func, ast.Name) else None
+                if name is not None:
+                    called_in_loops.setdefault(name, loop)
+    for owner in ast.walk(checker.tree):
+        if isinstance(owner, ast.ClassDef) and not all(_plain_base(checker, b) for b in owner.bases):
+            continue
+        if not isinstance(owner, (ast.ClassDef, ast.Module)):
+            continue
+        for function in owner.body:
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                    function.name not in called_in_loops:
+                continue
+            backward = None
+            for stmt in function.body:
+                call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+                if call is None:
+                    continue
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
+                    backward = call
+                elif backward is not None and _stepped_optimizer(checker, call):
+                    loop = called_in_loops[function.name]
+                    checker.report(
+                        "ADL018", call,
+                        f"`{checker.text(call.func)}()` in `{function.name}`, which the loop on line "
+                        f"{loop.lineno} runs on every iteration, but nothing in this file clears the "
+                        f"gradients (`zero_grad()`): backward() adds into `.grad`, so each step uses the sum "
+                        f"of all past gradients",
+                        related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0,
+                                  "the loop that calls it")])
+                    break
+
+
+def _plain_base(checker, base) -> bool:
+    """`object` or a torch class (`nn.Module`): no project base class that may clear."""
+    if isinstance(base, ast.Name) and base.id == "object":
+        return True
+    return (checker.qualname(base) or "").startswith("torch.")
 
 
 def _window_cleared_every_iteration(checker, loop) -> None:
