@@ -6,7 +6,10 @@
   activate_name[activate]()` with `activate_name = {"relu": nn.ReLU, ...}`
   bound once at the top of the file;
 * an activation kept as a function, `self.activation = activation` with
-  `def __init__(self, ..., activation=F.relu)`, or `self.activation = F.relu`.
+  `def __init__(self, ..., activation=F.relu)`, or `self.activation = F.relu`;
+* an activation layer built in the signature, `self.act = act` with
+  `def __init__(self, ..., act=nn.ReLU())` (PyG's FiLMConv); a construction may
+  pass another layer built at the call (`act=nn.Tanh()`).
 
 What they build depends on the values the constructor's parameter takes.
 Those are read from the file's constructions of the class (``values``): each

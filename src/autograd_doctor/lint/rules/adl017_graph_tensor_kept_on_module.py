@@ -16,7 +16,11 @@ RULE = Rule(
 module or from a leaf that requires grad), and reports it when
 
 * `<name>` is a buffer of the class (`self.register_buffer("<name>", ...)`):
-  running statistics updated from activations, or
+  running statistics updated from activations; in `forward`, also a
+  statistic of the forward's input alone (and `running_mean`/`running_var` of
+  a class derived from a batch norm) when a call in the same file passes the
+  module a graph tensor (`self.bn(self.conv(x))`, a hand-written batch norm),
+  or
 * the same file deep-copies an instance of the class (`copy.deepcopy(model)`,
   as EMA and "best model" snapshots do); the finding is at the `deepcopy`, or
 * the value is computed from the attribute's own previous value, in a file
