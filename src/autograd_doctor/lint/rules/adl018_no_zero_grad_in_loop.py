@@ -103,6 +103,8 @@ def on_grad_read(checker, node) -> None:
 
 def check_scope(checker, scope) -> None:
     backwards = [s for s, _ in scope.backwards + scope.retain_backwards]
+    if scope.steps and backwards:
+        _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
     _cleared_before_step(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
@@ -479,68 +481,65 @@ def _clears_a_gradient(loop, ignored=frozenset()) -> bool:
     return False
 
 
+def _note_windows_and_updates(checker, scope, backwards) -> None:
+    """Candidates for check_file, from the walk's facts (the tree is read again only
+    for them): a step under a branch inside a loop whose optimizer the loop clears
+    outside that branch (an accumulation window, if the branch tests a remainder);
+    a step outside any loop or branch after such a backward (an update function,
+    if a loop of the file calls it and the file clears nothing)."""
+    for seq, node, optimizer in scope.steps:
+        loops = [(a, b) for a, b in scope.finished_loops if a < seq < b]
+        branch = [(a, m, e) for a, m, e in scope.branches if a <= seq < m]
+        if loops and branch:
+            start, end = max(loops)
+            b_start, _, b_end = max(branch)
+            if start < b_start and any(start < z < end and not b_start <= z < b_end and text == optimizer
+                                       for z, text in scope.zero_grad_receivers):
+                checker.notes["ADL018 window"].append(node)
+        elif not loops and not branch and any(b < seq and not any(a <= b < e for a, _, e in scope.branches)
+                                              for b in backwards):
+            bases = scope.class_bases + (("<unnamed>",) if scope.unnamed_bases else ())
+            checker.notes["ADL018 update"].append((scope.name, scope.owner_class, bases, node))
+
+
 def check_file(checker) -> None:
-    """Loops that accumulate gradients over `if (i + 1) % k == 0:` windows and clear
-    them on every iteration (read from the tree: only in a file that clears
-    gradients at all)."""
-    source = checker.source
-    if ".step(" in source and "backward" in source and not _CLEARS_BY_HAND.search(source) and not any(
-            isinstance(n, ast.Attribute) and n.attr == "zero_grad" for n in ast.walk(checker.tree)):
-        _updates_never_cleared(checker)  # (a docstring may name `zero_grad()`: the code does not)
+    """Accumulation windows cleared on every iteration, and update functions of a
+    file that clears nothing, called from a loop: only where the walk noted one."""
+    windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
+    if not windows and not updates:
         return
-    if "zero_grad" not in source or "%" not in source:
-        return
-    for loop in ast.walk(checker.tree):
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
-            _window_cleared_every_iteration(checker, loop)
+    loops = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    if windows:
+        noted = {id(node) for node in windows}
+        for loop in loops:
+            if any(id(c) in noted for c in _calls_in(loop.body)):
+                _window_cleared_every_iteration(checker, loop)
+    if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
+            and not _CLEARS_BY_HAND.search(checker.source):
+        _updates_never_cleared(checker, updates, loops)
 
 
-def _updates_never_cleared(checker) -> None:
+def _updates_never_cleared(checker, updates, loops) -> None:
     """`def train_step(self, batch): ...; loss.backward(); self.optimizer.step()` in a
     file without any clearing, called from a loop of the file (torchforge's RL
-    trainer): every step adds the earlier batches' gradients to its own."""
+    trainer): every step adds the earlier batches' gradients to its own.  Only for
+    a class deriving from nothing of the project (`object`, a torch class): a base
+    class elsewhere may clear."""
     called_in_loops = {}
-    for loop in ast.walk(checker.tree):
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
-            for call in _calls_in(loop.body):
-                name = call.func.attr if isinstance(call.func, ast.Attribute) else \
-                    call.func.id if isinstance(call.func, ast.Name) else None
-                if name is not None:
-                    called_in_loops.setdefault(name, loop)
-    for owner in ast.walk(checker.tree):
-        if isinstance(owner, ast.ClassDef) and not all(_plain_base(checker, b) for b in owner.bases):
+    for loop in loops:
+        for call in _calls_in(loop.body):
+            if isinstance(call.func, ast.Attribute):
+                called_in_loops.setdefault(call.func.attr, loop)
+    for name, owner, bases, step in updates:
+        loop = called_in_loops.get(name)
+        if owner is None or loop is None or not all(b.startswith("torch.") or b == "object" for b in bases):
             continue
-        if not isinstance(owner, (ast.ClassDef, ast.Module)):
-            continue
-        for function in owner.body:
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
-                    function.name not in called_in_loops:
-                continue
-            backward = None
-            for stmt in function.body:
-                call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
-                if call is None:
-                    continue
-                if isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
-                    backward = call
-                elif backward is not None and _stepped_optimizer(checker, call):
-                    loop = called_in_loops[function.name]
-                    checker.report(
-                        "ADL018", call,
-                        f"`{checker.text(call.func)}()` in `{function.name}`, which the loop on line "
-                        f"{loop.lineno} runs on every iteration, but nothing in this file clears the "
-                        f"gradients (`zero_grad()`): backward() adds into `.grad`, so each step uses the sum "
-                        f"of all past gradients",
-                        related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0,
-                                  "the loop that calls it")])
-                    break
-
-
-def _plain_base(checker, base) -> bool:
-    """`object` or a torch class (`nn.Module`): no project base class that may clear."""
-    if isinstance(base, ast.Name) and base.id == "object":
-        return True
-    return (checker.qualname(base) or "").startswith("torch.")
+        checker.report(
+            "ADL018", step,
+            f"`{checker.text(step.func)}()` in `{name}`, which the loop on line {loop.lineno} runs on every "
+            f"iteration, but nothing in this file clears the gradients (`zero_grad()`): backward() adds into "
+            f"`.grad`, so each step uses the sum of all past gradients",
+            related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
 
 
 def _window_cleared_every_iteration(checker, loop) -> None:

@@ -48,10 +48,17 @@ optimizers is reported only when every step comes before the clip.""",
 _CLIP_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"})
 
 
+def check_scope(checker, scope) -> None:
+    """Only a file with an optimizer step inside a loop is read again (check_file)."""
+    if scope.steps and scope.finished_loops and any(
+            a < seq < b for seq, _, _ in scope.steps for a, b in scope.finished_loops):
+        checker.notes["ADL022 loop steps"] = [True]
+
+
 def check_file(checker) -> None:
-    """Every loop of the file with a clip after its step (read from the tree: the
-    file's source names a clip function at all, which few files do)."""
-    if "clip_grad" not in checker.source:
+    """Every loop of the file with a clip after its step (read from the tree only
+    when a loop steps an optimizer and the source names a clip function)."""
+    if not checker.notes.get("ADL022 loop steps") or "clip_grad" not in checker.source:
         return
     for loop in ast.walk(checker.tree):
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
