@@ -228,6 +228,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.guard_depth = outer_guard if "debug" not in node.name.lower() else outer_guard + 1
         self.scope.class_methods = methods
         self.scope.class_bases = tuple(q for q in map(self.qualname, bases) if q)
+        # a base the file's imports do not name (a class of this file, `object` aside)
+        self.scope.unnamed_bases = any(not self.qualname(b) and not (isinstance(b, ast.Name) and b.id == "object")
+                                       for b in bases)
         self.class_stack.append(None)
         self.class_bases.append(None)
         self.class_methods.append(None)

@@ -6,7 +6,10 @@
   activate_name[activate]()` with `activate_name = {"relu": nn.ReLU, ...}`
   bound once at the top of the file;
 * an activation kept as a function, `self.activation = activation` with
-  `def __init__(self, ..., activation=F.relu)`, or `self.activation = F.relu`.
+  `def __init__(self, ..., activation=F.relu)`, or `self.activation = F.relu`;
+* an activation layer built in the signature, `self.act = act` with
+  `def __init__(self, ..., act=nn.ReLU())` (PyG's FiLMConv); a construction may
+  pass another layer built at the call (`act=nn.Tanh()`).
 
 What they build depends on the values the constructor's parameter takes.
 Those are read from the file's constructions of the class (``values``): each
@@ -142,8 +145,8 @@ class ConstructorValues:
                 if parameter not in defaults:
                     return _UNKNOWN
                 out.append(defaults[parameter])
-            elif isinstance(arg, (ast.Constant, ast.Attribute)):
-                out.append(arg)
+            elif isinstance(arg, (ast.Constant, ast.Attribute)) or _module_construction(arg):
+                out.append(arg)  # (a layer built at the call, `act=nn.Tanh()`, is read by its caller)
             elif isinstance(arg, ast.Name) and function is not None and id(function) in self._owner \
                     and _unbound_parameter(function, arg.id):
                 inner = self.values(self._owner[id(function)], arg.id, depth + 1)
@@ -182,13 +185,14 @@ def configured_layer(checker, value):
     if isinstance(value, ast.Attribute):
         return _function_layer(checker, value)
     if isinstance(value, ast.Name) and value.id in scope.parameters and len(scope.binds.get(value.id, ())) == 1 \
-            and _function_layer(checker, checker.function_defaults.get(value.id)) is not None:
-        # only a parameter whose default is such a function (`activation=F.relu`): the
+            and _layer_of(checker, checker.function_defaults.get(value.id)) is not None:
+        # only a parameter whose default is such a function (`activation=F.relu`) or a
+        # layer built in the signature (`act=nn.ReLU()`, PyG's FiLMConv): the
         # constructions are read for these alone
         found = checker.constructor_values.values(cls, value.id)
         if found is None:
             return None
-        specs = {_function_layer(checker, v) for v in found
+        specs = {_layer_of(checker, v) for v in found
                  if not (isinstance(v, ast.Constant) and v.value is None)}
         return specs.pop() if len(specs) == 1 and None not in specs else None
     if isinstance(value, ast.Call) and not value.args and not value.keywords \
@@ -214,6 +218,23 @@ def configured_layer(checker, value):
             specs.add(checker.modules.module_spec(ast.Call(func=chosen, args=[], keywords=[])))
         return specs.pop() if len(specs) == 1 and None not in specs else None
     return None
+
+
+def _module_construction(node) -> bool:
+    """`nn.ReLU()`, `nn.LeakyReLU(0.2)`: a call of a capitalised attribute (a layer
+    class), with constant arguments only."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr[:1].isupper() \
+        and all(isinstance(a, ast.Constant) for a in node.args) \
+        and all(k.arg is not None and isinstance(k.value, ast.Constant) for k in node.keywords)
+
+
+def _layer_of(checker, node):
+    """The layer a constructor parameter's value gives `self.<attr>`: a torch
+    function kept to be called (`F.relu`), or a torch layer built in place
+    (`nn.ReLU()`)."""
+    if _module_construction(node):
+        return checker.modules.module_spec(node)
+    return _function_layer(checker, node)
 
 
 def _function_layer(checker, node):

@@ -98,6 +98,7 @@ class Scope:
     assumed_tensor_arguments: dict = field(default_factory=dict)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
+    unnamed_bases: bool = False  # a method's class derives from a class the imports do not name
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
     split_views: dict = field(default_factory=dict)
     # name -> the call of a custom Function returning its input as is that made it

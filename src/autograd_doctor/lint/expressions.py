@@ -111,9 +111,12 @@ class ExpressionEvents:
         own parameters, which then need evidence of their own."""
         func = call.func
         callee = func.id if isinstance(func, ast.Name) else func.attr if is_self_call(call) else None
-        spec = self.modules.name_specs.get(func.id) if isinstance(func, ast.Name) else None
+        spec = self.modules.name_specs.get(func.id) if isinstance(func, ast.Name) else \
+            self.modules.self_attribute_spec(func, self.scope.owner_class)
         if spec is not None and spec.kind in self.modules.module_classes:
-            callee = spec.kind + ".forward"  # `cmd_loss(h_s, h_t)` after `cmd_loss = CMDLoss()`
+            # `cmd_loss(h_s, h_t)` after `cmd_loss = CMDLoss()`; `self.bn(self.conv(x))`
+            # with `self.bn = MyBatchNorm2d(4)` built in this class's `__init__`
+            callee = spec.kind + ".forward"
         if callee is None:
             return
         scope = self.scope

@@ -16,7 +16,11 @@ RULE = Rule(
 module or from a leaf that requires grad), and reports it when
 
 * `<name>` is a buffer of the class (`self.register_buffer("<name>", ...)`):
-  running statistics updated from activations, or
+  running statistics updated from activations; in `forward`, also a
+  statistic of the forward's input alone (and `running_mean`/`running_var` of
+  a class derived from a batch norm) when a call in the same file passes the
+  module a graph tensor (`self.bn(self.conv(x))`, a hand-written batch norm),
+  or
 * the same file deep-copies an instance of the class (`copy.deepcopy(model)`,
   as EMA and "best model" snapshots do); the finding is at the `deepcopy`, or
 * the value is computed from the attribute's own previous value, in a file
@@ -88,7 +92,10 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
     if cls and target.attr in NORM_BUFFERS and isinstance(target.value, ast.Attribute):
         _layer_buffer(checker, target, value, stmt, cls)
         return
-    if not cls or not checker.keeps_graph_on_module(target, value):
+    if not cls:
+        return
+    if not checker.keeps_graph_on_module(target, value):
+        _forward_argument_buffer(checker, target, value, stmt, cls)
         return
     if target.attr in checker.modules.buffers.get(cls, ()):
         checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
@@ -114,6 +121,26 @@ def _layer_buffer(checker, target, value, stmt, cls) -> None:
     checker.scope.note("ADL017", ("layer buffer", stmt, f"{target.value.attr}.{target.attr}", cls))
 
 
+def _forward_argument_buffer(checker, target, value, stmt, cls) -> None:
+    """`self.running_mean = m * input.mean([0, 2, 3]) + (1 - m) * self.running_mean`
+    in a module's `forward`, where the statistic's graph can come only from the
+    forward's arguments: a buffer of the class (registered in it, or the running
+    statistics of the batch norm it derives from).  Reported at the end of the file
+    if some call in the file passes that module a graph tensor (`self.bn(self.conv(x))`,
+    graph_callers.py): a hand-written batch norm fed by a convolution; a running
+    normaliser of raw observations gets no such call and stays silent."""
+    scope = checker.scope
+    if scope.name != "forward" or scope.owner_class != cls or value is None \
+            or not (isinstance(target.value, ast.Name) and target.value.id == "self") \
+            or scope.grad_off or checker.opt_in_depth or checker.is_grad_leaf(value):
+        return
+    buffer = target.attr in checker.modules.buffers.get(cls, ()) or (
+        target.attr in NORM_BUFFERS and any(base.rsplit(".", 1)[-1] in NORM_LAYERS
+                                            for base in scope.class_bases))
+    if buffer and checker.result_carries_graph(value):
+        checker.notes["ADL017 forward argument"].append((stmt, target.attr, cls))
+
+
 def _reads_self_attribute(value, attr: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
                and n.value.id == "self" for n in ast.walk(value))
@@ -125,6 +152,16 @@ def check_file(checker) -> None:
     that resets it (`model.hidden = model.init_hidden()` before each sequence, the
     LSTM tutorial's way) or a method of the class other than `__init__` and the one
     that carries it could do that at the right time, which the file cannot tell."""
+    fed = checker.graph_callers.reached() if checker.notes["ADL017 forward argument"] else ()
+    for stmt, attr, cls in checker.notes["ADL017 forward argument"]:
+        if f"{cls}.forward" in fed:
+            checker.report("ADL017", stmt,
+                           f"buffer `self.{attr}` is given a tensor computed from this forward's input, "
+                           f"which a call in this file passes with its graph: each call's statistic links "
+                           f"to the one before, so the graphs of every step stay alive (memory grows with "
+                           f"the step count) and a backward through the statistic fails ('Trying to "
+                           f"backward through the graph a second time'); update it under "
+                           f"`torch.no_grad()` or from `.detach()`ed values")
     carried = checker.notes["ADL017 carried"]
     if not carried:
         return

@@ -36,7 +36,19 @@ Also gradients cleared in the wrong place: the stepped optimizer's own
 `zero_grad()` (or that of a module it steps) between a backward pass and the
 step, with no other backward in between and all three on the same paths
 (`loss.backward(); optimizer.zero_grad(); optimizer.step()`): the step finds
-no gradient and moves nothing.""",
+no gradient and moves nothing.
+Also a clear that empties an accumulation window: a loop that steps an
+optimizer only inside `if (i + 1) % k == 0:` (a test on a remainder: gradient
+accumulation over `k` iterations) but calls that optimizer's `zero_grad()` on
+every iteration, outside the `if`, and runs a backward pass outside it too: the
+gradients of the other iterations are cleared before any step reads them, so
+each step uses the last micro-batch's gradient only.
+Also an update method run once per batch from a loop of the same file
+(`trainer.train_step(batch)` in `for batch in batches:`) that backpropagates
+and then steps an optimizer, outside any branch, in a file that clears no
+gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
+derives from nothing of the project (`object`, `nn.Module`): each call's step
+reads the sum of every earlier call's gradients.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -91,6 +103,8 @@ def on_grad_read(checker, node) -> None:
 
 def check_scope(checker, scope) -> None:
     backwards = [s for s, _ in scope.backwards + scope.retain_backwards]
+    if scope.steps and backwards:
+        _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
     _cleared_before_step(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
@@ -465,3 +479,133 @@ def _clears_a_gradient(loop, ignored=frozenset()) -> bool:
                     isinstance(part, ast.Attribute) and part.attr == "grad" for part in ast.walk(func.value)):
                 return True
     return False
+
+
+def _note_windows_and_updates(checker, scope, backwards) -> None:
+    """Candidates for check_file, from the walk's facts (the tree is read again only
+    for them): a step under a branch inside a loop whose optimizer the loop clears
+    outside that branch (an accumulation window, if the branch tests a remainder);
+    a step outside any loop or branch after such a backward (an update function,
+    if a loop of the file calls it and the file clears nothing)."""
+    for seq, node, optimizer in scope.steps:
+        loops = [(a, b) for a, b in scope.finished_loops if a < seq < b]
+        branch = [(a, m, e) for a, m, e in scope.branches if a <= seq < m]
+        if loops and branch:
+            start, end = max(loops)
+            b_start, _, b_end = max(branch)
+            if start < b_start and any(start < z < end and not b_start <= z < b_end and text == optimizer
+                                       for z, text in scope.zero_grad_receivers):
+                checker.notes["ADL018 window"].append(node)
+        elif not loops and not branch and any(b < seq and not any(a <= b < e for a, _, e in scope.branches)
+                                              for b in backwards):
+            bases = scope.class_bases + (("<unnamed>",) if scope.unnamed_bases else ())
+            checker.notes["ADL018 update"].append((scope.name, scope.owner_class, bases, node))
+
+
+def check_file(checker) -> None:
+    """Accumulation windows cleared on every iteration, and update functions of a
+    file that clears nothing, called from a loop: only where the walk noted one."""
+    windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
+    if not windows and not updates:
+        return
+    loops = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    if windows:
+        noted = {id(node) for node in windows}
+        for loop in loops:
+            if any(id(c) in noted for c in _calls_in(loop.body)):
+                _window_cleared_every_iteration(checker, loop)
+    if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
+            and not _CLEARS_BY_HAND.search(checker.source):
+        _updates_never_cleared(checker, updates, loops)
+
+
+def _updates_never_cleared(checker, updates, loops) -> None:
+    """`def train_step(self, batch): ...; loss.backward(); self.optimizer.step()` in a
+    file without any clearing, called from a loop of the file (torchforge's RL
+    trainer): every step adds the earlier batches' gradients to its own.  Only for
+    a class deriving from nothing of the project (`object`, a torch class): a base
+    class elsewhere may clear."""
+    called_in_loops = {}
+    for loop in loops:
+        for call in _calls_in(loop.body):
+            if isinstance(call.func, ast.Attribute):
+                called_in_loops.setdefault(call.func.attr, loop)
+    for name, owner, bases, step in updates:
+        loop = called_in_loops.get(name)
+        if owner is None or loop is None or not all(b.startswith("torch.") or b == "object" for b in bases):
+            continue
+        checker.report(
+            "ADL018", step,
+            f"`{checker.text(step.func)}()` in `{name}`, which the loop on line {loop.lineno} runs on every "
+            f"iteration, but nothing in this file clears the gradients (`zero_grad()`): backward() adds into "
+            f"`.grad`, so each step uses the sum of all past gradients",
+            related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
+
+
+def _window_cleared_every_iteration(checker, loop) -> None:
+    """`loss.backward(); if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`:
+    the clear outside the window's `if` runs on every iteration (PreDiff's VAE
+    script), so the window never sums more than one backward pass."""
+    windows = [stmt for stmt in loop.body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
+    if not windows:
+        return
+    outside = [stmt for stmt in loop.body if not any(stmt is w for w in windows)]
+    outside_calls = [c for c in _calls_in(outside)]
+    if not any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in outside_calls):
+        return
+    for window in windows:
+        stepped = {_stepped_optimizer(checker, c) for c in _calls_in(window.body)} - {None}
+        if _calls_in(window.orelse) and any(_stepped_optimizer(checker, c) for c in _calls_in(window.orelse)):
+            continue
+        for optimizer in stepped:
+            if any(_stepped_optimizer(checker, c) == optimizer for c in outside_calls):
+                continue  # also stepped on every iteration: no window
+            clear = next((stmt.value for stmt in outside if isinstance(stmt, ast.Expr)
+                          and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                          and stmt.value.func.attr == "zero_grad" and not stmt.value.args
+                          and checker.text(stmt.value.func.value) == optimizer), None)
+            if clear is None:
+                continue
+            checker.report(
+                "ADL018", clear,
+                f"`{optimizer}.zero_grad()` runs on every iteration, but `{optimizer}` steps only when "
+                f"`{checker.text(window.test)}` (line {window.lineno}): the gradients of the other "
+                f"iterations are cleared before any step reads them, so each step uses only the last "
+                f"backward pass's gradient; clear after the step, inside the `if`",
+                related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0,
+                          "the accumulation window")])
+
+
+def _remainder_test(test) -> bool:
+    """`(i + 1) % k == 0`, `step % accumulate == 0`, `not (i + 1) % k`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.BinOp) and isinstance(test.operand.op, ast.Mod)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
+        any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) for side in (test.left, *test.comparators))
+
+
+def _stepped_optimizer(checker, call) -> str | None:
+    """The text of the optimizer `call` steps: `optimizer.step()`, `scaler.step(optimizer)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "step" or \
+            not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return None
+    name = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr).lower()
+    if "opt" in name and "sched" not in name and not call.args:
+        return checker.text(func.value)
+    if "scaler" in name and len(call.args) == 1:
+        return checker.text(call.args[0])
+    return None
+
+
+def _calls_in(stmts) -> list:
+    """The calls of these statements, not entering function or class definitions."""
+    out, todo = [], list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out

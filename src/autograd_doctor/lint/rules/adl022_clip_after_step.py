@@ -1,0 +1,191 @@
+"""ADL022: gradient clipping after the optimizer step it should bound, in a loop
+that clears the gradients before the next step: the clipping does nothing."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL022", name="clip-after-step",
+    summary="Gradients clipped after `optimizer.step()` in a loop that clears them before the next step: the clipping has no effect.",
+    what_it_does="""In a `for`/`while` loop that runs `backward()`, finds a call of
+`torch.nn.utils.clip_grad_norm_` (or `clip_grad_value_`, `clip_grad_norm`),
+also inside an `if` (`if max_grad_norm is not None:`), that comes after the
+loop's optimizer step (`<optimizer>.step()`, `scaler.step(optimizer)`) in the
+same block, with no backward pass and no other step between them or after the
+clip in the loop, when the loop clears the gradients (`zero_grad()`) in that
+block or a block around it, so on every iteration that steps.  The gradients
+the clip rescales are never read by a step: the next iteration clears them
+before its own backward pass.""",
+    why_bad="""`optimizer.step()` reads the gradients when it runs.  Clipping after it
+rescales gradients the step has already used, and the `zero_grad()` of the
+next iteration throws them away: the update is the unclipped one, and the
+`--max-grad-norm` the run was configured with silently does nothing
+(GraphStorm's trainers, onsets-and-frames' `train.py`).  Nothing raises; a
+run that needed the clipping diverges or is less stable than intended.""",
+    example="""for x, y in loader:
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)""",
+    use_instead="""for x, y in loader:
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()""",
+    fix_safety="No automatic fix: moving the clip before the step changes the updates (as it should).",
+    known_problems="""Only a step and a clip in the same block of the loop body are matched
+(a clip in a helper function called after the step is not seen), and only
+steps of receivers named like an optimizer (`optimizer`, `opt_g`,
+`self.optim`) or through a grad scaler.  A loop that steps several
+optimizers is reported only when every step comes before the clip.""",
+)
+
+_CLIP_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"})
+
+
+def check_scope(checker, scope) -> None:
+    """Only a file with an optimizer step inside a loop is read again (check_file)."""
+    if scope.steps and scope.finished_loops and any(
+            a < seq < b for seq, _, _ in scope.steps for a, b in scope.finished_loops):
+        checker.notes["ADL022 loop steps"] = [True]
+
+
+def check_file(checker) -> None:
+    """Every loop of the file with a clip after its step (read from the tree only
+    when a loop steps an optimizer and the source names a clip function)."""
+    if not checker.notes.get("ADL022 loop steps") or "clip_grad" not in checker.source:
+        return
+    for loop in ast.walk(checker.tree):
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            _check_loop(checker, loop)
+
+
+def _check_loop(checker, loop) -> None:
+    calls = list(_calls_in(loop.body))
+    steps = [c for c in calls if _is_step(checker, c)]
+    backwards = [c for c in calls if _is_backward(c)]
+    if not steps or not backwards:
+        return
+    for block, ancestors in _blocks(loop.body, ()):
+        for i, stmt in enumerate(block):
+            step = _step_of(checker, stmt)
+            if step is None or not any(b.lineno < step.lineno for b in backwards):
+                continue
+            for later in block[i + 1:]:
+                if any(_is_backward(c) or _is_step(checker, c) for c in _calls_in([later])
+                       if not _is_clip(checker, c)):
+                    break
+                clip = _clip_in(checker, later)
+                if clip is None:
+                    continue
+                if any(s.lineno > clip.lineno for s in steps) or any(b.lineno > clip.lineno for b in backwards):
+                    break
+                clear = _clear_around(block, ancestors)
+                if clear is not None:
+                    _report(checker, clip, step, clear)
+                break
+
+
+def _report(checker, clip, step, clear) -> None:
+    name = clip.func.attr if isinstance(clip.func, ast.Attribute) else clip.func.id
+    checker.report(
+        "ADL022", clip,
+        f"`{name}(...)` runs after `{checker.text(step.func)}()` on line {step.lineno}, which has already "
+        f"used the unclipped gradients, and `zero_grad()` on line {clear.lineno} clears them before the "
+        f"next step: the clipping has no effect; clip between `backward()` and the step",
+        related=[(step.lineno, checker.col(step.lineno, step.col_offset), 0, "the step reads the gradients here"),
+                 (clear.lineno, checker.col(clear.lineno, clear.col_offset), 0,
+                  "cleared here before the next step")])
+
+
+def _blocks(body, ancestors):
+    """Each statement list of the loop body with the lists around it, not entering
+    nested loops (their own iterations) or function definitions."""
+    yield body, ancestors
+    for stmt in body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                             ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                yield from _blocks(inner, ancestors + (body,))
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _blocks(handler.body, ancestors + (body,))
+
+
+def _calls_in(stmts):
+    """The calls of these statements, not entering function or class definitions."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _step_of(checker, stmt):
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _is_step(checker, stmt.value):
+        return stmt.value
+    return None
+
+
+def _is_step(checker, call) -> bool:
+    """`optimizer.step()`, `self.opt_g.step()`; `scaler.step(optimizer)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "step" or \
+            not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return False
+    name = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr).lower()
+    if "sched" in name:
+        return False
+    return ("opt" in name and not call.args) or ("scaler" in name and len(call.args) == 1)
+
+
+def _is_backward(call) -> bool:
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr in ("backward", "manual_backward")) or (
+        isinstance(func, ast.Attribute) and func.attr in ("grad",) and isinstance(func.value, ast.Attribute)
+        and func.value.attr == "autograd")
+
+
+def _is_clip(checker, call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in _CLIP_FUNCTIONS:
+        return False
+    q = checker.qualname(func) or ""
+    if q.startswith("torch."):
+        return True
+    return isinstance(func, ast.Attribute) and "accelerator" in checker.text(func.value).lower()
+
+
+def _clip_in(checker, stmt):
+    """The clip this statement runs: a call statement, or one in an `if` around it
+    (`if max_grad_norm is not None:`), not in a loop or a nested function."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _is_clip(checker, stmt.value):
+        return stmt.value
+    if isinstance(stmt, ast.If):
+        for inner in stmt.body:
+            clip = _clip_in(checker, inner)
+            if clip is not None:
+                return clip
+    return None
+
+
+def _clear_around(block, ancestors):
+    """A `zero_grad()` call statement in ``block`` or a block around it: it runs on
+    every iteration that runs the step."""
+    for body in (block,) + ancestors:
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "zero_grad":
+                return stmt.value
+    return None
