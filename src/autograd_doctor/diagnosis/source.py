@@ -50,18 +50,29 @@ def parse_file(filename: str) -> ast.Module | None:
     return _parsed(filename, version)
 
 
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
 def walk_covering(tree: ast.AST, line: int):
-    """`ast.walk(tree)`, in the same order, less the subtrees of nodes whose lines do not
-    cover `line`: a statement, function or class that covers it lies only inside nodes that
-    cover it. Looking up one line then visits a path, not the whole file (a first
-    backward() looks up its line: a whole-file walk cost tens of milliseconds)."""
+    """The statements of `ast.walk(tree)` (with their except handlers and match cases), in the same
+    order, less the subtrees of nodes whose lines do not cover `line`: a statement, function or
+    class that covers it lies only inside statements that cover it, and never inside an
+    expression. Looking up one line then visits a path, not the whole file (a first backward()
+    looks up its line: a whole-file walk cost tens of milliseconds)."""
     todo = deque([tree])
     while todo:
         node = todo.popleft()
-        for child in ast.iter_child_nodes(node):
-            start = getattr(child, "lineno", None)
-            if start is None or start <= line <= (getattr(child, "end_lineno", None) or start):
-                todo.append(child)
+        for field in node._fields:
+            if field not in _STATEMENT_LISTS:
+                continue
+            for child in getattr(node, field, None) or ():
+                start = getattr(child, "lineno", None)
+                if start is None:  # a match case: its lines are its pattern's to its body's end
+                    start, end = child.pattern.lineno, child.body[-1].end_lineno
+                else:
+                    end = getattr(child, "end_lineno", None) or start
+                if start <= line <= end:
+                    todo.append(child)
         yield node
 
 
