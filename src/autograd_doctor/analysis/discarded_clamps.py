@@ -20,7 +20,7 @@ import torch
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_location
+from autograd_doctor.diagnosis.source import location_of, parse_file, segment, statement_children, statement_location
 
 # The out-of-place clamps and the in-place method that does what the statement meant.
 IN_PLACE = {"clamp": "clamp_", "clip": "clip_", "clamp_min": "clamp_min_", "clamp_max": "clamp_max_"}
@@ -69,15 +69,15 @@ class DiscardedClamps:
 
 
 def _statements(scope: ast.AST):
-    """The nodes of `scope`, not those of the functions and classes defined inside it (their
-    code runs elsewhere, if at all)."""
-    pending = list(ast.iter_child_nodes(scope))
+    """The statements of `scope`, not those of the functions and classes defined inside it (their
+    code runs elsewhere, if at all); expressions hold no statement and are not walked."""
+    pending = statement_children(scope)
     while pending:
         node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         yield node
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(statement_children(node))
 
 
 def _discarded_clamp(statement: ast.AST, step_line: int) -> tuple[ast.Call, float | None, float | None] | None:

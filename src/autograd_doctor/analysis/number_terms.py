@@ -31,7 +31,7 @@ from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (function_definition, parse_file, replace_node_text, segment, source_line, statement_at,
-                                              statement_location)
+                                              statement_location, walk_covering)
 
 # How many assignments deep a name in the loss is followed.
 MAX_DEPTH = 4
@@ -280,7 +280,8 @@ def _under_grad_off_block(scope: ast.AST, statement: ast.stmt) -> bool:
 
 
 def _assignment_at(scope: ast.AST, line: int) -> ast.Assign | None:
-    return next((node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno == line), None)
+    return next((node for node in walk_covering(scope, line) if isinstance(node, ast.Assign) and node.lineno == line),
+                None)
 
 
 def _rebound_name(statement: ast.stmt | None, cut: Cut) -> str | None:

@@ -156,6 +156,12 @@ def segment(filename: str, node: ast.AST) -> str | None:
     return "\n".join(lines)
 
 
+def statement_children(node: ast.AST) -> list:
+    """The statements (and except handlers, match cases) directly in `node`'s statement lists, in
+    the order of its fields: what a walk that looks only for statements descends into."""
+    return [child for field in node._fields if field in _STATEMENT_LISTS for child in getattr(node, field, None) or ()]
+
+
 def statements_in(node: ast.AST):
     """Every statement inside `node` (nested functions' and classes' included), without visiting
     expressions: a walk of a function's statements only, several times cheaper than `ast.walk`."""
@@ -164,10 +170,7 @@ def statements_in(node: ast.AST):
         current = todo.pop()
         if current is not node and isinstance(current, ast.stmt):  # not an except handler or a match case
             yield current
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(current, field, None)
-            if isinstance(children, list):
-                todo.extend(reversed(children))
+        todo.extend(reversed(statement_children(current)))
 
 
 @lru_cache(maxsize=64)
