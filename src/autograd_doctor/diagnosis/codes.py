@@ -1657,7 +1657,8 @@ the version counter) with `y`. Writing into `z` changes `y` as well.
 
 NUMBER_TERM_IN_LOSS = _code(
     "AD206",
-    "a loss term was cut from the graph (.item(), float(), .detach(), autograd.grad) before it was added: it trains nothing",
+    "a loss term was cut from the graph (.item(), float(), .detach(), a no_grad block, autograd.grad) before it was "
+    "added: it trains nothing",
     """\
 **What it means.** `.item()` and `float(t)` turn a tensor into a plain Python number, and
 `t.detach()` (or `t.data`) into a tensor without graph; `torch.autograd.grad(y, x)` without
@@ -1673,8 +1674,11 @@ that do not require grad, torch's functions and parameter-free losses of them, a
 module made on the spot, `nn.MSELoss()(...)`) but cuts a tensor
 that requires grad, in the term or in the assignment of a name it reads (also a name turned into
 its own number before the loss is built, `adv = adv.detach().item()`, where the tensor it held was
-computed from tensors that require grad, outside `no_grad`). `x - x.detach()`, which keeps the
-gradient of `x` on purpose, is not reported.
+computed from tensors that require grad, outside `no_grad`). A term computed through a frozen
+module whose forward reads its input inside `with torch.no_grad():` (a perceptual or feature loss
+whose network is frozen) is reported too, at that block: the input requires grad, but nothing of
+the term carries a gradient back to it. `x - x.detach()`, which keeps the gradient of `x` on
+purpose, is not reported.
 
 **Minimal example.**
 
