@@ -24,6 +24,7 @@ from autograd_doctor.analysis import (
     untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -42,6 +43,7 @@ from autograd_doctor.recording import (
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.calls import AUTOGRAD_GRAD
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -251,6 +253,7 @@ class Doctor:
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._no_grad_aliases = no_grad_aliases.NoGradAliases()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
+        self._mixed_second_derivatives = MixedSecondDerivatives()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -695,6 +698,9 @@ class Doctor:
                     pending = None
                 if pending is not None:
                     self._pending_losses.append(pending)
+        if func is AUTOGRAD_GRAD:
+            # A second derivative taken over a whole first derivative, its columns read one by one (AD165).
+            self._report_silent(self._mixed_second_derivatives.after_grad, call, args, kwargs, result)
         if self.recorder.state.get("widened_gradients"):
             # A custom backward returned a gradient the engine summed down to its input (AD159).
             self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)
