@@ -1570,6 +1570,32 @@ and the same for each coordinate (`torch.func.hessian` gives the whole Hessian p
     example_setup="net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n",
 )
 
+SHALLOW_TENSOR_COPY = _code(
+    "AD166",
+    "copy.copy of a tensor shares its memory: the \"copy\" changes with every write to the original",
+    """\
+**What it means.** `copy.copy(t)` of a tensor returns a new tensor object over the *same*
+storage (the copy protocol's shallow copy). A backup made with it (`backup = copy(t)`,
+`backup.data = copy(t.data)`) is the original under another name: every later write to `t`
+(an optimizer step, a batch-norm layer updating its running statistics, `t.copy_(...)`) changes
+the backup too, and restoring from it restores nothing. Nothing fails. PyTorch raises nothing
+for it (it is numbered with the errors only because the warning numbers were taken).
+autograd-doctor sees `copy.copy` called from your code on a tensor and checks that the result
+shares the tensor's memory.
+
+**Minimal example.**
+
+    running_mean = torch.zeros(4)
+    backup = copy.copy(running_mean)     # AD166: the same memory
+    running_mean.add_(1.0)               # the backup changes too
+    running_mean.copy_(backup)           # "restores" the new values
+
+**The fix.** Copy the values: `t.clone()` (in the graph when `t` requires grad), or
+`t.detach().clone()` for a copy outside it; `copy.deepcopy(t)` copies a leaf's memory too.
+""",
+    heading="copy.copy of a tensor shares its memory",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
