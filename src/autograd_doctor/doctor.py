@@ -24,6 +24,8 @@ from autograd_doctor.analysis import (
     untrained_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
+from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -42,6 +44,7 @@ from autograd_doctor.recording import (
 )
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import capture_user_stack
+from autograd_doctor.recording.calls import AUTOGRAD_GRAD
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.recording.optimizer_steps import optimizer_step_hooks
 from autograd_doctor.recording.parameter_swaps import parameter_swap_hooks
@@ -51,7 +54,7 @@ from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
     OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
-    StaleViewMade, TensorCopied, UntrackedWriteFound,
+    ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
@@ -251,6 +254,8 @@ class Doctor:
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._no_grad_aliases = no_grad_aliases.NoGradAliases()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
+        self._mixed_second_derivatives = MixedSecondDerivatives()
+        self._shallow_copy_lines: set = set()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -572,6 +577,14 @@ class Doctor:
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
         self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
 
+    def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None:
+        """`copy.copy` of a tensor in the user's code: a "copy" over the same memory (AD166), once per line."""
+        site = event.stack[0] if event.stack else None
+        if site is None or site in self._shallow_copy_lines:
+            return
+        self._shallow_copy_lines.add(site)
+        self._report_silent(shallow_copies.shallow_copy_diagnosis, event.requires_grad, event.stack)
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
@@ -695,6 +708,9 @@ class Doctor:
                     pending = None
                 if pending is not None:
                     self._pending_losses.append(pending)
+        if func is AUTOGRAD_GRAD:
+            # A second derivative taken over a whole first derivative, its columns read one by one (AD165).
+            self._report_silent(self._mixed_second_derivatives.after_grad, call, args, kwargs, result)
         if self.recorder.state.get("widened_gradients"):
             # A custom backward returned a gradient the engine summed down to its input (AD159).
             self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)

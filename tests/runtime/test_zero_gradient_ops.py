@@ -99,6 +99,39 @@ def test_a_rounded_prediction_in_the_loss_is_reported(tmp_path):
         loss.backward()
     """)
     assert outcome.diagnosis.code == "AD219" and outcome.diagnosis.primary.line == outcome.line("ROUND")
+    # Only the loss reads the rounded value: a loss on the unrounded value and a straight-through
+    # rounding both train, differently; neither is offered as the change.
+    assert all(help.replacement is None for help in outcome.diagnosis.help)
+    assert "take the loss on the value before round()" in outcome.diagnosis.help[0].message
+
+
+def test_a_duration_loss_through_ceil_gets_advice_and_a_quantised_activation_a_change(tmp_path):
+    # DiffSinger's duration loss (https://github.com/openvpi/DiffSinger/pull/303): frames rounded
+    # up with ceil, compared in log space; the fix takes the loss on the unrounded durations.
+    outcome = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        predictor = nn.Linear(4, 1)
+        log_dur = predictor(torch.randn(6, 4)).squeeze(-1)
+        frames = torch.ceil(torch.exp(log_dur) - 1).clamp(min=0)  # CEIL
+        F.mse_loss(torch.log1p(frames), torch.log1p(torch.rand(6) * 9)).backward()
+    """)
+    assert outcome.diagnosis.code == "AD219" and outcome.diagnosis.primary.line == outcome.line("CEIL")
+    assert all(help.replacement is None for help in outcome.diagnosis.help)
+    quantised = run_program(tmp_path, """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        first, second = nn.Linear(4, 4), nn.Linear(4, 1)
+        hidden = torch.round(first(torch.randn(6, 4)) * 4) / 4  # ROUND
+        second(hidden).sum().backward()
+    """, name="quantised.py")
+    assert quantised.diagnosis.code == "AD219" and quantised.diagnosis.primary.line == quantised.line("ROUND")
+    assert quantised.diagnosis.help[0].replacement is not None  # a learned layer reads it: straight-through
 
 
 def test_a_scale_from_a_floor_beside_the_scaled_value_is_silent(tmp_path):

@@ -21,7 +21,11 @@ leaf among its inputs, directly or through one view of it). Reported:
   `floor(log2(amax))` next to `x * scale`, leave the leaves their gradient).
 The source is read for the call (the files of the frames around backward() and of the user's
 module classes bound there); the help reparameterises `torch.normal`, and makes a rounding or a
-Bernoulli draw straight-through (the forward values stay bitwise those of the original).
+Bernoulli draw straight-through (the forward values stay bitwise those of the original). A
+rounding that no learned op reads (a rounded prediction compared with its target: only the loss's
+own arithmetic lies above it) gets advice only: taking the loss on the unrounded value (what
+DiffSinger's fix of its duration loss does) and passing the gradient straight through train
+differently, and neither is provably what the loss means.
 """
 
 from __future__ import annotations
@@ -62,10 +66,12 @@ def _learned(node) -> bool:
     return any(child is not None and _is_leaf_input(child) for child, _ in node.next_functions)
 
 
-def zero_derivative_nodes(roots: list) -> list:
+def zero_derivative_nodes(roots: list, roundings_under_learned: set | None = None) -> list:
     """The zero-derivative nodes of the graph below `roots` that matter: a sample that feeds a
     learned op on some path from the loss; a rounding below which some leaf gets no gradient by
-    any other path."""
+    any other path. `roundings_under_learned`, when given, receives the roundings that feed a
+    learned op on some path (a quantised activation), as opposed to roundings that only the
+    loss's own arithmetic reads (a rounded prediction compared with a target)."""
     samples, roundings = [], []
     seen: set = set()
     stack = [(node, False) for node in roots]
@@ -82,6 +88,8 @@ def zero_derivative_nodes(roots: list) -> list:
         if kind in ROUNDING_NODES:
             if node not in roundings:
                 roundings.append(node)
+            if after_learned and roundings_under_learned is not None:
+                roundings_under_learned.add(node)
             continue
         below_learned = after_learned or _learned(node)
         stack.extend((child, below_learned) for child, _ in node.next_functions if child is not None)
@@ -117,17 +125,23 @@ def zero_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None
     roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
     if not roots:
         return None
-    nodes = zero_derivative_nodes(roots)
+    roundings_under_learned: set = set()
+    nodes = zero_derivative_nodes(roots, roundings_under_learned)
     if not nodes:
         return None
     node = nodes[0]
     kind = type(node).__name__
     op = SAMPLING_NODES.get(kind) or ROUNDING_NODES[kind]
+    # A rounding that no learned op reads is part of the loss itself (a rounded prediction
+    # compared with its target): passing the gradient straight through and taking the loss on
+    # the unrounded value are both fixes users apply, and they train differently; neither is
+    # provably what the loss means, so only advice is offered.
+    in_loss_only = kind in ROUNDING_NODES and node not in roundings_under_learned
     sites = [found for filename in user_files_around(call) for found in _calls_of(filename, op)]
     site = call.site if call is not None else None
     if len(sites) != 1:
         return _diagnosis(op, kind, None, site)
-    return _diagnosis(op, kind, sites[0], site)
+    return _diagnosis(op, kind, sites[0], site, in_loss_only)
 
 
 def _calls_of(filename: str, op: str) -> list[tuple[str, ast.stmt, ast.Call]]:
@@ -190,7 +204,7 @@ def _term(node: ast.AST, text: str) -> str:
     return method_receiver(node, text) if not isinstance(node, ast.Constant) else text
 
 
-def _diagnosis(op: str, kind: str, found, backward_site) -> Diagnosis | None:
+def _diagnosis(op: str, kind: str, found, backward_site, in_loss_only: bool = False) -> Diagnosis | None:
     sampling = kind in SAMPLING_NODES
     what = f"torch.{op}" if sampling or op != "round" else "round"
     if sampling:
@@ -205,7 +219,7 @@ def _diagnosis(op: str, kind: str, found, backward_site) -> Diagnosis | None:
     if found is not None:
         filename, statement, call = found
         primary = statement_location(filename, statement, role="zero gradient", note=note)
-        new = _replacement_call(filename, op, kind, call)
+        new = _replacement_call(filename, op, kind, call) if not in_loss_only else None
         if new is not None and getattr(statement, "value", None) is not call:
             new = f"({new})"  # inside a larger expression: `(a + b * eps) / 8`, not `a + b * eps / 8`
         replacement = replace_node_text(filename, statement, call, new) if new is not None else None
@@ -232,6 +246,10 @@ def _diagnosis(op: str, kind: str, found, backward_site) -> Diagnosis | None:
     }.get(op, "keep the rounded value and pass the gradient straight through: "
               "r = x.round().detach() + (x - x.detach())" if op == "round" else
               f"keep the value and pass the gradient straight through: r = x.{op}().detach() + (x - x.detach())")
+    if in_loss_only:
+        alternative = (f"only the loss reads the {op}() result: take the loss on the value before {op}() "
+                       f"(round only where a whole number is needed), or, if the loss must see the rounded "
+                       f"value, pass the gradient straight through: r = x.{op}().detach() + (x - x.detach())")
     if sampling or not helps:  # a rounding's alternative is the straight-through help itself
         helps.append(Suggestion(f"or {alternative}" if helps else alternative))
     notes = [note] if found is None else []

@@ -1537,6 +1537,65 @@ with its input's shape and with the shapes of the gradients it was given.
     example_setup="x = (torch.rand(4, 3, 1) + 0.5).requires_grad_()\n",
 )
 
+MIXED_SECOND_DERIVATIVES = _code(
+    "AD165",
+    "second derivatives taken with one gradient call over a whole first derivative mix the partials",
+    """\
+**What it means.** For a network u of points g with several coordinates (x, y), the first
+derivative `u_g = torch.autograd.grad(u, g, torch.ones_like(u), create_graph=True)[0]` has one
+column per coordinate. One more call over the whole of it,
+`torch.autograd.grad(u_g, g, torch.ones_like(u_g), create_graph=True)[0]`, differentiates the
+*sum* of its columns: column j of the result is the sum over i of d(u_g[:, i]) / d g[:, j], a
+row of the Hessian summed, mixed partials included. Taking its columns as u_xx and u_yy gives a
+Laplacian with 2 u_xy added; a physics-informed loss then fits another equation, and nothing
+fails. PyTorch raises nothing for it (it is numbered with the errors only because the warning
+numbers were taken). autograd-doctor remembers, while a doctor runs, the first derivatives that
+`torch.autograd.grad` returns, and reports a second call over one of them, with respect to the
+same input, with a ones `grad_outputs`, whose result the code reads column by column.
+
+**Minimal example.**
+
+    g = torch.rand(8, 2, requires_grad=True)
+    u = net(g)
+    u_g = torch.autograd.grad(u, g, torch.ones_like(u), create_graph=True)[0]
+    u_gg = torch.autograd.grad(u_g, g, torch.ones_like(u_g), create_graph=True)[0]   # AD165
+    laplacian = u_gg[:, 0] + u_gg[:, 1]       # u_xx + u_yy + 2 u_xy
+    (laplacian ** 2).mean().backward()
+
+**The fix.** Differentiate each column on its own and keep its diagonal entry:
+`u_xx = torch.autograd.grad(u_g[:, [0]], g, torch.ones_like(u_g[:, [0]]), create_graph=True)[0][:, [0]]`,
+and the same for each coordinate (`torch.func.hessian` gives the whole Hessian per point).
+""",
+    heading="second derivatives from one gradient call over a whole first derivative",
+    example_setup="net = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n",
+)
+
+SHALLOW_TENSOR_COPY = _code(
+    "AD166",
+    "copy.copy of a tensor shares its memory: the \"copy\" changes with every write to the original",
+    """\
+**What it means.** `copy.copy(t)` of a tensor returns a new tensor object over the *same*
+storage (the copy protocol's shallow copy). A backup made with it (`backup = copy(t)`,
+`backup.data = copy(t.data)`) is the original under another name: every later write to `t`
+(an optimizer step, a batch-norm layer updating its running statistics, `t.copy_(...)`) changes
+the backup too, and restoring from it restores nothing. Nothing fails. PyTorch raises nothing
+for it (it is numbered with the errors only because the warning numbers were taken).
+autograd-doctor sees `copy.copy` called from your code on a tensor and checks that the result
+shares the tensor's memory.
+
+**Minimal example.**
+
+    running_mean = torch.zeros(4)
+    backup = copy.copy(running_mean)     # AD166: the same memory
+    running_mean.add_(1.0)               # the backup changes too
+    running_mean.copy_(backup)           # "restores" the new values
+
+**The fix.** Copy the values: `t.clone()` (in the graph when `t` requires grad), or
+`t.detach().clone()` for a copy outside it; `copy.deepcopy(t)` copies a leaf's memory too.
+""",
+    heading="copy.copy of a tensor shares its memory",
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -4,6 +4,7 @@ use its listener and state (`detach_aliases`, `view_storages`, `numpy_aliases`).
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 import torch
@@ -11,9 +12,9 @@ import torch
 from autograd_doctor.recording import copy_sites
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
-from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
-from autograd_doctor.recording.frames import capture_user_stack
-from autograd_doctor.recording.listener import DeepcopyFailed, StaleViewMade, TensorCopied
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller, is_our_code
+from autograd_doctor.recording.frames import capture_user_stack, is_user_frame
+from autograd_doctor.recording.listener import DeepcopyFailed, ShallowTensorCopy, StaleViewMade, TensorCopied
 
 # Views tracked per storage; beyond this the storage is not checked for stale views.
 MAX_VIEWS_PER_STORAGE = 64
@@ -148,6 +149,22 @@ class AliasTracking:
             copy_sites.remember_deepcopy(result, stack[0] if stack else None)
         return result
 
+    def call_shallow_copy(self, func, args: tuple, kwargs: dict):
+        """`copy.copy(x)`: of a tensor, called from the user's own code, the result shares the
+        tensor's memory (a new tensor object over the same storage), which is rarely what a call
+        named copy is meant to give. Calls from libraries and the standard library pass unseen."""
+        result = call_as_caller(func, args, kwargs)
+        source = args[0] if args else None
+        if not isinstance(source, torch.Tensor) or not isinstance(result, torch.Tensor):
+            return result
+        try:
+            if _called_from_user_code() and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr():
+                self.listener.shallow_tensor_copy(ShallowTensorCopy(source.requires_grad,
+                                                                     capture_user_stack(1, limit=2)))
+        except Exception:
+            pass
+        return result
+
     def call_numpy(self, func, args: tuple, kwargs: dict):
         """`t.numpy()` shares memory with t: remember where, for verify_saved reports."""
         result = call_as_caller(func, args, kwargs)
@@ -193,3 +210,11 @@ class AliasTracking:
         finally:
             self.probing = previous
             self.probe_hits.clear()
+
+
+def _called_from_user_code() -> bool:
+    """Whether the nearest frame outside the doctor (the caller of `copy.copy`) is the user's."""
+    frame = sys._getframe(1)
+    while frame is not None and is_our_code(frame.f_code):
+        frame = frame.f_back
+    return frame is not None and is_user_frame(frame)

@@ -139,6 +139,15 @@ class TensorCopied:
 
 
 @dataclass
+class ShallowTensorCopy:
+    """`copy.copy(t)` called from the user's code on a tensor: the result shares t's memory.
+    Only whether t required grad is kept (no tensor is held)."""
+
+    requires_grad: bool
+    stack: tuple[Site, ...]
+
+
+@dataclass
 class DeepcopyFailed:
     error: BaseException
     obj: Any
@@ -198,6 +207,8 @@ class Listener(Protocol):
 
     def tensor_copied(self, event: TensorCopied) -> None: ...
 
+    def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None: ...
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
@@ -250,6 +261,9 @@ class NullListener:
         pass
 
     def tensor_copied(self, event: TensorCopied) -> None:
+        pass
+
+    def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None:
         pass
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:

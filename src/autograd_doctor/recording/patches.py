@@ -321,6 +321,7 @@ def _targets(views: bool):
         elif hasattr(torch, name):
             targets.append((torch, name, _factory_wrapper))
     targets.append((copy, "deepcopy", _alias_wrapper("call_deepcopy")))
+    targets.append((copy, "copy", _alias_wrapper("call_shallow_copy")))
     if _has_callable(torch.autograd.graph, "disable_saved_tensors_hooks"):
         targets.append((torch.autograd.graph, "disable_saved_tensors_hooks", _hooks_suspending_wrapper))
     return targets

@@ -1,0 +1,71 @@
+"""RLlib's TQC learner: `_forward_train` computes the critic loss and the actor loss in one pass;
+the actor loss evaluates the policy's actions with the online critic (`qf_curr`) without the
+critic-parameter freeze that SAC and CQL apply to that pass. `compute_gradients` then runs one
+backward per optimizer (critic first, then policy), zeroing only that optimizer's parameters and
+keeping `param.grad` by reference; the policy's backward adds the actor loss's critic gradients
+into the critic gradients already collected, and the critic optimizer applies them. The critics
+are pushed to raise Q at the policy's actions on every update, and nothing is raised.
+Source: https://github.com/ray-project/ray/pull/65125 ("Fix TQC critic divergence: stop actor-loss
+gradients from leaking into the critics": apply SAC's freeze pattern to the `qf_curr` pass).
+expect: silent"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+OBS, ACT, BATCH, GAMMA = 5, 2, 32, 0.9
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(OBS + ACT, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, obs, action):
+        return self.net(torch.cat([obs, action], dim=-1)).squeeze(-1)
+
+
+policy = nn.Sequential(nn.Linear(OBS, 32), nn.ReLU(), nn.Linear(32, ACT), nn.Tanh())
+critic = Critic()
+target_critic = Critic()
+target_critic.load_state_dict(critic.state_dict())
+optimizers = {"qf": torch.optim.Adam(critic.parameters(), lr=1e-2),
+              "policy": torch.optim.Adam(policy.parameters(), lr=1e-2)}
+
+
+def forward_train(batch):
+    obs, actions, rewards, next_obs = batch
+    with torch.no_grad():
+        target = rewards + GAMMA * target_critic(next_obs, policy(next_obs))
+    critic_loss = F.mse_loss(critic(obs, actions), target)
+    qf_curr = critic(obs, policy(obs))
+    actor_loss = -qf_curr.mean()
+    return {"qf": critic_loss, "policy": actor_loss}
+
+
+def compute_gradients(losses):
+    gradients = {}
+    for name in ("qf", "policy"):
+        optimizer = optimizers[name]
+        optimizer.zero_grad()
+        losses[name].backward(retain_graph=True)
+        gradients[name] = [p.grad for group in optimizer.param_groups for p in group["params"]]
+    return gradients
+
+
+def apply_gradients():
+    for optimizer in optimizers.values():
+        optimizer.step()
+
+
+batch = (torch.randn(BATCH, OBS), torch.rand(BATCH, ACT) * 2 - 1, torch.randn(BATCH), torch.randn(BATCH, OBS))
+losses = []
+for update in range(5):
+    step_losses = forward_train(batch)
+    compute_gradients(step_losses)
+    apply_gradients()
+    losses.append(torch.stack([step_losses["qf"].detach(), step_losses["policy"].detach()]))
+
+result = {"losses": torch.stack(losses), "critic": [p.detach().clone() for p in critic.parameters()],
+          "policy": [p.detach().clone() for p in policy.parameters()]}
