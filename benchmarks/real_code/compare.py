@@ -1,9 +1,11 @@
 """Per label and mode (the files run_mode.sh wrote): outcome, diagnoses (AD codes or doctor
 warnings in the output), time ratio to plain, and whether the outcomes (pytest: per test, from the
 JUnit XML; a run cut by its time bound is compared on the tests that finished in both) or the output
-(scripts: timings masked) are those of plain python.
+(scripts: timings masked) are those of plain python; for a pytest run whose tests all finished,
+its printed output too (progress dots and timings masked: a warning more in the summary is a
+difference).
 usage: python compare.py OUT [LABEL,LABEL (not seeded: exit codes compared only)]"""
-import collections, glob, os, re, sys
+import collections, difflib, glob, os, re, sys
 import xml.etree.ElementTree as ET
 OUT = sys.argv[1] if len(sys.argv) > 1 else 'out'
 TIMING = [r'\d+(\.\d+)?\s*(ms|s)\b', r'mfu -?[\d.]+%', r"'?\w*(runtime|per_second)'?: '?[\d.e+-]+'?", r'in [\d.]+s( \(\d+:\d+:\d+\))?',
@@ -16,6 +18,10 @@ def mask(text):
             line = re.sub(pat, '<t>', line)
         lines.append(re.sub(r'\s+', ' ', line))
     return lines
+PROGRESS = re.compile(r'^[.sEFxX]+ ?(\[ ?\d+%\])?$')  # pytest's dots: how many fit a line varies
+def pytest_lines(text):
+    lines = [re.sub(r' ?\(\d+:\d\d:\d\d\)', '', line) for line in mask(text)]  # pytest's wall time past a minute
+    return [line for line in lines if not PROGRESS.match(line.strip())]
 def cpu_seconds(text):
     found = re.findall(r'cpu=([\d.]+)\+([\d.]+)', text)
     seconds = float(found[-1][0]) + float(found[-1][1]) if found else None
@@ -63,7 +69,9 @@ for label in labels:
             if bout is None or differ:
                 same = f'OUTCOMES DIFFER ({len(differ)} tests)'
             elif set(o) == set(bout):
-                same = 'same outcomes'
+                changed = [d for d in difflib.ndiff(pytest_lines(base), pytest_lines(text)) if d[:2] in ('- ', '+ ')]
+                changed = [d for d in changed if not re.search(r'rc=|secs=|cpu=', d)]
+                same = 'same outcomes' if not changed or label in NONDET else f'same outcomes, OUTPUT DIFFERS ({len(changed)} lines)'
             else:
                 same = f'same outcomes, {len(both)} in both'
             what = f'{dict(counts)}'

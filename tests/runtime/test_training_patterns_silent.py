@@ -693,6 +693,100 @@ CORRECT = {
         lbfgs.step(closure)
         grads = [p.grad for p in net.parameters()] + [coefficient.grad, coefficient.detach().clone()]
     """,
+    # An optimisation layer (qpth, cvxpylayers): a custom Function whose forward solves a linear
+    # system and keeps the LU factors on ctx as plain attributes for its backward, which solves
+    # the transposed system; beside it a relaxed comparison (diffsort's NormalCDF) whose forward
+    # and backward are written without @staticmethod and which saves a tensor it makes itself.
+    "a linear-solve layer keeping its LU factors on ctx, a relaxation without staticmethod": """
+        import math
+        import torch
+
+        class SolveLayer(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, matrix, rhs):
+                ctx.factors, ctx.pivots = torch.linalg.lu_factor(matrix)
+                solution = torch.linalg.lu_solve(ctx.factors, ctx.pivots, rhs)
+                ctx.save_for_backward(solution)
+                return solution
+
+            @staticmethod
+            def backward(ctx, grad_solution):
+                (solution,) = ctx.saved_tensors
+                grad_rhs = torch.linalg.lu_solve(ctx.factors, ctx.pivots, grad_solution, adjoint=True)
+                return -grad_rhs @ solution.transpose(-2, -1), grad_rhs
+
+        class SoftStep(torch.autograd.Function):
+            def forward(ctx, x, width):
+                ctx.save_for_backward(x, torch.tensor(width))
+                return 0.5 + 0.5 * torch.erf(x / width / math.sqrt(2))
+
+            def backward(ctx, grad_y):
+                x, width = ctx.saved_tensors
+                return grad_y / width / math.sqrt(2 * math.pi) * torch.exp(-0.5 * (x / width) ** 2), None
+
+        torch.manual_seed(0)
+        scorer = torch.nn.Linear(3, 4)
+        optimizer = torch.optim.Adam(scorer.parameters(), lr=1e-2)
+        for step in range(3):
+            features = torch.randn(2, 3)
+            scores = scorer(features)
+            matrix = torch.eye(4) * 3 + 0.1 * scores.unsqueeze(-1) * scores.unsqueeze(-2)
+            solution = SolveLayer.apply(matrix, scores.unsqueeze(-1))
+            gaps = scores.unsqueeze(-1) - scores.unsqueeze(-2)
+            loss = solution.pow(2).sum() + SoftStep.apply(gaps, 0.5).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in scorer.parameters()] + [p.detach().clone() for p in scorer.parameters()]
+    """,
+    # A dual-averaging optimizer written by hand (madgrad): its step writes the parameters through
+    # `p.data.copy_` from the initial point and the running sums; an embedding with sparse
+    # gradients is stepped on the rows the batch touched (`sparse_mask`, `_values()` written).
+    "dual averaging written by hand, dense and sparse gradients": """
+        import torch
+
+        class DualAveraging(torch.optim.Optimizer):
+            def __init__(self, params, lr=1e-2):
+                super().__init__(params, dict(lr=lr))
+
+            @torch.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        if not state:
+                            state["start"] = p.data.clone()
+                            state["sum"] = torch.zeros_like(p.data)
+                            state["squares"] = torch.zeros_like(p.data)
+                        grad = p.grad.data
+                        if grad.is_sparse:
+                            grad = grad.coalesce()
+                            rows = grad._indices()[0].unique()
+                            state["sum"].index_add_(0, grad._indices()[0], grad._values() * group["lr"])
+                            state["squares"].index_add_(0, grad._indices()[0], grad._values().pow(2) * group["lr"])
+                            scale = state["squares"][rows].pow(1 / 3).add_(1e-6)
+                            p.data[rows] = state["start"][rows] - state["sum"][rows] / scale
+                        else:
+                            state["sum"].add_(grad, alpha=group["lr"])
+                            state["squares"].addcmul_(grad, grad, value=group["lr"])
+                            scale = state["squares"].pow(1 / 3).add_(1e-6)
+                            p.data.copy_(state["start"]).addcdiv_(state["sum"], scale, value=-1)
+
+        torch.manual_seed(0)
+        embedding = torch.nn.Embedding(20, 4, sparse=True)
+        head = torch.nn.Linear(4, 2)
+        optimizers = [DualAveraging(embedding.parameters(), lr=5e-2), DualAveraging(head.parameters(), lr=5e-2)]
+        for step in range(4):
+            tokens, labels = torch.randint(0, 20, (6, 3)), torch.randint(0, 2, (6,))
+            loss = torch.nn.functional.cross_entropy(head(embedding(tokens).mean(1)), labels)
+            for optimizer in optimizers:
+                optimizer.zero_grad()
+            loss.backward()
+            for optimizer in optimizers:
+                optimizer.step()
+        grads = [head.weight.grad, head.bias.grad, embedding.weight.grad.to_dense()]
+        grads = grads + [p.detach().clone() for p in (*embedding.parameters(), *head.parameters())]
+    """,
 }
 
 

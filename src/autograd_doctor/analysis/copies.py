@@ -25,7 +25,7 @@ from autograd_doctor.analysis.source_scope import flows_to_return
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.source import location_of, parse_file, parse_quietly, source_line, statement_at, statement_location
 
 DEEPCOPY_MESSAGE = "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
 MAX_OBJECTS = 10_000
@@ -505,12 +505,12 @@ def _copy_with_values(filename: str, statement: ast.stmt, argument: str, paths: 
     call_text = _call_text(filename, statement)
     if call_text is None or not paths or len(paths) > 8:
         return None
-    call = ast.parse(call_text, mode="eval").body
+    call = parse_quietly(call_text, mode="eval").body
     if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
         return None  # a memo of the user's own, or more: leave the call as it is
     for path in paths:
         try:
-            expression = ast.parse(path, mode="eval").body
+            expression = parse_quietly(path, mode="eval").body
         except SyntaxError:
             return None
         if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load))

@@ -32,7 +32,7 @@ from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, statement_at, statement_location,
+    location_of, parse_file, parse_quietly, replace_node_text, segment, statement_at, statement_location,
 )
 
 
@@ -449,7 +449,7 @@ def _copy_into_unassignable(replacement: str | None) -> str | None:
     import ast
 
     try:
-        statement = ast.parse(replacement).body[0] if replacement else None
+        statement = parse_quietly(replacement).body[0] if replacement else None
     except SyntaxError:
         return replacement
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \

@@ -16,7 +16,7 @@ import torch
 
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_name, replace_node_text, segment, statement_location,
+    call_name, parse_quietly, replace_node_text, segment, statement_location,
 )
 
 AUGMENTED_OPERATORS = {
@@ -180,7 +180,7 @@ def _unused_name(filename: str, name: str) -> str:
     """`name`, or `name_2`, ... : one the file does not use yet."""
     try:
         with open(filename, encoding="utf-8") as stream:
-            used = {node.id for node in ast.walk(ast.parse(stream.read())) if isinstance(node, ast.Name)}
+            used = {node.id for node in ast.walk(parse_quietly(stream.read(), filename)) if isinstance(node, ast.Name)}
     except (OSError, SyntaxError, ValueError):
         return name
     candidate, number = name, 2
@@ -462,7 +462,7 @@ def _read_elsewhere(filename: str, statement: ast.stmt, name: str) -> bool:
     it (the next iteration reads it again); True when the file cannot tell."""
     try:
         with open(filename, encoding="utf-8") as stream:
-            tree = ast.parse(stream.read())
+            tree = parse_quietly(stream.read(), filename)
     except (OSError, SyntaxError, ValueError):
         return True
     scope, loops = tree, []
@@ -714,7 +714,7 @@ def _is_parameters_call(call: ast.Call) -> bool:
 def _rebound_name(code_line: str) -> str | None:
     """`p` for `p = p - lr * p.grad` (a plain rebinding); None for anything else."""
     try:
-        tree = ast.parse(code_line.strip())
+        tree = parse_quietly(code_line.strip())
     except SyntaxError:
         return None
     statement = tree.body[0] if tree.body else None

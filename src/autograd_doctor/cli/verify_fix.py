@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from autograd_doctor.analysis.fixes import apply_replacement
 from autograd_doctor.cli.meaning import CAPTURE_VARIABLE, Verdict, judge, load
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
+from autograd_doctor.diagnosis.source import parse_quietly
 
 # Each re-run may take this many times the first run's time, plus a margin.
 TIME_FACTOR = 3
@@ -92,7 +93,7 @@ def _statement_end(source: str, line: int, replacement: str) -> int:
     only the header of a compound one (`with torch.no_grad():` for `with
     torch.inference_mode():`) when the replacement is a header, so the body stays."""
     try:
-        tree = ast.parse(source)
+        tree = parse_quietly(source)
     except SyntaxError:
         return line
     for node in ast.walk(tree):

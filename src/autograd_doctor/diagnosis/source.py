@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import linecache
 import os
+import threading
+import warnings
 from collections import deque
 from functools import lru_cache
 
@@ -29,13 +31,43 @@ def forget_changed_sources() -> None:
     linecache.checkcache()
 
 
+_QUIET_PARSE = threading.RLock()  # one swap of warnings' display function at a time, so each restores the one it found
+
+
+def parse_quietly(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """`ast.parse(text, filename, mode)` without the warnings the parser itself gives: an invalid
+    escape sequence in a string (`"\\h"` in a docstring) warns at each parse (DeprecationWarning,
+    SyntaxWarning from Python 3.12), and the user's file was already compiled, with its warning,
+    when it was imported; a second one from our reading of it was a line the program without the
+    doctor never prints (pytest lists it under the test that ran). Not `catch_warnings()`: changing
+    the filters resets Python's record of warnings already shown, so the program's own warnings
+    would show again. Only the parser's warnings about `filename`, on this thread, are dropped;
+    any other warning meanwhile goes to the display function in force."""
+    show = getattr(warnings, "_showwarnmsg", None)  # what the interpreter calls to show a warning
+    if show is None:
+        return ast.parse(text, filename, mode)
+    parsing_thread = threading.get_ident()
+
+    def show_all_but_the_parsers(message):
+        if not (threading.get_ident() == parsing_thread and message.filename == filename
+                and issubclass(message.category, (SyntaxWarning, DeprecationWarning))):
+            show(message)
+
+    with _QUIET_PARSE:
+        warnings._showwarnmsg = show_all_but_the_parsers
+        try:
+            return ast.parse(text, filename, mode)
+        finally:
+            warnings._showwarnmsg = show
+
+
 @lru_cache(maxsize=64)
 def _parsed(filename: str, version: tuple[int, int]) -> ast.Module | None:
     text = source_text(filename)
     if not text:
         return None
     try:
-        return ast.parse(text, filename)
+        return parse_quietly(text, filename)
     except (SyntaxError, ValueError):
         return None
 
