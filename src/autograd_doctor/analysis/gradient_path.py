@@ -493,8 +493,9 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         moved = _moved_out_of_block(filename, context, statement)
         message = f"compute this outside the `with {mark.text}:` block (line {context.lineno}) so autograd records it"
         if moved is not None:
-            suggestions.append(Suggestion(message + ": the line moved to just after the block", moved,
-                                          statement_location(filename, context)))
+            how = "the block dropped (it holds only this line)" if len(context.body) == 1 else \
+                "the line moved to just after the block"
+            suggestions.append(Suggestion(f"{message}: {how}", moved, statement_location(filename, context)))
         else:
             suggestions.append(Suggestion(message))
     elif mark.kind == "leave_torch":
