@@ -17,11 +17,12 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    cleared_before_step, copies, diagnose, discarded_results, grad_off_blocks, idle_terms, log_probability_inputs,
+    cleared_before_step, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
+    log_probability_inputs,
     masked_nan, never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms,
     self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
-    untrained_parameters, zero_gradient_ops,
+    untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
@@ -250,6 +251,7 @@ class Doctor:
         self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._zero_factor_parameters = zero_factor_parameters.ZeroFactorParameters()
         self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._no_grad_aliases = no_grad_aliases.NoGradAliases()
@@ -614,6 +616,7 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)
@@ -692,6 +695,8 @@ class Doctor:
             self._report_silent(log_probability_inputs.raw_score_diagnosis, call, args, kwargs)
             # kl_div / nll_loss of a softmax's output (AD156).
             self._report_silent(probability_inputs.probability_input_diagnosis, call, args, kwargs)
+            # cross_entropy (log_softmax) of a softmax's output (AD160).
+            self._report_silent(double_softmax.double_softmax_diagnosis, call, args, kwargs)
             # An out-of-place method called as a statement, its result thrown away (AD157).
             self._report_silent(discarded_results.discarded_result_diagnosis, call)
             # A policy-gradient term whose baseline is not detached (AD226).

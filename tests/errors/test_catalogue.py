@@ -240,6 +240,12 @@ def check_scaled_copy(ns):
     assert torch.allclose(w.grad, expected)
 
 
+def check_loss_with_gradients(ns):
+    w = ns["w"]
+    assert torch.allclose(ns["loss"], (w * w).sum())
+    assert torch.allclose(w.grad, 2 * w)  # the loss, now computed outside the block, trains w
+
+
 def check_penalty_with_gradients(ns):
     w, x = ns["w"], ns["x"]
     points = x.clone().requires_grad_(True)
@@ -589,7 +595,7 @@ CASES = {
     "backward_twice_weights_written": ("AD302", 0, check_recomputed_after_climb),
     "deepcopy_non_leaf": ("AD303", 0, check_deepcopy),
     "deepcopy_weight_norm": ("AD303", 0, check_weight_norm),
-    "no_grad_loss": ("AD301", None, None),
+    "no_grad_loss": ("AD301", 0, check_loss_with_gradients),
     "grad_inside_no_grad_block": ("AD301", 0, check_penalty_with_gradients),
 }
 CASES = {name: case for name, case in CASES.items() if case is not None}

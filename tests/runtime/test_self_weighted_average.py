@@ -79,3 +79,28 @@ def test_softmax_pooling_inside_the_network_and_an_entropy_term_say_nothing(tmp_
     """)
     assert outcome.error is None
     assert outcome.diagnoses == []
+
+
+def test_an_entropy_written_with_logsumexp_says_nothing(tmp_path):
+    # set 15's OpenRLHF correct version: entropy = logsumexp(x) - sum(softmax(x) * x), a softmax-weighted
+    # average of its own input whose gradient is the entropy's, meant in full.
+    outcome = run_program(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        policy = nn.Linear(4, 6)
+        optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        x, advantages, actions = torch.randn(5, 4), torch.randn(5), torch.randint(0, 6, (5,))
+        for step in range(2):
+            optimizer.zero_grad()
+            logits = policy(x)
+            probabilities = torch.softmax(logits, dim=-1)
+            entropy = torch.logsumexp(logits, dim=-1) - torch.sum(probabilities * logits, dim=-1)
+            log_probs = torch.log_softmax(logits, dim=-1).gather(-1, actions[:, None]).squeeze(-1)
+            loss = -(advantages * log_probs).mean() - 0.01 * entropy.mean()
+            loss.backward()
+            optimizer.step()
+    """)
+    assert outcome.error is None
+    assert outcome.diagnoses == []

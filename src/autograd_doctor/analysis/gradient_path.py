@@ -36,7 +36,7 @@ from autograd_doctor.analysis.relation import gradient_path
 from autograd_doctor.recording.calls import AUTOGRAD_GRAD, TENSOR_BACKWARD
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_call_node, backward_roots, flows_to_return, frame_values, graph_nodes, live_frame,
-    loaded_names, root_expression,
+    loaded_names, root_expression, stored_names,
 )
 from autograd_doctor.analysis.grad_off_blocks import (
     called_cut_parts, find_called_cut, find_reentrant_checkpoint, reentrant_checkpoint_parts, running_block_parts,
@@ -59,7 +59,8 @@ from autograd_doctor.recording.module_forwards import (
 )
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_name, function_definition, location_of, parse_file, replace_node_text, replace_nodes_text, segment, statement_location,
+    call_name, function_definition, location_of, parse_file, replace_node_text, replace_nodes_text, segment, source_line,
+    statement_location,
 )
 
 # Backward calls whose graphs are walked to find parameters left without a gradient.
@@ -412,6 +413,38 @@ CUT_EXPLANATIONS = {
 }
 
 
+def _moved_out_of_block(filename: str, block: ast.AST, statement: ast.stmt) -> str | None:
+    """The `with` block's source with `statement` (one of its own statements) moved to just after
+    it, or None where that could change what runs: a later statement of the block reads a name
+    the statement binds, or binds a name it reads; or where the statement is not an assignment."""
+    if not isinstance(block, ast.With) or statement not in block.body:
+        return None
+    binds = set().union(*(stored_names(t) for t in getattr(statement, "targets", ())), set())
+    reads = set(loaded_names(statement))
+    for later in block.body[block.body.index(statement) + 1:]:
+        later_binds = set()
+        for node in ast.walk(later):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                later_binds.add(node.id)
+        if later_binds & reads or set(loaded_names(later)) & binds:
+            return None
+    if not isinstance(statement, ast.Assign) or not binds:
+        return None
+    lines = [source_line(filename, n) for n in range(block.lineno, block.end_lineno + 1)]
+    first = block.lineno
+    moved = lines[statement.lineno - first:statement.end_lineno - first + 1]
+    kept = lines[:statement.lineno - first] + lines[statement.end_lineno - first + 1:]
+    # Each line relative to the block's indentation (the help's lines are indented as its first).
+    moved = [_dedented(line, statement.col_offset) for line in moved]
+    kept = [_dedented(line, block.col_offset) for line in kept]
+    result = moved if len(block.body) == 1 else kept + moved
+    return "\n".join(line.rstrip() for line in result)
+
+
+def _dedented(line: str, columns: int) -> str:
+    return line[columns:] if line[:columns].strip() == "" else line.lstrip()
+
+
 def cut_suggestions(cut: Cut) -> list[Suggestion]:
     filename, statement, mark = cut.filename, cut.statement, cut.mark
     location = statement_location(filename, statement)
@@ -457,8 +490,14 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
                                               location))
     elif mark.kind == "no_grad":
         context = mark.context
-        suggestions.append(Suggestion(
-            f"compute this outside the `with {mark.text}:` block (line {context.lineno}) so autograd records it"))
+        moved = _moved_out_of_block(filename, context, statement)
+        message = f"compute this outside the `with {mark.text}:` block (line {context.lineno}) so autograd records it"
+        if moved is not None:
+            how = "the block dropped (it holds only this line)" if len(context.body) == 1 else \
+                "the line moved to just after the block"
+            suggestions.append(Suggestion(f"{message}: {how}", moved, statement_location(filename, context)))
+        else:
+            suggestions.append(Suggestion(message))
     elif mark.kind == "leave_torch":
         suggestions.append(Suggestion("keep the computation in torch ops on tensors; use `.item()`, `.tolist()` "
                                       "and `.numpy()` only for logging, after backward()"))

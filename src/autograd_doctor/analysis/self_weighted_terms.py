@@ -40,23 +40,28 @@ def _kind(node) -> str:
 
 def _self_weighted_product(roots: list):
     """The MulBackward0 node, reached from the roots through REDUCING nodes, whose factors are a
-    softmax node and that softmax's own input node; None when there is none."""
-    seen, queue = set(), list(roots)
+    softmax node and that softmax's own input node; None when there is none. An entropy written
+    `logsumexp(x) - (softmax(x) * x).sum()` has that product too, next to a log-sum-exp of the
+    same values: its gradient is the entropy's, meant in full, and it is not reported."""
+    seen, queue, found = set(), list(roots), []
+    logsumexp_inputs: set[int] = set()
     while queue and len(seen) < MAX_NODES:
         node = queue.pop(0)
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
         kind = _kind(node)
+        if kind == "LogsumexpBackward" and node.next_functions:
+            logsumexp_inputs.add(id(node.next_functions[0][0]))
         if kind not in REDUCING:
             continue
         children = [child for child, _ in node.next_functions]
         if kind == "MulBackward" and len(children) == 2 and all(child is not None for child in children):
             for weight, values in (children, children[::-1]):
                 if _kind(weight) in SOFTMAX and weight.next_functions and weight.next_functions[0][0] is values:
-                    return node
+                    found.append((node, values))
         queue.extend(children)
-    return None
+    return next((node for node, values in found if id(values) not in logsumexp_inputs), None)
 
 
 def self_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:

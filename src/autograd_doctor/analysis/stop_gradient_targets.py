@@ -12,7 +12,14 @@ learned parameters the target depends on are a strict part of the prediction's (
 adds a predictor on top of the target's network), and one optimizer holds both. Two views of
 the same network (SimCLR, a consistency term) depend on the same parameters and are not reported.
 
-A bootstrapped target is the other form: Q-learning's or TD's `r + gamma * Q(s')` compared with
+A loss used as a target is another form: a head that predicts the loss of each sample or pixel
+(a loss-prediction module, a learned uncertainty) is regressed onto the per-element loss of the
+same forward pass (`mse(uncer, F.cross_entropy(logits, y, reduction="none"))`). The target's
+graph starts at a loss function's node; without `.detach()`, the auxiliary loss also moves the
+task's own predictions towards whatever loss the head predicts (ENSTA-U2IS-AI/LDU#10). The two
+sides share the network's trunk, and one optimizer holds both.
+
+A bootstrapped target is the third form: Q-learning's or TD's `r + gamma * Q(s')` compared with
 `Q(s)`, both from the network being trained (no target network, no detach). Both sides depend on
 the same parameters; what tells it from a consistency term is the target's own graph: a sum of a
 value without a graph (the reward) and a product with one (the discounted next value), under at
@@ -23,6 +30,7 @@ residual gradient, not the update the algorithm means.
 from __future__ import annotations
 
 import ast
+import re
 
 import torch
 
@@ -60,9 +68,9 @@ def stop_gradient_diagnosis(site: Site | None) -> Diagnosis | None:
                 pairs.append((statement, *found_target))
     if not pairs:
         return None
-    statement, _, bootstrapped = pairs[0]
+    statement, _, form = pairs[0]
     targets = [target for holder, target, _ in pairs if holder is statement]
-    return _diagnosis(site, reading.filename, statement, targets, bootstrapped)
+    return _diagnosis(site, reading.filename, statement, targets, form)
 
 
 def _compares(function: ast.AST, reading) -> bool:
@@ -86,11 +94,12 @@ def _compares(function: ast.AST, reading) -> bool:
                for node in ast.walk(definition))
 
 
-def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> tuple[ast.AST, bool] | None:
-    """Of two compared names holding tensors with a graph, (the target, whether it is a
-    bootstrapped one): the one whose learned parameters are a strict part of the other's, or,
-    on the same parameters, the one that is `r + gamma * Q(s')`; when one optimizer holds both
-    sides. Else None."""
+def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> tuple[ast.AST, str] | None:
+    """Of two compared names holding tensors with a graph, (the target, its form: "loss",
+    "bootstrapped" or "predicted"): the one that is a loss function's value while the other is
+    not, on a shared network; or, on the same parameters, the one that is `r + gamma * Q(s')`; or
+    the one whose learned parameters are a strict part of the other's; when one optimizer holds
+    both sides. Else None."""
     names = [_reshaped_name(first), _reshaped_name(second)]
     if None in names:
         return None
@@ -101,10 +110,14 @@ def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> tuple[
     if not all(finished for _, finished in walks):
         return None
     first_leaves, second_leaves = walks[0][0], walks[1][0]
+    losses = [node for node, value in zip((first, second), values) if _is_loss_value(value)]
+    if len(losses) == 1 and first_leaves & second_leaves \
+            and held_together(first_leaves, second_leaves, Budget(scans=1)):
+        return losses[0], "loss"
     if first_leaves and first_leaves == second_leaves:
         bootstrapped = [node for node, value in zip((first, second), values) if _bootstrapped(value)]
         if len(bootstrapped) == 1 and held_together(first_leaves, first_leaves, Budget(scans=1)):
-            return bootstrapped[0], True
+            return bootstrapped[0], "bootstrapped"
         return None
     if second_leaves and second_leaves < first_leaves:
         predicted, targeted, node = first_leaves, second_leaves, second
@@ -114,7 +127,7 @@ def _target_of(first: ast.AST | None, second: ast.AST | None, reading) -> tuple[
         return None
     # One optimizer must hold a parameter only the prediction depends on (the predictor) and one
     # the target depends on (the network under both).
-    return (node, False) if held_together(predicted - targeted, targeted, Budget(scans=1)) else None
+    return (node, "predicted") if held_together(predicted - targeted, targeted, Budget(scans=1)) else None
 
 
 _RESHAPE_METHODS = {"unsqueeze", "squeeze", "view", "reshape", "flatten", "view_as", "reshape_as"}
@@ -133,6 +146,21 @@ _RESHAPES = {"UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "Sque
              "ReshapeAliasBackward0", "ExpandBackward0", "TBackward0", "PermuteBackward0", "CloneBackward0"}
 
 
+# A loss function's own node (the first node of its value's graph): `NllLossBackward0`,
+# `NllLoss2DBackward0`, `MseLossBackward0`, `BinaryCrossEntropyWithLogitsBackward0`, ...
+_LOSS_NODE = re.compile(r"(Loss\w*|CrossEntropy\w*|KlDiv)Backward\d*$")
+
+
+def _is_loss_value(value: torch.Tensor) -> bool:
+    """Whether the value is a loss function's output (under a few reshapes)."""
+    node = value.grad_fn
+    for _ in range(4):
+        if node is None or type(node).__name__ not in _RESHAPES:
+            break
+        node = node.next_functions[0][0] if node.next_functions else None
+    return node is not None and _LOSS_NODE.search(type(node).__name__) is not None
+
+
 def _bootstrapped(value: torch.Tensor) -> bool:
     """`r + gamma * q_next` (under a few reshapes): a sum whose one side carries no graph (the
     reward) and whose other is a product carrying one (the discounted next value)."""
@@ -148,8 +176,9 @@ def _bootstrapped(value: torch.Tensor) -> bool:
     return len(inputs) == 2 and len(with_graph) == 1 and type(with_graph[0]).__name__ in {"MulBackward0", "MulBackward1"}
 
 
-def _compared_note(names: list[str], bootstrapped: bool) -> str:
-    what = "a bootstrapped target (reward + discount x the network's next value)" if bootstrapped else None
+def _compared_note(names: list[str], form: str) -> str:
+    what = {"bootstrapped": "a bootstrapped target (reward + discount x the network's next value)",
+            "loss": "a loss of the same forward pass"}.get(form)
     if len(names) == 1:
         if what:
             return f"{names[0]} is {what}, compared with the same network's prediction, and is not detached"
@@ -159,22 +188,26 @@ def _compared_note(names: list[str], bootstrapped: bool) -> str:
 
 
 def _diagnosis(site: Site | None, filename: str, statement: ast.stmt | None, targets: list,
-               bootstrapped: bool = False) -> Diagnosis | None:
+               form: str = "predicted") -> Diagnosis | None:
     names = [segment(filename, target) or "the target" for target in targets]
     note = ("the target is computed by the same network as the prediction, which adds a predictor on top: "
             "without a stop-gradient, backward() moves the target towards the prediction too, and the network "
             "can lower the loss by giving every input the same output (collapse)")
-    if bootstrapped:
+    if form == "bootstrapped":
         note = ("the target r + gamma * Q(s') is computed by the network being trained, with gradients on (no "
                 "target network, no detach): backward() then also moves Q(s') towards Q(s), a residual gradient "
                 "instead of the TD / Q-learning update, which holds the target fixed")
+    elif form == "loss":
+        note = ("the target is the value of a loss computed by the same network (a head that predicts its own "
+                "loss): without a stop-gradient, backward() also moves the task's predictions so that their loss "
+                "matches what the head predicts, instead of training the head to predict the loss")
     helps = []
     if statement is None and site is not None:  # the term is on the backward() line itself
         statement, filename = statement_at(site.filename, site.lineno), site.filename
     if statement is None:
         return None
     primary = statement_location(filename, statement, role="target",
-                                 note=_compared_note(list(dict.fromkeys(names)), bootstrapped))
+                                 note=_compared_note(list(dict.fromkeys(names)), form))
     replacement = replace_nodes_text(filename, statement, [(target, f"{segment(filename, target)}.detach()")
                                                            for target in targets])
     if replacement is not None:

@@ -1537,6 +1537,78 @@ with its input's shape and with the shapes of the gradients it was given.
     example_setup="x = (torch.rand(4, 3, 1) + 0.5).requires_grad_()\n",
 )
 
+SOFTMAX_BEFORE_CROSS_ENTROPY = _code(
+    "AD160",
+    "cross_entropy given a softmax's output: the scores are normalised twice",
+    """\
+**What it means.** `F.cross_entropy` / `nn.CrossEntropyLoss` take raw scores (logits) and apply
+`log_softmax` to them. A classifier that ends in `nn.Softmax` (or a `F.softmax` before the loss)
+hands it probabilities instead: the loss becomes the cross-entropy of `softmax(p)` with every `p`
+in [0, 1], nearly flat, and its gradient is a small fraction of the one meant, so the classifier
+trains slowly or not at all. Nothing fails (it is numbered with the errors only because the
+warning numbers were taken). autograd-doctor looks once per backward() line at the graph for a
+`log_softmax` applied to a softmax's output, and reads the source around backward() for that
+softmax.
+
+**Minimal example.**
+
+    classifier = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))   # AD160
+    loss = F.cross_entropy(classifier(x), labels)
+    loss.backward()
+
+**The fix.** Drop the softmax: `nn.Sequential(nn.Linear(4, 3))`, and apply `softmax` only where
+probabilities are read (a prediction's confidence). `F.nll_loss(torch.log(p), labels)` is the
+loss of probabilities if they must stay.
+""",
+    heading="cross_entropy given a softmax's output",
+    example_setup=(
+        "import torch.nn.functional as F\n"
+        "x = torch.randn(8, 4)\n"
+        "labels = torch.randint(0, 3, (8,))\n"
+    ),
+)
+
+ZERO_FACTOR_PARAMETERS = _code(
+    "AD161",
+    "two parameters of a module start at zero and get zero gradients: factors of a product that never train",
+    """\
+**What it means.** A low-rank adapter (LoRA, DoRA) adds a product of two factors, `x @ A^T @ B^T`
+or `A @ B`, to a frozen weight. The gradient of each factor is the other factor times the
+output's gradient, so one factor must start at random values and the other at zero (the product,
+and so the change to the pretrained model, starts at zero). Created both with `torch.zeros`, both
+gradients are exactly zero at every step: the adapter never moves, no `.grad` is None, nothing
+fails (it is numbered with the errors only because the warning numbers were taken).
+autograd-doctor looks at the first two `step()` calls of each optimizer for a module of the model
+with two or more parameters in the optimizer that are all zero with all-zero gradients.
+
+**Minimal example.**
+
+    class LoRA(nn.Module):
+        def __init__(self, d_in, d_out, r):
+            super().__init__()
+            self.lora_A = nn.Parameter(torch.zeros(r, d_in))    # AD161
+            self.lora_B = nn.Parameter(torch.zeros(d_out, r))
+
+        def forward(self, x):
+            return x @ self.lora_A.t() @ self.lora_B.t()
+
+    adapter = LoRA(4, 3, 2)
+    optimizer = torch.optim.SGD(adapter.parameters(), lr=0.1)
+    for _ in range(2):
+        optimizer.zero_grad()
+        (base(x) + adapter(x)).pow(2).mean().backward()
+        optimizer.step()
+
+**The fix.** Draw the factor applied to the input first at random
+(`torch.randn(r, d_in) / math.sqrt(r)`, or `nn.init.kaiming_uniform_`) and keep the other at zero.
+""",
+    heading="two factors of a product both start at zero",
+    example_setup=(
+        "base = nn.Linear(4, 3)\n"
+        "x = torch.randn(8, 4)\n"
+    ),
+)
+
 MIXED_SECOND_DERIVATIVES = _code(
     "AD165",
     "second derivatives taken with one gradient call over a whole first derivative mix the partials",
@@ -2417,6 +2489,12 @@ The same holds for a bootstrapped target in Q-learning or TD learning without a 
 same parameters; the target is recognised by its graph, a reward without a graph plus a product
 with one (the discounted next value). Without a stop-gradient, backward() also moves Q(s')
 towards Q(s): a residual gradient, not the update the algorithm means.
+
+And for a loss used as a target: a head that predicts each pixel's or sample's loss (a learned
+uncertainty, a loss-prediction module) regressed onto `F.cross_entropy(logits, y,
+reduction="none")` of the same forward pass. The target's graph starts at a loss function's
+node; without `.detach()`, the auxiliary loss also moves the task's predictions so that their loss
+matches the head's guess.
 
 **Minimal example.**
 
