@@ -1,0 +1,179 @@
+"""The general forms behind held-out set 9's misses (tests/errors/variants, `# set: 9`), each on a
+program of its own: the help, applied, makes the program compute what a hand-written version
+computes; and the cases each change must leave alone."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from catalogue import apply_suggestion, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def diagnose(tmp_path, source, name="program"):
+    source = textwrap.dedent(source)
+    path = write(tmp_path, source, name)
+    error = run_watched(path)
+    assert error is not None
+    return source, path, autograd_doctor.diagnoses_of(error)
+
+
+def apply_first_concrete(path: str, diagnosis):
+    """Apply the diagnosis' first help that changes code, in the file it changes."""
+    suggestion = next(s for s in diagnosis.help if s.location is not None)
+    with open(suggestion.location.file, encoding="utf-8") as stream:
+        changed = apply_suggestion(stream.read(), suggestion)
+    with open(suggestion.location.file, "w", encoding="utf-8") as stream:
+        stream.write(changed)
+    # A helper module changed on disk is imported afresh by the next run.
+    sys.modules.pop(os.path.basename(suggestion.location.file)[:-3], None)
+    return suggestion
+
+
+MAIN_WITH_HELPER = """
+    import sys
+    import torch
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from {helper} import shift
+
+    weights = [torch.ones(3, requires_grad=True), torch.zeros(2, requires_grad=True)]
+    shift(weights, 0.5)
+"""
+
+
+def test_help_in_a_file_that_does_not_import_torch_imports_it(tmp_path):
+    # The helper only receives tensors: `with torch.no_grad():` written there needs the import.
+    write(tmp_path, textwrap.dedent("""
+        def shift(tensors, amount):
+            for t in tensors:
+                t.add_(amount)
+    """), "shift_plain")
+    _source, path, diagnoses = diagnose(tmp_path, MAIN_WITH_HELPER.format(helper="shift_plain"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD102")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement.splitlines()[:2] == ["import torch", "with torch.no_grad():"]
+    error, namespace = run_plain(path)
+    assert error is None
+    assert torch.equal(namespace["weights"][0], torch.full((3,), 1.5))
+    assert torch.equal(namespace["weights"][1], torch.full((2,), 0.5))
+    assert all(w.is_leaf and w.requires_grad for w in namespace["weights"])
+
+
+def test_help_in_a_file_that_imports_torch_under_an_alias_uses_the_alias(tmp_path):
+    write(tmp_path, textwrap.dedent("""
+        import torch as th
+
+
+        def shift(tensors, amount):
+            for t in tensors:
+                t.add_(amount)
+    """), "shift_alias")
+    _source, path, diagnoses = diagnose(tmp_path, MAIN_WITH_HELPER.format(helper="shift_alias"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD102")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement.splitlines()[0] == "with th.no_grad():"
+    error, namespace = run_plain(path)
+    assert error is None
+    assert torch.equal(namespace["weights"][0], torch.full((3,), 1.5))
+
+
+def test_help_in_a_file_that_imports_torch_is_unchanged(tmp_path):
+    write(tmp_path, textwrap.dedent("""
+        import torch
+
+
+        def shift(tensors, amount):
+            for t in tensors:
+                t.add_(amount)
+    """), "shift_torch")
+    _source, _path, diagnoses = diagnose(tmp_path, MAIN_WITH_HELPER.format(helper="shift_torch"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD102")
+    suggestion = next(s for s in diagnosis.help if s.location is not None)
+    assert suggestion.replacement.splitlines()[0] == "with torch.no_grad():"
+
+
+STACKED_LOSSES = """
+    import torch
+
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(4, 3)
+    losses = torch.stack([(x @ w).pow(2).mean(), (x @ w).abs().mean()])
+    losses.backward()
+    {after}
+"""
+
+
+def test_stacked_losses_read_by_element_afterwards_are_reduced_only_in_the_backward_call(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, STACKED_LOSSES.format(after="logged = losses.tolist()"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD112")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "losses.sum().backward()"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(4, 3)
+    first, second = (x @ w).pow(2).mean(), (x @ w).abs().mean()
+    (first + second).backward()
+    assert torch.allclose(namespace["w"].grad, w.grad)
+    assert namespace["logged"] == [first.item(), second.item()]
+
+
+def test_stacked_losses_read_as_one_number_afterwards_are_reduced_themselves(tmp_path):
+    # `.item()` needs one number: the tensor itself is reduced (the rule before set 9, kept).
+    _source, path, diagnoses = diagnose(tmp_path, STACKED_LOSSES.format(after="logged = losses.item()"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD112")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement.splitlines()[0] == "losses = losses.sum()"
+    error, _namespace = run_plain(path)
+    assert error is None
+
+
+FOCAL = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 1), nn.Sigmoid())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(6, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0], [1.0], [1.0]])
+    p = model(x)
+    {weight_line}
+    loss = F.binary_cross_entropy(p, y, weight={weight})
+    loss.backward()
+"""
+
+
+def test_a_weight_expression_computed_from_the_trained_model_is_multiplied_in(tmp_path):
+    # `(1 - p) ** 2` is no name: the values it reads (p, from the model the optimizer trains) decide.
+    _source, path, diagnoses = diagnose(tmp_path, FOCAL.format(weight_line="", weight="(1 - p) ** 2"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD140")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert "reduction='none'" in suggestion.replacement and ".detach()" not in suggestion.replacement
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Sigmoid())
+    x, y = torch.randn(6, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0], [1.0], [1.0]])
+    p = model(x)
+    (-(1 - p) ** 2 * (y * p.log() + (1 - y) * (1 - p).log())).mean().backward()
+    for mine, reference in zip(namespace["model"].parameters(), model.parameters()):
+        assert torch.allclose(mine.grad, reference.grad, atol=1e-6)
+
+
+def test_a_weight_expression_of_untrained_tensors_is_still_detached(tmp_path):
+    # Nothing the weight reads is trained by an optimizer: the detached copy stays the first help.
+    _source, _path, diagnoses = diagnose(tmp_path, FOCAL.format(
+        weight_line="scale = torch.rand(6, 1, requires_grad=True)", weight="scale * 2"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD140")
+    suggestion = next(s for s in diagnosis.help if s.location is not None)
+    assert ".detach()" in suggestion.replacement
