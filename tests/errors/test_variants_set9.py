@@ -12,7 +12,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from catalogue import apply_suggestion, run_plain, run_watched, write  # noqa: E402
+from catalogue import apply_suggestion, marked_line, run_plain, run_watched, write  # noqa: E402
 
 import autograd_doctor  # noqa: E402
 
@@ -177,3 +177,129 @@ def test_a_weight_expression_of_untrained_tensors_is_still_detached(tmp_path):
     diagnosis = next(d for d in diagnoses if d.code == "AD140")
     suggestion = next(s for s in diagnosis.help if s.location is not None)
     assert ".detach()" in suggestion.replacement
+
+
+DETACH_ROWS = """
+    import torch
+
+    torch.manual_seed(0)
+    w = torch.randn(3, 2, requires_grad=True)
+    out = torch.randn(4, 3) @ w
+    kept = []
+    for row in out:
+        kept.append(row.detach_())
+        {after}
+    out.sum().backward()
+"""
+
+
+def test_detach_in_place_of_a_view_inside_an_expression_is_made_out_of_place(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, DETACH_ROWS.format(after="pass"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD108")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "kept.append(row.detach())"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, 2, requires_grad=True)
+    out = torch.randn(4, 3) @ w
+    out.sum().backward()
+    assert torch.equal(namespace["w"].grad, w.grad)
+    assert all(not row.requires_grad for row in namespace["kept"])
+    assert torch.equal(torch.stack(namespace["kept"]), out.detach())
+
+
+def test_detach_in_place_of_a_view_read_again_afterwards_stays_advice(tmp_path):
+    # `row` is read after the call: detach() in the expression would leave it attached there.
+    _source, _path, diagnoses = diagnose(tmp_path, DETACH_ROWS.format(after="print(row.requires_grad)"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD108")
+    assert all(s.location is None for s in diagnosis.help)
+
+
+TWO_OUTPUTS = """
+    import torch
+
+    torch.manual_seed(0)
+    w = torch.randn(3, 3, requires_grad=True)
+    x = torch.randn(4, 3)
+    h = x @ w
+    first, second = h[:, :2], h[:, 2:]
+    grad_first, grad_second = torch.randn(4, 2), torch.randn({rows}, 1)
+    torch.autograd.backward([first, second], grad_tensors=[grad_second, grad_first])
+"""
+
+
+def test_gradients_listed_in_another_order_than_their_outputs_are_reordered(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, TWO_OUTPUTS.format(rows=4))
+    diagnosis = next(d for d in diagnoses if d.code == "AD123")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement.endswith("grad_tensors=[grad_first, grad_second])")
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, 3, requires_grad=True)
+    x = torch.randn(4, 3)
+    grad_first, grad_second = torch.randn(4, 2), torch.randn(4, 1)
+    ((x @ w)[:, :2] * grad_first).sum().backward(retain_graph=True)
+    ((x @ w)[:, 2:] * grad_second).sum().backward()
+    assert torch.allclose(namespace["w"].grad, w.grad)
+
+
+def test_gradients_that_fit_in_no_order_are_not_reordered(tmp_path):
+    # grad_second has 5 rows: no order of the gradients fits the outputs.
+    _source, _path, diagnoses = diagnose(tmp_path, TWO_OUTPUTS.format(rows=5))
+    diagnosis = next(d for d in diagnoses if d.code == "AD123")
+    assert not any("order of the outputs" in s.message for s in diagnosis.help)
+
+
+def test_in_place_leaky_relu_function_with_a_negative_slope_is_made_out_of_place(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        w = torch.randn(3, 4, requires_grad=True)
+        h = torch.randn(5, 3) @ w
+        out = F.leaky_relu_(h, -0.5)  # ACTIVATION
+        out.sum().backward()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD130")
+    assert diagnosis.primary.line == marked_line(source, "ACTIVATION")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "out = F.leaky_relu(h, -0.5)"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, 4, requires_grad=True)
+    x = torch.randn(5, 3)
+    h = x @ w
+    torch.where(h > 0, h, -0.5 * h).sum().backward()
+    assert torch.allclose(namespace["w"].grad, w.grad)
+
+
+def test_deepcopy_after_legacy_spectral_norm_uses_the_parametrization(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import copy
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        critic = nn.Sequential(nn.utils.spectral_norm(nn.Linear(3, 4)), nn.Tanh(), nn.Linear(4, 1))  # LEGACY
+        critic(torch.randn(5, 3)).sum().backward()
+        average = copy.deepcopy(critic)
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD303")
+    assert diagnosis.primary.line == marked_line(source, "LEGACY")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert "nn.utils.parametrizations.spectral_norm(nn.Linear(3, 4))" in suggestion.replacement
+    error, namespace = run_plain(path)
+    assert error is None
+    # The copy holds the same parameters as the original, leaves only.
+    original, copied = dict(namespace["critic"].named_parameters()), dict(namespace["average"].named_parameters())
+    assert original.keys() == copied.keys() and "0.parametrizations.weight.original" in copied
+    assert all(torch.equal(original[name], copied[name]) for name in original)
+    # The weight is the original divided by its largest singular value (power iteration, one step per
+    # forward: close to the exact value).
+    layer = namespace["critic"][0]
+    exact = torch.linalg.matrix_norm(layer.parametrizations.weight.original.detach(), ord=2)
+    assert torch.allclose(layer.weight.detach(), layer.parametrizations.weight.original.detach() / exact, atol=1e-2)

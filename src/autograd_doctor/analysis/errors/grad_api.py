@@ -354,6 +354,32 @@ def _frozen_parameters_help(frame, filename: str, statement, location, call, off
                             "frozen ones have no gradient to give (the others' gradients are unchanged)", new_statement)
 
 
+def _reordered_gradients(frame, filename: str, statement, outputs, gradients) -> str | None:
+    """The statement with the list of gradients reordered, when the outputs and their gradients are
+    written as lists of the same length (`backward([mean, value], grad_tensors=[grad_value,
+    grad_mean])`) and exactly one order of the gradients gives every output a gradient of its own
+    shape: the pairing is then not in doubt. None otherwise (two outputs of one shape, a value
+    that cannot be read without running code)."""
+    import itertools
+
+    if not (isinstance(outputs, (ast.List, ast.Tuple)) and isinstance(gradients, (ast.List, ast.Tuple))
+            and 2 <= len(outputs.elts) == len(gradients.elts) <= 4):
+        return None
+    output_values = [value_of(frame, node) for node in outputs.elts]
+    gradient_values = [value_of(frame, node) for node in gradients.elts]
+    if not all(isinstance(value, torch.Tensor) for value in output_values + gradient_values):
+        return None
+    fitting = [order for order in itertools.permutations(range(len(gradients.elts)))
+               if all(gradient_values[j].shape == output.shape for output, j in zip(output_values, order))]
+    if len(fitting) != 1 or list(fitting[0]) == list(range(len(gradients.elts))):
+        return None
+    texts = [text_of(filename, gradients.elts[j]) for j in fitting[0]]
+    if None in texts:
+        return None
+    opening, closing = ("[", "]") if isinstance(gradients, ast.List) else ("(", ")")
+    return replace_node_text(filename, statement, gradients, opening + ", ".join(texts) + closing)
+
+
 def gradient_shape(context: ErrorContext, already):
     found = _grad_call(context)
     if found is None:
@@ -391,6 +417,9 @@ def gradient_shape(context: ErrorContext, already):
                                           f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
         helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
                                       f"one per element of {output_text}", new_statement))
+    elif (reordered := _reordered_gradients(frame, filename, statement, output, gradient)) is not None:
+        helps.append(statement_change(location, "give the gradients in the order of the outputs: each one then has "
+                                      "the shape of the output it belongs to", reordered))
     helps.append(Suggestion(f"the gradient passed for an output must have that output's shape {wanted} "
                             "(for a scalar loss, pass nothing)"))
     return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[

@@ -110,7 +110,7 @@ def non_scalar_backward(context: ErrorContext, already):
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
-        read_later = isinstance(receiver, ast.Name) and _read_after(filename, receiver.id, statement) \
+        read_later = isinstance(receiver, ast.Name) and read_after(filename, receiver.id, statement) \
             and not _read_after_as_elements(filename, receiver.id, statement)
         if read_later and new_statement is not None:
             # The program reads the tensor again after backward() (a logged loss, .item(), a list of
@@ -217,7 +217,7 @@ def _read_after_as_elements(filename: str, name: str, statement: ast.stmt) -> bo
     return True
 
 
-def _read_after(filename: str, name: str, statement: ast.stmt) -> bool:
+def read_after(filename: str, name: str, statement: ast.stmt) -> bool:
     """Whether the program reads `name` after `statement` (in the same function, before binding it
     again): the first use of the name after the statement's last line is a load."""
     tree = parse_file(filename)

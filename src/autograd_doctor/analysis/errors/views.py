@@ -11,6 +11,7 @@ from autograd_doctor.recording import switches
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
 )
+from autograd_doctor.analysis.errors.requires_grad import read_after
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, line_location, local_name_of, module_attribute_assignment, value_of,
     with_block_around,
@@ -399,6 +400,12 @@ def detach_view_in_place(context: ErrorContext, already):
         helps.append(statement_change(location, f"detach out of place: {name}.detach() is the same values, and "
                                       "the tensor the view was taken from keeps its graph",
                                       replace_node_text(filename, statement, call, f"{name}.detach()")))
+    elif isinstance(receiver, ast.Name) and not read_after(filename, receiver.id, statement):
+        # `memory.append(row.detach_())` with `row` not read again: the value detach() returns is the
+        # one the call was meant to give, and no later line sees `row` itself.
+        helps.append(statement_change(location, f"detach out of place: {name}.detach() gives the same values "
+                                      "without grad history, and the tensor the view was taken from keeps its graph",
+                                      replace_node_text(filename, statement, calls[0], f"{name}.detach()")))
     else:
         helps.append(Suggestion("use .detach() (out of place) instead of .detach_() on a view"))
     notes = ["a view shares its base's graph; detaching it in place would cut the base's graph too"]
