@@ -303,3 +303,64 @@ def test_deepcopy_after_legacy_spectral_norm_uses_the_parametrization(tmp_path):
     layer = namespace["critic"][0]
     exact = torch.linalg.matrix_norm(layer.parametrizations.weight.original.detach(), ord=2)
     assert torch.allclose(layer.weight.detach(), layer.parametrizations.weight.original.detach() / exact, atol=1e-2)
+
+
+def test_a_number_saved_for_a_comparison_in_backward_is_saved_as_a_tensor(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class Hinge(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, scores, margin):
+                ctx.save_for_backward(scores, margin)
+                return (margin - scores).clamp_min(0).sum()
+
+            @staticmethod
+            def backward(ctx, grad):
+                scores, margin = ctx.saved_tensors
+                return -grad * (scores < margin).to(scores.dtype), None
+
+
+        scores = torch.tensor([0.5, 1.5, -0.2], requires_grad=True)
+        Hinge.apply(scores, 1.0).backward()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD122")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert "torch.tensor(margin, dtype=torch.float64)" in suggestion.replacement
+    error, namespace = run_plain(path)
+    assert error is None
+    assert torch.equal(namespace["scores"].grad, torch.tensor([-1.0, 0.0, -1.0]))
+
+
+MESHGRID = """
+    import torch
+
+    offset = torch.tensor(0.5, requires_grad=True)
+    rows, columns = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")
+    {keep}
+    rows += offset
+    (rows * columns).sum().backward()
+"""
+
+
+def test_augmented_write_into_a_meshgrid_output_is_rebound_out_of_place(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, MESHGRID.format(keep=""))
+    diagnosis = next(d for d in diagnoses if d.code == "AD124")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "rows = rows + offset"
+    error, namespace = run_plain(path)
+    assert error is None
+    rows, columns = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")
+    assert torch.equal(namespace["rows"], rows + 0.5)
+    assert namespace["offset"].grad.item() == columns.sum().item()
+
+
+def test_augmented_write_into_an_expanded_tensor_whose_memory_another_name_holds_stays_advice(tmp_path):
+    # `base` holds the memory rows was expanded from: a rebound `rows` would not reach it.
+    source = MESHGRID.replace('rows, columns = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")',
+                              "base = torch.arange(3.0)[:, None]\n    rows, columns = torch.broadcast_tensors("
+                              "base, torch.ones(3, 4))")
+    _source, _path, diagnoses = diagnose(tmp_path, source.format(keep=""))
+    diagnosis = next(d for d in diagnoses if d.code == "AD124")
+    assert all(s.location is None for s in diagnosis.help)

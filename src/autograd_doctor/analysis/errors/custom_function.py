@@ -392,7 +392,8 @@ _NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64"}
 
 def _only_arithmetic_in_backward(function_class, index: int) -> bool:
     """Whether backward unpacks ctx.saved_tensors into names and uses the one at `index` only as an
-    operand of arithmetic (`x ** (n - 1)`, `grad * n`)."""
+    operand of arithmetic or of a comparison (`x ** (n - 1)`, `grad * n`, `x < margin`: a 0-dim
+    tensor compares as the number does)."""
     _file, backward = _method_node(function_class, "backward")
     if backward is None:
         return False
@@ -405,8 +406,8 @@ def _only_arithmetic_in_backward(function_class, index: int) -> bool:
     named = [n for n in ast.walk(backward) if isinstance(n, ast.Name) and n.id == name]
     uses = [n for n in named if isinstance(n.ctx, ast.Load)]
     stores = [n for n in named if not isinstance(n.ctx, ast.Load)]
-    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), (ast.BinOp, ast.UnaryOp))
-                                                   for n in uses)
+    operations = (ast.BinOp, ast.UnaryOp, ast.Compare)
+    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), operations) for n in uses)
 
 
 def _unpacked_names(statement) -> list[str] | None:

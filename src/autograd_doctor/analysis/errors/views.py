@@ -427,14 +427,66 @@ def write_into_expanded(context: ErrorContext, already):
     notes = ["expand() and broadcast_to() make views where many elements are one memory cell; a write "
              "into one of them would write all of them"]
     if not expands or not isinstance(made, ast.Assign) or len(made.targets) != 1:
-        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=[Suggestion(
-            f"clone {name or 'the tensor'} before writing into it ({name or 't'} = {name or 't'}.clone()), "
-            "or write out of place")])
+        helps = [Suggestion(f"clone {name or 'the tensor'} before writing into it ({name or 't'} = "
+                            f"{name or 't'}.clone()), or write out of place")]
+        out_of_place = _out_of_place_rebinding(filename, statement_at(filename, line), name)
+        if out_of_place is not None and not _memory_shared_with_another_local(frame, name):
+            # `rows += offset` on a grid from torch.meshgrid (expanded views): the name then refers to
+            # a new tensor with the values the write meant, which is all a write into shared memory
+            # could have meant for it.
+            helps.insert(0, statement_change(write, f"write out of place: {name} then refers to a new tensor with "
+                                             "its own memory for every element", out_of_place))
+        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=helps)
     view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view: its rows share memory")
     value = text_of(filename, made.value)
     helps = [statement_change(view, f"make {name} a real tensor with its own memory for every element",
                               f"{ast.unparse(made.targets[0])} = {value}.clone()")]
     return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
+
+
+def _memory_shared_with_another_local(frame, name: str) -> bool:
+    """Whether another local variable of the frame holds a tensor on the memory of `name`'s (the
+    tensor it was expanded from, a stacked grid): a write meant for it would not reach it
+    through a rebound name."""
+    import torch
+
+    value = frame.f_locals.get(name)
+    if not isinstance(value, torch.Tensor):
+        return True
+    memory = value.untyped_storage().data_ptr()
+    return any(isinstance(other, torch.Tensor) and other.untyped_storage().data_ptr() == memory
+               for key, other in frame.f_locals.items() if key != name)
+
+
+# Augmented assignments and their out-of-place operators.
+OUT_OF_PLACE_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _out_of_place_rebinding(filename: str, statement, name: str | None) -> str | None:
+    """`name = name + value` for `name += value`, `name = name.add(value)` for `name.add_(value)`:
+    the write of a statement into the tensor a plain name holds, rebound out of place. None for
+    another statement (an indexed write, a write into an attribute)."""
+    import torch
+
+    if not name or not name.isidentifier():
+        return None
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) \
+            and statement.target.id == name and type(statement.op) in OUT_OF_PLACE_OPERATORS:
+        value = text_of(filename, statement.value)
+        if value is None:
+            return None
+        if not isinstance(statement.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
+            value = f"({value})"
+        return f"{name} = {name} {OUT_OF_PLACE_OPERATORS[type(statement.op)]} {value}"
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name) \
+            and statement.value.func.value.id == name:
+        method = statement.value.func.attr
+        if not method.endswith("_") or method.endswith("__") or not hasattr(torch.Tensor, method[:-1]):
+            return None
+        call = text_of(filename, statement.value)
+        return f"{name} = {call.replace(f'.{method}(', f'.{method[:-1]}(', 1)}" if call else None
+    return None
 
 
 MATCHERS = [
