@@ -364,3 +364,41 @@ def test_augmented_write_into_an_expanded_tensor_whose_memory_another_name_holds
     _source, _path, diagnoses = diagnose(tmp_path, source.format(keep=""))
     diagnosis = next(d for d in diagnoses if d.code == "AD124")
     assert all(s.location is None for s in diagnosis.help)
+
+
+STATE_DICT_INPUTS = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), {middle}, nn.Linear(4, 1))
+    x, y = torch.randn(6, 3), torch.randn(6, 1)
+    weights = list(model.state_dict().values())
+    loss = F.mse_loss(model(x), y)
+    gradients = torch.autograd.grad(loss, weights)
+"""
+
+
+def test_gradients_asked_of_state_dict_values_are_asked_of_the_parameters(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, STATE_DICT_INPUTS.format(middle="nn.Tanh()"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD306")
+    assert diagnosis.primary.line == source.splitlines().index(
+        "weights = list(model.state_dict().values())") + 1
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "weights = list(model.parameters())"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    x, y = torch.randn(6, 3), torch.randn(6, 1)
+    loss = ((model(x) - y) ** 2).mean()
+    expected = torch.autograd.grad(loss, list(model.parameters()))
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(namespace["gradients"], expected))
+
+
+def test_state_dict_values_of_a_module_with_buffers_are_not_swapped_for_its_parameters(tmp_path):
+    # BatchNorm's running statistics are in state_dict() too: parameters() would pair differently.
+    _source, _path, diagnoses = diagnose(tmp_path, STATE_DICT_INPUTS.format(middle="nn.BatchNorm1d(4)"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD306")
+    assert not any(s.replacement and "parameters()" in s.replacement for s in diagnosis.help)

@@ -252,6 +252,8 @@ def input_without_grad(context: ErrorContext, already):
     offenders = [t for t in _inputs(context) if hasattr(t, "requires_grad") and not t.requires_grad]
     names = [local_name_of(frame, t) for t in offenders]
     label = ", ".join(n or "an input" for n in names) or "an input"
+    if len(names) > 1 and not any(names):
+        label = f"each of the {len(names)} inputs"
     location.note = f"{label} does not require grad"
     helps, related = [], []
     name = names[0] if len(names) == 1 else None
@@ -287,9 +289,16 @@ def input_without_grad(context: ErrorContext, already):
     frozen = _frozen_parameters_help(frame, filename, statement, location, call, offenders)
     if frozen is not None and not helps:
         helps.append(frozen)
+    copies = _state_dict_inputs_help(frame, filename, statement, location, call, offenders) if not helps else None
+    if copies is not None:
+        helps.append(copies)
     primary = location
     moved = bool(helps) and helps[0].location is not None and helps[0].location.line != location.line
-    if moved and helps[0] is not frozen:
+    if moved and helps[0] is copies:
+        primary = statement_location(filename, statement_at(filename, helps[0].location.line), role="made",
+                                     note="state_dict() gives the parameters' values, detached from them")
+        related = [location]
+    elif moved and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
     elif moved:
@@ -303,6 +312,42 @@ def input_without_grad(context: ErrorContext, already):
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
+
+
+def _state_dict_inputs_help(frame, filename: str, statement, location, call, offenders: list):
+    """`grad(loss, list(model.state_dict().values()))`: state_dict() holds the parameters' values
+    detached from them (and the buffers), so none requires grad. For a module without buffers its
+    values are its parameters' in the same order: ask for `model.parameters()` there, in the call
+    or where the list given by name is made."""
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    changed = statement
+    if isinstance(given, ast.Name):
+        changed = last_assignment(filename, given.id, location.line)
+        given = changed.value if isinstance(changed, ast.Assign) and len(changed.targets) == 1 else None
+    values = given.args[0] if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) \
+        and given.func.id in ("list", "tuple") and len(given.args) == 1 else given
+    if not (isinstance(values, ast.Call) and isinstance(values.func, ast.Attribute) and values.func.attr == "values"
+            and not values.args and isinstance(values.func.value, ast.Call)
+            and isinstance(values.func.value.func, ast.Attribute) and values.func.value.func.attr == "state_dict"
+            and not values.func.value.args and not values.func.value.keywords):
+        return None
+    owner = values.func.value.func.value
+    module = value_of(frame, owner)
+    if not isinstance(module, torch.nn.Module) or any(True for _ in module.buffers()):
+        return None
+    parameters = list(module.parameters())
+    state = list(module.state_dict().values())
+    memory = {p.data_ptr() for p in parameters}
+    if len(parameters) != len(state) or not all(p.data_ptr() == t.data_ptr() for p, t in zip(parameters, state)) \
+            or not all(t.data_ptr() in memory for t in offenders):
+        return None
+    owner_text = text_of(filename, owner)
+    new_statement = replace_node_text(filename, changed, values, f"{owner_text}.parameters()")
+    changed_location = location if changed is statement else statement_location(filename, changed)
+    return statement_change(changed_location, f"ask for {owner_text}.parameters(): state_dict() holds their values "
+                            "detached from them (for saving), so no gradient reaches those tensors; the parameters "
+                            "come in the same order", new_statement)
 
 
 def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
