@@ -402,3 +402,46 @@ def test_state_dict_values_of_a_module_with_buffers_are_not_swapped_for_its_para
     _source, _path, diagnoses = diagnose(tmp_path, STATE_DICT_INPUTS.format(middle="nn.BatchNorm1d(4)"))
     diagnosis = next(d for d in diagnoses if d.code == "AD306")
     assert not any(s.replacement and "parameters()" in s.replacement for s in diagnosis.help)
+
+
+def test_a_tensor_made_like_a_closed_over_tensor_under_vmap_is_made_like_the_input(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        scale = torch.tensor([2.0, 3.0, 4.0])
+
+
+        def scaled(x):
+            out = torch.ones_like(scale)
+            out[1:] = x[1:] * scale[1:]
+            return out
+
+
+        result = torch.func.vmap(scaled)(torch.arange(6.0).reshape(2, 3))
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD144")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "out = torch.ones_like(x)"
+    error, namespace = run_plain(path)
+    assert error is None
+    assert torch.equal(namespace["result"], torch.tensor([[1.0, 3.0, 8.0], [1.0, 12.0, 20.0]]))
+
+
+def test_a_tensor_made_like_a_closed_over_tensor_of_another_shape_is_not_changed(tmp_path):
+    # No input has the closed-over tensor's shape: made like the input, the result would change shape.
+    _source, _path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        table = torch.zeros(4)
+
+
+        def scattered(x):
+            out = torch.zeros_like(table)
+            out[:3] = x
+            return out
+
+
+        result = torch.func.vmap(scattered)(torch.arange(6.0).reshape(2, 3))
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD144")
+    assert not any(s.replacement and "zeros_like(x)" in s.replacement for s in diagnosis.help)
