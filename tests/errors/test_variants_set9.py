@@ -445,3 +445,41 @@ def test_a_tensor_made_like_a_closed_over_tensor_of_another_shape_is_not_changed
     """)
     diagnosis = next(d for d in diagnoses if d.code == "AD144")
     assert not any(s.replacement and "zeros_like(x)" in s.replacement for s in diagnosis.help)
+
+
+def test_a_global_full_backward_hook_registered_in_another_file_before_an_in_place_relu(tmp_path):
+    write(tmp_path, textwrap.dedent("""
+        from torch.nn.modules.module import register_module_full_backward_hook
+
+
+        def watch(seen):
+            return register_module_full_backward_hook(lambda module, grad_in, grad_out: seen.append(module))  # HOOK
+    """), "global_watch")
+    source, path, diagnoses = diagnose(tmp_path, """
+        import sys
+        import torch
+        from torch import nn
+        sys.path.insert(0, __file__.rsplit("/", 1)[0])
+        from global_watch import watch
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 1))
+        seen = []
+        handle = watch(seen)
+        try:
+            model(torch.randn(5, 3)).sum().backward()
+        finally:
+            handle.remove()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD107")
+    assert diagnosis.primary.file == str(tmp_path / "global_watch.py")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    model(torch.randn(5, 3)).sum().backward()
+    for mine, reference in zip(namespace["model"].parameters(), model.parameters()):
+        assert torch.equal(mine.grad, reference.grad)
+    assert len(namespace["seen"]) == 4  # the hook still sees every module, the Sequential included

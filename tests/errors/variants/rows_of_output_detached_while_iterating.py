@@ -5,7 +5,7 @@
 #   embeddings gives one row (a view) per example, and each row is detached in place before it is
 #   stored
 # source: none found; the pattern as users write it (iterating a tensor yields views)
-# results: losses, encoder, memory
+# results: losses, encoder, memory.rows
 import torch
 from torch import nn
 

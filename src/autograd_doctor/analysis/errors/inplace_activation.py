@@ -19,7 +19,7 @@ from autograd_doctor.diagnosis.source import (
 ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
 
 
-def _user_files(context: ErrorContext) -> list[str]:
+def user_files(context: ErrorContext) -> list[str]:
     """The traceback's user files first, then the files of the program's other loaded modules."""
     files = [frame.f_code.co_filename for frame, _ in context.user_frames()]
     for module in list(sys.modules.values()):
@@ -62,7 +62,7 @@ def negative_slope_inplace(context: ErrorContext, already):
     kind = "elu" if context.message.startswith("In-place elu") else "leaky"
     class_name, function = ACTIVATIONS[kind]
     candidates, computed = [], []
-    for filename in _user_files(context):
+    for filename in user_files(context):
         tree = parse_file(filename)
         if tree is None:
             continue

@@ -322,31 +322,39 @@ def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     (ReLU(inplace=True)): the line to change is the hook's registration or the in-place module."""
     from autograd_doctor.diagnosis.source import call_name
 
-    registrations = _calls_in(filename, lambda call: call_name(call) == "register_full_backward_hook")
+    from autograd_doctor.analysis.errors.inplace_activation import user_files
+
+    # The hook is registered on one module, or on every module (register_module_full_backward_hook),
+    # often by a monitoring helper in another file: the user's files are searched, the failing one first.
+    files = [filename] + [other for other in user_files(context) if other != filename]
+    registrations = [(found, statement, call) for found in files for statement, call in _calls_in(
+        found, lambda call: call_name(call) in ("register_full_backward_hook", "register_module_full_backward_hook"))]
     module = _module_writing_in_place(context)
     if len(registrations) != 1 or module is None or not getattr(module, "inplace", False):
         return None
     class_name = type(module).__name__
-    statement, _call = registrations[0]
-    primary = statement_location(filename, statement, role="hook",
+    hook_file, statement, registration = registrations[0]
+    primary = statement_location(hook_file, statement, role="hook",
                                  note="a full backward hook wraps this module's output in BackwardHookFunction")
     write.note = f"{class_name}(inplace=True) writes that output in place here"
-    notes = [f"register_full_backward_hook makes the module's output a view returned by BackwardHookFunction, so that "
+    notes = [f"{call_name(registration)} makes the module's output a view returned by BackwardHookFunction, so that "
              f"the hook sees grad_output; the {class_name}(inplace=True) that follows writes into that output, which "
              "PyTorch forbids"]
     helps = []
-    built = _calls_in(filename, lambda call: call_name(call) == class_name and any(
-        k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords))
+    built = [(found, made, call) for found in files for made, call in _calls_in(
+        found, lambda call: call_name(call) == class_name and any(
+            k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords))]
     related = [write]
     if len(built) == 1:
-        made, call = built[0]
+        built_file, made, call = built[0]
         plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "inplace"])
-        location = line_location(filename, call.lineno, role="in place", note=f"the {class_name} is made in place here")
+        location = line_location(built_file, call.lineno, role="in place",
+                                 note=f"the {class_name} is made in place here")
         related.insert(0, location)
         helps.append(Suggestion(f"make the {class_name} out of place (drop inplace=True): it computes the same values "
                                 "and gradients, and leaves the hooked output unwritten",
-                                replace_node_text(filename, made, call, ast.unparse(plain)),
-                                statement_location(filename, made)))
+                                replace_node_text(built_file, made, call, ast.unparse(plain)),
+                                statement_location(built_file, made)))
     helps.append(Suggestion(f"{'or ' if helps else ''}get the gradient of the module's output with a forward hook "
                             "that registers a tensor hook on it (output.register_hook(...)): the same gradient as "
                             "grad_output[0], without the wrapper"))
