@@ -483,3 +483,51 @@ def test_a_global_full_backward_hook_registered_in_another_file_before_an_in_pla
     for mine, reference in zip(namespace["model"].parameters(), model.parameters()):
         assert torch.equal(mine.grad, reference.grad)
     assert len(namespace["seen"]) == 4  # the hook still sees every module, the Sequential included
+
+
+SCALE_FUNCTION = """
+    import torch
+
+
+    class ChannelScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x, scale)
+            return x * scale{placement}
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, scale = ctx.saved_tensors
+            return grad * scale{placement}, grad * x
+
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, requires_grad=True)
+    scale = torch.randn({scale_shape}, requires_grad=True)
+    ChannelScale.apply(x, scale).pow(2).sum().backward()
+"""
+
+
+def test_the_gradient_of_a_broadcast_input_is_summed_over_the_broadcast_dimensions(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, SCALE_FUNCTION.format(placement="[:, None]", scale_shape="3"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD120")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement == "return grad * scale[:, None], (grad * x).sum((0, 2))"
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, requires_grad=True)
+    scale = torch.randn(3, requires_grad=True)
+    (x * scale[:, None]).pow(2).sum().backward()
+    assert torch.allclose(namespace["scale"].grad, scale.grad, atol=1e-5)
+    assert torch.allclose(namespace["x"].grad, x.grad, atol=1e-5)
+
+
+def test_a_gradient_whose_dimensions_match_the_input_in_two_ways_is_not_summed(tmp_path):
+    # scale (4 elements) is broadcast over a [4, 4, 3, 5] result: its size matches dimension 0 and
+    # dimension 1, so which ones to sum over is not known and no sum is offered.
+    source = SCALE_FUNCTION.replace("torch.randn(2, 3, 4, requires_grad=True)",
+                                    "torch.randn(4, 4, 3, 5, requires_grad=True)")
+    _source, _path, diagnoses = diagnose(tmp_path, source.format(placement="[:, None, None]", scale_shape="4"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD120")
+    assert all(s.location is None for s in diagnosis.help)
