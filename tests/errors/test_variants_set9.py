@@ -531,3 +531,47 @@ def test_a_gradient_whose_dimensions_match_the_input_in_two_ways_is_not_summed(t
     _source, _path, diagnoses = diagnose(tmp_path, source.format(placement="[:, None, None]", scale_shape="4"))
     diagnosis = next(d for d in diagnoses if d.code == "AD120")
     assert all(s.location is None for s in diagnosis.help)
+
+
+UNFROZEN_LATER = """
+    import torch
+    from torch import nn
+
+
+    def build(model):
+        model.requires_grad_(False)
+        optimizer = torch.optim.SGD(filter(lambda p: p.requires_grad, model.parameters()), lr=0.5)
+        {between}
+        for p in model[1].parameters():
+            p.requires_grad = True
+        return optimizer
+
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    optimizer = build(model)
+    model(torch.ones(4, 3)).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_an_optimizer_made_before_its_parameters_are_unfrozen_is_made_after(tmp_path):
+    _source, path, diagnoses = diagnose(tmp_path, UNFROZEN_LATER.format(between="pass"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD129")
+    suggestion = apply_first_concrete(path, diagnosis)
+    assert suggestion.replacement.splitlines()[-1].startswith("optimizer = torch.optim.SGD(")
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 1))
+    first = model[0].weight.detach().clone()
+    head = model[1].weight.detach().clone()
+    hidden = model[0](torch.ones(4, 3)).detach()
+    assert torch.equal(namespace["model"][0].weight, first)  # still frozen
+    assert torch.allclose(namespace["model"][1].weight, head - 0.5 * hidden.sum(0, keepdim=True))
+
+
+def test_an_optimizer_read_before_the_unfreezing_is_not_moved(tmp_path):
+    _source, _path, diagnoses = diagnose(tmp_path, UNFROZEN_LATER.format(between="print(optimizer)"))
+    diagnosis = next(d for d in diagnoses if d.code == "AD129")
+    assert all(s.location is None for s in diagnosis.help)
