@@ -575,3 +575,66 @@ def test_an_optimizer_read_before_the_unfreezing_is_not_moved(tmp_path):
     _source, _path, diagnoses = diagnose(tmp_path, UNFROZEN_LATER.format(between="print(optimizer)"))
     diagnosis = next(d for d in diagnoses if d.code == "AD129")
     assert all(s.location is None for s in diagnosis.help)
+
+
+CACHED_FEATURE = """
+    import functools
+    import torch
+
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    table = torch.randn(4, 3)
+
+
+    @functools.cache  # CACHE
+    def features():
+        return torch.tanh(table @ w)
+
+
+    for _ in range(2):
+        loss = features().pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+            w.grad = None
+"""
+
+
+def test_a_tensor_returned_again_by_a_memoised_function_names_the_cache(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, CACHED_FEATURE)
+    diagnosis = next(d for d in diagnoses if d.code == "AD302")
+    assert diagnosis.primary.line == marked_line(source, "CACHE")
+    apply_first_concrete(path, diagnosis)
+    error, namespace = run_plain(path)
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    table = torch.randn(4, 3)
+    for _ in range(2):
+        torch.tanh(table @ w).pow(2).sum().backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+            w.grad = None
+    assert torch.allclose(namespace["w"], w)
+
+
+def test_a_memoised_function_whose_cache_never_answered_is_not_named(tmp_path):
+    # The cache is on another function, called once: the freed graph is the loss's own.
+    _source, _path, diagnoses = diagnose(tmp_path, """
+        import functools
+        import torch
+
+        w = torch.ones(3, requires_grad=True)
+
+
+        @functools.lru_cache(maxsize=None)
+        def size():
+            return 3
+
+
+        loss = (w * size()).exp().sum()
+        loss.backward()
+        loss.backward()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD302")
+    assert "cache" not in diagnosis.primary.note
