@@ -6,6 +6,7 @@ file it changes: the file's own name for torch, or an `import torch` written wit
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from autograd_doctor.diagnosis.model import Diagnosis
@@ -51,6 +52,8 @@ def bind_torch_names(diagnosis: Diagnosis) -> None:
         if not suggestion.replacement or suggestion.location is None \
                 or not TORCH_REFERENCE.search(suggestion.replacement):
             continue
+        if not os.path.isfile(suggestion.location.file):
+            continue  # a notebook cell or a string run with exec: its names come from earlier cells
         tree = parse_file(suggestion.location.file)
         if tree is None:
             continue
