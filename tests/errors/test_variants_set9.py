@@ -638,3 +638,25 @@ def test_a_memoised_function_whose_cache_never_answered_is_not_named(tmp_path):
     """)
     diagnosis = next(d for d in diagnoses if d.code == "AD302")
     assert "cache" not in diagnosis.primary.note
+
+
+def test_a_memoised_function_holding_no_tensor_of_the_freed_graph_is_not_named(tmp_path):
+    # The cache answers calls, but what it holds is a number: the freed graph is the loss's own.
+    _source, _path, diagnoses = diagnose(tmp_path, """
+        import functools
+        import torch
+
+        w = torch.ones(3, requires_grad=True)
+
+
+        @functools.lru_cache(maxsize=None)
+        def scale():
+            return 2.0
+
+
+        loss = (w * scale() * scale()).exp().sum()
+        loss.backward()
+        loss.backward()
+    """)
+    diagnosis = next(d for d in diagnoses if d.code == "AD302")
+    assert "cache" not in diagnosis.primary.note

@@ -535,7 +535,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     memoised = None  # a function memoised with functools.lru_cache/cache returns the first call's tensor
     if carrier is None and kept_on_module is None and kept_on_object is None and kept_across_calls is None \
             and frontier:
-        memoised = _memoised_function(frame_locals)
+        memoised = _memoised_function(frame_locals, frontier)
 
     leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
     related: list[Location] = []
@@ -832,11 +832,29 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
 CACHE_DECORATORS = ("lru_cache", "cache")
 
 
-def _memoised_function(values: dict) -> tuple[Location, str] | None:
+def _cached_tensors(wrapper) -> list[torch.Tensor]:
+    """The tensors a functools.lru_cache/cache wrapper holds as results (its cache, read through the
+    references the garbage collector sees: a dict of results, or of entries holding them)."""
+    import gc
+
+    found = []
+    for referent in gc.get_referents(wrapper):
+        if not isinstance(referent, dict):
+            continue
+        for entry in list(referent.values()):
+            held = [entry] if isinstance(entry, torch.Tensor) else \
+                [r for r in gc.get_referents(entry) if isinstance(r, torch.Tensor)] if not isinstance(
+                    entry, (str, bytes, int, float, type(None))) else []
+            found.extend(held)
+    return found
+
+
+def _memoised_function(values: dict, frontier: list[Any]) -> tuple[Location, str] | None:
     """(the decorator's location, the function's name) of the one function of the user's code,
-    memoised with functools.lru_cache or functools.cache, whose cache has answered a call (a method
-    of the class of a module in `values`, or a function among them): a tensor it returned is
-    returned again, with the graph of the call that made it. None when there is none, or several."""
+    memoised with functools.lru_cache or functools.cache, whose cache has answered a call and holds
+    a tensor whose graph the failing backward() reaches (a method of the class of a module in
+    `values`, or a function among them): that tensor is returned again, with the graph of the call
+    that made it. None when there is none, or several."""
     import functools
 
     objects = list(values.values())
@@ -849,7 +867,8 @@ def _memoised_function(values: dict) -> tuple[Location, str] | None:
                   and not cls.__module__.startswith("torch")] if isinstance(value, torch.nn.Module) else [{"": value}]
         for attributes in owners:
             for candidate in attributes.values():
-                if isinstance(candidate, functools._lru_cache_wrapper) and candidate.cache_info().hits > 0:
+                if isinstance(candidate, functools._lru_cache_wrapper) and candidate.cache_info().hits > 0 \
+                        and any(t.grad_fn is not None and _reaches(t, frontier) for t in _cached_tensors(candidate)):
                     found[id(candidate)] = candidate
     if len(found) != 1:
         return None
