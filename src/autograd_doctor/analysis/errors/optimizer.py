@@ -122,8 +122,8 @@ def empty_parameter_list(context: ErrorContext, already):
         notes = [f"the parameters are filtered by requires_grad when {class_name} is made, and every one of them "
                  "is frozen then: the line that unfreezes some runs later"]
         return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, location, [unfrozen], notes, [statement_change(
-            change, f"make the optimizer after the parameters it trains are unfrozen, so that the requires_grad "
-                    f"filter keeps them", new_text)])
+            change, "make the optimizer after the parameters it trains are unfrozen, so that the requires_grad "
+                    "filter keeps them", new_text)])
     notes = ["the iterable given to the optimizer yielded no tensor: a parameters() generator used up "
              "earlier, a filter such as `if p.requires_grad` with every parameter frozen, or a model whose "
              "layers are not registered (plain lists instead of nn.ModuleList)"]
