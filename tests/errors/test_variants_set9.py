@@ -182,13 +182,18 @@ def test_a_weight_expression_of_untrained_tensors_is_still_detached(tmp_path):
 DETACH_ROWS = """
     import torch
 
+
+    def keep_rows(out, kept):
+        for row in out:
+            kept.append(row.detach_())
+            {after}
+
+
     torch.manual_seed(0)
     w = torch.randn(3, 2, requires_grad=True)
     out = torch.randn(4, 3) @ w
     kept = []
-    for row in out:
-        kept.append(row.detach_())
-        {after}
+    keep_rows(out, kept)
     out.sum().backward()
 """
 

@@ -408,9 +408,11 @@ def detach_view_in_place(context: ErrorContext, already):
         helps.append(statement_change(location, f"detach out of place: {name}.detach() is the same values, and "
                                       "the tensor the view was taken from keeps its graph",
                                       replace_node_text(filename, statement, call, f"{name}.detach()")))
-    elif isinstance(receiver, ast.Name) and not read_after(filename, receiver.id, statement):
-        # `memory.append(row.detach_())` with `row` not read again: the value detach() returns is the
-        # one the call was meant to give, and no later line sees `row` itself.
+    elif isinstance(receiver, ast.Name) and _local_name(filename, receiver.id, line) \
+            and not read_after(filename, receiver.id, statement):
+        # `memory.append(row.detach_())` with `row` a function's local not read again: the value
+        # detach() returns is the one the call was meant to give, and no later line sees `row`
+        # itself (a module's global could be read by any function, so it keeps the advice).
         helps.append(statement_change(location, f"detach out of place: {name}.detach() gives the same values "
                                       "without grad history, and the tensor the view was taken from keeps its graph",
                                       replace_node_text(filename, statement, calls[0], f"{name}.detach()")))
@@ -418,6 +420,19 @@ def detach_view_in_place(context: ErrorContext, already):
         helps.append(Suggestion("use .detach() (out of place) instead of .detach_() on a view"))
     notes = ["a view shares its base's graph; detaching it in place would cut the base's graph too"]
     return diagnosis(codes.DETACH_VIEW_INPLACE, location, related, notes, helps)
+
+
+def _local_name(filename: str, name: str, line: int) -> bool:
+    """Whether `name`, used at `line`, is a local variable of the function around that line (not
+    a module's global, nor declared global or nonlocal there)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return not any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names for node in ast.walk(function))
 
 
 def write_into_expanded(context: ErrorContext, already):
