@@ -36,6 +36,7 @@ from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
+from autograd_doctor.analysis.torch_names import bind_torch_names
 from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_api
 from autograd_doctor.recording.events import SavedRecord
@@ -154,6 +155,7 @@ def attach(error: BaseException, diagnosis: Diagnosis) -> None:
             return
     if any(d.code == diagnosis.code and d.primary == diagnosis.primary for d in existing):
         return
+    bind_torch_names(diagnosis)
     existing.append(diagnosis)
     text = "autograd-doctor:\n" + render_diagnosis(diagnosis)
     if hasattr(error, "add_note"):
@@ -186,6 +188,7 @@ def reattach(error: BaseException, old: Diagnosis, new: Diagnosis) -> None:
     if index is None:
         attach(error, new)
         return
+    bind_torch_names(new)
     existing[index] = new
     by_diagnosis = _notes_by_diagnosis(error)
     note = by_diagnosis.pop(id(old), None)
@@ -844,6 +847,7 @@ class Doctor:
         if key in self._warned and self.silent == "warn":
             return  # once per line: a loop must not flood the output
         self._warned.add(key)
+        bind_torch_names(diagnosis)
         self._remember(diagnosis)
         if self.silent == "raise":
             raise AutogradDoctorError(_strict_message(diagnosis), diagnosis)

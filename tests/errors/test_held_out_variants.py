@@ -101,6 +101,26 @@ NOT_YET = {
     # AD107 names and clones the hooked module's output where it is made (the catalogue's convention);
     # the variant marks the in-place mul_ that writes it (both right).
     "gradient_logger_hook_then_mask_in_place": (False, "right"),
+    # Set 9. AD111 names the line that sets requires_grad and clones there; the variant marks the
+    # @torch.inference_mode() that made the tensor (both right, as for prompts_initialised_in_inference_method).
+    "attack_noise_sampled_by_inference_helper": (False, "right"),
+    # AD115 names the requires_grad assignment and makes it requires_grad_(True) there (the same
+    # gradients); the variant marks the update, where the correct version detaches.
+    "iterative_fgsm_sets_requires_grad_on_updated_input": (False, "right"),
+    # AD110 names the call whose in-place update fails (BatchNorm's running statistics) and its help
+    # changes the inference_mode block the variant marks.
+    "model_built_under_inference_mode_then_trained": (False, "right"),
+    # AD107 names the hook's registration (the catalogue's convention) and makes the ReLU out of
+    # place, on the line the variant marks.
+    "global_backward_hook_then_inplace_relu": (False, "right"),
+    # Gate pieces written in place in a loop: the pieces must be rebuilt as a list, a rewrite of the loop.
+    "gate_pieces_split_by_sizes_activated_in_loop": (True, "advice"),
+    # Per-example gradients stacked into .grad: their sum or their mean (DP-SGD uses both), the
+    # user's choice.
+    "per_example_gradients_stacked_into_grad": (True, "advice"),
+    # The base of unbind pieces written in a module's forward, found only in backward: the write is
+    # not on the traceback.
+    "state_rows_unbound_then_base_normalised": (False, "advice"),
 }
 
 

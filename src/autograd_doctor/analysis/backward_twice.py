@@ -23,7 +23,7 @@ from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.recording.frames import in_installed_package
 from autograd_doctor.diagnosis.source import (
-    call_name, location_of, replace_node_text, segment, statement_location,
+    call_name, location_of, parse_file, replace_node_text, segment, statement_location,
 )
 
 
@@ -532,6 +532,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     kept_across_calls = None  # an object's method reads self.<attr>, then stores this call's result there
     if carrier is None and kept_on_module is None and kept_on_object is None and frontier:
         kept_across_calls = _state_read_then_stored(frame_locals)
+    memoised = None  # a function memoised with functools.lru_cache/cache returns the first call's tensor
+    if carrier is None and kept_on_module is None and kept_on_object is None and kept_across_calls is None \
+            and frontier:
+        memoised = _memoised_function(frame_locals, frontier)
 
     leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
     related: list[Location] = []
@@ -775,6 +779,17 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             f"detach {own} after storing it: the next call reads its value, as a constant, without the graph that "
             "backward() frees", f"{segment(filename, store)}\n{_detach_again(own, held)}",
             statement_location(filename, store)))
+    elif memoised is not None:
+        decorator, function_name = memoised
+        primary = decorator
+        related.append(backward_loc)
+        notes.append(f"{function_name}() is memoised: every call after the first returns the first call's tensor, "
+                     f"with its graph, which the backward() "
+                     f"{'on line ' + str(previous.site.lineno) + ' ' if previous and previous.site else ''}freed "
+                     f"(the cache has answered calls: {function_name}.cache_info().hits > 0)")
+        helps.append(Suggestion(f"compute {function_name}() on every call (delete this cache decorator): each forward "
+                                "then builds its own graph, through the weights as they are now",
+                                None, Location(**{**decorator.__dict__, "role": "", "note": ""})))
     else:
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the saved tensors of this graph")
@@ -811,6 +826,73 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                             "carrier": carrier[0] if carrier else None,
                             "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
     return diagnosis
+
+
+# The decorators of functools that memoise a function's results.
+CACHE_DECORATORS = ("lru_cache", "cache")
+
+
+def _cached_tensors(wrapper) -> list[torch.Tensor]:
+    """The tensors a functools.lru_cache/cache wrapper holds as results (its cache, read through the
+    references the garbage collector sees: a dict of results, or of entries holding them)."""
+    import gc
+
+    found = []
+    for referent in gc.get_referents(wrapper):
+        if not isinstance(referent, dict):
+            continue
+        for entry in list(referent.values()):
+            held = [entry] if isinstance(entry, torch.Tensor) else \
+                [r for r in gc.get_referents(entry) if isinstance(r, torch.Tensor)] if not isinstance(
+                    entry, (str, bytes, int, float, type(None))) else []
+            found.extend(held)
+    return found
+
+
+def _memoised_function(values: dict, frontier: list[Any]) -> tuple[Location, str] | None:
+    """(the decorator's location, the function's name) of the one function of the user's code,
+    memoised with functools.lru_cache or functools.cache, whose cache has answered a call and holds
+    a tensor whose graph the failing backward() reaches (a method of the class of a module in
+    `values`, or a function among them): that tensor is returned again, with the graph of the call
+    that made it. None when there is none, or several."""
+    import functools
+
+    objects = list(values.values())
+    for value in list(objects):
+        if isinstance(value, torch.nn.Module):
+            objects.extend(value.modules())
+    found = {}
+    for value in objects:
+        owners = [vars(cls) for cls in type(value).__mro__ if cls.__module__ not in ("builtins",)
+                  and not cls.__module__.startswith("torch")] if isinstance(value, torch.nn.Module) else [{"": value}]
+        for attributes in owners:
+            for candidate in attributes.values():
+                if isinstance(candidate, functools._lru_cache_wrapper) and candidate.cache_info().hits > 0 \
+                        and any(t.grad_fn is not None and _reaches(t, frontier) for t in _cached_tensors(candidate)):
+                    found[id(candidate)] = candidate
+    if len(found) != 1:
+        return None
+    wrapper = next(iter(found.values()))
+    code = getattr(getattr(wrapper, "__wrapped__", None), "__code__", None)
+    if code is None or in_installed_package(code.co_filename):
+        return None
+    tree = parse_file(code.co_filename)
+    function = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.name == code.co_name and node.decorator_list
+                     and node.decorator_list[0].lineno == code.co_firstlineno), None) if tree is not None else None
+    decorators = [d for d in (function.decorator_list if function is not None else [])
+                  if _decorator_name(d) in CACHE_DECORATORS]
+    if len(decorators) != 1 or decorators[0].lineno != decorators[0].end_lineno:
+        return None
+    location = statement_location(code.co_filename, decorators[0], role="cached",
+                                  note=f"{code.co_name}() keeps the tensor of its first call, with its graph")
+    return location, code.co_name
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """`lru_cache` for `@functools.lru_cache(maxsize=None)`, `cache` for `@cache`."""
+    target = node.func if isinstance(node, ast.Call) else node
+    return getattr(target, "attr", getattr(target, "id", None))
 
 
 def _made_outside_function(scope: Scope, values: dict, frontier: list[Any]):

@@ -246,6 +246,9 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
     weight_norm = [path for path, t in offenders if type(t.grad_fn).__name__ == "WeightNormInterfaceBackward0"]
     if weight_norm:
         return _legacy_weight_norm_diagnosis(error, primary, stack, weight_norm, offenders)
+    spectral_norm = _spectral_norm_paths(obj, offenders)
+    if spectral_norm:
+        return _legacy_weight_norm_diagnosis(error, primary, stack, spectral_norm, offenders, "spectral_norm")
     if isinstance(obj, torch.Tensor) and statement is not None and argument:
         call_text = _call_text(site.filename, statement)
         helps.append(Suggestion(
@@ -270,21 +273,54 @@ def _pytorch_message(error: BaseException) -> str:
     return message.split("\n\nautograd-doctor:")[0].strip()
 
 
-def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str], offenders) -> Diagnosis:
-    """The non-leaf tensors are weights that the legacy torch.nn.utils.weight_norm recomputes
-    before every forward (as a plain attribute with grad history): deepcopy cannot copy them."""
-    applied = [_weight_norm_location(filename, line) for filename, line in _weight_norm_calls(stack)]
-    helps = [help for help in (_parametrizations_help(location) for location in applied) if help is not None]
+# The legacy reparametrisations of torch.nn.utils, which recompute the weight as a plain attribute
+# with grad history before every forward, and what their torch.nn.utils.parametrizations
+# counterparts compute and rename: function -> (the weight computed, renamed parameters, the
+# grad_fn of the legacy weight as the note names it).
+LEGACY_REPARAMETRISATIONS = {
+    "weight_norm": ("the same weight (g * v / |v|)",
+                    "parametrizations.weight.original0/original1 instead of weight_g/weight_v",
+                    "WeightNormInterfaceBackward0"),
+    "spectral_norm": ("the same normalisation (the weight divided by its largest singular value, estimated by "
+                      "power iteration)",
+                      "parametrizations.weight.original instead of weight_orig",
+                      "DivBackward0"),
+}
+
+
+def _spectral_norm_paths(obj: Any, offenders) -> list[str]:
+    """The paths of the non-leaf tensors that the legacy torch.nn.utils.spectral_norm computes: the
+    attribute its forward pre-hook (SpectralNorm) writes on a module inside `obj`."""
+    from torch.nn.utils.spectral_norm import SpectralNorm
+
+    if not isinstance(obj, torch.nn.Module):
+        return []
+    computed = []
+    for module in obj.modules():
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, SpectralNorm):
+                computed.append(getattr(module, hook.name, None))
+    return [path for path, tensor in offenders if any(tensor is weight for weight in computed)]
+
+
+def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str], offenders,
+                                  function: str = "weight_norm") -> Diagnosis:
+    """The non-leaf tensors are weights that the legacy torch.nn.utils.weight_norm (or spectral_norm)
+    recomputes before every forward (as a plain attribute with grad history): deepcopy cannot copy them."""
+    applied = [_weight_norm_location(filename, line, function)
+               for filename, line in _weight_norm_calls(stack, function)]
+    helps = [help for help in (_parametrizations_help(location, function) for location in applied) if help is not None]
     if not helps:  # `weight_norm(conv)` after `from torch.nn.utils import weight_norm`: change the import
-        imports = [_parametrizations_import_help(filename) for filename in dict.fromkeys(loc.file for loc in applied)]
+        imports = [_parametrizations_import_help(filename, function)
+                   for filename in dict.fromkeys(loc.file for loc in applied)]
         imports = [found for found in imports if found is not None]
         if imports:
             location, help = imports[0]
             applied.insert(0, location)
             helps.append(help)
     if not helps:
-        helps.append(Suggestion("apply torch.nn.utils.parametrizations.weight_norm instead of the deprecated "
-                                "torch.nn.utils.weight_norm (or remove it with torch.nn.utils.remove_weight_norm "
+        helps.append(Suggestion(f"apply torch.nn.utils.parametrizations.{function} instead of the deprecated "
+                                f"torch.nn.utils.{function} (or remove it with torch.nn.utils.remove_{function} "
                                 "before copying)"))
     if helps[0].replacement:  # the line to change is the weight_norm call; the deepcopy is where it failed
         primary = next(loc for loc in applied if loc.line == helps[0].location.line)
@@ -292,8 +328,9 @@ def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str],
     else:
         primary, related = deepcopy_call, applied
     listed = ", ".join(paths[:5])
-    notes = [f"{listed} {'is' if len(paths) == 1 else 'are'} recomputed by the legacy torch.nn.utils.weight_norm "
-             "before every forward: a tensor with grad history (WeightNormInterfaceBackward0), which deepcopy refuses",
+    grad_fn = LEGACY_REPARAMETRISATIONS[function][2]
+    notes = [f"{listed} {'is' if len(paths) == 1 else 'are'} recomputed by the legacy torch.nn.utils.{function} "
+             f"before every forward: a tensor with grad history ({grad_fn}), which deepcopy refuses",
              f"PyTorch: \"{_pytorch_message(error)}\""]
     diagnosis = Diagnosis(code=codes.DEEPCOPY_NON_LEAF, title=codes.title(codes.DEEPCOPY_NON_LEAF), severity="error",
                           primary=primary, related=[loc for loc in related if loc is not None],
@@ -303,56 +340,57 @@ def _legacy_weight_norm_diagnosis(error, deepcopy_call, stack, paths: list[str],
     return diagnosis
 
 
-def _weight_norm_location(filename: str, line: int) -> Location:
+def _weight_norm_location(filename: str, line: int, function: str = "weight_norm") -> Location:
     text = source_line(filename, line)
     code_part = text.split("#")[0].rstrip()
     return Location(file=filename, line=line, column=len(text) - len(text.lstrip()), end_line=line,
                     end_column=len(code_part), source=text.strip(), role="weight_norm",
-                    note="the legacy weight_norm stores the weight as an attribute with grad history")
+                    note=f"the legacy {function} stores the weight as an attribute with grad history")
 
 
-def _parametrizations_help(location: Location) -> Suggestion | None:
-    """`nn.utils.parametrizations.weight_norm(` for `nn.utils.weight_norm(` on that line."""
+def _parametrizations_help(location: Location, function: str = "weight_norm") -> Suggestion | None:
+    """`nn.utils.parametrizations.weight_norm(` for `nn.utils.weight_norm(` on that line (or spectral_norm)."""
     code_part = location.source.split("#")[0].rstrip()
-    if code_part.count("utils.weight_norm(") != 1:
+    if code_part.count(f"utils.{function}(") != 1:
         return None
+    computed, renamed, _grad_fn = LEGACY_REPARAMETRISATIONS[function]
     change = Location(**{**location.__dict__, "role": "", "note": ""})
-    return Suggestion("use torch.nn.utils.parametrizations.weight_norm: the same weight (g * v / |v|), computed on "
+    return Suggestion(f"use torch.nn.utils.parametrizations.{function}: {computed}, computed on "
                       "access, so the module holds only leaves and can be deep-copied (its parameters are then named "
-                      "parametrizations.weight.original0/original1 instead of weight_g/weight_v: rename them in old "
-                      "checkpoints)",
-                      code_part.replace("utils.weight_norm(", "utils.parametrizations.weight_norm(", 1), change)
+                      f"{renamed}: rename them in old checkpoints)",
+                      code_part.replace(f"utils.{function}(", f"utils.parametrizations.{function}(", 1), change)
 
 
-def _parametrizations_import_help(filename: str) -> tuple[Location, Suggestion] | None:
+def _parametrizations_import_help(filename: str, function: str = "weight_norm") -> tuple[Location, Suggestion] | None:
     """`from torch.nn.utils import weight_norm` -> `from torch.nn.utils.parametrizations import
-    weight_norm` (the same call signature), other names imported on that line kept."""
+    weight_norm` (the same call signature), other names imported on that line kept (or spectral_norm)."""
     tree = parse_file(filename)
     if tree is None:
         return None
     for node in ast.walk(tree):
         if not (isinstance(node, ast.ImportFrom) and node.module == "torch.nn.utils" and node.level == 0):
             continue
-        found = [alias for alias in node.names if alias.name == "weight_norm"]
+        found = [alias for alias in node.names if alias.name == function]
         if not found or node.lineno != node.end_lineno:
             continue
-        others = [alias for alias in node.names if alias.name != "weight_norm"]
+        others = [alias for alias in node.names if alias.name != function]
         lines = [f"from torch.nn.utils.parametrizations import {ast.unparse(found[0])}"]
         if others:
             lines.insert(0, f"from torch.nn.utils import {', '.join(ast.unparse(alias) for alias in others)}")
         location = statement_location(filename, node, role="weight_norm",
-                                      note="the legacy weight_norm, imported here")
+                                      note=f"the legacy {function}, imported here")
         change = Location(**{**location.__dict__, "role": "", "note": ""})
-        help = Suggestion("import weight_norm from torch.nn.utils.parametrizations: the same weight (g * v / |v|), "
+        computed, renamed, _grad_fn = LEGACY_REPARAMETRISATIONS[function]
+        help = Suggestion(f"import {function} from torch.nn.utils.parametrizations: {computed}, "
                           "computed on access, so the module holds only leaves and can be deep-copied (its parameters "
-                          "are then named parametrizations.weight.original0/original1 instead of weight_g/weight_v: "
-                          "rename them in old checkpoints)", "\n".join(lines), change)
+                          f"are then named {renamed}: rename them in old checkpoints)", "\n".join(lines), change)
         return location, help
     return None
 
 
-def _weight_norm_calls(stack: tuple[Site, ...]) -> list[tuple[str, int]]:
-    """(file, line) of the `weight_norm(` calls, outside parametrizations, in the user's files of the stack."""
+def _weight_norm_calls(stack: tuple[Site, ...], function: str = "weight_norm") -> list[tuple[str, int]]:
+    """(file, line) of the `weight_norm(` (or `spectral_norm(`) calls, outside parametrizations, in the
+    user's files of the stack."""
     found = []
     for filename in dict.fromkeys(site.filename for site in stack):
         tree = parse_file(filename)
@@ -362,7 +400,7 @@ def _weight_norm_calls(stack: tuple[Site, ...]) -> list[tuple[str, int]]:
             named = _call_attr(node) if isinstance(node, ast.Call) else None
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 named = node.func.id  # `weight_norm(conv)` after `from torch.nn.utils import weight_norm`
-            if named == "weight_norm":
+            if named == function:
                 func = ast.unparse(node.func)
                 if "parametrizations" not in func:
                     found.append((filename, node.lineno))

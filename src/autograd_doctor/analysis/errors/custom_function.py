@@ -131,10 +131,73 @@ def wrong_gradients(context: ErrorContext, already):
         which = inputs[index] if index < len(inputs) else f"input {index}"
         primary.note = f"gradient {index} (for {which}) has shape {got_shape}"
         notes.append(f"the gradient for {which} must have {which}'s shape {expected_shape}, got {got_shape}")
-        helps.append(Suggestion(f"make gradient {index} the shape of {which} ({expected_shape}): undo the "
-                                "shape change forward made (unsqueeze/expand after a sum, reshape after a "
-                                "view, transpose after a transpose)"))
+        summed = _broadcast_sum(filename, forward, returns, index, which, got_shape, expected_shape)
+        if summed is not None:
+            dims, new_return = summed
+            notes.append(f"forward broadcasts {which} over dimensions {dims} of its result: its gradient is the "
+                         "sum of the result's gradient over them")
+            helps.append(statement_change(primary, f"sum gradient {index} over the dimensions forward broadcast "
+                                          f"{which} to ({dims}): each element of {which} was used once per position "
+                                          "there", new_return))
+        helps.append(Suggestion(f"{'or ' if summed else ''}make gradient {index} the shape of {which} "
+                                f"({expected_shape}): undo the shape change forward made (unsqueeze/expand after a "
+                                "sum, reshape after a view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+# Calls that only place an input for broadcasting (`bias[:, None]`, `bias.view(1, -1, 1)`).
+_BROADCAST_PLACEMENTS = ("unsqueeze", "view", "reshape", "expand", "expand_as", "view_as")
+
+
+def _broadcast_sum(filename: str, forward, returns: list, index: int, name: str, got: str, expected: str):
+    """(dimensions, new return statement) when gradient `index` has the shape of forward's result
+    where the input `name` has fewer dimensions, forward uses `name` (or a placement of it for
+    broadcasting: `name[:, None]`, `name.view(...)`) as an operand of arithmetic, and exactly one
+    choice of the result's dimensions has the input's sizes in order: the gradient of a broadcast
+    input is the result's gradient summed over the other dimensions. None otherwise."""
+    import itertools
+
+    if forward is None or len(returns) != 1 or not isinstance(returns[0].value, ast.Tuple) \
+            or index >= len(returns[0].value.elts):
+        return None
+    got_sizes, expected_sizes = _sizes(got), _sizes(expected)
+    if got_sizes is None or expected_sizes is None or not expected_sizes or len(expected_sizes) >= len(got_sizes):
+        return None
+    kept = [chosen for chosen in itertools.combinations(range(len(got_sizes)), len(expected_sizes))
+            if all(got_sizes[d] == size for d, size in zip(chosen, expected_sizes))]
+    if len(kept) != 1 or not _broadcast_operand(forward, name):
+        return None
+    dims = tuple(d for d in range(len(got_sizes)) if d not in kept[0])
+    element = returns[0].value.elts[index]
+    text = text_of(filename, element)
+    if text is None:
+        return None
+    reduced = f"{text if isinstance(element, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f'({text})'}" \
+        f".sum({dims[0] if len(dims) == 1 else dims})"
+    new_return = replace_node_text(filename, returns[0], element, reduced)
+    return (", ".join(map(str, dims)), new_return) if new_return is not None else None
+
+
+def _sizes(shape: str) -> list[int] | None:
+    try:
+        return [int(size) for size in shape.strip("[]").split(",") if size.strip()]
+    except ValueError:
+        return None
+
+
+def _broadcast_operand(forward, name: str) -> bool:
+    """Whether forward uses `name`, or a placement of it for broadcasting, as an operand of arithmetic."""
+    for node in ast.walk(forward):
+        if not isinstance(node, ast.BinOp):
+            continue
+        for operand in (node.left, node.right):
+            while isinstance(operand, ast.Subscript) or (
+                    isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute)
+                    and operand.func.attr in _BROADCAST_PLACEMENTS):
+                operand = operand.value if isinstance(operand, ast.Subscript) else operand.func.value
+            if isinstance(operand, ast.Name) and operand.id == name:
+                return True
+    return False
 
 
 def _computed_gradients(backward: ast.FunctionDef, missing: list[str], needs: list[bool],
@@ -392,7 +455,8 @@ _NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64"}
 
 def _only_arithmetic_in_backward(function_class, index: int) -> bool:
     """Whether backward unpacks ctx.saved_tensors into names and uses the one at `index` only as an
-    operand of arithmetic (`x ** (n - 1)`, `grad * n`)."""
+    operand of arithmetic or of a comparison (`x ** (n - 1)`, `grad * n`, `x < margin`: a 0-dim
+    tensor compares as the number does)."""
     _file, backward = _method_node(function_class, "backward")
     if backward is None:
         return False
@@ -405,8 +469,8 @@ def _only_arithmetic_in_backward(function_class, index: int) -> bool:
     named = [n for n in ast.walk(backward) if isinstance(n, ast.Name) and n.id == name]
     uses = [n for n in named if isinstance(n.ctx, ast.Load)]
     stores = [n for n in named if not isinstance(n.ctx, ast.Load)]
-    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), (ast.BinOp, ast.UnaryOp))
-                                                   for n in uses)
+    operations = (ast.BinOp, ast.UnaryOp, ast.Compare)
+    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), operations) for n in uses)
 
 
 def _unpacked_names(statement) -> list[str] | None:

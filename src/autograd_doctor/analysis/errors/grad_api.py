@@ -252,6 +252,8 @@ def input_without_grad(context: ErrorContext, already):
     offenders = [t for t in _inputs(context) if hasattr(t, "requires_grad") and not t.requires_grad]
     names = [local_name_of(frame, t) for t in offenders]
     label = ", ".join(n or "an input" for n in names) or "an input"
+    if len(names) > 1 and not any(names):
+        label = f"each of the {len(names)} inputs"
     location.note = f"{label} does not require grad"
     helps, related = [], []
     name = names[0] if len(names) == 1 else None
@@ -287,9 +289,16 @@ def input_without_grad(context: ErrorContext, already):
     frozen = _frozen_parameters_help(frame, filename, statement, location, call, offenders)
     if frozen is not None and not helps:
         helps.append(frozen)
+    copies = _state_dict_inputs_help(frame, filename, statement, location, call, offenders) if not helps else None
+    if copies is not None:
+        helps.append(copies)
     primary = location
     moved = bool(helps) and helps[0].location is not None and helps[0].location.line != location.line
-    if moved and helps[0] is not frozen:
+    if moved and helps[0] is copies:
+        primary = statement_location(filename, statement_at(filename, helps[0].location.line), role="made",
+                                     note="state_dict() gives the parameters' values, detached from them")
+        related = [location]
+    elif moved and helps[0] is not frozen:
         # The change is where the input is made: that is the line to change, the call is where it shows.
         primary, related = related[0], [location]
     elif moved:
@@ -303,6 +312,42 @@ def input_without_grad(context: ErrorContext, already):
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
+
+
+def _state_dict_inputs_help(frame, filename: str, statement, location, call, offenders: list):
+    """`grad(loss, list(model.state_dict().values()))`: state_dict() holds the parameters' values
+    detached from them (and the buffers), so none requires grad. For a module without buffers its
+    values are its parameters' in the same order: ask for `model.parameters()` there, in the call
+    or where the list given by name is made."""
+    given = call.args[1] if call is not None and len(call.args) > 1 else \
+        next((k.value for k in call.keywords if k.arg == "inputs"), None) if call is not None else None
+    changed = statement
+    if isinstance(given, ast.Name):
+        changed = last_assignment(filename, given.id, location.line)
+        given = changed.value if isinstance(changed, ast.Assign) and len(changed.targets) == 1 else None
+    values = given.args[0] if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) \
+        and given.func.id in ("list", "tuple") and len(given.args) == 1 else given
+    if not (isinstance(values, ast.Call) and isinstance(values.func, ast.Attribute) and values.func.attr == "values"
+            and not values.args and isinstance(values.func.value, ast.Call)
+            and isinstance(values.func.value.func, ast.Attribute) and values.func.value.func.attr == "state_dict"
+            and not values.func.value.args and not values.func.value.keywords):
+        return None
+    owner = values.func.value.func.value
+    module = value_of(frame, owner)
+    if not isinstance(module, torch.nn.Module) or any(True for _ in module.buffers()):
+        return None
+    parameters = list(module.parameters())
+    state = list(module.state_dict().values())
+    memory = {p.data_ptr() for p in parameters}
+    if len(parameters) != len(state) or not all(p.data_ptr() == t.data_ptr() for p, t in zip(parameters, state)) \
+            or not all(t.data_ptr() in memory for t in offenders):
+        return None
+    owner_text = text_of(filename, owner)
+    new_statement = replace_node_text(filename, changed, values, f"{owner_text}.parameters()")
+    changed_location = location if changed is statement else statement_location(filename, changed)
+    return statement_change(changed_location, f"ask for {owner_text}.parameters(): state_dict() holds their values "
+                            "detached from them (for saving), so no gradient reaches those tensors; the parameters "
+                            "come in the same order", new_statement)
 
 
 def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
@@ -354,6 +399,32 @@ def _frozen_parameters_help(frame, filename: str, statement, location, call, off
                             "frozen ones have no gradient to give (the others' gradients are unchanged)", new_statement)
 
 
+def _reordered_gradients(frame, filename: str, statement, outputs, gradients) -> str | None:
+    """The statement with the list of gradients reordered, when the outputs and their gradients are
+    written as lists of the same length (`backward([mean, value], grad_tensors=[grad_value,
+    grad_mean])`) and exactly one order of the gradients gives every output a gradient of its own
+    shape: the pairing is then not in doubt. None otherwise (two outputs of one shape, a value
+    that cannot be read without running code)."""
+    import itertools
+
+    if not (isinstance(outputs, (ast.List, ast.Tuple)) and isinstance(gradients, (ast.List, ast.Tuple))
+            and 2 <= len(outputs.elts) == len(gradients.elts) <= 4):
+        return None
+    output_values = [value_of(frame, node) for node in outputs.elts]
+    gradient_values = [value_of(frame, node) for node in gradients.elts]
+    if not all(isinstance(value, torch.Tensor) for value in output_values + gradient_values):
+        return None
+    fitting = [order for order in itertools.permutations(range(len(gradients.elts)))
+               if all(gradient_values[j].shape == output.shape for output, j in zip(output_values, order))]
+    if len(fitting) != 1 or list(fitting[0]) == list(range(len(gradients.elts))):
+        return None
+    texts = [text_of(filename, gradients.elts[j]) for j in fitting[0]]
+    if None in texts:
+        return None
+    opening, closing = ("[", "]") if isinstance(gradients, ast.List) else ("(", ")")
+    return replace_node_text(filename, statement, gradients, opening + ", ".join(texts) + closing)
+
+
 def gradient_shape(context: ErrorContext, already):
     found = _grad_call(context)
     if found is None:
@@ -391,6 +462,9 @@ def gradient_shape(context: ErrorContext, already):
                                           f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
         helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
                                       f"one per element of {output_text}", new_statement))
+    elif (reordered := _reordered_gradients(frame, filename, statement, output, gradient)) is not None:
+        helps.append(statement_change(location, "give the gradients in the order of the outputs: each one then has "
+                                      "the shape of the output it belongs to", reordered))
     helps.append(Suggestion(f"the gradient passed for an output must have that output's shape {wanted} "
                             "(for a scalar loss, pass nothing)"))
     return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[

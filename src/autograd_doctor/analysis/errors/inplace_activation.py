@@ -8,7 +8,7 @@ import ast
 import sys
 
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis.errors.build import diagnosis, statement_change
+from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.recording.frames import is_internal_file, in_installed_package
 from autograd_doctor.diagnosis.model import Suggestion
@@ -19,7 +19,7 @@ from autograd_doctor.diagnosis.source import (
 ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
 
 
-def _user_files(context: ErrorContext) -> list[str]:
+def user_files(context: ErrorContext) -> list[str]:
     """The traceback's user files first, then the files of the program's other loaded modules."""
     files = [frame.f_code.co_filename for frame, _ in context.user_frames()]
     for module in list(sys.modules.values()):
@@ -40,7 +40,8 @@ def _called_name(node: ast.AST) -> str | None:
 
 def _inplace_calls(tree: ast.Module, class_name: str, function: str):
     """(call, inplace keyword, slope expression) of in-place uses of the activation, also through
-    functools.partial(F.leaky_relu, ..., inplace=True) (the activation chosen in a config)."""
+    functools.partial(F.leaky_relu, ..., inplace=True) (the activation chosen in a config); the
+    keyword is None for the in-place function itself (F.leaky_relu_(x, -0.5), F.elu_)."""
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         name = _called_name(call.func)
         keyword = next((k for k in call.keywords if k.arg == "inplace"), None)
@@ -53,18 +54,20 @@ def _inplace_calls(tree: ast.Module, class_name: str, function: str):
             yield call, keyword, slope if slope is not None else (call.args[0] if call.args else None)
         elif name == function and keyword is not None:
             yield call, keyword, slope if slope is not None else (call.args[1] if len(call.args) > 1 else None)
+        elif name == f"{function}_":
+            yield call, None, slope if slope is not None else (call.args[1] if len(call.args) > 1 else None)
 
 
 def negative_slope_inplace(context: ErrorContext, already):
     kind = "elu" if context.message.startswith("In-place elu") else "leaky"
     class_name, function = ACTIVATIONS[kind]
     candidates, computed = [], []
-    for filename in _user_files(context):
+    for filename in user_files(context):
         tree = parse_file(filename)
         if tree is None:
             continue
         for call, keyword, slope in _inplace_calls(tree, class_name, function):
-            if isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+            if keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
                 candidates.append((not _negative_literal(slope), filename, call, keyword))
             elif not isinstance(keyword.value, ast.Constant):
                 computed.append((filename, call, keyword))  # inplace=config["inplace"]
@@ -84,6 +87,12 @@ def negative_slope_inplace(context: ErrorContext, already):
     statement = statement_at(filename, call.lineno)
     location = statement_location(filename, statement, role="inplace",
                                   note=f"{class_name} in place, with a negative slope")
+    if keyword is None:
+        # F.leaky_relu_(h, -0.5) -> F.leaky_relu(h, -0.5): the same values, in a new tensor.
+        new_statement = replace_node_text(filename, statement, call.func, text_of(filename, call.func)[:-1])
+        helps = [statement_change(location, f"call {function}, the out-of-place function: the same values, in a "
+                                  "new tensor, so backward still sees the input's sign", new_statement)]
+        return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
     new_statement = replace_node_text(filename, statement, keyword.value, "False")
     own_line = _own_line_change(filename, statement, call, keyword)
     if own_line is not None:

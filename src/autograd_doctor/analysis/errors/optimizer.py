@@ -114,11 +114,84 @@ def empty_parameter_list(context: ErrorContext, already):
     unregistered = _unregistered_container(frame, argument) if argument is not None else None
     if unregistered is not None:
         return _container_diagnosis(unregistered, location, class_name)
+    moved = _optimizer_after_unfreezing(filename, statement, argument) if argument is not None else None
+    if moved is not None:
+        unfrozen, new_text, end_line = moved
+        change = statement_location(filename, statement)
+        change.end_line = end_line
+        notes = [f"the parameters are filtered by requires_grad when {class_name} is made, and every one of them "
+                 "is frozen then: the line that unfreezes some runs later"]
+        return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, location, [unfrozen], notes, [statement_change(
+            change, "make the optimizer after the parameters it trains are unfrozen, so that the requires_grad "
+                    "filter keeps them", new_text)])
     notes = ["the iterable given to the optimizer yielded no tensor: a parameters() generator used up "
              "earlier, a filter such as `if p.requires_grad` with every parameter frozen, or a model whose "
              "layers are not registered (plain lists instead of nn.ModuleList)"]
     return diagnosis(codes.OPTIMIZER_EMPTY_PARAMETERS, location, notes=notes, help=[Suggestion(
         "check what the expression passed to the optimizer yields: list(...) it and print its length")])
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _unfreezes(statement: ast.stmt) -> set[str]:
+    """The root names a statement makes require grad: `model[2].requires_grad_(True)` (or without
+    an argument), `p.requires_grad = True`, also inside a loop over a module's parameters."""
+    roots = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
+                and (not node.args or isinstance(node.args[0], ast.Constant) and node.args[0].value is True):
+            roots.add(_root_name(node.func.value))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+                    roots.add(_root_name(target.value))
+        elif isinstance(node, ast.For):
+            loop_roots = _unfreezes(ast.Module(body=node.body, type_ignores=[]))
+            target_names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            if loop_roots & target_names:
+                roots.add(_root_name(node.iter))
+    roots.discard(None)
+    return roots
+
+
+def _optimizer_after_unfreezing(filename: str, statement: ast.stmt, argument: ast.expr):
+    """(the unfreezing statement's location, the reordered text, its last line) when the optimizer is
+    given the parameters that require grad (`[p for p in model.parameters() if p.requires_grad]`,
+    `filter(lambda p: p.requires_grad, ...)`) and a later statement of the same block unfreezes
+    some of that model's (`model.head.requires_grad_(True)`), with nothing between reading the
+    optimizer: the optimizer made after it is given what it was meant to train. None otherwise."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    filters = any(isinstance(node, ast.Attribute) and node.attr == "requires_grad" for node in ast.walk(argument))
+    models = {n.id for n in ast.walk(argument) if isinstance(n, ast.Name)}
+    tree = parse_file(filename)
+    if not filters or tree is None or not isinstance(statement, ast.Assign):
+        return None
+    bound = {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or statement not in block:
+                continue
+            position = block.index(statement)
+            later = block[position + 1:]
+            last = max((i for i, sibling in enumerate(later) if _unfreezes(sibling) & models), default=None)
+            if last is None or any(isinstance(n, ast.Name) and n.id in bound
+                                   for sibling in later[:last + 1] for n in ast.walk(sibling)):
+                return None
+            lines = [source_line(filename, number) for number in range(later[0].lineno, later[last].end_lineno + 1)]
+            lines += [source_line(filename, number) for number in range(statement.lineno, statement.end_lineno + 1)]
+            indent = len(lines[-1]) - len(lines[-1].lstrip())
+            text = "\n".join(line[indent:] if line[:indent].isspace() or not line[:indent] else line for line in lines)
+            unfrozen = statement_location(filename, later[last], role="unfrozen",
+                                          note="the parameters the optimizer should train are unfrozen here, after it "
+                                               "was made")
+            return unfrozen, text, later[last].end_lineno
+    return None
 
 
 # The registering container for a plain Python sequence (False) or dict (True) of modules or of

@@ -110,7 +110,8 @@ def non_scalar_backward(context: ErrorContext, already):
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
-        read_later = isinstance(receiver, ast.Name) and _read_after(filename, receiver.id, statement)
+        read_later = isinstance(receiver, ast.Name) and read_after(filename, receiver.id, statement) \
+            and not _read_after_as_elements(filename, receiver.id, statement)
         if read_later and new_statement is not None:
             # The program reads the tensor again after backward() (a logged loss, .item(), a list of
             # losses): reduced only inside the call, it would still hold one value per element there.
@@ -180,7 +181,43 @@ def _reduction_of_one_factor(filename: str, receiver: ast.expr, line: int):
     return (made, reduced_factor, new_made) if new_made is not None else None
 
 
-def _read_after(filename: str, name: str, statement: ast.stmt) -> bool:
+# Reads that take a tensor's elements one by one: `losses.tolist()`, `losses[0]`, `for l in losses`.
+ELEMENT_METHODS = ("tolist", "unbind", "split", "chunk")
+
+
+def _read_after_as_elements(filename: str, name: str, statement: ast.stmt) -> bool:
+    """Whether every read of `name` after `statement` (in the same function, before binding it
+    again) takes its elements (a list of per-task losses logged with `.tolist()`, indexed, or
+    iterated): such a program means the tensor to keep its elements, so it is reduced only where
+    backward() is called."""
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    scope = enclosing_function(tree, statement.lineno)
+    parents = {child: node for node in ast.walk(scope) for child in ast.iter_child_nodes(node)}
+    uses = sorted((node for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == name
+                   and node.lineno > (statement.end_lineno or statement.lineno)),
+                  key=lambda node: (node.lineno, node.col_offset))
+    reads = []
+    for node in uses:
+        if not isinstance(node.ctx, ast.Load):
+            break
+        reads.append(node)
+    if not reads:
+        return False
+    for node in reads:
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in ELEMENT_METHODS:
+            continue
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            continue
+        if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
+            continue
+        return False
+    return True
+
+
+def read_after(filename: str, name: str, statement: ast.stmt) -> bool:
     """Whether the program reads `name` after `statement` (in the same function, before binding it
     again): the first use of the name after the statement's last line is a load."""
     tree = parse_file(filename)
@@ -955,7 +992,7 @@ def non_differentiable_argument(context: ErrorContext, already):
         detached = f"{text}.detach()" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).detach()"
         written_out = _weighted_elementwise_loss(calls[0], node, argument)
-        learned = written_out is not None and _trained_through(value_of(frame, node), context)
+        learned = written_out is not None and _expression_trained_through(frame, node, context)
         if learned:
             # The weights are made by parameters an optimizer trains: the user means them to learn,
             # so the loss is written as an elementwise product autograd differentiates in both.
@@ -1047,6 +1084,18 @@ def _weighted_elementwise_loss(call: ast.Call, weight: ast.AST, argument: str) -
     product = f"{ast.unparse(unreduced)} * {ast.unparse(weight)}"
     kind = reduction.value if reduction is not None else "mean"
     return product if kind == "none" else f"({product}).{kind}()"
+
+
+def _expression_trained_through(frame, node: ast.expr, context: ErrorContext) -> bool:
+    """Whether the expression's value is computed from a tensor an optimizer trains. An expression
+    that is not read without running it (`(1 - p_t) ** self.gamma`, a focal loss's factor) is
+    judged by the values it reads: its names and attributes (nothing is evaluated)."""
+    value = value_of(frame, node)
+    if value is not None:
+        return _trained_through(value, context)
+    operands = [child for child in ast.walk(node) if isinstance(child, (ast.Name, ast.Attribute))
+                and isinstance(child.ctx, ast.Load)]
+    return any(_trained_through(value_of(frame, operand), context) for operand in operands)
 
 
 def _trained_through(value, context: ErrorContext) -> bool:

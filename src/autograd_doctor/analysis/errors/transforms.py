@@ -248,6 +248,18 @@ def vmap_write_into_unbatched(context: ErrorContext, already):
     call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
     factory = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "torch" else None
+    like = _made_like_an_unbatched_tensor(frame, filename, made, call, factory)
+    if like is not None:
+        source, other = like
+        primary = statement_location(filename, made, role="made", note=f"{name} is made like {other}, which has no "
+                                     "batch dimension under vmap")
+        location.role = "write"
+        helps = [statement_change(primary, f"make {name} like the input {source}: it has the shape and dtype of "
+                                  f"{other}, and under vmap it gets {source}'s batch dimension",
+                                  replace_node_text(filename, made, call.args[0], source)),
+                 Suggestion("or build the result out of place (torch.cat / torch.stack of the pieces), which vmap "
+                            "batches like any other operation")]
+        return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, primary, [location], notes, helps)
     if made is None or factory not in _FACTORIES:
         return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, location, notes=notes, help=[Suggestion(
             f"make {name or 'the tensor'} inside the function from one of its inputs (x.new_zeros(size), "
@@ -272,6 +284,31 @@ def vmap_write_into_unbatched(context: ErrorContext, already):
     helps.append(Suggestion("or build the result out of place (torch.cat / torch.stack of the pieces), which vmap "
                             "batches like any other operation"))
     return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, primary, [location], notes, helps)
+
+
+# torch.<factory>_like(t): a tensor with t's shape and dtype; made like a tensor the function closes
+# over (a parameter, a buffer), it has no batch dimension under vmap.
+_LIKE_FACTORIES = ("zeros_like", "ones_like", "empty_like", "full_like")
+
+
+def _made_like_an_unbatched_tensor(frame, filename: str, made, call, factory: str | None):
+    """(input's name, the tensor's text) when `name = torch.zeros_like(other)` copies the shape of a
+    tensor that is not one of the function's inputs (`self.gate`) while an input tensor has that
+    same shape and dtype for one example: made like that input, the values are the same and vmap
+    batches it. None otherwise (two inputs fit, or none)."""
+    if made is None or factory not in _LIKE_FACTORIES or not call.args:
+        return None
+    parameters = _function_parameters(filename, made.lineno)
+    other = call.args[0]
+    if isinstance(other, ast.Name) and other.id in parameters:
+        return None
+    value = _value(frame, other)
+    if not _is_tensor(value):
+        return None
+    fitting = [p for p in parameters if _is_tensor(given := frame.f_locals.get(p))
+               and given.shape == value.shape and given.dtype == value.dtype]
+    other_text = text_of(filename, other)
+    return (fitting[0], other_text) if len(fitting) == 1 and other_text else None
 
 
 def _is_tensor(value) -> bool:

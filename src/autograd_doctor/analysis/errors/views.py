@@ -11,6 +11,7 @@ from autograd_doctor.recording import switches
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, text_of, user_statement,
 )
+from autograd_doctor.analysis.errors.requires_grad import read_after
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, line_location, local_name_of, module_attribute_assignment, value_of,
     with_block_around,
@@ -321,31 +322,39 @@ def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     (ReLU(inplace=True)): the line to change is the hook's registration or the in-place module."""
     from autograd_doctor.diagnosis.source import call_name
 
-    registrations = _calls_in(filename, lambda call: call_name(call) == "register_full_backward_hook")
+    from autograd_doctor.analysis.errors.inplace_activation import user_files
+
+    # The hook is registered on one module, or on every module (register_module_full_backward_hook),
+    # often by a monitoring helper in another file: the user's files are searched, the failing one first.
+    files = [filename] + [other for other in user_files(context) if other != filename]
+    registrations = [(found, statement, call) for found in files for statement, call in _calls_in(
+        found, lambda call: call_name(call) in ("register_full_backward_hook", "register_module_full_backward_hook"))]
     module = _module_writing_in_place(context)
     if len(registrations) != 1 or module is None or not getattr(module, "inplace", False):
         return None
     class_name = type(module).__name__
-    statement, _call = registrations[0]
-    primary = statement_location(filename, statement, role="hook",
+    hook_file, statement, registration = registrations[0]
+    primary = statement_location(hook_file, statement, role="hook",
                                  note="a full backward hook wraps this module's output in BackwardHookFunction")
     write.note = f"{class_name}(inplace=True) writes that output in place here"
-    notes = [f"register_full_backward_hook makes the module's output a view returned by BackwardHookFunction, so that "
+    notes = [f"{call_name(registration)} makes the module's output a view returned by BackwardHookFunction, so that "
              f"the hook sees grad_output; the {class_name}(inplace=True) that follows writes into that output, which "
              "PyTorch forbids"]
     helps = []
-    built = _calls_in(filename, lambda call: call_name(call) == class_name and any(
-        k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords))
+    built = [(found, made, call) for found in files for made, call in _calls_in(
+        found, lambda call: call_name(call) == class_name and any(
+            k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords))]
     related = [write]
     if len(built) == 1:
-        made, call = built[0]
+        built_file, made, call = built[0]
         plain = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg != "inplace"])
-        location = line_location(filename, call.lineno, role="in place", note=f"the {class_name} is made in place here")
+        location = line_location(built_file, call.lineno, role="in place",
+                                 note=f"the {class_name} is made in place here")
         related.insert(0, location)
         helps.append(Suggestion(f"make the {class_name} out of place (drop inplace=True): it computes the same values "
                                 "and gradients, and leaves the hooked output unwritten",
-                                replace_node_text(filename, made, call, ast.unparse(plain)),
-                                statement_location(filename, made)))
+                                replace_node_text(built_file, made, call, ast.unparse(plain)),
+                                statement_location(built_file, made)))
     helps.append(Suggestion(f"{'or ' if helps else ''}get the gradient of the module's output with a forward hook "
                             "that registers a tensor hook on it (output.register_hook(...)): the same gradient as "
                             "grad_output[0], without the wrapper"))
@@ -399,10 +408,31 @@ def detach_view_in_place(context: ErrorContext, already):
         helps.append(statement_change(location, f"detach out of place: {name}.detach() is the same values, and "
                                       "the tensor the view was taken from keeps its graph",
                                       replace_node_text(filename, statement, call, f"{name}.detach()")))
+    elif isinstance(receiver, ast.Name) and _local_name(filename, receiver.id, line) \
+            and not read_after(filename, receiver.id, statement):
+        # `memory.append(row.detach_())` with `row` a function's local not read again: the value
+        # detach() returns is the one the call was meant to give, and no later line sees `row`
+        # itself (a module's global could be read by any function, so it keeps the advice).
+        helps.append(statement_change(location, f"detach out of place: {name}.detach() gives the same values "
+                                      "without grad history, and the tensor the view was taken from keeps its graph",
+                                      replace_node_text(filename, statement, calls[0], f"{name}.detach()")))
     else:
         helps.append(Suggestion("use .detach() (out of place) instead of .detach_() on a view"))
     notes = ["a view shares its base's graph; detaching it in place would cut the base's graph too"]
     return diagnosis(codes.DETACH_VIEW_INPLACE, location, related, notes, helps)
+
+
+def _local_name(filename: str, name: str, line: int) -> bool:
+    """Whether `name`, used at `line`, is a local variable of the function around that line (not
+    a module's global, nor declared global or nonlocal there)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return not any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names for node in ast.walk(function))
 
 
 def write_into_expanded(context: ErrorContext, already):
@@ -420,14 +450,66 @@ def write_into_expanded(context: ErrorContext, already):
     notes = ["expand() and broadcast_to() make views where many elements are one memory cell; a write "
              "into one of them would write all of them"]
     if not expands or not isinstance(made, ast.Assign) or len(made.targets) != 1:
-        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=[Suggestion(
-            f"clone {name or 'the tensor'} before writing into it ({name or 't'} = {name or 't'}.clone()), "
-            "or write out of place")])
+        helps = [Suggestion(f"clone {name or 'the tensor'} before writing into it ({name or 't'} = "
+                            f"{name or 't'}.clone()), or write out of place")]
+        out_of_place = _out_of_place_rebinding(filename, statement_at(filename, line), name)
+        if out_of_place is not None and not _memory_shared_with_another_local(frame, name):
+            # `rows += offset` on a grid from torch.meshgrid (expanded views): the name then refers to
+            # a new tensor with the values the write meant, which is all a write into shared memory
+            # could have meant for it.
+            helps.insert(0, statement_change(write, f"write out of place: {name} then refers to a new tensor with "
+                                             "its own memory for every element", out_of_place))
+        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=helps)
     view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view: its rows share memory")
     value = text_of(filename, made.value)
     helps = [statement_change(view, f"make {name} a real tensor with its own memory for every element",
                               f"{ast.unparse(made.targets[0])} = {value}.clone()")]
     return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
+
+
+def _memory_shared_with_another_local(frame, name: str) -> bool:
+    """Whether another local variable of the frame holds a tensor on the memory of `name`'s (the
+    tensor it was expanded from, a stacked grid): a write meant for it would not reach it
+    through a rebound name."""
+    import torch
+
+    value = frame.f_locals.get(name)
+    if not isinstance(value, torch.Tensor):
+        return True
+    memory = value.untyped_storage().data_ptr()
+    return any(isinstance(other, torch.Tensor) and other.untyped_storage().data_ptr() == memory
+               for key, other in frame.f_locals.items() if key != name)
+
+
+# Augmented assignments and their out-of-place operators.
+OUT_OF_PLACE_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _out_of_place_rebinding(filename: str, statement, name: str | None) -> str | None:
+    """`name = name + value` for `name += value`, `name = name.add(value)` for `name.add_(value)`:
+    the write of a statement into the tensor a plain name holds, rebound out of place. None for
+    another statement (an indexed write, a write into an attribute)."""
+    import torch
+
+    if not name or not name.isidentifier():
+        return None
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) \
+            and statement.target.id == name and type(statement.op) in OUT_OF_PLACE_OPERATORS:
+        value = text_of(filename, statement.value)
+        if value is None:
+            return None
+        if not isinstance(statement.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
+            value = f"({value})"
+        return f"{name} = {name} {OUT_OF_PLACE_OPERATORS[type(statement.op)]} {value}"
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name) \
+            and statement.value.func.value.id == name:
+        method = statement.value.func.attr
+        if not method.endswith("_") or method.endswith("__") or not hasattr(torch.Tensor, method[:-1]):
+            return None
+        call = text_of(filename, statement.value)
+        return f"{name} = {call.replace(f'.{method}(', f'.{method[:-1]}(', 1)}" if call else None
+    return None
 
 
 MATCHERS = [

@@ -1,0 +1,8 @@
+"""Exponential moving average of a student's weights (helper of ema_teacher_updated_by_helper_without_no_grad)."""
+import torch
+
+
+def update_teacher(teacher, student, decay):
+    with torch.no_grad():
+        for t, s in zip(teacher.parameters(), student.parameters()):
+            t.mul_(decay).add_(s.detach(), alpha=1 - decay)  # PRIMARY
