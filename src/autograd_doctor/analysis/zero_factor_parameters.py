@@ -97,8 +97,10 @@ def _candidates(optimizer, step_stack) -> list[tuple]:
         return []
     candidates = []
     for module in _modules_around(step_stack):
-        stuck = [(name, p) for name, p in module.named_parameters(recurse=False)
-                 if id(p) in held and p.requires_grad and _stuck(p)]
+        trained = [(name, p) for name, p in module.named_parameters(recurse=False) if id(p) in held and p.requires_grad]
+        if len(trained) < 2:
+            continue  # a single zero factor trains (its gradient is the other's): no value read, no device sync
+        stuck = [(name, p) for name, p in trained if _stuck(p)]
         if len(stuck) >= 2:
             candidates.append((weakref.ref(module), [name for name, _ in stuck],
                                [weakref.ref(p) for _, p in stuck]))
