@@ -59,9 +59,10 @@ class ClearedUnapplied:
     count: int
     clear_site: Site | None
     backward_site: Site | None
-    # For a model's zero_grad(): how the caller names the wrappers of the optimizer that gate
-    # their own step() and zero_grad() (`optimizer`, `self.accumulator`): AD153's help clears
-    # through one of them.
+    # For a model's zero_grad(): how the caller names the optimizer (`optimizer`, `self.opt`),
+    # and the wrappers of it that gate their own step() and zero_grad() (`self.accumulator`):
+    # AD153's help moves the clear under a step of one of them, or clears through the wrapper.
+    caller_names: tuple = ()
     gating_wrappers: tuple = ()
 
 
@@ -125,7 +126,7 @@ class OptimizerClearLog:
         return entry
 
     def cleared(self, optimizer, seq: int, backward_calls, by_module: bool = False,
-                gating_wrappers: tuple = ()) -> None:
+                caller_names: tuple = (), gating_wrappers: tuple = ()) -> None:
         entry = self._entry(optimizer)
         if entry is None:
             return
@@ -133,7 +134,7 @@ class OptimizerClearLog:
         # Before its first step too: whether the optimizer steps at all is judged when the doctor stops.
         if not entry.stepping and not _inside_step(optimizer):
             self._note_cleared_unapplied(entry, optimizer, max(previous, entry.last_step_seq), seq, backward_calls,
-                                         gating_wrappers)
+                                         caller_names, gating_wrappers)
         # A model's zero_grad() says nothing of whether this optimizer is the one meant to step
         # (another one over the same parameters may be): only the optimizer's own call counts for AD221.
         if by_module or optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
@@ -144,7 +145,7 @@ class OptimizerClearLog:
 
 
     def _note_cleared_unapplied(self, entry, optimizer, since_seq: int, seq: int, backward_calls,
-                                gating_wrappers: tuple = ()) -> None:
+                                caller_names: tuple = (), gating_wrappers: tuple = ()) -> None:
         """An optimizer that steps clears gradients: note the backward() sites whose gradients no
         step() applied since they were computed (none when the gradients are already zero)."""
         keys = _call_sites_since(backward_calls, since_seq, seq)
@@ -161,7 +162,7 @@ class OptimizerClearLog:
             if clear_stack is None:
                 clear_stack = capture_user_stack(3, limit=1)
             entry.cleared_unapplied[key] = ClearedUnapplied(1, clear_stack[0] if clear_stack else None, key[0],
-                                                            gating_wrappers)
+                                                            caller_names, gating_wrappers)
 
 
 def _inside_step(optimizer) -> bool:
@@ -213,10 +214,10 @@ def _recording(original):
 
 def _optimizers_around(module, frame) -> list:
     """The optimizers over `module`'s parameters that the caller of `module.zero_grad()` can reach,
-    each with how the caller names the wrappers of it that gate their own step() and zero_grad()
-    (`_gating_wrapper`): its local and global values, their attributes (`self.optimizer`), and
-    what wraps an optimizer (accelerate's AcceleratedOptimizer keeps it as `.optimizer`). Only
-    these are looked at: the recording keeps no list of optimizers."""
+    each with how the caller names it and the wrappers of it that gate their own step() and
+    zero_grad() (`_gating_wrapper`): its local and global values, their attributes
+    (`self.optimizer`), and what wraps an optimizer (accelerate's AcceleratedOptimizer keeps it as
+    `.optimizer`). Only these are looked at: the recording keeps no list of optimizers."""
     first = next(module.parameters(), None)
     if first is None or frame is None:
         return []
@@ -225,7 +226,7 @@ def _optimizers_around(module, frame) -> list:
     owner = local_values.get("self")
     if owner is not None and isinstance(getattr(owner, "__dict__", None), dict):
         candidates += [(f"self.{name}", value) for name, value in owner.__dict__.items()]
-    found: dict[int, tuple] = {}  # id -> (optimizer, the names of its gating wrappers)
+    found: dict[int, tuple] = {}  # id -> (optimizer, its names, the names of its gating wrappers)
     for name, value in candidates:
         if isinstance(value, torch.Tensor):
             continue
@@ -237,9 +238,14 @@ def _optimizers_around(module, frame) -> list:
             if id(optimizer) not in found:
                 if not any(p is first for group in optimizer.param_groups for p in group.get("params", ())):
                     continue
-                found[id(optimizer)] = (optimizer, ())
-            if optimizer is wrapped and _gating_wrapper(value) and name.replace(".", "").isidentifier():
-                found[id(optimizer)] = (optimizer, found[id(optimizer)][1] + (name,))
+                found[id(optimizer)] = (optimizer, (), ())
+            known, names, wrappers = found[id(optimizer)]
+            if not name.replace(".", "").isidentifier():
+                continue
+            if optimizer is value:
+                found[id(optimizer)] = (known, names + (name,), wrappers)
+            elif _gating_wrapper(value):
+                found[id(optimizer)] = (known, names, wrappers + (name,))
     return list(found.values())
 
 
@@ -261,10 +267,11 @@ def _module_recording(original):
         if _wrapped.recorders:
             started = own_work_started()
             try:
-                for optimizer, gating_wrappers in _optimizers_around(self, sys._getframe(1)):
+                for optimizer, names, gating_wrappers in _optimizers_around(self, sys._getframe(1)):
                     for recorder in list(_wrapped.recorders):
                         recorder.optimizer_clears.cleared(optimizer, next(recorder.seq), recorder.backward_calls,
-                                                          by_module=True, gating_wrappers=gating_wrappers)
+                                                          by_module=True, caller_names=names,
+                                                          gating_wrappers=gating_wrappers)
             except Exception:
                 pass
             finally:
