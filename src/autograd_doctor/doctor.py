@@ -234,6 +234,7 @@ class Doctor:
         self._warned: set[tuple] = set()
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
+        self._target_weight_lines: set = set()  # backward() lines looked at for AD175
         # backward() lines whose loss has a term that had not run yet: the re-checks left for each.
         self._loss_terms_not_run: dict = {}
         # AD304 copies by their torch.tensor() line, each kept until a backward() whose loss has it
@@ -640,6 +641,12 @@ class Doctor:
     def backward_started(self, event: BackwardStarted) -> None:
         call, func, args, kwargs = event.call, event.func, event.args, event.kwargs
         self._backwards_seen += 1
+        site = call.site if call is not None else None
+        if site is not None and site not in self._target_weight_lines and len(self._target_weight_lines) < 64:
+            # Once per backward() line, before backward() frees the target's index: a target's
+            # log-probability weighted by its own probability, not detached (AD175).
+            self._target_weight_lines.add(site)
+            self._report_silent(self_weighted_terms.target_weight_diagnosis, call, args, kwargs)
         if self._copies_pending and call is not None and call.site is not None:
             # Reported once the backward() is over: as the error's cause if it fails for want of
             # a graph (the copy was the only path), as a warning if it runs.

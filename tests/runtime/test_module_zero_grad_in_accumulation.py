@@ -70,3 +70,14 @@ def test_a_model_cleared_before_each_step_is_silent(tmp_path):
     outcome = run_program(tmp_path, CLEARED_AT_EACH_STEP)
     assert outcome.error is None
     assert not [d for d in outcome.diagnoses if d.code == "AD153"]
+
+
+def test_the_help_moves_the_model_zero_grad_under_the_steps_condition(tmp_path):
+    import textwrap
+
+    from helpers import apply_help
+
+    outcome = run_program(tmp_path, MODULE_CLEARED_EACH_MICRO_BATCH)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD153"]
+    outcome.diagnoses = [diagnosis]
+    assert apply_help(outcome) == textwrap.dedent(MEANT).replace("model.zero_grad()\n", "model.zero_grad()  # CLEAR\n")

@@ -55,7 +55,8 @@ def _diagnosis(cleared, applied: int) -> Diagnosis | None:
     notes = ["gradients add up in .grad over the backward() calls before a step(), and zero_grad() "
              "throws them away: clearing them between backward() and the step() that should apply "
              "them leaves that step the last micro-batch's gradient alone (no error)"]
-    helps = _moved_after_step(cleared.clear_site.filename, primary.line) or [
+    helps = _moved_after_step(cleared.clear_site.filename, primary.line, cleared.caller_names,
+                              cleared.gating_wrappers) or [
         Suggestion("clear the gradients only after step() has applied them: move this zero_grad() "
                    "right after the step() (or delete it where the gradients are already cleared "
                    "after the step)")]
@@ -64,10 +65,13 @@ def _diagnosis(cleared, applied: int) -> Diagnosis | None:
                      related=[backward] if backward is not None else [], notes=notes, help=helps)
 
 
-def _moved_after_step(filename: str, line: int) -> list[Suggestion]:
+def _moved_after_step(filename: str, line: int, caller_names: tuple = (),
+                      gating_wrappers: tuple = ()) -> list[Suggestion]:
     """The change, when the source shows it: the zero_grad() is a statement of a loop's body and
     a later statement of that body (or of a block inside it) steps the same optimizer. If a
-    zero_grad() follows that step already, this one goes; else it moves right after the step."""
+    zero_grad() follows that step already, this one goes; else it moves right after the step.
+    Where the step comes before the clear, under a gate the clear is not under, the clear goes
+    under that gate (`_under_the_steps_gate`)."""
     clear = statement_at(filename, line)
     tree = parse_file(filename)
     receiver = _zero_grad_receiver(filename, clear)
@@ -80,7 +84,7 @@ def _moved_after_step(filename: str, line: int) -> list[Suggestion]:
     later = loop.body[next(i for i, statement in enumerate(loop.body) if statement is clear) + 1:]
     found = _step_of(filename, later, receiver)
     if found is None:
-        return []
+        return _under_the_steps_gate(filename, tree, loop, clear, receiver, caller_names, gating_wrappers)
     block, step = found
     after_step = block[next(i for i, statement in enumerate(block) if statement is step) + 1:]
     # Another optimizer's zero_grad() there (a GAN's) does not clear this one's gradients; a
@@ -104,6 +108,58 @@ def _moved_after_step(filename: str, line: int) -> list[Suggestion]:
         return []
     replacement, location = change
     return [Suggestion(message, replacement, location)]
+
+
+def _under_the_steps_gate(filename: str, tree: ast.AST, loop: ast.For | ast.While, clear: ast.stmt,
+                          receiver: str, caller_names: tuple, gating_wrappers: tuple) -> list[Suggestion]:
+    """The zero_grad() runs at every pass of the loop, after a step() that applies the gradients
+    only at some (the run showed it: gradients cleared unapplied, at least as often as applied).
+    The nearest statement before it that steps is the gate:
+    - `if cond: optimizer.step()`: the clear moves into that block, right after the step;
+    - `wrapper.step()`, a wrapper of the optimizer that gates its own step() and zero_grad() (the
+      recording saw its class define both, accelerate's AcceleratedOptimizer under `accumulate()`):
+      a model's zero_grad() becomes the wrapper's, which clears when its step() applies.
+    The step must be the same optimizer's: called on the clear's receiver, or, for a model's
+    zero_grad() (a name never stepped), on a name by which the recording saw the caller hold the
+    optimizer (or the gating wrapper)."""
+    index = next(i for i, statement in enumerate(loop.body) if statement is clear)
+    stepped = {segment(filename, node.func.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "step"}
+    for statement in reversed(loop.body[:index]):
+        if not any(_step_call(node) for node in ast.walk(statement)):
+            continue
+        if isinstance(statement, ast.If) and not statement.orelse:
+            step = next((inner for inner in statement.body if _step_call(getattr(inner, "value", None))), None)
+            if step is None or any(_zero_grad_receiver(filename, inner) for inner in statement.body):
+                return []
+            stepper = segment(filename, step.value.func.value)
+            if stepper != receiver and (receiver in stepped or stepper not in caller_names):
+                return []
+            change = _span_without(filename, statement, clear, clear, moved_after=step)
+            if change is None:
+                return []
+            replacement, location = change
+            return [Suggestion("clear the gradients only after step() has applied them: move this zero_grad() "
+                               f"right after the step() on line {step.lineno}, under its condition",
+                               replacement, location)]
+        if _step_call(getattr(statement, "value", None)) and isinstance(statement, ast.Expr):
+            wrapper = segment(filename, statement.value.func.value)
+            if wrapper not in gating_wrappers or wrapper == receiver or receiver in stepped:
+                return []
+            call_text = segment(filename, clear.value)
+            replacement = wrapper + call_text[len(receiver):]
+            location = Location(display_path(filename), clear.lineno, clear.col_offset, end_line=clear.end_lineno,
+                                source=source_line(filename, clear.lineno).strip())
+            return [Suggestion("clear the gradients when step() applies them: clear through "
+                               f"{wrapper}, whose zero_grad() runs when its step() does", replacement, location)]
+        return []
+    return []
+
+
+def _step_call(node: ast.AST | None) -> bool:
+    """`x.step()` without arguments (a scaler's `scaler.step(optimizer)` is not a gate's step)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"
+            and not node.args and not node.keywords)
 
 
 def _line(statement: ast.stmt) -> int:

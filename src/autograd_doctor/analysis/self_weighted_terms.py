@@ -1,5 +1,8 @@
-"""AD158: the loss is an average of values weighted by a softmax of those same values, and the
-weights are not detached (`w = F.softmax(log_w, -1)`, `loss = -(w * log_w).sum(-1).mean()`).
+"""AD158 and AD175: a loss weights values by weights computed from those same values, and the
+weights are not detached.
+
+AD158: an average of values weighted by a softmax of those same values
+(`w = F.softmax(log_w, -1)`, `loss = -(w * log_w).sum(-1).mean()`).
 
 The importance-weighted estimators (IWAE, self-normalised importance sampling) hold the
 normalised weights constant: their gradient is `sum_k w_k * grad(log_w_k)`. Without the
@@ -12,6 +15,18 @@ is a softmax of the other factor's very node. A softmax-weighted product inside 
 attention pooling whose result feeds more layers) is not reached that way and is not reported.
 The line to change is read from the source of the files around backward(): the one assignment
 `w = <softmax of x>` whose name is multiplied by `x` in the same function; the help detaches it.
+
+AD175: a target's log-probability weighted by its own probability, the exp of that very tensor
+(`p = logp.exp()`, `loss = -(p * logp)`, Dynamic Fine-Tuning's stop-gradient weight). The term
+-p*log(p) of one class's probability is largest at p = 1/e: differentiated through the weight, its
+gradient is the intended one times 1 + log(p), which lowers the target's probability wherever
+p < 1/e. Looked at on the graph before backward() frees it (the target's index is a saved tensor):
+from the loss, through the same reducing nodes, a multiplication whose one factor is an `exp` of
+the other factor's very node, that node being one class per row (`gather` with one index along its
+dimension, or indexing with a tensor for every dimension) of a `log_softmax`. An entropy (the whole
+distribution) and a focal loss (`(1 - p) ** gamma`, not an exp of the value itself) are not that.
+The line to change is the one assignment `p = <exp of logp>` whose name is multiplied by `logp`
+in a function of the files around backward(); the help detaches it.
 """
 
 from __future__ import annotations
@@ -74,6 +89,118 @@ def self_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     return _diagnosis(sites[0] if len(sites) == 1 else None, call.site if call is not None else None)
 
 
+# Nodes between a target's log-probability and its `gather`/index, and between that and the
+# log_softmax: shape changes and copies only.
+RESHAPING = {"SqueezeBackward", "UnsqueezeBackward", "ViewBackward", "UnsafeViewBackward", "ReshapeAliasBackward",
+             "CloneBackward", "ToCopyBackward", "SliceBackward", "SelectBackward"}
+EXP = {"ExpBackward"}
+LOG_SOFTMAX = {"LogSoftmaxBackward"}
+
+
+def _through_reshaping(node):
+    while node is not None and _kind(node) in RESHAPING and node.next_functions:
+        node = node.next_functions[0][0]
+    return node
+
+
+def _one_class_per_row(node) -> bool:
+    """Whether `node` (below its reshapes) picks one entry per row of a log_softmax: a gather with
+    one index along its dimension, or indexing with a tensor for every dimension (its saved
+    index tensors are read: called before backward() frees them)."""
+    picked = _through_reshaping(node)
+    if picked is None or not picked.next_functions:
+        return False
+    kind = _kind(picked)
+    try:
+        if kind == "GatherBackward":
+            dim, index = picked._saved_dim, picked._saved_index
+            dim = dim - 2 ** 64 if dim >= 2 ** 63 else dim
+            if not index.dim() or index.shape[dim] != 1:
+                return False
+        elif kind == "IndexBackward":
+            indices = picked._saved_indices
+            if len(indices) < 2 or any(index is None for index in indices):
+                return False
+        else:
+            return False
+    except (RuntimeError, IndexError, AttributeError):  # freed, or another layout: unknown, silent
+        return False
+    return _kind(_through_reshaping(picked.next_functions[0][0])) in LOG_SOFTMAX
+
+
+def _target_probability_product(roots: list):
+    """The MulBackward0 node, reached from the roots through REDUCING nodes, whose factors are an
+    exp node and that exp's own input node, a target's log-probability; None when there is none."""
+    seen, queue = set(), list(roots)
+    while queue and len(seen) < MAX_NODES:
+        node = queue.pop(0)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        kind = _kind(node)
+        if kind not in REDUCING:
+            continue
+        children = [child for child, _ in node.next_functions]
+        if kind == "MulBackward" and len(children) == 2 and all(child is not None for child in children):
+            for weight, values in (children, children[::-1]):
+                if _kind(weight) in EXP and weight.next_functions and weight.next_functions[0][0] is values \
+                        and _one_class_per_row(values):
+                    return node
+        queue.extend(children)
+    return None
+
+
+def target_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """AD175 for the backward() call about to run (its graph not yet freed), or None."""
+    roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
+    if not roots or _target_probability_product(roots) is None:
+        return None
+    sites = list({(filename, statement.lineno): (filename, statement, exp) for filename in user_files_around(call)
+                  for filename, statement, exp in _weight_assignments(filename, _exp_of)}.values())
+    return _target_weight_diagnosis(sites[0] if len(sites) == 1 else None, call.site if call is not None else None)
+
+
+def _exp_of(value: ast.AST) -> ast.AST | None:
+    """`x` of `torch.exp(x)`, `x.exp()`."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute) or value.func.attr != "exp":
+        return None
+    owner = value.func.value
+    if isinstance(owner, ast.Name) and owner.id == "torch":
+        return value.args[0] if len(value.args) == 1 and not value.keywords else None
+    return owner if not value.args and not value.keywords else None
+
+
+def _target_weight_diagnosis(found, backward_site) -> Diagnosis | None:
+    note = ("the weight is the target's own probability p = exp(log p), and -p * log(p) is largest at p = 1/e: "
+            "differentiated through the weight, each example's gradient is the intended one times 1 + log(p), "
+            "which lowers the target's probability wherever p < 1/e (held constant, the gradient is p times "
+            "cross-entropy's)")
+    backward = location_of(backward_site, role="backward", note="backpropagates the weighted log-probabilities")
+    helps = []
+    if found is not None:
+        filename, statement, exp = found
+        weight = statement.targets[0].id
+        primary = statement_location(filename, statement, role="weight",
+                                     note=f"{weight} keeps the graph of the log-probability it weights")
+        text = segment(filename, exp)
+        replacement = replace_node_text(filename, statement, exp, f"{method_receiver(exp, text)}.detach()") \
+            if text is not None else None
+        if replacement is not None:
+            helps.append(Suggestion(f"detach the weight (`{weight} = {method_receiver(exp, text)}.detach()`): the loss "
+                                    "keeps its value and its gradient raises every target's probability",
+                                    replacement, statement_location(filename, statement)))
+        related = [backward] if backward is not None else []
+    else:
+        primary, related = backward, []
+        if primary is None:
+            return None
+    if not helps:
+        helps.append(Suggestion("detach the probability that weights the log-probability "
+                                "(`p = logp.exp().detach()`)"))
+    return Diagnosis(code=codes.TARGET_PROBABILITY_WEIGHT, title=codes.title(codes.TARGET_PROBABILITY_WEIGHT),
+                     severity="warning", primary=primary, related=related, notes=[note], help=helps)
+
+
 def _softmax_of(value: ast.AST) -> ast.AST | None:
     """`x` of `F.softmax(x, ...)`, `torch.softmax(x, ...)`, `x.softmax(...)`, `torch.nn.functional.softmax(x)`."""
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute) or value.func.attr != "softmax":
@@ -85,9 +212,11 @@ def _softmax_of(value: ast.AST) -> ast.AST | None:
     return owner
 
 
-def _weight_assignments(filename: str) -> list[tuple[str, ast.Assign, ast.Call]]:
+def _weight_assignments(filename: str, weight_of=None) -> list[tuple[str, ast.Assign, ast.Call]]:
     """(file, `w = softmax(x)` statement, the softmax call) where the function around it also
-    multiplies the name `w` by the name `x`."""
+    multiplies the name `w` by the name `x` (`weight_of` reads `x` from the call: a softmax's
+    input by default, an exp's for AD175)."""
+    weight_of = weight_of or _softmax_of
     tree = parse_file(filename)
     found = []
     for function in ast.walk(tree) if tree is not None else ():
@@ -95,7 +224,7 @@ def _weight_assignments(filename: str) -> list[tuple[str, ast.Assign, ast.Call]]
             continue
         body = [node for statement in function.body for node in ast.walk(statement)]
         for statement in (node for node in body if isinstance(node, ast.Assign)):
-            source = _softmax_of(statement.value)
+            source = weight_of(statement.value)
             if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name) \
                     or not isinstance(source, ast.Name):
                 continue

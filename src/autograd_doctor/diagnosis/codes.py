@@ -1668,6 +1668,37 @@ shares the tensor's memory.
     heading="copy.copy of a tensor shares its memory",
 )
 
+TARGET_PROBABILITY_WEIGHT = _code(
+    "AD175",
+    "a loss weights a target's log-probability by its own probability, not detached",
+    """\
+**What it means.** A loss such as Dynamic Fine-Tuning's, `-stop_gradient(p_y) * log(p_y)`, weights
+the log-probability of each example's target class by that target's probability, held constant.
+Written `p = logp.exp(); loss = -(p * logp)` without a `.detach()`, autograd also differentiates
+the weight: the term `-p * log(p)` is largest at `p = 1/e`, and its gradient is the intended one
+multiplied by `1 + log(p)`, which lowers the target's probability wherever `p < 1/e`. The loss
+value is the same; nothing fails. PyTorch raises nothing for it (it is numbered with the errors
+only because the warning numbers were taken). autograd-doctor looks at each backward() line's
+graph for a loss reduced from a product of a target's log-probability (one class per row, picked
+by `gather` or indexing from a `log_softmax`) and the `exp` of that very tensor. An entropy (the
+whole distribution) and a focal loss (`(1 - p) ** gamma`, meant to be differentiated) are other
+things and are not reported.
+
+**Minimal example.**
+
+    logp = F.log_softmax(logits, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    p = logp.exp()                              # AD175: the weight keeps its graph
+    loss = -(p * logp).mean()
+    loss.backward()
+
+**The fix.** Detach the weight: `p = logp.exp().detach()`; the loss keeps its value and its
+gradient is `p` times cross-entropy's, which raises every target's probability.
+""",
+    heading="a target's probability weighting its own log-probability, not detached",
+    example_setup=("import torch.nn.functional as F\nlogits = torch.randn(4, 6, requires_grad=True)\n"
+                   "labels = torch.tensor([0, 2, 1, 5])\n"),
+)
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

@@ -59,6 +59,11 @@ class ClearedUnapplied:
     count: int
     clear_site: Site | None
     backward_site: Site | None
+    # For a model's zero_grad(): how the caller names the optimizer (`optimizer`, `self.opt`),
+    # and the wrappers of it that gate their own step() and zero_grad() (`self.accumulator`):
+    # AD153's help moves the clear under a step of one of them, or clears through the wrapper.
+    caller_names: tuple = ()
+    gating_wrappers: tuple = ()
 
 
 @dataclass
@@ -120,14 +125,16 @@ class OptimizerClearLog:
             entry = self.by_optimizer[id(optimizer)] = OptimizerClears(weakref.ref(optimizer))
         return entry
 
-    def cleared(self, optimizer, seq: int, backward_calls, by_module: bool = False) -> None:
+    def cleared(self, optimizer, seq: int, backward_calls, by_module: bool = False,
+                caller_names: tuple = (), gating_wrappers: tuple = ()) -> None:
         entry = self._entry(optimizer)
         if entry is None:
             return
         previous, entry.last_clear_seq = entry.last_clear_seq, seq
         # Before its first step too: whether the optimizer steps at all is judged when the doctor stops.
         if not entry.stepping and not _inside_step(optimizer):
-            self._note_cleared_unapplied(entry, optimizer, max(previous, entry.last_step_seq), seq, backward_calls)
+            self._note_cleared_unapplied(entry, optimizer, max(previous, entry.last_step_seq), seq, backward_calls,
+                                         caller_names, gating_wrappers)
         # A model's zero_grad() says nothing of whether this optimizer is the one meant to step
         # (another one over the same parameters may be): only the optimizer's own call counts for AD221.
         if by_module or optimizer in self.stepped or len(entry.thrown_away) >= 4 or not _holds_gradients(optimizer):
@@ -137,7 +144,8 @@ class OptimizerClearLog:
         entry.thrown_away.append(ThrownAway(stack[0] if stack else None, since[0].site if since else None))
 
 
-    def _note_cleared_unapplied(self, entry, optimizer, since_seq: int, seq: int, backward_calls) -> None:
+    def _note_cleared_unapplied(self, entry, optimizer, since_seq: int, seq: int, backward_calls,
+                                caller_names: tuple = (), gating_wrappers: tuple = ()) -> None:
         """An optimizer that steps clears gradients: note the backward() sites whose gradients no
         step() applied since they were computed (none when the gradients are already zero)."""
         keys = _call_sites_since(backward_calls, since_seq, seq)
@@ -153,7 +161,8 @@ class OptimizerClearLog:
                 continue
             if clear_stack is None:
                 clear_stack = capture_user_stack(3, limit=1)
-            entry.cleared_unapplied[key] = ClearedUnapplied(1, clear_stack[0] if clear_stack else None, key[0])
+            entry.cleared_unapplied[key] = ClearedUnapplied(1, clear_stack[0] if clear_stack else None, key[0],
+                                                            caller_names, gating_wrappers)
 
 
 def _inside_step(optimizer) -> bool:
@@ -204,29 +213,50 @@ def _recording(original):
 
 
 def _optimizers_around(module, frame) -> list:
-    """The optimizers over `module`'s parameters that the caller of `module.zero_grad()` can reach:
-    its local and global values, their attributes (`self.optimizer`), and what wraps an optimizer
-    (accelerate's AcceleratedOptimizer keeps it as `.optimizer`). Only these are looked at: the
-    recording keeps no list of optimizers."""
+    """The optimizers over `module`'s parameters that the caller of `module.zero_grad()` can reach,
+    each with how the caller names it and the wrappers of it that gate their own step() and
+    zero_grad() (`_gating_wrapper`): its local and global values, their attributes
+    (`self.optimizer`), and what wraps an optimizer (accelerate's AcceleratedOptimizer keeps it as
+    `.optimizer`). Only these are looked at: the recording keeps no list of optimizers."""
     first = next(module.parameters(), None)
     if first is None or frame is None:
         return []
     local_values = frame_locals(frame)
-    candidates = list(local_values.values()) + list(frame.f_globals.values())
+    candidates = list(local_values.items()) + list(frame.f_globals.items())
     owner = local_values.get("self")
     if owner is not None and isinstance(getattr(owner, "__dict__", None), dict):
-        candidates += list(owner.__dict__.values())
-    found = []
-    for value in candidates:
+        candidates += [(f"self.{name}", value) for name, value in owner.__dict__.items()]
+    found: dict[int, tuple] = {}  # id -> (optimizer, its names, the names of its gating wrappers)
+    for name, value in candidates:
         if isinstance(value, torch.Tensor):
             continue
         # An instance attribute only: a property could run the user's code.
         wrapped = value.__dict__.get("optimizer") if isinstance(getattr(value, "__dict__", None), dict) else None
         for optimizer in (value, wrapped):
-            if isinstance(optimizer, torch.optim.Optimizer) and optimizer not in found \
-                    and any(p is first for group in optimizer.param_groups for p in group.get("params", ())):
-                found.append(optimizer)
-    return found
+            if not isinstance(optimizer, torch.optim.Optimizer):
+                continue
+            if id(optimizer) not in found:
+                if not any(p is first for group in optimizer.param_groups for p in group.get("params", ())):
+                    continue
+                found[id(optimizer)] = (optimizer, (), ())
+            known, names, wrappers = found[id(optimizer)]
+            if not name.replace(".", "").isidentifier():
+                continue
+            if optimizer is value:
+                found[id(optimizer)] = (known, names + (name,), wrappers)
+            elif _gating_wrapper(value):
+                found[id(optimizer)] = (known, names, wrappers + (name,))
+    return list(found.values())
+
+
+def _gating_wrapper(value) -> bool:
+    """Whether `value`, which keeps an optimizer as `.optimizer`, is not an optimizer itself and
+    its class defines both step() and zero_grad(): a wrapper that decides when they act
+    (accelerate's AcceleratedOptimizer under `accumulate()`)."""
+    if isinstance(value, torch.optim.Optimizer):
+        return False
+    own = {name for cls in type(value).__mro__ if cls is not object for name in vars(cls)}
+    return {"step", "zero_grad"} <= own
 
 
 def _module_recording(original):
@@ -237,10 +267,11 @@ def _module_recording(original):
         if _wrapped.recorders:
             started = own_work_started()
             try:
-                for optimizer in _optimizers_around(self, sys._getframe(1)):
+                for optimizer, names, gating_wrappers in _optimizers_around(self, sys._getframe(1)):
                     for recorder in list(_wrapped.recorders):
                         recorder.optimizer_clears.cleared(optimizer, next(recorder.seq), recorder.backward_calls,
-                                                          by_module=True)
+                                                          by_module=True, caller_names=names,
+                                                          gating_wrappers=gating_wrappers)
             except Exception:
                 pass
             finally:
