@@ -176,29 +176,38 @@ def _target_weight_diagnosis(found, backward_site) -> Diagnosis | None:
             "which lowers the target's probability wherever p < 1/e (held constant, the gradient is p times "
             "cross-entropy's)")
     backward = location_of(backward_site, role="backward", note="backpropagates the weighted log-probabilities")
+    return _weight_diagnosis(
+        codes.TARGET_PROBABILITY_WEIGHT, note, found, backward, role="weight",
+        keeps="keeps the graph of the log-probability it weights",
+        detached=lambda weight, value: (f"detach the weight (`{weight} = {value}.detach()`): the loss keeps its value "
+                                        "and its gradient raises every target's probability"),
+        advice="detach the probability that weights the log-probability (`p = logp.exp().detach()`)")
+
+
+def _weight_diagnosis(code: str, note: str, found, backward, role: str, keeps: str, detached, advice: str
+                      ) -> Diagnosis | None:
+    """The diagnosis of a weight assigned from a call that keeps its graph (`found`: file, the
+    assignment, the call): the assignment named, the help detaching the call's value there; without
+    the assignment, backward() named and the help in words."""
     helps = []
     if found is not None:
-        filename, statement, exp = found
+        filename, statement, call = found
         weight = statement.targets[0].id
-        primary = statement_location(filename, statement, role="weight",
-                                     note=f"{weight} keeps the graph of the log-probability it weights")
-        text = segment(filename, exp)
-        replacement = replace_node_text(filename, statement, exp, f"{method_receiver(exp, text)}.detach()") \
-            if text is not None else None
+        primary = statement_location(filename, statement, role=role, note=f"{weight} {keeps}")
+        text = segment(filename, call)
+        value = method_receiver(call, text) if text is not None else None
+        replacement = replace_node_text(filename, statement, call, f"{value}.detach()") if value is not None else None
         if replacement is not None:
-            helps.append(Suggestion(f"detach the weight (`{weight} = {method_receiver(exp, text)}.detach()`): the loss "
-                                    "keeps its value and its gradient raises every target's probability",
-                                    replacement, statement_location(filename, statement)))
+            helps.append(Suggestion(detached(weight, value), replacement, statement_location(filename, statement)))
         related = [backward] if backward is not None else []
     else:
         primary, related = backward, []
         if primary is None:
             return None
     if not helps:
-        helps.append(Suggestion("detach the probability that weights the log-probability "
-                                "(`p = logp.exp().detach()`)"))
-    return Diagnosis(code=codes.TARGET_PROBABILITY_WEIGHT, title=codes.title(codes.TARGET_PROBABILITY_WEIGHT),
-                     severity="warning", primary=primary, related=related, notes=[note], help=helps)
+        helps.append(Suggestion(advice))
+    return Diagnosis(code=code, title=codes.title(code), severity="warning", primary=primary, related=related,
+                     notes=[note], help=helps)
 
 
 def _softmax_of(value: ast.AST) -> ast.AST | None:
@@ -245,27 +254,10 @@ def _diagnosis(found, backward_site) -> Diagnosis | None:
             "constant (its gradient is the sum of w_k * grad(log_w_k)); kept in the graph, backward() also "
             "differentiates the weights and adds the sum of grad(w_k) * log_w_k, so every gradient below is off")
     backward = location_of(backward_site, role="backward", note="backpropagates the weighted average")
-    helps = []
-    if found is not None:
-        filename, statement, softmax = found
-        weight = statement.targets[0].id
-        primary = statement_location(filename, statement, role="weights",
-                                     note=f"{weight} keeps the graph of the values it weights")
-        text = segment(filename, softmax)
-        replacement = replace_node_text(filename, statement, softmax, f"{method_receiver(softmax, text)}.detach()") \
-            if text is not None else None
-        if replacement is not None:
-            helps.append(Suggestion(f"detach the weights (`{weight} = {method_receiver(softmax, text)}.detach()`): the "
-                                    "loss keeps its value and its gradient becomes the importance-weighted "
-                                    "estimator's", replacement,
-                                    statement_location(filename, statement)))
-        related = [backward] if backward is not None else []
-    else:
-        primary, related = backward, []
-        if primary is None:
-            return None
-    if not helps:
-        helps.append(Suggestion("detach the softmax weights of the average (`w = F.softmax(log_w, -1).detach()`), "
-                                "or write the bound as torch.logsumexp(log_w, -1), whose gradient is the detached one"))
-    return Diagnosis(code=codes.SELF_WEIGHTED_AVERAGE, title=codes.title(codes.SELF_WEIGHTED_AVERAGE),
-                     severity="warning", primary=primary, related=related, notes=[note], help=helps)
+    return _weight_diagnosis(
+        codes.SELF_WEIGHTED_AVERAGE, note, found, backward, role="weights",
+        keeps="keeps the graph of the values it weights",
+        detached=lambda weight, value: (f"detach the weights (`{weight} = {value}.detach()`): the loss keeps its "
+                                        "value and its gradient becomes the importance-weighted estimator's"),
+        advice=("detach the softmax weights of the average (`w = F.softmax(log_w, -1).detach()`), or write the "
+                "bound as torch.logsumexp(log_w, -1), whose gradient is the detached one"))
