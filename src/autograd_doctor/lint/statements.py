@@ -146,6 +146,8 @@ class AssignmentEvents:
                     self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
+            elif self.keyed_self_attribute(target) is not None and isinstance(value, ast.Call):
+                self.record_keyed_layer(self.keyed_self_attribute(target), value)  # `self.models["enc"] = Enc()`
             elif isinstance(container, ast.Name) and value is not None:
                 if container.id in self.scope.parameters and container.id not in ("self", "cls") \
                         and not self.scope.grad_off:
@@ -156,6 +158,37 @@ class AssignmentEvents:
             self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def keyed_self_attribute(self, node) -> str | None:
+        """`models["decoder"]` for `self.models["decoder"]` in a method of a class (the
+        key its layer spec is kept under, ``ModuleFacts.called_module``)."""
+        if self.scope.owner_class and self.class_stack and self.class_stack[-1] is None \
+                and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
+            keyed = N.keyed_module(ast.Subscript(value=ast.Name(node.value.attr), slice=node.slice),
+                                   lambda n: n.id)
+            return keyed
+        return None
+
+    def record_keyed_layer(self, key: str, value) -> None:
+        """A module kept in a dict of `self` under a constant key: `self.models =
+        {"encoder": Encoder(), ...}`, `nn.ModuleDict({...})`, `self.models["encoder"] =
+        Encoder()`; `self.models["encoder"](x)` then calls that layer."""
+        spec = self.modules.module_spec(value)
+        if spec is not None:
+            self.modules.module_specs[self.scope.owner_class][key] = spec
+
+    def record_keyed_layers(self, attr: str, value) -> None:
+        """`self.models = {"encoder": Encoder(), ...}` (or `nn.ModuleDict({...})`)."""
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and (self.qualname(value.func) or "").rsplit(".", 1)[-1] == "ModuleDict":
+            value = value.args[0]
+        if not isinstance(value, ast.Dict):
+            return
+        for key, item in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
+                    and isinstance(item, ast.Call):
+                self.record_keyed_layer(f'{attr}["{key.value}"]', item)
 
     def note_self_index(self, target, stmt) -> None:
         """`mask[mask] = v`: the index of an indexed write is the written tensor itself
@@ -212,6 +245,10 @@ class AssignmentEvents:
             self.data_attribute(target)
         if self.keeps_graph_on_module(target, value):
             self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
+        if (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and self.class_stack and self.class_stack[-1] is None
+                and self.scope.owner_class and isinstance(value, (ast.Dict, ast.Call))):
+            self.record_keyed_layers(target.attr, value)
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
                 and self.scope.owner_class and isinstance(value, ast.Call)):
@@ -325,7 +362,7 @@ class AssignmentEvents:
             if not isinstance(elt, ast.Name):
                 self.assign_target(elt, None, stmt)
                 continue
-            self.bind(elt.id, None, tensor=entry is not None, source=element)
+            self.bind(elt.id, None, tensor=entry not in (None, "dict"), source=element)
             graph = self.returned_entry(value, i if kind is True else None)
             if graph:
                 self.scope.graph.add(elt.id)
@@ -394,7 +431,15 @@ class AssignmentEvents:
                 self.add_save(name, key, "output", value)
 
     def visit_AugAssign(self, node):
+        owners = self.training.param_owners
+        self.training.param_owners = []
         self.visit(node.value)
+        if isinstance(node.op, ast.Add) and isinstance(node.target, (ast.Name, ast.Attribute)) \
+                and self.training.param_owners:
+            # `self.parameters_to_train += list(self.models["encoder"].parameters())`
+            self.training.param_lists.setdefault(self.text(node.target), set()).update(
+                self.training.param_owners)
+        self.training.param_owners = owners + self.training.param_owners
         target = node.target
         if isinstance(target, ast.Name):
             seq = self.next_seq()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import spread_to_callers
@@ -531,7 +532,7 @@ def _modules_of(checker, scope, value, at) -> frozenset:
     while work and len(seen) < 200:
         node, when = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
-        found.update(m for m in modules if m.startswith("self.") and m.replace(".", "").isidentifier())
+        found.update(m for m in modules if m.startswith("self.") and _LAYER_PATH.fullmatch(m))
         for n in names:
             entry = scope.binding(n, when)
             if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
@@ -540,10 +541,16 @@ def _modules_of(checker, scope, value, at) -> frozenset:
     return frozenset(found)
 
 
+# `self.enc.conv`, `self.models["decoder"]` (names.keyed_module): a layer's path
+_LAYER_PATH = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*|\["[A-Za-z_]\w*"\])*')
+
+
 def _owned(module: str, owners) -> str | None:
-    """The optimizer's module that ``module`` (a called name) is, contains or is part of."""
+    """The optimizer's module that ``module`` (a called name) is, contains or is part of
+    (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
-        if module == owner or module.startswith(owner + ".") or owner.startswith(module + "."):
+        if module == owner or module.startswith((owner + ".", owner + "[")) \
+                or owner.startswith((module + ".", module + "[")):
             return owner
     return None
 
@@ -580,6 +587,8 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             if any(k.arg == "requires_grad" for k in n.keywords) or \
                     (isinstance(func, ast.Name) and func.id in checker.training.grad_free_functions):
                 continue
+            if N.keyed_module(func, checker.text) is not None:
+                modules.append(N.keyed_module(func, checker.text))  # `self.models["decoder"](x)`
             if isinstance(func, ast.Attribute) and _no_graph_result(n):
                 continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS

@@ -1,0 +1,208 @@
+"""Recall on the causes the r270-r319 re-creations left open (lint-recall-causes3).
+
+Modules kept in a dict under constant keys (`self.models["decoder"]`, r301's
+MonoLayout trainer and the monodepth2 family): the optimizer built over their
+parameters (also through a list attribute grown with `+=`) steps the layer that
+`self.models["decoder"](x)` calls, and a method that returns a dict of outputs
+computed by them passes those modules on to its caller.
+
+Each case the linter now reports is written differently from its re-creation
+and really fails when run; the change the finding asks for makes it run with
+the gradients of a reference; similar correct patterns stay silent and run."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ----- modules kept in a dict of the trainer (ADL003) -----
+
+# An adversarial depth trainer: the depth networks live in `self.models`, their
+# optimizer is built over a list attribute grown with `+=`, the forward pass is a
+# method returning a dict of outputs, and the depth step comes between the
+# generator's retained backward and the critic's backward through the same outputs.
+DICT_OF_MODULES_TRAINER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class DepthGANTrainer:
+        def __init__(self):
+            self.models = {}
+            self.parameters_to_train = []
+            self.models["encoder"] = nn.Sequential(nn.Linear(5, 8), nn.Tanh())
+            self.parameters_to_train += list(self.models["encoder"].parameters())
+            self.models["depth"] = nn.Linear(8, 3)
+            self.parameters_to_train += list(self.models["depth"].parameters())
+            self.critic = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+            self.model_optimizer = torch.optim.SGD(self.parameters_to_train, lr=0.1)
+            self.critic_optimizer = torch.optim.SGD(self.critic.parameters(), lr=0.1)
+
+        def process_batch(self, images, target):
+            features = self.models["encoder"](images)
+            outputs = {"depth": self.models["depth"](features)}
+            losses = {"loss": F.mse_loss(outputs["depth"], target)}
+            return outputs, losses
+
+        def train_step(self, images, target, real):
+            outputs, losses = self.process_batch(images, target)
+            fake_score = self.critic(outputs["depth"])
+            gen_loss = losses["loss"] + F.softplus(-fake_score).mean()
+            critic_loss = F.softplus(fake_score).mean() + F.softplus(-self.critic(real)).mean()
+            self.model_optimizer.zero_grad()
+            gen_loss.backward(retain_graph=True)
+            self.model_optimizer.step()
+            self.critic_optimizer.zero_grad()
+            critic_loss.backward()
+            self.critic_optimizer.step()
+
+    def main():
+        torch.manual_seed(0)
+        trainer = DepthGANTrainer()
+        trainer.train_step(torch.randn(4, 5), torch.randn(4, 3), torch.randn(4, 3))
+        return trainer
+""")
+
+# The change that keeps the meaning: the critic scores the detached depth, so its
+# backward no longer goes through the depth networks that the step changed.
+DICT_OF_MODULES_FIXED = DICT_OF_MODULES_TRAINER.replace(
+    "critic_loss = F.softplus(fake_score).mean()",
+    'critic_loss = F.softplus(self.critic(outputs["depth"].detach())).mean()')
+
+
+def _reference_dict_trainer(namespace) -> list:
+    """Hand-written: the generator's gradients for the depth networks, the critic's own
+    loss for the critic (its gradients from `gen_loss` are cleared first), one step each."""
+    torch.manual_seed(0)
+    trainer = namespace["DepthGANTrainer"]()
+    images, target, real = torch.randn(4, 5), torch.randn(4, 3), torch.randn(4, 3)
+    encoder, depth, critic = trainer.models["encoder"], trainer.models["depth"], trainer.critic
+    out = depth(encoder(images))
+    nets = list(encoder.parameters()) + list(depth.parameters())
+    gen_loss = torch.nn.functional.mse_loss(out, target) + torch.nn.functional.softplus(-critic(out)).mean()
+    net_grads = torch.autograd.grad(gen_loss, nets)
+    critic_loss = torch.nn.functional.softplus(critic(out)).mean() + \
+        torch.nn.functional.softplus(-critic(real)).mean()
+    critic_grads = torch.autograd.grad(critic_loss, list(critic.parameters()))
+    with torch.no_grad():
+        return [p - 0.1 * g for p, g in zip(nets, net_grads)] + \
+            [p - 0.1 * g for p, g in zip(critic.parameters(), critic_grads)]
+
+
+def _trained(trainer) -> list:
+    return list(trainer.models["encoder"].parameters()) + list(trainer.models["depth"].parameters()) + \
+        list(trainer.critic.parameters())
+
+
+def test_step_of_modules_kept_in_a_dict_before_a_backward_through_them_is_found():
+    source = DICT_OF_MODULES_TRAINER
+    assert _findings(source) == [(_line(source, "self.model_optimizer.step()"), "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(source)["main"]()
+
+
+def test_dict_trainer_stepped_after_both_backwards_is_silent_and_matches_the_reference():
+    source = DICT_OF_MODULES_FIXED
+    assert source != DICT_OF_MODULES_TRAINER
+    assert _findings(source) == []
+    namespace = _load(source)
+    trained = _trained(namespace["main"]())
+    reference = _reference_dict_trainer(namespace)
+    assert all(torch.allclose(a, b) for a, b in zip(trained, reference))
+
+
+def test_dict_of_modules_written_as_a_literal_and_a_module_dict_is_found():
+    """`self.models = {...}` and `nn.ModuleDict({...})` in a module's `__init__`, with
+    the optimizer over one key's parameters."""
+    for container in ("{", "nn.ModuleDict({"):
+        closing = "}" if container == "{" else "})"
+        source = textwrap.dedent(f"""
+            import torch
+            import torch.nn as nn
+
+            class Pair(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.nets = {container}"gen": nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3)), "disc": nn.Linear(3, 1){closing}
+                    self.gen_opt = torch.optim.SGD(self.nets["gen"].parameters(), lr=0.1)
+
+                def update(self, z):
+                    fake = self.nets["gen"](z)
+                    first = fake.pow(2).mean()
+                    second = self.nets["disc"](fake).mean()
+                    first.backward(retain_graph=True)
+                    self.gen_opt.step()
+                    second.backward()
+
+            def main():
+                Pair().update(torch.randn(2, 3))
+        """)
+        assert _findings(source) == [(_line(source, "self.gen_opt.step()"), "ADL003")], container
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            _load(source)["main"]()
+
+
+def test_step_of_another_key_of_the_dict_is_silent_and_runs():
+    """The stepped optimizer holds `self.models["head"]` only; the later backward goes
+    through `self.models["body"]` and a detached head output: nothing it saved changed."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class TwoStage:
+            def __init__(self):
+                self.models = {"body": nn.Linear(3, 3), "head": nn.Linear(3, 1)}
+                self.head_opt = torch.optim.SGD(self.models["head"].parameters(), lr=0.1)
+                self.body_opt = torch.optim.SGD(self.models["body"].parameters(), lr=0.1)
+
+            def update(self, x):
+                features = self.models["body"](x)
+                head_loss = self.models["head"](features.detach()).pow(2).mean()
+                body_loss = features.pow(2).mean()
+                self.head_opt.zero_grad()
+                head_loss.backward()
+                self.head_opt.step()
+                self.body_opt.zero_grad()
+                body_loss.backward()
+                self.body_opt.step()
+
+        def main():
+            TwoStage().update(torch.randn(4, 3))
+    """)
+    assert _findings(source) == []
+    _load(source)["main"]()
+
+
+def test_dict_of_outputs_recomputed_after_the_step_is_silent_and_runs():
+    """The caller recomputes the outputs after the step: the later backward's graph is
+    built from the new weights."""
+    source = DICT_OF_MODULES_TRAINER.replace(
+        """        self.critic_optimizer.zero_grad()
+        critic_loss.backward()""",
+        """        outputs, losses = self.process_batch(images, target)
+        critic_loss = F.softplus(self.critic(outputs["depth"].detach())).mean() + \\
+            F.softplus(-self.critic(real)).mean()
+        self.critic_optimizer.zero_grad()
+        critic_loss.backward()""")
+    assert source != DICT_OF_MODULES_TRAINER
+    assert _findings(source) == []
+    _load(source)["main"]()
