@@ -206,3 +206,78 @@ def test_dict_of_outputs_recomputed_after_the_step_is_silent_and_runs():
     assert source != DICT_OF_MODULES_TRAINER
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# ----- a comprehension that backpropagates once per element (ADL019) -----
+
+# An attribution helper kept on a plain object (a class without bases, given the
+# network in its constructor as `net.eval()`): the gradient of one score with
+# respect to each input, one `autograd.grad` per input in a comprehension.
+PER_INPUT_GRADIENTS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Fusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.left = nn.Linear(3, 4)
+            self.right = nn.Linear(2, 4)
+            self.out = nn.Linear(4, 1)
+
+        def forward(self, a, b):
+            return self.out(torch.tanh(self.left(a) + self.right(b)))
+
+    class Attribution:
+        def __init__(self, net):
+            self.net = net.eval()
+
+        def input_gradients(self, inputs):
+            leaves = [t.clone().requires_grad_() for t in inputs]
+            score = self.net(*leaves).sum()
+            return [torch.autograd.grad(score, leaf)[0] for leaf in leaves]
+
+    def main():
+        torch.manual_seed(0)
+        explainer = Attribution(Fusion())
+        return explainer.input_gradients([torch.randn(5, 3), torch.randn(5, 2)]), explainer
+""")
+
+
+def test_autograd_grad_per_element_of_a_comprehension_is_found():
+    source = PER_INPUT_GRADIENTS
+    assert _findings(source) == [(_line(source, "torch.autograd.grad(score, leaf)"), "ADL019")]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(source)["main"]()
+
+
+def test_comprehension_with_the_graph_retained_is_silent_and_gives_each_inputs_gradient():
+    source = PER_INPUT_GRADIENTS.replace("torch.autograd.grad(score, leaf)",
+                                         "torch.autograd.grad(score, leaf, retain_graph=True)")
+    assert _findings(source) == []
+    namespace = _load(source)
+    grads, explainer = namespace["main"]()
+    torch.manual_seed(0)
+    namespace["Fusion"]()  # the same draws as main()'s network
+    inputs = [torch.randn(5, 3).requires_grad_(), torch.randn(5, 2).requires_grad_()]
+    reference = torch.autograd.grad(explainer.net(*inputs).sum(), inputs)
+    assert all(torch.equal(g, r) for g, r in zip(grads, reference))
+
+
+def test_comprehension_computing_a_loss_per_element_is_silent_and_runs():
+    """Each element builds its own graph (`self.net(leaf, ...)` inside the comprehension)."""
+    source = PER_INPUT_GRADIENTS.replace(
+        """        score = self.net(*leaves).sum()
+        return [torch.autograd.grad(score, leaf)[0] for leaf in leaves]""",
+        """        other = torch.zeros(5, 2)
+        return [torch.autograd.grad(self.net(leaf, other).sum(), leaf)[0] for leaf in leaves[:1]]""")
+    assert source != PER_INPUT_GRADIENTS
+    assert _findings(source) == []
+    _load(source)["main"]()
+
+
+def test_comprehension_of_gradient_penalties_with_create_graph_is_silent_and_runs():
+    """`create_graph=True` keeps the graph (a gradient penalty per input)."""
+    source = PER_INPUT_GRADIENTS.replace("torch.autograd.grad(score, leaf)[0]",
+                                         "torch.autograd.grad(score, leaf, create_graph=True)[0].pow(2).sum()")
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -8,6 +8,7 @@ import ast
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.configured_modules import configured_layer
+from autograd_doctor.lint.modules import RETURN_THE_MODULE
 from autograd_doctor.lint.rules import (
     ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
 )
@@ -254,6 +255,11 @@ class AssignmentEvents:
                 and self.scope.owner_class and isinstance(value, ast.Call)):
             # the layers of an nn.Module, and those an agent or trainer object holds
             spec = self.modules.module_spec(value)
+            itself = self.module_itself(value)
+            if spec is None and isinstance(itself, ast.Name) and itself.id in self.modules.name_specs \
+                    and itself.id in self.scope.binds:
+                # a network given to the constructor: `self.model = model.eval()` (argument_modules.py)
+                spec = self.modules.name_specs[itself.id]
             if spec is None and self.scope.module_class and self.scope.name == "__init__":
                 spec = configured_layer(self, value)  # `activate_name[activate]()`
             if spec is not None:
@@ -273,6 +279,15 @@ class AssignmentEvents:
             self.modules.module_specs[self.scope.owner_class][target.attr] = self.modules.name_specs[value.id]
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    @staticmethod
+    def module_itself(value):
+        """The receiver of `model.eval()`, `model.to(device)` (nn.Module methods that
+        return the module itself, modules.RETURN_THE_MODULE), else ``value``."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in RETURN_THE_MODULE:
+            value = value.func.value
+        return value
 
     def torch_split_of_parameter(self, value) -> bool:
         """`torch.split(pose_tensor, 1, -1)` of an untyped parameter: tensors, since torch's

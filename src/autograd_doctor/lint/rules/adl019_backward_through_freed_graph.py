@@ -61,6 +61,7 @@ the tensor, whose graph then reaches the earlier iterations.""",
 def check_scope(checker, scope) -> None:
     _record_output_layers(checker, scope)
     check_loops(checker, scope)
+    check_comprehensions(checker, scope)
     check_helper_backwards(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
@@ -476,6 +477,63 @@ def check_loops(checker, scope) -> None:
             scope.reported.add(id(node))
 
 
+def check_comprehensions(checker, scope) -> None:
+    """`[torch.autograd.grad(selected, x)[0] for x in inputs]`: a comprehension runs
+    its element once per item, like a loop body; a freeing backward there whose loss
+    reads none of the comprehension's targets goes through one graph, computed before
+    it by a module with parameters, once per item: the second item's call fails."""
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported or not _frees_graph(node):
+            continue
+        comprehension = _comprehensions_around(checker).get(id(node))
+        if comprehension is None:
+            continue
+        targets = {n.id for g in comprehension.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        if targets & set(_graph_names(checker, recv)):
+            continue  # a loss per item (`[f(x).backward() for x in xs]`)
+        read = _bindings_read(checker, scope, recv, seq)
+        made = next((b for b in sorted(read, key=lambda b: b[1])
+                     if b[0] not in targets and _made_by_parameterised_module(checker, scope, b)), None)
+        if made is None:
+            continue
+        name, bseq = made
+        value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+        loop = comprehension.generators[0]
+        checker.report(
+            "ADL019", node,
+            f"`{checker.text(node.func)}` runs once for each `{checker.text(loop.target)}` in "
+            f"`{checker.text(loop.iter)}`, each time through the graph of `{name}` (line "
+            f"{value.lineno}), computed once before: the first call frees it (no `retain_graph=True`), "
+            f"so the second fails (Trying to backward through the graph a second time); pass "
+            f"`retain_graph=True`, or take the gradients of all items in one call",
+            related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                      f"`{name}` computed here, before the comprehension")])
+        scope.reported.add(id(node))
+
+
+def _comprehensions_around(checker) -> dict:
+    """id of a backward call (`.backward(...)`, `autograd.grad(...)`) in the element of
+    a comprehension -> that comprehension (the innermost); computed once per file, only
+    when a function backpropagates."""
+    cached = checker.notes.get("ADL019 comprehensions")
+    if cached is not None:
+        return cached[0]
+    found = {}
+    if "backward(" in checker.source or "grad(" in checker.source:
+        for comprehension in ast.walk(checker.tree):
+            if not isinstance(comprehension, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                continue
+            elements = [comprehension.key, comprehension.value] if isinstance(comprehension, ast.DictComp) \
+                else [comprehension.elt]
+            for element in elements:
+                for n in ast.walk(element):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                            and n.func.attr in ("backward", "grad"):
+                        found[id(n)] = comprehension
+    checker.notes["ADL019 comprehensions"] = [found]
+    return found
+
+
 def _carried_binding(checker, scope, read, start, end, at):
     """A binding (name, seq) in the loop body whose graph the backward at ``at``
     frees, and which the next iteration reads: the body reads ``name`` as it was
@@ -577,6 +635,11 @@ def _graph_names(checker, node) -> list[str]:
             stack += [n.target, n.value]  # `loss += loss_t`: the old loss and loss_t's graph
         elif isinstance(n, ast.Call):
             stack += _graph_operands(checker, n)
+        elif isinstance(n, (ast.ListComp, ast.GeneratorExp)):
+            # `[val for val in outputs[:, idx]]`: the elements of the iterables, not the targets
+            targets = {t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            names += [m for m in _graph_names(checker, n.elt) if m not in targets]
+            stack += [g.iter for g in n.generators]
     return names
 
 
