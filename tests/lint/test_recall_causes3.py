@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
+from autograd_doctor.lint.fixes import fix_source
 
 
 def _load(source: str) -> dict:
@@ -281,3 +282,119 @@ def test_comprehension_of_gradient_penalties_with_create_graph_is_silent_and_run
                                          "torch.autograd.grad(score, leaf, create_graph=True)[0].pow(2).sum()")
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# ----- decompositions keep their factors (ADL001) -----
+
+# A whitening layer: the eigen-decomposition of the batch covariance keeps its
+# eigenvalues and eigenvectors for backward; flooring the eigenvalues in place
+# changes what it kept.
+WHITENING = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Whiten(nn.Module):
+        def __init__(self, eps=0.5):
+            super().__init__()
+            self.proj = nn.Linear(3, 3)
+            self.eps = eps
+
+        def forward(self, x):
+            h = self.proj(x)
+            h = h - h.mean(0)
+            cov = h.T @ h / h.shape[0]
+            vals, vecs = torch.linalg.eigh(cov)
+            vals.clamp_(min=self.eps)
+            return h @ vecs @ torch.diag(vals.rsqrt()) @ vecs.T
+
+    def main():
+        torch.manual_seed(0)
+        layer = Whiten()
+        layer(torch.randn(8, 3)).pow(2).sum().backward()
+        return layer
+""")
+
+# A truncated SVD that renormalises the kept singular values in place.
+TRUNCATED_SVD = textwrap.dedent("""
+    import torch
+
+    def low_rank(a: torch.Tensor, rank: int):
+        U, S, Vh = torch.linalg.svd(a, full_matrices=False)
+        total = S.pow(2).sum()
+        U, S, Vh = U[:, :rank], S[:rank], Vh[:rank]
+        scale = (total / S.pow(2).sum()).sqrt()
+        S *= scale
+        return U @ torch.diag(S) @ Vh
+
+    def main(seed=0):
+        torch.manual_seed(seed)
+        a = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+        low_rank(a, 2).sum().backward()
+        return a
+""")
+
+
+def _fixed(source: str) -> str:
+    text, count = fix_source(source, lambda t: lint_source(t, "case.py"), unsafe=True)
+    assert count > 0
+    return text
+
+
+def test_in_place_write_to_a_kept_eigenvalue_is_found_and_its_fix_gives_the_reference():
+    source = WHITENING
+    assert _findings(source) == [(_line(source, "vals.clamp_(min=self.eps)"), "ADL001")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(source)["main"]()
+    fixed = _fixed(source)
+    assert "vals = vals.clamp(min=self.eps)" in fixed
+    assert _findings(fixed) == []
+    layer = _load(fixed)["main"]()
+    torch.manual_seed(0)
+    reference = _load(source)["Whiten"]()
+    x = torch.randn(8, 3)
+    h = reference.proj(x)
+    h = h - h.mean(0)
+    vals, vecs = torch.linalg.eigh(h.T @ h / 8)
+    (h @ vecs @ torch.diag(vals.clamp(min=0.5).rsqrt()) @ vecs.T).pow(2).sum().backward()
+    assert all(torch.allclose(a.grad, b.grad) for a, b in zip(layer.parameters(), reference.parameters()))
+
+
+def test_in_place_rescale_of_truncated_singular_values_is_found_and_its_fix_gives_the_reference():
+    source = TRUNCATED_SVD
+    assert _findings(source) == [(_line(source, "S *= "), "ADL001")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(source)["main"]()
+    fixed = _fixed(source)
+    assert "S = S * scale" in fixed
+    assert _findings(fixed) == []
+    leaf = _load(fixed)["main"]()
+    torch.manual_seed(0)
+    reference = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    U, S, Vh = torch.linalg.svd(reference, full_matrices=False)
+    kept = S[:2] * (S.pow(2).sum() / S[:2].pow(2).sum()).sqrt()
+    (U[:, :2] @ torch.diag(kept) @ Vh[:2]).sum().backward()
+    assert torch.allclose(leaf.grad, reference.grad)
+
+
+def test_decomposition_factors_copied_or_computed_without_gradients_are_silent_and_run():
+    """A clone before the write, and a decomposition under `no_grad` (an initialisation)."""
+    cloned = TRUNCATED_SVD.replace("    S *= ", "    S = S.clone()\n    S *= ")
+    assert cloned != TRUNCATED_SVD
+    assert _findings(cloned) == []
+    _load(cloned)["main"]()
+    no_grad = textwrap.dedent("""
+        import torch
+
+        def orthogonal_init(weight: torch.Tensor):
+            with torch.no_grad():
+                U, S, Vh = torch.linalg.svd(weight, full_matrices=False)
+                S.fill_(1.0)
+                weight.copy_(U @ torch.diag(S) @ Vh)
+
+        def main():
+            w = torch.nn.Parameter(torch.randn(4, 4))
+            orthogonal_init(w)
+            (w @ torch.randn(4)).sum().backward()
+    """)
+    assert _findings(no_grad) == []
+    _load(no_grad)["main"]()

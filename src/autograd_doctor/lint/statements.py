@@ -31,6 +31,8 @@ class AssignmentEvents:
             self.assign_target(target, node.value, node)
         if single:
             self.after_named_value(node.targets[0].id, node.value)
+        elif len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            self.after_unpacked_value(node.targets[0], node.value)
 
     def visit_AnnAssign(self, node):
         self.visit(node.annotation)
@@ -444,6 +446,29 @@ class AssignmentEvents:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
+
+    def after_unpacked_value(self, target, value) -> None:
+        """`U, S, Vh = torch.linalg.svd(a)`: an op that returns several tensors (its
+        saves-table entry has ``outputs``), unpacked into as many names: each is a
+        tensor, with the op's graph, and those the op keeps are saved outputs."""
+        if not isinstance(value, ast.Call) or not target.elts:
+            return
+        op = self.saving_op(value)
+        if op is None or "outputs" not in op[1] or len(target.elts) != op[1]["count"]:
+            return
+        key, entry = op
+        # the decomposed tensor: `torch.linalg.svd(a)`'s `a`, `a.svd()`'s receiver
+        decomposed = value.func.value if key.startswith("torch.Tensor.") else \
+            value.args[0] if value.args else None
+        graph = decomposed is not None and not self.scope.grad_off and self.is_graph(decomposed)
+        for i, elt in enumerate(target.elts):
+            if not isinstance(elt, ast.Name):
+                continue
+            self.scope.tensors.add(elt.id)
+            if graph:
+                self.scope.graph.add(elt.id)
+            if i in entry["outputs"] and not self.scope.grad_off and decomposed is not None:
+                self.add_save(elt.id, key, "output", value, graph_from=decomposed)
 
     def visit_AugAssign(self, node):
         owners = self.training.param_owners
