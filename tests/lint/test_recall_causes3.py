@@ -398,3 +398,98 @@ def test_decomposition_factors_copied_or_computed_without_gradients_are_silent_a
     """)
     assert _findings(no_grad) == []
     _load(no_grad)["main"]()
+
+
+# ----- the optimizer a Lightning hook is handed (ADL003) -----
+
+# A module in Lightning's shape, driven by a hand-written loop: `training_step` keeps
+# an auxiliary consistency loss on the module, and the `optimizer_step` override
+# steps the optimizer it is handed, then backpropagates the kept loss.
+KEPT_AUXILIARY_LOSS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class SemiSupervised(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+
+        def configure_optimizers(self):
+            return [torch.optim.SGD(self.encoder.parameters(), lr=0.1)]
+
+        def training_step(self, batch, batch_idx):
+            x, y, unlabeled = batch
+            supervised = F.cross_entropy(self.encoder(x), y)
+            noisy = unlabeled + 0.1 * torch.randn_like(unlabeled)
+            self.consistency = F.mse_loss(self.encoder(noisy), self.encoder(unlabeled))
+            return supervised
+
+        def optimizer_step(self, epoch, batch_idx, optimizer):
+            optimizer.step()
+            optimizer.zero_grad()
+            self.consistency.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+    def fit(module, batches):
+        optimizers = module.configure_optimizers()
+        for batch_idx, batch in enumerate(batches):
+            for optimizer in optimizers:
+                loss = module.training_step(batch, batch_idx)
+                loss.backward()
+                module.optimizer_step(0, batch_idx, optimizer)
+
+    def main():
+        torch.manual_seed(0)
+        module = SemiSupervised()
+        batch = (torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1]), torch.randn(5, 4))
+        fit(module, [batch])
+        return module
+""")
+
+
+def test_step_of_the_hooks_optimizer_before_a_kept_loss_backward_is_found():
+    source = KEPT_AUXILIARY_LOSS
+    first_step = _line(source, "def optimizer_step") + 1
+    assert _findings(source) == [(first_step, "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(source)["main"]()
+
+
+def test_kept_loss_backpropagated_before_the_step_is_silent_and_matches_the_reference():
+    """The change: both losses' gradients, then one step."""
+    source = KEPT_AUXILIARY_LOSS.replace(
+        """        optimizer.step()
+        optimizer.zero_grad()
+        self.consistency.backward()
+        optimizer.step()
+        optimizer.zero_grad()""",
+        """        self.consistency.backward()
+        optimizer.step()
+        optimizer.zero_grad()""")
+    assert source != KEPT_AUXILIARY_LOSS
+    assert _findings(source) == []
+    namespace = _load(source)
+    trained = namespace["main"]()
+    torch.manual_seed(0)
+    reference = namespace["SemiSupervised"]()
+    x, y, unlabeled = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1]), torch.randn(5, 4)
+    noisy = unlabeled + 0.1 * torch.randn_like(unlabeled)
+    encoder = reference.encoder
+    loss = torch.nn.functional.cross_entropy(encoder(x), y) + \
+        torch.nn.functional.mse_loss(encoder(noisy), encoder(unlabeled))
+    grads = torch.autograd.grad(loss, list(encoder.parameters()))
+    with torch.no_grad():
+        expected = [p - 0.1 * g for p, g in zip(encoder.parameters(), grads)]
+    assert all(torch.allclose(a, b) for a, b in zip(trained.encoder.parameters(), expected))
+
+
+def test_hook_that_recomputes_the_loss_after_the_step_is_silent_and_runs():
+    """A loss computed inside the hook, after the step, has a graph of the new weights."""
+    source = KEPT_AUXILIARY_LOSS.replace(
+        "        self.consistency.backward()",
+        "        self.encoder(torch.randn(2, 4)).pow(2).mean().backward()")
+    assert source != KEPT_AUXILIARY_LOSS
+    assert _findings(source) == []
+    _load(source)["main"]()

@@ -163,7 +163,8 @@ def check_file(checker) -> None:
             owners = {_held_name(checker, scope, optimizer[len(_LOADED):], seq)}
         else:
             owners = checker.training.optimizers.get(optimizer) or \
-                checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
+                checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
+                _hook_optimizer_owners(checker, scope, optimizer)
         if not owners:
             # whose parameters it steps is unknown (built in another file): only the
             # same loss backpropagated on both sides of the step is a claim
@@ -197,6 +198,41 @@ def check_file(checker) -> None:
                     related=related)
                 reported.add(id(node))
                 break
+
+
+# Lightning's hooks that are handed one of the optimizers `configure_optimizers` returns
+_OPTIMIZER_HOOKS = frozenset({"optimizer_step"})
+
+
+def _hook_optimizer_owners(checker, scope, optimizer: str) -> set:
+    """The modules whose parameters an optimizer handed to a Lightning hook may hold:
+    `def optimizer_step(self, epoch, batch_idx, optimizer, ...)` of a class that defines
+    `configure_optimizers` is called with each optimizer that method builds, so
+    `optimizer.step()` there updates the modules of each of them
+    (`torch.optim.Adam(self.discriminator.parameters())`)."""
+    if scope.name not in _OPTIMIZER_HOOKS or scope.owner_class is None or optimizer not in scope.parameters:
+        return set()
+    owners = set()
+    for cls in checker.tree.body:
+        if not isinstance(cls, ast.ClassDef) or cls.name != scope.owner_class:
+            continue
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef) or method.name != "configure_optimizers":
+                continue
+            for call in ast.walk(method):
+                if isinstance(call, ast.Call) and _builds_optimizer(checker, call):
+                    owners |= {checker.text(n.func.value) for n in ast.walk(call)
+                               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr in ("parameters", "named_parameters")
+                               and isinstance(n.func.value, (ast.Name, ast.Attribute))}
+    return owners
+
+
+def _builds_optimizer(checker, call) -> bool:
+    q = checker.qualname(call.func) or ""
+    short = call.func.attr if isinstance(call.func, ast.Attribute) else \
+        call.func.id if isinstance(call.func, ast.Name) else ""
+    return q.startswith("torch.optim.") and short[:1].isupper() or short in N.OPTIMIZER_CLASSES
 
 
 # marks a write of a module's parameters (Scope.parameter_loads) among the steps
