@@ -493,3 +493,95 @@ def test_hook_that_recomputes_the_loss_after_the_step_is_silent_and_runs():
     assert source != KEPT_AUXILIARY_LOSS
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# ----- a backward inside a called module's forward pass (ADL019) -----
+
+# Test-time adaptation: a layer fits its own gain to the features it is given with
+# one inner SGD step inside `forward`, on a loss computed from those features; the
+# network calls it on its encoder's output, and the training loop backpropagates.
+INNER_STEP_IN_FORWARD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class AdaptiveGain(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.gain = nn.Linear(width, width)
+            self.inner = torch.optim.SGD(self.gain.parameters(), lr=0.1)
+
+        def forward(self, features):
+            fit = (self.gain(features) - features).pow(2).mean()
+            self.inner.zero_grad()
+            fit.backward()
+            self.inner.step()
+            return features + 0.1 * self.gain(features).tanh()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Linear(4, 5), nn.Tanh())
+            self.adapt = AdaptiveGain(5)
+            self.head = nn.Linear(5, 3)
+
+        def forward(self, x):
+            adapted = self.adapt(self.encoder(x))
+            return self.head(adapted)
+
+    def train(net, optimizer, x, y):
+        loss = F.cross_entropy(net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    def main():
+        torch.manual_seed(0)
+        net = Net()
+        optimizer = torch.optim.SGD(list(net.encoder.parameters()) + list(net.head.parameters()), lr=0.0)
+        train(net, optimizer, torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))
+        return net
+""")
+
+
+def test_backward_through_outputs_of_a_module_whose_forward_backpropagated_is_found():
+    source = INNER_STEP_IN_FORWARD
+    assert _findings(source) == [(_line(source, "    loss.backward()"), "ADL019")]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(source)["main"]()
+
+
+def test_inner_loss_on_detached_features_is_silent_and_matches_the_reference():
+    """The change: the inner fit reads `features.detach()`, so it leaves the encoder's
+    graph to the training loop's backward."""
+    source = INNER_STEP_IN_FORWARD.replace("fit = (self.gain(features) - features)",
+                                           "fit = (self.gain(features.detach()) - features.detach())")
+    assert source != INNER_STEP_IN_FORWARD
+    assert _findings(source) == []
+    namespace = _load(source)
+    net = namespace["main"]()
+    torch.manual_seed(0)
+    reference = namespace["Net"]()
+    x, y = torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2])
+    h = reference.encoder(x)
+    gain = reference.adapt.gain
+    fit = (gain(h.detach()) - h.detach()).pow(2).mean()
+    grads = torch.autograd.grad(fit, list(gain.parameters()))
+    with torch.no_grad():
+        for p, g in zip(gain.parameters(), grads):
+            p -= 0.1 * g
+    loss = torch.nn.functional.cross_entropy(reference.head(h + 0.1 * gain(h).tanh()), y)
+    trained = list(reference.encoder.parameters()) + list(reference.head.parameters())
+    expected = torch.autograd.grad(loss, trained)
+    got = [p.grad for p in list(net.encoder.parameters()) + list(net.head.parameters())]
+    assert all(torch.allclose(a, b) for a, b in zip(got, expected))
+
+
+def test_module_whose_forward_backpropagates_its_own_data_is_silent_and_runs():
+    """The inner loss reads a fresh input, not the argument: the caller's graph is untouched."""
+    source = INNER_STEP_IN_FORWARD.replace("fit = (self.gain(features) - features).pow(2).mean()",
+                                           "probe = torch.randn(2, 5)\n"
+                                           "        fit = (self.gain(probe) - probe).pow(2).mean()")
+    assert source != INNER_STEP_IN_FORWARD
+    assert _findings(source) == []
+    _load(source)["main"]()

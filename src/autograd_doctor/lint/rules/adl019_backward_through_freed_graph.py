@@ -62,6 +62,7 @@ def check_scope(checker, scope) -> None:
     _record_output_layers(checker, scope)
     check_loops(checker, scope)
     check_comprehensions(checker, scope)
+    check_freed_by_called_modules(checker, scope)
     check_helper_backwards(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
@@ -509,6 +510,176 @@ def check_comprehensions(checker, scope) -> None:
             related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                       f"`{name}` computed here, before the comprehension")])
         scope.reported.add(id(node))
+
+
+def check_freed_by_called_modules(checker, scope) -> None:
+    """A backward through what a same-file module returned, when that module's
+    `forward` already ran a freeing backward through the graph the value carries:
+    vqtorch's `VectorQuant.forward` backpropagates its codebook loss, computed from
+    its input `z`, and returns `z`-derived outputs; an autoencoder that calls it on
+    `self.encoder(x)` returns values whose encoder graph is freed, so the training
+    loop's `loss.backward()` fails."""
+    if not scope.backward_receivers or "backward(" not in checker.source:
+        return
+    freeing = _modules_returning_freed_graphs(checker)
+    if not freeing:
+        return
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported:
+            continue
+        found = None
+        for name, bseq in sorted(_bindings_read(checker, scope, recv, seq), key=lambda b: b[1]):
+            entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == bseq), None)
+            if entry is None or entry[1] is None or entry[2]:
+                continue
+            for call in ast.walk(entry[1]):
+                spec = checker.called_module(call) if isinstance(call, ast.Call) else None
+                if spec is not None and spec.kind in freeing:
+                    found = (name, call, spec.kind)
+                    break
+            if found:
+                break
+        if found is None:
+            continue
+        name, call, kind = found
+        inner = freeing[kind]
+        checker.report(
+            "ADL019", node,
+            f"this backward goes through `{name}`, which `{checker.text(call.func)}(...)` on line "
+            f"{call.lineno} returned: `{kind}`'s forward pass computes it from a graph that a "
+            f"backward inside that pass, `{checker.text(inner)}` on line {inner.lineno}, already freed "
+            f"(no `retain_graph=True`); backward() will fail (Trying to backward through the graph a "
+            f"second time); compute the inner loss from a `.detach()`ed input, or retain the graph there",
+            related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0, f"`{name}` returned here"),
+                     (inner.lineno, checker.col(inner.lineno, inner.col_offset), 0,
+                      "this backward frees the graph the returned values carry")])
+        scope.reported.add(id(node))
+
+
+def _modules_returning_freed_graphs(checker) -> dict:
+    """Same-file module classes whose `forward` returns values with a freed graph,
+    -> the freeing backward: a `forward` that backpropagates (freeing) a loss
+    computed from its argument, and returns values computed from that argument,
+    called by another class's `forward` on the output of one of its layers with
+    parameters (`self.vq(self.encoder(x))`), whose result that `forward` returns
+    (and so on, up the classes that call such a module).  Computed again only when
+    the walk has read more module classes since (a training loop after the classes
+    reads them all)."""
+    known = (len(checker.modules.module_classes), sum(len(v) for v in checker.modules.module_specs.values()))
+    cached = checker.notes.get("ADL019 freeing modules")
+    if cached is not None and cached[1] == known:
+        return cached[0]
+    forwards = {}
+    for cls in checker.tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name in checker.modules.module_classes:
+            forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+            if forward is not None:
+                forwards[cls.name] = forward
+    # classes whose forward frees the graph of an argument (position without `self`)
+    # that its returned values carry: class -> (positions, backward)
+    frees_arguments = {}
+    for kind, forward in forwards.items():
+        if "backward(" not in checker.text(forward) and "autograd.grad(" not in checker.text(forward):
+            continue  # most forwards run no backward: no walk
+        parameters = [a.arg for a in forward.args.posonlyargs + forward.args.args]
+        freed = _backpropagated_parameters(checker, forward)
+        returned = _returned_names(forward)
+        positions = {p - 1 for p, (parameter, _) in freed.items() if parameter in returned}
+        if positions and len(parameters) > 1:
+            frees_arguments[kind] = (positions, min((b for _, b in freed.values()), key=lambda b: b.lineno))
+    found = {}
+    changed = bool(frees_arguments)
+    while changed:
+        changed = False
+        for kind, forward in forwards.items():
+            if kind in found:
+                continue
+            inner = _returns_freed_layer_output(checker, kind, forward, frees_arguments, found)
+            if inner is not None:
+                found[kind] = inner
+                changed = True
+    checker.notes["ADL019 freeing modules"] = [found, known]
+    return found
+
+
+def _returned_names(function) -> set:
+    """The names the returned values of ``function`` are computed from, through its
+    assignments (not through `.detach()` / `.item()`)."""
+    depends = _assigned_dependencies(function)
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            for name in _names_not_cut(node.value):
+                names |= {name} | depends.get(name, set())
+    return names
+
+
+def _assigned_dependencies(function) -> dict:
+    """name -> every name its assigned values are computed from, transitively."""
+    depends: dict = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            sources = _names_not_cut(node.value)
+            for target in node.targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        depends.setdefault(t.id, set()).update(sources)
+    changed = True
+    while changed:
+        changed = False
+        for sources in depends.values():
+            more = set().union(*(depends.get(s, set()) for s in sources)) - sources
+            if more:
+                sources |= more
+                changed = True
+    return depends
+
+
+def _returns_freed_layer_output(checker, kind, forward, frees_arguments, found):
+    """The freeing backward behind a value ``forward`` (of class ``kind``) returns:
+    a layer of `self` whose class frees its argument, called on the output of a layer
+    of `self` with parameters, or a layer whose class returns freed values; or None."""
+    specs = checker.modules.module_specs.get(kind, {})
+
+    def layer_kind(call):
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            spec = specs.get(func.attr)
+            return spec
+        return None
+
+    bound_to_layer = {}  # name -> a call of a parameterised layer of self it is bound to
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            spec = layer_kind(node.value)
+            if spec is not None and spec.parameterised:
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        bound_to_layer[t.id] = node.value
+    freed_names, inner = set(), None
+    for node in ast.walk(forward):
+        if not isinstance(node, ast.Assign):
+            continue
+        for call in ast.walk(node.value):
+            spec = layer_kind(call) if isinstance(call, ast.Call) else None
+            if spec is None:
+                continue
+            backward = found.get(spec.kind)
+            if backward is None and spec.kind in frees_arguments:
+                positions, candidate = frees_arguments[spec.kind]
+                for position in positions:
+                    argument = call.args[position] if position < len(call.args) else None
+                    if isinstance(argument, ast.Name):
+                        argument = bound_to_layer.get(argument.id)
+                    argument_spec = layer_kind(argument) if isinstance(argument, ast.Call) else None
+                    if argument_spec is not None and argument_spec.parameterised:
+                        backward = candidate
+            if backward is not None:
+                freed_names |= {t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+                inner = backward
+    if not freed_names or not (freed_names & _returned_names(forward)):
+        return None
+    return inner
 
 
 def _comprehensions_around(checker) -> dict:
