@@ -66,7 +66,16 @@ file whose every `return` is computed by calling one of its parameters
 call of the module passed there.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
-concatenated (`list(a.parameters()) + list(b.parameters())`).
+concatenated (`list(a.parameters()) + list(b.parameters())`, or grown with
+`self.parameters_to_train += list(...)`).  Modules kept in a dict under constant
+keys (`self.models = {"encoder": ..., "decoder": ...}`, `self.models["depth"] =
+...`, `nn.ModuleDict({...})`) are layers too: `self.models["decoder"](x)` calls the
+module whose parameters `self.models["decoder"].parameters()` gave the optimizer,
+and a method returning a dict of their outputs (`outputs = {"topview":
+self.models["decoder"](f)}; return outputs, losses`) passes those modules on.  The
+optimizer handed to an `optimizer_step` hook of a class that defines
+`configure_optimizers` (Lightning's contract) may be any optimizer that method
+builds, so its step updates their modules.
 An optimizer built in another file (handed in as an argument) counts in one
 case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
 `loss` (the same binding) backpropagated again, where `loss` was computed by

@@ -54,7 +54,12 @@ advantages from the critic, also through a method of the same object that
 returns it) and read by the loop's backward in every iteration; and a tensor
 made before the loop that the body writes in place with a module's output
 (`slots[i] = emb(tokens)[j]`) and the backward reads: the write is recorded on
-the tensor, whose graph then reaches the earlier iterations.""",
+the tensor, whose graph then reaches the earlier iterations.  A comprehension
+counts as a loop: `[torch.autograd.grad(score, x)[0] for x in inputs]` goes
+through `score`'s graph once per input.  A backward inside a module's forward pass
+(a same-file layer that backpropagates a loss of its input, called by another
+module's `forward` on a layer's output) frees the graph the returned values carry:
+a backward through what that module returned is reported.""",
 )
 
 
