@@ -167,10 +167,10 @@ class AssignmentEvents:
         key its layer spec is kept under, ``ModuleFacts.called_module``)."""
         if self.scope.owner_class and self.class_stack and self.class_stack[-1] is None \
                 and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self":
-            keyed = N.keyed_module(ast.Subscript(value=ast.Name(node.value.attr), slice=node.slice),
-                                   lambda n: n.id)
-            return keyed
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self" \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                and node.slice.value.isidentifier():
+            return f'{node.value.attr}["{node.slice.value}"]'
         return None
 
     def record_keyed_layer(self, key: str, value) -> None:

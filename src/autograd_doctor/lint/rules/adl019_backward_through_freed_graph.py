@@ -489,8 +489,9 @@ def check_comprehensions(checker, scope) -> None:
     reads none of the comprehension's targets goes through one graph, computed before
     it by a module with parameters, once per item: the second item's call fails."""
     for seq, node, recv in scope.backward_receivers:
-        if id(node) in scope.reported or not _frees_graph(node):
-            continue
+        if id(node) in scope.reported or not _frees_graph(node) or \
+                not any(" for " in line for line in checker.lines[node.lineno - 1:node.lineno + 3]):
+            continue  # (no comprehension's `for` near the call: no walk of the file)
         comprehension = _comprehensions_around(checker).get(id(node))
         if comprehension is None:
             continue
