@@ -30,8 +30,9 @@ _NN_PREFIXES = ("nn.", "torch.nn.")
 
 def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     """(class or None, function name) -> {parameter: a constructor call it receives}."""
-    if not trains or (".step(" not in source and "optim" not in source and "autograd.grad" not in source):
-        return {}  # only training code (and gradient explainers) calls its networks through parameters
+    if not trains or (".step(" not in source and "optim" not in source
+                      and ("autograd.grad" not in source or "nn.Module" not in source)):
+        return {}  # only training code (and explainers of a network) calls its networks through parameters
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     functions = {}
     for node in tree.body:
