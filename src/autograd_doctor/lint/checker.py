@@ -333,9 +333,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
     def value_summary(self, value) -> str | None:
         if isinstance(value, ast.Starred):
             return None
-        if self.graph_dict(value):
-            return "dict"
         if not self.is_tensor(value):
+            if self.graph_dict(value):
+                return "dict"
             # `def flatten(t): return t.reshape(t.shape[0], -1)`: a tensor argument's graph
             return "through" if self.scope.top_level and self.reshapes_parameter(value) else None
         if self.is_const(value):

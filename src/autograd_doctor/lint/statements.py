@@ -14,6 +14,11 @@ from autograd_doctor.lint.rules import (
 )
 
 
+# the ops whose saves-table entry has `outputs` (several tensors returned): `torch.linalg.svd`,
+# `a.svd()`, ... (a cheap first test before the table's)
+_SEVERAL_OUTPUTS = frozenset({"svd", "eigh", "qr", "slogdet"})
+
+
 class AssignmentEvents:
     """Mixed into ``Checker``."""
 
@@ -184,6 +189,7 @@ class AssignmentEvents:
     def record_keyed_layers(self, attr: str, value) -> None:
         """`self.models = {"encoder": Encoder(), ...}` (or `nn.ModuleDict({...})`)."""
         if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and isinstance(value.args[0], ast.Dict) \
                 and (self.qualname(value.func) or "").rsplit(".", 1)[-1] == "ModuleDict":
             value = value.args[0]
         if not isinstance(value, ast.Dict):
@@ -451,7 +457,8 @@ class AssignmentEvents:
         """`U, S, Vh = torch.linalg.svd(a)`: an op that returns several tensors (its
         saves-table entry has ``outputs``), unpacked into as many names: each is a
         tensor, with the op's graph, and those the op keeps are saved outputs."""
-        if not isinstance(value, ast.Call) or not target.elts:
+        if not isinstance(value, ast.Call) or not target.elts or not isinstance(value.func, ast.Attribute) \
+                or value.func.attr not in _SEVERAL_OUTPUTS:
             return
         op = self.saving_op(value)
         if op is None or "outputs" not in op[1] or len(target.elts) != op[1]["count"]:
