@@ -162,6 +162,49 @@ def _entry(fn, inputs, **kwargs):
     return entry
 
 
+def _outputs_entry(fn, inputs):
+    """An op that returns several tensors and keeps some of them for backward
+    (``torch.linalg.svd`` keeps ``U``, ``S`` and ``Vh``): the entry names the kept
+    positions (``outputs``) and how many tensors it returns (``count``); ``output`` is
+    False (its result, a tuple, is no tensor)."""
+    import torch
+
+    outs = fn(*inputs)
+    outs = [o for o in outs if isinstance(o, torch.Tensor)]
+    grad_fn = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
+    if grad_fn is None:
+        return None
+    kept = [i for i, o in enumerate(outs) if _classify(grad_fn, [], o)[0]]
+    _, saved_inputs, names = _classify(grad_fn, inputs, None)
+    return {"grad_fn": type(grad_fn).__name__, "output": False, "outputs": kept, "count": len(outs),
+            "inputs": saved_inputs, "saved": names}
+
+
+def _linear_algebra_ops(torch, leaf):
+    """Decompositions and inverses (``torch.linalg``): ``(key, call, inputs, several
+    outputs)``.  A decomposition keeps its factors; unpacked (`U, S, Vh =
+    torch.linalg.svd(a)`), each kept factor is a saved output, and writing it in place
+    (`S *= norm` after a truncation) breaks backward."""
+    def symmetric():
+        m = torch.rand(3, 3)
+        return (m @ m.T + 3 * torch.eye(3)).requires_grad_()
+
+    yield "torch.linalg.svd", lambda a: torch.linalg.svd(a, full_matrices=False), [leaf(4, 3)], True
+    yield "torch.svd", torch.svd, [leaf(4, 3)], True
+    yield "torch.Tensor.svd", torch.Tensor.svd, [leaf(4, 3)], True
+    yield "torch.linalg.eigh", torch.linalg.eigh, [symmetric()], True
+    yield "torch.linalg.qr", torch.linalg.qr, [leaf(4, 3)], True
+    yield "torch.linalg.slogdet", torch.linalg.slogdet, [symmetric()], True
+    yield "torch.linalg.inv", torch.linalg.inv, [symmetric()], False
+    yield "torch.inverse", torch.inverse, [symmetric()], False
+    yield "torch.Tensor.inverse", torch.Tensor.inverse, [symmetric()], False
+    yield "torch.linalg.cholesky", torch.linalg.cholesky, [symmetric()], False
+    yield "torch.linalg.matrix_exp", torch.linalg.matrix_exp, [leaf(3, 3)], False
+    yield "torch.linalg.det", torch.linalg.det, [symmetric()], False
+    yield "torch.det", torch.det, [symmetric()], False
+    yield "torch.Tensor.det", torch.Tensor.det, [symmetric()], False
+
+
 def _kept_for(fn, inputs, saved_inputs, kwargs) -> dict:
     """Inputs (of the first two) that the op keeps only for the gradient of the
     other one: run again with the other input not requiring grad.  `a * b` keeps
@@ -288,6 +331,13 @@ def build_table() -> dict:
     add("torch.nn.functional.layer_norm", lambda x: F.layer_norm(x, (3,)), [leaf(2, 3)])
     for key, fn, inputs in _layer_and_index_ops(torch, F, leaf):
         add(key, fn, inputs)
+    for key, fn, inputs, several in _linear_algebra_ops(torch, leaf):
+        if several:
+            entry = _outputs_entry(fn, inputs)
+            if entry is not None:
+                ops[key] = entry
+        else:
+            add(key, fn, inputs)
     add("torch.nn.functional.mse_loss", F.mse_loss, [leaf(3), leaf(3)])
     add("torch.nn.functional.cross_entropy", F.cross_entropy, [leaf(2, 3), torch.tensor([0, 2])])
     formulas = derivative_formulas()

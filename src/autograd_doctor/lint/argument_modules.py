@@ -30,8 +30,9 @@ _NN_PREFIXES = ("nn.", "torch.nn.")
 
 def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     """(class or None, function name) -> {parameter: a constructor call it receives}."""
-    if not trains or (".step(" not in source and "optim" not in source):
-        return {}  # only training code calls its networks through parameters
+    if not trains or (".step(" not in source and "optim" not in source
+                      and ("autograd.grad" not in source or "nn.Module" not in source)):
+        return {}  # only training code (and explainers of a network) calls its networks through parameters
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     functions = {}
     for node in tree.body:
@@ -115,13 +116,16 @@ class _LayerAttributes:
 
 
 def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes) -> bool:
-    """The function calls a parameter (`model(x)`), keeps one (`self.net = net`) or
+    """The function calls a parameter (`model(x)`), keeps one (`self.net = net`,
+    `self.model = model.eval()`) or
     calls one of its layers (`model.embedding(tokens)`, an attribute that some class
     of the file assigns on `self`; `optimizer.step()` is none)."""
     text = "\n".join(lines[function.lineno - 1: function.end_lineno])
     parameters = _parameters(function, method)
     if any(f"{p}(" in text or f"= {p}\n" in text for p in parameters):
         return True
+    if any(f"= {p}.{m}(" in text for p in parameters for m in _KEEPS_THE_MODULE):
+        return True  # `self.model = model.eval()`
     receivers = None  # the names whose methods the text calls, found once
     for p in parameters:
         if f"{p}." in text:
@@ -133,6 +137,9 @@ def _uses_a_parameter_as_network(function, method: bool, lines, layer_attributes
     return False
 
 
+# nn.Module methods that return the module itself (modules.RETURN_THE_MODULE's usual ones)
+_KEEPS_THE_MODULE = ("eval", "train", "to", "cuda", "cpu", "float", "double", "half")
+_DEFINITION_LEAD = re.compile(r"(^|\s)(class|def)$")
 _METHOD_CALL = re.compile(r"\b(\w+)\.(\w+)\(")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)\s*=[^=]")
 
@@ -149,7 +156,9 @@ def _mentioned_otherwise(name: str, source: str) -> bool:
         if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
             rest = source[end:end + 8].lstrip(" \t")
             lead = source[max(0, start - 8): start].rstrip(" \t")
-            if not rest.startswith("(") and (rest[:1] in (",", ")", "]", ":", "}") or
+            if _DEFINITION_LEAD.search(lead):
+                pass  # its own definition: `class PyTorchDeep:` (a class without bases)
+            elif not rest.startswith("(") and (rest[:1] in (",", ")", "]", ":", "}") or
                                              (rest[:1] == "=" and rest[:2] != "==") or
                                              lead.endswith(("=", "(", "[", ",", "return"))):
                 return True

@@ -327,7 +327,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
     def return_summary(self, value) -> tuple[tuple, object]:
         """What one `return` gives back (summaries.py): per position of a returned
         tuple, "graph", "args" (a graph when the arguments have one), "views" (a
-        multi-view output) or None; ``"split"`` for `x.chunk(n)`'s views."""
+        multi-view output), "dict" (a dict of graph tensors) or None; ``"split"`` for `x.chunk(n)`'s views."""
         if self.splits_tensor(value):
             source = self.split_source(value)
             if self.is_graph(source) or (self.scope.graph_arguments and self.result_carries_graph(source)):
@@ -340,6 +340,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         if isinstance(value, ast.Starred):
             return None
         if not self.is_tensor(value):
+            if self.graph_dict(value):
+                return "dict"
             # `def flatten(t): return t.reshape(t.shape[0], -1)`: a tensor argument's graph
             return "through" if self.scope.top_level and self.reshapes_parameter(value) else None
         if self.is_const(value):
@@ -349,6 +351,17 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         if self.scope.graph_arguments and self.result_carries_graph(value):
             return "args"
         return None
+
+    def graph_dict(self, value) -> bool:
+        """``value`` is a name bound to a dict literal one of whose values carries a
+        graph (`outputs = {"topview": self.models["decoder"](features)}; return outputs,
+        losses`): a "dict" entry of the summary, which only ADL003 reads (the modules the
+        dict's tensors were computed from); the dict is no tensor."""
+        if not isinstance(value, ast.Name) or len(self.scope.binds.get(value.id, ())) != 1:
+            return False
+        entry = self.scope.binding(value.id, self.seq + 1)
+        return entry is not None and isinstance(entry[1], ast.Dict) and not entry[2] \
+            and any(v is not None and self.is_graph(v) for v in entry[1].values)
 
     def function_view_call(self, call) -> str | None:
         """The text of ``call`` when it runs a custom autograd Function that returns its

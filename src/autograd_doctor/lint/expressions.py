@@ -257,6 +257,8 @@ class ExpressionEvents:
             self.modules.buffers[scope.module_class].add(node.args[0].value)
         elif attr in ("parameters", "named_parameters") and isinstance(recv, (ast.Name, ast.Attribute)):
             self.training.param_owners.append(self.text(recv))
+        elif attr in ("parameters", "named_parameters") and N.keyed_module(recv, self.text) is not None:
+            self.training.param_owners.append(N.keyed_module(recv, self.text))  # `self.models["enc"]`
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)

@@ -230,6 +230,9 @@ class ModuleFacts:
         if isinstance(func, ast.Name):
             return self.name_specs.get(func.id)
         if isinstance(func, ast.Subscript):
+            keyed = self.keyed_self_attribute_spec(func, module_class)
+            if keyed is not None:  # `self.models["decoder"](x)`
+                return keyed
             container = self.self_attribute_spec(func.value, module_class)
             return container.element_spec if container is not None and container.kind in CONTAINERS else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id != "self":
@@ -246,6 +249,15 @@ class ModuleFacts:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id == "self" and module_class:
             return self.module_specs.get(module_class, {}).get(node.attr)
+        return None
+
+    def keyed_self_attribute_spec(self, node, module_class: str | None) -> ModuleSpec | None:
+        """The spec of the layer ``self.<attr>["<key>"]`` kept in a dict under a constant
+        key (statements.py's ``record_keyed_layers``)."""
+        if module_class and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self" \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            return self.module_specs.get(module_class, {}).get(f'{node.value.attr}["{node.slice.value}"]')
         return None
 
     def container_layers(self, iterable, module_class: str | None) -> ModuleSpec | None:

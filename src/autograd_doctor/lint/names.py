@@ -260,6 +260,18 @@ def qualified_name(node, aliases: dict) -> str | None:
     return ".".join(reversed(attributes))
 
 
+def keyed_module(node, text) -> str | None:
+    """``self.models["decoder"]`` (in double quotes, however it is written): a module
+    kept in a dict under a constant key (monodepth2's ``self.models = {"encoder": ...,
+    ...}``, an ``nn.ModuleDict``), spelled one way so that the optimizer's modules and
+    the called modules compare equal (``text``: the checker's source text)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, str) and node.slice.value.isidentifier() \
+            and isinstance(node.value, (ast.Name, ast.Attribute)):
+        return f'{text(node.value)}["{node.slice.value}"]'
+    return None
+
+
 def turns_grad_off(qualname: str | None, context) -> bool:
     """Whether ``with <context>:`` runs its block without gradients: ``torch.no_grad()``,
     ``torch.inference_mode()`` (not ``inference_mode(False)``), ``set_grad_enabled(False)``."""

@@ -9,9 +9,15 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.configured_modules import configured_layer
 from autograd_doctor.lint.container_arguments import integer_index, only_indexed_by_integers
+from autograd_doctor.lint.modules import RETURN_THE_MODULE
 from autograd_doctor.lint.rules import (
     ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
 )
+
+
+# the ops whose saves-table entry has `outputs` (several tensors returned): `torch.linalg.svd`,
+# `a.svd()`, ... (a cheap first test before the table's)
+_SEVERAL_OUTPUTS = frozenset({"svd", "eigh", "qr", "slogdet"})
 
 
 class AssignmentEvents:
@@ -31,6 +37,8 @@ class AssignmentEvents:
             self.assign_target(target, node.value, node)
         if single:
             self.after_named_value(node.targets[0].id, node.value)
+        elif len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            self.after_unpacked_value(node.targets[0], node.value)
 
     def visit_AnnAssign(self, node):
         self.visit(node.annotation)
@@ -149,6 +157,8 @@ class AssignmentEvents:
                     self.holds_written_graph(base, value)
             elif self.layer_parameter(container):
                 self.record_write(container, stmt, "an indexed assignment")
+            elif self.keyed_self_attribute(target) is not None and isinstance(value, ast.Call):
+                self.record_keyed_layer(self.keyed_self_attribute(target), value)  # `self.models["enc"] = Enc()`
             elif isinstance(container, ast.Name) and value is not None:
                 if container.id in self.scope.parameters and container.id not in ("self", "cls") \
                         and not self.scope.grad_off:
@@ -159,6 +169,38 @@ class AssignmentEvents:
             self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def keyed_self_attribute(self, node) -> str | None:
+        """`models["decoder"]` for `self.models["decoder"]` in a method of a class (the
+        key its layer spec is kept under, ``ModuleFacts.called_module``)."""
+        if self.scope.owner_class and self.class_stack and self.class_stack[-1] is None \
+                and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "self" \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                and node.slice.value.isidentifier():
+            return f'{node.value.attr}["{node.slice.value}"]'
+        return None
+
+    def record_keyed_layer(self, key: str, value) -> None:
+        """A module kept in a dict of `self` under a constant key: `self.models =
+        {"encoder": Encoder(), ...}`, `nn.ModuleDict({...})`, `self.models["encoder"] =
+        Encoder()`; `self.models["encoder"](x)` then calls that layer."""
+        spec = self.modules.module_spec(value)
+        if spec is not None:
+            self.modules.module_specs[self.scope.owner_class][key] = spec
+
+    def record_keyed_layers(self, attr: str, value) -> None:
+        """`self.models = {"encoder": Encoder(), ...}` (or `nn.ModuleDict({...})`)."""
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and isinstance(value.args[0], ast.Dict) \
+                and (self.qualname(value.func) or "").rsplit(".", 1)[-1] == "ModuleDict":
+            value = value.args[0]
+        if not isinstance(value, ast.Dict):
+            return
+        for key, item in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
+                    and isinstance(item, ast.Call):
+                self.record_keyed_layer(f'{attr}["{key.value}"]', item)
 
     def note_self_index(self, target, stmt) -> None:
         """`mask[mask] = v`: the index of an indexed write is the written tensor itself
@@ -217,9 +259,18 @@ class AssignmentEvents:
             self.modules.graph_attributes[self.scope.module_class].append((target.attr, stmt.lineno))
         if (isinstance(target.value, ast.Name) and target.value.id == "self"
                 and self.class_stack and self.class_stack[-1] is None
+                and self.scope.owner_class and isinstance(value, (ast.Dict, ast.Call))):
+            self.record_keyed_layers(target.attr, value)
+        if (isinstance(target.value, ast.Name) and target.value.id == "self"
+                and self.class_stack and self.class_stack[-1] is None
                 and self.scope.owner_class and isinstance(value, ast.Call)):
             # the layers of an nn.Module, and those an agent or trainer object holds
             spec = self.modules.module_spec(value)
+            itself = self.module_itself(value)
+            if spec is None and isinstance(itself, ast.Name) and itself.id in self.modules.name_specs \
+                    and itself.id in self.scope.binds:
+                # a network given to the constructor: `self.model = model.eval()` (argument_modules.py)
+                spec = self.modules.name_specs[itself.id]
             if spec is None and self.scope.module_class and self.scope.name == "__init__":
                 spec = configured_layer(self, value)  # `activate_name[activate]()`
             if spec is not None:
@@ -239,6 +290,15 @@ class AssignmentEvents:
             self.modules.module_specs[self.scope.owner_class][target.attr] = self.modules.name_specs[value.id]
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    @staticmethod
+    def module_itself(value):
+        """The receiver of `model.eval()`, `model.to(device)` (nn.Module methods that
+        return the module itself, modules.RETURN_THE_MODULE), else ``value``."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in RETURN_THE_MODULE:
+            value = value.func.value
+        return value
 
     def torch_split_of_parameter(self, value) -> bool:
         """`torch.split(pose_tensor, 1, -1)` of an untyped parameter: tensors, since torch's
@@ -345,7 +405,7 @@ class AssignmentEvents:
             if not isinstance(elt, ast.Name):
                 self.assign_target(elt, None, stmt)
                 continue
-            self.bind(elt.id, None, tensor=entry is not None, source=element)
+            self.bind(elt.id, None, tensor=entry not in (None, "dict"), source=element)
             graph = self.returned_entry(value, i if kind is True else None)
             if graph:
                 self.scope.graph.add(elt.id)
@@ -413,8 +473,40 @@ class AssignmentEvents:
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
 
+    def after_unpacked_value(self, target, value) -> None:
+        """`U, S, Vh = torch.linalg.svd(a)`: an op that returns several tensors (its
+        saves-table entry has ``outputs``), unpacked into as many names: each is a
+        tensor, with the op's graph, and those the op keeps are saved outputs."""
+        if not isinstance(value, ast.Call) or not target.elts or not isinstance(value.func, ast.Attribute) \
+                or value.func.attr not in _SEVERAL_OUTPUTS:
+            return
+        op = self.saving_op(value)
+        if op is None or "outputs" not in op[1] or len(target.elts) != op[1]["count"]:
+            return
+        key, entry = op
+        # the decomposed tensor: `torch.linalg.svd(a)`'s `a`, `a.svd()`'s receiver
+        decomposed = value.func.value if key.startswith("torch.Tensor.") else \
+            value.args[0] if value.args else None
+        graph = decomposed is not None and not self.scope.grad_off and self.is_graph(decomposed)
+        for i, elt in enumerate(target.elts):
+            if not isinstance(elt, ast.Name):
+                continue
+            self.scope.tensors.add(elt.id)
+            if graph:
+                self.scope.graph.add(elt.id)
+            if i in entry["outputs"] and not self.scope.grad_off and decomposed is not None:
+                self.add_save(elt.id, key, "output", value, graph_from=decomposed)
+
     def visit_AugAssign(self, node):
+        owners = self.training.param_owners
+        self.training.param_owners = []
         self.visit(node.value)
+        if isinstance(node.op, ast.Add) and isinstance(node.target, (ast.Name, ast.Attribute)) \
+                and self.training.param_owners:
+            # `self.parameters_to_train += list(self.models["encoder"].parameters())`
+            self.training.param_lists.setdefault(self.text(node.target), set()).update(
+                self.training.param_owners)
+        self.training.param_owners = owners + self.training.param_owners
         target = node.target
         if isinstance(target, ast.Name):
             seq = self.next_seq()

@@ -12,6 +12,9 @@ entry per position of a returned tuple (or one for a single value):
   argument is one;
 * ``"views"``: several views of one graph tensor (`x.chunk(3, -1)`), each a
   multi-view output that autograd forbids writing in place;
+* ``"dict"``: a dict literal, bound to a name, holding a graph tensor (`outputs =
+  {"topview": self.decoder(f)}`): no tensor, but ADL003 follows it to the modules
+  its values were computed from;
 * ``None``: nothing is known.
 
 A position's entry holds only when every ``return`` of the function agrees

@@ -61,7 +61,7 @@ def train(model, optimizer, batches):
         x_hat, commitment = model(x)
         loss = F.mse_loss(x_hat, x) + commitment
         optimizer.zero_grad()
-        loss.backward()  # missed: ADL019
+        loss.backward()  # expect: ADL019
         optimizer.step()
 
 

@@ -74,7 +74,7 @@ class Trainer:
             loss_G = self.lambda_D * loss_GAN + losses["loss"]
             if self.epoch > self.discr_train_epoch:
                 loss_G.backward(retain_graph=True)
-                self.model_optimizer.step()  # missed: ADL003
+                self.model_optimizer.step()  # expect: ADL003
                 self.model_optimizer_D.zero_grad()
                 loss_D.backward()
                 self.model_optimizer_D.step()

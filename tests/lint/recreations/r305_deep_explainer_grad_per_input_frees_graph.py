@@ -32,7 +32,7 @@ class PyTorchDeep:
         X = [x.requires_grad_() for x in inputs]
         outputs = self.model(*X)
         selected = [val for val in outputs[:, idx]]
-        grads = [torch.autograd.grad(selected, x)[0].detach() for x in X]  # missed: ADL019
+        grads = [torch.autograd.grad(selected, x)[0].detach() for x in X]  # expect: ADL019
         return grads
 
     def shap_values(self, inputs, background):

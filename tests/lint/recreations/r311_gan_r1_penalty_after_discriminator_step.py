@@ -56,7 +56,7 @@ class StyleGAN2(nn.Module):
         return F.softplus(-fake_pred).mean()
 
     def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx):
-        optimizer.step()  # missed: ADL003
+        optimizer.step()  # expect: ADL003
         if optimizer_idx == 0 and self.d_reg:
             optimizer.zero_grad()
             (10.0 * self.d_reg_loss).backward()

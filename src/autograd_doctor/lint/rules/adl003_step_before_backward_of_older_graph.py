@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import spread_to_callers
@@ -65,7 +66,16 @@ file whose every `return` is computed by calling one of its parameters
 call of the module passed there.
 An optimizer's parameters are followed through a list built from modules'
 parameters, also filtered (`[p for p in params if p.requires_grad]`) or
-concatenated (`list(a.parameters()) + list(b.parameters())`).
+concatenated (`list(a.parameters()) + list(b.parameters())`, or grown with
+`self.parameters_to_train += list(...)`).  Modules kept in a dict under constant
+keys (`self.models = {"encoder": ..., "decoder": ...}`, `self.models["depth"] =
+...`, `nn.ModuleDict({...})`) are layers too: `self.models["decoder"](x)` calls the
+module whose parameters `self.models["decoder"].parameters()` gave the optimizer,
+and a method returning a dict of their outputs (`outputs = {"topview":
+self.models["decoder"](f)}; return outputs, losses`) passes those modules on.  The
+optimizer handed to an `optimizer_step` hook of a class that defines
+`configure_optimizers` (Lightning's contract) may be any optimizer that method
+builds, so its step updates their modules.
 An optimizer built in another file (handed in as an argument) counts in one
 case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
 `loss` (the same binding) backpropagated again, where `loss` was computed by
@@ -162,7 +172,8 @@ def check_file(checker) -> None:
             owners = {_held_name(checker, scope, optimizer[len(_LOADED):], seq)}
         else:
             owners = checker.training.optimizers.get(optimizer) or \
-                checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq))
+                checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
+                _hook_optimizer_owners(checker, scope, optimizer)
         if not owners:
             # whose parameters it steps is unknown (built in another file): only the
             # same loss backpropagated on both sides of the step is a claim
@@ -196,6 +207,41 @@ def check_file(checker) -> None:
                     related=related)
                 reported.add(id(node))
                 break
+
+
+# Lightning's hooks that are handed one of the optimizers `configure_optimizers` returns
+_OPTIMIZER_HOOKS = frozenset({"optimizer_step"})
+
+
+def _hook_optimizer_owners(checker, scope, optimizer: str) -> set:
+    """The modules whose parameters an optimizer handed to a Lightning hook may hold:
+    `def optimizer_step(self, epoch, batch_idx, optimizer, ...)` of a class that defines
+    `configure_optimizers` is called with each optimizer that method builds, so
+    `optimizer.step()` there updates the modules of each of them
+    (`torch.optim.Adam(self.discriminator.parameters())`)."""
+    if scope.name not in _OPTIMIZER_HOOKS or scope.owner_class is None or optimizer not in scope.parameters:
+        return set()
+    owners = set()
+    for cls in checker.tree.body:
+        if not isinstance(cls, ast.ClassDef) or cls.name != scope.owner_class:
+            continue
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef) or method.name != "configure_optimizers":
+                continue
+            for call in ast.walk(method):
+                if isinstance(call, ast.Call) and _builds_optimizer(checker, call):
+                    owners |= {checker.text(n.func.value) for n in ast.walk(call)
+                               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr in ("parameters", "named_parameters")
+                               and isinstance(n.func.value, (ast.Name, ast.Attribute))}
+    return owners
+
+
+def _builds_optimizer(checker, call) -> bool:
+    q = checker.qualname(call.func) or ""
+    short = call.func.attr if isinstance(call.func, ast.Attribute) else \
+        call.func.id if isinstance(call.func, ast.Name) else ""
+    return q.startswith("torch.optim.") and short[:1].isupper() or short in N.OPTIMIZER_CLASSES
 
 
 # marks a write of a module's parameters (Scope.parameter_loads) among the steps
@@ -531,7 +577,7 @@ def _modules_of(checker, scope, value, at) -> frozenset:
     while work and len(seen) < 200:
         node, when = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
-        found.update(m for m in modules if m.startswith("self.") and m.replace(".", "").isidentifier())
+        found.update(m for m in modules if m.startswith("self.") and _LAYER_PATH.fullmatch(m))
         for n in names:
             entry = scope.binding(n, when)
             if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
@@ -540,10 +586,16 @@ def _modules_of(checker, scope, value, at) -> frozenset:
     return frozenset(found)
 
 
+# `self.enc.conv`, `self.models["decoder"]` (names.keyed_module): a layer's path
+_LAYER_PATH = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*|\["[A-Za-z_]\w*"\])*')
+
+
 def _owned(module: str, owners) -> str | None:
-    """The optimizer's module that ``module`` (a called name) is, contains or is part of."""
+    """The optimizer's module that ``module`` (a called name) is, contains or is part of
+    (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
-        if module == owner or module.startswith(owner + ".") or owner.startswith(module + "."):
+        if module == owner or module.startswith((owner + ".", owner + "[")) \
+                or owner.startswith((module + ".", module + "[")):
             return owner
     return None
 
@@ -580,6 +632,8 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             if any(k.arg == "requires_grad" for k in n.keywords) or \
                     (isinstance(func, ast.Name) and func.id in checker.training.grad_free_functions):
                 continue
+            if N.keyed_module(func, checker.text) is not None:
+                modules.append(N.keyed_module(func, checker.text))  # `self.models["decoder"](x)`
             if isinstance(func, ast.Attribute) and _no_graph_result(n):
                 continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS

@@ -54,13 +54,20 @@ advantages from the critic, also through a method of the same object that
 returns it) and read by the loop's backward in every iteration; and a tensor
 made before the loop that the body writes in place with a module's output
 (`slots[i] = emb(tokens)[j]`) and the backward reads: the write is recorded on
-the tensor, whose graph then reaches the earlier iterations.""",
+the tensor, whose graph then reaches the earlier iterations.  A comprehension
+counts as a loop: `[torch.autograd.grad(score, x)[0] for x in inputs]` goes
+through `score`'s graph once per input.  A backward inside a module's forward pass
+(a same-file layer that backpropagates a loss of its input, called by another
+module's `forward` on a layer's output) frees the graph the returned values carry:
+a backward through what that module returned is reported.""",
 )
 
 
 def check_scope(checker, scope) -> None:
     _record_output_layers(checker, scope)
     check_loops(checker, scope)
+    check_comprehensions(checker, scope)
+    check_freed_by_called_modules(checker, scope)
     check_helper_backwards(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
@@ -476,6 +483,234 @@ def check_loops(checker, scope) -> None:
             scope.reported.add(id(node))
 
 
+def check_comprehensions(checker, scope) -> None:
+    """`[torch.autograd.grad(selected, x)[0] for x in inputs]`: a comprehension runs
+    its element once per item, like a loop body; a freeing backward there whose loss
+    reads none of the comprehension's targets goes through one graph, computed before
+    it by a module with parameters, once per item: the second item's call fails."""
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported or not _frees_graph(node) or \
+                not any(" for " in line for line in checker.lines[node.lineno - 1:node.lineno + 3]):
+            continue  # (no comprehension's `for` near the call: no walk of the file)
+        comprehension = _comprehensions_around(checker).get(id(node))
+        if comprehension is None:
+            continue
+        targets = {n.id for g in comprehension.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        if targets & set(_graph_names(checker, recv)):
+            continue  # a loss per item (`[f(x).backward() for x in xs]`)
+        read = _bindings_read(checker, scope, recv, seq)
+        made = next((b for b in sorted(read, key=lambda b: b[1])
+                     if b[0] not in targets and _made_by_parameterised_module(checker, scope, b)), None)
+        if made is None:
+            continue
+        name, bseq = made
+        value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+        loop = comprehension.generators[0]
+        checker.report(
+            "ADL019", node,
+            f"`{checker.text(node.func)}` runs once for each `{checker.text(loop.target)}` in "
+            f"`{checker.text(loop.iter)}`, each time through the graph of `{name}` (line "
+            f"{value.lineno}), computed once before: the first call frees it (no `retain_graph=True`), "
+            f"so the second fails (Trying to backward through the graph a second time); pass "
+            f"`retain_graph=True`, or take the gradients of all items in one call",
+            related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                      f"`{name}` computed here, before the comprehension")])
+        scope.reported.add(id(node))
+
+
+def check_freed_by_called_modules(checker, scope) -> None:
+    """A backward through what a same-file module returned, when that module's
+    `forward` already ran a freeing backward through the graph the value carries:
+    vqtorch's `VectorQuant.forward` backpropagates its codebook loss, computed from
+    its input `z`, and returns `z`-derived outputs; an autoencoder that calls it on
+    `self.encoder(x)` returns values whose encoder graph is freed, so the training
+    loop's `loss.backward()` fails."""
+    if not scope.backward_receivers or "backward(" not in checker.source:
+        return
+    freeing = _modules_returning_freed_graphs(checker)
+    if not freeing:
+        return
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported:
+            continue
+        found = None
+        for name, bseq in sorted(_bindings_read(checker, scope, recv, seq), key=lambda b: b[1]):
+            entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == bseq), None)
+            if entry is None or entry[1] is None or entry[2]:
+                continue
+            for call in ast.walk(entry[1]):
+                spec = checker.called_module(call) if isinstance(call, ast.Call) else None
+                if spec is not None and spec.kind in freeing:
+                    found = (name, call, spec.kind)
+                    break
+            if found:
+                break
+        if found is None:
+            continue
+        name, call, kind = found
+        inner = freeing[kind]
+        checker.report(
+            "ADL019", node,
+            f"this backward goes through `{name}`, which `{checker.text(call.func)}(...)` on line "
+            f"{call.lineno} returned: `{kind}`'s forward pass computes it from a graph that a "
+            f"backward inside that pass, `{checker.text(inner)}` on line {inner.lineno}, already freed "
+            f"(no `retain_graph=True`); backward() will fail (Trying to backward through the graph a "
+            f"second time); compute the inner loss from a `.detach()`ed input, or retain the graph there",
+            related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0, f"`{name}` returned here"),
+                     (inner.lineno, checker.col(inner.lineno, inner.col_offset), 0,
+                      "this backward frees the graph the returned values carry")])
+        scope.reported.add(id(node))
+
+
+def _modules_returning_freed_graphs(checker) -> dict:
+    """Same-file module classes whose `forward` returns values with a freed graph,
+    -> the freeing backward: a `forward` that backpropagates (freeing) a loss
+    computed from its argument, and returns values computed from that argument,
+    called by another class's `forward` on the output of one of its layers with
+    parameters (`self.vq(self.encoder(x))`), whose result that `forward` returns
+    (and so on, up the classes that call such a module).  Computed again only when
+    the walk has read more module classes since (a training loop after the classes
+    reads them all)."""
+    known = (len(checker.modules.module_classes), sum(len(v) for v in checker.modules.module_specs.values()))
+    cached = checker.notes.get("ADL019 freeing modules")
+    if cached is not None and cached[1] == known:
+        return cached[0]
+    forwards = {}
+    for cls in checker.tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name in checker.modules.module_classes:
+            forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+            if forward is not None:
+                forwards[cls.name] = forward
+    # classes whose forward frees the graph of an argument (position without `self`)
+    # that its returned values carry: class -> (positions, backward)
+    frees_arguments = {}
+    for kind, forward in forwards.items():
+        if "backward(" not in checker.text(forward) and "autograd.grad(" not in checker.text(forward):
+            continue  # most forwards run no backward: no walk
+        parameters = [a.arg for a in forward.args.posonlyargs + forward.args.args]
+        freed = _backpropagated_parameters(checker, forward)
+        returned = _returned_names(forward)
+        positions = {p - 1 for p, (parameter, _) in freed.items() if parameter in returned}
+        if positions and len(parameters) > 1:
+            frees_arguments[kind] = (positions, min((b for _, b in freed.values()), key=lambda b: b.lineno))
+    found = {}
+    changed = bool(frees_arguments)
+    while changed:
+        changed = False
+        for kind, forward in forwards.items():
+            if kind in found:
+                continue
+            inner = _returns_freed_layer_output(checker, kind, forward, frees_arguments, found)
+            if inner is not None:
+                found[kind] = inner
+                changed = True
+    checker.notes["ADL019 freeing modules"] = [found, known]
+    return found
+
+
+def _returned_names(function) -> set:
+    """The names the returned values of ``function`` are computed from, through its
+    assignments (not through `.detach()` / `.item()`)."""
+    depends = _assigned_dependencies(function)
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            for name in _names_not_cut(node.value):
+                names |= {name} | depends.get(name, set())
+    return names
+
+
+def _assigned_dependencies(function) -> dict:
+    """name -> every name its assigned values are computed from, transitively."""
+    depends: dict = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            sources = _names_not_cut(node.value)
+            for target in node.targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        depends.setdefault(t.id, set()).update(sources)
+    changed = True
+    while changed:
+        changed = False
+        for sources in depends.values():
+            more = set().union(*(depends.get(s, set()) for s in sources)) - sources
+            if more:
+                sources |= more
+                changed = True
+    return depends
+
+
+def _returns_freed_layer_output(checker, kind, forward, frees_arguments, found):
+    """The freeing backward behind a value ``forward`` (of class ``kind``) returns:
+    a layer of `self` whose class frees its argument, called on the output of a layer
+    of `self` with parameters, or a layer whose class returns freed values; or None."""
+    specs = checker.modules.module_specs.get(kind, {})
+
+    def layer_kind(call):
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            spec = specs.get(func.attr)
+            return spec
+        return None
+
+    bound_to_layer = {}  # name -> a call of a parameterised layer of self it is bound to
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            spec = layer_kind(node.value)
+            if spec is not None and spec.parameterised:
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        bound_to_layer[t.id] = node.value
+    freed_names, inner = set(), None
+    for node in ast.walk(forward):
+        if not isinstance(node, ast.Assign):
+            continue
+        for call in ast.walk(node.value):
+            spec = layer_kind(call) if isinstance(call, ast.Call) else None
+            if spec is None:
+                continue
+            backward = found.get(spec.kind)
+            if backward is None and spec.kind in frees_arguments:
+                positions, candidate = frees_arguments[spec.kind]
+                for position in positions:
+                    argument = call.args[position] if position < len(call.args) else None
+                    if isinstance(argument, ast.Name):
+                        argument = bound_to_layer.get(argument.id)
+                    argument_spec = layer_kind(argument) if isinstance(argument, ast.Call) else None
+                    if argument_spec is not None and argument_spec.parameterised:
+                        backward = candidate
+            if backward is not None:
+                freed_names |= {t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+                inner = backward
+    if not freed_names or not (freed_names & _returned_names(forward)):
+        return None
+    return inner
+
+
+def _comprehensions_around(checker) -> dict:
+    """id of a backward call (`.backward(...)`, `autograd.grad(...)`) in the element of
+    a comprehension -> that comprehension (the innermost); computed once per file, only
+    when a function backpropagates."""
+    cached = checker.notes.get("ADL019 comprehensions")
+    if cached is not None:
+        return cached[0]
+    found = {}
+    if "backward(" in checker.source or "grad(" in checker.source:
+        for comprehension in ast.walk(checker.tree):
+            if not isinstance(comprehension, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                continue
+            elements = [comprehension.key, comprehension.value] if isinstance(comprehension, ast.DictComp) \
+                else [comprehension.elt]
+            for element in elements:
+                for n in ast.walk(element):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                            and n.func.attr in ("backward", "grad"):
+                        found[id(n)] = comprehension
+    checker.notes["ADL019 comprehensions"] = [found]
+    return found
+
+
 def _carried_binding(checker, scope, read, start, end, at):
     """A binding (name, seq) in the loop body whose graph the backward at ``at``
     frees, and which the next iteration reads: the body reads ``name`` as it was
@@ -577,6 +812,11 @@ def _graph_names(checker, node) -> list[str]:
             stack += [n.target, n.value]  # `loss += loss_t`: the old loss and loss_t's graph
         elif isinstance(n, ast.Call):
             stack += _graph_operands(checker, n)
+        elif isinstance(n, (ast.ListComp, ast.GeneratorExp)):
+            # `[val for val in outputs[:, idx]]`: the elements of the iterables, not the targets
+            targets = {t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            names += [m for m in _graph_names(checker, n.elt) if m not in targets]
+            stack += [g.iter for g in n.generators]
     return names
 
 
