@@ -618,12 +618,12 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
         elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
                 isinstance(n.slice.value, int) and \
                 checker.summaries.modules_of(n.value, owner, n.slice.value) is not None:
-            modules.extend(checker.summaries.modules_of(n.value, owner, n.slice.value))
+            modules.extend(sorted(checker.summaries.modules_of(n.value, owner, n.slice.value)))  # a set: sorted, so the module named is the same every run
             if checker.summaries.passes_arguments(n.value, owner, n.slice.value):
                 stack.extend(n.value.args)
                 stack.extend(k.value for k in n.value.keywords)
         elif isinstance(n, ast.Call) and checker.summaries.modules_of(n, owner, None) is not None:
-            modules.extend(checker.summaries.modules_of(n, owner, None))
+            modules.extend(sorted(checker.summaries.modules_of(n, owner, None)))  # a set: sorted, so the module named is the same every run
             if checker.summaries.passes_arguments(n, owner, None):
                 stack.extend(n.args)
                 stack.extend(k.value for k in n.keywords)
