@@ -375,22 +375,7 @@ def _backpropagated_parameters(checker, function) -> dict:
     if key in cache:
         return cache[key]
     parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
-    depends: dict = {}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign):
-            sources = _names_not_cut(node.value)
-            for target in node.targets:
-                for t in ast.walk(target):
-                    if isinstance(t, ast.Name):
-                        depends.setdefault(t.id, set()).update(sources)
-    changed = True
-    while changed:
-        changed = False
-        for name, sources in depends.items():
-            more = set().union(*(depends.get(s, set()) for s in sources)) - sources
-            if more:
-                sources |= more
-                changed = True
+    depends = _assigned_dependencies(function)
     found = {}
     for node in ast.walk(function):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
