@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 
+from autograd_doctor.analysis.probability_inputs import is_softmax_call
 from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, user_files_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -97,14 +98,6 @@ def _is_softmax_layer(node: ast.AST) -> bool:
         (isinstance(function, ast.Name) and function.id == "Softmax")
 
 
-def _is_softmax_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    function = node.func
-    return (isinstance(function, ast.Attribute) and function.attr == "softmax") or \
-        (isinstance(function, ast.Name) and function.id == "softmax")
-
-
 def _statements(tree: ast.AST):
     return (node for node in ast.walk(tree) if isinstance(node, ast.stmt))
 
@@ -145,7 +138,7 @@ def _softmax_loss_inputs(filename: str) -> list[tuple]:
                 if (getattr(loss.func, "attr", None) or getattr(loss.func, "id", None)) not in losses:
                     continue
                 argument = call_argument(loss, 0, "input")
-                if _is_softmax_call(argument):
+                if is_softmax_call(argument):
                     found.append(("input", filename, statement, argument, loss))
                 elif isinstance(argument, ast.Name):
                     bound = _bound_softmax(statements, argument.id, statement.lineno)
@@ -178,7 +171,7 @@ def _bound_softmax(statements: list, name: str, line: int) -> ast.Assign | None:
     reads = {id(node) for s in statements for node in ast.walk(s) if isinstance(node, ast.Name) and node.id == name
              and isinstance(node.ctx, ast.Load) and node.lineno > bound.lineno}  # a compound statement walks its body too
     reads = len(reads)
-    return bound if _is_softmax_call(bound.value) and reads == 1 else None
+    return bound if is_softmax_call(bound.value) and reads == 1 else None
 
 
 def _dropped(found) -> tuple[str, str] | None:

@@ -24,6 +24,7 @@ import ast
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.log_probability_inputs import VIEW_NODES  # nodes that only move or copy values
 from autograd_doctor.analysis.loss_calls import loss_calls
 from autograd_doctor.analysis.source_scope import (
     backward_roots, frame_values, graph_nodes, live_frame, user_files_around,
@@ -40,10 +41,6 @@ LOG_PROBABILITY_LOSSES = {"kl_div": torch.nn.KLDivLoss, "nll_loss": torch.nn.NLL
 
 # The nodes the losses make of their input: nll_loss's own, and kl_div's product with the target.
 SOFTMAX_READERS = frozenset({"NllLossBackward0", "NllLoss2DBackward0", "MulBackward0"})
-# Nodes that only move or copy values, between the softmax and the loss.
-VIEW_NODES = frozenset({"ViewBackward0", "UnsafeViewBackward0", "TransposeBackward0", "PermuteBackward0",
-                        "ReshapeAliasBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
-                        "UnsqueezeBackward0", "CloneBackward0", "ToCopyBackward0", "TBackward0"})
 
 
 def _reads_a_softmax(node) -> bool:
@@ -55,7 +52,7 @@ def _reads_a_softmax(node) -> bool:
     return False
 
 
-def _is_softmax_call(node: ast.AST) -> bool:
+def is_softmax_call(node: ast.AST) -> bool:
     """`F.softmax(x, dim=1)`, `torch.softmax(x, 1)`, `x.softmax(-1)`, `softmax(x)`."""
     if not isinstance(node, ast.Call):
         return False
@@ -76,7 +73,7 @@ def _softmax_assignment(scope: ast.AST, name: str, line: int) -> ast.Assign | No
                     and (best is None or node.lineno > best.lineno):
                 best = node
     if isinstance(best, ast.Assign) and len(best.targets) == 1 and isinstance(best.targets[0], ast.Name) \
-            and _is_softmax_call(best.value):
+            and is_softmax_call(best.value):
         return best
     return None
 
@@ -109,7 +106,7 @@ def probability_input_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | 
 def _softmax_input(filename: str, tree: ast.Module, loss_call: ast.Call):
     """(softmax call, its assignment or None) when the loss's input is a softmax's output."""
     argument = loss_call.args[0]
-    if _is_softmax_call(argument):
+    if is_softmax_call(argument):
         return argument, None
     if isinstance(argument, ast.Name):
         scope = enclosing_function(tree, loss_call.lineno)
