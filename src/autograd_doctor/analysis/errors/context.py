@@ -49,6 +49,37 @@ class ErrorContext:
                 break
         return found
 
+    def files_reached(self) -> list[str]:
+        """The traceback's user files, then the user's files their namespaces reach: where the
+        functions, classes and modules bound there are defined (a helper imported from another
+        file), and the classes of the modules bound there and of their submodules (a model built
+        in another file). Not every loaded module: under pytest those are the test files, any of
+        which may hold the same pattern for another test."""
+        import sys
+        import types
+
+        import torch
+
+        from autograd_doctor.recording.frames import in_installed_package
+
+        def file_of_class(cls) -> str | None:
+            return getattr(sys.modules.get(cls.__module__), "__file__", None)
+
+        files = [frame.f_code.co_filename for frame, _ in self.user_frames()]
+        for frame, _ in self.user_frames():
+            for value in list(frame.f_globals.values()) + list(frame.f_locals.values()):
+                if isinstance(value, types.ModuleType):
+                    files.append(getattr(value, "__file__", None))
+                elif isinstance(value, type):
+                    files.append(file_of_class(value))
+                elif isinstance(value, torch.nn.Module):
+                    files += [file_of_class(type(module)) for module in value.modules()]
+                else:
+                    code = getattr(getattr(value, "func", value), "__code__", None)  # a functools.partial's function
+                    files.append(code.co_filename if code is not None else None)
+        return list(dict.fromkeys(f for f in files if f and f.endswith(".py") and not is_internal_file(f)
+                                  and not in_installed_package(f)))
+
     def innermost_user(self) -> tuple[FrameType, int] | None:
         found = self.user_frames()
         return found[0] if found else None

@@ -5,29 +5,16 @@ that asked for inplace=True, which is usually in the model's definition."""
 from __future__ import annotations
 
 import ast
-import sys
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of
 from autograd_doctor.analysis.errors.context import ErrorContext
-from autograd_doctor.recording.frames import is_internal_file, in_installed_package
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
     parse_file, replace_node_text, source_line, statement_at, statement_location,
 )
 
 ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
-
-
-def user_files(context: ErrorContext) -> list[str]:
-    """The traceback's user files first, then the files of the program's other loaded modules."""
-    files = [frame.f_code.co_filename for frame, _ in context.user_frames()]
-    for module in list(sys.modules.values()):
-        filename = getattr(module, "__file__", None)
-        if filename and filename.endswith(".py") and not is_internal_file(filename) \
-                and not in_installed_package(filename):
-            files.append(filename)
-    return list(dict.fromkeys(files))
 
 
 def _negative_literal(node: ast.AST | None) -> bool:
@@ -62,7 +49,7 @@ def negative_slope_inplace(context: ErrorContext, already):
     kind = "elu" if context.message.startswith("In-place elu") else "leaky"
     class_name, function = ACTIVATIONS[kind]
     candidates, computed = [], []
-    for filename in user_files(context):
+    for filename in context.files_reached():
         tree = parse_file(filename)
         if tree is None:
             continue

@@ -4,7 +4,6 @@ their base written), views returned by custom Functions written in place, detach
 from __future__ import annotations
 
 import ast
-import sys
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import written_name
@@ -317,30 +316,6 @@ def _calls_in(filename: str, predicate) -> list[tuple[ast.stmt, ast.Call]]:
     return found
 
 
-def _files_around_backward_hooks(context: ErrorContext, filename: str) -> list[str]:
-    """`filename`, then the traceback's user files, then the user's files their namespaces reach:
-    where the functions, classes and modules bound there are defined (a monitoring helper imported
-    from another file). Not every loaded module: under pytest those are the test files, any of
-    which may register such a hook for another test. (The hook itself may be gone by the time the
-    report is made: a `finally:` that removes its handle runs first.)"""
-    import types
-
-    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
-
-    files = [filename] + [frame.f_code.co_filename for frame, _ in context.user_frames()]
-    for frame, _ in context.user_frames():
-        for value in list(frame.f_globals.values()) + list(frame.f_locals.values()):
-            if isinstance(value, types.ModuleType):
-                files.append(getattr(value, "__file__", None))
-            elif isinstance(value, type):
-                files.append(getattr(sys.modules.get(value.__module__), "__file__", None))
-            else:
-                code = getattr(getattr(value, "func", value), "__code__", None)  # a functools.partial's function
-                files.append(code.co_filename if code is not None else None)
-    return list(dict.fromkeys(f for f in files if f and f.endswith(".py") and not is_internal_file(f)
-                              and not in_installed_package(f)))
-
-
 def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     """AD107 where the custom Function is the wrapper a full backward hook puts around a module's
     output (BackwardHookFunction) and the next module writes that output in place
@@ -351,7 +326,7 @@ def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     # often by a monitoring helper in another file: the files that define the hooks in force are
     # searched, with the traceback's, the failing one first (not every loaded module: under pytest
     # those are the test files, any of which may register such a hook for another test).
-    files = _files_around_backward_hooks(context, filename)
+    files = list(dict.fromkeys([filename] + context.files_reached()))
     registrations = [(found, statement, call) for found in files for statement, call in _calls_in(
         found, lambda call: call_name(call) in ("register_full_backward_hook", "register_module_full_backward_hook"))]
     module = _module_writing_in_place(context)
