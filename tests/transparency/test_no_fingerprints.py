@@ -218,3 +218,27 @@ def test_warnings_of_writes_in_an_optimizer_step_keep_the_optimizers_line():
     assert len(plain) == 3 and plain[0].filename == __file__
     assert [(w.filename, w.lineno, str(w.message)) for w in doctored] == \
         [(w.filename, w.lineno, str(w.message)) for w in plain]
+
+
+def _own_attributes(owner) -> dict:
+    return dict(vars(owner))
+
+
+@pytest.mark.parametrize("settings", sorted(MODES))
+def test_torch_classes_are_as_they_were_after_the_doctor(settings):
+    """Every attribute the doctor wraps while it runs is put back, and one it wrapped on a class
+    that only inherited it (CheckpointFunction.apply) is removed again, so the class inherits it."""
+    from torch.autograd.function import BackwardCFunction
+    from torch.utils.checkpoint import CheckpointFunction
+
+    owners = [CheckpointFunction, BackwardCFunction, torch.nn.Module, torch.optim.Optimizer,
+              torch.amp.GradScaler]
+    before = [_own_attributes(owner) for owner in owners]
+    with autograd_doctor.watch(**MODES[settings]):
+        assert "apply" in vars(CheckpointFunction)  # wrapped while it runs
+        model = torch.nn.Linear(3, 1)
+        torch.utils.checkpoint.checkpoint(model, torch.randn(2, 3, requires_grad=True), use_reentrant=True).sum().backward()
+    after = [_own_attributes(owner) for owner in owners]
+    for owner, old, new in zip(owners, before, after):
+        assert old.keys() == new.keys(), owner
+        assert all(old[name] is new[name] for name in old), owner

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import collections
 import inspect
-import threading
 import weakref
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ import torch
 
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 SAMPLED_PARAMETERS = 4
 LOG_SIZE = 8
@@ -93,12 +93,6 @@ def _name_of(function) -> str:
     return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or "the function"
 
 
-_lock = threading.Lock()
-_recorders: list = []
-_original = None
-_had_own = False
-
-
 def _remember(function, args: tuple) -> None:
     if not torch.is_grad_enabled():
         return  # evaluation: no gradient is expected
@@ -109,7 +103,7 @@ def _remember(function, args: tuple) -> None:
     if not parameters:
         return
     stack = capture_user_stack(2, limit=2)
-    for recorder in list(_recorders):
+    for recorder in list(_wrapped.recorders):
         log = recorder.state.setdefault("unconnected_checkpoints", collections.deque(maxlen=LOG_SIZE))
         log.append(UnconnectedCheckpoint(stack, next(recorder.seq), _name_of(function),
                                          [weakref.ref(p) for p in parameters], [weakref.ref(m) for m in modules]))
@@ -123,37 +117,20 @@ def _recording_apply(original):
         except Exception:
             pass
         return call_as_caller(original.__func__, (cls, function, preserve_rng_state, *args), {})
-    return classmethod(apply)
+    return marked(classmethod(apply), original)
 
 
-def activate(recorder) -> None:
-    """Record unconnected reentrant checkpoints into `recorder.state` until `deactivate(recorder)`."""
-    global _original, _had_own
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        try:
-            from torch.utils.checkpoint import CheckpointFunction
-            original = inspect.getattr_static(CheckpointFunction, "apply")
-        except (ImportError, AttributeError):
-            return
-        if not isinstance(original, classmethod):
-            return
-        _original, _had_own = original, "apply" in CheckpointFunction.__dict__
-        CheckpointFunction.apply = _recording_apply(original)
-
-
-def deactivate(recorder) -> None:
-    global _original
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders or _original is None:
-            return
+def _targets() -> list:
+    try:
         from torch.utils.checkpoint import CheckpointFunction
-        if _had_own:
-            CheckpointFunction.apply = _original
-        else:
-            del CheckpointFunction.apply  # it inherits torch.autograd.Function.apply again
-        _original = None
+    except ImportError:
+        return []
+    if not isinstance(inspect.getattr_static(CheckpointFunction, "apply", None), classmethod):
+        return []
+    return [(CheckpointFunction, "apply", _recording_apply)]
+
+
+_wrapped = WrappedAttributes(_targets)
+
+# Record unconnected reentrant checkpoints into a recorder's `state` until `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate

@@ -18,18 +18,14 @@ kept, no tensor.
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 
 import torch
 
 from autograd_doctor.recording.own_frames import call_as_caller, own_work_done, own_work_started
+from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 LOG_SIZE = 8
-
-_lock = threading.Lock()
-_recorders: list = []
-_original = None
 
 
 @dataclass
@@ -67,7 +63,7 @@ def _check(node, grad_outputs: tuple, result) -> None:
         function = getattr(node, "_forward_cls", None)
         if function is None:
             continue
-        for recorder in list(_recorders):
+        for recorder in list(_wrapped.recorders):
             log = recorder.state.setdefault("widened_gradients", [])
             if len(log) < LOG_SIZE and not any(w.function is function and w.index == index for w in log):
                 log.append(WidenedGradient(function, index, returned, expected))
@@ -84,33 +80,18 @@ def _recording_apply(original):
         finally:
             own_work_done(started)
         return result
-    return apply
+    return marked(apply, original)
 
 
-def activate(recorder) -> None:
-    """Remember widened gradients into `recorder.state` until `deactivate(recorder)`."""
-    global _original
-    with _lock:
-        _recorders.append(recorder)
-        if len(_recorders) > 1:
-            return
-        from torch.autograd.function import BackwardCFunction
-        _original = BackwardCFunction.__dict__.get("apply")
-        if _original is None:
-            return
-        BackwardCFunction.apply = _recording_apply(_original)
+def _targets() -> list:
+    from torch.autograd.function import BackwardCFunction
+    return [(BackwardCFunction, "apply", _recording_apply)]
 
 
-def deactivate(recorder) -> None:
-    global _original
-    with _lock:
-        if recorder in _recorders:
-            _recorders.remove(recorder)
-        if _recorders or _original is None:
-            return
-        from torch.autograd.function import BackwardCFunction
-        BackwardCFunction.apply = _original
-        _original = None
+_wrapped = WrappedAttributes(_targets)
+
+# Remember widened gradients into a recorder's `state` until `deactivate(recorder)`.
+activate, deactivate = _wrapped.activate, _wrapped.deactivate
 
 
 def take(recorder) -> list[WidenedGradient]:

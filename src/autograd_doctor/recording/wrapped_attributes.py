@@ -6,12 +6,15 @@ with a wrapper that calls the original from the user's frame (own_frames.call_as
 tells every active recorder. `WrappedAttributes` holds, for one such group, the recorders it
 tells and the originals it replaced: the first `activate` installs the wrappers, the last
 `deactivate` puts back each original the wrapper still stands in for (a wrapper replaced by
-someone else since is left alone). A wrapper marks itself with `_autograd_doctor_original`,
+someone else since is left alone). An attribute a class inherits (`CheckpointFunction.apply`
+from `autograd.Function`) is wrapped on that class, and deleted again at the end, so that the
+class inherits it again. A wrapper marks itself with `_autograd_doctor_original`,
 which also keeps a second group from wrapping a wrapper.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import Callable
 
@@ -33,7 +36,8 @@ class WrappedAttributes:
     def __init__(self, targets: Callable[[], list]):
         self._targets = targets
         self._lock = threading.Lock()
-        self._originals: list[tuple[object, str, object]] = []
+        # (owner, name, original, whether the owner only inherited it)
+        self._originals: list[tuple[object, str, object, bool]] = []
         self.recorders: list = []
 
     def activate(self, recorder) -> None:
@@ -43,9 +47,12 @@ class WrappedAttributes:
                 return
             for owner, name, make_wrapper in self._targets():
                 original = vars(owner).get(name)
+                inherited = original is None and isinstance(owner, type)
+                if inherited:
+                    original = inspect.getattr_static(owner, name, None)
                 if original is None or hasattr(original, MARK):
                     continue
-                self._originals.append((owner, name, original))
+                self._originals.append((owner, name, original, inherited))
                 setattr(owner, name, make_wrapper(original))
 
     def deactivate(self, recorder) -> None:
@@ -55,6 +62,10 @@ class WrappedAttributes:
             if self.recorders:
                 return
             while self._originals:
-                owner, name, original = self._originals.pop()
-                if getattr(vars(owner).get(name), MARK, None) is original:
+                owner, name, original, inherited = self._originals.pop()
+                if getattr(vars(owner).get(name), MARK, None) is not original:
+                    continue
+                if inherited:
+                    delattr(owner, name)
+                else:
                     setattr(owner, name, original)
