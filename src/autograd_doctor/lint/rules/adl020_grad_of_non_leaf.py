@@ -219,8 +219,10 @@ def _leaf_name(checker, name) -> bool:
     if name in scope.grad_leaves:
         return True
     marks = [seq for seq, marked in scope.noted("ADL020 leaf") if marked == name]
+    if not marks:
+        return False  # (the common case: the function's bindings need not be read)
     binds = [seq for seq, bound, *_ in scope.noted("ADL020 bind") if bound == name]
-    return bool(marks) and (not binds or max(marks) > max(binds))
+    return not binds or max(marks) > max(binds)
 
 
 def _always_new(checker, step, root, root_name) -> bool:
