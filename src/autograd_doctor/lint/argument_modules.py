@@ -23,7 +23,8 @@ import ast
 import re
 from collections import defaultdict
 
-from autograd_doctor.lint.arguments import _bindings, _own_nodes, nested_statements
+from autograd_doctor.lint.arguments import _bindings, nested_statements
+from autograd_doctor.lint.walk import own_nodes
 
 _NN_PREFIXES = ("nn.", "torch.nn.")
 
@@ -61,7 +62,7 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
                         and any(t in "\n".join(lines[n.lineno - 1: n.end_lineno]) for t in calls_text)]
     for holder in holders:
         known = None
-        for node in _own_nodes(holder):
+        for node in own_nodes(holder.body, enter_classes=True):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in wanted:
                 if known is None:
                     known = top_bindings if isinstance(holder, ast.Module) else _bindings(holder)
@@ -228,7 +229,7 @@ def _top_bindings(tree) -> dict:
     """Name -> every value bound to it by the file's own top-level code (an
     `if __name__ == "__main__":` block included, functions and classes not)."""
     out: dict = defaultdict(list)
-    for node in _own_nodes(tree):
+    for node in own_nodes(tree.body, enter_classes=True):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):

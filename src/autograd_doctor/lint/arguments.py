@@ -22,7 +22,7 @@ from collections import defaultdict
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.findings import line_numbers
-from autograd_doctor.lint.walk import child_nodes
+from autograd_doctor.lint.walk import own_nodes
 
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
 
@@ -63,7 +63,7 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
         holders[id(holder)] = holder
     calls: dict = defaultdict(list)  # name -> [(call, enclosing function)]
     for holder in holders.values():
-        for node in _own_nodes(holder):
+        for node in own_nodes(holder.body, enter_classes=True):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.id if isinstance(func, ast.Name) else \
@@ -147,19 +147,6 @@ def nested_statements(body):
             todo.extend(handler.body)
         for case in getattr(stmt, "cases", ()):
             todo.extend(case.body)
-
-
-def _own_nodes(holder):
-    """The nodes of a function's (or the module's) own code, not of functions in it;
-    a lambda's body is left out too (it runs later, from anywhere)."""
-    stack = list(holder.body) if not isinstance(holder, ast.Module) else \
-        [s for s in holder.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(child_nodes(node))
 
 
 def _parameters(function, method: bool) -> list:

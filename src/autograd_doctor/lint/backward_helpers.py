@@ -17,8 +17,9 @@ import re
 from bisect import bisect_left
 
 from autograd_doctor.lint.arguments import nested_statements
-from autograd_doctor.lint.clearing import is_self_call, own_nodes, same_file_calls, spread_to_callers
+from autograd_doctor.lint.clearing import is_self_call, same_file_calls, spread_to_callers
 from autograd_doctor.lint.findings import line_numbers
+from autograd_doctor.lint.walk import own_nodes
 
 _AUTOGRAD_CALLS = frozenset({"backward", "grad"})
 
@@ -55,12 +56,12 @@ def backward_functions(tree: ast.Module, source: str) -> frozenset:
     # are not walked at all (this was an eighth of the linter's time on torch/nn).
     lines = sorted(set(line_numbers(source, found)))
     runs = {node.name for node in functions
-            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(node))}
+            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(node.body))}
     if not runs:
         return frozenset()
     calls: dict = {}  # function name -> the same-file names its own body calls
     for node in functions:
-        calls.setdefault(node.name, set()).update(same_file_calls(own_nodes(node)))
+        calls.setdefault(node.name, set()).update(same_file_calls(own_nodes(node.body)))
     return spread_to_callers(runs, calls)
 
 

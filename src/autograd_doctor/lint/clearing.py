@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.submodules import repository_root
-from autograd_doctor.lint.walk import child_nodes
+from autograd_doctor.lint.walk import own_nodes
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 
@@ -49,7 +49,7 @@ def clearing_functions(tree: ast.Module, source: str, needs_backward: bool = Tru
     # and then each function's own nodes visits every node once, not twice.
     for node in nested_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own = list(own_nodes(node))
+            own = list(own_nodes(node.body))
             if _clears(own):
                 clears.add(node.name)
             calls.setdefault(node.name, set()).update(same_file_calls(own))
@@ -252,14 +252,3 @@ def is_self_call(call: ast.Call) -> bool:
     func = call.func
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
         and func.value.id == "self"
-
-
-def own_nodes(function):
-    """The nodes of ``function``'s body, not of functions nested in it."""
-    todo = list(function.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        yield node
-        todo.extend(child_nodes(node))

@@ -100,3 +100,21 @@ def child_nodes(node) -> list:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+_DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def own_nodes(statements, enter_classes: bool = False):
+    """The nodes of ``statements`` (a function's or the module's body), not of the functions
+    and lambdas defined in them, which run later, from anywhere. A class body runs where it
+    stands: with ``enter_classes`` its nodes are included (its methods still are not)."""
+    skipped = _DEFERRED if enter_classes else _DEFERRED + (ast.ClassDef,)
+    todo = list(statements)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, skipped):
+            continue
+        yield node
+        todo.extend(child_nodes(node))
+

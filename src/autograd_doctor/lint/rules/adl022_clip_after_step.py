@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.walk import own_nodes
 
 RULE = Rule(
     code="ADL022", name="clip-after-step",
@@ -120,15 +121,8 @@ def _blocks(body, ancestors):
 
 
 def _calls_in(stmts):
-    """The calls of these statements, not entering function or class definitions."""
-    todo = list(stmts)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
+    """The calls of these statements, not of the functions or classes defined in them."""
+    return (node for node in own_nodes(stmts) if isinstance(node, ast.Call))
 
 
 def _step_of(checker, stmt):
