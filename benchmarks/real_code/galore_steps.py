@@ -8,7 +8,8 @@ script's per-layer mode: one optimizer per parameter, stepped and zeroed inside 
 `register_post_accumulate_grad_hook`, with a scheduler per parameter (GaLoreAdamW and torch's AdamW
 where the script uses their 8-bit versions from bitsandbytes, not installed here). The package's
 `__init__` imports bitsandbytes, so the driver imports the two modules it uses without it.
-Seeded; prints losses and checksums."""
+`--per-layer` runs the per-layer mode alone, as the training script runs it: its steps are then the
+program's first. Seeded; prints losses and checksums."""
 import importlib.util
 import sys
 import types
@@ -63,7 +64,10 @@ configurations = {
 }
 configurations['adafactor-fixed-lr'] = lambda model: GaLoreAdafactor(parameter_groups(model, 'std'), lr=1e-2, relative_step=False, scale_parameter=False)
 configurations['adafactor-relative-step'] = lambda model: GaLoreAdafactor(parameter_groups(model, 'std'), beta1=0.9)
+per_layer_only = '--per-layer' in sys.argv
 for name, make_optimizer in configurations.items():
+    if per_layer_only:
+        break
     torch.manual_seed(1)
     model = TinyLanguageModel()
     optimizer = make_optimizer(model)
