@@ -737,7 +737,7 @@ class Doctor:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
             except Exception:
                 internal_error()
-        steps_seen = len(self.recorder.step_points.points)
+        steps_seen = self.recorder.step_points.before_backward  # not those run inside this backward() (by hooks)
         if self._stale_value_steps_checked < steps_seen and self._stale_value_steps_checked < STALE_VALUE_STEPS:
             # A tensor computed before an optimizer step, used again after it (AD228): looked for
             # at the first backward() after each of the first steps only.

@@ -787,6 +787,102 @@ CORRECT = {
         grads = [head.weight.grad, head.bias.grad, embedding.weight.grad.to_dense()]
         grads = grads + [p.detach().clone() for p in (*embedding.parameters(), *head.parameters())]
     """,
+    # Manifold optimisation (McTorch): a Parameter subclass registers a tensor hook on itself
+    # that keeps the gradient projected onto the tangent space, and the step retracts the
+    # parameter onto the manifold (here the unit sphere) through .data.
+    "a parameter's own hook keeps a projected gradient, the step retracts through .data": """
+        import weakref
+        import torch
+
+        class SphereParameter(torch.nn.Parameter):
+            def __new__(cls, data):
+                return torch.nn.Parameter._make_subclass(cls, data / data.norm(), True)
+
+            def __init__(self, data):
+                self.tangent_grad = None
+                owner = weakref.ref(self)
+
+                def project(grad):
+                    point = owner()
+                    point.tangent_grad = grad - (grad * point.data).sum() * point.data
+
+                self.register_hook(project)
+
+        torch.manual_seed(0)
+        point = SphereParameter(torch.randn(3))
+        target = torch.tensor([0.0, 0.6, 0.8])
+        for _ in range(5):
+            loss = (point - target).pow(2).sum()
+            loss.backward()
+            moved = point.data - 0.3 * point.tangent_grad
+            point.data.add_(moved / moved.norm() - point.data)
+            point.grad = None
+        grads = [point.detach().clone(), point.tangent_grad]
+    """,
+    # Entropic optimal transport (GeomLoss): the Sinkhorn iterations run with autograd switched
+    # off, then one last iteration with it on and the other side's potential detached, so the
+    # gradient is the envelope theorem's; the points flow along it, updated in place.
+    "Sinkhorn iterations with autograd off, one last step with it on": """
+        import torch
+
+        def softmin(eps, cost, h):
+            return -eps * (h - cost / eps).logsumexp(dim=1)
+
+        torch.manual_seed(0)
+        x = torch.rand(8, 2).requires_grad_(True)
+        y = torch.rand(9, 2) + 0.5
+        a_log, b_log = torch.zeros(8).log_softmax(0), torch.zeros(9).log_softmax(0)  # uniform weights
+        eps = 0.1
+        for _ in range(3):
+            cost_xy = (x[:, None, :] - y[None, :, :].detach()).pow(2).sum(-1) / 2
+            torch.autograd.set_grad_enabled(False)
+            f, g = torch.zeros(8), torch.zeros(9)
+            for _ in range(20):
+                f = softmin(eps, cost_xy, b_log + g / eps)
+                g = softmin(eps, cost_xy.T, a_log + f / eps)
+            torch.autograd.set_grad_enabled(True)
+            f = softmin(eps, cost_xy, (b_log + g / eps).detach())
+            loss = (a_log.exp() * f).sum() + (b_log.exp() * g).sum()
+            gradient, = torch.autograd.grad(loss, x)
+            with torch.no_grad():
+                x -= 2.0 * gradient
+        grads = [x.detach().clone(), gradient]
+    """,
+    # Structured pruning (Torch-Pruning): a sparsity regulariser added into .grad between
+    # backward() and step(), then layers given new, narrower Parameters that carry the old
+    # gradient, and a new optimizer built over them for fine-tuning.
+    "pruned layers given new parameters, a new optimizer built after": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        x, y = torch.randn(12, 6), torch.randint(0, 3, (12,))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            model[0].weight.grad.data += 1e-2 * model[0].weight.data.sign()
+            optimizer.step()
+
+        def narrowed(weight, keep, dim):
+            kept = nn.Parameter(torch.index_select(weight, dim, keep))
+            kept.grad = torch.index_select(weight.grad, dim, keep)
+            return kept
+
+        keep = model[0].weight.norm(dim=1).argsort(descending=True)[:5].sort().values
+        model[0].weight, model[0].bias = narrowed(model[0].weight, keep, 0), narrowed(model[0].bias, keep, 0)
+        model[2].weight = narrowed(model[2].weight, keep, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(3):
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 

@@ -594,6 +594,7 @@ class Recorder(AliasTracking):
         if self.write_depth:
             return call_as_caller(func, args, kwargs)
         self.quiet_step = False  # a closure's backward inside step() (LBFGS): the user's code again
+        self.step_points.backward_starting()  # the steps that ran before this backward(), not in it
         try:
             call = self.record_backward(kwargs, func, args)
             self.listener.backward_started(BackwardStarted(call, func, args, kwargs))
