@@ -158,3 +158,40 @@ def test_graph_read_again_in_the_loop_is_adl019s_not_adl003s():
     assert (_line_of(READ_ONLY_IN_LOOP, "errG.backward()"), "ADL019") in found
     assert [c for c in found if c[1] == "ADL003"] == []
     assert "backward through the graph a second time" in _second_run_error(READ_ONLY_IN_LOOP)
+
+
+# ----- r350: BEGAN's one backward of `d_loss + g_loss` (a miss, kept as one) --
+
+def test_r350_generator_loss_kept_from_the_discriminator_gives_its_own_gradient():
+    """The recreation's `bug_shows()` is the wrong gradient; here, the same step
+    with D's parameters frozen while `g_loss` is built (as RelativisticGAN's
+    generator loop does) gives D exactly the gradient of `d_loss`, and G that
+    of `g_loss`, each written by hand."""
+    import importlib.util
+    from pathlib import Path
+
+    path = next((Path(__file__).parent / "recreations").glob("r350_*.py"))
+    spec = importlib.util.spec_from_file_location("r350", path)
+    r350 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(r350)
+    G, D, l1 = r350.G, r350.D, r350.l1
+    x, z, k_t = torch.randn(5, 4), torch.randn(5, 2), 0.3
+    fake = G(z)
+    d_wanted = torch.autograd.grad(l1(D(x), x) - k_t * l1(D(fake.detach()), fake.detach()), list(D.parameters()))
+    g_wanted = torch.autograd.grad(l1(fake, D(fake)), list(G.parameters()))
+    # the fixed step: one backward still, but D does not take g_loss's gradient
+    D.zero_grad()
+    G.zero_grad()
+    fake = G(z)
+    d_loss = l1(D(x), x) - k_t * l1(D(fake.detach()), fake.detach())
+    for p in D.parameters():
+        p.requires_grad_(False)
+    g_loss = l1(fake, D(fake))
+    for p in D.parameters():
+        p.requires_grad_(True)
+    (d_loss + g_loss).backward()
+    for p, w in zip(D.parameters(), d_wanted):
+        torch.testing.assert_close(p.grad, w)
+    for p, w in zip(G.parameters(), g_wanted):
+        torch.testing.assert_close(p.grad, w)
+    assert r350.bug_shows()  # the file as written still mixes them
