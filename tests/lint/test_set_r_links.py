@@ -91,6 +91,27 @@ REBOUND_AFTER_BACKWARD = textwrap.dedent("""
             optimizerG.step()
     """)
 
+# A list of separate graphs built before the loop, one element per iteration:
+# the next iteration's element was built before the step and never freed.
+LIST_OF_GRAPHS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    G = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 4))
+    D = nn.Sequential(nn.Linear(4, 1))
+    optimizerG = torch.optim.SGD(G.parameters(), lr=0.1)
+
+
+    def train(zs):
+        fakes = [G(z) for z in zs]
+        for t in range(len(zs)):
+            G.zero_grad()
+            errG = -D(fakes[t]).mean()
+            errG.backward()
+            optimizerG.step()
+    """)
+
 # `fake` only read in the loop: ADL019 names the real failure, ADL003 must not.
 READ_ONLY_IN_LOOP = textwrap.dedent("""
     import torch
@@ -151,6 +172,14 @@ def test_value_rebound_between_backward_and_step_is_still_reported_and_raises():
     found = _codes(REBOUND_AFTER_BACKWARD)
     assert (_line_of(REBOUND_AFTER_BACKWARD, "optimizerG.step()"), "ADL003") in found
     assert "modified by an inplace operation" in _second_run_error(REBOUND_AFTER_BACKWARD)
+
+
+def test_list_element_built_before_the_step_is_still_reported_and_raises():
+    found = _codes(LIST_OF_GRAPHS)
+    assert (_line_of(LIST_OF_GRAPHS, "optimizerG.step()"), "ADL003") in found
+    namespace = _namespace(LIST_OF_GRAPHS)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        namespace["train"]([torch.randn(4, 3) for _ in range(2)])
 
 
 def test_graph_read_again_in_the_loop_is_adl019s_not_adl003s():

@@ -124,9 +124,10 @@ statistic of the discriminator's output, computed under `no_grad` in a helper,
 that tunes the generator's augmentation).  The same holds for a backward's own
 run in the previous iteration of a loop: one earlier in the body than the
 step, without `retain_graph`, already went through a value bound before the
-loop (or rebound from it, before the backward: `fake = torch.cat([fake[:n],
-fake[n:]], 1)`) and freed it, so the next iteration fails on the freed graph
-first (ADL019's case).""",
+loop as one graph (a call's result, not a list of graphs read one element per
+iteration; or rebound from it, before the backward: `fake =
+torch.cat([fake[:n], fake[n:]], 1)`) and freed it, so the next iteration fails
+on the freed graph first (ADL019's case).""",
 )
 
 
@@ -745,8 +746,7 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
         value = _value_of(scope, name, entry)
         if bseq < step and _is_parameter_binding(scope, name, entry) and not _owned(name, owners):
             given = _from_callers(checker, scope, name, owners)
-            if given is not None and not _freed(checker, scope, (name, bseq), at) and \
-                    not _freed_by_its_last_run(checker, scope, name, when, recv, at, freeing_loop):
+            if given is not None and not _freed(checker, scope, (name, bseq), at):
                 return name, given[0], given[1]
             continue
         if value is None or grad_off or _owned(name, owners):
@@ -754,7 +754,7 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
         if bseq < step:
             hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at) and \
-                    not _freed_by_its_last_run(checker, scope, name, when, recv, at, freeing_loop):
+                    not _freed_by_its_last_run(checker, scope, name, entry[1], when, recv, at, freeing_loop):
                 return name, value, hit[0]
             carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
             if carried is not None:
@@ -775,23 +775,34 @@ def _freeing_loop(scope, b: int, bnode, step_seq: int, cut: int):
     return (cut, end) if end is not None else None
 
 
-def _freed_by_its_last_run(checker, scope, name, when, recv, at, freeing_loop) -> bool:
-    """The value of ``name`` read at ``when`` (bound before the loop) is one that
-    the backward at ``at`` went through in the previous iteration too, and that
-    run freed it (``freeing_loop`` is set only for a backward without
-    `retain_graph`): the next run fails on the freed graph ("backward through
-    the graph a second time", ADL019's case) before the step could matter.
-    The next iteration reads the binding before the loop again, or one the loop
-    body makes from ``when`` on; each of those must lie before the backward and
-    on its graph (`fake = torch.cat([fake[:n], fake[n:]], 1)` in the body, then
-    a loss on `fake` backpropagated).  One made after the backward (`h =
+def _freed_by_its_last_run(checker, scope, name, value, when, recv, at, freeing_loop) -> bool:
+    """The value of ``name`` read at ``when`` (bound before the loop to
+    ``value``) is one that the backward at ``at`` went through in the previous
+    iteration too, and that run freed it (``freeing_loop`` is set only for a
+    backward without `retain_graph`): the next run fails on the freed graph
+    ("backward through the graph a second time", ADL019's case) before the
+    step could matter.
+    The value must be one graph, whatever part of it the next iteration reads:
+    a call's result (`fake = G(z)`; `fake[t]` is a view of it), not a container
+    whose elements are separate graphs (`[model(x) for x in xs]`, `list(...)`,
+    `zip(...)`, a `for` target, a parameter: the next iteration may read
+    another element, built before the step and never freed).  And the next
+    iteration reads the binding before the loop again, or one the loop body
+    makes from ``when`` on; each of those must lie before the backward and on
+    its graph (`fake = torch.cat([fake[:n], fake[n:]], 1)` in the body, then a
+    loss on `fake` backpropagated).  One made after the backward (`h =
     model(x)` between `loss.backward()` and `opt.step()`) is a graph the
     backward never freed, built before the step: the claim stays."""
-    if freeing_loop is None:
+    if freeing_loop is None or not isinstance(value, ast.Call) or \
+            isinstance(value.func, ast.Name) and value.func.id in _CONTAINER_BUILDERS:
         return False
     start, end = freeing_loop
     rebound = [s for s in scope.binds.get(name, ()) if start < s < end and s >= when]
     return all(s < at and _reads_binding(checker, scope, recv, at, (name, s)) for s in rebound)
+
+
+# Builtins whose result holds several values, each possibly a graph of its own.
+_CONTAINER_BUILDERS = frozenset("list tuple dict set zip map filter sorted reversed enumerate iter".split())
 
 
 def _value_of(scope, name, entry):
