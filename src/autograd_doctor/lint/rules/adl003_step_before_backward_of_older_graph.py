@@ -121,7 +121,13 @@ earlier `backward()` without `retain_graph` already freed is not claimed: a
 later backward through it would fail anyway ("backward through the graph a
 second time"), and in working code the dependency is not a graph path (a
 statistic of the discriminator's output, computed under `no_grad` in a helper,
-that tunes the generator's augmentation).""",
+that tunes the generator's augmentation).  The same holds for a backward's own
+run in the previous iteration of a loop: one earlier in the body than the
+step, without `retain_graph`, already went through a value bound before the
+loop as one graph (a call's result, not a list of graphs read one element per
+iteration; or rebound from it, before the backward: `fake =
+torch.cat([fake[:n], fake[n:]], 1)`) and freed it, so the next iteration fails
+on the freed graph first (ADL019's case).""",
 )
 
 
@@ -180,7 +186,7 @@ def check_file(checker) -> None:
             _same_loss_again(checker, scope, seq, node, optimizer, later, call)
             continue
         for b, bnode, recv, cut in later:
-            hit = _old_graph(checker, scope, recv, b, cut, owners, seq) or \
+            hit = _old_graph(checker, scope, recv, b, cut, owners, seq, _freeing_loop(scope, b, bnode, seq, cut)) or \
                 _old_attribute(checker, scope, recv, b, cut, owners, seq)
             if hit is not None:
                 name, value, module = hit
@@ -722,10 +728,12 @@ def _selected_indices(value, index) -> bool:
         and isinstance(value.func, ast.Attribute) and value.func.attr in N.VALUE_SELECTING_METHODS
 
 
-def _old_graph(checker, scope, recv, at, step, owners, step_seq):
+def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=None):
     """Follow what the backward's receiver was computed from, back to a value bound
     before the step (``step``: the cut) whose computation called a module the
-    optimizer stepped at ``step_seq`` updates."""
+    optimizer stepped at ``step_seq`` updates.  ``freeing_loop``: the loop's
+    (start, end) when the backward runs again after the step in the next
+    iteration and frees its graph (``_freed_by_its_last_run``)."""
     names, _ = _dependencies(checker, recv, scope.module_class, scope.owner_class)
     work, seen = [(n, at) for n in names], set()
     while work and len(seen) < 200:
@@ -745,7 +753,8 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
             continue
         if bseq < step:
             hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
-            if hit is not None and not _freed(checker, scope, hit[1], at):
+            if hit is not None and not _freed(checker, scope, hit[1], at) and \
+                    not _freed_by_its_last_run(checker, scope, name, entry[1], when, recv, at, freeing_loop):
                 return name, value, hit[0]
             carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
             if carried is not None:
@@ -753,6 +762,47 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq):
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _freeing_loop(scope, b: int, bnode, step_seq: int, cut: int):
+    """The loop's (start, end) when the backward at ``b`` is claimed in the next
+    iteration (earlier in the body than the step at ``step_seq``; ``cut``: the
+    loop's start) and surely frees its graph; None otherwise (a same-class
+    method that backpropagates: whether it retains is not known here)."""
+    if b > step_seq or _helper_call(bnode) or not _frees_graph(bnode):
+        return None
+    end = next((e for s, e in scope.finished_loops if s == cut), None)
+    return (cut, end) if end is not None else None
+
+
+def _freed_by_its_last_run(checker, scope, name, value, when, recv, at, freeing_loop) -> bool:
+    """The value of ``name`` read at ``when`` (bound before the loop to
+    ``value``) is one that the backward at ``at`` went through in the previous
+    iteration too, and that run freed it (``freeing_loop`` is set only for a
+    backward without `retain_graph`): the next run fails on the freed graph
+    ("backward through the graph a second time", ADL019's case) before the
+    step could matter.
+    The value must be one graph, whatever part of it the next iteration reads:
+    a call's result (`fake = G(z)`; `fake[t]` is a view of it), not a container
+    whose elements are separate graphs (`[model(x) for x in xs]`, `list(...)`,
+    `zip(...)`, a `for` target, a parameter: the next iteration may read
+    another element, built before the step and never freed).  And the next
+    iteration reads the binding before the loop again, or one the loop body
+    makes from ``when`` on; each of those must lie before the backward and on
+    its graph (`fake = torch.cat([fake[:n], fake[n:]], 1)` in the body, then a
+    loss on `fake` backpropagated).  One made after the backward (`h =
+    model(x)` between `loss.backward()` and `opt.step()`) is a graph the
+    backward never freed, built before the step: the claim stays."""
+    if freeing_loop is None or not isinstance(value, ast.Call) or \
+            isinstance(value.func, ast.Name) and value.func.id in _CONTAINER_BUILDERS:
+        return False
+    start, end = freeing_loop
+    rebound = [s for s in scope.binds.get(name, ()) if start < s < end and s >= when]
+    return all(s < at and _reads_binding(checker, scope, recv, at, (name, s)) for s in rebound)
+
+
+# Builtins whose result holds several values, each possibly a graph of its own.
+_CONTAINER_BUILDERS = frozenset("list tuple dict set zip map filter sorted reversed enumerate iter".split())
 
 
 def _value_of(scope, name, entry):
