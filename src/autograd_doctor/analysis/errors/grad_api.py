@@ -667,6 +667,8 @@ def decorator_cut(context: ErrorContext, already):
     filename = frame.f_code.co_filename
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
+    for entry in reversed(_grad_disabling_decorators()):
+        decorated.setdefault(entry.function, entry)
     if not decorated:
         return None
     modules: list = []
@@ -685,12 +687,41 @@ def decorator_cut(context: ErrorContext, already):
         return _functional_wrap_cut(frame, entry, use)
     location = line_location(entry.filename, entry.line, role="decorator",
                              note=f"{entry.function}() runs with gradients off: its result has no history")
-    message = (f"delete this @torch.{entry.kind}() line if gradients must flow through {entry.function}() "
+    spelled = SET_GRAD_DISABLED_DECORATOR if entry.kind == SET_GRAD_DISABLED else f"@torch.{entry.kind}()"
+    message = (f"delete this {spelled} line if gradients must flow through {entry.function}() "
                "(keep it only on functions used for evaluation)")
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
-    notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
+    notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+# `@torch.set_grad_enabled(False)` on a def: the same cut as `@torch.no_grad()`. It is recorded as a
+# grad-mode switch (the call runs as the def is read), not as a mode entry.
+SET_GRAD_DISABLED = "set_grad_enabled"
+SET_GRAD_DISABLED_DECORATOR = "@torch.set_grad_enabled(False)"
+
+
+def _grad_disabling_decorators() -> list:
+    """The user's `set_grad_enabled(False)` calls written as a decorator line, as mode entries of the
+    functions they decorate (the most recent first)."""
+    from autograd_doctor.recording import switches
+
+    entries = []
+    for switch in switches.grad_switches():
+        if switch.enabled:
+            continue
+        filename, line = switch.site.filename, switch.site.lineno
+        if not source_line(filename, line).lstrip().startswith("@"):
+            continue
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    decorator.lineno == line and isinstance(decorator, ast.Call)
+                    and getattr(decorator.func, "attr", getattr(decorator.func, "id", None)) == "set_grad_enabled"
+                    for decorator in node.decorator_list):
+                entries.append(switches.ModeEntry(SET_GRAD_DISABLED, filename, line, True, node.name))
+    return entries
 
 
 def _functional_wrap_cut(frame, entry, use):
