@@ -125,3 +125,66 @@ def test_mark_dirty_function_that_writes_its_input_then_returns_a_copy_still_ret
     """)
     (diagnosis,) = [d for d in diagnoses if d.code == "AD121"]
     assert diagnosis.help[0].replacement == "return x"
+
+
+def test_input_flagged_to_require_grad_after_the_output_was_computed_is_flagged_before(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor([2.0, 3.0], requires_grad=True)
+        x = torch.tensor([1.0, 4.0])
+        y = (w * x).pow(2).sum()
+        x.requires_grad_()  # FLAG
+        (gx,) = torch.autograd.grad(y, x)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD305"]
+    assert diagnosis.primary.line == marked_line(source, "FLAG")
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["gx"], torch.tensor([8.0, 72.0]))  # d/dx (w x)^2 = 2 w^2 x
+
+
+def test_input_flagged_after_use_but_reassigned_between_gets_no_move(tmp_path):
+    _source, _path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor([2.0, 3.0], requires_grad=True)
+        x = torch.tensor([1.0, 4.0])
+        y = (w * x).sum()
+        x = x * 2
+        x.requires_grad_()
+        (gx,) = torch.autograd.grad(y, x)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD305"]
+    assert not any(s.replacement and "requires_grad_()" in s.replacement for s in diagnosis.help)
+
+
+def test_flat_pieces_given_as_grad_outputs_are_shaped_like_their_outputs(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        a = torch.ones(2, 3, requires_grad=True)
+        b = torch.ones(4, requires_grad=True)
+        outputs = [a * 2.0, b * 3.0]
+        flat = torch.arange(10.0)
+        pieces = list(flat.split([6, 4]))  # PIECES
+        ga, gb = torch.autograd.grad(outputs, [a, b], grad_outputs=pieces)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    assert diagnosis.primary.line == marked_line(source, "PIECES")
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["ga"], torch.arange(6.0).view(2, 3) * 2.0)
+    assert torch.equal(namespace["gb"], torch.arange(6.0, 10.0) * 3.0)
+
+
+def test_pieces_with_other_numbers_of_elements_than_their_outputs_are_not_reshaped(tmp_path):
+    _source, _path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        a = torch.ones(2, 3, requires_grad=True)
+        b = torch.ones(4, requires_grad=True)
+        outputs = [a * 2.0, b * 3.0]
+        pieces = list(torch.arange(10.0).split([4, 6]))
+        ga, gb = torch.autograd.grad(outputs, [a, b], grad_outputs=pieces)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    assert not any(s.replacement and "view_as" in s.replacement for s in diagnosis.help)
