@@ -188,3 +188,27 @@ def test_pieces_with_other_numbers_of_elements_than_their_outputs_are_not_reshap
     """)
     (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
     assert not any(s.replacement and "view_as" in s.replacement for s in diagnosis.help)
+
+
+def test_model_built_under_a_float16_default_dtype_is_built_in_float32(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.set_default_dtype(torch.float16)  # DEFAULT
+        model = nn.Linear(2, 1)
+        torch.set_default_dtype(torch.float32)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        scaler = torch.amp.GradScaler("cpu")
+        x = torch.tensor([[1.0, 2.0]], dtype=next(model.parameters()).dtype)
+        scaler.scale(model(x).float().sum()).backward()
+        scaler.unscale_(optimizer)
+        scaler.step(optimizer)
+        scaler.update()
+        dtype = model.weight.dtype
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD151"]
+    assert diagnosis.primary.line == marked_line(source, "DEFAULT")
+    assert diagnosis.help[0].replacement == "torch.set_default_dtype(torch.float32)"
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert namespace["dtype"] == torch.float32
