@@ -212,3 +212,46 @@ def test_model_built_under_a_float16_default_dtype_is_built_in_float32(tmp_path)
     assert diagnosis.help[0].replacement == "torch.set_default_dtype(torch.float32)"
     namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
     assert namespace["dtype"] == torch.float32
+
+
+CONTEXT_MANAGER_PROGRAM = """
+    import contextlib
+
+    import torch
+
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+
+
+    @contextlib.contextmanager
+    def counted():
+        calls.append(1)
+{block}
+
+
+    with counted():
+        loss = (w * torch.tensor([3.0, 4.0])).sum()
+    loss.backward()
+    grad = w.grad
+"""
+
+
+def test_loss_inside_a_context_manager_that_turns_gradients_off_around_its_yield_drops_that_block(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, CONTEXT_MANAGER_PROGRAM.format(block=(
+        "        with torch.no_grad():  # BLOCK\n"
+        "            yield")))
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD301"]
+    assert diagnosis.primary.line == marked_line(source, "BLOCK")
+    assert diagnosis.help[0].replacement == "yield"
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    assert torch.equal(namespace["grad"], torch.tensor([3.0, 4.0]))
+
+
+def test_context_manager_whose_grad_off_block_does_not_hold_its_yield_is_not_named(tmp_path):
+    _source, _path, diagnoses = diagnose(tmp_path, CONTEXT_MANAGER_PROGRAM.format(block=(
+        "        with torch.no_grad():\n"
+        "            w.mul_(1.0)\n"
+        "        yield")).replace("loss = (w * torch.tensor([3.0, 4.0])).sum()",
+                                "loss = (w * torch.tensor([3.0, 4.0])).sum().detach()"))
+    assert not any(d.primary is not None and "with torch.no_grad()" in (d.primary.source or "")
+                   for d in diagnoses)
