@@ -255,3 +255,46 @@ def test_context_manager_whose_grad_off_block_does_not_hold_its_yield_is_not_nam
                                 "loss = (w * torch.tensor([3.0, 4.0])).sum().detach()"))
     assert not any(d.primary is not None and "with torch.no_grad()" in (d.primary.source or "")
                    for d in diagnoses)
+
+
+def test_deepcopy_of_a_pruned_model_keeps_the_pruned_weight_without_history_first(tmp_path):
+    program = """
+        import copy
+
+        import torch
+        from torch import nn
+        from torch.nn.utils import prune
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))
+        x = torch.randn(4, 3)
+        model(x).sum().backward()
+        prune.l1_unstructured(model[0], "weight", amount=0.5)
+        snapshot = copy.deepcopy(model)  # COPY
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(x).pow(2).mean().backward()
+            optimizer.step()
+        trained = model(x).detach()
+        kept = snapshot(x).detach()
+    """
+    source, path, diagnoses = diagnose(tmp_path, program)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD303"]
+    assert diagnosis.primary.line == marked_line(source, "COPY")
+    assert diagnosis.help[0].replacement == ("model[0].weight = model[0].weight.detach()\n"
+                                             "snapshot = copy.deepcopy(model)")
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    # The reference: the same training with the snapshot made by hand from the pruned values.
+    reference = textwrap.dedent(program).replace("snapshot = copy.deepcopy(model)  # COPY", (
+        "snapshot = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))\n"
+        "with torch.no_grad():\n"
+        "    snapshot[0].weight.copy_(model[0].weight)\n"
+        "    snapshot[0].bias.copy_(model[0].bias)\n"
+        "    snapshot[2].weight.copy_(model[2].weight)\n"
+        "    snapshot[2].bias.copy_(model[2].bias)"))
+    error, expected = run_plain(write(tmp_path, reference, "reference"))
+    assert error is None, error
+    assert torch.allclose(namespace["trained"], expected["trained"])
+    assert torch.allclose(namespace["kept"], expected["kept"])
+    assert (namespace["model"][0].weight == 0).sum() == 4  # still pruned after training
