@@ -298,3 +298,53 @@ def test_deepcopy_of_a_pruned_model_keeps_the_pruned_weight_without_history_firs
     assert torch.allclose(namespace["trained"], expected["trained"])
     assert torch.allclose(namespace["kept"], expected["kept"])
     assert (namespace["model"][0].weight == 0).sum() == 4  # still pruned after training
+
+
+CHECKPOINTED_LOGGER = """
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(2, 2)
+            self.calls = 0
+            self.logged = []
+
+        def forward(self, x):
+            self.calls += 1
+            h = torch.tanh(self.layer(x))
+            if self.calls % 2 == 1:
+{body}
+            return h * 2.0
+
+
+    torch.manual_seed(0)
+    block = Block()
+    x = torch.randn(3, 2)
+    checkpoint(block, x, use_reentrant=False).sum().backward()
+    grad = block.layer.weight.grad
+"""
+
+
+def test_checkpointed_branch_that_only_logs_numbers_is_run_under_no_grad(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, CHECKPOINTED_LOGGER.format(
+        body="                self.logged.append(h.pow(2).mean().item())  # LOG"))
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD125"]
+    assert diagnosis.primary.line == marked_line(source, "LOG")
+    namespace = fixed_namespace(tmp_path, source, diagnosis.help[0])
+    reference = CHECKPOINTED_LOGGER.format(body="                pass").replace(
+        "checkpoint(block, x, use_reentrant=False)", "block(x)")
+    error, expected = run_plain(write(tmp_path, textwrap.dedent(reference), "reference"))
+    assert error is None
+    assert torch.allclose(namespace["grad"], expected["grad"])
+    assert len(namespace["block"].logged) == 1
+
+
+def test_checkpointed_branch_that_keeps_a_tensor_is_not_put_under_no_grad(tmp_path):
+    _source, _path, diagnoses = diagnose(tmp_path, CHECKPOINTED_LOGGER.format(
+        body="                self.logged.append(h.pow(2).mean())"))
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD125"]
+    assert not any(s.replacement and "no_grad" in s.replacement for s in diagnosis.help)
