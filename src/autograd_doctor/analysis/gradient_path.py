@@ -579,6 +579,7 @@ def _upstream_cut_diagnosis(primary, related, notes, helps, loss, name: str, cut
     diagnosis.extra.update({"cut": cut_kind, "cut_variable": name})
     return diagnosis
 
+
 def _context_manager_cut_diagnosis(helper: GradOffContextManager, site: Site, loss, name: str) -> Diagnosis:
     """AD301 for a loss computed inside `with helper(...):` whose helper turns gradients off around its
     yield (analysis/grad_off_context_managers.py)."""

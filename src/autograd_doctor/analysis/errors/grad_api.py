@@ -144,7 +144,7 @@ def _flag_set_after_use(filename: str, name: str, line: int):
         if not all(text.startswith(indent) or not text.strip() for text in moved):
             return None
         flag_text = ast.get_source_segment(source_text(filename), flag) or source_line(filename, flag.lineno).strip()
-        replacement = "\n".join([flag_text.split("#")[0].strip()] + [text[len(indent):] for text in moved])
+        replacement = "\n".join([flag_text.strip()] + [text[len(indent):] for text in moved])
         last = source_line(filename, flag.lineno).rstrip()
         location = Location(file=display_path(filename), line=first_use.lineno, column=len(indent),
                             end_line=flag.lineno, end_column=len(last), source=first_line.strip())
@@ -560,7 +560,8 @@ def _pieces_reshaped_like_outputs(frame, filename: str, line: int, output, gradi
     same numbers of elements, one by one: (where the pieces are made, the change that gives each
     the shape of its output there). None unless `gradient` and `output` are names, the pieces are 1-d,
     and the outputs' name is bound before the pieces are made (it is read there)."""
-    if not (isinstance(gradient, ast.Name) and isinstance(output, ast.Name)) or frame is None:
+    if not (isinstance(gradient, ast.Name) and isinstance(output, ast.Name)) or frame is None or \
+            {gradient.id, output.id} & {"piece", "out"}:  # the names the change's comprehension binds
         return None
     pieces, outputs = value_of(frame, gradient), value_of(frame, output)
     if not (isinstance(pieces, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(pieces) == len(outputs)
@@ -577,10 +578,7 @@ def _pieces_reshaped_like_outputs(frame, filename: str, line: int, output, gradi
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") and \
             len(value.args) == 1 and not value.keywords:
         value = value.args[0]
-    piece = "piece" if gradient.id != "piece" and output.id != "piece" else "part"
-    reshaped = f"[{piece}.view_as(out) for {piece}, out in zip({text_of(filename, value)}, {output.id})]"
-    if "out" in (gradient.id, output.id):
-        return None
+    reshaped = f"[piece.view_as(out) for piece, out in zip({text_of(filename, value)}, {output.id})]"
     made_location = statement_location(filename, made, role="made",
                                        note=f"{gradient.id} holds flat pieces: the outputs in {output.id} have other "
                                             "shapes with the same numbers of elements")
