@@ -348,3 +348,38 @@ def test_checkpointed_branch_that_keeps_a_tensor_is_not_put_under_no_grad(tmp_pa
         body="                self.logged.append(h.pow(2).mean())"))
     (diagnosis,) = [d for d in diagnoses if d.code == "AD125"]
     assert not any(s.replacement and "no_grad" in s.replacement for s in diagnosis.help)
+
+
+def test_set_grad_enabled_decorator_is_named_over_a_no_grad_decorator_of_the_same_name_from_an_earlier_program(
+        tmp_path):
+    # Mode entries are kept across the programs one process runs (pytest, a notebook).
+    earlier = write(tmp_path, textwrap.dedent("""
+        import torch
+
+        w = torch.tensor([1.0], requires_grad=True)
+
+
+        @torch.no_grad()
+        def predict(x):
+            return w * x
+
+
+        predict(torch.tensor([2.0])).sum().backward()
+    """), "earlier")
+    assert run_watched(earlier) is not None
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+
+
+        @torch.set_grad_enabled(False)  # DECORATOR
+        def predict(x):
+            return (w * x).sum()
+
+
+        loss = predict(torch.tensor([3.0, 4.0]))
+        loss.backward()
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD307"]
+    assert diagnosis.primary.file == path and diagnosis.primary.line == marked_line(source, "DECORATOR")

@@ -783,8 +783,13 @@ def decorator_cut(context: ErrorContext, already):
     filename = frame.f_code.co_filename
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
-    for entry in reversed(_grad_disabling_decorators()):
-        decorated.setdefault(entry.function, entry)
+    reachable = _user_files_reachable(frame)
+    for entry in reversed(_grad_disabling_decorators()):  # the most recent last, so that it wins
+        known = decorated.get(entry.function)
+        # An entry of the same name left by another program run in this process (mode entries are
+        # kept across runs) gives way to a decorator in a file this program uses.
+        if known is None or entry.filename in reachable and known.filename not in reachable:
+            decorated[entry.function] = entry
     if not decorated:
         return None
     modules: list = []
@@ -871,10 +876,8 @@ def _functional_wrap_cut(frame, entry, use):
     return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
 
 
-def _wrapping_statements(frame, entry) -> list:
-    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
-    function's name, in the failing frame's file and in the user's files of the functions and
-    modules its globals hold."""
+def _user_files_reachable(frame) -> list[str]:
+    """The failing frame's file and the user's files of the functions and modules its globals hold."""
     from autograd_doctor.recording.frames import is_internal_file
 
     files = [frame.f_code.co_filename]
@@ -884,6 +887,14 @@ def _wrapping_statements(frame, entry) -> list:
             if isinstance(value, types.ModuleType) else None
         if isinstance(filename, str) and filename not in files and not is_internal_file(filename):
             files.append(filename)
+    return files
+
+
+def _wrapping_statements(frame, entry) -> list:
+    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
+    function's name, in the failing frame's file and in the user's files of the functions and
+    modules its globals hold."""
+    files = _user_files_reachable(frame)
     found = []
     for filename in files[:16]:
         tree = parse_file(filename)
