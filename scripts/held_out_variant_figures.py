@@ -38,7 +38,7 @@ def main() -> int:
     for row in rows:
         print(f"| `{row['name']}` | {row['code']} | {', '.join(row['codes']) or 'none'} | "
               f"{'yes' if row['located'] else 'no'} | {row['help'] or '-'} | {row['why']} |")
-    for held_out_set in sorted({row["set"] for row in rows}):
+    for held_out_set in sorted({row["set"] for row in rows}, key=int):  # set 10 after set 9
         chosen = [row for row in rows if row["set"] == held_out_set]
         print()
         print(f"set {held_out_set}:")

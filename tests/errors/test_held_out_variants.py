@@ -121,6 +121,25 @@ NOT_YET = {
     # The base of unbind pieces written in a module's forward, found only in backward: the write is
     # not on the traceback.
     "state_rows_unbound_then_base_normalised": (False, "advice"),
+    # Set 10. As in set 3: a view made under no_grad and written with gradients on (or its base
+    # written), two meanings; the help says both and changes nothing.
+    "covariance_diagonal_viewed_under_no_grad_then_jittered": (False, "advice"),
+    "flat_view_from_no_grad_logger_then_base_scaled": (False, "advice"),
+    # AD110 names the in-place write (the catalogue's convention: update_parameters of the averaged
+    # model) and changes the marked @torch.inference_mode() to @torch.no_grad().
+    "ema_model_created_lazily_in_inference_evaluation": (False, "right"),
+    # AD111 names the call that asks for requires_grad (jacobian) and changes the helper's marked
+    # @torch.inference_mode() (as for set 3's prompts_initialised_in_inference_method).
+    "jacobian_penalty_on_inference_mode_inputs": (False, "right"),
+    # AD144 names and changes the tensor made from a size (the catalogue's program marks that line);
+    # the variant marks the *= that writes into it (both right).
+    "per_sample_likelihood_multiplied_into_ones_under_vmap": (False, "right"),
+    # A parameter grown with resize_(): the new parameter replaces the old one, and the optimizer must be
+    # made after it, two places.
+    "embedding_grown_with_resize_for_new_tokens": (True, "advice"),
+    # A penalty computed once in a plain object's __init__ from its constructor's arguments: moving it
+    # into the step needs those arguments rewritten as attributes.
+    "penalty_computed_once_in_trainer_init": (False, "advice"),
 }
 
 

@@ -249,6 +249,16 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
     spectral_norm = _spectral_norm_paths(obj, offenders)
     if spectral_norm:
         return _legacy_weight_norm_diagnosis(error, primary, stack, spectral_norm, offenders, "spectral_norm")
+    pruned = _pruned_paths(obj, offenders)
+    if pruned and len(pruned) == len(offenders) and statement is not None and site is not None:
+        # torch.nn.utils.prune keeps the pruned weight as a plain attribute, `weight_orig * mask`,
+        # computed again by its forward pre-hook at every forward: its current value can be kept
+        # without history, and the copy is pruned the same way (weight_orig, mask and hook copied).
+        detached = _pruned_detached_before_copy(site.filename, statement, pruned)
+        notes.insert(0, f"{', '.join(pruned)} {'is' if len(pruned) == 1 else 'are'} computed by "
+                        "torch.nn.utils.prune (weight_orig * mask) at every forward, with grad history")
+        if detached is not None:
+            helps.insert(0, detached)
     if isinstance(obj, torch.Tensor) and statement is not None and argument:
         call_text = _call_text(site.filename, statement)
         helps.append(Suggestion(
@@ -286,6 +296,37 @@ LEGACY_REPARAMETRISATIONS = {
                       "parametrizations.weight.original instead of weight_orig",
                       "DivBackward0"),
 }
+
+
+def _pruned_paths(obj: Any, offenders) -> list[str]:
+    """The paths of the non-leaf tensors that a torch.nn.utils.prune method computes: the attribute
+    its forward pre-hook writes on a module inside `obj`."""
+    from torch.nn.utils.prune import BasePruningMethod
+
+    if not isinstance(obj, torch.nn.Module):
+        return []
+    computed = [getattr(module, hook._tensor_name, None) for module in obj.modules()
+                for hook in module._forward_pre_hooks.values() if isinstance(hook, BasePruningMethod)]
+    return [path for path, tensor in offenders if any(tensor is weight for weight in computed)]
+
+
+def _pruned_detached_before_copy(filename: str, statement: ast.stmt, paths: list[str]) -> Suggestion | None:
+    """`model[0].weight = model[0].weight.detach()` for each pruned path, then the deepcopy statement."""
+    if statement.lineno != statement.end_lineno:
+        return None
+    texts = []
+    for path in paths:
+        parts = path.split(".")
+        if not all(part.isidentifier() or part.isdigit() for part in parts) or not parts[0].isidentifier():
+            return None
+        texts.append(parts[0] + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts[1:]))
+    line = source_line(filename, statement.lineno)
+    code = line[statement.col_offset:statement.end_col_offset]
+    replacement = "\n".join([f"{text} = {text}.detach()" for text in texts] + [code])
+    return Suggestion("keep the current value of the pruned weight without its grad history before copying: "
+                      "the pruning recomputes it from weight_orig and the mask at every forward, so training is "
+                      "unchanged, and the copy is pruned the same way", replacement,
+                      statement_location(filename, statement))
 
 
 def _spectral_norm_paths(obj: Any, offenders) -> list[str]:

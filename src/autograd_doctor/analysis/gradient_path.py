@@ -46,6 +46,9 @@ from autograd_doctor.analysis.grad_off_caller import (
     DerivativeOffAtEntry, OffAtEntry, decorator_help, derivative_entry_note, derivative_off_at_entry,
     enable_grad_block_help, entry_note, off_at_entry,
 )
+from autograd_doctor.analysis.grad_off_context_managers import (
+    GradOffContextManager, block_dropped, grad_off_context_manager,
+)
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
@@ -576,6 +579,24 @@ def _upstream_cut_diagnosis(primary, related, notes, helps, loss, name: str, cut
     diagnosis.extra.update({"cut": cut_kind, "cut_variable": name})
     return diagnosis
 
+
+def _context_manager_cut_diagnosis(helper: GradOffContextManager, site: Site, loss, name: str) -> Diagnosis:
+    """AD301 for a loss computed inside `with helper(...):` whose helper turns gradients off around its
+    yield (analysis/grad_off_context_managers.py)."""
+    kind = segment(helper.filename, helper.block.items[0].context_expr)
+    primary = statement_location(helper.filename, helper.block, role="cut",
+                                 note=f"{helper.function}() runs the body of every `with {helper.function}(...):` "
+                                      f"under {kind}")
+    caller = statement_location(site.filename, helper.caller, role="with",
+                                note=f"{name} is computed inside this block: autograd records nothing in it")
+    related = [r for r in (caller, location_of(site, role="backward", note="backward() called here")) if r is not None]
+    message = (f"drop `with {kind}:` from {helper.function}() if the code run inside it must be trained: the "
+               "block's body then runs with gradients on, and gives the same values")
+    helps = [block_dropped(helper, message) or Suggestion(message, location=primary)]
+    notes = [f"{name} has no grad_fn: {helper.function}() is a context manager that opens {kind} around its yield"]
+    return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "grad_off_context_manager")
+
+
 def _off_at_entry_diagnosis(entry: OffAtEntry, site: Site, loss, name: str) -> Diagnosis:
     """AD301 for a function entered with gradients off by its caller (analysis/grad_off_caller.py)."""
     function = entry.function.name
@@ -680,6 +701,12 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     roots = backward_roots(args, kwargs)
     loss = roots[0] if roots else None
     name = segment(site.filename, root)
+    # The statement that computed the loss (the cut's), or the backward() call's own.
+    computed = cut.statement if cut is not None and cut.statement is not None else statement
+    helper = grad_off_context_manager(site.filename, computed.lineno, frame_locals) \
+        if cut is None or cut.mark.kind == "unknown" else None
+    if helper is not None:
+        return _context_manager_cut_diagnosis(helper, site, loss, segment(site.filename, root))
     if cut is None or cut.mark.kind == "unknown":
         called = find_called_cut(site.filename, statement, names, frame_locals)
         if called is not None:

@@ -720,9 +720,12 @@ def float16_gradients(context: ErrorContext, already):
             f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
             "to compute in float16, run the forward under torch.autocast(device_type, dtype=torch.float16)")])
     cast_statement, cast_node, new_text, name = cast
+    name = name or (modules[0] if modules else "the model")
     assigned = isinstance(cast_node, ast.Constant) and cast_node.value is True
+    default = isinstance(cast_statement, ast.Expr) and isinstance(cast_statement.value, ast.Call) and \
+        getattr(cast_statement.value.func, "attr", None) == "set_default_dtype"
     how = ("takes the state dict's float16 tensors as its parameters here (assign=True)" if assigned
-           else "is cast to float16 here")
+           else "is made under this default dtype, float16" if default else "is cast to float16 here")
     primary = statement_location(cast_file, cast_statement, role="cast",
                                  note=f"{name} {how}, the parameters {optimizer_text} trains")
     help_ = Suggestion(f"keep {name}, which is trained, in float32: its gradients are then float32, as GradScaler "
@@ -786,23 +789,35 @@ def _float16_cast_in_called_helper(tree: ast.AST, filename: str, frame, modules:
             continue
         definition = function_definition(code)
         parameters = [argument.arg for argument in definition.args.args] if definition is not None else []
-        cast = _float16_cast(definition, code.co_filename, frame, parameters) if parameters else None
+        cast = _float16_cast(definition, code.co_filename, frame, parameters) if definition is not None else None
         if cast is not None:
+            if cast[3] is None:  # a default dtype set inside the helper: the model is what it returns
+                cast = (*cast[:3], segment(filename, statement.targets[0]))
             return code.co_filename, cast
     return None
+
+
+def _is_half(frame, node: ast.AST) -> bool:
+    """Whether `node` names float16 (`torch.float16`, `torch.half`, or a name bound to it)."""
+    return value_of(frame, node) in _HALF or ast.unparse(node).split(".")[-1] in ("float16", "half")
 
 
 def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
     """(statement, node, replacement text, module name) of the first cast of one of `modules` to
     float16 in the file: `m.half()`, `m.to(...float16...)`, `m.type(torch.float16)`, also at the
     end of the statement that binds `m` (`m = Net().half()`), or `m.load_state_dict(state,
-    assign=True)`, which takes a float16 checkpoint's tensors as the parameters."""
+    assign=True)`, which takes a float16 checkpoint's tensors as the parameters; or
+    `torch.set_default_dtype(torch.float16)`, which names no module (the name is then None)."""
     for statement in ast.walk(tree):
         if not isinstance(statement, (ast.Expr, ast.Assign, ast.Return)):
             continue
         call = statement.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             continue
+        if call.func.attr == "set_default_dtype" and len(call.args) == 1 and _is_half(frame, call.args[0]):
+            # torch.set_default_dtype(torch.float16) while the model is built: its layers are made in
+            # float16 with no cast to see. float32 is PyTorch's default, the dtype meant for training.
+            return statement, call.args[0], "torch.float32", None  # the caller names the model
         receiver = segment(filename, call.func.value)
         bound = [segment(filename, t) for t in statement.targets] if isinstance(statement, ast.Assign) else []
         name = next((m for m in modules if m == receiver or m in bound), None)

@@ -99,6 +99,16 @@ def recompute_mismatch(context: ErrorContext, already):
             helps.insert(0, statement_change(primary, f"compute self.{attribute} on every call: the same work in "
                                              "the first run and the recomputation, from the current parameters",
                                              unconditional))
+        logged = _logging_without_saves(code.co_filename, branch)
+        if logged is not None:
+            # The branch only turns tensors into Python numbers for a log: under no_grad it saves
+            # nothing, in whichever run takes it, and the numbers are the same.
+            primary.role, primary.note = "branch", (f"reads self.{attribute}, which this function sets: the "
+                                                    "recomputation takes the other way, and this branch saves tensors")
+            body = statement_location(code.co_filename, branch.body[0], role="logged",
+                                      note="computes a logged number with gradients on: autograd saves tensors for it")
+            helps.insert(0, logged)
+            return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, body, [primary, definition, use], notes, helps)
         return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
     branches = _branches(code)
     return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, definition, [*branches, use], notes, helps)
@@ -135,6 +145,46 @@ def _unconditional(filename: str, branch: ast.If, attribute: str) -> str | None:
                     and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
         return None
     return text_of(filename, branch.body[0])
+
+
+# Calls that turn a tensor into Python numbers: what they read is not kept by autograd's graph.
+_TO_PYTHON = ("item", "tolist", "float", "int")
+
+
+def _logging_without_saves(filename: str, branch: ast.If) -> Suggestion | None:
+    """The body of `branch` run under torch.no_grad(), when it is only statements that call something
+    (`self.norms.append(h.norm().item())`, `print(...)`) and every tensor value they compute is
+    turned into Python numbers (`.item()`, `.tolist()`, `float(...)`): what they log stays the same,
+    and they save no tensor for backward in either run. None for any other body."""
+    from autograd_doctor.diagnosis.model import Location
+    from autograd_doctor.diagnosis.source import display_path, source_line
+
+    if branch.orelse or not branch.body or not all(
+            isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) for statement in branch.body):
+        return None
+    for statement in branch.body:
+        converted = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and (
+            getattr(n.func, "attr", None) in _TO_PYTHON or getattr(n.func, "id", None) in _TO_PYTHON)]
+        if not converted or not all(_inside_any(argument, converted) for argument in statement.value.args):
+            return None
+    first_line = source_line(filename, branch.body[0].lineno)
+    indent = first_line[: len(first_line) - len(first_line.lstrip())]
+    lines = [source_line(filename, number).rstrip() for number in range(branch.body[0].lineno, branch.end_lineno + 1)]
+    if not all(text.startswith(indent) or not text.strip() for text in lines):
+        return None
+    replacement = "\n".join(["with torch.no_grad():"] + ["    " + text[len(indent):] if text.strip() else ""
+                                                         for text in lines])
+    last = source_line(filename, branch.end_lineno).rstrip()
+    location = Location(file=display_path(filename), line=branch.body[0].lineno, column=len(indent),
+                        end_line=branch.end_lineno, end_column=len(last), source=first_line.strip())
+    return Suggestion("compute the logged numbers under torch.no_grad(): they are the same numbers, and the branch "
+                      "then saves no tensor for backward, so the recomputation saves what the first run saved "
+                      "whichever way it goes", replacement, location)
+
+
+def _inside_any(node: ast.AST, calls: list) -> bool:
+    """Whether `node` is one of `calls` or holds one of them."""
+    return any(call is inner for inner in ast.walk(node) for call in calls)
 
 
 # Random number generators whose state checkpoint does not save and replay.

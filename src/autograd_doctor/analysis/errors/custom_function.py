@@ -272,10 +272,10 @@ def dirty_not_returned(context: ErrorContext, already):
         helps.append(statement_change(primary, f"mark {returned_name} dirty, the input forward writes in place and "
                                       "returns: ctx.mark_dirty() must name the modified inputs", new_statement))
     elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and \
-            (in_place := _in_place_spelling(filename, returned, dirty[0])) is not None and \
-            not _written_in_place(forward, dirty[0]):
-        # Forward computes its result out of place from the marked input and never writes the input:
-        # the in-place spelling of that call is the write the mark announces (x.clamp -> x.clamp_).
+            (in_place := _in_place_spelling(filename, returned, dirty[0])) is not None:
+        # Forward computes its result out of place from the marked input (whether or not it wrote the
+        # input before, `x.sub_(mean); return x.div(std)`): the in-place spelling of that last call
+        # is the write the mark announces (x.clamp -> x.clamp_), and it returns the same values.
         helps.append(statement_change(primary, f"write {dirty[0]} in place, as ctx.mark_dirty({dirty[0]}) says "
                                       f"forward does, and return it: {in_place}", f"return {in_place}"))
     elif len(marks) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and dirty[0] in inputs and \

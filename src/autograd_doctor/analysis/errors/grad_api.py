@@ -72,6 +72,18 @@ def unused_input(context: ErrorContext, already):
         helps.append(statement_change(location, f"ask for the gradient with respect to {original} itself: the output "
                                       f"was computed from {original}, and {text_of(filename, copy_call)} is a copy "
                                       "made in this call, which no operation of the output used", new_call))
+    flagged_late = _flag_set_after_use(filename, name, location.line) if name else None
+    if flagged_late is not None and copied_input is None:
+        # The line to change is the flag's: it comes after the use it was meant for.
+        flag, first_use, change = flagged_late
+        location.role = "grad"
+        flag_location = statement_location(filename, flag, role="flag",
+                                           note=f"{name} is asked to require grad here, after the output was "
+                                                "computed from it")
+        used = statement_location(filename, first_use, role="used",
+                                  note=f"{name} is used here, before it requires grad: nothing is recorded")
+        return diagnosis(codes.GRAD_INPUT_UNUSED, flag_location, [used, location], notes,
+                         [change, *helps])
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
@@ -92,6 +104,70 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _flag_set_after_use(filename: str, name: str, line: int):
+    """`scores = model(images)`, then `images.requires_grad_()` (or `images.requires_grad = True`),
+    then `grad(scores, images)`: the flag is set after the output was computed, so nothing recorded
+    the use. In the block of the grad() call: (the flag statement, the first statement before it
+    that reads `name`, the change moving the flag just before that statement); None when there is no
+    such order, or `name` is assigned between the use and the flag (the flag is then on another tensor)."""
+    from autograd_doctor.diagnosis.model import Location
+    from autograd_doctor.diagnosis.source import display_path, source_line, source_text
+    from autograd_doctor.recording.frames import in_installed_package
+
+    tree = parse_file(filename)
+    if tree is None or in_installed_package(filename):
+        return None
+    for block in (getattr(node, field, None) for node in ast.walk(tree) for field in ("body", "orelse", "finalbody")):
+        if not isinstance(block, list) or not any(isinstance(statement, ast.stmt) and statement.lineno == line
+                                                  for statement in block):
+            continue
+        before = [statement for statement in block if isinstance(statement, ast.stmt) and statement.end_lineno < line]
+        flags = [statement for statement in before if _sets_requires_grad(statement, name)]
+        if len(flags) != 1:
+            return None
+        flag = flags[0]
+        earlier = [statement for statement in before if statement.end_lineno < flag.lineno]
+        uses = [statement for statement in earlier if any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(statement))]
+        if not uses:
+            return None
+        first_use = uses[0]
+        between = [statement for statement in earlier if statement.lineno >= first_use.lineno]
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for statement in between for n in ast.walk(statement)) or flag.lineno != flag.end_lineno:
+            return None
+        first_line = source_line(filename, first_use.lineno)
+        indent = first_line[: len(first_line) - len(first_line.lstrip())]
+        moved = [source_line(filename, number).rstrip() for number in range(first_use.lineno, flag.lineno)]
+        if not all(text.startswith(indent) or not text.strip() for text in moved):
+            return None
+        flag_text = ast.get_source_segment(source_text(filename), flag) or source_line(filename, flag.lineno).strip()
+        replacement = "\n".join([flag_text.strip()] + [text[len(indent):] for text in moved])
+        last = source_line(filename, flag.lineno).rstrip()
+        location = Location(file=display_path(filename), line=first_use.lineno, column=len(indent),
+                            end_line=flag.lineno, end_column=len(last), source=first_line.strip())
+        return flag, first_use, Suggestion(
+            f"ask {name} to require grad before it is used (move this line up): autograd records only the "
+            f"operations on tensors that already require grad, so the output then depends on {name}",
+            replacement, location)
+    return None
+
+
+def _sets_requires_grad(statement: ast.stmt, name: str) -> bool:
+    """`name.requires_grad_()`, `name.requires_grad_(True)` or `name.requires_grad = True`."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        return isinstance(call.func, ast.Attribute) and call.func.attr == "requires_grad_" and \
+            isinstance(call.func.value, ast.Name) and call.func.value.id == name and not call.keywords and \
+            (not call.args or isinstance(call.args[0], ast.Constant) and call.args[0].value is True)
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        return isinstance(target, ast.Attribute) and target.attr == "requires_grad" and \
+            isinstance(target.value, ast.Name) and target.value.id == name and \
+            isinstance(statement.value, ast.Constant) and statement.value.value is True
+    return False
 
 
 # Calls that make a new tensor from a tensor: given to grad() as an input, the copy is not in the
@@ -462,6 +538,13 @@ def gradient_shape(context: ErrorContext, already):
                                           f"{value_text if simple else f'({value_text})'}.reshape_as({output_text})")
         helps.append(statement_change(location, f"give the gradient the output's shape {wanted}: the same elements, "
                                       f"one per element of {output_text}", new_statement))
+    elif (reshaped := _pieces_reshaped_like_outputs(frame, filename, location.line, output, gradient)) is not None:
+        # One flat piece per output with that output's number of elements (a flat vector split by
+        # numel()): the pairing is the order of the lists, only the shapes are missing.
+        made, change = reshaped
+        return diagnosis(codes.GRAD_OUTPUTS_SHAPE, made, [location], notes=[
+            "grad_outputs / backward(gradient) is the gradient of the final loss with respect to each output, "
+            "so each piece has the shape of its output"], help=[change, *helps])
     elif (reordered := _reordered_gradients(frame, filename, statement, output, gradient)) is not None:
         helps.append(statement_change(location, "give the gradients in the order of the outputs: each one then has "
                                       "the shape of the output it belongs to", reordered))
@@ -470,6 +553,39 @@ def gradient_shape(context: ErrorContext, already):
     return diagnosis(codes.GRAD_OUTPUTS_SHAPE, location, notes=[
         "grad_outputs / backward(gradient) is the gradient of the final loss with respect to each output, "
         "so it has the output's shape"], help=helps)
+
+
+def _pieces_reshaped_like_outputs(frame, filename: str, line: int, output, gradient):
+    """`pieces = list(flat.split(sizes))` given as grad_outputs for outputs of other shapes but the
+    same numbers of elements, one by one: (where the pieces are made, the change that gives each
+    the shape of its output there). None unless `gradient` and `output` are names, the pieces are 1-d,
+    and the outputs' name is bound before the pieces are made (it is read there)."""
+    if not (isinstance(gradient, ast.Name) and isinstance(output, ast.Name)) or frame is None or \
+            {gradient.id, output.id} & {"piece", "out"}:  # the names the change's comprehension binds
+        return None
+    pieces, outputs = value_of(frame, gradient), value_of(frame, output)
+    if not (isinstance(pieces, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(pieces) == len(outputs)
+            and all(isinstance(t, torch.Tensor) for t in (*pieces, *outputs))):
+        return None
+    if not all(p.dim() == 1 and p.numel() == o.numel() for p, o in zip(pieces, outputs)) or \
+            all(p.shape == o.shape for p, o in zip(pieces, outputs)):
+        return None
+    made = last_assignment(filename, gradient.id, line)
+    bound = last_assignment(filename, output.id, made.lineno) if made is not None else None
+    if not (isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(bound, (ast.Assign, ast.AnnAssign))):
+        return None
+    value = made.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") and \
+            len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    reshaped = f"[piece.view_as(out) for piece, out in zip({text_of(filename, value)}, {output.id})]"
+    made_location = statement_location(filename, made, role="made",
+                                       note=f"{gradient.id} holds flat pieces: the outputs in {output.id} have other "
+                                            "shapes with the same numbers of elements")
+    change = statement_change(made_location, f"give each piece the shape of its output in {output.id} "
+                              "(view_as: the same elements, in the same order)",
+                              f"{text_of(filename, made.targets[0])} = {reshaped}")
+    return made_location, change
 
 
 def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
@@ -667,6 +783,13 @@ def decorator_cut(context: ErrorContext, already):
     filename = frame.f_code.co_filename
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
                  for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
+    reachable = _user_files_reachable(frame)
+    for entry in reversed(_grad_disabling_decorators()):  # the most recent last, so that it wins
+        known = decorated.get(entry.function)
+        # An entry of the same name left by another program run in this process (mode entries are
+        # kept across runs) gives way to a decorator in a file this program uses.
+        if known is None or entry.filename in reachable and known.filename not in reachable:
+            decorated[entry.function] = entry
     if not decorated:
         return None
     modules: list = []
@@ -685,12 +808,41 @@ def decorator_cut(context: ErrorContext, already):
         return _functional_wrap_cut(frame, entry, use)
     location = line_location(entry.filename, entry.line, role="decorator",
                              note=f"{entry.function}() runs with gradients off: its result has no history")
-    message = (f"delete this @torch.{entry.kind}() line if gradients must flow through {entry.function}() "
+    spelled = SET_GRAD_DISABLED_DECORATOR if entry.kind == SET_GRAD_DISABLED else f"@torch.{entry.kind}()"
+    message = (f"delete this {spelled} line if gradients must flow through {entry.function}() "
                "(keep it only on functions used for evaluation)")
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
-    notes = [f"the loss is computed from {entry.function}(), decorated with @torch.{entry.kind}(): nothing "
+    notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+# `@torch.set_grad_enabled(False)` on a def: the same cut as `@torch.no_grad()`. It is recorded as a
+# grad-mode switch (the call runs as the def is read), not as a mode entry.
+SET_GRAD_DISABLED = "set_grad_enabled"
+SET_GRAD_DISABLED_DECORATOR = "@torch.set_grad_enabled(False)"
+
+
+def _grad_disabling_decorators() -> list:
+    """The user's `set_grad_enabled(False)` calls written as a decorator line, as mode entries of the
+    functions they decorate (the most recent first)."""
+    from autograd_doctor.recording import switches
+
+    entries = []
+    for switch in switches.grad_switches():
+        if switch.enabled:
+            continue
+        filename, line = switch.site.filename, switch.site.lineno
+        if not source_line(filename, line).lstrip().startswith("@"):
+            continue
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    decorator.lineno == line and isinstance(decorator, ast.Call)
+                    and getattr(decorator.func, "attr", getattr(decorator.func, "id", None)) == "set_grad_enabled"
+                    for decorator in node.decorator_list):
+                entries.append(switches.ModeEntry(SET_GRAD_DISABLED, filename, line, True, node.name))
+    return entries
 
 
 def _functional_wrap_cut(frame, entry, use):
@@ -724,10 +876,8 @@ def _functional_wrap_cut(frame, entry, use):
     return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
 
 
-def _wrapping_statements(frame, entry) -> list:
-    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
-    function's name, in the failing frame's file and in the user's files of the functions and
-    modules its globals hold."""
+def _user_files_reachable(frame) -> list[str]:
+    """The failing frame's file and the user's files of the functions and modules its globals hold."""
     from autograd_doctor.recording.frames import is_internal_file
 
     files = [frame.f_code.co_filename]
@@ -737,6 +887,14 @@ def _wrapping_statements(frame, entry) -> list:
             if isinstance(value, types.ModuleType) else None
         if isinstance(filename, str) and filename not in files and not is_internal_file(filename):
             files.append(filename)
+    return files
+
+
+def _wrapping_statements(frame, entry) -> list:
+    """(file, statement, target text) of each `X = torch.no_grad()(X)` whose X ends in the
+    function's name, in the failing frame's file and in the user's files of the functions and
+    modules its globals hold."""
+    files = _user_files_reachable(frame)
     found = []
     for filename in files[:16]:
         tree = parse_file(filename)
