@@ -39,7 +39,7 @@ class DQNAgent:
         q = qs[torch.arange(len(action)), action]
         next_qs = self.qnet_target(next_state)
         next_q = next_qs.max(1)[0]
-        next_q.detach()  # missed: ADL021
+        next_q.detach()  # expect: ADL021
         target = reward + (1 - done) * self.gamma * next_q
         loss = F.mse_loss(q, target)
         self.optimizer.zero_grad()

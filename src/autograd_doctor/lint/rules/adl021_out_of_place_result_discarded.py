@@ -20,7 +20,11 @@ tensor operation that returns a new tensor and leaves its input as it was:
   `x.clamp(min=0)`, `x.index_fill(...)`, `x.scatter_add(...)`), on any
   receiver;
 * a method that other libraries' objects have too (`x.add(1)`, `x.mul(2)`,
-  `x.abs()`, `x.sigmoid()`...), only on a receiver known to be a tensor.
+  `x.abs()`, `x.sigmoid()`...), only on a receiver known to be a tensor;
+* `x.detach()` on a name known to carry a graph (computed, with gradients
+  on, from a module with parameters or a leaf that requires grad): the name
+  keeps its graph, so gradients still flow where the line meant to stop them
+  (a DQN's `next_q.detach()` before the TD target).
 Calls inside a `try:` body or a `with pytest.raises(...)` /
 `self.assertRaises(...)` block (run for the error they raise) are not
 reported.""",
@@ -39,10 +43,10 @@ it (`scores = scores.masked_fill(...)`), which changes what the program
 computes (as the line meant).  An attribute or an indexed operand gets no fix:
 assigning a new tensor to a module's parameter raises, and the in-place form
 may conflict with autograd; write the change by hand.""",
-    known_problems="""Operations that only reshape, copy or detach (`x.view(n, -1)`,
-`x.unsqueeze(0)`, `x.detach()`, `x.contiguous()`) are not reported, though
-thrown away they change nothing either: on real code they were mostly
-harmless dead lines.  A method of a user class with the name of a tensor-only
+    known_problems="""Operations that only reshape or copy (`x.view(n, -1)`,
+`x.unsqueeze(0)`, `x.contiguous()`), and `x.detach()` of a name not known to
+carry a graph, are not reported, though thrown away they change nothing
+either: on real code they were mostly harmless dead lines.  A method of a user class with the name of a tensor-only
 method (`obj.clamp(...)` that clamps in place) is reported.""",
 )
 
@@ -88,9 +92,15 @@ def on_call(checker, node, q) -> None:
 def on_method_call(checker, node, func) -> None:
     """`x.masked_fill(mask, 0)` as a statement."""
     attr = func.attr
-    if attr not in TENSOR_ONLY_METHODS and attr not in SHARED_METHODS:
+    if attr not in TENSOR_ONLY_METHODS and attr not in SHARED_METHODS and attr != "detach":
         return
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
+        return
+    if attr == "detach":
+        # Thrown away, `detach()` is harmless dead code unless the name keeps a graph that
+        # the line meant to cut: only then is it reported.
+        if isinstance(func.value, ast.Name) and not node.args and checker.is_graph(func.value):
+            checker.scope.note("ADL021", (node, "`.detach()`", attr, func.value))
         return
     if attr in TENSOR_ONLY_METHODS or checker.is_tensor(func.value):
         checker.scope.note("ADL021", (node, f"`.{attr}({'...' if node.args or node.keywords else ''})`", attr,
@@ -101,6 +111,10 @@ def check_scope(checker, scope) -> None:
     for node, shown, op, operand in scope.noted("ADL021"):
         remedy = f"the in-place form is `{op}_`; or assign the result" if op in HAS_INPLACE_FORM else "assign the result"
         message = f"{shown} returns a new tensor and the result is thrown away: this line changes nothing ({remedy})"
+        if op == "detach":
+            message = (f"`.detach()` returns a new tensor and the result is thrown away: `{operand.id}` keeps its "
+                       "graph, so gradients still flow through it where this line meant to stop them "
+                       f"(assign the result: `{operand.id} = {operand.id}.detach()`)")
         fix = None
         if isinstance(operand, ast.Name):
             fix = Fix(f"assign the result: `{operand.id} = ...`",
