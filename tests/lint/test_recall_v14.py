@@ -114,3 +114,103 @@ def test_a_thrown_away_detach_of_data_or_of_indices_is_silent():
     """)
     assert _findings(source) == []
     _load(source)
+
+
+# A false finding (r355): a method of the module that reads its layers only for sizes
+# (`[torch.zeros(n, layer.n_out) for layer in self.layers]`, an RNN's initial states)
+# computes nothing from the parameters; ADL003 took it for a value of the layers made
+# before the step.  Only the real finding stays: the carried states' graph, freed.
+TBPTT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Cell(nn.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.n_out = n_out
+            self.inp = nn.Linear(n_in, n_out)
+            self.rec = nn.Linear(n_out, n_out, bias=False)
+
+        def forward(self, x, h):
+            return torch.tanh(self.inp(x) + self.rec(h))
+
+    class Stacked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Cell(3, 4), Cell(4, 2)])
+
+        def initial_states(self, batch_size):
+            return [torch.zeros(batch_size, layer.n_out) for layer in self.layers]
+
+        def forward(self, x, states):
+            new_states = []
+            for layer, h in zip(self.layers, states):
+                x = layer(x, h)
+                new_states.append(x)
+            return x, new_states
+
+    def fit(model, optimizer, xs, ys, chunk=2):
+        states = model.initial_states(xs.shape[1])
+        for start in range(0, xs.shape[0], chunk):
+            loss = 0.0
+            for t in range(start, start + chunk):
+                out, states = model(xs[t], states)
+                loss = loss + F.mse_loss(out, ys[t])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            states[-1] = states[-1].detach()  # only the output layer's state
+
+    def main():
+        torch.manual_seed(0)
+        model = Stacked()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        xs, ys = torch.randn(4, 2, 3), torch.randn(4, 2, 2)
+        fit(model, optimizer, xs, ys)
+        return model
+""")
+
+
+def test_states_made_from_layer_sizes_are_no_value_of_the_layers():
+    source = TBPTT
+    assert _findings(source) == [(_line(source, "loss.backward()"), "ADL019")]
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        assert "backward through the graph a second time" in str(error)
+    else:
+        raise AssertionError("the carried states should fail the second backward")
+
+
+def test_states_made_by_calling_the_layers_keep_the_link():
+    source = TBPTT.replace("return [torch.zeros(batch_size, layer.n_out) for layer in self.layers]",
+                           "return [layer(torch.zeros(batch_size, layer.inp.in_features), torch.zeros(batch_size, layer.n_out))"
+                           " for layer in self.layers]")
+    assert source != TBPTT
+    codes = [code for _, code in _findings(source)]
+    assert "ADL003" in codes and "ADL019" in codes
+
+
+def test_detached_states_are_silent_and_train_as_a_reference_does():
+    source = TBPTT.replace("states[-1] = states[-1].detach()  # only the output layer's state",
+                           "states = [s.detach() for s in states]")
+    assert source != TBPTT
+    assert _findings(source) == []
+    model = _load(source)["main"]()
+    namespace = _load(TBPTT)
+    torch.manual_seed(0)
+    reference = namespace["Stacked"]()
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    xs, ys = torch.randn(4, 2, 3), torch.randn(4, 2, 2)
+    h = [torch.zeros(2, 4), torch.zeros(2, 2)]
+    for start in (0, 2):
+        loss = 0.0
+        for t in (start, start + 1):
+            out, h = reference(xs[t], h)
+            loss = loss + torch.nn.functional.mse_loss(out, ys[t])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        h = [s.detach() for s in h]
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), reference.parameters()))

@@ -53,7 +53,7 @@ def train_tbptt(model, optimizer, inputs, targets, chunk=2):
             loss = loss + F.mse_loss(out, targets[t])
         optimizer.zero_grad()
         loss.backward()  # expect: ADL019
-        optimizer.step()  # expect: ADL003 (a false finding of the first run: `states` of line 48 comes from `init_states`, which reads its layers only for sizes)
+        optimizer.step()
         states[-1] = states[-1].detach()
 
 
