@@ -214,3 +214,87 @@ def test_detached_states_are_silent_and_train_as_a_reference_does():
         optimizer.step()
         h = [s.detach() for s in h]
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), reference.parameters()))
+
+
+# ADL022: a clip between the optimizer's `zero_grad()` and the backward that precedes
+# its step clips the cleared gradients; the step applies the unclipped ones (r367).
+CLIP_BEFORE_BACKWARD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def run_epoch(model, optimizer, loader, max_norm):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x).squeeze(1), y)
+            if max_norm is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            loss.backward()
+            optimizer.step()
+
+    def main(max_norm=None):
+        torch.manual_seed(0)
+        model = nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = [(torch.randn(5, 4), torch.randn(5) * 20) for _ in range(2)]
+        run_epoch(model, optimizer, loader, max_norm)
+        return model
+""")
+
+CLIP_AFTER_BACKWARD = CLIP_BEFORE_BACKWARD.replace(
+    "        if max_norm is not None:\n"
+    "            nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+    "        loss.backward()\n",
+    "        loss.backward()\n"
+    "        if max_norm is not None:\n"
+    "            nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n")
+
+
+def test_a_clip_before_the_backward_is_found_and_changes_nothing():
+    source = CLIP_BEFORE_BACKWARD
+    assert _findings(source) == [(_line(source, "clip_grad_norm_"), "ADL022")]
+    clipped, unclipped = _load(source)["main"](1e-2), _load(source)["main"]()
+    assert torch.equal(clipped.weight, unclipped.weight)
+
+
+def test_the_clip_moved_after_the_backward_is_silent_and_bounds_each_step():
+    source = CLIP_AFTER_BACKWARD
+    assert source != CLIP_BEFORE_BACKWARD
+    assert _findings(source) == []
+    model = _load(source)["main"](1e-2)
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(4, 1)
+    loader = [(torch.randn(5, 4), torch.randn(5) * 20) for _ in range(2)]
+    for x, y in loader:
+        reference.zero_grad()
+        torch.nn.functional.mse_loss(reference(x).squeeze(1), y).backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), 1e-2)
+        with torch.no_grad():
+            for p in reference.parameters():
+                p -= 0.1 * p.grad
+    assert all(torch.allclose(p, q) for p, q in zip(model.parameters(), reference.parameters()))
+
+
+def test_a_clip_before_the_backward_of_another_optimizer_is_silent():
+    """Two optimizers: the generator's clip comes after its own backward; the
+    discriminator's clear and backward around it are not the generator's."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        def train(gen, disc, batches):
+            opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+            opt_d = torch.optim.SGD(disc.parameters(), lr=0.1)
+            for x in batches:
+                opt_g.zero_grad()
+                disc(gen(x)).mean().backward()
+                opt_d.zero_grad()
+                nn.utils.clip_grad_norm_(gen.parameters(), 1.0)
+                disc(x).mean().backward()
+                opt_g.step()
+                opt_d.step()
+
+        train(nn.Linear(3, 3), nn.Linear(3, 1), [torch.randn(2, 3)])
+    """)
+    assert _findings(source) == []
+    _load(source)

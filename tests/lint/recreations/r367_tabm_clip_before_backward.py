@@ -34,7 +34,7 @@ def train_epoch(model, optimizer, batches, gradient_clipping_norm=0.01):
         optimizer.zero_grad()
         loss = F.mse_loss(apply_model(model, x), y)
         if gradient_clipping_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), gradient_clipping_norm)  # missed: ADL022
+            torch.nn.utils.clip_grad_norm_(model.parameters(), gradient_clipping_norm)  # expect: ADL022
         loss.backward()
         optimizer.step()
 
