@@ -298,3 +298,79 @@ def test_a_clip_before_the_backward_of_another_optimizer_is_silent():
     """)
     assert _findings(source) == []
     _load(source)
+
+
+# ADL019: a method of a same-file class that backpropagates one of its arguments
+# (freeing its graph) and returns a value computed from it; the caller backpropagates
+# that result again (r370).
+HELPER_THEN_BACKWARD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class GradientMixer:
+        def __init__(self, weight=0.5):
+            self.weight = weight
+
+        def combine(self, loss_a, loss_b, net):
+            net.zero_grad()
+            loss_a.backward(retain_graph=True)
+            grads_a = [p.grad.clone() for p in net.parameters()]
+            net.zero_grad()
+            loss_b.backward()
+            for p, g in zip(net.parameters(), grads_a):
+                p.grad = self.weight * g + (1 - self.weight) * p.grad
+            return self.weight * loss_a + (1 - self.weight) * loss_b
+
+    def update(net, optimizer, mixer, x, y):
+        out = net(x)
+        loss_a = nn.functional.mse_loss(out, y)
+        loss_b = out.abs().mean()
+        total = mixer.combine(loss_a, loss_b, net)
+        total.backward()
+        optimizer.step()
+        return total
+
+    def main():
+        torch.manual_seed(0)
+        net = nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        update(net, optimizer, GradientMixer(), torch.randn(4, 3), torch.randn(4, 2))
+        return net
+""")
+
+
+def test_a_backward_of_what_a_freeing_helper_returned_is_found_and_fails():
+    source = HELPER_THEN_BACKWARD
+    assert _findings(source) == [(_line(source, "total.backward()"), "ADL019")]
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        assert "backward through the graph a second time" in str(error)
+    else:
+        raise AssertionError("the second backward should fail")
+
+
+def test_stepping_on_the_helpers_gradients_is_silent_and_matches_a_reference():
+    source = HELPER_THEN_BACKWARD.replace("    total.backward()\n", "")
+    assert source != HELPER_THEN_BACKWARD
+    assert _findings(source) == []
+    net = _load(source)["main"]()
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(3, 2)
+    x, y = torch.randn(4, 3), torch.randn(4, 2)
+    out = reference(x)
+    loss = 0.5 * torch.nn.functional.mse_loss(out, y) + 0.5 * out.abs().mean()
+    grads = torch.autograd.grad(loss, list(reference.parameters()))
+    expected = [p.detach() - 0.1 * g for p, g in zip(reference.parameters(), grads)]
+    assert all(torch.allclose(p, e, atol=1e-6) for p, e in zip(net.parameters(), expected))
+
+
+def test_a_helper_that_retains_the_graph_or_returns_a_number_is_silent():
+    retained = HELPER_THEN_BACKWARD.replace("loss_b.backward()", "loss_b.backward(retain_graph=True)")
+    assert _findings(retained) == []
+    _load(retained)["main"]()
+    number = HELPER_THEN_BACKWARD.replace(
+        "return self.weight * loss_a + (1 - self.weight) * loss_b", "return loss_b.item()").replace(
+        "    total.backward()\n", "    net(x).sum().backward()\n")
+    assert _findings(number) == []
+    _load(number)["main"]()

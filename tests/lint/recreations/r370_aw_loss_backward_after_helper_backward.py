@@ -44,7 +44,7 @@ def train_step(G, D, G_opt, D_opt, aw, real, z, criterion):
     fake_validity = D(x_fake.detach()).squeeze(1)
     Dloss_fake = criterion(fake_validity, torch.zeros_like(fake_validity))
     aw_loss = aw.aw_loss(Dloss_real, Dloss_fake, D_opt, D)
-    aw_loss.backward(retain_graph=True)  # missed: ADL019
+    aw_loss.backward(retain_graph=True)  # expect: ADL019
     D_opt.step()
     G_opt.zero_grad()
     validity = D(G(z)).squeeze(1)
