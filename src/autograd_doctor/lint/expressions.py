@@ -90,7 +90,8 @@ class ExpressionEvents:
             if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
                 self.scope.note("ADL019 helper", (self.seq, node))
         elif isinstance(func, ast.Attribute) and func.attr in self.file.backward_functions and \
-                (node.args or node.keywords) and isinstance(func.value, ast.Name):
+                (node.args or node.keywords) and isinstance(func.value, ast.Name) and \
+                func.attr not in ("backward", "manual_backward"):  # `accelerator.backward(loss)` is one already
             # `aw.aw_loss(d_real, d_fake, ...)`: a method of a same-file class that backpropagates
             # an argument (ADL019 reads the callee when one class of the file defines it)
             self.scope.note("ADL019 helper", (self.next_seq(), node))
