@@ -59,7 +59,11 @@ counts as a loop: `[torch.autograd.grad(score, x)[0] for x in inputs]` goes
 through `score`'s graph once per input.  A backward inside a module's forward pass
 (a same-file layer that backpropagates a loss of its input, called by another
 module's `forward` on a layer's output) frees the graph the returned values carry:
-a backward through what that module returned is reported.""",
+a backward through what that module returned is reported.  So does a same-file
+function or method (also `obj.method(...)` of a method one class of the file
+defines) that backpropagates one of its arguments without `retain_graph=True`:
+a later backward of the caller through that argument's graph, or through a value
+the function returned from it, is reported.""",
 )
 
 
