@@ -374,3 +374,64 @@ def test_a_helper_that_retains_the_graph_or_returns_a_number_is_silent():
         "    total.backward()\n", "    net(x).sum().backward()\n")
     assert _findings(number) == []
     _load(number)["main"]()
+
+
+# ADL021: a forward hook that rebinds its `output` parameter and returns nothing
+# changes nothing (ManifoldMixup's `hook_modify`, r366).
+HOOK_WITHOUT_RETURN = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class HiddenMixup:
+        def __init__(self, net, layer, lam=0.3):
+            self.net = net
+            self.lam = lam
+            self.order = None
+            layer.register_forward_hook(self.mix)
+
+        def mix(self, module, inputs, output):
+            output = self.lam * output + (1 - self.lam) * output[self.order]
+
+        def __call__(self, x):
+            self.order = torch.arange(x.shape[0] - 1, -1, -1)
+            return self.net(x)
+
+    def main():
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        mixer = HiddenMixup(net, net[0])
+        x = torch.randn(3, 3)
+        return net, mixer(x), x
+""")
+
+
+def test_a_hook_that_rebinds_its_output_without_returning_is_found_and_mixes_nothing():
+    source = HOOK_WITHOUT_RETURN
+    assert _findings(source) == [(_line(source, "output = self.lam"), "ADL021")]
+    net, mixed, x = _load(source)["main"]()
+    with torch.no_grad():
+        plain = net[2](net[1](x @ net[0].weight.t() + net[0].bias))
+    assert torch.allclose(mixed, plain)
+
+
+def test_the_hook_that_returns_its_output_is_silent_and_mixes():
+    source = HOOK_WITHOUT_RETURN.replace(
+        "output = self.lam * output + (1 - self.lam) * output[self.order]\n",
+        "output = self.lam * output + (1 - self.lam) * output[self.order]\n        return output\n")
+    assert source != HOOK_WITHOUT_RETURN
+    assert _findings(source) == []
+    net, mixed, x = _load(source)["main"]()
+    with torch.no_grad():
+        h = x @ net[0].weight.t() + net[0].bias
+        h = 0.3 * h + 0.7 * h.flip(0)
+        expected = net[2](net[1](h))
+    assert torch.allclose(mixed, expected)
+
+
+def test_a_hook_that_rebinds_its_output_to_store_it_is_silent():
+    source = HOOK_WITHOUT_RETURN.replace(
+        "output = self.lam * output + (1 - self.lam) * output[self.order]\n",
+        "output = output.detach()\n        self.kept = output\n")
+    assert source != HOOK_WITHOUT_RETURN
+    assert _findings(source) == []
+    _load(source)["main"]()

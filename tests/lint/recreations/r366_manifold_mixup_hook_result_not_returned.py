@@ -6,7 +6,7 @@ local name does nothing, so the hidden states were never mixed (only the
 targets were).  Nothing raises.  The fix ends the hook with `return output`.
 Buggy line: `output = self.lam * output + ...` in
 `ManifoldMixupModel.hook_modify`.
-Expected finding: none yet (a forward hook that computes a new output and
+Expected finding: ADL021 (a forward hook that computes a new output and
 throws it away).
 Source: https://github.com/shivamsaboo17/ManifoldMixup/pull/1"""
 import numpy as np
@@ -33,7 +33,7 @@ class ManifoldMixupModel(nn.Module):
         return out
 
     def hook_modify(self, module, input, output):
-        output = self.lam * output + (1 - self.lam) * output[self.indices]  # missed: none
+        output = self.lam * output + (1 - self.lam) * output[self.indices]  # expect: ADL021
 
 
 def mixup_loss(outputs, targets, lam, indices):

@@ -25,6 +25,10 @@ tensor operation that returns a new tensor and leaves its input as it was:
   on, from a module with parameters or a leaf that requires grad): the name
   keeps its graph, so gradients still flow where the line meant to stop them
   (a DQN's `next_q.detach()` before the TD target).
+Also a forward hook of the file (a function or method passed to
+`register_forward_hook`) that rebinds its `output` parameter to a new value,
+never reads it again and returns nothing: a forward hook changes the module's
+output only by returning the new value (ManifoldMixup's `hook_modify`).
 Calls inside a `try:` body or a `with pytest.raises(...)` /
 `self.assertRaises(...)` block (run for the error they raise) are not
 reported.""",
@@ -120,6 +124,54 @@ def check_scope(checker, scope) -> None:
             fix = Fix(f"assign the result: `{operand.id} = ...`",
                       (checker.insert_before(node, f"{operand.id} = "),), safe=False)
         checker.report("ADL021", node, message, fix)
+
+
+def check_file(checker) -> None:
+    """Forward hooks that compute a new output and throw it away (read from the tree
+    only in a file whose text registers a forward hook)."""
+    if "register_forward_hook" not in checker.source:
+        return
+    hooks = set()
+    for node in ast.walk(checker.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "register_forward_hook" and node.args:
+            hook = node.args[0]
+            if isinstance(hook, ast.Name):
+                hooks.add(hook.id)
+            elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
+                hooks.add(hook.attr)
+    for function in ast.walk(checker.tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name in hooks:
+            _check_hook(checker, function)
+
+
+def _check_hook(checker, function) -> None:
+    """`def hook(module, input, output): output = f(output)` (a method: `self` first),
+    with no `return` of a value and no read of the new `output`."""
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    if len(names) != 3 or function.decorator_list:
+        return
+    output = names[2]
+    own = [n for n in ast.walk(function) if not isinstance(n, (ast.Lambda,)) and n is not function]
+    if any(isinstance(n, ast.Return) and n.value is not None for n in own) or \
+            any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in own):
+        return
+    rebinds = [n for n in function.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == output]
+    if not rebinds:
+        return
+    last = rebinds[-1]
+    reads_after = any(isinstance(n, ast.Name) and n.id == output and isinstance(n.ctx, ast.Load)
+                      and (n.lineno, n.col_offset) > (last.end_lineno, last.end_col_offset) for n in own)
+    if reads_after:
+        return
+    checker.report(
+        "ADL021", last,
+        f"forward hook `{function.name}` rebinds `{output}` to a new value and returns nothing: a forward "
+        f"hook changes the module's output only by returning it, so this line changes nothing "
+        f"(end the hook with `return {output}`)")
 
 
 def _writes_out(call) -> bool:
