@@ -89,7 +89,8 @@ class ExpressionEvents:
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
             if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
                 self.scope.note("ADL019 helper", (self.seq, node))
-        elif isinstance(func, ast.Attribute) and func.attr in self.file.backward_functions and \
+        elif self.file.backward_functions and isinstance(func, ast.Attribute) and \
+                func.attr in self.file.backward_functions and \
                 (node.args or node.keywords) and isinstance(func.value, ast.Name) and \
                 func.attr not in ("backward", "manual_backward"):  # `accelerator.backward(loss)` is one already
             # `aw.aw_loss(d_real, d_fake, ...)`: a method of a same-file class that backpropagates

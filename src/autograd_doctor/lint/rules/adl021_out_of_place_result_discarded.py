@@ -93,10 +93,18 @@ def on_call(checker, node, q) -> None:
     checker.scope.note("ADL021", (node, f"`{q}(...)`", q[6:], node.args[0]))
 
 
+# Every method name this rule looks at: one set look-up per method call of the file.
+_WATCHED_METHODS = TENSOR_ONLY_METHODS | SHARED_METHODS | {"detach", "register_forward_hook"}
+
+
 def on_method_call(checker, node, func) -> None:
     """`x.masked_fill(mask, 0)` as a statement."""
     attr = func.attr
-    if attr not in TENSOR_ONLY_METHODS and attr not in SHARED_METHODS and attr != "detach":
+    if attr not in _WATCHED_METHODS:
+        return
+    if attr == "register_forward_hook":
+        if node.args:  # the hook, read by check_file
+            checker.notes.setdefault("ADL021 forward hooks", []).append(node.args[0])
         return
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
         return
@@ -128,18 +136,15 @@ def check_scope(checker, scope) -> None:
 
 def check_file(checker) -> None:
     """Forward hooks that compute a new output and throw it away (read from the tree
-    only in a file whose text registers a forward hook)."""
-    if "register_forward_hook" not in checker.source:
-        return
+    only in a file whose walk saw a `register_forward_hook(...)` call)."""
     hooks = set()
-    for node in ast.walk(checker.tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "register_forward_hook" and node.args:
-            hook = node.args[0]
-            if isinstance(hook, ast.Name):
-                hooks.add(hook.id)
-            elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
-                hooks.add(hook.attr)
+    for hook in checker.notes.get("ADL021 forward hooks") or ():
+        if isinstance(hook, ast.Name):
+            hooks.add(hook.id)
+        elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
+            hooks.add(hook.attr)
+    if not hooks:
+        return
     for function in ast.walk(checker.tree):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name in hooks:
             _check_hook(checker, function)
