@@ -89,6 +89,13 @@ class ExpressionEvents:
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
             if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
                 self.scope.note("ADL019 helper", (self.seq, node))
+        elif self.file.backward_functions and isinstance(func, ast.Attribute) and \
+                func.attr in self.file.backward_functions and \
+                (node.args or node.keywords) and isinstance(func.value, ast.Name) and \
+                func.attr not in ("backward", "manual_backward"):  # `accelerator.backward(loss)` is one already
+            # `aw.aw_loss(d_real, d_fake, ...)`: a method of a same-file class that backpropagates
+            # an argument (ADL019 reads the callee when one class of the file defines it)
+            self.scope.note("ADL019 helper", (self.next_seq(), node))
         op = self.saving_op(node)
         if op is not None and not self.scope.grad_off:
             args = list(node.args)

@@ -11,8 +11,9 @@ when every assignment of the receiver in the file builds one class
 (`self.critic = OffPGCritic(...)`) and the repository defines that class with
 the method, a method that uses the module's attributes only as sizes and flags
 (arguments of a factory such as `torch.eye`/`torch.zeros`, of a shape method
-such as `repeat`/`reshape`/`view`, of `range`; in a comparison or an `if` test)
-computes nothing from the parameters.  A layer called (`self.fc(x)`), an
+such as `repeat`/`reshape`/`view`, of `range`; in a comparison or an `if` test;
+a loop or comprehension over its layers that reads each only for sizes, `[torch.zeros(n,
+layer.n_out) for layer in self.layers]`) computes nothing from the parameters.  A layer called (`self.fc(x)`), an
 attribute used as an operand (`x @ self.weight`, `F.linear(x, self.w)`), `self`
 itself handed on, an inherited method or a class that cannot be found keeps the
 link, as before.
@@ -193,7 +194,8 @@ def _size_only(cls: ast.ClassDef, method: str) -> bool:
     probes = _parameter_probes(function, me)
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == me and node is not function.args.args[0]:
-            if not _in_size_position(node, parents) and not _probed(node, parents):
+            if not _in_size_position(node, parents) and not _probed(node, parents) and \
+                    not _iterated_for_sizes(node, parents):
                 return False
         elif isinstance(node, ast.Name) and node.id in probes and isinstance(node.ctx, ast.Load):
             if not _probe_use(node, parents):
@@ -253,6 +255,27 @@ def _probe_use(node, parents: dict) -> bool:
         return True
     call = parents.get(id(parent))
     return parent.attr in _NEW_TENSOR_METHODS and isinstance(call, ast.Call) and call.func is parent
+
+
+def _iterated_for_sizes(name: ast.Name, parents: dict) -> bool:
+    """``name`` (the module) is read only as the iterable of a loop or comprehension
+    over its layers whose variable is used only for sizes and flags:
+    `[torch.zeros(n, layer.hidden_size) for layer in self.layers]` (an RNN's initial
+    states, one per layer)."""
+    chain = parents.get(id(name))
+    if not isinstance(chain, ast.Attribute):
+        return False
+    while isinstance(parents.get(id(chain)), ast.Attribute) and parents[id(chain)].value is chain:
+        chain = parents[id(chain)]  # `self.encoder.layers`
+    holder = parents.get(id(chain))
+    if not isinstance(holder, (ast.comprehension, ast.For)) or holder.iter is not chain \
+            or not isinstance(holder.target, ast.Name):
+        return False
+    scope = parents.get(id(holder)) if isinstance(holder, ast.comprehension) else holder
+    variable = holder.target.id
+    uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == variable
+            and isinstance(n.ctx, ast.Load)]
+    return all(_in_size_position(use, parents) for use in uses)
 
 
 def _in_size_position(name: ast.Name, parents: dict) -> bool:

@@ -64,9 +64,30 @@ class TensorKnowledge:
         if isinstance(node, ast.UnaryOp):
             return self.is_tensor(node.operand)
         if isinstance(node, ast.Subscript):  # `torch.autograd.grad(loss, x)[0]`: a gradient
-            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and
-                                                  self.qualname(node.value.func) == "torch.autograd.grad")
+            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and (
+                self.qualname(node.value.func) == "torch.autograd.grad"
+                or self.reduction_pair_element(node) is not None))
         return False
+
+    def reduction_pair_element(self, node) -> tuple | None:
+        """``x.max(1)[0]`` / ``torch.sort(x)[1]``: an element, by a constant index, of
+        the (values, indices) pair a reduction over a dimension returns, as ``(x,
+        index)``; None for anything else.  The values (0) keep ``x``'s graph, the
+        indices (1) are integers."""
+        index, call = node.slice, node.value
+        if not (isinstance(index, ast.Constant) and index.value in (0, 1) and isinstance(call, ast.Call)):
+            return None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in N.VALUES_INDICES_METHODS and \
+                (call.args or call.keywords or func.attr == "sort"):
+            q = self.qualname(func)
+            if q is None and self.is_tensor(func.value) and (
+                    func.attr not in N.OVERLOADED_OPS or self.overload(call, "torch.Tensor." + func.attr) == ":dim"):
+                return func.value, index.value
+            if q is not None and q.startswith("torch.") and q[6:] in N.VALUES_INDICES_METHODS and call.args and \
+                    (q[6:] not in N.OVERLOADED_OPS or self.overload(call, q) == ":dim"):
+                return call.args[0], index.value
+        return None
 
     def is_number(self, node) -> bool:
         """A Python number surely: a literal, `len(x)`/`int(x)`/`float(x)`, a size
@@ -321,6 +342,10 @@ class TensorKnowledge:
             return self.is_graph(node.left) or self.is_graph(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.is_graph(node.operand)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call):
+            element = self.reduction_pair_element(node)
+            if element is not None:  # `x.max(1)[0]`: the values keep `x`'s graph, the indices none
+                return element[1] == 0 and self.is_graph(element[0])
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             return self.is_graph(node.value)
         return False

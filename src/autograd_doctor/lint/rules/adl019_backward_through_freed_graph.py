@@ -59,7 +59,11 @@ counts as a loop: `[torch.autograd.grad(score, x)[0] for x in inputs]` goes
 through `score`'s graph once per input.  A backward inside a module's forward pass
 (a same-file layer that backpropagates a loss of its input, called by another
 module's `forward` on a layer's output) frees the graph the returned values carry:
-a backward through what that module returned is reported.""",
+a backward through what that module returned is reported.  So does a same-file
+function or method (also `obj.method(...)` of a method one class of the file
+defines) that backpropagates one of its arguments without `retain_graph=True`:
+a later backward of the caller through that argument's graph, or through a value
+the function returned from it, is reported.""",
 )
 
 
@@ -69,6 +73,7 @@ def check_scope(checker, scope) -> None:
     check_comprehensions(checker, scope)
     check_freed_by_called_modules(checker, scope)
     check_helper_backwards(checker, scope)
+    check_backwards_after_helpers(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
         if id(node2) in scope.reported:
@@ -326,6 +331,64 @@ def check_helper_backwards(checker, scope) -> None:
                 break
 
 
+def check_backwards_after_helpers(checker, scope) -> None:
+    """A same-file helper that backpropagates one of its arguments and frees its
+    graph (the adaptive-weighted GAN's `aw_loss(d_real, d_fake, ...)`, which sets the
+    discriminator's gradients itself), then a backward of the caller through that
+    argument's graph (`aw_loss.backward()` of the helper's result): the second
+    backward fails.  Reported at the caller's backward."""
+    for seq1, call in scope.noted("ADL019 helper"):
+        callee = _helper_definition(checker, scope, call)
+        if callee is None:
+            continue
+        function, offset = callee
+        for position, (parameter, backward) in _backpropagated_parameters(checker, function).items():
+            index = position - offset
+            argument = call.args[index] if 0 <= index < len(call.args) and \
+                not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]) else \
+                next((k.value for k in call.keywords if k.arg == parameter), None)
+            if argument is None or not _frees_graph(backward):
+                continue
+            read_by_helper = _bindings_read(checker, scope, argument, seq1)
+            returned = _returns_parameter(function, parameter)
+            for seq2, node2, recv2 in scope.backward_receivers:
+                if seq2 <= seq1 or id(node2) in scope.reported or scope.exclusive(seq1, seq2) \
+                        or not scope.reaches(seq1, seq2):
+                    continue
+                read_by_second = _bindings_read(checker, scope, recv2, seq2)
+                if returned and any(v is call for n, b in read_by_second
+                                    for s, v, _ in scope.bind_values.get(n, ()) if s == b):
+                    read_by_second = read_by_second | read_by_helper  # the helper's result: its argument's graph
+                shared = _shared_module_binding(checker, scope, read_by_helper, read_by_second, seq1)
+                if shared is None:
+                    continue
+                name, value = shared
+                checker.report(
+                    "ADL019", node2,
+                    f"this backward goes through the graph of `{name}` (line {value.lineno}), which "
+                    f"`{checker.text(call.func)}(...)` on line {call.lineno} already backpropagated and "
+                    f"freed (`{checker.text(backward)}` on line {backward.lineno}, no `retain_graph=True`, "
+                    f"through its parameter `{parameter}`); backward() will fail (Trying to backward through "
+                    f"the graph a second time); use the gradients the helper computed, or retain the graph there",
+                    related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                              f"`{name}` computed here"),
+                             (call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                              f"`{checker.text(argument)}` backpropagated by the helper here")])
+                scope.reported.add(id(node2))
+
+
+def _returns_parameter(function, parameter: str) -> bool:
+    """Whether a `return` of ``function`` gives a value computed from ``parameter``
+    (through its own assignments, not through `.detach()` / `.item()`)."""
+    depends = _assigned_dependencies(function)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            names = _names_not_cut(node.value)
+            if parameter in names or any(parameter in depends.get(n, ()) for n in names):
+                return True
+    return False
+
+
 def _shared_module_binding(checker, scope, first, second, before):
     """A binding both reads go through (the same name and binding, or another name
     unpacked from the same call: `logits, loss = model(X, Y)`), made before
@@ -359,6 +422,11 @@ def _helper_definition(checker, scope, call):
         defs = [n for c in classes for n in c.body
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.attr]
         return (defs[0], 1) if len(defs) == 1 else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        # `aw.aw_loss(...)` on another object: the method, when one class of the file defines it
+        defs = [n for c in checker.tree.body if isinstance(c, ast.ClassDef) for n in c.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.attr]
+        return (defs[0], 1) if len(defs) == 1 and not defs[0].decorator_list else None
     return None
 
 

@@ -20,7 +20,15 @@ tensor operation that returns a new tensor and leaves its input as it was:
   `x.clamp(min=0)`, `x.index_fill(...)`, `x.scatter_add(...)`), on any
   receiver;
 * a method that other libraries' objects have too (`x.add(1)`, `x.mul(2)`,
-  `x.abs()`, `x.sigmoid()`...), only on a receiver known to be a tensor.
+  `x.abs()`, `x.sigmoid()`...), only on a receiver known to be a tensor;
+* `x.detach()` on a name known to carry a graph (computed, with gradients
+  on, from a module with parameters or a leaf that requires grad): the name
+  keeps its graph, so gradients still flow where the line meant to stop them
+  (a DQN's `next_q.detach()` before the TD target).
+Also a forward hook of the file (a function or method passed to
+`register_forward_hook`) that rebinds its `output` parameter to a new value,
+never reads it again and returns nothing: a forward hook changes the module's
+output only by returning the new value (ManifoldMixup's `hook_modify`).
 Calls inside a `try:` body or a `with pytest.raises(...)` /
 `self.assertRaises(...)` block (run for the error they raise) are not
 reported.""",
@@ -39,10 +47,10 @@ it (`scores = scores.masked_fill(...)`), which changes what the program
 computes (as the line meant).  An attribute or an indexed operand gets no fix:
 assigning a new tensor to a module's parameter raises, and the in-place form
 may conflict with autograd; write the change by hand.""",
-    known_problems="""Operations that only reshape, copy or detach (`x.view(n, -1)`,
-`x.unsqueeze(0)`, `x.detach()`, `x.contiguous()`) are not reported, though
-thrown away they change nothing either: on real code they were mostly
-harmless dead lines.  A method of a user class with the name of a tensor-only
+    known_problems="""Operations that only reshape or copy (`x.view(n, -1)`,
+`x.unsqueeze(0)`, `x.contiguous()`), and `x.detach()` of a name not known to
+carry a graph, are not reported, though thrown away they change nothing
+either: on real code they were mostly harmless dead lines.  A method of a user class with the name of a tensor-only
 method (`obj.clamp(...)` that clamps in place) is reported.""",
 )
 
@@ -85,12 +93,26 @@ def on_call(checker, node, q) -> None:
     checker.scope.note("ADL021", (node, f"`{q}(...)`", q[6:], node.args[0]))
 
 
+# Every method name this rule looks at: one set look-up per method call of the file.
+_WATCHED_METHODS = TENSOR_ONLY_METHODS | SHARED_METHODS | {"detach", "register_forward_hook"}
+
+
 def on_method_call(checker, node, func) -> None:
     """`x.masked_fill(mask, 0)` as a statement."""
     attr = func.attr
-    if attr not in TENSOR_ONLY_METHODS and attr not in SHARED_METHODS:
+    if attr not in _WATCHED_METHODS:
+        return
+    if attr == "register_forward_hook":
+        if node.args:  # the hook, read by check_file
+            checker.notes.setdefault("ADL021 forward hooks", []).append(node.args[0])
         return
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
+        return
+    if attr == "detach":
+        # Thrown away, `detach()` is harmless dead code unless the name keeps a graph that
+        # the line meant to cut: only then is it reported.
+        if isinstance(func.value, ast.Name) and not node.args and checker.is_graph(func.value):
+            checker.scope.note("ADL021", (node, "`.detach()`", attr, func.value))
         return
     if attr in TENSOR_ONLY_METHODS or checker.is_tensor(func.value):
         checker.scope.note("ADL021", (node, f"`.{attr}({'...' if node.args or node.keywords else ''})`", attr,
@@ -101,11 +123,60 @@ def check_scope(checker, scope) -> None:
     for node, shown, op, operand in scope.noted("ADL021"):
         remedy = f"the in-place form is `{op}_`; or assign the result" if op in HAS_INPLACE_FORM else "assign the result"
         message = f"{shown} returns a new tensor and the result is thrown away: this line changes nothing ({remedy})"
+        if op == "detach":
+            message = (f"`.detach()` returns a new tensor and the result is thrown away: `{operand.id}` keeps its "
+                       "graph, so gradients still flow through it where this line meant to stop them "
+                       f"(assign the result: `{operand.id} = {operand.id}.detach()`)")
         fix = None
         if isinstance(operand, ast.Name):
             fix = Fix(f"assign the result: `{operand.id} = ...`",
                       (checker.insert_before(node, f"{operand.id} = "),), safe=False)
         checker.report("ADL021", node, message, fix)
+
+
+def check_file(checker) -> None:
+    """Forward hooks that compute a new output and throw it away (read from the tree
+    only in a file whose walk saw a `register_forward_hook(...)` call)."""
+    hooks = set()
+    for hook in checker.notes.get("ADL021 forward hooks") or ():
+        if isinstance(hook, ast.Name):
+            hooks.add(hook.id)
+        elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
+            hooks.add(hook.attr)
+    if not hooks:
+        return
+    for function in ast.walk(checker.tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name in hooks:
+            _check_hook(checker, function)
+
+
+def _check_hook(checker, function) -> None:
+    """`def hook(module, input, output): output = f(output)` (a method: `self` first),
+    with no `return` of a value and no read of the new `output`."""
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    if len(names) != 3 or function.decorator_list:
+        return
+    output = names[2]
+    own = [n for n in ast.walk(function) if not isinstance(n, (ast.Lambda,)) and n is not function]
+    if any(isinstance(n, ast.Return) and n.value is not None for n in own) or \
+            any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in own):
+        return
+    rebinds = [n for n in function.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == output]
+    if not rebinds:
+        return
+    last = rebinds[-1]
+    reads_after = any(isinstance(n, ast.Name) and n.id == output and isinstance(n.ctx, ast.Load)
+                      and (n.lineno, n.col_offset) > (last.end_lineno, last.end_col_offset) for n in own)
+    if reads_after:
+        return
+    checker.report(
+        "ADL021", last,
+        f"forward hook `{function.name}` rebinds `{output}` to a new value and returns nothing: a forward "
+        f"hook changes the module's output only by returning it, so this line changes nothing "
+        f"(end the hook with `return {output}`)")
 
 
 def _writes_out(call) -> bool:

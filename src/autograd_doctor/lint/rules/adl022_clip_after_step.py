@@ -1,5 +1,6 @@
 """ADL022: gradient clipping after the optimizer step it should bound, in a loop
-that clears the gradients before the next step: the clipping does nothing."""
+that clears the gradients before the next step, or between the clear and the
+backward pass: the clipping does nothing."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ same block, with no backward pass and no other step between them or after the
 clip in the loop, when the loop clears the gradients (`zero_grad()`) in that
 block or a block around it, so on every iteration that steps.  The gradients
 the clip rescales are never read by a step: the next iteration clears them
-before its own backward pass.""",
+before its own backward pass.
+Also a clip between the optimizer's `zero_grad()` and the `backward()` that
+precedes its step, in one block of a loop that steps only that optimizer
+(TabM's example loop): the clip rescales the gradients just cleared, and the
+step applies the unclipped ones the backward computes after it.""",
     why_bad="""`optimizer.step()` reads the gradients when it runs.  Clipping after it
 rescales gradients the step has already used, and the `zero_grad()` of the
 next iteration throws them away: the update is the unclipped one, and the
@@ -43,7 +48,8 @@ run that needed the clipping diverges or is less stable than intended.""",
 (a clip in a helper function called after the step is not seen), and only
 steps of receivers named like an optimizer (`optimizer`, `opt_g`,
 `self.optim`) or through a grad scaler.  A loop that steps several
-optimizers is reported only when every step comes before the clip.""",
+optimizers is reported only when every step comes before the clip; a clip
+before the backward only when the loop steps one optimizer, the one cleared.""",
 )
 
 _CLIP_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"})
@@ -72,6 +78,7 @@ def _check_loop(checker, loop) -> None:
     backwards = [c for c in calls if _is_backward(c)]
     if not steps or not backwards:
         return
+    _check_clip_before_backward(checker, loop, steps)
     for block, ancestors in _blocks(loop.body, ()):
         for i, stmt in enumerate(block):
             step = _step_of(checker, stmt)
@@ -90,6 +97,72 @@ def _check_loop(checker, loop) -> None:
                 if clear is not None:
                     _report(checker, clip, step, clear)
                 break
+
+
+def _check_clip_before_backward(checker, loop, steps) -> None:
+    """`optimizer.zero_grad()`, then the clip, then `loss.backward()` and
+    `optimizer.step()`, in one block of a loop that steps only that optimizer: the
+    clip rescales the gradients just cleared, and the step reads the unclipped ones
+    the backward computes after it."""
+    receivers = {checker.text(c.func.value) for c in steps}
+    if len(receivers) != 1:
+        return
+    optimizer = receivers.pop()
+    for block, _ in _blocks(loop.body, ()):
+        clear = None
+        for i, stmt in enumerate(block):
+            if _is_call_of(checker, stmt, optimizer, "zero_grad"):
+                clear = stmt.value
+                continue
+            if clear is None:
+                continue
+            calls = list(_calls_in([stmt]))
+            clip = _clip_in(checker, stmt)
+            if clip is None:
+                if any(_is_backward(c) or _is_step(checker, c) for c in calls):
+                    clear = None  # a backward (or a step) between the clear and any clip
+                continue
+            after = _backward_then_step(checker, block[i + 1:], optimizer)
+            if after is not None:
+                _report_before_backward(checker, clip, clear, *after)
+            clear = None
+
+
+def _backward_then_step(checker, rest, optimizer):
+    """The first backward of ``rest`` and the step of ``optimizer`` after it, with no
+    clip between them; None when there is no such pair."""
+    backward = None
+    for stmt in rest:
+        if backward is not None and _clip_in(checker, stmt) is not None:
+            return None
+        if backward is not None and _is_call_of(checker, stmt, optimizer, "step"):
+            return backward, stmt.value
+        for call in _calls_in([stmt]):
+            if _is_clip(checker, call) or (backward is None and _is_step(checker, call)):
+                return None
+            if backward is None and _is_backward(call):
+                backward = call
+    return None
+
+
+def _is_call_of(checker, stmt, receiver: str, method: str) -> bool:
+    """``stmt`` is the call statement `<receiver>.<method>(...)`."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == method and \
+        checker.text(stmt.value.func.value) == receiver
+
+
+def _report_before_backward(checker, clip, clear, backward, step) -> None:
+    name = clip.func.attr if isinstance(clip.func, ast.Attribute) else clip.func.id
+    checker.report(
+        "ADL022", clip,
+        f"`{name}(...)` runs after `{checker.text(clear.func)}()` on line {clear.lineno} cleared the "
+        f"gradients and before `backward()` on line {backward.lineno} computes them: it clips nothing, and "
+        f"`{checker.text(step.func)}()` on line {step.lineno} applies the unclipped gradients; clip between "
+        f"`backward()` and the step",
+        related=[(clear.lineno, checker.col(clear.lineno, clear.col_offset), 0, "the gradients are cleared here"),
+                 (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                  "computed here, after the clip")])
 
 
 def _report(checker, clip, step, clear) -> None:
