@@ -22,6 +22,11 @@ The line named is the optimizer's construction; the help adds the parameters to 
 A dict bound around step() that is shaped as a parameter group (`{"params": [...], "lr": ...}`),
 whose parameters all got gradients and none of which any optimizer holds, is a candidate too: a
 group built and left out of the list the optimizer was built from; the help adds the group itself.
+So is a module of the user's own class bound around step() that wraps the module the optimizer
+was built from (`MetaSGD(policy)` holding `policy` and learned learning rates, with
+`Adam(policy.parameters())`): the optimizer holds exactly the wrapped module's parameters, and
+the wrapper's other parameters got gradients and are in no optimizer. The help builds the
+optimizer from the wrapper's parameters, which hold the wrapped module's.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class Candidate:
     kind: str  # the module's class name, or "nn.Parameter", or UNREGISTERED
     made_at: tuple | None = None  # UNREGISTERED: (file, line) of the statement that stores it
     settings: tuple = ()  # LEFT_OUT_GROUP: the ("lr", "0.05") pairs the group names, for the note
+    wrapped: str = ""  # WRAPPER: the name around step() of the module the optimizer was built from
 
 
 # An nn.Parameter kept in a dict or a plain object that a trained module holds (`self.g.edata['w'] =
@@ -67,6 +73,9 @@ UNREGISTERED_MODULES = "modules in a plain container"
 # [...]}` filled in a loop, and the `parameters.append(params)` left out): its parameters are in no
 # optimizer, although the dict says how they were meant to train.
 LEFT_OUT_GROUP = "parameter group"
+# A module of the user's class that wraps the module the optimizer was built from and declares
+# parameters of its own beside it (Meta-SGD's learned learning rates around the policy).
+WRAPPER = "wrapper module"
 
 
 class UntrainedParameters:
@@ -102,6 +111,11 @@ class UntrainedParameters:
                 return _container_diagnosis(step_stack, candidate, parameters)
             if candidate.kind == LEFT_OUT_GROUP:
                 return _left_out_group_diagnosis(optimizer, step_stack, candidate, parameters)
+            if candidate.kind == WRAPPER:
+                diagnosis = _wrapper_diagnosis(optimizer, step_stack, candidate, parameters)
+                if diagnosis is not None:
+                    return diagnosis
+                continue
             return _diagnosis(optimizer, step_stack, candidate, parameters)
         return None
 
@@ -138,6 +152,39 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
         return []
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     values = _named_values(frame)
+    return _named_candidates(optimizer, step_stack, scans, held, values) \
+        + _wrapper_candidates(values, held, optimizer, scans)
+
+
+def _wrapper_candidates(values: dict, held: set, optimizer, scans: Budget) -> list[Candidate]:
+    """A module of the user's class, bound around step(), with a submodule whose parameters are
+    exactly what this optimizer holds, and parameters of its own beside that submodule that all
+    got gradients and that no live optimizer holds: the optimizer was built from the wrapped
+    module where the wrapper was meant (learned learning rates left out)."""
+    found = []
+    names_of = {}
+    for name, value in values.items():
+        if isinstance(value, torch.nn.Module) and "." not in name:
+            names_of.setdefault(id(value), name)
+    for name, wrapper in values.items():
+        if not isinstance(wrapper, torch.nn.Module) or "." in name or not wrapper.training \
+                or user_class_file(wrapper) is None:
+            continue
+        wrapped = next((child for child in wrapper.children()
+                        if {id(p) for p in child.parameters()} == held and id(child) in names_of), None)
+        if wrapped is None or names_of[id(wrapped)] == name:
+            continue
+        others = [p for p in wrapper.parameters() if id(p) not in held and p.requires_grad]
+        if not others or any(grad_of(p) is None for p in others):
+            continue
+        if held_by_another_optimizer(others, optimizer, scans):
+            continue
+        found.append(Candidate(name, True, [weakref.ref(p) for p in others], [_fingerprint(p) for p in others],
+                               WRAPPER, wrapped=names_of[id(wrapped)]))
+    return found[:1]
+
+
+def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: dict) -> list[Candidate]:
     stepped = {name for name, value in values.items()
                if (isinstance(value, torch.nn.Module) and any(id(p) in held for p in value.parameters()))
                or (isinstance(value, torch.Tensor) and id(value) in held)}
@@ -607,6 +654,43 @@ def _left_out_group_diagnosis(optimizer, step_stack, candidate: Candidate, param
     added = _add_group_help(filename, built, candidate, step_stack)
     helps = [added] if added is not None else [Suggestion(
         f"add {candidate.name} to the groups the optimizer is built from")]
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) -> Diagnosis | None:
+    """AD213 for a wrapper whose own parameters were left out: named where the optimizer is built
+    from the wrapped module; the help builds it from the wrapper's parameters instead, which are
+    the wrapped module's and the wrapper's own (one group, the same settings). Only where the
+    construction reads `<wrapped>.parameters()` once, as its first argument."""
+    construction = optimizer_construction(optimizer, step_stack)
+    if construction is None:
+        return None
+    filename, built = construction
+    call = built.value if isinstance(built, ast.Assign) else None
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    argument = call.args[0]
+    if not (isinstance(argument, ast.Call) and not argument.args and not argument.keywords
+            and isinstance(argument.func, ast.Attribute) and argument.func.attr == "parameters"
+            and _spelled(argument.func.value) == candidate.wrapped):
+        return None
+    text, argument_text = segment(filename, built), segment(filename, argument)
+    if text is None or argument_text is None or "\n" in text or text.count(argument_text) != 1:
+        return None
+    notes = [f"{type(optimizer).__name__} was built from {candidate.wrapped}.parameters(); {candidate.name} wraps "
+             f"{candidate.wrapped} and has {count_of(len(parameters), 'parameter')} of its own "
+             f"({shapes_of(parameters)}) that got gradients at both of the first two steps and did not change "
+             "between them: no live optimizer holds them"]
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    primary = statement_location(filename, built, role="optimizer",
+                                 note=f"builds the optimizer from {candidate.wrapped} alone")
+    helps = [Suggestion(f"build the optimizer from {candidate.name}.parameters(): they are {candidate.wrapped}'s "
+                        f"and {candidate.name}'s own, so both train",
+                        text.replace(argument_text, f"{candidate.name}.parameters()"),
+                        statement_location(filename, built)),
+             Suggestion(f"or, if {candidate.name}'s own parameters are meant to stay fixed: make them not "
+                        "require grad")]
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step], notes=notes, help=helps)
 
