@@ -22,6 +22,11 @@ The line named is the optimizer's construction; the help adds the parameters to 
 A dict bound around step() that is shaped as a parameter group (`{"params": [...], "lr": ...}`),
 whose parameters all got gradients and none of which any optimizer holds, is a candidate too: a
 group built and left out of the list the optimizer was built from; the help adds the group itself.
+So is a plain leaf tensor that requires grad, where the optimizer holds such hand-made weights
+(`w1 = torch.randn(...).requires_grad_()`), used with them by a statement around step() or in a
+function of the same file, and not an input the file differentiates with respect to
+(`torch.autograd.grad(u, x)`); where the optimizer is built from a list literal bound just before
+(`params = [w1, w2]`), that list is named and the help adds the tensor to it.
 So is a module of the user's own class bound around step() that wraps the module the optimizer
 was built from (`MetaSGD(policy)` holding `policy` and learned learning rates, with
 `Adam(policy.parameters())`): the optimizer holds exactly the wrapped module's parameters, and
@@ -190,11 +195,16 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
                or (isinstance(value, torch.Tensor) and id(value) in held)}
     found: list[tuple[str, object, list]] = []
     seen: set[int] = set()
+    # Weights made by hand (`w = torch.randn(...).requires_grad_()`) in the optimizer: a leaf made
+    # the same way and left out of the list it was built from is a candidate too.
+    hand_made = any(type(p) is torch.Tensor for group in optimizer.param_groups for p in group["params"])
     for name, value in values.items():
         if isinstance(value, torch.nn.Parameter):
             parameters = [value]
         elif isinstance(value, torch.nn.Module) and value.training and _declares_parameters(value):
             parameters = list(value.parameters())
+        elif hand_made and type(value) is torch.Tensor and value.is_leaf and value.requires_grad and "." not in name:
+            parameters = [value]
         else:
             continue
         if id(value) in seen or not parameters or any(id(p) in held for p in parameters):
@@ -214,9 +224,12 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
     if function_source is None:
         return _hidden_candidates(hidden, optimizer, scans) + containers
     derived = _derived_names(function_source, stepped)
+    file_tree = parse_file(step_stack[0].filename)
     found = [(name, value, trained) for name, value, trained in found
              if (_called_on(function_source, name, derived) if isinstance(value, torch.nn.Module)
-                 else _used_with(function_source, name, derived | stepped))]
+                 else _used_with(function_source, name, derived | stepped)
+                 if isinstance(value, torch.nn.Parameter)
+                 else _hand_made_weight(file_tree, function_source, name, derived, stepped))]
     if not found:
         # The bare candidates were beside the model on purpose; what a trained module holds, or a
         # group built for the optimizer, does not depend on them.
@@ -226,8 +239,40 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
         return []  # another optimizer trains them (or the scans are spent: unknown)
     return _hidden_candidates(hidden, optimizer, scans) + containers + [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
                       [_fingerprint(p) for p in trained],
-                      type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
+                      type(value).__name__ if isinstance(value, torch.nn.Module)
+                      else "nn.Parameter" if isinstance(value, torch.nn.Parameter) else "tensor")
             for name, value, trained in found]
+
+
+def _hand_made_weight(tree: ast.AST | None, scope: ast.AST, name: str, derived: set, stepped: set) -> bool:
+    """Whether a plain leaf tensor that requires grad is used as a weight of the model the optimizer
+    trains: a statement computes from it and from the stepped tensors together, around step() or
+    in a function of the same file (`h = x @ w1` in one statement, `h + out @ v1` in a loop of the
+    network's function); and it is not an input the program differentiates with respect to
+    (`torch.autograd.grad(u, x)`: a physics-informed network's collocation points)."""
+    if tree is None or _differentiated_input(tree, name):
+        return False
+    if _used_with(scope, name, derived | stepped):
+        return True
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function is not scope \
+                and _mentions(function, {name}) \
+                and _used_with(function, name, _derived_names(function, stepped) | stepped):
+            return True
+    return False
+
+
+def _differentiated_input(tree: ast.AST, name: str) -> bool:
+    """Whether the file passes `name` as the inputs of a `grad(...)` call (`torch.autograd.grad(u, x)`,
+    `grad(outputs=u, inputs=[x, t])`)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "grad"):
+            continue
+        inputs = [node.args[1]] if len(node.args) > 1 else []
+        inputs += [keyword.value for keyword in node.keywords if keyword.arg == "inputs"]
+        if any(_mentions(value, {name}) for value in inputs):
+            return True
+    return False
 
 
 def _left_out_group_candidates(values: dict, held: set, seen: set, optimizer, scans: Budget) -> list[Candidate]:
@@ -624,6 +669,17 @@ def _diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) ->
     primary = statement_location(filename, built, role="optimizer",
                                  note=f"builds the optimizer without {candidate.name}'s parameters")
     helps = []
+    listed = _list_literal_help(filename, built, candidate, step_stack) if not candidate.is_module else None
+    if listed is not None:
+        statement, help_ = listed
+        related = [primary, step]
+        primary = statement_location(filename, statement, role="list",
+                                     note=f"the list the optimizer is built from, without {candidate.name}")
+        helps.append(help_)
+        helps.append(Suggestion(f"or, if {candidate.name} is meant to stay fixed: make it not require grad "
+                                f"(`{candidate.name}.requires_grad_(False)`)"))
+        return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                         severity="warning", primary=primary, related=related, notes=notes, help=helps)
     added = _add_group_help(filename, built, candidate, step_stack)
     if added is not None:
         helps.append(added)
@@ -693,6 +749,43 @@ def _wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: 
                         "require grad")]
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _list_literal_help(filename: str, built: ast.stmt, candidate: Candidate,
+                       step_stack) -> tuple[ast.stmt, Suggestion] | None:
+    """(the statement, the help) where the optimizer is built from a name bound once, before it and in
+    the same function, to a list literal (`params = [w1, w2]` then `Adam(params)`) that nothing
+    appends to: the help adds the candidate to that list."""
+    call = built.value if isinstance(built, ast.Assign) else None
+    if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    list_name = call.args[0].id
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, built.lineno)
+    if scope is not enclosing_function(tree, step_stack[0].lineno) \
+            and not (scope is tree and "." not in candidate.name) \
+            and not (candidate.name.startswith("self.") and isinstance(scope, ast.FunctionDef)):
+        return None  # built in another function, where the name may mean something else
+    bindings = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and any(isinstance(t, ast.Name) and t.id == list_name
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    changed = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == list_name
+                  for node in ast.walk(scope))
+    if len(bindings) != 1 or changed or not isinstance(bindings[0], ast.Assign) \
+            or not isinstance(bindings[0].value, ast.List) or bindings[0].lineno >= built.lineno:
+        return None
+    statement = bindings[0]
+    text, value_text = segment(filename, statement), segment(filename, statement.value)
+    if text is None or value_text is None or "\n" in text or text.count(value_text) != 1:
+        return None
+    inner = value_text[1:-1].rstrip().rstrip(",")
+    new_value = f"[{inner}, {candidate.name}]" if inner.strip() else f"[{candidate.name}]"
+    return statement, Suggestion(f"if {candidate.name} is meant to train with the model: put it in the list the "
+                                 "optimizer is built from", text.replace(value_text, new_value),
+                                 statement_location(filename, statement))
 
 
 def _parameters_expression(candidate: Candidate) -> str:
