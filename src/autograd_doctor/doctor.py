@@ -27,6 +27,7 @@ from autograd_doctor.analysis import (
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis import shallow_copies
+from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -54,7 +55,8 @@ from autograd_doctor.recording.own_frames import hide_our_frames
 from autograd_doctor.recording.function_mode import WriteWatcher
 from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
-    BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, LeafCreated,
+    BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, GraphCutCopy,
+    LeafCreated,
     OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
     ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
@@ -262,6 +264,7 @@ class Doctor:
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._mixed_second_derivatives = MixedSecondDerivatives()
         self._shallow_copy_lines: set = set()
+        self._copies_through_data = CopiesThroughData()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -591,6 +594,11 @@ class Doctor:
         self._shallow_copy_lines.add(site)
         self._report_silent(shallow_copies.shallow_copy_diagnosis, event.requires_grad, event.stack)
 
+    def graph_cut_copy(self, event: GraphCutCopy) -> None:
+        """A value that requires grad copied into a parameter through `.data` in a forward: looked
+        at the next step (AD170)."""
+        self._copies_through_data.note(event)
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
@@ -620,6 +628,7 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._copies_through_data.at_step, event.optimizer, event.stack)
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,

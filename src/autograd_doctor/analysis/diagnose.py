@@ -27,6 +27,7 @@ from autograd_doctor.analysis.module_weight_writes import (
 from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
+from autograd_doctor.analysis.crossing_values import crossing_value_help
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
@@ -576,6 +577,9 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     offered too. The forward line the graph goes through joins the report."""
     optimizer_name = optimizer_variable(write) or "optimizer"
     backward_site = backward_stack[0] if backward_stack else None
+    handed_over = crossing_value_help(write, backward_site, recorder) if backward_site is not None else None
+    if handed_over is not None:
+        return [handed_over[0]], handed_over[1]
     backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
         and backward_site.filename == write.site.filename else None
     if not step_order.gradients_used_by_step(write, recorder, backward_site):

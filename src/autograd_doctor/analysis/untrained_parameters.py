@@ -22,6 +22,16 @@ The line named is the optimizer's construction; the help adds the parameters to 
 A dict bound around step() that is shaped as a parameter group (`{"params": [...], "lr": ...}`),
 whose parameters all got gradients and none of which any optimizer holds, is a candidate too: a
 group built and left out of the list the optimizer was built from; the help adds the group itself.
+So is a plain leaf tensor that requires grad, where the optimizer holds such hand-made weights
+(`w1 = torch.randn(...).requires_grad_()`), used with them by a statement around step() or in a
+function of the same file, and not an input the file differentiates with respect to
+(`torch.autograd.grad(u, x)`); where the optimizer is built from a list literal bound just before
+(`params = [w1, w2]`), that list is named and the help adds the tensor to it.
+So is a module of the user's own class bound around step() that wraps the module the optimizer
+was built from (`MetaSGD(policy)` holding `policy` and learned learning rates, with
+`Adam(policy.parameters())`): the optimizer holds exactly the wrapped module's parameters, and
+the wrapper's other parameters got gradients and are in no optimizer. The help builds the
+optimizer from the wrapper's parameters, which hold the wrapped module's.
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ class Candidate:
     kind: str  # the module's class name, or "nn.Parameter", or UNREGISTERED
     made_at: tuple | None = None  # UNREGISTERED: (file, line) of the statement that stores it
     settings: tuple = ()  # LEFT_OUT_GROUP: the ("lr", "0.05") pairs the group names, for the note
+    wrapped: str = ""  # WRAPPER: the name around step() of the module the optimizer was built from
 
 
 # An nn.Parameter kept in a dict or a plain object that a trained module holds (`self.g.edata['w'] =
@@ -67,6 +78,9 @@ UNREGISTERED_MODULES = "modules in a plain container"
 # [...]}` filled in a loop, and the `parameters.append(params)` left out): its parameters are in no
 # optimizer, although the dict says how they were meant to train.
 LEFT_OUT_GROUP = "parameter group"
+# A module of the user's class that wraps the module the optimizer was built from and declares
+# parameters of its own beside it (Meta-SGD's learned learning rates around the policy).
+WRAPPER = "wrapper module"
 
 
 class UntrainedParameters:
@@ -102,6 +116,11 @@ class UntrainedParameters:
                 return _container_diagnosis(step_stack, candidate, parameters)
             if candidate.kind == LEFT_OUT_GROUP:
                 return _left_out_group_diagnosis(optimizer, step_stack, candidate, parameters)
+            if candidate.kind == WRAPPER:
+                diagnosis = _wrapper_diagnosis(optimizer, step_stack, candidate, parameters)
+                if diagnosis is not None:
+                    return diagnosis
+                continue
             return _diagnosis(optimizer, step_stack, candidate, parameters)
         return None
 
@@ -138,16 +157,54 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
         return []
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     values = _named_values(frame)
+    return _named_candidates(optimizer, step_stack, scans, held, values) \
+        + _wrapper_candidates(values, held, optimizer, scans)
+
+
+def _wrapper_candidates(values: dict, held: set, optimizer, scans: Budget) -> list[Candidate]:
+    """A module of the user's class, bound around step(), with a submodule whose parameters are
+    exactly what this optimizer holds, and parameters of its own beside that submodule that all
+    got gradients and that no live optimizer holds: the optimizer was built from the wrapped
+    module where the wrapper was meant (learned learning rates left out)."""
+    found = []
+    names_of = {}
+    for name, value in values.items():
+        if isinstance(value, torch.nn.Module) and "." not in name:
+            names_of.setdefault(id(value), name)
+    for name, wrapper in values.items():
+        if not isinstance(wrapper, torch.nn.Module) or "." in name or not wrapper.training \
+                or user_class_file(wrapper) is None:
+            continue
+        wrapped = next((child for child in wrapper.children()
+                        if {id(p) for p in child.parameters()} == held and id(child) in names_of), None)
+        if wrapped is None or names_of[id(wrapped)] == name:
+            continue
+        others = [p for p in wrapper.parameters() if id(p) not in held and p.requires_grad]
+        if not others or any(grad_of(p) is None for p in others):
+            continue
+        if held_by_another_optimizer(others, optimizer, scans):
+            continue
+        found.append(Candidate(name, True, [weakref.ref(p) for p in others], [_fingerprint(p) for p in others],
+                               WRAPPER, wrapped=names_of[id(wrapped)]))
+    return found[:1]
+
+
+def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: dict) -> list[Candidate]:
     stepped = {name for name, value in values.items()
                if (isinstance(value, torch.nn.Module) and any(id(p) in held for p in value.parameters()))
                or (isinstance(value, torch.Tensor) and id(value) in held)}
     found: list[tuple[str, object, list]] = []
     seen: set[int] = set()
+    # Weights made by hand (`w = torch.randn(...).requires_grad_()`) in the optimizer: a leaf made
+    # the same way and left out of the list it was built from is a candidate too.
+    hand_made = any(type(p) is torch.Tensor for group in optimizer.param_groups for p in group["params"])
     for name, value in values.items():
         if isinstance(value, torch.nn.Parameter):
             parameters = [value]
         elif isinstance(value, torch.nn.Module) and value.training and _declares_parameters(value):
             parameters = list(value.parameters())
+        elif hand_made and type(value) is torch.Tensor and value.is_leaf and value.requires_grad and "." not in name:
+            parameters = [value]
         else:
             continue
         if id(value) in seen or not parameters or any(id(p) in held for p in parameters):
@@ -167,9 +224,12 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
     if function_source is None:
         return _hidden_candidates(hidden, optimizer, scans) + containers
     derived = _derived_names(function_source, stepped)
+    file_tree = parse_file(step_stack[0].filename)
     found = [(name, value, trained) for name, value, trained in found
              if (_called_on(function_source, name, derived) if isinstance(value, torch.nn.Module)
-                 else _used_with(function_source, name, derived | stepped))]
+                 else _used_with(function_source, name, derived | stepped)
+                 if isinstance(value, torch.nn.Parameter)
+                 else _hand_made_weight(file_tree, function_source, name, derived, stepped))]
     if not found:
         # The bare candidates were beside the model on purpose; what a trained module holds, or a
         # group built for the optimizer, does not depend on them.
@@ -179,8 +239,40 @@ def _candidates(optimizer, step_stack, scans: Budget) -> list[Candidate]:
         return []  # another optimizer trains them (or the scans are spent: unknown)
     return _hidden_candidates(hidden, optimizer, scans) + containers + [Candidate(name, isinstance(value, torch.nn.Module), [weakref.ref(p) for p in trained],
                       [_fingerprint(p) for p in trained],
-                      type(value).__name__ if isinstance(value, torch.nn.Module) else "nn.Parameter")
+                      type(value).__name__ if isinstance(value, torch.nn.Module)
+                      else "nn.Parameter" if isinstance(value, torch.nn.Parameter) else "tensor")
             for name, value, trained in found]
+
+
+def _hand_made_weight(tree: ast.AST | None, scope: ast.AST, name: str, derived: set, stepped: set) -> bool:
+    """Whether a plain leaf tensor that requires grad is used as a weight of the model the optimizer
+    trains: a statement computes from it and from the stepped tensors together, around step() or
+    in a function of the same file (`h = x @ w1` in one statement, `h + out @ v1` in a loop of the
+    network's function); and it is not an input the program differentiates with respect to
+    (`torch.autograd.grad(u, x)`: a physics-informed network's collocation points)."""
+    if tree is None or _differentiated_input(tree, name):
+        return False
+    if _used_with(scope, name, derived | stepped):
+        return True
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function is not scope \
+                and _mentions(function, {name}) \
+                and _used_with(function, name, _derived_names(function, stepped) | stepped):
+            return True
+    return False
+
+
+def _differentiated_input(tree: ast.AST, name: str) -> bool:
+    """Whether the file passes `name` as the inputs of a `grad(...)` call (`torch.autograd.grad(u, x)`,
+    `grad(outputs=u, inputs=[x, t])`)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "grad"):
+            continue
+        inputs = [node.args[1]] if len(node.args) > 1 else []
+        inputs += [keyword.value for keyword in node.keywords if keyword.arg == "inputs"]
+        if any(_mentions(value, {name}) for value in inputs):
+            return True
+    return False
 
 
 def _left_out_group_candidates(values: dict, held: set, seen: set, optimizer, scans: Budget) -> list[Candidate]:
@@ -577,6 +669,17 @@ def _diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) ->
     primary = statement_location(filename, built, role="optimizer",
                                  note=f"builds the optimizer without {candidate.name}'s parameters")
     helps = []
+    listed = _list_literal_help(filename, built, candidate, step_stack) if not candidate.is_module else None
+    if listed is not None:
+        statement, help_ = listed
+        related = [primary, step]
+        primary = statement_location(filename, statement, role="list",
+                                     note=f"the list the optimizer is built from, without {candidate.name}")
+        helps.append(help_)
+        helps.append(Suggestion(f"or, if {candidate.name} is meant to stay fixed: make it not require grad "
+                                f"(`{candidate.name}.requires_grad_(False)`)"))
+        return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                         severity="warning", primary=primary, related=related, notes=notes, help=helps)
     added = _add_group_help(filename, built, candidate, step_stack)
     if added is not None:
         helps.append(added)
@@ -609,6 +712,80 @@ def _left_out_group_diagnosis(optimizer, step_stack, candidate: Candidate, param
         f"add {candidate.name} to the groups the optimizer is built from")]
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) -> Diagnosis | None:
+    """AD213 for a wrapper whose own parameters were left out: named where the optimizer is built
+    from the wrapped module; the help builds it from the wrapper's parameters instead, which are
+    the wrapped module's and the wrapper's own (one group, the same settings). Only where the
+    construction reads `<wrapped>.parameters()` once, as its first argument."""
+    construction = optimizer_construction(optimizer, step_stack)
+    if construction is None:
+        return None
+    filename, built = construction
+    call = built.value if isinstance(built, ast.Assign) else None
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    argument = call.args[0]
+    if not (isinstance(argument, ast.Call) and not argument.args and not argument.keywords
+            and isinstance(argument.func, ast.Attribute) and argument.func.attr == "parameters"
+            and _spelled(argument.func.value) == candidate.wrapped):
+        return None
+    text, argument_text = segment(filename, built), segment(filename, argument)
+    if text is None or argument_text is None or "\n" in text or text.count(argument_text) != 1:
+        return None
+    notes = [f"{type(optimizer).__name__} was built from {candidate.wrapped}.parameters(); {candidate.name} wraps "
+             f"{candidate.wrapped} and has {count_of(len(parameters), 'parameter')} of its own "
+             f"({shapes_of(parameters)}) that got gradients at both of the first two steps and did not change "
+             "between them: no live optimizer holds them"]
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    primary = statement_location(filename, built, role="optimizer",
+                                 note=f"builds the optimizer from {candidate.wrapped} alone")
+    helps = [Suggestion(f"build the optimizer from {candidate.name}.parameters(): they are {candidate.wrapped}'s "
+                        f"and {candidate.name}'s own, so both train",
+                        text.replace(argument_text, f"{candidate.name}.parameters()"),
+                        statement_location(filename, built)),
+             Suggestion(f"or, if {candidate.name}'s own parameters are meant to stay fixed: make them not "
+                        "require grad")]
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _list_literal_help(filename: str, built: ast.stmt, candidate: Candidate,
+                       step_stack) -> tuple[ast.stmt, Suggestion] | None:
+    """(the statement, the help) where the optimizer is built from a name bound once, before it and in
+    the same function, to a list literal (`params = [w1, w2]` then `Adam(params)`) that nothing
+    appends to: the help adds the candidate to that list."""
+    call = built.value if isinstance(built, ast.Assign) else None
+    if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    list_name = call.args[0].id
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    scope = enclosing_function(tree, built.lineno)
+    if scope is not enclosing_function(tree, step_stack[0].lineno) \
+            and not (scope is tree and "." not in candidate.name) \
+            and not (candidate.name.startswith("self.") and isinstance(scope, ast.FunctionDef)):
+        return None  # built in another function, where the name may mean something else
+    bindings = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and any(isinstance(t, ast.Name) and t.id == list_name
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    changed = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == list_name
+                  for node in ast.walk(scope))
+    if len(bindings) != 1 or changed or not isinstance(bindings[0], ast.Assign) \
+            or not isinstance(bindings[0].value, ast.List) or bindings[0].lineno >= built.lineno:
+        return None
+    statement = bindings[0]
+    text, value_text = segment(filename, statement), segment(filename, statement.value)
+    if text is None or value_text is None or "\n" in text or text.count(value_text) != 1:
+        return None
+    inner = value_text[1:-1].rstrip().rstrip(",")
+    new_value = f"[{inner}, {candidate.name}]" if inner.strip() else f"[{candidate.name}]"
+    return statement, Suggestion(f"if {candidate.name} is meant to train with the model: put it in the list the "
+                                 "optimizer is built from", text.replace(value_text, new_value),
+                                 statement_location(filename, statement))
 
 
 def _parameters_expression(candidate: Candidate) -> str:

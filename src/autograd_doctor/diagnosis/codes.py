@@ -1668,6 +1668,44 @@ shares the tensor's memory.
     heading="copy.copy of a tensor shares its memory",
 )
 
+GRAPH_CUT_DATA_COPY = _code(
+    "AD170",
+    "a value that requires grad was copied into a parameter through .data inside a forward: its gradient stops there",
+    """\
+**What it means.** Inside a module's `forward`, `param.data.copy_(value)` writes `value` into the
+parameter's memory, and `value` requires grad: it was computed from tensors meant to train (a
+variational posterior's mean and scale, sampled as `w = mu + eps * sigma`; a hypernetwork's
+output). Autograd does not record a write through `.data`: the loss's gradient reaches the
+parameter and stops there, so `mu` and `sigma` get nothing from this loss (only from the terms
+that read them directly, such as a KL), and the next forward overwrites whatever step() did to the
+parameter. Nothing fails. PyTorch raises nothing for it (it is numbered with the errors only
+because the warning numbers were taken). autograd-doctor sees the copy in the forward and, at the
+next optimizer step, the gradient the parameter got.
+
+**Minimal example.**
+
+    class SampledLinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(3, 1)
+            self.mu = nn.Parameter(torch.zeros(3))
+        def forward(self, x):
+            w = self.mu + 0.1 * torch.randn(3)
+            self.layer.weight.data.copy_(w.view(1, 3))   # AD170: mu gets no gradient from the loss
+            return self.layer(x)
+    model = SampledLinear()
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(4, 3)).pow(2).mean().backward()
+    optimizer.step()
+
+**The fix.** Run the layer on the values themselves: `torch.func.functional_call(self.layer,
+{"weight": w.view(1, 3), "bias": self.layer.bias}, (x,))`, or `F.linear(x, w.view(1, 3),
+self.layer.bias)`. To set parameters without a gradient on purpose, copy `value.detach()` under
+`torch.no_grad()`.
+""",
+    heading="a value that requires grad copied into a parameter through .data inside a forward",
+)
+
 TARGET_PROBABILITY_WEIGHT = _code(
     "AD175",
     "a loss weights a target's log-probability by its own probability, not detached",

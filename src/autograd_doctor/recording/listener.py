@@ -148,6 +148,16 @@ class ShallowTensorCopy:
 
 
 @dataclass
+class GraphCutCopy:
+    """Inside a module's forward, a value that requires grad was copied into one of the module's
+    parameters through `.data` (`param.data.copy_(w)`): autograd does not record the copy.
+    The parameter is held weakly; `stack` is the user's line."""
+
+    parameter: Any  # weakref.ref to the nn.Parameter written
+    stack: tuple[Site, ...]
+
+
+@dataclass
 class DeepcopyFailed:
     error: BaseException
     obj: Any
@@ -211,6 +221,8 @@ class Listener(Protocol):
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
 
+    def graph_cut_copy(self, event: GraphCutCopy) -> None: ...
+
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None: ...
@@ -264,6 +276,9 @@ class NullListener:
         pass
 
     def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None:
+        pass
+
+    def graph_cut_copy(self, event: GraphCutCopy) -> None:
         pass
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:

@@ -33,6 +33,7 @@ from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.closure_steps import ClosureSteps
+from autograd_doctor.recording.data_copies import graph_cut_copy
 from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
 from autograd_doctor.recording.step_points import StepPoints
 from autograd_doctor.recording.state_snapshots import StateSnapshots
@@ -384,6 +385,7 @@ class Recorder(AliasTracking):
         leaf = None  # (a leaf that requires grad, its version): a weight updated by hand
         if kind == WRITES_FIRST_ARG and args and isinstance(args[0], torch.Tensor):
             deferred = self._check_write_hazards(op, args, kwargs)
+            self._note_graph_cut_copy(op, kind, args)
             if args[0].requires_grad and args[0].is_leaf:
                 leaf = (args[0], args[0]._version)
         self.write_depth += 1
@@ -451,6 +453,20 @@ class Recorder(AliasTracking):
         except Exception:
             return None
 
+    def _note_graph_cut_copy(self, op: str, kind: int, args: tuple) -> None:
+        """A copy into a parameter through `.data` of a value that requires grad, inside a
+        forward (recording/data_copies.py): told to the listener, checked at the next step."""
+        if (kind != WRITES_FIRST_ARG or len(args) < 2 or not isinstance(args[1], torch.Tensor)
+                or not args[1].requires_grad or not isinstance(args[0], torch.Tensor) or args[0].requires_grad
+                or not torch.is_grad_enabled()):
+            return
+        try:
+            event = graph_cut_copy(op, args)
+        except Exception:
+            return
+        if event is not None:
+            self.listener.graph_cut_copy(event)
+
     def _check_write_hazards(self, op: str, args: tuple, kwargs: dict) -> OverlappingWrite | None:
         """Writes that are wrong whatever autograd saved: into memory an operand reads in
         another layout, or through a detach() alias of a tensor whose graph is live.
@@ -504,6 +520,7 @@ class Recorder(AliasTracking):
         except Exception:
             targets, versions = [], []
         data_write = self._before_data_write(op, kind, args)
+        self._note_graph_cut_copy(op, kind, args)
         self.write_depth += 1
         try:
             result = call_as_caller(func, args, kwargs)

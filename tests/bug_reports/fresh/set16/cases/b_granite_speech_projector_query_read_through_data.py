@@ -1,0 +1,60 @@
+"""A speech-to-text model in the Granite Speech layout: a speech encoder turns log-mel frames
+into hidden states, a Q-Former-style projector compresses each window of frames into a few
+learned query vectors by cross-attention, and a language-model head reads the projected
+vectors. The projector's learned queries are an nn.Parameter, but its forward passes
+`self.query.data` to the attention: `.data` is a tensor without history, so the queries get no
+gradient and keep their initial values although the optimizer holds them and the rest of the
+model trains. Nothing is raised.
+Source: https://github.com/huggingface/transformers/pull/38833 ("Granite speech - minor fixes
+to support training": "ensure all trainable parameters have gradients (bugfix) - remove `.data`
+from a forward call").
+expect: silent"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+MELS, HIDDEN, QUERIES, WINDOW, VOCAB, BATCH, FRAMES = 16, 32, 2, 5, 11, 4, 20
+
+
+class EncoderProjector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.query = nn.Parameter(torch.randn(1, QUERIES, HIDDEN) * 0.5)
+        self.attention = nn.MultiheadAttention(HIDDEN, num_heads=4, batch_first=True)
+        self.linear = nn.Linear(HIDDEN, HIDDEN)
+
+    def forward(self, hidden_states):
+        batch, frames, dim = hidden_states.shape
+        windows = hidden_states.reshape(batch * frames // WINDOW, WINDOW, dim)
+        query = self.query.data.expand(windows.shape[0], -1, -1)
+        attended, _ = self.attention(query, windows, windows)
+        return self.linear(attended).reshape(batch, -1, dim)
+
+
+class SpeechToText(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(MELS, HIDDEN), nn.GELU(), nn.Linear(HIDDEN, HIDDEN))
+        self.projector = EncoderProjector()
+        self.lm_head = nn.Linear(HIDDEN, VOCAB)
+
+    def forward(self, mels):
+        return self.lm_head(self.projector(self.encoder(mels)))
+
+
+model = SpeechToText()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
+mels = torch.randn(BATCH, FRAMES, MELS)
+targets = torch.randint(0, VOCAB, (BATCH, FRAMES // WINDOW * QUERIES))
+losses = []
+for step in range(6):
+    logits = model(mels)
+    loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in model.parameters()]}
