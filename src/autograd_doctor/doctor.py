@@ -610,7 +610,9 @@ class Doctor:
         optimizer still hold the parameters that train (AD207), and do parameters beside it get
         gradients that no optimizer applies (AD213), was a gradient clamp thrown away (AD222), did a
         no_grad block only rename tensors that keep their history (AD155), and does
-        it apply gradients another optimizer's loss left on its parameters (AD230)?"""
+        it apply gradients another optimizer's loss left on its parameters (AD230) or added to them
+        after its own backward() (AD176), and does a clip since its backward() cover only other
+        parameters (AD177)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -620,6 +622,10 @@ class Doctor:
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(update_order.gradients_left_by_another_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        self._report_silent(update_order.gradients_added_by_another_diagnosis, event.optimizer, event.stack,
+                            self.recorder)
+        self._report_silent(update_order.clip_of_other_parameters_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
         self._report_silent(self._no_grad_aliases.at_step, event.optimizer, event.stack)

@@ -28,6 +28,7 @@ from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import step_order
 from autograd_doctor.analysis.crossing_values import crossing_value_help
+from autograd_doctor.analysis.two_reads import read_before_and_after, two_reads_advice
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
@@ -154,6 +155,10 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
             notes.append(aliasing[0])
             related.insert(0, aliasing[1])
         helps.extend(_write_suggestions(write, target if target is not None else alias))
+        read_twice = read_before_and_after(write, slot)
+        if read_twice is not None:
+            # Read before the write and after it: out of place is one of two repairs (two_reads.py).
+            helps[:] = two_reads_advice(read_twice, write, save_site, helps)
         if write.loop_values and write.op.endswith("__setitem__"):
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
                                     "after the loop with torch.stack (or torch.cat)"))

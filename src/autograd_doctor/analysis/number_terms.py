@@ -216,6 +216,9 @@ class Cut:
         # The function of the file, called in the term, that cut what it returns (`f` of
         # `mel = f(audio)`, inside which `x = x.data`); None for a cut in the term's own function.
         self.called_function: str | None = None
+        # For numbers a called function appended to a list it returns as `torch.tensor(values)`: the
+        # list's name, the text of the function that builds the tensor, and that call (AD206's advice).
+        self.collected_into: tuple[str, str, ast.Call] | None = None
 
     @property
     def makes_number(self) -> bool:
@@ -348,8 +351,12 @@ def _no_gradient(node: ast.AST, reading: Reading, cuts: list, line: int, depth: 
 
 
 def _cuts_in_assignment(name: str, reading: Reading, line: int, depth: int) -> list[Cut]:
-    """The cuts in the plain assignment that gave `name` (a tensor without grad) its value."""
+    """The cuts in the plain assignment that gave `name` (a tensor without grad) its value, or in
+    the function of this file whose returned tuple an assignment unpacks into `name`."""
     bindings = _bindings(reading.scope, name, line)
+    if not bindings:
+        unpacked = _bindings(reading.scope, name, line, unpacking=True)
+        return _numbers_collected_in_call(name, unpacked[0], reading) if len(unpacked) == 1 else []
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign) or len(bindings[0].targets) != 1:
         return []
     statement = bindings[0]
@@ -359,6 +366,58 @@ def _cuts_in_assignment(name: str, reading: Reading, line: int, depth: int) -> l
     for cut in found:
         cut.statement = cut.statement or statement
     return found
+
+
+# torch's functions that build a tensor from a list of numbers (read by name: a doctor may wrap them).
+TENSOR_FROM_LIST = ("tensor", "as_tensor", "Tensor", "FloatTensor")
+
+
+def _numbers_collected_in_call(name: str, statement: ast.stmt, reading: Reading) -> list[Cut]:
+    """`a, b = f(model, x)`, f a function of this file given something that requires grad (a tensor,
+    a module with trainable parameters), whose one return gives `name` `torch.tensor(values)` of a
+    list every append to which is a number cut from a tensor (`values.append(v.item())`, not under
+    a no_grad block): those cuts, with the append as their statement. Empty for anything else."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], (ast.Tuple, ast.List)) or not isinstance(statement.value, ast.Call):
+        return []
+    elements, call = statement.targets[0].elts, statement.value
+    names = [element.id if isinstance(element, ast.Name) else None for element in elements]
+    function = _read(call.func, reading.values) if isinstance(call.func, ast.Name) else None
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_filename != reading.filename or names.count(name) != 1:
+        return []
+    definition = function_definition(code)
+    if not isinstance(definition, ast.FunctionDef):
+        return []
+    global_values = getattr(function, "__globals__", {})
+    globals_read = {node.id: global_values[node.id] for node in ast.walk(definition)
+                    if isinstance(node, ast.Name) and node.id in global_values and node.id not in code.co_varnames}
+    if not any(_requires_grad(argument, reading.values) for argument in [*call.args, *(k.value for k in call.keywords)]) \
+            and not any(_requires_grad(ast.Name(id=read, ctx=ast.Load()), globals_read) for read in globals_read):
+        return []  # nothing it is given or reads (a model, a tensor) has a gradient to lose
+    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)
+               and not _nested_function(definition, node)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ast.Tuple) or len(returns[0].value.elts) != len(names):
+        return []
+    built = returns[0].value.elts[names.index(name)]
+    if not (isinstance(built, ast.Call) and len(built.args) == 1 and isinstance(built.args[0], ast.Name)
+            and isinstance(built.func, ast.Attribute) and built.func.attr in TENSOR_FROM_LIST
+            and _read(built.func.value, global_values) is torch):
+        return []
+    collected = built.args[0].id
+    appends = [node for node in ast.walk(definition) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+               and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "append"
+               and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == collected]
+    cuts = []
+    for append in appends:
+        arguments = append.value.args
+        cut = _cut_of(arguments[0], {}) if len(arguments) == 1 and isinstance(arguments[0], ast.Call) else None
+        if cut is None or not cut.makes_number or _under_grad_off_block(definition, append):
+            return []  # some other value goes into the list too, or none needed a gradient
+        cut.statement, cut.called_function = append, definition.name
+        cut.collected_into = (collected, segment(reading.filename, built.func) or ast.unparse(built.func), built)
+        cuts.append(cut)
+    return cuts[:1]
 
 
 def _numpy_cuts(call: ast.Call, reading: Reading, line: int) -> list[Cut]:
@@ -666,6 +725,15 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
         help_ = Suggestion(f"compute this term with torch operations on {tensor_text} itself (the same function "
                            f"written with torch instead of numpy), so that it is differentiable and trains what "
                            f"{tensor_text} is computed from; keep the numpy version for logging only")
+    elif cut.collected_into is not None:
+        collected, builder, built = cut.collected_into
+        # Two lines change (the append and the build), and the tensor may need a reshape to the
+        # number's shape: advice, naming both.
+        help_ = Suggestion(f"keep the tensor in the list: append {tensor_text}.squeeze() (the tensor, with the "
+                           f"number's shape) instead of {converted} here, and build the result with "
+                           f"torch.stack({collected}) instead of {builder}({collected}) at line {built.lineno} of "
+                           f"{cut.called_function}(), so the term trains what {tensor_text} is computed from; keep "
+                           ".item() / float() for logging only")
     elif rebound is not None:
         help_ = _move_after_backward(filename, statement, statement_at(filename, site.lineno), scope, rebound,
                                      converted)

@@ -530,10 +530,129 @@ def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis
                      notes=notes, help=helps)
 
 
+def gradients_added_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD176 before `optimizer.step()` (called from `stack`), or None: its own backward() filled its
+    gradients, then another optimizer was cleared and that one's loss, computed through this one's
+    model, was backpropagated into them too (recording/gradient_states.py)."""
+    added = recorder.gradient_states.added_by_another_at_step(optimizer)
+    if added is None or not stack or added.added_by.site is None or added.own_backward.site is None:
+        return None
+    adding_site, own_site, step_site = added.added_by.site, added.own_backward.site, stack[0]
+    filename = adding_site.filename
+    adding_statement = Scope(filename, adding_site.lineno).statement_at(adding_site.lineno)
+    if adding_statement is None:
+        return None
+    this = _step_at(step_site)[2] or type(optimizer).__name__
+    other_optimizer = added.other()
+    other = f"the other {type(other_optimizer).__name__}" if other_optimizer is not None else "the other optimizer"
+    primary = statement_location(filename, adding_statement, role="backward",
+                                 note=f"this backward() of {other}'s loss also adds into the gradients of "
+                                      f"{this}'s parameters, which its own backward() had just filled")
+    related = [
+        location_of(own_site, role="own backward", note=f"{this}'s own loss fills its gradients here"),
+        location_of(step_site, role="step", note=f"{this}.step() applies the gradients of both losses"),
+    ]
+    notes = [f"{other} was cleared before this backward(), so this is its loss; but the loss is computed through "
+             f"the model {this} trains (an actor's loss through the critic, a generator's through the "
+             f"discriminator), so backward() also adds its gradients into {this}'s parameters, and {this}.step() "
+             "then follows both objectives: the critic or discriminator is pushed to favour the other model's "
+             "outputs (no error). Which change is meant cannot be read from the program, so this is advice"]
+    helps = [Suggestion(f"keep this loss out of {this}'s parameters: turn their requires_grad off "
+                        "(requires_grad_(False)) while this loss is computed through them and back on after it, or "
+                        f"backward() it with inputs= the parameters of {other} only; or let {this} step before "
+                        "this backward()")]
+    return Diagnosis(code=codes.GRADIENTS_ADDED_BY_ANOTHER_LOSS,
+                     title=codes.title(codes.GRADIENTS_ADDED_BY_ANOTHER_LOSS), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
+def clip_of_other_parameters_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD177 before `optimizer.step()` (called from `stack`), or None: the clipping calls since the
+    last backward() were given only parameters that this optimizer does not hold and that backward()
+    did not reach, while it reached this optimizer's: they clip gradients left from before, and the
+    gradients this step applies go unclipped."""
+    states = recorder.gradient_states
+    reached, last = states.reached_by_last_backward, states.last_backward
+    if reached is None or last is None or not stack:
+        return None
+    clips = [clip for clip in recorder.gradient_clips.clips if clip.seq > last.seq and clip.parameters]
+    ids = _optimizer_parameter_ids(optimizer)
+    if not clips or not ids & reached:
+        return None
+    clipped = [reference() for clip in clips for reference in clip.parameters]
+    if any(p is None or id(p) in ids or id(p) in reached for p in clipped):
+        return None
+    clip, step_site = clips[-1], stack[0]
+    if clip.site is None:
+        return None
+    filename = clip.site.filename
+    scope = Scope(filename, clip.site.lineno)
+    clip_statement = scope.statement_at(clip.site.lineno) if scope.tree is not None else None
+    if clip_statement is None:
+        return None
+    this = _step_at(step_site)[2] or type(optimizer).__name__
+    clip_location = statement_location(filename, clip_statement, role="clip",
+                                       note=f"{clip.function} clips only parameters that {this} does not update and "
+                                            "that the last backward() did not reach")
+    related = [location_of(last.site, role="backward", note=f"this backward() fills the gradients {this} applies"),
+               location_of(step_site, role="step", note=f"{this}.step() applies them unclipped")]
+    primary = _caller_that_chose(clip, clip_statement, scope)
+    if primary is not None:
+        related.insert(0, clip_location)
+    else:
+        primary = clip_location
+    notes = [f"the clipping call runs between this optimizer's backward() and its step(), but on other parameters: "
+             f"their gradients are left from an earlier backward() (another loss or model), and {this}.step() "
+             "applies its own gradients as backward() left them, never clipped (no error)"]
+    helps = [Suggestion(f"clip the gradients that {this}.step() applies: give {clip.function} the parameters "
+                        f"{this} updates (all of them, `[p for group in {this}.param_groups for p in group['params']]`, "
+                        "or the layers the clipping is meant for; which ones is the program's choice)")]
+    return Diagnosis(code=codes.CLIP_OF_OTHER_PARAMETERS, title=codes.title(codes.CLIP_OF_OTHER_PARAMETERS),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+def _caller_that_chose(clip, clip_statement: ast.stmt, scope) -> "Location | None":
+    """The call that passed the clipped module into the helper that clips it, when the clipping call's
+    argument is one of the helper's parameters (`module.parameters()`, `module`): the line that
+    chose what to clip. None otherwise."""
+    call = next((node for node in ast.walk(clip_statement) if isinstance(node, ast.Call)
+                 and call_name(node) == clip.function and node.args), None)
+    argument = call.args[0] if call is not None else None
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute):
+        argument = argument.func.value
+    function = scope.node
+    if not isinstance(argument, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or len(clip.stack) < 2:
+        return None
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if argument.id not in names:
+        return None
+    caller_site = clip.stack[1]
+    caller_scope = Scope(caller_site.filename, caller_site.lineno)
+    caller_statement = caller_scope.statement_at(caller_site.lineno) if caller_scope.tree is not None else None
+    if caller_statement is None:
+        return None
+    calls = [node for node in ast.walk(caller_statement) if isinstance(node, ast.Call)
+             and (call_name(node) or "").split(".")[-1] == function.name]
+    if len(calls) != 1:
+        return None
+    index = names.index(argument.id)
+    if names and names[0] in ("self", "cls") and isinstance(calls[0].func, ast.Attribute):
+        index -= 1
+    if not 0 <= index < len(calls[0].args):
+        return None
+    passed = segment(caller_site.filename, calls[0].args[index])
+    return statement_location(caller_site.filename, caller_statement, role="passed",
+                              note=f"passes {passed} to {function.name}(), which clips its gradients; the optimizer "
+                                   "stepped there does not update it, and this update's loss does not reach it")
+
+
 def _optimizer_named_at(site) -> str | None:
     """`opt_g` for a site whose statement is `opt_g.step()`; None otherwise."""
     return _step_at(site)[2] if site is not None else None
 
 
 __all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "clip_inside_accumulation_diagnosis",
-           "gradients_never_cleared_diagnosis", "gradients_left_by_another_diagnosis"]
+           "gradients_never_cleared_diagnosis", "gradients_left_by_another_diagnosis",
+           "gradients_added_by_another_diagnosis", "clip_of_other_parameters_diagnosis"]

@@ -1737,6 +1737,88 @@ gradient is `p` times cross-entropy's, which raises every target's probability.
                    "labels = torch.tensor([0, 2, 1, 5])\n"),
 )
 
+GRADIENTS_ADDED_BY_ANOTHER_LOSS = _code(
+    "AD176",
+    "another optimizer's loss is backpropagated into an optimizer's gradients before it steps",
+    """\
+**What it means.** Two optimizers, one loss each, one backward() per loss, and the steps after
+both: the critic's (or discriminator's) optimizer is cleared, its loss backpropagated; then the
+actor's (or generator's) optimizer is cleared and its loss, computed *through* the critic, is
+backpropagated too. That second backward() also adds the actor loss's gradients into the critic's
+parameters, which still hold the critic loss's gradients, and the critic's step applies both: the
+critic is pushed to rate the actor's actions highly. Nothing fails. PyTorch raises nothing for it
+(it is numbered with the errors only because the warning numbers were taken). autograd-doctor
+samples a few gradients of each optimizer as each backward() starts, during the first steps, and
+warns at the critic's step when the backward() just before it filled the critic's gradients from
+empty, the next one, with the actor's optimizer cleared, goes through the critic's parameters on
+its way to the actor's and added to them, and no step of the critic came in between.
+
+**Minimal example.**
+
+    for x, real in batches:
+        opt_d.zero_grad()
+        loss_d = discriminator(real).neg().mean() + discriminator(generator(x).detach()).mean()
+        loss_d.backward()
+        opt_g.zero_grad()
+        loss_g = discriminator(generator(x)).neg().mean()
+        loss_g.backward()                          # AD176: also adds into opt_d's gradients
+        opt_d.step()
+        opt_g.step()
+
+**The fix.** Keep the second loss out of the first model's parameters: turn their
+`requires_grad` off while that loss is computed through them (`discriminator.requires_grad_(False)`
+before, `True` after), or `loss_g.backward(inputs=list(generator.parameters()))`; or step the
+first optimizer before the second backward(). Which of these the program means is its choice, so
+the report is advice.
+""",
+    heading="another optimizer's loss backpropagated into an optimizer's gradients before its step",
+    example_setup=(
+        "generator, discriminator = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+        "opt_g = torch.optim.SGD(generator.parameters(), lr=0.1)\n"
+        "opt_d = torch.optim.SGD(discriminator.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(3)]\n"
+    ))
+
+CLIP_OF_OTHER_PARAMETERS = _code(
+    "AD177",
+    "a gradient clip before step() covers only parameters the step does not update",
+    """\
+**What it means.** `clip_grad_norm_` (or `clip_grad_value_`) runs between an optimizer's
+backward() and its step(), but it is given other parameters: another model's, whose gradients
+are left from an earlier backward() (another loss) and which this step does not update. The clip
+rescales gradients nothing applies now, and the gradients the step does apply are never clipped:
+the updates are as large as the unclipped gradients make them. Nothing fails. PyTorch raises
+nothing for it (it is numbered with the errors only because the warning numbers were taken).
+autograd-doctor remembers the parameters each clipping call is given and, at a step during the
+first steps when two or more optimizers are in use, which parameters the last backward() reached,
+and warns when the clips since that backward() hold none of the stepping optimizer's parameters
+and none that the backward() reached, while it reached the optimizer's own. When the clipped
+module reaches a helper as an argument, the line named is the call that passes it.
+
+**Minimal example.**
+
+    for x, target in batches:
+        opt_a.zero_grad()
+        loss_fn(model_a(x), target).backward()
+        torch.nn.utils.clip_grad_norm_(model_a.parameters(), 1.0)
+        opt_a.step()
+        opt_b.zero_grad()
+        loss_fn(model_b(x), target).backward()
+        torch.nn.utils.clip_grad_norm_(model_a.parameters(), 1.0)   # AD177: model_a, not model_b
+        opt_b.step()
+
+**The fix.** Clip the parameters that step() updates (`model_b.parameters()` here, or the layers
+the clipping is meant for): which ones is the program's choice, so the report is advice.
+""",
+    heading="a gradient clip before step() over parameters the step does not update",
+    example_setup=(
+        "model_a, model_b = nn.Linear(3, 3), nn.Linear(3, 3)\n"
+        "loss_fn = torch.nn.functional.mse_loss\n"
+        "opt_a = torch.optim.SGD(model_a.parameters(), lr=0.1)\n"
+        "opt_b = torch.optim.SGD(model_b.parameters(), lr=0.1)\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(3)]\n"
+    ))
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(

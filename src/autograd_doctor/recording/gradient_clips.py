@@ -31,6 +31,8 @@ from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, mark
 # Parameters of a call whose gradients are remembered; clips remembered per recorder.
 SAMPLED_PARAMETERS = 4
 LOG_SIZE = 8
+# Parameters of a call remembered (weakly) to tell which optimizers' parameters it clipped.
+MAX_PARAMETERS = 1024
 # Calls recorded per recorder: the order is the same in every iteration of a training loop.
 MAX_RECORDED = 32
 NAMES = ("clip_grad_norm_", "clip_grad_value_")
@@ -56,6 +58,9 @@ class GradientClip:
     # Whether a sampled gradient held a non-zero value at the call (zeros after
     # `zero_grad(set_to_none=False)` are not a partial sum).
     clipped_nonzero: bool = False
+    # Weak references to all the parameters it was given (up to MAX_PARAMETERS): which optimizer's
+    # parameters it clipped (AD177).
+    parameters: tuple = ()
 
     @property
     def site(self) -> Site | None:
@@ -92,8 +97,14 @@ class GradientClips:
             if gradient is not None and bool(gradient.detach().any()):
                 nonzero = True
                 break
+        references = []
+        for parameter in parameters[:MAX_PARAMETERS]:
+            try:
+                references.append(weakref.ref(parameter))
+            except TypeError:
+                continue
         self.clips.append(GradientClip(function, capture_user_stack(1, limit=2), seq, samples, exhausted,
-                                       clipped_nonzero=nonzero))
+                                       clipped_nonzero=nonzero, parameters=tuple(references)))
 
     def step_done(self, optimizer, seq: int) -> None:
         self.last_step[optimizer] = seq

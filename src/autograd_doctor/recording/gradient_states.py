@@ -18,6 +18,11 @@ The same samples tell when one optimizer steps on gradients another optimizer's 
 reaches the discriminator it is computed through), one of them (the generator's) steps, and the
 other's (the discriminator's) are still there, never cleared, when its own backward() adds to
 them and it steps: its step applies the other loss's gradients too.
+
+And the other order (AD176): an optimizer's own backward() fills its gradients; another optimizer
+is cleared and its loss, computed through the first one's model (an actor's loss through the
+critic), is backpropagated before the first one steps: that backward() adds into the first one's
+gradients, and its step applies both losses' gradients.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import NamedTuple
 
 import torch
 
-from autograd_doctor.recording.probe import graph_nodes
+from autograd_doctor.recording.probe import MAX_NODES, graph_nodes
 
 # Steps per optimizer whose gradients are sampled; the bug shows from the second step on.
 CHECKED_STEPS = 4
@@ -122,6 +127,14 @@ class GradientStates:
         # id of an optimizer -> LeftGradients: what another optimizer's backward() left on its
         # parameters after that optimizer stepped (AD230).
         self.left_by_others: dict[int, LeftGradients] = {}
+        # Each checked optimizer's steps as the last backward() started, and, per optimizer, what a
+        # later backward() of another optimizer's loss added to its gradients before its step (AD176).
+        self.steps_at_last_backward: dict[int, int] = {}
+        # The ids of the parameters the last backward()'s graph accumulates into, when two or more
+        # optimizers were checked as it started (None otherwise): a clip after it over none of
+        # them clipped gradients it did not fill (AD177). Ids only, of parameters the optimizers hold.
+        self.reached_by_last_backward: set[int] | None = None
+        self.added_by_others: dict[int, AddedGradients] = {}
 
     def _steps_of(self, optimizer) -> int:
         reference, steps = self.checked_steps.get(id(optimizer), (None, 0))
@@ -137,6 +150,7 @@ class GradientStates:
         steps = self._steps_of(optimizer) + 1
         self.checked_steps[id(optimizer)] = (reference, steps)
         self.left_by_others.pop(id(optimizer), None)  # it stepped on them: its own (AD209's), not left
+        self.added_by_others.pop(id(optimizer), None)
         self._note_left_gradients(optimizer, stack)
         if steps > CHECKED_STEPS:
             self.optimizers.pop(id(optimizer), None)
@@ -187,17 +201,64 @@ class GradientStates:
 
     def _gradients_at_backward(self, call, roots: list) -> None:
         """Before a backward(): the gradients of the checked optimizers, to tell which of them this
-        backward() fills, and which of them sit between its loss and another's parameters (AD230)."""
+        backward() fills, and which of them sit between its loss and another's parameters (AD230,
+        AD176)."""
+        previous_call, previous_states = self.last_backward, self.gradients_before_backward
+        previous_steps = self.steps_at_last_backward
         self.last_backward = call
         self.gradients_before_backward = {}
         self.between_at_last_backward = set()
+        self.steps_at_last_backward = {}
+        self.reached_by_last_backward = None
         checked = self._checked_optimizers()
         if len(checked) < 2:
             return  # one optimizer seen stepping: no other one to leave gradients on its parameters
         for optimizer in checked:
             self.gradients_before_backward[id(optimizer)] = [
                 (weakref.ref(p), GradientState.of(p)) for p in _sampled_parameters(optimizer)]
+            self.steps_at_last_backward[id(optimizer)] = self._steps_of(optimizer)
         self.between_at_last_backward = optimizers_between(roots, checked)
+        self.reached_by_last_backward = reached_parameters(roots)
+        self._note_added_gradients(call, checked, previous_call, previous_states, previous_steps)
+
+    def _note_added_gradients(self, call, checked: list, previous_call, previous_states: dict,
+                              previous_steps: dict) -> None:
+        """As backward() `call` starts: for each pair (X, Y) of checked optimizers where X's model sits
+        between this loss and Y's parameters, Y's gradients empty (cleared for this loss) and X's full,
+        filled from empty by the backward() just before with no step of X since (X's own loss): this
+        backward() is about to add Y's loss into X's gradients (AD176, judged at X's step)."""
+        if previous_call is None:
+            return
+        by_id = {id(optimizer): optimizer for optimizer in checked}
+        for x_id, y_id in self.between_at_last_backward:
+            x, y = by_id.get(x_id), by_id.get(y_id)
+            now_x, now_y = self.gradients_before_backward.get(x_id), self.gradients_before_backward.get(y_id)
+            before_x = previous_states.get(x_id)
+            if x is None or y is None or not now_x or not now_y or not before_x or x_id in self.added_by_others:
+                continue
+            if previous_steps.get(x_id) != self._steps_of(x) or not all(state.empty for _, state in now_y):
+                continue
+            if not all(state.empty for _, state in before_x) or all(state.empty for _, state in now_x):
+                continue
+            self.added_by_others[x_id] = AddedGradients(
+                weakref.ref(x), [reference for reference, _ in now_x], [state for _, state in now_x],
+                own_backward=previous_call, added_by=call, other=weakref.ref(y))
+
+    def added_by_another_at_step(self, optimizer) -> "AddedGradients | None":
+        """Before `optimizer.step()`: the record of another optimizer's backward() that added into its
+        gradients after its own backward(), when that backward() was the last one and did add to them
+        (the same gradient tensors, written since); None otherwise. Forgets the record."""
+        added = self.added_by_others.pop(id(optimizer), None)
+        if added is None or added.optimizer() is not optimizer or added.added_by is not self.last_backward:
+            return None
+        for reference, state in zip(added.parameters, added.states):
+            parameter = reference()
+            gradient = getattr(parameter, "grad", None) if parameter is not None else None
+            if not isinstance(gradient, torch.Tensor) or state.gradient is None or state.gradient() is not gradient:
+                return None
+        if all(state.holds(reference()) for reference, state in zip(added.parameters, added.states)):
+            return None  # that backward() did not reach them after all
+        return added
 
     def _filled_by_last_backward(self, optimizer, from_empty: bool = False) -> list | None:
         """The sampled parameters of `optimizer` whose gradients the last backward() filled (another
@@ -261,6 +322,19 @@ class LeftGradients(SampledGradients):
     left_by: object = None  # the BackwardCall that filled them
     stepped_by: str = ""  # the class of the optimizer that stepped on that backward()
     step_stack: object = None  # where that step() was called (the user's frames), or None
+
+
+@dataclass
+class AddedGradients:
+    """A backward() of another optimizer's loss that started while an optimizer's gradients held what
+    its own backward() had just filled, and would add to them (AD176)."""
+
+    optimizer: object  # a weak reference to the optimizer whose gradients it adds to
+    parameters: list  # weak references to its sampled parameters
+    states: list  # their GradientState as that backward() started
+    own_backward: object = None  # the BackwardCall that filled them (the optimizer's own loss)
+    added_by: object = None  # the BackwardCall that adds to them
+    other: object = None  # a weak reference to the optimizer cleared for that backward()'s loss
 
 
 def follow_into_backward(records: dict, call) -> None:
@@ -339,6 +413,18 @@ def optimizers_between(roots: list, optimizers: list) -> set[tuple[int, int]]:
                 pairs.update((id(optimizer_x), id(optimizer_y)) for y, optimizer_y in enumerate(optimizers)
                              if y != x and below & (1 << y))
     return pairs
+
+
+def reached_parameters(roots: list) -> set[int] | None:
+    """The ids of the tensors the graph under `roots` accumulates gradients into (its AccumulateGrad
+    nodes' variables)."""
+    reached, walked = set(), 0
+    for node in graph_nodes(roots):
+        walked += 1
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            reached.add(id(variable))
+    return reached if walked < MAX_NODES else None  # a graph past the bound: not known in full
 
 
 def _next_functions(node) -> tuple:
