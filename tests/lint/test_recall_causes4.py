@@ -266,3 +266,124 @@ def test_correct_sums_are_silent_and_keep_no_graph_they_should_not():
         total = _load(source)["main"]()
         if name not in ("sum backpropagated", "reset per iteration"):
             assert not isinstance(total, torch.Tensor) or total.grad_fn is None, name
+
+
+# ----- the result of an in-place method bound to a new name (ADL001, under r343) -----
+
+# `weights = logits.exp_()`: an in-place method returns its receiver, so `weights`
+# is `logits` itself; `exp_` keeps its result for backward, and the division
+# in place through the new name overwrites it.
+GATED_HEAD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class GatedHead(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.score = nn.Linear(4, 3)
+
+        def forward(self, x):
+            logits = self.score(x)
+            weights = logits.exp_()
+            weights /= weights.sum(-1, keepdim=True)
+            return weights
+
+    def main():
+        torch.manual_seed(0)
+        head = GatedHead()
+        x = torch.randn(2, 4)
+        out = head(x)
+        (out * torch.arange(3.0)).sum().backward()
+        return out.detach(), head.score.weight.grad
+""")
+
+# A leaf trained by hand: `gate = z.sigmoid_()` and a masked write into `gate`.
+HAND_TRAINED_GATE = textwrap.dedent("""
+    import torch
+
+    def main():
+        torch.manual_seed(0)
+        w = torch.randn(5, requires_grad=True)
+        target = torch.randn(5)
+        losses = []
+        for step in range(3):
+            z = w * 2.0
+            gate = z.sigmoid_()
+            gate[gate < 0.3] = 0.0
+            loss = ((gate - target) ** 2).sum()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.1 * w.grad
+                w.grad = None
+            losses.append(loss.item())
+        return losses, w.detach()
+""")
+
+
+def _raises_inplace_error(source: str) -> bool:
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+def test_gated_head_write_through_the_in_place_result_is_found():
+    assert _findings(GATED_HEAD) == [(_line(GATED_HEAD, "weights /= weights.sum"), "ADL001")]
+    assert _raises_inplace_error(GATED_HEAD)
+
+
+def test_hand_trained_gate_write_through_the_in_place_result_is_found():
+    assert _findings(HAND_TRAINED_GATE) == [(_line(HAND_TRAINED_GATE, "gate[gate < 0.3] = 0.0"), "ADL001")]
+    assert _raises_inplace_error(HAND_TRAINED_GATE)
+
+
+def test_writing_out_of_place_is_silent_and_gives_the_reference():
+    """The change the finding asks for (write out of place) against a hand-written
+    reference that never writes in place."""
+    head_fixed = GATED_HEAD.replace("weights /= weights.sum(-1, keepdim=True)",
+                                    "weights = weights / weights.sum(-1, keepdim=True)")
+    head_reference = GATED_HEAD.replace("weights = logits.exp_()\n", "weights = torch.exp(logits)\n").replace(
+        "weights /= weights.sum(-1, keepdim=True)", "weights = torch.softmax(logits, -1)")
+    assert _findings(head_fixed) == [] and _findings(head_reference) == []
+    out, grad = _load(head_fixed)["main"]()
+    ref_out, ref_grad = _load(head_reference)["main"]()
+    assert torch.allclose(out, ref_out) and torch.allclose(grad, ref_grad)
+
+    gate_fixed = HAND_TRAINED_GATE.replace("gate[gate < 0.3] = 0.0", "gate = gate.masked_fill(gate < 0.3, 0.0)")
+    gate_reference = HAND_TRAINED_GATE.replace("gate = z.sigmoid_()", "gate = torch.sigmoid(z)").replace(
+        "gate[gate < 0.3] = 0.0", "gate = torch.where(gate < 0.3, torch.zeros(()), gate)")
+    assert _findings(gate_fixed) == [] and _findings(gate_reference) == []
+    losses, w = _load(gate_fixed)["main"]()
+    ref_losses, ref_w = _load(gate_reference)["main"]()
+    assert losses == ref_losses and torch.equal(w, ref_w)
+
+
+IN_PLACE_RESULTS_THAT_KEEP_NOTHING = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            h = self.fc(x)
+            shifted = h.add_(1.0)        # add keeps nothing
+            shifted[:, 0] = 0.0
+            scaled = shifted.mul_(2.0)   # a scalar factor keeps nothing
+            scaled += 1.0
+            return scaled
+
+    def main():
+        torch.manual_seed(0)
+        model = Scaled()
+        model(torch.randn(2, 4)).sum().backward()
+        return model.fc.weight.grad
+""")
+
+
+def test_in_place_results_of_ops_that_keep_nothing_are_silent_and_run():
+    assert _findings(IN_PLACE_RESULTS_THAT_KEEP_NOTHING) == []
+    assert _load(IN_PLACE_RESULTS_THAT_KEEP_NOTHING)["main"]() is not None

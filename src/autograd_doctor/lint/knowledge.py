@@ -480,7 +480,8 @@ class TensorKnowledge:
     def alias_base(self, value):
         """``(base, kind)`` when ``value`` shares memory with the tensor named
         ``base``: ``t.data`` ("data"), ``t.detach()`` ("detach"), ``t[0]``,
-        ``t.view(...)``, ``t.T`` ("view")."""
+        ``t.view(...)``, ``t.T`` ("view"); ``t.exp_()`` ("view": an in-place method
+        returns its receiver, so `e = r.exp_()` names `r` itself)."""
         kind = None
         node = value
         while True:
@@ -496,6 +497,10 @@ class TensorKnowledge:
                     and node.func.attr in N.VIEW_METHODS:
                 if node.func.attr == "detach" and kind != "data":
                     kind = "detach"
+                kind = kind or "view"
+                node = node.func.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and N.returns_its_receiver(node.func.attr):
                 kind = kind or "view"
                 node = node.func.value
             else:
