@@ -387,3 +387,118 @@ IN_PLACE_RESULTS_THAT_KEEP_NOTHING = textwrap.dedent("""
 def test_in_place_results_of_ops_that_keep_nothing_are_silent_and_run():
     assert _findings(IN_PLACE_RESULTS_THAT_KEEP_NOTHING) == []
     assert _load(IN_PLACE_RESULTS_THAT_KEEP_NOTHING)["main"]() is not None
+
+
+# ----- a view returned by a same-file helper, read by an in-place op on its base (ADL010, r337) -----
+
+# Top-level helpers: `outer` returns a tensor whatever its arguments are (a torch
+# op's result), `swap` a transposed view of its argument; `s += swap(s)` reads
+# the transpose of the tensor it writes.
+SYMMETRIC_OUTER = textwrap.dedent("""
+    import torch
+
+    def outer(a, b):
+        return torch.einsum("i,j->ij", a, b)
+
+    def swap(m):
+        return m.transpose(0, 1)
+
+    def symmetric_outer(a, b):
+        s = outer(a, b)
+        s += swap(s)
+        return s
+
+    def main():
+        torch.manual_seed(0)
+        a = torch.randn(3, requires_grad=True)
+        b = torch.randn(3, requires_grad=True)
+        s = symmetric_outer(a, b)
+        s.pow(2).sum().backward()
+        return s.detach(), a.grad, b.grad
+""")
+
+# A module's method returns the leading row of its argument; the forward pass
+# subtracts it in place from the tensor it is a view of.
+ROW_CENTRED_MIXER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Mixer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def first_row(self, t):
+            return t[:1]
+
+        def forward(self, x):
+            h = self.proj(x)
+            h.sub_(self.first_row(h))
+            return h
+
+    def main():
+        torch.manual_seed(0)
+        mixer = Mixer()
+        out = mixer(torch.randn(4, 4))
+        out.pow(2).sum().backward()
+        return out.detach(), mixer.proj.weight.grad
+""")
+
+
+def _raises_overlap_error(source: str) -> bool:
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        return "refer to a single memory location" in str(error)
+    return False
+
+
+def test_symmetric_outer_reads_a_helper_view_of_its_target():
+    assert _findings(SYMMETRIC_OUTER) == [(_line(SYMMETRIC_OUTER, "s += swap(s)"), "ADL010")]
+    assert _raises_overlap_error(SYMMETRIC_OUTER)
+
+
+def test_row_centred_mixer_reads_a_method_view_of_its_target():
+    assert _findings(ROW_CENTRED_MIXER) == [(_line(ROW_CENTRED_MIXER, "h.sub_(self.first_row(h))"), "ADL010")]
+    assert _raises_overlap_error(ROW_CENTRED_MIXER)
+
+
+def test_helper_view_fix_runs_and_gives_the_reference():
+    for source, old, reference_line in (
+            (SYMMETRIC_OUTER, "s += swap(s)", "s = s + s.t()"),
+            (ROW_CENTRED_MIXER, "h.sub_(self.first_row(h))", "h = h - h[:1]")):
+        fixed = _fixed(source)
+        assert _findings(fixed) == []
+        reference = source.replace(old, reference_line)
+        for got, expected in zip(_load(fixed)["main"](), _load(reference)["main"]()):
+            assert torch.equal(got, expected)
+
+
+HELPER_COPIES_AND_OTHER_TENSORS = textwrap.dedent("""
+    import torch
+
+    def outer(a, b):
+        return torch.einsum("i,j->ij", a, b)
+
+    def swapped_copy(m):
+        return m.transpose(0, 1).clone()
+
+    def swap(m):
+        return m.transpose(0, 1)
+
+    def main():
+        torch.manual_seed(0)
+        a = torch.randn(3, requires_grad=True)
+        s = outer(a, a.detach())
+        s += swapped_copy(s)
+        other = outer(a.detach(), a.detach())
+        s += swap(other)
+        s = s + swap(s)
+        s.sum().backward()
+        return a.grad
+""")
+
+
+def test_helper_copies_and_views_of_other_tensors_are_silent_and_run():
+    assert _findings(HELPER_COPIES_AND_OTHER_TENSORS) == []
+    assert _load(HELPER_COPIES_AND_OTHER_TENSORS)["main"]() is not None

@@ -215,6 +215,10 @@ class TensorKnowledge:
             return False
         if isinstance(node, ast.Subscript) and not self.basic_index(node.slice):
             return False
+        if isinstance(node, ast.Call) and self.summaries.parameter_views:
+            viewed = self.summaries.viewed_argument(node, self.scope.owner_class)
+            if viewed is not None:  # `swap(s)` of a same-file `def swap(m): return m.t()`
+                return (isinstance(viewed, ast.Name) and viewed.id == name) or self.is_view_of(viewed, name)
         return self.view_base(node) == name
 
     def basic_index(self, index) -> bool:
