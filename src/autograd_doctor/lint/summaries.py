@@ -55,6 +55,7 @@ class FunctionSummaries:
         # (class or None, function name) -> tuple of per-position entries, and a
         # flag: True when the function returns a tuple (positions), False for one value
         self.returns: dict[tuple, tuple[tuple, bool]] = {}
+        self.classes: set[str] = set()  # the classes of the methods in ``returns``
         # (class or None, function name) -> per-position frozensets of module names
         self.modules: dict[tuple, tuple] = {}
         # (class or None, function name) -> {call position: (parameter, line)} of the
@@ -89,6 +90,8 @@ class FunctionSummaries:
             for entries in zip(*(e for e, _ in summaries)))
         if any(combined):
             self.returns[key] = (combined, is_tuple)
+            if key[0] is not None:
+                self.classes.add(key[0])
 
     def record_modules(self, key, per_return: list) -> None:
         """The modules each position was computed from, on every `return` (ADL003)."""
@@ -295,7 +298,7 @@ class FunctionSummaries:
         """``(entries, is_tuple)`` of the function ``call`` calls, or None."""
         key = self.key_of(call, owner_class)
         if key is None and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                and isinstance(call.func.value, ast.Name):
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in self.classes:
             key = (call.func.value.id, call.func.attr)  # `Matrices.mul(a, b)`: a class of the file
         return self.returns.get(key) if key is not None else None
 
