@@ -296,8 +296,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                                                  method=self.scope.owner_class is not None)
             self.summaries.record_parameter_saves((self.scope.owner_class, node.name), node, self.scope,
                                                   method=self.scope.owner_class is not None)
-            self.summaries.record_parameter_views((self.scope.owner_class, node.name), node, self.scope,
-                                                  self.view_base, method=self.scope.owner_class is not None)
+            if self.scope.return_values:
+                self.summaries.record_parameter_views((self.scope.owner_class, node.name), node, self.scope,
+                                                      self.view_base, method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)

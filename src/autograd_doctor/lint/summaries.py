@@ -50,6 +50,10 @@ if hasattr(ast, "TryStar"):
     _COMPOUND += (ast.TryStar,)
 
 
+# what a view of a name is written as: `m[0]`, `m.T`, `m.transpose(0, 1)`
+_VIEW_EXPRESSIONS = (ast.Subscript, ast.Attribute, ast.Call)
+
+
 class FunctionSummaries:
     def __init__(self):
         # (class or None, function name) -> tuple of per-position entries, and a
@@ -168,14 +172,16 @@ class FunctionSummaries:
         1)`, `def first_row(self, t): return t[:1]`): the call's result shares memory
         with that argument (ADL010).  ``view_base``: the checker's, which names the
         tensor an expression views."""
-        returns = scope.return_values
-        if not returns or any(isinstance(value, ast.Name) or not isinstance(
-                value, (ast.Subscript, ast.Attribute, ast.Call)) for _, value in returns):
+        base = None
+        for _, value in scope.return_values:
+            if value.__class__ not in _VIEW_EXPRESSIONS:
+                return
+            viewed = view_base(value, shares_version=True)
+            if viewed is None or (base is not None and viewed != base):
+                return
+            base = viewed
+        if base not in scope.parameters:
             return
-        bases = {view_base(value, shares_version=True) for _, value in returns}
-        if len(bases) != 1:
-            return
-        base, = bases
         positional = [a.arg for a in node.args.posonlyargs + node.args.args]
         if method and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
             positional = positional[1:]

@@ -62,10 +62,9 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 def check_scope(checker, scope) -> None:
     """Read the function again only when it runs a backward inside a loop."""
-    if scope.grad_off or not scope.finished_loops:
-        return
     receivers = scope.backward_receivers
-    if not receivers or not any(a < seq < b for seq, _, _ in receivers for a, b in scope.finished_loops):
+    if not receivers or scope.grad_off or not scope.finished_loops or not any(
+            a < seq < b for seq, _, _ in receivers for a, b in scope.finished_loops):
         return
     if scope.function is not None:
         body = scope.function.body
