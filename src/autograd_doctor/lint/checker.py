@@ -296,6 +296,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                                                  method=self.scope.owner_class is not None)
             self.summaries.record_parameter_saves((self.scope.owner_class, node.name), node, self.scope,
                                                   method=self.scope.owner_class is not None)
+            if self.scope.return_values:
+                self.summaries.record_parameter_views((self.scope.owner_class, node.name), node, self.scope,
+                                                      self.view_base, method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries
         if module_class is not None and node.name == "forward":
             self.summarise_forward(module_class, node, self.scope)
@@ -350,7 +353,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             return "graph"
         if self.scope.graph_arguments and self.result_carries_graph(value):
             return "args"
-        return None
+        return "tensor"
 
     def graph_dict(self, value) -> bool:
         """``value`` is a name bound to a dict literal one of whose values carries a

@@ -236,6 +236,10 @@ class TensorKnowledge:
             return False
         if isinstance(node, ast.Subscript) and not self.basic_index(node.slice):
             return False
+        if isinstance(node, ast.Call) and self.summaries.parameter_views:
+            viewed = self.summaries.viewed_argument(node, self.scope.owner_class)
+            if viewed is not None:  # `swap(s)` of a same-file `def swap(m): return m.t()`
+                return (isinstance(viewed, ast.Name) and viewed.id == name) or self.is_view_of(viewed, name)
         return self.view_base(node) == name
 
     def basic_index(self, index) -> bool:
@@ -505,7 +509,8 @@ class TensorKnowledge:
     def alias_base(self, value):
         """``(base, kind)`` when ``value`` shares memory with the tensor named
         ``base``: ``t.data`` ("data"), ``t.detach()`` ("detach"), ``t[0]``,
-        ``t.view(...)``, ``t.T`` ("view")."""
+        ``t.view(...)``, ``t.T`` ("view"); ``t.exp_()`` ("view": an in-place method
+        returns its receiver, so `e = r.exp_()` names `r` itself)."""
         kind = None
         node = value
         while True:
@@ -521,6 +526,10 @@ class TensorKnowledge:
                     and node.func.attr in N.VIEW_METHODS:
                 if node.func.attr == "detach" and kind != "data":
                     kind = "detach"
+                kind = kind or "view"
+                node = node.func.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and N.returns_its_receiver(node.func.attr):
                 kind = kind or "view"
                 node = node.func.value
             else:

@@ -80,6 +80,14 @@ NOT_WRITING_METHODS = frozenset({
     "requires_grad_", "share_memory_", "detach_", "rename_", "retain_grad_",
     "record_stream_", "resize_as_sparse_", "is_set_to_", "pin_memory_",
 })
+
+
+def returns_its_receiver(method: str) -> bool:
+    """An in-place tensor method (`exp_`, `div_`, `masked_fill_`): it returns the
+    tensor it wrote, so its result is the receiver itself."""
+    return method.endswith("_") and not method.startswith("_") and method not in NOT_WRITING_METHODS
+
+
 # Methods whose result has no autograd graph, whatever the receiver.
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "cpu_numpy"})
 # Calls that return (values, indices): the values keep the input's graph, the indices none.

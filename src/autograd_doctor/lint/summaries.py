@@ -12,6 +12,8 @@ entry per position of a returned tuple (or one for a single value):
   argument is one;
 * ``"views"``: several views of one graph tensor (`x.chunk(3, -1)`), each a
   multi-view output that autograd forbids writing in place;
+* ``"tensor"``: a tensor, with no evidence of a graph (`return torch.matmul(a, b)`
+  of untyped arguments): the caller's name is a tensor, nothing more;
 * ``"dict"``: a dict literal, bound to a name, holding a graph tensor (`outputs =
   {"topview": self.decoder(f)}`): no tensor, but ADL003 follows it to the modules
   its values were computed from;
@@ -48,11 +50,16 @@ if hasattr(ast, "TryStar"):
     _COMPOUND += (ast.TryStar,)
 
 
+# what a view of a name is written as: `m[0]`, `m.T`, `m.transpose(0, 1)`
+_VIEW_EXPRESSIONS = (ast.Subscript, ast.Attribute, ast.Call)
+
+
 class FunctionSummaries:
     def __init__(self):
         # (class or None, function name) -> tuple of per-position entries, and a
         # flag: True when the function returns a tuple (positions), False for one value
         self.returns: dict[tuple, tuple[tuple, bool]] = {}
+        self.classes: set[str] = set()  # the classes of the methods in ``returns``
         # (class or None, function name) -> per-position frozensets of module names
         self.modules: dict[tuple, tuple] = {}
         # (class or None, function name) -> {call position: (parameter, line)} of the
@@ -65,6 +72,9 @@ class FunctionSummaries:
         # (class, method) -> ((step node, optimizer text), ...), frozenset of call positions
         # of the parameters that reach a backward pass (record_training_steps)
         self.training_steps: dict[tuple, tuple] = {}
+        # (class or None, function name) -> the call position of the parameter that every
+        # `return` gives back a view of (`return m.transpose(-2, -1)`; record_parameter_views)
+        self.parameter_views: dict[tuple, int] = {}
         # (class, method) -> ((backward call, attributes of `self` it goes through), ...):
         # `self.loss_G.backward()` on a loss computed from `self.fake_B`, which another
         # method set (record_training_steps; ADL003)
@@ -84,6 +94,8 @@ class FunctionSummaries:
             for entries in zip(*(e for e, _ in summaries)))
         if any(combined):
             self.returns[key] = (combined, is_tuple)
+            if key[0] is not None:
+                self.classes.add(key[0])
 
     def record_modules(self, key, per_return: list) -> None:
         """The modules each position was computed from, on every `return` (ADL003)."""
@@ -153,6 +165,40 @@ class FunctionSummaries:
             found.setdefault(position if position < len(positional) else name, (name, op_key, how))
         if found:
             self.parameter_saves[key] = found
+
+    def record_parameter_views(self, key, node, scope, view_base, method: bool) -> None:
+        """The parameter that every `return` of ``node`` gives back a view of, by basic
+        indexing and view methods, never re-bound (`def swap(m): return m.transpose(0,
+        1)`, `def first_row(self, t): return t[:1]`): the call's result shares memory
+        with that argument (ADL010).  ``view_base``: the checker's, which names the
+        tensor an expression views."""
+        base = None
+        for _, value in scope.return_values:
+            if value.__class__ not in _VIEW_EXPRESSIONS:
+                return
+            viewed = view_base(value, shares_version=True)
+            if viewed is None or (base is not None and viewed != base):
+                return
+            base = viewed
+        if base not in scope.parameters:
+            return
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if method and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
+            positional = positional[1:]
+        if base not in positional or len(scope.binds.get(base, ())) > 1:
+            return  # not a parameter, or re-bound: no longer the caller's tensor
+        self.parameter_views[key] = positional.index(base)
+
+    def viewed_argument(self, call, owner_class: str | None):
+        """The argument of ``call`` that the called function returns a view of, or None."""
+        key = self.key_of(call, owner_class)
+        position = self.parameter_views.get(key) if key is not None else None
+        if position is None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            position = self.parameter_views.get((call.func.value.id, call.func.attr))  # `Matrices.transpose(v)`
+        if position is None or position >= len(call.args) or isinstance(call.args[position], ast.Starred) \
+                or any(isinstance(a, ast.Starred) for a in call.args[:position]):
+            return None
+        return call.args[position]
 
     def parameter_saves_of(self, call, owner_class: str | None):
         """``[(argument, parameter, op key, how)]`` for a call of a function that keeps
@@ -257,6 +303,9 @@ class FunctionSummaries:
     def of_call(self, call, owner_class: str | None):
         """``(entries, is_tuple)`` of the function ``call`` calls, or None."""
         key = self.key_of(call, owner_class)
+        if key is None and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in self.classes:
+            key = (call.func.value.id, call.func.attr)  # `Matrices.mul(a, b)`: a class of the file
         return self.returns.get(key) if key is not None else None
 
     def modules_of(self, call, owner_class: str | None, position: int | None):
@@ -271,10 +320,10 @@ class FunctionSummaries:
             return None
         graphs, kind = returns
         if kind == "split" or kind is False:
-            return entry[0] if graphs[0] is not None and len(entry) == 1 else None
+            return entry[0] if graphs[0] not in (None, "tensor") and len(entry) == 1 else None
         if position is None or position >= len(entry) or len(graphs) != len(entry):
             return None
-        return entry[position] if graphs[position] is not None else None
+        return entry[position] if graphs[position] not in (None, "tensor") else None
 
     def passes_arguments(self, call, owner_class: str | None, position: int | None) -> bool:
         """The returned value carries its arguments' graph ("args")."""

@@ -30,7 +30,7 @@ class SPDBuresWassersteinMetric:
         end_point = base_point + direction
         horizontal_velocity = Matrices.mul(direction, base_point)
         partial_horizontal_velocity = Matrices.mul(horizontal_velocity, tangent_vec)
-        partial_horizontal_velocity += Matrices.transpose(partial_horizontal_velocity)  # missed: ADL010
+        partial_horizontal_velocity += Matrices.transpose(partial_horizontal_velocity)  # expect: ADL010
         return tangent_vec + Matrices.mul(partial_horizontal_velocity, end_point)
 
 

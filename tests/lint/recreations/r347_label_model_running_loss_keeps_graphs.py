@@ -4,8 +4,8 @@ graph of every batch of the epoch alive (the reporter's GPU ran out of memory
 on a large training set; the process just exited).  Nothing raises on a small
 one.  The fix adds `loss.item()`.
 Buggy line: `running_loss += loss` in `_do_estimate`.
-Expected finding: a loss accumulated with its graph across iterations (no
-default rule).
+Expected finding: ADL023 there (a loss summed across the loop with its
+graph).
 Source: https://github.com/BatsResearch/labelmodels/issues/4"""
 import torch
 import torch.nn as nn
@@ -39,7 +39,7 @@ class NaiveBayes(nn.Module):
                 loss += self._get_regularization_loss()
                 loss.backward()
                 optimizer.step()
-                running_loss += loss  # missed: none
+                running_loss += loss  # expect: ADL023
             epoch_losses.append(running_loss / len(batches))
         return epoch_losses
 
