@@ -28,6 +28,7 @@ from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
+from autograd_doctor.analysis import ungraded_gathers
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -58,7 +59,7 @@ from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, GraphCutCopy,
     LeafCreated,
     OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
-    ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
+    GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
@@ -265,6 +266,7 @@ class Doctor:
         self._mixed_second_derivatives = MixedSecondDerivatives()
         self._shallow_copy_lines: set = set()
         self._copies_through_data = CopiesThroughData()
+        self._ungraded_gathers = ungraded_gathers.UngradedGathers()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -599,6 +601,15 @@ class Doctor:
         at the next step (AD170)."""
         self._copies_through_data.note(event)
 
+    def gather_without_graph(self, event: GatherWithoutGraph) -> None:
+        """A tensor with a graph gathered across processes: note what its graph reaches (AD162)."""
+        if self.silent == "ignore":
+            return
+        try:
+            self._ungraded_gathers.seen(event.tensor, event.stack)
+        except Exception:
+            internal_error()
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
@@ -639,6 +650,9 @@ class Doctor:
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)
+        if self._report_silent(self._ungraded_gathers.at_step, event.optimizer, event.stack) is not None:
+            # Its empty steps, if none of its parameters trains, are this same problem (not AD214 again).
+            self._gradientless_steps.cover([event.optimizer])
         self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         if event.optimizer in self._stale_optimizers_reported:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.analysis import empty_step_causes
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment, statement_at, statement_location
@@ -56,8 +57,14 @@ class GradientlessSteps:
         if steps < STEPS_BEFORE_REPORT:
             return None
         self._reported.add(optimizer)
-        return _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps,
-                          _detached_leaf_site({id(p) for p in parameters}, leaf_mark))
+        diagnosis = _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps,
+                               _detached_leaf_site({id(p) for p in parameters}, leaf_mark))
+        if diagnosis.primary.role == "step":  # no cut found by the leaves: look in the loop around step()
+            cause = (empty_step_causes.data_assignment_cut(parameters, stack)
+                     or empty_step_causes.other_model_trained(optimizer, parameters, stack))
+            if cause is not None:
+                _name_the_cause(diagnosis, *cause)
+        return diagnosis
 
 
 def _detached_leaf_site(parameter_ids: set[int], since: int | None):
@@ -96,6 +103,16 @@ def _detach_below(node: ast.AST) -> ast.AST | None:
     if isinstance(node, ast.Attribute) and node.attr == "data":
         return node
     return None
+
+
+def _name_the_cause(diagnosis: Diagnosis, location, notes: list, change) -> None:
+    """Make the statement that cut the optimizer's parameters off (or built it from another model)
+    the line to change; the step() becomes a related location."""
+    diagnosis.related.insert(0, diagnosis.primary)
+    diagnosis.primary = location
+    diagnosis.notes.extend(notes)
+    if change is not None:
+        diagnosis.help.insert(0, change)
 
 
 def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int, detached=None) -> Diagnosis:

@@ -24,7 +24,7 @@ import ast
 
 from autograd_doctor.analysis.source_scope import Scope
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import call_name, location_of, segment, source_line, statement_location
 
 # The clipping functions recording/gradient_clips.py watches (a clip between two others is not moved).

@@ -1609,6 +1609,53 @@ with two or more parameters in the optimizer that are all zero with all-zero gra
     ),
 )
 
+UNGRADED_GATHER = _code(
+    "AD162",
+    "features gathered with torch.distributed.all_gather carry no graph: what computed them gets no gradient",
+    """\
+**What it means.** `torch.distributed.all_gather(outputs, tensor)` copies every process's
+`tensor` into the `outputs` buffers. A collective is not recorded by autograd: the buffers carry no
+graph, even the one that holds this process's own tensor. A loss computed only from the gathered
+buffers (a contrastive loss over every process's batch, CLIP-style) sends no gradient to the
+encoders that computed `tensor`: they never train, while anything else in the loss (a learned
+temperature) does. Nothing fails. PyTorch raises nothing for it (it is numbered with the errors only
+because the warning numbers were taken). autograd-doctor remembers, at a gather of a tensor with a
+graph, the parameters that graph reaches, and reports at the next optimizer step() that holds some of
+them when none of them got a gradient.
+
+**Minimal example.**
+
+    for step in range(2):
+        features = encoder(x)
+        gathered = [torch.zeros_like(features) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, features)      # AD162: plain copies, no graph
+        loss = temperature * torch.cat(gathered).pow(2).mean()
+        loss.backward()
+        optimizer.step()                          # the encoder gets no gradient
+
+**The fix.** Put this process's own tensor, with its graph, back in its place after the gather
+(`gathered[dist.get_rank()] = features`, what open_clip's `gather_features` does): each process
+then gets the gradient of its own features. Or gather with `torch.distributed.nn.all_gather`, which
+is differentiable and also sends gradients to the other processes' features.
+""",
+    heading="features gathered with all_gather carry no graph",
+    example_around=(
+        "import os\nimport tempfile\nimport torch.distributed as dist\n"
+        "store = tempfile.NamedTemporaryFile(delete=False).name\n"
+        "dist.init_process_group('gloo', init_method='file://' + store, rank=0, world_size=1)\n"
+        "try:\n"
+        "    encoder = nn.Linear(4, 3)\n"
+        "    temperature = nn.Parameter(torch.tensor(1.0))\n"
+        "    optimizer = torch.optim.SGD([*encoder.parameters(), temperature], lr=0.1)\n"
+        "    x = torch.randn(5, 4)\n"
+        "{fragment}\n"
+        "finally:\n"
+        "    dist.destroy_process_group()\n"
+        "    if os.path.exists(store):\n"
+        "        os.remove(store)\n"
+    ),
+)
+
 MIXED_SECOND_DERIVATIVES = _code(
     "AD165",
     "second derivatives taken with one gradient call over a whole first derivative mix the partials",

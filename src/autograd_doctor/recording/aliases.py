@@ -14,7 +14,9 @@ from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller, is_our_code
 from autograd_doctor.recording.frames import capture_user_stack, is_user_frame
-from autograd_doctor.recording.listener import DeepcopyFailed, ShallowTensorCopy, StaleViewMade, TensorCopied
+from autograd_doctor.recording.listener import (
+    DeepcopyFailed, GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied,
+)
 
 # Views tracked per storage; beyond this the storage is not checked for stale views.
 MAX_VIEWS_PER_STORAGE = 64
@@ -161,6 +163,20 @@ class AliasTracking:
             if _called_from_user_code() and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr():
                 self.listener.shallow_tensor_copy(ShallowTensorCopy(source.requires_grad,
                                                                      capture_user_stack(1, limit=2)))
+        except Exception:
+            pass
+        return result
+
+    def call_all_gather(self, func, args: tuple, kwargs: dict):
+        """`torch.distributed.all_gather(outputs, tensor)`: the collective copies values, so the
+        outputs carry no graph even when `tensor` has one. Seen from the user's code only, while
+        gradients are on."""
+        result = call_as_caller(func, args, kwargs)
+        tensor = args[1] if len(args) > 1 else kwargs.get("tensor")
+        try:
+            if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None and torch.is_grad_enabled() \
+                    and _called_from_user_code():
+                self.listener.gather_without_graph(GatherWithoutGraph(tensor, capture_user_stack(1, limit=3)))
         except Exception:
             pass
         return result

@@ -158,6 +158,16 @@ class GraphCutCopy:
 
 
 @dataclass
+class GatherWithoutGraph:
+    """`torch.distributed.all_gather(outputs, tensor)` called from the user's code with a tensor
+    that has a graph, while gradients are on: the outputs are plain copies. `tensor` is only valid
+    during the call to the listener, which must not keep it."""
+
+    tensor: object
+    stack: tuple[Site, ...]
+
+
+@dataclass
 class DeepcopyFailed:
     error: BaseException
     obj: Any
@@ -219,6 +229,8 @@ class Listener(Protocol):
 
     def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None: ...
 
+    def gather_without_graph(self, event: GatherWithoutGraph) -> None: ...
+
     def deepcopy_failed(self, event: DeepcopyFailed) -> None: ...
 
     def graph_cut_copy(self, event: GraphCutCopy) -> None: ...
@@ -279,6 +291,9 @@ class NullListener:
         pass
 
     def graph_cut_copy(self, event: GraphCutCopy) -> None:
+        pass
+
+    def gather_without_graph(self, event: GatherWithoutGraph) -> None:
         pass
 
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:

@@ -322,6 +322,10 @@ def _targets(views: bool):
             targets.append((torch, name, _factory_wrapper))
     targets.append((copy, "deepcopy", _alias_wrapper("call_deepcopy")))
     targets.append((copy, "copy", _alias_wrapper("call_shallow_copy")))
+    distributed = compat.lookup("torch.distributed")
+    if distributed is not None and getattr(distributed, "is_available", lambda: False)() \
+            and _has_callable(distributed, "all_gather"):
+        targets.append((distributed, "all_gather", _alias_wrapper("call_all_gather")))
     if _has_callable(torch.autograd.graph, "disable_saved_tensors_hooks"):
         targets.append((torch.autograd.graph, "disable_saved_tensors_hooks", _hooks_suspending_wrapper))
     return targets
