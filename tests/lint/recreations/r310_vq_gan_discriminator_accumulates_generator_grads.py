@@ -9,8 +9,8 @@ raises.  The fix clears the discriminator's gradients after the generator's
 backward (or freezes its parameters during it).
 Buggy line: `g_loss.backward()` in `train`, which fills the discriminator's
 `.grad` that `opt_d.step()` then reads.
-Expected finding: none by default (no rule follows which losses reach an
-optimizer's parameters); marked at that backward.
+Expected finding: ADL024 at that backward (the generator loss reaches the
+discriminator, whose optimizer steps with no clear between).
 Source: https://github.com/FoundationVision/OmniTokenizer/issues/15"""
 import torch
 import torch.nn as nn
@@ -36,7 +36,7 @@ def train(model, discriminator, opt_ae, opt_d, batches, accumulate=2, d_grads_se
         recon = model(x)
         logits_fake = discriminator(recon)
         g_loss = F.mse_loss(recon, x) - 0.1 * logits_fake.mean()
-        g_loss.backward()  # missed: none
+        g_loss.backward()  # expect: ADL024
         logits_real = discriminator(x)
         logits_fake = discriminator(recon.detach())
         d_loss = hinge_d_loss(logits_real, logits_fake)

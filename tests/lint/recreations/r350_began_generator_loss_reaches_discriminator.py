@@ -8,8 +8,8 @@ its gradient there (no `detach()`, D's parameters still require grad), so
 `d_optim.step()` applies the gradient of `d_loss + g_loss` to D: D is pulled
 towards reconstructing the fakes well, with weight 1 - k_t, the opposite of
 its objective.  Nothing raises; every step of D is wrong.  Found while reading
-set R (docs/lint.md, twentieth check); no rule covers a loss meant for one
-network that reaches another network's optimizer.
+set R (docs/lint.md, twentieth check); ADL024 (a loss meant for one
+network reaching another network's optimizer) finds it at the backward.
 Source: https://github.com/carpedm20/BEGAN-pytorch (trainer.py, Trainer.train)"""
 import torch
 import torch.nn as nn
@@ -29,7 +29,7 @@ def train_step(x, z, k_t):
     d_loss = l1(D(x), x) - k_t * l1(D(fake.detach()), fake.detach())
     g_loss = l1(fake, D(fake))
     loss = d_loss + g_loss
-    loss.backward()  # missed: g_loss's gradient reaches D's parameters
+    loss.backward()  # expect: ADL024
     g_optim.step()
     d_optim.step()
 
