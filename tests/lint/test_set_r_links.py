@@ -189,7 +189,7 @@ def test_graph_read_again_in_the_loop_is_adl019s_not_adl003s():
     assert "backward through the graph a second time" in _second_run_error(READ_ONLY_IN_LOOP)
 
 
-# ----- r350: BEGAN's one backward of `d_loss + g_loss` (a miss, kept as one) --
+# ----- r350: BEGAN's one backward of `d_loss + g_loss` (found by ADL024) -----------
 
 def test_r350_generator_loss_kept_from_the_discriminator_gives_its_own_gradient():
     """The recreation's `bug_shows()` is the wrong gradient; here, the same step

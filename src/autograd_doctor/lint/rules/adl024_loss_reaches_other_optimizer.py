@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.walk import own_nodes
 
@@ -71,6 +72,8 @@ def check_file(checker) -> None:
     if ".detach()" not in source or ".backward(" not in source or ".step()" not in source:
         return
     optimizers = {text: owners for text, owners in checker.training.optimizers.items() if owners}
+    for text, owners in _factory_optimizers(checker).items():
+        optimizers.setdefault(text, owners)
     if len(optimizers) < 2:
         return
     modules = set().union(*optimizers.values())
@@ -79,6 +82,50 @@ def check_file(checker) -> None:
                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body in bodies:
         _check_body(checker, body, optimizers, modules, freezers)
+
+
+def _factory_optimizers(checker) -> dict:
+    """Optimizers unpacked from a same-file function that returns them in a tuple:
+    `g_optim, d_optim = get_optimizer(lr)` where `get_optimizer` returns
+    `optimizer(self.G.parameters(), ...), optimizer(self.D.parameters(), ...)`
+    (BEGAN-pytorch's trainer): each target -> the module whose `.parameters()` is the
+    first argument of the optimizer call at its place."""
+    returned = {}
+    for node in ast.walk(checker.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            values = [r.value for r in own_nodes(node.body) if isinstance(r, ast.Return)]
+            if len(values) == 1 and isinstance(values[0], ast.Tuple):
+                returned.setdefault(node.name, []).append(values[0])
+    found = {}
+    for node in ast.walk(checker.tree) if returned else ():
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        tuples = returned.get(name, ())
+        targets = node.targets[0].elts
+        if len(tuples) != 1 or len(tuples[0].elts) != len(targets):
+            continue
+        for target, element in zip(targets, tuples[0].elts):
+            module = _optimizer_over_module(checker, element)
+            if module is not None and isinstance(target, (ast.Name, ast.Attribute)):
+                found[checker.text(target)] = {module}
+    return found
+
+
+def _optimizer_over_module(checker, call):
+    """`optimizer(self.G.parameters(), lr=lr)`, `torch.optim.Adam(G.parameters())`: `self.G`."""
+    if not isinstance(call, ast.Call) or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+    if "optim" not in short.lower() and short not in N.OPTIMIZER_CLASSES:
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters" \
+            and not first.args and isinstance(first.func.value, (ast.Name, ast.Attribute)):
+        return checker.text(first.func.value)
+    return None
 
 
 def _functions_that_freeze(checker) -> set:
