@@ -31,14 +31,18 @@ discriminator's step follows the generator's objective too (the opposite of its
 own for an adversarial loss).  Nothing raises; the discriminator trains on the
 wrong objective (BEGAN-pytorch's trainer, OmniTokenizer, audiolm-pytorch's
 SoundStream trainer).""",
-    example="""fake = G(z)
+    example="""g_optim = torch.optim.Adam(G.parameters())
+d_optim = torch.optim.Adam(D.parameters())
+fake = G(z)
 d_loss = l1(D(x), x) - k * l1(D(fake.detach()), fake.detach())
 g_loss = l1(fake, D(fake))
 loss = d_loss + g_loss
 loss.backward()
 g_optim.step()
 d_optim.step()""",
-    use_instead="""fake = G(z)
+    use_instead="""g_optim = torch.optim.Adam(G.parameters())
+d_optim = torch.optim.Adam(D.parameters())
+fake = G(z)
 d_optim.zero_grad()
 d_loss = l1(D(x), x) - k * l1(D(fake.detach()), fake.detach())
 d_loss.backward()
