@@ -65,7 +65,7 @@ toggle, or calls a same-file function that does, passes `inputs=` to the
 backward, or returns/breaks between the backward and the step, is not reported.""",
 )
 
-_CUTS = frozenset({"detach", "detach_", "item", "tolist", "numpy", "cpu_numpy"})
+_CUTS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})  # results without a graph
 _GRAD_OFF = ("no_grad", "inference_mode")
 _FREEZE_WORDS = ("requires_grad", "freeze", "toggle")
 _DEPTH = 40
@@ -73,7 +73,8 @@ _DEPTH = 40
 
 def check_file(checker) -> None:
     source = checker.source
-    if ".detach()" not in source or ".backward(" not in source or ".step()" not in source:
+    if ".detach()" not in source or ".backward(" not in source or ".step()" not in source \
+            or ".parameters(" not in source:
         return
     optimizers = {text: owners for text, owners in checker.training.optimizers.items() if owners}
     for text, owners in _factory_optimizers(checker).items():
