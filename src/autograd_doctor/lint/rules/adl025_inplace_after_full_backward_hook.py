@@ -240,10 +240,13 @@ def _kinds_of_loop_variable(parents, node, name):
     walker = node
     while walker is not loop:
         parent = parents[walker]
-        if isinstance(parent, ast.If) and walker in parent.body:
-            tested = _kinds_tested(parent.test, name)
-            if tested is not None:
-                kinds = tested if kinds is None else kinds & tested
+        if isinstance(parent, ast.If):
+            tested = _kinds_tested(parent.test, name) if walker in parent.body else None
+            if tested is None:
+                return set()  # another test (`if name == target:`): which modules pass is unknown
+            kinds = tested if kinds is None else kinds & tested
+        elif isinstance(parent, (ast.While, ast.Try, ast.With, ast.IfExp, ast.BoolOp)):
+            return set()
         walker = parent
     return {ALL_KINDS} if kinds is None else kinds
 
