@@ -92,7 +92,37 @@ def test_full_backward_pre_hook_is_found_and_raises():
         load_source(PRE_HOOK)["run"]()
 
 
+# `model[0]` of a `model = nn.Sequential(...)`: the element after it writes its output
+INDEXED = """
+import torch
+import torch.nn as nn
+
+
+def run():
+    layers = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True), nn.Linear(3, 1))  # expect: ADL025
+    layers[0].register_full_backward_hook(lambda module, gi, go: None)
+    layers(torch.rand(2, 3)).sum().backward()
+"""
+
+
+def test_indexed_element_of_a_sequential_is_found_and_raises():
+    assert adl025_lines(INDEXED) == marked_lines(INDEXED)
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        load_source(INDEXED)["run"]()
+
+
+def test_a_hooked_inplace_layer_writes_its_own_wrapped_input():
+    """A full backward hook wraps the module's inputs as well: hooking the in-place
+    ReLU itself fails the same way."""
+    source = INDEXED.replace("layers[0]", "layers[1]")
+    assert adl025_lines(source) == marked_lines(source)
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        load_source(source)["run"]()
+
+
 CORRECT = {
+    # the hooked element is the last layer: nothing writes its output or its input
+    "indexed_element_not_written": INDEXED.replace("layers[0]", "layers[2]").replace("  # expect: ADL025", ""),
     # nothing writes the hooked layer's output in place
     "not_in_place": """
 import torch

@@ -74,15 +74,18 @@ def check_file(checker) -> None:
     writers = _InputWriters(classes, forced, checker)
     reported = set()
 
-    def report(writer, target: str, registration) -> None:
+    def report(writer, target: str, registration, own_input: bool = False) -> None:
         node, fix = writer
         if id(node) in reported:
             return
         reported.add(id(node))
+        what = (f"in-place write by `{target}` to its own input; `{target}` has a full backward hook "
+                f"(registered at line {registration.lineno}), which wraps the inputs too: the hook makes "
+                f"that input a view" if own_input else
+                f"in-place write to the output of {target}, which has a full backward hook "
+                f"(registered at line {registration.lineno}): the hook makes that output a view")
         checker.report("ADL025", node,
-                       f"in-place write to the output of {target}, which has a full backward hook "
-                       f"(registered at line {registration.lineno}): the hook makes that output a view "
-                       f"of `BackwardHookFunction`, and writing it in place fails in the forward pass",
+                       what + " of `BackwardHookFunction`, and writing it in place fails in the forward pass",
                        fix,
                        related=[(registration.lineno, checker.col(registration.lineno, registration.col_offset),
                                  0, "full backward hook registered here")])
@@ -90,11 +93,17 @@ def check_file(checker) -> None:
     # the next layer of an `nn.Sequential(...)`
     for call in ast.walk(tree):
         if isinstance(call, ast.Call) and _last_name(call.func) == "Sequential":
-            for before, after in zip(call.args, call.args[1:]):
-                registration = hooks.of_layer(before)
+            for index, (before, after) in enumerate(zip(call.args, call.args[1:])):
+                registration = hooks.of_layer(before) or hooks.elements.get((id(call), index))
                 writer = registration and writers.of_layer(after)
                 if writer:
                     report(writer, f"`{_last_name(before.func)}`", registration)
+                # a hooked in-place layer: its input (a graph output of the layer before) is wrapped too
+                registration = hooks.of_layer(after) or hooks.elements.get((id(call), index + 1))
+                writer = registration and isinstance(after, ast.Call) and \
+                    _last_name(after.func) in INPLACE_POSITION and writers.of_layer(after)
+                if writer:
+                    report(writer, _last_name(after.func), registration, own_input=True)
     # a forward that writes `self.X(...)`'s result, or chains the layers of a hooked container
     for cls in classes.values():
         forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
@@ -109,6 +118,8 @@ class _Hooks:
     def __init__(self):
         self.attributes: dict[str, ast.AST] = {}
         self.kinds: dict[str, ast.AST] = {}
+        # (id of an `nn.Sequential(...)` call, position): `model[0]` of `model = nn.Sequential(...)`
+        self.elements: dict[tuple, ast.AST] = {}
         self.registrations: list = []
 
     def of_layer(self, call):
@@ -151,6 +162,13 @@ def _resolve_receiver(tree, parents, receiver, registration, hooks: _Hooks) -> N
     if attribute:
         hooks.attributes.setdefault(attribute, registration)
         return
+    if isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Name):
+        sequential = _only_sequential_bound(parents, registration, receiver.value.id, tree)
+        position = receiver.slice
+        if sequential is not None and isinstance(position, ast.Constant) and type(position.value) is int \
+                and 0 <= position.value < len(sequential.args):
+            hooks.elements.setdefault((id(sequential), position.value), registration)
+        return
     if not isinstance(receiver, ast.Name):
         return
     name = receiver.id
@@ -190,6 +208,19 @@ def _resolve_receiver(tree, parents, receiver, registration, hooks: _Hooks) -> N
         attribute = _attribute_of(argument)
         if attribute:
             hooks.attributes.setdefault(attribute, registration)
+
+
+def _only_sequential_bound(parents, node, name: str, tree):
+    """The `nn.Sequential(...)` call that ``name`` is bound to in the function around
+    ``node`` (or the module), when that is its only binding there."""
+    scope = _enclosing_function(parents, node) or tree
+    bound = [n.value for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign))
+             and any(isinstance(t, ast.Name) and t.id == name
+                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    if len(bound) == 1 and isinstance(bound[0], ast.Call) and _last_name(bound[0].func) == "Sequential" \
+            and not any(isinstance(a, ast.Starred) for a in bound[0].args):
+        return bound[0]
+    return None
 
 
 def _attribute_of(node) -> str | None:
