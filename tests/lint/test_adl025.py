@@ -233,6 +233,10 @@ def attach(model, target, hook):
 model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True))
 """
     assert adl025_lines(source) == set()
+    narrowed = source.replace("if name == target:", "if isinstance(m, nn.Linear) and name == target:")
+    assert "isinstance" in narrowed and adl025_lines(narrowed) == set()
+    by_kind = source.replace("if name == target:", "if isinstance(m, nn.Linear):")
+    assert adl025_lines(by_kind) == {11}
 
 
 FIXABLE = """

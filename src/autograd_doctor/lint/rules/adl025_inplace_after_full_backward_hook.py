@@ -291,8 +291,10 @@ def _unwrap_dict(node):
 def _kinds_tested(test, name: str):
     """`isinstance(m, (A, B))`, `type(m) in [A, B]`, `type(m) == A` (also inside `and`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        found = [k for k in (_kinds_tested(v, name) for v in test.values) if k is not None]
-        return set.intersection(*found) if found else None
+        found = [_kinds_tested(v, name) for v in test.values]
+        if any(k is None for k in found):
+            return None  # another condition (`and name == target`) narrows it in an unknown way
+        return set.intersection(*found)
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
             and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == name:
         return _class_names(test.args[1])
