@@ -16,14 +16,16 @@ on which the file registers a full backward hook (`register_full_backward_hook`,
 The hook must be seen on that module: on `self.X`/`model.X`, on a module passed to a
 class or function whose parameter gets the hook (`GradCAM(model, model.features)`),
 on `dict(model.named_modules())["a.b.X"]`, on every element of a container
-(`for op in cell.ops: op.register_full_backward_hook(...)`), or on every module of a
+(`for op in cell.ops: op.register_full_backward_hook(...)`), on `model[i]` of a
+`model = nn.Sequential(...)` bound once, or on every module of a
 kind (`for m in model.modules(): if isinstance(m, nn.Conv2d): m.register_full_backward_hook(...)`).
 The write must be seen on that module's output: the next layer of an `nn.Sequential`,
 the next layer of a loop `for op in self.ops: x = op(x)`, or an in-place op on
 `self.X(...)`'s result in the same class's `forward` (an in-place activation module,
 `F.relu(h, inplace=True)`, `h.relu_()`, `h += ...`).  A loop that turns a kind of
 activation in place (`for m in model.modules(): if type(m) in [nn.SiLU]: m.inplace = True`)
-makes those activations in-place writers.""",
+makes those activations in-place writers.  A hooked in-place layer writes its own
+input, which the hook wraps too, and is reported as well.""",
     why_bad="""A full backward hook wraps the module's outputs in `BackwardHookFunction`,
 whose outputs are views made inside a custom Function.  PyTorch refuses to write such
 a view in place: the forward pass fails with "Output 0 of BackwardHookFunctionBackward
