@@ -8,7 +8,7 @@ inplace").  The fix is non-in-place activations (or tensor hooks on the
 output, registered from a forward hook).
 Buggy line: `nn.ReLU(inplace=True)` in `make_model`, behind a hooked
 convolution.
-Expected finding: a write into a hooked module's output (no rule yet).
+Expected finding: ADL025 (inplace-after-full-backward-hook).
 Source: https://github.com/f-dangel/singd/issues/56"""
 import torch
 import torch.nn as nn
@@ -35,7 +35,7 @@ class KFACStyleOptimizer(torch.optim.SGD):
 def make_model():
     return nn.Sequential(
         nn.Conv2d(1, 2, 3),
-        nn.ReLU(inplace=True),  # missed: none
+        nn.ReLU(inplace=True),  # expect: ADL025
         nn.Flatten(),
         nn.Linear(18, 2),
     )

@@ -7,7 +7,7 @@ forward pass ("Output 0 of BackwardHookFunctionBackward is a view and is
 being modified inplace").  The fix is a non-in-place ReLU (or tensor hooks
 on the output).
 Buggy line: `out = F.relu(features, inplace=True)` in `DenseNet.forward`.
-Expected finding: none (no rule for a write into a hooked module's output).
+Expected finding: ADL025 (inplace-after-full-backward-hook).
 Source: https://github.com/pytorch/vision/issues/4164"""
 import torch
 import torch.nn as nn
@@ -25,7 +25,7 @@ class DenseNet(nn.Module):
 
     def forward(self, x):
         features = self.features(x)
-        out = F.relu(features, inplace=True)  # missed: none
+        out = F.relu(features, inplace=True)  # expect: ADL025
         out = F.adaptive_avg_pool2d(out, (1, 1))
         return self.classifier(torch.flatten(out, 1))
 

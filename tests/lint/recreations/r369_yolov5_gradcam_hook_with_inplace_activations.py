@@ -8,7 +8,7 @@ inplace").  The fix sets `inplace = False` on the activations (or hooks the
 activation's output instead).
 Buggy line: `m.inplace = True` in `attempt_load`, applied to the activation
 that follows the hooked convolution.
-Expected finding: none (no rule for a write into a hooked module's output).
+Expected finding: ADL025 (inplace-after-full-backward-hook).
 Source: https://github.com/pooya-mohammadi/yolov5-gradcam/issues/7"""
 import torch
 import torch.nn as nn
@@ -37,7 +37,7 @@ class TinyYolo(nn.Module):
 def attempt_load(model):
     for m in model.modules():
         if type(m) in [nn.Hardswish, nn.LeakyReLU, nn.ReLU, nn.ReLU6, nn.SiLU]:
-            m.inplace = True  # missed: none
+            m.inplace = True  # expect: ADL025
     return model.eval()
 
 

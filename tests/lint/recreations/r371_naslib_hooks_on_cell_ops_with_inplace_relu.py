@@ -8,7 +8,7 @@ view and is being modified inplace").  The issue asks for an option to turn
 the in-place ReLU off.
 Buggy line: `nn.ReLU(inplace=True)` in `ReLUConvBN.__init__`, behind a
 hooked op.
-Expected finding: none (no rule for a write into a hooked module's output).
+Expected finding: ADL025 (inplace-after-full-backward-hook).
 Source: https://github.com/automl/NASLib/issues/113"""
 import torch
 import torch.nn as nn
@@ -18,7 +18,7 @@ class ReLUConvBN(nn.Module):
     def __init__(self, C_in, C_out, kernel_size=3):
         super().__init__()
         self.op = nn.Sequential(
-            nn.ReLU(inplace=True),  # missed: none
+            nn.ReLU(inplace=True),  # expect: ADL025
             nn.Conv2d(C_in, C_out, kernel_size, padding=kernel_size // 2, bias=False),
             nn.BatchNorm2d(C_out),
         )
