@@ -312,12 +312,14 @@ class AssignmentEvents:
     def indexed_container(self, target: ast.Subscript) -> bool:
         """``target`` is `x[<integer>]` for a forward() argument `x` taken for a tensor
         only because forward() receives it, still the caller's value, that the function
-        only ever indexes with integer constants: a list of tensors (container_arguments.py).
+        only ever uses as a sequence (indexed with integer constants or loop counters,
+        `len(x)`, returned as is): a list of tensors (container_arguments.py).
         The answer is kept, and such an `x` is no tensor for the rest of the walk."""
         scope = self.scope
         name = target.value
         if not isinstance(name, ast.Name) or name.id not in scope.assumed_tensor_arguments \
-                or not integer_index(target.slice) or len(scope.binds.get(name.id, ())) != 1:
+                or not (integer_index(target.slice) or isinstance(target.slice, ast.Name)) \
+                or len(scope.binds.get(name.id, ())) != 1:
             return False
         if scope.assumed_tensor_arguments[name.id] is None:
             scope.assumed_tensor_arguments[name.id] = only_indexed_by_integers(scope.function, name.id)
