@@ -48,8 +48,11 @@ A backward whose loss is only reached through a container or an attribute
 (`losses["d"]`, `self.fake`) is not followed.  In a loop, a value carried into
 the next iteration (`out, hidden = model(x, hidden)`, truncated
 backpropagation through time without `hidden = hidden.detach()`) is found
-when the name is re-bound once in the body, from itself, by a known module;
-and a value computed once before the loop by a module with parameters (PPO's
+when the name is re-bound once in the body, from itself, by a known module
+(the help detaches each element, `[s.detach() for s in states]`, when the name
+was bound before the loop to a list display, a comprehension or `list(...)`,
+and `tuple(s.detach() for s in states)` for a tuple: a container has no
+`.detach()`; any other first binding is taken for a tensor); and a value computed once before the loop by a module with parameters (PPO's
 advantages from the critic, also through a method of the same object that
 returns it) and read by the loop's backward in every iteration; and a tensor
 made before the loop that the body writes in place with a module's output
