@@ -281,3 +281,40 @@ def test_tensor_state_keeps_the_detach_help():
     findings = lint_source(source, "states.py")
     assert [f.code for f in findings] == ["ADL019"]
     assert "(`states = states.detach()`)" in findings[0].message
+
+
+# An element replaced by a module's output carries its graph: a tensor computed from
+# it and then written in place is still reported (the list is no tensor, its elements are).
+ELEMENT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Detect(nn.Module):
+        def __init__(self, ch=(4, 6)):
+            super().__init__()
+            self.nl = len(ch)
+            self.m = nn.ModuleList(nn.Conv2d(c, 6, 1) for c in ch)
+
+        def forward(self, x):
+            z = []
+            for i in range(self.nl):
+                x[i] = self.m[i](x[i])
+                y = x[i].sigmoid()
+                y[..., 0:2] = y[..., 0:2] * 2.0
+                z.append(y)
+            return z
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.detect = Detect()
+""")
+
+
+def test_write_into_what_an_element_computed_is_still_reported():
+    assert _findings(ELEMENT) == [(_line_of(ELEMENT, "y[..., 0:2] = "), "ADL001")]
+    model = _namespace(ELEMENT)["Model"]()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        sum(o.sum() for o in model.detect(_feature_maps(3))).backward()

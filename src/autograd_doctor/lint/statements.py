@@ -148,6 +148,12 @@ class AssignmentEvents:
             container = target.value
             if self.indexed_container(target):
                 base = None  # `nodes_list[0] = ...`: a list element replaced (container_arguments.py)
+                if value is not None and not self.scope.grad_off and self.is_graph(value):
+                    # the element now holds a graph tensor (`x[i] = self.m[i](x[i])`): what
+                    # is computed from `x[i]` carries it (`y = x[i].sigmoid()` saves y);
+                    # element assignments stay element replacements (cached above)
+                    self.scope.tensors.add(target.value.id)
+                    self.holds_written_graph(target.value.id, value)
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())

@@ -110,8 +110,9 @@ function only ever uses as a sequence (indexed with integer constants or loop
 counters, `len(x)`, `x.append(...)`, returned as is) is taken for a list of
 tensors: replacing an element (`nodes_list[0] = self.proj(nodes_list[0])`, a
 detection head's `for i in range(self.nl): x[i] = self.m[i](x[i])`) is not
-reported, even where a caller passes a tensor there, and what is computed
-from an element (`y = x[i].sigmoid()`) is not known to be a tensor either."""
+reported, even where a caller passes a tensor there; an element replaced by
+a value with a graph carries it, so a write into what is computed from it
+(`y = x[i].sigmoid(); y[..., :2] = ...`) is."""
 )
 
 
