@@ -148,6 +148,12 @@ class AssignmentEvents:
             container = target.value
             if self.indexed_container(target):
                 base = None  # `nodes_list[0] = ...`: a list element replaced (container_arguments.py)
+                if value is not None and not self.scope.grad_off and self.is_graph(value):
+                    # the element now holds a graph tensor (`x[i] = self.m[i](x[i])`): what
+                    # is computed from `x[i]` carries it (`y = x[i].sigmoid()` saves y);
+                    # element assignments stay element replacements (cached above)
+                    self.scope.tensors.add(target.value.id)
+                    self.holds_written_graph(target.value.id, value)
             if base is not None and base in self.scope.tensors or isinstance(container, ast.Call):
                 self.record_write(target.value, stmt, "an indexed assignment",
                                   ("indexed", base) if base else ())
@@ -312,12 +318,14 @@ class AssignmentEvents:
     def indexed_container(self, target: ast.Subscript) -> bool:
         """``target`` is `x[<integer>]` for a forward() argument `x` taken for a tensor
         only because forward() receives it, still the caller's value, that the function
-        only ever indexes with integer constants: a list of tensors (container_arguments.py).
+        only ever uses as a sequence (indexed with integer constants or loop counters,
+        `len(x)`, returned as is): a list of tensors (container_arguments.py).
         The answer is kept, and such an `x` is no tensor for the rest of the walk."""
         scope = self.scope
         name = target.value
         if not isinstance(name, ast.Name) or name.id not in scope.assumed_tensor_arguments \
-                or not integer_index(target.slice) or len(scope.binds.get(name.id, ())) != 1:
+                or not (integer_index(target.slice) or isinstance(target.slice, ast.Name)) \
+                or len(scope.binds.get(name.id, ())) != 1:
             return False
         if scope.assumed_tensor_arguments[name.id] is None:
             scope.assumed_tensor_arguments[name.id] = only_indexed_by_integers(scope.function, name.id)

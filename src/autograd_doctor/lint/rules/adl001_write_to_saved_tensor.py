@@ -106,9 +106,13 @@ same-file module classes (what their `forward` returns) and same-file factory
 functions; modules passed in from elsewhere, `nn.ModuleList` loops and
 container elements are not followed.  The `nn.Sequential` check assumes
 training mode (dropout writes only then).  A `forward()` argument that the
-function only ever indexes with integer constants is taken for a list of
-tensors: replacing an element (`nodes_list[0] = self.proj(nodes_list[0])`) is
-not reported, even where a caller passes a tensor there."""
+function only ever uses as a sequence (indexed with integer constants or loop
+counters, `len(x)`, `x.append(...)`, returned as is) is taken for a list of
+tensors: replacing an element (`nodes_list[0] = self.proj(nodes_list[0])`, a
+detection head's `for i in range(self.nl): x[i] = self.m[i](x[i])`) is not
+reported, even where a caller passes a tensor there; an element replaced by
+a value with a graph carries it, so a write into what is computed from it
+(`y = x[i].sigmoid(); y[..., :2] = ...`) is."""
 )
 
 

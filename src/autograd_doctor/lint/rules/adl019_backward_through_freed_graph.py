@@ -48,8 +48,11 @@ A backward whose loss is only reached through a container or an attribute
 (`losses["d"]`, `self.fake`) is not followed.  In a loop, a value carried into
 the next iteration (`out, hidden = model(x, hidden)`, truncated
 backpropagation through time without `hidden = hidden.detach()`) is found
-when the name is re-bound once in the body, from itself, by a known module;
-and a value computed once before the loop by a module with parameters (PPO's
+when the name is re-bound once in the body, from itself, by a known module
+(the help detaches each element, `[s.detach() for s in states]`, when the name
+was bound before the loop to a list display, a comprehension or `list(...)`,
+and `tuple(s.detach() for s in states)` for a tuple: a container has no
+`.detach()`; any other first binding is taken for a tensor); and a value computed once before the loop by a module with parameters (PPO's
 advantages from the critic, also through a method of the same object that
 returns it) and read by the loop's backward in every iteration; and a tensor
 made before the loop that the body writes in place with a module's output
@@ -530,10 +533,31 @@ def check_loops(checker, scope) -> None:
                 f"`{name}` (line {value.lineno}) carries its graph into the next iteration of the "
                 f"loop, where this backward goes through it again after freeing it (no "
                 f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
-                f"a second time); detach it for the next iteration (`{name} = {name}.detach()`)",
+                f"a second time); detach it for the next iteration "
+                f"(`{name} = {_detached_form(scope, name, start)}`)",
                 related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                           f"`{name}` computed here, read again in the next iteration")])
             scope.reported.add(id(node))
+
+
+def _detached_form(scope, name: str, loop_start: int) -> str:
+    """How to detach ``name`` for the next iteration: `h.detach()` for a tensor; for
+    a Python list or tuple of states, bound before the loop to a list or tuple
+    display, a comprehension or `list(...)` / `tuple(...)` (a list has no
+    `.detach()`), each element detached into a container of the same kind."""
+    before = scope.binding(name, loop_start)
+    value = before[1] if before is not None else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple"):
+        kind = value.func.id
+    elif isinstance(value, (ast.List, ast.ListComp)):
+        kind = "list"
+    elif isinstance(value, ast.Tuple):
+        kind = "tuple"
+    else:
+        return f"{name}.detach()"
+    if kind == "list":
+        return f"[s.detach() for s in {name}]"
+    return f"tuple(s.detach() for s in {name})"
 
 
 def check_comprehensions(checker, scope) -> None:
