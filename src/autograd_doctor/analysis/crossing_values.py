@@ -21,7 +21,7 @@ import ast
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import live_frame
+from autograd_doctor.analysis.source_scope import leaves_below, live_frame
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
@@ -45,9 +45,8 @@ def crossing_value_help(write, backward_site, recorder) -> tuple[Suggestion, Loc
             value = values.get(name)
             if not isinstance(value, torch.Tensor) or value.grad_fn is None:
                 continue
-            leaves = _leaves(value.grad_fn)
-            if leaves is None or not any(leaf is parameter for leaf in leaves) \
-                    or not all(id(leaf) in stepped for leaf in leaves):
+            leaves, finished = leaves_below([value.grad_fn], MAX_NODES)
+            if not finished or id(parameter) not in leaves or not leaves <= stepped:
                 continue
             found = _reading_statement(backward_site, name)
             if found is None:
@@ -76,23 +75,6 @@ def _held_by_the_stepping_optimizer(parameter, recorder) -> set[int]:
         if id(parameter) in held:
             return held
     return set()
-
-
-def _leaves(root) -> list | None:
-    """The tensors at the AccumulateGrad nodes of `root`'s graph; None past MAX_NODES."""
-    leaves, seen, stack = [], set(), [root]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if len(seen) > MAX_NODES:
-            return None
-        variable = getattr(node, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            leaves.append(variable)
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return leaves
 
 
 def _reading_statement(site, name: str) -> tuple[ast.stmt, ast.Name] | None:

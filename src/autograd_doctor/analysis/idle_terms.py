@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograd_doctor.analysis import number_terms
+from autograd_doctor.analysis.source_scope import graph_nodes
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (location_of, replace_node_text, segment, source_line, statement_at,
@@ -76,20 +77,11 @@ class PendingLoss:
 
 def _leaves(grad_fn) -> dict[int, weakref.ref] | None:
     """The leaves requiring grad that the graph from `grad_fn` reaches; None for a graph too large."""
-    found: dict[int, weakref.ref] = {}
-    seen, stack = set(), [grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if len(seen) > MAX_NODES:
-            return None
-        variable = getattr(node, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            found[id(variable)] = weakref.ref(variable)
-        stack.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
-    return found
+    walked, finished = graph_nodes([grad_fn], MAX_NODES)
+    if not finished:
+        return None
+    return {id(node.variable): weakref.ref(node.variable) for node in walked
+            if isinstance(getattr(node, "variable", None), torch.Tensor)}
 
 
 def note_loss(site: Site | None, seq: int, roots: list) -> PendingLoss | None:
