@@ -1656,6 +1656,47 @@ is differentiable and also sends gradients to the other processes' features.
     ),
 )
 
+STRAIGHT_THROUGH_CODEBOOK_TERM = _code(
+    "AD163",
+    "a codebook loss compares the straight-through output, not the codebook's lookup: the codebook never gets a gradient",
+    """\
+**What it means.** A vector quantiser passes its input `x` on as `x + (e - x).detach()`, the
+straight-through estimator: the value is the codebook entry `e`, the gradient goes to `x`. The
+VQ-VAE objective trains the codebook with `||sg[x] - e||^2`, which must read `e` itself. Written
+on the straight-through output (`mse(x + (e - x).detach(), x.detach())`), the term's gradient goes
+through the identity path into `x` (one more commitment term for the encoder) and the codebook,
+held by the optimizer, never gets a gradient: it stays at its initialisation. Nothing fails.
+PyTorch raises nothing for it (it is numbered with the errors only because the warning numbers were
+taken). autograd-doctor looks, at the first step() calls of an optimizer that holds parameters
+without a gradient beside parameters with one, for a tensor in the frame around step() whose graph
+reaches them and another of the same values whose graph does not, compared with a detached value.
+
+**Minimal example.**
+
+    for step in range(2):
+        x = encoder(data)
+        index = torch.cdist(x.detach(), codebook.weight.detach()).argmin(dim=1)
+        e = codebook(index)
+        quantized = x + (e - x).detach()
+        term = F.mse_loss(quantized, x.detach())     # AD163: the codebook gets no gradient
+        loss = (decoder(quantized) - data).pow(2).mean() + term
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compare the lookup itself: `F.mse_loss(e, x.detach())`. The forward values are
+the same (the straight-through output's value is `e`), and the gradient reaches the codebook.
+""",
+    heading="a codebook loss on the straight-through output",
+    example_setup=(
+        "import torch.nn.functional as F\n"
+        "torch.manual_seed(0)\n"
+        "encoder, decoder, codebook = nn.Linear(6, 3), nn.Linear(3, 6), nn.Embedding(5, 3)\n"
+        "optimizer = torch.optim.SGD([*encoder.parameters(), *decoder.parameters(), *codebook.parameters()], lr=0.1)\n"
+        "data = torch.randn(8, 6)\n"
+    ),
+)
+
 MIXED_SECOND_DERIVATIVES = _code(
     "AD165",
     "second derivatives taken with one gradient call over a whole first derivative mix the partials",
