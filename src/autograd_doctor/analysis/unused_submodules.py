@@ -16,8 +16,8 @@ parameters that require grad have no gradient while others have one:
 - and a twin: a sibling of the same type and parameter shapes that the class calls at two lines or
   more (one call may have been meant for the unused module). A head left over with no twin (an
   auxiliary head no loss uses any more) is silent. Reported once per class and attribute.
-The line named is the construction (`self.out_v = ...`); the twin's calls are shown. Which of those calls meant the unused module is not
-known at run time: the help is advice.
+The line named is the construction (`self.out_v = ...`); the twin's calls are shown. Which of
+those calls meant the unused module is not known at run time: the help is advice.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import weakref
 import torch
 from torch import nn
 
+from autograd_doctor.analysis.errors.context import line_location
 from autograd_doctor.analysis.source_scope import live_frame, user_class_file
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
-from autograd_doctor.analysis.errors.context import line_location
 from autograd_doctor.recording.frames import frame_locals
 
 MAX_ROOT_MODULES = 8
