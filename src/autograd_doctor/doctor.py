@@ -28,7 +28,7 @@ from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
-from autograd_doctor.analysis import ungraded_gathers
+from autograd_doctor.analysis import straight_through_terms, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -267,6 +267,8 @@ class Doctor:
         self._shallow_copy_lines: set = set()
         self._copies_through_data = CopiesThroughData()
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
+        self._straight_through_terms = straight_through_terms.StraightThroughTerms()
+        self._unused_submodules = unused_submodules.UnusedSubmodules()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -647,6 +649,8 @@ class Doctor:
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
         self._report_silent(self._copies_through_data.at_step, event.optimizer, event.stack)
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
+        self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)

@@ -1656,6 +1656,89 @@ is differentiable and also sends gradients to the other processes' features.
     ),
 )
 
+STRAIGHT_THROUGH_CODEBOOK_TERM = _code(
+    "AD163",
+    "a codebook loss compares the straight-through output, not the codebook's lookup: the codebook never gets a gradient",
+    """\
+**What it means.** A vector quantiser passes its input `x` on as `x + (e - x).detach()`, the
+straight-through estimator: the value is the codebook entry `e`, the gradient goes to `x`. The
+VQ-VAE objective trains the codebook with `||sg[x] - e||^2`, which must read `e` itself. Written
+on the straight-through output (`mse(x + (e - x).detach(), x.detach())`), the term's gradient goes
+through the identity path into `x` (one more commitment term for the encoder) and the codebook,
+held by the optimizer, never gets a gradient: it stays at its initialisation. Nothing fails.
+PyTorch raises nothing for it (it is numbered with the errors only because the warning numbers were
+taken). autograd-doctor looks, at the first step() calls of an optimizer that holds parameters
+without a gradient beside parameters with one, for a tensor in the frame around step() whose graph
+reaches them and another of the same values whose graph does not, compared with a detached value.
+
+**Minimal example.**
+
+    for step in range(2):
+        x = encoder(data)
+        index = torch.cdist(x.detach(), codebook.weight.detach()).argmin(dim=1)
+        e = codebook(index)
+        quantized = x + (e - x).detach()
+        term = F.mse_loss(quantized, x.detach())     # AD163: the codebook gets no gradient
+        loss = (decoder(quantized) - data).pow(2).mean() + term
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compare the lookup itself: `F.mse_loss(e, x.detach())`. The forward values are
+the same (the straight-through output's value is `e`), and the gradient reaches the codebook.
+""",
+    heading="a codebook loss on the straight-through output",
+    example_setup=(
+        "import torch.nn.functional as F\n"
+        "torch.manual_seed(0)\n"
+        "encoder, decoder, codebook = nn.Linear(6, 3), nn.Linear(3, 6), nn.Embedding(5, 3)\n"
+        "optimizer = torch.optim.SGD([*encoder.parameters(), *decoder.parameters(), *codebook.parameters()], lr=0.1)\n"
+        "data = torch.randn(8, 6)\n"
+    ),
+)
+
+UNUSED_SUBMODULE = _code(
+    "AD164",
+    "a submodule the optimizer holds is never read by its module's code: it never gets a gradient",
+    """\
+**What it means.** A layer built in `__init__` beside a twin of the same shapes (`out_v` beside
+`out_e`, `key_proj` beside `query_proj`) and then never called, because the twin is called where it
+belonged: the optimizer holds its parameters, they never get a gradient and never change, and the
+twin does both jobs. Nothing fails. PyTorch raises nothing for it (it is numbered with the errors
+only because the warning numbers were taken). autograd-doctor looks at the first two step() calls of
+an optimizer that holds parameters without a gradient beside parameters with one: a submodule of a
+module of the user's class, with no gradient at both, whose attribute name is read nowhere in the
+class's file (no `.name`, no `"name"` for getattr), while a sibling of the same type and shapes is
+called at two lines or more, is reported at its construction, with its twin's calls. A head used
+only in evaluation is read somewhere, and a leftover head with no such twin is not this mistake: both
+are silent.
+
+**Minimal example.**
+
+    class Attention(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.query_proj = nn.Linear(width, width)
+            self.key_proj = nn.Linear(width, width)    # AD164: never read
+        def forward(self, x):
+            q = self.query_proj(x)
+            k = self.query_proj(x)                     # meant self.key_proj
+            return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ x
+
+    model = Attention(4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        optimizer.zero_grad()
+        model(torch.randn(3, 4)).pow(2).mean().backward()
+        optimizer.step()
+
+**The fix.** Call the module where the model means it (here `k = self.key_proj(x)`), or remove it.
+Which call of its twin was meant is the program's own: the tool names the construction and the
+twin's calls, and offers no change.
+""",
+    heading="a submodule never read by its module's code",
+)
+
 MIXED_SECOND_DERIVATIVES = _code(
     "AD165",
     "second derivatives taken with one gradient call over a whole first derivative mix the partials",
