@@ -4,8 +4,11 @@ network's gradients, which that network's optimizer then steps (no clear between
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.findings import line_numbers
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.walk import own_nodes
 
@@ -96,8 +99,13 @@ def _factory_optimizers(checker) -> dict:
     (BEGAN-pytorch's trainer): each target -> the module whose `.parameters()` is the
     first argument of the optimizer call at its place."""
     returned = {}
-    for node in ast.walk(checker.tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    # Only the functions whose lines call `.parameters(` can return such optimizers: the others'
+    # bodies are not walked.
+    source = checker.source
+    calls_at = line_numbers(source, [m.start() for m in re.finditer(r"\.parameters\(", source)])
+    for node in nested_statements(checker.tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and any(node.lineno <= line <= node.end_lineno for line in calls_at):
             values = [r.value for r in own_nodes(node.body) if isinstance(r, ast.Return)]
             if len(values) == 1 and isinstance(values[0], ast.Tuple):
                 returned.setdefault(node.name, []).append(values[0])

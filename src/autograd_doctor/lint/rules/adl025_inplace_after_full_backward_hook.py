@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
@@ -65,8 +66,12 @@ INPLACE_FUNCTIONS = frozenset(name + "_" for name in INPLACE_KEYWORD_FUNCTIONS)
 CONTAINERS = frozenset({"Sequential", "ModuleList"})
 
 
+# A call of a registration function, not its definition (torch's own module.py defines them).
+_REGISTRATION_TEXT = re.compile(r"(?<!def )\bregister_(?:module_)?full_backward_(?:pre_)?hook\s*\(")
+
+
 def check_file(checker) -> None:
-    if "full_backward" not in checker.source:
+    if "full_backward" not in checker.source or not _REGISTRATION_TEXT.search(checker.source):
         return  # most files register no full backward hook: no walk for them
     tree = checker.tree
     hooks = _Hooks()
@@ -137,18 +142,26 @@ class _Hooks:
 
 
 def _collect(tree, hooks: _Hooks, forced: dict) -> None:
+    # The registrations first: a file that only defines or documents these hooks (torch's own
+    # module.py) registers none, and pays no map of parents.
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        _last_name(node.func) in GLOBAL_HOOKS
+        or isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_METHODS)]
+    if not found:
+        return
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _last_name(node.func) in GLOBAL_HOOKS:
+    for node in found:
+        if _last_name(node.func) in GLOBAL_HOOKS:
             hooks.kinds.setdefault(ALL_KINDS, node)
             hooks.registrations.append(node)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_METHODS:
+        else:
             hooks.registrations.append(node)
             _resolve_receiver(tree, parents, node.func.value, node, hooks)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _forces_inplace(node):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _forces_inplace(node):
             target = node.targets[0].value.id
             for kind in _kinds_of_loop_variable(parents, node, target) or ():
                 if kind in INPLACE_POSITION:
