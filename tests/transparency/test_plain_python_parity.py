@@ -146,6 +146,35 @@ PROGRAMS = {
         def broken(:
             pass
         """, []),
+    # torch warns from inside an optimizer's step at its third step, when the doctor has put
+    # torch's own `add_` back for quiet steps: the warning names the optimizer's line, as before.
+    "torch_warning_inside_a_later_optimizer_step": ("""
+        import torch
+
+        class PlainSGD(torch.optim.Optimizer):
+            def __init__(self, params, lr):
+                super().__init__(params, {"lr": lr})
+                self.steps = 0
+
+            @torch.no_grad()
+            def step(self):
+                self.steps += 1
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        if self.steps == 3:
+                            p.add_(-group["lr"], p.grad)  # the deprecated overload: torch warns
+                        else:
+                            p.add_(p.grad, alpha=-group["lr"])
+
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        optimizer = PlainSGD([w], lr=0.1)
+        for _ in range(5):
+            optimizer.zero_grad()
+            (w ** 2).sum().backward()
+            optimizer.step()
+        print(w.tolist())
+        """, []),
     # correct
     "chdir_then_file_next_to_the_script": ("""
         import os

@@ -91,8 +91,10 @@ class Recorder(AliasTracking):
         self.data_writes: list[LoggedWrite] = []
         # True while an optimizer step runs whose writes cannot touch anything watched
         # (set by the step-level hooks in `optimizer_step_started`): the wrappers then
-        # call torch directly.
+        # call torch directly. Set through `_set_quiet_step`, which tells
+        # `on_quiet_step_change` (patches.py puts torch's own methods back for the step).
         self.quiet_step = False
+        self.on_quiet_step_change = None
         # (weak optimizer, class name, user stack of the step() call, seq), newest last.
         self.optimizer_steps: list[tuple] = []
         # Gradient clipping calls and where each optimizer last stepped (gradient_clips.py),
@@ -572,14 +574,21 @@ class Recorder(AliasTracking):
         del self.optimizer_steps[:-4]
         self.listener.optimizer_step_starting(OptimizerStepStarting(optimizer, stack, self.parameter_swaps))
         if self.light:
-            self.quiet_step = True
+            self._set_quiet_step(True)
             return
         if self.pending:
             self._register_pending()
-        self.quiet_step = not self.saves_by_storage and not self.view_storages
+        self._set_quiet_step(not self.saves_by_storage and not self.view_storages)
+
+    def _set_quiet_step(self, quiet: bool) -> None:
+        if quiet == self.quiet_step:
+            return
+        self.quiet_step = quiet
+        if self.on_quiet_step_change is not None:
+            self.on_quiet_step_change(self, quiet)
 
     def optimizer_step_done(self, optimizer=None) -> None:
-        self.quiet_step = False
+        self._set_quiet_step(False)
         if optimizer is not None:
             self.gradient_clips.step_done(optimizer, next(self.seq))
             stack = next((stack for reference, _name, stack, _seq in reversed(self.optimizer_steps)
@@ -610,7 +619,7 @@ class Recorder(AliasTracking):
     def call_backward(self, func, args: tuple, kwargs: dict):
         if self.write_depth:
             return call_as_caller(func, args, kwargs)
-        self.quiet_step = False  # a closure's backward inside step() (LBFGS): the user's code again
+        self._set_quiet_step(False)  # a closure's backward inside step() (LBFGS): the user's code again
         self.step_points.backward_starting()  # the steps that ran before this backward(), not in it
         try:
             call = self.record_backward(kwargs, func, args)
