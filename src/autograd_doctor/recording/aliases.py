@@ -12,7 +12,7 @@ import torch
 from autograd_doctor.recording import copy_sites
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
-from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller, is_our_code
+from autograd_doctor.recording.own_frames import call_as_caller, is_our_code
 from autograd_doctor.recording.frames import capture_user_stack, is_user_frame
 from autograd_doctor.recording.listener import (
     DeepcopyFailed, GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied,

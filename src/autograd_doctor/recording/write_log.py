@@ -56,7 +56,7 @@ class LoggedWrite:
         # The elements written (storage offset, sizes, strides, dtype: no tensor kept, the alias
         # dies at once) and a fingerprint of their values just before the write, so that a value
         # put back before backward is not reported.
-        self.written: tuple[int, tuple, tuple, torch.dtype] | None = None
+        self.written: tuple[int, tuple, tuple, object] | None = None  # the last: a torch.dtype
         self.content_before: tuple[int, int] | None = None
         self.index_kinds: tuple[str, ...] | None = None
         self.container_kinds: dict[str, str] = {}
