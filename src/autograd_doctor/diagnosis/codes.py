@@ -2127,7 +2127,10 @@ got gradients and are in no optimizer (or, for a network bound to a name again, 
 the optimizer's parameters belongs to the modules around the `step()` call any more). A parameter
 made inside `forward()` (`self.rel_h = nn.Parameter(torch.randn(...))` there) is replaced at every
 call: the optimizer holds none of them and the one the loss uses is new at every step; the report
-names the line in forward() (the help: make it once, in `__init__`).
+names the line in forward() (the help: make it once, in `__init__`). A program that reloads a
+state dict saved earlier into the optimizer after the replacement (`optimizer.load_state_dict(
+initial_state)`, meant as a reset) is told at that line: a state dict names parameters by their
+position, so the optimizer keeps the old tensors; the help builds the optimizer there instead.
 
 **Minimal example.**
 
