@@ -110,7 +110,11 @@ RECOMMENDER_BOTH_UNFROZEN = RECOMMENDER.replace(
     "    model.user_tower.requires_grad_(True)\n",
     "    model.user_tower.requires_grad_(True)\n    model.item_embedding.requires_grad_(True)\n")
 RECOMMENDER_SHARED_FROZEN = RECOMMENDER.replace("    model.scorer.weight.requires_grad = True  # UNFROZEN\n", "")
-assert len({RECOMMENDER, RECOMMENDER_ALL_TRAINED, RECOMMENDER_BOTH_UNFROZEN, RECOMMENDER_SHARED_FROZEN}) == 4
+# A freeze in a branch that did not run froze nothing: the whole model trains as written, silent.
+RECOMMENDER_FREEZE_NOT_RUN = RECOMMENDER.replace(
+    "    model.requires_grad_(False)  # FROZEN\n", "    if ITEMS > 100:\n        model.requires_grad_(False)\n")
+assert len({RECOMMENDER, RECOMMENDER_ALL_TRAINED, RECOMMENDER_BOTH_UNFROZEN, RECOMMENDER_SHARED_FROZEN,
+            RECOMMENDER_FREEZE_NOT_RUN}) == 5
 
 
 def _shown(diagnosis, line: int) -> bool:
@@ -168,7 +172,8 @@ def test_the_recommender_help_gives_the_untied_reference(tmp_path):
 
 def test_tied_weights_meant_as_they_are_are_silent(tmp_path):
     for index, source in enumerate((RECOGNISER_REFERENCE, RECOMMENDER_REFERENCE, RECOMMENDER_ALL_TRAINED,
-                                    RECOMMENDER_BOTH_UNFROZEN, RECOMMENDER_SHARED_FROZEN)):
+                                    RECOMMENDER_BOTH_UNFROZEN, RECOMMENDER_SHARED_FROZEN,
+                                    RECOMMENDER_FREEZE_NOT_RUN)):
         folder = tmp_path / str(index)
         folder.mkdir()
         outcome = run_program(folder, source)

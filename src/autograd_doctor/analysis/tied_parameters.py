@@ -10,15 +10,17 @@ module's parameter (recording/parameter_swaps.py records `head.weight = embeddin
 programs replace none, and the check costs nothing there):
 - the new parameter is one the optimizer holds, requires grad and got a gradient;
 - a module bound in the frame of step() holds it under exactly two names;
-- the file of step() sets `requires_grad` on True through a path that covers one name (`for p in
+- the file of step() sets `requires_grad` to True through a path that covers one name (`for p in
   model.lm_head.parameters(): p.requires_grad = True`, `model.lm_head.requires_grad_(True)`,
   `model.lm_head.weight.requires_grad = True`), never through one that covers the other, and,
-  before that, to False through a path that covers the other (the whole model, or that module).
+  before that, to False through a path that covers the other (the whole model, or that module);
+- the freezing, the unfreezing and the optimizer's construction are statements of one block, in
+  that order: the optimizer exists, so that block ran, and both settings with it (a freeze in a
+  branch that did not run froze nothing).
 The line named is the tie; where the tie is under an `if` on an argument of `__init__` that the
 construction passes by keyword (`tie_word_embeddings=True`), the construction. The help gives the
 unfrozen name a copy of its own right after the unfreezing statement and keeps the other frozen
-(what loading the model untied gives), when the optimizer is built after that statement in the same
-function; else advice.
+(what loading the model untied gives).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import torch
 from torch import nn
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import live_frame
+from autograd_doctor.analysis.source_scope import block_holding, live_frame
 from autograd_doctor.analysis.stale_optimizer import optimizer_construction
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -97,14 +99,22 @@ class TiedParameters:
                          key=lambda s: s.lineno)
         freezing = [s for s, path, flag in settings if not flag and _covers(path, other)
                     and s.lineno < unfreezing.lineno]
-        if not freezing:
+        construction = optimizer_construction(optimizer, (site,))
+        if not freezing or construction is None or construction[0] != site.filename:
+            return None
+        # Evidence that both ran: the freezing, the unfreezing and the optimizer's construction are
+        # statements of one block, in that order (the optimizer exists, so that block ran). A
+        # freeze in a branch that did not run froze nothing.
+        block = block_holding(tree, construction[1])
+        freezing = [s for s in freezing if block is not None and s in block]
+        if not freezing or unfreezing not in block or construction[1].lineno <= unfreezing.end_lineno:
             return None
         key = (type(root), trained, other)
         if key in self._reported:
             return None
         self._reported.add(key)
         return _diagnosis(optimizer, site, swap, root_name, root, trained, other, unfreezing, freezing[-1],
-                          parameter, tree)
+                          parameter)
 
 
 def _requires_grad_settings(tree: ast.Module, root_name: str) -> list:
@@ -171,8 +181,8 @@ def _covers(path: str, name: str) -> bool:
     return path == "" or name == path or name.startswith(path + ".")
 
 
-def _diagnosis(optimizer, site, swap, root_name, root, trained, other, unfreezing, freezing, parameter,
-               tree) -> Diagnosis | None:
+def _diagnosis(optimizer, site, swap, root_name, root, trained, other, unfreezing, freezing,
+               parameter) -> Diagnosis | None:
     tie = location_of(swap.site, role="tied", note=(
         f"{root_name}.{trained} and {root_name}.{other} become one tensor here"))
     if tie is None:
@@ -198,7 +208,7 @@ def _diagnosis(optimizer, site, swap, root_name, root, trained, other, unfreezin
              "named_parameters() lists the tensor once, under the first name; a tied model cannot train one "
              "name and keep the other frozen"]
     helps = []
-    untie = _untie_help(site, tree, unfreezing, root_name, trained, other, optimizer)
+    untie = _untie_help(site, unfreezing, root_name, trained, other)
     if untie is not None:
         helps.append(untie)
     helps.append(Suggestion(f"or load or build the model untied (for a Hugging Face model: "
@@ -242,16 +252,11 @@ def _flag_construction(swap):
     return None
 
 
-def _untie_help(site, tree, unfreezing: ast.stmt, root_name: str, trained: str, other: str,
-                optimizer) -> Suggestion | None:
-    """The unfreezing statement, then `trained` given a copy of its own and `other` frozen again,
-    when the optimizer is built after it in the same function (it then holds the copy)."""
-    construction = optimizer_construction(optimizer, (site,))
-    if construction is None or construction[0] != site.filename:
-        return None
-    built = construction[1]
-    if built.lineno <= unfreezing.end_lineno or \
-            enclosing_function(tree, built.lineno) is not enclosing_function(tree, unfreezing.lineno):
+def _untie_help(site, unfreezing: ast.stmt, root_name: str, trained: str, other: str) -> Suggestion | None:
+    """The unfreezing statement, then `trained` given a copy of its own and `other` frozen again
+    (the optimizer, built after it in the same block, then holds the copy)."""
+    tree = parse_file(site.filename)
+    if tree is None:
         return None
     lines = source_text(site.filename).splitlines()[unfreezing.lineno - 1:unfreezing.end_lineno]
     indent = len(lines[0]) - len(lines[0].lstrip())
