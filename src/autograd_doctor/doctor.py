@@ -28,7 +28,7 @@ from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
-from autograd_doctor.analysis import straight_through_terms, ungraded_gathers, unused_submodules
+from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import no_grad_aliases
@@ -269,6 +269,7 @@ class Doctor:
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
+        self._tied_parameters = tied_parameters.TiedParameters()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
         self._stale_value_steps_checked = 0  # the optimizer steps after which AD228 was looked for
@@ -624,8 +625,8 @@ class Doctor:
         gradients that no optimizer applies (AD213), was a gradient clamp thrown away (AD222), did a
         no_grad block only rename tensors that keep their history (AD155), and does
         it apply gradients another optimizer's loss left on its parameters (AD230) or added to them
-        after its own backward() (AD176), and does a clip since its backward() cover only other
-        parameters (AD177)?"""
+        after its own backward() (AD176), does a clip since its backward() cover only other
+        parameters (AD177), and was a tied parameter unfrozen through one of its names (AD172)?"""
         if self.silent == "ignore":
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
@@ -654,6 +655,8 @@ class Doctor:
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)
+            # A parameter tied to another module's, unfrozen through one name only (AD172).
+            self._report_silent(self._tied_parameters.at_step, event.optimizer, event.stack, event.swaps)
         if self._report_silent(self._ungraded_gathers.at_step, event.optimizer, event.stack) is not None:
             # Its empty steps, if none of its parameters trains, are this same problem (not AD214 again).
             self._gradientless_steps.cover([event.optimizer])

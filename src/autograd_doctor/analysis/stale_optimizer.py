@@ -18,21 +18,32 @@ garbage collector's objects, done only then, a few times per run at most). The l
 replacement is named (the recorded site, or the assignment to the module's name after the
 optimizer was built); the helps write the new value into the old parameter where the layouts
 match, or build the optimizer again after the replacement.
+
+A program that "resets" its optimizer after the replacement by loading back a state dict
+(`optimizer.load_state_dict(initial_state)`, a statement after the replacing one or after a call on
+the way to it, in the same block) meant it to start afresh with the new parameters; a state dict
+names parameters by their position, so the optimizer keeps the old tensors. That reload is the line
+named, and the help builds the optimizer again in its place (a copy of its construction) where the
+state loaded is the one a new optimizer has: no state per parameter left at this step, each
+setting as built, one group, no learning-rate scheduler in the file (it would keep scheduling the
+old optimizer); otherwise advice.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import gc
+import re
 
 import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import frame_values, live_frame
+from autograd_doctor.analysis.source_scope import block_holding, frame_values, live_frame, stored_names
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, segment, statement_at, statement_location,
+    location_of, parse_file, segment, source_text, statement_at, statement_location,
 )
 from autograd_doctor.recording.frames import Site
 
@@ -146,20 +157,33 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
     module = swap.module_ref()
     owner = type(module).__name__ if module is not None else "the module"
     kind = "parameter" if swap.is_parameter else "submodule"
-    primary = location_of(site, role="replaced", note=f"replaces {owner}.{swap.name} with a new {kind}; the "
-                          f"optimizer still holds the old {'tensor' if swap.is_parameter else 'parameters'}")
+    replaced = location_of(site, role="replaced", note=f"replaces {owner}.{swap.name} with a new {kind}; the "
+                           f"optimizer still holds the old {'tensor' if swap.is_parameter else 'parameters'}")
     related = []
     if len(swap.stack) > 1 and site.function != "<module>":  # the call into the method that replaced it
         related.append(location_of(swap.stack[1], role="call", note="called from here"))
     construction = optimizer_construction(optimizer, step_stack)
+    reload = reload_after_replacement(swap.stack, step_stack)
+    if reload is not None:
+        # The program meant to start the optimizer afresh for the new parameters: the reload is the
+        # line to change, the replacement is where the new tensors came from.
+        primary = statement_location(reload[0], reload[1], role="reload", note=(
+            "loads a state dict into the optimizer after the replacement: a state dict names parameters "
+            "by their position, so the optimizer keeps the old tensors and does not take the new ones"))
+        related.insert(0, replaced)
+    else:
+        primary = replaced
     related += _step_locations(optimizer, step_stack, construction)
     helps = []
     copy_help = _copy_help(swap, site)
     if copy_help is not None:
         helps.append(copy_help)
-    rebuild = _rebuild_help(optimizer, construction, swap.stack, _module_names(step_stack, trained))
-    if rebuild is not None:
-        helps.append(rebuild)
+    if reload is not None:
+        helps.append(_reload_help(optimizer, construction, reload, _module_names(step_stack, trained)))
+    else:
+        rebuild = _rebuild_help(optimizer, construction, swap.stack, _module_names(step_stack, trained))
+        if rebuild is not None:
+            helps.append(rebuild)
     helps.append(_add_group_help(optimizer, construction, f"{owner}.{swap.name}"))
     new_parameters = (f"the new parameter ({shapes_of(trained)}) got a gradient but is" if swap.is_parameter else
                       f"the new submodule's {count_of(len(trained), 'parameter')} ({shapes_of(trained)}) got gradients "
@@ -318,6 +342,71 @@ def _rebuild_help(optimizer, construction, stack, names: set, after=None) -> Sug
             return Suggestion("or build the optimizer again after the replacement, so that it holds the new "
                               "parameters", f"{original}\n{rebuilt}", statement_location(filename, statement))
     return None
+
+
+def reload_after_replacement(swap_stack, step_stack) -> tuple[str, ast.stmt] | None:
+    """(file, statement) of `<optimizer>.load_state_dict(...)`, the optimizer's own receiver as
+    step() is called on it, written after the replacing statement or a call on the way to it, in the
+    same block (it ran after the replacement whenever the program went on to step)."""
+    receiver = _step_receiver(statement_at(step_stack[0].filename, step_stack[0].lineno)) if step_stack else None
+    if receiver is None:
+        return None
+    wanted = ast.unparse(receiver)
+    for site in swap_stack:
+        tree = parse_file(site.filename)
+        statement = statement_at(site.filename, site.lineno)
+        block = block_holding(tree, statement) if tree is not None and statement is not None else None
+        if block is None:
+            continue
+        for later in block[block.index(statement) + 1:]:
+            call = later.value if isinstance(later, ast.Expr) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "load_state_dict" and ast.unparse(call.func.value) == wanted):
+                return site.filename, later
+    return None
+
+
+def _reload_help(optimizer, construction, reload, names: set) -> Suggestion:
+    """The optimizer built again where the program reloads its state, when that state is the one
+    a new optimizer has: nothing per parameter (saved before any step, or an optimizer without
+    state) and each setting as built (no scheduler changed it), one group."""
+    advice = Suggestion("build the optimizer again after the replacement, from the module's parameters of now, "
+                        "instead of loading a state dict into it (a state dict cannot give it new tensors)")
+    filename, statement = reload
+    if construction is None or len(optimizer.param_groups) != 1 or optimizer.state:
+        return advice
+    if any(key in group and group[key] != value for group in optimizer.param_groups
+           for key, value in optimizer.defaults.items() if key != "params"):
+        return advice
+    built_file, built = construction
+    if built_file != filename or re.search(r"lr_scheduler|Scheduler\b|Scheduler\(", source_text(filename)):
+        return advice  # a scheduler holds the old optimizer: the rebuilt one would not be scheduled
+    reads = {node.id for node in ast.walk(built.value) if isinstance(node, ast.Name)}
+    if not reads & (names | {"self"}) or (isinstance(built.targets[0], ast.Attribute) and "self" not in reads):
+        return advice
+    tree = parse_file(filename)
+    if tree is None or enclosing_function(tree, built.lineno) is not enclosing_function(tree, statement.lineno):
+        # Built in another method of the class (`self.optimizer = ...` in __init__): only names the
+        # reload's method has too (`self`, the file's top-level names).
+        top_level = {name for node in tree.body if isinstance(node, (ast.Assign, ast.Import, ast.ImportFrom,
+                                                                     ast.FunctionDef, ast.ClassDef))
+                     for name in _bound_names(node)} if tree is not None else set()
+        if not (isinstance(built.targets[0], ast.Attribute) and reads <= top_level | {"self"} | set(dir(builtins))):
+            return advice
+    rebuilt = segment(filename, built)
+    if rebuilt is None or "\n" in rebuilt:
+        return advice
+    return Suggestion("build the optimizer again here, from the parameters of now: a new optimizer starts "
+                      "from the state this line reloads (nothing per parameter, the same settings) and holds "
+                      "the new tensors", rebuilt, statement_location(filename, statement))
+
+
+def _bound_names(node: ast.stmt) -> set:
+    if isinstance(node, ast.Assign):
+        return {name for target in node.targets for name in stored_names(target)}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return {node.name}
 
 
 def _add_group_help(optimizer, construction, what: str) -> Suggestion:

@@ -1836,6 +1836,49 @@ self.layer.bias)`. To set parameters without a gradient on purpose, copy `value.
     heading="a value that requires grad copied into a parameter through .data inside a forward",
 )
 
+TIED_PARAMETER_PARTLY_UNFROZEN = _code(
+    "AD172",
+    "a parameter two modules share was unfrozen through one of its names: the other module trains too",
+    """\
+**What it means.** Weight tying makes two modules hold one tensor: a language model's output
+projection and its input embedding (`lm_head.weight = embed_tokens.weight`, Hugging Face's
+`tie_word_embeddings`), a recommender's scorer and its item embedding. `requires_grad` belongs to the
+tensor, not to a name: a script that freezes the model and then unfreezes `lm_head` unfreezes the
+embedding too, and every step moves the token embeddings it meant to keep fixed
+(`named_parameters()` lists the tensor once, under the first name, so a look at the frozen names
+does not show it). Nothing fails. PyTorch raises nothing for it (it is numbered with the errors only
+because the warning numbers were taken). autograd-doctor records where a module's parameter is
+replaced by another module's (the tie) and, at an optimizer's first step, reports a tied parameter
+that got a gradient, held by a model with frozen parameters, whose file unfroze it through one of
+its two names only, after freezing the other.
+
+**Minimal example.**
+
+    class TinyLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(10, 4)
+            self.head = nn.Linear(4, 10, bias=False)
+            self.head.weight = self.embed.weight        # AD172: one tensor, two names
+        def forward(self, ids):
+            return self.head(self.embed(ids))
+
+    model = TinyLM()
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)                     # unfreezes model.embed.weight too
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    model(torch.tensor([1, 2])).logsumexp(-1).mean().backward()
+    optimizer.step()                                    # the embedding moves
+
+**The fix.** Load or build the model untied (`tie_word_embeddings=False`), or give the unfrozen name
+a copy of its own right after unfreezing it and keep the other frozen:
+`model.head.weight = nn.Parameter(model.head.weight.detach().clone())` and
+`model.embed.weight.requires_grad_(False)`, before the optimizer is built. If both names are meant
+to train as one tensor, unfreeze the other by its own name too.
+""",
+    heading="a tied parameter unfrozen through one of its names",
+)
+
 TARGET_PROBABILITY_WEIGHT = _code(
     "AD175",
     "a loss weights a target's log-probability by its own probability, not detached",
@@ -2127,7 +2170,10 @@ got gradients and are in no optimizer (or, for a network bound to a name again, 
 the optimizer's parameters belongs to the modules around the `step()` call any more). A parameter
 made inside `forward()` (`self.rel_h = nn.Parameter(torch.randn(...))` there) is replaced at every
 call: the optimizer holds none of them and the one the loss uses is new at every step; the report
-names the line in forward() (the help: make it once, in `__init__`).
+names the line in forward() (the help: make it once, in `__init__`). A program that reloads a
+state dict saved earlier into the optimizer after the replacement (`optimizer.load_state_dict(
+initial_state)`, meant as a reset) is told at that line: a state dict names parameters by their
+position, so the optimizer keeps the old tensors; the help builds the optimizer there instead.
 
 **Minimal example.**
 
