@@ -5,7 +5,7 @@ input, computed with its graph.  The in-place lerp turns each buffer into a
 graph tensor that links every training step's graph to the next one: memory
 grew steadily during training.  Nothing raises.  The fix updates the
 statistics from detached batch statistics (or under `torch.no_grad()`).
-Buggy line: `self.RMr.lerp_(Mr, exponential_average_factor)` in
+Buggy line: `self.RMr.lerp_(Mr.squeeze(), exponential_average_factor)` in
 `ComplexBatchNorm.forward`.
 Source: https://github.com/huyanxin/DeepComplexCRN/issues/20"""
 import torch
@@ -33,15 +33,19 @@ class ComplexBatchNorm(nn.Module):
         if self.training and self.track_running_stats:
             self.num_batches_tracked += 1
             exponential_average_factor = self.momentum
-        redux = [0, 2]
+        redux = [2, 0]
         vdim = [1, self.num_features, 1]
         if self.training:
-            Mr, Mi = xr.mean(redux), xi.mean(redux)
+            Mr, Mi = xr, xi
+            for d in redux:
+                Mr = Mr.mean(d, keepdim=True)
+                Mi = Mi.mean(d, keepdim=True)
+            if self.track_running_stats:
+                self.RMr.lerp_(Mr.squeeze(), exponential_average_factor)  # expect: ADL017
+                self.RMi.lerp_(Mi.squeeze(), exponential_average_factor)  # expect: ADL017
         else:
-            Mr, Mi = self.RMr, self.RMi
-        if self.training and self.track_running_stats:
-            self.RMr.lerp_(Mr, exponential_average_factor)  # missed: none
-            self.RMi.lerp_(Mi, exponential_average_factor)
+            Mr = self.RMr.view(vdim)
+            Mi = self.RMi.view(vdim)
         xr = xr - Mr.view(vdim)
         xi = xi - Mi.view(vdim)
         yr = self.Wrr.view(vdim) * xr + self.Br.view(vdim)

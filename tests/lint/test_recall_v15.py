@@ -1,0 +1,146 @@
+"""Recall on the causes of misses in the r372-r391 re-creations: each case the
+linter now reports really shows its bug when run, its corrected twin (the
+change the finding asks for, applied) stays silent and computes what a
+hand-written reference computes, and a similar correct pattern stays silent
+(and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ADL017: a buffer updated in place (`lerp_`, `mul_(m).add_(...)`) from a statistic of
+# the forward's input, in a module a call of the file feeds with a graph tensor: the
+# buffer becomes a graph tensor linking every step's graph (r377).
+RUNNING_MEAN_IN_PLACE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class RunningCenter(nn.Module):
+        def __init__(self, n, momentum=0.1):
+            super().__init__()
+            self.momentum = momentum
+            self.register_buffer("running_mean", torch.zeros(n))
+            self.register_buffer("running_sq", torch.ones(n))
+            self.register_buffer("steps", torch.tensor(0))
+
+        def forward(self, x):
+            if self.training:
+                mean = x.mean(0)
+                self.steps.add_(1)
+                self.running_mean.lerp_(mean, self.momentum)
+                self.running_sq.mul_(1 - self.momentum).add_(mean * mean, alpha=self.momentum)
+            else:
+                mean = self.running_mean
+            return x - mean
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 4)
+            self.center = RunningCenter(4)
+            self.out = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.out(self.center(self.fc(x)))
+
+    def main():
+        torch.manual_seed(0)
+        net = Net()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        inputs = [torch.randn(5, 3) for _ in range(2)]
+        for x in inputs:
+            optimizer.zero_grad()
+            net(x).pow(2).mean().backward()
+            optimizer.step()
+        return net, inputs
+""")
+
+
+def _reference_running_mean(source: str) -> torch.Tensor:
+    """The running mean written by hand: the same training run, the statistic
+    blended from values cut from the graph."""
+    torch.manual_seed(0)
+    net = _load(source)["Net"]()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    running = torch.zeros(4)
+    for _ in range(2):
+        x = torch.randn(5, 3)
+        with torch.no_grad():
+            running = 0.9 * running + 0.1 * net.fc(x).mean(0)
+        optimizer.zero_grad()
+        net.out(net.fc(x) - net.fc(x).mean(0)).pow(2).mean().backward()
+        optimizer.step()
+    return running
+
+
+def test_a_buffer_updated_in_place_from_the_input_statistic_is_found_and_keeps_graphs():
+    source = RUNNING_MEAN_IN_PLACE
+    assert _findings(source) == [(_line(source, "self.running_mean.lerp_"), "ADL017"),
+                                 (_line(source, "self.running_sq.mul_"), "ADL017")]
+    net, _ = _load(source)["main"]()
+    assert net.center.running_mean.grad_fn is not None  # the buffer holds the steps' graphs
+    assert net.center.running_sq.grad_fn is not None
+
+
+def test_the_update_from_detached_values_is_silent_and_matches_the_reference():
+    fixed = RUNNING_MEAN_IN_PLACE.replace("lerp_(mean, ", "lerp_(mean.detach(), ").replace(
+        "add_(mean * mean, ", "add_(mean.detach() ** 2, ")
+    assert _findings(fixed) == []
+    net, _ = _load(fixed)["main"]()
+    assert net.center.running_mean.grad_fn is None
+    assert torch.allclose(net.center.running_mean, _reference_running_mean(fixed), atol=1e-6)
+
+
+def test_an_update_under_no_grad_and_a_counter_stay_silent():
+    update = ("            self.running_mean.lerp_(mean, self.momentum)\n"
+              "            self.running_sq.mul_(1 - self.momentum).add_(mean * mean, alpha=self.momentum)\n")
+    assert update in RUNNING_MEAN_IN_PLACE
+    guarded = RUNNING_MEAN_IN_PLACE.replace(update, "            with torch.no_grad():\n"
+                                            + update.replace("            self.", "                self."))
+    assert _findings(guarded) == []
+    net, _ = _load(guarded)["main"]()
+    assert net.center.running_mean.grad_fn is None and int(net.center.steps) == 2
+
+
+def test_a_running_normaliser_of_raw_observations_stays_silent():
+    """Nothing in the file passes the normaliser a graph tensor: its input is data."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class ObsNorm(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("mean", torch.zeros(n))
+
+            def forward(self, obs):
+                self.mean.lerp_(obs.mean(0), 0.01)
+                return obs - self.mean
+
+        def main():
+            norm, policy = ObsNorm(3), nn.Linear(3, 2)
+            loss = policy(norm(torch.randn(4, 3))).sum()
+            loss.backward()
+            return norm
+    """)
+    assert _findings(source) == []
+    assert _load(source)["main"]().mean.grad_fn is None
