@@ -144,3 +144,75 @@ def test_a_running_normaliser_of_raw_observations_stays_silent():
     """)
     assert _findings(source) == []
     assert _load(source)["main"]().mean.grad_fn is None
+
+
+# ADL018: a method run once per micro-batch clears the optimizer on every call but
+# steps only when a counter it increments reaches the accumulation window (r380).
+COUNTED_WINDOW = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Learner:
+        def __init__(self, module, k=2):
+            self.module = module
+            self.optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
+            self.k = k
+            self.calls = 0
+
+        def update(self, x, y):
+            self.optimizer.zero_grad()
+            loss = ((self.module(x) - y) ** 2).mean() / self.k
+            loss.backward()
+            self.calls += 1
+            if self.calls % self.k == 0:
+                self.optimizer.step()
+
+    def main():
+        torch.manual_seed(0)
+        module = nn.Linear(3, 1)
+        start = [p.detach().clone() for p in module.parameters()]
+        batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+        learner = Learner(module)
+        for x, y in batches:
+            learner.update(x, y)
+        return module, start, batches
+""")
+
+
+def _window_reference(start, batches):
+    """One SGD step on the mean of the window's losses, written by hand."""
+    weight, bias = (p.clone().requires_grad_() for p in start)
+    loss = sum(((x @ weight.t() + bias - y) ** 2).mean() for x, y in batches) / 2
+    grads = torch.autograd.grad(loss, [weight, bias])
+    return [p.detach() - 0.1 * g for p, g in zip((weight, bias), grads)]
+
+
+def test_a_clear_on_every_call_of_a_counted_window_is_found_and_loses_gradients():
+    source = COUNTED_WINDOW
+    assert _findings(source) == [(_line(source, "self.optimizer.zero_grad()"), "ADL018")]
+    module, start, batches = _load(source)["main"]()
+    expected = _window_reference(start, batches)
+    assert not all(torch.allclose(p, e) for p, e in zip(module.parameters(), expected))
+
+
+def test_clearing_after_the_step_is_silent_and_steps_on_the_window():
+    assert "        self.optimizer.zero_grad()\n" in COUNTED_WINDOW
+    fixed = COUNTED_WINDOW.replace("        self.optimizer.zero_grad()\n", "").replace(
+        "            self.optimizer.step()\n", "            self.optimizer.step()\n            self.optimizer.zero_grad()\n")
+    assert "self.optimizer.zero_grad()" in fixed
+    assert _findings(fixed) == []
+    module, start, batches = _load(fixed)["main"]()
+    assert all(torch.allclose(p, e, atol=1e-6) for p, e in zip(module.parameters(), _window_reference(start, batches)))
+
+
+def test_a_step_on_every_call_and_a_window_on_a_caller_count_stay_silent():
+    window = "        if self.calls % self.k == 0:\n            self.optimizer.step()"
+    assert window in COUNTED_WINDOW
+    every_call = COUNTED_WINDOW.replace(window, "        self.optimizer.step()")
+    assert _findings(every_call) == []
+    _load(every_call)["main"]()
+    # the window tests the caller's step number, not a count this method keeps: no evidence
+    caller_count = COUNTED_WINDOW.replace("def update(self, x, y):", "def update(self, x, y, step=0):").replace(
+        "if self.calls % self.k == 0:", "if step % self.k == 0:")
+    assert _findings(caller_count) == []
+    _load(caller_count)["main"]()

@@ -22,7 +22,7 @@ class Algorithm:
         return ((self._module(x) - y) ** 2).mean()
 
     def update_with_gradient(self, loss):
-        self._optimizer.zero_grad()  # missed: none
+        self._optimizer.zero_grad()  # expect: ADL018
         (loss / self._grad_acc_steps).backward()
         self._num_micro_batches += 1
         if self._num_micro_batches % self._grad_acc_steps == 0:
