@@ -216,3 +216,53 @@ def test_a_step_on_every_call_and_a_window_on_a_caller_count_stay_silent():
         "if self.calls % self.k == 0:", "if step % self.k == 0:")
     assert _findings(caller_count) == []
     _load(caller_count)["main"]()
+
+
+# ADL021: a target network "refreshed" from its own state dict: the line changes
+# nothing and the target keeps its initial weights (r389).
+SELF_LOADED_TARGET = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Agent:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.online = nn.Linear(3, 2)
+            self.target = nn.Linear(3, 2)
+            self.target.load_state_dict(self.online.state_dict())
+            self.optimizer = torch.optim.SGD(self.online.parameters(), lr=0.5)
+
+        def learn(self, s, r, s2, step):
+            with torch.no_grad():
+                y = r + 0.9 * self.target(s2).max(1)[0]
+            loss = F.mse_loss(self.online(s).max(1)[0], y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            if step % 2 == 1:
+                self.target.load_state_dict(self.target.state_dict())
+
+    def main():
+        agent = Agent()
+        start = [p.detach().clone() for p in agent.target.parameters()]
+        for step in range(2):
+            agent.learn(torch.randn(4, 3), torch.ones(4), torch.randn(4, 3), step)
+        return agent, start
+""")
+
+
+def test_a_module_loading_its_own_state_is_found_and_changes_nothing():
+    source = SELF_LOADED_TARGET
+    assert _findings(source) == [(_line(source, "self.target.load_state_dict(self.target"), "ADL021")]
+    agent, start = _load(source)["main"]()
+    assert all(torch.equal(p, s) for p, s in zip(agent.target.parameters(), start))  # never refreshed
+
+
+def test_loading_the_online_state_is_silent_and_copies_it():
+    fixed = SELF_LOADED_TARGET.replace("self.target.load_state_dict(self.target.state_dict())",
+                                       "self.target.load_state_dict(self.online.state_dict())")
+    assert _findings(fixed) == []
+    agent, start = _load(fixed)["main"]()
+    assert all(torch.equal(p, o) for p, o in zip(agent.target.parameters(), agent.online.parameters()))
+    assert not all(torch.equal(p, s) for p, s in zip(agent.target.parameters(), start))

@@ -60,7 +60,7 @@ class QMIX:
         self.optimizer.step()
         if train_step > 0 and train_step % self.target_update_cycle == 0:
             self.target_rnn.load_state_dict(self.eval_rnn.state_dict())
-            self.target_qmix_net.load_state_dict(self.target_qmix_net.state_dict())  # missed: none
+            self.target_qmix_net.load_state_dict(self.target_qmix_net.state_dict())  # expect: ADL021
 
 
 def bug_shows():
