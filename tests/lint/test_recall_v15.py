@@ -266,3 +266,58 @@ def test_loading_the_online_state_is_silent_and_copies_it():
     agent, start = _load(fixed)["main"]()
     assert all(torch.equal(p, o) for p, o in zip(agent.target.parameters(), agent.online.parameters()))
     assert not all(torch.equal(p, s) for p, s in zip(agent.target.parameters(), start))
+
+
+# ADL023: a backpropagated loss appended to a list that outlives the loop: the list
+# keeps every iteration's graph (r379).
+LOSS_HISTORY = textwrap.dedent("""
+    import torch
+
+    def fit(target, steps=4):
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        optimizer = torch.optim.SGD([w], lr=0.1)
+        history = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = ((w - target) ** 2).sum()
+            history.append(loss)
+            loss.backward()
+            optimizer.step()
+        return w, history
+""")
+
+
+def test_a_backpropagated_loss_appended_to_a_history_is_found_and_keeps_graphs():
+    source = LOSS_HISTORY
+    assert _findings(source) == [(_line(source, "history.append(loss)"), "ADL023")]
+    _, history = _load(source)["fit"](torch.ones(3))
+    assert all(h.grad_fn is not None for h in history)
+
+
+def test_appending_the_value_is_silent_and_records_the_same_losses():
+    fixed = LOSS_HISTORY.replace("history.append(loss)", "history.append(loss.item())")
+    assert _findings(fixed) == []
+    w_fixed, values = _load(fixed)["fit"](torch.ones(3))
+    w_bug, tensors = _load(LOSS_HISTORY)["fit"](torch.ones(3))
+    assert values == [t.item() for t in tensors] and torch.equal(w_fixed, w_bug)
+
+
+def test_losses_collected_for_one_backward_and_a_list_made_per_iteration_stay_silent():
+    once = textwrap.dedent("""
+        import torch
+
+        def fit(target):
+            w = torch.zeros(3, requires_grad=True)
+            losses = []
+            for t in target:
+                losses.append((w - t).pow(2).sum())
+            torch.stack(losses).mean().backward()
+            return w.grad
+    """)
+    assert _findings(once) == []
+    assert _load(once)["fit"](torch.ones(2, 3)) is not None
+    fresh = LOSS_HISTORY.replace("    history = []\n", "").replace(
+        "        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        history = []\n")
+    assert "history = []" in fresh and _findings(fresh) == []
+    _load(fresh)["fit"](torch.ones(3))

@@ -30,7 +30,7 @@ def optimize(tensors, loss_function, optimizer=torch.optim.Adam, tol=1e-6, max_i
     for _ in range(max_iter):
         optimizer.zero_grad()
         loss = loss_function(*tensors)
-        loss_history.append(loss)  # missed: none
+        loss_history.append(loss)  # expect: ADL023
         loss.backward()
         optimizer.step()
         if len(loss_history) >= 2 and abs(loss_history[-1].item() - loss_history[-2].item()) < tol:
