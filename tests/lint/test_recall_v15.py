@@ -321,3 +321,80 @@ def test_losses_collected_for_one_backward_and_a_list_made_per_iteration_stay_si
         "        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        history = []\n")
     assert "history = []" in fresh and _findings(fresh) == []
     _load(fresh)["fit"](torch.ones(3))
+
+
+# ADL025: full backward hooks on every module without submodules (a gradient probe's
+# `if len(list(m.children())) == 0:`), and a node whose own leaf layer's output goes
+# into a container starting with an in-place activation (r374).
+LEAF_HOOKS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Mix(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.weights = nn.Parameter(torch.ones(n))
+
+        def forward(self, features):
+            return sum(w * f for w, f in zip(torch.softmax(self.weights, 0), features))
+
+    class Node(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mix = Mix(2)
+            self.post = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 4))
+
+        def forward(self, a, b):
+            return self.post(self.mix([a, b]))
+
+    class Probe:
+        def __init__(self, module):
+            self.norms = {}
+            for name, layer in module.named_modules():
+                if len(list(layer.children())) == 0:
+                    layer.register_full_backward_hook(self.saver(name))
+
+        def saver(self, name):
+            def hook(module, grad_input, grad_output):
+                self.norms[name] = grad_output[0].norm().item()
+            return hook
+
+    def main(hooked=True):
+        torch.manual_seed(0)
+        stem, node = nn.Linear(3, 4), Node()
+        probe = Probe(node) if hooked else None
+        x = torch.randn(2, 3)
+        h = stem(x)
+        out = node(h, h * 0.5).sum()
+        out.backward()
+        return out.detach(), [p.grad.clone() for p in stem.parameters()], probe
+""")
+
+
+def test_hooks_on_every_leaf_module_before_an_in_place_activation_are_found_and_fail():
+    source = LEAF_HOOKS
+    assert _findings(source) == [(_line(source, "nn.ReLU(inplace=True)"), "ADL025")]
+    try:
+        _load(source)["main"]()
+    except RuntimeError as error:
+        assert "BackwardHookFunction" in str(error)
+    else:
+        raise AssertionError("the hooked forward ran")
+
+
+def test_the_activation_out_of_place_is_silent_and_matches_the_unhooked_model():
+    fixed = LEAF_HOOKS.replace("nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)")
+    assert _findings(fixed) == []
+    main = _load(fixed)["main"]
+    out, grads, probe = main(hooked=True)
+    reference_out, reference_grads, _ = main(hooked=False)
+    assert torch.equal(out, reference_out) and all(torch.equal(a, b) for a, b in zip(grads, reference_grads))
+    assert "post.0" in probe.norms  # the probe saw the activation's gradient
+
+
+def test_hooks_filtered_by_another_test_and_old_style_hooks_stay_silent():
+    by_name = LEAF_HOOKS.replace("if len(list(layer.children())) == 0:", "if name == 'post.1':")
+    assert _findings(by_name) == []
+    _load(by_name)["main"]()
+    old_style = LEAF_HOOKS.replace("register_full_backward_hook", "register_backward_hook")
+    assert _findings(old_style) == []

@@ -31,7 +31,7 @@ class FNode(nn.Module):
         super().__init__()
         self.combine = FpnCombine(num_inputs)
         self.after_combine = nn.Sequential(
-            nn.ReLU6(inplace=True),  # missed: none
+            nn.ReLU6(inplace=True),  # expect: ADL025
             nn.Conv2d(channels, channels, 3, padding=1),
         )
 
