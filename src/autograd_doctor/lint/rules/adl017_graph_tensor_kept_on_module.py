@@ -29,6 +29,11 @@ module or from a leaf that requires grad), and reports it when
   gives the attribute a new value (a loop that resets `model.hidden` before
   each sequence, a method of the class other than `__init__`).
 
+Also the in-place update of a buffer of the class from such a value
+(`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
+`self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
+makes the buffer a graph tensor as the assignment does.
+
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no
 graph and is not reported.""",
