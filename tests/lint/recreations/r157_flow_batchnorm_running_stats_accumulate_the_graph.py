@@ -30,8 +30,8 @@ class BatchNorm(nn.Module):
     def forward(self, inputs, context=None):
         if self.training:
             mean, var = inputs.mean(0), inputs.var(0)
-            self.running_mean.mul_(1 - self.momentum).add_(mean * self.momentum)  # missed: ADL017
-            self.running_var.mul_(1 - self.momentum).add_(var * self.momentum)  # missed: ADL017
+            self.running_mean.mul_(1 - self.momentum).add_(mean * self.momentum)  # expect: ADL017
+            self.running_var.mul_(1 - self.momentum).add_(var * self.momentum)  # expect: ADL017
         else:
             mean, var = self.running_mean, self.running_var
         outputs = self.weight * ((inputs - mean) / torch.sqrt((var + self.eps))) + self.bias

@@ -29,6 +29,11 @@ module or from a leaf that requires grad), and reports it when
   gives the attribute a new value (a loop that resets `model.hidden` before
   each sequence, a method of the class other than `__init__`).
 
+Also the in-place update of a buffer of the class from such a value
+(`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
+`self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
+makes the buffer a graph tensor as the assignment does.
+
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no
 graph and is not reported.""",
@@ -103,6 +108,40 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
         checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
 
 
+# In-place methods that write (part of) their arguments' values into the receiver:
+# `self.running.lerp_(batch_mean, m)`, `self.running.mul_(m).add_(batch_mean, alpha=1 - m)`.
+BLENDING_METHODS = frozenset({"lerp_", "add_", "sub_", "copy_", "addcmul_", "addcdiv_"})
+
+
+def on_method_call(checker, call, func) -> None:
+    """`self.<buffer>.lerp_(value, m)` (or `.add_`, `.copy_`, the tail of
+    `self.<buffer>.mul_(m).add_(value)`) in a module's method, where the value
+    carries a graph: the in-place update makes the buffer a graph tensor, as
+    `self.<buffer> = ...` does.  A value with this forward's graph from a layer of
+    the module is noted at once; one computed from the forward's input waits, as
+    the assignment does, for a call in the file that passes the module a graph
+    tensor."""
+    if func.attr not in BLENDING_METHODS:
+        return
+    buffer = func.value
+    while isinstance(buffer, ast.Call) and isinstance(buffer.func, ast.Attribute) \
+            and buffer.func.attr.endswith("_"):
+        buffer = buffer.func.value  # `self.running.mul_(m).add_(value)`: the buffer is written
+    cls = checker.scope.module_class
+    scope = checker.scope
+    if not cls or not (isinstance(buffer, ast.Attribute) and isinstance(buffer.value, ast.Name)
+                       and buffer.value.id == "self") \
+            or buffer.attr not in checker.modules.buffers.get(cls, ()) \
+            or scope.grad_off or checker.opt_in_depth:
+        return
+    values = [a for a in call.args if not isinstance(a, ast.Constant) and not checker.is_grad_leaf(a)]
+    if any(checker.is_graph(v) for v in values):
+        scope.note("ADL017", ("buffer in place", call, buffer.attr, cls))
+    elif scope.name == "forward" and scope.owner_class == cls \
+            and any(checker.result_carries_graph(v) for v in values):
+        checker.notes["ADL017 forward argument"].append((call, buffer.attr, cls))
+
+
 # The running statistics of the normalisation layers: buffers that only ever hold data.
 NORM_BUFFERS = frozenset({"running_mean", "running_var"})
 NORM_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
@@ -154,7 +193,10 @@ def check_file(checker) -> None:
     that carries it could do that at the right time, which the file cannot tell."""
     fed = checker.graph_callers.reached() if checker.notes["ADL017 forward argument"] else ()
     for stmt, attr, cls in checker.notes["ADL017 forward argument"]:
-        if f"{cls}.forward" in fed:
+        if f"{cls}.forward" in fed and isinstance(stmt, ast.Call):
+            checker.report("ADL017", stmt, _in_place_message(attr, "computed from this forward's input, "
+                                                             "which a call in this file passes with its graph"))
+        elif f"{cls}.forward" in fed:
             checker.report("ADL017", stmt,
                            f"buffer `self.{attr}` is given a tensor computed from this forward's input, "
                            f"which a call in this file passes with its graph: each call's statistic links "
@@ -200,9 +242,18 @@ def _attribute_assignments(tree, attrs: set) -> dict:
     return found
 
 
+def _in_place_message(attr: str, source: str) -> str:
+    return (f"buffer `self.{attr}` is updated in place from a tensor {source}: the buffer becomes a "
+            f"graph tensor and each call's update links to the one before, so the graphs of every step "
+            f"stay alive (memory grows with the step count); update it under `torch.no_grad()` or from "
+            f"`.detach()`ed values")
+
+
 def check_scope(checker, scope) -> None:
     for kind, node, name, cls in scope.noted("ADL017"):
-        if kind == "deepcopy":
+        if kind == "buffer in place":
+            checker.report("ADL017", node, _in_place_message(name, "that carries this forward's graph"))
+        elif kind == "deepcopy":
             attr, line = checker.modules.graph_attributes[cls][0]
             checker.report("ADL017", node,
                            f"`copy.deepcopy({name})` copies a `{cls}` whose method stores `self.{attr}`, "

@@ -42,7 +42,10 @@ optimizer only inside `if (i + 1) % k == 0:` (a test on a remainder: gradient
 accumulation over `k` iterations) but calls that optimizer's `zero_grad()` on
 every iteration, outside the `if`, and runs a backward pass outside it too: the
 gradients of the other iterations are cleared before any step reads them, so
-each step uses the last micro-batch's gradient only.
+each step uses the last micro-batch's gradient only.  The same in a method run
+once per micro-batch, without a loop: it clears the optimizer and backpropagates
+outside any branch, and steps only inside `if self.<n> % k == 0:` on a counter of
+the object that the method itself increments (`self.<n> += 1`).
 Also an update method run once per batch from a loop of the same file
 (`trainer.train_step(batch)` in `for batch in batches:`) that backpropagates
 and then steps an optimizer, outside any branch, in a file that clears no
@@ -496,6 +499,10 @@ def _note_windows_and_updates(checker, scope, backwards) -> None:
             if start < b_start and any(start < z < end and not b_start <= z < b_end and text == optimizer
                                        for z, text in scope.zero_grad_receivers):
                 checker.notes["ADL018 window"].append(node)
+        elif branch and not loops and scope.function is not None and any(
+                not any(a <= z < e for a, _, e in scope.branches) and text == optimizer
+                for z, text in scope.zero_grad_receivers):
+            checker.notes["ADL018 counted window"].append(scope.function)
         elif not loops and not branch and any(b < seq and not any(a <= b < e for a, _, e in scope.branches)
                                               for b in backwards):
             bases = scope.class_bases + (("<unnamed>",) if scope.unnamed_bases else ())
@@ -506,6 +513,8 @@ def check_file(checker) -> None:
     """Accumulation windows cleared on every iteration, and update functions of a
     file that clears nothing, called from a loop: only where the walk noted one."""
     windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
+    for function in {id(f): f for f in checker.notes["ADL018 counted window"]}.values():
+        _window_cleared_every_iteration(checker, function.body, counted=True)
     if not windows and not updates:
         return
     loops = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
@@ -513,7 +522,7 @@ def check_file(checker) -> None:
         noted = {id(node) for node in windows}
         for loop in loops:
             if any(id(c) in noted for c in _calls_in(loop.body)):
-                _window_cleared_every_iteration(checker, loop)
+                _window_cleared_every_iteration(checker, loop.body)
     if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
             and not _CLEARS_BY_HAND.search(checker.source):
         _updates_never_cleared(checker, updates, loops)
@@ -542,14 +551,22 @@ def _updates_never_cleared(checker, updates, loops) -> None:
             related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
 
 
-def _window_cleared_every_iteration(checker, loop) -> None:
+def _window_cleared_every_iteration(checker, body, counted=False) -> None:
     """`loss.backward(); if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`:
     the clear outside the window's `if` runs on every iteration (PreDiff's VAE
-    script), so the window never sums more than one backward pass."""
-    windows = [stmt for stmt in loop.body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
+    script), so the window never sums more than one backward pass.  ``counted``: the
+    body of a method run once per micro-batch, whose window tests a counter of the
+    object that the method itself increments (`self.n += 1; if self.n % k == 0:`,
+    ALF's `update_with_gradient`): the increment shows it runs again and again."""
+    windows = [stmt for stmt in body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
+    outside = [stmt for stmt in body if not any(stmt is w for w in windows)]
+    if counted:
+        counters = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
+                    and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
+        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in counters
+                                             for n in ast.walk(w.test))]
     if not windows:
         return
-    outside = [stmt for stmt in loop.body if not any(stmt is w for w in windows)]
     outside_calls = [c for c in _calls_in(outside)]
     if not any(isinstance(c.func, ast.Attribute) and c.func.attr == "backward" for c in outside_calls):
         return
@@ -566,14 +583,19 @@ def _window_cleared_every_iteration(checker, loop) -> None:
                           and checker.text(stmt.value.func.value) == optimizer), None)
             if clear is None:
                 continue
+            each = "call of this method" if counted else "iteration"
             checker.report(
                 "ADL018", clear,
-                f"`{optimizer}.zero_grad()` runs on every iteration, but `{optimizer}` steps only when "
+                f"`{optimizer}.zero_grad()` runs on every {each}, but `{optimizer}` steps only when "
                 f"`{checker.text(window.test)}` (line {window.lineno}): the gradients of the other "
-                f"iterations are cleared before any step reads them, so each step uses only the last "
+                f"{each.split()[0]}s are cleared before any step reads them, so each step uses only the last "
                 f"backward pass's gradient; clear after the step, inside the `if`",
                 related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0,
                           "the accumulation window")])
+
+
+def _self_attribute(node) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _remainder_test(test) -> bool:

@@ -29,6 +29,9 @@ Also a forward hook of the file (a function or method passed to
 `register_forward_hook`) that rebinds its `output` parameter to a new value,
 never reads it again and returns nothing: a forward hook changes the module's
 output only by returning the new value (ManifoldMixup's `hook_modify`).
+Also `net.load_state_dict(net.state_dict())`: a module given its own state
+back (a target network "refreshed" from itself instead of from the trained
+network keeps its initial weights).
 Calls inside a `try:` body or a `with pytest.raises(...)` /
 `self.assertRaises(...)` block (run for the error they raise) are not
 reported.""",
@@ -94,7 +97,7 @@ def on_call(checker, node, q) -> None:
 
 
 # Every method name this rule looks at: one set look-up per method call of the file.
-_WATCHED_METHODS = TENSOR_ONLY_METHODS | SHARED_METHODS | {"detach", "register_forward_hook"}
+_WATCHED_METHODS = TENSOR_ONLY_METHODS | SHARED_METHODS | {"detach", "register_forward_hook", "load_state_dict"}
 
 
 def on_method_call(checker, node, func) -> None:
@@ -107,6 +110,10 @@ def on_method_call(checker, node, func) -> None:
             checker.notes.setdefault("ADL021 forward hooks", []).append(node.args[0])
         return
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
+        return
+    if attr == "load_state_dict":
+        if _loads_own_state(checker, node, func):
+            checker.scope.note("ADL021", (node, "load_state_dict", attr, func.value))
         return
     if attr == "detach":
         # Thrown away, `detach()` is harmless dead code unless the name keeps a graph that
@@ -121,6 +128,13 @@ def on_method_call(checker, node, func) -> None:
 
 def check_scope(checker, scope) -> None:
     for node, shown, op, operand in scope.noted("ADL021"):
+        if op == "load_state_dict":
+            module = checker.text(operand)
+            checker.report("ADL021", node,
+                           f"`{module}.load_state_dict({module}.state_dict())` loads the module's own state "
+                           f"into it: this line changes nothing (a target network refreshed this way keeps "
+                           f"its old weights); load the state of the module it should copy")
+            continue
         remedy = f"the in-place form is `{op}_`; or assign the result" if op in HAS_INPLACE_FORM else "assign the result"
         message = f"{shown} returns a new tensor and the result is thrown away: this line changes nothing ({remedy})"
         if op == "detach":
@@ -177,6 +191,17 @@ def _check_hook(checker, function) -> None:
         f"forward hook `{function.name}` rebinds `{output}` to a new value and returns nothing: a forward "
         f"hook changes the module's output only by returning it, so this line changes nothing "
         f"(end the hook with `return {output}`)")
+
+
+def _loads_own_state(checker, node, func) -> bool:
+    """`net.load_state_dict(net.state_dict())`: the argument is the receiver's own
+    `state_dict()` (the same name or attribute chain, read twice in one statement)."""
+    if len(node.args) != 1 or not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return False
+    state = node.args[0]
+    return isinstance(state, ast.Call) and isinstance(state.func, ast.Attribute) and \
+        state.func.attr == "state_dict" and not state.args and not state.keywords and \
+        checker.text(state.func.value) == checker.text(func.value)
 
 
 def _writes_out(call) -> bool:

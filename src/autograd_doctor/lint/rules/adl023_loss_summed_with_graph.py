@@ -16,7 +16,8 @@ RULE = Rule(
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
 `accelerator.backward(loss)`), finds a sum of that loss into a name bound
 before the loop and never re-bound in it: `total += loss`, `total += loss *
-n`, `total = total + loss`, with gradients on.  Silent when the sum takes
+n`, `total = total + loss`, with gradients on; or an append of it to a list
+bound before the loop (`history.append(loss)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
 re-bound between the backward and the sum, when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop, when the sum
@@ -50,8 +51,8 @@ for x, y in loader:
 graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
-loss name that the same loop backpropagates, is seen: a loss appended to a
-list, summed into an attribute or a dict entry, or handed to a reporter
+loss name that the same loop backpropagates, is seen (and an append to a
+list name): a loss summed into an attribute or a dict entry, or handed to a reporter
 object that sums it (pytorch-pfn-extras' summaries), is not reported.""",
 )
 
@@ -170,6 +171,9 @@ def _check_body(checker, body, losses: dict, summed_back: set) -> None:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
                     and isinstance(node.func.value, ast.Name):
                 detached_in_place.add(node.func.value.id)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+                    and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
+                sums.append((node.func.value.id, node.args[0], node, path))  # `history.append(loss)`
         elif isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
             summed = _sum_of(node)
             if summed is not None:
@@ -226,12 +230,14 @@ def _grad_off(checker, path) -> bool:
 
 def _report(checker, total, loss, value, stmt, backward) -> None:
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
-    fix = Fix(f"sum `{loss}.detach()`", edits, safe=False) if edits else None
+    appended = isinstance(stmt, ast.Call)
+    verb, noun = ("append", "list") if appended else ("sum", "sum")
+    fix = Fix(f"{verb} `{loss}.detach()`", edits, safe=False) if edits else None
     checker.report(
         "ADL023", stmt,
-        f"`{total}` sums `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
-        f"backpropagates, with its graph on every iteration of this loop: the sum keeps the graph of "
-        f"every iteration alive, so memory grows with the iteration count; sum `{loss}.item()` "
-        f"(or `{loss}.detach()`)", fix,
+        f"`{total}` {'keeps' if appended else 'sums'} `{loss}`, which `{checker.text(backward)}` on line "
+        f"{backward.lineno} backpropagates, with its graph on every iteration of this loop: the {noun} keeps "
+        f"the graph of every iteration alive, so memory grows with the iteration count; {verb} "
+        f"`{loss}.item()` (or `{loss}.detach()`)", fix,
         related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                   f"`{loss}` carries a graph: backpropagated here")])

@@ -19,7 +19,9 @@ class or function whose parameter gets the hook (`GradCAM(model, model.features)
 on `dict(model.named_modules())["a.b.X"]`, on every element of a container
 (`for op in cell.ops: op.register_full_backward_hook(...)`), on `model[i]` of a
 `model = nn.Sequential(...)` bound once, or on every module of a
-kind (`for m in model.modules(): if isinstance(m, nn.Conv2d): m.register_full_backward_hook(...)`).
+kind (`for m in model.modules(): if isinstance(m, nn.Conv2d): m.register_full_backward_hook(...)`),
+or on every module without submodules (`if len(list(m.children())) == 0:`: each `torch.nn`
+layer that is not a container, and each class of the file whose `__init__` builds no module).
 The write must be seen on that module's output: the next layer of an `nn.Sequential`,
 the next layer of a loop `for op in self.ops: x = op(x)`, or an in-place op on
 `self.X(...)`'s result in the same class's `forward` (an in-place activation module,
@@ -52,6 +54,7 @@ a name built at run time) is not seen, and nothing is reported.  The old
 HOOK_METHODS = frozenset({"register_full_backward_hook", "register_full_backward_pre_hook"})
 GLOBAL_HOOKS = frozenset({"register_module_full_backward_hook", "register_module_full_backward_pre_hook"})
 ALL_KINDS = "*"
+LEAF_KINDS = "<leaf>"  # every module without submodules: `if len(list(m.children())) == 0:`
 
 # torch.nn activation classes -> position of `inplace` among their positional arguments
 INPLACE_POSITION = {
@@ -80,6 +83,7 @@ def check_file(checker) -> None:
     if not hooks.registrations:
         return
     classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    hooks.is_leaf = lambda call: _is_leaf_layer(checker, classes, call)
     writers = _InputWriters(classes, forced, checker)
     reported = set()
 
@@ -130,12 +134,14 @@ class _Hooks:
         # (id of an `nn.Sequential(...)` call, position): `model[0]` of `model = nn.Sequential(...)`
         self.elements: dict[tuple, ast.AST] = {}
         self.registrations: list = []
+        self.is_leaf = lambda call: False
 
     def of_layer(self, call):
         """The registration that hooks the layer built by ``call`` (by its kind)."""
         if not isinstance(call, ast.Call):
             return None
-        return self.kinds.get(_last_name(call.func)) or self.kinds.get(ALL_KINDS)
+        return self.kinds.get(_last_name(call.func)) or self.kinds.get(ALL_KINDS) or (
+            self.kinds.get(LEAF_KINDS) if LEAF_KINDS in self.kinds and self.is_leaf(call) else None)
 
     def of_attribute(self, attribute: str, built):
         return self.attributes.get(attribute) or (self.of_layer(built) if built is not None else None)
@@ -290,6 +296,8 @@ def _kinds_of_loop_variable(parents, node, name):
         parent = parents[walker]
         if isinstance(parent, ast.If):
             tested = _kinds_tested(parent.test, name) if walker in parent.body else None
+            if tested is None and walker in parent.body and _leaf_test(parent.test, name):
+                tested = {LEAF_KINDS}
             if tested is None:
                 return set()  # another test (`if name == target:`): which modules pass is unknown
             kinds = tested if kinds is None else kinds & tested
@@ -321,6 +329,46 @@ def _kinds_tested(test, name: str):
             and isinstance(test.ops[0], (ast.In, ast.Eq, ast.Is)):
         return _class_names(test.comparators[0])
     return None
+
+
+def _leaf_test(test, name: str) -> bool:
+    """`len(list(m.children())) == 0`, `not list(m.children())`, `not any(m.children())`:
+    the modules without submodules (the layers a gradient probe hooks one by one)."""
+    def children_of_name(node):
+        node = node.args[0] if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("list", "any", "len", "tuple") and len(node.args) == 1 else node
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "children" and not node.args \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == name
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+        return children_of_name(operand) or (isinstance(operand, ast.Call) and children_of_name(operand))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0:
+        left = test.left
+        return isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" \
+            and len(left.args) == 1 and children_of_name(left.args[0])
+    return False
+
+
+def _is_leaf_layer(checker, classes: dict, call) -> bool:
+    """A layer built by ``call`` has no submodules: a `torch.nn` layer other than a
+    container, or a class of this file whose `__init__` builds no module (only
+    parameters, buffers and numbers: `self.w = nn.Parameter(...)`)."""
+    kind = _last_name(call.func)
+    if kind in classes:
+        return not any(_builds_module(checker, classes, value)
+                       for value in _built_attributes(classes[kind]).values())
+    q = checker.qualname(call.func) or ""
+    return q.startswith("torch.nn.") and q.count(".") == 2 and kind not in CONTAINERS | {"ModuleDict"}
+
+
+def _builds_module(checker, classes: dict, value) -> bool:
+    kind = _last_name(value.func)
+    if kind in classes:
+        return True
+    q = checker.qualname(value.func) or ""
+    return q.startswith("torch.nn.") and kind not in ("Parameter", "ParameterList", "ParameterDict")
 
 
 def _class_names(node) -> set:
