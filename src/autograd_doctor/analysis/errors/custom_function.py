@@ -503,8 +503,10 @@ def saved_tensors_count(context: ErrorContext, already):
     source_file, forward = _method_node(function_class, "forward")
     _, backward = _method_node(function_class, "backward")
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
-    if backward is None or any(isinstance(arg, ast.Starred) for call in calls for arg in call.args):
+    if backward is None:
         return None
+    if any(isinstance(arg, ast.Starred) for call in calls for arg in call.args):
+        return _starred_save_unpacked(context, function_class, source_file, forward, calls, unpacked, location)
     other_calls = []
     if len(calls) > 1:
         # Several save_for_backward calls in branches (an optional bias): the one that ran saved as
@@ -557,6 +559,40 @@ def saved_tensors_count(context: ErrorContext, already):
         # The change is in forward's save_for_backward: that is the line to change.
         return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, save, [location], notes, helps)
     return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, helps)
+
+
+def _starred_save_unpacked(context: ErrorContext, function_class, source_file, forward, calls, unpacked, location):
+    """`ctx.save_for_backward(*[t for t in (x, w) if t.requires_grad])` (or any starred argument):
+    how many tensors forward saves is decided at run time, while backward unpacks a fixed number of
+    names. When every unpacked name is a tensor forward has at its one save_for_backward call,
+    saving them all by name gives backward what it unpacks (save_for_backward accepts tensors that
+    do not require grad; they cost only the reference)."""
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    available = {argument.arg for argument in forward.args.args[1:]} | {
+        target.id for statement in ast.walk(forward) if isinstance(statement, ast.Assign)
+        and statement.lineno < call.lineno for target in statement.targets if isinstance(target, ast.Name)}
+    got = re.search(r"expected \d+, got (\d+)", context.message)
+    name = function_class.__name__
+    save = statement_location(source_file, call, role="saved",
+                              note=f"forward saves {_tensor_count(got.group(1)) if got else 'a number of tensors'} "
+                                   "here, a number chosen at run time")
+    location.role = "unpacked"
+    location.note = f"unpacks {len(unpacked)} names from ctx.saved_tensors"
+    notes = [f"ctx.saved_tensors holds exactly what {name}.forward passed to ctx.save_for_backward; the starred "
+             f"argument {text_of(source_file, call.args[0]) if call.args else ''} decides at run time how many that is"]
+    if not set(unpacked) <= available:
+        return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, [Suggestion(
+            f"save the same tensors every time, in the order backward unpacks them ({', '.join(unpacked)})")])
+    helps = [statement_change(save, f"save {', '.join(unpacked)} every time, in the order backward unpacks them: "
+                              "save_for_backward also takes tensors that do not require grad",
+                              f"ctx.save_for_backward({', '.join(unpacked)})")]
+    return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, save, [location], notes, helps)
+
+
+def _tensor_count(count: str) -> str:
+    return f"{count} tensor{'' if count == '1' else 's'}"
 
 
 def dirty_view_several_outputs(context: ErrorContext, already):

@@ -288,6 +288,33 @@ def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=
             if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
                     and node.value.value == "none":
                 return "made with reduction='none'" if name is receiver else f"{name.id} was made with reduction='none'"
+        source = _per_element_losses_upstream(filename, made) if made is not None else None
+        if source is not None:
+            return f"computed from {source}, made with reduction='none'"
+    return None
+
+
+def _per_element_losses_upstream(filename: str, made: ast.stmt, depth: int = 3) -> str | None:
+    """The name of a tensor made with reduction='none' that the assignment `made` computes from,
+    following the assignments of the names it reads (`loss = per_token.sum(dim=1) / lengths`, with
+    `per_token = F.cross_entropy(..., reduction="none") * mask`): losses per element reduced over
+    some dimensions only are still one loss per example. None when there is none within `depth`
+    assignments."""
+    pending, seen = [made], set()
+    for _ in range(depth):
+        next_pending = []
+        for statement in pending:
+            value = getattr(statement, "value", None)
+            for used in sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} - seen) if value else ():
+                seen.add(used)
+                earlier = last_assignment(filename, used, statement.lineno)
+                if earlier is None or earlier is statement:
+                    continue
+                if any(isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant)
+                       and node.value.value == "none" for node in ast.walk(earlier)):
+                    return used
+                next_pending.append(earlier)
+        pending = next_pending
     return None
 
 
