@@ -383,7 +383,7 @@ def non_tensor_saved(context: ErrorContext, already):
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
     import torch
 
-    match = re.search(r"argument (\d+) is of type (\w+)", context.message)
+    match = re.search(r"argument (\d+) is of type ([\w.]+)", context.message)
     function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
@@ -413,6 +413,20 @@ def non_tensor_saved(context: ErrorContext, already):
         if new_statement is not None:
             helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
                                              f"it, and a 0-dim tensor gives the same values", new_statement))
+            helps[1].message = "or " + helps[1].message
+    if type_name == "numpy.ndarray" and index < len(call.args) and filename is not None \
+            and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
+            and _only_arithmetic_in_backward(function_class, index):
+        # A NumPy array that backward only computes with (grad * slopes): torch.from_numpy shares its
+        # memory and keeps its dtype, so backward computes the same values, and save_for_backward
+        # accepts it.
+        statement = next((s for s in ast.walk(forward) if isinstance(s, ast.stmt) and s.lineno == call.lineno
+                          and call in ast.walk(s)), None)
+        new_statement = replace_node_text(filename, statement, call.args[index], f"torch.from_numpy({argument})") \
+            if statement is not None else None
+        if new_statement is not None:
+            helps.insert(0, statement_change(location, f"save {argument} as a tensor: torch.from_numpy shares its "
+                                             "memory and dtype, and backward only computes with it", new_statement))
             helps[1].message = "or " + helps[1].message
     if type_name in ("list", "tuple") and len(call.args) == 1 and not call.keywords \
             and _unpacked_count(function_class) not in (None, 0) \

@@ -1185,6 +1185,18 @@ def grad_of_non_leaf(context: ErrorContext, already):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
     if made_file != filename:
         made = None
+    if made is None and name.isidentifier():
+        listed = _module_attributes_listed(frame, filename, name, line)
+        if listed is not None:
+            assignment, module_text = listed
+            notes.append(f"{name} takes its values from a list of {module_text}'s attributes; one of them is computed "
+                         f"by {module_text} from its parameters (the leaves backward() fills), not a parameter itself")
+            made_location = statement_location(filename, assignment, role="made",
+                                               note=f"lists {module_text}'s attributes, not its parameters")
+            return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, [statement_change(
+                made_location, f"list {module_text}'s parameters instead: they are the leaves behind the attributes "
+                               "listed, and backward() fills their .grad",
+                f"{ast.unparse(assignment.targets[0])} = list({module_text}.parameters())")])
     if made is None:
         return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
             f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
@@ -1207,6 +1219,51 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _module_attributes_listed(frame, filename: str, name: str, line: int):
+    """(the assignment, the module's text) when `name` is the target of the loop around `line`
+    (`for p in trained:`), `trained` was assigned a list of one module's attributes
+    (`[layer.weight, layer.bias]`), and those attributes reach exactly the module's parameters:
+    each is a parameter or is computed from parameters of the module (weight normalisation's
+    `weight`, from weight_g and weight_v). `list(layer.parameters())` then holds the leaves the
+    update was meant for. None otherwise."""
+    import torch
+
+    from autograd_doctor.analysis.source_scope import leaves_below
+
+    tree = parse_file(filename)
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.lineno < line <= node.end_lineno
+             and isinstance(node.target, ast.Name) and node.target.id == name] if tree is not None else []
+    loop = max(loops, key=lambda node: node.lineno) if loops else None
+    if loop is None or not isinstance(loop.iter, ast.Name):
+        return None
+    assignment = last_assignment(filename, loop.iter.id, loop.lineno)
+    if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
+            and isinstance(assignment.value, (ast.List, ast.Tuple)) and assignment.value.elts
+            and all(isinstance(e, ast.Attribute) for e in assignment.value.elts)):
+        return None
+    owners = {text_of(filename, element.value) for element in assignment.value.elts}
+    if len(owners) != 1:
+        return None
+    module_text = owners.pop()
+    module = value_of(frame, assignment.value.elts[0].value)
+    if not isinstance(module, torch.nn.Module) or not isinstance(module_text, str):
+        return None
+    parameters = {id(p) for p in module.parameters()}
+    reached: set[int] = set()
+    for element in assignment.value.elts:
+        tensor = getattr(module, element.attr, None)
+        if not isinstance(tensor, torch.Tensor):
+            return None
+        if tensor.grad_fn is None:
+            reached.add(id(tensor))
+        else:
+            leaves, finished = leaves_below([tensor.grad_fn])
+            if not finished:
+                return None
+            reached |= leaves
+    return (assignment, module_text) if reached == parameters else None
 
 
 def _stored_at(filename: str, made: ast.stmt) -> ast.Assign | None:
