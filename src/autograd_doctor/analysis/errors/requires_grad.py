@@ -844,11 +844,37 @@ def _hook_under_grad_off_block(found, location, name: str | None, method: str, g
     else:
         helps.append(Suggestion(f"run this code outside `with {header}:` (line {block.lineno}): it needs the "
                                 "gradients the block turns off"))
+    if guard is not None and guard.location is not None and _evaluates_through_shared_code(filename, block, location):
+        # The hook is registered by code the block only calls (a module's forward, run by training
+        # and by this evaluation alike), and the block computes no gradient: turning gradients on
+        # for the evaluation would change what it is; guarding the shared hook keeps both runs.
+        guard.message = ("register the hook only when gradients are on: the block only evaluates (it computes no "
+                         "gradient), and the hook is registered by code it calls, which also runs with gradients on")
+        helps[0].message = "or " + helps[0].message
+        related = [primary] + [r for r in related if r is not location]
+        location.role, location.note = "hook", f"{method}() runs here for every call, evaluation included"
+        return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, notes, [guard] + helps)
     if guard is not None:
         guard.message = ("or, if this block only evaluates and the hook is for training runs, register it only "
                          "when gradients are on")
         helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, primary, related, notes, helps)
+
+
+def _evaluates_through_shared_code(filename: str, block: ast.With, location) -> bool:
+    """Whether the hook's line lies outside the grad-off block (in a function the block calls)
+    and the block asks for no gradient (no backward(), autograd.grad or register_hook of its own)."""
+    from autograd_doctor.diagnosis.source import display_path
+
+    inside = location.file == display_path(filename) and block.lineno <= location.line <= block.end_lineno
+    if inside:
+        return False
+    for node in ast.walk(block):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+                getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                    "backward", "grad", "register_hook", "retain_grad"):
+            return False
+    return True
 
 
 def out_with_grad(context: ErrorContext, already):
