@@ -390,3 +390,48 @@ def test_context_manager_class_that_turns_gradients_off_on_enter_is_named(tmp_pa
     assert found.primary.file.endswith("lib_stopwatch.py") and found.primary.line == marked_line(library, "OFF")
     assert torch.equal(run_fixed(tmp_path, found.help[0], library_modules=library_modules)["grad"],
                        torch.tensor([3.0, 4.0]))
+
+
+def test_autograd_grad_of_a_module_parameter_under_vmap_becomes_func_grad_through_functional_call(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        layer = nn.Linear(3, 2)
+
+
+        def sensitivity(example):
+            out = layer(example).sum()
+            (gradient,) = torch.autograd.grad(out, layer.weight, create_graph=True)  # GRAD
+            return gradient.pow(2).sum()
+
+
+        x = torch.tensor([[1.0, 2.0, 2.0], [0.0, 3.0, 4.0]])
+        penalties = torch.func.vmap(sensitivity)(x)
+    """)
+    found = only(diagnoses, "AD141")
+    assert found.primary.line == marked_line(source, "GRAD")
+    namespace = run_fixed(tmp_path, found.help[0])
+    # d/dW of sum(W x + b) is one row x per output: its squared norm is 2 |x|^2.
+    assert torch.allclose(namespace["penalties"], torch.tensor([18.0, 50.0]))
+
+
+def test_module_called_twice_in_the_loss_under_vmap_keeps_the_advice(tmp_path):
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+        from torch import nn
+
+        layer = nn.Linear(2, 2)
+
+
+        def sensitivity(example):
+            out = (layer(example) + layer(example * 2)).sum()
+            (gradient,) = torch.autograd.grad(out, layer.weight, create_graph=True)
+            return gradient.sum()
+
+
+        torch.func.vmap(sensitivity)(torch.ones(2, 2))
+    """)
+    found = only(diagnoses, "AD141")
+    assert [s.replacement for s in found.help if s.replacement] == []
