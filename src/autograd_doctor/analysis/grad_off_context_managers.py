@@ -1,8 +1,9 @@
 """A loss computed inside `with helper(...):` where `helper` is the user's own
 `contextlib.contextmanager` that turns gradients off around its `yield` (a context manager that
-freezes BatchNorm by eval() and also opens `torch.no_grad()`): nothing in the `with` block of the
-caller is recorded, though the caller's code shows no grad-off block. The line to change is the
-helper's block around the `yield`."""
+freezes BatchNorm by eval() and also opens `torch.no_grad()`), or the user's class whose `__enter__`
+calls `torch.set_grad_enabled(False)` (a timer that keeps autograd out of what it times): nothing in
+the `with` block of the caller is recorded, though the caller's code shows no grad-off block. The
+line to change is the helper's block around the `yield`, or the class's call in `__enter__`."""
 
 from __future__ import annotations
 
