@@ -435,3 +435,22 @@ def test_module_called_twice_in_the_loss_under_vmap_keeps_the_advice(tmp_path):
     """)
     found = only(diagnoses, "AD141")
     assert [s.replacement for s in found.help if s.replacement] == []
+
+
+def test_piece_of_an_argument_written_for_the_caller_is_not_rebound(tmp_path):
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        def shift_in_place(h):
+            left, right = h.split(1, dim=1)
+            right.mul_(2).add_(1)
+
+
+        x = torch.tensor([[1.0, 2.0]], requires_grad=True)
+        y = x * 3
+        shift_in_place(y)
+        y.sum().backward()
+    """)
+    found = only(diagnoses, "AD104")
+    assert not any((s.replacement or "").startswith("right = ") for s in found.help)

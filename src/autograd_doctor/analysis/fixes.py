@@ -538,6 +538,14 @@ def piece_chain_rebinding_fix(filename: str, statement: ast.stmt) -> Suggestion 
     bases = {node.id for node in ast.walk(unpacking.value) if isinstance(node, ast.Name)} - {"torch"}
     if not bases or any(_read_elsewhere(filename, statement, base) for base in bases):
         return None
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
+    function = max(functions, key=lambda node: node.lineno) if functions else None
+    arguments = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} \
+        if function is not None else set()
+    if bases & arguments and not any(isinstance(node, ast.Return) and node.value is not None
+                                     for node in ast.walk(function)):
+        return None  # a function that returns nothing writes its argument's pieces for the caller
     return Suggestion(f"write out of place and keep the name: {root.id} then holds the new values for the lines "
                       f"that read it, and the tensor it was split from ({', '.join(sorted(bases))}), which is not "
                       "read again, keeps its graph", f"{root.id} = {chain}", statement_location(filename, statement))
