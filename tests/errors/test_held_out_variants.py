@@ -140,6 +140,22 @@ NOT_YET = {
     # A penalty computed once in a plain object's __init__ from its constructor's arguments: moving it
     # into the step needs those arguments rewritten as attributes.
     "penalty_computed_once_in_trainer_init": (False, "advice"),
+    # Set 11. AD111 names the from_pretrained call that asks for requires_grad and changes the loader's
+    # marked @torch.inference_mode() (as for set 3's prompts_initialised_in_inference_method).
+    "embedding_from_pretrained_of_inference_table": (False, "right"),
+    # AD140 names the loss call and detaches the weight there (the catalogue's convention); the variant
+    # marks the line that computes the costs.
+    "margin_loss_weights_from_learned_class_costs": (False, "right"),
+    # AD112 names backward() and averages the losses there; the variant marks the line that reduces
+    # them over time only (both right).
+    "sequence_loss_summed_over_time_only": (False, "right"),
+    # Which name the filter should match is the user's (the model calls its head `classifier`).
+    "trainable_parameters_filtered_by_a_name_that_matches_nothing": (True, "advice"),
+    # A callback switches the model to eval() between the forward and backward() of a checkpointed
+    # block with dropout: where the callback should run is the user's choice.
+    "validation_callback_between_forward_and_backward_under_checkpoint": (False, "advice"),
+    # As in set 3: a view made with gradients off and written with gradients on, two meanings.
+    "view_taken_under_set_grad_enabled_false_then_scaled": (False, "advice"),
 }
 
 

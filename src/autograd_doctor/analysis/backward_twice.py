@@ -601,12 +601,23 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         elif kind == "enclosing":
             helps.extend(_enclosing_input_helps(scope, roots, name, tensor, assignment))
         elif kind == "carried" and statement is not None and statement.lineno == statement.end_lineno:
-            boundary = _iteration_boundary(scope, statement, assignment)
-            text = segment(site.filename, boundary)
-            helps.append(Suggestion(
-                f"detach {name} at the iteration boundary so each backward() only goes through its own "
-                "iteration (truncated backpropagation)",
-                f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, boundary)))
+            reset = _accumulator_reset(scope, loop, statement, root_expr, name, assignment)
+            if reset is not None:
+                boundary, initial = reset
+                notes.append(f"{name} sums terms ({segment(site.filename, assignment)}) and backward() is called on "
+                             f"{name} itself: once its gradient is applied, the sum starts again from {initial}")
+                helps.append(Suggestion(
+                    f"start {name} again from {initial} after its backward(), as it starts before the loop: "
+                    f"the next backward() then goes through the new terms only, and {name} holds their sum",
+                    f"{segment(site.filename, boundary)}\n{name} = {initial}",
+                    statement_location(site.filename, boundary)))
+            else:
+                boundary = _iteration_boundary(scope, statement, assignment)
+                text = segment(site.filename, boundary)
+                helps.append(Suggestion(
+                    f"detach {name} at the iteration boundary so each backward() only goes through its own "
+                    "iteration (truncated backpropagation)",
+                    f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, boundary)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             leaf_write = _leaf_written_between(recorder, previous, call, tensor)
             recompute = _recompute_in_statement(scope, statement, name, assignment)
@@ -1025,6 +1036,59 @@ def _iteration_boundary(scope: Scope, backward_statement: ast.stmt, assignment: 
             if isinstance(block, list) and backward_statement in block and assignment in block:
                 return assignment
     return backward_statement
+
+
+def _accumulator_reset(scope: Scope, loop: ast.AST, backward_statement: ast.stmt, root_expr, name: str,
+                       assignment: ast.stmt) -> tuple[ast.stmt, str] | None:
+    """(the statement after which to reset, the initial value's text) when `name` is a sum carried
+    across iterations (`total = total + loss`, `total += loss`), backward() is called on `name`
+    itself, and before the loop `name` starts from a value without tensors of the program (`0.0`,
+    `torch.zeros(())`): the sum has been backpropagated and starts again, where a detach would keep
+    the old terms' values in it. The reset goes after the last statement of backward()'s block that
+    reads `name` (`losses.append(total.item())`). None otherwise."""
+    if not (isinstance(root_expr, ast.Name) and root_expr.id == name and scope is not None and scope.tree is not None):
+        return None
+    adds = isinstance(assignment, ast.AugAssign) and isinstance(assignment.op, ast.Add) or (
+        isinstance(assignment, ast.Assign) and isinstance(assignment.value, ast.BinOp)
+        and isinstance(assignment.value.op, ast.Add)
+        and any(isinstance(side, ast.Name) and side.id == name
+                for side in (assignment.value.left, assignment.value.right)))
+    found = scope.latest_assignment(name, loop.lineno)
+    start = found[0] if found is not None else None
+    if not adds or not (isinstance(start, ast.Assign) and start.lineno < loop.lineno and len(start.targets) == 1):
+        return None
+    if not _holds_no_program_value(start.value):
+        return None
+    for node in ast.walk(loop):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if not (isinstance(block, list) and backward_statement in block):
+                continue
+            after = block[block.index(backward_statement) + 1:]
+            readers = [s for s in after if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s))]
+            if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                   for s in after for n in ast.walk(s)):
+                return None  # the block already rebinds it
+            boundary = readers[-1] if readers else backward_statement
+            if boundary.lineno != boundary.end_lineno:
+                return None
+            return boundary, segment(scope.filename, start.value)
+    return None
+
+
+def _holds_no_program_value(node: ast.expr) -> bool:
+    """A number (`0.0`, `-1`), or a torch factory called on numbers (`torch.zeros(())`,
+    `torch.tensor(0.0)`): a start value made of nothing the program computes."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.UnaryOp):
+        return _holds_no_program_value(node.operand)
+    if isinstance(node, ast.Tuple):
+        return all(_holds_no_program_value(element) for element in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id == "torch":
+        return all(_holds_no_program_value(argument) for argument in node.args) and all(
+            isinstance(keyword.value, (ast.Constant, ast.Attribute)) for keyword in node.keywords)
+    return False
 
 
 def _detach_again(name: str, value) -> str:

@@ -12,6 +12,7 @@ from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, inplace_chain_fix, metadata_inplace_fix,
+    piece_chain_rebinding_fix,
     method_call_fixes, no_grad_fix, unbound_loop_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import (
@@ -800,6 +801,9 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     if statement is not None and not helps:
         chain = inplace_chain_fix(site.filename, statement)  # `scale = piece.mul_(0.5).tanh_()`
         helps.extend([chain] if chain is not None else [])
+    if statement is not None and not helps:
+        rebound = piece_chain_rebinding_fix(site.filename, statement)  # `piece.mul_(c).add_(t)`
+        helps.extend([rebound] if rebound is not None else [])
     if statement is not None and not helps:
         metadata = metadata_inplace_fix(site.filename, statement, site.lineno)
         helps.extend([metadata] if metadata is not None else _unbound_loop_help(site, statement))

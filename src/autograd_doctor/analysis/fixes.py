@@ -511,6 +511,46 @@ def inplace_chain_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
     return None
 
 
+def piece_chain_rebinding_fix(filename: str, statement: ast.stmt) -> Suggestion | None:
+    """`piece.mul_(c).add_(t)` as a statement, where `piece` is one output of chunk/split/unbind
+    (`a, piece = x.chunk(2)`) and neither the tensor it was taken from nor the other pieces' source
+    is read after the statement -> `piece = piece.mul(c).add(t)`: the later reads of `piece` see the
+    same values, and no one reads the base the write would also have reached."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return None
+    chain = _out_of_place_chain(filename, statement.value)
+    root = statement.value
+    while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute):
+        root = root.func.value
+    if chain is None or not isinstance(root, ast.Name) or chain == segment(filename, statement.value):
+        return None
+    try:
+        with open(filename, encoding="utf-8") as stream:
+            tree = parse_quietly(stream.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    made = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno < statement.lineno
+            and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List))
+            and any(isinstance(e, ast.Name) and e.id == root.id for e in node.targets[0].elts)]
+    if not made:
+        return None
+    unpacking = max(made, key=lambda node: node.lineno)
+    bases = {node.id for node in ast.walk(unpacking.value) if isinstance(node, ast.Name)} - {"torch"}
+    if not bases or any(_read_elsewhere(filename, statement, base) for base in bases):
+        return None
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
+    function = max(functions, key=lambda node: node.lineno) if functions else None
+    arguments = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} \
+        if function is not None else set()
+    if bases & arguments and not any(isinstance(node, ast.Return) and node.value is not None
+                                     for node in ast.walk(function)):
+        return None  # a function that returns nothing writes its argument's pieces for the caller
+    return Suggestion(f"write out of place and keep the name: {root.id} then holds the new values for the lines "
+                      f"that read it, and the tensor it was split from ({', '.join(sorted(bases))}), which is not "
+                      "read again, keeps its graph", f"{root.id} = {chain}", statement_location(filename, statement))
+
+
 def positional_inplace_flag(call: ast.Call) -> ast.AST | None:
     """The `True` passed by position as `inplace` (`F.relu(x, True)`), found from the
     signature of the torch.nn.functional function of that name."""

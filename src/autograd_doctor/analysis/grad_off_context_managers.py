@@ -1,8 +1,9 @@
 """A loss computed inside `with helper(...):` where `helper` is the user's own
 `contextlib.contextmanager` that turns gradients off around its `yield` (a context manager that
-freezes BatchNorm by eval() and also opens `torch.no_grad()`): nothing in the `with` block of the
-caller is recorded, though the caller's code shows no grad-off block. The line to change is the
-helper's block around the `yield`."""
+freezes BatchNorm by eval() and also opens `torch.no_grad()`), or the user's class whose `__enter__`
+calls `torch.set_grad_enabled(False)` (a timer that keeps autograd out of what it times): nothing in
+the `with` block of the caller is recorded, though the caller's code shows no grad-off block. The
+line to change is the helper's block around the `yield`, or the class's call in `__enter__`."""
 
 from __future__ import annotations
 
@@ -80,3 +81,66 @@ def block_dropped(found: GradOffContextManager, message: str) -> Suggestion | No
     location = Location(file=display_path(found.filename), line=block.lineno, column=len(indent),
                         end_line=block.end_lineno, end_column=len(last), source=first.strip())
     return Suggestion(message, replacement, location)
+
+
+@dataclass
+class GradOffEnter:
+    caller: ast.With  # the user's `with Timer():` around the loss
+    filename: str  # the class's file
+    switch: ast.stmt  # `torch.set_grad_enabled(False)` in its __enter__
+    class_name: str
+
+
+def grad_off_enter(filename: str, line: int, frame_locals: dict | None) -> GradOffEnter | None:
+    """The user's context-manager class whose `__enter__` called `torch.set_grad_enabled(False)`
+    (recorded at run time) for a `with` statement of `filename` around `line`: nothing in that
+    block is recorded, though neither the block nor the class's name says so. None when there is
+    none."""
+    from autograd_doctor.recording import switches
+
+    tree = parse_file(filename)
+    if tree is None or frame_locals is None:
+        return None
+    disabled = {(switch.site.filename, switch.site.lineno) for switch in switches.grad_switches()
+                if not switch.enabled and switch.site is not None and switch.site.function == "__enter__"}
+    if not disabled:
+        return None
+    enclosing = [node for node in ast.walk(tree) if isinstance(node, ast.With) and node.body
+                 and node.body[0].lineno <= line <= node.end_lineno]
+    for with_statement in sorted(enclosing, key=lambda node: -node.lineno):  # innermost first
+        for item in with_statement.items:
+            call = item.context_expr
+            name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            cls = frame_locals.get(name) if name else None
+            enter = getattr(cls, "__enter__", None) if isinstance(cls, type) else None
+            code = getattr(enter, "__code__", None)
+            if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+                continue
+            definition = function_definition(code)
+            for statement in ast.walk(definition) if definition is not None else ():
+                if isinstance(statement, ast.Expr) and _turns_gradients_off(statement.value) \
+                        and (code.co_filename, statement.lineno) in disabled:
+                    return GradOffEnter(with_statement, code.co_filename, statement, cls.__name__)
+    return None
+
+
+def switch_deleted(found: GradOffEnter, message: str) -> Suggestion | None:
+    """The `torch.set_grad_enabled(False)` statement deleted: a Suggestion's replacement cannot be
+    empty, so the change spans it and the next statement of the same body, and keeps the second.
+    None when it is the last statement of its body or the next one spans several lines."""
+    tree = parse_file(found.filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or found.switch not in body:
+            continue
+        index = body.index(found.switch)
+        if index + 1 >= len(body) or body[index + 1].lineno != body[index + 1].end_lineno \
+                or body[index + 1].lineno != found.switch.end_lineno + 1:
+            return None
+        kept = source_line(found.filename, body[index + 1].lineno).rstrip()
+        first = source_line(found.filename, found.switch.lineno)
+        indent = first[: len(first) - len(first.lstrip())]
+        location = Location(file=display_path(found.filename), line=found.switch.lineno, column=len(indent),
+                            end_line=body[index + 1].lineno, end_column=len(kept), source=first.strip())
+        return Suggestion(message, kept[len(indent):], location)
+    return None

@@ -47,7 +47,7 @@ from autograd_doctor.analysis.grad_off_caller import (
     enable_grad_block_help, entry_note, off_at_entry,
 )
 from autograd_doctor.analysis.grad_off_context_managers import (
-    GradOffContextManager, block_dropped, grad_off_context_manager,
+    GradOffContextManager, GradOffEnter, block_dropped, grad_off_context_manager, grad_off_enter, switch_deleted,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
@@ -597,6 +597,23 @@ def _context_manager_cut_diagnosis(helper: GradOffContextManager, site: Site, lo
     return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "grad_off_context_manager")
 
 
+def _enter_switch_cut_diagnosis(entered: GradOffEnter, site: Site, loss, name: str) -> Diagnosis:
+    """AD301 for a loss computed inside `with Helper():` whose class turns gradients off in its
+    `__enter__` (analysis/grad_off_context_managers.py)."""
+    primary = statement_location(entered.filename, entered.switch, role="cut",
+                                 note=f"{entered.class_name}.__enter__ turns gradients off for the body of every "
+                                      f"`with {entered.class_name}(...):`")
+    caller = statement_location(site.filename, entered.caller, role="with",
+                                note=f"{name} is computed inside this block: autograd records nothing in it")
+    related = [r for r in (caller, location_of(site, role="backward", note="backward() called here")) if r is not None]
+    message = (f"delete this line if the code run inside `with {entered.class_name}(...):` must be trained: the "
+               "block's body then runs with gradients as its caller has them, and gives the same values")
+    helps = [switch_deleted(entered, message) or Suggestion(message, location=primary)]
+    notes = [f"{name} has no grad_fn: {entered.class_name} is a context manager whose __enter__ calls "
+             "torch.set_grad_enabled(False); its __exit__ turns them back on, so nothing after the block shows it"]
+    return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "grad_off_enter")
+
+
 def _off_at_entry_diagnosis(entry: OffAtEntry, site: Site, loss, name: str) -> Diagnosis:
     """AD301 for a function entered with gradients off by its caller (analysis/grad_off_caller.py)."""
     function = entry.function.name
@@ -707,6 +724,10 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         if cut is None or cut.mark.kind == "unknown" else None
     if helper is not None:
         return _context_manager_cut_diagnosis(helper, site, loss, segment(site.filename, root))
+    entered = grad_off_enter(site.filename, computed.lineno, frame_locals) \
+        if cut is None or cut.mark.kind == "unknown" else None
+    if entered is not None:
+        return _enter_switch_cut_diagnosis(entered, site, loss, segment(site.filename, root))
     if cut is None or cut.mark.kind == "unknown":
         called = find_called_cut(site.filename, statement, names, frame_locals)
         if called is not None:

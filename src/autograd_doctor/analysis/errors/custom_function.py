@@ -383,7 +383,7 @@ def non_tensor_saved(context: ErrorContext, already):
     at the .apply() call; the line to change is the save_for_backward call inside forward."""
     import torch
 
-    match = re.search(r"argument (\d+) is of type (\w+)", context.message)
+    match = re.search(r"argument (\d+) is of type ([\w.]+)", context.message)
     function_class = _applied_function_class(context)
     filename, forward = _method_node(function_class, "forward") if function_class is not None else (None, None)
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
@@ -413,6 +413,20 @@ def non_tensor_saved(context: ErrorContext, already):
         if new_statement is not None:
             helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
                                              f"it, and a 0-dim tensor gives the same values", new_statement))
+            helps[1].message = "or " + helps[1].message
+    if type_name == "numpy.ndarray" and index < len(call.args) and filename is not None \
+            and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
+            and _only_arithmetic_in_backward(function_class, index):
+        # A NumPy array that backward only computes with (grad * slopes): torch.from_numpy shares its
+        # memory and keeps its dtype, so backward computes the same values, and save_for_backward
+        # accepts it.
+        statement = next((s for s in ast.walk(forward) if isinstance(s, ast.stmt) and s.lineno == call.lineno
+                          and call in ast.walk(s)), None)
+        new_statement = replace_node_text(filename, statement, call.args[index], f"torch.from_numpy({argument})") \
+            if statement is not None else None
+        if new_statement is not None:
+            helps.insert(0, statement_change(location, f"save {argument} as a tensor: torch.from_numpy shares its "
+                                             "memory and dtype, and backward only computes with it", new_statement))
             helps[1].message = "or " + helps[1].message
     if type_name in ("list", "tuple") and len(call.args) == 1 and not call.keywords \
             and _unpacked_count(function_class) not in (None, 0) \
@@ -503,8 +517,10 @@ def saved_tensors_count(context: ErrorContext, already):
     source_file, forward = _method_node(function_class, "forward")
     _, backward = _method_node(function_class, "backward")
     calls = find_calls(forward, "save_for_backward") if forward is not None else []
-    if backward is None or any(isinstance(arg, ast.Starred) for call in calls for arg in call.args):
+    if backward is None:
         return None
+    if any(isinstance(arg, ast.Starred) for call in calls for arg in call.args):
+        return _starred_save_unpacked(context, function_class, source_file, forward, calls, unpacked, location)
     other_calls = []
     if len(calls) > 1:
         # Several save_for_backward calls in branches (an optional bias): the one that ran saved as
@@ -557,6 +573,40 @@ def saved_tensors_count(context: ErrorContext, already):
         # The change is in forward's save_for_backward: that is the line to change.
         return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, save, [location], notes, helps)
     return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, helps)
+
+
+def _starred_save_unpacked(context: ErrorContext, function_class, source_file, forward, calls, unpacked, location):
+    """`ctx.save_for_backward(*[t for t in (x, w) if t.requires_grad])` (or any starred argument):
+    how many tensors forward saves is decided at run time, while backward unpacks a fixed number of
+    names. When every unpacked name is a tensor forward has at its one save_for_backward call,
+    saving them all by name gives backward what it unpacks (save_for_backward accepts tensors that
+    do not require grad; they cost only the reference)."""
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    available = {argument.arg for argument in forward.args.args[1:]} | {
+        target.id for statement in ast.walk(forward) if isinstance(statement, ast.Assign)
+        and statement.lineno < call.lineno for target in statement.targets if isinstance(target, ast.Name)}
+    got = re.search(r"expected \d+, got (\d+)", context.message)
+    name = function_class.__name__
+    save = statement_location(source_file, call, role="saved",
+                              note=f"forward saves {_tensor_count(got.group(1)) if got else 'a number of tensors'} "
+                                   "here, a number chosen at run time")
+    location.role = "unpacked"
+    location.note = f"unpacks {len(unpacked)} names from ctx.saved_tensors"
+    notes = [f"ctx.saved_tensors holds exactly what {name}.forward passed to ctx.save_for_backward; the starred "
+             f"argument {text_of(source_file, call.args[0]) if call.args else ''} decides at run time how many that is"]
+    if not set(unpacked) <= available:
+        return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, location, [save], notes, [Suggestion(
+            f"save the same tensors every time, in the order backward unpacks them ({', '.join(unpacked)})")])
+    helps = [statement_change(save, f"save {', '.join(unpacked)} every time, in the order backward unpacks them: "
+                              "save_for_backward also takes tensors that do not require grad",
+                              f"ctx.save_for_backward({', '.join(unpacked)})")]
+    return diagnosis(codes.SAVED_TENSORS_UNPACK_COUNT, save, [location], notes, helps)
+
+
+def _tensor_count(count: str) -> str:
+    return f"{count} tensor{'' if count == '1' else 's'}"
 
 
 def dirty_view_several_outputs(context: ErrorContext, already):

@@ -790,16 +790,14 @@ def decorator_cut(context: ErrorContext, already):
         # kept across runs) gives way to a decorator in a file this program uses.
         if known is None or entry.filename in reachable and known.filename not in reachable:
             decorated[entry.function] = entry
-    if not decorated:
-        return None
     modules: list = []
     called = _functions_called_upstream(filename, line, frame, modules=modules)
     hits = [decorated[name] for name in called if name in decorated]
-    if not hits:
+    if not hits and decorated:
         hits = _decorated_forwards(modules, [entry for kind in ("no_grad", "inference_mode")
                                              for entry in switches.mode_entries(kind) if entry.decorator])
     if not hits:
-        return None
+        return _user_decorator_cut(context, frame, called)
     entry = hits[0]
     use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
@@ -815,6 +813,70 @@ def decorator_cut(context: ErrorContext, already):
     notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+def _user_decorator_cut(context: ErrorContext, frame, called: list[str]):
+    """AD307 for the user's own decorator: a called function is a wrapper made with functools.wraps
+    (it has `__wrapped__`) whose body entered torch.no_grad() / torch.inference_mode() (a recorded
+    with block inside the wrapper's code). The line to change is the decorator line above the
+    wrapped def: deleting it makes the function record again (its values are the same). None when
+    no called function is such a wrapper, or its decorator line is not found."""
+    from autograd_doctor.recording import switches
+    from autograd_doctor.analysis.errors.context import line_location
+    from autograd_doctor.diagnosis.source import display_path
+
+    blocks = [entry for kind in ("no_grad", "inference_mode") for entry in switches.mode_entries(kind)
+              if not entry.decorator]
+    for name in called:
+        wrapper = value_of(frame, ast.Name(id=name, ctx=ast.Load()))
+        wrapped = getattr(wrapper, "__wrapped__", None)
+        code = getattr(wrapper, "__code__", None)
+        if code is None or getattr(wrapped, "__code__", None) is None:
+            continue
+        last_line = max((line for _start, _end, line in code.co_lines() if line is not None), default=0)
+        entry = next((e for e in reversed(blocks) if e.filename == code.co_filename
+                      and code.co_firstlineno <= e.line <= last_line), None)
+        decorator_line = _decorator_line_making(wrapped, code) if entry is not None else None
+        if decorator_line is None:
+            continue
+        filename = wrapped.__code__.co_filename
+        location = line_location(filename, decorator_line, role="decorator",
+                                 note=f"{name}() runs with gradients off: its result has no history")
+        block = line_location(entry.filename, entry.line, role="block",
+                              note=f"the decorator's wrapper runs {name}() inside torch.{entry.kind}()")
+        use = context.raise_location(role="backward", note="backward() of a loss computed through it")
+        message = (f"delete this decorator line if gradients must flow through {name}(): its wrapper runs the "
+                   f"function under torch.{entry.kind}() (keep it only on functions used for evaluation)")
+        helps = [_decorator_deletion(filename, decorator_line, message) or Suggestion(message, location=location)]
+        notes = [f"the loss is computed from {name}(), whose decorator calls it inside torch.{entry.kind}() "
+                 f"({display_path(entry.filename)}:{entry.line}): nothing computed inside it is recorded"]
+        return diagnosis(codes.DECORATOR_CUT, location, [d for d in (block, use) if d is not None], notes, helps)
+    return None
+
+
+def _decorator_line_making(wrapped, wrapper_code) -> int | None:
+    """The line of the decorator above `wrapped`'s def whose function defines `wrapper_code` (the
+    wrapper it returns is a function nested in it)."""
+    filename = wrapped.__code__.co_filename
+    tree = parse_file(filename)
+    first_line = wrapped.__code__.co_firstlineno
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == wrapped.__name__
+                and node.decorator_list and node.decorator_list[0].lineno == first_line):
+            continue
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            maker = wrapped.__globals__.get(target.id) if isinstance(target, ast.Name) else None
+            maker_code = getattr(maker, "__code__", None)
+            if maker_code is not None and _defines_code(maker_code, wrapper_code):
+                return decorator.lineno
+    return None
+
+
+def _defines_code(outer, inner) -> bool:
+    """Whether the code object `inner` is `outer` or nested in it."""
+    return outer is inner or any(isinstance(const, types.CodeType) and _defines_code(const, inner)
+                                 for const in outer.co_consts)
 
 
 # `@torch.set_grad_enabled(False)` on a def: the same cut as `@torch.no_grad()`. It is recorded as a

@@ -288,6 +288,33 @@ def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=
             if isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant) \
                     and node.value.value == "none":
                 return "made with reduction='none'" if name is receiver else f"{name.id} was made with reduction='none'"
+        source = _per_element_losses_upstream(filename, made) if made is not None else None
+        if source is not None:
+            return f"computed from {source}, made with reduction='none'"
+    return None
+
+
+def _per_element_losses_upstream(filename: str, made: ast.stmt, depth: int = 3) -> str | None:
+    """The name of a tensor made with reduction='none' that the assignment `made` computes from,
+    following the assignments of the names it reads (`loss = per_token.sum(dim=1) / lengths`, with
+    `per_token = F.cross_entropy(..., reduction="none") * mask`): losses per element reduced over
+    some dimensions only are still one loss per example. None when there is none within `depth`
+    assignments."""
+    pending, seen = [made], set()
+    for _ in range(depth):
+        next_pending = []
+        for statement in pending:
+            value = getattr(statement, "value", None)
+            for used in sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} - seen) if value else ():
+                seen.add(used)
+                earlier = last_assignment(filename, used, statement.lineno)
+                if earlier is None or earlier is statement:
+                    continue
+                if any(isinstance(node, ast.keyword) and node.arg == "reduction" and isinstance(node.value, ast.Constant)
+                       and node.value.value == "none" for node in ast.walk(earlier)):
+                    return used
+                next_pending.append(earlier)
+        pending = next_pending
     return None
 
 
@@ -817,11 +844,37 @@ def _hook_under_grad_off_block(found, location, name: str | None, method: str, g
     else:
         helps.append(Suggestion(f"run this code outside `with {header}:` (line {block.lineno}): it needs the "
                                 "gradients the block turns off"))
+    if guard is not None and guard.location is not None and _evaluates_through_shared_code(filename, block, location):
+        # The hook is registered by code the block only calls (a module's forward, run by training
+        # and by this evaluation alike), and the block computes no gradient: turning gradients on
+        # for the evaluation would change what it is; guarding the shared hook keeps both runs.
+        guard.message = ("register the hook only when gradients are on: the block only evaluates (it computes no "
+                         "gradient), and the hook is registered by code it calls, which also runs with gradients on")
+        helps[0].message = "or " + helps[0].message
+        related = [primary] + [r for r in related if r is not location]
+        location.role, location.note = "hook", f"{method}() runs here for every call, evaluation included"
+        return diagnosis(codes.HOOK_WITHOUT_GRAD, location, related, notes, [guard] + helps)
     if guard is not None:
         guard.message = ("or, if this block only evaluates and the hook is for training runs, register it only "
                          "when gradients are on")
         helps.append(guard)
     return diagnosis(codes.HOOK_WITHOUT_GRAD, primary, related, notes, helps)
+
+
+def _evaluates_through_shared_code(filename: str, block: ast.With, location) -> bool:
+    """Whether the hook's line lies outside the grad-off block (in a function the block calls)
+    and the block asks for no gradient (no backward(), autograd.grad or register_hook of its own)."""
+    from autograd_doctor.diagnosis.source import display_path
+
+    inside = location.file == display_path(filename) and block.lineno <= location.line <= block.end_lineno
+    if inside:
+        return False
+    for node in ast.walk(block):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
+                getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                    "backward", "grad", "register_hook", "retain_grad"):
+            return False
+    return True
 
 
 def out_with_grad(context: ErrorContext, already):
@@ -1158,6 +1211,18 @@ def grad_of_non_leaf(context: ErrorContext, already):
         return _retain_grad_diagnosis(made_file, made, name, node_name, location, notes)
     if made_file != filename:
         made = None
+    if made is None and name.isidentifier():
+        listed = _module_attributes_listed(frame, filename, name, line)
+        if listed is not None:
+            assignment, module_text = listed
+            notes.append(f"{name} takes its values from a list of {module_text}'s attributes; one of them is computed "
+                         f"by {module_text} from its parameters (the leaves backward() fills), not a parameter itself")
+            made_location = statement_location(filename, assignment, role="made",
+                                               note=f"lists {module_text}'s attributes, not its parameters")
+            return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, [statement_change(
+                made_location, f"list {module_text}'s parameters instead: they are the leaves behind the attributes "
+                               "listed, and backward() fills their .grad",
+                f"{ast.unparse(assignment.targets[0])} = list({module_text}.parameters())")])
     if made is None:
         return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
             f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
@@ -1180,6 +1245,51 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _module_attributes_listed(frame, filename: str, name: str, line: int):
+    """(the assignment, the module's text) when `name` is the target of the loop around `line`
+    (`for p in trained:`), `trained` was assigned a list of one module's attributes
+    (`[layer.weight, layer.bias]`), and those attributes reach exactly the module's parameters:
+    each is a parameter or is computed from parameters of the module (weight normalisation's
+    `weight`, from weight_g and weight_v). `list(layer.parameters())` then holds the leaves the
+    update was meant for. None otherwise."""
+    import torch
+
+    from autograd_doctor.analysis.source_scope import leaves_below
+
+    tree = parse_file(filename)
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.lineno < line <= node.end_lineno
+             and isinstance(node.target, ast.Name) and node.target.id == name] if tree is not None else []
+    loop = max(loops, key=lambda node: node.lineno) if loops else None
+    if loop is None or not isinstance(loop.iter, ast.Name):
+        return None
+    assignment = last_assignment(filename, loop.iter.id, loop.lineno)
+    if not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
+            and isinstance(assignment.value, (ast.List, ast.Tuple)) and assignment.value.elts
+            and all(isinstance(e, ast.Attribute) for e in assignment.value.elts)):
+        return None
+    owners = {text_of(filename, element.value) for element in assignment.value.elts}
+    if len(owners) != 1:
+        return None
+    module_text = owners.pop()
+    module = value_of(frame, assignment.value.elts[0].value)
+    if not isinstance(module, torch.nn.Module) or not isinstance(module_text, str):
+        return None
+    parameters = {id(p) for p in module.parameters()}
+    reached: set[int] = set()
+    for element in assignment.value.elts:
+        tensor = getattr(module, element.attr, None)
+        if not isinstance(tensor, torch.Tensor):
+            return None
+        if tensor.grad_fn is None:
+            reached.add(id(tensor))
+        else:
+            leaves, finished = leaves_below([tensor.grad_fn])
+            if not finished:
+                return None
+            reached |= leaves
+    return (assignment, module_text) if reached == parameters else None
 
 
 def _stored_at(filename: str, made: ast.stmt) -> ast.Assign | None:

@@ -141,6 +141,12 @@ def autograd_grad_in_transform(context: ErrorContext, already):
             helps.append(statement_change(location, "compute the gradient with torch.func.grad, which works inside "
                                           f"{transform} (it evaluates the loss again as a function of the input)",
                                           rewrite))
+        rewrite = _func_grad_of_parameter_rewrite(frame, filename, statement, calls[0]) if rewrite is None else None
+        if rewrite is not None:
+            helps.append(statement_change(location, "compute the gradient with torch.func.grad, which works inside "
+                                          f"{transform}: it evaluates the loss again as a function of the parameter, "
+                                          "through torch.func.functional_call, with the module's other parameters as "
+                                          "they are", rewrite))
     helps.append(Suggestion("or make the transformed function return the loss and transform it with torch.func.grad "
                             "(vmap(grad(loss_fn))(x) for per-sample gradients)"))
     return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=helps)
@@ -177,6 +183,53 @@ def _func_grad_rewrite(filename: str, statement: ast.stmt, call: ast.Call) -> st
     if parent is not None:
         node = parent
     return replace_node_text(filename, statement, node, new_call)
+
+
+def _func_grad_of_parameter_rewrite(frame, filename: str, statement: ast.stmt, call: ast.Call) -> str | None:
+    """`gradient = torch.func.grad(lambda w: <loss with model(...) as functional_call>)(model.w)` for
+    `(gradient,) = torch.autograd.grad(loss, model.w, create_graph=True)`, where `model.w` is a
+    parameter of the module `model`, `loss = <expression>` calls `model` once, and the expression
+    reads no other name the function computes (its arguments are inputs of the transform, constant
+    for the gradient). torch.func.grad evaluates the loss again as a function of that parameter,
+    the others as they are; its result stays differentiable for an outer backward()."""
+    import torch
+
+    if len(call.args) != 2 or not isinstance(call.args[0], ast.Name) or not isinstance(call.args[1], ast.Attribute) \
+            or any(k.arg not in ("create_graph", "retain_graph") for k in call.keywords):
+        return None
+    owner = _value(frame, call.args[1].value)
+    parameter = _value(frame, call.args[1])
+    if not isinstance(owner, torch.nn.Module) or not isinstance(parameter, torch.nn.Parameter):
+        return None
+    names = [name for name, p in owner.named_parameters() if p is parameter]
+    made = last_assignment(filename, call.args[0].id, statement.lineno)
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if len(names) != 1 or not isinstance(made, ast.Assign) or len(made.targets) != 1 \
+            or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    computed_here = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    module_text = text_of(filename, call.args[1].value)
+    module_calls = [c for c in ast.walk(made.value) if isinstance(c, ast.Call) and text_of(filename, c.func) == module_text]
+    used = {n.id for n in ast.walk(made.value) if isinstance(n, ast.Name)}
+    if len(module_calls) != 1 or module_calls[0].keywords or used & computed_here:
+        return None
+    argument = call.args[1].attr
+    if argument in used or not argument.isidentifier():
+        return None
+    expression, module_call = text_of(filename, made.value), text_of(filename, module_calls[0])
+    inputs = [text_of(filename, a) for a in module_calls[0].args]
+    if expression is None or module_call is None or None in inputs or expression.count(module_call) != 1:
+        return None
+    functional = (f"torch.func.functional_call({module_text}, {{**dict({module_text}.named_parameters()), "
+                  f"{names[0]!r}: {argument}}}, ({', '.join(inputs)},))")
+    new_call = f"torch.func.grad(lambda {argument}: {expression.replace(module_call, functional)})({module_text}.{argument})"
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+    if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 1 and isinstance(target.elts[0], ast.Name) \
+            and statement.value is call:
+        return f"{target.elts[0].id} = {new_call}"
+    parent = _subscript_zero(statement, call)
+    return replace_node_text(filename, statement, parent, new_call) if parent is not None else None
 
 
 def _subscript_zero(statement: ast.stmt, call: ast.Call) -> ast.Subscript | None:

@@ -254,6 +254,15 @@ def custom_function_view_written(context: ErrorContext, already):
         hooked = _full_backward_hook_written(context, filename, write)
         if hooked is not None:
             return hooked
+    temporary = _inplace_call_on_temporary(filename, line)
+    if temporary is not None:
+        statement, call, out_of_place = temporary
+        notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
+                 "would bypass its backward, so PyTorch forbids it"]
+        return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, write, [], notes, [statement_change(
+            write, f"write out of place: {out_of_place} computes the same values into a new tensor, and the output "
+                   f"of {function_name}, which nothing else refers to, stays unwritten",
+            replace_node_text(filename, statement, call.func, out_of_place))])
     name = written_name(filename, line) or _name_of_written_output(context, frame, function_name)
     made = last_assignment(filename, name, line) if name and name.isidentifier() else None
     related = []
@@ -275,6 +284,37 @@ def custom_function_view_written(context: ErrorContext, already):
     notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
              "would bypass the backward you wrote, so PyTorch forbids it"]
     return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _inplace_call_on_temporary(filename: str, line: int):
+    """(statement, call, the out-of-place callee's text) when the statement at `line` writes in place,
+    with one call of a function or method named with a trailing underscore (`torch.relu_(...)`,
+    `F.relu_(...)`, `(...).mul_(m)`), into a tensor that is itself a call's result (a temporary no
+    other name refers to), and PyTorch has the same name without the underscore: out of place, the
+    call computes the same values. None otherwise."""
+    import torch
+
+    statement = statement_at(filename, line)
+    if statement is None:
+        return None
+    found = []
+    for call in (node for node in ast.walk(statement) if isinstance(node, ast.Call)):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")):
+            continue
+        plain = func.attr[:-1]
+        owner = text_of(filename, func.value) or ""
+        if owner in ("torch", "F", "torch.nn.functional", "nn.functional"):
+            namespace = torch if owner == "torch" else torch.nn.functional
+            written = call.args[0] if call.args else None
+        else:
+            namespace, written = torch.Tensor, func.value
+        if isinstance(written, ast.Call) and hasattr(namespace, plain):
+            found.append((call, f"{owner}.{plain}"))
+    if len(found) != 1:
+        return None
+    call, out_of_place = found[0]
+    return statement, call, out_of_place
 
 
 def _name_of_written_output(context: ErrorContext, user_frame, function_name: str | None) -> str | None:
@@ -328,7 +368,9 @@ def _full_backward_hook_written(context: ErrorContext, filename: str, write):
     # those are the test files, any of which may register such a hook for another test).
     files = list(dict.fromkeys([filename] + context.files_reached()))
     registrations = [(found, statement, call) for found in files for statement, call in _calls_in(
-        found, lambda call: call_name(call) in ("register_full_backward_hook", "register_module_full_backward_hook"))]
+        found, lambda call: call_name(call) in ("register_full_backward_hook", "register_module_full_backward_hook",
+                                                "register_full_backward_pre_hook",
+                                                "register_module_full_backward_pre_hook"))]
     module = _module_writing_in_place(context)
     if len(registrations) != 1 or module is None or not getattr(module, "inplace", False):
         return None
