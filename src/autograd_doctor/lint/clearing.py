@@ -30,6 +30,7 @@ from functools import lru_cache
 from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.submodules import repository_root
 from autograd_doctor.lint.walk import own_nodes
+from autograd_doctor.lint.names import last_name
 
 _GRAD_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 
@@ -90,7 +91,7 @@ def _empty_gradient(value) -> bool:
         return value.value is None
     if isinstance(value, ast.Call):
         func = value.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = last_name(func)
         return name in ("zeros_like", "zeros", "new_zeros")
     return False
 

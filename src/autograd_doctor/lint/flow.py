@@ -277,7 +277,7 @@ def _expects_error(expr) -> bool:
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = N.last_name(func)
     return name == "raises" or name.startswith(("assertRaises", "assertWarns"))
 
 

@@ -31,6 +31,7 @@ import re
 from functools import lru_cache
 
 from autograd_doctor.lint.submodules import file_text, repository_files
+from autograd_doctor.lint.names import last_name
 
 # Methods whose arguments are sizes, dimensions or repeat counts.
 _SHAPE_METHODS = frozenset("""
@@ -168,7 +169,7 @@ def _built_class(value) -> str | None:
     if not isinstance(value, ast.Call):
         return None
     func = value.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    name = last_name(func)
     return name if name[:1].isupper() else None
 
 

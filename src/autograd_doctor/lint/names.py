@@ -252,6 +252,16 @@ GRAD_OFF_CONTEXTS = frozenset({
 GRAD_SWITCHES = ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
 
 
+def last_name(node) -> str:
+    """The last part of a name or attribute (`nn.ReLU` -> "ReLU", `relu` -> "relu"); "" for
+    anything else (a call's result, a subscript)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
 def qualified_name(node, aliases: dict) -> str | None:
     """``torch.nn.functional.relu`` for ``F.relu`` after ``import torch.nn.functional as F``
     (``aliases`` maps the file's imported names to what they stand for)."""

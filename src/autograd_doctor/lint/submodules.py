@@ -44,6 +44,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from autograd_doctor.lint.files import DEFAULT_EXCLUDE
+from autograd_doctor.lint.names import last_name
 
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
@@ -140,14 +141,14 @@ def summarise(tree: ast.Module) -> Summary:
     in_modules: set = set()  # calls inside module classes: counted there, through holders
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
-            names = frozenset(_last_name(b) for b in node.bases)
+            names = frozenset(last_name(b) for b in node.bases)
             bases[node.name] = names
             if _is_module_class(node, names):
                 holders = _holders(node)
                 defaults = _class_defaults(node)
                 for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
                     in_modules.add(id(call))
-                    name = _last_name(call.func)
+                    name = last_name(call.func)
                     # `def __init__(self, act_layer=Mish): self.act = act_layer(inplace=True)`
                     name = defaults.get(name, name)
                     if name == node.name:
@@ -157,7 +158,7 @@ def summarise(tree: ast.Module) -> Summary:
                     else:
                         parts.add(name)
                 uses[node.name] = _holder_uses(node)
-        elif isinstance(node, ast.Call) and _last_name(node.func) in _CONTAINERS \
+        elif isinstance(node, ast.Call) and last_name(node.func) in _CONTAINERS \
                 and id(node) not in in_modules:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 parts.update(_called_names(arg))
@@ -203,7 +204,7 @@ def _holders(cls: ast.ClassDef) -> dict:
     # a layer after another in `nn.Sequential(...)` is fed that layer's output
     # whoever calls the whole: evidence by itself, as before
     for seq in ast.walk(cls):
-        if isinstance(seq, ast.Call) and _last_name(seq.func) == "Sequential":
+        if isinstance(seq, ast.Call) and last_name(seq.func) == "Sequential":
             for arg in seq.args[1:]:
                 for call in ast.walk(arg):
                     out.pop(id(call), None)
@@ -225,7 +226,7 @@ def _holder_uses(cls: ast.ClassDef) -> dict:
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        off = any(_last_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF
+        off = any(last_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF
                   for d in method.decorator_list)
         params = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs} - {"self"}
         if method.args.vararg:
@@ -305,7 +306,7 @@ def _loop_targets(target, iterated) -> dict:
 def _grad_off_context(expr) -> bool:
     if not isinstance(expr, ast.Call):
         return False
-    name = _last_name(expr.func)
+    name = last_name(expr.func)
     if name in _GRAD_OFF:
         return True
     return name == "set_grad_enabled" and bool(expr.args) and \
@@ -341,15 +342,7 @@ def _is_module_class(node: ast.ClassDef, bases) -> bool:
 
 
 def _called_names(node) -> set:
-    return {_last_name(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
-
-
-def _last_name(node) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return ""
+    return {last_name(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
 
 
 @lru_cache(maxsize=256)

@@ -266,7 +266,7 @@ def _fresh_each_iteration(checker, scope, optimizer: str, seq: int, start: int) 
         return False
     build = entry[1]
     func = build.func
-    short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    short = N.last_name(func)
     if not ((checker.qualname(func) or "").startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES):
         return False
     params = build.args[0] if build.args else next(
@@ -472,7 +472,7 @@ def _clears_a_gradient(loop, ignored=frozenset()) -> bool:
                 return True
         if isinstance(node, ast.Call):
             func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            called = N.last_name(func)
             if called == "zero_grad" and id(node) in ignored:
                 continue
             if called == "zero_grad" or ("grad" in called and any(

@@ -6,6 +6,7 @@ import ast
 import re
 
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.names import last_name
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -105,18 +106,18 @@ def check_file(checker) -> None:
 
     # the next layer of an `nn.Sequential(...)`
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and _last_name(call.func) == "Sequential":
+        if isinstance(call, ast.Call) and last_name(call.func) == "Sequential":
             for index, (before, after) in enumerate(zip(call.args, call.args[1:])):
                 registration = hooks.of_layer(before) or hooks.elements.get((id(call), index))
                 writer = registration and writers.of_layer(after)
                 if writer:
-                    report(writer, f"`{_last_name(before.func)}`", registration)
+                    report(writer, f"`{last_name(before.func)}`", registration)
                 # a hooked in-place layer: its input (a graph output of the layer before) is wrapped too
                 registration = hooks.of_layer(after) or hooks.elements.get((id(call), index + 1))
                 writer = registration and isinstance(after, ast.Call) and \
-                    _last_name(after.func) in INPLACE_POSITION and writers.of_layer(after)
+                    last_name(after.func) in INPLACE_POSITION and writers.of_layer(after)
                 if writer:
-                    report(writer, _last_name(after.func), registration, own_input=True)
+                    report(writer, last_name(after.func), registration, own_input=True)
     # a forward that writes `self.X(...)`'s result, or chains the layers of a hooked container
     for cls in classes.values():
         forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
@@ -140,7 +141,7 @@ class _Hooks:
         """The registration that hooks the layer built by ``call`` (by its kind)."""
         if not isinstance(call, ast.Call):
             return None
-        return self.kinds.get(_last_name(call.func)) or self.kinds.get(ALL_KINDS) or (
+        return self.kinds.get(last_name(call.func)) or self.kinds.get(ALL_KINDS) or (
             self.kinds.get(LEAF_KINDS) if LEAF_KINDS in self.kinds and self.is_leaf(call) else None)
 
     def of_attribute(self, attribute: str, built):
@@ -151,7 +152,7 @@ def _collect(tree, hooks: _Hooks, forced: dict) -> None:
     # The registrations first: a file that only defines or documents these hooks (torch's own
     # module.py) registers none, and pays no map of parents.
     found = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
-        _last_name(node.func) in GLOBAL_HOOKS
+        last_name(node.func) in GLOBAL_HOOKS
         or isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_METHODS)]
     if not found:
         return
@@ -160,7 +161,7 @@ def _collect(tree, hooks: _Hooks, forced: dict) -> None:
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     for node in found:
-        if _last_name(node.func) in GLOBAL_HOOKS:
+        if last_name(node.func) in GLOBAL_HOOKS:
             hooks.kinds.setdefault(ALL_KINDS, node)
             hooks.registrations.append(node)
         else:
@@ -240,7 +241,7 @@ def _only_sequential_bound(parents, node, name: str, tree):
     bound = [n.value for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-    if len(bound) == 1 and isinstance(bound[0], ast.Call) and _last_name(bound[0].func) == "Sequential" \
+    if len(bound) == 1 and isinstance(bound[0], ast.Call) and last_name(bound[0].func) == "Sequential" \
             and not any(isinstance(a, ast.Starred) for a in bound[0].args):
         return bound[0]
     return None
@@ -355,7 +356,7 @@ def _is_leaf_layer(checker, classes: dict, call) -> bool:
     """A layer built by ``call`` has no submodules: a `torch.nn` layer other than a
     container, or a class of this file whose `__init__` builds no module (only
     parameters, buffers and numbers: `self.w = nn.Parameter(...)`)."""
-    kind = _last_name(call.func)
+    kind = last_name(call.func)
     if kind in classes:
         return not any(_builds_module(checker, classes, value)
                        for value in _built_attributes(classes[kind]).values())
@@ -364,7 +365,7 @@ def _is_leaf_layer(checker, classes: dict, call) -> bool:
 
 
 def _builds_module(checker, classes: dict, value) -> bool:
-    kind = _last_name(value.func)
+    kind = last_name(value.func)
     if kind in classes:
         return True
     q = checker.qualname(value.func) or ""
@@ -373,7 +374,7 @@ def _builds_module(checker, classes: dict, value) -> bool:
 
 def _class_names(node) -> set:
     items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
-    return {_last_name(i) for i in items if _last_name(i)}
+    return {last_name(i) for i in items if last_name(i)}
 
 
 def _is_named_modules_lookup(node) -> bool:
@@ -408,7 +409,7 @@ def _arguments_for(tree, parents, function, parameter: str) -> list:
         callee = function.name
     found = []
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and _last_name(call.func) == callee:
+        if isinstance(call, ast.Call) and last_name(call.func) == callee:
             keyword = next((k.value for k in call.keywords if k.arg == parameter), None)
             if keyword is not None:
                 found.append(keyword)
@@ -432,7 +433,7 @@ class _InputWriters:
     def of_layer(self, call):
         if not isinstance(call, ast.Call):
             return None
-        kind = _last_name(call.func)
+        kind = last_name(call.func)
         if kind in INPLACE_POSITION:
             keyword = next((k for k in call.keywords if k.arg == "inplace"), None)
             if keyword is not None:
@@ -538,9 +539,9 @@ def _check_forward(cls, forward, hooks: _Hooks, writers: _InputWriters, report) 
                         writer = (writer[0], None)
                     if writer:
                         report(writer, f"`self.{source[0]}`", source[1])
-                elif _last_name(node.func) in INPLACE_FUNCTIONS:
+                elif last_name(node.func) in INPLACE_FUNCTIONS:
                     report((node, None), f"`self.{source[0]}`", source[1])
-                elif _last_name(node.func) in INPLACE_KEYWORD_FUNCTIONS:
+                elif last_name(node.func) in INPLACE_KEYWORD_FUNCTIONS:
                     keyword = next((k for k in node.keywords if k.arg == "inplace"), None)
                     if keyword and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
                         fix = None if isinstance(statement, ast.Expr) and statement.value is node else \
@@ -585,7 +586,7 @@ def _check_chained_loop(loop, built, hooks: _Hooks, writers: _InputWriters, repo
         return
     registration = hooks.attributes.get(attribute)
     container = built.get(attribute)
-    if registration is None or container is None or _last_name(container.func) not in CONTAINERS:
+    if registration is None or container is None or last_name(container.func) not in CONTAINERS:
         return
     layer = loop.target.id
     chained = any(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
@@ -600,12 +601,3 @@ def _check_chained_loop(loop, built, hooks: _Hooks, writers: _InputWriters, repo
         writer = writers.of_layer(element)
         if writer:
             report(writer, f"the layer before it in `self.{attribute}`", registration)
-
-
-def _last_name(node) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return None
-
