@@ -30,23 +30,30 @@ def grad_off_context_manager(filename: str, line: int, frame_locals: dict | None
     tree = parse_file(filename)
     if tree is None or frame_locals is None:
         return None
+    for with_statement, name in _with_calls_around(tree, line):
+        code = getattr(inspect.unwrap(frame_locals[name]), "__code__", None) \
+            if name in frame_locals and callable(frame_locals[name]) else None
+        if code is None or not code.co_flags & inspect.CO_GENERATOR or is_internal_file(code.co_filename) \
+                or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        for block in ast.walk(definition) if definition is not None else ():
+            if isinstance(block, ast.With) and any(_turns_gradients_off(i.context_expr) for i in block.items) \
+                    and any(isinstance(n, ast.Yield) for s in block.body for n in ast.walk(s)):
+                return GradOffContextManager(with_statement, code.co_filename, block, definition.name)
+    return None
+
+
+def _with_calls_around(tree: ast.AST, line: int):
+    """(with statement, called name) for each `with name(...):` item whose body holds `line`,
+    innermost statement first; the name is None where the item calls no plain name."""
     enclosing = [node for node in ast.walk(tree) if isinstance(node, ast.With) and node.body
                  and node.body[0].lineno <= line <= node.end_lineno]
-    for with_statement in sorted(enclosing, key=lambda node: -node.lineno):  # innermost first
+    for with_statement in sorted(enclosing, key=lambda node: -node.lineno):
         for item in with_statement.items:
             call = item.context_expr
-            name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
-            code = getattr(inspect.unwrap(frame_locals[name]), "__code__", None) \
-                if name in frame_locals and callable(frame_locals[name]) else None
-            if code is None or not code.co_flags & inspect.CO_GENERATOR or is_internal_file(code.co_filename) \
-                    or in_installed_package(code.co_filename):
-                continue
-            definition = function_definition(code)
-            for block in ast.walk(definition) if definition is not None else ():
-                if isinstance(block, ast.With) and any(_turns_gradients_off(i.context_expr) for i in block.items) \
-                        and any(isinstance(n, ast.Yield) for s in block.body for n in ast.walk(s)):
-                    return GradOffContextManager(with_statement, code.co_filename, block, definition.name)
-    return None
+            yield with_statement, (call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                                   else None)
 
 
 def _turns_gradients_off(node: ast.AST) -> bool:
@@ -105,22 +112,17 @@ def grad_off_enter(filename: str, line: int, frame_locals: dict | None) -> GradO
                 if not switch.enabled and switch.site is not None and switch.site.function == "__enter__"}
     if not disabled:
         return None
-    enclosing = [node for node in ast.walk(tree) if isinstance(node, ast.With) and node.body
-                 and node.body[0].lineno <= line <= node.end_lineno]
-    for with_statement in sorted(enclosing, key=lambda node: -node.lineno):  # innermost first
-        for item in with_statement.items:
-            call = item.context_expr
-            name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
-            cls = frame_locals.get(name) if name else None
-            enter = getattr(cls, "__enter__", None) if isinstance(cls, type) else None
-            code = getattr(enter, "__code__", None)
-            if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
-                continue
-            definition = function_definition(code)
-            for statement in ast.walk(definition) if definition is not None else ():
-                if isinstance(statement, ast.Expr) and _turns_gradients_off(statement.value) \
-                        and (code.co_filename, statement.lineno) in disabled:
-                    return GradOffEnter(with_statement, code.co_filename, statement, cls.__name__)
+    for with_statement, name in _with_calls_around(tree, line):
+        cls = frame_locals.get(name) if name else None
+        enter = getattr(cls, "__enter__", None) if isinstance(cls, type) else None
+        code = getattr(enter, "__code__", None)
+        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        for statement in ast.walk(definition) if definition is not None else ():
+            if isinstance(statement, ast.Expr) and _turns_gradients_off(statement.value) \
+                    and (code.co_filename, statement.lineno) in disabled:
+                return GradOffEnter(with_statement, code.co_filename, statement, cls.__name__)
     return None
 
 
