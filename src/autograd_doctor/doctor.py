@@ -31,6 +31,7 @@ from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
+from autograd_doctor.analysis import own_state_loads, reinitialized_on_load
 from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -40,7 +41,7 @@ from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
 from autograd_doctor.analysis.torch_names import bind_torch_names
 from autograd_doctor.analysis import errors as error_catalogue
-from autograd_doctor.analysis.errors import grad_api
+from autograd_doctor.analysis.errors import grad_api, views
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
     checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
@@ -59,6 +60,7 @@ from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, GraphCutCopy,
     LeafCreated,
     OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
+    ModuleStateLoaded, OwnStateLoaded,
     GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
 from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
@@ -591,6 +593,22 @@ class Doctor:
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
         self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
 
+    def own_state_loaded(self, event: OwnStateLoaded) -> None:
+        """A module loading its own state_dict() where a module of its class is trained (AD169)."""
+        self._report_silent(own_state_loads.own_state_load_diagnosis, event)
+
+    def module_state_loaded(self, event: ModuleStateLoaded) -> None:
+        """A load into a module whose forward will initialise the loaded parameters again (AD171)."""
+        if self.silent == "ignore":
+            return
+        try:
+            found = reinitialized_on_load.reinitialized_on_load_diagnoses(event.module, event.loaded)
+        except Exception:
+            internal_error()
+            return
+        for diagnosis in found:
+            self._report_silent(lambda d: d, diagnosis)
+
     def shallow_tensor_copy(self, event: ShallowTensorCopy) -> None:
         """`copy.copy` of a tensor in the user's code: a "copy" over the same memory (AD166), once per line."""
         site = event.stack[0] if event.stack else None
@@ -849,6 +867,10 @@ class Doctor:
         if self.mode is Mode.LIGHT and probe.is_stale_error(error):
             self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
             return
+        if probe.is_multi_output_view_error(error) and not diagnoses_of(error):
+            self._attach_to_error(error, self._saved_piece_diagnosis, call, args, kwargs)
+            if diagnoses_of(error):
+                return
         if not diagnoses_of(error):
             # torch.autograd.grad with an input that a detach() cut from the output (AD305 naming the detach()).
             earlier = [c.seq for c in self.recorder.backward_calls if call is None or c is not call]
@@ -883,6 +905,17 @@ class Doctor:
             except Exception:
                 internal_error()
         return diagnosis
+
+    def _saved_piece_diagnosis(self, call, args: tuple, kwargs: dict) -> Diagnosis | None:
+        """backward() refused a saved piece of split/chunk/unbind whose base was written: find
+        the piece in the graph, and in the write log the newest write into its memory (AD138)."""
+        found = probe.find_modified_view_save(probe.roots_of(args, kwargs))
+        if found is None:
+            return None
+        write = self.recorder.write_log.newest_write_into(found.tensor)
+        if write is None:
+            return None
+        return views.saved_piece_base_written(write, found.node.name(), found.slot, call.stack if call else ())
 
     def _raise_or_warn(self, diagnosis: Diagnosis) -> None:
         key = (diagnosis.code, diagnosis.primary.file if diagnosis.primary else None,

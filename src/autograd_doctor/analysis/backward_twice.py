@@ -16,7 +16,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, leaves_below, live_frame, loaded_names,
+    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, graph_nodes, leaves_below, live_frame, loaded_names,
     reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
@@ -434,6 +434,19 @@ def _detached_assignment(filename: str, assignment: ast.stmt) -> str | None:
     return f"{assignment.targets[0].id} = {value}.detach()"
 
 
+def _graph_reaches_no_trained_leaf(tensor: torch.Tensor, recorder) -> bool:
+    """Whether the whole graph of `tensor` was walked and none of its leaves is a parameter
+    (`nn.Parameter`) or a tensor that an optimizer which stepped holds."""
+    if tensor.grad_fn is None:
+        return False
+    walked, finished = graph_nodes([tensor.grad_fn], MAX_NODES)
+    if not finished:
+        return False
+    stepped = recorder.optimizer_clears.stepped_parameters
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    return bool(leaves) and not any(isinstance(leaf, torch.nn.Parameter) or leaf in stepped for leaf in leaves)
+
+
 def _leaves_only_through(roots: list[torch.Tensor], nodes: list, max_nodes: int = MAX_NODES) -> set[int]:
     """Ids of the leaves that require grad which the graph of `roots` reaches only through
     `nodes` (graph nodes; their links stay after backward() freed their saved tensors): weights
@@ -618,6 +631,20 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     f"detach {name} at the iteration boundary so each backward() only goes through its own "
                     "iteration (truncated backpropagation)",
                     f"{text}\n{_detach_again(name, value)}", statement_location(site.filename, boundary)))
+        elif kind == "shared" and same_line and loop is not None and assignment is not None \
+                and assignment.lineno < loop.lineno and tensor is not None \
+                and _graph_reaches_no_trained_leaf(tensor, recorder):
+            # Made once before the loop from tensors no optimizer trains (inputs that require
+            # grad, a data point being optimised elsewhere): detaching it where it is made changes
+            # no parameter's gradient, and every iteration reads the same values.
+            detached = _detached_assignment(site.filename, assignment)
+            if detached:
+                notes.append(f"{name} is made once, before the loop, from tensors that require grad but that no "
+                             "optimizer trains and that are not parameters: no weight gets a gradient through it")
+                helps.append(Suggestion(
+                    f"detach {name} where it is made: each iteration then reads its values without the graph that "
+                    "the first backward() freed, and no parameter's gradient changes", detached,
+                    statement_location(site.filename, assignment)))
         elif kind == "shared" and scope is not None and previous is not None and not same_line:
             leaf_write = _leaf_written_between(recorder, previous, call, tensor)
             recompute = _recompute_in_statement(scope, statement, name, assignment)
@@ -710,7 +737,24 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         if previous is not None and previous.site is not None:
             notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {path} still points "
                          f"into: {type(module).__name__} keeps it on self.{attribute} for the next call")
-        if found is not None and newest_before is not None and _made_before(tensor, newest_before):
+        guard = _cache_return_guard(module, attribute)
+        if guard is not None:
+            # `if <same input>: return self.<cache>`: a cache of a value computed from inputs
+            # that require grad hands the first call's graph to every later call.
+            filename, statement = guard
+            primary = statement_location(filename, statement, role="cached",
+                                         note=f"returns self.{attribute}, kept from an earlier call with its graph")
+            related.append(backward_loc)
+            test_text = segment(filename, statement.test)
+            replaced = replace_node_text(filename, statement, statement.test,
+                                         f"({test_text}) and not self.{attribute}.requires_grad") if test_text else None
+            if replaced is not None:
+                helps.append(Suggestion(
+                    f"reuse self.{attribute} only when it carries no graph: where its inputs require grad, each "
+                    "call computes it again and each backward() goes through a graph of its own (the values and "
+                    "gradients are those of computing it every time)", replaced,
+                    statement_location(filename, statement)))
+        elif found is not None and newest_before is not None and _made_before(tensor, newest_before):
             # Not state remade in every call from the previous one (a hidden state): a value
             # computed once and reused, whose graph went with the backward() that freed it.
             filename, assignment = found
@@ -965,6 +1009,27 @@ def _made_before(tensor: torch.Tensor | None, newest_before: int) -> bool:
         return tensor is not None and tensor.grad_fn is not None and tensor.grad_fn._sequence_nr() <= newest_before
     except Exception:
         return False
+
+
+def _cache_return_guard(module: torch.nn.Module, attribute: str) -> tuple[str, ast.If] | None:
+    """In the module's class, an `if <test>:` whose body only returns `self.<attribute>` and whose
+    test reads a `self.` attribute (the key the cache was made for), with no else; None if none or
+    several."""
+    definition = _class_definition(module)
+    if definition is None:
+        return None
+    filename, class_node = definition
+    guards = []
+    for node in ast.walk(class_node):
+        if not (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
+                and isinstance(node.body[0], ast.Return) and node.body[0].value is not None):
+            continue
+        if not _is_self_attribute(node.body[0].value, attribute):
+            continue
+        if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+               for n in ast.walk(node.test)):
+            guards.append(node)
+    return (filename, guards[0]) if len(guards) == 1 else None
 
 
 def _recompute_cached(filename: str, assignment: ast.stmt, attribute: str) -> list[Suggestion]:

@@ -1798,6 +1798,82 @@ shares the tensor's memory.
     heading="copy.copy of a tensor shares its memory",
 )
 
+OWN_STATE_LOADED = _code(
+    "AD169",
+    "a module loads its own state_dict(): every tensor is copied onto itself, the module keeps its values",
+    """\
+**What it means.** `module.state_dict()` returns the module's own tensors (detached, sharing
+their memory). `target.load_state_dict(target.state_dict())` copies each of them onto itself:
+nothing changes. Written to refresh a target network (DQN, QMIX, DDPG) from the network being
+trained, it leaves the target with its initial weights for the whole run, and the TD targets
+come from an untrained network. Nothing fails. autograd-doctor checks each `load_state_dict()`:
+it reports a dict that holds the receiving module's own tensors, where that module is in no
+optimizer that stepped and a module of the same class, bound where the load is called, is.
+
+**Minimal example.**
+
+    for step in range(4):
+        loss = (online(x) - target(x).detach()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 2 == 1:
+            target.load_state_dict(target.state_dict())   # AD169: online was meant
+
+**The fix.** Load the trained module's state: `target.load_state_dict(online.state_dict())`.
+""",
+    heading="a module loads its own state_dict()",
+    example_setup=(
+        "import copy\n"
+        "online = nn.Linear(3, 1)\n"
+        "target = copy.deepcopy(online)\n"
+        "optimizer = torch.optim.SGD(online.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+REINITIALIZED_AFTER_LOAD = _code(
+    "AD171",
+    "a data-dependent initialisation runs again after load_state_dict(): its flag is not in the state dict",
+    """\
+**What it means.** Some layers initialise their parameters from the first batch they see
+(Glow's ActNorm sets its shift and scale so that the first batch comes out with zero mean and
+unit variance) and remember that they did in a plain attribute, `self.initialized = True`. A
+plain attribute is not part of the state dict: a model built anew and given a checkpoint with
+`load_state_dict()` loads the trained parameters, but its flag is False again, and the first
+forward pass overwrites them with the statistics of the current batch. Training resumes (or
+sampling runs) from values the checkpoint never held; nothing fails. autograd-doctor looks at
+each `load_state_dict()`: for the loaded module's classes written in your files, a `forward` that
+writes into one of the module's parameters under `if not self.<flag>:` and sets the flag, where
+the flag is a plain False.
+
+**Minimal example.**
+
+    class ActNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = nn.Parameter(torch.zeros(3))
+            self.initialized = False                     # AD171: not in the state dict
+
+        def forward(self, x):
+            if not self.initialized:
+                with torch.no_grad():
+                    self.shift.copy_(-x.mean(0))
+                self.initialized = True
+            return x + self.shift
+
+    trained = ActNorm()
+    trained(torch.randn(8, 3))
+    resumed = ActNorm()
+    resumed.load_state_dict(trained.state_dict())
+    resumed(torch.randn(8, 3))                           # overwrites the loaded shift
+
+**The fix.** Keep the flag in a buffer, which the state dict carries:
+`self.register_buffer("initialized", torch.tensor(False))` in `__init__`, and
+`self.initialized.fill_(True)` where it is set.
+""",
+    heading="a data-dependent initialisation runs again after load_state_dict()",
+)
+
 GRAPH_CUT_DATA_COPY = _code(
     "AD170",
     "a value that requires grad was copied into a parameter through .data inside a forward: its gradient stops there",

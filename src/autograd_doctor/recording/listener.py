@@ -196,6 +196,28 @@ class StaleSnapshotLoaded:
     loaded: tuple[Site, ...]  # where load_state_dict() was called
 
 
+@dataclass
+class OwnStateLoaded:
+    """`module.load_state_dict(d)` of a dict whose tensors are that module's own (its
+    `state_dict()`): every tensor is copied onto itself. Reported only where the module is in no
+    optimizer that stepped and a module of the same class, bound in the caller's frame, is:
+    `twin` is that module's name there (None when there are several)."""
+
+    module_type: str
+    receiver: str | None  # the loading module's name in the caller's frame
+    twin: str | None
+    loaded: tuple[Site, ...]  # where load_state_dict() was called
+
+
+@dataclass
+class ModuleStateLoaded:
+    """`module.load_state_dict(...)` returned: the module (held only while the event is handled)
+    and where the load was called."""
+
+    module: Any
+    loaded: tuple[Site, ...]
+
+
 class Listener(Protocol):
     """Receives the recorder's events. Methods may raise on purpose (strict mode,
     silent="raise"): the recorder lets those through, at the user's line."""
@@ -238,6 +260,10 @@ class Listener(Protocol):
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None: ...
+
+    def own_state_loaded(self, event: OwnStateLoaded) -> None: ...
+
+    def module_state_loaded(self, event: ModuleStateLoaded) -> None: ...
 
     def suspend_saves(self) -> bool:
         """torch.func needs the saved-tensor hooks off: take them off; True if taken."""
@@ -303,6 +329,12 @@ class NullListener:
         pass
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:
+        pass
+
+    def own_state_loaded(self, event: OwnStateLoaded) -> None:
+        pass
+
+    def module_state_loaded(self, event: ModuleStateLoaded) -> None:
         pass
 
     def suspend_saves(self) -> bool:

@@ -58,6 +58,42 @@ def is_stale_error(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and STALE_MESSAGE in str(error)
 
 
+# A view made by split/chunk/unbind (or iterating a tensor) that autograd saved, whose base was
+# written in place afterwards: raised when backward unpacks it.
+MULTI_OUTPUT_VIEW_MESSAGE = "is a view and its base or another view of its base has been modified inplace"
+
+
+def is_multi_output_view_error(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and MULTI_OUTPUT_VIEW_MESSAGE in str(error)
+
+
+def find_modified_view_save(roots: list) -> StaleSave | None:
+    """The saved piece of a split/chunk/unbind whose base was written, found by walking the
+    graph from `roots` and reading each saved slot (which repeats PyTorch's check); the newest
+    node first, as the engine runs it first. Its versions are unknown (-1 saved)."""
+    best: StaleSave | None = None
+    best_number = -1
+    for node in graph_nodes(roots):
+        for name, slot, tensor in _saved_tensors(node):
+            if name == "_raw_saved_tensors":
+                continue
+            try:
+                getattr(node, "_saved_" + name[len("_raw_saved_"):])
+                continue
+            except RuntimeError as error:
+                if MULTI_OUTPUT_VIEW_MESSAGE not in str(error):
+                    continue
+            except Exception:
+                continue
+            try:
+                number = node._sequence_nr()
+            except Exception:
+                number = 0
+            if number > best_number:
+                best, best_number = StaleSave(node, slot, tensor, -1, tensor._version), number
+    return best
+
+
 def roots_of(args: tuple, kwargs: dict) -> list:
     """The root tensors of a backward()/autograd.grad()/autograd.backward() call."""
     roots = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))

@@ -12,19 +12,29 @@ of a dict holding those entries (the snapshot, or a shallow copy of it) into the
 from, whose tensors are still that module's own and have been written since, emits `StaleSnapshotLoaded` after the load
 returns (analysis/state_snapshot.py builds AD217). A load that fails raises as without the
 doctor. Only weak references and integers are kept.
+
+A `load_state_dict(d)` whose dict holds the receiving module's own current tensors (a target
+network refreshed with `target.load_state_dict(target.state_dict())` where the online network
+was meant) copies each tensor onto itself. Where the module is in no optimizer that stepped and
+a module of the same class bound in the caller's frame (a local, or an attribute of `self`) is,
+`OwnStateLoaded` is decided before the load and emitted after it (analysis/own_state_loads.py
+builds AD169). A module loading its own state where nothing else is trained (a round-trip test)
+is not reported. Every load that returns emits `ModuleStateLoaded` (AD171 reads the module's
+classes: a data-dependent initialisation whose flag is not in the state dict).
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import sys
 import weakref
 from dataclasses import dataclass
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack
-from autograd_doctor.recording.listener import StaleSnapshotLoaded
+from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals, is_user_frame
+from autograd_doctor.recording.listener import ModuleStateLoaded, OwnStateLoaded, StaleSnapshotLoaded
 from autograd_doctor.recording.own_frames import call_as_caller
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
@@ -87,6 +97,73 @@ class StateSnapshots:
                                    capture_user_stack(1, limit=2))
 
 
+def holds_own_tensors(module, state) -> bool:
+    """Whether every tensor of `state` (up to SAMPLED_TENSORS of them, a parameter among them)
+    is the module's own tensor of that name: same memory, shape and strides."""
+    if not hasattr(state, "items"):
+        return False
+    parameters = dict(module.named_parameters())
+    own = dict(parameters)
+    own.update(module.named_buffers())
+    sampled = 0
+    has_parameter = False
+    for key, value in state.items():
+        current = own.get(key)
+        if not isinstance(value, torch.Tensor) or not isinstance(current, torch.Tensor) or value.numel() == 0:
+            continue
+        if value.is_meta or value.device != current.device or value.data_ptr() != current.data_ptr() \
+                or value.shape != current.shape or value.stride() != current.stride():
+            return False
+        has_parameter = has_parameter or key in parameters
+        sampled += 1
+        if sampled >= SAMPLED_TENSORS:
+            break
+    return has_parameter
+
+
+def own_state_load(module, state, frame, stepped_parameters) -> OwnStateLoaded | None:
+    """The event for `module.load_state_dict(state)` called from `frame`, if the dict is the
+    module's own state, the module is in no optimizer that stepped and a module of its class
+    bound in the frame is."""
+    if frame is None or not is_user_frame(frame):
+        return None
+    if any(p in stepped_parameters for p in module.parameters()):
+        return None
+    if not holds_own_tensors(module, state):
+        return None
+    receiver = None
+    twins = []
+    for name, value in _modules_bound_in(frame):
+        if value is module:
+            receiver = receiver or name
+        elif type(value) is type(module) and any(p in stepped_parameters for p in value.parameters()):
+            if not any(value is twin for _, twin in twins):
+                twins.append((name, value))
+    if not twins:
+        return None
+    twin = twins[0][0] if len(twins) == 1 else None
+    return OwnStateLoaded(type(module).__name__, receiver, twin, capture_user_stack(1, limit=2))
+
+
+def _modules_bound_in(frame) -> list:
+    """(name, module) for the frame's local variables that are modules, and the submodules and
+    module attributes of its `self`."""
+    found = []
+    scope = frame_locals(frame)
+    for name, value in scope.items():
+        if isinstance(value, torch.nn.Module):
+            found.append((name, value))
+    owner = scope.get("self")
+    if owner is not None:
+        attributes = dict(getattr(owner, "_modules", {}) or {})
+        try:
+            attributes.update({k: v for k, v in vars(owner).items() if isinstance(v, torch.nn.Module)})
+        except TypeError:
+            pass
+        found.extend((f"self.{name}", value) for name, value in attributes.items() if value is not None)
+    return found
+
+
 def _recording_state_dict(original):
     @functools.wraps(original)
     def state_dict(self, *args, **kwargs):
@@ -105,16 +182,31 @@ def _recording_load_state_dict(original):
     @functools.wraps(original)
     def load_state_dict(self, state_dict, *args, **kwargs):
         events = []
+        own_loads = []
         try:  # decided before the load, which may change what the module holds
+            caller = sys._getframe(1)
             for recorder in list(_wrapped.recorders):
                 event = recorder.state_snapshots.stale_load(self, state_dict)
                 if event is not None:
                     events.append((recorder, event))
+                own = own_state_load(self, state_dict, caller, recorder.optimizer_clears.stepped_parameters)
+                if own is not None:
+                    own_loads.append((recorder, own))
         except Exception:
-            events = []
+            events, own_loads = [], []
+        finally:
+            caller = None
         result = call_as_caller(original, (self, state_dict, *args), kwargs)
         for recorder, event in events:
             recorder.listener.stale_snapshot_loaded(event)
+        for recorder, event in own_loads:
+            recorder.listener.own_state_loaded(event)
+        try:  # every load: the analysis looks at what the loaded module's code does next (AD171)
+            loaded = ModuleStateLoaded(self, capture_user_stack(1, limit=2))
+        except Exception:
+            loaded = None
+        for recorder in list(_wrapped.recorders) if loaded is not None else ():
+            recorder.listener.module_state_loaded(loaded)
         return result
     return marked(load_state_dict, original)
 

@@ -212,5 +212,16 @@ class WriteLog:
             matches[entry.version_before] = entry
         return [matches[version].to_event() for version in sorted(matches)]
 
+    def newest_write_into(self, tensor) -> WriteEvent | None:
+        """The newest logged write into `tensor`'s memory (any part of it), or None."""
+        base = storage_base(tensor)
+        if base is None:
+            return None
+        storage = storage_of(tensor)
+        for entry in reversed(self.entries):
+            if entry.landed_in(base, storage):
+                return entry.to_event()
+        return None
+
     def clear(self) -> None:
         self.entries.clear()

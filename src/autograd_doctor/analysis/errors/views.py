@@ -17,7 +17,7 @@ from autograd_doctor.analysis.errors.context import (
     with_block_around,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import location_of, replace_node_text, statement_at, statement_location
 
 
 # The context managers that turn gradients off, by the name PyTorch's message uses.
@@ -169,6 +169,42 @@ def multi_output_base_modified(context: ErrorContext, already):
         "a view used on this line is an output of split/chunk/unbind whose base was written in place after it "
         "was made"], help=[Suggestion("write the base out of place (h = h.mul(3) instead of h.mul_(3)), or "
                                       "split after the write")])
+
+
+def saved_piece_base_written(write, node_name: str, slot: str, backward_stack) -> object | None:
+    """AD138 raised inside backward(): a piece of split/chunk/unbind (`a, b = t`, iterating a
+    tensor) that a node saved, whose base the user's `write` (the newest logged write into that
+    memory, so one after the pieces were made) modified in place. The write is the line named;
+    its out-of-place form leaves the pieces' base as it was."""
+    from autograd_doctor.analysis.fixes import WriteFacts, write_fixes
+
+    site = write.stack[0] if getattr(write, "stack", None) else None
+    if site is None:
+        return None
+    filename, line = site.filename, site.lineno
+    write_statement = statement_at(filename, line)
+    if write_statement is None:
+        return None
+    written = text_of(filename, write_statement)
+    primary = statement_location(filename, write_statement, role="write", note="writes in place into a tensor "
+                                 "whose pieces (split/chunk/unbind outputs) autograd saved")
+    use = location_of(backward_stack[0], role="backward", note=f"{node_name} needs its saved {slot}, one of those "
+                      "pieces") if backward_stack else None
+    facts = WriteFacts(value_is_scalar=getattr(write, "value_is_scalar", None),
+                       index_is_bool_mask=bool(getattr(write, "index_is_bool_mask", False)))
+    facts.index_kinds = getattr(write, "index_kinds", None)
+    helps = [h for h in write_fixes(filename, write_statement, line, None, facts)
+             if h.replacement and h.location is not None and not h.keeps_write][:1]
+    for suggestion in helps:
+        suggestion.message = ("write out of place: the name then refers to a new tensor, and the pieces autograd "
+                              "saved keep the base they were made from")
+    helps.append(Suggestion("or take the pieces from a copy (`a, b, c = t.clone()`), so that later writes into t "
+                            "do not reach them"))
+    notes = [f"{node_name} saved {slot}, an output of a function that returns several views (split, chunk, unbind, "
+             "or unpacking a tensor: `a, b = t`); autograd cannot rebuild such a view once its base is written in "
+             "place, so backward() refuses to use it",
+             f"`{written}` is the newest write into that memory: it happened after the pieces were made"]
+    return diagnosis(codes.MULTI_OUTPUT_BASE_MODIFIED, primary, [use], notes, helps)
 
 
 def _out_of_place_module(frame, filename: str, statement: ast.stmt) -> Suggestion | None:
