@@ -883,6 +883,76 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
     """,
+    # Signal reconstruction by gradient descent on the input (kymatio's example): a new leaf per
+    # step made under no_grad and given requires_grad, the step size braked when the loss went
+    # up, then the step retried from the old leaf with its .grad of the earlier backward().
+    "input recovered by a bold-driver descent, a new leaf per step": """
+        import torch
+
+        torch.manual_seed(0)
+        features = torch.nn.Conv1d(1, 4, 5, bias=False).requires_grad_(False)
+        target = features(torch.randn(1, 1, 32)).abs()
+        y = torch.randn(1, 1, 32, requires_grad=True)
+        coefficients = features(y).abs()
+        learning_rate, history, tried = 8.0, [], []  # steps rejected (k = 2, 3, 5, 7) and taken
+        for k in range(8):
+            error = torch.norm(target - coefficients)
+            history.append(error.detach())
+            torch.autograd.backward(error)
+            with torch.no_grad():
+                new_y = y - learning_rate * y.grad
+            new_y.requires_grad = True
+            coefficients = features(new_y).abs()
+            tried.append(new_y)
+            if history[k] > history[k - 1]:
+                learning_rate *= 0.55
+            else:
+                learning_rate *= 1.1
+                y = new_y
+        grads = [y.detach().clone(), torch.stack(history)] + [t.grad for t in tried[:-1]]
+    """,
+    # A custom Function (pytorch-softdtw-cuda's CPU path) whose forward computes its table from
+    # a detached NumPy copy of the input and saves the input, the table and two scalar tensors
+    # made inside forward with save_for_backward; backward recomputes from the saved ones.
+    "a Function saving tensors it made in forward, computed from a detached copy": """
+        import numpy as np
+        import torch
+
+        class CumulativeSoftMin(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, distances, gamma):
+                gamma = torch.Tensor([gamma]).to(distances.dtype)
+                d = distances.detach().numpy()
+                table = np.zeros((d.shape[0], d.shape[1] + 1))
+                for j in range(d.shape[1]):
+                    table[:, j + 1] = -gamma.item() * np.logaddexp(-table[:, j] / gamma.item(), -d[:, j] / gamma.item())
+                table = torch.from_numpy(table).to(distances.dtype)
+                ctx.save_for_backward(distances, table, gamma)
+                return table[:, -1]
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                distances, table, gamma = ctx.saved_tensors
+                weights = torch.zeros_like(distances)
+                carry = torch.ones(distances.shape[0], dtype=distances.dtype)
+                for j in reversed(range(distances.shape[1])):
+                    share = torch.sigmoid((table[:, j] - distances[:, j]) / gamma)
+                    weights[:, j] = carry * share
+                    carry = carry * (1 - share)
+                return grad_output[:, None] * weights, None
+
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 5)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+        x = torch.randn(4, 3)
+        for _ in range(3):
+            optimizer.zero_grad()
+            distances = (model(x) - 0.5) ** 2
+            loss = CumulativeSoftMin.apply(distances, 0.5).mean()
+            loss.backward()
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 
