@@ -16,8 +16,8 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, backward_call_node, backward_roots, frame_values, graph_nodes, leaves_below, live_frame, loaded_names,
-    reached_leaves, root_expression,
+    MAX_NODES, Scope, backward_call_node, backward_roots, block_holding, frame_values, graph_nodes, leaves_below,
+    live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
@@ -486,6 +486,10 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     root_expr = root_expression(statement) if statement is not None else None
     root_name = segment(site.filename, root_expr) if root_expr is not None else "the loss"
 
+    repeated = _same_loss_backpropagated_again(recorder, previous, call, roots, scope, statement, root_name)
+    if repeated is not None:
+        return repeated
+
     carrier = None  # (name, assignment statement, value)
     # carried: loop state from the previous iteration; outside: made before the loop;
     # shared: one tensor that two backward() calls of the same pass go through.
@@ -880,6 +884,64 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     diagnosis.extra.update({"freed_nodes": [type(n).__name__ for n in frontier[:5]],
                             "carrier": carrier[0] if carrier else None,
                             "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
+    return diagnosis
+
+
+def _same_loss_backpropagated_again(recorder, previous, call, roots, scope, statement, root_name
+                                    ) -> Diagnosis | None:
+    """AD302 for a backward() of the very tensor whose backward() already ran (the same root node),
+    with no step() between and the first call's gradients still on every leaf: a helper (a loss
+    criterion) that calls backward() on the loss it returns, and a caller that calls it again.
+    The gradients the program means are already accumulated; retain_graph=True on the first call
+    would add them a second time. The help deletes the second call (the statement is rewritten
+    together with its neighbour in the block, as the neighbour alone)."""
+    site = call.site
+    if previous is None or previous.site is None or previous.newest_node is None or site is None \
+            or len(roots) != 1 or roots[0].grad_fn is None or statement is None or scope is None:
+        return None
+    if roots[0].grad_fn._sequence_nr() != previous.newest_node or _step_ran_between(recorder, previous, call):
+        return None
+    if previous.site.code is site.code and previous.site.lineno == site.lineno:
+        return None  # the same line in a loop: another iteration's loss, not a second call on this one
+    call_node = backward_call_node(statement)
+    if not (isinstance(statement, ast.Expr) and statement.value is call_node and call_name(call_node) == "backward"
+            and statement.lineno == statement.end_lineno):
+        return None
+    walked, finished = graph_nodes([roots[0].grad_fn])
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    # A zero_grad() (or `.grad = None`) between the two calls leaves no gradient behind: then the
+    # second call is what puts them back, and deleting it would change what trains.
+    if not finished or not leaves or any(leaf.grad is None for leaf in leaves) \
+            or not any(bool(leaf.grad.any()) for leaf in leaves):
+        return None
+    block = block_holding(scope.tree, statement) if scope.tree is not None else None
+    if not block or len(block) < 2:
+        return None
+    index = block.index(statement)
+    neighbour = block[index - 1] if index > 0 else block[index + 1]
+    kept_text = segment(site.filename, neighbour)
+    if kept_text is None or neighbour.lineno != neighbour.end_lineno or "\n" in kept_text:
+        return None
+    first, last = (neighbour, statement) if index > 0 else (statement, neighbour)
+    change_location = statement_location(site.filename, first)
+    change_location.end_line, change_location.end_column = last.end_lineno, last.end_col_offset
+    primary = location_of(site, role="backward", note=f"backward() of {root_name} a second time")
+    earlier = location_of(previous.site, role="freed",
+                          note=f"this backward() already ran on the same tensor ({root_name}) and freed its graph")
+    earlier_frames = [location_of(s, role="called", note="called from here") for s in previous.stack[1:2]
+                      if s is not None and not in_installed_package(s.filename)]
+    notes = [f"both backward() calls start from the same tensor ({root_name}, the same {type(roots[0].grad_fn).__name__} "
+             f"node): the one on line {previous.site.lineno} already put its gradients into .grad, and no step() ran "
+             "between the two",
+             "retain_graph=True on the first call is not suggested: the second backward() would add the same "
+             "gradients again (every gradient doubled)"]
+    helps = [Suggestion(f"delete this second {root_name}.backward(): the backward() on line {previous.site.lineno} "
+                        "has already computed these gradients", kept_text, change_location)]
+    diagnosis = Diagnosis(code=codes.BACKWARD_TWICE, title=codes.title(codes.BACKWARD_TWICE), severity="error",
+                          primary=primary, related=[earlier] + earlier_frames,
+                          tensor=tensor_info(roots[0], root_name), notes=notes, help=helps)
+    diagnosis.extra.update({"freed_nodes": [type(roots[0].grad_fn).__name__], "carrier": None,
+                            "freed_by_line": previous.site.lineno, "same_root": True})
     return diagnosis
 
 

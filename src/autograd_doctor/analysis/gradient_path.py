@@ -160,7 +160,20 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
             elif name == "requires_grad_" and node.args and isinstance(node.args[0], ast.Constant) \
                     and node.args[0].value is False:
                 marks.append(CutMark("requires_grad_false", node, segment(filename, node)))
+            elif is_variable_wrapper(node):
+                marks.append(CutMark("variable", node, segment(filename, node)))
     return marks
+
+
+def is_variable_wrapper(node: ast.Call) -> bool:
+    """`torch.autograd.Variable(x)` (or `Variable(x)`, `autograd.Variable(x)`) with the tensor alone:
+    since Variable and Tensor merged (PyTorch 0.4) it returns `x` detached, requires_grad=False
+    unless asked otherwise, so a graph that reaches `x` stops there."""
+    func = node.func
+    named = isinstance(func, ast.Name) and func.id == "Variable" or isinstance(func, ast.Attribute) and \
+        func.attr == "Variable" and (isinstance(func.value, ast.Attribute) and func.value.attr == "autograd"
+                                     or isinstance(func.value, ast.Name) and func.value.id == "autograd")
+    return named and len(node.args) == 1 and not node.keywords
 
 
 def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
@@ -408,6 +421,8 @@ CUT_EXPLANATIONS = {
     "leave_torch": "`{text}` leaves torch (a Python number or NumPy array carries no graph)",
     "integer": "`{text}` has an integer or boolean result, which has no gradient",
     "requires_grad_false": "`{text}` turns gradient tracking off",
+    "variable": "`{text}` makes a new tensor without grad history: since PyTorch 0.4, Variable(x) returns x "
+                "detached (requires_grad=False)",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
     "sample": "`{text}` draws under torch.no_grad(): the draws carry no gradient to the distribution's parameters",
     "data_write": "a write through `.data` is not recorded: what the written value was computed from gets no "
@@ -464,6 +479,12 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
     elif mark.kind == "data" and isinstance(node, ast.Attribute):
         replaced = replace_node_text(filename, statement, node, segment(filename, node.value))
         suggestions.append(Suggestion("use the tensor itself, not `.data`", replaced, location))
+    elif mark.kind == "variable" and isinstance(node, ast.Call):
+        # The wrapper is a no-op kept from PyTorch < 0.4 code, except that it detaches: the tensor
+        # itself has the same values and keeps its graph.
+        replaced = replace_node_text(filename, statement, node, segment(filename, node.args[0]))
+        suggestions.append(Suggestion(f"use the tensor itself, not `{mark.text}`: the wrapper only detaches it",
+                                      replaced, location))
     elif mark.kind == "new_leaf" and isinstance(node, ast.Call) and node.args:
         data = node.args[0]
         if isinstance(data, (ast.List, ast.Tuple)):

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 import torch
 
 from autograd_doctor.analysis import number_terms
+from autograd_doctor.analysis.gradient_path import is_variable_wrapper
 from autograd_doctor.analysis.source_scope import graph_nodes
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import (location_of, replace_node_text, segment, source_line, statement_at,
-                                              statement_location)
+from autograd_doctor.diagnosis.source import (location_of, parse_file, replace_node_text, segment, source_line,
+                                              statement_at, statement_location)
 from autograd_doctor.recording.frames import Site
 
 # A graph larger than this is not walked (the check is skipped: unknown means silent).
@@ -141,7 +142,41 @@ def _cuts(expression: ast.AST, reading, line: int, depth: int) -> list[Cut]:
         bindings = number_terms.assignments_of(name, reading, line)
         if len(bindings) == 1 and isinstance(bindings[0], ast.Assign):
             found.extend(_cuts(bindings[0].value, reading, bindings[0].lineno, depth + 1))
+            returned = _cut_returned_by_call(name, bindings[0], reading)
+            if returned is not None:
+                found.append(returned)
     return found
+
+
+def _cut_returned_by_call(name: str, binding: ast.Assign, reading) -> Cut | None:
+    """`name = helper(a, b)` where `helper` is a function of the same file whose every `return`
+    hands back a `Variable(x)` wrapper (or `x.detach()`), and `name` now holds a tensor without a
+    graph: the cut is that return statement, and what it cuts off is what the tensor arguments'
+    graphs reach (the helper's own tensors are gone with its frame)."""
+    call = binding.value
+    value = reading.values.get(name) if isinstance(reading.values, dict) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or len(binding.targets) != 1 \
+            or not isinstance(value, torch.Tensor) or value.requires_grad:
+        return None
+    tree = parse_file(reading.filename) if reading.filename else None
+    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                     and node.name == call.func.id), None) if tree is not None else None
+    if function is None:
+        return None
+    returns = [node for node in ast.walk(function) if isinstance(node, ast.Return) and node.value is not None]
+    if len(returns) != 1 or _cut_receiver(returns[0].value) is None:
+        return None
+    reaches: dict[int, weakref.ref] = {}
+    for argument in call.args:
+        argument_value = number_terms.read_value(argument, reading) if isinstance(argument, ast.Name) else None
+        if isinstance(argument_value, torch.Tensor) and argument_value.grad_fn is not None:
+            leaves = _leaves(argument_value.grad_fn)
+            if leaves is None:
+                return None
+            reaches.update(leaves)
+    if not reaches:
+        return None
+    return Cut(returns[0].value, _cut_receiver(returns[0].value), returns[0], reaches)
 
 
 def _statement_on(scope: ast.AST, line: int, expression: ast.AST) -> ast.stmt | None:
@@ -157,6 +192,8 @@ def _cut_receiver(node: ast.AST) -> ast.AST | None:
         receiver = node.func.value
     elif isinstance(node, ast.Attribute) and node.attr == "data":
         receiver = node.value
+    elif isinstance(node, ast.Call) and is_variable_wrapper(node):
+        receiver = node.args[0]  # torch.autograd.Variable(x): x detached
     else:
         return None
     if isinstance(receiver, ast.Call):

@@ -77,6 +77,10 @@ def unscaled_twice(context: ErrorContext, already):
     notes = [f"unscale_() divides the gradients of {optimizer_text}'s parameters by the loss scale, and may run once "
              f"per step: after one unscale_(), the scaler refuses another until {receiver}.update() (after "
              f"{receiver}.step()) resets it"]
+    gated = _step_gated_on_unscaled_gradients(filename, scope, statement, step, receiver) \
+        if step is not None and scope is not None else None
+    if gated is not None:
+        return _update_skipped_with_the_step(filename, location, receiver, optimizer_text, step, gated)
     help_ = _move_into_step_block(filename, scope, statement, step, receiver) if step is not None else None
     repeated = _loop_repeating(scope, filename, statement, receiver) if help_ is None and scope is not None else None
     if repeated is not None:
@@ -121,6 +125,68 @@ def unscaled_twice(context: ErrorContext, already):
         f"call {receiver}.unscale_({optimizer_text}) once per step: after the last backward() of the "
         f"accumulation, just before {receiver}.step({optimizer_text}) (clip between the two)")]
     return diagnosis(codes.UNSCALE_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _step_gated_on_unscaled_gradients(filename: str, scope: ast.AST, unscale: ast.stmt, step: ast.stmt,
+                                      receiver: str):
+    """(the `if` around the step, the `receiver.update()` statement beside the step) when the step
+    runs under an `if` of the unscale_'s own block whose test reads a name bound between the two
+    (`grad_norm = clip_grad_norm_(...)` after unscaling: a step skipped on a large gradient), and
+    update() is a one-line statement of the step's own branch. The skip is chosen from the unscaled
+    gradients, so the unscale_() cannot move into that branch: update() has to leave it."""
+    block = block_holding(scope, unscale)
+    if block is None:
+        return None
+    start = block.index(unscale)
+    gate = next((s for s in block[start + 1:] if isinstance(s, ast.If) and s.lineno <= step.lineno <= s.end_lineno),
+                None)
+    if gate is None:
+        return None
+    bound_between = set()
+    for statement in block[start + 1:block.index(gate)]:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound_between.add(node.id)
+    read_by_test = {node.id for node in ast.walk(gate.test) if isinstance(node, ast.Name)}
+    if not bound_between & read_by_test:
+        return None
+    branch = block_holding(gate, step)
+    if branch is None or branch not in (gate.body, gate.orelse):
+        return None
+    updates = [s for s in branch if _method_call(s, "update") is not None
+               and segment(filename, s.value.func.value) == receiver and s.lineno == s.end_lineno]
+    if len(updates) != 1 or len(branch) < 2 or _calls(gate, "update", receiver, filename) != [updates[0].value]:
+        return None
+    return gate, updates[0]
+
+
+def _update_skipped_with_the_step(filename: str, location, receiver: str, optimizer_text: str, step: ast.stmt,
+                                  gated):
+    """AD148 named at the `receiver.update()` that shares the skipped step's branch; the help moves
+    it after the `if`, so it runs on every iteration (GradScaler's order: unscale_(), then step() if
+    wanted, then update() on every iteration)."""
+    gate, update = gated
+    indent = source_line(filename, gate.lineno)[:gate.col_offset]
+    gate_lines = [source_line(filename, number).rstrip() for number in range(gate.lineno, gate.end_lineno + 1)
+                  if number != update.lineno]
+    update_text = segment(filename, update)
+    if update_text is None or any(line.strip() and not line.startswith(indent) for line in gate_lines):
+        return None
+    text = "\n".join(line[len(indent):] for line in gate_lines) + "\n" + update_text
+    help_location = statement_location(filename, gate)
+    primary = statement_location(filename, update, role="update", note=f"{receiver}.update() runs only when the step "
+                                 "runs: a skipped step leaves the scaler unscaled")
+    location.role, location.note = "raised", (f"the next {receiver}.unscale_({optimizer_text}) finds the last one "
+                                              "not followed by update()")
+    related = [location, statement_location(filename, gate, role="skip", note="chooses to skip the step from the "
+                                            "gradients unscale_() left (their norm)")]
+    notes = [f"unscale_() may run once per update(): on an iteration whose step is skipped, {receiver}.update() is "
+             f"skipped with it, and the next iteration's unscale_() raises",
+             f"the skip is decided from the unscaled gradients, so unscale_() stays before it; {receiver}.update() "
+             "runs on every iteration (after a skipped step it only adjusts the scale)"]
+    help_ = Suggestion(f"call {receiver}.update() on every iteration, after the if that may skip "
+                       f"{receiver}.step({optimizer_text})", text, help_location)
+    return diagnosis(codes.UNSCALE_BEFORE_UPDATE, primary, related=related, notes=notes, help=[help_])
 
 
 def _helper_call_before_step(context: ErrorContext, frame, scaler):

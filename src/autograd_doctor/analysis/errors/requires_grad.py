@@ -273,6 +273,11 @@ def _unreduced_loss(output, filename: str, receiver: ast.expr, line: int, frame=
     node_name = type(getattr(output, "grad_fn", None)).__name__
     if "Loss" in node_name or node_name.startswith("BinaryCrossEntropy"):
         return f"made by a loss function with reduction='none', {node_name}"
+    upstream = _unreduced_loss_node_below(getattr(output, "grad_fn", None))
+    if upstream is not None:
+        # Reshaped, masked or averaged per sample after the loss function (a loss per word made
+        # from a loss per character): still losses, one per element, which the default averages.
+        return f"computed from a loss function called with reduction='none', {upstream}"
     # The receiver itself (`loss.backward()`) or the tensor a call wraps (`scaler.scale(loss).backward()`,
     # which multiplies it by a number).
     names = [receiver] if isinstance(receiver, ast.Name) else \
@@ -315,6 +320,26 @@ def _per_element_losses_upstream(filename: str, made: ast.stmt, depth: int = 3) 
                     return used
                 next_pending.append(earlier)
         pending = next_pending
+    return None
+
+
+# Nodes of the failing tensor's graph looked at for a loss function's node (a bounded walk).
+UNREDUCED_LOSS_NODES_WALKED = 64
+
+
+def _unreduced_loss_node_below(grad_fn) -> str | None:
+    """The name of a loss function's node called with reduction='none' (its saved reduction is 0,
+    Reduction::None) among the first nodes of the graph below `grad_fn`; None otherwise."""
+    queue, seen = [grad_fn] if grad_fn is not None else [], set()
+    while queue and len(seen) < UNREDUCED_LOSS_NODES_WALKED:
+        node = queue.pop(0)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = type(node).__name__
+        if ("Loss" in name or name.startswith("BinaryCrossEntropy")) and getattr(node, "_saved_reduction", None) == 0:
+            return name
+        queue.extend(next_node for next_node, _index in getattr(node, "next_functions", ()))
     return None
 
 
