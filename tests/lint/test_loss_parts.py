@@ -135,7 +135,7 @@ def test_gan_generator_loss_parts_summed_with_their_graphs_are_reported():
     assert "`g_loss`" in finding.message and "g_adv.item()" in finding.message
     _, adv_of_four, _ = _namespace(GAN)["Pix2PixTrainer"]().train_epoch(_gan_batches(4))
     _, adv_of_one, _ = _namespace(GAN)["Pix2PixTrainer"]().train_epoch(_gan_batches(1))
-    assert _autograd_nodes(adv_of_four) > 3 * _autograd_nodes(adv_of_one) > 0
+    assert _autograd_nodes(adv_of_four) > 2 * _autograd_nodes(adv_of_one) > 0
 
 
 def test_gan_help_applied_logs_the_same_numbers_and_trains_the_same():
@@ -147,7 +147,8 @@ def test_gan_help_applied_logs_the_same_numbers_and_trains_the_same():
     trainers = [_namespace(s)["Pix2PixTrainer"]() for s in (GAN, fixed, by_hand)]
     logs = [trainer.train_epoch(_gan_batches()) for trainer in trainers]
     buggy_log, fixed_log, hand_log = ([float(v) for v in log] for log in logs)
-    assert buggy_log == fixed_log == hand_log
+    assert buggy_log == fixed_log  # the fix keeps float32 tensor sums
+    assert fixed_log == pytest.approx(hand_log, rel=1e-6)  # `.item()` sums in Python floats
     assert _autograd_nodes(logs[1][1]) == 0  # the fixed sums hold no graph
     for trainer in trainers[:2]:
         for module in ("generator", "discriminator"):
@@ -210,7 +211,7 @@ def test_vae_terms_summed_per_epoch_with_their_graphs_are_reported():
                               (_line_of(VAE, "epoch_kl = epoch_kl + kl"), "ADL023")]
     _, history_of_four = _vae_run(VAE, 4)
     _, history_of_one = _vae_run(VAE, 1)
-    assert _autograd_nodes(history_of_four[-1][1]) > 3 * _autograd_nodes(history_of_one[-1][1]) > 0
+    assert _autograd_nodes(history_of_four[-1][1]) > 2 * _autograd_nodes(history_of_one[-1][1]) > 0
 
 
 def test_vae_help_applied_logs_the_same_numbers_and_trains_the_same():
@@ -221,7 +222,8 @@ def test_vae_help_applied_logs_the_same_numbers_and_trains_the_same():
         "epoch_kl = epoch_kl + kl", "epoch_kl = epoch_kl + kl.item()")
     runs = [_vae_run(s) for s in (VAE, fixed, by_hand)]
     logs = [[(float(a), float(b)) for a, b in history] for _, history in runs]
-    assert logs[0] == logs[1] == logs[2]
+    assert logs[0] == logs[1]  # the fix keeps float32 tensor sums
+    assert [v for pair in logs[1] for v in pair] == pytest.approx([v for pair in logs[2] for v in pair], rel=1e-6)
     for model, _ in runs[:2]:
         for p, q in zip(model.parameters(), runs[2][0].parameters()):
             assert torch.equal(p, q)
@@ -279,7 +281,7 @@ def test_per_task_losses_summed_into_a_dict_with_their_graphs_are_reported():
                                      (_line_of(MULTI_TASK, 'totals["depth"] += depth_loss'), "ADL023")]
     _, of_four = _multi_task_run(MULTI_TASK, 4)
     _, of_one = _multi_task_run(MULTI_TASK, 1)
-    assert _autograd_nodes(of_four["depth"]) > 3 * _autograd_nodes(of_one["depth"]) > 0
+    assert _autograd_nodes(of_four["depth"]) > 2 * _autograd_nodes(of_one["depth"]) > 0
 
 
 def test_per_task_help_applied_logs_the_same_numbers_and_trains_the_same():
@@ -290,7 +292,8 @@ def test_per_task_help_applied_logs_the_same_numbers_and_trains_the_same():
         "+= depth_loss", "+= depth_loss.item()")
     runs = [_multi_task_run(s) for s in (MULTI_TASK, fixed, by_hand)]
     logs = [{task: float(v) for task, v in log.items()} for _, log in runs]
-    assert logs[0] == logs[1] == logs[2]
+    assert logs[0] == logs[1]  # the fix keeps float32 tensor sums
+    assert logs[1] == pytest.approx(logs[2], rel=1e-6)  # `.item()` sums in Python floats
     for model, _ in runs[:2]:
         for p, q in zip(model.parameters(), runs[2][0].parameters()):
             assert torch.equal(p, q)
