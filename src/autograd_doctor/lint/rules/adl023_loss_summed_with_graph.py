@@ -14,9 +14,15 @@ RULE = Rule(
     summary="A loss that the loop backpropagates is summed across its iterations as a tensor: the sum keeps every iteration's graph.",
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
-`accelerator.backward(loss)`), finds a sum of that loss into a name bound
-before the loop and never re-bound in it: `total += loss`, `total += loss *
-n`, `total = total + loss`, with gradients on.  Silent when the sum takes
+`accelerator.backward(loss)`), finds a sum of that loss into a name (or an
+entry of a dict with a constant key, `totals["loss"]`) bound before the loop
+and never re-bound in it: `total += loss`, `total += loss * n`, `total =
+total + loss`, with gradients on.  Also finds, each as its own finding, the
+sum of a part of that loss: a name that the loss's expression is built from
+in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
++= bpr_loss`), bound once in the loop before the loss, with a graph of its
+own (the linter knows it carries one, or it is a tensor computed from a
+model's output, `recon = F.mse_loss(model(x), x)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
 re-bound between the backward and the sum, when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop, when the sum
@@ -51,8 +57,13 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen: a loss appended to a
-list, summed into an attribute or a dict entry, or handed to a reporter
-object that sums it (pytorch-pfn-extras' summaries), is not reported.""",
+list, summed into an attribute or a dict entry with a computed key
+(`totals[name]`), or handed to a reporter
+object that sums it (pytorch-pfn-extras' summaries), is not reported.  A
+part is read one level deep (an operand of the loss's own expression, not of
+its operands), and a part returned by a function the linter does not know
+(`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
+number.""",
 )
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
@@ -301,6 +312,13 @@ def _part_of(checker, part, backward, bindings, graph_values):
     return loss_node
 
 
+def _rooted_at_self(node) -> bool:
+    """`self`, `self.model`, `self.lightgcn.user_embeddings`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
 def _reads_model_output(checker, value, line, inside, depth=0) -> bool:
     """``value`` reads, directly or through names bound earlier in the loop, the output
     of a call of a model (`model(x)`, `self.generator(x)`, `policy(s).log_prob(a)`):
@@ -312,8 +330,7 @@ def _reads_model_output(checker, value, line, inside, depth=0) -> bool:
         if isinstance(node, ast.Call) and node.args and (
                 isinstance(node.func, ast.Name) and node.func.id not in _BUILTIN_CALLS
                 and checker.qualname(node.func) is None
-                or isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"):
+                or isinstance(node.func, ast.Attribute) and _rooted_at_self(node.func.value)):
             return True
         if isinstance(node, ast.Name):
             earlier = [(l, n) for name, l, n, _ in inside if name == node.id and l < line]
