@@ -7,9 +7,10 @@ after the epoch.  `loss` carries the graph of the whole LightGCN propagation
 the epoch: the autograd nodes held grow with the number of batches until the
 epoch ends.  Nothing raises; the logged numbers are right.  The fix sums
 `loss.item()`.  Found by the first run of set S (docs/lint.md, twenty-first
-check).  Not found: the parts' sums (`total_bpr_loss += bpr_loss`), which
-keep the same graphs, because `bpr_loss` is not the name the loop
-backpropagates.
+check).  The part's sum (`total_bpr_loss += bpr_loss`, `bpr_loss` an operand
+of the backpropagated `loss`) keeps the same graphs: missed at first, found
+since ADL023 reads the running sums of a loss's parts (docs/lint.md, "ADL023:
+the running sums of a loss's parts").
 Source: https://github.com/wujcan/SGL-Torch (model/general_recommender/SGL.py,
 SGL.train_model)"""
 import torch
@@ -55,7 +56,7 @@ class SGLTrainer:
             reg_loss = self.lightgcn.user_embeddings(users).pow(2).sum()
             loss = bpr_loss + self.reg * reg_loss
             total_loss += loss  # expect: ADL023
-            total_bpr_loss += bpr_loss
+            total_bpr_loss += bpr_loss  # expect: ADL023
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()

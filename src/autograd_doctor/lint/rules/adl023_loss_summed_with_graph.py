@@ -14,10 +14,16 @@ RULE = Rule(
     summary="A loss that the loop backpropagates is summed across its iterations as a tensor: the sum keeps every iteration's graph.",
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
-`accelerator.backward(loss)`), finds a sum of that loss into a name bound
-before the loop and never re-bound in it: `total += loss`, `total += loss *
-n`, `total = total + loss`, with gradients on; or an append of it to a list
-bound before the loop (`history.append(loss)`).  Silent when the sum takes
+`accelerator.backward(loss)`), finds a sum of that loss into a name (or an
+entry of a dict with a constant key, `totals["loss"]`) bound before the loop
+and never re-bound in it: `total += loss`, `total += loss * n`, `total =
+total + loss`, with gradients on; or an append of it to a list bound before
+the loop (`history.append(loss)`).  Also finds, each as its own finding, the
+sum of a part of that loss: a name that the loss's expression is built from
+in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
++= bpr_loss`), bound once in the loop before the loss, with a graph of its
+own (the linter knows it carries one, or it is a tensor computed from a
+model's output, `recon = F.mse_loss(model(x), x)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
 re-bound between the backward and the sum, when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop, when the sum
@@ -52,13 +58,34 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen (and an append to a
-list name): a loss summed into an attribute or a dict entry, or handed to a reporter
-object that sums it (pytorch-pfn-extras' summaries), is not reported.""",
+list name): a loss summed into an attribute or a dict entry with a computed
+key (`totals[name]`), or handed to a reporter
+object that sums it (pytorch-pfn-extras' summaries), is not reported.  A
+part is read one level deep (an operand of the loss's own expression, not of
+its operands), and a part returned by a function the linter does not know
+(`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
+number.""",
 )
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# plain-name calls that are not a model's: builtins a loss's expression may use
+_BUILTIN_CALLS = frozenset({"sum", "len", "abs", "min", "max", "float", "int", "range", "zip", "enumerate",
+                            "list", "tuple", "dict", "map", "sorted", "reversed", "round", "pow"})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def on_name_assign(checker, name, value) -> None:
+    """Note the values bound in a loop, with gradients on, that carry a graph or are
+    tensors computed in it (not constants): a loss's part summed later needs
+    evidence of its own graph (the backward proves only that the loss as a whole
+    carries one)."""
+    scope = checker.scope
+    if scope.loops and not scope.grad_off and isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)):
+        if checker.is_graph(value):
+            scope.note("ADL023", (id(value), True))
+        elif checker.is_tensor(value) and not checker.is_const(value):
+            scope.note("ADL023", (id(value), False))
 
 
 def check_scope(checker, scope) -> None:
@@ -80,7 +107,7 @@ def check_scope(checker, scope) -> None:
         if names:
             losses[id(call)] = names
         summed_back.update(n.id for n in ast.walk(receiver) if isinstance(n, ast.Name))
-    _check_body(checker, body, losses, summed_back)
+    _check_body(checker, body, losses, summed_back, dict(scope.noted("ADL023")))
 
 
 def _operand_names(node) -> set[str]:
@@ -126,7 +153,8 @@ def _walk(body, path=()):
 
 
 def _bound_names(node):
-    """Names a statement or expression binds."""
+    """Names a statement or expression binds, and the text of each dict entry with a
+    constant key it assigns (`totals["depth"]`)."""
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -137,29 +165,58 @@ def _bound_names(node):
         targets = [node.target]
     else:
         return
-    for target in targets:
-        for n in ast.walk(target):
-            if isinstance(n, ast.Name):
-                yield n.id
+    todo = list(targets)
+    while todo:
+        target = todo.pop()
+        if isinstance(target, ast.Name):
+            yield target.id
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            todo.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            todo.append(target.value)
+        elif _entry_base(target) is not None:
+            yield ast.unparse(target)
 
 
-def _sum_of(node):
-    """``(total, value)`` for `total += value`, `total -= value`, `total = total + value`."""
-    if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)) \
-            and isinstance(node.target, ast.Name):
-        return node.target.id, node.value
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-            and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
-        total = node.targets[0].id
-        left, right = node.value.left, node.value.right
-        if isinstance(left, ast.Name) and left.id == total:
-            return total, right
-        if isinstance(right, ast.Name) and right.id == total:
-            return total, left
+def _entry_base(node) -> str | None:
+    """``totals`` for `totals["depth"]` (a constant key), else None."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (str, int)):
+        return node.value.id
     return None
 
 
-def _check_body(checker, body, losses: dict, summed_back: set) -> None:
+def _total(node) -> tuple[str, str] | None:
+    """``(text, name bound before the loop)`` of a running total: `total`, or a dict
+    entry with a constant key, `totals["depth"]`."""
+    if isinstance(node, ast.Name):
+        return node.id, node.id
+    base = _entry_base(node)
+    return (ast.unparse(node), base) if base is not None else None
+
+
+def _sum_of(node):
+    """``(total, base, value)`` for `total += value`, `total -= value`, `total = total +
+    value` (``total`` a name or a dict entry; ``base`` the name that holds it)."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
+        total = _total(node.target)
+        return (*total, node.value) if total is not None else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
+        total = _total(node.targets[0])
+        if total is None:
+            return None
+        left, right = node.value.left, node.value.right
+        if _total(left) == total:
+            return (*total, right)
+        if _total(right) == total:
+            return (*total, left)
+    return None
+
+
+def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict) -> None:
+    """``graph_values``: id of a value bound in a loop -> True when it carries a graph,
+    False when it is a tensor computed there (on_name_assign)."""
     backwards = []   # (loss name, call, path)
     sums = []        # (total, value, statement, path)
     bindings = []    # (name, line, statement, path)
@@ -173,7 +230,8 @@ def _check_body(checker, body, losses: dict, summed_back: set) -> None:
                 detached_in_place.add(node.func.value.id)
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
-                sums.append((node.func.value.id, node.args[0], node, path))  # `history.append(loss)`
+                listed = node.func.value.id
+                sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
         elif isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
             summed = _sum_of(node)
             if summed is not None:
@@ -182,39 +240,111 @@ def _check_body(checker, body, losses: dict, summed_back: set) -> None:
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
     if not backwards or not sums:
         return
-    for total, value, stmt, path in sums:
-        if total in summed_back or total in detached_in_place or _grad_off(checker, path):
+    for total, base, value, stmt, path in sums:
+        if base in summed_back or base in detached_in_place or _grad_off(checker, path):
             continue
-        for loss in _operand_names(value):
-            found = next((b for b in backwards if b[0] == loss and _kept_across(
-                total, loss, stmt, path, b, bindings)), None)
+        for summed in _operand_names(value):
+            found = next((b for b in backwards if b[0] == summed and _kept_across(
+                total, base, summed, stmt, path, b, bindings)), None)
             if found is not None:
-                _report(checker, total, loss, value, stmt, found[1])
+                _report(checker, total, summed, value, stmt, found[1])
+                break
+            found = next((b for b in backwards if _kept_across(total, base, summed, stmt, path, b, bindings)
+                          and _part_of(checker, summed, b, bindings, graph_values) is not None), None)
+            if found is not None:
+                _report(checker, total, summed, value, stmt, found[1],
+                        part_of=(found[0], _part_of(checker, summed, found, bindings, graph_values)))
                 break
 
 
-def _kept_across(total, loss, stmt, path, backward, bindings) -> bool:
-    """The sum and the backward share a loop, in which ``total`` lives on (bound before
-    it, not re-bound in it) and ``loss`` is not re-bound between the two."""
-    _, call, back_path = backward
+def _shared_loop(path, other_path):
+    """The innermost loop whose body holds both paths, or None (also when they are in
+    different branches of one statement)."""
     loop = None
-    for (outer, field), (other, other_field) in zip(path, back_path):
+    for (outer, field), (other, other_field) in zip(path, other_path):
         if outer is not other:
             break
         if field != other_field:  # different branches (`if`/`else`, `try`/`except`)
-            return False
+            return None
         if isinstance(outer, _LOOPS) and field == "body":
             loop = outer
+    return loop
+
+
+def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
+    """The sum and the backward share a loop, in which ``total`` lives on (``base`` bound
+    before it, neither re-bound in it) and ``summed`` is not re-bound between the two."""
+    _, call, back_path = backward
+    loop = _shared_loop(path, back_path)
     if loop is None:
         return False
     inside = [(name, line, node) for name, line, node, p in bindings if (loop, "body") in p]
-    if any(name == total and node is not stmt for name, line, node in inside):
+    if any(name in (total, base) and node is not stmt for name, line, node in inside):
         return False  # the sum starts again in the loop
-    if not any(name == total and line < loop.lineno for name, line, node, p in bindings
+    if not any(name == base and line < loop.lineno for name, line, node, p in bindings
                if (loop, "body") not in p):
         return False  # no sum before the loop that this one adds to
     low, high = sorted((call.lineno, stmt.lineno))
-    return not any(name == loss and low < line < high for name, line, node in inside)
+    return not any(name == summed and low < line < high for name, line, node in inside)
+
+
+def _part_of(checker, part, backward, bindings, graph_values):
+    """The binding of the backpropagated loss that ``part`` is an operand of (`loss =
+    part + w * other`), when both are bound in the loop that runs the backward, before
+    it, on its path, ``part`` once and with a graph of its own; else None."""
+    loss, call, back_path = backward
+    loop = next((outer for outer, field in reversed(back_path)
+                 if isinstance(outer, _LOOPS) and field == "body"), None)
+    if loop is None:
+        return None
+    inside = [(name, line, node, p) for name, line, node, p in bindings if (loop, "body") in p]
+    loss_bindings = [b for b in inside if b[0] == loss and b[1] <= call.lineno]
+    if not loss_bindings:
+        return None
+    _, loss_line, loss_node, loss_path = max(loss_bindings, key=lambda b: b[1])
+    if not isinstance(loss_node, (ast.Assign, ast.AnnAssign)) or part not in _operand_names(loss_node.value) \
+            or _shared_loop(loss_path, back_path) is not loop:
+        return None
+    part_bindings = [b for b in inside if b[0] == part]
+    if len(part_bindings) != 1:
+        return None
+    _, part_line, part_node, part_path = part_bindings[0]
+    if part_line >= loss_line or _shared_loop(part_path, loss_path) is not loop:
+        return None
+    graph = graph_values.get(id(getattr(part_node, "value", None)))
+    if graph is None or (not graph and not _reads_model_output(checker, part_node.value, part_line, inside)):
+        return None
+    return loss_node
+
+
+def _rooted_at_self(node) -> bool:
+    """`self`, `self.model`, `self.lightgcn.user_embeddings`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _reads_model_output(checker, value, line, inside, depth=0) -> bool:
+    """``value`` reads, directly or through names bound earlier in the loop, the output
+    of a call of a model (`model(x)`, `self.generator(x)`, `policy(s).log_prob(a)`):
+    a tensor computed from it, that is part of a loss the loop backpropagates,
+    carries the model's graph."""
+    if depth > 8:
+        return False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and node.args and (
+                isinstance(node.func, ast.Name) and node.func.id not in _BUILTIN_CALLS
+                and checker.qualname(node.func) is None
+                or isinstance(node.func, ast.Attribute) and _rooted_at_self(node.func.value)):
+            return True
+        if isinstance(node, ast.Name):
+            earlier = [(l, n) for name, l, n, _ in inside if name == node.id and l < line]
+            if earlier:
+                bound_line, stmt = max(earlier, key=lambda b: b[0])
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and \
+                        _reads_model_output(checker, stmt.value, bound_line, inside, depth + 1):
+                    return True
+    return False
 
 
 def _grad_off(checker, path) -> bool:
@@ -228,16 +358,25 @@ def _grad_off(checker, path) -> bool:
     return False
 
 
-def _report(checker, total, loss, value, stmt, backward) -> None:
+def _report(checker, total, loss, value, stmt, backward, part_of=None) -> None:
+    """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it."""
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
     appended = isinstance(stmt, ast.Call)
     verb, noun = ("append", "list") if appended else ("sum", "sum")
     fix = Fix(f"{verb} `{loss}.detach()`", edits, safe=False) if edits else None
+    related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                f"`{loss}` carries a graph: backpropagated here")]
+    what = f"`{loss}`, which"
+    if part_of is not None:
+        whole, part_of = part_of
+        what = f"`{loss}`, a part of `{whole}` (line {part_of.lineno}), which"
+        related = [(part_of.lineno, checker.col(part_of.lineno, part_of.col_offset), 0,
+                    f"`{loss}` is a part of `{whole}` here"),
+                   (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                    f"`{whole}` carries a graph: backpropagated here")]
     checker.report(
         "ADL023", stmt,
-        f"`{total}` {'keeps' if appended else 'sums'} `{loss}`, which `{checker.text(backward)}` on line "
+        f"`{total}` {'keeps' if appended else 'sums'} {what} `{checker.text(backward)}` on line "
         f"{backward.lineno} backpropagates, with its graph on every iteration of this loop: the {noun} keeps "
         f"the graph of every iteration alive, so memory grows with the iteration count; {verb} "
-        f"`{loss}.item()` (or `{loss}.detach()`)", fix,
-        related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
-                  f"`{loss}` carries a graph: backpropagated here")])
+        f"`{loss}.item()` (or `{loss}.detach()`)", fix, related=related)
