@@ -17,7 +17,12 @@ torch:
   book's `code/reward_models/train_orm.py` and `code/policy_gradients/train.py`
   sum `loss.item()`; here the sum keeps the tensor): reset to `0.0` at every
   optimizer step, the sum holds at most one window's graphs, so ADL023 stays
-  silent; never reset, it holds every batch's graph and ADL023 reports it."""
+  silent; never reset, it holds every batch's graph and ADL023 reports it.
+* ALASKA2's in-place writes (https://github.com/BloodAxe/Kaggle-2020-Alaska2):
+  `F.cosine_similarity(...).pow_(2)` and the adversarial input clamped and
+  normalised in place (`in1.clamp_(0, 1.0)`, `in1.sub_(mean).div_(std)`),
+  each on an output no backward keeps.  Silent; values and gradients equal
+  the out-of-place versions."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ import textwrap
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from autograd_doctor.lint import lint_source
 
@@ -204,3 +210,52 @@ def test_window_sum_never_reset_is_reported_and_holds_every_batch():
     _, total = _run(NEVER_RESET, _regression_batches(9))
     _, total_of_one = _run(NEVER_RESET, _regression_batches(1))
     assert _autograd_nodes(total) > 5 * _autograd_nodes(total_of_one) > 0
+
+
+# ----- ALASKA2: in-place writes on outputs nothing saves --------------------
+
+IN_PLACE_ON_UNSAVED_OUTPUTS = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    def embedding_loss(embeddings, num_images):
+        loss = 0
+        for i in range(num_images):
+            cover = embeddings[i * 2 + 0]
+            stego = embeddings[i * 2 + 1]
+            loss += F.cosine_similarity(cover, stego, dim=0).pow_(2)
+        return loss / num_images
+
+
+    def noisy_input(batch, noise, mean, std):
+        noise_batch = noise.clone().requires_grad_()
+        in1 = batch + noise_batch
+        in1.clamp_(0, 1.0)
+        in1.sub_(mean).div_(std)
+        return in1, noise_batch
+    """)
+
+
+def test_in_place_writes_on_outputs_nothing_saves_are_silent_and_match_out_of_place():
+    # https://github.com/BloodAxe/Kaggle-2020-Alaska2, alaska2/loss.py (the
+    # squared cosine similarity, written with pow_) and alaska2/adv_free.py
+    # (the free adversarial noise clamped and normalised in place)
+    assert _codes(IN_PLACE_ON_UNSAVED_OUTPUTS) == []
+    namespace = _namespace(IN_PLACE_ON_UNSAVED_OUTPUTS)
+    torch.manual_seed(0)
+    embeddings = torch.randn(6, 5, requires_grad=True)
+    namespace["embedding_loss"](embeddings, 3).backward()
+    reference = embeddings.detach().clone().requires_grad_()
+    expected = sum(F.cosine_similarity(reference[2 * i], reference[2 * i + 1], dim=0) ** 2 for i in range(3)) / 3
+    expected.backward()
+    assert torch.allclose(embeddings.grad, reference.grad, atol=1e-6)
+
+    batch, noise = torch.rand(2, 3), torch.randn(2, 3) * 0.5
+    written, noise_leaf = namespace["noisy_input"](batch, noise, 0.5, 0.25)
+    written.sum().backward()
+    noise_reference = noise.clone().requires_grad_()
+    expected_input = ((batch + noise_reference).clamp(0, 1.0) - 0.5) / 0.25
+    expected_input.sum().backward()
+    assert torch.equal(written.detach(), expected_input.detach())
+    assert torch.equal(noise_leaf.grad, noise_reference.grad)
