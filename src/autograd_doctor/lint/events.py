@@ -42,6 +42,9 @@ class Write:
     # the name is the output of a custom autograd Function that returns its input as
     # is (custom_functions.py): its text, `Reduce.apply` / `self.grl`
     function_view: str = ""
+    # written by a same-file helper's in-place write to its untyped parameter, recorded
+    # at the call (summaries.py); ADL015 reports such writes inside the helper instead
+    untyped_helper: bool = False
 
 
 @dataclass

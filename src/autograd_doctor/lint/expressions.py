@@ -102,7 +102,22 @@ class ExpressionEvents:
             if q is None and isinstance(func, ast.Attribute):  # a method: the receiver is input 0
                 # (also when `x.pow(2)` resolves to the scalar form `operator.pow:scalar`)
                 args = [func.value] + args
+            if op[1]["grad_fn"].endswith("LossBackward0") and op[0].startswith("torch.nn.functional."):
+                self.loss_operands_are_tensors(args[:2])
             self.record_input_saves(op, args, node)
+
+    def loss_operands_are_tensors(self, operands) -> None:
+        """`F.cross_entropy(logits, y)`: a loss function takes only tensors (it raises on
+        anything else), so a plain name passed as its input or target holds one from
+        here on (`x, y = batch`: `y` is the batch's label tensor); so is the receiver of
+        a view method passed there (`targets.view(-1)`: no list has `.view`)."""
+        for operand in operands:
+            while isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) \
+                    and operand.func.attr in N.VIEW_METHODS:
+                operand = operand.func.value
+            if isinstance(operand, ast.Name) and operand.id not in self.scope.tensors \
+                    and operand.id != "self" and not self.is_number(operand):
+                self.scope.tensors.add(operand.id)
 
     def freeze_module(self, module: str | None, frozen: bool) -> None:
         """The parameters of ``module`` (its text) stop (or start again) requiring grad:
@@ -394,12 +409,15 @@ class ExpressionEvents:
         if writes is None:
             return
         function, arguments = writes
-        for arg, parameter, line in arguments:
+        for arg, parameter, line, untyped in arguments:
             base = self.view_base(arg)
             if base is None or base not in self.scope.tensors:
                 continue  # `p -= t` rebinds a number: only a tensor is written in place
+            count = len(self.scope.writes)
             self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
                                          f"in place on line {line}")
+            for write in self.scope.writes[count:] if untyped else ():
+                write.untyped_helper = True
 
     def record_argument_saves(self, node) -> None:
         """A call of a same-file function that passes a parameter to an op keeping it
