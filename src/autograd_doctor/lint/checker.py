@@ -165,6 +165,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             scope.graph_arguments.add(name)
         else:
             scope.graph_arguments.discard(name)
+        if scope.untyped_arguments:
+            if tensor and not const and not graph and self.computed_from_untyped_arguments(value):
+                scope.untyped_arguments.add(name)  # `centred = src - src_max`
+            else:
+                scope.untyped_arguments.discard(name)
         if scope.alias_of:
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
@@ -240,10 +245,12 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
+        used_as_tensors = used_as_tensor(node, all_args) if self.file.trains and not grad_off else ()
         for i, a in enumerate(all_args):
             assumed = module_class is not None and node.name == "forward" and i > 0 and a.annotation is None
             tensor = self.is_tensor_annotation(a.annotation) or assumed or (
-                value_argument and i == 1)  # `Distribution.log_prob(self, value)`
+                value_argument and i == 1) or (  # `Distribution.log_prob(self, value)`
+                a.arg in used_as_tensors and a.annotation is None)  # `src.detach()`: as if `src: Tensor`
             self.bind(a.arg, None, tensor=tensor)
             if assumed:
                 self.scope.assumed_tensor_arguments[a.arg] = None
@@ -276,6 +283,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        if self.file.trains and not grad_off and not called_with_graph and not is_forward:
+            self.note_untyped_arguments(all_args, grad_free, method=module_class is not None
+                                        or self.scope.owner_class is not None)
         self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
         self.scope.arguments = args  # the positions of its parameters (ADL001's untyped ones)
@@ -317,6 +327,22 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.return_ops = outer_ops
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def note_untyped_arguments(self, all_args, grad_free, method: bool) -> None:
+        """`def scatter_softmax(src, index)`: parameters without an annotation that the
+        walk does not take for tensors; what the function computes from them carries a
+        graph where some call of the file passes one at their position (ADL001 waits
+        for it, ``Scope.untyped_saves``)."""
+        names = [a.arg for a in all_args]
+        positions = {}
+        for i, name in enumerate(names):
+            if (method and i == 0) or name in ("self", "cls") or name in self.scope.tensors \
+                    or name in grad_free or name in self.modules.name_specs:
+                continue
+            positions[name] = i - 1 if method else i
+        if positions:
+            self.scope.untyped_arguments.update(positions)
+            self.scope.untyped_positions = frozenset(positions.values()) | frozenset(positions)
 
     def visit_Return(self, node):
         if node.value is not None:
@@ -588,3 +614,19 @@ def _names(value, name: str) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
         and value.func.attr.endswith("_") and not value.func.attr.endswith("__") \
         and _names(value.func.value, name)
+
+
+def used_as_tensor(function, all_args) -> set:
+    """The parameters of ``function`` that it calls a tensor-only method on (`src.detach()`,
+    `x.unsqueeze(1)`, `logits.log_softmax(-1)`: no list, number or array has one): a
+    tensor, as if annotated `Tensor` (its graph still needs a call that passes one)."""
+    names = {a.arg for a in all_args if a.annotation is None} - {"self", "cls"}
+    if not names:
+        return set()
+    found = set()
+    for n in ast.walk(function):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr in N.TENSOR_ONLY_METHODS and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id in names:
+            found.add(n.func.value.id)
+    return found

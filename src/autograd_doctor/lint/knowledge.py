@@ -22,6 +22,7 @@ SCALAR_FORMS = {"mul": "operator.mul:scalar", "div": "operator.truediv:scalar",
 
 class TensorKnowledge:
     with_graph_arguments = False  # set by result_carries_graph
+    with_untyped_arguments = False  # set by computed_from_untyped_arguments
     def qualname(self, node) -> str | None:
         return N.qualified_name(node, self.aliases)
 
@@ -321,7 +322,8 @@ class TensorKnowledge:
         on such a value or on a leaf that requires grad."""
         if isinstance(node, ast.Name):
             return node.id in self.scope.graph or node.id in self.scope.grad_leaves or (
-                self.with_graph_arguments and node.id in self.scope.graph_arguments)
+                self.with_graph_arguments and node.id in self.scope.graph_arguments) or (
+                self.with_untyped_arguments and node.id in self.scope.untyped_arguments)
         if self.is_grad_leaf(node) or self.parameter_attribute(node):
             return True
         if self.is_const(node) or not self.is_tensor(node):
@@ -386,6 +388,16 @@ class TensorKnowledge:
             return self.is_graph(node)
         finally:
             self.with_graph_arguments = False
+
+    def computed_from_untyped_arguments(self, node) -> bool:
+        """``node`` would carry a graph if the function's untyped parameters did (a
+        tensor op on them or on what was computed from them): the graph then needs a
+        call that passes one there (graph_callers.py)."""
+        self.with_untyped_arguments = True
+        try:
+            return self.is_graph(node)
+        finally:
+            self.with_untyped_arguments = False
 
     def is_grad_leaf(self, node) -> bool:
         """A leaf that requires grad: ``torch.zeros(3, requires_grad=True)``, ``nn.Parameter(t)``."""
