@@ -166,10 +166,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         else:
             scope.graph_arguments.discard(name)
         if scope.untyped_arguments:
-            if tensor and not const and not graph and self.computed_from_untyped_arguments(value):
-                scope.untyped_arguments.add(name)  # `centred = src - src_max`
+            if value is not None and not const and not graph and self.computed_from_untyped_arguments(value):
+                scope.untyped_arguments[name] = self.untyped_origins(value)  # `centred = src - src_max`
             else:
-                scope.untyped_arguments.discard(name)
+                scope.untyped_arguments.pop(name, None)
         if scope.alias_of:
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
@@ -340,9 +340,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                     or name in grad_free or name in self.modules.name_specs:
                 continue
             positions[name] = i - 1 if method else i
-        if positions:
-            self.scope.untyped_arguments.update(positions)
-            self.scope.untyped_positions = frozenset(positions.values()) | frozenset(positions)
+        for name, position in positions.items():
+            self.scope.untyped_arguments[name] = frozenset((name, position))
 
     def visit_Return(self, node):
         if node.value is not None:

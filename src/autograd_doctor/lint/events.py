@@ -80,12 +80,12 @@ class Scope:
     provisional: bool = False
     provisional_saves: set = field(default_factory=set)
     # Untyped parameters of a function in a file that trains (no annotation, not known
-    # to be tensors), and the tensors computed from them, not re-bound: their graph is
-    # evidence only where a call in the file passes a graph at one of those positions
-    # (``untyped_positions``); the saves whose graph comes from nothing else
-    untyped_arguments: set = field(default_factory=set)
-    untyped_positions: frozenset = frozenset()
-    untyped_saves: set = field(default_factory=set)
+    # to be tensors), and the tensors computed from them, not re-bound, each with the
+    # positions and names of the parameters it comes from: their graph is evidence only
+    # where a call in the file passes a graph at one of those; the saves whose graph
+    # comes from nothing else (seq -> those positions)
+    untyped_arguments: dict = field(default_factory=dict)
+    untyped_saves: dict = field(default_factory=dict)
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
     # `p -= t` on a parameter not known to be a tensor, with a tensor value: an

@@ -375,7 +375,7 @@ class ExpressionEvents:
                 self.scope.provisional_saves.add(seq)  # only the parameters' graph
         elif self.scope.untyped_arguments and self.computed_from_untyped_arguments(source):
             self.scope.graph_saves.add(seq)
-            self.scope.untyped_saves.add(seq)  # only the untyped parameters' graph
+            self.scope.untyped_saves[seq] = self.untyped_origins(source)  # only the untyped parameters' graph
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
             self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))

@@ -326,6 +326,8 @@ class TensorKnowledge:
                 self.with_untyped_arguments and node.id in self.scope.untyped_arguments)
         if self.is_grad_leaf(node) or self.parameter_attribute(node):
             return True
+        if self.with_untyped_arguments and self.on_untyped_argument(node):
+            return True  # `logits / temperature`, `spec.pow(0.5)`: a tensor where the caller passes one
         if self.is_const(node) or not self.is_tensor(node):
             return False
         if isinstance(node, ast.Call):
@@ -398,6 +400,25 @@ class TensorKnowledge:
             return self.is_graph(node)
         finally:
             self.with_untyped_arguments = False
+
+    def on_untyped_argument(self, node) -> bool:
+        """An operator or a method call directly on an untyped parameter (or a value
+        computed from one): `logits / temperature`, `spec.pow(0.5)`."""
+        if isinstance(node, ast.BinOp):
+            operands = (node.left, node.right)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            operands = (node.func.value,)
+        else:
+            return False
+        return any(isinstance(o, ast.Name) and o.id in self.scope.untyped_arguments for o in operands)
+
+    def untyped_origins(self, node) -> frozenset:
+        """The positions (and names) of the untyped parameters ``node`` is computed from."""
+        origins = frozenset()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.scope.untyped_arguments:
+                origins |= self.scope.untyped_arguments[n.id]
+        return origins
 
     def is_grad_leaf(self, node) -> bool:
         """A leaf that requires grad: ``torch.zeros(3, requires_grad=True)``, ``nn.Parameter(t)``."""

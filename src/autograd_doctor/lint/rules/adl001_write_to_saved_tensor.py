@@ -201,7 +201,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                     waiting = waiting or (key, how, op_node)
                     continue
                 if seq in scope.untyped_saves and not made_here:
-                    untyped = untyped or (key, how, op_node)
+                    untyped = untyped or (scope.untyped_saves[seq], key, how, op_node)
                     continue
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
@@ -212,7 +212,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                 scope.reported.add(id(w.node))
                 continue
             if untyped is not None:  # reported where a call passes a graph to an untyped parameter
-                checker.notes["ADL001 untyped"].append((scope.evidence_key, scope.untyped_positions, w, *untyped))
+                checker.notes["ADL001 untyped"].append((scope.evidence_key, untyped[0], w, *untyped[1:]))
                 scope.reported.add(id(w.node))
                 continue
             carried = _saved_by_previous_iteration(scope, w, made_here)
