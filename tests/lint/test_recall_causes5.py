@@ -10,8 +10,8 @@ nothing else), so `x, y = batch` makes `y` one once the loss has read it.
 
 A helper's untyped parameter that some call of the file fills with a graph
 (`scatter_softmax(src, index)` with `src` a leaf that requires grad, r343): a
-parameter the helper calls a tensor-only method on (`src.detach()`) is a tensor,
-as if annotated `Tensor`, and what the helper computes from untyped parameters
+parameter the helper calls a tensor-only method on (`src.detach()`) is a tensor
+from that call on, and what the helper computes from untyped parameters
 with tensor ops (`torch.softmax(logits, -1)`) carries the graph of the call that
 passes one at their position; an op that kept such a value, then an in-place
 write to it, is ADL001 once such a call is seen.

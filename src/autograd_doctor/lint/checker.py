@@ -245,12 +245,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         outer_ops, self.return_ops = self.return_ops, []
         args = node.args
         all_args = args.posonlyargs + args.args + args.kwonlyargs
-        used_as_tensors = used_as_tensor(node, all_args) if self.file.trains and not grad_off else ()
         for i, a in enumerate(all_args):
             assumed = module_class is not None and node.name == "forward" and i > 0 and a.annotation is None
             tensor = self.is_tensor_annotation(a.annotation) or assumed or (
-                value_argument and i == 1) or (  # `Distribution.log_prob(self, value)`
-                a.arg in used_as_tensors and a.annotation is None)  # `src.detach()`: as if `src: Tensor`
+                value_argument and i == 1)  # `Distribution.log_prob(self, value)`
             self.bind(a.arg, None, tensor=tensor)
             if assumed:
                 self.scope.assumed_tensor_arguments[a.arg] = None
@@ -614,18 +612,3 @@ def _names(value, name: str) -> bool:
         and value.func.attr.endswith("_") and not value.func.attr.endswith("__") \
         and _names(value.func.value, name)
 
-
-def used_as_tensor(function, all_args) -> set:
-    """The parameters of ``function`` that it calls a tensor-only method on (`src.detach()`,
-    `x.unsqueeze(1)`, `logits.log_softmax(-1)`: no list, number or array has one): a
-    tensor, as if annotated `Tensor` (its graph still needs a call that passes one)."""
-    names = {a.arg for a in all_args if a.annotation is None} - {"self", "cls"}
-    if not names:
-        return set()
-    found = set()
-    for n in ast.walk(function):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                and n.func.attr in N.TENSOR_ONLY_METHODS and isinstance(n.func.value, ast.Name) \
-                and n.func.value.id in names:
-            found.add(n.func.value.id)
-    return found

@@ -211,6 +211,11 @@ class ExpressionEvents:
         scope = self.scope
         attr = func.attr
         recv = func.value
+        if scope.untyped_arguments and attr in N.TENSOR_ONLY_METHODS and isinstance(recv, ast.Name) \
+                and recv.id in scope.untyped_arguments and recv.id not in scope.tensors:
+            # `src.detach()` on an untyped parameter: no list, number or array has it, so
+            # a tensor from here on (its graph still needs a call that passes one)
+            scope.tensors.add(recv.id)
         if attr == "zero_grad" or (attr in ("zero_", "detach_", "fill_", "requires_grad_")
                                    and self.mentions_grad(recv)):
             scope.zero_grads.append(self.next_seq())

@@ -122,7 +122,7 @@ class FunctionSummaries:
         untyped_writes = scope.parameter_aug_writes + scope.parameter_method_writes + scope.parameter_index_writes
         if not any(w.name in names for w in scope.writes) and not untyped_writes:
             return  # most functions write none of their parameters: no walk
-        unconditional = _unconditional_nodes(node)
+        unconditional = _unconditional_lines(node)
         found = {}
         for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
             binds = scope.binds.get(name)
@@ -135,7 +135,7 @@ class FunctionSummaries:
             # a write of the caller's argument where the caller passes a tensor
             writes += [(seq, stmt, True) for seq, written, stmt in untyped_writes if written == name]
             for seq, stmt, untyped in sorted(writes, key=lambda t: t[0]):
-                if id(stmt) in unconditional and not scope.bound_between(name, start, seq):
+                if _within(stmt, unconditional) and not scope.bound_between(name, start, seq):
                     found[position if position < len(positional) else name] = (name, stmt.lineno, untyped)
                     break
         if found:
@@ -442,3 +442,15 @@ def _unconditional_nodes(function) -> set:
     compound (no `if`, loop, `with`, `try` or nested definition): they run on
     every call that returns normally."""
     return {id(n) for stmt in function.body if not isinstance(stmt, _COMPOUND) for n in ast.walk(stmt)}
+
+
+def _unconditional_lines(function) -> list:
+    """The line ranges of the statements of ``function``'s own body that are not
+    compound (as _unconditional_nodes, without walking them)."""
+    return [(stmt.lineno, stmt.end_lineno) for stmt in function.body if not isinstance(stmt, _COMPOUND)]
+
+
+def _within(node, ranges) -> bool:
+    """``node`` lies in one of the statements of ``ranges`` (_unconditional_lines)."""
+    return any(start <= node.lineno and node.end_lineno <= end for start, end in ranges)
+
