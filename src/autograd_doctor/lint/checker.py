@@ -165,6 +165,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             scope.graph_arguments.add(name)
         else:
             scope.graph_arguments.discard(name)
+        if scope.untyped_arguments:
+            if value is not None and not const and not graph and self.computed_from_untyped_arguments(value):
+                scope.untyped_arguments[name] = self.untyped_origins(value)  # `centred = src - src_max`
+            else:
+                scope.untyped_arguments.pop(name, None)
         if scope.alias_of:
             scope.alias_of.pop(name, None)
             for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
@@ -276,6 +281,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        if self.file.trains and not grad_off and not called_with_graph and not is_forward:
+            self.note_untyped_arguments(all_args, grad_free, method=module_class is not None
+                                        or self.scope.owner_class is not None)
         self.scope.evidence_key = f"{module_class}.forward" if is_forward else node.name
         self.scope.parameters = frozenset(a.arg for a in all_args)
         self.scope.arguments = args  # the positions of its parameters (ADL001's untyped ones)
@@ -317,6 +325,21 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.return_ops = outer_ops
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def note_untyped_arguments(self, all_args, grad_free, method: bool) -> None:
+        """`def scatter_softmax(src, index)`: parameters without an annotation that the
+        walk does not take for tensors; what the function computes from them carries a
+        graph where some call of the file passes one at their position (ADL001 waits
+        for it, ``Scope.untyped_saves``)."""
+        names = [a.arg for a in all_args]
+        positions = {}
+        for i, name in enumerate(names):
+            if (method and i == 0) or name in ("self", "cls") or name in self.scope.tensors \
+                    or name in grad_free or name in self.modules.name_specs:
+                continue
+            positions[name] = i - 1 if method else i
+        for name, position in positions.items():
+            self.scope.untyped_arguments[name] = frozenset((name, position))
 
     def visit_Return(self, node):
         if node.value is not None:
@@ -588,3 +611,4 @@ def _names(value, name: str) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
         and value.func.attr.endswith("_") and not value.func.attr.endswith("__") \
         and _names(value.func.value, name)
+

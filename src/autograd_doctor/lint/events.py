@@ -42,6 +42,9 @@ class Write:
     # the name is the output of a custom autograd Function that returns its input as
     # is (custom_functions.py): its text, `Reduce.apply` / `self.grl`
     function_view: str = ""
+    # written by a same-file helper's in-place write to its untyped parameter, recorded
+    # at the call (summaries.py); ADL015 reports such writes inside the helper instead
+    untyped_helper: bool = False
 
 
 @dataclass
@@ -76,6 +79,13 @@ class Scope:
     # (``graph_callers.py``); the saves whose graph comes from nothing else.
     provisional: bool = False
     provisional_saves: set = field(default_factory=set)
+    # Untyped parameters of a function in a file that trains (no annotation, not known
+    # to be tensors), and the tensors computed from them, not re-bound, each with the
+    # positions and names of the parameters it comes from: their graph is evidence only
+    # where a call in the file passes a graph at one of those; the saves whose graph
+    # comes from nothing else (seq -> those positions)
+    untyped_arguments: dict = field(default_factory=dict)
+    untyped_saves: dict = field(default_factory=dict)
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
     # `p -= t` on a parameter not known to be a tensor, with a tensor value: an

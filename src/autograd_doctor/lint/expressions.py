@@ -102,7 +102,22 @@ class ExpressionEvents:
             if q is None and isinstance(func, ast.Attribute):  # a method: the receiver is input 0
                 # (also when `x.pow(2)` resolves to the scalar form `operator.pow:scalar`)
                 args = [func.value] + args
+            if op[1]["grad_fn"].endswith("LossBackward0") and op[0].startswith("torch.nn.functional."):
+                self.loss_operands_are_tensors(args[:2])
             self.record_input_saves(op, args, node)
+
+    def loss_operands_are_tensors(self, operands) -> None:
+        """`F.cross_entropy(logits, y)`: a loss function takes only tensors (it raises on
+        anything else), so a plain name passed as its input or target holds one from
+        here on (`x, y = batch`: `y` is the batch's label tensor); so is the receiver of
+        a view method passed there (`targets.view(-1)`: no list has `.view`)."""
+        for operand in operands:
+            while isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) \
+                    and operand.func.attr in N.VIEW_METHODS:
+                operand = operand.func.value
+            if isinstance(operand, ast.Name) and operand.id not in self.scope.tensors \
+                    and operand.id != "self" and not self.is_number(operand):
+                self.scope.tensors.add(operand.id)
 
     def freeze_module(self, module: str | None, frozen: bool) -> None:
         """The parameters of ``module`` (its text) stop (or start again) requiring grad:
@@ -196,6 +211,11 @@ class ExpressionEvents:
         scope = self.scope
         attr = func.attr
         recv = func.value
+        if scope.untyped_arguments and attr in N.TENSOR_ONLY_METHODS and isinstance(recv, ast.Name) \
+                and recv.id in scope.untyped_arguments and recv.id not in scope.tensors:
+            # `src.detach()` on an untyped parameter: no list, number or array has it, so
+            # a tensor from here on (its graph still needs a call that passes one)
+            scope.tensors.add(recv.id)
         if attr == "zero_grad" or (attr in ("zero_", "detach_", "fill_", "requires_grad_")
                                    and self.mentions_grad(recv)):
             scope.zero_grads.append(self.next_seq())
@@ -358,6 +378,9 @@ class ExpressionEvents:
             self.scope.graph_saves.add(seq)
             if self.scope.provisional and not self.is_graph(source):
                 self.scope.provisional_saves.add(seq)  # only the parameters' graph
+        elif self.scope.untyped_arguments and self.computed_from_untyped_arguments(source):
+            self.scope.graph_saves.add(seq)
+            self.scope.untyped_saves[seq] = self.untyped_origins(source)  # only the untyped parameters' graph
         self.scope.saves[name].append((seq, key, how, node))
         if name in self.scope.alias_of:
             self.scope.saves[self.scope.alias_of[name][0]].append((seq, key, how, node))
@@ -394,12 +417,15 @@ class ExpressionEvents:
         if writes is None:
             return
         function, arguments = writes
-        for arg, parameter, line in arguments:
+        for arg, parameter, line, untyped in arguments:
             base = self.view_base(arg)
             if base is None or base not in self.scope.tensors:
                 continue  # `p -= t` rebinds a number: only a tensor is written in place
+            count = len(self.scope.writes)
             self.record_write(arg, node, f"`{function}()`, which writes its parameter `{parameter}` "
                                          f"in place on line {line}")
+            for write in self.scope.writes[count:] if untyped else ():
+                write.untyped_helper = True
 
     def record_argument_saves(self, node) -> None:
         """A call of a same-file function that passes a parameter to an op keeping it

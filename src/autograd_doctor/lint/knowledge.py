@@ -22,6 +22,7 @@ SCALAR_FORMS = {"mul": "operator.mul:scalar", "div": "operator.truediv:scalar",
 
 class TensorKnowledge:
     with_graph_arguments = False  # set by result_carries_graph
+    with_untyped_arguments = False  # set by computed_from_untyped_arguments
     def qualname(self, node) -> str | None:
         return N.qualified_name(node, self.aliases)
 
@@ -321,9 +322,12 @@ class TensorKnowledge:
         on such a value or on a leaf that requires grad."""
         if isinstance(node, ast.Name):
             return node.id in self.scope.graph or node.id in self.scope.grad_leaves or (
-                self.with_graph_arguments and node.id in self.scope.graph_arguments)
+                self.with_graph_arguments and node.id in self.scope.graph_arguments) or (
+                self.with_untyped_arguments and node.id in self.scope.untyped_arguments)
         if self.is_grad_leaf(node) or self.parameter_attribute(node):
             return True
+        if self.with_untyped_arguments and self.on_untyped_argument(node):
+            return True  # `logits / temperature`, `spec.pow(0.5)`: a tensor where the caller passes one
         if self.is_const(node) or not self.is_tensor(node):
             return False
         if isinstance(node, ast.Call):
@@ -386,6 +390,35 @@ class TensorKnowledge:
             return self.is_graph(node)
         finally:
             self.with_graph_arguments = False
+
+    def computed_from_untyped_arguments(self, node) -> bool:
+        """``node`` would carry a graph if the function's untyped parameters did (a
+        tensor op on them or on what was computed from them): the graph then needs a
+        call that passes one there (graph_callers.py)."""
+        self.with_untyped_arguments = True
+        try:
+            return self.is_graph(node)
+        finally:
+            self.with_untyped_arguments = False
+
+    def on_untyped_argument(self, node) -> bool:
+        """An operator or a method call directly on an untyped parameter (or a value
+        computed from one): `logits / temperature`, `spec.pow(0.5)`."""
+        if isinstance(node, ast.BinOp):
+            operands = (node.left, node.right)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            operands = (node.func.value,)
+        else:
+            return False
+        return any(isinstance(o, ast.Name) and o.id in self.scope.untyped_arguments for o in operands)
+
+    def untyped_origins(self, node) -> frozenset:
+        """The positions (and names) of the untyped parameters ``node`` is computed from."""
+        origins = frozenset()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.scope.untyped_arguments:
+                origins |= self.scope.untyped_arguments[n.id]
+        return origins
 
     def is_grad_leaf(self, node) -> bool:
         """A leaf that requires grad: ``torch.zeros(3, requires_grad=True)``, ``nn.Parameter(t)``."""

@@ -526,7 +526,10 @@ class AssignmentEvents:
                 self.record_write(target, node, "an augmented assignment", ("augmented",))
                 for hook in INPLACE_WRITE_HOOKS:
                     hook(self, target.id, (node.value,), node)
-            elif target.id in self.scope.parameters and not self.scope.grad_off and self.is_tensor(node.value):
+            elif target.id in self.scope.parameters and not self.scope.grad_off and \
+                    not self.is_number(node.value):
+                # `features -= features.mean(0)`: in place when the caller passes a tensor
+                # (`n -= 1` on a count is no write; the callers decide the rest)
                 self.scope.parameter_aug_writes.append((seq, target.id, node))
         elif isinstance(target, ast.Subscript):
             self.visit(target.value)

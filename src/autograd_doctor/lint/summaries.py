@@ -119,20 +119,24 @@ class FunctionSummaries:
                 return
             positional = positional[1:]
         names = set(positional) | {a.arg for a in args.kwonlyargs}
-        if not any(w.name in names for w in scope.writes) and not scope.parameter_aug_writes:
+        untyped_writes = scope.parameter_aug_writes + scope.parameter_method_writes + scope.parameter_index_writes
+        if not any(w.name in names for w in scope.writes) and not untyped_writes:
             return  # most functions write none of their parameters: no walk
-        unconditional = _unconditional_nodes(node)
+        unconditional = _unconditional_lines(node)
         found = {}
         for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
             binds = scope.binds.get(name)
             if not binds:
                 continue
             start = binds[0]
-            writes = [(w.seq, w.node) for w in scope.writes if w.name == name and w.grad_on and not w.through_data]
-            writes += [(seq, stmt) for seq, written, stmt in scope.parameter_aug_writes if written == name]
-            for seq, stmt in sorted(writes, key=lambda t: t[0]):
-                if id(stmt) in unconditional and not scope.bound_between(name, start, seq):
-                    found[position if position < len(positional) else name] = (name, stmt.lineno)
+            writes = [(w.seq, w.node, False) for w in scope.writes
+                      if w.name == name and w.grad_on and not w.through_data]
+            # an untyped parameter written in place (`p -= t`, `p.div_(t)`, `p[m] = 0`):
+            # a write of the caller's argument where the caller passes a tensor
+            writes += [(seq, stmt, True) for seq, written, stmt in untyped_writes if written == name]
+            for seq, stmt, untyped in sorted(writes, key=lambda t: t[0]):
+                if _within(stmt, unconditional) and not scope.bound_between(name, start, seq):
+                    found[position if position < len(positional) else name] = (name, stmt.lineno, untyped)
                     break
         if found:
             self.parameter_writes[key] = found
@@ -270,9 +274,10 @@ class FunctionSummaries:
         return self.attribute_backwards.get(key, ()) if key is not None and key[0] is not None else ()
 
     def parameter_writes_of(self, call, owner_class: str | None):
-        """``(function name, {argument: (parameter, line)})`` for a call of a function
-        that writes some of its parameters in place: each argument expression of the
-        call (positional or keyword) that lands on such a parameter."""
+        """``(function name, [(argument, parameter, line, untyped)])`` for a call of a
+        function that writes some of its parameters in place: each argument expression
+        of the call (positional or keyword) that lands on such a parameter (``untyped``:
+        a parameter the function's walk did not know to be a tensor)."""
         key = self.key_of(call, owner_class)
         writes = self.parameter_writes.get(key) if key is not None else None
         if not writes or any(isinstance(a, ast.Starred) for a in call.args) \
@@ -280,10 +285,10 @@ class FunctionSummaries:
             return None
         out = []
         keywords = {k.arg: k.value for k in call.keywords}
-        for where, (name, line) in writes.items():
+        for where, (name, line, untyped) in writes.items():
             arg = call.args[where] if isinstance(where, int) and where < len(call.args) else keywords.get(name)
             if arg is not None:
-                out.append((arg, name, line))
+                out.append((arg, name, line, untyped))
         return (key[1], out) if out else None
 
     @staticmethod
@@ -437,3 +442,15 @@ def _unconditional_nodes(function) -> set:
     compound (no `if`, loop, `with`, `try` or nested definition): they run on
     every call that returns normally."""
     return {id(n) for stmt in function.body if not isinstance(stmt, _COMPOUND) for n in ast.walk(stmt)}
+
+
+def _unconditional_lines(function) -> list:
+    """The line ranges of the statements of ``function``'s own body that are not
+    compound (as _unconditional_nodes, without walking them)."""
+    return [(stmt.lineno, stmt.end_lineno) for stmt in function.body if not isinstance(stmt, _COMPOUND)]
+
+
+def _within(node, ranges) -> bool:
+    """``node`` lies in one of the statements of ``ranges`` (_unconditional_lines)."""
+    return any(start <= node.lineno and node.end_lineno <= end for start, end in ranges)
+

@@ -29,7 +29,7 @@ def scatter_softmax(src, index, eps=1e-12):
     recentered_scores_exp = recentered_scores.exp_()
     sum_per_index = scatter_sum(recentered_scores_exp, index, dim_size)
     normalizing_constants = sum_per_index.add_(eps).gather(0, index)
-    return recentered_scores_exp.div_(normalizing_constants)  # missed: ADL001
+    return recentered_scores_exp.div_(normalizing_constants)  # expect: ADL001
 
 
 def run():

@@ -7,7 +7,8 @@ version 1").  Passing `y.clone()` made it go away.  The fix is a metric that
 writes no argument.
 Buggy line: `target[target == ignore_index] = 0` in `accuracy`, reached from
 `training_step` after the loss kept `y`.
-Expected finding: ADL001 (a write to a tensor the loss saved).
+Expected finding: ADL001 (a write to a tensor the loss saved), at the call
+of `accuracy` that hands it the saved target.
 Source: https://github.com/Lightning-AI/pytorch-lightning/issues/2862"""
 import torch
 import torch.nn as nn
@@ -17,7 +18,7 @@ import torch.nn.functional as F
 def accuracy(pred, target, ignore_index=-100):
     labels = pred.argmax(dim=1)
     valid = target != ignore_index
-    target[target == ignore_index] = 0  # missed: ADL001
+    target[target == ignore_index] = 0
     return ((labels == target) & valid).float().sum() / valid.float().sum().clamp(min=1)
 
 
@@ -34,7 +35,7 @@ class LitClassifier(nn.Module):
         x, y = batch
         y_hat = self(x)
         loss = F.cross_entropy(y_hat, y)
-        acc = accuracy(y_hat, y)
+        acc = accuracy(y_hat, y)  # expect: ADL001
         self.logged = {"train_loss": loss.detach(), "train_acc": acc}
         return loss
 

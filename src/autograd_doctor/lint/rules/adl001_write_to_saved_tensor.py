@@ -186,6 +186,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
         if made_here and (scope.binding(w.name, w.seq) or (0, None))[1] is None:
             continue
         waiting = None  # a save whose graph is only the function's parameters'
+        untyped = None  # a save whose graph is only its untyped parameters'
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             # a helper that a module's methods call with gradients on (``made_here``):
             # its callers pass it their graph tensors, the evidence for its saves
@@ -199,12 +200,19 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                 if seq in scope.provisional_saves and not made_here:
                     waiting = waiting or (key, how, op_node)
                     continue
+                if seq in scope.untyped_saves and not made_here:
+                    untyped = untyped or (scope.untyped_saves[seq], key, how, op_node)
+                    continue
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
         else:
             if waiting is not None:  # reported once a call is known to pass a graph
                 checker.notes["ADL001 provisional"].append((scope.evidence_key, w, *waiting))
+                scope.reported.add(id(w.node))
+                continue
+            if untyped is not None:  # reported where a call passes a graph to an untyped parameter
+                checker.notes["ADL001 untyped"].append((scope.evidence_key, untyped[0], w, *untyped[1:]))
                 scope.reported.add(id(w.node))
                 continue
             carried = _saved_by_previous_iteration(scope, w, made_here)
@@ -253,6 +261,15 @@ def check_file(checker) -> None:
     for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
         if function in fed:
             _report(checker, w, key, how, op_node)
+    # writes to values computed from untyped parameters: a call must pass a graph at
+    # one of their positions (`scatter_softmax(logits, index)`, r343)
+    if checker.notes["ADL001 untyped"]:
+        if not fed:
+            fed = _fed_functions(checker)
+        places = checker.graph_callers.fed_positions()
+        for function, positions, w, key, how, op_node in checker.notes["ADL001 untyped"]:
+            if positions & places.get(function, set()):
+                _report(checker, w, key, how, op_node)
     # writes of untyped parameters: a call must pass a graph at that very position
     if checker.notes["ADL001 parameter"]:
         if not fed:

@@ -51,7 +51,7 @@ def check_scope(checker, scope) -> None:
         _note_parameter_writes(checker, scope)
     for w in scope.writes:
         if w.function_view and w.grad_on and not w.through_data and w.via != "detach" \
-                and id(w.node) not in scope.reported:
+                and not w.untyped_helper and id(w.node) not in scope.reported:
             checker.report("ADL015", w.node,
                            f"`{w.name}` comes from `{w.function_view}(...)`: the output of a custom "
                            f"autograd Function whose forward returns its input as is (or a view of it); writing "
