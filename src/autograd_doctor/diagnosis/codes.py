@@ -357,6 +357,12 @@ element (made by a loss function with `reduction="none"`), autograd-doctor offer
 is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
 size, by the number of elements.
 
+`torch.func.grad(f)` needs the same of `f`: a function returning several numbers fails with
+"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with 1 dims".
+autograd-doctor points at the function's return and does not choose between `.sum()` and `.mean()`
+(the scale of the gradient returned is the result); `torch.func.jacrev(f)` gives one gradient per
+element, and `vmap(grad(f))` one per example when `f` computes one example's loss.
+
 A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
 squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
 `|z|^2`); otherwise choose the real quantity you minimise (`z.abs()`, `z.real`).

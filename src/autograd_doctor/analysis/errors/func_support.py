@@ -242,6 +242,43 @@ def checkpoint_under_transform(context: ErrorContext, already):
     return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
 
 
+# ---- AD112: torch.func.grad of a function that returns several numbers -----------------------
+
+def func_grad_of_non_scalar(context: ErrorContext, already):
+    """grad(f)(x) where f returns a tensor with several elements: the function's return, advice only
+    (which reduction is meant decides the gradient's scale, as for torch.autograd.grad)."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    frame = context.torch_frame("grad_and_value_impl")
+    function = frame.f_locals.get("func") if frame is not None else None
+    output = frame.f_locals.get("output") if frame is not None else None
+    code = getattr(getattr(function, "func", function), "__code__", None)  # a functools.partial's function
+    location = None
+    if code is not None and not is_internal_file(code.co_filename) and not in_installed_package(code.co_filename):
+        tree = parse_file(code.co_filename)
+        defined = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+                   and (n.lineno == code.co_firstlineno or any(
+                       d.lineno == code.co_firstlineno for d in getattr(n, "decorator_list", [])))] if tree else []
+        if len(defined) == 1 and isinstance(defined[0], ast.FunctionDef):
+            returns = [n for n in ast.walk(defined[0]) if isinstance(n, ast.Return)]
+            if len(returns) == 1:
+                location = _line_location(code.co_filename, returns[0].lineno, end_line=returns[0].end_lineno)
+    if location is None:
+        location = context.raise_location("raised")
+    if location is None:
+        return None
+    shape = list(output.shape) if output is not None and hasattr(output, "shape") else None
+    location.note = f"returns a tensor of shape {shape}, not a single number" if shape else \
+        "returns a tensor with several elements, not a single number"
+    notes = ["torch.func.grad differentiates a function that returns one number (a loss); the gradient of a "
+             "tensor with several elements is a Jacobian"]
+    helps = [Suggestion("reduce what the function returns to the number whose gradient you want: .sum() (or .mean(), "
+                        "whose gradient is 1/N of it); autograd-doctor does not choose, as the scale of the gradient "
+                        "returned is the result. For one gradient per element use torch.func.jacrev; for one per "
+                        "example, make the function compute one example's loss and use vmap(grad(f))")]
+    return diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+
+
 # ---- AD144: an in-place write into an argument vmap does not map ------------------------------
 
 _SHAPES = re.compile(r"output with shape \[([\d, ]*)\] doesn't match the broadcast shape \[([\d, ]*)\]")
@@ -302,6 +339,7 @@ def _needs_parentheses(value: ast.expr, operator: ast.operator) -> bool:
 
 
 MATCHERS = [
+    (r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a scalar Tensor", func_grad_of_non_scalar),
     (r"In order to use an autograd\.Function with functorch transforms .* it must override the setup_context "
      r"staticmethod", function_without_setup_context),
     (r"You tried to vmap over \w+, but it does not have vmap support", function_without_vmap_rule),
