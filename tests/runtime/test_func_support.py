@@ -103,3 +103,41 @@ def test_a_function_that_leaves_pytorch_is_not_offered_a_generated_vmap_rule(tmp
     assert [d.code for d in diagnoses] == ["AD232"]
     assert diagnoses[0].primary.line == 4
     assert all(h.replacement is None for h in diagnoses[0].help)
+
+
+def test_a_function_saving_its_output_is_split_and_then_gives_the_gradient_by_hand(tmp_path):
+    import torch
+
+    from autograd_doctor.analysis.fixes import apply_replacement
+
+    source = textwrap.dedent("""\
+        import torch
+        from torch.func import grad, vmap
+        class Exp(torch.autograd.Function):
+            @staticmethod
+            def forward(context, x):
+                out = x.exp()
+                context.save_for_backward(out)
+                return out
+            @staticmethod
+            def backward(context, grad_output):
+                out, = context.saved_tensors
+                return grad_output * out
+        xs = torch.tensor([[0.5, -1.0], [2.0, 0.0]])
+        per_sample = vmap(grad(lambda x: Exp.apply(x).pow(2).sum()))(xs)
+        """)
+    error, diagnoses = run_watched(tmp_path, source)
+    assert [d.code for d in diagnoses] == ["AD231"]
+    assert diagnoses[0].primary.line == 5
+    first = diagnoses[0].help[0]
+    fixed = apply_replacement(source, first.location, first.replacement)
+    assert "def setup_context(ctx, inputs, output):" in fixed and "out = output" in fixed
+    namespace = runpy.run_path(str(_written(tmp_path, fixed)), run_name="__main__")
+    xs = namespace["xs"]
+    assert torch.allclose(namespace["per_sample"], 2 * xs.exp() ** 2)  # d/dx of exp(x)^2
+
+
+def _written(tmp_path, source: str):
+    path = tmp_path / "fixed.py"
+    path.write_text(source)
+    return path

@@ -88,13 +88,37 @@ def function_without_setup_context(context: ErrorContext, already):
     helps = [advice]
     split = _split_forward(filename, forward)
     if split is not None:
-        change = Location(file=location.file, line=forward.lineno, column=forward.col_offset,
+        first = forward.decorator_list[0].lineno if forward.decorator_list else forward.lineno
+        message = ("split forward: it computes the output without ctx, and the ctx lines move to setup_context, "
+                   "which reads forward's arguments from inputs and its result from output (the same tensors, "
+                   "saved the same way)")
+        if first != forward.lineno:
+            # Replaced from its first decorator on, so that a class attribute can go before it.
+            decorators = [source_line(filename, n)[forward.col_offset:] for n in range(first, forward.lineno)]
+            split = "\n".join(decorators + [split])
+        if _needs_a_vmap_rule(context, cls, filename, found[1]):
+            # Under vmap the split Function would fail next for want of a vmap rule (AD232).
+            split = "generate_vmap_rule = True\n\n" + split
+            message += "; and, as it runs under vmap, generate_vmap_rule = True (its staticmethods compute with " \
+                       "PyTorch operations only)"
+        change = Location(file=location.file, line=first, column=forward.col_offset,
                           end_line=forward.end_lineno, end_column=forward.end_col_offset, source=location.source)
-        helps.insert(0, Suggestion("split forward: it computes the output without ctx, and the ctx lines move to "
-                                   "setup_context, which reads forward's arguments from inputs and its result from "
-                                   "output (the same tensors, saved the same way)",
-                                   replacement=split, location=change))
+        helps.insert(0, Suggestion(message, replacement=split, location=change))
     return diagnosis(codes.FUNCTION_WITHOUT_SETUP_CONTEXT, location, notes=notes, help=helps)
+
+
+def _needs_a_vmap_rule(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef) -> bool:
+    """Whether the Function runs under vmap without a vmap rule, and one can be generated for it."""
+    import torch
+
+    under_vmap = any(transforms.TRANSFORM_FUNCTIONS.get(frame.f_code.co_name) == "vmap"
+                     and transforms.is_functorch_frame(frame) for frame, _ in context.frames)
+    has_rule = getattr(cls, "generate_vmap_rule", False) or cls.vmap is not torch.autograd.Function.vmap
+    return under_vmap and not has_rule and not _LEAVES_TORCH.search(_class_text(filename, class_node))
+
+
+def _class_text(filename: str, class_node: ast.ClassDef) -> str:
+    return "\n".join(source_line(filename, n) for n in range(class_node.lineno, class_node.end_lineno + 1))
 
 
 def _split_forward(filename: str, forward: ast.FunctionDef) -> str | None:
@@ -191,7 +215,7 @@ def function_without_vmap_rule(context: ErrorContext, already):
     helps = [advice]
     forward = _method(class_node, "forward")
     takes_ctx = not _method(class_node, "setup_context")
-    class_text = "\n".join(source_line(filename, n) for n in range(class_node.lineno, class_node.end_lineno + 1))
+    class_text = _class_text(filename, class_node)
     if forward is not None and not takes_ctx and not _LEAVES_TORCH.search(class_text) \
             and class_node.body and class_node.body[0].lineno > class_node.lineno:
         header = source_line(filename, class_node.lineno)

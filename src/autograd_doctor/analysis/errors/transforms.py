@@ -26,6 +26,11 @@ TRANSFORM_FUNCTIONS = {"vmap_impl": "vmap", "grad_and_value_impl": "grad", "grad
                        "jacrev": "jacrev", "jacfwd": "jacfwd", "jvp": "jvp"}
 
 
+def is_functorch_frame(frame) -> bool:
+    """Whether the frame runs code of torch's own torch.func implementation."""
+    return _FUNCTORCH_DIR in frame.f_code.co_filename
+
+
 def transform_name(context: ErrorContext) -> str | None:
     """The torch.func transform the error was raised under (from the traceback), else None."""
     names = [TRANSFORM_FUNCTIONS.get(frame.f_code.co_name, "a torch.func transform") for frame, _ in context.frames
