@@ -5,6 +5,7 @@ to the program text, makes it run with the right values (checked against hand-wr
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 
 import pytest
@@ -21,6 +22,26 @@ def linear_weight_grad(features, weight, bias):
     """d/dW of mean((features @ W.T + b)^2) for an nn.Linear with one output, by hand."""
     out = features @ weight.T + bias
     return 2.0 / out.numel() * out.T @ features
+
+
+def same_as_correct_version(name, *expressions):
+    """A check: each expression (a name, `xs.grad`) has the same value in the fixed program as in
+    the hand-written correct version `programs/correct/<name>.py`, the meaning oracle."""
+    def check(ns):
+        from catalogue import PROGRAMS
+
+        reference = runpy.run_path(os.path.join(PROGRAMS, "correct", f"{name}.py"), run_name="__main__")
+        for expression in expressions:
+            ours, theirs = eval(expression, dict(ns)), eval(expression, dict(reference))
+            if isinstance(theirs, dict):
+                assert ours.keys() == theirs.keys(), expression
+                pairs = [(ours[key], theirs[key]) for key in theirs]
+            else:
+                pairs = [(ours, theirs)]
+            for got, expected in pairs:
+                assert got is not None and got.shape == expected.shape, expression
+                assert torch.allclose(got, expected, rtol=1e-6, atol=1e-7), (expression, got, expected)
+    return check
 
 
 def check_power_exponent_saved_as_tensor(ns):
@@ -573,6 +594,14 @@ CASES = {
     "detach_saved_inplace": ("AD139", 0, check_detach_saved),
     "non_differentiable_weight": ("AD140", 0, check_non_differentiable_weight),
     "func_autograd_grad_inside": ("AD141", 0, check_func_grad),
+    "func_requires_grad_inside_grad": ("AD141", 0, same_as_correct_version("func_requires_grad_inside_grad", "gw")),
+    "vmap_accumulate_into_unmapped_input": ("AD144", 0, same_as_correct_version(
+        "vmap_accumulate_into_unmapped_input", "out", "start")),
+    "function_without_setup_context": ("AD231", 0, same_as_correct_version("function_without_setup_context", "gx")),
+    "function_without_vmap_rule": ("AD232", 0, same_as_correct_version("function_without_vmap_rule", "clipped",
+                                                                       "xs.grad")),
+    "checkpoint_inside_func_grad": ("AD233", 0, same_as_correct_version("checkpoint_inside_func_grad", "grads")),
+    "func_grad_non_scalar_output": ("AD112", None, None),  # .sum() or .mean(): the gradient's scale is the user's
     "grad_of_non_leaf": ("AD308", 0, check_leaf_trains),
     "grad_none_frozen_parameter": ("AD309", 0, check_frozen_skipped),
     "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),

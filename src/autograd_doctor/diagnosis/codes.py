@@ -357,6 +357,12 @@ element (made by a loss function with `reduction="none"`), autograd-doctor offer
 is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
 size, by the number of elements.
 
+`torch.func.grad(f)` needs the same of `f`: a function returning several numbers fails with
+"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with 1 dims".
+autograd-doctor points at the function's return and does not choose between `.sum()` and `.mean()`
+(the scale of the gradient returned is the result); `torch.func.jacrev(f)` gives one gradient per
+element, and `vmap(grad(f))` one per example when `f` computes one example's loss.
+
 A complex loss fails too ("only for real scalar outputs"): a loss must be real. Where the loss
 squares a complex difference, `(z) ** 2` (complex) becomes `(z).abs() ** 2` (the squared error
 `|z|^2`); otherwise choose the real quantity you minimise (`z.abs()`, `z.real`).
@@ -2992,6 +2998,101 @@ the discriminator's parameters while the generator's loss runs.
         "opt_d = torch.optim.SGD(discriminator.parameters(), lr=0.1)\n"
         "batches = [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(3)]\n"
     ))
+
+FUNCTION_WITHOUT_SETUP_CONTEXT = _code(
+    "AD231",
+    "a custom autograd.Function with forward(ctx, ...) is used under a torch.func transform",
+    """\
+**What it means.** `torch.func` transforms (`grad`, `vmap`, `jacrev`, `vjp`, `jvp`) run a custom
+`torch.autograd.Function` only when its forward does not take `ctx`: the computation goes in
+`forward(x, ...)` and what backward needs is saved in a separate
+`setup_context(ctx, inputs, output)` staticmethod, which the transforms call at each of their
+levels. A Function written the older way, `forward(ctx, x, ...)`, works with `backward()` but
+under a transform PyTorch raises "In order to use an autograd.Function with functorch transforms
+(vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod". The traceback
+ends in `torch/_functorch`, not at the Function.
+
+**Minimal example.**
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):            # AD231: forward takes ctx
+            ctx.save_for_backward(x)
+            return x ** 3
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * grad_output
+
+    torch.func.grad(lambda x: Cube.apply(x).sum())(torch.randn(3))
+
+**The fix.** Split forward: `forward(x)` computes and returns the output; the `ctx` lines move to
+`@staticmethod def setup_context(ctx, inputs, output)`, with `x, = inputs` (and the output under
+its forward name). autograd-doctor writes that change when every `ctx` line of forward reads
+only forward's arguments and the tensor it returns; otherwise (an intermediate saved from inside
+forward) return that intermediate as an extra output, marked non-differentiable, so that
+setup_context can save it.
+""",
+    heading="an autograd.Function with forward(ctx, ...) under torch.func")
+
+FUNCTION_WITHOUT_VMAP_RULE = _code(
+    "AD232",
+    "a custom autograd.Function without a vmap rule is mapped by vmap",
+    """\
+**What it means.** `torch.func.vmap` (and `jacrev`/`jacfwd`, which use it) runs a custom
+`torch.autograd.Function` only when the Function says how to batch it: a `vmap` staticmethod, or
+the class attribute `generate_vmap_rule = True`, which tells PyTorch to batch `forward`,
+`setup_context` and `backward` by running them under vmap, as it does any PyTorch code. Without
+either, PyTorch raises "You tried to vmap over Name, but it does not have vmap support. Please
+override and implement the vmap staticmethod or set generate_vmap_rule=True".
+
+**Minimal example.**
+
+    class Double(torch.autograd.Function):    # AD232: no vmap rule
+        @staticmethod
+        def forward(x):
+            return x * 2
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2
+
+    torch.func.vmap(Double.apply)(torch.randn(4, 3))
+
+**The fix.** Add `generate_vmap_rule = True` to the class when its staticmethods compute with
+PyTorch operations only (autograd-doctor offers it then: no `.numpy()`, `.item()`, `.tolist()` or
+NumPy call in the class); a Function that leaves PyTorch (NumPy, a C extension) needs a
+hand-written `vmap` staticmethod. `generate_vmap_rule` needs forward without `ctx` (AD231).
+""",
+    heading="an autograd.Function without a vmap rule under vmap")
+
+CHECKPOINT_UNDER_FUNC_TRANSFORM = _code(
+    "AD233",
+    "activation checkpointing inside a function torch.func.grad, vjp or jacrev differentiates",
+    """\
+**What it means.** The non-reentrant `torch.utils.checkpoint.checkpoint` works through saved-tensor
+hooks: it replaces what autograd saves by a way to recompute it. `torch.func.grad`, `vjp`,
+`jacrev` and `hessian` do not support those hooks: a checkpoint reached inside the function they
+differentiate (often in a module's forward, called through `torch.func.functional_call`) raises
+"torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks". The traceback
+shows the checkpoint call among PyTorch's frames, not why it fails.
+
+**Minimal example.**
+
+    from torch.utils.checkpoint import checkpoint
+    block = nn.Linear(3, 3)
+    def loss_of(x):
+        return checkpoint(block, x, use_reentrant=False).sum()   # AD233
+    torch.func.grad(loss_of)(torch.randn(3))
+
+**The fix.** Call the checkpointed function directly (`block(x)`): the values and the gradients
+are the same; only the memory checkpointing saved is spent. If the memory is needed, compute the
+gradients with `backward()` or `torch.autograd.grad` outside any torch.func transform, where the
+checkpoint works.
+""",
+    heading="activation checkpointing under torch.func.grad")
 
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 

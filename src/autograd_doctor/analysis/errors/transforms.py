@@ -26,6 +26,11 @@ TRANSFORM_FUNCTIONS = {"vmap_impl": "vmap", "grad_and_value_impl": "grad", "grad
                        "jacrev": "jacrev", "jacfwd": "jacfwd", "jvp": "jvp"}
 
 
+def is_functorch_frame(frame) -> bool:
+    """Whether the frame runs code of torch's own torch.func implementation."""
+    return _FUNCTORCH_DIR in frame.f_code.co_filename
+
+
 def transform_name(context: ErrorContext) -> str | None:
     """The torch.func transform the error was raised under (from the traceback), else None."""
     names = [TRANSFORM_FUNCTIONS.get(frame.f_code.co_name, "a torch.func transform") for frame, _ in context.frames
@@ -161,8 +166,14 @@ def _notes(transform: str) -> list[str]:
 def _func_grad_rewrite(filename: str, statement: ast.stmt, call: ast.Call) -> str | None:
     """`torch.func.grad(lambda x: <loss expression>)(x)` for `torch.autograd.grad(loss, x)[0]`,
     where `loss = <expression>` uses `x` and no other name bound in the same function."""
-    if len(call.args) < 2 or call.keywords or not all(isinstance(a, ast.Name) for a in call.args[:2]):
+    if len(call.args) < 2 or not all(isinstance(a, ast.Name) for a in call.args[:2]):
         return None
+    # torch.func.grad's result is differentiable by the transforms around it and keeps no graph to
+    # retain: create_graph=True and retain_graph ask for nothing more. Other keywords change the result.
+    for keyword in call.keywords:
+        if not (keyword.arg == "retain_graph" or (keyword.arg == "create_graph" and isinstance(
+                keyword.value, ast.Constant) and keyword.value.value is True)):
+            return None
     output, input_name = call.args[0].id, call.args[1].id
     made = last_assignment(filename, output, statement.lineno)
     if not isinstance(made, ast.Assign) or len(made.targets) != 1:

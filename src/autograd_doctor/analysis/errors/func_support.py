@@ -1,0 +1,373 @@
+"""What `torch.func` transforms refuse to run: a custom autograd.Function written with
+`forward(ctx, ...)` (AD231) or without a vmap rule (AD232), activation checkpointing under
+`grad`/`vjp`/`jacrev` (AD233), and an in-place write under `vmap` into an argument it does not
+map (AD144, raised by the write's own broadcasting check).
+
+The Function is found in the traceback (torch's `Function.apply` frame holds its class); the
+change is written in the class's own file, and only when the user wrote that file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor.analysis.errors import transforms
+from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of, user_statement
+from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Location, Suggestion
+from autograd_doctor.diagnosis.source import display_path, parse_file, source_line
+
+
+def _function_class(context: ErrorContext):
+    """The custom autograd.Function class whose apply() the error left, else None."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name == "apply" and frame.f_code.co_filename.endswith("function.py"):
+            cls = frame.f_locals.get("cls")
+            if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+                return cls
+    return None
+
+
+def _user_class_definition(cls) -> tuple[str, ast.ClassDef] | None:
+    """(file, class statement) of `cls` when it is defined in a file of the user's. Found through
+    the code of its own staticmethods: a class of a program run as `__main__` by a runner has no
+    module to look its file up in."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    methods = [cls.__dict__[name] for name in ("forward", "setup_context", "backward") if name in cls.__dict__]
+    code = next((getattr(getattr(m, "__func__", m), "__code__", None) for m in methods), None)
+    if code is None:
+        return None
+    filename = code.co_filename
+    if is_internal_file(filename) or in_installed_package(filename):
+        return None
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__ \
+                and node.lineno <= code.co_firstlineno <= node.end_lineno:
+            return filename, node
+    return None
+
+
+def _method(class_node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _line_location(filename: str, line: int, note: str = "", end_line: int | None = None) -> Location:
+    text = source_line(filename, line)
+    return Location(file=display_path(filename), line=line, column=len(text) - len(text.lstrip()),
+                    end_line=end_line or line, end_column=len(source_line(filename, end_line or line)),
+                    source=text.strip(), note=note)
+
+
+# ---- AD231: forward(ctx, ...) under a transform ----------------------------------------------
+
+def function_without_setup_context(context: ErrorContext, already):
+    cls = _function_class(context)
+    transform = transforms.transform_name(context) or "a torch.func transform"
+    found = _user_class_definition(cls) if cls is not None else None
+    forward = _method(found[1], "forward") if found is not None else None
+    advice = Suggestion("move what forward does with ctx into @staticmethod setup_context(ctx, inputs, output) and "
+                        "drop ctx from forward's arguments; an intermediate that backward needs is returned by "
+                        "forward as an extra output (marked non-differentiable) so that setup_context can save it")
+    notes = [f"{transform} runs a custom Function only when its forward takes no ctx: the transforms call "
+             "setup_context(ctx, inputs, output) themselves, at each of their levels"]
+    if forward is None:
+        location = context.raise_location("raised", f"{cls.__name__ if cls else 'a custom Function'}.apply under "
+                                                    f"{transform}")
+        return diagnosis(codes.FUNCTION_WITHOUT_SETUP_CONTEXT, location, notes=notes, help=[advice])
+    filename = found[0]
+    location = _line_location(filename, forward.lineno, f"forward of {cls.__name__} takes ctx; {transform} needs it "
+                                                        "in setup_context")
+    helps = [advice]
+    split = _split_forward(filename, forward)
+    if split is not None:
+        first = forward.decorator_list[0].lineno if forward.decorator_list else forward.lineno
+        message = ("split forward: it computes the output without ctx, and the ctx lines move to setup_context, "
+                   "which reads forward's arguments from inputs and its result from output (the same tensors, "
+                   "saved the same way)")
+        if first != forward.lineno:
+            # Replaced from its first decorator on, so that a class attribute can go before it.
+            decorators = [source_line(filename, n)[forward.col_offset:] for n in range(first, forward.lineno)]
+            split = "\n".join(decorators + [split])
+        if _needs_a_vmap_rule(context, cls, filename, found[1]):
+            # Under vmap the split Function would fail next for want of a vmap rule (AD232).
+            split = "generate_vmap_rule = True\n\n" + split
+            message += "; and, as it runs under vmap, generate_vmap_rule = True (its staticmethods compute with " \
+                       "PyTorch operations only)"
+        change = Location(file=location.file, line=first, column=forward.col_offset,
+                          end_line=forward.end_lineno, end_column=forward.end_col_offset, source=location.source)
+        helps.insert(0, Suggestion(message, replacement=split, location=change))
+    return diagnosis(codes.FUNCTION_WITHOUT_SETUP_CONTEXT, location, notes=notes, help=helps)
+
+
+def _needs_a_vmap_rule(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef) -> bool:
+    """Whether the Function runs under vmap without a vmap rule, and one can be generated for it."""
+    import torch
+
+    under_vmap = any(transforms.TRANSFORM_FUNCTIONS.get(frame.f_code.co_name) == "vmap"
+                     and transforms.is_functorch_frame(frame) for frame, _ in context.frames)
+    has_rule = getattr(cls, "generate_vmap_rule", False) or cls.vmap is not torch.autograd.Function.vmap
+    return under_vmap and not has_rule and not _LEAVES_TORCH.search(_class_text(filename, class_node))
+
+
+def _class_text(filename: str, class_node: ast.ClassDef) -> str:
+    return "\n".join(source_line(filename, n) for n in range(class_node.lineno, class_node.end_lineno + 1))
+
+
+def _split_forward(filename: str, forward: ast.FunctionDef) -> str | None:
+    """forward without ctx, then setup_context with forward's ctx statements, as source text
+    relative to the def's indentation; None unless every ctx statement is a statement of
+    forward's own body that reads only ctx, forward's arguments (never rebound), the names
+    forward returns (`return out` or `return a, b`) and names from outside forward, and no
+    other statement reads ctx."""
+    arguments = forward.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs or arguments.defaults \
+            or len(arguments.args) < 2 or forward.body[-1:] == [] or not isinstance(forward.body[-1], ast.Return):
+        return None
+    ctx, inputs = arguments.args[0].arg, [a.arg for a in arguments.args[1:]]
+    returned = forward.body[-1].value
+    if isinstance(returned, ast.Name):
+        outputs = [returned.id]
+    elif isinstance(returned, ast.Tuple) and all(isinstance(e, ast.Name) for e in returned.elts):
+        outputs = [e.id for e in returned.elts]
+    else:
+        outputs = []
+    if sum(isinstance(n, ast.Return) for n in ast.walk(forward)) != 1:
+        return None
+    bound = {n.id for n in ast.walk(forward) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if bound & set(inputs) or ctx in bound:
+        return None
+    ctx_statements, kept = [], []
+    for statement in forward.body:
+        reads = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+        (ctx_statements if ctx in reads else kept).append(statement)
+    if not ctx_statements:
+        return None
+    for statement in ctx_statements:
+        if not isinstance(statement, (ast.Expr, ast.Assign)):
+            return None
+        if isinstance(statement, ast.Assign) and not all(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == ctx
+                for t in statement.targets):
+            return None
+        reads = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if (reads & bound) - set(outputs):
+            return None  # reads an intermediate of forward: setup_context cannot see it
+    body_indent = _indent_of(filename, forward.body[0].lineno) - forward.col_offset
+    if body_indent <= 0:
+        return None
+    pad = " " * body_indent
+
+    def text(statements) -> list[str]:
+        lines = []
+        for statement in statements:
+            for number in range(statement.lineno, statement.end_lineno + 1):
+                line = source_line(filename, number)
+                lines.append(line[forward.col_offset:] if line.strip() else "")
+        return lines
+
+    setup = [f"{pad}{', '.join(inputs)}{',' if len(inputs) == 1 else ''} = inputs"]
+    if any(isinstance(n, ast.Name) and n.id in outputs for s in ctx_statements for n in ast.walk(s)):
+        setup.append(f"{pad}{', '.join(outputs)} = output")
+    header = source_line(filename, forward.lineno)[forward.col_offset:]
+    if header.count("(") < 1 or not header.rstrip().split("#")[0].rstrip().endswith(":"):
+        return None
+    new_header = f"def forward({', '.join(inputs)}):"
+    decorators = "".join(f"@{text_of(filename, d)}\n" for d in forward.decorator_list) or "@staticmethod\n"
+    lines = [new_header, *text(kept), "", *decorators.rstrip("\n").split("\n"),
+             "def setup_context(ctx, inputs, output):", *setup, *text(ctx_statements)]
+    if ctx != "ctx":
+        lines[-len(ctx_statements):] = [re.sub(rf"\b{ctx}\b", "ctx", line) for line in lines[-len(ctx_statements):]]
+    return "\n".join(lines)
+
+
+def _indent_of(filename: str, line: int) -> int:
+    text = source_line(filename, line)
+    return len(text) - len(text.lstrip())
+
+
+# ---- AD232: no vmap rule under vmap ----------------------------------------------------------
+
+# Calls that leave PyTorch: a Function that makes them cannot be batched by running it under vmap.
+_LEAVES_TORCH = re.compile(r"\.(numpy|item|tolist)\(|\bnp\.|\bnumpy\.")
+
+
+def function_without_vmap_rule(context: ErrorContext, already):
+    cls = _function_class(context)
+    found = _user_class_definition(cls) if cls is not None else None
+    notes = ["vmap batches a custom Function only when it says how: a vmap staticmethod, or "
+             "generate_vmap_rule = True, which runs forward, setup_context and backward under vmap as any PyTorch code"]
+    advice = Suggestion("write a @staticmethod vmap(info, in_dims, *args) that computes the batched result and "
+                        "returns (output, out_dims); needed when the Function leaves PyTorch (NumPy, .item())")
+    if found is None:
+        location = context.raise_location("raised", "a custom Function without a vmap rule, under vmap")
+        return diagnosis(codes.FUNCTION_WITHOUT_VMAP_RULE, location, notes=notes, help=[advice])
+    filename, class_node = found
+    location = _line_location(filename, class_node.lineno, f"{cls.__name__} has no vmap staticmethod and no "
+                                                          "generate_vmap_rule = True")
+    helps = [advice]
+    forward = _method(class_node, "forward")
+    takes_ctx = not _method(class_node, "setup_context")
+    class_text = _class_text(filename, class_node)
+    if forward is not None and not takes_ctx and not _LEAVES_TORCH.search(class_text) \
+            and class_node.body and class_node.body[0].lineno > class_node.lineno:
+        header = source_line(filename, class_node.lineno)
+        code_part = header.split("#")[0].rstrip()
+        if code_part.endswith(":"):
+            pad = " " * (_indent_of(filename, class_node.body[0].lineno) - _indent_of(filename, class_node.lineno))
+            change = Location(file=location.file, line=class_node.lineno, column=class_node.col_offset,
+                              end_line=class_node.lineno, end_column=len(code_part), source=location.source)
+            helps.insert(0, Suggestion(f"let PyTorch generate the vmap rule: {cls.__name__}'s staticmethods compute "
+                                       "with PyTorch operations only, so running them under vmap batches them "
+                                       "(the same values for each example)",
+                                       replacement=f"{code_part.strip()}\n{pad}generate_vmap_rule = True",
+                                       location=change))
+    elif takes_ctx:
+        helps.append(Suggestion("generate_vmap_rule needs forward without ctx: move the ctx lines to setup_context "
+                                "first (AD231)"))
+    return diagnosis(codes.FUNCTION_WITHOUT_VMAP_RULE, location, notes=notes, help=helps)
+
+
+# ---- AD233: checkpoint under torch.func.grad -------------------------------------------------
+
+# checkpoint's own keywords: the rest go to the checkpointed function.
+_CHECKPOINT_KEYWORDS = {"use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn"}
+
+
+def checkpoint_under_transform(context: ErrorContext, already):
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    transform = transforms.transform_name(context) or "a torch.func transform"
+    calls = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and (text_of(filename, c.func) or "").split(
+        ".")[-1] == "checkpoint"]
+    location.note = f"checkpoint inside a function that {transform} differentiates"
+    notes = [f"the non-reentrant checkpoint works through saved-tensor hooks, which {transform} does not support"]
+    helps = [Suggestion("or, to keep the memory checkpointing saves, compute the gradients with backward() or "
+                        "torch.autograd.grad outside the torch.func transform")]
+    if len(calls) == 1 and calls[0].args and not any(isinstance(a, ast.Starred) for a in calls[0].args):
+        call = calls[0]
+        passed = [k for k in call.keywords if k.arg not in _CHECKPOINT_KEYWORDS]
+        arguments = [text_of(filename, a) for a in call.args[1:]] + [text_of(filename, k) for k in passed]
+        direct = f"{text_of(filename, call.args[0])}({', '.join(arguments)})"
+        from autograd_doctor.diagnosis.source import replace_node_text
+
+        helps.insert(0, statement_change(location, "call the function directly: the same values and gradients, "
+                                         "without the memory checkpointing saves",
+                                         replace_node_text(filename, statement, call, direct)))
+    return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
+
+
+# ---- AD112: torch.func.grad of a function that returns several numbers -----------------------
+
+def func_grad_of_non_scalar(context: ErrorContext, already):
+    """grad(f)(x) where f returns a tensor with several elements: the function's return, advice only
+    (which reduction is meant decides the gradient's scale, as for torch.autograd.grad)."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    frame = context.torch_frame("grad_and_value_impl")
+    function = frame.f_locals.get("func") if frame is not None else None
+    output = frame.f_locals.get("output") if frame is not None else None
+    code = getattr(getattr(function, "func", function), "__code__", None)  # a functools.partial's function
+    location = None
+    if code is not None and not is_internal_file(code.co_filename) and not in_installed_package(code.co_filename):
+        tree = parse_file(code.co_filename)
+        defined = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+                   and (n.lineno == code.co_firstlineno or any(
+                       d.lineno == code.co_firstlineno for d in getattr(n, "decorator_list", [])))] if tree else []
+        if len(defined) == 1 and isinstance(defined[0], ast.FunctionDef):
+            returns = [n for n in ast.walk(defined[0]) if isinstance(n, ast.Return)]
+            if len(returns) == 1:
+                location = _line_location(code.co_filename, returns[0].lineno, end_line=returns[0].end_lineno)
+    if location is None:
+        location = context.raise_location("raised")
+    if location is None:
+        return None
+    shape = list(output.shape) if output is not None and hasattr(output, "shape") else None
+    location.note = f"returns a tensor of shape {shape}, not a single number" if shape else \
+        "returns a tensor with several elements, not a single number"
+    notes = ["torch.func.grad differentiates a function that returns one number (a loss); the gradient of a "
+             "tensor with several elements is a Jacobian"]
+    helps = [Suggestion("reduce what the function returns to the number whose gradient you want: .sum() (or .mean(), "
+                        "whose gradient is 1/N of it); autograd-doctor does not choose, as the scale of the gradient "
+                        "returned is the result. For one gradient per element use torch.func.jacrev; for one per "
+                        "example, make the function compute one example's loss and use vmap(grad(f))")]
+    return diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+
+
+# ---- AD144: an in-place write into an argument vmap does not map ------------------------------
+
+_SHAPES = re.compile(r"output with shape \[([\d, ]*)\] doesn't match the broadcast shape \[([\d, ]*)\]")
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+              ast.Pow: "**", ast.MatMult: "@"}
+
+
+def vmap_write_into_unmapped_argument(context: ErrorContext, already):
+    """`name += value` under vmap into `name`, an argument vmap does not map (in_dims=None): the
+    write's broadcasting check fails first, with the batch size in front of the target's shape."""
+    shapes = _SHAPES.search(context.message)
+    if shapes is None or transforms.transform_name(context) != "vmap":
+        return None
+    target_shape = [s.strip() for s in shapes.group(1).split(",") if s.strip()]
+    broadcast = [s.strip() for s in shapes.group(2).split(",") if s.strip()]
+    if broadcast[1:] != target_shape:
+        return None  # not only the batch dimension is extra: a shape mistake of the example itself
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    tree = parse_file(filename)
+    function = enclosing_function(tree, line) if tree is not None else None
+    parameters = [a.arg for a in function.args.args] if isinstance(function, ast.FunctionDef) else []
+    if not (isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name)
+            and statement.target.id in parameters):
+        # A tensor made inside the function from a size: the catalogue's vmap write (AD144).
+        return transforms.vmap_write_into_unbatched(context, already)
+    name = statement.target.id
+    location.note = f"writes a value with vmap's batch dimension into {name}, an argument vmap does not map"
+    notes = [f"{name} is passed with in_dims=None: every example sees the same tensor, without a batch "
+             "dimension, so it cannot hold each example's result in place"]
+    value = text_of(filename, statement.value)
+    operator = _OPERATORS.get(type(statement.op))
+    helps = []
+    if operator is not None and value is not None:
+        if _needs_parentheses(statement.value, statement.op):
+            value = f"({value})"
+        helps.append(statement_change(location, f"write out of place: {name} then refers to a new, batched tensor "
+                                      "for each example, and the caller's tensor keeps its values",
+                                      f"{name} = {name} {operator} {value}"))
+    helps.append(Suggestion(f"or map {name} too (in_dims=0, with one row per example), if each example has its own"))
+    return diagnosis(codes.VMAP_WRITE_INTO_UNBATCHED, location, notes=notes, help=helps)
+
+
+# Binding strength of the binary operators an augmented assignment can use.
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2, ast.MatMult: 2,
+               ast.Pow: 3}
+
+
+def _needs_parentheses(value: ast.expr, operator: ast.operator) -> bool:
+    """Whether `name op value` needs `value` in parentheses to mean `name op= value`."""
+    if isinstance(value, ast.BinOp):
+        return _PRECEDENCE.get(type(value.op), 0) <= _PRECEDENCE.get(type(operator), 0)
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(operator, ast.Pow)
+    return isinstance(value, (ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda, ast.NamedExpr))
+
+
+MATCHERS = [
+    (r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a scalar Tensor", func_grad_of_non_scalar),
+    (r"In order to use an autograd\.Function with functorch transforms .* it must override the setup_context "
+     r"staticmethod", function_without_setup_context),
+    (r"You tried to vmap over \w+, but it does not have vmap support", function_without_vmap_rule),
+    (r"torch\.func(\.\{[\w, ]+\})? (transforms )?don't yet support saved tensor hooks", checkpoint_under_transform),
+    (r"output with shape \[[\d, ]*\] doesn't match the broadcast shape \[[\d, ]*\]",
+     vmap_write_into_unmapped_argument),
+]

@@ -1,0 +1,12 @@
+import torch
+from torch.func import vmap
+
+
+def shifted(x, offset):
+    offset = offset + 2 * x
+    return offset.tanh()
+
+
+xs = torch.tensor([[0.5, -1.0], [2.0, 0.0], [1.0, 1.5], [-0.5, 3.0], [0.25, -2.0], [1.0, 0.0]])
+start = torch.tensor([0.1, -0.2])
+out = vmap(shifted, in_dims=(0, None))(xs, start)
