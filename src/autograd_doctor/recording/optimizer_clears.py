@@ -21,6 +21,7 @@ counted as a clear of the optimizers over the model's parameters that its caller
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -79,6 +80,11 @@ class OptimizerClears:
     # and what a zero_grad() cleared before any step() did (ClearedUnapplied).
     applied: dict = field(default_factory=dict)
     cleared_unapplied: dict = field(default_factory=dict)
+    # The smallest sampled parameter and its `.grad` right after the newest backward(), weakly
+    # (the gradient None when it had none): a step that finds another tensor in that `.grad`
+    # applies what the program put there itself (`p.grad = averaged` in federated averaging or
+    # per-sample clipping), not what the backward() sites computed (AD153).
+    after_backward: tuple | None = None
 
 
 class OptimizerClearLog:
@@ -103,14 +109,26 @@ class OptimizerClearLog:
         if entry is not None:
             entry.stepping = False
         if entry is not None and seq:
-            for key in _call_sites_since(backward_calls, max(entry.last_clear_seq, entry.last_step_seq), seq):
-                if key in entry.applied or len(entry.applied) < MAX_BACKWARD_SITES:
-                    entry.applied[key] = entry.applied.get(key, 0) + 1
+            if not _gradient_put_by_the_program(entry):
+                for key in _call_sites_since(backward_calls, max(entry.last_clear_seq, entry.last_step_seq), seq):
+                    if key in entry.applied or len(entry.applied) < MAX_BACKWARD_SITES:
+                        entry.applied[key] = entry.applied.get(key, 0) + 1
             entry.last_step_seq = seq
         if optimizer in self.stepped:
             return
         self.stepped.add(optimizer)
         self.stepped_parameters.update(p for group in optimizer.param_groups for p in group.get("params", ()))
+
+    def backward_done(self) -> None:
+        """After a backward(): note each followed optimizer's sampled `.grad` (see `after_backward`)."""
+        for entry in self.by_optimizer.values():
+            optimizer = entry.optimizer_ref()
+            parameter = _sampled_parameter(optimizer) if optimizer is not None else None
+            if parameter is None:
+                entry.after_backward = None
+                continue
+            gradient = parameter.grad
+            entry.after_backward = (weakref.ref(parameter), weakref.ref(gradient) if gradient is not None else None)
 
     def _entry(self, optimizer) -> OptimizerClears | None:
         entry = self.by_optimizer.get(id(optimizer))
@@ -187,14 +205,34 @@ def _call_sites_since(backward_calls, since_seq: int, seq: int) -> list:
     return keys
 
 
+def _sampled_parameter(optimizer):
+    """The smallest of the optimizer's first few parameters (None when it has none)."""
+    parameters = list(itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
+                                       SAMPLED_PARAMETERS))
+    return min(parameters, key=lambda p: p.numel()) if parameters else None
+
+
 def _holds_gradients(optimizer) -> bool:
     """Whether the smallest of the optimizer's first few parameters holds a non-zero gradient."""
-    parameters = [p for group in optimizer.param_groups for p in group.get("params", ())][:SAMPLED_PARAMETERS]
-    if not parameters:
-        return False
-    smallest = min(parameters, key=lambda p: p.numel())
-    gradient = smallest.grad
+    smallest = _sampled_parameter(optimizer)
+    gradient = smallest.grad if smallest is not None else None
     return gradient is not None and bool(gradient.detach().any())
+
+
+def _gradient_put_by_the_program(entry: OptimizerClears) -> bool:
+    """Whether the sampled parameter's `.grad`, at this step, is another tensor than the newest
+    backward() left there: the program assigned it after that backward(). Unknown (no backward()
+    seen since the optimizer was followed): False, as before."""
+    if entry.after_backward is None:
+        return False
+    parameter_ref, gradient_ref = entry.after_backward
+    parameter = parameter_ref()
+    if parameter is None:
+        return False
+    gradient = parameter.grad
+    if gradient_ref is None:
+        return gradient is not None
+    return gradient is not gradient_ref()
 
 
 def _recording(original):

@@ -656,6 +656,11 @@ class Recorder(AliasTracking):
                 self._register_pending()
             except Exception:
                 pass
+        if call is not None and func is not AUTOGRAD_GRAD:
+            try:
+                self.optimizer_clears.backward_done()  # which .grad tensors this backward() left (AD153)
+            except Exception:
+                pass
         if call is not None:
             self.listener.backward_done(BackwardDone(call, func, args, kwargs, result))
         return result
