@@ -81,7 +81,9 @@ def on_name_assign(checker, name, value) -> None:
     evidence of its own graph (the backward proves only that the loss as a whole
     carries one)."""
     scope = checker.scope
-    if scope.loops and not scope.grad_off and isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)):
+    # A file with no backward pass has no loss to sum (check_scope needs one): nothing to note.
+    if checker.file.trains and scope.loops and not scope.grad_off \
+            and isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)):
         if checker.is_graph(value):
             scope.note("ADL023", (id(value), True))
         elif checker.is_tensor(value) and not checker.is_const(value):
