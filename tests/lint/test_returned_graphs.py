@@ -236,7 +236,7 @@ def _parameters(model) -> list[torch.Tensor]:
 def test_trainer_history_of_loss_dicts_is_reported():
     assert _findings(TRAINER_HISTORY) == [(_line(TRAINER_HISTORY, "history.append(metrics)"), "ADL028")]
     message, = _messages(TRAINER_HISTORY)
-    assert "`train_step`" in message and "`loss`" in message and ".item()" in message
+    assert "`train_step()`" in message and "`loss`" in message and ".item()" in message
     model, history = _load(TRAINER_HISTORY)["main"]()
     assert all(entry["loss"].grad_fn is not None for entry in history)  # the bug: graphs kept
 
@@ -264,7 +264,7 @@ def test_trainer_history_fixed_is_silent_and_equal_to_reference():
 def test_helper_logits_appended_is_reported():
     assert _findings(HELPER_LOGITS) == [(_line(HELPER_LOGITS, "all_logits.append(logits)"), "ADL028")]
     message, = _messages(HELPER_LOGITS)
-    assert "`train_batch`" in message and "`logits`" in message
+    assert "`train_batch()`" in message and "`logits`" in message
     model, (all_logits, _, _) = _load(HELPER_LOGITS)["main"]()
     assert all(logits.grad_fn is not None for logits in all_logits)
 
