@@ -7,7 +7,7 @@ out.  Nothing raises.  The fix returns them detached.  The trainer loop below
 stands in for Lightning's: it backpropagates `"loss"`, detaches it, and keeps
 the outputs.
 Buggy line: the `return` of `training_step`.
-ADL028 reports the caller's keeping line (marked), the buggy line as related.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/pdearena/pdearena/pull/4"""
 import torch
 import torch.nn as nn

@@ -4,7 +4,7 @@ keeps every step's predictions for the epoch's metrics: each batch's graph
 stayed reachable until the end of the epoch (a memory leak).  Nothing
 raises.  The fix returns `y_hat.detach()`.
 Buggy line: `return y_hat, loss.item()` in `PytorchTrainer.training_step`.
-ADL028 reports the caller's keeping line (marked), the buggy line as related.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/Quantinuum/lambeq/pull/251"""
 import torch
 import torch.nn as nn

@@ -7,7 +7,7 @@ memory).  Nothing raises.  The fix logs `g_loss.detach()` (or uses
 `self.log`).  The trainer loop below stands in for Lightning's: it
 backpropagates and detaches `"loss"` and keeps the `"log"` dictionaries.
 Buggy line: `tqdm_dict = {"g_loss": g_loss}` in `GAN.training_step`.
-ADL028 reports the caller's keeping line (marked), the buggy line as related.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/Lightning-AI/tutorials/issues/132"""
 from collections import OrderedDict
 

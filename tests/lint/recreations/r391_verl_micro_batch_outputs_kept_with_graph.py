@@ -7,7 +7,7 @@ pipeline stage grew by tens of GiB.  Nothing raises.  The fix detaches the
 model output before returning it.
 Buggy line: the `return loss, model_output` of
 `EngineWithLMHead.postprocess_micro_batch`.
-ADL028 reports the caller's keeping line (marked), the buggy line as related.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/verl-project/verl/pull/7874"""
 import torch
 import torch.nn as nn
