@@ -160,15 +160,35 @@ class FileIndex:
         self.module_names: set[str] = set()
         self.trains_and_returns = False
         tree = checker.tree
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[node.name] = node
-            elif isinstance(node, ast.ClassDef):
-                self.methods[node.name] = {f.name: f for f in node.body
-                                           if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-                if any((checker.qualname(b) or "").endswith("Module") or
-                       (isinstance(b, ast.Attribute) and b.attr.endswith("Module")) for b in node.bases):
-                    self.module_classes.add(node.name)
+        # every definition of the file, nested ones too (a name defined twice is not resolved)
+        self.callers: list = [(tree.body, None)]  # (body, class of its `self`)
+        seen_functions, seen_classes = set(), set()
+        todo = [(tree, None)]
+        while todo:
+            parent, cls = todo.pop()
+            for node in ast.iter_child_nodes(parent):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if cls is None:
+                        if node.name in seen_functions:
+                            self.functions.pop(node.name, None)
+                        else:
+                            self.functions[node.name] = node
+                        seen_functions.add(node.name)
+                    self.callers.append((node.body, cls))
+                    todo.append((node, None))
+                elif isinstance(node, ast.ClassDef):
+                    if node.name in seen_classes:
+                        self.methods[node.name] = {}
+                    else:
+                        self.methods[node.name] = {f.name: f for f in node.body
+                                                   if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                    seen_classes.add(node.name)
+                    if any((checker.qualname(b) or "").endswith("Module") or
+                           (isinstance(b, ast.Attribute) and b.attr.endswith("Module")) for b in node.bases):
+                        self.module_classes.add(node.name)
+                    todo.append((node, node.name))
+                elif not isinstance(node, ast.Lambda):
+                    todo.append((node, None))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in ("parameters", "named_parameters"):

@@ -41,6 +41,10 @@ Nothing raises.  A framework that detaches the loss it backpropagates (Lightning
 detaches the returned `"loss"`) does not detach the other values a step returns
 or logs.""",
     example="""class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
     def train_step(self, x, y):
         self.optimizer.zero_grad()
         loss = F.mse_loss(self.model(x), y)
@@ -53,6 +57,10 @@ or logs.""",
         for x, y in batches:
             history.append(self.train_step(x, y))""",
     use_instead="""class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
     def train_step(self, x, y):
         self.optimizer.zero_grad()
         loss = F.mse_loss(self.model(x), y)
@@ -89,16 +97,9 @@ def check_file(checker) -> None:
     if not index.trains_and_returns:
         return
     interpreter = Interpreter(checker, index)
-    tree = checker.tree
-    if _has_loop(tree.body):
-        interpreter.run_caller(tree.body, None)
-    for function in index.functions.values():
-        if _has_loop(function.body):
-            interpreter.run_caller(function.body, None)
-    for cls, methods in index.methods.items():
-        for method in methods.values():
-            if _has_loop(method.body):
-                interpreter.run_caller(method.body, cls)
+    for body, cls in index.callers:
+        if _has_loop(body):
+            interpreter.run_caller(body, cls)
     already = {f.line for f in checker.findings if f.code == "ADL023"}
     reported = set()
     for record in interpreter.records:
