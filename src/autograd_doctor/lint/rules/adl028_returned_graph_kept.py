@@ -145,7 +145,10 @@ def _lives_across(container, loop) -> bool:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "clear" and isinstance(node.func.value, ast.Name) \
                     and node.func.value.id == name:
-                return False
+                return False  # `saved.clear()` after the backward that needs them
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Del) \
+                    and isinstance(node.value, ast.Name) and node.value.id == name:
+                return False  # `del saved[:]`
         elif isinstance(node, ast.Attribute) and node.attr == container.attr \
                 and isinstance(node.ctx, (ast.Store, ast.Del)):
             return False
