@@ -229,6 +229,43 @@ CORRECT_KEPT_WITHIN_ITERATION = textwrap.dedent("""
 """)
 
 
+# Correct: the log-probabilities are kept on purpose for the backward after the
+# episode (REINFORCE); the loop that keeps them runs no backward, the function does not.
+CORRECT_KEPT_FOR_LATER_BACKWARD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(4, 2)
+
+        def act(self, state):
+            dist = torch.distributions.Categorical(logits=self.net(state))
+            action = dist.sample()
+            return action.item(), dist.log_prob(action)
+
+    def train(policy, episodes=2, steps=4):
+        optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        history = []
+        for _ in range(episodes):
+            log_probs, rewards = [], []
+            for _ in range(steps):
+                action, log_prob = policy.act(torch.randn(4))
+                log_probs.append(log_prob)
+                rewards.append(float(action))
+            loss = -(torch.stack(log_probs) * torch.tensor(rewards)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+        return history
+
+    def main():
+        torch.manual_seed(0)
+        return train(Policy())
+""")
+
 def _parameters(model) -> list[torch.Tensor]:
     return [p.detach().clone() for p in model.parameters()]
 
@@ -331,3 +368,8 @@ def test_correct_caller_cuts_is_silent():
 def test_correct_kept_within_iteration_is_silent():
     assert _findings(CORRECT_KEPT_WITHIN_ITERATION) == []
     assert len(_load(CORRECT_KEPT_WITHIN_ITERATION)["main"]()) == 2
+
+
+def test_correct_kept_for_a_later_backward_is_silent():
+    assert _findings(CORRECT_KEPT_FOR_LATER_BACKWARD) == []
+    assert all(isinstance(loss, float) for loss in _load(CORRECT_KEPT_FOR_LATER_BACKWARD)["main"]())
