@@ -266,6 +266,46 @@ CORRECT_KEPT_FOR_LATER_BACKWARD = textwrap.dedent("""
         return train(Policy())
 """)
 
+# Correct: a module returns a result object; the step returns its float attribute
+# (`out.loss_value`, summed from `.item()`s), which the loop keeps (seq2seq-summarizer's shape:
+# an attribute of a module's result is not known to be a tensor).
+CORRECT_FLOAT_ATTRIBUTE_OF_RESULT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Result:
+        def __init__(self, loss, loss_value):
+            self.loss = loss
+            self.loss_value = loss_value
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x, y):
+            loss = (self.fc(x) - y).pow(2).mean()
+            return Result(loss, loss.item())
+
+    def train_batch(model, optimizer, x, y):
+        optimizer.zero_grad()
+        out = model(x, y)
+        out.loss.backward()
+        optimizer.step()
+        return out.loss_value / x.shape[0]
+
+    def train(model, batches):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        plot_losses = []
+        for x, y in batches:
+            plot_losses.append(train_batch(model, optimizer, x, y))
+        return plot_losses
+
+    def main():
+        torch.manual_seed(0)
+        return train(Model(), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)])
+""")
+
 def _parameters(model) -> list[torch.Tensor]:
     return [p.detach().clone() for p in model.parameters()]
 
@@ -373,3 +413,8 @@ def test_correct_kept_within_iteration_is_silent():
 def test_correct_kept_for_a_later_backward_is_silent():
     assert _findings(CORRECT_KEPT_FOR_LATER_BACKWARD) == []
     assert all(isinstance(loss, float) for loss in _load(CORRECT_KEPT_FOR_LATER_BACKWARD)["main"]())
+
+
+def test_correct_float_attribute_of_a_result_object_is_silent():
+    assert _findings(CORRECT_FLOAT_ATTRIBUTE_OF_RESULT) == []
+    assert all(isinstance(loss, float) for loss in _load(CORRECT_FLOAT_ATTRIBUTE_OF_RESULT)["main"]())

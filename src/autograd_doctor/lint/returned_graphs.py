@@ -24,18 +24,18 @@ statements per file: past it, nothing more is found.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, replace
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.arguments import nested_statements
 
-# Methods and attributes whose result carries no graph.
+# Methods whose result carries no graph.
 CUT_METHODS = frozenset({
     "item", "tolist", "detach", "numpy", "argmax", "argmin", "size", "dim", "numel", "long", "int",
     "bool", "eq", "ne", "lt", "le", "gt", "ge", "nonzero", "sign", "keys", "__len__", "data_ptr",
     "element_size", "stride", "is_contiguous", "requires_grad_", "copy", "isnan", "isinf", "isfinite",
 })
-CUT_ATTRIBUTES = frozenset({"data", "shape", "dtype", "device", "grad", "requires_grad", "is_leaf", "ndim",
-                            "grad_fn", "is_cuda", "training"})
 CUT_FUNCTIONS = frozenset({
     "len", "int", "float", "bool", "str", "round", "print", "isinstance", "range", "repr", "format", "type",
     "id", "hash",
@@ -44,6 +44,8 @@ CUT_FUNCTIONS = frozenset({
     "torch.isnan", "torch.isinf", "torch.isfinite", "torch.eq", "torch.equal", "torch.allclose",
     "torch.no_grad", "torch.sign", "torch.numel",
 })
+# Attributes of a tensor that are tensors with its graph.
+TENSOR_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 # Built-in layers without parameters: their output carries a graph only when their input does.
 PARAMETERLESS_LAYERS = frozenset({
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "Tanh", "Sigmoid",
@@ -56,6 +58,8 @@ PARAMETERLESS_LAYERS = frozenset({
 # Appends that keep a value in a container.
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "appendleft"})
 BACKWARD_CALLERS = frozenset({"backward", "manual_backward"})
+# `name.parameters(` or `self.name.named_parameters(`, not `x.name.parameters(`
+_PARAMETERS_CALL = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\.(?:named_)?parameters\(")
 _DEPTH = 4
 _BUDGET = 20000  # statements interpreted per file
 
@@ -158,67 +162,63 @@ class FileIndex:
         self.module_classes: set[str] = set()
         self.module_attributes: dict[str, set] = {}
         self.module_names: set[str] = set()
-        self.trains_and_returns = False
         tree = checker.tree
-        # every definition of the file, nested ones too (a name defined twice is not resolved)
+        # One pass over the file's statements: every definition, nested ones too (a name
+        # defined twice is not resolved), and the assignments that may hold modules.
         self.callers: list = [(tree.body, None)]  # (body, class of its `self`)
         seen_functions, seen_classes = set(), set()
-        todo = [(tree, None)]
+        assigned_names = []  # (name, value) of `name = value`
+        stored_on_self = []  # (class of the method, attribute, value) of `self.<attribute> = value`
+        todo = [(stmt, None, None) for stmt in tree.body]  # (statement, class it is defined in, class of its method)
         while todo:
-            parent, cls = todo.pop()
-            for node in ast.iter_child_nodes(parent):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    if cls is None:
-                        if node.name in seen_functions:
-                            self.functions.pop(node.name, None)
-                        else:
-                            self.functions[node.name] = node
-                        seen_functions.add(node.name)
-                    self.callers.append((node.body, cls))
-                    todo.append((node, None))
-                elif isinstance(node, ast.ClassDef):
-                    if node.name in seen_classes:
-                        self.methods[node.name] = {}
+            node, cls, method_cls = todo.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if cls is None:
+                    if node.name in seen_functions:
+                        self.functions.pop(node.name, None)
                     else:
-                        self.methods[node.name] = {f.name: f for f in node.body
-                                                   if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-                    seen_classes.add(node.name)
-                    if any((checker.qualname(b) or "").endswith("Module") or
-                           (isinstance(b, ast.Attribute) and b.attr.endswith("Module")) for b in node.bases):
-                        self.module_classes.add(node.name)
-                    todo.append((node, node.name))
-                elif not isinstance(node, ast.Lambda):
-                    todo.append((node, None))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("parameters", "named_parameters"):
-                receiver = node.func.value
-                if isinstance(receiver, ast.Name):
-                    self.module_names.add(receiver.id)
-                elif _is_self_attribute(receiver):
-                    self.module_attributes.setdefault(None, set()).add(receiver.attr)
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and self.makes_module(node.value):
-                self.module_names.add(node.targets[0].id)
-        for cls, methods in self.methods.items():
-            attributes = self.module_attributes.setdefault(cls, set())
-            for method in methods.values():
-                for node in ast.walk(method):
-                    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                            and _is_self_attribute(node.targets[0]):
-                        value = node.value
-                        if self.makes_module(value) or (isinstance(value, ast.Name)
-                                                        and value.id in self.module_names):
-                            attributes.add(node.targets[0].attr)
-        for function in self.all_functions():
-            self.trains_and_returns = self.trains_and_returns or (
-                _backpropagates(function) and any(isinstance(n, ast.Return) and n.value is not None
-                                                  for n in ast.walk(function)))
-
-    def all_functions(self):
-        yield from self.functions.values()
-        for methods in self.methods.values():
-            yield from methods.values()
+                        self.functions[node.name] = node
+                    seen_functions.add(node.name)
+                self.callers.append((node.body, cls))
+                todo.extend((stmt, None, cls or method_cls) for stmt in node.body)
+                continue
+            if isinstance(node, ast.ClassDef):
+                if node.name in seen_classes:
+                    self.methods[node.name] = {}
+                else:
+                    self.methods[node.name] = {f.name: f for f in node.body
+                                               if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                seen_classes.add(node.name)
+                if any((checker.qualname(b) or "").endswith("Module") or
+                       (isinstance(b, ast.Attribute) and b.attr.endswith("Module")) for b in node.bases):
+                    self.module_classes.add(node.name)
+                todo.extend((stmt, node.name, None) for stmt in node.body)
+                continue
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    assigned_names.append((target.id, node.value))
+                elif method_cls is not None and _is_self_attribute(target):
+                    stored_on_self.append((method_cls, target.attr, node.value))
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(node, name, None)
+                if isinstance(inner, list):
+                    todo.extend((stmt, None, method_cls) for stmt in inner)
+            for handler in getattr(node, "handlers", ()):
+                todo.extend((stmt, None, method_cls) for stmt in handler.body)
+            for case in getattr(node, "cases", ()):
+                todo.extend((stmt, None, method_cls) for stmt in case.body)
+        # `model.parameters()`, `self.encoder.named_parameters()`: read from the text
+        for match in _PARAMETERS_CALL.finditer(checker.source):
+            owner, name = match.group(1), match.group(2)
+            if owner is None:
+                self.module_names.add(name)
+            else:
+                self.module_attributes.setdefault(None, set()).add(name)
+        self.module_names.update(name for name, value in assigned_names if self.makes_module(value))
+        for method_cls, attribute, value in stored_on_self:
+            if self.makes_module(value) or (isinstance(value, ast.Name) and value.id in self.module_names):
+                self.module_attributes.setdefault(method_cls, set()).add(attribute)
 
     def makes_module(self, value) -> bool:
         """`nn.Linear(...)`, `nn.Sequential(...)`, `MyNet(...)` (a module class of the file)."""
@@ -491,7 +491,9 @@ class Interpreter:
             return NOTHING if frame.grad_off else _any_graph([base])
         if isinstance(node, ast.Attribute):
             base = self.eval(node.value, frame)
-            if node.attr in CUT_ATTRIBUTES or frame.grad_off:
+            # a module may return any object: only a tensor's own views are known to keep its
+            # graph (`out.loss_value` of a result object may be a float)
+            if node.attr not in TENSOR_VIEW_ATTRIBUTES or frame.grad_off:
                 return NOTHING
             return _any_graph([base])
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
@@ -572,6 +574,12 @@ def _constant_key(node):
     return None
 
 
-def _backpropagates(function) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in BACKWARD_CALLERS
-               for n in ast.walk(function))
+def trains_and_returns(checker) -> bool:
+    """A function of the file runs a backward pass (``FileFacts.backward_functions``) and
+    returns a value: the only files ADL028 reads further."""
+    names = checker.file.backward_functions
+    if not names:
+        return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names
+               and any(isinstance(n, ast.Return) and n.value is not None for n in nested_statements(node.body))
+               for node in nested_statements(checker.tree.body))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.returned_graphs import FileIndex, Interpreter, _backpropagates, _origins
+from autograd_doctor.lint.returned_graphs import FileIndex, Interpreter, _origins, trains_and_returns
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -91,11 +91,9 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 def check_file(checker) -> None:
     """Only in a file that runs backward passes and has a function that both
     backpropagates and returns a value; then every function with a loop is read."""
-    if not checker.file.trains:
+    if not checker.file.trains or not trains_and_returns(checker):
         return
     index = FileIndex(checker)
-    if not index.trains_and_returns:
-        return
     interpreter = Interpreter(checker, index)
     for body, cls in index.callers:
         if _has_loop(body):
@@ -106,7 +104,7 @@ def check_file(checker) -> None:
         for node, container, kept, value in record.keeps:
             if node.lineno in already or id(node) in reported or not _lives_across(container, record.loop):
                 continue
-            origin = _training_origin(value, record)
+            origin = _training_origin(value, record, checker.file.backward_functions)
             if origin is not None:
                 reported.add(id(node))
                 _report(checker, node, container, kept, value, origin, record)
@@ -158,7 +156,7 @@ def _lives_across(container, loop) -> bool:
     return True
 
 
-def _training_origin(value, record):
+def _training_origin(value, record, backward_functions):
     """A call in this loop whose return gives the kept graph, of a function that
     backpropagates or whose result this loop backpropagates a part of."""
     loop = record.loop
@@ -171,7 +169,7 @@ def _training_origin(value, record):
             continue
         if origin in backpropagated:
             return origin, backpropagated[origin]
-        if _backpropagates(definition):
+        if definition.name in backward_functions:  # it runs a backward pass (backward_helpers.py)
             return origin, None
     return None
 
