@@ -36,8 +36,10 @@ related location.""",
     why_bad="""A tensor with a `grad_fn` keeps its whole graph alive: the activations
 saved for the backward, the intermediate results, up to the inputs.  Kept in a
 list that lives across the loop, every iteration's graph is kept: memory grows
-with the number of steps until the loop ends or the device runs out of memory.
-Nothing raises.  A framework that detaches the loss it backpropagates (Lightning
+with the number of steps until the loop ends or the device runs out of memory
+(a backward frees the saved tensors of the part it went through, but its nodes
+stay, and a part it did not go through, an entropy or a metric computed from
+the output, keeps its saved tensors).  Nothing raises.  A framework that detaches the loss it backpropagates (Lightning
 detaches the returned `"loss"`) does not detach the other values a step returns
 or logs.""",
     example="""class Trainer:
