@@ -10,6 +10,7 @@ shapes are silent and run."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import torch
 
@@ -418,3 +419,10 @@ def test_correct_kept_for_a_later_backward_is_silent():
 def test_correct_float_attribute_of_a_result_object_is_silent():
     assert _findings(CORRECT_FLOAT_ATTRIBUTE_OF_RESULT) == []
     assert all(isinstance(loss, float) for loss in _load(CORRECT_FLOAT_ATTRIBUTE_OF_RESULT)["main"]())
+
+
+def test_gradients_of_a_saliency_helper_kept_by_the_loop_are_silent():
+    """`torch.autograd.grad` without `create_graph=True` gives gradients without a graph, and a
+    function that only asks it for a gradient does not train."""
+    path = Path(__file__).parents[1] / "errors" / "variants" / "correct" / "input_requires_grad_set_after_forward.py"
+    assert _findings(path.read_text(encoding="utf-8")) == []

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.walk import own_nodes
 
 # Methods whose result carries no graph.
 CUT_METHODS = frozenset({
@@ -532,6 +533,10 @@ class Interpreter:
             return Value(any(v.holds() for v in loose), tuple(items))
         if frame.grad_off or q in CUT_FUNCTIONS:
             return NOTHING
+        if q == "torch.autograd.grad" and not any(
+                k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                for k in call.keywords):
+            return NOTHING  # the gradients of a backward without `create_graph=True` have no graph
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value, frame)
             if func.attr in CUT_METHODS:
@@ -583,3 +588,10 @@ def trains_and_returns(checker) -> bool:
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names
                and any(isinstance(n, ast.Return) and n.value is not None for n in nested_statements(node.body))
                for node in nested_statements(checker.tree.body))
+
+
+def runs_backward_itself(function) -> bool:
+    """``function``'s own code calls `.backward(...)` or `.manual_backward(...)`: it trains (a
+    function that only asks `torch.autograd.grad` for a gradient may be a saliency map)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in BACKWARD_CALLERS
+               for n in own_nodes(function.body))

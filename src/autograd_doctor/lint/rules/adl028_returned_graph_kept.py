@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.returned_graphs import FileIndex, Interpreter, _origins, trains_and_returns
+from autograd_doctor.lint.returned_graphs import (FileIndex, Interpreter, _origins, runs_backward_itself,
+                                                  trains_and_returns)
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -171,7 +172,7 @@ def _training_origin(value, record, backward_functions):
             continue
         if origin in backpropagated:
             return origin, backpropagated[origin]
-        if definition.name in backward_functions:  # it runs a backward pass (backward_helpers.py)
+        if definition.name in backward_functions and runs_backward_itself(definition):
             return origin, None
     return None
 
