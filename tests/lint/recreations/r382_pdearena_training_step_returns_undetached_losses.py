@@ -7,6 +7,7 @@ out.  Nothing raises.  The fix returns them detached.  The trainer loop below
 stands in for Lightning's: it backpropagates `"loss"`, detaches it, and keeps
 the outputs.
 Buggy line: the `return` of `training_step`.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/pdearena/pdearena/pull/4"""
 import torch
 import torch.nn as nn
@@ -27,7 +28,7 @@ class PDEModel(nn.Module):
         loss = self.train_criterion(preds, targets)
         scalar_loss = self.train_criterion(preds[:, : self.n_scalar], targets[:, : self.n_scalar])
         vector_loss = self.train_criterion(preds[:, self.n_scalar:], targets[:, self.n_scalar:])
-        return {"loss": loss, "scalar_loss": scalar_loss, "vector_loss": vector_loss}  # missed: none
+        return {"loss": loss, "scalar_loss": scalar_loss, "vector_loss": vector_loss}
 
     def training_epoch_end(self, outputs):
         return torch.stack([o["scalar_loss"] for o in outputs]).mean()
@@ -45,7 +46,7 @@ def fit(module, batches):
         out["loss"].backward()
         optimizer.step()
         out["loss"] = out["loss"].detach()
-        outputs.append(out)
+        outputs.append(out)  # expect: ADL028
     module.training_epoch_end(outputs)
     return outputs
 

@@ -4,6 +4,7 @@ keeps every step's predictions for the epoch's metrics: each batch's graph
 stayed reachable until the end of the epoch (a memory leak).  Nothing
 raises.  The fix returns `y_hat.detach()`.
 Buggy line: `return y_hat, loss.item()` in `PytorchTrainer.training_step`.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/Quantinuum/lambeq/pull/251"""
 import torch
 import torch.nn as nn
@@ -25,14 +26,14 @@ class PytorchTrainer:
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
-        return y_hat, loss.item()  # missed: none
+        return y_hat, loss.item()
 
     def fit(self, train_batches, evaluate_functions):
         for _ in range(self.epochs):
             predictions, labels = [], []
             for batch in train_batches:
                 y_hat, _ = self.training_step(batch)
-                predictions.append(y_hat)
+                predictions.append(y_hat)  # expect: ADL028
                 labels.append(batch[1])
             scores = {name: fn(torch.cat(predictions), torch.cat(labels)) for name, fn in evaluate_functions.items()}
         return predictions, scores

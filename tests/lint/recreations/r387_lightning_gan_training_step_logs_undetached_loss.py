@@ -7,6 +7,7 @@ memory).  Nothing raises.  The fix logs `g_loss.detach()` (or uses
 `self.log`).  The trainer loop below stands in for Lightning's: it
 backpropagates and detaches `"loss"` and keeps the `"log"` dictionaries.
 Buggy line: `tqdm_dict = {"g_loss": g_loss}` in `GAN.training_step`.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/Lightning-AI/tutorials/issues/132"""
 from collections import OrderedDict
 
@@ -34,7 +35,7 @@ class GAN(nn.Module):
         if optimizer_idx == 0:
             valid = torch.ones(imgs.size(0), 1)
             g_loss = self.adversarial_loss(self.discriminator(self(z)), valid)
-            tqdm_dict = {"g_loss": g_loss}  # missed: none
+            tqdm_dict = {"g_loss": g_loss}
             return OrderedDict({"loss": g_loss, "progress_bar": tqdm_dict, "log": tqdm_dict})
         valid = torch.ones(imgs.size(0), 1)
         fake = torch.zeros(imgs.size(0), 1)
@@ -59,7 +60,7 @@ def fit(module, batches):
             output["loss"].backward()
             optimizer.step()
             output["loss"] = output["loss"].detach()
-            logged.append(output["log"])
+            logged.append(output["log"])  # expect: ADL028
     return logged
 
 

@@ -7,6 +7,7 @@ pipeline stage grew by tens of GiB.  Nothing raises.  The fix detaches the
 model output before returning it.
 Buggy line: the `return loss, model_output` of
 `EngineWithLMHead.postprocess_micro_batch`.
+ADL028 reports the caller's keeping line (marked), the function's `return` as related.
 Source: https://github.com/verl-project/verl/pull/7874"""
 import torch
 import torch.nn as nn
@@ -24,7 +25,7 @@ class EngineWithLMHead:
         entropy = -(log_probs_all.exp() * log_probs_all).sum(-1)
         loss = -(log_probs * micro_batch["advantages"]).mean()
         model_output = {"log_probs": log_probs, "entropy": entropy}
-        return loss, model_output  # missed: none
+        return loss, model_output
 
     def forward_backward_batch(self, micro_batches):
         forward_data_store = []
@@ -33,7 +34,7 @@ class EngineWithLMHead:
             logits = self.module(micro_batch["input_ids"])
             loss, model_output = self.postprocess_micro_batch(logits, micro_batch)
             (loss / len(micro_batches)).backward()
-            forward_data_store.append(model_output)
+            forward_data_store.append(model_output)  # expect: ADL028
         self.optimizer.step()
         return forward_data_store
 
