@@ -1318,6 +1318,33 @@ new tensor.
     heading="a sparse gradient was combined with a dense tensor",
 )
 
+SPARSE_GRADIENT_OPTIMIZER = _code(
+    "AD173",
+    "an optimizer that takes only dense gradients was given an embedding's sparse gradient (sparse=True)",
+    """\
+**What it means.** `nn.Embedding(..., sparse=True)` and `nn.EmbeddingBag(..., sparse=True)` give
+their weight a sparse gradient (only the rows the batch looked up), as DLRM-style recommenders do
+for SGD. Most optimizers (`Adam`, `AdamW`, `RMSprop`, `Adadelta`, ...) take dense gradients only,
+and the first `step()` fails with "Adam does not support sparse gradients, please consider
+SparseAdam instead", a message that names neither the parameter nor the embedding.
+autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
+the constructor calls that asked for it.
+
+**Minimal example.**
+
+    embedding = nn.EmbeddingBag(50, 8, mode="sum", sparse=True)   # AD173: the line to change
+    optimizer = torch.optim.Adam(embedding.parameters(), lr=1e-2)
+    embedding(torch.tensor([1, 2]), torch.tensor([0])).sum().backward()
+    optimizer.step()                                              # raises here
+
+**The fix.** Create the embeddings with `sparse=False`: the gradient then holds the same values,
+dense, and the optimizer applies its own update to it. To keep sparse updates instead, give the
+embeddings' weights to `torch.optim.SparseAdam` (it takes sparse gradients only) and the other
+parameters to a second, dense optimizer: a different algorithm (lazy moments), so it is advice.
+""",
+    heading="an optimizer for dense gradients was given a sparse one",
+)
+
 CLEARED_BEFORE_STEP = _code(
     "AD153",
     "zero_grad() clears gradients before step() applies them: each step trains on the last backward() only",
