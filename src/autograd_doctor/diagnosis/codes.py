@@ -1345,6 +1345,41 @@ parameters to a second, dense optimizer: a different algorithm (lazy moments), s
     heading="an optimizer for dense gradients was given a sparse one",
 )
 
+LEGACY_FUNCTION_CALLED = _code(
+    "AD174",
+    "a custom autograd.Function in the old style (instance forward, called as `MyFunction()(x)`)",
+    """\
+**What it means.** Before PyTorch 1.3, a custom `torch.autograd.Function` was instantiated and
+called, `BinActive()(x)`, with instance methods `forward(self, input)` / `backward(self,
+grad_output)` keeping tensors with `self.save_for_backward`. Since PyTorch 1.5 that call raises
+"Legacy autograd function with non-static forward method is deprecated": Functions are applied
+through the class, `BinActive.apply(x)`, which passes a context object as the first argument of
+`forward` and `backward`. autograd-doctor names the calls of that Function in your files.
+
+**Minimal example.**
+
+    class Sign(torch.autograd.Function):
+        def forward(self, x):
+            self.save_for_backward(x)
+            return x.sign()
+        def backward(self, grad):
+            x, = self.saved_tensors
+            return grad * (x.abs() < 1)
+
+    x = torch.randn(4, requires_grad=True)
+    Sign()(x).sum().backward()                  # AD174: raises here
+
+**The fix.** Call it through the class, `Sign.apply(x)`, and write `forward` and `backward` as
+static methods taking `ctx` (`@staticmethod def forward(ctx, x): ctx.save_for_backward(x)`).
+Where the class has no `__init__` and is called with no constructor arguments, `.apply` alone
+computes the same values: the methods' first argument is then the context, whose
+`save_for_backward`, `saved_tensors` and attributes are the ones the old-style code used on
+`self`. A Function built with arguments (`Quantize(bits)(x)`) needs them passed to `apply` and
+read from `forward`'s arguments: advice only.
+""",
+    heading="an old-style custom autograd.Function called as an instance",
+)
+
 CLEARED_BEFORE_STEP = _code(
     "AD153",
     "zero_grad() clears gradients before step() applies them: each step trains on the last backward() only",
