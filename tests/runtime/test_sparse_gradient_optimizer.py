@@ -49,8 +49,8 @@ def test_adam_given_sparse_embedding_gradients_names_the_constructions_and_the_c
     outcome = run_as_script(tmp_path, program("True"))
     assert "does not support sparse gradients" in str(outcome.error)
     (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD173"]
-    assert diagnosis.primary.line == outcome.line("STEP")
-    assert {location.line for location in diagnosis.related} == {outcome.line("USERS"), outcome.line("ITEMS")}
+    assert diagnosis.primary.line == outcome.line("USERS")
+    assert {location.line for location in diagnosis.related} == {outcome.line("STEP"), outcome.line("ITEMS")}
     assert any("model.users" in note and "model.items" in note for note in diagnosis.notes)
     assert [h.location.line for h in diagnosis.help] == [outcome.line("USERS"), outcome.line("ITEMS")]
     assert all("sparse=False" in h.message and "SparseAdam" in h.message for h in diagnosis.help)

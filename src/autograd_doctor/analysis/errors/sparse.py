@@ -148,7 +148,8 @@ def optimizer_refuses_sparse(context: ErrorContext, already):
     if None in owners or not constructions:
         return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, location, notes=notes, help=[Suggestion(
             "create the embeddings with sparse=False (the same gradient values, dense), " + advice)])
-    related, helps = [], []
+    # The line to change leads (as for AD151's `model.half()`); the step that raised follows.
+    related, helps = [location], []
     for construction_file, construction_statement, keyword in constructions:
         where = statement_location(construction_file, construction_statement, "asked",
                                    "sparse=True gives this embedding's weight a sparse gradient")
@@ -157,7 +158,7 @@ def optimizer_refuses_sparse(context: ErrorContext, already):
                                 f"dense, which {name} takes; " + advice,
                                 replace_node_text(construction_file, construction_statement, keyword.value, "False"),
                                 statement_location(construction_file, construction_statement)))
-    return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, location, related, notes=notes, help=helps)
+    return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, related[1], [related[0]] + related[2:], notes=notes, help=helps)
 
 
 def _optimizer_in_traceback(context: ErrorContext):
