@@ -287,6 +287,13 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
             lost = isinstance(result, torch.Tensor) and not result.requires_grad or (
                 marks and not isinstance(result, (torch.Tensor, torch.nn.Module)) and not _carries_grad(result))
             if carriers and current and lost:
+                if not marks:
+                    # `logits = sliding_window(scans, model)`: the call's own line cuts nothing; the
+                    # cut may be inside the user's function, on what it computes from a carrier.
+                    inside = _cut_inside_call(value, frame_locals, carriers)
+                    if inside is not None:
+                        inside.called_at = (filename, statement, inside.called_at[2])
+                        return inside
                 mark = marks[0] if marks else CutMark("unknown", None, "")
                 if not marks and _frozen_module(frame_locals, inputs):
                     mark = CutMark("unknown", None, "")
@@ -306,6 +313,20 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
 
 # Calls with no arguments that keep a whole value (`p.clone().detach()`, `p.detach().float()`).
 WHOLE_VALUE_METHODS = {"detach", "clone", "contiguous", "float", "double", "cpu"}
+
+
+def _cut_inside_call(value: ast.AST, frame_locals: dict, carriers: list) -> Cut | None:
+    """`_called_function_cut` for each carrier of the statement: a tensor that requires grad, or
+    a module's first parameter that does."""
+    for name in carriers:
+        carrier = frame_locals.get(name)
+        if isinstance(carrier, torch.nn.Module):
+            carrier = next((p for p in carrier.parameters() if p.requires_grad), None)
+        if isinstance(carrier, torch.Tensor):
+            inside = _called_function_cut(value, frame_locals, carrier)
+            if inside is not None:
+                return inside
+    return None
 
 
 def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torch.Tensor) -> Cut | None:
@@ -333,7 +354,8 @@ def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torc
             mark, parameter = _whole_value_cut(statement.value, touched, code.co_filename)
             targets = {name.id for target_node in statement.targets for name in ast.walk(target_node)
                        if isinstance(name, ast.Name) and isinstance(target_node, ast.Name)}
-            if mark is not None and targets and flows_to_return(definition, statement, targets, _bound_names):
+            if mark is not None and targets and flows_to_return(definition, statement, targets,
+                                                                 _bound_or_written_names):
                 argument = next(argument for p, argument in given if p == parameter)
                 return Cut(statement, mark, code.co_filename, next(iter(sorted(targets))),
                            f"{definition.name}() cuts its argument {mark.text!r} from the graph and returns it",
@@ -359,6 +381,11 @@ def _whole_value_cut(value: ast.AST, parameters: set, filename: str) -> tuple[Cu
             node = node.value
         else:
             break
+    if cut is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in parameters:
+        # `predictor(window).detach()`: the function's parameter is a model it calls, and what the
+        # model returns is cut as a whole.
+        return cut, node.func.id
     if cut is None or not (isinstance(node, ast.Name) and node.id in parameters):
         return None, None
     return cut, node.id
@@ -367,6 +394,19 @@ def _whole_value_cut(value: ast.AST, parameters: set, filename: str) -> tuple[Cu
 def _bound_names(node: ast.Assign | ast.AugAssign) -> set[str]:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     return {target.id for target in targets if isinstance(target, ast.Name)}
+
+
+def _bound_or_written_names(node: ast.Assign | ast.AugAssign) -> set[str]:
+    """The names a step binds, and the tensors it writes into (`out[:, i:j] += window` carries
+    `window` into `out`)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    bound = set()
+    for target in targets:
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if isinstance(target, ast.Name):
+            bound.add(target.id)
+    return bound
 
 
 def _frozen_module(frame_locals: dict, inputs: list[str]) -> bool:

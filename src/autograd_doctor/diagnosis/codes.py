@@ -1324,6 +1324,68 @@ new tensor.
     heading="a sparse gradient was combined with a dense tensor",
 )
 
+SPARSE_GRADIENT_OPTIMIZER = _code(
+    "AD173",
+    "an optimizer that takes only dense gradients was given an embedding's sparse gradient (sparse=True)",
+    """\
+**What it means.** `nn.Embedding(..., sparse=True)` and `nn.EmbeddingBag(..., sparse=True)` give
+their weight a sparse gradient (only the rows the batch looked up), as DLRM-style recommenders do
+for SGD. Most optimizers (`Adam`, `AdamW`, `RMSprop`, `Adadelta`, ...) take dense gradients only,
+and the first `step()` fails with "Adam does not support sparse gradients, please consider
+SparseAdam instead", a message that names neither the parameter nor the embedding.
+autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
+the constructor calls that asked for it.
+
+**Minimal example.**
+
+    embedding = nn.EmbeddingBag(50, 8, mode="sum", sparse=True)   # AD173: the line to change
+    optimizer = torch.optim.Adam(embedding.parameters(), lr=1e-2)
+    embedding(torch.tensor([1, 2]), torch.tensor([0])).sum().backward()
+    optimizer.step()                                              # raises here
+
+**The fix.** Create the embeddings with `sparse=False`: the gradient then holds the same values,
+dense, and the optimizer applies its own update to it. To keep sparse updates instead, give the
+embeddings' weights to `torch.optim.SparseAdam` (it takes sparse gradients only) and the other
+parameters to a second, dense optimizer: a different algorithm (lazy moments), so it is advice.
+""",
+    heading="an optimizer for dense gradients was given a sparse one",
+)
+
+LEGACY_FUNCTION_CALLED = _code(
+    "AD174",
+    "a custom autograd.Function in the old style (instance forward, called as `MyFunction()(x)`)",
+    """\
+**What it means.** Before PyTorch 1.3, a custom `torch.autograd.Function` was instantiated and
+called, `BinActive()(x)`, with instance methods `forward(self, input)` / `backward(self,
+grad_output)` keeping tensors with `self.save_for_backward`. Since PyTorch 1.5 that call raises
+"Legacy autograd function with non-static forward method is deprecated": Functions are applied
+through the class, `BinActive.apply(x)`, which passes a context object as the first argument of
+`forward` and `backward`. autograd-doctor names the calls of that Function in your files.
+
+**Minimal example.**
+
+    class Sign(torch.autograd.Function):
+        def forward(self, x):
+            self.save_for_backward(x)
+            return x.sign()
+        def backward(self, grad):
+            x, = self.saved_tensors
+            return grad * (x.abs() < 1)
+
+    x = torch.randn(4, requires_grad=True)
+    Sign()(x).sum().backward()                  # AD174: raises here
+
+**The fix.** Call it through the class, `Sign.apply(x)`, and write `forward` and `backward` as
+static methods taking `ctx` (`@staticmethod def forward(ctx, x): ctx.save_for_backward(x)`).
+Where the class has no `__init__` and is called with no constructor arguments, `.apply` alone
+computes the same values: the methods' first argument is then the context, whose
+`save_for_backward`, `saved_tensors` and attributes are the ones the old-style code used on
+`self`. A Function built with arguments (`Quantize(bits)(x)`) needs them passed to `apply` and
+read from `forward`'s arguments: advice only.
+""",
+    heading="an old-style custom autograd.Function called as an instance",
+)
+
 CLEARED_BEFORE_STEP = _code(
     "AD153",
     "zero_grad() clears gradients before step() applies them: each step trains on the last backward() only",

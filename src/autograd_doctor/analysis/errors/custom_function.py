@@ -733,7 +733,75 @@ def _mark_dirty_statement(function_class):
                                                                       "dirty here") if statement is not None else None
 
 
+def legacy_function_called(context: ErrorContext, already):
+    """`MyFunction()(x)`: an old-style Function instantiated and called. Where the class defines no
+    `__init__` and every call in the user's files passes no constructor argument, each call
+    becomes `MyFunction.apply(x)`: the instance methods then receive the context as their first
+    argument (`self`), and `self.save_for_backward` / `self.saved_tensors` are the context's."""
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    function_class = None
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and getattr(node, "lineno", line) <= line:
+            candidate = value_of(frame, node.func.func)
+            if isinstance(candidate, type) and issubclass(candidate, torch.autograd.Function):
+                function_class = candidate
+                break
+    if function_class is None:
+        return None
+    name = function_class.__name__
+    location.note = f"{name}() makes an instance of an old-style Function and calls it"
+    notes = [f"{name}'s forward is an instance method: PyTorch applies a Function through its class, "
+             f"{name}.apply(...), passing a context object as forward's and backward's first argument"]
+    advice = (f"call it as {name}.apply(...) and write forward and backward as @staticmethod taking ctx "
+              "(ctx.save_for_backward, ctx.saved_tensors)")
+    calls = _legacy_calls(context, name)
+    takes_no_arguments = "__init__" not in function_class.__dict__ and calls and all(
+        not call.func.args and not call.func.keywords for _, _, call in calls)
+    if not takes_no_arguments:
+        return diagnosis(codes.LEGACY_FUNCTION_CALLED, location, notes=notes, help=[Suggestion(
+            advice + f"; the arguments {name}(...) is built with become arguments of apply and of forward")])
+    helps, related = [], []
+    for call_file, call_statement, call in calls:
+        receiver = text_of(call_file, call.func.func)
+        replacement = replace_node_text(call_file, call_statement, call.func, f"{receiver}.apply")
+        where = statement_location(call_file, call_statement)
+        if (where.file, where.line) != (location.file, location.line):
+            related.append(statement_location(call_file, call_statement, "called", f"{name}() called here too"))
+        helps.append(Suggestion(advice + f"; {name} has no __init__, so .apply alone computes the same values: "
+                                "forward's and backward's first argument is then the context, which has the "
+                                "save_for_backward and saved_tensors the methods use on self",
+                                replacement, where if replacement is not None else None))
+    return diagnosis(codes.LEGACY_FUNCTION_CALLED, location, related, notes=notes, help=helps)
+
+
+def _legacy_calls(context: ErrorContext, class_name: str) -> list:
+    """(file, statement, call) of each `ClassName(...)(...)` in the user's files the traceback
+    reaches, in source order."""
+    from autograd_doctor.diagnosis.source import statement_at
+
+    found = []
+    for filename in context.files_reached():
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+                inner = node.func.func
+                called = inner.id if isinstance(inner, ast.Name) else inner.attr if isinstance(inner, ast.Attribute) else None
+                if called == class_name:
+                    statement = statement_at(filename, node.lineno)
+                    if statement is not None:
+                        found.append((filename, statement, node))
+    return sorted(found, key=lambda item: (item[0], item[2].lineno, item[2].col_offset))
+
+
 MATCHERS = [
+    (r"Legacy autograd function with non-static forward method is deprecated", legacy_function_called),
     (r"If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
      r"more than one Tensor", dirty_view_several_outputs),
     (r"function \w+Backward returned an incorrect number of gradients"

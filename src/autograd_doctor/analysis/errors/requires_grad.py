@@ -418,7 +418,19 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     converted = [_receiver(c) for c in calls] if calls else _tensors_given_to_numpy(context, statement)
     helps = []
     lists = _lists_given_to_numpy(context, statement) if not converted else []
-    if len(converted) == 1:
+    back_to_torch = _converted_back_to_torch(statement, converted[0]) if len(converted) == 1 else None
+    if back_to_torch is not None:
+        # `torch.from_numpy(fkine(q.numpy()))`: the NumPy result comes back as a tensor the program
+        # goes on computing with, most often into a loss; detaching would make the error go away and
+        # leave that tensor with no path to `q`, so nothing before it trains. No change is right here.
+        text = text_of(filename, converted[0])
+        helps.append(Suggestion(
+            f"the NumPy result comes back into torch ({text_of(filename, back_to_torch.func)}(...)) on this line: "
+            f"autograd cannot follow the NumPy code, and detaching {text} would leave the tensor made here with no "
+            f"gradient path to {text}; to train through it, write that computation with torch operations "
+            f"(torch.cos, torch.stack, ...) on {text}; only if no gradient should pass there, call {text}.detach() "
+            "before .numpy()"))
+    elif len(converted) == 1:
         receiver = converted[0]
         text = text_of(filename, receiver)
         new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
@@ -437,6 +449,23 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     return diagnosis(codes.NUMPY_REQUIRES_GRAD, location,
                      notes=["a NumPy array shares the tensor's memory but not its graph; PyTorch refuses to "
                             "drop the gradient silently"], help=helps)
+
+
+# torch's functions that turn a NumPy array (or anything array-like) back into a tensor.
+_BACK_TO_TORCH = {"from_numpy", "tensor", "as_tensor", "asarray", "Tensor", "FloatTensor", "DoubleTensor"}
+
+
+def _converted_back_to_torch(statement: ast.stmt, converted: ast.AST) -> ast.Call | None:
+    """The `torch.from_numpy(...)` (torch.tensor, as_tensor, ...) call of the statement whose
+    arguments contain the converted tensor: the NumPy value is turned back into a tensor there."""
+    for call in (n for n in ast.walk(statement) if isinstance(n, ast.Call)):
+        function = call.func
+        if not (isinstance(function, ast.Attribute) and function.attr in _BACK_TO_TORCH
+                and isinstance(function.value, ast.Name) and function.value.id == "torch"):
+            continue
+        if any(node is converted for argument in call.args for node in ast.walk(argument)):
+            return call
+    return None
 
 
 def _numpy_arguments(context: ErrorContext, statement):

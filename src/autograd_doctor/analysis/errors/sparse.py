@@ -1,5 +1,7 @@
 """A sparse gradient combined with a dense tensor by an operation that refuses sparse-first
-operands: "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+operands: "add(sparse, dense) is not supported. Use add(dense, sparse) instead."; and a sparse
+gradient given to an optimizer that takes dense ones only: "Adam does not support sparse
+gradients, please consider SparseAdam instead".
 
 The gradient of `nn.Embedding(..., sparse=True)` (and `EmbeddingBag`, `F.embedding(...,
 sparse=True)`) is a sparse tensor: only the rows the batch looked up. Code written for dense
@@ -116,6 +118,107 @@ def _embedding_holding(frame, parameter) -> str | None:
     return None
 
 
+def optimizer_refuses_sparse(context: ErrorContext, already):
+    """An optimizer's step() refused a sparse gradient. The embeddings whose weights hold one are
+    found among the modules the user's frames bind; where every such weight belongs to an
+    embedding whose constructor call says `sparse=True` in the user's files, the change is
+    `sparse=False` there (the same gradient values, dense, which the optimizer's own update takes)."""
+    found = user_statement(context)
+    optimizer = _optimizer_in_traceback(context)
+    if found is None or optimizer is None:
+        return None
+    frame, line, filename, statement, location = found
+    sparse_parameters = [p for group in optimizer.param_groups for p in group["params"]
+                         if p.grad is not None and p.grad.is_sparse]
+    if not sparse_parameters:
+        return None
+    name = type(optimizer).__name__
+    location.role, location.note = "raised", f"{name} takes dense gradients only"
+    owners = [_sparse_embedding_owning(context, parameter) for parameter in sparse_parameters]
+    notes = [f"{len(sparse_parameters)} parameter(s) given to {name} hold a sparse gradient: the weight of an "
+             "embedding made with sparse=True gets only the rows the batch looked up, and "
+             f"{name} has no update for that layout"]
+    named = [owner for owner in owners if owner is not None]
+    if named:
+        notes.append("the embedding(s) with sparse=True: " + ", ".join(named))
+    constructions = _sparse_constructions(context)
+    advice = ("or keep sparse updates with torch.optim.SparseAdam for the embeddings' weights and a second, "
+              "dense optimizer for the other parameters (a different algorithm: its moments are updated only "
+              "for the rows looked up)")
+    if None in owners or not constructions:
+        return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, location, notes=notes, help=[Suggestion(
+            "create the embeddings with sparse=False (the same gradient values, dense), " + advice)])
+    # The line to change leads (as for AD151's `model.half()`); the step that raised follows.
+    related, helps = [location], []
+    for construction_file, construction_statement, keyword in constructions:
+        where = statement_location(construction_file, construction_statement, "asked",
+                                   "sparse=True gives this embedding's weight a sparse gradient")
+        related.append(where)
+        helps.append(Suggestion(f"create the embedding with sparse=False: its gradient holds the same values, "
+                                f"dense, which {name} takes; " + advice,
+                                replace_node_text(construction_file, construction_statement, keyword.value, "False"),
+                                statement_location(construction_file, construction_statement)))
+    return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, related[1], [related[0]] + related[2:], notes=notes, help=helps)
+
+
+def _optimizer_in_traceback(context: ErrorContext):
+    """The optimizer whose method raised: the `self` of the innermost traceback frame that is one."""
+    for frame, _ in reversed(context.frames):
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, torch.optim.Optimizer):
+            return candidate
+    return None
+
+
+def _sparse_embedding_owning(context: ErrorContext, parameter):
+    """The name (`model.tables.0`) of the sparse embedding, among the modules bound in the user's
+    frames, whose weight is `parameter`; None when none is."""
+    for frame, _ in context.user_frames():
+        scopes = [frame.f_locals] + ([frame.f_globals] if frame.f_globals is not frame.f_locals else [])
+        for scope in scopes:
+            for name, value in list(scope.items()):
+                if not isinstance(value, torch.nn.Module):
+                    continue
+                for path, module in value.named_modules():
+                    if isinstance(module, _EMBEDDINGS) and module.sparse and module.weight is parameter:
+                        return f"{name}.{path}" if path else name
+    return None
+
+
+def _sparse_constructions(context: ErrorContext) -> list:
+    """(file, statement, keyword) of each `Embedding(...)` / `EmbeddingBag(...)` call with the
+    keyword `sparse=True` written as a constant, in the user's files the traceback reaches (its
+    frames' files and those defining the classes of the modules bound there). Every such call
+    makes a sparse embedding; a flag passed as a variable, or a module made in a library, is not
+    found, and then no change is offered."""
+    from autograd_doctor.diagnosis.source import parse_file, statement_at
+
+    found = []
+    for filename in context.files_reached():
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _called_name(node) in ("Embedding", "EmbeddingBag")):
+                continue
+            keyword = next((k for k in node.keywords if k.arg == "sparse"), None)
+            if keyword is None or not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
+                continue
+            statement = statement_at(filename, node.lineno)
+            if statement is not None:
+                found.append((filename, statement, keyword))
+    return found
+
+
+def _called_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return None
+
+
 MATCHERS = [
     (r"add\(sparse, dense\) is not supported", sparse_first_operand),
+    (r"does not support sparse gradients", optimizer_refuses_sparse),
 ]

@@ -1,0 +1,56 @@
+"""A DLRM-style click-through-rate model: a bottom MLP for the dense features, one
+`nn.EmbeddingBag(..., mode="sum", sparse=True)` table per categorical feature, pairwise dot
+interactions and a top MLP. The tables ask for sparse gradients (as the reference code does for
+SGD), but the model is trained with `torch.optim.Adam` over all parameters; the first
+`optimizer.step()` raises "Adam does not support sparse gradients, please consider SparseAdam
+instead".
+Source: https://github.com/facebookresearch/dlrm/issues/15 ("Adagrad optimizer": the maintainer
+explains that only some optimizers take the sparse updates that `sparse=True` gives the
+embedding tables, and that to experiment with another optimizer one sets `sparse=False` on the
+`EmbeddingBag`s).
+expect: raises"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+DENSE, TABLE_SIZES, DIM = 4, (50, 30, 20), 8
+
+
+class DLRM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(DENSE, 16), nn.ReLU(), nn.Linear(16, DIM), nn.ReLU())
+        self.tables = nn.ModuleList(nn.EmbeddingBag(n, DIM, mode="sum", sparse=True) for n in TABLE_SIZES)
+        pairs = (len(TABLE_SIZES) + 1) * len(TABLE_SIZES) // 2
+        self.top = nn.Sequential(nn.Linear(DIM + pairs, 16), nn.ReLU(), nn.Linear(16, 1))
+
+    def forward(self, dense, indices, offsets):
+        features = [self.bottom(dense)]
+        features += [table(idx, off) for table, idx, off in zip(self.tables, indices, offsets)]
+        stacked = torch.stack(features, dim=1)
+        dots = stacked @ stacked.transpose(1, 2)
+        i, j = torch.tril_indices(len(features), len(features), offset=-1)
+        return self.top(torch.cat([features[0], dots[:, i, j]], dim=1)).squeeze(1)
+
+
+def make_batch(batch):
+    dense = torch.randn(batch, DENSE)
+    indices = [torch.randint(0, n, (2 * batch,)) for n in TABLE_SIZES]
+    offsets = [torch.arange(0, 2 * batch, 2) for _ in TABLE_SIZES]
+    return dense, indices, offsets, torch.randint(0, 2, (batch,)).float()
+
+
+model = DLRM()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+batches = [make_batch(16) for _ in range(3)]
+losses = []
+for dense, indices, offsets, clicks in batches:
+    loss = F.binary_cross_entropy_with_logits(model(dense, indices, offsets), clicks)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in model.parameters()]}

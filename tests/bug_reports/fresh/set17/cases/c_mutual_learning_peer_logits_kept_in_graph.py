@@ -1,0 +1,44 @@
+"""Deep Mutual Learning for distillation between two peer students: each network is trained on
+cross-entropy plus the KL divergence from its peer's softened predictions. The step for the
+first network backpropagates `ce(out1) + KL(out1 || out2)` with the peer's logits `out2` still
+attached to the second network's graph, so that backward frees the second network's saved
+tensors too; the second network's loss then backpropagates through `out2` again and PyTorch
+raises "Trying to backward through the graph a second time".
+Source: https://github.com/chxy95/Deep-Mutual-Learning/issues/5 ("Trying to backward through
+the graph a second time ... Specify retain_graph=True": the answer in the thread is to detach
+the peer's output, `teacher_out = teacher_out.detach()`, rather than retaining the graph).
+expect: raises"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+def make_student(hidden):
+    return nn.Sequential(nn.Linear(20, hidden), nn.ReLU(), nn.Linear(hidden, 5))
+
+
+def kl_to_peer(logits, peer_logits):
+    return F.kl_div(F.log_softmax(logits, dim=1), F.softmax(peer_logits, dim=1), reduction="batchmean")
+
+
+net1, net2 = make_student(32), make_student(48)
+opt1 = torch.optim.SGD(net1.parameters(), lr=0.1, momentum=0.9)
+opt2 = torch.optim.SGD(net2.parameters(), lr=0.1, momentum=0.9)
+inputs, labels = torch.randn(32, 20), torch.randint(0, 5, (32,))
+losses = []
+for step in range(3):
+    out1, out2 = net1(inputs), net2(inputs)
+    loss1 = F.cross_entropy(out1, labels) + kl_to_peer(out1, out2)
+    opt1.zero_grad()
+    loss1.backward()
+    opt1.step()
+    loss2 = F.cross_entropy(out2, labels) + kl_to_peer(out2, out1.detach())
+    opt2.zero_grad()
+    loss2.backward()
+    opt2.step()
+    losses.append(torch.stack([loss1.detach(), loss2.detach()]))
+
+result = {"losses": torch.stack(losses),
+          "params": [p.detach().clone() for p in list(net1.parameters()) + list(net2.parameters())]}
