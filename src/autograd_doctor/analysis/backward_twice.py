@@ -730,8 +730,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         value_text = segment(filename, value)
         replaced = replace_node_text(filename, registration, value, f"{value_text}.detach()") if value_text else None
         helps.append(Suggestion(
-            f"register a detached value: a buffer is state (saved with the module, moved by .to()), a constant for "
-            f"each loss, not a path for gradients; its value stays the same",
+            "register a detached value: a buffer is state (saved with the module, moved by .to()), a constant for "
+            "each loss, not a path for gradients; its value stays the same",
             replaced, statement_location(filename, registration) if replaced else None))
     elif kept_on_module is not None:
         path, attribute, module, held = kept_on_module

@@ -357,8 +357,6 @@ def grad_off_with_around(filename: str, line: int) -> ast.With | None:
     """The innermost `with` statement around `line` (in its body) that turns gradients off:
     no_grad / inference_mode (whatever its argument: the caller checks the mode at run time) or
     set_grad_enabled(False)."""
-    from autograd_doctor.diagnosis.source import call_name
-
     tree = parse_file(filename)
     best = None
     for node in walk_covering(tree, line) if tree is not None else ():

@@ -103,7 +103,7 @@ def unscaled_twice(context: ErrorContext, already):
             # unscale_() (and its clipping) after the first of several backward() calls of one step: the
             # gradients were not complete yet. The one after the last backward() is the one to keep.
             earlier, help_ = before_backward
-            earlier_location = statement_location(filename, earlier, role="unscale", note=f"unscales before "
+            earlier_location = statement_location(filename, earlier, role="unscale", note="unscales before "
                                                   "another backward() of the same step adds its gradients")
             location.role = "raised"
             notes.append(f"a backward() runs between the two {receiver}.unscale_({optimizer_text}) calls: the first "

@@ -1001,8 +1001,6 @@ def _decorated_forwards(modules: list, entries: list) -> list:
     by its name, so another class's decorated forward is not taken for this one."""
     import inspect
 
-    import torch
-
     found = []
     for module in modules:
         own = []

@@ -1006,10 +1006,10 @@ def non_leaf_optimized(context: ErrorContext, already):
     elif isinstance(made, ast.Assign) and len(made.targets) == 1 and _part_or_copy(value):
         value_text = segment(filename, value)
         if value_text is not None:
-            helps.append(statement_change(primary, f"optimize a copy of those values as a leaf of its own: "
-                                          f"detach() leaves the graph, clone() gives it its own memory (the "
-                                          f"optimizer's in-place steps would otherwise write into the tensor it "
-                                          f"was taken from)", f"{ast.unparse(made.targets[0])} = "
+            helps.append(statement_change(primary, "optimize a copy of those values as a leaf of its own: "
+                                          "detach() leaves the graph, clone() gives it its own memory (the "
+                                          "optimizer's in-place steps would otherwise write into the tensor it "
+                                          "was taken from)", f"{ast.unparse(made.targets[0])} = "
                                           f"{value_text}.detach().clone().requires_grad_()"))
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
@@ -1492,8 +1492,8 @@ def unused_input_gradient(found):
         first_text = segment(filename, loop.body[0])
         if first_text is not None:
             helps.append(statement_change(statement_location(filename, loop.body[0]), (
-                f"skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters without "
-                f".grad: they then keep their value and their .grad"),
+                "skip the inputs whose gradient is None, as PyTorch's optimizers skip parameters without "
+                ".grad: they then keep their value and their .grad"),
                 f"if {name} is None:\n    continue\n{first_text}"))
         helps.append(Suggestion("or, if every input should get a gradient here, use it in the output "
                                 "(materialize_grads=True would give zeros, which optimizers with momentum "

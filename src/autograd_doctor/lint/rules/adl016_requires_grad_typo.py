@@ -257,7 +257,7 @@ def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, stat
     if spelled == "requires_grad_":
         what = f"this replaces the method `requires_grad_` of `{obj}` with `{meant}`"
     elif spelled == "requires_grad":
-        what = f"a module has no attribute `requires_grad` (its parameters do): this sets a new, unused attribute"
+        what = "a module has no attribute `requires_grad` (its parameters do): this sets a new, unused attribute"
     else:
         what = f"`{spelled}` is a misspelling of `requires_grad`: this sets a new, unused attribute"
     if kind == "module" or spelled == "requires_grad_":

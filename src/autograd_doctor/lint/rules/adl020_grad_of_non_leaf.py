@@ -152,7 +152,7 @@ def _report(checker, node, name, value, op_text, keyword, message) -> None:
     fix = None
     if keyword is not None:
         fix = Fix("create the leaf at the end: drop `requires_grad=True` from the factory and "
-                  f"call `.requires_grad_()` on the result",
+                  "call `.requires_grad_()` on the result",
                   (checker.edit(value, _without_keyword(checker, value, keyword) + ".requires_grad_()"),),
                   safe=False)
     checker.report("ADL020", node,
