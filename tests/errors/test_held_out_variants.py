@@ -118,9 +118,6 @@ NOT_YET = {
     # Per-example gradients stacked into .grad: their sum or their mean (DP-SGD uses both), the
     # user's choice.
     "per_example_gradients_stacked_into_grad": (True, "advice"),
-    # The base of unbind pieces written in a module's forward, found only in backward: the write is
-    # not on the traceback.
-    "state_rows_unbound_then_base_normalised": (False, "advice"),
     # Set 10. As in set 3: a view made under no_grad and written with gradients on (or its base
     # written), two meanings; the help says both and changes nothing.
     "covariance_diagonal_viewed_under_no_grad_then_jittered": (False, "advice"),
