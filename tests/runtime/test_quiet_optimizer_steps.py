@@ -46,8 +46,10 @@ def _train(watched: bool):
 def test_later_quiet_steps_run_torchs_own_method_and_the_wrapper_comes_back_after_each():
     with autograd_doctor.watch():
         _parameters, inside, between = _train(watched=True)
-    # The first step writes through the wrapper (and so shows which methods it uses).
-    assert inside == [True, False, False, False]
+    # The first quiet step that meets `add_` writes through the wrapper and so shows it is used
+    # (in a process where an earlier step already showed it, that step runs unwrapped too); every
+    # later step runs torch's own method.
+    assert inside[1:] == [False, False, False]
     assert between == [True, True, True, True]
     assert not _is_wrapped(torch.Tensor.add_)  # and nothing is left wrapped after watch()
 
