@@ -415,14 +415,20 @@ def _unwrap_all() -> None:
     _unwrapped_for_step.clear()  # torch's own are put back below anyway
     _installed.clear()
     while _saved_originals:
-        owner, name, own = _saved_originals.pop()
-        try:
-            if own is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, own)
-        except (AttributeError, TypeError):
-            pass
+        _put_back(*_saved_originals.pop())
+
+
+def _put_back(owner, name: str, own) -> bool:
+    """Give `owner` back its own `name` (delete it where the class only inherited it); False
+    where the owner refuses."""
+    try:
+        if own is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, own)
+    except (AttributeError, TypeError):
+        return False
+    return True
 
 
 # ---- quiet optimizer steps ----------------------------------------------------------------
@@ -451,14 +457,8 @@ def _unwrap_quiet_sites() -> None:
         owner, name = site
         if wrapper is None or _attribute(owner, name) is not wrapper:
             continue  # not ours now: somebody else's patch stays as it is
-        try:
-            if own is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, own)
-        except (AttributeError, TypeError):
-            continue
-        _unwrapped_for_step.append((owner, name, own, wrapper))
+        if _put_back(owner, name, own):
+            _unwrapped_for_step.append((owner, name, own, wrapper))
 
 
 def _wrap_quiet_sites_again() -> None:
