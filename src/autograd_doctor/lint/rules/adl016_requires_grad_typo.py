@@ -29,7 +29,8 @@ the object has:
   a tensor computed without a graph).
 `module.requires_grad = False`, spelt right, is reported too when the object
 is known to be a module (a name bound to one, a layer held as an attribute:
-`self.model.outc`, an item of a module container: `self.layers[0]`, the loop
+`self.model.outc`, an item of a module container: `self.layers[0]`, but not
+of an `nn.ParameterList` / `nn.ParameterDict`, whose items are parameters, the loop
 variable of `for m in model.modules()` / `.children()` / `.named_modules()` /
 `.named_children()`, a `torchvision.models` constructor's result) whose class
 has no `requires_grad` setting of its own.""",
@@ -72,6 +73,9 @@ _RETURNS_SELF = frozenset("to cuda cpu eval train float half double bfloat16 req
 # `for m in model.modules():`: the methods whose items are modules (the second
 # element of each pair for the `named_` ones).
 _SUBMODULE_ITERATORS = frozenset("modules children named_modules named_children".split())
+# Module containers whose items are parameters, not modules: `self.weights[i].requires_grad
+# = False` on an `nn.ParameterList` freezes the parameter.
+_PARAMETER_CONTAINERS = frozenset({"ParameterList", "ParameterDict"})
 # `torchvision.models.<name>(...)` builds a model, except these helpers.
 _TORCHVISION_NOT_MODELS = frozenset("get_weight get_model_weights get_model_builder list_models".split())
 
@@ -166,7 +170,10 @@ def _known_kind(checker, obj) -> str | None:
         if bound is not None and bound[1] is None and _submodule_loop_variable(checker, obj):
             return "module"
     elif isinstance(obj, ast.Subscript):
-        if _known_kind(checker, obj.value) == "module" or _module_class_of(checker, obj.value):
+        container = _module_class_of(checker, obj.value)
+        if container in _PARAMETER_CONTAINERS:
+            return "requires grad"  # `self.weights[i]` of an `nn.ParameterList`: a parameter
+        if _known_kind(checker, obj.value) == "module" or container:
             return "module"  # `self.layers[0]`: an item of a ModuleList / Sequential
     elif isinstance(obj, ast.Attribute):
         if checker.layer_parameter(obj) or obj.attr in ("weight", "bias") \
