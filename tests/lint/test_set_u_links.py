@@ -182,3 +182,6 @@ def test_a_misspelt_flag_on_a_parameter_list_item_is_reported_as_the_parameters(
 def test_the_rename_applied_freezes_the_parameter_list_item():
     fixed = _fixed(MISSPELT)
     assert fixed == TASK_CLASSIFIER
+    model = _namespace(fixed)["TaskClassifier"](5, 3, 2)
+    model.start_task(1)
+    assert model.weights[0].requires_grad is False and model.weights[1].requires_grad is True
