@@ -139,14 +139,29 @@ def nested_statements(body):
     while todo:
         stmt = todo.pop()
         yield stmt
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list):
+        blocks = _BLOCKS.get(stmt.__class__)
+        if blocks is None:
+            blocks = _BLOCKS[stmt.__class__] = _blocks_of(stmt.__class__)
+        for name, of_clauses in blocks:  # most statements have none
+            inner = getattr(stmt, name)
+            if of_clauses:  # `handlers` of a `try`, `cases` of a `match`: each has a body
+                for clause in inner:
+                    todo.extend(clause.body)
+            else:
                 todo.extend(inner)
-        for handler in getattr(stmt, "handlers", ()):
-            todo.extend(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            todo.extend(case.body)
+
+
+# statement class -> its fields that hold statements, in the order they are pushed:
+# (name, True) for a list of clauses that each hold a body
+_BLOCKS: dict[type, tuple] = {}
+
+
+def _blocks_of(cls) -> tuple:
+    fields = cls._fields
+    # `body` is a list of statements in every statement that has one (a lambda's is an
+    # expression, but a lambda is no statement)
+    return tuple((name, False) for name in ("body", "orelse", "finalbody") if name in fields) + \
+        tuple((name, True) for name in ("handlers", "cases") if name in fields)
 
 
 def _parameters(function, method: bool) -> list:

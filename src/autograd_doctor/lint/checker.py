@@ -116,9 +116,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load):
+        if node.ctx.__class__ is ast.Load:
             if not getattr(node, "_adl_metadata", False):  # `x.size(0)` sees no values
-                self.scope.uses[node.id].append(self.next_seq())
+                self.seq += 1  # (next_seq(), written out: the walk's most frequent node)
+                self.scope.uses[node.id].append(self.seq)
         else:
             self.bind(node.id, None)
 
@@ -126,13 +127,16 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         """Bind ``name`` to ``value`` (``source``: the whole right-hand side when
         ``name`` is one element of an unpacking)."""
         scope = self.scope
+        if value is None:  # most bindings: a parameter, a loop variable, a `def`, a store the walk cannot see
+            self._bind_unseen(scope, name, bool(tensor), source)
+            return
         # Facts about the new value are computed before the name changes meaning:
         # in `x = torch.tensor([x])` the element is the *old* x.
         if tensor is None:
-            tensor = value is not None and self.is_tensor(value)
-        const = value is not None and tensor and (scope.grad_off or self.is_const(value))
-        graph = value is not None and tensor and not const and self.is_graph(value)
-        leaf = value is not None and self.is_grad_leaf(value)
+            tensor = self.is_tensor(value)
+        const = tensor and (scope.grad_off or self.is_const(value))
+        graph = tensor and not const and self.is_graph(value)
+        leaf = self.is_grad_leaf(value)
         # `(e == 0).unsqueeze(1).expand(n, k)`: an expanded mask with no graph (ADL012)
         grad_free_expansion = const or (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                                         and value.func.attr in ("expand", "expand_as")
@@ -140,25 +144,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else None
         if spec is not None:
             self.modules.name_specs[name] = spec
-        elif scope.name == "<module>" or name in self.modules.name_specs:
+        else:
             self.modules.name_specs.pop(name, None)
-        seq = self.next_seq()
-        scope.binds[name].append(seq)
-        scope.bind_values[name].append((seq, source if source is not None else value, scope.grad_off))
-        for facts, on in ((scope.tensors, tensor), (scope.consts, const), (scope.graph, graph),
-                          (scope.grad_leaves, leaf)):
-            if on:
-                facts.add(name)
-            else:
-                facts.discard(name)
-        scope.detached.pop(name, None)
-        scope.expanded.pop(name, None)
-        scope.split_views.pop(name, None)
-        if scope.function_views:
-            scope.function_views.pop(name, None)
-        if scope.provisional_splits:
-            scope.provisional_splits.pop(name, None)
-        scope.parameter_vars.discard(name)
+        self._new_binding(scope, name, source if source is not None else value, tensor, const, graph, leaf)
         # in a forward(): computed from its tensor arguments (knowledge.result_carries_graph)
         if scope.graph_arguments and tensor and not const and not graph and \
                 self.result_carries_graph(value):
@@ -166,14 +154,12 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         else:
             scope.graph_arguments.discard(name)
         if scope.untyped_arguments:
-            if value is not None and not const and not graph and self.computed_from_untyped_arguments(value):
+            if not const and not graph and self.computed_from_untyped_arguments(value):
                 scope.untyped_arguments[name] = self.untyped_origins(value)  # `centred = src - src_max`
             else:
                 scope.untyped_arguments.pop(name, None)
         if scope.alias_of:
-            scope.alias_of.pop(name, None)
-            for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
-                del scope.alias_of[alias]  # the alias keeps the old tensor, not the new name
+            self._forget_aliases(scope, name)
         if isinstance(value, ast.Call) and self.modules.as_is_functions:
             made_by = self.function_view_call(value)
             if made_by is not None:
@@ -200,6 +186,61 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 scope.expanded[name] = scope.binds[name][-1]
                 if grad_free_expansion:
                     scope.grad_free_expansions.add(scope.binds[name][-1])
+
+    def _bind_unseen(self, scope, name: str, tensor: bool, source) -> None:
+        """``bind`` of a value the walk does not see: what the old binding said is
+        forgotten, and the name is a tensor only when ``tensor`` says so (an annotation)."""
+        self.modules.name_specs.pop(name, None)
+        self._new_binding(scope, name, source, tensor, False, False, False)
+        scope.graph_arguments.discard(name)
+        if scope.untyped_arguments:
+            scope.untyped_arguments.pop(name, None)
+        if scope.alias_of:
+            self._forget_aliases(scope, name)
+        for loop in scope.loops:
+            loop.bound.add(name)
+
+    def _new_binding(self, scope, name: str, value, tensor: bool, const: bool, graph: bool,
+                     leaf: bool) -> None:
+        """Record the binding and its facts; drop the facts that belonged to the old value."""
+        seq = self.next_seq()
+        scope.binds[name].append(seq)
+        scope.bind_values[name].append((seq, value, scope.grad_off))
+        # (written out, not a loop over the four: most names are bound with every fact false)
+        if tensor:
+            scope.tensors.add(name)
+        else:
+            scope.tensors.discard(name)
+        if const:
+            scope.consts.add(name)
+        elif scope.consts:
+            scope.consts.discard(name)
+        if graph:
+            scope.graph.add(name)
+        elif scope.graph:
+            scope.graph.discard(name)
+        if leaf:
+            scope.grad_leaves.add(name)
+        elif scope.grad_leaves:
+            scope.grad_leaves.discard(name)
+        if scope.detached:
+            scope.detached.pop(name, None)
+        if scope.expanded:
+            scope.expanded.pop(name, None)
+        if scope.split_views:
+            scope.split_views.pop(name, None)
+        if scope.function_views:
+            scope.function_views.pop(name, None)
+        if scope.provisional_splits:
+            scope.provisional_splits.pop(name, None)
+        if scope.parameter_vars:
+            scope.parameter_vars.discard(name)
+
+    @staticmethod
+    def _forget_aliases(scope, name: str) -> None:
+        scope.alias_of.pop(name, None)
+        for alias in [a for a, (b, _) in scope.alias_of.items() if b == name]:
+            del scope.alias_of[alias]  # the alias keeps the old tensor, not the new name
 
 
     # ----- scopes -------------------------------------------------------

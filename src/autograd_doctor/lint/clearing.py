@@ -74,13 +74,14 @@ def spread_to_callers(names: set, calls: dict) -> frozenset:
 
 def _clears(nodes) -> bool:
     for node in nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        kind = node.__class__  # (`is`, not isinstance: every node of every function passes here)
+        if kind is ast.Call and node.func.__class__ is ast.Attribute:
             attr, recv = node.func.attr, node.func.value
             if attr == "zero_grad":
                 return True
             if attr in _GRAD_METHODS and isinstance(recv, ast.Attribute) and recv.attr == "grad":
                 return True
-        if isinstance(node, ast.Assign) and _empty_gradient(node.value) \
+        elif kind is ast.Assign and _empty_gradient(node.value) \
                 and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets):
             return True  # `p.grad = None`, `p.grad = torch.zeros_like(p.grad)`
     return False

@@ -49,7 +49,10 @@ class Write:
 
 @dataclass
 class Scope:
-    """One function (or the module, or a class body) and its events."""
+    """One function (or the module, or a class body) and its events.
+
+    Its containers (``init=False``) are filled by the walk, never passed to the
+    constructor, which stays cheap: a scope is made for every function linted."""
 
     name: str
     grad_off: bool
@@ -65,117 +68,117 @@ class Scope:
     optimizer_parameters: frozenset = frozenset()
     # Facts about names, joined at the end of `if`/`else` (see Checker.visit_If).
     # seqs of calls of same-file functions that run a backward pass (backward_helpers.py)
-    helper_backwards: list = field(default_factory=list)
-    tensors: set = field(default_factory=set)
-    consts: set = field(default_factory=set)        # tensors that cannot require grad
-    graph: set = field(default_factory=set)         # tensors known to carry a graph
-    grad_leaves: set = field(default_factory=set)   # leaves known to require grad
-    graph_arguments: set = field(default_factory=set)  # forward()'s tensor arguments, not re-bound
-    graph_saves: set = field(default_factory=set)   # seqs of saves whose op result carries a graph
+    helper_backwards: list = field(default_factory=list, init=False)
+    tensors: set = field(default_factory=set, init=False)
+    consts: set = field(default_factory=set, init=False)        # tensors that cannot require grad
+    graph: set = field(default_factory=set, init=False)         # tensors known to carry a graph
+    grad_leaves: set = field(default_factory=set, init=False)   # leaves known to require grad
+    graph_arguments: set = field(default_factory=set, init=False)  # forward()'s tensor arguments, not re-bound
+    graph_saves: set = field(default_factory=set, init=False)   # seqs of saves whose op result carries a graph
     # seqs of bindings that make a name an int: `for i in range(n)`, `for i, x in enumerate(...)`
-    int_bindings: set = field(default_factory=set)
+    int_bindings: set = field(default_factory=set, init=False)
     # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
     # that trains: evidence only if a call in the file passes one a graph tensor
     # (``graph_callers.py``); the saves whose graph comes from nothing else.
     provisional: bool = False
-    provisional_saves: set = field(default_factory=set)
+    provisional_saves: set = field(default_factory=set, init=False)
     # Untyped parameters of a function in a file that trains (no annotation, not known
     # to be tensors), and the tensors computed from them, not re-bound, each with the
     # positions and names of the parameters it comes from: their graph is evidence only
     # where a call in the file passes a graph at one of those; the saves whose graph
     # comes from nothing else (seq -> those positions)
-    untyped_arguments: dict = field(default_factory=dict)
-    untyped_saves: dict = field(default_factory=dict)
+    untyped_arguments: dict = field(default_factory=dict, init=False)
+    untyped_saves: dict = field(default_factory=dict, init=False)
     evidence_key: str = ""  # what graph_callers knows it by: `f`, or `Cls.forward`
     parameters: frozenset = frozenset()  # the function's parameter names
     # `p -= t` on a parameter not known to be a tensor, with a tensor value: an
     # in-place write when the caller passes a tensor (summaries.py); (seq, name, node)
-    parameter_aug_writes: list = field(default_factory=list)
+    parameter_aug_writes: list = field(default_factory=list, init=False)
     # a parameter not known to be a tensor passed to an op that keeps that input for
     # backward: kept when the caller passes a tensor (summaries.py); (seq, name, key, how, node)
-    parameter_saves: list = field(default_factory=list)
+    parameter_saves: list = field(default_factory=list, init=False)
     # `p.mul_(t)` on such a parameter: written in place when the caller passes a tensor
     # (ADL001 reports it inside the function when callers pass a graph there); (seq, name, node)
-    parameter_method_writes: list = field(default_factory=list)
+    parameter_method_writes: list = field(default_factory=list, init=False)
     # `p[i] = v` on such a parameter (p may be a dict: a write only where a caller passes
     # a tensor); (seq, name, node)
-    parameter_index_writes: list = field(default_factory=list)
+    parameter_index_writes: list = field(default_factory=list, init=False)
     arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     function: object = None  # the function's own `ast.FunctionDef` (None for a module or class body)
     # forward()'s arguments taken for tensors only because forward() receives them
     # (no annotation); each maps to whether the function only ever indexes it with
     # integer constants (``Statements.indexed_container``), once asked
-    assumed_tensor_arguments: dict = field(default_factory=dict)
+    assumed_tensor_arguments: dict = field(default_factory=dict, init=False)
     class_methods: frozenset = frozenset()  # a method's: the names of its class's methods
     class_bases: tuple = ()  # a method's: its class's bases as the file imports them (`core.utils.Trainer`)
     unnamed_bases: bool = False  # a method's class derives from a class the imports do not name
     # name -> the `chunk`/`split`/`unbind` call it came from (a multi-view output)
-    split_views: dict = field(default_factory=dict)
+    split_views: dict = field(default_factory=dict, init=False)
     # name -> the call of a custom Function returning its input as is that made it
     # (`y = Reduce.apply(x)`, `y = self.grl(x)`): a view that may not be written in place
-    function_views: dict = field(default_factory=dict)
+    function_views: dict = field(default_factory=dict, init=False)
     # views split from an untyped parameter (`a, b = torch.split(x, 1)` in `def f(x)`): the
     # parameter's name; ADL015 reports a write to one only where a caller passes a graph there
-    provisional_splits: dict = field(default_factory=dict)
+    provisional_splits: dict = field(default_factory=dict, init=False)
     # (name, seq of its binding by a `for` target) -> the iterable its values come from:
     # `for pred, gold in zip(preds, golds)` binds `pred` to elements of `preds` (ADL003)
-    iterated: dict = field(default_factory=dict)
+    iterated: dict = field(default_factory=dict, init=False)
     # calls of plain names that are no imported callable, with gradients on: (seq, call);
     # ADL003 reads what a same-file function's callers pass it
-    name_calls: list = field(default_factory=list)
-    parameter_vars: set = field(default_factory=set)  # `for p in model.parameters()` loop variables
-    parameter_var_modules: dict = field(default_factory=dict)  # such a variable -> `model` (its text)
+    name_calls: list = field(default_factory=list, init=False)
+    parameter_vars: set = field(default_factory=set, init=False)  # `for p in model.parameters()` loop variables
+    parameter_var_modules: dict = field(default_factory=dict, init=False)  # such a variable -> `model` (its text)
     # name -> (base name, "data" / "detach" / "view"): `s = t.data`, `v = t[0]` share t's memory
-    alias_of: dict = field(default_factory=dict)
-    detached: dict = field(default_factory=dict)    # name -> (source name, seq)
-    view_rebinds: set = field(default_factory=set)  # seqs of `x = x.view(...)`: x's memory kept
-    expanded: dict = field(default_factory=dict)    # name -> seq
-    grad_free_expansions: set = field(default_factory=set)  # seqs of such bindings with no graph
+    alias_of: dict = field(default_factory=dict, init=False)
+    detached: dict = field(default_factory=dict, init=False)    # name -> (source name, seq)
+    view_rebinds: set = field(default_factory=set, init=False)  # seqs of `x = x.view(...)`: x's memory kept
+    expanded: dict = field(default_factory=dict, init=False)    # name -> seq
+    grad_free_expansions: set = field(default_factory=set, init=False)  # seqs of such bindings with no graph
     # Events.
-    uses: dict = field(default_factory=lambda: defaultdict(list))
-    binds: dict = field(default_factory=lambda: defaultdict(list))
-    bind_values: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, value, grad_off)]
-    saves: dict = field(default_factory=lambda: defaultdict(list))  # name -> [(seq, op, how, node)]
-    writes: list = field(default_factory=list)
-    inplace_calls: list = field(default_factory=list)  # (seq, input name, node, rewrite, module)
-    retain_backwards: list = field(default_factory=list)
-    steps: list = field(default_factory=list)      # (seq, node, optimizer text)
+    uses: dict = field(default_factory=lambda: defaultdict(list), init=False)
+    binds: dict = field(default_factory=lambda: defaultdict(list), init=False)
+    bind_values: dict = field(default_factory=lambda: defaultdict(list), init=False)  # name -> [(seq, value, grad_off)]
+    saves: dict = field(default_factory=lambda: defaultdict(list), init=False)  # name -> [(seq, op, how, node)]
+    writes: list = field(default_factory=list, init=False)
+    inplace_calls: list = field(default_factory=list, init=False)  # (seq, input name, node, rewrite, module)
+    retain_backwards: list = field(default_factory=list, init=False)
+    steps: list = field(default_factory=list, init=False)      # (seq, node, optimizer text)
     # writes of a module's parameters in place other than a step: `model.load_state_dict(
     # ...)`, `p.copy_(q)` for `p` in `model.parameters()`; (seq, node, module text)
-    parameter_loads: list = field(default_factory=list)
-    backwards: list = field(default_factory=list)
-    backward_receivers: list = field(default_factory=list)  # (seq, node, receiver expression)
+    parameter_loads: list = field(default_factory=list, init=False)
+    backwards: list = field(default_factory=list, init=False)
+    backward_receivers: list = field(default_factory=list, init=False)  # (seq, node, receiver expression)
     # a same-file method that steps an optimizer or backpropagates through its
     # arguments, called here (summaries.py; ADL003 only): (seq, the method's step
     # node, optimizer text, the call) and (seq, the call, the argument)
-    helper_steps: list = field(default_factory=list)
-    helper_backward_receivers: list = field(default_factory=list)
+    helper_steps: list = field(default_factory=list, init=False)
+    helper_backward_receivers: list = field(default_factory=list, init=False)
     # a same-class method called here whose backward pass goes through attributes of
     # `self` set elsewhere: (seq, the method's backward call, attribute names)
-    helper_attribute_backwards: list = field(default_factory=list)
-    zero_grads: list = field(default_factory=list)  # seqs of `zero_grad()` / `.grad = None`
-    zero_grad_receivers: list = field(default_factory=list)  # (seq, text) of each `x.zero_grad()`
-    zero_grad_calls: dict = field(default_factory=dict)  # seq -> that `x.zero_grad()` call
-    imported_calls: list = field(default_factory=list)  # (seq, qualname) of calls in loops
-    self_calls: list = field(default_factory=list)  # (seq, method) of `self.method(...)` calls in loops
-    backward_names: set = field(default_factory=set)
-    loops: list = field(default_factory=list)
-    finished_loops: list = field(default_factory=list)  # (start seq, end seq) of every loop
-    loop_headers: dict = field(default_factory=dict)  # loop start seq -> seq before its header's reads
+    helper_attribute_backwards: list = field(default_factory=list, init=False)
+    zero_grads: list = field(default_factory=list, init=False)  # seqs of `zero_grad()` / `.grad = None`
+    zero_grad_receivers: list = field(default_factory=list, init=False)  # (seq, text) of each `x.zero_grad()`
+    zero_grad_calls: dict = field(default_factory=dict, init=False)  # seq -> that `x.zero_grad()` call
+    imported_calls: list = field(default_factory=list, init=False)  # (seq, qualname) of calls in loops
+    self_calls: list = field(default_factory=list, init=False)  # (seq, method) of `self.method(...)` calls in loops
+    backward_names: set = field(default_factory=set, init=False)
+    loops: list = field(default_factory=list, init=False)
+    finished_loops: list = field(default_factory=list, init=False)  # (start seq, end seq) of every loop
+    loop_headers: dict = field(default_factory=dict, init=False)  # loop start seq -> seq before its header's reads
     # local list name -> [(seq, argument)] of each `name.append(<argument>)`: the layers
     # that `nn.Sequential(*name)` will chain (modules.py's sequential neighbours)
-    appended: dict = field(default_factory=lambda: defaultdict(list))
-    detached_in_place: dict = field(default_factory=lambda: defaultdict(list))  # name -> seqs of `name.detach_()`
-    branches: list = field(default_factory=list)   # (body start, body end, else end) seqs
+    appended: dict = field(default_factory=lambda: defaultdict(list), init=False)
+    detached_in_place: dict = field(default_factory=lambda: defaultdict(list), init=False)  # name -> seqs of `name.detach_()`
+    branches: list = field(default_factory=list, init=False)   # (body start, body end, else end) seqs
     # (body start, body end, loop start) of each `if i != len(seq) - 1:` body in a
     # loop counting `i` over `seq`: it never runs on the loop's last iteration
-    last_iteration_skips: list = field(default_factory=list)
-    running_loops: set = field(default_factory=set)  # start seqs of loops that run (Loop.runs)
-    jumps: list = field(default_factory=list)      # (start, end) seqs of blocks that end with a jump
-    reported: set = field(default_factory=set)     # ids of nodes a rule already reported
-    return_values: list = field(default_factory=list)  # (seq, value) of each `return value`
+    last_iteration_skips: list = field(default_factory=list, init=False)
+    running_loops: set = field(default_factory=set, init=False)  # start seqs of loops that run (Loop.runs)
+    jumps: list = field(default_factory=list, init=False)      # (start, end) seqs of blocks that end with a jump
+    reported: set = field(default_factory=set, init=False)     # ids of nodes a rule already reported
+    return_values: list = field(default_factory=list, init=False)  # (seq, value) of each `return value`
     # what a rule's hooks noted in this function, for its check_scope: code -> items
-    candidates: dict = field(default_factory=lambda: defaultdict(list))
+    candidates: dict = field(default_factory=lambda: defaultdict(list), init=False)
 
     def note(self, code: str, item) -> None:
         """Keep ``item`` for rule ``code``'s ``check_scope`` (a hook sees one node;

@@ -79,13 +79,14 @@ class ExpressionEvents:
             self.record_helper_training(node)
         if not self.scope.grad_off and self.summaries.parameter_saves:
             self.record_argument_saves(node)
+        self_call = is_self_call(node)
         if (isinstance(func, ast.Name) and func.id in self.training.zero_grad_functions) or \
-                (is_self_call(node) and func.attr in self.training.zero_grad_functions):
+                (self_call and func.attr in self.training.zero_grad_functions):
             self.scope.zero_grads.append(self.next_seq())  # `self.reset_grad()`
-        elif self.scope.loops and is_self_call(node):
+        elif self_call and self.scope.loops:
             self.scope.self_calls.append((self.seq, func.attr))  # may be inherited and clear (ADL018)
         if (isinstance(func, ast.Name) and func.id in self.file.backward_functions) or \
-                (is_self_call(node) and func.attr in self.file.backward_functions):
+                (self_call and func.attr in self.file.backward_functions):
             self.scope.helper_backwards.append(self.next_seq())  # `update(loss, opt)`
             if node.args or node.keywords:  # which argument it backpropagates: ADL019 reads the callee
                 self.scope.note("ADL019 helper", (self.seq, node))

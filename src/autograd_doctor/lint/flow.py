@@ -192,11 +192,14 @@ class ControlFlow:
         return (scope.tensors, scope.consts, scope.graph, scope.grad_leaves)
 
     def facts(self):
-        return tuple(set(f) for f in self.fact_sets())
+        scope = self.scope  # (copies written out: taken at every branch and loop)
+        return (set(scope.tensors), set(scope.consts), set(scope.graph), set(scope.grad_leaves))
 
     def restore(self, saved):
         scope = self.scope
-        scope.tensors, scope.consts, scope.graph, scope.grad_leaves = (set(f) for f in saved)
+        tensors, consts, graph, grad_leaves = saved
+        scope.tensors, scope.consts, scope.graph, scope.grad_leaves = \
+            set(tensors), set(consts), set(graph), set(grad_leaves)
 
     def narrow(self, narrowed, branch: bool):
         """Apply what an `isinstance` test proves on the ``branch`` side."""
