@@ -141,6 +141,65 @@ VAE_LOSS_TRACKER = textwrap.dedent("""
 """)
 
 
+# A GRU language model's training log: `record` appends the step and the loss to lists
+# kept on the log object, built before the epoch loop.
+TRAINING_LOG_RECORD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class TrainingLog:
+        def __init__(self):
+            self.steps = []
+            self.losses = []
+
+        def record(self, step, loss):
+            self.steps.append(step)
+            self.losses.append(loss)
+
+    class LanguageModel(nn.Module):
+        def __init__(self, vocab=7, hidden=6):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.rnn = nn.GRU(hidden, hidden, batch_first=True)
+            self.head = nn.Linear(hidden, vocab)
+
+        def forward(self, tokens):
+            states, _ = self.rnn(self.embed(tokens))
+            return self.head(states)
+
+    def train(model, batches, epochs=2):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        log = TrainingLog()
+        step = 0
+        for _ in range(epochs):
+            for tokens in batches:
+                logits = model(tokens[:, :-1])
+                loss = F.cross_entropy(logits.reshape(-1, 7), tokens[:, 1:].reshape(-1))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                log.record(step, loss)
+                step += 1
+        return log
+
+    def main():
+        torch.manual_seed(0)
+        model = LanguageModel()
+        batches = [torch.randint(0, 7, (3, 5)) for _ in range(2)]
+        return model, train(model, batches)
+""")
+
+
+def test_training_log_record_is_found_at_the_call():
+    assert _findings(TRAINING_LOG_RECORD) == [(_line(TRAINING_LOG_RECORD, "log.record(step, loss)"), "ADL023")]
+
+
+def test_training_log_record_keeps_the_graphs_when_run():
+    _, log = _load(TRAINING_LOG_RECORD)["main"]()
+    assert all(loss.grad_fn is not None for loss in log.losses)
+
+
 def test_average_meter_update_is_found_at_the_call():
     assert _findings(AVERAGE_METER) == [(_line(AVERAGE_METER, "losses.update(loss"), "ADL023")]
 
@@ -223,6 +282,10 @@ CORRECT_ACCUMULATIONS = {
         "    step = 0\n    while step < steps:\n        tracker = LossTracker()\n"),
     # a method that keeps only the last value sums nothing
     "keeps_last_only": AVERAGE_METER.replace("self.sum += val * n", "self.sum = val.item() * n"),
+    # the log given a number
+    "log_given_item": TRAINING_LOG_RECORD.replace("log.record(step, loss)", "log.record(step, loss.item())"),
+    # the log appends a detached copy
+    "log_detaches": TRAINING_LOG_RECORD.replace("self.losses.append(loss)", "self.losses.append(loss.detach())"),
     # the loss handed on before its backward, under no_grad (a logging step)
     "under_no_grad": VAE_LOSS_TRACKER.replace(
         "        tracker.add(loss)\n",
@@ -233,6 +296,6 @@ CORRECT_ACCUMULATIONS = {
 @pytest.mark.parametrize("name", sorted(CORRECT_ACCUMULATIONS))
 def test_correct_accumulations_are_silent_and_run(name):
     source = CORRECT_ACCUMULATIONS[name]
-    assert source not in (AVERAGE_METER, VAE_LOSS_TRACKER)
+    assert source not in (AVERAGE_METER, VAE_LOSS_TRACKER, TRAINING_LOG_RECORD)
     assert _findings(source) == []
     _load(source)["main"]()
