@@ -109,7 +109,21 @@ def check_scope(checker, scope) -> None:
         if names:
             losses[id(call)] = names
         summed_back.update(n.id for n in ast.walk(receiver) if isinstance(n, ast.Name))
-    _check_body(checker, body, losses, summed_back, dict(scope.noted("ADL023")))
+    graph_values = dict(scope.noted("ADL023"))
+    if _check_body(checker, body, losses, summed_back, graph_values):
+        # a loss handed to a method of an object (`meter.update(loss, n)`): read once the
+        # whole file is, when the summaries of every class's methods are known
+        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values))
+
+
+def check_file(checker) -> None:
+    """A loss handed, on every iteration, to a method that adds it into an attribute
+    of an object built before the loop (`losses.update(loss, n)` of an `AverageMeter`
+    whose `update` runs `self.sum += val * n`; r359): the same sum, one call down."""
+    if not checker.summaries.parameter_accumulations:
+        return
+    for body, losses, summed_back, graph_values in checker.notes["ADL023 methods"]:
+        _check_body(checker, body, losses, summed_back, graph_values, methods=True)
 
 
 def _operand_names(node) -> set[str]:
@@ -216,13 +230,18 @@ def _sum_of(node):
     return None
 
 
-def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict) -> None:
+def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict,
+                methods: bool = False) -> bool:
     """``graph_values``: id of a value bound in a loop -> True when it carries a graph,
-    False when it is a tensor computed there (on_name_assign)."""
+    False when it is a tensor computed there (on_name_assign).  Without ``methods``,
+    checks the sums written in ``body`` and returns whether it also hands a loss to a
+    method of an object (`meter.update(loss)`); with it, checks only those calls."""
     backwards = []   # (loss name, call, path)
     sums = []        # (total, value, statement, path)
     bindings = []    # (name, line, statement, path)
     detached_in_place = set()
+    loss_names = set().union(*losses.values()) if losses else set()
+    handed = []      # (object, call, path): `meter.update(loss, n)`
     for node, path in _walk(body):
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
@@ -233,13 +252,55 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
                 listed = node.func.value.id
-                sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
+                if not methods:
+                    sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
+            elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and any(_operand_names(a) & loss_names for a in node.args) | any(
+                        _operand_names(k.value) & loss_names for k in node.keywords):
+                handed.append((node.func.value.id, node, path))
         elif isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
             summed = _sum_of(node)
-            if summed is not None:
+            if summed is not None and not methods:
                 sums.append((*summed, node, path))
             for name in _bound_names(node):
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
+    if not methods:
+        _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values)
+        return bool(handed and backwards)
+    accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
+    for owner, call, path in handed:
+        built = _built_from(owner, bindings)
+        if built is not None:
+            accumulations.extend((owner, argument, call, path, fact) for argument, fact
+                                 in checker.summaries.accumulated_arguments(call, built))
+    for owner, argument, call, path, fact in accumulations:
+        if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
+            continue
+        for summed in _operand_names(argument):
+            found = next((b for b in backwards if b[0] == summed and _kept_across(
+                owner, owner, summed, call, path, b, bindings)), None)
+            if found is not None:
+                _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact))
+                break
+    return False
+
+
+def _built_from(name: str, bindings) -> str | None:
+    """The class whose constructor call every binding of ``name`` in the function
+    is (`losses = AverageMeter("Loss")`), or None."""
+    classes = set()
+    for bound, _, stmt, _ in bindings:
+        if bound != name:
+            continue
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)):
+            return None
+        classes.add(stmt.value.func.id)
+    return classes.pop() if len(classes) == 1 else None
+
+
+def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values) -> None:
+    """The sums and appends written in the function itself."""
     if not backwards or not sums:
         return
     for total, base, value, stmt, path in sums:
@@ -360,9 +421,24 @@ def _grad_off(checker, path) -> bool:
     return False
 
 
-def _report(checker, total, loss, value, stmt, backward, part_of=None) -> None:
-    """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it."""
+def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None) -> None:
+    """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
+    ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
+    method that adds it into an attribute of its object."""
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
+    if through is not None:
+        method, (parameter, attribute, line) = through
+        fix = Fix(f"hand `{loss}.detach()` to `{method}`", edits, safe=False) if edits else None
+        checker.report(
+            "ADL023", stmt,
+            f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
+            f"backpropagates, in `self.{attribute}` of an object built before this loop (its `{parameter}`, "
+            f"line {line}), with its graph on every iteration: the object keeps the graph of every iteration "
+            f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
+            fix, related=[(line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"),
+                          (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                           f"`{loss}` carries a graph: backpropagated here")])
+        return
     appended = isinstance(stmt, ast.Call)
     verb, noun = ("append", "list") if appended else ("sum", "sum")
     fix = Fix(f"{verb} `{loss}.detach()`", edits, safe=False) if edits else None
