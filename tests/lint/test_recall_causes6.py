@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
-from autograd_doctor.lint.engine import Selection
+from autograd_doctor.lint.engine import Selection, lint_file
 from autograd_doctor.lint.fixes import fix_source
 from autograd_doctor.lint.rules import OPT_IN_CODES
 
@@ -299,3 +299,61 @@ def test_correct_accumulations_are_silent_and_run(name):
     assert source not in (AVERAGE_METER, VAE_LOSS_TRACKER, TRAINING_LOG_RECORD)
     assert _findings(source) == []
     _load(source)["main"]()
+
+
+# The meter defined in another file of the project (`utils.AverageMeter()`, as
+# khanrc/pt.seq2seq's `train.py` builds it): read where it is defined.
+PROJECT_UTILS = textwrap.dedent("""
+    class AverageMeter:
+        def __init__(self):
+            self.sum = 0
+            self.count = 0
+
+        def update(self, val, n=1):
+            self.sum += val * n
+            self.count += n
+""")
+
+PROJECT_TRAIN = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    import utils
+
+    def train(model, optimizer, loader):
+        losses = utils.AverageMeter()
+        for x, y in loader:
+            loss = F.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.update(loss, x.size(0))
+        return losses
+""")
+
+
+def _project_findings(tmp_path, train_source: str) -> list[tuple[int, str]]:
+    (tmp_path / "utils.py").write_text(PROJECT_UTILS)
+    (tmp_path / "train.py").write_text(train_source)
+    return sorted((f.line, f.code) for f in lint_file(str(tmp_path / "train.py"))[0])
+
+
+def test_meter_of_another_project_file_is_found_at_the_call(tmp_path):
+    assert _project_findings(tmp_path, PROJECT_TRAIN) == [(_line(PROJECT_TRAIN, "losses.update(loss"), "ADL023")]
+
+
+def test_meter_of_another_project_file_given_a_number_is_silent(tmp_path):
+    source = PROJECT_TRAIN.replace("losses.update(loss, x.size(0))", "losses.update(loss.item(), x.size(0))")
+    assert _project_findings(tmp_path, source) == []
+
+
+def test_meter_of_another_project_file_keeps_the_graph_when_run(tmp_path, monkeypatch):
+    (tmp_path / "utils.py").write_text(PROJECT_UTILS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    namespace = _load(PROJECT_TRAIN)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+    assert namespace["train"](model, optimizer, loader).sum.grad_fn is not None

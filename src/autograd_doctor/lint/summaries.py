@@ -217,11 +217,12 @@ class FunctionSummaries:
                 return set().union(*(self._carried_names(a) for a in value.args)) if value.args else set()
         return set()
 
-    def accumulated_arguments(self, call, class_name: str) -> list:
+    def accumulated_arguments(self, call, class_name: str, found: dict | None = None) -> list:
         """``(argument, (parameter, attribute, line))`` for each argument of ``call``, a
         call of a method of ``class_name``, that the method adds into an attribute of
-        `self`."""
-        found = self.parameter_accumulations.get((class_name, call.func.attr), {})
+        `self` (``found``: the method's facts, for a class of another file)."""
+        if found is None:
+            found = self.parameter_accumulations.get((class_name, call.func.attr), {})
         arguments = []
         for where, fact in found.items():
             if isinstance(where, int) and where < len(call.args):
@@ -496,6 +497,45 @@ def _values_read(node):
         elif not isinstance(n, (ast.Lambda, ast.Compare, ast.BoolOp)):
             stack.extend(ast.iter_child_nodes(n))
     return names, attributes
+
+
+def class_parameter_accumulations(cls: ast.ClassDef, method: str) -> dict:
+    """For a class of another file of the project (read, not walked): the parameters
+    its ``method`` adds into (or appends to) an attribute of `self` in a statement of
+    its own body outside any `if`, loop, `with` or `try`, as arithmetic operands only,
+    and never re-bound in the method; as ``FunctionSummaries.parameter_accumulations``
+    records for the file's own classes.  `AverageMeter.update` of a `utils.py`."""
+    node = next((b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and b.name == method), None)
+    if node is None or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                           for d in node.decorator_list):
+        return {}
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+    order = positional + [a.arg for a in node.args.kwonlyargs]
+    found = {}
+    for stmt in node.body:
+        added = _added_into_self(stmt)
+        if added is None:
+            continue
+        attribute, value = added
+        for name in _operand_names(value) & set(order):
+            position = order.index(name)
+            found.setdefault(position if position < len(positional) else name, (name, attribute, stmt.lineno))
+    if found:
+        rebound = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+                   for t in ast.walk(n.target if not isinstance(n, ast.Assign) else ast.Tuple(n.targets))
+                   if isinstance(t, ast.Name)}
+        found = {k: v for k, v in found.items() if v[0] not in rebound}
+    return found
+
+
+def _operand_names(value) -> set:
+    """The names that are arithmetic operands of ``value`` (`val * n`)."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        return _operand_names(value.left) | _operand_names(value.right)
+    return set()
 
 
 def _self_attribute(node) -> str | None:

@@ -4,8 +4,11 @@ with its graph: the sum keeps every iteration's graph alive."""
 from __future__ import annotations
 
 import ast
+import os
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.clearing import _project_class
+from autograd_doctor.lint.summaries import class_parameter_accumulations
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
@@ -120,8 +123,6 @@ def check_file(checker) -> None:
     """A loss handed, on every iteration, to a method that adds it into an attribute
     of an object built before the loop (`losses.update(loss, n)` of an `AverageMeter`
     whose `update` runs `self.sum += val * n`; r359): the same sum, one call down."""
-    if not checker.summaries.parameter_accumulations:
-        return
     for body, losses, summed_back, graph_values in checker.notes["ADL023 methods"]:
         _check_body(checker, body, losses, summed_back, graph_values, methods=True)
 
@@ -270,9 +271,18 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
     for owner, call, path in handed:
         built = _built_from(owner, bindings)
-        if built is not None:
-            accumulations.extend((owner, argument, call, path, fact) for argument, fact
-                                 in checker.summaries.accumulated_arguments(call, built))
+        if built is None:
+            continue
+        if isinstance(built, ast.Name) and (built.id, call.func.attr) in checker.summaries.parameter_accumulations:
+            arguments = checker.summaries.accumulated_arguments(call, built.id)
+        else:  # a class of another file of the project (`utils.AverageMeter()`)
+            qualname = checker.qualname(built)
+            found = _project_class(qualname, checker.filename) if qualname and "." in qualname else None
+            facts = class_parameter_accumulations(found[1], call.func.attr) if found is not None else {}
+            # the line is the other file's: named with its file, no related location
+            facts = {where: (*fact, os.path.basename(found[0])) for where, fact in facts.items()}
+            arguments = checker.summaries.accumulated_arguments(call, "", facts) if facts else []
+        accumulations.extend((owner, argument, call, path, fact) for argument, fact in arguments)
     for owner, argument, call, path, fact in accumulations:
         if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
             continue
@@ -285,18 +295,19 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     return False
 
 
-def _built_from(name: str, bindings) -> str | None:
-    """The class whose constructor call every binding of ``name`` in the function
-    is (`losses = AverageMeter("Loss")`), or None."""
-    classes = set()
+def _built_from(name: str, bindings):
+    """The class (the callee of the constructor call: `AverageMeter`, `utils.AverageMeter`)
+    that every binding of ``name`` in the function builds (`losses =
+    AverageMeter("Loss")`), or None."""
+    classes = {}
     for bound, _, stmt, _ in bindings:
         if bound != name:
             continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)):
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, (ast.Name, ast.Attribute))):
             return None
-        classes.add(stmt.value.func.id)
-    return classes.pop() if len(classes) == 1 else None
+        classes[ast.unparse(stmt.value.func)] = stmt.value.func
+    return next(iter(classes.values())) if len(classes) == 1 else None
 
 
 def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values) -> None:
@@ -427,17 +438,20 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
     method that adds it into an attribute of its object."""
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
     if through is not None:
-        method, (parameter, attribute, line) = through
+        method, (parameter, attribute, line, *other_file) = through
         fix = Fix(f"hand `{loss}.detach()` to `{method}`", edits, safe=False) if edits else None
+        related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                    f"`{loss}` carries a graph: backpropagated here")]
+        if not other_file:
+            related.insert(0, (line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"))
+        where = f"{other_file[0]} line {line}" if other_file else f"line {line}"
         checker.report(
             "ADL023", stmt,
             f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
             f"backpropagates, in `self.{attribute}` of an object built before this loop (its `{parameter}`, "
-            f"line {line}), with its graph on every iteration: the object keeps the graph of every iteration "
+            f"{where}), with its graph on every iteration: the object keeps the graph of every iteration "
             f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
-            fix, related=[(line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"),
-                          (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
-                           f"`{loss}` carries a graph: backpropagated here")])
+            fix, related=related)
         return
     appended = isinstance(stmt, ast.Call)
     verb, noun = ("append", "list") if appended else ("sum", "sum")
