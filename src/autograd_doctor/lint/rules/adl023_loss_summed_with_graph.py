@@ -21,7 +21,12 @@ RULE = Rule(
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
-the loop (`history.append(loss)`).  Also finds, each as its own finding, the
+the loop (`history.append(loss)`); or a call, on every iteration, of a method
+of an object built before the loop and not re-built in it (`meter =
+AverageMeter()`, a class of the file or of another file of the project) that
+adds the loss into an attribute of the object or appends it to one
+(`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
+statement outside any `if` or loop).  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
 in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
 += bpr_loss`), bound once in the loop before the loss, with a graph of its
@@ -61,9 +66,11 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen (and an append to a
-list name): a loss summed into an attribute or a dict entry with a computed
-key (`totals[name]`), or handed to a reporter
-object that sums it (pytorch-pfn-extras' summaries), is not reported.  A
+list name, and a method of an object held by a plain name): a loss summed
+into an attribute or a dict entry with a computed key (`totals[name]`), a
+meter held on `self` or in a dict (`meters["loss"].update(loss)`), or a
+reporter that hands it on to other objects (pytorch-pfn-extras' summaries),
+is not reported.  A
 part is read one level deep (an operand of the loss's own expression, not of
 its operands), and a part returned by a function the linter does not know
 (`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
