@@ -183,11 +183,13 @@ class FunctionSummaries:
         back what its arguments carry, `self.losses.append(loss)`.  An object whose method does that, called
         with a loss on every iteration of a loop, keeps the graph of every iteration
         in its attribute (ADL023)."""
-        if key[0] is None or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                                 for d in node.decorator_list):
+        args = node.args
+        if len(args.args) + len(args.posonlyargs) < 2 and not args.kwonlyargs:
+            return  # `self` only: nothing handed in to keep
+        if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
             return
-        positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
-        order = positional + [a.arg for a in node.args.kwonlyargs]
+        positional = [a.arg for a in args.posonlyargs + args.args][1:]
+        order = positional + [a.arg for a in args.kwonlyargs]
         found = {}
         for stmt in node.body:
             added = _added_into_self(stmt)
