@@ -7,7 +7,7 @@ import ast
 import os
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.clearing import _project_class
+from autograd_doctor.lint.clearing import project_class
 from autograd_doctor.lint.summaries import class_parameter_accumulations
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
@@ -284,7 +284,7 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             arguments = checker.summaries.accumulated_arguments(call, built.id)
         else:  # a class of another file of the project (`utils.AverageMeter()`)
             qualname = checker.qualname(built)
-            found = _project_class(qualname, checker.filename) if qualname and "." in qualname else None
+            found = project_class(qualname, checker.filename) if qualname and "." in qualname else None
             facts = class_parameter_accumulations(found[1], call.func.attr) if found is not None else {}
             # the line is the other file's: named with its file, no related location
             facts = {where: (*fact, os.path.basename(found[0])) for where, fact in facts.items()}
