@@ -41,6 +41,9 @@ from autograd_doctor.lint.walk import FastVisitor
 # methods whose result is their receiver's values, rearranged: the receiver's graph
 _SHAPE_METHODS = (N.VIEW_METHODS - {"detach", "indices", "values", "real", "imag"}) | {
     "reshape", "reshape_as", "flatten", "contiguous"}
+# copies to another device or floating dtype keep the argument's graph (`ToCopyBackward0`,
+# `CloneBackward0`): `def allreduce_average(t): return t.cpu()` gives back the caller's graph
+_GRAPH_COPY_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "clone"})
 
 
 class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
@@ -345,6 +348,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                                                  method=self.scope.owner_class is not None)
             self.summaries.record_parameter_saves((self.scope.owner_class, node.name), node, self.scope,
                                                   method=self.scope.owner_class is not None)
+            if self.scope.owner_class is not None:
+                self.summaries.record_parameter_accumulations((self.scope.owner_class, node.name), node,
+                                                              self.scope)
             if self.scope.return_values:
                 self.summaries.record_parameter_views((self.scope.owner_class, node.name), node, self.scope,
                                                       self.view_base, method=self.scope.owner_class is not None)
@@ -454,11 +460,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
 
     def reshapes_parameter(self, value) -> bool:
         """``value`` is a parameter of the function, as the caller passed it, through
-        views and reshapes only (`t.reshape(n, -1)`, `x.flatten(1).t()`): a tensor
-        with the argument's graph when the argument is a tensor."""
+        views, reshapes and copies only (`t.reshape(n, -1)`, `x.flatten(1).t()`,
+        `t.cpu()`): a tensor with the argument's graph when the argument is a tensor."""
         while True:
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr in _SHAPE_METHODS:
+                    and (value.func.attr in _SHAPE_METHODS or value.func.attr in _GRAPH_COPY_METHODS):
                 value = value.func.value
             elif isinstance(value, ast.Subscript):
                 value = value.value

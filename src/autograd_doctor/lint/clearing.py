@@ -123,6 +123,12 @@ def inherited_method_clears(base: str, method: str, filename: str) -> bool:
     return False
 
 
+def project_class(qualname: str, filename: str):
+    """``(path, ClassDef)`` of the class ``qualname`` (`utils.AverageMeter`, as the
+    linted file ``filename`` imports it) in a file of the same project, or None."""
+    return _project_class(qualname, filename)
+
+
 def _project_class(qualname: str, filename: str, depth: int = 0):
     """``(path, ClassDef)`` of the class ``qualname`` in a project file found from
     ``filename``'s folders, following `from .train import Trainer` re-exports of a

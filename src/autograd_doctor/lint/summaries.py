@@ -79,6 +79,10 @@ class FunctionSummaries:
         # `self.loss_G.backward()` on a loss computed from `self.fake_B`, which another
         # method set (record_training_steps; ADL003)
         self.attribute_backwards: dict[tuple, tuple] = {}
+        # (class, method) -> {call position or keyword: (parameter, attribute, line)} of the
+        # parameters the method adds into an attribute of `self` on every path
+        # (`self.sum += val * n`; record_parameter_accumulations, ADL023)
+        self.parameter_accumulations: dict[tuple, dict] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -169,6 +173,66 @@ class FunctionSummaries:
             found.setdefault(position if position < len(positional) else name, (name, op_key, how))
         if found:
             self.parameter_saves[key] = found
+
+    def record_parameter_accumulations(self, key, node, scope) -> None:
+        """The parameters a method (``key``: class and name; ``node`` just walked,
+        ``scope`` its facts) adds, while they still hold the caller's value, into an
+        attribute of `self`, in a statement of its own body outside any `if`, loop,
+        `with` or `try`: `self.sum += val * n`, `self.total = self.total + value`,
+        `self.sum += average(val)` of a top-level function of the file that gives
+        back what its arguments carry, `self.losses.append(loss)`.  An object whose method does that, called
+        with a loss on every iteration of a loop, keeps the graph of every iteration
+        in its attribute (ADL023)."""
+        args = node.args
+        if len(args.args) + len(args.posonlyargs) < 2 and not args.kwonlyargs:
+            return  # `self` only: nothing handed in to keep
+        if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
+            return
+        positional = [a.arg for a in args.posonlyargs + args.args][1:]
+        order = positional + [a.arg for a in args.kwonlyargs]
+        found = {}
+        for stmt in node.body:
+            added = _added_into_self(stmt)
+            if added is None:
+                continue
+            attribute, value = added
+            for name in self._carried_names(value):
+                if name in order and len(scope.binds.get(name, ())) == 1:
+                    position = order.index(name)
+                    found.setdefault(position if position < len(positional) else name,
+                                     (name, attribute, stmt.lineno))
+        if found:
+            self.parameter_accumulations[key] = found
+
+    def _carried_names(self, value) -> set:
+        """Names whose value (and graph) ``value`` carries: arithmetic operands, and the
+        arguments of a call of a top-level function of the file whose single return
+        carries its arguments' graph (`allreduce_average(val)`).  `.item()`,
+        `float(...)` and other calls carry none."""
+        if isinstance(value, ast.Name):
+            return {value.id}
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            return self._carried_names(value.left) | self._carried_names(value.right)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords:
+            summary = self.returns.get((None, value.func.id))
+            if summary is not None and not summary[1] and summary[0][0] in ("args", "through"):
+                return set().union(*(self._carried_names(a) for a in value.args)) if value.args else set()
+        return set()
+
+    def accumulated_arguments(self, call, class_name: str, found: dict | None = None) -> list:
+        """``(argument, (parameter, attribute, line))`` for each argument of ``call``, a
+        call of a method of ``class_name``, that the method adds into an attribute of
+        `self` (``found``: the method's facts, for a class of another file)."""
+        if found is None:
+            found = self.parameter_accumulations.get((class_name, call.func.attr), {})
+        arguments = []
+        for where, fact in found.items():
+            if isinstance(where, int) and where < len(call.args):
+                if not isinstance(call.args[where], ast.Starred):
+                    arguments.append((call.args[where], fact))
+                continue
+            arguments.extend((k.value, fact) for k in call.keywords if k.arg == fact[0])
+        return arguments
 
     def record_parameter_views(self, key, node, scope, view_base, method: bool) -> None:
         """The parameter that every `return` of ``node`` gives back a view of, by basic
@@ -435,6 +499,77 @@ def _values_read(node):
         elif not isinstance(n, (ast.Lambda, ast.Compare, ast.BoolOp)):
             stack.extend(ast.iter_child_nodes(n))
     return names, attributes
+
+
+def class_parameter_accumulations(cls: ast.ClassDef, method: str) -> dict:
+    """For a class of another file of the project (read, not walked): the parameters
+    its ``method`` adds into (or appends to) an attribute of `self` in a statement of
+    its own body outside any `if`, loop, `with` or `try`, as arithmetic operands only,
+    and never re-bound in the method; as ``FunctionSummaries.parameter_accumulations``
+    records for the file's own classes.  `AverageMeter.update` of a `utils.py`."""
+    node = next((b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and b.name == method), None)
+    if node is None or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                           for d in node.decorator_list):
+        return {}
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+    order = positional + [a.arg for a in node.args.kwonlyargs]
+    found = {}
+    for stmt in node.body:
+        added = _added_into_self(stmt)
+        if added is None:
+            continue
+        attribute, value = added
+        for name in _operand_names(value) & set(order):
+            position = order.index(name)
+            found.setdefault(position if position < len(positional) else name, (name, attribute, stmt.lineno))
+    if found:
+        rebound = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+                   for t in ast.walk(n.target if not isinstance(n, ast.Assign) else ast.Tuple(n.targets))
+                   if isinstance(t, ast.Name)}
+        found = {k: v for k, v in found.items() if v[0] not in rebound}
+    return found
+
+
+def _operand_names(value) -> set:
+    """The names that are arithmetic operands of ``value`` (`val * n`)."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        return _operand_names(value.left) | _operand_names(value.right)
+    return set()
+
+
+def _self_attribute(node) -> str | None:
+    """``"sum"`` for `self.sum`, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _added_into_self(stmt):
+    """``(attribute, value)`` for `self.a += value`, `self.a = self.a + value` (or
+    `value + self.a`) and `self.a.append(value)`, else None."""
+    if isinstance(stmt, ast.Expr):
+        call = stmt.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                and len(call.args) == 1 and not call.keywords:
+            attribute = _self_attribute(call.func.value)
+            return (attribute, call.args[0]) if attribute else None
+        return None
+    if isinstance(stmt, ast.AugAssign):
+        attribute = _self_attribute(stmt.target) if isinstance(stmt.op, ast.Add) else None
+        return (attribute, stmt.value) if attribute else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp) \
+            and isinstance(stmt.value.op, ast.Add):
+        attribute = _self_attribute(stmt.targets[0])
+        if attribute is None:
+            return None
+        if _self_attribute(stmt.value.left) == attribute:
+            return attribute, stmt.value.right
+        if _self_attribute(stmt.value.right) == attribute:
+            return attribute, stmt.value.left
+    return None
 
 
 def _unconditional_nodes(function) -> set:

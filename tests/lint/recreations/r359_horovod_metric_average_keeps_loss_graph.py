@@ -5,8 +5,9 @@ graph, so `self.sum` becomes a graph tensor that holds every batch's graph
 of the epoch: memory grew until training ran out of it (OOM).  Nothing
 raises before that.  The fix reduces `val.detach()`.
 Buggy line: `self.sum += allreduce_average(val)` in `Metric.update`.
-Expected finding: none (no rule keeps track of graphs accumulated into a
-metric object; memory only).
+Expected finding: ADL023 at `train_loss.update(loss)` (the loss handed, on
+every iteration, to a method that adds it into the object's `self.sum`; the
+method's line is the finding's related location; memory only).
 Source: https://github.com/horovod/horovod/pull/641"""
 import torch
 import torch.nn as nn
@@ -26,7 +27,7 @@ class Metric:
         self.n = torch.tensor(0.0)
 
     def update(self, val):
-        self.sum += allreduce_average(val)  # missed: none
+        self.sum += allreduce_average(val)
         self.n += 1
 
     @property
@@ -42,7 +43,7 @@ def train(model, optimizer, batches):
         loss = F.cross_entropy(output, target)
         loss.backward()
         optimizer.step()
-        train_loss.update(loss)
+        train_loss.update(loss)  # expect: ADL023
     return train_loss
 
 

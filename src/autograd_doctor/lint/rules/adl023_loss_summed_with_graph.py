@@ -4,8 +4,11 @@ with its graph: the sum keeps every iteration's graph alive."""
 from __future__ import annotations
 
 import ast
+import os
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.clearing import project_class
+from autograd_doctor.lint.summaries import class_parameter_accumulations
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
 
@@ -18,7 +21,12 @@ RULE = Rule(
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
-the loop (`history.append(loss)`).  Also finds, each as its own finding, the
+the loop (`history.append(loss)`); or a call, on every iteration, of a method
+of an object built before the loop and not re-built in it (`meter =
+AverageMeter()`, a class of the file or of another file of the project) that
+adds the loss into an attribute of the object or appends it to one
+(`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
+statement outside any `if` or loop).  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
 in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
 += bpr_loss`), bound once in the loop before the loss, with a graph of its
@@ -58,9 +66,11 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen (and an append to a
-list name): a loss summed into an attribute or a dict entry with a computed
-key (`totals[name]`), or handed to a reporter
-object that sums it (pytorch-pfn-extras' summaries), is not reported.  A
+list name, and a method of an object held by a plain name): a loss summed
+into an attribute or a dict entry with a computed key (`totals[name]`), a
+meter held on `self` or in a dict (`meters["loss"].update(loss)`), or a
+reporter that hands it on to other objects (pytorch-pfn-extras' summaries),
+is not reported.  A
 part is read one level deep (an operand of the loss's own expression, not of
 its operands), and a part returned by a function the linter does not know
 (`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
@@ -109,7 +119,19 @@ def check_scope(checker, scope) -> None:
         if names:
             losses[id(call)] = names
         summed_back.update(n.id for n in ast.walk(receiver) if isinstance(n, ast.Name))
-    _check_body(checker, body, losses, summed_back, dict(scope.noted("ADL023")))
+    graph_values = dict(scope.noted("ADL023"))
+    if _check_body(checker, body, losses, summed_back, graph_values):
+        # a loss handed to a method of an object (`meter.update(loss, n)`): read once the
+        # whole file is, when the summaries of every class's methods are known
+        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values))
+
+
+def check_file(checker) -> None:
+    """A loss handed, on every iteration, to a method that adds it into an attribute
+    of an object built before the loop (`losses.update(loss, n)` of an `AverageMeter`
+    whose `update` runs `self.sum += val * n`; r359): the same sum, one call down."""
+    for body, losses, summed_back, graph_values in checker.notes["ADL023 methods"]:
+        _check_body(checker, body, losses, summed_back, graph_values, methods=True)
 
 
 def _operand_names(node) -> set[str]:
@@ -216,13 +238,18 @@ def _sum_of(node):
     return None
 
 
-def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict) -> None:
+def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict,
+                methods: bool = False) -> bool:
     """``graph_values``: id of a value bound in a loop -> True when it carries a graph,
-    False when it is a tensor computed there (on_name_assign)."""
+    False when it is a tensor computed there (on_name_assign).  Without ``methods``,
+    checks the sums written in ``body`` and returns whether it also hands a loss to a
+    method of an object (`meter.update(loss)`); with it, checks only those calls."""
     backwards = []   # (loss name, call, path)
     sums = []        # (total, value, statement, path)
     bindings = []    # (name, line, statement, path)
     detached_in_place = set()
+    loss_names = set().union(*losses.values()) if losses else set()
+    handed = []      # (object, call, path): `meter.update(loss, n)`
     for node, path in _walk(body):
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
@@ -233,13 +260,65 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
                 listed = node.func.value.id
-                sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
+                if not methods:
+                    sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
+            elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and any(_operand_names(a) & loss_names for a in node.args) | any(
+                        _operand_names(k.value) & loss_names for k in node.keywords):
+                handed.append((node.func.value.id, node, path))
         elif isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
             summed = _sum_of(node)
-            if summed is not None:
+            if summed is not None and not methods:
                 sums.append((*summed, node, path))
             for name in _bound_names(node):
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
+    if not methods:
+        _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values)
+        return bool(handed and backwards)
+    accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
+    for owner, call, path in handed:
+        built = _built_from(owner, bindings)
+        if built is None:
+            continue
+        if isinstance(built, ast.Name) and (built.id, call.func.attr) in checker.summaries.parameter_accumulations:
+            arguments = checker.summaries.accumulated_arguments(call, built.id)
+        else:  # a class of another file of the project (`utils.AverageMeter()`)
+            qualname = checker.qualname(built)
+            found = project_class(qualname, checker.filename) if qualname and "." in qualname else None
+            facts = class_parameter_accumulations(found[1], call.func.attr) if found is not None else {}
+            # the line is the other file's: named with its file, no related location
+            facts = {where: (*fact, os.path.basename(found[0])) for where, fact in facts.items()}
+            arguments = checker.summaries.accumulated_arguments(call, "", facts) if facts else []
+        accumulations.extend((owner, argument, call, path, fact) for argument, fact in arguments)
+    for owner, argument, call, path, fact in accumulations:
+        if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
+            continue
+        for summed in _operand_names(argument):
+            found = next((b for b in backwards if b[0] == summed and _kept_across(
+                owner, owner, summed, call, path, b, bindings)), None)
+            if found is not None:
+                _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact))
+                break
+    return False
+
+
+def _built_from(name: str, bindings):
+    """The class (the callee of the constructor call: `AverageMeter`, `utils.AverageMeter`)
+    that every binding of ``name`` in the function builds (`losses =
+    AverageMeter("Loss")`), or None."""
+    classes = {}
+    for bound, _, stmt, _ in bindings:
+        if bound != name:
+            continue
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, (ast.Name, ast.Attribute))):
+            return None
+        classes[ast.unparse(stmt.value.func)] = stmt.value.func
+    return next(iter(classes.values())) if len(classes) == 1 else None
+
+
+def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values) -> None:
+    """The sums and appends written in the function itself."""
     if not backwards or not sums:
         return
     for total, base, value, stmt, path in sums:
@@ -360,9 +439,27 @@ def _grad_off(checker, path) -> bool:
     return False
 
 
-def _report(checker, total, loss, value, stmt, backward, part_of=None) -> None:
-    """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it."""
+def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None) -> None:
+    """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
+    ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
+    method that adds it into an attribute of its object."""
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
+    if through is not None:
+        method, (parameter, attribute, line, *other_file) = through
+        fix = Fix(f"hand `{loss}.detach()` to `{method}`", edits, safe=False) if edits else None
+        related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                    f"`{loss}` carries a graph: backpropagated here")]
+        if not other_file:
+            related.insert(0, (line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"))
+        where = f"{other_file[0]} line {line}" if other_file else f"line {line}"
+        checker.report(
+            "ADL023", stmt,
+            f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
+            f"backpropagates, in `self.{attribute}` of an object built before this loop (its `{parameter}`, "
+            f"{where}), with its graph on every iteration: the object keeps the graph of every iteration "
+            f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
+            fix, related=related)
+        return
     appended = isinstance(stmt, ast.Call)
     verb, noun = ("append", "list") if appended else ("sum", "sum")
     fix = Fix(f"{verb} `{loss}.detach()`", edits, safe=False) if edits else None
