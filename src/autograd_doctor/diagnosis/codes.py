@@ -1332,8 +1332,9 @@ SPARSE_GRADIENT_OPTIMIZER = _code(
 their weight a sparse gradient (only the rows the batch looked up), as DLRM-style recommenders do
 for SGD. Most optimizers (`Adam`, `AdamW`, `RMSprop`, `Adadelta`, ...) take dense gradients only,
 and the first `step()` fails with "Adam does not support sparse gradients, please consider
-SparseAdam instead", a message that names neither the parameter nor the embedding.
-autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
+SparseAdam instead", a message that names neither the parameter nor the embedding. `SGD` takes
+sparse gradients, but its `weight_decay` adds the dense parameter to them and fails inside
+`step()` with "add(sparse, dense) is not supported". autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
 the constructor calls that asked for it.
 
 **Minimal example.**
