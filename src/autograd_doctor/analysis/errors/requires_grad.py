@@ -1427,9 +1427,9 @@ _CONCATENATIONS = ("cat", "concat", "concatenate", "stack", "hstack", "vstack")
 
 
 def _concatenation_of(statement, comprehension: ast.comprehension):
-    """(element, reads) when `comprehension` is the generator of a list comprehension (or generator
-    expression) passed as the first argument of a concatenation (`torch.cat([...])`): its element
-    and the `.grad` reads of the comprehension's target inside it."""
+    """The `.grad` reads of the comprehension's target inside its element, when `comprehension` is
+    the generator of a list comprehension (or generator expression) passed as the first argument of
+    a concatenation (`torch.cat([...])`); None otherwise."""
     for node in ast.walk(statement):
         if not (isinstance(node, ast.Call) and node.args
                 and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))
@@ -1442,7 +1442,7 @@ def _concatenation_of(statement, comprehension: ast.comprehension):
         targets = {target.id for target in ast.walk(comprehension.target) if isinstance(target, ast.Name)}
         reads = [read for read in ast.walk(element) if isinstance(read, ast.Attribute) and read.attr == "grad"
                  and isinstance(read.value, ast.Name) and read.value.id in targets]
-        return (element, reads) if reads else None
+        return reads or None
     return None
 
 
@@ -1485,16 +1485,16 @@ def grad_of_leaf_without_gradient(found):
         # comparison with another flattened gradient). Skipping a parameter would shift every later
         # position; a zero block in its place is the gradient it did get: the loss does not
         # depend on it.
-        element, reads_in_element = concatenated
+        reads_in_element = concatenated
         zero_filled = replace_nodes_text(filename, statement, [
             (read, f"({name}.grad if {name}.grad is not None else torch.zeros_like({name}))")
             for read in reads_in_element])
-        notes.append(f"the comprehension flattens the gradients of every parameter into one vector: a parameter "
-                     f"left out would move the positions of all those after it, so its place holds zeros, the "
-                     f"gradient the loss has with respect to a parameter it does not use")
+        notes.append("the comprehension flattens the gradients of every parameter into one vector: a parameter "
+                     "left out would move the positions of all those after it, so its place holds zeros, the "
+                     "gradient the loss has with respect to a parameter it does not use")
         helps.append(statement_change(location, (
-            f"put zeros in the place of a parameter that got no gradient: the vector keeps one block per "
-            f"parameter, in order, and each block is that parameter's gradient"), zero_filled))
+            "put zeros in the place of a parameter that got no gradient: the vector keeps one block per "
+            "parameter, in order, and each block is that parameter's gradient"), zero_filled))
     elif comprehension is not None:
         # `{n: p.grad.norm() for n, p in model.named_parameters()}`: the same skip, as the
         # comprehension's condition.
