@@ -1448,6 +1448,38 @@ then `optimizer.step(closure)`.
         "optimizer = torch.optim.LBFGS([w], max_iter=5)\n"
     ))
 
+CLOSURE_GRADIENTS_NOT_CLEARED = _code(
+    "AD180",
+    "an L-BFGS closure that does not clear the gradients: each evaluation adds its gradient to the previous ones",
+    """\
+**What it means.** `torch.optim.LBFGS.step(closure)` calls the closure several times per step,
+once per trial point, and reads `.grad` after each call as the gradient at that point. backward()
+adds to `.grad`; a closure that calls backward() without clearing the gradients first (the
+`zero_grad()` moved out of it, once before `step()`, to allow gradient accumulation) hands L-BFGS
+the sum of the gradients of every evaluation so far: its directions and curvature pairs are wrong,
+the fit wanders off or diverges, and nothing fails. autograd-doctor notes the L-BFGS steps in which
+every evaluation added into the gradient the previous one left and, when it stops, names the
+closure.
+
+**Minimal example.**
+
+    optimizer.zero_grad()              # once per step, outside the closure
+    def closure():                     # AD180
+        loss = ((w - target) ** 2).sum()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+
+**The fix.** Clear the gradients at the top of the closure, `optimizer.zero_grad()` before the
+forward pass, so that each evaluation's backward() leaves exactly its own gradient.
+""",
+    heading="an L-BFGS closure that does not clear the gradients",
+    example_setup=(
+        "w = nn.Parameter(torch.zeros(3))\n"
+        "target = torch.tensor([1.0, -2.0, 0.5])\n"
+        "optimizer = torch.optim.LBFGS([w], max_iter=5)\n"
+    ))
+
 NO_GRAD_ALIAS = _code(
     "AD155",
     "a torch.no_grad() block only gave existing tensors new names: they still carry their history",
