@@ -106,16 +106,19 @@ def _clear_first(definition, step_site) -> Suggestion | None:
     body = node.body
     docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str)
-    last_kept = body[0].end_lineno if docstring else body[0].lineno - 1
-    if docstring and len(body) == 1:
-        return None
-    kept = [source_line(filename, n)[node.col_offset:] for n in range(node.lineno, last_kept + 1)]
-    inner = " " * (body[0].col_offset - node.col_offset)
-    location = Location(display_path(filename), node.lineno, node.col_offset, end_line=last_kept,
+    first = body[1] if docstring and len(body) > 1 else body[0]
+    if first is body[0] and docstring or first.lineno == node.lineno:
+        return None  # only a docstring, or a one-line def: no line to put the clear on
+    # The header (and docstring), the clear, then the first statement as written: the change spans
+    # lines, so every reader of the help (the JSON report's line and end_line) replaces the same ones.
+    kept = [source_line(filename, n)[node.col_offset:] for n in range(node.lineno, first.lineno)]
+    following = [source_line(filename, n)[node.col_offset:] for n in range(first.lineno, first.end_lineno + 1)]
+    inner = " " * (first.col_offset - node.col_offset)
+    location = Location(display_path(filename), node.lineno, node.col_offset, end_line=first.end_lineno,
                         source=source_line(filename, node.lineno).strip())
     return Suggestion(f"clear the gradients at the top of the closure, {optimizer}.zero_grad(): each evaluation's "
                       "backward() then leaves the gradient at its own trial point, which L-BFGS reads",
-                      "\n".join(kept + [f"{inner}{optimizer}.zero_grad()"]), location)
+                      "\n".join(kept + [f"{inner}{optimizer}.zero_grad()"] + following), location)
 
 
 __all__ = ["uncleared_closure_diagnoses"]
