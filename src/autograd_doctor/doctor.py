@@ -22,7 +22,7 @@ from autograd_doctor.analysis import (
     masked_nan, never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms,
     self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
-    untrained_parameters, zero_factor_parameters, zero_gradient_ops,
+    uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
@@ -356,6 +356,7 @@ class Doctor:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
             found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)
             found += stale_closure.stale_closure_diagnoses(self.recorder)
+            found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)
         except Exception:
             internal_error()
             return

@@ -1,7 +1,10 @@
 """AD173: an optimizer that takes dense gradients only (Adam, AdamW, RMSprop, ...) given the sparse
 gradient of an embedding made with sparse=True. The constructor calls that ask for it are named,
 and the change (sparse=False there) trains the model as the hand-written dense version does.
-A sparse embedding trained with SGD, which takes sparse gradients, is silent."""
+SGD takes sparse gradients, but its weight_decay adds the dense parameter to them and fails inside
+step() with "add(sparse, dense) is not supported": the same constructions are named, the same
+change trains as the dense version with that weight decay. A sparse embedding trained with SGD
+without weight decay is silent."""
 
 import torch
 
@@ -83,3 +86,39 @@ def test_dense_embeddings_trained_with_adam_are_silent(tmp_path):
     outcome = run_program(tmp_path, program("False"))
     assert outcome.error is None
     assert [d.code for d in outcome.diagnoses] == []
+
+
+SGD_WITH_WEIGHT_DECAY = "torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=1e-3)"
+
+
+def test_sgd_weight_decay_on_sparse_embedding_gradients_names_the_constructions_and_the_change_trains_densely(
+        tmp_path):
+    # The add that fails is SGD's own (`grad.add(param, alpha=weight_decay)` in torch/optim/sgd.py):
+    # the user's line is the step, and no `.grad` is on it.
+    outcome = run_as_script(tmp_path, program("True", SGD_WITH_WEIGHT_DECAY))
+    assert "add(sparse, dense) is not supported" in str(outcome.error)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD173"]
+    assert diagnosis.primary.line == outcome.line("USERS")
+    assert {location.line for location in diagnosis.related} == {outcome.line("STEP"), outcome.line("ITEMS")}
+    assert any("weight_decay=0.001" in note and "model.users" not in note for note in diagnosis.notes)
+    assert all("sparse=False" in h.message and "weight_decay=0" in h.message for h in diagnosis.help)
+    fixed = program("True", SGD_WITH_WEIGHT_DECAY)
+    for index in range(len(diagnosis.help)):
+        outcome.source = fixed
+        fixed = apply_help(outcome, index)
+    assert "sparse=True" not in fixed
+    result = run_plain(tmp_path, fixed, "fixed.py")["result"]
+    reference = run_plain(tmp_path, program("False", SGD_WITH_WEIGHT_DECAY), "reference.py")["result"]
+    assert torch.equal(result["losses"], reference["losses"])
+    assert all(torch.equal(a, b) for a, b in zip(result["params"], reference["params"]))
+
+
+def test_a_users_own_sparse_add_keeps_its_ad152_diagnosis(tmp_path):
+    # `p.grad + noise` on the user's line stays AD152 (the operand made dense there), not AD173.
+    source = program("True", "torch.optim.SGD(model.parameters(), lr=0.1)").replace(
+        "    optimizer.step()  # STEP", "    for p in model.parameters():\n        p.grad = p.grad + 0.01  # NOISE\n"
+        "    optimizer.step()  # STEP")
+    outcome = run_as_script(tmp_path, source)
+    assert "add(sparse, dense) is not supported" in str(outcome.error)
+    assert [d.code for d in outcome.diagnoses] == ["AD152"]
+    assert outcome.diagnoses[0].primary.line == outcome.line("NOISE")

@@ -1332,8 +1332,9 @@ SPARSE_GRADIENT_OPTIMIZER = _code(
 their weight a sparse gradient (only the rows the batch looked up), as DLRM-style recommenders do
 for SGD. Most optimizers (`Adam`, `AdamW`, `RMSprop`, `Adadelta`, ...) take dense gradients only,
 and the first `step()` fails with "Adam does not support sparse gradients, please consider
-SparseAdam instead", a message that names neither the parameter nor the embedding.
-autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
+SparseAdam instead", a message that names neither the parameter nor the embedding. `SGD` takes
+sparse gradients, but its `weight_decay` adds the dense parameter to them and fails inside
+`step()` with "add(sparse, dense) is not supported". autograd-doctor names the embeddings whose weights hold a sparse gradient in that optimizer and
 the constructor calls that asked for it.
 
 **Minimal example.**
@@ -1441,6 +1442,38 @@ closure ran no backward() and, when it stops, names the `step(closure)` call.
 then `optimizer.step(closure)`.
 """,
     heading="L-BFGS was given a closure that runs no backward()",
+    example_setup=(
+        "w = nn.Parameter(torch.zeros(3))\n"
+        "target = torch.tensor([1.0, -2.0, 0.5])\n"
+        "optimizer = torch.optim.LBFGS([w], max_iter=5)\n"
+    ))
+
+CLOSURE_GRADIENTS_NOT_CLEARED = _code(
+    "AD180",
+    "an L-BFGS closure that does not clear the gradients: each evaluation adds its gradient to the previous ones",
+    """\
+**What it means.** `torch.optim.LBFGS.step(closure)` calls the closure several times per step,
+once per trial point, and reads `.grad` after each call as the gradient at that point. backward()
+adds to `.grad`; a closure that calls backward() without clearing the gradients first (the
+`zero_grad()` moved out of it, once before `step()`, to allow gradient accumulation) hands L-BFGS
+the sum of the gradients of every evaluation so far: its directions and curvature pairs are wrong,
+the fit wanders off or diverges, and nothing fails. autograd-doctor notes the L-BFGS steps in which
+every evaluation added into the gradient the previous one left and, when it stops, names the
+closure.
+
+**Minimal example.**
+
+    optimizer.zero_grad()              # once per step, outside the closure
+    def closure():                     # AD180
+        loss = ((w - target) ** 2).sum()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+
+**The fix.** Clear the gradients at the top of the closure, `optimizer.zero_grad()` before the
+forward pass, so that each evaluation's backward() leaves exactly its own gradient.
+""",
+    heading="an L-BFGS closure that does not clear the gradients",
     example_setup=(
         "w = nn.Parameter(torch.zeros(3))\n"
         "target = torch.tensor([1.0, -2.0, 0.5])\n"

@@ -110,6 +110,23 @@ def recompute_mismatch(context: ErrorContext, already):
             helps.insert(0, logged)
             return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, body, [primary, definition, use], notes, helps)
         return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [definition, use], notes, helps)
+    filled = _branch_on_argument_it_fills(code)
+    if filled is not None:
+        # `if key in cache: k = cat([cache[key], k])` then `cache[key] = k`: a container the caller
+        # passes in (a key/value cache made for generation) is filled by the first run, so the
+        # recomputation reads what the first run stored and computes on longer tensors.
+        branch, store, argument = filled
+        primary = statement_location(code.co_filename, branch, role="branch",
+                                     note=f"reads {argument}, which this function fills: the recomputation finds "
+                                          "what the first run stored there")
+        stored = statement_location(code.co_filename, store, role="stored",
+                                    note=f"stores into {argument} during the first run")
+        notes.append(f"{code.co_name}() stores into {argument}, a container its caller passes in, and reads it "
+                     "back under a condition: when checkpoint runs it again during backward, the container already "
+                     "holds the first run's entries and the function computes with them")
+        helps.insert(0, Suggestion(f"pass no {argument} to the checkpointed function while training (a cache "
+                                   "made for generation, use_cache=False), or fill it outside the function"))
+        return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, primary, [stored, definition, use], notes, helps)
     branches = _branches(code)
     return diagnosis(codes.CHECKPOINT_RECOMPUTE_MISMATCH, definition, [*branches, use], notes, helps)
 
@@ -133,6 +150,38 @@ def _branch_on_state_it_sets(code):
             if read:
                 return branch, read[0]
     return None
+
+
+def _branch_on_argument_it_fills(code):
+    """(the `if`, the store, the argument's name) when the checkpointed function stores into a
+    container it takes as an argument (`cache[key] = value`) and an `if` of the function reads that
+    argument (`if key in cache:`, `if cache[key] is not None:`); None otherwise."""
+    node = _function_node(code)
+    if node is None:
+        return None
+    arguments = {argument.arg for argument in node.args.args + node.args.kwonlyargs} - {"self"}
+    stores = [(statement, target.value.id) for statement in ast.walk(node) if isinstance(statement, ast.Assign)
+              for target in statement.targets if isinstance(target, ast.Subscript)
+              and isinstance(target.value, ast.Name) and target.value.id in arguments]
+    for store, argument in stores:
+        for branch in ast.walk(node):
+            if isinstance(branch, ast.If) and branch.lineno < store.lineno and _reads_container(branch.test, argument):
+                return branch, store, argument
+    return None
+
+
+def _reads_container(test: ast.AST, name: str) -> bool:
+    """Whether `test` looks into the container `name`: `key in name`, `name[key]`, `name.get(key)`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                and any(isinstance(c, ast.Name) and c.id == name for c in node.comparators):
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return True
+    return False
 
 
 def _unconditional(filename: str, branch: ast.If, attribute: str) -> str | None:

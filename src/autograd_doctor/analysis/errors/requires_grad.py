@@ -17,7 +17,7 @@ from autograd_doctor.analysis.errors.context import (
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, parse_file, replace_node_text, segment, statement_location, walk_covering,
+    call_argument, parse_file, replace_node_text, replace_nodes_text, segment, statement_location, walk_covering,
 )
 
 FLOAT_DTYPE = "torch.float32"
@@ -1422,6 +1422,30 @@ def _comprehension_over(statement, name: str) -> ast.comprehension | None:
     return found[0] if len(found) == 1 else None
 
 
+# The calls that join their first argument's tensors into one, position by position.
+_CONCATENATIONS = ("cat", "concat", "concatenate", "stack", "hstack", "vstack")
+
+
+def _concatenation_of(statement, comprehension: ast.comprehension):
+    """The `.grad` reads of the comprehension's target inside its element, when `comprehension` is
+    the generator of a list comprehension (or generator expression) passed as the first argument of
+    a concatenation (`torch.cat([...])`); None otherwise."""
+    for node in ast.walk(statement):
+        if not (isinstance(node, ast.Call) and node.args
+                and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))
+                and comprehension in node.args[0].generators and len(node.args[0].generators) == 1):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if called not in _CONCATENATIONS:
+            return None
+        element = node.args[0].elt
+        targets = {target.id for target in ast.walk(comprehension.target) if isinstance(target, ast.Name)}
+        reads = [read for read in ast.walk(element) if isinstance(read, ast.Attribute) and read.attr == "grad"
+                 and isinstance(read.value, ast.Name) and read.value.id in targets]
+        return reads or None
+    return None
+
+
 def grad_of_leaf_without_gradient(found):
     """A Python error from using `p.grad`, None because the leaf `p` got no gradient: it does not
     require grad (frozen) or the loss did not use it. Typical of hand-written optimizer steps and
@@ -1454,7 +1478,24 @@ def grad_of_leaf_without_gradient(found):
                 f"skip the parameters that have no gradient, as PyTorch's optimizers do: {name} then keeps its "
                 "value, as it would under torch.optim"), f"if {name}.grad is None:\n    continue\n{first_text}"))
     comprehension = _comprehension_over(statement, name) if loop is None and name.isidentifier() else None
-    if comprehension is not None:
+    concatenated = _concatenation_of(statement, comprehension) if comprehension is not None else None
+    if concatenated is not None:
+        # `torch.cat([p.grad.view(-1) for p in model.parameters()])`: one flat vector over every
+        # parameter, whose positions the code reads back per parameter (an A-GEM projection, a
+        # comparison with another flattened gradient). Skipping a parameter would shift every later
+        # position; a zero block in its place is the gradient it did get: the loss does not
+        # depend on it.
+        reads_in_element = concatenated
+        zero_filled = replace_nodes_text(filename, statement, [
+            (read, f"({name}.grad if {name}.grad is not None else torch.zeros_like({name}))")
+            for read in reads_in_element])
+        notes.append("the comprehension flattens the gradients of every parameter into one vector: a parameter "
+                     "left out would move the positions of all those after it, so its place holds zeros, the "
+                     "gradient the loss has with respect to a parameter it does not use")
+        helps.append(statement_change(location, (
+            "put zeros in the place of a parameter that got no gradient: the vector keeps one block per "
+            "parameter, in order, and each block is that parameter's gradient"), zero_filled))
+    elif comprehension is not None:
         # `{n: p.grad.norm() for n, p in model.named_parameters()}`: the same skip, as the
         # comprehension's condition.
         new_statement = replace_node_text(filename, statement, comprehension.iter,

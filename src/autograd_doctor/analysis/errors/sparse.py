@@ -1,7 +1,8 @@
 """A sparse gradient combined with a dense tensor by an operation that refuses sparse-first
 operands: "add(sparse, dense) is not supported. Use add(dense, sparse) instead."; and a sparse
 gradient given to an optimizer that takes dense ones only: "Adam does not support sparse
-gradients, please consider SparseAdam instead".
+gradients, please consider SparseAdam instead"; and an optimizer option that adds a dense tensor
+to a sparse gradient (SGD's weight_decay), which fails inside step() with the message about `add`.
 
 The gradient of `nn.Embedding(..., sparse=True)` (and `EmbeddingBag`, `F.embedding(...,
 sparse=True)`) is a sparse tensor: only the rows the batch looked up. Code written for dense
@@ -33,7 +34,10 @@ def sparse_first_operand(context: ErrorContext, already):
     frame, line, filename, statement, location = found
     operand = _sparse_gradient_operand(frame, statement, line)
     if operand is None:
-        return None
+        # The add is inside an optimizer's step(): SGD's weight_decay adds the dense parameter to
+        # its gradient (`grad.add(param, alpha=weight_decay)`), an option PyTorch does not define
+        # for a sparse gradient.
+        return optimizer_refuses_sparse(context, already, reason=_optimizer_option_reason)
     text = segment(filename, operand)
     owner = value_of(frame, operand.value)
     location.role, location.note = "combined", f"{text} is a sparse tensor here"
@@ -118,11 +122,40 @@ def _embedding_holding(frame, parameter) -> str | None:
     return None
 
 
-def optimizer_refuses_sparse(context: ErrorContext, already):
-    """An optimizer's step() refused a sparse gradient. The embeddings whose weights hold one are
-    found among the modules the user's frames bind; where every such weight belongs to an
+_SPARSE_ADAM_ADVICE = ("or keep sparse updates with torch.optim.SparseAdam for the embeddings' weights and a "
+                       "second, dense optimizer for the other parameters (a different algorithm: its moments are "
+                       "updated only for the rows looked up)")
+
+
+def _optimizer_takes_dense_only(optimizer, sparse_parameters) -> tuple[str, str, str]:
+    """(the raising line's note, the reason, the advice) for an optimizer that has no update for
+    sparse gradients."""
+    name = type(optimizer).__name__
+    return f"{name} takes dense gradients only", f"{name} has no update for that layout", _SPARSE_ADAM_ADVICE
+
+
+def _optimizer_option_reason(optimizer, sparse_parameters) -> tuple[str, str, str]:
+    """(the raising line's note, the reason, the advice) for an optimizer whose update takes sparse
+    gradients but whose options add a dense tensor to them: SGD's weight_decay adds the parameter
+    to its gradient."""
+    name = type(optimizer).__name__
+    decays = sorted({group.get("weight_decay", 0) for group in optimizer.param_groups
+                     if any(p in sparse_parameters for p in group["params"])} - {0})
+    option = f"weight_decay={decays[0]}" if decays else "one of its options"
+    return (f"{name} with {option} adds a dense tensor to a sparse gradient",
+            f"{name} with {option} adds the dense parameter to each gradient (weight decay), which PyTorch does not "
+            "define for a sparse one",
+            "or keep sparse gradients with weight_decay=0 for the embeddings' weights and an L2 term on the rows "
+            "the batch looks up in the loss (a different regulariser: only those rows decay)")
+
+
+def optimizer_refuses_sparse(context: ErrorContext, already, reason=_optimizer_takes_dense_only):
+    """An optimizer's step() refused a sparse gradient (its update takes dense gradients only, or an
+    option such as SGD's weight_decay adds a dense tensor to them). The embeddings whose weights hold
+    one are found among the modules the user's frames bind; where every such weight belongs to an
     embedding whose constructor call says `sparse=True` in the user's files, the change is
-    `sparse=False` there (the same gradient values, dense, which the optimizer's own update takes)."""
+    `sparse=False` there (the same gradient values, dense, which the optimizer's own update and
+    its options take)."""
     found = user_statement(context)
     optimizer = _optimizer_in_traceback(context)
     if found is None or optimizer is None:
@@ -133,18 +166,15 @@ def optimizer_refuses_sparse(context: ErrorContext, already):
     if not sparse_parameters:
         return None
     name = type(optimizer).__name__
-    location.role, location.note = "raised", f"{name} takes dense gradients only"
+    raised_note, why, advice = reason(optimizer, sparse_parameters)
+    location.role, location.note = "raised", raised_note
     owners = [_sparse_embedding_owning(context, parameter) for parameter in sparse_parameters]
     notes = [f"{len(sparse_parameters)} parameter(s) given to {name} hold a sparse gradient: the weight of an "
-             "embedding made with sparse=True gets only the rows the batch looked up, and "
-             f"{name} has no update for that layout"]
+             "embedding made with sparse=True gets only the rows the batch looked up, and " + why]
     named = [owner for owner in owners if owner is not None]
     if named:
         notes.append("the embedding(s) with sparse=True: " + ", ".join(named))
     constructions = _sparse_constructions(context)
-    advice = ("or keep sparse updates with torch.optim.SparseAdam for the embeddings' weights and a second, "
-              "dense optimizer for the other parameters (a different algorithm: its moments are updated only "
-              "for the rows looked up)")
     if None in owners or not constructions:
         return diagnosis(codes.SPARSE_GRADIENT_OPTIMIZER, location, notes=notes, help=[Suggestion(
             "create the embeddings with sparse=False (the same gradient values, dense), " + advice)])
