@@ -124,7 +124,9 @@ class Suggestion:
         if self.location is not None:
             data["file"] = self.location.file
             data["line"] = self.location.line
-            if self.location.end_line is not None and self.location.end_line != self.location.line:
+            # given whenever known, one line included: without it a reader replaces the whole
+            # statement at `line` (a `def` with its body), as --verify-fix does when none is known
+            if self.location.end_line is not None:
                 data["end_line"] = self.location.end_line
         return data
 
