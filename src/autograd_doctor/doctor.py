@@ -787,6 +787,10 @@ class Doctor:
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)
+        if self.recorder.state.get("unreplayed_random_checkpoints"):
+            # A reentrant checkpoint with preserve_rng_state=False drew random numbers (AD168).
+            self._report_silent(grad_off_blocks.unreplayed_random_checkpoint_diagnosis, self.recorder, call, args,
+                                kwargs)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS and self.silent != "ignore":
             try:
                 self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)

@@ -611,6 +611,7 @@ CASES = {
     "amp_step_without_update": ("AD150", 0, check_update_after_step),
     "amp_step_twice_in_one_iteration": ("AD150", 0, check_update_after_each_step),
     "amp_float16_parameters": ("AD151", 0, check_trained_head_in_float32),
+    "amp_step_without_gradients": ("AD167", None, None),  # advice: the loss to write in torch is the user's
     "sparse_gradient_noise": ("AD152", 0, check_dense_gradient_with_noise),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).

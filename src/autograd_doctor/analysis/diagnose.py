@@ -783,8 +783,11 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
     return diagnosis
 
 
-def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
-    """AD104: an in-place write to one of several views returned by chunk/split/unbind."""
+def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...],
+                                 module_class: str | None = None) -> Diagnosis | None:
+    """AD104: an in-place write to one of several views returned by chunk/split/unbind. When the
+    write is a module's (`out = self.act(piece)` with `act = nn.ReLU(inplace=True)`), the line to
+    change is the module's definition: inplace=False returns the same values in a new tensor."""
     message = str(error)
     if "returns multiple views" not in message:
         return None
@@ -798,6 +801,14 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     statement = statement_at(site.filename, site.lineno)
     helps = [s for s in write_fixes(site.filename, statement, site.lineno, None, _write_facts(None, target))
              if not s.keeps_write]
+    related = []
+    if module_class and statement is not None and not helps and _result_is_bound(statement):
+        definition = inplace_module_definition_fix(site.filename, module_class, site.lineno)
+        if definition is not None and definition.location is not None:
+            helps.append(definition)
+            related.append(location_of(site, role="called", note=f"{module_class} writes into the piece here"))
+            primary = Location(**{**definition.location.__dict__, "role": "defined",
+                                  "note": f"{module_class}(inplace=True) defined here: it writes into its input"})
     if statement is not None and not helps:
         chain = inplace_chain_fix(site.filename, statement)  # `scale = piece.mul_(0.5).tanh_()`
         helps.extend([chain] if chain is not None else [])
@@ -825,7 +836,8 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     helps.append(Suggestion("if the write must reach the original tensor, rebuild it from the pieces "
                             "with torch.cat or torch.stack instead of writing into one piece"))
     diagnosis = Diagnosis(code=codes.MULTI_OUTPUT_VIEW_INPLACE, title=codes.title(codes.MULTI_OUTPUT_VIEW_INPLACE),
-                          severity="error", primary=primary, related=[], tensor=info, notes=notes, help=helps)
+                          severity="error", primary=primary, related=[r for r in related if r is not None], tensor=info,
+                          notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
 
@@ -873,11 +885,16 @@ def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[S
     diagnosis = leaf_inplace_diagnosis(error, func, args, stack, module_class)
     if diagnosis is not None:
         return diagnosis
-    for builder in (multi_view_inplace_diagnosis, overlap_error_diagnosis):
-        diagnosis = builder(error, func, args, stack)
-        if diagnosis is not None:
-            return diagnosis
-    return None
+    diagnosis = multi_view_inplace_diagnosis(error, func, args, stack, module_class)
+    if diagnosis is not None:
+        return diagnosis
+    return overlap_error_diagnosis(error, func, args, stack)
+
+
+def _result_is_bound(statement: ast.stmt) -> bool:
+    """`out = act(piece)` (or a return of it): the call's result is used, so a module made out of
+    place gives the statement the same value; a bare `act(piece)` relies on the write itself."""
+    return isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Return)) and statement.value is not None
 
 
 def current_node():

@@ -638,3 +638,60 @@ def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
                          severity="warning", primary=primary, related=[r for r in related if r is not None],
                          notes=notes, help=helps, extra={"cut": "reentrant_checkpoint", "cut_variable": function})
     return None
+
+
+# ---- a reentrant checkpoint with preserve_rng_state=False around random numbers --------------
+
+
+def unreplayed_random_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
+    """AD168 (a warning) after a backward() that succeeded: a reentrant checkpoint called since the
+    previous backward() with `preserve_rng_state=False`, whose function drew random numbers in the
+    forward (recording/checkpoint_calls.py compares the generators' states around the call). This
+    backward() recomputed the function with other random numbers (another dropout mask): the
+    gradients are those of a forward that did not run. The help passes preserve_rng_state=True,
+    which replays the forward's random numbers: the same forward values, and the gradients of the
+    forward that ran. None otherwise."""
+    from autograd_doctor.diagnosis import codes
+    from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+    from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment
+
+    log = recorder.state.get("unreplayed_random_checkpoints")
+    if not log or call is None:
+        return None
+    entries = [entry for entry in log if entry.seq < call.seq]
+    for entry in entries:
+        log.remove(entry)
+    reported = recorder.state.setdefault("unreplayed_random_checkpoints_reported", set())
+    for entry in entries:
+        site = entry.site
+        if site is None or (site.filename, site.lineno) in reported:
+            continue
+        scope = Scope(site.filename, site.lineno)
+        statement = scope.statement_at(site.lineno) if scope.tree is not None else None
+        checkpoint_call = _checkpoint_call(site.filename, statement) if statement is not None else None
+        if checkpoint_call is None:
+            continue
+        reported.add((site.filename, site.lineno))
+        function = segment(site.filename, checkpoint_call.args[0]) if checkpoint_call.args else entry.function
+        primary = statement_location(site.filename, statement, role="checkpoint",
+                                     note="preserve_rng_state=False: backward() recomputes the function with other "
+                                          "random numbers than its forward drew")
+        notes = [f"{function} ({entry.function}) drew random numbers in the forward (dropout in training mode, "
+                 "torch.rand...): the reentrant checkpoint keeps none of its activations and runs it again in "
+                 "backward(), and without the forward's generator state that run draws other numbers (another "
+                 "dropout mask), so the gradients are those of a forward that did not run; nothing fails"]
+        related = [location_of(call.site, role="backward", note=f"recomputed {function} with other random numbers")]
+        keyword = next((k for k in checkpoint_call.keywords if k.arg == "preserve_rng_state"), None)
+        helps = [Suggestion("pass preserve_rng_state=True (checkpoint's default): the recomputation replays the "
+                            "forward's random numbers, so the forward values stay the same and the gradients are "
+                            "those of the forward that ran")]
+        if keyword is not None:
+            replacement = replace_node_text(site.filename, statement, keyword.value, "True")
+            if replacement is not None:
+                helps = [Suggestion(helps[0].message, replacement, statement_location(site.filename, statement))]
+        return Diagnosis(code=codes.CHECKPOINT_RANDOM_NOT_REPLAYED,
+                         title=f"{function} draws random numbers inside a checkpoint that does not replay them: "
+                               "its gradients belong to another forward",
+                         severity="warning", primary=primary, related=[r for r in related if r is not None],
+                         notes=notes, help=helps)
+    return None

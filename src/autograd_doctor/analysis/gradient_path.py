@@ -60,7 +60,7 @@ from autograd_doctor.recording.identity import IdentityMap, IdentitySet
 from autograd_doctor.recording.module_forwards import (
     STATE_KEY as TRACKER_KEY, ModuleForwardTracker, is_active, node_key,
 )
-from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_name, function_definition, location_of, parse_file, replace_node_text, replace_nodes_text, segment, source_line,
     statement_location,
@@ -804,6 +804,9 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
                        location_of(site, role="backward", note="backward() called here")]
             return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "reentrant_checkpoint")
     if cut is not None and cut.mark.kind == "unknown":
+        constant = _constant_loss_diagnosis(cut, frame_locals, site, loss, name)
+        if constant is not None:
+            return constant
         sampled = _sample_cut_diagnosis(cut, frame_locals, site, loss, name)
         if sampled is not None:
             return sampled
@@ -831,6 +834,117 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
                               f"{cut.statement.lineno}")
     return diagnosis
+
+
+ZERO_FACTORIES = ("zeros", "zeros_like", "new_zeros")
+
+
+def _zero_constant(call: ast.AST) -> bool:
+    """`torch.tensor(0.)`, `torch.zeros(...)`, `x.new_zeros(...)`, `torch.zeros_like(x)`: a zero made
+    without a graph (no requires_grad= given)."""
+    if not isinstance(call, ast.Call) or any(k.arg == "requires_grad" for k in call.keywords):
+        return False
+    name = call_name(call)
+    if name in ZERO_FACTORIES:
+        return True
+    return name in ("tensor", "new_tensor") and len(call.args) == 1 and isinstance(call.args[0], ast.Constant) \
+        and isinstance(call.args[0].value, (int, float)) and call.args[0].value == 0
+
+
+def _function_called(value: ast.AST, frame_locals: dict):
+    """(code, definition) of the user's function or method that `value` calls (`loss_fn(...)`,
+    `head.loss(...)`), or None."""
+    for call in (node for node in ast.walk(value) if isinstance(node, ast.Call)):
+        target = None
+        if isinstance(call.func, ast.Name):
+            target = frame_locals.get(call.func.id)
+        elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            owner = frame_locals.get(call.func.value.id)
+            target = getattr(owner, call.func.attr, None) if owner is not None else None
+        code = getattr(getattr(target, "__func__", target), "__code__", None)
+        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        if definition is not None:
+            return code, definition
+    return None
+
+
+def _constant_return(definition: ast.AST):
+    """(return statement, [statements that made its zero constants]) for the one `return` of the
+    function whose value is made only of zeros created without a graph in the statements just
+    before it (`loss_a = torch.tensor(0.0)`, `return loss_a + loss_b`), or None."""
+    found = []
+    for block in (node for node in ast.walk(definition) if hasattr(node, "body") and isinstance(node.body, list)):
+        for index, statement in enumerate(block.body):
+            if not isinstance(statement, ast.Return) or statement.value is None:
+                continue
+            names = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+            calls = [n for n in ast.walk(statement.value) if isinstance(n, ast.Call)]
+            makers = []
+            for earlier in reversed(block.body[:index]):
+                if isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and \
+                        isinstance(earlier.targets[0], ast.Name) and earlier.targets[0].id in names and \
+                        _zero_constant(earlier.value):
+                    makers.insert(0, earlier)
+                else:
+                    break
+            if makers and {m.targets[0].id for m in makers} == names and not calls:
+                found.append((statement, makers))
+    return found[0] if len(found) == 1 else None
+
+
+def _constant_loss_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:
+    """AD301 for a loss that is a constant zero: the function the cut statement calls returned, in one
+    branch, zeros made without a graph (`loss_cls = torch.tensor(0.0)` for a batch with no positive
+    anchor), so backward() has nothing to run. Such a batch is meant to train nothing: the help makes
+    those constants leaves that require grad (requires_grad=True), with which backward() runs and
+    leaves the parameters without a gradient, so that the optimizer does not move them."""
+    if frame_locals is None or not isinstance(loss, torch.Tensor) or loss.numel() != 1 or loss.requires_grad:
+        return None
+    try:
+        if float(loss.detach()) != 0.0:
+            return None
+    except Exception:
+        return None
+    found = _function_called(cut.statement.value if hasattr(cut.statement, "value") else cut.statement, frame_locals)
+    constant = _constant_return(found[1]) if found is not None else None
+    if constant is None:
+        return None
+    code, definition = found
+    filename = code.co_filename
+    returned, makers = constant
+    lines = [m.lineno for m in makers]
+    contiguous = lines == list(range(makers[0].lineno, makers[0].lineno + len(makers))) and \
+        all(m.end_lineno == m.lineno and m.col_offset == makers[0].col_offset for m in makers)
+    changed = []
+    for maker in makers:
+        call = maker.value
+        parts = [segment(filename, a) for a in call.args] + [segment(filename, k) for k in call.keywords]
+        text = None if None in parts else replace_node_text(
+            filename, maker, call, f"{segment(filename, call.func)}({', '.join(parts + ['requires_grad=True'])})")
+        changed.append(text)
+    first = statement_location(filename, makers[0], role="made",
+                               note=f"a zero made without a graph: {definition.name}() returns it as the loss "
+                                    f"(line {returned.lineno})")
+    message = ("make these zeros leaves that require grad (requires_grad=True): for such a batch backward() then "
+               "runs and gives the parameters no gradient, so the optimizer leaves them as they are")
+    help_ = Suggestion(message)
+    if contiguous and None not in changed:
+        span = Location(**{**first.__dict__, "end_line": makers[-1].end_lineno,
+                           "end_column": makers[-1].end_col_offset, "role": "", "note": ""})
+        help_ = Suggestion(message, "\n".join(changed), span)
+    related = [statement_location(site.filename, cut.statement, role="called from",
+                                  note=f"{definition.name}() returned a constant here"),
+               location_of(site, role="backward", note=f"{name} is a constant: no graph to run")]
+    notes = [f"{name} has no grad_fn: {definition.name}() returned `{segment(filename, returned.value)}`, zeros "
+             "created without a graph (a batch without anything to learn from), so nothing the loss depends on "
+             "requires grad",
+             "a loss made of parameters' outputs times zero (`pred.sum() * 0`) would give them zero gradients instead "
+             "of none: with momentum or weight decay the optimizer would still move them"]
+    return Diagnosis(code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="error",
+                     primary=first, related=[r for r in related if r is not None],
+                     tensor=tensor_info(loss, name), notes=notes, help=[help_])
 
 
 def _sample_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:

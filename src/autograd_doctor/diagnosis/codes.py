@@ -1899,6 +1899,68 @@ shares the tensor's memory.
     heading="copy.copy of a tensor shares its memory",
 )
 
+STEP_WITHOUT_GRADIENTS = _code(
+    "AD167",
+    "GradScaler.step() on an optimizer none of whose parameters got a gradient: the loss does not reach the model",
+    """\
+**What it means.** Under mixed precision, `scaler.step(optimizer)` first unscales the optimizer's
+gradients and records, per device, whether they hold an inf or a NaN. When no parameter of the
+optimizer has a gradient, there is nothing to check, and PyTorch stops with "AssertionError: No
+inf checks were recorded for this optimizer.", which says nothing of why. The backward() before
+it did not reach the model. The usual cause is a loss computed outside torch (NumPy, `.item()`,
+`.tolist()`, a colour or metric library) and wrapped back into a tensor with
+`torch.tensor(value, requires_grad=True)`, which silences "element 0 of tensors does not require
+grad": that tensor is a new leaf, its gradient stops there, and the model gets none.
+autograd-doctor checks that no parameter of the optimizer has a gradient and names the line that
+made the new leaf the loss started from (recorded at run time), or the step.
+
+**Minimal example.**
+
+    value = model(x).pow(2).mean().item()
+    loss = torch.tensor(value, requires_grad=True)     # AD167: a new leaf, outside the model's graph
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)                             # raises here
+
+**The fix.** Compute the loss with torch operations on the model's output (the same formula,
+written with `torch.` functions instead of NumPy's), without `.item()`, `.numpy()` or
+`torch.tensor()` on the way; backward() then reaches the parameters and the scaler has their
+gradients to check.
+""",
+    heading="GradScaler.step() found no gradient: the loss does not reach the model",
+    example_setup="model = torch.nn.Linear(3, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                  "scaler = torch.amp.GradScaler(\"cpu\")\nx = torch.randn(4, 3)\n",
+)
+
+CHECKPOINT_RANDOM_NOT_REPLAYED = _code(
+    "AD168",
+    "a checkpoint with preserve_rng_state=False around random numbers (dropout): backward recomputes another forward",
+    """\
+**What it means.** A reentrant gradient checkpoint (`checkpoint(f, x, use_reentrant=True)`) keeps
+none of `f`'s activations: backward() runs `f` again to get them. `preserve_rng_state=True`, the
+default, saves the random generators' state before the forward and replays it for that second
+run. With `preserve_rng_state=False` (set to save time), a function that draws random numbers
+(dropout in training mode, `torch.rand`, noise) draws *other* numbers when it is recomputed:
+another dropout mask. The loss was computed with the first mask, the gradients with the second,
+so they belong to a forward that did not run. Nothing fails, and training slowly goes wrong.
+PyTorch raises nothing for it (it is numbered with the errors only because the warning numbers
+were taken). autograd-doctor compares the generators' state before and after each such call (for
+calls with `preserve_rng_state=False` only) and reports it after the backward() that recomputed it.
+
+**Minimal example.**
+
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+    x = torch.randn(8, 4, requires_grad=True)
+    y = checkpoint(block, x, use_reentrant=True, preserve_rng_state=False)   # AD168
+    y.sum().backward()
+
+**The fix.** Pass `preserve_rng_state=True` (or leave it out): the recomputation replays the
+forward's random numbers, the forward values stay the same and the gradients are those of the
+forward that ran.
+""",
+    heading="a checkpoint that does not replay the random numbers its function drew",
+    example_setup="from torch.utils.checkpoint import checkpoint\n",
+)
+
 OWN_STATE_LOADED = _code(
     "AD169",
     "a module loads its own state_dict(): every tensor is copied onto itself, the module keeps its values",

@@ -15,6 +15,12 @@ grad, and a function that is a module (or a module's method, or a function closi
 module) with parameters that require grad. Only the call's site and weak references to a few of
 those parameters are kept; the analysis decides after the next backward() whether they got a
 gradient (analysis/grad_off_blocks.py).
+
+It also remembers a reentrant call made with `preserve_rng_state=False` whose function drew random
+numbers in the forward (dropout in training mode): the CPU generator's state (and CUDA's, once
+initialized) is compared before and after the call, for those calls only. Backward recomputes the
+function with other random numbers, so the gradients belong to another forward than the one that
+ran; nothing fails (analysis/grad_off_blocks.py reports it after the next backward()).
 """
 
 from __future__ import annotations
@@ -109,14 +115,57 @@ def _remember(function, args: tuple) -> None:
                                          [weakref.ref(p) for p in parameters], [weakref.ref(m) for m in modules]))
 
 
+@dataclass
+class UnreplayedRandomCheckpoint:
+    """A reentrant checkpoint call with preserve_rng_state=False whose function drew random numbers."""
+
+    stack: tuple[Site, ...]
+    seq: int
+    function: str
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+
+def _generator_states() -> list:
+    states = [torch.random.get_rng_state()]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states.extend(torch.cuda.get_rng_state_all())
+    return states
+
+
+def _will_recompute(preserve_rng_state, args: tuple) -> bool:
+    """Backward will run the function again, with whatever random numbers come then."""
+    return preserve_rng_state is False and torch.is_grad_enabled() and \
+        any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+
+
+def _remember_random(function, before: list) -> None:
+    after = _generator_states()
+    if len(after) == len(before) and all(torch.equal(a, b) for a, b in zip(before, after)):
+        return  # the function drew no random number: the recomputation gives the same values
+    stack = capture_user_stack(2, limit=2)
+    for recorder in list(_wrapped.recorders):
+        log = recorder.state.setdefault("unreplayed_random_checkpoints", collections.deque(maxlen=LOG_SIZE))
+        log.append(UnreplayedRandomCheckpoint(stack, next(recorder.seq), _name_of(function)))
+
+
 def _recording_apply(original):
     """A classmethod that remembers the call, then runs `original` (the classmethod object)."""
     def apply(cls, function, preserve_rng_state, *args):
         try:
             _remember(function, args)
+            before = _generator_states() if _will_recompute(preserve_rng_state, args) else None
         except Exception:
-            pass
-        return call_as_caller(original.__func__, (cls, function, preserve_rng_state, *args), {})
+            before = None
+        result = call_as_caller(original.__func__, (cls, function, preserve_rng_state, *args), {})
+        if before is not None:
+            try:
+                _remember_random(function, before)
+            except Exception:
+                pass
+        return result
     return marked(classmethod(apply), original)
 
 

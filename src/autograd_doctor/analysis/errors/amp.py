@@ -15,6 +15,14 @@ the call it refused, never the line that broke the order:
   `scaler.update()`. The help adds it right after the step; when update() and zero_grad() run
   under a condition the step is outside of (gradient accumulation), it moves the step under it.
 
+`scaler.step(optimizer)` also refuses an optimizer none of whose parameters has a gradient ("No inf
+checks were recorded for this optimizer.", AD167): the backward() before it did not reach the
+model. The common cause is a loss computed outside torch (NumPy, `.item()`, `.tolist()`) and
+wrapped back with `torch.tensor(value, requires_grad=True)` so that backward() runs: that tensor is
+a new leaf, and its graph holds nothing else. The diagnosis names the line that made it (recorded
+at run time), or the step when no such leaf is found. What replaces the computation is the
+user's (the same formula with torch operations on the model's output): advice.
+
 It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", AD151): the
 trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
 its parameters and their gradients are float16. The scaler exists to keep float32 parameters
@@ -33,7 +41,10 @@ from autograd_doctor.analysis.errors.build import diagnosis, text_of, user_state
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    location_of, parse_file, replace_node_text, segment, source_line, statement_location,
+)
+from autograd_doctor.recording import leaf_sites
 
 CLIP_CALLS = ("clip_grad_norm_", "clip_grad_value_")
 
@@ -904,7 +915,62 @@ def _float16_cast(tree: ast.AST, filename: str, frame, modules: list[str]):
     return None
 
 
+def step_without_gradients(context: ErrorContext, already):
+    """AD167: `scaler.step(optimizer)` on an optimizer whose parameters all have no gradient."""
+    found = _grad_scaler_call(context, "step")
+    if found is None:
+        return None
+    frame, filename, statement, location, call, receiver, optimizer_text = found
+    optimizer = value_of(frame, call.args[0]) if call.args else None
+    parameters = [p for group in getattr(optimizer, "param_groups", None) or [] for p in group.get("params", ())]
+    if not parameters or any(getattr(p, "grad", None) is not None for p in parameters):
+        return None
+    location.role = "step"
+    location.note = f"no parameter of {optimizer_text} has a gradient to unscale"
+    notes = [f"the backward() since the last {receiver}.update() reached none of the parameters {optimizer_text} "
+             "holds, so GradScaler recorded no inf check for it: nothing would train"]
+    help_ = Suggestion("compute the loss with torch operations on the model's output, so that backward() "
+                       "reaches the parameters: no .numpy(), .item(), .tolist() or float() on the way, and no "
+                       "torch.tensor() around the result")
+    leaf = _loss_made_as_new_leaf(frame, filename, statement)
+    if leaf is None:
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, location, notes=notes, help=[help_])
+    made = location_of(leaf, role="made", note="a new leaf: the loss backpropagated starts here, the model's "
+                       "output is not in its graph")
+    if made is None:
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, location, notes=notes, help=[help_])
+    notes.append("requires_grad=True on a tensor built from numbers only lets backward() run: its gradient stops at "
+                 "that tensor")
+    return diagnosis(codes.STEP_WITHOUT_GRADIENTS, made, related=[location], notes=notes, help=[help_])
+
+
+def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
+    """The creation site of the loss the last backward() before `step` started from, when that loss
+    (a name bound in the step's frame: `loss.backward()`, `scaler.scale(loss).backward()`) is a leaf
+    made with requires_grad=True in the user's code: a value rebuilt from numbers (else None)."""
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, step.lineno) if tree is not None else None
+    scope = scope or tree
+    if scope is None:
+        return None
+    backward_calls = [node for node in ast.walk(scope) if isinstance(node, ast.Call)
+                      and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                      and node.lineno < step.lineno]
+    if not backward_calls:
+        return None
+    root = max(backward_calls, key=lambda node: (node.lineno, node.col_offset)).func.value
+    if isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr == "scale" and root.args:
+        root = root.args[0]
+    if not isinstance(root, ast.Name):
+        return None
+    loss = value_of(frame, root)
+    if not isinstance(loss, torch.Tensor) or loss.grad_fn is not None or not loss.requires_grad:
+        return None
+    return leaf_sites.leaf_creation_site(loss)
+
+
 MATCHERS = [
+    (r"No inf checks were recorded for this optimizer", step_without_gradients),
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
     (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),
     (r"step\(\) has already been called since the last update\(\)", stepped_twice),
