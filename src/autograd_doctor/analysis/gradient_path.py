@@ -876,12 +876,27 @@ def backward_error_diagnosis(recorder, error: BaseException, call, args: tuple, 
     if "does not require grad and does not have a grad_fn" in message:
         if _inside_torch_func_transform():
             return None  # the path is not cut: the tape cannot see through vmap/grad (the catalogue's AD141)
-        return _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
+        cached = _cached_transform_cut(call, args, kwargs)
+        return cached or _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
     if "backward through the graph a second time" in message:
         from autograd_doctor.analysis.backward_twice import backward_twice_diagnosis
 
         return backward_twice_diagnosis(recorder, error, call, args, kwargs)
     return None
+
+
+def _cached_transform_cut(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """torch.autograd.grad with respect to a tensor a caching torch.distributions transform
+    produced (analysis/cached_transforms.py)."""
+    from autograd_doctor.analysis.cached_transforms import cached_transform_diagnosis
+
+    inputs = kwargs.get("inputs", args[1] if len(args) > 1 else None)
+    if inputs is None:
+        return None
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    return cached_transform_diagnosis(inputs, user_frames(),
+                                      location_of(call.site, role="grad",
+                                                  note="the gradient with respect to that tensor"))
 
 
 def _inside_torch_func_transform() -> bool:
