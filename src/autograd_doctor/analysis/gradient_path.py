@@ -990,12 +990,27 @@ def backward_error_diagnosis(recorder, error: BaseException, call, args: tuple, 
     if "does not require grad and does not have a grad_fn" in message:
         if _inside_torch_func_transform():
             return None  # the path is not cut: the tape cannot see through vmap/grad (the catalogue's AD141)
-        return _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
+        cached = _cached_transform_cut(call, args, kwargs)
+        return cached or _no_grad_fn_diagnosis(recorder, error, call, args, kwargs)
     if "backward through the graph a second time" in message:
         from autograd_doctor.analysis.backward_twice import backward_twice_diagnosis
 
         return backward_twice_diagnosis(recorder, error, call, args, kwargs)
     return None
+
+
+def _cached_transform_cut(call, args: tuple, kwargs: dict) -> Diagnosis | None:
+    """torch.autograd.grad with respect to a tensor a caching torch.distributions transform
+    produced (analysis/cached_transforms.py)."""
+    from autograd_doctor.analysis.cached_transforms import cached_transform_diagnosis
+
+    inputs = kwargs.get("inputs", args[1] if len(args) > 1 else None)
+    if inputs is None:
+        return None
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    return cached_transform_diagnosis(inputs, user_frames(),
+                                      location_of(call.site, role="grad",
+                                                  note="the gradient with respect to that tensor"))
 
 
 def _inside_torch_func_transform() -> bool:
@@ -1124,6 +1139,8 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
                 continue
             cut = _source_cut(frame, site, unreached[0][1], target_made_graph=bool(results[0].get(module)))
             cut = cut or forward_cut
+            if cut is None and ran is not None and module in ran:
+                cut = _owner_method_cut(state, model, module_name, unreached, reached)
             # a module known not to have run since the last backward (an auxiliary head
             # the forward never calls) got no gradient because it took no part: even a
             # cut found in the source is not its cause
@@ -1177,6 +1194,86 @@ def _forward_cut(module, param_name: str) -> Cut | None:
                 return Cut(statement, mark, code.co_filename, next(iter(sorted(names)), None),
                            f"{type(module).__name__}.forward reads self.{param_name} outside the graph")
         if isinstance(statement, (ast.Assign, ast.AugAssign)) and reads_parameter(statement.value):
+            derived |= _bound_names(statement)
+    return None
+
+
+def _owner_method_cut(state: dict, model, module_name: str, unreached: list, reached: set) -> Cut | None:
+    """Where a method of the module that owns the submodule `module_name` (a class of the user's
+    files) detaches what it computed from the submodule's output, `adj = softmax(self.phi(x) @
+    self.theta(x).t()).detach()`: the submodule ran, its parameters got no gradient, and an
+    optimizer that holds them also holds parameters this backward() reached, so its step trains the
+    rest and never these. A target network or a teacher detached on purpose is in no such
+    optimizer. The first such construct, or None."""
+    if not module_name:
+        return None
+    owner_path, _, attribute = module_name.rpartition(".")
+    try:
+        owner = model.get_submodule(owner_path) if owner_path else model
+    except AttributeError:
+        return None
+    found = _user_class_node(type(owner))
+    if found is None:
+        return None
+    filename, class_node = found
+    cut = None
+    for method in (n for n in class_node.body if isinstance(n, ast.FunctionDef)):
+        cut = _detach_of_attribute(filename, method, attribute, f"{type(owner).__name__}.{method.name}")
+        if cut is not None:
+            break
+    if cut is None:
+        return None
+    budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))
+    holding = optimizers_holding([p for _, p in unreached], budget) or []
+    if not any(id(p) in reached for optimizer in holding for group in optimizer.param_groups for p in group["params"]):
+        return None
+    return cut
+
+
+def _user_class_node(cls) -> tuple[str, ast.ClassDef] | None:
+    """(file, class statement) of a class defined in the user's files, found through its methods'
+    code (a program run as `__main__` has no module to look its file up in)."""
+    codes_of = [getattr(value, "__code__", None) for value in vars(cls).values()]
+    code = next((c for c in codes_of if c is not None), None)
+    if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+        return None
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__ \
+                and node.lineno <= code.co_firstlineno <= node.end_lineno:
+            return code.co_filename, node
+    return None
+
+
+def _detach_of_attribute(filename: str, method: ast.FunctionDef, attribute: str, where: str) -> Cut | None:
+    """The first statement of `method` that detaches (`.detach()`, `.data`) a value computed from
+    `self.<attribute>(...)`, directly or through the names the method bound from it."""
+    derived: set[str] = set()
+
+    def reads_submodule(node: ast.AST) -> bool:
+        return any((isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == attribute
+                    and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self")
+                   or (isinstance(sub, ast.Name) and sub.id in derived) for sub in ast.walk(node))
+
+    statements = sorted((node for node in ast.walk(method)
+                         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr))
+                         and node.value is not None), key=lambda node: (node.lineno, node.col_offset))
+    for statement in statements:
+        for node in ast.walk(statement.value):
+            mark = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+                    and not node.args and reads_submodule(node.func.value):
+                mark = CutMark("detach", node, segment(filename, node))
+            elif isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load) \
+                    and reads_submodule(node.value):
+                mark = CutMark("data", node, segment(filename, node))
+            if mark is not None:
+                names = _bound_names(statement) if isinstance(statement, (ast.Assign, ast.AugAssign)) else set()
+                return Cut(statement, mark, filename, next(iter(sorted(names)), None),
+                           f"{where} detaches what it computes from self.{attribute}")
+        if isinstance(statement, (ast.Assign, ast.AugAssign)) and reads_submodule(statement.value):
             derived |= _bound_names(statement)
     return None
 

@@ -3251,6 +3251,73 @@ checkpoint works.
 """,
     heading="activation checkpointing under torch.func.grad")
 
+BUFFER_MUTATED_UNDER_FUNC_TRANSFORM = _code(
+    "AD178",
+    "a module's buffer updated in place inside a function torch.func.grad, vjp or jacrev differentiates",
+    """\
+**What it means.** `torch.func.grad`, `vjp`, `jvp`, `jacrev` and `hessian` refuse an in-place
+write, inside the function they transform, into a tensor that function did not receive as an
+input: "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call
+in-place operation (aten::add_.Tensor) that would mutate a captured Tensor". The usual writer is
+a batch norm layer in training mode: its forward updates `running_mean`, `running_var` and
+`num_batches_tracked` in place, and through `torch.func.functional_call` those buffers are the
+module's own, captured from outside (MAML's inner step, per-example gradients). The traceback
+ends inside `torch.nn.functional.batch_norm`; autograd-doctor names the layer's construction in
+your file.
+
+**Minimal example.**
+
+    net = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 1))   # AD178
+    params = dict(net.named_parameters())
+    def loss_of(p):
+        return torch.func.functional_call(net, p, (torch.randn(5, 4),)).pow(2).mean()
+    torch.func.grad(loss_of)(params)
+
+**The fix.** Build the layer with `track_running_stats=False` when the program never evaluates
+it in `eval()` mode with running statistics (functorch's own MAML example does): in training mode
+the layer normalises with the batch's statistics either way, so the values and gradients are the
+same. If the running statistics are needed, pass the buffers to the transformed function with
+`functional_call(net, (params, buffers), ...)` from `torch.func.stack_module_state` or
+`dict(net.named_buffers())` cloned, or update them outside the transform.
+""",
+    heading="a batch norm's running statistics updated under torch.func.grad")
+
+ONCE_DIFFERENTIABLE_TWICE = _code(
+    "AD179",
+    "a custom autograd.Function marked @once_differentiable differentiated twice",
+    """\
+**What it means.** `@once_differentiable` on a custom `autograd.Function`'s backward runs it
+without recording a graph and forbids differentiating it: when a second derivative passes
+through the Function (a gradient penalty, MAML's inner step taken with `create_graph=True`, a
+Hessian), the backward() that needs it raises "trying to differentiate twice a function that was
+marked with @once_differentiable". The traceback shows the outer backward() only, not which
+Function, nor where the decorator is.
+
+**Minimal example.**
+
+    from torch.autograd.function import once_differentiable
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+        @staticmethod
+        @once_differentiable                      # AD179
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad_output
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    (g,) = torch.autograd.grad((Square.apply(x) * w).sum(), x, create_graph=True)
+    g.sum().backward()
+
+**The fix.** When backward computes its result with PyTorch operations, remove the decorator:
+autograd then records backward's operations and differentiates them, and the first derivative is
+unchanged. When backward calls code autograd cannot see (NumPy, a custom kernel), write its
+derivative as another Function, or drop the second-order terms on purpose (a first-order method),
+which changes the result.
+""",
+    heading="a @once_differentiable backward differentiated twice")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

@@ -800,6 +800,94 @@ def _legacy_calls(context: ErrorContext, class_name: str) -> list:
     return sorted(found, key=lambda item: (item[0], item[2].lineno, item[2].col_offset))
 
 
+# ---- AD179: a @once_differentiable backward differentiated twice -------------------------
+
+# Calls in a backward that autograd cannot record: they leave PyTorch's operations.
+_OPAQUE_CALLS = {"numpy", "item", "tolist", "cpu_numpy", "detach", "detach_", "data_ptr", "requires_grad_"}
+
+
+def _decorator_line(function: ast.FunctionDef) -> int | None:
+    for decorator in function.decorator_list:
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", None)
+        if name == "once_differentiable":
+            return decorator.lineno
+    return None
+
+
+def _backward_in_torch_operations(function: ast.FunctionDef) -> bool:
+    """Whether backward's body is written with PyTorch operations only, as far as the source
+    shows: no NumPy or Python number round trip, no `.data`, no no_grad block, no call of a
+    name that is not torch's or a tensor method (a kernel of an extension)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            return False
+        if isinstance(node, ast.With):
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                if func.attr in _OPAQUE_CALLS:
+                    return False
+                root = func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in ("np", "numpy", "math"):
+                    return False
+            elif isinstance(func, ast.Name) and func.id not in ("len", "range", "zip", "tuple", "list", "isinstance"):
+                return False
+    return True
+
+
+def once_differentiable_twice(context: ErrorContext, already):
+    """Second derivative through a custom Function whose backward is marked @once_differentiable:
+    the decorator in the user's files is named (when one class there has it); when backward is
+    written with PyTorch operations, the change removes it."""
+    candidates = []
+    for filename in context.files_reached():
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            backward = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "backward"), None)
+            line = _decorator_line(backward) if backward is not None else None
+            if line is not None:
+                candidates.append((filename, node, backward, line))
+    raised = context.raise_location("backward", "the backward() that needed the second derivative")
+    notes = ["@once_differentiable runs backward without recording a graph and forbids differentiating it; "
+             "a second derivative (create_graph=True, a gradient penalty, a Hessian) has to go through it"]
+    if len(candidates) != 1:
+        if raised is None:
+            return None
+        return diagnosis(codes.ONCE_DIFFERENTIABLE_TWICE, raised, notes=notes, help=[Suggestion(
+            "find the custom autograd.Function whose backward is decorated with @once_differentiable (in your code "
+            "or a library's): remove the decorator if backward computes with PyTorch operations, or drop the "
+            "second-order terms on purpose (a first-order method changes the result)")])
+    filename, class_node, backward, line = candidates[0]
+    from autograd_doctor.analysis.errors.context import line_location
+
+    location = line_location(filename, line, "", f"{class_node.name}.backward may not be differentiated")
+    decorator = linecache.getline(filename, line).split("#")[0].strip()
+    header = linecache.getline(filename, backward.lineno).rstrip("\n")
+    helps = []
+    if _backward_in_torch_operations(backward) and decorator.startswith("@") and header.rstrip().endswith(":") \
+            and line < backward.lineno:
+        # The decorator's line through the def line, replaced by the def line: the decorator goes.
+        from autograd_doctor.diagnosis.model import Location
+        from autograd_doctor.diagnosis.source import display_path
+
+        span = Location(file=display_path(filename), line=line, column=len(header) - len(header.lstrip()),
+                        end_line=backward.lineno, end_column=len(header.rstrip()), source=decorator)
+        helps.append(Suggestion(f"remove the decorator: {class_node.name}.backward computes with PyTorch operations, "
+                                "so autograd can record and differentiate them; the first derivative is unchanged",
+                                replacement=header.strip(), location=span))
+    helps.append(Suggestion("or, if backward calls code autograd cannot see, write its derivative as another "
+                            "Function; dropping the second-order terms (a first-order method) changes the result"))
+    return diagnosis(codes.ONCE_DIFFERENTIABLE_TWICE, location, related=[raised] if raised else [], notes=notes,
+                     help=helps)
+
+
 MATCHERS = [
     (r"Legacy autograd function with non-static forward method is deprecated", legacy_function_called),
     (r"If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
@@ -810,4 +898,6 @@ MATCHERS = [
     (r"save_for_backward can only save variables", non_tensor_saved),
     (r"a leaf Variable that requires grad has been used in an in-place operation", dirty_leaf),
     (r"^(not enough|too many) values to unpack \(expected \d+", saved_tensors_count),
+    (r"trying to differentiate twice a function that was marked\s*with @once_differentiable",
+     once_differentiable_twice),
 ]

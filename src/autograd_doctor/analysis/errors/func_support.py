@@ -1,7 +1,8 @@
 """What `torch.func` transforms refuse to run: a custom autograd.Function written with
 `forward(ctx, ...)` (AD231) or without a vmap rule (AD232), activation checkpointing under
-`grad`/`vjp`/`jacrev` (AD233), and an in-place write under `vmap` into an argument it does not
-map (AD144, raised by the write's own broadcasting check).
+`grad`/`vjp`/`jacrev` (AD233), a batch norm's running statistics updated in place under those
+transforms (AD178), and an in-place write under `vmap` into an argument it does not map (AD144,
+raised by the write's own broadcasting check).
 
 The Function is found in the traceback (torch's `Function.apply` frame holds its class); the
 change is written in the class's own file, and only when the user wrote that file.
@@ -17,7 +18,7 @@ from autograd_doctor.analysis.errors.build import diagnosis, statement_change, t
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Location, Suggestion
-from autograd_doctor.diagnosis.source import display_path, parse_file, source_line
+from autograd_doctor.diagnosis.source import display_path, parse_file, source_line, statement_location
 
 
 def _function_class(context: ErrorContext):
@@ -266,6 +267,93 @@ def checkpoint_under_transform(context: ErrorContext, already):
     return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
 
 
+# ---- AD178: a module's buffer updated in place under torch.func.grad -----------------------
+
+def _batch_norm_in_traceback(context: ErrorContext):
+    """The batch norm module whose forward the error left (a traceback frame whose `self` is
+    one), else None."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        module = frame.f_locals.get("self")
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            return module
+    return None
+
+
+def _constructions(filenames: list[str], class_name: str) -> list[tuple[str, ast.stmt, ast.Call]]:
+    """Every call `...<class_name>(...)` in the given files, with its statement."""
+    found = []
+    for filename in filenames:
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for statement in ast.walk(tree):
+            if not isinstance(statement, ast.stmt) or isinstance(
+                    statement, (ast.FunctionDef, ast.ClassDef, ast.Module, ast.If, ast.For, ast.While, ast.With)):
+                continue
+            for call in ast.walk(statement):
+                if isinstance(call, ast.Call) and (text_of(filename, call.func) or "").split(".")[-1] == class_name:
+                    found.append((filename, statement, call))
+    return found
+
+
+def buffer_mutated_under_transform(context: ErrorContext, already):
+    """An in-place write into a captured tensor under torch.func.grad/vjp/jacrev. For a batch norm
+    layer that tracks running statistics in training mode (its buffers are what is written), the
+    layer's construction is named, and where the user's files build that class once the change
+    adds `track_running_stats=False`: in training mode the layer normalises with the batch's
+    statistics either way."""
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    transform = transforms.transform_name(context) or "a torch.func transform"
+    module = _batch_norm_in_traceback(context)
+    raised = context.raise_location("raised")
+    if module is None or not module.track_running_stats or not module.training:
+        if raised is None:
+            return None
+        raised.note = f"{transform} runs this, and something in it writes in place into a tensor it did not receive"
+        return diagnosis(codes.BUFFER_MUTATED_UNDER_FUNC_TRANSFORM, raised, notes=[
+            f"{transform} allows in-place writes only into tensors the transformed function receives as inputs "
+            "or creates itself"], help=[Suggestion(
+                "write out of place, or pass the tensor to the transformed function as an input")])
+    class_name = type(module).__name__
+    found = _constructions(context.files_reached(), class_name)
+    notes = [f"{class_name} in training mode updates running_mean, running_var and num_batches_tracked in place at "
+             f"each forward; under {transform} these buffers are captured from outside the function, which "
+             f"{transform} does not allow to change"]
+    helps = [Suggestion("or, if the running statistics are needed (eval mode), pass the buffers to the transformed "
+                        "function with functional_call(net, (params, buffers), ...) and keep them out of its "
+                        "gradient, or update them outside the transform")]
+    if len(found) != 1:
+        if raised is None:
+            return None
+        raised.note = f"{class_name} updates its running statistics in place under {transform}"
+        helps.insert(0, Suggestion(f"build the {class_name} layers with track_running_stats=False: in training mode "
+                                   "they normalise with the batch's statistics either way"))
+        return diagnosis(codes.BUFFER_MUTATED_UNDER_FUNC_TRANSFORM, raised, related=[raised], notes=notes, help=helps)
+    filename, statement, call = found[0]
+    location = statement_location(filename, statement)
+    location.note = f"this {class_name} tracks running statistics, which its forward updates in place"
+    if raised is not None:
+        raised.note = f"{transform} runs the layer from here"
+    related = [raised] if raised is not None else []
+    change = None
+    keywords = {k.arg: k for k in call.keywords}
+    call_text = text_of(filename, call)
+    if "track_running_stats" not in keywords and call_text is not None and call_text.endswith(")") \
+            and not any(isinstance(a, ast.Starred) for a in call.args) and None not in keywords:
+        separator = ", " if call.args or call.keywords else ""
+        change = replace_node_text(filename, statement, call, f"{call_text[:-1]}{separator}track_running_stats=False)")
+    notes.append("with track_running_stats=False the layer keeps no running statistics: in eval() mode it also "
+                 "normalises with the batch's statistics")
+    helps.insert(0, statement_change(location if change else None,
+                                     "keep no running statistics: in training mode the layer normalises with the "
+                                     "batch's statistics either way, so the values and gradients are the same",
+                                     change))
+    return diagnosis(codes.BUFFER_MUTATED_UNDER_FUNC_TRANSFORM, location, related=related, notes=notes, help=helps)
+
+
 # ---- AD112: torch.func.grad of a function that returns several numbers -----------------------
 
 def func_grad_of_non_scalar(context: ErrorContext, already):
@@ -363,6 +451,8 @@ def _needs_parentheses(value: ast.expr, operator: ast.operator) -> bool:
 
 
 MATCHERS = [
+    (r"During a grad \(vjp, jvp, grad, etc\) transform, the function provided attempted to call in-place "
+     r"operation \([\w:.]+\) that would mutate a captured Tensor", buffer_mutated_under_transform),
     (r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a scalar Tensor", func_grad_of_non_scalar),
     (r"In order to use an autograd\.Function with functorch transforms .* it must override the setup_context "
      r"staticmethod", function_without_setup_context),

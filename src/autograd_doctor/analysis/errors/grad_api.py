@@ -1109,7 +1109,22 @@ def cut_path(context: ErrorContext, already):
 
     if transforms.transform_name(context) is not None:
         return transforms.autograd_grad_in_transform(context, already)
-    return decorator_cut(context, already)
+    return cached_transform_cut(context, already) or decorator_cut(context, already)
+
+
+def cached_transform_cut(context: ErrorContext, already):
+    """torch.autograd.grad with respect to a tensor that a torch.distributions transform with
+    `cache_size=1` produced (analysis/cached_transforms.py; gradient_path attaches it first, when
+    the doctor watched the call)."""
+    from autograd_doctor.analysis.cached_transforms import cached_transform_diagnosis
+
+    grad_frame = context.torch_frame("grad")
+    inputs = grad_frame.f_locals.get("inputs") if grad_frame is not None else None
+    if inputs is None:
+        return None
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    return cached_transform_diagnosis(inputs, [frame for frame, _ in context.user_frames()],
+                                      context.raise_location("grad", "the gradient with respect to that tensor"))
 
 
 MATCHERS = [
