@@ -86,8 +86,8 @@ class SacAgent:
     def learn(self, batch):
         q1_loss, q2_loss = self.calc_critic_loss(batch)
         policy_loss = self.calc_policy_loss(batch)
-        update_params(self.q1_optim, self.critic.Q1, q1_loss)  # missed: ADL003
-        update_params(self.q2_optim, self.critic.Q2, q2_loss)
+        update_params(self.q1_optim, self.critic.Q1, q1_loss)  # expect: ADL003
+        update_params(self.q2_optim, self.critic.Q2, q2_loss)  # expect: ADL003
         update_params(self.policy_optim, self.policy, policy_loss)
 
 

@@ -69,8 +69,8 @@ class SAC(Base_Agent):
         return ((self.alpha * log_pi) - torch.min(qf1_pi, qf2_pi)).mean()
 
     def update_all_parameters(self, critic_loss_1, critic_loss_2, actor_loss):
-        self.take_optimisation_step(self.critic_optimizer, self.critic_local, critic_loss_1, 5.0)  # missed: ADL003
-        self.take_optimisation_step(self.critic_optimizer_2, self.critic_local_2, critic_loss_2, 5.0)
+        self.take_optimisation_step(self.critic_optimizer, self.critic_local, critic_loss_1, 5.0)  # expect: ADL003
+        self.take_optimisation_step(self.critic_optimizer_2, self.critic_local_2, critic_loss_2, 5.0)  # expect: ADL003
         self.take_optimisation_step(self.actor_optimizer, self.actor_local, actor_loss, 5.0)
 
     def learn(self, batch):

@@ -1,0 +1,144 @@
+"""Recall on the causes of misses in the r394-r413 re-creations: each case the
+linter now reports really shows its bug when run, its corrected twin (the
+change the finding asks for, applied) stays silent and computes what a
+hand-written reference computes, and a similar correct pattern stays silent
+(and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ADL003: a helper that backpropagates the loss it is given and steps the optimizer
+# it is given (`update_params(optim, net, loss)`, a top-level function, or a base
+# class's `take_optimisation_step`), called once per critic before it is called
+# with the policy loss, which went through the critics (a held twin module whose
+# `forward` returns one value per critic; r394, r395).
+HELPER_STEPS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def update_params(optim, network, loss):
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+
+    class Twin(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.Q1 = nn.Linear(5, 1)
+            self.Q2 = nn.Linear(5, 1)
+
+        def forward(self, s, a):
+            x = torch.cat([s, a], 1)
+            return self.Q1(x), self.Q2(x)
+
+    class Base:
+        def make_policy(self):
+            return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+
+    class Agent(Base):
+        def __init__(self):
+            self.policy = self.make_policy()
+            self.critic = Twin()
+            self.q1_optim = torch.optim.SGD(self.critic.Q1.parameters(), lr=0.1)
+            self.q2_optim = torch.optim.SGD(self.critic.Q2.parameters(), lr=0.1)
+            self.pi_optim = torch.optim.SGD(self.policy.parameters(), lr=0.1)
+
+        def critic_losses(self, s, a, target):
+            q1, q2 = self.critic(s, a)
+            return ((q1 - target) ** 2).mean(), ((q2 - target) ** 2).mean()
+
+        def policy_loss(self, s):
+            q1, q2 = self.critic(s, torch.tanh(self.policy(s)))
+            return -torch.min(q1, q2).mean()
+
+        def learn(self, s, a, target):
+            q1_loss, q2_loss = self.critic_losses(s, a, target)
+            pi_loss = self.policy_loss(s)
+            update_params(self.q1_optim, self.critic.Q1, q1_loss)
+            update_params(self.q2_optim, self.critic.Q2, q2_loss)
+            update_params(self.pi_optim, self.policy, pi_loss)
+
+    def main():
+        torch.manual_seed(0)
+        agent = Agent()
+        s, a, target = torch.randn(4, 3), torch.rand(4, 2), torch.randn(4, 1)
+        agent.learn(s, a, target)
+        return agent
+""")
+
+# the change asked for: the policy loss computed after the critics' steps
+HELPER_STEPS_FIXED = HELPER_STEPS.replace(
+    "        pi_loss = self.policy_loss(s)\n", "").replace(
+    "        update_params(self.pi_optim, self.policy, pi_loss)",
+    "        update_params(self.pi_optim, self.policy, self.policy_loss(s))")
+
+# correct: each critic's own loss only, no value shared across the steps
+CRITICS_ONLY = HELPER_STEPS.replace("        pi_loss = self.policy_loss(s)\n", "").replace(
+    "        update_params(self.pi_optim, self.policy, pi_loss)\n", "")
+
+
+def test_helper_that_steps_the_optimizer_it_is_given_is_a_step_at_its_call():
+    assert _findings(HELPER_STEPS) == [
+        (_line(HELPER_STEPS, "update_params(self.q1_optim"), "ADL003"),
+        (_line(HELPER_STEPS, "update_params(self.q2_optim"), "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(HELPER_STEPS)["main"]()
+
+
+def _reference_agent():
+    """The fixed update written by hand: both critics stepped on their losses,
+    then the policy stepped on a loss computed with the stepped critics."""
+    agent = _load(HELPER_STEPS)["Agent"]
+    torch.manual_seed(0)
+    reference = agent()
+    s, a, target = torch.randn(4, 3), torch.rand(4, 2), torch.randn(4, 1)
+    for critic in (reference.critic.Q1, reference.critic.Q2):
+        loss = ((critic(torch.cat([s, a], 1)) - target) ** 2).mean()
+        grads = torch.autograd.grad(loss, list(critic.parameters()))
+        with torch.no_grad():
+            for p, g in zip(critic.parameters(), grads):
+                p -= 0.1 * g
+    x = torch.cat([s, torch.tanh(reference.policy(s))], 1)
+    loss = -torch.min(reference.critic.Q1(x), reference.critic.Q2(x)).mean()
+    grads = torch.autograd.grad(loss, list(reference.policy.parameters()))
+    with torch.no_grad():
+        for p, g in zip(reference.policy.parameters(), grads):
+            p -= 0.1 * g
+    return reference
+
+
+def test_policy_loss_computed_after_the_helper_steps_is_silent_and_right():
+    assert HELPER_STEPS_FIXED != HELPER_STEPS
+    assert _findings(HELPER_STEPS_FIXED) == []
+    agent = _load(HELPER_STEPS_FIXED)["main"]()
+    reference = _reference_agent()
+    for net in ("policy", "critic"):
+        for p, q in zip(getattr(agent, net).parameters(), getattr(reference, net).parameters()):
+            assert torch.allclose(p, q)
+
+
+def test_helper_steps_on_separate_losses_are_silent():
+    assert "pi_loss" not in CRITICS_ONLY
+    assert _findings(CRITICS_ONLY) == []
+    _load(CRITICS_ONLY)["main"]()
