@@ -142,3 +142,86 @@ def test_helper_steps_on_separate_losses_are_silent():
     assert "pi_loss" not in CRITICS_ONLY
     assert _findings(CRITICS_ONLY) == []
     _load(CRITICS_ONLY)["main"]()
+
+
+# ADL020: a non-leaf made from a leaf that requires grad, kept on the object
+# (`self.positions = torch.linspace(..., requires_grad=True).view(...)` in `__init__`)
+# or returned by a top-level helper (`return torch.randn(n * m, requires_grad=True).view(n, m)`),
+# whose `.grad` is read after a backward (r412, r413).
+NON_LEAF_ATTRIBUTE = textwrap.dedent("""
+    import torch
+
+    class Field:
+        def __init__(self):
+            self.positions = torch.linspace(1, 8, steps=8, requires_grad=True).view(2, 4)
+
+        def step(self, target, lr=0.1):
+            ((self.positions - target) ** 2).sum().backward()
+            with torch.no_grad():
+                self.positions = self.positions - lr * self.positions.grad
+            return self.positions
+
+    def main():
+        return Field().step(torch.zeros(2, 4))
+""")
+
+NON_LEAF_HELPER = textwrap.dedent("""
+    import torch
+
+    def init_weight(n_in, n_out):
+        return torch.randn(n_in * n_out, requires_grad=True).view(n_in, n_out)
+
+    def fit(x, y, lr=0.1):
+        w = init_weight(x.size(1), y.size(1))
+        loss = ((x.mm(w) - y) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        return w
+
+    def main():
+        torch.manual_seed(0)
+        return fit(torch.randn(4, 3), torch.randn(4, 1))
+""")
+
+# correct: the leaf itself kept and returned (`.requires_grad_()` at the end)
+LEAF_ATTRIBUTE = NON_LEAF_ATTRIBUTE.replace(
+    "torch.linspace(1, 8, steps=8, requires_grad=True).view(2, 4)",
+    "torch.linspace(1, 8, steps=8).view(2, 4).requires_grad_()")
+LEAF_HELPER = NON_LEAF_HELPER.replace(
+    "torch.randn(n_in * n_out, requires_grad=True).view(n_in, n_out)",
+    "torch.randn(n_in * n_out).view(n_in, n_out).requires_grad_()")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the .grad of a non-leaf, read on purpose
+def test_non_leaf_kept_on_the_object_is_reported_at_the_grad_read():
+    assert _findings(NON_LEAF_ATTRIBUTE) == [(_line(NON_LEAF_ATTRIBUTE, "lr * self.positions.grad"), "ADL020")]
+    with pytest.raises(TypeError):
+        _load(NON_LEAF_ATTRIBUTE)["main"]()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the .grad of a non-leaf, read on purpose
+def test_non_leaf_returned_by_a_helper_is_reported_at_the_grad_read():
+    assert _findings(NON_LEAF_HELPER) == [(_line(NON_LEAF_HELPER, "w -= lr * w.grad"), "ADL020")]
+    with pytest.raises(TypeError):
+        _load(NON_LEAF_HELPER)["main"]()
+
+
+def test_the_fix_on_the_attribute_applied_is_silent_and_steps():
+    from autograd_doctor.lint.fixes import apply_edits
+    findings = lint_source(NON_LEAF_ATTRIBUTE, "case.py")
+    fixed, applied = apply_edits(NON_LEAF_ATTRIBUTE, findings, unsafe=True)
+    assert applied == 1
+    assert fixed == LEAF_ATTRIBUTE
+    assert _findings(fixed) == []
+    start = torch.linspace(1, 8, steps=8).view(2, 4)
+    assert torch.allclose(_load(fixed)["main"](), start - 0.1 * 2 * start)
+
+
+def test_leaf_returned_by_a_helper_is_silent_and_steps():
+    assert _findings(LEAF_HELPER) == []
+    torch.manual_seed(0)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)  # drawn in main's order: the data, then the weight
+    w0 = torch.randn(3).view(3, 1)
+    expected = w0 - 0.1 * (2 * x.t().mm(x.mm(w0) - y) / 4)
+    assert torch.allclose(_load(LEAF_HELPER)["main"](), expected, atol=1e-6)

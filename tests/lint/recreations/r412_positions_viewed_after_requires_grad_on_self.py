@@ -20,7 +20,7 @@ class PositionField:
     def step(self, target, lr=0.01):
         self.energy(target).backward()
         with torch.no_grad():
-            self.positions = self.positions - lr * self.positions.grad  # missed: ADL020
+            self.positions = self.positions - lr * self.positions.grad  # expect: ADL020
         return self.positions
 
 

@@ -20,7 +20,7 @@ def fit(x, y, lr=0.1, steps=2):
         loss = ((x.mm(w) - y) ** 2).mean()
         loss.backward()
         with torch.no_grad():
-            w -= lr * w.grad  # missed: ADL020
+            w -= lr * w.grad  # expect: ADL020
     return w
 
 
