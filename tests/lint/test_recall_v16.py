@@ -225,3 +225,81 @@ def test_leaf_returned_by_a_helper_is_silent_and_steps():
     w0 = torch.randn(3).view(3, 1)
     expected = w0 - 0.1 * (2 * x.t().mm(x.mm(w0) - y) / 4)
     assert torch.allclose(_load(LEAF_HELPER)["main"](), expected, atol=1e-6)
+
+
+# ADL023: a field of a model's result object (`output.loss`) summed across the loop
+# that backpropagates it, with a reset only every `log_every` steps (r401).
+OUTPUT_LOSS_SUM = textwrap.dedent("""
+    from types import SimpleNamespace
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class QA(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x, y):
+            logits = self.head(x)
+            return SimpleNamespace(loss=F.cross_entropy(logits, y), logits=logits)
+
+    def train(model, optimizer, batches, log_every=10):
+        train_loss = 0
+        logged = []
+        for step, (x, y) in enumerate(batches, 1):
+            output = model(x, y)
+            train_loss += output.loss
+            output.loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step % log_every == 0:
+                logged.append(train_loss / log_every)
+                train_loss = 0
+        return train_loss, logged
+
+    def main():
+        torch.manual_seed(0)
+        model = QA()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.randn(3, 4), torch.tensor([0, 1, 1])) for _ in range(3)]
+        return model, train(model, optimizer, batches)
+""")
+
+OUTPUT_LOSS_SUM_FIXED = OUTPUT_LOSS_SUM.replace("train_loss += output.loss\n", "train_loss += output.loss.item()\n")
+# correct: the sum starts again on every iteration
+OUTPUT_LOSS_PER_STEP = OUTPUT_LOSS_SUM.replace(
+    "        output = model(x, y)\n", "        output = model(x, y)\n        train_loss = 0\n")
+
+
+def test_result_field_summed_across_the_loop_is_reported():
+    assert _findings(OUTPUT_LOSS_SUM) == [(_line(OUTPUT_LOSS_SUM, "train_loss += output.loss"), "ADL023")]
+    _, (running, _) = _load(OUTPUT_LOSS_SUM)["main"]()
+    assert running.grad_fn is not None  # the running sum holds the iterations' graphs
+
+
+def test_result_field_summed_as_a_number_is_silent_and_right():
+    assert OUTPUT_LOSS_SUM_FIXED != OUTPUT_LOSS_SUM
+    assert _findings(OUTPUT_LOSS_SUM_FIXED) == []
+    model, (running, _) = _load(OUTPUT_LOSS_SUM_FIXED)["main"]()
+    namespace = _load(OUTPUT_LOSS_SUM)
+    torch.manual_seed(0)
+    reference = namespace["QA"]()
+    batches = [(torch.randn(3, 4), torch.tensor([0, 1, 1])) for _ in range(3)]
+    expected = 0.0
+    for x, y in batches:
+        loss = torch.nn.functional.cross_entropy(reference.head(x), y)
+        expected += loss.item()
+        grads = torch.autograd.grad(loss, list(reference.parameters()))
+        with torch.no_grad():
+            for p, g in zip(reference.parameters(), grads):
+                p -= 0.1 * g
+    assert abs(running - expected) < 1e-6
+    assert all(torch.allclose(p, q) for p, q in zip(model.parameters(), reference.parameters()))
+
+
+def test_result_field_sum_started_again_each_iteration_is_silent():
+    assert OUTPUT_LOSS_PER_STEP != OUTPUT_LOSS_SUM
+    assert _findings(OUTPUT_LOSS_PER_STEP) == []
+    _load(OUTPUT_LOSS_PER_STEP)["main"]()
