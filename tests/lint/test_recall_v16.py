@@ -303,3 +303,87 @@ def test_result_field_sum_started_again_each_iteration_is_silent():
     assert OUTPUT_LOSS_PER_STEP != OUTPUT_LOSS_SUM
     assert _findings(OUTPUT_LOSS_PER_STEP) == []
     _load(OUTPUT_LOSS_PER_STEP)["main"]()
+
+
+# ADL003: losses returned by a method of the trainer (`self._calc_loss(fake, real)`)
+# computed from what the caller passed it (the generator's output): the
+# discriminator's loss goes back through the generator, stepped between the two
+# backward passes (r397).
+LOSSES_FROM_ARGUMENTS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Trainer:
+        def __init__(self):
+            self.generator = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
+            self.discriminator = nn.Linear(3, 1)
+            self.e_opt = torch.optim.SGD(self.generator.parameters(), lr=0.1)
+            self.d_opt = torch.optim.SGD(self.discriminator.parameters(), lr=0.1)
+
+        def _calc_loss(self, fake, real):
+            d_fake, d_real = self.discriminator(fake), self.discriminator(real)
+            e_loss = ((d_fake - 1) ** 2).mean()
+            d_loss = (d_fake ** 2).mean() + ((d_real - 1) ** 2).mean()
+            return e_loss, d_loss
+
+        def train(self, batches):
+            for x, real in batches:
+                fake = self.generator(x)
+                e_loss, d_loss = self._calc_loss(fake, real)
+                self.e_opt.zero_grad()
+                e_loss.backward(retain_graph=True)
+                self.e_opt.step()
+                self.d_opt.zero_grad()
+                d_loss.backward()
+                self.d_opt.step()
+
+    def main():
+        torch.manual_seed(0)
+        trainer = Trainer()
+        trainer.train([(torch.randn(5, 4), torch.randn(5, 3))])
+        return trainer
+""")
+
+# the change asked for: both backward passes before the steps
+LOSSES_FROM_ARGUMENTS_FIXED = LOSSES_FROM_ARGUMENTS.replace(
+    "            self.e_opt.step()\n            self.d_opt.zero_grad()\n            d_loss.backward()\n",
+    "            self.d_opt.zero_grad()\n            d_loss.backward()\n            self.e_opt.step()\n")
+# correct: the discriminator's loss on the detached output
+LOSSES_ON_DETACHED = LOSSES_FROM_ARGUMENTS.replace(
+    "d_loss = (d_fake ** 2).mean()", "d_loss = (self.discriminator(fake.detach()) ** 2).mean()")
+
+
+def test_loss_computed_by_a_method_from_its_argument_is_followed_to_the_caller():
+    assert _findings(LOSSES_FROM_ARGUMENTS) == [(_line(LOSSES_FROM_ARGUMENTS, "self.e_opt.step()"), "ADL003")]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(LOSSES_FROM_ARGUMENTS)["main"]()
+
+
+def test_both_backward_passes_before_the_steps_are_silent_and_right():
+    assert LOSSES_FROM_ARGUMENTS_FIXED != LOSSES_FROM_ARGUMENTS
+    assert _findings(LOSSES_FROM_ARGUMENTS_FIXED) == []
+    trainer = _load(LOSSES_FROM_ARGUMENTS_FIXED)["main"]()
+    torch.manual_seed(0)
+    generator = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 3))
+    discriminator = torch.nn.Linear(3, 1)
+    x, real = torch.randn(5, 4), torch.randn(5, 3)
+    d_fake, d_real = discriminator(generator(x)), discriminator(real)
+    e_loss = ((d_fake - 1) ** 2).mean()
+    d_loss = (d_fake ** 2).mean() + ((d_real - 1) ** 2).mean()
+    g_params, d_params = list(generator.parameters()), list(discriminator.parameters())
+    e_grads = torch.autograd.grad(e_loss, g_params, retain_graph=True)
+    d_grads = torch.autograd.grad(d_loss, d_params)
+    # the generator's step applies the encoder loss's gradient plus what the
+    # discriminator's backward added to it; the discriminator's only its own loss's
+    d_loss_g = torch.autograd.grad((discriminator(generator(x)) ** 2).mean(), g_params)
+    with torch.no_grad():
+        expected_g = [p - 0.1 * (a + b) for p, a, b in zip(g_params, e_grads, d_loss_g)]
+        expected_d = [p - 0.1 * g for p, g in zip(d_params, d_grads)]
+    assert all(torch.allclose(p, q, atol=1e-6) for p, q in zip(trainer.generator.parameters(), expected_g))
+    assert all(torch.allclose(p, q, atol=1e-6) for p, q in zip(trainer.discriminator.parameters(), expected_d))
+
+
+def test_discriminator_loss_on_the_detached_output_is_silent():
+    assert LOSSES_ON_DETACHED != LOSSES_FROM_ARGUMENTS
+    assert _findings(LOSSES_ON_DETACHED) == []
+    _load(LOSSES_ON_DETACHED)["main"]()

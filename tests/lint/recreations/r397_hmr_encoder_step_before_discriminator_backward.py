@@ -56,7 +56,7 @@ class HMRTrainer:
 
             e_opt.zero_grad()
             e_loss.backward(retain_graph=True)
-            e_opt.step()  # missed: ADL003
+            e_opt.step()  # expect: ADL003
 
             d_opt.zero_grad()
             d_loss.backward()

@@ -606,16 +606,40 @@ def module_summaries(checker) -> None:
 def _modules_of(checker, scope, value, at) -> frozenset:
     """Every `self.<layer>` called, directly or through earlier bindings, to compute ``value``."""
     found, work, seen = set(), [(value, at)], set()
+    positional = [a.arg for a in scope.arguments.posonlyargs + scope.arguments.args][1:] \
+        if scope.arguments is not None and scope.owner_class is not None else []
     while work and len(seen) < 200:
         node, when = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         found.update(m for m in modules if m.startswith("self.") and _LAYER_PATH.fullmatch(m))
         for n in names:
             entry = scope.binding(n, when)
+            if entry is not None and n in positional and _is_parameter_binding(scope, n, entry):
+                # computed from what the caller passes there: `_ARGUMENT` + its position
+                found.add(f"{_ARGUMENT}{positional.index(n)}")
             if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
                 work.append((entry[1], entry[0]))
     return frozenset(found)
+
+
+# in a method's summary, "the value the caller passes at this position" (`self._calc_loss(
+# predict_thetas, ...)[2]` is computed from `predict_thetas` too): _dependencies follows it
+_ARGUMENT = "argument "
+
+
+def _summary_modules(modules, call, stack) -> list:
+    """The layers of a method's summary (``modules``), its argument entries replaced by
+    the call's arguments pushed on ``stack``."""
+    layers = []
+    for m in sorted(modules):  # a set: sorted, so the module named is the same every run
+        if m.startswith(_ARGUMENT):
+            position = int(m[len(_ARGUMENT):])
+            if position < len(call.args) and not isinstance(call.args[position], ast.Starred):
+                stack.append(call.args[position])
+        else:
+            layers.append(m)
+    return layers
 
 
 # `self.enc.conv`, `self.models["decoder"]` (names.keyed_module): a layer's path
@@ -650,7 +674,8 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
         elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
                 isinstance(n.slice.value, int) and \
                 checker.summaries.modules_of(n.value, owner, n.slice.value) is not None:
-            modules.extend(sorted(checker.summaries.modules_of(n.value, owner, n.slice.value)))  # a set: sorted, so the module named is the same every run
+            modules.extend(_summary_modules(checker.summaries.modules_of(n.value, owner, n.slice.value),
+                                            n.value, stack))
             if checker.summaries.passes_arguments(n.value, owner, n.slice.value):
                 stack.extend(n.value.args)
                 stack.extend(k.value for k in n.value.keywords)
@@ -662,7 +687,7 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             stack.extend(n.value.args)
             stack.extend(k.value for k in n.value.keywords)
         elif isinstance(n, ast.Call) and checker.summaries.modules_of(n, owner, None) is not None:
-            modules.extend(sorted(checker.summaries.modules_of(n, owner, None)))  # a set: sorted, so the module named is the same every run
+            modules.extend(_summary_modules(checker.summaries.modules_of(n, owner, None), n, stack))
             if checker.summaries.passes_arguments(n, owner, None):
                 stack.extend(n.args)
                 stack.extend(k.value for k in n.keywords)
