@@ -387,3 +387,67 @@ def test_discriminator_loss_on_the_detached_output_is_silent():
     assert LOSSES_ON_DETACHED != LOSSES_FROM_ARGUMENTS
     assert _findings(LOSSES_ON_DETACHED) == []
     _load(LOSSES_ON_DETACHED)["main"]()
+
+
+# ADL026 (new): an optimizer cleared and stepped with no backward pass between, in a
+# method whose only calls between compute values (r405).
+STEP_WITHOUT_BACKWARD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class EpisodicNovelty:
+        def __init__(self):
+            self.model = nn.Linear(6, 3)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def update(self, obs, actions):
+            logits = self.model(obs)
+            self.opt.zero_grad()
+            loss = F.cross_entropy(logits, actions.to(torch.int64).squeeze())
+            loss = loss.mean()
+            self.opt.step()
+            return loss.item()
+
+    def main():
+        torch.manual_seed(0)
+        novelty = EpisodicNovelty()
+        novelty.update(torch.randn(4, 6), torch.tensor([[0], [1], [2], [1]]))
+        return novelty
+""")
+
+STEP_WITHOUT_BACKWARD_FIXED = STEP_WITHOUT_BACKWARD.replace(
+    "        loss = loss.mean()\n", "        loss = loss.mean()\n        loss.backward()\n")
+# correct: a helper of the file between the clear and the step may backpropagate
+STEP_AFTER_A_HELPER = STEP_WITHOUT_BACKWARD.replace(
+    "        loss = loss.mean()\n", "        loss = loss.mean()\n        backpropagate(loss)\n") + \
+    "\ndef backpropagate(loss):\n    loss.backward()\n"
+
+
+def test_step_with_no_backward_since_the_clear_is_reported():
+    assert _findings(STEP_WITHOUT_BACKWARD) == [(_line(STEP_WITHOUT_BACKWARD, "self.opt.step()"), "ADL026")]
+    namespace = _load(STEP_WITHOUT_BACKWARD)
+    torch.manual_seed(0)
+    before = [p.detach().clone() for p in namespace["EpisodicNovelty"]().model.parameters()]
+    after = namespace["main"]().model.parameters()
+    assert all(torch.equal(a, b) for a, b in zip(before, after))  # the network never moves
+
+
+def test_step_after_the_backward_is_silent_and_right():
+    assert STEP_WITHOUT_BACKWARD_FIXED != STEP_WITHOUT_BACKWARD
+    assert _findings(STEP_WITHOUT_BACKWARD_FIXED) == []
+    novelty = _load(STEP_WITHOUT_BACKWARD_FIXED)["main"]()
+    torch.manual_seed(0)
+    reference = torch.nn.Linear(6, 3)
+    torch.optim.SGD(reference.parameters(), lr=0.1)
+    obs, actions = torch.randn(4, 6), torch.tensor([0, 1, 2, 1])
+    grads = torch.autograd.grad(torch.nn.functional.cross_entropy(reference(obs), actions),
+                                list(reference.parameters()))
+    with torch.no_grad():
+        expected = [p - 0.1 * g for p, g in zip(reference.parameters(), grads)]
+    assert all(torch.allclose(p, q) for p, q in zip(novelty.model.parameters(), expected))
+
+
+def test_step_after_a_helper_that_may_backpropagate_is_silent():
+    assert _findings(STEP_AFTER_A_HELPER) == []
+    _load(STEP_AFTER_A_HELPER)["main"]()

@@ -41,7 +41,7 @@ class EpisodicNovelty:
         self.opt.zero_grad()
         loss = F.cross_entropy(logits, actions.to(torch.int64).squeeze())
         loss = loss.mean()
-        self.opt.step()  # missed: none
+        self.opt.step()  # expect: ADL026
 
         return loss.item()
 
