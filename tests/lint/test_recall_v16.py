@@ -451,3 +451,47 @@ def test_step_after_the_backward_is_silent_and_right():
 def test_step_after_a_helper_that_may_backpropagate_is_silent():
     assert _findings(STEP_AFTER_A_HELPER) == []
     _load(STEP_AFTER_A_HELPER)["main"]()
+
+
+# correct (FQF, tests/bug_reports/fresh/set14): the optimizer handed to the helper
+# updates one part of a network (`net.fraction_net`); the later loss comes from another
+# method of the same network that uses other parts only, so the step is no claim on it.
+HELPER_STEPS_ONE_PART = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 6)
+            self.fraction_net = nn.Linear(6, 3)
+            self.head = nn.Linear(6, 2)
+
+        def fractions(self, h):
+            return torch.softmax(self.fraction_net(h), dim=1)
+
+        def values(self, h):
+            return self.head(h)
+
+    def update_params(optim, loss, retain_graph=False):
+        optim.zero_grad()
+        loss.backward(retain_graph=retain_graph)
+        optim.step()
+
+    def main():
+        torch.manual_seed(0)
+        net = Net()
+        fraction_optim = torch.optim.SGD(net.fraction_net.parameters(), lr=0.1)
+        value_optim = torch.optim.SGD(list(net.body.parameters()) + list(net.head.parameters()), lr=0.1)
+        h = net.body(torch.randn(5, 4))
+        fraction_loss = net.fractions(h.detach()).pow(2).sum()
+        value_loss = net.values(h).pow(2).mean()
+        update_params(fraction_optim, fraction_loss, retain_graph=True)
+        update_params(value_optim, value_loss)
+        return net
+""")
+
+
+def test_helper_step_of_one_part_before_a_loss_of_other_parts_is_silent():
+    assert _findings(HELPER_STEPS_ONE_PART) == []
+    _load(HELPER_STEPS_ONE_PART)["main"]()

@@ -180,6 +180,8 @@ def check_file(checker) -> None:
             owners = checker.training.optimizers.get(optimizer) or \
                 checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
                 _hook_optimizer_owners(checker, scope, optimizer)
+        if owners and _handed_optimizer(node):
+            owners = _WholeModules(owners)
         if not owners:
             # whose parameters it steps is unknown (built in another file): only the
             # same loss backpropagated on both sides of the step is a claim
@@ -646,12 +648,19 @@ def _summary_modules(modules, call, stack) -> list:
 _LAYER_PATH = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*|\["[A-Za-z_]\w*"\])*')
 
 
+class _WholeModules(frozenset):
+    """Owners whose calls count only as the module or a part of it, not as a module that
+    contains it: the optimizer a helper is handed (`update_params(fraction_optim, ...)`)
+    updates `online_net.fraction_net`, and a call of `online_net`'s other method may use
+    other parts (``_owned``)."""
+
+
 def _owned(module: str, owners) -> str | None:
     """The optimizer's module that ``module`` (a called name) is, contains or is part of
     (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
         if module == owner or module.startswith((owner + ".", owner + "[")) \
-                or owner.startswith((module + ".", module + "[")):
+                or (not isinstance(owners, _WholeModules) and owner.startswith((module + ".", module + "["))):
             return owner
     return None
 
@@ -1034,6 +1043,12 @@ def _reads_binding(checker, scope, node, at, binding) -> bool:
             if entry[1] is not None and not entry[2]:
                 work.append((entry[1], entry[0]))
     return False
+
+
+def _handed_optimizer(node) -> bool:
+    """The step is a call of a helper that steps the optimizer it is handed (the call
+    stands for its `optimizer.step()`), not a `step()` itself."""
+    return isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "step")
 
 
 def _helper_call(call) -> bool:
