@@ -228,7 +228,8 @@ def test_leaf_returned_by_a_helper_is_silent_and_steps():
 
 
 # ADL023: a field of a model's result object (`output.loss`) summed across the loop
-# that backpropagates it, with a reset only every `log_every` steps (r401).
+# that backpropagates it (the cause of r401; r401 itself resets its sum every
+# `logging_step` steps, a window's sum, which stays silent as in test_set_t_links).
 OUTPUT_LOSS_SUM = textwrap.dedent("""
     from types import SimpleNamespace
 
@@ -255,8 +256,7 @@ OUTPUT_LOSS_SUM = textwrap.dedent("""
             optimizer.step()
             optimizer.zero_grad()
             if step % log_every == 0:
-                logged.append(train_loss / log_every)
-                train_loss = 0
+                logged.append(float(train_loss) / log_every)
         return train_loss, logged
 
     def main():
@@ -268,9 +268,12 @@ OUTPUT_LOSS_SUM = textwrap.dedent("""
 """)
 
 OUTPUT_LOSS_SUM_FIXED = OUTPUT_LOSS_SUM.replace("train_loss += output.loss\n", "train_loss += output.loss.item()\n")
-# correct: the sum starts again on every iteration
+# correct: the sum starts again on every iteration, or with each logging window
 OUTPUT_LOSS_PER_STEP = OUTPUT_LOSS_SUM.replace(
     "        output = model(x, y)\n", "        output = model(x, y)\n        train_loss = 0\n")
+OUTPUT_LOSS_PER_WINDOW = OUTPUT_LOSS_SUM.replace(
+    "            logged.append(float(train_loss) / log_every)\n",
+    "            logged.append(float(train_loss) / log_every)\n            train_loss = 0\n")
 
 
 def test_result_field_summed_across_the_loop_is_reported():
@@ -299,10 +302,11 @@ def test_result_field_summed_as_a_number_is_silent_and_right():
     assert all(torch.allclose(p, q) for p, q in zip(model.parameters(), reference.parameters()))
 
 
-def test_result_field_sum_started_again_each_iteration_is_silent():
-    assert OUTPUT_LOSS_PER_STEP != OUTPUT_LOSS_SUM
-    assert _findings(OUTPUT_LOSS_PER_STEP) == []
-    _load(OUTPUT_LOSS_PER_STEP)["main"]()
+def test_result_field_sum_started_again_each_iteration_or_window_is_silent():
+    for source in (OUTPUT_LOSS_PER_STEP, OUTPUT_LOSS_PER_WINDOW):
+        assert source != OUTPUT_LOSS_SUM
+        assert _findings(source) == []
+        _load(source)["main"]()
 
 
 # ADL003: losses returned by a method of the trainer (`self._calc_loss(fake, real)`)

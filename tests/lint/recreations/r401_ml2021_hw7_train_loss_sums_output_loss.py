@@ -32,7 +32,7 @@ def train(model, optimizer, train_loader, accelerator, logging_step=2):
     train_loss = 0
     for data in train_loader:
         output = model(input_ids=data[0], start_positions=data[1], end_positions=data[2])
-        train_loss += output.loss  # expect: ADL023
+        train_loss += output.loss  # missed: ADL023
         accelerator.backward(output.loss)
         step += 1
         optimizer.step()

@@ -14,7 +14,8 @@ RULE = Rule(
     summary="A loss that the loop backpropagates is summed across its iterations as a tensor: the sum keeps every iteration's graph.",
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
-`accelerator.backward(loss)`), finds a sum of that loss into a name (or an
+`accelerator.backward(loss)`; the loss a name or a field of a model's result
+object, `output.loss`), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
@@ -290,11 +291,8 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     if loop is None:
         return False
     inside = [(name, line, node, p) for name, line, node, p in bindings if (loop, "body") in p]
-    # a reset under an `if` in the loop (`if step % log_every == 0: total = 0`) lets the
-    # sum live across the iterations in between
-    if any(name in (total, base) and node is not stmt and not _conditional_in(loop, p)
-           for name, line, node, p in inside):
-        return False  # the sum starts again in the loop
+    if any(name in (total, base) and node is not stmt for name, line, node, p in inside):
+        return False  # the sum starts again in the loop (a window's sum: bounded)
     if not any(name == base and line < loop.lineno for name, line, node, p in bindings
                if (loop, "body") not in p):
         return False  # no sum before the loop that this one adds to
@@ -302,11 +300,6 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     root = summed.split(".")[0]  # `output.loss` is re-bound with `output`
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
-
-def _conditional_in(loop, path) -> bool:
-    """``path`` enters an `if` inside ``loop``'s body."""
-    index = path.index((loop, "body"))
-    return any(isinstance(outer, ast.If) for outer, _ in path[index + 1:])
 
 
 def _part_of(checker, part, backward, bindings, graph_values):
