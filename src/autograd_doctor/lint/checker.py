@@ -362,6 +362,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.scope, self.guard_depth = outer, outer_guard
         self.function_defaults, self.opt_in_depth = outer_defaults, outer_opt_in
         self.modules.layer_class_parameters = outer_layer_classes
+        if inner.owner_class is not None and outer.name == inner.owner_class:
+            self.modules.record_factory(node, method_of=inner.owner_class)
         if outer.name == "<module>":
             self.modules.record_factory(node)
             if self.returns and all(self.cuts_graph(r, node.name) for r in self.returns):
@@ -596,6 +598,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.class_bases.append((node.bases, distribution))
         self.class_methods.append(frozenset(
             b.name for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))))
+        self.summaries.class_shapes[node.name] = (
+            tuple(b.id for b in node.bases if isinstance(b, ast.Name)), self.class_methods[-1])
         outer = self.scope
         self.scope = Scope(node.name, outer.grad_off or is_function)  # class body: names only
         self.enclosing_class.append(node.name)

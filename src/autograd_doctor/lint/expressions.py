@@ -458,8 +458,8 @@ class ExpressionEvents:
                 receiver = ast.copy_location(ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()),
                                                            attr=attr, ctx=ast.Load()), node)
                 self.scope.helper_backward_receivers.append((seq, node, receiver))
-        for step, optimizer in steps:
-            self.scope.helper_steps.append((self.next_seq(), step, optimizer, node))
+        for step, optimizer in steps:  # (the call itself when it hands the helper the optimizer)
+            self.scope.helper_steps.append((self.next_seq(), step, optimizer, None if step is node else node))
 
     def record_write(self, target, node, how, rewrite=()):
         scope = self.scope

@@ -358,11 +358,22 @@ class TensorKnowledge:
             return self.is_graph(node.value)
         return False
 
+    def call_summary(self, call):
+        """The summary (summaries.py) of what ``call`` returns: of the same-file function
+        it calls, or of the `forward` of the same-file module class of the held layer it
+        calls (`q1, q2 = self.critic(s)`, `self.critic = TwinnedQNetwork(...)`)."""
+        summary = self.summaries.of_call(call, self.scope.owner_class)
+        if summary is None and isinstance(call, ast.Call) and not isinstance(call.func, ast.Name):
+            spec = self.called_module(call)
+            if spec is not None and spec.kind in self.modules.module_classes:
+                summary = self.summaries.returns.get((spec.kind, "forward"))
+        return summary
+
     def returned_entry(self, call, position: int | None) -> bool | None:
         """Whether what the same-file function ``call`` calls returns (element
         ``position`` of its tuple) carries a graph, from its summary: True, False, or
         None when it has no summary for it."""
-        summary = self.summaries.of_call(call, self.scope.owner_class)
+        summary = self.call_summary(call)
         if summary is None:
             return None
         entries, kind = summary

@@ -104,6 +104,8 @@ class ModuleFacts:
         self.module_callees: set[str] = set()
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
+        # (class, method) -> the ModuleSpec a factory method returns (`self.create_NN(...)`)
+        self.method_factories: dict = {}
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
         # modules whose parameters the file freezes (`for p in vgg.parameters():
         # p.requires_grad_(False)`, `vgg.requires_grad_(False)`): their text, `vgg`, or
@@ -242,6 +244,12 @@ class ModuleFacts:
             if holder is not None and holder.kind in self.module_classes:
                 return self.module_specs.get(holder.kind, {}).get(func.attr)
             return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+            # `self.critic.Q1(s)`: a layer that the held same-file module's class built
+            holder = self.self_attribute_spec(func.value, module_class)
+            if holder is not None and holder.kind in self.module_classes:
+                return self.module_specs.get(holder.kind, {}).get(func.attr)
+            return None
         return self.self_attribute_spec(func, module_class)
 
     def self_attribute_spec(self, node, module_class: str | None) -> ModuleSpec | None:
@@ -283,8 +291,30 @@ class ModuleFacts:
             container, element=element,
             parameterised=container.parameterised or spec is None or spec.parameterised)
 
-    def record_factory(self, node: ast.FunctionDef) -> None:
-        """A top-level function whose every `return` builds a module is a factory."""
+    def method_factory(self, call, owner_class: str | None, class_shapes: dict) -> ModuleSpec | None:
+        """What `self.create_NN(...)` builds in a method of ``owner_class``: the spec of
+        a factory method of the class or of a same-file base class that defines it
+        (``class_shapes``: class -> (base names, method names))."""
+        if not (owner_class and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            return None
+        work, seen = [owner_class], set()
+        while work:
+            cls = work.pop(0)
+            if cls in seen:
+                continue
+            seen.add(cls)
+            if (cls, call.func.attr) in self.method_factories:
+                return self.method_factories[(cls, call.func.attr)]
+            bases, methods = class_shapes.get(cls, ((), frozenset()))
+            if call.func.attr in methods:
+                return None
+            work += list(bases)
+        return None
+
+    def record_factory(self, node: ast.FunctionDef, method_of: str | None = None) -> None:
+        """A top-level function whose every `return` builds a module is a factory; so is
+        a method (``method_of``: its class) that way, for `self.net = self.create_NN(...)`."""
         returns = [s.value for s in node.body if isinstance(s, ast.Return) and s.value is not None]
         if len(returns) != 1:
             return
@@ -297,5 +327,7 @@ class ModuleFacts:
             if isinstance(d, ast.Constant):
                 defaults[a.arg] = d.value
         spec = self.module_spec(returns[0], defaults)
-        if spec is not None:
+        if spec is not None and method_of is not None:
+            self.method_factories[(method_of, node.name)] = spec
+        elif spec is not None:
             self.factories[node.name] = spec

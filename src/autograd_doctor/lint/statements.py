@@ -277,6 +277,8 @@ class AssignmentEvents:
                     and itself.id in self.scope.binds:
                 # a network given to the constructor: `self.model = model.eval()` (argument_modules.py)
                 spec = self.modules.name_specs[itself.id]
+            if spec is None:  # `self.critic = self.create_NN(...)`: a factory method of the class
+                spec = self.modules.method_factory(value, self.scope.owner_class, self.summaries.class_shapes)
             if spec is None and self.scope.module_class and self.scope.name == "__init__":
                 spec = configured_layer(self, value)  # `activate_name[activate]()`
             if spec is not None:
@@ -401,7 +403,7 @@ class AssignmentEvents:
         """`loss, logs = self.compute(batch)` of a same-file function with a summary
         (summaries.py): each name gets its position's facts; its binding's value is
         `call[i]`, so that ADL003 follows that position only."""
-        summary = self.summaries.of_call(value, self.scope.owner_class)
+        summary = self.call_summary(value)
         if summary is None or any(isinstance(e, ast.Starred) for e in target.elts):
             return False
         entries, kind = summary

@@ -83,6 +83,10 @@ class FunctionSummaries:
         # parameters the method adds into an attribute of `self` on every path
         # (`self.sum += val * n`; record_parameter_accumulations, ADL023)
         self.parameter_accumulations: dict[tuple, dict] = {}
+        # class -> (the names of its same-file base classes, the methods it defines):
+        # `self.take_optimisation_step(...)` in a subclass is the base class's method
+        # unless the subclass defines its own (training_steps_of)
+        self.class_shapes: dict[str, tuple] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -288,26 +292,38 @@ class FunctionSummaries:
         """For a method (ADL003): the optimizers held on `self` it steps, each with its
         `step()` node, and the call positions of the parameters whose values reach one
         of its backward passes (`def dis_update(self, preds): loss = f(preds);
-        loss.backward()`).  Only steps and backward passes in the method's own body
-        outside any `if`, loop, `with` or `try`."""
-        if not method or not (scope.steps or scope.backward_receivers):
+        loss.backward()`).  An optimizer the function receives as a parameter counts
+        too, as the argument its call passes there (`def update_params(optim, network,
+        loss): ...; loss.backward(); optim.step()`, a top-level helper or a method);
+        a top-level function is summarised only when it steps such a parameter.  Only
+        steps and backward passes in the function's own body outside any `if`, loop,
+        `with` or `try`."""
+        if not (scope.steps or scope.backward_receivers):
             return
         unconditional = _unconditional_nodes(node)
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args][1 if method else 0:]
+        keyword_only = {a.arg for a in node.args.kwonlyargs}
         steps = [(step, text) for _, step, text in scope.steps
-                 if id(step) in unconditional and text.startswith("self.")]
-        positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+                 if id(step) in unconditional and method and text.startswith("self.")]
+        # `optim.step()` of a parameter: (step node, (position or None, name)), the
+        # argument's text is the optimizer at each call (training_steps_of)
+        steps += [(step, (positional.index(text) if text in positional else None, text))
+                  for _, step, text in scope.steps
+                  if id(step) in unconditional and (text in positional or text in keyword_only)
+                  and _still_parameter(scope, text, _step_seq(scope, step))]
+        if not method and not any(isinstance(optimizer, tuple) for _, optimizer in steps):
+            return
         reached = set()
-        names = set(positional) | {a.arg for a in node.args.kwonlyargs}
+        names = set(positional) | keyword_only
         for seq, call, recv in scope.backward_receivers:
             if id(call) in unconditional:
                 reached |= _parameters_reaching(scope, node, recv, seq, names)
         # each parameter by its position and by its name: `self.enforce_encoding(s2,
         # encoded1=hidden)` passes `encoded1` by keyword (r251)
         positions = frozenset(i for i, name in enumerate(positional) if name in reached) | \
-            frozenset(name for name in reached if name in positional or
-                      name in {a.arg for a in node.args.kwonlyargs})
+            frozenset(name for name in reached if name in positional or name in keyword_only)
         backwards = tuple((call, *attributes) for seq, call, recv in scope.backward_receivers
-                          if id(call) in unconditional
+                          if method and id(call) in unconditional
                           for attributes in [_attributes_reaching(scope, node, recv, seq)] if attributes[1])
         if steps or positions or backwards:
             self.training_steps[key] = (tuple(steps), positions)
@@ -315,20 +331,51 @@ class FunctionSummaries:
             self.attribute_backwards[key] = backwards
 
     def training_steps_of(self, call, owner_class: str | None):
-        """``(steps, arguments)`` of a call of a method with a summary
-        (record_training_steps): the method's `(step node, optimizer)` pairs and the
-        argument expressions that reach its backward passes."""
+        """``(steps, arguments)`` of a call of a function with a summary
+        (record_training_steps): the function's `(step node, optimizer text)` pairs
+        (an optimizer parameter named by the argument the call passes there, a name or
+        an attribute) and the argument expressions that reach its backward passes.  A
+        method a same-file base class defines, and the calling class does not, is the
+        base class's."""
         key = self.key_of(call, owner_class)
-        if key is None or key[0] is None:
+        if key is None:
             return None
-        entry = self.training_steps.get(key)
+        entry = self.training_steps.get(key) if key[0] is None else self._inherited(self.training_steps, key)
         if entry is None or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         steps, positions = entry
         keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-        return steps, [call.args[where] if isinstance(where, int) else keywords[where]
-                       for where in sorted(positions, key=str)
-                       if (isinstance(where, int) and where < len(call.args)) or where in keywords]
+        named_steps = []
+        for step, optimizer in steps:
+            if isinstance(optimizer, tuple):  # a parameter: the argument passed there
+                where, name = optimizer
+                arg = call.args[where] if where is not None and where < len(call.args) else keywords.get(name)
+                if not isinstance(arg, (ast.Name, ast.Attribute)):
+                    continue
+                optimizer = ast.unparse(arg)
+                step = call  # the step of this call's optimizer: reported at the call
+            named_steps.append((step, optimizer))
+        return tuple(named_steps), [call.args[where] if isinstance(where, int) else keywords[where]
+                                    for where in sorted(positions, key=str)
+                                    if (isinstance(where, int) and where < len(call.args)) or where in keywords]
+
+    def _inherited(self, table: dict, key):
+        """``table[key]`` for ``(class, method)``, or the entry of the same-file base
+        class that defines the method when the class does not (first base first)."""
+        seen = set()
+        work = [key[0]]
+        while work:
+            cls = work.pop(0)
+            if cls in seen:
+                continue
+            seen.add(cls)
+            if (cls, key[1]) in table:
+                return table[(cls, key[1])]
+            bases, methods = self.class_shapes.get(cls, ((), frozenset()))
+            if key[1] in methods:
+                return None  # the class defines the method itself, without a summary
+            work += list(bases)
+        return None
 
     def attribute_backwards_of(self, call, owner_class: str | None) -> tuple:
         """``((backward call, attributes it does not set, every attribute), ...)`` of a
@@ -570,6 +617,18 @@ def _added_into_self(stmt):
         if _self_attribute(stmt.value.right) == attribute:
             return attribute, stmt.value.left
     return None
+
+
+def _still_parameter(scope, name: str, at: int) -> bool:
+    """``name`` still holds the caller's value at ``at`` (its parameter binding)."""
+    entry = scope.binding(name, at)
+    binds = scope.binds.get(name)
+    return entry is not None and bool(binds) and binds[0] == entry[0]
+
+
+def _step_seq(scope, step) -> int:
+    """The seq at which ``scope`` recorded the `step()` node ``step``."""
+    return next(seq for seq, node, _ in scope.steps if node is step)
 
 
 def _unconditional_nodes(function) -> set:

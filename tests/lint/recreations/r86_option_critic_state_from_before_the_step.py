@@ -61,7 +61,7 @@ def actor_loss(obs, option, logp, entropy, reward, done, next_obs, model, model_
     loss = (termination_loss + policy_loss).sum()
     optim.zero_grad()
     loss.backward()
-    optim.step()  # missed: ADL003
+    optim.step()
     return loss
 
 
@@ -79,7 +79,7 @@ def run(steps=4, num_options=2):
         next_obs, reward, done = torch.randn(1, 4), 1.0, 0.0
         state = option_critic.get_state(next_obs)
         option_termination, greedy_option = option_critic.predict_option_termination(state, current_option)
-        actor_loss(obs, current_option, logp, entropy, reward, done, next_obs, option_critic,
+        actor_loss(obs, current_option, logp, entropy, reward, done, next_obs, option_critic,  # expect: ADL003
                    option_critic_prime, optim_actor)
         if option_termination:
             current_option = greedy_option

@@ -180,6 +180,8 @@ def check_file(checker) -> None:
             owners = checker.training.optimizers.get(optimizer) or \
                 checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
                 _hook_optimizer_owners(checker, scope, optimizer)
+        if owners and _handed_optimizer(node):
+            owners = _WholeModules(owners)
         if not owners:
             # whose parameters it steps is unknown (built in another file): only the
             # same loss backpropagated on both sides of the step is a claim
@@ -274,6 +276,8 @@ def on_method_call(checker, call, func) -> None:
         return
     if scope.owner_class is not None and isinstance(func.value, ast.Name) and func.value.id == "self":
         checker.notes["ADL003 self calls"].append((scope, checker.seq, func.attr))
+        if not scope.grad_off:  # `self.update_all_parameters(qf1_loss, ...)`: _from_callers
+            checker.notes["ADL003 self call nodes"].append((scope, checker.seq, call))
     elif func.attr in ("append", "insert") and call.args and isinstance(func.value, ast.Name) \
             and not scope.grad_off:
         checker.notes["ADL003 appends"].append((scope, checker.seq, func.value.id, call.args[-1]))
@@ -291,16 +295,26 @@ def _from_callers(checker, scope, name, owners):
     module the optimizer updates (`finish_episode(states, log_probs)` with
     `log_probs.append(Categorical(policy(s)).log_prob(a))`): ``(argument, module)``
     of the first call.  The calls must be all the file's mentions of the function."""
-    if not scope.top_level or scope.arguments is None or scope.name in checker.notes["ADL003 asking"]:
+    method = not scope.top_level and scope.owner_class is not None and scope.function is not None \
+        and any(node is scope.function for node in _class_methods(checker, scope.owner_class))
+    if not (scope.top_level or method) or scope.arguments is None or scope.name in checker.notes["ADL003 asking"]:
         return None  # (a function that calls itself: its callers are asked once)
     args = scope.arguments
-    positional = [a.arg for a in args.posonlyargs + args.args]
+    positional = [a.arg for a in args.posonlyargs + args.args][1 if method else 0:]
     if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
         return None
-    calls = [(where, seq, call) for where in _scopes_calling(checker, scope.name)
-             for seq, call in where.name_calls if call.func.id == scope.name]
-    if not calls or len(calls) != _mentions(checker, scope.name):
-        return None
+    if method:
+        # a method is the caller's through `self.<method>(...)` in methods of its class,
+        # and those must be all the file's mentions of the method's name
+        calls = [(where, seq, call) for where, seq, call in checker.notes["ADL003 self call nodes"]
+                 if where.owner_class == scope.owner_class and call.func.attr == scope.name]
+        if not calls or len(calls) != _attribute_mentions(checker, scope.name):
+            return None
+    else:
+        calls = [(where, seq, call) for where in _scopes_calling(checker, scope.name)
+                 for seq, call in where.name_calls if call.func.id == scope.name]
+        if not calls or len(calls) != _mentions(checker, scope.name):
+            return None
     found = None
     checker.notes["ADL003 asking"].append(scope.name)
     try:
@@ -334,6 +348,20 @@ def _scopes_calling(checker, function: str) -> list:
                 callers.setdefault(function_name, []).append(where)
         checker.notes["ADL003 callers"] = callers
     return checker.notes["ADL003 callers"].get(function, [])
+
+
+def _class_methods(checker, cls: str) -> list:
+    """The methods defined in the body of the top-level class ``cls``."""
+    return [node for c in checker.tree.body if isinstance(c, ast.ClassDef) and c.name == cls
+            for node in c.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _attribute_mentions(checker, method: str) -> int:
+    """How often the file reads an attribute named ``method`` (`self.update(...)`,
+    `agent.update`): a method reached otherwise than through `self` is not counted
+    as the file's calls."""
+    return sum(1 for n in ast.walk(checker.tree) if isinstance(n, ast.Attribute) and n.attr == method
+               and isinstance(n.ctx, ast.Load))
 
 
 def _mentions(checker, function: str) -> int:
@@ -569,7 +597,7 @@ def module_summaries(checker) -> None:
     walked so far."""
     pending = checker.notes["ADL003 returns"]
     while pending:
-        scope = pending.pop()
+        scope = pending.pop(0)  # in the order walked: a held module's class is summarised first
         per_return = []
         for seq, value in scope.return_values:
             elts = value.elts if isinstance(value, ast.Tuple) else [value]
@@ -580,20 +608,51 @@ def module_summaries(checker) -> None:
 def _modules_of(checker, scope, value, at) -> frozenset:
     """Every `self.<layer>` called, directly or through earlier bindings, to compute ``value``."""
     found, work, seen = set(), [(value, at)], set()
+    positional = [a.arg for a in scope.arguments.posonlyargs + scope.arguments.args][1:] \
+        if scope.arguments is not None and scope.owner_class is not None else []
     while work and len(seen) < 200:
         node, when = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         found.update(m for m in modules if m.startswith("self.") and _LAYER_PATH.fullmatch(m))
         for n in names:
             entry = scope.binding(n, when)
+            if entry is not None and n in positional and _is_parameter_binding(scope, n, entry):
+                # computed from what the caller passes there: `_ARGUMENT` + its position
+                found.add(f"{_ARGUMENT}{positional.index(n)}")
             if entry is not None and entry[1] is not None and not entry[2] and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
                 work.append((entry[1], entry[0]))
     return frozenset(found)
 
 
+# in a method's summary, "the value the caller passes at this position" (`self._calc_loss(
+# predict_thetas, ...)[2]` is computed from `predict_thetas` too): _dependencies follows it
+_ARGUMENT = "argument "
+
+
+def _summary_modules(modules, call, stack) -> list:
+    """The layers of a method's summary (``modules``), its argument entries replaced by
+    the call's arguments pushed on ``stack``."""
+    layers = []
+    for m in sorted(modules):  # a set: sorted, so the module named is the same every run
+        if m.startswith(_ARGUMENT):
+            position = int(m[len(_ARGUMENT):])
+            if position < len(call.args) and not isinstance(call.args[position], ast.Starred):
+                stack.append(call.args[position])
+        else:
+            layers.append(m)
+    return layers
+
+
 # `self.enc.conv`, `self.models["decoder"]` (names.keyed_module): a layer's path
 _LAYER_PATH = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*|\["[A-Za-z_]\w*"\])*')
+
+
+class _WholeModules(frozenset):
+    """Owners whose calls count only as the module or a part of it, not as a module that
+    contains it: the optimizer a helper is handed (`update_params(fraction_optim, ...)`)
+    updates `online_net.fraction_net`, and a call of `online_net`'s other method may use
+    other parts (``_owned``)."""
 
 
 def _owned(module: str, owners) -> str | None:
@@ -601,7 +660,7 @@ def _owned(module: str, owners) -> str | None:
     (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
         if module == owner or module.startswith((owner + ".", owner + "[")) \
-                or owner.startswith((module + ".", module + "[")):
+                or (not isinstance(owners, _WholeModules) and owner.startswith((module + ".", module + "["))):
             return owner
     return None
 
@@ -624,12 +683,20 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
         elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
                 isinstance(n.slice.value, int) and \
                 checker.summaries.modules_of(n.value, owner, n.slice.value) is not None:
-            modules.extend(sorted(checker.summaries.modules_of(n.value, owner, n.slice.value)))  # a set: sorted, so the module named is the same every run
+            modules.extend(_summary_modules(checker.summaries.modules_of(n.value, owner, n.slice.value),
+                                            n.value, stack))
             if checker.summaries.passes_arguments(n.value, owner, n.slice.value):
                 stack.extend(n.value.args)
                 stack.extend(k.value for k in n.value.keywords)
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
+                isinstance(n.slice.value, int) and _held_forward_modules(checker, n.value, n.slice.value, owner):
+            # `curr_q1, curr_q2 = self.critic(s, a)`: the second value comes from the
+            # layers the held module's `forward` used for it (`self.critic.Q2`)
+            modules.extend(_held_forward_modules(checker, n.value, n.slice.value, owner))
+            stack.extend(n.value.args)
+            stack.extend(k.value for k in n.value.keywords)
         elif isinstance(n, ast.Call) and checker.summaries.modules_of(n, owner, None) is not None:
-            modules.extend(sorted(checker.summaries.modules_of(n, owner, None)))  # a set: sorted, so the module named is the same every run
+            modules.extend(_summary_modules(checker.summaries.modules_of(n, owner, None), n, stack))
             if checker.summaries.passes_arguments(n, owner, None):
                 stack.extend(n.args)
                 stack.extend(k.value for k in n.keywords)
@@ -685,6 +752,24 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
         else:
             stack.extend(ast.iter_child_nodes(n))
     return names, modules
+
+
+def _held_forward_modules(checker, call, position: int, owner) -> list:
+    """The layers of the held module that ``call`` calls (`self.critic(s, a)`, a
+    same-file module class) from which its `forward` computed the tuple element
+    ``position``, named through the holder (`self.critic.Q2`); [] when unknown."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return []
+    spec = checker.modules.called_module(call, owner)
+    if spec is None or spec.kind not in checker.modules.module_classes:
+        return []
+    entry = checker.summaries.modules.get((spec.kind, "forward"))
+    returns = checker.summaries.returns.get((spec.kind, "forward"))
+    if entry is None or returns is None or returns[1] is not True or position >= len(entry) \
+            or len(entry) != len(returns[0]) or returns[0][position] in (None, "tensor"):
+        return []
+    holder = checker.text(call.func)
+    return sorted(holder + m[len("self"):] for m in entry[position] if m.startswith("self."))
 
 
 def _no_graph_result(call) -> bool:
@@ -960,7 +1045,15 @@ def _reads_binding(checker, scope, node, at, binding) -> bool:
     return False
 
 
+def _handed_optimizer(node) -> bool:
+    """The step is a call of a helper that steps the optimizer it is handed (the call
+    stands for its `optimizer.step()`), not a `step()` itself."""
+    return isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "step")
+
+
 def _helper_call(call) -> bool:
-    """A call of a same-class method that backpropagates (not `x.backward()` itself)."""
-    return isinstance(call.func, ast.Attribute) and call.func.attr not in ("backward", "manual_backward") \
-        and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+    """A call of a same-class method or same-file function that backpropagates (not
+    `x.backward()` itself)."""
+    return isinstance(call.func, ast.Name) or (
+        isinstance(call.func, ast.Attribute) and call.func.attr not in ("backward", "manual_backward")
+        and isinstance(call.func.value, ast.Name) and call.func.value.id == "self")

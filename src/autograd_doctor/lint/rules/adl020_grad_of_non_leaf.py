@@ -72,10 +72,18 @@ def on_name_assign(checker, name, value) -> None:
 
 
 def on_attribute_assign(checker, target, value, statement) -> None:
-    """`x.requires_grad = True` makes the tensor bound to `x` a leaf that requires grad."""
+    """`x.requires_grad = True` makes the tensor bound to `x` a leaf that requires grad;
+    `self.positions = torch.linspace(..., requires_grad=True).view(...)` keeps a
+    non-leaf on the object (``check_file``)."""
     if target.attr == "requires_grad" and isinstance(target.value, ast.Name) \
             and isinstance(value, ast.Constant) and value.value is True:
         checker.scope.note("ADL020 leaf", (checker.seq, target.value.id))
+    elif isinstance(target.value, ast.Name) and target.value.id == "self" and checker.scope.owner_class:
+        # (`__init__` is walked as if gradients were off: a view made there of a leaf
+        # that requires grad is no leaf with a `.grad` either way)
+        made = _made_from_leaf(checker, value)
+        checker.notes["ADL020 attribute binds"].append(
+            (checker.scope.owner_class, target.attr, checker.scope, checker.seq, value, made))
 
 
 def on_method_call(checker, call, func) -> None:
@@ -102,12 +110,17 @@ def on_call(checker, call, qualname) -> None:
 
 
 def on_grad_read(checker, node) -> None:
-    """`x.grad` read (not assigned)."""
+    """`x.grad` read (not assigned); `self.x.grad` is kept for ``check_file``."""
     if isinstance(node.value, ast.Name):
         checker.scope.note("ADL020 read", (checker.seq, node.value.id, node))
+    elif isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name) \
+            and node.value.value.id == "self" and checker.scope.owner_class:
+        checker.notes["ADL020 attribute reads"].append(
+            (checker.scope.owner_class, node.value.attr, checker.scope, checker.seq, node))
 
 
 def check_scope(checker, scope) -> None:
+    _summarise_returns(checker, scope)
     binds = scope.noted("ADL020 bind")
     retained = set(scope.noted("ADL020 retain"))
     backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards] + scope.helper_backwards
@@ -135,6 +148,53 @@ def check_scope(checker, scope) -> None:
                 f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
                 "backward() fills the `.grad` of that leaf" +
                 (f", `{leaf}`" if leaf and leaf != name else ", which nothing holds"))
+
+
+def _backward_between(scope, start: int, end: int) -> bool:
+    """A `backward()` (or a call of a same-file function that runs one) in ``scope``
+    between the seqs ``start`` and ``end``."""
+    backwards = [seq for seq, _ in scope.backwards + scope.retain_backwards] + scope.helper_backwards
+    return any(start < b < end for b in backwards)
+
+
+def check_file(checker) -> None:
+    """`self.positions.grad` read after a backward in a method, where the class keeps
+    on the attribute a non-leaf made from a leaf that requires grad: every binding
+    of the attribute in the class makes one (in `__init__`), but those the reading
+    method itself makes after the read (`self.positions = self.positions - lr *
+    self.positions.grad`, whatever it binds, comes too late for the read)."""
+    reads = checker.notes["ADL020 attribute reads"]
+    if not reads:
+        return
+    binds = checker.notes["ADL020 attribute binds"]
+    reported = set()
+    for cls, attr, scope, seq, node in reads:
+        if (cls, attr) in reported:
+            continue
+        own = [b for b in binds if b[0] == cls and b[1] == attr]
+        before = [b for b in own if not (b[2] is scope and b[3] > seq)]
+        if not before or any(b[5] is None for b in before) or any(b[2] is scope for b in before) \
+                or not _backward_between(scope, 0, seq):
+            continue
+        reported.add((cls, attr))
+        _, _, _, _, value, (op_text, keyword, leaf) = before[0]
+        name = f"self.{attr}"
+        _report(checker, node, name, value, op_text, keyword,
+                f"`{name}.grad` stays None: `{name}` is not a leaf but the result of "
+                f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
+                "backward() fills the `.grad` of that leaf, which nothing holds")
+
+
+def _summarise_returns(checker, scope) -> None:
+    """A top-level function whose every `return` gives a non-leaf made from a leaf
+    that requires grad (`def init_weight(n, m): return torch.randn(n * m,
+    requires_grad=True).view(n, m)`): its calls make one too (``_made_from_leaf``)."""
+    if not scope.top_level or not scope.return_values:
+        return  # (`init_weight` is walked as if gradients were off: its result is no leaf
+        # with a `.grad` either way)
+    made = [_made_from_leaf(checker, value) for _, value in scope.return_values]
+    if all(m is not None for m in made):
+        checker.notes["ADL020 non-leaf functions"].append((scope.name, made[0][0]))
 
 
 def _binding_seen(binds, name, seq):
@@ -166,6 +226,11 @@ def _made_from_leaf(checker, value):
     """``(op text, the factory's requires_grad keyword or None, the leaf's name or
     None)`` when ``value`` is an op that always makes a new tensor, applied to a
     leaf that requires grad."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        helper = next((op for function, op in checker.notes["ADL020 non-leaf functions"]
+                       if function == value.func.id), None)
+        if helper is not None and value.func.id not in checker.scope.binds:
+            return f"`{value.func.id}()` (which returns the result of {helper})", None, None
     node, steps = value, []
     while True:
         if isinstance(node, ast.Call) and checker.is_grad_leaf(node):

@@ -17,7 +17,8 @@ RULE = Rule(
     summary="A loss that the loop backpropagates is summed across its iterations as a tensor: the sum keeps every iteration's graph.",
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
-`accelerator.backward(loss)`), finds a sum of that loss into a name (or an
+`accelerator.backward(loss)`; the loss a name or a field of a model's result
+object, `output.loss`), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
@@ -140,14 +141,23 @@ def _operand_names(node) -> set[str]:
     or a subscript stops the search."""
     if isinstance(node, ast.Name):
         return {node.id}
+    if _result_field(node):
+        return {ast.unparse(node)}  # `output.loss` of a model's result object
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         return _operand_names(node.left) | _operand_names(node.right)
     return set()
 
 
+def _result_field(node) -> bool:
+    """`output.loss`: a field of a result object held in a name (a Hugging Face
+    model's output), not a tensor's own attribute (`loss.data`, `loss.T`)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.attr not in N.TENSOR_ATTRIBUTES and node.attr not in N.METADATA_ATTRIBUTES
+
+
 def _operand_nodes(node, name: str):
-    if isinstance(node, ast.Name):
-        if node.id == name:
+    if isinstance(node, ast.Name) or _result_field(node):
+        if ast.unparse(node) == name:
             yield node
     elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         yield from _operand_nodes(node.left, name)
@@ -359,14 +369,16 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     loop = _shared_loop(path, back_path)
     if loop is None:
         return False
-    inside = [(name, line, node) for name, line, node, p in bindings if (loop, "body") in p]
-    if any(name in (total, base) and node is not stmt for name, line, node in inside):
-        return False  # the sum starts again in the loop
+    inside = [(name, line, node, p) for name, line, node, p in bindings if (loop, "body") in p]
+    if any(name in (total, base) and node is not stmt for name, line, node, p in inside):
+        return False  # the sum starts again in the loop (a window's sum: bounded)
     if not any(name == base and line < loop.lineno for name, line, node, p in bindings
                if (loop, "body") not in p):
         return False  # no sum before the loop that this one adds to
     low, high = sorted((call.lineno, stmt.lineno))
-    return not any(name == summed and low < line < high for name, line, node in inside)
+    root = summed.split(".")[0]  # `output.loss` is re-bound with `output`
+    return not any(name == root and low < line < high for name, line, node, p in inside)
+
 
 
 def _part_of(checker, part, backward, bindings, graph_values):

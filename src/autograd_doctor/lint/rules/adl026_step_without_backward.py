@@ -1,0 +1,150 @@
+"""ADL026: an optimizer cleared and stepped with no backward pass between: the step
+has no gradients to apply."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL026", name="step-without-backward",
+    summary="`optimizer.zero_grad()` then `optimizer.step()` with no backward pass between: the step applies no gradients.",
+    what_it_does="""Finds `<optimizer>.zero_grad()` followed, in the same block of a
+function, by `<optimizer>.step()` of the same optimizer (no closure argument),
+when nothing between them can compute gradients: no `backward()`, no
+`torch.autograd.grad`/`backward`, no assignment to a `.grad`, and every call
+between them is a `torch` function, a tensor method that computes values
+(`mean`, `squeeze`, `to`, ...), a builtin, or a call of a module the file
+builds (`D(x)`, `self.model(x)`, `self.model.inverse(emb)` of a held module);
+a call of anything else (a helper, another object's method) may
+backpropagate, so no claim is made when one comes between.""",
+    why_bad="""`zero_grad()` sets every gradient to None (or zero); without a backward
+pass in between, `step()` finds no gradient and leaves the parameters as they
+are (SGD with weight decay or momentum moves them only by those terms).  The
+loss is computed and thrown away: the network never learns, and nothing
+raises (memeagent's and agent57's episodic-novelty embedding network).""",
+    example="""d_opt.zero_grad()
+loss = F.mse_loss(D(x), t)
+d_opt.step()""",
+    use_instead="""d_opt.zero_grad()
+loss = F.mse_loss(D(x), t)
+loss.backward()
+d_opt.step()""",
+    fix_safety="No automatic fix: which value to backpropagate is the author's choice.",
+    known_problems="""Only a clear and a step in one block, of an optimizer named the same
+way in both (`self.opt`), are matched; a backward run by a call between them
+that the linter cannot read silences the rule.""",
+)
+
+# Tensor methods that compute values and never run a backward pass.
+_VALUE_METHODS = frozenset("""
+mean sum squeeze unsqueeze to view reshape float long int double half item detach clone
+cpu cuda size flatten permute transpose contiguous max min abs pow sqrt exp log softmax
+log_softmax argmax gather index_select expand expand_as repeat norm type numpy tolist
+""".split())
+# Builtins that compute values.
+_VALUE_BUILTINS = frozenset({"len", "float", "int", "range", "print", "min", "max", "abs", "isinstance",
+                             "zip", "enumerate", "list", "tuple", "sum", "round"})
+
+
+def check_scope(checker, scope) -> None:
+    """Read the function's blocks only when it steps an optimizer it also clears."""
+    if not scope.steps or scope.function is None:
+        return
+    for block in _blocks(scope.function.body):
+        _check_block(checker, block)
+
+
+def _blocks(body):
+    """Every statement list of ``body``, not entering nested definitions."""
+    yield body
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                yield from _blocks(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _blocks(handler.body)
+
+
+def _optimizer_call(stmt, method: str) -> str | None:
+    """The optimizer's text for a statement `<optimizer>.<method>()` without arguments."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and not stmt.value.args \
+            and not stmt.value.keywords and isinstance(stmt.value.func, ast.Attribute) \
+            and stmt.value.func.attr == method and isinstance(stmt.value.func.value, (ast.Name, ast.Attribute)):
+        text = ast.unparse(stmt.value.func.value)
+        name = text.rsplit(".", 1)[-1].lower()
+        return text if "opt" in name else None
+    return None
+
+
+def _check_block(checker, block) -> None:
+    clears = {}  # optimizer text -> index of its last clear in the block
+    for i, stmt in enumerate(block):
+        cleared = _optimizer_call(stmt, "zero_grad")
+        if cleared is not None:
+            clears[cleared] = i
+            continue
+        stepped = _optimizer_call(stmt, "step")
+        if stepped is not None and stepped in clears:
+            between = block[clears.pop(stepped) + 1:i]
+            if between and all(_computes_no_gradient(checker, s) for s in between):
+                _report(checker, stmt, stepped, between)
+            continue
+        if not _computes_no_gradient(checker, stmt):
+            clears.clear()  # a gradient may come from this statement
+
+
+def _computes_no_gradient(checker, stmt) -> bool:
+    """Nothing in ``stmt`` can compute gradients (see the rule's documentation)."""
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+        return False
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+            return False
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        q = checker.qualname(func) or ""
+        if q.startswith("torch."):
+            if q.startswith(("torch.autograd.", "torch.Tensor.backward")):
+                return False
+            continue
+        if isinstance(func, ast.Name) and func.id in _VALUE_BUILTINS:
+            continue
+        if isinstance(func, ast.Attribute) and func.attr in _VALUE_METHODS:
+            continue
+        if checker.modules.called_module(node, checker.scope.owner_class) is not None:
+            continue  # `D(x)`, `self.model(x)`: a module's forward computes values
+        if isinstance(func, ast.Attribute) and _held_module_call(checker, node):
+            continue
+        return False
+    return True
+
+
+def _held_module_call(checker, call) -> bool:
+    """`self.model(x)` or `self.model.inverse(emb)`: a module the object holds (built in
+    its `__init__`), called or asked for a method that no same-file function of that
+    name backpropagates in (``checker.file.backward_functions``)."""
+    func = call.func
+    holder = func.value if isinstance(func.value, ast.Attribute) else func
+    if not _is_self_attribute(holder) or func.attr in checker.file.backward_functions:
+        return False
+    owner = checker.scope.owner_class
+    return bool(owner) and holder.attr in checker.modules.module_specs.get(owner, {})
+
+
+def _is_self_attribute(node) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _report(checker, step, optimizer, between) -> None:
+    checker.report(
+        "ADL026", step.value,
+        f"`{optimizer}.step()` applies no gradients: `{optimizer}.zero_grad()` on line "
+        f"{between[0].lineno - 1} cleared them and nothing between computes new ones (no "
+        f"`backward()`); the parameters do not move; backpropagate the loss before the step",
+        related=[(between[0].lineno - 1, 0, 0, "gradients cleared here")])
