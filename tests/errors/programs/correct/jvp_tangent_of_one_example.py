@@ -7,6 +7,6 @@ from torch.func import jvp
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh())
 batch = torch.randn(4, 3)
-direction = torch.tensor([1.0, 0.0, 0.0]).expand_as(batch)
+direction = torch.tensor([1.0, 0.0, 0.0])
 
-out, directional = jvp(model, (batch,), (direction,))
+out, directional = jvp(model, (batch,), (direction.expand_as(batch),))
