@@ -682,11 +682,16 @@ def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
+# The Tensor methods that register a hook: PyTorch refuses each on a tensor that does not require grad.
+_HOOK_REGISTRATIONS = ("register_hook", "register_post_accumulate_grad_hook")
+
+
 def hook_without_grad(context: ErrorContext, already):
     statement, location, filename = _raised(context)
     if location is None:
         return None
-    method = "retain_grad" if "retain_grad" in context.message else "register_hook"
+    method = "retain_grad" if "retain_grad" in context.message else next(
+        (name for name in _HOOK_REGISTRATIONS if find_calls(statement, name)), "register_hook")
     calls = find_calls(statement, method)
     receiver = _receiver(calls[0]) if len(calls) == 1 else None
     name = text_of(filename, receiver) if receiver is not None else None
@@ -701,6 +706,12 @@ def hook_without_grad(context: ErrorContext, already):
         return _hook_under_grad_off_block(block, location, name, method, guard)
     user = context.innermost_user()
     tensor = value_of(user[0], receiver) if user is not None and receiver is not None else None
+    if guard is not None and _frozen_parameter(tensor):
+        # A loop over a model's parameters meets one frozen on purpose (requires_grad_(False)):
+        # the hook is for the parameters that train; skipping the frozen one keeps it frozen.
+        location.note = f"{method}() on {name}, a parameter frozen with requires_grad=False"
+        guard.message = f"register the hook only on the parameters that train: {name} is frozen, and gets no gradient"
+        return diagnosis(codes.HOOK_WITHOUT_GRAD, location, [], [], [guard])
     if name and guard is not None and _plain_leaf(tensor) and _made_without_tensors(user[0], filename, name,
                                                                                    location.line):
         return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
@@ -748,6 +759,13 @@ def value_of_in(context: ErrorContext, called) -> object:
     filename, _statement, source = called
     frame = next((outer for outer, _line in context.user_frames()[1:] if outer.f_code.co_filename == filename), None)
     return value_of(frame, ast.Name(source)) if frame is not None else None
+
+
+def _frozen_parameter(tensor) -> bool:
+    """An nn.Parameter whose requires_grad was turned off (a frozen layer)."""
+    import torch
+
+    return isinstance(tensor, torch.nn.Parameter) and not tensor.requires_grad
 
 
 def _can_require_grad(tensor) -> bool:
