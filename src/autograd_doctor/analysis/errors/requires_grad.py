@@ -107,6 +107,9 @@ def non_scalar_backward(context: ErrorContext, already):
         per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno,
                                            found[0] if found is not None else None)
         reduction = "mean" if per_element_loss else "sum"
+        own_reduction = _reduction_written_later(filename, receiver, statement) if not per_element_loss else None
+        if own_reduction is not None:
+            reduction = own_reduction
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
@@ -124,6 +127,11 @@ def non_scalar_backward(context: ErrorContext, already):
                          "reduction='mean', averages them")
             message = (f"average the per-element losses, as the loss function does by default: {text}.mean() "
                        f"(.sum() would scale the gradients, and the step, by {count})")
+        elif own_reduction is not None:
+            notes.append(f"the program itself reduces {text} with .{own_reduction}() after backward() (the number "
+                         "it reports)")
+            message = (f"reduce {text} as the program reports it: {text}.{own_reduction}() (the other reduction "
+                       f"would scale the gradients by {count} or 1/{count})")
         else:
             message = (f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                        f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
@@ -141,6 +149,27 @@ def non_scalar_backward(context: ErrorContext, already):
 
 # Methods that reduce a tensor to one number when called without arguments.
 FULL_REDUCTIONS = ("mean", "sum")
+
+
+def _reduction_written_later(filename: str, receiver: ast.expr, statement: ast.stmt) -> str | None:
+    """"mean" or "sum" when the lines after backward(), in the same function, reduce the tensor
+    given to it with that method and no other (`losses.append(loss.mean().item())`): the number the
+    program reports as its loss. None when neither or both are written."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    if not isinstance(receiver, ast.Name):
+        return None
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if scope is None:
+        return None
+    found = {node.func.attr for node in ast.walk(scope)
+             if isinstance(node, ast.Call) and node.lineno > statement.end_lineno
+             and isinstance(node.func, ast.Attribute) and node.func.attr in FULL_REDUCTIONS
+             and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver.id
+             and not node.args and not node.keywords}
+    return found.pop() if len(found) == 1 else None
 # Methods that only move or cast a value, written after a reduction (`w.mean().to(device)`).
 PLACEMENT_METHODS = ("to", "cuda", "cpu", "float", "double", "half", "type")
 
@@ -1006,6 +1035,9 @@ def non_leaf_optimized(context: ErrorContext, already):
         return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, notes=notes, help=[Suggestion(
             "create the tensor to optimize as a leaf: do the arithmetic or .to(device) first, then "
             ".requires_grad_() (or wrap it in nn.Parameter)")])
+    flattened = _flattened_parameters(user_frame, filename, line, made, name)
+    if flattened is not None:
+        return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, [flattened[0]], notes, flattened[1:])
     primary = statement_location(filename, made, role="made", note=f"{name} is computed here ({grad_fn}), not created")
     helps = []
     value = made.value if isinstance(made, (ast.Assign, ast.AnnAssign)) else None
@@ -1032,6 +1064,31 @@ def non_leaf_optimized(context: ErrorContext, already):
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+def _flattened_parameters(frame, filename: str, line: int, made: ast.stmt, name: str):
+    """(the flattening's location, the help) when the optimizer at `line` is given `[name]`, with
+    `name = parameters_to_vector(params)`: a new vector computed from the parameters, which the
+    optimizer would update instead of them; given `params` itself it updates the parameters.
+    `params` must be readable again: a call (`model.parameters()`) or a list or tuple."""
+    value = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+    if not (isinstance(value, ast.Call) and (segment(filename, value.func) or "").split(".")[-1]
+            == "parameters_to_vector" and len(value.args) == 1 and not value.keywords):
+        return None
+    params = value.args[0]
+    if not (isinstance(params, ast.Call) or isinstance(value_of(frame, params), (list, tuple))):
+        return None
+    statement, optimizer = statement_of(filename, line)
+    lists = [node for node in ast.walk(statement) if isinstance(node, ast.List) and len(node.elts) == 1
+             and isinstance(node.elts[0], ast.Name) and node.elts[0].id == name] if statement is not None else []
+    if len(lists) != 1:
+        return None
+    params_text = segment(filename, params)
+    flattening = statement_location(filename, made, role="made", note=f"{name} is computed here from the parameters "
+                                    "(a new tensor, not the parameters themselves)")
+    return flattening, statement_change(optimizer, f"give the optimizer the parameters themselves ({params_text}): "
+                                        f"its steps then update the model, which {name} is only a flat copy of",
+                                        replace_node_text(filename, statement, lists[0], params_text))
 
 
 def _attribute_holding(frame, tensor):
