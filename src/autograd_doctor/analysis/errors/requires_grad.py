@@ -657,6 +657,9 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
     if parametrized is not None:
         return _parametrized_requires_grad(location, parametrized, turning_on)
+    part = _part_of_a_trained_leaf(context, filename, target) if turning_off else None
+    if part is not None:
+        return _freeze_part_with_hook(location, *part)
     related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
     helps = []
     notes = ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
@@ -678,6 +681,49 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
+
+
+def _part_of_a_trained_leaf(context: ErrorContext, filename: str, target):
+    """(leaf's text, the scatter call that zeroes that part of a gradient `grad`) when `target` is
+    `leaf[index]` of a leaf that requires grad (a parameter), indexed on one dimension by a
+    constant slice or integer (`weight[:2]`, `weight[:, 3]`): the user means to freeze that part."""
+    import torch
+
+    if not isinstance(target, ast.Subscript):
+        return None
+    user = context.innermost_user()
+    leaf = value_of(user[0], target.value) if user is not None else None
+    if not (isinstance(leaf, torch.Tensor) and leaf.is_leaf and leaf.requires_grad):
+        return None
+    index = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    *leading, last = index
+    if not all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None for i in leading):
+        return None
+    leaf_text, index_text = text_of(filename, target.value), text_of(filename, target.slice)
+    dim = len(leading)
+    if isinstance(last, ast.Slice) and last.step is None and all(
+            b is None or (isinstance(b, ast.Constant) and isinstance(b.value, int)) for b in (last.lower, last.upper)):
+        bounds = ([f"start={last.lower.value}"] if last.lower is not None else []) + (
+            [f"end={last.upper.value}"] if last.upper is not None else [])
+        scatter = f"grad.slice_scatter(torch.zeros_like(grad[{index_text}]), dim={dim}, {', '.join(bounds)})"
+    elif isinstance(last, ast.Constant) and isinstance(last.value, int):
+        scatter = f"grad.select_scatter(torch.zeros_like(grad[{index_text}]), {dim}, {last.value})"
+    else:
+        return None
+    return leaf_text, index_text, scatter
+
+
+def _freeze_part_with_hook(location, leaf_text: str, index_text: str, scatter: str):
+    location.note = f"{leaf_text}[{index_text}] is a view computed from {leaf_text}: its flag cannot be set apart"
+    notes = [f"requires_grad belongs to a whole leaf tensor; {leaf_text}[{index_text}] is a new tensor computed from "
+             f"it, and {leaf_text} keeps training as a whole"]
+    helps = [statement_change(location, f"zero that part of {leaf_text}'s gradient with a hook: the optimizer then "
+                              f"leaves {leaf_text}[{index_text}] as it is (with plain gradient steps; weight decay "
+                              "would still shrink it)",
+                              f"{leaf_text}.register_hook(lambda grad: {scatter})"),
+             Suggestion("or keep the frozen part as a separate tensor without requires_grad and concatenate it "
+                        "with the trained part in forward")]
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
 def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
@@ -985,7 +1031,16 @@ def out_with_grad(context: ErrorContext, already):
     location.note = "writes the result into out=, which autograd cannot record"
     helps = []
     calls = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and any(k.arg == "out" for k in c.keywords)]
-    if len(calls) == 1 and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+    buffer = _buffer_read_by_its_own_row_write(filename, calls[0]) if len(calls) == 1 else None
+    if buffer is not None:
+        # `torch.tanh(... history[t] ..., out=history[t + 1])`: `history[t + 1] = torch.tanh(...)` would
+        # still write into the buffer in place, whose earlier rows the same computation read and
+        # autograd saved; backward() would then fail on their version.
+        helps.append(Suggestion(f"the computation reads {buffer} itself: keep the rows in a Python list "
+                                f"(rows.append(torch.op(...)) without out=) and build the tensor with "
+                                f"torch.stack(rows) after the loop; writing the rows into {buffer} in place, even "
+                                "without out=, changes a tensor autograd saved"))
+    elif len(calls) == 1 and isinstance(statement, ast.Expr) and statement.value is calls[0]:
         call = calls[0]
         out = next(k for k in call.keywords if k.arg == "out")
         target = text_of(filename, out.value)
@@ -1007,6 +1062,18 @@ def out_with_grad(context: ErrorContext, already):
     return diagnosis(codes.OUT_WITH_GRAD, location,
                      notes=["functions called with out= are not differentiable; the result would have no "
                             "gradient history"], help=helps)
+
+
+def _buffer_read_by_its_own_row_write(filename: str, call: ast.Call) -> str | None:
+    """The buffer's text when `out=` is a part of a buffer (`history[t + 1]`) that the call's own
+    arguments also read (`history[t]`): a recurrence through a preallocated tensor."""
+    out = next(k for k in call.keywords if k.arg == "out").value
+    if not isinstance(out, ast.Subscript):
+        return None
+    buffer = text_of(filename, out.value)
+    read = [text_of(filename, node.value) for argument in call.args + [k.value for k in call.keywords if k.arg != "out"]
+            for node in ast.walk(argument) if isinstance(node, ast.Subscript)]
+    return buffer if buffer is not None and buffer in read else None
 
 
 def non_leaf_optimized(context: ErrorContext, already):
