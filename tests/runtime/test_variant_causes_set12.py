@@ -97,3 +97,177 @@ def test_a_write_outside_vmap_is_not_diagnosed_as_a_vmap_write(tmp_path):
     error = run_watched(write(tmp_path, source, "program"))
     assert error is not None
     assert "AD144" not in [d.code for d in autograd_doctor.diagnoses_of(error)]
+
+
+def test_temporary_view_detached_in_place_as_a_value_is_detached_out_of_place(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        weights = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        kept = []
+        h = weights * 3
+        kept.append(h[0].unsqueeze(0).detach_())  # DETACH
+        h.sum().backward()
+        """)
+    found = only(diagnoses, "AD108")
+    assert found.primary.line == marked_line(source, "DETACH")
+    namespace = run_fixed(tmp_path, found.help[0])
+    assert torch.equal(namespace["kept"][0], torch.tensor([[3.0, 6.0]]))
+    assert not namespace["kept"][0].requires_grad
+    assert torch.equal(namespace["weights"].grad, torch.full((2, 2), 3.0))
+
+
+def test_bare_detach_in_place_of_a_temporary_view_keeps_the_advice(tmp_path):
+    # `h.t().detach_()` as a statement of its own: detach() there would do nothing.
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        h = torch.ones(2, 2, requires_grad=True) * 2
+        h.t().detach_()
+        """)
+    found = only(diagnoses, "AD108")
+    assert all(suggestion.location is None for suggestion in found.help)
+
+
+def test_broadcast_tensors_output_written_in_place_is_copied_where_it_is_made(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        def shifted(scores, offsets):
+            scores, offsets = torch.broadcast_tensors(scores, offsets)  # MADE
+            offsets.add_(1.0).mul_(2.0)
+            return scores + offsets
+
+
+        scores = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        out = shifted(scores, torch.tensor([[0.5], [1.5]]))
+        out.sum().backward()
+        """)
+    found = only(diagnoses, "AD124")
+    assert found.primary.line == marked_line(source, "MADE")
+    namespace = run_fixed(tmp_path, found.help[0])
+    scores = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert torch.equal(namespace["out"], scores + torch.tensor([[3.0], [5.0]]))
+    assert torch.equal(namespace["scores"].grad, torch.ones(2, 3))
+
+
+def test_hook_after_accumulation_on_a_frozen_parameter_is_guarded_first(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        layers = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))
+        torch.nn.init.constant_(layers[0].weight, 0.5)
+        torch.nn.init.constant_(layers[1].weight, -1.0)
+        layers[0].requires_grad_(False)
+        seen = []
+        for parameter in layers.parameters():
+            parameter.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.sum().item()))  # HOOK
+        layers(torch.ones(1, 2)).sum().backward()
+        """)
+    found = only(diagnoses, "AD116")
+    assert found.primary.line == marked_line(source, "HOOK")
+    assert "requires_grad_()" not in (found.help[0].replacement or "")
+    namespace = run_fixed(tmp_path, found.help[0])
+    assert namespace["layers"][0].weight.grad is None and len(namespace["seen"]) == 2
+
+
+def test_optimizer_given_parameters_to_vector_gets_the_parameters(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        layer = torch.nn.Linear(2, 1)
+        torch.nn.init.constant_(layer.weight, 1.0)
+        torch.nn.init.constant_(layer.bias, 0.0)
+        flat = torch.nn.utils.parameters_to_vector(layer.parameters())
+        optimizer = torch.optim.SGD([flat], lr=0.5)  # OPTIMIZER
+        loss = layer(torch.tensor([[1.0, 2.0]])).sum()
+        loss.backward()
+        optimizer.step()
+        """)
+    found = only(diagnoses, "AD119")
+    assert found.primary.line == marked_line(source, "OPTIMIZER")
+    namespace = run_fixed(tmp_path, found.help[0])
+    assert torch.equal(namespace["layer"].weight, torch.tensor([[0.5, 0.0]]))
+    assert torch.equal(namespace["layer"].bias, torch.tensor([-0.5]))
+
+
+def test_parameters_to_vector_of_an_exhausted_generator_is_not_rewritten(tmp_path):
+    # `params` is a generator parameters_to_vector already read: given again, it would be empty.
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        layer = torch.nn.Linear(2, 1)
+        params = layer.parameters()
+        flat = torch.nn.utils.parameters_to_vector(params)
+        optimizer = torch.optim.SGD([flat], lr=0.5)
+        """)
+    found = only(diagnoses, "AD119")
+    assert "params" not in (found.help[0].replacement or "")
+
+
+def test_vector_given_to_backward_is_reduced_as_the_program_reports_it(tmp_path):
+    source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor([1.0, -2.0], requires_grad=True)
+        x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        log = []
+        distances = (x @ w - 1.0).abs()
+        distances.backward()  # BACKWARD
+        log.append(distances.mean().item())
+        """)
+    found = only(diagnoses, "AD112")
+    assert found.primary.line == marked_line(source, "BACKWARD")
+    namespace = run_fixed(tmp_path, found.help[0])
+    x, w = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), torch.tensor([1.0, -2.0])
+    assert torch.allclose(namespace["w"].grad, (torch.sign(x @ w - 1.0) @ x) / 3)
+    assert namespace["log"] == [pytest.approx((x @ w - 1.0).abs().mean().item())]
+
+
+def test_out_into_a_row_of_a_buffer_the_computation_reads_gets_advice(tmp_path):
+    # `buffer[i + 1] = torch.tanh(...)` would still write in place into a tensor autograd saved.
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor(0.5, requires_grad=True)
+        states = torch.zeros(3)
+        for i in range(2):
+            torch.tanh(w * states[i] + 1.0, out=states[i + 1])
+        """)
+    found = only(diagnoses, "AD117")
+    assert all(suggestion.location is None for suggestion in found.help)
+    assert "torch.stack" in found.help[0].message
+
+
+def test_out_into_a_buffer_row_not_read_keeps_the_out_of_place_change(tmp_path):
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.tensor(0.5, requires_grad=True)
+        rows = torch.zeros(2)
+        torch.tanh(w * 2.0, out=rows[0])
+        """)
+    found = only(diagnoses, "AD117")
+    assert found.help[0].replacement == "rows[0] = torch.tanh(w * 2.0)"
+
+
+@pytest.mark.parametrize("freeze, index", [("weight[:, 1].requires_grad = False", (slice(None), 1)),
+                                           ("weight[1:].requires_grad_(False)", (slice(1, None),))])
+def test_part_of_a_parameter_frozen_through_an_index_gets_a_gradient_hook(tmp_path, freeze, index):
+    source, diagnoses = diagnose(tmp_path, f"""
+        import torch
+
+        weight = torch.nn.Parameter(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        {freeze}  # FREEZE
+        optimizer = torch.optim.SGD([weight], lr=0.1)
+        (weight * torch.tensor([[1.0, -1.0], [2.0, 0.5]])).sum().backward()
+        optimizer.step()
+        """)
+    found = only(diagnoses, "AD115")
+    assert found.primary.line == marked_line(source, "FREEZE")
+    namespace = run_fixed(tmp_path, found.help[0])
+    start = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    expected = start - 0.1 * torch.tensor([[1.0, -1.0], [2.0, 0.5]])
+    expected[index] = start[index]
+    assert torch.allclose(namespace["weight"].detach(), expected)

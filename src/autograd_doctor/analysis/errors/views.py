@@ -476,7 +476,9 @@ def detach_view_in_place(context: ErrorContext, already):
     related = [statement_location(filename, made, role="view", note=f"{name} is made here, a view of another tensor")
                if made is not None else None]
     helps = []
-    if name and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+    if name and isinstance(receiver, (ast.Name, ast.Attribute)) and isinstance(statement, ast.Expr) \
+            and statement.value is calls[0]:
+        # Only a name or an attribute can be rebound (`h.t() = ...` is no statement).
         helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
                                       "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
     elif isinstance(receiver, (ast.Call, ast.Subscript)) and not (
@@ -563,7 +565,7 @@ def _broadcast_tensors_written(filename: str, made: ast.stmt, name: str, write, 
     view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view made by "
                               "torch.broadcast_tensors: its rows share memory")
     helps = [statement_change(view, f"copy {name} right after broadcasting: the same values, each element "
-                              "with its own memory", f"{text}\n{' ' * made.col_offset}{name} = {name}.clone()")]
+                              "with its own memory", f"{text}\n{name} = {name}.clone()")]
     return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
 
 
