@@ -271,3 +271,58 @@ def test_part_of_a_parameter_frozen_through_an_index_gets_a_gradient_hook(tmp_pa
     expected = start - 0.1 * torch.tensor([[1.0, -1.0], [2.0, 0.5]])
     expected[index] = start[index]
     assert torch.allclose(namespace["weight"].detach(), expected)
+
+
+FUNCTION_GRADIENT_LAYOUT = """
+    import torch
+
+
+    class Product(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return torch.mm(x, w)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            return grad.mm(w.t()), grad.t().mm(x)  # RETURN
+
+
+    x = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    w = torch.tensor(WEIGHT, requires_grad=True)
+    Product.apply(x, w).pow(2).sum().backward()
+    """
+
+
+def test_matrix_gradient_in_the_transposed_layout_is_transposed(tmp_path):
+    weight = [[1.0, 0.0], [0.5, -1.0], [2.0, 1.0]]
+    source, diagnoses = diagnose(tmp_path, FUNCTION_GRADIENT_LAYOUT.replace("WEIGHT", repr(weight)))
+    found = only(diagnoses, "AD120")
+    assert found.primary.line == marked_line(source, "RETURN")
+    namespace = run_fixed(tmp_path, found.help[0])
+    x, w = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True), torch.tensor(weight, requires_grad=True)
+    (x @ w).pow(2).sum().backward()
+    assert torch.allclose(namespace["w"].grad, w.grad) and torch.allclose(namespace["x"].grad, x.grad)
+
+
+def test_gradient_of_another_shape_that_is_not_transposed_keeps_the_advice(tmp_path):
+    # w is [3, 4] and the gradient [4, 3] would be its transpose, but forward multiplies nothing by w.
+    _source, diagnoses = diagnose(tmp_path, """
+        import torch
+
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                return x * w.sum()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, torch.ones(4, 3)
+
+
+        Scale.apply(torch.ones(2, requires_grad=True), torch.ones(3, 4, requires_grad=True)).sum().backward()
+        """)
+    found = only(diagnoses, "AD120")
+    assert all(suggestion.location is None for suggestion in found.help)
