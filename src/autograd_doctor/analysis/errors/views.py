@@ -476,9 +476,9 @@ def detach_view_in_place(context: ErrorContext, already):
     related = [statement_location(filename, made, role="view", note=f"{name} is made here, a view of another tensor")
                if made is not None else None]
     helps = []
-    if name and isinstance(receiver, (ast.Name, ast.Attribute)) and isinstance(statement, ast.Expr) \
+    if name and isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(statement, ast.Expr) \
             and statement.value is calls[0]:
-        # Only a name or an attribute can be rebound (`h.t() = ...` is no statement).
+        # Only a name, an attribute or an item can be rebound (`h.t() = ...` is no statement).
         helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
                                       "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
     elif isinstance(receiver, (ast.Call, ast.Subscript)) and not (
