@@ -532,7 +532,8 @@ def write_into_expanded(context: ErrorContext, already):
     notes = ["expand() and broadcast_to() make views where many elements are one memory cell; a write "
              "into one of them would write all of them"]
     if made is not None and not expands and find_calls(made, "broadcast_tensors"):
-        return _broadcast_tensors_written(filename, made, name, write, notes)
+        return _broadcast_tensors_written(filename, made, name, write, notes,
+                                          shared=_memory_shared_with_another_local(frame, name))
     if not expands or not isinstance(made, ast.Assign) or len(made.targets) != 1:
         helps = [Suggestion(f"clone {name or 'the tensor'} before writing into it ({name or 't'} = "
                             f"{name or 't'}.clone()), or write out of place")]
@@ -551,15 +552,16 @@ def write_into_expanded(context: ErrorContext, already):
     return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
 
 
-def _broadcast_tensors_written(filename: str, made: ast.stmt, name: str, write, notes: list):
+def _broadcast_tensors_written(filename: str, made: ast.stmt, name: str, write, notes: list, shared: bool):
     """`a, b = torch.broadcast_tensors(a, b)` then an in-place write into `b`: broadcast_tensors
     returns expanded views; a copy of `b` right after it gives the write its own memory and the
-    same values."""
+    same values. Advice when another local variable holds the memory `b` was expanded from (a
+    write meant for it would not reach it through the copy)."""
     notes = notes + ["torch.broadcast_tensors returns expanded views of its inputs, without copying them"]
     unpacked = isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.targets[0], ast.Tuple) \
         and name in [ast.unparse(t) for t in made.targets[0].elts]
     text = text_of(filename, made)
-    if not unpacked or text is None or "\n" in text:
+    if shared or not unpacked or text is None or "\n" in text:
         return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=[Suggestion(
             f"clone {name or 'the tensor'} after torch.broadcast_tensors, before writing into it")])
     view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view made by "
