@@ -602,6 +602,12 @@ CASES = {
                                                                        "xs.grad")),
     "checkpoint_inside_func_grad": ("AD233", 0, same_as_correct_version("checkpoint_inside_func_grad", "grads")),
     "func_grad_non_scalar_output": ("AD112", None, None),  # .sum() or .mean(): the gradient's scale is the user's
+    "func_grad_aux_not_a_pair": ("AD234", 0, same_as_correct_version("func_grad_aux_not_a_pair", "gw", "logits",
+                                                                   "accuracy")),
+    "jacobian_strict_output_rebuilt_with_torch_tensor": ("AD235", 0, same_as_correct_version(
+        "jacobian_strict_output_rebuilt_with_torch_tensor", "J")),
+    "jvp_tangent_of_one_example": ("AD236", 0, same_as_correct_version("jvp_tangent_of_one_example", "out",
+                                                                       "directional")),
     "grad_of_non_leaf": ("AD308", 0, check_leaf_trains),
     "grad_none_frozen_parameter": ("AD309", 0, check_frozen_skipped),
     "saved_tensors_unpack_count": ("AD142", 0, check_unpack_count),

@@ -153,6 +153,33 @@ NOT_YET = {
     "validation_callback_between_forward_and_backward_under_checkpoint": (False, "advice"),
     # As in set 3: a view made with gradients off and written with gradients on, two meanings.
     "view_taken_under_set_grad_enabled_false_then_scaled": (False, "advice"),
+    # Set 12. As in set 3: a view made with gradients off and written (or its base written) with
+    # gradients on, two meanings; the help says both and changes nothing.
+    "channels_last_view_from_no_grad_helper_then_bias_added": (True, "advice"),
+    "transposed_features_logged_under_no_grad_then_base_clamped": (False, "advice"),
+    # The schedule changes what the checkpointed function computes between the forward and backward():
+    # where the schedule should step is the user's choice (as for set 11's validation callback).
+    "checkpointed_dropout_annealed_between_forward_and_backward": (False, "advice"),
+    # AD111 names the call that asks for requires_grad (the ParameterList's append) and changes the marked
+    # @torch.inference_mode() (as for set 3's prompts_initialised_in_inference_method).
+    "class_prototypes_parameter_list_from_inference_means": (False, "right"),
+    # AD107 names and clones the Function's output where it is applied (the catalogue's convention);
+    # the variant marks the add_ that writes it.
+    "flatten_function_output_shifted_in_place": (False, "right"),
+    # AD110 names the in-place write (the catalogue's convention) and changes the marked decorator.
+    "negatives_queue_allocated_in_inference_warmup": (False, "right"),
+    # One-hot labels made learnable: a float copy (the correct version) or indices kept as they are
+    # (the catalogue's advice) are both possible meanings of requires_grad_() on an integer tensor.
+    "one_hot_targets_given_requires_grad": (True, "advice"),
+    # out= into a row of a buffer the same computation reads: the rows must become a list and a
+    # torch.stack, a rewrite of three statements.
+    "recurrent_states_written_into_history_rows_with_out": (True, "advice"),
+    # AD112 names backward() and reduces there as the program reports the loss (.mean()); the variant
+    # marks the line that computes the per-example norms (both right).
+    "regression_loss_as_row_norms_without_reduction": (False, "right"),
+    # AD302 names the shared forward whose graph was freed (the catalogue's convention) and changes the
+    # backward() in the loop, which the variant marks.
+    "shared_features_backpropagated_once_per_head": (False, "right"),
 }
 
 

@@ -27,6 +27,10 @@ def written_name(filename: str, line: int) -> str | None:
         call = statement.value
         if isinstance(call.func, ast.Attribute) and call.func.attr.endswith("_"):
             node = call.func.value
+            # `t.mul_(a).add_(b)`: each in-place method returns the tensor it wrote.
+            while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr.endswith("_"):
+                node = node.func.value
         elif call.args:
             node = call.args[0]
     if isinstance(node, (ast.Name, ast.Attribute)):

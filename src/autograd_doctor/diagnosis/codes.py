@@ -3318,6 +3318,85 @@ which changes the result.
 """,
     heading="a @once_differentiable backward differentiated twice")
 
+AUX_NOT_A_PAIR = _code(
+    "AD234",
+    "a function differentiated with has_aux=True does not return the pair (output, aux)",
+    """\
+**What it means.** `torch.func.grad(f, has_aux=True)` (and `grad_and_value`, `vjp`, `jacrev`
+with `has_aux=True`) differentiates the first of exactly two things `f` returns and hands the
+second back untouched. A function that returns the loss and several auxiliary values side by side
+(`return loss, logits, accuracy`), or the loss alone, raises "grad_and_value(f)(*args): output of
+function f should be a tuple: (output, aux) if has_aux is True". The traceback ends inside
+torch.func; the `return` to change is in your function.
+
+**Minimal example.**
+
+    def loss_and_metrics(w):
+        logits = x @ w
+        loss = logits.pow(2).mean()
+        return loss, logits, logits.argmax(dim=1)   # AD234: three values, not (output, aux)
+
+    torch.func.grad(loss_and_metrics, has_aux=True)(w)
+
+**The fix.** Gather the auxiliary values into one: `return loss, (logits, predicted)`; the call
+then returns `(gradient, (logits, predicted))`. A function with no auxiliary value is called
+without `has_aux=True`.
+""",
+    heading="has_aux=True and a function that does not return (output, aux)",
+    example_setup="x = torch.randn(4, 3)\nw = torch.randn(3, 2)\n")
+
+STRICT_OUTPUT_WITHOUT_GRAD = _code(
+    "AD235",
+    "strict=True: the function's output does not depend on its input through autograd",
+    """\
+**What it means.** `torch.autograd.functional.jacobian` (and `hessian`, `vjp`, `jvp`, `hvp`,
+`vhp`) with `strict=True` checks that every output of the function was computed from the inputs
+by operations autograd records; when one was not, it raises "Output 0 of the user-provided
+function does not require gradients. The outputs must be computed in a differentiable manner
+from the input when running in strict mode". Without `strict=True` the same function gives a
+Jacobian of zeros, silently. The usual cut is `torch.tensor([a, b])` of computed values, which
+copies their numbers into a new tensor without their graph; `.detach()`, `.item()`, NumPy and
+`torch.no_grad()` cut it too.
+
+**Minimal example.**
+
+    def polar(p):
+        radius = p.pow(2).sum().sqrt()
+        angle = torch.atan2(p[1], p[0])
+        return torch.tensor([radius, angle])   # AD235: copies the values, not the graph
+
+    torch.autograd.functional.jacobian(polar, torch.tensor([1.0, 2.0]), strict=True)
+
+**The fix.** Build the vector with `torch.stack([radius, angle])`, which keeps each element's
+graph (the same values when the elements are single numbers); autograd-doctor offers it when the
+function returns `torch.tensor([...])` of computed values, and otherwise points at the `return`.
+""",
+    heading="strict=True and an output independent of the input")
+
+TANGENT_OF_ANOTHER_SIZE = _code(
+    "AD236",
+    "a forward-mode tangent has another size than its primal",
+    """\
+**What it means.** Forward-mode AD (`torch.func.jvp`, `jacfwd`, `torch.autograd.forward_ad.make_dual`)
+pushes one tangent per input through the function: the direction in which that input moves,
+element by element. The tangent must have exactly the input's size; PyTorch does not broadcast it
+and raises "Trying to set a forward gradient that has a different size than that of the original
+Tensor, this is not supported. Tensor is of size [4, 3] while the given forward gradient is of
+size [3]". The usual cause is a direction written for one example and a batch as the primal.
+
+**Minimal example.**
+
+    batch = torch.randn(4, 3)
+    direction = torch.tensor([1.0, 0.0, 0.0])
+    torch.func.jvp(torch.tanh, (batch,), (direction,))   # AD236: [3] for a [4, 3] primal
+
+**The fix.** Give the tangent the primal's shape: `direction.expand_as(batch)` when the same
+direction is meant for every example (autograd-doctor offers it when the tangent broadcasts to the
+primal), `tangent.view_as(x)` when a flat tangent holds the same number of elements; for one
+direction per example, map `jvp` with `vmap`.
+""",
+    heading="a forward-mode tangent of another size than its primal")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

@@ -150,6 +150,17 @@ def enclosing_function(tree: ast.Module, line: int) -> ast.AST:
     return best
 
 
+def _walk_own_scope(scope: ast.AST):
+    """The nodes of `scope` outside the functions and classes defined in it (a nested function's
+    `x = ...` binds its own x, not the enclosing one's)."""
+    pending = [scope]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in ast.iter_child_nodes(node)
+                       if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+
+
 def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | None:
     """The last statement before `before_line`, in the same function, that binds `name`."""
     tree = parse_file(filename)
@@ -157,9 +168,7 @@ def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | No
         return None
     scope = enclosing_function(tree, before_line)
     best = None
-    for node in ast.walk(scope):
-        if node is not scope and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
+    for node in _walk_own_scope(scope):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or node.lineno >= before_line:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -132,14 +132,22 @@ def wrong_gradients(context: ErrorContext, already):
         primary.note = f"gradient {index} (for {which}) has shape {got_shape}"
         notes.append(f"the gradient for {which} must have {which}'s shape {expected_shape}, got {got_shape}")
         summed = _broadcast_sum(filename, forward, returns, index, which, got_shape, expected_shape)
-        if summed is not None:
+        transposed = _transposed_layout(filename, forward, returns, index, which, got_shape, expected_shape) \
+            if summed is None else None
+        if transposed is not None:
+            notes.append(f"{which} is a matrix operand of a matrix product in forward, and gradient {index} has its "
+                         "sizes in the other order: the gradient is written in the transposed layout (as nn.Linear "
+                         "stores its weight, (out, in))")
+            helps.append(statement_change(primary, f"transpose gradient {index}: the same values in {which}'s own "
+                                          f"layout {expected_shape}", transposed))
+        elif summed is not None:
             dims, new_return = summed
             notes.append(f"forward broadcasts {which} over dimensions {dims} of its result: its gradient is the "
                          "sum of the result's gradient over them")
             helps.append(statement_change(primary, f"sum gradient {index} over the dimensions forward broadcast "
                                           f"{which} to ({dims}): each element of {which} was used once per position "
                                           "there", new_return))
-        helps.append(Suggestion(f"{'or ' if summed else ''}make gradient {index} the shape of {which} "
+        helps.append(Suggestion(f"{'or ' if summed or transposed else ''}make gradient {index} the shape of {which} "
                                 f"({expected_shape}): undo the shape change forward made (unsqueeze/expand after a "
                                 "sum, reshape after a view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
@@ -176,6 +184,30 @@ def _broadcast_sum(filename: str, forward, returns: list, index: int, name: str,
         f".sum({dims[0] if len(dims) == 1 else dims})"
     new_return = replace_node_text(filename, returns[0], element, reduced)
     return (", ".join(map(str, dims)), new_return) if new_return is not None else None
+
+
+def _transposed_layout(filename: str, forward, returns: list, index: int, name: str, got: str, expected: str):
+    """The return statement with gradient `index` transposed, when that gradient is a matrix whose
+    sizes are the input's in the other order (not square) and forward uses the input `name` as an
+    operand of a matrix product (`x @ name`, torch.mm/matmul): the gradient was computed in the
+    other layout. None otherwise."""
+    got_sizes, expected_sizes = _sizes(got), _sizes(expected)
+    if forward is None or len(returns) != 1 or not isinstance(returns[0].value, ast.Tuple) \
+            or index >= len(returns[0].value.elts) or got_sizes is None or len(got_sizes) != 2 \
+            or got_sizes != list(reversed(expected_sizes or [])) or got_sizes[0] == got_sizes[1]:
+        return None
+    operands = [operand for node in ast.walk(forward) for operand in (
+        [node.left, node.right] if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) else
+        node.args if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("mm", "matmul") else [])]
+    if not any(isinstance(operand, ast.Name) and operand.id == name for operand in operands):
+        return None
+    element = returns[0].value.elts[index]
+    text = text_of(filename, element)
+    if text is None:
+        return None
+    transposed = f"{text if isinstance(element, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f'({text})'}.t()"
+    return replace_node_text(filename, returns[0], element, transposed)
 
 
 def _sizes(shape: str) -> list[int] | None:

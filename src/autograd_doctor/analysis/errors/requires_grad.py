@@ -107,6 +107,9 @@ def non_scalar_backward(context: ErrorContext, already):
         per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno,
                                            found[0] if found is not None else None)
         reduction = "mean" if per_element_loss else "sum"
+        own_reduction = _reduction_written_later(filename, receiver, statement) if not per_element_loss else None
+        if own_reduction is not None:
+            reduction = own_reduction
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
@@ -124,6 +127,11 @@ def non_scalar_backward(context: ErrorContext, already):
                          "reduction='mean', averages them")
             message = (f"average the per-element losses, as the loss function does by default: {text}.mean() "
                        f"(.sum() would scale the gradients, and the step, by {count})")
+        elif own_reduction is not None:
+            notes.append(f"the program itself reduces {text} with .{own_reduction}() after backward() (the number "
+                         "it reports)")
+            message = (f"reduce {text} as the program reports it: {text}.{own_reduction}() (the other reduction "
+                       f"would scale the gradients by {count} or 1/{count})")
         else:
             message = (f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                        f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
@@ -141,6 +149,27 @@ def non_scalar_backward(context: ErrorContext, already):
 
 # Methods that reduce a tensor to one number when called without arguments.
 FULL_REDUCTIONS = ("mean", "sum")
+
+
+def _reduction_written_later(filename: str, receiver: ast.expr, statement: ast.stmt) -> str | None:
+    """"mean" or "sum" when the lines after backward(), in the same function, reduce the tensor
+    given to it with that method and no other (`losses.append(loss.mean().item())`): the number the
+    program reports as its loss. None when neither or both are written."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    if not isinstance(receiver, ast.Name):
+        return None
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if scope is None:
+        return None
+    found = {node.func.attr for node in ast.walk(scope)
+             if isinstance(node, ast.Call) and node.lineno > statement.end_lineno
+             and isinstance(node.func, ast.Attribute) and node.func.attr in FULL_REDUCTIONS
+             and isinstance(node.func.value, ast.Name) and node.func.value.id == receiver.id
+             and not node.args and not node.keywords}
+    return found.pop() if len(found) == 1 else None
 # Methods that only move or cast a value, written after a reduction (`w.mean().to(device)`).
 PLACEMENT_METHODS = ("to", "cuda", "cpu", "float", "double", "half", "type")
 
@@ -628,6 +657,9 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
     if parametrized is not None:
         return _parametrized_requires_grad(location, parametrized, turning_on)
+    part = _part_of_a_trained_leaf(context, filename, target) if turning_off else None
+    if part is not None:
+        return _freeze_part_with_hook(location, *part)
     related = [_made_at(filename, name, location.line, f"{name} is computed here, so it is not a leaf")]
     helps = []
     notes = ["a computed tensor's requires_grad follows from its inputs; PyTorch does not let you "
@@ -649,6 +681,49 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
+
+
+def _part_of_a_trained_leaf(context: ErrorContext, filename: str, target):
+    """(leaf's text, the scatter call that zeroes that part of a gradient `grad`) when `target` is
+    `leaf[index]` of a leaf that requires grad (a parameter), indexed on one dimension by a
+    constant slice or integer (`weight[:2]`, `weight[:, 3]`): the user means to freeze that part."""
+    import torch
+
+    if not isinstance(target, ast.Subscript):
+        return None
+    user = context.innermost_user()
+    leaf = value_of(user[0], target.value) if user is not None else None
+    if not (isinstance(leaf, torch.Tensor) and leaf.is_leaf and leaf.requires_grad):
+        return None
+    index = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    *leading, last = index
+    if not all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None for i in leading):
+        return None
+    leaf_text, index_text = text_of(filename, target.value), text_of(filename, target.slice)
+    dim = len(leading)
+    if isinstance(last, ast.Slice) and last.step is None and all(
+            b is None or (isinstance(b, ast.Constant) and isinstance(b.value, int)) for b in (last.lower, last.upper)):
+        bounds = ([f"start={last.lower.value}"] if last.lower is not None else []) + (
+            [f"end={last.upper.value}"] if last.upper is not None else [])
+        scatter = f"grad.slice_scatter(torch.zeros_like(grad[{index_text}]), dim={dim}, {', '.join(bounds)})"
+    elif isinstance(last, ast.Constant) and isinstance(last.value, int):
+        scatter = f"grad.select_scatter(torch.zeros_like(grad[{index_text}]), {dim}, {last.value})"
+    else:
+        return None
+    return leaf_text, index_text, scatter
+
+
+def _freeze_part_with_hook(location, leaf_text: str, index_text: str, scatter: str):
+    location.note = f"{leaf_text}[{index_text}] is a view computed from {leaf_text}: its flag cannot be set apart"
+    notes = [f"requires_grad belongs to a whole leaf tensor; {leaf_text}[{index_text}] is a new tensor computed from "
+             f"it, and {leaf_text} keeps training as a whole"]
+    helps = [statement_change(location, f"zero that part of {leaf_text}'s gradient with a hook: the optimizer then "
+                              f"leaves {leaf_text}[{index_text}] as it is (with plain gradient steps; weight decay "
+                              "would still shrink it)",
+                              f"{leaf_text}.register_hook(lambda grad: {scatter})"),
+             Suggestion("or keep the frozen part as a separate tensor without requires_grad and concatenate it "
+                        "with the trained part in forward")]
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
 def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
@@ -682,11 +757,16 @@ def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
+# The Tensor methods that register a hook: PyTorch refuses each on a tensor that does not require grad.
+_HOOK_REGISTRATIONS = ("register_hook", "register_post_accumulate_grad_hook")
+
+
 def hook_without_grad(context: ErrorContext, already):
     statement, location, filename = _raised(context)
     if location is None:
         return None
-    method = "retain_grad" if "retain_grad" in context.message else "register_hook"
+    method = "retain_grad" if "retain_grad" in context.message else next(
+        (name for name in _HOOK_REGISTRATIONS if find_calls(statement, name)), "register_hook")
     calls = find_calls(statement, method)
     receiver = _receiver(calls[0]) if len(calls) == 1 else None
     name = text_of(filename, receiver) if receiver is not None else None
@@ -701,6 +781,12 @@ def hook_without_grad(context: ErrorContext, already):
         return _hook_under_grad_off_block(block, location, name, method, guard)
     user = context.innermost_user()
     tensor = value_of(user[0], receiver) if user is not None and receiver is not None else None
+    if guard is not None and _frozen_parameter(tensor):
+        # A loop over a model's parameters meets one frozen on purpose (requires_grad_(False)):
+        # the hook is for the parameters that train; skipping the frozen one keeps it frozen.
+        location.note = f"{method}() on {name}, a parameter frozen with requires_grad=False"
+        guard.message = f"register the hook only on the parameters that train: {name} is frozen, and gets no gradient"
+        return diagnosis(codes.HOOK_WITHOUT_GRAD, location, [], [], [guard])
     if name and guard is not None and _plain_leaf(tensor) and _made_without_tensors(user[0], filename, name,
                                                                                    location.line):
         return _hook_on_plain_leaf(filename, location, name, method, guard, text_of(filename, statement))
@@ -748,6 +834,13 @@ def value_of_in(context: ErrorContext, called) -> object:
     filename, _statement, source = called
     frame = next((outer for outer, _line in context.user_frames()[1:] if outer.f_code.co_filename == filename), None)
     return value_of(frame, ast.Name(source)) if frame is not None else None
+
+
+def _frozen_parameter(tensor) -> bool:
+    """An nn.Parameter whose requires_grad was turned off (a frozen layer)."""
+    import torch
+
+    return isinstance(tensor, torch.nn.Parameter) and not tensor.requires_grad
 
 
 def _can_require_grad(tensor) -> bool:
@@ -938,7 +1031,16 @@ def out_with_grad(context: ErrorContext, already):
     location.note = "writes the result into out=, which autograd cannot record"
     helps = []
     calls = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and any(k.arg == "out" for k in c.keywords)]
-    if len(calls) == 1 and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+    buffer = _buffer_read_by_its_own_row_write(filename, calls[0]) if len(calls) == 1 else None
+    if buffer is not None:
+        # `torch.tanh(... history[t] ..., out=history[t + 1])`: `history[t + 1] = torch.tanh(...)` would
+        # still write into the buffer in place, whose earlier rows the same computation read and
+        # autograd saved; backward() would then fail on their version.
+        helps.append(Suggestion(f"the computation reads {buffer} itself: keep the rows in a Python list "
+                                f"(rows.append(torch.op(...)) without out=) and build the tensor with "
+                                f"torch.stack(rows) after the loop; writing the rows into {buffer} in place, even "
+                                "without out=, changes a tensor autograd saved"))
+    elif len(calls) == 1 and isinstance(statement, ast.Expr) and statement.value is calls[0]:
         call = calls[0]
         out = next(k for k in call.keywords if k.arg == "out")
         target = text_of(filename, out.value)
@@ -960,6 +1062,18 @@ def out_with_grad(context: ErrorContext, already):
     return diagnosis(codes.OUT_WITH_GRAD, location,
                      notes=["functions called with out= are not differentiable; the result would have no "
                             "gradient history"], help=helps)
+
+
+def _buffer_read_by_its_own_row_write(filename: str, call: ast.Call) -> str | None:
+    """The buffer's text when `out=` is a part of a buffer (`history[t + 1]`) that the call's own
+    arguments also read (`history[t]`): a recurrence through a preallocated tensor."""
+    out = next(k for k in call.keywords if k.arg == "out").value
+    if not isinstance(out, ast.Subscript):
+        return None
+    buffer = text_of(filename, out.value)
+    read = [text_of(filename, node.value) for argument in call.args + [k.value for k in call.keywords if k.arg != "out"]
+            for node in ast.walk(argument) if isinstance(node, ast.Subscript)]
+    return buffer if buffer is not None and buffer in read else None
 
 
 def non_leaf_optimized(context: ErrorContext, already):
@@ -988,6 +1102,9 @@ def non_leaf_optimized(context: ErrorContext, already):
         return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, notes=notes, help=[Suggestion(
             "create the tensor to optimize as a leaf: do the arithmetic or .to(device) first, then "
             ".requires_grad_() (or wrap it in nn.Parameter)")])
+    flattened = _flattened_parameters(user_frame, filename, line, made, name)
+    if flattened is not None:
+        return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, [flattened[0]], notes, flattened[1:])
     primary = statement_location(filename, made, role="made", note=f"{name} is computed here ({grad_fn}), not created")
     helps = []
     value = made.value if isinstance(made, (ast.Assign, ast.AnnAssign)) else None
@@ -1014,6 +1131,31 @@ def non_leaf_optimized(context: ErrorContext, already):
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+def _flattened_parameters(frame, filename: str, line: int, made: ast.stmt, name: str):
+    """(the flattening's location, the help) when the optimizer at `line` is given `[name]`, with
+    `name = parameters_to_vector(params)`: a new vector computed from the parameters, which the
+    optimizer would update instead of them; given `params` itself it updates the parameters.
+    `params` must be readable again: a call (`model.parameters()`) or a list or tuple."""
+    value = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+    if not (isinstance(value, ast.Call) and (segment(filename, value.func) or "").split(".")[-1]
+            == "parameters_to_vector" and len(value.args) == 1 and not value.keywords):
+        return None
+    params = value.args[0]
+    if not (isinstance(params, ast.Call) or isinstance(value_of(frame, params), (list, tuple))):
+        return None
+    statement, optimizer = statement_of(filename, line)
+    lists = [node for node in ast.walk(statement) if isinstance(node, ast.List) and len(node.elts) == 1
+             and isinstance(node.elts[0], ast.Name) and node.elts[0].id == name] if statement is not None else []
+    if len(lists) != 1:
+        return None
+    params_text = segment(filename, params)
+    flattening = statement_location(filename, made, role="made", note=f"{name} is computed here from the parameters "
+                                    "(a new tensor, not the parameters themselves)")
+    return flattening, statement_change(optimizer, f"give the optimizer the parameters themselves ({params_text}): "
+                                        f"its steps then update the model, which {name} is only a flat copy of",
+                                        replace_node_text(filename, statement, lists[0], params_text))
 
 
 def _attribute_holding(frame, tensor):

@@ -609,7 +609,8 @@ def _transform_caller(context: ErrorContext):
 
 
 MATCHERS = [
-    (r"vmap: inplace arithmetic\(self, \*extra_args\) is not possible", vmap_write_into_unbatched),
+    # "inplace arithmetic" for +=, mul_, ...; the op itself for index_add_, scatter_, copy_-like writes.
+    (r"vmap: [\w ]+\(self, \*extra_args\) is not possible", vmap_write_into_unbatched),
     (r"too many indices for tensor of dimension \d+|Dimension out of range \(expected to be in range of",
      vmap_batch_dimension_indexed),
     (r"expected \d+D input \(got \d+D input\)", vmap_module_given_one_example),

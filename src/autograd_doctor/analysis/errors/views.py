@@ -476,12 +476,16 @@ def detach_view_in_place(context: ErrorContext, already):
     related = [statement_location(filename, made, role="view", note=f"{name} is made here, a view of another tensor")
                if made is not None else None]
     helps = []
-    if name and isinstance(statement, ast.Expr) and statement.value is calls[0]:
+    if name and isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(statement, ast.Expr) \
+            and statement.value is calls[0]:
+        # Only a name, an attribute or an item can be rebound (`h.t() = ...` is no statement).
         helps.append(statement_change(location, f"detach out of place: {name} then refers to a detached copy "
                                       "of the view, and the base keeps its graph", f"{name} = {name}.detach()"))
-    elif isinstance(receiver, (ast.Call, ast.Subscript)) and not isinstance(statement, ast.Expr):
-        # `queue[:, i] = keys.t().detach_()`: the view is a temporary that nothing else refers to,
-        # so the detached copy detach() returns is the same value, and the base keeps its graph.
+    elif isinstance(receiver, (ast.Call, ast.Subscript)) and not (
+            isinstance(statement, ast.Expr) and statement.value is calls[0]):
+        # `queue[:, i] = keys.t().detach_()`, `bank.append(z.unsqueeze(0).detach_())`: the view is a
+        # temporary that nothing else refers to, so the detached copy detach() returns is the same
+        # value, and the base keeps its graph (a bare `h.t().detach_()` statement keeps the advice).
         call = calls[0]
         helps.append(statement_change(location, f"detach out of place: {name}.detach() is the same values, and "
                                       "the tensor the view was taken from keeps its graph",
@@ -527,6 +531,9 @@ def write_into_expanded(context: ErrorContext, already):
         if made is not None else []
     notes = ["expand() and broadcast_to() make views where many elements are one memory cell; a write "
              "into one of them would write all of them"]
+    if made is not None and not expands and find_calls(made, "broadcast_tensors"):
+        return _broadcast_tensors_written(filename, made, name, write, notes,
+                                          shared=_memory_shared_with_another_local(frame, name))
     if not expands or not isinstance(made, ast.Assign) or len(made.targets) != 1:
         helps = [Suggestion(f"clone {name or 'the tensor'} before writing into it ({name or 't'} = "
                             f"{name or 't'}.clone()), or write out of place")]
@@ -542,6 +549,25 @@ def write_into_expanded(context: ErrorContext, already):
     value = text_of(filename, made.value)
     helps = [statement_change(view, f"make {name} a real tensor with its own memory for every element",
                               f"{ast.unparse(made.targets[0])} = {value}.clone()")]
+    return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
+
+
+def _broadcast_tensors_written(filename: str, made: ast.stmt, name: str, write, notes: list, shared: bool):
+    """`a, b = torch.broadcast_tensors(a, b)` then an in-place write into `b`: broadcast_tensors
+    returns expanded views; a copy of `b` right after it gives the write its own memory and the
+    same values. Advice when another local variable holds the memory `b` was expanded from (a
+    write meant for it would not reach it through the copy)."""
+    notes = notes + ["torch.broadcast_tensors returns expanded views of its inputs, without copying them"]
+    unpacked = isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.targets[0], ast.Tuple) \
+        and name in [ast.unparse(t) for t in made.targets[0].elts]
+    text = text_of(filename, made)
+    if shared or not unpacked or text is None or "\n" in text:
+        return diagnosis(codes.EXPANDED_INPLACE, write, notes=notes, help=[Suggestion(
+            f"clone {name or 'the tensor'} after torch.broadcast_tensors, before writing into it")])
+    view = statement_location(filename, made, role="expand", note=f"{name} is an expanded view made by "
+                              "torch.broadcast_tensors: its rows share memory")
+    helps = [statement_change(view, f"copy {name} right after broadcasting: the same values, each element "
+                              "with its own memory", f"{text}\n{name} = {name}.clone()")]
     return diagnosis(codes.EXPANDED_INPLACE, view, [write], notes, helps)
 
 
