@@ -85,7 +85,7 @@ FLAGGED_INTENDED = FLAGGED_FRACTION_ON_THRESHOLD.replace("(scores > 0.5).float()
 
 # Logits decided over three classes: which differentiable value was meant only the author knows.
 THREE_CLASS_LOGITS = ROUTER_BUDGET_ON_ARGMAX.replace("router = nn.Linear(16, 2)", "router = nn.Linear(16, 3)") \
-    .replace("gate = F.softmax(router(hidden), dim=-1)", "gate = router(hidden)")
+    .replace("gate = F.softmax(router(hidden), dim=-1)", "gate = router(hidden)").replace("gate[:, 1:]", "gate[:, 2:]")
 
 
 def _decision_diagnosis(outcome):
