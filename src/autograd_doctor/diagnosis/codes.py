@@ -1899,6 +1899,46 @@ optimizer that stepped and a module of the same class, bound where the load is c
         "x = torch.randn(4, 3)\n"
     ))
 
+COMBINED_INTO_LISTED_MODULE = _code(
+    "AD182",
+    "a module combined from a list of modules is one of them: the combination was written into it",
+    """\
+**What it means.** A function that combines a list of modules (a federated average, a weight
+average of workers or seeds) starts from `merged = models[0]` and adds the others into it in
+place: the "new" module is the list's first item, its own weights overwritten by the sum. From
+then on the server (or averaged) model and that item are one module: loading the server's state
+into each worker loads worker 0's state into itself, and worker 0's local training moves the
+server model directly. Nothing fails. autograd-doctor checks each `load_state_dict()`: it reports
+`a.load_state_dict(b.state_dict())` where `a` and `b` are one module, an item of a list of
+distinct modules of its class, and `b` was bound to what a function of the program, given that
+list, returned from its item written in place.
+
+**Minimal example.**
+
+    def average(models):
+        merged = models[0]                          # AD182: merged is models[0] itself
+        with torch.no_grad():
+            for other in models[1:]:
+                for p, q in zip(merged.parameters(), other.parameters()):
+                    p.add_(q)
+            for p in merged.parameters():
+                p.div_(len(models))
+        return merged
+
+    for round_index in range(2):
+        for worker in workers:
+            worker.load_state_dict(server.state_dict())
+        server = average(workers)
+
+**The fix.** Combine into a copy: `merged = copy.deepcopy(models[0])`, so that the workers keep
+their own weights and the server is a module of its own.
+""",
+    heading="a module combined from a list of modules is one of them",
+    example_setup=(
+        "workers = [nn.Linear(3, 1) for _ in range(3)]\n"
+        "server = nn.Linear(3, 1)\n"
+    ))
+
 REINITIALIZED_AFTER_LOAD = _code(
     "AD171",
     "a data-dependent initialisation runs again after load_state_dict(): its flag is not in the state dict",
