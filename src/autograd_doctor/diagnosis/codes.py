@@ -2316,8 +2316,11 @@ its own number before the loss is built, `adv = adv.detach().item()`, where the 
 computed from tensors that require grad, outside `no_grad`). A term computed through a frozen
 module whose forward reads its input inside `with torch.no_grad():` (a perceptual or feature loss
 whose network is frozen) is reported too, at that block: the input requires grad, but nothing of
-the term carries a gradient back to it. `x - x.detach()`, which keeps the gradient of `x` on
-purpose, is not reported.
+the term carries a gradient back to it. So is a term a helper of the program computes from a hard
+decision on a tensor that requires grad, `pred.argmax(1).float()` or `(p > 0.5).float()`: indices
+and comparisons have no graph (the decision is named; over two classes of a softmax, or for a
+sigmoid's 0.5 threshold, the change uses the decision's expected value, `pred[:, 1]` or `p`).
+`x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 
