@@ -31,7 +31,7 @@ from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
 from autograd_doctor.analysis import custom_backward_shapes
-from autograd_doctor.analysis import own_state_loads, reinitialized_on_load
+from autograd_doctor.analysis import combined_modules, own_state_loads, reinitialized_on_load
 from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
@@ -595,7 +595,11 @@ class Doctor:
         self._report_silent(state_snapshot.stale_snapshot_diagnosis, event)
 
     def own_state_loaded(self, event: OwnStateLoaded) -> None:
-        """A module loading its own state_dict() where a module of its class is trained (AD169)."""
+        """A module loading its own state_dict() where a module of its class is trained (AD169), or
+        through another of its names, an item of a list that a combination was written into (AD182)."""
+        if event.listed_at is not None:
+            self._report_silent(combined_modules.combined_into_item_diagnosis, event)
+            return
         self._report_silent(own_state_loads.own_state_load_diagnosis, event)
 
     def module_state_loaded(self, event: ModuleStateLoaded) -> None:

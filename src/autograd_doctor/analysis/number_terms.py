@@ -25,12 +25,13 @@ import types
 import torch
 
 from autograd_doctor.diagnosis import codes
+from autograd_doctor.analysis import decision_cuts
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import block_holding, flows_to_return, live_frame, root_expression, stored_names
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import (function_definition, parse_file, replace_node_text, segment, source_line, statement_at,
+from autograd_doctor.diagnosis.source import (call_argument, function_definition, parse_file, replace_node_text, segment, source_line, statement_at,
                                               statement_location, walk_covering)
 
 # How many assignments deep a name in the loss is followed.
@@ -219,6 +220,9 @@ class Cut:
         # For numbers a called function appended to a list it returns as `torch.tensor(values)`: the
         # list's name, the text of the function that builds the tensor, and that call (AD206's advice).
         self.collected_into: tuple[str, str, ast.Call] | None = None
+        # For a decision (argmax, a comparison) in a called function: its differentiable counterpart's
+        # text (`pred[:, 1]`), when the tensor decided on is a probability that has one.
+        self.expected_value: str | None = None
 
     @property
     def makes_number(self) -> bool:
@@ -517,7 +521,21 @@ def _called_function_cut(call: ast.Call, reading: Reading, cuts: list, depth: in
             if carried:
                 cuts.append(cut)
             return True
-    return False
+    decision = decision_cuts.decision_cut(definition, function, call,
+                                          lambda argument: _requires_grad(argument, reading.values)) if carried else None
+    if decision is None:
+        return False
+    # An argmax or a comparison inside f: what f returns is integer-valued where the decision is.
+    cut = Cut(decision.node, decision.receiver, "decision")
+    cut.statement, cut.called_function = decision.statement, definition.name
+    parameter = decision_cuts.decided_parameter(definition, decision)
+    given = call_argument(call, [a.arg for a in definition.args.args].index(parameter), parameter) \
+        if parameter is not None else None
+    receiver_text = segment(reading.filename, decision.receiver) or ast.unparse(decision.receiver)
+    cut.expected_value = decision_cuts.expected_value_text(
+        decision, _read(given, reading.values) if given is not None else None, receiver_text)
+    cuts.append(cut)
+    return True
 
 
 def _called_module_cut(call: ast.Call, reading: Reading, cuts: list) -> bool:
@@ -700,7 +718,8 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
         return _grad_off_diagnosis(site, holder, cut, converted, tensor_text)
     made = {"number": "a Python number", "detached": "a tensor cut from the graph",
             "gradient": "gradients outside any graph (no create_graph=True)",
-            "numpy": "a numpy copy of the values, outside the graph"}[cut.kind]
+            "numpy": "a numpy copy of the values, outside the graph",
+            "decision": "a decision (indices or booleans), which has no gradient"}[cut.kind]
     location = statement_location(filename, statement, role="number", note=f"{converted} is {made}: the term "
                                   "adds to the loss's value but has no gradient")
     rebound = _rebound_name(statement, cut) if cut.called_function is None else None
@@ -725,6 +744,8 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
         help_ = Suggestion(f"compute this term with torch operations on {tensor_text} itself (the same function "
                            f"written with torch instead of numpy), so that it is differentiable and trains what "
                            f"{tensor_text} is computed from; keep the numpy version for logging only")
+    elif cut.kind == "decision":
+        help_ = _decision_help(filename, statement, cut, converted, tensor_text)
     elif cut.collected_into is not None:
         collected, builder, built = cut.collected_into
         # Two lines change (the append and the build), and the tensor may need a reshape to the
@@ -746,6 +767,11 @@ def _diagnosis(site: Site, holder: ast.stmt | None, term: ast.AST, cut: Cut, sco
         cause = (f"{tensor_text} requires grad, but {converted} hands a copy of its values to numpy, and the term is "
                  "computed from that copy: added to the loss, a number shifts the loss value and contributes no "
                  "gradient")
+    elif cut.kind == "decision":
+        cause = (f"{tensor_text} requires grad, but {converted} is a hard decision on it: indices and comparisons "
+                 f"have no graph, and {cut.called_function}() computes its result from that decision and from "
+                 "nothing else that carries a gradient: added to the loss, the term shifts the loss value and "
+                 "contributes no gradient")
     elif cut.kind == "detached":
         cause = (f"{tensor_text} requires grad, but {converted} cuts it from the graph, and nothing else in the term "
                  "carries a gradient: added to the loss, the term shifts the loss value and contributes no gradient")
@@ -808,6 +834,23 @@ def _help(filename: str, statement: ast.stmt, cut: Cut, tensor: ast.AST, convert
     if replaced is None:
         return None
     return Suggestion(message, replaced, statement_location(filename, statement))
+
+
+def _decision_help(filename: str, statement: ast.stmt, cut: Cut, converted: str, tensor_text: str) -> Suggestion:
+    """The decision replaced by its expected value where the tensor decided on is a probability
+    (over two classes of a softmax, or a sigmoid's against 0.5); advice anywhere else."""
+    if cut.expected_value is not None:
+        replaced = replace_node_text(filename, statement, cut.node, cut.expected_value)
+        if replaced is not None:
+            what = ("the probability of class 1" if cut.expected_value != tensor_text
+                    else "the probability itself")
+            return Suggestion(f"use {what}, {cut.expected_value}, instead of {converted}: it is the decision's "
+                              f"expected value and differentiable, so the term trains what {tensor_text} is "
+                              "computed from (keep the hard decision for metrics only)",
+                              replaced, statement_location(filename, statement))
+    return Suggestion(f"compute the term from a differentiable value instead of {converted} (the probabilities "
+                      f"{tensor_text} is decided from, such as a softmax's or a sigmoid's), or drop the term: as "
+                      "written it trains nothing")
 
 
 def _move_after_backward(filename: str, statement: ast.stmt, backward: ast.stmt | None, scope: ast.AST, name: str,

@@ -1994,6 +1994,46 @@ optimizer that stepped and a module of the same class, bound where the load is c
         "x = torch.randn(4, 3)\n"
     ))
 
+COMBINED_INTO_LISTED_MODULE = _code(
+    "AD182",
+    "a module combined from a list of modules is one of them: the combination was written into it",
+    """\
+**What it means.** A function that combines a list of modules (a federated average, a weight
+average of workers or seeds) starts from `merged = models[0]` and adds the others into it in
+place: the "new" module is the list's first item, its own weights overwritten by the sum. From
+then on the server (or averaged) model and that item are one module: loading the server's state
+into each worker loads worker 0's state into itself, and worker 0's local training moves the
+server model directly. Nothing fails. autograd-doctor checks each `load_state_dict()`: it reports
+`a.load_state_dict(b.state_dict())` where `a` and `b` are one module, an item of a list of
+distinct modules of its class, and `b` was bound to what a function of the program, given that
+list, returned from its item written in place.
+
+**Minimal example.**
+
+    def average(models):
+        merged = models[0]                          # AD182: merged is models[0] itself
+        with torch.no_grad():
+            for other in models[1:]:
+                for p, q in zip(merged.parameters(), other.parameters()):
+                    p.add_(q)
+            for p in merged.parameters():
+                p.div_(len(models))
+        return merged
+
+    for round_index in range(2):
+        for worker in workers:
+            worker.load_state_dict(server.state_dict())
+        server = average(workers)
+
+**The fix.** Combine into a copy: `merged = copy.deepcopy(models[0])`, so that the workers keep
+their own weights and the server is a module of its own.
+""",
+    heading="a module combined from a list of modules is one of them",
+    example_setup=(
+        "workers = [nn.Linear(3, 1) for _ in range(3)]\n"
+        "server = nn.Linear(3, 1)\n"
+    ))
+
 REINITIALIZED_AFTER_LOAD = _code(
     "AD171",
     "a data-dependent initialisation runs again after load_state_dict(): its flag is not in the state dict",
@@ -2371,8 +2411,11 @@ its own number before the loss is built, `adv = adv.detach().item()`, where the 
 computed from tensors that require grad, outside `no_grad`). A term computed through a frozen
 module whose forward reads its input inside `with torch.no_grad():` (a perceptual or feature loss
 whose network is frozen) is reported too, at that block: the input requires grad, but nothing of
-the term carries a gradient back to it. `x - x.detach()`, which keeps the gradient of `x` on
-purpose, is not reported.
+the term carries a gradient back to it. So is a term a helper of the program computes from a hard
+decision on a tensor that requires grad, `pred.argmax(1).float()` or `(p > 0.5).float()`: indices
+and comparisons have no graph (the decision is named; over two classes of a softmax, or for a
+sigmoid's 0.5 threshold, the change uses the decision's expected value, `pred[:, 1]` or `p`).
+`x - x.detach()`, which keeps the gradient of `x` on purpose, is not reported.
 
 **Minimal example.**
 

@@ -207,6 +207,11 @@ class OwnStateLoaded:
     receiver: str | None  # the loading module's name in the caller's frame
     twin: str | None
     loaded: tuple[Site, ...]  # where load_state_dict() was called
+    # For a module loading the state of another of its names, that module being an item of a list
+    # of modules of its class in the caller's frame (AD182): the frame's names of the module, and
+    # (the list's name, the module's index in it). None for AD169's load.
+    names: tuple[str, ...] | None = None
+    listed_at: tuple[str, int] | None = None
 
 
 @dataclass

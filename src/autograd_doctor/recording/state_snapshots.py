@@ -19,7 +19,10 @@ was meant) copies each tensor onto itself. Where the module is in no optimizer t
 a module of the same class bound in the caller's frame (a local, or an attribute of `self`) is,
 `OwnStateLoaded` is decided before the load and emitted after it (analysis/own_state_loads.py
 builds AD169). A module loading its own state where nothing else is trained (a round-trip test)
-is not reported. Every load that returns emits `ModuleStateLoaded` (AD171 reads the module's
+is not reported. A module loading its own state through another of its names, itself an item of a
+list of modules of its class in the caller's frame (a federated average that *is* client 0, loaded
+into every client), emits `OwnStateLoaded` with those names and the item's place (AD182). Every
+load that returns emits `ModuleStateLoaded` (AD171 reads the module's
 classes: a data-dependent initialisation whose flag is not in the state dict).
 """
 
@@ -145,6 +148,32 @@ def own_state_load(module, state, frame, stepped_parameters) -> OwnStateLoaded |
     return OwnStateLoaded(type(module).__name__, receiver, twin, capture_user_stack(1, limit=2))
 
 
+# Lists longer than this are not searched for the loading module.
+MAX_LISTED_MODULES = 1024
+
+
+def listed_own_state_load(module, state, frame) -> OwnStateLoaded | None:
+    """The event for `a.load_state_dict(b.state_dict())` called from `frame` where the dict is the
+    module's own state, the frame binds the module to two names or more, and a list (or tuple)
+    of the frame holds it among other, distinct modules of its class (`clients`, and the global
+    model that is `clients[0]`): AD182 reads the program for the function that made the alias."""
+    if frame is None or not is_user_frame(frame) or not holds_own_tensors(module, state):
+        return None
+    names = tuple(name for name, value in _modules_bound_in(frame) if value is module)
+    if len(names) < 2:
+        return None
+    for name, value in frame_locals(frame).items():
+        if not isinstance(value, (list, tuple)) or not 2 <= len(value) <= MAX_LISTED_MODULES:
+            continue
+        if not all(type(item) is type(module) for item in value):
+            continue
+        positions = [index for index, item in enumerate(value) if item is module]
+        if len(positions) == 1 and len({id(item) for item in value}) == len(value):
+            return OwnStateLoaded(type(module).__name__, None, None, capture_user_stack(1, limit=2), names,
+                                  (name, positions[0]))
+    return None
+
+
 def _modules_bound_in(frame) -> list:
     """(name, module) for the frame's local variables that are modules, and the submodules and
     module attributes of its `self`."""
@@ -189,7 +218,8 @@ def _recording_load_state_dict(original):
                 event = recorder.state_snapshots.stale_load(self, state_dict)
                 if event is not None:
                     events.append((recorder, event))
-                own = own_state_load(self, state_dict, caller, recorder.optimizer_clears.stepped_parameters)
+                own = own_state_load(self, state_dict, caller, recorder.optimizer_clears.stepped_parameters) \
+                    or listed_own_state_load(self, state_dict, caller)
                 if own is not None:
                     own_loads.append((recorder, own))
         except Exception:
