@@ -283,6 +283,21 @@ HANDS_OUT = REPLAY + """
         return self.samplers[i]
 """
 
+# `replay` itself undecorated: its file calls it only from a `no_grad` method
+HELPER_REPLAY = REPLAY.replace("""    @torch.no_grad()
+    def replay(self, n):""", """    def replay(self, n):""") + """
+    @torch.no_grad()
+    def replay_all(self, n):
+        return self.replay(n)
+"""
+
+TRAINS_THROUGH_THE_HELPER = textwrap.dedent("""\
+    from gen_demo.replay import Replay
+
+    replay = Replay(3, 1)
+    replay.replay(4).sum().backward()
+    """)
+
 SUBCLASS = textwrap.dedent("""\
     from gen_demo.sampler import Sampler
 
@@ -346,14 +361,23 @@ def test_a_sampler_whose_instances_are_only_called_under_no_grad_is_silent_and_s
 
 @pytest.mark.parametrize("files", [{"replay": REPLAY, "train": TRAINS_THROUGH},
                                    {"replay": HANDS_OUT},
+                                   {"replay": HELPER_REPLAY, "train": TRAINS_THROUGH_THE_HELPER},
                                    {"replay": REPLAY, "conditional": SUBCLASS}],
-                         ids=["a caller backpropagates", "an instance handed out", "a subclass"])
+                         ids=["a caller backpropagates", "an instance handed out",
+                              "another file backpropagates through the helper", "a subclass"])
 def test_a_sampler_with_a_use_that_may_backpropagate_is_still_reported(tmp_path, gen_demo, files):
     path = _project(tmp_path, **files)
     assert _adl001_lines(path) == _sampler_writes(SAMPLER)
     sampler = gen_demo("sampler").Sampler(3)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         sampler(4).sum().backward()
+
+
+def test_a_helper_that_the_whole_project_calls_only_without_gradients_is_silent(tmp_path, gen_demo):
+    path = _project(tmp_path, replay=HELPER_REPLAY)
+    assert _adl001_lines(path) == []
+    replay = gen_demo("replay").Replay(3, 1)
+    assert torch.allclose(replay.replay_all(4), _hand_written_samples(replay.samplers[0].net, 4, 3), atol=1e-6)
 
 
 def test_a_method_of_the_class_that_reaches_the_sampler_with_gradients_keeps_the_report(tmp_path):

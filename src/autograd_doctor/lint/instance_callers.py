@@ -30,8 +30,9 @@ and use it (matched without resolving names, like ``submodules.py``):
   instance (`self.X(...)`, `self.X[i](...)`, or one of the methods that reach the
   method asked about) in code that runs without gradients (under
   `torch.no_grad()` / `inference_mode()` / `set_grad_enabled(False)`, in a
-  function decorated so, or in a function its own file only calls so:
-  ``callers.py``; never inside `torch.enable_grad()`), or uses it without
+  function decorated so, or in a function that its own file only calls so,
+  ``callers.py``, and the rest of the repository too, ``repository_callers.py``;
+  never inside `torch.enable_grad()`), or uses it without
   calling those methods (`self.X[i].fit(...)`, `self.X.parameters()`, `len(self.X)`).
   A read bound to a local name (`m = self.X[i]`, `for m in self.X:`) is
   followed through that name's reads in the same function; a read returned,
@@ -56,6 +57,7 @@ from typing import NamedTuple
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.callers import _top_level_aliases, grad_off_callees, mentions
+from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.submodules import file_text, repository_files
 
 # Methods that a framework calls with gradients on, whatever the repository's code says.
@@ -80,10 +82,10 @@ def runs_only_without_gradients(cls: str, method: str, filename: str, tree: ast.
     reached = _methods_reaching(tree, cls, method)
     if reached is None:
         return False
-    own = _own_facts(tree)
+    own_path = os.path.abspath(filename) if filename and not filename.startswith("<") else None
+    own = _own_facts(tree, filename)
     if own is None:
         return False
-    own_path = os.path.abspath(filename) if filename and not filename.startswith("<") else None
     files = tuple(p for p in repository_files(filename) if p != own_path)
     return _instances_only_without_gradients(cls, reached | _CALLING_METHODS, own, files)
 
@@ -156,6 +158,8 @@ def _is_self_attribute(node) -> bool:
 
 
 class _Facts(NamedTuple):
+    tree: ast.Module
+    path: str        # the file ("" for a source without one)
     parents: dict    # id(node) -> its parent node
     places: dict     # id(node) -> (gradients: "off" / "on" / None, enclosing function node, class name)
     named: dict      # name -> Name nodes with that id and Attribute nodes with that attr
@@ -164,7 +168,7 @@ class _Facts(NamedTuple):
     bases: dict      # class -> its base names
 
 
-def _facts(tree: ast.Module) -> _Facts | None:
+def _facts(tree: ast.Module, path: str) -> _Facts | None:
     parents: dict = {}
     places: dict = {}
     named: dict = {}
@@ -192,7 +196,7 @@ def _facts(tree: ast.Module) -> _Facts | None:
         callees = grad_off_callees(mentions(tree))
     except RecursionError:
         return None
-    return _Facts(parents, places, named, aliases, callees, bases)
+    return _Facts(tree, path, parents, places, named, aliases, callees, bases)
 
 
 def _inner_state(node, gradients, function, cls, aliases, bases):
@@ -226,19 +230,21 @@ def _switch(expr, aliases) -> str | None:
 
 def _without_gradients(facts: _Facts, node) -> bool:
     """The code around ``node`` runs without gradients: a `no_grad` block or decorator,
-    or a function the file only calls so, and no `enable_grad` in between."""
+    or a function its file only calls so and whose every mention in the repository is
+    such a call (``repository_callers.py``), and no `enable_grad` in between."""
     gradients, function, _ = facts.places[id(node)]
     if gradients is not None:
         return gradients == "off"
-    return function is not None and function.name in facts.grad_off
+    return function is not None and function.name in facts.grad_off \
+        and called_only_without_gradients(function.name, facts.path, facts.tree)
 
 
 _LINTED: list = [None, None]  # the linted file's tree and its facts: asked once per method
 
 
-def _own_facts(tree: ast.Module) -> _Facts | None:
+def _own_facts(tree: ast.Module, path: str) -> _Facts | None:
     if _LINTED[0] is not tree:
-        _LINTED[:] = [tree, _facts(tree)]
+        _LINTED[:] = [tree, _facts(tree, path)]
     return _LINTED[1]
 
 
@@ -257,7 +263,7 @@ def _within(facts: _Facts, function, outer) -> bool:
 @lru_cache(maxsize=1024)
 def _file_facts(path: str) -> _Facts | None:
     try:
-        return _facts(ast.parse(file_text(path)))
+        return _facts(ast.parse(file_text(path)), path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
