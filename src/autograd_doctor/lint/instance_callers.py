@@ -21,8 +21,9 @@ and use it (matched without resolving names, like ``submodules.py``):
   `self.X` of a class (also inside `nn.ModuleList` / `nn.ModuleDict` /
   `nn.Sequential`, a list, a dict or a comprehension, through `.to(...)`,
   `.eval()`, or `self.X.append(...)`), or bound to a plain name.  A subclass, a
-  class attribute read (`C.from_config(...)`), or an instance built anywhere
-  else (passed to a call, returned) is unknown;
+  class attribute read (`C.from_config(...)`), the class decorated (registered,
+  and maybe built without its name), or an instance built anywhere else
+  (passed to a call, returned) is unknown;
 * every read of that holder, `self.X` in the holder's class, its bases and its
   subclasses, `obj.X` of any other object (`torch.distributions`, a module's
   attribute, is no holder), or the plain name in its function (in its whole
@@ -98,8 +99,8 @@ def _methods_reaching(tree: ast.Module, cls: str, method: str) -> frozenset | No
     (``method`` included); None when one of them is handed on uncalled, called from a
     nested function, turns gradients back on, or is called by a framework."""
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls]
-    if len(classes) != 1:
-        return None
+    if len(classes) != 1 or classes[0].decorator_list:
+        return None  # a decorated class may be registered, and built without its name
     methods = {m.name: m for m in classes[0].body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if method not in methods:
         return None

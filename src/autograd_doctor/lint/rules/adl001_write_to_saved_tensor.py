@@ -55,7 +55,10 @@ framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
 helpers a module's methods call, files that call `backward()`, and the
 `log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
 (for what flows into the returned value), even in a file without
-`backward()`.  A helper's `Tensor` parameters count as carrying a graph
+`backward()`; but not a module method that runs only without gradients
+because every instance of its class that the repository builds is only
+called under `torch.no_grad()` (a sampler built into another module's
+`nn.ModuleList` and called only in its `@torch.no_grad()` methods).  A helper's `Tensor` parameters count as carrying a graph
 only when a call in the file passes one (a module's output, a graph tensor,
 `model(x)`), directly or through helpers that hand on their own parameters:
 `std = torch.std(batch); std[std < eps] = eps` in a function that only other
