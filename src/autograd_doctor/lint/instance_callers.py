@@ -203,9 +203,9 @@ def _facts(tree: ast.Module, path: str) -> _Facts | None:
 def _inner_state(node, gradients, function, cls, aliases, bases):
     """The state of ``node``'s body: a function's, a class's, a `with` block's."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        gradients = None  # a function runs when it is called, not where it is defined
         for d in node.decorator_list:
-            switch = _switch(d, aliases)
-            gradients = switch or gradients
+            gradients = _switch(d, aliases) or gradients
         return gradients, node, cls
     if isinstance(node, ast.ClassDef):
         bases[node.name] = frozenset(N.last_name(b) for b in node.bases)
