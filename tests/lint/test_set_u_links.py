@@ -298,6 +298,9 @@ TRAINS_THROUGH_THE_HELPER = textwrap.dedent("""\
     replay.replay(4).sum().backward()
     """)
 
+# built and fitted, never called: no evidence that the project samples at all
+NEVER_CALLED = REPLAY[:REPLAY.index("    @torch.no_grad()\n    def replay(")]
+
 SUBCLASS = textwrap.dedent("""\
     from gen_demo.sampler import Sampler
 
@@ -362,9 +365,11 @@ def test_a_sampler_whose_instances_are_only_called_under_no_grad_is_silent_and_s
 @pytest.mark.parametrize("files", [{"replay": REPLAY, "train": TRAINS_THROUGH},
                                    {"replay": HANDS_OUT},
                                    {"replay": HELPER_REPLAY, "train": TRAINS_THROUGH_THE_HELPER},
-                                   {"replay": REPLAY, "conditional": SUBCLASS}],
+                                   {"replay": REPLAY, "conditional": SUBCLASS},
+                                   {"replay": NEVER_CALLED}],
                          ids=["a caller backpropagates", "an instance handed out",
-                              "another file backpropagates through the helper", "a subclass"])
+                              "another file backpropagates through the helper", "a subclass",
+                              "built and never called"])
 def test_a_sampler_with_a_use_that_may_backpropagate_is_still_reported(tmp_path, gen_demo, files):
     path = _project(tmp_path, **files)
     assert _adl001_lines(path) == _sampler_writes(SAMPLER)

@@ -43,7 +43,9 @@ and use it (matched without resolving names, like ``submodules.py``):
   function or lambda), none of which turns gradients back on (`enable_grad`,
   `set_grad_enabled`) or is called by a framework (`training_step`).
 
-A class that nothing in the repository builds (a library's) has no evidence.
+At least one read must call the instance (or one of those methods) without
+gradients: a class that nothing in the repository builds (a library's), or
+builds and never calls, has no evidence.
 ADL001 asks only for a method with a finding about to be reported; the files
 that name the class or the holder are parsed once each (cached).
 """
@@ -279,7 +281,10 @@ def _sources(word: str, own: _Facts, files: tuple) -> list:
 
 
 def _instances_only_without_gradients(cls: str, reached: frozenset, own: _Facts, files: tuple) -> bool:
-    built = False
+    """Every instance of ``cls`` is built into a holder whose reads use it only without
+    gradients, and at least one of them calls it so (an instance built and never called
+    is no evidence that the project runs the method at all)."""
+    walk = _Walk()
     for facts in _sources(cls, own, files):
         if facts is None:
             return False  # a file that does not parse: unknown
@@ -290,10 +295,9 @@ def _instances_only_without_gradients(cls: str, reached: frozenset, own: _Facts,
             if not (isinstance(call, ast.Call) and call.func is node):
                 return False  # a subclass, a class attribute, the class handed on
             holder = _kept_in(facts, call)
-            if holder is None or not _holder_used_without_gradients(facts, holder, reached, own, files):
+            if holder is None or not _holder_used_without_gradients(facts, holder, reached, own, files, walk):
                 return False
-            built = True
-    return built
+    return walk.calls > 0
 
 
 def _harmless_mention(facts: _Facts, node) -> bool:
@@ -351,14 +355,28 @@ def _kept_in(facts: _Facts, call: ast.Call):
     return None
 
 
-def _holder_used_without_gradients(facts: _Facts, holder, reached, own, files) -> bool:
+class _Walk:
+    """The reads followed so far (local names, per function) and the calls found."""
+
+    def __init__(self):
+        self.seen: set = set()
+        self.calls = 0
+
+    def called(self, facts: _Facts, call) -> bool:
+        if not _without_gradients(facts, call):
+            return False
+        self.calls += 1
+        return True
+
+
+def _holder_used_without_gradients(facts: _Facts, holder, reached, own, files, walk: _Walk) -> bool:
     kind, name, where = holder
     if kind == "name":
         if where is None and _imported_elsewhere(name, files):
             return False
         reads = [n for n in facts.named.get(name, ()) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Load) and (where is None or _within(facts, facts.places[id(n)][1], where))]
-        return all(_use_without_gradients(facts, n, reached, set()) for n in reads)
+        return all(_use_without_gradients(facts, n, reached, walk) for n in reads)
     related = _related_classes(where, own, files)
     for other in _sources(name, own, files):
         if other is None:
@@ -374,12 +392,12 @@ def _holder_used_without_gradients(facts: _Facts, holder, reached, own, files) -
                     continue  # `self.X` of a class that is no K: another object's
             elif isinstance(root, ast.Name) and root.id in other.aliases:
                 continue  # a module's attribute (`torch.distributions`)
-            if not _use_without_gradients(other, node, reached, set()):
+            if not _use_without_gradients(other, node, reached, walk):
                 return False
     return True
 
 
-def _use_without_gradients(facts: _Facts, node, reached, seen: set) -> bool:
+def _use_without_gradients(facts: _Facts, node, reached, walk: _Walk) -> bool:
     """The read ``node`` of an instance (or of its holder) calls the instance, or one
     of the ``reached`` methods, only in code without gradients, and does not let it go."""
     cur = node
@@ -387,14 +405,14 @@ def _use_without_gradients(facts: _Facts, node, reached, seen: set) -> bool:
     while isinstance(parent, ast.Subscript) and parent.value is cur:
         cur, parent = parent, facts.parents.get(id(parent))
     if isinstance(parent, ast.Call) and parent.func is cur:
-        return _without_gradients(facts, parent)
+        return walk.called(facts, parent)
     if isinstance(parent, ast.Attribute) and parent.value is cur:
         call = facts.parents.get(id(parent))
         called = isinstance(call, ast.Call) and call.func is parent
         if called and parent.attr in _RETURNS_SELF:
-            return _use_without_gradients(facts, call, reached, seen)
+            return _use_without_gradients(facts, call, reached, walk)
         if parent.attr in reached:
-            return called and _without_gradients(facts, call)
+            return called and walk.called(facts, call)
         return True  # another method, an attribute: the method asked about is not run
     if isinstance(parent, ast.Expr) or (isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert))
                                         and parent.test is cur):
@@ -413,16 +431,16 @@ def _use_without_gradients(facts: _Facts, node, reached, seen: set) -> bool:
                 if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
                     return False
                 target = target.elts[1]
-            return _aliases_without_gradients(facts, target, node, reached, seen)
+            return _aliases_without_gradients(facts, target, node, reached, walk)
         return False
     if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is cur:
-        return _aliases_without_gradients(facts, parent.target, node, reached, seen)
+        return _aliases_without_gradients(facts, parent.target, node, reached, walk)
     if isinstance(parent, ast.Assign) and parent.value is cur:
-        return all(_aliases_without_gradients(facts, t, node, reached, seen) for t in parent.targets)
+        return all(_aliases_without_gradients(facts, t, node, reached, walk) for t in parent.targets)
     return False  # returned, passed to a call, kept elsewhere: unknown
 
 
-def _aliases_without_gradients(facts: _Facts, target, read, reached, seen: set) -> bool:
+def _aliases_without_gradients(facts: _Facts, target, read, reached, walk: _Walk) -> bool:
     """Every read of the local name(s) ``target`` binds, in ``read``'s function, is a use
     without gradients; a target that is not a plain name keeps the instance elsewhere."""
     if isinstance(target, ast.Name):
@@ -433,13 +451,13 @@ def _aliases_without_gradients(facts: _Facts, target, read, reached, seen: set) 
         return False
     function = facts.places[id(read)][1]
     for name in names:
-        if (id(function), name) in seen:
+        if (id(facts), id(function), name) in walk.seen:
             continue
-        seen.add((id(function), name))
+        walk.seen.add((id(facts), id(function), name))
         for node in facts.named.get(name, ()):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                     and _within(facts, facts.places[id(node)][1], function) \
-                    and not _use_without_gradients(facts, node, reached, seen):
+                    and not _use_without_gradients(facts, node, reached, walk):
                 return False
     return True
 
