@@ -47,7 +47,8 @@ At least one read must call the instance (or one of those methods) without
 gradients: a class that nothing in the repository builds (a library's), or
 builds and never calls, has no evidence.
 ADL001 asks only for a method with a finding about to be reported; the files
-that name the class or the holder are parsed once each (cached).
+that name the class or the holder are parsed once each, and the `class` lines
+of the repository's files read once with a regular expression (both cached).
 """
 
 from __future__ import annotations
