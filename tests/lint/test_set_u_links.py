@@ -14,17 +14,31 @@ and the real form next to it, each claim run with torch:
   `ParameterList` item is reported as the parameter's (it still requires
   grad), and the rename applied freezes it.
 
-The form left (a diffusion sampler's in-place update, called only under
-`no_grad` from another file) is described in docs/lint.md."""
+* ADL001 on Mammoth's diffusion sampler (`models/cgil_utils/diffusion.py`,
+  false): `sample` updates its sample in place after a layer kept it
+  (`out = self.net(x, t); x -= c * out`), reached through the class's own
+  `forward`; the repository builds the class only into an `nn.ModuleList` of
+  another module and calls those instances only in methods decorated
+  `@torch.no_grad()` (lint/instance_callers.py).  In small, in a temporary
+  project: silent, and the samples, drawn as the project draws them, equal an
+  out-of-place sampler written by hand.  One caller in the project that
+  backpropagates through a sample, an instance handed out of the `no_grad`
+  code, a subclass, or a method of the class that reaches `sample` under
+  `torch.enable_grad()` keeps the report (backpropagating raises; the help
+  applied gives the hand-written sampler's samples and gradients); a class
+  that the project never builds (a library's) is reported as before."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 import textwrap
 
+import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
-from autograd_doctor.lint.engine import Selection
+from autograd_doctor.lint.engine import Selection, lint_file
 from autograd_doctor.lint.fixes import fix_source
 
 ADL016 = Selection(("ADL016",))
@@ -185,3 +199,212 @@ def test_the_rename_applied_freezes_the_parameter_list_item():
     model = _namespace(fixed)["TaskClassifier"](5, 3, 2)
     model.start_task(1)
     assert model.weights[0].requires_grad is False and model.weights[1].requires_grad is True
+
+
+# ----- a sampler whose instances the project only calls under no_grad --------
+
+SAMPLER = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Denoiser(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            torch.manual_seed(0)
+            self.fc = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Sampler(nn.Module):
+        def __init__(self, dim, steps=3):
+            super().__init__()
+            self.dim, self.steps = dim, steps
+            self.net = Denoiser(dim)
+
+        @torch.enable_grad()
+        def fit(self, data):
+            optimizer = torch.optim.SGD(self.net.parameters(), lr=0.1)
+            loss = (self.net(data) - data).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+        def sample(self, n):
+            x = torch.randn(n, self.dim, generator=torch.Generator().manual_seed(1))
+            for _ in range(self.steps):
+                out = self.net(x)
+                x -= 0.1 * out
+            return x
+
+        def forward(self, n):
+            return self.sample(n)
+    """)
+
+REPLAY = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    from gen_demo.sampler import Sampler
+
+
+    class Replay(nn.Module):
+        def __init__(self, dim, classes):
+            super().__init__()
+            self.samplers = nn.ModuleList([Sampler(dim) for _ in range(classes)]).to("cpu")
+
+        @torch.no_grad()
+        def update(self, features):
+            for i, data in enumerate(features):
+                self.samplers[i].fit(data)
+
+        @torch.no_grad()
+        def replay(self, n):
+            samples = []
+            for i in range(len(self.samplers)):
+                sampler = self.samplers[i]
+                sampler.eval()
+                samples.append(sampler(n))
+            return torch.cat(samples).detach()
+    """)
+
+TRAINS_THROUGH = textwrap.dedent("""\
+    from gen_demo.sampler import Sampler
+
+    sampler = Sampler(3)
+    sampler(4).sum().backward()
+    """)
+
+HANDS_OUT = REPLAY + """
+    @torch.no_grad()
+    def sampler_of(self, i):
+        return self.samplers[i]
+"""
+
+# `replay` itself undecorated: its file calls it only from a `no_grad` method
+HELPER_REPLAY = REPLAY.replace("""    @torch.no_grad()
+    def replay(self, n):""", """    def replay(self, n):""") + """
+    @torch.no_grad()
+    def replay_all(self, n):
+        return self.replay(n)
+"""
+
+TRAINS_THROUGH_THE_HELPER = textwrap.dedent("""\
+    from gen_demo.replay import Replay
+
+    replay = Replay(3, 1)
+    replay.replay(4).sum().backward()
+    """)
+
+# built and fitted, never called: no evidence that the project samples at all
+NEVER_CALLED = REPLAY[:REPLAY.index("    @torch.no_grad()\n    def replay(")]
+
+SUBCLASS = textwrap.dedent("""\
+    from gen_demo.sampler import Sampler
+
+
+    class ConditionalSampler(Sampler):
+        pass
+    """)
+
+REFINES_WITH_GRADIENTS = SAMPLER + """
+    @torch.enable_grad()
+    def refine(self, n):
+        return self.sample(n)
+"""
+
+
+def _project(root, sampler=SAMPLER, **files):
+    (root / "pyproject.toml").write_text("[project]\nname = 'gen-demo'\n")
+    package = root / "gen_demo"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sampler.py").write_text(sampler)
+    for name, text in files.items():
+        (package / f"{name}.py").write_text(text)
+    return package / "sampler.py"
+
+
+def _adl001_lines(path) -> list[int]:
+    return [f.line for f in lint_file(str(path))[0] if f.code == "ADL001"]
+
+
+def _sampler_writes(source: str) -> list[int]:
+    return [_line_of(source, "x -= 0.1 * out")]
+
+
+@pytest.fixture
+def gen_demo(tmp_path, monkeypatch):
+    """Imports the temporary project's modules, and forgets them afterwards."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield lambda name: importlib.import_module(f"gen_demo.{name}")
+    for name in [m for m in sys.modules if m == "gen_demo" or m.startswith("gen_demo.")]:
+        del sys.modules[name]
+
+
+def _hand_written_samples(net, n, dim, steps=3):
+    x = torch.randn(n, dim, generator=torch.Generator().manual_seed(1))
+    for _ in range(steps):
+        x = x - 0.1 * (x @ net.fc.weight.t() + net.fc.bias)
+    return x
+
+
+def test_a_sampler_whose_instances_are_only_called_under_no_grad_is_silent_and_samples_right(tmp_path, gen_demo):
+    path = _project(tmp_path, replay=REPLAY)
+    assert _adl001_lines(path) == []
+    replay = gen_demo("replay").Replay(3, 2)
+    replay.update([torch.randn(5, 3), torch.randn(5, 3)])  # fit runs with gradients on
+    samples = replay.replay(4)
+    expected = torch.cat([_hand_written_samples(s.net, 4, 3) for s in replay.samplers])
+    assert torch.allclose(samples, expected, atol=1e-6)
+    assert not samples.requires_grad
+
+
+@pytest.mark.parametrize("files", [{"replay": REPLAY, "train": TRAINS_THROUGH},
+                                   {"replay": HANDS_OUT},
+                                   {"replay": HELPER_REPLAY, "train": TRAINS_THROUGH_THE_HELPER},
+                                   {"replay": REPLAY, "conditional": SUBCLASS},
+                                   {"replay": NEVER_CALLED}],
+                         ids=["a caller backpropagates", "an instance handed out",
+                              "another file backpropagates through the helper", "a subclass",
+                              "built and never called"])
+def test_a_sampler_with_a_use_that_may_backpropagate_is_still_reported(tmp_path, gen_demo, files):
+    path = _project(tmp_path, **files)
+    assert _adl001_lines(path) == _sampler_writes(SAMPLER)
+    sampler = gen_demo("sampler").Sampler(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        sampler(4).sum().backward()
+
+
+def test_a_helper_that_the_whole_project_calls_only_without_gradients_is_silent(tmp_path, gen_demo):
+    path = _project(tmp_path, replay=HELPER_REPLAY)
+    assert _adl001_lines(path) == []
+    replay = gen_demo("replay").Replay(3, 1)
+    assert torch.allclose(replay.replay_all(4), _hand_written_samples(replay.samplers[0].net, 4, 3), atol=1e-6)
+
+
+def test_a_method_of_the_class_that_reaches_the_sampler_with_gradients_keeps_the_report(tmp_path):
+    path = _project(tmp_path, sampler=REFINES_WITH_GRADIENTS, replay=REPLAY)
+    assert _adl001_lines(path) == _sampler_writes(SAMPLER)
+
+
+def test_a_sampler_the_project_never_builds_is_reported_as_before(tmp_path):
+    assert _adl001_lines(_project(tmp_path)) == _sampler_writes(SAMPLER)
+
+
+def test_the_help_applied_to_the_sampler_backpropagates_like_the_hand_written_one(tmp_path, gen_demo):
+    path = _project(tmp_path, train=TRAINS_THROUGH)
+    select = Selection(("ADL001",))
+    fixed, count = fix_source(SAMPLER, lambda t: lint_source(t, str(path), select), unsafe=True)
+    assert count == 1 and "x = x - (0.1 * out)" in fixed
+    path.write_text(fixed)
+    assert _adl001_lines(path) == []
+    sampler = gen_demo("sampler").Sampler(3)
+    sampler(4).sum().backward()
+    reference = gen_demo("sampler").Denoiser(3)  # the same seed: the same weights
+    _hand_written_samples(reference, 4, 3).sum().backward()
+    assert torch.allclose(sampler.sample(4), _hand_written_samples(reference, 4, 3), atol=1e-6)
+    assert torch.allclose(sampler.net.fc.weight.grad, reference.fc.weight.grad, atol=1e-6)
+    assert torch.allclose(sampler.net.fc.bias.grad, reference.fc.bias.grad, atol=1e-6)

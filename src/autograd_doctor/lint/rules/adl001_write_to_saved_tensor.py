@@ -8,6 +8,7 @@ import re
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.instance_callers import runs_only_without_gradients
 from autograd_doctor.lint.source import ATOMS
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.submodules import built_as_part
@@ -54,7 +55,10 @@ framework backpropagates (`training_step`, a `Trainer`'s `compute_loss`),
 helpers a module's methods call, files that call `backward()`, and the
 `log_prob`/`rsample`/`entropy`/`cdf` of a `torch.distributions` subclass
 (for what flows into the returned value), even in a file without
-`backward()`.  A helper's `Tensor` parameters count as carrying a graph
+`backward()`; but not a module method that runs only without gradients
+because every instance of its class that the repository builds is only
+called under `torch.no_grad()` (a sampler built into another module's
+`nn.ModuleList` and called only in its `@torch.no_grad()` methods).  A helper's `Tensor` parameters count as carrying a graph
 only when a call in the file passes one (a module's output, a graph tensor,
 `model(x)`), directly or through helpers that hand on their own parameters:
 `std = torch.std(batch); std[std < eps] = eps` in a function that only other
@@ -131,12 +135,34 @@ def check_scope(checker, scope) -> None:
         return
     if _inference_method(checker, scope):
         return
-    _check_writes(checker, scope, scope.reached_only_through_returns(checker))
+    quiet = _InstancesWithoutGradients(checker, scope)
+    _check_writes(checker, scope, scope.reached_only_through_returns(checker), quiet=quiet)
     if scope.parameter_saves and (scope.parameter_method_writes or scope.parameter_aug_writes):
-        _note_parameter_writes(checker, scope)
+        _note_parameter_writes(checker, scope, quiet)
 
 
-def _note_parameter_writes(checker, scope) -> None:
+class _InstancesWithoutGradients:
+    """Whether the module method runs only without gradients because every instance of
+    its class that the repository builds is only called so (``instance_callers.py``).
+    Asked once, and only when a finding (or a note for one) is about to be made, so a
+    method without findings costs nothing."""
+
+    def __init__(self, checker, scope):
+        self.checker, self.scope, self.answer = checker, scope, None
+
+    def __call__(self) -> bool:
+        if self.answer is None:
+            scope = self.scope
+            self.answer = bool(
+                scope.module_class and scope.owner_class == scope.module_class
+                and not (scope.backwards or scope.retain_backwards or scope.framework_backward
+                         or scope.returns_to_callers)
+                and runs_only_without_gradients(scope.module_class, scope.name,
+                                                self.checker.filename, self.checker.tree))
+        return self.answer
+
+
+def _note_parameter_writes(checker, scope, quiet) -> None:
     """A parameter the walk does not know to be a tensor, handed to an op that keeps
     it and then written in place, both while it holds the caller's value (`def
     mish(x): inner = F.softplus(x).tanh(); return x.mul_(inner)`): a hazard for the
@@ -157,6 +183,8 @@ def _note_parameter_writes(checker, scope) -> None:
             if saved == name and sseq < wseq and op_node is not node \
                     and not scope.exclusive(sseq, wseq) and scope.reaches(sseq, wseq) \
                     and not scope.backward_between(sseq, wseq):
+                if quiet():
+                    return
                 position = positional.index(name) - offset if name in positional[offset:] else None
                 w = Write(wseq, name, node, how_written, True, rewrite)
                 checker.notes["ADL001 parameter"].append((scope.name, position, name, w, key, how, op_node))
@@ -176,10 +204,11 @@ def _inference_method(checker, scope) -> bool:
     return called_only_without_gradients(scope.name, checker.filename, checker.tree)
 
 
-def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) -> None:
+def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, quiet=None) -> None:
     """``made_here``: only tensors the function computed itself, not its arguments
     (a helper that updates a caller's state in place, a generation cache, may
-    well be called only on paths that never backpropagate)."""
+    well be called only on paths that never backpropagate).  ``quiet()``, asked
+    before the first finding or note: the function runs only without gradients."""
     for w in scope.writes:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
@@ -203,10 +232,14 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                 if seq in scope.untyped_saves and not made_here:
                     untyped = untyped or (scope.untyped_saves[seq], key, how, op_node)
                     continue
+                if quiet is not None and quiet():
+                    return
                 _report(checker, w, key, how, op_node)
                 scope.reported.add(id(w.node))
                 break
         else:
+            if quiet is not None and (waiting or untyped) and quiet():
+                return
             if waiting is not None:  # reported once a call is known to pass a graph
                 checker.notes["ADL001 provisional"].append((scope.evidence_key, w, *waiting))
                 scope.reported.add(id(w.node))
@@ -217,6 +250,8 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False) 
                 continue
             carried = _saved_by_previous_iteration(scope, w, made_here)
             if carried is not None:
+                if quiet is not None and quiet():
+                    return
                 _report(checker, w, *carried, previous_iteration=True)
                 scope.reported.add(id(w.node))
 
