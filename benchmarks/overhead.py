@@ -295,6 +295,10 @@ def main() -> int:
         callgrind_worker(json.loads(options.only_names), options.steps, options.callgrind_worker, _modes(options))
         return 0
     names = [name for name in WORKLOADS if not options.only or options.only in name]
+    if not names:
+        print(f"overhead.py: no workload's name contains {options.only!r} (the names: "
+              f"{', '.join(WORKLOADS)})", file=sys.stderr)
+        return 2
     if options.quick:
         options.repeats, options.steps, options.threads = 2, 3, "1"
     results: dict = {}
