@@ -3440,6 +3440,85 @@ direction per example, map `jvp` with `vmap`.
 """,
     heading="a forward-mode tangent of another size than its primal")
 
+FUNCTION_WITHOUT_JVP = _code(
+    "AD237",
+    "a custom autograd.Function without a jvp staticmethod is used with forward-mode AD",
+    """\
+**What it means.** Forward-mode AD (`torch.func.jvp`, `jacfwd`, `hessian`, dual tensors of
+`torch.autograd.forward_ad`) pushes a tangent through each operation. For a custom
+`torch.autograd.Function` it calls the Function's own `jvp` staticmethod, which PyTorch cannot
+derive from `backward`: without one it raises "You must implement the jvp function for custom
+autograd.Function to use it with forward mode AD" (NotImplementedError). The traceback ends in
+`Function.apply`; the class to complete is yours.
+
+**Minimal example.**
+
+    class Square(torch.autograd.Function):    # AD237: no jvp staticmethod
+        @staticmethod
+        def forward(x):
+            return x * x
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad_output
+
+    torch.func.jvp(Square.apply, (torch.randn(3),), (torch.ones(3),))
+
+**The fix.** Add `@staticmethod def jvp(ctx, *tangents)` returning the output's tangent, the
+Jacobian times the inputs' tangents (for an elementwise function, the tangent times the derivative
+`backward` multiplies `grad_output` by), and save what it reads with `ctx.save_for_forward(...)` in
+`setup_context`. Reverse mode (`jacrev`, `vjp`) uses `backward` and needs no `jvp`. autograd-doctor
+gives advice only: the Jacobian is the Function's own.
+""",
+    heading="an autograd.Function without jvp under forward-mode AD")
+
+DUAL_TENSOR_WITHOUT_LEVEL = _code(
+    "AD238",
+    "make_dual() called outside a `with forward_ad.dual_level():` block",
+    """\
+**What it means.** `torch.autograd.forward_ad.make_dual(x, tangent)` attaches the tangent to the
+current forward-AD level, which exists only inside `with forward_ad.dual_level():`. Called outside,
+it raises "Trying to create a dual Tensor for forward AD but no level exists, make sure to
+enter_dual_level() first". The block must also hold the `unpack_dual()` that reads the tangent: the
+tangents are dropped when the level exits.
+
+**Minimal example.**
+
+    import torch.autograd.forward_ad as fwAD
+    dual = fwAD.make_dual(x, direction)        # AD238: no dual_level() around it
+    out, tangent = fwAD.unpack_dual(torch.tanh(dual))
+
+**The fix.** Put the statements from `make_dual` to the last `unpack_dual` in one
+`with fwAD.dual_level():` block; autograd-doctor writes that block when both are in the same
+block of your code.
+""",
+    heading="make_dual outside dual_level()",
+    example_setup="x = torch.randn(3)\ndirection = torch.ones(3)\n")
+
+INTEGER_TANGENT = _code(
+    "AD239",
+    "a forward-mode tangent is an integer tensor",
+    """\
+**What it means.** A tangent is the direction in which its primal moves; forward-mode AD
+(`torch.func.jvp`, `forward_ad.make_dual`) takes it only floating point or complex, and raises
+"Expected tangent to be floating point or complex, but got: torch.int64" for an integer or boolean
+tensor. The usual cause is a direction built from integers: `F.one_hot(...)` (which returns
+int64), `torch.tensor([1, 0, 0])`, a comparison.
+
+**Minimal example.**
+
+    x = torch.randn(3)
+    direction = torch.tensor([1, 0, 0])
+    torch.func.jvp(torch.sin, (x,), (direction,))   # AD239: an int64 tangent
+
+**The fix.** Give the tangent its primal's dtype: `direction.to(x.dtype)` (the same direction,
+as floating-point numbers); autograd-doctor writes it into the call when the tangent is a name.
+""",
+    heading="an integer forward-mode tangent")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

@@ -1,8 +1,8 @@
 """What `torch.func` transforms refuse to run: a custom autograd.Function written with
 `forward(ctx, ...)` (AD231) or without a vmap rule (AD232), activation checkpointing under
 `grad`/`vjp`/`jacrev` (AD233), a batch norm's running statistics updated in place under those
-transforms (AD178), and an in-place write under `vmap` into an argument it does not map (AD144,
-raised by the write's own broadcasting check).
+transforms (AD178), a Function without `jvp` under forward-mode AD (AD237), and an in-place write
+under `vmap` into an argument it does not map (AD144, raised by the write's own broadcasting check).
 
 The Function is found in the traceback (torch's `Function.apply` frame holds its class); the
 change is written in the class's own file, and only when the user wrote that file.
@@ -236,6 +236,27 @@ def function_without_vmap_rule(context: ErrorContext, already):
     return diagnosis(codes.FUNCTION_WITHOUT_VMAP_RULE, location, notes=notes, help=helps)
 
 
+# ---- AD237: a Function without jvp under forward-mode AD ------------------------------------
+
+def function_without_jvp(context: ErrorContext, already):
+    cls = _function_class(context)
+    found = _user_class_definition(cls) if cls is not None else None
+    notes = ["forward-mode AD (torch.func.jvp, jacfwd, forward_ad dual tensors) calls a custom Function's own jvp "
+             "staticmethod to push the tangent through it; PyTorch cannot derive it from backward"]
+    name = cls.__name__ if cls is not None else "the Function"
+    helps = [Suggestion(
+        f"add a @staticmethod jvp(ctx, *tangents) to {name} that returns the output's tangent, the Jacobian times the "
+        "inputs' tangents (for an elementwise function: the tangent times the derivative backward multiplies "
+        "grad_output by), and save the tensors it reads with ctx.save_for_forward(...) in setup_context"),
+        Suggestion("or, if reverse mode is enough, use torch.func.jacrev / vjp, which call backward")]
+    if found is None:
+        location = context.raise_location("raised", "a custom Function without jvp, under forward-mode AD")
+        return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
+    filename, class_node = found
+    location = _line_location(filename, class_node.lineno, f"{name} has no jvp staticmethod")
+    return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
+
+
 # ---- AD233: checkpoint under torch.func.grad -------------------------------------------------
 
 # checkpoint's own keywords: the rest go to the checkpointed function.
@@ -451,6 +472,8 @@ def _needs_parentheses(value: ast.expr, operator: ast.operator) -> bool:
 
 
 MATCHERS = [
+    (r"You must implement the jvp function for custom autograd\.Function to use it with forward mode AD",
+     function_without_jvp),
     (r"During a grad \(vjp, jvp, grad, etc\) transform, the function provided attempted to call in-place "
      r"operation \([\w:.]+\) that would mutate a captured Tensor", buffer_mutated_under_transform),
     (r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a scalar Tensor", func_grad_of_non_scalar),

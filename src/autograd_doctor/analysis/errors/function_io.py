@@ -1,8 +1,8 @@
 """What `torch.func` and `torch.autograd.functional` refuse in what the user's function returns or
 is given: `grad(f, has_aux=True)` of a function that does not return the pair (output, aux)
 (AD234), `jacobian`/`vjp`/`hessian(..., strict=True)` of a function whose output does not depend
-on its input (AD235), and a forward-mode tangent of another size than its primal (`jvp`,
-`make_dual`, AD236).
+on its input (AD235), a forward-mode tangent of another size than its primal (`jvp`,
+`make_dual`, AD236) or of an integer dtype (AD239), and `make_dual` outside `dual_level()` (AD238).
 
 The function is found through the transform's frame (its `func` local); the change is written in
 the user's file only.
@@ -13,11 +13,11 @@ from __future__ import annotations
 import ast
 import re
 
-from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, source_line, statement_location
 
 
 def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
@@ -194,10 +194,104 @@ def tangent_of_another_size(context: ErrorContext, already):
     return diagnosis(codes.TANGENT_OF_ANOTHER_SIZE, location, notes=notes, help=helps)
 
 
+# ---- AD238: make_dual outside `with dual_level():` ----------------------------------------------
+
+def _enclosing_block(tree: ast.AST, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The list of statements (a body, an orelse, ...) that holds `statement`."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is statement for s in block):
+                return block
+    return None
+
+
+def _dual_level_name(filename: str, call: ast.Call, scope: dict) -> str | None:
+    """How the user's file names forward_ad.dual_level: `fwAD.dual_level` for `fwAD.make_dual(...)`,
+    `dual_level` when it was imported by that name; None otherwise."""
+    import torch.autograd.forward_ad as forward_ad
+
+    called = text_of(filename, call.func) or ""
+    if called.endswith(".make_dual"):
+        return called[:-len("make_dual")] + "dual_level"
+    if scope.get("dual_level") is forward_ad.dual_level:
+        return "dual_level"
+    return None
+
+
+def dual_tensor_without_level(context: ErrorContext, already):
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    location.note = "make_dual() outside a `with dual_level():` block"
+    notes = ["a dual tensor's tangent belongs to a forward-AD level, which exists only inside "
+             "`with torch.autograd.forward_ad.dual_level():`; when the block exits, every tangent is dropped, so "
+             "unpack_dual() must run inside it too"]
+    advice = Suggestion("run make_dual(), the computation and the unpack_dual() that reads the tangent inside one "
+                        "`with torch.autograd.forward_ad.dual_level():` block")
+    calls = find_calls(statement, "make_dual")
+    tree = parse_file(filename)
+    block = _enclosing_block(tree, statement) if tree is not None else None
+    level = _dual_level_name(filename, calls[0], {**frame.f_globals, **frame.f_locals}) if calls else None
+    if block is None or level is None:
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[advice])
+    following = block[block.index(statement):]
+    unpacks = [s for s in following if find_calls(s, "unpack_dual")]
+    if not unpacks:
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[advice])
+    last = unpacks[-1]
+    lines = [source_line(filename, number) for number in range(statement.lineno, last.end_lineno + 1)]
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    body = [text[indent:].rstrip() if text.strip() else "" for text in lines]
+    change = statement_location(filename, statement)
+    change.end_line, change.end_column = last.end_lineno, last.end_col_offset
+    with_block = "\n".join([f"with {level}():", *(f"    {text}" if text else "" for text in body)])
+    help = Suggestion(f"make, use and unpack the dual tensor inside `with {level}():` (lines {statement.lineno}-"
+                      f"{last.end_lineno}): the tangent then exists until unpack_dual() has read it",
+                      replacement=with_block, location=change)
+    return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[help, advice])
+
+
+# ---- AD239: an integer tangent ------------------------------------------------------------------
+
+def integer_tangent(context: ErrorContext, already):
+    import torch
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    location.note = "the tangent given here is not floating point"
+    notes = ["a tangent is the direction in which its primal moves: forward-mode AD takes it only floating point "
+             "or complex"]
+    helps = []
+    scope = {**frame.f_globals, **frame.f_locals}
+    for primal, tangent in _primal_tangent_pairs(filename, statement):
+        if not (isinstance(primal, ast.Name) and isinstance(tangent, ast.Name)):
+            continue
+        # Only names are looked up (never evaluated): the tensors the call was given.
+        primal_value, tangent_value = scope.get(primal.id), scope.get(tangent.id)
+        if not (isinstance(primal_value, torch.Tensor) and isinstance(tangent_value, torch.Tensor)) \
+                or tangent_value.is_floating_point() or tangent_value.is_complex() \
+                or not (primal_value.is_floating_point() or primal_value.is_complex()):
+            continue
+        location.note = f"{tangent.id} is {str(tangent_value.dtype).replace('torch.', '')}"
+        helps.append(statement_change(
+            location, f"give {tangent.id} the dtype of {primal.id}: the same direction, as {primal.id}'s numbers",
+            replace_node_text(filename, statement, tangent, f"{tangent.id}.to({primal.id}.dtype)")))
+        break
+    helps.append(Suggestion("make the direction floating point where it is built (F.one_hot(...).float(), "
+                            "torch.tensor([1.0, 0.0]))"))
+    return diagnosis(codes.INTEGER_TANGENT, location, notes=notes, help=helps)
+
+
 MATCHERS = [
     (r"output of function f should be a tuple: \(output, aux\) if has_aux is True", aux_not_a_pair),
     (r"Output \d+ of the user-provided function does not require gradients\. The outputs must be computed in a "
      r"differentiable manner from the input when running in strict mode", strict_output_without_grad),
     (r"Trying to set a forward gradient that has a different size than that of the original Tensor",
      tangent_of_another_size),
+    (r"Trying to create a dual Tensor for forward AD but no level exists", dual_tensor_without_level),
+    (r"Expected tangent to be floating point or complex", integer_tangent),
 ]
