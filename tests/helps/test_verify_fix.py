@@ -258,3 +258,27 @@ def test_a_rewritten_line_keeps_its_trailing_comment(tmp_path):
     result = run_cli("run", "--diff", "--no-rerun", path, cwd=str(tmp_path), timeout=900)
     assert "-h.mul_(2)  # scale the gate" in result.stderr, result.stderr[-2000:]
     assert "+h = h.mul(2)  # scale the gate" in result.stderr, result.stderr[-2000:]
+
+
+VECTOR_LOSS = """
+    import torch
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    x, y = torch.randn(4, 3), torch.randn(4)
+    errors = (x @ w - y) ** 2
+    errors.backward()
+    print(w.grad)
+"""
+
+
+def test_verify_fix_of_a_reduction_is_unverified_not_rejected(tmp_path):
+    """backward() of a loss with several elements (AD112): the help reduces it, so the value handed
+    to backward() differs from the original's on purpose. The check compares what comes before that
+    call and says unverified, with that reason; it does not reject the help for the changed value."""
+    path, _ = _script(tmp_path, VECTOR_LOSS)
+    result = run_cli("run", "--verify-fix", path, cwd=str(tmp_path), timeout=900)
+    assert result.returncode == 1
+    assert "AD112" in result.stderr and "errors.sum()" in result.stderr
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("unverified: "), result.stderr[-2000:]
+    assert "changed on purpose" in last

@@ -137,7 +137,8 @@ def non_scalar_backward(context: ErrorContext, already):
                        f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
         if read_later:
             message += f"; {text} itself is reduced, as the lines after backward() read it"
-        helps.append(statement_change(location, message, new_statement))
+        # the reduced value is what backward() is meant to get: --verify-fix compares the calls before it
+        helps.append(_failing_value_change(statement_change(location, message, new_statement)))
     else:
         helps.append(Suggestion("reduce the output to a scalar loss first (.sum() or .mean()), or pass the "
                                 "gradient of the loss with respect to it: backward(gradient)"))
