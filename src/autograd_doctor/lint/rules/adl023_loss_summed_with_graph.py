@@ -35,7 +35,10 @@ own (the linter knows it carries one, or it is a tensor computed from a
 model's output, `recon = F.mse_loss(model(x), x)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
 re-bound between the backward and the sum, when the sum is made under
-`torch.no_grad()`, when the sum starts again inside the loop, when the sum
+`torch.no_grad()`, when the sum starts again inside the loop (or, for a loop
+that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
+before it in the body of the loop around it: a sum over one batch's
+networks), when the sum
 and the backward are in different branches of an `if`, and when the sum is
 itself backpropagated (gradient accumulation through the sum) or detached in
 place.""",
