@@ -35,7 +35,10 @@ own (the linter knows it carries one, or it is a tensor computed from a
 model's output, `recon = F.mse_loss(model(x), x)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
 re-bound between the backward and the sum, when the sum is made under
-`torch.no_grad()`, when the sum starts again inside the loop, when the sum
+`torch.no_grad()`, when the sum starts again inside the loop (or, for a loop
+that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
+before it in the body of the loop around it: a sum over one batch's
+networks), when the sum
 and the backward are in different branches of an `if`, and when the sum is
 itself backpropagated (gradient accumulation through the sum) or detached in
 place.""",
@@ -375,10 +378,60 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     if not any(name == base and line < loop.lineno for name, line, node, p in bindings
                if (loop, "body") not in p):
         return False  # no sum before the loop that this one adds to
+    if _restarted_around_network_loop(loop, base, path, bindings):
+        return False  # a sum over the networks of one batch (set V's DML): bounded
     low, high = sorted((call.lineno, stmt.lineno))
     root = summed.split(".")[0]  # `output.loss` is re-bound with `output`
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
+
+
+def _restarted_around_network_loop(loop, base, path, bindings) -> bool:
+    """``loop`` runs over networks, not data, and ``base`` starts again before it on
+    every iteration of the loop around it: the sum holds the graphs of one pass over
+    the networks (a few, fixed by the program), released when it starts again.
+    Set V's deep mutual learning: `avg_student_loss = 0` in the batch loop, then
+    `for i in range(num_students): ...; student_loss.backward(); avg_student_loss
+    += student_loss`.  ``loop`` runs over networks when its target is a single name
+    that the body uses only to pick a network it calls (`cohort[i](x)`,
+    `optimizers[i].step()`, `model(x)` for `model` the target) or in a comparison
+    (`if i == j`), at least once to pick one, and the body draws no batch with
+    `next(...)`."""
+    index = path.index((loop, "body"))
+    if index == 0 or path[index - 1][1] != "body" or not isinstance(path[index - 1][0], _LOOPS):
+        return False
+    outer_path = path[:index]  # the block that holds the loop: the body of the loop around it
+    if not any(name == base and line < loop.lineno and p == outer_path for name, line, node, p in bindings):
+        return False
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
+        return False
+    target = loop.target.id
+    parents = {}
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "next":
+                return False
+    picks = 0
+    for node, parent in parents.items():
+        if not (isinstance(node, ast.Name) and node.id == target):
+            continue
+        if isinstance(parent, ast.Compare):
+            continue
+        picked = node
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            picked = parent
+        holder = parents.get(picked)
+        if isinstance(holder, ast.Call) and holder.func is picked:
+            picks += 1
+            continue
+        if isinstance(holder, ast.Attribute) and isinstance(parents.get(holder), ast.Call) \
+                and parents[holder].func is holder:
+            picks += 1
+            continue
+        return False
+    return picks > 0
 
 
 def _part_of(checker, part, backward, bindings, graph_values):
