@@ -70,9 +70,6 @@ NOT_YET = {
     # AD107 names and clones the Function's output where it is applied (the catalogue's convention);
     # the variant marks the += that writes it.
     "straight_through_output_shifted_in_place": (False, "right"),
-    # AD302 names the shared forward whose graph was freed (the catalogue's convention) and changes
-    # the earlier autograd.grad, which the variant marks.
-    "task_gradient_norm_before_joint_backward": (False, "right"),
     # Set 6. AD124 names and clones the expanded view where it is made (the catalogue's convention);
     # the variant marks the in-place clamp that writes it (both right).
     "broadcast_scale_clamped_in_place": (False, "right"),

@@ -20,6 +20,7 @@ from autograd_doctor.analysis.source_scope import (
     live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
+from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.recording.frames import in_installed_package
 from autograd_doctor.diagnosis.source import (
@@ -1117,19 +1118,20 @@ def _recompute_cached(filename: str, assignment: ast.stmt, attribute: str) -> li
 
 def _earlier_backward_first(primary: Location, backward_loc: Location, related: list, helps: list,
                             previous) -> tuple[Location, list]:
-    """When nothing but the two backward() calls is known (no tensor that carries the graph is
-    named) and the first help changes the earlier backward() (retain_graph=True there), that
-    earlier call is the line to change: it becomes the primary location, the failing call a
-    related one. A second loss computed in a helper function from a tensor of the first loss's
-    graph (GDPP on the discriminator's features) fails inside the helper, far from the line."""
+    """When the first help changes the earlier backward() (retain_graph=True, or create_graph=True
+    on an earlier torch.autograd.grad), that earlier call is the line to change: it becomes the
+    primary location, and the failing call and the tensor that carries the graph (when one is
+    named) related ones. A second loss computed in a helper function from a tensor of the first
+    loss's graph (GDPP on the discriminator's features) fails inside the helper, far from the line."""
     first = next((h for h in helps if h is not None), None)
-    if primary is not backward_loc or first is None or not first.replacement or first.location is None \
+    if first is None or not first.replacement or first.location is None \
             or previous is None or previous.site is None:
         return primary, related
     freed = next((loc for loc in related if loc is not None and loc.role == "freed"), None)
     if freed is None or freed.file != first.location.file or freed.line != first.location.line:
         return primary, related
-    return freed, [backward_loc] + [loc for loc in related if loc is not freed]
+    shown_before = [primary] if primary is not backward_loc else []
+    return freed, shown_before + [backward_loc] + [loc for loc in related if loc is not freed and loc is not backward_loc]
 
 
 def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion | None:
@@ -1143,11 +1145,26 @@ def _retain_graph_suggestion(previous, alternative: bool = True) -> Suggestion |
     scope = Scope(filename, previous.site.lineno)
     statement = scope.statement_at(previous.site.lineno) if scope.tree is not None else None
     call = backward_call_node(statement) if statement is not None else None
-    if call is None or statement.lineno != statement.end_lineno or any(k.arg == "retain_graph" for k in call.keywords):
+    keyword = "retain_graph"
+    if call is not None and call_name(call) == "grad":
+        # The earlier pass is torch.autograd.grad: when the second loss uses the gradient it returned
+        # (a gradient penalty), retain_graph=True would keep the graph but leave that gradient a
+        # constant, and the penalty would train nothing; create_graph=True keeps the graph too and
+        # gives the gradient a graph of its own. When the second loss does not use it, both give
+        # the same gradients.
+        keyword = "create_graph"
+        message = ("if the second loss uses the gradient torch.autograd.grad returns (a gradient penalty), pass "
+                   "create_graph=True to that call: it keeps the graph, as retain_graph=True would, and the "
+                   "gradient then has a graph of its own that the second backward() differentiates "
+                   "(with retain_graph=True alone the penalty would train nothing)")
+        if alternative:
+            message = "or, " + message
+    if call is None or statement.lineno != statement.end_lineno or \
+            any(k.arg in ("retain_graph", keyword) for k in call.keywords):
         return Suggestion(message)
     call_text = segment(filename, call)
     inner = call_text[:-1].rstrip()
-    new_call = inner + ("retain_graph=True)" if inner.endswith("(") else ", retain_graph=True)")
+    new_call = inner + (f"{keyword}=True)" if inner.endswith("(") else f", {keyword}=True)")
     return Suggestion(message, replace_node_text(filename, statement, call, new_call), statement_location(filename, statement))
 
 
@@ -1285,7 +1302,10 @@ def _inplace_write_between(scope: Scope, values: dict, previous, statement: ast.
         return None
     if loop is not None:
         region, lo, hi = loop, loop.lineno - 1, loop.end_lineno + 1
-    elif previous is not None and previous.site is not None and previous.site.filename == scope.filename:
+    elif previous is not None and previous.site is not None and previous.site.filename == scope.filename \
+            and enclosing_function(scope.tree, previous.site.lineno) is (scope.node or scope.tree):
+        # Lines are in running order only within one function: an earlier backward() inside a helper
+        # the loop calls is above the loop's own lines, not before them.
         region, lo, hi = scope.node or scope.tree, previous.site.lineno, statement.lineno
     else:
         return None
