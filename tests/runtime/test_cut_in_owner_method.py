@@ -4,11 +4,13 @@ the submodule runs, its parameters get no gradient, and the optimizer that train
 them. The detach is named and removing it gives the hand-written version's values. A target
 network or a teacher detached inside the model on purpose, in no optimizer, is silent."""
 
+import pytest
 import torch
 
 from helpers import apply_help, run_plain, run_program
 
 PROGRAM = """
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -96,3 +98,64 @@ def test_a_target_network_detached_inside_the_model_and_in_no_optimizer_is_silen
         """)
     assert outcome.error is None
     assert [d.code for d in outcome.diagnoses] == []
+
+
+# A model that uses a part as a fixed feature extractor and detaches that part's output as it is
+# (the held-out variant `tests/errors/variants/correct/embedding_output_frozen_with_flag.py`, the
+# fix AD115's help writes, drew AD301 in every mode). Nothing shows the program meant to train
+# the part: the optimizer holds it only because it takes the whole model's parameters.
+FROZEN_BACKBONE = """
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+class LinearProbe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(6, 8)
+        self.classifier = nn.Linear(8, 3)
+
+    def forward(self, x):
+        FREEZE
+        return self.classifier(F.relu(features))
+
+
+x, y = torch.randn(10, 6), torch.randint(0, 3, (10,))
+model = LinearProbe()
+FROZEN_PARAMETERS
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step in range(4):
+    loss = F.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in model.parameters()]}
+"""
+
+MODES = {"default": {}, "full": {"mode": "full"}, "strict": {"strict": True}}
+
+
+FREEZES = {"inline": "features = self.backbone(x).detach()",
+           "rebound": "features = self.backbone(x)\n        features = features.detach()"}
+
+
+@pytest.mark.parametrize("freeze", sorted(FREEZES))
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_part_frozen_by_detaching_its_own_output_is_silent_in_every_mode(tmp_path, mode, freeze):
+    program = FROZEN_BACKBONE.replace("FREEZE", FREEZES[freeze]).replace("FROZEN_PARAMETERS", "")
+    outcome = run_program(tmp_path, program, **MODES[mode])
+    assert outcome.error is None
+    assert outcome.diagnoses == []
+    assert outcome.warnings == []
+    plain = run_plain(tmp_path, program, "plain.py")["result"]
+    assert torch.equal(outcome.namespace["result"]["losses"], plain["losses"])
+    # what the program means: the backbone's parameters frozen by hand
+    reference = run_plain(tmp_path, FROZEN_BACKBONE.replace("FREEZE", "features = self.backbone(x)").replace(
+        "FROZEN_PARAMETERS", "model.backbone.requires_grad_(False)"), "reference.py")["result"]
+    assert torch.equal(plain["losses"], reference["losses"])
+    assert all(torch.equal(a, b) for a, b in zip(plain["params"], reference["params"]))

@@ -1249,13 +1249,26 @@ def _user_class_node(cls) -> tuple[str, ast.ClassDef] | None:
 
 def _detach_of_attribute(filename: str, method: ast.FunctionDef, attribute: str, where: str) -> Cut | None:
     """The first statement of `method` that detaches (`.detach()`, `.data`) a value computed from
-    `self.<attribute>(...)`, directly or through the names the method bound from it."""
+    `self.<attribute>(...)`, directly or through the names the method bound from it.
+
+    The submodule's own output detached as it is (`self.embedding(tokens).detach()`, or a name
+    bound to that call and nothing else) is not counted: that is how a model freezes a part it
+    uses as a fixed feature extractor, and nothing shows the program meant to train the part (an
+    optimizer over the whole model's parameters holds it either way). A value computed from the
+    output (A-GCN's `softmax(self.phi(x) @ self.theta(x).t()).detach()`) is."""
     derived: set[str] = set()
+    output_names: set[str] = set()  # names bound to the submodule's output itself
+
+    def is_submodule_call(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attribute \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
 
     def reads_submodule(node: ast.AST) -> bool:
-        return any((isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == attribute
-                    and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self")
-                   or (isinstance(sub, ast.Name) and sub.id in derived) for sub in ast.walk(node))
+        return any(is_submodule_call(sub) or (isinstance(sub, ast.Name) and sub.id in derived)
+                   for sub in ast.walk(node))
+
+    def is_output_itself(node: ast.AST) -> bool:
+        return is_submodule_call(node) or (isinstance(node, ast.Name) and node.id in output_names)
 
     statements = sorted((node for node in ast.walk(method)
                          if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr))
@@ -1264,17 +1277,23 @@ def _detach_of_attribute(filename: str, method: ast.FunctionDef, attribute: str,
         for node in ast.walk(statement.value):
             mark = None
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
-                    and not node.args and reads_submodule(node.func.value):
+                    and not node.args and reads_submodule(node.func.value) and not is_output_itself(node.func.value):
                 mark = CutMark("detach", node, segment(filename, node))
             elif isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load) \
-                    and reads_submodule(node.value):
+                    and reads_submodule(node.value) and not is_output_itself(node.value):
                 mark = CutMark("data", node, segment(filename, node))
             if mark is not None:
                 names = _bound_names(statement) if isinstance(statement, (ast.Assign, ast.AugAssign)) else set()
                 return Cut(statement, mark, filename, next(iter(sorted(names)), None),
                            f"{where} detaches what it computes from self.{attribute}")
-        if isinstance(statement, (ast.Assign, ast.AugAssign)) and reads_submodule(statement.value):
-            derived |= _bound_names(statement)
+        if isinstance(statement, (ast.Assign, ast.AugAssign)):
+            bound = _bound_names(statement)
+            if isinstance(statement, ast.Assign) and is_submodule_call(statement.value):
+                output_names |= bound
+            else:
+                output_names -= bound
+            if reads_submodule(statement.value):
+                derived |= bound
     return None
 
 

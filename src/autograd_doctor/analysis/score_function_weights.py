@@ -8,8 +8,10 @@ critic, which then learns to make the product small instead of predicting the re
 is raised; training is unstable or slow.
 
 Looked at once per backward() line, on its graph: a multiplication one of whose factors is a
-categorical log-probability (reached from the factor through sums, views, gathers, stacks and
-subtractions only: `log_softmax`, `logits - logsumexp`, `Categorical.log_prob`) and whose other
+categorical log-probability of the action taken (reached from the factor through sums, views,
+gathers, stacks and subtractions only, a gather or an index among them: `Categorical.log_prob`,
+`log_softmax(...)[range(n), actions]`; the whole distribution's log-probabilities times learned
+soft targets are a cross-entropy) and whose other
 factor carries gradient to a learned layer's weight (a parameter of two or more dimensions) that
 the log-probability does not depend on, when one optimizer holds both (a critic with its own
 optimizer, cleared before its own loss, is not harmed). An entropy term (`probs * log_probs`, both from the same
@@ -39,6 +41,11 @@ PASSING = {"SumBackward", "MeanBackward", "StackBackward", "CatBackward", "Squee
            "SubBackward", "AddBackward", "TBackward", "PermuteBackward", "TransposeBackward", "MaskedFillBackward",
            "AliasBackward", "SplitBackward", "UnbindBackward", "IndexSelectBackward"}
 NORMALISERS = {"LogSoftmaxBackward", "LogsumexpBackward"}
+# The nodes that take the log-probability of the action taken out of the whole distribution
+# (`Categorical.log_prob` gathers, `log_probs[range(n), actions]` indexes). A product of the whole
+# distribution's log-probabilities with another distribution is a cross-entropy (learned soft
+# targets, distillation), not a score-function term.
+CHOOSING = {"GatherBackward", "IndexBackward", "SelectBackward", "IndexSelectBackward"}
 MAX_LOG_STEPS = 64
 MULTIPLY = {"MulBackward0"}
 
@@ -47,18 +54,23 @@ def _kind(node) -> str:
     return re.sub(r"\d+$", "", type(node).__name__)
 
 
-def _is_log_probability(node) -> bool:
-    seen, queue = set(), [node]
+def _is_log_probability(node, of_chosen_entries: bool = False) -> bool:
+    """Whether `node` is a categorical log-probability; with `of_chosen_entries`, one taken at
+    chosen entries (an action's), reached from the normaliser through a gather or an index."""
+    seen, queue = set(), [(node, False)]
     while queue and len(seen) < MAX_LOG_STEPS:
-        current = queue.pop()
-        if current is None or id(current) in seen:
+        current, chosen = queue.pop()
+        if current is None or (id(current), chosen) in seen:
             continue
-        seen.add(id(current))
+        seen.add((id(current), chosen))
         kind = _kind(current)
         if kind in NORMALISERS:
-            return True
+            if chosen or not of_chosen_entries:
+                return True
+            continue
         if kind in PASSING:
-            queue.extend(child for child, _ in current.next_functions)
+            chosen_below = chosen or kind in CHOOSING
+            queue.extend((child, chosen_below) for child, _ in current.next_functions)
     return False
 
 
@@ -75,7 +87,7 @@ def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis |
         if len(factors) != 2 or any(factor is None for factor in factors):
             continue
         for log_factor, weight in (factors, factors[::-1]):
-            if not _is_log_probability(log_factor) or _is_log_probability(weight):
+            if not _is_log_probability(log_factor, of_chosen_entries=True) or _is_log_probability(weight):
                 continue
             extra, policy = _critic_weights(weight, log_factor)
             # One optimizer holding the critic's weights and what the log-probability depends on
