@@ -596,12 +596,9 @@ def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
     from autograd_doctor.diagnosis.model import Diagnosis
     from autograd_doctor.diagnosis.source import location_of, segment
 
-    log = recorder.state.get("unconnected_checkpoints")
-    if not log or call is None:
+    entries = _logged_before(recorder, "unconnected_checkpoints", call)
+    if not entries:
         return None
-    entries = [entry for entry in log if entry.seq < call.seq]
-    for entry in entries:
-        log.remove(entry)
     roots = backward_roots(args, kwargs)
     reached = reached_leaves(roots) if entries and roots else set()
     if not reached:
@@ -640,6 +637,18 @@ def unconnected_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
     return None
 
 
+def _logged_before(recorder, key: str, call) -> list:
+    """The checkpoint calls recording/checkpoint_calls.py logged under ``key`` before this
+    backward() (each is looked at once: taken out of the log)."""
+    log = recorder.state.get(key)
+    if not log or call is None:
+        return []
+    entries = [entry for entry in log if entry.seq < call.seq]
+    for entry in entries:
+        log.remove(entry)
+    return entries
+
+
 # ---- a reentrant checkpoint with preserve_rng_state=False around random numbers --------------
 
 
@@ -655,12 +664,9 @@ def unreplayed_random_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: 
     from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
     from autograd_doctor.diagnosis.source import location_of, replace_node_text, segment
 
-    log = recorder.state.get("unreplayed_random_checkpoints")
-    if not log or call is None:
+    entries = _logged_before(recorder, "unreplayed_random_checkpoints", call)
+    if not entries:
         return None
-    entries = [entry for entry in log if entry.seq < call.seq]
-    for entry in entries:
-        log.remove(entry)
     reported = recorder.state.setdefault("unreplayed_random_checkpoints_reported", set())
     for entry in entries:
         site = entry.site

@@ -192,19 +192,8 @@ class FunctionSummaries:
             return  # `self` only: nothing handed in to keep
         if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
             return
-        positional = [a.arg for a in args.posonlyargs + args.args][1:]
-        order = positional + [a.arg for a in args.kwonlyargs]
-        found = {}
-        for stmt in node.body:
-            added = _added_into_self(stmt)
-            if added is None:
-                continue
-            attribute, value = added
-            for name in self._carried_names(value):
-                if name in order and len(scope.binds.get(name, ())) == 1:
-                    position = order.index(name)
-                    found.setdefault(position if position < len(positional) else name,
-                                     (name, attribute, stmt.lineno))
+        found = _self_accumulations(node, self._carried_names,
+                                    lambda name: len(scope.binds.get(name, ())) == 1)  # never re-bound
         if found:
             self.parameter_accumulations[key] = found
 
@@ -559,22 +548,33 @@ def class_parameter_accumulations(cls: ast.ClassDef, method: str) -> dict:
     if node is None or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
                            for d in node.decorator_list):
         return {}
-    positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
-    order = positional + [a.arg for a in node.args.kwonlyargs]
-    found = {}
-    for stmt in node.body:
-        added = _added_into_self(stmt)
-        if added is None:
-            continue
-        attribute, value = added
-        for name in _operand_names(value) & set(order):
-            position = order.index(name)
-            found.setdefault(position if position < len(positional) else name, (name, attribute, stmt.lineno))
+    found = _self_accumulations(node, _operand_names, lambda name: True)
     if found:
         rebound = {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
                    for t in ast.walk(n.target if not isinstance(n, ast.Assign) else ast.Tuple(n.targets))
                    if isinstance(t, ast.Name)}
         found = {k: v for k, v in found.items() if v[0] not in rebound}
+    return found
+
+
+def _self_accumulations(method, names_of, kept) -> dict:
+    """{call position or keyword: (parameter, attribute, line)} of the parameters of ``method``
+    that a statement of its own body adds into an attribute of `self` (``_added_into_self``):
+    ``names_of(value)`` gives the names the added value carries, ``kept(name)`` whether the
+    parameter still holds what the caller passed."""
+    args = method.args
+    positional = [a.arg for a in args.posonlyargs + args.args][1:]
+    order = positional + [a.arg for a in args.kwonlyargs]
+    found = {}
+    for stmt in method.body:
+        added = _added_into_self(stmt)
+        if added is None:
+            continue
+        attribute, value = added
+        for name in names_of(value):
+            if name in order and kept(name):
+                position = order.index(name)
+                found.setdefault(position if position < len(positional) else name, (name, attribute, stmt.lineno))
     return found
 
 
