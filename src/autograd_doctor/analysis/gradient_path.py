@@ -138,6 +138,7 @@ def _literal_values(call: ast.Call) -> bool:
 def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
     """Constructs inside `expr` that leave the autograd graph, outermost first."""
     marks = []
+    constant_derivative = None
     for node in ast.walk(expr):
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
             marks.append(CutMark("data", node, segment(filename, node)))
@@ -147,6 +148,8 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("detach", node, segment(filename, node)))
             elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
                 marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
+            elif name == "grad" and _is_autograd_grad(node) and constant_derivative is None:
+                constant_derivative = node
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy") \
                     and not _literal_values(node):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
@@ -162,6 +165,10 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("requires_grad_false", node, segment(filename, node)))
             elif is_variable_wrapper(node):
                 marks.append(CutMark("variable", node, segment(filename, node)))
+    if not marks and constant_derivative is not None:
+        # torch.autograd.grad(..., create_graph=True) and nothing else that cuts, yet no grad history:
+        # the derivative depends on no tensor that requires grad (a term linear in the input)
+        marks.append(CutMark("constant_derivative", constant_derivative, segment(filename, constant_derivative)))
     return marks
 
 
@@ -464,6 +471,9 @@ CUT_EXPLANATIONS = {
     "variable": "`{text}` makes a new tensor without grad history: since PyTorch 0.4, Variable(x) returns x "
                 "detached (requires_grad=False)",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
+    "constant_derivative": "this derivative depends on no tensor that requires grad (the term is linear in the input, "
+                           "its derivative a constant): even with create_graph=True it has no grad history, and its "
+                           "own derivative is zero",
     "sample": "`{text}` draws under torch.no_grad(): the draws carry no gradient to the distribution's parameters",
     "data_write": "a write through `.data` is not recorded: what the written value was computed from gets no "
                   "gradient through it",
@@ -592,6 +602,13 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         suggestions.append(Suggestion(
             "pass create_graph=True, so the gradient is itself differentiable (gradient penalties, "
             "higher-order derivatives)", replace_node_text(filename, statement, node, new_call), location))
+    elif mark.kind == "constant_derivative":
+        # No change is written: where the zero belongs (skip the term, or differentiate the sum of the
+        # terms once) is the program's choice, and both give the same values.
+        suggestions.append(Suggestion(
+            "nothing was cut: the next derivative of this one is zero. Differentiate the sum of the terms "
+            "once (a constant term then drops out of the next derivative), or give zeros where the derivative "
+            "has no grad history (`if not first.requires_grad: return torch.zeros_like(x)`, with your names)"))
     else:
         suggestions.append(Suggestion("check the function called here: it returns a result without grad history "
                                       "(a detach(), .data, torch.no_grad() or a copy inside it)"))
@@ -620,6 +637,8 @@ def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: st
     notes = []
     if cut.evidence and cut.mark.kind == "unknown":
         notes.append(cut.evidence)
+    if title is None and cut.mark.kind == "constant_derivative":
+        title = "a derivative that is constant has no grad history: differentiating it again fails"
     diagnosis = Diagnosis(code=codes.GRADIENT_PATH_CUT, title=title or codes.title(codes.GRADIENT_PATH_CUT),
                           severity=severity, primary=primary, related=related,
                           tensor=tensor_info(tensor, name, parameter) if tensor is not None else None,
@@ -831,8 +850,12 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     if cut.mark.kind == "requires_grad_false":
         diagnosis.primary.note = "requires_grad is turned off here, so nothing the loss depends on requires grad"
         diagnosis.help = [Suggestion("leave at least the parameters you train with requires_grad=True")]
-    diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
-                              f"{cut.statement.lineno}")
+    if cut.mark.kind == "constant_derivative":
+        diagnosis.notes.insert(0, f"{name} has no grad_fn: it is computed from the derivative of line "
+                                  f"{cut.statement.lineno}, which is a constant")
+    else:
+        diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
+                                  f"{cut.statement.lineno}")
     return diagnosis
 
 
