@@ -23,7 +23,7 @@ or an explicit cutting construct (`detach()`, `.data`, `torch.no_grad()`, ...).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
@@ -138,7 +138,6 @@ def _literal_values(call: ast.Call) -> bool:
 def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
     """Constructs inside `expr` that leave the autograd graph, outermost first."""
     marks = []
-    constant_derivative = None
     for node in ast.walk(expr):
         if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.ctx, ast.Load):
             marks.append(CutMark("data", node, segment(filename, node)))
@@ -148,8 +147,6 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("detach", node, segment(filename, node)))
             elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
                 marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
-            elif name == "grad" and _is_autograd_grad(node) and constant_derivative is None:
-                constant_derivative = node
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy") \
                     and not _literal_values(node):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
@@ -165,10 +162,6 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("requires_grad_false", node, segment(filename, node)))
             elif is_variable_wrapper(node):
                 marks.append(CutMark("variable", node, segment(filename, node)))
-    if not marks and constant_derivative is not None:
-        # torch.autograd.grad(..., create_graph=True) and nothing else that cuts, yet no grad history:
-        # the derivative depends on no tensor that requires grad (a term linear in the input)
-        marks.append(CutMark("constant_derivative", constant_derivative, segment(filename, constant_derivative)))
     return marks
 
 
@@ -846,6 +839,12 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
                    "cut by detach(), .data, torch.no_grad(), torch.tensor(...) or a NumPy round trip"],
             help=[Suggestion("make sure the parameters require grad and that the loss is computed from them with "
                              "torch ops under grad mode")])
+    if cut.mark.kind == "unknown":
+        derivative = _derivative_with_graph(cut.statement)
+        if derivative is not None:
+            # torch.autograd.grad(..., create_graph=True), nothing around it that cuts, and still no grad
+            # history: the derivative depends on no tensor that requires grad (a term linear in the input)
+            cut = replace(cut, mark=CutMark("constant_derivative", derivative, segment(cut.filename, derivative)))
     diagnosis = cut_diagnosis(cut, "error", site, tensor=loss, name=name)
     if cut.mark.kind == "requires_grad_false":
         diagnosis.primary.note = "requires_grad is turned off here, so nothing the loss depends on requires grad"
@@ -857,6 +856,12 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
                                   f"{cut.statement.lineno}")
     return diagnosis
+
+
+def _derivative_with_graph(statement: ast.stmt) -> ast.Call | None:
+    """The `torch.autograd.grad(..., create_graph=True)` call in ``statement``, if any."""
+    return next((node for node in ast.walk(statement) if isinstance(node, ast.Call) and call_name(node) == "grad"
+                 and _is_autograd_grad(node) and _creates_graph(node)), None)
 
 
 ZERO_FACTORIES = ("zeros", "zeros_like", "new_zeros")
