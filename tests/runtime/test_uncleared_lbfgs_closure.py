@@ -78,3 +78,30 @@ def test_one_evaluation_per_step_is_silent(tmp_path):
     # max_iter=1 and no line search: one evaluation per step, nothing is summed.
     outcome = run_program(tmp_path, BUGGY.replace("max_iter=4", "max_iter=1"))
     assert [d.code for d in outcome.diagnoses] == []
+
+
+def test_a_step_whose_closure_raises_leaves_the_gradient_to_the_collector():
+    """A step that raises never reaches the step's end, where the kept state is dropped: what the
+    step started with is held by weak reference, so the gradient tensor dies with the user's last
+    reference to it."""
+    import gc
+    import weakref
+
+    import autograd_doctor
+
+    parameter = torch.nn.Parameter(torch.ones(3))
+    optimizer = torch.optim.LBFGS([parameter], max_iter=3)
+    parameter.grad = torch.zeros(3)
+    gradient = weakref.ref(parameter.grad)
+
+    def closure():
+        raise RuntimeError("the closure failed")
+
+    with autograd_doctor.watch():
+        try:
+            optimizer.step(closure)
+        except RuntimeError as error:
+            assert str(error) == "the closure failed"
+        parameter.grad = None
+        gc.collect()
+        assert gradient() is None

@@ -17,11 +17,14 @@ only, the first parameter's gradient tensor and its version are kept: without a 
 backward() after the first adds into that same tensor in place (one version each), while a
 `zero_grad()` in the closure gives each evaluation a new tensor (or zeroes it in place, one more
 version each). Judged at the step's end, for a step that evaluated the closure twice or more.
+Both are held by weak references: a step that raises never reaches its end, and what it started
+with must not outlive the user's own references.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import weakref
 from types import CodeType
 
 import torch
@@ -54,10 +57,11 @@ class ClosureWithoutClearing:
 @dataclass
 class _GradientAtStart:
     """For one running step: the first parameter, its gradient tensor (or None) and that tensor's
-    version when the step started, and L-BFGS's count of closure evaluations so far."""
+    version when the step started, and L-BFGS's count of closure evaluations so far (the tensors
+    by weak reference)."""
 
-    parameter: torch.Tensor
-    gradient: torch.Tensor | None
+    parameter: weakref.ref
+    gradient: weakref.ref | None
     version: int
     evaluations: int
 
@@ -91,8 +95,11 @@ class ClosureSteps:
             return
         if at_start is None or len(self.without_clearing) >= MAX_KEPT:
             return
-        evaluations = _evaluations(optimizer, at_start.parameter) - at_start.evaluations
-        if evaluations >= 2 and calls == evaluations and _accumulated(at_start, calls):
+        parameter = at_start.parameter()
+        if parameter is None:
+            return
+        evaluations = _evaluations(optimizer, parameter) - at_start.evaluations
+        if evaluations >= 2 and calls == evaluations and _accumulated(parameter, at_start, calls):
             stack = capture_user_stack(2, limit=1)
             self.without_clearing.append(ClosureWithoutClearing(stack[0] if stack else None,
                                                                 getattr(closure, "__code__", None), evaluations))
@@ -116,19 +123,19 @@ def _gradient_at_start(optimizer) -> _GradientAtStart | None:
     if parameter is None:
         return None
     gradient = parameter.grad
-    return _GradientAtStart(parameter, gradient, gradient._version if gradient is not None else 0,
-                            _evaluations(optimizer, parameter))
+    return _GradientAtStart(weakref.ref(parameter), weakref.ref(gradient) if gradient is not None else None,
+                            gradient._version if gradient is not None else 0, _evaluations(optimizer, parameter))
 
 
-def _accumulated(at_start: _GradientAtStart, calls: int) -> bool:
+def _accumulated(parameter: torch.Tensor, at_start: _GradientAtStart, calls: int) -> bool:
     """Whether the step's `calls` backward() calls (one per evaluation) all added into one gradient
     tensor, never cleared: the tensor the step started with, one version more per call; or, from
     no gradient, the tensor the first call made, one version more per later call."""
-    gradient = at_start.parameter.grad
+    gradient = parameter.grad
     if gradient is None or gradient.is_sparse:
         return False
     if at_start.gradient is not None:
-        return gradient is at_start.gradient and gradient._version - at_start.version == calls
+        return gradient is at_start.gradient() and gradient._version - at_start.version == calls
     return gradient._version == calls - 1
 
 
