@@ -450,3 +450,47 @@ def test_watch_prints_what_python_prints_plus_the_report(tmp_path, name, watch):
         doctored.args, doctored.returncode, doctored.stdout, doctored.stderr.replace("doctored.py", "plain.py")), tmp_path)
     if name != "correct_in_a_block":
         assert "autograd-doctor:" in doctored.stderr
+
+
+def without_module_call_frames(text: str) -> str:
+    """`text` without the frames of torch/nn/modules/module.py (each a `File` line and the lines
+    under it up to the next `File` line or the message)."""
+    kept, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("  File "):
+            skipping = "torch/nn/modules/module.py" in line.replace(os.sep, "/")
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "".join(kept)
+
+
+def test_an_error_in_a_module_forward_differs_only_in_torch_module_call_frames(tmp_path):
+    """While the gradient-path check watches which modules run (global module forward hooks, the
+    first few training steps), torch calls a module through its hook path: an error raised in a
+    forward shows torch's `_call_impl` at another line and its `inner()` frame. That is the whole
+    difference (README, "Run a script"): the user's frames, the message and the exit code are
+    python's."""
+    source = """
+        import torch
+        class Decoder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(3, 3)
+            def forward(self, state):
+                state = state[:, :3]
+                state.detach_()
+                return self.linear(state)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 6), Decoder())
+        model(torch.ones(2, 3)).sum().backward()
+        """
+    script = write(tmp_path, "decoder", source)
+    plain = run([sys.executable, script], cwd=tmp_path)
+    doctored = run([sys.executable, "-m", "autograd_doctor", "run", "--no-rerun", script], cwd=tmp_path)
+    assert "Can't detach views in-place" in plain.stderr
+    assert doctored.returncode == plain.returncode == 1
+    assert strip_report(doctored.stdout, str(tmp_path)) == plain.stdout
+    stripped = strip_report(doctored.stderr, str(tmp_path))
+    assert without_module_call_frames(stripped) == without_module_call_frames(plain.stderr)
+    assert "in inner" in stripped
