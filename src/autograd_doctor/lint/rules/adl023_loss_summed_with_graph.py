@@ -141,13 +141,19 @@ def check_file(checker) -> None:
 def _operand_names(node) -> set[str]:
     """Names that are arithmetic operands of ``node`` (`loss`, `loss / k`, `loss * n`):
     the value carries their graph.  A call (`loss.item()`), an attribute (`loss.data`)
-    or a subscript stops the search."""
+    or a subscript stops the search.  The divisor of a quotient whose dividend holds
+    a name is a scale, not a loss (`total_loss / grad_accum_every`): a backward of
+    the quotient proves a graph in the dividend, not in the divisor (set W's
+    GigaGAN summed `divergence.item() / grad_accum_every`, a number)."""
     if isinstance(node, ast.Name):
         return {node.id}
     if _result_field(node):
         return {ast.unparse(node)}  # `output.loss` of a model's result object
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
-        return _operand_names(node.left) | _operand_names(node.right)
+        dividend = _operand_names(node.left)
+        if isinstance(node.op, ast.Div) and dividend:
+            return dividend
+        return dividend | _operand_names(node.right)
     return set()
 
 
