@@ -18,7 +18,8 @@ RULE = Rule(
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
 `accelerator.backward(loss)`; the loss a name or a field of a model's result
-object, `output.loss`), finds a sum of that loss into a name (or an
+object, `output.loss`; the divisor of a quotient whose dividend holds a name,
+`k` in `loss / k`, is a scale, not a loss), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
