@@ -18,7 +18,8 @@ RULE = Rule(
     what_it_does="""In a `for`/`while` loop that backpropagates a loss (`loss.backward()`,
 `(loss / k).backward()`, `scaler.scale(loss).backward()`,
 `accelerator.backward(loss)`; the loss a name or a field of a model's result
-object, `output.loss`), finds a sum of that loss into a name (or an
+object, `output.loss`; the divisor of a quotient whose dividend holds a name,
+`k` in `loss / k`, is a scale, not a loss), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
 total + loss`, with gradients on; or an append of it to a list bound before
@@ -141,13 +142,19 @@ def check_file(checker) -> None:
 def _operand_names(node) -> set[str]:
     """Names that are arithmetic operands of ``node`` (`loss`, `loss / k`, `loss * n`):
     the value carries their graph.  A call (`loss.item()`), an attribute (`loss.data`)
-    or a subscript stops the search."""
+    or a subscript stops the search.  The divisor of a quotient whose dividend holds
+    a name is a scale, not a loss (`total_loss / grad_accum_every`): a backward of
+    the quotient proves a graph in the dividend, not in the divisor (set W's
+    GigaGAN summed `divergence.item() / grad_accum_every`, a number)."""
     if isinstance(node, ast.Name):
         return {node.id}
     if _result_field(node):
         return {ast.unparse(node)}  # `output.loss` of a model's result object
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
-        return _operand_names(node.left) | _operand_names(node.right)
+        dividend = _operand_names(node.left)
+        if isinstance(node.op, ast.Div) and dividend:
+            return dividend
+        return dividend | _operand_names(node.right)
     return set()
 
 
