@@ -75,7 +75,7 @@ DECORATED_OPTIMIZER = """
 
         @torch.no_grad()  # DECORATOR
         def step(self, closure=None):
-            loss = closure() if closure is not None else None
+            loss = closure() if closure is not None else None  # CALL
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
@@ -186,11 +186,19 @@ def test_the_host_keeps_its_mode_after_the_decorated_function(tmp_path):
 
 def test_a_closure_run_by_a_no_grad_optimizer_step_gets_enable_grad(tmp_path):
     outcome, diagnosis = _check(tmp_path, DECORATED_OPTIMIZER, "CLOSURE")
-    assert diagnosis.primary.line == outcome.line("LOSS")
+    # step() is the user's and calls the closure it was given: that call is the line to change
+    # (tests/runtime/test_callback_called_with_gradients_off.py); the decorator is the second help.
+    assert diagnosis.primary.line == outcome.line("CALL")
+    assert any(loc.line == outcome.line("LOSS") for loc in diagnosis.related)
     assert "closure() was entered with gradients already off" in diagnosis.notes[0]
     called_from = [loc for loc in diagnosis.related if loc.role == "called from"]
     assert called_from and called_from[0].line == outcome.line("DECORATOR")
-    assert diagnosis.help[0].replacement == "@torch.enable_grad()\ndef closure(self):  # CLOSURE"
+    assert diagnosis.help[0].replacement == \
+        "with torch.enable_grad():\n    loss = closure() if closure is not None else None"
+    assert diagnosis.help[1].replacement == "@torch.enable_grad()\ndef closure(self):  # CLOSURE"
+    fixed = _plain(tmp_path, apply_help(outcome, 0), "fixed_call.py")
+    reference = _plain(tmp_path, _intended(DECORATED_OPTIMIZER, "CLOSURE"), "reference_call.py")
+    _assert_same_result(fixed, reference)
 
 
 def test_a_training_function_called_inside_a_callers_no_grad_block_gets_enable_grad(tmp_path):

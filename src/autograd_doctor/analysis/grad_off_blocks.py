@@ -649,12 +649,12 @@ def _logged_before(recorder, key: str, call) -> list:
     return entries
 
 
-# ---- a reentrant checkpoint with preserve_rng_state=False around random numbers --------------
+# ---- a checkpoint with preserve_rng_state=False around random numbers -------------------------
 
 
 def unreplayed_random_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: dict):
-    """AD168 (a warning) after a backward() that succeeded: a reentrant checkpoint called since the
-    previous backward() with `preserve_rng_state=False`, whose function drew random numbers in the
+    """AD168 (a warning) after a backward() that succeeded: a checkpoint (reentrant or not) called
+    since the previous backward() with `preserve_rng_state=False`, whose function drew random numbers in the
     forward (recording/checkpoint_calls.py compares the generators' states around the call). This
     backward() recomputed the function with other random numbers (another dropout mask): the
     gradients are those of a forward that did not run. The help passes preserve_rng_state=True,
@@ -682,8 +682,9 @@ def unreplayed_random_checkpoint_diagnosis(recorder, call, args: tuple, kwargs: 
         primary = statement_location(site.filename, statement, role="checkpoint",
                                      note="preserve_rng_state=False: backward() recomputes the function with other "
                                           "random numbers than its forward drew")
+        kind = "reentrant checkpoint" if getattr(entry, "reentrant", True) else "checkpoint (use_reentrant=False)"
         notes = [f"{function} ({entry.function}) drew random numbers in the forward (dropout in training mode, "
-                 "torch.rand...): the reentrant checkpoint keeps none of its activations and runs it again in "
+                 f"torch.rand...): the {kind} keeps none of its activations and runs it again in "
                  "backward(), and without the forward's generator state that run draws other numbers (another "
                  "dropout mask), so the gradients are those of a forward that did not run; nothing fails"]
         related = [location_of(call.site, role="backward", note=f"recomputed {function} with other random numbers")]

@@ -13,6 +13,12 @@ create_graph, whose result is a plain value), gradients off (not inference mode,
 enable_grad does not lift) at the backward() call, the function's own code turning nothing off
 (no grad-off decorator, `with` block or set_grad_enabled(False) call of its own), and the loss
 assigned in its body, so its whole forward pass runs under the decorator.
+
+When the caller that turned gradients off is the user's own function decorated with a grad-off
+decorator, and its statement calls one of its own parameters (`loss = closure()` in `@torch.no_grad()
+def step(self, closure)`), that call is the line to change (CallbackCall): every callable given
+there computes a loss and backpropagates, and the help puts the call in `with torch.enable_grad():`
+(as torch.optim's L-BFGS evaluates its closure); the decorator on the callable is the second help.
 """
 
 from __future__ import annotations
@@ -43,6 +49,21 @@ class OffAtEntry:
     loss_statement: ast.stmt  # the loss's assignment in the function
     torch_name: str  # the name the function's module imports torch as
     caller: Location | None = None  # the caller that turned gradients off, where it is the user's code
+    callback: CallbackCall | None = None  # that caller's call of the function, when it was given the function
+
+
+@dataclass
+class CallbackCall:
+    """`loss = closure()` in the user's `@torch.no_grad()` function `step(self, closure)`: the grad-off
+    function calls a callable it was given (an optimizer's closure, a hook). The callable computes
+    a loss and backpropagates, which needs gradients on, and every callable given there does: the
+    line to change is the call, evaluated under enable_grad (what torch.optim's L-BFGS does)."""
+
+    filename: str
+    statement: ast.stmt  # the simple statement holding the call
+    function_name: str  # the grad-off function's name (`step`)
+    parameter: str  # the parameter called (`closure`)
+    torch_name: str  # the name the caller's module imports torch as
 
 
 def off_at_entry(frame: FrameType | None, backward_line: int, names: list[str], switch=None) -> OffAtEntry | None:
@@ -67,7 +88,62 @@ def off_at_entry(frame: FrameType | None, backward_line: int, names: list[str], 
     torch_name = _torch_name(frame)
     if loss is None or torch_name is None or grad_off_with_around(filename, loss.lineno) is not None:
         return None
-    return OffAtEntry(filename, function, loss, torch_name, _grad_off_caller(frame.f_back))
+    caller = _grad_off_caller(frame.f_back)
+    callback = _callback_call(frame.f_back, caller)
+    return OffAtEntry(filename, function, loss, torch_name, caller, callback)
+
+
+SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+def _callback_call(frame: FrameType | None, caller: Location | None) -> CallbackCall | None:
+    """The grad-off decorated caller's statement that called the function, when that call is of one
+    of the caller's own parameters (`closure()` in `step(self, closure)`) and the statement is a
+    simple one (an assignment, an expression, a return) that can be put in a `with` block."""
+    if caller is None:
+        return None
+    for _ in range(MAX_CALLERS):
+        if frame is None:
+            return None
+        if frame.f_code.co_filename == caller.file and not is_internal_file(frame.f_code.co_filename):
+            definition = _definition(caller.file, frame)
+            if definition is not None and _decorated_grad_off(definition) and \
+                    definition.decorator_list[0].lineno == caller.line:
+                break
+        frame = frame.f_back
+    else:
+        return None
+    parameters = {argument.arg for argument in definition.args.args + definition.args.kwonlyargs}
+    statement = next((node for node in ast.walk(definition) if isinstance(node, SIMPLE_STATEMENTS)
+                      and node.lineno <= frame.f_lineno <= (node.end_lineno or node.lineno)), None)
+    if statement is None:
+        return None
+    called = [node.func.id for node in ast.walk(statement) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id in parameters]
+    torch_name = _torch_name(frame)
+    if len(called) != 1 or torch_name is None:
+        return None
+    return CallbackCall(caller.file, statement, definition.name, called[0], torch_name)
+
+
+def callback_call_help(call: CallbackCall) -> Suggestion:
+    """The statement that calls the callable, inside `with torch.enable_grad():`."""
+    statement = call.statement
+    lines = [source_line(call.filename, line) for line in range(statement.lineno, statement.end_lineno + 1)]
+    lines[-1] = lines[-1][:statement.end_col_offset]  # without a trailing comment
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    body = [line[indent:].rstrip() for line in lines]
+    text = "\n".join([f"with {call.torch_name}.enable_grad():", *("    " + line if line else line for line in body)])
+    location = Location(call.filename, statement.lineno, statement.col_offset, end_line=statement.end_lineno)
+    return Suggestion(f"evaluate {call.parameter}() with gradients on: {call.function_name}() turns them off for its "
+                      f"own updates, and the {call.parameter} it is given computes a loss and calls backward(); the "
+                      f"rest of {call.function_name}() keeps gradients off", text, location)
+
+
+def callback_call_location(call: CallbackCall) -> Location:
+    return statement_location(call.filename, call.statement, role="called from",
+                              note=f"{call.function_name}() calls {call.parameter}(), the function it was given, "
+                                   "with gradients off")
 
 
 @dataclass

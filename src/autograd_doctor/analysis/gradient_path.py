@@ -43,8 +43,8 @@ from autograd_doctor.analysis.grad_off_blocks import (
     running_grad_off_block,
 )
 from autograd_doctor.analysis.grad_off_caller import (
-    DerivativeOffAtEntry, OffAtEntry, decorator_help, derivative_entry_note, derivative_off_at_entry,
-    enable_grad_block_help, entry_note, off_at_entry,
+    DerivativeOffAtEntry, OffAtEntry, callback_call_help, callback_call_location, decorator_help,
+    derivative_entry_note, derivative_off_at_entry, enable_grad_block_help, entry_note, off_at_entry,
 )
 from autograd_doctor.analysis.grad_off_context_managers import (
     GradOffContextManager, GradOffEnter, block_dropped, grad_off_context_manager, grad_off_enter, switch_deleted,
@@ -695,7 +695,14 @@ def _off_at_entry_diagnosis(entry: OffAtEntry, site: Site, loss, name: str) -> D
     related = [entry.caller] if entry.caller is not None else []
     related.append(location_of(site, role="backward", note="backward() called here"))
     notes = [entry_note(entry, name)]
-    return _upstream_cut_diagnosis(primary, [r for r in related if r is not None], notes, [decorator_help(entry)],
+    helps = [decorator_help(entry)]
+    if entry.callback is not None:
+        # The grad-off function calls a callable it was given: its call is the line to change.
+        related = [r for r in (entry.caller, primary, *related[1:]) if r is not None]
+        primary = callback_call_location(entry.callback)
+        helps = [callback_call_help(entry.callback), decorator_help(entry)]
+        helps[1].message = "or " + helps[1].message
+    return _upstream_cut_diagnosis(primary, [r for r in related if r is not None], notes, helps,
                                    loss, name, "grad_off_at_entry")
 
 

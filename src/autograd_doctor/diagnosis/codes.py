@@ -1279,7 +1279,9 @@ When the trained model itself was cast to half precision (`model.half()`,
 `model.to(dtype=torch.float16)`, often together with frozen models that may well be float16),
 its parameters and gradients are float16 and `scaler.unscale_()` (or `scaler.step()`) raises
 "Attempting to unscale FP16 gradients." at a line far from the cast. autograd-doctor names the
-cast of the module whose parameters the optimizer steps, and casts it to float32 instead.
+cast of the module whose parameters the optimizer steps, and casts it to float32 instead; for a
+submodule cast by the class that builds it (`self.act = nn.PReLU(c).to(torch.float16)`,
+`self.encoder.half()` in `__init__`), that line.
 
 **Minimal example.**
 
@@ -1935,8 +1937,8 @@ CHECKPOINT_RANDOM_NOT_REPLAYED = _code(
     "AD168",
     "a checkpoint with preserve_rng_state=False around random numbers (dropout): backward recomputes another forward",
     """\
-**What it means.** A reentrant gradient checkpoint (`checkpoint(f, x, use_reentrant=True)`) keeps
-none of `f`'s activations: backward() runs `f` again to get them. `preserve_rng_state=True`, the
+**What it means.** A gradient checkpoint (`checkpoint(f, x, use_reentrant=True)`, or
+`use_reentrant=False`) keeps none of `f`'s activations: backward() runs `f` again to get them. `preserve_rng_state=True`, the
 default, saves the random generators' state before the forward and replays it for that second
 run. With `preserve_rng_state=False` (set to save time), a function that draws random numbers
 (dropout in training mode, `torch.rand`, noise) draws *other* numbers when it is recomputed:

@@ -16,9 +16,12 @@ module) with parameters that require grad. Only the call's site and weak referen
 those parameters are kept; the analysis decides after the next backward() whether they got a
 gradient (analysis/grad_off_blocks.py).
 
-It also remembers a reentrant call made with `preserve_rng_state=False` whose function drew random
-numbers in the forward (dropout in training mode): the CPU generator's state (and CUDA's, once
-initialized) is compared before and after the call, for those calls only. Backward recomputes the
+It also remembers a call made with `preserve_rng_state=False` whose function drew random numbers in
+the forward (dropout in training mode): the CPU generator's state (and CUDA's, once initialized) is
+compared before and after the call, for those calls only. Reentrant calls go through
+`CheckpointFunction.apply`; `use_reentrant=False` calls through
+`_checkpoint_without_reentrant_generator`, which `checkpoint()` also looks up at each call and
+which is wrapped too (a call with preserve_rng_state=True gets torch's own generator back). Backward recomputes the
 function with other random numbers, so the gradients belong to another forward than the one that
 ran; nothing fails (analysis/grad_off_blocks.py reports it after the next backward()).
 """
@@ -122,6 +125,7 @@ class UnreplayedRandomCheckpoint:
     stack: tuple[Site, ...]
     seq: int
     function: str
+    reentrant: bool = True
 
     @property
     def site(self) -> Site | None:
@@ -141,14 +145,56 @@ def _will_recompute(preserve_rng_state, args: tuple) -> bool:
         any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
 
 
-def _remember_random(function, before: list) -> None:
+def _remember_random(function, before: list, reentrant: bool = True) -> None:
     after = _generator_states()
     if len(after) == len(before) and all(torch.equal(a, b) for a, b in zip(before, after)):
         return  # the function drew no random number: the recomputation gives the same values
     stack = capture_user_stack(2, limit=2)
     for recorder in list(_wrapped.recorders):
         log = recorder.state.setdefault("unreplayed_random_checkpoints", collections.deque(maxlen=LOG_SIZE))
-        log.append(UnreplayedRandomCheckpoint(stack, next(recorder.seq), _name_of(function)))
+        log.append(UnreplayedRandomCheckpoint(stack, next(recorder.seq), _name_of(function), reentrant))
+
+
+def _non_reentrant_will_recompute(function, preserve_rng_state, args: tuple) -> bool:
+    """The non-reentrant checkpoint recomputes the function when backward unpacks what it saved:
+    with gradients on, an input or a parameter of the function's modules requires grad."""
+    if preserve_rng_state is not False or not torch.is_grad_enabled():
+        return False
+    return any(isinstance(a, torch.Tensor) and a.requires_grad for a in args) or \
+        bool(_trainable_parameters(_modules_of(function) + _global_modules_of(function)))
+
+
+def _global_modules_of(function) -> list:
+    """The modules a plain function reads as globals (`def block(x): return denoiser(x)`)."""
+    code, scope = getattr(function, "__code__", None), getattr(function, "__globals__", None)
+    if code is None or not isinstance(scope, dict):
+        return []
+    return [value for name in code.co_names if isinstance(value := scope.get(name), torch.nn.Module)]
+
+
+def _recording_generator(original):
+    """torch.utils.checkpoint's `_checkpoint_without_reentrant_generator` (use_reentrant=False), which
+    checkpoint() looks up at each call and runs around the forward (it yields once, while the
+    function runs). Only a call with preserve_rng_state=False gets the states compared around its
+    forward; any other call gets torch's own generator back, untouched."""
+    def generator(function, preserve_rng_state=True, *rest, **kwargs):
+        try:
+            before = _generator_states() if _non_reentrant_will_recompute(
+                function, preserve_rng_state, rest[4:]) else None
+        except Exception:
+            before = None
+        if before is None:
+            return original(function, preserve_rng_state, *rest, **kwargs)
+        return _compared_around_forward(original(function, preserve_rng_state, *rest, **kwargs), function, before)
+    return marked(generator, original)
+
+
+def _compared_around_forward(inner, function, before: list):
+    yield from inner  # torch's pre-forward logic, the forward (checkpoint() runs it at the yield), its end
+    try:
+        _remember_random(function, before, reentrant=False)
+    except Exception:
+        pass
 
 
 def _recording_apply(original):
@@ -171,12 +217,16 @@ def _recording_apply(original):
 
 def _targets() -> list:
     try:
+        import torch.utils.checkpoint as checkpoint_module
         from torch.utils.checkpoint import CheckpointFunction
     except ImportError:
         return []
-    if not isinstance(inspect.getattr_static(CheckpointFunction, "apply", None), classmethod):
-        return []
-    return [(CheckpointFunction, "apply", _recording_apply)]
+    targets = []
+    if isinstance(inspect.getattr_static(CheckpointFunction, "apply", None), classmethod):
+        targets.append((CheckpointFunction, "apply", _recording_apply))
+    if inspect.isgeneratorfunction(getattr(checkpoint_module, "_checkpoint_without_reentrant_generator", None)):
+        targets.append((checkpoint_module, "_checkpoint_without_reentrant_generator", _recording_generator))
+    return targets
 
 
 _wrapped = WrappedAttributes(_targets)

@@ -27,7 +27,10 @@ It also refuses gradients in float16 ("Attempting to unscale FP16 gradients.", A
 trained model was cast to half precision (`model.half()`, `model.to(dtype=torch.float16)`), so
 its parameters and their gradients are float16. The scaler exists to keep float32 parameters
 (master weights) while autocast computes in float16. The help casts the trained model to
-float32 at the line that made it float16.
+float32 at the line that made it float16: a cast of the model in the step's file, in a helper
+that returns it, or, for a submodule, in the class that builds it (`self.prelu =
+nn.PReLU(c).to(torch.float16)`, `self.visual_encoder.half()` in `__init__`), which the traceback
+does not show.
 """
 
 from __future__ import annotations
@@ -780,6 +783,10 @@ def float16_gradients(context: ErrorContext, already):
              "float32 gradients, since mixed precision keeps the trained parameters in float32 (autocast runs the "
              "forward in float16 for speed)"]
     if cast is None:
+        in_class = _float16_cast_in_module_class(frame, modules, half)
+        if in_class is not None:
+            cast_file, cast = in_class
+    if cast is None:
         made = _float16_factory(frame, modules, half)
         if made is not None:
             made_file, made_statement, dtype_node, name = made
@@ -844,6 +851,70 @@ def _float16_factory(frame, modules: list[str], half: set):
                             keyword.value).split(".")[-1] in ("float16", "half")):
                         return made_file, statement, keyword.value, f"{module_name}.{path}"
     return None
+
+
+def _float16_cast_in_module_class(frame, modules: list[str], half: set):
+    """(file, the cast as _float16_cast gives it) when a submodule holding float16 parameters was cast
+    by the class that builds it: at the end of its assignment (`self.prelu = nn.PReLU(c).to(torch.float16)`)
+    or by a statement of that class (`self.visual_encoder.half()` in `__init__`). The outermost such
+    submodule is taken: its cast is the one that made the parameters float16."""
+    from autograd_doctor.analysis.errors.context import module_attribute_assignment
+
+    scope = {**frame.f_globals, **frame.f_locals}
+    for module_name in modules:
+        root = scope.get(module_name)
+        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
+            if not path or not any(id(p) in half for p in module.parameters()):
+                continue
+            parent_path, _, attribute = path.rpartition(".")
+            parent = root.get_submodule(parent_path) if parent_path else root
+            name = f"{module_name}.{path}"
+            made_file, statement = module_attribute_assignment(parent, attribute)
+            if statement is not None:
+                cast = _float16_cast_of_value(frame, made_file, statement, statement.value, name)
+                if cast is not None:
+                    return made_file, cast
+            for class_file, statement in _class_statements(type(parent)):
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                receiver = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+                if isinstance(receiver, ast.Attribute) and receiver.attr == attribute \
+                        and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+                    cast = _float16_cast_of_value(frame, class_file, statement, call, name)
+                    if cast is not None:
+                        return class_file, cast
+    return None
+
+
+def _float16_cast_of_value(frame, filename: str, statement: ast.stmt, call: ast.AST, name: str):
+    """(statement, node, replacement text, name) when `call` is `X.half()`, `X.to(...float16...)` or
+    `X.type(torch.float16)`: the node to replace and its float32 text; else None."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return None
+    if call.func.attr == "half" and not call.args and not call.keywords:
+        return statement, call, f"{segment(filename, call.func.value)}.float()", name
+    if call.func.attr in ("to", "type"):
+        for argument in list(call.args) + [k.value for k in call.keywords if k.arg in (None, "dtype")]:
+            if _is_half(frame, argument):
+                return statement, argument, "torch.float32", name
+    return None
+
+
+def _class_statements(cls):
+    """(file, statement) of every statement in the definitions of `cls` and its bases written in the
+    user's files (not an installed package's)."""
+    from autograd_doctor.recording.frames import in_installed_package
+
+    for klass in cls.__mro__:
+        codes_of_class = [value.__code__ for value in vars(klass).values() if hasattr(value, "__code__")]
+        filename = codes_of_class[0].co_filename if codes_of_class else None
+        if filename is None or in_installed_package(filename):
+            continue
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ClassDef) and node.name == klass.__name__:
+                for statement in ast.walk(node):
+                    if isinstance(statement, ast.stmt):
+                        yield filename, statement
 
 
 def _float16_cast_in_called_helper(tree: ast.AST, filename: str, frame, modules: list[str]):

@@ -20,6 +20,7 @@ from autograd_doctor.diagnosis.source import (
     call_argument, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
     statement_location,
 )
+from autograd_doctor.analysis.errors.numpy_round_trip import describe as describe_round_trip, input_left_torch
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
 FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "tensor", "randn_like", "zeros_like",
@@ -84,6 +85,10 @@ def unused_input(context: ErrorContext, already):
                                   note=f"{name} is used here, before it requires grad: nothing is recorded")
         return diagnosis(codes.GRAD_INPUT_UNUSED, flag_location, [used, location], notes,
                          [change, *helps])
+    round_trip = input_left_torch(frame, filename, statement, call.args[0], name) \
+        if name is not None and call is not None and call.args and copied_input is None else None
+    if round_trip is not None:
+        return _round_trip_diagnosis(round_trip, location, related, notes, label)
     if _none_used(context, inputs):
         # Not one input reaches the output: a zero gradient for all of them is a step that does
         # nothing, never what was meant. The output was computed from something else.
@@ -104,6 +109,27 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _round_trip_diagnosis(found, location, related, notes, label: str):
+    """AD305 naming where the input's values left torch (analysis/errors/numpy_round_trip.py)."""
+    conversion = describe_round_trip(found)
+    where = f"{found.function}() takes" if found.function else "this line takes"
+    primary = statement_location(found.filename, found.statement, role="cut",
+                                 note=f"{where} the values of {found.name} out of torch ({conversion}): nothing computed "
+                                      "from them is recorded")
+    location.role = "grad"
+    made_from = f"what {found.function}() returns" if found.function else "values"
+    notes = notes + [f"the output is computed from {made_from} made from {conversion}: NumPy and Python numbers carry "
+                     f"no graph, and the tensor made from them again starts a new one, so autograd has no path from "
+                     f"the output back to {label}"]
+    subject = f"{found.function}()'s result" if found.function else "that value"
+    helps = [Suggestion(f"compute {subject} with torch operations on {found.name} (torch has NumPy's functions: "
+                        f"torch.exp, torch.linalg.norm, torch.cdist, ...), so that the path from the output to "
+                        f"{label} is recorded; a computation that must stay outside torch needs a "
+                        "torch.autograd.Function with its own backward()")]
+    return diagnosis(codes.GRAD_INPUT_UNUSED, primary, [r for r in (*related, location) if r is not None], notes,
+                     helps)
 
 
 def _flag_set_after_use(filename: str, name: str, line: int):
