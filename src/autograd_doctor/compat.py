@@ -36,6 +36,9 @@ PRIVATE_APIS = (
                "code that turns saved-tensor hooks off (e.g. torch.utils.checkpoint) may clash with the doctor's"),
     PrivateAPI("torch._C._autograd._unsafe_set_version_counter", "analysis/relation.py",
                "relation() tells whether two tensors share a version counter from their storage only"),
+    PrivateAPI("torch.utils.checkpoint._checkpoint_without_reentrant_generator", "recording/checkpoint_calls.py",
+               "a checkpoint with use_reentrant=False and preserve_rng_state=False around random ops (dropout) is "
+               "not reported (AD168); reentrant checkpoints still are"),
     PrivateAPI("torch._C._nn", "recording/patches.py",
                "in-place writes made through torch._C._nn (F.leaky_relu(x, inplace=True), ...) are not seen"),
     PrivateAPI("torch._VF", "recording/patches.py",

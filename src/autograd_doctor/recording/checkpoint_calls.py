@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import torch
 
+from autograd_doctor import compat
 from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
@@ -224,7 +225,7 @@ def _targets() -> list:
     targets = []
     if isinstance(inspect.getattr_static(CheckpointFunction, "apply", None), classmethod):
         targets.append((CheckpointFunction, "apply", _recording_apply))
-    if inspect.isgeneratorfunction(getattr(checkpoint_module, "_checkpoint_without_reentrant_generator", None)):
+    if inspect.isgeneratorfunction(compat.lookup("torch.utils.checkpoint._checkpoint_without_reentrant_generator")):
         targets.append((checkpoint_module, "_checkpoint_without_reentrant_generator", _recording_generator))
     return targets
 
