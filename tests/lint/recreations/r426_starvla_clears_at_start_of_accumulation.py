@@ -18,7 +18,7 @@ class VLATrainer:
         self.completed_steps = 0
 
     def _train_step(self, batch, step):
-        self.optimizer.zero_grad()  # missed: ADL018
+        self.optimizer.zero_grad()  # expect: ADL018
         action_loss = nn.functional.mse_loss(self.model(batch["obs"]), batch["action"])
         (action_loss / self.gradient_accumulation_steps).backward()
         if (step + 1) % self.gradient_accumulation_steps == 0:

@@ -42,7 +42,7 @@ class Trainer:
                 output[self.train_metric].backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
                 self.optimizer.step()
-                losses.append(output[self.train_metric])  # missed: ADL023
+                losses.append(output[self.train_metric])  # expect: ADL023
             output[f"mean_{self.train_metric}"] = torch.mean(torch.stack(losses))
             self.history.append(output)
 

@@ -514,7 +514,8 @@ def check_file(checker) -> None:
     file that clears nothing, called from a loop: only where the walk noted one."""
     windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
     for function in {id(f): f for f in checker.notes["ADL018 counted window"]}.values():
-        _window_cleared_every_iteration(checker, function.body, counted=True)
+        _window_cleared_every_iteration(checker, function.body, counted=True,
+                                        counters=_loop_counter_parameters(checker, function))
     if not windows and not updates:
         return
     loops = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
@@ -551,19 +552,23 @@ def _updates_never_cleared(checker, updates, loops) -> None:
             related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
 
 
-def _window_cleared_every_iteration(checker, body, counted=False) -> None:
+def _window_cleared_every_iteration(checker, body, counted=False, counters=frozenset()) -> None:
     """`loss.backward(); if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`:
     the clear outside the window's `if` runs on every iteration (PreDiff's VAE
     script), so the window never sums more than one backward pass.  ``counted``: the
     body of a method run once per micro-batch, whose window tests a counter of the
     object that the method itself increments (`self.n += 1; if self.n % k == 0:`,
-    ALF's `update_with_gradient`): the increment shows it runs again and again."""
+    ALF's `update_with_gradient`): the increment shows it runs again and again; or
+    a parameter of the method (in ``counters``) to which a loop of the file passes
+    its own counter (`for step, batch in enumerate(loader): self._train_step(batch,
+    step)`, starVLA's trainer): the loop runs it with each value."""
     windows = [stmt for stmt in body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
     outside = [stmt for stmt in body if not any(stmt is w for w in windows)]
     if counted:
-        counters = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
-                    and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
-        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in counters
+        incremented = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
+                       and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
+        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in incremented
+                                             or isinstance(n, ast.Name) and n.id in counters
                                              for n in ast.walk(w.test))]
     if not windows:
         return
@@ -592,6 +597,45 @@ def _window_cleared_every_iteration(checker, body, counted=False) -> None:
                 f"backward pass's gradient; clear after the step, inside the `if`",
                 related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0,
                           "the accumulation window")])
+
+
+def _loop_counter_parameters(checker, function) -> set:
+    """The parameters of ``function`` to which a loop of the file passes its counter
+    on every iteration: `for step, batch in enumerate(loader): self.f(batch, step)`
+    or `for i in range(n): f(x, i)`, positionally or by keyword.  A parameter that
+    the function re-binds is not the loop's counter there."""
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    method = bool(params) and params[0] == "self"
+    if method:
+        params = params[1:]
+    rebound = {t.id for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    found = set()
+    for loop in ast.walk(checker.tree):
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call) \
+                or not isinstance(loop.iter.func, ast.Name):
+            continue
+        if loop.iter.func.id == "enumerate" and isinstance(loop.target, ast.Tuple) and loop.target.elts \
+                and isinstance(loop.target.elts[0], ast.Name):
+            counter = loop.target.elts[0].id
+        elif loop.iter.func.id == "range" and isinstance(loop.target, ast.Name):
+            counter = loop.target.id
+        else:
+            continue
+        for call in _calls_in(loop.body):
+            func = call.func
+            if method and not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                               and func.value.id == "self" and func.attr == function.name):
+                continue
+            if not method and not (isinstance(func, ast.Name) and func.id == function.name):
+                continue
+            for position, arg in enumerate(call.args):
+                if isinstance(arg, ast.Name) and arg.id == counter and position < len(params):
+                    found.add(params[position])
+            for keyword in call.keywords:
+                if isinstance(keyword.value, ast.Name) and keyword.value.id == counter and keyword.arg in params:
+                    found.add(keyword.arg)
+    return found - rebound
 
 
 def _self_attribute(node) -> bool:

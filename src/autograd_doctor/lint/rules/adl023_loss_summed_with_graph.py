@@ -4,6 +4,7 @@ with its graph: the sum keeps every iteration's graph alive."""
 from __future__ import annotations
 
 import ast
+import re
 import os
 
 from autograd_doctor.lint import names as N
@@ -153,7 +154,13 @@ def _operand_names(node) -> set[str]:
 
 def _result_field(node) -> bool:
     """`output.loss`: a field of a result object held in a name (a Hugging Face
-    model's output), not a tensor's own attribute (`loss.data`, `loss.T`)."""
+    model's output), not a tensor's own attribute (`loss.data`, `loss.T`); or an
+    entry of a result dictionary under a string key or a key the object holds
+    (`output["loss"]`, neuromancer's `output[self.train_metric]`)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        key = node.slice
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) or isinstance(key, ast.Attribute) \
+            and isinstance(key.value, ast.Name) and key.value.id == "self"
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
         and node.attr not in N.TENSOR_ATTRIBUTES and node.attr not in N.METADATA_ATTRIBUTES
 
@@ -381,7 +388,7 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     if _restarted_around_network_loop(loop, base, path, bindings):
         return False  # a sum over the networks of one batch (set V's DML): bounded
     low, high = sorted((call.lineno, stmt.lineno))
-    root = summed.split(".")[0]  # `output.loss` is re-bound with `output`
+    root = re.match(r"\w+", summed).group(0)  # `output.loss`, `output["loss"]` are re-bound with `output`
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
 

@@ -1,0 +1,229 @@
+"""Recall on the causes of misses in the r422-r441 re-creations: each case the
+linter now reports really shows its bug when run, its corrected twin (the
+change the finding asks for, applied) stays silent and computes what a
+hand-written reference computes, and a similar correct pattern stays silent
+(and really runs)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _findings(source: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in lint_source(source, "case.py"))
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ADL018: a method run once per micro-batch clears the optimizer on every call and
+# steps it under a remainder test of one of its parameters, to which a loop of the
+# file passes its own counter (`for step, batch in enumerate(loader):
+# self._train_step(batch, step)`; r426, starVLA's trainer).
+METHOD_WINDOW = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Trainer:
+        def __init__(self, model, accumulation=4, lr=0.1):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+            self.accumulation = accumulation
+
+        def _train_step(self, batch, step):
+            self.optimizer.zero_grad()
+            loss = nn.functional.mse_loss(self.model(batch[0]), batch[1])
+            (loss / self.accumulation).backward()
+            if (step + 1) % self.accumulation == 0:
+                self.optimizer.step()
+
+        def train(self, loader):
+            for step, batch in enumerate(loader):
+                self._train_step(batch, step)
+""")
+
+METHOD_WINDOW_FIXED = METHOD_WINDOW.replace(
+    "        self.optimizer.zero_grad()\n        loss =", "        loss =").replace(
+    "            self.optimizer.step()\n",
+    "            self.optimizer.step()\n            self.optimizer.zero_grad()\n")
+
+# the same method run with a loop's counter by a function of the module
+FUNCTION_WINDOW = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def micro_step(model, optimizer, batch, i, k=4):
+        optimizer.zero_grad()
+        (nn.functional.mse_loss(model(batch[0]), batch[1]) / k).backward()
+        if (i + 1) % k == 0:
+            optimizer.step()
+
+    def fit(model, optimizer, loader):
+        for i in range(len(loader)):
+            micro_step(model, optimizer, loader[i], i)
+""")
+
+
+def _batches():
+    torch.manual_seed(0)
+    return [(torch.randn(4, 3), torch.randn(4, 2)) for _ in range(4)]
+
+
+def _reference_weight(model, batches, lr=0.1):
+    reference = torch.nn.Linear(3, 2)
+    reference.load_state_dict(model.state_dict())
+    (sum(torch.nn.functional.mse_loss(reference(x), y) for x, y in batches) / len(batches)).backward()
+    return reference.weight.detach() - lr * reference.weight.grad
+
+
+def test_method_clearing_each_micro_batch_of_a_counted_window_is_reported():
+    assert _findings(METHOD_WINDOW) == [(_line(METHOD_WINDOW, "self.optimizer.zero_grad()"), "ADL018")]
+    finding = lint_source(METHOD_WINDOW, "case.py")[0]
+    assert "every call of this method" in finding.message and "(step + 1) % self.accumulation == 0" in finding.message
+
+
+def test_method_clearing_each_micro_batch_shows_its_bug():
+    batches = _batches()
+    model = torch.nn.Linear(3, 2)
+    wanted = _reference_weight(model, batches)
+    _load(METHOD_WINDOW)["Trainer"](model).train(batches)
+    assert not torch.allclose(model.weight, wanted)
+
+
+def test_clear_after_the_step_is_silent_and_accumulates():
+    assert _findings(METHOD_WINDOW_FIXED) == []
+    batches = _batches()
+    model = torch.nn.Linear(3, 2)
+    wanted = _reference_weight(model, batches)
+    _load(METHOD_WINDOW_FIXED)["Trainer"](model).train(batches)
+    assert torch.allclose(model.weight, wanted, atol=1e-6)
+
+
+def test_function_run_with_a_range_counter_is_reported():
+    assert _findings(FUNCTION_WINDOW) == [(_line(FUNCTION_WINDOW, "optimizer.zero_grad()"), "ADL018")]
+
+
+def test_window_on_a_parameter_no_loop_counts_is_silent():
+    # the step's parameter is not a loop's counter (a caller decides when to step):
+    # nothing shows the clear runs between the backward passes of one window
+    source = METHOD_WINDOW.replace("self._train_step(batch, step)", "self._train_step(batch, 3)")
+    assert _findings(source) == []
+
+
+def test_method_stepping_every_call_is_silent_and_right():
+    source = METHOD_WINDOW.replace("        if (step + 1) % self.accumulation == 0:\n"
+                                   "            self.optimizer.step()\n",
+                                   "        self.optimizer.step()\n").replace(
+        "(loss / self.accumulation).backward()", "loss.backward()")
+    assert _findings(source) == []
+    batches = _batches()
+    model = torch.nn.Linear(3, 2)
+    _load(source)["Trainer"](model).train(batches)
+    assert torch.isfinite(model.weight).all()
+
+
+# ADL023: an entry of a result dictionary, under a string key or a key the object
+# holds (`output[self.train_metric]`), backpropagated and kept in a list (or summed)
+# across the loop, as a name is (r437, neuromancer's trainer).
+DICT_ENTRY_KEPT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Problem(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.policy = nn.Linear(2, 2)
+
+        def forward(self, batch):
+            return {"train_loss": (self.policy(batch["x"]) - batch["ref"]).pow(2).mean()}
+
+    class Trainer:
+        def __init__(self, model, data):
+            self.model = model
+            self.data = data
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            self.train_metric = "train_loss"
+
+        def train(self):
+            losses = []
+            for batch in self.data:
+                output = self.model(batch)
+                self.optimizer.zero_grad()
+                output[self.train_metric].backward()
+                self.optimizer.step()
+                losses.append(output[self.train_metric])
+            return torch.mean(torch.stack(losses))
+""")
+
+DICT_ENTRY_SUMMED = textwrap.dedent("""
+    import torch
+
+    def fit(model, data, optimizer):
+        totals = {"loss": 0.0}
+        for batch in data:
+            output = model(batch)
+            optimizer.zero_grad()
+            output["loss"].backward()
+            optimizer.step()
+            totals["loss"] += output["loss"]
+        return totals
+""")
+
+
+def _data():
+    torch.manual_seed(0)
+    return [{"x": torch.randn(4, 2), "ref": torch.randn(4, 2)} for _ in range(3)]
+
+
+def test_dict_entry_kept_in_a_list_is_reported():
+    assert _findings(DICT_ENTRY_KEPT) == [(_line(DICT_ENTRY_KEPT, "losses.append("), "ADL023")]
+
+
+def test_dict_entry_kept_in_a_list_shows_its_bug():
+    ns = _load(DICT_ENTRY_KEPT)
+    mean = ns["Trainer"](ns["Problem"](), _data()).train()
+    assert mean.grad_fn is not None
+
+
+def test_dict_entry_summed_is_reported():
+    assert _findings(DICT_ENTRY_SUMMED) == [(_line(DICT_ENTRY_SUMMED, 'totals["loss"] +='), "ADL023")]
+
+
+def test_the_fix_applied_is_silent_and_gives_the_same_numbers():
+    fixed = DICT_ENTRY_KEPT.replace("losses.append(output[self.train_metric])",
+                                    "losses.append(output[self.train_metric].detach())")
+    assert _findings(fixed) == []
+    buggy, right = _load(DICT_ENTRY_KEPT), _load(fixed)
+    torch.manual_seed(1)
+    model_a = buggy["Problem"]()
+    model_b = right["Problem"]()
+    model_b.load_state_dict(model_a.state_dict())
+    mean_a = buggy["Trainer"](model_a, _data()).train()
+    mean_b = right["Trainer"](model_b, _data()).train()
+    assert mean_b.grad_fn is None and torch.equal(mean_a.detach(), mean_b)
+    assert all(torch.equal(a, b) for a, b in zip(model_a.parameters(), model_b.parameters()))
+
+
+def test_dict_entry_under_a_variable_key_or_restarted_is_silent():
+    # a key of the loop (`output[k]`) may name anything; a list made anew in each
+    # iteration keeps one graph at a time
+    varying = DICT_ENTRY_KEPT.replace("losses.append(output[self.train_metric])",
+                                      "losses.append(output[list(output)[0]])")
+    assert _findings(varying) == []
+    restarted = DICT_ENTRY_KEPT.replace("        losses = []\n", "").replace(
+        "            output = self.model(batch)\n",
+        "            output = self.model(batch)\n            losses = []\n")
+    assert _findings(restarted) == []
+    ns = _load(restarted)
+    assert ns["Trainer"](ns["Problem"](), _data()).train().grad_fn is not None  # runs
