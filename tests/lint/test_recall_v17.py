@@ -227,3 +227,61 @@ def test_dict_entry_under_a_variable_key_or_restarted_is_silent():
     assert _findings(restarted) == []
     ns = _load(restarted)
     assert ns["Trainer"](ns["Problem"](), _data()).train().grad_fn is not None  # runs
+
+
+# ADL020: the caller's tensor copied and made to require grad in the function
+# (`batch = batch.clone().requires_grad_(True)`, or `t.detach().requires_grad_()`)
+# is a leaf; a slice of it is not, so its `.grad` stays None (r432, a saliency
+# helper after pytorch#4649).
+SLICE_OF_COPY = textwrap.dedent("""
+    import torch
+
+    class SaliencyMap:
+        def __init__(self, network):
+            self.network = network
+
+        def compute(self, batch, rows):
+            batch = batch.clone().requires_grad_(True)
+            sub_batch = batch[rows[0]:rows[1]]
+            self.network(sub_batch).sum().backward()
+            grad = sub_batch.grad
+            return torch.abs(grad) / torch.abs(grad).max()
+""")
+
+
+def _network():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+
+
+def test_slice_of_a_copy_made_to_require_grad_is_reported():
+    assert _findings(SLICE_OF_COPY) == [(_line(SLICE_OF_COPY, "grad = sub_batch.grad"), "ADL020")]
+    detached = SLICE_OF_COPY.replace("batch.clone().requires_grad_(True)", "batch.detach().requires_grad_()")
+    assert _findings(detached) == [(_line(detached, "grad = sub_batch.grad"), "ADL020")]
+
+
+def test_slice_of_a_copy_shows_its_bug():
+    import pytest
+    with pytest.raises(TypeError):
+        _load(SLICE_OF_COPY)["SaliencyMap"](_network()).compute(torch.randn(4, 4), (1, 3))
+
+
+def test_the_suggested_leaf_applied_is_silent_and_gives_the_gradient():
+    finding = lint_source(SLICE_OF_COPY, "case.py")[0]
+    assert "sub_batch = batch[rows[0]:rows[1]].detach().clone().requires_grad_()" in finding.message
+    fixed = SLICE_OF_COPY.replace("sub_batch = batch[rows[0]:rows[1]]",
+                                  "sub_batch = batch[rows[0]:rows[1]].detach().clone().requires_grad_()")
+    assert _findings(fixed) == []
+    network = _network()
+    x = torch.randn(4, 4)
+    got = _load(fixed)["SaliencyMap"](network).compute(x, (1, 3))
+    rows = x[1:3].clone().requires_grad_()
+    network(rows).sum().backward()
+    assert torch.equal(got, rows.grad.abs() / rows.grad.abs().max())
+
+
+def test_grad_of_the_copy_itself_is_silent_and_right():
+    source = SLICE_OF_COPY.replace("grad = sub_batch.grad", "grad = batch.grad[rows[0]:rows[1]]")
+    assert _findings(source) == []
+    got = _load(source)["SaliencyMap"](_network()).compute(torch.randn(4, 4), (1, 3))
+    assert got.shape == (2, 4)

@@ -20,7 +20,7 @@ class SaliencyMap:
         batch = batch.clone().requires_grad_(True)
         sub_batch = batch[rows[0]:rows[1]].to(self.device)
         self.network(sub_batch).sum().backward()
-        grad = sub_batch.grad  # missed: ADL020
+        grad = sub_batch.grad  # expect: ADL020
         return torch.abs(grad) / torch.abs(grad).max()
 
 
