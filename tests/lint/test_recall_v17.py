@@ -285,3 +285,62 @@ def test_grad_of_the_copy_itself_is_silent_and_right():
     assert _findings(source) == []
     got = _load(source)["SaliencyMap"](_network()).compute(torch.randn(4, 4), (1, 3))
     assert got.shape == (2, 4)
+
+
+# ADL023: a closure that appends the loss it returns to a list of the enclosing
+# function, called in a loop that backpropagates its result (r424, a line search's
+# closure in neural-network-lyapunov): the list keeps every call's graph.
+RECORDING_CLOSURE = textwrap.dedent("""
+    import torch
+
+    def descend(model, x, y, iterations=3, lr=0.1):
+        params = list(model.parameters())
+        losses = []
+
+        def closure():
+            loss = (model(x) - y).pow(2).mean()
+            losses.append(loss)
+            return loss
+
+        for _ in range(iterations):
+            for p in params:
+                p.grad = None
+            loss = closure()
+            loss.backward()
+            with torch.no_grad():
+                for p in params:
+                    p -= lr * p.grad
+        return losses
+""")
+
+
+def _regression():
+    torch.manual_seed(0)
+    return torch.nn.Linear(3, 1), torch.randn(8, 3), torch.randn(8, 1)
+
+
+def test_closure_recording_the_loss_it_returns_is_reported():
+    assert _findings(RECORDING_CLOSURE) == [(_line(RECORDING_CLOSURE, "losses.append(loss)"), "ADL023")]
+    losses = _load(RECORDING_CLOSURE)["descend"](*_regression())
+    assert all(loss.grad_fn is not None for loss in losses)  # the bug: every graph kept
+
+
+def test_the_closure_fix_applied_is_silent_and_descends_the_same():
+    fixed = RECORDING_CLOSURE.replace("losses.append(loss)", "losses.append(loss.detach())")
+    assert _findings(fixed) == []
+    model_a, x, y = _regression()
+    model_b, _, _ = _regression()
+    got_a = _load(RECORDING_CLOSURE)["descend"](model_a, x, y)
+    got_b = _load(fixed)["descend"](model_b, x, y)
+    assert all(b.grad_fn is None and torch.equal(a.detach(), b) for a, b in zip(got_a, got_b))
+    assert torch.equal(model_a.weight, model_b.weight)
+
+
+def test_closure_recording_a_number_or_a_fresh_list_is_silent():
+    as_number = RECORDING_CLOSURE.replace("losses.append(loss)", "losses.append(loss.item())")
+    assert _findings(as_number) == []
+    assert all(isinstance(v, float) for v in _load(as_number)["descend"](*_regression()))
+    fresh = RECORDING_CLOSURE.replace("        loss = closure()\n",
+                                      "        losses = []\n        loss = closure()\n")
+    assert fresh != RECORDING_CLOSURE
+    assert _findings(fresh) == []

@@ -36,7 +36,7 @@ class TrainLyapunov:
 
         def closure():
             loss = self.total_loss(x, x_next)
-            losses.append(loss)  # missed: ADL028
+            losses.append(loss)  # expect: ADL023
             return loss
 
         for _ in range(self.max_iterations):
