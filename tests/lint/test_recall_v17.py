@@ -344,3 +344,68 @@ def test_closure_recording_a_number_or_a_fresh_list_is_silent():
                                       "        losses = []\n        loss = closure()\n")
     assert fresh != RECORDING_CLOSURE
     assert _findings(fresh) == []
+
+
+# ADL018: a method that clears the optimizer and backpropagates, called on every
+# iteration of a loop that steps nothing, with the step after the loop (r428,
+# torchtitan's RL trainer: `forward_backward` per micro-batch, then `optim_step`).
+CLEARED_PER_CALL = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class RLTrainer:
+        def __init__(self, model, lr=0.1):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+
+        def forward_backward(self, batch, n):
+            self.optimizer.zero_grad()
+            loss = nn.functional.mse_loss(self.model(batch[0]), batch[1]) / n
+            loss.backward()
+
+        def optim_step(self):
+            self.optimizer.step()
+
+    def controller(trainer, microbatches):
+        for mb in microbatches:
+            trainer.forward_backward(mb, len(microbatches))
+        trainer.optim_step()
+""")
+
+CLEARED_ONCE = CLEARED_PER_CALL.replace(
+    "        self.optimizer.zero_grad()\n        loss =", "        loss =").replace(
+    "    for mb in microbatches:\n", "    trainer.optimizer.zero_grad()\n    for mb in microbatches:\n")
+
+
+def test_clear_in_each_call_before_a_step_after_the_loop_is_reported():
+    assert _findings(CLEARED_PER_CALL) == [(_line(CLEARED_PER_CALL, "self.optimizer.zero_grad()"), "ADL018")]
+    batches = _batches()
+    model = torch.nn.Linear(3, 2)
+    wanted = _reference_weight(model, batches)
+    ns = _load(CLEARED_PER_CALL)
+    ns["controller"](ns["RLTrainer"](model), batches)
+    assert not torch.allclose(model.weight, wanted)  # the bug: the last micro-batch only
+
+
+def test_clear_once_before_the_loop_is_silent_and_accumulates():
+    assert CLEARED_ONCE != CLEARED_PER_CALL
+    assert _findings(CLEARED_ONCE) == []
+    batches = _batches()
+    model = torch.nn.Linear(3, 2)
+    wanted = _reference_weight(model, batches)
+    ns = _load(CLEARED_ONCE)
+    ns["controller"](ns["RLTrainer"](model), batches)
+    assert torch.allclose(model.weight, wanted, atol=1e-6)
+
+
+def test_calls_that_read_their_own_gradients_or_step_in_the_loop_are_silent():
+    reads = CLEARED_PER_CALL.replace(
+        "        loss.backward()\n",
+        "        loss.backward()\n        return [p.grad.norm() for p in self.model.parameters()]\n")
+    assert _findings(reads) == []
+    stepped = CLEARED_PER_CALL.replace(
+        "        trainer.forward_backward(mb, len(microbatches))\n",
+        "        trainer.forward_backward(mb, len(microbatches))\n        trainer.optim_step()\n")
+    assert stepped != CLEARED_PER_CALL and _findings(stepped) == []
+    ns = _load(stepped)
+    ns["controller"](ns["RLTrainer"](torch.nn.Linear(3, 2)), _batches())

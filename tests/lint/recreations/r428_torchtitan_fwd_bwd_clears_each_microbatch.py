@@ -16,7 +16,7 @@ class RLTrainer:
         self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
 
     def forward_backward(self, batch, num_microbatches):
-        self.optimizer.zero_grad()  # missed: ADL018
+        self.optimizer.zero_grad()  # expect: ADL018
         logprobs = torch.log_softmax(self.model(batch["obs"]), dim=-1)
         chosen = logprobs.gather(1, batch["actions"]).squeeze(1)
         loss = -(chosen * batch["advantages"]).mean() / num_microbatches

@@ -110,6 +110,8 @@ def check_scope(checker, scope) -> None:
         _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
     _cleared_before_step(checker, scope, backwards)
+    if not scope.steps and backwards and scope.zero_grad_receivers and scope.function is not None:
+        _note_clearing_backward(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
@@ -513,6 +515,8 @@ def check_file(checker) -> None:
     """Accumulation windows cleared on every iteration, and update functions of a
     file that clears nothing, called from a loop: only where the walk noted one."""
     windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
+    if checker.notes["ADL018 clearing backward"]:
+        _cleared_by_each_call_before_a_later_step(checker, checker.notes["ADL018 clearing backward"])
     for function in {id(f): f for f in checker.notes["ADL018 counted window"]}.values():
         _window_cleared_every_iteration(checker, function.body, counted=True,
                                         counters=_loop_counter_parameters(checker, function))
@@ -527,6 +531,78 @@ def check_file(checker) -> None:
     if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
             and not _CLEARS_BY_HAND.search(checker.source):
         _updates_never_cleared(checker, updates, loops)
+
+
+def _note_clearing_backward(checker, scope, backwards) -> None:
+    """A function that clears an optimizer and then backpropagates, both outside any
+    branch or loop of its own, and steps nothing: a candidate for
+    ``_cleared_by_each_call_before_a_later_step``."""
+    def plain(seq):
+        return not any(a <= seq < e for a, _, e in scope.branches) and \
+            not any(a < seq < b for a, b in scope.finished_loops)
+    if any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.ctx, ast.Load)
+           for n in ast.walk(scope.function)):
+        return  # it reads the gradients itself (a per-sample norm, a Fisher term): each call uses its own
+    for seq, optimizer in scope.zero_grad_receivers:
+        if plain(seq) and any(b > seq and plain(b) for b in backwards):
+            checker.notes["ADL018 clearing backward"].append((scope.function, scope.zero_grad_calls[seq], optimizer))
+            return
+
+
+def _cleared_by_each_call_before_a_later_step(checker, noted) -> None:
+    """`def forward_backward(self, batch): self.optimizer.zero_grad(); ...;
+    loss.backward()` called on every iteration of a loop that steps nothing, and the
+    optimizer stepped after the loop (`trainer.optim_step()`, a method that runs
+    `self.optimizer.step()`; torchtitan's RL trainer, r428): each call clears what the
+    calls before it accumulated, so the step applies the last call's gradient only.
+    ``noted``: the functions that clear an optimizer at the top of their own body and
+    backpropagate after it without stepping (``_note_clearing_backward``)."""
+    by_name = {}
+    for function, clear, optimizer in noted:
+        by_name.setdefault(function.name, []).append((function, clear, optimizer))
+    steppers = {}
+    for node in ast.walk(checker.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for call in _calls_in(node.body):
+                stepped = _stepped_optimizer(checker, call)
+                if stepped is not None:
+                    steppers.setdefault(node.name, set()).add(stepped)
+    for block_owner in ast.walk(checker.tree):
+        for field in ("body", "orelse"):
+            block = getattr(block_owner, field, None)
+            if not isinstance(block, list):
+                continue
+            for index, loop in enumerate(block):
+                if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+                    continue
+                inside = _calls_in(loop.body)
+                if any(_stepped_optimizer(checker, c) for c in inside) or any(
+                        isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad" for c in inside):
+                    continue
+                after = _calls_in(block[index + 1:])
+                for call in inside:
+                    name = call.func.attr if isinstance(call.func, ast.Attribute) else \
+                        call.func.id if isinstance(call.func, ast.Name) else None
+                    found = by_name.get(name, [])
+                    if len(found) != 1 or sum(1 for n in ast.walk(checker.tree) if isinstance(
+                            n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name) != 1:
+                        continue  # one definition of that name in the file: the one called
+                    function, clear, optimizer = found[0]
+                    later = next((c for c in after if _stepped_optimizer(checker, c) == optimizer or (
+                        isinstance(c.func, (ast.Attribute, ast.Name)) and optimizer in steppers.get(
+                            c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id, ()))), None)
+                    if later is None:
+                        continue
+                    checker.report(
+                        "ADL018", clear,
+                        f"`{optimizer}.zero_grad()` runs on every call of `{name}`, which the loop on line "
+                        f"{loop.lineno} calls on every iteration, but `{optimizer}` steps only after the loop "
+                        f"(line {later.lineno}): each call clears the gradients the calls before it accumulated, "
+                        f"so the step uses only the last call's backward pass; clear once before the loop, or "
+                        f"after the step",
+                        related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0, "called on every iteration"),
+                                 (later.lineno, checker.col(later.lineno, later.col_offset), 0, "the step")])
+                    return
 
 
 def _updates_never_cleared(checker, updates, loops) -> None:
