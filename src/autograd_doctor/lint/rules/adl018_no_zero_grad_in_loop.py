@@ -576,9 +576,10 @@ def _cleared_by_each_call_before_a_later_step(checker, noted) -> None:
                 if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                     continue
                 inside = _calls_in(loop.body)
-                if any(_stepped_optimizer(checker, c) for c in inside) or any(
-                        isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad" for c in inside):
-                    continue
+                if any(_stepped_optimizer(checker, c) or isinstance(c.func, ast.Attribute) and (
+                        c.func.attr == "zero_grad" or c.func.attr in steppers) or
+                        isinstance(c.func, ast.Name) and c.func.id in steppers for c in inside):
+                    continue  # the loop steps (itself or through a function that steps) or clears
                 after = _calls_in(block[index + 1:])
                 for call in inside:
                     name = call.func.attr if isinstance(call.func, ast.Attribute) else \
