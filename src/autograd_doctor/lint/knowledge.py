@@ -441,10 +441,24 @@ class TensorKnowledge:
                            and k.value.value is False for k in node.keywords)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
             return not self.false_arg(node) and (self.is_const(node.func.value) or
-                                                 self.is_grad_leaf(node.func.value))
+                                                 self.is_grad_leaf(node.func.value) or
+                                                 self._fresh_copy(node.func.value))
         return q.startswith("torch.") and q[6:] in N.FACTORIES and any(
             k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
             for k in node.keywords)
+
+    def _fresh_copy(self, node) -> bool:
+        """A tensor that is a leaf of its own: `t.detach()` (or a `.clone()` of it), or a
+        `.clone()` of an untyped parameter, the caller's tensor (`batch.clone()` in
+        `def compute(self, batch, rows)`, as `input_.requires_grad_(True)` takes it)."""
+        if not isinstance(node, ast.Call) or node.args or node.keywords or not isinstance(node.func, ast.Attribute):
+            return False
+        attr, base = node.func.attr, node.func.value
+        if attr == "detach":
+            return True
+        if attr == "clone":
+            return self._fresh_copy(base) or self.untyped_parameter(base)
+        return False
 
     def narrowing(self, test) -> tuple[str, bool] | None:
         """``("x", True)`` for ``isinstance(x, torch.Tensor)``, ``("x", False)`` for

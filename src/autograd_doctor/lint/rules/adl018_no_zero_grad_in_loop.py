@@ -110,6 +110,8 @@ def check_scope(checker, scope) -> None:
         _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
     _cleared_before_step(checker, scope, backwards)
+    if not scope.steps and backwards and scope.zero_grad_receivers and scope.function is not None:
+        _note_clearing_backward(checker, scope, backwards)
     for seq, node, optimizer in scope.steps:
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
@@ -513,8 +515,11 @@ def check_file(checker) -> None:
     """Accumulation windows cleared on every iteration, and update functions of a
     file that clears nothing, called from a loop: only where the walk noted one."""
     windows, updates = checker.notes["ADL018 window"], checker.notes["ADL018 update"]
+    if checker.notes["ADL018 clearing backward"]:
+        _cleared_by_each_call_before_a_later_step(checker, checker.notes["ADL018 clearing backward"])
     for function in {id(f): f for f in checker.notes["ADL018 counted window"]}.values():
-        _window_cleared_every_iteration(checker, function.body, counted=True)
+        _window_cleared_every_iteration(checker, function.body, counted=True,
+                                        counters=_loop_counter_parameters(checker, function))
     if not windows and not updates:
         return
     loops = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
@@ -526,6 +531,79 @@ def check_file(checker) -> None:
     if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
             and not _CLEARS_BY_HAND.search(checker.source):
         _updates_never_cleared(checker, updates, loops)
+
+
+def _note_clearing_backward(checker, scope, backwards) -> None:
+    """A function that clears an optimizer and then backpropagates, both outside any
+    branch or loop of its own, and steps nothing: a candidate for
+    ``_cleared_by_each_call_before_a_later_step``."""
+    def plain(seq):
+        return not any(a <= seq < e for a, _, e in scope.branches) and \
+            not any(a < seq < b for a, b in scope.finished_loops)
+    if any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.ctx, ast.Load)
+           for n in ast.walk(scope.function)):
+        return  # it reads the gradients itself (a per-sample norm, a Fisher term): each call uses its own
+    for seq, optimizer in scope.zero_grad_receivers:
+        if plain(seq) and any(b > seq and plain(b) for b in backwards):
+            checker.notes["ADL018 clearing backward"].append((scope.function, scope.zero_grad_calls[seq], optimizer))
+            return
+
+
+def _cleared_by_each_call_before_a_later_step(checker, noted) -> None:
+    """`def forward_backward(self, batch): self.optimizer.zero_grad(); ...;
+    loss.backward()` called on every iteration of a loop that steps nothing, and the
+    optimizer stepped after the loop (`trainer.optim_step()`, a method that runs
+    `self.optimizer.step()`; torchtitan's RL trainer, r428): each call clears what the
+    calls before it accumulated, so the step applies the last call's gradient only.
+    ``noted``: the functions that clear an optimizer at the top of their own body and
+    backpropagate after it without stepping (``_note_clearing_backward``)."""
+    by_name = {}
+    for function, clear, optimizer in noted:
+        by_name.setdefault(function.name, []).append((function, clear, optimizer))
+    steppers = {}
+    for node in ast.walk(checker.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for call in _calls_in(node.body):
+                stepped = _stepped_optimizer(checker, call)
+                if stepped is not None:
+                    steppers.setdefault(node.name, set()).add(stepped)
+    for block_owner in ast.walk(checker.tree):
+        for field in ("body", "orelse"):
+            block = getattr(block_owner, field, None)
+            if not isinstance(block, list):
+                continue
+            for index, loop in enumerate(block):
+                if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+                    continue
+                inside = _calls_in(loop.body)
+                if any(_stepped_optimizer(checker, c) or isinstance(c.func, ast.Attribute) and (
+                        c.func.attr == "zero_grad" or c.func.attr in steppers) or
+                        isinstance(c.func, ast.Name) and c.func.id in steppers for c in inside):
+                    continue  # the loop steps (itself or through a function that steps) or clears
+                after = _calls_in(block[index + 1:])
+                for call in inside:
+                    name = call.func.attr if isinstance(call.func, ast.Attribute) else \
+                        call.func.id if isinstance(call.func, ast.Name) else None
+                    found = by_name.get(name, [])
+                    if len(found) != 1 or sum(1 for n in ast.walk(checker.tree) if isinstance(
+                            n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name) != 1:
+                        continue  # one definition of that name in the file: the one called
+                    function, clear, optimizer = found[0]
+                    later = next((c for c in after if _stepped_optimizer(checker, c) == optimizer or (
+                        isinstance(c.func, (ast.Attribute, ast.Name)) and optimizer in steppers.get(
+                            c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id, ()))), None)
+                    if later is None:
+                        continue
+                    checker.report(
+                        "ADL018", clear,
+                        f"`{optimizer}.zero_grad()` runs on every call of `{name}`, which the loop on line "
+                        f"{loop.lineno} calls on every iteration, but `{optimizer}` steps only after the loop "
+                        f"(line {later.lineno}): each call clears the gradients the calls before it accumulated, "
+                        f"so the step uses only the last call's backward pass; clear once before the loop, or "
+                        f"after the step",
+                        related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0, "called on every iteration"),
+                                 (later.lineno, checker.col(later.lineno, later.col_offset), 0, "the step")])
+                    return
 
 
 def _updates_never_cleared(checker, updates, loops) -> None:
@@ -551,19 +629,23 @@ def _updates_never_cleared(checker, updates, loops) -> None:
             related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
 
 
-def _window_cleared_every_iteration(checker, body, counted=False) -> None:
+def _window_cleared_every_iteration(checker, body, counted=False, counters=frozenset()) -> None:
     """`loss.backward(); if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`:
     the clear outside the window's `if` runs on every iteration (PreDiff's VAE
     script), so the window never sums more than one backward pass.  ``counted``: the
     body of a method run once per micro-batch, whose window tests a counter of the
     object that the method itself increments (`self.n += 1; if self.n % k == 0:`,
-    ALF's `update_with_gradient`): the increment shows it runs again and again."""
+    ALF's `update_with_gradient`): the increment shows it runs again and again; or
+    a parameter of the method (in ``counters``) to which a loop of the file passes
+    its own counter (`for step, batch in enumerate(loader): self._train_step(batch,
+    step)`, starVLA's trainer): the loop runs it with each value."""
     windows = [stmt for stmt in body if isinstance(stmt, ast.If) and _remainder_test(stmt.test)]
     outside = [stmt for stmt in body if not any(stmt is w for w in windows)]
     if counted:
-        counters = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
-                    and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
-        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in counters
+        incremented = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
+                       and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
+        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in incremented
+                                             or isinstance(n, ast.Name) and n.id in counters
                                              for n in ast.walk(w.test))]
     if not windows:
         return
@@ -592,6 +674,45 @@ def _window_cleared_every_iteration(checker, body, counted=False) -> None:
                 f"backward pass's gradient; clear after the step, inside the `if`",
                 related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0,
                           "the accumulation window")])
+
+
+def _loop_counter_parameters(checker, function) -> set:
+    """The parameters of ``function`` to which a loop of the file passes its counter
+    on every iteration: `for step, batch in enumerate(loader): self.f(batch, step)`
+    or `for i in range(n): f(x, i)`, positionally or by keyword.  A parameter that
+    the function re-binds is not the loop's counter there."""
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    method = bool(params) and params[0] == "self"
+    if method:
+        params = params[1:]
+    rebound = {t.id for node in ast.walk(function) if isinstance(node, (ast.Assign, ast.AugAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    found = set()
+    for loop in ast.walk(checker.tree):
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call) \
+                or not isinstance(loop.iter.func, ast.Name):
+            continue
+        if loop.iter.func.id == "enumerate" and isinstance(loop.target, ast.Tuple) and loop.target.elts \
+                and isinstance(loop.target.elts[0], ast.Name):
+            counter = loop.target.elts[0].id
+        elif loop.iter.func.id == "range" and isinstance(loop.target, ast.Name):
+            counter = loop.target.id
+        else:
+            continue
+        for call in _calls_in(loop.body):
+            func = call.func
+            if method and not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                               and func.value.id == "self" and func.attr == function.name):
+                continue
+            if not method and not (isinstance(func, ast.Name) and func.id == function.name):
+                continue
+            for position, arg in enumerate(call.args):
+                if isinstance(arg, ast.Name) and arg.id == counter and position < len(params):
+                    found.add(params[position])
+            for keyword in call.keywords:
+                if isinstance(keyword.value, ast.Name) and keyword.value.id == counter and keyword.arg in params:
+                    found.add(keyword.arg)
+    return found - rebound
 
 
 def _self_attribute(node) -> bool:

@@ -4,6 +4,7 @@ with its graph: the sum keeps every iteration's graph alive."""
 from __future__ import annotations
 
 import ast
+import re
 import os
 
 from autograd_doctor.lint import names as N
@@ -125,6 +126,7 @@ def check_scope(checker, scope) -> None:
             losses[id(call)] = names
         summed_back.update(n.id for n in ast.walk(receiver) if isinstance(n, ast.Name))
     graph_values = dict(scope.noted("ADL023"))
+    _check_recording_closures(checker, body, losses)
     if _check_body(checker, body, losses, summed_back, graph_values):
         # a loss handed to a method of an object (`meter.update(loss, n)`): read once the
         # whole file is, when the summaries of every class's methods are known
@@ -160,7 +162,13 @@ def _operand_names(node) -> set[str]:
 
 def _result_field(node) -> bool:
     """`output.loss`: a field of a result object held in a name (a Hugging Face
-    model's output), not a tensor's own attribute (`loss.data`, `loss.T`)."""
+    model's output), not a tensor's own attribute (`loss.data`, `loss.T`); or an
+    entry of a result dictionary under a string key or a key the object holds
+    (`output["loss"]`, neuromancer's `output[self.train_metric]`)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        key = node.slice
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) or isinstance(key, ast.Attribute) \
+            and isinstance(key.value, ast.Name) and key.value.id == "self"
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
         and node.attr not in N.TENSOR_ATTRIBUTES and node.attr not in N.METADATA_ATTRIBUTES
 
@@ -322,6 +330,65 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     return False
 
 
+def _check_recording_closures(checker, body, losses: dict) -> None:
+    """A function nested in ``body`` that appends the value it returns to a list of
+    ``body`` (`def closure(): loss = ...; losses.append(loss); return loss`), called
+    in a loop of ``body`` whose backward goes through the result (`loss = closure();
+    loss.backward()`; neural-network-lyapunov's line search, r424): the list, bound
+    before the loop and never re-bound in it, keeps the graph of every call."""
+    nested = {stmt.name: stmt for stmt in body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not nested:
+        return
+    recorded = {}  # function name -> (list name, appended name, the append call)
+    for name, function in nested.items():
+        returned = {stmt.value.id for stmt in function.body
+                    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name)}
+        own = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for stmt in function.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id not in own \
+                    and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Name) \
+                    and call.args[0].id in returned and len(returned) == 1:
+                recorded[name] = (call.func.value.id, call.args[0].id, call)
+    if not recorded:
+        return
+    for loop, path in _walk(body):
+        if not isinstance(loop, _LOOPS):
+            continue
+        inner = list(_walk(loop.body))
+        for stmt, _ in inner:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+                    and stmt.value.func.id in recorded):
+                continue
+            listed, appended, append = recorded[stmt.value.func.id]
+            result = stmt.targets[0].id
+            backward = next((node for node, _ in inner if isinstance(node, ast.Call) and node.lineno > stmt.lineno
+                             and result in losses.get(id(node), ())), None)
+            if backward is None:
+                continue
+            bound_before = any(isinstance(s, ast.Assign) and s.lineno < loop.lineno and any(
+                isinstance(t, ast.Name) and t.id == listed for t in s.targets) for s, _ in _walk(body))
+            bound_inside = any(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == listed for t in ast.walk(s)
+                if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)) for s, _ in inner)
+            if not bound_before or bound_inside or _grad_off(checker, path):
+                continue
+            edits = (checker.edit(append.args[0], f"{appended}.detach()"),)
+            checker.report(
+                "ADL023", append,
+                f"`{listed}` keeps `{appended}`, which `{stmt.value.func.id}()` returns and "
+                f"`{checker.text(backward)}` on line {backward.lineno} backpropagates, with its graph on every "
+                f"call of the loop on line {loop.lineno}: the list keeps the graph of every call alive, so memory "
+                f"grows with the iteration count; append `{appended}.item()` (or `{appended}.detach()`)",
+                Fix(f"append `{appended}.detach()`", edits, safe=False),
+                related=[(stmt.lineno, checker.col(stmt.lineno, stmt.col_offset), 0, "called on every iteration here"),
+                         (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                          f"`{result}` carries a graph: backpropagated here")])
+            return
+
+
 def _built_from(name: str, bindings):
     """The class (the callee of the constructor call: `AverageMeter`, `utils.AverageMeter`)
     that every binding of ``name`` in the function builds (`losses =
@@ -388,7 +455,7 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     if _restarted_around_network_loop(loop, base, path, bindings):
         return False  # a sum over the networks of one batch (set V's DML): bounded
     low, high = sorted((call.lineno, stmt.lineno))
-    root = summed.split(".")[0]  # `output.loss` is re-bound with `output`
+    root = re.match(r"\w+", summed).group(0)  # `output.loss`, `output["loss"]` are re-bound with `output`
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
 
