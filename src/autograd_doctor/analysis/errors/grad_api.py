@@ -80,8 +80,8 @@ def unused_input(context: ErrorContext, already):
         # same way, is the one meant.
         new_call, bases = sliced
         location.note = f"{label} is a slice made in this call, after the output was computed from {bases[0]}"
-        notes.append(f"indexing a tensor makes a new tensor (a view): the output was computed from {bases[0]} itself, "
-                     "never from this view, so autograd finds no path to it")
+        notes = [f"indexing a tensor makes a new tensor (a view): the output was computed from {bases[0]} itself, "
+                 "never from this view, so autograd finds no path to it"]
         return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, [statement_change(
             location, f"ask for the gradient with respect to {' and '.join(bases)} and index it as the inputs were "
             "indexed: the same numbers the slices' gradients would be", replace_node_text(filename, statement, call,
