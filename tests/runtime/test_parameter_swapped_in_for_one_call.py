@@ -68,3 +68,14 @@ def test_the_functional_call_trains_as_the_hand_written_version(tmp_path):
     fixed = run_plain(tmp_path, apply_help(outcome))["result"]
     expected = run_plain(tmp_path, HAND_WRITTEN, "expected.py")["result"]
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(fixed, expected))
+
+
+# Without the line that puts the original back, the new value is meant to stay (EvolveGCN's
+# evolving weight, test_parameter_made_in_forward.py): no functional call is offered.
+KEPT_SWAP = SWAPPED_PARAMETER.replace("            self.conv.weight = original\n", "")
+
+
+def test_no_functional_call_when_the_swap_is_kept(tmp_path):
+    outcome = run_program(tmp_path, KEPT_SWAP)
+    diagnosis = next(d for d in outcome.diagnoses if d.code == "AD207")
+    assert not any(s.replacement for s in diagnosis.help)

@@ -125,7 +125,8 @@ def _name(function) -> str | None:
 
 def _swap_then_call(filename: str, statement, made_from: str):
     """`A.w = nn.Parameter(X)` followed, in the same block, by a statement that calls `A(...)` with
-    positional arguments: (the location of both statements, the second one with the call written
+    positional arguments, and later by a statement that puts a tensor back as `A.w`: (the location of
+    the first two statements, the second one with the call written
     `torch.func.functional_call(A, {"w": X}, (...,))` and the assignment dropped, the text of A).
     None for any other shape."""
     from autograd_doctor.diagnosis.source import parse_file
@@ -144,6 +145,14 @@ def _swap_then_call(filename: str, statement, made_from: str):
              and segment(filename, node.func) == owner_text]
     if owner_text is None or len(calls) != 1 or calls[0].keywords or \
             any(isinstance(argument, ast.Starred) for argument in calls[0].args):
+        return None
+    # Only a swap for this call: a later statement of the block puts a tensor back under the same name
+    # (`self.conv.weight = original`). Without it the new value is meant to stay (EvolveGCN's
+    # evolving weight), and a functional call would change what later calls see.
+    target_text = segment(filename, targets[0])
+    later = block[block.index(following) + 1:]
+    if not any(isinstance(other, ast.Assign) and len(other.targets) == 1
+               and segment(filename, other.targets[0]) == target_text for other in later):
         return None
     call = calls[0]
     arguments = ", ".join(segment(filename, argument) for argument in call.args)
