@@ -593,6 +593,7 @@ CASES = {
     "split_base_modified": ("AD138", 0, check_split_base),
     "detach_saved_inplace": ("AD139", 0, check_detach_saved),
     "non_differentiable_weight": ("AD140", 0, check_non_differentiable_weight),
+    "cdist_second_derivative": ("AD184", 0, same_as_correct_version("cdist_second_derivative", "gw")),
     "func_autograd_grad_inside": ("AD141", 0, check_func_grad),
     "func_requires_grad_inside_grad": ("AD141", 0, same_as_correct_version("func_requires_grad_inside_grad", "gw")),
     "vmap_accumulate_into_unmapped_input": ("AD144", 0, same_as_correct_version(

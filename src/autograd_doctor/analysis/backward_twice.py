@@ -20,6 +20,7 @@ from autograd_doctor.analysis.source_scope import (
     live_frame, loaded_names, reached_leaves, root_expression,
 )
 from autograd_doctor.analysis.describe import tensor_info
+from autograd_doctor.analysis.state_resets import detach_after_reset, reset_write_site, resets_into_freed_graph
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.recording.frames import in_installed_package
@@ -144,7 +145,8 @@ def _buffer_registration(module: torch.nn.Module, name: str) -> tuple[str, ast.s
         arguments.update({k.arg: k.value for k in call.keywords if k.arg in ("name", "tensor")})
         given, value = arguments.get("name"), arguments.get("tensor")
         if isinstance(given, ast.Constant) and given.value == name and isinstance(value, ast.Call) \
-                and statement.lineno == statement.end_lineno:
+                and statement.lineno == statement.end_lineno and not _holds_no_program_value(value):
+            # A start value made of numbers (`torch.zeros(0)`) carries no graph: the graph came later.
             return filename, statement, value
     return None
 
@@ -490,6 +492,9 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     repeated = _same_loss_backpropagated_again(recorder, previous, call, roots, scope, statement, root_name)
     if repeated is not None:
         return repeated
+    reset = _reset_in_place(recorder, roots, frontier, previous, call, site)
+    if reset is not None:
+        return reset
 
     carrier = None  # (name, assignment statement, value)
     # carried: loop state from the previous iteration; outside: made before the loop;
@@ -885,6 +890,42 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     diagnosis.extra.update({"freed_nodes": [type(n).__name__ for n in frontier[:5]],
                             "carrier": carrier[0] if carrier else None,
                             "freed_by_line": previous.site.lineno if previous is not None and previous.site else None})
+    return diagnosis
+
+
+def _reset_in_place(recorder, roots, frontier, previous, call, site) -> Diagnosis | None:
+    """State cleared in place (`state.zero_()`) between the two backward() calls: the reset's node
+    links the new graph to the freed one. The reset's line, and the detach after it."""
+    if not frontier or previous is None:
+        return None
+    methods = resets_into_freed_graph(roots, frontier)
+    found = reset_write_site(recorder, methods, previous.seq, call.seq) if methods else None
+    if found is None:
+        return None
+    write_site, method = found
+    change = detach_after_reset(write_site, method)
+    reset_text = change[0] if change is not None else f"{method}()"
+    primary = location_of(write_site, role="reset",
+                          note=f"{reset_text} sets new values but keeps the state's graph: the next forward starts "
+                               "from it")
+    same_line = previous.site is not None and site is not None and previous.site.code is site.code and \
+        previous.site.lineno == site.lineno
+    related = [location_of(previous.site, role="freed", note="this backward() freed the graph")
+               if previous.site is not None and not same_line else None,
+               location_of(site, role="backward", note="second backward() through the freed graph")]
+    notes = [f"{method}() writes in place, and autograd records the write on top of the state's history: the state "
+             "is new constants, yet its graph still leads into the graph of the sample before, which the backward() "
+             f"{'on line ' + str(previous.site.lineno) + ' ' if previous.site is not None else ''}"
+             f"{'in the previous iteration ' if same_line else ''}freed"]
+    helps = [change[1]] if change is not None else [Suggestion(
+        f"detach the state right after {method}() (or make a new tensor for it), so each sample's graph starts "
+        "from constants")]
+    diagnosis = Diagnosis(code=codes.BACKWARD_TWICE, title=codes.title(codes.BACKWARD_TWICE), severity="error",
+                          primary=primary, related=[loc for loc in related if loc is not None],
+                          tensor=tensor_info(roots[0], "the loss") if roots else None, notes=notes, help=helps)
+    diagnosis.extra.update({"freed_nodes": [type(n).__name__ for n in frontier[:5]], "carrier": None,
+                            "reset": method,
+                            "freed_by_line": previous.site.lineno if previous.site is not None else None})
     return diagnosis
 
 

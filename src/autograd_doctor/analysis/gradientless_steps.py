@@ -92,13 +92,14 @@ _GRAPH_KEEPING_METHODS = ("clone", "to", "float", "double", "half", "contiguous"
 
 
 def _detach_below(node: ast.AST) -> ast.AST | None:
-    """The `x.detach()` call (or `x.data` attribute) that the chain under `requires_grad_()` starts
+    """The `x.detach()` (or `x.detach_()`) call, or `x.data` attribute, that the chain under `requires_grad_()` starts
     from, through copies and conversions (`p.detach().clone()`), or None."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in _GRAPH_KEEPING_METHODS:
         node = node.func.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_") \
             and not node.args and not node.keywords:
+        # detach_() cuts the tensor itself: `loss.detach_().requires_grad_(True)` makes the loss a new leaf.
         return node
     if isinstance(node, ast.Attribute) and node.attr == "data":
         return node
@@ -134,13 +135,14 @@ def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int
         receiver = segment(site.filename, detach_call.value if isinstance(detach_call, ast.Attribute)
                            else detach_call.func.value)
         changed = replace_node_text(site.filename, statement, detach_call, receiver) if receiver else None
+        method = detach_call.func.attr if isinstance(detach_call, ast.Call) else "detach"
         cut = statement_location(site.filename, statement, role="cut",
-                                 note="detach().requires_grad_() makes new leaves here: backward() stops at them")
+                                 note=f"{method}().requires_grad_() makes new leaves here: backward() stops at them")
         related.insert(0, primary)
         primary = cut
         notes.append(f"the last backward() gave gradients to the leaves made at line {site.lineno} by "
-                     "detach().requires_grad_(), which start a new graph: requires_grad_() on the result of "
-                     "detach() does not connect it to what it was detached from")
+                     f"{method}().requires_grad_(), which start a new graph: requires_grad_() on the result of "
+                     f"{method}() does not connect it to what it was detached from")
         if changed is not None:
             helps.insert(0, Suggestion(f"keep the graph: drop the cut ({segment(site.filename, detach_call)} "
                                        f"becomes {receiver}), so backward() goes on to the optimizer's parameters",

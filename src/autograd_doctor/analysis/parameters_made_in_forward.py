@@ -83,6 +83,13 @@ def _diagnosis(found: list, step_stack) -> Diagnosis:
                             "Parameter), so that its gradient flows back to what computed it: hand it to the layer "
                             "as an argument, or keep it under a name that is not a registered parameter; a value "
                             "the optimizer should train itself is made once, in __init__")]
+        swapped_call = _swap_then_call(filename, statement, made_from)
+        if swapped_call is not None:
+            location, replacement, module_text = swapped_call
+            helps.insert(0, Suggestion(
+                f"call {module_text} with `{made_from}` in place of its parameter for this call only "
+                "(torch.func.functional_call): the same forward values, and the gradient reaches what computed "
+                f"`{made_from}`", replacement, location))
     return Diagnosis(code=codes.STALE_OPTIMIZER_PARAMETERS, title=codes.title(codes.STALE_OPTIMIZER_PARAMETERS),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
@@ -114,3 +121,47 @@ def _name(function) -> str | None:
     if isinstance(function, ast.Attribute):
         return function.attr
     return function.id if isinstance(function, ast.Name) else None
+
+
+def _swap_then_call(filename: str, statement, made_from: str):
+    """`A.w = nn.Parameter(X)` followed, in the same block, by a statement that calls `A(...)` with
+    positional arguments, and later by a statement that puts a tensor back as `A.w`: (the location of
+    the first two statements, the second one with the call written
+    `torch.func.functional_call(A, {"w": X}, (...,))` and the assignment dropped, the text of A).
+    None for any other shape."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    targets = getattr(statement, "targets", None)
+    if not (isinstance(statement, ast.Assign) and len(targets) == 1 and isinstance(targets[0], ast.Attribute)):
+        return None
+    owner_text = segment(filename, targets[0].value)
+    tree = parse_file(filename)
+    block = next((body for node in ast.walk(tree) if tree is not None
+                  for body in (getattr(node, "body", None),) if isinstance(body, list) and statement in body), None)
+    if block is None or block.index(statement) + 1 >= len(block):
+        return None
+    following = block[block.index(statement) + 1]
+    calls = [node for node in ast.walk(following) if isinstance(node, ast.Call)
+             and segment(filename, node.func) == owner_text]
+    if owner_text is None or len(calls) != 1 or calls[0].keywords or \
+            any(isinstance(argument, ast.Starred) for argument in calls[0].args):
+        return None
+    # Only a swap for this call: a later statement of the block puts a tensor back under the same name
+    # (`self.conv.weight = original`). Without it the new value is meant to stay (EvolveGCN's
+    # evolving weight), and a functional call would change what later calls see.
+    target_text = segment(filename, targets[0])
+    later = block[block.index(following) + 1:]
+    if not any(isinstance(other, ast.Assign) and len(other.targets) == 1
+               and segment(filename, other.targets[0]) == target_text for other in later):
+        return None
+    call = calls[0]
+    arguments = ", ".join(segment(filename, argument) for argument in call.args)
+    functional = (f"torch.func.functional_call({owner_text}, {{{targets[0].attr!r}: {made_from}}}, "
+                  f"({arguments}{',' if len(call.args) == 1 else ''}))")
+    from autograd_doctor.diagnosis.source import replace_node_text
+    replacement = replace_node_text(filename, following, call, functional)
+    if replacement is None or "\n" in replacement:
+        return None
+    location = statement_location(filename, statement)
+    location.end_line, location.end_column = following.end_lineno, following.end_col_offset
+    return location, replacement, owner_text

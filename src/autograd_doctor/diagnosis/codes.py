@@ -3363,6 +3363,33 @@ which changes the result.
 """,
     heading="a @once_differentiable backward differentiated twice")
 
+BACKWARD_WITHOUT_DERIVATIVE = _code(
+    "AD184",
+    "a second derivative through an operation whose backward PyTorch cannot differentiate",
+    """\
+**What it means.** A loss on a gradient (force matching, a gradient penalty, a physics residual,
+Sobolev training) needs the derivative of a backward formula: the first gradient is taken with
+`create_graph=True`, and the outer backward() differentiates the backward operations it
+recorded. A few of PyTorch's backward operations have no derivative of their own, and the outer
+backward() raises "the derivative for '_cdist_backward' is not implemented", naming the backward
+operation, not the forward call in your code that recorded it (here `torch.cdist`).
+
+**Minimal example.**
+
+    a = torch.randn(4, 2, requires_grad=True)
+    b = torch.randn(3, 2) + 5.0
+    distances = torch.cdist(a, b)            # AD184: cdist's backward has no derivative
+    (g,) = torch.autograd.grad(distances.sum(), a, create_graph=True)
+    g.pow(2).sum().backward()
+
+**The fix.** Compute the operation another way whose backward is made of differentiable
+operations: for Euclidean distances, `torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist")`
+(the same distances, through matrix products) or `(a[:, None] - b[None]).norm(dim=-1)`. For
+another operation, write it with elementary tensor operations, or, if the second-order terms are
+not wanted, take the first gradient without `create_graph=True` (which changes the result).
+""",
+    heading="a second derivative through a backward PyTorch cannot differentiate")
+
 AUX_NOT_A_PAIR = _code(
     "AD234",
     "a function differentiated with has_aux=True does not return the pair (output, aux)",

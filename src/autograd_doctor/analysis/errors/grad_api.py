@@ -73,6 +73,20 @@ def unused_input(context: ErrorContext, already):
         helps.append(statement_change(location, f"ask for the gradient with respect to {original} itself: the output "
                                       f"was computed from {original}, and {text_of(filename, copy_call)} is a copy "
                                       "made in this call, which no operation of the output used", new_call))
+    sliced = _slices_of_used_tensors(context, frame, filename, call) if copied_input is None else None
+    if sliced is not None:
+        # `grad(losses[i], params["weight"][i])`: the slice is a view made in this call, after the
+        # output was computed from the whole tensor. A zero gradient for it (materialize_grads)
+        # would run and train nothing; the gradient with respect to the whole tensor, indexed the
+        # same way, is the one meant.
+        new_call, bases = sliced
+        location.note = f"{label} is a slice made in this call, after the output was computed from {bases[0]}"
+        notes = [f"indexing a tensor makes a new tensor (a view): the output was computed from {bases[0]} itself, "
+                 "never from this view, so autograd finds no path to it"]
+        return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, [statement_change(
+            location, f"ask for the gradient with respect to {' and '.join(bases)} and index it as the inputs were "
+            "indexed: the same numbers the slices' gradients would be", replace_node_text(filename, statement, call,
+                                                                                          new_call))])
     flagged_late = _flag_set_after_use(filename, name, location.line) if name else None
     if flagged_late is not None and copied_input is None:
         # The line to change is the flag's: it comes after the use it was meant for.
@@ -215,6 +229,65 @@ def _copy_of_used_tensor(context: ErrorContext, frame, filename: str, call, inde
         given = None
     original = _copied_tensor_in_graph(context, frame, given)
     return (given, text_of(filename, original)) if original is not None else None
+
+
+def _container_value(frame, node: ast.expr):
+    """`value_of`, and also `box["key"]` / `box[0]` of a dict, list or tuple (reading them calls nothing
+    of the user's)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        owner = _container_value(frame, node.value)
+        if isinstance(owner, dict):
+            return owner.get(node.slice.value)
+        if isinstance(owner, (list, tuple)) and isinstance(node.slice.value, int) and \
+                -len(owner) <= node.slice.value < len(owner):
+            return owner[node.slice.value]
+        return None
+    return value_of(frame, node)
+
+
+def _slices_of_used_tensors(context: ErrorContext, frame, filename: str, call):
+    """`grad(out, [params["weight"][i], params["bias"][i]])`: every input is written as the same
+    index of a tensor that requires grad and that the outputs' graph reaches, and the input autograd
+    got is a view of that tensor (made in the call). (the call rewritten to take the gradient with
+    respect to the whole tensors and index it, the texts of the tensors) or None."""
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    given = next((k.value for k in call.keywords if k.arg == "inputs"), call.args[1] if len(call.args) > 1 else None)
+    written = list(given.elts) if isinstance(given, (ast.List, ast.Tuple)) else [given]
+    inputs = _inputs(context)
+    if given is None or len(written) != len(inputs) or not all(isinstance(e, ast.Subscript) for e in written):
+        return None
+    indexes = {text_of(filename, e.slice) for e in written}
+    outputs = _outputs(context)
+    roots = [t.grad_fn for t in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+             if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    if len(indexes) != 1 or None in indexes or not roots:
+        return None
+    bases = []
+    for element, tensor in zip(written, inputs):
+        base = _container_value(frame, element.value)
+        if not (isinstance(base, torch.Tensor) and base.requires_grad and isinstance(tensor, torch.Tensor)
+                and tensor._base is not None and tensor._base is (base if base._base is None else base._base)
+                and _reaches(roots, base)):
+            return None
+        bases.append(text_of(filename, element.value))
+    if None in bases:
+        return None
+    call_text = text_of(filename, call)
+    if call_text is None:
+        return None
+    start = (call.lineno, call.col_offset)
+    lines = call_text.split("\n")
+    for element in sorted(written, key=lambda e: (e.lineno, e.col_offset), reverse=True):
+        row = element.lineno - start[0]
+        begin = element.col_offset - (start[1] if row == 0 else 0)
+        end_row = element.end_lineno - start[0]
+        end = element.end_col_offset - (start[1] if end_row == 0 else 0)
+        if row != end_row:
+            return None
+        lines[row] = lines[row][:begin] + text_of(filename, element.value) + lines[row][end:]
+    index = indexes.pop()
+    return f"tuple(gradient[{index}] for gradient in {chr(10).join(lines)})", bases
 
 
 def _input_node(call, name: str | None):
@@ -1153,7 +1226,55 @@ def cached_transform_cut(context: ErrorContext, already):
                                       context.raise_location("grad", "the gradient with respect to that tensor"))
 
 
+# Forward operations with another way to compute the same values whose backward is differentiable:
+# the keyword that selects it (given only where the call does not choose already).
+_DIFFERENTIABLE_WAY = {"cdist": ("compute_mode", '"use_mm_for_euclid_dist"')}
+
+
+def backward_without_derivative(context: ErrorContext, already):
+    """AD184: "the derivative for '_cdist_backward' is not implemented": a loss on a gradient
+    taken with create_graph=True differentiates a backward operation PyTorch has no derivative
+    for. The message names the backward operation; the line to change is the user's call of its
+    forward (`torch.cdist(...)`), found in the user's files when it is called once there."""
+    match = re.search(r"the derivative for '(\w+)' is not implemented", context.message)
+    found = user_statement(context)
+    if match is None or found is None:
+        return None
+    frame, line, filename, statement, location = found
+    backward_name = match.group(1)
+    forward = backward_name.strip("_")
+    forward = forward[:-len("_backward")] if forward.endswith("_backward") else forward
+    location.note = f"this backward() differentiates {backward_name}, the backward of {forward}, which has no derivative"
+    notes = [f"a gradient taken with create_graph=True recorded {forward}'s backward ({backward_name}); this "
+             "backward() needs that backward's own derivative, and PyTorch has none"]
+    calls = [(file, call) for file in context.files_reached() if (tree := parse_file(file)) is not None
+             for call in find_calls(tree, forward)]
+    if len(calls) != 1:
+        return diagnosis(codes.BACKWARD_WITHOUT_DERIVATIVE, location, [], notes, [Suggestion(
+            f"compute {forward} with operations whose backward is differentiable (or take the first gradient "
+            "without create_graph=True, which drops the second-order terms)")])
+    call_file, call = calls[0]
+    call_statement = statement_at(call_file, call.lineno)
+    made = statement_location(call_file, call_statement, role="recorded",
+                              note=f"{forward} is called here; its backward has no derivative")
+    helps = []
+    keyword, value = _DIFFERENTIABLE_WAY.get(forward, (None, None))
+    if keyword is not None and not any(k.arg == keyword for k in call.keywords) and \
+            not any(k.arg == "p" for k in call.keywords) and len(call.args) <= 2:
+        call_text = text_of(call_file, call)
+        changed = replace_node_text(call_file, call_statement, call, f"{call_text[:-1].rstrip()}, {keyword}={value})") \
+            if call_text else None
+        if changed is not None:
+            helps.append(Suggestion(f"compute the same Euclidean distances through matrix products ({keyword}={value}): "
+                                    "their backward is made of operations autograd differentiates again",
+                                    changed, made))
+    helps.append(Suggestion(f"or write {forward} with elementary tensor operations; if the second-order terms are not "
+                            "wanted, take the first gradient without create_graph=True (that changes the result)"))
+    return diagnosis(codes.BACKWARD_WITHOUT_DERIVATIVE, made, [location], notes, helps)
+
+
 MATCHERS = [
+    (r"the derivative for '\w*_backward\w*' is not implemented", backward_without_derivative),
     (r"attempting to assign a gradient of size", assigned_gradient_shape),
     (r"element 0 of tensors does not require grad and does not have a grad_fn", cut_path),
     (r"(appears to not have been used in the graph|One of the differentiated Tensors appears to not have been used)",

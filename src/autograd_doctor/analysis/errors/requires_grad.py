@@ -1942,7 +1942,7 @@ MATCHERS = [
     (r"unsupported operand type\(s\) for .*'NoneType'|'NoneType' object has no attribute|"
      r"'NoneType' object is not subscriptable", grad_of_non_leaf),
     (r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad True"
-     r"|the derivative for '\w+' is not implemented", non_differentiable_argument),
+     r"|the derivative for '(?!\w*_backward\b)\w+' is not implemented", non_differentiable_argument),
     (r"Cannot insert a Tensor that requires grad as a constant", trace_constant_requires_grad),
     (r"grad can be implicitly created only for (real )?scalar outputs", non_scalar_backward),
     (r"Can't call numpy\(\) on Tensor that requires grad", numpy_of_grad_tensor),
