@@ -497,6 +497,15 @@ def check_update_after_step(ns):
         assert torch.allclose(trained.detach(), expected, atol=1e-6)
 
 
+def check_clip_lets_scaler_skip(ns):
+    torch.manual_seed(0)  # the program's model before training
+    initial = [p.detach().clone() for p in torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                                                               torch.nn.Linear(4, 2)).parameters()]
+    assert all(torch.isfinite(w).all() for w in ns["weights"])  # the overflowing steps were skipped
+    assert ns["scaler"].get_scale() < 2.0 ** 16  # ... and the scale lowered
+    assert not all(torch.equal(w, i) for w, i in zip(ns["weights"], initial))  # the other steps trained
+
+
 def check_trained_head_in_float32(ns):
     torch.manual_seed(0)  # the program's models and data; the frozen encoder stays float16
     encoder, head = torch.nn.Linear(3, 3).half(), torch.nn.Linear(3, 1)
@@ -623,7 +632,8 @@ CASES = {
     "amp_step_without_update": ("AD150", 0, check_update_after_step),
     "amp_step_twice_in_one_iteration": ("AD150", 0, check_update_after_each_step),
     "amp_float16_parameters": ("AD151", 0, check_trained_head_in_float32),
-    "amp_step_without_gradients": ("AD167", None, None),  # advice: the loss to write in torch is the user's
+    "amp_step_without_gradients": ("AD167", None, None),
+    "amp_clip_refuses_overflow": ("AD183", 0, check_clip_lets_scaler_skip),  # advice: the loss to write in torch is the user's
     "sparse_gradient_noise": ("AD152", 0, check_dense_gradient_with_noise),
     "ddp_unused_parameters": None,  # AD127: tested in test_ddp.py (needs a process group)
     # Errors the recorder itself explains (diagnose.py, gradient_path.py, copies.py).

@@ -52,6 +52,7 @@ from autograd_doctor.analysis.grad_off_context_managers import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
+from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
@@ -832,6 +833,12 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         written = _data_write_cut_diagnosis(cut, frame_locals, site, loss, name)
         if written is not None:
             return written
+        frozen = frozen_when_called(cut.filename, cut.statement, frame_locals, statement.lineno) \
+            if cut.filename == site.filename else None
+        if frozen is not None:
+            primary, related, notes, helps = frozen_when_called_parts(frozen, name)
+            related.append(location_of(site, role="backward", note="backward() called here"))
+            return _upstream_cut_diagnosis(primary, related, notes, helps, loss, name, "frozen_when_called")
     if cut is None or cut.mark.kind == "unknown" and not cut.evidence:
         freezing = find_freezing(site.filename)
         if freezing is not None and (cut is None or _frozen_module(frame_locals or {}, loaded_names(cut.statement))):

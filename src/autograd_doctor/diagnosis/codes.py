@@ -1933,6 +1933,40 @@ gradients to check.
                   "scaler = torch.amp.GradScaler(\"cpu\")\nx = torch.randn(4, 3)\n",
 )
 
+CLIPPED_NON_FINITE_UNDER_SCALER = _code(
+    "AD183",
+    "clip_grad_norm_(error_if_nonfinite=True) under a GradScaler: it refuses the overflow the scaler expects",
+    """\
+**What it means.** With mixed precision, `scaler.scale(loss).backward()` multiplies the loss by a
+large scale so that small float16 gradients do not vanish. The scaler finds that scale by trying:
+when a step's scaled backward overflows, its gradients hold inf or NaN, `scaler.step(optimizer)`
+skips that step and `scaler.update()` lowers the scale. The first steps of a run often overflow.
+`clip_grad_norm_(params, max_norm, error_if_nonfinite=True)`, called between `unscale_` and
+`step`, raises on those gradients ("The total norm of order 2.0 for gradients from `parameters`
+is non-finite, so it cannot be clipped") before the scaler can skip the step: the expected
+overflow stops the training. autograd-doctor reports it when an enabled GradScaler is in the
+program and the loop steps through it.
+
+**Minimal example.**
+
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = model(x * 100).float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)  # AD183
+    scaler.step(optimizer)
+    scaler.update()
+
+**The fix.** Clip with `error_if_nonfinite=False` (the default): the step whose gradients
+overflowed is skipped by `scaler.step()` as it would have been, and every other step is clipped
+as before. Non-finite gradients at a scale the scaler has already lowered many times are another
+matter (a loss that is itself NaN): look at the loss.
+""",
+    heading="clip_grad_norm_(error_if_nonfinite=True) refuses the overflow a GradScaler expects",
+    example_setup="model = torch.nn.Linear(3, 3)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                  "scaler = torch.amp.GradScaler(\"cpu\", init_scale=2.0 ** 24)\nx = torch.randn(4, 3)\n",
+)
+
 CHECKPOINT_RANDOM_NOT_REPLAYED = _code(
     "AD168",
     "a checkpoint with preserve_rng_state=False around random numbers (dropout): backward recomputes another forward",

@@ -31,6 +31,13 @@ float32 at the line that made it float16: a cast of the model in the step's file
 that returns it, or, for a submodule, in the class that builds it (`self.prelu =
 nn.PReLU(c).to(torch.float16)`, `self.visual_encoder.half()` in `__init__`), which the traceback
 does not show.
+
+Clipping itself can stop a mixed-precision loop: `clip_grad_norm_(..., error_if_nonfinite=True)`
+raises on gradients whose norm is inf or NaN, and at a scale that is too large the scaled backward
+overflows on purpose: GradScaler finds its scale by letting such a step overflow, skipping it in
+`scaler.step()` and lowering the scale in `scaler.update()` (AD183). When an enabled GradScaler is
+in the program and the loop steps through it, the help clips with `error_if_nonfinite=False`: the
+step that overflowed is skipped as it would have been, the others are clipped as before.
 """
 
 from __future__ import annotations
@@ -40,12 +47,12 @@ import ast
 import torch
 
 from autograd_doctor.analysis.source_scope import block_holding
-from autograd_doctor.analysis.errors.build import diagnosis, text_of, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, find_calls, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, replace_node_text, segment, source_line, statement_location,
+    call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_location,
 )
 from autograd_doctor.recording import leaf_sites
 
@@ -1040,7 +1047,66 @@ def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
     return leaf_sites.leaf_creation_site(loss)
 
 
+def _enabled_scalers(context: ErrorContext) -> list:
+    """The enabled GradScalers the user's frames of the traceback hold (locals, then globals)."""
+    found = []
+    for frame, _line in context.user_frames():
+        for namespace in (frame.f_locals, frame.f_globals):
+            for value in list(namespace.values()):
+                if any(cls.__name__ == "GradScaler" for cls in type(value).__mro__) \
+                        and getattr(value, "is_enabled", lambda: False)() \
+                        and not any(value is other for other in found):
+                    found.append(value)
+    return found
+
+
+def _steps_through(context: ErrorContext, scaler) -> bool:
+    """Whether a function of the traceback's user frames (or their module) calls `.step(...)` on
+    `scaler`: the loop lets the scaler skip a step whose gradients are not finite."""
+    for frame, line in context.user_frames():
+        tree = parse_file(frame.f_code.co_filename)
+        if tree is None:
+            continue
+        for scope in (enclosing_function(tree, line), tree):
+            for call in find_calls(scope, "step"):
+                if isinstance(call.func, ast.Attribute) and value_of(frame, call.func.value) is scaler:
+                    return True
+    return False
+
+
+def clipped_non_finite(context: ErrorContext, already):
+    """AD183: `clip_grad_norm_(..., error_if_nonfinite=True)` refused the gradients of a step that
+    overflowed under a GradScaler, which would have skipped it."""
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, _line, filename, statement, location = found
+    refusing = None
+    for call in find_calls(statement, "clip_grad_norm_"):
+        argument = call_argument(call, 3, "error_if_nonfinite")
+        if argument is not None and value_of(frame, argument) is True:
+            refusing = argument
+    scalers = [scaler for scaler in _enabled_scalers(context) if _steps_through(context, scaler)]
+    if refusing is None or not scalers:
+        return None
+    scaler = scalers[0]
+    scaler_name = next((name for frame_, _ in context.user_frames() for name, value in
+                        list(frame_.f_locals.items()) + list(frame_.f_globals.items()) if value is scaler), "scaler")
+    location.role = "clip"
+    location.note = "error_if_nonfinite=True refuses the overflow GradScaler expects"
+    notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "
+             "scaled backward overflows to inf or NaN, and GradScaler expects it: "
+             f"{scaler_name}.step() skips that step and {scaler_name}.update() lowers the scale",
+             "error_if_nonfinite=True raises on that overflow before the step can be skipped"]
+    replacement = replace_node_text(filename, statement, refusing, "False")
+    help_ = [Suggestion("clip with error_if_nonfinite=False: the step whose gradients overflowed is then skipped by "
+                        f"{scaler_name}.step() as it would have been, and the other steps are clipped as before",
+                        replacement=replacement, location=location)] if replacement is not None else []
+    return diagnosis(codes.CLIPPED_NON_FINITE_UNDER_SCALER, location, notes=notes, help=help_)
+
+
 MATCHERS = [
+    (r"gradients from `parameters` is non-finite, so it cannot be clipped", clipped_non_finite),
     (r"No inf checks were recorded for this optimizer", step_without_gradients),
     (r"unscale_\(\) has already been called on this optimizer since the last update\(\)", unscaled_twice),
     (r"unscale_\(\) is being called after step\(\)", unscaled_after_step),

@@ -429,7 +429,11 @@ def input_without_grad(context: ErrorContext, already):
     label = ", ".join(n or "an input" for n in names) or "an input"
     if len(names) > 1 and not any(names):
         label = f"each of the {len(names)} inputs"
-    location.note = f"{label} does not require grad"
+    elif len(names) > 1 and not all(names):
+        # Some offenders have a name in the frame, others not: count them rather than repeat "an input".
+        label = f"{len(names)} of the inputs ({', '.join(n for n in names if n)} among them)"
+    several = label[0].isdigit()
+    location.note = f"{label} {'do' if several else 'does'} not require grad"
     helps, related = [], []
     name = names[0] if len(names) == 1 else None
     made = last_assignment(filename, name, location.line) if name else None
@@ -485,7 +489,8 @@ def input_without_grad(context: ErrorContext, already):
         argument = _argument_requiring_grad_help(filename, name, location.line)
         helps.extend([argument] if argument is not None else [])
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
-    notes = [f"gradients are only computed for tensors that require grad; {label} is a constant to autograd"]
+    notes = [f"gradients are only computed for tensors that require grad; {label} "
+             f"{'are constants' if several else 'is a constant'} to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
 
 
