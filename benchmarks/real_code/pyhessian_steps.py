@@ -10,7 +10,6 @@ import copy
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from pyhessian import hessian
 
 
