@@ -953,6 +953,122 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
     """,
+    # Hessian eigenvalues by power iteration (PyHessian): backward(create_graph=True) leaves
+    # gradients with their graph in .grad, copied once and reused for every Hessian-vector
+    # product (autograd.grad with retain_graph) while zero_grad() clears .grad between products;
+    # the products are orthogonalised through .data; training goes on after the analysis.
+    "Hessian-vector products from gradients kept with their graph, zero_grad between them": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x, y = torch.randn(16, 6), torch.randint(0, 3, (16,))
+        model.eval()
+        nn.functional.cross_entropy(model(x), y).backward(create_graph=True)
+        params = list(model.parameters())
+        grads_with_graph = [p.grad + 0.0 for p in params]
+        found, eigenvalues = [], []
+        for _ in range(2):
+            v = [torch.randn_like(p) for p in params]
+            for _ in range(6):
+                for u in found:  # Gram-Schmidt against the eigenvectors found, in place through .data
+                    dot = sum((a * b).sum() for a, b in zip(v, u))
+                    for a, b in zip(v, u):
+                        a.data.add_(b * -dot)
+                norm = sum((a * a).sum() for a in v).sqrt().item()
+                v = [a / (norm + 1e-6) for a in v]
+                model.zero_grad()
+                hv = torch.autograd.grad(grads_with_graph, params, grad_outputs=v, retain_graph=True)
+                value = sum((a * b).sum() for a, b in zip(hv, v))
+                v = list(hv)
+            norm = sum((a * a).sum() for a in v).sqrt().item()
+            found.append([a / (norm + 1e-6) for a in v])
+            eigenvalues.append(value.detach())
+        model.train()
+        for _ in range(2):
+            optimizer.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        grads = eigenvalues + [p.grad for p in params] + [p.detach().clone() for p in params]
+    """,
+    # mup: a readout that shares the embedding's weight and divides its input by a width
+    # multiplier, parameters rescaled through .data before the optimizer is built, per-group
+    # learning rates scaled by width, forward hooks recording each module's output size
+    # during the first steps (a coordinate check) and removed after each step.
+    "readout tied to the embedding, width-scaled groups, coordinate-check hooks": """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class TiedLM(nn.Module):
+            def __init__(self, width, vocab=11, base_width=4):
+                super().__init__()
+                self.embed = nn.Embedding(vocab, width)
+                self.hidden = nn.Linear(width, width)
+                self.readout = nn.Linear(width, vocab, bias=False)
+                self.readout.weight = self.embed.weight
+                self.width_mult = width / base_width
+                self.hidden.weight.data *= self.width_mult ** -0.5
+
+            def forward(self, tokens):
+                h = F.gelu(self.hidden(self.embed(tokens)))
+                return self.readout(h / self.width_mult)
+
+        torch.manual_seed(0)
+        model = TiedLM(16)
+        matrix_like = [p for n, p in model.named_parameters() if n.endswith("hidden.weight")]
+        others = [p for n, p in model.named_parameters() if not n.endswith("hidden.weight")]
+        optimizer = torch.optim.AdamW([{"params": matrix_like, "lr": 1e-2 / model.width_mult},
+                                       {"params": others, "lr": 1e-2}], weight_decay=0.01)
+        tokens = torch.randint(0, 11, (3, 7))
+        records = []
+        for step in range(4):
+            handles = [m.register_forward_hook(lambda m, i, o, name=name: records.append((name, o.detach().abs().mean())))
+                       for name, m in model.named_modules() if step < 2]
+            optimizer.zero_grad()
+            logits = model(tokens[:, :-1])
+            F.cross_entropy(logits.reshape(-1, 11), tokens[:, 1:].reshape(-1)).backward()
+            optimizer.step()
+            for handle in handles:
+                handle.remove()
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()] + [r for _, r in records]
+    """,
+    # K-FAC (kfac-pytorch): a forward pre-hook keeps each layer's input and a full backward
+    # hook its output gradient (both detached); before the step, each weight's .grad is
+    # replaced in place by the gradient preconditioned with running Kronecker factors.
+    "K-FAC preconditioning from module hooks, gradients replaced in place before step": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 6), nn.ReLU(), nn.Linear(6, 2))
+        layers = [model[0], model[2]]
+        inputs, output_grads, factors = {}, {}, {}
+        for layer in layers:
+            layer.register_forward_pre_hook(lambda m, args: inputs.__setitem__(m, args[0].detach()))
+            layer.register_full_backward_hook(lambda m, gin, gout: output_grads.__setitem__(m, gout[0].detach()))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        x, y = torch.randn(12, 5), torch.randn(12, 2)
+        for step in range(3):
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            with torch.no_grad():
+                for layer in layers:
+                    a, g = inputs[layer], output_grads[layer] * x.shape[0]
+                    A, G = a.t() @ a / len(a), g.t() @ g / len(g)
+                    if layer in factors:
+                        A = 0.9 * factors[layer][0] + 0.1 * A
+                        G = 0.9 * factors[layer][1] + 0.1 * G
+                    factors[layer] = (A, G)
+                    A_inv = torch.linalg.inv(A + 0.1 * torch.eye(len(A)))
+                    G_inv = torch.linalg.inv(G + 0.1 * torch.eye(len(G)))
+                    layer.weight.grad.copy_(G_inv @ layer.weight.grad @ A_inv)
+                    layer.bias.grad.copy_(G_inv @ layer.bias.grad)
+            optimizer.step()
+        grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
+    """,
 }
 
 
