@@ -6,7 +6,7 @@
 #   and its loss method returns the loss, the logits and the number of correct predictions side by
 #   side; the caller unpacks the pair it expects
 # source: none found; the pattern as users write it (functional training steps with metrics)
-# results: params, losses, corrects
+# results: list(params.values()), losses, corrects
 import torch
 import torch.nn.functional as F
 from torch.func import functional_call, grad_and_value
