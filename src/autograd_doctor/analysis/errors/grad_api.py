@@ -794,8 +794,12 @@ def decorator_cut(context: ErrorContext, already):
     called = _functions_called_upstream(filename, line, frame, modules=modules)
     hits = [decorated[name] for name in called if name in decorated]
     if not hits and decorated:
-        hits = _decorated_forwards(modules, [entry for kind in ("no_grad", "inference_mode")
-                                             for entry in switches.mode_entries(kind) if entry.decorator])
+        entries = [entry for kind in ("no_grad", "inference_mode")
+                   for entry in switches.mode_entries(kind) if entry.decorator]
+        last = _module_making_the_loss(frame, filename, line)
+        # The loss is the result of a module's call: its decorated forward ran last, so every path
+        # to the loss goes through it, whatever trained modules feed its arguments.
+        hits = (_decorated_forwards([last], entries) if last is not None else []) or _decorated_forwards(modules, entries)
     if not hits:
         return _user_decorator_cut(context, frame, called)
     entry = hits[0]
@@ -992,6 +996,27 @@ def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | 
     location = Location(file=display_path(filename), line=line, column=len(indent), end_line=line + 1,
                         end_column=len(kept), source=decorator.strip())
     return Suggestion(message, kept[len(indent):], location)
+
+
+def _module_making_the_loss(frame, filename: str, line: int):
+    """The module whose call is the whole value backpropagated at `line`: `loss.backward()` with
+    `loss = criterion(output, target)`, `criterion` a module (None for any other form)."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import statement_at
+
+    statement = statement_at(filename, line)
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "backward"
+            and isinstance(value.func.value, ast.Name)):
+        return None
+    made = last_assignment(filename, value.func.value.id, line)
+    call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+        return None
+    module = value_of(frame, call.func)
+    return module if isinstance(module, torch.nn.Module) else None
 
 
 def _decorated_forwards(modules: list, entries: list) -> list:
