@@ -2,7 +2,8 @@
 #   operation: [torch.FloatTensor [4, 4]], which is output 0 of AsStrided, is at version 2; expected
 #   version 1 instead. Hint: enable anomaly detection to find the operation that failed to compute its
 #   gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).
-# code: AD101 (catalogue: saved_tensor_modified)
+# code: AD103 (catalogue: saved_tensor_modified; AD103 is the recorder's code for a write made by
+#   optimizer.step())
 # set: 13
 # trigger: a multi-task loop computes the shared trunk's features and every task's loss once, then
 #   updates task by task: zero_grad(), backward(retain_graph=True), optimizer.step(); the first step

@@ -439,6 +439,23 @@ def _count(shape) -> int:
     return total
 
 
+# NumPy functions whose result is positions (integers): the same computation in torch has no
+# gradient, so detaching their argument loses nothing.
+_NUMPY_INDEX_FUNCTIONS = {"argmin", "argmax", "argsort", "argpartition", "argwhere", "nonzero", "flatnonzero",
+                          "searchsorted", "digitize"}
+
+
+def _only_indices_of(statement: ast.stmt, converted: ast.expr) -> bool:
+    """Whether `converted` is given straight to a NumPy function that returns positions
+    (`np.argmin(cost, axis=1)`), as its first argument."""
+    for call in (c for c in ast.walk(statement) if isinstance(c, ast.Call)):
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _NUMPY_INDEX_FUNCTIONS \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in ("np", "numpy") \
+                and call.args and call.args[0] is converted:
+            return True
+    return False
+
+
 def numpy_of_grad_tensor(context: ErrorContext, already):
     statement, location, filename = _raised(context)
     if location is None:
@@ -449,6 +466,9 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     helps = []
     lists = _lists_given_to_numpy(context, statement) if not converted else []
     back_to_torch = _converted_back_to_torch(statement, converted[0]) if len(converted) == 1 else None
+    indices = len(converted) == 1 and _only_indices_of(statement, converted[0])
+    if back_to_torch is not None and indices:
+        back_to_torch = None  # np.argmin(cost): integer positions, which carry no gradient in torch either
     if back_to_torch is not None:
         # `torch.from_numpy(fkine(q.numpy()))`: the NumPy result comes back as a tensor the program
         # goes on computing with, most often into a loss; detaching would make the error go away and
@@ -463,7 +483,10 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     elif len(converted) == 1:
         receiver = converted[0]
         text = text_of(filename, receiver)
-        new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
+        # A detached tensor given to np.argmin would reach Tensor.argmin (NumPy calls the argument's
+        # own method of that name) and come back a tensor: give NumPy an array.
+        new_statement = replace_node_text(filename, statement, receiver,
+                                          f"{text}.detach().numpy()" if indices else f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
     elif len(lists) == 1:

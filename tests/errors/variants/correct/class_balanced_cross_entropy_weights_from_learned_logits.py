@@ -20,8 +20,7 @@ class BalancedClassifier(nn.Module):
 
     def loss(self, x, labels):
         weights = 1.0 / (3 * torch.softmax(self.frequency_logits, dim=0))
-        per_example = F.cross_entropy(self.linear(x), labels, reduction="none")  # PRIMARY
-        return (weights[labels] * per_example).sum() / weights[labels].sum()
+        return F.cross_entropy(self.linear(x), labels, weight=weights.detach())  # PRIMARY
 
 
 torch.manual_seed(0)
