@@ -177,6 +177,21 @@ NOT_YET = {
     # AD302 names the shared forward whose graph was freed (the catalogue's convention) and changes the
     # backward() in the loop, which the variant marks.
     "shared_features_backpropagated_once_per_head": (False, "right"),
+    # Set 13. The optimizer must be made after the layers exist (a dry forward or a build() with the
+    # input size before it): which the model supports is the user's choice.
+    "layers_built_on_first_forward_after_optimizer": (True, "advice"),
+    # AD124 names the in-place += that writes the broadcast view (made in another file) and writes it
+    # out of place there (the same values); the variant marks the helper's broadcast_to.
+    "padding_mask_broadcast_to_scores_then_causal_added": (False, "right"),
+    # The Function's jvp is its author's (nothing proves backward is forward's derivative), as in the
+    # catalogue's function_without_jvp.
+    "smooth_step_function_in_forward_mode_sensitivity": (True, "advice"),
+    # AD110 names the in-place write (the catalogue's convention) and changes the marked
+    # torch.inference_mode() of the sanity check into torch.no_grad().
+    "step_counter_buffer_registered_in_inference_setup": (False, "right"),
+    # AD103 names optimizer.step() and offers both orders (the weights before or after the step),
+    # unverified, as its code says: which the tasks should see is the user's choice.
+    "task_losses_stepped_one_by_one_after_shared_forward": (False, "advice"),
 }
 
 

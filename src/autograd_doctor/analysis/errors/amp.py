@@ -1010,6 +1010,14 @@ def step_without_gradients(context: ErrorContext, already):
     help_ = Suggestion("compute the loss with torch operations on the model's output, so that backward() "
                        "reaches the parameters: no .numpy(), .item(), .tolist() or float() on the way, and no "
                        "torch.tensor() around the result")
+    copied = _optimizer_built_on_a_copy(frame, filename, statement, call.args[0] if call.args else None, parameters)
+    if copied is not None:
+        built, copy_name, trained_name, change = copied
+        notes.append(f"{copy_name} is a deep copy of {trained_name}: the loss reaches {trained_name}'s parameters, "
+                     f"which got gradients that no optimizer holds, while {optimizer_text} holds the copy's")
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
+            f"build {optimizer_text} from the parameters of {trained_name}, the model the loss is computed with "
+            f"({copy_name} stays a copy that follows it)", change, built)])
     leaf = _loss_made_as_new_leaf(frame, filename, statement)
     if leaf is None:
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, location, notes=notes, help=[help_])
@@ -1020,6 +1028,51 @@ def step_without_gradients(context: ErrorContext, already):
     notes.append("requires_grad=True on a tensor built from numbers only lets backward() run: its gradient stops at "
                  "that tensor")
     return diagnosis(codes.STEP_WITHOUT_GRADIENTS, made, related=[location], notes=notes, help=[help_])
+
+
+def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.expr | None, parameters: list):
+    """(the construction's location, the copy's name, the original's name, the construction changed)
+    when the optimizer stepped was built as `Optimizer(copy.parameters(), ...)` (its assignment
+    above the step, in the same file), `copy` was made as `copy.deepcopy(original)`, the optimizer
+    holds exactly the copy's parameters, and `original` has parameters with gradients that no live
+    optimizer holds: an EMA or teacher copy given to the optimizer instead of the trained model."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+    from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, step.lineno)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call):
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Name) and not node.args]
+    if len(sources) != 1:
+        return None
+    copy_name = sources[0].id
+    held = value_of(frame, sources[0])
+    if not isinstance(held, torch.nn.Module) or {id(p) for p in held.parameters()} != {id(p) for p in parameters}:
+        return None
+    made = last_assignment(filename, copy_name, built.lineno)
+    copies = [node for node in ast.walk(made.value) if isinstance(node, ast.Call)
+              and (text_of(filename, node.func) or "").split(".")[-1] == "deepcopy"
+              and len(node.args) == 1 and isinstance(node.args[0], ast.Name)] \
+        if isinstance(made, ast.Assign) and made.value is not None else []
+    if len(copies) != 1:
+        return None
+    trained_name = copies[0].args[0].id
+    trained = value_of(frame, copies[0].args[0])
+    if not isinstance(trained, torch.nn.Module) or trained is held:
+        return None
+    with_gradients = [p for p in trained.parameters() if p.grad is not None]
+    if not with_gradients or optimizers_holding(with_gradients, Budget(scans=1)) != []:
+        return None
+    change = replace_node_text(filename, built, sources[0], trained_name)
+    if change is None:
+        return None
+    location = statement_location(filename, built, role="optimizer",
+                                  note=f"builds the optimizer from the parameters of {copy_name}, a copy")
+    return location, copy_name, trained_name, change
 
 
 def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):

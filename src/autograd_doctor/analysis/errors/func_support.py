@@ -285,7 +285,36 @@ def checkpoint_under_transform(context: ErrorContext, already):
         helps.insert(0, statement_change(location, "call the function directly: the same values and gradients, "
                                          "without the memory checkpointing saves",
                                          replace_node_text(filename, statement, call, direct)))
+    direct_sequential = _sequential_called_directly(frame, filename, statement) if not calls else None
+    if direct_sequential is not None:
+        helps.insert(0, statement_change(location, "run the modules directly: checkpoint_sequential runs them in "
+                                         "order on the input, the same values and gradients, without the memory "
+                                         "checkpointing saves", direct_sequential))
     return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
+
+
+def _sequential_called_directly(frame, filename: str, statement: ast.stmt) -> str | None:
+    """The statement with `checkpoint_sequential(layers, segments, x, ...)` replaced by `layers(x)`
+    when `layers` is an nn.Sequential (the one call in the statement; its keywords are all
+    checkpoint's own), else None."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    calls = [c for c in ast.walk(statement) if isinstance(c, ast.Call) and (text_of(filename, c.func) or "").split(
+        ".")[-1] == "checkpoint_sequential"]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if len(call.args) != 3 or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg not in _CHECKPOINT_KEYWORDS for k in call.keywords):
+        return None
+    layers = call.args[0]
+    if not isinstance(layers, (ast.Name, ast.Attribute)) or not isinstance(value_of(frame, layers), torch.nn.Sequential):
+        return None
+    return replace_node_text(filename, statement, call,
+                             f"{text_of(filename, layers)}({text_of(filename, call.args[2])})")
 
 
 # ---- AD178: a module's buffer updated in place under torch.func.grad -----------------------

@@ -86,10 +86,19 @@ def aux_not_a_pair(context: ErrorContext, already):
 _FUNCTIONAL_FUNCTIONS = ("jacobian", "hessian", "vjp", "jvp", "vhp", "hvp")
 
 
+def _copies_values(filename: str, call: ast.Call) -> bool:
+    """`torch.tensor(...)`, `torch.as_tensor(...)`, `x.new_tensor(...)`: calls that build a tensor from
+    the values of the elements of a list, without their graph."""
+    spelled = text_of(filename, call.func) or ""
+    return spelled in ("torch.tensor", "torch.as_tensor") or (isinstance(call.func, ast.Attribute)
+                                                              and call.func.attr == "new_tensor")
+
+
 def _torch_tensor_of_a_list(filename: str, node: ast.AST) -> ast.Call | None:
-    """`torch.tensor([a, b, ...])` (a list or tuple of computed values, no other argument) in `node`."""
+    """`torch.tensor([a, b, ...])` (or `torch.as_tensor`, `x.new_tensor`; a list or tuple of computed
+    values, no other argument) in `node`."""
     for call in ast.walk(node):
-        if isinstance(call, ast.Call) and (text_of(filename, call.func) or "") == "torch.tensor" \
+        if isinstance(call, ast.Call) and _copies_values(filename, call) \
                 and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], (ast.List, ast.Tuple)) \
                 and call.args[0].elts and not all(isinstance(e, ast.Constant) for e in call.args[0].elts):
             return call
@@ -115,7 +124,8 @@ def strict_output_without_grad(context: ErrorContext, already):
     notes = ["in strict mode the transform refuses an output that autograd cannot trace back to the input "
              "(without strict=True its derivative would be returned as zeros)"]
     if call is not None:
-        location = statement_location(filename, statement, note="torch.tensor([...]) copies the values of the "
+        spelled = "torch.tensor" if text_of(filename, call.func) == "torch.tensor" else text_of(filename, call.func)
+        location = statement_location(filename, statement, note=f"{spelled}([...]) copies the values of the "
                                       "elements into a new tensor, without their graph")
         new = replace_node_text(filename, statement, call, f"torch.stack({text_of(filename, call.args[0])})")
         helps = [statement_change(location, "build the vector with torch.stack, which keeps each element's graph "

@@ -870,9 +870,46 @@ def empty_inputs(context: ErrorContext, already):
     made_location = statement_location(made_file, made, role="made", note=f"{name} is made here, empty")
     filters = [text_of(made_file, f) for n in ast.walk(made.value) if isinstance(n, ast.comprehension) for f in n.ifs]
     notes = [f"the condition {' and '.join(filters)} matched nothing" if filters else f"{name} is empty"]
+    by_flag = _filtered_by_grad_instead_of_flag(frame, made_file, made)
+    if by_flag is not None:
+        notes.append(f"{by_flag[0]}.grad is None until a backward() has reached {by_flag[0]}: before the first one, "
+                     "no tensor has a gradient yet, trained or not")
+        return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [statement_change(
+            made_location, f"choose the tensors by {by_flag[0]}.requires_grad, which says whether a tensor is "
+            "trained before any backward() has run", by_flag[1])])
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
         "[n for n, _ in model.named_parameters()])")])
+
+
+def _filtered_by_grad_instead_of_flag(frame, filename: str, made: ast.Assign):
+    """(the loop variable, the statement rewritten) for `[p for p in X if p.grad is not None]`, one
+    condition on the comprehension's own variable, over the parameters of a module (`m.parameters()`)
+    or a list or tuple of tensors, some of which require grad: `if p.requires_grad` instead."""
+    comprehension = made.value.generators[0] if isinstance(made.value, (ast.ListComp, ast.GeneratorExp)) \
+        and len(made.value.generators) == 1 else None
+    if comprehension is None or not isinstance(comprehension.target, ast.Name) or len(comprehension.ifs) != 1:
+        return None
+    variable, condition = comprehension.target.id, comprehension.ifs[0]
+    if not (isinstance(condition, ast.Compare) and isinstance(condition.ops[0], ast.IsNot) and len(condition.ops) == 1
+            and isinstance(condition.left, ast.Attribute) and condition.left.attr == "grad"
+            and isinstance(condition.left.value, ast.Name) and condition.left.value.id == variable
+            and isinstance(condition.comparators[0], ast.Constant) and condition.comparators[0].value is None):
+        return None
+    source = comprehension.iter
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr == "parameters" \
+            and not source.args and not source.keywords:
+        module = value_of(frame, source.func.value)
+        tensors = list(module.parameters()) if isinstance(module, torch.nn.Module) else None
+    else:
+        value = value_of(frame, source)
+        tensors = list(value) if isinstance(value, (list, tuple)) else None
+    if not tensors or not all(isinstance(t, torch.Tensor) for t in tensors) or not any(t.requires_grad for t in tensors):
+        return None
+    from autograd_doctor.diagnosis.source import replace_node_text
+
+    rewritten = replace_node_text(filename, made, condition, f"{variable}.requires_grad")
+    return (variable, rewritten) if rewritten is not None else None
 
 
 def decorator_cut(context: ErrorContext, already):
@@ -898,8 +935,12 @@ def decorator_cut(context: ErrorContext, already):
     called = _functions_called_upstream(filename, line, frame, modules=modules)
     hits = [decorated[name] for name in called if name in decorated]
     if not hits and decorated:
-        hits = _decorated_forwards(modules, [entry for kind in ("no_grad", "inference_mode")
-                                             for entry in switches.mode_entries(kind) if entry.decorator])
+        entries = [entry for kind in ("no_grad", "inference_mode")
+                   for entry in switches.mode_entries(kind) if entry.decorator]
+        last = _module_making_the_loss(frame, filename, line)
+        # The loss is the result of a module's call: its decorated forward ran last, so every path
+        # to the loss goes through it, whatever trained modules feed its arguments.
+        hits = (_decorated_forwards([last], entries) if last is not None else []) or _decorated_forwards(modules, entries)
     if not hits:
         return _user_decorator_cut(context, frame, called)
     entry = hits[0]
@@ -1096,6 +1137,27 @@ def _decorator_deletion(filename: str, line: int, message: str) -> Suggestion | 
     location = Location(file=display_path(filename), line=line, column=len(indent), end_line=line + 1,
                         end_column=len(kept), source=decorator.strip())
     return Suggestion(message, kept[len(indent):], location)
+
+
+def _module_making_the_loss(frame, filename: str, line: int):
+    """The module whose call is the whole value backpropagated at `line`: `loss.backward()` with
+    `loss = criterion(output, target)`, `criterion` a module (None for any other form)."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import statement_at
+
+    statement = statement_at(filename, line)
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "backward"
+            and isinstance(value.func.value, ast.Name)):
+        return None
+    made = last_assignment(filename, value.func.value.id, line)
+    call = made.value if isinstance(made, ast.Assign) and len(made.targets) == 1 else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+        return None
+    module = value_of(frame, call.func)
+    return module if isinstance(module, torch.nn.Module) else None
 
 
 def _decorated_forwards(modules: list, entries: list) -> list:

@@ -439,6 +439,23 @@ def _count(shape) -> int:
     return total
 
 
+# NumPy functions whose result is positions (integers): the same computation in torch has no
+# gradient, so detaching their argument loses nothing.
+_NUMPY_INDEX_FUNCTIONS = {"argmin", "argmax", "argsort", "argpartition", "argwhere", "nonzero", "flatnonzero",
+                          "searchsorted", "digitize"}
+
+
+def _only_indices_of(statement: ast.stmt, converted: ast.expr) -> bool:
+    """Whether `converted` is given straight to a NumPy function that returns positions
+    (`np.argmin(cost, axis=1)`), as its first argument."""
+    for call in (c for c in ast.walk(statement) if isinstance(c, ast.Call)):
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _NUMPY_INDEX_FUNCTIONS \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in ("np", "numpy") \
+                and call.args and call.args[0] is converted:
+            return True
+    return False
+
+
 def numpy_of_grad_tensor(context: ErrorContext, already):
     statement, location, filename = _raised(context)
     if location is None:
@@ -449,6 +466,9 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     helps = []
     lists = _lists_given_to_numpy(context, statement) if not converted else []
     back_to_torch = _converted_back_to_torch(statement, converted[0]) if len(converted) == 1 else None
+    indices = len(converted) == 1 and _only_indices_of(statement, converted[0])
+    if back_to_torch is not None and indices:
+        back_to_torch = None  # np.argmin(cost): integer positions, which carry no gradient in torch either
     if back_to_torch is not None:
         # `torch.from_numpy(fkine(q.numpy()))`: the NumPy result comes back as a tensor the program
         # goes on computing with, most often into a loss; detaching would make the error go away and
@@ -463,7 +483,10 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     elif len(converted) == 1:
         receiver = converted[0]
         text = text_of(filename, receiver)
-        new_statement = replace_node_text(filename, statement, receiver, f"{text}.detach()")
+        # A detached tensor given to np.argmin would reach Tensor.argmin (NumPy calls the argument's
+        # own method of that name) and come back a tensor: give NumPy an array.
+        new_statement = replace_node_text(filename, statement, receiver,
+                                          f"{text}.detach().numpy()" if indices else f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
     elif len(lists) == 1:
@@ -1100,6 +1123,9 @@ def non_leaf_optimized(context: ErrorContext, already):
     notes = [f"{name or 'the tensor'} has grad_fn={grad_fn}: it is the result of a computation, so its .grad "
              "is never filled and the optimizer could not update what you created"]
     if made is None:
+        parametrized = _parametrized_attribute_listed(user_frame, filename, line)
+        if parametrized is not None:
+            return diagnosis(codes.NON_LEAF_OPTIMIZED, parametrized[0], [raised], notes, parametrized[1:])
         return diagnosis(codes.NON_LEAF_OPTIMIZED, raised, notes=notes, help=[Suggestion(
             "create the tensor to optimize as a leaf: do the arithmetic or .to(device) first, then "
             ".requires_grad_() (or wrap it in nn.Parameter)")])
@@ -1132,6 +1158,45 @@ def non_leaf_optimized(context: ErrorContext, already):
     helps.append(Suggestion("or wrap the computed value in nn.Parameter(...) (a leaf), or compute it under "
                             "torch.no_grad() and call .requires_grad_() on it"))
     return diagnosis(codes.NON_LEAF_OPTIMIZED, primary, [raised], notes, helps)
+
+
+def _parametrized_attribute_listed(frame, filename: str, line: int):
+    """(the list's location, the help) when the optimizer at `line` is given a list (there, or bound
+    to a name a few lines up) that names `module.weight` of a module parametrized at `weight`
+    (torch.nn.utils.parametrize: orthogonal, weight_norm, spectral_norm): that attribute is computed
+    from the parametrization's originals on every access; the originals are the leaves to train."""
+    from torch.nn.utils import parametrize
+
+    statement, optimizer = statement_of(filename, line)
+    call = next((c for c in ast.walk(statement) if isinstance(c, ast.Call) and c.args), None) \
+        if statement is not None else None
+    if call is None:
+        return None
+    listed, holder = call.args[0], statement
+    if isinstance(listed, ast.Name):
+        holder = last_assignment(filename, listed.id, line)
+        listed = holder.value if isinstance(holder, ast.Assign) and len(holder.targets) == 1 else None
+    if not isinstance(listed, (ast.List, ast.Tuple)):
+        return None
+    computed = []
+    for element in listed.elts:
+        if isinstance(element, ast.Attribute):
+            owner = value_of(frame, element.value)
+            if owner is not None and parametrize.is_parametrized(owner, element.attr):
+                computed.append(element)
+    if not computed:
+        return None
+    replacements = [(element, f"*{text_of(filename, element.value)}.parametrizations.{element.attr}.parameters()")
+                    for element in computed]
+    new = replace_nodes_text(filename, holder, replacements)
+    if new is None:
+        return None
+    names = ", ".join(text_of(filename, element) for element in computed)
+    location = statement_location(filename, holder, role="listed",
+                                  note=f"{names} is computed by a parametrization on every access, not a parameter")
+    return location, statement_change(location, f"list the parametrization's own parameters instead of {names}: "
+                                      "they are the leaves the parametrization computes the weight from, which the "
+                                      "optimizer updates (the weight keeps its constraint)", new)
 
 
 def _flattened_parameters(frame, filename: str, line: int, made: ast.stmt, name: str):

@@ -59,6 +59,12 @@ def tape_api_in_transform(context: ErrorContext, already):
         helps.insert(0, Suggestion("compute the gradient with torch.func.grad, which works inside "
                                    f"{transform} and needs no requires_grad_() (it evaluates the loss again as a "
                                    "function of the input)", replacement=rewrite[1], location=rewrite[0]))
+    functional = _functional_api_rewrite(frame, filename, statement) if called == "requires_grad_()" else None
+    if functional is not None:
+        # torch.autograd.functional.jacobian / hessian set requires_grad_() on their inputs; the
+        # torch.func transform of the same name computes the same matrix inside the transform.
+        helps.insert(0, statement_change(location, f"use {functional[0]}, the torch.func transform that computes "
+                                         f"the same {functional[1]} and works inside {transform}", functional[2]))
     returned = _backward_of_returned_loss(context, filename, statement) if called == "backward()" else None
     if returned is not None:
         # `loss.backward()` left in a loss function given to torch.func.grad: grad already
@@ -67,6 +73,38 @@ def tape_api_in_transform(context: ErrorContext, already):
                                    f"gradient of the {returned} the function returns",
                                    location=statement_location(filename, statement)))
     return diagnosis(codes.AUTOGRAD_INSIDE_TRANSFORM, location, notes=_notes(transform), help=helps)
+
+
+# torch.autograd.functional's function -> (the torch.func transform computing the same, what it computes).
+_FUNCTIONAL_TO_FUNC = {"jacobian": ("torch.func.jacrev", "Jacobian"), "hessian": ("torch.func.hessian", "Hessian")}
+
+
+def _functional_api_rewrite(frame, filename: str, statement: ast.stmt):
+    """(the transform, what it computes, the statement rewritten) for the one call in `statement` of
+    torch.autograd.functional.jacobian / hessian as `f(func, x)` (one input, no keyword but
+    create_graph, which a transform's result does not need): `torch.func.jacrev(func)(x)`."""
+    import torch.autograd.functional as functional
+
+    from autograd_doctor.analysis.errors.context import value_of
+
+    found = []
+    for call in (c for c in ast.walk(statement) if isinstance(c, ast.Call)):
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            continue
+        value = value_of(frame, call.func)
+        name = next((n for n in _FUNCTIONAL_TO_FUNC if value is getattr(functional, n)), None)
+        if name is not None:
+            found.append((name, call))
+    if len(found) != 1:
+        return None
+    name, call = found[0]
+    if len(call.args) != 2 or isinstance(call.args[1], (ast.Tuple, ast.List, ast.Starred)) \
+            or any(k.arg != "create_graph" for k in call.keywords):
+        return None
+    function, inputs = text_of(filename, call.args[0]), text_of(filename, call.args[1])
+    transform, computed = _FUNCTIONAL_TO_FUNC[name]
+    rewritten = replace_node_text(filename, statement, call, f"{transform}({function})({inputs})")
+    return (transform, computed, rewritten) if rewritten is not None else None
 
 
 def _requires_grad_then_autograd_grad(filename: str, statement: ast.stmt):
