@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from autograd_doctor.diagnosis import codes
+from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, backward_call_node, backward_roots, block_holding, frame_values, graph_nodes, leaves_below,
     live_frame, loaded_names, reached_leaves, root_expression,
@@ -82,19 +83,7 @@ def freed_frontier(roots: list[torch.Tensor], max_nodes: int = MAX_NODES) -> lis
 
 
 def _reaches(tensor: torch.Tensor, nodes: list[Any], max_nodes: int = MAX_NODES) -> bool:
-    targets = set(nodes)
-    start = tensor.grad_fn
-    seen = set()
-    queue = [start] if start is not None else []
-    while queue and len(seen) < max_nodes:
-        node = queue.pop()
-        if node in targets:
-            return True
-        if node in seen:
-            continue
-        seen.add(node)
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return False
+    return graph_reaches(tensor.grad_fn, set(nodes), max_nodes)
 
 
 def _tensors_in(value) -> list[torch.Tensor]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import MAX_NODES
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, segment, statement_at, statement_location
@@ -28,19 +29,6 @@ def _reset_method(node) -> str | None:
     return next((method for prefix, method in RESETTING_NODES.items() if name.startswith(prefix)), None)
 
 
-def _reaches_any(node, targets: set, max_nodes: int = MAX_NODES) -> bool:
-    seen, queue = set(), [node]
-    while queue and len(seen) < max_nodes:
-        current = queue.pop()
-        if current in targets:
-            return True
-        if current in seen:
-            continue
-        seen.add(current)
-        queue.extend(child for child, _ in current.next_functions if child is not None)
-    return False
-
-
 def resets_into_freed_graph(roots: list, frontier: list[Any], max_nodes: int = MAX_NODES) -> list[str]:
     """The reset methods (`zero_`, `fill_`) whose nodes lie between the roots and the freed graph:
     a reset in place through which this backward() walks into the older graph."""
@@ -53,7 +41,7 @@ def resets_into_freed_graph(roots: list, frontier: list[Any], max_nodes: int = M
             continue
         seen.add(node)
         method = _reset_method(node)
-        if method is not None and any(child is not None and _reaches_any(child, targets)
+        if method is not None and any(child is not None and graph_reaches(child, targets, MAX_NODES)
                                       for child, _ in node.next_functions):
             if method not in found:
                 found.append(method)

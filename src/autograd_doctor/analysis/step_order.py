@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, frame_values, live_frame, loaded_names, reached_leaves, root_expression, stored_names,
 )
@@ -50,18 +51,7 @@ def gradients_used_by_step(write: WriteEvent, recorder, backward_site) -> bool:
 
 
 def _reaches(tensor: torch.Tensor, node) -> bool:
-    start = getattr(tensor, "grad_fn", None)
-    seen = set()
-    queue = [start] if start is not None else []
-    while queue and len(seen) < MAX_NODES:
-        current = queue.pop()
-        if current is node:
-            return True
-        if current in seen:
-            continue
-        seen.add(current)
-        queue.extend(child for child, _ in current.next_functions if child is not None)
-    return False
+    return graph_reaches(getattr(tensor, "grad_fn", None), {node}, MAX_NODES)
 
 
 def _one_line_forward(statement: ast.stmt) -> bool:
