@@ -70,15 +70,15 @@ TRAINER_CLIPS_EACH_MICRO_BATCH = textwrap.dedent("""
     """)
 
 TRAINER_CLIPS_ONCE_PER_WINDOW = TRAINER_CLIPS_EACH_MICRO_BATCH.replace("""\
+            if self.max_norm > 0:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
+            micro_step += 1
+            if micro_step % self.accumulation == 0:
+""", """\
+            micro_step += 1
+            if micro_step % self.accumulation == 0:
                 if self.max_norm > 0:
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
-                micro_step += 1
-                if micro_step % self.accumulation == 0:
-""", """\
-                micro_step += 1
-                if micro_step % self.accumulation == 0:
-                    if self.max_norm > 0:
-                        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
 """)
 
 # fresh 2: a function over named layers, clip_grad_value_, `not (i + 1) % k`
@@ -102,11 +102,11 @@ VALUE_CLIP_EACH_MICRO_BATCH = textwrap.dedent("""
     """)
 
 VALUE_CLIP_ONCE_PER_WINDOW = VALUE_CLIP_EACH_MICRO_BATCH.replace("""\
-            nn.utils.clip_grad_value_(net.parameters(), clip)
-            if not (i + 1) % accumulate:
+        nn.utils.clip_grad_value_(net.parameters(), clip)
+        if not (i + 1) % accumulate:
 """, """\
-            if not (i + 1) % accumulate:
-                nn.utils.clip_grad_value_(net.parameters(), clip)
+        if not (i + 1) % accumulate:
+            nn.utils.clip_grad_value_(net.parameters(), clip)
 """)
 
 
@@ -187,12 +187,14 @@ def test_adl029_value_clip_claims_run_with_torch():
 
 def test_adl029_clear_on_every_micro_batch_is_left_to_adl018():
     cleared_each = VALUE_CLIP_EACH_MICRO_BATCH.replace(
-        "            logits = net(x)\n", "            opt.zero_grad()\n            logits = net(x)\n")
+        "        logits = net(x)\n", "        opt.zero_grad()\n        logits = net(x)\n")
+    assert cleared_each != VALUE_CLIP_EACH_MICRO_BATCH
     assert "ADL029" not in {code for _, code in _codes(cleared_each)}
 
 
 def test_adl029_every_iteration_step_is_silent():
-    stepped_each = VALUE_CLIP_EACH_MICRO_BATCH.replace("            if not (i + 1) % accumulate:\n", "            if True:\n")
+    stepped_each = VALUE_CLIP_EACH_MICRO_BATCH.replace("        if not (i + 1) % accumulate:\n", "        if True:\n")
+    assert stepped_each != VALUE_CLIP_EACH_MICRO_BATCH
     assert _codes(stepped_each) == []
 
 
