@@ -239,7 +239,7 @@ AAE_METHOD = textwrap.dedent("""
         def __init__(self):
             super().__init__()
             self.autoencoder = nn.Sequential(nn.Linear(4, 2), nn.Tanh(), nn.Linear(2, 4))
-            self.critic = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))
+            self.critic = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
             self.ae_opt = torch.optim.SGD(self.autoencoder.parameters(), lr=0.05)
             self.critic_opt = torch.optim.SGD(self.critic.parameters(), lr=0.05)
 

@@ -76,8 +76,11 @@ _DEPTH = 40
 
 def check_file(checker) -> None:
     source = checker.source
-    if ".detach()" not in source or ".backward(" not in source or ".step()" not in source \
-            or ".parameters(" not in source:
+    if ".backward(" not in source or ".step()" not in source or ".parameters(" not in source:
+        return
+    # a detached feed (the generator's loss reaching the discriminator's step), or a
+    # clear before a backward (the discriminator's loss reaching the generator's step)
+    if ".detach()" not in source and ".zero_grad(" not in source:
         return
     optimizers = {text: owners for text, owners in checker.training.optimizers.items() if owners}
     for text, owners in _factory_optimizers(checker).items():
@@ -155,8 +158,12 @@ def _functions_that_freeze(checker) -> set:
 class _Flow:
     """Which modules' outputs flow, not detached, into an expression of one function."""
 
-    def __init__(self, checker, nodes, modules):
+    def __init__(self, checker, nodes, modules, conditional_keeps_earlier=False):
         self.checker, self.modules = checker, modules
+        # a binding under an `if` that does not hold the use may not run: the binding before
+        # it may reach the use too (the other direction's flow only; a union, so more crossings)
+        self.if_spans = [(block[0].lineno, block[-1].end_lineno) for n in nodes if isinstance(n, ast.If)
+                         for block in (n.body, n.orelse) if block] if conditional_keeps_earlier else []
         self.bindings: dict[str, list] = {}  # target text -> [(line, value)], value None: no graph
         grad_off = [(w.lineno, w.end_lineno) for w in nodes if isinstance(w, (ast.With, ast.AsyncWith))
                     and any(isinstance(i.context_expr, ast.Call) and
@@ -198,14 +205,20 @@ class _Flow:
             return frozenset(), frozenset()
         if isinstance(expr, (ast.Name, ast.Attribute)):
             text = self.checker.text(expr)
-            earlier = [(ln, v) for ln, v in self.bindings.get(text, ()) if ln < line]
+            earlier = sorted(((ln, v) for ln, v in self.bindings.get(text, ()) if ln < line),
+                             key=lambda e: e[0], reverse=True)
             if earlier:
-                ln, value = max(earlier, key=lambda e: e[0])
-                key = (text, ln)
-                if key not in self.memo:
-                    self.memo[key] = (frozenset(), frozenset())  # a cycle reaches nothing more
-                    self.memo[key] = self.flows(value, ln, depth + 1)
-                return self.memo[key]
+                mods, crosses = set(), set()
+                for ln, value in earlier:
+                    key = (text, ln)
+                    if key not in self.memo:
+                        self.memo[key] = (frozenset(), frozenset())  # a cycle reaches nothing more
+                        self.memo[key] = self.flows(value, ln, depth + 1)
+                    mods |= self.memo[key][0]
+                    crosses |= self.memo[key][1]
+                    if not any(a <= ln <= b and not a <= line <= b for a, b in self.if_spans):
+                        break  # this binding runs whenever the use does
+                return frozenset(mods), frozenset(crosses)
             if isinstance(expr, ast.Name):
                 return frozenset(), frozenset()
         if isinstance(expr, ast.Call):
@@ -245,6 +258,7 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
     if not backwards or not steps:
         return
     flow = _Flow(checker, nodes, modules)
+    _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules, freezers)
     separate = _detached_feeds(checker, nodes, flow, modules)
     if not separate:
         return  # no evidence that the networks have separate losses
@@ -259,6 +273,58 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
             if step is not None:
                 _report(checker, backward, call, step, outer, inner)
                 break
+
+
+def _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules,
+                                         freezers) -> None:
+    """`opt_g.zero_grad(); g_loss.backward(retain_graph=True); opt_d.zero_grad();
+    d_loss.backward(); opt_g.step()` where `d_loss` goes through `D(fake)`, `fake =
+    G(z)` not detached (dome272's VQGAN): the backward right after a clear of only
+    `D`'s optimizer is `D`'s own, and it also fills `G`'s gradients, which `opt_g`
+    then steps (nothing clears them between).  Evidence that `G` has a loss of its
+    own: an earlier backward in the function right after a clear of only `G`'s
+    optimizer."""
+    clears = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "zero_grad"]
+    if len(backwards) < 2 or len(clears) < 2:
+        return
+    ordered = sorted(backwards, key=lambda b: (b.lineno, b.col_offset))
+    cleared_for = []  # per backward: the texts cleared since the backward before it
+    for i, backward in enumerate(ordered):
+        start = ordered[i - 1].lineno if i else 0
+        cleared_for.append({checker.text(c.func.value) for c in clears if start < c.lineno < backward.lineno})
+    may_flow = None
+    for i, backward in enumerate(ordered):
+        if i == 0 or any(k.arg == "inputs" for k in backward.keywords):
+            continue
+        own = _only_cleared_module(cleared_for[i], optimizers)
+        if own is None:
+            continue
+        if may_flow is None:
+            may_flow = _Flow(checker, nodes, modules, conditional_keeps_earlier=True)
+        _, crosses = may_flow.flows(backward.func.value, backward.lineno + 1)
+        for outer, inner, call in sorted(crosses, key=lambda c: (c[2].lineno, c[2].col_offset)):
+            if outer != own or not any(_only_cleared_module(cleared, optimizers) == inner
+                                       for cleared in cleared_for[:i]):
+                continue
+            step = _uncleared_step(checker, body, nodes, backward, inner, outer, optimizers, steps, freezers)
+            if step is not None:
+                clear = max((c for c in clears if c.lineno < backward.lineno
+                             and checker.text(c.func.value) in cleared_for[i]), key=lambda c: c.lineno)
+                _report_other_direction(checker, backward, call, step, clear, outer, inner)
+                return
+
+
+def _only_cleared_module(cleared: set, optimizers: dict):
+    """The one module whose gradients these clears (optimizer texts, or a module's
+    own `zero_grad()`) clear, when they clear exactly one known module."""
+    owners = set()
+    for text in cleared:
+        if text in optimizers:
+            owners |= set(optimizers[text])
+        else:
+            return None  # something else cleared: which gradients is not known
+    return next(iter(owners)) if len(owners) == 1 else None
 
 
 def _detached_feeds(checker, nodes, flow, modules) -> set:
@@ -351,6 +417,22 @@ def _exclusive(nodes, a, b) -> bool:
             if None not in where and where[0] != where[1]:
                 return True
     return False
+
+
+def _report_other_direction(checker, backward, call, step, clear, own, other) -> None:
+    optimizer = checker.text(step.func.value)
+    checker.report(
+        "ADL024", backward,
+        f"this backward pass is `{own}`'s own (only `{checker.text(clear.func.value)}` is cleared before it, "
+        f"on line {clear.lineno}), but it goes through `{checker.text(call)}` on line {call.lineno}, `{own}` "
+        f"called on `{other}`'s output not detached, so it also fills `{other}`'s gradients, and "
+        f"`{optimizer}.step()` on line {step.lineno} applies them with `{other}`'s own (nothing clears them "
+        f"between): `{own}`'s objective trains `{other}` too; detach `{other}`'s output in this loss "
+        f"(`{checker.text(call.func)}(....detach())`), or step `{optimizer}` before this backward",
+        related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                  f"`{own}` runs on `{other}`'s output here, not detached"),
+                 (step.lineno, checker.col(step.lineno, step.col_offset), 0,
+                  f"`{other}`'s optimizer steps the summed gradients here")])
 
 
 def _report(checker, backward, call, step, outer, inner) -> None:
