@@ -26,7 +26,15 @@ function by `opt_d.step()`, with no `zero_grad()` of `opt_d` or of `D` (and no
 other clear) between the backward and that step.  Each link is read from the
 source: the loss's value is followed through the names it is computed from
 (their last binding before the use), stopping at `.detach()` and at bindings
-made under `torch.no_grad()`.""",
+made under `torch.no_grad()`.
+Also the other direction (dome272's VQGAN): a `backward()` right after a clear
+of only `D`'s optimizer (`opt_d.zero_grad()`, the evidence that it is `D`'s own
+loss), whose loss goes through `D` called on `G`'s output not detached, when an
+earlier backward of the function came right after a clear of only `G`'s
+optimizer (`G` has a loss of its own) and `opt_g.step()` follows with nothing
+clearing `G`'s gradients between: `D`'s objective is added into `G`'s update.
+Here a binding under an `if` that does not hold the use (`if detach: fake_d =
+D(fake.detach())`) leaves the binding before it possible too.""",
     why_bad="""`backward()` fills the gradient of every parameter the loss depends on.
 The generator's loss goes through the discriminator's layers, so it also adds to
 the discriminator's `.grad`; if nothing clears them before `opt_d.step()`, the
