@@ -125,8 +125,8 @@ def _report(checker, clip, window, optimizer: str, clear) -> None:
         "ADL029", clip,
         f"`{name}(...)` runs after every micro-batch's backward pass, but `{optimizer}` steps and clears the "
         f"gradients only when `{checker.text(window.test)}` (line {window.lineno}): each clip rescales the "
-        f"partial sum of the window so far, so the step applies neither the window's gradient nor its clipped "
-        f"value; clip once, inside the `if`, right before `{optimizer}.step()`",
+        f"partial sum of the window so far: whenever a clip bites, the step applies neither the window's gradient "
+        f"nor its clipped value; clip once, inside the `if`, right before `{optimizer}.step()`",
         related=[(window.lineno, checker.col(window.lineno, window.col_offset), 0, "the accumulation window"),
                  (clear.lineno, checker.col(clear.lineno, clear.col_offset), 0,
                   "the gradients are cleared only here")])
