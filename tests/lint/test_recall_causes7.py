@@ -333,3 +333,82 @@ def test_adl024_aae_claims_run_with_torch():
                 p -= 0.05 * g
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["detached"], model.autoencoder.parameters()))
     assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["buggy"], trained["detached"]))
+
+
+# the real VQGAN's form (set V, dome272/VQGAN-pytorch): the optimizers come from a
+# method that binds them to names and returns the names, the generator's one built
+# over a sum of its parts' parameter lists
+VQGAN_TRAINER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class AutoEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(6, 3)
+            self.decoder = nn.Linear(3, 6)
+
+        def forward(self, x):
+            return self.decoder(torch.tanh(self.encoder(x)))
+
+
+    class Trainer:
+        def __init__(self):
+            self.vqgan = AutoEncoder()
+            self.discriminator = nn.Sequential(nn.Linear(6, 4), nn.Tanh(), nn.Linear(4, 1))
+            self.opt_vq, self.opt_disc = self.configure_optimizers()
+
+        def configure_optimizers(self):
+            opt_vq = torch.optim.SGD(
+                list(self.vqgan.encoder.parameters()) + list(self.vqgan.decoder.parameters()), lr=0.1)
+            opt_disc = torch.optim.SGD(self.discriminator.parameters(), lr=0.1)
+            return opt_vq, opt_disc
+
+        def step(self, imgs):
+            decoded = self.vqgan(imgs)
+            disc_fake = self.discriminator(decoded)
+            vq_loss = (imgs - decoded).abs().mean() - 0.1 * disc_fake.mean()
+            gan_loss = F.relu(1.0 - self.discriminator(imgs)).mean() + F.relu(1.0 + disc_fake).mean()
+            self.opt_vq.zero_grad()
+            vq_loss.backward(retain_graph=True)
+            self.opt_disc.zero_grad()
+            gan_loss.backward()
+            self.opt_vq.step()
+            self.opt_disc.step()
+    """)
+
+VQGAN_TRAINER_DETACHED = VQGAN_TRAINER.replace(
+    "F.relu(1.0 + disc_fake).mean()", "F.relu(1.0 + self.discriminator(decoded.detach())).mean()")
+
+
+def test_adl024_optimizer_over_parts_from_a_factory_is_followed():
+    assert VQGAN_TRAINER_DETACHED != VQGAN_TRAINER
+    line = _line_of(VQGAN_TRAINER, "gan_loss.backward()")
+    assert _codes(VQGAN_TRAINER) == [(line, "ADL024")]
+    assert _codes(VQGAN_TRAINER_DETACHED) == []
+    x = torch.randn(5, 6, generator=torch.Generator().manual_seed(4))
+    trained = {}
+    for name, source in (("buggy", VQGAN_TRAINER), ("detached", VQGAN_TRAINER_DETACHED)):
+        torch.manual_seed(0)
+        trainer = _namespace(source)["Trainer"]()
+        for _ in range(3):
+            trainer.step(x)
+        trained[name] = [p.detach().clone() for p in trainer.vqgan.parameters()]
+    torch.manual_seed(0)
+    trainer = _namespace(VQGAN_TRAINER)["Trainer"]()
+    for _ in range(3):  # the autoencoder on its own loss alone, by hand
+        decoded = trainer.vqgan(x)
+        own = (x - decoded).abs().mean() - 0.1 * trainer.discriminator(decoded).mean()
+        grads = torch.autograd.grad(own, list(trainer.vqgan.parameters()))
+        d_loss = (torch.relu(1.0 - trainer.discriminator(x)).mean()
+                  + torch.relu(1.0 + trainer.discriminator(decoded.detach())).mean())
+        d_grads = torch.autograd.grad(d_loss, list(trainer.discriminator.parameters()))
+        with torch.no_grad():
+            for p, g in zip(trainer.vqgan.parameters(), grads):
+                p -= 0.1 * g
+            for p, g in zip(trainer.discriminator.parameters(), d_grads):
+                p -= 0.1 * g
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["detached"], trainer.vqgan.parameters()))
+    assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["buggy"], trained["detached"]))

@@ -93,6 +93,7 @@ def check_file(checker) -> None:
     optimizers = {text: owners for text, owners in checker.training.optimizers.items() if owners}
     for text, owners in _factory_optimizers(checker).items():
         optimizers.setdefault(text, owners)
+    optimizers = {text: _with_whole_module(owners) for text, owners in optimizers.items()}
     if len(optimizers) < 2:
         return
     modules = set().union(*optimizers.values())
@@ -119,7 +120,7 @@ def _factory_optimizers(checker) -> dict:
                 and any(node.lineno <= line <= node.end_lineno for line in calls_at):
             values = [r.value for r in own_nodes(node.body) if isinstance(r, ast.Return)]
             if len(values) == 1 and isinstance(values[0], ast.Tuple):
-                returned.setdefault(node.name, []).append(values[0])
+                returned.setdefault(node.name, []).append(_named_calls(node, values[0]))
     found = {}
     for node in ast.walk(checker.tree) if returned else ():
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
@@ -132,24 +133,71 @@ def _factory_optimizers(checker) -> dict:
         if len(tuples) != 1 or len(tuples[0].elts) != len(targets):
             continue
         for target, element in zip(targets, tuples[0].elts):
-            module = _optimizer_over_module(checker, element)
-            if module is not None and isinstance(target, (ast.Name, ast.Attribute)):
-                found[checker.text(target)] = {module}
+            modules = _optimizer_over_modules(checker, element)
+            if modules and isinstance(target, (ast.Name, ast.Attribute)):
+                found[checker.text(target)] = modules
     return found
 
 
-def _optimizer_over_module(checker, call):
-    """`optimizer(self.G.parameters(), lr=lr)`, `torch.optim.Adam(G.parameters())`: `self.G`."""
+def _named_calls(function, returned: ast.Tuple) -> ast.Tuple:
+    """``returned`` with each name bound once in ``function`` to a call replaced by
+    that call (`opt_g = Adam(...); ...; return opt_g, opt_d`)."""
+    bound: dict = {}
+    for node in own_nodes(function.body):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+    elts = [bound[e.id][0] if isinstance(e, ast.Name) and len(bound.get(e.id, ())) == 1
+            and isinstance(bound[e.id][0], ast.Call) else e for e in returned.elts]
+    return ast.Tuple(elts=elts, ctx=ast.Load())
+
+
+def _optimizer_over_modules(checker, call) -> set:
+    """`optimizer(self.G.parameters(), lr=lr)`, `torch.optim.Adam(G.parameters())`: {`self.G`};
+    `Adam(list(self.vq.encoder.parameters()) + list(self.vq.decoder.parameters()))`: both parts."""
     if not isinstance(call, ast.Call) or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
-        return None
+        return set()
     short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
     if "optim" not in short.lower() and short not in N.OPTIMIZER_CLASSES:
-        return None
-    first = call.args[0]
-    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters" \
-            and not first.args and isinstance(first.func.value, (ast.Name, ast.Attribute)):
-        return checker.text(first.func.value)
-    return None
+        return set()
+    terms, todo = [], [call.args[0]]
+    while todo:  # the terms of a `+` of lists
+        term = todo.pop()
+        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Add):
+            todo += [term.left, term.right]
+        elif isinstance(term, ast.Call) and isinstance(term.func, ast.Name) and term.func.id == "list" \
+                and len(term.args) == 1 and not term.keywords:
+            todo.append(term.args[0])
+        else:
+            terms.append(term)
+    modules = set()
+    for first in terms:
+        if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
+                and first.func.attr == "parameters" and not first.args
+                and isinstance(first.func.value, (ast.Name, ast.Attribute))):
+            return set()  # a term of unknown parameters
+        modules.add(checker.text(first.func.value))
+    return modules
+
+
+def _with_whole_module(owners) -> set:
+    """An optimizer over several parts of one module (`self.vqgan.encoder`,
+    `self.vqgan.decoder`) also steps that module (`self.vqgan`), whose call runs
+    them: the module is added to its owners."""
+    owners = set(owners)
+    if len(owners) < 2:
+        return owners
+    paths = [text.split(".") for text in owners]
+    prefix = []
+    for parts in zip(*paths):
+        if len(set(parts)) != 1:
+            break
+        prefix.append(parts[0])
+    if not prefix or prefix == ["self"] or any(len(p) <= len(prefix) for p in paths) \
+            or not all(part.isidentifier() for part in prefix):
+        return owners
+    return owners | {".".join(prefix)}
 
 
 def _functions_that_freeze(checker) -> set:
@@ -324,15 +372,16 @@ def _check_own_loss_through_other_output(checker, body, nodes, backwards, steps,
 
 
 def _only_cleared_module(cleared: set, optimizers: dict):
-    """The one module whose gradients these clears (optimizer texts, or a module's
-    own `zero_grad()`) clear, when they clear exactly one known module."""
+    """The one module whose gradients these clears (optimizer texts) clear, when
+    they clear exactly one known module (or parts of one: the whole module)."""
     owners = set()
     for text in cleared:
         if text in optimizers:
             owners |= set(optimizers[text])
         else:
             return None  # something else cleared: which gradients is not known
-    return next(iter(owners)) if len(owners) == 1 else None
+    wholes = [m for m in owners if all(o == m or o.startswith(m + ".") for o in owners)]
+    return wholes[0] if len(wholes) == 1 else None
 
 
 def _detached_feeds(checker, nodes, flow, modules) -> set:
