@@ -412,3 +412,41 @@ def test_adl024_optimizer_over_parts_from_a_factory_is_followed():
                 p -= 0.1 * g
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["detached"], trainer.vqgan.parameters()))
     assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(trained["buggy"], trained["detached"]))
+
+
+def test_adl024_domain_loss_through_a_gradient_reversal_layer_is_silent():
+    """Domain-adversarial training: the domain classifier's loss is meant to reach
+    the feature extractor, reversed; the same order of clears, backward passes and
+    steps stays silent."""
+    reversal = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class GradReverse(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return -grad
+
+
+        def update(features, domain_head, opt_f, opt_d, x, y, head):
+            feats = features(x)
+            opt_f.zero_grad()
+            nn.functional.mse_loss(head(feats), y).backward(retain_graph=True)
+            opt_d.zero_grad()
+            domain_head(GradReverse.apply(feats)).mean().backward()
+            opt_f.step()
+            opt_d.step()
+
+
+        features, domain_head = nn.Linear(3, 3), nn.Linear(3, 1)
+        opt_f = torch.optim.SGD(features.parameters(), lr=0.1)
+        opt_d = torch.optim.SGD(domain_head.parameters(), lr=0.1)
+        """)
+    assert _codes(reversal) == []
+    assert _codes(reversal.replace("GradReverse.apply(feats)", "feats").replace("class GradReverse", "class Other")) \
+        == [(_line_of(reversal, "domain_head(GradReverse"), "ADL024")]

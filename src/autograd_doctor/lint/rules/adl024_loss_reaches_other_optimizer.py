@@ -79,6 +79,7 @@ backward, or returns/breaks between the backward and the step, is not reported."
 _CUTS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})  # results without a graph
 _GRAD_OFF = ("no_grad", "inference_mode")
 _FREEZE_WORDS = ("requires_grad", "freeze", "toggle")
+_REVERSAL_WORDS = ("revers", "grl")
 _DEPTH = 40
 
 
@@ -344,6 +345,9 @@ def _check_own_loss_through_other_output(checker, body, nodes, backwards, steps,
               and n.func.attr == "zero_grad"]
     if len(backwards) < 2 or len(clears) < 2:
         return
+    body_text = "\n".join(checker.lines[body[0].lineno - 1:body[-1].end_lineno]).lower()
+    if any(word in body_text for word in _REVERSAL_WORDS):
+        return  # a gradient reversal layer: `D`'s loss is meant to reach `G` (domain-adversarial training)
     ordered = sorted(backwards, key=lambda b: (b.lineno, b.col_offset))
     cleared_for = []  # per backward: the texts cleared since the backward before it
     for i, backward in enumerate(ordered):
