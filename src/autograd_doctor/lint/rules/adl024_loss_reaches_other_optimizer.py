@@ -314,8 +314,10 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
     steps = [c for c in calls if c.func.attr == "step" and not c.args and checker.text(c.func.value) in optimizers]
     if not backwards or not steps:
         return
-    flow = _Flow(checker, nodes, modules)
     _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules, freezers)
+    if ".detach()" not in checker.source:
+        return  # no detached feed anywhere: no evidence for the first direction
+    flow = _Flow(checker, nodes, modules)
     separate = _detached_feeds(checker, nodes, flow, modules)
     if not separate:
         return  # no evidence that the networks have separate losses
