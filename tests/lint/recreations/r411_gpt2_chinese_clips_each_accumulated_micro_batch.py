@@ -31,7 +31,7 @@ def train(model, optimizer, batches, gradient_accumulation=2, max_grad_norm=0.05
         if gradient_accumulation > 1:
             loss = loss / gradient_accumulation
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # missed: none
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # expect: ADL029
         if (overall_step + 1) % gradient_accumulation == 0:
             running_loss += loss.item()
             optimizer.step()

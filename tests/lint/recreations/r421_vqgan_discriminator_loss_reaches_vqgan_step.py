@@ -38,7 +38,7 @@ def train_step(vqgan, discriminator, opt_vq, opt_disc, imgs, detach_fake):
     opt_vq.zero_grad()
     vq_loss.backward(retain_graph=True)
     opt_disc.zero_grad()
-    gan_loss.backward()  # missed: ADL024
+    gan_loss.backward()  # expect: ADL024
     opt_vq.step()
     opt_disc.step()
 

@@ -26,7 +26,15 @@ function by `opt_d.step()`, with no `zero_grad()` of `opt_d` or of `D` (and no
 other clear) between the backward and that step.  Each link is read from the
 source: the loss's value is followed through the names it is computed from
 (their last binding before the use), stopping at `.detach()` and at bindings
-made under `torch.no_grad()`.""",
+made under `torch.no_grad()`.
+Also the other direction (dome272's VQGAN): a `backward()` right after a clear
+of only `D`'s optimizer (`opt_d.zero_grad()`, the evidence that it is `D`'s own
+loss), whose loss goes through `D` called on `G`'s output not detached, when an
+earlier backward of the function came right after a clear of only `G`'s
+optimizer (`G` has a loss of its own) and `opt_g.step()` follows with nothing
+clearing `G`'s gradients between: `D`'s objective is added into `G`'s update.
+Here a binding under an `if` that does not hold the use (`if detach: fake_d =
+D(fake.detach())`) leaves the binding before it possible too.""",
     why_bad="""`backward()` fills the gradient of every parameter the loss depends on.
 The generator's loss goes through the discriminator's layers, so it also adds to
 the discriminator's `.grad`; if nothing clears them before `opt_d.step()`, the
@@ -71,17 +79,22 @@ backward, or returns/breaks between the backward and the step, is not reported."
 _CUTS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})  # results without a graph
 _GRAD_OFF = ("no_grad", "inference_mode")
 _FREEZE_WORDS = ("requires_grad", "freeze", "toggle")
+_REVERSAL_WORDS = ("revers", "grl")
 _DEPTH = 40
 
 
 def check_file(checker) -> None:
     source = checker.source
-    if ".detach()" not in source or ".backward(" not in source or ".step()" not in source \
-            or ".parameters(" not in source:
+    if ".backward(" not in source or ".step()" not in source or ".parameters(" not in source:
+        return
+    # a detached feed (the generator's loss reaching the discriminator's step), or a
+    # clear before a backward (the discriminator's loss reaching the generator's step)
+    if ".detach()" not in source and ".zero_grad(" not in source:
         return
     optimizers = {text: owners for text, owners in checker.training.optimizers.items() if owners}
     for text, owners in _factory_optimizers(checker).items():
         optimizers.setdefault(text, owners)
+    optimizers = {text: _with_whole_module(owners) for text, owners in optimizers.items()}
     if len(optimizers) < 2:
         return
     modules = set().union(*optimizers.values())
@@ -108,7 +121,7 @@ def _factory_optimizers(checker) -> dict:
                 and any(node.lineno <= line <= node.end_lineno for line in calls_at):
             values = [r.value for r in own_nodes(node.body) if isinstance(r, ast.Return)]
             if len(values) == 1 and isinstance(values[0], ast.Tuple):
-                returned.setdefault(node.name, []).append(values[0])
+                returned.setdefault(node.name, []).append(_named_calls(node, values[0]))
     found = {}
     for node in ast.walk(checker.tree) if returned else ():
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
@@ -121,24 +134,71 @@ def _factory_optimizers(checker) -> dict:
         if len(tuples) != 1 or len(tuples[0].elts) != len(targets):
             continue
         for target, element in zip(targets, tuples[0].elts):
-            module = _optimizer_over_module(checker, element)
-            if module is not None and isinstance(target, (ast.Name, ast.Attribute)):
-                found[checker.text(target)] = {module}
+            modules = _optimizer_over_modules(checker, element)
+            if modules and isinstance(target, (ast.Name, ast.Attribute)):
+                found[checker.text(target)] = modules
     return found
 
 
-def _optimizer_over_module(checker, call):
-    """`optimizer(self.G.parameters(), lr=lr)`, `torch.optim.Adam(G.parameters())`: `self.G`."""
+def _named_calls(function, returned: ast.Tuple) -> ast.Tuple:
+    """``returned`` with each name bound once in ``function`` to a call replaced by
+    that call (`opt_g = Adam(...); ...; return opt_g, opt_d`)."""
+    bound: dict = {}
+    for node in own_nodes(function.body):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+    elts = [bound[e.id][0] if isinstance(e, ast.Name) and len(bound.get(e.id, ())) == 1
+            and isinstance(bound[e.id][0], ast.Call) else e for e in returned.elts]
+    return ast.Tuple(elts=elts, ctx=ast.Load())
+
+
+def _optimizer_over_modules(checker, call) -> set:
+    """`optimizer(self.G.parameters(), lr=lr)`, `torch.optim.Adam(G.parameters())`: {`self.G`};
+    `Adam(list(self.vq.encoder.parameters()) + list(self.vq.decoder.parameters()))`: both parts."""
     if not isinstance(call, ast.Call) or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
-        return None
+        return set()
     short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
     if "optim" not in short.lower() and short not in N.OPTIMIZER_CLASSES:
-        return None
-    first = call.args[0]
-    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters" \
-            and not first.args and isinstance(first.func.value, (ast.Name, ast.Attribute)):
-        return checker.text(first.func.value)
-    return None
+        return set()
+    terms, todo = [], [call.args[0]]
+    while todo:  # the terms of a `+` of lists
+        term = todo.pop()
+        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Add):
+            todo += [term.left, term.right]
+        elif isinstance(term, ast.Call) and isinstance(term.func, ast.Name) and term.func.id == "list" \
+                and len(term.args) == 1 and not term.keywords:
+            todo.append(term.args[0])
+        else:
+            terms.append(term)
+    modules = set()
+    for first in terms:
+        if not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
+                and first.func.attr == "parameters" and not first.args
+                and isinstance(first.func.value, (ast.Name, ast.Attribute))):
+            return set()  # a term of unknown parameters
+        modules.add(checker.text(first.func.value))
+    return modules
+
+
+def _with_whole_module(owners) -> set:
+    """An optimizer over several parts of one module (`self.vqgan.encoder`,
+    `self.vqgan.decoder`) also steps that module (`self.vqgan`), whose call runs
+    them: the module is added to its owners."""
+    owners = set(owners)
+    if len(owners) < 2:
+        return owners
+    paths = [text.split(".") for text in owners]
+    prefix = []
+    for parts in zip(*paths):
+        if len(set(parts)) != 1:
+            break
+        prefix.append(parts[0])
+    if not prefix or prefix == ["self"] or any(len(p) <= len(prefix) for p in paths) \
+            or not all(part.isidentifier() for part in prefix):
+        return owners
+    return owners | {".".join(prefix)}
 
 
 def _functions_that_freeze(checker) -> set:
@@ -155,8 +215,12 @@ def _functions_that_freeze(checker) -> set:
 class _Flow:
     """Which modules' outputs flow, not detached, into an expression of one function."""
 
-    def __init__(self, checker, nodes, modules):
+    def __init__(self, checker, nodes, modules, conditional_keeps_earlier=False):
         self.checker, self.modules = checker, modules
+        # a binding under an `if` that does not hold the use may not run: the binding before
+        # it may reach the use too (the other direction's flow only; a union, so more crossings)
+        self.if_spans = [(block[0].lineno, block[-1].end_lineno) for n in nodes if isinstance(n, ast.If)
+                         for block in (n.body, n.orelse) if block] if conditional_keeps_earlier else []
         self.bindings: dict[str, list] = {}  # target text -> [(line, value)], value None: no graph
         grad_off = [(w.lineno, w.end_lineno) for w in nodes if isinstance(w, (ast.With, ast.AsyncWith))
                     and any(isinstance(i.context_expr, ast.Call) and
@@ -198,14 +262,20 @@ class _Flow:
             return frozenset(), frozenset()
         if isinstance(expr, (ast.Name, ast.Attribute)):
             text = self.checker.text(expr)
-            earlier = [(ln, v) for ln, v in self.bindings.get(text, ()) if ln < line]
+            earlier = sorted(((ln, v) for ln, v in self.bindings.get(text, ()) if ln < line),
+                             key=lambda e: e[0], reverse=True)
             if earlier:
-                ln, value = max(earlier, key=lambda e: e[0])
-                key = (text, ln)
-                if key not in self.memo:
-                    self.memo[key] = (frozenset(), frozenset())  # a cycle reaches nothing more
-                    self.memo[key] = self.flows(value, ln, depth + 1)
-                return self.memo[key]
+                mods, crosses = set(), set()
+                for ln, value in earlier:
+                    key = (text, ln)
+                    if key not in self.memo:
+                        self.memo[key] = (frozenset(), frozenset())  # a cycle reaches nothing more
+                        self.memo[key] = self.flows(value, ln, depth + 1)
+                    mods |= self.memo[key][0]
+                    crosses |= self.memo[key][1]
+                    if not any(a <= ln <= b and not a <= line <= b for a, b in self.if_spans):
+                        break  # this binding runs whenever the use does
+                return frozenset(mods), frozenset(crosses)
             if isinstance(expr, ast.Name):
                 return frozenset(), frozenset()
         if isinstance(expr, ast.Call):
@@ -244,6 +314,9 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
     steps = [c for c in calls if c.func.attr == "step" and not c.args and checker.text(c.func.value) in optimizers]
     if not backwards or not steps:
         return
+    _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules, freezers)
+    if ".detach()" not in checker.source:
+        return  # no detached feed anywhere: no evidence for the first direction
     flow = _Flow(checker, nodes, modules)
     separate = _detached_feeds(checker, nodes, flow, modules)
     if not separate:
@@ -259,6 +332,62 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
             if step is not None:
                 _report(checker, backward, call, step, outer, inner)
                 break
+
+
+def _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules,
+                                         freezers) -> None:
+    """`opt_g.zero_grad(); g_loss.backward(retain_graph=True); opt_d.zero_grad();
+    d_loss.backward(); opt_g.step()` where `d_loss` goes through `D(fake)`, `fake =
+    G(z)` not detached (dome272's VQGAN): the backward right after a clear of only
+    `D`'s optimizer is `D`'s own, and it also fills `G`'s gradients, which `opt_g`
+    then steps (nothing clears them between).  Evidence that `G` has a loss of its
+    own: an earlier backward in the function right after a clear of only `G`'s
+    optimizer."""
+    clears = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "zero_grad"]
+    if len(backwards) < 2 or len(clears) < 2:
+        return
+    body_text = "\n".join(checker.lines[body[0].lineno - 1:body[-1].end_lineno]).lower()
+    if any(word in body_text for word in _REVERSAL_WORDS):
+        return  # a gradient reversal layer: `D`'s loss is meant to reach `G` (domain-adversarial training)
+    ordered = sorted(backwards, key=lambda b: (b.lineno, b.col_offset))
+    cleared_for = []  # per backward: the texts cleared since the backward before it
+    for i, backward in enumerate(ordered):
+        start = ordered[i - 1].lineno if i else 0
+        cleared_for.append({checker.text(c.func.value) for c in clears if start < c.lineno < backward.lineno})
+    may_flow = None
+    for i, backward in enumerate(ordered):
+        if i == 0 or any(k.arg == "inputs" for k in backward.keywords):
+            continue
+        own = _only_cleared_module(cleared_for[i], optimizers)
+        if own is None:
+            continue
+        if may_flow is None:
+            may_flow = _Flow(checker, nodes, modules, conditional_keeps_earlier=True)
+        _, crosses = may_flow.flows(backward.func.value, backward.lineno + 1)
+        for outer, inner, call in sorted(crosses, key=lambda c: (c[2].lineno, c[2].col_offset)):
+            if outer != own or not any(_only_cleared_module(cleared, optimizers) == inner
+                                       for cleared in cleared_for[:i]):
+                continue
+            step = _uncleared_step(checker, body, nodes, backward, inner, outer, optimizers, steps, freezers)
+            if step is not None:
+                clear = max((c for c in clears if c.lineno < backward.lineno
+                             and checker.text(c.func.value) in cleared_for[i]), key=lambda c: c.lineno)
+                _report_other_direction(checker, backward, call, step, clear, outer, inner)
+                return
+
+
+def _only_cleared_module(cleared: set, optimizers: dict):
+    """The one module whose gradients these clears (optimizer texts) clear, when
+    they clear exactly one known module (or parts of one: the whole module)."""
+    owners = set()
+    for text in cleared:
+        if text in optimizers:
+            owners |= set(optimizers[text])
+        else:
+            return None  # something else cleared: which gradients is not known
+    wholes = [m for m in owners if all(o == m or o.startswith(m + ".") for o in owners)]
+    return wholes[0] if len(wholes) == 1 else None
 
 
 def _detached_feeds(checker, nodes, flow, modules) -> set:
@@ -351,6 +480,22 @@ def _exclusive(nodes, a, b) -> bool:
             if None not in where and where[0] != where[1]:
                 return True
     return False
+
+
+def _report_other_direction(checker, backward, call, step, clear, own, other) -> None:
+    optimizer = checker.text(step.func.value)
+    checker.report(
+        "ADL024", backward,
+        f"this backward pass is `{own}`'s own (only `{checker.text(clear.func.value)}` is cleared before it, "
+        f"on line {clear.lineno}), but it goes through `{checker.text(call)}` on line {call.lineno}, `{own}` "
+        f"called on `{other}`'s output not detached, so it also fills `{other}`'s gradients, and "
+        f"`{optimizer}.step()` on line {step.lineno} applies them with `{other}`'s own (nothing clears them "
+        f"between): `{own}`'s objective trains `{other}` too; detach `{other}`'s output in this loss "
+        f"(`{checker.text(call.func)}(....detach())`), or step `{optimizer}` before this backward",
+        related=[(call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                  f"`{own}` runs on `{other}`'s output here, not detached"),
+                 (step.lineno, checker.col(step.lineno, step.col_offset), 0,
+                  f"`{other}`'s optimizer steps the summed gradients here")])
 
 
 def _report(checker, backward, call, step, outer, inner) -> None:
