@@ -1,9 +1,9 @@
 """A probabilistic regression on tabular data with missing covariates (NaN): the likelihood
 Normal(k * x, 1) is built on all rows, its log_prob is evaluated on all rows, and the rows whose
-covariate is missing are dropped from the loss afterwards (`log_prob[observed]`). The loss is
-finite (argument validation is off, as in the report, which predates it), but backward() still goes through the NaN rows: their gradient (zero from the selection)
-times a NaN partial derivative is NaN, so `k.grad` is NaN and the optimizer step turns `k` into
-NaN. Nothing raises; the losses after the first step are NaN.
+covariate is missing are dropped afterwards (`log_prob[observed]`; validation off, as in the
+report, which predates it). The loss is finite, but backward() goes through the NaN rows: zero
+(from the selection) times a NaN partial derivative is NaN, so `k.grad` is NaN and the step turns
+`k` into NaN. Nothing raises; the losses after the first step are NaN.
 Source: https://github.com/pytorch/pytorch/issues/15131 ("Incorrect NaN gradient from
 distribution.Normal.log_prob when using subset": selecting the non-NaN entries of log_prob gives a
 finite loss but a NaN gradient).
