@@ -1069,6 +1069,177 @@ CORRECT = {
             optimizer.step()
         grads = [p.grad for p in model.parameters()] + [p.detach().clone() for p in model.parameters()]
     """,
+    # The forms next to the diagnoses widened on 6 December (AD168, AD183, AD184, AD214, AD301,
+    # AD302, AD305), written as their correct programs are (branch silence-sweep3).
+    # AD168: a non-reentrant checkpoint replays the dropout it drew (preserve_rng_state); a
+    # reentrant one over a block in eval mode draws nothing.
+    "checkpointed dropout block, non-reentrant; reentrant in eval mode": """
+        import torch
+        import torch.nn as nn
+        from torch.utils.checkpoint import checkpoint
+
+        torch.manual_seed(0)
+        block = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.3), nn.ReLU())
+        head = nn.Linear(8, 1)
+        optimizer = torch.optim.SGD([*block.parameters(), *head.parameters()], lr=0.1)
+        for step in range(3):
+            hidden = checkpoint(block, torch.randn(4, 8), use_reentrant=False)
+            optimizer.zero_grad()
+            head(hidden).pow(2).mean().backward()
+            optimizer.step()
+        block.eval()
+        x = torch.randn(4, 8, requires_grad=True)
+        checkpoint(block, x, use_reentrant=True, preserve_rng_state=False).sum().backward()
+        grads = [p.detach().clone() for p in block.parameters()] + [x.grad]
+    """,
+    # AD183: clipping after unscale_ without error_if_nonfinite under a GradScaler; the refusal of
+    # non-finite gradients asked for in a loop that scales nothing.
+    "GradScaler with unscale_ and clipping; error_if_nonfinite without a scaler": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(6, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for step in range(4):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(torch.randn(5, 6)).float().pow(2).mean()
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+        plain = nn.Linear(6, 1)
+        plain_optimizer = torch.optim.SGD(plain.parameters(), lr=0.1)
+        for step in range(3):
+            plain_optimizer.zero_grad()
+            plain(torch.randn(5, 6)).pow(2).mean().backward()
+            torch.nn.utils.clip_grad_norm_(plain.parameters(), 1.0, error_if_nonfinite=True)
+            plain_optimizer.step()
+        grads = [p.detach().clone() for p in [*model.parameters(), *plain.parameters()]]
+    """,
+    # AD184: forces from cdist as a first derivative only; force matching (a second derivative)
+    # through distances written out, which autograd differentiates twice.
+    "cdist for forces without create_graph; force matching on written-out distances": """
+        import torch
+
+        torch.manual_seed(0)
+        positions = torch.randn(7, 3, requires_grad=True)
+        weight = torch.randn(1, requires_grad=True)
+        energy = (weight * torch.cdist(positions, positions).pow(2)).sum()
+        (forces,) = torch.autograd.grad(-energy, positions)
+        target = torch.randn(7, 3)
+        squared = (positions[:, None, :] - positions[None, :, :]).pow(2).sum(-1)
+        (matched,) = torch.autograd.grad(-(weight * squared).sum(), positions, create_graph=True)
+        (matched - target).pow(2).mean().backward()
+        grads = [forces, weight.grad, positions.grad]
+    """,
+    # AD302: a state reset by a new tensor, a counter with no graph zeroed in place, and a
+    # truncated-BPTT state detached and then zeroed in place.
+    "state reset by a new tensor, counters and detached states zeroed in place": """
+        import torch
+        import torch.nn as nn
+
+        class Leaky(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.register_buffer("mem", torch.zeros(2, 4))
+                self.register_buffer("steps_seen", torch.zeros(()))
+
+            def reset(self):
+                self.mem = torch.zeros_like(self.mem)
+                with torch.no_grad():
+                    self.steps_seen.zero_()
+
+            def forward(self, x):
+                self.mem = 0.9 * self.mem + self.fc(x)
+                with torch.no_grad():
+                    self.steps_seen += 1
+                return self.mem
+
+        torch.manual_seed(0)
+        net = Leaky()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+        for episode in range(3):
+            net.reset()
+            out = sum(net(torch.randn(2, 4)) for _ in range(4))
+            optimizer.zero_grad()
+            out.pow(2).mean().backward()
+            optimizer.step()
+        state = torch.zeros(2, 4)
+        for chunk in range(4):
+            state = state.detach()
+            if chunk == 2:
+                state.zero_()
+            for _ in range(3):
+                state = torch.tanh(net.fc(torch.randn(2, 4)) + state)
+            optimizer.zero_grad()
+            state.pow(2).mean().backward()
+            optimizer.step()
+        grads = [p.detach().clone() for p in net.parameters()]
+    """,
+    # AD301: the discriminator frozen by requires_grad_(False) for the generator's step (its
+    # output, made while frozen, still carries the generator's gradient); an evaluation
+    # closure decorated with no_grad.
+    "GAN whose discriminator is frozen for the generator's step, no_grad evaluation": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        generator = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 4))
+        discriminator = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        optim_g = torch.optim.Adam(generator.parameters(), 1e-3)
+        optim_d = torch.optim.Adam(discriminator.parameters(), 1e-3)
+        bce = nn.BCEWithLogitsLoss()
+
+        @torch.no_grad()
+        def evaluate():
+            return discriminator(generator(torch.randn(8, 3))).mean().item()
+
+        scores = []
+        for step in range(3):
+            fake = generator(torch.randn(8, 3))
+            discriminator.requires_grad_(True)
+            optim_d.zero_grad()
+            loss_d = bce(discriminator(torch.randn(8, 4)), torch.ones(8, 1)) + bce(
+                discriminator(fake.detach()), torch.zeros(8, 1))
+            loss_d.backward()
+            optim_d.step()
+            discriminator.requires_grad_(False)
+            optim_g.zero_grad()
+            bce(discriminator(fake), torch.ones(8, 1)).backward()
+            optim_g.step()
+            scores.append(evaluate())
+        grads = [p.grad for p in generator.parameters()] + [torch.tensor(scores)]
+    """,
+    # AD214: a backbone in the optimizer, frozen for a warm-up and unfrozen after it; AD305:
+    # autograd.grad over an unused input asked for with allow_unused.
+    "backbone unfrozen after a warm-up; autograd.grad with allow_unused": """
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        backbone = nn.Linear(5, 5)
+        head = nn.Linear(5, 1)
+        backbone.requires_grad_(False)
+        optimizer = torch.optim.SGD([{"params": backbone.parameters(), "lr": 0.01},
+                                     {"params": head.parameters()}], lr=0.1)
+        for epoch in range(4):
+            if epoch == 2:
+                backbone.requires_grad_(True)
+            loss = head(torch.relu(backbone(torch.randn(6, 5)))).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        a = torch.randn(3, requires_grad=True)
+        b = torch.randn(3, requires_grad=True)
+        grad_a, grad_b = torch.autograd.grad((a * 2).sum(), [a, b], allow_unused=True,
+                                             materialize_grads=True)
+        grads = [grad_a, grad_b] + [p.detach().clone() for p in backbone.parameters()]
+    """,
 }
 
 
