@@ -194,6 +194,20 @@ def _parameter_ids(optimizer) -> set[int]:
     return {id(p) for group in groups for p in group.get("params", [])}
 
 
+def _held_parameters(receiver: str, values: dict) -> set[int]:
+    """Ids of the parameters an optimizer or a module named `receiver` (a name or a dotted
+    attribute chain of the live frame) holds; empty when it cannot be resolved."""
+    first, *attributes = receiver.split(".")
+    value = values.get(first)
+    for attribute in attributes:
+        if not attribute.isidentifier():
+            return set()
+        value = getattr(value, attribute, None)
+    if isinstance(value, torch.nn.Module):
+        return {id(p) for p in value.parameters()}
+    return _parameter_ids(value)
+
+
 def _method_call(statement: ast.stmt, method: str | None = None) -> tuple[str, str] | None:
     """(receiver text, method) when the statement is one call `<receiver>.<method>(...)`."""
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
@@ -402,8 +416,12 @@ def step_after_later_backward(order: UpdateOrder, forward_name: str | None = Non
     between = block[order.index(order.step) + 1:order.index(order.backward)]
     for statement in between:
         call = _method_call(statement)
-        if call is not None and call[0] == order.optimizer and call[1] in ("zero_grad", "step"):
-            return None, False  # the earlier loss's gradients would be cleared, or stepped twice
+        if call is not None and call[1] in ("zero_grad", "step") and (
+                call[0] == order.optimizer
+                or _held_parameters(call[0], order.values) & order.optimizer_ids):
+            # The earlier loss's gradients would be cleared, or stepped twice: by this optimizer, or
+            # by another optimizer (or a module's zero_grad()) holding some of the weights it steps.
+            return None, False
     after = block[order.index(order.backward) + 1] if order.index(order.backward) + 1 < len(block) else None
     again = after is not None and _method_call(after, "step") is not None and \
         _method_call(after)[0] == order.optimizer
