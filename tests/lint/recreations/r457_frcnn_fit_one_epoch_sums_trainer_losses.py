@@ -50,9 +50,9 @@ def fit_one_epoch(train_util, batches):
     roi_loc_loss = 0
     for imgs, boxes in batches:
         rpn_loc, roi_loc, total = train_util.train_step(imgs, boxes)
-        total_loss += total  # missed: ADL023
-        rpn_loc_loss += rpn_loc
-        roi_loc_loss += roi_loc
+        total_loss += total  # expect: ADL028
+        rpn_loc_loss += rpn_loc  # expect: ADL028
+        roi_loc_loss += roi_loc  # expect: ADL028
     return total_loss / len(batches)
 
 
