@@ -17,9 +17,11 @@ RULE = Rule(
 returned value (or the part of it the loop keeps: an entry of a returned dict,
 a position of a returned tuple) carries a graph, kept by the loop in a
 container that lives across its iterations: `history.append(out)`,
-`self.outputs.append(out["log"])`, `store[step] = preds`, with the container
+`self.outputs.append(out["log"])`, `store[step] = preds`, or a sum into a name,
+`total_loss += loss` (a sum keeps every graph it adds), with the container
 bound before the loop (or an attribute of `self`) and not re-bound or cleared
-in it.  Each link needs evidence:
+in it (a sum that starts again inside the loop is not reported).  Each link
+needs evidence:
 
 * the value carries a graph: the function computes it from a module with
   parameters (a layer of `self` built from `nn.<Layer>(...)` or a class of the
