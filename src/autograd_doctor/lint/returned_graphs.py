@@ -326,6 +326,10 @@ class Interpreter:
             if isinstance(stmt.target, ast.Name):
                 old = frame.env.get(stmt.target.id, NOTHING)
                 frame.env[stmt.target.id] = NOTHING if frame.grad_off else _any_graph([old, value])
+                if isinstance(stmt.op, ast.Add) and frame.loops and not self.stack and not frame.grad_off \
+                        and value.holds():
+                    # `total += step(...)`: a sum across the loop keeps every graph it adds
+                    frame.loops[-1].keeps.append((stmt, stmt.target, stmt.value, value))
         elif isinstance(stmt, ast.Expr):
             self.expression_statement(stmt, frame)
         elif isinstance(stmt, ast.Return):

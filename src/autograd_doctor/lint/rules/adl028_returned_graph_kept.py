@@ -17,9 +17,11 @@ RULE = Rule(
 returned value (or the part of it the loop keeps: an entry of a returned dict,
 a position of a returned tuple) carries a graph, kept by the loop in a
 container that lives across its iterations: `history.append(out)`,
-`self.outputs.append(out["log"])`, `store[step] = preds`, with the container
+`self.outputs.append(out["log"])`, `store[step] = preds`, or a sum into a name,
+`total_loss += loss` (a sum keeps every graph it adds), with the container
 bound before the loop (or an attribute of `self`) and not re-bound or cleared
-in it.  Each link needs evidence:
+in it (a sum that starts again inside the loop is not reported).  Each link
+needs evidence:
 
 * the value carries a graph: the function computes it from a module with
   parameters (a layer of `self` built from `nn.<Layer>(...)` or a class of the
@@ -105,7 +107,7 @@ def check_file(checker) -> None:
     reported = set()
     for record in interpreter.records:
         for node, container, kept, value in record.keeps:
-            if node.lineno in already or id(node) in reported or not _lives_across(container, record.loop):
+            if node.lineno in already or id(node) in reported or not _lives_across(container, record.loop, node):
                 continue
             origin = _training_origin(value, record, checker.file.backward_functions)
             if origin is not None:
@@ -124,9 +126,11 @@ def _has_loop(body) -> bool:
     return False
 
 
-def _lives_across(container, loop) -> bool:
-    """The container is a name bound outside ``loop`` (not re-bound nor cleared in it)
-    or an attribute of `self` (not re-bound in it)."""
+def _lives_across(container, loop, keeping=None) -> bool:
+    """The container is a name bound outside ``loop`` (not re-bound nor cleared in it,
+    the sum ``keeping`` that adds to it aside) or an attribute of `self` (not re-bound
+    in it)."""
+    own_store = keeping.target if isinstance(keeping, ast.AugAssign) else None
     if isinstance(container, ast.Name):
         name = container.id
     elif isinstance(container, ast.Attribute) and isinstance(container.value, ast.Name) \
@@ -141,7 +145,8 @@ def _lives_across(container, loop) -> bool:
             continue
         todo.extend(ast.iter_child_nodes(node))
         if name is not None:
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                    and node is not own_store:
                 return False
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "clear" and isinstance(node.func.value, ast.Name) \
@@ -189,9 +194,10 @@ def _report(checker, node, container, kept, value, found, record) -> None:
     else:
         training = f"`{definition.name}()` runs a backward pass, so it is a training graph"
     holds = f"`{held}`" + (f" (at `{kept_text}{where}`)" if where else "")
+    verb = f"sums `{kept_text}`" if isinstance(node, ast.AugAssign) else f"keeps `{kept_text}`"
     checker.report(
         "ADL028", node,
-        f"`{checker.text(container)}` keeps `{kept_text}` on every iteration of this loop, and it holds "
+        f"`{checker.text(container)}` {verb} on every iteration of this loop, and it holds "
         f"{holds} with its graph, returned by `{definition.name}()` (line {returned.lineno}) called on line "
         f"{call.lineno}; {training}: every iteration's graph stays alive and memory grows with the "
         f"iteration count; keep `.item()` (a scalar for logging) or `.detach()` of it",
