@@ -1,0 +1,227 @@
+"""Causes left open by r422-r443 (docs/lint.md, "Causes left open by r422-r443").
+
+* ADL003 with the model and the optimizer handed in as parameters (the
+  optimizer built in another file, so whose parameters it holds is unknown
+  from its construction): the optimizer zeroed just before a first loss's
+  `backward(retain_graph=True)`, stepped, then a second loss backpropagated
+  through a value computed before the step.  The step updates parameters the
+  first backward gave gradients to; when every callable that the first loss
+  was computed with also computed the shared value, those parameters lie in
+  the shared value's graph, which saved their old values: the second backward
+  fails ("modified by an inplace operation").
+
+Each cause: the plain form and two fresh programs in other shapes (written
+before the rule was run on them), buggy -> a finding at the line, correct ->
+silent, and each claim run with torch against a hand-written reference."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _codes(source: str) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in lint_source(source, "causes8.py")]
+
+
+def _namespace(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "causes8.py", "exec"), namespace)
+    return namespace
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# ----- ADL003: model and optimizer handed in as parameters --------------------
+
+# the plain one-function form: `def train(model, optimizer, loader)`, a main
+# loss and a second loss on the same output, stepped between the two
+TRAIN_STEPS_BETWEEN_LOSSES = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    def train(model, optimizer, loader):
+        for x, y in loader:
+            out = model(x)
+            loss = F.mse_loss(out, y)
+            optimizer.zero_grad()
+            loss.backward(retain_graph=True)
+            optimizer.step()
+            penalty = out.abs().mean()
+            penalty.backward()
+            optimizer.step()
+    """)
+
+TRAIN_ONE_BACKWARD = TRAIN_STEPS_BETWEEN_LOSSES.replace("""\
+        loss.backward(retain_graph=True)
+        optimizer.step()
+        penalty = out.abs().mean()
+        penalty.backward()
+        optimizer.step()
+""", """\
+        penalty = out.abs().mean()
+        (loss + penalty).backward()
+        optimizer.step()
+""")
+
+# fresh 1: a trainer class that is handed the network and its optimizer, the
+# step in a method, the second loss a regulariser of the features
+TRAINER_HANDED_NETWORK = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    class Trainer:
+        def __init__(self, net, opt, weight=0.5):
+            self.net = net
+            self.opt = opt
+            self.weight = weight
+
+        def fit_batch(self, x, y):
+            feats = self.net(x)
+            self.opt.zero_grad()
+            main_loss = F.mse_loss(feats, y)
+            main_loss.backward(retain_graph=True)
+            self.opt.step()
+            reg = self.weight * feats.pow(2).mean()
+            reg.backward()
+            self.opt.step()
+            return main_loss.item()
+    """)
+
+TRAINER_RECOMPUTES = TRAINER_HANDED_NETWORK.replace("""\
+        reg = self.weight * feats.pow(2).mean()
+""", """\
+        reg = self.weight * self.net(x).pow(2).mean()
+""")
+
+# fresh 2: keyword parameters, a while loop, the second backward of a scaled
+# KL-like term through an intermediate `z` and a sum
+ENCODER_WHILE_LOOP = textwrap.dedent("""
+    import torch
+
+
+    def fit(*, encoder, opt, batches, beta=0.1):
+        i = 0
+        while i < len(batches):
+            batch, target = batches[i]
+            z = encoder(batch)
+            recon = ((z - target) ** 2).sum(dim=1).mean()
+            opt.zero_grad()
+            recon.backward(retain_graph=True)
+            opt.step()
+            kl = (z ** 2).sum(dim=1).mean()
+            (beta * kl).backward()
+            opt.step()
+            i += 1
+    """)
+
+ENCODER_BACKWARD_FIRST = ENCODER_WHILE_LOOP.replace("""\
+        recon.backward(retain_graph=True)
+        opt.step()
+        kl = (z ** 2).sum(dim=1).mean()
+        (beta * kl).backward()
+        opt.step()
+""", """\
+        recon.backward(retain_graph=True)
+        kl = (z ** 2).sum(dim=1).mean()
+        (beta * kl).backward()
+        opt.step()
+""")
+
+# the first loss also calls a second callable (`head`) that the shared value
+# did not: the optimizer may hold `head`'s parameters only, and then the step
+# leaves `feat`'s graph alone; unknown, so silent
+HEAD_AND_ENCODER = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    def train(encoder, head, optimizer, x, y):
+        feat = encoder(x)
+        loss = F.cross_entropy(head(feat), y)
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+        feat.pow(2).mean().backward()
+    """)
+
+
+def test_adl003_parameters_plain_form_is_reported_and_its_fix_is_silent():
+    assert (_line_of(TRAIN_STEPS_BETWEEN_LOSSES, "optimizer.step()"), "ADL003") in _codes(TRAIN_STEPS_BETWEEN_LOSSES)
+    assert _codes(TRAIN_ONE_BACKWARD) == []
+
+
+def test_adl003_parameters_trainer_class_is_reported_and_its_fix_is_silent():
+    assert (_line_of(TRAINER_HANDED_NETWORK, "self.opt.step()"), "ADL003") in _codes(TRAINER_HANDED_NETWORK)
+    assert _codes(TRAINER_RECOMPUTES) == []
+
+
+def test_adl003_parameters_keyword_while_loop_is_reported_and_its_fix_is_silent():
+    assert (_line_of(ENCODER_WHILE_LOOP, "opt.step()"), "ADL003") in _codes(ENCODER_WHILE_LOOP)
+    assert _codes(ENCODER_BACKWARD_FIRST) == []
+
+
+def test_adl003_parameters_first_loss_through_another_callable_is_silent():
+    assert _codes(HEAD_AND_ENCODER) == []
+
+
+def _sgd_reference(model, batches, loss_of, lr):
+    """One SGD step per batch on the summed loss, by hand."""
+    params = [p.detach().clone() for p in model.parameters()]
+    for x, y in batches:
+        live = [p.clone().requires_grad_() for p in params]
+        out = torch.func.functional_call(model, dict(zip([n for n, _ in model.named_parameters()], live)), (x,))
+        grads = torch.autograd.grad(loss_of(out, y), live)
+        params = [p - lr * g for p, g in zip(params, grads)]
+    return params
+
+
+def _batches(count=3):
+    torch.manual_seed(0)
+    return [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("buggy, fixed, call, loss_of", [
+    (TRAIN_STEPS_BETWEEN_LOSSES, TRAIN_ONE_BACKWARD,
+     lambda ns, model, opt, batches: ns["train"](model, opt, batches),
+     lambda out, y: torch.nn.functional.mse_loss(out, y) + out.abs().mean()),
+    (TRAINER_HANDED_NETWORK, TRAINER_RECOMPUTES,
+     lambda ns, model, opt, batches: [ns["Trainer"](model, opt).fit_batch(x, y) for x, y in batches],
+     None),
+    (ENCODER_WHILE_LOOP, ENCODER_BACKWARD_FIRST,
+     lambda ns, model, opt, batches: ns["fit"](encoder=model, opt=opt, batches=batches),
+     lambda out, y: ((out - y) ** 2).sum(dim=1).mean() + 0.1 * (out ** 2).sum(dim=1).mean()),
+])
+def test_adl003_parameters_claims_run_with_torch(buggy, fixed, call, loss_of):
+    batches = _batches()
+    torch.manual_seed(1)
+    model = torch.nn.Linear(3, 3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        call(_namespace(buggy), model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
+    torch.manual_seed(1)
+    model = torch.nn.Linear(3, 3)
+    if loss_of is None:
+        # the trainer's fix takes two steps per batch: the main loss's, then the
+        # regulariser's on the stepped weights
+        reference = [p.detach().clone() for p in model.parameters()]
+        names = [n for n, _ in model.named_parameters()]
+        for x, y in batches:
+            for loss_of_step in (lambda out, y: torch.nn.functional.mse_loss(out, y),
+                                 lambda out, y: 0.5 * out.pow(2).mean()):
+                live = [p.clone().requires_grad_() for p in reference]
+                out = torch.func.functional_call(model, dict(zip(names, live)), (x,))
+                grads = torch.autograd.grad(loss_of_step(out, y), live)
+                reference = [p - 0.1 * g for p, g in zip(reference, grads)]
+    else:
+        reference = _sgd_reference(model, batches, loss_of, 0.1)
+    call(_namespace(fixed), model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
+    for got, want in zip(model.parameters(), reference):
+        torch.testing.assert_close(got.detach(), want)
