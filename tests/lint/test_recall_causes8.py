@@ -184,6 +184,12 @@ def _sgd_reference(model, batches, loss_of, lr):
     return params
 
 
+def _two_layers():
+    # two layers: the second one's weight is saved (its input requires grad);
+    # a single layer on data saves only the input, and its step breaks nothing
+    return torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
+
+
 def _batches(count=3):
     torch.manual_seed(0)
     return [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(count)]
@@ -203,23 +209,28 @@ def _batches(count=3):
 def test_adl003_parameters_claims_run_with_torch(buggy, fixed, call, loss_of):
     batches = _batches()
     torch.manual_seed(1)
-    model = torch.nn.Linear(3, 3)
+    model = _two_layers()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         call(_namespace(buggy), model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
     torch.manual_seed(1)
-    model = torch.nn.Linear(3, 3)
+    model = _two_layers()
     if loss_of is None:
         # the trainer's fix takes two steps per batch: the main loss's, then the
-        # regulariser's on the stepped weights
+        # regulariser's on the stepped weights, with the main loss's gradient
+        # still there (nothing clears it between the two steps)
         reference = [p.detach().clone() for p in model.parameters()]
         names = [n for n, _ in model.named_parameters()]
+
+        def grads_at(params, x, loss_of_out):
+            live = [p.clone().requires_grad_() for p in params]
+            out = torch.func.functional_call(model, dict(zip(names, live)), (x,))
+            return torch.autograd.grad(loss_of_out(out), live)
+
         for x, y in batches:
-            for loss_of_step in (lambda out, y: torch.nn.functional.mse_loss(out, y),
-                                 lambda out, y: 0.5 * out.pow(2).mean()):
-                live = [p.clone().requires_grad_() for p in reference]
-                out = torch.func.functional_call(model, dict(zip(names, live)), (x,))
-                grads = torch.autograd.grad(loss_of_step(out, y), live)
-                reference = [p - 0.1 * g for p, g in zip(reference, grads)]
+            main = grads_at(reference, x, lambda out: torch.nn.functional.mse_loss(out, y))
+            reference = [p - 0.1 * g for p, g in zip(reference, main)]
+            reg = grads_at(reference, x, lambda out: 0.5 * out.pow(2).mean())
+            reference = [p - 0.1 * (g + h) for p, g, h in zip(reference, main, reg)]
     else:
         reference = _sgd_reference(model, batches, loss_of, 0.1)
     call(_namespace(fixed), model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
