@@ -236,3 +236,186 @@ def test_adl003_parameters_claims_run_with_torch(buggy, fixed, call, loss_of):
     call(_namespace(fixed), model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
     for got, want in zip(model.parameters(), reference):
         torch.testing.assert_close(got.detach(), want)
+
+
+# ----- ADL026: one optimizer stepped twice with no backward pass between ------
+
+# r442's form: the second step in the `else` of an `if` right after the first
+DISCRIMINATOR_STEPPED_TWICE = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    def discriminator_step(discriminator, discr_optimizer, discr_scheduler, fake, real, warmup):
+        discr_optimizer.zero_grad()
+        loss = (F.relu(1 + discriminator(fake)) + F.relu(1 - discriminator(real))).mean()
+        loss.backward()
+        discr_optimizer.step()
+        if warmup:
+            discr_scheduler.step()
+        else:
+            discr_optimizer.step()
+    """)
+
+DISCRIMINATOR_STEPPED_ONCE = DISCRIMINATOR_STEPPED_TWICE.replace("""\
+    else:
+        discr_optimizer.step()
+""", """\
+    else:
+        discr_scheduler.step()
+""")
+
+# fresh 1: a trainer method, the second step nested in a `with` inside an `if`,
+# after logging that computes values only
+TRAINER_STEPS_AGAIN_IN_WITH = textwrap.dedent("""
+    import contextlib
+    import torch
+    import torch.nn.functional as F
+
+
+    class Trainer:
+        def __init__(self, model, lr=0.1):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+            self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=0.5)
+            self.history = []
+
+        def train_step(self, x, y, use_schedule=True):
+            self.optimizer.zero_grad()
+            loss = F.mse_loss(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+            self.history.append(loss.item())
+            if use_schedule:
+                with contextlib.nullcontext():
+                    self.optimizer.step()
+            return loss.item()
+    """)
+
+TRAINER_SCHEDULES_IN_WITH = TRAINER_STEPS_AGAIN_IN_WITH.replace("""\
+                self.optimizer.step()
+        return loss.item()
+""", """\
+                self.scheduler.step()
+        return loss.item()
+""")
+
+# fresh 2: a script's loop, the two steps in one block with a print between
+SCRIPT_STEPS_TWICE = textwrap.dedent("""
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    data = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]
+    for x, y in data:
+        opt.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        print(float(loss))
+        opt.step()
+    """)
+
+SCRIPT_STEPS_ONCE = SCRIPT_STEPS_TWICE.replace("""\
+    print(float(loss))
+    opt.step()
+""", """\
+    print(float(loss))
+""")
+
+# a second backward pass between the two steps (sharpness-aware minimisation's
+# two steps, a second loss): each step has gradients of its own; silent
+STEP_BACKWARD_STEP = textwrap.dedent("""
+    import torch
+
+
+    def two_updates(net, opt, x, y):
+        opt.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        opt.step()
+        if True:
+            opt.zero_grad()
+            net(x).abs().mean().backward()
+            opt.step()
+    """)
+
+
+def test_adl026_second_step_in_else_is_reported_and_its_fix_is_silent():
+    line = DISCRIMINATOR_STEPPED_TWICE.splitlines().index("        discr_optimizer.step()") + 1
+    assert (line, "ADL026") in _codes(DISCRIMINATOR_STEPPED_TWICE)
+    assert _codes(DISCRIMINATOR_STEPPED_ONCE) == []
+
+
+def test_adl026_second_step_in_a_with_is_reported_and_its_fix_is_silent():
+    line = TRAINER_STEPS_AGAIN_IN_WITH.splitlines().index("                self.optimizer.step()") + 1
+    assert (line, "ADL026") in _codes(TRAINER_STEPS_AGAIN_IN_WITH)
+    assert _codes(TRAINER_SCHEDULES_IN_WITH) == []
+
+
+def test_adl026_second_step_in_one_block_is_reported_and_its_fix_is_silent():
+    lines = SCRIPT_STEPS_TWICE.splitlines()
+    line = len(lines) - lines[::-1].index("    opt.step()")
+    assert (line, "ADL026") in _codes(SCRIPT_STEPS_TWICE)
+    assert _codes(SCRIPT_STEPS_ONCE) == []
+
+
+def test_adl026_backward_between_two_steps_is_silent():
+    assert _codes(STEP_BACKWARD_STEP) == []
+
+
+def _adam_once_per_batch(net, data, lr):
+    """Adam's update by hand (PyTorch's defaults), one per batch."""
+    params = [p.detach().clone() for p in net.parameters()]
+    names = [n for n, _ in net.named_parameters()]
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for t, (x, y) in enumerate(data, 1):
+        live = [p.clone().requires_grad_() for p in params]
+        out = torch.func.functional_call(net, dict(zip(names, live)), (x,))
+        grads = torch.autograd.grad(((out - y) ** 2).mean(), live)
+        for k, g in enumerate(grads):
+            m[k] = 0.9 * m[k] + 0.1 * g
+            v[k] = 0.999 * v[k] + 0.001 * g * g
+            m_hat, v_hat = m[k] / (1 - 0.9 ** t), v[k] / (1 - 0.999 ** t)
+            params[k] = params[k] - lr * m_hat / (v_hat.sqrt() + 1e-8)
+    return params
+
+
+def test_adl026_double_step_claims_run_with_torch(capsys):
+    buggy, fixed = _namespace(SCRIPT_STEPS_TWICE), _namespace(SCRIPT_STEPS_ONCE)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    data = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]
+    reference = _adam_once_per_batch(net, data, 0.01)
+    for got, want in zip(fixed["net"].parameters(), reference):
+        torch.testing.assert_close(got.detach(), want)
+    assert any(not torch.allclose(b, c) for b, c in zip(buggy["net"].parameters(), fixed["net"].parameters()))
+
+
+def test_adl026_trainer_double_step_claims_run_with_torch():
+    namespace_buggy, namespace_fixed = _namespace(TRAINER_STEPS_AGAIN_IN_WITH), _namespace(TRAINER_SCHEDULES_IN_WITH)
+    results = []
+    for namespace in (namespace_buggy, namespace_fixed):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        trainer = namespace["Trainer"](model, lr=0.1)
+        torch.manual_seed(1)
+        for _ in range(2):
+            trainer.train_step(torch.randn(4, 3), torch.randn(4, 1))
+        results.append([p.detach().clone() for p in model.parameters()])
+    # by hand: SGD at lr 0.1 then 0.05 (the scheduler halves it after each step)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    params = [p.detach().clone() for p in model.parameters()]
+    names = [n for n, _ in model.named_parameters()]
+    torch.manual_seed(1)
+    for lr in (0.1, 0.05):
+        x, y = torch.randn(4, 3), torch.randn(4, 1)
+        live = [p.clone().requires_grad_() for p in params]
+        out = torch.func.functional_call(model, dict(zip(names, live)), (x,))
+        grads = torch.autograd.grad(torch.nn.functional.mse_loss(out, y), live)
+        params = [p - lr * g for p, g in zip(params, grads)]
+    for got, want in zip(results[1], params):
+        torch.testing.assert_close(got, want)
+    assert any(not torch.allclose(b, c) for b, c in zip(results[0], results[1]))
