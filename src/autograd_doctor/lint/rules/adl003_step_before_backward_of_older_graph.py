@@ -81,7 +81,13 @@ case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
 `loss` (the same binding) backpropagated again, where `loss` was computed by
 calling a module the function holds (`critic(states)`): its gradients are
 then those of `loss`'s graph, so its step updates parameters that graph saved
-(a PPO update backpropagating one summed loss once per optimizer).""",
+(a PPO update backpropagating one summed loss once per optimizer).  The later
+backward may also go through a value computed before the step that `loss` was
+computed from, when that value's computation called every callable `loss`'s
+did (`def train(model, optimizer, loader)`: `out = model(x)`, `loss =
+F.mse_loss(out, y)` backpropagated and stepped, then `out.abs().mean()`
+backpropagated): the parameters the step updates all lie in that value's
+graph.""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -110,9 +116,11 @@ was computed from, summaries.py), the attributes its other methods compute,
 and what the file's calls pass a top-level function; values passed in by
 callers in other files, arguments of methods, attributes that the method
 itself or a method of another object sets, and optimizers built in another
-file, are unknown, so nothing is claimed about them (but for one loss
-backpropagated on both sides of a step of an optimizer zeroed just before the
-first, above).  An optimizer whose construction names no `.parameters()` is not
+file, are unknown, so nothing is claimed about them (but for one loss, or a
+value it was computed from, backpropagated on both sides of a step of an
+optimizer zeroed just before the first, above; a first loss that also called
+a callable the shared value did not, `head(feat)`, stays silent: the
+optimizer may hold that callable's parameters only).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
