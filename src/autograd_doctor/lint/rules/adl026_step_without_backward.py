@@ -24,8 +24,9 @@ nothing between, in the same block or nested in the `if`/`else` branches
 and `with` bodies that follow it (each branch on its own, the `if`'s test and
 the `with`'s context managers held to the same test, or a `contextlib` one):
 the second step applies the same gradients again (a discriminator's
-optimizer stepped where its scheduler was meant).  A function's body and a
-script's top level are read.""",
+optimizer stepped where its scheduler was meant).  A function's body is
+read, and for a second step a script's top level too (there a clear and a
+step with nothing between is a learning-rate schedule's demonstration).""",
     why_bad="""`zero_grad()` sets every gradient to None (or zero); without a backward
 pass in between, `step()` finds no gradient and leaves the parameters as they
 are (SGD with weight decay or momentum moves them only by those terms).  The
@@ -65,11 +66,14 @@ def check_scope(checker, scope) -> None:
     if scope.function is not None:
         body = scope.function.body
     elif scope.name == "<module>":
-        body = checker.tree.body  # a script's top level
+        # a script's top level, for a second step only: a clear and a step with no
+        # backward there is a learning-rate schedule's demonstration (a scheduler
+        # stepped after its optimizer, VectorQuantizedCPC's `scheduler.py`)
+        body = checker.tree.body
     else:
         return
     for block in _blocks(body):
-        _check_block(checker, block)
+        _check_block(checker, block, clears_too=scope.function is not None)
 
 
 def _blocks(body):
@@ -97,11 +101,11 @@ def _optimizer_call(stmt, method: str) -> str | None:
     return None
 
 
-def _check_block(checker, block) -> None:
+def _check_block(checker, block, clears_too=True) -> None:
     clears = {}  # optimizer text -> index of its last clear in the block
     for i, stmt in enumerate(block):
         cleared = _optimizer_call(stmt, "zero_grad")
-        if cleared is not None:
+        if cleared is not None and clears_too:
             clears[cleared] = i
             continue
         stepped = _optimizer_call(stmt, "step")
