@@ -7,8 +7,9 @@ backward runs between the two steps: the second one applies the same
 gradients again (with Adam, a second update from moments that already hold
 them), every iteration, and the discriminator's scheduler never moves.
 Nothing raises.  The fix steps the scheduler in the second place.  Seen
-while reading set W (docs/lint.md, twenty-fifth check); no rule reports a
-second step of one optimizer with no backward since the first.
+while reading set W (docs/lint.md, twenty-fifth check); missed by the
+frozen linter; ADL026 reports a second step of one optimizer with no
+backward since the first (docs/lint.md, "Causes left open by r422-r443").
 Source: https://github.com/lucidrains/magvit2-pytorch
 (magvit2_pytorch/trainer.py, VideoTokenizerTrainer.train_step)"""
 import torch
@@ -37,7 +38,7 @@ def discriminator_step(tokenizer, discriminator, discr_optimizer, discr_schedule
     if correct:
         discr_scheduler.step()
     else:
-        discr_optimizer.step()  # missed: ADL026
+        discr_optimizer.step()  # expect: ADL026
 
 
 def trained_discriminator(correct):

@@ -81,7 +81,13 @@ case: zeroed just before `loss.backward(retain_graph=True)`, stepped, and then
 `loss` (the same binding) backpropagated again, where `loss` was computed by
 calling a module the function holds (`critic(states)`): its gradients are
 then those of `loss`'s graph, so its step updates parameters that graph saved
-(a PPO update backpropagating one summed loss once per optimizer).""",
+(a PPO update backpropagating one summed loss once per optimizer).  The later
+backward may also go through a value computed before the step that `loss` was
+computed from, when that value's computation called every callable `loss`'s
+did (`def train(model, optimizer, loader)`: `out = model(x)`, `loss =
+F.mse_loss(out, y)` backpropagated and stepped, then `out.abs().mean()`
+backpropagated): the parameters the step updates all lie in that value's
+graph.""",
     why_bad="""`step()` updates the parameters in place.  The graph built before it
 saved the old parameter values (a linear layer keeps its weight to compute
 the gradient of its input), so the later `backward()` raises `RuntimeError: one
@@ -110,9 +116,11 @@ was computed from, summaries.py), the attributes its other methods compute,
 and what the file's calls pass a top-level function; values passed in by
 callers in other files, arguments of methods, attributes that the method
 itself or a method of another object sets, and optimizers built in another
-file, are unknown, so nothing is claimed about them (but for one loss
-backpropagated on both sides of a step of an optimizer zeroed just before the
-first, above).  An optimizer whose construction names no `.parameters()` is not
+file, are unknown, so nothing is claimed about them (but for one loss, or a
+value it was computed from, backpropagated on both sides of a step of an
+optimizer zeroed just before the first, above; a first loss that also called
+a callable the shared value did not, `head(feat)`, stays silent: the
+optimizer may hold that callable's parameters only).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
@@ -459,7 +467,11 @@ def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
     place, parameters of `loss`'s graph, which the retained graph saved, and the
     second backward goes through that same graph.  Claimed only when `loss` was
     computed, with gradients on, by calling something with an input (a layer),
-    and the second backward reads the very binding the first one did."""
+    and the second backward reads the very binding the first one did, or a value
+    bound before the step that the first loss was computed from too and whose
+    computation called every callable the first loss's did (`out = model(x)`,
+    `loss = F.mse_loss(out, y)`, then after the step `out.abs().mean()`): the
+    parameters the step updates then all lie in that value's graph."""
     if call is not None:
         return
     zeroed = [z for z, text in scope.zero_grad_receivers
@@ -479,25 +491,61 @@ def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
             continue
         layer, layer_call = layer
         for b2, b2node, recv2, _ in later:
-            if b2 > seq and _reads_binding(checker, scope, recv2, b2, (recv1.id, entry[0])) \
-                    and not _freed_between(scope, b1, b2):
-                checker.report(
-                    "ADL003", node,
-                    f"`{checker.text(node.func)}()` updates in place the parameters that "
-                    f"`{recv1.id}.backward(...)` on line {b1node.lineno} gave gradients to "
-                    f"(`{optimizer}` was zeroed just before), parameters of `{recv1.id}`'s graph "
-                    f"(computed with `{layer}` on line {layer_call.lineno}); `backward()` on line "
-                    f"{b2node.lineno} goes through that same graph, which saved their old values; "
-                    f"backward() will fail (modified by an inplace operation)",
-                    related=[(b1node.lineno, checker.col(b1node.lineno, b1node.col_offset), 0,
-                              "first backward, graph retained"),
-                             (b2node.lineno, checker.col(b2node.lineno, b2node.col_offset), 0,
-                              "backward through the same graph after the step")])
-                return
+            if b2 <= seq or _freed_between(scope, b1, b2):
+                continue
+            if _reads_binding(checker, scope, recv2, b2, (recv1.id, entry[0])):
+                through = "that same graph,"
+            else:
+                shared = _shared_value(checker, scope, entry, recv2, b2, seq)
+                if shared is None:
+                    continue
+                through = f"the graph of `{shared}`, part of that graph and computed before the step,"
+            checker.report(
+                "ADL003", node,
+                f"`{checker.text(node.func)}()` updates in place the parameters that "
+                f"`{recv1.id}.backward(...)` on line {b1node.lineno} gave gradients to "
+                f"(`{optimizer}` was zeroed just before), parameters of `{recv1.id}`'s graph "
+                f"(computed with `{layer}` on line {layer_call.lineno}); `backward()` on line "
+                f"{b2node.lineno} goes through {through} which saved their old values; "
+                f"backward() will fail (modified by an inplace operation)",
+                related=[(b1node.lineno, checker.col(b1node.lineno, b1node.col_offset), 0,
+                          "first backward, graph retained"),
+                         (b2node.lineno, checker.col(b2node.lineno, b2node.col_offset), 0,
+                          "backward through the same graph after the step")])
+            return
+
+
+def _shared_value(checker, scope, first, recv2, at, step):
+    """A name that the second backward's loss (``recv2`` at ``at``) reads, bound
+    before the ``step`` with gradients on, from which the first loss (the binding
+    ``first``, a binding entry) was computed too, and whose computation called every
+    callable given an input that the first loss's did (so the parameters that
+    the first backward gave gradients to are all in its graph): its name."""
+    needed = {m for m, _ in _layers_called(checker, scope, first[1], first[0])}
+    work, seen = [(recv2, at)], set()
+    while work and len(seen) < 200:
+        node, when = work.pop()
+        for n in _dependencies(checker, node, scope.module_class, scope.owner_class)[0]:
+            entry = scope.binding(n, when)
+            if entry is None or entry[1] is None or entry[2] or (n, entry[0]) in seen:
+                continue
+            seen.add((n, entry[0]))
+            if entry[0] < step and _reads_binding(checker, scope, first[1], first[0], (n, entry[0])):
+                called = {m for m, _ in _layers_called(checker, scope, entry[1], entry[0])}
+                if called and needed <= called:
+                    return n
+            work.append((entry[1], entry[0]))
+    return None
 
 
 def _layer_called(checker, scope, value, at):
-    """A callable given an input called, directly or through earlier bindings, to
+    """The first of ``_layers_called``, or None."""
+    found = _layers_called(checker, scope, value, at)
+    return found[0] if found else None
+
+
+def _layers_called(checker, scope, value, at) -> list:
+    """Each callable given an input called, directly or through earlier bindings, to
     compute ``value``: a name the function holds, not a tensor (`critic(states)`,
     `critic` a parameter or a local), or a layer of `self` (`self.net(x)`); not a
     method of some object (`advants.unsqueeze(1)` on an untyped argument), nor a
@@ -526,7 +574,7 @@ def _layer_called(checker, scope, value, at):
     # a module handed in (`critic`) or held (`self.net`) before a local callable,
     # which may be a loss object (`criterion = torch.nn.MSELoss()`)
     found.sort(key=lambda hit: 0 if hit[0] in scope.parameters or hit[0].startswith("self.") else 1)
-    return found[0] if found else None
+    return found
 
 
 def _freed_between(scope, first: int, second: int) -> bool:

@@ -9,7 +9,7 @@ from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
     code="ADL026", name="step-without-backward",
-    summary="`optimizer.zero_grad()` then `optimizer.step()` with no backward pass between: the step applies no gradients.",
+    summary="`optimizer.zero_grad()` (or a first `step()`) then `optimizer.step()` with no backward pass between: the step applies no gradients (or the same ones again).",
     what_it_does="""Finds `<optimizer>.zero_grad()` followed, in the same block of a
 function, by `<optimizer>.step()` of the same optimizer (no closure argument),
 when nothing between them can compute gradients: no `backward()`, no
@@ -18,7 +18,15 @@ between them is a `torch` function, a tensor method that computes values
 (`mean`, `squeeze`, `to`, ...), a builtin, or a call of a module the file
 builds (`D(x)`, `self.model(x)`, `self.model.inverse(emb)` of a held module);
 a call of anything else (a helper, another object's method) may
-backpropagate, so no claim is made when one comes between.""",
+backpropagate, so no claim is made when one comes between.
+Also finds a second `<optimizer>.step()` after a first one with the same
+nothing between, in the same block or nested in the `if`/`else` branches
+and `with` bodies that follow it (each branch on its own, the `if`'s test and
+the `with`'s context managers held to the same test, or a `contextlib` one):
+the second step applies the same gradients again (a discriminator's
+optimizer stepped where its scheduler was meant).  A function's body is
+read, and for a second step a script's top level too (there a clear and a
+step with nothing between is a learning-rate schedule's demonstration).""",
     why_bad="""`zero_grad()` sets every gradient to None (or zero); without a backward
 pass in between, `step()` finds no gradient and leaves the parameters as they
 are (SGD with weight decay or momentum moves them only by those terms).  The
@@ -32,16 +40,19 @@ loss = F.mse_loss(D(x), t)
 loss.backward()
 d_opt.step()""",
     fix_safety="No automatic fix: which value to backpropagate is the author's choice.",
-    known_problems="""Only a clear and a step in one block, of an optimizer named the same
-way in both (`self.opt`), are matched; a backward run by a call between them
+    known_problems="""Only a clear and a step in one block (or two steps, the second in the
+`if`/`with` statements after the first), of an optimizer named the same
+way in both (`self.opt`), are matched; a step inside a loop that follows is
+not followed; a backward run by a call between them
 that the linter cannot read silences the rule.""",
 )
 
-# Tensor methods that compute values and never run a backward pass.
+# Tensor methods that compute values and never run a backward pass (and a list's append).
 _VALUE_METHODS = frozenset("""
 mean sum squeeze unsqueeze to view reshape float long int double half item detach clone
 cpu cuda size flatten permute transpose contiguous max min abs pow sqrt exp log softmax
 log_softmax argmax gather index_select expand expand_as repeat norm type numpy tolist
+append
 """.split())
 # Builtins that compute values.
 _VALUE_BUILTINS = frozenset({"len", "float", "int", "range", "print", "min", "max", "abs", "isinstance",
@@ -50,10 +61,19 @@ _VALUE_BUILTINS = frozenset({"len", "float", "int", "range", "print", "min", "ma
 
 def check_scope(checker, scope) -> None:
     """Read the function's blocks only when it steps an optimizer it also clears."""
-    if not scope.steps or scope.function is None:
+    if not scope.steps:
         return
-    for block in _blocks(scope.function.body):
-        _check_block(checker, block)
+    if scope.function is not None:
+        body = scope.function.body
+    elif scope.name == "<module>":
+        # a script's top level, for a second step only: a clear and a step with no
+        # backward there is a learning-rate schedule's demonstration (a scheduler
+        # stepped after its optimizer, VectorQuantizedCPC's `scheduler.py`)
+        body = checker.tree.body
+    else:
+        return
+    for block in _blocks(body):
+        _check_block(checker, block, clears_too=scope.function is not None)
 
 
 def _blocks(body):
@@ -81,11 +101,11 @@ def _optimizer_call(stmt, method: str) -> str | None:
     return None
 
 
-def _check_block(checker, block) -> None:
+def _check_block(checker, block, clears_too=True) -> None:
     clears = {}  # optimizer text -> index of its last clear in the block
     for i, stmt in enumerate(block):
         cleared = _optimizer_call(stmt, "zero_grad")
-        if cleared is not None:
+        if cleared is not None and clears_too:
             clears[cleared] = i
             continue
         stepped = _optimizer_call(stmt, "step")
@@ -94,8 +114,50 @@ def _check_block(checker, block) -> None:
             if between and all(_computes_no_gradient(checker, s) for s in between):
                 _report(checker, stmt, stepped, between)
             continue
+        if stepped is not None:
+            again, _ = _next_step(checker, block[i + 1:], stepped)
+            if again is not None:
+                _report_again(checker, again, stepped, stmt)
+            continue
         if not _computes_no_gradient(checker, stmt):
             clears.clear()  # a gradient may come from this statement
+
+
+def _next_step(checker, stmts, optimizer: str):
+    """``(step, stopped)``: the statement `<optimizer>.step()` that ``stmts`` reach
+    first with nothing before it that may compute gradients (entering the
+    branches of an `if` and the body of a `with`, each branch on its own); or
+    None, and whether something on the way may compute gradients or clear them.
+    Loops and other compound statements stop the search."""
+    for stmt in stmts:
+        if _optimizer_call(stmt, "step") == optimizer:
+            return stmt, False
+        if _optimizer_call(stmt, "zero_grad") == optimizer:
+            return None, True  # a clear, then perhaps a step: the case above
+        if isinstance(stmt, (ast.If, ast.With)):
+            heads = [stmt.test] if isinstance(stmt, ast.If) else \
+                [item.context_expr for item in stmt.items]
+            if not all(_standard_context(checker, head) or _computes_no_gradient(checker, ast.Expr(value=head))
+                       for head in heads):
+                return None, True
+            stopped = False
+            for branch in (stmt.body, getattr(stmt, "orelse", [])):
+                found, branch_stopped = _next_step(checker, branch, optimizer)
+                if found is not None:
+                    return found, False
+                stopped = stopped or branch_stopped
+            if stopped:
+                return None, True
+            continue
+        if not _computes_no_gradient(checker, stmt):
+            return None, True
+    return None, False
+
+
+def _standard_context(checker, head) -> bool:
+    """`contextlib.nullcontext()`, `contextlib.suppress(...)`: a standard library
+    context manager, which runs no backward pass."""
+    return isinstance(head, ast.Call) and (checker.qualname(head.func) or "").startswith("contextlib.")
 
 
 def _computes_no_gradient(checker, stmt) -> bool:
@@ -148,3 +210,13 @@ def _report(checker, step, optimizer, between) -> None:
         f"{between[0].lineno - 1} cleared them and nothing between computes new ones (no "
         f"`backward()`); the parameters do not move; backpropagate the loss before the step",
         related=[(between[0].lineno - 1, 0, 0, "gradients cleared here")])
+
+
+def _report_again(checker, step, optimizer, first) -> None:
+    checker.report(
+        "ADL026", step.value,
+        f"`{optimizer}.step()` runs again after `{optimizer}.step()` on line {first.lineno} with "
+        f"no backward pass between: it applies the same gradients a second time (and moves "
+        f"the optimizer's state, Adam's moments, twice); step once per backward pass (a "
+        f"scheduler is stepped with `scheduler.step()`)",
+        related=[(first.lineno, first.col_offset, 0, "first step of these gradients")])
