@@ -69,10 +69,9 @@ def _is_log_probability(node, of_chosen_entries: bool = False) -> bool:
                 return True
             continue
         if kind == "LogBackward":  # the log of a softmax's probabilities: `Categorical(probs=...)`
-            if _is_softmax_probability(current.next_functions[0][0]):
-                if chosen or not of_chosen_entries:
-                    return True
-                # `probs.log()` taken whole, then a gather or an index above it: chosen already
+            found, chosen_below = _softmax_probability(current.next_functions[0][0])
+            if found and (chosen or chosen_below or not of_chosen_entries):
+                return True
             continue
         if kind in PASSING:
             chosen_below = chosen or kind in CHOOSING
@@ -86,20 +85,22 @@ PROBABILITY_PASSING = {"ClampBackward", "DivBackward", "ExpandBackward", "ViewBa
                        "SqueezeBackward", "CloneBackward"}
 
 
-def _is_softmax_probability(node) -> bool:
-    """Whether `node` is a softmax's output, possibly normalised by its sum and clamped."""
-    seen, queue = set(), [node]
+def _softmax_probability(node) -> tuple[bool, bool]:
+    """(whether `node` is a softmax's output, possibly normalised by its sum, clamped or indexed;
+    whether a gather or an index of chosen entries is on the way: `torch.log(probs.gather(1, a))`)."""
+    seen, queue = set(), [(node, False)]
     while queue and len(seen) < MAX_LOG_STEPS:
-        current = queue.pop()
+        current, chosen = queue.pop()
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
         kind = _kind(current)
         if kind == "SoftmaxBackward":
-            return True
+            return True, chosen
         if kind in PROBABILITY_PASSING or kind in CHOOSING:
-            queue.append(current.next_functions[0][0])  # the numerator, the tensor clamped or indexed
-    return False
+            # the numerator, the tensor clamped or indexed
+            queue.append((current.next_functions[0][0], chosen or kind in CHOOSING))
+    return False, False
 
 
 def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
