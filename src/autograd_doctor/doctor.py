@@ -19,7 +19,8 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     cleared_before_step, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
     log_probability_inputs,
-    masked_nan, never_stepped, number_terms, probability_inputs, score_function_weights, self_compared_terms,
+    masked_nan, never_stepped, number_terms, probability_inputs, rebuilt_optimizer, score_function_weights,
+    self_compared_terms,
     self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
@@ -357,6 +358,7 @@ class Doctor:
             found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)
             found += stale_closure.stale_closure_diagnoses(self.recorder)
             found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)
+            found += rebuilt_optimizer.rebuilt_optimizer_diagnoses(self.recorder)
         except Exception:
             internal_error()
             return

@@ -68,10 +68,39 @@ def _is_log_probability(node, of_chosen_entries: bool = False) -> bool:
             if chosen or not of_chosen_entries:
                 return True
             continue
+        if kind == "LogBackward":  # the log of a softmax's probabilities: `Categorical(probs=...)`
+            found, chosen_below = _softmax_probability(current.next_functions[0][0])
+            if found and (chosen or chosen_below or not of_chosen_entries):
+                return True
+            continue
         if kind in PASSING:
             chosen_below = chosen or kind in CHOOSING
             queue.extend((child, chosen_below) for child, _ in current.next_functions)
     return False
+
+
+# What a distribution built from probabilities does to them before their log: `Categorical(probs=p)`
+# divides by their sum and clamps them away from 0 and 1.
+PROBABILITY_PASSING = {"ClampBackward", "DivBackward", "ExpandBackward", "ViewBackward", "UnsqueezeBackward",
+                       "SqueezeBackward", "CloneBackward"}
+
+
+def _softmax_probability(node) -> tuple[bool, bool]:
+    """(whether `node` is a softmax's output, possibly normalised by its sum, clamped or indexed;
+    whether a gather or an index of chosen entries is on the way: `torch.log(probs.gather(1, a))`)."""
+    seen, queue = set(), [(node, False)]
+    while queue and len(seen) < MAX_LOG_STEPS:
+        current, chosen = queue.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        kind = _kind(current)
+        if kind == "SoftmaxBackward":
+            return True, chosen
+        if kind in PROBABILITY_PASSING or kind in CHOOSING:
+            # the numerator, the tensor clamped or indexed
+            queue.append((current.next_functions[0][0], chosen or kind in CHOOSING))
+    return False, False
 
 
 def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
@@ -94,7 +123,7 @@ def unbaselined_weight_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis |
             # applies the critic's polluted gradient; a critic with its own optimizer, cleared
             # before its own loss (the actor's backward() first), is not harmed.
             if extra and held_together(extra, policy, Budget(scans=1)):
-                return _diagnosis(call, weight)
+                return _diagnosis(call, weight, extra)
     return None
 
 
@@ -110,35 +139,56 @@ def _critic_weights(weight, log_factor) -> tuple[set[int], set[int]]:
             and node.variable.requires_grad and node.variable.dim() >= 2}, log_leaves
 
 
-def _weight_in_source(call, weight) -> tuple[ast.stmt, str, list] | None:
+def _weight_in_source(call, weight, critic: set) -> tuple[ast.stmt, str, list] | None:
     """(the statement, its file, the names to detach) of the product in the loss's source whose
-    one factor holds tensors with gradient computed in `weight`'s graph."""
+    one factor holds tensors with gradient computed in `weight`'s graph, or reaching the critic's
+    weights (`critic`, ids). The products are looked for in the loss's terms, then in what the
+    function appended to a list the terms read (`policy_loss.append(-log_prob * advantage)`
+    per sample, then `torch.stack(policy_loss).sum()`): the frame holds the last sample's names."""
     site = call.site if call is not None else None
     found = loss_terms(site)
     if found is None:
         return None
     terms, reading = found
     below = {id(node) for node in graph_nodes([weight])[0]}
-    for term, holder in terms:
+
+    def carries(value) -> bool:
+        if not isinstance(value, torch.Tensor) or value.grad_fn is None:
+            return False
+        return id(value.grad_fn) in below or bool(leaves_below([value.grad_fn])[0] & critic)
+
+    for term, holder in [*terms, *_appended_terms(terms, reading, site.lineno)]:
         for product in (n for n in ast.walk(term) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
             for factor in (product.left, product.right):
                 names = [n for n in ast.walk(factor) if isinstance(n, (ast.Name, ast.Attribute))
                          and isinstance(getattr(n, "ctx", None), ast.Load)]
-                carrying = [n for n in names for value in [read_value(n, reading)]
-                            if isinstance(value, torch.Tensor) and value.grad_fn is not None
-                            and id(value.grad_fn) in below]
+                carrying = [n for n in names if carries(read_value(n, reading))]
                 if carrying:
                     return holder, reading.filename, carrying
     return None
 
 
-def _diagnosis(call, weight) -> Diagnosis | None:
+def _appended_terms(terms: list, reading, before: int) -> list:
+    """(the appended value, the `NAME.append(value)` statement) for each list NAME a term reads,
+    appended in the function around the backward() before its line."""
+    lists = {node.id for term, _ in terms for node in ast.walk(term)
+             if isinstance(node, ast.Name) and isinstance(reading.values.get(node.id), list)}
+    if not lists or reading.scope is None:
+        return []
+    return [(statement.value.args[0], statement) for statement in ast.walk(reading.scope)
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "append"
+            and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id in lists
+            and len(statement.value.args) == 1 and statement.lineno < before]
+
+
+def _diagnosis(call, weight, critic: set) -> Diagnosis | None:
     site = call.site if call is not None else None
     note = ("the score-function (REINFORCE) estimator differentiates only the log-probability: its weight, "
             "a return minus a baseline, must be a constant. Here the weight carries the baseline's graph, so "
             "backward() also trains the critic with log_prob * the loss's gradient, pushing it away from "
             "predicting the return")
-    found = _weight_in_source(call, weight)
+    found = _weight_in_source(call, weight, critic)
     helps = []
     if found is not None and found[0] is not None:
         statement, filename, carrying = found

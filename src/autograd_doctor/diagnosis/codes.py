@@ -2839,6 +2839,40 @@ before its next `zero_grad()`): `loss.backward(); opt_a.step(); opt_b.step()`.
         "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(3)]\n"
     ))
 
+OPTIMIZER_REBUILT_EACH_STEP = _code(
+    "AD181",
+    "a stateful optimizer is built anew at every iteration: its state restarts at zero at each step",
+    """\
+**What it means.** Adam keeps moment estimates and a step count per parameter, SGD with momentum
+a momentum buffer, RMSprop a running average. An optimizer built inside the training loop
+(`opt_d = torch.optim.Adam(discriminator.parameters())` before each discriminator update) starts
+that state at zero at every iteration, while the parameters carry on from the previous update:
+every update is a first step (for Adam, a step of about `lr` in the sign of the gradient) and the
+optimizer that was configured never runs. Nothing fails. autograd-doctor follows one parameter
+per optimizer at the step hooks and, when it stops, reports a step() call at which new optimizers
+took over, again and again, parameters that the previous one had stepped exactly once, held state
+for, and that nothing restored since. Building again on purpose (per epoch or per task, each
+optimizer taking many steps; test-time adaptation, which loads the parameters back first) is not
+reported. The line to change is the construction; the help moves it before the loop.
+
+**Minimal example.**
+
+    for x, y in batches:
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)   # AD181: a new Adam every batch
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+**The fix.** Build the optimizer once, before the loop, and keep it:
+`optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)` then `for x, y in batches: ...`. To
+start afresh on purpose, put the parameters back as well (`model.load_state_dict(initial)`).
+""",
+    heading="an optimizer built anew at every iteration",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
 FROZEN_OPTIMIZER_STEP = _code(
     "AD215",
     "an optimizer stepped with all its parameters frozen: the loss before it trained nothing",

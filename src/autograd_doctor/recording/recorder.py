@@ -35,6 +35,7 @@ from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.closure_steps import ClosureSteps
 from autograd_doctor.recording.data_copies import graph_cut_copy
 from autograd_doctor.recording.optimizer_clears import OptimizerClearLog
+from autograd_doctor.recording.optimizer_takeovers import OptimizerTakeovers
 from autograd_doctor.recording.step_points import StepPoints
 from autograd_doctor.recording.state_snapshots import StateSnapshots
 from autograd_doctor.recording.gradient_states import GradientStates
@@ -104,6 +105,8 @@ class Recorder(AliasTracking):
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
         self.optimizer_clears = OptimizerClearLog()
+        # New optimizers that took over a stateful optimizer's parameters (optimizer_takeovers.py).
+        self.optimizer_takeovers = OptimizerTakeovers()
         # L-BFGS steps whose closure ran no backward() (closure_steps.py).
         self.closure_steps = ClosureSteps()
         # Where the first optimizer steps ended on autograd's clock, and what they changed (step_points.py).
@@ -572,6 +575,7 @@ class Recorder(AliasTracking):
         stack = capture_user_stack(1, limit=2)
         self.optimizer_steps.append((weakref.ref(optimizer), type(optimizer).__name__, stack, next(self.seq)))
         del self.optimizer_steps[:-4]
+        self.optimizer_takeovers.step_started(optimizer, stack)
         self.listener.optimizer_step_starting(OptimizerStepStarting(optimizer, stack, self.parameter_swaps))
         if self.light:
             self._set_quiet_step(True)
@@ -594,6 +598,7 @@ class Recorder(AliasTracking):
             stack = next((stack for reference, _name, stack, _seq in reversed(self.optimizer_steps)
                           if reference() is optimizer), None)
             self.gradient_states.step_done(optimizer, stack)
+            self.optimizer_takeovers.step_done(optimizer, stack or ())
             self.step_points.step_done(optimizer)
 
     def optimizer_writes_into(self, tensor, saved_version: int, found_version: int) -> list[WriteEvent]:
