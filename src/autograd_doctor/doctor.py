@@ -19,7 +19,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     cleared_before_step, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
     log_probability_inputs,
-    masked_nan, never_stepped, number_terms, probability_inputs, rebuilt_optimizer, score_function_weights,
+    masked_nan, never_stepped, number_terms, probability_inputs, rebuilt_optimizer, score_function_weights, spent_parameter_iterators,
     self_compared_terms,
     self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
@@ -45,7 +45,7 @@ from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_api, views
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
-    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, module_flags, module_forwards, optimizer_clears, patches,
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, optimizer_groups, module_flags, module_forwards, optimizer_clears, patches,
     probe, state_snapshots, widened_gradients,
 )
 from autograd_doctor.recording import switches
@@ -304,6 +304,7 @@ class Doctor:
             raise
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
+        optimizer_groups.activate(self.recorder)
         module_flags.activate(self.recorder)
         optimizer_clears.activate(self.recorder)
         state_snapshots.activate(self.recorder)
@@ -326,6 +327,7 @@ class Doctor:
         self._active = False
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
+        optimizer_groups.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
         optimizer_clears.deactivate(self.recorder)
         state_snapshots.deactivate(self.recorder)
@@ -359,6 +361,7 @@ class Doctor:
             found += stale_closure.stale_closure_diagnoses(self.recorder)
             found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)
             found += rebuilt_optimizer.rebuilt_optimizer_diagnoses(self.recorder)
+            found += spent_parameter_iterators.spent_iterator_diagnoses(self.recorder)
         except Exception:
             internal_error()
             return

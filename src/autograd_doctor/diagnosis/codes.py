@@ -3616,6 +3616,40 @@ as floating-point numbers); autograd-doctor writes it into the call when the tan
 """,
     heading="an integer forward-mode tangent")
 
+OPTIMIZER_GROUP_FROM_SPENT_ITERATOR = _code(
+    "AD242",
+    "an optimizer parameter group built from an iterator an earlier optimizer read to the end: the group is empty",
+    """\
+**What it means.** `model.parameters()`, `filter(...)`, `map(...)` and generator expressions are
+iterators: they can be read once. An optimizer's constructor reads the iterator it is given into a
+list. Built again from the same object (an optimizer rebuilt every epoch to change the learning
+rate, a second optimizer over the same selection), the new optimizer gets an empty group: those
+parameters keep getting gradients and are never stepped by it. Nothing fails: torch refuses an
+optimizer without parameters, not an empty group. autograd-doctor watches the groups optimizers
+are built with and reports, when it stops, a group given the very iterator object an earlier group
+got its tensors from, and which got none. A fresh iterator that selects nothing (a no-decay group
+on a model without biases) is not reported. The line to change is where the iterator is made.
+
+**Minimal example.**
+
+    head = filter(lambda p: p.ndim > 1, model.parameters())
+    optimizer = torch.optim.SGD([{"params": head}], lr=0.1)
+    for epoch in range(2):
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        optimizer = torch.optim.SGD([{"params": head}], lr=0.05)   # AD242: head is used up
+
+**The fix.** Make the selection a list where it is made:
+`head = list(filter(lambda p: p.ndim > 1, model.parameters()))`; autograd-doctor writes it there
+when the group's parameters are a name assigned on one line.
+""",
+    heading="a parameter group from a used-up iterator",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "x, y = torch.randn(5, 3), torch.randn(5, 1)\n"
+    ))
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(

@@ -31,6 +31,7 @@ from autograd_doctor.recording.events import (
 from autograd_doctor.recording import backward_reach, probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
+from autograd_doctor.recording.optimizer_groups import OptimizerGroups
 from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.closure_steps import ClosureSteps
 from autograd_doctor.recording.data_copies import graph_cut_copy
@@ -101,6 +102,8 @@ class Recorder(AliasTracking):
         # Gradient clipping calls and where each optimizer last stepped (gradient_clips.py),
         # and what a few parameters' gradients held at the first steps (gradient_states.py).
         self.gradient_clips = GradientClips()
+        # Parameter groups built from an iterator an earlier group read to the end (AD242).
+        self.optimizer_groups = OptimizerGroups()
         # `module.requires_grad = <bool>` assignments (module_flags.py).
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).
