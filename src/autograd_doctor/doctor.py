@@ -27,6 +27,7 @@ from autograd_doctor.analysis import (
 )
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
+from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
 from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
@@ -267,6 +268,7 @@ class Doctor:
         self._no_grad_aliases = no_grad_aliases.NoGradAliases()
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._mixed_second_derivatives = MixedSecondDerivatives()
+        self._unused_adapted_inputs = UnusedAdaptedInputs()
         self._shallow_copy_lines: set = set()
         self._copies_through_data = CopiesThroughData()
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
@@ -790,6 +792,8 @@ class Doctor:
         if func is AUTOGRAD_GRAD:
             # A second derivative taken over a whole first derivative, its columns read one by one (AD165).
             self._report_silent(self._mixed_second_derivatives.after_grad, call, args, kwargs, result)
+            # An adapted weight the forward did not use, where the parameter itself was used (AD243).
+            self._report_silent(self._unused_adapted_inputs.after_grad, call, args, kwargs, result)
         if self.recorder.state.get("widened_gradients"):
             # A custom backward returned a gradient the engine summed down to its input (AD159).
             self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)

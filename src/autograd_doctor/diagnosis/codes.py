@@ -3650,6 +3650,42 @@ when the group's parameters are a name assigned on one line.
         "x, y = torch.randn(5, 3), torch.randn(5, 1)\n"
     ))
 
+ADAPTED_WEIGHT_UNUSED = _code(
+    "AD243",
+    "an adapted (fast) weight is unused: the forward reads the parameter itself, so that layer is never adapted",
+    """\
+**What it means.** MAML-style inner loops compute adapted weights `w' = w - lr * g` and run the
+network with them (a `params` dict passed to each layer). A layer whose forward ignores what it is
+given and reads `self.weight` never uses `w'`: `torch.autograd.grad(loss, fast_weights,
+allow_unused=True)` returns None for it, the inner loop keeps it as it is, the layer is never
+adapted and the meta-gradient misses its inner-loop path. Nothing fails. autograd-doctor reports
+an autograd.grad line whose earlier call returned a gradient for the parameter itself and that now
+returns None for an update computed from it, and names the layer's forward statement that reads
+the parameter.
+
+**Minimal example.**
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(3))
+
+        def forward(self, x, params=None):
+            return x * self.weight                 # AD243: ignores params
+
+    layer = Scale()
+    fast = {"weight": layer.weight}
+    for step in range(2):
+        loss = (layer(x, fast) ** 2).sum()
+        (g,) = torch.autograd.grad(loss, [fast["weight"]], create_graph=True, allow_unused=True)
+        fast = {"weight": fast["weight"] - 0.1 * g if g is not None else fast["weight"]}
+
+**The fix.** Use the weights the forward is given:
+`weight = self.weight if params is None else params["weight"]`.
+""",
+    heading="an adapted weight the forward does not use",
+    example_setup="x = torch.randn(4, 3)\n")
+
 # ---- AD3xx: gradient-path and copy mistakes -------------------------------------------
 
 GRADIENT_PATH_CUT = _code(
