@@ -50,7 +50,7 @@ class ActFirstResBlock(nn.Module):
     def forward(self, x):
         x_s = self.conv_s(x) if self.learned_shortcut else x
         dx = self.conv_0(x)  # expect: ADL001
-        dx = self.conv_1(dx)  # expect: ADL001  (false finding of the first run: conv_0 ends with a convolution)
+        dx = self.conv_1(dx)
         return x_s + dx
 
 
