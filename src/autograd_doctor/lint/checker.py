@@ -698,14 +698,12 @@ def _returns_of_several_bindings(function) -> bool:
                     found = True
                 continue
             if isinstance(stmt, ast.If):
-                a, b = walk(stmt.body, reaching), walk(stmt.orelse, reaching)
-                reaching = {k: a.get(k, set()) | b.get(k, set()) for k in set(a) | set(b)}
+                reaching = _merged(walk(stmt.body, reaching), walk(stmt.orelse, reaching))
                 continue
             if isinstance(stmt, (ast.For, ast.While)):
-                body = walk(stmt.body, reaching)
-                body = walk(stmt.body, {k: reaching.get(k, set()) | body.get(k, set()) for k in set(reaching) | set(body)})
-                reaching = {k: reaching.get(k, set()) | body.get(k, set()) for k in set(reaching) | set(body)}
-                reaching = walk(stmt.orelse, reaching)
+                once = walk(stmt.body, reaching)
+                body = walk(stmt.body, _merged(reaching, once))  # the second iteration sees the first's
+                reaching = walk(stmt.orelse, _merged(reaching, body))
                 continue
             if isinstance(stmt, (ast.With, ast.AsyncWith)):
                 reaching = walk(stmt.body, reaching)
@@ -719,6 +717,11 @@ def _returns_of_several_bindings(function) -> bool:
 
     walk(function.body, {})
     return found
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """name -> the bindings that reach from either of two paths."""
+    return {k: a.get(k, set()) | b.get(k, set()) for k in set(a) | set(b)}
 
 
 def _rebindings(function, name: str) -> list:
