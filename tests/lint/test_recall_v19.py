@@ -95,6 +95,13 @@ CARRIED_NO_PARAMETERS = _swap(_swap(_swap(
 CARRIED_NO_PARAMETERS = CARRIED_NO_PARAMETERS.replace("nn.Parameter(", "(")
 
 
+# The state made by a same-file function returning a tuple (the book's
+# `init_rnn_state`): the suggested detach keeps a tuple.
+CARRIED_INIT_HELPER = _swap(_swap(
+    CARRIED, "    state = (torch.zeros(2, n_hid),)\n", "    state = init_rnn_state(2, n_hid)\n"),
+    "def train(", "def init_rnn_state(batch_size, n_hid):\n    return (torch.zeros((batch_size, n_hid)),)\n\n\ndef train(")
+
+
 def _batches():
     torch.manual_seed(1)
     corpus = torch.randint(0, 5, (2, 13))
@@ -107,6 +114,13 @@ def test_carried_state_of_a_parameter_helper_is_reported_at_the_backward():
     assert "`state`" in finding.message and "next iteration" in finding.message
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         _load(CARRIED)["train"](_batches())
+
+
+def test_suggested_detach_keeps_the_tuple_a_helper_returns():
+    (finding,) = lint_source(CARRIED_INIT_HELPER, "case.py")
+    assert finding.code == "ADL019" and "`state = tuple(s.detach() for s in state)`" in finding.message
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _load(CARRIED_INIT_HELPER)["train"](_batches())
 
 
 def _reference(batches, n_class=5, n_hid=6, lr=0.1):

@@ -534,19 +534,28 @@ def check_loops(checker, scope) -> None:
                 f"loop, where this backward goes through it again after freeing it (no "
                 f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
                 f"a second time); detach it for the next iteration "
-                f"(`{name} = {_detached_form(scope, name, start)}`)",
+                f"(`{name} = {_detached_form(scope, name, start, checker)}`)",
                 related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                           f"`{name}` computed here, read again in the next iteration")])
             scope.reported.add(id(node))
 
 
-def _detached_form(scope, name: str, loop_start: int) -> str:
+def _detached_form(scope, name: str, loop_start: int, checker=None) -> str:
     """How to detach ``name`` for the next iteration: `h.detach()` for a tensor; for
     a Python list or tuple of states, bound before the loop to a list or tuple
     display, a comprehension or `list(...)` / `tuple(...)` (a list has no
-    `.detach()`), each element detached into a container of the same kind."""
+    `.detach()`), or to a call of a same-file function every `return` of which is
+    one (`state = init_rnn_state(...)` returning `(torch.zeros(...),)`), each
+    element detached into a container of the same kind."""
     before = scope.binding(name, loop_start)
     value = before[1] if before is not None else None
+    if checker is not None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        helper = _helper_definition(checker, scope, value)
+        returns = [n.value for n in ast.walk(helper[0]) if isinstance(n, ast.Return)] if helper else []
+        if returns and all(isinstance(r, ast.Tuple) for r in returns):
+            value = returns[0]
+        elif returns and all(isinstance(r, (ast.List, ast.ListComp)) for r in returns):
+            value = returns[0]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple"):
         kind = value.func.id
     elif isinstance(value, (ast.List, ast.ListComp)):
