@@ -495,6 +495,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         back (a caller writing it breaks backward), and whether it writes its input."""
         ops = set(self.return_ops)
         out_op = ops.pop() if len(ops) == 1 else None
+        if out_op is not None and _returns_of_several_bindings(node):
+            # `if first: x = act(x); x = conv(x)` / `else: x = act(conv(x))`, then `return x`:
+            # the op that saved the returned value depends on the branch taken
+            out_op = None
         params = [a.arg for a in node.args.posonlyargs + node.args.args][1:2]
         writes_input = False
         in_op = None
@@ -510,8 +514,11 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                           and not scope.bound_between(params[0], start, seq)), None)
         # what a caller gets back is the argument it passed (`x.mul_(...); return x`):
         # only then does a write of the input make the output what the write kept
+        # and no statement binds the argument's name to anything else on the way
+        # (`x = self.act(x); x = self.conv(x); return x` returns the convolution's output)
         returns_input = bool(params) and bool(self.returns) and all(
-            _names(value, params[0]) for value in self.returns)
+            _names(value, params[0]) for value in self.returns) \
+            and all(self.keeps_argument(value, params[0]) for value in _rebindings(node, params[0]))
         if self.modules.as_is_functions and self.returns and all(
                 (isinstance(v, ast.Call) and self.runs_as_is_function(v))
                 or (isinstance(v, ast.Name) and v.id in scope.function_views) for v in self.returns):
@@ -519,6 +526,19 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.function_view_classes.add(module_class)
         self.modules.class_summaries[module_class] = (out_op, writes_input, in_op,
                                                       params[0] if params else None, returns_input)
+
+    def keeps_argument(self, value, name: str) -> bool:
+        """``name = value`` leaves ``name`` the tensor it was: an in-place method of
+        it (`x = x.relu_()`) or a layer that writes its input and returns it
+        (`x = self.act(x)` with `self.act = nn.LeakyReLU(inplace=True)`)."""
+        if _names(value, name):
+            return True
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
+                and value.args[0].id == name):
+            return False
+        spec = self.called_module(value)
+        return spec is not None and spec.input_layer.inplace and spec.input_layer.returns_input \
+            and spec.input_layer is spec.output_layer
 
     def cuts_graph(self, value, function: str) -> bool:
         """A returned value with no graph: `h.detach()`, None, or containers of those
@@ -653,6 +673,74 @@ def callees_first(body: list, lines: list) -> list:
     rest = [d for d in defs if d.name != "__init__" and d.name not in placed]
     others = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return others + init + order + rest
+
+
+def _returns_of_several_bindings(function) -> bool:
+    """Some `return name` of ``function`` can be reached by more than one binding
+    of ``name`` (bindings in the two branches of an `if`, or before and inside a
+    loop): a structural walk of the body, `try` and `with` bodies taken as run."""
+    found = False
+
+    def bound_names(stmt):
+        targets = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets = [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+    def walk(stmts, reaching):
+        nonlocal found
+        reaching = {k: set(v) for k, v in reaching.items()}
+        for stmt in stmts:
+            if isinstance(stmt, ast.Return):
+                if isinstance(stmt.value, ast.Name) and len(reaching.get(stmt.value.id, ())) > 1:
+                    found = True
+                continue
+            if isinstance(stmt, ast.If):
+                reaching = _merged(walk(stmt.body, reaching), walk(stmt.orelse, reaching))
+                continue
+            if isinstance(stmt, (ast.For, ast.While)):
+                once = walk(stmt.body, reaching)
+                body = walk(stmt.body, _merged(reaching, once))  # the second iteration sees the first's
+                reaching = walk(stmt.orelse, _merged(reaching, body))
+                continue
+            if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                reaching = walk(stmt.body, reaching)
+                continue
+            if isinstance(stmt, ast.Try):
+                reaching = walk(stmt.body + stmt.orelse + stmt.finalbody, reaching)
+                continue
+            for name in bound_names(stmt):
+                reaching[name] = {id(stmt)}
+        return reaching
+
+    walk(function.body, {})
+    return found
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """name -> the bindings that reach from either of two paths."""
+    return {k: a.get(k, set()) | b.get(k, set()) for k in set(a) | set(b)}
+
+
+def _rebindings(function, name: str) -> list:
+    """The values ``function``'s own body binds to ``name`` (`name = ...`, `name += ...`)."""
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            found.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                and node.target.id == name and node.value is not None:
+            found.append(node.value if isinstance(node, ast.AnnAssign) else node)
+        elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
+            targets = [node.target] if isinstance(node, (ast.For, ast.NamedExpr)) else \
+                [i.optional_vars for i in node.items if i.optional_vars is not None]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                found.append(node)
+    return found
 
 
 def _names(value, name: str) -> bool:

@@ -295,7 +295,12 @@ class ExpressionEvents:
         elif self.called_module(node) is not None:
             self.module_call(node, self.called_module(node), f"self.{attr}")
         if attr == "detach_" and isinstance(recv, ast.Name):
-            scope.detached_in_place[recv.id].append(self.next_seq())  # `hidden.detach_()`
+            seq = self.next_seq()
+            scope.detached_in_place[recv.id].append(seq)  # `hidden.detach_()`
+            entry = scope.binding(recv.id, seq)
+            source = scope.iterated.get((recv.id, entry[0])) if entry is not None else None
+            if isinstance(source, ast.Name):  # `for s in state: s.detach_()` detaches `state`'s tensors
+                scope.detached_in_place[source.id].append(seq)
         if attr == "append" and len(node.args) == 1 and scope.name == "__init__" and scope.owner_class \
                 and isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
             self.modules.record_append(scope.owner_class, recv.attr, node.args[0])  # `self.layers.append(...)`

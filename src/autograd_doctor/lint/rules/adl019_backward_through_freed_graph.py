@@ -534,19 +534,28 @@ def check_loops(checker, scope) -> None:
                 f"loop, where this backward goes through it again after freeing it (no "
                 f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
                 f"a second time); detach it for the next iteration "
-                f"(`{name} = {_detached_form(scope, name, start)}`)",
+                f"(`{name} = {_detached_form(scope, name, start, checker)}`)",
                 related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                           f"`{name}` computed here, read again in the next iteration")])
             scope.reported.add(id(node))
 
 
-def _detached_form(scope, name: str, loop_start: int) -> str:
+def _detached_form(scope, name: str, loop_start: int, checker=None) -> str:
     """How to detach ``name`` for the next iteration: `h.detach()` for a tensor; for
     a Python list or tuple of states, bound before the loop to a list or tuple
     display, a comprehension or `list(...)` / `tuple(...)` (a list has no
-    `.detach()`), each element detached into a container of the same kind."""
+    `.detach()`), or to a call of a same-file function every `return` of which is
+    one (`state = init_rnn_state(...)` returning `(torch.zeros(...),)`), each
+    element detached into a container of the same kind."""
     before = scope.binding(name, loop_start)
     value = before[1] if before is not None else None
+    if checker is not None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        helper = _helper_definition(checker, scope, value)
+        returns = [n.value for n in ast.walk(helper[0]) if isinstance(n, ast.Return)] if helper else []
+        if returns and all(isinstance(r, ast.Tuple) for r in returns):
+            value = returns[0]
+        elif returns and all(isinstance(r, (ast.List, ast.ListComp)) for r in returns):
+            value = returns[0]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple"):
         kind = value.func.id
     elif isinstance(value, (ast.List, ast.ListComp)):
@@ -801,8 +810,9 @@ def _carried_binding(checker, scope, read, start, end, at):
         for carried in _graph_names(checker, value) if value is not None else ():
             before = scope.binding(carried, bseq)
             body = [s for s in scope.binds.get(carried, ()) if start < s < end]
-            if before is None or before[0] >= start or len(body) != 1:
-                continue
+            if before is None or before[0] >= start or len(body) != 1 \
+                    or any(start < d < end for d in scope.detached_in_place.get(carried, ())):
+                continue  # (`for s in state: s.detach_()` in the loop cuts what it carries)
             again = body[0]
             again_value = next((v for s, v, _ in scope.bind_values[carried] if s == again), None)
             if again_value is None or not _made_by_parameterised_module(checker, scope, (carried, again)):
@@ -914,6 +924,14 @@ def _graph_operands(checker, call) -> list:
         return operands
     if isinstance(func, ast.Name) and func.id in _tensor_helpers(checker):
         return operands  # `get_loss(output, target, t)`: a helper returning a torch op of them
+    if isinstance(func, ast.Name):
+        # `rnn(inputs, state, params)`: a top-level function of the file returns values
+        # computed (not through `.detach()`) from these of its arguments
+        helper = _helper_definition(checker, None, call)
+        if helper is not None and not helper[0].decorator_list:
+            parameters = [a.arg for a in helper[0].args.posonlyargs + helper[0].args.args]
+            returned = _returned_names(helper[0])
+            return [a for i, a in enumerate(call.args) if i < len(parameters) and parameters[i] in returned]
     if isinstance(func, ast.Attribute) and func.attr in N.tensor_methods() and \
             func.attr not in N.GRAD_CUTTING_METHODS and func.attr not in N.NOT_TENSOR_METHODS:
         return [func.value] + operands
@@ -976,4 +994,52 @@ def _made_by_parameterised_module(checker, scope, binding) -> bool:
             modules = checker.summaries.modules_of(sub, scope.owner_class, None)
             if modules and any(trained(m) for m in modules):
                 return True
+            if isinstance(sub.func, ast.Name) and _computes_from_passed_parameters(checker, scope, sub, seq):
+                return True
     return False
+
+
+_PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.ParameterList", "torch.nn.parameter.Parameter"})
+
+
+def _computes_from_passed_parameters(checker, scope, call, at) -> bool:
+    """`outputs, state = rnn(inputs, state, params)`: a top-level function of the
+    file handed a name that holds `nn.Parameter`s (bound to a list of them, an
+    `nn.ParameterList`, or a same-file function returning one, as `params =
+    get_params(...)`), whose returned values are computed from that argument."""
+    helper = _helper_definition(checker, scope, call)
+    if helper is None:
+        return False
+    function, _ = helper
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    returned = None
+    for position, arg in enumerate(call.args):
+        if not isinstance(arg, ast.Name) or position >= len(parameters):
+            continue
+        entry = scope.binding(arg.id, at)
+        if entry is None or entry[2] or not _holds_parameters(checker, scope, entry[1], 0):
+            continue
+        if returned is None:
+            returned = _returned_names(function)
+        if parameters[position] in returned:
+            return True
+    return False
+
+
+def _holds_parameters(checker, scope, value, depth) -> bool:
+    """``value`` is a list or tuple of `nn.Parameter(...)`, an `nn.ParameterList`,
+    or a call of a same-file function whose every `return` is one of those."""
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return bool(value.elts) and all(isinstance(e, ast.Call) and checker.qualname(e.func) in _PARAMETER_MAKERS
+                                        for e in value.elts)
+    if not isinstance(value, ast.Call):
+        return False
+    if checker.qualname(value.func) in _PARAMETER_MAKERS:
+        return True
+    if depth >= 2 or not isinstance(value.func, ast.Name):
+        return False
+    helper = _helper_definition(checker, scope, value)
+    if helper is None:
+        return False
+    returns = [n.value for n in ast.walk(helper[0]) if isinstance(n, ast.Return)]
+    return bool(returns) and all(r is not None and _holds_parameters(checker, scope, r, depth + 1) for r in returns)
