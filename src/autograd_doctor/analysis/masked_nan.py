@@ -58,7 +58,7 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     roots = backward_roots(args, kwargs)
     if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
         return None  # a loss that is itself NaN or inf is another problem
-    leaves, node_names = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
+    leaves, node_names, half_powers = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
     masked = bool(node_names & MASKING_NODES)
     if not masked and not node_names & ROOT_NODES:
         return None
@@ -76,16 +76,19 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
         if found is not None:
             where_statement, guard, replacement = found
             return _diagnosis(filename, where_statement, guard, replacement, broken, site)
-    roots_found = [(filename, root) for filename in files for root in _square_roots(filename, node_names)]
+    roots_found = [(filename, root) for filename in files
+                   for root in _square_roots(filename, node_names, half_powers)]
     if len(roots_found) == 1:  # one root in the graph's source: its value at 0 is what gave inf
         filename, (statement, operand) = roots_found[0]
         return _root_diagnosis(filename, statement, operand, broken, site)
     return None
 
 
-def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AST]]:
+def _square_roots(filename: str, node_names: set, half_powers: bool = False) -> list[tuple[ast.stmt, ast.AST]]:
     """(statement, operand) of each square root in the file whose backward node is in the graph:
-    `torch.sqrt(x)`, `x.sqrt()`, `x ** 0.5`, `x.pow(0.5)`. Their derivative is infinite at 0."""
+    `torch.sqrt(x)`, `x.sqrt()`, `x ** 0.5`, `x.pow(0.5)`. Their derivative is infinite at 0.
+    With `half_powers` (the graph holds a pow node whose exponent is 0.5 at run time), a pow whose
+    exponent is a name or an attribute (`x.pow(POWER)`, `x ** self.power`) counts too."""
     tree = parse_file(filename)
     if tree is None:
         return []
@@ -98,9 +101,10 @@ def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AS
                 operand = node.args[0] if is_torch and len(node.args) == 1 else \
                     (node.func.value if not is_torch and not node.args else None)
                 kind = "SqrtBackward0"
-            elif node.func.attr == "pow" and not is_torch and len(node.args) == 1 and _half(node.args[0]):
+            elif node.func.attr == "pow" and not is_torch and len(node.args) == 1 \
+                    and _half(node.args[0], half_powers):
                 operand, kind = node.func.value, "PowBackward0"
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _half(node.right):
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _half(node.right, half_powers):
             operand, kind = node.left, "PowBackward0"
         if operand is None or kind not in node_names or isinstance(operand, ast.Constant):
             continue
@@ -110,8 +114,10 @@ def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AS
     return found
 
 
-def _half(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 0.5
+def _half(node: ast.AST, named: bool = False) -> bool:
+    """The exponent is 0.5, or (`named`: the graph holds a pow by 0.5) a name or attribute."""
+    return (isinstance(node, ast.Constant) and node.value == 0.5) or \
+        (named and isinstance(node, (ast.Name, ast.Attribute)))
 
 
 def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken: list, site) -> Diagnosis | None:
@@ -167,11 +173,21 @@ def _by_kind(tensors: list) -> list[list]:
     return list(groups.values())
 
 
-def _graph_facts(nodes: list) -> tuple[list, set]:
-    """(the leaf tensors the graph reaches, the type names of its nodes)."""
+def _graph_facts(nodes: list) -> tuple[list, set, bool]:
+    """(the leaf tensors the graph reaches, the type names of its nodes, whether a pow node's
+    exponent is 0.5: a scalar exponent stays readable on the node after backward)."""
     walked, _ = graph_nodes(nodes)
     leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
-    return leaves, {type(node).__name__ for node in walked}
+    half_powers = any(type(node).__name__ == "PowBackward0" and _exponent(node) == 0.5 for node in walked)
+    return leaves, {type(node).__name__ for node in walked}, half_powers
+
+
+def _exponent(node) -> float | None:
+    try:
+        exponent = node._saved_exponent
+    except Exception:
+        return None
+    return exponent if isinstance(exponent, (int, float)) else None
 
 
 def _find_masked_op(filename: str, node_names: set):
