@@ -37,6 +37,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
+from autograd_doctor.analysis import eval_mode_steps
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -272,6 +273,7 @@ class Doctor:
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
+        self._eval_mode_steps = eval_mode_steps.EvalModeSteps(self.recorder)
         self._tied_parameters = tied_parameters.TiedParameters()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -677,6 +679,7 @@ class Doctor:
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
         self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
+        self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)

@@ -3935,6 +3935,46 @@ the tensors the loss is computed from.
     ))
 
 
+TRAINED_IN_EVAL_MODE = _code(
+    "AD244",
+    "a module put in eval mode between two optimizer steps is trained in eval mode: nothing called train() again",
+    """\
+**What it means.** `model.eval()` switches dropout off and makes batch norm use (and stop
+updating) its running statistics; `model.train()` switches them back. A sampling, logging or
+validation helper that calls `self.eval()` inside the training loop and never `train()` leaves the
+model in eval mode for every step after it: the loss is computed without dropout, batch norm's
+statistics stay frozen, and the model trains on something else than intended. No error, and the
+loss looks fine. autograd-doctor remembers the outermost `train()` / `eval()` calls; before an
+optimizer step, when an `eval()` call was made since that optimizer's previous step and no
+`train()` call at all, the module is still in eval mode, holds a dropout or batch-norm layer (in
+eval mode), and the optimizer updates parameters of that module that have a gradient, it names
+the call in the training loop that ran the `eval()`.
+
+**Minimal example.**
+
+    def sample(model, x):
+        model.eval()                          # for deterministic sampling
+        with torch.no_grad():
+            return model(x)
+
+    for step in range(3):
+        preview = sample(model, x)            # AD244: model stays in eval mode
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Call `model.train()` after the call that put it in eval mode (or inside the helper,
+before it returns), so that the training forward runs in train mode again.
+""",
+    heading="a module trained in eval mode after a helper called eval()",
+    example_setup=(
+        "model = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5), nn.Linear(8, 1))\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
