@@ -802,7 +802,7 @@ class Doctor:
                                 kwargs)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS and self.silent != "ignore":
             try:
-                self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
+                self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder, call)
             except Exception:
                 internal_error()
         steps_seen = self.recorder.step_points.before_backward  # not those run inside this backward() (by hooks)

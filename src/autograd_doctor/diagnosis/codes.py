@@ -3975,6 +3975,37 @@ before it returns), so that the training forward runs in train mode again.
     ))
 
 
+GRAD_READ_AFTER_TWO_BACKWARDS = _code(
+    "AD245",
+    ".grad read after a second backward() added into it: the value is the sum of both losses' gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. A script that calls
+backward() on one quantity, reads `x.grad` (a virial, a saliency map, a first gradient), then
+calls backward() on a second quantity and reads `x.grad` again, gets the sum of both gradients
+the second time. No error. autograd-doctor remembers, over the first few backward() calls, the
+leaves each one reached and their `.grad`; at the next backward(), a leaf that no optimizer holds,
+whose values did not change, whose `.grad` is still the same uncleared tensor, that this
+backward() reaches again, and whose `.grad` the function reads both between the two calls and
+after the second, is reported at the second backward().
+
+**Minimal example.**
+
+    first = (x ** 2).sum()
+    first.backward()
+    slope = x.grad.clone()            # the gradient of `first`
+    second = (3 * x).sum()
+    second.backward()                 # AD245: adds into x.grad
+    g = x.grad                        # 2x + 3, not 3
+
+**The fix.** Clear `.grad` before the second backward() (`x.grad = None`), or take the gradient
+with `torch.autograd.grad(second, x)`, which leaves `.grad` alone. Accumulating on purpose (two
+losses' gradients summed, `.grad` read after the last backward() only) is not reported.
+""",
+    heading="a .grad read after a second backward() accumulated into it",
+    example_setup="x = torch.randn(4, requires_grad=True)\n",
+)
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
