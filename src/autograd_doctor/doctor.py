@@ -37,7 +37,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
-from autograd_doctor.analysis import eval_mode_steps
+from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -761,6 +761,8 @@ class Doctor:
             if self._report_silent(number_terms.number_term_diagnosis, site) is None \
                     and self._silent_check_needs(number_terms.terms_not_yet_run, site):
                 self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
+            # A term made under no_grad from a trained module's output (AD246).
+            self._report_silent(grad_off_terms.grad_off_term_diagnosis, site)
             # A term that compares a value with itself (AD224).
             self._report_silent(self_compared_terms.self_comparison_diagnosis, site)
             # A sample or a rounding that sends zeros to what computed it (AD219).

@@ -4006,6 +4006,43 @@ losses' gradients summed, `.grad` read after the last backward() only) is not re
 )
 
 
+GRAD_OFF_LOSS_TERM = _code(
+    "AD246",
+    "a loss term computed from a trained module under no_grad: it changes the loss but trains nothing",
+    """\
+**What it means.** Values computed inside `with torch.no_grad():` (or `inference_mode`,
+`set_grad_enabled(False)`) carry no graph. A loss term made from them (a contrastive term on
+features, a perceptual or CLIP term on decoded outputs) is added to the loss, changes its value,
+and sends no gradient anywhere: the parameters that only this term reached are never trained.
+No error. autograd-doctor reads the loss's added terms at the first backward() of each line: a
+term whose tensor carries no graph, whose names lead back to a grad-off block in the same function
+that calls a module whose parameters an optimizer steps, while some of those parameters have no
+gradient after this backward(), is reported at the block.
+
+**Minimal example.**
+
+    for step in range(2):
+        with torch.no_grad():
+            features = projector(x)           # AD246: the block cuts the term below
+        aux = features.pow(2).mean()
+        loss = classifier(x).pow(2).mean() + aux
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compute what the term is made from with gradients on (remove the block, or move
+the term's computation out of it). Keep under `no_grad` only what is meant as a target
+(pseudo-labels, a teacher's output), used with a term that carries a graph.
+""",
+    heading="a loss term computed under no_grad from a trained module",
+    example_setup=(
+        "projector = nn.Linear(3, 4)\n"
+        "classifier = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD([*projector.parameters(), *classifier.parameters()], lr=0.1)\n"
+        "x = torch.randn(8, 3)\n"
+    ))
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
