@@ -120,8 +120,8 @@ def _diagnosis(call, module, layers: list, trained: int, step_site, optimizer_cl
     related.append(location_of(step_site, role="step",
                                note=f"{optimizer_class}.step() updates {trained} parameter(s) of {name} "
                                     "trained in eval mode"))
-    notes = [f"{name} holds {', '.join(kinds)}, which behave differently in eval mode: dropout drops nothing, "
-             "batch norm uses and no longer updates its running statistics",
+    notes = [f"{name} holds layers that behave differently in eval mode ({', '.join(kinds)}): dropout drops "
+             "nothing, batch norm uses and no longer updates its running statistics",
              f"eval() was called between two steps and nothing called train() since, so {name}'s forward passes "
              "in training run in eval mode (no error)"]
     if not helps:

@@ -117,15 +117,22 @@ def _recording_train(original):
 
 def _names_of(module, frame) -> tuple:
     """(filename, line, name, code) for the user frames from `frame` outwards in which a name other
-    than `self` is bound to `module` (locals, or a script's globals), innermost first."""
+    than `self` is bound to `module` (locals, or a script's globals; else an attribute of a
+    `self` that is not the module itself: `self.model`), innermost first."""
     found, looked = [], 0
     while frame is not None and looked < NAMED_FRAMES:
         if is_user_frame(frame):
             looked += 1
-            for name, value in frame_locals(frame).items():
-                if value is module and name != "self":
-                    found.append((frame.f_code.co_filename, frame.f_lineno, name, frame.f_code))
-                    break
+            values = frame_locals(frame)
+            name = next((name for name, value in values.items() if value is module and name != "self"), None)
+            owner = values.get("self")
+            if name is None and owner is not None and owner is not module:
+                # `self.model.eval()` in a trainer's method: the module is an attribute of `self`.
+                attribute = next((key for key, value in getattr(owner, "__dict__", {}).items() if value is module),
+                                 None)
+                name = f"self.{attribute}" if attribute is not None else None
+            if name is not None:
+                found.append((frame.f_code.co_filename, frame.f_lineno, name, frame.f_code))
         frame = frame.f_back
     return tuple(found)
 
