@@ -2781,9 +2781,13 @@ it looks in your files for the masking whose branch computes such an op (inline,
 that assigned the branch) and names the op's line. Without a masking, the same 0 * inf comes from
 a square root of exactly 0 (a Euclidean distance of a point to itself, a padded frame's
 magnitude): its value is 0, its derivative infinite. When the graph holds one square root whose
-source is found (`x.sqrt()`, `torch.sqrt(x)`, `x ** 0.5`, `x.pow(0.5)`), its line is named and its
-input clamped: `x.clamp(min=1e-30).sqrt()` changes the values by at most 1e-15 and gives a zero
-gradient where `x` is 0.
+source is found (`x.sqrt()`, `torch.sqrt(x)`, `x ** 0.5`, `x.pow(0.5)`, or `x.pow(POWER)` /
+`x ** self.power` when a pow node of the graph has the exponent 0.5 at run time), its line is
+named and its input clamped: `x.clamp(min=1e-30).sqrt()` changes the values by at most 1e-15 and
+gives a zero gradient where `x` is 0. A selection by a mask of NaN-ness made after the op
+(`log_prob[~torch.isnan(x)]`, the rows with a missing value dropped from a result computed on
+them) gives 0 * NaN = NaN the same way: its line is named, and the help is to select the inputs
+first.
 
 **Minimal example.**
 
