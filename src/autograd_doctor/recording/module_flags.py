@@ -98,7 +98,9 @@ def _recording_train(original):
     @functools.wraps(original)
     def train(self, mode=True):
         depth = getattr(_depth, "value", 0)
-        if depth or not _wrapped.recorders or not isinstance(mode, bool):
+        if depth:
+            return original(self, mode)  # a child's, called by torch's train(): no frame to stand in for
+        if not _wrapped.recorders or not isinstance(mode, bool):
             return call_as_caller(original, (self, mode), {})
         _depth.value = depth + 1  # the calls train() makes on the children are not the user's
         try:
