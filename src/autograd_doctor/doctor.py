@@ -38,6 +38,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
+from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -274,6 +275,7 @@ class Doctor:
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
+        self._eval_mode_steps = eval_mode_steps.EvalModeSteps(self.recorder)
         self._tied_parameters = tied_parameters.TiedParameters()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -682,6 +684,7 @@ class Doctor:
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
         self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
+        self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)
@@ -763,6 +766,8 @@ class Doctor:
             if self._report_silent(number_terms.number_term_diagnosis, site) is None \
                     and self._silent_check_needs(number_terms.terms_not_yet_run, site):
                 self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
+            # A term made under no_grad from a trained module's output (AD246).
+            self._report_silent(grad_off_terms.grad_off_term_diagnosis, site)
             # A term that compares a value with itself (AD224).
             self._report_silent(self_compared_terms.self_comparison_diagnosis, site)
             # A sample or a rounding that sends zeros to what computed it (AD219).
@@ -806,7 +811,7 @@ class Doctor:
                                 kwargs)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS and self.silent != "ignore":
             try:
-                self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder)
+                self._stale_leaf_gradients.after_backward(func, args, kwargs, self.recorder, call)
             except Exception:
                 internal_error()
         steps_seen = self.recorder.step_points.before_backward  # not those run inside this backward() (by hooks)

@@ -34,6 +34,10 @@ from autograd_doctor.diagnosis.source import (
 
 CHECKED_BACKWARDS = 4
 MASKING_NODES = {"WhereBackward0", "MaskedFillBackward0"}
+# Selections by a boolean mask: their backward sends a zero gradient to the rows not selected.
+SELECTING_NODES = {"IndexBackward0", "MaskedSelectBackward0"}
+# Tests of a value's NaN-ness (a mask of the rows to keep, negated, or of those to drop).
+NAN_TESTS = {"isnan", "isfinite"}
 # Square roots: finite at 0, with an infinite derivative there.
 ROOT_NODES = {"SqrtBackward0", "PowBackward0"}
 # Ops whose derivative is infinite at a value the masked elements may hold, and the value that is
@@ -58,7 +62,7 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     roots = backward_roots(args, kwargs)
     if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
         return None  # a loss that is itself NaN or inf is another problem
-    leaves, node_names = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
+    leaves, node_names, half_powers = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
     masked = bool(node_names & MASKING_NODES)
     if not masked and not node_names & ROOT_NODES:
         return None
@@ -76,16 +80,24 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
         if found is not None:
             where_statement, guard, replacement = found
             return _diagnosis(filename, where_statement, guard, replacement, broken, site)
-    roots_found = [(filename, root) for filename in files for root in _square_roots(filename, node_names)]
+    if node_names & SELECTING_NODES:
+        for filename in files:
+            found = _nan_selection(filename)
+            if found is not None:
+                return _selection_diagnosis(filename, *found, broken, site)
+    roots_found = [(filename, root) for filename in files
+                   for root in _square_roots(filename, node_names, half_powers)]
     if len(roots_found) == 1:  # one root in the graph's source: its value at 0 is what gave inf
         filename, (statement, operand) = roots_found[0]
         return _root_diagnosis(filename, statement, operand, broken, site)
     return None
 
 
-def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AST]]:
+def _square_roots(filename: str, node_names: set, half_powers: bool = False) -> list[tuple[ast.stmt, ast.AST]]:
     """(statement, operand) of each square root in the file whose backward node is in the graph:
-    `torch.sqrt(x)`, `x.sqrt()`, `x ** 0.5`, `x.pow(0.5)`. Their derivative is infinite at 0."""
+    `torch.sqrt(x)`, `x.sqrt()`, `x ** 0.5`, `x.pow(0.5)`. Their derivative is infinite at 0.
+    With `half_powers` (the graph holds a pow node whose exponent is 0.5 at run time), a pow whose
+    exponent is a name or an attribute (`x.pow(POWER)`, `x ** self.power`) counts too."""
     tree = parse_file(filename)
     if tree is None:
         return []
@@ -98,9 +110,10 @@ def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AS
                 operand = node.args[0] if is_torch and len(node.args) == 1 else \
                     (node.func.value if not is_torch and not node.args else None)
                 kind = "SqrtBackward0"
-            elif node.func.attr == "pow" and not is_torch and len(node.args) == 1 and _half(node.args[0]):
+            elif node.func.attr == "pow" and not is_torch and len(node.args) == 1 \
+                    and _half(node.args[0], half_powers):
                 operand, kind = node.func.value, "PowBackward0"
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _half(node.right):
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _half(node.right, half_powers):
             operand, kind = node.left, "PowBackward0"
         if operand is None or kind not in node_names or isinstance(operand, ast.Constant):
             continue
@@ -110,8 +123,10 @@ def _square_roots(filename: str, node_names: set) -> list[tuple[ast.stmt, ast.AS
     return found
 
 
-def _half(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 0.5
+def _half(node: ast.AST, named: bool = False) -> bool:
+    """The exponent is 0.5, or (`named`: the graph holds a pow by 0.5) a name or attribute."""
+    return (isinstance(node, ast.Constant) and node.value == 0.5) or \
+        (named and isinstance(node, (ast.Name, ast.Attribute)))
 
 
 def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken: list, site) -> Diagnosis | None:
@@ -167,11 +182,21 @@ def _by_kind(tensors: list) -> list[list]:
     return list(groups.values())
 
 
-def _graph_facts(nodes: list) -> tuple[list, set]:
-    """(the leaf tensors the graph reaches, the type names of its nodes)."""
+def _graph_facts(nodes: list) -> tuple[list, set, bool]:
+    """(the leaf tensors the graph reaches, the type names of its nodes, whether a pow node's
+    exponent is 0.5: a scalar exponent stays readable on the node after backward)."""
     walked, _ = graph_nodes(nodes)
     leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
-    return leaves, {type(node).__name__ for node in walked}
+    half_powers = any(type(node).__name__ == "PowBackward0" and _exponent(node) == 0.5 for node in walked)
+    return leaves, {type(node).__name__ for node in walked}, half_powers
+
+
+def _exponent(node) -> float | None:
+    try:
+        exponent = node._saved_exponent
+    except Exception:
+        return None
+    return exponent if isinstance(exponent, (int, float)) else None
 
 
 def _find_masked_op(filename: str, node_names: set):
@@ -305,5 +330,77 @@ def _diagnosis(filename: str, where_statement: ast.stmt, guard: Guard, replaceme
     else:
         helps.append(Suggestion(f"replace {operand} by a harmless value where the result is masked, before "
                                 f"{op} (`torch.where(mask, torch.ones_like(x), x)`), so its backward stays finite"))
+    return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
+                     severity="warning", primary=primary, related=related, notes=notes, help=helps)
+
+
+def _nan_selection(filename: str):
+    """(statement, subscript, the tested tensor's text) of the first `values[mask]` in the file
+    whose mask tests NaN-ness (`~torch.isnan(x)`, `torch.isfinite(x)`, `~x.isnan()`), inline or
+    in the latest assignment to the mask's name in the same function: rows with NaN dropped
+    after `values` was computed from them."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript) or not isinstance(node.ctx, ast.Load):
+            continue
+        statement = statement_at(filename, node.lineno)
+        if statement is None or isinstance(node.value, ast.Name) and _assigned_nan_test(tree, node.value, statement):
+            continue  # the tested tensor itself indexed (`x[~torch.isnan(x)]`): no NaN enters the graph
+        tested = _nan_test(node.slice) or _assigned_nan_test(tree, node.slice, statement)
+        if tested is None:
+            continue
+        tested_text = segment(filename, tested)
+        value_text = segment(filename, node.value)
+        if tested_text is None or value_text is None or tested_text == value_text:
+            continue
+        return statement, node, tested_text
+    return None
+
+
+def _nan_test(node: ast.AST) -> ast.AST | None:
+    """The tensor tested, when `node` is `~torch.isnan(x)`, `~x.isnan()`, `torch.isfinite(x)`,
+    `x.isfinite()` (a mask of the rows without NaN)."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)
+    call = node.operand if negated else node
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in NAN_TESTS:
+        return None
+    if (call.func.attr == "isnan") != negated:
+        return None
+    is_torch = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    if is_torch:
+        return call.args[0] if len(call.args) == 1 else None
+    return call.func.value if not call.args else None
+
+
+def _assigned_nan_test(tree: ast.AST, mask: ast.AST, statement: ast.stmt) -> ast.AST | None:
+    if not isinstance(mask, ast.Name):
+        return None
+    scope = enclosing_function(tree, statement.lineno)
+    assignments = [node for node in ast.walk(scope) if isinstance(node, ast.Assign)
+                   and node.lineno <= statement.lineno and node is not statement
+                   and any(isinstance(t, ast.Name) and t.id == mask.id for t in node.targets)]
+    if not assignments:
+        return None
+    return _nan_test(max(assignments, key=lambda node: node.lineno).value)
+
+
+def _selection_diagnosis(filename: str, statement: ast.stmt, subscript: ast.Subscript, tested: str, broken: list,
+                         site) -> Diagnosis:
+    values = segment(filename, subscript.value) or "the values"
+    mask = segment(filename, subscript.slice) or "the mask"
+    primary = statement_location(filename, statement, role="op",
+                                 note=f"drops the rows where {tested} is NaN only after {values} was computed from them")
+    related = [r for r in [location_of(site, role="backward", note="its gradients have NaN or inf")] if r is not None]
+    shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in broken[:3])
+    notes = [f"after this backward(), {len(broken)} leaf tensor{'s' if len(broken) > 1 else ''} ({shapes}) "
+             "hold NaN or inf in .grad, while the loss is finite",
+             f"the selection's backward sends a zero gradient to the rows it dropped, and the ops that made "
+             f"{values} multiply it by their partial derivatives there, which hold the NaN of {tested}: "
+             "0 * NaN = NaN"]
+    helps = [Suggestion(f"select the rows before computing on them: index the inputs with {mask} "
+                        f"({tested}[{mask}] and the tensors read with it) and drop the selection here, so no NaN "
+                        "enters the graph; or replace the NaN first (`torch.nan_to_num`)")]
     return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
                      severity="warning", primary=primary, related=related, notes=notes, help=helps)

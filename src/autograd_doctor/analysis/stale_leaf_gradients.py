@@ -13,6 +13,14 @@ the leaf's version and a fingerprint of its first elements. Before the next back
 remembered leaf counts when its `.grad` is still the same tensor with the same version (nobody
 cleared it), its values changed in between (an update), the new graph reaches it again, and no
 optimizer holds it.
+
+AD245, from the same records: a remembered leaf NOT updated since, whose `.grad` the user's
+function read after the previous backward() (`virial = (x * x.grad).sum()`) and reads again
+after this one (`forces = -x.grad`), while this backward() reaches it again, adds into that same
+uncleared `.grad`, and no optimizer holds it. The second read gets the sum of both gradients.
+The reads are looked for in the source of the function that calls both backward() lines (the
+same line in a loop: a read after it in the loop's body); accumulating two losses on purpose
+reads `.grad` after the last backward() only, and stays silent.
 """
 
 from __future__ import annotations
@@ -88,10 +96,13 @@ class StaleLeafGradients:
     def __init__(self):
         self.remembered: list[RememberedLeaf] = []
         self.reported = False
+        self.read_twice_reported = False
+        self.previous_site = None  # the site of the backward() whose leaves are remembered
         self.scans = Budget(scans=2)
 
-    def after_backward(self, func, args: tuple, kwargs: dict, recorder=None) -> None:
+    def after_backward(self, func, args: tuple, kwargs: dict, recorder=None, call=None) -> None:
         self.remembered = []
+        self.previous_site = call.site if call is not None else None
         if not _accumulates(func, kwargs):
             return
         # A leaf an optimizer holds is never reported here (AD209's), so the parameters of the
@@ -108,18 +119,21 @@ class StaleLeafGradients:
         remembered, self.remembered = self.remembered, []
         if self.reported or not remembered or not _accumulates(func, kwargs):
             return None
-        stale = []
+        stale, kept = [], []
         for entry in remembered:
             leaf = entry.leaf()
             gradient = leaf.grad if leaf is not None else None
             if gradient is None or gradient is not entry.gradient() or gradient._version != entry.gradient_version:
                 continue  # cleared (set to None, zeroed) or replaced
             if leaf._version == entry.version and _sample(leaf) == entry.sample:
-                continue  # not updated since: accumulating on purpose
+                kept.append(leaf)  # not updated since: accumulating, on purpose unless read in between (AD245)
+                continue
             if not bool(gradient.detach().any()):
                 continue  # zeroed through an alias the version does not see (`w.grad.data.zero_()`)
             stale.append(leaf)
         if not stale:
+            if kept and not self.read_twice_reported:
+                return self._read_twice(kept, call, args, kwargs)
             return None
         reached = {id(leaf) for leaf in _leaves(args, kwargs)}
         stale = [leaf for leaf in stale if id(leaf) in reached]
@@ -135,6 +149,103 @@ class StaleLeafGradients:
             return None  # updated from something else (a target network's moving average)
         self.reported = True
         return _diagnosis(stale, call, update_site)
+
+
+    def _read_twice(self, kept: list, call, args: tuple, kwargs: dict) -> Diagnosis | None:
+        """AD245: a leaf's `.grad` read after the previous backward(), added into by this one and
+        read again after it."""
+        site, previous = (call.site if call is not None else None), self.previous_site
+        if site is None or previous is None or site.filename != previous.filename:
+            return None
+        kept = [leaf for leaf in kept if bool(leaf.grad.detach().any())]
+        if not kept:
+            return None
+        frames = user_frames()
+        named = [(leaf, variable_for(leaf, frames)) for leaf in kept]
+        named = [(leaf, name) for leaf, name in named if name is not None]
+        if not named:
+            return None
+        scope = Scope(site.filename, site.lineno)
+        if scope.tree is None:
+            return None
+        statement = scope.statement_at(site.lineno)
+        if statement is None or Scope(site.filename, previous.lineno).node is not scope.node:
+            return None  # the two backward() calls are not in one function
+        for leaf, name in named:
+            reads = _gradient_reads(scope.node, name)
+            between, after = _reads_around(scope, reads, previous.lineno, statement)
+            if between is None or after is None:
+                continue
+            if id(leaf) not in {id(t) for t in _leaves(args, kwargs)}:
+                continue
+            holding = optimizers_holding([leaf], self.scans)
+            if holding is None or holding:
+                continue  # unknown, or an optimizer's parameter (accumulated over micro-batches)
+            self.read_twice_reported = True
+            return _read_twice_diagnosis(site.filename, name, statement, between, after)
+        return None
+
+
+def _gradient_reads(scope_node: ast.AST, name: str) -> list[ast.Attribute]:
+    """The `name.grad` loads in the scope, outside the functions and classes it defines (not
+    `name.grad = ...`)."""
+    found, stack = [], list(ast.iter_child_nodes(scope_node))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda node: node.lineno)
+
+
+def _reads_around(scope, reads: list, previous_line: int, statement: ast.stmt):
+    """(a read after the previous backward() and before this one, a read after this one), each
+    None when there is none. For two calls of one line (a loop), a read after it in the loop."""
+    line = statement.lineno
+    if previous_line < line:
+        between = [r for r in reads if previous_line < r.lineno < line]
+        after = [r for r in reads if r.lineno > statement.end_lineno]
+    elif previous_line == line:
+        loops = [node for node in ast.walk(scope.node) if isinstance(node, (ast.For, ast.While))
+                 and node.lineno < line <= node.end_lineno]
+        if not loops:
+            return None, None
+        loop = max(loops, key=lambda node: node.lineno)
+        between = after = [r for r in reads if statement.end_lineno < r.lineno <= loop.end_lineno]
+    else:
+        return None, None
+    return (between[0] if between else None), (after[0] if after else None)
+
+
+def _read_twice_diagnosis(filename: str, name: str, statement: ast.stmt, between: ast.AST, after: ast.AST):
+    between_statement = statement_at(filename, between.lineno)
+    after_statement = statement_at(filename, after.lineno)
+    text = segment(filename, statement)
+    primary = statement_location(filename, statement, role="backward",
+                                 note=f"adds this loss's gradient into {name}.grad, which still holds the previous "
+                                      "backward()'s")
+    related = []
+    if between_statement is not None:
+        related.append(statement_location(filename, between_statement, role="read",
+                                          note=f"reads {name}.grad: the previous backward()'s gradient"))
+    if after_statement is not None and after_statement is not between_statement:
+        related.append(statement_location(filename, after_statement, role="read",
+                                          note=f"reads {name}.grad again: the sum of both gradients"))
+    notes = [f"backward() accumulates into .grad: nothing cleared {name}.grad between the two backward() calls, so "
+             "the second read gets the sum of both losses' gradients, not this loss's",
+             f"no optimizer holds {name}, and its values did not change in between (no update)"]
+    helps = []
+    if text is not None and statement.lineno == statement.end_lineno:
+        helps.append(Suggestion(f"clear {name}.grad before this backward(), so that it holds this loss's gradient "
+                                f"only (or take it with torch.autograd.grad(loss, {name}), which leaves .grad alone)",
+                                f"{name}.grad = None\n{text}", statement_location(filename, statement)))
+    else:
+        helps.append(Suggestion(f"set {name}.grad = None before this backward(), or use torch.autograd.grad"))
+    return Diagnosis(code=codes.GRAD_READ_AFTER_TWO_BACKWARDS, title=codes.title(codes.GRAD_READ_AFTER_TWO_BACKWARDS),
+                     severity="warning", primary=primary, related=related, notes=notes, help=helps)
 
 
 def _reads_a_gradient(site) -> bool:

@@ -2781,9 +2781,13 @@ it looks in your files for the masking whose branch computes such an op (inline,
 that assigned the branch) and names the op's line. Without a masking, the same 0 * inf comes from
 a square root of exactly 0 (a Euclidean distance of a point to itself, a padded frame's
 magnitude): its value is 0, its derivative infinite. When the graph holds one square root whose
-source is found (`x.sqrt()`, `torch.sqrt(x)`, `x ** 0.5`, `x.pow(0.5)`), its line is named and its
-input clamped: `x.clamp(min=1e-30).sqrt()` changes the values by at most 1e-15 and gives a zero
-gradient where `x` is 0.
+source is found (`x.sqrt()`, `torch.sqrt(x)`, `x ** 0.5`, `x.pow(0.5)`, or `x.pow(POWER)` /
+`x ** self.power` when a pow node of the graph has the exponent 0.5 at run time), its line is
+named and its input clamped: `x.clamp(min=1e-30).sqrt()` changes the values by at most 1e-15 and
+gives a zero gradient where `x` is 0. A selection by a mask of NaN-ness made after the op
+(`log_prob[~torch.isnan(x)]`, the rows with a missing value dropped from a result computed on
+them) gives 0 * NaN = NaN the same way: its line is named, and the help is to select the inputs
+first.
 
 **Minimal example.**
 
@@ -4002,6 +4006,114 @@ the tensors the loss is computed from.
         "model = nn.Linear(3, 1)\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
+    ))
+
+
+TRAINED_IN_EVAL_MODE = _code(
+    "AD244",
+    "a module put in eval mode between two optimizer steps is trained in eval mode: nothing called train() again",
+    """\
+**What it means.** `model.eval()` switches dropout off and makes batch norm use (and stop
+updating) its running statistics; `model.train()` switches them back. A sampling, logging or
+validation helper that calls `self.eval()` inside the training loop and never `train()` leaves the
+model in eval mode for every step after it: the loss is computed without dropout, batch norm's
+statistics stay frozen, and the model trains on something else than intended. No error, and the
+loss looks fine. autograd-doctor remembers the outermost `train()` / `eval()` calls; before an
+optimizer step, when an `eval()` call was made since that optimizer's previous step and no
+`train()` call at all, the module is still in eval mode, holds a dropout or batch-norm layer (in
+eval mode), and the optimizer updates parameters of that module that have a gradient, it names
+the call in the training loop that ran the `eval()`.
+
+**Minimal example.**
+
+    def sample(model, x):
+        model.eval()                          # for deterministic sampling
+        with torch.no_grad():
+            return model(x)
+
+    for step in range(3):
+        preview = sample(model, x)            # AD244: model stays in eval mode
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Call `model.train()` after the call that put it in eval mode (or inside the helper,
+before it returns), so that the training forward runs in train mode again.
+""",
+    heading="a module trained in eval mode after a helper called eval()",
+    example_setup=(
+        "model = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5), nn.Linear(8, 1))\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 3)\n"
+    ))
+
+
+GRAD_READ_AFTER_TWO_BACKWARDS = _code(
+    "AD245",
+    ".grad read after a second backward() added into it: the value is the sum of both losses' gradients",
+    """\
+**What it means.** backward() adds into `.grad`; it does not replace it. A script that calls
+backward() on one quantity, reads `x.grad` (a virial, a saliency map, a first gradient), then
+calls backward() on a second quantity and reads `x.grad` again, gets the sum of both gradients
+the second time. No error. autograd-doctor remembers, over the first few backward() calls, the
+leaves each one reached and their `.grad`; at the next backward(), a leaf that no optimizer holds,
+whose values did not change, whose `.grad` is still the same uncleared tensor, that this
+backward() reaches again, and whose `.grad` the function reads both between the two calls and
+after the second, is reported at the second backward().
+
+**Minimal example.**
+
+    first = (x ** 2).sum()
+    first.backward()
+    slope = x.grad.clone()            # the gradient of `first`
+    second = (3 * x).sum()
+    second.backward()                 # AD245: adds into x.grad
+    g = x.grad                        # 2x + 3, not 3
+
+**The fix.** Clear `.grad` before the second backward() (`x.grad = None`), or take the gradient
+with `torch.autograd.grad(second, x)`, which leaves `.grad` alone. Accumulating on purpose (two
+losses' gradients summed, `.grad` read after the last backward() only) is not reported.
+""",
+    heading="a .grad read after a second backward() accumulated into it",
+    example_setup="x = torch.randn(4, requires_grad=True)\n",
+)
+
+
+GRAD_OFF_LOSS_TERM = _code(
+    "AD246",
+    "a loss term computed from a trained module under no_grad: it changes the loss but trains nothing",
+    """\
+**What it means.** Values computed inside `with torch.no_grad():` (or `inference_mode`,
+`set_grad_enabled(False)`) carry no graph. A loss term made from them (a contrastive term on
+features, a perceptual or CLIP term on decoded outputs) is added to the loss, changes its value,
+and sends no gradient anywhere: the parameters that only this term reached are never trained.
+No error. autograd-doctor reads the loss's added terms at the first backward() of each line: a
+term whose tensor carries no graph, whose names lead back to a grad-off block in the same function
+that calls a module whose parameters an optimizer steps, while some of those parameters have no
+gradient after this backward(), is reported at the block.
+
+**Minimal example.**
+
+    for step in range(2):
+        with torch.no_grad():
+            features = projector(x)           # AD246: the block cuts the term below
+        aux = features.pow(2).mean()
+        loss = classifier(x).pow(2).mean() + aux
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Compute what the term is made from with gradients on (remove the block, or move
+the term's computation out of it). Keep under `no_grad` only what is meant as a target
+(pseudo-labels, a teacher's output), used with a term that carries a graph.
+""",
+    heading="a loss term computed under no_grad from a trained module",
+    example_setup=(
+        "projector = nn.Linear(3, 4)\n"
+        "classifier = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD([*projector.parameters(), *classifier.parameters()], lr=0.1)\n"
+        "x = torch.randn(8, 3)\n"
     ))
 
 
