@@ -161,8 +161,8 @@ def test_adl023_attribute_of_the_training_object_is_reported(source, line):
     (ATTRIBUTE_SUM, "        self.epoch_loss += loss",
      "        with torch.no_grad():\n            self.epoch_loss += loss"),
     # the method is called once, by no loop of the file
-    (ATTRIBUTE_SUM, "            for x, y in batches:\n                self.train_batch(x, y)",
-     "            x, y = batches[0]\n            self.train_batch(x, y)"),
+    (ATTRIBUTE_SUM, "        for x, y in batches:\n            self.train_batch(x, y)",
+     "        x, y = batches[0]\n        self.train_batch(x, y)"),
 ])
 def test_adl023_attribute_near_twins_are_silent(source, old, new):
     twin = _twin(source, old, new)
@@ -321,12 +321,12 @@ def test_adl023_dict_entries_under_iterated_key_are_reported(source, line):
     (DICT_ITEMS, "+ value * x", "+ float(value) * x"),
     (DICT_METHOD, "+= out[k]", "+= out[k].detach()"),
     # the totals start again on every iteration
-    (DICT_METHOD, "            for batch in loader:\n",
-     "            for batch in loader:\n                running = {\"total\": 0, \"kl\": 0}\n"),
+    (DICT_METHOD, "        for batch in loader:\n",
+     "        for batch in loader:\n            running = {\"total\": 0, \"kl\": 0}\n"),
     # another dictionary, of numbers, iterated
-    (DICT_KEYS, "            for name in losses:\n                totals[name] += losses[name]",
-     "            stats = {k: v.item() for k, v in losses.items()}\n"
-     "            for name in stats:\n                totals[name] += stats[name]"),
+    (DICT_KEYS, "        for name in losses:\n            totals[name] += losses[name]",
+     "        stats = {k: v.item() for k, v in losses.items()}\n"
+     "        for name in stats:\n            totals[name] += stats[name]"),
 ])
 def test_adl023_dict_near_twins_are_silent(source, old, new):
     twin = _twin(source, old, new)
