@@ -379,3 +379,110 @@ def test_adl023_moved_loss_is_reported_and_item_twin_silent():
     for new in ("loss.cpu().item()", "loss.detach().cpu()", "float(loss.cpu())"):
         twin = _twin(MOVED_SUM, "running += loss.cpu()", f"running += {new}")
         assert not [c for c in _codes(twin) if c[1] == "ADL023"], new
+
+
+# ----- ADL028: the entries of a dict a training step returns, summed per key ----
+
+# a trainer's step returns its dictionary of loss terms; the epoch sums each
+# term under its name (YOLO's ModelTrainer, r423, in other shapes)
+RETURNED_TERMS = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    class Fitter:
+        def __init__(self, net):
+            self.net = net
+            self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+        def step(self, x, y):
+            out = self.net(x)
+            terms = {"mse": F.mse_loss(out, y), "l1": F.l1_loss(out, y)}
+            self.opt.zero_grad()
+            (terms["mse"] + terms["l1"]).backward()
+            self.opt.step()
+            return terms
+
+        def epoch(self, batches):
+            sums = {"mse": 0.0, "l1": 0.0}
+            for x, y in batches:
+                terms = self.step(x, y)
+                for name, term in terms.items():
+                    sums[name] += term * len(x)
+            return sums
+    """)
+RETURNED_TERMS_LINE = "sums[name] += term * len(x)"
+
+# fresh 2: plain functions, the step returning (loss, parts), the parts summed
+# by index into a list of totals in a `while` loop
+RETURNED_PARTS = textwrap.dedent("""
+    import torch
+
+
+    def train_step(model, optimizer, x, y):
+        pred = model(x)
+        parts = [(pred - y).pow(2).mean(), (pred - y).abs().mean()]
+        loss = parts[0] + 0.5 * parts[1]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss, parts
+
+
+    def run(model, optimizer, data):
+        totals = [0.0, 0.0]
+        i = 0
+        while i < len(data):
+            _, parts = train_step(model, optimizer, *data[i])
+            for j in range(2):
+                totals[j] += parts[j]
+            i += 1
+        return totals
+    """)
+RETURNED_PARTS_LINE = "totals[j] += parts[j]"
+
+
+@pytest.mark.parametrize("source, line", [
+    (RETURNED_TERMS, RETURNED_TERMS_LINE),
+    (RETURNED_PARTS, RETURNED_PARTS_LINE),
+])
+def test_adl028_returned_entries_summed_per_key_are_reported(source, line):
+    assert (_line_of(source, line), "ADL028") in _codes(source)
+
+
+@pytest.mark.parametrize("source, old, new", [
+    (RETURNED_TERMS, "+= term * len(x)", "+= term.item() * len(x)"),
+    (RETURNED_TERMS, "+= term * len(x)", "+= term.detach() * len(x)"),
+    (RETURNED_TERMS, "+= term * len(x)", "+= float(term) * len(x)"),
+    (RETURNED_TERMS, "            return terms", "            return {k: v.item() for k, v in terms.items()}"),
+    (RETURNED_PARTS, "+= parts[j]", "+= parts[j].item()"),
+    (RETURNED_PARTS, "+= parts[j]", "+= float(parts[j])"),
+    # the totals start again on every iteration
+    (RETURNED_PARTS, "            _, parts =", "            totals = [0.0, 0.0]\n            _, parts ="),
+])
+def test_adl028_returned_entries_near_twins_are_silent(source, old, new):
+    twin = _twin(source, old, new)
+    assert not [c for c in _codes(twin) if c[1] in ("ADL023", "ADL028")]
+
+
+def test_adl028_returned_entries_claims_run_with_torch():
+    torch.manual_seed(0)
+    net = torch.nn.Linear(3, 2)
+    sums = _namespace(RETURNED_TERMS)["Fitter"](_copy(net)).epoch(_batches())
+    assert all(v.grad_fn is not None for v in sums.values())
+    fixed = _twin(RETURNED_TERMS, "+= term * len(x)", "+= term.item() * len(x)")
+    sums = _namespace(fixed)["Fitter"](_copy(net)).epoch(_batches())
+    reference = _copy(net)
+    expected = 0.0
+    for x, y in _batches():
+        out = reference(x)
+        mse = torch.nn.functional.mse_loss(out, y)
+        grads = torch.autograd.grad(mse + torch.nn.functional.l1_loss(out, y), list(reference.parameters()))
+        with torch.no_grad():
+            for p, g in zip(reference.parameters(), grads):
+                p -= 0.1 * g
+        expected += mse.item() * len(x)
+    assert sums["mse"] == pytest.approx(expected, rel=1e-6)
+    model = _copy(net)
+    totals = _namespace(RETURNED_PARTS)["run"](model, torch.optim.SGD(model.parameters(), lr=0.1), _batches())
+    assert all(t.grad_fn is not None for t in totals)
