@@ -30,7 +30,19 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop).  Also finds, each as its own finding, the
+statement outside any `if` or loop).  Also finds a sum of every entry of a
+dictionary one of whose entries the loop backpropagates, under the key a loop
+around the sum iterates (`losses["total"].backward()`, then `for k in losses:
+totals[k] += losses[k]`, or `for k, v in losses.items(): totals[k] += v`),
+`totals` bound before the training loop; and, in a method of a class that
+backpropagates a loss, a sum or an append of it into an attribute of `self`
+(`self.running += loss`, `self.running.add_(loss.cpu() * n)`,
+`self.losses.append(loss)`) when a loop of the file calls the method (the
+attribute outlives the call): silent when the method binds the attribute again,
+when the loop that calls it also calls a method of the class that binds it (or
+writes it), and when the attribute is backpropagated.  A loss moved or cast
+before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
+with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
 in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
 += bpr_loss`), bound once in the loop before the loss, with a graph of its
@@ -73,11 +85,15 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen (and an append to a
-list name, and a method of an object held by a plain name): a loss summed
-into an attribute or a dict entry with a computed key (`totals[name]`), a
-meter held on `self` or in a dict (`meters["loss"].update(loss)`), or a
-reporter that hands it on to other objects (pytorch-pfn-extras' summaries),
-is not reported.  A
+list name, a method of an object held by a plain name, an entry under the key
+that a loop over the backpropagated dictionary iterates, and an attribute of
+`self` in a method that a loop of the file calls): a loss summed into an
+attribute of another object, a dict entry under another computed key, a
+meter held on `self` or in a dict (`meters["loss"].update(loss)`), a logger
+handed in as a parameter (`run.log({"loss": loss})`), or a reporter that
+hands it on to other objects (pytorch-pfn-extras' summaries), is not
+reported; nor is a method run once per iteration by a framework's loop (no
+loop of the file calls it).  A
 part is read one level deep (an operand of the loss's own expression, not of
 its operands), and a part returned by a function the linter does not know
 (`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
