@@ -491,3 +491,137 @@ def test_adl028_returned_entries_claims_run_with_torch():
     model = _copy(net)
     totals = _namespace(RETURNED_PARTS)["run"](model, _batches())
     assert all(t.grad_fn is not None for t in totals)
+
+
+# ----- ADL003: graphs kept in a list, read in a later loop that steps ----------
+
+# outputs appended to a list in one loop, read back by index in the loop that
+# backpropagates and steps (GNMOT's candidates, r438): from the second
+# iteration on, the element read was computed before the first step
+LIST_READ_BY_INDEX = textwrap.dedent("""
+    import torch
+
+
+    def update(net, head, data):
+        opt = torch.optim.Adam(list(net.parameters()) + list(head.parameters()))
+        outs = []
+        for x, y in data:
+            outs.append((net(x), y))
+        for i in range(len(outs)):
+            h, y = outs[i]
+            opt.zero_grad()
+            loss = ((head(h) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+    """)
+LIST_READ_BY_INDEX_STEP = "            opt.step()"
+
+# fresh 1: a trainer class, the features cached in a `while` loop's list, the
+# second loop a `while` too, a retained backward and a second loss
+CACHED_FEATURES = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Trainer:
+        def __init__(self):
+            self.encoder = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+            self.decoder = nn.Linear(4, 4)
+            self.opt = torch.optim.SGD(list(self.encoder.parameters()) + list(self.decoder.parameters()), lr=0.1)
+
+        def train(self, xs):
+            cache = []
+            n = 0
+            while n < len(xs):
+                cache.append(self.encoder(xs[n]))
+                n += 1
+            k = 0
+            while k < len(cache):
+                z = cache[k]
+                self.opt.zero_grad()
+                recon = (self.decoder(z) - xs[k]).pow(2).mean()
+                recon.backward(retain_graph=True)
+                (z.pow(2).mean() * 0.1).backward()
+                self.opt.step()
+                k += 1
+    """)
+CACHED_FEATURES_STEP = "                self.opt.step()"
+
+# fresh 2: a script's top level, features of each view appended, then a loop
+# over the indices
+SCRIPT_FEATURES = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    encoder = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))
+    optimizer = torch.optim.Adam(encoder.parameters(), lr=0.01)
+    views = [torch.randn(6, 3) for _ in range(3)]
+    feats = []
+    for v in views:
+        feats.append(encoder(v))
+    for k in range(len(feats)):
+        optimizer.zero_grad()
+        loss = feats[k].pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    """)
+SCRIPT_FEATURES_STEP = "    optimizer.step()"
+
+
+def _step_line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if line == text)
+
+
+@pytest.mark.parametrize("source, step", [
+    (LIST_READ_BY_INDEX, LIST_READ_BY_INDEX_STEP),
+    (CACHED_FEATURES, CACHED_FEATURES_STEP),
+    (SCRIPT_FEATURES, SCRIPT_FEATURES_STEP),
+])
+def test_adl003_list_of_old_graphs_is_reported(source, step):
+    assert (_step_line(source, step), "ADL003") in _codes(source)
+
+
+@pytest.mark.parametrize("source, old, new", [
+    # the element recomputed in the loop that steps
+    (LIST_READ_BY_INDEX, "            h, y = outs[i]", "            x, y = data[i]\n            h = net(x)"),
+    # the features cut from the encoder's graph (the head alone is trained)
+    (LIST_READ_BY_INDEX, "outs.append((net(x), y))", "outs.append((net(x).detach(), y))"),
+    (SCRIPT_FEATURES, "    feats = []\n    for v in views:\n        feats.append(encoder(v))\n",
+     "    feats = list(views)\n"),
+    # the list filled again on every iteration, before its read
+    (SCRIPT_FEATURES, "        optimizer.zero_grad()\n        loss = feats[k]",
+     "        optimizer.zero_grad()\n        feats = [encoder(v) for v in views]\n        loss = feats[k]"),
+])
+def test_adl003_list_near_twins_are_silent(source, old, new):
+    twin = _twin(source, old, new)
+    assert not [c for c in _codes(twin) if c[1] == "ADL003"]
+
+
+def _two_layers(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 4)), torch.nn.Linear(4, 2)
+
+
+def test_adl003_list_claims_run_with_torch():
+    data = [(torch.randn(2, 4), torch.randn(2, 2)) for _ in range(3)]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _namespace(LIST_READ_BY_INDEX)["update"](*_two_layers(), data)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _namespace(CACHED_FEATURES)["Trainer"]().train([torch.randn(3, 4) for _ in range(3)])
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _namespace(SCRIPT_FEATURES)
+    # the fix (recompute in the loop) runs and equals Adam applied by hand-written
+    # per-batch steps with torch's own Adam on a copy
+    net, head = _two_layers()
+    fixed = _twin(LIST_READ_BY_INDEX, "            h, y = outs[i]", "            x, y = data[i]\n            h = net(x)")
+    _namespace(fixed)["update"](net, head, data)
+    ref_net, ref_head = _two_layers()
+    opt = torch.optim.Adam(list(ref_net.parameters()) + list(ref_head.parameters()))
+    for x, y in data:
+        opt.zero_grad()
+        ((ref_head(ref_net(x)) - y) ** 2).mean().backward()
+        opt.step()
+    for a, b in zip(list(net.parameters()) + list(head.parameters()),
+                    list(ref_net.parameters()) + list(ref_head.parameters())):
+        assert torch.equal(a, b)
