@@ -514,7 +514,7 @@ LIST_READ_BY_INDEX = textwrap.dedent("""
             loss.backward()
             opt.step()
     """)
-LIST_READ_BY_INDEX_STEP = "            opt.step()"
+LIST_READ_BY_INDEX_STEP = "        opt.step()"
 
 # fresh 1: a trainer class, the features cached in a `while` loop's list, the
 # second loop a `while` too, a retained backward and a second loss
@@ -545,7 +545,7 @@ CACHED_FEATURES = textwrap.dedent("""
                 self.opt.step()
                 k += 1
     """)
-CACHED_FEATURES_STEP = "                self.opt.step()"
+CACHED_FEATURES_STEP = "            self.opt.step()"
 
 # fresh 2: a script's top level, features of each view appended, then a loop
 # over the indices
@@ -584,14 +584,14 @@ def test_adl003_list_of_old_graphs_is_reported(source, step):
 
 @pytest.mark.parametrize("source, old, new", [
     # the element recomputed in the loop that steps
-    (LIST_READ_BY_INDEX, "            h, y = outs[i]", "            x, y = data[i]\n            h = net(x)"),
+    (LIST_READ_BY_INDEX, "        h, y = outs[i]", "        x, y = data[i]\n        h = net(x)"),
     # the features cut from the encoder's graph (the head alone is trained)
     (LIST_READ_BY_INDEX, "outs.append((net(x), y))", "outs.append((net(x).detach(), y))"),
-    (SCRIPT_FEATURES, "    feats = []\n    for v in views:\n        feats.append(encoder(v))\n",
-     "    feats = list(views)\n"),
+    (SCRIPT_FEATURES, "feats = []\nfor v in views:\n    feats.append(encoder(v))\n",
+     "feats = list(views)\n"),
     # the list filled again on every iteration, before its read
-    (SCRIPT_FEATURES, "        optimizer.zero_grad()\n        loss = feats[k]",
-     "        optimizer.zero_grad()\n        feats = [encoder(v) for v in views]\n        loss = feats[k]"),
+    (SCRIPT_FEATURES, "    optimizer.zero_grad()\n    loss = feats[k]",
+     "    optimizer.zero_grad()\n    feats = [encoder(v) for v in views]\n    loss = feats[k]"),
 ])
 def test_adl003_list_near_twins_are_silent(source, old, new):
     twin = _twin(source, old, new)
@@ -614,7 +614,7 @@ def test_adl003_list_claims_run_with_torch():
     # the fix (recompute in the loop) runs and equals Adam applied by hand-written
     # per-batch steps with torch's own Adam on a copy
     net, head = _two_layers()
-    fixed = _twin(LIST_READ_BY_INDEX, "            h, y = outs[i]", "            x, y = data[i]\n            h = net(x)")
+    fixed = _twin(LIST_READ_BY_INDEX, "        h, y = outs[i]", "        x, y = data[i]\n        h = net(x)")
     _namespace(fixed)["update"](net, head, data)
     ref_net, ref_head = _two_layers()
     opt = torch.optim.Adam(list(ref_net.parameters()) + list(ref_head.parameters()))
