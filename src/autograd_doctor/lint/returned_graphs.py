@@ -330,6 +330,17 @@ class Interpreter:
                         and value.holds():
                     # `total += step(...)`: a sum across the loop keeps every graph it adds
                     frame.loops[-1].keeps.append((stmt, stmt.target, stmt.value, value))
+            elif isinstance(stmt.target, ast.Subscript) and isinstance(stmt.target.value, ast.Name):
+                base = stmt.target.value
+                old = frame.env.get(base.id, NOTHING)
+                if not frame.grad_off and value.holds() and old.items is None:
+                    frame.env[base.id] = _any_graph([old, value])
+                if isinstance(stmt.op, ast.Add) and frame.loops and not self.stack and not frame.grad_off \
+                        and value.holds() and not isinstance(stmt.target.slice, ast.Slice):
+                    # `totals[name] += term` of a returned dict's entries: the dict of sums keeps
+                    # every graph it adds, across each loop around it that it lives across
+                    for record in frame.loops:
+                        record.keeps.append((stmt, base, stmt.value, value))
         elif isinstance(stmt, ast.Expr):
             self.expression_statement(stmt, frame)
         elif isinstance(stmt, ast.Return):

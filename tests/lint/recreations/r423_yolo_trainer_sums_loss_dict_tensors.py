@@ -46,7 +46,7 @@ class ModelTrainer:
         for batch_size, images, targets in dataloader:
             loss_each = self.train_one_batch(images, targets)
             for loss_name, loss_val in loss_each.items():
-                total_loss[loss_name] += loss_val * batch_size  # missed: ADL023
+                total_loss[loss_name] += loss_val * batch_size  # expect: ADL028
             total_samples += batch_size
         for loss_val in total_loss.values():
             loss_val /= total_samples

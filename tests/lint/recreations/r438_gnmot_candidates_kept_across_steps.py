@@ -52,10 +52,10 @@ class GN:
             self.optimizer2.zero_grad()
             e2 = self.Ephi2(vs, vr1)
             v_l = self.criterion_v(vr, vr1)
-            v_l.backward(retain_graph=True)  # missed: ADL003
+            v_l.backward(retain_graph=True)
             loss = self.criterion(e2, gt)
             loss.backward()
-            self.optimizer2.step()
+            self.optimizer2.step()  # expect: ADL003
 
 
 def run():

@@ -34,7 +34,7 @@ def train_one_epoch(model, optimizer, dataset):
         loss["total"].backward()
         optimizer.step()
         for key in loss:
-            epoch_loss[key] += loss[key]  # missed: ADL023
+            epoch_loss[key] += loss[key]  # expect: ADL023
     return epoch_loss
 
 

@@ -33,7 +33,7 @@ class StandardGanLearner:
         loss = self.loss_fn(outputs, torch.ones(batch_size, 1)) + self.loss_fn(gen_outputs, torch.zeros(batch_size, 1))
         loss.backward()
         self.disc_optimizer.step()
-        self.disc_running_loss.add_(loss.cpu() * batch_size)  # missed: ADL023
+        self.disc_running_loss.add_(loss.cpu() * batch_size)  # expect: ADL023
 
     def __gen_train_func__(self, x):
         self.gen_optimizer.zero_grad()
@@ -42,7 +42,7 @@ class StandardGanLearner:
         loss = self.loss_fn(outputs, torch.ones(batch_size, 1))
         loss.backward()
         self.gen_optimizer.step()
-        self.gen_running_loss.add_(loss.cpu() * batch_size)
+        self.gen_running_loss.add_(loss.cpu() * batch_size)  # expect: ADL023
 
     def __train_loop__(self, train_loader):
         for x in train_loader:

@@ -888,6 +888,9 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
             hit = _module_before(checker, scope, name, value, bseq, owners, step_seq)
             if hit is not None and not _freed(checker, scope, hit[1], at) and \
                     not _freed_by_its_last_run(checker, scope, name, entry[1], when, recv, at, freeing_loop):
+                if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:  # show the append
+                    value = next((v for q, v in _appended(checker, scope, name, bseq, step_seq)
+                                  if q == hit[1][1]), value)
                 return name, value, hit[0]
             carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
             if carried is not None:
@@ -976,6 +979,11 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
     ``value``, with the binding ``(name, seq)`` whose value calls it; not a module
     whose name was bound to another object between that call and the step."""
     work, seen = [(value, at, name)], set()
+    if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
+        # the value read is an element of a list bound empty and filled before the step
+        # (`outs = []`, `outs.append((net(x), y))`, then `h, y = outs[i]` in the loop
+        # that steps; GNMOT's candidates, r438): each element's graph is old there
+        work += [(appended, seq, name) for seq, appended in _appended(checker, scope, name, at, step_seq)]
     while work and len(seen) < 200:
         node, when, bound = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)

@@ -7,6 +7,7 @@ import ast
 import re
 import os
 
+from autograd_doctor.lint import loop_calls
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import project_class
 from autograd_doctor.lint.summaries import class_parameter_accumulations
@@ -29,7 +30,19 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop).  Also finds, each as its own finding, the
+statement outside any `if` or loop).  Also finds a sum of every entry of a
+dictionary one of whose entries the loop backpropagates, under the key a loop
+around the sum iterates (`losses["total"].backward()`, then `for k in losses:
+totals[k] += losses[k]`, or `for k, v in losses.items(): totals[k] += v`),
+`totals` bound before the training loop; and, in a method of a class that
+backpropagates a loss, a sum or an append of it into an attribute of `self`
+(`self.running += loss`, `self.running.add_(loss.cpu() * n)`,
+`self.losses.append(loss)`) when a loop of the file calls the method (the
+attribute outlives the call): silent when the method binds the attribute again,
+when the loop that calls it also calls a method of the class that binds it (or
+writes it), and when the attribute is backpropagated.  A loss moved or cast
+before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
+with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
 in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
 += bpr_loss`), bound once in the loop before the loss, with a graph of its
@@ -72,11 +85,15 @@ graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
 loss name that the same loop backpropagates, is seen (and an append to a
-list name, and a method of an object held by a plain name): a loss summed
-into an attribute or a dict entry with a computed key (`totals[name]`), a
-meter held on `self` or in a dict (`meters["loss"].update(loss)`), or a
-reporter that hands it on to other objects (pytorch-pfn-extras' summaries),
-is not reported.  A
+list name, a method of an object held by a plain name, an entry under the key
+that a loop over the backpropagated dictionary iterates, and an attribute of
+`self` in a method that a loop of the file calls): a loss summed into an
+attribute of another object, a dict entry under another computed key, a
+meter held on `self` or in a dict (`meters["loss"].update(loss)`), a logger
+handed in as a parameter (`run.log({"loss": loss})`), or a reporter that
+hands it on to other objects (pytorch-pfn-extras' summaries), is not
+reported; nor is a method run once per iteration by a framework's loop (no
+loop of the file calls it).  A
 part is read one level deep (an operand of the loss's own expression, not of
 its operands), and a part returned by a function the linter does not know
 (`reg_loss = l2_loss(...)` from another module) is not reported: it may be a
@@ -107,8 +124,11 @@ def on_name_assign(checker, name, value) -> None:
 
 
 def check_scope(checker, scope) -> None:
-    """Read the function again only when it runs a backward inside a loop."""
+    """Read the function again only when it runs a backward inside a loop (or, for a
+    method, when it backpropagates and keeps something in an attribute of ``self``)."""
     receivers = scope.backward_receivers
+    if receivers and not scope.grad_off and scope.owner_class is not None and scope.function is not None:
+        _check_attribute_keeps(checker, scope)
     if not receivers or scope.grad_off or not scope.finished_loops or not any(
             a < seq < b for seq, _, _ in receivers for a, b in scope.finished_loops):
         return
@@ -152,12 +172,25 @@ def _operand_names(node) -> set[str]:
         return {node.id}
     if _result_field(node):
         return {ast.unparse(node)}  # `output.loss` of a model's result object
+    if _keeps_graph_call(node):
+        return _operand_names(node.func.value)  # `loss.cpu()`: the same value, moved
     if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         dividend = _operand_names(node.left)
         if isinstance(node.op, ast.Div) and dividend:
             return dividend
         return dividend | _operand_names(node.right)
     return set()
+
+
+# methods of a tensor whose result, called with no argument (or `.to(device)`), is
+# the same value moved or cast, with its graph: `total += loss.cpu()` keeps it
+_GRAPH_KEEPING_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "clone"})
+
+
+def _keeps_graph_call(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in _GRAPH_KEEPING_METHODS and not node.keywords \
+        and len(node.args) <= (1 if node.func.attr == "to" else 0)
 
 
 def _result_field(node) -> bool:
@@ -174,9 +207,11 @@ def _result_field(node) -> bool:
 
 
 def _operand_nodes(node, name: str):
-    if isinstance(node, ast.Name) or _result_field(node):
+    if isinstance(node, (ast.Name, ast.Subscript)) or _result_field(node):
         if ast.unparse(node) == name:
             yield node
+    elif _keeps_graph_call(node):
+        yield from _operand_nodes(node.func.value, name)
     elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         yield from _operand_nodes(node.left, name)
         yield from _operand_nodes(node.right, name)
@@ -278,6 +313,7 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     detached_in_place = set()
     loss_names = set().union(*losses.values()) if losses else set()
     handed = []      # (object, call, path): `meter.update(loss, n)`
+    entry_sums = []  # (total, base, dictionary, operand, value, statement, path): `totals[k] += losses[k]`
     for node, path in _walk(body):
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
@@ -298,10 +334,15 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             summed = _sum_of(node)
             if summed is not None and not methods:
                 sums.append((*summed, node, path))
+            elif not methods and isinstance(node, (ast.AugAssign, ast.Assign)):
+                entry = _entry_sum(node, path)
+                if entry is not None:
+                    entry_sums.append((*entry, node, path))
             for name in _bound_names(node):
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
     if not methods:
         _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values)
+        _check_entry_sums(checker, entry_sums, backwards, bindings, summed_back, detached_in_place)
         return bool(handed and backwards)
     accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
     for owner, call, path in handed:
@@ -328,6 +369,127 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
                 _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact))
                 break
     return False
+
+
+def _self_attribute(node) -> str | None:
+    """``A`` for `self.A`, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _attribute_keep(node):
+    """``(attribute, value, verb)`` for `self.A += value`, `self.A = self.A + value`,
+    `self.A.add_(value)` and `self.A.append(value)`, else None."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
+        attribute = _self_attribute(node.target)
+        return (attribute, node.value, "sum") if attribute else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp) \
+            and isinstance(node.value.op, ast.Add):
+        attribute = _self_attribute(node.targets[0])
+        if attribute is None:
+            return None
+        for side, other in ((node.value.left, node.value.right), (node.value.right, node.value.left)):
+            if _self_attribute(side) == attribute:
+                return attribute, other, "sum"
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "append") \
+            and len(node.args) == 1 and not node.keywords:
+        attribute = _self_attribute(node.func.value)
+        return (attribute, node.args[0], "append" if node.func.attr == "append" else "sum") if attribute else None
+    return None
+
+
+def _same_branch(path, other_path) -> bool:
+    for (outer, field), (other, other_field) in zip(path, other_path):
+        if outer is not other:
+            return True
+        if field != other_field:
+            return False
+    return True
+
+
+def _check_attribute_keeps(checker, scope) -> None:
+    """A method that backpropagates a loss and keeps it in an attribute of its object
+    (`self.running += loss`, `self.running.add_(loss.cpu() * n)`,
+    `self.losses.append(loss)`; TorchFusion's learner, r465), called on every
+    iteration of a loop of the file (`for x in loader: self.train_batch(x)`): the
+    attribute outlives the call, so it keeps the graph of every call.  Silent when the
+    method binds the attribute again, when a method of the class that binds it (or a
+    write of it) runs in the same loop, when the attribute is backpropagated, and
+    under `no_grad`."""
+    function = scope.function
+    arguments = function.args.args
+    if not arguments or arguments[0].arg != "self":
+        return
+    losses = {}
+    for _, call, receiver in scope.backward_receivers:
+        names = _operand_names(receiver)
+        if names:
+            losses[id(call)] = names
+    if not losses:
+        return
+    loss_names = set().union(*losses.values())
+    backwards, keeps, bindings = [], [], []
+    rebound, released = set(), set()  # attributes bound again / cleared in the method
+    for node, path in _walk(function.body):
+        kept = _attribute_keep(node)
+        if kept is not None and _operand_names(kept[1]) & loss_names:
+            keeps.append((*kept, node, path))
+        if isinstance(node, ast.Call):
+            for name in losses.get(id(node), ()):
+                backwards.append((name, node, path))
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("detach_", "clear", "zero_"):
+                attribute = _self_attribute(node.func.value)
+                if attribute:
+                    released.add(attribute)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and kept is None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                attribute = _self_attribute(target)
+                if attribute:
+                    rebound.add(attribute)
+        if isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
+            for name in _bound_names(node):
+                bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
+    if not keeps or not backwards:
+        return
+    facts = checker.notes.get("ADL023 loop calls")
+    if facts is None:
+        facts = checker.notes["ADL023 loop calls"] = [loop_calls.read(checker.tree)]
+    facts = facts[0]
+    loops = facts.loops.get(function.name)
+    if not loops:
+        return  # no loop of the file calls the method: no evidence that it runs once per iteration
+    for attribute, value, verb, stmt, path in keeps:
+        if attribute in rebound or attribute in released or _grad_off(checker, path):
+            continue
+        if f"self.{attribute}" in " ".join(checker.text(r) for _, _, r in scope.backward_receivers) \
+                or f"{attribute}.backward(" in checker.source:
+            continue  # accumulated to be backpropagated
+        binders = facts.binders.get((scope.owner_class, attribute), set()) - {function.name}
+        if attribute in facts.loop_bindings.get(function.name, ()) or any(binders & called for called in loops):
+            continue  # bound again in the loop that calls the method: one iteration's graph
+        for summed in sorted(_operand_names(value) & loss_names):
+            found = next((b for b in backwards if b[0] == summed and _same_branch(path, b[2])), None)
+            if found is None:
+                continue
+            low, high = sorted((found[1].lineno, getattr(stmt, "lineno", 0)))
+            root = re.match(r"\w+", summed).group(0)
+            if any(name == root and low < line < high for name, line, _, _ in bindings):
+                continue
+            backward = found[1]
+            edits = tuple(checker.edit(node, f"{summed}.detach()") for node in _operand_nodes(value, summed))
+            what = "add" if verb == "sum" else "append"
+            fix = Fix(f"{what} `{summed}.detach()`", edits, safe=False) if edits else None
+            checker.report(
+                "ADL023", stmt,
+                f"`self.{attribute}` keeps `{summed}`, which `{checker.text(backward)}` on line {backward.lineno} "
+                f"backpropagates, with its graph, and `{function.name}` runs on every iteration of a loop of this "
+                f"file: the attribute outlives the call, so it keeps the graph of every call alive and memory "
+                f"grows with the call count; {what} `{summed}.item()` (or `{summed}.detach()`)", fix,
+                related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                          f"`{summed}` carries a graph: backpropagated here")])
+            break
 
 
 def _check_recording_closures(checker, body, losses: dict) -> None:
@@ -423,6 +585,93 @@ def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_pla
                 _report(checker, total, summed, value, stmt, found[1],
                         part_of=(found[0], _part_of(checker, summed, found, bindings, graph_values)))
                 break
+
+
+def _entry_sum(node, path):
+    """``(total, base, dictionary, operand, value)`` for a sum into an entry of a
+    dictionary under the key a loop around it iterates, of the entry of another
+    dictionary under that key: `for k in losses: totals[k] += losses[k]` (or
+    `losses.keys()`), `for k, v in losses.items(): totals[k] = totals[k] + v * n`.
+    The iteration reaches every entry of ``dictionary``, so the sum adds each one."""
+    target = node.target if isinstance(node, ast.AugAssign) else node.targets[0] if len(node.targets) == 1 else None
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and isinstance(target.slice, ast.Name)):
+        return None
+    if isinstance(node, ast.AugAssign):
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return None
+        value = node.value
+    else:
+        if not (isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)):
+            return None
+        text = ast.unparse(target)
+        if ast.unparse(node.value.left) == text:
+            value = node.value.right
+        elif ast.unparse(node.value.right) == text:
+            value = node.value.left
+        else:
+            return None
+    key = target.slice.id
+    for stmt, field in reversed(path):
+        if not isinstance(stmt, (ast.For, ast.AsyncFor)) or field != "body":
+            continue
+        loop_target, source = stmt.target, stmt.iter
+        method = None
+        if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and not source.args:
+            method, source = source.func.attr, source.func.value
+        if not isinstance(source, ast.Name):
+            return None
+        if isinstance(loop_target, ast.Name) and loop_target.id == key and method in (None, "keys"):
+            operand = f"{source.id}[{key}]"
+        elif isinstance(loop_target, ast.Tuple) and len(loop_target.elts) == 2 and method == "items" \
+                and all(isinstance(e, ast.Name) for e in loop_target.elts) and loop_target.elts[0].id == key:
+            operand = loop_target.elts[1].id
+        else:
+            return None
+        if operand not in _operand_names_with_entries(value) or source.id == target.value.id:
+            return None
+        return ast.unparse(target), target.value.id, source.id, operand, value
+    return None
+
+
+def _operand_names_with_entries(node) -> set[str]:
+    """``_operand_names``, and the text of an entry under a name's key (`losses[k]`)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Name):
+        return {ast.unparse(node)}
+    if _keeps_graph_call(node):
+        return _operand_names_with_entries(node.func.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        dividend = _operand_names_with_entries(node.left)
+        if isinstance(node.op, ast.Div) and dividend:
+            return dividend
+        return dividend | _operand_names_with_entries(node.right)
+    return _operand_names(node)
+
+
+def _check_entry_sums(checker, entry_sums, backwards, bindings, summed_back, detached_in_place) -> None:
+    """The sums of every entry of a dictionary one of whose entries the loop
+    backpropagates (`losses["loss"].backward()`, then `for k in losses: totals[k] +=
+    losses[k]`; SSA-SC, r459): the iteration reaches the backpropagated entry."""
+    if not backwards:
+        return
+    for total, base, dictionary, operand, value, stmt, path in entry_sums:
+        if base in summed_back or base in detached_in_place or _grad_off(checker, path):
+            continue
+        found = next((b for b in backwards if b[0].startswith(dictionary + "[")
+                      and _kept_across(total, base, b[0], stmt, path, b, bindings)), None)
+        if found is None:
+            continue
+        edits = tuple(checker.edit(node, f"{operand}.detach()") for node in _operand_nodes(value, operand))
+        fix = Fix(f"sum `{operand}.detach()`", edits, safe=False) if edits else None
+        backward = found[1]
+        checker.report(
+            "ADL023", stmt,
+            f"`{total}` sums `{operand}`, every entry of `{dictionary}` in turn, and `{found[0]}` is one "
+            f"that `{checker.text(backward)}` on line {backward.lineno} backpropagates: the sum keeps its graph "
+            f"on every iteration of this loop, so memory grows with the iteration count; sum "
+            f"`{operand}.item()` (or `{operand}.detach()`)", fix,
+            related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                      f"`{found[0]}` carries a graph: backpropagated here")])
 
 
 def _shared_loop(path, other_path):

@@ -18,7 +18,9 @@ returned value (or the part of it the loop keeps: an entry of a returned dict,
 a position of a returned tuple) carries a graph, kept by the loop in a
 container that lives across its iterations: `history.append(out)`,
 `self.outputs.append(out["log"])`, `store[step] = preds`, or a sum into a name,
-`total_loss += loss` (a sum keeps every graph it adds), with the container
+`total_loss += loss` (a sum keeps every graph it adds), or into an entry of a
+container, `totals[name] += term` (in a loop over the returned dictionary's
+`.items()`, inside the loop that calls the function), with the container
 bound before the loop (or an attribute of `self`) and not re-bound or cleared
 in it (a sum that starts again inside the loop is not reported).  Each link
 needs evidence:
