@@ -863,6 +863,9 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
     if cut.mark.kind == "requires_grad_false":
         diagnosis.primary.note = "requires_grad is turned off here, so nothing the loss depends on requires grad"
         diagnosis.help = [Suggestion("leave at least the parameters you train with requires_grad=True")]
+        both = _branches_both_freezing(cut.filename, cut.statement)
+        if both is not None:
+            _both_branches_diagnosis(diagnosis, cut.filename, both)
     if cut.mark.kind == "constant_derivative":
         diagnosis.notes.insert(0, f"{name} has no grad_fn: it is computed from the derivative of line "
                                   f"{cut.statement.lineno}, which is a constant")
@@ -870,6 +873,58 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         diagnosis.notes.insert(0, f"{name} has no grad_fn: the path from the parameters to it was cut at line "
                                   f"{cut.statement.lineno}")
     return diagnosis
+
+
+def _freezes(statement: ast.stmt) -> str | None:
+    """The target of `X.requires_grad = False` (its source text), else None."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+            isinstance(statement.targets[0], ast.Attribute) and statement.targets[0].attr == "requires_grad" and \
+            isinstance(statement.value, ast.Constant) and statement.value.value is False:
+        return ast.unparse(statement.targets[0])
+    return None
+
+
+def _branches_both_freezing(filename: str, freezing: ast.stmt) -> tuple[ast.If, ast.stmt] | None:
+    """(the `if`, the `else` branch's statement) when the freezing statement is one branch of an
+    `if`/`else` inside a loop whose two branches are each a single `X.requires_grad = False` of the
+    same target: the condition (`name in ["encoder"]`) picks a group of parameters, yet both
+    branches freeze, so every parameter is frozen and the condition decides nothing."""
+    tree = parse_file(filename)
+    if tree is None or _freezes(freezing) is None:
+        return None
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.While)):
+            continue
+        for node in ast.walk(loop):
+            if not isinstance(node, ast.If) or len(node.body) != 1 or len(node.orelse) != 1:
+                continue
+            if freezing not in (node.body[0], node.orelse[0]) and \
+                    freezing.lineno not in (node.body[0].lineno, node.orelse[0].lineno):
+                continue
+            first, second = _freezes(node.body[0]), _freezes(node.orelse[0])
+            if first is not None and first == second:
+                return node, node.orelse[0]
+    return None
+
+
+def _both_branches_diagnosis(diagnosis: Diagnosis, filename: str, found: tuple[ast.If, ast.stmt]) -> None:
+    """Name the `else` branch's freezing and offer it `= True` (the group the condition picks
+    stays frozen, the rest trains), as code."""
+    branch, other = found
+    target = _freezes(other)
+    condition = ast.unparse(branch.test)
+    diagnosis.primary = statement_location(filename, other, role="else",
+                                           note=f"the else branch freezes {target} too: both branches of "
+                                                f"`if {condition}` turn requires_grad off")
+    diagnosis.related.insert(0, statement_location(filename, branch.body[0], role="if",
+                                                   note=f"the branch for `{condition}` freezes"))
+    diagnosis.notes.append(f"both branches of `if {condition}` set {target} = False, so every parameter the "
+                           "loop visits is frozen and the condition decides nothing")
+    diagnosis.help = [Suggestion(f"freeze only what `{condition}` picks: the else branch keeps the other "
+                                 "parameters trainable", replacement=f"{target} = True",
+                                 location=diagnosis.primary),
+                      Suggestion("or, if everything is meant to stay frozen, drop the condition; then the "
+                                 "loss has nothing to train")]
 
 
 def _derivative_with_graph(statement: ast.stmt) -> ast.Call | None:

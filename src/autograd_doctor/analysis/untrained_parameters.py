@@ -201,7 +201,8 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
     for name, value in values.items():
         if isinstance(value, torch.nn.Parameter):
             parameters = [value]
-        elif isinstance(value, torch.nn.Module) and value.training and _declares_parameters(value):
+        elif isinstance(value, torch.nn.Module) and value.training and (_declares_parameters(value)
+                                                                        or _user_head(value)):
             parameters = list(value.parameters())
         elif hand_made and type(value) is torch.Tensor and value.is_leaf and value.requires_grad and "." not in name:
             parameters = [value]
@@ -226,7 +227,9 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
     derived = _derived_names(function_source, stepped)
     file_tree = parse_file(step_stack[0].filename)
     found = [(name, value, trained) for name, value, trained in found
-             if (_called_on(function_source, name, derived) if isinstance(value, torch.nn.Module)
+             if (_called_on(function_source, name, derived | stepped)
+                 and (_declares_parameters(value) or _only_called_on(function_source, name, derived | stepped))
+                 if isinstance(value, torch.nn.Module)
                  else _used_with(function_source, name, derived | stepped)
                  if isinstance(value, torch.nn.Parameter)
                  else _hand_made_weight(file_tree, function_source, name, derived, stepped))]
@@ -585,6 +588,33 @@ def _declares_parameters(module: torch.nn.Module) -> bool:
     library layers (a discriminator, a reward model, a VGG) are left out: a program may use one
     it does not train, and in eval mode it is fixed (a perceptual loss's VGG) on purpose."""
     return bool(module._parameters) and user_class_file(module) is not None
+
+
+def _user_head(module: torch.nn.Module) -> bool:
+    """A module of the user's own class built of library layers only (a task's classification
+    head: `ClfHead` holding a Dropout and a Linear). Such a module is a candidate only where every
+    call of it in the function around step() reads a value computed from the model the optimizer
+    steps (`clf_head(model(x))`): a network called on the data or the targets as well (a
+    perceptual loss's feature extractor, a teacher) is beside the model on purpose."""
+    return not module._parameters and user_class_file(module) is not None \
+        and any(True for _ in module.parameters())
+
+
+def _only_called_on(scope: ast.AST, name: str, derived: set) -> bool:
+    """Whether every call of `name` (or `name.forward`) in `scope` has an argument computed from
+    the stepped model."""
+    calls = 0
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr == "forward" \
+            else node.func
+        if _spelled(callee) != name:
+            continue
+        calls += 1
+        if not any(_mentions(argument, derived) for argument in [*node.args, *(k.value for k in node.keywords)]):
+            return False
+    return calls > 0
 
 
 def _scope_source(site) -> ast.AST | None:

@@ -1967,6 +1967,49 @@ matter (a loss that is itself NaN): look at the loss.
                   "scaler = torch.amp.GradScaler(\"cpu\", init_scale=2.0 ** 24)\nx = torch.randn(4, 3)\n",
 )
 
+DDP_REENTRANT_CHECKPOINT = _code(
+    "AD185",
+    "DistributedDataParallel with a reentrant checkpoint: a parameter is marked ready twice",
+    """\
+**What it means.** DistributedDataParallel puts a hook on every parameter's gradient and marks
+the parameter "ready" for the all-reduce when it fires. A reentrant gradient checkpoint
+(`checkpoint(block, x, use_reentrant=True)`, the old default) runs the block's backward as a
+backward() of its own, inside the outer one; with `find_unused_parameters=True` (or a block
+checkpointed twice, or weights shared between checkpointed blocks) the hook of a parameter in
+the block fires a second time there, and backward() raises "Expected to mark a variable ready only
+once ... Parameter at index 13 with name layers.1.mlp.2.bias has been marked as ready twice".
+autograd-doctor names the checkpoint call in the wrapped model's file.
+
+**Minimal example.**
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem, self.head = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+            self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+
+        def forward(self, x):
+            x = self.stem(x)
+            for blk in self.blocks:
+                x = checkpoint(blk, x, use_reentrant=True)   # AD185 points here
+            return self.head(x)
+
+    model = DistributedDataParallel(Net(), find_unused_parameters=True)
+    model(x).sum().backward()
+
+**The fix.** `use_reentrant=False`: the non-reentrant checkpoint recomputes the block through
+saved-tensor hooks within the one backward(), each hook fires once, and the gradients are the
+same. (DDP's `static_graph=True` is the other way out when the graph never changes.)
+""",
+    example_setup=(
+        "import torch.distributed as dist\n"
+        "from torch.nn.parallel import DistributedDataParallel\n"
+        "from torch.utils.checkpoint import checkpoint\n"
+        "if not dist.is_initialized():\n"
+        "    dist.init_process_group(\"gloo\", store=dist.HashStore(), rank=0, world_size=1)\n"
+        "x = torch.randn(2, 4)\n"
+    ))
+
 CHECKPOINT_RANDOM_NOT_REPLAYED = _code(
     "AD168",
     "a checkpoint with preserve_rng_state=False around random numbers (dropout): backward recomputes another forward",

@@ -112,6 +112,101 @@ def unfinished_reduction(context: ErrorContext, already):
     return diagnosis(codes.DDP_UNUSED_PARAMETERS, primary, related, notes, helps)
 
 
+CHECKPOINT_NAMES = ("checkpoint", "checkpoint_sequential")
+
+
+def _wrapped_ddp(context: ErrorContext):
+    """The DistributedDataParallel module bound in a frame of the traceback (the training loop
+    that called backward() holds it, as a local, a global or an attribute of its `self`)."""
+    for frame, _ in reversed(context.frames):
+        values = list(frame.f_locals.values())
+        owner = frame.f_locals.get("self")
+        if owner is not None:
+            values += list(getattr(owner, "__dict__", {}).values())
+        values += list(frame.f_globals.values())
+        for value in values:
+            if type(value).__name__ == "DistributedDataParallel" and hasattr(value, "module"):
+                return value
+    return None
+
+
+def _reentrant_checkpoints(module) -> list[tuple[str, ast.stmt, ast.Call]]:
+    """(filename, statement, call) of each `checkpoint(...)` call with `use_reentrant=True` (or
+    without the argument, which means True) in the files of the wrapped model's classes."""
+    files = []
+    for submodule in module.modules():
+        code = getattr(type(submodule).forward, "__code__", None)
+        if code is not None and not is_internal_file(code.co_filename) and code.co_filename not in files:
+            files.append(code.co_filename)
+    found = []
+    for filename in files:
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for name in CHECKPOINT_NAMES:
+            for call in find_calls(tree, name):
+                reentrant = next((k.value for k in call.keywords if k.arg == "use_reentrant"), None)
+                if reentrant is None or (isinstance(reentrant, ast.Constant) and reentrant.value is True):
+                    statement = statement_at(filename, call.lineno)
+                    if statement is not None:
+                        found.append((filename, statement, call))
+    return found
+
+
+def _non_reentrant_call(filename: str, call: ast.Call) -> str | None:
+    text = text_of(filename, call)
+    if text is None:
+        return None
+    if not any(k.arg == "use_reentrant" for k in call.keywords):
+        return text[:-1].rstrip() + ", use_reentrant=False)"
+    changed, count = re.subn(r"use_reentrant\s*=\s*True", "use_reentrant=False", text, count=1)
+    return changed if count else None
+
+
+def marked_ready_twice(context: ErrorContext, already):
+    named = re.search(r"Parameter at index (\d+)(?: with name (\S+))? has been marked as ready twice", context.message)
+    ddp = _wrapped_ddp(context)
+    label = None
+    if named:
+        label = named.group(2)
+        if label is None and ddp is not None:
+            order = reducer_parameter_names(ddp)
+            index = int(named.group(1))
+            label = order[index] if index < len(order) else None
+    what = label or "a parameter"
+    backward = context.raise_location(role="backward", note="the backward() that fired DDP's hook twice")
+    notes = [f"DistributedDataParallel marked {what} ready for its all-reduce twice in one backward(): "
+             "its gradient hook fired again"]
+    checkpoints = _reentrant_checkpoints(ddp.module) if ddp is not None else []
+    if not checkpoints:
+        notes.append("a parameter used outside the wrapped model's forward, or by several concurrent "
+                     "forward/backward passes, does this too")
+        return diagnosis(codes.DDP_REENTRANT_CHECKPOINT, backward, [], notes,
+                         [Suggestion("use the parameters only inside the DDP-wrapped model's forward; if the "
+                                     "graph is the same every iteration, `DistributedDataParallel(..., "
+                                     "static_graph=True)`")])
+    filename, statement, call = checkpoints[0]
+    primary = statement_location(filename, statement, role="checkpoint",
+                                 note="a reentrant checkpoint: the block's backward runs as a backward() of its own")
+    notes.append("a reentrant checkpoint (`use_reentrant=True`, the default when the argument is left out) "
+                 "recomputes the block and runs its backward inside the outer backward(); with DDP's "
+                 "unused-parameter search, or a block checkpointed twice, the hooks of its parameters fire again")
+    related = [statement_location(f, s, role="checkpoint", note="another reentrant checkpoint")
+               for f, s, _ in checkpoints[1:3]] + [backward]
+    found = _ddp_construction(context)
+    if found is not None:
+        related.append(statement_location(found[0], found[1], role="ddp", note="DistributedDataParallel is created here"))
+    new_call = _non_reentrant_call(filename, call)
+    new_statement = replace_node_text(filename, statement, call, new_call) if new_call is not None else None
+    helps = [statement_change(primary, "checkpoint without reentrance: the block is recomputed within the one "
+                              "backward(), each hook fires once, and the gradients are the same", new_statement)]
+    if len(checkpoints) > 1:
+        helps.append(Suggestion(f"the same for the other {len(checkpoints) - 1} reentrant checkpoint "
+                                "call(s) of the model"))
+    return diagnosis(codes.DDP_REENTRANT_CHECKPOINT, primary, related, notes, helps)
+
+
 MATCHERS = [
     (r"Expected to have finished reduction in the prior iteration before starting a new one", unfinished_reduction),
+    (r"Expected to mark a variable ready only once", marked_ready_twice),
 ]

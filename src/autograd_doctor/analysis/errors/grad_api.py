@@ -932,7 +932,8 @@ def decorator_cut(context: ErrorContext, already):
         if known is None or entry.filename in reachable and known.filename not in reachable:
             decorated[entry.function] = entry
     modules: list = []
-    called = _functions_called_upstream(filename, line, frame, modules=modules)
+    instances: list = []
+    called = _functions_called_upstream(filename, line, frame, modules=modules, instances=instances)
     hits = [decorated[name] for name in called if name in decorated]
     if not hits and decorated:
         entries = [entry for kind in ("no_grad", "inference_mode")
@@ -941,6 +942,8 @@ def decorator_cut(context: ErrorContext, already):
         # The loss is the result of a module's call: its decorated forward ran last, so every path
         # to the loss goes through it, whatever trained modules feed its arguments.
         hits = (_decorated_forwards([last], entries) if last is not None else []) or _decorated_forwards(modules, entries)
+        if not hits:
+            hits = _decorated_calls(instances, entries)
     if not hits:
         return _user_decorator_cut(context, frame, called)
     entry = hits[0]
@@ -1160,6 +1163,22 @@ def _module_making_the_loss(frame, filename: str, line: int):
     return module if isinstance(module, torch.nn.Module) else None
 
 
+def _decorated_calls(instances: list, entries: list) -> list:
+    """The decorator entries of the `__call__` of an object called upstream of the loss (a
+    diffusion pipeline, whose `__call__` carries @torch.no_grad()), matched by the function's code
+    (file and first line) as for a module's forward."""
+    import inspect
+
+    found = []
+    for value in instances:
+        code = getattr(inspect.unwrap(type(value).__call__), "__code__", None)
+        for entry in entries if code is not None else ():
+            if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
+                                                                code.co_name) and entry not in found:
+                found.append(entry)
+    return found
+
+
 def _decorated_forwards(modules: list, entries: list) -> list:
     """The decorator entries of the `forward` of a called module or of a module inside it: a
     wrapper (nn.DataParallel, a DDP-like class holding `.module`) runs the user's module, whose
@@ -1185,7 +1204,7 @@ def _decorated_forwards(modules: list, entries: list) -> list:
 
 
 def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4,
-                               modules: list | None = None) -> list[str]:
+                               modules: list | None = None, instances: list | None = None) -> list[str]:
     """Names of functions called by the statement at `line` and by the assignments feeding it,
     and the methods that a module called there calls on `self` (its forward's helpers). The
     modules called there are added to `modules` when it is given."""
@@ -1215,6 +1234,11 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
                     call.func, (ast.Name, ast.Attribute)) else None
                 if modules is not None and isinstance(value, torch.nn.Module) and value not in modules:
                     modules.append(value)
+                elif instances is not None and value is not None and not isinstance(value, torch.nn.Module) \
+                        and not isinstance(value, type) and not callable(getattr(value, "__code__", None)) \
+                        and "__call__" in type(value).__dict__ and all(v is not value for v in instances):
+                    # An object of a class with its own __call__ (a diffusion pipeline) called here.
+                    instances.append(value)
             for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
                 seen.add(used)
                 assignment = last_assignment(filename, used, node.lineno)
