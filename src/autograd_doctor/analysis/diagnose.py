@@ -609,11 +609,21 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     helps: list[Suggestion] = []
     primary = None
     moved_step = None  # the help that moves the step after this backward(), when that is the only one
+    # A later loss of another player through the stepped weights (a confusion term through the
+    # discriminator): the alternating order, the earlier update moved before that loss's forward
+    # line, comes first; the simultaneous update (every value kept) stays as the alternative.
+    alternating = step_order.earlier_update_before_forward(order, forward, node) \
+        if order is not None and step_order.adversarial_pair(order) else None
+    if alternating is not None:
+        helps.append(alternating[0])
+        primary = alternating[1]
     if order is not None:
         first = step_order.later_update_first(order)
         if first is not None:
+            if alternating is not None:
+                first[0].message = "or, " + first[0].message
             helps.append(first[0])
-            primary = first[1]
+            primary = primary or first[1]
         else:
             later, moves_step = step_order.step_after_later_backward(order, forward[1] if forward is not None else None)
             if later is not None:
@@ -638,7 +648,7 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
         show(statement_location(write.site.filename, statement, role="forward",
                                 note=f"{name} computed here, through the weights {optimizer_name}.step() then "
                                      "changed"))
-        if recomputed is None:
+        if recomputed is None and alternating is None:
             helps.append(Suggestion(
                 f"{'or, ' if helps else ''}if {loss_name or 'this loss'} is meant to go through the updated "
                 f"weights: compute {name} (line {statement.lineno}) and what this loss builds from it again after "
