@@ -337,7 +337,7 @@ def _later_step_parameters(order: UpdateOrder, end: ast.stmt | None = None) -> s
         if call is None or call[1] == "backward":
             break
         if call[1] == "step":
-            ids |= _parameter_ids(order.values.get(call[0]))
+            ids |= _held_parameters(call[0], order.values)
         if statement is end or (end is None and call[1] == "step"):
             break
     return ids
