@@ -609,21 +609,11 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     helps: list[Suggestion] = []
     primary = None
     moved_step = None  # the help that moves the step after this backward(), when that is the only one
-    # A later loss of another player through the stepped weights (a confusion term through the
-    # discriminator): the alternating order, the earlier update moved before that loss's forward
-    # line, comes first; the simultaneous update (every value kept) stays as the alternative.
-    alternating = step_order.earlier_update_before_forward(order, forward, node) \
-        if order is not None and step_order.adversarial_pair(order) else None
-    if alternating is not None:
-        helps.append(alternating[0])
-        primary = alternating[1]
     if order is not None:
         first = step_order.later_update_first(order)
         if first is not None:
-            if alternating is not None:
-                first[0].message = "or, " + first[0].message
             helps.append(first[0])
-            primary = primary or first[1]
+            primary = first[1]
         else:
             later, moves_step = step_order.step_after_later_backward(order, forward[1] if forward is not None else None)
             if later is not None:
@@ -643,6 +633,22 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
             helps.insert(0, recomputed)
         else:
             helps.append(recomputed)
+    # Another player's loss through the stepped weights (a confusion term through the discriminator)
+    # whose forward line spans several lines or is not the chain recompute_after_step copies: the
+    # reading "through the updated weights" as code, the earlier update moved up to before that
+    # forward line (the alternating order). Which reading is meant is not in the program (set 21's
+    # dirt-t#3 took this one, MADDPG#27 the simultaneous update), so its place follows the rule
+    # above: after the help that keeps every value, first where only a step move would be offered.
+    alternating = step_order.earlier_update_before_forward(order, forward, node) \
+        if recompute is None and recomputed is None and order is not None and step_order.adversarial_pair(order) \
+        else None
+    if alternating is not None:
+        if helps and moved_step is None:
+            alternating[0].message = "or, " + alternating[0].message
+            helps.append(alternating[0])
+        else:
+            helps.insert(0, alternating[0])
+            primary = alternating[1]
     if recompute is None and forward is not None:
         statement, name = forward
         show(statement_location(write.site.filename, statement, role="forward",
