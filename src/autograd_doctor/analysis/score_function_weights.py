@@ -139,7 +139,7 @@ def _critic_weights(weight, log_factor) -> tuple[set[int], set[int]]:
             and node.variable.requires_grad and node.variable.dim() >= 2}, log_leaves
 
 
-def _weight_in_source(call, weight, critic: set) -> tuple[ast.stmt, str, list, object] | None:
+def _weight_in_source(call, weight, critic: set) -> tuple[ast.stmt, str, list] | None:
     """(the statement, its file, the names to detach) of the product in the loss's source whose
     one factor holds tensors with gradient computed in `weight`'s graph, or reaching the critic's
     weights (`critic`, ids). The products are looked for in the loss's terms, then in what the
@@ -164,28 +164,8 @@ def _weight_in_source(call, weight, critic: set) -> tuple[ast.stmt, str, list, o
                          and isinstance(getattr(n, "ctx", None), ast.Load)]
                 carrying = [n for n in names if carries(read_value(n, reading))]
                 if carrying:
-                    return holder, reading.filename, carrying, reading
+                    return holder, reading.filename, carrying
     return None
-
-
-def _made_for_this_product(carrying: list, statement: ast.stmt, reading) -> tuple[str, ast.Assign] | None:
-    """(name, its assignment) when the one factor carrying the critic's graph is a plain name, bound
-    once in the function by a one-target assignment before the product, and read by no statement
-    but the product: detaching it where it is made then changes nothing else (a name the critic's
-    own loss also reads, `value_loss = advantage.pow(2)`, is not)."""
-    scope = getattr(reading, "scope", None)
-    if len(carrying) != 1 or not isinstance(carrying[0], ast.Name) or scope is None:
-        return None
-    name = carrying[0].id
-    stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    loads = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    assignment = next((node for node in ast.walk(scope) if isinstance(node, ast.Assign) and len(stores) == 1
-                       and node.targets == [stores[0]]), None)
-    inside = {id(n) for n in ast.walk(statement)}
-    if assignment is None or assignment.lineno >= statement.lineno or not loads \
-            or any(id(n) not in inside for n in loads):
-        return None
-    return name, assignment
 
 
 def _appended_terms(terms: list, reading, before: int) -> list:
@@ -211,37 +191,19 @@ def _diagnosis(call, weight, critic: set) -> Diagnosis | None:
     found = _weight_in_source(call, weight, critic)
     helps = []
     if found is not None and found[0] is not None:
-        statement, filename, carrying, reading = found
+        statement, filename, carrying = found
         names = sorted({segment(filename, node) for node in carrying})
         primary = statement_location(filename, statement, role="weight",
                                      note=f"{', '.join(names)} carries the critic's graph into this product "
                                           "with a log-probability")
         replacement = None
-        made = _made_for_this_product(carrying, statement, reading)
-        if made is not None:
-            # The weight is a name made only for this product (`advantage = reward - value`): it is
-            # detached where it is made, the line that carries the critic's graph into it.
-            weight_name, assignment = made
-            value = assignment.value
-            helps.append(Suggestion(
-                f"detach {weight_name} where it is made (it is read only by this product): the critic keeps its "
-                "own loss", f"{weight_name} = {method_receiver(value, segment(filename, value))}.detach()",
-                statement_location(filename, assignment)))
-            related_product = statement_location(filename, statement, role="weight",
-                                                 note=f"{weight_name} carries the critic's graph into this product "
-                                                      "with a log-probability")
-            primary = statement_location(filename, assignment, role="made",
-                                         note=f"{weight_name} is computed here from the critic's output, with its "
-                                              "graph")
-        if len(carrying) == 1 and made is None:
+        if len(carrying) == 1:
             node = carrying[0]
             replacement = replace_node_text(filename, statement, node, f"{method_receiver(node, segment(filename, node))}.detach()")
         if replacement is not None:
             helps.append(Suggestion(f"detach the baseline in the policy-gradient term: {names[0]}.detach() "
                                     "(the critic keeps its own loss)", replacement, statement_location(filename, statement)))
         related = [location_of(site, role="backward", note="backpropagates it")]
-        if made is not None:
-            related.insert(0, related_product)
     else:
         primary, related = location_of(site, role="backward", note="backpropagates a policy-gradient term "
                                                                    "whose weight carries the critic's graph"), []
