@@ -324,9 +324,66 @@ def _cut_inside_call(value: ast.AST, frame_locals: dict, carriers: list) -> Cut 
         if isinstance(carrier, torch.nn.Module):
             carrier = next((p for p in carrier.parameters() if p.requires_grad), None)
         if isinstance(carrier, torch.Tensor):
-            inside = _called_function_cut(value, frame_locals, carrier)
+            inside = _called_function_cut(value, frame_locals, carrier) or \
+                _returned_new_tensor_cut(value, frame_locals, carrier)
             if inside is not None:
                 return inside
+    return None
+
+
+def _returned_new_tensor_cut(value: ast.AST, frame_locals: dict, target: torch.Tensor) -> Cut | None:
+    """`f(..., model(x), ...)` in `value`: f a function of the user's files whose parameter, at the
+    position given something computed from `target`, leaves torch (`p.detach().numpy()`,
+    `p.tolist()`, `p.item()`) in an assignment, and whose `return` makes a new tensor
+    (`torch.tensor(...)`, `torch.as_tensor`, `torch.from_numpy`) from values computed from what
+    left (a loss computed in NumPy): that return is where the result is made without a graph, the
+    line to change. The values are NumPy arrays or numbers there, so the help is advice."""
+    for call in (node for node in ast.walk(value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        function = frame_locals.get(call.func.id)
+        code = getattr(function, "__code__", None)
+        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+            continue
+        definition = function_definition(code)
+        if definition is None:
+            continue
+        positional = [argument.arg for argument in definition.args.posonlyargs + definition.args.args]
+        given = [(positional[index], argument) for index, argument in enumerate(call.args)
+                 if index < len(positional) and not isinstance(argument, ast.Starred)]
+        given += [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None]
+        touched = {parameter for parameter, argument in given
+                   if _mark_touches([CutMark("unknown", argument, "")], frame_locals, target)}
+        statements = sorted((node for node in ast.walk(definition) if isinstance(node, (ast.Assign, ast.Return))),
+                            key=lambda node: node.lineno)
+        left, carriers = None, set()
+        for statement in statements:
+            if statement.value is None:
+                continue
+            read = set(loaded_names(statement.value))
+            if isinstance(statement, ast.Assign):
+                marks = [mark for mark in cut_marks(statement.value, code.co_filename)
+                         if mark.kind in ("leave_torch", "detach", "data")]
+                if left is None and read & touched and any(mark.kind == "leave_torch" for mark in marks):
+                    left = (statement, marks[0])
+                    carriers |= set().union(*(stored_names(target_node) for target_node in statement.targets))
+                elif left is not None and read & carriers:
+                    carriers |= set().union(*(stored_names(target_node) for target_node in statement.targets))
+                continue
+            if left is None or not read & carriers:
+                continue
+            made = next((mark for mark in cut_marks(statement.value, code.co_filename) if mark.kind == "new_leaf"
+                         and isinstance(mark.node, ast.Call) and mark.node.args
+                         and set(loaded_names(mark.node.args[0])) & carriers), None)
+            if made is None or not (isinstance(statement.value, ast.Call) and statement.value is made.node):
+                continue
+            where, leaving = left
+            argument = next(argument for p, argument in given if p in loaded_names(where.value))
+            return Cut(statement, made, code.co_filename, None,
+                       f"{definition.name}() takes its argument out of torch and returns a new tensor",
+                       frozenset(loaded_names(made.node.args[0])),
+                       called_at=(None, None, f"{definition.name}() is given `{ast.unparse(argument)}` here; its "
+                                              f"values leave torch at line {where.lineno} (`{leaving.text}`) and "
+                                              f"come back at line {statement.lineno} as a new tensor with no grad "
+                                              "history"))
     return None
 
 

@@ -337,7 +337,7 @@ def _later_step_parameters(order: UpdateOrder, end: ast.stmt | None = None) -> s
         if call is None or call[1] == "backward":
             break
         if call[1] == "step":
-            ids |= _parameter_ids(order.values.get(call[0]))
+            ids |= _held_parameters(call[0], order.values)
         if statement is end or (end is None and call[1] == "step"):
             break
     return ids
@@ -549,3 +549,76 @@ def _lines(statements: list) -> str:
     if len(numbers) == 1:
         return f"line {numbers[0]}"
     return f"lines {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def adversarial_pair(order: UpdateOrder) -> bool:
+    """Whether the failing loss is another player's loss through the stepped weights: it reaches
+    weights the earlier step() updates, and the optimizer that steps right after it holds none of
+    them (a domain-adversarial confusion term, a generator's loss through the discriminator). Such
+    training loops alternate the two updates (the PyTorch DCGAN example): the later loss goes
+    through the weights the earlier update has just changed."""
+    if order.loss is None or not order.optimizer_ids & reached_leaves([order.loss]):
+        return False
+    end = _later_update_end(order)
+    own = _later_step_parameters(order, end) if end is not None else set()
+    return bool(own) and not own & order.optimizer_ids
+
+
+def earlier_update_before_forward(order: UpdateOrder, forward: tuple[ast.stmt, str] | None,
+                                  node) -> tuple[Suggestion, Location] | None:
+    """The help that moves the earlier update (its zero_grad(), B1 and S) up to just before the
+    forward line through the weights S changes: the later loss is then computed through the
+    updated weights, the order of an alternating update (the fix of a domain-adversarial or GAN
+    loop). Only where that keeps every other value: the update is calls only, the earlier loss and
+    every name the update reads are made before the forward line and not rebound after it, no other
+    statement before the forward line binds a value whose graph goes through the stale weight (the
+    earlier loss aside), and the two losses share no graph node (B1 would free it)."""
+    if forward is None or order.loss is None:
+        return None
+    statement, name = forward
+    filename, block = order.filename, order.block
+    if statement not in block:
+        return None
+    start = order.index(order.first)
+    while start > 0 and _method_call(block[start - 1], "zero_grad") is not None:
+        start -= 1
+    earlier = block[start:order.index(order.step) + 1]
+    if not block.index(statement) < start or any(_method_call(s) is None for s in earlier):
+        return None
+    read = set().union(*(loaded_names(s) for s in earlier))
+    rebound = set().union(*(stored_names(target) for s in block[block.index(statement):start]
+                            if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                            for target in (s.targets if isinstance(s, ast.Assign) else [s.target])))
+    if read & rebound or any(not isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr))
+                             for s in block[block.index(statement):start]):
+        return None
+    earlier_name, earlier_loss = _root_tensor(order.first, order.values)
+    if earlier_loss is None or _graph_nodes(earlier_loss) & _graph_nodes(order.loss):
+        return None
+    for before in block[:block.index(statement)]:
+        if not isinstance(before, ast.Assign):
+            continue
+        for bound in set().union(*(stored_names(target) for target in before.targets)) - read:
+            value = order.values.get(bound)
+            if isinstance(value, torch.Tensor) and node is not None and _reaches(value, node):
+                return None  # another forward line through the old weights: where to move is unclear
+    first_line = _comments_above(filename, earlier[0].lineno, block[start - 1].end_lineno if start else 0)
+    forward_line = _comments_above(filename, statement.lineno, block[block.index(statement) - 1].end_lineno
+                                   if block.index(statement) else 0)
+    moved = _dedented(filename, first_line, order.step.end_lineno, order.indent)
+    kept = _dedented(filename, forward_line, first_line - 1, order.indent)
+    location = Location(file=display_path(filename), line=forward_line, column=len(order.indent),
+                        end_line=order.step.end_lineno, end_column=order.step.end_col_offset,
+                        source=source_line(filename, forward_line).strip())
+    loss = order.loss_name or "this loss"
+    help = Suggestion(
+        f"if {loss} is meant to go through the weights {order.optimizer} has just updated (the two updates "
+        f"alternating, as in the PyTorch DCGAN example): do {order.optimizer}'s update (lines {first_line}-"
+        f"{order.step.end_lineno}) before {name} is computed (line {statement.lineno}); {loss}'s value then "
+        f"differs from the one this run computed (unverified: if it is meant to go through the weights its "
+        "forward pass used, do its own update first instead)",
+        "\n".join([*moved, "", *kept]), location)
+    primary = statement_location(filename, order.step, role="step",
+                                 note=f"{order.optimizer}.step() runs after {name} (line {statement.lineno}) went "
+                                      f"through the weights it changes, and before {loss}.backward()")
+    return help, primary

@@ -25,7 +25,9 @@ import ast
 from autograd_doctor.analysis.source_scope import Scope
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
-from autograd_doctor.diagnosis.source import call_name, location_of, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    call_name, display_path, location_of, segment, source_line, statement_location,
+)
 
 # The clipping functions recording/gradient_clips.py watches (a clip between two others is not moved).
 NAMES_OF_CLIPS = ("clip_grad_norm_", "clip_grad_value_")
@@ -452,6 +454,80 @@ def _receiver_and_first_backward(step_site, filename: str) -> tuple[str | None, 
     return receiver, _first_backward_before(scope, statement)
 
 
+def _zero_grad_of(statements: list, receiver: str) -> bool:
+    """Whether the statements (at any depth) call `<receiver>.zero_grad()`."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "zero_grad"
+               and ast.unparse(node.func.value) == receiver for statement in statements for node in ast.walk(statement))
+
+
+def _branch_without_clear(scope: Scope, step_statement, receiver: str) -> tuple[ast.If, list, int] | None:
+    """(the `if`, the arm that holds the step, the line of that arm's `if`/`elif`/`else`) when the
+    step is in one arm of an if/elif/else chain whose other arm clears `receiver`'s gradients and
+    this one does not: the arm taken is the path that forgot `zero_grad()` (a bfloat16 path beside
+    a float32 one). None when a loop lies between the step and the `if` (once per arm would not be
+    once per step), or when no other arm clears."""
+    node = step_statement
+    while True:
+        parent = scope.parents.get(node)
+        if parent is None or isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                                                 ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            return None
+        if isinstance(parent, ast.If):
+            break
+        node = parent
+    arm = parent.body if node in parent.body else parent.orelse
+    if node not in arm or _zero_grad_of(arm, receiver):
+        return None
+    top = parent
+    while isinstance(scope.parents.get(top), ast.If) and scope.parents[top].orelse == [top]:
+        top = scope.parents[top]  # the chain's first `if`, above its `elif`s
+    arms, chain = [], top
+    while isinstance(chain, ast.If):
+        arms.append(chain.body)
+        if len(chain.orelse) == 1 and isinstance(chain.orelse[0], ast.If) and \
+                source_line(scope.filename, chain.orelse[0].lineno).lstrip().startswith("elif"):
+            chain = chain.orelse[0]
+        else:
+            if chain.orelse:
+                arms.append(chain.orelse)
+            break
+    if not any(_zero_grad_of(other, receiver) for other in arms if other is not arm):
+        return None
+    if arm is parent.body:
+        header = parent.lineno
+    else:
+        header = next((n for n in range(parent.body[-1].end_lineno + 1, arm[0].lineno)
+                       if source_line(scope.filename, n).strip().startswith("else")), None)
+        if header is None:
+            return None
+    return parent, arm, header
+
+
+def _cleared_in_branch_help(scope: Scope, step_statement, receiver: str) -> tuple[Suggestion, Location] | None:
+    """The help that clears the gradients at the start of the arm that holds the step, as the
+    other arm does, and the arm's header as the primary location."""
+    found = _branch_without_clear(scope, step_statement, receiver)
+    if found is None:
+        return None
+    _if, arm, header = found
+    filename, first = scope.filename, arm[0]
+    indent = source_line(filename, first.lineno)[:first.col_offset]
+    lines = [source_line(filename, n).rstrip() for n in range(first.lineno, first.end_lineno + 1)]
+    lines = [line[len(indent):] if line.startswith(indent) else line.strip() for line in lines]
+    location = Location(file=display_path(filename), line=first.lineno, column=first.col_offset,
+                        end_line=first.end_lineno, end_column=first.end_col_offset,
+                        source=source_line(filename, first.lineno).strip())
+    help = Suggestion(f"clear the gradients on this path too: call {receiver}.zero_grad() at its start, as the "
+                      "other path does (once per step(), so that each step applies only its own gradients)",
+                      "\n".join([f"{receiver}.zero_grad()", *lines]), location)
+    text = source_line(filename, header)
+    primary = Location(file=display_path(filename), line=header, column=len(text) - len(text.lstrip()),
+                       end_line=header, end_column=len(text.rstrip()), source=text.strip(), role="path",
+                       note=f"the path taken here runs backward() and {receiver}.step() without "
+                            f"{receiver}.zero_grad(); the other path clears them")
+    return help, primary
+
+
 def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD209 before `optimizer.step()` (called from `stack`), or None."""
     backward_call = recorder.gradient_states.carried_into_step(optimizer)
@@ -475,7 +551,14 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
     helps = []
     receiver, first_backward = _receiver_and_first_backward(step_site, filename)
     text = segment(filename, first_backward) if first_backward is not None else None
-    if text is not None:
+    scope, step_statement, _ = _step_at(step_site)
+    branch = _cleared_in_branch_help(scope, step_statement, receiver) \
+        if receiver is not None and step_statement is not None and step_site.filename == filename else None
+    if branch is not None:
+        helps.append(branch[0])
+        related.insert(0, primary)
+        primary = branch[1]
+    elif text is not None:
         helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
                                 "before it (once per step(), so that each step applies only its own gradients)",
                                 f"{receiver}.zero_grad()\n{text}", statement_location(filename, first_backward)))
