@@ -225,3 +225,40 @@ def test_a_local_target_loading_its_own_state_is_found():
     assert _findings(fixed) == []
     online, target = _namespace(fixed)["train"]()
     assert torch.equal(online.weight, target.weight)
+
+
+# Copies made in one tuple assignment, at module level (a QMIX script's
+# `target_rnn, target_mixer = copy.deepcopy(rnn), copy.deepcopy(mixer)`).
+TUPLE_DEEPCOPY = textwrap.dedent("""
+    import copy
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    online, mixer = nn.Linear(3, 1), nn.Linear(1, 1)
+    target, target_mixer = copy.deepcopy(online), copy.deepcopy(mixer)
+    opt = torch.optim.SGD(list(online.parameters()) + list(mixer.parameters()), lr=0.1)
+    start = target_mixer.weight.detach().clone()
+    for step in range(3):
+        x = torch.randn(8, 3)
+        with torch.no_grad():
+            y = target_mixer(target(x)) + 1.0
+        loss = (mixer(online(x)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        target.load_state_dict(online.state_dict())
+        target_mixer.load_state_dict(target_mixer.state_dict())
+""")
+
+
+def test_a_tuple_of_deepcopies_is_evidence_of_a_copy():
+    source = TUPLE_DEEPCOPY
+    assert _findings(source) == [(_line_of(source, "target_mixer.load_state_dict(target_mixer"), "ADL021")]
+    namespace = _namespace(source)
+    assert torch.equal(namespace["target_mixer"].weight, namespace["start"])  # never refreshed
+    fixed = source.replace("target_mixer.load_state_dict(target_mixer.state_dict())",
+                           "target_mixer.load_state_dict(mixer.state_dict())")
+    assert _findings(fixed) == []
+    namespace = _namespace(fixed)
+    assert torch.equal(namespace["target_mixer"].weight, namespace["mixer"].weight)

@@ -244,12 +244,21 @@ def _copies(checker, region) -> set:
                     state.func.attr == "state_dict" and \
                     checker.text(state.func.value) != checker.text(node.func.value):
                 copies.add(checker.text(node.func.value))
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args:
-            callee = node.value.func
-            name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
-            if name == "deepcopy":
-                copies.update(checker.text(target) for target in node.targets)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple) and \
+                    isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts) else \
+                    ((target, node.value),)
+                copies.update(checker.text(name) for name, value in pairs if _is_deepcopy(value))
     return copies
+
+
+def _is_deepcopy(value) -> bool:
+    """`copy.deepcopy(x)` / `deepcopy(x)`."""
+    if not (isinstance(value, ast.Call) and value.args):
+        return False
+    callee = value.func
+    return (callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)) == "deepcopy"
 
 
 def _loads_own_state(checker, node, func) -> bool:
