@@ -31,7 +31,11 @@ never reads it again and returns nothing: a forward hook changes the module's
 output only by returning the new value (ManifoldMixup's `hook_modify`).
 Also `net.load_state_dict(net.state_dict())`: a module given its own state
 back (a target network "refreshed" from itself instead of from the trained
-network keeps its initial weights).
+network keeps its initial weights), where the same file shows `net` is a
+copy of another module (loaded elsewhere from another module's
+`state_dict()`, or built by `copy.deepcopy`); a round trip of a module's own
+state with no such evidence is how tests exercise loading (its hooks, its
+warnings) and is not reported.
 Calls inside a `try:` body or a `with pytest.raises(...)` /
 `self.assertRaises(...)` block (run for the error they raise) are not
 reported.""",
@@ -112,8 +116,10 @@ def on_method_call(checker, node, func) -> None:
     if not checker.statement_is(node) or _writes_out(node) or checker.error_expected:
         return
     if attr == "load_state_dict":
+        # Reported by check_file, once the whole file is read: only where the file shows the
+        # receiver is meant to be a copy of another module (see _copies).
         if _loads_own_state(checker, node, func):
-            checker.scope.note("ADL021", (node, "load_state_dict", attr, func.value))
+            checker.notes["ADL021 self loads"].append((node, func.value))
         return
     if attr == "detach":
         # Thrown away, `detach()` is harmless dead code unless the name keeps a graph that
@@ -128,13 +134,6 @@ def on_method_call(checker, node, func) -> None:
 
 def check_scope(checker, scope) -> None:
     for node, shown, op, operand in scope.noted("ADL021"):
-        if op == "load_state_dict":
-            module = checker.text(operand)
-            checker.report("ADL021", node,
-                           f"`{module}.load_state_dict({module}.state_dict())` loads the module's own state "
-                           f"into it: this line changes nothing (a target network refreshed this way keeps "
-                           f"its old weights); load the state of the module it should copy")
-            continue
         remedy = f"the in-place form is `{op}_`; or assign the result" if op in HAS_INPLACE_FORM else "assign the result"
         message = f"{shown} returns a new tensor and the result is thrown away: this line changes nothing ({remedy})"
         if op == "detach":
@@ -149,8 +148,10 @@ def check_scope(checker, scope) -> None:
 
 
 def check_file(checker) -> None:
-    """Forward hooks that compute a new output and throw it away (read from the tree
-    only in a file whose walk saw a `register_forward_hook(...)` call)."""
+    """Self-loads of a module meant to copy another; forward hooks that compute a new
+    output and throw it away (read from the tree only in a file whose walk saw a
+    `register_forward_hook(...)` call)."""
+    _check_self_loads(checker)
     hooks = set()
     for hook in checker.notes.get("ADL021 forward hooks") or ():
         if isinstance(hook, ast.Name):
@@ -191,6 +192,73 @@ def _check_hook(checker, function) -> None:
         f"forward hook `{function.name}` rebinds `{output}` to a new value and returns nothing: a forward "
         f"hook changes the module's output only by returning it, so this line changes nothing "
         f"(end the hook with `return {output}`)")
+
+
+def _check_self_loads(checker) -> None:
+    """`net.load_state_dict(net.state_dict())` changes nothing only where loading has no
+    effect of its own, and it is a mistake only where `net` should have received another
+    module's state.  A round trip of a module's own state is also how tests exercise
+    loading (its hooks: torchrec's cache purge; the warnings it gives), so the line is
+    reported only where the same file shows `net` is a copy of another module: loaded
+    elsewhere from another object's `state_dict()`, or built by `copy.deepcopy(...)`
+    (a target network and its online network)."""
+    self_loads = checker.notes.get("ADL021 self loads")
+    if not self_loads:
+        return
+    for node, operand in self_loads:
+        module = checker.text(operand)
+        if module not in _copies(checker, _region(checker.tree, node, operand)):
+            continue
+        checker.report("ADL021", node,
+                       f"`{module}.load_state_dict({module}.state_dict())` loads the module's own state "
+                       f"into it: this line changes nothing (a target network refreshed this way keeps "
+                       f"its old weights); load the state of the module it should copy")
+
+
+def _region(tree, node, operand):
+    """Where a name means the same object as at `node`: the enclosing function for a
+    plain name (`qm` of one test is not `qm` of the next), the enclosing class for an
+    attribute of `self`, the file otherwise."""
+    root = operand
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    wanted = (ast.FunctionDef, ast.AsyncFunctionDef) if root is operand else \
+        (ast.ClassDef,) if isinstance(root, ast.Name) and root.id == "self" else ()
+    region = tree
+    if wanted:
+        for outer in ast.walk(tree):
+            if isinstance(outer, wanted) and outer.lineno <= node.lineno <= (outer.end_lineno or 0):
+                region = outer  # ast.walk goes outer first: the last match is the innermost
+    return region
+
+
+def _copies(checker, region) -> set:
+    """Texts of the receivers `region` makes copies of another module: `a.load_state_dict(
+    b.state_dict())` with `b` not `a`, and `a = copy.deepcopy(b)` / `a = deepcopy(b)`."""
+    copies = set()
+    for node in ast.walk(region):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "load_state_dict" and len(node.args) == 1:
+            state = node.args[0]
+            if isinstance(state, ast.Call) and isinstance(state.func, ast.Attribute) and \
+                    state.func.attr == "state_dict" and \
+                    checker.text(state.func.value) != checker.text(node.func.value):
+                copies.add(checker.text(node.func.value))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple) and \
+                    isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts) else \
+                    ((target, node.value),)
+                copies.update(checker.text(name) for name, value in pairs if _is_deepcopy(value))
+    return copies
+
+
+def _is_deepcopy(value) -> bool:
+    """`copy.deepcopy(x)` / `deepcopy(x)`."""
+    if not (isinstance(value, ast.Call) and value.args):
+        return False
+    callee = value.func
+    return (callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)) == "deepcopy"
 
 
 def _loads_own_state(checker, node, func) -> bool:
