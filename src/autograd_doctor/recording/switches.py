@@ -60,6 +60,9 @@ class ModeEntry:
     # The names of the block's function's local variables that held tensors requiring grad as the
     # with block was entered (names only: no tensor is kept).
     names_requiring_grad: frozenset = frozenset()
+    # The session (see `session()`) that entered it: entries are kept across sessions (a notebook's
+    # cells), so a name alone may be another program's function.
+    session: int = 0
 
 
 @dataclass
@@ -78,6 +81,7 @@ _by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
 _mode_entries: "collections.OrderedDict[tuple, ModeEntry]" = collections.OrderedDict()
 _counter = itertools.count()
 _active = 0
+_session = 0  # counts the times remembering started from nothing
 _originals: dict[str, object] = {}
 _SET_GRAD_ENABLED = torch.autograd.grad_mode.set_grad_enabled
 _MODES = {torch.autograd.grad_mode.inference_mode: "inference_mode", torch.autograd.grad_mode.no_grad: "no_grad"}
@@ -89,11 +93,12 @@ def activate() -> None:
     gradients off is forgotten when they are on again as a session starts: code the doctor did not
     watch (a test fixture, a library, code run between sessions) turned them back on, and a later
     program must not be told that the old switch is in force."""
-    global _active
+    global _active, _session
     with _lock:
         _active += 1
         if _active > 1:
             return
+        _session += 1
         if torch.is_grad_enabled():
             thread = threading.get_ident()
             for switch in [s for s in _switches if s.thread == thread and not s.enabled]:
@@ -167,6 +172,11 @@ def mode_entries(kind: str) -> list[ModeEntry]:
 def forget_mode_entries() -> None:
     with _lock:
         _mode_entries.clear()
+
+
+def session() -> int:
+    """The number of the session now remembering (each outermost activate() starts one)."""
+    return _session
 
 
 def _caller_site(depth: int) -> Site | None:
@@ -274,10 +284,10 @@ def _remember_mode_entry(kind: str) -> None:
         func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
         if func_code is not None and not is_internal_file(func_code.co_filename):
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
-                                        func_code.co_name))
+                                        func_code.co_name, session=_session))
     elif not is_internal_file(code.co_filename):
         _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name,
-                                    _names_requiring_grad(frame)))
+                                    _names_requiring_grad(frame), _session))
 
 
 # Local variables looked at per with block entered.

@@ -922,9 +922,15 @@ def decorator_cut(context: ErrorContext, already):
         return None
     frame, line = found
     filename = frame.f_code.co_filename
-    decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
-                 for entry in reversed(switches.mode_entries(kind)) if entry.decorator}
     reachable = _user_files_reachable(frame)
+
+    def this_program(entry) -> bool:
+        # Entered in this session, or in a file this program uses (a notebook's earlier cell):
+        # an entry of the same name that another program left in this process is not this one's.
+        return entry.session == switches.session() or entry.filename in reachable
+
+    decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
+                 for entry in reversed(switches.mode_entries(kind)) if entry.decorator and this_program(entry)}
     for entry in reversed(_grad_disabling_decorators()):  # the most recent last, so that it wins
         known = decorated.get(entry.function)
         # An entry of the same name left by another program run in this process (mode entries are
@@ -937,7 +943,7 @@ def decorator_cut(context: ErrorContext, already):
     hits = [decorated[name] for name in called if name in decorated]
     if not hits and decorated:
         entries = [entry for kind in ("no_grad", "inference_mode")
-                   for entry in switches.mode_entries(kind) if entry.decorator]
+                   for entry in switches.mode_entries(kind) if entry.decorator and this_program(entry)]
         last = _module_making_the_loss(frame, filename, line)
         # The loss is the result of a module's call: its decorated forward ran last, so every path
         # to the loss goes through it, whatever trained modules feed its arguments.
@@ -1087,11 +1093,14 @@ def _functional_wrap_cut(frame, entry, use):
 
 
 def _user_files_reachable(frame) -> list[str]:
-    """The failing frame's file and the user's files of the functions and modules its globals hold."""
+    """The failing frame's file and the user's files of the functions, classes and modules its
+    globals hold."""
     from autograd_doctor.recording.frames import is_internal_file
 
     files = [frame.f_code.co_filename]
     for value in list(frame.f_globals.values()):
+        if isinstance(value, type):  # a class: the file of its first method (a notebook cell's too)
+            value = next((member for member in vars(value).values() if hasattr(member, "__code__")), None)
         code = getattr(value, "__code__", None)
         filename = code.co_filename if code is not None else getattr(value, "__file__", None) \
             if isinstance(value, types.ModuleType) else None
