@@ -8,6 +8,7 @@ import ast
 import os
 import re
 
+from autograd_doctor.lint.clearing import module_file_in_project
 from autograd_doctor.lint.defaults import off_by_default, parameter_defaults
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.submodules import file_text, repository_files
@@ -21,8 +22,9 @@ RULE = Rule(
 writes one model's parameter in place from the other's: `a.mul_(d).add_(b)`,
 `a.lerp_(b, w)`, `a.copy_(...)`, `a.data = ...`, also through `.data`.
 It reports the loop when all of these hold:
-- the project builds batch-norm layers (`BatchNorm1d/2d/3d`, `SyncBatchNorm`),
-  in the linted file or any Python file of its repository;
+- the project builds batch-norm layers (`BatchNorm1d/2d/3d`, `SyncBatchNorm`)
+  in the linted file, or in a project file that it or a file naming its
+  module imports (three import levels deep);
 - the class (or, for a function outside a class, the file) never reads the
   buffers: no `buffers()`, `named_buffers()`, `state_dict()`,
   `load_state_dict()`, `running_mean` / `running_var`, except inside an
@@ -357,12 +359,47 @@ def _aliases(tree, target: str) -> set:
 
 
 def _project_builds_batch_norm(checker) -> bool:
+    """A batch-norm layer is built in the linted file, or in a project file reached from it
+    or from a file that calls into it (one naming the file's module) through the project's
+    own imports, three levels deep: not merely somewhere in the repository (a test of
+    another feature)."""
     if _NORM.search(checker.source):
         return True
-    for path in repository_files(checker.filename):
-        if _NORM.search(file_text(path)):
-            return True
-    return False
+    if not checker.filename or checker.filename.startswith("<"):
+        return False
+    own = os.path.abspath(checker.filename)
+    stem = re.compile(r"\b%s\b" % re.escape(os.path.splitext(os.path.basename(own))[0]))
+    start = [own] + [os.path.abspath(p) for p in repository_files(checker.filename)
+                     if os.path.abspath(p) != own and stem.search(file_text(p))]
+    seen, frontier = set(start), list(start)
+    for _ in range(3):
+        following = []
+        for path in frontier:
+            text = checker.source if path == own else file_text(path)
+            if path != own and _NORM.search(text):
+                return True
+            for module in _imported_modules(path, text):
+                found = module_file_in_project(module, path)
+                if found and os.path.abspath(found) not in seen:
+                    seen.add(os.path.abspath(found))
+                    following.append(os.path.abspath(found))
+        frontier = following
+    return any(_NORM.search(file_text(p)) for p in frontier)
+
+
+def _imported_modules(path: str, text: str) -> list:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.append(node.module)
+            out += [f"{node.module}.{a.name}" for a in node.names]
+    return out
 
 
 def _report(checker, loop, target: str) -> None:
