@@ -39,16 +39,16 @@ in eval mode it normalises with statistics that do not match its weights,
 "increasingly misaligned with every step" (CoSMix, SSDA-YOLO, SESEMI,
 ema-pytorch).  Nothing raises; the teacher's pseudo-labels and the EMA model's
 evaluation are silently wrong.""",
-    example="""@torch.no_grad()
-def update_ema(ema, model, decay=0.999):
-    for e, p in zip(ema.parameters(), model.parameters()):
-        e.mul_(decay).add_(p, alpha=1 - decay)""",
-    use_instead="""@torch.no_grad()
-def update_ema(ema, model, decay=0.999):
-    for e, p in zip(ema.parameters(), model.parameters()):
-        e.mul_(decay).add_(p, alpha=1 - decay)
-    for eb, b in zip(ema.buffers(), model.buffers()):
-        eb.copy_(b)""",
+    example="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
+ema = copy.deepcopy(model)
+for e, p in zip(ema.parameters(), model.parameters()):
+    e.mul_(0.999).add_(p, alpha=0.001)""",
+    use_instead="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
+ema = copy.deepcopy(model)
+for e, p in zip(ema.parameters(), model.parameters()):
+    e.mul_(0.999).add_(p, alpha=0.001)
+for eb, b in zip(ema.buffers(), model.buffers()):
+    eb.copy_(b)""",
     fix_safety="No automatic fix: whether to copy or to average the buffers is the user's choice.",
     known_problems="""Whether the averaged model itself has batch norm is not resolved: the evidence
 is that the project builds batch-norm layers, so an EMA of a model without them

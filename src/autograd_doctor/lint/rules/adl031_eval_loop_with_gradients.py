@@ -134,7 +134,7 @@ def _kept_forward(checker, func, loop, evaluated: set):
                     forward = stmt
             else:
                 tainted -= names  # rebound to a value without the graph (`out = out.data.cpu()`)
-    if forward is None or not tainted:
+    if not statements:
         return None
     before = {n.id for s in func.body if s.lineno < loop.lineno for n in ast.walk(s)
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -153,8 +153,12 @@ def _kept_forward(checker, func, loop, evaluated: set):
         elif isinstance(stmt, ast.Assign) and stmt is not forward \
                 and any(isinstance(t, ast.Name) and t.id in after for t in stmt.targets):
             value = stmt.value
-        if value is not None and _reads(value, tainted) and not _released(value):
-            return forward
+        if value is not None and not _released(value):
+            direct = any(isinstance(n, ast.Call) and checker.text(n.func) in evaluated for n in ast.walk(value))
+            if direct:
+                return stmt  # `outputs.append(model(x))`
+            if forward is not None and _reads(value, tainted):
+                return forward
     return None
 
 

@@ -32,17 +32,21 @@ is a constant the prediction is moved towards.  Left in the graph, the loss's
 gradient also flows through `Q(s', a')`, so the network is trained to move its
 target towards its prediction as well (the "residual gradient"), a different,
 slower and often unstable update (AgileRL's double DQN).  Nothing raises.""",
-    example="""next_q = q_net(next_states).max(1)[0]
-target = rewards + gamma * next_q * (1 - dones)
-loss = F.mse_loss(q_net(states).gather(1, actions).squeeze(1), target)
+    example="""gamma = 0.99
+next_q = D(x).max(1)[0]
+target = t + gamma * next_q
+loss = F.mse_loss(D(x).squeeze(1), target)
+d_opt.zero_grad()
 loss.backward()
-optimizer.step()""",
-    use_instead="""with torch.no_grad():
-    next_q = q_net(next_states).max(1)[0]
-    target = rewards + gamma * next_q * (1 - dones)
-loss = F.mse_loss(q_net(states).gather(1, actions).squeeze(1), target)
+d_opt.step()""",
+    use_instead="""gamma = 0.99
+with torch.no_grad():
+    next_q = D(x).max(1)[0]
+    target = t + gamma * next_q
+loss = F.mse_loss(D(x).squeeze(1), target)
+d_opt.zero_grad()
 loss.backward()
-optimizer.step()""",
+d_opt.step()""",
     fix_safety="No automatic fix: the change alters the update (as it should).",
     known_problems="""Only a target written as an addition whose text names `gamma` or `discount`
 is recognised, in the function that runs the backward pass; a target built in
