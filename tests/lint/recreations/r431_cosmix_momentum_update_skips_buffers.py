@@ -17,8 +17,8 @@ class MomentumUpdater:
         self.cur_tau = base_tau
 
     @torch.no_grad()
-    def update(self, online_net, momentum_net):  # missed: no rule (buffers not averaged)
-        for op, mp in zip(online_net.parameters(), momentum_net.parameters()):
+    def update(self, online_net, momentum_net):
+        for op, mp in zip(online_net.parameters(), momentum_net.parameters()):  # expect: ADL030
             mp.data.mul_(self.cur_tau)
             mp.data.add_(op.data * (1 - self.cur_tau))
 

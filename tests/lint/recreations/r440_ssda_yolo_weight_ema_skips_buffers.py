@@ -23,9 +23,9 @@ class WeightEMA:
         for p, src_p in zip(self.params, self.src_params):
             p.data[:] = src_p.data[:]
 
-    def step(self):  # missed: no rule (buffers not averaged)
+    def step(self):
         one_minus_alpha = 1.0 - self.alpha
-        for p, src_p in zip(self.params, self.src_params):
+        for p, src_p in zip(self.params, self.src_params):  # expect: ADL030
             p.data.mul_(self.alpha)
             p.data.add_(src_p.data * one_minus_alpha)
 

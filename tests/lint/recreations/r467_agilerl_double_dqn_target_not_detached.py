@@ -31,7 +31,7 @@ class DQN:
         if self.detach_target:
             q_target = q_target.detach()
         q_expected = self.actor(states).gather(1, actions.long())
-        loss = self.criterion(q_expected, q_target)  # missed: no rule
+        loss = self.criterion(q_expected, q_target)  # expect: ADL032
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()

@@ -30,7 +30,8 @@ from autograd_doctor.lint.rules import (
     adl021_out_of_place_result_discarded, adl022_clip_after_step, adl023_loss_summed_with_graph,
     adl024_loss_reaches_other_optimizer,
     adl025_inplace_after_full_backward_hook, adl026_step_without_backward, adl028_returned_graph_kept,
-    adl029_clip_inside_accumulation_window,
+    adl029_clip_inside_accumulation_window, adl030_ema_skips_buffers, adl031_eval_loop_with_gradients,
+    adl032_td_target_not_detached,
 )
 
 # The order rules check in: a write that fails at once (a leaf, a multi-view
@@ -47,6 +48,7 @@ RULE_MODULES = (
     adl020_grad_of_non_leaf, adl021_out_of_place_result_discarded, adl022_clip_after_step,
     adl023_loss_summed_with_graph, adl024_loss_reaches_other_optimizer, adl025_inplace_after_full_backward_hook,
     adl026_step_without_backward, adl028_returned_graph_kept, adl029_clip_inside_accumulation_window,
+    adl030_ema_skips_buffers, adl031_eval_loop_with_gradients, adl032_td_target_not_detached,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 _FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]

@@ -1,0 +1,230 @@
+"""ADL032: a temporal-difference target computed from the network that the
+optimizer steps, with gradients on and never detached: the TD loss
+backpropagates through its own target."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor.lint.defaults import off_by_default
+from autograd_doctor.lint.rules.adl030_ema_skips_buffers import _as_name, _defaults_of
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL032", name="td-target-not-detached",
+    summary="A TD target (`reward + gamma * next_value`) computed from the network that the optimizer steps, "
+            "with gradients on and not detached: the loss also backpropagates through the target.",
+    what_it_does="""In a function that calls `backward()` and `step()` on an optimizer, finds
+a name assigned `reward + gamma * next_value ...` (an addition whose text names
+`gamma` or `discount`) where `next_value` descends, through the function's own
+assignments, from a call of a module that this optimizer steps
+(`q_net(next_states).max(1)[0]`, `self.critic(next_state, ...)`), outside
+`torch.no_grad()` / `inference_mode()` and without `.detach()` (an index such
+as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first later
+statement that reads the target undetached, before the backward, when that
+statement sets it against a prediction (`criterion(prediction, target)` or
+`prediction - target`): the loss.
+A detach under an `if` that is false at a parameter's default
+(`if self.detach_target:` with `detach_target=False`) does not count.""",
+    why_bad="""The TD update is a semi-gradient method: the target `r + gamma * Q(s', a')`
+is a constant the prediction is moved towards.  Left in the graph, the loss's
+gradient also flows through `Q(s', a')`, so the network is trained to move its
+target towards its prediction as well (the "residual gradient"), a different,
+slower and often unstable update (AgileRL's double DQN).  Nothing raises.""",
+    example="""gamma = 0.99
+next_q = D(x).max(1)[0]
+target = t + gamma * next_q
+loss = F.mse_loss(D(x).squeeze(1), target)
+d_opt.zero_grad()
+loss.backward()
+d_opt.step()""",
+    use_instead="""gamma = 0.99
+with torch.no_grad():
+    next_q = D(x).max(1)[0]
+    target = t + gamma * next_q
+loss = F.mse_loss(D(x).squeeze(1), target)
+d_opt.zero_grad()
+loss.backward()
+d_opt.step()""",
+    fix_safety="No automatic fix: the change alters the update (as it should).",
+    known_problems="""Only a target written as an addition whose text names `gamma` or `discount`
+is recognised, in the function that runs the backward pass; a target built in
+a helper, or a residual-gradient method that wants the full gradient on purpose,
+is not distinguished (the second would be reported).  The optimizer must be
+bound in the file to the modules it steps.""",
+)
+
+_DISCOUNT = re.compile(r"gamma|discount", re.IGNORECASE)
+_NO_GRADIENT_METHODS = frozenset({"detach", "item", "argmax", "argmin", "long", "int", "bool", "numpy",
+                                  "tolist", "size", "detach_"})
+_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
+
+
+def check_file(checker) -> None:
+    source = checker.source
+    if not _DISCOUNT.search(source) or "backward" not in source or not checker.training.optimizers:
+        return
+    for cls, func in _functions(checker.tree):
+        if any(_grad_off_call(d) for d in func.decorator_list):
+            continue
+        _check_function(checker, cls, func)
+
+
+def _functions(tree):
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield node, item
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield None, node
+
+
+def _grad_off_call(node) -> bool:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return (isinstance(node, ast.Attribute) and node.attr in _GRAD_OFF) or \
+        (isinstance(node, ast.Name) and node.id in _GRAD_OFF)
+
+
+def _statements(body, grad_off=False, condition=None):
+    """(statement, grad off, the innermost enclosing `if`) in source order."""
+    for stmt in body:
+        yield stmt, grad_off, condition
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            off = grad_off or any(_grad_off_call(item.context_expr) for item in stmt.items)
+            yield from _statements(stmt.body, off, condition)
+        elif isinstance(stmt, ast.If):
+            yield from _statements(stmt.body, grad_off, stmt)
+            yield from _statements(stmt.orelse, grad_off, stmt)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _statements(stmt.body, grad_off, stmt)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, stmt.orelse, stmt.finalbody):
+                yield from _statements(block, grad_off, condition)
+
+
+def _check_function(checker, cls, func) -> None:
+    statements = list(_statements(func.body))
+    owners = set()
+    backward_at = None
+    for stmt, _, _ in statements:
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "step" and not node.args:
+                    owners |= set(checker.training.optimizers.get(checker.text(node.func.value)) or ())
+                elif node.func.attr == "backward" and backward_at is None:
+                    backward_at = stmt.lineno
+    if not owners or backward_at is None:
+        return
+    assigns = []  # (index, name, value, grad_off, condition)
+    for index, (stmt, off, cond) in enumerate(statements):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            names = [target.id] if isinstance(target, ast.Name) else \
+                [e.id for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, ast.Tuple) else []
+            for name in names:
+                assigns.append((index, name, stmt.value, off, cond))
+    defaults, flags = _defaults_of(cls) if cls is not None else _defaults_of(func)
+    for index, name, value, off, cond in assigns:
+        if off or not _is_td_target(checker, value) or "detach" in checker.text(value):
+            continue
+        if not _carries(checker, value, index, assigns, owners, 0):
+            continue
+        use = _first_undetached_use(checker, statements, index, name, defaults, flags)
+        if use is not None and use.lineno <= backward_at:
+            _report(checker, use, name, statements[index][0])
+            return
+
+
+def _is_td_target(checker, value) -> bool:
+    return isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)) \
+        and bool(_DISCOUNT.search(checker.text(value)))
+
+
+def _carries(checker, expr, before: int, assigns, owners: set, depth: int) -> bool:
+    """``expr`` computes from a call of a module in ``owners`` with gradients on."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr in _NO_GRADIENT_METHODS:
+            return False
+        if checker.text(func) in owners:
+            return True
+        if isinstance(func, ast.Attribute):
+            if _carries(checker, func.value, before, assigns, owners, depth + 1):
+                return True
+        return any(_carries(checker, a, before, assigns, owners, depth + 1) for a in expr.args)
+    if isinstance(expr, ast.Subscript):
+        inner = expr.value
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in ("max", "min") \
+                and isinstance(expr.slice, ast.Constant) and expr.slice.value == 1:
+            return False  # the indices
+        return _carries(checker, inner, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.Attribute) and expr.attr in ("values",):
+        return _carries(checker, expr.value, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _carries(checker, expr.left, before, assigns, owners, depth + 1) or \
+            _carries(checker, expr.right, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return _carries(checker, expr.operand, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.Name):
+        earlier = [a for a in assigns if a[0] < before and a[1] == expr.id]
+        if not earlier:
+            return False
+        index, _, value, off, _ = earlier[-1]
+        return not off and _carries(checker, value, index, assigns, owners, depth + 1)
+    return False
+
+
+def _first_undetached_use(checker, statements, index: int, name: str, defaults, flags):
+    """The first later statement that reads ``name`` not through `.detach()`; None when an
+    unconditional (or unknown-conditional) `name = name.detach()` comes first."""
+    for stmt, off, cond in statements[index + 1:]:
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            continue
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            if "detach" in checker.text(stmt.value) or off:
+                if cond is not None and isinstance(cond, ast.If) and \
+                        off_by_default(_as_name(cond.test, flags), defaults):
+                    continue  # detached only when a caller asks
+                return None
+            return None  # rebound to something else
+        reads = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if not reads:
+            continue
+        detached = {id(n.func.value) for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")}
+        if all(id(r) in detached for r in reads) or off:
+            continue
+        return stmt if _compared(stmt, name) else None
+    return None
+
+
+def _compared(stmt, name: str) -> bool:
+    """The statement sets the target against a prediction: `criterion(pred, target)`
+    (a call with another argument) or `pred - target`; a loss weighted by `gamma`
+    (`loss = rec + gamma * tc; loss.backward()`) is not a target."""
+    def is_target(node):
+        return isinstance(node, ast.Name) and node.id == name
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and any(is_target(a) for a in node.args) \
+                and not all(is_target(a) for a in node.args):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and (is_target(node.left) or is_target(node.right)):
+            return True
+    return False
+
+
+def _report(checker, use, name: str, assignment) -> None:
+    checker.report(
+        "ADL032", use,
+        f"the TD target `{name}` (line {assignment.lineno}) is computed with gradients on from the network this "
+        f"optimizer steps, and is not detached: the loss backpropagates through the target as well as the "
+        f"prediction, a full (residual) gradient instead of the TD update; compute it under `torch.no_grad()` "
+        f"or use `{name}.detach()`",
+        related=[(assignment.lineno, checker.col(assignment.lineno, assignment.col_offset), 0, "the target")])
