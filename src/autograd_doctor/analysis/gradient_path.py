@@ -1307,10 +1307,79 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
                 # Its result never reached the loss, not even through a detached copy: it was
                 # thrown away (a probabilistic program's trace of a guide), nothing was cut.
                 continue
+            if cut is not None and _new_leaf_on_purpose(cut) and not _trained_by_an_optimizer(state, unreached):
+                # `x.detach().requires_grad_()` makes a leaf to differentiate with respect to (a
+                # saliency map, an attribution, an adversarial input): the cut is the point, and
+                # no optimizer says the parameters behind it were meant to learn from this loss.
+                continue
             warned.update(p for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
     return diagnoses
+
+
+# Calls that keep a detached tensor a fresh tensor of the same values on the way to requires_grad_().
+_SAME_VALUES_CALLS = frozenset({"clone", "contiguous", "float", "double", "half", "to", "cpu", "cuda"})
+
+
+def _new_leaf_on_purpose(cut: Cut) -> bool:
+    """Whether the cut is a `detach()` whose result is made to require grad: chained
+    (`x.detach().requires_grad_()`, through `.clone()` and the like) or on the name the statement
+    binds, later in the same function (`emb = x.detach()`, then `emb.requires_grad_(True)` or
+    `emb.requires_grad = True`)."""
+    if cut.mark.kind != "detach" or cut.mark.node is None:
+        return False
+    for node in ast.walk(cut.statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "requires_grad_" and _asks_for_grad(node):
+            receiver = node.func.value
+            while receiver is not cut.mark.node and isinstance(receiver, ast.Call) \
+                    and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _SAME_VALUES_CALLS:
+                receiver = receiver.func.value
+            if receiver is cut.mark.node:
+                return True
+    if cut.name is None:
+        return False
+    tree = parse_file(cut.filename)
+    if tree is None:
+        return False
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    for node in ast.walk(enclosing_function(tree, cut.statement.lineno)):
+        if getattr(node, "lineno", 0) <= cut.statement.lineno:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == cut.name and _asks_for_grad(node):
+            return True
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True \
+                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)
+                        and t.value.id == cut.name for t in node.targets):
+            return True
+    return False
+
+
+def _asks_for_grad(call: ast.Call) -> bool:
+    """`requires_grad_()` or `requires_grad_(True)` (not `requires_grad_(False)` or a variable)."""
+    arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+    return not arguments or (isinstance(arguments[0], ast.Constant) and arguments[0].value is True)
+
+
+def _trained_by_an_optimizer(state: dict, unreached: list) -> bool:
+    """Whether a live optimizer holds one of the unreached parameters. The answer is kept for the
+    parameters (the same attribution runs once per class, per batch); when it cannot be known (the
+    scans are spent), False: unknown stays silent."""
+    judged: IdentityMap = state.setdefault("gradient_path_new_leaf_owners", IdentityMap())
+    parameters = [parameter for _, parameter in unreached]
+    known = [judged.get(parameter) for parameter in parameters if parameter in judged]
+    if known:
+        return any(known)
+    budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))
+    holding = optimizers_holding(parameters, budget)
+    if holding is None:
+        return False
+    for parameter in parameters:
+        judged[parameter] = bool(holding)
+    return bool(holding)
 
 
 def _forward_cut(module, param_name: str) -> Cut | None:
