@@ -20,7 +20,7 @@ class BasePipeline:
         self.outputs = []
 
     def _run_and_optimize_model(self, data):
-        model_output = self.model(data["input"])
+        model_output = self.model(data["input"])  # the tester's missing no_grad itself is not reported (ADL031, opt-in, silent too)
         loss = sum(fn(model_output, data["target"]) for fn in self.loss_functions)
         if self.optimize:
             self.optimizer.zero_grad()
@@ -33,7 +33,7 @@ class BasePipeline:
         for data in data_loader:
             model_output, loss = self._run_and_optimize_model(data)
             total += loss.item()
-            self.outputs.append(model_output)
+            self.outputs.append(model_output)  # expect: ADL028
         return total / len(data_loader)
 
 

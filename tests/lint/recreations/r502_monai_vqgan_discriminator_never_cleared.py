@@ -62,7 +62,7 @@ def train(model, discriminator, train_loader, n_epochs=1, adv_weight=0.01, recor
             recons_loss = l1_loss(reconstruction.float(), images.float())
             generator_loss = adv_loss(logits_fake, target_is_real=True, for_discriminator=False)
             loss_g = recons_loss + quantization_loss + adv_weight * generator_loss
-            loss_g.backward()
+            loss_g.backward()  # expect: ADL024
             optimizer_g.step()
 
             # Discriminator part

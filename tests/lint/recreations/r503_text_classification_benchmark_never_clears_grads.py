@@ -41,7 +41,7 @@ def train(opt, model, train_iter, record=None):
                 record.append(model.hidden2label.weight.grad.clone())
             loss.backward()
             clip_gradient(optimizer, opt["grad_clip"])
-            optimizer.step()
+            optimizer.step()  # expect: ADL018
     return model
 
 

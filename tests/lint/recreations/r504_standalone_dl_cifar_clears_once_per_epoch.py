@@ -33,7 +33,7 @@ def train(net, partition, optimizer, criterion, args, record=None):
         outputs = net(inputs)
         loss = criterion(outputs, labels)
         loss.backward()
-        optimizer.step()
+        optimizer.step()  # expect: ADL018
         train_loss += loss.item()
         total += labels.size(0)
         correct += (outputs.argmax(1) == labels).sum().item()

@@ -35,7 +35,7 @@ class Trainer:
         self.scaler.scale(loss).backward()
         # APPLY GRADIENT CLIPPING IF REQUIRED
         if self.training_params.clip_grad_norm:
-            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.training_params.clip_grad_norm)
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.training_params.clip_grad_norm)  # missed: ADL029
         # ACCUMULATE GRADIENT FOR X BATCHES BEFORE OPTIMIZING
         integrated_batches_num = batch_idx + len(self.train_loader) * epoch + 1
         if integrated_batches_num % self.batch_accumulate == 0:

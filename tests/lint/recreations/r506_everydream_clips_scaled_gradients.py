@@ -27,7 +27,7 @@ class EveryDreamOptimizer:
     def step(self, loss, step, global_step):
         self.scaler.scale(loss).backward()
         if self.clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(parameters=self.unet_params, max_norm=self.clip_grad_norm)
+            torch.nn.utils.clip_grad_norm_(parameters=self.unet_params, max_norm=self.clip_grad_norm)  # missed: no rule (clip of the scaled gradients, before scaler.unscale_)
             torch.nn.utils.clip_grad_norm_(parameters=self.text_encoder_params, max_norm=self.clip_grad_norm)
         if ((global_step + 1) % self.grad_accum == 0) or (step == 0):
             for optimizer in self.optimizers:

@@ -62,7 +62,7 @@ class Trainer:
             if seen % self.G_reg_interval == 0:
                 G_reg, pl_lengths = G_pathreg(self.G, latents, self.pl_mean.detach())
                 G_reg.backward()
-                self.pl_mean = self.pl_mean + self.pl_decay * (pl_lengths.mean() - self.pl_mean)
+                self.pl_mean = self.pl_mean + self.pl_decay * (pl_lengths.mean() - self.pl_mean)  # missed: ADL023
             self.G_opt.step()
             self.stats = {"Loss/G": G_loss.item(), "Loss/D": D_loss.item()}
 

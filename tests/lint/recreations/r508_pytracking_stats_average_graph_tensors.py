@@ -73,7 +73,7 @@ class LTRTrainer:
         for name, val in new_stats.items():
             if name not in self.stats[loader.name].keys():
                 self.stats[loader.name][name] = AverageMeter()
-            self.stats[loader.name][name].update(val, batch_size)
+            self.stats[loader.name][name].update(val, batch_size)  # missed: ADL028
 
     def train_epoch(self):
         for loader in self.loaders:

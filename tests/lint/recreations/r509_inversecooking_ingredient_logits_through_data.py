@@ -52,7 +52,7 @@ class DecoderTransformer(nn.Module):
             predicted_mask = predicted_mask.scatter(1, predicted.unsqueeze(1), 1.0)
             sampled_ids.append(predicted)
         sampled_ids = torch.stack(sampled_ids[1:], 1)
-        logits = torch.stack(logits, 1).data
+        logits = torch.stack(logits, 1).data  # missed: ADL004 silent even selected (a `.data` read that cuts the loss's graph)
         return sampled_ids, logits
 
 
