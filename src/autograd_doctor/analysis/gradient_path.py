@@ -53,7 +53,7 @@ from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
-from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding, optimizers_holding_ids
 from autograd_doctor.recording import switches
 from autograd_doctor.recording.frames import Site, in_installed_package, is_internal_file
 from autograd_doctor.recording.gradient_states import grad_of
@@ -1307,11 +1307,17 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
                 # Its result never reached the loss, not even through a detached copy: it was
                 # thrown away (a probabilistic program's trace of a guide), nothing was cut.
                 continue
-            if cut is not None and _new_leaf_on_purpose(cut) and not _trained_by_an_optimizer(state, unreached):
-                # `x.detach().requires_grad_()` makes a leaf to differentiate with respect to (a
-                # saliency map, an attribution, an adversarial input): the cut is the point, and
-                # no optimizer says the parameters behind it were meant to learn from this loss.
-                continue
+            if cut is not None:
+                training = _optimizer_training(state, unreached, reached)
+                if training == OTHERS_TRAINED:
+                    # The optimizers step what this loss reached and hold none of these: a target
+                    # network or a teacher evaluated under no_grad, cut off on purpose.
+                    continue
+                if training != TRAINED and _new_leaf_on_purpose(cut):
+                    # `x.detach().requires_grad_()` makes a leaf to differentiate with respect to
+                    # (a saliency map, an attribution, an adversarial input): the cut is the point,
+                    # and no optimizer says the parameters behind it were meant to learn from it.
+                    continue
             warned.update(p for _, p in unreached)
             diagnoses.append(_unreached_parameter_diagnosis([path for path, _ in unreached], unreached[0][1],
                                                             module, cut, site, ran is not None))
@@ -1364,22 +1370,30 @@ def _asks_for_grad(call: ast.Call) -> bool:
     return not arguments or (isinstance(arguments[0], ast.Constant) and arguments[0].value is True)
 
 
-def _trained_by_an_optimizer(state: dict, unreached: list) -> bool:
-    """Whether a live optimizer holds one of the unreached parameters. The answer is kept for the
-    parameters (the same attribution runs once per class, per batch); when it cannot be known (the
-    scans are spent), False: unknown stays silent."""
-    judged: IdentityMap = state.setdefault("gradient_path_new_leaf_owners", IdentityMap())
+# What the live optimizers say of parameters a cut kept from the loss (see _optimizer_training).
+TRAINED, OTHERS_TRAINED, NO_OPTIMIZER, UNKNOWN = "trained", "others trained", "no optimizer", "unknown"
+
+
+def _optimizer_training(state: dict, unreached: list, reached: set) -> str:
+    """TRAINED when a live optimizer holds one of the unreached parameters, OTHERS_TRAINED when
+    none does but one holds a parameter this backward reached, NO_OPTIMIZER when neither (updates
+    written by hand), UNKNOWN when the scans are spent. The answer is kept for the parameters: the
+    same loss runs at every step."""
+    judged: IdentityMap = state.setdefault("gradient_path_optimizer_training", IdentityMap())
     parameters = [parameter for _, parameter in unreached]
     known = [judged.get(parameter) for parameter in parameters if parameter in judged]
     if known:
-        return any(known)
+        return TRAINED if TRAINED in known else known[0]
     budget = state.setdefault("gradient_path_optimizer_scans", Budget(scans=2))
-    holding = optimizers_holding(parameters, budget)
+    unreached_ids = {id(parameter) for parameter in parameters}
+    holding = optimizers_holding_ids(unreached_ids | reached, budget)
     if holding is None:
-        return False
+        return UNKNOWN
+    held = {id(p) for optimizer in holding for group in optimizer.param_groups for p in group["params"]}
+    answer = TRAINED if held & unreached_ids else OTHERS_TRAINED if held & reached else NO_OPTIMIZER
     for parameter in parameters:
-        judged[parameter] = bool(holding)
-    return bool(holding)
+        judged[parameter] = answer
+    return answer
 
 
 def _forward_cut(module, param_name: str) -> Cut | None:

@@ -103,17 +103,18 @@ def held_by_another_optimizer(trained: list, optimizer, budget: Budget) -> bool:
 def optimizers_holding(parameters: list, budget: Budget) -> list | None:
     """The live optimizers that hold one of `parameters` (None when it cannot be known: the
     budget of scans is spent)."""
-    return _optimizers_holding_ids({id(p) for p in parameters}, budget)
+    return optimizers_holding_ids({id(p) for p in parameters}, budget)
 
 
 def held_together(first: set[int], second: set[int], budget: Budget) -> bool:
     """Whether one live optimizer holds a parameter whose id is in `first` and one whose id is in
     `second` (its step() applies what backward() left on both)."""
-    holding = _optimizers_holding_ids(first, budget) or []
+    holding = optimizers_holding_ids(first, budget) or []
     return any(id(p) in second for optimizer in holding for group in optimizer.param_groups for p in group["params"])
 
 
-def _optimizers_holding_ids(ids: set[int], budget: Budget) -> list | None:
+def optimizers_holding_ids(ids: set[int], budget: Budget) -> list | None:
+    """The live optimizers that hold a parameter whose id is in `ids` (None when the scans are spent)."""
     if budget.scans <= 0:
         return None
     budget.scans -= 1
