@@ -421,8 +421,9 @@ def _readers(methods: dict, attr: str) -> set:
 
 
 def _value_calls(stmt, readers: set):
-    """The call `self.<reader>(...)` in the value of ``stmt`` (an assignment or a
-    `return`), not through a releasing call; else None."""
+    """The call `self.<reader>(...)` (or `self(...)`, when `forward` reads) in the
+    value of ``stmt`` (an assignment or a `return`), not through a releasing call;
+    else None."""
     if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)) or stmt.value is None:
         return None
     todo = [stmt.value]
@@ -434,6 +435,8 @@ def _value_calls(stmt, readers: set):
                 continue
             if isinstance(node.func, ast.Attribute) and _self_attribute(node.func) in readers:
                 return node
+            if isinstance(node.func, ast.Name) and node.func.id == "self" and "forward" in readers:
+                return node  # `self(x)` runs `forward`
         todo.extend(ast.iter_child_nodes(node))
     return None
 
