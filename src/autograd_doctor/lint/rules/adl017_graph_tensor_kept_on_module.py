@@ -35,6 +35,17 @@ Also the in-place update of a buffer of the class from such a value
 `self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
 makes the buffer a graph tensor as the assignment does.
 
+Also a tensor computed once, in `__init__`, from a parameter of the module by an
+op that saves tensors for its backward (`self.length_scale =
+torch.exp(self.log_length_scale)`, `self.std = self.log_std.exp()`), when
+nothing else in the file gives the attribute a new value and a loop in a
+method of the class backpropagates, on every iteration and without
+`retain_graph`, a loss computed by a method that reads it (`loss =
+self.negative_log_likelihood()`, `self(x)` when `forward` reads it, through
+other methods of the class): the second backward goes through the op whose
+saved tensors the first freed.  An op that saves nothing (`.t()`, a view)
+backpropagates again without error and is not reported.
+
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no
 graph and is not reported.""",

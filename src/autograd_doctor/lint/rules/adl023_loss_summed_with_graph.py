@@ -24,7 +24,11 @@ object, `output.loss`; the divisor of a quotient whose dividend holds a name,
 `k` in `loss / k`, is a scale, not a loss), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
-total + loss`, with gradients on; or an append of it to a list bound before
+total + loss`, the first-iteration idiom `total = loss if total is None else
+total + loss` (the loss may be a name the loop binds to the backpropagated one,
+`loss = losses`, in the sum's branch; a binding of the total in the other branch of
+an `if` from the total itself, with no `.item()` or `.detach()`, goes on with
+it), with gradients on; or an append of it to a list bound before
 the loop (`history.append(loss)`); or a call, on every iteration, of a method
 of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
