@@ -273,6 +273,8 @@ TRANSPOSED_VIEW = _twin(TAKEN_ONCE, "self.scale = F.softplus(self.raw_scale)", "
     # the loss is not computed from the object's methods
     (TAKEN_ONCE, "loss = F.mse_loss(self(x), y)", "loss = F.mse_loss(self.lin(x), y)"),
     # taken again on every call of the method that reads it
+    # a parameter that does not require grad: the op records no graph
+    (TAKEN_ONCE, "nn.Parameter(torch.zeros(d))", "nn.Parameter(torch.zeros(d), requires_grad=False)"),
     (TAKEN_ONCE_METHOD, "    def log_prob(self, x):\n",
      "    def log_prob(self, x):\n        self.std = self.log_std.exp()\n"),
 ])

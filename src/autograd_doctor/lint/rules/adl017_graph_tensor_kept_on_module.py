@@ -309,7 +309,8 @@ def _check_taken_once(checker) -> None:
             continue
         methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         init = methods.get("__init__")
-        if init is None:
+        if init is None or any("no_grad" in ast.unparse(d) or "inference_mode" in ast.unparse(d)
+                               for d in init.decorator_list):
             continue
         parameters, taken = set(), []
         for stmt in init.body:  # the statements of `__init__` itself, not under a `with` or an `if`
@@ -318,7 +319,10 @@ def _check_taken_once(checker) -> None:
                 continue
             attr, value = stmt.targets[0].attr, stmt.value
             if isinstance(value, ast.Call) and (checker.qualname(value.func) or "").endswith("nn.Parameter"):
-                parameters.add(attr)
+                frozen = any(k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant) and k.value.value)
+                             for k in value.keywords) or len(value.args) > 1
+                if not frozen and f".{attr}.requires_grad" not in checker.source:
+                    parameters.add(attr)  # a parameter that requires grad (nothing in the file freezes it)
                 continue
             if not isinstance(value, ast.Call):
                 continue
