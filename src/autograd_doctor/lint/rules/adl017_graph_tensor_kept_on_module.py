@@ -37,7 +37,8 @@ makes the buffer a graph tensor as the assignment does.
 
 Also a tensor computed once, in `__init__`, from a parameter of the module by an
 op that saves tensors for its backward (`self.length_scale =
-torch.exp(self.log_length_scale)`, `self.std = self.log_std.exp()`), when
+torch.exp(self.log_length_scale)`, `self.std = self.log_std.exp()`; the parameter not made with
+`requires_grad=False`), when
 nothing else in the file gives the attribute a new value and a loop in a
 method of the class backpropagates, on every iteration and without
 `retain_graph`, a loss computed by a method that reads it (`loss =
