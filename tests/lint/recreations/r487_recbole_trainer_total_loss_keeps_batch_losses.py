@@ -44,7 +44,7 @@ class Trainer:
                 total_loss = loss_tuple if total_loss is None else tuple(map(sum, zip(total_loss, loss_tuple)))
             else:
                 loss = losses
-                total_loss = losses if total_loss is None else total_loss + losses  # missed: ADL023
+                total_loss = losses if total_loss is None else total_loss + losses  # expect: ADL023
             loss.backward()
             self.optimizer.step()
         return total_loss

@@ -21,7 +21,7 @@ class STGP(nn.Module):
         self.log_length_scale = nn.Parameter(torch.zeros(X.size(1)))
         self.log_scale = nn.Parameter(torch.tensor(0.0))
         self.log_noise = nn.Parameter(torch.tensor(math.log(noise)))
-        self.length_scale = torch.exp(self.log_length_scale)  # missed: ADL017
+        self.length_scale = torch.exp(self.log_length_scale)  # expect: ADL017
 
     def kernel(self, X1, X2):
         d = (X1.unsqueeze(1) - X2.unsqueeze(0)) / self.length_scale

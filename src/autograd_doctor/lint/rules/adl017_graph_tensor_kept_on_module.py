@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -33,6 +34,18 @@ Also the in-place update of a buffer of the class from such a value
 (`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
 `self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
 makes the buffer a graph tensor as the assignment does.
+
+Also a tensor computed once, in `__init__`, from a parameter of the module by an
+op that saves tensors for its backward (`self.length_scale =
+torch.exp(self.log_length_scale)`, `self.std = self.log_std.exp()`; the parameter not made with
+`requires_grad=False`), when
+nothing else in the file gives the attribute a new value and a loop in a
+method of the class backpropagates, on every iteration and without
+`retain_graph`, a loss computed by a method that reads it (`loss =
+self.negative_log_likelihood()`, `self(x)` when `forward` reads it, through
+other methods of the class): the second backward goes through the op whose
+saved tensors the first freed.  An op that saves nothing (`.t()`, a view)
+backpropagates again without error and is not reported.
 
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no
@@ -191,6 +204,7 @@ def check_file(checker) -> None:
     that resets it (`model.hidden = model.init_hidden()` before each sequence, the
     LSTM tutorial's way) or a method of the class other than `__init__` and the one
     that carries it could do that at the right time, which the file cannot tell."""
+    _check_taken_once(checker)
     fed = checker.graph_callers.reached() if checker.notes["ADL017 forward argument"] else ()
     for stmt, attr, cls in checker.notes["ADL017 forward argument"]:
         if f"{cls}.forward" in fed and isinstance(stmt, ast.Call):
@@ -272,3 +286,205 @@ def check_scope(checker, scope) -> None:
                            f"buffer `self.{name}` is given a tensor that carries this forward's graph; the "
                            f"next forward links to it and backward() fails ('Trying to backward through "
                            f"the graph a second time'); store `.detach()`ed values")
+
+
+# calls whose result holds no graph: a value read through them is released
+_RELEASING = frozenset({"detach", "item", "tolist", "numpy", "float", "int", "print", "repr", "str"})
+
+
+def _check_taken_once(checker) -> None:
+    """A module's `__init__` stores a tensor computed from one of its own parameters
+    by an op that saves tensors for its backward (`self.length_scale =
+    torch.exp(self.log_length_scale)`; MiniGP, r492), nothing else in the file gives
+    the attribute a new value, and a loop backpropagates, on every iteration and
+    without `retain_graph`, a loss computed by a method of the same object that
+    reads the attribute: the first backward frees the op's saved tensors, so the
+    second raises 'Trying to backward through the graph a second time' (and the
+    optimizer's updates of the parameter never reach the stored value)."""
+    if not checker.file.trains:
+        return
+    table = N.saves_table()
+    for cls in ast.walk(checker.tree):
+        if not isinstance(cls, ast.ClassDef) or not any(ast.unparse(b).split(".")[-1] == "Module"
+                                                        for b in cls.bases):
+            continue
+        methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        init = methods.get("__init__")
+        if init is None or any("no_grad" in ast.unparse(d) or "inference_mode" in ast.unparse(d)
+                               for d in init.decorator_list):
+            continue
+        parameters, taken = set(), []
+        for stmt in init.body:  # the statements of `__init__` itself, not under a `with` or an `if`
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and _self_attribute(stmt.targets[0]) is not None):
+                continue
+            attr, value = stmt.targets[0].attr, stmt.value
+            if isinstance(value, ast.Call) and (checker.qualname(value.func) or "").endswith("nn.Parameter"):
+                frozen = any(k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant) and k.value.value)
+                             for k in value.keywords) or len(value.args) > 1
+                if not frozen and f".{attr}.requires_grad" not in checker.source:
+                    parameters.add(attr)  # a parameter that requires grad (nothing in the file freezes it)
+                continue
+            if not isinstance(value, ast.Call):
+                continue
+            read = [n.attr for n in ast.walk(value) if _self_attribute(n) is not None]
+            if not read or any(r not in parameters for r in read) or any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RELEASING
+                    for n in ast.walk(value)):
+                continue
+            if isinstance(value.func, ast.Attribute) and _self_attribute(value.func.value) in parameters:
+                key = f"torch.Tensor.{value.func.attr}"  # `self.log_scale.exp()`
+            elif value.args and _self_attribute(value.args[0]) in parameters:
+                key = checker.qualname(value.func) or ""
+            else:
+                continue
+            entry = table.get(key)
+            if entry is None or not (entry.get("output") or entry.get("inputs")):
+                continue  # an op that saves nothing backpropagates again without error
+            taken.append((stmt, attr, read[0], key))
+        if not taken:
+            continue
+        assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in taken})
+        for stmt, attr, parameter, key in taken:
+            if any(owner != (cls.name, "__init__") for owner in assigned.get(attr, ())) \
+                    or f"setattr(" in checker.source:
+                continue
+            readers = _readers(methods, attr)
+            if not readers:
+                continue
+            found = _backward_loop(checker, cls, methods, readers)
+            if found is None:
+                continue
+            backward, loop, call = found
+            checker.report(
+                "ADL017", stmt,
+                f"`self.{attr}` is computed once, in `__init__`, from the parameter `self.{parameter}` by "
+                f"`{key.replace('torch.Tensor.', 'Tensor.')}`, which saves tensors for its backward; "
+                f"`{checker.text(backward)}` on line {backward.lineno} goes through it (`{checker.text(call)}`) on "
+                f"every iteration of the loop on line {loop.lineno}: the first backward frees what it saved, so "
+                f"the second raises 'Trying to backward through the graph a second time', and the optimizer's "
+                f"updates of `self.{parameter}` never reach `self.{attr}`; compute it where it is used (in the "
+                f"method, or a `@property`)",
+                related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                          "backpropagated on every iteration here"),
+                         (call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                          f"reads `self.{attr}` through this call")])
+
+
+def _self_attribute(node):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _value_reads(stmt, attr: str) -> bool:
+    """``stmt`` (an assignment or a `return`) computes its value from `self.<attr>`, not
+    through a call that releases the graph, and not under `no_grad`."""
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)) or stmt.value is None:
+        return False
+    todo = [stmt.value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if callee in _RELEASING:
+                continue
+        if _self_attribute(node) == attr:
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _statements(function):
+    """The statements of ``function``, not under a `with` that turns gradients off and
+    not in nested definitions."""
+    todo = list(function.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
+                "no_grad" in ast.unparse(i.context_expr) or "inference_mode" in ast.unparse(i.context_expr)
+                for i in stmt.items):
+            continue
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                todo.extend(s for s in inner if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()):
+            todo.extend(handler.body)
+
+
+def _readers(methods: dict, attr: str) -> set:
+    """Methods of the class (not `__init__`, not decorated with `no_grad`) whose value
+    is computed from `self.<attr>`, directly or through a call of another such method
+    (`self.kernel(X, X)` in an assignment)."""
+    def plain(f):
+        return not any("no_grad" in ast.unparse(d) or "inference_mode" in ast.unparse(d) for d in f.decorator_list)
+    readers = {name for name, f in methods.items() if name != "__init__" and plain(f)
+               and any(_value_reads(s, attr) for s in _statements(f))}
+    changed = True
+    while changed:
+        changed = False
+        for name, f in methods.items():
+            if name in readers or name == "__init__" or not plain(f):
+                continue
+            if any(_value_calls(s, readers) for s in _statements(f)):
+                readers.add(name)
+                changed = True
+    return readers
+
+
+def _value_calls(stmt, readers: set):
+    """The call `self.<reader>(...)` (or `self(...)`, when `forward` reads) in the
+    value of ``stmt`` (an assignment or a `return`), not through a releasing call;
+    else None."""
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)) or stmt.value is None:
+        return None
+    todo = [stmt.value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if callee in _RELEASING:
+                continue
+            if isinstance(node.func, ast.Attribute) and _self_attribute(node.func) in readers:
+                return node
+            if isinstance(node.func, ast.Name) and node.func.id == "self" and "forward" in readers:
+                return node  # `self(x)` runs `forward`
+        todo.extend(ast.iter_child_nodes(node))
+    return None
+
+
+def _backward_loop(checker, cls, methods: dict, readers: set):
+    """``(backward, loop, call)``: a loop in a method of the class whose body binds a
+    name from a call of a reader (`loss = self.negative_log_likelihood()`) and calls
+    `<name>.backward()` without `retain_graph`, the name not bound again between the
+    two; or None.  (`self` is the same object on every iteration.)"""
+    for function in methods.values():
+        for loop in ast.walk(function):
+            if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+                continue
+            body = [s for s in ast.walk(loop) if isinstance(s, ast.stmt) and s is not loop]
+            for stmt in body:
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name)):
+                    continue
+                call = _value_calls(stmt, readers)
+                if call is None or not any(s is stmt for s in _statements(function)):
+                    continue
+                name = stmt.targets[0].id
+                for node in body:
+                    backward = node.value if isinstance(node, ast.Expr) else None
+                    if not (isinstance(backward, ast.Call) and isinstance(backward.func, ast.Attribute)
+                            and backward.func.attr == "backward" and isinstance(backward.func.value, ast.Name)
+                            and backward.func.value.id == name and not backward.keywords
+                            and not backward.args and backward.lineno > stmt.lineno):
+                        continue
+                    if any(isinstance(s, (ast.Assign, ast.AugAssign)) and stmt.lineno < s.lineno < backward.lineno
+                           and any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(s)
+                                   if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)) for s in body):
+                        continue
+                    return backward, loop, call
+    return None

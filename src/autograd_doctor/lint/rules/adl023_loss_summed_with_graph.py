@@ -24,7 +24,11 @@ object, `output.loss`; the divisor of a quotient whose dividend holds a name,
 `k` in `loss / k`, is a scale, not a loss), finds a sum of that loss into a name (or an
 entry of a dict with a constant key, `totals["loss"]`) bound before the loop
 and never re-bound in it: `total += loss`, `total += loss * n`, `total =
-total + loss`, with gradients on; or an append of it to a list bound before
+total + loss`, the first-iteration idiom `total = loss if total is None else
+total + loss` (the loss may be a name the loop binds to the backpropagated one,
+`loss = losses`, in the sum's branch; a binding of the total in the other branch of
+an `if` from the total itself, with no `.item()` or `.detach()`, goes on with
+it), with gradients on; or an append of it to a list bound before
 the loop (`history.append(loss)`); or a call, on every iteration, of a method
 of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
@@ -215,6 +219,9 @@ def _operand_nodes(node, name: str):
     elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
         yield from _operand_nodes(node.left, name)
         yield from _operand_nodes(node.right, name)
+    elif isinstance(node, ast.IfExp):  # `loss if total is None else total + loss`: both branches keep it
+        yield from _operand_nodes(node.body, name)
+        yield from _operand_nodes(node.orelse, name)
 
 
 def _walk(body, path=()):
@@ -288,6 +295,10 @@ def _sum_of(node):
     if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
         total = _total(node.target)
         return (*total, node.value) if total is not None else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.IfExp):
+        total = _total(node.targets[0])
+        value = _first_or_sum(node.value, total) if total is not None else None
+        return (*total, node.value) if value is not None else None
     if isinstance(node, ast.Assign) and len(node.targets) == 1 \
             and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add):
         total = _total(node.targets[0])
@@ -299,6 +310,43 @@ def _sum_of(node):
         if _total(right) == total:
             return (*total, left)
     return None
+
+
+def _first_or_sum(node, total):
+    """``value`` for `value if total is None else total + value` (or `total + value if
+    total is not None else value`, `value if not total else ...`): the running total's
+    first-iteration idiom, where both branches keep ``value`` (RecBole's trainer, r487);
+    else None."""
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    if negated:
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        empty_first = isinstance(test.ops[0], ast.Is) != negated  # the body runs when the total is empty
+        test = test.left
+    elif negated:
+        empty_first = True
+    else:
+        return None
+    if _total(test) != total:
+        return None
+    first, summed = (node.body, node.orelse) if empty_first else (node.orelse, node.body)
+    if not (isinstance(summed, ast.BinOp) and isinstance(summed.op, ast.Add)):
+        return None
+    for side, other in ((summed.left, summed.right), (summed.right, summed.left)):
+        if _total(side) == total and ast.unparse(other) == ast.unparse(first):
+            return other
+    return None
+
+
+def _sum_operands(value) -> set[str]:
+    """The names whose graph a summed value keeps: ``_operand_names``, and for the
+    first-iteration idiom (an `IfExp`, see ``_sum_of``) those that both branches keep
+    (the added value, not the total)."""
+    if isinstance(value, ast.IfExp):
+        return _operand_names(value.body) & _operand_names(value.orelse)
+    return _operand_names(value)
 
 
 def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict,
@@ -573,7 +621,7 @@ def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_pla
     for total, base, value, stmt, path in sums:
         if base in summed_back or base in detached_in_place or _grad_off(checker, path):
             continue
-        for summed in _operand_names(value):
+        for summed in _sum_operands(value):
             found = next((b for b in backwards if b[0] == summed and _kept_across(
                 total, base, summed, stmt, path, b, bindings)), None)
             if found is not None:
@@ -584,6 +632,10 @@ def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_pla
             if found is not None:
                 _report(checker, total, summed, value, stmt, found[1],
                         part_of=(found[0], _part_of(checker, summed, found, bindings, graph_values)))
+                break
+            aliased = _aliased_backward(summed, stmt, path, backwards, bindings)
+            if aliased is not None and _kept_across(total, base, summed, stmt, path, aliased[0], bindings):
+                _report(checker, total, summed, value, stmt, aliased[0][1], alias=(aliased[0][0], aliased[1]))
                 break
 
 
@@ -696,7 +748,8 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     if loop is None:
         return False
     inside = [(name, line, node, p) for name, line, node, p in bindings if (loop, "body") in p]
-    if any(name in (total, base) and node is not stmt for name, line, node, p in inside):
+    if any(name in (total, base) and node is not stmt and not _continues(node, p, path, base)
+           for name, line, node, p in inside):
         return False  # the sum starts again in the loop (a window's sum: bounded)
     if not any(name == base and line < loop.lineno for name, line, node, p in bindings
                if (loop, "body") not in p):
@@ -707,6 +760,65 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
     root = re.match(r"\w+", summed).group(0)  # `output.loss`, `output["loss"]` are re-bound with `output`
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
+
+
+# calls whose result holds no graph: a binding through them releases the total
+_RELEASING_CALLS = frozenset({"detach", "detach_", "item", "tolist", "numpy", "float", "int", "zero_", "zeros_like"})
+
+
+def _continues(node, node_path, sum_path, base) -> bool:
+    """``node`` binds the total again in the other branch of an `if` around the sum
+    (the two never run in one iteration) from the total itself, with no call that
+    releases a graph (`total = tuple(map(sum, zip(total, parts)))` beside `total =
+    total + loss`, RecBole's r487): the running value goes on, it does not start
+    again."""
+    if not isinstance(node, ast.Assign):
+        return False
+    for (outer, field), (other, other_field) in zip(node_path, sum_path):
+        if outer is not other:
+            return False
+        if field != other_field:
+            if not isinstance(outer, ast.If):
+                return False
+            break
+    else:
+        return False
+    if not any(isinstance(n, ast.Name) and n.id == base for n in ast.walk(node.value)):
+        return False
+    for n in ast.walk(node.value):
+        if isinstance(n, ast.Call):
+            callee = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id if isinstance(
+                n.func, ast.Name) else None
+            if callee in _RELEASING_CALLS:
+                return False
+    return True
+
+
+def _aliased_backward(summed, stmt, path, backwards, bindings):
+    """A backward of ``B`` where the loop binds ``B = summed`` before it, in the
+    branch of the sum (RecBole's `loss = losses`, then `loss.backward()` and the sum
+    of `losses`, r487): the backward proves that ``summed`` carries the graph.
+    Neither name is bound again between the alias and the backward; returns
+    ``(backward, alias statement)``, or None."""
+    for alias_name, alias_line, alias, alias_path in bindings:
+        if not (isinstance(alias, ast.Assign) and len(alias.targets) == 1
+                and isinstance(alias.targets[0], ast.Name) and alias.targets[0].id == alias_name
+                and isinstance(alias.value, ast.Name) and alias.value.id == summed):
+            continue
+        if not _same_branch(alias_path, path):
+            continue
+        for backward in backwards:
+            name, call, back_path = backward
+            if name != alias_name or call.lineno <= alias_line or not _same_branch(alias_path, back_path):
+                continue
+            loop = _shared_loop(alias_path, back_path)
+            if loop is None or _shared_loop(path, back_path) is not loop:
+                continue
+            if any(bound in (alias_name, summed) and alias_line < line < call.lineno and node is not alias
+                   for bound, line, node, _ in bindings):
+                continue
+            return backward, alias
+    return None
 
 
 def _restarted_around_network_loop(loop, base, path, bindings) -> bool:
@@ -827,7 +939,7 @@ def _grad_off(checker, path) -> bool:
     return False
 
 
-def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None) -> None:
+def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None) -> None:
     """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
     ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
     method that adds it into an attribute of its object."""
@@ -861,6 +973,12 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
                     f"`{loss}` is a part of `{whole}` here"),
                    (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                     f"`{whole}` carries a graph: backpropagated here")]
+    if alias is not None:
+        name, bound = alias
+        what = f"`{loss}` (bound to `{name}` on line {bound.lineno}), which"
+        related = [(bound.lineno, checker.col(bound.lineno, bound.col_offset), 0, f"`{name}` is `{loss}` here"),
+                   (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                    f"`{name}`, so `{loss}`, carries a graph: backpropagated here")]
     checker.report(
         "ADL023", stmt,
         f"`{total}` {'keeps' if appended else 'sums'} {what} `{checker.text(backward)}` on line "
