@@ -15,6 +15,7 @@ from autograd_doctor.lint.submodules import file_text, repository_files
 
 RULE = Rule(
     code="ADL030", name="ema-skips-buffers", default=False,
+    opt_in_reason="a hazard, but its first fresh set gave 0 real of 2: see set Z in docs/lint.md",
     summary="An EMA / momentum update averages a model's parameters into another model and never its buffers: "
             "the averaged model's batch-norm running statistics stay at their initial values.",
     what_it_does="""Finds a loop `for a, b in zip(M.parameters(), N.parameters()):` (or
@@ -39,9 +40,7 @@ It reports the loop when all of these hold:
   object that holds it (`self.eval()` for `self.ema`), or in the statement that
   builds it (`self.ema = copy.deepcopy(model).eval()`).  A target network that
   is only ever forwarded in train mode (MADDPG's `prep_training` puts its
-  targets in `.train()`) refreshes its own statistics and is not reported.
-
-Opt-in: reported only with `--select ADL030` (its first fresh set: 0 of 2 real).""",
+  targets in `.train()`) refreshes its own statistics and is not reported.""",
     why_bad="""Batch-norm running statistics are buffers, not parameters.  An EMA (mean
 teacher, Polyak average) that averages only `parameters()` leaves the EMA
 model's `running_mean` / `running_var` where they were when it was copied;
@@ -64,9 +63,12 @@ for eb, b in zip(ema.buffers(), model.buffers()):
 is that the project builds batch-norm layers, so an EMA of a model without them
 in such a project is reported (an EMA helper applied to a batch-norm-free
 generator, for instance).  Buffers synchronised by a caller in another file
-(`ema.load_state_dict(...)` after the update) are not seen.  A target network
-that is forwarded in train mode by another class or file refreshes its own
-statistics and would be reported.""",
+(`ema.load_state_dict(...)` after the update) are not seen.  Eval mode is
+matched by name (the last part of an attribute chain), not resolved: a
+`.eval()` of another object of the same name counts, and a model put in eval
+mode under another name (an `evaluate(model)` helper's parameter) does not, so
+such an EMA is silent.  Opt-in since set Z (0 of 2 real on its first fresh
+set).""",
 )
 
 _WRITES = frozenset({"mul_", "add_", "sub_", "copy_", "lerp_", "addcmul_", "set_", "div_"})
