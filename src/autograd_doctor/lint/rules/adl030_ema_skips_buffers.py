@@ -49,11 +49,11 @@ in eval mode it normalises with statistics that do not match its weights,
 ema-pytorch).  Nothing raises; the teacher's pseudo-labels and the EMA model's
 evaluation are silently wrong.""",
     example="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
-ema = copy.deepcopy(model)
+ema = copy.deepcopy(model).eval()
 for e, p in zip(ema.parameters(), model.parameters()):
     e.mul_(0.999).add_(p, alpha=0.001)""",
     use_instead="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
-ema = copy.deepcopy(model)
+ema = copy.deepcopy(model).eval()
 for e, p in zip(ema.parameters(), model.parameters()):
     e.mul_(0.999).add_(p, alpha=0.001)
 for eb, b in zip(ema.buffers(), model.buffers()):
