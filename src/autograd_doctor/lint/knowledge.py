@@ -517,7 +517,9 @@ class TensorKnowledge:
         if scalar_key is not None:  # `torch.pow(x, 2.0)` saves less than `torch.pow(x, y)`
             args = list(node.args)
             other = args[0] if q.startswith("torch.Tensor.") and args else \
-                args[1] if len(args) > 1 else None
+                args[1] if len(args) > 1 and not q.startswith("torch.Tensor.") else None
+            if other is None:  # `torch.pow(d, exponent=0.5)`: the keyword's value picks the overload
+                other = next((k.value for k in node.keywords if k.arg in ("exponent", "other")), None)
             if other is not None and not self.is_tensor(other):
                 return (scalar_key, table[scalar_key]) if scalar_key in table else None
         return q, table[q]

@@ -18,7 +18,7 @@ class MomentumUpdater:
 
     @torch.no_grad()
     def update(self, online_net, momentum_net):
-        for op, mp in zip(online_net.parameters(), momentum_net.parameters()):  # expect: ADL030
+        for op, mp in zip(online_net.parameters(), momentum_net.parameters()):  # missed: ADL030 finds it, opt-in (--select ADL030)
             mp.data.mul_(self.cur_tau)
             mp.data.add_(op.data * (1 - self.cur_tau))
 

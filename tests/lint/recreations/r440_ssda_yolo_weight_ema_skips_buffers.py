@@ -25,7 +25,7 @@ class WeightEMA:
 
     def step(self):
         one_minus_alpha = 1.0 - self.alpha
-        for p, src_p in zip(self.params, self.src_params):  # expect: ADL030
+        for p, src_p in zip(self.params, self.src_params):  # missed: ADL030, opt-in (--select ADL030); selected, also silent: nothing here puts the teacher in eval mode
             p.data.mul_(self.alpha)
             p.data.add_(src_p.data * one_minus_alpha)
 

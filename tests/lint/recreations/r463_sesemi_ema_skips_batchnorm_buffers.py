@@ -19,7 +19,7 @@ class EMA:
 
     @torch.no_grad()
     def update(self, model):
-        for ema_p, p in zip(self.module.parameters(), model.parameters()):  # expect: ADL030
+        for ema_p, p in zip(self.module.parameters(), model.parameters()):  # missed: ADL030 finds it, opt-in (--select ADL030)
             ema_p.mul_(self.decay).add_(p, alpha=1 - self.decay)
         if self.with_buffers:
             for ema_b, b in zip(self.module.buffers(), model.buffers()):

@@ -129,6 +129,8 @@ OPERATOR_TEXT = {"operator.mul": "*", "operator.truediv": "/", "operator.add": "
 
 
 def check_scope(checker, scope) -> None:
+    if _result_without_graph(checker, scope):
+        return
     if not scope.has_gradients(checker):
         if scope.top_level and scope.writes and scope.saves:
             checker.notes["ADL001"].append(scope)  # unless a module's method calls it
@@ -139,6 +141,18 @@ def check_scope(checker, scope) -> None:
     _check_writes(checker, scope, scope.reached_only_through_returns(checker), quiet=quiet)
     if scope.parameter_saves and (scope.parameter_method_writes or scope.parameter_aug_writes):
         _note_parameter_writes(checker, scope, quiet)
+
+
+def _result_without_graph(checker, scope) -> bool:
+    """A helper outside any module (a function, or a method of a plain class) that runs no
+    backward pass itself and whose every `return` gives back a value with no graph (a
+    comparison count: UniAD's `miss_rate` returns `torch.sum(dist > t) / len(dist)`):
+    a backward reaches its saves only through what it returns, and that carries no
+    graph, so no backward ever reads what the function's ops saved."""
+    if scope.module_class or scope.backwards or scope.retain_backwards or scope.framework_backward \
+            or not scope.return_values:
+        return False
+    return all(checker.is_const(value) for _, value in scope.return_values)
 
 
 class _InstancesWithoutGradients:

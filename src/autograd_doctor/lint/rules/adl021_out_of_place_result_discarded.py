@@ -5,9 +5,13 @@ thrown away, so the line changes nothing (`torch.clamp(self.w, 1e-6)`,
 from __future__ import annotations
 
 import ast
+import os
+import re
+from functools import lru_cache
 
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.submodules import file_text, repository_files, repository_root
 
 RULE = Rule(
     code="ADL021", name="out-of-place-result-discarded",
@@ -17,8 +21,13 @@ tensor operation that returns a new tensor and leaves its input as it was:
 * a `torch.` function that computes new values (`torch.clamp(self.w, 1e-6)`,
   `torch.sigmoid(x)`, `torch.masked_fill(...)`), without `out=`;
 * a tensor method that only tensors have (`x.masked_fill(mask, 0)`,
-  `x.clamp(min=0)`, `x.index_fill(...)`, `x.scatter_add(...)`), on any
-  receiver;
+  `x.clamp(min=0)`, `x.index_fill(...)`, `x.scatter_add(...)`), on a receiver
+  that is a tensor or may be one: not on `self` (an instance of the user's
+  class), not with no argument at all (torch rejects `x.clamp()`: no such call
+  is the tensor operation), and not where a class of the project (the linted
+  file or its repository) defines a method of that name (lava-dl's
+  `self.delay.clamp()`, a module that clamps its own parameters in place),
+  unless the receiver is known to be a tensor;
 * a method that other libraries' objects have too (`x.add(1)`, `x.mul(2)`,
   `x.abs()`, `x.sigmoid()`...), only on a receiver known to be a tensor;
 * `x.detach()` on a name known to carry a graph (computed, with gradients
@@ -58,7 +67,10 @@ may conflict with autograd; write the change by hand.""",
 `x.unsqueeze(0)`, `x.contiguous()`), and `x.detach()` of a name not known to
 carry a graph, are not reported, though thrown away they change nothing
 either: on real code they were mostly harmless dead lines.  A method of a user class with the name of a tensor-only
-method (`obj.clamp(...)` that clamps in place) is reported.""",
+method (`obj.clamp(...)` that clamps in place) is reported when no class of the
+repository defines it (a class of an installed library).  Where a class of the
+project defines a method of the name, a tensor's own call of it is reported only
+on a receiver known to be a tensor (a name bound to a tensor op's result).""",
 )
 
 # torch functions that compute new values and change none of their arguments (with no `out=`).
@@ -127,9 +139,46 @@ def on_method_call(checker, node, func) -> None:
         if isinstance(func.value, ast.Name) and not node.args and checker.is_graph(func.value):
             checker.scope.note("ADL021", (node, "`.detach()`", attr, func.value))
         return
-    if attr in TENSOR_ONLY_METHODS or checker.is_tensor(func.value):
+    if checker.is_tensor(func.value) or attr in TENSOR_ONLY_METHODS and not _not_a_tensor(checker, node, func):
         checker.scope.note("ADL021", (node, f"`.{attr}({'...' if node.args or node.keywords else ''})`", attr,
                                       func.value))
+
+
+def _not_a_tensor(checker, call, func) -> bool:
+    """Evidence that `recv.<tensor-only method>(...)`, on a receiver not known to be a
+    tensor, is not the tensor operation: no argument at all (every tensor-only method
+    needs one: `x.clamp()` raises "At least one of 'min' or 'max' must not be None"),
+    the receiver `self` / `cls` of a class that does not subclass a tensor, or a class
+    of the project that defines a method of that name (lava-dl's `def clamp(self)` in
+    its neuron and delay modules, called as `self.clamp()` and `self.delay.clamp()`)."""
+    if not call.args and not call.keywords:
+        return True
+    recv = func.value
+    if isinstance(recv, ast.Name) and recv.id in ("self", "cls") and checker.scope.owner_class and \
+            not any(b in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+                    for b in checker.scope.class_bases):
+        return True
+    return _project_defines_method(checker, func.attr)
+
+
+def _project_defines_method(checker, name: str) -> bool:
+    """A class of the linted file, or of another file of its repository, defines `name`."""
+    for node in ast.walk(checker.tree):
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == name for b in node.body):
+            return True
+    filename = checker.filename
+    if not filename or filename.startswith("<"):
+        return False
+    return _repository_defines_method(repository_root(os.path.dirname(os.path.abspath(filename))),
+                                      os.path.abspath(filename), name)
+
+
+@lru_cache(maxsize=256)
+def _repository_defines_method(root: str, filename: str, name: str) -> bool:
+    """An indented `def name(self...` (a method) in a Python file of the repository."""
+    method = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+%s[ \t]*\([ \t]*(?:self|cls)\b" % re.escape(name), re.M)
+    return any(method.search(file_text(path)) for path in repository_files(filename))
 
 
 def check_scope(checker, scope) -> None:

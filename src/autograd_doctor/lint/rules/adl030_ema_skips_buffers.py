@@ -14,7 +14,8 @@ from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.submodules import file_text, repository_files
 
 RULE = Rule(
-    code="ADL030", name="ema-skips-buffers",
+    code="ADL030", name="ema-skips-buffers", default=False,
+    opt_in_reason="a hazard, but its first fresh set gave 0 real of 2: see set Z in docs/lint.md",
     summary="An EMA / momentum update averages a model's parameters into another model and never its buffers: "
             "the averaged model's batch-norm running statistics stay at their initial values.",
     what_it_does="""Finds a loop `for a, b in zip(M.parameters(), N.parameters()):` (or
@@ -31,7 +32,15 @@ It reports the loop when all of these hold:
   `if` that is false at a parameter's default (`if self.with_buffers:` with
   `with_buffers=False`), which the default configuration skips;
 - the averaged model is not run by the same class or function (a MoCo / BYOL
-  key encoder forwarded in train mode refreshes its own statistics).""",
+  key encoder forwarded in train mode refreshes its own statistics);
+- the averaged model is put in eval mode somewhere in the repository, where it
+  would normalise with its stale running statistics: `.eval()` (or
+  `.train(False)`) on it, on a name it is bound to or passed as (the attribute
+  name's last part: `a.target_policy` and `self.target_policy`), on the
+  object that holds it (`self.eval()` for `self.ema`), or in the statement that
+  builds it (`self.ema = copy.deepcopy(model).eval()`).  A target network that
+  is only ever forwarded in train mode (MADDPG's `prep_training` puts its
+  targets in `.train()`) refreshes its own statistics and is not reported.""",
     why_bad="""Batch-norm running statistics are buffers, not parameters.  An EMA (mean
 teacher, Polyak average) that averages only `parameters()` leaves the EMA
 model's `running_mean` / `running_var` where they were when it was copied;
@@ -40,11 +49,11 @@ in eval mode it normalises with statistics that do not match its weights,
 ema-pytorch).  Nothing raises; the teacher's pseudo-labels and the EMA model's
 evaluation are silently wrong.""",
     example="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
-ema = copy.deepcopy(model)
+ema = copy.deepcopy(model).eval()
 for e, p in zip(ema.parameters(), model.parameters()):
     e.mul_(0.999).add_(p, alpha=0.001)""",
     use_instead="""model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
-ema = copy.deepcopy(model)
+ema = copy.deepcopy(model).eval()
 for e, p in zip(ema.parameters(), model.parameters()):
     e.mul_(0.999).add_(p, alpha=0.001)
 for eb, b in zip(ema.buffers(), model.buffers()):
@@ -54,9 +63,12 @@ for eb, b in zip(ema.buffers(), model.buffers()):
 is that the project builds batch-norm layers, so an EMA of a model without them
 in such a project is reported (an EMA helper applied to a batch-norm-free
 generator, for instance).  Buffers synchronised by a caller in another file
-(`ema.load_state_dict(...)` after the update) are not seen.  A target network
-that is forwarded in train mode by another class or file refreshes its own
-statistics and would be reported.""",
+(`ema.load_state_dict(...)` after the update) are not seen.  Eval mode is
+matched by name (the last part of an attribute chain), not resolved: a
+`.eval()` of another object of the same name counts, and a model put in eval
+mode under another name (an `evaluate(model)` helper's parameter) does not, so
+such an EMA is silent.  Opt-in since set Z (0 of 2 real on its first fresh
+set).""",
 )
 
 _WRITES = frozenset({"mul_", "add_", "sub_", "copy_", "lerp_", "addcmul_", "set_", "div_"})
@@ -77,7 +89,8 @@ def check_file(checker) -> None:
         return
     for scope, (loop, target) in candidates:
         if _reads_buffers(scope) or _forwards(checker, scope, loop, target) \
-                or not _update_is_used(checker, scope, loop, target):
+                or not _update_is_used(checker, scope, loop, target) \
+                or not _put_in_eval_mode(checker, scope, loop, target):
             continue
         _report(checker, loop, target)
 
@@ -314,6 +327,99 @@ def _update_is_used(checker, scope, loop, target: str) -> bool:
                 and id(node) not in in_calls and ast.unparse(node) in passed:
             return True
     return False
+
+
+def _put_in_eval_mode(checker, scope, loop, target: str) -> bool:
+    """Evidence that the averaged model runs in eval mode, where batch norm normalises
+    with the running statistics the update leaves stale: `.eval()` / `.train(False)`
+    on a name it goes by (its text, its aliases in the file, what the repository's
+    calls of the updating function pass for it; matched by the last part of an
+    attribute chain), on the object holding it (`self.eval()` for `self.ema`), or in
+    the statement that builds it (`ema = copy.deepcopy(model).eval()`)."""
+    names = _aliases(checker.tree, target) | _caller_arguments(checker.tree, scope, loop, target) \
+        | _repository_caller_arguments(checker, scope, loop, target) | _instance_call_arguments(checker.tree, scope,
+                                                                                                  loop, target)
+    names = set().union(*(_aliases(checker.tree, n) for n in names))
+    lasts = {n.rsplit(".", 1)[-1] for n in names}
+    holders = {n.rsplit(".", 1)[0] for n in names if "." in n}
+    for node in ast.walk(checker.tree):
+        if _eval_call(node):
+            receiver = ast.unparse(node.func.value)
+            if receiver in names or receiver in holders or receiver.rsplit(".", 1)[-1] in lasts:
+                return True
+        elif isinstance(node, ast.Assign) and any(ast.unparse(t) in names for t in node.targets) \
+                and any(_eval_call(n) for n in ast.walk(node.value)):
+            return True
+    lasts = {n for n in lasts if n.isidentifier() and n != "self"}
+    if not lasts:
+        return False
+    mode = re.compile(r"\b(?:%s)\s*(?:\.\s*eval\s*\(\s*\)|\.\s*train\s*\(\s*(?:mode\s*=\s*)?False\s*\)"
+                      r"|=[^\n]*\.eval\s*\(\s*\))" % "|".join(map(re.escape, sorted(lasts))))
+    own = os.path.abspath(checker.filename) if checker.filename and not checker.filename.startswith("<") else None
+    return any(mode.search(file_text(path)) for path in repository_files(checker.filename)
+               if os.path.abspath(path) != own)
+
+
+def _instance_call_arguments(tree, scope, loop, target: str) -> set:
+    """For a `target` parameter of a class's `__call__`, what the file's calls of its
+    instances pass for it (`Averager()(ema, model)`, `avg = Averager(); avg(ema, model)`)."""
+    func = _function_of(scope, loop)
+    if func is None or func.name != "__call__" or not isinstance(scope, ast.ClassDef):
+        return set()
+    params = [a.arg for a in func.args.posonlyargs + func.args.args][1:]
+    if target not in params:
+        return set()
+    index = params.index(target)
+    instances = {ast.unparse(n.targets[0]) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                 and len(n.targets) == 1 and isinstance(n.value, ast.Call)
+                 and isinstance(n.value.func, ast.Name) and n.value.func.id == scope.name}
+    out = set()
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and (
+                (isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Name)
+                 and call.func.func.id == scope.name) or ast.unparse(call.func) in instances):
+            if index < len(call.args):
+                out.add(ast.unparse(call.args[index]))
+            out.update(ast.unparse(k.value) for k in call.keywords if k.arg == target)
+    return out
+
+
+def _eval_call(node) -> bool:
+    """`m.eval()`, `m.train(False)`, `m.train(mode=False)`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "eval" and not node.args and not node.keywords:
+        return True
+    values = list(node.args) + [k.value for k in node.keywords if k.arg == "mode"]
+    return node.func.attr == "train" and len(values) == 1 and isinstance(values[0], ast.Constant) \
+        and values[0].value is False
+
+
+def _repository_caller_arguments(checker, scope, loop, target: str) -> set:
+    """For a `target` that is a parameter of the function holding the loop, what the
+    calls of that function in the repository's other files pass for it
+    (`soft_update(a.target_policy, a.policy, tau)` in MADDPG's `maddpg.py`)."""
+    func = _function_of(scope, loop)
+    if func is None or not checker.filename or checker.filename.startswith("<"):
+        return set()
+    params = [a.arg for a in func.args.posonlyargs + func.args.args]
+    if target not in params:
+        return set()
+    own = os.path.abspath(checker.filename)
+    word = re.compile(r"\b%s\s*\(" % re.escape(func.name))
+    out = set()
+    for path in repository_files(checker.filename):
+        if os.path.abspath(path) == own:
+            continue
+        text = file_text(path)
+        if not word.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        out |= _caller_arguments(tree, scope, loop, target)
+    return out
 
 
 def _function_of(scope, loop):

@@ -22,6 +22,8 @@ class Rule:
     # wrong.  Advice (style, speed) is opt-in: reported only when `select` names
     # the full code.
     default: bool = True
+    # Why an opt-in rule is not in the default selection (its documentation says it).
+    opt_in_reason: str = "advice, not a hazard"
     # Its hazard needs gradients: not reported in a file that defines an
     # Optimizer subclass (its step() runs under no_grad).
     needs_gradients: bool = False
@@ -34,7 +36,7 @@ class Rule:
         """The long explanation, as markdown (``level``: heading level of the title)."""
         out = [f"{'#' * level} {self.code} {self.name}", "", self.summary, ""]
         if not self.default:
-            out += ["Opt-in: reported only with `--select " + self.code + "` (advice, not a hazard).", ""]
+            out += ["Opt-in: reported only with `--select " + self.code + "` (" + self.opt_in_reason + ").", ""]
         for title, body in self.sections():
             out.append(f"{'#' * (level + 1)} {title}")
             out.append("")
