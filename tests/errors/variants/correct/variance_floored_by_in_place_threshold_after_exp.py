@@ -1,5 +1,5 @@
 # message: one of the variables needed for gradient computation has been modified by an inplace operation:
-#   [torch.FloatTensor [6, 2]], which is output 0 of ExpBackward0, is at version 1; expected version 0
+#   [torch.FloatTensor [6, 2]], which is output 0 of Exp, is at version 1; expected version 0
 #   instead. Hint: enable anomaly detection to find the operation that failed to compute its
 #   gradient, with torch.autograd.set_detect_anomaly(True).
 # code: AD101 (catalogue: saved_tensor_modified)
