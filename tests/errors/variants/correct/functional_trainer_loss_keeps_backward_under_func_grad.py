@@ -6,7 +6,7 @@
 #   the model on a dict of parameters) still ends with loss.backward() from the tape version, and is
 #   given to torch.func.grad; the parameters are then updated by hand
 # source: none found; the pattern as users write it (a loop ported to torch.func.functional_call)
-# results: params, losses
+# results: list(params.values()), losses
 import torch
 from torch import nn
 from torch.func import functional_call, grad

@@ -4,7 +4,7 @@
 # trigger: a functional training step returns its loss and metrics in one dict ({"loss": ...,
 #   "accuracy": ...}), as the logging code wants them, and is given to torch.func.grad(has_aux=True)
 # source: none found; the pattern as users write it (dict outputs from a step function)
-# results: params, history
+# results: list(params.values()), history
 import torch
 import torch.nn.functional as F
 from torch import nn

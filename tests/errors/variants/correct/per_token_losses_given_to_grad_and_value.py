@@ -6,7 +6,7 @@
 #   loss function returns F.cross_entropy(..., reduction="none"), one loss per token, kept that way
 #   to mask padding later
 # source: none found; the pattern as users write it (per-token losses as in sequence models)
-# results: params, losses
+# results: list(params.values()), losses
 import torch
 import torch.nn.functional as F
 from torch import nn
