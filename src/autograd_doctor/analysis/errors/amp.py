@@ -43,6 +43,7 @@ step that overflowed is skipped as it would have been, the others are clipped as
 from __future__ import annotations
 
 import ast
+import types
 
 import torch
 
@@ -1100,17 +1101,34 @@ def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
     return leaf_sites.leaf_creation_site(loss)
 
 
-def _enabled_scalers(context: ErrorContext) -> list:
-    """The enabled GradScalers the user's frames of the traceback hold (locals, then globals)."""
+def _is_scaler(value) -> bool:
+    return any(cls.__name__ == "GradScaler" for cls in type(value).__mro__) \
+        and bool(getattr(value, "is_enabled", lambda: False)())
+
+
+def _held_scalers(context: ErrorContext) -> list:
+    """(name, scaler) for the enabled GradScalers the user's frames of the traceback hold (locals,
+    then globals), directly or as an attribute of an object they hold (`self.scaler` of a
+    Trainer-like class)."""
     found = []
     for frame, _line in context.user_frames():
         for namespace in (frame.f_locals, frame.f_globals):
-            for value in list(namespace.values()):
-                if any(cls.__name__ == "GradScaler" for cls in type(value).__mro__) \
-                        and getattr(value, "is_enabled", lambda: False)() \
-                        and not any(value is other for other in found):
-                    found.append(value)
+            for name, value in list(namespace.items()):
+                candidates = [(name, value)]
+                if not isinstance(value, (type, types.ModuleType)) and not _is_scaler(value):
+                    attributes = getattr(value, "__dict__", None)
+                    if isinstance(attributes, dict):
+                        candidates += [(f"{name}.{attribute}", held) for attribute, held in list(attributes.items())
+                                       if isinstance(attribute, str)]
+                for candidate_name, candidate in candidates:
+                    if _is_scaler(candidate) and not any(candidate is other for _, other in found):
+                        found.append((candidate_name, candidate))
     return found
+
+
+def _enabled_scalers(context: ErrorContext) -> list:
+    """The enabled GradScalers the user's frames of the traceback hold (see `_held_scalers`)."""
+    return [scaler for _name, scaler in _held_scalers(context)]
 
 
 def _steps_through(context: ErrorContext, scaler) -> bool:
@@ -1143,8 +1161,7 @@ def clipped_non_finite(context: ErrorContext, already):
     if refusing is None or not scalers:
         return None
     scaler = scalers[0]
-    scaler_name = next((name for frame_, _ in context.user_frames() for name, value in
-                        list(frame_.f_locals.items()) + list(frame_.f_globals.items()) if value is scaler), "scaler")
+    scaler_name = next((name for name, value in _held_scalers(context) if value is scaler), "scaler")
     location.role = "clip"
     location.note = "error_if_nonfinite=True refuses the overflow GradScaler expects"
     notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "
