@@ -1019,6 +1019,15 @@ def step_without_gradients(context: ErrorContext, already):
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
             f"build {optimizer_text} from the parameters of {trained_name}, the model the loss is computed with "
             f"({copy_name} stays a copy that follows it)", change, built)])
+    frozen = _optimizer_built_on_a_frozen_part(frame, filename, statement, call.args[0] if call.args else None,
+                                               parameters)
+    if frozen is not None:
+        built, part_name, trained_name, change = frozen
+        notes.append(f"every parameter of {part_name} is frozen (requires_grad=False), while {trained_name}, "
+                     f"beside it in the same model, got gradients that no optimizer holds")
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
+            f"build {optimizer_text} from the parameters of {trained_name}, the part of the model that is trained",
+            change, built)])
     leaf = _loss_made_as_new_leaf(frame, filename, statement)
     if leaf is None:
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, location, notes=notes, help=[help_])
@@ -1074,6 +1083,50 @@ def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.
     location = statement_location(filename, built, role="optimizer",
                                   note=f"builds the optimizer from the parameters of {copy_name}, a copy")
     return location, copy_name, trained_name, change
+
+
+def _optimizer_built_on_a_frozen_part(frame, filename: str, step: ast.stmt, given: ast.expr | None,
+                                      parameters: list):
+    """(the construction's location, the part's text, the trained part's text, the construction
+    changed) when the optimizer stepped was built as `Optimizer(model.part.parameters(), ...)` (its
+    assignment above the step, in the same file), it holds exactly that part's parameters, every one
+    of them frozen (requires_grad=False), and exactly one other child of `model` has parameters with
+    gradients that no live optimizer holds: the frozen part was given to the optimizer instead of
+    the trained one (a linear probe's encoder instead of its head)."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+    from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, step.lineno)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call):
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Attribute) and not node.args]
+    if len(sources) != 1:
+        return None
+    part, parent = value_of(frame, sources[0]), value_of(frame, sources[0].value)
+    if not isinstance(part, torch.nn.Module) or not isinstance(parent, torch.nn.Module) \
+            or {id(p) for p in part.parameters()} != {id(p) for p in parameters} \
+            or any(p.requires_grad for p in parameters):
+        return None
+    trained = [(name, child) for name, child in parent.named_children() if child is not part
+               and any(p.grad is not None for p in child.parameters())]
+    if len(trained) != 1:
+        return None
+    trained_name, child = trained[0]
+    with_gradients = [p for p in child.parameters() if p.grad is not None]
+    if optimizers_holding(with_gradients, Budget(scans=1)) != []:
+        return None
+    parent_text = text_of(filename, sources[0].value)
+    change = replace_node_text(filename, built, sources[0], f"{parent_text}.{trained_name}")
+    if change is None or parent_text is None:
+        return None
+    part_text = text_of(filename, sources[0])
+    location = statement_location(filename, built, role="optimizer",
+                                  note=f"builds the optimizer from the parameters of {part_text}, all frozen")
+    return location, part_text, f"{parent_text}.{trained_name}", change
 
 
 def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
