@@ -192,6 +192,15 @@ NOT_YET = {
     # AD103 names optimizer.step() and offers both orders (the weights before or after the step),
     # unverified, as its code says: which the tasks should see is the user's choice.
     "task_losses_stepped_one_by_one_after_shared_forward": (False, "advice"),
+    # Set 14. AD302 names the backward() of the window's sum whose graph the first window freed (the
+    # catalogue's convention) and resets the sum; the variant marks that backward().
+    "accumulated_loss_not_reset_after_optimizer_step": (False, "right"),
+    # The catalogue's advice: whether per-token losses are summed or averaged (or masked) is the user's.
+    "per_token_losses_given_to_grad_and_value": (True, "advice"),
+    # Which entry of the returned dict is the output to differentiate is the user's (the dict is kept as aux).
+    "loss_and_metrics_returned_as_dict_to_grad_with_aux": (True, "advice"),
+    # As for set 13's smooth step: the Function's jvp is its author's.
+    "straight_through_rounding_function_under_jacfwd": (True, "advice"),
 }
 
 

@@ -43,6 +43,7 @@ step that overflowed is skipped as it would have been, the others are clipped as
 from __future__ import annotations
 
 import ast
+import types
 
 import torch
 
@@ -1018,6 +1019,15 @@ def step_without_gradients(context: ErrorContext, already):
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
             f"build {optimizer_text} from the parameters of {trained_name}, the model the loss is computed with "
             f"({copy_name} stays a copy that follows it)", change, built)])
+    frozen = _optimizer_built_on_a_frozen_part(frame, filename, statement, call.args[0] if call.args else None,
+                                               parameters)
+    if frozen is not None:
+        built, part_name, trained_name, change = frozen
+        notes.append(f"every parameter of {part_name} is frozen (requires_grad=False), while {trained_name}, "
+                     f"beside it in the same model, got gradients that no optimizer holds")
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
+            f"build {optimizer_text} from the parameters of {trained_name}, the part of the model that is trained",
+            change, built)])
     leaf = _loss_made_as_new_leaf(frame, filename, statement)
     if leaf is None:
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, location, notes=notes, help=[help_])
@@ -1075,6 +1085,50 @@ def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.
     return location, copy_name, trained_name, change
 
 
+def _optimizer_built_on_a_frozen_part(frame, filename: str, step: ast.stmt, given: ast.expr | None,
+                                      parameters: list):
+    """(the construction's location, the part's text, the trained part's text, the construction
+    changed) when the optimizer stepped was built as `Optimizer(model.part.parameters(), ...)` (its
+    assignment above the step, in the same file), it holds exactly that part's parameters, every one
+    of them frozen (requires_grad=False), and exactly one other child of `model` has parameters with
+    gradients that no live optimizer holds: the frozen part was given to the optimizer instead of
+    the trained one (a linear probe's encoder instead of its head)."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+    from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, step.lineno)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call):
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Attribute) and not node.args]
+    if len(sources) != 1:
+        return None
+    part, parent = value_of(frame, sources[0]), value_of(frame, sources[0].value)
+    if not isinstance(part, torch.nn.Module) or not isinstance(parent, torch.nn.Module) \
+            or {id(p) for p in part.parameters()} != {id(p) for p in parameters} \
+            or any(p.requires_grad for p in parameters):
+        return None
+    trained = [(name, child) for name, child in parent.named_children() if child is not part
+               and any(p.grad is not None for p in child.parameters())]
+    if len(trained) != 1:
+        return None
+    trained_name, child = trained[0]
+    with_gradients = [p for p in child.parameters() if p.grad is not None]
+    if optimizers_holding(with_gradients, Budget(scans=1)) != []:
+        return None
+    parent_text = text_of(filename, sources[0].value)
+    change = replace_node_text(filename, built, sources[0], f"{parent_text}.{trained_name}")
+    if change is None or parent_text is None:
+        return None
+    part_text = text_of(filename, sources[0])
+    location = statement_location(filename, built, role="optimizer",
+                                  note=f"builds the optimizer from the parameters of {part_text}, all frozen")
+    return location, part_text, f"{parent_text}.{trained_name}", change
+
+
 def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
     """The creation site of the loss the last backward() before `step` started from, when that loss
     (a name bound in the step's frame: `loss.backward()`, `scaler.scale(loss).backward()`) is a leaf
@@ -1100,17 +1154,34 @@ def _loss_made_as_new_leaf(frame, filename: str, step: ast.stmt):
     return leaf_sites.leaf_creation_site(loss)
 
 
-def _enabled_scalers(context: ErrorContext) -> list:
-    """The enabled GradScalers the user's frames of the traceback hold (locals, then globals)."""
+def _is_scaler(value) -> bool:
+    return any(cls.__name__ == "GradScaler" for cls in type(value).__mro__) \
+        and bool(getattr(value, "is_enabled", lambda: False)())
+
+
+def _held_scalers(context: ErrorContext) -> list:
+    """(name, scaler) for the enabled GradScalers the user's frames of the traceback hold (locals,
+    then globals), directly or as an attribute of an object they hold (`self.scaler` of a
+    Trainer-like class)."""
     found = []
     for frame, _line in context.user_frames():
         for namespace in (frame.f_locals, frame.f_globals):
-            for value in list(namespace.values()):
-                if any(cls.__name__ == "GradScaler" for cls in type(value).__mro__) \
-                        and getattr(value, "is_enabled", lambda: False)() \
-                        and not any(value is other for other in found):
-                    found.append(value)
+            for name, value in list(namespace.items()):
+                candidates = [(name, value)]
+                if not isinstance(value, (type, types.ModuleType)) and not _is_scaler(value):
+                    attributes = getattr(value, "__dict__", None)
+                    if isinstance(attributes, dict):
+                        candidates += [(f"{name}.{attribute}", held) for attribute, held in list(attributes.items())
+                                       if isinstance(attribute, str)]
+                for candidate_name, candidate in candidates:
+                    if _is_scaler(candidate) and not any(candidate is other for _, other in found):
+                        found.append((candidate_name, candidate))
     return found
+
+
+def _enabled_scalers(context: ErrorContext) -> list:
+    """The enabled GradScalers the user's frames of the traceback hold (see `_held_scalers`)."""
+    return [scaler for _name, scaler in _held_scalers(context)]
 
 
 def _steps_through(context: ErrorContext, scaler) -> bool:
@@ -1143,8 +1214,7 @@ def clipped_non_finite(context: ErrorContext, already):
     if refusing is None or not scalers:
         return None
     scaler = scalers[0]
-    scaler_name = next((name for frame_, _ in context.user_frames() for name, value in
-                        list(frame_.f_locals.items()) + list(frame_.f_globals.items()) if value is scaler), "scaler")
+    scaler_name = next((name for name, value in _held_scalers(context) if value is scaler), "scaler")
     location.role = "clip"
     location.note = "error_if_nonfinite=True refuses the overflow GradScaler expects"
     notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "

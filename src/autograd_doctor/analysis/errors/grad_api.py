@@ -13,7 +13,7 @@ import torch
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import (
-    ErrorContext, last_assignment, local_name_of, made_where, one_shot_iterator, uses_between, value_of,
+    ErrorContext, carrying_assignment, last_assignment, local_name_of, made_where, one_shot_iterator, uses_between, value_of,
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -437,6 +437,12 @@ def input_without_grad(context: ErrorContext, already):
     helps, related = [], []
     name = names[0] if len(names) == 1 else None
     made = last_assignment(filename, name, location.line) if name else None
+    if made is not None and isinstance(made, ast.Assign) and _asks_for_grad(made.value):
+        # `x_adv = x.clone().requires_grad_()` before a loop whose body later rebinds x_adv
+        # (`x_adv = (...).detach()`): the value that does not require grad cannot be the first one,
+        # it is the one the loop carried into this iteration.
+        carried = carrying_assignment(filename, name, location.line)
+        made = carried if carried is not None and carried is not made else None
     if made is not None:
         made_location = statement_location(filename, made, role="made", note=f"{name} is created here without "
                                            "requires_grad=True")
@@ -492,6 +498,20 @@ def input_without_grad(context: ErrorContext, already):
     notes = [f"gradients are only computed for tensors that require grad; {label} "
              f"{'are constants' if several else 'is a constant'} to autograd"]
     return diagnosis(codes.GRAD_INPUT_NO_GRAD, primary, related, notes, helps)
+
+
+def _asks_for_grad(value: ast.AST) -> bool:
+    """Whether an expression makes its tensor require grad itself (`.requires_grad_()`,
+    `requires_grad=True`)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and not (
+                    node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False):
+                return True
+            if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in node.keywords):
+                return True
+    return False
 
 
 def _state_dict_inputs_help(frame, filename: str, statement, location, call, offenders: list):

@@ -489,6 +489,15 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
                                           f"{text}.detach().numpy()" if indices else f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
+    elif len(lists) == 1 and (reduced := _numpy_reduction_differentiated(filename, statement, lists[0])) is not None:
+        # `loss = np.mean(micro_losses)` then `loss.backward()`: the NumPy value is what the program
+        # differentiates, so detaching would only move the error to backward(); torch computes the
+        # same reduction with its graph.
+        call, torch_text = reduced
+        new_statement = replace_node_text(filename, statement, call, torch_text)
+        helps.append(statement_change(location, f"reduce the list with torch, not NumPy: {torch_text} is the same "
+                                      f"number and keeps the graph that {statement.targets[0].id} is later "
+                                      "differentiated through", new_statement))
     elif len(lists) == 1:
         # np.mean(history) of a list of losses: NumPy converts each element; give it the detached
         # elements (the same values) and leave the list, which other code may use, as it is.
@@ -549,6 +558,48 @@ def _tensors_given_to_numpy(context: ErrorContext, statement) -> list:
         elif isinstance(argument, (ast.ListComp, ast.GeneratorExp)):
             given += _comprehension_tensors(frame, argument)
     return given
+
+
+# NumPy reductions over every element whose torch method of the same name, on the stacked list,
+# computes the same number.
+_NUMPY_WHOLE_REDUCTIONS = {"mean", "sum", "prod", "max", "min", "amax", "amin"}
+
+
+def _numpy_reduction_differentiated(filename: str, statement: ast.stmt, listed: ast.expr):
+    """(call, torch text) when the statement is `name = np.mean(listed)` (a reduction over every
+    element, the list its only argument) and `name` is later differentiated in the same function
+    (`name.backward()`, `torch.autograd.grad(name, ...)`): the torch reduction of the stacked list,
+    `torch.stack(listed).mean()`. None otherwise."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return None
+    call = statement.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _NUMPY_WHOLE_REDUCTIONS and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in ("np", "numpy") and len(call.args) == 1 and not call.keywords
+            and call.args[0] is listed):
+        return None
+    name = statement.targets[0].id
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    scope = scope if scope is not None else tree
+    if scope is None:
+        return None
+    differentiated = False
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call) or getattr(node, "lineno", 0) <= statement.end_lineno:
+            continue
+        function = node.func
+        if isinstance(function, ast.Attribute) and function.attr == "backward" \
+                and isinstance(function.value, ast.Name) and function.value.id == name:
+            differentiated = True
+        elif isinstance(function, ast.Attribute) and function.attr == "grad" and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+            differentiated = True
+    if not differentiated:
+        return None
+    method = {"amax": "max", "amin": "min"}.get(call.func.attr, call.func.attr)
+    return call, f"torch.stack({text_of(filename, listed)}).{method}()"
 
 
 def _lists_given_to_numpy(context: ErrorContext, statement) -> list:
