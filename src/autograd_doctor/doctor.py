@@ -39,6 +39,7 @@ from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeIn
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
+from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -276,6 +277,7 @@ class Doctor:
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
         self._eval_mode_steps = eval_mode_steps.EvalModeSteps(self.recorder)
+        self._decorated_forward_parameters = DecoratedForwardParameters()
         self._tied_parameters = tied_parameters.TiedParameters()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -685,6 +687,8 @@ class Doctor:
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
         self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
         self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)
+        # A module stepped by the optimizer whose forward carries a grad-off decorator (AD240).
+        self._report_silent(self._decorated_forward_parameters.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)
