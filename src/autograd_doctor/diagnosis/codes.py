@@ -4134,6 +4134,38 @@ torch.no_grad():` at the call, only where the module is used frozen). A module f
 )
 
 
+DEFAULT_FROZEN_LAYER = _code(
+    "AD241",
+    "an embedding rebuilt from a tensor that requires grad was frozen by from_pretrained()'s default freeze=True",
+    """\
+**What it means.** `nn.Embedding.from_pretrained(weight)` (and `nn.EmbeddingBag`'s) makes the new
+layer's weight not require grad unless `freeze=False` is passed. Code that rebuilds a layer that
+trains (embedding shards stacked back into one layer, a layer copied from a trained model) gets a
+frozen layer: an optimizer built from the parameters that require grad leaves it out, backward()
+gives it no gradient, and nothing fails. autograd-doctor notes `from_pretrained` calls that do not
+pass `freeze` and are given a tensor that requires grad; at an optimizer's first two steps, when
+the layer's weight still does not require grad and a module bound around step() holds it while
+the optimizer trains that module's other parameters, the call is named.
+
+**Minimal example.**
+
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 1))
+    model[0] = nn.Embedding.from_pretrained(model[0].weight * 1.0)   # AD241: frozen by default
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    ids = torch.randint(0, 10, (6,))
+    for step in range(3):
+        loss = model(ids).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Pass `freeze=False` when the layer is meant to train. Fixed vectors loaded on
+purpose (a tensor that does not require grad) and an explicit `freeze=True` are not reported.
+""",
+    heading="an embedding frozen by from_pretrained()'s default",
+)
+
+
 GRAD_READ_AFTER_TWO_BACKWARDS = _code(
     "AD245",
     ".grad read after a second backward() added into it: the value is the sum of both losses' gradients",
