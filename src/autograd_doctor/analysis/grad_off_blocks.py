@@ -320,8 +320,10 @@ def _flag_left_at_default(block: ast.With, block_file: str, step_file: str, cut:
     if len(block.items) != 1 or len(cut.path) < 1:
         return None
     tree = parse_file(block_file)
-    function = next((node for node in walk_covering(tree, block.lineno) if tree is not None
-                     and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if tree is None:
+        return None
+    function = next((node for node in walk_covering(tree, block.lineno)
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                      and node.name == cut.path[-1]), None)
     if function is None:
         return None
@@ -366,8 +368,7 @@ def _flag_left_at_default(block: ast.With, block_file: str, step_file: str, cut:
         caller_tree = None
         for filename in dict.fromkeys([block_file, step_file]):
             tree = parse_file(filename)
-            caller = next((node for node in ast.walk(tree) if tree is not None
-                           and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            caller = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                            and node.name == cut.path[-2]), None) if tree is not None else None
             if caller is not None:
                 caller_tree, caller_file = caller, filename
