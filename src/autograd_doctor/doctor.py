@@ -39,6 +39,9 @@ from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeIn
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
 from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
+from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
+from autograd_doctor.analysis.default_frozen_layers import DefaultFrozenLayers
+from autograd_doctor.recording import frozen_constructions
 from autograd_doctor.analysis import gradientless_steps
 from autograd_doctor.analysis import source_scope
 from autograd_doctor.analysis.source_scope import backward_roots
@@ -276,6 +279,8 @@ class Doctor:
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
         self._eval_mode_steps = eval_mode_steps.EvalModeSteps(self.recorder)
+        self._decorated_forward_parameters = DecoratedForwardParameters()
+        self._default_frozen_layers = DefaultFrozenLayers(self.recorder)
         self._tied_parameters = tied_parameters.TiedParameters()
         self._stale_leaf_gradients = stale_leaf_gradients.StaleLeafGradients()
         self._masked_nan_reported = False
@@ -309,6 +314,7 @@ class Doctor:
         self._step_hooks = optimizer_step_hooks(self.recorder)
         gradient_clips.activate(self.recorder)
         optimizer_groups.activate(self.recorder)
+        frozen_constructions.activate(self.recorder)
         module_flags.activate(self.recorder)
         optimizer_clears.activate(self.recorder)
         state_snapshots.activate(self.recorder)
@@ -332,6 +338,7 @@ class Doctor:
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
         optimizer_groups.deactivate(self.recorder)
+        frozen_constructions.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
         optimizer_clears.deactivate(self.recorder)
         state_snapshots.deactivate(self.recorder)
@@ -685,6 +692,10 @@ class Doctor:
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
         self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
         self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)
+        # A module stepped by the optimizer whose forward carries a grad-off decorator (AD240).
+        self._report_silent(self._decorated_forward_parameters.at_step, event.optimizer, event.stack)
+        # An embedding rebuilt from a trained tensor, frozen by from_pretrained's default (AD241).
+        self._report_silent(self._default_frozen_layers.at_step, event.optimizer, event.stack)
         if event.swaps:
             self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
                                 event.swaps, self._optimizer_scans)

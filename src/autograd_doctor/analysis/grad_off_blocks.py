@@ -292,6 +292,11 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         return eval_location, [block_location, call], notes, [help]
     notes = [f"{loss_name} has no grad_fn: it is computed through {chain}, which ran {block.text}; inside it "
              "autograd records nothing, so the training step gets a result without grad history"]
+    left_at_default = _flag_left_at_default(statement, block.filename, filename, cut) \
+        if statement is not None else None
+    if left_at_default is not None:
+        call_location, flag_help, flag_note = left_at_default
+        return call_location, [primary, call], notes + [flag_note], [flag_help]
     helps = []
     body = _body_instead(block.filename, statement) if statement is not None else None
     if body is not None:
@@ -302,6 +307,108 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
                                 f"{block.text} from it and use it only where the code only evaluates"))
     return primary, [call], notes, helps
+
+
+def _flag_left_at_default(block: ast.With, block_file: str, step_file: str, cut: CalledCut):
+    """(location of the call, help, note) when the block's grad-off context is chosen by a parameter
+    of its function whose default turns gradients off, and the one call of that function on the path
+    to the loss does not pass it: `context = nullcontext if require_grad else torch.no_grad` then
+    `with context():` (or the conditional written in the header, or `torch.set_grad_enabled(flag)`),
+    `def f(x, require_grad=False)`, and `f(x)` in the method the training step calls. The help passes
+    the flag as `<the call's first argument>.requires_grad`: gradients flow when the argument requires
+    grad, and an evaluation call with a plain tensor still runs without them. None otherwise."""
+    if len(block.items) != 1 or len(cut.path) < 1:
+        return None
+    tree = parse_file(block_file)
+    if tree is None:
+        return None
+    function = next((node for node in walk_covering(tree, block.lineno)
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.name == cut.path[-1]), None)
+    if function is None:
+        return None
+    header = block.items[0].context_expr
+    chooser = header.func if isinstance(header, ast.Call) and not header.args else header
+    if isinstance(chooser, ast.Name):  # `with context():`, the name bound earlier in the function
+        bound = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                 and node.lineno < block.lineno and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == chooser.id]
+        chooser = bound[-1] if len(bound) == 1 else None
+    flag, on_when_true = None, True
+    if isinstance(chooser, ast.IfExp):
+        test, negated = chooser.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        grad_off_branch = chooser.orelse if not negated else chooser.body
+        off_text = ast.unparse(grad_off_branch)
+        if isinstance(test, ast.Name) and ("no_grad" in off_text or "inference_mode" in off_text):
+            flag = test.id
+    elif isinstance(header, ast.Call) and ast.unparse(header.func).endswith("set_grad_enabled") \
+            and len(header.args) == 1 and isinstance(header.args[0], ast.Name):
+        flag = header.args[0].id
+    if flag is None:
+        return None
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    names = [a.arg for a in positional]
+    if flag in names:
+        index = names.index(flag)
+        defaults = dict(zip(names[len(names) - len(arguments.defaults):], arguments.defaults))
+        default = defaults.get(flag)
+    else:
+        kwonly = [a.arg for a in arguments.kwonlyargs]
+        if flag not in kwonly:
+            return None
+        index, default = None, arguments.kw_defaults[kwonly.index(flag)]
+    if not (isinstance(default, ast.Constant) and not default.value):
+        return None  # no default, or a default that turns gradients on
+    # The calls of the function on the path: in the function before it in the chain, or in the
+    # training step's statement itself.
+    if len(cut.path) >= 2:
+        caller_tree = None
+        for filename in dict.fromkeys([block_file, step_file]):
+            tree = parse_file(filename)
+            caller = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and node.name == cut.path[-2]), None) if tree is not None else None
+            if caller is not None:
+                caller_tree, caller_file = caller, filename
+                break
+        if caller_tree is None:
+            return None
+    else:
+        caller_tree, caller_file = cut.call, step_file
+    calls = [node for node in ast.walk(caller_tree) if isinstance(node, ast.Call)
+             and (getattr(node.func, "id", None) == function.name or getattr(node.func, "attr", None) == function.name)]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if any(k.arg == flag or k.arg is None for k in call.keywords) \
+            or any(isinstance(a, ast.Starred) for a in call.args) or index is not None and len(call.args) > index:
+        return None  # the flag is passed
+    if not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    statement = next((node for node in ast.walk(caller_tree) if isinstance(node, ast.stmt)
+                      and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While,
+                                                ast.With, ast.Try))
+                      and node.lineno <= call.lineno and call.end_lineno <= node.end_lineno), None)
+    if statement is None or statement.lineno != statement.end_lineno:
+        return None
+    text = source_line(caller_file, statement.lineno)
+    call_text = text[call.col_offset:call.end_col_offset] if call.lineno == call.end_lineno else None
+    if not call_text or not call_text.endswith(")"):
+        return None
+    argument = call.args[0].id
+    new_call = f"{call_text[:-1]}, {flag}={argument}.requires_grad)"
+    new_text = (text[:call.col_offset] + new_call + text[call.end_col_offset:]).strip()
+    location = statement_location(caller_file, statement, role="call",
+                                  note=f"{function.name}() is called without {flag}=, so its default "
+                                       f"({ast.unparse(default)}) runs it under {cut.block.text}")
+    help = Suggestion(f"pass {flag}={argument}.requires_grad: {function.name}() keeps the graph when {argument} "
+                      "requires grad, and still runs without gradients when it does not", new_text,
+                      statement_location(caller_file, statement))
+    note = (f"{function.name}() turns gradients off unless its argument {flag} is true; the call here leaves it at "
+            f"its default ({ast.unparse(default)})")
+    return location, help, note
 
 
 def _eval_mode_left_on(block: ast.With, filenames: set[str], step_file: str, step: ast.stmt):

@@ -167,6 +167,55 @@ def _reads_in_forward(module, attribute: str) -> tuple[str, list] | None:
     return (filename, sorted(reads, key=lambda s: s.lineno)) if reads else None
 
 
+def _params_branch(module, filename: str, statement: ast.stmt) -> tuple[str, str] | None:
+    """(the weights' argument, the statement rewritten with a branch on it) when the forward is one
+    `return EXPR` that reads the module's own parameters as `self.<name>`, has an argument P that
+    defaults to None (the weights it is given), and another forward of the same file with such an
+    argument reads them as `P["<name>"]` (the file's naming of the adapted weights):
+    `if P is None: return EXPR` then `return EXPR` with `P["<name>"]` for each `self.<name>`."""
+    tree = parse_file(filename)
+    if tree is None or not isinstance(statement, ast.Return) or statement.value is None \
+            or statement.lineno != statement.end_lineno:
+        return None
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == "forward"]
+    own = next((f for f in functions if f.body and f.body[-1] is statement or statement in f.body), None)
+    if own is None or len(own.body) != 1:
+        return None
+
+    def given_argument(function) -> str | None:
+        arguments = function.args.args
+        defaults = dict(zip([a.arg for a in arguments][len(arguments) - len(function.args.defaults):],
+                            function.args.defaults))
+        found = [name for name, value in defaults.items() if isinstance(value, ast.Constant) and value.value is None]
+        return found[0] if len(found) == 1 else None
+
+    given = given_argument(own)
+    if given is None:
+        return None
+    named = any(f is not own and given_argument(f) == given and any(
+        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == given
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) for node in ast.walk(f))
+        for f in functions)
+    if not named:
+        return None
+    parameters = {name for name, _ in module.named_parameters(recurse=False)}
+    reads = [node for node in ast.walk(statement.value) if isinstance(node, ast.Attribute)
+             and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in parameters]
+    if not reads:
+        return None
+    from autograd_doctor.diagnosis.source import source_line
+
+    line = source_line(filename, statement.lineno)
+    expression = line[statement.value.col_offset:statement.value.end_col_offset]
+    start = statement.value.col_offset
+    rewritten = expression
+    for node in sorted(reads, key=lambda n: n.col_offset, reverse=True):
+        rewritten = (rewritten[:node.col_offset - start] + f'{given}["{node.attr}"]'
+                     + rewritten[node.end_col_offset - start:])
+    return given, f"if {given} is None:\n    return {expression}\nreturn {rewritten}"
+
+
 def _diagnosis(site, missing: list) -> Diagnosis | None:
     frame = live_frame(site)
     owner = _owner(frame, missing[0]) if frame is not None else None
@@ -178,7 +227,7 @@ def _diagnosis(site, missing: list) -> Diagnosis | None:
              "parameter was the input; the adapted value computed from it (an update `w - lr * g`) is unused, so the "
              "forward reads the parameter, not the weights it is given: that layer is never adapted and the "
              "meta-gradient misses its inner-loop path (no error)"]
-    primary, related = grad_call, []
+    primary, related, reads = grad_call, [], None
     if owner is not None:
         reads = _reads_in_forward(owner[1], owner[2])
         if reads is not None:
@@ -187,7 +236,16 @@ def _diagnosis(site, missing: list) -> Diagnosis | None:
                                          note=f"{type(owner[1]).__name__}.forward reads self.{owner[2]} whatever "
                                               "weights it is given")
             related = [grad_call] + [statement_location(filename, s, role="reads") for s in statements[1:3]]
-    helps = [Suggestion(f"make {type(owner[1]).__name__ if owner else 'the layer'}.forward use the weights it is given "
+    helps = []
+    if owner is not None and reads is not None:
+        branch = _params_branch(owner[1], reads[0], reads[1][0])
+        if branch is not None:
+            given, text = branch
+            helps.append(Suggestion(
+                f"use the weights {type(owner[1]).__name__}.forward is given when {given} is not None, named as the "
+                f"other layers of the file read theirs ({given}[\"{owner[2]}\"]); its own parameters stay the "
+                "default", text, statement_location(reads[0], reads[1][0])))
+    helps += [Suggestion(f"make {type(owner[1]).__name__ if owner else 'the layer'}.forward use the weights it is given "
                         f"(params[\"{owner[2] if owner else 'weight'}\"] when params is not None), as the layers whose "
                         "adapted weights get gradients do")]
     return Diagnosis(code=codes.ADAPTED_WEIGHT_UNUSED, title=codes.title(codes.ADAPTED_WEIGHT_UNUSED),

@@ -4092,6 +4092,80 @@ before it returns), so that the training forward runs in train mode again.
     ))
 
 
+DECORATED_FORWARD_NOT_TRAINED = _code(
+    "AD240",
+    "an optimizer holds parameters of a module whose forward is decorated with @torch.no_grad(): they never train",
+    """\
+**What it means.** A module written to be used frozen (a vision tower, a text encoder, a feature
+extractor) often carries `@torch.no_grad()` or `@torch.inference_mode()` on its `forward`. When it
+is later unfrozen (`requires_grad = True`) and its parameters are given to the optimizer, nothing
+fails: its outputs carry no graph, the rest of the model trains and the loss goes down, but the
+module's `.grad` stays None and step() skips its parameters. autograd-doctor remembers the
+grad-off decorators the program ran; at an optimizer's first two steps, a module bound around
+step() (or inside one) whose class's `forward` is such a decorated function, whose parameters that
+require grad are all in the optimizer and got no gradient at either step while other parameters
+did, is reported at the decorator line.
+
+**Minimal example.**
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(3, 4)
+
+        @torch.no_grad()                      # AD240: proj requires grad and is in the optimizer
+        def forward(self, x):
+            return self.proj(x)
+
+    encoder, head = Encoder(), nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+    x = torch.randn(8, 3)
+    for step in range(3):
+        loss = head(encoder(x)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Delete the decorator when the module is meant to train (keep it, or a `with
+torch.no_grad():` at the call, only where the module is used frozen). A module frozen on purpose
+(`requires_grad = False`, or left out of the optimizer) is not reported.
+""",
+    heading="a trained module whose forward is decorated with @torch.no_grad()",
+)
+
+
+DEFAULT_FROZEN_LAYER = _code(
+    "AD241",
+    "an embedding rebuilt from a tensor that requires grad was frozen by from_pretrained()'s default freeze=True",
+    """\
+**What it means.** `nn.Embedding.from_pretrained(weight)` (and `nn.EmbeddingBag`'s) makes the new
+layer's weight not require grad unless `freeze=False` is passed. Code that rebuilds a layer that
+trains (embedding shards stacked back into one layer, a layer copied from a trained model) gets a
+frozen layer: an optimizer built from the parameters that require grad leaves it out, backward()
+gives it no gradient, and nothing fails. autograd-doctor notes `from_pretrained` calls that do not
+pass `freeze` and are given a tensor that requires grad; at an optimizer's first two steps, when
+the layer's weight still does not require grad and a module bound around step() holds it while
+the optimizer trains that module's other parameters, the call is named.
+
+**Minimal example.**
+
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 1))
+    model[0] = nn.Embedding.from_pretrained(model[0].weight * 1.0)   # AD241: frozen by default
+    optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    ids = torch.randint(0, 10, (6,))
+    for step in range(3):
+        loss = model(ids).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Pass `freeze=False` when the layer is meant to train. Fixed vectors loaded on
+purpose (a tensor that does not require grad) and an explicit `freeze=True` are not reported.
+""",
+    heading="an embedding frozen by from_pretrained()'s default",
+)
+
+
 GRAD_READ_AFTER_TWO_BACKWARDS = _code(
     "AD245",
     ".grad read after a second backward() added into it: the value is the sum of both losses' gradients",

@@ -32,6 +32,7 @@ from autograd_doctor.recording import backward_reach, probe
 from autograd_doctor.recording.grad_scalers import GradScalerCalls
 from autograd_doctor.recording.gradient_clips import GradientClips
 from autograd_doctor.recording.optimizer_groups import OptimizerGroups
+from autograd_doctor.recording.frozen_constructions import FrozenConstructions
 from autograd_doctor.recording.module_flags import ModuleFlags
 from autograd_doctor.recording.closure_steps import ClosureSteps
 from autograd_doctor.recording.data_copies import graph_cut_copy
@@ -104,6 +105,8 @@ class Recorder(AliasTracking):
         self.gradient_clips = GradientClips()
         # Parameter groups built from an iterator an earlier group read to the end (AD242).
         self.optimizer_groups = OptimizerGroups()
+        # Embedding layers frozen by from_pretrained's default, from a tensor that required grad (AD241).
+        self.frozen_constructions = FrozenConstructions()
         # `module.requires_grad = <bool>` assignments (module_flags.py).
         self.module_flags = ModuleFlags()
         # zero_grad() calls that threw gradients away, and the optimizers that stepped (optimizer_clears.py).

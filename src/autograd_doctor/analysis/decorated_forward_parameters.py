@@ -1,0 +1,160 @@
+"""AD240: an optimizer steps a module whose `forward` runs with gradients off (a grad-off decorator):
+its parameters require grad, are in the optimizer, and never get a gradient.
+
+A vision tower, an encoder or a feature extractor written for frozen use carries
+`@torch.no_grad()` (or `@torch.inference_mode()`) on its
+`forward`. When the user later unfreezes it (`requires_grad = True`) and hands its parameters to
+the optimizer, nothing fails: its outputs carry no graph, the rest of the model trains, and the
+module's `.grad` stays None, so its weights never change.
+
+Evidence, all at run time, looked at only at each optimizer's first two step() calls, and only
+when the program ran a function decorated with a grad-off decorator (recording/switches.py records
+the decorator's entries: file, line and function name):
+- a module bound around step() (the step's frames' locals and globals, `self`'s attributes), or
+  one inside it, whose class's `forward` is that decorated function (matched by its code's file
+  and first line, not by name);
+- the module's parameters that require grad are held by this optimizer, and none of them has a
+  gradient at either step, while other parameters of the optimizer have one (it trains).
+A module also trained through another method (its parameters get a gradient) and a frozen one
+(`requires_grad = False`, or left out of the optimizer) are not reported.
+
+The decorator line is named; the help deletes it (only in the user's files).
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+
+import torch
+
+from autograd_doctor.analysis.source_scope import frame_locals, frame_values, live_frame
+from autograd_doctor.diagnosis import codes
+from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
+from autograd_doctor.diagnosis.source import location_of
+from autograd_doctor.recording.gradient_states import grad_of
+
+# step() calls of one optimizer looked at.
+STEPS_LOOKED_AT = 2
+# Modules bound around step() looked at (each with its submodules).
+MAX_MODULES = 64
+
+
+class DecoratedForwardParameters:
+    """AD240, before each of an optimizer's first two steps; reported once per module class."""
+
+    def __init__(self):
+        self._steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> steps seen
+        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> {id(module)}
+        self._reported: set = set()
+
+    def at_step(self, optimizer, stack) -> Diagnosis | None:
+        try:
+            seen = self._steps.get(optimizer, 0)
+            if seen >= STEPS_LOOKED_AT:
+                return None
+            self._steps[optimizer] = seen + 1
+        except TypeError:
+            return None
+        entries = _decorated_entries()
+        if not entries:
+            return None
+        held = {}
+        any_grad = False
+        for group in getattr(optimizer, "param_groups", ()):
+            for p in group.get("params", ()):
+                held[id(p)] = p
+                any_grad = any_grad or grad_of(p) is not None
+        if not held or not any_grad:
+            return None  # an optimizer without any gradient is another problem (AD214)
+        found = []
+        for module, entry in _decorated_modules(stack, entries):
+            trained = [p for p in module.parameters() if p.requires_grad]
+            in_optimizer = [p for p in trained if id(p) in held]
+            if not in_optimizer or len(in_optimizer) != len(trained):
+                continue
+            if any(grad_of(p) is not None for p in trained):
+                continue
+            found.append((module, entry, len(in_optimizer)))
+        if seen == 0:
+            self._pending[optimizer] = {id(module) for module, _, _ in found}
+            return None
+        confirmed = self._pending.get(optimizer, set())
+        for module, entry, count in found:
+            key = (entry.filename, entry.line)
+            if id(module) not in confirmed or key in self._reported:
+                continue
+            self._reported.add(key)
+            return _diagnosis(module, entry, count, stack[0] if stack else None, type(optimizer).__name__)
+        return None
+
+
+def _decorated_entries() -> list:
+    from autograd_doctor.recording import switches
+
+    current = switches.session()
+    return [entry for kind in ("no_grad", "inference_mode") for entry in switches.mode_entries(kind)
+            if entry.decorator and entry.session == current]
+
+
+def _decorated_modules(stack, entries):
+    """(module, entry) for the modules bound around step() whose class's forward is a decorated entry."""
+    keys = {(e.filename, e.line, e.function): e for e in entries}
+    roots, seen = [], set()
+    for site in stack or ():
+        frame = live_frame(site)
+        if frame is None:
+            continue
+        local = frame_locals(frame)
+        values = list(frame_values(frame).values())
+        owner = local.get("self")
+        if owner is not None and not isinstance(owner, torch.nn.Module):
+            values += list(getattr(owner, "__dict__", {}).values())
+        for value in values:
+            if isinstance(value, torch.nn.Module) and id(value) not in seen and len(roots) < MAX_MODULES:
+                seen.add(id(value))
+                roots.append(value)
+    done = set()
+    for root in roots:
+        for inner in root.modules():
+            if id(inner) in done:
+                continue
+            done.add(id(inner))
+            forward = getattr(type(inner), "forward", None)
+            code = getattr(inspect.unwrap(forward), "__code__", None) if forward is not None else None
+            if code is None:
+                continue
+            entry = keys.get((code.co_filename, code.co_firstlineno, code.co_name))
+            if entry is not None:
+                yield inner, entry
+
+
+def _diagnosis(module, entry, count: int, step_site, optimizer_class: str) -> Diagnosis | None:
+    from autograd_doctor.analysis.errors.context import line_location
+    from autograd_doctor.analysis.errors.grad_api import _decorator_deletion
+    from autograd_doctor.diagnosis.source import source_line
+
+    decorator = source_line(entry.filename, entry.line).split("  #")[0].strip()
+    if not decorator.startswith("@"):
+        return None  # wrapped by calling the decorator elsewhere: no line of its own to name
+    name = type(module).__name__
+    primary = line_location(entry.filename, entry.line, role="decorator",
+                            note=f"{name}.forward() runs with gradients off: its outputs carry no graph")
+    if primary is None:
+        return None
+    message = (f"delete this {decorator} line: {name}'s parameters require grad and {optimizer_class} holds "
+               "them, so it is meant to train (keep the decorator only on a module used frozen)")
+    helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=primary)]
+    related = [location_of(step_site, role="step",
+                           note=f"{optimizer_class}.step() holds {count} parameter(s) of {name} that never got "
+                                "a gradient")] if step_site is not None else []
+    notes = [f"{name}'s {count} parameter(s) require grad and are in the optimizer, but its forward is decorated "
+             f"with {decorator}: nothing computed inside it is recorded, their .grad stays None and step() "
+             "skips them (no error)",
+             "the rest of the model trains normally, so the loss still goes down"]
+    return Diagnosis(code=codes.DECORATED_FORWARD_NOT_TRAINED, title=codes.title(codes.DECORATED_FORWARD_NOT_TRAINED),
+                     severity="warning", primary=primary, related=[r for r in related if r is not None],
+                     notes=notes, help=helps)
+
+
+__all__ = ["DecoratedForwardParameters"]
