@@ -26,9 +26,7 @@ from __future__ import annotations
 import inspect
 import weakref
 
-import torch
-
-from autograd_doctor.analysis.source_scope import frame_locals, frame_values, live_frame
+from autograd_doctor.analysis.step_surroundings import FirstSteps, modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of
@@ -44,17 +42,13 @@ class DecoratedForwardParameters:
     """AD240, before each of an optimizer's first two steps; reported once per module class."""
 
     def __init__(self):
-        self._steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> steps seen
+        self._steps = FirstSteps(STEPS_LOOKED_AT)
         self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> {id(module)}
         self._reported: set = set()
 
     def at_step(self, optimizer, stack) -> Diagnosis | None:
-        try:
-            seen = self._steps.get(optimizer, 0)
-            if seen >= STEPS_LOOKED_AT:
-                return None
-            self._steps[optimizer] = seen + 1
-        except TypeError:
+        seen = self._steps.take(optimizer)
+        if seen is None:
             return None
         entries = _decorated_entries()
         if not entries:
@@ -100,22 +94,8 @@ def _decorated_entries() -> list:
 def _decorated_modules(stack, entries):
     """(module, entry) for the modules bound around step() whose class's forward is a decorated entry."""
     keys = {(e.filename, e.line, e.function): e for e in entries}
-    roots, seen = [], set()
-    for site in stack or ():
-        frame = live_frame(site)
-        if frame is None:
-            continue
-        local = frame_locals(frame)
-        values = list(frame_values(frame).values())
-        owner = local.get("self")
-        if owner is not None and not isinstance(owner, torch.nn.Module):
-            values += list(getattr(owner, "__dict__", {}).values())
-        for value in values:
-            if isinstance(value, torch.nn.Module) and id(value) not in seen and len(roots) < MAX_MODULES:
-                seen.add(id(value))
-                roots.append(value)
     done = set()
-    for root in roots:
+    for root in modules_around(stack, MAX_MODULES):
         for inner in root.modules():
             if id(inner) in done:
                 continue

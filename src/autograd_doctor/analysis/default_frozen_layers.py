@@ -20,11 +20,10 @@ The `from_pretrained` call is named; the help passes `freeze=False` there.
 from __future__ import annotations
 
 import ast
-import weakref
 
 import torch
 
-from autograd_doctor.analysis.source_scope import frame_locals, frame_values, live_frame
+from autograd_doctor.analysis.step_surroundings import FirstSteps, modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, segment, statement_at, statement_location
@@ -39,24 +38,19 @@ class DefaultFrozenLayers:
 
     def __init__(self, recorder):
         self._recorder = recorder
-        self._steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._steps = FirstSteps(STEPS_LOOKED_AT)
 
     def at_step(self, optimizer, stack) -> Diagnosis | None:
         notes = [note for note in self._recorder.frozen_constructions.layers if not note.reported]
         if not notes:
             return None
-        try:
-            seen = self._steps.get(optimizer, 0)
-            if seen >= STEPS_LOOKED_AT:
-                return None
-            self._steps[optimizer] = seen + 1
-        except TypeError:
+        if self._steps.take(optimizer) is None:
             return None
         held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())
                 if grad_of(p) is not None}
         if not held:
             return None
-        roots = _modules_around(stack)
+        roots = modules_around(stack, MAX_MODULES)
         for note in notes:
             layer = note.layer()
             weight = getattr(layer, "weight", None) if layer is not None else None
@@ -70,23 +64,6 @@ class DefaultFrozenLayers:
                 note.reported = True
                 return diagnosis
         return None
-
-
-def _modules_around(stack) -> list:
-    roots, seen = [], set()
-    for site in stack or ():
-        frame = live_frame(site)
-        if frame is None:
-            continue
-        values = list(frame_values(frame).values())
-        owner = frame_locals(frame).get("self")
-        if owner is not None and not isinstance(owner, torch.nn.Module):
-            values += list(getattr(owner, "__dict__", {}).values())
-        for value in values:
-            if isinstance(value, torch.nn.Module) and id(value) not in seen and len(roots) < MAX_MODULES:
-                seen.add(id(value))
-                roots.append(value)
-    return roots
 
 
 def _call_with_freeze_false(site) -> tuple[ast.stmt, str] | None:

@@ -23,12 +23,12 @@ values are the same (the copy's value is the lookup's), and the gradient reaches
 from __future__ import annotations
 
 import ast
-import weakref
 
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import live_frame, reached_leaves, stored_names
+from autograd_doctor.analysis.step_surroundings import FirstSteps
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -46,16 +46,11 @@ class StraightThroughTerms:
     """The optimizers' step counts (the first few steps only) and the ones already reported."""
 
     def __init__(self):
-        self._steps = weakref.WeakKeyDictionary()  # optimizer -> steps looked at
+        self._steps = FirstSteps(CHECKED_STEPS)
 
     def at_step(self, optimizer, stack) -> Diagnosis | None:
-        try:
-            seen = self._steps.get(optimizer, 0)
-        except TypeError:
+        if not stack or self._steps.take(optimizer) is None:
             return None
-        if seen >= CHECKED_STEPS or not stack:
-            return None
-        self._steps[optimizer] = seen + 1
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())
                       if isinstance(p, torch.Tensor) and p.requires_grad]
         missing = {id(p): p for p in parameters if p.grad is None}
@@ -63,7 +58,7 @@ class StraightThroughTerms:
             return None
         diagnosis = _straight_through_term(optimizer, stack, missing)
         if diagnosis is not None:
-            self._steps[optimizer] = CHECKED_STEPS
+            self._steps.stop(optimizer)
         return diagnosis
 
 

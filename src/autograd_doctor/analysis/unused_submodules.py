@@ -30,6 +30,7 @@ from torch import nn
 
 from autograd_doctor.analysis.errors.context import line_location
 from autograd_doctor.analysis.source_scope import live_frame, user_class_file
+from autograd_doctor.analysis.step_surroundings import FirstSteps
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
@@ -44,17 +45,15 @@ class UnusedSubmodules:
 
     def __init__(self):
         self._first_missing = weakref.WeakKeyDictionary()  # optimizer -> ids without gradient at step 1
-        self._steps = weakref.WeakKeyDictionary()
+        self._steps = FirstSteps(2)
         self._reported: set = set()  # (class, attribute)
 
     def at_step(self, optimizer, stack) -> Diagnosis | None:
-        try:
-            seen = self._steps.get(optimizer, 0)
-        except TypeError:
+        if not stack:
             return None
-        if seen >= 2 or not stack:
+        seen = self._steps.take(optimizer)
+        if seen is None:
             return None
-        self._steps[optimizer] = seen + 1
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())
                       if isinstance(p, torch.Tensor) and p.requires_grad]
         missing = {id(p) for p in parameters if p.grad is None}

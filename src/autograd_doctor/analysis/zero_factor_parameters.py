@@ -24,7 +24,8 @@ import weakref
 
 import torch
 
-from autograd_doctor.analysis.source_scope import frame_values, live_frame, user_class_file
+from autograd_doctor.analysis.source_scope import user_class_file
+from autograd_doctor.analysis.step_surroundings import modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
@@ -69,26 +70,6 @@ class ZeroFactorParameters:
         return None
 
 
-def _modules_around(step_stack) -> list[torch.nn.Module]:
-    """The modules bound around step() (locals, globals, attributes of `self`) and their submodules."""
-    found, seen = [], set()
-    for site in step_stack or ():
-        frame = live_frame(site)
-        if frame is None:
-            continue
-        values = list(frame_values(frame).values())
-        owner = frame.f_locals.get("self")
-        values.extend(getattr(owner, "__dict__", {}).values())
-        for value in values:
-            if not isinstance(value, torch.nn.Module):
-                continue
-            for module in value.modules():
-                if id(module) not in seen and len(found) < MAX_MODULES:
-                    seen.add(id(module))
-                    found.append(module)
-    return found
-
-
 def _candidates(optimizer, step_stack) -> list[tuple]:
     """(module, names of its stuck parameters, those parameters), weakly referenced, for each
     module that declares two or more parameters the optimizer holds that are stuck at zero."""
@@ -96,7 +77,7 @@ def _candidates(optimizer, step_stack) -> list[tuple]:
     if not held:
         return []
     candidates = []
-    for module in _modules_around(step_stack):
+    for module in modules_around(step_stack, MAX_MODULES, submodules=True):
         trained = [(name, p) for name, p in module.named_parameters(recurse=False) if id(p) in held and p.requires_grad]
         if len(trained) < 2:
             continue  # a single zero factor trains (its gradient is the other's): no value read, no device sync
