@@ -331,13 +331,10 @@ def _cut_inside_call(value: ast.AST, frame_locals: dict, carriers: list) -> Cut 
     return None
 
 
-def _returned_new_tensor_cut(value: ast.AST, frame_locals: dict, target: torch.Tensor) -> Cut | None:
-    """`f(..., model(x), ...)` in `value`: f a function of the user's files whose parameter, at the
-    position given something computed from `target`, leaves torch (`p.detach().numpy()`,
-    `p.tolist()`, `p.item()`) in an assignment, and whose `return` makes a new tensor
-    (`torch.tensor(...)`, `torch.as_tensor`, `torch.from_numpy`) from values computed from what
-    left (a loss computed in NumPy): that return is where the result is made without a graph, the
-    line to change. The values are NumPy arrays or numbers there, so the help is advice."""
+def _user_calls_given(value: ast.AST, frame_locals: dict, target: torch.Tensor):
+    """(call, the function's code, its def, (parameter, argument) pairs, the names of the parameters
+    given something computed from `target`) for each call in `value` of a function of the user's
+    files bound in `frame_locals`."""
     for call in (node for node in ast.walk(value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         function = frame_locals.get(call.func.id)
         code = getattr(function, "__code__", None)
@@ -352,6 +349,18 @@ def _returned_new_tensor_cut(value: ast.AST, frame_locals: dict, target: torch.T
         given += [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None]
         touched = {parameter for parameter, argument in given
                    if _mark_touches([CutMark("unknown", argument, "")], frame_locals, target)}
+        yield call, code, definition, given, touched
+
+
+
+def _returned_new_tensor_cut(value: ast.AST, frame_locals: dict, target: torch.Tensor) -> Cut | None:
+    """`f(..., model(x), ...)` in `value`: f a function of the user's files whose parameter, at the
+    position given something computed from `target`, leaves torch (`p.detach().numpy()`,
+    `p.tolist()`, `p.item()`) in an assignment, and whose `return` makes a new tensor
+    (`torch.tensor(...)`, `torch.as_tensor`, `torch.from_numpy`) from values computed from what
+    left (a loss computed in NumPy): that return is where the result is made without a graph, the
+    line to change. The values are NumPy arrays or numbers there, so the help is advice."""
+    for call, code, definition, given, touched in _user_calls_given(value, frame_locals, target):
         statements = sorted((node for node in ast.walk(definition) if isinstance(node, (ast.Assign, ast.Return))),
                             key=lambda node: node.lineno)
         left, carriers = None, set()
@@ -393,20 +402,7 @@ def _called_function_cut(value: ast.AST, frame_locals: dict | None, target: torc
     `p.clone().detach()`, `p.data`) in an assignment whose names flow to what f returns."""
     if frame_locals is None:
         return None
-    for call in (node for node in ast.walk(value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-        function = frame_locals.get(call.func.id)
-        code = getattr(function, "__code__", None)
-        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
-            continue
-        definition = function_definition(code)
-        if definition is None:
-            continue
-        positional = [argument.arg for argument in definition.args.posonlyargs + definition.args.args]
-        given = [(positional[index], argument) for index, argument in enumerate(call.args)
-                 if index < len(positional) and not isinstance(argument, ast.Starred)]
-        given += [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None]
-        touched = {parameter for parameter, argument in given
-                   if _mark_touches([CutMark("unknown", argument, "")], frame_locals, target)}
+    for call, code, definition, given, touched in _user_calls_given(value, frame_locals, target):
         for statement in sorted((node for node in ast.walk(definition) if isinstance(node, ast.Assign)),
                                 key=lambda node: node.lineno):
             mark, parameter = _whole_value_cut(statement.value, touched, code.co_filename)
