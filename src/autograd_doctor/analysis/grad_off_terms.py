@@ -29,10 +29,11 @@ import ast
 import torch
 
 from autograd_doctor.analysis import number_terms
+from autograd_doctor.analysis.grad_off_blocks import block_body_dedented
 from autograd_doctor.analysis.number_terms import GRAD_OFF_CALLS
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, source_line, statement_location
+from autograd_doctor.diagnosis.source import location_of, statement_location
 from autograd_doctor.recording.frames import Site
 
 # How many assignments back the names of a term are followed.
@@ -145,8 +146,8 @@ def _diagnosis(site, filename: str, block: ast.With, holder: ast.Assign, module_
              "changes the loss's value, not one gradient, and the parameters that only this term reached are "
              "never trained (no error)"]
     helps = []
-    body = _body_dedented(filename, block)
-    if body is not None and len(block.items) == 1:
+    body = block_body_dedented(filename, block)  # None for a header of several context managers
+    if body is not None:
         helps.append(Suggestion("compute the block with gradients on, so that the term trains the module "
                                 "(keep only targets, such as pseudo-labels, under no_grad)", body,
                                 statement_location(filename, block)))
@@ -155,17 +156,6 @@ def _diagnosis(site, filename: str, block: ast.With, holder: ast.Assign, module_
     return Diagnosis(code=codes.GRAD_OFF_LOSS_TERM, title=codes.title(codes.GRAD_OFF_LOSS_TERM),
                      severity="warning", primary=header, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
-
-
-def _body_dedented(filename: str, block: ast.With) -> str | None:
-    """The block's body, at the `with` statement's indentation (the first line without it, as
-    the replacement of a statement is written)."""
-    first = block.body[0]
-    column = first.col_offset
-    lines = [source_line(filename, n) for n in range(first.lineno, block.body[-1].end_lineno + 1)]
-    if any(line.strip() and line[:column].strip() for line in lines):
-        return None
-    return "\n".join(line[column:].rstrip() for line in lines)
 
 
 __all__ = ["grad_off_term_diagnosis"]
