@@ -49,7 +49,9 @@ _GRAPH_COPY_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half",
 class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, ExpressionEvents, TensorKnowledge):
     """Lint one parsed module; ``findings`` holds the result."""
 
-    def __init__(self, tree: ast.Module, source: str, filename: str):
+    def __init__(self, tree: ast.Module, source: str, filename: str,
+                 skipped_codes: frozenset = frozenset()):
+        """``skipped_codes``: opt-in rules nobody selected, whose whole-file checks need not run."""
         self.source = source
         self.filename = filename
         self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
@@ -89,7 +91,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         FastVisitor.__init__(self)  # the handler cache
         self.visit_body(tree.body)
         check_scope(self, self.scope)
-        check_file(self)
+        check_file(self, skipped_codes)
         if self.training.defines_optimizer:  # Optimizer.step() runs under no_grad
             self.findings = [f for f in self.findings if not RULES_BY_CODE[f.code].needs_gradients]
         if self.file.other_autodiff:  # another framework's gradients: no claim about them

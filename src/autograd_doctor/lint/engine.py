@@ -38,6 +38,10 @@ class Selection:
             return False
         return best(self.select) > best(self.ignore)
 
+    def unselected_opt_in(self) -> frozenset[str]:
+        """The opt-in rules this selection does not report (their checks need not run)."""
+        return frozenset(code for code in OPT_IN_CODES if code not in self)
+
 
 def read_source(data: bytes) -> str:
     """Decode like the interpreter: BOM, PEP 263 coding cookie, else UTF-8.
@@ -106,7 +110,7 @@ def _lint_parsed(source: str, filename: str, selection: Selection) -> list[Findi
             # Deep expressions (long `a + b + ...` chains) parse fine but nest the
             # walk; Python-to-Python calls do not use the C stack on 3.11+.
             sys.setrecursionlimit(max(limit, 8000))
-            findings = Checker(tree, source, filename).findings
+            findings = Checker(tree, source, filename, selection.unselected_opt_in()).findings
         except RecursionError:
             findings = [_unparsable(filename, 1, 1, "cannot analyse: the code nests too deeply")]
         finally:

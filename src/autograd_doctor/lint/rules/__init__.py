@@ -51,7 +51,9 @@ RULE_MODULES = (
     adl030_ema_skips_buffers, adl031_eval_loop_with_gradients, adl032_td_target_not_detached,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
-_FILE_CHECKS = [m.check_file for m in RULE_MODULES if hasattr(m, "check_file")]
+# (rule code, check): an opt-in rule's whole-file check is skipped when the
+# selection leaves the rule out (ADL030 and ADL031 cost a sixth of the time).
+_FILE_CHECKS = [(m.RULE.code, m.check_file) for m in RULE_MODULES if hasattr(m, "check_file")]
 
 
 HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_grad_read", "on_attribute_assign",
@@ -85,10 +87,11 @@ def check_scope(checker, scope) -> None:
         check(checker, scope)
 
 
-def check_file(checker) -> None:
-    """Run the rules that need the whole file, once it is read."""
-    for check in _FILE_CHECKS:
-        check(checker)
+def check_file(checker, skipped: frozenset = frozenset()) -> None:
+    """Run the rules that need the whole file, once it is read, but those in ``skipped``."""
+    for code, check in _FILE_CHECKS:
+        if code not in skipped:
+            check(checker)
 
 
 def rule_documentation(code: str) -> str | None:
