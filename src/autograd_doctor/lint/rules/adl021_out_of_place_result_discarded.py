@@ -34,6 +34,13 @@ tensor operation that returns a new tensor and leaves its input as it was:
   on, from a module with parameters or a leaf that requires grad): the name
   keeps its graph, so gradients still flow where the line meant to stop them
   (a DQN's `next_q.detach()` before the TD target).
+Also a grad-mode context manager called as a statement: `torch.no_grad()`,
+`torch.enable_grad()`, `torch.inference_mode()` (also through
+`torch.autograd`, or imported by name) only build the context manager, and
+nothing enters it: the lines below run in the grad mode they had (min-dalle's
+generator, whose decoder then builds a graph on every step).
+`torch.set_grad_enabled(False)` and `torch.autograd.set_detect_anomaly(True)`
+act when called and are not reported.
 Also a forward hook of the file (a function or method passed to
 `register_forward_hook`) that rebinds its `output` parameter to a new value,
 never reads it again and returns nothing: a forward hook changes the module's
@@ -95,6 +102,14 @@ abs add sub mul div neg exp log sqrt pow sigmoid tanh relu softmax log_softmax c
 addcdiv reciprocal rsqrt sign sin cos square tril triu scatter
 """.split())
 
+# Grad-mode context managers whose construction changes nothing: the mode changes only when
+# the object is entered (`with`) or used as a decorator (torch 2.13: `no_grad.__init__` and
+# `enable_grad.__init__` only record the current mode, `inference_mode.__init__` only stores
+# the flag).  `torch.set_grad_enabled(False)` and `torch.autograd.set_detect_anomaly(True)`
+# change the mode in their constructor and are not listed.
+GRAD_MODE_CONTEXTS = frozenset(f"{module}.{name}" for module in (
+    "torch", "torch.autograd", "torch.autograd.grad_mode") for name in ("no_grad", "enable_grad", "inference_mode"))
+
 # Those with an in-place twin (`clamp_`): `torch.Tensor` has `<name>_` for each (torch 2.13).
 HAS_INPLACE_FORM = frozenset("""
 abs add addcdiv addcmul clamp clamp_max clamp_min clip cos cumsum div exp index_add index_copy index_fill lerp log
@@ -104,8 +119,11 @@ tanh tril triu
 
 
 def on_call(checker, node, q) -> None:
-    """`torch.clamp(self.w, 1e-6)` as a statement."""
+    """`torch.clamp(self.w, 1e-6)` as a statement; `torch.no_grad()` as a statement."""
     # The set look-up first: the walk calls this hook for every call of the file.
+    if q in GRAD_MODE_CONTEXTS and checker.statement_is(node) and not checker.error_expected:
+        checker.scope.note("ADL021", (node, f"`{checker.text(node.func)}()`", "grad mode", None))
+        return
     if not (q.startswith("torch.") and q[6:] in PURE_FUNCTIONS and q.count(".") == 1 and node.args
             and checker.statement_is(node)) or _writes_out(node) or checker.error_expected:
         return
@@ -183,6 +201,13 @@ def _repository_defines_method(root: str, filename: str, name: str) -> bool:
 
 def check_scope(checker, scope) -> None:
     for node, shown, op, operand in scope.noted("ADL021"):
+        if op == "grad mode":
+            checker.report(
+                "ADL021", node,
+                f"{shown} makes a context manager and the result is thrown away: nothing enters it, so "
+                f"the grad mode of the lines below is unchanged; enter it around them (`with {shown[1:-1]}:`) "
+                f"or decorate the function with it")
+            continue
         remedy = f"the in-place form is `{op}_`; or assign the result" if op in HAS_INPLACE_FORM else "assign the result"
         message = f"{shown} returns a new tensor and the result is thrown away: this line changes nothing ({remedy})"
         if op == "detach":
