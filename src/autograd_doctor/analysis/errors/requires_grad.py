@@ -1828,7 +1828,12 @@ def _cleared_after_backward(filename: str, statement: ast.stmt, name: str):
         if not any(_calls_backward(s) for s in before[:cleared_at]) or \
                 any(_calls_backward(s) for s in before[cleared_at + 1:]) or _calls_backward(block[index]):
             return None
-        zero_grad, user = before[cleared_at], block[index]
+        # The gradients may be used after the statement that failed too (a logged norm, then
+        # optimizer.step()): the clearing moves to the end of the block, or just before its next
+        # backward(), after every use.
+        later = block[index + 1:]
+        next_backward = next((i for i, s in enumerate(later) if _calls_backward(s)), len(later))
+        zero_grad, user = before[cleared_at], (later[next_backward - 1] if next_backward else block[index])
         if zero_grad.col_offset != user.col_offset:
             return None
         lines = [source_line(filename, n) for n in range(zero_grad.end_lineno + 1, user.end_lineno + 1)]
@@ -1848,8 +1853,8 @@ def _cleared_after_backward(filename: str, statement: ast.stmt, name: str):
         notes = [f"{name} requires grad and backward() computed its gradient; {zero_text} then set it to None. "
                  "Clear the gradients after they are used (or before the next backward()), not between "
                  "backward() and their use"]
-        helps = [Suggestion(f"call {zero_text} after the gradients are used (line {user.end_lineno}): the update "
-                            "then reads the gradients backward() computed, and the next backward() still "
+        helps = [Suggestion(f"call {zero_text} after the gradients are used (after line {user.end_lineno}): the "
+                            "code reads the gradients backward() computed, and the next backward() still "
                             "starts from zero", replacement="\n".join(moved + [zero_text]), location=span)]
         return diagnosis(codes.LEAF_GRAD_NONE_READ, location, [read], notes, helps)
     return None
