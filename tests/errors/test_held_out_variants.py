@@ -210,9 +210,9 @@ NOT_YET = {
     # The mm form of cdist rounds distances near zero (a sample next to a centre) to exactly 0 and its
     # gradient there to 0: the Laplacian differs from the exact distances' (docs/errors.md, set 15).
     "rbf_network_laplacian_through_cdist": (True, "wrong"),
-    # The saved tensors are read in a generator expression of a multi-line return: unpacking them
-    # once means rewriting the expression.
-    "saved_tensors_unpacked_per_input_under_checkpoint": (False, "advice"),
+    # AD136 names the multi-line return statement whose generator reads the saved tensors and reads
+    # them once before it; the variant marks the statement's second line.
+    "saved_tensors_unpacked_per_input_under_checkpoint": (False, "right"),
     # AD149 names the unscale_ in the helper; the clipping call must move out of the stepping loop,
     # which the variant marks.
     "shared_scaler_unscales_both_optimizers_after_first_step": (False, "advice"),

@@ -286,3 +286,41 @@ def test_make_dual_without_any_level_call_keeps_its_primary(tmp_path):
     source, diagnoses = diagnose(tmp_path, LEVEL.replace("{body}", BODY.replace(
         "        out = f(make_dual(x, v))", "        out = f(make_dual(x, v))  # DUAL")))
     assert only(diagnoses, "AD238").primary.line == marked_line(source, "DUAL")
+
+
+# ---- AD136: every read of ctx.saved_tensors in one statement ----------------------------------------
+
+PRODUCT = """
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+
+    class Product(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+{body}
+
+
+    torch.manual_seed(0)
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    checkpoint(lambda x, y: Product.apply(x * 2, y), a, b, use_reentrant=False).sum().backward()
+    grads = [a.grad, b.grad]
+    """
+
+
+def test_saved_tensors_read_twice_in_one_statement_are_read_once_before_it(tmp_path):
+    body = "            return grad_output * ctx.saved_tensors[1], grad_output * ctx.saved_tensors[0]  # READ"
+    source, diagnoses = diagnose(tmp_path, PRODUCT.replace("{body}", body))
+    found = only(diagnoses, "AD136")
+    assert found.primary.line == marked_line(source, "READ")
+    namespace = run_fixed(tmp_path, found.help[0])
+    twin = PRODUCT.replace("{body}", "            a, b = ctx.saved_tensors\n"
+                           "            return grad_output * b, grad_output * a")
+    assert same(namespace["grads"], reference(tmp_path, twin)["grads"])
+    silent(tmp_path, twin)
