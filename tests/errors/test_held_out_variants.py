@@ -201,6 +201,25 @@ NOT_YET = {
     "loss_and_metrics_returned_as_dict_to_grad_with_aux": (True, "advice"),
     # As for set 13's smooth step: the Function's jvp is its author's.
     "straight_through_rounding_function_under_jacfwd": (True, "advice"),
+    # Set 15. AD239 names the jvp call and casts the tangent there (the catalogue's convention); the
+    # variant marks the F.one_hot that builds it (both right).
+    "jvp_along_one_hot_direction": (False, "right"),
+    # AD103 names optimizer.step(): the loss computed once before the epoch loop must be computed again
+    # in every epoch, a move of several statements into the loop.
+    "ppo_epochs_reuse_loss_computed_before_epoch_loop": (False, "advice"),
+    # The mm form of cdist rounds distances near zero (a sample next to a centre) to exactly 0 and its
+    # gradient there to 0: the Laplacian differs from the exact distances' (docs/errors.md, set 15).
+    "rbf_network_laplacian_through_cdist": (True, "wrong"),
+    # AD136 names the multi-line return statement whose generator reads the saved tensors and reads
+    # them once before it; the variant marks the statement's second line.
+    "saved_tensors_unpacked_per_input_under_checkpoint": (False, "right"),
+    # AD149 names the unscale_ in the helper; the clipping call must move out of the stepping loop,
+    # which the variant marks.
+    "shared_scaler_unscales_both_optimizers_after_first_step": (False, "advice"),
+    # Which learning rate the tied weight gets is the user's choice.
+    "tied_embedding_in_two_param_groups": (False, "advice"),
+    # The dict entry must become a registered parameter read by forward: two statements.
+    "traced_module_with_learned_table_in_dict": (False, "advice"),
 }
 
 

@@ -13,7 +13,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, inplace_chain_fix, metadata_inplace_fix,
     piece_chain_rebinding_fix,
-    method_call_fixes, no_grad_fix, unbound_loop_fix, write_fixes,
+    loop_targets, method_call_fixes, no_grad_fix, unbound_loop_fix, write_fixes,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -397,6 +397,19 @@ def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diag
         suggestion.message = "write out of place: the operand is then read in full before anything is written"
         suggestion.replacement = _copy_into_unassignable(suggestion.replacement)
     cloned = _operand_cloned(site.filename, statement, op, first=not helps)
+    saver = _saved_by_its_maker(target) if not helps and cloned is not None and cloned.replacement else None
+    root = _written_root(statement, op) if saver is not None else None
+    if root is not None and "\n" not in cloned.replacement and \
+            root not in loop_targets(site.filename, statement):
+        # `feats[1:] -= feats[:-1]` where feats is a ReLU's output: ReluBackward0 saved feats, so
+        # even with an independent operand the write would make backward() fail (AD101). The write
+        # goes into a copy, which the rest of the code reads under the same name.
+        helps.append(Suggestion(
+            f"write into a copy of {root} and give the op an independent operand: {saver} saved {root} for "
+            f"backward(), so {root} itself must stay as it was made; the copy gets the values the write "
+            "meant, read in full before anything is written",
+            f"{root} = {root}.clone()\n{cloned.replacement}", cloned.location))
+        cloned.message = "or " + cloned.message
     helps.append(cloned if cloned is not None else
                  Suggestion("or give the op an independent operand: add .clone() to the operand that views "
                             "the written tensor"))
@@ -441,6 +454,40 @@ def _operand_cloned(filename: str, statement, op: str, first: bool) -> Suggestio
     return Suggestion(f"{'' if first else 'or '}give the op an independent operand: clone the operand that views "
                       f"the written tensor ({operand}.clone()), so it is read in full before anything is written",
                       replacement=new_statement, location=statement_location(filename, statement))
+
+
+def _saved_by_its_maker(target) -> str | None:
+    """The name of the node that made the written tensor's base when that node saved it (its
+    result) for backward(): ReluBackward0, SigmoidBackward0, ... Any in-place write into that
+    memory then makes backward() fail. None when it did not, or the base is a leaf."""
+    from autograd_doctor.recording.probe import _saved_tensors
+
+    base = target._base if target._base is not None else target
+    node = base.grad_fn
+    if node is None:
+        return None
+    storage = _storage_of(target)
+    try:
+        for _, _, saved in _saved_tensors(node):
+            other = _storage_of(saved)
+            if storage is not None and other is not None and other.data_ptr() == storage.data_ptr():
+                return node.name()
+    except Exception:  # a node we cannot read: say nothing
+        return None
+    return None
+
+
+def _written_root(statement, op: str) -> str | None:
+    """The variable a write goes into: `feats` of `feats[1:] -= ...`, `buf[:-1] = ...`,
+    `series[1:].add_(...)`; None for anything else."""
+    if isinstance(statement, ast.AugAssign):
+        return _root_variable(statement.target)
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        return _root_variable(statement.targets[0])
+    method = op.rsplit(".", 1)[-1]
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == method] if statement is not None else []
+    return _root_variable(calls[0].func.value) if len(calls) == 1 else None
 
 
 def _root_variable(node) -> str | None:

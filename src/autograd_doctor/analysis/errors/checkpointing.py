@@ -367,11 +367,35 @@ def saved_tensors_twice(context: ErrorContext, already):
              "can be unpacked only once; without checkpoint a second read works, so the mistake shows only here"]
     advice = Suggestion("read ctx.saved_tensors once, at the top of backward, and use those variables afterwards")
     if not earlier:
-        return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, notes=notes, help=[advice])
+        own = [r for r in reads if statement.lineno <= r.lineno <= statement.end_lineno]
+        once = _read_once_before(filename, function, statement, location, own) if len(own) > 1 else None
+        return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, notes=notes,
+                         help=[h for h in (once, advice) if h])
     first_statement = statement_at(filename, earlier[0].lineno)
     first = statement_location(filename, first_statement, role="read", note="first read of ctx.saved_tensors")
     helps = [_reuse_first_read(filename, statement, location, first_statement, reads), advice]
     return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, [first], notes, [h for h in helps if h])
+
+
+def _read_once_before(filename, function, statement, location, own):
+    """Every read in one statement (`return tuple(... ctx.saved_tensors[1] ... for i in range(2))`):
+    one read bound to a name just before it, which the statement uses instead (the same tensors,
+    unpacked once)."""
+    from autograd_doctor.diagnosis.source import replace_nodes_text
+
+    name = "saved"
+    if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(function)) or \
+            len({text_of(filename, r) for r in own}) != 1:
+        return None
+    new_text = replace_nodes_text(filename, statement, [(r, name) for r in own])
+    if new_text is None:
+        return None
+    indent = " " * statement.col_offset  # continuation lines: relative to the statement, as the change writes it
+    lines = new_text.split("\n")
+    new_text = "\n".join(lines[:1] + [line[len(indent):] if line.startswith(indent) else line for line in lines[1:]])
+    return statement_change(location, f"read {text_of(filename, own[0])} once, into {name}, before this statement, "
+                            f"and use {name} in it: the same tensors, unpacked once",
+                            f"{name} = {text_of(filename, own[0])}\n{new_text}")
 
 
 def _reuse_first_read(filename, statement, location, first_statement, reads):

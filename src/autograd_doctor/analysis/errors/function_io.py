@@ -72,6 +72,14 @@ def aux_not_a_pair(context: ErrorContext, already):
             helps.append(statement_change(
                 location, f"return the output and the {len(rest)} auxiliary values as one tuple: the caller then "
                 f"receives (gradient, ({', '.join(rest)}))", f"return {first}, ({', '.join(rest)})"))
+    elif isinstance(value, ast.List) and len(value.elts) == 2 and \
+            not any(isinstance(e, ast.Starred) for e in value.elts) and \
+            None not in (pair := [text_of(filename, e) for e in value.elts]):
+        # `return [z, z.norm()]`: the pair, as a list; the transforms take only a tuple.
+        location.note = "returns the pair (output, aux) as a list: the transform needs a tuple"
+        helps.append(statement_change(
+            location, f"return the same two values as a tuple: {pair[0]} is the output differentiated, "
+            f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
         helps.append(Suggestion("return (output, aux) if the function has an auxiliary value to hand back, or "
@@ -90,8 +98,13 @@ def _copies_values(filename: str, call: ast.Call) -> bool:
     """`torch.tensor(...)`, `torch.as_tensor(...)`, `x.new_tensor(...)`: calls that build a tensor from
     the values of the elements of a list, without their graph."""
     spelled = text_of(filename, call.func) or ""
-    return spelled in ("torch.tensor", "torch.as_tensor") or (isinstance(call.func, ast.Attribute)
-                                                              and call.func.attr == "new_tensor")
+    return spelled in ("torch.tensor", "torch.as_tensor") + tuple(_LEGACY_CONSTRUCTORS) or (
+        isinstance(call.func, ast.Attribute) and call.func.attr == "new_tensor")
+
+
+# The legacy constructors copy the values too, into their own dtype (torch.Tensor: the default one):
+# the stacked elements are cast to it, which autograd records.
+_LEGACY_CONSTRUCTORS = {"torch.Tensor": "", "torch.FloatTensor": ".float()", "torch.DoubleTensor": ".double()"}
 
 
 def _torch_tensor_of_a_list(filename: str, node: ast.AST) -> ast.Call | None:
@@ -127,7 +140,8 @@ def strict_output_without_grad(context: ErrorContext, already):
         spelled = "torch.tensor" if text_of(filename, call.func) == "torch.tensor" else text_of(filename, call.func)
         location = statement_location(filename, statement, note=f"{spelled}([...]) copies the values of the "
                                       "elements into a new tensor, without their graph")
-        new = replace_node_text(filename, statement, call, f"torch.stack({text_of(filename, call.args[0])})")
+        cast = _LEGACY_CONSTRUCTORS.get(text_of(filename, call.func) or "", "")
+        new = replace_node_text(filename, statement, call, f"torch.stack({text_of(filename, call.args[0])}){cast}")
         helps = [statement_change(location, "build the vector with torch.stack, which keeps each element's graph "
                                   "(the same values when the elements are single numbers)", new)]
         return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
@@ -251,16 +265,37 @@ def dual_tensor_without_level(context: ErrorContext, already):
     if not unpacks:
         return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[advice])
     last = unpacks[-1]
+    dropped = _level_made_and_dropped(filename, block, statement, level)
     lines = [source_line(filename, number) for number in range(statement.lineno, last.end_lineno + 1)]
     indent = len(lines[0]) - len(lines[0].lstrip())
     body = [text[indent:].rstrip() if text.strip() else "" for text in lines]
-    change = statement_location(filename, statement)
+    change = statement_location(filename, dropped if dropped is not None else statement)
     change.end_line, change.end_column = last.end_lineno, last.end_col_offset
     with_block = "\n".join([f"with {level}():", *(f"    {text}" if text else "" for text in body)])
-    help = Suggestion(f"make, use and unpack the dual tensor inside `with {level}():` (lines {statement.lineno}-"
+    related = []
+    if dropped is not None:
+        # `fwAD.dual_level()` as a statement: the level object is made and dropped, never entered.
+        related = [location]
+        location = statement_location(filename, dropped, note=f"{level}() makes the level's context manager and "
+                                      "drops it: without `with`, no level is entered")
+        notes.append(f"{level}() does nothing on its own: the level exists only while a `with` block runs")
+    help = Suggestion(f"make, use and unpack the dual tensor inside `with {level}():` (lines {change.line}-"
                       f"{last.end_lineno}): the tangent then exists until unpack_dual() has read it",
                       replacement=with_block, location=change)
-    return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[help, advice])
+    return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help, advice])
+
+
+def _level_made_and_dropped(filename: str, block: list, statement: ast.stmt, level: str):
+    """The statement `level()` (`fwAD.dual_level()`) just before `statement` in its block: a context
+    manager called as an expression, which enters nothing; None when there is none."""
+    index = block.index(statement)
+    if index == 0:
+        return None
+    before = block[index - 1]
+    if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and not before.value.args \
+            and not before.value.keywords and text_of(filename, before.value.func) == level:
+        return before
+    return None
 
 
 # ---- AD239: an integer tangent ------------------------------------------------------------------

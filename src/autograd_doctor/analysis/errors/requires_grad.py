@@ -5,6 +5,7 @@ graph, out= with arguments in the graph, an optimizer given a non-leaf."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
@@ -17,7 +18,8 @@ from autograd_doctor.analysis.errors.context import (
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, parse_file, replace_node_text, replace_nodes_text, segment, statement_location, walk_covering,
+    call_argument, parse_file, replace_node_text, replace_nodes_text, segment, source_line, statement_location,
+    walk_covering,
 )
 
 FLOAT_DTYPE = "torch.float32"
@@ -1720,6 +1722,10 @@ def grad_of_leaf_without_gradient(found):
     name = text_of(filename, reads[0].value)
     tensor = value_of(frame, reads[0].value)
     frozen = not tensor.requires_grad
+    if not frozen:
+        cleared = _cleared_after_backward(filename, statement, name)
+        if cleared is not None:
+            return cleared
     why = ("it does not require grad (it is frozen)" if frozen
            else "no backward() so far has reached it (the loss does not use it, or backward() has not run yet)")
     location.role, location.note = "read", f"{name}.grad is None here: {why}"
@@ -1766,6 +1772,92 @@ def grad_of_leaf_without_gradient(found):
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def _is_zero_grad_to_none(statement: ast.stmt) -> bool:
+    """`model.zero_grad()`, `optimizer.zero_grad(set_to_none=True)`: a statement that sets every
+    .grad it covers to None (the default since PyTorch 2.0); not `zero_grad(set_to_none=False)`,
+    which keeps zero tensors, nor `zero_grad(False)`."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    call = statement.value
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad") or call.args:
+        return False
+    return all(k.arg == "set_to_none" and isinstance(k.value, ast.Constant) and k.value.value is True
+               for k in call.keywords)
+
+
+def _calls_backward(node: ast.AST) -> bool:
+    """`loss.backward(...)`, `torch.autograd.backward(...)`, `scaler.scale(loss).backward()`."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+               for n in ast.walk(node))
+
+
+def _sibling_blocks(tree: ast.AST, line: int):
+    """(block, index) for each statement list on the way down to `line`: the statement at `index`
+    of `block` covers the line, outermost first."""
+    from autograd_doctor.diagnosis.source import statement_children
+
+    node = tree
+    while True:
+        children = statement_children(node) if not isinstance(node, ast.Module) else node.body
+        block = [c for c in children if isinstance(c, ast.stmt)]
+        index = next((i for i, c in enumerate(block) if c.lineno <= line <= (c.end_lineno or c.lineno)), None)
+        if index is None:
+            return
+        yield block, index
+        node = block[index]
+
+
+def _cleared_after_backward(filename: str, statement: ast.stmt, name: str):
+    """AD309 when the .grad read is None because a `zero_grad()` (set_to_none by default) runs
+    between the backward() that filled it and the statement that reads it, in the same block:
+    `loss.backward(); model.zero_grad(); for p in ...: p -= lr * p.grad`. The read leaf requires
+    grad, so the gradient was computed and then cleared; the zero_grad() moves after the
+    statement that uses the gradients (the order torch.optim's loops use), which keeps every
+    value the program computes. None unless the order is in the source, in one block."""
+    tree = parse_file(filename)
+    if tree is None:
+        return None
+    for block, index in reversed(list(_sibling_blocks(tree, statement.lineno))):
+        before = block[:index]
+        clears = [i for i, s in enumerate(before) if _is_zero_grad_to_none(s)]
+        if not clears:
+            continue
+        cleared_at = clears[-1]
+        if not any(_calls_backward(s) for s in before[:cleared_at]) or \
+                any(_calls_backward(s) for s in before[cleared_at + 1:]) or _calls_backward(block[index]):
+            return None
+        # The gradients may be used after the statement that failed too (a logged norm, then
+        # optimizer.step()): the clearing moves to the end of the block, or just before its next
+        # backward(), after every use.
+        later = block[index + 1:]
+        next_backward = next((i for i, s in enumerate(later) if _calls_backward(s)), len(later))
+        zero_grad, user = before[cleared_at], (later[next_backward - 1] if next_backward else block[index])
+        if zero_grad.col_offset != user.col_offset:
+            return None
+        lines = [source_line(filename, n) for n in range(zero_grad.end_lineno + 1, user.end_lineno + 1)]
+        indent = " " * zero_grad.col_offset
+        if any(line.strip() and not line.startswith(indent) for line in lines):
+            return None
+        moved = [line[len(indent):].rstrip() for line in lines]
+        zero_text = segment(filename, zero_grad.value)
+        if zero_text is None:
+            return None
+        location = statement_location(filename, zero_grad, role="cleared", note=(
+            f"{zero_text} sets every .grad to None (set_to_none=True is its default), after backward() "
+            "filled them and before they are used"))
+        read = statement_location(filename, statement, role="read", note=f"{name}.grad is None here: "
+                                  f"{zero_text} (line {zero_grad.lineno}) cleared it")
+        span = dataclasses.replace(location, end_line=user.end_lineno, end_column=user.end_col_offset)
+        notes = [f"{name} requires grad and backward() computed its gradient; {zero_text} then set it to None. "
+                 "Clear the gradients after they are used (or before the next backward()), not between "
+                 "backward() and their use"]
+        helps = [Suggestion(f"call {zero_text} after the gradients are used (after line {user.end_lineno}): the "
+                            "code reads the gradients backward() computed, and the next backward() still "
+                            "starts from zero", replacement="\n".join(moved + [zero_text]), location=span)]
+        return diagnosis(codes.LEAF_GRAD_NONE_READ, location, [read], notes, helps)
+    return None
 
 
 def unused_input_gradient(found):

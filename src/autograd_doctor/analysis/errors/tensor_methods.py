@@ -102,7 +102,16 @@ def resize_with_grad(context: ErrorContext, already):
     # On a tensor that is not contiguous (a GRU's batch_first output), resize_ would reinterpret its memory
     # in storage order; with the element count unchanged, the shape change meant is the reshape, which keeps
     # the order of the elements as the tensor shows them.
-    if shape is not None and not leaf and (tensor.is_contiguous() or math.prod(shape) == tensor.numel()) and \
+    grown = _rows_grown_then_filled(frame, filename, statement, call, name, tensor) \
+        if shape is not None and not leaf and isinstance(statement, ast.Expr) and statement.value is call else None
+    if grown is not None:
+        # `seq.resize_(length, seq.shape[1]); seq[old:] = 0`: the helper grows the rows and fills the new
+        # ones; this call's sizes may happen to match, the next call's not, so the reshape is not the
+        # meaning. New rows of zeros appended out of place are (the code after writes them as before).
+        helps.append(statement_change(location, f"grow {name} out of place, so autograd records it: its rows "
+                                      "followed by new rows of zeros, which the code after this line fills as "
+                                      f"before; {name} then refers to the new tensor", f"{name} = {grown}"))
+    elif shape is not None and not leaf and (tensor.is_contiguous() or math.prod(shape) == tensor.numel()) and \
             ((isinstance(statement, ast.Expr) and statement.value is call) or bound is not None):
         new_value = _out_of_place(frame, name, tensor.numel(), shape, _shape_text(filename, call))
         if new_value is not None:
@@ -122,6 +131,64 @@ def resize_with_grad(context: ErrorContext, already):
                                 "same, else build a new tensor from this one (flatten()[:n], or torch.cat with "
                                 "new_zeros(...)); for a tensor outside the graph, resize t.detach()"))
     return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, helps)
+
+
+def _rows_grown_then_filled(frame, filename: str, statement: ast.stmt, call: ast.Call, name: str | None,
+                            tensor) -> str | None:
+    """`torch.cat([seq, seq.new_zeros(length - seq.shape[0], seq.shape[1])])` for `seq.resize_(length,
+    seq.shape[1])` (a contiguous tensor, one size per dimension, every size but the first equal to the
+    tensor's own) when the function writes into `seq[...]` after the call: the resize grows the rows
+    and the code fills them, whatever this call's sizes. None for anything else."""
+    import torch
+
+    if not name or not name.isidentifier() or call.func.attr != "resize_" or not tensor.is_contiguous() \
+            or frame.f_globals.get("torch") is not torch:
+        return None
+    arguments = call.args
+    if len(arguments) == 1 and isinstance(arguments[0], (ast.Tuple, ast.List)):
+        arguments = arguments[0].elts
+    if len(arguments) != tensor.dim() or len(arguments) < 1 or any(isinstance(a, ast.Starred) for a in arguments) \
+            or call.keywords:
+        return None
+    sizes = [_size_value(frame, a) for a in arguments]
+    if not all(isinstance(size, int) for size in sizes) or tuple(sizes[1:]) != tuple(tensor.shape[1:]):
+        return None
+    texts = [text_of(filename, a) for a in arguments]
+    if not all(texts) or isinstance(arguments[0], ast.Constant):
+        return None
+    if not _written_after(filename, name, statement):
+        return None
+    rest = "".join(f", {text}" for text in texts[1:])
+    return f"torch.cat([{name}, {name}.new_zeros({texts[0]} - {name}.shape[0]{rest})])"
+
+
+def _written_after(filename: str, name: str, statement: ast.stmt) -> bool:
+    """Whether the function around `statement` writes into `name[...]` after it (`name[k:] = 0`,
+    `name[k:] += ...`, `name[k:].zero_()`, `.fill_(...)`, `.copy_(...)`)."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    scope = enclosing_function(tree, statement.lineno)
+    if scope is tree:
+        return False
+
+    def indexes_name(node) -> bool:
+        return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
+
+    for node in ast.walk(scope):
+        if getattr(node, "lineno", 0) <= statement.end_lineno:
+            continue
+        if isinstance(node, ast.Assign) and any(indexes_name(t) for t in node.targets):
+            return True
+        if isinstance(node, ast.AugAssign) and indexes_name(node.target):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("zero_", "fill_", "copy_", "normal_", "uniform_") and indexes_name(node.func.value):
+            return True
+    return False
 
 
 def _read_later(filename: str, name: str | None, statement: ast.stmt) -> bool:
