@@ -222,5 +222,5 @@ def test_batch_norm_built_in_code_is_still_found_and_its_statistics_are_skipped(
     actor, target = module.mlp(4, 6), module.mlp(4, 6)
     actor(torch.randn(8, 4) * 3 + 2)  # train mode: the actor's statistics move
     module.soft_update(target, actor, 0.5)
-    assert torch.equal(target[1].running_mean, torch.zeros(6))
-    assert not torch.equal(actor[1].running_mean, torch.zeros(6))
+    assert torch.equal(target[2].running_mean, torch.zeros(6))
+    assert not torch.equal(actor[2].running_mean, torch.zeros(6))
