@@ -8,7 +8,8 @@ holds every batch's sub-network graphs until the epoch ends.  Re-created in
 other words: a meter that sums what it gets, fed the mean of losses that were
 each backpropagated already.
 Buggy line: `losses.update(list_mean(loss_of_subnets), images.size(0))` with an
-`AverageMeter`.
+`AverageMeter`.  ADL023 reports the list the losses are collected in (the
+value that reaches the meter), not the meter's update itself.
 Source: https://github.com/mit-han-lab/once-for-all/blob/master/ofa/imagenet_classification/elastic_nn/training/progressive_shrinking.py"""
 import random
 
@@ -66,7 +67,7 @@ def train_one_epoch(net, optimizer, batches, subnets_per_batch=2):
             loss_of_subnets.append(loss)  # expect: ADL023
             loss.backward()
         optimizer.step()
-        losses.update(list_mean(loss_of_subnets), images.size(0))  # missed: ADL023
+        losses.update(list_mean(loss_of_subnets), images.size(0))
     return losses
 
 
