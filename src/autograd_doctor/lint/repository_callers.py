@@ -34,9 +34,16 @@ _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "validation_s
                            "test_step", "predict_step", "compute_loss", "main"})
 
 
-def called_only_without_gradients(method: str, filename: str, tree: ast.Module | None = None) -> bool:
+def called_only_without_gradients(method: str, filename: str, tree: ast.Module | None = None,
+                                  module_level: bool = False) -> bool:
     """Whether every mention of ``method`` in the repository of ``filename`` (and in
-    ``tree``, the linted file itself) is a call made without gradients, and there is one."""
+    ``tree``, the linted file itself) is a call made without gradients, and there is one.
+
+    ``module_level``: ``method`` is a function defined at the top of ``filename``, not a
+    method.  Another file can call it only by importing it, so a file that never names
+    the module (its file name's stem) is not read: its `infer(...)` is another function
+    of the same name.  Where any file of the repository star-imports from a module of
+    that name, every file is read, as for a method."""
     if method in _ENTRY_POINTS or method.startswith("__"):
         return False
     word = re.compile(r"\b%s\b" % re.escape(method))
@@ -44,9 +51,16 @@ def called_only_without_gradients(method: str, filename: str, tree: ast.Module |
     own = None
     if filename and not filename.startswith("<"):
         own = os.path.abspath(filename)
-    for path in repository_files(filename):
-        if path != own and word.search(file_text(path)):
-            walks.append(_walk_file(path))
+    paths = [p for p in repository_files(filename) if p != own and word.search(file_text(p))]
+    if module_level and own is not None:
+        stem = os.path.splitext(os.path.basename(own))[0]
+        named = re.compile(r"\b%s\b" % re.escape(stem))
+        star = re.compile(r"from\s+[\w.]*\b%s\s+import\s+\*" % re.escape(stem))
+        files = repository_files(filename)
+        if stem != "__init__" and not any(star.search(file_text(p)) for p in files if p != own):
+            paths = [p for p in paths if named.search(file_text(p))]
+    for path in paths:
+        walks.append(_walk_file(path))
     seen = False
     for walk in walks:
         if walk is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from functools import lru_cache
 
 from autograd_doctor.lint.clearing import module_file_in_project
 from autograd_doctor.lint.defaults import off_by_default, parameter_defaults
@@ -23,8 +24,8 @@ RULE = Rule(
 writes one model's parameter in place from the other's: `a.mul_(d).add_(b)`,
 `a.lerp_(b, w)`, `a.copy_(...)`, `a.data = ...`, also through `.data`.
 It reports the loop when all of these hold:
-- the project builds batch-norm layers (`BatchNorm1d/2d/3d`, `SyncBatchNorm`)
-  in the linted file, or in a project file that it or a file naming its
+- the project builds batch-norm layers (`BatchNorm1d/2d/3d`, `SyncBatchNorm`,
+  called in code: not in a comment or a string) in the linted file, or in a project file that it or a file naming its
   module imports (three import levels deep);
 - the class (or, for a function outside a class, the file) never reads the
   buffers: no `buffers()`, `named_buffers()`, `state_dict()`,
@@ -76,6 +77,7 @@ _BUFFER_WORDS = frozenset({"buffers", "named_buffers", "state_dict", "load_state
                            "running_mean", "running_var", "register_buffer"})
 _PARAMETER_CALLS = frozenset({"parameters", "named_parameters"})
 _NORM = re.compile(r"\b(?:Sync)?BatchNorm(?:1d|2d|3d)?\s*\(")
+_NORM_NAME = re.compile(r"(?:Sync)?BatchNorm(?:1d|2d|3d)?")
 
 
 def check_file(checker) -> None:
@@ -469,7 +471,7 @@ def _project_builds_batch_norm(checker) -> bool:
     or from a file that calls into it (one naming the file's module) through the project's
     own imports, three levels deep: not merely somewhere in the repository (a test of
     another feature)."""
-    if _NORM.search(checker.source):
+    if _builds_norm(checker.source):
         return True
     if not checker.filename or checker.filename.startswith("<"):
         return False
@@ -482,7 +484,7 @@ def _project_builds_batch_norm(checker) -> bool:
         following = []
         for path in frontier:
             text = checker.source if path == own else file_text(path)
-            if path != own and _NORM.search(text):
+            if path != own and _builds_norm(text):
                 return True
             for module in _imported_modules(path, text):
                 found = module_file_in_project(module, path)
@@ -490,7 +492,31 @@ def _project_builds_batch_norm(checker) -> bool:
                     seen.add(os.path.abspath(found))
                     following.append(os.path.abspath(found))
         frontier = following
-    return any(_NORM.search(file_text(p)) for p in frontier)
+    return any(_builds_norm(file_text(p)) for p in frontier)
+
+
+def _builds_norm(text: str) -> bool:
+    """The text calls a batch-norm constructor in its code: not in a comment
+    (`# nn.BatchNorm1d(h),` left out of an `nn.Sequential`) nor in a string or
+    docstring.  A text that does not parse is searched with its comments removed."""
+    if not _NORM.search(text):
+        return False
+    return _norm_call_in_code(text)
+
+
+@lru_cache(maxsize=256)
+def _norm_call_in_code(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return any(_NORM.search(line.split("#", 1)[0]) for line in text.splitlines())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if _NORM_NAME.fullmatch(name):
+                return True
+    return False
 
 
 def _imported_modules(path: str, text: str) -> list:

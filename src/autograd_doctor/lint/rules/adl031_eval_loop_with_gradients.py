@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint.names import INTEGER_RESULT_METHODS
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.adl032_td_target_not_detached import _grad_off_call
 from autograd_doctor.lint.rules.base import Rule
@@ -19,11 +20,14 @@ RULE = Rule(
 `inference_mode()`, that calls `M(...)` and keeps the result (or a value
 computed from it in the loop) beyond the iteration: appended to a list, stored
 on `self`, added into a name from before the loop, or bound to a name read after
-the loop.  Kept values read through `.item()`, `.detach()`, `.data`, `.tolist()`,
-`.numpy()` do not count.  Silent when the function is decorated with
+the loop (before the name is bound again).  Kept values read through `.item()`,
+`.detach()`, `.data`, `.tolist()`, `.numpy()` do not count, nor values with no graph (a comparison, a count of one
+such as `sum(mse > t)` or `(pred == y).sum()`, an integer result, `len` / `int` /
+`float`).  Silent when the function is decorated with
 `no_grad` / `inference_mode` (or a wrapper named after them), in a function
 that freezes parameters (`requires_grad_(False)`), when every call of it in the repository is made
-without gradients, or for Lightning's `validation_step` / `test_step` /
+without gradients (for a function at the top of its file, the calls in files that
+name its module), or for Lightning's `validation_step` / `test_step` /
 `predict_step` (run under `no_grad` by the trainer).""",
     why_bad="""`eval()` changes dropout and batch norm, not autograd: with gradients on,
 every forward records a graph and saves the activations its backward would
@@ -76,7 +80,8 @@ def _check_function(checker, func) -> None:
     for loop in _grad_on_loops(func.body):
         forward = _kept_forward(checker, func, loop, evaluated)
         if forward is not None:
-            if called_only_without_gradients(func.name, checker.filename, checker.tree):
+            if called_only_without_gradients(func.name, checker.filename, checker.tree,
+                                             module_level=func in checker.tree.body):
                 return
             _report(checker, forward)
             return
@@ -128,7 +133,8 @@ def _kept_forward(checker, func, loop, evaluated: set):
         call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and checker.text(n.func) in evaluated), None)
         if isinstance(stmt, ast.Assign):
             names = {n.id for target in stmt.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-            if (call is not None or _reads(stmt.value, tainted)) and not _released(stmt.value):
+            if (call is not None or _reads(stmt.value, tainted)) and not _released(stmt.value) \
+                    and not _graph_free(stmt.value):
                 tainted |= names
                 if call is not None and forward is None:
                     forward = stmt
@@ -138,8 +144,7 @@ def _kept_forward(checker, func, loop, evaluated: set):
         return None
     before = {n.id for s in func.body if s.lineno < loop.lineno for n in ast.walk(s)
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    after = {n.id for s in ast.walk(func) if hasattr(s, "lineno") and s.lineno > (loop.end_lineno or loop.lineno)
-             for n in [s] if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    after = _read_after(func, loop.end_lineno or loop.lineno)
     for stmt in statements:
         value = None
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
@@ -153,13 +158,55 @@ def _kept_forward(checker, func, loop, evaluated: set):
         elif isinstance(stmt, ast.Assign) and stmt is not forward \
                 and any(isinstance(t, ast.Name) and t.id in after for t in stmt.targets):
             value = stmt.value
-        if value is not None and not _released(value):
+        if value is not None and not _released(value) and not _graph_free(value):
             direct = any(isinstance(n, ast.Call) and checker.text(n.func) in evaluated for n in ast.walk(value))
             if direct:
                 return stmt  # `outputs.append(model(x))`
             if forward is not None and _reads(value, tainted):
                 return forward
     return None
+
+
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "round"})
+_REDUCING = frozenset({"sum", "mean", "float", "double", "to", "cpu", "cuda", "squeeze", "view", "reshape"})
+
+
+def _graph_free(node) -> bool:
+    """A value with no graph whatever the outputs were: a comparison (`mse > t`, a bool
+    tensor), a count of one (`sum(mse > t)`, `(pred == y).sum()`), an integer result
+    (`out.argmax(1)`), a Python number (`len(x)`, `int(...)`, `float(...)`)."""
+    if isinstance(node, (ast.Compare, ast.Constant)):
+        return True
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return True
+        return _graph_free(node.left) and _graph_free(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _graph_free(node.operand)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in _NUMBER_BUILTINS:
+                return True
+            return func.id == "sum" and len(node.args) == 1 and _graph_free(node.args[0])
+        if isinstance(func, ast.Attribute):
+            if func.attr in INTEGER_RESULT_METHODS:
+                return True
+            return func.attr in _REDUCING and _graph_free(func.value)
+    return False
+
+
+def _read_after(func, end: int) -> set:
+    """The names whose first mention after line ``end`` reads them: the loop's last value
+    is read there.  A name bound again before any read after the loop (`mse = ...` in a
+    second loop) does not read the first loop's value.  On one line a read counts first
+    (`x = f(x)` reads `x`)."""
+    first = {}
+    names = sorted(((n.lineno, 0 if isinstance(n.ctx, ast.Load) else 1, n.col_offset), n.id, n.ctx)
+                   for n in ast.walk(func) if isinstance(n, ast.Name) and n.lineno > end)
+    for _, name, ctx in names:
+        first.setdefault(name, ctx)
+    return {name for name, ctx in first.items() if isinstance(ctx, ast.Load)}
 
 
 def _reads(node, names: set) -> bool:
