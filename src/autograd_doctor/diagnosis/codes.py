@@ -3270,6 +3270,35 @@ matches the head's guess.
         "x1, x2 = torch.randn(8, 4), torch.randn(8, 4)\n"
     ))
 
+MODULE_BACKWARD_NEVER_CALLED = _code(
+    "AD223",
+    "a module's backward() method is never called by autograd",
+    """\
+**What it means.** A class derived from `nn.Module` defines `backward(self, grad_output)`,
+meant to change the gradient that flows through it (a gradient reversal layer, a
+straight-through estimator, a gradient clip). Autograd calls `backward` only on a
+`torch.autograd.Function`; a module's gradient is the derivative of what its `forward()`
+recorded, and the method is never called. No error: a gradient reversal layer is the identity
+in both directions, and the adversarial branch trains the encoder to help it. autograd-doctor
+reports it after one of the first backward() calls that went through such a module's result.
+A `backward(self, loss)` helper that calls `loss.backward()` itself is not this.
+
+**Minimal example.**
+
+    class GradReverse(nn.Module):
+        def forward(self, x):
+            return x
+        def backward(self, grad_output):         # AD223: never called
+            return -grad_output
+    x = torch.randn(3, requires_grad=True)
+    GradReverse()(x * 2).sum().backward()
+
+**The fix.** Write it as a `torch.autograd.Function` (static `forward(ctx, x)` returning
+`x.view_as(x)`, static `backward(ctx, grad_output)`) and call it with `.apply(x)`, or let the
+module's `forward()` return such a Function's `.apply(x)`.
+""",
+    heading="a module's backward() method is never called")
+
 STALE_GRAPH_VALUE = _code(
     "AD228",
     "a tensor computed from parameters before an optimizer step is used after it: it holds their old values",
