@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from typing import Protocol
 
@@ -19,8 +20,9 @@ from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
 )
 from autograd_doctor.analysis.naming import (
-    module_path, parameter_path, user_frames, variable_for, variable_with_memory_of,
+    module_path, modules_in, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.analysis.leaf_writes import input_leaf_helps, leaf_write_helps, leaf_write_intent
 from autograd_doctor.analysis.module_weight_writes import (
     clone_at_earlier_use, weight_name, what_the_module_does, writes_its_own_weight,
@@ -141,6 +143,20 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
         notes.append(f"{optimizer}.step() updated {what} in place after the forward pass saved it; "
                      "a later backward() through that graph needs the old value")
         optimizer_helps, moved_primary = _optimizer_suggestions(write, node, backward_stack, recorder, related)
+        stepped = re.match(r"\s*(\w+)\.step\(", write_loc.source or "") if write_loc is not None else None
+        shared = _held_by_two_optimizers(target, frames, stepped.group(1) if stepped else optimizer)
+        if shared is not None:
+            # Two optimizers step one module (shared by two models): the order of the updates is not
+            # the cause, and moving one changes what either loss trains. Which optimizer should own
+            # the module is the user's choice: advice first.
+            notes.append(shared[0])
+            helps.append(shared[1])
+            given = _optimizer_parameters_statement(write.site, stepped.group(1)) if stepped else None
+            if given is not None:
+                # the line that gives this optimizer the shared module is the one to change
+                related = [loc for loc in ([write_loc] if write_loc is not None else []) + related
+                           if (loc.file, loc.line) != (given.file, given.line)]
+                primary, moved_primary = given, None
         helps.extend(optimizer_helps)
         if moved_primary is not None and write_loc is not None:
             # The first help moves the later update: its backward() is the line to change.
@@ -189,6 +205,58 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
         "optimizer": optimizer, "version_saved": record.version, "version_found": alias._version,
     })
     return diagnosis
+
+
+def _held_by_two_optimizers(target, frames, stepping: str) -> tuple[str, Suggestion] | None:
+    """(note, advice) when the parameter an optimizer's step() wrote is held by another live
+    optimizer too, naming the module of the user's whose parameters both hold (the largest one)."""
+    if not isinstance(target, torch.nn.Parameter):
+        return None
+    holding = optimizers_holding([target], Budget(1)) or []
+    if len(holding) < 2:
+        return None
+    held = [{id(p) for group in o.param_groups for p in group["params"]} for o in holding]
+    names = [variable_for(o, frames) for o in holding]
+    if any(n is None for n in names) or len(set(names)) != len(names):
+        return None
+    shared_name, shared_size = None, 0
+    for name, module in modules_in(frames):
+        parameters = [p for p in module.parameters()]
+        if name and any(p is target for p in parameters) and all(id(p) in h for h in held for p in parameters) \
+                and len(parameters) > shared_size:
+            shared_name, shared_size = name, len(parameters)
+    what = f"the parameters of {shared_name}" if shared_name else "this parameter"
+    others = [n for n in names if n != stepping] or names[1:]
+    note = (f"{what} are held by {len(names)} optimizers ({', '.join(names)}): {stepping}.step() updates "
+            f"{shared_name or 'it'} between the forward pass of the loss that {' and '.join(others)} trains "
+            "and that loss's backward()")
+    help = Suggestion(f"keep {shared_name or 'the shared module'} in one optimizer only: build {stepping} (or "
+                      f"{others[0]}) from the other parameters, e.g. `[p for name, p in model.named_parameters() if "
+                      f"not name.startswith(\"{shared_name or 'shared'}\")]`; which loss should train it is your "
+                      "choice, and the other model can read its features under torch.no_grad()")
+    return note, help
+
+
+def _optimizer_parameters_statement(step_site: Site, optimizer_name: str) -> Location | None:
+    """Where `optimizer_name` was given its parameters: the statement that builds it
+    (`opt = torch.optim.Adam(params, ...)`), or the one that made the list it was given
+    (`params = list(model.parameters())`), in the file and scope of its step() call."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+    from autograd_doctor.diagnosis.source import statement_location
+
+    filename, line = step_site.filename, step_site.lineno
+    built = last_assignment(filename, optimizer_name, line)
+    if built is None or not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call) \
+            or not built.value.args:
+        return None
+    chosen = built
+    given = built.value.args[0]
+    if isinstance(given, ast.Name):
+        made = last_assignment(filename, given.id, built.lineno)
+        if made is not None:
+            chosen = made
+    return statement_location(filename, chosen, role="optimizer",
+                              note=f"{optimizer_name} is given the shared module's parameters here")
 
 
 def _saved_tensor_name(alias, target, frames, write, save_site) -> str | None:

@@ -50,6 +50,7 @@ from autograd_doctor.analysis.grad_off_context_managers import (
     GradOffContextManager, GradOffEnter, block_dropped, grad_off_context_manager, grad_off_enter, switch_deleted,
 )
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
+from autograd_doctor.analysis.module_backward_methods import never_called_diagnoses
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
@@ -1245,7 +1246,9 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
     ever_reached.update(leaves)
     ran = tracker.ran if tracker is not None and (count > 1 or tracker.from_start) else None
     results = (tracker.output_nodes, list(tracker.consumers)) if tracker is not None else (IdentityMap(), [])
+    own_backward_results = tracker.own_backward_results if tracker is not None else []
     if tracker is not None:
+        tracker.own_backward_results = []
         tracker.ran = IdentitySet()
         tracker.output_nodes = IdentityMap()
         tracker.output_storages.clear()
@@ -1256,6 +1259,10 @@ def _examine_backward(recorder, call, func, args: tuple, kwargs: dict) -> list[D
     site = call.site
     frame = live_frame(site)
     diagnoses = []
+    if own_backward_results:
+        # a module's own backward(self, grad) method, which this backward() went around (AD223)
+        walked_keys = {node_key(node) for node in walked}
+        diagnoses += never_called_diagnoses(state, own_backward_results, walked_keys)
     for model_name, model in _modules_in_frames(frames):
         try:
             parameters = list(model.named_parameters())

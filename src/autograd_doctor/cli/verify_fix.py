@@ -307,7 +307,12 @@ def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseExc
             if suggestion in diagnosis.help:
                 diagnosis.notes.append(f"autograd-doctor tried the help at line {suggestion.location.line} on a copy: "
                                        f"{verdict.line()}")
-        ordered = [s for s in diagnosis.help if s not in rejected] + rejected
+        # A help whose changed program computes other values than the original's would change what the
+        # program means: it stays as text, not as a change to apply (the note above says why).
+        rejected = [_as_advice(s) if any(s is r and v.reason.startswith(CHANGES_MEANING) for r, v in check.rejected)
+                    else s for s in rejected]
+        ordered = [s for s in diagnosis.help if s not in rejected and not any(s is r for r, _ in check.rejected)] \
+            + rejected
         if check.chosen in ordered:
             ordered.remove(check.chosen)
             ordered[0:0] = [check.chosen, *_following_helps(check)]
@@ -317,6 +322,18 @@ def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseExc
             from autograd_doctor.doctor import reattach
 
             reattach(error, diagnosis, diagnosis)
+
+
+CHANGES_MEANING = "the changed program computes other values"
+
+
+def _as_advice(suggestion: Suggestion) -> Suggestion:
+    """A help that failed the meaning check, as text: what it proposed, not offered as a change."""
+    if not suggestion.replacement:
+        return suggestion
+    where = f"line {suggestion.location.line}" if suggestion.location is not None else "it"
+    return Suggestion(f"{suggestion.message} (not offered as a change: on a copy, changing {where} this way "
+                      "changed what the program computes)")
 
 
 def _following_helps(check: Check) -> list[Suggestion]:

@@ -2350,6 +2350,37 @@ the clipping is meant for): which ones is the program's choice, so the report is
         "batches = [(torch.randn(4, 3), torch.randn(4, 3)) for _ in range(3)]\n"
     ))
 
+TENSOR_ASSIGNED_TO_PARAMETER = _code(
+    "AD186",
+    "a computed tensor assigned to a parameter's name",
+    """\
+**What it means.** A module's `forward()` assigns a tensor computed with autograd to the name
+of one of its registered parameters, often computed from that parameter itself (a projection or
+normalisation step: `self.w = self.w / self.w.norm()`). `nn.Module` keeps only an `nn.Parameter`
+(a leaf the optimizer steps) or None under a parameter's name, and raises "TypeError: cannot
+assign 'torch.FloatTensor' as parameter 'w' (torch.nn.Parameter or None expected)". The value is
+a new tensor with a graph on every call, not the parameter. autograd-doctor names the statement,
+where the parameter was registered, and whether the value was computed from the parameter.
+
+**Minimal example.**
+
+    class Normalised(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+        def forward(self, x):
+            self.w = self.w / self.w.norm()      # AD186
+            return x * self.w
+    Normalised()(torch.randn(2, 3))
+
+**The fix.** Depends on what the step is for. Delete the line when the parameter may train
+without it (STGODE's authors did); bind the value to a local name and use it in `forward()` to
+differentiate through the step; or constrain the parameter itself outside the graph, after
+`optimizer.step()` under `torch.no_grad()`, or with `torch.nn.utils.parametrize`. Writing it
+through `.data` inside `forward()` changes what is trained.
+""",
+    heading="a computed tensor assigned to a parameter's name")
+
 # ---- AD2xx: problems PyTorch raises nothing for (warnings) ----------------------------
 
 SILENT_ALIAS_WRITE = _code(
@@ -3238,6 +3269,35 @@ matches the head's guess.
         "optimizer = torch.optim.SGD([*projector.parameters(), *predictor.parameters()], lr=0.1)\n"
         "x1, x2 = torch.randn(8, 4), torch.randn(8, 4)\n"
     ))
+
+MODULE_BACKWARD_NEVER_CALLED = _code(
+    "AD223",
+    "a module's backward() method is never called by autograd",
+    """\
+**What it means.** A class derived from `nn.Module` defines `backward(self, grad_output)`,
+meant to change the gradient that flows through it (a gradient reversal layer, a
+straight-through estimator, a gradient clip). Autograd calls `backward` only on a
+`torch.autograd.Function`; a module's gradient is the derivative of what its `forward()`
+recorded, and the method is never called. No error: a gradient reversal layer is the identity
+in both directions, and the adversarial branch trains the encoder to help it. autograd-doctor
+reports it after one of the first backward() calls that went through such a module's result.
+A `backward(self, loss)` helper that calls `loss.backward()` itself is not this.
+
+**Minimal example.**
+
+    class GradReverse(nn.Module):
+        def forward(self, x):
+            return x
+        def backward(self, grad_output):         # AD223: never called
+            return -grad_output
+    x = torch.randn(3, requires_grad=True)
+    GradReverse()(x * 2).sum().backward()
+
+**The fix.** Write it as a `torch.autograd.Function` (static `forward(ctx, x)` returning
+`x.view_as(x)`, static `backward(ctx, grad_output)`) and call it with `.apply(x)`, or let the
+module's `forward()` return such a Function's `.apply(x)`.
+""",
+    heading="a module's backward() method is never called")
 
 STALE_GRAPH_VALUE = _code(
     "AD228",

@@ -49,6 +49,9 @@ class ModuleForwardTracker:
         # whose result reached the loss was cut, not thrown away
         self.output_storages: dict[int, list[tuple[weakref.ref, weakref.ref]]] = {}
         self.consumers: list[tuple[IdentitySet, set[tuple[int, int]]]] = []
+        # (weak reference to the class, node keys of the result) of modules whose class defines a
+        # backward() method of its own (autograd never calls it)
+        self.own_backward_results: list[tuple[weakref.ref, set[tuple[int, int]]]] = []
         self.from_start = from_start  # on since the doctor started: it saw the first forward
         self.handle = torch.nn.modules.module.register_module_forward_pre_hook(self._hook)
         self.after_handle = torch.nn.modules.module.register_module_forward_hook(self._after_hook)
@@ -85,6 +88,11 @@ class ModuleForwardTracker:
 
     def _walk_result(self, module, args, output) -> None:
         """Which of `module`'s own trainable parameters its result's graph reaches."""
+        if getattr(type(module), "backward", None) is not None and len(self.own_backward_results) < 64:
+            # nn.Module has no backward(): a class that defines one (analysis/module_backward_methods.py)
+            keys = {node_key(t.grad_fn) for t in _tensors_in(output)[:8] if t.grad_fn is not None}
+            if keys:
+                self.own_backward_results.append((weakref.ref(type(module)), keys))
         own = [p for p in module._parameters.values() if isinstance(p, torch.Tensor)]
         self.present.update(own)  # under functional_call, the tensors put in their place
         if own:
