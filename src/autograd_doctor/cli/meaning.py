@@ -191,10 +191,17 @@ def run_oracle(capture_path: str, script: str, args: list[str]) -> None:
 class Verdict:
     status: str  # "verified", "unverified" or "rejected"
     reason: str
+    # rejected because the changed program computes other values than the original's (the help
+    # would change what the program means), not because it failed or could not be checked
+    computes_other_values: bool = False
 
     def line(self) -> str:
         prefix = {"verified": "verified", "unverified": "unverified", "rejected": "not verified"}[self.status]
         return f"{prefix}: {self.reason}"
+
+
+def _computes_other_values(what: str) -> Verdict:
+    return Verdict("rejected", f"the changed program computes other values: {what}", computes_other_values=True)
 
 
 def _close(a, b) -> tuple[bool, bool]:
@@ -236,8 +243,8 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
             if differing_call is None:
                 return Verdict("rejected", f"the changed program calls backward()/autograd.grad() "
                                            f"{len(new_forward)} time(s), the original {len(old_forward)}")
-            return Verdict("rejected", f"the changed program computes other values: the values handed to "
-                                       f"backward() call {differing_call} differ from the original run's")
+            return _computes_other_values(f"the values handed to "
+                                          f"backward() call {differing_call} differ from the original run's")
         bitwise = False  # several losses were summed into one backward(): same total, other calls
     if original.get("error"):
         return Verdict("unverified", f"the changed program runs and its forward values up to the failing "
@@ -258,8 +265,8 @@ def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error
     same_before, bitwise, differing_call = _same_forward_calls(before, new_forward[:len(before)])
     if not same_before or len(new_forward) < len(old_forward):
         where = f"backward() call {differing_call}" if differing_call is not None else "the backward() calls"
-        return Verdict("rejected", f"the changed program computes other values: the values handed to {where} "
-                                   "before the failing one differ from the original run's")
+        return _computes_other_values(f"the values handed to {where} "
+                                      "before the failing one differ from the original run's")
     why = ("the value that call is given is changed on purpose, into one it can differentiate"
            if value_changed else "that backward()'s own values are computed again by the change, at the weights as "
                                  "they are now, so they differ from the original's stale ones")
@@ -278,8 +285,8 @@ def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:
                                    f"{len(new_forward)} time(s), the original {len(old_forward)}")
     same_first, bitwise, _ = _same_forward_calls(old_forward[:1], new_forward[:1])
     if not same_first:
-        return Verdict("rejected", "the changed program computes other values: the values handed to the first "
-                                   "backward() differ from the original run's")
+        return _computes_other_values("the values handed to the first "
+                                      "backward() differ from the original run's")
     return Verdict("unverified", "the original program raised nothing, so the change is meant to change its "
                                  "gradients and no oracle says which gradients are right; the values handed to "
                                  f"the first backward() equal the original's ({_how(bitwise)}), and later ones "
@@ -345,8 +352,8 @@ def _judge_gradients(original: dict, changed: dict, bitwise: bool) -> Verdict:
             return Verdict("unverified", REORDERED)
         if old_kind != new_kind or not close:
             what = "the parameters after optimizer step()" if old_kind == "step" else "the gradients"
-            return Verdict("rejected", f"the changed program computes other values: {what} (event {index + 1}) "
-                                       f"differ from the oracle's ({ORACLE})")
+            return _computes_other_values(f"{what} (event {index + 1}) "
+                                          f"differ from the oracle's ({ORACLE})")
         bitwise = bitwise and exact
     compared = 0
     for name, value in original["final"].items():
@@ -356,8 +363,8 @@ def _judge_gradients(original: dict, changed: dict, bitwise: bool) -> Verdict:
         close, exact = _close([value], [other])
         if not close:
             kind, label = ("gradient", name[:-len(".grad")]) if name.endswith(".grad") else ("value", name)
-            return Verdict("rejected", f"the changed program computes other values: the {kind} of `{label}` "
-                                       f"differs from the oracle's ({ORACLE})")
+            return _computes_other_values(f"the {kind} of `{label}` "
+                                          f"differs from the oracle's ({ORACLE})")
         bitwise = bitwise and exact
         compared += name.endswith(".grad")
     stepped = sum(kind == "step" for kind, _ in original["events"])

@@ -309,7 +309,7 @@ def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseExc
                                        f"{verdict.line()}")
         # A help whose changed program computes other values than the original's would change what the
         # program means: it stays as text, not as a change to apply (the note above says why).
-        rejected = [_as_advice(s) if any(s is r and v.reason.startswith(CHANGES_MEANING) for r, v in check.rejected)
+        rejected = [_as_advice(s) if any(s is r and v.computes_other_values for r, v in check.rejected)
                     else s for s in rejected]
         ordered = [s for s in diagnosis.help if s not in rejected and not any(s is r for r, _ in check.rejected)] \
             + rejected
@@ -322,9 +322,6 @@ def offer_checked_first(check: Check, diagnoses: list[Diagnosis], error: BaseExc
             from autograd_doctor.doctor import reattach
 
             reattach(error, diagnosis, diagnosis)
-
-
-CHANGES_MEANING = "the changed program computes other values"
 
 
 def _as_advice(suggestion: Suggestion) -> Suggestion:
