@@ -66,7 +66,14 @@ a backward through what that module returned is reported.  So does a same-file
 function or method (also `obj.method(...)` of a method one class of the file
 defines) that backpropagates one of its arguments without `retain_graph=True`:
 a later backward of the caller through that argument's graph, or through a value
-the function returned from it, is reported.""",
+the function returned from it, is reported.  A loss summed across the iterations
+for a later backward (`accu += loss_3d / k`, the total bound before the loop,
+backpropagated every k-th iteration earlier in the body than the sum and
+restarted only after that backward or in the other branch of an `if`) is
+reported at that backward when another backward of the body, without
+`retain_graph=True`, freed before the sum a graph the summed value shares (a
+binding made in the iteration by a module with parameters, or another output of
+one call of a layer): the later backward goes through the freed graph.""",
 )
 
 
