@@ -45,7 +45,7 @@ def train_3d(model, optimizer, loader):
 
         if accu_loss_3d > 0 and (i + 1) % accumulation_steps == 0:
             optimizer.zero_grad()
-            accu_loss_3d.backward()  # missed: ADL003
+            accu_loss_3d.backward()  # expect: ADL019
             optimizer.step()
             accu_loss_3d = 0.0
         else:

@@ -66,13 +66,21 @@ a backward through what that module returned is reported.  So does a same-file
 function or method (also `obj.method(...)` of a method one class of the file
 defines) that backpropagates one of its arguments without `retain_graph=True`:
 a later backward of the caller through that argument's graph, or through a value
-the function returned from it, is reported.""",
+the function returned from it, is reported.  A loss summed across the iterations
+for a later backward (`accu += loss_3d / k`, the total bound before the loop,
+backpropagated every k-th iteration earlier in the body than the sum and
+restarted only after that backward or in the other branch of an `if`) is
+reported at that backward when another backward of the body, without
+`retain_graph=True`, freed before the sum a graph the summed value shares (a
+binding made in the iteration by a module with parameters, or another output of
+one call of a layer): the later backward goes through the freed graph.""",
 )
 
 
 def check_scope(checker, scope) -> None:
     _record_output_layers(checker, scope)
     check_loops(checker, scope)
+    check_carried_sums(checker, scope)
     check_comprehensions(checker, scope)
     check_freed_by_called_modules(checker, scope)
     check_helper_backwards(checker, scope)
@@ -538,6 +546,103 @@ def check_loops(checker, scope) -> None:
                 related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                           f"`{name}` computed here, read again in the next iteration")])
             scope.reported.add(id(node))
+
+
+def check_carried_sums(checker, scope) -> None:
+    """A loss summed across the iterations of a loop for a later backward (`accu +=
+    loss_3d / k`, backpropagated every k-th iteration), whose graph another backward
+    of the loop freed before the sum: the value summed shares, through a binding made
+    by a module with parameters in the same iteration (or as another output of one
+    call of a layer, ``_sibling_outputs``), the graph of a loss that an earlier
+    backward of the body backpropagated without `retain_graph=True`.  The sum's
+    backward, in a later iteration (earlier in the body than the sum, the total bound
+    before the loop and not re-bound on the way), goes through that freed graph."""
+    backwards = scope.backward_receivers
+    if len(backwards) < 2 or not scope.finished_loops:
+        return
+    for seq2, node2, recv2 in backwards:
+        if id(node2) in scope.reported or not isinstance(recv2, ast.Name):
+            continue
+        loops = [(start, end) for start, end in scope.finished_loops if start < seq2 < end]
+        if not loops:
+            continue
+        start, end = max(loops)
+        total = recv2.id
+        entries = [e for e in scope.bind_values.get(total, ()) if start < e[0] < end]
+        if not any(e[0] < start for e in scope.bind_values.get(total, ())):
+            continue  # the total must be started before the loop, to be carried
+        found = None
+        for sum_seq, value, grad_off in entries:
+            summed = _summed_into(total, value)
+            if summed is None or grad_off or sum_seq < seq2:
+                continue
+            # every other binding of the total in the loop restarts it where the sum
+            # still reaches the backward: after the backward and before the sum, or in
+            # the branch of an `if` that the sum is not in (`if ...: accu.backward();
+            # accu = 0.0` / `else: accu += loss`)
+            if not all(seq2 < s < sum_seq or (scope.exclusive(s, sum_seq) and s > seq2)
+                       for s, _, _ in entries if s != sum_seq):
+                continue
+            read = _bindings_read(checker, scope, summed, sum_seq)
+            for seq1, node1, recv1 in backwards:
+                if node1 is node2 or not start < seq1 < sum_seq or not _frees_graph(node1) \
+                        or scope.exclusive(seq1, sum_seq) or not scope.reaches(seq1, sum_seq):
+                    continue
+                shared = [b for b in _bindings_read(checker, scope, recv1, seq1) if b in read
+                          and start < b[1] < seq1 and _made_by_parameterised_module(checker, scope, b)]
+                if shared:
+                    name, bseq = min(shared, key=lambda b: b[1])
+                    found = (name, bseq, None, sum_seq, value, summed, node1)
+                    break
+                sibling = _sibling_outputs(checker, scope, recv1, seq1, read)
+                if sibling is not None and start < min(
+                        b for n, b in _bindings_read(checker, scope, recv1, seq1) if n == sibling[0]) < seq1:
+                    found = (sibling[1], None, sibling, sum_seq, value, summed, node1)
+                    break
+            if found is not None:
+                break
+        if found is None:
+            continue
+        name, bseq, sibling, sum_seq, value, summed, node1 = found
+        sum_node = value if isinstance(value, ast.stmt) else value
+        if sibling is not None:
+            first, _, call, layer = sibling
+            how = (f"which `{checker.text(call.func)}(...)` on line {call.lineno} returned together with "
+                   f"`{first}`, both computed from one call of `{layer}`")
+            where = (call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                     f"`{first}` and `{name}` computed here, by one call of `{layer}`")
+        else:
+            bound = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+            how = f"which shares the graph of `{name}` (line {bound.lineno})"
+            where = (bound.lineno, checker.col(bound.lineno, bound.col_offset), 0, f"`{name}` computed here")
+        checker.report(
+            "ADL019", node2,
+            f"`{total}` holds `{checker.text(summed)}`, summed on line {sum_node.lineno} in earlier "
+            f"iterations, {how}; `{checker.text(node1)}` on line {node1.lineno} freed that graph "
+            f"(no `retain_graph=True`) before the sum, so this backward goes through a freed graph: "
+            f"backward() will fail (Trying to backward through the graph a second time); "
+            f"backpropagate `{checker.text(summed)}` in the iteration that computes it, in the same "
+            f"backward as the first loss",
+            related=[where,
+                     (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
+                      "this backward frees the shared graph"),
+                     (sum_node.lineno, checker.col(sum_node.lineno, sum_node.col_offset), 0,
+                      f"summed into `{total}` here, for a later iteration's backward")])
+        scope.reported.add(id(node2))
+
+
+def _summed_into(total: str, value):
+    """The value added to ``total`` by a binding of it: `total += x` (the binding's value
+    is the statement) or `total = total + x`; else None."""
+    if isinstance(value, ast.AugAssign):
+        if isinstance(value.op, ast.Add) and isinstance(value.target, ast.Name) and value.target.id == total:
+            return value.value
+        return None
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        for side, other in ((value.left, value.right), (value.right, value.left)):
+            if isinstance(side, ast.Name) and side.id == total:
+                return other
+    return None
 
 
 def _detached_form(scope, name: str, loop_start: int, checker=None) -> str:
