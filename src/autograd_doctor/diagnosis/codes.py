@@ -4234,6 +4234,32 @@ the term's computation out of it). Keep under `no_grad` only what is meant as a 
     ))
 
 
+PROBED_MODEL_STEPPED = _code(
+    "AD249",
+    "an optimizer built from a wrapper's parameters() also trains the evaluated model the wrapper holds",
+    """\
+**What it means.** An explainer, an adversarial patch or a learned prompt is often a module that
+holds the trained model as a submodule next to its own few parameters (masks, a patch). An
+optimizer built from `wrapper.parameters()` gets the model's weights too, so each step of the
+wrapper also changes the model it is meant to explain or attack. No error; the result describes a
+drifting model. autograd-doctor looks at each optimizer's first step with gradients: when its
+construction reads `NAME.parameters()`, a submodule of that module is in eval mode, its parameters
+got gradients, and another optimizer trained them before, the construction is reported.
+
+**Minimal example.**
+
+    model_optim.step()                      # the model is trained first, then model.eval()
+    explainer = Explainer(model)            # holds model and a mask parameter
+    optim = torch.optim.Adam(explainer.parameters())   # AD249: also the model's weights
+
+**The fix.** Give the optimizer what the wrapper learns only
+(`torch.optim.Adam([explainer.edge_mask, explainer.node_feat_mask])`), or freeze the model
+(`model.requires_grad_(False)`).
+""",
+    heading="an explainer's optimizer that also trains the explained model",
+    example_not_runnable="a fragment: the model's own training and the explainer's class come before it")
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
