@@ -4248,16 +4248,34 @@ got gradients, and another optimizer trained them before, the construction is re
 
 **Minimal example.**
 
-    model_optim.step()                      # the model is trained first, then model.eval()
-    explainer = Explainer(model)            # holds model and a mask parameter
+    explainer = Explainer(model)                       # the trained model, in eval mode, and a mask
     optim = torch.optim.Adam(explainer.parameters())   # AD249: also the model's weights
+    explainer(x).pow(2).mean().backward()
+    optim.step()
 
 **The fix.** Give the optimizer what the wrapper learns only
-(`torch.optim.Adam([explainer.edge_mask, explainer.node_feat_mask])`), or freeze the model
+(`torch.optim.Adam([explainer.mask])`), or freeze the model
 (`model.requires_grad_(False)`).
 """,
     heading="an explainer's optimizer that also trains the explained model",
-    example_not_runnable="a fragment: the model's own training and the explainer's class come before it")
+    example_setup=(
+        "class Explainer(nn.Module):\n"
+        "    def __init__(self, model):\n"
+        "        super().__init__()\n"
+        "        self.model = model\n"
+        "        self.mask = nn.Parameter(torch.zeros(3))\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return self.model(x * torch.sigmoid(self.mask))\n"
+        "\n"
+        "\n"
+        "model = nn.Linear(3, 1)\n"
+        "model_optim = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(8, 3)\n"
+        "model(x).pow(2).mean().backward()\n"
+        "model_optim.step()\n"
+        "model.eval()\n"
+    ))
 
 
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
