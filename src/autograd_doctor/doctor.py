@@ -19,7 +19,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
     cleared_before_step, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
     log_probability_inputs,
-    masked_nan, never_stepped, number_terms, probability_inputs, rebuilt_optimizer, score_function_weights, spent_parameter_iterators,
+    masked_nan, never_stepped, number_terms, probability_inputs, probed_model_steps, rebuilt_optimizer, score_function_weights, spent_parameter_iterators,
     self_compared_terms,
     self_weighted_terms,
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
@@ -266,6 +266,7 @@ class Doctor:
         self._optimizers_trained = IdentitySet()
         self._optimizer_scans = stale_optimizer.Budget()
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
+        self._probed_model_steps = probed_model_steps.ProbedModelSteps()
         self._zero_factor_parameters = zero_factor_parameters.ZeroFactorParameters()
         self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
@@ -687,6 +688,9 @@ class Doctor:
         self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
                             self._optimizers_trained)
         self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
+        # An explainer's optimizer built from its parameters() that also steps the evaluated model (AD249).
+        self._report_silent(self._probed_model_steps.at_step, event.optimizer, event.stack,
+                            self._optimizers_trained)
         self._report_silent(self._copies_through_data.at_step, event.optimizer, event.stack)
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)

@@ -17,7 +17,9 @@ In both cases the parameters with gradients must be in no live optimizer (a scan
 garbage collector's objects, done only then, a few times per run at most). The line of the
 replacement is named (the recorded site, or the assignment to the module's name after the
 optimizer was built); the helps write the new value into the old parameter where the layouts
-match, or build the optimizer again after the replacement.
+match (a submodule of the same class, settings and layout: its state dict loaded into the old one,
+`self.net.load_state_dict(Net(...).state_dict())`, which keeps the optimizer's state as a reset of
+the parameters in place does), or build the optimizer again after the replacement.
 
 A program that "resets" its optimizer after the replacement by loading back a state dict
 (`optimizer.load_state_dict(initial_state)`, a statement after the replacing one or after a call on
@@ -176,7 +178,7 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
         primary = replaced
     related += _step_locations(optimizer, step_stack, construction)
     helps = []
-    copy_help = _copy_help(swap, site)
+    copy_help = _copy_help(swap, site) if swap.is_parameter else _load_help(swap, site)
     if copy_help is not None:
         helps.append(copy_help)
     if reload is not None:
@@ -317,6 +319,29 @@ def _copy_help(swap, site: Site | None) -> Suggestion | None:
         copy = f"with {swap.torch_name}.no_grad():\n    {copy}"
     return Suggestion("write the new value into the parameter the optimizer already holds, instead of replacing it",
                       copy, statement_location(site.filename, statement))
+
+
+def _load_help(swap, site: Site | None) -> Suggestion | None:
+    """`self.net = Net(...)` -> `self.net.load_state_dict(Net(...).state_dict())`: the tensors the
+    optimizer holds get the new submodule's values (and the optimizer keeps its settings and its
+    state). Only where that copy reproduces the new submodule (recording/parameter_swaps.py,
+    `mode_call`), for an assignment of a call to one attribute."""
+    if site is None or swap.is_parameter or swap.mode_call is None:
+        return None
+    statement = statement_at(site.filename, site.lineno)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Attribute) and isinstance(statement.value, ast.Call)):
+        return None
+    target = segment(site.filename, statement.targets[0])
+    value = segment(site.filename, statement.value)
+    if target is None or value is None or "\n" in value:
+        return None
+    load = f"{target}.load_state_dict({value}.state_dict())"
+    if swap.mode_call:
+        load += f"\n{target}.{swap.mode_call}()"
+    return Suggestion("load the new submodule's values into the one the optimizer already trains, instead of "
+                      "replacing it (the optimizer keeps its settings and its state)",
+                      load, statement_location(site.filename, statement))
 
 
 def _rebuild_help(optimizer, construction, stack, names: set, after=None) -> Suggestion | None:

@@ -4294,6 +4294,50 @@ the term's computation out of it). Keep under `no_grad` only what is meant as a 
     ))
 
 
+PROBED_MODEL_STEPPED = _code(
+    "AD249",
+    "an optimizer built from a wrapper's parameters() also trains the evaluated model the wrapper holds",
+    """\
+**What it means.** An explainer, an adversarial patch or a learned prompt is often a module that
+holds the trained model as a submodule next to its own few parameters (masks, a patch). An
+optimizer built from `wrapper.parameters()` gets the model's weights too, so each step of the
+wrapper also changes the model it is meant to explain or attack. No error; the result describes a
+drifting model. autograd-doctor looks at each optimizer's first step with gradients: when its
+construction reads `NAME.parameters()`, a submodule of that module is in eval mode, its parameters
+got gradients, and another optimizer trained them before, the construction is reported.
+
+**Minimal example.**
+
+    explainer = Explainer(model)                       # the trained model, in eval mode, and a mask
+    optim = torch.optim.Adam(explainer.parameters())   # AD249: also the model's weights
+    explainer(x).pow(2).mean().backward()
+    optim.step()
+
+**The fix.** Give the optimizer what the wrapper learns only
+(`torch.optim.Adam([explainer.mask])`), or freeze the model
+(`model.requires_grad_(False)`).
+""",
+    heading="an explainer's optimizer that also trains the explained model",
+    example_setup=(
+        "class Explainer(nn.Module):\n"
+        "    def __init__(self, model):\n"
+        "        super().__init__()\n"
+        "        self.model = model\n"
+        "        self.mask = nn.Parameter(torch.zeros(3))\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return self.model(x * torch.sigmoid(self.mask))\n"
+        "\n"
+        "\n"
+        "model = nn.Linear(3, 1)\n"
+        "model_optim = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(8, 3)\n"
+        "model(x).pow(2).mean().backward()\n"
+        "model_optim.step()\n"
+        "model.eval()\n"
+    ))
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
