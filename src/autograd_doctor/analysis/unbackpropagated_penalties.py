@@ -14,7 +14,8 @@ Judged at run time, from what ran:
   node it does not reach is a graph left behind. In the frame of that backward(), a name bound to
   a tensor whose graph reaches such a node, and reaches parameters the loss also reaches (it would
   train what the loss trains), is the penalty left out: the one whose graph holds the others'
-  (`grad_penalty`, not `grad` or `grad_norm`).
+  (`grad_penalty`, not `grad` or `grad_norm`), computed from the gradient (not the gradient itself,
+  reshaped: a gradient taken only to be looked at is not a penalty).
 Reported the second time the same autograd.grad line is left behind by the same backward() line
 (one iteration can be a warm-up). The line named is the assignment of the backpropagated loss
 (`loss_D = ...`); the help adds the penalty to it (its mean, when it is not a scalar).
@@ -148,7 +149,31 @@ def _penalty_left_out(call, roots: list, ids: set[int], reached: set[int]):
     outer = [(name, value) for name, value, nodes in found
              if all(id(other.grad_fn) in nodes for _, other, _ in found)]
     del frame
-    return outer[0] if len(outer) == 1 else None
+    if len(outer) != 1 or _reshaped_gradient(outer[0][1], ids):
+        return None  # the gradient itself (a norm of it logged, say), not a penalty computed from it
+    return outer[0]
+
+
+# Nodes that only reshape or copy what they are given: a tensor behind them is the gradient itself.
+_RESHAPING_NODES = {"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0", "SelectBackward0",
+                    "SliceBackward0", "AsStridedBackward0", "TBackward0", "PermuteBackward0", "SqueezeBackward0",
+                    "SqueezeBackward1", "UnsqueezeBackward0", "ExpandBackward0", "CloneBackward0",
+                    "TransposeBackward0", "ToCopyBackward0"}
+
+
+def _reshaped_gradient(tensor, ids: set[int]) -> bool:
+    """Whether `tensor` is one of the gradients (`ids`: their nodes), at most reshaped or copied."""
+    node = tensor.grad_fn
+    for _ in range(16):
+        if node is None:
+            return False
+        if id(node) in ids:
+            return True
+        if node.name() not in _RESHAPING_NODES:
+            return False
+        following = [n for n, _ in node.next_functions if n is not None]
+        node = following[0] if len(following) == 1 else None
+    return False
 
 
 def _innermost_function(tree: ast.AST, line: int):
