@@ -239,4 +239,11 @@ def _global_name_of(module, stack) -> str | None:
     if frame is None or not isinstance(module, torch.nn.Module):
         return None
     names = [name for name, value in frame.f_globals.items() if value is module]
+    if len(names) > 1:
+        # A top-level `for model in (first, second):` leaves its variable bound to the last module:
+        # a loop's variable is not the module's own name.
+        tree = parse_file(stack[0].filename)
+        looped = {node.id for loop in ast.walk(tree) if isinstance(loop, ast.For)
+                  for node in ast.walk(loop.target) if isinstance(node, ast.Name)} if tree is not None else set()
+        names = [name for name in names if name not in looped]
     return names[0] if len(names) == 1 else None
