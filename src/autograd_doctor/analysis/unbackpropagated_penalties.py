@@ -8,8 +8,10 @@ add it to the loss that is backpropagated. When the penalty is computed and left
 never run: the critic trains on the other terms alone. No error, no `.grad` is None.
 
 Judged at run time, from what ran:
-- after each `torch.autograd.grad(..., create_graph=True)` call from the user's code, the ids of
-  its results' grad_fn nodes are noted (ids only: no tensor or node is kept);
+- after each `torch.autograd.grad(..., create_graph=True)` call from the user's code with respect
+  to tensors that are not parameters (a penalty is on the inputs; a gradient with respect to
+  parameters is a MAML-style adaptation, whose evaluation losses are often never backpropagated),
+  the ids of its results' grad_fn nodes are noted (ids only: no tensor or node is kept);
 - at the next backward() (not another autograd.grad), the loss's graph is walked once; a noted
   node it does not reach is a graph left behind. In the frame of that backward(), a name bound to
   a tensor whose graph reaches such a node, and reaches parameters the loss also reaches (it would
@@ -97,6 +99,9 @@ class UnbackpropagatedPenalties:
         site = call.site if call is not None else None
         if site is None or site in self._reported or not _create_graph(args, kwargs):
             return
+        inputs = _tensors(args[1] if len(args) > 1 else kwargs.get("inputs"))
+        if any(isinstance(t, torch.nn.Parameter) for t in inputs):
+            return  # a gradient with respect to parameters: a MAML-style adaptation, not a penalty on inputs
         ids = {id(t.grad_fn) for t in _tensors(result) if t.grad_fn is not None}
         if ids:
             self._pending.append((site, ids))
