@@ -28,6 +28,7 @@ from autograd_doctor.analysis import (
 from autograd_doctor.analysis import update_order
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
+from autograd_doctor.analysis.unbackpropagated_penalties import UnbackpropagatedPenalties
 from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
@@ -274,6 +275,7 @@ class Doctor:
         self._gradientless_steps = gradientless_steps.GradientlessSteps()
         self._mixed_second_derivatives = MixedSecondDerivatives()
         self._unused_adapted_inputs = UnusedAdaptedInputs()
+        self._unbackpropagated_penalties = UnbackpropagatedPenalties()
         self._shallow_copy_lines: set = set()
         self._copies_through_data = CopiesThroughData()
         self._ungraded_gathers = ungraded_gathers.UngradedGathers()
@@ -745,6 +747,9 @@ class Doctor:
                     self._gradientless_steps.cover(
                         optimizer for optimizer in idle_terms.stepped_since(loss, self.recorder)[0]
                         if all(p.grad is None for group in optimizer.param_groups for p in group["params"]))
+        if func is not AUTOGRAD_GRAD:
+            # A penalty built from a create_graph gradient and left out of this loss (AD247).
+            self._report_silent(self._unbackpropagated_penalties.before_backward, call, args, kwargs)
         if self._backwards_seen <= stale_leaf_gradients.CHECKED_BACKWARDS + 1:
             # A tensor updated by hand since the last backward(), its .grad not cleared (AD218).
             self._report_silent(self._stale_leaf_gradients.before_backward, call, func, args, kwargs,
@@ -814,6 +819,10 @@ class Doctor:
             self._report_silent(self._mixed_second_derivatives.after_grad, call, args, kwargs, result)
             # An adapted weight the forward did not use, where the parameter itself was used (AD243).
             self._report_silent(self._unused_adapted_inputs.after_grad, call, args, kwargs, result)
+            try:  # a gradient with create_graph=True: is its graph run by the next backward()? (AD247)
+                self._unbackpropagated_penalties.after_grad(call, args, kwargs, result)
+            except Exception:
+                internal_error()
         if self.recorder.state.get("widened_gradients"):
             # A custom backward returned a gradient the engine summed down to its input (AD159).
             self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)

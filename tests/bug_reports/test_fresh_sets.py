@@ -60,9 +60,11 @@ def test_the_correct_version_changes_some_line(folder, name, monkeypatch):
 # Correct versions whose optimizer is meant to hold a parameter that does not require grad: the
 # frozen embedding is the report's own point (the optimizer must skip it); LipFD's trainer gives
 # `model.parameters()` to AdamW with the pretrained encoder frozen on purpose (its fix unfreezes
-# the rest, not the encoder).
+# the rest, not the encoder); dora-from-scratch's notebook builds its LoRA and DoRA optimizers over
+# `model.parameters()` after freezing the pretrained linear layers (its fix changes which model).
 FROZEN_IN_OPTIMIZER_ON_PURPOSE = {("set4", "frozen_embedding_custom_optimizer_grad_none"),
-                                  ("set22", "a_lip_forgery_detector_freeze_branches_both_false")}
+                                  ("set22", "a_lip_forgery_detector_freeze_branches_both_false"),
+                                  ("set24", "a_dora_finetune_optimizer_built_over_the_lora_model")}
 
 
 @pytest.mark.parametrize("folder,name", CASES, ids=[f"{s}-{n}" for s, n in CASES])

@@ -17,7 +17,11 @@ Two causes, each named at the line to change:
   `AdamW(noise_pred_net.parameters())` while the loop calls `dp_noise_pred_net(...)`: the module
   the construction reads the parameters from is not mentioned in the loop, one module called in
   the loop has parameters with gradients, and no live optimizer holds them. The help builds the
-  optimizer from that module's parameters instead.
+  optimizer from that module's parameters instead. Where the loop is a helper's
+  (`train(model, optimizer, ...)`) and the optimizer was built at the top level
+  (`optimizer_dora = Adam(model_lora.parameters())`, then `train(model_dora, optimizer_dora)`), the
+  construction is the one assignment to a name bound to this optimizer, and the help uses the one
+  global name bound to the module the helper's loop calls (`model_dora`).
 """
 
 from __future__ import annotations
@@ -140,10 +144,12 @@ def other_model_trained(optimizer, parameters: list, stack) -> tuple[Location, l
     parameters of a module the loop around step() never mentions, while one module the loop calls
     got gradients that no live optimizer holds; else None."""
     found = _loop_and_values(stack)
-    construction = optimizer_construction(optimizer, stack)
-    if found is None or construction is None:
+    if found is None:
         return None
     site, loop, values = found
+    construction = optimizer_construction(optimizer, stack) or _construction_by_identity(optimizer, site, values)
+    if construction is None:
+        return None
     filename, built = construction
     if filename != site.filename:
         return None
@@ -174,12 +180,70 @@ def other_model_trained(optimizer, parameters: list, stack) -> tuple[Location, l
     trained_name, with_gradients = trained[0]
     if optimizers_holding(with_gradients, Budget(scans=1)) != []:
         return None  # another optimizer trains that module, or that cannot be known
-    change = replace_node_text(filename, built, sources[0], trained_name)
+    # The name the construction's own scope has for that module: the loop's name where the optimizer
+    # is built in the loop's function; else (a `train(model, optimizer, ...)` helper called with a
+    # model and an optimizer built at the top level) the one global bound to the same module.
+    built_name = trained_name if _same_function(filename, built, site.lineno) \
+        else _global_name_of(values.get(trained_name), stack)
+    if built_name is None:
+        return None
+    change = replace_node_text(filename, built, sources[0], built_name)
     if change is None:
         return None
     location = statement_location(filename, built, role="optimizer",
                                   note=f"builds the optimizer from {held_name}'s parameters")
-    notes = [f"the loop around step() never uses {held_name}; it calls {trained_name}, whose "
-             f"{len(with_gradients)} parameters got gradients that no optimizer holds, so they never change"]
-    return location, notes, Suggestion(f"build the optimizer from the parameters of {trained_name}, the model "
+    called_as = trained_name if built_name == trained_name else f"{trained_name} ({built_name} here)"
+    notes = [f"the loop around step() never uses {held_name}; it calls {called_as}, whose "
+             f"{len(with_gradients)} trainable parameters got gradients that no optimizer holds, so they never change"]
+    return location, notes, Suggestion(f"build the optimizer from the parameters of {built_name}, the model "
                                        f"the loop trains", change, location)
+
+
+def _construction_by_identity(optimizer, site, values: dict) -> tuple[str, ast.stmt] | None:
+    """(file, statement) that built the optimizer when step() is called on another name for it (a
+    helper's `optimizer` parameter): the one `name = ...(...)` assignment in the step()'s file to a
+    name bound to this very optimizer where step() runs (the frame's globals included)."""
+    tree = parse_file(site.filename)
+    if tree is None:
+        return None
+    names = {name for name, value in values.items() if value is optimizer}
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+             and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names
+             and isinstance(node.value, ast.Call)]
+    if len(found) != 1:
+        return None  # none, or several: which one built it is unknown
+    return site.filename, found[0]
+
+
+def _same_function(filename: str, statement: ast.stmt, line: int) -> bool:
+    """Whether `statement` and `line` are in the same function (or both at the top level)."""
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+
+    def enclosing(target: int):
+        best = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.lineno <= target <= (node.end_lineno or node.lineno):
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+        return best
+
+    return enclosing(statement.lineno) is enclosing(line)
+
+
+def _global_name_of(module, stack) -> str | None:
+    """The one global name of the step()'s module bound to `module`, or None."""
+    frame = live_frame(stack[0]) if stack else None
+    if frame is None or not isinstance(module, torch.nn.Module):
+        return None
+    names = [name for name, value in frame.f_globals.items() if value is module]
+    if len(names) > 1:
+        # A top-level `for model in (first, second):` leaves its variable bound to the last module:
+        # a loop's variable is not the module's own name.
+        tree = parse_file(stack[0].filename)
+        looped = {node.id for loop in ast.walk(tree) if isinstance(loop, ast.For)
+                  for node in ast.walk(loop.target) if isinstance(node, ast.Name)} if tree is not None else set()
+        names = [name for name in names if name not in looped]
+    return names[0] if len(names) == 1 else None

@@ -3,11 +3,12 @@ had a gradient: every loss so far was computed from something else than the tens
 copy of them made with detach()/clone(), as a functional inner loop with `copy_initial_weights=True`
 starts from, or another model), so every step() is skipped for each parameter (no error).
 
-Read just before step(): a backward() ran since the optimizer's previous step, every parameter
-requires grad (frozen ones are AD215's) and none has a gradient, and this optimizer has never
-stepped with a gradient (`trained`, kept by the doctor and filled by frozen_step.py). Reported at
-the second such step, once per optimizer: one step before the first backward reaches it can be a
-warm-up.
+Read just before step(): a backward() ran since the optimizer's previous step, some parameter
+requires grad (an optimizer whose parameters are all frozen is AD215's), none has a gradient, and
+this optimizer has never stepped with a gradient (`trained`, kept by the doctor and filled by
+frozen_step.py). Frozen parameters among trainable ones are allowed: a LoRA/DoRA fine-tune builds
+its optimizer over `model.parameters()` after freezing the pretrained layers. Reported at the second
+such step, once per optimizer: one step before the first backward reaches it can be a warm-up.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class GradientlessSteps:
         if optimizer in trained or optimizer in self._reported or not stack:
             return None
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
-        if not parameters or not all(p.requires_grad and p.grad is None for p in parameters):
+        trainable = [p for p in parameters if p.requires_grad]
+        if not trainable or any(p.grad is not None for p in parameters):
             return None
         since = recorder.gradient_clips.last_step.get(optimizer, 0)
         backwards = [call for call in recorder.backward_calls if call.seq > since and call.site is not None]
@@ -57,8 +59,9 @@ class GradientlessSteps:
         if steps < STEPS_BEFORE_REPORT:
             return None
         self._reported.add(optimizer)
-        diagnosis = _diagnosis(optimizer, parameters, backwards[-1].site, stack[0], steps,
-                               _detached_leaf_site({id(p) for p in parameters}, leaf_mark))
+        diagnosis = _diagnosis(optimizer, trainable, backwards[-1].site, stack[0], steps,
+                               _detached_leaf_site({id(p) for p in parameters}, leaf_mark),
+                               frozen=len(parameters) - len(trainable))
         if diagnosis.primary.role == "step":  # no cut found by the leaves: look in the loop around step()
             cause = (empty_step_causes.data_assignment_cut(parameters, stack)
                      or empty_step_causes.other_model_trained(optimizer, parameters, stack))
@@ -116,13 +119,16 @@ def _name_the_cause(diagnosis: Diagnosis, location, notes: list, change) -> None
         diagnosis.help.insert(0, change)
 
 
-def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int, detached=None) -> Diagnosis:
+def _diagnosis(optimizer, parameters: list, backward_site, step_site, steps: int, detached=None,
+               frozen: int = 0) -> Diagnosis:
     optimizer_class = type(optimizer).__name__
+    held = (f"{len(parameters)} trainable parameters (and {frozen} frozen ones)" if frozen
+            else f"{len(parameters)} parameters")
     primary = location_of(step_site, role="step", note=f"{optimizer_class}.step() changes nothing: none of its "
-                                                       f"{len(parameters)} parameters has a gradient")
+                                                       f"{held} has a gradient")
     related = [location_of(backward_site, role="backward", note="this backward() reached none of them")]
-    notes = [f"{steps} steps of this optimizer so far each followed a backward(), and none of its parameters has "
-             "ever had a gradient: the losses were computed from other tensors than the ones it holds, such as "
+    notes = [f"{steps} steps of this optimizer so far each followed a backward(), and at none of them did any "
+             "of its parameters have a gradient: the losses were computed from other tensors than the ones it holds, such as "
              "copies of them (p.detach().clone(), a functional inner loop that copies the initial weights) or "
              "another model's parameters, so step() skips every parameter (no error)"]
     helps = [Suggestion("compute the loss from the optimizer's own parameters (start an inner loop from them, not "

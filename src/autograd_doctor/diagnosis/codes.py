@@ -4294,6 +4294,42 @@ the term's computation out of it). Keep under `no_grad` only what is meant as a 
     ))
 
 
+
+UNBACKPROPAGATED_GRADIENT_PENALTY = _code(
+    "AD247",
+    "a gradient taken with create_graph=True is never backpropagated: the penalty built from it is left out of the loss",
+    """\
+**What it means.** `torch.autograd.grad(..., create_graph=True)` builds the graph of the
+gradient's own backward so that a penalty made from the gradient (WGAN-GP's gradient penalty,
+R1, an input-gradient or Jacobian regularizer) can be backpropagated with the loss. When the
+penalty is computed and then left out of the loss that backward() runs, that graph is built and
+never used: the parameters are trained by the other terms alone. No error, no `.grad` is None.
+autograd-doctor notes the nodes each such call returns; when the next backward() does not run
+them while a tensor in that backward()'s frame is built from them and reaches parameters the loss
+reaches, it reports the loss's assignment, the second time the same lines do it.
+
+**Minimal example.**
+
+    for step in range(2):
+        x = data.clone().requires_grad_()
+        (grad,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)
+        penalty = (grad.norm(dim=1) - 1).pow(2).mean()
+        loss = critic(x).mean()                 # AD247: penalty is not in the loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Add the penalty to the loss that is backpropagated (`loss = critic(x).mean() +
+10 * penalty`). If the gradient is only looked at (logged, plotted), take it without
+`create_graph=True`.
+""",
+    heading="a gradient penalty computed and left out of the loss",
+    example_setup=(
+        "critic = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))\n"
+        "optimizer = torch.optim.SGD(critic.parameters(), lr=0.1)\n"
+        "data = torch.randn(8, 3)\n"
+    ))
+
 PROBED_MODEL_STEPPED = _code(
     "AD249",
     "an optimizer built from a wrapper's parameters() also trains the evaluated model the wrapper holds",
