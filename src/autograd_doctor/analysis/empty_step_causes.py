@@ -30,6 +30,7 @@ import ast
 
 import torch
 
+from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import frame_values, live_frame, reached_leaves
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizer_construction, optimizers_holding
 from autograd_doctor.diagnosis.model import Location, Suggestion
@@ -218,19 +219,7 @@ def _construction_by_identity(optimizer, site, values: dict) -> tuple[str, ast.s
 def _same_function(filename: str, statement: ast.stmt, line: int) -> bool:
     """Whether `statement` and `line` are in the same function (or both at the top level)."""
     tree = parse_file(filename)
-    if tree is None:
-        return False
-
-    def enclosing(target: int):
-        best = None
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and node.lineno <= target <= (node.end_lineno or node.lineno):
-                if best is None or node.lineno >= best.lineno:
-                    best = node
-        return best
-
-    return enclosing(statement.lineno) is enclosing(line)
+    return tree is not None and enclosing_function(tree, statement.lineno) is enclosing_function(tree, line)
 
 
 def _global_name_of(module, stack) -> str | None:

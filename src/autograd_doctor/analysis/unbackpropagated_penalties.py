@@ -29,10 +29,11 @@ import ast
 
 import torch
 
+from autograd_doctor.analysis.errors.context import last_assignment
 from autograd_doctor.analysis.source_scope import frame_locals, live_frame, root_expression
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import (location_of, parse_file, replace_node_text, segment, statement_at,
+from autograd_doctor.diagnosis.source import (location_of, replace_node_text, segment, statement_at,
                                               statement_location)
 
 # Graph nodes walked from the backpropagated loss, and from each candidate name's tensor.
@@ -181,30 +182,14 @@ def _reshaped_gradient(tensor, ids: set[int]) -> bool:
     return False
 
 
-def _innermost_function(tree: ast.AST, line: int):
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno >= best.lineno:
-                best = node
-    return best
-
-
 def _assignment_of(filename: str, name: str, before: int) -> ast.Assign | None:
-    """The last `name = ...` before line `before`, in the same function (or at the top level)."""
-    tree = parse_file(filename)
-    if tree is None:
-        return None
-    scope = _innermost_function(tree, before)
-    best = None
-    for node in ast.walk(scope if scope is not None else tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id == name and node.lineno < before \
-                and _innermost_function(tree, node.lineno) is scope:
-            if best is None or node.lineno > best.lineno:
-                best = node
-    return best
+    """The last `name = ...` before line `before`, in the same function (or at the top level),
+    when that binding is a plain assignment to the name (a help rewrites its value)."""
+    statement = last_assignment(filename, name, before)
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Name):
+        return statement
+    return None
 
 
 def _diagnosis(grad_site, ids: set[int], call, roots: list, reached: set[int]) -> Diagnosis | None:
