@@ -33,6 +33,10 @@ class Scorer(nn.Module):
     def score(self, x, y):
         logits = self(x)
         return nn.functional.cross_entropy(logits, y, reduction="none"), logits
+
+    def score_detached(self, x, y):
+        logits = self(x).detach()
+        return nn.functional.cross_entropy(logits, y, reduction="none"), logits
 """
 
 CALLER_LOOP = """
@@ -201,6 +205,8 @@ def test_correct_near_twins_are_silent():
         # a helper that does not return the module's output
         "helper_no_return": HELPERS.replace("    return net(x * 2.0)", "    return x * 2.0"),
         # a method that does not run the model
+        # a method that detaches what it returns (Continual-Learning-Benchmark's `predict`)
+        "method_detaches": FORWARDING_METHOD.replace("model.score(x, y)", "model.score_detached(x, y)"),
         "method_no_forward": FORWARDING_METHOD.replace("model.score(x, y)", "model.prepare(x, y)"),
     }
     for name, twin in twins.items():

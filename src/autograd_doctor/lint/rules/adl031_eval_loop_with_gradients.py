@@ -78,16 +78,37 @@ def _forwarding_methods(tree) -> frozenset:
         if not any(m.name == "forward" for m in methods):
             continue
         for method in methods:
-            if method.name.startswith("__"):
-                continue
-            for node in ast.walk(method):
-                if isinstance(node, ast.Call) and (
-                        (isinstance(node.func, ast.Name) and node.func.id == "self")
-                        or (isinstance(node.func, ast.Attribute) and node.func.attr == "forward"
-                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")):
-                    names.add(method.name)
-                    break
+            if not method.name.startswith("__") and _returns_own_forward(method):
+                names.add(method.name)
     return frozenset(names)
+
+
+def _self_forward(node) -> bool:
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "self")
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "forward"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"))
+
+
+def _returns_own_forward(method) -> bool:
+    """The method returns what `self(...)` computes, or a value computed from it, and
+    releases nothing (no `.detach()`, `.item()`, `.data` ...: Continual-Learning-Benchmark's
+    `predict` detaches every output before returning them)."""
+    if _released(method):
+        return False
+    bound = set()
+    for node in sorted((n for n in _own_nodes(method) if isinstance(n, (ast.Assign, ast.Return))),
+                       key=lambda n: (n.lineno, n.col_offset)):
+        value = node.value
+        if value is None:
+            continue
+        carries = any(_self_forward(n) for n in ast.walk(value)) or _reads(value, bound)
+        if isinstance(node, ast.Return):
+            if carries and not _graph_free(value):
+                return True
+        elif carries and not _graph_free(value):
+            bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return False
 
 
 def _trains(checker, func) -> bool:
