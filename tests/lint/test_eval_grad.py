@@ -212,3 +212,56 @@ def test_correct_near_twins_are_silent():
     for name, twin in twins.items():
         assert twin not in BUGGY.values() and twin not in [b for b, _ in BUGGY.values()], name
         assert findings(HEADER + twin) == [], name
+
+
+# ADL033: a `no_grad` block that only prepares the input; the forward runs after it (r518).
+BLOCK_BEFORE_FORWARD = """
+def labels(net, batches, device="cpu"):
+    net.eval()
+    out = []
+    for raw in batches:
+        with torch.no_grad():
+            x = raw.to(device).float() * 0.5
+        pred = net(x)
+        out.append(pred.argmax(1).tolist())
+        last = pred
+    return out, last
+"""
+
+
+def adl033(source: str, select=("ALL",)):
+    return [f for f in lint_source(source, selection=Selection(select=select)) if f.code == "ADL033"]
+
+
+def test_adl033_finds_the_forward_after_the_block_and_the_claim_holds():
+    source = HEADER + BLOCK_BEFORE_FORWARD
+    found = adl033(source)
+    assert [f.line for f in found] == [line_of(source, "pred = net(x)")]
+    assert "block at line %d ends before this forward" % line_of(source, "with torch.no_grad():") in found[0].message
+    assert adl033(source, select=("ADL",)) == []  # opt-in
+    fixed = BLOCK_BEFORE_FORWARD.replace("            x = raw.to(device).float() * 0.5\n        pred = net(x)\n",
+                                         "            x = raw.to(device).float() * 0.5\n            pred = net(x)\n")
+    assert fixed != BLOCK_BEFORE_FORWARD and adl033(HEADER + fixed) == []
+    torch.manual_seed(0)
+    net = load(HEADER, "m").Scorer()
+    batches = [torch.randn(3, 4) for _ in range(2)]
+    out_b, last_b = load(source, "b").labels(net, batches)
+    out_f, last_f = load(HEADER + fixed, "f").labels(net, batches)
+    assert last_b.grad_fn is not None and last_f.grad_fn is None
+    assert out_b == out_f and torch.equal(last_b.detach(), last_f)
+
+
+def test_adl033_near_twins_are_silent():
+    body = BLOCK_BEFORE_FORWARD
+    twins = {
+        "forward_in_block": body.replace("        pred = net(x)\n", "            pred = net(x)\n"),
+        "block_unrelated": body.replace("        pred = net(x)\n", "        pred = net(raw)\n"),
+        "rebound_first": body.replace("        pred = net(x)\n", "        x = raw * 2.0\n        pred = net(x)\n"),
+        "trains": body.replace("        last = pred\n", "        last = pred\n        pred.sum().backward()\n"),
+        "decorated": "@torch.no_grad()\n" + body.lstrip("\n"),
+        "no_eval": body.replace("    net.eval()\n", ""),
+        "later_block": body.replace("        pred = net(x)\n", "        with torch.no_grad():\n            pred = net(x)\n"),
+    }
+    for name, twin in twins.items():
+        assert twin != body, name
+        assert adl033(HEADER + twin) == [], name

@@ -23,7 +23,19 @@ on `self`, added into a name from before the loop, or bound to a name read after
 the loop (before the name is bound again).  Kept values read through `.item()`,
 `.detach()`, `.data`, `.tolist()`, `.numpy()` do not count, nor values with no graph (a comparison, a count of one
 such as `sum(mse > t)` or `(pred == y).sum()`, an integer result, `len` / `int` /
-`float`).  Silent when the function is decorated with
+`float`).  Running the module also counts for `M.forward(...)`, for a method of a
+class of the file (with a `forward`) that returns what `self(...)` computes and
+releases nothing (`model.calculate_objective(x, y)`), and for a function of the
+file handed `M` that returns what `M` computes (`self._predict(self.model, b)`);
+kept also counts for a call handing the result and a container from before the
+loop to a function of the file that appends the one into the other
+(`self._accumulate_preds(preds, predictions)`).  The `eval()` may also be in a
+caller of the same file that calls `M.eval()` and then, with no `M.train()`
+between, outside `no_grad` and running no backward or step itself, calls the
+function with `M` as an argument (or, for `self.f(...)`, with `self.M`
+evaluated): the function's loop is then checked as above, and a function
+without a loop is reported when it appends what `M` computes to a list its
+caller handed it or one on `self`.  Silent when the function is decorated with
 `no_grad` / `inference_mode` (or a wrapper named after them), in a function
 that freezes parameters (`requires_grad_(False)`), when every call of it in the repository is made
 without gradients (for a function at the top of its file, the calls in files that
@@ -48,7 +60,10 @@ with torch.no_grad():
     known_problems="""Opt-in (advice: the values are right, memory and time are not).  A module
 whose parameters are all frozen builds no graph and would be reported.  A loop
 that is evaluation only for one value of a flag (`if is_train: ... backward()`)
-is not checked: the function has a backward pass.""",
+is not checked: the function has a backward pass.  Only callers in the same file
+carry the `eval()`; a forward placed after a `no_grad` block that only wraps
+the input, whose output is not kept, and a serving handler whose `eval()` is in
+another method are not reported.""",
 )
 
 _FRAMEWORK_NO_GRAD = frozenset({"validation_step", "test_step", "predict_step"})
