@@ -195,7 +195,10 @@ def test_correct_near_twins_are_silent():
         # the caller trains: its eval() is a training mode (frozen batch norm), not an evaluation
         "caller_trains": CALLEE_NO_LOOP.replace("    return kept, shape",
                                                 "    kept[0].sum().backward()\n    return kept, shape"),
-        # what is kept holds no graph
+        # what is kept holds no graph, or what a callable parameter returns is unknown
+        # (the Annotated Transformer's `loss_compute(out, y, n)` returns a number)
+        "callable_parameter": CALLER_LOOP.replace("def collect(net, batches):", "def collect(net, batches, score=len):")
+                                         .replace("found.append(logits)", "found.append(score(logits))"),
         "callee_item": CALLEE_NO_LOOP.replace("store.append(y)", "store.append(y.sum().item())"),
         "callee_local_list": CALLEE_NO_LOOP.replace("    store.append(y)\n",
                                                     "    mine = []\n    mine.append(y)\n"),

@@ -436,11 +436,13 @@ def _kept_forward(checker, func, loop, runs, functions=()):
     """The statement of the loop that calls an evaluated module, when what it computes is kept."""
     statements = list(_loop_statements(loop.body))
     tainted, forward = set(), None
+    opaque = _callable_parameters(func)
     for stmt in statements:
         call = next((n for n in ast.walk(stmt) if runs(n)), None)
         if isinstance(stmt, ast.Assign):
             names = {n.id for target in stmt.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-            if (call is not None or _reads(stmt.value, tainted)) and not _released(stmt.value) \
+            if (call is not None or _carries(stmt.value, tainted, opaque)
+                    or (_reads(stmt.value, tainted) and _used_as_tensor(func, names))) and not _released(stmt.value) \
                     and not _graph_free(stmt.value):
                 tainted |= names
                 if call is not None and forward is None:
@@ -475,9 +477,33 @@ def _kept_forward(checker, func, loop, runs, functions=()):
             direct = any(runs(n) for n in ast.walk(value))
             if direct:
                 return stmt  # `outputs.append(model(x))`
-            if forward is not None and _reads(value, tainted):
+            if forward is not None and _carries(value, tainted, opaque):
                 return forward
     return None
+
+
+def _callable_parameters(func) -> set:
+    """The function's parameters: a call of one (`loss_compute(out, y, n)`, a callable
+    handed in) returns what the caller handed, unknown here (the Annotated
+    Transformer's `SimpleLossCompute` returns `loss.item() * norm`, a number)."""
+    return {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+
+
+_TENSOR_METHODS = frozenset({"item", "detach", "cpu", "numpy", "tolist", "size", "dim", "mean", "sum", "cuda"})
+
+
+def _used_as_tensor(func, names: set) -> bool:
+    """A tensor method is called on one of ``names`` in the function (`losstensor.item()`):
+    what a callable parameter returned is a tensor (CheXNet's `loss(varOutput, target)`)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _TENSOR_METHODS
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in ast.walk(func))
+
+
+def _carries(value, tainted: set, opaque: set) -> bool:
+    """``value`` reads a tainted name, and is not the result of calling a parameter."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in opaque:
+        return False
+    return _reads(value, tainted)
 
 
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "round"})
