@@ -477,7 +477,9 @@ def _kept_forward(checker, func, loop, runs, functions=()):
             direct = any(runs(n) for n in ast.walk(value))
             if direct:
                 return stmt  # `outputs.append(model(x))`
-            if forward is not None and _carries(value, tainted, opaque):
+            bound = {t.id for t in getattr(stmt, "targets", []) if isinstance(t, ast.Name)}
+            if forward is not None and (_carries(value, tainted, opaque)
+                                        or (_reads(value, tainted) and _used_as_tensor(func, bound))):
                 return forward
     return None
 
