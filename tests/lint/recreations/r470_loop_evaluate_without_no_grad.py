@@ -28,7 +28,7 @@ def evaluate(model, criterion, valid_loader):
     total = 0.0
     last = None
     for input, target, speaker in valid_loader:
-        output, _ = model(input, speaker, start=True)  # missed: ADL031 finds it, opt-in (--select ADL031)
+        output, _ = model(input, speaker, start=True)  # expect: ADL031
         loss = criterion(output, target)
         total += loss.item()
         last = output

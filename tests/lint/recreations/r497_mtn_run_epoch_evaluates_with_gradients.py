@@ -45,7 +45,7 @@ def run_epoch(data, model, loss_compute, eval=False, record=None):
     total_tokens, total_loss = 0, 0.0
     for his, trg_y in data:
         batch = Batch(his, trg_y)
-        out = model.forward(batch)  # missed: ADL031 (opt-in) silent too: one loop for training and validation, `eval` an argument
+        out = model.forward(batch)  # expect: ADL031
         loss = loss_compute(out, batch.trg_y, batch.ntokens)
         total_loss += loss
         total_tokens += batch.ntokens

@@ -17,7 +17,7 @@ def evaluate(encoder, mlp, dataloaders, mode, epoch, args, record=None):
     encoder.eval()
     criterion = nn.CrossEntropyLoss()
     for inputs, target in dataloaders[mode]:
-        output = mlp(encoder(inputs))  # missed: ADL031 finds it, opt-in (--select ADL031)
+        output = mlp(encoder(inputs))  # expect: ADL031
         loss = criterion(output, target)
         acc = (output.argmax(1) == target).float().mean()
         epoch_valid_loss += loss.item()

@@ -47,7 +47,7 @@ def test(best_result, args, model, epoch, testloader, use_cuda=False, test_log=N
     criterion = nn.CrossEntropyLoss()
     test_loss, correct, total = 0.0, 0, 0
     for batch_idx, (inputs, targets) in enumerate(testloader):
-        out, out_bij = model(inputs)  # missed: ADL031 finds it, opt-in (--select ADL031)
+        out, out_bij = model(inputs)  # expect: ADL031
         loss = criterion(out, targets)
         test_loss += loss.item()
         correct += (out.argmax(1) == targets).sum().item()

@@ -54,7 +54,7 @@ def test(model, test_loader, kept=None):
     test_loss, test_error = 0.0, 0.0
     for batch_idx, (data, label) in enumerate(test_loader):
         bag_label = label[0]
-        loss, attention_weights = model.calculate_objective(data, bag_label)  # missed: ADL031 (opt-in) silent too: the graph comes from the model's own method
+        loss, attention_weights = model.calculate_objective(data, bag_label)  # expect: ADL031
         test_loss += loss.item()
         error, predicted_label = model.calculate_classification_error(data, bag_label)
         test_error += error

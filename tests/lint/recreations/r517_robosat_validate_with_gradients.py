@@ -55,7 +55,7 @@ def validate(loader, num_classes, device, net, criterion, record=None):
         images = images.to(device)
         masks = masks.to(device)
         num_samples += int(images.size(0))
-        outputs = net(images)  # missed: ADL031
+        outputs = net(images)  # expect: ADL031
         if record is not None:
             record.append(outputs.requires_grad)
         loss = criterion(outputs, masks)

@@ -31,7 +31,7 @@ def val(args, val_loader, model, record=None):
     for i, (input, label, size, name) in enumerate(val_loader):
         with torch.no_grad():
             input_var = Variable(input)
-        output = model(input_var)  # missed: ADL031
+        output = model(input_var)  # expect: ADL033
         if record is not None:
             record.append(output.requires_grad)
         output = output.cpu().data[0].numpy()

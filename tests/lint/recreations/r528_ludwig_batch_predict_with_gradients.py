@@ -46,7 +46,7 @@ class Predictor:
         self.model.eval()
         predictions = defaultdict(list)
         for batch in batches:
-            preds = self._predict(self.model, batch)  # missed: ADL031
+            preds = self._predict(self.model, batch)  # expect: ADL031
             self._accumulate_preds(preds, predictions)
         predictions = {k: torch.cat(v) for k, v in predictions.items()}
         self.model.train(prev_model_training_mode)
