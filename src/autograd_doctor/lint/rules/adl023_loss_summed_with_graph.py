@@ -506,8 +506,15 @@ def _check_attribute_keeps(checker, scope) -> None:
         facts = checker.notes["ADL023 loop calls"] = [loop_calls.read(checker.tree)]
     facts = facts[0]
     loops = facts.loops.get(function.name)
+    loop_bindings = facts.loop_bindings.get(function.name, ())
+    where = "this file"
     if not loops:
-        return  # no loop of the file calls the method: no evidence that it runs once per iteration
+        # a loop of another file of the repository that names the class (FedML's clients)
+        elsewhere = loop_calls.loops_elsewhere(checker.filename, scope.owner_class, function.name)
+        if elsewhere is None:
+            return  # no loop calls the method: no evidence that it runs once per iteration
+        loops, loop_bindings, other = elsewhere
+        where = f"`{other}`"
     for attribute, value, verb, stmt, path in keeps:
         if attribute in rebound or attribute in released or _grad_off(checker, path):
             continue
@@ -515,7 +522,7 @@ def _check_attribute_keeps(checker, scope) -> None:
                 or f"{attribute}.backward(" in checker.source:
             continue  # accumulated to be backpropagated
         binders = facts.binders.get((scope.owner_class, attribute), set()) - {function.name}
-        if attribute in facts.loop_bindings.get(function.name, ()) or any(binders & called for called in loops):
+        if attribute in loop_bindings or any(binders & called for called in loops):
             continue  # bound again in the loop that calls the method: one iteration's graph
         for summed in sorted(_operand_names(value) & loss_names):
             found = next((b for b in backwards if b[0] == summed and _same_branch(path, b[2])), None)
@@ -532,8 +539,8 @@ def _check_attribute_keeps(checker, scope) -> None:
             checker.report(
                 "ADL023", stmt,
                 f"`self.{attribute}` keeps `{summed}`, which `{checker.text(backward)}` on line {backward.lineno} "
-                f"backpropagates, with its graph, and `{function.name}` runs on every iteration of a loop of this "
-                f"file: the attribute outlives the call, so it keeps the graph of every call alive and memory "
+                f"backpropagates, with its graph, and `{function.name}` runs on every iteration of a loop of "
+                f"{where}: the attribute outlives the call, so it keeps the graph of every call alive and memory "
                 f"grows with the call count; {what} `{summed}.item()` (or `{summed}.detach()`)", fix,
                 related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                           f"`{summed}` carries a graph: backpropagated here")])
