@@ -34,15 +34,20 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop).  Also finds a sum of every entry of a
+statement outside any `if` or loop); the value handed may also add up a list
+the loop appends the loss to (`sum(losses) / len(losses)`,
+`torch.stack(losses).mean()`, or a function of the file whose only statement
+returns so of its parameter: `list_mean(loss_of_subnets)`).  Also finds a sum of every entry of a
 dictionary one of whose entries the loop backpropagates, under the key a loop
 around the sum iterates (`losses["total"].backward()`, then `for k in losses:
 totals[k] += losses[k]`, or `for k, v in losses.items(): totals[k] += v`),
 `totals` bound before the training loop; and, in a method of a class that
 backpropagates a loss, a sum or an append of it into an attribute of `self`
 (`self.running += loss`, `self.running.add_(loss.cpu() * n)`,
-`self.losses.append(loss)`) when a loop of the file calls the method (the
-attribute outlives the call): silent when the method binds the attribute again,
+`self.losses.append(loss)`) when a loop of the file calls the method, or, where
+none does, a loop of another file of the repository that names the class (its
+import or constructor: FedML's clients, whose loop is in the simulation's API
+file) (the attribute outlives the call): silent when the method binds the attribute again,
 when the loop that calls it also calls a method of the class that binds it (or
 writes it), and when the attribute is backpropagated.  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
