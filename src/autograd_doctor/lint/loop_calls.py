@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -62,3 +63,46 @@ def read(tree: ast.Module) -> LoopCalls:
                                 and target.value.id == "self":
                             facts.binders.setdefault((node.name, target.attr), set()).add(method.name)
     return facts
+
+
+def loops_elsewhere(filename: str, owner_class: str, method: str):
+    """The loops of the other files of ``filename``'s repository that call ``method`` and
+    name ``owner_class`` (the class whose method it is: the file builds or imports its
+    objects), as ``(loops, loop_bindings, file name)``, or None when no such file exists.
+
+    FedML's decentralized clients (`client_dsgd.py`) keep each step's loss on `self`;
+    the loop that calls `client.train_local(t)` on every iteration is in
+    `decentralized_fl_api.py`, which imports `ClientDSGD`.  A file that calls a
+    same-named method but never names the class is no evidence: its objects may be of
+    another class.  Each other file is parsed once (cached)."""
+    import os
+    import re
+    from autograd_doctor.lint.submodules import file_text, repository_files
+    if not owner_class or not filename or filename.startswith("<"):
+        return None
+    own = os.path.abspath(filename)
+    called = re.compile(r"\.%s\s*\(" % re.escape(method))
+    named = re.compile(r"\b%s\b" % re.escape(owner_class))
+    loops, bindings, where = [], set(), []
+    for path in repository_files(filename):
+        if path == own:
+            continue
+        text = file_text(path)
+        if not called.search(text) or not named.search(text):
+            continue
+        facts = _read_path(path)
+        if facts is None or method not in facts.loops:
+            continue
+        loops.extend(facts.loops[method])
+        bindings.update(facts.loop_bindings.get(method, ()))
+        where.append(os.path.basename(path))
+    return (loops, bindings, where[0]) if loops else None
+
+
+@lru_cache(maxsize=1024)
+def _read_path(path: str):
+    from autograd_doctor.lint.submodules import file_text
+    try:
+        return read(ast.parse(file_text(path)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

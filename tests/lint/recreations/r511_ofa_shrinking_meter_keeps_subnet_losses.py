@@ -8,8 +8,9 @@ holds every batch's sub-network graphs until the epoch ends.  Re-created in
 other words: a meter that sums what it gets, fed the mean of losses that were
 each backpropagated already.
 Buggy line: `losses.update(list_mean(loss_of_subnets), images.size(0))` with an
-`AverageMeter`.  ADL023 reports the list the losses are collected in (the
-value that reaches the meter), not the meter's update itself.
+`AverageMeter`.  ADL023 reports the meter's update (the meter is handed a
+value that adds up the list of backpropagated losses) and the list the losses
+are collected in.
 Source: https://github.com/mit-han-lab/once-for-all/blob/master/ofa/imagenet_classification/elastic_nn/training/progressive_shrinking.py"""
 import random
 
@@ -67,7 +68,7 @@ def train_one_epoch(net, optimizer, batches, subnets_per_batch=2):
             loss_of_subnets.append(loss)  # expect: ADL023
             loss.backward()
         optimizer.step()
-        losses.update(list_mean(loss_of_subnets), images.size(0))
+        losses.update(list_mean(loss_of_subnets), images.size(0))  # expect: ADL023
     return losses
 
 

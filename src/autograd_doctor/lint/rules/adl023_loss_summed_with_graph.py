@@ -34,15 +34,20 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop).  Also finds a sum of every entry of a
+statement outside any `if` or loop); the value handed may also add up a list
+the loop appends the loss to (`sum(losses) / len(losses)`,
+`torch.stack(losses).mean()`, or a function of the file whose only statement
+returns so of its parameter: `list_mean(loss_of_subnets)`).  Also finds a sum of every entry of a
 dictionary one of whose entries the loop backpropagates, under the key a loop
 around the sum iterates (`losses["total"].backward()`, then `for k in losses:
 totals[k] += losses[k]`, or `for k, v in losses.items(): totals[k] += v`),
 `totals` bound before the training loop; and, in a method of a class that
 backpropagates a loss, a sum or an append of it into an attribute of `self`
 (`self.running += loss`, `self.running.add_(loss.cpu() * n)`,
-`self.losses.append(loss)`) when a loop of the file calls the method (the
-attribute outlives the call): silent when the method binds the attribute again,
+`self.losses.append(loss)`) when a loop of the file calls the method, or, where
+none does, a loop of another file of the repository that names the class (its
+import or constructor: FedML's clients, whose loop is in the simulation's API
+file) (the attribute outlives the call): silent when the method binds the attribute again,
 when the loop that calls it also calls a method of the class that binds it (or
 writes it), and when the attribute is backpropagated.  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
@@ -361,6 +366,7 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     detached_in_place = set()
     loss_names = set().union(*losses.values()) if losses else set()
     handed = []      # (object, call, path): `meter.update(loss, n)`
+    listed = {}      # list name -> the loss names appended to it: `loss_of_subnets.append(loss)`
     entry_sums = []  # (total, base, dictionary, operand, value, statement, path): `totals[k] += losses[k]`
     for node, path in _walk(body):
         if isinstance(node, ast.Call):
@@ -371,12 +377,14 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
                 detached_in_place.add(node.func.value.id)
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
-                listed = node.func.value.id
+                kept_in = node.func.value.id
+                if _operand_names(node.args[0]) & loss_names:
+                    listed.setdefault(kept_in, set()).update(_operand_names(node.args[0]) & loss_names)
                 if not methods:
-                    sums.append((listed, listed, node.args[0], node, path))  # `history.append(loss)`
+                    sums.append((kept_in, kept_in, node.args[0], node, path))  # `history.append(loss)`
             elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-                    and any(_operand_names(a) & loss_names for a in node.args) | any(
-                        _operand_names(k.value) & loss_names for k in node.keywords):
+                    and any(_argument_losses(checker, a, listed) & loss_names for a in node.args) | any(
+                        _argument_losses(checker, k.value, listed) & loss_names for k in node.keywords):
                 handed.append((node.func.value.id, node, path))
         elif isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
             summed = _sum_of(node)
@@ -410,13 +418,85 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     for owner, argument, call, path, fact in accumulations:
         if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
             continue
-        for summed in _operand_names(argument):
+        direct = _operand_names(argument)
+        for summed in sorted(_argument_losses(checker, argument, listed)):
             found = next((b for b in backwards if b[0] == summed and _kept_across(
                 owner, owner, summed, call, path, b, bindings)), None)
             if found is not None:
-                _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact))
+                _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact),
+                        collected=None if summed in direct else argument)
                 break
     return False
+
+
+_LIST_SUMS = frozenset({"sum", "mean"})
+
+
+def _list_reduced(node, names: set) -> str | None:
+    """The name among ``names`` whose elements ``node`` adds up, keeping their graphs:
+    `sum(L)`, `sum(L) / len(L)`, `torch.stack(L).mean()`, `torch.stack(L).sum()`,
+    `torch.mean(torch.stack(L))`, `sum(L, 0.0)`; else None.  `.item()` of the result,
+    `np.mean(L)` or any other call is no evidence."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult)):
+        return _list_reduced(node.left, names)
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id == "sum" and node.args and isinstance(node.args[0], ast.Name) \
+            and node.args[0].id in names:
+        return node.args[0].id
+    stacked = None
+    if isinstance(func, ast.Attribute) and func.attr in _LIST_SUMS and not node.args:
+        stacked = func.value  # `torch.stack(L).mean()`
+    elif isinstance(func, ast.Attribute) and func.attr in _LIST_SUMS and len(node.args) == 1 \
+            and isinstance(func.value, ast.Name) and func.value.id == "torch":
+        stacked = node.args[0]  # `torch.mean(torch.stack(L))`
+    if isinstance(stacked, ast.Call) and isinstance(stacked.func, ast.Attribute) \
+            and stacked.func.attr in ("stack", "cat") and isinstance(stacked.func.value, ast.Name) \
+            and stacked.func.value.id == "torch" and len(stacked.args) == 1 and not stacked.keywords \
+            and isinstance(stacked.args[0], ast.Name) and stacked.args[0].id in names:
+        return stacked.args[0].id
+    return None
+
+
+def _list_reducer(checker, name: str) -> int | None:
+    """The position of the parameter that ``name``, a function at the top of the file,
+    adds up and returns (`def list_mean(values): return sum(values) / len(values)`):
+    its only statement (a docstring aside) is such a `return`, the parameter never
+    bound again.  None otherwise."""
+    found = checker.notes.get("ADL023 list reducers")
+    if found is None:
+        found = checker.notes["ADL023 list reducers"] = [{}]
+        for node in checker.tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+                continue
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            parameters = [a.arg for a in node.args.args]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                reduced = _list_reduced(body[0].value, set(parameters))
+                if reduced is not None:
+                    found[0][node.name] = parameters.index(reduced)
+    return found[0].get(name)
+
+
+def _argument_losses(checker, node, listed: dict) -> set[str]:
+    """The loss names whose graphs a value handed to a method carries: its arithmetic
+    operands (`loss * n`), and the losses appended to a list of the loop (``listed``)
+    that the value adds up, directly (`sum(losses) / len(losses)`) or through a function
+    of the file that does (`list_mean(loss_of_subnets)`, r511's once-for-all)."""
+    names = _operand_names(node)
+    if not listed:
+        return names
+    reduced = _list_reduced(node, set(listed))
+    if reduced is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and not node.keywords:
+        position = _list_reducer(checker, node.func.id)
+        if position is not None and position < len(node.args) and isinstance(node.args[position], ast.Name) \
+                and node.args[position].id in listed:
+            reduced = node.args[position].id
+    return names | listed.get(reduced, set())
 
 
 def _self_attribute(node) -> str | None:
@@ -506,8 +586,15 @@ def _check_attribute_keeps(checker, scope) -> None:
         facts = checker.notes["ADL023 loop calls"] = [loop_calls.read(checker.tree)]
     facts = facts[0]
     loops = facts.loops.get(function.name)
+    loop_bindings = facts.loop_bindings.get(function.name, ())
+    where = "this file"
     if not loops:
-        return  # no loop of the file calls the method: no evidence that it runs once per iteration
+        # a loop of another file of the repository that names the class (FedML's clients)
+        elsewhere = loop_calls.loops_elsewhere(checker.filename, scope.owner_class, function.name)
+        if elsewhere is None:
+            return  # no loop calls the method: no evidence that it runs once per iteration
+        loops, loop_bindings, other = elsewhere
+        where = f"`{other}`"
     for attribute, value, verb, stmt, path in keeps:
         if attribute in rebound or attribute in released or _grad_off(checker, path):
             continue
@@ -515,7 +602,7 @@ def _check_attribute_keeps(checker, scope) -> None:
                 or f"{attribute}.backward(" in checker.source:
             continue  # accumulated to be backpropagated
         binders = facts.binders.get((scope.owner_class, attribute), set()) - {function.name}
-        if attribute in facts.loop_bindings.get(function.name, ()) or any(binders & called for called in loops):
+        if attribute in loop_bindings or any(binders & called for called in loops):
             continue  # bound again in the loop that calls the method: one iteration's graph
         for summed in sorted(_operand_names(value) & loss_names):
             found = next((b for b in backwards if b[0] == summed and _same_branch(path, b[2])), None)
@@ -532,8 +619,8 @@ def _check_attribute_keeps(checker, scope) -> None:
             checker.report(
                 "ADL023", stmt,
                 f"`self.{attribute}` keeps `{summed}`, which `{checker.text(backward)}` on line {backward.lineno} "
-                f"backpropagates, with its graph, and `{function.name}` runs on every iteration of a loop of this "
-                f"file: the attribute outlives the call, so it keeps the graph of every call alive and memory "
+                f"backpropagates, with its graph, and `{function.name}` runs on every iteration of a loop of "
+                f"{where}: the attribute outlives the call, so it keeps the graph of every call alive and memory "
                 f"grows with the call count; {what} `{summed}.item()` (or `{summed}.detach()`)", fix,
                 related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                           f"`{summed}` carries a graph: backpropagated here")])
@@ -939,7 +1026,8 @@ def _grad_off(checker, path) -> bool:
     return False
 
 
-def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None) -> None:
+def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None,
+            collected=None) -> None:
     """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
     ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
     method that adds it into an attribute of its object."""
@@ -952,6 +1040,18 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         if not other_file:
             related.insert(0, (line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"))
         where = f"{other_file[0]} line {line}" if other_file else f"line {line}"
+        if collected is not None:  # `list_mean(loss_of_subnets)`: the losses of a list, added up
+            text = checker.text(collected)
+            checker.report(
+                "ADL023", stmt,
+                f"`{total}.{method}()` keeps `{text}`, which adds up `{loss}` (appended to a list of this loop; "
+                f"`{checker.text(backward)}` on line {backward.lineno} backpropagates it), in `self.{attribute}` "
+                f"of an object built before this loop (its `{parameter}`, {where}), with its graph on every "
+                f"iteration: the object keeps the graph of every iteration alive, so memory grows with the "
+                f"iteration count; hand it `{text}.item()` (or `.detach()` it)",
+                Fix(f"hand `({text}).detach()` to `{method}`",
+                    (checker.edit(collected, f"({text}).detach()"),), safe=False), related=related)
+            return
         checker.report(
             "ADL023", stmt,
             f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
