@@ -220,3 +220,36 @@ def test_dict_entries_an_optimizer_already_holds_are_advice_naming_the_optimizer
     found = only(diagnoses, "AD143")
     assert found.primary.line == marked_line(source, "STORE")
     assert found.help[0].replacement is None and "SGD optimizer" in found.help[0].message
+
+
+# ---- AD184: cdist under a second derivative -------------------------------------------------------
+
+KERNEL = """
+    import torch
+
+    torch.manual_seed(0)
+    anchors = torch.randn(2, 5, 3, requires_grad=True)
+    offset = torch.randn(3) * 0.1
+    points = torch.randn(2, 4, 3, requires_grad=True)
+    # one point a hair away from an anchor: the matrix-product form would round its distance to 0
+    with torch.no_grad():
+        points[0, 0] = anchors[0, 1] - offset + 1e-5
+{distances}
+    energy = torch.exp(-distances.pow(2)).sum()
+    (force,) = torch.autograd.grad(energy, points, create_graph=True)
+    force.pow(2).sum().backward()
+    grads = [anchors.grad, points.grad]
+    """
+
+
+def test_cdist_under_a_second_derivative_becomes_the_norm_of_the_differences(tmp_path):
+    source, diagnoses = diagnose(tmp_path, KERNEL.replace(
+        "{distances}", "    distances = torch.cdist(points + offset, anchors)  # CDIST"))
+    found = only(diagnoses, "AD184")
+    assert found.primary.line == marked_line(source, "CDIST")
+    assert "vector_norm((points + offset).unsqueeze(-2) - anchors.unsqueeze(-3)" in found.help[0].replacement
+    namespace = run_fixed(tmp_path, found.help[0])
+    hand_written = "    distances = ((points + offset)[:, :, None] - anchors[:, None]).pow(2).sum(-1).sqrt()"
+    correct = reference(tmp_path, KERNEL.replace("{distances}", hand_written))
+    assert same(namespace["grads"], correct["grads"])
+    silent(tmp_path, KERNEL.replace("{distances}", hand_written))
