@@ -438,6 +438,13 @@ def unscaled_after_step(context: ErrorContext, already):
             location = statement_location(filename, statement, role="unscale",
                                           note=f"runs {receiver}.unscale_() after {receiver}.step()")
             help_ = _move_before_step(filename, block, statement, step, receiver)
+        else:
+            hoisted = _caller_unscaling_every_optimizer(context, _frame, found[4])
+            if hoisted is not None:
+                inner = location
+                filename, statement, step, receiver, help_ = hoisted
+                location = statement_location(filename, statement, role="unscale",
+                                              note=f"unscales every optimizer of the loop, at each of its passes")
     related = [statement_location(filename, step, role="step", note=f"{receiver}.step() already applied the "
                                   "gradients here")] if step is not None else []
     if inner is not None:
@@ -514,6 +521,47 @@ def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
                  and value_of(caller, s.value.func.value) is scaler]
         if steps:
             return filename, block, statement, steps[-1], segment(filename, steps[-1].value.func.value)
+    return None
+
+
+def _caller_unscaling_every_optimizer(context: ErrorContext, frame, call: ast.Call):
+    """(filename, caller statement, step statement, scaler text, help) for a caller statement in
+    the body of `for X in OPTIMIZERS:` that hands the whole list `OPTIMIZERS` (the very object the
+    loop runs over) to the helper that unscales, followed in the body by `scaler.step(X)`: the
+    helper unscales every optimizer at each pass, so from the second pass on it unscales one
+    already stepped. The help runs it once, before the loop. None otherwise."""
+    scaler = value_of(frame, call.func.value)
+    for caller, line in (found for found in context.user_frames() if found[0] is not frame):
+        filename = caller.f_code.co_filename
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+                 and not node.orelse and any(s.lineno == line for s in node.body)]
+        if len(loops) != 1:
+            continue
+        loop = loops[0]
+        statement = next(s for s in loop.body if s.lineno == line)
+        target, listed = loop.target.id, value_of(caller, loop.iter)
+        caller_call = statement.value if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            else None
+        if caller_call is None or listed is None or isinstance(listed, (str, bytes)) \
+                or any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(statement)) \
+                or not any(value_of(caller, argument) is listed for argument in caller_call.args):
+            continue
+        later = loop.body[loop.body.index(statement) + 1:]
+        steps = [s for s in later if (c := _method_call(s, "step")) is not None and value_of(caller, c.func.value) is scaler
+                 and c.args and isinstance(c.args[0], ast.Name) and c.args[0].id == target]
+        if len(steps) != 1:
+            continue
+        receiver = segment(filename, steps[0].value.func.value)
+        help_ = _hoist_before_loop(filename, loop, statement, receiver, segment(filename, loop.iter))
+        if help_ is None:
+            return None
+        help_ = Suggestion(f"call {segment(filename, statement)} once, before the loop: it unscales (and clips) every "
+                           f"optimizer of {segment(filename, loop.iter)}, so inside the loop it unscales again the "
+                           f"ones already stepped", help_.replacement, help_.location)
+        return filename, statement, steps[0], receiver, help_
     return None
 
 

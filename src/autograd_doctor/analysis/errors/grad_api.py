@@ -1351,6 +1351,15 @@ def cached_transform_cut(context: ErrorContext, already):
 _DIFFERENTIABLE_WAY = {"cdist": ("compute_mode", '"use_mm_for_euclid_dist"')}
 
 
+def _grouped(text: str) -> str:
+    """`text` in parentheses unless it is a name, an attribute chain or a call (safe before `.unsqueeze`)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+
+
 def backward_without_derivative(context: ErrorContext, already):
     """AD184: "the derivative for '_cdist_backward' is not implemented": a loss on a gradient
     taken with create_graph=True differentiates a backward operation PyTorch has no derivative
@@ -1384,10 +1393,22 @@ def backward_without_derivative(context: ErrorContext, already):
         call_text = text_of(call_file, call)
         changed = replace_node_text(call_file, call_statement, call, f"{call_text[:-1].rstrip()}, {keyword}={value})") \
             if call_text else None
+        first, second = (text_of(call_file, argument) for argument in call.args) if len(call.args) == 2 else (None, None)
+        if forward == "cdist" and first and second and not call.keywords:
+            # The differences' norm: the distances computed element by element, as cdist computes
+            # them for small inputs, so distances near zero stay exact (the matrix-product form
+            # computes |a|^2 - 2a.b + |b|^2, which rounds a distance of 1e-5 to 0, and its gradient
+            # with it). Like cdist's elementwise form it costs memory for every pair's difference.
+            exact = f"torch.linalg.vector_norm({_grouped(first)}.unsqueeze(-2) - {_grouped(second)}.unsqueeze(-3), dim=-1)"
+            helps.append(Suggestion("compute the same Euclidean distances as the norm of the pairwise differences: "
+                                    "its backward is made of operations autograd differentiates again, and distances "
+                                    "near zero stay exact (a distance of exactly 0 has no second derivative there)",
+                                    replace_node_text(call_file, call_statement, call, exact), made))
         if changed is not None:
-            helps.append(Suggestion(f"compute the same Euclidean distances through matrix products ({keyword}={value}): "
-                                    "their backward is made of operations autograd differentiates again",
-                                    changed, made))
+            helps.append(Suggestion(f"{'or ' if helps else ''}compute the same Euclidean distances through matrix products "
+                                    f"({keyword}={value}): their backward is made of operations autograd differentiates "
+                                    "again, but a distance near zero is rounded (to 0 below about 1e-4 in float32), and "
+                                    "its gradient with it", changed, made))
     helps.append(Suggestion(f"or write {forward} with elementary tensor operations; if the second-order terms are not "
                             "wanted, take the first gradient without create_graph=True (that changes the result)"))
     return diagnosis(codes.BACKWARD_WITHOUT_DERIVATIVE, made, [location], notes, helps)

@@ -278,6 +278,8 @@ def overlapping_groups(context: ErrorContext, already):
              f"{len(earlier)}"]
     found_change = _exclude_subgroup(frame, filename, statement, location)
     if found_change is None:
+        found_change = _exclude_tied(frame, filename, statement, location, new_params, shared)
+    if found_change is None:
         added = _group_added_to_whole_model(frame, filename, statement)
         if added is not None:
             # `optimizer = SGD(model.parameters())` then `optimizer.add_param_group({"params":
@@ -377,6 +379,60 @@ def _submodule_chain(frame, node: ast.expr):
         owner = _submodule_chain(frame, node.value)
         return getattr(owner, node.attr, None) if owner is not None else None
     return _module_chain(frame, node)
+
+
+def _tied(frame, parameter) -> bool:
+    """Whether `parameter` is registered under two names of one module among the frame's variables
+    (weights tied: `decoder.weight = embedding.weight`)."""
+    from torch import nn
+
+    for scope in (frame.f_locals, frame.f_globals):
+        for value in list(scope.values()):
+            if isinstance(value, nn.Module):
+                names = [n for n, p in value.named_parameters(remove_duplicate=False) if p is parameter]
+                if len(names) > 1:
+                    return True
+    return False
+
+
+def _exclude_tied(frame, filename, statement, location, new_params, shared):
+    """For a group `{"params": m.sub.parameters(), ...}` that holds a weight tied to one an earlier
+    group already holds (`decoder.weight = embedding.weight`, the groups by module): that group's
+    `m.sub.parameters()` rewritten to skip the tied weights, which keep the earlier group's options
+    (the group of the module that registered them first, as `model.parameters()` lists them).
+    (the change, the call it rewrites), or None."""
+    from torch import nn
+
+    if not shared or not all(_tied(frame, p) for p in shared):
+        return None
+    shared_ids = {id(p) for p in shared}
+    for group in (n for n in ast.walk(statement) if isinstance(n, ast.Dict)):
+        for key, value in zip(group.keys, group.values):
+            call = value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "list" \
+                    and len(call.args) == 1 and not call.keywords:
+                call = call.args[0]
+            if not (isinstance(key, ast.Constant) and key.value == "params" and isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute) and call.func.attr == "parameters"
+                    and not call.args and not call.keywords):
+                continue
+            module = _submodule_chain(frame, call.func.value)
+            if not isinstance(module, nn.Module) or {id(p) for p in module.parameters()} != new_params:
+                continue
+            names = [name for name, p in module.named_parameters() if id(p) in shared_ids]
+            if not names:
+                return None
+            owner = text_of(filename, call.func.value)
+            quoted = ", ".join(f'"{n}"' for n in names)
+            test = f"name != {quoted}" if len(names) == 1 else f"name not in ({quoted})"
+            comprehension = f"[p for name, p in {owner}.named_parameters() if {test}]"
+            new_statement = replace_node_text(filename, statement, value, comprehension)
+            listed = ", ".join(f"{owner}.{n}" for n in names)
+            message = (f"leave the tied {listed} out of this group: it is the same tensor as a parameter of an earlier "
+                       f"group, which keeps it (and its options); to give it this group's options instead, leave it "
+                       f"out of the earlier group")
+            return statement_change(location, message, new_statement), value
+    return None
 
 
 def _exclude_subgroup(frame, filename, statement, location):

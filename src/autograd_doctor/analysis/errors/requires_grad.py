@@ -1951,6 +1951,9 @@ def trace_constant_requires_grad(context: ErrorContext, already):
              and isinstance(tensor := value_of(frame, node), torch.Tensor) and tensor.requires_grad
              and not isinstance(tensor, torch.nn.Parameter)]
     if not reads:
+        entry = _dict_entry_of_module(context, frame, filename, statement, location)
+        if entry is not None:
+            return entry
         return _module_called_in_traced_function(context, frame, filename, statement, location)
     read = reads[0]
     name = text_of(filename, read) or "the tensor"
@@ -1975,6 +1978,80 @@ def trace_constant_requires_grad(context: ErrorContext, already):
     return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, location, notes=notes, help=[Suggestion(
         f"pass {name} to the traced function as an input, make it a parameter of a module, or detach it if it "
         "is not trained")])
+
+
+def _dict_entry_of_module(context: ErrorContext, frame, filename: str, statement, location):
+    """`self.tables["pos"]` read in the traced code, a tensor that requires grad kept in a plain dict
+    attribute of a module (`self.tables = {"pos": torch.zeros(..., requires_grad=True)}`): a dict
+    entry is not registered, so it is neither a parameter of the trace nor of the module. The
+    dict's assignment is the line to change: an `nn.ParameterDict` registers its entries."""
+    import torch
+
+    for node in ast.walk(statement):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+            continue
+        owner, table = value_of(frame, node.value.value), value_of(frame, node.value)
+        if not isinstance(owner, torch.nn.Module) or type(table) is not dict:
+            continue
+        tensor = table.get(node.slice.value)
+        if not isinstance(tensor, torch.Tensor) or not tensor.requires_grad or not tensor.is_leaf \
+                or isinstance(tensor, torch.nn.Parameter):
+            continue
+        source_file, assignment = module_attribute_assignment(owner, node.value.attr)
+        if assignment is None or len(assignment.targets) != 1 or not isinstance(assignment.value, ast.Dict):
+            continue
+        name = text_of(filename, node) or "the entry"
+        attribute = ast.unparse(assignment.targets[0])
+        location.role, location.note = "read", f"{name} requires grad, and is neither an input nor a parameter"
+        stored = statement_location(source_file, assignment, role="stored",
+                                    note=f"{attribute} is a plain dict: its tensors are not registered with the module")
+        notes = ["torch.jit.trace records a tensor that is not an input, a parameter or a buffer as a constant, "
+                 "and a constant cannot carry a gradient",
+                 f"a plain dict attribute is not registered: its entries are not in {type(owner).__name__}.parameters()"]
+        entries = []
+        for key, value in zip(assignment.value.keys, assignment.value.values):
+            if key is None:
+                return None
+            call = value
+            if isinstance(value, ast.Call):
+                call = ast.Call(func=value.func, args=value.args,
+                                keywords=[k for k in value.keywords if k.arg != "requires_grad"])
+            text = segment(source_file, value) if call is value else ast.unparse(call)
+            entries.append(f"{segment(source_file, key)}: nn.Parameter({text})")
+        parameter_dict = "nn.ParameterDict" if "nn" in frame.f_globals else "torch.nn.ParameterDict"
+        if "nn" not in frame.f_globals:
+            entries = [entry.replace(": nn.Parameter(", ": torch.nn.Parameter(", 1) for entry in entries]
+        new_statement = f"{attribute} = {parameter_dict}({{{', '.join(entries)}}})"
+        held = _optimizers_holding(tensor)
+        message = (f"register the dict's tensors: an nn.ParameterDict makes them parameters of the module (the "
+                   f"trace keeps them as parameters, {type(owner).__name__}.parameters() holds them)")
+        if held:
+            # The optimizer given the dict's values besides the module's parameters would then hold
+            # them twice: the change is two statements, said in words.
+            helps = [Suggestion(f"{message}, written `{new_statement}`; then build {held[0]} from the module's "
+                                f"parameters() alone, which now hold them (listing the dict's values too would "
+                                f"give it each of them twice)")]
+        else:
+            helps = [statement_change(stored, message, new_statement)]
+        helps.append(Suggestion(f"or, if {name} is not trained, store it detached (or as a buffer, self.register_buffer)"))
+        return diagnosis(codes.TRACE_CONSTANT_REQUIRES_GRAD, stored, [location], notes, helps)
+    return None
+
+
+def _optimizers_holding(tensor) -> list[str]:
+    """The kinds of the live optimizers that hold `tensor` ("the SGD optimizer")."""
+    import gc
+
+    import torch
+
+    found = []
+    for candidate in gc.get_objects():
+        # type(), not isinstance(): some objects' __class__ is a property that warns or computes
+        if issubclass(type(candidate), torch.optim.Optimizer) and any(
+                p is tensor for group in candidate.param_groups for p in group["params"]):
+            found.append(f"the {type(candidate).__name__} optimizer")
+    return found
 
 
 def _module_called_in_traced_function(context: ErrorContext, frame, filename: str, statement, location):
