@@ -30,8 +30,6 @@ import time
 
 import pytest
 
-from autograd_doctor.recording.own_frames import hide_our_frames
-
 SECTION = "autograd-doctor"
 # How the report notes that autograd_doctor.doctor.attach adds to an exception start.
 NOTE_START = "autograd-doctor:\n"
@@ -69,10 +67,27 @@ def pytest_configure(config):
         "markers", "autograd_doctor(**options): run this test under autograd_doctor.watch(**options)")
 
 
+def not_rewritten(pluginmanager) -> None:
+    """pytest marks every module of a plugin's distribution for its assertion rewriting, so each
+    of the doctor's modules (150 and more, imported at a session's first watched test) would be
+    parsed, rewritten and compiled by pytest's import hook instead of loaded from its .pyc; where
+    the rewritten code cannot be cached (PYTHONDONTWRITEBYTECODE, a read-only install) that is
+    paid again in every session. Our modules hold no test assertions: take the package's mark off
+    (pytest keeps the marks in the hook's `_must_rewrite`; without it, nothing changes)."""
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if isinstance(marked, set) and __package__.split(".")[0] in marked:
+        marked.discard(__package__.split(".")[0])
+        cache = getattr(hook, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     """In a child run of `--autograd-doctor-patch`: the changed module is imported from its copy
     (also a conftest.py, which pytest imports right after this)."""
+    not_rewritten(early_config.pluginmanager)
     from autograd_doctor.integrations.pytest_patch import start_child
 
     start_child()
@@ -179,6 +194,8 @@ def pytest_runtest_makereport(item, call):
     diagnoses = explained(item, doctor, error)
     patch = checked_patch(item, diagnoses, error, call.duration)
     if error is not None:
+        from autograd_doctor.recording.own_frames import hide_our_frames
+
         hide_our_frames(error)
         remove_report_notes(error)
     outcome = yield

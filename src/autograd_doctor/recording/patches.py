@@ -264,7 +264,46 @@ def _dress(wrapper, original):
     return wrapper
 
 
+# What `_targets` found, by `views`: (fingerprint, targets, the originals it classified). The scan
+# reads every attribute of torch.Tensor, torch, torch._C._nn and torch._VF (about 9,000 getattr
+# calls, a few milliseconds): done once per process, not at every watch() (every test under the
+# pytest plugin starts one). It is done again when an owner gained or lost attributes (the
+# fingerprint: the sizes of their dicts) or an attribute it classified was replaced.
+_targets_cache: dict[bool, tuple[tuple, list, list]] = {}
+# The wrapper made for (owner, name), with the original it wraps: the same original gets the
+# same wrapper at the next watch() (the wrappers keep no state of a watch: they read `_active`).
+_wrappers: dict[tuple[object, str], tuple[object, object]] = {}
+
+
+def _owners_fingerprint() -> tuple:
+    owners = [*torch.Tensor.__mro__, torch]
+    for path in ("torch._C._nn", "torch._C._VariableFunctions"):
+        owner = compat.lookup(path)
+        if owner is not None:
+            owners.extend(owner.__mro__ if isinstance(owner, type) else (owner,))
+    return tuple(len(getattr(owner, "__dict__", ())) for owner in owners)
+
+
 def _targets(views: bool):
+    """`_scan_targets(views)`, kept while torch's namespaces stay as they were."""
+    fingerprint = _owners_fingerprint()
+    cached = _targets_cache.get(views)
+    if cached is not None and cached[0] == fingerprint and all(
+            _unwrapped(getattr(owner, name, None)) is original for owner, name, original in cached[2]):
+        return cached[1]
+    targets = _scan_targets(views)
+    classified = [(owner, name, _unwrapped(getattr(owner, name, None))) for owner, name, _ in targets]
+    _targets_cache[views] = (fingerprint, targets, classified)
+    return targets
+
+
+def _unwrapped(value):
+    """The original under one of our wrappers (the scan may run while they are installed)."""
+    original = getattr(value, "__autograd_doctor_wrapped__", None)
+    return value if original is None else original
+
+
+def _scan_targets(views: bool):
     """(owner, name, wrapper factory) for everything to wrap; the view-making methods
     only when `views` (full mode: they catch views kept across writes)."""
     targets = []
@@ -374,6 +413,8 @@ _script_builtin_ids: list[int] = []  # wrappers entered in TorchScript's table o
 
 
 def _wrap_all(views: bool) -> None:
+    get_table = compat.lookup("torch.jit._builtins._get_builtin_table")
+    table = get_table() if get_table is not None else None
     for owner, name, make_wrapper in _targets(views):
         current = getattr(owner, name)
         if getattr(current, "__autograd_doctor_wrapped__", None) is not None:
@@ -381,26 +422,28 @@ def _wrap_all(views: bool) -> None:
         # For classes, remember whether the attribute was the class's own or inherited,
         # so that unwrapping restores the class dict exactly.
         own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else current
-        wrapper = make_wrapper(current)
+        made = _wrappers.get((owner, name))
+        if made is not None and made[0] is current:
+            wrapper = made[1]
+        else:
+            wrapper = make_wrapper(current)
+            _wrappers[(owner, name)] = (current, wrapper)
         try:
             setattr(owner, name, wrapper)
         except (AttributeError, TypeError):
             continue
         _saved_originals.append((owner, name, own))
         _installed[(owner, name)] = (own, wrapper)
-        _share_script_builtin(wrapper, current)
+        if table is not None:
+            _share_script_builtin(wrapper, current, table)
 
 
-def _share_script_builtin(wrapper, original) -> None:
+def _share_script_builtin(wrapper, original, table: dict) -> None:
     """TorchScript compiles a call to `torch.ones_like` (or `torch.relu_`, ...) as its aten op
     when it finds the function's id in its table of builtins, filled from torch's namespace when
     torch was imported; the wrapper has another id, and `torch.jit.script` of the user's code
     would try to compile it as Python and fail. The wrapper gets the original's entry while it
     is installed (and loses it when unwrapped: a freed wrapper's id may be reused)."""
-    get_table = compat.lookup("torch.jit._builtins._get_builtin_table")
-    if get_table is None:
-        return
-    table = get_table()
     op = table.get(id(original))
     if op is not None:
         table[id(wrapper)] = op
