@@ -367,3 +367,40 @@ def test_the_capture_restores_torch(tmp_path, name):
     assert getattr(torch.autograd, name) is not before
     capture.finish({}, None)
     assert getattr(torch.autograd, name) is before
+
+
+def _events(*losses, error="RuntimeError: boom"):
+    import torch
+
+    return {"events": [("backward", [torch.tensor(value)]) for value in losses], "final": {}, "error": error}
+
+
+def test_a_fix_that_corrects_the_steps_before_the_raise_is_compared_on_the_first_backward():
+    """AD185 (DDP's unused-parameter search with a reentrant checkpoint): the steps before the raise
+    were already wrong, so a right change hands other values to every backward() after the first."""
+    original, changed = _events(1.0, 2.0), {**_events(1.0, 1.5, 1.25), "error": None}
+    verdict = judge(original, changed, True, corrects_earlier_steps=True)
+    assert verdict.status == "unverified", verdict.line()
+    assert "first backward() equal the original's" in verdict.reason and "no oracle" in verdict.reason
+    assert judge(original, changed, True).status == "rejected"  # judged as any other change
+    other_first = {**_events(0.5, 1.5, 1.25), "error": None}
+    verdict = judge(original, other_first, True, corrects_earlier_steps=True)
+    assert verdict.status == "rejected" and verdict.computes_other_values
+
+
+def test_ad185_the_non_reentrant_checkpoint_is_offered_as_a_change_not_advice(tmp_path):
+    """The set 22 case (accelerate#389): `use_reentrant=False` stays a change to apply, unverified."""
+    import shutil
+
+    from helpers import run_cli
+
+    case = os.path.join(os.path.dirname(__file__), "..", "bug_reports", "fresh", "set22", "cases",
+                        "a_vision_backbone_ddp_reentrant_checkpoint_unused_param_search.py")
+    path = tmp_path / "train.py"
+    shutil.copy(case, path)
+    result = run_cli("run", "--verify-fix", str(path), cwd=str(tmp_path), timeout=900)
+    assert "AD185" in result.stdout + result.stderr
+    assert "use_reentrant=False" in result.stdout + result.stderr
+    assert "unverified: the changed program runs and the values handed to its first backward()" \
+        in result.stdout + result.stderr
+    assert "not offered as a change" not in result.stdout + result.stderr

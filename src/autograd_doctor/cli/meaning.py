@@ -224,7 +224,7 @@ def _how(bitwise: bool) -> str:
 
 
 def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False,
-          changes_failing_value: bool = False) -> Verdict:
+          changes_failing_value: bool = False, corrects_earlier_steps: bool = False) -> Verdict:
     """Compare the changed program's values with the oracle's (the original under the oracle)."""
     if changed.get("error"):
         return Verdict("rejected", f"the changed program still fails: {changed['error']}")
@@ -233,6 +233,8 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
     if not original_raised:
         return _judge_silent_fix(old_forward, new_forward)
+    if corrects_earlier_steps:
+        return _judge_earlier_steps_corrected(old_forward, new_forward)
     if (recomputes_failing_forward or changes_failing_value) and original.get("error") and old_forward:
         return _judge_recomputed_forward(old_forward, new_forward, original["error"], changes_failing_value)
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
@@ -273,6 +275,18 @@ def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error
     return Verdict("unverified", f"the changed program runs and its forward values before the failing backward() "
                                  f"equal the original's ({_how(bitwise)}); {why}, and no oracle gives the gradients "
                                  f"it meant: {ORACLE} fails too ({oracle_error})")
+
+
+def _judge_earlier_steps_corrected(old_forward: list, new_forward: list) -> Verdict:
+    """A fix of a bug that made the steps before the raise wrong without an error: what must stay is
+    what the program computed before any gradient was used, the values handed to the first backward()."""
+    same_first, bitwise, _ = _same_forward_calls(old_forward[:1], new_forward[:1])
+    if not old_forward or not same_first:
+        return _computes_other_values("the values handed to the first backward() differ from the original run's")
+    return Verdict("unverified", "the changed program runs and the values handed to its first backward() equal "
+                                 f"the original's ({_how(bitwise)}); the steps after it differ because the change "
+                                 "also corrects them (the bug made them wrong before it raised), and no oracle "
+                                 "gives the gradients the program meant")
 
 
 def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:

@@ -118,6 +118,11 @@ class Suggestion:
     # differentiated as it is (AD112: a complex loss made real): the calls before it must match the
     # original run's, that call's value may not.
     changes_failing_value: bool = False
+    # True for a change that also corrects what the steps before the failing one computed, because
+    # the bug it fixes already made them wrong without an error (AD185: DDP's unused-parameter search
+    # takes a reentrant checkpoint's parameters for unused in every step): only the values handed to
+    # the first backward() must match the original run's.
+    corrects_earlier_steps: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}

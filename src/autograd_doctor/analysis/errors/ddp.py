@@ -200,6 +200,9 @@ def marked_ready_twice(context: ErrorContext, already):
     new_statement = replace_node_text(filename, statement, call, new_call) if new_call is not None else None
     helps = [statement_change(primary, "checkpoint without reentrance: the block is recomputed within the one "
                               "backward(), each hook fires once, and the gradients are the same", new_statement)]
+    # With the unused-parameter search the steps before the raise already treated the block's
+    # parameters as unused: the change corrects those steps too.
+    helps[0].corrects_earlier_steps = bool(getattr(ddp, "find_unused_parameters", False))
     if len(checkpoints) > 1:
         helps.append(Suggestion(f"the same for the other {len(checkpoints) - 1} reentrant checkpoint "
                                 "call(s) of the model"))
