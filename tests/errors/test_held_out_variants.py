@@ -90,8 +90,6 @@ NOT_YET = {
     "gradient_norm_callback_after_optimizer_step": (True, "advice"),
     # Where to guard the coinciding keypoints (a mask, an eps) changes values: the user's choice.
     "limb_length_of_coinciding_keypoints": (True, "advice"),
-    # Which group the tied weight belongs to is the user's choice (as for set 3's shared norm weight).
-    "tied_embedding_in_encoder_and_decoder_groups": (False, "advice"),
     # Set 8. AD142 names forward's save_for_backward and saves the weight there too (PyTorch's way to
     # keep a tensor for backward); the variant marks the unpacking in backward (both right).
     "function_keeps_weight_on_ctx_but_unpacks_it": (False, "right"),
@@ -207,19 +205,12 @@ NOT_YET = {
     # AD103 names optimizer.step(): the loss computed once before the epoch loop must be computed again
     # in every epoch, a move of several statements into the loop.
     "ppo_epochs_reuse_loss_computed_before_epoch_loop": (False, "advice"),
-    # The mm form of cdist rounds distances near zero (a sample next to a centre) to exactly 0 and its
-    # gradient there to 0: the Laplacian differs from the exact distances' (docs/errors.md, set 15).
-    "rbf_network_laplacian_through_cdist": (True, "wrong"),
     # AD136 names the multi-line return statement whose generator reads the saved tensors and reads
     # them once before it; the variant marks the statement's second line.
     "saved_tensors_unpacked_per_input_under_checkpoint": (False, "right"),
-    # AD149 names the unscale_ in the helper; the clipping call must move out of the stepping loop,
-    # which the variant marks.
-    "shared_scaler_unscales_both_optimizers_after_first_step": (False, "advice"),
-    # Which learning rate the tied weight gets is the user's choice.
-    "tied_embedding_in_two_param_groups": (False, "advice"),
-    # The dict entry must become a registered parameter read by forward: two statements.
-    "traced_module_with_learned_table_in_dict": (False, "advice"),
+    # The dict is named; registering it as an nn.ParameterDict while an optimizer already holds its
+    # tensors would put each in the optimizer twice: advice naming that optimizer.
+    "traced_module_with_learned_table_in_dict": (True, "advice"),
 }
 
 

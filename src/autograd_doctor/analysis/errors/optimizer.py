@@ -406,7 +406,11 @@ def _exclude_tied(frame, filename, statement, location, new_params, shared):
     if not shared or not all(_tied(frame, p) for p in shared):
         return None
     shared_ids = {id(p) for p in shared}
-    for group in (n for n in ast.walk(statement) if isinstance(n, ast.Dict)):
+    # The later group is the one to change: when both modules hold only the tied weight (a decoder
+    # without bias), their parameter sets are equal, so the last matching group is taken.
+    groups = sorted((n for n in ast.walk(statement) if isinstance(n, ast.Dict)),
+                    key=lambda n: (n.lineno, n.col_offset), reverse=True)
+    for group in groups:
         for key, value in zip(group.keys, group.values):
             call = value
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "list" \
