@@ -216,6 +216,11 @@ def _held_by_two_optimizers(target, frames, stepping: str) -> tuple[str, Suggest
     if len(holding) < 2:
         return None
     held = [{id(p) for group in o.param_groups for p in group["params"]} for o in holding]
+    common = set.intersection(*held)
+    if any(h <= common for h in held):
+        # An optimizer that holds only what the others hold steps the same weights on purpose (two
+        # updates of one generator, pytorch#55368): not a module shared by two models.
+        return None
     names = [variable_for(o, frames) for o in holding]
     if any(n is None for n in names) or len(set(names)) != len(names):
         return None
