@@ -64,15 +64,6 @@ class IdentityMap:
     def clear(self) -> None:
         self._entries.clear()
 
-    def live_items(self) -> list:
-        """(object, value) for each entry whose object is still alive (by its weak reference)."""
-        found = []
-        for reference, value in list(self._entries.values()):
-            obj = reference() if reference is not None else None
-            if obj is not None:
-                found.append((obj, value))
-        return found
-
     def __len__(self) -> int:
         """Entries whose object is alive."""
         return sum(1 for reference, _value in self._entries.values() if reference is None or reference() is not None)

@@ -444,7 +444,7 @@ def unscaled_after_step(context: ErrorContext, already):
                 inner = location
                 filename, statement, step, receiver, help_ = hoisted
                 location = statement_location(filename, statement, role="unscale",
-                                              note=f"unscales every optimizer of the loop, at each of its passes")
+                                              note="unscales every optimizer of the loop, at each of its passes")
     related = [statement_location(filename, step, role="step", note=f"{receiver}.step() already applied the "
                                   "gradients here")] if step is not None else []
     if inner is not None:
