@@ -31,6 +31,7 @@ from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
+from autograd_doctor.lint.class_leaves import attribute_leaves
 from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
 from autograd_doctor.lint.statements import AssignmentEvents
@@ -616,6 +617,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.module_classes.add(node.name)
             self.modules.module_class_nodes[node.name] = node
             self.modules._data_only_methods.pop(node.name, None)
+        if not is_module and not is_function and "requires_grad=True" in self.source:
+            # a plain class's `self.w = torch.zeros(n, requires_grad=True)`: a leaf in its methods
+            self.modules.parameter_attributes[node.name] |= attribute_leaves(self, node)
         self.class_stack.append(node.name if is_module else None)
         self.class_bases.append((node.bases, distribution))
         self.class_methods.append(frozenset(

@@ -115,8 +115,9 @@ class TensorKnowledge:
         if not isinstance(node, ast.Attribute):
             return False
         if isinstance(node.value, ast.Name):
-            return node.value.id == "self" and bool(self.scope.module_class) and \
-                node.attr in self.modules.parameter_attributes.get(self.scope.module_class, ())
+            owner = self.scope.module_class or self.scope.owner_class  # a plain class: class_leaves.py
+            return node.value.id == "self" and bool(owner) and \
+                node.attr in self.modules.parameter_attributes.get(owner, ())
         if node.attr != "weight" or not isinstance(node.value, ast.Attribute):
             return False
         spec = self.modules.self_attribute_spec(node.value, self.scope.owner_class)

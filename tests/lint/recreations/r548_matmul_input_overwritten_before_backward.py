@@ -21,7 +21,7 @@ class TwoStageScorer:
     def score(self, x):
         d = self.hidden(x)
         f = torch.matmul(d, self.w2)
-        d[:] = 4  # d is needed to compute df/dw2  # missed: ADL001
+        d[:] = 4  # d is needed to compute df/dw2  # expect: ADL001
         return f
 
     def fit_step(self, x):

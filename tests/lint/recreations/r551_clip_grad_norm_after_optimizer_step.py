@@ -28,7 +28,7 @@ def train_epoch(model, optimizer, loss_fn, batches, max_norm=1.0):
         loss = loss_fn(output, y)
         loss.backward()
         optimizer.step()
-        total_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)  # missed: ADL022
+        total_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)  # expect: ADL022
     return total_norm
 
 

@@ -17,7 +17,7 @@ class HandLinear:
         self.bias = torch.zeros(1, requires_grad=True)
 
     def warm_start(self, offset):
-        self.weight.add_(offset)  # missed: ADL014
+        self.weight.add_(offset)  # expect: ADL014
         return self
 
     def __call__(self, x):

@@ -235,16 +235,32 @@ def _is_clip(checker, call) -> bool:
 
 
 def _clip_in(checker, stmt):
-    """The clip this statement runs: a call statement, or one in an `if` around it
-    (`if max_grad_norm is not None:`), not in a loop or a nested function."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _is_clip(checker, stmt.value):
-        return stmt.value
+    """The clip this statement runs: a call statement, the value of an assignment
+    (`total_norm = clip_grad_norm_(...)`, the norm kept for logging: the gradients
+    are rescaled all the same), or one in an `if` around it (`if max_grad_norm is
+    not None:`), not in a loop or a nested function.  A clip to an infinite norm
+    (`clip_grad_norm_(params, float("inf"))`, the idiom for measuring the norm) is
+    not a clip."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    if isinstance(value, ast.Call) and _is_clip(checker, value):
+        return None if _infinite_bound(checker, value) else value
     if isinstance(stmt, ast.If):
         for inner in stmt.body:
             clip = _clip_in(checker, inner)
             if clip is not None:
                 return clip
     return None
+
+
+def _infinite_bound(checker, call) -> bool:
+    """`max_norm` / `clip_value` given as `float("inf")`, `math.inf`, `np.inf`,
+    `torch.inf`: nothing is rescaled, the call only measures the norm."""
+    bound = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg in ("max_norm", "clip_value")), None)
+    if bound is None:
+        return False
+    text = checker.text(bound).replace(" ", "").lower()
+    return text in ('float("inf")', "float('inf')", "math.inf", "np.inf", "numpy.inf", "torch.inf", "inf")
 
 
 def _clear_around(block, ancestors):
