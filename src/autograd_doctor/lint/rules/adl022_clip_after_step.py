@@ -14,7 +14,9 @@ RULE = Rule(
     summary="Gradients clipped after `optimizer.step()` in a loop that clears them before the next step: the clipping has no effect.",
     what_it_does="""In a `for`/`while` loop that runs `backward()`, finds a call of
 `torch.nn.utils.clip_grad_norm_` (or `clip_grad_value_`, `clip_grad_norm`),
-also inside an `if` (`if max_grad_norm is not None:`), that comes after the
+also inside an `if` (`if max_grad_norm is not None:`) or as the value of an
+assignment (`total_norm = clip_grad_norm_(...)`, the norm kept for logging),
+that comes after the
 loop's optimizer step (`<optimizer>.step()`, `scaler.step(optimizer)`) in the
 same block, with no backward pass and no other step between them or after the
 clip in the loop, when the loop clears the gradients (`zero_grad()`) in that
@@ -49,7 +51,9 @@ run that needed the clipping diverges or is less stable than intended.""",
 steps of receivers named like an optimizer (`optimizer`, `opt_g`,
 `self.optim`) or through a grad scaler.  A loop that steps several
 optimizers is reported only when every step comes before the clip; a clip
-before the backward only when the loop steps one optimizer, the one cleared.""",
+before the backward only when the loop steps one optimizer, the one cleared.
+A clip to an infinite norm (`clip_grad_norm_(params, float("inf"))`, the idiom
+for measuring the norm) is not a clip and is not reported.""",
 )
 
 _CLIP_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"})
