@@ -51,7 +51,7 @@ from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_location,
 )
@@ -1246,6 +1246,54 @@ def _steps_through(context: ErrorContext, scaler) -> bool:
     return False
 
 
+def _partial_refusing_clip(context: ErrorContext, frame, statement: ast.stmt):
+    """(file, statement, node of `True`, location) of the `functools.partial(clip_grad_norm_, ...,
+    error_if_nonfinite=True)` that made the function the failing statement calls, when that call's
+    function is, at run time, such a partial; found among the `partial(...)` calls of the files of
+    the traceback's user frames, and only when exactly one binds error_if_nonfinite=True to a
+    clip_grad_norm_. None otherwise."""
+    import functools
+
+    clip = torch.nn.utils.clip_grad_norm_
+    called = [value_of(frame, call.func) for call in ast.walk(statement) if isinstance(call, ast.Call)]
+    if not any(isinstance(value, functools.partial) and value.func is clip
+               and value.keywords.get("error_if_nonfinite") is True for value in called):
+        return None
+    found = []
+    files = []
+    for user_frame, _line in context.user_frames():
+        if user_frame.f_code.co_filename not in files:
+            files.append(user_frame.f_code.co_filename)
+    for filename in files:
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and call.args and _called_name(call) == "partial"
+                    and _called_name(call.args[0]) == "clip_grad_norm_"):
+                continue
+            keyword = next((k for k in call.keywords if k.arg == "error_if_nonfinite"), None)
+            if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                found.append((filename, call, keyword.value))
+    if len(found) != 1:
+        return None
+    filename, call, node = found[0]
+    from autograd_doctor.diagnosis.source import statement_at
+
+    made = statement_at(filename, call.lineno)
+    if made is None:
+        return None
+    return filename, made, node, statement_location(filename, made)
+
+
+def _called_name(node: ast.AST) -> str | None:
+    """`partial` for `partial`, `functools.partial` (a name or the last attribute of a call's function)."""
+    function = node.func if isinstance(node, ast.Call) else node
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else None
+
+
 def clipped_non_finite(context: ErrorContext, already):
     """AD183: `clip_grad_norm_(..., error_if_nonfinite=True)` refused the gradients of a step that
     overflowed under a GradScaler, which would have skipped it."""
@@ -1253,18 +1301,33 @@ def clipped_non_finite(context: ErrorContext, already):
     if found is None:
         return None
     frame, _line, filename, statement, location = found
-    refusing = None
+    refusing = primary = None
     for call in find_calls(statement, "clip_grad_norm_"):
         argument = call_argument(call, 3, "error_if_nonfinite")
         if argument is not None and value_of(frame, argument) is True:
             refusing = argument
+    if refusing is None:
+        # Another spelling of the same call: the clipping function is a functools.partial of
+        # clip_grad_norm_ made elsewhere (a config's default), with error_if_nonfinite=True bound.
+        bound = _partial_refusing_clip(context, frame, statement)
+        if bound is not None:
+            filename, statement, refusing, location = bound
+            # The primary location is the argument itself: the statement that makes the partial
+            # may span lines (a dataclass field's default_factory).
+            primary = Location(file=location.file, line=refusing.lineno, column=refusing.col_offset,
+                               end_line=refusing.end_lineno, end_column=refusing.end_col_offset,
+                               source=source_line(filename, refusing.lineno).strip())
     scalers = [scaler for scaler in _enabled_scalers(context) if _steps_through(context, scaler)]
     if refusing is None or not scalers:
         return None
     scaler = scalers[0]
     scaler_name = next((name for name, value in _held_scalers(context) if value is scaler), "scaler")
-    location.role = "clip"
-    location.note = "error_if_nonfinite=True refuses the overflow GradScaler expects"
+    if primary is None:
+        primary = location
+    primary.role = "clip"
+    primary.note = ("error_if_nonfinite=True, bound here into the clipping function the step calls, refuses the "
+                    "overflow GradScaler expects" if primary is not location
+                    else "error_if_nonfinite=True refuses the overflow GradScaler expects")
     notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "
              "scaled backward overflows to inf or NaN, and GradScaler expects it: "
              f"{scaler_name}.step() skips that step and {scaler_name}.update() lowers the scale",
@@ -1273,7 +1336,7 @@ def clipped_non_finite(context: ErrorContext, already):
     help_ = [Suggestion("clip with error_if_nonfinite=False: the step whose gradients overflowed is then skipped by "
                         f"{scaler_name}.step() as it would have been, and the other steps are clipped as before",
                         replacement=replacement, location=location)] if replacement is not None else []
-    return diagnosis(codes.CLIPPED_NON_FINITE_UNDER_SCALER, location, notes=notes, help=help_)
+    return diagnosis(codes.CLIPPED_NON_FINITE_UNDER_SCALER, primary, notes=notes, help=help_)
 
 
 MATCHERS = [
