@@ -1067,6 +1067,16 @@ def step_without_gradients(context: ErrorContext, already):
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
             f"build {optimizer_text} from the parameters of {trained_name}, the model the loss is computed with "
             f"({copy_name} stays a copy that follows it)", change, built)])
+    rebound = _optimizer_built_before_rebinding(frame, filename, statement, call.args[0] if call.args else None,
+                                                parameters)
+    if rebound is not None:
+        built, model_name, rebinding, change = rebound
+        notes.append(f"{model_name} is bound to a new module on line {rebinding.line}, after {optimizer_text} was "
+                     f"built on the parameters of the module {model_name} named then: the loss reaches the new "
+                     f"module's parameters, which got gradients that no optimizer holds")
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[rebinding, location], notes=notes, help=[
+            Suggestion(f"build {optimizer_text} again just after {model_name} is bound to the module that is "
+                       f"trained, so that it steps that module's parameters", change, rebinding)])
     frozen = _optimizer_built_on_a_frozen_part(frame, filename, statement, call.args[0] if call.args else None,
                                                parameters)
     if frozen is not None:
@@ -1086,6 +1096,63 @@ def step_without_gradients(context: ErrorContext, already):
     notes.append("requires_grad=True on a tensor built from numbers only lets backward() run: its gradient stops at "
                  "that tensor")
     return diagnosis(codes.STEP_WITHOUT_GRADIENTS, made, related=[location], notes=notes, help=[help_])
+
+
+def _optimizer_built_before_rebinding(frame, filename: str, step: ast.stmt, given: ast.expr | None,
+                                      parameters: list):
+    """(the construction's location, the module's name, the rebinding's location, the rebinding
+    followed by the construction again) when the optimizer stepped was built as
+    `Optimizer(model.parameters(), ...)` above the step, `model` was bound again later in the same
+    block (`model = build_model()`, before the loop that steps), none of the optimizer's
+    parameters belongs to the module `model` names now, and that module has gradients: the
+    optimizer holds the parameters of a module no longer used."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, step.lineno)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call) or len(built.targets) != 1:
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Name) and not node.args]
+    if len(sources) != 1:
+        return None
+    model_name = sources[0].id
+    model = value_of(frame, sources[0])
+    rebinding = last_assignment(filename, model_name, step.lineno)
+    if not isinstance(model, torch.nn.Module) or not isinstance(rebinding, ast.Assign) \
+            or rebinding.lineno <= built.end_lineno or rebinding.lineno != rebinding.end_lineno:
+        return None
+    tree = parse_file(filename)
+    block = _body_holding(tree, built) if tree is not None else None
+    if block is None or rebinding not in block or any(
+            isinstance(node, (ast.For, ast.While)) and node.lineno < rebinding.lineno for node in block
+            if block.index(node) > block.index(built)) or step.lineno < rebinding.lineno:
+        return None
+    held = {id(p) for p in parameters}
+    own = list(model.parameters())
+    if not own or any(id(p) in held for p in own) or not any(p.grad is not None for p in own):
+        return None
+    construction, again = text_of(filename, built), text_of(filename, rebinding)
+    if construction is None or again is None:
+        return None
+    return (statement_location(filename, built, role="built", note=f"{given.id} is built on {model_name}'s "
+                               f"parameters here, before {model_name} is bound to another module"),
+            model_name,
+            statement_location(filename, rebinding, role="rebound", note=f"{model_name} is bound to a new module "
+                               "here: its parameters are the ones the loss reaches"),
+            f"{again}\n{construction}")
+
+
+def _body_holding(tree: ast.AST, statement: ast.stmt) -> list | None:
+    """The statement list (a module's, function's or block's body) that holds `statement`."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and statement in body:
+                return body
+    return None
 
 
 def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.expr | None, parameters: list):
@@ -1254,9 +1321,9 @@ def _partial_refusing_clip(context: ErrorContext, frame, statement: ast.stmt):
     clip_grad_norm_. None otherwise."""
     import functools
 
-    clip = torch.nn.utils.clip_grad_norm_
     called = [value_of(frame, call.func) for call in ast.walk(statement) if isinstance(call, ast.Call)]
-    if not any(isinstance(value, functools.partial) and value.func is clip
+    # By name: the function the partial holds may be torch's wrapped while the doctor watched.
+    if not any(isinstance(value, functools.partial) and getattr(value.func, "__name__", None) == "clip_grad_norm_"
                and value.keywords.get("error_if_nonfinite") is True for value in called):
         return None
     found = []
