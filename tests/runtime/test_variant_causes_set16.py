@@ -280,7 +280,8 @@ AFFINE = """
             return gx, gw, gb
 
     torch.manual_seed(0)
-    x, w, b = torch.randn(4, 3, requires_grad=True), torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    x = torch.randn(4, 3, requires_grad=True)
+    w, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     checkpoint(lambda v: Affine.apply(v, w, b), x, use_reentrant=False).pow(2).sum().backward()
     grads = [x.grad, w.grad, b.grad]
     """

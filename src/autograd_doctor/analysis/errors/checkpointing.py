@@ -11,7 +11,9 @@ from autograd_doctor.analysis.errors.build import diagnosis, find_calls, stateme
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    parse_file, replace_node_text, source_line, statement_at, statement_location,
+)
 
 
 def _checkpointed_function(context: ErrorContext):
