@@ -3447,7 +3447,8 @@ hand-written `vmap` staticmethod. `generate_vmap_rule` needs forward without `ct
 
 CHECKPOINT_UNDER_FUNC_TRANSFORM = _code(
     "AD233",
-    "activation checkpointing inside a function torch.func.grad, vjp or jacrev differentiates",
+    "saved-tensor hooks (activation checkpointing, save_on_cpu) inside a function torch.func.grad, vjp or jacrev "
+    "differentiates",
     """\
 **What it means.** The non-reentrant `torch.utils.checkpoint.checkpoint` works through saved-tensor
 hooks: it replaces what autograd saves by a way to recompute it. `torch.func.grad`, `vjp`,
@@ -3468,6 +3469,11 @@ shows the checkpoint call among PyTorch's frames, not why it fails.
 are the same; only the memory checkpointing saved is spent. If the memory is needed, compute the
 gradients with `backward()` or `torch.autograd.grad` outside any torch.func transform, where the
 checkpoint works.
+
+The same message comes from a transform called inside a `with torch.autograd.graph.save_on_cpu():`
+(or `saved_tensors_hooks(...)`) block, with no checkpoint at all: autograd-doctor then names the
+`with` line, and, for `save_on_cpu` (which keeps the same values on the CPU) when the transform's
+statement is in the block's own body, moves the block's statements up to it before the block.
 """,
     heading="activation checkpointing under torch.func.grad")
 

@@ -51,7 +51,7 @@ from autograd_doctor.analysis.source_scope import block_holding
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, value_of
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_location,
 )
@@ -1067,6 +1067,16 @@ def step_without_gradients(context: ErrorContext, already):
         return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[location], notes=notes, help=[Suggestion(
             f"build {optimizer_text} from the parameters of {trained_name}, the model the loss is computed with "
             f"({copy_name} stays a copy that follows it)", change, built)])
+    rebound = _optimizer_built_before_rebinding(frame, filename, statement, call.args[0] if call.args else None,
+                                                parameters)
+    if rebound is not None:
+        built, model_name, rebinding, change = rebound
+        notes.append(f"{model_name} is bound to a new module on line {rebinding.line}, after {optimizer_text} was "
+                     f"built on the parameters of the module {model_name} named then: the loss reaches the new "
+                     f"module's parameters, which got gradients that no optimizer holds")
+        return diagnosis(codes.STEP_WITHOUT_GRADIENTS, built, related=[rebinding, location], notes=notes, help=[
+            Suggestion(f"build {optimizer_text} again just after {model_name} is bound to the module that is "
+                       f"trained, so that it steps that module's parameters", change, rebinding)])
     frozen = _optimizer_built_on_a_frozen_part(frame, filename, statement, call.args[0] if call.args else None,
                                                parameters)
     if frozen is not None:
@@ -1086,6 +1096,63 @@ def step_without_gradients(context: ErrorContext, already):
     notes.append("requires_grad=True on a tensor built from numbers only lets backward() run: its gradient stops at "
                  "that tensor")
     return diagnosis(codes.STEP_WITHOUT_GRADIENTS, made, related=[location], notes=notes, help=[help_])
+
+
+def _optimizer_built_before_rebinding(frame, filename: str, step: ast.stmt, given: ast.expr | None,
+                                      parameters: list):
+    """(the construction's location, the module's name, the rebinding's location, the rebinding
+    followed by the construction again) when the optimizer stepped was built as
+    `Optimizer(model.parameters(), ...)` above the step, `model` was bound again later in the same
+    block (`model = build_model()`, before the loop that steps), none of the optimizer's
+    parameters belongs to the module `model` names now, and that module has gradients: the
+    optimizer holds the parameters of a module no longer used."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, step.lineno)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call) or len(built.targets) != 1:
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Name) and not node.args]
+    if len(sources) != 1:
+        return None
+    model_name = sources[0].id
+    model = value_of(frame, sources[0])
+    rebinding = last_assignment(filename, model_name, step.lineno)
+    if not isinstance(model, torch.nn.Module) or not isinstance(rebinding, ast.Assign) \
+            or rebinding.lineno <= built.end_lineno or rebinding.lineno != rebinding.end_lineno:
+        return None
+    tree = parse_file(filename)
+    block = _body_holding(tree, built) if tree is not None else None
+    if block is None or rebinding not in block or any(
+            isinstance(node, (ast.For, ast.While)) and node.lineno < rebinding.lineno for node in block
+            if block.index(node) > block.index(built)) or step.lineno < rebinding.lineno:
+        return None
+    held = {id(p) for p in parameters}
+    own = list(model.parameters())
+    if not own or any(id(p) in held for p in own) or not any(p.grad is not None for p in own):
+        return None
+    construction, again = text_of(filename, built), text_of(filename, rebinding)
+    if construction is None or again is None:
+        return None
+    return (statement_location(filename, built, role="built", note=f"{given.id} is built on {model_name}'s "
+                               f"parameters here, before {model_name} is bound to another module"),
+            model_name,
+            statement_location(filename, rebinding, role="rebound", note=f"{model_name} is bound to a new module "
+                               "here: its parameters are the ones the loss reaches"),
+            f"{again}\n{construction}")
+
+
+def _body_holding(tree: ast.AST, statement: ast.stmt) -> list | None:
+    """The statement list (a module's, function's or block's body) that holds `statement`."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and statement in body:
+                return body
+    return None
 
 
 def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.expr | None, parameters: list):
@@ -1246,6 +1313,54 @@ def _steps_through(context: ErrorContext, scaler) -> bool:
     return False
 
 
+def _partial_refusing_clip(context: ErrorContext, frame, statement: ast.stmt):
+    """(file, statement, node of `True`, location) of the `functools.partial(clip_grad_norm_, ...,
+    error_if_nonfinite=True)` that made the function the failing statement calls, when that call's
+    function is, at run time, such a partial; found among the `partial(...)` calls of the files of
+    the traceback's user frames, and only when exactly one binds error_if_nonfinite=True to a
+    clip_grad_norm_. None otherwise."""
+    import functools
+
+    called = [value_of(frame, call.func) for call in ast.walk(statement) if isinstance(call, ast.Call)]
+    # By name: the function the partial holds may be torch's wrapped while the doctor watched.
+    if not any(isinstance(value, functools.partial) and getattr(value.func, "__name__", None) == "clip_grad_norm_"
+               and value.keywords.get("error_if_nonfinite") is True for value in called):
+        return None
+    found = []
+    files = []
+    for user_frame, _line in context.user_frames():
+        if user_frame.f_code.co_filename not in files:
+            files.append(user_frame.f_code.co_filename)
+    for filename in files:
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and call.args and _called_name(call) == "partial"
+                    and _called_name(call.args[0]) == "clip_grad_norm_"):
+                continue
+            keyword = next((k for k in call.keywords if k.arg == "error_if_nonfinite"), None)
+            if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+                found.append((filename, call, keyword.value))
+    if len(found) != 1:
+        return None
+    filename, call, node = found[0]
+    from autograd_doctor.diagnosis.source import statement_at
+
+    made = statement_at(filename, call.lineno)
+    if made is None:
+        return None
+    return filename, made, node, statement_location(filename, made)
+
+
+def _called_name(node: ast.AST) -> str | None:
+    """`partial` for `partial`, `functools.partial` (a name or the last attribute of a call's function)."""
+    function = node.func if isinstance(node, ast.Call) else node
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else None
+
+
 def clipped_non_finite(context: ErrorContext, already):
     """AD183: `clip_grad_norm_(..., error_if_nonfinite=True)` refused the gradients of a step that
     overflowed under a GradScaler, which would have skipped it."""
@@ -1253,18 +1368,33 @@ def clipped_non_finite(context: ErrorContext, already):
     if found is None:
         return None
     frame, _line, filename, statement, location = found
-    refusing = None
+    refusing = primary = None
     for call in find_calls(statement, "clip_grad_norm_"):
         argument = call_argument(call, 3, "error_if_nonfinite")
         if argument is not None and value_of(frame, argument) is True:
             refusing = argument
+    if refusing is None:
+        # Another spelling of the same call: the clipping function is a functools.partial of
+        # clip_grad_norm_ made elsewhere (a config's default), with error_if_nonfinite=True bound.
+        bound = _partial_refusing_clip(context, frame, statement)
+        if bound is not None:
+            filename, statement, refusing, location = bound
+            # The primary location is the argument itself: the statement that makes the partial
+            # may span lines (a dataclass field's default_factory).
+            primary = Location(file=location.file, line=refusing.lineno, column=refusing.col_offset,
+                               end_line=refusing.end_lineno, end_column=refusing.end_col_offset,
+                               source=source_line(filename, refusing.lineno).strip())
     scalers = [scaler for scaler in _enabled_scalers(context) if _steps_through(context, scaler)]
     if refusing is None or not scalers:
         return None
     scaler = scalers[0]
     scaler_name = next((name for name, value in _held_scalers(context) if value is scaler), "scaler")
-    location.role = "clip"
-    location.note = "error_if_nonfinite=True refuses the overflow GradScaler expects"
+    if primary is None:
+        primary = location
+    primary.role = "clip"
+    primary.note = ("error_if_nonfinite=True, bound here into the clipping function the step calls, refuses the "
+                    "overflow GradScaler expects" if primary is not location
+                    else "error_if_nonfinite=True refuses the overflow GradScaler expects")
     notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "
              "scaled backward overflows to inf or NaN, and GradScaler expects it: "
              f"{scaler_name}.step() skips that step and {scaler_name}.update() lowers the scale",
@@ -1273,7 +1403,7 @@ def clipped_non_finite(context: ErrorContext, already):
     help_ = [Suggestion("clip with error_if_nonfinite=False: the step whose gradients overflowed is then skipped by "
                         f"{scaler_name}.step() as it would have been, and the other steps are clipped as before",
                         replacement=replacement, location=location)] if replacement is not None else []
-    return diagnosis(codes.CLIPPED_NON_FINITE_UNDER_SCALER, location, notes=notes, help=help_)
+    return diagnosis(codes.CLIPPED_NON_FINITE_UNDER_SCALER, primary, notes=notes, help=help_)
 
 
 MATCHERS = [

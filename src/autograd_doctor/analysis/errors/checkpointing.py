@@ -11,7 +11,9 @@ from autograd_doctor.analysis.errors.build import diagnosis, find_calls, stateme
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function, line_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    parse_file, replace_node_text, source_line, statement_at, statement_location,
+)
 
 
 def _checkpointed_function(context: ErrorContext):
@@ -373,8 +375,72 @@ def saved_tensors_twice(context: ErrorContext, already):
                          help=[h for h in (once, advice) if h])
     first_statement = statement_at(filename, earlier[0].lineno)
     first = statement_location(filename, first_statement, role="read", note="first read of ctx.saved_tensors")
-    helps = [_reuse_first_read(filename, statement, location, first_statement, reads), advice]
+    reuse = _reuse_first_read(filename, statement, location, first_statement, reads) or \
+        _merge_unpackings(filename, function, reads)
+    helps = [reuse, advice]
     return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, [first], notes, [h for h in helps if h])
+
+
+def _merge_unpackings(filename, function, reads):
+    """Every read is a whole unpacking, `_, w = ctx.saved_tensors` in one branch and `x, _ =
+    ctx.saved_tensors` in another (one per `if ctx.needs_input_grad[i]:`): one unpacking that binds
+    every name, `x, w = ctx.saved_tensors`, before the first statement of backward that reads, and
+    the other unpackings removed (the same tensors, unpacked once). None when two reads bind
+    different names at one position, a name is bound elsewhere in backward, or removing a read
+    would leave a block empty."""
+    from autograd_doctor.diagnosis.model import Location
+
+    unpackings = []
+    for read in reads:
+        statement = statement_at(filename, read.lineno)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.value is read
+                and isinstance(statement.targets[0], (ast.Tuple, ast.List)) and statement.lineno == statement.end_lineno
+                and all(isinstance(t, ast.Name) for t in statement.targets[0].elts)):
+            return None
+        unpackings.append(statement)
+    sizes = {len(u.targets[0].elts) for u in unpackings}
+    if len(unpackings) < 2 or len(sizes) != 1:
+        return None
+    names = ["_"] * sizes.pop()
+    for unpacking in unpackings:
+        for position, target in enumerate(unpacking.targets[0].elts):
+            if target.id == "_":
+                continue
+            if names[position] not in ("_", target.id):
+                return None
+            names[position] = target.id
+    bound_elsewhere = {t.id for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                       and n not in unpackings
+                       for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
+                       if isinstance(t, ast.Name)}
+    if bound_elsewhere & set(names) - {"_"}:
+        return None
+    tops = [next((top for top in function.body if top.lineno <= u.lineno <= (top.end_lineno or top.lineno)), None)
+            for u in unpackings]
+    if any(top is None for top in tops):
+        return None
+    for unpacking in unpackings:
+        for node in ast.walk(function):
+            for field in ("body", "orelse"):
+                body = getattr(node, field, None)
+                if isinstance(body, list) and unpacking in body and len(body) == 1:
+                    return None  # the block would be left empty
+    first, last = tops[0], max(tops, key=lambda top: top.end_lineno or top.lineno)
+    removed = {u.lineno for u in unpackings}
+    indent = first.col_offset
+    kept = []
+    for number in range(first.lineno, (last.end_lineno or last.lineno) + 1):
+        if number in removed:
+            continue
+        text = source_line(filename, number).rstrip()
+        kept.append(text[indent:] if text[:indent].strip() == "" else text.strip())
+    receiver = text_of(filename, reads[0])
+    location = Location(file=filename, line=first.lineno, column=first.col_offset,
+                        end_line=last.end_lineno, end_column=last.end_col_offset, role="read")
+    return statement_change(location, f"read {receiver} once, before the first statement that uses it, binding "
+                            f"every name the reads bind ({', '.join(n for n in names if n != '_')}), and use those "
+                            "names: the same tensors, unpacked once (under checkpoint each read unpacks every "
+                            "saved tensor again)", "\n".join([f"{', '.join(names)} = {receiver}"] + kept))
 
 
 def _read_once_before(filename, function, statement, location, own):

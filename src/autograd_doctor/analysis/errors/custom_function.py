@@ -679,6 +679,16 @@ def dirty_view_several_outputs(context: ErrorContext, already):
             helps.append(statement_change(primary, f"give {class_name} a copy, not a view: nothing reads "
                                           f"{', '.join(sorted(base_names))} after the call, so the outputs and "
                                           "gradients stay the same", copy))
+        elif base is not None and _view_of_unnamed_result(frame, base, value_of(frame, views[0])):
+            # `h = self.conv(x).permute(0, 2, 1)`: the base is a result no name holds (a call's
+            # output), so nothing can read it after the call and a copy changes no value.
+            primary = statement_location(filename, made, role="view", note=f"{name} is a view of the result of "
+                                         f"{text_of(filename, _view_receiver(base))}, which no name holds")
+            related = [location] + related[1:]
+            copy = f"{name} = {text_of(filename, base)}.clone()"
+            helps.append(statement_change(primary, f"give {class_name} a copy, not a view: the tensor {name} is a "
+                                          "view of is not kept anywhere else, so the outputs and gradients stay the "
+                                          "same", copy))
     elif not views:
         # The view is made in the call itself (`F.apply(h.view(-1))`, `F.apply(h[:, :4])`): a copy made
         # there changes no value the program uses when nothing reads the base's values afterwards
@@ -703,6 +713,43 @@ _VIEW_METHODS = {"view", "view_as", "reshape", "reshape_as", "t", "transpose", "
 # Reads of a tensor that use only its metadata, not its values.
 _METADATA_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "size", "dim", "numel", "layout"}
 _SHAPE_FROM_ARGUMENT = {"view_as", "reshape_as", "expand_as", "new_zeros", "new_ones", "new_empty"}
+
+
+def _view_receiver(node: ast.AST) -> ast.AST:
+    """`self.conv(x)` for `self.conv(x).permute(0, 2, 1)[:, 1:]`: the expression under a chain of
+    view methods and subscripts."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return node
+
+
+def _view_of_unnamed_result(frame, value: ast.AST, view) -> bool:
+    """Whether `value` is a chain of views over a call's result (not over a name or attribute) and,
+    at run time, no local of the frame other than `view` itself is the view's base or another view
+    of it: the base is then a temporary that nothing reads after the call."""
+    import torch
+
+    receiver = _view_receiver(value)
+    if receiver is value or not isinstance(receiver, ast.Call) or not isinstance(view, torch.Tensor) \
+            or view._base is None:
+        return False
+    base = view._base
+    values = list(frame.f_locals.values())
+    for local in list(values):
+        if isinstance(local, torch.nn.Module):
+            # A module's method may return a tensor the module keeps (`self.cache`).
+            for module in list(local.modules())[:200]:
+                values += [*vars(module).values(), *module._buffers.values()]
+    for held in values:
+        if held is view or not isinstance(held, torch.Tensor):
+            continue
+        if held is base or held._base is base:
+            return False
+    return True
 
 
 def _view_of_name(frame, node) -> str | None:

@@ -290,7 +290,71 @@ def checkpoint_under_transform(context: ErrorContext, already):
         helps.insert(0, statement_change(location, "run the modules directly: checkpoint_sequential runs them in "
                                          "order on the input, the same values and gradients, without the memory "
                                          "checkpointing saves", direct_sequential))
+    hooks_block = _saved_tensor_hooks_block(context) if not calls and direct_sequential is None else None
+    if hooks_block is not None:
+        return _transform_inside_hooks_block(context, location, transform, hooks_block)
     return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
+
+
+_HOOK_CONTEXTS = ("save_on_cpu", "saved_tensors_hooks")
+
+
+def _saved_tensor_hooks_block(context: ErrorContext):
+    """(frame's file, the `with` statement, its kinds of hooks, whether it is in the innermost user
+    frame) for the innermost `with torch.autograd.graph.save_on_cpu():` or `saved_tensors_hooks(...)`
+    block of the user's frames whose body holds the line that frame was running: saved-tensor
+    hooks the user turned on around the transform, not a checkpoint. None when there is none."""
+    for depth, (frame, line) in enumerate(context.user_frames()):
+        filename = frame.f_code.co_filename
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        scope = enclosing_function(tree, line)
+        blocks = [node for node in ast.walk(scope) if isinstance(node, (ast.With, ast.AsyncWith)) and node.body
+                  and node.body[0].lineno <= line <= (node.end_lineno or node.lineno)]
+        for block in sorted(blocks, key=lambda node: node.lineno, reverse=True):
+            kinds = [(text_of(filename, item.context_expr.func) or "").split(".")[-1] for item in block.items
+                     if isinstance(item.context_expr, ast.Call)]
+            if kinds and len(kinds) == len(block.items) and all(kind in _HOOK_CONTEXTS for kind in kinds):
+                return filename, block, kinds, depth == 0
+    return None
+
+
+def _transform_inside_hooks_block(context: ErrorContext, location: Location, transform: str, found):
+    filename, block, kinds, same_frame = found
+    header = source_line(filename, block.lineno).strip()
+    location.note = f"{transform} is called inside the `{header.rstrip(':')}` block"
+    related = [_line_location(filename, block.lineno, "saved-tensor hooks are on for everything this block runs")]
+    notes = [f"{' and '.join(sorted(set(kinds)))} installs saved-tensor hooks for every operation run inside the "
+             f"block; {transform} does not support saved-tensor hooks, so it refuses to run there (no checkpoint is "
+             "involved)"]
+    helps = [Suggestion(f"call {transform} outside the `with` block: the hooks only change where the tensors "
+                        "autograd saves are kept, not their values")]
+    statement = next((node for node in block.body if node.lineno <= location.line <= (node.end_lineno or node.lineno)),
+                     None)
+    if same_frame and statement is not None and set(kinds) == {"save_on_cpu"} \
+            and block.body[0].lineno == block.lineno + 1:
+        # save_on_cpu keeps the same values on the CPU: running the block's first statements, up to
+        # the transform's, before the block computes the same values.
+        prefix = block.body[:block.body.index(statement) + 1]
+        outer = _indent_of(filename, block.lineno)
+        inner = _indent_of(filename, block.body[0].lineno)
+        moved = []
+        for node in prefix:
+            for number in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                text = source_line(filename, number).rstrip()
+                cut = min(inner - outer, len(text) - len(text.lstrip()) - outer) if text.strip() else 0
+                moved.append(text[outer + max(cut, 0):] if text.strip() else "")
+        if len(block.body) > len(prefix):
+            replacement = "\n".join(moved + [header])
+            change = Location(file=display_path(filename), line=block.lineno, column=block.col_offset,
+                              end_line=statement.end_lineno, end_column=statement.end_col_offset,
+                              source=header)
+            helps.insert(0, Suggestion(f"run the block's statements up to the {transform} call before the `with` "
+                                       "block: save_on_cpu only keeps saved tensors on the CPU, so the values are "
+                                       "the same, and the transform then runs without saved-tensor hooks",
+                                       replacement=replacement, location=change))
+    return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, related=related, notes=notes, help=helps)
 
 
 def _sequential_called_directly(frame, filename: str, statement: ast.stmt) -> str | None:
