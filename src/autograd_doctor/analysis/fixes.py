@@ -130,6 +130,8 @@ def _container_entry_copy_fix(filename: str, statement: ast.stmt, entry: ast.Sub
     if None in (entry_text, container, key_text):
         return []
     suffix = key_text if key_text.isidentifier() or key_text.isdigit() else "entry"
+    if isinstance(entry.slice, ast.Constant) and isinstance(entry.slice.value, str) and entry.slice.value.isidentifier():
+        suffix = entry.slice.value  # `batch["reward"]` -> `batch_reward`
     copy_name = _unused_name(filename, f"{container}_{suffix}")
     written = replace_node_text(filename, statement, entry, copy_name)
     if written is None:
@@ -321,8 +323,11 @@ def _find_call(statement: ast.stmt, line: int, column: int | None) -> ast.Call |
     return calls[0] if calls else None
 
 
-def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int | None) -> list[Suggestion]:
-    """`h.mul_(s)` -> `h = h.mul(s)`; `torch.relu_(x)` -> `x = torch.relu(x)`; `F.relu(x, inplace=True)`."""
+def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int | None,
+                      container_kinds: dict[str, str] | None = None) -> list[Suggestion]:
+    """`h.mul_(s)` -> `h = h.mul(s)`; `torch.relu_(x)` -> `x = torch.relu(x)`; `F.relu(x, inplace=True)`.
+    `container_kinds` names the tuples, lists and dicts on the line at run time: `c["k"].copy_(v)`
+    writes into an entry of the container `c`, which has no `clone()` of its own."""
     location = statement_location(filename, statement)
     calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)]
     inplace_calls = [c for c in calls if any(
@@ -349,7 +354,7 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
         if destination and call_text and isinstance(statement, ast.Expr):
             if not _plain(out_keyword.value):
                 # `out=y.detach()`, `out=y[0]`: not a name to rebind; the write goes into y's memory.
-                return clone_first_fix(filename, statement, out_keyword.value)
+                return clone_first_fix(filename, statement, out_keyword.value, container_kinds=container_kinds)
             without_out = _call_without_keyword(filename, call, "out")
             if without_out:
                 return [Suggestion("bind a new tensor instead of writing into out=",
@@ -370,7 +375,8 @@ def method_call_fixes(filename: str, statement: ast.stmt, line: int, column: int
                 temporary = _temporary_write_fix(filename, statement, call, out_of_place, all_args)
                 if temporary is not None:
                     return [temporary]  # `v.add(e).sqrt_().add_(eps)`
-                return clone_first_fix(filename, statement, call.func.value)  # `h[0].mul_(2)`
+                return clone_first_fix(filename, statement, call.func.value,  # `h[0].mul_(2)`
+                                       container_kinds=container_kinds)
             receiver = segment(filename, call.func.value)
             if name in OUT_OF_PLACE_SPECIAL:
                 new_call = OUT_OF_PLACE_SPECIAL[name](receiver, all_args)
@@ -703,7 +709,7 @@ def write_fixes(filename: str, statement: ast.stmt | None, line: int, column: in
         elif isinstance(statement, ast.AugAssign):
             suggestions = augmented_assignment_fixes(filename, statement, facts)
         else:
-            suggestions = method_call_fixes(filename, statement, line, column)
+            suggestions = method_call_fixes(filename, statement, line, column, facts.container_kinds)
     except Exception:
         return []
     # `for p in model.parameters(): p = p - lr * p.grad` rebinds the loop variable and

@@ -366,8 +366,9 @@ class Recorder(AliasTracking):
                     event.module_ref = weakref.ref(owner)
             frame = frame.f_back
         if frame is not None:
-            event.loop_values, event.container_kinds = _locals_on_line(
-                frame, scalars=True, containers=_writes_a_whole_tensor_by_index(event.op, (target,)))
+            # Containers are read for every write into a saved tensor (this path is rare): a
+            # method write `c["k"].copy_(v)` writes into an entry of `c` as much as `c[k][i] = v`.
+            event.loop_values, event.container_kinds = _locals_on_line(frame, scalars=True, containers=True)
 
     def record_backward(self, kwargs: dict, func, args: tuple) -> BackwardCall:
         retain = kwargs.get("retain_graph")
@@ -554,7 +555,7 @@ class Recorder(AliasTracking):
                     if frame is not None:
                         loop_values, container_kinds = _locals_on_line(
                             frame, scalars=in_loop(frame.f_code, frame.f_lasti),
-                            containers=_writes_a_whole_tensor_by_index(op, args))
+                            containers=_may_write_a_container_entry(op, args))
                     frame = None
                 entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
                 entry.version_after = after
@@ -870,6 +871,19 @@ def _writes_a_whole_tensor_by_index(op: str, args: tuple) -> bool:
     an entry of a Python container, not a view of a tensor `c`."""
     return (op.endswith("__setitem__") and bool(args) and isinstance(args[0], torch.Tensor)
             and args[0]._base is None)
+
+
+def _may_write_a_container_entry(op: str, args: tuple) -> bool:
+    """Whether the line may write into an entry of a Python container, so that the kinds of the
+    containers it names are worth reading: `c[k][index] = v`, and an in-place method on a tensor
+    in the graph (`batch["reward"].copy_(v)`). An optimizer's in-place update of a leaf is
+    neither, so the frequent writes pay nothing."""
+    if _writes_a_whole_tensor_by_index(op, args):
+        return True
+    target = args[0] if args else None
+    name = op.rsplit(".", 1)[-1]
+    return (name.endswith("_") and not name.endswith("__") and isinstance(target, torch.Tensor)
+            and target.grad_fn is not None)
 
 
 def _newest_node(args: tuple, kwargs: dict) -> int | None:
