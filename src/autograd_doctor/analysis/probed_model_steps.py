@@ -54,6 +54,11 @@ class ProbedModelSteps:
         if not any(grad_of(p) is not None for p in held):
             return None
         self._seen.add(optimizer)
+        frame = live_frame(stack[0]) if stack else None
+        values = frame_values(frame) if frame is not None else {}
+        del frame
+        if not any(_could_wrap(value) for value in values.values()):
+            return None  # no wrapper around this step(): decided without reading the source
         construction = optimizer_construction(optimizer, stack)
         if construction is None or not isinstance(construction[1].value, ast.Call):
             return None
@@ -66,9 +71,8 @@ class ProbedModelSteps:
                 and isinstance(argument.func.value, ast.Name)):
             return None
         name = argument.func.value.id
-        frame = live_frame(stack[0]) if stack else None
-        wrapper = frame_values(frame).get(name) if frame is not None else None
-        del frame
+        wrapper = values.get(name)
+        del values
         if not isinstance(wrapper, torch.nn.Module) or not wrapper.training:
             return None  # a model put in eval mode as a whole and fine-tuned is not a wrapper
         held_ids = {id(p) for p in held}
@@ -92,6 +96,16 @@ class ProbedModelSteps:
         others = optimizers_holding(stepped, self._budget)
         return bool(others) and any(other is not optimizer and (other in trained or any(other.state.get(p) for p in stepped))
                                     for other in others)
+
+
+def _could_wrap(value) -> bool:
+    """What `at_step` asks of the wrapper before anything else, asked of every value around the
+    step() call: a module in train mode with a direct submodule in eval mode, itself and all of its
+    submodules. Where no value is one, the optimizer's construction is not looked for. The type is
+    read with `type()`: `isinstance` would ask each value for its `__class__`, which a proxy among
+    the program's values may answer by running code."""
+    return (issubclass(type(value), torch.nn.Module) and value.training
+            and any(not any(module.training for module in child.modules()) for child in value.children()))
 
 
 def _diagnosis(optimizer, stack, construction, argument, name, wrapper, child_name, child) -> Diagnosis:

@@ -37,6 +37,7 @@ import ast
 import builtins
 import gc
 import re
+from functools import lru_cache
 
 import torch
 
@@ -45,7 +46,7 @@ from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import block_holding, frame_values, live_frame, stored_names
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    location_of, parse_file, segment, source_text, statement_at, statement_location,
+    location_of, parse_file, segment, source_text, statement_at, statement_location, statements_in,
 )
 from autograd_doctor.recording.frames import Site
 
@@ -256,11 +257,20 @@ def optimizer_construction(optimizer, step_stack) -> tuple[str, ast.stmt] | None
     if receiver is None or tree is None:
         return None
     target = ast.dump(receiver)
-    found = [node for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
-             and _same_target(node.targets[0], target, receiver) and isinstance(node.value, ast.Call)]
+    found = [node for node in _call_assignments(tree) if _same_target(node.targets[0], target, receiver)]
     if len(found) != 1:
         return None  # several optimizers built under that name: which one is unknown
     return site.filename, found[0]
+
+
+@lru_cache(maxsize=64)
+def _call_assignments(tree: ast.Module) -> tuple:
+    """Every `NAME = call(...)` / `a.b = call(...)` of the file (one target), read once a file: an
+    assignment is a statement, so a walk of the statements finds each one that `ast.walk` finds
+    without visiting the expressions (a first step() looked for its optimizer's construction
+    through every node of the file, about 2,000 in a 200-line file, at each optimizer)."""
+    return tuple(node for node in statements_in(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.value, ast.Call))
 
 
 def _step_receiver(statement: ast.stmt | None) -> ast.AST | None:
@@ -272,6 +282,8 @@ def _step_receiver(statement: ast.stmt | None) -> ast.AST | None:
 
 
 def _same_target(target: ast.AST, dumped: str, receiver: ast.AST) -> bool:
+    if type(target) is not type(receiver):
+        return False  # neither test below can hold: decided without dumping the target
     if ast.dump(target).replace("ctx=Store()", "ctx=Load()") == dumped:
         return True
     # `self.optimizer = ...` in __init__, `self.optimizer.step()` elsewhere in the class
