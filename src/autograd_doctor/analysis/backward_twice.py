@@ -232,10 +232,35 @@ def _attribute_assignment(module: torch.nn.Module, attribute: str) -> tuple[str,
     for statement in assignments:
         if reads_itself(statement.value):
             return filename, statement
-    for statement in assignments:
+    # A tensor factory (`torch.zeros(...)`, the state a first call starts from) or a constant
+    # carries no graph: the statement that kept the graph is one that stores a computed value.
+    carrying = [statement for statement in assignments if _may_carry_graph(statement.value)]
+    for statement in carrying:
         if isinstance(statement.value, ast.Call):
             return filename, statement
+    for statement in carrying:
+        return filename, statement
     return None
+
+
+# Tensor constructors: what they return has no grad_fn, so it never points into a freed graph.
+TENSOR_FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "new_zeros", "new_ones",
+    "new_empty", "new_full",
+})
+
+
+def _may_carry_graph(value: ast.expr | None) -> bool:
+    """Whether an assigned value can be a tensor with a graph: not a constant (None) and not a
+    tensor factory call; anything else (a call, a name, an expression) may be."""
+    if value is None or isinstance(value, ast.Constant):
+        return False
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        return name not in TENSOR_FACTORIES
+    return True
 
 
 RESET_METHODS = ("reset", "reset_state", "reset_states", "reset_hidden", "reset_mem")

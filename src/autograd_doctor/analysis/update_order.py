@@ -99,6 +99,9 @@ def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | Non
     backwards = [call for call in recorder.backward_calls if since < call.seq < clip.seq and call.site is not None]
     if not backwards or unscale_seq <= clip.seq or not clip.had_gradients:
         return None
+    earlier = _unscaled_through_another(optimizer, recorder)
+    if earlier is not None and earlier.seq < clip.seq:
+        return None  # the clipping saw unscaled gradients; the step unscales them again (AD248's business)
     if any(clip.seq < call.seq for call in recorder.backward_calls):
         return None  # a backward() after the clipping: AD208's case
     try:
@@ -108,6 +111,107 @@ def clip_before_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | Non
     if scale == 1.0:
         return None  # nothing was multiplied: the clipping saw the real gradients
     return _unscale_diagnosis(clip, backwards[-1].site, stack[0], type(optimizer).__name__, scale)
+
+
+def _unscaled_through_another(optimizer, recorder):
+    """The UnscaleCall (recording/grad_scalers.py) that divided this optimizer's gradients through
+    another object (a wrapper with its param_groups) after the last backward(), before the
+    optimizer's own latest unscale_() by the same scaler divided them again; None otherwise."""
+    calls = list(recorder.grad_scalers.calls)
+    own = [call for call in calls if call.target_id == id(optimizer)
+           and (call.target is None or call.target() is optimizer)]
+    if not own:
+        return None
+    last = own[-1]
+    ids = _optimizer_parameter_ids(optimizer)
+    backwards = [call.seq for call in recorder.backward_calls if call.seq < last.seq]
+    if not backwards or not ids:
+        return None
+    for call in reversed(calls):
+        if call.seq >= last.seq or call.seq < backwards[-1]:
+            continue
+        if call.target_id == id(optimizer) or call.scaler() is None or call.scaler() is not last.scaler():
+            continue
+        if call.parameter_ids & ids:
+            return call
+    return None
+
+
+def double_unscale_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD248 before `optimizer.step()` (called from `stack`), or None: an enabled GradScaler
+    divided the optimizer's gradients by the loss scale twice since the last backward(): once
+    through another object holding its parameters (a wrapper), then as the optimizer's own
+    unscale_() (in `scaler.step(optimizer)`), because the scaler keeps its "unscaled" mark per object."""
+    earlier = _unscaled_through_another(optimizer, recorder)
+    if earlier is None or earlier.site is None or not stack:
+        return None
+    scaler = earlier.scaler()
+    try:
+        scale = float(scaler.get_scale())
+    except Exception:
+        return None
+    if scale == 1.0:
+        return None  # dividing by 1 twice changes nothing
+    filename = earlier.site.filename
+    scope = Scope(filename, earlier.site.lineno)
+    statement = scope.statement_at(earlier.site.lineno) if scope.tree is not None else None
+    if statement is None:
+        return None
+    optimizer_class = type(optimizer).__name__
+    primary = statement_location(filename, statement, role="unscale",
+                                 note=f"unscale_() is given the {earlier.target_class}, not the {optimizer_class} "
+                                      f"that steps: it divides the gradients by the loss scale ({scale:g}) but "
+                                      f"marks only the {earlier.target_class} as unscaled")
+    own = [call for call in recorder.grad_scalers.calls if call.target_id == id(optimizer)]
+    second_site = own[-1].site if own else None
+    related = [location_of(second_site or stack[0], role="unscale",
+                           note=f"the scaler finds the {optimizer_class} not unscaled and divides the same "
+                                "gradients again before its step()")]
+    notes = [f"GradScaler remembers which optimizer it unscaled by the object passed to unscale_(). The "
+             f"{earlier.target_class} holds the {optimizer_class}'s param_groups, so unscale_() divided those "
+             f"gradients, but scaler.step() of the {optimizer_class} itself unscaled them once more: every "
+             f"step applies gradients {scale:g} times too small (and any clipping in between saw the right "
+             "values), with no error"]
+    helps = []
+    attribute = _attribute_holding(earlier.target() if earlier.target is not None else None, optimizer)
+    help_ = _unscale_inner_help(filename, statement, attribute) if attribute is not None else None
+    if help_ is not None:
+        helps.append(help_)
+    else:
+        helps.append(Suggestion(f"pass unscale_() the {optimizer_class} that scaler.step() receives, not the "
+                                f"{earlier.target_class} around it"))
+    return Diagnosis(code=codes.DOUBLE_UNSCALE, title=codes.title(codes.DOUBLE_UNSCALE), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
+def _attribute_holding(wrapper, optimizer) -> str | None:
+    """The name of the wrapper's attribute that is the optimizer itself, or None."""
+    if wrapper is None:
+        return None
+    names = []
+    for name, value in list(getattr(wrapper, "__dict__", {}).items()):
+        if value is optimizer and name.isidentifier():
+            names.append(name)
+    public = [name for name in names if not name.startswith("_")]
+    chosen = (public or names)
+    return chosen[0] if chosen else None
+
+
+def _unscale_inner_help(filename: str, statement, attribute: str) -> Suggestion | None:
+    """`scaler.unscale_(wrapper)` rewritten as `scaler.unscale_(wrapper.<attribute>)`."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "unscale_"
+            and len(statement.value.args) == 1 and not statement.value.keywords):
+        return None
+    func = segment(filename, statement.value.func)
+    argument = segment(filename, statement.value.args[0])
+    if func is None or argument is None or "\n" in func or "\n" in argument:
+        return None
+    if not isinstance(statement.value.args[0], (ast.Name, ast.Attribute)):
+        argument = f"({argument})"
+    return Suggestion(f"unscale the optimizer that steps: pass {argument}.{attribute} to unscale_() (scaler.step() "
+                      "then sees it unscaled and does not divide again)", f"{func}({argument}.{attribute})",
+                      statement_location(filename, statement))
 
 
 def _unscale_diagnosis(clip, backward_site, step_site, optimizer_class: str, scale: float) -> Diagnosis | None:
@@ -570,6 +674,51 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
                      notes=notes, help=helps)
 
 
+def partial_clear_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
+    """AD229 before `optimizer.step()` (called from `stack`), or None: the gradients were cleared
+    with `model.zero_grad()`, which left those of the optimizer's parameters outside the model in
+    place, and a backward() added to them before this step (recording/optimizer_clears.py)."""
+    found = recorder.optimizer_clears.partial_clear_at_step(optimizer)
+    if found is None or found.site is None or not stack:
+        return None
+    if not any(found.seq < call.seq for call in recorder.backward_calls):
+        return None
+    filename = found.site.filename
+    scope = Scope(filename, found.site.lineno)
+    statement = scope.statement_at(found.site.lineno) if scope.tree is not None else None
+    if statement is None:
+        return None
+    optimizer_class = type(optimizer).__name__
+    shapes = []
+    for parameter_ref, _gradient, _version in found.samples:
+        parameter = parameter_ref()
+        if parameter is not None:
+            shapes.append(str(list(parameter.shape)))
+    counted = f"{found.outside} parameter{'s' if found.outside != 1 else ''}"
+    primary = statement_location(filename, statement, role="clear",
+                                 note=f"clears the {found.module_class}'s gradients only: the {optimizer_class} also "
+                                      f"steps {counted} outside it ({', '.join(shapes)}), whose gradients stay")
+    related = [location_of(stack[0], role="step", note=f"{optimizer_class}.step() applies their gradients summed "
+                                                       "over every iteration so far")]
+    notes = [f"{found.module_class}.zero_grad() clears the gradients of the module's own parameters. The "
+             f"{optimizer_class} was also given parameters that are not the module's (a loss module's, "
+             "a second model's): their .grad is never cleared, each backward() adds to it, and every step "
+             "applies the running sum of all their gradients so far (no error)"]
+    # The caller's attribute (`self.optimizer`) before a global of the same object.
+    name = next((known for known in found.caller_names if known.startswith("self.")), found.caller_names[0])
+    helps = []
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "zero_grad" \
+            and not statement.value.args and not statement.value.keywords:
+        helps.append(Suggestion(f"clear through the optimizer, which covers every parameter it steps: "
+                                f"call {name}.zero_grad()", f"{name}.zero_grad()",
+                                statement_location(filename, statement)))
+    else:
+        helps.append(Suggestion(f"call {name}.zero_grad() (it clears every parameter the {optimizer_class} steps)"))
+    return Diagnosis(code=codes.PARTIAL_CLEAR, title=codes.title(codes.PARTIAL_CLEAR), severity="warning",
+                     primary=primary, related=[r for r in related if r is not None], notes=notes, help=helps)
+
+
 def gradients_left_by_another_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD230 before `optimizer.step()` (called from `stack`), or None: an earlier backward() filled
     this optimizer's gradients and another optimizer's, the other one stepped on it, and this one's
@@ -736,6 +885,6 @@ def _optimizer_named_at(site) -> str | None:
     return _step_at(site)[2] if site is not None else None
 
 
-__all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "clip_inside_accumulation_diagnosis",
+__all__ = ["misplaced_clip_diagnosis", "clip_before_unscale_diagnosis", "double_unscale_diagnosis", "partial_clear_diagnosis", "clip_inside_accumulation_diagnosis",
            "gradients_never_cleared_diagnosis", "gradients_left_by_another_diagnosis",
            "gradients_added_by_another_diagnosis", "clip_of_other_parameters_diagnosis"]

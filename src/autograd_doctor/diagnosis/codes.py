@@ -2681,6 +2681,83 @@ PyTorch's AMP guide; `scaler.step()` then does not unscale a second time.
         "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
     ))
 
+DOUBLE_UNSCALE = _code(
+    "AD248",
+    "the GradScaler divided the same gradients by the loss scale twice: unscale_() was given a wrapper of the optimizer",
+    """\
+**What it means.** `GradScaler` remembers that it unscaled an optimizer by the object passed to
+`unscale_()`. A wrapper that exposes the optimizer's `param_groups` (an `AcceleratedOptimizer`, a
+training framework's optimizer class) lets `scaler.unscale_(wrapper)` divide the gradients by the
+loss scale, but only the wrapper is marked as unscaled: `scaler.step(inner_optimizer)` then finds
+the inner optimizer not unscaled and divides the same gradients a second time. Every step applies
+gradients the loss scale times too small (a clipping call in between saw the right values), and
+nothing fails. autograd-doctor records each enabled scaler's `unscale_()` calls with the
+parameters they divided and, before each step(), warns when the optimizer's own unscale_() came
+after another object's unscale_() of its parameters since the last backward().
+
+**Minimal example.**
+
+    class Wrapped:
+        def __init__(self, optimizer):
+            self.optimizer = optimizer
+            self.param_groups = optimizer.param_groups
+    wrapped = Wrapped(optimizer)
+    for x, y in batches:
+        optimizer.zero_grad()
+        scaler.scale(F.mse_loss(model(x), y)).backward()
+        scaler.unscale_(wrapped)          # AD248: marks the wrapper, not the optimizer
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)            # unscales the same gradients again
+        scaler.update()
+
+**The fix.** Pass `unscale_()` the optimizer that `scaler.step()` receives
+(`scaler.unscale_(wrapped.optimizer)`); `scaler.step()` then does not unscale a second time.
+""",
+    heading="the GradScaler divided the same gradients by the loss scale twice",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler(\"cpu\")\n"
+        "batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]\n"
+    ))
+
+PARTIAL_CLEAR = _code(
+    "AD229",
+    "model.zero_grad() clears only part of what the optimizer steps: the other parameters' gradients are never cleared",
+    """\
+**What it means.** `module.zero_grad()` clears the gradients of that module's parameters. An
+optimizer given more than them (a loss module's learned centers or weights, a second network)
+steps parameters the call never touches: their `.grad` keeps every gradient added to it, each
+backward() adds the next one, and each `step()` applies the running sum. Nothing fails; those
+parameters move further and further at each step. autograd-doctor notes, at each `model.zero_grad()`
+whose caller holds an optimizer over the model's parameters, the optimizer's other parameters that
+still hold gradients, and warns before a step that applies those gradients with a backward()'s
+added to them.
+
+**Minimal example.**
+
+    criterion = CenterLoss()                  # has an nn.Parameter of its own
+    optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
+    for x, y in batches:
+        model.zero_grad()                     # AD229: criterion's gradients stay
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+**The fix.** Clear through the optimizer, `optimizer.zero_grad()`, which covers every parameter it
+steps (or clear each module the optimizer holds).
+""",
+    heading="model.zero_grad() clears only part of what the optimizer steps",
+    example_setup=(
+        "class CenterLoss(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.centers = nn.Parameter(torch.randn(2, 1))\n"
+        "    def forward(self, out, y):\n"
+        "        return ((out - self.centers[y]) ** 2).mean()\n"
+        "model = nn.Linear(3, 1)\n"
+        "batches = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(3)]\n"
+    ))
+
 IDLE_LOSS_TERM = _code(
     "AD211",
     "a loss term trains nothing that steps: its gradient reaches only parameters cleared before any step",

@@ -10,29 +10,70 @@ last unscale_() of the optimizer fell in the recorder's sequence of events
 `torch.amp.GradScaler.unscale_` is wrapped on the class while a doctor runs (its subclass
 `torch.cuda.amp.GradScaler` inherits it); one call per optimizer step, nothing per tensor.
 Only weak references are kept.
+
+Each call is also kept, briefly, with the ids of the parameters whose gradients it divided and
+the user's line that made it: an `unscale_()` given a wrapper of the optimizer (an object with
+the optimizer's `param_groups`, as accelerate's `AcceleratedOptimizer`) divides the gradients but
+is recorded under the wrapper, so `scaler.step(inner)` divides them a second time (AD248).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import weakref
+from dataclasses import dataclass
 
+from autograd_doctor.recording.frames import Site, capture_user_stack
 from autograd_doctor.recording.own_frames import call_as_caller
 from autograd_doctor.recording.identity import IdentityMap
 from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, marked
 
 
+@dataclass
+class UnscaleCall:
+    """One unscale_() by an enabled scaler: when, of what (weakly, when it can be), which
+    parameters' gradients it divided (ids only), and from which user lines."""
+
+    seq: int
+    target: object  # a weak reference to the object given to unscale_(), or None
+    target_id: int
+    target_class: str
+    parameter_ids: frozenset
+    scaler: weakref.ref
+    stack: tuple[Site, ...]
+
+    @property
+    def site(self) -> Site | None:
+        return self.stack[0] if self.stack else None
+
+
 class GradScalerCalls:
     """Per optimizer (by identity: a freed optimizer's id is soon a later one's): the recorder's
-    sequence number of its latest unscale_() by an enabled scaler, and that scaler (weakly)."""
+    sequence number of its latest unscale_() by an enabled scaler, and that scaler (weakly); and
+    the last few unscale_() calls (AD248)."""
 
     def __init__(self):
         self.last_unscale = IdentityMap()  # optimizer -> (seq, weak reference to the scaler)
+        self.calls: collections.deque = collections.deque(maxlen=8)
 
-    def unscaled(self, scaler, optimizer, seq: int) -> None:
+    def unscaled(self, scaler, optimizer, seq: int, stack: tuple = ()) -> None:
+        self._remember_call(scaler, optimizer, seq, stack)
         if len(self.last_unscale) > 64 and optimizer not in self.last_unscale:
             return  # a program making optimizers without end: keep the first live ones
         self.last_unscale[optimizer] = (seq, weakref.ref(scaler))
+
+    def _remember_call(self, scaler, optimizer, seq: int, stack: tuple) -> None:
+        try:
+            ids = frozenset(id(p) for group in optimizer.param_groups for p in group.get("params", ()))
+        except Exception:
+            return
+        try:
+            target = weakref.ref(optimizer)
+        except TypeError:
+            target = None
+        self.calls.append(UnscaleCall(seq, target, id(optimizer), type(optimizer).__name__, ids,
+                                      weakref.ref(scaler), tuple(stack)))
 
     def unscaled_at(self, optimizer) -> tuple[int, object] | None:
         """(sequence number, scaler) of the optimizer's latest unscale_(), or None."""
@@ -57,8 +98,9 @@ def _recording(original):
         result = call_as_caller(original, (self, optimizer), {})
         try:
             if self.is_enabled():
+                stack = capture_user_stack(1, limit=2)
                 for recorder in list(_wrapped.recorders):
-                    recorder.grad_scalers.unscaled(self, optimizer, next(recorder.seq))
+                    recorder.grad_scalers.unscaled(self, optimizer, next(recorder.seq), stack)
         except Exception:
             pass
         return result

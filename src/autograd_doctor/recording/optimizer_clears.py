@@ -87,11 +87,28 @@ class OptimizerClears:
     after_backward: tuple | None = None
 
 
+@dataclass
+class PartialClear:
+    """A `model.zero_grad()` that left gradients on parameters the optimizer also steps, outside
+    the model (AD229): where it was called, how the caller names the optimizer, and the first few
+    of those parameters with their `.grad` and its version then (weakly)."""
+
+    optimizer_ref: weakref.ref
+    seq: int
+    site: Site | None
+    module_class: str
+    caller_names: tuple
+    samples: list  # (weak parameter, weak gradient, version)
+    outside: int  # how many of the optimizer's parameters hold a gradient outside the model
+
+
 class OptimizerClearLog:
     """Per recorder: the optimizers whose zero_grad() threw gradients away, and the optimizers
     that stepped (by identity: an optimizer made anew each epoch takes a freed one's id)."""
 
     def __init__(self):
+        # id of an optimizer -> its newest PartialClear since its last step (AD229).
+        self.partial_clears: dict[int, PartialClear] = {}
         self.by_optimizer: dict[int, OptimizerClears] = {}
         self.stepped = IdentitySet()
         # The parameters of the optimizers that stepped, taken at their first step: an
@@ -129,6 +146,44 @@ class OptimizerClearLog:
                 continue
             gradient = parameter.grad
             entry.after_backward = (weakref.ref(parameter), weakref.ref(gradient) if gradient is not None else None)
+
+    def partially_cleared(self, optimizer, module, seq: int, names: tuple) -> None:
+        """`module.zero_grad()` ran, `optimizer` holds the module's parameters: note the optimizer's
+        other parameters that still hold (non-zero) gradients, which that call leaves in place."""
+        if len(self.partial_clears) >= MAX_OPTIMIZERS and id(optimizer) not in self.partial_clears:
+            return
+        inside = {id(p) for p in module.parameters()}
+        samples, outside = [], 0
+        for group in optimizer.param_groups:
+            for parameter in group.get("params", ()):
+                if id(parameter) in inside:
+                    continue
+                gradient = parameter.grad if isinstance(parameter, torch.Tensor) and parameter.is_leaf else None
+                if gradient is None or gradient.layout is not torch.strided or not gradient.detach().view(-1)[:16].any():
+                    continue
+                outside += 1
+                if len(samples) < 4:
+                    samples.append((weakref.ref(parameter), weakref.ref(gradient), gradient._version))
+        if not samples:
+            self.partial_clears.pop(id(optimizer), None)
+            return
+        stack = capture_user_stack(1, limit=1)
+        self.partial_clears[id(optimizer)] = PartialClear(weakref.ref(optimizer), seq, stack[0] if stack else None,
+                                                          type(module).__name__, names, samples, outside)
+
+    def partial_clear_at_step(self, optimizer) -> PartialClear | None:
+        """Before step(): the partial clear since the optimizer's previous step, when the gradients
+        it left were still there and a backward() added to them; forgets it either way."""
+        found = self.partial_clears.pop(id(optimizer), None)
+        if found is None or found.optimizer_ref() is not optimizer:
+            return None
+        for parameter_ref, gradient_ref, version in found.samples:
+            parameter, gradient = parameter_ref(), gradient_ref()
+            if parameter is None or gradient is None or parameter.grad is not gradient:
+                return None  # replaced or set to None since: cleared another way
+            if gradient._version == version or not gradient.detach().view(-1)[:16].any():
+                return None  # nothing added since, or zeroed in place: not this problem
+        return found
 
     def _entry(self, optimizer) -> OptimizerClears | None:
         entry = self.by_optimizer.get(id(optimizer))
@@ -310,6 +365,8 @@ def _module_recording(original):
                         recorder.optimizer_clears.cleared(optimizer, next(recorder.seq), recorder.backward_calls,
                                                           by_module=True, caller_names=names,
                                                           gating_wrappers=gating_wrappers)
+                        if names and not gating_wrappers:
+                            recorder.optimizer_clears.partially_cleared(optimizer, self, next(recorder.seq), names)
             except Exception:
                 pass
             finally:
