@@ -98,12 +98,15 @@ def check_scope(checker, scope) -> None:
             if shared:
                 name, bseq = min(shared, key=lambda b: b[1])
                 value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+                same = _same_loss(scope, recv1, seq1, recv2, seq2)
+                help_ = (f"run the forward pass again to compute `{same}` before this backward"
+                         if same else f"detach `{name}` where the first loss uses it, or retain the graph")
                 checker.report(
                     "ADL019", node2,
                     f"this backward goes through the graph of `{name}` (line {value.lineno}), which "
                     f"`{checker.text(node1)}` on line {node1.lineno} already freed (no "
                     f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
-                    f"a second time); detach `{name}` where the first loss uses it, or retain the graph",
+                    f"a second time); {help_}",
                     related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                               f"`{name}` computed here"),
                              (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
@@ -962,6 +965,18 @@ def _written_buffer(checker, scope, read, start, end, at):
             if any(start < b[1] < write.seq and _made_by_parameterised_module(checker, scope, b)
                    for b in sources):
                 return name, write
+    return None
+
+
+def _same_loss(scope, recv1, seq1, recv2, seq2):
+    """The name both backwards are called on, when it holds one value (the same
+    binding live at both): `loss.backward()` twice on one forward pass (after an
+    `optimizer.step()`, retaining the graph would only move the failure to the
+    weights the step changed in place); None otherwise."""
+    if isinstance(recv1, ast.Name) and isinstance(recv2, ast.Name) and recv1.id == recv2.id:
+        first, second = scope.binding(recv1.id, seq1), scope.binding(recv2.id, seq2)
+        if first is not None and second is not None and first[0] == second[0]:
+            return recv1.id
     return None
 
 
