@@ -109,6 +109,8 @@ def check_scope(checker, scope) -> None:
     if scope.steps and backwards:
         _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
+    if len(backwards) >= 2 and scope.function is not None and not scope.zero_grads:
+        _unrolled_updates(checker, scope)
     _cleared_before_step(checker, scope, backwards)
     if not scope.steps and backwards and scope.zero_grad_receivers and scope.function is not None:
         _note_clearing_backward(checker, scope, backwards)
@@ -138,6 +140,126 @@ def check_scope(checker, scope) -> None:
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
+
+
+def _unrolled_updates(checker, scope) -> None:
+    """Two training iterations written out one after the other in a function's
+    body (a blog's hand-written gradient descent): `loss.backward()`, an update that
+    reads the gradient (`with torch.no_grad(): w -= lr * w.grad`, or an optimizer's
+    `step()`), another `loss.backward()` and the same update again, on one path
+    (statements of the function's own body, no branch around any of them) with
+    nothing clearing the gradients in between (`zero_grad()`, `w.grad = None`,
+    `w.grad.zero_()`, a same-file function that does so).  The second update reads
+    the first iteration's gradient plus the second's.  Reported at the second
+    backward.  A statement of the body that is a loop, a branch or a `try` holding a
+    backward, an update, a clearing or a `return` ends the walk (no claim past it)."""
+    updates_by_key, armed, seen_backward = {}, {}, False
+    clearing_functions = None
+    optimizers = checker.training.optimizers
+    for stmt in scope.function.body:
+        text = checker.text(stmt)
+        if "zero_grad" in text or "set_to_none" in text or _CLEARS_BY_HAND.search(text):
+            if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.With)) and \
+                    not _is_no_grad_with(stmt):
+                return  # cleared on some path only: no claim
+            updates_by_key.clear(), armed.clear()
+            seen_backward = False
+            continue
+        called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(stmt)
+                  if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+        if called:
+            if clearing_functions is None:
+                clearing_functions = _clearing_functions(checker)
+            if called & clearing_functions:
+                return  # a helper of the file clears (perhaps): no claim
+        backward = _backward_statement(stmt)
+        if backward is not None:
+            for key, update in updates_by_key.items():
+                armed.setdefault(key, (update, backward))
+            seen_backward = True
+            continue
+        keys = _update_keys(checker, stmt, optimizers)
+        if keys is None:
+            return  # a loop, a branch or a jump with a backward or an update in it
+        for key in keys:
+            if key in armed:
+                update, backward = armed[key]
+                checker.report(
+                    "ADL018", backward,
+                    f"`{checker.text(backward)}` adds its gradients to those that the update on "
+                    f"line {update.lineno} already applied: nothing clears `.grad` (`zero_grad()`, "
+                    f"`.grad = None`) after that update, so the update on line {stmt.lineno} "
+                    f"applies the sum of both iterations' gradients; clear the gradients before "
+                    f"this backward")
+                return
+            if seen_backward:
+                updates_by_key.setdefault(key, stmt)
+
+
+def _is_no_grad_with(stmt) -> bool:
+    return isinstance(stmt, ast.With) and all(
+        isinstance(item.context_expr, ast.Call) and
+        ast.unparse(item.context_expr.func).rsplit(".", 1)[-1] == "no_grad" for item in stmt.items)
+
+
+def _backward_statement(stmt):
+    """The `X.backward()` call that ``stmt`` is, or None."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward":
+        return stmt.value
+    return None
+
+
+def _update_keys(checker, stmt, optimizers):
+    """What ``stmt`` updates from the gradients: `("step", opt)` for `opt.step()`
+    (an optimizer of the file, no closure), `("grad", w)` for each `w -= ... w.grad
+    ...` (also `w.data`) in a `with torch.no_grad():` block; () for a statement that
+    does neither and holds no backward, update or jump; None for a compound
+    statement that does (the walk stops)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "step":
+            receiver = checker.text(call.func.value)
+            if not call.args and not call.keywords and receiver in optimizers:
+                return [("step", receiver)]
+            return None  # `scaler.step(opt)`, a closure, a scheduler: not followed
+    if _is_no_grad_with(stmt):
+        keys = []
+        for node in stmt.body:
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)):
+                target = checker.text(node.target)
+                target = target[:-5] if target.endswith(".data") else target
+                if any(isinstance(n, ast.Attribute) and n.attr == "grad" and checker.text(n.value) == target
+                       for n in ast.walk(node.value)):
+                    keys.append(("grad", target))
+                    continue
+            if any(isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Raise)) for n in ast.walk(node)):
+                return None
+        return keys
+    if isinstance(stmt, (ast.Return, ast.Raise)):
+        return None
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("backward", "step"):
+            return None
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and not isinstance(node.ctx, ast.Load):
+            return None
+        if isinstance(node, ast.AugAssign) and isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.With)):
+            return None
+    return ()
+
+
+def _clearing_functions(checker) -> set:
+    """Names of the file's functions whose text clears gradients."""
+    found = checker.notes.get("ADL018 clearing functions")
+    if found is None:
+        found = checker.notes["ADL018 clearing functions"] = {
+            n.name for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (lambda t: "zero_grad" in t or "set_to_none" in t or _CLEARS_BY_HAND.search(t))(
+                checker.text(n))}
+    return found
 
 
 def _cleared_before_step(checker, scope, backwards) -> None:
