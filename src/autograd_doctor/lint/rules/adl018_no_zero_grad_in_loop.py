@@ -51,7 +51,14 @@ Also an update method run once per batch from a loop of the same file
 and then steps an optimizer, outside any branch, in a file that clears no
 gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
 derives from nothing of the project (`object`, `nn.Module`): each call's step
-reads the sum of every earlier call's gradients.""",
+reads the sum of every earlier call's gradients.
+Also two iterations written out one after the other in a function's own body
+(no loop): a backward, an update that reads the gradient (`w -= lr * w.grad`
+under `torch.no_grad()`, or an optimizer's `step()`), another backward and the
+same update again, no branch around any of them, with nothing clearing the
+gradients in between (the function calls no `zero_grad()`; no `.grad = None`,
+`.grad.zero_()`, nor a call of a function of the file that clears): reported at
+the second backward, whose update applies the sum of both gradients.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",

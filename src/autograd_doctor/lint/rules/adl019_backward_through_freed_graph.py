@@ -24,7 +24,13 @@ net(x)`, `mu, logvar = self.encode(x)`) count as one graph when the called
 same-file `forward` (or method) computes both from one call of a layer with
 parameters, outside any loop (`fms = self.fpn(x)`, then both heads on `fms`):
 backpropagating one, then the other, frees the shared part in between.  Two
-calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.""",
+calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.  The same loss
+backpropagated twice (`loss.backward(); optimizer.step(); loss.backward()`, one
+forward pass) is the same case; its help is to run the forward pass again.  A
+module handed in as a parameter counts when every call of the function passes
+one (argument_modules.py), also a name unpacked from a same-file factory
+(`model, optimizer = build()`, every `return` of `build` a tuple with a module
+constructor at that position).""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through

@@ -30,7 +30,9 @@ total + loss` (the loss may be a name the loop binds to the backpropagated one,
 `loss = losses`, in the sum's branch; a binding of the total in the other branch of
 an `if` from the total itself, with no `.item()` or `.detach()`, goes on with
 it), with gradients on; or an append of it to a list bound before
-the loop (`history.append(loss)`); or a call, on every iteration, of a method
+the loop (`history.append(loss)`), or to a parameter that every call of the
+function in the file (a top-level function, used only by calls) fills with a
+list it made (`history = []`, then `train_one_epoch(..., history)`); or a call, on every iteration, of a method
 of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
