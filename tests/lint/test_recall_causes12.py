@@ -122,7 +122,14 @@ def test_adl019_same_loss_twice_found_with_help():
     found = _found(TWICE, "ADL019")
     second = [i for i, line in enumerate(TWICE.splitlines(), 1) if line.strip() == "loss.backward()"][1]
     assert [line for line, _ in found] == [second]
-    assert "run the forward pass again to compute `loss` before this backward" in found[0][1]
+    assert "clear the gradients and run the forward pass again to compute `loss` before this backward" \
+        in found[0][1]
+    # one finding on that line: the unrolled-update check of ADL018 leaves the same loss to ADL019
+    assert [f.code for f in lint_source(TWICE, "prog.py") if f.line == second] == ["ADL019"]
+    # the forward pass run again but the gradients not cleared: now ADL018's unrolled updates
+    half = _twin(TWICE, "        optimizer.step()\n        loss.backward()", "        optimizer.step()" + FORWARD_AGAIN)
+    assert _found(half, "ADL019") == []
+    assert [line for line, _ in _found(half, "ADL018")] == [second + 2]
     assert "Trying to backward through the graph a second time" in found[0][1]
 
 

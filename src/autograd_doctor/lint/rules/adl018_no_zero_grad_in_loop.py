@@ -157,10 +157,12 @@ def _unrolled_updates(checker, scope) -> None:
     (statements of the function's own body, no branch around any of them) with
     nothing clearing the gradients in between (`zero_grad()`, `w.grad = None`,
     `w.grad.zero_()`, a same-file function that does so).  The second update reads
-    the first iteration's gradient plus the second's.  Reported at the second
+    the first iteration's gradient plus the second's.  The same loss backpropagated
+    again with no binding of it between is ADL019's (the backward raises): no claim.  Reported at the second
     backward.  A statement of the body that is a loop, a branch or a `try` holding a
     backward, an update, a clearing or a `return` ends the walk (no claim past it)."""
     updates_by_key, armed, seen_backward = {}, {}, False
+    last_receiver, bound_since = None, set()
     clearing_functions = None
     optimizers = checker.training.optimizers
     for stmt in scope.function.body:
@@ -181,10 +183,16 @@ def _unrolled_updates(checker, scope) -> None:
                 return  # a helper of the file clears (perhaps): no claim
         backward = _backward_statement(stmt)
         if backward is not None:
+            receiver = checker.text(backward.func.value)
+            if receiver == last_receiver and receiver not in bound_since:
+                return  # the same loss again, no forward pass between: ADL019's (it raises)
+            last_receiver, bound_since = receiver, set()
             for key, update in updates_by_key.items():
                 armed.setdefault(key, (update, backward))
             seen_backward = True
             continue
+        bound_since.update(checker.text(t) for n in ast.walk(stmt) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                           for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
         keys = _update_keys(checker, stmt, optimizers)
         if keys is None:
             return  # a loop, a branch or a jump with a backward or an update in it

@@ -105,7 +105,9 @@ def check_scope(checker, scope) -> None:
                 name, bseq = min(shared, key=lambda b: b[1])
                 value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
                 same = _same_loss(scope, recv1, seq1, recv2, seq2)
-                help_ = (f"run the forward pass again to compute `{same}` before this backward"
+                stepped = same and any(seq1 < s < seq2 for s, _, _ in scope.steps)
+                help_ = (f"{'clear the gradients and ' if stepped else ''}run the forward pass again "
+                         f"to compute `{same}` before this backward"
                          if same else f"detach `{name}` where the first loss uses it, or retain the graph")
                 checker.report(
                     "ADL019", node2,
