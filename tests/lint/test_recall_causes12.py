@@ -386,3 +386,10 @@ def test_adl023_caller_list_twins_silent():
     # the list is bound again in the loop (a window)
     assert _found(_twin(HISTORY, "            history.append(loss)",
                         "            history.append(loss)\n            history = []"), "ADL023") == []
+
+
+def test_adl018_unrolled_new_model_between_silent():
+    rebuilt = _twin(UNROLLED_OPTIMIZER, "        second = ",
+                    "        net = torch.nn.Linear(2, 1)\n        opt = torch.optim.SGD(net.parameters(), lr=0.05)\n"
+                    "        second = ")
+    assert _found(rebuilt, "ADL018") == []

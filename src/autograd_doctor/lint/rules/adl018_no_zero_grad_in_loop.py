@@ -191,8 +191,13 @@ def _unrolled_updates(checker, scope) -> None:
                 armed.setdefault(key, (update, backward))
             seen_backward = True
             continue
-        bound_since.update(checker.text(t) for n in ast.walk(stmt) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                           for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+        bound = {checker.text(t) for n in ast.walk(stmt) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+        bound_since.update(bound)
+        roots = {re.match(r"\w*", text).group(0) for text in bound}
+        for held in (updates_by_key, armed):
+            for key in [k for k in held if re.match(r"\w*", k[1]).group(0) in roots]:
+                del held[key]  # `model = Net()` / `opt = SGD(...)` again: a new parameter set
         keys = _update_keys(checker, stmt, optimizers)
         if keys is None:
             return  # a loop, a branch or a jump with a backward or an update in it
