@@ -60,12 +60,14 @@ def module_parameters(tree: ast.Module, source: str, trains: bool) -> dict:
     calls_text = tuple(f"{name}(" for name in wanted)
     holders = [tree] + [n for n in nested_statements(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                         and any(t in "\n".join(lines[n.lineno - 1: n.end_lineno]) for t in calls_text)]
+    factories = _Factories(functions, module_classes)
     for holder in holders:
         known = None
         for node in own_nodes(holder.body, enter_classes=True):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in wanted:
                 if known is None:
                     known = top_bindings if isinstance(holder, ast.Module) else _bindings(holder)
+                    known = factories.unpacked(holder, known)
                 calls[node.func.id].append((node, known))
     out = {}
     for name in wanted:
@@ -219,6 +221,67 @@ def _constructor(value, known, module_classes):
     if text.startswith(_NN_PREFIXES) and text.rsplit(".", 1)[-1][:1].isupper():
         return value
     return None
+
+
+class _Factories:
+    """`model, optimizer = build()`: a name unpacked from a call of a top-level
+    function of the file (defined once) whose every `return` is a tuple display
+    with, at that position, a module constructor (or a name every binding of the
+    function makes one, of one class).  The unpacked name is then bound to that
+    constructor, as if the caller had written it; anything else stays unknown."""
+
+    def __init__(self, functions, module_classes) -> None:
+        self.functions, self.module_classes, self.cache = functions, module_classes, {}
+
+    def returned(self, name: str, position: int, size: int):
+        key = (name, position, size)
+        if key not in self.cache:
+            self.cache[key] = self._returned(name, position, size)
+        return self.cache[key]
+
+    def _returned(self, name, position, size):
+        defs = self.functions.get(name) or ()
+        if len(defs) != 1 or defs[0][0] is not None:
+            return None
+        function = defs[0][1]
+        returns = [n for n in own_nodes(function.body) if isinstance(n, ast.Return)]
+        if not returns:
+            return None
+        known = _bindings(function)
+        found = None
+        for ret in returns:
+            value = ret.value
+            if not isinstance(value, ast.Tuple) or len(value.elts) != size or \
+                    any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            ctor = _constructor(value.elts[position], known, self.module_classes)
+            if ctor is None or (found is not None and not _same_class(found, ctor)):
+                return None
+            found = ctor
+        return found
+
+    def unpacked(self, holder, known: dict) -> dict:
+        body = holder.body
+        out = None
+        for node in own_nodes(body, enter_classes=False):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
+                continue
+            elts = node.targets[0].elts
+            if any(isinstance(e, ast.Starred) for e in elts):
+                continue
+            for position, target in enumerate(elts):
+                if not isinstance(target, ast.Name) or None not in (known.get(target.id) or ()):
+                    continue
+                ctor = self.returned(node.value.func.id, position, len(elts))
+                if ctor is None:
+                    continue
+                if out is None:
+                    out = defaultdict(list, {k: list(v) for k, v in known.items()})
+                bound = out[target.id]
+                bound[bound.index(None)] = ctor
+        return known if out is None else out
 
 
 def _same_class(a, b) -> bool:

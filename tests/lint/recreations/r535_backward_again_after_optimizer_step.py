@@ -26,7 +26,7 @@ def two_updates(model, optimizer, x):
     loss.backward()
     optimizer.step()
     # Second backward pass without retain_graph=True
-    loss.backward()  # missed: ADL019
+    loss.backward()  # expect: ADL019
     optimizer.step()
     return loss.item()
 

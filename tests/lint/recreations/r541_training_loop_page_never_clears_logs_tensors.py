@@ -28,7 +28,7 @@ def train_one_epoch(model, loader, optimizer, loss_fn, history, record=None):
             record.append(None if grad is None else grad.clone())
         loss.backward()
         optimizer.step()  # expect: ADL018
-        history.append(loss)
+        history.append(loss)  # expect: ADL023
     return history
 
 

@@ -27,7 +27,7 @@ def two_iterations(model, input_tensor, lr=0.1, record=None):
     # Next iteration
     output = model(input_tensor)
     loss = torch.mean((output - 1) ** 2)
-    loss.backward()  # missed: ADL018
+    loss.backward()  # expect: ADL018
     if record is not None:
         record.append((model.weight.grad.clone(), None))
     with torch.no_grad():

@@ -51,7 +51,14 @@ Also an update method run once per batch from a loop of the same file
 and then steps an optimizer, outside any branch, in a file that clears no
 gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
 derives from nothing of the project (`object`, `nn.Module`): each call's step
-reads the sum of every earlier call's gradients.""",
+reads the sum of every earlier call's gradients.
+Also two iterations written out one after the other in a function's own body
+(no loop): a backward, an update that reads the gradient (`w -= lr * w.grad`
+under `torch.no_grad()`, or an optimizer's `step()`), another backward and the
+same update again, no branch around any of them, with nothing clearing the
+gradients in between (the function calls no `zero_grad()`; no `.grad = None`,
+`.grad.zero_()`, nor a call of a function of the file that clears): reported at
+the second backward, whose update applies the sum of both gradients.""",
     why_bad="""`backward()` adds into `.grad`.  Without clearing, the step of iteration
 k uses the sum of the gradients of iterations 1..k: training silently
 diverges or crawls.  No error is raised.""",
@@ -109,6 +116,8 @@ def check_scope(checker, scope) -> None:
     if scope.steps and backwards:
         _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
+    if len(backwards) >= 2 and scope.function is not None and not scope.zero_grads:
+        _unrolled_updates(checker, scope)
     _cleared_before_step(checker, scope, backwards)
     if not scope.steps and backwards and scope.zero_grad_receivers and scope.function is not None:
         _note_clearing_backward(checker, scope, backwards)
@@ -138,6 +147,139 @@ def check_scope(checker, scope) -> None:
                        f"`{checker.text(node.func)}()` runs on every iteration of this loop, but "
                        f"nothing in the loop clears the gradients (`zero_grad()`): backward() "
                        f"adds into `.grad`, so each step uses the sum of all past gradients")
+
+
+def _unrolled_updates(checker, scope) -> None:
+    """Two training iterations written out one after the other in a function's
+    body (a blog's hand-written gradient descent): `loss.backward()`, an update that
+    reads the gradient (`with torch.no_grad(): w -= lr * w.grad`, or an optimizer's
+    `step()`), another `loss.backward()` and the same update again, on one path
+    (statements of the function's own body, no branch around any of them) with
+    nothing clearing the gradients in between (`zero_grad()`, `w.grad = None`,
+    `w.grad.zero_()`, a same-file function that does so).  The second update reads
+    the first iteration's gradient plus the second's.  The same loss backpropagated
+    again with no binding of it between is ADL019's (the backward raises): no claim.  Reported at the second
+    backward.  A statement of the body that is a loop, a branch or a `try` holding a
+    backward, an update, a clearing or a `return` ends the walk (no claim past it)."""
+    updates_by_key, armed, seen_backward = {}, {}, False
+    last_receiver, bound_since = None, set()
+    clearing_functions = None
+    optimizers = checker.training.optimizers
+    for stmt in scope.function.body:
+        text = checker.text(stmt)
+        if "zero_grad" in text or "set_to_none" in text or _CLEARS_BY_HAND.search(text):
+            if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.With)) and \
+                    not _is_no_grad_with(stmt):
+                return  # cleared on some path only: no claim
+            updates_by_key.clear(), armed.clear()
+            seen_backward = False
+            continue
+        called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(stmt)
+                  if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+        if called:
+            if clearing_functions is None:
+                clearing_functions = _clearing_functions(checker)
+            if called & clearing_functions:
+                return  # a helper of the file clears (perhaps): no claim
+        backward = _backward_statement(stmt)
+        if backward is not None:
+            receiver = checker.text(backward.func.value)
+            if receiver == last_receiver and receiver not in bound_since:
+                return  # the same loss again, no forward pass between: ADL019's (it raises)
+            last_receiver, bound_since = receiver, set()
+            for key, update in updates_by_key.items():
+                armed.setdefault(key, (update, backward))
+            seen_backward = True
+            continue
+        bound = {checker.text(t) for n in ast.walk(stmt) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+        bound_since.update(bound)
+        roots = {re.match(r"\w*", text).group(0) for text in bound}
+        for held in (updates_by_key, armed):
+            for key in [k for k in held if re.match(r"\w*", k[1]).group(0) in roots]:
+                del held[key]  # `model = Net()` / `opt = SGD(...)` again: a new parameter set
+        keys = _update_keys(checker, stmt, optimizers)
+        if keys is None:
+            return  # a loop, a branch or a jump with a backward or an update in it
+        for key in keys:
+            if key in armed:
+                update, backward = armed[key]
+                checker.report(
+                    "ADL018", backward,
+                    f"`{checker.text(backward)}` adds its gradients to those that the update on "
+                    f"line {update.lineno} already applied: nothing clears `.grad` (`zero_grad()`, "
+                    f"`.grad = None`) after that update, so the update on line {stmt.lineno} "
+                    f"applies the sum of both iterations' gradients; clear the gradients before "
+                    f"this backward")
+                return
+            if seen_backward:
+                updates_by_key.setdefault(key, stmt)
+
+
+def _is_no_grad_with(stmt) -> bool:
+    return isinstance(stmt, ast.With) and all(
+        isinstance(item.context_expr, ast.Call) and
+        ast.unparse(item.context_expr.func).rsplit(".", 1)[-1] == "no_grad" for item in stmt.items)
+
+
+def _backward_statement(stmt):
+    """The `X.backward()` call that ``stmt`` is, or None."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward":
+        return stmt.value
+    return None
+
+
+def _update_keys(checker, stmt, optimizers):
+    """What ``stmt`` updates from the gradients: `("step", opt)` for `opt.step()`
+    (an optimizer of the file, no closure), `("grad", w)` for each `w -= ... w.grad
+    ...` (also `w.data`) in a `with torch.no_grad():` block; () for a statement that
+    does neither and holds no backward, update or jump; None for a compound
+    statement that does (the walk stops)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "step":
+            receiver = checker.text(call.func.value)
+            if not call.args and not call.keywords and receiver in optimizers:
+                return [("step", receiver)]
+            return None  # `scaler.step(opt)`, a closure, a scheduler: not followed
+    if _is_no_grad_with(stmt):
+        keys = []
+        for node in stmt.body:
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)):
+                target = checker.text(node.target)
+                target = target[:-5] if target.endswith(".data") else target
+                if any(isinstance(n, ast.Attribute) and n.attr == "grad" and checker.text(n.value) == target
+                       for n in ast.walk(node.value)):
+                    keys.append(("grad", target))
+                    continue
+            if any(isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Raise)) for n in ast.walk(node)):
+                return None
+        return keys
+    if isinstance(stmt, (ast.Return, ast.Raise)):
+        return None
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("backward", "step"):
+            return None
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and not isinstance(node.ctx, ast.Load):
+            return None
+        if isinstance(node, ast.AugAssign) and isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.With)):
+            return None
+    return ()
+
+
+def _clearing_functions(checker) -> set:
+    """Names of the file's functions whose text clears gradients."""
+    found = checker.notes.get("ADL018 clearing functions")
+    if found is None:
+        found = checker.notes["ADL018 clearing functions"] = {
+            n.name for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (lambda t: "zero_grad" in t or "set_to_none" in t or _CLEARS_BY_HAND.search(t))(
+                checker.text(n))}
+    return found
 
 
 def _cleared_before_step(checker, scope, backwards) -> None:

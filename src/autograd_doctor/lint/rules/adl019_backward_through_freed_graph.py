@@ -24,7 +24,13 @@ net(x)`, `mu, logvar = self.encode(x)`) count as one graph when the called
 same-file `forward` (or method) computes both from one call of a layer with
 parameters, outside any loop (`fms = self.fpn(x)`, then both heads on `fms`):
 backpropagating one, then the other, frees the shared part in between.  Two
-calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.""",
+calls of one layer (`self.q(s, a)`, `self.q(s, pi)`) make two graphs.  The same loss
+backpropagated twice (`loss.backward(); optimizer.step(); loss.backward()`, one
+forward pass) is the same case; its help is to run the forward pass again.  A
+module handed in as a parameter counts when every call of the function passes
+one (argument_modules.py), also a name unpacked from a same-file factory
+(`model, optimizer = build()`, every `return` of `build` a tuple with a module
+constructor at that position).""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through
@@ -98,12 +104,17 @@ def check_scope(checker, scope) -> None:
             if shared:
                 name, bseq = min(shared, key=lambda b: b[1])
                 value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
+                same = _same_loss(scope, recv1, seq1, recv2, seq2)
+                stepped = same and any(seq1 < s < seq2 for s, _, _ in scope.steps)
+                help_ = (f"{'clear the gradients and ' if stepped else ''}run the forward pass again "
+                         f"to compute `{same}` before this backward"
+                         if same else f"detach `{name}` where the first loss uses it, or retain the graph")
                 checker.report(
                     "ADL019", node2,
                     f"this backward goes through the graph of `{name}` (line {value.lineno}), which "
                     f"`{checker.text(node1)}` on line {node1.lineno} already freed (no "
                     f"`retain_graph=True`); backward() will fail (Trying to backward through the graph "
-                    f"a second time); detach `{name}` where the first loss uses it, or retain the graph",
+                    f"a second time); {help_}",
                     related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
                               f"`{name}` computed here"),
                              (node1.lineno, checker.col(node1.lineno, node1.col_offset), 0,
@@ -962,6 +973,18 @@ def _written_buffer(checker, scope, read, start, end, at):
             if any(start < b[1] < write.seq and _made_by_parameterised_module(checker, scope, b)
                    for b in sources):
                 return name, write
+    return None
+
+
+def _same_loss(scope, recv1, seq1, recv2, seq2):
+    """The name both backwards are called on, when it holds one value (the same
+    binding live at both): `loss.backward()` twice on one forward pass (after an
+    `optimizer.step()`, retaining the graph would only move the failure to the
+    weights the step changed in place); None otherwise."""
+    if isinstance(recv1, ast.Name) and isinstance(recv2, ast.Name) and recv1.id == recv2.id:
+        first, second = scope.binding(recv1.id, seq1), scope.binding(recv2.id, seq2)
+        if first is not None and second is not None and first[0] == second[0]:
+            return recv1.id
     return None
 
 

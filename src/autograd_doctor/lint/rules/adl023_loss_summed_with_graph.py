@@ -13,6 +13,7 @@ from autograd_doctor.lint.clearing import project_class
 from autograd_doctor.lint.summaries import class_parameter_accumulations
 from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.walk import own_nodes
 
 RULE = Rule(
     code="ADL023", name="loss-summed-with-graph",
@@ -29,7 +30,9 @@ total + loss` (the loss may be a name the loop binds to the backpropagated one,
 `loss = losses`, in the sum's branch; a binding of the total in the other branch of
 an `if` from the total itself, with no `.item()` or `.detach()`, goes on with
 it), with gradients on; or an append of it to a list bound before
-the loop (`history.append(loss)`); or a call, on every iteration, of a method
+the loop (`history.append(loss)`), or to a parameter that every call of the
+function in the file (a top-level function, used only by calls) fills with a
+list it made (`history = []`, then `train_one_epoch(..., history)`); or a call, on every iteration, of a method
 of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
@@ -397,6 +400,13 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             for name in _bound_names(node):
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
     if not methods:
+        if backwards and checker.scope.function is not None:
+            # `history.append(loss)` into a list the caller made and handed in: it outlives the loop
+            appended = {s[0] for s in sums if isinstance(s[3], ast.Call)}
+            bound = {b[0] for b in bindings}
+            if appended - bound and appended & checker.scope.parameters:
+                for name in _lists_from_callers(checker, checker.scope.function, appended - bound):
+                    bindings.append((name, checker.scope.function.lineno, checker.scope.function, []))
         _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_place, graph_values)
         _check_entry_sums(checker, entry_sums, backwards, bindings, summed_back, detached_in_place)
         return bool(handed and backwards)
@@ -427,6 +437,61 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
                         collected=None if summed in direct else argument)
                 break
     return False
+
+
+def _lists_from_callers(checker, function, names) -> set:
+    """The parameters among ``names`` that every call of ``function`` in the file fills
+    with a list it made: a list display or comprehension, `list()`, or a name whose
+    every binding in the calling function (or at the top of the file) is one
+    (`history = []`, then `train_one_epoch(model, loader, optimizer, loss_fn,
+    history)`).  ``function`` is a top-level function of the file, defined once,
+    every mention of its name a call (by name), none of them with `*args` or
+    `**kwargs`; a call that leaves the parameter to its default is unknown."""
+    from autograd_doctor.lint.argument_modules import _call_count, _mentioned_otherwise, _top_bindings
+    from autograd_doctor.lint.arguments import _bindings
+    name = function.name
+    if function not in checker.tree.body or sum(
+            1 for n in checker.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.name == name) != 1:
+        return set()
+    source = checker.source
+    if _mentioned_otherwise(name, source):
+        return set()
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    keyword_only = {a.arg for a in function.args.kwonlyargs}
+    wanted = {n for n in names if n in parameters or n in keyword_only}
+    holders = [checker.tree] + [n for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    calls = []
+    for holder in holders:
+        known = None
+        nodes = own_nodes(holder.body, enter_classes=True)
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+                if known is None:
+                    known = _top_bindings(checker.tree) if holder is checker.tree else _bindings(holder)
+                calls.append((node, known))
+    if not calls or len(calls) != _call_count(name, source):
+        return set()
+    for call, known in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return set()
+        given = dict(zip(parameters, call.args))
+        given.update((k.arg, k.value) for k in call.keywords)
+        wanted = {n for n in wanted if _made_list(given.get(n), known)}
+        if not wanted:
+            break
+    return wanted
+
+
+def _made_list(value, known) -> bool:
+    if isinstance(value, ast.Name):
+        bound = known.get(value.id) or ()
+        return bool(bound) and all(v is not None and not isinstance(v, ast.Name) and _made_list(v, {})
+                                   for v in bound)
+    if isinstance(value, (ast.List, ast.ListComp)):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list" \
+        and not value.args and not value.keywords
 
 
 _LIST_SUMS = frozenset({"sum", "mean"})
