@@ -30,7 +30,8 @@ function's defaults or on the installed torch:
   test>:` taken, its `else` not) leaves it bound to a feature test or `True`.
 
 Only an `if` directly in the function's body, without `else`, whose body ends
-with `return` on every path (an inner `if`/`else` returning on both sides), counts: the return is then certain for such a call.
+with `return` on every path (an inner `if`/`else` returning on both sides),
+counts: the return is then certain for such a call.
 """
 
 from __future__ import annotations
