@@ -56,6 +56,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.source = source
         self.filename = filename
         self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
+        self._feature_flags = None  # fallbacks.feature_flags, computed on first need
         # what each class's constructor parameters take across the file (configured_modules.py)
         self.constructor_values = ConstructorValues(tree)
         self.lines = split_lines(source)

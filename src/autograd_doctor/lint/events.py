@@ -105,6 +105,9 @@ class Scope:
     parameter_index_writes: list = field(default_factory=list, init=False)
     arguments: object = None  # the function's `ast.arguments` (positions of its parameters)
     function: object = None  # the function's own `ast.FunctionDef` (None for a module or class body)
+    # past an `if` that returns for a call at the defaults (fallbacks.py): writes here
+    # count as made without gradients
+    default_returned: bool = False
     # forward()'s arguments taken for tensors only because forward() receives them
     # (no annotation); each maps to whether the function only ever indexes it with
     # integer constants (``Statements.indexed_container``), once asked

@@ -500,7 +500,7 @@ class ExpressionEvents:
         if leaf == "parameter" and not through_data and name in scope.parameter_var_modules:
             # `p.copy_(q)` for `p in model.parameters()`: the module's parameter, in place
             scope.parameter_loads.append((seq, node, scope.parameter_var_modules[name]))
-        scope.writes.append(Write(seq, name, node, how, not scope.grad_off, rewrite, via, via_source,
+        scope.writes.append(Write(seq, name, node, how, not (scope.grad_off or scope.default_returned), rewrite, via, via_source,
                                   source if source != name else "", scope.expanded.get(name, 0),
                                   through_data, leaf, scope.split_views.get(name, "")))
         if name in scope.function_views:
@@ -509,7 +509,7 @@ class ExpressionEvents:
             base, kind = scope.alias_of[name]
             leaf = "parameter" if base in scope.parameter_vars else \
                 "factory" if base in scope.grad_leaves else ""
-            scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not scope.grad_off,
+            scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not (scope.grad_off or scope.default_returned),
                                       (), "detach" if kind == "detach" else via, "", "", 0,
                                       through_data or kind == "data", leaf))
         for loop in scope.loops:
@@ -531,7 +531,7 @@ class ExpressionEvents:
             return
         name = self.text(value)
         self.add_save(name, key, "output", value)
-        self.scope.writes.append(Write(self.next_seq(), name, node, how, True, rewrite))
+        self.scope.writes.append(Write(self.next_seq(), name, node, how, not self.scope.default_returned, rewrite))
 
     def record_module_parameter_write(self, probe, node, how, via, through_data):
         """`dense.weight[:, 0] -= v` where this function made `dense = nn.Linear(...)`: the
@@ -542,7 +542,7 @@ class ExpressionEvents:
         scope = self.scope
         if spec is None or not spec.parameterised or owner not in scope.binds or "requires_grad" in self.source:
             return
-        scope.writes.append(Write(self.next_seq(), f"{owner}.{probe.attr}", node, how, not scope.grad_off, (),
+        scope.writes.append(Write(self.next_seq(), f"{owner}.{probe.attr}", node, how, not (scope.grad_off or scope.default_returned), (),
                                   via, "", "", False, through_data, "module"))
 
     def record_inplace_output_save(self, target, key, node, activation=False):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.defaults import off_by_default
+from autograd_doctor.lint.fallbacks import always_returns, feature_flags, returns_by_default
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.events import Loop
@@ -166,6 +167,9 @@ class ControlFlow:
         self.visit_body(node.orelse)
         end = self.next_seq()
         scope.branches.append((start, mid, end))  # an `if` without `else` has an empty else range
+        if not node.orelse and always_returns(node.body) and scope.function is not None \
+                and any(s is node for s in scope.function.body) and self.returns_by_default(node.test):
+            scope.default_returned = True  # the rest runs only for a non-default call (fallbacks.py)
         if node.orelse and self.leaves(node.orelse):
             scope.jumps.append((mid, end))
         # Join: after the `if`, a fact holds only if it holds on every path that
@@ -182,6 +186,12 @@ class ControlFlow:
         for name, split in body_split_views.items():
             if name in scope.tensors:
                 scope.split_views.setdefault(name, split)
+
+    def returns_by_default(self, test) -> bool:
+        if self._feature_flags is None:
+            self._feature_flags = feature_flags(self.tree, self.qualname)
+        return returns_by_default(test, self.function_defaults, self.scope.owner_class,
+                                  self._feature_flags, self.qualname)
 
     @staticmethod
     def leaves(body) -> bool:
