@@ -1,0 +1,212 @@
+"""Causes that set 25 left (docs/bug-reports.md, "Set 25's misses, worked on"), each on programs of
+its own, in other shapes than the set's cases: the diagnosis names the line to change, its help
+applied makes the program compute what a hand-written version computes, and a correct near-twin
+runs silent.
+
+- AD301, a grad-off context object stored on the instance (`self.ctx = torch.no_grad()`, made in
+  `__init__`) and entered many calls later (`with self.ctx:`): the construction is named; an
+  `if FLAG:`/`else:` whose flag asks for gradients and whose true branch turns them off is offered
+  swapped (unverified); a `.detach()` whose inputs could not be judged, on another statement of the
+  loss, is no longer blamed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "errors"))
+
+from catalogue import apply_suggestion, marked_line, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def diagnose(tmp_path, source, name="program"):
+    source = textwrap.dedent(source)
+    error = run_watched(write(tmp_path, source, name))
+    assert error is not None
+    return source, autograd_doctor.diagnoses_of(error)
+
+
+def silent(tmp_path, source, name="twin"):
+    assert run_watched(write(tmp_path, textwrap.dedent(source), name)) is None
+
+
+def only(diagnoses, code):
+    (found,) = [d for d in diagnoses if d.code == code]
+    return found
+
+
+def reference(tmp_path, source):
+    error, namespace = run_plain(write(tmp_path, textwrap.dedent(source), "reference"))
+    assert error is None, error
+    return namespace
+
+
+def same(a, b):
+    return len(a) == len(b) and all(torch.allclose(x, y, atol=1e-6) for x, y in zip(a, b))
+
+
+# ---- AD301: a stored grad-off context chosen by a swapped if --------------------------------------
+
+SWAPPED = """
+    from contextlib import nullcontext
+
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+
+
+    class Stepper:
+        def __init__(self, net, track_grad=False):
+            self.net = net
+            self.cache = {{}}
+            if track_grad:
+                {first}
+            else:
+                {second}
+
+        def advance(self, state):
+            with self._ctx:
+                self.cache["next"] = state + 0.1 * torch.tanh(self.net(state))
+            return self.cache["next"]
+
+
+    def rollout(stepper, state, steps):
+        for _ in range(steps):
+            state = stepper.advance(state)
+        return state
+
+
+    start = torch.randn(3, 2)
+    target = rollout(Stepper(nn.Linear(2, 2)), start, 4).detach()
+    net = nn.Linear(2, 2)
+    stepper = Stepper(net, track_grad=True)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(2):
+        end = rollout(stepper, start, 4)
+        loss = ((end - target) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    result = [loss.detach(), net.weight.detach().clone(), net.bias.detach().clone()]
+"""
+OFF, ON = "self._ctx = torch.no_grad()  # made", "self._ctx = nullcontext()"
+
+
+def test_stored_context_chosen_by_swapped_if_names_the_construction_and_swaps(tmp_path):
+    source, diagnoses = diagnose(tmp_path, SWAPPED.format(first=OFF, second=ON))
+    found = only(diagnoses, "AD301")
+    assert found.primary.line == marked_line(source, "made")
+    assert "with self._ctx:" in str(found)
+    assert "target" not in found.primary.source  # the reference's detach is not blamed
+    first = found.help[0]
+    assert "swapped" in first.message and "unverified" in first.message
+    fixed = tmp_path / "program.py"
+    fixed.write_text(apply_suggestion(fixed.read_text(), first))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    expected = reference(tmp_path, SWAPPED.format(first=ON, second=OFF.split("  #")[0]))
+    assert same(namespace["result"], expected["result"])
+
+
+def test_stored_context_right_way_round_is_silent(tmp_path):
+    silent(tmp_path, SWAPPED.format(first=ON, second=OFF))
+
+
+# ---- AD301: a stored grad-off context made once, no flag ------------------------------------------
+
+UNCONDITIONAL = """
+    import contextlib
+
+    import torch
+    from torch import nn
+
+    torch.manual_seed(1)
+
+
+    class FeatureBank:
+        def __init__(self, encoder):
+            self.encoder = encoder
+            self.guard = {made}
+            self.rows = []
+
+        def push(self, batch):
+            with self.guard:
+                self.rows.append(self.encoder(batch).relu())
+
+        def embed_all(self, batches):
+            for batch in batches:
+                self.push(batch)
+            return torch.cat(self.rows)
+
+
+    encoder = nn.Linear(4, 3)
+    bank = FeatureBank(encoder)
+    weights = torch.ones(3)
+    loss = (bank.embed_all(torch.randn(3, 2, 4)) * weights).sum()
+    loss.backward()
+    result = [loss.detach(), encoder.weight.grad.clone()]
+"""
+
+
+def test_stored_context_made_once_is_named_with_advice(tmp_path):
+    source, diagnoses = diagnose(tmp_path, UNCONDITIONAL.format(made="torch.no_grad()  # made"))
+    found = only(diagnoses, "AD301")
+    assert found.primary.line == marked_line(source, "made")
+    assert all(suggestion.replacement is None for suggestion in found.help)  # no flag: advice only
+    assert "nullcontext" in found.help[0].message and "unverified" in found.help[0].message
+    # The advice, applied as it says, gives the hand-written version's values.
+    fixed = tmp_path / "program.py"
+    fixed.write_text(fixed.read_text().replace("torch.no_grad()  # made", "contextlib.nullcontext()"))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    expected = reference(tmp_path, UNCONDITIONAL.format(made="contextlib.nullcontext()"))
+    assert same(namespace["result"], expected["result"])
+
+
+def test_stored_context_made_once_correct_twin_is_silent(tmp_path):
+    silent(tmp_path, UNCONDITIONAL.format(made="contextlib.nullcontext()"))
+
+
+# ---- a detach on the loss's own path is still the cut -----------------------------------------------
+
+DETACH_ON_PATH = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(2)
+    net = nn.Linear(3, 1)
+
+
+    class Evaluator:
+        def __init__(self):
+            self.ctx = torch.no_grad()
+            self.last = None
+
+        def score(self, x):
+            with self.ctx:
+                self.last = net(x).sum()
+
+
+    def features(x):
+        return net(x)
+
+
+    x = torch.randn(4, 3)
+    Evaluator().score(x)
+    out = features(x).detach()  # cut
+    loss = (out ** 2).mean()
+    loss.backward()
+"""
+
+
+def test_detach_on_the_loss_path_is_still_blamed_beside_an_evaluation_context(tmp_path):
+    source, diagnoses = diagnose(tmp_path, DETACH_ON_PATH)
+    found = only(diagnoses, "AD301")
+    assert found.primary.line == marked_line(source, "cut")
