@@ -210,3 +210,64 @@ def test_detach_on_the_loss_path_is_still_blamed_beside_an_evaluation_context(tm
     source, diagnoses = diagnose(tmp_path, DETACH_ON_PATH)
     found = only(diagnoses, "AD301")
     assert found.primary.line == marked_line(source, "cut")
+
+
+# ---- AD306: parameters made with requires_grad=False are the origin ---------------------------------
+
+FROZEN_AT_BIRTH = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(3)
+
+
+    class Scorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 2)
+            {made}
+
+        def forward(self, x):
+            return self.proj(x) / self.temperature
+
+
+    scorer = Scorer()
+    x = torch.randn(6, 4)
+    for _ in range(2):
+        loss = scorer(x).logsumexp(-1).mean()
+        params = list(scorer.parameters())
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p -= 0.1 * g
+    result = [scorer.proj.weight.detach().clone(), scorer.proj.bias.detach().clone()]
+"""
+AS_PARAMETER = "self.temperature = nn.Parameter(torch.tensor(2.0), requires_grad=False)  # made"
+AS_BUFFER = "self.register_buffer('temperature', torch.tensor(2.0))"
+
+
+def test_parameter_made_frozen_names_its_construction(tmp_path):
+    source, diagnoses = diagnose(tmp_path, FROZEN_AT_BIRTH.format(made=AS_PARAMETER))
+    found = only(diagnoses, "AD306")
+    assert found.primary.line == marked_line(source, "made")
+    assert "register_buffer('temperature', torch.tensor(2.0))" in found.help[1].message
+    fixed = tmp_path / "program.py"
+    fixed.write_text(apply_suggestion(fixed.read_text(), found.help[0]))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    expected = reference(tmp_path, FROZEN_AT_BIRTH.format(made=AS_BUFFER))
+    assert same(namespace["result"], expected["result"])
+
+
+def test_buffer_twin_is_silent(tmp_path):
+    silent(tmp_path, FROZEN_AT_BIRTH.format(made=AS_BUFFER))
+
+
+def test_parameter_frozen_later_keeps_the_call_as_the_line(tmp_path):
+    # Frozen by an assignment after construction (fine-tuning): not a buffer by construction.
+    later = FROZEN_AT_BIRTH.format(made="self.temperature = nn.Parameter(torch.tensor(2.0))").replace(
+        "    scorer = Scorer()\n", "    scorer = Scorer()\n    scorer.temperature.requires_grad = False\n")
+    source, diagnoses = diagnose(tmp_path, later)
+    found = only(diagnoses, "AD306")
+    assert "nn.Parameter" not in found.primary.source
+    assert not any("register_buffer" in h.message for h in found.help)
