@@ -271,3 +271,81 @@ def test_parameter_frozen_later_keeps_the_call_as_the_line(tmp_path):
     found = only(diagnoses, "AD306")
     assert "nn.Parameter" not in found.primary.source
     assert not any("register_buffer" in h.message for h in found.help)
+
+
+# ---- AD313: a custom Function applied under autocast without custom_fwd ------------------------------
+
+AUTOCAST_FUNCTION = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(4)
+
+
+    class ScaledProjection(torch.autograd.Function):
+        @staticmethod{forward_decorator}
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return torch.einsum("bi,oi->bo", x, w) * 0.5
+
+        @staticmethod{backward_decorator}
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            return torch.einsum("bo,oi->bi", grad, w) * 0.5, torch.einsum("bo,bi->oi", grad, x) * 0.5
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(6, 6)
+            self.w = nn.Parameter(torch.randn(3, 6))
+
+        def forward(self, x):
+            return ScaledProjection.apply(torch.relu(self.inp(x)), self.w)
+
+
+    block = Block()
+    optimizer = torch.optim.SGD(block.parameters(), lr=0.05)
+    losses = []
+    for x in torch.randn(2, 5, 6):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = block(x).square().mean()
+        optimizer.zero_grad()
+        loss.float().backward()
+        optimizer.step()
+        losses.append(loss.detach().float())
+    result = losses + [p.detach().clone() for p in block.parameters()]
+"""
+FORWARD_DECORATOR = "\n        @torch.amp.custom_fwd(device_type='cpu', cast_inputs=torch.float32)"
+BACKWARD_DECORATOR = "\n        @torch.amp.custom_bwd(device_type='cpu')"
+
+
+def test_function_under_autocast_without_custom_fwd(tmp_path):
+    source, diagnoses = diagnose(tmp_path, AUTOCAST_FUNCTION.format(forward_decorator="  # forward",
+                                                                    backward_decorator=""))
+    found = only(diagnoses, "AD313")
+    assert found.primary.line == marked_line(source, "forward")
+    assert "custom_fwd(device_type='cpu', cast_inputs=torch.float32)" in found.help[0].replacement
+    fixed = tmp_path / "program.py"
+    fixed.write_text(apply_suggestion(fixed.read_text(), found.help[0]))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    expected = reference(tmp_path, AUTOCAST_FUNCTION.format(forward_decorator=FORWARD_DECORATOR,
+                                                            backward_decorator=BACKWARD_DECORATOR))
+    assert same(namespace["result"], expected["result"])
+
+
+def test_function_with_custom_fwd_is_silent(tmp_path):
+    silent(tmp_path, AUTOCAST_FUNCTION.format(forward_decorator=FORWARD_DECORATOR,
+                                              backward_decorator=BACKWARD_DECORATOR))
+
+
+def test_mixed_dtypes_without_autocast_are_not_ad313(tmp_path):
+    # float64 activations and a float32 weight, no autocast anywhere: the user's own dtypes.
+    program = AUTOCAST_FUNCTION.format(forward_decorator="", backward_decorator="").replace(
+        'with torch.autocast("cpu", dtype=torch.bfloat16):', "if True:").replace(
+        'return torch.einsum("bi,oi->bo", x, w) * 0.5', 'return torch.einsum("bi,oi->bo", x, w.double()) * 0.5'
+    ).replace("torch.relu(self.inp(x))", "torch.relu(self.inp(x)).double()")
+    error = run_watched(write(tmp_path, textwrap.dedent(program), "program"))
+    assert error is not None  # the backward mixes float64 and float32
+    assert "AD313" not in [d.code for d in autograd_doctor.diagnoses_of(error)]
