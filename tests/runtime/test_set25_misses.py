@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import warnings
 
 import torch
 
@@ -349,3 +350,90 @@ def test_mixed_dtypes_without_autocast_are_not_ad313(tmp_path):
     error = run_watched(write(tmp_path, textwrap.dedent(program), "program"))
     assert error is not None  # the backward mixes float64 and float32
     assert "AD313" not in [d.code for d in autograd_doctor.diagnoses_of(error)]
+
+
+# ---- AD213: a wrapper kept on the trainer whose loss module is in no optimizer -------------------------
+
+OWN_WRAPPER = """
+    import warnings
+
+    import torch
+    from torch import nn
+
+    torch.manual_seed(5)
+
+
+    class WeightedLosses(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_vars = nn.Parameter(torch.zeros(2))
+
+        def forward(self, pred, y):
+            terms = torch.stack([(pred - y).pow(2).mean(), (pred - y).abs().mean()])
+            return (torch.exp(-self.log_vars) * terms + self.log_vars).sum()
+
+
+    class Joint(nn.Module):
+        def __init__(self, net, criterion):
+            super().__init__()
+            self.net = net
+            self.criterion = criterion
+
+        def forward(self, x, y):
+            return self.criterion(self.net(x), y)
+
+
+    class Trainer:
+        def __init__(self, net):
+            self.opt = torch.optim.SGD(net.parameters(), lr=0.05)
+            self.criterion = WeightedLosses()
+            self.joint = Joint(net, self.criterion){added}
+
+        def fit(self, batches):
+            for x, y in batches:
+                loss = self.joint(x, y)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+
+
+    net = nn.Linear(3, 1)
+    trainer = Trainer(net)
+    trainer.fit([(torch.randn(8, 3), torch.randn(8, 1)) for _ in range(3)])
+    result = [net.weight.detach().clone(), trainer.criterion.log_vars.detach().clone()]
+"""
+ADDED = '\n            self.opt.add_param_group({"params": self.criterion.parameters()})'
+
+
+def diagnose_warning(tmp_path, source, code):
+    import runpy
+
+    path = write(tmp_path, textwrap.dedent(source), "program")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with autograd_doctor.watch() as doctor:
+            runpy.run_path(path, run_name="__main__")
+    return [d for d in doctor.diagnoses if d.code == code]
+
+
+def test_wrapper_on_the_trainer_names_where_it_is_made(tmp_path):
+    (found,) = diagnose_warning(tmp_path, OWN_WRAPPER.format(added=""), "AD213")
+    assert found.primary.source == "self.joint = Joint(net, self.criterion)"
+    first = found.help[0]
+    assert "self.opt.add_param_group" in first.replacement
+    fixed = tmp_path / "program.py"
+    fixed.write_text(apply_suggestion(fixed.read_text(), first))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    expected = reference(tmp_path, OWN_WRAPPER.format(added=ADDED))
+    assert same(namespace["result"], expected["result"])
+
+
+def test_wrapper_on_the_trainer_with_the_group_added_is_silent(tmp_path):
+    assert diagnose_warning(tmp_path, OWN_WRAPPER.format(added=ADDED), "AD213") == []
+
+
+def test_wrapper_whose_loss_weights_are_fixed_is_silent(tmp_path):
+    fixed_weights = OWN_WRAPPER.format(added="").replace("nn.Parameter(torch.zeros(2))",
+                                                         "nn.Parameter(torch.zeros(2), requires_grad=False)")
+    assert diagnose_warning(tmp_path, fixed_weights, "AD213") == []
