@@ -416,6 +416,10 @@ def _stored_context(block: ast.With, block_file: str, cut: CalledCut):
                      f"`{segment_of(block_file, branch.orelse[0].value)}` otherwise")
         swapped = _swapped_branches(block_file, branch) if _asks_for_gradients(branch.test) else None
         if swapped is not None:
+            # The change is the whole if/else: it is the line named, its grad-off branch first.
+            location = statement_location(block_file, branch, role="cut",
+                                          note=f"makes {attribute} {made_text} when {test} is true: every "
+                                               f"`with {attribute}:` then runs with gradients off")
             helps.insert(0, Suggestion(
                 f"the two branches look swapped: `{test}` asks for gradients, and its branch turns them off; "
                 "exchange the branches (unverified: the original run fails, so no oracle gives the gradients it "
