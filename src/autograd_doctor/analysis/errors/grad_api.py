@@ -611,6 +611,8 @@ def _never_trained_parameters(offenders: list, frame, call):
                                         note=f"{name} is made a parameter that never requires grad"))
         if example is None:
             example = f"`self.register_buffer({name!r}, {text_of(code.co_filename, made[0].value.args[0])})`"
+    if not found:
+        return None
     found.sort(key=lambda location: (location.file, location.line))
     return found, example
 
