@@ -292,6 +292,14 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         return eval_location, [block_location, call], notes, [help]
     notes = [f"{loss_name} has no grad_fn: it is computed through {chain}, which ran {block.text}; inside it "
              "autograd records nothing, so the training step gets a result without grad history"]
+    stored = _stored_context(statement, block.filename, cut) if statement is not None else None
+    if stored is not None:
+        made_location, stored_notes, stored_helps = stored
+        block_location = statement_location(block.filename, statement, role="with",
+                                            note=f"the object is entered here, in {function}(): the values "
+                                                 "written in this block carry no grad history")
+        block_location.end_line, block_location.end_column = block_location.line, None
+        return made_location, [block_location, call], notes + stored_notes, stored_helps
     left_at_default = _flag_left_at_default(statement, block.filename, filename, cut) \
         if statement is not None else None
     if left_at_default is not None:
@@ -307,6 +315,116 @@ def called_cut_parts(cut: CalledCut, filename: str, loss_name: str) -> tuple[Loc
         helps.append(Suggestion(f"run {function}() with gradients on when the training step calls it: remove "
                                 f"{block.text} from it and use it only where the code only evaluates"))
     return primary, [call], notes, helps
+
+
+# Words of a flag's name that say it asks for gradients (`gradients_required`, `requires_grad`,
+# `need_grad`, `enable_grad`), and words that say the opposite (`no_grad`, `disable_grad`).
+_ASKING_WORDS = {"require", "required", "requires", "need", "needed", "needs", "enable", "enabled", "compute",
+                 "with", "keep", "track", "want", "wanted"}
+_REFUSING_WORDS = {"no", "not", "without", "disable", "disabled", "skip", "off", "inference", "eval", "freeze",
+                   "frozen", "stop", "detach", "detached", "none"}
+
+
+def _grad_off_call(value: ast.AST) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (any prefix)."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", None)
+    if name in _GRAD_OFF_CONSTRUCTORS and not value.args:
+        return True
+    return name == "set_grad_enabled" and len(value.args) == 1 and isinstance(value.args[0], ast.Constant) \
+        and value.args[0].value is False
+
+
+_GRAD_OFF_CONSTRUCTORS = ("no_grad", "inference_mode")
+
+
+def _asks_for_gradients(test: ast.AST) -> bool:
+    """Whether an `if` test is a flag whose name says gradients are wanted when it is true."""
+    if isinstance(test, ast.Attribute):
+        name = test.attr
+    elif isinstance(test, ast.Name):
+        name = test.id
+    else:
+        return False
+    words = set(name.lower().split("_"))
+    return any(word.startswith("grad") for word in words) and bool(words & _ASKING_WORDS) \
+        and not words & _REFUSING_WORDS
+
+
+def _swapped_branches(filename: str, branch: ast.If) -> str | None:
+    """The `if`/`else` with its two one-line bodies exchanged, relative to the `if`'s indentation."""
+    if len(branch.body) != 1 or len(branch.orelse) != 1 or isinstance(branch.orelse[0], ast.If):
+        return None
+    first, second = branch.body[0], branch.orelse[0]
+    if first.lineno != first.end_lineno or second.lineno != second.end_lineno:
+        return None
+    lines = [source_line(filename, n) for n in range(branch.lineno, branch.end_lineno + 1)]
+    start = branch.lineno
+    if len(lines) != 4 or lines[2].strip() != "else:" or first.lineno != start + 1 or second.lineno != start + 3:
+        return None
+    body_indent = " " * (first.col_offset - branch.col_offset)
+    rows = [lines[0][branch.col_offset:], body_indent + lines[3].strip(), lines[2][branch.col_offset:],
+            body_indent + lines[1].strip()]
+    return "\n".join(row.rstrip() for row in rows)
+
+
+def _stored_context(block: ast.With, block_file: str, cut: CalledCut):
+    """(location of the construction, notes, helps) when the block enters a context object stored
+    on the instance (`with self.grad_context:`) that one method of the block's class made as a
+    grad-off context (`self.grad_context = torch.no_grad()`, often in `__init__`, chosen by an `if`):
+    the line that turned gradients off is that construction, many calls before the block runs.
+    The help says to make the object a null context where gradients are needed; it is advice (which
+    branch is right is the author's intent), except that an `if FLAG:`/`else:` whose flag's name asks
+    for gradients (`gradients_required`) and whose true branch makes the grad-off object is offered
+    swapped, as an unverified change. None for any other header."""
+    if len(block.items) != 1:
+        return None
+    header = block.items[0].context_expr
+    if not (isinstance(header, ast.Attribute) and isinstance(header.value, ast.Name) and header.value.id == "self"):
+        return None
+    tree = parse_file(block_file)
+    if tree is None:
+        return None
+    owner = next((node for node in walk_covering(tree, block.lineno) if isinstance(node, ast.ClassDef)), None)
+    if owner is None:
+        return None
+    parents = {child: node for node in ast.walk(owner) for child in ast.iter_child_nodes(node)}
+    made = [node for node in ast.walk(owner) if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == header.attr
+            and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
+    grad_off = [node for node in made if _grad_off_call(node.value)]
+    if len(grad_off) != 1:
+        return None
+    construction = grad_off[0]
+    attribute = f"self.{header.attr}"
+    made_text = segment_of(block_file, construction.value)
+    location = statement_location(block_file, construction, role="cut",
+                                  note=f"{attribute} is made as {made_text} here: every `with {attribute}:` runs "
+                                       "with gradients off")
+    notes = [f"the grad-off block is entered through a stored object, `with {attribute}:` (line {block.lineno}); "
+             f"the line that chose gradients off is where the object was made (line {construction.lineno})"]
+    advice = (f"where the values computed in `with {attribute}:` must be trained, make {attribute} a null context "
+              f"(`contextlib.nullcontext()`), not {made_text}; unverified: which case is meant to run without "
+              "gradients is the program's intent")
+    helps = [Suggestion(advice)]
+    branch = parents.get(construction)
+    if isinstance(branch, ast.If) and branch.body == [construction] and len(branch.orelse) == 1 and \
+            branch.orelse[0] in made:
+        test = segment_of(block_file, branch.test)
+        notes.append(f"the `if {test}:` at line {branch.lineno} makes {made_text} when {test} is true and "
+                     f"`{segment_of(block_file, branch.orelse[0].value)}` otherwise")
+        swapped = _swapped_branches(block_file, branch) if _asks_for_gradients(branch.test) else None
+        if swapped is not None:
+            # The change is the whole if/else: it is the line named, its grad-off branch first.
+            location = statement_location(block_file, branch, role="cut",
+                                          note=f"makes {attribute} {made_text} when {test} is true: every "
+                                               f"`with {attribute}:` then runs with gradients off")
+            helps.insert(0, Suggestion(
+                f"the two branches look swapped: `{test}` asks for gradients, and its branch turns them off; "
+                "exchange the branches (unverified: the original run fails, so no oracle gives the gradients it "
+                "meant)", swapped, statement_location(block_file, branch)))
+    return location, notes, helps
 
 
 def _flag_left_at_default(block: ast.With, block_file: str, step_file: str, cut: CalledCut):

@@ -863,8 +863,16 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
         if cut is None or cut.mark.kind == "unknown" else None
     if entered is not None:
         return _enter_switch_cut_diagnosis(entered, site, loss, segment(site.filename, root))
-    if cut is None or cut.mark.kind == "unknown":
+    # A cut found only as an explicit construct whose inputs could not be judged (`.detach()` of
+    # what a plain function returned) is weak: a grad-off block that ran in this run, in a function
+    # that another of the loss's statements calls, explains the loss's missing history instead, and
+    # the construct (on the other statement) is not on the cut path.
+    weak = cut is not None and cut.evidence == "explicit construct"
+    if cut is None or cut.mark.kind == "unknown" or weak:
         called = find_called_cut(site.filename, statement, names, frame_locals)
+        if called is not None and weak and (cut.filename != site.filename or called.call is cut.statement
+                                            or called.call.lineno == cut.statement.lineno):
+            called = None
         if called is not None:
             primary, related, notes, helps = called_cut_parts(called, site.filename, name)
             related.append(location_of(site, role="backward", note="backward() called here"))

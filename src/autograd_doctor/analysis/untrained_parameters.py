@@ -169,10 +169,10 @@ def _wrapper_candidates(values: dict, held: set, optimizer, scans: Budget) -> li
     found = []
     names_of = {}
     for name, value in values.items():
-        if isinstance(value, torch.nn.Module) and "." not in name:
+        if isinstance(value, torch.nn.Module) and _plain_or_own(name):
             names_of.setdefault(id(value), name)
     for name, wrapper in values.items():
-        if not isinstance(wrapper, torch.nn.Module) or "." in name or not wrapper.training \
+        if not isinstance(wrapper, torch.nn.Module) or not _plain_or_own(name) or not wrapper.training \
                 or user_class_file(wrapper) is None:
             continue
         wrapped = next((child for child in wrapper.children()
@@ -187,6 +187,11 @@ def _wrapper_candidates(values: dict, held: set, optimizer, scans: Budget) -> li
         found.append(Candidate(name, True, [weakref.ref(p) for p in others], [_fingerprint(p) for p in others],
                                WRAPPER, wrapped=names_of[id(wrapped)]))
     return found[:1]
+
+
+def _plain_or_own(name: str) -> bool:
+    """A plain name (`meta`) or an attribute of the step's own `self` (`self.model_with_loss`)."""
+    return "." not in name or (name.startswith("self.") and name.count(".") == 1)
 
 
 def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: dict) -> list[Candidate]:
@@ -749,6 +754,8 @@ def _wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: 
     from the wrapped module; the help builds it from the wrapper's parameters instead, which are
     the wrapped module's and the wrapper's own (one group, the same settings). Only where the
     construction reads `<wrapped>.parameters()` once, as its first argument."""
+    if candidate.name.startswith("self."):
+        return _own_wrapper_diagnosis(optimizer, step_stack, candidate, parameters)
     construction = optimizer_construction(optimizer, step_stack)
     if construction is None:
         return None
@@ -779,6 +786,80 @@ def _wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: 
                         "require grad")]
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _own_wrapper_diagnosis(optimizer, step_stack, candidate: Candidate, parameters: list) -> Diagnosis | None:
+    """AD213 for a wrapper kept on the trainer (`self.model_with_loss = ModelWithLoss(model, self.loss)`,
+    FairMOT's), whose parameters beside the wrapped model are exactly one submodule's (the loss with
+    learned task weights): named where the class around step() makes the wrapper; the help gives the
+    optimizer that submodule's parameters right there (`self.optimizer.add_param_group(...)`), in the
+    method that also binds the optimizer. Only where each of those is one assignment of one line."""
+    frame = live_frame(step_stack[0]) if step_stack else None
+    if frame is None:
+        return None
+    values = _named_values(frame)
+    wrapper = values.get(candidate.name)
+    if not isinstance(wrapper, torch.nn.Module) or wrapper._parameters:
+        return None
+    left_out = {id(p) for p in parameters}
+    holders = [(name, child) for name, child in wrapper.named_children()
+               if {id(p) for p in child.parameters()} == left_out]
+    if len(holders) != 1:
+        return None
+    child_name = holders[0][0]
+    filename = step_stack[0].filename
+    tree = parse_file(filename)
+    step_statement = _statement_at(tree, step_stack[0].lineno)
+    receiver = _step_receiver_text(filename, step_statement)
+    if tree is None or receiver is None or not (receiver.startswith("self.") and receiver.count(".") == 1):
+        return None
+    owner = _class_around(tree, step_stack[0].lineno)
+    if owner is None:
+        return None
+    made = [node for node in ast.walk(owner) if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and _spelled(node.targets[0]) == candidate.name]
+    if len(made) != 1:
+        return None
+    built = made[0]
+    method = next((node for node in owner.body if isinstance(node, ast.FunctionDef)
+                   and node.lineno <= built.lineno <= node.end_lineno), None)
+    bound = [node for node in ast.walk(method) if isinstance(node, ast.Assign) and len(node.targets) == 1
+             and _spelled(node.targets[0]) == receiver and node.lineno < built.lineno] if method else []
+    text = segment(filename, built)
+    if len(bound) != 1 or text is None or "\n" in text:
+        return None
+    group = f"{candidate.name}.{child_name}.parameters()"
+    line = f'{receiver}.add_param_group({{"params": {group}}})'
+    primary = statement_location(filename, built, role="made",
+                                 note=f"{candidate.name} wraps {candidate.wrapped} and its {child_name}, whose "
+                                      f"parameters no optimizer holds")
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    notes = [f"{receiver} holds {candidate.wrapped}'s parameters; {candidate.name}.{child_name} has "
+             f"{count_of(len(parameters), 'parameter')} ({shapes_of(parameters)}) that got gradients at both of the "
+             "first two steps and did not change between them: no live optimizer holds them"]
+    helps = [Suggestion(f"if {candidate.name}.{child_name} is meant to train: give the optimizer its parameters "
+                        "where the wrapper is made (their settings as for the first group)", f"{text}\n{line}",
+                        statement_location(filename, built)),
+             Suggestion(f"or, if they are meant to stay fixed: make them not require grad")]
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step], notes=notes, help=helps)
+
+
+def _statement_at(tree, line: int):
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.stmt) and node.lineno <= line <= node.end_lineno and not isinstance(
+                node, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
+            if found is None or node.lineno >= found.lineno:
+                found = node
+    return found
+
+
+def _step_receiver_text(filename: str, statement) -> str | None:
+    for node in ast.walk(statement) if statement is not None else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+            return _spelled(node.func.value)
+    return None
 
 
 def _list_literal_help(filename: str, built: ast.stmt, candidate: Candidate,

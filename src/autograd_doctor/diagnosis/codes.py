@@ -4161,6 +4161,47 @@ unused parameters too.
     ))
 
 
+
+AUTOCAST_FUNCTION_MIXED_DTYPES = _code(
+    "AD313",
+    "a custom autograd.Function run under autocast without custom_fwd: its backward gets two dtypes",
+    """\
+**What it means.** Autocast casts the ops *inside* a custom `torch.autograd.Function`'s forward
+(a matrix product runs in float16/bfloat16), not the Function's inputs or what it saves: the
+weights stay float32 while the activations and results are low precision. backward() runs
+outside the autocast region, so a hand-written backward that multiplies the low-precision
+gradient by the float32 weight fails ("expected m1 and m2 to have the same dtype", "expected
+scalar type Half but found Float"), far from the `with torch.autocast(...)` that caused it.
+autograd-doctor names the Function's forward when the error is raised in its own backward, its
+saved tensors mix a low-precision and a float32 floating dtype, its forward has no
+`custom_fwd`, and the program uses autocast.
+
+**Minimal example.**
+
+    class Project(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x @ w
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g @ w.t(), x.t() @ g        # AD313: bfloat16 and float32 operands
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = Project.apply(torch.mm(x, x), w)
+    y.float().sum().backward()
+
+**The fix.** The documented one: `@torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)`
+on forward (it runs in float32 with autocast off, on inputs cast to float32) and
+`@torch.amp.custom_bwd(device_type=...)` on backward (it runs in the same autocast state as
+forward). Without `cast_inputs`, cast what forward saves to one dtype yourself.
+""",
+    example_setup=(
+        "x = torch.randn(4, 4)\n"
+        "w = torch.randn(4, 2, requires_grad=True)\n"
+    ))
+
 GRADIENTLESS_OPTIMIZER_STEPS = _code(
     "AD214",
     "an optimizer keeps stepping, but none of its parameters has ever had a gradient",

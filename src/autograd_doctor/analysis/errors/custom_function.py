@@ -967,7 +967,108 @@ def once_differentiable_twice(context: ErrorContext, already):
                      help=helps)
 
 
+# Messages of ops that refuse operands of two floating dtypes (matrix products, addmm, linear, index ops).
+MIXED_DTYPES = (r"expected m1 and m2 to have the same dtype|expected scalar type \w+ but found \w+"
+                r"|mat1 and mat2 must have the same dtype|expected (both )?(mat1|self) and \w+ to have the same dtype"
+                r"|Found dtype \w+ but expected \w+")
+_LOW_PRECISION = ("float16", "bfloat16")
+
+
+def _backward_frame(context: ErrorContext):
+    """(frame, line, the Function class) of the innermost user frame when it is the `backward` of a
+    torch.autograd.Function subclass run by the engine (its `ctx` knows the Function's class)."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    if frame.f_code.co_name != "backward":
+        return None
+    ctx = frame.f_locals.get("ctx")
+    function_class = getattr(type(ctx), "_forward_cls", None)
+    import torch
+
+    if not (isinstance(function_class, type) and issubclass(function_class, torch.autograd.Function)):
+        return None
+    if getattr(getattr(function_class, "backward", None), "__code__", None) is not frame.f_code:
+        return None
+    return frame, line, function_class, ctx
+
+
+def _decorated_with(node: ast.FunctionDef, name: str) -> bool:
+    return any(name in ast.unparse(decorator) for decorator in node.decorator_list)
+
+
+def autocast_function_mixed_dtypes(context: ErrorContext, already):
+    """A custom Function applied inside an autocast region, its forward not wrapped by
+    `torch.amp.custom_fwd`: autocast ran the forward's ops in low precision, so what it saved mixes
+    float16/bfloat16 with float32 (the weights), and the hand-written backward, run by the engine
+    outside autocast, hands an op the two dtypes. Evidence: the error is raised in the Function's
+    own backward; its saved tensors hold a low-precision and a float32 floating tensor; its forward
+    carries no custom_fwd; a user file reached calls autocast. The help is the documented one:
+    `@torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)` on forward (the forward then
+    runs in float32 with autocast off, and backward with it), custom_bwd on backward."""
+    import torch
+
+    found = _backward_frame(context)
+    if found is None:
+        return None
+    frame, line, function_class, ctx = found
+    try:
+        saved = [t for t in ctx.saved_tensors if isinstance(t, torch.Tensor)]
+    except Exception:
+        return None
+    dtypes = {str(t.dtype).replace("torch.", "") for t in saved if t.is_floating_point()}
+    low = sorted(dtypes & set(_LOW_PRECISION))
+    if not low or "float32" not in dtypes:
+        return None
+    devices = {t.device.type for t in saved}
+    if len(devices) != 1:
+        return None
+    device = devices.pop()
+    forward_file, forward = _method_node(function_class, "forward")
+    backward_file, backward = _method_node(function_class, "backward")
+    if forward is None or backward is None or _decorated_with(forward, "custom_fwd"):
+        return None
+    if not any("autocast(" in "".join(linecache.getlines(f)) for f in context.files_reached()):
+        return None
+    name = function_class.__name__
+    anchor = forward.decorator_list[0] if forward.decorator_list else forward
+    primary = statement_location(forward_file, anchor, role="forward",
+                                 note=f"{name}.forward runs under autocast: its ops compute in {low[0]}, while "
+                                      "the tensors it is given (weights) stay float32")
+    primary.end_line, primary.end_column = primary.line, None
+    related = [context.raise_location(role="raised", note=f"backward gets {' and '.join(low)} and float32 "
+                                                         "operands: it runs outside autocast, which cast them in "
+                                                         "forward")]
+    notes = [f"{name} was applied inside an autocast region: autocast casts the ops inside a custom Function's "
+             f"forward, not its inputs or what it saves, so {name} saved {', '.join(low)} and float32 tensors, and "
+             "its backward, which autocast does not cover, gives an op both",
+             "torch.amp.custom_fwd(cast_inputs=torch.float32) runs the forward with autocast off on float32 "
+             "inputs, and custom_bwd runs backward in the same state (the PyTorch AMP docs, \"Functions with "
+             "multiple inputs or autocastable ops\")"]
+    helps = []
+    torch_bound = getattr(function_class.forward, "__globals__", {}).get("torch") is torch
+    if torch_bound and forward.decorator_list and isinstance(anchor, ast.Name) and anchor.id == "staticmethod" \
+            and anchor.lineno == anchor.end_lineno:
+        new = (f"@staticmethod\n@torch.amp.custom_fwd(device_type={device!r}, "
+               "cast_inputs=torch.float32)")
+        location = statement_location(forward_file, anchor)
+        location.line = location.end_line = anchor.lineno
+        location.column, location.end_column = anchor.col_offset - 1, anchor.end_col_offset
+        helps.append(Suggestion(
+            f"run {name}.forward in float32 with autocast off: decorate it with "
+            f"@torch.amp.custom_fwd(device_type={device!r}, cast_inputs=torch.float32) (and backward with "
+            f"@torch.amp.custom_bwd(device_type={device!r})); the layer then computes in float32 inside the "
+            "autocast region", new, location))
+    helps.append(Suggestion(
+        f"{'or ' if helps else ''}decorate {name}.forward with @torch.amp.custom_fwd(device_type={device!r}) "
+        f"and {name}.backward with @torch.amp.custom_bwd(device_type={device!r}), and cast the tensors forward "
+        "saves to one dtype there"))
+    return diagnosis(codes.AUTOCAST_FUNCTION_MIXED_DTYPES, primary, related, notes, helps)
+
+
 MATCHERS = [
+    (MIXED_DTYPES, autocast_function_mixed_dtypes),
     (r"Legacy autograd function with non-static forward method is deprecated", legacy_function_called),
     (r"If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
      r"more than one Tensor", dirty_view_several_outputs),

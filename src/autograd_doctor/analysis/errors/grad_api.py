@@ -494,6 +494,19 @@ def input_without_grad(context: ErrorContext, already):
     elif made is None and name is not None and not helps:
         argument = _argument_requiring_grad_help(filename, name, location.line)
         helps.extend([argument] if argument is not None else [])
+    built = _never_trained_parameters(offenders, frame, call) if frozen is not None and helps and \
+        helps[0] is frozen else None
+    if built is not None:
+        # Each frozen input is a parameter its module's class makes with requires_grad=False: a
+        # parameter that never requires grad is a buffer, and the line that made it one is the origin.
+        constructions, example = built
+        related = [primary] + [r for r in related if r is not primary]
+        primary = constructions[0]
+        related[1:1] = constructions[1:]
+        helps.insert(1, Suggestion(
+            f"or keep them out of the parameters: a tensor that is never trained is a buffer "
+            f"({example}); parameters() then gives only the trained ones, and the module's state_dict() keeps "
+            "the same keys"))
     helps.append(Suggestion(f"{'otherwise ' if helps else ''}remove {label} from the inputs of the call"))
     notes = [f"gradients are only computed for tensors that require grad; {label} "
              f"{'are constants' if several else 'is a constant'} to autograd"]
@@ -548,6 +561,60 @@ def _state_dict_inputs_help(frame, filename: str, statement, location, call, off
     return statement_change(changed_location, f"ask for {owner_text}.parameters(): state_dict() holds their values "
                             "detached from them (for saving), so no gradient reaches those tensors; the parameters "
                             "come in the same order", new_statement)
+
+
+MAX_LOCALS_SEARCHED = 50
+
+
+def _never_trained_parameters(offenders: list, frame, call):
+    """(the locations of the statements, one per frozen input, that make it a parameter with
+    `requires_grad=False` in its module's class, `self.scale = nn.Parameter(x, requires_grad=False)`;
+    a register_buffer example for the first), or None when one of the inputs was made otherwise
+    (frozen later by `p.requires_grad = False`, built by a library class)."""
+    from autograd_doctor.recording.frames import frame_locals, in_installed_package, is_internal_file
+
+    if frame is None:
+        return None
+    # The modules among the frame's variables and their attributes (`self.policy`), one level deep.
+    owners = []
+    for value in list(frame_locals(frame).values())[:MAX_LOCALS_SEARCHED]:
+        if isinstance(value, torch.nn.Module):
+            owners.append(value)
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            owners.extend(v for v in list(vars(value).values())[:MAX_LOCALS_SEARCHED] if isinstance(v, torch.nn.Module))
+    found, example = [], None
+    for tensor in offenders:
+        place = next(((sub, name) for owner in owners for sub in owner.modules()
+                      for name, p in sub._parameters.items() if p is tensor), None)
+        if place is None:
+            return None
+        sub, name = place
+        code = getattr(type(sub).__init__, "__code__", None)
+        if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+            return None
+        tree = parse_file(code.co_filename)
+        definition = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                           and node.lineno <= code.co_firstlineno <= node.end_lineno
+                           and node.name == "__init__"), None) if tree is not None else None
+        if definition is None:
+            return None
+        made = [node for node in ast.walk(definition) if isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == name
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"
+                and isinstance(node.value, ast.Call) and ast.unparse(node.value.func).split(".")[-1] == "Parameter"
+                and len(node.value.args) == 1 and any(
+                    k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in node.value.keywords)]
+        if len(made) != 1:
+            return None
+        found.append(statement_location(code.co_filename, made[0], role="made",
+                                        note=f"{name} is made a parameter that never requires grad"))
+        if example is None:
+            example = f"`self.register_buffer({name!r}, {text_of(code.co_filename, made[0].value.args[0])})`"
+    if not found:
+        return None
+    found.sort(key=lambda location: (location.file, location.line))
+    return found, example
 
 
 def _frozen_parameters_help(frame, filename: str, statement, location, call, offenders: list):
