@@ -211,10 +211,6 @@ NOT_YET = {
     # The dict is named; registering it as an nn.ParameterDict while an optimizer already holds its
     # tensors would put each in the optimizer twice: advice naming that optimizer.
     "traced_module_with_learned_table_in_dict": (True, "advice"),
-    # Set 16. A Transformer-XL-style memory kept on self and concatenated into the next segment's
-    # context: starting it again (the value __init__ gives) or detaching it are both possible
-    # meanings, so AD302 names the backward() and changes nothing.
-    "attention_memory_carried_across_segments": (False, "advice"),
     # As for set 13's and 14's Functions without jvp: the jvp is the Function's author's.
     "clamp_function_without_jvp_under_linearize": (True, "advice"),
     # AD103 names critic_opt.step() (the recorder's convention) and its help moves the forward

@@ -346,6 +346,13 @@ def _module_expression(top_name: str, sub_name: str) -> str:
     return expression
 
 
+def _inside_inner_loop(loop: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` lies in a for/while loop nested in `loop`'s body (called once per inner
+    iteration, so several times per iteration of `loop`)."""
+    return any(isinstance(inner, (ast.For, ast.AsyncFor, ast.While)) and inner is not loop
+               and inner.lineno <= node.lineno <= inner.end_lineno for inner in ast.walk(loop))
+
+
 def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
                          top: torch.nn.Module, frontier: list[Any]) -> Suggestion | None:
     """Start every state that carries the freed graph again at the start of each iteration of
@@ -360,11 +367,16 @@ def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt
         if how is None:
             return None  # one state left carried keeps the error: offer nothing rather than half a fix
         resets.append(_module_expression(top_name, sub_name) + how)
-    calls_model = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == top_name
-                      and loop.lineno < node.lineno <= statement.lineno for node in ast.walk(loop))
+    model_calls = [node for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                   and node.func.id == top_name and loop.lineno < node.lineno <= statement.lineno]
     first = loop.body[0]
-    if not resets or not calls_model or isinstance(first, (ast.For, ast.While, ast.If, ast.With, ast.Try)) \
+    if not resets or not model_calls or isinstance(first, (ast.For, ast.While, ast.If, ast.With, ast.Try)) \
             or first.lineno != first.end_lineno:
+        return None
+    if len(model_calls) == 1 and not _inside_inner_loop(loop, model_calls[0]):
+        # One call of the model per iteration: started again before it, the state would be its
+        # starting value at every read and never carry anything. Carrying it is what the code
+        # means (a memory of the previous segment, truncated backpropagation): not a reset.
         return None
     return Suggestion(
         "start the carried state again at the start of each iteration, in the way its module's code does "
