@@ -346,6 +346,35 @@ def _module_expression(top_name: str, sub_name: str) -> str:
     return expression
 
 
+def _in_a_loop(definition: ast.AST, node: ast.AST) -> bool:
+    return any(isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+               and loop.lineno <= node.lineno <= loop.end_lineno for loop in ast.walk(definition))
+
+
+def _state_steps_within_a_call(top: torch.nn.Module, sub_name: str, module: torch.nn.Module, attribute: str) -> bool:
+    """Whether one call of `top` moves the state several times: the statement that stores it
+    lies in a loop of its module's code, or the module is called in a loop of its parent's
+    (a spiking layer stepped over time steps). True where the code cannot be read."""
+    found = _attribute_assignment(module, attribute)
+    if found is None:
+        return True
+    if _in_a_loop(_class_definition(module)[1], found[1]):
+        return True
+    if not sub_name:
+        return False
+    parent_path, _, child = sub_name.rpartition(".")
+    try:
+        parent = top.get_submodule(parent_path) if parent_path else top
+    except AttributeError:
+        return True
+    parent_class = _class_definition(parent)
+    if parent_class is None or child.isdigit():
+        return True  # a Sequential's or ModuleList's member: called by torch's own loop
+    calls = [node for node in ast.walk(parent_class[1]) if isinstance(node, ast.Call)
+             and _is_self_attribute(node.func, child)]
+    return not calls or any(_in_a_loop(parent_class[1], call) for call in calls)
+
+
 def _inside_inner_loop(loop: ast.AST, node: ast.AST) -> bool:
     """Whether `node` lies in a for/while loop nested in `loop`'s body (called once per inner
     iteration, so several times per iteration of `loop`)."""
@@ -361,22 +390,24 @@ def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt
     loop, or the loop's first statement is not a one-line statement to put the resets before."""
     if loop is None or statement is None or scope.tree is None or not getattr(loop, "body", None):
         return None
-    resets = []
+    resets, stepped_within_a_call = [], False
     for sub_name, module, attribute in _stateful_submodules(top, frontier):
         how = _state_reset(module, attribute)
         if how is None:
             return None  # one state left carried keeps the error: offer nothing rather than half a fix
         resets.append(_module_expression(top_name, sub_name) + how)
+        stepped_within_a_call = stepped_within_a_call or _state_steps_within_a_call(top, sub_name, module, attribute)
     model_calls = [node for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                    and node.func.id == top_name and loop.lineno < node.lineno <= statement.lineno]
     first = loop.body[0]
     if not resets or not model_calls or isinstance(first, (ast.For, ast.While, ast.If, ast.With, ast.Try)) \
             or first.lineno != first.end_lineno:
         return None
-    if len(model_calls) == 1 and not _inside_inner_loop(loop, model_calls[0]):
-        # One call of the model per iteration: started again before it, the state would be its
-        # starting value at every read and never carry anything. Carrying it is what the code
-        # means (a memory of the previous segment, truncated backpropagation): not a reset.
+    if len(model_calls) == 1 and not _inside_inner_loop(loop, model_calls[0]) and not stepped_within_a_call:
+        # The state moves once per iteration (one call of the model, the state stored once per
+        # call): started again before that call, it would be its starting value at every read and
+        # carry nothing. Carrying it is what the code means (a memory of the previous segment,
+        # truncated backpropagation): not a reset.
         return None
     return Suggestion(
         "start the carried state again at the start of each iteration, in the way its module's code does "
