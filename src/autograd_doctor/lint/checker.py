@@ -31,6 +31,7 @@ from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
+from autograd_doctor.lint.none_paths import none_path_raises
 from autograd_doctor.lint.class_leaves import attribute_leaves
 from autograd_doctor.lint.rules import RULES_BY_CODE, check_file, check_scope
 from autograd_doctor.lint.source import SourceText
@@ -87,6 +88,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.error_expected_depth = 0   # inside `try:` or `with pytest.raises(...):`
         # inside `if flag:` false at the default of the function's parameter `flag`
         self.opt_in_depth = 0
+        self.unskippable_ifs: set[int] = set()
         self.function_defaults: dict = {}
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
@@ -101,7 +103,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
 
     # ----- traversal (visit and generic_visit: walk.FastVisitor) -----
     def visit_body(self, body):
-        for stmt in body:
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, ast.If) and not stmt.orelse and none_path_raises(body, index):
+                self.unskippable_ifs.add(id(stmt))  # its skipping path raises further on (none_paths.py)
             self.visit(stmt)
 
     def next_seq(self) -> int:

@@ -155,6 +155,8 @@ class ControlFlow:
         self.opt_in_depth -= opt_in
         scope.grad_off = outer_grad_off
         self.guard_depth -= guard
+        if id(node) in self.unskippable_ifs and not self.error_expected:
+            return  # the path around the body raises further on: the body's facts hold after it
         after_body = self.facts()
         body_split_views = dict(scope.split_views)
         self.restore(before)

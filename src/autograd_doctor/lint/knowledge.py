@@ -146,7 +146,9 @@ class TensorKnowledge:
                             isinstance(k.value, ast.Constant) and k.value.value in (False, None)))
                         for k in node.keywords)
                 if q.startswith("torch.") and q[6:] in N.FACTORIES:
-                    return all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
+                    # `torch.randn_like(param)` takes only the shape, dtype and device of its
+                    # tensor argument: what it returns never carries that tensor's graph.
+                    return q.endswith("_like") or all(self.is_const(a) or not self.is_tensor(a) for a in node.args)
                 return N.is_tensor_function(q) and bool(node.args) and \
                     all(self.is_const(a) for a in node.args)
             if isinstance(node.func, ast.Attribute):
