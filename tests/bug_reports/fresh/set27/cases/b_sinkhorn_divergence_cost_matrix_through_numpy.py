@@ -14,7 +14,6 @@ and returns `nx.maximum(0, sinkhorn_div)` instead of Python's `max`)
 expect: raises"""
 import math
 
-import numpy as np
 import torch
 import torch.nn as nn
 
