@@ -7,10 +7,14 @@
 #   (lib_metric.py), scores embeddings by minus their torch.cdist distances to the centres
 # source: none found; the pattern as users write it (a curvature estimate by power iteration)
 # results: sharpness, direction
+import os
+import sys
+
 import torch
 from torch.autograd.functional import hvp
 
-from lib_metric import centre_loss
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_metric import centre_loss  # noqa: E402
 
 
 class SharpnessProbe:

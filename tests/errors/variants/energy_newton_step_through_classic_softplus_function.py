@@ -8,10 +8,14 @@
 #   (lib_pair_energy.py), called from a class's relax() method
 # source: none found; the pattern as users write it (an old hand-written Function reused under torch.func)
 # results: relaxed
+import os
+import sys
+
 import torch
 from torch.func import grad, jacrev
 
-from lib_pair_energy import barrier_energy
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_pair_energy import barrier_energy  # noqa: E402
 
 
 class Relaxation:

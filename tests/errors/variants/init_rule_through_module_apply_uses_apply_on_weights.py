@@ -7,10 +7,14 @@
 #   lambda; nn.Module.apply calls it on every submodule, whose weights require grad
 # source: none found; the pattern as users write it (model.apply(init_fn), the usual init idiom)
 # results: model
+import os
+import sys
+
 import torch
 from torch import nn
 
-from lib_init_rules import clipped_uniform_init
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_init_rules import clipped_uniform_init  # noqa: E402
 
 
 class Classifier(nn.Module):

@@ -9,10 +9,14 @@
 #   (forward and setup_context apart) that has no vmap rule
 # source: none found; the pattern as users write it (vmap instead of a Python loop over noise draws)
 # results: losses, model
+import os
+import sys
+
 import torch
 from torch import nn
 
-from lib_rounding import QuantisedLinear
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_rounding import QuantisedLinear  # noqa: E402
 
 
 class NoisyTrainer:

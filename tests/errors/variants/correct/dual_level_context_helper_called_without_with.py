@@ -8,11 +8,15 @@
 #   generator and enters no level, before make_dual
 # source: none found; the pattern as users write it (a context-manager helper called like a function)
 # results: outputs, tangents
+import os
+import sys
+
 import torch
 import torch.autograd.forward_ad as fwAD
 from torch import nn
 
-from lib_probing import forward_mode
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_probing import forward_mode  # noqa: E402
 
 
 class DirectionalProbe:

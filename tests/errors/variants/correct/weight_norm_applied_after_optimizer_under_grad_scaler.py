@@ -8,10 +8,14 @@
 #   not hold, and the bias-free layers leave it no parameter with a gradient, so GradScaler.step() fails
 # source: none found; the pattern as users write it (a reparametrisation switched on after the optimizer)
 # results: model
+import os
+import sys
+
 import torch
 from torch import nn
 
-from lib_reparam import add_weight_norm
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_reparam import add_weight_norm  # noqa: E402
 
 
 def build_model():
