@@ -219,12 +219,40 @@ NOT_YET = {
     # As set 15's one-hot direction: AD239 casts the tangent at the jvp call; the variant marks the
     # integer literal that makes it.
     "normal_log_prob_jvp_along_integer_direction": (False, "right"),
+    # Set 17, pinned at its first run (no change to the doctor yet; causes in docs/errors.md, set 17).
+    # AD238 wraps make_dual and unpack_dual in `with fwAD.dual_level():` (right); the variant marks the
+    # bare call of the user's @contextmanager helper, which the help leaves in place (a no-op).
+    "dual_level_context_helper_called_without_with": (False, "right"),
+    # AD130's out-of-place call is not assigned back: F.leaky_relu_(h, ...) is a statement, so
+    # F.leaky_relu(h, ...) discards the activation.
+    "leaky_slope_annealed_below_zero_in_place": (True, "wrong"),
+    # AD103 names the backward() of the Trainer's wrapper and detaches the loss (the help for a loss of
+    # another optimizer's model); here one optimizer holds every parameter and steps in a callback.
+    "optimizer_stepped_in_after_backward_callback_before_aux_loss": (False, "wrong"),
+    # AD145's batch of one is not offered when the batch-indexing code is a helper called with values
+    # computed inside the mapped function.
+    "per_sample_nll_with_arange_gather_under_vmap": (True, "advice"),
+    # AD236 offers no change for a make_dual tangent with the primal's elements in another shape.
+    "weight_sensitivity_dual_with_flat_direction": (True, "advice"),
+}
+
+# Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change
+# that diagnoses them makes this test fail and moves them out of this set.
+NOT_DIAGNOSED = {
+    # The refusing error_if_nonfinite=True reaches clip_grad_norm_ through **self.clip_kwargs (AD183).
+    "amp_trainer_clip_kwargs_refuse_overflow",
+    # torch.tensor(features.tolist()) copies the values without the graph (AD235 knows torch.tensor
+    # of a list of elements, not of a .tolist() result).
+    "pose_features_rebuilt_from_tolist_under_strict_jacobian",
 }
 
 
 @pytest.mark.parametrize("name", variant_names())
 def test_variant_is_diagnosed_located_and_fixed(name, tmp_path):
     row = judge(name, str(tmp_path))
+    if name in NOT_DIAGNOSED:
+        assert not row["diagnosed"] and row["help"] is None, row
+        return
     assert row["diagnosed"], (name, row["codes"])
     located, help = NOT_YET.get(name, (True, "right"))
     assert (row["located"], row["help"]) == (located, help), row
