@@ -223,12 +223,11 @@ NOT_YET = {
     # AD238 wraps make_dual and unpack_dual in `with fwAD.dual_level():` (right); the variant marks the
     # bare call of the user's @contextmanager helper, which the help leaves in place (a no-op).
     "dual_level_context_helper_called_without_with": (False, "right"),
-    # AD130's out-of-place call is not assigned back: F.leaky_relu_(h, ...) is a statement, so
-    # F.leaky_relu(h, ...) discards the activation.
-    "leaky_slope_annealed_below_zero_in_place": (True, "wrong"),
-    # AD103 names the backward() of the Trainer's wrapper and detaches the loss (the help for a loss of
-    # another optimizer's model); here one optimizer holds every parameter and steps in a callback.
-    "optimizer_stepped_in_after_backward_callback_before_aux_loss": (False, "wrong"),
+    # One optimizer holds every parameter and steps in a callback between two backward() calls
+    # through one graph: AD103 names that step() (marked); its help is advice (move the step after
+    # the last backward(), or sum the losses). Its first run detached the loss, the help for a value
+    # handed over from another optimizer's model, which trains nothing here (wrong).
+    "optimizer_stepped_in_after_backward_callback_before_aux_loss": (True, "advice"),
     # AD145's batch of one is not offered when the batch-indexing code is a helper called with values
     # computed inside the mapped function.
     "per_sample_nll_with_arange_gather_under_vmap": (True, "advice"),

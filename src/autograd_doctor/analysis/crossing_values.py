@@ -90,6 +90,9 @@ def _reading_statement(site, name: str) -> tuple[ast.stmt, ast.Name] | None:
              and isinstance(node.ctx, ast.Load)]
     if len(reads) != 1:
         return None
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.value is reads[0] and node.attr == "backward":
+            return None  # `value.backward()`: the value is the loss itself, not a weight inside it
     for statement in ast.walk(function):
         if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) \
                 and statement.lineno == statement.end_lineno \

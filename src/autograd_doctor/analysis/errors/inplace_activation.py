@@ -76,11 +76,12 @@ def negative_slope_inplace(context: ErrorContext, already):
                                   note=f"{class_name} in place, with a negative slope")
     if keyword is None:
         # F.leaky_relu_(h, -0.5) -> F.leaky_relu(h, -0.5): the same values, in a new tensor.
-        new_statement = replace_node_text(filename, statement, call.func, text_of(filename, call.func)[:-1])
+        new_statement = _kept(filename, statement, call,
+                              replace_node_text(filename, statement, call.func, text_of(filename, call.func)[:-1]))
         helps = [statement_change(location, f"call {function}, the out-of-place function: the same values, in a "
                                   "new tensor, so backward still sees the input's sign", new_statement)]
         return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
-    new_statement = replace_node_text(filename, statement, keyword.value, "False")
+    new_statement = _kept(filename, statement, call, replace_node_text(filename, statement, keyword.value, "False"))
     own_line = _own_line_change(filename, statement, call, keyword)
     if own_line is not None:
         # One element of a multi-line nn.Sequential(...): name and change that line only.
@@ -90,6 +91,18 @@ def negative_slope_inplace(context: ErrorContext, already):
         new_statement = own_line
     helps = [statement_change(location, "compute it out of place", new_statement)]
     return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
+
+
+def _kept(filename: str, statement: ast.stmt, call: ast.Call, new_statement: str | None) -> str | None:
+    """An in-place call written as a statement (`F.leaky_relu_(h, s)`) wrote its result into its
+    input; out of place, the result must be bound to that input's name (`h = F.leaky_relu(h, s)`)
+    or the activation is lost."""
+    if new_statement is None or not (isinstance(statement, ast.Expr) and statement.value is call and call.args):
+        return new_statement
+    target = call.args[0]
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return None  # nothing to bind the result to: no concrete change
+    return f"{text_of(filename, target)} = {new_statement.lstrip()}"
 
 
 def _own_line_change(filename: str, statement: ast.stmt, call: ast.Call, keyword: ast.keyword) -> str | None:
