@@ -62,6 +62,9 @@ def test_the_correct_version_changes_some_line(folder, name, monkeypatch):
 # `model.parameters()` to AdamW with the pretrained encoder frozen on purpose (its fix unfreezes
 # the rest, not the encoder); dora-from-scratch's notebook builds its LoRA and DoRA optimizers over
 # `model.parameters()` after freezing the pretrained linear layers (its fix changes which model).
+# FunASR's DDP trainer (set 27) runs two gloo ranks forked from the program: the optimizers are in
+# the ranks, never in the namespace this test reads.
+OPTIMIZERS_ONLY_IN_FORKED_RANKS = {("set27", "a_asr_trainer_no_sync_on_the_step_micro_batch")}
 FROZEN_IN_OPTIMIZER_ON_PURPOSE = {("set4", "frozen_embedding_custom_optimizer_grad_none"),
                                   ("set22", "a_lip_forgery_detector_freeze_branches_both_false"),
                                   ("set24", "a_dora_finetune_optimizer_built_over_the_lora_model")}
@@ -75,6 +78,9 @@ def test_the_correct_version_trains_what_its_optimizer_holds(folder, name, monke
     # frequencies did, until its correct version called requires_grad_() again as PyG does).
     if (folder, name) in FROZEN_IN_OPTIMIZER_ON_PURPOSE:
         pytest.skip("the frozen parameter in the optimizer is the report's point")
+    if (folder, name) in OPTIMIZERS_ONLY_IN_FORKED_RANKS:
+        pytest.skip("its optimizers live in forked gloo ranks (none in the namespace); a second fork "
+                    "in this process, after other programs ran, timed out")
     namespace = _run(os.path.join(HERE, folder, "correct", name + ".py"), monkeypatch, tmp_path)
     optimizers = [value for value in namespace.values() if isinstance(value, torch.optim.Optimizer)]
     frozen = [tensor.shape for optimizer in optimizers for group in optimizer.param_groups
