@@ -634,9 +634,10 @@ def _cleared_in_branch_help(scope: Scope, step_statement, receiver: str) -> tupl
 
 def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD209 before `optimizer.step()` (called from `stack`), or None."""
-    backward_call = recorder.gradient_states.carried_into_step(optimizer)
-    if backward_call is None or not stack or backward_call.site is None:
+    carried = recorder.gradient_states.carried_into_step(optimizer)
+    if carried is None or not stack or carried.backward_call.site is None:
         return None
+    backward_call = carried.backward_call
     backward_site, step_site = backward_call.site, stack[0]
     optimizer_class = type(optimizer).__name__
     filename = backward_site.filename
@@ -654,6 +655,22 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
              "Accumulating on purpose over several backward() calls is done by clearing after each step()"]
     helps = []
     receiver, first_backward = _receiver_and_first_backward(step_site, filename)
+    if carried.added_nothing:
+        # The backward() since the last step filled other parameters: clearing would not make
+        # this step apply them. The optimizer stepped is likely not the one meant (one optimizer
+        # passed under two names), or the step is one too many.
+        primary.note = "this backward() fills none of the parameters this optimizer steps"
+        related = [location_of(step_site, role="step", note=f"{optimizer_class}.step() applies again the gradients "
+                                                            "its previous step() applied")]
+        notes = [f"no backward() added to the gradients of the {optimizer_class}'s parameters since its previous "
+                 "step(), and nothing cleared them: this step() applies the same gradients a second time, while "
+                 "the gradients this backward() computed are applied by no step (no error)"]
+        helps.append(Suggestion(f"check that {receiver or 'this optimizer'} is the optimizer of the parameters "
+                                "this backward() fills (an optimizer passed for another, e.g. the generator's "
+                                "given for the discriminator's), or remove this extra step()"))
+        return Diagnosis(code=codes.GRADIENTS_NEVER_CLEARED, title=codes.title(codes.GRADIENTS_NEVER_CLEARED),
+                         severity="warning", primary=primary, related=[r for r in related if r is not None],
+                         notes=notes, help=helps)
     text = segment(filename, first_backward) if first_backward is not None else None
     scope, step_statement, _ = _step_at(step_site)
     branch = _cleared_in_branch_help(scope, step_statement, receiver) \

@@ -109,6 +109,15 @@ class OptimizerGradients(SampledGradients):
     steps: int = 1
 
 
+class CarriedGradients(NamedTuple):
+    """The gradients a step() applied, still there at the next step() (AD209): the first
+    backward() after that step, and whether nothing was added to them since (every sampled
+    gradient as the step applied it: that backward() filled other parameters)."""
+
+    backward_call: object
+    added_nothing: bool
+
+
 class GradientStates:
     """Per optimizer (by id, checked against a weak reference: an optimizer made after another
     was freed may get its id), what its sampled gradients held; the recorder keeps one."""
@@ -175,7 +184,7 @@ class GradientStates:
         follow_into_backward(self.optimizers, call)
         self._gradients_at_backward(call, roots)
 
-    def carried_into_step(self, optimizer):
+    def carried_into_step(self, optimizer) -> "CarriedGradients | None":
         """Before step(): the BackwardCall that added to the gradients the previous step applied,
         when they are still there, never cleared; None otherwise. Forgets the optimizer's sample."""
         state = self.optimizers.pop(id(optimizer), None)
@@ -183,7 +192,10 @@ class GradientStates:
             return None
         parameters = [reference() for reference in state.parameters]
         if all(p is not None and sample.kept(p) for p, sample in zip(parameters, state.samples)):
-            return state.carried_into
+            # Nothing added since that step (every sample as it applied it): the backward() before
+            # this step filled other parameters, and this step applies the same gradients again.
+            return CarriedGradients(state.carried_into,
+                                    all(sample.unchanged(p) for p, sample in zip(parameters, state.samples)))
         return None
 
     # ---- gradients another optimizer's backward() left (AD230) ---------------------------------
