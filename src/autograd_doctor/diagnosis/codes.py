@@ -4161,6 +4161,37 @@ unused parameters too.
     ))
 
 
+GRAPH_CARRYING_GRADIENT = _code(
+    "AD311",
+    "a gradient assigned to .grad by hand carries a graph: step() never uses it, and it stays alive",
+    """\
+**What it means.** backward() and autograd.grad() make gradients without a graph unless
+`create_graph=True` asks for one. A gradient computed by hand from tensors that require grad (a
+Langevin or proximal step's `(x - x0) / sigma**2`, a data-fit term written out) does carry one, and
+`p.grad = g` keeps it. A built-in optimizer's step() runs under no_grad, so the values are right,
+but `p.grad` holds the whole graph and every tensor it saved; when the graph reaches `p` itself,
+`p`, its `.grad` and the graph form a cycle through autograd's nodes that Python's garbage
+collector cannot free, and each call leaves its graph behind (memory grows, no error).
+autograd-doctor looks at the first steps of each optimizer, when no backward() or autograd.grad()
+with `create_graph=True` ran, and names the `.grad = ...` assignment.
+
+**Minimal example.**
+
+    x = x0.clone().requires_grad_(True)
+    opt = torch.optim.SGD([x], lr=0.1)
+    for _ in range(3):
+        x.grad = (x - x0) / 0.5 ** 2 + noise     # AD311: the gradient carries x's graph
+        opt.step()
+
+**The fix.** Assign the gradient without its graph, `x.grad = g.detach()` (or compute it under
+`torch.no_grad()`, or from `x.detach()`), and set `x.grad = None` when the sampler returns.
+""",
+    example_setup=(
+        "x0 = torch.randn(4)\n"
+        "noise = torch.randn(4)\n"
+    ))
+
+
 
 AUTOCAST_FUNCTION_MIXED_DTYPES = _code(
     "AD313",

@@ -129,6 +129,9 @@ class Recorder(AliasTracking):
         self.saves_by_storage: dict[int, list[SavedRef]] = {}
         self.write_counts: dict[tuple[Any, int], int] = {}
         self.backward_calls: list[BackwardCall] = []
+        # A backward()/autograd.grad() with create_graph=True ran: gradients with a graph are then made
+        # on purpose (AD311 stays silent for the rest of the run).
+        self.create_graph_seen = False
         self.pending: list[weakref.ref] = []
         # Strict mode: the saved records whose version a write moved, checked at the next
         # backward()/autograd.grad() (weak: they die with their graph).
@@ -374,6 +377,12 @@ class Recorder(AliasTracking):
         retain = kwargs.get("retain_graph")
         if retain is None and func is TENSOR_BACKWARD and len(args) > 2:
             retain = args[2]
+        if not self.create_graph_seen:
+            create = kwargs.get("create_graph")
+            position = 4 if func is AUTOGRAD_GRAD else 3
+            if create is None and len(args) > position:
+                create = args[position]
+            self.create_graph_seen = bool(create)
         call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq), _newest_node(args, kwargs))
         self.backward_calls.append(call)
         del self.backward_calls[:-8]
