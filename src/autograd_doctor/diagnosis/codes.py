@@ -4192,6 +4192,42 @@ with `create_graph=True` ran, and names the `.grad = ...` assignment.
     ))
 
 
+CLEARED_BEFORE_ANY_STEP = _code(
+    "AD312",
+    "zero_grad() clears gradients no step() applies, and their parameters get none again: they never train",
+    """\
+**What it means.** A `zero_grad()` between some backward() calls and the `step()` that should
+apply them throws their gradients away. When no other backward() reaches the same parameters
+before the step (local losses backpropagated inside `forward()`, each module's input detached, and
+a training loop or a framework's optimizer hook that clears right before the final
+`loss.backward()` and `step()`), the step finds those parameters without a gradient and skips
+them: they never train, and nothing fails. autograd-doctor reports, when it stops, a
+`zero_grad()` that cleared one backward() statement's gradients before a step at least twice,
+while no step of any optimizer ever applied them and each following step found every parameter
+they reached still without a gradient. A backward() whose gradients are read and then cleared
+(input gradients, Fisher information) is followed by another that reaches the same parameters,
+and is not reported.
+
+**Minimal example.**
+
+    for x, y in batches:
+        h = block(x)
+        F.mse_loss(aux(h), y).backward()           # local loss: trains block and aux
+        out = head(h.detach())
+        optimizer.zero_grad()                      # AD312: clears block's and aux's gradients
+        F.mse_loss(out, y).backward()
+        optimizer.step()
+
+**The fix.** Clear the gradients at the start of the iteration, before the forward pass whose
+backward() calls compute them (mmcv's hook: clear in `before_train_iter`).
+""",
+    example_setup=(
+        "block, aux, head = nn.Linear(3, 4), nn.Linear(4, 1), nn.Linear(4, 1)\n"
+        "optimizer = torch.optim.SGD([*block.parameters(), *aux.parameters(), *head.parameters()], lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
 
 AUTOCAST_FUNCTION_MIXED_DTYPES = _code(
     "AD313",
