@@ -93,6 +93,9 @@ class OptimizerClears:
     lost_pending: tuple | None = None
     lost: dict = field(default_factory=dict)
     refilled: set = field(default_factory=set)
+    # id of a parameter -> (its `.grad`, weakly, and that gradient's version) at the newest step, taken
+    # once a clear of unapplied gradients was seen: a gradient still there unchanged was applied.
+    at_step: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -137,6 +140,8 @@ class OptimizerClearLog:
                         entry.lost[key] = entry.lost.get(key, 0) + 1
                 else:
                     entry.refilled.update(keys)
+            if entry.cleared_unapplied:
+                entry.at_step = _gradients_now(optimizer)
 
     def step_done(self, optimizer, seq: int = 0, backward_calls=()) -> None:
         entry = self._entry(optimizer)
@@ -241,7 +246,7 @@ class OptimizerClearLog:
         keys = _call_sites_since(backward_calls, since_seq, seq)
         if not keys or not _holds_gradients(optimizer):
             return
-        entry.lost_pending = _holding_parameters(optimizer, keys)
+        entry.lost_pending = _holding_parameters(optimizer, keys, entry.at_step)
         clear_stack = None
         for key in keys:
             known = entry.cleared_unapplied.get(key)
@@ -285,16 +290,33 @@ def _sampled_parameter(optimizer):
     return min(parameters, key=lambda p: p.numel()) if parameters else None
 
 
-def _holding_parameters(optimizer, keys: list) -> tuple | None:
+def _gradients_now(optimizer) -> dict:
+    """id of each of the optimizer's first few hundred parameters -> (its gradient, weakly, and
+    that gradient's version), for those that have one."""
+    found = {}
+    for parameter in itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
+                                      MAX_LOST_LOOKED_AT):
+        gradient = parameter.grad if isinstance(parameter, torch.Tensor) and parameter.is_leaf else None
+        if gradient is not None:
+            found[id(parameter)] = (weakref.ref(gradient), gradient._version)
+    return found
+
+
+def _holding_parameters(optimizer, keys: list, at_step: dict) -> tuple | None:
     """(the sites, weak references to the first few of the optimizer's parameters that hold a
-    non-zero gradient now), or None when none does (looked at among the first few hundred)."""
+    non-zero gradient now that the newest step did not find there unchanged), or None when none
+    does (looked at among the first few hundred)."""
     held = []
     for parameter in itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
                                       MAX_LOST_LOOKED_AT):
-        if isinstance(parameter, torch.Tensor) and parameter.is_leaf and not _without_gradient(parameter):
-            held.append(weakref.ref(parameter))
-            if len(held) >= SAMPLED_PARAMETERS:
-                break
+        if not isinstance(parameter, torch.Tensor) or not parameter.is_leaf or _without_gradient(parameter):
+            continue
+        seen = at_step.get(id(parameter))
+        if seen is not None and seen[0]() is parameter.grad and seen[1] == parameter.grad._version:
+            continue  # the step applied it: not what the cleared backward() calls computed
+        held.append(weakref.ref(parameter))
+        if len(held) >= SAMPLED_PARAMETERS:
+            break
     return (tuple(keys), held) if held else None
 
 
