@@ -26,6 +26,7 @@ from autograd_doctor.analysis import (
     uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
 from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis.graph_gradients import GraphGradients
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
 from autograd_doctor.analysis.unbackpropagated_penalties import UnbackpropagatedPenalties
@@ -269,6 +270,7 @@ class Doctor:
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._probed_model_steps = probed_model_steps.ProbedModelSteps()
         self._zero_factor_parameters = zero_factor_parameters.ZeroFactorParameters()
+        self._graph_gradients = GraphGradients()  # a hand-assigned .grad that carries a graph (AD311)
         self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
         self._no_grad_aliases = no_grad_aliases.NoGradAliases()
@@ -697,6 +699,7 @@ class Doctor:
                             self._optimizers_trained)
         self._report_silent(self._copies_through_data.at_step, event.optimizer, event.stack)
         self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
+        self._report_silent(self._graph_gradients.at_step, event.optimizer, event.stack, self.recorder)
         self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
         self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
         self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)

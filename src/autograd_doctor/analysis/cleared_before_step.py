@@ -34,6 +34,13 @@ def cleared_before_step_diagnoses(recorder) -> list[Diagnosis]:
             continue
         for key, cleared in entry.cleared_unapplied.items():
             applied = entry.applied.get(key, 0)
+            if applied == 0 and _lost_every_time(log, entry, key, cleared):
+                if cleared.clear_site is not None and cleared.backward_site is not None \
+                        and cleared.clear_site not in found:
+                    diagnosis = _lost_diagnosis(cleared, entry.lost[key], type(optimizer).__name__)
+                    if diagnosis is not None:
+                        found[cleared.clear_site] = diagnosis
+                continue
             if cleared.count < EVIDENCE or applied < 1 or cleared.count < applied:
                 continue
             if cleared.clear_site is None or cleared.backward_site is None or cleared.clear_site in found:
@@ -42,6 +49,38 @@ def cleared_before_step_diagnoses(recorder) -> list[Diagnosis]:
             if diagnosis is not None:
                 found[cleared.clear_site] = diagnosis
     return list(found.values())
+
+
+def _lost_every_time(log, entry, key, cleared) -> bool:
+    """AD312's evidence: the site's gradients were cleared before a step at least twice, no step of
+    any followed optimizer ever applied them, and each step after such a clear found every parameter
+    that held them without a gradient (none got one again from another backward())."""
+    lost = entry.lost.get(key, 0)
+    if cleared.count < EVIDENCE or lost < EVIDENCE or key in entry.refilled:
+        return False
+    return not any(other.applied.get(key, 0) for other in log.by_optimizer.values())
+
+
+def _lost_diagnosis(cleared, lost: int, optimizer_class: str) -> Diagnosis | None:
+    """AD312: backward() calls whose gradients this zero_grad() clears before the step, on parameters
+    that then get no gradient before it: they never train (InfoPro's local losses backpropagated in
+    forward(), cleared by the runner's hook between its final backward() and step())."""
+    primary = location_of(cleared.clear_site, role="zero_grad",
+                          note="clears the gradients of that backward() before any step() applies them")
+    if primary is None:
+        return None
+    backward = location_of(cleared.backward_site, role="backward",
+                           note=f"its gradients were cleared before a step {cleared.count} times and applied by "
+                                "none")
+    notes = [f"at {lost} steps, the {optimizer_class}'s parameters that these gradients reached had no gradient "
+             "left (no other backward() reaches them before the step): the step skips them, and they never train "
+             "(no error). The same optimizer clears them and then steps"]
+    helps = [Suggestion("clear the gradients before the forward pass whose backward() calls compute them (at the "
+                        "start of the iteration), not between those backward() calls and the step() (unverified: "
+                        "where the iteration starts is the program's structure)")]
+    return Diagnosis(code=codes.CLEARED_BEFORE_ANY_STEP, title=codes.title(codes.CLEARED_BEFORE_ANY_STEP),
+                     severity="warning", primary=primary,
+                     related=[backward] if backward is not None else [], notes=notes, help=helps)
 
 
 def _diagnosis(cleared, applied: int) -> Diagnosis | None:

@@ -4161,6 +4161,73 @@ unused parameters too.
     ))
 
 
+GRAPH_CARRYING_GRADIENT = _code(
+    "AD311",
+    "a gradient assigned to .grad by hand carries a graph: step() never uses it, and it stays alive",
+    """\
+**What it means.** backward() and autograd.grad() make gradients without a graph unless
+`create_graph=True` asks for one. A gradient computed by hand from tensors that require grad (a
+Langevin or proximal step's `(x - x0) / sigma**2`, a data-fit term written out) does carry one, and
+`p.grad = g` keeps it. A built-in optimizer's step() runs under no_grad, so the values are right,
+but `p.grad` holds the whole graph and every tensor it saved; when the graph reaches `p` itself,
+`p`, its `.grad` and the graph form a cycle through autograd's nodes that Python's garbage
+collector cannot free, and each call leaves its graph behind (memory grows, no error).
+autograd-doctor looks at the first steps of each optimizer, when no backward() or autograd.grad()
+with `create_graph=True` ran, and names the `.grad = ...` assignment.
+
+**Minimal example.**
+
+    x = x0.clone().requires_grad_(True)
+    opt = torch.optim.SGD([x], lr=0.1)
+    for _ in range(3):
+        x.grad = (x - x0) / 0.5 ** 2 + noise     # AD311: the gradient carries x's graph
+        opt.step()
+
+**The fix.** Assign the gradient without its graph, `x.grad = g.detach()` (or compute it under
+`torch.no_grad()`, or from `x.detach()`), and set `x.grad = None` when the sampler returns.
+""",
+    example_setup=(
+        "x0 = torch.randn(4)\n"
+        "noise = torch.randn(4)\n"
+    ))
+
+
+CLEARED_BEFORE_ANY_STEP = _code(
+    "AD312",
+    "zero_grad() clears gradients no step() applies, and their parameters get none again: they never train",
+    """\
+**What it means.** A `zero_grad()` between some backward() calls and the `step()` that should
+apply them throws their gradients away. When no other backward() reaches the same parameters
+before the step (local losses backpropagated inside `forward()`, each module's input detached, and
+a training loop or a framework's optimizer hook that clears right before the final
+`loss.backward()` and `step()`), the step finds those parameters without a gradient and skips
+them: they never train, and nothing fails. autograd-doctor reports, when it stops, a
+`zero_grad()` that cleared one backward() statement's gradients before a step at least twice,
+while no step of any optimizer ever applied them and each following step found every parameter
+they reached still without a gradient. A backward() whose gradients are read and then cleared
+(input gradients, Fisher information) is followed by another that reaches the same parameters,
+and is not reported.
+
+**Minimal example.**
+
+    for x, y in batches:
+        h = block(x)
+        F.mse_loss(aux(h), y).backward()           # local loss: trains block and aux
+        out = head(h.detach())
+        optimizer.zero_grad()                      # AD312: clears block's and aux's gradients
+        F.mse_loss(out, y).backward()
+        optimizer.step()
+
+**The fix.** Clear the gradients at the start of the iteration, before the forward pass whose
+backward() calls compute them (mmcv's hook: clear in `before_train_iter`).
+""",
+    example_setup=(
+        "block, aux, head = nn.Linear(3, 4), nn.Linear(4, 1), nn.Linear(4, 1)\n"
+        "optimizer = torch.optim.SGD([*block.parameters(), *aux.parameters(), *head.parameters()], lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
 
 AUTOCAST_FUNCTION_MIXED_DTYPES = _code(
     "AD313",

@@ -39,6 +39,8 @@ SAMPLED_PARAMETERS = 8
 MAX_OPTIMIZERS = 16
 # backward() call sites counted per optimizer (AD153).
 MAX_BACKWARD_SITES = 8
+# Parameters looked at, at a clear of unapplied gradients, for those that hold one (AD312).
+MAX_LOST_LOOKED_AT = 256
 # Frames looked at for the optimizer's own step() around a zero_grad() call.
 MAX_STACK_DEPTH = 32
 
@@ -85,6 +87,15 @@ class OptimizerClears:
     # applies what the program put there itself (`p.grad = averaged` in federated averaging or
     # per-sample clipping), not what the backward() sites computed (AD153).
     after_backward: tuple | None = None
+    # AD312: at a clear of unapplied gradients, the backward() sites and (weakly) the parameters
+    # that held non-zero gradients; at the next step, whether those parameters got a gradient again.
+    # Per site: how many steps found them still without one, and the sites they did get one again for.
+    lost_pending: tuple | None = None
+    lost: dict = field(default_factory=dict)
+    refilled: set = field(default_factory=set)
+    # id of a parameter -> (its `.grad`, weakly, and that gradient's version) at the newest step, taken
+    # once a clear of unapplied gradients was seen: a gradient still there unchanged was applied.
+    at_step: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -120,6 +131,17 @@ class OptimizerClearLog:
         entry = self._entry(optimizer)
         if entry is not None:
             entry.stepping = True
+            if entry.lost_pending is not None:
+                keys, parameter_refs = entry.lost_pending
+                entry.lost_pending = None
+                parameters = [ref() for ref in parameter_refs]
+                if parameters and all(p is not None and _without_gradient(p) for p in parameters):
+                    for key in keys:
+                        entry.lost[key] = entry.lost.get(key, 0) + 1
+                else:
+                    entry.refilled.update(keys)
+            if entry.cleared_unapplied:
+                entry.at_step = _gradients_now(optimizer)
 
     def step_done(self, optimizer, seq: int = 0, backward_calls=()) -> None:
         entry = self._entry(optimizer)
@@ -224,6 +246,7 @@ class OptimizerClearLog:
         keys = _call_sites_since(backward_calls, since_seq, seq)
         if not keys or not _holds_gradients(optimizer):
             return
+        entry.lost_pending = _holding_parameters(optimizer, keys, entry.at_step)
         clear_stack = None
         for key in keys:
             known = entry.cleared_unapplied.get(key)
@@ -265,6 +288,44 @@ def _sampled_parameter(optimizer):
     parameters = list(itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
                                        SAMPLED_PARAMETERS))
     return min(parameters, key=lambda p: p.numel()) if parameters else None
+
+
+def _gradients_now(optimizer) -> dict:
+    """id of each of the optimizer's first few hundred parameters -> (its gradient, weakly, and
+    that gradient's version), for those that have one."""
+    found = {}
+    for parameter in itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
+                                      MAX_LOST_LOOKED_AT):
+        gradient = parameter.grad if isinstance(parameter, torch.Tensor) and parameter.is_leaf else None
+        if gradient is not None:
+            found[id(parameter)] = (weakref.ref(gradient), gradient._version)
+    return found
+
+
+def _holding_parameters(optimizer, keys: list, at_step: dict) -> tuple | None:
+    """(the sites, weak references to the first few of the optimizer's parameters that hold a
+    non-zero gradient now that the newest step did not find there unchanged), or None when none
+    does (looked at among the first few hundred)."""
+    held = []
+    for parameter in itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
+                                      MAX_LOST_LOOKED_AT):
+        if not isinstance(parameter, torch.Tensor) or not parameter.is_leaf or _without_gradient(parameter):
+            continue
+        seen = at_step.get(id(parameter))
+        if seen is not None and seen[0]() is parameter.grad and seen[1] == parameter.grad._version:
+            continue  # the step applied it: not what the cleared backward() calls computed
+        held.append(weakref.ref(parameter))
+        if len(held) >= SAMPLED_PARAMETERS:
+            break
+    return (tuple(keys), held) if held else None
+
+
+def _without_gradient(parameter) -> bool:
+    """No gradient, or an all-zero one (a dense one: a sparse gradient counts as one)."""
+    gradient = parameter.grad
+    if gradient is None:
+        return True
+    return gradient.layout is torch.strided and not bool(gradient.detach().any())
 
 
 def _holds_gradients(optimizer) -> bool:

@@ -54,9 +54,18 @@ from autograd_doctor.recording.write_log import (
 )
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
 from autograd_doctor.recording.frames import (
-    Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
+    Site, _OUR_DIR, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
     torch_module_dir,
 )
+
+
+def _called_from_user_code() -> bool:
+    """Is the nearest frame above the doctor's own frames the user's (not torch's, a library's)?"""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename.startswith(_OUR_DIR)
+                                 or frame.f_code.co_name == CALLER_FRAME_NAME):
+        frame = frame.f_back
+    return frame is not None and not is_internal_file(frame.f_code.co_filename)
 
 _OPTIM_DIR = torch_module_dir() + "optim"
 _NN_MODULES_DIR = torch_module_dir() + "nn"
@@ -129,6 +138,9 @@ class Recorder(AliasTracking):
         self.saves_by_storage: dict[int, list[SavedRef]] = {}
         self.write_counts: dict[tuple[Any, int], int] = {}
         self.backward_calls: list[BackwardCall] = []
+        # A backward()/autograd.grad() with create_graph=True ran: gradients with a graph are then made
+        # on purpose (AD311 stays silent for the rest of the run).
+        self.create_graph_seen = False
         self.pending: list[weakref.ref] = []
         # Strict mode: the saved records whose version a write moved, checked at the next
         # backward()/autograd.grad() (weak: they die with their graph).
@@ -136,6 +148,9 @@ class Recorder(AliasTracking):
         self.probing = False
         self.probe_hits: list[SavedRecord] = []
         self.write_depth = 0  # >0 while a recorded write runs: nested torch writes are its parts
+        # >0 while backward()/autograd.grad() runs (counted in write_depth too): a write the user's own
+        # code makes there (a custom Function's backward, a hook) is logged, not taken for torch's.
+        self.engine_depth = 0
         # Hears every event (see listener.py); the Doctor, or nobody.
         self.listener: Listener = listener if listener is not None else NullListener()
         # storage key -> the live views made of it (see call_view)
@@ -374,6 +389,12 @@ class Recorder(AliasTracking):
         retain = kwargs.get("retain_graph")
         if retain is None and func is TENSOR_BACKWARD and len(args) > 2:
             retain = args[2]
+        if not self.create_graph_seen:
+            create = kwargs.get("create_graph")
+            position = 4 if func is AUTOGRAD_GRAD else 3
+            if create is None and len(args) > position:
+                create = args[position]
+            self.create_graph_seen = bool(create)
         call = BackwardCall(capture_user_stack(2, limit=2), bool(retain), next(self.seq), _newest_node(args, kwargs))
         self.backward_calls.append(call)
         del self.backward_calls[:-8]
@@ -382,6 +403,8 @@ class Recorder(AliasTracking):
     def call_write(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Run a write the user asked for, recording it when it touches saved memory."""
         if self.write_depth:
+            if self.write_depth == self.engine_depth and _called_from_user_code():
+                return self._call_write_logged_in_engine(func, op, kind, args, kwargs)
             return call_as_caller(func, args, kwargs)
         if self.light:
             return self._call_write_logged(func, op, kind, args, kwargs)
@@ -514,6 +537,38 @@ class Recorder(AliasTracking):
             self.listener.detached_alias_write(
                 DetachedAliasWrite(op, target, source, detach_site, capture_user_stack(2, limit=3)))
         return deferred
+
+    def _call_write_logged_in_engine(self, func, op: str, kind: int, args: tuple, kwargs: dict):
+        """A write the user's code makes while backward() runs (a custom Function's backward that
+        writes its result into a tensor it saved): run it and log it (memory, versions, user line),
+        so that the error it causes names it. Nothing else is checked there."""
+        try:
+            targets = written_tensors(kind, args, kwargs)
+            versions = [target._version for target in targets]
+        except Exception:
+            targets, versions = [], []
+        self.write_depth += 1
+        try:
+            result = call_as_caller(func, args, kwargs)
+        finally:
+            self.write_depth -= 1
+        try:
+            for target, before in zip(targets, versions):
+                after = target._version
+                if after == before:
+                    continue
+                stack, module_class, _frame = user_stack_and_module(1)
+                _frame = None
+                entry = LoggedWrite(op, stack, storage_base(target), before, next(self.seq))
+                entry.version_after = after
+                entry.module_class = module_class
+                if op.endswith("__setitem__") and len(args) >= 3:
+                    entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
+                    entry.index_kinds = index_kinds(args[1])
+                self.write_log.add(entry, target)
+        except Exception:
+            pass  # an unlogged write is just not named later
+        return result
 
     def _call_write_logged(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Light mode: run the write and log it (memory, versions, user line); no lookup."""
@@ -652,6 +707,7 @@ class Recorder(AliasTracking):
         if self.stale_saves and call is not None:
             self._check_stale_saves(call, func, args, kwargs)  # raises on purpose (strict)
         self.write_depth += 1
+        self.engine_depth += 1
         try:
             result = call_as_caller(func, args, kwargs)
         except Exception as error:
@@ -660,6 +716,7 @@ class Recorder(AliasTracking):
             raise
         finally:
             self.write_depth -= 1
+            self.engine_depth -= 1
         if self.pending:
             # The graph's saved tensors were freed by this backward (unless retained):
             # register what is still alive now, so that later writes find an empty
