@@ -162,15 +162,15 @@ def check_scope(checker, scope) -> None:
     if _check_body(checker, body, losses, summed_back, graph_values):
         # a loss handed to a method of an object (`meter.update(loss, n)`): read once the
         # whole file is, when the summaries of every class's methods are known
-        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values))
+        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values, scope.function))
 
 
 def check_file(checker) -> None:
     """A loss handed, on every iteration, to a method that adds it into an attribute
     of an object built before the loop (`losses.update(loss, n)` of an `AverageMeter`
     whose `update` runs `self.sum += val * n`; r359): the same sum, one call down."""
-    for body, losses, summed_back, graph_values in checker.notes["ADL023 methods"]:
-        _check_body(checker, body, losses, summed_back, graph_values, methods=True)
+    for body, losses, summed_back, graph_values, function in checker.notes["ADL023 methods"]:
+        _check_body(checker, body, losses, summed_back, graph_values, methods=True, function=function)
 
 
 def _operand_names(node) -> set[str]:
@@ -230,6 +230,25 @@ def _operand_nodes(node, name: str):
     elif isinstance(node, ast.IfExp):  # `loss if total is None else total + loss`: both branches keep it
         yield from _operand_nodes(node.body, name)
         yield from _operand_nodes(node.orelse, name)
+
+
+def _displayed_operand_names(node) -> set[str]:
+    """As _operand_names, also inside a dict, list or tuple display (`{"loss": loss}`)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        elements = node.values if isinstance(node, ast.Dict) else node.elts
+        return set().union(*(_displayed_operand_names(e) for e in elements if e is not None))
+    return _operand_names(node)
+
+
+def _displayed_operand_nodes(node, name: str):
+    """As _operand_nodes, also inside a dict, list or tuple display handed to a
+    method (`run.log({"loss": loss})`)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        for element in node.values if isinstance(node, ast.Dict) else node.elts:
+            if element is not None:
+                yield from _displayed_operand_nodes(element, name)
+    else:
+        yield from _operand_nodes(node, name)
 
 
 def _walk(body, path=()):
@@ -358,7 +377,7 @@ def _sum_operands(value) -> set[str]:
 
 
 def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict,
-                methods: bool = False) -> bool:
+                methods: bool = False, function=None) -> bool:
     """``graph_values``: id of a value bound in a loop -> True when it carries a graph,
     False when it is a tensor computed there (on_name_assign).  Without ``methods``,
     checks the sums written in ``body`` and returns whether it also hands a loss to a
@@ -413,8 +432,17 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
     for owner, call, path in handed:
         built = _built_from(owner, bindings)
-        if built is None:
+        if built is None and function is not None and not any(b[0] == owner for b in bindings):
+            # a parameter never bound in the function: the class its callers build (r434)
+            built = _class_from_callers(checker, function, owner)
+            if built is None:
+                continue
+            given = True
+            bindings.append((owner, function.lineno, function, []))  # bound on entry, before any loop
+        elif built is None:
             continue
+        else:
+            given = False
         if isinstance(built, ast.Name) and (built.id, call.func.attr) in checker.summaries.parameter_accumulations:
             arguments = checker.summaries.accumulated_arguments(call, built.id)
         else:  # a class of another file of the project (`utils.AverageMeter()`)
@@ -424,17 +452,18 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             # the line is the other file's: named with its file, no related location
             facts = {where: (*fact, os.path.basename(found[0])) for where, fact in facts.items()}
             arguments = checker.summaries.accumulated_arguments(call, "", facts) if facts else []
-        accumulations.extend((owner, argument, call, path, fact) for argument, fact in arguments)
-    for owner, argument, call, path, fact in accumulations:
+        accumulations.extend((owner, argument, call, path, fact, given and ast.unparse(built))
+                             for argument, fact in arguments)
+    for owner, argument, call, path, fact, given in accumulations:
         if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
             continue
-        direct = _operand_names(argument)
+        direct = _displayed_operand_names(argument)
         for summed in sorted(_argument_losses(checker, argument, listed)):
             found = next((b for b in backwards if b[0] == summed and _kept_across(
                 owner, owner, summed, call, path, b, bindings)), None)
             if found is not None:
                 _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact),
-                        collected=None if summed in direct else argument)
+                        collected=None if summed in direct else argument, given=given)
                 break
     return False
 
@@ -447,19 +476,35 @@ def _lists_from_callers(checker, function, names) -> set:
     history)`).  ``function`` is a top-level function of the file, defined once,
     every mention of its name a call (by name), none of them with `*args` or
     `**kwargs`; a call that leaves the parameter to its default is unknown."""
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    keyword_only = {a.arg for a in function.args.kwonlyargs}
+    wanted = {n for n in names if n in parameters or n in keyword_only}
+    calls = _caller_arguments(checker, function)
+    if calls is None:
+        return set()
+    for given, known in calls:
+        wanted = {n for n in wanted if _made_list(given.get(n), known)}
+        if not wanted:
+            break
+    return wanted
+
+
+def _caller_arguments(checker, function) -> list | None:
+    """``(parameter -> argument, bindings of the caller)`` for every call of
+    ``function`` in the file, or None when they are not all known: ``function`` is a
+    top-level function of the file, defined once, every mention of its name a call
+    (by name), none of them with `*args` or `**kwargs`."""
     from autograd_doctor.lint.argument_modules import _call_count, _mentioned_otherwise, _top_bindings
     from autograd_doctor.lint.arguments import _bindings
     name = function.name
     if function not in checker.tree.body or sum(
             1 for n in checker.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             and n.name == name) != 1:
-        return set()
+        return None
     source = checker.source
     if _mentioned_otherwise(name, source):
-        return set()
+        return None
     parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
-    keyword_only = {a.arg for a in function.args.kwonlyargs}
-    wanted = {n for n in names if n in parameters or n in keyword_only}
     holders = [checker.tree] + [n for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     calls = []
     for holder in holders:
@@ -471,16 +516,35 @@ def _lists_from_callers(checker, function, names) -> set:
                     known = _top_bindings(checker.tree) if holder is checker.tree else _bindings(holder)
                 calls.append((node, known))
     if not calls or len(calls) != _call_count(name, source):
-        return set()
+        return None
+    out = []
     for call, known in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return set()
+            return None
         given = dict(zip(parameters, call.args))
         given.update((k.arg, k.value) for k in call.keywords)
-        wanted = {n for n in wanted if _made_list(given.get(n), known)}
-        if not wanted:
-            break
-    return wanted
+        out.append((given, known))
+    return out
+
+
+def _class_from_callers(checker, function, name: str):
+    """The class (the callee of a constructor call, `Run`) that every call of
+    ``function`` in the file hands in as its parameter ``name``: a constructor call
+    (`train(model, batches, Run())`), or a name whose every binding in the caller is
+    one (`run = Run()`, then `train(model, batches, run)`); all of one class.  None
+    when a call leaves it to its default or passes anything else (r434: a logger
+    whose type only the caller shows)."""
+    if function is None:
+        return None
+    classes = {}
+    for given, known in _caller_arguments(checker, function) or ():
+        value = given.get(name)
+        values = [value] if not isinstance(value, ast.Name) else (known.get(value.id) or [None])
+        for v in values:
+            if not (isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))):
+                return None
+            classes[ast.unparse(v.func)] = v.func
+    return next(iter(classes.values())) if len(classes) == 1 else None
 
 
 def _made_list(value, known) -> bool:
@@ -551,6 +615,10 @@ def _argument_losses(checker, node, listed: dict) -> set[str]:
     operands (`loss * n`), and the losses appended to a list of the loop (``listed``)
     that the value adds up, directly (`sum(losses) / len(losses)`) or through a function
     of the file that does (`list_mean(loss_of_subnets)`, r511's once-for-all)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        # `{"loss": loss}`, `[a * k, b * k]`: the display holds each element, graph and all
+        elements = node.values if isinstance(node, ast.Dict) else node.elts
+        return set().union(*(_argument_losses(checker, e, listed) for e in elements if e is not None))
     names = _operand_names(node)
     if not listed:
         return names
@@ -1092,11 +1160,11 @@ def _grad_off(checker, path) -> bool:
 
 
 def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None,
-            collected=None) -> None:
+            collected=None, given=None) -> None:
     """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
     ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
     method that adds it into an attribute of its object."""
-    edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
+    edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _displayed_operand_nodes(value, loss))
     if through is not None:
         method, (parameter, attribute, line, *other_file) = through
         fix = Fix(f"hand `{loss}.detach()` to `{method}`", edits, safe=False) if edits else None
@@ -1105,13 +1173,14 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         if not other_file:
             related.insert(0, (line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"))
         where = f"{other_file[0]} line {line}" if other_file else f"line {line}"
+        built = f"the caller builds (`{given}()`) and hands in" if given else "built before this loop"
         if collected is not None:  # `list_mean(loss_of_subnets)`: the losses of a list, added up
             text = checker.text(collected)
             checker.report(
                 "ADL023", stmt,
                 f"`{total}.{method}()` keeps `{text}`, which adds up `{loss}` (appended to a list of this loop; "
                 f"`{checker.text(backward)}` on line {backward.lineno} backpropagates it), in `self.{attribute}` "
-                f"of an object built before this loop (its `{parameter}`, {where}), with its graph on every "
+                f"of an object {built} (its `{parameter}`, {where}), with its graph on every "
                 f"iteration: the object keeps the graph of every iteration alive, so memory grows with the "
                 f"iteration count; hand it `{text}.item()` (or `.detach()` it)",
                 Fix(f"hand `({text}).detach()` to `{method}`",
@@ -1120,7 +1189,7 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         checker.report(
             "ADL023", stmt,
             f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
-            f"backpropagates, in `self.{attribute}` of an object built before this loop (its `{parameter}`, "
+            f"backpropagates, in `self.{attribute}` of an object {built} (its `{parameter}`, "
             f"{where}), with its graph on every iteration: the object keeps the graph of every iteration "
             f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
             fix, related=related)
