@@ -693,10 +693,16 @@ def _check_attribute_keeps(checker, scope) -> None:
     loss_names = set().union(*losses.values())
     backwards, keeps, bindings = [], [], []
     rebound, released = set(), set()  # attributes bound again / cleared in the method
+    held_calls = {}  # attribute -> the methods called on it: `self.losses.reset()`
     for node, path in _walk(function.body):
         kept = _attribute_keep(node)
         if kept is not None and _operand_names(kept[1]) & loss_names:
             keeps.append((*kept, node, path))
+        elif kept is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and _self_attribute(node.func.value):
+            held_calls.setdefault(_self_attribute(node.func.value), set()).add(node.func.attr)
+            if any(_argument_losses(checker, a, {}) for a in node.args):
+                keeps.append((_self_attribute(node.func.value), node, "held", node, path))
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
                 backwards.append((name, node, path))
@@ -731,6 +737,13 @@ def _check_attribute_keeps(checker, scope) -> None:
     for attribute, value, verb, stmt, path in keeps:
         if attribute in rebound or attribute in released or _grad_off(checker, path):
             continue
+        if verb == "held":  # `self.losses.update([...])` of a meter the class builds (r422)
+            if attribute not in loop_bindings and not any(
+                    (facts.binders.get((scope.owner_class, attribute), set()) - {function.name}) & called
+                    for called in loops):
+                _check_held_meter(checker, scope, attribute, stmt, path, backwards, bindings,
+                                  held_calls.get(attribute, set()), loops, where, loss_names)
+            continue
         if f"self.{attribute}" in " ".join(checker.text(r) for _, _, r in scope.backward_receivers) \
                 or f"{attribute}.backward(" in checker.source:
             continue  # accumulated to be backpropagated
@@ -758,6 +771,187 @@ def _check_attribute_keeps(checker, scope) -> None:
                 related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                           f"`{summed}` carries a graph: backpropagated here")])
             break
+
+
+def _check_held_meter(checker, scope, attribute, call, path, backwards, bindings, called_here, loops,
+                      where, loss_names) -> None:
+    """`self.losses.update([coarse_loss * 1000, refine_loss * 1000])` in a method that
+    backpropagates those losses, run once per iteration of a loop (r422, SpareNet):
+    ``attribute`` holds an object that every binding of `self.<attribute>` in the class
+    builds with one constructor of a class of the file or the project (`self.losses =
+    AverageMeter([...])` in `__init__`), whose method adds what it is given into an
+    attribute of its own (`self.sum += val * n`, or each element of a list it is given,
+    `for idx, v in enumerate(values): self._sum[idx] += v`).  Silent when the method or
+    the loop calls a method of that class that binds the attribute again (`reset()`)."""
+    meter = _held_class(checker, scope.owner_class, attribute)
+    if meter is None:
+        return
+    where_meter, cls = meter
+    method = call.func.attr
+    facts = class_parameter_accumulations(cls, method)
+    elements = _element_accumulations(cls, method)
+    kept_by = None
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return
+        if position in facts and not isinstance(argument, (ast.List, ast.Tuple, ast.Dict)):
+            kept_by = (argument, facts[position])
+        elif position in elements and isinstance(argument, (ast.List, ast.Tuple)):
+            kept_by = (argument, elements[position])
+        if kept_by is not None:
+            break
+    if kept_by is None:
+        return
+    argument, fact = kept_by
+    resetting = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and m.name != method and any(_self_attribute(t) == fact[1] or (
+                     isinstance(t, ast.Subscript) and _self_attribute(t.value) == fact[1])
+                     for n in ast.walk(m) for t in _store_targets(n))}
+    if resetting & called_here or any(resetting & called for called in loops):
+        return  # the meter starts again on every iteration
+    kept = []  # (name, backward) for each value handed with a graph
+    for summed in sorted(_argument_losses(checker, argument, {})):
+        if summed in loss_names:
+            found = next((b for b in backwards if b[0] == summed and _same_branch(path, b[2])), None)
+        elif sum(1 for b in bindings if b[0] == summed) == 1 and _graph_names(checker, scope).get(summed):
+            # a value of this call with a graph of its own (the interpreter's evidence: a
+            # module's output, `coarse_loss` of `self.completion(data)`), beside a loss
+            # that the method backpropagates before handing it
+            found = next((b for b in backwards if b[1].lineno < call.lineno and _same_branch(path, b[2])), None)
+        else:
+            found = None
+        if found is None:
+            continue
+        low, high = sorted((found[1].lineno, call.lineno))
+        root = re.match(r"\w+", summed).group(0)
+        if not any(name == root and low < line < high for name, line, _, _ in bindings):
+            kept.append((summed, found[1]))
+    if not kept:
+        return
+    summed, backward = kept[0]
+    names = " and ".join(f"`{name}`" for name, _ in kept)
+    carries = f"which `{checker.text(backward)}` on line {backward.lineno} backpropagates" \
+        if summed in loss_names and len(kept) == 1 else \
+        f"{'which carry' if len(kept) > 1 else 'which carries'} a graph of this call (`{checker.text(backward)}` " \
+        f"on line {backward.lineno} backpropagates its loss)"
+    edits = tuple(checker.edit(node, f"{name}.detach()") for name, _ in kept
+                  for node in _displayed_operand_nodes(argument, name))
+    detached = " and ".join(f"`{name}.detach()`" for name, _ in kept)
+    fix = Fix(f"hand {detached} to `{method}`", edits, safe=False) if edits else None
+    line = f"{where_meter} line {fact[2]}" if where_meter else f"line {fact[2]}"
+    related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                f"`{checker.text(backward)}` backpropagates here: a graph was built")]
+    if not where_meter:
+        related.insert(0, (fact[2], 0, 0, f"`{method}` keeps `{fact[0]}` in `self.{fact[1]}` here"))
+    items = " and ".join(f"`{name}.item()`" for name, _ in kept)
+    checker.report(
+        "ADL023", call,
+        f"`self.{attribute}.{method}()` keeps {names}, {carries}, in `self.{fact[1]}` of the `{cls.name}` "
+        f"that `self.{attribute}` holds (its `{fact[0]}`, {line}), with its graph, and "
+        f"`{scope.function.name}` runs on every iteration of a loop of {where}: the meter keeps the graph of "
+        f"every call alive and memory grows with the call count; hand it {items} (or `.detach()` them)",
+        fix, related=related)
+
+
+def _graph_names(checker, scope) -> dict:
+    """Name -> whether it holds a graph at the end of ``scope``'s method, by the file's
+    interpreter of returned graphs (returned_graphs.py: a module's output, followed
+    through the file's own functions and methods; `coarse_loss` of
+    `self.completion(data)`).  Only positive evidence; run once per method."""
+    from autograd_doctor.lint.returned_graphs import FileIndex, Frame, Interpreter
+    cache = checker.notes["ADL023 graph names"]
+    for function, found in cache:
+        if function is scope.function:
+            return found
+    index = checker.notes.get("ADL023 file index")
+    if index is None:
+        index = checker.notes["ADL023 file index"] = [FileIndex(checker)]
+    frame = Frame(scope.owner_class, {})
+    Interpreter(checker, index[0]).exec_body(scope.function.body, frame)
+    found = {name: value.graph for name, value in frame.env.items()}
+    cache.append((scope.function, found))
+    return found
+
+
+def _store_targets(node):
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [node.target] if not isinstance(node, ast.AugAssign) else []
+    return []
+
+
+def _held_class(checker, owner: str, attribute: str):
+    """``(file name or "", ClassDef)`` of the class that every binding of
+    `self.<attribute>` in the methods of the file's class ``owner`` (and its bases of
+    the file) builds with one constructor call, or None.  A class of the file or of
+    another file of the project (`utils.AverageMeter`)."""
+    classes = {n.name: n for n in checker.tree.body if isinstance(n, ast.ClassDef)}
+    if sum(1 for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == owner) != 1:
+        return None
+    callees, seen, todo = {}, set(), [owner]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        cls = classes[name]
+        todo.extend(b.id for b in cls.bases if isinstance(b, ast.Name))
+        for node in ast.walk(cls):
+            for target in _store_targets(node) + ([node.target] if isinstance(node, ast.AugAssign) else []):
+                for t in ast.walk(target):
+                    if _self_attribute(t) == attribute and isinstance(t.ctx, ast.Store):
+                        value = node.value if isinstance(node, ast.Assign) and target is t else None
+                        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                            return None
+                        callees[ast.unparse(value.func)] = value.func
+    if len(callees) != 1:
+        return None
+    func = next(iter(callees.values()))
+    if isinstance(func, ast.Name) and func.id in classes:
+        if sum(1 for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == func.id) != 1:
+            return None
+        return "", classes[func.id]
+    qualname = checker.qualname(func)
+    found = project_class(qualname, checker.filename) if qualname and "." in qualname else None
+    return (os.path.basename(found[0]), found[1]) if found is not None else None
+
+
+def _element_accumulations(cls, method: str) -> dict:
+    """{position: (parameter, attribute, line)} of the parameters whose every element
+    ``method`` of ``cls`` adds into an item of an attribute of `self`: a `for` over
+    the parameter (`for v in values`, `for idx, v in enumerate(values)`) in its own
+    body or in the branch of `if isinstance(values, (list, tuple))`, whose body runs
+    `self.A[idx] += v` (r422's multi-item `AverageMeter`).  A list display handed to
+    it keeps each element's graph in `self.A`."""
+    node = next((b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and b.name == method), None)
+    if node is None or node.decorator_list:
+        return {}
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+    found = {}
+    statements = list(node.body)
+    for stmt in node.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Call) and isinstance(stmt.test.func, ast.Name) \
+                and stmt.test.func.id == "isinstance" and len(stmt.test.args) == 2 \
+                and isinstance(stmt.test.args[0], ast.Name) and "list" in ast.unparse(stmt.test.args[1]):
+            statements.extend(stmt.body)
+    for stmt in statements:
+        if not isinstance(stmt, ast.For):
+            continue
+        iterated, element = stmt.iter, stmt.target
+        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate" \
+                and len(iterated.args) == 1 and isinstance(element, ast.Tuple) and len(element.elts) == 2:
+            iterated, element = iterated.args[0], element.elts[1]
+        if not (isinstance(iterated, ast.Name) and iterated.id in positional and isinstance(element, ast.Name)):
+            continue
+        for inner in stmt.body:
+            if isinstance(inner, ast.AugAssign) and isinstance(inner.op, ast.Add) \
+                    and isinstance(inner.target, ast.Subscript) and _self_attribute(inner.target.value) \
+                    and element.id in _operand_names(inner.value):
+                found.setdefault(positional.index(iterated.id),
+                                 (iterated.id, _self_attribute(inner.target.value), inner.lineno))
+    return found
 
 
 def _check_recording_closures(checker, body, losses: dict) -> None:
