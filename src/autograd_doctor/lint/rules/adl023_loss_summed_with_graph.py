@@ -37,7 +37,11 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop); the value handed may also add up a list
+statement outside any `if` or loop), or an object that every call of the
+function in the file hands in as a parameter, built by one constructor
+(`run = Run()`, then `train(model, batches, run)`: `run.log({"loss": loss})`
+where `log` runs `self.history.append(dict(row))`; the loss may sit in a dict,
+list or tuple display); the value handed may also add up a list
 the loop appends the loss to (`sum(losses) / len(losses)`,
 `torch.stack(losses).mean()`, or a function of the file whose only statement
 returns so of its parameter: `list_mean(loss_of_subnets)`).  Also finds a sum of every entry of a
@@ -52,7 +56,18 @@ none does, a loop of another file of the repository that names the class (its
 import or constructor: FedML's clients, whose loop is in the simulation's API
 file) (the attribute outlives the call): silent when the method binds the attribute again,
 when the loop that calls it also calls a method of the class that binds it (or
-writes it), and when the attribute is backpropagated.  A loss moved or cast
+writes it), and when the attribute is backpropagated.  Also, in such a
+method, a call of a method of an object held on `self` that every binding of
+the attribute in the class (and its bases of the file) builds with one
+constructor of the file or the project (`self.losses = AverageMeter([...])`),
+when that method adds its parameter into an attribute (as above) or, handed a
+list or tuple display, adds each element into an item of one (`for idx, v in
+enumerate(values): self._sum[idx] += v`, also in the branch of `if
+isinstance(values, list)`): the value handed is the loss, or a value of the
+method with a graph of its own by the interpreter of returned graphs
+(`coarse_loss` of `self.completion(data)`, beside `_loss.backward()`); silent
+when the method or the loop calls a method of the meter's class that binds the
+attribute again (`reset()`).  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
 with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
@@ -101,8 +116,9 @@ list name, a method of an object held by a plain name, an entry under the key
 that a loop over the backpropagated dictionary iterates, and an attribute of
 `self` in a method that a loop of the file calls): a loss summed into an
 attribute of another object, a dict entry under another computed key, a
-meter held on `self` or in a dict (`meters["loss"].update(loss)`), a logger
-handed in as a parameter (`run.log({"loss": loss})`), or a reporter that
+meter held on `self` in a method with its own loop or in a dict
+(`meters["loss"].update(loss)`), a logger handed in as a parameter of a
+method or by a caller of another file, or a reporter that
 hands it on to other objects (pytorch-pfn-extras' summaries), is not
 reported; nor is a method run once per iteration by a framework's loop (no
 loop of the file calls it).  A
