@@ -206,6 +206,9 @@ class FunctionSummaries:
             return {value.id}
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             return self._carried_names(value.left) | self._carried_names(value.right)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _COPIES \
+                and len(value.args) == 1 and not value.keywords:
+            return self._carried_names(value.args[0])  # `dict(row)`: a shallow copy holds the same values
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords:
             summary = self.returns.get((None, value.func.id))
             if summary is not None and not summary[1] and summary[0][0] in ("args", "through"):
@@ -535,6 +538,10 @@ def _values_read(node):
         elif not isinstance(n, (ast.Lambda, ast.Compare, ast.BoolOp)):
             stack.extend(ast.iter_child_nodes(n))
     return names, attributes
+
+
+# builtins whose result, called on one container, holds the same elements (a shallow copy)
+_COPIES = frozenset({"dict", "list", "tuple"})
 
 
 def class_parameter_accumulations(cls: ast.ClassDef, method: str) -> dict:

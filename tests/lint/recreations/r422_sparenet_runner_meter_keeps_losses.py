@@ -80,7 +80,7 @@ class SpareNetRunner(BaseRunner):
         self.optimizers.step()
 
         self.loss["rec_loss"] = _loss
-        self.losses.update([coarse_loss * 1000, refine_loss * 1000])  # missed: ADL023
+        self.losses.update([coarse_loss * 1000, refine_loss * 1000])  # expect: ADL023
 
 
 def bug_shows():

@@ -29,7 +29,7 @@ def train(model, batches, run):
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
         optimizer.step()
-        run.log({"loss": loss})  # missed: ADL023
+        run.log({"loss": loss})  # expect: ADL023
 
 
 def bug_shows():

@@ -37,7 +37,11 @@ of an object built before the loop and not re-built in it (`meter =
 AverageMeter()`, a class of the file or of another file of the project) that
 adds the loss into an attribute of the object or appends it to one
 (`meter.update(loss, n)` where `update` runs `self.sum += val * n`, in a
-statement outside any `if` or loop); the value handed may also add up a list
+statement outside any `if` or loop), or an object that every call of the
+function in the file hands in as a parameter, built by one constructor
+(`run = Run()`, then `train(model, batches, run)`: `run.log({"loss": loss})`
+where `log` runs `self.history.append(dict(row))`; the loss may sit in a dict,
+list or tuple display); the value handed may also add up a list
 the loop appends the loss to (`sum(losses) / len(losses)`,
 `torch.stack(losses).mean()`, or a function of the file whose only statement
 returns so of its parameter: `list_mean(loss_of_subnets)`).  Also finds a sum of every entry of a
@@ -52,7 +56,18 @@ none does, a loop of another file of the repository that names the class (its
 import or constructor: FedML's clients, whose loop is in the simulation's API
 file) (the attribute outlives the call): silent when the method binds the attribute again,
 when the loop that calls it also calls a method of the class that binds it (or
-writes it), and when the attribute is backpropagated.  A loss moved or cast
+writes it), and when the attribute is backpropagated.  Also, in such a
+method, a call of a method of an object held on `self` that every binding of
+the attribute in the class (and its bases of the file) builds with one
+constructor of the file or the project (`self.losses = AverageMeter([...])`),
+when that method adds its parameter into an attribute (as above) or, handed a
+list or tuple display, adds each element into an item of one (`for idx, v in
+enumerate(values): self._sum[idx] += v`, also in the branch of `if
+isinstance(values, list)`): the value handed is the loss, or a value of the
+method with a graph of its own by the interpreter of returned graphs
+(`coarse_loss` of `self.completion(data)`, beside `_loss.backward()`); silent
+when the method or the loop calls a method of the meter's class that binds the
+attribute again (`reset()`).  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
 with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
@@ -101,8 +116,9 @@ list name, a method of an object held by a plain name, an entry under the key
 that a loop over the backpropagated dictionary iterates, and an attribute of
 `self` in a method that a loop of the file calls): a loss summed into an
 attribute of another object, a dict entry under another computed key, a
-meter held on `self` or in a dict (`meters["loss"].update(loss)`), a logger
-handed in as a parameter (`run.log({"loss": loss})`), or a reporter that
+meter held on `self` in a method with its own loop or in a dict
+(`meters["loss"].update(loss)`), a logger handed in as a parameter of a
+method or by a caller of another file, or a reporter that
 hands it on to other objects (pytorch-pfn-extras' summaries), is not
 reported; nor is a method run once per iteration by a framework's loop (no
 loop of the file calls it).  A
@@ -162,15 +178,15 @@ def check_scope(checker, scope) -> None:
     if _check_body(checker, body, losses, summed_back, graph_values):
         # a loss handed to a method of an object (`meter.update(loss, n)`): read once the
         # whole file is, when the summaries of every class's methods are known
-        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values))
+        checker.notes["ADL023 methods"].append((body, losses, summed_back, graph_values, scope.function))
 
 
 def check_file(checker) -> None:
     """A loss handed, on every iteration, to a method that adds it into an attribute
     of an object built before the loop (`losses.update(loss, n)` of an `AverageMeter`
     whose `update` runs `self.sum += val * n`; r359): the same sum, one call down."""
-    for body, losses, summed_back, graph_values in checker.notes["ADL023 methods"]:
-        _check_body(checker, body, losses, summed_back, graph_values, methods=True)
+    for body, losses, summed_back, graph_values, function in checker.notes["ADL023 methods"]:
+        _check_body(checker, body, losses, summed_back, graph_values, methods=True, function=function)
 
 
 def _operand_names(node) -> set[str]:
@@ -230,6 +246,25 @@ def _operand_nodes(node, name: str):
     elif isinstance(node, ast.IfExp):  # `loss if total is None else total + loss`: both branches keep it
         yield from _operand_nodes(node.body, name)
         yield from _operand_nodes(node.orelse, name)
+
+
+def _displayed_operand_names(node) -> set[str]:
+    """As _operand_names, also inside a dict, list or tuple display (`{"loss": loss}`)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        elements = node.values if isinstance(node, ast.Dict) else node.elts
+        return set().union(*(_displayed_operand_names(e) for e in elements if e is not None))
+    return _operand_names(node)
+
+
+def _displayed_operand_nodes(node, name: str):
+    """As _operand_nodes, also inside a dict, list or tuple display handed to a
+    method (`run.log({"loss": loss})`)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        for element in node.values if isinstance(node, ast.Dict) else node.elts:
+            if element is not None:
+                yield from _displayed_operand_nodes(element, name)
+    else:
+        yield from _operand_nodes(node, name)
 
 
 def _walk(body, path=()):
@@ -358,7 +393,7 @@ def _sum_operands(value) -> set[str]:
 
 
 def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dict,
-                methods: bool = False) -> bool:
+                methods: bool = False, function=None) -> bool:
     """``graph_values``: id of a value bound in a loop -> True when it carries a graph,
     False when it is a tensor computed there (on_name_assign).  Without ``methods``,
     checks the sums written in ``body`` and returns whether it also hands a loss to a
@@ -413,8 +448,17 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     accumulations = []  # (object, argument, call, path, (parameter, attribute, line))
     for owner, call, path in handed:
         built = _built_from(owner, bindings)
-        if built is None:
+        if built is None and function is not None and not any(b[0] == owner for b in bindings):
+            # a parameter never bound in the function: the class its callers build (r434)
+            built = _class_from_callers(checker, function, owner)
+            if built is None:
+                continue
+            given = True
+            bindings.append((owner, function.lineno, function, []))  # bound on entry, before any loop
+        elif built is None:
             continue
+        else:
+            given = False
         if isinstance(built, ast.Name) and (built.id, call.func.attr) in checker.summaries.parameter_accumulations:
             arguments = checker.summaries.accumulated_arguments(call, built.id)
         else:  # a class of another file of the project (`utils.AverageMeter()`)
@@ -424,17 +468,18 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             # the line is the other file's: named with its file, no related location
             facts = {where: (*fact, os.path.basename(found[0])) for where, fact in facts.items()}
             arguments = checker.summaries.accumulated_arguments(call, "", facts) if facts else []
-        accumulations.extend((owner, argument, call, path, fact) for argument, fact in arguments)
-    for owner, argument, call, path, fact in accumulations:
+        accumulations.extend((owner, argument, call, path, fact, given and ast.unparse(built))
+                             for argument, fact in arguments)
+    for owner, argument, call, path, fact, given in accumulations:
         if owner in summed_back or owner in detached_in_place or _grad_off(checker, path):
             continue
-        direct = _operand_names(argument)
+        direct = _displayed_operand_names(argument)
         for summed in sorted(_argument_losses(checker, argument, listed)):
             found = next((b for b in backwards if b[0] == summed and _kept_across(
                 owner, owner, summed, call, path, b, bindings)), None)
             if found is not None:
                 _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact),
-                        collected=None if summed in direct else argument)
+                        collected=None if summed in direct else argument, given=given)
                 break
     return False
 
@@ -447,19 +492,35 @@ def _lists_from_callers(checker, function, names) -> set:
     history)`).  ``function`` is a top-level function of the file, defined once,
     every mention of its name a call (by name), none of them with `*args` or
     `**kwargs`; a call that leaves the parameter to its default is unknown."""
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    keyword_only = {a.arg for a in function.args.kwonlyargs}
+    wanted = {n for n in names if n in parameters or n in keyword_only}
+    calls = _caller_arguments(checker, function)
+    if calls is None:
+        return set()
+    for given, known in calls:
+        wanted = {n for n in wanted if _made_list(given.get(n), known)}
+        if not wanted:
+            break
+    return wanted
+
+
+def _caller_arguments(checker, function) -> list | None:
+    """``(parameter -> argument, bindings of the caller)`` for every call of
+    ``function`` in the file, or None when they are not all known: ``function`` is a
+    top-level function of the file, defined once, every mention of its name a call
+    (by name), none of them with `*args` or `**kwargs`."""
     from autograd_doctor.lint.argument_modules import _call_count, _mentioned_otherwise, _top_bindings
     from autograd_doctor.lint.arguments import _bindings
     name = function.name
     if function not in checker.tree.body or sum(
             1 for n in checker.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             and n.name == name) != 1:
-        return set()
+        return None
     source = checker.source
     if _mentioned_otherwise(name, source):
-        return set()
+        return None
     parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
-    keyword_only = {a.arg for a in function.args.kwonlyargs}
-    wanted = {n for n in names if n in parameters or n in keyword_only}
     holders = [checker.tree] + [n for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     calls = []
     for holder in holders:
@@ -471,16 +532,35 @@ def _lists_from_callers(checker, function, names) -> set:
                     known = _top_bindings(checker.tree) if holder is checker.tree else _bindings(holder)
                 calls.append((node, known))
     if not calls or len(calls) != _call_count(name, source):
-        return set()
+        return None
+    out = []
     for call, known in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return set()
+            return None
         given = dict(zip(parameters, call.args))
         given.update((k.arg, k.value) for k in call.keywords)
-        wanted = {n for n in wanted if _made_list(given.get(n), known)}
-        if not wanted:
-            break
-    return wanted
+        out.append((given, known))
+    return out
+
+
+def _class_from_callers(checker, function, name: str):
+    """The class (the callee of a constructor call, `Run`) that every call of
+    ``function`` in the file hands in as its parameter ``name``: a constructor call
+    (`train(model, batches, Run())`), or a name whose every binding in the caller is
+    one (`run = Run()`, then `train(model, batches, run)`); all of one class.  None
+    when a call leaves it to its default or passes anything else (r434: a logger
+    whose type only the caller shows)."""
+    if function is None:
+        return None
+    classes = {}
+    for given, known in _caller_arguments(checker, function) or ():
+        value = given.get(name)
+        values = [value] if not isinstance(value, ast.Name) else (known.get(value.id) or [None])
+        for v in values:
+            if not (isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))):
+                return None
+            classes[ast.unparse(v.func)] = v.func
+    return next(iter(classes.values())) if len(classes) == 1 else None
 
 
 def _made_list(value, known) -> bool:
@@ -551,6 +631,10 @@ def _argument_losses(checker, node, listed: dict) -> set[str]:
     operands (`loss * n`), and the losses appended to a list of the loop (``listed``)
     that the value adds up, directly (`sum(losses) / len(losses)`) or through a function
     of the file that does (`list_mean(loss_of_subnets)`, r511's once-for-all)."""
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+        # `{"loss": loss}`, `[a * k, b * k]`: the display holds each element, graph and all
+        elements = node.values if isinstance(node, ast.Dict) else node.elts
+        return set().union(*(_argument_losses(checker, e, listed) for e in elements if e is not None))
     names = _operand_names(node)
     if not listed:
         return names
@@ -625,10 +709,16 @@ def _check_attribute_keeps(checker, scope) -> None:
     loss_names = set().union(*losses.values())
     backwards, keeps, bindings = [], [], []
     rebound, released = set(), set()  # attributes bound again / cleared in the method
+    held_calls = {}  # attribute -> the methods called on it: `self.losses.reset()`
     for node, path in _walk(function.body):
         kept = _attribute_keep(node)
         if kept is not None and _operand_names(kept[1]) & loss_names:
             keeps.append((*kept, node, path))
+        elif kept is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and _self_attribute(node.func.value):
+            held_calls.setdefault(_self_attribute(node.func.value), set()).add(node.func.attr)
+            if any(_argument_losses(checker, a, {}) for a in node.args):
+                keeps.append((_self_attribute(node.func.value), node, "held", node, path))
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
                 backwards.append((name, node, path))
@@ -663,6 +753,13 @@ def _check_attribute_keeps(checker, scope) -> None:
     for attribute, value, verb, stmt, path in keeps:
         if attribute in rebound or attribute in released or _grad_off(checker, path):
             continue
+        if verb == "held":  # `self.losses.update([...])` of a meter the class builds (r422)
+            if attribute not in loop_bindings and not any(
+                    (facts.binders.get((scope.owner_class, attribute), set()) - {function.name}) & called
+                    for called in loops):
+                _check_held_meter(checker, scope, attribute, stmt, path, backwards, bindings,
+                                  held_calls.get(attribute, set()), loops, where, loss_names)
+            continue
         if f"self.{attribute}" in " ".join(checker.text(r) for _, _, r in scope.backward_receivers) \
                 or f"{attribute}.backward(" in checker.source:
             continue  # accumulated to be backpropagated
@@ -690,6 +787,187 @@ def _check_attribute_keeps(checker, scope) -> None:
                 related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                           f"`{summed}` carries a graph: backpropagated here")])
             break
+
+
+def _check_held_meter(checker, scope, attribute, call, path, backwards, bindings, called_here, loops,
+                      where, loss_names) -> None:
+    """`self.losses.update([coarse_loss * 1000, refine_loss * 1000])` in a method that
+    backpropagates those losses, run once per iteration of a loop (r422, SpareNet):
+    ``attribute`` holds an object that every binding of `self.<attribute>` in the class
+    builds with one constructor of a class of the file or the project (`self.losses =
+    AverageMeter([...])` in `__init__`), whose method adds what it is given into an
+    attribute of its own (`self.sum += val * n`, or each element of a list it is given,
+    `for idx, v in enumerate(values): self._sum[idx] += v`).  Silent when the method or
+    the loop calls a method of that class that binds the attribute again (`reset()`)."""
+    meter = _held_class(checker, scope.owner_class, attribute)
+    if meter is None:
+        return
+    where_meter, cls = meter
+    method = call.func.attr
+    facts = class_parameter_accumulations(cls, method)
+    elements = _element_accumulations(cls, method)
+    kept_by = None
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            return
+        if position in facts and not isinstance(argument, (ast.List, ast.Tuple, ast.Dict)):
+            kept_by = (argument, facts[position])
+        elif position in elements and isinstance(argument, (ast.List, ast.Tuple)):
+            kept_by = (argument, elements[position])
+        if kept_by is not None:
+            break
+    if kept_by is None:
+        return
+    argument, fact = kept_by
+    resetting = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and m.name != method and any(_self_attribute(t) == fact[1] or (
+                     isinstance(t, ast.Subscript) and _self_attribute(t.value) == fact[1])
+                     for n in ast.walk(m) for t in _store_targets(n))}
+    if resetting & called_here or any(resetting & called for called in loops):
+        return  # the meter starts again on every iteration
+    kept = []  # (name, backward) for each value handed with a graph
+    for summed in sorted(_argument_losses(checker, argument, {})):
+        if summed in loss_names:
+            found = next((b for b in backwards if b[0] == summed and _same_branch(path, b[2])), None)
+        elif sum(1 for b in bindings if b[0] == summed) == 1 and _graph_names(checker, scope).get(summed):
+            # a value of this call with a graph of its own (the interpreter's evidence: a
+            # module's output, `coarse_loss` of `self.completion(data)`), beside a loss
+            # that the method backpropagates before handing it
+            found = next((b for b in backwards if b[1].lineno < call.lineno and _same_branch(path, b[2])), None)
+        else:
+            found = None
+        if found is None:
+            continue
+        low, high = sorted((found[1].lineno, call.lineno))
+        root = re.match(r"\w+", summed).group(0)
+        if not any(name == root and low < line < high for name, line, _, _ in bindings):
+            kept.append((summed, found[1]))
+    if not kept:
+        return
+    summed, backward = kept[0]
+    names = " and ".join(f"`{name}`" for name, _ in kept)
+    carries = f"which `{checker.text(backward)}` on line {backward.lineno} backpropagates" \
+        if summed in loss_names and len(kept) == 1 else \
+        f"{'which carry' if len(kept) > 1 else 'which carries'} a graph of this call (`{checker.text(backward)}` " \
+        f"on line {backward.lineno} backpropagates its loss)"
+    edits = tuple(checker.edit(node, f"{name}.detach()") for name, _ in kept
+                  for node in _displayed_operand_nodes(argument, name))
+    detached = " and ".join(f"`{name}.detach()`" for name, _ in kept)
+    fix = Fix(f"hand {detached} to `{method}`", edits, safe=False) if edits else None
+    line = f"{where_meter} line {fact[2]}" if where_meter else f"line {fact[2]}"
+    related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                f"`{checker.text(backward)}` backpropagates here: a graph was built")]
+    if not where_meter:
+        related.insert(0, (fact[2], 0, 0, f"`{method}` keeps `{fact[0]}` in `self.{fact[1]}` here"))
+    items = " and ".join(f"`{name}.item()`" for name, _ in kept)
+    checker.report(
+        "ADL023", call,
+        f"`self.{attribute}.{method}()` keeps {names}, {carries}, in `self.{fact[1]}` of the `{cls.name}` "
+        f"that `self.{attribute}` holds (its `{fact[0]}`, {line}), with its graph, and "
+        f"`{scope.function.name}` runs on every iteration of a loop of {where}: the meter keeps the graph of "
+        f"every call alive and memory grows with the call count; hand it {items} (or `.detach()` them)",
+        fix, related=related)
+
+
+def _graph_names(checker, scope) -> dict:
+    """Name -> whether it holds a graph at the end of ``scope``'s method, by the file's
+    interpreter of returned graphs (returned_graphs.py: a module's output, followed
+    through the file's own functions and methods; `coarse_loss` of
+    `self.completion(data)`).  Only positive evidence; run once per method."""
+    from autograd_doctor.lint.returned_graphs import FileIndex, Frame, Interpreter
+    cache = checker.notes["ADL023 graph names"]
+    for function, found in cache:
+        if function is scope.function:
+            return found
+    index = checker.notes.get("ADL023 file index")
+    if index is None:
+        index = checker.notes["ADL023 file index"] = [FileIndex(checker)]
+    frame = Frame(scope.owner_class, {})
+    Interpreter(checker, index[0]).exec_body(scope.function.body, frame)
+    found = {name: value.graph for name, value in frame.env.items()}
+    cache.append((scope.function, found))
+    return found
+
+
+def _store_targets(node):
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [node.target] if not isinstance(node, ast.AugAssign) else []
+    return []
+
+
+def _held_class(checker, owner: str, attribute: str):
+    """``(file name or "", ClassDef)`` of the class that every binding of
+    `self.<attribute>` in the methods of the file's class ``owner`` (and its bases of
+    the file) builds with one constructor call, or None.  A class of the file or of
+    another file of the project (`utils.AverageMeter`)."""
+    classes = {n.name: n for n in checker.tree.body if isinstance(n, ast.ClassDef)}
+    if sum(1 for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == owner) != 1:
+        return None
+    callees, seen, todo = {}, set(), [owner]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        cls = classes[name]
+        todo.extend(b.id for b in cls.bases if isinstance(b, ast.Name))
+        for node in ast.walk(cls):
+            for target in _store_targets(node) + ([node.target] if isinstance(node, ast.AugAssign) else []):
+                for t in ast.walk(target):
+                    if _self_attribute(t) == attribute and isinstance(t.ctx, ast.Store):
+                        value = node.value if isinstance(node, ast.Assign) and target is t else None
+                        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                            return None
+                        callees[ast.unparse(value.func)] = value.func
+    if len(callees) != 1:
+        return None
+    func = next(iter(callees.values()))
+    if isinstance(func, ast.Name) and func.id in classes:
+        if sum(1 for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == func.id) != 1:
+            return None
+        return "", classes[func.id]
+    qualname = checker.qualname(func)
+    found = project_class(qualname, checker.filename) if qualname and "." in qualname else None
+    return (os.path.basename(found[0]), found[1]) if found is not None else None
+
+
+def _element_accumulations(cls, method: str) -> dict:
+    """{position: (parameter, attribute, line)} of the parameters whose every element
+    ``method`` of ``cls`` adds into an item of an attribute of `self`: a `for` over
+    the parameter (`for v in values`, `for idx, v in enumerate(values)`) in its own
+    body or in the branch of `if isinstance(values, (list, tuple))`, whose body runs
+    `self.A[idx] += v` (r422's multi-item `AverageMeter`).  A list display handed to
+    it keeps each element's graph in `self.A`."""
+    node = next((b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and b.name == method), None)
+    if node is None or node.decorator_list:
+        return {}
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args][1:]
+    found = {}
+    statements = list(node.body)
+    for stmt in node.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Call) and isinstance(stmt.test.func, ast.Name) \
+                and stmt.test.func.id == "isinstance" and len(stmt.test.args) == 2 \
+                and isinstance(stmt.test.args[0], ast.Name) and "list" in ast.unparse(stmt.test.args[1]):
+            statements.extend(stmt.body)
+    for stmt in statements:
+        if not isinstance(stmt, ast.For):
+            continue
+        iterated, element = stmt.iter, stmt.target
+        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate" \
+                and len(iterated.args) == 1 and isinstance(element, ast.Tuple) and len(element.elts) == 2:
+            iterated, element = iterated.args[0], element.elts[1]
+        if not (isinstance(iterated, ast.Name) and iterated.id in positional and isinstance(element, ast.Name)):
+            continue
+        for inner in stmt.body:
+            if isinstance(inner, ast.AugAssign) and isinstance(inner.op, ast.Add) \
+                    and isinstance(inner.target, ast.Subscript) and _self_attribute(inner.target.value) \
+                    and element.id in _operand_names(inner.value):
+                found.setdefault(positional.index(iterated.id),
+                                 (iterated.id, _self_attribute(inner.target.value), inner.lineno))
+    return found
 
 
 def _check_recording_closures(checker, body, losses: dict) -> None:
@@ -1092,11 +1370,11 @@ def _grad_off(checker, path) -> bool:
 
 
 def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None,
-            collected=None) -> None:
+            collected=None, given=None) -> None:
     """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
     ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
     method that adds it into an attribute of its object."""
-    edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _operand_nodes(value, loss))
+    edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _displayed_operand_nodes(value, loss))
     if through is not None:
         method, (parameter, attribute, line, *other_file) = through
         fix = Fix(f"hand `{loss}.detach()` to `{method}`", edits, safe=False) if edits else None
@@ -1105,13 +1383,14 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         if not other_file:
             related.insert(0, (line, 0, 0, f"`{method}` keeps `{parameter}` in `self.{attribute}` here"))
         where = f"{other_file[0]} line {line}" if other_file else f"line {line}"
+        built = f"the caller builds (`{given}()`) and hands in" if given else "built before this loop"
         if collected is not None:  # `list_mean(loss_of_subnets)`: the losses of a list, added up
             text = checker.text(collected)
             checker.report(
                 "ADL023", stmt,
                 f"`{total}.{method}()` keeps `{text}`, which adds up `{loss}` (appended to a list of this loop; "
                 f"`{checker.text(backward)}` on line {backward.lineno} backpropagates it), in `self.{attribute}` "
-                f"of an object built before this loop (its `{parameter}`, {where}), with its graph on every "
+                f"of an object {built} (its `{parameter}`, {where}), with its graph on every "
                 f"iteration: the object keeps the graph of every iteration alive, so memory grows with the "
                 f"iteration count; hand it `{text}.item()` (or `.detach()` it)",
                 Fix(f"hand `({text}).detach()` to `{method}`",
@@ -1120,7 +1399,7 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         checker.report(
             "ADL023", stmt,
             f"`{total}.{method}()` keeps `{loss}`, which `{checker.text(backward)}` on line {backward.lineno} "
-            f"backpropagates, in `self.{attribute}` of an object built before this loop (its `{parameter}`, "
+            f"backpropagates, in `self.{attribute}` of an object {built} (its `{parameter}`, "
             f"{where}), with its graph on every iteration: the object keeps the graph of every iteration "
             f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
             fix, related=related)
