@@ -214,8 +214,10 @@ def _dead_effects(original: str, fixed_text: str) -> list[str]:
         elif ast.unparse(call.func) in switched:
             dead.append(text)
         elif isinstance(call.func, ast.Attribute) and text not in statements_before and \
-                not call.func.attr.endswith("_") and call.func.attr in N.OUT_OF_PLACE:
-            dead.append(text)
+                not call.func.attr.endswith("_") and call.func.attr in N.OUT_OF_PLACE and \
+                ast.unparse(ast.Expr(ast.Call(ast.Attribute(call.func.value, call.func.attr + "_", ast.Load()),
+                                              call.args, call.keywords))) in statements_before:
+            dead.append(text)  # `x.add_(y)` made `x.add(y)`, its result dropped (not `run.log({...})`)
     return dead
 
 
@@ -241,6 +243,10 @@ def test_dead_effect_check_sees_a_dropped_threshold():
         ["F.threshold(h, 1.0, 0.0, inplace=False)"]
     module = "act = nn.ReLU(inplace=True)\nact(h)\n"
     assert _dead_effects(module, module.replace("True", "False")) == ["act(h)"]
+    method = "h = torch.exp(x)\nh.clamp_(max=1.0)\n"
+    assert _dead_effects(method, method.replace("clamp_", "clamp")) == ["h.clamp(max=1.0)"]
+    logged = "run.log({'loss': loss})\n"
+    assert _dead_effects(logged, logged.replace("loss}", "loss.detach()}")) == []
 
 
 def test_module_called_as_a_statement_gets_no_constructor_fix():

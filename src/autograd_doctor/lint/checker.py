@@ -103,8 +103,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
 
     # ----- traversal (visit and generic_visit: walk.FastVisitor) -----
     def visit_body(self, body):
-        for index, stmt in enumerate(body):
-            if isinstance(stmt, ast.If) and not stmt.orelse and none_path_raises(body, index):
+        for stmt in body:
+            if stmt.__class__ is ast.If and not stmt.orelse and none_path_raises(body, stmt):
                 self.unskippable_ifs.add(id(stmt))  # its skipping path raises further on (none_paths.py)
             self.visit(stmt)
 

@@ -17,6 +17,12 @@ def attribute_leaves(checker, cls) -> set:
     if init is None:
         return set()
     leaves, bound = set(), {}
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and self_attr(stmt.targets[0]) and \
+                isinstance(stmt.value, ast.Call) and grad_factory(checker, stmt.value):
+            leaves.add(stmt.targets[0].attr)
+    if not leaves:
+        return leaves  # most classes: no walk of the whole class
     for node in ast.walk(cls):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
@@ -29,10 +35,6 @@ def attribute_leaves(checker, cls) -> set:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr == "requires_grad_" and self_attr(node.func.value):
             bound[node.func.value.attr] = 99
-    for stmt in init.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and self_attr(stmt.targets[0]) and \
-                isinstance(stmt.value, ast.Call) and grad_factory(checker, stmt.value):
-            leaves.add(stmt.targets[0].attr)
     return {a for a in leaves if bound.get(a) == 1}
 
 
@@ -47,3 +49,20 @@ def self_attr(node) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def classes_in(tree) -> list:
+    """Every class definition reached through statements only (module level, nested in classes,
+    `if`/`try`/`with` blocks; not inside functions, where a class is local to one call): no walk
+    of the expressions, which hold none."""
+    found, pending = [], list(getattr(tree, "body", ()))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.ClassDef):
+            found.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
+    found.sort(key=lambda cls: (cls.lineno, cls.col_offset))
+    return found

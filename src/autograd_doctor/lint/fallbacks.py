@@ -37,26 +37,32 @@ counts: the return is then certain for such a call.
 from __future__ import annotations
 
 import ast
+import re
 
+from autograd_doctor.lint.class_leaves import classes_in
 from autograd_doctor.lint.defaults import _test_at
 
 
-def feature_flags(tree, qualname) -> frozenset:
+def feature_flags(tree, qualname, source: str = "") -> frozenset:
     """(class name, attribute) pairs true on a torch that has the features the class
     tests for in ``__init__``."""
     found = set()
-    for cls in ast.walk(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
+    for cls in classes_in(tree):
         init = next((b for b in cls.body if isinstance(b, ast.FunctionDef) and b.name == "__init__"), None)
         if init is None:
             continue
-        outside = set()  # attributes some other method assigns
-        for method in cls.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not init:
-                outside.update(_assigned_self_attributes(method))
         values: dict = {}
         _simulate(init.body, values, qualname)
+        if True not in values.values():
+            continue  # no feature flag set: no need to read the other methods
+        outside = set()  # attributes some other method assigns
+        flagged = [attr for attr, value in values.items() if value is True]
+        # The file names each flag once (`__init__`'s own assignment) in most classes: then no other
+        # method can assign it, and the methods need not be walked.
+        if not source or any(_assigned_outside(source, attr, init) for attr in flagged):
+            for method in cls.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not init:
+                    outside.update(_assigned_self_attributes(method))
         found.update((cls.name, attr) for attr, value in values.items() if value is True and attr not in outside)
     return frozenset(found)
 
@@ -134,6 +140,14 @@ def _self_assignments(stmt):
         t = stmt.target
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
             yield t.attr, stmt.value
+
+
+def _assigned_outside(source: str, attr: str, init) -> bool:
+    """Whether the file's text may assign `self.<attr>` outside `__init__`'s lines."""
+    pattern = re.compile(rf"self\.{re.escape(attr)}\s*(=[^=]|[-+*/|&]=)")
+    lines = source.splitlines()
+    inside = "\n".join(lines[init.lineno - 1:init.end_lineno])
+    return len(pattern.findall(source)) > len(pattern.findall(inside))
 
 
 def _assigned_self_attributes(node):

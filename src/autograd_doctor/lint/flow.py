@@ -190,10 +190,12 @@ class ControlFlow:
                 scope.split_views.setdefault(name, split)
 
     def returns_by_default(self, test) -> bool:
-        if self._feature_flags is None:
-            self._feature_flags = feature_flags(self.tree, self.qualname)
+        if self._feature_flags is None and _reads_self_attribute(test):
+            # A flag is set from `hasattr(torch..., ...)` in `__init__`: most files have none.
+            self._feature_flags = feature_flags(self.tree, self.qualname, self.source) if "hasattr(" in self.source \
+                else frozenset()
         return returns_by_default(test, self.function_defaults, self.scope.owner_class,
-                                  self._feature_flags, self.qualname)
+                                  self._feature_flags or frozenset(), self.qualname)
 
     @staticmethod
     def leaves(body) -> bool:
@@ -337,3 +339,11 @@ def skips_last_iteration(test, counter: tuple) -> bool:
             and isinstance(left.left, ast.Name) and left.left.id == name:  # `i + 1 != n`
         return ast.dump(right) == ast.dump(count)
     return False
+
+
+def _reads_self_attribute(test) -> bool:
+    """A part of the test (`a and b and ...`) is `self.<flag>`: only then are the class's
+    feature flags read."""
+    parts = test.values if isinstance(test, ast.BoolOp) else [test]
+    return any(isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"
+               for part in parts)

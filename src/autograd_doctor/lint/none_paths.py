@@ -58,15 +58,19 @@ def _may_leave_or_bind(statement: ast.stmt, name: str) -> bool:
     return False
 
 
-def none_path_raises(block: list[ast.stmt], index: int) -> bool:
-    """Whether `block[index]`, an `if x is not None:` without `else` whose body runs to its end,
-    is followed in `block` by an unconditional dereference of `x` before `x` is bound again."""
-    node = block[index]
+def none_path_raises(block: list[ast.stmt], node: ast.If) -> bool:
+    """Whether `node`, an `if x is not None:` in `block` without `else` whose body runs to its
+    end, is followed in `block` by an unconditional dereference of `x` before `x` is bound again."""
     name = _tested_name(node.test)
     if name is None or node.orelse or not node.body or \
             isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
         return False
-    for statement in block[index + 1:]:
+    index = next(i for i, statement in enumerate(block) if statement is node)
+    later = block[index + 1:]
+    if not any(isinstance(statement, _SIMPLE) and statement.value is not None and _dereferences(statement.value, name)
+               for statement in later):
+        return False  # the common case: no later use at all, nothing to walk
+    for statement in later:
         if not isinstance(statement, _SIMPLE):
             if _may_leave_or_bind(statement, name):
                 return False  # the None path may end here, or bind the name, before the use

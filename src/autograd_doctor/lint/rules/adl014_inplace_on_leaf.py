@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.class_leaves import attribute_leaves as _attribute_leaves, self_attr as _self_attr
+from autograd_doctor.lint.class_leaves import attribute_leaves as _attribute_leaves, classes_in, self_attr as _self_attr
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -69,17 +69,19 @@ def check_file(checker) -> None:
     with gradients on."""
     if "requires_grad=True" not in checker.source:
         return
-    classes = [c for c in ast.walk(checker.tree) if isinstance(c, ast.ClassDef)]
-    defined = {}
-    for cls in classes:
-        for item in cls.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defined.setdefault(item.name, []).append(cls)
-    grad_off_callers = _called_under_no_grad(checker.tree)
+    classes = classes_in(checker.tree)
+    defined, grad_off_callers = None, None  # read only for a class with attribute leaves
     for cls in classes:
         leaves = _attribute_leaves(checker, cls)
         if not leaves:
             continue
+        if defined is None:
+            defined = {}
+            for other in classes:
+                for item in other.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        defined.setdefault(item.name, []).append(other)
+            grad_off_callers = _called_under_no_grad(checker.tree)
         for method in cls.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__" \
                     or _grad_off_decorated(method) or len(defined.get(method.name, ())) != 1:
