@@ -1108,18 +1108,12 @@ def _optimizer_built_before_rebinding(frame, filename: str, step: ast.stmt, give
     optimizer holds the parameters of a module no longer used."""
     from autograd_doctor.analysis.errors.context import last_assignment
 
-    if not isinstance(given, ast.Name):
+    found = _built_from_parameters(filename, given, step.lineno)
+    if found is None or len(found[0].targets) != 1:
         return None
-    built = last_assignment(filename, given.id, step.lineno)
-    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call) or len(built.targets) != 1:
-        return None
-    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
-               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
-               and isinstance(node.func.value, ast.Name) and not node.args]
-    if len(sources) != 1:
-        return None
-    model_name = sources[0].id
-    model = value_of(frame, sources[0])
+    built, source = found
+    model_name = source.id
+    model = value_of(frame, source)
     rebinding = last_assignment(filename, model_name, step.lineno)
     if not isinstance(model, torch.nn.Module) or not isinstance(rebinding, ast.Assign) \
             or rebinding.lineno <= built.end_lineno or rebinding.lineno != rebinding.end_lineno:
@@ -1164,18 +1158,12 @@ def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.
     from autograd_doctor.analysis.errors.context import last_assignment
     from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 
-    if not isinstance(given, ast.Name):
+    found = _built_from_parameters(filename, given, step.lineno)
+    if found is None:
         return None
-    built = last_assignment(filename, given.id, step.lineno)
-    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call):
-        return None
-    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
-               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
-               and isinstance(node.func.value, ast.Name) and not node.args]
-    if len(sources) != 1:
-        return None
-    copy_name = sources[0].id
-    held = value_of(frame, sources[0])
+    built, source = found
+    copy_name = source.id
+    held = value_of(frame, source)
     if not isinstance(held, torch.nn.Module) or {id(p) for p in held.parameters()} != {id(p) for p in parameters}:
         return None
     made = last_assignment(filename, copy_name, built.lineno)
@@ -1192,7 +1180,7 @@ def _optimizer_built_on_a_copy(frame, filename: str, step: ast.stmt, given: ast.
     with_gradients = [p for p in trained.parameters() if p.grad is not None]
     if not with_gradients or optimizers_holding(with_gradients, Budget(scans=1)) != []:
         return None
-    change = replace_node_text(filename, built, sources[0], trained_name)
+    change = replace_node_text(filename, built, source, trained_name)
     if change is None:
         return None
     location = statement_location(filename, built, role="optimizer",
@@ -1414,3 +1402,19 @@ MATCHERS = [
     (r"step\(\) has already been called since the last update\(\)", stepped_twice),
     (r"Attempting to unscale FP16 gradients", float16_gradients),
 ]
+
+
+def _built_from_parameters(filename: str, given: ast.expr, line: int) -> tuple[ast.Assign, ast.Name] | None:
+    """The assignment before `line` that made the optimizer named `given` from one model's
+    `<name>.parameters()`, and that name: (`optimizer = SGD(model.parameters())`, `model`)."""
+    from autograd_doctor.analysis.errors.context import last_assignment
+
+    if not isinstance(given, ast.Name):
+        return None
+    built = last_assignment(filename, given.id, line)
+    if not isinstance(built, ast.Assign) or not isinstance(built.value, ast.Call):
+        return None
+    sources = [node.func.value for node in ast.walk(built.value) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters"
+               and isinstance(node.func.value, ast.Name) and not node.args]
+    return (built, sources[0]) if len(sources) == 1 else None
