@@ -347,8 +347,7 @@ def _module_expression(top_name: str, sub_name: str) -> str:
 
 
 def _in_a_loop(definition: ast.AST, node: ast.AST) -> bool:
-    return any(isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-               and loop.lineno <= node.lineno <= loop.end_lineno for loop in ast.walk(definition))
+    return any(isinstance(loop, _REPEATING) and _encloses(loop, node) for loop in ast.walk(definition))
 
 
 def _state_steps_within_a_call(top: torch.nn.Module, sub_name: str, module: torch.nn.Module, attribute: str) -> bool:
@@ -378,8 +377,18 @@ def _state_steps_within_a_call(top: torch.nn.Module, sub_name: str, module: torc
 def _inside_inner_loop(loop: ast.AST, node: ast.AST) -> bool:
     """Whether `node` lies in a for/while loop nested in `loop`'s body (called once per inner
     iteration, so several times per iteration of `loop`)."""
-    return any(isinstance(inner, (ast.For, ast.AsyncFor, ast.While)) and inner is not loop
-               and inner.lineno <= node.lineno <= inner.end_lineno for inner in ast.walk(loop))
+    return any(isinstance(inner, _REPEATING) and inner is not loop and _encloses(inner, node)
+               for inner in ast.walk(loop))
+
+
+# Statements and expressions that run their body several times: `sum(model(x) for _ in range(3))`
+# calls the model three times as surely as a for statement does.
+_REPEATING = (ast.For, ast.AsyncFor, ast.While, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _encloses(outer: ast.AST, node: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) \
+        and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def _reset_at_loop_start(scope: Scope, loop: ast.AST | None, statement: ast.stmt | None, top_name: str,
