@@ -347,6 +347,7 @@ def _module_expression(top_name: str, sub_name: str) -> str:
 
 
 def _in_a_loop(definition: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` lies in a loop or comprehension within `definition` (itself included)."""
     return any(isinstance(loop, _REPEATING) and _encloses(loop, node) for loop in ast.walk(definition))
 
 
@@ -375,10 +376,9 @@ def _state_steps_within_a_call(top: torch.nn.Module, sub_name: str, module: torc
 
 
 def _inside_inner_loop(loop: ast.AST, node: ast.AST) -> bool:
-    """Whether `node` lies in a for/while loop nested in `loop`'s body (called once per inner
+    """Whether `node` lies in a loop or comprehension nested in `loop`'s body (run once per inner
     iteration, so several times per iteration of `loop`)."""
-    return any(isinstance(inner, _REPEATING) and inner is not loop and _encloses(inner, node)
-               for inner in ast.walk(loop))
+    return any(_in_a_loop(statement, node) for statement in loop.body)
 
 
 # Statements and expressions that run their body several times: `sum(model(x) for _ in range(3))`

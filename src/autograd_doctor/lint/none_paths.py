@@ -65,19 +65,11 @@ def none_path_raises(block: list[ast.stmt], node: ast.If) -> bool:
     if name is None or node.orelse or not node.body or \
             isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
         return False
-    index = next(i for i, statement in enumerate(block) if statement is node)
-    later = block[index + 1:]
-    if not any(isinstance(statement, _SIMPLE) and statement.value is not None and _dereferences(statement.value, name)
-               for statement in later):
+    later = block[next(i for i, statement in enumerate(block) if statement is node) + 1:]
+    use = next((i for i, statement in enumerate(later) if isinstance(statement, _SIMPLE)
+                and statement.value is not None and _dereferences(statement.value, name)), None)
+    if use is None:
         return False  # the common case: no later use at all, nothing to walk
-    for statement in later:
-        if not isinstance(statement, _SIMPLE):
-            if _may_leave_or_bind(statement, name):
-                return False  # the None path may end here, or bind the name, before the use
-            continue  # an `if`/`for`/`with` that neither leaves nor binds it: the path goes on
-        value = statement.value
-        if value is not None and _dereferences(value, name):
-            return True
-        if _binds(statement, name):
-            return False
-    return False
+    # The None path reaches that use unless a statement before it may leave, or bind the name.
+    return not any(_binds(statement, name) if isinstance(statement, _SIMPLE) else _may_leave_or_bind(statement, name)
+                   for statement in later[:use])
