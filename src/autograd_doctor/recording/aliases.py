@@ -4,7 +4,6 @@ use its listener and state (`detach_aliases`, `view_storages`, `numpy_aliases`).
 
 from __future__ import annotations
 
-import sys
 import weakref
 
 import torch
@@ -12,8 +11,8 @@ import torch
 from autograd_doctor.recording import copy_sites
 from autograd_doctor.recording.calls import carries_grad
 from autograd_doctor.recording.events import ViewRef, ViewTracking, byte_range, storage_key
-from autograd_doctor.recording.own_frames import call_as_caller, is_our_code
-from autograd_doctor.recording.frames import capture_user_stack, is_user_frame
+from autograd_doctor.recording.own_frames import call_as_caller
+from autograd_doctor.recording.frames import called_from_user_code, capture_user_stack
 from autograd_doctor.recording.listener import (
     DeepcopyFailed, GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied,
 )
@@ -160,7 +159,7 @@ class AliasTracking:
         if not isinstance(source, torch.Tensor) or not isinstance(result, torch.Tensor):
             return result
         try:
-            if _called_from_user_code() and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr():
+            if called_from_user_code() and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr():
                 self.listener.shallow_tensor_copy(ShallowTensorCopy(source.requires_grad,
                                                                      capture_user_stack(1, limit=2)))
         except Exception:
@@ -175,7 +174,7 @@ class AliasTracking:
         tensor = args[1] if len(args) > 1 else kwargs.get("tensor")
         try:
             if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None and torch.is_grad_enabled() \
-                    and _called_from_user_code():
+                    and called_from_user_code():
                 self.listener.gather_without_graph(GatherWithoutGraph(tensor, capture_user_stack(1, limit=3)))
         except Exception:
             pass
@@ -226,11 +225,3 @@ class AliasTracking:
         finally:
             self.probing = previous
             self.probe_hits.clear()
-
-
-def _called_from_user_code() -> bool:
-    """Whether the nearest frame outside the doctor (the caller of `copy.copy`) is the user's."""
-    frame = sys._getframe(1)
-    while frame is not None and is_our_code(frame.f_code):
-        frame = frame.f_back
-    return frame is not None and is_user_frame(frame)

@@ -16,7 +16,7 @@ from types import CodeType, FrameType
 
 import torch
 
-from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
+from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, is_our_code
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _OUR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -89,6 +89,16 @@ def in_installed_package(filename: str) -> bool:
 
 def is_user_frame(frame: FrameType) -> bool:
     return not is_internal_file(frame.f_code.co_filename) and frame.f_code.co_name != CALLER_FRAME_NAME
+
+
+def called_from_user_code() -> bool:
+    """Is the nearest frame above the doctor's own frames (this package's files and the
+    stand-ins of `call_as_caller`) the user's, not torch's or a library's? Where in the
+    doctor the walk starts does not matter: every frame of ours is passed over."""
+    frame = sys._getframe(1)
+    while frame is not None and is_our_code(frame.f_code):
+        frame = frame.f_back
+    return frame is not None and not is_internal_file(frame.f_code.co_filename)
 
 
 _CO_OPTIMIZED = 0x0001

@@ -54,18 +54,10 @@ from autograd_doctor.recording.write_log import (
 )
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME, call_as_caller
 from autograd_doctor.recording.frames import (
-    Site, _OUR_DIR, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file, is_user_frame,
-    torch_module_dir,
+    Site, _internal_file_cache, called_from_user_code, capture_user_stack, frame_locals,
+    is_internal_file, is_user_frame, torch_module_dir,
 )
 
-
-def _called_from_user_code() -> bool:
-    """Is the nearest frame above the doctor's own frames the user's (not torch's, a library's)?"""
-    frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename.startswith(_OUR_DIR)
-                                 or frame.f_code.co_name == CALLER_FRAME_NAME):
-        frame = frame.f_back
-    return frame is not None and not is_internal_file(frame.f_code.co_filename)
 
 _OPTIM_DIR = torch_module_dir() + "optim"
 _NN_MODULES_DIR = torch_module_dir() + "nn"
@@ -403,7 +395,7 @@ class Recorder(AliasTracking):
     def call_write(self, func, op: str, kind: int, args: tuple, kwargs: dict):
         """Run a write the user asked for, recording it when it touches saved memory."""
         if self.write_depth:
-            if self.write_depth == self.engine_depth and _called_from_user_code():
+            if self.write_depth == self.engine_depth and called_from_user_code():
                 return self._call_write_logged_in_engine(func, op, kind, args, kwargs)
             return call_as_caller(func, args, kwargs)
         if self.light:
