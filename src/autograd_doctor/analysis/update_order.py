@@ -668,24 +668,22 @@ def gradients_never_cleared_diagnosis(optimizer, stack, recorder) -> Diagnosis |
         helps.append(Suggestion(f"check that {receiver or 'this optimizer'} is the optimizer of the parameters "
                                 "this backward() fills (an optimizer passed for another, e.g. the generator's "
                                 "given for the discriminator's), or remove this extra step()"))
-        return Diagnosis(code=codes.GRADIENTS_NEVER_CLEARED, title=codes.title(codes.GRADIENTS_NEVER_CLEARED),
-                         severity="warning", primary=primary, related=[r for r in related if r is not None],
-                         notes=notes, help=helps)
-    text = segment(filename, first_backward) if first_backward is not None else None
-    scope, step_statement, _ = _step_at(step_site)
-    branch = _cleared_in_branch_help(scope, step_statement, receiver) \
-        if receiver is not None and step_statement is not None and step_site.filename == filename else None
-    if branch is not None:
-        helps.append(branch[0])
-        related.insert(0, primary)
-        primary = branch[1]
-    elif text is not None:
-        helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
-                                "before it (once per step(), so that each step applies only its own gradients)",
-                                f"{receiver}.zero_grad()\n{text}", statement_location(filename, first_backward)))
     else:
-        helps.append(Suggestion("call optimizer.zero_grad() once per step(), before the backward() calls whose "
-                                "gradients that step() should apply"))
+        text = segment(filename, first_backward) if first_backward is not None else None
+        scope, step_statement, _ = _step_at(step_site)
+        branch = _cleared_in_branch_help(scope, step_statement, receiver) \
+            if receiver is not None and step_statement is not None and step_site.filename == filename else None
+        if branch is not None:
+            helps.append(branch[0])
+            related.insert(0, primary)
+            primary = branch[1]
+        elif text is not None:
+            helps.append(Suggestion(f"clear the gradients before each backward(): call {receiver}.zero_grad() "
+                                    "before it (once per step(), so that each step applies only its own gradients)",
+                                    f"{receiver}.zero_grad()\n{text}", statement_location(filename, first_backward)))
+        else:
+            helps.append(Suggestion("call optimizer.zero_grad() once per step(), before the backward() calls whose "
+                                    "gradients that step() should apply"))
     return Diagnosis(code=codes.GRADIENTS_NEVER_CLEARED, title=codes.title(codes.GRADIENTS_NEVER_CLEARED),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
