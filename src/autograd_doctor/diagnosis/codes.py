@@ -4269,6 +4269,41 @@ forward). Without `cast_inputs`, cast what forward saves to one dtype yourself.
         "w = torch.randn(4, 2, requires_grad=True)\n"
     ))
 
+DETACHED_MODULE_OUTPUT = _code(
+    "AD316",
+    "an optimizer steps parameters that never get a gradient: detach_() cuts the only result they take part in",
+    """\
+**What it means.** `t.detach_()` turns `t` itself into a tensor without history. When `t` is the
+result of a module (an embedding of the goal, a feature head) and that result is the only way the
+module reaches the loss, its parameters never receive a gradient: the optimizer holds them, step()
+skips them, and they keep their initial values while the rest of the model trains. Nothing fails.
+autograd-doctor notes, at the first calls of each of your `detach_()` lines, which parameters the
+graph it cuts reaches, and reports when it stops: a line that cut a graph on at least two calls,
+whose parameters an optimizer that stepped holds, with no gradient at the end of the run while
+another parameter of that optimizer has one. A module frozen on purpose (its parameters in no
+optimizer, or not requiring grad) and a module trained through another path stay silent.
+
+**Minimal example.**
+
+    for x, goal, y in batches:
+        goal_feature = goal_mlp(goal)
+        goal_feature.detach_()                    # AD316: goal_mlp never gets a gradient
+        loss = F.mse_loss(head(torch.cat([x, goal_feature], -1)), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Remove the `detach_()` when the module is meant to train; detach a copy
+(`x.detach()`) only where a value must not carry gradients, or leave the module out of the
+optimizer when it is meant to stay frozen.
+""",
+    example_setup=(
+        "goal_mlp, head = nn.Linear(2, 4), nn.Linear(7, 1)\n"
+        "optimizer = torch.optim.SGD([*goal_mlp.parameters(), *head.parameters()], lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 2), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
 GRADIENTLESS_OPTIMIZER_STEPS = _code(
     "AD214",
     "an optimizer keeps stepping, but none of its parameters has ever had a gradient",

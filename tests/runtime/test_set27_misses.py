@@ -1,0 +1,195 @@
+"""Causes that set 27 left (docs/bug-reports.md, "Set 27: misses worked on"), each on programs of
+their own, in other shapes than the set's cases: the diagnosis names the line to change, its help
+applied makes the program compute what a hand-written version computes, and correct near-twins run
+silent.
+
+- AD316, a module's result cut by the user's `detach_()`, so that an optimizer steps parameters that
+  never get a gradient while its others train (set 27's DenseTNT goal MLP,
+  Tsinghua-MARS-Lab/DenseTNT#11).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import textwrap
+import warnings
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "errors"))
+
+from catalogue import apply_suggestion, run_plain, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def warned(tmp_path, source, name="program", **watch):
+    path = write(tmp_path, textwrap.dedent(source), name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with autograd_doctor.watch(**watch) as doctor:
+            runpy.run_path(path, run_name="__main__")
+    return doctor.diagnoses
+
+
+def codes_of(diagnoses):
+    return sorted(d.code for d in diagnoses)
+
+
+def result_of(tmp_path, source, name):
+    error, namespace = run_plain(write(tmp_path, textwrap.dedent(source), name))
+    assert error is None, error
+    return namespace["result"]
+
+
+def same(a, b):
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+# ---- AD316: a module's result cut in place --------------------------------------------------------
+
+# A conditional decoder whose label embedding is cut inside the model's own forward.
+CONDITIONAL = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(5, 6)
+            self.body = nn.Sequential(nn.Linear(10, 16), nn.Tanh(), nn.Linear(16, 8))
+
+        def forward(self, z, labels):
+            condition = self.embed(labels)
+            {cut}
+            return self.body(torch.cat([z, condition], dim=-1))
+
+
+    decoder = Decoder()
+    optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-2)
+    for step in range(5):
+        z, labels, target = torch.randn(7, 4), torch.randint(0, 5, (7,)), torch.randn(7, 8)
+        optimizer.zero_grad()
+        F.mse_loss(decoder(z, labels), target).backward()
+        optimizer.step()
+    result = [p.detach().clone() for p in decoder.parameters()]
+"""
+
+# No class of the user's: a projection cut in a plain training function, SGD with momentum.
+PROJECTION = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(1)
+    projection = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 5))
+    head = nn.Linear(5, 1)
+    optimizer = torch.optim.SGD(list(projection.parameters()) + list(head.parameters()), lr=0.05, momentum=0.9)
+
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        z = projection(x)
+        {cut}
+        loss = ((head(z) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+
+    losses = [train_step(torch.randn(6, 3), torch.randn(6, 1)) for _ in range(4)]
+    result = losses + [p.detach().clone() for p in [*projection.parameters(), *head.parameters()]]
+"""
+
+
+def test_cut_inside_a_module_forward_names_the_detach(tmp_path):
+    (found,) = [d for d in warned(tmp_path, CONDITIONAL.format(cut="condition.detach_()")) if d.code == "AD316"]
+    assert found.primary.line == 17 and found.primary.source == "condition.detach_()"
+    assert "1 parameter of the 5" in found.notes[0]
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(apply_suggestion(textwrap.dedent(CONDITIONAL.format(cut="condition.detach_()")), found.help[0]))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    assert same(namespace["result"], result_of(tmp_path, CONDITIONAL.format(cut="pass"), "by_hand"))
+
+
+def test_cut_in_a_training_function_names_the_detach(tmp_path):
+    (found,) = [d for d in warned(tmp_path, PROJECTION.format(cut="z.detach_()")) if d.code == "AD316"]
+    assert found.primary.line == 14 and "4 parameters of the 6" in found.notes[0]
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(apply_suggestion(textwrap.dedent(PROJECTION.format(cut="z.detach_()")), found.help[0]))
+    error, namespace = run_plain(str(fixed))
+    assert error is None, error
+    assert same(namespace["result"], result_of(tmp_path, PROJECTION.format(cut="pass"), "by_hand"))
+
+
+def test_correct_versions_are_silent(tmp_path):
+    assert "AD316" not in codes_of(warned(tmp_path, CONDITIONAL.format(cut="pass"), "a"))
+    assert "AD316" not in codes_of(warned(tmp_path, PROJECTION.format(cut="pass"), "b"))
+
+
+# A frozen extractor cut on purpose: its parameters are in no optimizer.
+FROZEN_EXTRACTOR = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(2)
+    backbone, head = nn.Linear(4, 6), nn.Linear(6, 2)
+    optimizer = torch.optim.Adam(head.parameters(), lr=1e-2)
+    for _ in range(4):
+        features = backbone(torch.randn(5, 4))
+        features.detach_()
+        loss = head(features).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+# The same module detached for a logged value and trained through another call.
+TRAINED_ELSEWHERE = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(3)
+    encoder, head = nn.Linear(4, 6), nn.Linear(6, 1)
+    optimizer = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+    for _ in range(4):
+        x = torch.randn(5, 4)
+        anchor = encoder(x.flip(0))
+        anchor.detach_()
+        loss = (head(encoder(x)) - head(anchor)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+# A target network cut in place, updated by copy and in no optimizer (DQN).
+TARGET_NETWORK = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(4)
+    online, target = nn.Linear(3, 2), nn.Linear(3, 2)
+    target.load_state_dict(online.state_dict())
+    optimizer = torch.optim.Adam(online.parameters(), lr=1e-2)
+    for step in range(6):
+        s, s2, r = torch.randn(8, 3), torch.randn(8, 3), torch.randn(8)
+        bootstrap = target(s2).max(1).values
+        bootstrap.detach_()
+        loss = (online(s).max(1).values - (r + 0.9 * bootstrap)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 2 == 1:
+            target.load_state_dict(online.state_dict())
+"""
+
+
+def test_purposeful_cuts_are_silent(tmp_path):
+    for name, source in [("frozen", FROZEN_EXTRACTOR), ("elsewhere", TRAINED_ELSEWHERE), ("target", TARGET_NETWORK)]:
+        assert "AD316" not in codes_of(warned(tmp_path, source, name)), name
