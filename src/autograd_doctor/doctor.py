@@ -25,7 +25,7 @@ from autograd_doctor.analysis import (
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
-from autograd_doctor.analysis import cut_module_outputs, update_order
+from autograd_doctor.analysis import cut_module_outputs, unstepped_optimizers, update_order
 from autograd_doctor.analysis.graph_gradients import GraphGradients
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
@@ -374,6 +374,7 @@ class Doctor:
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
             found += cut_module_outputs.cut_module_output_diagnoses(self.recorder)
+            found += unstepped_optimizers.unstepped_optimizer_diagnoses(self.recorder)
             found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)
             found += stale_closure.stale_closure_diagnoses(self.recorder)
             found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)

@@ -193,3 +193,124 @@ TARGET_NETWORK = """
 def test_purposeful_cuts_are_silent(tmp_path):
     for name, source in [("frozen", FROZEN_EXTRACTOR), ("elsewhere", TRAINED_ELSEWHERE), ("target", TARGET_NETWORK)]:
         assert "AD316" not in codes_of(warned(tmp_path, source, name)), name
+
+
+# ---- AD317: an optimizer that never steps and never clears ------------------------------------------
+
+# A scheduler-like wrapper whose guard is never true with the default period of 1.
+EVERY_N = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(5)
+
+
+    class Periodic:
+        def __init__(self, optimizer, period=1):
+            self.inner = optimizer
+            self.period = period
+            self.calls = 0
+
+        def step(self):
+            self.calls += 1
+            if {guard}:
+                self.inner.step()
+                self.inner.zero_grad()
+
+
+    model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    wrapped = Periodic(torch.optim.SGD(model.parameters(), lr=0.05))
+    losses = []
+    for _ in range(5):
+        x, y = torch.randn(6, 3), torch.randn(6, 1)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        wrapped.step()
+        losses.append(loss.detach())
+    result = losses + [p.detach().clone() for p in model.parameters()]
+"""
+BROKEN_GUARD = "self.period > 1 and self.calls % self.period == 0"
+RIGHT_GUARD = "self.period <= 1 or self.calls % self.period == 0"
+
+# No wrapper: a second optimizer for the head, never stepped nor cleared (the body's is).
+TWO_OPTIMIZERS = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(6)
+    body, head = nn.Linear(4, 6), nn.Linear(6, 2)
+    body_optimizer = torch.optim.Adam(body.parameters(), lr=1e-2)
+    head_optimizer = torch.optim.Adam(head.parameters(), lr=1e-2)
+    for _ in range(4):
+        body_optimizer.zero_grad()
+        {clear}
+        loss = head(torch.relu(body(torch.randn(5, 4)))).pow(2).mean()
+        loss.backward()
+        body_optimizer.step()
+        {step}
+"""
+
+
+def test_wrapper_whose_guard_never_holds_names_the_guarded_step(tmp_path):
+    (found,) = [d for d in warned(tmp_path, EVERY_N.format(guard=BROKEN_GUARD)) if d.code == "AD317"]
+    assert found.primary.line == 18 and found.primary.source == "self.inner.step()"
+    assert [r.line for r in found.related] == [23, 17]
+    assert "5 backward() calls" in found.notes[0] and found.help[0].replacement is None
+
+
+def test_second_optimizer_never_stepped_names_its_construction(tmp_path):
+    (found,) = [d for d in warned(tmp_path, TWO_OPTIMIZERS.format(clear="pass", step="pass")) if d.code == "AD317"]
+    assert found.primary.line == 8
+    assert "Adam(head.parameters()" in found.primary.source
+
+
+def test_optimizers_that_step_or_clear_are_silent(tmp_path):
+    assert "AD317" not in codes_of(warned(tmp_path, EVERY_N.format(guard=RIGHT_GUARD), "a"))
+    assert "AD317" not in codes_of(warned(tmp_path, EVERY_N.format(guard="self.calls % 2 == 0"), "b"))
+    assert "AD317" not in codes_of(warned(tmp_path, TWO_OPTIMIZERS.format(
+        clear="head_optimizer.zero_grad()", step="head_optimizer.step()"), "c"))
+
+
+# A hand-written update with an optimizer built for its learning rate only; a phase-2 optimizer over
+# parameters another optimizer steps; an optimizer given to one backward() only.
+HAND_UPDATE = """
+    import torch
+
+    torch.manual_seed(7)
+    w = torch.randn(3, requires_grad=True)
+    optimizer = torch.optim.SGD([w], lr=0.1)
+    for _ in range(4):
+        ((w * torch.randn(3)).sum() ** 2).backward()
+        with torch.no_grad():
+            w -= optimizer.param_groups[0]["lr"] * w.grad
+        w.grad.zero_()
+"""
+TWO_PHASES = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(8)
+    model = nn.Linear(3, 1)
+    warmup = torch.optim.SGD(model.parameters(), lr=0.01)
+    main = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(4):
+        warmup.zero_grad()
+        model(torch.randn(4, 3)).pow(2).mean().backward()
+        warmup.step()
+"""
+ONE_BACKWARD = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(9)
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    model(torch.randn(4, 3)).pow(2).mean().backward()
+    norms = [p.grad.norm() for p in model.parameters()]
+"""
+
+
+def test_hand_updates_phases_and_single_backward_are_silent(tmp_path):
+    for name, source in [("hand", HAND_UPDATE), ("phases", TWO_PHASES), ("once", ONE_BACKWARD)]:
+        assert "AD317" not in codes_of(warned(tmp_path, source, name)), name

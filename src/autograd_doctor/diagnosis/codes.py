@@ -4304,6 +4304,44 @@ optimizer when it is meant to stay frozen.
     ))
 
 
+OPTIMIZER_NEVER_STEPS_NOR_CLEARS = _code(
+    "AD317",
+    "an optimizer never steps and never clears, while backward() keeps adding into its gradients",
+    """\
+**What it means.** backward() adds into `.grad`; `step()` applies it and `zero_grad()` clears it.
+When an optimizer's `step()` and `zero_grad()` never run (a wrapper that calls them only under a
+condition that is never true, such as `accumulation_steps > 1 and step % accumulation_steps == 0`
+with the default of 1), the parameters never change and their gradients only grow. Nothing fails.
+autograd-doctor follows the optimizers built while it runs and reports, when it stops, one that
+never stepped and never cleared while at least two backward() calls added into the same `.grad` of
+one of its parameters, not replaced since, and that parameter was not updated by hand. Where a
+wrapper holds the optimizer and calls its `step()` under an `if`, that call is named.
+
+**Minimal example.**
+
+    class Every:
+        def __init__(self, optimizer, n=1):
+            self.optimizer, self.n, self.calls = optimizer, n, 0
+        def step(self):
+            self.calls += 1
+            if self.n > 1 and self.calls % self.n == 0:
+                self.optimizer.step()             # AD317: never runs with n=1
+                self.optimizer.zero_grad()
+
+    wrapped = Every(torch.optim.SGD(model.parameters(), lr=0.1))
+    for x, y in batches:
+        F.mse_loss(model(x), y).backward()
+        wrapped.step()
+
+**The fix.** Make the condition true on the calls meant to apply the gradients
+(`n <= 1 or calls % n == 0`), so that `step()` and then `zero_grad()` run.
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
 GRADIENTLESS_OPTIMIZER_STEPS = _code(
     "AD214",
     "an optimizer keeps stepping, but none of its parameters has ever had a gradient",
