@@ -314,3 +314,18 @@ ONE_BACKWARD = """
 def test_hand_updates_phases_and_single_backward_are_silent(tmp_path):
     for name, source in [("hand", HAND_UPDATE), ("phases", TWO_PHASES), ("once", ONE_BACKWARD)]:
         assert "AD317" not in codes_of(warned(tmp_path, source, name)), name
+
+
+def test_a_run_cut_short_by_an_exception_is_not_judged(tmp_path):
+    """The program fails before the step that accumulation would have reached: the run did not show
+    that the optimizer never steps (AD317), nor that the parameters never get a gradient (AD316)."""
+    source = TWO_OPTIMIZERS.format(clear="pass", step="pass") + "    raise ValueError('the data ran out')\n"
+    path = write(tmp_path, textwrap.dedent(source), "failing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with autograd_doctor.watch() as doctor:
+                runpy.run_path(path, run_name="__main__")
+        except ValueError:
+            pass
+    assert "AD317" not in codes_of(doctor.diagnoses)

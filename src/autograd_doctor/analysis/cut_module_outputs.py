@@ -14,6 +14,8 @@ stops: a line that cut a graph on at least two calls, whose leaves include param
 that stepped which hold no gradient now, while another parameter of that optimizer does. A module
 kept frozen on purpose has parameters in no optimizer, or that do not require grad (no leaf of the
 graph), and a module detached in one place and trained through another has gradients: both silent.
+Not judged when the program ended with an exception (`Doctor.stop(failed=True)`): a run cut short
+has not shown its whole course.
 The help removes the `detach_()` statement (unverified: nothing raised, no oracle re-runs here).
 """
 

@@ -14,6 +14,8 @@ when the doctor stops: an optimizer that never stepped, whose `zero_grad()` neve
 `.grad` was added into by at least two backward() calls and never replaced or set to None, whose
 sampled parameter was not changed in place (no hand-written update), and whose parameters no
 optimizer that stepped holds (a wrapper over another optimizer's groups).
+Not judged when the program ended with an exception (`Doctor.stop(failed=True)`): a run cut short
+has not shown its whole course.
 
 The line named is the user's guarded call that should reach it, when one is found cheaply: the
 object that holds the optimizer as an attribute (one look at its referrers) has a method `step` in

@@ -4278,7 +4278,7 @@ result of a module (an embedding of the goal, a feature head) and that result is
 module reaches the loss, its parameters never receive a gradient: the optimizer holds them, step()
 skips them, and they keep their initial values while the rest of the model trains. Nothing fails.
 autograd-doctor notes, at the first calls of each of your `detach_()` lines, which parameters the
-graph it cuts reaches, and reports when it stops: a line that cut a graph on at least two calls,
+graph it cuts reaches, and reports when the program ends without an exception: a line that cut a graph on at least two calls,
 whose parameters an optimizer that stepped holds, with no gradient at the end of the run while
 another parameter of that optimizer has one. A module frozen on purpose (its parameters in no
 optimizer, or not requiring grad) and a module trained through another path stay silent.
@@ -4312,7 +4312,8 @@ OPTIMIZER_NEVER_STEPS_NOR_CLEARS = _code(
 When an optimizer's `step()` and `zero_grad()` never run (a wrapper that calls them only under a
 condition that is never true, such as `accumulation_steps > 1 and step % accumulation_steps == 0`
 with the default of 1), the parameters never change and their gradients only grow. Nothing fails.
-autograd-doctor follows the optimizers built while it runs and reports, when it stops, one that
+autograd-doctor follows the optimizers built while it runs and reports, when the program ends
+without an exception (a run cut short shows no whole course), one that
 never stepped and never cleared while at least two backward() calls added into the same `.grad` of
 one of its parameters, not replaced since, and that parameter was not updated by hand. Where a
 wrapper holds the optimizer and calls its `step()` under an `if`, that call is named.
