@@ -17,9 +17,10 @@ optimizer that stepped holds (a wrapper over another optimizer's groups).
 Not judged when the program ended with an exception (`Doctor.stop(failed=True)`): a run cut short
 has not shown its whole course.
 
-The line named is the user's guarded call that should reach it, when one is found cheaply: the
+The line named is the condition of the user's guarded call that should reach it, when one is found cheaply: the
 object that holds the optimizer as an attribute (one look at its referrers) has a method `step` in
-the user's files whose `self.<attribute>.step()` sits under an `if`: that call never ran. Else the
+the user's files whose `self.<attribute>.step()` sits under an `if`: that call never ran, and the
+`if`'s condition (its first line) is named, the call shown with it. Else the
 optimizer's construction. The help is advice (the guard's intent is the program's).
 """
 
@@ -102,7 +103,7 @@ def _guarded_step(optimizer):
                         and inner.func.attr == "step" and isinstance(inner.func.value, ast.Attribute) \
                         and inner.func.value.attr in names and isinstance(inner.func.value.value, ast.Name) \
                         and inner.func.value.value.id == "self":
-                    return filename, inner.lineno + first - 1, node.lineno + first - 1, type(owner).__name__
+                    return filename, inner.lineno + first - 1, node.test.lineno + first - 1, type(owner).__name__
     return None
 
 
@@ -125,10 +126,13 @@ def _diagnosis(entry, optimizer, total: int) -> Diagnosis | None:
         guarded = None
     if guarded is not None:
         filename, call_line, if_line, owner = guarded
-        primary = _line_location(filename, call_line, role="step",
-                                 note=f"never ran: {kind}.step() was never called (its condition, line {if_line}, was never true when reached)")
-        related = [built] if built is not None else []
-        related.append(_line_location(filename, if_line, role="guard", note=f"the condition in {owner}.step() that this call sits under"))
+        # The line to change is the condition, not the call under it.
+        primary = _line_location(filename, if_line, role="guard",
+                                 note=f"the condition in {owner}.step() that {kind}.step() sits under: never true "
+                                      "when reached")
+        related = [_line_location(filename, call_line, role="step", note=f"never ran: {kind}.step() was never called")]
+        if built is not None:
+            related.append(built)
         helps = [Suggestion(f"check the condition at line {if_line}: it must be true on the calls meant to apply the "
                             f"gradients (and {kind}.zero_grad() must run after them)")]
     else:
