@@ -25,7 +25,7 @@ from autograd_doctor.analysis import (
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
-from autograd_doctor.analysis import update_order
+from autograd_doctor.analysis import cut_module_outputs, unstepped_optimizers, update_order
 from autograd_doctor.analysis.graph_gradients import GraphGradients
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
@@ -336,10 +336,14 @@ class Doctor:
                 internal_error()
         return self
 
-    def stop(self) -> None:
+    def stop(self, failed: bool = False) -> None:
+        """`failed`: the program ended with an exception, so the run did not show its whole course
+        (an optimizer that would have stepped later): the judgments of the whole run that need it
+        (AD316, AD317) are not made."""
         if not self._active:
             return
         self._active = False
+        self._failed = failed
         switches.deactivate()
         gradient_clips.deactivate(self.recorder)
         optimizer_groups.deactivate(self.recorder)
@@ -373,6 +377,9 @@ class Doctor:
             return
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
+            if not getattr(self, "_failed", False):
+                found += cut_module_outputs.cut_module_output_diagnoses(self.recorder)
+                found += unstepped_optimizers.unstepped_optimizer_diagnoses(self.recorder)
             found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)
             found += stale_closure.stale_closure_diagnoses(self.recorder)
             found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)
@@ -1092,7 +1099,7 @@ class watch(contextlib.ContextDecorator):
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         doctor = self._doctors.pop()
-        doctor.stop()
+        doctor.stop(failed=exc is not None)
         if exc is not None:
             explain_error(exc)
             # The exception goes on from here with this traceback: the user's frames and

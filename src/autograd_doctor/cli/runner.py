@@ -379,7 +379,7 @@ def _run_program(options: RunOptions, doctor) -> tuple[int, BaseException | None
     finally:
         if capture is not None:
             capture.finish(sys.modules["__main__"].__dict__, error)
-        doctor.stop()
+        doctor.stop(failed=error is not None)
     return exit_code, error
 
 

@@ -4269,6 +4269,80 @@ forward). Without `cast_inputs`, cast what forward saves to one dtype yourself.
         "w = torch.randn(4, 2, requires_grad=True)\n"
     ))
 
+DETACHED_MODULE_OUTPUT = _code(
+    "AD316",
+    "an optimizer steps parameters that never get a gradient: detach_() cuts the only result they take part in",
+    """\
+**What it means.** `t.detach_()` turns `t` itself into a tensor without history. When `t` is the
+result of a module (an embedding of the goal, a feature head) and that result is the only way the
+module reaches the loss, its parameters never receive a gradient: the optimizer holds them, step()
+skips them, and they keep their initial values while the rest of the model trains. Nothing fails.
+autograd-doctor notes, at the first calls of each of your `detach_()` lines, which parameters the
+graph it cuts reaches, and reports when the program ends without an exception: a line that cut a graph on at least two calls,
+whose parameters an optimizer that stepped holds, with no gradient at the end of the run while
+another parameter of that optimizer has one. A module frozen on purpose (its parameters in no
+optimizer, or not requiring grad) and a module trained through another path stay silent.
+
+**Minimal example.**
+
+    for x, goal, y in batches:
+        goal_feature = goal_mlp(goal)
+        goal_feature.detach_()                    # AD316: goal_mlp never gets a gradient
+        loss = F.mse_loss(head(torch.cat([x, goal_feature], -1)), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+**The fix.** Remove the `detach_()` when the module is meant to train; detach a copy
+(`x.detach()`) only where a value must not carry gradients, or leave the module out of the
+optimizer when it is meant to stay frozen.
+""",
+    example_setup=(
+        "goal_mlp, head = nn.Linear(2, 4), nn.Linear(7, 1)\n"
+        "optimizer = torch.optim.SGD([*goal_mlp.parameters(), *head.parameters()], lr=0.1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 2), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
+OPTIMIZER_NEVER_STEPS_NOR_CLEARS = _code(
+    "AD317",
+    "an optimizer never steps and never clears, while backward() keeps adding into its gradients",
+    """\
+**What it means.** backward() adds into `.grad`; `step()` applies it and `zero_grad()` clears it.
+When an optimizer's `step()` and `zero_grad()` never run (a wrapper that calls them only under a
+condition that is never true, such as `accumulation_steps > 1 and step % accumulation_steps == 0`
+with the default of 1), the parameters never change and their gradients only grow. Nothing fails.
+autograd-doctor follows the optimizers built while it runs and reports, when the program ends
+without an exception (a run cut short shows no whole course), one that
+never stepped and never cleared while at least two backward() calls added into the same `.grad` of
+one of its parameters, not replaced since, and that parameter was not updated by hand. Where a
+wrapper holds the optimizer and calls its `step()` under an `if`, that call is named.
+
+**Minimal example.**
+
+    class Every:
+        def __init__(self, optimizer, n=1):
+            self.optimizer, self.n, self.calls = optimizer, n, 0
+        def step(self):
+            self.calls += 1
+            if self.n > 1 and self.calls % self.n == 0:
+                self.optimizer.step()             # AD317: never runs with n=1
+                self.optimizer.zero_grad()
+
+    wrapped = Every(torch.optim.SGD(model.parameters(), lr=0.1))
+    for x, y in batches:
+        F.mse_loss(model(x), y).backward()
+        wrapped.step()
+
+**The fix.** Make the condition true on the calls meant to apply the gradients
+(`n <= 1 or calls % n == 0`), so that `step()` and then `zero_grad()` run.
+""",
+    example_setup=(
+        "model = nn.Linear(3, 1)\n"
+        "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
+    ))
+
+
 GRADIENTLESS_OPTIMIZER_STEPS = _code(
     "AD214",
     "an optimizer keeps stepping, but none of its parameters has ever had a gradient",

@@ -21,6 +21,7 @@ type names and sites. analysis/spent_parameter_iterators.py makes the report whe
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +33,26 @@ from autograd_doctor.recording.wrapped_attributes import WrappedAttributes, mark
 # Iterators remembered per recorder (the newest), and findings kept.
 MAX_ITERATORS = 64
 MAX_FINDINGS = 8
+# Optimizers followed from their construction (AD317), and the parameters looked at to find one
+# with a gradient.
+MAX_BUILT = 16
+MAX_SAMPLED = 64
+
+
+@dataclass(eq=False)
+class Built:
+    """An optimizer built while the doctor runs, followed until it steps or clears (AD317): one
+    parameter with a gradient (weak references), and the backward() calls that added into that very
+    `.grad` tensor (its version grew) while it was never replaced or set to None."""
+
+    optimizer: object  # weak reference
+    site: object  # Site of the construction
+    parameter: object = None  # weak reference, once one has a gradient
+    parameter_version: int = 0
+    gradient: object = None  # weak reference to its .grad
+    gradient_version: int = 0
+    grew: int = 0  # backward() calls that added into the same .grad
+    replaced: bool = False  # the .grad was set to None or to another tensor: cleared some way
 
 
 @dataclass
@@ -50,6 +71,36 @@ class OptimizerGroups:
     def __init__(self):
         self.read: dict[int, tuple] = {}  # id(iterator) -> (type name, tensors yielded, Site)
         self.findings: list[SpentGroup] = []
+        self.built: list[Built] = []
+
+    def optimizer_built(self, optimizer, stack: tuple) -> None:
+        if len(self.built) < MAX_BUILT and stack:
+            self.built.append(Built(weakref.ref(optimizer), stack[0]))
+
+    def backward_done(self, clears) -> None:
+        """After a backward(): for each followed optimizer that neither stepped nor cleared, whether
+        this backward() added into the `.grad` it held before (a few attribute reads per optimizer)."""
+        for entry in self.built:
+            if entry.replaced:
+                continue
+            optimizer = entry.optimizer()
+            if optimizer is None or optimizer in clears.stepped or id(optimizer) in clears.by_optimizer:
+                entry.replaced = True  # stepped or cleared: not followed any more
+                continue
+            if entry.parameter is None:
+                parameter = _with_gradient(optimizer)
+                if parameter is not None:
+                    entry.parameter, entry.parameter_version = weakref.ref(parameter), parameter._version
+                    entry.gradient, entry.gradient_version = weakref.ref(parameter.grad), parameter.grad._version
+                continue
+            parameter = entry.parameter()
+            gradient = parameter.grad if parameter is not None else None
+            if gradient is None or gradient is not entry.gradient():
+                entry.replaced = True
+                continue
+            if gradient._version > entry.gradient_version:
+                entry.grew += 1
+                entry.gradient_version = gradient._version
 
     def group_added(self, optimizer, iterator_id: int, type_name: str, count: int, stack: tuple) -> None:
         site = stack[0] if stack else None
@@ -63,6 +114,20 @@ class OptimizerGroups:
         if len(self.read) >= MAX_ITERATORS:
             self.read.pop(next(iter(self.read)))
         self.read[iterator_id] = (type_name, count, site)
+
+
+def _with_gradient(optimizer):
+    """A parameter of `optimizer` that holds a dense gradient (among its first few)."""
+    count = 0
+    for group in optimizer.param_groups:
+        for parameter in group.get("params", ()):
+            gradient = parameter.grad
+            if gradient is not None and gradient.layout == torch.strided:
+                return parameter
+            count += 1
+            if count >= MAX_SAMPLED:
+                return None
+    return None
 
 
 def _is_iterator(value) -> bool:
@@ -80,6 +145,13 @@ def _recording(original):
         source = param_group.get("params") if isinstance(param_group, dict) else None
         iterator = source is not None and _is_iterator(source)
         result = call_as_caller(original, (self, param_group, *args), kwargs)
+        try:
+            if len(getattr(self, "param_groups", ())) == 1:  # its first group: the construction
+                stack = capture_user_stack(1, limit=1)
+                for recorder in list(_wrapped.recorders):
+                    recorder.optimizer_groups.optimizer_built(self, stack)
+        except Exception:
+            pass
         if iterator:
             try:
                 count = len(param_group["params"])

@@ -722,6 +722,10 @@ class Recorder(AliasTracking):
                 self.optimizer_clears.backward_done()  # which .grad tensors this backward() left (AD153)
             except Exception:
                 pass
+            try:
+                self.optimizer_groups.backward_done(self.optimizer_clears)  # gradients only growing (AD317)
+            except Exception:
+                pass
         if call is not None:
             self.listener.backward_done(BackwardDone(call, func, args, kwargs, result))
         return result

@@ -34,6 +34,11 @@ from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 LOG_SIZE = 64
 # Distinct inference_mode/no_grad entry sites kept (oldest forgotten first).
 MAX_MODE_SITES = 64
+# `detach_()` sites whose cut graphs are walked (AD316), the walks per site, and the graph nodes one
+# walk visits at most (past it, the walk's parameters are not kept: nothing is concluded).
+MAX_CUT_SITES = 32
+MAX_CUT_WALKS = 4
+MAX_CUT_NODES = 2000
 
 
 @dataclass(eq=False)  # compared by identity: the log looks entries up often
@@ -65,6 +70,20 @@ class ModeEntry:
     session: int = 0
 
 
+@dataclass(eq=False)
+class GraphCut:
+    """A user's `t.detach_()` line that cut a graph: how often it ran on a tensor with a grad_fn,
+    and weak references to the leaves requiring grad that those graphs reached (the parameters
+    whose gradient the cut took away), from the first few calls."""
+
+    stack: tuple[Site, ...]
+    session: int
+    calls: int = 0
+    walks: int = 0
+    leaves: list = field(default_factory=list)  # weak references
+    leaf_ids: set = field(default_factory=set)
+
+
 @dataclass
 class InPlaceDetach:
     """A `t.detach_()` call: where, and a weak reference to `t` (None if it cannot be weakly referenced)."""
@@ -77,6 +96,7 @@ class InPlaceDetach:
 _lock = threading.Lock()
 _switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
 _detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
+_cuts: dict = {}  # (id of the code, offset) -> its GraphCut (AD316)
 _by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
 _mode_entries: "collections.OrderedDict[tuple, ModeEntry]" = collections.OrderedDict()
 _counter = itertools.count()
@@ -99,6 +119,7 @@ def activate() -> None:
         if _active > 1:
             return
         _session += 1
+        _cuts.clear()  # AD316 judges one session's cuts
         if torch.is_grad_enabled():
             thread = threading.get_ident()
             for switch in [s for s in _switches if s.thread == thread and not s.enabled]:
@@ -239,8 +260,67 @@ def _recording_enter(original):
     return __enter__
 
 
+def graph_cuts() -> list[GraphCut]:
+    """The user's `detach_()` lines of this session that cut a graph (AD316)."""
+    with _lock:
+        return [cut for cut in _cuts.values() if cut.session == _session]
+
+
+def _graph_leaves(node) -> list | None:
+    """The leaves requiring grad that a bounded walk from `node` reaches (None past the bound)."""
+    seen, stack, leaves = {id(node)}, [node], []
+    while stack:
+        current = stack.pop()
+        variable = getattr(current, "variable", None)
+        if variable is not None:
+            leaves.append(variable)
+        for child, _ in getattr(current, "next_functions", ()):
+            if child is not None and id(child) not in seen:
+                if len(seen) >= MAX_CUT_NODES:
+                    return None
+                seen.add(id(child))
+                stack.append(child)
+    return leaves
+
+
+def _note_cut(tensor) -> None:
+    """Before `tensor.detach_()`: which parameters the graph it is about to lose reaches."""
+    grad_fn = tensor.grad_fn
+    if grad_fn is None:
+        return
+    stack = capture_user_stack(2, limit=2)
+    if not stack:
+        return
+    key = (id(stack[0].code), stack[0].lasti)
+    with _lock:
+        cut = _cuts.get(key)
+        if cut is None or cut.session != _session:
+            if len(_cuts) >= MAX_CUT_SITES and key not in _cuts:
+                return
+            cut = _cuts[key] = GraphCut(stack, _session)
+        cut.calls += 1
+        if cut.walks >= MAX_CUT_WALKS:
+            return
+        cut.walks += 1
+    leaves = _graph_leaves(grad_fn)
+    if leaves is None:
+        return
+    with _lock:
+        for leaf in leaves:
+            if id(leaf) not in cut.leaf_ids:
+                try:
+                    cut.leaves.append(weakref.ref(leaf))
+                except TypeError:
+                    continue
+                cut.leaf_ids.add(id(leaf))
+
+
 def _recording_detach(original):
     def detach_(self):
+        try:
+            _note_cut(self)
+        except Exception:
+            pass
         result = original(self)
         try:
             stack = capture_user_stack(1, limit=2)
