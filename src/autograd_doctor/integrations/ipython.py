@@ -122,7 +122,7 @@ class DoctorExtension:
         doctor = self._doctors.pop()
         if doctor is None:
             return
-        doctor.stop()
+        doctor.stop(failed=result is not None and result.error_in_exec is not None)
         if doctor.diagnoses and (result is None or result.error_in_exec is None):
             # Problems that raised nothing (e.g. silent writes): keep them for %autograd_doctor.
             self.last_error = None

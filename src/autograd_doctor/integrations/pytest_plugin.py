@@ -139,7 +139,10 @@ def pytest_runtest_call(item):
 
     with watch(**options) as doctor:
         item._autograd_doctor = doctor
-        yield
+        outcome = yield
+        # The test's exception does not pass through this `with` (the hook wrapper gets it as
+        # an outcome): tell the doctor, so that it does not judge a run cut short as whole.
+        doctor.stop(failed=outcome.excinfo is not None or kept_exception(item) is not None)
 
 
 def diagnoses_for(doctor, error: BaseException | None) -> list:
