@@ -62,6 +62,11 @@ class GradientlessSteps:
         diagnosis = _diagnosis(optimizer, trainable, backwards[-1].site, stack[0], steps,
                                _detached_leaf_site({id(p) for p in parameters}, leaf_mark),
                                frozen=len(parameters) - len(trainable))
+        if diagnosis.primary.role == "step" and backwards[-1].newest_node is None:
+            # The last backward() started from a leaf: a loss rebuilt as a new tensor that requires grad.
+            rebuilt = _rebuilt_loss_site(stack[0])
+            if rebuilt is not None:
+                _name_the_cause(diagnosis, *_rebuilt_loss_cause(*rebuilt))
         if diagnosis.primary.role == "step":  # no cut found by the leaves: look in the loop around step()
             cause = (empty_step_causes.data_assignment_cut(parameters, stack)
                      or empty_step_causes.other_model_trained(optimizer, parameters, stack))
@@ -88,6 +93,70 @@ def _detached_leaf_site(parameter_ids: set[int], since: int | None):
                 if cut is not None:
                     return site, statement, cut
     return None
+
+
+def _rebuilt_loss_site(step_site):
+    """(file, statement, call, whether the wrapped value is a tensor) of the user's statement that bound the loss the last backward()
+    before step() ran on, when that loss (a name in the step's frame: `loss.backward()`) is, at run
+    time, a leaf that requires grad, and the last assignment to the name before the backward() wraps
+    another value with `requires_grad=True` (`loss = Variable(loss, requires_grad=True)`,
+    `torch.tensor(loss.item(), requires_grad=True)`). Called only when the last backward() started
+    from a leaf. None otherwise."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.analysis.source_scope import live_frame
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(step_site.filename)
+    frame = live_frame(step_site)
+    if tree is None or frame is None:
+        return None
+    scope = enclosing_function(tree, step_site.lineno) or tree
+    backwards = [node for node in ast.walk(scope) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                 and node.func.attr == "backward" and node.lineno < step_site.lineno
+                 and isinstance(node.func.value, ast.Name)]
+    if not backwards:
+        return None
+    backward = max(backwards, key=lambda node: (node.lineno, node.col_offset))
+    name = backward.func.value.id
+    loss = frame.f_locals.get(name, frame.f_globals.get(name))
+    if not isinstance(loss, torch.Tensor) or loss.grad_fn is not None or not loss.requires_grad or loss.numel() != 1:
+        return None
+    assignments = [node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno < backward.lineno
+                   and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    if not assignments:
+        return None
+    statement = max(assignments, key=lambda node: node.lineno)
+    call = statement.value
+    if isinstance(call, ast.Call) and call.args and not isinstance(call.args[0], ast.Constant) \
+            and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+                    for k in call.keywords):
+        argument = call.args[0]
+        bound = frame.f_locals.get(argument.id, frame.f_globals.get(argument.id)) \
+            if isinstance(argument, ast.Name) else None
+        return step_site.filename, statement, call, isinstance(bound, torch.Tensor)
+    return None
+
+
+def _rebuilt_loss_cause(filename: str, statement: ast.stmt, call: ast.Call, wraps_tensor: bool):
+    wrapped = segment(filename, call.args[0]) or "its argument"
+    function = segment(filename, call.func) or "the call"
+    location = statement_location(filename, statement, role="cut",
+                                  note=f"{function}(..., requires_grad=True) makes the loss a new leaf here: "
+                                       "backward() stops at it")
+    notes = [f"the last backward() ran on the tensor made at line {statement.lineno}, a new leaf with no history: "
+             f"requires_grad=True lets backward() run, but connects it to nothing, so no parameter gets a "
+             f"gradient; whatever graph {wrapped} had is left behind. If backward() on {wrapped} itself raises "
+             "(\"element 0 of tensors does not require grad\"), it had already lost its graph upstream (.data, "
+             "detach(), .item(), a NumPy round trip, or a forward run under torch.no_grad())"]
+    if wraps_tensor:
+        change = Suggestion(f"remove the wrap and backpropagate {wrapped} itself; if backward() then raises \"element "
+                            "0 of tensors does not require grad\", keep the graph where it was cut upstream")
+    else:
+        change = Suggestion(f"compute the loss with torch operations on the model's output instead of wrapping "
+                            f"{wrapped} (a number has no graph): then backward() reaches the parameters")
+    return location, notes, change
 
 
 # Methods that copy or convert a tensor and keep its graph: a detach() below them still cuts.

@@ -859,6 +859,18 @@ def float16_gradients(context: ErrorContext, already):
         return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
             f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
             "to compute in float16, run the forward under torch.autocast(device_type, dtype=torch.float16)")])
+    if cast_file == filename and _cast_ran_before_float32_steps(tree, statement, cast[0], optimizer, half):
+        # The optimizer's own state shows these parameters were float32 at a step() of the loop,
+        # and this cast ran once, before the loop: another cast, during the loop, made them float16.
+        notes.append(f"{optimizer_text} stepped these parameters in float32 earlier in the loop (its state for "
+                     f"them is float32), so the cast at line {cast[0].lineno} before the loop is not what made "
+                     "them float16: something in the loop cast them after a step (a .to(dtype=torch.float16) "
+                     "or .half() of a module that holds them, such as a validation or export pipeline built "
+                     "around the trained model)")
+        names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
+        return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
+            f"find the call in the loop that casts {names} to float16 after a step and leave its parameters in "
+            "float32 there (move it without dtype=, or cast the trained parameters back to float32 after it)")])
     cast_statement, cast_node, new_text, name = cast
     name = name or (modules[0] if modules else "the model")
     assigned = isinstance(cast_node, ast.Constant) and cast_node.value is True
@@ -873,6 +885,35 @@ def float16_gradients(context: ErrorContext, already):
                        "dtype=torch.float16)", replace_node_text(cast_file, cast_statement, cast_node, new_text),
                        statement_location(cast_file, cast_statement))
     return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+
+
+def _cast_ran_before_float32_steps(tree, failing: ast.stmt, cast_statement: ast.stmt, optimizer,
+                                   half: set) -> bool:
+    """Whether run-time evidence shows `cast_statement` did not make the parameters float16: it runs
+    once, before the loop that holds the failing call (not inside that loop, earlier in the file),
+    and the optimizer's state holds float32 tensors of the parameters' shape for a parameter that
+    is float16 now (Adam's moments, SGD's momentum are made in the parameter's dtype at its first
+    step), so that parameter was float32 at a step inside the loop, after the cast."""
+    loops = [node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While))
+             and node.lineno <= failing.lineno <= (node.end_lineno or node.lineno)]
+    if not loops:
+        return False
+    outer = min(loops, key=lambda node: node.lineno)
+    if not cast_statement.lineno < outer.lineno:
+        return False
+    if any(cast_statement in list(ast.walk(node)) for node in ast.walk(tree)
+           if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef))):
+        return False  # a cast in a loop or a function may run again, later
+    state = getattr(optimizer, "state", None) or {}
+    for group in getattr(optimizer, "param_groups", None) or []:
+        for parameter in group.get("params", ()):
+            if id(parameter) not in half:
+                continue
+            values = state.get(parameter, {}) if isinstance(state, dict) else {}
+            if any(isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.shape == parameter.shape
+                   for v in values.values()):
+                return True
+    return False
 
 
 def _modules_holding(frame, parameter_ids: set) -> list[str]:
