@@ -29,7 +29,14 @@ def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
         if frame.f_code.co_name not in torch_functions:
             continue
         function = frame.f_locals.get("func")
-        code = getattr(getattr(function, "func", function), "__code__", None)  # a functools.partial's function
+        function = getattr(function, "func", function)  # a functools.partial's function
+        code = getattr(function, "__code__", None)
+        if code is None and function is not None and not isinstance(function, type):
+            # An object called as the function: its class's __call__ (a module's forward).
+            import torch
+
+            method = getattr(type(function), "forward" if isinstance(function, torch.nn.Module) else "__call__", None)
+            code = getattr(method, "__code__", None)
         if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
             return None
         tree = parse_file(code.co_filename)
@@ -118,6 +125,51 @@ def _torch_tensor_of_a_list(filename: str, node: ast.AST) -> ast.Call | None:
     return None
 
 
+def _number_conversion_inside(node: ast.AST) -> ast.AST | None:
+    """The tensor inside a conversion to Python numbers that keeps the value and drops the graph:
+    `float(e)`, `e.item()` (an element of a list given to torch.tensor); None otherwise."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" \
+            and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item" \
+            and not node.args and not node.keywords:
+        return node.func.value
+    return None
+
+
+def _round_trip_inside(node: ast.AST) -> ast.AST | None:
+    """The tensor inside `e.tolist()`, `e.numpy()`, `e.detach().numpy()`, `e.detach().cpu().numpy()`
+    (the argument of torch.tensor(...)): its values leave autograd and come back as a new tensor."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("tolist", "numpy") and not node.args and not node.keywords):
+        return None
+    inner = node.func.value
+    while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+            and inner.func.attr in ("detach", "cpu") and not inner.args and not inner.keywords:
+        inner = inner.func.value
+    return inner
+
+
+def _torch_tensor_of_a_round_trip(filename: str, node: ast.AST) -> ast.Call | None:
+    """`torch.tensor(e.tolist())` (or `as_tensor`, `new_tensor`, `e.numpy()`, with `.detach()` and
+    `.cpu()` on the way) in `node`."""
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and _copies_values(filename, call) and len(call.args) == 1 \
+                and not call.keywords and _round_trip_inside(call.args[0]) is not None:
+            return call
+    return None
+
+
+def _stacked_elements(filename: str, elements: ast.AST) -> str:
+    """The text of the list given to torch.stack: each `float(e)` or `e.item()` element written `e`."""
+    parts = []
+    for element in elements.elts:
+        inner = _number_conversion_inside(element)
+        parts.append(text_of(filename, inner if inner is not None else element))
+    opening, closing = ("[", "]") if isinstance(elements, ast.List) else ("(", ")")
+    return opening + ", ".join(parts) + ("," if len(parts) == 1 and closing == ")" else "") + closing
+
+
 def strict_output_without_grad(context: ErrorContext, already):
     found = _user_function(context, _FUNCTIONAL_FUNCTIONS)
     if found is None:
@@ -127,21 +179,32 @@ def strict_output_without_grad(context: ErrorContext, already):
     if returned is None:
         return None
     statement = returned
-    call = _torch_tensor_of_a_list(filename, returned.value)
+    call = _torch_tensor_of_a_list(filename, returned.value) or _torch_tensor_of_a_round_trip(filename, returned.value)
     if call is None and isinstance(returned.value, ast.Name):
         # `return out` where out = torch.tensor([...]) a few lines up.
         made = last_assignment(filename, returned.value.id, returned.lineno)
         if made is not None and function.lineno <= made.lineno:
-            call = _torch_tensor_of_a_list(filename, made)
+            call = _torch_tensor_of_a_list(filename, made) or _torch_tensor_of_a_round_trip(filename, made)
             statement = made if call is not None else statement
     notes = ["in strict mode the transform refuses an output that autograd cannot trace back to the input "
              "(without strict=True its derivative would be returned as zeros)"]
+    if call is not None and not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        # torch.tensor(e.tolist()): the values of e, copied through Python (or NumPy) and back.
+        spelled = text_of(filename, call.func)
+        inner = _round_trip_inside(call.args[0])
+        trip = text_of(filename, call.args[0])[len(text_of(filename, inner)):]
+        location = statement_location(filename, statement, note=f"{spelled}({text_of(filename, inner)}{trip}) copies the values of "
+                                      f"{text_of(filename, inner)} through Python, without their graph")
+        new = replace_node_text(filename, statement, call, f"{text_of(filename, inner)}.clone()")
+        helps = [statement_change(location, f"copy {text_of(filename, inner)} with clone(), which autograd records "
+                                  "(the same values, and a new tensor as before)", new)]
+        return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
     if call is not None:
         spelled = "torch.tensor" if text_of(filename, call.func) == "torch.tensor" else text_of(filename, call.func)
         location = statement_location(filename, statement, note=f"{spelled}([...]) copies the values of the "
                                       "elements into a new tensor, without their graph")
         cast = _LEGACY_CONSTRUCTORS.get(text_of(filename, call.func) or "", "")
-        new = replace_node_text(filename, statement, call, f"torch.stack({text_of(filename, call.args[0])}){cast}")
+        new = replace_node_text(filename, statement, call, f"torch.stack({_stacked_elements(filename, call.args[0])}){cast}")
         helps = [statement_change(location, "build the vector with torch.stack, which keeps each element's graph "
                                   "(the same values when the elements are single numbers)", new)]
         return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)

@@ -1,0 +1,118 @@
+"""The general forms behind held-out set 18's misses and wrong helps (tests/errors/variants, `# set: 18`) and set 17's, each on a
+program of its own and in another spelling than the variant's: the diagnosis names the marked line,
+and its help, applied, makes the program compute what a hand-written version computes; and the cases
+each change must leave alone (a correct near-twin runs silent under the doctor)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "errors"))
+
+from catalogue import apply_suggestion, marked_line, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+
+def diagnose(tmp_path, source, name="program"):
+    """(source, diagnoses) of the program run under the doctor."""
+    source = textwrap.dedent(source)
+    error = run_watched(write(tmp_path, source, name))
+    assert error is not None
+    return source, autograd_doctor.diagnoses_of(error)
+
+
+def silent(tmp_path, source, name="twin"):
+    """The correct near-twin runs under the doctor without an error (and so without a report)."""
+    assert run_watched(write(tmp_path, textwrap.dedent(source), name)) is None
+
+
+def only(diagnoses, code):
+    (found,) = [d for d in diagnoses if d.code == code]
+    return found
+
+
+def run_fixed(tmp_path, suggestion, name="program"):
+    """The namespace of the program after the suggestion is applied to the file it names."""
+    target = tmp_path / os.path.basename(suggestion.location.file)
+    target.write_text(apply_suggestion(target.read_text(), suggestion))
+    error, namespace = run_plain(str(tmp_path / f"{name}.py"))
+    assert error is None, error
+    return namespace
+
+
+def reference(tmp_path, source):
+    error, namespace = run_plain(write(tmp_path, textwrap.dedent(source), "reference"))
+    assert error is None, error
+    return namespace
+
+
+def same(a, b):
+    return all(torch.allclose(x, y, atol=1e-6) for x, y in zip(a, b))
+
+
+# ---- AD235: torch.tensor of float()/.item() elements, or of e.tolist() / e.numpy() ------------
+
+STRICT_ITEMS = """
+    import torch
+    from torch.autograd.functional import jacobian
+
+
+    def polar(p):
+        r = p.norm()
+        angle = torch.atan2(p[1], p[0])
+        return torch.tensor((r.item(), angle.item()))  # PRIMARY
+
+
+    jac = jacobian(polar, torch.tensor([0.6, 0.8]), strict=True)
+"""
+
+STRICT_ROUND_TRIP = """
+    import torch
+    from torch import nn
+    from torch.autograd.functional import jacobian
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(3, 2)
+
+        def forward(self, x):
+            h = torch.tanh(self.layer(x))
+            return torch.as_tensor(h.detach().cpu().numpy())  # PRIMARY
+
+
+    torch.manual_seed(0)
+    encoder = Encoder()
+    jac = jacobian(encoder, torch.randn(3), strict=True)
+"""
+
+
+def test_strict_output_from_item_elements_is_stacked_without_the_conversions(tmp_path):
+    source, diagnoses = diagnose(tmp_path, STRICT_ITEMS)
+    found = only(diagnoses, "AD235")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    assert found.help[0].replacement.strip() == "return torch.stack((r, angle))"
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, STRICT_ITEMS.replace("torch.tensor((r.item(), angle.item()))", "torch.stack((r, angle))"))
+    assert same([fixed["jac"]], [correct["jac"]])
+
+
+def test_strict_output_copied_through_numpy_in_a_module_is_cloned(tmp_path):
+    source, diagnoses = diagnose(tmp_path, STRICT_ROUND_TRIP)
+    found = only(diagnoses, "AD235")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    assert found.help[0].replacement.strip() == "return h.clone()"
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, STRICT_ROUND_TRIP.replace("torch.as_tensor(h.detach().cpu().numpy())", "h"))
+    assert same([fixed["jac"]], [correct["jac"]])
+
+
+def test_strict_output_of_a_module_that_keeps_its_graph_stays_silent(tmp_path):
+    silent(tmp_path, STRICT_ROUND_TRIP.replace("torch.as_tensor(h.detach().cpu().numpy())", "h.clone()"))
+    silent(tmp_path, STRICT_ITEMS.replace("torch.tensor((r.item(), angle.item()))", "torch.stack((r, angle))"))
