@@ -116,3 +116,42 @@ def test_strict_output_copied_through_numpy_in_a_module_is_cloned(tmp_path):
 def test_strict_output_of_a_module_that_keeps_its_graph_stays_silent(tmp_path):
     silent(tmp_path, STRICT_ROUND_TRIP.replace("torch.as_tensor(h.detach().cpu().numpy())", "h.clone()"))
     silent(tmp_path, STRICT_ITEMS.replace("torch.tensor((r.item(), angle.item()))", "torch.stack((r, angle))"))
+
+
+# ---- AD238: a level entered with enter_dual_level() before a loop and exited inside it ----------
+
+LEVEL_EXITED_IN_LOOP = """
+    import torch
+    import torch.autograd.forward_ad as forward_ad
+
+    torch.manual_seed(0)
+    w = torch.randn(3, 3)
+    x = torch.randn(3)
+    tangents = []
+    forward_ad.enter_dual_level()
+    step = 0
+    while step < 3:
+        dual = forward_ad.make_dual(x, torch.eye(3)[step])
+        tangents.append(forward_ad.unpack_dual(torch.sin(w @ dual)).tangent)
+        step += 1
+        forward_ad.exit_dual_level()  # PRIMARY
+"""
+
+
+def test_level_exited_inside_the_loop_is_left_after_it(tmp_path):
+    source, diagnoses = diagnose(tmp_path, LEVEL_EXITED_IN_LOOP)
+    found = only(diagnoses, "AD238")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    assert found.help[0].replacement.splitlines()[-1] == "forward_ad.exit_dual_level()  # PRIMARY"
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, LEVEL_EXITED_IN_LOOP.replace(
+        "        step += 1\n        forward_ad.exit_dual_level()", "        step += 1\n    forward_ad.exit_dual_level()"))
+    assert same(fixed["tangents"], correct["tangents"]) and len(fixed["tangents"]) == 3
+
+
+def test_level_left_after_the_loop_or_entered_in_each_pass_stays_silent(tmp_path):
+    silent(tmp_path, LEVEL_EXITED_IN_LOOP.replace(
+        "        step += 1\n        forward_ad.exit_dual_level()", "        step += 1\n    forward_ad.exit_dual_level()"))
+    per_pass = LEVEL_EXITED_IN_LOOP.replace("    forward_ad.enter_dual_level()\n", "").replace(
+        "    while step < 3:\n", "    while step < 3:\n        forward_ad.enter_dual_level()\n")
+    silent(tmp_path, per_pass, name="per_pass")

@@ -306,6 +306,69 @@ def _dual_level_name(filename: str, call: ast.Call, scope: dict) -> str | None:
     return None
 
 
+def _exits_level(tree: ast.AST, statement: ast.stmt) -> bool:
+    """The statement calls exit_dual_level(), or a function or method of the same file whose body does."""
+    if find_calls(statement, "exit_dual_level"):
+        return True
+    called = {getattr(c.func, "attr", getattr(c.func, "id", None)) for c in ast.walk(statement) if isinstance(c, ast.Call)}
+    return any(isinstance(d, ast.FunctionDef) and d.name in called and find_calls(d, "exit_dual_level")
+               for d in ast.walk(tree))
+
+
+def _level_exited_inside_a_loop(context: ErrorContext):
+    """(filename, loop, exit statement) when a user's frame of the traceback runs in a `for`/`while` loop
+    whose body, after that frame's statement, exits the program's own forward-AD level (an
+    `exit_dual_level()` call, or a call of a function of the file that makes it) that was entered with
+    `enter_dual_level()` before the loop, not in it: the loop's second pass finds no level."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    for frame, line in context.frames:
+        filename = frame.f_code.co_filename
+        if is_internal_file(filename) or in_installed_package(filename):
+            continue
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))
+                 and n.body[0].lineno <= line <= n.body[-1].end_lineno]
+        if not loops:
+            continue
+        loop = max(loops, key=lambda n: n.lineno)  # the innermost
+        if find_calls(loop, "enter_dual_level") or any(
+                isinstance(d, ast.FunctionDef) and d.name in {getattr(c.func, "attr", getattr(c.func, "id", None))
+                                                             for c in ast.walk(loop) if isinstance(c, ast.Call)}
+                and find_calls(d, "enter_dual_level") for d in ast.walk(tree)):
+            continue  # entered again in each pass
+        after = [s for s in loop.body if s.lineno > line]
+        exits = [s for s in after if isinstance(s, ast.Expr) and _exits_level(tree, s)]
+        entered = [c for c in find_calls(tree, "enter_dual_level") if c.lineno < loop.lineno] or any(
+            isinstance(s, ast.Expr) and s.lineno < loop.lineno and _calls_entering(tree, s)
+            for s in ast.walk(tree) if isinstance(s, ast.stmt))
+        if len(exits) == 1 and entered and not loop.orelse:
+            return filename, loop, exits[0]
+    return None
+
+
+def _calls_entering(tree: ast.AST, statement: ast.stmt) -> bool:
+    called = {getattr(c.func, "attr", getattr(c.func, "id", None)) for c in ast.walk(statement) if isinstance(c, ast.Call)}
+    return any(isinstance(d, ast.FunctionDef) and d.name in called and find_calls(d, "enter_dual_level")
+               for d in ast.walk(tree))
+
+
+def _exit_moved_after_loop(filename: str, loop: ast.stmt, exit_statement: ast.stmt) -> str:
+    """The loop's text without `exit_statement`, which follows the loop at the loop's indentation."""
+    indent = loop.col_offset
+    lines = []
+    for number in range(loop.lineno, loop.end_lineno + 1):
+        if exit_statement.lineno <= number <= exit_statement.end_lineno:
+            continue
+        text = source_line(filename, number)
+        lines.append(text[indent:].rstrip() if text.strip() else "")
+    moved = [source_line(filename, n)[exit_statement.col_offset:].rstrip()
+             for n in range(exit_statement.lineno, exit_statement.end_lineno + 1)]
+    return "\n".join(lines + moved)
+
+
 def dual_tensor_without_level(context: ErrorContext, already):
     found = user_statement(context)
     if found is None:
@@ -317,6 +380,27 @@ def dual_tensor_without_level(context: ErrorContext, already):
              "unpack_dual() must run inside it too"]
     advice = Suggestion("run make_dual(), the computation and the unpack_dual() that reads the tangent inside one "
                         "`with torch.autograd.forward_ad.dual_level():` block")
+    exited = _level_exited_inside_a_loop(context)
+    if exited is not None:
+        # The program enters its level itself (enter_dual_level() before the loop) and leaves it in the
+        # loop's first pass: a `with` block here would nest in that level.
+        loop_file, loop, exit_statement = exited
+        related = [location]
+        location = statement_location(loop_file, exit_statement, note="leaves the forward-AD level in the loop's "
+                                      "first pass; the level was entered once, before the loop")
+        notes.append("the program enters its level with enter_dual_level() before the loop; the next pass's "
+                     "make_dual() finds none")
+        change = statement_location(loop_file, loop)
+        help = Suggestion("leave the level after the loop, once, as it was entered: move this call after the loop",
+                          replacement=_exit_moved_after_loop(loop_file, loop, exit_statement), location=change)
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help])
+    tree = parse_file(filename)
+    if tree is not None and (find_calls(tree, "enter_dual_level") or find_calls(tree, "exit_dual_level")):
+        # The program manages its levels itself: a `with` block here would nest in a level it enters.
+        notes.append("this file enters or exits forward-AD levels itself (enter_dual_level(), exit_dual_level())")
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[Suggestion(
+            "make sure a level entered with enter_dual_level() is still open (not yet exit_dual_level()) where "
+            "make_dual() runs, or use `with torch.autograd.forward_ad.dual_level():` in place of both calls")])
     calls = find_calls(statement, "make_dual")
     tree = parse_file(filename)
     block = _enclosing_block(tree, statement) if tree is not None else None
