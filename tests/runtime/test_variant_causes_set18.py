@@ -155,3 +155,67 @@ def test_level_left_after_the_loop_or_entered_in_each_pass_stays_silent(tmp_path
     per_pass = LEVEL_EXITED_IN_LOOP.replace("    forward_ad.enter_dual_level()\n", "").replace(
         "    while step < 3:\n", "    while step < 3:\n        forward_ad.enter_dual_level()\n")
     silent(tmp_path, per_pass, name="per_pass")
+
+
+# ---- AD308: a hand-written update over a parametrized attribute (torch.nn.utils.parametrize) -----
+
+PARAMETRIZED_UPDATE = """
+    import torch
+    from torch import nn
+    from torch.nn.utils import parametrize
+
+
+    class Symmetric(nn.Module):
+        def forward(self, w):
+            return w.triu() + w.triu(1).transpose(0, 1)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            parametrize.register_parametrization(self.fc, "weight", Symmetric())
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def sgd(model, lr):
+        with torch.no_grad():
+            for tensor in (model.fc.bias, model.fc.weight):  # PRIMARY
+                tensor.sub_(lr * tensor.grad)
+                tensor.grad = None
+
+
+    torch.manual_seed(0)
+    model = Model()
+    x, y = torch.randn(4, 3), torch.randn(4, 3)
+    for _ in range(3):
+        (model(x) - y).pow(2).mean().backward()
+        sgd(model, 0.1)
+    result = [model.fc.parametrizations.weight.original.detach().clone(), model.fc.bias.detach().clone()]
+"""
+
+TRAINED_ORIGINAL = "for tensor in (model.fc.bias, model.fc.parametrizations.weight.original):"
+
+
+def test_parametrized_attribute_updated_by_hand_updates_its_original(tmp_path):
+    source, diagnoses = diagnose(tmp_path, PARAMETRIZED_UPDATE)
+    found = only(diagnoses, "AD308")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    assert found.help[0].replacement == TRAINED_ORIGINAL
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, PARAMETRIZED_UPDATE.replace(
+        "for tensor in (model.fc.bias, model.fc.weight):", TRAINED_ORIGINAL))
+    assert same(fixed["result"], correct["result"])
+
+
+def test_update_of_the_original_or_of_a_frozen_leaf_is_not_taken_for_a_parametrization(tmp_path):
+    silent(tmp_path, PARAMETRIZED_UPDATE.replace("for tensor in (model.fc.bias, model.fc.weight):", TRAINED_ORIGINAL))
+    frozen = PARAMETRIZED_UPDATE.replace("self.fc.weight", "self.fc.weight").replace(
+        "            self.fc = nn.Linear(3, 3)\n",
+        "            self.fc = nn.Linear(3, 3)\n            self.fc.bias.requires_grad_(False)\n")
+    _, diagnoses = diagnose(tmp_path, frozen.replace("(model.fc.bias, model.fc.weight)",
+                                                     "(model.fc.bias, model.fc.parametrizations.weight.original)"),
+                            name="frozen")
+    assert [d.code for d in diagnoses] == ["AD309"]
