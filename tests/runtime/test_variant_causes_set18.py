@@ -219,3 +219,42 @@ def test_update_of_the_original_or_of_a_frozen_leaf_is_not_taken_for_a_parametri
                                                      "(model.fc.bias, model.fc.parametrizations.weight.original)"),
                             name="frozen")
     assert [d.code for d in diagnoses] == ["AD309"]
+
+
+# ---- AD183: error_if_nonfinite=True in a dict unpacked into clip_grad_norm_ (set 17) -------------
+
+CLIP_OPTIONS = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 16)
+    options = dict(max_norm=1.0, error_if_nonfinite=True)  # PRIMARY
+    for _ in range(5):
+        x, y = torch.randn(8, 3) * 10, torch.randn(8, 2)
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            out = model(x)
+        scaler.scale((out.float() - y).pow(2).mean()).backward()
+        scaler.unscale_(optimizer)
+        nn.utils.clip_grad_norm_(model.parameters(), **options)
+        scaler.step(optimizer)
+        scaler.update()
+    weights = [p.detach().clone() for p in model.parameters()]
+"""
+
+
+def test_refusing_flag_in_an_unpacked_dict_is_changed_where_the_dict_is_written(tmp_path):
+    source, diagnoses = diagnose(tmp_path, CLIP_OPTIONS)
+    found = only(diagnoses, "AD183")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    assert found.help[0].replacement == "options = dict(max_norm=1.0, error_if_nonfinite=False)"
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, CLIP_OPTIONS.replace("error_if_nonfinite=True", "error_if_nonfinite=False"))
+    assert same(fixed["weights"], correct["weights"])
+
+
+def test_unpacked_options_that_do_not_refuse_stay_silent(tmp_path):
+    silent(tmp_path, CLIP_OPTIONS.replace("error_if_nonfinite=True", "error_if_nonfinite=False"))
