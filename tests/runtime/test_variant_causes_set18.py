@@ -258,3 +258,41 @@ def test_refusing_flag_in_an_unpacked_dict_is_changed_where_the_dict_is_written(
 
 def test_unpacked_options_that_do_not_refuse_stay_silent(tmp_path):
     silent(tmp_path, CLIP_OPTIONS.replace("error_if_nonfinite=True", "error_if_nonfinite=False"))
+
+
+# ---- AD302: a tuple of tensors with a graph (a PackedSequence, a pair) made before the loop ------
+
+PAIR_BEFORE_LOOP = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    encoder = nn.Linear(3, 2)
+    head = nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+    anchor, positive = torch.randn(4, 3), torch.randn(4, 3)
+    views = (encoder(anchor), encoder(positive))  # PRIMARY
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = (head(views[0]) - head(views[1])).pow(2).mean() + head.weight.pow(2).sum()
+        loss.backward()
+        optimizer.step()
+    result = [p.detach().clone() for p in list(encoder.parameters()) + list(head.parameters())]
+"""
+
+PAIR_IN_LOOP = PAIR_BEFORE_LOOP.replace(
+    "    views = (encoder(anchor), encoder(positive))  # PRIMARY\n    for _ in range(3):\n",
+    "    for _ in range(3):\n        views = (encoder(anchor), encoder(positive))  # PRIMARY\n")
+
+
+def test_tuple_with_a_graph_made_before_the_loop_is_computed_in_it(tmp_path):
+    source, diagnoses = diagnose(tmp_path, PAIR_BEFORE_LOOP)
+    found = only(diagnoses, "AD302")
+    assert found.primary.line == marked_line(source, "PRIMARY")
+    fixed = run_fixed(tmp_path, found.help[0])
+    correct = reference(tmp_path, PAIR_IN_LOOP)
+    assert same(fixed["result"], correct["result"])
+
+
+def test_tuple_computed_in_each_iteration_stays_silent(tmp_path):
+    silent(tmp_path, PAIR_IN_LOOP)
