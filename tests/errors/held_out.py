@@ -87,9 +87,12 @@ def marked_location(name: str, directory: str) -> tuple[str, int]:
 
 def restore_global_state(name: str) -> None:
     """Undo what a variant may leave behind: grad mode off (set_grad_enabled(False)), anomaly
-    detection on, its helper modules imported from one staged copy."""
+    detection on, a forward-AD level left entered (enter_dual_level() without its exit), its helper modules imported from one staged copy."""
     torch.set_grad_enabled(True)
     torch.autograd.set_detect_anomaly(False)
+    import torch.autograd.forward_ad as forward_ad  # a level entered with enter_dual_level() and never exited
+    while forward_ad._current_level >= 0:
+        forward_ad.exit_dual_level()
     for file_name in files_of(name)[1:]:
         sys.modules.pop(file_name[:-3], None)
 

@@ -580,7 +580,8 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     if carrier is None and loop is not None and frontier:
         for name in _names_loaded_in(loop):
             value = frame_locals.get(name)
-            if not isinstance(value, torch.Tensor) or value.grad_fn is None or not _reaches(value, frontier):
+            # A tensor, or a tuple that holds one (a PackedSequence, an (h, c) pair).
+            if not any(t.grad_fn is not None and _reaches(t, frontier) for t in _tensors_in(value)):
                 continue
             found = scope.latest_assignment(name, loop.lineno)
             if found is not None and found[0].lineno < loop.lineno:
@@ -639,7 +640,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     tensor = None
     if carrier is not None and kind != "handed":
         name, assignment, value = carrier
-        tensor = _tensors_in(value)[0]
+        tensor = next((t for t in _tensors_in(value) if t.grad_fn is not None), _tensors_in(value)[0])
         if assignment is not None:
             if outside is not None:
                 note = (f"{name} is made here, before the loop, with a graph that every iteration's "
@@ -663,12 +664,14 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         if outside is not None:
             notes.append(f"the first iteration's backward() freed the part of the graph that {name} brings in; "
                          "the next iteration goes through it again")
-            detached = _detached_assignment(site.filename, assignment)
+            # `.detach()` is a tensor's: a tuple (a PackedSequence, a pair) is not detached that way.
+            detached = _detached_assignment(site.filename, assignment) if isinstance(value, torch.Tensor) else None
             chain = _graph_chain_before_loop(scope, frame_locals, loop, assignment)
             recompute = _recompute_in_loop(site.filename, loop, chain)
             built_from = [segment(site.filename, s.targets[0]) for s in chain[:-1] if isinstance(s, ast.Assign)]
             with_chain = f", with the lines that build its graph ({', '.join(built_from)})" if built_from else ""
-            trained_only_through = _leaves_only_through(roots, [tensor.grad_fn] if tensor is not None else [])
+            trained_only_through = _leaves_only_through(
+                roots, [t.grad_fn for t in _tensors_in(value) if t.grad_fn is not None])
             if trained_only_through:
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
                              f"only through {name}: detached, {name} would leave them untrained, so it is computed "

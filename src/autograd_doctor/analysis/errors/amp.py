@@ -1382,6 +1382,41 @@ def _partial_refusing_clip(context: ErrorContext, frame, statement: ast.stmt):
     return filename, made, node, statement_location(filename, made)
 
 
+def _unpacked_refusing_entry(frame, filename: str, statement: ast.stmt):
+    """(file, statement, node of `True`) of the `"error_if_nonfinite": True` entry (or
+    `dict(error_if_nonfinite=True)` keyword) of the dict that the failing clip_grad_norm_ call
+    unpacks with `**name` or `**self.attr`, where that dict is written: the last assignment of the
+    name before the statement, or the `self.attr = ...` of the object's class. None when the dict,
+    at run time, does not hold error_if_nonfinite=True, or the entry is not found in exactly one place."""
+    from autograd_doctor.analysis.errors.context import last_assignment, module_attribute_assignment
+
+    for call in find_calls(statement, "clip_grad_norm_"):
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                continue
+            value = value_of(frame, keyword.value)
+            if not (isinstance(value, dict) and value.get("error_if_nonfinite") is True):
+                continue
+            made_file, made = None, None
+            if isinstance(keyword.value, ast.Name):
+                made_file, made = filename, last_assignment(filename, keyword.value.id, statement.lineno)
+            elif isinstance(keyword.value, ast.Attribute):
+                owner = value_of(frame, keyword.value.value)
+                if owner is not None:
+                    made_file, made = module_attribute_assignment(owner, keyword.value.attr)
+            if made is None:
+                return None
+            entries = [v for node in ast.walk(made) if isinstance(node, ast.Dict)
+                       for k, v in zip(node.keys, node.values)
+                       if isinstance(k, ast.Constant) and k.value == "error_if_nonfinite"]
+            entries += [k.value for node in ast.walk(made) if isinstance(node, ast.Call) and _called_name(node) == "dict"
+                        for k in node.keywords if k.arg == "error_if_nonfinite"]
+            if len(entries) == 1 and isinstance(entries[0], ast.Constant) and entries[0].value is True:
+                return made_file, made, entries[0]
+            return None
+    return None
+
+
 def _called_name(node: ast.AST) -> str | None:
     """`partial` for `partial`, `functools.partial` (a name or the last attribute of a call's function)."""
     function = node.func if isinstance(node, ast.Call) else node
@@ -1398,10 +1433,21 @@ def clipped_non_finite(context: ErrorContext, already):
         return None
     frame, _line, filename, statement, location = found
     refusing = primary = None
+    unpacked = None
     for call in find_calls(statement, "clip_grad_norm_"):
         argument = call_argument(call, 3, "error_if_nonfinite")
         if argument is not None and value_of(frame, argument) is True:
             refusing = argument
+    if refusing is None:
+        # The refusing flag comes in a dict unpacked into the call (`**self.clip_kwargs`): its entry
+        # where the dict is written.
+        unpacked = _unpacked_refusing_entry(frame, filename, statement)
+        if unpacked is not None:
+            filename, statement, refusing = unpacked
+            location = statement_location(filename, statement)
+            primary = Location(file=location.file, line=refusing.lineno, column=refusing.col_offset,
+                               end_line=refusing.end_lineno, end_column=refusing.end_col_offset,
+                               source=source_line(filename, refusing.lineno).strip())
     if refusing is None:
         # Another spelling of the same call: the clipping function is a functools.partial of
         # clip_grad_norm_ made elsewhere (a config's default), with error_if_nonfinite=True bound.
@@ -1421,7 +1467,9 @@ def clipped_non_finite(context: ErrorContext, already):
     if primary is None:
         primary = location
     primary.role = "clip"
-    primary.note = ("error_if_nonfinite=True, bound here into the clipping function the step calls, refuses the "
+    primary.note = ("error_if_nonfinite=True, written here into the keyword arguments the clipping call unpacks "
+                    "(**), refuses the overflow GradScaler expects" if unpacked is not None
+                    else "error_if_nonfinite=True, bound here into the clipping function the step calls, refuses the "
                     "overflow GradScaler expects" if primary is not location
                     else "error_if_nonfinite=True refuses the overflow GradScaler expects")
     notes = [f"the loss was scaled by {scaler_name} (scale {scaler.get_scale():g}): at a scale that is too large the "

@@ -29,7 +29,14 @@ def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
         if frame.f_code.co_name not in torch_functions:
             continue
         function = frame.f_locals.get("func")
-        code = getattr(getattr(function, "func", function), "__code__", None)  # a functools.partial's function
+        function = getattr(function, "func", function)  # a functools.partial's function
+        code = getattr(function, "__code__", None)
+        if code is None and function is not None and not isinstance(function, type):
+            # An object called as the function: its class's __call__ (a module's forward).
+            import torch
+
+            method = getattr(type(function), "forward" if isinstance(function, torch.nn.Module) else "__call__", None)
+            code = getattr(method, "__code__", None)
         if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
             return None
         tree = parse_file(code.co_filename)
@@ -118,6 +125,51 @@ def _torch_tensor_of_a_list(filename: str, node: ast.AST) -> ast.Call | None:
     return None
 
 
+def _number_conversion_inside(node: ast.AST) -> ast.AST | None:
+    """The tensor inside a conversion to Python numbers that keeps the value and drops the graph:
+    `float(e)`, `e.item()` (an element of a list given to torch.tensor); None otherwise."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" \
+            and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item" \
+            and not node.args and not node.keywords:
+        return node.func.value
+    return None
+
+
+def _round_trip_inside(node: ast.AST) -> ast.AST | None:
+    """The tensor inside `e.tolist()`, `e.numpy()`, `e.detach().numpy()`, `e.detach().cpu().numpy()`
+    (the argument of torch.tensor(...)): its values leave autograd and come back as a new tensor."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("tolist", "numpy") and not node.args and not node.keywords):
+        return None
+    inner = node.func.value
+    while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+            and inner.func.attr in ("detach", "cpu") and not inner.args and not inner.keywords:
+        inner = inner.func.value
+    return inner
+
+
+def _torch_tensor_of_a_round_trip(filename: str, node: ast.AST) -> ast.Call | None:
+    """`torch.tensor(e.tolist())` (or `as_tensor`, `new_tensor`, `e.numpy()`, with `.detach()` and
+    `.cpu()` on the way) in `node`."""
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and _copies_values(filename, call) and len(call.args) == 1 \
+                and not call.keywords and _round_trip_inside(call.args[0]) is not None:
+            return call
+    return None
+
+
+def _stacked_elements(filename: str, elements: ast.AST) -> str:
+    """The text of the list given to torch.stack: each `float(e)` or `e.item()` element written `e`."""
+    parts = []
+    for element in elements.elts:
+        inner = _number_conversion_inside(element)
+        parts.append(text_of(filename, inner if inner is not None else element))
+    opening, closing = ("[", "]") if isinstance(elements, ast.List) else ("(", ")")
+    return opening + ", ".join(parts) + ("," if len(parts) == 1 and closing == ")" else "") + closing
+
+
 def strict_output_without_grad(context: ErrorContext, already):
     found = _user_function(context, _FUNCTIONAL_FUNCTIONS)
     if found is None:
@@ -127,21 +179,32 @@ def strict_output_without_grad(context: ErrorContext, already):
     if returned is None:
         return None
     statement = returned
-    call = _torch_tensor_of_a_list(filename, returned.value)
+    call = _torch_tensor_of_a_list(filename, returned.value) or _torch_tensor_of_a_round_trip(filename, returned.value)
     if call is None and isinstance(returned.value, ast.Name):
         # `return out` where out = torch.tensor([...]) a few lines up.
         made = last_assignment(filename, returned.value.id, returned.lineno)
         if made is not None and function.lineno <= made.lineno:
-            call = _torch_tensor_of_a_list(filename, made)
+            call = _torch_tensor_of_a_list(filename, made) or _torch_tensor_of_a_round_trip(filename, made)
             statement = made if call is not None else statement
     notes = ["in strict mode the transform refuses an output that autograd cannot trace back to the input "
              "(without strict=True its derivative would be returned as zeros)"]
+    if call is not None and not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        # torch.tensor(e.tolist()): the values of e, copied through Python (or NumPy) and back.
+        spelled = text_of(filename, call.func)
+        inner = _round_trip_inside(call.args[0])
+        trip = text_of(filename, call.args[0])[len(text_of(filename, inner)):]
+        location = statement_location(filename, statement, note=f"{spelled}({text_of(filename, inner)}{trip}) copies the values of "
+                                      f"{text_of(filename, inner)} through Python, without their graph")
+        new = replace_node_text(filename, statement, call, f"{text_of(filename, inner)}.clone()")
+        helps = [statement_change(location, f"copy {text_of(filename, inner)} with clone(), which autograd records "
+                                  "(the same values, and a new tensor as before)", new)]
+        return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
     if call is not None:
         spelled = "torch.tensor" if text_of(filename, call.func) == "torch.tensor" else text_of(filename, call.func)
         location = statement_location(filename, statement, note=f"{spelled}([...]) copies the values of the "
                                       "elements into a new tensor, without their graph")
         cast = _LEGACY_CONSTRUCTORS.get(text_of(filename, call.func) or "", "")
-        new = replace_node_text(filename, statement, call, f"torch.stack({text_of(filename, call.args[0])}){cast}")
+        new = replace_node_text(filename, statement, call, f"torch.stack({_stacked_elements(filename, call.args[0])}){cast}")
         helps = [statement_change(location, "build the vector with torch.stack, which keeps each element's graph "
                                   "(the same values when the elements are single numbers)", new)]
         return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
@@ -243,6 +306,69 @@ def _dual_level_name(filename: str, call: ast.Call, scope: dict) -> str | None:
     return None
 
 
+def _exits_level(tree: ast.AST, statement: ast.stmt) -> bool:
+    """The statement calls exit_dual_level(), or a function or method of the same file whose body does."""
+    if find_calls(statement, "exit_dual_level"):
+        return True
+    called = {getattr(c.func, "attr", getattr(c.func, "id", None)) for c in ast.walk(statement) if isinstance(c, ast.Call)}
+    return any(isinstance(d, ast.FunctionDef) and d.name in called and find_calls(d, "exit_dual_level")
+               for d in ast.walk(tree))
+
+
+def _level_exited_inside_a_loop(context: ErrorContext):
+    """(filename, loop, exit statement) when a user's frame of the traceback runs in a `for`/`while` loop
+    whose body, after that frame's statement, exits the program's own forward-AD level (an
+    `exit_dual_level()` call, or a call of a function of the file that makes it) that was entered with
+    `enter_dual_level()` before the loop, not in it: the loop's second pass finds no level."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    for frame, line in context.frames:
+        filename = frame.f_code.co_filename
+        if is_internal_file(filename) or in_installed_package(filename):
+            continue
+        tree = parse_file(filename)
+        if tree is None:
+            continue
+        loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))
+                 and n.body[0].lineno <= line <= n.body[-1].end_lineno]
+        if not loops:
+            continue
+        loop = max(loops, key=lambda n: n.lineno)  # the innermost
+        if find_calls(loop, "enter_dual_level") or any(
+                isinstance(d, ast.FunctionDef) and d.name in {getattr(c.func, "attr", getattr(c.func, "id", None))
+                                                             for c in ast.walk(loop) if isinstance(c, ast.Call)}
+                and find_calls(d, "enter_dual_level") for d in ast.walk(tree)):
+            continue  # entered again in each pass
+        after = [s for s in loop.body if s.lineno > line]
+        exits = [s for s in after if isinstance(s, ast.Expr) and _exits_level(tree, s)]
+        entered = [c for c in find_calls(tree, "enter_dual_level") if c.lineno < loop.lineno] or any(
+            isinstance(s, ast.Expr) and s.lineno < loop.lineno and _calls_entering(tree, s)
+            for s in ast.walk(tree) if isinstance(s, ast.stmt))
+        if len(exits) == 1 and entered and not loop.orelse:
+            return filename, loop, exits[0]
+    return None
+
+
+def _calls_entering(tree: ast.AST, statement: ast.stmt) -> bool:
+    called = {getattr(c.func, "attr", getattr(c.func, "id", None)) for c in ast.walk(statement) if isinstance(c, ast.Call)}
+    return any(isinstance(d, ast.FunctionDef) and d.name in called and find_calls(d, "enter_dual_level")
+               for d in ast.walk(tree))
+
+
+def _exit_moved_after_loop(filename: str, loop: ast.stmt, exit_statement: ast.stmt) -> str:
+    """The loop's text without `exit_statement`, which follows the loop at the loop's indentation."""
+    indent = loop.col_offset
+    lines = []
+    for number in range(loop.lineno, loop.end_lineno + 1):
+        if exit_statement.lineno <= number <= exit_statement.end_lineno:
+            continue
+        text = source_line(filename, number)
+        lines.append(text[indent:].rstrip() if text.strip() else "")
+    moved = [source_line(filename, n)[exit_statement.col_offset:].rstrip()
+             for n in range(exit_statement.lineno, exit_statement.end_lineno + 1)]
+    return "\n".join(lines + moved)
+
+
 def dual_tensor_without_level(context: ErrorContext, already):
     found = user_statement(context)
     if found is None:
@@ -254,6 +380,27 @@ def dual_tensor_without_level(context: ErrorContext, already):
              "unpack_dual() must run inside it too"]
     advice = Suggestion("run make_dual(), the computation and the unpack_dual() that reads the tangent inside one "
                         "`with torch.autograd.forward_ad.dual_level():` block")
+    exited = _level_exited_inside_a_loop(context)
+    if exited is not None:
+        # The program enters its level itself (enter_dual_level() before the loop) and leaves it in the
+        # loop's first pass: a `with` block here would nest in that level.
+        loop_file, loop, exit_statement = exited
+        related = [location]
+        location = statement_location(loop_file, exit_statement, note="leaves the forward-AD level in the loop's "
+                                      "first pass; the level was entered once, before the loop")
+        notes.append("the program enters its level with enter_dual_level() before the loop; the next pass's "
+                     "make_dual() finds none")
+        change = statement_location(loop_file, loop)
+        help = Suggestion("leave the level after the loop, once, as it was entered: move this call after the loop",
+                          replacement=_exit_moved_after_loop(loop_file, loop, exit_statement), location=change)
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help])
+    tree = parse_file(filename)
+    if tree is not None and (find_calls(tree, "enter_dual_level") or find_calls(tree, "exit_dual_level")):
+        # The program manages its levels itself: a `with` block here would nest in a level it enters.
+        notes.append("this file enters or exits forward-AD levels itself (enter_dual_level(), exit_dual_level())")
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, notes=notes, help=[Suggestion(
+            "make sure a level entered with enter_dual_level() is still open (not yet exit_dual_level()) where "
+            "make_dual() runs, or use `with torch.autograd.forward_ad.dual_level():` in place of both calls")])
     calls = find_calls(statement, "make_dual")
     tree = parse_file(filename)
     block = _enclosing_block(tree, statement) if tree is not None else None

@@ -9,7 +9,7 @@ import dataclasses
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
+    diagnosis, find_calls, line_change, statement_change, statement_of, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, carrying_assignment, enclosing_function, last_assignment, line_location, local_name_of,
@@ -801,6 +801,50 @@ def _freeze_part_with_hook(location, leaf_text: str, index_text: str, scatter: s
              Suggestion("or keep the frozen part as a separate tensor without requires_grad and concatenate it "
                         "with the trained part in forward")]
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
+
+
+def _parametrized_element_of_loop(frame, filename: str, loop: ast.For, tensor):
+    """AD308 when the loop runs over a list or tuple written out (`for p in [layer.weight, layer.bias]`)
+    one of whose elements is a parametrized attribute (torch.nn.utils.parametrize) and the `.grad`
+    read is not of another element: each read of `layer.weight` computes a new tensor from the
+    parametrization's `original` (under no_grad, one without gradient), which is the leaf that
+    backward() fills; the element is replaced by it (single-tensor parametrizations only)."""
+    import torch
+    from torch.nn.utils import parametrize
+
+    if not isinstance(loop.iter, (ast.List, ast.Tuple)):
+        return None
+    found = []
+    for element in loop.iter.elts:
+        if isinstance(element, ast.Attribute):
+            owner = value_of(frame, element.value)
+            if isinstance(owner, torch.nn.Module) and parametrize.is_parametrized(owner, element.attr):
+                found.append((element, owner))
+                continue
+        if value_of(frame, element) is tensor:
+            return None  # the read is of this element, a tensor of its own
+    if len(found) != 1:
+        return None
+    element, owner = found[0]
+    holder = owner.parametrizations[element.attr]
+    if not isinstance(getattr(holder, "original", None), torch.nn.Parameter):
+        return None
+    module_text, attribute = text_of(filename, element.value), element.attr
+    original = f"{module_text}.parametrizations.{attribute}.original"
+    location = statement_location(filename, loop)
+    location.end_line, location.end_column = loop.iter.end_lineno, loop.iter.end_col_offset + 1
+    location.role = "read"
+    location.note = (f"{module_text}.{attribute} is computed by a parametrization at each access: a new tensor, "
+                     f"not the leaf that gets the gradient")
+    notes = [f"{module_text}.{attribute} is recomputed from {original} (and the parametrization) each time it is "
+             f"read; backward() fills {original}.grad, and the tensor read here (under no_grad, or after backward) "
+             "has no .grad"]
+    change = line_change(filename, loop.lineno, text_of(filename, element), original, (
+        f"update {original}, the parameter the parametrization computes {module_text}.{attribute} from: it is the "
+        "leaf that has the gradient, as an optimizer given the module's parameters() would update it"))
+    helps = [change] if change is not None else []
+    helps.append(Suggestion(f"or give {module_text}.parameters() to a torch.optim optimizer, which holds {original}"))
+    return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
 
 
 def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
@@ -1734,6 +1778,9 @@ def grad_of_leaf_without_gradient(found):
     helps = []
     tree = parse_file(filename)
     loop = _loop_over(tree, statement, name) if tree is not None and name.isidentifier() else None
+    parametrized = _parametrized_element_of_loop(frame, filename, loop, tensor) if frozen and loop is not None else None
+    if parametrized is not None:
+        return parametrized
     if loop is not None:
         first = loop.body[0]
         first_text = segment(filename, first)
