@@ -187,3 +187,42 @@ def input_leaf_helps(leaf, parameter: str | None, frames: list[FrameType], filen
                         f"do it under torch.no_grad() where that tensor is made")
     return note, [found[0], advice]
 
+
+
+def container_entry_target(statement: ast.stmt, frame: FrameType | None) -> ast.Subscript | None:
+    """`state[LOSS]` for `state[LOSS] += v` where `state` is, at run time, a dict or a list (not a
+    tensor): the written leaf is the entry itself, and the container has no clone() of its own."""
+    if frame is None or not isinstance(statement, ast.AugAssign) or not isinstance(statement.target, ast.Subscript):
+        return None
+    container = statement.target.value
+    if not isinstance(container, ast.Name):
+        return None
+    from autograd_doctor.analysis.source_scope import frame_values
+
+    value = frame_values(frame).get(container.id)
+    return statement.target if isinstance(value, (dict, list)) else None
+
+
+def container_entry_helps(intent: LeafWriteIntent | None, leaf, parameter: str | None, frames: list[FrameType],
+                          filename: str, statement: ast.AugAssign, shown: str) -> list[Suggestion]:
+    """`entry = entry + v` for `entry += v` into a container's entry that holds a leaf nothing
+    trains (no optimizer holds it, not a parameter): an accumulator started as a leaf that requires
+    grad (`torch.zeros(1, requires_grad=True)`, so that backward() works with nothing added). The
+    entry then holds a new tensor that carries the gradient of what is added; the leaf stays as it
+    was. Empty otherwise (a trained leaf in a container is the author's to rebind)."""
+    from autograd_doctor.analysis.fixes import AUGMENTED_OPERATORS
+    from autograd_doctor.diagnosis.source import segment, statement_location
+
+    if intent is None or intent.kind != COMPUTATION or not intent.accumulates or parameter \
+            or isinstance(leaf, torch.nn.Parameter) or leaf is None or id(leaf) in optimized_tensors(frames):
+        return []
+    operator = AUGMENTED_OPERATORS.get(type(statement.op))
+    value = segment(filename, statement.value)
+    if operator is None or value is None:
+        return []
+    if isinstance(statement.value, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda)):
+        value = f"({value})"
+    return [Suggestion(
+        f"combine out of place: {shown} then holds a new tensor that carries the gradient of the value, and the "
+        f"leaf it held (which no optimizer updates) stays as it was",
+        f"{shown} = {shown} {operator} {value}", statement_location(filename, statement))]
