@@ -25,6 +25,7 @@ from autograd_doctor.analysis.naming import (
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.analysis.leaf_writes import (
     container_entry_helps, container_entry_target, input_leaf_helps, leaf_write_helps, leaf_write_intent,
+    owner_frame,
 )
 from autograd_doctor.analysis.module_weight_writes import (
     clone_at_earlier_use, weight_name, what_the_module_does, writes_its_own_weight,
@@ -917,6 +918,19 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         if intent is not None:
             notes.append(intent.note)
             helps.extend(leaf_write_helps(intent, site.filename, statement, name))
+        owner = owner_frame(leaf, frames) if intent is not None and intent.self_derived else None
+        owner_statement = statement_at(owner.f_code.co_filename, owner.f_lineno) if owner is not None else None
+        if owner_statement is not None and not helps:
+            # The write is a helper's, handed the leaf (a manifold parameter's `proj_()`): the
+            # no_grad belongs where the leaf is owned, not around the helper every caller shares.
+            owner_file = owner.f_code.co_filename
+            related.insert(0, location_of(site, role="modified", note="writes into the leaf it was handed"))
+            primary = statement_location(owner_file, owner_statement, role="called",
+                                         note="sets the leaf's values through a call that writes into it in place")
+            found = no_grad_fix(owner_file, owner_statement)
+            found.message = ("set the leaf's values without recording it, where the leaf is owned: the function that "
+                             "writes into it stays as it is for its other callers")
+            helps.append(found)
     if statement is not None and not helps:
         found = input_leaf_helps(leaf, parameter, frames, site.filename, statement, name)
         if found is not None:

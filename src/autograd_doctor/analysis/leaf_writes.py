@@ -34,6 +34,7 @@ class LeafWriteIntent:
     kind: str
     note: str
     accumulates: bool  # `+=`, `mul_`: the leaf's own value is combined with the value written
+    self_derived: bool = False  # the value written is computed from the leaf alone
 
 
 def _names(tensors: list[torch.Tensor], frames: list[FrameType], limit: int = 3) -> str:
@@ -73,6 +74,13 @@ def leaf_write_intent(func, args: tuple, leaf, frames: list[FrameType]) -> LeafW
             f"the value written carries gradient to {_names(trained, frames)}, which {optimizer}.step() "
             "updates: the write is part of the computation, and torch.no_grad() around it would stop "
             f"{'it' if len(trained) == 1 else 'them'} from training"), accumulates)
+    if not sources and all(value.grad_fn is not None for value in values):
+        # `w.copy_(w / w.norm())`, a manifold parameter's `proj_()`: a projection or rescaling of
+        # the leaf's own values sets them; nothing else flows into the leaf through the write.
+        return LeafWriteIntent(COPY_IN, (
+            "the value written is computed from the leaf alone (a projection or rescaling of its own values): "
+            "the write sets the leaf's values, it does not compute with anything else"), accumulates,
+            self_derived=True)
     if accumulates:
         return LeafWriteIntent(COMPUTATION, (
             "the value written has grad history and the write combines it with the leaf: the write is part "
@@ -226,3 +234,26 @@ def container_entry_helps(intent: LeafWriteIntent | None, leaf, parameter: str |
         f"combine out of place: {shown} then holds a new tensor that carries the gradient of the value, and the "
         f"leaf it held (which no optimizer updates) stays as it was",
         f"{shown} = {shown} {operator} {value}", statement_location(filename, statement))]
+
+
+def _received(frame: FrameType, leaf) -> bool:
+    """The frame's function was handed the leaf as one of its arguments (`self` included)."""
+    from autograd_doctor.analysis.naming import frame_locals
+
+    code = frame.f_code
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    values = frame_locals(frame)
+    return any(values.get(name) is leaf for name in names)
+
+
+def owner_frame(leaf, frames: list[FrameType]) -> FrameType | None:
+    """The frame where the leaf is owned, for a write made by a helper it was handed to: the
+    innermost user frame above the write's whose function did not receive the leaf as an
+    argument (`self.tangent = ManifoldParameter(t).proj_()` above `proj_`, above the helper that
+    copies into its `dest`). None when the write's own function did not receive it."""
+    if leaf is None or not frames or not _received(frames[0], leaf):
+        return None
+    for frame in frames[1:]:
+        if not _received(frame, leaf):
+            return frame
+    return None
