@@ -838,6 +838,9 @@ class Doctor:
         if self.recorder.state.get("widened_gradients"):
             # A custom backward returned a gradient the engine summed down to its input (AD159).
             self._report_silent(custom_backward_shapes.widened_gradient_diagnosis, self.recorder, call)
+        if self.recorder.state.get("ignored_gradients"):
+            # A custom backward that never reads its incoming gradient ran with one that is not 1 (AD315).
+            self._report_silent(custom_backward_shapes.ignored_gradient_diagnosis, self.recorder, call)
         if self.recorder.state.get("unconnected_checkpoints"):
             # A reentrant checkpoint ran since the last backward() on inputs without grad.
             self._report_silent(grad_off_blocks.unconnected_checkpoint_diagnosis, self.recorder, call, args, kwargs)

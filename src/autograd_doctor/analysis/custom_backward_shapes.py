@@ -101,3 +101,43 @@ def _squeeze_the_reduced_axis(primary: Location, bare: list, advice: str) -> Sug
     return Suggestion(f"squeeze only the axis the reduction removed (`.squeeze({axis})`): the division then keeps "
                       "the input's other axes apart, and the backward returns a gradient of the input's shape",
                       replacement, statement_location(primary.file, statement))
+
+
+def ignored_gradient_diagnosis(recorder, call) -> Diagnosis | None:
+    """AD315: a custom Function's backward that never reads the gradient it is given ran, during
+    the backward() call that just ran, with one that is not all ones (recorded by
+    recording/widened_gradients.py). Reported at the backward's return statement (its one return,
+    else its def); the help is advice: only the author knows how the incoming gradient maps onto
+    each input's elements."""
+    found = widened_gradients.take_ignored(recorder)
+    if not found:
+        return None
+    ignored = found[0]
+    backward = getattr(ignored.function, "backward", None)
+    code = getattr(backward, "__code__", None)
+    definition = _definition(code) if code is not None else None
+    name = ignored.function.__name__
+    shown = ", ".join(ignored.parameters)
+    note = (f"{name}.backward never reads {shown}, the gradient of the loss with respect to the Function's "
+            f"output(s): what it returns is the derivative of the output alone. The chain rule multiplies it by "
+            f"that gradient, which was {ignored.given} here, so every input of {name} got a wrong gradient "
+            f"(wrong in scale, and in sign where the gradient given is negative)")
+    site = call.site if call is not None else None
+    related = [location for location in [location_of(site, role="backward", note="ran the custom backward")]
+               if location is not None]
+    primary = None
+    if isinstance(definition, ast.FunctionDef):
+        returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
+        if len(returns) == 1:
+            primary = statement_location(code.co_filename, returns[0], role="gradient",
+                                         note=f"returns gradients that do not use {shown}")
+        else:
+            primary = statement_location(code.co_filename, definition, role="defined",
+                                         note=f"this backward never reads {shown}")
+    if primary is None:
+        return None
+    advice = (f"multiply what {name}.backward returns for each input by {shown} (the chain rule), mapped onto "
+              "that input's elements: elementwise for an elementwise forward, indexed or broadcast the way the "
+              "forward gathered or reduced the input; torch.autograd.gradcheck on small double inputs confirms it")
+    return Diagnosis(code=codes.IGNORED_INCOMING_GRADIENT, title=codes.title(codes.IGNORED_INCOMING_GRADIENT),
+                     severity="warning", primary=primary, related=related, notes=[note], help=[Suggestion(advice)])

@@ -23,7 +23,10 @@ from autograd_doctor.analysis.naming import (
     module_path, modules_in, parameter_path, user_frames, variable_for, variable_with_memory_of,
 )
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
-from autograd_doctor.analysis.leaf_writes import input_leaf_helps, leaf_write_helps, leaf_write_intent
+from autograd_doctor.analysis.leaf_writes import (
+    container_entry_helps, container_entry_target, input_leaf_helps, leaf_write_helps, leaf_write_intent,
+    owner_frame,
+)
 from autograd_doctor.analysis.module_weight_writes import (
     clone_at_earlier_use, weight_name, what_the_module_does, writes_its_own_weight,
 )
@@ -896,11 +899,38 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         else:
             helps.append(Suggestion(f"create this {module_class} with inplace=False (where the module is "
                                     "defined), so it returns a new tensor and leaves its input alone"))
+    entry = container_entry_target(statement, live_frame(site)) if statement is not None and not helps else None
+    if entry is not None:
+        # `state[LOSS] += v` with `state` a dict: the leaf is the entry, the dict has no clone().
+        name = segment(site.filename, entry) or name
+        if info is not None and name:
+            info.name = name
+        intent = leaf_write_intent(func, args, leaf, frames)
+        if intent is not None:
+            notes.append(intent.note)
+        helps.extend(container_entry_helps(intent, leaf, parameter, frames, site.filename, statement, name))
+        if not helps:
+            helps.append(no_grad_fix(site.filename, statement) if intent is None else Suggestion(
+                f"if the write is part of the computation, put a new tensor in the entry ({name} = {name} + ...) "
+                f"and keep the leaf it held where whatever trains it can reach it"))
     if statement is not None and not helps:
         intent = leaf_write_intent(func, args, leaf, frames)
         if intent is not None:
             notes.append(intent.note)
             helps.extend(leaf_write_helps(intent, site.filename, statement, name))
+        owner = owner_frame(leaf, frames) if intent is not None and intent.self_derived else None
+        owner_statement = statement_at(owner.f_code.co_filename, owner.f_lineno) if owner is not None else None
+        if owner_statement is not None and not helps:
+            # The write is a helper's, handed the leaf (a manifold parameter's `proj_()`): the
+            # no_grad belongs where the leaf is owned, not around the helper every caller shares.
+            owner_file = owner.f_code.co_filename
+            related.insert(0, location_of(site, role="modified", note="writes into the leaf it was handed"))
+            primary = statement_location(owner_file, owner_statement, role="called",
+                                         note="sets the leaf's values through a call that writes into it in place")
+            found = no_grad_fix(owner_file, owner_statement)
+            found.message = ("set the leaf's values without recording it, where the leaf is owned: the function that "
+                             "writes into it stays as it is for its other callers")
+            helps.append(found)
     if statement is not None and not helps:
         found = input_leaf_helps(leaf, parameter, frames, site.filename, statement, name)
         if found is not None:

@@ -34,6 +34,7 @@ class LeafWriteIntent:
     kind: str
     note: str
     accumulates: bool  # `+=`, `mul_`: the leaf's own value is combined with the value written
+    self_derived: bool = False  # the value written is computed from the leaf alone
 
 
 def _names(tensors: list[torch.Tensor], frames: list[FrameType], limit: int = 3) -> str:
@@ -73,6 +74,13 @@ def leaf_write_intent(func, args: tuple, leaf, frames: list[FrameType]) -> LeafW
             f"the value written carries gradient to {_names(trained, frames)}, which {optimizer}.step() "
             "updates: the write is part of the computation, and torch.no_grad() around it would stop "
             f"{'it' if len(trained) == 1 else 'them'} from training"), accumulates)
+    if not sources and all(value.grad_fn is not None for value in values):
+        # `w.copy_(w / w.norm())`, a manifold parameter's `proj_()`: a projection or rescaling of
+        # the leaf's own values sets them; nothing else flows into the leaf through the write.
+        return LeafWriteIntent(COPY_IN, (
+            "the value written is computed from the leaf alone (a projection or rescaling of its own values): "
+            "the write sets the leaf's values, it does not compute with anything else"), accumulates,
+            self_derived=True)
     if accumulates:
         return LeafWriteIntent(COMPUTATION, (
             "the value written has grad history and the write combines it with the leaf: the write is part "
@@ -187,3 +195,65 @@ def input_leaf_helps(leaf, parameter: str | None, frames: list[FrameType], filen
                         f"do it under torch.no_grad() where that tensor is made")
     return note, [found[0], advice]
 
+
+
+def container_entry_target(statement: ast.stmt, frame: FrameType | None) -> ast.Subscript | None:
+    """`state[LOSS]` for `state[LOSS] += v` where `state` is, at run time, a dict or a list (not a
+    tensor): the written leaf is the entry itself, and the container has no clone() of its own."""
+    if frame is None or not isinstance(statement, ast.AugAssign) or not isinstance(statement.target, ast.Subscript):
+        return None
+    container = statement.target.value
+    if not isinstance(container, ast.Name):
+        return None
+    from autograd_doctor.analysis.source_scope import frame_values
+
+    value = frame_values(frame).get(container.id)
+    return statement.target if isinstance(value, (dict, list)) else None
+
+
+def container_entry_helps(intent: LeafWriteIntent | None, leaf, parameter: str | None, frames: list[FrameType],
+                          filename: str, statement: ast.AugAssign, shown: str) -> list[Suggestion]:
+    """`entry = entry + v` for `entry += v` into a container's entry that holds a leaf nothing
+    trains (no optimizer holds it, not a parameter): an accumulator started as a leaf that requires
+    grad (`torch.zeros(1, requires_grad=True)`, so that backward() works with nothing added). The
+    entry then holds a new tensor that carries the gradient of what is added; the leaf stays as it
+    was. Empty otherwise (a trained leaf in a container is the author's to rebind)."""
+    from autograd_doctor.analysis.fixes import AUGMENTED_OPERATORS
+    from autograd_doctor.diagnosis.source import segment, statement_location
+
+    if intent is None or intent.kind != COMPUTATION or not intent.accumulates or parameter \
+            or isinstance(leaf, torch.nn.Parameter) or leaf is None or id(leaf) in optimized_tensors(frames):
+        return []
+    operator = AUGMENTED_OPERATORS.get(type(statement.op))
+    value = segment(filename, statement.value)
+    if operator is None or value is None:
+        return []
+    if isinstance(statement.value, (ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda)):
+        value = f"({value})"
+    return [Suggestion(
+        f"combine out of place: {shown} then holds a new tensor that carries the gradient of the value, and the "
+        f"leaf it held (which no optimizer updates) stays as it was",
+        f"{shown} = {shown} {operator} {value}", statement_location(filename, statement))]
+
+
+def _received(frame: FrameType, leaf) -> bool:
+    """The frame's function was handed the leaf as one of its arguments (`self` included)."""
+    from autograd_doctor.analysis.naming import frame_locals
+
+    code = frame.f_code
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    values = frame_locals(frame)
+    return any(values.get(name) is leaf for name in names)
+
+
+def owner_frame(leaf, frames: list[FrameType]) -> FrameType | None:
+    """The frame where the leaf is owned, for a write made by a helper it was handed to: the
+    innermost user frame above the write's whose function did not receive the leaf as an
+    argument (`self.tangent = ManifoldParameter(t).proj_()` above `proj_`, above the helper that
+    copies into its `dest`). None when the write's own function did not receive it."""
+    if leaf is None or not frames or not _received(frames[0], leaf):
+        return None
+    for frame in frames[1:]:
+        if not _received(frame, leaf):
+            return frame
+    return None

@@ -4342,6 +4342,45 @@ wrapper holds the optimizer and calls its `step()` under an `if`, that call is n
         "batches = [(torch.randn(5, 3), torch.randn(5, 1)) for _ in range(4)]\n"
     ))
 
+IGNORED_INCOMING_GRADIENT = _code(
+    "AD315",
+    "a custom autograd.Function's backward never reads the gradient it is given: the chain rule is dropped",
+    """\
+**What it means.** A custom `torch.autograd.Function`'s backward receives, after `ctx`, the
+gradient of the loss with respect to each output of forward, and must return, for each input,
+that gradient multiplied by the output's derivative (the chain rule). A backward that returns the
+derivative alone (the arc posteriors of a total score, `y * (1 - y)` of a sigmoid) is right only
+where the loss is that output's plain sum; anywhere else (a weight, a minus sign, a later layer)
+every input gets a wrongly scaled gradient, of the wrong sign where the loss subtracts the output,
+and training goes the wrong way without an error. autograd-doctor remembers, while a doctor runs,
+a custom backward whose incoming-gradient parameters appear nowhere in its body, and warns after
+the backward() call in which it ran with a gradient that is not all ones and returned a nonzero
+gradient (a Function that blocks gradients on purpose returns zeros or None).
+
+**Minimal example.**
+
+    class TotalScore(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, scores):
+            total = scores.logsumexp(0)
+            ctx.save_for_backward(scores, total)
+            return total
+
+        @staticmethod
+        def backward(ctx, grad_total):
+            scores, total = ctx.saved_tensors
+            return (scores - total).exp()           # AD315: grad_total is never used
+
+    loss = -TotalScore.apply(scores)                # the gradient given is -1
+    loss.backward()
+
+**The fix.** Multiply each returned gradient by the incoming one, mapped onto the input's
+elements the way forward combined them (`(scores - total).exp() * grad_total` here; an indexed
+`grad[index]` where forward reduced groups of elements); check with `torch.autograd.gradcheck`.
+""",
+    heading="a custom backward ignores the gradient it is given",
+    example_setup="scores = torch.randn(5, requires_grad=True)\n",
+)
 
 GRADIENTLESS_OPTIMIZER_STEPS = _code(
     "AD214",

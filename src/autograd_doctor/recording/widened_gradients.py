@@ -13,11 +13,22 @@ compared with the shape the engine expects (the metadata of the node the gradien
 `next_functions`) and with the shapes of the gradients the backward was given: only a gradient
 of neither shape, with more elements than expected, is remembered. Only shapes and the class are
 kept, no tensor.
+
+The same wrapper also remembers backwards that never read the gradient they are given (AD315):
+a backward whose incoming-gradient parameters appear nowhere in its body returns the derivative
+of the Function's output alone, not the chain rule's product. Only when the gradient it was given
+at run time is not all ones (then the product would differ) and what it returned is not all zeros
+(a Function that blocks gradients on purpose returns zeros) is the class remembered. The body is
+read once per backward (its code object's names), so the values are compared only for such a
+backward.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+import textwrap
 from dataclasses import dataclass
 
 import torch
@@ -37,6 +48,81 @@ class WidenedGradient:
     index: int
     returned: tuple
     expected: tuple
+
+
+@dataclass
+class IgnoredGradient:
+    """A custom Function's backward never read the gradient it was given (`parameters`), and ran
+    with one that is not all ones (`given`, e.g. -1.0 when it is a constant) while returning a
+    nonzero gradient."""
+
+    function: type  # the autograd.Function subclass
+    parameters: tuple  # the backward's incoming-gradient parameter names
+    given: str  # what the incoming gradient was, in words
+
+
+_UNREAD: dict = {}  # backward code object -> the incoming-gradient parameters it never reads (or ())
+
+
+def _unread_gradient_parameters(backward) -> tuple:
+    """The incoming-gradient parameters of a backward (all but ctx) when its body reads none of
+    them; () when it reads one, or when its source cannot be read (nothing is claimed then)."""
+    code = getattr(backward, "__code__", None)
+    if code is None:
+        return ()
+    if code in _UNREAD:
+        return _UNREAD[code]
+    found: tuple = ()
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(backward)))
+        definition = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef))
+        arguments = definition.args
+        names = [a.arg for a in [*arguments.posonlyargs, *arguments.args][1:]]
+        if arguments.vararg is not None:
+            names.append(arguments.vararg.arg)
+        if names and not arguments.kwarg:
+            read = {node.id for node in ast.walk(definition) if isinstance(node, ast.Name)
+                    and isinstance(node.ctx, ast.Load)}
+            found = tuple(names) if not read.intersection(names) else ()
+    except Exception:
+        found = ()
+    _UNREAD[code] = found
+    return found
+
+
+def _given_in_words(grad_outputs: tuple) -> str | None:
+    """None when every incoming gradient is all ones (the chain rule's product equals what the
+    backward returned); else a short description of one that is not."""
+    for gradient in grad_outputs:
+        if not isinstance(gradient, torch.Tensor) or gradient.numel() == 0:
+            continue
+        if bool((gradient == 1).all()):
+            continue
+        first = gradient.reshape(-1)[0]
+        if gradient.numel() == 1 or bool((gradient == first).all()):
+            return f"{first.item():g}" + ("" if gradient.numel() == 1 else " for every element")
+        return f"a {list(gradient.shape)} tensor of values other than 1"
+    return None
+
+
+def _check_ignored(node, grad_outputs: tuple, result) -> None:
+    function = getattr(node, "_forward_cls", None)
+    backward = getattr(function, "backward", None)
+    if function is None or backward is None:
+        return
+    parameters = _unread_gradient_parameters(backward)
+    if not parameters:
+        return
+    results = result if isinstance(result, tuple) else (result,)
+    if not any(isinstance(r, torch.Tensor) and bool((r != 0).any()) for r in results):
+        return  # None or zeros: the Function passes no gradient back, on purpose or not
+    given = _given_in_words(grad_outputs)
+    if given is None:
+        return
+    for recorder in list(_wrapped.recorders):
+        log = recorder.state.setdefault("ignored_gradients", [])
+        if len(log) < LOG_SIZE and not any(i.function is function for i in log):
+            log.append(IgnoredGradient(function, parameters, given))
 
 
 def _check(node, grad_outputs: tuple, result) -> None:
@@ -75,6 +161,7 @@ def _recording_apply(original):
         started = own_work_started()  # the shapes read below are the doctor's reads, not the program's
         try:
             _check(self, args, result)
+            _check_ignored(self, args, result)
         except Exception:
             pass
         finally:
@@ -92,6 +179,13 @@ _wrapped = WrappedAttributes(_targets)
 
 # Remember widened gradients into a recorder's `state` until `deactivate(recorder)`.
 activate, deactivate = _wrapped.activate, _wrapped.deactivate
+
+
+def take_ignored(recorder) -> list[IgnoredGradient]:
+    """The backwards remembered for ignoring their incoming gradient, forgotten once taken."""
+    found = recorder.state.get("ignored_gradients") or []
+    recorder.state["ignored_gradients"] = []
+    return found
 
 
 def take(recorder) -> list[WidenedGradient]:
