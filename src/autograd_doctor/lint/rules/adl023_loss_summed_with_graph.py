@@ -80,7 +80,12 @@ re-bound between the backward and the sum, when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop (or, for a loop
 that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
 before it in the body of the loop around it: a sum over one batch's
-networks), when the sum
+networks, or, for a counted accumulation window, `for n_i in range(rounds):`
+that takes no step, when the loop around it binds the total to a constant
+before the window and steps, after it, an optimizer it clears: a sum over
+one step's micro-batches), when the backward's own statement binds the loss
+name again before the sum (`(g,) = torch.autograd.grad(g, x,
+create_graph=True)`, then `kept.append(g)`: what is kept is the gradient), when the sum
 and the backward are in different branches of an `if`, and when the sum is
 itself backpropagated (gradient accumulation through the sum) or detached in
 place.""",

@@ -23,7 +23,9 @@ on `self`, added into a name from before the loop, or bound to a name read after
 the loop (before the name is bound again).  Kept values read through `.item()`,
 `.detach()`, `.data`, `.tolist()`, `.numpy()` do not count, nor values with no graph (a comparison, a count of one
 such as `sum(mse > t)` or `(pred == y).sum()`, an integer result, `len` / `int` /
-`float`).  Running the module also counts for `M.forward(...)`, for a method of a
+`float`), nor a name that an unpacking from a call binds again to what it
+was handed under that name (`out, sample = processor.postprocess(out,
+sample)`: `sample` keeps what it held).  Running the module also counts for `M.forward(...)`, for a method of a
 class of the file (with a `forward`) that returns what `self(...)` computes and
 releases nothing (`model.calculate_objective(x, y)`), and for a function of the
 file handed `M` that returns what `M` computes (`self._predict(self.model, b)`);
