@@ -80,7 +80,12 @@ re-bound between the backward and the sum, when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop (or, for a loop
 that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
 before it in the body of the loop around it: a sum over one batch's
-networks), when the sum
+networks, or, for a counted accumulation window, `for n_i in range(rounds):`
+that takes no step, when the loop around it binds the total to a constant
+before the window and steps, after it, an optimizer it clears: a sum over
+one step's micro-batches), when the backward's own statement binds the loss
+name again before the sum (`(g,) = torch.autograd.grad(g, x,
+create_graph=True)`, then `kept.append(g)`: what is kept is the gradient), when the sum
 and the backward are in different branches of an `if`, and when the sum is
 itself backpropagated (gradient accumulation through the sum) or detached in
 place.""",
@@ -1186,8 +1191,17 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
         return False  # no sum before the loop that this one adds to
     if _restarted_around_network_loop(loop, base, path, bindings):
         return False  # a sum over the networks of one batch (set V's DML): bounded
+    if _restarted_per_step(loop, base, path, bindings):
+        return False  # a sum over one optimizer step's micro-batches (set AE's corrdiff): bounded
     low, high = sorted((call.lineno, stmt.lineno))
     root = re.match(r"\w+", summed).group(0)  # `output.loss`, `output["loss"]` are re-bound with `output`
+    if call.lineno < stmt.lineno and any(
+            name == root and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None
+            and any(n is call for n in ast.walk(node.value)) for name, line, node, p in inside):
+        # `(g,) = torch.autograd.grad(g, x, create_graph=True)`, then `kept.append(g)`: the
+        # backward's own statement binds the name again, so what is kept is its result (the
+        # gradient), not the value it differentiated (set AE's physicsnemo derivative chain)
+        return False
     return not any(name == root and low < line < high for name, line, node, p in inside)
 
 
@@ -1249,6 +1263,62 @@ def _aliased_backward(summed, stmt, path, backwards, bindings):
                 continue
             return backward, alias
     return None
+
+
+def _step_calls(nodes, attribute: str = "step") -> list:
+    """The calls `<receiver>.<attribute>(...)` in ``nodes`` (statements; nested
+    definitions not entered)."""
+    found = []
+    for node in own_nodes(nodes):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attribute:
+            found.append(node)
+    return found
+
+
+def _restarted_per_step(loop, base, path, bindings) -> bool:
+    """The sum lives in a gradient-accumulation window: a counted loop ``W`` (`for n_i
+    in range(num_accumulation_rounds):`, ``loop`` itself or a loop around it) whose
+    body takes no optimizer step and clears nothing, inside a loop ``L`` whose body
+    starts the total again before ``W`` (`loss_accum = 0`, in the same block as ``W``,
+    with no step between), and, after ``W``, steps an optimizer whose `zero_grad()` it
+    also calls.  Every iteration the total spans belongs to one optimizer step; the
+    graphs it links are those of one step's micro-batches (their saved tensors freed by
+    their backward passes), released when it starts again: the count is the
+    accumulation factor, not the length of the training.  Set AE's corrdiff:
+    `optimizer.zero_grad(); loss_accum = 0; for n_i in range(rounds): ... loss_accum +=
+    loss / rounds; loss.backward()`, then `optimizer.step()`.  A window that iterates
+    the data (`for x, y in loader:`, full-batch descent over an epoch) is not a
+    counted loop and stays reported."""
+    index = path.index((loop, "body"))
+    for i in range(index, -1, -1):
+        window, field = path[i]
+        if not (isinstance(window, _LOOPS) and field == "body"):
+            continue
+        j = i - 1
+        while j >= 0 and isinstance(path[j][0], (ast.With, ast.AsyncWith)) and path[j][1] == "body":
+            j -= 1
+        if j < 0 or not (isinstance(path[j][0], _LOOPS) and path[j][1] == "body"):
+            continue
+        outer = path[j][0]
+        if not (isinstance(window, (ast.For, ast.AsyncFor)) and isinstance(window.iter, ast.Call)
+                and isinstance(window.iter.func, ast.Name) and window.iter.func.id == "range"):
+            continue
+        if _step_calls([window]) or _step_calls([window], "zero_grad"):
+            continue
+        block = path[:i]
+        restarts = [line for name, line, node, p in bindings
+                    if name == base and p == block and line < window.lineno and isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Constant)]
+        if not restarts:
+            continue
+        restart = max(restarts)
+        steps = _step_calls(outer.body)
+        if any(restart < c.lineno < window.lineno for c in steps):
+            continue
+        cleared = {ast.unparse(c.func.value) for c in _step_calls(outer.body, "zero_grad")}
+        if any(c.lineno > window.end_lineno and ast.unparse(c.func.value) in cleared for c in steps):
+            return True
+    return False
 
 
 def _restarted_around_network_loop(loop, base, path, bindings) -> bool:

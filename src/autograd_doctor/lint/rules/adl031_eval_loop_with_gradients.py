@@ -23,7 +23,9 @@ on `self`, added into a name from before the loop, or bound to a name read after
 the loop (before the name is bound again).  Kept values read through `.item()`,
 `.detach()`, `.data`, `.tolist()`, `.numpy()` do not count, nor values with no graph (a comparison, a count of one
 such as `sum(mse > t)` or `(pred == y).sum()`, an integer result, `len` / `int` /
-`float`).  Running the module also counts for `M.forward(...)`, for a method of a
+`float`), nor a name that an unpacking from a call binds again to what it
+was handed under that name (`out, sample = processor.postprocess(out,
+sample)`: `sample` keeps what it held).  Running the module also counts for `M.forward(...)`, for a method of a
 class of the file (with a `forward`) that returns what `self(...)` computes and
 releases nothing (`model.calculate_objective(x, y)`), and for a function of the
 file handed `M` that returns what `M` computes (`self._predict(self.model, b)`);
@@ -444,7 +446,8 @@ def _kept_forward(checker, func, loop, runs, functions=()):
             if (call is not None or _carries(stmt.value, tainted, opaque)
                     or (_reads(stmt.value, tainted) and _used_as_tensor(func, names))) and not _released(stmt.value) \
                     and not _graph_free(stmt.value):
-                tainted |= names
+                passed = _passed_through(stmt) - tainted if call is None else set()
+                tainted = (tainted | names) - passed
                 if call is not None and forward is None:
                     forward = stmt
             else:
@@ -482,6 +485,20 @@ def _kept_forward(checker, func, loop, runs, functions=()):
                                         or (_reads(value, tainted) and _used_as_tensor(func, bound))):
                 return forward
     return None
+
+
+def _passed_through(stmt) -> set:
+    """The names that an unpacking assignment from a call binds again to what the call
+    was handed under the same name (`out, sample = data_processor.postprocess(out,
+    sample)`): by that convention each is the argument given back, updated, so it
+    keeps what it held before; nothing shows the other arguments' graph reached it
+    (set AE's FNO residual loop kept `sample["x"]`, its input grid)."""
+    if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+            and isinstance(stmt.value, ast.Call)):
+        return set()
+    handed = {a.id for a in stmt.value.args if isinstance(a, ast.Name)}
+    handed |= {k.value.id for k in stmt.value.keywords if isinstance(k.value, ast.Name)}
+    return {t.id for t in stmt.targets[0].elts if isinstance(t, ast.Name) and t.id in handed}
 
 
 def _callable_parameters(func) -> set:
