@@ -910,14 +910,14 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
             notes.append(intent.note)
         helps.extend(container_entry_helps(intent, leaf, parameter, frames, site.filename, statement, name))
         if not helps:
-            helps.append(no_grad_fix(site.filename, statement) if intent is None else Suggestion(
+            helps.append(no_grad_fix(site.filename, statement, live_frame(site)) if intent is None else Suggestion(
                 f"if the write is part of the computation, put a new tensor in the entry ({name} = {name} + ...) "
                 f"and keep the leaf it held where whatever trains it can reach it"))
     if statement is not None and not helps:
         intent = leaf_write_intent(func, args, leaf, frames)
         if intent is not None:
             notes.append(intent.note)
-            helps.extend(leaf_write_helps(intent, site.filename, statement, name))
+            helps.extend(leaf_write_helps(intent, site.filename, statement, name, live_frame(site)))
         owner = owner_frame(leaf, frames) if intent is not None and intent.self_derived else None
         owner_statement = statement_at(owner.f_code.co_filename, owner.f_lineno) if owner is not None else None
         if owner_statement is not None and not helps:
@@ -927,7 +927,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
             related.insert(0, location_of(site, role="modified", note="writes into the leaf it was handed"))
             primary = statement_location(owner_file, owner_statement, role="called",
                                          note="sets the leaf's values through a call that writes into it in place")
-            found = no_grad_fix(owner_file, owner_statement)
+            found = no_grad_fix(owner_file, owner_statement, owner)
             found.message = ("set the leaf's values without recording it, where the leaf is owned: the function that "
                              "writes into it stays as it is for its other callers")
             helps.append(found)
@@ -937,7 +937,7 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
             notes.append(found[0])
             helps.extend(found[1])
     if statement is not None and not helps:
-        helps.append(no_grad_fix(site.filename, statement))
+        helps.append(no_grad_fix(site.filename, statement, live_frame(site)))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the
         # real leaf behind: its .grad stays None. Say how to keep both instead.
         if name:

@@ -658,15 +658,19 @@ def _written_root_text(filename: str, statement: ast.stmt) -> str | None:
     return segment(filename, root) if root is not None else None
 
 
-def _following_writes(filename: str, statement: ast.stmt) -> list[ast.stmt]:
+def _following_writes(filename: str, statement: ast.stmt, frame=None) -> list[ast.stmt]:
     """The statements right after `statement`, in the same block, that write in place into the
-    same tensor (`w[:, i] -= a` then `w[:, i] += b`): the next one would fail the same way."""
+    same tensor (`w[:, i] -= a` then `w[:, i] += b`): the next one would fail the same way. With
+    the live frame of the write, only those whose value is shown to carry no gradient
+    (`_grad_free_value`): a later write of a value that does (`t[0] -= penalty * loss`) is part
+    of the computation, and torch.no_grad() around it would stop what it trains."""
     from autograd_doctor.diagnosis.source import parse_file
 
     root = _written_root_text(filename, statement)
     tree = parse_file(filename)
     if root is None or tree is None:
         return []
+    root_name = root.split(".")[0].split("[")[0]
     for node in ast.walk(tree):
         for field_name in ("body", "orelse", "finalbody"):
             body = getattr(node, field_name, None)
@@ -679,13 +683,67 @@ def _following_writes(filename: str, statement: ast.stmt) -> list[ast.stmt]:
                     for later in body[position + 1:]:
                         if _written_root_text(filename, later) != root:
                             break
+                        if frame is not None and not _grad_free_value(later, frame, root_name):
+                            break
                         following.append(later)
                     return following
     return []
 
 
-def no_grad_fix(filename: str, statement: ast.stmt) -> Suggestion:
-    statements = [statement, *_following_writes(filename, statement)]
+# Calls whose result carries no gradient whatever their arguments (Python numbers, factories).
+_GRAD_FREE_CALLS = frozenset({"float", "int", "len", "abs", "min", "max", "round", "zeros", "ones", "full",
+                              "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "tensor"})
+
+
+def _grad_free_value(statement: ast.stmt, frame, root_name: str) -> bool:
+    """Whether the value an in-place write puts into its target is shown to carry no gradient:
+    every name it reads (but the written tensor's own, which no_grad may read) is bound, in the
+    write's frame, to something that is not a tensor requiring grad nor a module, and every call
+    is one of `_GRAD_FREE_CALLS`. Unknown (a name not bound yet, another call) is not shown."""
+    if isinstance(statement, (ast.AugAssign, ast.Assign)):
+        values = [statement.value]
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        values = [*statement.value.args, *(keyword.value for keyword in statement.value.keywords)]
+    else:
+        return False
+    for value in values:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if called not in _GRAD_FREE_CALLS:
+                    return False
+            elif isinstance(node, ast.Name) and node.id != root_name:
+                if node.id in frame.f_locals:
+                    bound = frame.f_locals[node.id]
+                elif node.id in frame.f_globals:
+                    bound = frame.f_globals[node.id]
+                elif node.id in frame.f_builtins:
+                    continue
+                else:
+                    return False
+                items = list(bound.values()) if isinstance(bound, dict) else bound \
+                    if isinstance(bound, (list, tuple)) else [bound]
+                if not all(_plain_value(item) for item in items[:64]):
+                    return False
+    return True
+
+
+def _plain_value(value) -> bool:
+    """A value that is shown to carry no gradient: a number, a string, a tensor or array that does
+    not require grad, or a function (its calls are judged apart). Not a module, not another object
+    (its attributes may hold tensors with a graph)."""
+    if isinstance(value, torch.Tensor):
+        return not value.requires_grad
+    if isinstance(value, torch.nn.Module):
+        return False
+    return isinstance(value, (int, float, bool, complex, str, type(None))) or callable(value) \
+        or type(value).__module__ == "numpy"
+
+
+def no_grad_fix(filename: str, statement: ast.stmt, frame=None) -> Suggestion:
+    """`with torch.no_grad():` around the write and the writes into the same tensor right after
+    it (only those shown to write values without gradient, when the write's live frame is given)."""
+    statements = [statement, *_following_writes(filename, statement, frame)]
     text = "\n".join(_statement_text(filename, s) for s in statements)
     location = statement_location(filename, statement)
     location.end_line = statements[-1].end_lineno

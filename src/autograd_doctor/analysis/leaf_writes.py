@@ -129,7 +129,8 @@ def non_leaf_copy_fix(filename: str, statement: ast.stmt, message: str) -> Sugge
     return found[0] if found else None
 
 
-def leaf_write_helps(intent: LeafWriteIntent, filename: str, statement: ast.stmt, name: str | None) -> list[Suggestion]:
+def leaf_write_helps(intent: LeafWriteIntent, filename: str, statement: ast.stmt, name: str | None,
+                     frame=None) -> list[Suggestion]:
     """The changes for a write into a leaf of the given intent (empty for a copy-in: no_grad,
     the usual change, follows)."""
     if intent.kind == COPY_IN:
@@ -146,7 +147,7 @@ def leaf_write_helps(intent: LeafWriteIntent, filename: str, statement: ast.stmt
            else " (if the write is part of the computation)"))
     helps = [copy or new_name]
     if intent.kind == UNDECIDED:
-        without_recording = no_grad_fix(filename, statement)
+        without_recording = no_grad_fix(filename, statement, frame)
         without_recording.message = ("if the write copies values in (weights, an initialisation), do it without "
                                      "recording it")
         helps.append(without_recording)
