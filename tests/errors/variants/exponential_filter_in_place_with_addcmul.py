@@ -2,11 +2,11 @@
 #   single memory location.
 # code: AD203 (catalogue: overlap_inplace)
 # set: 18
-# trigger: a smoothing layer in another file (lib_smoothing.py) filters a sequence in place with
+# trigger: a smoothing layer in another file (lib_exponential_filter.py) filters a sequence in place with
 #   out[1:].addcmul_(out[:-1], self.decay): each step adds the previous step's input times a learned decay,
 #   the two slices overlapping
 # source: none found; the pattern as users write it (a one-line two-tap filter)
-# helpers: lib_smoothing.py
+# helpers: lib_exponential_filter.py
 # results: model
 import os
 import sys
@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib_smoothing import Smoother  # noqa: E402
+from lib_exponential_filter import Smoother  # noqa: E402
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(2, 2), Smoother(2))

@@ -1,14 +1,10 @@
-"""A smoothing layer (set 18 variant exponential_filter_in_place_with_addcmul)."""
+# helper module of smoothed_targets_from_broadcast_tensors_scaled_in_place.py (a held-out variant)
 import torch
-from torch import nn
+import torch.nn.functional as F
 
 
-class Smoother(nn.Module):
-    def __init__(self, features):
-        super().__init__()
-        self.decay = nn.Parameter(torch.full((features,), 0.5))
-
-    def forward(self, x):
-        out = x.clone()
-        out = torch.cat([out[:1], out[1:].addcmul(out[:-1], self.decay)])  # PRIMARY
-        return out
+def smoothed_bce(logits, targets, smoothing):
+    logits, targets = torch.broadcast_tensors(logits, targets)
+    targets = targets.clone()  # PRIMARY
+    targets.mul_(1 - smoothing).add_(smoothing / 2)
+    return F.binary_cross_entropy_with_logits(logits, targets)
