@@ -50,10 +50,10 @@ def train_epoch(generator, discriminator, loader, optimizer_G, optimizer_D, late
         # then the discriminator, on the same generated batch
         optimizer_D.zero_grad()
         real_loss = adversarial_loss(discriminator(imgs), valid)
-        d_fake = discriminator(gen_imgs)  # missed: ADL019
+        d_fake = discriminator(gen_imgs)
         fake_loss = adversarial_loss(d_fake, fake)
         d_loss = (real_loss + fake_loss) / 2
-        d_loss.backward()
+        d_loss.backward()  # expect: ADL019
         optimizer_D.step()
 
 

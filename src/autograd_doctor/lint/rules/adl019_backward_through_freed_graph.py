@@ -106,9 +106,16 @@ def check_scope(checker, scope) -> None:
                 value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
                 same = _same_loss(scope, recv1, seq1, recv2, seq2)
                 stepped = same and any(seq1 < s < seq2 for s, _, _ in scope.steps)
+                # which loss should not reach the producer is the algorithm's choice (a GAN
+                # that updates G first detaches in D's loss, the second one); a step between
+                # the two backwards may write what a retained graph saved, so retaining is
+                # offered only when none lies between
+                producer = checker.text(value.func) if isinstance(value, ast.Call) else name
+                between = any(seq1 < s < seq2 for s, _, _ in scope.steps)
                 help_ = (f"{'clear the gradients and ' if stepped else ''}run the forward pass again "
                          f"to compute `{same}` before this backward"
-                         if same else f"detach `{name}` where the first loss uses it, or retain the graph")
+                         if same else f"detach `{name}` where the loss that must not update `{producer}` uses it"
+                         f"{'' if between else ', or retain the graph'}")
                 checker.report(
                     "ADL019", node2,
                     f"this backward goes through the graph of `{name}` (line {value.lineno}), which "
