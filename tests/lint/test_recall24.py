@@ -200,3 +200,117 @@ def test_correct_twins_silent():
     assert _found(detached, "ADL019") == []
     fresh = _twin(GAN, "nn.functional.softplus(disc(fake)).mean()", "nn.functional.softplus(disc(gen(z).detach())).mean()")
     assert _found(fresh, "ADL019") == []
+
+
+# ----- ADL020: the hand-written update re-binds the leaf in the loop -----------------
+# (r583 under no_grad, r584 with gradients on; the re-creations carry the plain forms)
+
+PGD = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+
+    def attack(model, image, label, steps=3, alpha=0.01):
+        delta = torch.zeros_like(image).requires_grad_()
+        i = 0
+        while i < steps:
+            loss = F.cross_entropy(model(image + delta), label)
+            loss.backward()
+            with torch.no_grad():
+                delta = delta + alpha * delta.grad.sign()
+            i += 1
+        return delta
+""")
+
+
+def _pgd_inputs():
+    torch.manual_seed(3)
+    model = torch.nn.Linear(4, 3)
+    return model, torch.randn(2, 4), torch.tensor([0, 2])
+
+
+def test_fresh_shape_attack_step_rebinding_under_no_grad_found():
+    found = _found(PGD, "ADL020")
+    line = _line_of(PGD, "delta = delta + alpha")
+    assert [l for l, _ in found] == [line]
+    message = found[0][1]
+    assert "`delta.grad` is None from the second iteration on" in message
+    assert "under `no_grad()` it is a new tensor that does not require grad" in message
+    assert "update it in place under `torch.no_grad()` (`delta -= ...`) and clear `delta.grad`" in message
+    import pytest
+    with pytest.raises(AttributeError):  # `None.sign()` in the second iteration
+        _run(PGD)["attack"](*_pgd_inputs())
+
+
+def test_attack_step_help_applied_is_correct():
+    fixed = _twin(PGD, "delta = delta + alpha * delta.grad.sign()",
+                  "delta += alpha * delta.grad.sign()\n        delta.grad.zero_()")
+    assert _found(fixed, "ADL020") == []
+    model, image, label = _pgd_inputs()
+    got = _run(fixed)["attack"](model, image, label)
+    # hand-written: a fresh leaf per step
+    delta = torch.zeros_like(image)
+    for _ in range(3):
+        d = delta.clone().requires_grad_()
+        g, = torch.autograd.grad(torch.nn.functional.cross_entropy(model(image + d), label), d)
+        delta = delta + 0.01 * g.sign()
+    assert torch.equal(got.detach(), delta)
+
+
+GRAD_ON = textwrap.dedent("""
+    import torch
+
+
+    def fit(x, y, epochs=4, lr=0.1):
+        w = torch.zeros(3, requires_grad=True)
+        for _ in range(epochs):
+            loss = ((x @ w - y) ** 2).mean()
+            loss.backward()
+            w = w - lr * w.grad
+        return w
+""")
+
+
+def test_update_with_gradients_on_found_and_help_applied_correct():
+    found = _found(GRAD_ON, "ADL020")
+    assert [l for l, _ in found] == [_line_of(GRAD_ON, "w = w - lr * w.grad")]
+    assert "with gradients on it is the result of `w - lr * w.grad`, not a leaf" in found[0][1]
+    fixed = _twin(GRAD_ON, "        w = w - lr * w.grad",
+                  "        with torch.no_grad():\n            w -= lr * w.grad\n        w.grad.zero_()")
+    assert _found(fixed, "ADL020") == []
+    torch.manual_seed(4)
+    x, y = torch.randn(8, 3), torch.randn(8)
+    got = _run(fixed)["fit"](x, y)
+    w = torch.zeros(3)
+    for _ in range(4):
+        w = w - 0.1 * (2 * x.t() @ (x @ w - y) / 8)
+    assert torch.allclose(got.detach(), w, atol=1e-6)
+
+
+def test_update_rebinding_correct_twins_silent():
+    twins = [
+        # a fresh leaf each step
+        _twin(PGD, "delta = delta + alpha * delta.grad.sign()",
+              "delta = (delta + alpha * delta.grad.sign()).detach().requires_grad_()"),
+        # marked again in the loop
+        _twin(PGD, "        i += 1", "        delta.requires_grad_()\n        i += 1"),
+        # the update under an `if`: the next iteration may read the old leaf
+        _twin(PGD, "        with torch.no_grad():\n            delta = delta + alpha * delta.grad.sign()",
+              "        if i == steps - 1:\n            with torch.no_grad():\n"
+              "                delta = delta + alpha * delta.grad.sign()"),
+        # another name receives the update
+        _twin(GRAD_ON, "w = w - lr * w.grad\n    return w", "w_next = w - lr * w.grad\n    return w_next"),
+        # one update, no loop
+        textwrap.dedent("""
+            import torch
+
+            def one_step(x, y, lr=0.1):
+                w = torch.zeros(3, requires_grad=True)
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                w = w - lr * w.grad
+                return w
+        """),
+    ]
+    for source in twins:
+        assert _found(source, "ADL020") == [], source

@@ -29,8 +29,8 @@ def fit(x, y, epochs=3, lr=0.1):
         loss = mse(pred, y)
         loss.backward()
         with torch.no_grad():
-            w = w - lr * w.grad  # missed: no rule (weights rebound under no_grad, the loss loses its graph)
-            b = b - lr * b.grad
+            w = w - lr * w.grad  # expect: ADL020
+            b = b - lr * b.grad  # expect: ADL020
     return w, b
 
 

@@ -26,8 +26,8 @@ def train(steps=3):
         output = forward(data0, w_0, w_1)
         loss = output.sum()
         loss.backward()
-        w_0 = w_0 - 0.001 * w_0.grad  # missed: ADL020
-        w_1 = w_1 - 0.001 * w_1.grad
+        w_0 = w_0 - 0.001 * w_0.grad  # expect: ADL020
+        w_1 = w_1 - 0.001 * w_1.grad  # expect: ADL020
     return w_0, w_1
 
 
