@@ -314,3 +314,102 @@ def test_update_rebinding_correct_twins_silent():
     ]
     for source in twins:
         assert _found(source, "ADL020") == [], source
+
+
+# ----- ADL017: a state carried through a local name, reset once before the loop ------
+# (r586: `h = self.h` ... `self.h = h`, `model.reset()` once before the batches)
+
+TAGGER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class StatefulTagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(4, 6)
+            self.out = nn.Linear(6, 2)
+            self.reset_state()
+
+        def reset_state(self, batch=3):
+            self.state = torch.zeros(batch, 6)
+
+        def forward(self, xs):
+            s = self.state
+            logits = []
+            for x in xs:
+                s = self.cell(x, s)
+                logits.append(self.out(s))
+            self.state = s
+            return torch.stack(logits)
+
+
+    def train(model, stream, opt):
+        model.reset_state()
+        for xs, ys in stream:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xs).reshape(-1, 2), ys.reshape(-1))
+            loss.backward()
+            opt.step()
+        return model
+
+
+    def main(stream):
+        torch.manual_seed(0)
+        model = StatefulTagger()
+        return train(model, stream, torch.optim.SGD(model.parameters(), lr=0.1))
+""")
+
+
+def _stream():
+    torch.manual_seed(5)
+    return [(torch.randn(2, 3, 4), torch.randint(0, 2, (2, 3))) for _ in range(3)]
+
+
+def test_fresh_shape_state_through_local_name_found():
+    found = _found(TAGGER, "ADL017")
+    assert [l for l, _ in found] == [_line_of(TAGGER, "self.state = s")]
+    assert "store `.detach()`ed values" in found[0][1]
+    import pytest
+    with pytest.raises(RuntimeError):
+        _run(TAGGER)["main"](_stream())
+
+
+def test_state_help_applied_is_correct():
+    fixed = _twin(TAGGER, "self.state = s\n", "self.state = s.detach()\n")
+    assert _found(fixed, "ADL017") == []
+    got = _run(fixed)["main"](_stream())
+    # hand-written truncated backpropagation through time
+    ns = _run(TAGGER)
+    torch.manual_seed(0)
+    ref = ns["StatefulTagger"]()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    state = torch.zeros(3, 6)
+    for xs, ys in _stream():
+        opt.zero_grad()
+        s, outs = state, []
+        for x in xs:
+            s = ref.cell(x, s)
+            outs.append(ref.out(s))
+        torch.nn.functional.cross_entropy(torch.stack(outs).reshape(-1, 2), ys.reshape(-1)).backward()
+        opt.step()
+        state = s.detach()
+    for a, b in zip(got.parameters(), ref.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_state_correct_twins_silent():
+    twins = [
+        # reset before each sequence, inside the loop
+        _twin(TAGGER, "    model.reset_state()\n    for xs, ys in stream:\n",
+              "    for xs, ys in stream:\n        model.reset_state()\n"),
+        # the reset method also handed around as a value: unknown
+        _twin(TAGGER, "    model.reset_state()\n", "    model.reset_state()\n    hook = model.reset_state\n"),
+        # a fresh state each call
+        _twin(TAGGER, "s = self.state\n", "s = torch.zeros(3, 6)\n"),
+        # detached
+        _twin(TAGGER, "self.state = s\n", "self.state = s.detach()\n"),
+    ]
+    for source in twins:
+        assert _found(source, "ADL017") == [], source

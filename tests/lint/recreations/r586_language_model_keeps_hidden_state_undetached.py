@@ -31,7 +31,7 @@ class LMModel4(nn.Module):
             h = h + self.i_h(x[:, i])
             h = F.relu(self.h_h(h))
             outs.append(self.h_o(h))
-        self.h = h  # missed: ADL017
+        self.h = h  # expect: ADL017
         return torch.stack(outs, dim=1)
 
     def reset(self):
