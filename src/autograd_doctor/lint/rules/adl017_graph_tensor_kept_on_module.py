@@ -28,7 +28,13 @@ module or from a leaf that requires grad), and reports it when
   that runs backward passes (`out, self.hidden = self.rnn(x, self.hidden)`: a
   recurrent state carried from call to call), and nothing else in the file
   gives the attribute a new value (a loop that resets `model.hidden` before
-  each sequence, a method of the class other than `__init__`).
+  each sequence, a method of the class other than `__init__`).  The value may
+  be a local name every binding of which is computed from the attribute (`h =
+  self.h`, then `h = relu(self.h_h(h))` in a loop, then `self.h = h`), and a
+  method that resets the attribute counts as no reset when its every call is a
+  statement of a function's own body (or of `__init__`) before a loop of that
+  function that backpropagates without calling it (`model.reset()` once, then
+  the batches).
 
 Also the in-place update of a buffer of the class from such a value
 (`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of

@@ -30,7 +30,11 @@ forward pass) is the same case; its help is to run the forward pass again.  A
 module handed in as a parameter counts when every call of the function passes
 one (argument_modules.py), also a name unpacked from a same-file factory
 (`model, optimizer = build()`, every `return` of `build` a tuple with a module
-constructor at that position).""",
+constructor at that position), or from a tuple or list display of its own length
+(`generator, discriminator = Generator(), Discriminator()`; a swap stays unknown).
+For two different losses the help does not say which one to detach in (a GAN
+that updates G first detaches in D's loss, the second one), and offers
+`retain_graph=True` only when no optimizer step lies between the two backwards.""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through

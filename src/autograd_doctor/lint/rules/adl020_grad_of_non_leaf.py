@@ -25,7 +25,12 @@ is known to differ (`.double()` of a default-dtype factory, `.float()` or
 a factory made on the CPU, `.type(dtype)` with a top-level `dtype = torch.DoubleTensor`
 that every branch of its one assignment converts); `.to(device)`, a conversion to the dtype the factory
 already has and `.contiguous()` may return the leaf itself and are not
-reported.""",
+reported.  Also a hand-written update that re-binds the leaf in the loop that
+backpropagates (`w = w - lr * w.grad`, with gradients on, or under `no_grad()`,
+where the new `w` does not require grad), when the loop reads `w.grad` after a
+backward of the same path of its body, every binding of `w` in the loop comes
+after that read on the same path, and nothing marks `w` again in the loop
+(`w.requires_grad_()`): `w.grad` is None from the second iteration on.""",
     why_bad="""Only leaves get `.grad`.  The name holds the op's result, which has a
 `grad_fn`; backward() fills the `.grad` of the leaf inside the expression, which
 nothing can reach any more.  PyTorch warns ("The .grad attribute of a Tensor that
