@@ -207,22 +207,27 @@ def _descends_from_attribute(scope, value, attr: str) -> bool:
     then `h = relu(self.h_h(h + emb))` in a loop; then `self.h = h`)."""
     if not isinstance(value, ast.Name):
         return False
-    return _derived(scope, value.id, attr, set())
+    return _derived(scope, value.id, attr, {})
 
 
-def _derived(scope, name: str, attr: str, seen: set) -> bool:
+def _derived(scope, name: str, attr: str, known: dict) -> bool:
+    """(``known``: name -> result, shared by one question; a name being decided
+    counts as not derived, so a cycle adds no evidence.)"""
+    if name in known:
+        return known[name]
+    known[name] = False
     bindings = scope.bind_values.get(name) or ()
-    if not bindings or name in seen or any(v is None for _, v, _ in bindings):
+    if not bindings or any(v is None for _, v, _ in bindings):
         return False
-    seen = seen | {name}
 
     def reads(v, itself: bool) -> bool:
         if _reads_self_attribute(v, attr):
             return True
         names = {n.id for n in ast.walk(v) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        return (itself and name in names) or any(_derived(scope, n, attr, seen) for n in names - {name})
+        return (itself and name in names) or any(_derived(scope, n, attr, known) for n in names - {name})
 
-    return reads(bindings[0][1], False) and all(reads(v, True) for _, v, _ in bindings[1:])
+    known[name] = reads(bindings[0][1], False) and all(reads(v, True) for _, v, _ in bindings[1:])
+    return known[name]
 
 
 def _reads_self_attribute(value, attr: str) -> bool:
