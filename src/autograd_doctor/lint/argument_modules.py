@@ -23,7 +23,7 @@ import ast
 import re
 from collections import defaultdict
 
-from autograd_doctor.lint.arguments import _bindings, nested_statements
+from autograd_doctor.lint.arguments import _bind, _bindings, nested_statements, paired_display
 from autograd_doctor.lint.walk import own_nodes
 
 _NN_PREFIXES = ("nn.", "torch.nn.")
@@ -297,6 +297,8 @@ def _top_bindings(tree) -> dict:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     out[t.id].append(node.value)
+                elif paired_display(t, node.value) is not None:
+                    _bind(out, t, node.value)  # `G, D = Generator(), Discriminator()`
                 else:
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name):

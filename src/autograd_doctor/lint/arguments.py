@@ -224,11 +224,27 @@ def _bindings(function) -> dict:
     return out
 
 
+def paired_display(target, value) -> list | None:
+    """The element of ``value`` each element of ``target`` receives, when
+    ``target`` unpacks a tuple or list display of its own length (`G, D =
+    Generator(), Discriminator()`), neither starred, and no element of the display
+    reads a name the target binds (a swap, `a, b = b, a`, stays unknown); else None."""
+    if not isinstance(value, (ast.Tuple, ast.List)) or not isinstance(target, (ast.Tuple, ast.List)) \
+            or len(value.elts) != len(target.elts) \
+            or any(isinstance(e, ast.Starred) for e in value.elts + target.elts):
+        return None
+    bound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    if any(isinstance(n, ast.Name) and n.id in bound for e in value.elts for n in ast.walk(e)):
+        return None
+    return list(value.elts)
+
+
 def _bind(out, target, value) -> None:
     if isinstance(target, ast.Name):
         out[target.id].append(value)
     elif isinstance(target, (ast.Tuple, ast.List)):
-        for t in target.elts:
-            _bind(out, t, None)  # one element of an unpacking: unknown
+        values = paired_display(target, value)
+        for t, v in zip(target.elts, values or [None] * len(target.elts)):
+            _bind(out, t, v)  # one element of an unpacking: unknown, unless a display pairs it
     elif isinstance(target, ast.Starred):
         _bind(out, target.value, None)

@@ -28,7 +28,13 @@ module or from a leaf that requires grad), and reports it when
   that runs backward passes (`out, self.hidden = self.rnn(x, self.hidden)`: a
   recurrent state carried from call to call), and nothing else in the file
   gives the attribute a new value (a loop that resets `model.hidden` before
-  each sequence, a method of the class other than `__init__`).
+  each sequence, a method of the class other than `__init__`).  The value may
+  be a local name every binding of which is computed from the attribute (`h =
+  self.h`, then `h = relu(self.h_h(h))` in a loop, then `self.h = h`), and a
+  method that resets the attribute counts as no reset when its every call is a
+  statement of a function's own body (or of `__init__`) before a loop of that
+  function that backpropagates without calling it (`model.reset()` once, then
+  the batches).
 
 Also the in-place update of a buffer of the class from such a value
 (`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
@@ -117,7 +123,8 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
         return
     if target.attr in checker.modules.buffers.get(cls, ()):
         checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
-    elif checker.file.trains and _reads_self_attribute(value, target.attr):
+    elif checker.file.trains and (_reads_self_attribute(value, target.attr)
+                                  or _descends_from_attribute(checker.scope, value, target.attr)):
         checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
 
 
@@ -193,6 +200,36 @@ def _forward_argument_buffer(checker, target, value, stmt, cls) -> None:
         checker.notes["ADL017 forward argument"].append((stmt, target.attr, cls))
 
 
+def _descends_from_attribute(scope, value, attr: str) -> bool:
+    """``value`` is a local name every value of which so far in the method is computed
+    from `self.<attr>`: its first binding reads `self.<attr>` (or such a name), each
+    later one reads the name itself, `self.<attr>` or such a name (`h = self.h`,
+    then `h = relu(self.h_h(h + emb))` in a loop; then `self.h = h`)."""
+    if not isinstance(value, ast.Name):
+        return False
+    return _derived(scope, value.id, attr, {})
+
+
+def _derived(scope, name: str, attr: str, known: dict) -> bool:
+    """(``known``: name -> result, shared by one question; a name being decided
+    counts as not derived, so a cycle adds no evidence.)"""
+    if name in known:
+        return known[name]
+    known[name] = False
+    bindings = scope.bind_values.get(name) or ()
+    if not bindings or any(v is None for _, v, _ in bindings):
+        return False
+
+    def reads(v, itself: bool) -> bool:
+        if _reads_self_attribute(v, attr):
+            return True
+        names = {n.id for n in ast.walk(v) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return (itself and name in names) or any(_derived(scope, n, attr, known) for n in names - {name})
+
+    known[name] = reads(bindings[0][1], False) and all(reads(v, True) for _, v, _ in bindings[1:])
+    return known[name]
+
+
 def _reads_self_attribute(value, attr: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
                and n.value.id == "self" for n in ast.walk(value))
@@ -223,13 +260,58 @@ def check_file(checker) -> None:
         return
     assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in carried})
     for stmt, attr, cls, method in carried:
-        if all(owner == (cls, "__init__") or owner == (cls, method) for owner in assigned.get(attr, ())):
+        if all(owner == (cls, "__init__") or owner == (cls, method)
+               or (owner[0] == cls and _reset_once_before_loops(checker.tree, owner[1]))
+               for owner in assigned.get(attr, ())):
             checker.report("ADL017", stmt,
                            f"`self.{attr}` is given a tensor that carries this call's graph, computed from "
                            f"the `self.{attr}` the previous call left: the next call links its graph to this "
                            f"one, which the first backward() frees, so the second backward() fails ('Trying "
                            f"to backward through the graph a second time'); store `.detach()`ed values, or "
                            f"reset `self.{attr}` before each sequence")
+
+
+def _reset_once_before_loops(tree, method: str | None) -> bool:
+    """Every call of ``method`` in the file (`model.reset()`; there is one at least,
+    and the name is mentioned nowhere else) is a statement of a function outside
+    any loop of it, and a loop later in that function runs `backward()` without
+    calling it (or the call is in `__init__`): the reset runs once before the iterations, not between them (the
+    LSTM tutorial's reset before each sequence is inside the loop, and stays a
+    reset)."""
+    if not method or method.startswith("__"):
+        return False
+    calls, mentions = [], 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == method:
+            mentions += 1
+        elif isinstance(node, ast.Name) and node.id == method:
+            mentions += 1
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for stmt in function.body:  # a statement of the function's own body: in no loop, no branch
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == method \
+                    and not stmt.value.args and not stmt.value.keywords:
+                calls.append((function, stmt))
+    if not calls or len(calls) != mentions:  # a mention that is no such call: unknown
+        return False
+    for function, stmt in calls:
+        if function.name == "__init__":
+            continue  # `self.reset()` when the module is built
+        later = [s for s in function.body if s.lineno > stmt.lineno and isinstance(s, (ast.For, ast.While))]
+        if not any(_loop_backpropagates(loop, method) for loop in later):
+            return False
+    return True
+
+
+def _loop_backpropagates(loop, method: str) -> bool:
+    backward = reset = False
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            backward |= node.func.attr == "backward"
+            reset |= node.func.attr == method
+    return backward and not reset
 
 
 def _attribute_assignments(tree, attrs: set) -> dict:

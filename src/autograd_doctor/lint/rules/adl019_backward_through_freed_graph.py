@@ -30,7 +30,11 @@ forward pass) is the same case; its help is to run the forward pass again.  A
 module handed in as a parameter counts when every call of the function passes
 one (argument_modules.py), also a name unpacked from a same-file factory
 (`model, optimizer = build()`, every `return` of `build` a tuple with a module
-constructor at that position).""",
+constructor at that position), or from a tuple or list display of its own length
+(`generator, discriminator = Generator(), Discriminator()`; a swap stays unknown).
+For two different losses the help does not say which one to detach in (a GAN
+that updates G first detaches in D's loss, the second one), and offers
+`retain_graph=True` only when no optimizer step lies between the two backwards.""",
     why_bad="""A backward pass frees the buffers its graph saved (the inputs of every
 linear layer of `G`, ...) unless asked to keep them.  The second backward
 through the shared part then raises `RuntimeError: Trying to backward through
@@ -106,9 +110,16 @@ def check_scope(checker, scope) -> None:
                 value = next(v for s, v, _ in scope.bind_values[name] if s == bseq)
                 same = _same_loss(scope, recv1, seq1, recv2, seq2)
                 stepped = same and any(seq1 < s < seq2 for s, _, _ in scope.steps)
+                # which loss should not reach the producer is the algorithm's choice (a GAN
+                # that updates G first detaches in D's loss, the second one); a step between
+                # the two backwards may write what a retained graph saved, so retaining is
+                # offered only when none lies between
+                producer = checker.text(value.func) if isinstance(value, ast.Call) else name
+                between = any(seq1 < s < seq2 for s, _, _ in scope.steps)
                 help_ = (f"{'clear the gradients and ' if stepped else ''}run the forward pass again "
                          f"to compute `{same}` before this backward"
-                         if same else f"detach `{name}` where the first loss uses it, or retain the graph")
+                         if same else f"detach `{name}` where the loss that must not update `{producer}` uses it"
+                         f"{'' if between else ', or retain the graph'}")
                 checker.report(
                     "ADL019", node2,
                     f"this backward goes through the graph of `{name}` (line {value.lineno}), which "

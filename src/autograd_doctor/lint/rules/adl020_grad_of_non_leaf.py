@@ -25,7 +25,12 @@ is known to differ (`.double()` of a default-dtype factory, `.float()` or
 a factory made on the CPU, `.type(dtype)` with a top-level `dtype = torch.DoubleTensor`
 that every branch of its one assignment converts); `.to(device)`, a conversion to the dtype the factory
 already has and `.contiguous()` may return the leaf itself and are not
-reported.""",
+reported.  Also a hand-written update that re-binds the leaf in the loop that
+backpropagates (`w = w - lr * w.grad`, with gradients on, or under `no_grad()`,
+where the new `w` does not require grad), when the loop reads `w.grad` after a
+backward of the same path of its body, every binding of `w` in the loop comes
+after that read on the same path, and nothing marks `w` again in the loop
+(`w.requires_grad_()`): `w.grad` is None from the second iteration on.""",
     why_bad="""Only leaves get `.grad`.  The name holds the op's result, which has a
 `grad_fn`; backward() fills the `.grad` of the leaf inside the expression, which
 nothing can reach any more.  PyTorch warns ("The .grad attribute of a Tensor that
@@ -69,6 +74,19 @@ def on_name_assign(checker, name, value) -> None:
     """Every binding is noted (a re-binding ends what the earlier one said)."""
     made = None if checker.scope.grad_off else _made_from_leaf(checker, value)
     checker.scope.note("ADL020 bind", (checker.seq, name, value, made))
+    if _gradient_update_of(value, name) and _leaf_name(checker, name):
+        # `w = w - lr * w.grad`: a new tensor, an op's result (or, under no_grad, one
+        # that does not require grad), where the loop reads `w.grad` next time
+        checker.scope.note("ADL020 update rebind", (checker.seq, name, bool(checker.scope.grad_off)))
+
+
+def _gradient_update_of(value, name: str) -> bool:
+    """``value`` is `name - <expression reading name.grad>` (or `+`): the hand-written
+    gradient step of ``name``, written out of place."""
+    return isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Sub, ast.Add)) \
+        and isinstance(value.left, ast.Name) and value.left.id == name \
+        and any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.value, ast.Name)
+                and n.value.id == name for n in ast.walk(value.right))
 
 
 def on_attribute_assign(checker, target, value, statement) -> None:
@@ -89,6 +107,8 @@ def on_attribute_assign(checker, target, value, statement) -> None:
 def on_method_call(checker, call, func) -> None:
     if func.attr == "retain_grad" and isinstance(func.value, ast.Name):
         checker.scope.note("ADL020 retain", func.value.id)
+    elif func.attr in ("requires_grad_", "detach_") and isinstance(func.value, ast.Name):
+        checker.scope.note("ADL020 marked again", (checker.seq, func.value.id))  # `w.requires_grad_()`
 
 
 def on_call(checker, call, qualname) -> None:
@@ -148,6 +168,57 @@ def check_scope(checker, scope) -> None:
                 f"{op_text} on line {value.lineno}, made from the tensor that requires grad; "
                 "backward() fills the `.grad` of that leaf" +
                 (f", `{leaf}`" if leaf and leaf != name else ", which nothing holds"))
+    _check_loop_rebinds(checker, scope, binds, backwards, reported, retained)
+
+
+def _check_loop_rebinds(checker, scope, binds, backwards, reported, retained) -> None:
+    """A hand-written update that re-binds the leaf in the loop that backpropagates
+    (`w = w - lr * w.grad`), read back through `.grad` in the next iteration: with
+    gradients on the new `w` is an op's result (no leaf); under `no_grad` it is a
+    tensor that does not require grad.  Either way `w.grad` is None from the second
+    iteration on.  Evidence: the read lies in a loop, after a backward of the same
+    path of the body; every binding of the name in the loop comes after the read,
+    on the same path, the last one such an update of the name itself."""
+    updates = {(seq, name): off for seq, name, off in scope.noted("ADL020 update rebind")}
+    if not updates:
+        return
+    # a name marked after the update (`w.requires_grad_()`, `w.requires_grad = True`)
+    # may be a leaf that requires grad again when the loop reads it: unknown
+    marks = list(scope.noted("ADL020 marked again")) + list(scope.noted("ADL020 leaf"))
+    for seq, name, node in scope.noted("ADL020 read"):
+        if name in reported or name in retained:
+            continue
+        loops = [(s, e) for s, e in scope.finished_loops if s < seq < e]
+        if not loops:
+            continue
+        start, end = max(loops)  # the innermost loop around the read
+        inside = [b for b in binds if b[1] == name and start < b[0] < end]
+        if not inside or any(b[0] < seq for b in inside):  # (the update itself reads at its own seq)
+            continue
+        last = max(inside, key=lambda b: b[0])
+        if not scope.run_together(seq, last[0]):
+            continue
+        if (last[0], name) not in updates or any(m == name and m_seq > start for m_seq, m in marks):
+            continue
+        off = updates[(last[0], name)]
+        if not any(start < b < seq and scope.run_together(b, seq) for b in backwards):
+            continue
+        reported.add(name)
+        value = last[2]
+        if off:
+            why = (f"under `no_grad()` it is a new tensor that does not require grad, so the next "
+                   f"iteration's backward does not fill `{name}.grad` (and fails when no other input requires grad)")
+        else:
+            why = (f"with gradients on it is the result of `{checker.text(value)}`" if len(checker.text(value)) <= 60
+                   else "with gradients on it is the result of an arithmetic op") + \
+                  f", not a leaf, so the next iteration's backward does not fill `{name}.grad`"
+        checker.report(
+            "ADL020", node,
+            f"`{name}.grad` is None from the second iteration on: line {value.lineno} re-binds `{name}` to a "
+            f"new tensor computed from it; {why}; update it in place under `torch.no_grad()` "
+            f"(`{name} -= ...`) and clear `{name}.grad` after the update",
+            related=[(value.lineno, checker.col(value.lineno, value.col_offset), 0,
+                      f"`{name}` re-bound here, read in the next iteration")])
 
 
 def _backward_between(scope, start: int, end: int) -> bool:
