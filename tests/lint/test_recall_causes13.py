@@ -1,0 +1,189 @@
+"""Recall causes of r566-r580 (docs/lint.md, "Recall causes worked on (r566-r580)").
+
+* ADL032 (r569, r579): a TD target built in a helper method of the class that
+  returns the loss (`critic_loss()`, `losses()`), backpropagated and stepped by
+  another method of the same class (`update()`, `learn()`).
+
+Each cause: a fresh shape (written before the rule was run on it), buggy -> the
+finding at its line with its help, the help applied -> correct (checked with
+torch against a hand-written version), correct near twins silent."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from autograd_doctor.lint import lint_source
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def _found(source: str, code: str, name: str = "prog.py"):
+    return [(f.line, f.message) for f in lint_source(source, name) if f.code == code]
+
+
+def _run(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(source, "<prog>", "exec"), namespace)
+    return namespace
+
+
+# ----- ADL032: the TD target in a helper method, backward and step in the caller -----
+
+TD_HELPER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class DQNLearner:
+        def __init__(self, n_obs=5, n_act=3, discount=0.9):
+            self.q_net = nn.Sequential(nn.Linear(n_obs, 16), nn.ReLU(), nn.Linear(16, n_act))
+            self.opt = torch.optim.SGD(self.q_net.parameters(), lr=0.1)
+            self.discount = discount
+
+        def compute_loss(self, obs, act, rew, next_obs, dones):
+            q_pred = self.q_net(obs).gather(1, act[:, None]).squeeze(1)
+            q_next = self.q_net(next_obs).max(1)[0]
+            q_target = rew + self.discount * q_next * (1 - dones)
+            loss = F.mse_loss(q_pred, q_target)
+            return {"loss": loss, "q": q_pred.mean().item()}
+
+        def train_step(self, batch):
+            out = self.compute_loss(*batch)
+            self.opt.zero_grad()
+            out["loss"].backward()
+            self.opt.step()
+            return out["q"]
+""")
+
+TD_NO_GRAD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class DQNLearner:
+        def __init__(self, n_obs=5, n_act=3, discount=0.9):
+            self.q_net = nn.Sequential(nn.Linear(n_obs, 16), nn.ReLU(), nn.Linear(16, n_act))
+            self.opt = torch.optim.SGD(self.q_net.parameters(), lr=0.1)
+            self.discount = discount
+
+        def compute_loss(self, obs, act, rew, next_obs, dones):
+            q_pred = self.q_net(obs).gather(1, act[:, None]).squeeze(1)
+            with torch.no_grad():
+                q_next = self.q_net(next_obs).max(1)[0]
+                q_target = rew + self.discount * q_next * (1 - dones)
+            loss = F.mse_loss(q_pred, q_target)
+            return {"loss": loss, "q": q_pred.mean().item()}
+
+        def train_step(self, batch):
+            out = self.compute_loss(*batch)
+            self.opt.zero_grad()
+            out["loss"].backward()
+            self.opt.step()
+            return out["q"]
+""")
+
+TD_ONLY_DETACHED_PART = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Agent:
+        def __init__(self, gamma=0.99):
+            self.actor = nn.Linear(4, 2)
+            self.critic = nn.Linear(4, 1)
+            self.actor_opt = torch.optim.Adam(list(self.actor.parameters()) + list(self.critic.parameters()))
+            self.gamma = gamma
+
+        def losses(self, s, a, r, s2):
+            value = self.critic(s).squeeze(-1)
+            td_target = r + self.gamma * self.critic(s2).squeeze(-1)
+            advantage = td_target - value
+            logp = torch.log_softmax(self.actor(s), -1).gather(1, a[:, None]).squeeze(1)
+            actor_loss = -(logp * advantage.detach()).mean()
+            critic_err = advantage.pow(2).mean()
+            return actor_loss, critic_err
+
+        def learn(self, s, a, r, s2):
+            actor_loss, critic_err = self.losses(s, a, r, s2)
+            self.actor_opt.zero_grad()
+            actor_loss.backward()
+            self.actor_opt.step()
+            return critic_err.item()
+""")
+
+TD_NOT_BACKPROPAGATED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Agent:
+        def __init__(self, gamma=0.99):
+            self.critic = nn.Linear(4, 1)
+            self.opt = torch.optim.Adam(self.critic.parameters())
+            self.gamma = gamma
+
+        def td_error(self, s, r, s2):
+            target = r + self.gamma * self.critic(s2).squeeze(-1)
+            return target - self.critic(s).squeeze(-1)
+
+        def fit(self, s, r, s2, y):
+            err = self.td_error(s, r, s2)
+            loss = (self.critic(s).squeeze(-1) - y).pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            return err.abs().mean().item()
+""")
+
+
+def test_adl032_helper_target_found_with_help():
+    found = _found(TD_HELPER, "ADL032")
+    assert [line for line, _ in found] == [_line_of(TD_HELPER, "loss = F.mse_loss(q_pred, q_target)")]
+    message = found[0][1]
+    assert "`q_target`" in message and "`train_step()` steps" in message and "`compute_loss()` returns" in message
+    assert "torch.no_grad()" in message
+
+
+def _batch():
+    torch.manual_seed(3)
+    return (torch.randn(6, 5), torch.randint(0, 3, (6,)), torch.randn(6), torch.randn(6, 5), torch.zeros(6))
+
+
+def test_adl032_helper_claim_and_help_with_torch():
+    """Buggy: the step differs from the semi-gradient one.  The help applied (the
+    target under `torch.no_grad()`, TD_NO_GRAD) gives the hand-written TD update."""
+    def step(source):
+        torch.manual_seed(0)
+        learner = _run(source)["DQNLearner"]()
+        learner.train_step(_batch())
+        return [p.detach().clone() for p in learner.q_net.parameters()]
+
+    torch.manual_seed(0)
+    ref = _run(TD_HELPER)["DQNLearner"]()
+    obs, act, rew, nxt, dones = _batch()
+    q_pred = ref.q_net(obs).gather(1, act[:, None]).squeeze(1)
+    with torch.no_grad():
+        target = rew + ref.discount * ref.q_net(nxt).max(1)[0] * (1 - dones)
+    loss = ((q_pred - target) ** 2).mean()
+    grads = torch.autograd.grad(loss, list(ref.q_net.parameters()))
+    want = [p.detach() - 0.1 * g for p, g in zip(ref.q_net.parameters(), grads)]
+    buggy, fixed = step(TD_HELPER), step(TD_NO_GRAD)
+    assert any(not torch.allclose(b, w) for b, w in zip(buggy, want))
+    assert all(torch.allclose(f, w) for f, w in zip(fixed, want))
+    assert not _found(TD_NO_GRAD, "ADL032")
+
+
+def test_adl032_helper_twins_silent():
+    # the caller backpropagates only the actor's loss, which reads the advantage detached
+    assert not _found(TD_ONLY_DETACHED_PART, "ADL032")
+    # the helper's TD error is only logged; the backward is of another loss
+    assert not _found(TD_NOT_BACKPROPAGATED, "ADL032")
+    # the helper is decorated `torch.no_grad()`
+    decorated = TD_HELPER.replace("    def compute_loss", "    @torch.no_grad()\n    def compute_loss")
+    assert decorated != TD_HELPER and not _found(decorated, "ADL032")
