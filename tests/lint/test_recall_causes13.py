@@ -1,5 +1,7 @@
 """Recall causes of r566-r580 (docs/lint.md, "Recall causes worked on (r566-r580)").
 
+* ADL035 (r574, r554): an optimizer handed tensors computed from tensors that
+  require grad (`[p * gain for p in leaves]`, a cast after `requires_grad=True`).
 * ADL032 (r569, r579): a TD target built in a helper method of the class that
   returns the loss (`critic_loss()`, `losses()`), backpropagated and stepped by
   another method of the same class (`update()`, `learn()`).
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
@@ -187,3 +190,165 @@ def test_adl032_helper_twins_silent():
     # the helper is decorated `torch.no_grad()`
     decorated = TD_HELPER.replace("    def compute_loss", "    @torch.no_grad()\n    def compute_loss")
     assert decorated != TD_HELPER and not _found(decorated, "ADL032")
+
+
+# ----- ADL035: an optimizer handed non-leaf tensors (r574, r554) -------------------
+
+NL_COPIES = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    def main():
+        base = [nn.Parameter(torch.randn(4, 4)), nn.Parameter(torch.zeros(4))]
+        params = [w.clone() for w in base]
+        opt = torch.optim.SGD(params, lr=0.1)
+        x = torch.randn(2, 4)
+        loss = (x @ params[0] + params[1]).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return base
+""")
+
+NL_CAST = textwrap.dedent("""
+    import torch
+
+
+    class Scaler:
+        def __init__(self):
+            self.a = torch.ones(2, requires_grad=True).double()
+            self.opt = torch.optim.Adam([self.a], lr=0.1)
+
+        def fit(self, x):
+            loss = (self.a * x).sum() ** 2
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""")
+
+NL_NO_GRAD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    def main():
+        base = [nn.Parameter(torch.randn(4, 4)), nn.Parameter(torch.zeros(4))]
+        with torch.no_grad():
+            params = [w.clone() for w in base]
+        opt = torch.optim.SGD(params, lr=0.1)
+        x = torch.randn(2, 4)
+        loss = (x @ params[0] + params[1]).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return base
+""")
+
+NL_FLOAT = textwrap.dedent("""
+    import torch
+
+
+    class Scaler:
+        def __init__(self):
+            self.a = torch.ones(2, requires_grad=True).float()
+            self.opt = torch.optim.Adam([self.a], lr=0.1)
+
+        def fit(self, x):
+            loss = (self.a * x).sum() ** 2
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""")
+
+NL_SAME_DTYPE = textwrap.dedent("""
+    import torch
+
+
+    class Scaler:
+        def __init__(self):
+            self.a = torch.ones(2, dtype=torch.float64, requires_grad=True).double()
+            self.opt = torch.optim.Adam([self.a], lr=0.1)
+
+        def fit(self, x):
+            loss = (self.a * x).sum() ** 2
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""")
+
+NL_PLAIN = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    def main():
+        base = [nn.Parameter(torch.randn(4, 4)), nn.Parameter(torch.zeros(4))]
+        params = [w for w in base]
+        opt = torch.optim.SGD(params, lr=0.1)
+        x = torch.randn(2, 4)
+        loss = (x @ params[0] + params[1]).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return base
+""")
+
+NL_DEVICE = textwrap.dedent("""
+    import torch
+
+
+    class Scaler:
+        def __init__(self):
+            self.a = torch.ones(2, requires_grad=True).to("cpu")
+            self.opt = torch.optim.Adam([self.a], lr=0.1)
+
+        def fit(self, x):
+            loss = (self.a * x).sum() ** 2
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""")
+
+
+def test_adl035_found_with_help():
+    found = _found(NL_COPIES, "ADL035")
+    assert [line for line, _ in found] == [_line_of(NL_COPIES, "params = [w.clone() for w in base]")]
+    assert "`w.clone()`" in found[0][1] and "can't optimize a non-leaf Tensor" in found[0][1]
+    assert f"`SGD(...)` on line {_line_of(NL_COPIES, 'opt = torch.optim.SGD')}" in found[0][1]
+    found = _found(NL_CAST, "ADL035")
+    assert [line for line, _ in found] == [_line_of(NL_CAST, "self.a = torch.ones")]
+    assert "set `requires_grad` last" in found[0][1]
+
+
+def test_adl035_claim_and_help_with_torch():
+    """Buggy: the constructor raises.  The help applied (the leaves to the optimizer,
+    the operation in the forward pass; the tensor made in its final dtype) runs and
+    gives the hand-written update."""
+    for source in (NL_COPIES, NL_CAST):
+        ns = _run(source)
+        with pytest.raises(ValueError, match="non-leaf"):
+            ns["main"]() if "main" in ns else ns["Scaler"]()
+    fixed = NL_COPIES.replace("opt = torch.optim.SGD(params, lr=0.1)", "opt = torch.optim.SGD(base, lr=0.1)")
+    assert not _found(fixed, "ADL035")
+    torch.manual_seed(0)
+    base = _run(fixed)["main"]()
+    torch.manual_seed(0)
+    w, b = torch.randn(4, 4, requires_grad=True), torch.zeros(4, requires_grad=True)
+    x = torch.randn(2, 4)
+    (x @ w + b).pow(2).sum().backward()
+    assert torch.allclose(base[0], w - 0.1 * w.grad) and torch.allclose(base[1], b - 0.1 * b.grad)
+    fixed = NL_CAST.replace("torch.ones(2, requires_grad=True).double()", "torch.ones(2, dtype=torch.float64, requires_grad=True)")
+    assert not _found(fixed, "ADL035")
+    model = _run(fixed)["Scaler"]()
+    model.fit(torch.ones(2, dtype=torch.float64))
+    assert model.a.is_leaf and not torch.equal(model.a, torch.ones(2, dtype=torch.float64))
+
+
+def test_adl035_twins_silent():
+    for source in (NL_NO_GRAD, NL_FLOAT, NL_SAME_DTYPE, NL_PLAIN, NL_DEVICE):
+        assert not _found(source, "ADL035"), source
+    # the optimizer is built (no raise) in each of them
+    torch.optim.SGD(_run(NL_FLOAT)["Scaler"]().opt.param_groups[0]["params"], lr=0.1)
+    retained = NL_COPIES.replace("    opt = torch", "    [p.retain_grad() for p in params]\n    opt = torch")
+    assert retained != NL_COPIES and not _found(retained, "ADL035")
