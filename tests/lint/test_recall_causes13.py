@@ -2,6 +2,8 @@
 
 * ADL035 (r574, r554): an optimizer handed tensors computed from tensors that
   require grad (`[p * gain for p in leaves]`, a cast after `requires_grad=True`).
+* ADL001 (r580): a write to an input that the file's own `torch.autograd.Function`
+  saves (`ctx.save_for_backward(x)` in its `forward`), after `Fn.apply(x)`.
 * ADL032 (r569, r579): a TD target built in a helper method of the class that
   returns the loss (`critic_loss()`, `losses()`), backpropagated and stepped by
   another method of the same class (`update()`, `learn()`).
@@ -352,3 +354,202 @@ def test_adl035_twins_silent():
     torch.optim.SGD(_run(NL_FLOAT)["Scaler"]().opt.param_groups[0]["params"], lr=0.1)
     retained = NL_COPIES.replace("    opt = torch", "    [p.retain_grad() for p in params]\n    opt = torch")
     assert retained != NL_COPIES and not _found(retained, "ADL035")
+
+
+# ----- ADL001: a write to an input a custom autograd Function saved (r580) ------------
+
+CF_SAVED = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            return torch.exp(x * scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * ctx.scale * torch.exp(x * ctx.scale), None
+
+
+    def objective(inp):
+        w = torch.randn(3, requires_grad=True)
+        x = w * inp
+        y = ScaledExp.apply(x, 0.5)
+        x.clamp_(min=0.0)
+        return y.sum() + x.sum()
+
+
+    def train_step(inp):
+        loss = objective(inp)
+        loss.backward()
+        return loss
+""")
+
+CF_NO_EVIDENCE = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            return torch.exp(x * scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * ctx.scale * torch.exp(x * ctx.scale), None
+
+
+    def objective(w, inp):
+        x = w * inp
+        y = ScaledExp.apply(x, 0.5)
+        x.clamp_(min=0.0)
+        return y.sum() + x.sum()
+
+
+    def train_step(w, inp):
+        loss = objective(w, inp)
+        loss.backward()
+        return w.grad
+""")
+
+CF_CLONE = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            kept = x.clone()
+            ctx.save_for_backward(kept)
+            ctx.scale = scale
+            return torch.exp(x * scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * ctx.scale * torch.exp(x * ctx.scale), None
+
+
+    def objective(w, inp):
+        x = w * inp
+        y = ScaledExp.apply(x, 0.5)
+        x.clamp_(min=0.0)
+        return y.sum() + x.sum()
+
+
+    def train_step(w, inp):
+        loss = objective(w, inp)
+        loss.backward()
+        return w.grad
+""")
+
+CF_BEFORE = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            return torch.exp(x * scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * ctx.scale * torch.exp(x * ctx.scale), None
+
+
+    def objective(w, inp):
+        x = w * inp
+        x.clamp_(min=0.0)
+        y = ScaledExp.apply(x, 0.5)
+        return y.sum() + x.sum()
+
+
+    def train_step(w, inp):
+        loss = objective(w, inp)
+        loss.backward()
+        return w.grad
+""")
+
+CF_REBOUND = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            x = x * 1.0
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            return torch.exp(x * scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * ctx.scale * torch.exp(x * ctx.scale), None
+
+
+    def objective(w, inp):
+        x = w * inp
+        y = ScaledExp.apply(x, 0.5)
+        x.clamp_(min=0.0)
+        return y.sum() + x.sum()
+
+
+    def train_step(w, inp):
+        loss = objective(w, inp)
+        loss.backward()
+        return w.grad
+""")
+
+
+def test_adl001_custom_function_found_with_help():
+    found = _found(CF_SAVED, "ADL001")
+    assert [line for line, _ in found] == [_line_of(CF_SAVED, "x.clamp_(min=0.0)")]
+    assert "`ScaledExp.apply`" in found[0][1] and "ctx.save_for_backward" in found[0][1]
+
+
+def test_adl001_custom_function_claim_and_help_with_torch():
+    """Buggy: backward raises.  The help applied (the write made out of place,
+    `x = x.clamp(min=0.0)`) gives the gradient of a hand-written version."""
+    ns = _run(CF_SAVED)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ns["train_step"](torch.randn(3))
+    fixed = CF_SAVED.replace("    x.clamp_(min=0.0)", "    x = x.clamp(min=0.0)")
+    assert not _found(fixed, "ADL001")
+    ns = _run(fixed)
+    torch.manual_seed(1)
+    inp = torch.randn(3)
+    loss = ns["objective"](inp)
+    torch.manual_seed(1)
+    inp2 = torch.randn(3)
+    w = torch.randn(3, requires_grad=True)
+    x = w * inp2
+    want = torch.exp(x * 0.5).sum() + x.clamp(min=0.0).sum()
+    assert torch.allclose(loss, want)
+
+
+def test_adl001_custom_function_twins_silent():
+    for source in (CF_CLONE, CF_BEFORE, CF_REBOUND):
+        assert not _found(source, "ADL001"), source
+        _run(source)["train_step"](torch.randn(3, requires_grad=True), torch.randn(3))  # runs
+    # no graph evidence in the file (a parameter's tensor of unknown origin): silent
+    assert not _found(CF_NO_EVIDENCE, "ADL001")
+    # `backward` does not read `ctx.saved_tensors`: autograd checks nothing
+    unread = CF_SAVED.replace("        x, = ctx.saved_tensors\n", "        x = ctx.x\n").replace(
+        "        ctx.scale = scale\n", "        ctx.scale = scale\n        ctx.x = x\n")
+    assert unread != CF_SAVED and not _found(unread, "ADL001")
