@@ -1,6 +1,6 @@
 """Recall causes of r566-r580 (docs/lint.md, "Recall causes worked on (r566-r580)").
 
-* ADL035 (r574, r554): an optimizer handed tensors computed from tensors that
+* ADL020 (r574, r554): an optimizer handed tensors computed from tensors that
   require grad (`[p * gain for p in leaves]`, a cast after `requires_grad=True`).
 * ADL001 (r580): a write to an input that the file's own `torch.autograd.Function`
   saves (`ctx.save_for_backward(x)` in its `forward`), after `Fn.apply(x)`.
@@ -194,7 +194,7 @@ def test_adl032_helper_twins_silent():
     assert decorated != TD_HELPER and not _found(decorated, "ADL032")
 
 
-# ----- ADL035: an optimizer handed non-leaf tensors (r574, r554) -------------------
+# ----- ADL020: an optimizer handed non-leaf tensors across methods (r574, r554) ----
 
 NL_COPIES = textwrap.dedent("""
     import torch
@@ -313,17 +313,17 @@ NL_DEVICE = textwrap.dedent("""
 """)
 
 
-def test_adl035_found_with_help():
-    found = _found(NL_COPIES, "ADL035")
+def test_adl020_optimizer_found_with_help():
+    found = _found(NL_COPIES, "ADL020")
     assert [line for line, _ in found] == [_line_of(NL_COPIES, "params = [w.clone() for w in base]")]
     assert "`w.clone()`" in found[0][1] and "can't optimize a non-leaf Tensor" in found[0][1]
     assert f"`SGD(...)` on line {_line_of(NL_COPIES, 'opt = torch.optim.SGD')}" in found[0][1]
-    found = _found(NL_CAST, "ADL035")
+    found = _found(NL_CAST, "ADL020")
     assert [line for line, _ in found] == [_line_of(NL_CAST, "self.a = torch.ones")]
     assert "set `requires_grad` last" in found[0][1]
 
 
-def test_adl035_claim_and_help_with_torch():
+def test_adl020_optimizer_claim_and_help_with_torch():
     """Buggy: the constructor raises.  The help applied (the leaves to the optimizer,
     the operation in the forward pass; the tensor made in its final dtype) runs and
     gives the hand-written update."""
@@ -332,7 +332,7 @@ def test_adl035_claim_and_help_with_torch():
         with pytest.raises(ValueError, match="non-leaf"):
             ns["main"]() if "main" in ns else ns["Scaler"]()
     fixed = NL_COPIES.replace("opt = torch.optim.SGD(params, lr=0.1)", "opt = torch.optim.SGD(base, lr=0.1)")
-    assert not _found(fixed, "ADL035")
+    assert not _found(fixed, "ADL020")
     torch.manual_seed(0)
     base = _run(fixed)["main"]()
     torch.manual_seed(0)
@@ -341,19 +341,19 @@ def test_adl035_claim_and_help_with_torch():
     (x @ w + b).pow(2).sum().backward()
     assert torch.allclose(base[0], w - 0.1 * w.grad) and torch.allclose(base[1], b - 0.1 * b.grad)
     fixed = NL_CAST.replace("torch.ones(2, requires_grad=True).double()", "torch.ones(2, dtype=torch.float64, requires_grad=True)")
-    assert not _found(fixed, "ADL035")
+    assert not _found(fixed, "ADL020")
     model = _run(fixed)["Scaler"]()
     model.fit(torch.ones(2, dtype=torch.float64))
     assert model.a.is_leaf and not torch.equal(model.a, torch.ones(2, dtype=torch.float64))
 
 
-def test_adl035_twins_silent():
+def test_adl020_optimizer_twins_silent():
     for source in (NL_NO_GRAD, NL_FLOAT, NL_SAME_DTYPE, NL_PLAIN, NL_DEVICE):
-        assert not _found(source, "ADL035"), source
+        assert not _found(source, "ADL020"), source
     # the optimizer is built (no raise) in each of them
     torch.optim.SGD(_run(NL_FLOAT)["Scaler"]().opt.param_groups[0]["params"], lr=0.1)
     retained = NL_COPIES.replace("    opt = torch", "    [p.retain_grad() for p in params]\n    opt = torch")
-    assert retained != NL_COPIES and not _found(retained, "ADL035")
+    assert retained != NL_COPIES and not _found(retained, "ADL020")
 
 
 # ----- ADL001: a write to an input a custom autograd Function saved (r580) ------------

@@ -1,45 +1,16 @@
-"""ADL035: an optimizer handed tensors computed from tensors that require grad
-(`[p * gain for p in leaves]`, a cast after `requires_grad=True`): non-leaf
-tensors, which the optimizer refuses at construction."""
+"""ADL020 across methods: an optimizer handed tensors computed from tensors that
+require grad (`[p * gain for p in leaves]` returned by a method, an attribute
+bound in `__init__` to a cast after `requires_grad=True`): non-leaf tensors,
+which the optimizer refuses at construction ("can't optimize a non-leaf
+Tensor").  The list is followed through a name bound once, a method of a plain
+class of the file that returns it (`model.trainable()`, a hand-written
+`model.parameters()`), and attributes of `self` bound once in `__init__`."""
 
 from __future__ import annotations
 
 import ast
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.rules.base import Rule
-
-RULE = Rule(
-    code="ADL035", name="optimizer-over-non-leaf",
-    summary="An optimizer is handed tensors computed from tensors that require grad (`p * gain`, "
-            "`torch.randn(..., requires_grad=True).to(dtype)`): non-leaf tensors, and the constructor raises.",
-    what_it_does="""Finds a `torch.optim` optimizer constructed over a list whose elements are,
-as the file shows, computed from tensors made with `requires_grad=True` (or
-`nn.Parameter(...)`): a comprehension `[p * gain for p in leaves]` (an arithmetic
-operation or `.clone()` of the loop variable), or a list of attributes bound once
-to such a factory followed by a cast that copies (`.to(dtype)`, `.double()`, ...
-to a dtype other than the factory's).  The list is followed through a name
-bound once, a method of a class of the file that returns it (`model.trainable()`,
-`model.parameters()` written by hand), and attributes of `self` bound once in
-the class.  It reports the expression that makes the non-leaf tensor.""",
-    why_bad="""An optimizer updates leaf tensors in place; a tensor computed from one that
-requires grad is not a leaf, and `torch.optim.Optimizer` raises "ValueError:
-can't optimize a non-leaf Tensor" when it is built (r574, r554).  Even where a
-non-leaf is accepted (`retain_grad()`), stepping it never changes the leaf the
-model reads.""",
-    example="""w = torch.randn(3, 1, requires_grad=True).to(torch.float64)
-opt = torch.optim.SGD([w], lr=0.1)""",
-    use_instead="""w = torch.randn(3, 1, dtype=torch.float64, requires_grad=True)
-opt = torch.optim.SGD([w], lr=0.1)""",
-    fix_safety="No automatic fix: where the operation belongs (the forward pass, or before "
-               "`requires_grad` is set) is the author's choice.",
-    known_problems="""Only lists the file builds are read: `model.parameters()` of an `nn.Module`,
-a list from another module, or a cast whose dtype or device the file does not
-show (`.to(device)`, `.cuda()`) are not reported.  A file that calls
-`retain_grad()`, `set_default_dtype` or `set_grad_enabled`, an optimizer built
-with `differentiable=True`, and an operation under `torch.no_grad()` are left
-alone.""",
-)
 
 _FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randn_like", "rand_like",
                         "zeros_like", "ones_like", "empty_like", "full_like", "eye", "linspace", "arange"})
@@ -51,7 +22,9 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult, ast.Fl
 _SKIP_TEXT = ("retain_grad", "set_default_dtype", "set_grad_enabled", "set_default_tensor_type")
 
 
-def check_file(checker) -> None:
+def check_optimizers(checker) -> None:
+    """Report (ADL020) the expression making a non-leaf that an optimizer is handed,
+    unless ADL020's own check already reported within that optimizer call."""
     source = checker.source
     if "requires_grad" not in source and "Parameter" not in source:
         return
@@ -69,13 +42,15 @@ def check_file(checker) -> None:
             if any(k.arg == "differentiable" for k in node.keywords):
                 continue
             found = ctx.non_leaf(node.args[0], func, cls, 0)
-            if found is None or id(found[0]) in reported:
+            if found is None or id(found[0]) in reported or any(
+                    f.code == "ADL020" and node.lineno <= f.line <= (node.end_lineno or node.lineno)
+                    for f in checker.findings):
                 continue
             reported.add(id(found[0]))
             expr, leaf = found
             name = q.rsplit(".", 1)[-1]
             checker.report(
-                "ADL035", expr,
+                "ADL020", expr,
                 f"`{checker.text(expr)}` is computed from `{leaf}`, which requires grad: a non-leaf tensor, and "
                 f"`{name}(...)` on line {node.lineno} is handed it, so the constructor raises \"ValueError: can't "
                 f"optimize a non-leaf Tensor\"; hand the optimizer the leaf tensors and apply the operation in "
