@@ -4,6 +4,8 @@
   require grad (`[p * gain for p in leaves]`, a cast after `requires_grad=True`).
 * ADL001 (r580): a write to an input that the file's own `torch.autograd.Function`
   saves (`ctx.save_for_backward(x)` in its `forward`), after `Fn.apply(x)`.
+* ADL017 (r573): an LSTM's state stored into a tuple of attributes, directly
+  (`out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`) or through a name.
 * ADL032 (r569, r579): a TD target built in a helper method of the class that
   returns the loss (`critic_loss()`, `losses()`), backpropagated and stepped by
   another method of the same class (`update()`, `learn()`).
@@ -553,3 +555,201 @@ def test_adl001_custom_function_twins_silent():
     unread = CF_SAVED.replace("        x, = ctx.saved_tensors\n", "        x = ctx.x\n").replace(
         "        ctx.scale = scale\n", "        ctx.scale = scale\n        ctx.x = x\n")
     assert unread != CF_SAVED and not _found(unread, "ADL001")
+
+
+# ----- ADL017: a recurrent state kept through a tuple of attributes (r573) -------------
+
+RNN_TUPLE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 5)
+            self.head = nn.Linear(5, 2)
+            self.hx = torch.zeros(1, 2, 5)
+            self.cx = torch.zeros(1, 2, 5)
+
+        def forward(self, x):
+            out, (self.hx, self.cx) = self.rnn(x, (self.hx, self.cx))
+            return self.head(out)
+
+
+    def train(steps=2):
+        torch.manual_seed(0)
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            x = torch.randn(4, 2, 3)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model
+""")
+
+RNN_NAME = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 5)
+            self.head = nn.Linear(5, 2)
+            self.hx = torch.zeros(1, 2, 5)
+            self.cx = torch.zeros(1, 2, 5)
+
+        def forward(self, x):
+            out, state = self.rnn(x, (self.hx, self.cx))
+            self.hx, self.cx = state
+            return self.head(out)
+
+
+    def train(steps=2):
+        torch.manual_seed(0)
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            x = torch.randn(4, 2, 3)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model
+""")
+
+RNN_DETACH = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 5)
+            self.head = nn.Linear(5, 2)
+            self.hx = torch.zeros(1, 2, 5)
+            self.cx = torch.zeros(1, 2, 5)
+
+        def forward(self, x):
+            out, (hx, cx) = self.rnn(x, (self.hx, self.cx))
+            self.hx, self.cx = hx.detach(), cx.detach()
+            return self.head(out)
+
+
+    def train(steps=2):
+        torch.manual_seed(0)
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            x = torch.randn(4, 2, 3)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model
+""")
+
+RNN_DETACH_LIST = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 5)
+            self.head = nn.Linear(5, 2)
+            self.hx = torch.zeros(1, 2, 5)
+            self.cx = torch.zeros(1, 2, 5)
+
+        def forward(self, x):
+            out, state = self.rnn(x, (self.hx, self.cx))
+            self.hx, self.cx = [t.detach() for t in state]
+            return self.head(out)
+
+
+    def train(steps=2):
+        torch.manual_seed(0)
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            x = torch.randn(4, 2, 3)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model
+""")
+
+RNN_RESET = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 5)
+            self.head = nn.Linear(5, 2)
+            self.hx = torch.zeros(1, 2, 5)
+            self.cx = torch.zeros(1, 2, 5)
+
+        def forward(self, x):
+            out, (self.hx, self.cx) = self.rnn(x, (self.hx, self.cx))
+            return self.head(out)
+
+
+    def train(steps=2):
+        torch.manual_seed(0)
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            x = torch.randn(4, 2, 3)
+            model.hx, model.cx = torch.zeros(1, 2, 5), torch.zeros(1, 2, 5)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model
+""")
+
+
+def test_adl017_tuple_of_attributes_found_with_help():
+    for source, text in ((RNN_TUPLE, "out, (self.hx, self.cx) = self.rnn"), (RNN_NAME, "self.hx, self.cx = state")):
+        found = _found(source, "ADL017")
+        assert [line for line, _ in found] == [_line_of(source, text)]
+        assert "`self.hx`" in found[0][1] and "`.detach()`ed values" in found[0][1]
+
+
+def test_adl017_tuple_of_attributes_claim_and_help_with_torch():
+    """Buggy: the second backward raises.  The help applied (the state stored
+    detached, RNN_DETACH) trains as a hand-written loop that carries the detached state."""
+    for source in (RNN_TUPLE, RNN_NAME):
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            _run(source)["train"]()
+    got = _run(RNN_DETACH)["train"]()
+    torch.manual_seed(0)
+    model = _run(RNN_DETACH)["Tagger"]()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    h, c = torch.zeros(1, 2, 5), torch.zeros(1, 2, 5)
+    for _ in range(2):
+        x = torch.randn(4, 2, 3)
+        out, (h, c) = model.rnn(x, (h, c))
+        loss = model.head(out).pow(2).mean()
+        h, c = h.detach(), c.detach()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    for a, b in zip(got.parameters(), model.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_adl017_tuple_of_attributes_twins_silent():
+    for source in (RNN_DETACH, RNN_DETACH_LIST, RNN_RESET):
+        assert not _found(source, "ADL017"), source
+        _run(source)["train"]()  # runs

@@ -222,8 +222,12 @@ def check_file(checker) -> None:
     if not carried:
         return
     assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in carried})
+    reported = set()
     for stmt, attr, cls, method in carried:
+        if id(stmt) in reported:
+            continue  # `(self.h, self.c) = state`: one finding for the statement, the first attribute
         if all(owner == (cls, "__init__") or owner == (cls, method) for owner in assigned.get(attr, ())):
+            reported.add(id(stmt))
             checker.report("ADL017", stmt,
                            f"`self.{attr}` is given a tensor that carries this call's graph, computed from "
                            f"the `self.{attr}` the previous call left: the next call links its graph to this "
