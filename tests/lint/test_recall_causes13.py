@@ -6,6 +6,9 @@
   saves (`ctx.save_for_backward(x)` in its `forward`), after `Fn.apply(x)`.
 * ADL017 (r573): an LSTM's state stored into a tuple of attributes, directly
   (`out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`) or through a name.
+* ADL014 (r576): a leaf made with `requires_grad=True` in `__init__` and written in
+  place later in the same `__init__` (`self.keys[:] += offset`), the class built
+  in the file with gradients on.
 * ADL032 (r569, r579): a TD target built in a helper method of the class that
   returns the loss (`critic_loss()`, `losses()`), backpropagated and stepped by
   another method of the same class (`update()`, `learn()`).
@@ -753,3 +756,151 @@ def test_adl017_tuple_of_attributes_twins_silent():
     for source in (RNN_DETACH, RNN_DETACH_LIST, RNN_RESET):
         assert not _found(source, "ADL017"), source
         _run(source)["train"]()  # runs
+
+
+# ----- ADL014: a leaf written in place in `__init__` right after its factory (r576) -----
+
+LEAF_MUL = textwrap.dedent("""
+    import torch
+
+
+    class Embedder:
+        def __init__(self, n=4, d=3, scale=0.1):
+            self.table = torch.randn(n, d, requires_grad=True)
+            self.table.mul_(scale)
+
+        def lookup(self, idx):
+            return self.table[idx]
+
+
+    def main():
+        emb = Embedder()
+        opt = torch.optim.SGD([emb.table], lr=0.1)
+        loss = emb.lookup(torch.tensor([0, 2])).sum()
+        loss.backward()
+        opt.step()
+        return emb
+""")
+
+LEAF_AUG = textwrap.dedent("""
+    import torch
+
+
+    class Embedder:
+        def __init__(self, n=4, d=3, scale=0.1):
+            self.table = torch.randn(n, d, requires_grad=True)
+            self.table += scale
+
+        def lookup(self, idx):
+            return self.table[idx]
+
+
+    def main():
+        emb = Embedder()
+        opt = torch.optim.SGD([emb.table], lr=0.1)
+        loss = emb.lookup(torch.tensor([0, 2])).sum()
+        loss.backward()
+        opt.step()
+        return emb
+""")
+
+LEAF_NO_GRAD = textwrap.dedent("""
+    import torch
+
+
+    class Embedder:
+        def __init__(self, n=4, d=3, scale=0.1):
+            self.table = torch.randn(n, d, requires_grad=True)
+            with torch.no_grad():
+                self.table.mul_(scale)
+
+        def lookup(self, idx):
+            return self.table[idx]
+
+
+    def main():
+        emb = Embedder()
+        opt = torch.optim.SGD([emb.table], lr=0.1)
+        loss = emb.lookup(torch.tensor([0, 2])).sum()
+        loss.backward()
+        opt.step()
+        return emb
+""")
+
+LEAF_CTOR_NO_GRAD = textwrap.dedent("""
+    import torch
+
+
+    class Embedder:
+        def __init__(self, n=4, d=3, scale=0.1):
+            self.table = torch.randn(n, d, requires_grad=True)
+            self.table.mul_(scale)
+
+        def lookup(self, idx):
+            return self.table[idx]
+
+
+    def main():
+        with torch.no_grad():
+            emb = Embedder()
+        opt = torch.optim.SGD([emb.table], lr=0.1)
+        loss = emb.lookup(torch.tensor([0, 2])).sum()
+        loss.backward()
+        opt.step()
+        return emb
+""")
+
+LEAF_MARK_LAST = textwrap.dedent("""
+    import torch
+
+
+    class Embedder:
+        def __init__(self, n=4, d=3, scale=0.1):
+            self.table = torch.randn(n, d)
+            self.table.mul_(scale)
+            self.table.requires_grad_()
+
+        def lookup(self, idx):
+            return self.table[idx]
+
+
+    def main():
+        emb = Embedder()
+        opt = torch.optim.SGD([emb.table], lr=0.1)
+        loss = emb.lookup(torch.tensor([0, 2])).sum()
+        loss.backward()
+        opt.step()
+        return emb
+""")
+
+
+def test_adl014_constructor_write_found_with_help():
+    for source, text in ((LEAF_MUL, "self.table.mul_(scale)"), (LEAF_AUG, "self.table += scale")):
+        found = _found(source, "ADL014")
+        assert [line for line, _ in found] == [_line_of(source, text)]
+        assert "`Embedder(...)` is called on line" in found[0][1] and "`.requires_grad_()` last" in found[0][1]
+
+
+def test_adl014_constructor_write_claim_and_help_with_torch():
+    """Buggy: the constructor raises.  The help applied (the write under `no_grad()`,
+    or `requires_grad` set last) gives the same table and the same step."""
+    for source in (LEAF_MUL, LEAF_AUG):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            _run(source)["main"]()
+    torch.manual_seed(0)
+    a = _run(LEAF_NO_GRAD)["main"]().table
+    torch.manual_seed(0)
+    b = _run(LEAF_MARK_LAST)["main"]().table
+    torch.manual_seed(0)
+    t = (torch.randn(4, 3) * 0.1).requires_grad_()
+    t[torch.tensor([0, 2])].sum().backward()
+    with torch.no_grad():
+        want = t - 0.1 * t.grad
+    assert torch.equal(a, want) and torch.equal(b, want) and a.is_leaf and b.is_leaf
+
+
+def test_adl014_constructor_write_twins_silent():
+    for source in (LEAF_NO_GRAD, LEAF_CTOR_NO_GRAD, LEAF_MARK_LAST):
+        assert not _found(source, "ADL014"), source
+    # the class is never built in the file: no evidence the write runs with gradients on
+    assert not _found(LEAF_MUL.split("def main")[0], "ADL014")
