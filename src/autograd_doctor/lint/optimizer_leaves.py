@@ -26,6 +26,8 @@ def check_optimizers(checker) -> None:
     """Report (ADL020) the expression making a non-leaf that an optimizer is handed,
     unless ADL020's own check already reported within that optimizer call."""
     source = checker.source
+    if not checker.training.optimizers:  # no optimizer of torch.optim bound in the file: nothing to read
+        return
     if "requires_grad" not in source and "Parameter" not in source:
         return
     if "optim" not in source or any(t in source for t in _SKIP_TEXT):
