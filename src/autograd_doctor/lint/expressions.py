@@ -409,7 +409,8 @@ class ExpressionEvents:
                 other = entry.get("kept_for", {}).get(str(i))
                 if other is not None and other < len(args) and self.is_const(args[other]):
                     continue
-                self.add_save(name, key, f"input {i}", node)
+                # a custom Function's output carries a graph when its input does
+                self.add_save(name, key, f"input {i}", node, graph_from=args[i] if entry.get("custom") else None)
             elif name is not None and name != "self" and name in self.scope.parameters \
                     and not self.scope.grad_off:
                 # `def logadd(x0, x1): m = torch.max(x0, x1)`: keeps whatever tensor the

@@ -500,6 +500,11 @@ class TensorKnowledge:
             return None
         q = self.qualname(node.func)
         func = node.func
+        if q is None and func.__class__ is ast.Attribute and func.attr == "apply" \
+                and func.value.__class__ is ast.Name:
+            entry = self.custom_function_saves().get(func.value.id)
+            if entry is not None:  # `Square.apply(z)`: the receiver is argument 0
+                return f"custom:{func.value.id}", entry
         if q is None and isinstance(func, ast.Attribute):
             recv = func.value
             if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.module_class:
@@ -526,6 +531,25 @@ class TensorKnowledge:
             if other is not None and not self.is_tensor(other):
                 return (scalar_key, table[scalar_key]) if scalar_key in table else None
         return q, table[q]
+
+    def custom_function_saves(self) -> dict:
+        """Saves-table entries for the file's own `torch.autograd.Function` classes
+        whose `forward` saves inputs as they are (custom_functions.saved_inputs), by
+        class name; a name defined more than once is left out."""
+        cached = getattr(self, "_custom_saves", None)
+        if cached is None:
+            cached = {}
+            if "save_for_backward" in self.source:
+                from autograd_doctor.lint.custom_functions import saved_inputs
+                classes = [n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)]
+                names = [c.name for c in classes]
+                for cls in classes:
+                    saved = saved_inputs(cls, self.qualname) if names.count(cls.name) == 1 else None
+                    if saved:
+                        cached[cls.name] = {"grad_fn": f"{cls.name}Backward", "inputs": [i + 1 for i in saved],
+                                            "output": False, "saved": [], "custom": True}
+            self._custom_saves = cached
+        return cached
 
     def overload(self, call, q) -> str | None:
         """Which overload of ``torch.min``-like ``q`` the call is, as a suffix of its

@@ -134,6 +134,10 @@ class AssignmentEvents:
                         self.scope.graph_arguments.add(elt.id)
                 elif isinstance(elt, ast.Attribute) and value is not None and self.module_output(value):
                     self.assign_attribute(elt, value, stmt)  # `out, self.hidden = self.rnn(x, self.hidden)`
+                elif isinstance(elt, ast.Attribute) and isinstance(value, ast.Name) \
+                        and self.named_module_output(value) is not None:
+                    # `f, state = self.lstm(x, (self.h, self.c)); (self.h, self.c) = state`
+                    self.assign_attribute(elt, self.named_module_output(value), stmt)
                 elif isinstance(elt, (ast.Tuple, ast.List)) and not pairs and not pieces \
                         and isinstance(value, ast.Call):
                     self.bind_nested_outputs(elt, value, stmt)  # `out, (h, c) = self.lstm(x, (h, c))`
@@ -380,8 +384,17 @@ class AssignmentEvents:
                 self.bind(elt.id, None, source=value)
             elif isinstance(elt, (ast.Tuple, ast.List)):
                 self.bind_nested_outputs(elt, value, stmt)
+            elif isinstance(elt, ast.Attribute) and self.module_output(value):
+                self.assign_attribute(elt, value, stmt)  # `out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`
             else:
                 self.assign_target(elt.value if isinstance(elt, ast.Starred) else elt, None, stmt)
+
+    def named_module_output(self, name):
+        """The call of a parameterised layer that ``name``'s live binding unpacks
+        (`f, state = self.lstm(...)`: `state`), else None."""
+        entry = self.scope.binding(name.id, self.seq + 1)
+        source = entry[1] if entry is not None else None
+        return source if isinstance(source, ast.Call) and self.module_output(source) else None
 
     def module_output(self, value) -> bool:
         """A call of a parameterised layer (every output of an RNN carries its graph)."""

@@ -13,7 +13,7 @@ import torch
 
 class LogisticModel:
     def __init__(self, n_features, device="cpu", dtype=torch.float64):
-        self.w = torch.randn(n_features, 1, requires_grad=True).to(device, dtype)  # missed: ADL020
+        self.w = torch.randn(n_features, 1, requires_grad=True).to(device, dtype)  # expect: ADL020
         self.b = torch.zeros(1, requires_grad=True).to(device, dtype)
 
     def parameters(self):

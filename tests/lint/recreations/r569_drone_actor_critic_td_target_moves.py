@@ -46,9 +46,9 @@ class ActorCriticAgent:
 
     def critic_loss(self, state, reward, next_state, done):
         value = self.critic(state)
-        next_value = self.critic(next_state)  # missed: ADL032
+        next_value = self.critic(next_state)
         td_target = reward + self.gamma * next_value * (1 - done)
-        td_error = td_target - value
+        td_error = td_target - value  # expect: ADL032
         return td_error.pow(2).mean(), td_error
 
     def update(self, state, action, reward, next_state, done):

@@ -26,7 +26,7 @@ class Net(nn.Module):
     def forward(self, inp):
         to_in = self.flat(inp)
         f, _ = self.lstm(to_in, (self.h0, self.c0))
-        (self.h0, self.c0) = _  # missed: ADL017
+        (self.h0, self.c0) = _  # expect: ADL017
         return self.model1(f)
 
 

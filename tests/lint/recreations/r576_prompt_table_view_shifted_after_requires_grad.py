@@ -19,7 +19,7 @@ class PromptPool:
     def __init__(self, pool_size=10, length=3, dim=32, offset=1.0):
         self.keys = torch.randn(pool_size, length, 2, dim, requires_grad=True)
         self.offset = offset
-        self.keys[:] += self.offset  # missed: ADL014
+        self.keys[:] += self.offset  # expect: ADL014
 
     def parameters(self):
         return [self.keys]

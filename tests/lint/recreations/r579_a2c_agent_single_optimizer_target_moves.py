@@ -30,8 +30,8 @@ class Agent:
 
     def losses(self, state, action, reward, next_state, done):
         value = self.critic(state).squeeze(-1)
-        td_target = reward + self.gamma * self.critic(next_state).squeeze(-1) * (1 - done)  # missed: ADL032
-        advantage = td_target - value
+        td_target = reward + self.gamma * self.critic(next_state).squeeze(-1) * (1 - done)
+        advantage = td_target - value  # expect: ADL032
         log_probs = torch.log_softmax(self.actor(state), dim=-1)
         actor_loss = -(log_probs.gather(1, action[:, None]).squeeze(1) * advantage).mean()
         critic_loss = advantage.pow(2).mean()

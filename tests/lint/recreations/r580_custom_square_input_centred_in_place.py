@@ -34,7 +34,7 @@ class EnergyHead(nn.Module):
     def forward(self, h):
         z = self.proj(h)
         energy = Square.apply(z).sum(dim=1)
-        z -= z.mean(dim=1, keepdim=True)  # missed: ADL001
+        z -= z.mean(dim=1, keepdim=True)  # expect: ADL001
         spread = z.abs().sum(dim=1)
         return energy + spread
 

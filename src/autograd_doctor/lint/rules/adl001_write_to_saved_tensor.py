@@ -25,7 +25,10 @@ name was not re-bound in between.  Which op saves what comes from
 `lint/data/saves.json`, generated from the installed torch by
 `scripts/gen_saves_table.py`: ops such as `exp`, `sigmoid`, `tanh`, `relu`,
 `softmax`, `log_softmax`, `sqrt` keep their *output*; `mul`, `div`,
-`matmul`, `F.linear`, `pow`, `sin`, `log` keep their *inputs*.  In an
+`matmul`, `F.linear`, `pow`, `sin`, `log` keep their *inputs*; so does
+`Fn.apply(x)` of a `torch.autograd.Function` subclass defined once in the file
+whose `forward` hands its input `x`, never bound again, to
+`ctx.save_for_backward` and whose `backward` unpacks `ctx.saved_tensors`.  In an
 `nn.Module` subclass, calling a module attribute built in `__init__` from
 `nn.Linear`, `nn.Conv2d`, `nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`,
 `nn.LogSoftmax`, `nn.GELU`, `nn.SiLU`, `nn.LayerNorm`... counts as the
@@ -400,8 +403,11 @@ def _feeds_return(checker, scope, op_node) -> bool:
 def _report(checker, w, key, how, op_node, previous_iteration=False):
     op = OPERATOR_TEXT.get(key.split(":")[0]) or \
         key.split(":")[0].replace("torch.nn.functional.", "F.").replace("torch.Tensor.", "Tensor.")
-    entry = N.saves_table()[key]
+    entry = N.saves_table().get(key) or checker.custom_function_saves()[key.split(":", 1)[1]]
     what = "its output" if how == "output" else "this input"
+    if entry.get("custom"):
+        op = f"{key.split(':', 1)[1]}.apply"
+        what = "this input: its `forward` calls `ctx.save_for_backward` on it"
     outcome = ("the write bypasses autograd's check, so the gradient will be silently wrong"
                if w.through_data else "backward() will fail or use the new values")
     checker.report("ADL001", w.node,

@@ -22,7 +22,10 @@ Also an attribute leaf of a class: `self.w = torch.zeros(n, requires_grad=True)`
 the class, written in place (`self.w.add_(...)`, `self.w += ...`, `self.w[i] =
 ...`) in another method of the class, outside `no_grad()` there, when a call of
 that method in the file runs with gradients on (not in a `no_grad()` block or a
-`@torch.no_grad()` function, in a function that no `no_grad()` block calls).""",
+`@torch.no_grad()` function, in a function that no `no_grad()` block calls).
+The same leaf written later in `__init__` itself (`self.keys[:] += offset` right
+after the factory) is reported when a construction `Cls(...)` in the file runs
+with gradients on.""",
     why_bad="""PyTorch refuses: `RuntimeError: a leaf Variable that requires grad is being
 used in an in-place operation.`  A parameter update must not be recorded in
 the graph, so it has to run under `torch.no_grad()` (or go through an
@@ -82,6 +85,7 @@ def check_file(checker) -> None:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         defined.setdefault(item.name, []).append(other)
             grad_off_callers = _called_under_no_grad(checker.tree)
+        _check_constructor(checker, cls, leaves, classes, grad_off_callers)
         for method in cls.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__" \
                     or _grad_off_decorated(method) or len(defined.get(method.name, ())) != 1:
@@ -102,6 +106,36 @@ def check_file(checker) -> None:
                     f"`torch.no_grad()`")
 
 
+def _check_constructor(checker, cls, leaves, classes, grad_off_callers) -> None:
+    """`self.keys = torch.randn(..., requires_grad=True)` in `__init__`, then written
+    in place later in the same `__init__` (`self.keys[:] += offset`, `self.w.mul_(s)`),
+    when a construction `Cls(...)` in the file runs with gradients on (r576)."""
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None or _grad_off_decorated(init) or sum(c.name == cls.name for c in classes) != 1:
+        return
+    bound = {}
+    for stmt in init.body:  # the leaf's own binding, at the top level of `__init__`
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                if _self_attr(t) and t.attr in leaves:
+                    bound.setdefault(t.attr, stmt.lineno)
+    writes = [(node, attr, how) for node, attr, how in _leaf_writes(init.body, leaves)
+              if attr in bound and node.lineno > bound[attr]]
+    if not writes:
+        return
+    call = _call_with_gradients(checker.tree, cls.name, grad_off_callers, by_name=True)
+    if call is None:
+        return
+    for node, attr, how in writes:
+        checker.report(
+            "ADL014", node,
+            f"`self.{attr}` is a leaf that requires grad (made with `requires_grad=True` on line "
+            f"{bound[attr]}), modified in place ({how}) with gradients enabled: `{cls.name}(...)` is "
+            f"called on line {call.lineno} with gradients on, and PyTorch raises 'a leaf Variable "
+            f"that requires grad is being used in an in-place operation'; do it under "
+            f"`torch.no_grad()`, or before `requires_grad` is set (`.requires_grad_()` last)")
+
+
 def _leaf_writes(body, leaves, grad_off=False):
     """In-place writes to `self.<leaf>` in these statements outside `no_grad()`
     blocks, not in nested functions."""
@@ -117,6 +151,9 @@ def _leaf_writes(body, leaves, grad_off=False):
                 yield stmt.value, func.value.attr, f"`.{func.attr}()`"
         elif isinstance(stmt, ast.AugAssign) and _self_attr(stmt.target) and stmt.target.attr in leaves:
             yield stmt, stmt.target.attr, "augmented assignment"
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
+                and _self_attr(stmt.target.value) and stmt.target.value.attr in leaves:
+            yield stmt, stmt.target.value.attr, "augmented assignment through an index"
         elif isinstance(stmt, ast.Assign):
             for t in stmt.targets:
                 if isinstance(t, ast.Subscript) and _self_attr(t.value) and t.value.attr in leaves:
@@ -160,7 +197,7 @@ def _called_under_no_grad(tree) -> set:
     return out
 
 
-def _call_with_gradients(tree, method, grad_off_callers):
+def _call_with_gradients(tree, method, grad_off_callers, by_name=False):
     """A call `<x>.method(...)` that runs with gradients on: not in a `no_grad()`
     block, in a function that is neither `@no_grad` nor called from a `no_grad()`
     block (module level counts)."""
@@ -178,8 +215,10 @@ def _call_with_gradients(tree, method, grad_off_callers):
             else:
                 found = None
                 for node in ast.walk(stmt):
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                            node.func.attr == method and not _inside_grad_off(stmt, node):
+                    if isinstance(node, ast.Call) and (
+                            (isinstance(node.func, ast.Attribute) and node.func.attr == method and not by_name)
+                            or (by_name and isinstance(node.func, ast.Name) and node.func.id == method)) \
+                            and not _inside_grad_off(stmt, node):
                         found = node
                         break
                 if found is None:

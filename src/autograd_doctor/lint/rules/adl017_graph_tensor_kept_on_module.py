@@ -259,10 +259,14 @@ def check_file(checker) -> None:
     if not carried:
         return
     assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in carried})
+    reported = set()
     for stmt, attr, cls, method in carried:
+        if id(stmt) in reported:
+            continue  # `(self.h, self.c) = state`: one finding for the statement, the first attribute
         if all(owner == (cls, "__init__") or owner == (cls, method)
                or (owner[0] == cls and _reset_once_before_loops(checker.tree, owner[1]))
                for owner in assigned.get(attr, ())):
+            reported.add(id(stmt))
             checker.report("ADL017", stmt,
                            f"`self.{attr}` is given a tensor that carries this call's graph, computed from "
                            f"the `self.{attr}` the previous call left: the next call links its graph to this "
@@ -431,7 +435,7 @@ def _check_taken_once(checker) -> None:
         assigned = _attribute_assignments(checker.tree, {attr for _, attr, _, _ in taken})
         for stmt, attr, parameter, key in taken:
             if any(owner != (cls.name, "__init__") for owner in assigned.get(attr, ())) \
-                    or f"setattr(" in checker.source:
+                    or "setattr(" in checker.source:
                 continue
             readers = _readers(methods, attr)
             if not readers:

@@ -48,7 +48,12 @@ step = lr * w.grad""",
 Gradients now reach the name, which is the intent, but it is a change.  When the
 leaf was marked through its name (`x.requires_grad = True`) there is no fix: the
 help says to mark the result instead.""",
-    known_problems="""The binding, the `backward()` (or a call of a same-file function that runs
+    known_problems="""An optimizer's list is also followed across methods of a plain class of the
+file (`torch.optim.Adam(model.trainable())` of a method returning `[p * gain
+for p in self.factors]`, a hand-written `parameters()` returning attributes bound
+in `__init__` to a cast after `requires_grad=True`, a dtype parameter left at its
+default by every construction); there the finding is the expression that makes
+the non-leaf, without a fix.  The binding, the `backward()` (or a call of a same-file function that runs
 one) and the read must be in one function,
 and the name not bound again after the read.  A call of `retain_grad()` on the name anywhere in
 the function silences it.""",
@@ -234,6 +239,8 @@ def check_file(checker) -> None:
     of the attribute in the class makes one (in `__init__`), but those the reading
     method itself makes after the read (`self.positions = self.positions - lr *
     self.positions.grad`, whatever it binds, comes too late for the read)."""
+    from autograd_doctor.lint.optimizer_leaves import check_optimizers
+    check_optimizers(checker)  # a list built across methods (r574, r554)
     reads = checker.notes["ADL020 attribute reads"]
     if not reads:
         return

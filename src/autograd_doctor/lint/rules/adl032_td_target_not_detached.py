@@ -26,7 +26,11 @@ statement that reads the target undetached, before the backward, when that
 statement sets it against a prediction (`criterion(prediction, target)` or
 `prediction - target`): the loss.
 A detach under an `if` that is false at a parameter's default
-(`if self.detach_target:` with `detach_target=False`) does not count.""",
+(`if self.detach_target:` with `detach_target=False`) does not count.
+The target may also be built in a helper method of the class that returns the
+loss (`critic_loss()`), when another method of the class binds that method's
+result, backpropagates a value computed from it (the returned element the
+target flows into, read not through `.detach()`) and steps the optimizer.""",
     why_bad="""The TD update is a semi-gradient method: the target `r + gamma * Q(s', a')`
 is a constant the prediction is moved towards.  Left in the graph, the loss's
 gradient also flows through `Q(s', a')`, so the network is trained to move its
@@ -49,8 +53,9 @@ loss.backward()
 d_opt.step()""",
     fix_safety="No automatic fix: the change alters the update (as it should).",
     known_problems="""Only a target written as an addition whose text names `gamma` or `discount`
-is recognised, in the function that runs the backward pass; a target built in
-a helper, or a residual-gradient method that wants the full gradient on purpose,
+is recognised, in the function that runs the backward pass or in a helper
+method of the same class whose result it backpropagates (a helper of another
+class or module is not read); a residual-gradient method that wants the full gradient on purpose,
 is not distinguished (the second would be reported).  The optimizer must be
 bound in the file to the modules it steps.""",
 )
@@ -70,6 +75,9 @@ def check_file(checker) -> None:
         if any(_grad_off_call(d) for d in func.decorator_list):
             continue
         _check_function(checker, cls, func)
+    for node in checker.tree.body:
+        if isinstance(node, ast.ClassDef):
+            _check_helpers(checker, node)
 
 
 def _functions(tree):
@@ -106,8 +114,8 @@ def _statements(body, grad_off=False, condition=None):
                 yield from _statements(block, grad_off, condition)
 
 
-def _check_function(checker, cls, func) -> None:
-    statements = list(_statements(func.body))
+def _steps_and_backward(checker, statements):
+    """The modules the optimizers stepped in ``statements`` own, and the first backward."""
     owners = set()
     backward_at = None
     for stmt, _, _ in statements:
@@ -118,9 +126,141 @@ def _check_function(checker, cls, func) -> None:
                 if node.func.attr == "step" and not node.args:
                     owners |= set(checker.training.optimizers.get(checker.text(node.func.value)) or ())
                 elif node.func.attr == "backward" and backward_at is None:
-                    backward_at = stmt.lineno
+                    backward_at = stmt
+    return owners, backward_at
+
+
+def _targets(stmt) -> list:
+    if isinstance(stmt, ast.Assign):
+        return [n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    return []
+
+
+def _reads(node, names) -> bool:
+    """``node`` reads one of ``names`` other than through a call that drops the graph
+    (`advantage.detach()`, `.item()`)."""
+    cut = {id(n.func.value) for n in ast.walk(node) if isinstance(n, ast.Call)
+           and isinstance(n.func, ast.Attribute) and n.func.attr in _NO_GRADIENT_METHODS}
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in cut
+               for n in ast.walk(node))
+
+
+def _check_helpers(checker, cls) -> None:
+    """A TD target built in a helper method of the class that returns the loss
+    (`critic_loss(...)`), backpropagated and stepped by another method of the same
+    class (`update`): the caller binds the helper's result, backpropagates a value
+    computed from it, and steps an optimizer; the target must flow from the helper's
+    comparison to the returned element the caller backpropagates."""
+    methods = {item.name: item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names = [item.name for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    done = set()
+    for caller in methods.values():
+        if any(_grad_off_call(d) for d in caller.decorator_list):
+            continue
+        statements = list(_statements(caller.body))
+        owners, backward = _steps_and_backward(checker, statements)
+        if not owners or backward is None:
+            continue
+        for index, (stmt, off, _) in enumerate(statements):
+            if off or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.lineno >= backward.lineno:
+                continue
+            call = stmt.value
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+                continue
+            helper = methods.get(call.func.attr)
+            if helper is None or helper is caller or names.count(helper.name) != 1 or helper.name in done \
+                    or any(_grad_off_call(d) for d in helper.decorator_list):
+                continue
+            target = stmt.targets[0]
+            bound = [target] if isinstance(target, ast.Name) else list(target.elts) \
+                if isinstance(target, ast.Tuple) else []
+            if not bound or not all(isinstance(e, ast.Name) for e in bound):
+                continue
+            positions = _backpropagated_positions(statements, index, bound, backward)
+            if not positions:
+                continue
+            if _check_function(checker, cls, helper, given=(owners, positions if len(bound) > 1 else None,
+                                                           len(bound), caller, backward)):
+                done.add(helper.name)
+
+
+def _backpropagated_positions(statements, index, bound, backward) -> set:
+    """The positions of ``bound`` (the names a call's result is unpacked to) whose
+    values the backward's receiver is computed from."""
+    carried = {e.id: {i} for i, e in enumerate(bound)}
+    for stmt, _, _ in statements[index + 1:]:
+        if stmt is backward:
+            receiver = [n.func.value for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"]
+            found = set()
+            for r in receiver:
+                for n in ast.walk(r):
+                    if isinstance(n, ast.Name) and n.id in carried:
+                        found |= carried[n.id]
+            return found
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            continue
+        targets = _targets(stmt)
+        if targets:
+            sources = set()
+            for n in ast.walk(stmt.value) if getattr(stmt, "value", None) is not None else ():
+                if isinstance(n, ast.Name) and n.id in carried:
+                    sources |= carried[n.id]
+            for t in targets:
+                if sources:
+                    carried[t] = carried.get(t, set()) | sources if isinstance(stmt, ast.AugAssign) else sources
+                else:
+                    carried.pop(t, None)
+    return set()
+
+
+def _reaches_return(func, statements, use, name: str, positions, arity: int) -> bool:
+    """What ``use`` computes from the target reaches the element of a `return` at
+    one of ``positions`` (all when None)."""
+    names = set(_targets(use)) if not isinstance(use, ast.Return) else set()
+    chosen = [use] if isinstance(use, ast.Return) else []
+    started = False
+    for stmt, _, _ in statements:
+        if stmt is use:
+            started = True
+            continue
+        if not started:
+            continue
+        if isinstance(stmt, ast.Return):
+            chosen.append(stmt)
+        elif names and getattr(stmt, "value", None) is not None and _reads(stmt.value, names):
+            names |= set(_targets(stmt))
+    names.add(name)
+    for ret in chosen:
+        value = ret.value
+        if value is None:
+            continue
+        if arity > 1:
+            if not isinstance(value, ast.Tuple) or len(value.elts) != arity:
+                return False  # the caller unpacks what this return does not show
+            elements = [value.elts[i] for i in sorted(positions or range(arity))]
+        else:
+            elements = [value]
+        if any(_reads(e, names) for e in elements):
+            return True
+    return False
+
+
+def _check_function(checker, cls, func, given=None) -> bool:
+    statements = list(_statements(func.body))
+    if given is not None:
+        if _steps_and_backward(checker, statements)[1] is not None:
+            return False  # its own backward: read as a function of its own
+        owners, positions, arity, caller, backward = given
+        backward_at = float("inf")
+    else:
+        owners, backward = _steps_and_backward(checker, statements)
+        backward_at = backward.lineno if backward is not None else None
     if not owners or backward_at is None:
-        return
+        return False
     assigns = []  # (index, name, value, grad_off, condition)
     for index, (stmt, off, cond) in enumerate(statements):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -136,9 +276,16 @@ def _check_function(checker, cls, func) -> None:
         if not _carries(checker, value, index, assigns, owners, 0):
             continue
         use = _first_undetached_use(checker, statements, index, name, defaults, flags)
-        if use is not None and use.lineno <= backward_at:
+        if use is None or use.lineno > backward_at:
+            continue
+        if given is not None:
+            if not _reaches_return(func, statements, use, name, positions, arity):
+                continue
+            _report(checker, use, name, statements[index][0], (func.name, caller.name, backward))
+        else:
             _report(checker, use, name, statements[index][0])
-            return
+        return True
+    return False
 
 
 def _is_td_target(checker, value) -> bool:
@@ -221,11 +368,16 @@ def _compared(stmt, name: str) -> bool:
     return False
 
 
-def _report(checker, use, name: str, assignment) -> None:
+def _report(checker, use, name: str, assignment, helper=None) -> None:
+    where = "the network this optimizer steps"
+    if helper is not None:
+        method, caller, backward = helper
+        where = (f"the network that `{caller}()` steps (it backpropagates what `{method}()` returns, "
+                 f"line {backward.lineno})")
     checker.report(
         "ADL032", use,
-        f"the TD target `{name}` (line {assignment.lineno}) is computed with gradients on from the network this "
-        f"optimizer steps, and is not detached: the loss backpropagates through the target as well as the "
+        f"the TD target `{name}` (line {assignment.lineno}) is computed with gradients on from {where}, "
+        f"and is not detached: the loss backpropagates through the target as well as the "
         f"prediction, a full (residual) gradient instead of the TD update; compute it under `torch.no_grad()` "
         f"or use `{name}.detach()`",
         related=[(assignment.lineno, checker.col(assignment.lineno, assignment.col_offset), 0, "the target")])
