@@ -121,3 +121,46 @@ def test_a_grad_off_decorator_of_the_transformed_function_is_named_and_removed(t
 def test_a_grad_enabling_decorator_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, INFERENCE_DECORATED_FUNCTION.replace("torch.inference_mode()", "torch.enable_grad()"))
     assert outcome.error is None and not outcome.diagnoses
+
+
+WARM_UP_STEP_WITHOUT_UPDATE = """
+    import torch
+    import torch.nn as nn
+
+    def warm_up(model, optimizer, scaler, x):
+        scaler.scale(model(x).pow(2).mean()).backward()
+        scaler.step(optimizer)  # OTHER
+
+    def train_step(model, optimizer, scaler, x):
+        optimizer.zero_grad()
+        scaler.scale(model(x).pow(2).mean()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=4.0)
+    warm_up(model, optimizer, scaler, torch.randn(4, 3))
+    for _ in range(2):
+        train_step(model, optimizer, scaler, torch.randn(4, 3))
+    result = model
+"""
+
+
+def test_the_other_step_without_update_is_named_and_the_help_runs(tmp_path):
+    outcome = run_as_script(tmp_path, WARM_UP_STEP_WITHOUT_UPDATE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD150", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("OTHER")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, WARM_UP_STEP_WITHOUT_UPDATE.replace(
+        "        scaler.step(optimizer)  # OTHER", "        scaler.step(optimizer)\n        scaler.update()"), "correct.py")
+    for mine, theirs in zip(fixed["result"].parameters(), correct["result"].parameters()):
+        assert torch.equal(mine, theirs)
+
+
+def test_a_warm_up_step_with_its_update_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, WARM_UP_STEP_WITHOUT_UPDATE.replace(
+        "        scaler.step(optimizer)  # OTHER", "        scaler.step(optimizer)\n        scaler.update()"))
+    assert outcome.error is None and not outcome.diagnoses
