@@ -11,6 +11,7 @@ import ast
 import io
 import textwrap
 import tokenize
+import types
 
 import torch
 
@@ -709,8 +710,10 @@ def _grad_free_value(statement: ast.stmt, frame, root_name: str) -> bool:
     for value in values:
         for node in ast.walk(value):
             if isinstance(node, ast.Call):
+                if any(keyword.arg == "requires_grad" for keyword in node.keywords):
+                    return False
                 called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-                if called not in _GRAD_FREE_CALLS:
+                if called not in _GRAD_FREE_CALLS and not _grad_preserving_call(node):
                     return False
             elif isinstance(node, ast.Name) and node.id != root_name:
                 if node.id in frame.f_locals:
@@ -728,14 +731,36 @@ def _grad_free_value(statement: ast.stmt, frame, root_name: str) -> bool:
     return True
 
 
+# Calls that make a tensor require grad whatever their arguments.
+_GRAD_MAKING_CALLS = frozenset({"requires_grad_", "Parameter", "enable_grad", "set_grad_enabled", "make_dual",
+                                "UninitializedParameter", "Variable"})
+# Python modules whose functions compute from their arguments alone: a torch function, or a method
+# of a tensor, gives a result that requires grad only when a tensor it reads does.
+_COMPUTING_MODULES = ("torch", "math", "numpy")
+
+
+def _grad_preserving_call(node: ast.Call) -> bool:
+    """Whether a call's result carries a gradient only when what it reads does: a function of
+    torch's own namespaces (`torch.cos(v)`, `torch.nn.functional.pad(v, ...)`), of math or NumPy,
+    or a method call (`position.unsqueeze(1)`, `torch.linspace(0, 1, n).sqrt()`). What it reads (the
+    arguments, the receiver, the module's name) is judged by the caller's walk: a name bound to a
+    module, a tensor that requires grad or another object is not shown to carry none. Calls that make
+    a tensor require grad (`requires_grad_`, `nn.Parameter`) or build an object (a class) are not."""
+    return isinstance(node.func, ast.Attribute) and node.func.attr not in _GRAD_MAKING_CALLS \
+        and node.func.attr[:1].islower()  # a class (`nn.Linear(...)`) makes an object, not a value
+
+
 def _plain_value(value) -> bool:
     """A value that is shown to carry no gradient: a number, a string, a tensor or array that does
-    not require grad, or a function (its calls are judged apart). Not a module, not another object
-    (its attributes may hold tensors with a graph)."""
+    not require grad, a function (its calls are judged apart), or one of torch's, math's or NumPy's
+    modules (their functions compute from what they are given). Not a module of the network, not
+    another object (its attributes may hold tensors with a graph)."""
     if isinstance(value, torch.Tensor):
         return not value.requires_grad
     if isinstance(value, torch.nn.Module):
         return False
+    if isinstance(value, types.ModuleType):
+        return value.__name__.split(".")[0] in _COMPUTING_MODULES
     return isinstance(value, (int, float, bool, complex, str, type(None))) or callable(value) \
         or type(value).__module__ == "numpy"
 

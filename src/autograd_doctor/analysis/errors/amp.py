@@ -627,6 +627,22 @@ def stepped_twice(context: ErrorContext, already):
                  Suggestion(f"or step once per iteration: add the losses, call backward() once, then "
                             f"{receiver}.step({optimizer_text}) and {receiver}.update()")]
         return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+    other = _other_step_without_update(filename, scope, statement, receiver) if updates else None
+    if other is not None:
+        # The failing step() is followed by its update() where it is written, so the step that ran
+        # before it without an update is the file's one other step() of this scaler, in a function
+        # that never calls update() (an end-of-epoch flush, a warm-up step): the update() belongs there.
+        other_location = statement_location(filename, other, role="step", note=f"this {receiver}.step() is not "
+                                            f"followed by {receiver}.update(); the next step() is refused")
+        location.note = f"{receiver}.step({optimizer_text}) is refused: the previous step ran without an update() after it"
+        indent = source_line(filename, other.lineno)[:other.col_offset]
+        step_text = "\n".join(source_line(filename, number).rstrip()[len(indent):]
+                              for number in range(other.lineno, other.end_lineno + 1))
+        notes.append(f"{receiver}.step({optimizer_text}) at line {statement.lineno} is followed by {receiver}.update(); "
+                     f"the step at line {other.lineno}, in a function that never calls {receiver}.update(), is not")
+        helps = [Suggestion(f"call {receiver}.update() after this {receiver}.step() too: every step is followed by "
+                            "its update", f"{step_text}\n{receiver}.update()", statement_location(filename, other))]
+        return diagnosis(codes.STEP_BEFORE_UPDATE, other_location, related=[location], notes=notes, help=helps)
     if updates:
         related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
                                       "between the two steps") for update in updates]
@@ -685,6 +701,28 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _other_step_without_update(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """The file's one other `receiver.step(...)` statement, when the failing `step` is directly
+    followed by `receiver.update()` in its block (so the step that ran before it and left no update
+    is not this one) and that other step's function calls no `receiver.update()` at all. None when
+    there is no such step, or more than one candidate (which ran last is not known)."""
+    tree = parse_file(filename)
+    block = block_holding(scope, step) if scope is not None else None
+    if tree is None or block is None:
+        return None
+    position = block.index(step)
+    if position + 1 >= len(block) or not _is_update_of(filename, block[position + 1], receiver):
+        return None
+    others = [node for node in ast.walk(tree) if isinstance(node, ast.stmt) and node is not step
+              and _method_call(node, "step") is not None and segment(filename, node.value.func.value) == receiver]
+    if len(others) != 1:
+        return None
+    around = _function_around(filename, others[0])
+    if around is None or around is tree or around is scope or _calls(around, "update", receiver, filename):
+        return None
+    return others[0]
 
 
 def _is_update_of(filename: str, statement: ast.stmt, receiver: str) -> bool:

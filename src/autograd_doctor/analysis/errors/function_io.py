@@ -31,6 +31,12 @@ def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
         function = frame.f_locals.get("func")
         function = getattr(function, "func", function)  # a functools.partial's function
         code = getattr(function, "__code__", None)
+        wrapped = getattr(getattr(function, "__func__", function), "__wrapped__", None)
+        if code is not None and wrapped is not None and getattr(wrapped, "__code__", None) is not None \
+                and (is_internal_file(code.co_filename) or in_installed_package(code.co_filename)):
+            # A library's decorator on the user's def (`@torch.no_grad()` on a method): the def is the
+            # user's function, its decorators stay in view (AD235 reads them).
+            code = wrapped.__code__
         if code is None and function is not None and not isinstance(function, type):
             # An object called as the function: its class's __call__ (a module's forward).
             import torch
@@ -170,11 +176,39 @@ def _stacked_elements(filename: str, elements: ast.AST) -> str:
     return opening + ", ".join(parts) + ("," if len(parts) == 1 and closing == ")" else "") + closing
 
 
+def _grad_off_decorator(function: ast.FunctionDef) -> ast.expr | None:
+    """The `@torch.no_grad()` (`@torch.inference_mode()`, `@torch.set_grad_enabled(False)`) on the def."""
+    for decorator in function.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        name = getattr(decorator.func, "attr", getattr(decorator.func, "id", None))
+        arguments = [*decorator.args, *(keyword.value for keyword in decorator.keywords)]
+        if name in ("no_grad", "inference_mode") and not arguments or name == "set_grad_enabled" and \
+                len(arguments) == 1 and isinstance(arguments[0], ast.Constant) and arguments[0].value is False:
+            return decorator
+    return None
+
+
 def strict_output_without_grad(context: ErrorContext, already):
     found = _user_function(context, _FUNCTIONAL_FUNCTIONS)
     if found is None:
         return None
     filename, function = found
+    notes = ["in strict mode the transform refuses an output that autograd cannot trace back to the input "
+             "(without strict=True its derivative would be returned as zeros)"]
+    decorator = _grad_off_decorator(function)
+    if decorator is not None:
+        # The whole function runs with gradients off: nothing it returns has a graph.
+        from autograd_doctor.analysis.errors.context import line_location
+        from autograd_doctor.analysis.errors.grad_api import _decorator_deletion
+
+        spelled = text_of(filename, decorator)
+        location = line_location(filename, decorator.lineno, note=f"@{spelled} turns gradients off for the whole of "
+                                 f"{function.name}(), so what it returns has no graph")
+        message = (f"remove @{spelled} so that {function.name}() records its graph (its values stay the same; "
+                   "where it must stay gradient-free elsewhere, give the transform an undecorated function instead)")
+        helps = [_decorator_deletion(filename, decorator.lineno, message) or Suggestion(message)]
+        return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
     returned = _only_return(function)
     if returned is None:
         return None
@@ -186,8 +220,6 @@ def strict_output_without_grad(context: ErrorContext, already):
         if made is not None and function.lineno <= made.lineno:
             call = _torch_tensor_of_a_list(filename, made) or _torch_tensor_of_a_round_trip(filename, made)
             statement = made if call is not None else statement
-    notes = ["in strict mode the transform refuses an output that autograd cannot trace back to the input "
-             "(without strict=True its derivative would be returned as zeros)"]
     if call is not None and not isinstance(call.args[0], (ast.List, ast.Tuple)):
         # torch.tensor(e.tolist()): the values of e, copied through Python (or NumPy) and back.
         spelled = text_of(filename, call.func)
