@@ -130,3 +130,72 @@ def test_correct_near_twins_stay_silent(tmp_path):
 def test_a_no_grad_caller_is_not_this_check(tmp_path):
     outcome = run_as_script(tmp_path, SERVE_NO_GRAD)
     assert _ad307(outcome) == []
+
+
+# AD115 when the function that sets `x.requires_grad = True` on a computed tensor then reads
+# `x.grad` (set 29's tensorwatch#25: `_backprop` sets the flag and returns `inp.grad`). The help
+# `x.requires_grad_(True)` ran on and failed later (a computed tensor's .grad stays None); the line
+# treats x as a leaf, so the help makes it one where it is computed. Another shape: an FGSM helper
+# of adversarial training, given the output of a trainable normalizer.
+FGSM = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+class Normalizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def fgsm(model, x, y, eps=0.1):
+    x.requires_grad = True  # FLAG
+    loss = F.cross_entropy(model(x), y)
+    model.zero_grad()
+    loss.backward()
+    return (x + eps * x.grad.sign()).detach()
+
+
+norm, model = Normalizer(), nn.Linear(4, 3)
+optimizer = torch.optim.SGD(list(norm.parameters()) + list(model.parameters()), lr=0.1)
+losses = []
+for step in range(3):
+    images, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    x = norm(images)
+    adv = fgsm(model, x, labels)  # CALL
+    loss = F.cross_entropy(model(x), labels) + F.cross_entropy(model(adv), labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in optimizer.param_groups[0]["params"]]}
+"""
+FGSM_ANSWER = FGSM.replace("adv = fgsm(model, x, labels)  # CALL", "adv = fgsm(model, x.detach(), labels)  # CALL")
+# Near-twin: the flag set on a computed tensor whose .grad is never read keeps requires_grad_ as its help.
+FLAG_ONLY = FGSM.replace("return (x + eps * x.grad.sign()).detach()", "return loss.detach()").replace(
+    "adv = fgsm(model, x, labels)  # CALL", "adv = x + fgsm(model, x, labels)  # CALL")
+
+
+def test_a_flag_on_a_computed_input_whose_grad_is_read_becomes_a_leaf(tmp_path):
+    outcome = run_as_script(tmp_path, FGSM)
+    found = next(d for d in outcome.diagnoses if d.code == "AD115")
+    assert found.primary.line == outcome.line("FLAG")
+    help_ = found.help[0]
+    assert help_.replacement == "x = (x if x.is_leaf else x.detach()).requires_grad_(True)"
+    fixed = apply_replacement(outcome.source, help_.location, help_.replacement)
+    got = run_plain(tmp_path, fixed, name="fixed.py")["result"]
+    want = run_plain(tmp_path, FGSM_ANSWER, name="answer.py")["result"]
+    assert torch.equal(got["losses"], want["losses"])
+    assert all(torch.equal(a, b) for a, b in zip(got["params"], want["params"]))
+
+
+def test_the_answer_is_silent_and_a_flag_without_a_grad_read_keeps_its_help(tmp_path):
+    assert run_as_script(tmp_path, FGSM_ANSWER).diagnoses == []
+    outcome = run_as_script(tmp_path, FLAG_ONLY)
+    help_ = next(d for d in outcome.diagnoses if d.code == "AD115").help[0]
+    assert help_.replacement == "x.requires_grad_(True)"
