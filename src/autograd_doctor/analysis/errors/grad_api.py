@@ -17,7 +17,7 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
+    call_argument, call_name, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
     statement_location,
 )
 from autograd_doctor.analysis.errors.numpy_round_trip import describe as describe_round_trip, input_left_torch
@@ -1038,7 +1038,7 @@ def decorator_cut(context: ErrorContext, already):
         if not hits:
             hits = _decorated_calls(instances, entries)
     if not hits:
-        return _user_decorator_cut(context, frame, called)
+        return _user_decorator_cut(context, frame, called) or _enclosing_decorator_cut(context, decorated)
     entry = hits[0]
     use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
@@ -1054,6 +1054,73 @@ def decorator_cut(context: ErrorContext, already):
     notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
+
+
+# Callers looked at, from backward()'s own function outwards, for an enclosing grad-off decorator.
+MAX_ENCLOSING_FRAMES = 8
+# Calls in a function's body that could turn recording back on under its decorator.
+GRAD_ON_CALLS = {"enable_grad", "set_grad_enabled", "inference_mode", "no_grad"}
+
+
+def _enclosing_decorator_cut(context: ErrorContext, decorated: dict):
+    """AD307 when backward() runs inside a function that is itself decorated with a grad-off
+    decorator: `@torch.inference_mode() def predict(...)` whose body fits a head and calls
+    `loss.backward()` (replicate/cog#1681). No function called upstream of the loss is decorated
+    (decorator_cut's search); the cut is around the whole body. The evidence is the run's: the
+    decorator's entry was recorded for this very code object (its file and first line), and its
+    frame is on the traceback, so the body was still under the decorator at the raise.
+
+    Looked at: backward()'s own function, and, outwards, its callers whose decorator is
+    `@torch.inference_mode()` (a `@torch.no_grad()` caller is grad_off_caller's AD301, whose
+    `@torch.enable_grad()` help keeps the caller's mode). Silent when a function between the
+    decorator and backward() (that one included) calls anything that could switch the mode back
+    (enable_grad, set_grad_enabled, ...): then the source does not say the body ran without
+    gradients. The help deletes the decorator line (the forward values are the same)."""
+    from autograd_doctor.analysis.errors.context import line_location
+
+    entries = {(entry.filename, entry.line): entry for entry in decorated.values()}
+    for depth, (frame, _line) in enumerate(context.user_frames()[:MAX_ENCLOSING_FRAMES]):
+        code = frame.f_code
+        if _switches_grad_mode(code):
+            return None
+        entry = entries.get((code.co_filename, code.co_firstlineno))
+        if entry is None or entry.function != code.co_name:
+            continue
+        if depth > 0 and entry.kind != "inference_mode":
+            return None
+        if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
+            return None
+        spelled = SET_GRAD_DISABLED_DECORATOR if entry.kind == SET_GRAD_DISABLED else f"@torch.{entry.kind}()"
+        own = depth == 0
+        location = line_location(entry.filename, entry.line, role="decorator",
+                                 note=f"{entry.function}() runs with gradients off"
+                                 + (", backward() included" if own else ", and it calls the function that backpropagates"))
+        use = context.raise_location(role="backward", note="backward() of a loss computed under the decorator")
+        message = (f"delete this {spelled} line: {entry.function}() "
+                   + ("computes a loss and calls backward() itself" if own else
+                      "calls the code that computes a loss and calls backward()")
+                   + ", so it must record a graph (a function that only predicts can keep it)")
+        helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
+        notes = [f"{entry.function}() is decorated with {spelled}: nothing computed while it runs is recorded, "
+                 "so the loss has no grad_fn"]
+        return diagnosis(codes.DECORATOR_CUT, location, [d for d in (use,) if d is not None], notes, helps)
+    return None
+
+
+def _switches_grad_mode(code) -> bool:
+    """Whether the function of `code` calls a grad-mode switch anywhere in its body (by name;
+    True, to stay silent, when its source cannot be read)."""
+    tree = parse_file(code.co_filename)
+    if tree is None:
+        return True
+    function = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.name == code.co_name
+                     and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == code.co_firstlineno), None)
+    if function is None:
+        return code.co_name != "<module>"
+    body = function.body if function is not None else []
+    return any(isinstance(node, ast.Call) and call_name(node) in GRAD_ON_CALLS
+               for statement in body for node in ast.walk(statement))
 
 
 def _user_decorator_cut(context: ErrorContext, frame, called: list[str]):

@@ -747,9 +747,19 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         notes = [f"{name} is computed from tensors that require grad (that is why it is not a leaf), so it already "
                  "requires grad; only the attribute assignment is refused"]
         value = text_of(filename, statement.value) if isinstance(statement, ast.Assign) else "True"
-        helps.append(statement_change(location, f"use requires_grad_({value}): it sets the flag on a leaf and "
-                                      f"leaves {name} as it is when it is computed (it requires grad already)",
-                                      f"{name}.requires_grad_({value})"))
+        if _grad_read_after(filename, target, location.line):
+            # The function reads name.grad after this line: a computed tensor's .grad stays None
+            # unless it retains it, so requires_grad_ alone runs on and fails (or reads None) there.
+            notes.append(f"{name}.grad is read after this line: the line treats {name} as a leaf (an input whose "
+                         "gradient it reads), and a computed tensor's .grad stays None")
+            helps.append(statement_change(location, f"make {name} a leaf where it is computed: a detached copy, so "
+                                          f"{name}.grad, read below, holds the gradient with respect to it (a leaf "
+                                          "is kept as it is, as the line meant)",
+                                          f"{name} = ({name} if {name}.is_leaf else {name}.detach()).requires_grad_({value})"))
+        else:
+            helps.append(statement_change(location, f"use requires_grad_({value}): it sets the flag on a leaf and "
+                                          f"leaves {name} as it is when it is computed (it requires grad already)",
+                                          f"{name}.requires_grad_({value})"))
     elif turning_off and name:
         helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
                                       "copy from here on", f"{name} = {name}.detach()"))
@@ -758,6 +768,30 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
+
+
+def _grad_read_after(filename: str, target, line: int) -> bool:
+    """Whether the function holding `line` reads `name.grad` (`target` a plain name) on a later line,
+    with no assignment to the name between (set 29, tensorwatch#25: `inp.requires_grad = True`
+    then `return inp.grad`, on an input that a caller computed)."""
+    if not isinstance(target, ast.Name):
+        return False
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not functions:
+        return False
+    function = max(functions, key=lambda node: node.lineno)  # the innermost
+    name = target.id
+    reads = [node.lineno for node in ast.walk(function) if isinstance(node, ast.Attribute) and node.attr == "grad"
+             and isinstance(node.value, ast.Name) and node.value.id == name and node.lineno > line]
+    if not reads:
+        return False
+    stores = [node.lineno for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name
+              and isinstance(node.ctx, ast.Store) and line < node.lineno <= min(reads)]
+    return not stores
 
 
 def _part_of_a_trained_leaf(context: ErrorContext, filename: str, target):
