@@ -75,7 +75,9 @@ class ExpressionEvents:
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
         if (node.args or node.keywords) and not self.scope.grad_off and (
-                (q is None and isinstance(func, ast.Name)) or is_self_call(node)):
+                (q is None and isinstance(func, ast.Name)) or is_self_call(node) or (
+                    isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+                    and isinstance(func.value.value, ast.Name) and func.value.value.id == "self")):
             for hook in LOCAL_CALL_HOOKS:  # `plot(x, x @ a)`: a same-file function's call
                 hook(self, node)
         if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):

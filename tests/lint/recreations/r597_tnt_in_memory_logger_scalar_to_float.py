@@ -22,7 +22,7 @@ def scalar_to_float(scalar):
     if isinstance(scalar, torch.Tensor):
         if scalar.numel() != 1:
             raise ValueError(f"Scalar tensor must contain a single item, {scalar.numel()} given.")
-        return float(scalar.cpu().numpy().item())  # missed: no rule (numpy() of a tensor that requires grad, in a helper)
+        return float(scalar.cpu().numpy().item())  # expect: ADL036
     return float(scalar)
 
 

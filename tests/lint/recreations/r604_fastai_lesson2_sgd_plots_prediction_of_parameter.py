@@ -23,7 +23,7 @@ n = 100
 
 def plot(xs, ys):
     """Stand-in for plt.scatter: matplotlib converts both arguments to arrays."""
-    return np.asarray(xs), np.asarray(ys)
+    return np.asarray(xs), np.asarray(ys)  # expect: ADL036
 
 
 def mse(y_hat, y):
@@ -50,4 +50,4 @@ def run():
     for t in range(100):
         update()
     plot(x[:, 0], y)
-    plot(x[:, 0], x @ a)  # missed: no rule (numpy() of a tensor that requires grad)
+    plot(x[:, 0], x @ a)  # the buggy call: ADL036 reports where plot() converts it

@@ -141,6 +141,10 @@ def on_local_call(checker, call) -> None:
         return
     func = call.func
     callee = func.id if isinstance(func, ast.Name) else func.attr
+    if isinstance(func, ast.Attribute) and not is_self_call(call):
+        # `self.logger.log(loss)`: the object held in `self.logger` is of one class of the file
+        if _held_class(checker, scope.owner_class, func.value.attr, func.attr) is None:
+            return
     values = list(call.args) + [k.value for k in call.keywords]
     for i, value in enumerate(values):
         if isinstance(value, ast.Starred) or (i < len(call.args) and any(
@@ -156,6 +160,69 @@ def on_local_call(checker, call) -> None:
             own = _parameter_position(checker, scope, inner)
             if own is not None:
                 scope.note("ADL036 hand", (callee, where, own))
+
+
+def _held_class(checker, owner, attr, method):
+    """The one class of the file whose instance `self.<attr>` of class ``owner``
+    holds, when it defines ``method`` and no other function of the file has that
+    name: every `self.<attr> = ...` in ``owner`` builds it, or takes an `__init__`
+    parameter that every construction `Owner(...)` of the file fills with a new
+    instance of it.  None when anything is unknown."""
+    if owner is None:
+        return None
+    cache = checker.__dict__.setdefault("_adl036_held", {})
+    key = (owner, attr, method)
+    if key not in cache:
+        cache[key] = _resolve_held(checker.tree, owner, attr, method)
+    return cache[key]
+
+
+def _resolve_held(tree, owner, attr, method):
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    cls = classes.get(owner)
+    if cls is None:
+        return None
+    definers = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == method]
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    built = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                   and t.value.id == "self" for t in targets):
+            continue
+        if not isinstance(node, ast.Assign) or len(targets) != 1:
+            return None
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            built.add(value.func.id)
+        elif isinstance(value, ast.Name) and init is not None and \
+                any(node is n for n in ast.walk(init)):
+            names = [a.arg for a in init.args.args][1:]
+            if value.id not in names:
+                return None
+            position = names.index(value.id)
+            constructions = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                             and isinstance(n.func, ast.Name) and n.func.id == owner]
+            if not constructions:
+                return None
+            for c in constructions:
+                given = c.args[position] if position < len(c.args) and not any(
+                    isinstance(a, ast.Starred) for a in c.args[:position + 1]) else next(
+                    (k.value for k in c.keywords if k.arg == value.id), None)
+                if not (isinstance(given, ast.Call) and isinstance(given.func, ast.Name)):
+                    return None
+                built.add(given.func.id)
+        else:
+            return None
+    if len(built) != 1:
+        return None
+    held = classes.get(next(iter(built)))
+    if held is None or len(definers) != 1 or not any(d in held.body for d in definers):
+        return None
+    return held.name
 
 
 def _gradients_on(scope) -> bool:
