@@ -20,7 +20,12 @@ grad, with evidence for each link:
   module's output in the same function (the walk's graph facts); or a
   parameter of a same-file function that some call of the file passes such a
   value at its position (`plot(x[:, 0], x @ a)` with `def plot(xs, ys):
-  np.asarray(ys)`), also handed on through helpers' parameters;
+  np.asarray(ys)`), also handed on through helpers' parameters, and into a
+  method of an object the calling class holds (`self.meter.update(loss)`)
+  when every `self.meter = ...` of the class builds one class of the file (or
+  takes an `__init__` parameter that every construction of the class fills
+  with a new instance of it) and that class is the only definer of the
+  method in the file;
 - gradients are on where the value is made: not under `no_grad()` /
   `inference_mode()` or in a function decorated with them, and the function
   that makes it runs a backward pass or an optimizer step, or calls a
@@ -45,9 +50,9 @@ are the same (the conversion failed before), but a fix that runs where the
 linter's evidence was wrong would silence nothing else, so it is left to the
 user to apply.""",
     known_problems="""Callers are matched by the function's name in the same file; a function
-called from another file, through an attribute of another object
-(`self.logger.log(loss)`), or only handed on as a callback, has no evidence
-and is silent.  A module handed to a class's constructor and called as
+called from another file, through an object whose class is not known from
+the file (`self.logger.log(loss)` with a logger made elsewhere), or only handed
+on as a callback, has no evidence and is silent.  A module handed to a class's constructor and called as
 `self.mapping(x)` in a method that runs no backward is silent (no evidence that
 gradients are on there).""",
 )
