@@ -359,3 +359,24 @@ def test_a_held_object_of_unknown_class_is_silent():
     # `self.stats` is never assigned in the class
     _run(TWIN_HELD)
     assert not _found(TWIN_HELD)
+
+
+def test_a_gradient_converted_after_backward_is_silent():
+    # FedML's `x_grad = x.grad.numpy()` (set AA's first precision run): a gradient
+    # requires grad only under create_graph=True
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        def step(x, grads):
+            net = nn.Linear(3, 1)
+            x = torch.tensor(x, requires_grad=True)
+            out = net(x)
+            out.backward(gradient=grads)
+            a = x.grad.numpy()
+            g = torch.autograd.grad(net(x).sum(), x)[0]
+            b = g.numpy()
+            return a, b
+    """)
+    assert not _found(source)

@@ -108,7 +108,23 @@ def _parameter_position(checker, scope, node):
     return (i, node.id)
 
 
+def _gradient_value(checker, node) -> bool:
+    """`x.grad`, `torch.autograd.grad(...)[0]` (or a name bound to one): a gradient,
+    which requires grad only under `create_graph=True`; no evidence either way."""
+    if isinstance(node, ast.Name):
+        entry = checker.scope.binding(node.id, checker.seq + 1)
+        node = entry[1] if entry is not None and entry[1] is not None else node
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr == "grad":
+            return True
+        if isinstance(sub, ast.Call) and (checker.qualname(sub.func) or "").endswith("autograd.grad"):
+            return True
+    return False
+
+
 def _graph(checker, node) -> bool:
+    if _gradient_value(checker, node):
+        return False
     return checker.is_graph(node) or checker.is_grad_leaf(node) or (
         isinstance(node, ast.Name) and node.id in checker.scope.grad_leaves)
 
