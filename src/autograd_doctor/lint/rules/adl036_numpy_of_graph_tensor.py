@@ -39,10 +39,12 @@ instead.`  `np.asarray` and `np.array` (and matplotlib, which calls them) go
 through `Tensor.__array__`, which calls `numpy()`, so they fail the same way.
 Logging, plotting and metrics code written for an evaluation under
 `no_grad()` fails when it is reached from the training loop.""",
-    example="""loss = F.mse_loss(model(x), y)
+    example="""model = nn.Linear(3, 1)
+loss = F.mse_loss(model(x), y)
 loss.backward()
 history.append(loss.cpu().numpy())""",
-    use_instead="""loss = F.mse_loss(model(x), y)
+    use_instead="""model = nn.Linear(3, 1)
+loss = F.mse_loss(model(x), y)
 loss.backward()
 history.append(loss.detach().cpu().numpy())""",
     fix_safety="""Unsafe: inserts `.detach()` before the conversion; the values converted
@@ -69,8 +71,10 @@ def _worth(checker) -> bool:
     flag = getattr(checker, "_adl036", None)
     if flag is None:
         src = checker.source
-        flag = checker._adl036 = ("numpy" in src and ("asarray" in src or "array(" in src
-                                                      or ".numpy()" in src))
+        # a conversion, and something that runs a backward or a step (the evidence
+        # that gradients are on is one of them, in the file)
+        flag = checker._adl036 = (("asarray(" in src or "array(" in src or ".numpy()" in src)
+                                  and ("backward" in src or "step(" in src))
     return flag
 
 
