@@ -12,7 +12,7 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.rules import (
-    CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, GRAD_READ_HOOKS, INPLACE_WRITE_HOOKS, METHOD_CALL_HOOKS,
+    CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, GRAD_READ_HOOKS, INPLACE_WRITE_HOOKS, LOCAL_CALL_HOOKS, METHOD_CALL_HOOKS,
 )
 
 
@@ -74,6 +74,12 @@ class ExpressionEvents:
                 self.modules.module_callees.add(func.id)  # a helper of the module's methods
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
+        if (node.args or node.keywords) and not self.scope.grad_off and (
+                (q is None and isinstance(func, ast.Name)) or is_self_call(node) or (
+                    isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+                    and isinstance(func.value.value, ast.Name) and func.value.value.id == "self")):
+            for hook in LOCAL_CALL_HOOKS:  # `plot(x, x @ a)`: a same-file function's call
+                hook(self, node)
         if not self.scope.grad_off and (self.summaries.parameter_writes or self.summaries.training_steps):
             self.record_argument_writes(node)
             self.record_helper_training(node)

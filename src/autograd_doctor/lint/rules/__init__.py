@@ -31,7 +31,7 @@ from autograd_doctor.lint.rules import (
     adl024_loss_reaches_other_optimizer,
     adl025_inplace_after_full_backward_hook, adl026_step_without_backward, adl028_returned_graph_kept,
     adl029_clip_inside_accumulation_window, adl030_ema_skips_buffers, adl031_eval_loop_with_gradients,
-    adl032_td_target_not_detached, adl033_no_grad_block_before_forward,
+    adl032_td_target_not_detached, adl033_no_grad_block_before_forward, adl036_numpy_of_graph_tensor,
 )
 
 # The order rules check in: a write that fails at once (a leaf, a multi-view
@@ -49,7 +49,7 @@ RULE_MODULES = (
     adl023_loss_summed_with_graph, adl024_loss_reaches_other_optimizer, adl025_inplace_after_full_backward_hook,
     adl026_step_without_backward, adl028_returned_graph_kept, adl029_clip_inside_accumulation_window,
     adl030_ema_skips_buffers, adl031_eval_loop_with_gradients, adl032_td_target_not_detached,
-    adl033_no_grad_block_before_forward,
+    adl033_no_grad_block_before_forward, adl036_numpy_of_graph_tensor,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 # (rule code, check): an opt-in rule's whole-file check is skipped when the
@@ -58,7 +58,7 @@ _FILE_CHECKS = [(m.RULE.code, m.check_file) for m in RULE_MODULES if hasattr(m, 
 
 
 HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_grad_read", "on_attribute_assign",
-              "on_name_assign", "on_inplace_write", "on_loop_end")
+              "on_name_assign", "on_inplace_write", "on_loop_end", "on_local_call")
 
 
 def _hooks(name: str) -> tuple:
@@ -76,6 +76,7 @@ ATTRIBUTE_ASSIGN_HOOKS = _hooks("on_attribute_assign")  # (checker, target, valu
 NAME_ASSIGN_HOOKS = _hooks("on_name_assign")            # (checker, name, value)
 INPLACE_WRITE_HOOKS = _hooks("on_inplace_write")        # (checker, name, operands, node)
 LOOP_END_HOOKS = _hooks("on_loop_end")                  # (checker, loop)
+LOCAL_CALL_HOOKS = _hooks("on_local_call")              # (checker, `f(...)` / `self.f(...)` call)
 
 ALL_RULES: list[Rule] = sorted((m.RULE for m in RULE_MODULES), key=lambda r: r.code)
 RULES_BY_CODE: dict[str, Rule] = {r.code: r for r in ALL_RULES}
