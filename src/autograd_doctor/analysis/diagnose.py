@@ -175,6 +175,15 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
             notes.append(aliasing[0])
             related.insert(0, aliasing[1])
         helps.extend(_write_suggestions(write, target if target is not None else alias))
+        kept = _caller_tensor_kept(write, save_site) if aliasing is None else None
+        if kept is not None:
+            # The function keeps its caller's tensor as its own (`self.tensor = torch.as_tensor(tensor)`):
+            # that binding is the line to change, a copy there.
+            notes.append(kept[0])
+            if primary is not None:
+                related.insert(0, primary)
+            primary = kept[1]
+            helps.insert(0, kept[2])
         read_twice = read_before_and_after(write, slot)
         if read_twice is not None:
             # Read before the write and after it: out of place is one of two repairs (two_reads.py).
@@ -820,6 +829,37 @@ def _inplace_activation_call(statement):
                    for k in node.keywords) or positional_inplace_flag(node) is not None:
                 return node
     return None
+
+
+def _caller_tensor_kept(write, save_site) -> tuple[str, Location, Suggestion] | None:
+    """(note, location, help) when the written tensor is, through the function's own bindings
+    (`tensor = torch.as_tensor(tensor)`, `self.tensor = tensor`), the tensor its caller passed in
+    (analysis/caller_aliases.py)."""
+    from autograd_doctor.analysis.caller_aliases import caller_alias
+
+    site = write.site
+    if site is None:
+        return None
+    found = caller_alias(site.filename, site.lineno, written_name(site.filename, site.lineno))
+    if found is None:
+        return None
+    statement, parameter, definition = found
+    if save_site is not None and save_site.filename == site.filename and \
+            definition.lineno <= save_site.lineno <= definition.end_lineno:
+        return None  # saved inside the function: the tensor autograd saved may be the function's own
+    function = definition.name
+    target = ast.unparse(statement.targets[0])
+    value = segment(site.filename, statement.value)
+    replacement = replace_node_text(site.filename, statement, statement.value, f"{value}.clone()") if value else None
+    location = statement_location(site.filename, statement, role="alias",
+                                  note=f"{target} is the caller's {parameter} from here: the same tensor, not a copy")
+    note = (f"{target} IS the tensor {function}() was given as {parameter} (line {statement.lineno}: "
+            f"`{ast.unparse(statement)}` copies nothing when it is already a tensor of that dtype and device), so "
+            f"the in-place write at line {site.lineno} changed the caller's tensor, which autograd had saved")
+    help = Suggestion(f"keep a copy of your own: `{target} = {value}.clone()`, so the write changes the copy "
+                      "and the caller's tensor keeps the values autograd saved", replacement,
+                      statement_location(site.filename, statement) if replacement else None, keeps_write=True)
+    return note, location, help
 
 
 def _alias_note(write) -> tuple[str, Location] | None:

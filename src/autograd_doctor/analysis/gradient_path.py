@@ -53,6 +53,7 @@ from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.module_backward_methods import never_called_diagnoses
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
+from autograd_doctor.analysis.nested_cuts import find_nested_cut
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding, optimizers_holding_ids
 from autograd_doctor.recording import switches
@@ -103,6 +104,8 @@ class Cut:
     non_tensors: frozenset = frozenset()
     # A cut inside a called function: (the caller's file, its statement, what the note says)
     called_at: tuple[str, ast.stmt, str] | None = None
+    # A change that spans more than the statement: (its replacement, the last line it replaces)
+    change: tuple[str, int] | None = None
 
 
 def _is_torch_call(node: ast.Call) -> bool:
@@ -292,7 +295,8 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
                 if not marks:
                     # `logits = sliding_window(scans, model)`: the call's own line cuts nothing; the
                     # cut may be inside the user's function, on what it computes from a carrier.
-                    inside = _cut_inside_call(value, frame_locals, carriers)
+                    inside = _cut_inside_call(value, frame_locals, carriers) or \
+                        _nested_cut(value, frame_locals, carriers)
                     if inside is not None:
                         inside.called_at = (filename, statement, inside.called_at[2])
                         return inside
@@ -330,6 +334,29 @@ def _cut_inside_call(value: ast.AST, frame_locals: dict, carriers: list) -> Cut 
             if inside is not None:
                 return inside
     return None
+
+
+def _nested_cut(value: ast.AST, frame_locals: dict, carriers: list) -> Cut | None:
+    """The statement, in the user's functions that `value` calls (several calls down), that takes a
+    value computed from the carriers out of the graph as a whole (analysis/nested_cuts.py)."""
+    try:
+        found = find_nested_cut(value, frame_locals, set(carriers))
+    except Exception:
+        return None
+    if found is None:
+        return None
+    mark = CutMark(found.kind, found.node, found.text)
+    via = " -> ".join(found.chain)
+    if found.kind == "round_trip":
+        note = (f"{via}: the values leave torch at line {found.statement.lineno} (`{found.text}`) and come back "
+                f"at line {found.back.lineno} as a new tensor with no grad history")
+    else:
+        note = f"{via}: the graph is cut at line {found.statement.lineno} (`{found.text}`)"
+    names = _bound_names(found.statement) if isinstance(found.statement, (ast.Assign, ast.AugAssign)) else set()
+    return Cut(found.statement, mark, found.filename, next(iter(sorted(names)), None),
+               f"{via} takes a value computed from {', '.join(carriers)} out of the graph",
+               called_at=(None, None, note),
+               change=(found.replacement, found.end_line) if found.replacement is not None else None)
 
 
 def _user_calls_given(value: ast.AST, frame_locals: dict, target: torch.Tensor):
@@ -526,6 +553,8 @@ CUT_EXPLANATIONS = {
     "data_write": "a write through `.data` is not recorded: what the written value was computed from gets no "
                   "gradient through it",
     "unknown": "this statement computes from tensors that require grad, but its result does not",
+    "round_trip": "`{text}` takes the values out of torch (a NumPy array carries no graph); they come back as a new "
+                  "tensor with no grad history",
 }
 
 
@@ -620,7 +649,13 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
             suggestions.append(Suggestion(f"{message}: {how}", moved, statement_location(filename, context)))
         else:
             suggestions.append(Suggestion(message))
-    elif mark.kind == "leave_torch":
+    elif mark.kind == "round_trip" and cut.change is not None:
+        replacement, end_line = cut.change
+        span = replace(location, end_line=end_line, end_column=None)
+        suggestions.append(Suggestion(f"drop the round trip through NumPy: compute with the tensors themselves "
+                                      f"(`{mark.text}` becomes `{segment(filename, node.args[0])}`) and remove the "
+                                      f"conversion back at line {end_line}, so the graph goes on", replacement, span))
+    elif mark.kind in ("leave_torch", "round_trip"):
         suggestions.append(Suggestion("keep the computation in torch ops on tensors; use `.item()`, `.tolist()` "
                                       "and `.numpy()` only for logging, after backward()"))
     elif mark.kind == "integer":

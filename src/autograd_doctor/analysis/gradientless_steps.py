@@ -67,6 +67,7 @@ class GradientlessSteps:
             rebuilt = _rebuilt_loss_site(stack[0])
             if rebuilt is not None:
                 _name_the_cause(diagnosis, *_rebuilt_loss_cause(*rebuilt))
+                _name_the_upstream_cut(diagnosis, stack[0], *rebuilt)
         if diagnosis.primary.role == "step":  # no cut found by the leaves: look in the loop around step()
             cause = (empty_step_causes.data_assignment_cut(parameters, stack)
                      or empty_step_causes.other_model_trained(optimizer, parameters, stack))
@@ -157,6 +158,58 @@ def _rebuilt_loss_cause(filename: str, statement: ast.stmt, call: ast.Call, wrap
         change = Suggestion(f"compute the loss with torch operations on the model's output instead of wrapping "
                             f"{wrapped} (a number has no graph): then backward() reaches the parameters")
     return location, notes, change
+
+
+def _name_the_upstream_cut(diagnosis: Diagnosis, step_site, filename: str, statement: ast.stmt, call: ast.Call,
+                           wraps_tensor: bool) -> None:
+    """Where the wrapped loss had already lost its graph, when the live values show it: the
+    statements before the wrap that computed the wrapped tensor are followed back (as AD301 does for
+    a loss without grad_fn, into the user's functions and forwards they call) to the first one whose
+    inputs carry gradients and whose result does not. Shown as a related location with a note; the
+    help stays advice (the wrap and the cut must go together, two changes in two places)."""
+    if not wraps_tensor or not isinstance(call.args[0], ast.Name):
+        return
+    from autograd_doctor.analysis.gradient_path import _carries_grad, _nested_cut, find_cut
+    from autograd_doctor.analysis.source_scope import Scope, frame_values, live_frame
+    from autograd_doctor.diagnosis.source import statement_location as located
+
+    frame = live_frame(step_site)
+    if frame is None:
+        return
+    wrapped = call.args[0].id
+    scope = Scope(filename, statement.lineno)
+    found = scope.latest_assignment(wrapped, statement.lineno) if scope.tree is not None else None
+    if found is None:
+        return
+    computed, value = found
+    values = frame_values(frame)
+    try:
+        # The statement that computed it, when it calls the model itself (`loss = mse(predict(model, x), y)`),
+        # else the statements it reads from (`output = model(X)`, then `loss = loss_op(output, y)`).
+        carriers = [n for n in _names(value) if n != wrapped and _carries_grad(values.get(n))]
+        cut = (_nested_cut(value, values, carriers) if carriers else None) or \
+            find_cut(filename, computed.lineno, [n for n in _names(value) if n != wrapped], values)
+    except Exception:
+        return
+    if cut is None or cut.mark.kind in ("unknown", "no_grad") or cut.mark.node is None:
+        return
+    where = segment(cut.filename, cut.mark.node) or cut.mark.text
+    diagnosis.related.insert(1, located(cut.filename, cut.statement, role="cut",
+                                        note=f"`{where}` had already cut {wrapped} off the parameters here"))
+    diagnosis.notes.append(f"{wrapped} lost its graph before it was wrapped: at line {cut.statement.lineno} "
+                           f"(`{where}`). Remove that cut as well as the wrap, then backward() on {wrapped} "
+                           "reaches the parameters")
+    for change in diagnosis.help:
+        if change.replacement is None and change.message.startswith("remove the wrap"):
+            change.message = (f"remove the wrap and the cut at line {cut.statement.lineno} (`{where}`), and "
+                              f"backpropagate {wrapped} itself: the two go together (without the cut, the wrap "
+                              "still makes a new leaf; without the wrap, backward() raises)")
+
+
+def _names(value: ast.AST) -> list:
+    from autograd_doctor.analysis.source_scope import loaded_names
+
+    return loaded_names(value)
 
 
 # Methods that copy or convert a tensor and keep its graph: a detach() below them still cuts.
