@@ -2972,3 +2972,57 @@ def test_helper_whose_unscaled_result_is_kept_is_not_moved(tmp_path):
     """)
     diagnosis = next(d for d in diagnoses if d.code == "AD148")
     assert all(h.location is None for h in diagnosis.help)
+
+
+def test_backward_of_a_tuple_of_losses_with_one_element_seeds_reshapes_each_seed(tmp_path):
+    """Set 30's deep-head-pose#124 cause in another shape: the losses and their seeds are tuples
+    bound to names (not the case's lists), the seeds are [1, 1] for 0-dim losses. The earlier help
+    wrote `seeds.reshape_as(terms)`, which fails on a tuple."""
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        x = torch.randn(6, 4)
+        terms = ((x @ w).pow(2).mean(), (x @ w).abs().sum())
+        seeds = (torch.ones(1, 1), torch.full((1,), 0.5))
+        torch.autograd.backward(terms, seeds)  # BACKWARD
+        grad = w.grad
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    assert diagnosis.help[0].replacement == \
+        "torch.autograd.backward(terms, [g.reshape_as(o) for g, o in zip(seeds, terms)])"
+    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
+    assert error is None
+    torch.manual_seed(0)
+    w = torch.randn(4, requires_grad=True)
+    x = torch.randn(6, 4)
+    ((x @ w).pow(2).mean() + 0.5 * (x @ w).abs().sum()).backward()
+    assert torch.allclose(namespace["grad"], w.grad)
+
+
+def test_backward_of_a_list_of_losses_with_seeds_of_other_counts_stays_advice(tmp_path):
+    source, path, diagnoses = diagnose(tmp_path, """
+        import torch
+
+        w = torch.randn(4, requires_grad=True)
+        losses = [w.sum(), w.mean()]
+        seeds = [torch.ones(2), torch.ones(2)]
+        torch.autograd.backward(losses, seeds)
+    """)
+    (diagnosis,) = [d for d in diagnoses if d.code == "AD123"]
+    # Two elements given for a 0-dim loss: no reshape keeps the elements, and no list is reshaped.
+    assert all(s.replacement is None or "reshape_as" not in s.replacement for s in diagnosis.help)
+
+
+def test_backward_of_a_list_of_losses_with_0_dim_seeds_stays_silent(tmp_path):
+    path = write(tmp_path, textwrap.dedent("""
+        import torch
+
+        w = torch.randn(4, requires_grad=True)
+        losses = [w.sum(), w.mean()]
+        seeds = [torch.tensor(1.0), torch.tensor(2.0)]
+        torch.autograd.backward(losses, seeds)
+        grad = w.grad
+    """), "program")
+    assert run_watched(path) is None

@@ -719,7 +719,22 @@ def gradient_shape(context: ErrorContext, already):
         new_statement = replace_node_text(filename, statement, gradient, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
-    elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted):
+    elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted) \
+            and (paired := _unit_dimension_lists(frame, output, gradient)) is not None:
+        # Lists of outputs and gradients (`backward(loss_seq, grad_seq)` with `[torch.ones(1), ...]` for
+        # 0-dim losses): every gradient holds its output's elements, only dimensions of size one
+        # apart, so reshaping each one to its own output keeps the pairing of the lists.
+        output_text, value_text = text_of(filename, output), text_of(filename, gradient)
+        if paired and output_text and value_text:
+            new_statement = replace_node_text(filename, statement, gradient,
+                                              f"[g.reshape_as(o) for g, o in zip({value_text}, {output_text})]")
+            helps.append(statement_change(location, f"give each gradient in {value_text} the shape of its output in "
+                                          f"{output_text} ({wanted} for output {index}): the same elements, "
+                                          "only dimensions of size one apart", new_statement))
+    elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted) \
+            and not isinstance(output, (ast.List, ast.Tuple)) and not isinstance(gradient, (ast.List, ast.Tuple)) \
+            and not isinstance(value_of(frame, output), (list, tuple)) \
+            and not isinstance(value_of(frame, gradient), (list, tuple)):
         # [6] given for a [6, 1] output (REINFORCE's advantages for gathered log-probabilities): the
         # same elements in the same order, only a dimension of size one apart, so the pairing of
         # gradient and output elements is not in doubt.
@@ -777,6 +792,22 @@ def _pieces_reshaped_like_outputs(frame, filename: str, line: int, output, gradi
                               "(view_as: the same elements, in the same order)",
                               f"{text_of(filename, made.targets[0])} = {reshaped}")
     return made_location, change
+
+
+def _unit_dimension_lists(frame, output, gradient) -> bool | None:
+    """For `backward(outputs, gradients)` given as lists (or tuples) of tensors of one length: True
+    when every gradient has its output's number of elements and differs from it only in dimensions
+    of size one (so `g.reshape_as(o)` keeps the same elements), False when they are lists of
+    tensors but some pair does not fit that way. None when either is not such a list (a tensor, a
+    value that cannot be read)."""
+    outputs, gradients = value_of(frame, output), value_of(frame, gradient)
+    if not (isinstance(outputs, (list, tuple)) and isinstance(gradients, (list, tuple))):
+        return None
+    if not outputs or len(outputs) != len(gradients) or not all(
+            isinstance(value, torch.Tensor) for value in (*outputs, *gradients)):
+        return None
+    return all(g.numel() == o.numel() and [s for s in g.shape if s != 1] == [s for s in o.shape if s != 1]
+               for g, o in zip(gradients, outputs))
 
 
 def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
