@@ -44,16 +44,13 @@ class TensorKnowledge:
                     return self.overload(node, q) in ("", ":other")
                 return N.is_tensor_function(q)
             if isinstance(func, ast.Name):
-                if func.id in self.modules.name_specs:
-                    return not self.returns_list(self.modules.name_specs[func.id])
-                return self.calls_own_module(node)
+                return func.id in self.modules.name_specs or self.calls_own_module(node)
             if isinstance(func, ast.Subscript):  # `self.layers[i](x)`
                 return self.called_module(node) is not None
             if isinstance(func, ast.Attribute):
                 recv = func.value
                 if isinstance(recv, ast.Name) and recv.id == "self" and self.scope.owner_class:
-                    specs = self.modules.module_specs.get(self.scope.owner_class, {})
-                    return func.attr in specs and not self.returns_list(specs[func.attr])
+                    return func.attr in self.modules.module_specs.get(self.scope.owner_class, ())
                 if func.attr in N.TENSOR_ONLY_METHODS:
                     return True
                 if func.attr in N.OVERLOADED_OPS:
@@ -83,6 +80,19 @@ class TensorKnowledge:
             found = list_forward_classes(tree) if isinstance(tree, ast.Module) else frozenset()
             self.__dict__["_list_forwards"] = found
         return spec is not None and spec.kind in found
+
+    def list_module_call(self, value) -> bool:
+        """``value`` calls a same-file module whose ``forward`` returns a list
+        (`self.encoder(x)`, `encoder(x)`): the result is a list of tensors."""
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name):
+            return self.returns_list(self.modules.name_specs.get(func.id))
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == "self" and self.scope.owner_class:
+            return self.returns_list(self.modules.module_specs.get(self.scope.owner_class, {}).get(func.attr))
+        return False
 
     def reduction_pair_element(self, node) -> tuple | None:
         """``x.max(1)[0]`` / ``torch.sort(x)[1]``: an element, by a constant index, of
