@@ -56,6 +56,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         """``skipped_codes``: opt-in rules nobody selected, whose whole-file checks need not run."""
         self.source = source
         self.filename = filename
+        self.list_results = {}  # (id(scope), name) -> the binding that gave it a module's list
         self.tree = tree  # its classes: evidence that a forward() is fed a graph (submodules.py)
         self._feature_flags = None  # fallbacks.feature_flags, computed on first need
         # what each class's constructor parameters take across the file (configured_modules.py)
@@ -152,6 +153,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         grad_free_expansion = const or (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                                         and value.func.attr in ("expand", "expand_as")
                                         and self.is_const(value.func.value))
+        if self.list_module_call(value):
+            # `encoded_layers = self.encoder(x)` of a forward that returns a list: a later
+            # `encoded_layers[-1] = ...` replaces an item (list_forwards.py)
+            self.list_results[(id(scope), name)] = len(scope.binds.get(name, ())) + 1
         spec = self.modules.module_spec(value) if isinstance(value, ast.Call) else None
         if spec is not None:
             self.modules.name_specs[name] = spec

@@ -294,6 +294,8 @@ def _in_size_position(name: ast.Name, parents: dict) -> bool:
             break
     if isinstance(parent, (ast.Compare, ast.BoolOp)):
         return True
+    if isinstance(parent, ast.FormattedValue) and parent.value is child:
+        return True  # formatted into a message (`raise ValueError(f"... {self.kind}")`): text, no graph
     if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is child:
         return True
     if isinstance(parent, ast.Call) and parent.func is not child:

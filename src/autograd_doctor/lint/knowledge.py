@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.list_forwards import list_forward_classes
 
 NUMBER_TYPES = (int, float, complex)
 BINOP_NAMES = {ast.Mult: "mul", ast.Div: "truediv", ast.Add: "add", ast.Sub: "sub",
@@ -68,6 +69,29 @@ class TensorKnowledge:
             return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and (
                 self.qualname(node.value.func) == "torch.autograd.grad"
                 or self.reduction_pair_element(node) is not None))
+        return False
+
+    def returns_list(self, spec) -> bool:
+        """True when ``spec`` is a same-file module class whose ``forward`` returns a
+        Python list (list_forwards.py): calling it gives no tensor."""
+        found = self.__dict__.get("_list_forwards")
+        if found is None:
+            tree = getattr(self, "tree", None)
+            found = list_forward_classes(tree) if isinstance(tree, ast.Module) else frozenset()
+            self.__dict__["_list_forwards"] = found
+        return spec is not None and spec.kind in found
+
+    def list_module_call(self, value) -> bool:
+        """``value`` calls a same-file module whose ``forward`` returns a list
+        (`self.encoder(x)`, `encoder(x)`): the result is a list of tensors."""
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name):
+            return self.returns_list(self.modules.name_specs.get(func.id))
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == "self" and self.scope.owner_class:
+            return self.returns_list(self.modules.module_specs.get(self.scope.owner_class, {}).get(func.attr))
         return False
 
     def reduction_pair_element(self, node) -> tuple | None:
@@ -214,9 +238,26 @@ class TensorKnowledge:
                 node = node.value
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                   and node.func.attr in N.VIEW_METHODS):
-                node = node.func.value
+                node = self._viewed_operand(node)
+                if node is None:
+                    return None
             else:
                 return None
+
+    def _viewed_operand(self, call):
+        """What the view call ``call`` views: the receiver of a tensor method
+        (`x.unsqueeze(-1)` -> `x`), the first argument of torch's function form
+        (`torch.unsqueeze(x, -1)` -> `x`, never the module `torch`), and None for
+        another imported module's function (`np.squeeze(a)`: a copy or not a tensor).
+        The receiver is an imported module when its name resolves to an import."""
+        receiver = call.func.value
+        if self.qualname(receiver) is None:
+            return receiver
+        q = self.qualname(call.func) or ""
+        if (q.startswith("torch.") or q == "torch") and call.args \
+                and not isinstance(call.args[0], ast.Starred):
+            return call.args[0]
+        return None
 
     def layer_parameter(self, node) -> bool:
         """True when ``node`` is (a view of) the ``weight`` or ``bias`` of a layer bound to
@@ -614,7 +655,9 @@ class TensorKnowledge:
                 if node.func.attr == "detach" and kind != "data":
                     kind = "detach"
                 kind = kind or "view"
-                node = node.func.value
+                node = self._viewed_operand(node)
+                if node is None:
+                    return None
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and N.returns_its_receiver(node.func.attr):
                 kind = kind or "view"

@@ -150,7 +150,11 @@ class AssignmentEvents:
             self.visit(target.slice)
             base = self.view_base(target.value)
             container = target.value
-            if self.indexed_container(target):
+            if isinstance(container, ast.Name) and value is not None and \
+                    self.list_results.get((id(self.scope), container.id)) == len(self.scope.binds.get(container.id, ())):
+                base = None  # `layers[-1] = ...` of a module's returned list: an item replaced
+                container = None
+            elif self.indexed_container(target):
                 base = None  # `nodes_list[0] = ...`: a list element replaced (container_arguments.py)
                 if value is not None and not self.scope.grad_off and self.is_graph(value):
                     # the element now holds a graph tensor (`x[i] = self.m[i](x[i])`): what
