@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
@@ -62,8 +63,12 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
         holder = next((f for lo, hi, f in spans if lo <= line <= hi), tree)
         holders[id(holder)] = holder
     calls: dict = defaultdict(list)  # name -> [(call, enclosing function)]
+    # In each holder, only the statements whose lines write one of the names (a call's
+    # name is written within its statement's lines, on a line of its own or not).
+    lines = sorted(set(line_numbers(source, _word_positions(source, sorted(wanted)))))
     for holder in holders.values():
-        for node in own_nodes(holder.body, enter_classes=True):
+        for node in own_nodes([stmt for stmt in holder.body if _holds_a_line(stmt, lines)],
+                              enter_classes=True):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.id if isinstance(func, ast.Name) else \
@@ -82,8 +87,9 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
         params = _parameters(function, method)
         free = set(params)
         for call, caller in found:
+            # the caller's bindings, read only when a name is passed (_LazyBindings)
             if caller is not None and id(caller) not in bindings:
-                bindings[id(caller)] = _bindings(caller)
+                bindings[id(caller)] = _LazyBindings(caller)
             known = bindings.get(id(caller), {}) if caller is not None else {}
             free &= _free_at(call, function, method, params, known)
             if not free:
@@ -204,6 +210,42 @@ def _grad_free(value, known, depth) -> bool:
         bound = known.get(value.id)
         return bool(bound) and all(_grad_free(v, known, depth + 1) for v in bound)
     return False
+
+
+class _LazyBindings:
+    """``_bindings(function)``, computed on the first ``get`` (most calls pass no name)."""
+
+    def __init__(self, function):
+        self.function, self.found = function, None
+
+    def get(self, name):
+        if self.found is None:
+            self.found = _bindings(self.function)
+        return self.found.get(name)
+
+
+def _holds_a_line(stmt, lines: list) -> bool:
+    """Whether one of the sorted ``lines`` lies in the statement's lines (a class's from
+    its first decorator: ``own_nodes`` walks a class's decorators)."""
+    start = stmt.lineno
+    if stmt.__class__ is ast.ClassDef and stmt.decorator_list:
+        start = min(start, *(d.lineno for d in stmt.decorator_list))
+    index = bisect_left(lines, start)
+    return index < len(lines) and lines[index] <= (stmt.end_lineno or stmt.lineno)
+
+
+def _word_positions(source: str, words) -> list:
+    """The positions of each of ``words`` in ``source`` as a whole word (str.find)."""
+    found = []
+    for word in words:
+        start = source.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not (start and _is_word_char(source[start - 1])) \
+                    and not (end < len(source) and _is_word_char(source[end])):
+                found.append(start)
+            start = source.find(word, end)
+    return found
 
 
 def _bindings(function) -> dict:

@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left
 
 from autograd_doctor.lint.arguments import nested_statements
-from autograd_doctor.lint.clearing import is_self_call, same_file_calls, spread_to_callers
+from autograd_doctor.lint.clearing import is_self_call, spread_in_text
 from autograd_doctor.lint.findings import line_numbers
 from autograd_doctor.lint.walk import own_nodes
 
@@ -55,14 +55,14 @@ def backward_functions(tree: ast.Module, source: str) -> frozenset:
     # "backward(" say it in a docstring or in another object's method: their functions' nodes
     # are not walked at all (this was an eighth of the linter's time on torch/nn).
     lines = sorted(set(line_numbers(source, found)))
+    # Within such a function, only the statements whose lines hold one are walked; the
+    # callers are found from the text (clearing.spread_in_text).
     runs = {node.name for node in functions
-            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(node.body))}
+            if _holds_a_line(node, lines) and any(_runs_backward(n) for n in own_nodes(
+                [stmt for stmt in node.body if _holds_a_line(stmt, lines)]))}
     if not runs:
         return frozenset()
-    calls: dict = {}  # function name -> the same-file names its own body calls
-    for node in functions:
-        calls.setdefault(node.name, set()).update(same_file_calls(own_nodes(node.body)))
-    return spread_to_callers(runs, calls)
+    return spread_in_text(runs, functions, source)
 
 
 def _holds_a_line(node: ast.AST, lines: list) -> bool:

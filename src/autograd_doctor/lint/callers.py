@@ -60,6 +60,43 @@ def grad_off_callees(walk: "_Mentions | None") -> frozenset:
     return frozenset(reached)
 
 
+def grad_off_code_calls_own_function(tree: ast.Module) -> bool:
+    """Whether code that runs without gradients (a `with torch.no_grad():` block, a
+    function decorated with it) holds a call `f(...)` / `x.f(...)` of a name ``f`` that
+    the file defines with `def`.  ``grad_off_callees`` and ``defaults.grad_off_branches``
+    each need such a call (a name called from grad-off code), so where there is none
+    the walk of every node that ``mentions`` makes is not needed: most files that say
+    `no_grad` only run torch's own functions under it.  Statements only, then the
+    grad-off blocks' nodes (a superset of what ``mentions`` counts as grad-off)."""
+    from autograd_doctor.lint.arguments import nested_statements  # (arguments.py does not import this module)
+    aliases = _top_level_aliases(tree)
+    defined, blocks = set(), []
+    for stmt in nested_statements(tree.body):
+        kind = stmt.__class__
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defined.add(stmt.name)
+            if any(N.qualified_name(d.func if isinstance(d, ast.Call) else d, aliases) in N.GRAD_OFF_CONTEXTS
+                   for d in stmt.decorator_list):
+                blocks.append(stmt.body)
+        elif kind is ast.With or kind is ast.AsyncWith:
+            if any(N.turns_grad_off(N.qualified_name(
+                    item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr,
+                    aliases), item.context_expr) for item in stmt.items):
+                blocks.append(stmt.body)
+    if not defined:
+        return False
+    for body in blocks:
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if node.__class__ is ast.Call:
+                    func = node.func
+                    name = func.id if isinstance(func, ast.Name) else \
+                        func.attr if isinstance(func, ast.Attribute) else None
+                    if name in defined:
+                        return True
+    return False
+
+
 def mentions(tree: ast.Module) -> "_Mentions":
     walk = _Mentions(_top_level_aliases(tree))
     walk.visit(tree)

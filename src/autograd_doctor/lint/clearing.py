@@ -25,9 +25,11 @@ from __future__ import annotations
 import ast
 import os
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.findings import line_numbers
 from autograd_doctor.lint.submodules import repository_root
 from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.names import last_name
@@ -44,17 +46,62 @@ def clearing_functions(tree: ast.Module, source: str, needs_backward: bool = Tru
     if (needs_backward and "backward(" not in source) or ("zero_grad" not in source and ".grad" not in source) \
             or not _CLEARING_TEXT.search(source):  # (the regex's every branch holds one of the two words)
         return frozenset()  # no training loop (ADL018 needs one) or nothing clears
-    calls: dict = {}  # function name -> the same-file names its own body calls
-    clears: set = set()
-    # Definitions are statements: walking statements only, not every expression,
-    # and then each function's own nodes visits every node once, not twice.
-    for node in nested_statements(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own = list(own_nodes(node.body))
-            if _clears(own):
-                clears.add(node.name)
-            calls.setdefault(node.name, set()).update(same_file_calls(own))
-    return spread_to_callers(clears, calls)
+    # Definitions are statements: walking statements only, not every expression.  A
+    # function clears only where its lines hold the word "grad" (`zero_grad`, `.grad`),
+    # and only those are walked; its callers are found from the text (spread_in_text).
+    functions = [node for node in nested_statements(tree.body)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    lines = sorted(set(line_numbers(source, word_positions(source, ("grad",), whole_word=False))))
+    clears = {node.name for node in functions if holds_a_line(node, lines) and _clears(own_nodes(node.body))}
+    return spread_in_text(clears, functions, source)
+
+
+def word_positions(source: str, words, whole_word: bool = True) -> list:
+    """The positions in ``source`` of each of ``words`` (as a whole word: no letter, digit
+    or `_` on either side), found with str.find."""
+    found = []
+    for word in words:
+        start = source.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not whole_word or not ((start and _word_char(source[start - 1]))
+                                      or (end < len(source) and _word_char(source[end]))):
+                found.append(start)
+            start = source.find(word, end)
+    return found
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def holds_a_line(node: ast.AST, lines: list) -> bool:
+    """Whether one of the sorted ``lines`` lies in ``node``'s lines."""
+    index = bisect_left(lines, node.lineno)
+    return index < len(lines) and lines[index] <= (node.end_lineno or node.lineno)
+
+
+def spread_in_text(names, functions, source: str) -> frozenset:
+    """``spread_to_callers(names, calls)`` for ``functions`` (the file's definitions), the
+    calls read only from the functions whose lines mention a name found so far as a
+    word: a call `f(...)` or `self.f(...)` writes the name ``f`` within the caller's lines
+    (most functions of a file call none of them and are not walked)."""
+    found = set(names)
+    todo = set(names)
+    own_calls: dict = {}  # id(function) -> the same-file names its own body calls
+    while todo:
+        lines = sorted(set(line_numbers(source, word_positions(source, sorted(todo)))))
+        todo = set()
+        for node in functions:
+            if node.name in found or not holds_a_line(node, lines):
+                continue
+            calls = own_calls.get(id(node))
+            if calls is None:
+                calls = own_calls[id(node)] = same_file_calls(own_nodes(node.body))
+            if calls & found:
+                found.add(node.name)
+                todo.add(node.name)
+    return frozenset(found)
 
 
 def spread_to_callers(names: set, calls: dict) -> frozenset:

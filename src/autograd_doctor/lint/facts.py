@@ -14,7 +14,9 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.argument_modules import module_parameters
 from autograd_doctor.lint.arguments import grad_free_parameters
 from autograd_doctor.lint.backward_helpers import backward_functions
-from autograd_doctor.lint.callers import grad_off_callees, mentions, switches_gradients
+from autograd_doctor.lint.callers import (
+    grad_off_callees, grad_off_code_calls_own_function, mentions, switches_gradients,
+)
 from autograd_doctor.lint.clearing import clearing_functions
 from autograd_doctor.lint.defaults import grad_off_branches
 from autograd_doctor.lint.forward_hooks import forward_hooks
@@ -50,7 +52,7 @@ class FileFacts:
 
     @classmethod
     def read(cls, tree: ast.Module, source: str) -> FileFacts:
-        walk = mentions(tree) if switches_gradients(source) else None
+        walk = mentions(tree) if switches_gradients(source) and grad_off_code_calls_own_function(tree) else None
         callees = grad_off_callees(walk)
         lowered = source.lower()
         trains = ".backward(" in source or "autograd.grad(" in source or "manual_backward(" in source
