@@ -779,11 +779,9 @@ def _grad_read_after(filename: str, target, line: int) -> bool:
     tree = parse_file(filename)
     if tree is None:
         return False
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
-    if not functions:
+    function = enclosing_function(tree, line)
+    if function is tree:
         return False
-    function = max(functions, key=lambda node: node.lineno)  # the innermost
     name = target.id
     reads = [node.lineno for node in ast.walk(function) if isinstance(node, ast.Attribute) and node.attr == "grad"
              and isinstance(node.value, ast.Name) and node.value.id == name and node.lineno > line]
