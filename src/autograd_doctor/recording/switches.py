@@ -283,13 +283,11 @@ def _graph_leaves(node) -> list | None:
     return leaves
 
 
-def _note_cut(tensor) -> None:
-    """Before `tensor.detach_()`: which parameters the graph it is about to lose reaches."""
+def _note_cut(tensor, stack: tuple) -> None:
+    """Before `tensor.detach_()` (called from `stack`): which parameters the graph it is about to
+    lose reaches."""
     grad_fn = tensor.grad_fn
     if grad_fn is None:
-        return
-    stack = capture_user_stack(2, limit=2)
-    if not stack:
         return
     key = (id(stack[0].code), stack[0].lasti)
     with _lock:
@@ -318,21 +316,25 @@ def _note_cut(tensor) -> None:
 def _recording_detach(original):
     def detach_(self):
         try:
-            _note_cut(self)
+            stack = capture_user_stack(1, limit=2)  # one capture for both records below
         except Exception:
-            pass
+            stack = ()
+        if stack:
+            try:
+                _note_cut(self, stack)
+            except Exception:
+                pass
         result = original(self)
-        try:
-            stack = capture_user_stack(1, limit=2)
-            if stack:
+        if stack:
+            try:
                 try:
                     reference = weakref.ref(self)
                 except TypeError:
                     reference = None
                 with _lock:
                     _detaches.append(InPlaceDetach(stack, reference, next(_counter)))
-        except Exception:
-            pass
+            except Exception:
+                pass
         return result
 
     detach_.__wrapped__ = original

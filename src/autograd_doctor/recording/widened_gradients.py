@@ -113,16 +113,20 @@ def _check_ignored(node, grad_outputs: tuple, result) -> None:
     parameters = _unread_gradient_parameters(backward)
     if not parameters:
         return
+    # The recorders that have not remembered this Function yet: the values below are compared
+    # (a read of every element) only until each has.
+    logs = [recorder.state.setdefault("ignored_gradients", []) for recorder in list(_wrapped.recorders)]
+    logs = [log for log in logs if len(log) < LOG_SIZE and not any(i.function is function for i in log)]
+    if not logs:
+        return
     results = result if isinstance(result, tuple) else (result,)
     if not any(isinstance(r, torch.Tensor) and bool((r != 0).any()) for r in results):
         return  # None or zeros: the Function passes no gradient back, on purpose or not
     given = _given_in_words(grad_outputs)
     if given is None:
         return
-    for recorder in list(_wrapped.recorders):
-        log = recorder.state.setdefault("ignored_gradients", [])
-        if len(log) < LOG_SIZE and not any(i.function is function for i in log):
-            log.append(IgnoredGradient(function, parameters, given))
+    for log in logs:
+        log.append(IgnoredGradient(function, parameters, given))
 
 
 def _check(node, grad_outputs: tuple, result) -> None:
