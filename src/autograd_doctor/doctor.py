@@ -377,7 +377,7 @@ class Doctor:
             return
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
-            if not getattr(self, "_failed", False):
+            if not self._failed:
                 found += cut_module_outputs.cut_module_output_diagnoses(self.recorder)
                 found += unstepped_optimizers.unstepped_optimizer_diagnoses(self.recorder)
             found += cleared_before_step.cleared_before_step_diagnoses(self.recorder)

@@ -33,8 +33,7 @@ EVIDENCE = 2
 
 
 def cut_module_output_diagnoses(recorder) -> list[Diagnosis]:
-    stepped = [ref() for ref, _ in list(recorder.optimizer_clears.stepped._entries.values()) if ref is not None]
-    stepped = [optimizer for optimizer in stepped if optimizer is not None]
+    stepped = recorder.optimizer_clears.stepped.live()
     if not stepped:
         return []
     found = []

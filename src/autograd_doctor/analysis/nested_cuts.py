@@ -30,7 +30,7 @@ import torch
 
 from autograd_doctor.analysis.source_scope import flows_to_return, loaded_names, stored_names
 from autograd_doctor.diagnosis.source import function_definition, replace_nodes_text, segment, source_line
-from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+from autograd_doctor.recording.frames import is_internal_file
 
 MAX_DEPTH = 4
 # Calls that leave torch as a whole value (the result is a NumPy array, a number or a list).
@@ -56,7 +56,7 @@ class NestedCut:
 
 def _user_code(function):
     code = getattr(function, "__code__", None)
-    if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+    if code is None or is_internal_file(code.co_filename):  # torch, installed libraries, the doctor
         return None
     return code
 
@@ -129,8 +129,8 @@ def _is_converter(code) -> bool:
         return False
     parameters = {argument.arg for argument in definition.args.posonlyargs + definition.args.args}
     returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
-    return bool(returns) and all(node.value is not None and _whole_cut(node.value, parameters) is not None
-                                 and _whole_cut(node.value, parameters)[0] != "data" for node in returns)
+    cuts = [_whole_cut(node.value, parameters) if node.value is not None else None for node in returns]
+    return bool(cuts) and all(cut is not None and cut[0] != "data" for cut in cuts)
 
 
 def _is_back_converter(code) -> bool:

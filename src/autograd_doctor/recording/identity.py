@@ -64,6 +64,11 @@ class IdentityMap:
     def clear(self) -> None:
         self._entries.clear()
 
+    def live(self) -> list:
+        """The objects remembered that are still alive (those kept by their id alone are not known)."""
+        objects = [reference() for reference, _value in list(self._entries.values()) if reference is not None]
+        return [obj for obj in objects if obj is not None]
+
     def __len__(self) -> int:
         """Entries whose object is alive."""
         return sum(1 for reference, _value in self._entries.values() if reference is None or reference() is not None)
