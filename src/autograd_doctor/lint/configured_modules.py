@@ -153,14 +153,15 @@ class ConstructorValues:
                 if inner is _UNKNOWN:
                     return _UNKNOWN
                 out.extend(inner)
-            elif isinstance(arg, ast.Name) and arg.id not in self._inits and not _is_parameter(function, arg.id):
+            elif isinstance(arg, ast.Name) and arg.id not in self._inits and not is_parameter(function, arg.id):
                 out.append(arg)  # a global or imported name (`nn.ReLU`, `F.relu` as `relu`)
             else:
                 return _UNKNOWN
         return tuple(out)
 
 
-def _is_parameter(function, name: str) -> bool:
+def is_parameter(function, name: str) -> bool:
+    """Whether `name` is a parameter of `function` (any kind: positional, keyword-only, *args, **kwargs)."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         return False
     args = function.args
@@ -170,7 +171,7 @@ def _is_parameter(function, name: str) -> bool:
 
 def _unbound_parameter(function, name: str) -> bool:
     """``name`` is a parameter of ``function`` that its body never re-binds."""
-    if not _is_parameter(function, name):
+    if not is_parameter(function, name):
         return False
     return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                    for n in ast.walk(function))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.configured_modules import is_parameter
 
 _FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randn_like", "rand_like",
                         "zeros_like", "ones_like", "empty_like", "full_like", "eye", "linspace", "arange"})
@@ -205,7 +206,7 @@ class _Context:
         `self` bound once in the whole class (and not deleted or augmented)."""
         if isinstance(expr, ast.Name):
             values = _assignments(func, lambda t: isinstance(t, ast.Name) and t.id == expr.id)
-            if values is not None and len(values) == 1 and not _is_parameter(func, expr.id):
+            if values is not None and len(values) == 1 and not is_parameter(func, expr.id):
                 return values[0], (func, cls)
         elif cls is not None and isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) \
                 and expr.value.id == "self":
@@ -262,12 +263,6 @@ def _assignments(func, matches):
         elif isinstance(node, ast.NamedExpr) and matches(node.target):
             return None
     return values
-
-
-def _is_parameter(func, name) -> bool:
-    a = func.args
-    return any(p.arg == name for p in a.posonlyargs + a.args + a.kwonlyargs) or \
-        (a.vararg is not None and a.vararg.arg == name) or (a.kwarg is not None and a.kwarg.arg == name)
 
 
 def _only_return(func):
