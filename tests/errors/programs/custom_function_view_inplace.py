@@ -12,6 +12,6 @@ class Identity(torch.autograd.Function):
 
 
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-y = Identity.apply(x * 1)  # PRIMARY
-y.mul_(2)  # WRITE
+y = Identity.apply(x * 1)
+y.mul_(2)  # PRIMARY
 y.sum().backward()

@@ -306,6 +306,25 @@ def custom_function_view_written(context: ErrorContext, already):
     forward_return = _forward_return(frame, function_name)
     if forward_return is not None:
         related.append(forward_return)
+    out_of_place = _out_of_place_rebinding(filename, statement_at(filename, line), name) \
+        if written_name(filename, line) == name else None
+    if out_of_place is not None and not _memory_shared_with_another_local(frame, name):
+        # `out += identity`, `embeddings.masked_fill_(mask, 0)` on the Function's output, which no
+        # other local shares memory with (a view of a tensor made inside the Function): the name
+        # then refers to a new tensor with the values the write meant, and the Function's output
+        # stays unwritten. This needs no guess at which assignment made the output (one in an
+        # `if` branch that did not run, a checkpointed call in the other one).
+        notes = [f"{function_name}.forward returned a view (of its input or of a tensor made inside it); "
+                 "writing into it would bypass the backward of the custom Function, so PyTorch forbids it"]
+        helps = [statement_change(write, f"write out of place: {name} then refers to a new tensor with the "
+                                         f"values the write meant, and the output of {function_name} stays unwritten",
+                                  out_of_place)]
+        if made is not None and _single_binding_reaches(filename, name, made, line):
+            related.append(statement_location(filename, made, role="call",
+                                              note=f"{name} is the output of {function_name}"))
+        return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, write, related, notes, helps)
+    if made is not None and not _single_binding_reaches(filename, name, made, line):
+        made = None
     if made is not None and isinstance(made, ast.Assign) and len(made.targets) == 1:
         call_location = statement_location(filename, made, role="call", note=f"{name} is the output of {function_name}")
         value = text_of(filename, made.value)
@@ -320,6 +339,32 @@ def custom_function_view_written(context: ErrorContext, already):
     notes = [f"{function_name}.forward returned a view of its input (or the input itself); writing into it "
              "would bypass the backward you wrote, so PyTorch forbids it"]
     return diagnosis(codes.CUSTOM_FUNCTION_VIEW_INPLACE, primary, related, notes, helps)
+
+
+def _single_binding_reaches(filename: str, name: str, made: ast.stmt, line: int) -> bool:
+    """False when `made` (the textually last binding of `name` before `line`) sits in one branch of
+    an `if` that does not contain `line` and the other branch binds `name` too: which of them ran
+    is not known from the text, and naming the wrong one would put the help on a line that never
+    runs."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    for node in ast.walk(enclosing_function(tree, line)):
+        if not isinstance(node, ast.If) or node.lineno > made.lineno or (node.end_lineno or 0) < made.lineno:
+            continue
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        for branch, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            inside = any(s.lineno <= made.lineno <= (s.end_lineno or s.lineno) for s in branch)
+            if inside and any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == name
+                    for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    for t in ast.walk(target)) for s in other for n in ast.walk(s)):
+                return False
+    return True
 
 
 def _inplace_call_on_temporary(filename: str, line: int):
