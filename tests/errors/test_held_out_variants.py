@@ -67,9 +67,6 @@ NOT_YET = {
     # AD109 names and changes the @torch.inference_mode() of the extractor in lib_features.py; the
     # variant marks the call that takes the features (a copy there), both right.
     "linear_probe_on_inference_mode_features": (False, "right"),
-    # AD107 names and clones the Function's output where it is applied (the catalogue's convention);
-    # the variant marks the += that writes it.
-    "straight_through_output_shifted_in_place": (False, "right"),
     # Set 6. AD124 names and clones the expanded view where it is made (the catalogue's convention);
     # the variant marks the in-place clamp that writes it (both right).
     "broadcast_scale_clamped_in_place": (False, "right"),
@@ -93,9 +90,6 @@ NOT_YET = {
     # Set 8. AD142 names forward's save_for_backward and saves the weight there too (PyTorch's way to
     # keep a tensor for backward); the variant marks the unpacking in backward (both right).
     "function_keeps_weight_on_ctx_but_unpacks_it": (False, "right"),
-    # AD107 names and clones the hooked module's output where it is made (the catalogue's convention);
-    # the variant marks the in-place mul_ that writes it (both right).
-    "gradient_logger_hook_then_mask_in_place": (False, "right"),
     # Set 9. AD111 names the line that sets requires_grad and clones there; the variant marks the
     # @torch.inference_mode() that made the tensor (both right, as for prompts_initialised_in_inference_method).
     "attack_noise_sampled_by_inference_helper": (False, "right"),
