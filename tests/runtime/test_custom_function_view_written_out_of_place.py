@@ -185,3 +185,36 @@ def test_input_returned_as_is_keeps_the_clone_of_the_output(tmp_path):
     found = _diagnose(tmp_path, source)
     # `y` shares memory with the local `base`: rebinding `y` would not write what `base` sees.
     assert ".clone()" in found.help[0].replacement
+
+
+def test_an_indexed_write_does_not_clone_in_a_branch_that_may_not_have_run(tmp_path):
+    source = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+
+    lin = nn.Linear(4, 4)
+
+
+    def block(x):
+        return lin(x).t()
+
+
+    def forward(x, use_ckpt=True):
+        if use_ckpt:
+            out = checkpoint(block, x, use_reentrant=True)
+        else:
+            out = block(x)
+        out[0] = 0.0
+        return out
+
+
+    x = torch.randn(3, 4, requires_grad=True)
+    forward(x).sum().backward()
+    """
+    found = _diagnose(tmp_path, source)
+    lines = textwrap.dedent(source).splitlines()
+    assert lines[found.primary.line - 1].strip() == "out[0] = 0.0"
+    # The `else` binding is textually last, but which branch ran is not known from the text: no
+    # clone is written on either line.
+    assert all(h.replacement is None for h in found.help)
