@@ -1,0 +1,189 @@
+"""Causes found by held-out variants set 20 (docs/errors.md, "Held-out variants", set 20), each tested on
+another program of the same cause (not the variant) and on a correct near-twin.
+
+AD301: a `with` statement of several items, one of which turns gradients off (`with torch.autocast(...),
+torch.no_grad():`), was read as if its first item were the grad-off one: the report said "inside
+`torch.autocast(...)` autograd records nothing" and the help dropped the whole statement, taking the line
+out of autocast too (`training_step_context_copied_from_eval_with_autocast`, a wrong help). The grad-off
+item is named, and the help drops that item alone from the header.
+
+AD115: `disc[0].weight.requires_grad = False` on a layer under torch.nn.utils.parametrizations: the
+parametrized attribute was found only through names and attributes, not through a constant item of a
+container (`disc[0]`, `layers[-1]`), and the help detached the computed weight (wrong). `value_of` now
+reads a constant item of a list, tuple, dict or of torch's own module and parameter containers (a
+subclass that overrides the lookup is not read).
+
+AD308: a hand-written update over `[model.temperature, model.bias]` where `temperature` is a @property
+computing a tensor from one parameter (`return self.log_t.exp()`) was called AD309, "frozen"; the property
+is followed to the parameter its getter reads, and the element becomes that parameter."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import apply_help, run_as_script, run_plain, run_program
+
+TIMED_NO_GRAD = """
+    import contextlib
+    import time
+
+    import torch
+    from torch import nn
+
+    @contextlib.contextmanager
+    def timed(log):
+        start = time.perf_counter()
+        yield
+        log.append(time.perf_counter() - start)
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    log = []
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    with torch.no_grad(), timed(log) as _:  # HEADER
+        out = model(x)
+    loss = ((out - y) ** 2).mean()
+    loss.backward()
+    result = model
+    timings = len(log)
+"""
+
+TIMED_NO_GRAD_TWIN = """
+    import contextlib
+    import time
+
+    import torch
+    from torch import nn
+
+    @contextlib.contextmanager
+    def timed(log):
+        start = time.perf_counter()
+        yield
+        log.append(time.perf_counter() - start)
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    log = []
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    with timed(log), torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(x).float()
+    with torch.no_grad(), timed(log):
+        metric = (model(x) - y).abs().mean()
+    loss = ((out - y) ** 2).mean()
+    loss.backward()
+    result = model
+"""
+
+
+def test_only_the_grad_off_item_of_a_with_statement_is_named_and_dropped(tmp_path):
+    outcome = run_program(tmp_path, TIMED_NO_GRAD)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301", [d.code for d in outcome.diagnoses]
+    assert "inside `torch.no_grad()`" in diagnosis.primary.note
+    first = diagnosis.help[0]
+    assert first.location.line == outcome.line("HEADER")
+    assert first.replacement == "with timed(log) as _:"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    assert fixed["timings"] == 1
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    ((model(x) - y) ** 2).mean().backward()
+    assert torch.equal(fixed["result"].weight.grad, model.weight.grad)
+
+
+def test_a_grad_off_item_around_a_metric_stays_silent(tmp_path):
+    outcome = run_program(tmp_path, TIMED_NO_GRAD_TWIN)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+WEIGHT_NORM_IN_MODULE_LIST = """
+    import torch
+    from torch import nn
+    from torch.nn.utils.parametrizations import weight_norm
+
+    torch.manual_seed(0)
+    layers = nn.ModuleList([weight_norm(nn.Linear(3, 3)), nn.Linear(3, 1)])
+    layers[0].weight.requires_grad_(False)  # FREEZE
+    x = torch.randn(4, 3)
+    loss = layers[1](torch.tanh(layers[0](x))).pow(2).mean()
+    loss.backward()
+    result = layers
+"""
+
+
+def test_a_parametrized_weight_read_through_a_container_item_gets_its_parametrization(tmp_path):
+    outcome = run_as_script(tmp_path, WEIGHT_NORM_IN_MODULE_LIST)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD115", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("FREEZE")
+    assert diagnosis.help[0].replacement == "layers[0].parametrizations.weight.requires_grad_(False)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")["result"]
+    holder = fixed[0].parametrizations.weight
+    assert holder.original0.grad is None and holder.original1.grad is None
+    assert fixed[0].bias.grad is not None and fixed[1].weight.grad is not None
+
+
+def test_the_parametrization_frozen_as_written_stays_silent(tmp_path):
+    source = WEIGHT_NORM_IN_MODULE_LIST.replace("layers[0].weight.requires_grad_(False)",
+                                                "layers[0].parametrizations.weight.requires_grad_(False)")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+KERNEL_PROPERTY = """
+    import torch
+    from torch import nn
+
+    class RBFKernel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.raw_lengthscale = nn.Parameter(torch.tensor(0.5))
+            self.variance = nn.Parameter(torch.tensor(1.0))
+
+        @property
+        def lengthscale(self):
+            \"\"\"Positive by construction.\"\"\"
+            return nn.functional.softplus(self.raw_lengthscale)
+
+        def forward(self, a, b):
+            return self.variance * torch.exp(-torch.cdist(a, b) ** 2 / (2 * self.lengthscale ** 2))
+
+    torch.manual_seed(0)
+    kernel = RBFKernel()
+    x, y = torch.randn(6, 2), torch.randn(6)
+    for _ in range(2):
+        kernel.zero_grad()
+        loss = (kernel(x, x) @ y - y).pow(2).mean()
+        loss.backward()
+        with torch.no_grad():
+            for p in (kernel.lengthscale, kernel.variance):  # LOOP
+                p -= 0.01 * p.grad
+    result = kernel
+"""
+
+
+def test_a_property_computed_from_one_parameter_is_replaced_by_the_parameter(tmp_path):
+    outcome = run_as_script(tmp_path, KERNEL_PROPERTY)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD308", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("LOOP")
+    assert diagnosis.help[0].replacement == "for p in (kernel.raw_lengthscale, kernel.variance):"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")["result"]
+    expected = run_plain(tmp_path, KERNEL_PROPERTY.replace("(kernel.lengthscale, kernel.variance)",
+                                                           "(kernel.raw_lengthscale, kernel.variance)"),
+                         "correct.py")["result"]
+    assert torch.equal(fixed.raw_lengthscale, expected.raw_lengthscale)
+    assert torch.equal(fixed.variance, expected.variance)
+
+
+def test_the_loop_over_the_parameters_stays_silent(tmp_path):
+    source = KERNEL_PROPERTY.replace("(kernel.lengthscale, kernel.variance)", "(kernel.raw_lengthscale, kernel.variance)")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_property_of_a_frozen_parameter_is_not_called_computed(tmp_path):
+    source = KERNEL_PROPERTY.replace("nn.Parameter(torch.tensor(0.5))", "nn.Parameter(torch.tensor(0.5), requires_grad=False)")
+    outcome = run_as_script(tmp_path, source)
+    assert outcome.diagnosis.code == "AD309", [d.code for d in outcome.diagnoses]
