@@ -15,7 +15,12 @@ subclass that overrides the lookup is not read).
 
 AD308: a hand-written update over `[model.temperature, model.bias]` where `temperature` is a @property
 computing a tensor from one parameter (`return self.log_t.exp()`) was called AD309, "frozen"; the property
-is followed to the parameter its getter reads, and the element becomes that parameter."""
+is followed to the parameter its getter reads, and the element becomes that parameter.
+
+AD234: `return StepOutput(loss, logits, correct)`, a named tuple of three fields returned under
+`has_aux=True`, was read as one value ("there is no auxiliary value", false) and got advice; a call of a
+named tuple class of the function's module is read as the tuple of its fields (positional or by name),
+and gets the help of three values side by side."""
 
 from __future__ import annotations
 
@@ -187,3 +192,45 @@ def test_a_property_of_a_frozen_parameter_is_not_called_computed(tmp_path):
     source = KERNEL_PROPERTY.replace("nn.Parameter(torch.tensor(0.5))", "nn.Parameter(torch.tensor(0.5), requires_grad=False)")
     outcome = run_as_script(tmp_path, source)
     assert outcome.diagnosis.code == "AD309", [d.code for d in outcome.diagnoses]
+
+
+NAMED_OUTPUT_UNDER_VJP = """
+    from collections import namedtuple
+
+    import torch
+    from torch.func import vjp
+
+    Result = namedtuple("Result", ["energy", "forces", "size"])
+
+    def energy_of(positions):
+        energy = positions.pow(2).sum()
+        return Result(energy, forces=-2 * positions, size=positions.norm())  # RETURN
+
+    positions = torch.randn(4, 3)
+    energy, pullback, aux = vjp(energy_of, positions, has_aux=True)
+    (gradient,) = pullback(torch.ones_like(energy))
+    forces, size = aux
+"""
+
+
+AD234_NOTE = "returns a Result, a named tuple: 3 values side by side"
+
+
+def test_a_named_tuple_returned_under_has_aux_is_read_as_its_fields(tmp_path):
+    outcome = run_as_script(tmp_path, NAMED_OUTPUT_UNDER_VJP)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD234", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RETURN")
+    assert diagnosis.primary.note == AD234_NOTE
+    assert diagnosis.help[0].replacement == "return energy, (-2 * positions, positions.norm())"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    assert torch.equal(fixed["gradient"], 2 * fixed["positions"])
+    assert torch.equal(fixed["forces"], -2 * fixed["positions"]) and torch.equal(fixed["size"], fixed["positions"].norm())
+
+
+def test_a_named_pair_returned_under_has_aux_stays_silent(tmp_path):
+    source = NAMED_OUTPUT_UNDER_VJP.replace('["energy", "forces", "size"]', '["energy", "aux"]').replace(
+        "Result(energy, forces=-2 * positions, size=positions.norm())",
+        "Result(energy, aux=(-2 * positions, positions.norm()))")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses

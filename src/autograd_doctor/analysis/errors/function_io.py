@@ -62,6 +62,39 @@ def _only_return(function: ast.FunctionDef) -> ast.Return | None:
     return returns[0]
 
 
+def _transformed_function_globals(context: ErrorContext, torch_functions: tuple[str, ...]) -> dict | None:
+    """The module globals of the function a transform was given (the `func` local of the innermost
+    torch frame among `torch_functions`)."""
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name in torch_functions:
+            function = frame.f_locals.get("func")
+            function = getattr(function, "func", function)
+            function = getattr(function, "__func__", function)
+            found = getattr(function, "__globals__", None)
+            return found if isinstance(found, dict) else None
+    return None
+
+
+def _named_tuple_fields(context: ErrorContext, value: ast.expr) -> tuple[str, list[ast.expr]] | None:
+    """(class name, the values in field order) for `return Name(a, b, c)` where Name, in the
+    transformed function's module, is a named tuple class (a tuple subclass with `_fields`) and the
+    call gives every field, positionally or by name; None otherwise."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name) \
+            or any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+        return None
+    scope = _transformed_function_globals(context, ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn"))
+    kind = scope.get(value.func.id) if scope is not None else None
+    fields = getattr(kind, "_fields", None)
+    if not (isinstance(kind, type) and issubclass(kind, tuple) and isinstance(fields, tuple)):
+        return None
+    if len(value.args) + len(value.keywords) != len(fields):
+        return None
+    by_name = {keyword.arg: keyword.value for keyword in value.keywords}
+    if any(name not in fields[len(value.args):] for name in by_name):
+        return None
+    return kind.__name__, list(value.args) + [by_name[name] for name in fields[len(value.args):]]
+
+
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
 def aux_not_a_pair(context: ErrorContext, already):
@@ -77,11 +110,17 @@ def aux_not_a_pair(context: ErrorContext, already):
              "and one auxiliary value (any tuple, dict or tensor), which is handed back as it is, without a gradient"]
     helps = []
     value = returned.value
+    named = _named_tuple_fields(context, value)
+    if named is not None:
+        # `return StepOutput(loss, logits, correct)`: a named tuple is a tuple of its fields.
+        class_name, elements = named
+        value = ast.Tuple(elts=elements, ctx=ast.Load())
     if isinstance(value, ast.Tuple) and len(value.elts) > 2 and not any(isinstance(e, ast.Starred) for e in value.elts):
         first = text_of(filename, value.elts[0])
         rest = [text_of(filename, e) for e in value.elts[1:]]
         if first is not None and None not in rest:
-            location.note = f"returns {len(value.elts)} values side by side"
+            location.note = f"returns {len(value.elts)} values side by side" if named is None else \
+                f"returns a {named[0]}, a named tuple: {len(value.elts)} values side by side"
             helps.append(statement_change(
                 location, f"return the output and the {len(rest)} auxiliary values as one tuple: the caller then "
                 f"receives (gradient, ({', '.join(rest)}))", f"return {first}, ({', '.join(rest)})"))
@@ -93,6 +132,9 @@ def aux_not_a_pair(context: ErrorContext, already):
         helps.append(statement_change(
             location, f"return the same two values as a tuple: {pair[0]} is the output differentiated, "
             f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
+    elif named is not None:
+        helps.append(Suggestion(f"return exactly (output, aux): {named[0]} is a named tuple of {len(value.elts)} "
+                                "values; gather the auxiliary values into one tuple or dict"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
         helps.append(Suggestion("return (output, aux) if the function has an auxiliary value to hand back, or "
