@@ -20,7 +20,11 @@ is followed to the parameter its getter reads, and the element becomes that para
 AD234: `return StepOutput(loss, logits, correct)`, a named tuple of three fields returned under
 `has_aux=True`, was read as one value ("there is no auxiliary value", false) and got advice; a call of a
 named tuple class of the function's module is read as the tuple of its fields (positional or by name),
-and gets the help of three values side by side."""
+and gets the help of three values side by side.
+
+AD239: an integer tangent for a primal converted on the call itself (`jvp(f, (counts.float(),),
+(direction,))`) got advice only, since only names were matched; the tangent now gets the primal's
+conversion (`direction.float()`, `.to(torch.float64)`)."""
 
 from __future__ import annotations
 
@@ -232,5 +236,38 @@ def test_a_named_pair_returned_under_has_aux_stays_silent(tmp_path):
     source = NAMED_OUTPUT_UNDER_VJP.replace('["energy", "forces", "size"]', '["energy", "aux"]').replace(
         "Result(energy, forces=-2 * positions, size=positions.norm())",
         "Result(energy, aux=(-2 * positions, positions.norm()))")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+CONVERTED_PRIMAL = """
+    import torch
+    from torch.func import jvp
+
+    def smooth(values):
+        return torch.sin(values).cumsum(0)
+
+    labels = torch.tensor([3, 1, 4, 1, 5])
+    direction = torch.zeros_like(labels)
+    direction[2] = 1
+    output, tangent = jvp(smooth, (labels.to(torch.float64),), (direction,))  # CALL
+"""
+
+
+def test_an_integer_tangent_of_a_primal_converted_on_the_call_gets_the_same_conversion(tmp_path):
+    outcome = run_as_script(tmp_path, CONVERTED_PRIMAL)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD239", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("CALL")
+    assert diagnosis.help[0].replacement == (
+        "output, tangent = jvp(smooth, (labels.to(torch.float64),), (direction.to(torch.float64),))")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    values = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0], dtype=torch.float64)
+    expected = torch.cos(values) * torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0], dtype=torch.float64)
+    assert torch.equal(fixed["tangent"], expected.cumsum(0))
+
+
+def test_a_floating_point_tangent_of_a_converted_primal_stays_silent(tmp_path):
+    source = CONVERTED_PRIMAL.replace("torch.zeros_like(labels)", "torch.zeros_like(labels, dtype=torch.float64)")
     outcome = run_program(tmp_path, source)
     assert outcome.error is None and not outcome.diagnoses

@@ -521,6 +521,29 @@ def _level_made_and_dropped(filename: str, block: list, statement: ast.stmt, lev
 
 # ---- AD239: an integer tangent ------------------------------------------------------------------
 
+_FLOAT_METHODS = ("float", "double", "half", "bfloat16")
+_FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16", "float", "double", "half")
+
+
+def _float_conversion(filename: str, primal: ast.expr) -> str | None:
+    """`.float()` for a primal written `x.float()` (also `.double()`, `.half()`, `.bfloat16()`,
+    `.to(torch.float32)`, `.to(dtype=torch.float64)`): the conversion to a floating-point dtype that
+    the call applies to the primal, as text to append to the tangent; None otherwise."""
+    if not (isinstance(primal, ast.Call) and isinstance(primal.func, ast.Attribute)):
+        return None
+    method = primal.func.attr
+    if method in _FLOAT_METHODS and not primal.args and not primal.keywords:
+        return f".{method}()"
+    if method == "to" and len(primal.args) + len(primal.keywords) == 1:
+        dtype = primal.args[0] if primal.args else primal.keywords[0].value
+        if primal.keywords and primal.keywords[0].arg != "dtype":
+            return None
+        text = text_of(filename, dtype)
+        if isinstance(dtype, ast.Attribute) and text in {f"torch.{name}" for name in _FLOAT_DTYPES}:
+            return f".to({text})"
+    return None
+
+
 def integer_tangent(context: ErrorContext, already):
     import torch
 
@@ -534,6 +557,20 @@ def integer_tangent(context: ErrorContext, already):
     helps = []
     scope = {**frame.f_globals, **frame.f_locals}
     for primal, tangent in _primal_tangent_pairs(filename, statement):
+        converted = _float_conversion(filename, primal)
+        if converted is not None and isinstance(tangent, ast.Name):
+            # `jvp(f, (counts.float(),), (direction,))`: the primal is converted on the call itself; the
+            # tangent gets the same conversion (nothing is evaluated to find it).
+            tangent_value = scope.get(tangent.id)
+            if not isinstance(tangent_value, torch.Tensor) or tangent_value.is_floating_point() \
+                    or tangent_value.is_complex():
+                continue
+            location.note = f"{tangent.id} is {str(tangent_value.dtype).replace('torch.', '')}"
+            helps.append(statement_change(
+                location, f"convert {tangent.id} as the primal is converted ({converted}): the same direction, "
+                "in the primal's floating-point numbers",
+                replace_node_text(filename, statement, tangent, f"{tangent.id}{converted}")))
+            break
         if not (isinstance(primal, ast.Name) and isinstance(tangent, ast.Name)):
             continue
         # Only names are looked up (never evaluated): the tensors the call was given.
