@@ -24,7 +24,11 @@ and gets the help of three values side by side.
 
 AD239: an integer tangent for a primal converted on the call itself (`jvp(f, (counts.float(),),
 (direction,))`) got advice only, since only names were matched; the tangent now gets the primal's
-conversion (`direction.float()`, `.to(torch.float64)`)."""
+conversion (`direction.float()`, `.to(torch.float64)`).
+
+AD238: make_dual() run by a call (a constructor, a helper) on the line just before `with dual_level():`
+got advice at the make_dual line; the caller's statement is named, and moved into the block as its first
+statement."""
 
 from __future__ import annotations
 
@@ -269,5 +273,53 @@ def test_an_integer_tangent_of_a_primal_converted_on_the_call_gets_the_same_conv
 
 def test_a_floating_point_tangent_of_a_converted_primal_stays_silent(tmp_path):
     source = CONVERTED_PRIMAL.replace("torch.zeros_like(labels)", "torch.zeros_like(labels, dtype=torch.float64)")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+DUAL_MADE_BY_A_HELPER_BEFORE_THE_LEVEL = """
+    import torch
+    import torch.autograd.forward_ad as forward_ad
+    from torch.autograd.forward_ad import dual_level
+
+    def dual_input(x, axis):
+        direction = torch.zeros_like(x)
+        direction[..., axis] = 1.0
+        return forward_ad.make_dual(x, direction)
+
+    def sensitivities(f, x):
+        found = []
+        for axis in range(x.shape[-1]):
+            dual = dual_input(x, axis)  # CALL
+            with dual_level():
+                out = f(dual)
+                found.append(forward_ad.unpack_dual(out).tangent)
+        return found
+
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.0]])
+    slopes = sensitivities(lambda t: torch.tanh(t).sum(-1), x)
+"""
+
+
+def test_a_call_that_makes_the_dual_just_before_the_level_is_moved_into_it(tmp_path):
+    outcome = run_as_script(tmp_path, DUAL_MADE_BY_A_HELPER_BEFORE_THE_LEVEL)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD238", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("CALL")
+    assert diagnosis.help[0].replacement == (
+        "with dual_level():\n    dual = dual_input(x, axis)  # CALL\n    out = f(dual)\n"
+        "    found.append(forward_ad.unpack_dual(out).tangent)")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.0]])
+    derivative = 1 - torch.tanh(x) ** 2
+    for axis, slope in enumerate(fixed["slopes"]):
+        assert torch.allclose(slope, derivative[:, axis])
+
+
+def test_the_call_inside_the_level_stays_silent(tmp_path):
+    source = DUAL_MADE_BY_A_HELPER_BEFORE_THE_LEVEL.replace(
+        "            dual = dual_input(x, axis)  # CALL\n            with dual_level():\n",
+        "            with dual_level():\n                dual = dual_input(x, axis)\n")
+    assert "dual = dual_input(x, axis)\n" in source
     outcome = run_program(tmp_path, source)
     assert outcome.error is None and not outcome.diagnoses

@@ -468,6 +468,19 @@ def dual_tensor_without_level(context: ErrorContext, already):
         help = Suggestion("leave the level after the loop, once, as it was entered: move this call after the loop",
                           replacement=_exit_moved_after_loop(loop_file, loop, exit_statement), location=change)
         return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help])
+    before = _called_just_before_level(context)
+    if before is not None:
+        caller_file, caller, block_with, level_text, replacement = before
+        related = [location]
+        location = statement_location(caller_file, caller, note=f"make_dual() runs in this call, one line before "
+                                      f"`with {level_text}:` enters the level")
+        notes.append(f"the level is entered by the `with` statement on line {block_with.lineno}, right after this "
+                     "call: the dual tensor was made before it")
+        change = statement_location(caller_file, caller)
+        change.end_line, change.end_column = block_with.end_lineno, block_with.end_col_offset
+        help = Suggestion(f"make this call the first statement of the `with {level_text}:` block, so make_dual() "
+                          "runs inside the level", replacement=replacement, location=change)
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help, advice])
     tree = parse_file(filename)
     if tree is not None and (find_calls(tree, "enter_dual_level") or find_calls(tree, "exit_dual_level")):
         # The program manages its levels itself: a `with` block here would nest in a level it enters.
@@ -504,6 +517,50 @@ def dual_tensor_without_level(context: ErrorContext, already):
                       f"{last.end_lineno}): the tangent then exists until unpack_dual() has read it",
                       replacement=with_block, location=change)
     return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help, advice])
+
+
+def _called_just_before_level(context: ErrorContext):
+    """(file, the caller's statement, the `with` statement, its level's text, the two rewritten) when
+    make_dual() ran inside a call made by a statement of the user's (an outer frame: a constructor, a
+    helper) that is directly followed, in the same block, by `with <forward_ad.dual_level>():` (the
+    callee looked up by name, nothing evaluated); the rewrite makes the statement the first of the
+    block's body. None otherwise."""
+    import torch.autograd.forward_ad as forward_ad
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import statement_at
+
+    for frame, line in context.user_frames()[1:]:
+        filename = frame.f_code.co_filename
+        statement = statement_at(filename, line)
+        tree = parse_file(filename)
+        if statement is None or tree is None or not isinstance(statement, (ast.Assign, ast.Expr, ast.AnnAssign)):
+            continue
+        block = _enclosing_block(tree, statement)
+        if block is None or block.index(statement) + 1 >= len(block):
+            continue
+        following = block[block.index(statement) + 1]
+        if not isinstance(following, ast.With) or len(following.items) != 1 or not following.body:
+            continue
+        call = following.items[0].context_expr
+        if not (isinstance(call, ast.Call) and not call.args and not call.keywords
+                and value_of(frame, call.func) is forward_ad.dual_level):
+            continue
+        first = following.body[0]
+        if first.lineno <= following.lineno or statement.end_lineno >= following.lineno:
+            continue
+        header = [source_line(filename, n)[following.col_offset:].rstrip()
+                  for n in range(following.lineno, first.lineno)]
+        indent = " " * (first.col_offset - following.col_offset)
+        moved = [indent + source_line(filename, n)[statement.col_offset:].rstrip()
+                 for n in range(statement.lineno, statement.end_lineno + 1)]
+        body = [source_line(filename, n)[following.col_offset:].rstrip()
+                if source_line(filename, n)[:following.col_offset].strip() == "" else source_line(filename, n).rstrip()
+                for n in range(first.lineno, following.end_lineno + 1)]
+        if statement.col_offset != following.col_offset:
+            continue
+        return filename, statement, following, text_of(filename, call), "\n".join(header + moved + body)
+    return None
 
 
 def _level_made_and_dropped(filename: str, block: list, statement: ast.stmt, level: str):
