@@ -253,6 +253,23 @@ NOT_YET = {
     "robustness_vjp_with_aux_after_features_dropped": (False, "advice"),
     # AD236: a make_dual tangent of the primal's shape transposed gets no change (as set 17's).
     "weight_direction_drawn_in_math_layout_for_make_dual": (True, "advice"),
+    # Set 20 (causes in docs/errors.md, set 20). AD239 converts the tangent at the jvp call as the primal
+    # is converted (right); the variant marks the ones_like that makes it.
+    "count_sensitivity_tangent_from_ones_like_of_counts": (False, "right"),
+    # AD233: the help calls the block directly in the checkpointing branch (right); the variant marks
+    # the flag's assignment.
+    "per_example_gradients_with_gradient_checkpointing_flag": (False, "right"),
+    # AD301: the doctor names the line computed under the block; its help drops torch.no_grad() from the
+    # `with` header, the marked line (right).
+    "training_step_context_copied_from_eval_with_autocast": (False, "right"),
+    # AD106: a view taken under no_grad as a constant, its base written after; two meanings, advice (as
+    # set 19's).
+    "consistency_target_transposed_under_no_grad_then_scaled": (False, "advice"),
+    # AD302: a distribution built once in __init__ from a parameter's exp(); advice at the backward().
+    "gaussian_policy_distribution_built_once_in_init": (False, "advice"),
+    # AD105: a view returned by a @torch.no_grad() reader, written in place; whether the write should
+    # reach the table is the user's: advice.
+    "memory_window_read_under_no_grad_then_blended": (True, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

@@ -181,21 +181,60 @@ def is_variable_wrapper(node: ast.Call) -> bool:
     return named and len(node.args) == 1 and not node.keywords
 
 
+def _turns_grad_off(call: ast.expr) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()` or `torch.set_grad_enabled(False)` as a `with` item."""
+    if not isinstance(call, ast.Call):
+        return False
+    name = call_name(call)
+    if name in NO_GRAD_CONTEXTS:
+        return True
+    return name == "set_grad_enabled" and bool(call.args) and isinstance(call.args[0], ast.Constant) \
+        and call.args[0].value is False
+
+
+def _grad_off_item(block: ast.With) -> ast.withitem:
+    """The item of a `with` statement that turns gradients off (the first item when none is found)."""
+    return next((item for item in block.items if _turns_grad_off(item.context_expr)), block.items[0])
+
+
 def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
     node = parents.get(stmt)
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(node, ast.With):
-            for item in node.items:
-                call = item.context_expr
-                if isinstance(call, ast.Call):
-                    name = call_name(call)
-                    if name in NO_GRAD_CONTEXTS:
-                        return node
-                    if name == "set_grad_enabled" and call.args and isinstance(call.args[0], ast.Constant) \
-                            and call.args[0].value is False:
-                        return node
+        if isinstance(node, ast.With) and any(_turns_grad_off(item.context_expr) for item in node.items):
+            return node
         node = parents.get(node)
     return None
+
+
+def _header_without_grad_off(filename: str, block: ast.With) -> tuple[str, Location] | None:
+    """(the `with` header with its grad-off items dropped, the header's location) for a `with` of
+    several items written on one line, of which at least one other item stays (`with
+    torch.autocast(...), torch.no_grad():` -> `with torch.autocast(...):`); None otherwise."""
+    kept = [item for item in block.items if not _turns_grad_off(item.context_expr)]
+    if not kept or len(kept) == len(block.items) or not block.body:
+        return None
+    if any(item.context_expr.lineno != block.lineno or item.context_expr.end_lineno != block.lineno
+           for item in block.items) or block.body[0].lineno == block.lineno:
+        return None
+    parts = []
+    for item in kept:
+        text = segment(filename, item.context_expr)
+        if text is None:
+            return None
+        if item.optional_vars is not None:
+            target = segment(filename, item.optional_vars)
+            if target is None:
+                return None
+            text = f"{text} as {target}"
+        parts.append(text)
+    line = source_line(filename, block.lineno)
+    code_part = line.split("#")[0].rstrip() if "#" in line else line.rstrip()
+    if not code_part.strip().endswith(":"):
+        return None
+    keyword = "async with" if isinstance(block, ast.AsyncWith) else "with"
+    location = Location(file=filename, line=block.lineno, column=block.col_offset, end_line=block.lineno,
+                        end_column=len(code_part), source=line.strip())
+    return f"{keyword} {', '.join(parts)}:", location
 
 
 def _carries_grad(value) -> bool | None:
@@ -262,7 +301,8 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
             inputs = inputs + [name]
         context = _no_grad_context(statement, scope.parents)
         if context is not None:
-            marks.insert(0, CutMark("no_grad", statement, segment(filename, context.items[0].context_expr), context))
+            marks.insert(0, CutMark("no_grad", statement, segment(filename, _grad_off_item(context).context_expr),
+                                    context))
         current = frame_locals is not None and _statement_is_current(scope, statement, name, use_line)
         result = frame_locals.get(name) if current else None
         if target is not None:
@@ -643,7 +683,19 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         context = mark.context
         moved = _moved_out_of_block(filename, context, statement)
         message = f"compute this outside the `with {mark.text}:` block (line {context.lineno}) so autograd records it"
-        if moved is not None:
+        header = _header_without_grad_off(filename, context) if len(context.items) > 1 else None
+        if header is not None and len(context.body) == 1:
+            # `with torch.autocast(...), torch.no_grad():` around this line alone: only the item that
+            # turns gradients off goes; the others (autocast, a timer) still apply to the line.
+            replacement, header_location = header
+            suggestions.append(Suggestion(f"drop `{mark.text}` from the `with` statement (line {context.lineno}) so "
+                                          "autograd records this line; the statement's other context managers stay",
+                                          replacement, header_location))
+        elif len(context.items) > 1:
+            # Moving the line out of the block would also take it out of the other context managers.
+            suggestions.append(Suggestion(f"{message}; keep the `with` statement's other context managers "
+                                          "around it"))
+        elif moved is not None:
             how = "the block dropped (it holds only this line)" if len(context.body) == 1 else \
                 "the line moved to just after the block"
             suggestions.append(Suggestion(f"{message}: {how}", moved, statement_location(filename, context)))

@@ -62,6 +62,39 @@ def _only_return(function: ast.FunctionDef) -> ast.Return | None:
     return returns[0]
 
 
+def _transformed_function_globals(context: ErrorContext, torch_functions: tuple[str, ...]) -> dict | None:
+    """The module globals of the function a transform was given (the `func` local of the innermost
+    torch frame among `torch_functions`)."""
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name in torch_functions:
+            function = frame.f_locals.get("func")
+            function = getattr(function, "func", function)
+            function = getattr(function, "__func__", function)
+            found = getattr(function, "__globals__", None)
+            return found if isinstance(found, dict) else None
+    return None
+
+
+def _named_tuple_fields(context: ErrorContext, value: ast.expr) -> tuple[str, list[ast.expr]] | None:
+    """(class name, the values in field order) for `return Name(a, b, c)` where Name, in the
+    transformed function's module, is a named tuple class (a tuple subclass with `_fields`) and the
+    call gives every field, positionally or by name; None otherwise."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name) \
+            or any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+        return None
+    scope = _transformed_function_globals(context, ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn"))
+    kind = scope.get(value.func.id) if scope is not None else None
+    fields = getattr(kind, "_fields", None)
+    if not (isinstance(kind, type) and issubclass(kind, tuple) and isinstance(fields, tuple)):
+        return None
+    if len(value.args) + len(value.keywords) != len(fields):
+        return None
+    by_name = {keyword.arg: keyword.value for keyword in value.keywords}
+    if any(name not in fields[len(value.args):] for name in by_name):
+        return None
+    return kind.__name__, list(value.args) + [by_name[name] for name in fields[len(value.args):]]
+
+
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
 def aux_not_a_pair(context: ErrorContext, already):
@@ -77,11 +110,17 @@ def aux_not_a_pair(context: ErrorContext, already):
              "and one auxiliary value (any tuple, dict or tensor), which is handed back as it is, without a gradient"]
     helps = []
     value = returned.value
+    named = _named_tuple_fields(context, value)
+    if named is not None:
+        # `return StepOutput(loss, logits, correct)`: a named tuple is a tuple of its fields.
+        class_name, elements = named
+        value = ast.Tuple(elts=elements, ctx=ast.Load())
     if isinstance(value, ast.Tuple) and len(value.elts) > 2 and not any(isinstance(e, ast.Starred) for e in value.elts):
         first = text_of(filename, value.elts[0])
         rest = [text_of(filename, e) for e in value.elts[1:]]
         if first is not None and None not in rest:
-            location.note = f"returns {len(value.elts)} values side by side"
+            location.note = f"returns {len(value.elts)} values side by side" if named is None else \
+                f"returns a {named[0]}, a named tuple: {len(value.elts)} values side by side"
             helps.append(statement_change(
                 location, f"return the output and the {len(rest)} auxiliary values as one tuple: the caller then "
                 f"receives (gradient, ({', '.join(rest)}))", f"return {first}, ({', '.join(rest)})"))
@@ -93,6 +132,9 @@ def aux_not_a_pair(context: ErrorContext, already):
         helps.append(statement_change(
             location, f"return the same two values as a tuple: {pair[0]} is the output differentiated, "
             f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
+    elif named is not None:
+        helps.append(Suggestion(f"return exactly (output, aux): {named[0]} is a named tuple of {len(value.elts)} "
+                                "values; gather the auxiliary values into one tuple or dict"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
         helps.append(Suggestion("return (output, aux) if the function has an auxiliary value to hand back, or "
@@ -426,6 +468,19 @@ def dual_tensor_without_level(context: ErrorContext, already):
         help = Suggestion("leave the level after the loop, once, as it was entered: move this call after the loop",
                           replacement=_exit_moved_after_loop(loop_file, loop, exit_statement), location=change)
         return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help])
+    before = _called_just_before_level(context)
+    if before is not None:
+        caller_file, caller, block_with, level_text, replacement = before
+        related = [location]
+        location = statement_location(caller_file, caller, note=f"make_dual() runs in this call, one line before "
+                                      f"`with {level_text}:` enters the level")
+        notes.append(f"the level is entered by the `with` statement on line {block_with.lineno}, right after this "
+                     "call: the dual tensor was made before it")
+        change = statement_location(caller_file, caller)
+        change.end_line, change.end_column = block_with.end_lineno, block_with.end_col_offset
+        help = Suggestion(f"make this call the first statement of the `with {level_text}:` block, so make_dual() "
+                          "runs inside the level", replacement=replacement, location=change)
+        return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help, advice])
     tree = parse_file(filename)
     if tree is not None and (find_calls(tree, "enter_dual_level") or find_calls(tree, "exit_dual_level")):
         # The program manages its levels itself: a `with` block here would nest in a level it enters.
@@ -464,6 +519,50 @@ def dual_tensor_without_level(context: ErrorContext, already):
     return diagnosis(codes.DUAL_TENSOR_WITHOUT_LEVEL, location, related, notes=notes, help=[help, advice])
 
 
+def _called_just_before_level(context: ErrorContext):
+    """(file, the caller's statement, the `with` statement, its level's text, the two rewritten) when
+    make_dual() ran inside a call made by a statement of the user's (an outer frame: a constructor, a
+    helper) that is directly followed, in the same block, by `with <forward_ad.dual_level>():` (the
+    callee looked up by name, nothing evaluated); the rewrite makes the statement the first of the
+    block's body. None otherwise."""
+    import torch.autograd.forward_ad as forward_ad
+
+    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.diagnosis.source import statement_at
+
+    for frame, line in context.user_frames()[1:]:
+        filename = frame.f_code.co_filename
+        statement = statement_at(filename, line)
+        tree = parse_file(filename)
+        if statement is None or tree is None or not isinstance(statement, (ast.Assign, ast.Expr, ast.AnnAssign)):
+            continue
+        block = _enclosing_block(tree, statement)
+        if block is None or block.index(statement) + 1 >= len(block):
+            continue
+        following = block[block.index(statement) + 1]
+        if not isinstance(following, ast.With) or len(following.items) != 1 or not following.body:
+            continue
+        call = following.items[0].context_expr
+        if not (isinstance(call, ast.Call) and not call.args and not call.keywords
+                and value_of(frame, call.func) is forward_ad.dual_level):
+            continue
+        first = following.body[0]
+        if first.lineno <= following.lineno or statement.end_lineno >= following.lineno:
+            continue
+        header = [source_line(filename, n)[following.col_offset:].rstrip()
+                  for n in range(following.lineno, first.lineno)]
+        indent = " " * (first.col_offset - following.col_offset)
+        moved = [indent + source_line(filename, n)[statement.col_offset:].rstrip()
+                 for n in range(statement.lineno, statement.end_lineno + 1)]
+        body = [source_line(filename, n)[following.col_offset:].rstrip()
+                if source_line(filename, n)[:following.col_offset].strip() == "" else source_line(filename, n).rstrip()
+                for n in range(first.lineno, following.end_lineno + 1)]
+        if statement.col_offset != following.col_offset:
+            continue
+        return filename, statement, following, text_of(filename, call), "\n".join(header + moved + body)
+    return None
+
+
 def _level_made_and_dropped(filename: str, block: list, statement: ast.stmt, level: str):
     """The statement `level()` (`fwAD.dual_level()`) just before `statement` in its block: a context
     manager called as an expression, which enters nothing; None when there is none."""
@@ -479,6 +578,29 @@ def _level_made_and_dropped(filename: str, block: list, statement: ast.stmt, lev
 
 # ---- AD239: an integer tangent ------------------------------------------------------------------
 
+_FLOAT_METHODS = ("float", "double", "half", "bfloat16")
+_FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16", "float", "double", "half")
+
+
+def _float_conversion(filename: str, primal: ast.expr) -> str | None:
+    """`.float()` for a primal written `x.float()` (also `.double()`, `.half()`, `.bfloat16()`,
+    `.to(torch.float32)`, `.to(dtype=torch.float64)`): the conversion to a floating-point dtype that
+    the call applies to the primal, as text to append to the tangent; None otherwise."""
+    if not (isinstance(primal, ast.Call) and isinstance(primal.func, ast.Attribute)):
+        return None
+    method = primal.func.attr
+    if method in _FLOAT_METHODS and not primal.args and not primal.keywords:
+        return f".{method}()"
+    if method == "to" and len(primal.args) + len(primal.keywords) == 1:
+        dtype = primal.args[0] if primal.args else primal.keywords[0].value
+        if primal.keywords and primal.keywords[0].arg != "dtype":
+            return None
+        text = text_of(filename, dtype)
+        if isinstance(dtype, ast.Attribute) and text in {f"torch.{name}" for name in _FLOAT_DTYPES}:
+            return f".to({text})"
+    return None
+
+
 def integer_tangent(context: ErrorContext, already):
     import torch
 
@@ -492,6 +614,20 @@ def integer_tangent(context: ErrorContext, already):
     helps = []
     scope = {**frame.f_globals, **frame.f_locals}
     for primal, tangent in _primal_tangent_pairs(filename, statement):
+        converted = _float_conversion(filename, primal)
+        if converted is not None and isinstance(tangent, ast.Name):
+            # `jvp(f, (counts.float(),), (direction,))`: the primal is converted on the call itself; the
+            # tangent gets the same conversion (nothing is evaluated to find it).
+            tangent_value = scope.get(tangent.id)
+            if not isinstance(tangent_value, torch.Tensor) or tangent_value.is_floating_point() \
+                    or tangent_value.is_complex():
+                continue
+            location.note = f"{tangent.id} is {str(tangent_value.dtype).replace('torch.', '')}"
+            helps.append(statement_change(
+                location, f"convert {tangent.id} as the primal is converted ({converted}): the same direction, "
+                "in the primal's floating-point numbers",
+                replace_node_text(filename, statement, tangent, f"{tangent.id}{converted}")))
+            break
         if not (isinstance(primal, ast.Name) and isinstance(tangent, ast.Name)):
             continue
         # Only names are looked up (never evaluated): the tensors the call was given.

@@ -879,6 +879,100 @@ def _parametrized_element_of_loop(frame, filename: str, loop: ast.For, tensor):
     return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
 
 
+def _property_parameter(owner, prop) -> str | None:
+    """The name of the one nn.Parameter of `owner` that the getter of `prop` computes from, when the
+    getter (in the user's files) is a single `return` whose `self.<name>` reads are that parameter
+    and plain numbers, and calls no method of `self`; None otherwise."""
+    import inspect
+    import textwrap
+
+    import torch
+
+    from autograd_doctor.recording.frames import in_installed_package
+
+    getter = prop.fget
+    code = getattr(getter, "__code__", None)
+    if code is None or in_installed_package(code.co_filename):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getter)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
+        return None
+    body = [statement for statement in definition.body
+            if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    self_name = definition.args.args[0].arg
+    parameters = set()
+    for node in ast.walk(body[0].value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == self_name:
+            return None  # self.method(...): what it reads is not shown here
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+            value = owner._parameters.get(node.attr) if isinstance(owner, torch.nn.Module) else None
+            if isinstance(value, torch.nn.Parameter):
+                parameters.add(node.attr)
+            elif not isinstance(inspect.getattr_static(owner, node.attr, None), (int, float)):
+                return None
+        elif isinstance(node, ast.Name) and node.id == self_name and not any(
+                isinstance(parent, ast.Attribute) and parent.value is node for parent in ast.walk(body[0].value)):
+            return None  # self passed on whole
+    if len(parameters) != 1:
+        return None
+    return parameters.pop()
+
+
+def _property_element_of_loop(frame, filename: str, loop: ast.For, tensor):
+    """AD308 when the loop runs over a list or tuple written out (`for p in [model.temperature,
+    model.bias]`) one of whose elements is a @property of the object's class that computes a tensor
+    from one parameter of the object (`return self.log_t.exp()`), and the `.grad` read is not of
+    another element: each read of the property computes a new tensor (under no_grad, one without
+    gradient), while backward() filled the parameter's .grad; the element is replaced by the
+    parameter."""
+    import inspect
+
+    if not isinstance(loop.iter, (ast.List, ast.Tuple)):
+        return None
+    found = []
+    for element in loop.iter.elts:
+        if isinstance(element, ast.Attribute):
+            owner = value_of(frame, element.value)
+            prop = inspect.getattr_static(type(owner), element.attr, None) if owner is not None else None
+            if isinstance(prop, property) and prop.fget is not None:
+                found.append((element, owner, prop))
+                continue
+        if value_of(frame, element) is tensor:
+            return None  # the read is of this element, a tensor of its own
+    if len(found) != 1:
+        return None
+    element, owner, prop = found[0]
+    parameter_name = _property_parameter(owner, prop)
+    if parameter_name is None:
+        return None
+    parameter = owner._parameters[parameter_name]
+    if not parameter.requires_grad or parameter.grad is None:
+        return None  # no evidence that backward() filled the parameter's gradient
+    module_text, attribute = text_of(filename, element.value), element.attr
+    leaf = f"{module_text}.{parameter_name}"
+    location = statement_location(filename, loop)
+    location.end_line, location.end_column = loop.iter.end_lineno, loop.iter.end_col_offset + 1
+    location.role = "read"
+    location.note = (f"{module_text}.{attribute} is a property: each read computes a new tensor from {leaf}, "
+                     "not the leaf that gets the gradient")
+    notes = [f"{module_text}.{attribute} is computed from {leaf} each time it is read (a @property of "
+             f"{type(owner).__name__}); backward() fills {leaf}.grad, and the tensor read here (under no_grad, or "
+             "after backward) has no .grad"]
+    change = line_change(filename, loop.lineno, text_of(filename, element), leaf, (
+        f"update {leaf}, the parameter the property computes {module_text}.{attribute} from: it is the leaf that "
+        "has the gradient, as an optimizer given the module's parameters() would update it"))
+    helps = [change] if change is not None else []
+    helps.append(Suggestion(f"or give {module_text}.parameters() to a torch.optim optimizer, which holds {leaf}"))
+    return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
+
+
 def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
     """(module text, attribute) when `target` is `module.attr` of a module whose `attr` is made by
     torch.nn.utils.parametrize: reading it computes the tensor from the parametrization's own
@@ -1813,6 +1907,9 @@ def grad_of_leaf_without_gradient(found):
     parametrized = _parametrized_element_of_loop(frame, filename, loop, tensor) if frozen and loop is not None else None
     if parametrized is not None:
         return parametrized
+    computed = _property_element_of_loop(frame, filename, loop, tensor) if frozen and loop is not None else None
+    if computed is not None:
+        return computed
     if loop is not None:
         first = loop.body[0]
         first_text = segment(filename, first)
