@@ -126,14 +126,14 @@ class Capture:
 
 
 def _caller_site() -> tuple[str, int] | None:
-    """(file, line) of the program's statement that made a backward()/grad() call: the first frame
+    """(function, line) of the program's statement that made a backward()/grad() call: the first frame
     outside torch and the doctor."""
     from autograd_doctor.recording.frames import is_internal_file
 
     frame = sys._getframe(2)
     while frame is not None:
         if not is_internal_file(frame.f_code.co_filename):
-            return frame.f_code.co_filename, frame.f_lineno
+            return frame.f_code.co_name, frame.f_lineno  # not the file: the changed program is a copy
         frame = frame.f_back
     return None
 
@@ -350,8 +350,14 @@ def _failing_call_skipped(original: dict, changed: dict, old_forward: list, new_
     index = len(old_forward) - 1
     if len(old_sites) != len(old_forward) or len(new_sites) != len(new_forward) or old_sites[index] is None:
         return False
-    if index < len(new_sites) and (new_sites[index] is None or new_sites[index] == old_sites[index]):
-        return False
+    if index < len(new_sites):
+        if new_sites[index] is None or new_sites[index] == old_sites[index]:
+            return False
+        # And another kind of call or other roots: a call of the same shape made a few lines
+        # lower (a change that added lines above it) is not taken for a skipped one.
+        (old_kind, old_roots), (new_kind, new_roots) = old_forward[index], new_forward[index]
+        if old_kind == new_kind and [r.shape for r in old_roots] == [r.shape for r in new_roots]:
+            return False
     return _same_forward_calls(old_forward[:-1], new_forward)[0]
 
 
