@@ -404,3 +404,42 @@ def test_ad185_the_non_reentrant_checkpoint_is_offered_as_a_change_not_advice(tm
     assert "unverified: the changed program runs and the values handed to its first backward()" \
         in result.stdout + result.stderr
     assert "not offered as a change" not in result.stdout + result.stderr
+
+
+# Set 31, part B (momentumnet#21): a change that skips the call that failed, `grads = grad(out,
+# params) if params else ()`, shifts every later call; only the calls before it can be compared.
+SKIPS_FAILING_CALL = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    first = model(torch.randn(16, 4)).pow(2).mean()
+    first.backward()
+    for step in range(2):
+        loss = model(torch.randn(16, 4)).pow(2).mean()
+        params = list(model[1].parameters())
+        grads = CALL
+        optimizer.zero_grad()
+        (loss * 3).backward()
+        optimizer.step()
+    result = [p.detach() for p in model.parameters()]
+"""
+
+
+def test_a_change_that_skips_the_failing_call_is_unverified_not_other_values(tmp_path):
+    original = SKIPS_FAILING_CALL.replace("CALL", "torch.autograd.grad(loss, params, retain_graph=True)")
+    changed = original.replace("retain_graph=True)", "retain_graph=True) if params else ()")
+    verdict = _verdict(tmp_path, original, changed)
+    assert verdict.status == "unverified"
+    assert "no longer makes the call that failed (backward()/autograd.grad() call 2)" in verdict.reason
+
+
+def test_the_failing_call_made_with_other_values_is_still_other_values(tmp_path):
+    # The same statement still makes the call, on another loss: not a skipped call.
+    original = SKIPS_FAILING_CALL.replace("CALL", "torch.autograd.grad(loss, params, retain_graph=True)")
+    changed = original.replace("params = list(model[1].parameters())", "params = list(model[0].parameters())") \
+        .replace("grad(loss, params", "grad(loss * 2, params")
+    verdict = _verdict(tmp_path, original, changed)
+    assert verdict.status != "unverified" or "no longer makes the call" not in verdict.reason

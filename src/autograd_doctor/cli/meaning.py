@@ -68,6 +68,7 @@ class Capture:
     def __init__(self, path: str):
         self.path = path
         self.events: list[tuple[str, list]] = []
+        self.sites: list[tuple[str, int] | None] = []  # the statement of each backward()/grad() call
         self._originals: list[tuple[object, str, object]] = []
         self._step_hook = None
 
@@ -85,7 +86,7 @@ class Capture:
         return self
 
     def _wrap(self, kind: str, original):
-        events = self.events
+        events, sites = self.events, self.sites
 
         def recorded(*args, **kwargs):
             # The roots come first, or by name: `tensors=` for backward(), `outputs=` for grad()
@@ -98,7 +99,13 @@ class Capture:
                 # the transform's result, which its globals hold.
                 return original(*args, **kwargs)
             events.append((kind, _copies(roots)))
-            result = original(*args, **kwargs)
+            sites.append(_caller_site())
+            try:
+                result = original(*args, **kwargs)
+            except BaseException:
+                # The call itself raised: the original run ends in it (see _failing_call_skipped).
+                events.append(("raised", []))
+                raise
             if kind == "grad":
                 events.append(("grad result", _copies([g for g in result if g is not None])))
             return result
@@ -113,9 +120,22 @@ class Capture:
             setattr(owner, name, original)
         if self._step_hook is not None:
             self._step_hook.remove()
-        state = {"events": self.events, "final": final_state(namespace),
+        state = {"events": self.events, "sites": self.sites, "final": final_state(namespace),
                  "error": None if error is None else f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"}
         torch.save(state, self.path)
+
+
+def _caller_site() -> tuple[str, int] | None:
+    """(function, line) of the program's statement that made a backward()/grad() call: the first frame
+    outside torch and the doctor."""
+    from autograd_doctor.recording.frames import is_internal_file
+
+    frame = sys._getframe(2)
+    while frame is not None:
+        if not is_internal_file(frame.f_code.co_filename):
+            return frame.f_code.co_name, frame.f_lineno  # not the file: the changed program is a copy
+        frame = frame.f_back
+    return None
 
 
 def _inside_a_transform(tensors) -> bool:
@@ -238,6 +258,12 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
     if (recomputes_failing_forward or changes_failing_value) and original.get("error") and old_forward:
         return _judge_recomputed_forward(old_forward, new_forward, original["error"], changes_failing_value)
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
+    if not same_calls and _failing_call_skipped(original, changed, old_forward, new_forward, differing_call):
+        prefix_bitwise = _same_forward_calls(old_forward[:-1], new_forward)[1]
+        return Verdict("unverified", f"the changed program no longer makes the call that failed (backward()/"
+                                     f"autograd.grad() call {len(old_forward)}) and its forward values before it "
+                                     f"equal the original's ({_how(prefix_bitwise)}); no oracle gives the gradients "
+                                     f"it meant: {ORACLE} fails too ({original.get('error')})")
     if not same_calls:
         if not original.get("error") and original_raised and _same_in_another_order(original, changed):
             return Verdict("unverified", REORDERED)
@@ -305,6 +331,34 @@ def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:
                                  "gradients and no oracle says which gradients are right; the values handed to "
                                  f"the first backward() equal the original's ({_how(bitwise)}), and later ones "
                                  "may differ because the gradients do")
+
+
+def _failing_call_skipped(original: dict, changed: dict, old_forward: list, new_forward: list,
+                          differing_call: int | None) -> bool:
+    """Whether the original run ended in a backward()/grad() call that raised, the changed program
+    differs from it first at that very call, and every call before it is the same: the change skips
+    the failing call (`grads = grad(out, params) if params else ()`), so the calls after it shift
+    and only those before it can be compared (the original never ran past it)."""
+    events = original.get("events") or []
+    if not original.get("error") or not events or events[-1][0] != "raised" or not old_forward:
+        return False
+    if differing_call != len(old_forward):
+        return False
+    # The changed program's call at that position is made by another statement (the failing one
+    # is not made); the same statement with other values is another change, judged as before.
+    old_sites, new_sites = original.get("sites") or [], changed.get("sites") or []
+    index = len(old_forward) - 1
+    if len(old_sites) != len(old_forward) or len(new_sites) != len(new_forward) or old_sites[index] is None:
+        return False
+    if index < len(new_sites):
+        if new_sites[index] is None or new_sites[index] == old_sites[index]:
+            return False
+        # And another kind of call or other roots: a call of the same shape made a few lines
+        # lower (a change that added lines above it) is not taken for a skipped one.
+        (old_kind, old_roots), (new_kind, new_roots) = old_forward[index], new_forward[index]
+        if old_kind == new_kind and [r.shape for r in old_roots] == [r.shape for r in new_roots]:
+            return False
+    return _same_forward_calls(old_forward[:-1], new_forward)[0]
 
 
 def _same_forward_calls(old_forward: list, new_forward: list) -> tuple[bool, bool, int | None]:

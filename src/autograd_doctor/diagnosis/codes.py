@@ -4678,6 +4678,41 @@ got gradients, and another optimizer trained them before, the construction is re
     ))
 
 
+HOOK_RETURNED_WRONG_GRADIENTS = _code(
+    "AD319",
+    "a backward hook returned gradients that do not match the ones it replaces",
+    """\
+**What it means.** A backward hook may return new gradients in place of the ones it is given;
+PyTorch then checks each returned gradient against the one it replaces and raises "hook 'NAME'
+has changed the size of value", "has returned an incorrect number of values" or "Backward hook
+returned an invalid number of grad_input". Which gradients a module hook gets depends on how it
+was registered. `register_backward_hook` (deprecated) hands the hook the gradients of the inputs of
+the module's *last operation*, not of forward's arguments: an `nn.Linear` with a bias ends in
+`addmm`, whose `grad_input` is (bias, input, weight.T); without a bias it ends in a matrix
+product, whose `grad_input` is (input, weight.T), so a hook that indexes `grad_input` for one
+layout puts a gradient in the wrong slot for the other. `register_full_backward_hook` hands the
+gradients of forward's tensor arguments and must return None or a *tuple* with one gradient per
+argument: a bare tensor is unpacked along its first dimension. autograd-doctor finds the hook on
+the user's modules and names its `return`.
+
+**Minimal example.**
+
+    layer = nn.Linear(3, 2, bias=False)
+
+    def scale_hook(module, grad_input, grad_output):
+        return (grad_input[0], grad_input[0] * 0.5)   # AD319: slot 1 is weight.T's, (3, 2)
+
+    layer.register_backward_hook(scale_hook)
+    x = torch.randn(4, 3, requires_grad=True)
+    layer(x).sum().backward()                         # RuntimeError
+
+**The fix.** Return, slot for slot, gradients of the shapes the hook was given: index
+`grad_input` by the last operation's layout, or register the hook with
+`register_full_backward_hook` and return a tuple with one gradient per forward argument
+(`return (grad,)` for a module that takes one tensor).
+""")
+
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 

@@ -995,9 +995,58 @@ def empty_inputs(context: ErrorContext, already):
         return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [statement_change(
             made_location, f"choose the tensors by {by_flag[0]}.requires_grad, which says whether a tensor is "
             "trained before any backward() has run", by_flag[1])])
+    parameterless = _parameterless_module_help(frame, filename, statement, location, call, made_file, made, name)
+    if parameterless is not None:
+        module_text, change = parameterless
+        notes.append(f"{module_text} ({type(value_of(frame, _module_node(frame, made))).__name__}) has no parameters: "
+                     "there is nothing to differentiate, and grad() refuses empty inputs instead of returning no "
+                     "gradients")
+        return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [change, Suggestion(
+            f"or, if {module_text} is not the module meant, make {name} hold the tensors you want gradients for")])
     return diagnosis(codes.GRAD_EMPTY_INPUTS, made_location, [location], notes, [Suggestion(
         f"make {name} hold the tensors you want gradients for (print the names you filter on, e.g. "
         "[n for n, _ in model.named_parameters()])")])
+
+
+def _module_node(frame, made: ast.Assign):
+    """The one name or attribute in `made`'s value bound (in `frame`) to an nn.Module, or None."""
+    found = [node for node in ast.walk(made.value)
+             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(value_of(frame, node), torch.nn.Module)]
+    outermost = [node for node in found if not any(other is not node and node in list(ast.walk(other))
+                                                   for other in found)]
+    return outermost[0] if len(outermost) == 1 else None
+
+
+def _parameterless_module_help(frame, filename: str, statement, location, call, made_file: str, made, name: str):
+    """`params = list(m.parameters())` (or a helper of m) where the module m has no parameters at all
+    (an activation), then `grads = torch.autograd.grad(out, params, ...)`: asking for the gradients of
+    nothing. The change skips the call when there is nothing to ask for and gives no gradients,
+    `grads = torch.autograd.grad(...) if params else ()`, which is what grad() of no inputs means.
+    Only when the module, read in the frame of the call, really has no parameter, and the call's
+    result is bound to one name."""
+    if made_file != filename or call is None or not name or not name.isidentifier():
+        return None
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and statement.value is call):
+        return None
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    tree = parse_file(filename)
+    if tree is None or enclosing_function(tree, made.lineno) is not enclosing_function(tree, statement.lineno):
+        return None
+    node = _module_node(frame, made)
+    module = value_of(frame, node) if node is not None else None
+    if not isinstance(module, torch.nn.Module) or any(True for _ in module.parameters()):
+        return None
+    call_text = text_of(filename, call)
+    if call_text is None or "\n" in call_text:
+        return None
+    module_text = ast.unparse(node)
+    target = statement.targets[0].id
+    return module_text, statement_change(
+        location, f"ask for gradients only when there are inputs: {module_text} has no parameters, so there is "
+        "nothing to differentiate; the call then gives no gradients, as grad() of no inputs means",
+        f"{target} = {call_text} if {name} else ()")
 
 
 def _filtered_by_grad_instead_of_flag(frame, filename: str, made: ast.Assign):
