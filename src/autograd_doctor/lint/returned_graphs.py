@@ -71,6 +71,11 @@ class Value:
     items: tuple | None = None  # ((key, Value), ...) of a dict literal or a tuple
     origin: tuple | None = None  # (callee definition, its `return` carrying the graph, the call)
     what: str | None = None
+    # bound to a name from one position of a value whose structure is unknown (a module's
+    # result unpacked): a tensor with a graph if used as one, but when it is unpacked in turn it
+    # is a container whose contents nothing shows (the statistics a model returns beside its
+    # outputs may be floats): its parts carry no graph
+    part: bool = False
 
     def item(self, key):
         for k, v in self.items or ():
@@ -92,7 +97,7 @@ class Value:
         return None
 
     def key(self):
-        return (self.graph, tuple((k, v.key()) for k, v in self.items or ()))
+        return (self.graph, tuple((k, v.key()) for k, v in self.items or ()), self.part)
 
 
 NOTHING = Value()
@@ -117,14 +122,15 @@ def join(a: Value, b: Value) -> Value:
     if not holds:
         return NOTHING
     first = a if a.holds() else b
-    return Value(True, None, first.origin or (b.origin if b.holds() else None), first.what)
+    part = all(v.part for v in (a, b) if v.holds())
+    return Value(True, None, first.origin or (b.origin if b.holds() else None), first.what, part)
 
 
 def with_origin(value: Value, origin) -> Value:
     if not value.holds():
         return value
     items = None if value.items is None else tuple((k, with_origin(v, origin)) for k, v in value.items)
-    return Value(value.graph, items, origin, value.what)
+    return Value(value.graph, items, origin, value.what, value.part)
 
 
 def _any_graph(values) -> Value:
@@ -294,7 +300,8 @@ class Interpreter:
             for d in definition.decorator_list)
         memo_key = (id(definition), cls, grad_off, tuple(sorted((k, v.key()) for k, v in env.items())))
         if memo_key not in self.memo:
-            inner = Frame(cls, {k: Value(v.graph, v.items, None, k if v.holds() and v.items is None else v.what)
+            inner = Frame(cls, {k: Value(v.graph, v.items, None, k if v.holds() and v.items is None else v.what,
+                                         v.part)
                                 for k, v in env.items()}, grad_off)
             self.stack.append(definition)
             self.exec_body(definition.body, inner)
@@ -436,12 +443,18 @@ class Interpreter:
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for i, element in enumerate(target.elts):
-                if isinstance(element, ast.Starred):
+                if value.items is None and value.part:
+                    self.assign(element.value if isinstance(element, ast.Starred) else element, NOTHING, frame)
+                elif isinstance(element, ast.Starred):
                     self.assign(element.value, _any_graph([value]), frame)
                 elif value.items is not None and not starred:
                     self.assign(element, value.item(i) or NOTHING, frame)
-                else:
-                    self.assign(element, _any_graph([value]) if value.holds() else NOTHING, frame)
+                elif not value.holds():
+                    self.assign(element, NOTHING, frame)
+                elif isinstance(element, ast.Name):
+                    self.assign(element, replace(_any_graph([value]), part=True), frame)
+                else:  # `out, (h, c) = self.lstm(x)`: the structure is written at the call
+                    self.assign(element, _any_graph([value]), frame)
         elif isinstance(target, ast.Subscript):
             key = _constant_key(target.slice)
             base = target.value
@@ -568,7 +581,7 @@ def _with_call(value: Value, call) -> Value:
         return value
     items = None if value.items is None else tuple((k, _with_call(v, call)) for k, v in value.items)
     origin = value.origin + (call,) if value.origin is not None and len(value.origin) == 2 else value.origin
-    return Value(value.graph, items, origin, value.what)
+    return Value(value.graph, items, origin, value.what, value.part)
 
 
 def _origins(value: Value) -> set:
