@@ -1,0 +1,149 @@
+"""Sets 28-30's leftovers (docs/bug-reports.md, "Sets 28-30: leftovers worked on").
+
+AD115 on `t.requires_grad_(False)` (or `t.requires_grad = False`) of a computed tensor inside a
+helper whose caller holds the same tensor and goes on computing from it (set 30's
+responsible-ai-toolbox#24: `with frozen(data, ...)` in a solver that then backpropagates
+`pmodel(data)` several times). The helper's own `t = t.detach()` ran on, and the caller's graph
+was backpropagated twice. The help now makes the caller's copy before the call. The programs here
+are other shapes of that cause, written before the change was run on them: a feature-space attack
+that freezes its input with a loop helper, and a linear probe whose method switches the flag off
+by attribute assignment. Their near-twins: the caller detaches already (silent), and a helper
+whose caller does not use the tensor again (the helper's own copy stays the help)."""
+
+import torch
+
+from autograd_doctor.analysis.fixes import apply_replacement
+from helpers import run_as_script, run_plain
+
+FEATURE_ATTACK = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+def freeze(*tensors):
+    for t in tensors:
+        t.requires_grad_(False)  # FLAG
+
+
+def attack(head, z, y, steps=4, eps=0.3):
+    delta = torch.zeros_like(z, requires_grad=True)
+    freeze(z, y)  # CALL
+    for _ in range(steps):
+        loss = -F.cross_entropy(head(z + delta), y)
+        loss.backward()
+        with torch.no_grad():
+            delta -= 0.1 * delta.grad.sign()
+            delta.clamp_(-eps, eps)
+            delta.grad = None
+    return (z + delta).detach()
+
+
+encoder, head = nn.Sequential(nn.Linear(5, 8), nn.Tanh()), nn.Linear(8, 3)
+head.requires_grad_(True)
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+losses = []
+for step in range(3):
+    x, y = torch.randn(10, 5), torch.randint(0, 3, (10,))
+    z = encoder(x)
+    z_adv = attack(head, z, y)
+    loss = F.cross_entropy(head(z), y) + F.cross_entropy(head(z_adv), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in optimizer.param_groups[0]["params"]]}
+"""
+# The hand-written correct version: the attack works on a detached copy of the features.
+FEATURE_ATTACK_ANSWER = FEATURE_ATTACK.replace(
+    "    delta = torch.zeros_like(z, requires_grad=True)\n",
+    "    z = z.detach()\n    delta = torch.zeros_like(z, requires_grad=True)\n")
+# Near-twin: the caller gives the attack a detached copy already.
+FEATURE_ATTACK_TWIN = FEATURE_ATTACK.replace("z_adv = attack(head, z, y)", "z_adv = attack(head, z.detach(), y)")
+
+PROBE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+class Probe:
+    def __init__(self, width, classes):
+        self.linear = nn.Linear(width, classes)
+        self.optimizer = torch.optim.SGD(self.linear.parameters(), lr=0.2)
+
+    def _stop(self, h):
+        h.requires_grad = False  # FLAG
+
+    def fit(self, h, y, steps=5):
+        self._stop(h)  # CALL
+        for _ in range(steps):
+            self.optimizer.zero_grad()
+            F.cross_entropy(self.linear(h), y).backward()
+            self.optimizer.step()
+        return F.cross_entropy(self.linear(h), y).detach()
+
+
+backbone = nn.Sequential(nn.Linear(6, 7), nn.ReLU())
+probe = Probe(7, 2)
+x, y = torch.randn(12, 6), torch.randint(0, 2, (12,))
+h = backbone(x)
+probe_loss = probe.fit(h, y)
+result = {"probe_loss": probe_loss, "w": probe.linear.weight.detach().clone(), "h": h.detach()}
+"""
+PROBE_ANSWER = PROBE.replace("        self._stop(h)  # CALL\n", "        h = h.detach()\n        self._stop(h)  # CALL\n")
+# Near-twin: the flag is switched off in the function that trains on the tensor, and its caller only
+# passes the tensor on (a copy made where the flag is set reaches every use): the helper's own copy
+# stays the first help, and applied, it equals the hand-written version.
+PROBE_IN_PLACE = PROBE.replace(
+    "    def fit(self, h, y, steps=5):\n        self._stop(h)  # CALL\n",
+    "    def fit(self, h, y, steps=5):\n        return self._fit(h, y, steps)\n\n"
+    "    def _fit(self, h, y, steps):\n        h.requires_grad = False  # OWN\n")
+PROBE_IN_PLACE_ANSWER = PROBE_IN_PLACE.replace("h.requires_grad = False  # OWN", "h = h.detach()  # OWN")
+
+
+def _ad115(outcome):
+    return next(d for d in outcome.diagnoses if d.code == "AD115")
+
+
+def _same(got, want):
+    for key, value in want.items():
+        if isinstance(value, list):
+            assert all(torch.equal(a, b) for a, b in zip(got[key], value)), key
+        else:
+            assert torch.equal(got[key], value), key
+
+
+def _check_caller_help(tmp_path, source, answer, name):
+    outcome = run_as_script(tmp_path, source)
+    found = _ad115(outcome)
+    assert found.primary.line == outcome.line("CALL")
+    assert outcome.line("FLAG") in [r.line for r in found.related]
+    help_ = found.help[0]
+    assert help_.replacement.splitlines()[0] == f"{name} = {name} if {name}.is_leaf else {name}.detach()"
+    fixed = apply_replacement(outcome.source, help_.location, help_.replacement)
+    _same(run_plain(tmp_path, fixed, name="fixed.py")["result"], run_plain(tmp_path, answer, name="answer.py")["result"])
+    # the helper's own copy follows, as the second help
+    assert found.help[1].location.line == outcome.line("FLAG")
+
+
+def test_a_frozen_feature_batch_is_detached_at_the_caller(tmp_path):
+    _check_caller_help(tmp_path, FEATURE_ATTACK, FEATURE_ATTACK_ANSWER, "z")
+
+
+def test_a_probe_input_switched_off_by_attribute_is_detached_at_the_caller(tmp_path):
+    _check_caller_help(tmp_path, PROBE, PROBE_ANSWER, "h")
+
+
+def test_near_twins(tmp_path):
+    assert run_as_script(tmp_path, FEATURE_ATTACK_TWIN).diagnoses == []
+    assert run_as_script(tmp_path, PROBE_ANSWER).diagnoses == []
+    outcome = run_as_script(tmp_path, PROBE_IN_PLACE)
+    found = _ad115(outcome)
+    assert found.primary.line == outcome.line("OWN")
+    assert found.help[0].replacement == "h = h.detach()"
+    fixed = apply_replacement(outcome.source, found.help[0].location, found.help[0].replacement)
+    _same(run_plain(tmp_path, fixed, name="fixed.py")["result"],
+          run_plain(tmp_path, PROBE_IN_PLACE_ANSWER, name="answer.py")["result"])
