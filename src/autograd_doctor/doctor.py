@@ -151,10 +151,33 @@ def explain_error(error: BaseException) -> None:
     """Attach the error catalogue's diagnoses (analysis/errors, docs/errors.md) to a user's
     exception; its type and message stay as they are, and a failure here changes nothing."""
     try:
-        for diagnosis in error_catalogue.diagnose_exception(error, diagnoses_of(error)):
+        for diagnosis, leads in error_catalogue.catalogue_diagnoses(error, diagnoses_of(error)):
             attach(error, diagnosis)
+            if leads:
+                lead(error, diagnosis)
     except Exception:
         internal_error()
+
+
+def lead(error: BaseException, diagnosis: Diagnosis) -> None:
+    """Show `diagnosis`, attached to `error`, first: in `diagnoses_of(error)`, in the exception's
+    notes (before the first autograd-doctor note) and in a doctor's report of the error (a
+    refinement that names the line to change goes before the diagnosis it refines)."""
+    existing = getattr(error, "__autograd_doctor__", None)
+    index = next((i for i, d in enumerate(existing or ()) if d is diagnosis), None)
+    if index is None:
+        return
+    existing.insert(0, existing.pop(index))
+    try:
+        error.__autograd_doctor_lead__ = diagnosis
+    except Exception:
+        pass
+    note = _notes_by_diagnosis(error).get(id(diagnosis))
+    notes = getattr(error, "__notes__", None)
+    position = next((i for i, n in enumerate(notes or ()) if n is note), None)
+    first = next((i for i, n in enumerate(notes or ()) if isinstance(n, str) and n.startswith("autograd-doctor:")), None)
+    if position is not None and first is not None and first < position:
+        notes.insert(first, notes.pop(position))
 
 
 def attach(error: BaseException, diagnosis: Diagnosis) -> None:
@@ -420,6 +443,10 @@ class Doctor:
             for diagnosis in diagnoses_of(error):
                 if diagnosis not in report.diagnoses:
                     report.diagnoses.append(diagnosis)
+            leading = getattr(error, "__autograd_doctor_lead__", None)
+            index = next((i for i, d in enumerate(report.diagnoses) if d is leading), None)
+            if index:
+                report.diagnoses.insert(0, report.diagnoses.pop(index))
         return report
 
     def _remember(self, diagnosis: Diagnosis) -> None:

@@ -8,12 +8,24 @@ was backpropagated twice. The help now makes the caller's copy before the call. 
 are other shapes of that cause, written before the change was run on them: a feature-space attack
 that freezes its input with a loop helper, and a linear probe whose method switches the flag off
 by attribute assignment. Their near-twins: the caller detaches already (silent), and a helper
-whose caller does not use the tensor again (the helper's own copy stays the help)."""
+whose caller does not use the tensor again (the helper's own copy stays the help).
+
+AD307 first: a grad-off decorator found by the catalogue is attached after the recorder's AD301
+(a refinement, `ADDS_TO_EXISTING`), so the first diagnosis a user read (and the one the measure
+takes) named the backward() line, not the decorator (set 29's replicate/cog#1681). A refinement
+whose first help is a change at another line than the refined diagnosis's now leads, in the
+exception's notes, `diagnoses_of(error)` and the CLI's report; AD301 follows unchanged. Other
+shapes: a `@torch.no_grad()` embedding method called on the loss's line, and an
+`@torch.inference_mode()` training method of a class, run through the CLI (its JSON report).
+The near-twin: an AD301 with no decorator (nothing leads, AD301 stays first)."""
+
+import json
+import os
 
 import torch
 
 from autograd_doctor.analysis.fixes import apply_replacement
-from helpers import run_as_script, run_plain
+from helpers import run_as_script, run_cli, run_plain
 
 FEATURE_ATTACK = """
 import torch
@@ -147,3 +159,90 @@ def test_near_twins(tmp_path):
     fixed = apply_replacement(outcome.source, found.help[0].location, found.help[0].replacement)
     _same(run_plain(tmp_path, fixed, name="fixed.py")["result"],
           run_plain(tmp_path, PROBE_IN_PLACE_ANSWER, name="answer.py")["result"])
+
+
+EMBED = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Embedder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+
+    @torch.no_grad()  # DECORATOR
+    def embed(self, x):
+        return torch.tanh(self.proj(x))
+
+
+model = Embedder()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, target = torch.randn(5, 4), torch.randn(5, 6)
+loss = (model.embed(x) - target).pow(2).mean()
+loss.backward()
+optimizer.step()
+result = {"loss": loss.detach(), "w": model.proj.weight.detach().clone()}
+"""
+EMBED_ANSWER = EMBED.replace("    @torch.no_grad()  # DECORATOR\n", "")
+# Near-twin of the reporting order: the path cut by a detach(), no decorator: AD301 alone.
+EMBED_DETACHED = EMBED_ANSWER.replace("return torch.tanh(self.proj(x))", "return torch.tanh(self.proj(x)).detach()")
+
+TRAINER = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(3, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.05)
+
+    @torch.inference_mode()  # DECORATOR
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = (self.model(x).squeeze(-1) - y).abs().mean()
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach().clone()
+
+
+trainer = Trainer()
+losses = torch.stack([trainer.train_step(torch.randn(8, 3), torch.randn(8)) for _ in range(3)])
+result = {"losses": losses, "w": trainer.model.weight.detach().clone()}
+"""
+TRAINER_ANSWER = TRAINER.replace("    @torch.inference_mode()  # DECORATOR\n", "")
+
+
+def test_a_decorator_found_after_ad301_leads(tmp_path):
+    outcome = run_as_script(tmp_path, EMBED)
+    codes = [d.code for d in outcome.diagnoses]
+    assert codes[0] == "AD307" and "AD301" in codes
+    assert outcome.diagnoses[0].primary.line == outcome.line("DECORATOR")
+    notes = [n for n in outcome.error.__notes__ if n.startswith("autograd-doctor:")]
+    assert "AD307" in notes[0] and "AD301" in notes[1]
+    help_ = outcome.diagnoses[0].help[0]
+    fixed = apply_replacement(outcome.source, help_.location, help_.replacement)
+    _same(run_plain(tmp_path, fixed, name="fixed.py")["result"], run_plain(tmp_path, EMBED_ANSWER, name="answer.py")["result"])
+
+
+def test_the_cli_report_leads_with_the_decorator(tmp_path):
+    script = tmp_path / "trainer.py"
+    script.write_text(TRAINER)
+    report_path = tmp_path / "report.json"
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""),) if p)}
+    result = run_cli("run", "--no-rerun", "--json", str(report_path), str(script), env=env, timeout=300)
+    assert result.returncode != 0
+    diagnoses = json.loads(report_path.read_text())["diagnoses"]
+    decorator_line = TRAINER.splitlines().index("    @torch.inference_mode()  # DECORATOR") + 1
+    assert diagnoses[0]["code"] == "AD307" and diagnoses[0]["primary"]["line"] == decorator_line
+    assert any(d["code"] == "AD301" for d in diagnoses[1:])
+
+
+def test_no_decorator_no_lead(tmp_path):
+    outcome = run_as_script(tmp_path, EMBED_DETACHED)
+    assert outcome.diagnoses and outcome.diagnoses[0].code == "AD301"
+    assert all(d.code != "AD307" for d in outcome.diagnoses)
+    assert run_as_script(tmp_path, EMBED_ANSWER).diagnoses == []
