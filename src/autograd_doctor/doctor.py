@@ -52,7 +52,7 @@ from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_api, views
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
-    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, optimizer_groups, module_flags, module_forwards, optimizer_clears, patches,
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, optimizer_groups, module_casts, module_flags, module_forwards, optimizer_clears, patches,
     probe, state_snapshots, widened_gradients,
 )
 from autograd_doctor.recording import switches
@@ -344,6 +344,7 @@ class Doctor:
         optimizer_groups.activate(self.recorder)
         frozen_constructions.activate(self.recorder)
         module_flags.activate(self.recorder)
+        module_casts.activate(self.recorder)
         optimizer_clears.activate(self.recorder)
         state_snapshots.activate(self.recorder)
         grad_scalers.activate(self.recorder)
@@ -372,6 +373,7 @@ class Doctor:
         optimizer_groups.deactivate(self.recorder)
         frozen_constructions.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
+        module_casts.deactivate(self.recorder)
         optimizer_clears.deactivate(self.recorder)
         state_snapshots.deactivate(self.recorder)
         self._report_at_stop()

@@ -246,3 +246,107 @@ def test_no_decorator_no_lead(tmp_path):
     assert outcome.diagnoses and outcome.diagnoses[0].code == "AD301"
     assert all(d.code != "AD307" for d in outcome.diagnoses)
     assert run_as_script(tmp_path, EMBED_ANSWER).diagnoses == []
+
+
+# AD151 at the call that cast the trained parameters (set 28's diffusers PR 13895: a validation
+# pipeline's `.to(device, dtype=torch.float16)` forwarded to the shared UNet). recording/module_casts.py
+# notes which parameters a `Module.to/half/bfloat16` call turned into half precision, with the user's
+# stack; AD151 names the call that chose the dtype. Other shapes: a wrapper whose `to()` forwards its
+# `dtype=` keyword to the trained network, called in the loop (the caller's line, `dtype=` dropped),
+# and an export helper that halves the trained model itself (its `.half()` line named, advice).
+# Near-twins: the export made from a deepcopy, and a wrapper moved without a dtype: silent.
+WRAPPER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+class Served:
+    def __init__(self, net):
+        self.net = net
+
+    def to(self, device, dtype=None):
+        self.net.to(device=device, dtype=dtype)
+        return self
+
+    def __call__(self, x):
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.float16):
+            return self.net(x).float()
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+scaler = torch.amp.GradScaler("cpu")
+served = Served(net)
+losses, previews = [], []
+for step in range(3):
+    x, y = torch.randn(6, 4), torch.randn(6, 2)
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = F.mse_loss(net(x).float(), y)
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    scaler.step(optimizer)
+    scaler.update()
+    losses.append(loss.item())
+    previews.append(served.to("cpu", dtype=torch.float16)(torch.ones(1, 4)))  # CAST
+result = {"losses": torch.tensor(losses), "previews": torch.cat(previews), "params": [p.detach().clone() for p in net.parameters()]}
+"""
+WRAPPER_ANSWER = WRAPPER.replace('served.to("cpu", dtype=torch.float16)', 'served.to("cpu")')
+
+EXPORT = """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+def export_half(model):
+    return model.half()  # HALF
+
+
+net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+exported = []
+for step in range(3):
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = F.mse_loss(net(x).float(), y)
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    scaler.step(optimizer)
+    scaler.update()
+    exported.append(export_half(net))
+result = {"params": [p.detach().clone() for p in net.parameters()]}
+"""
+EXPORT_TWIN = EXPORT.replace("return model.half()  # HALF", "return copy.deepcopy(model).half()  # HALF")
+
+
+def _ad151(outcome):
+    return next(d for d in outcome.diagnoses if d.code == "AD151")
+
+
+def test_a_wrapper_forwarding_dtype_names_the_caller(tmp_path):
+    outcome = run_as_script(tmp_path, WRAPPER)
+    found = _ad151(outcome)
+    assert found.primary.line == outcome.line("CAST")
+    help_ = found.help[0]
+    assert help_.replacement is not None and "dtype" not in help_.replacement
+    fixed = apply_replacement(outcome.source, help_.location, help_.replacement)
+    _same(run_plain(tmp_path, fixed, name="fixed.py")["result"], run_plain(tmp_path, WRAPPER_ANSWER, name="answer.py")["result"])
+
+
+def test_an_export_helper_halving_the_trained_model_is_named(tmp_path):
+    outcome = run_as_script(tmp_path, EXPORT)
+    found = _ad151(outcome)
+    assert found.primary.line == outcome.line("HALF")
+    assert all(not s.replacement for s in found.help)
+
+
+def test_casts_of_copies_and_without_dtype_are_silent(tmp_path):
+    assert run_as_script(tmp_path, EXPORT_TWIN).diagnoses == []
+    assert run_as_script(tmp_path, WRAPPER_ANSWER).diagnoses == []
