@@ -350,3 +350,28 @@ def test_an_export_helper_halving_the_trained_model_is_named(tmp_path):
 def test_casts_of_copies_and_without_dtype_are_silent(tmp_path):
     assert run_as_script(tmp_path, EXPORT_TWIN).diagnoses == []
     assert run_as_script(tmp_path, WRAPPER_ANSWER).diagnoses == []
+
+
+def test_the_cast_recorder_is_transparent_and_restored():
+    import autograd_doctor
+    from autograd_doctor.recording import module_casts
+
+    originals = {name: torch.nn.Module.__dict__[name] for name in ("to", "half", "bfloat16")}
+    plain = torch.nn.Linear(3, 2)
+    with autograd_doctor.watch():
+        model = torch.nn.Linear(3, 2)
+        model.load_state_dict(plain.state_dict())
+        weight = model.weight
+        assert model.half() is model and model.weight is weight and weight.dtype == torch.float16
+        assert model.to(torch.float32) is model and weight.dtype == torch.float32
+        assert model.to("cpu", dtype=torch.bfloat16) is model and weight.dtype == torch.bfloat16
+        assert module_casts.last_cast_of({id(weight)}).dtype == torch.bfloat16
+    assert {name: torch.nn.Module.__dict__[name] for name in originals} == originals
+    assert torch.equal(model.weight, plain.weight.to(torch.bfloat16))
+    # only weak references are kept: the cast parameters are not held alive
+    import gc
+    import weakref
+    kept = weakref.ref(model.weight)
+    del weight, model
+    gc.collect()
+    assert kept() is None
