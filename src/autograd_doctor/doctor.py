@@ -40,7 +40,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
-from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
+from autograd_doctor.analysis import eval_mode_steps, grad_off_terms, ungraphed_gradient_terms
 from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
 from autograd_doctor.analysis.default_frozen_layers import DefaultFrozenLayers
 from autograd_doctor.recording import frozen_constructions
@@ -825,7 +825,10 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             if self._report_silent(number_terms.number_term_diagnosis, site) is None \
+                    and self._report_silent(ungraphed_gradient_terms.ungraphed_gradient_term_diagnosis, site) is None \
                     and self._silent_check_needs(number_terms.terms_not_yet_run, site):
+                # (AD206 again for a term made from gradients taken without create_graph=True, followed
+                # through loops and lists: ungraphed_gradient_terms.py)
                 self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
             # A term made under no_grad from a trained module's output (AD246).
             self._report_silent(grad_off_terms.grad_off_term_diagnosis, site)

@@ -375,3 +375,112 @@ def test_the_cast_recorder_is_transparent_and_restored():
     del weight, model
     gc.collect()
     assert kept() is None
+
+
+# AD206 for a loss term made from gradients that torch.autograd.grad returned without
+# create_graph=True, followed through loops and lists (set 29's DomainBed#50: IGA's per-environment
+# gradients appended to a list, then zipped with the mean gradient; number_terms.py follows plain
+# assignments only). Other shapes: an input-gradient ("double backprop") regularizer in a training
+# function (plain assignments: number_terms.py's own route), and a gradient-norm penalty over a
+# generator expression with `grad` imported under another name, and per-layer gradients appended
+# in a loop. Near-twins: the same with create_graph=True, a gradient norm only logged, a constant.
+INPUT_GRADIENT = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+def train_step(model, optimizer, x, y):
+    x = x.clone().requires_grad_(True)
+    loss = F.cross_entropy(model(x), y)
+    gx = torch.autograd.grad(loss, x, retain_graph=True)[0]  # GRAD
+    reg = gx.pow(2).sum(dim=1).mean()
+    total = loss + 0.5 * reg
+    optimizer.zero_grad()
+    total.backward()
+    optimizer.step()
+    return total.detach()
+
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+totals = [train_step(model, optimizer, torch.randn(6, 4), torch.randint(0, 3, (6,))) for _ in range(3)]
+result = {"totals": torch.stack(totals), "params": [p.detach().clone() for p in model.parameters()]}
+"""
+INPUT_GRADIENT_ANSWER = INPUT_GRADIENT.replace("retain_graph=True)[0]", "retain_graph=True, create_graph=True)[0]")
+
+NORM_PENALTY = """
+import torch
+import torch.nn as nn
+from torch.autograd import grad as agrad
+torch.manual_seed(0)
+
+net = nn.Sequential(nn.Linear(3, 6), nn.Softplus(), nn.Linear(6, 1))
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+lam = 0.3
+for step in range(3):
+    x = torch.randn(10, 3)
+    fit = (net(x).squeeze(-1) - x.sum(-1)).pow(2).mean()
+    grads = agrad(fit, list(net.parameters()), retain_graph=True)  # GRAD
+    penalty = sum(g.norm() ** 2 for g in grads)
+    optimizer.zero_grad()
+    (fit + lam * penalty).backward()
+    optimizer.step()
+result = {"params": [p.detach().clone() for p in net.parameters()]}
+"""
+NORM_PENALTY_ANSWER = NORM_PENALTY.replace("retain_graph=True)  # GRAD", "retain_graph=True, create_graph=True)  # GRAD")
+# Near-twins: a gradient norm only logged; a constant term not made from gradients.
+NORM_LOGGED = NORM_PENALTY.replace("(fit + lam * penalty).backward()", "fit.backward()\n    logged = penalty.item()")
+# Per-layer gradients collected in a list by a loop, then summed: the new route's shape.
+LAYER_GRADIENTS = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+optimizer = torch.optim.SGD(layers.parameters(), lr=0.05)
+for step in range(3):
+    h = torch.randn(5, 4)
+    for layer in layers:
+        h = torch.tanh(layer(h))
+    task = h.pow(2).mean()
+    per_layer = []
+    for layer in layers:
+        per_layer.extend(torch.autograd.grad(task, [layer.weight], retain_graph=True))  # GRAD
+    smooth = 0
+    for g in per_layer:
+        smooth = smooth + g.abs().sum()
+    optimizer.zero_grad()
+    (task + 0.01 * smooth).backward()
+    optimizer.step()
+result = {"params": [p.detach().clone() for p in layers.parameters()]}
+"""
+LAYER_GRADIENTS_ANSWER = LAYER_GRADIENTS.replace("retain_graph=True))  # GRAD", "retain_graph=True, create_graph=True))  # GRAD")
+CONSTANT_TERM = NORM_PENALTY.replace("penalty = sum(g.norm() ** 2 for g in grads)", "penalty = torch.tensor(2.0)")
+
+
+def _ad206(outcome):
+    return [d for d in outcome.diagnoses if d.code == "AD206"]
+
+
+def test_gradients_without_a_graph_in_a_penalty_are_named(tmp_path):
+    from helpers import run_program
+
+    for source, answer in ((INPUT_GRADIENT, INPUT_GRADIENT_ANSWER), (NORM_PENALTY, NORM_PENALTY_ANSWER),
+                           (LAYER_GRADIENTS, LAYER_GRADIENTS_ANSWER)):
+        outcome = run_program(tmp_path, source)
+        found = _ad206(outcome)
+        assert found and found[0].primary.line == outcome.line("GRAD")
+        help_ = found[0].help[0]
+        assert "create_graph=True" in help_.replacement
+        fixed = apply_replacement(outcome.source, help_.location, help_.replacement)
+        _same(run_plain(tmp_path, fixed, name="fixed.py")["result"], run_plain(tmp_path, answer, name="answer.py")["result"])
+
+
+def test_penalties_with_a_graph_logged_norms_and_constants_are_silent(tmp_path):
+    from helpers import run_program
+
+    for source in (INPUT_GRADIENT_ANSWER, NORM_PENALTY_ANSWER, LAYER_GRADIENTS_ANSWER, NORM_LOGGED, CONSTANT_TERM):
+        outcome = run_program(tmp_path, source)
+        assert outcome.error is None and _ad206(outcome) == []
