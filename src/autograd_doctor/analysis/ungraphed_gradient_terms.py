@@ -38,6 +38,8 @@ from autograd_doctor.recording.frames import Site
 
 # How many statements back the names of a term are followed.
 MAX_STATEMENTS = 32
+# How many (name, line) pairs are looked up at most.
+MAX_NAMES = 64
 # What verify-fix calls a change chained after the first (scripts/measure_bug_set.py reads it too).
 NEXT_LINE = "and the next line of the same kind, which has the same problem"
 
@@ -94,16 +96,16 @@ def _statements_reached(name: str, reading, before: int) -> list[ast.stmt]:
     reached: list[ast.stmt] = []
     queue = [(name, before)]
     seen = set()
-    while queue and len(reached) < MAX_STATEMENTS:
+    loops = [node for node in ast.walk(reading.scope) if isinstance(node, (ast.For, ast.AsyncFor))]
+    fills = [node for node in ast.walk(reading.scope) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)]
+    while queue and len(reached) < MAX_STATEMENTS and len(seen) < MAX_NAMES:
         current, line = queue.pop(0)
-        if (current, line) in seen:
+        if (current, line) in seen or current in ("self", "torch"):
             continue
         seen.add((current, line))
         sources = list(number_terms.assignments_of(current, reading, line, unpacking=True))
-        sources += [node for node in ast.walk(reading.scope) if isinstance(node, (ast.For, ast.AsyncFor))
-                    and node.lineno < line and current in _bound_names(node.target)]
-        sources += [node for node in ast.walk(reading.scope) if isinstance(node, ast.Expr)
-                    and node.lineno < line and _fills_list(node, current)]
+        sources += [node for node in loops if node.lineno < line and current in _bound_names(node.target)]
+        sources += [node for node in fills if node.lineno < line and _fills_list(node, current)]
         for statement in sources:
             if statement in reached:
                 continue
