@@ -458,6 +458,25 @@ for step in range(3):
 result = {"params": [p.detach().clone() for p in layers.parameters()]}
 """
 LAYER_GRADIENTS_ANSWER = LAYER_GRADIENTS.replace("retain_graph=True))  # GRAD", "retain_graph=True, create_graph=True))  # GRAD")
+# A target computed with autograd.grad (reference forces), used in a term that carries a graph: silent.
+FORCE_TARGET = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+potential = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+optimizer = torch.optim.Adam(potential.parameters(), lr=1e-2)
+for step in range(3):
+    positions = torch.randn(5, 3).requires_grad_(True)
+    target_forces = -torch.autograd.grad(positions.pow(2).sum(), positions)[0]
+    energy = potential(positions).sum()
+    forces = -torch.autograd.grad(energy, positions, create_graph=True)[0]
+    loss = energy.pow(2) + ((forces - target_forces) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+result = {"params": [p.detach().clone() for p in potential.parameters()]}
+"""
 CONSTANT_TERM = NORM_PENALTY.replace("penalty = sum(g.norm() ** 2 for g in grads)", "penalty = torch.tensor(2.0)")
 
 
@@ -482,6 +501,7 @@ def test_gradients_without_a_graph_in_a_penalty_are_named(tmp_path):
 def test_penalties_with_a_graph_logged_norms_and_constants_are_silent(tmp_path):
     from helpers import run_program
 
-    for source in (INPUT_GRADIENT_ANSWER, NORM_PENALTY_ANSWER, LAYER_GRADIENTS_ANSWER, NORM_LOGGED, CONSTANT_TERM):
+    for source in (INPUT_GRADIENT_ANSWER, NORM_PENALTY_ANSWER, LAYER_GRADIENTS_ANSWER, NORM_LOGGED, CONSTANT_TERM,
+                   FORCE_TARGET):
         outcome = run_program(tmp_path, source)
         assert outcome.error is None and _ad206(outcome) == []

@@ -11,7 +11,8 @@ weight has no effect on training.
 
 Looked at once per backward() line, right after the backward call, when number_terms.py found
 no cut (the same reading of the loss's added terms):
-- another term of the loss carries a graph (the loss trains), and a term reads a name that holds,
+- another term of the loss carries a graph (the loss trains), and a term that carries none (no
+  name in it holds a tensor that requires grad: `forces - target_forces` is a target's use) reads a name that holds,
   in the backward() frame, a floating tensor with no graph (no grad_fn, does not require grad),
   or a list or tuple of such tensors (the gradients themselves, read in a generator expression);
 - following that name back through the function, to its assignments (`=`, `+=`), the loops that
@@ -52,7 +53,9 @@ def ungraphed_gradient_term_diagnosis(site: Site | None) -> Diagnosis | None:
     terms, reading = found
     if not any(_carries_graph(term, holder, reading) for term, holder in terms):
         return None  # no other term trains: not a term left out of a loss that trains
-    for term, _holder in terms:
+    for term, holder in terms:
+        if _carries_graph(term, holder, reading):
+            continue  # a term with a graph: a name without one in it is a target (forces - target_forces)
         for name in _names_without_graph(term, reading):
             statements = _statements_reached(name, reading, site.lineno)
             calls = _grad_calls_without_graph(statements, reading)
@@ -66,10 +69,10 @@ def _carries_graph(term: ast.AST, holder, reading) -> bool:
     if isinstance(holder, ast.Assign) and holder.value is term and len(holder.targets) == 1 \
             and isinstance(holder.targets[0], ast.Name):
         held = reading.values.get(holder.targets[0].id)
-        if isinstance(held, torch.Tensor) and held.grad_fn is not None:
+        if isinstance(held, torch.Tensor) and held.requires_grad:
             return True
     return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-               and isinstance(value := reading.values.get(node.id), torch.Tensor) and value.grad_fn is not None
+               and isinstance(value := reading.values.get(node.id), torch.Tensor) and value.requires_grad
                for node in ast.walk(term))
 
 
