@@ -40,7 +40,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
-from autograd_doctor.analysis import eval_mode_steps, grad_off_terms
+from autograd_doctor.analysis import eval_mode_steps, grad_off_terms, ungraphed_gradient_terms
 from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
 from autograd_doctor.analysis.default_frozen_layers import DefaultFrozenLayers
 from autograd_doctor.recording import frozen_constructions
@@ -52,7 +52,7 @@ from autograd_doctor.analysis import errors as error_catalogue
 from autograd_doctor.analysis.errors import grad_api, views
 from autograd_doctor.recording.events import SavedRecord
 from autograd_doctor.recording import (
-    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, optimizer_groups, module_flags, module_forwards, optimizer_clears, patches,
+    checkpoint_calls, grad_scalers, gradient_clips, leaf_sites, optimizer_groups, module_casts, module_flags, module_forwards, optimizer_clears, patches,
     probe, state_snapshots, widened_gradients,
 )
 from autograd_doctor.recording import switches
@@ -151,10 +151,33 @@ def explain_error(error: BaseException) -> None:
     """Attach the error catalogue's diagnoses (analysis/errors, docs/errors.md) to a user's
     exception; its type and message stay as they are, and a failure here changes nothing."""
     try:
-        for diagnosis in error_catalogue.diagnose_exception(error, diagnoses_of(error)):
+        for diagnosis, leads in error_catalogue.catalogue_diagnoses(error, diagnoses_of(error)):
             attach(error, diagnosis)
+            if leads:
+                lead(error, diagnosis)
     except Exception:
         internal_error()
+
+
+def lead(error: BaseException, diagnosis: Diagnosis) -> None:
+    """Show `diagnosis`, attached to `error`, first: in `diagnoses_of(error)`, in the exception's
+    notes (before the first autograd-doctor note) and in a doctor's report of the error (a
+    refinement that names the line to change goes before the diagnosis it refines)."""
+    existing = getattr(error, "__autograd_doctor__", None)
+    index = next((i for i, d in enumerate(existing or ()) if d is diagnosis), None)
+    if index is None:
+        return
+    existing.insert(0, existing.pop(index))
+    try:
+        error.__autograd_doctor_lead__ = diagnosis
+    except Exception:
+        pass
+    note = _notes_by_diagnosis(error).get(id(diagnosis))
+    notes = getattr(error, "__notes__", None)
+    position = next((i for i, n in enumerate(notes or ()) if n is note), None)
+    first = next((i for i, n in enumerate(notes or ()) if isinstance(n, str) and n.startswith("autograd-doctor:")), None)
+    if position is not None and first is not None and first < position:
+        notes.insert(first, notes.pop(position))
 
 
 def attach(error: BaseException, diagnosis: Diagnosis) -> None:
@@ -321,6 +344,7 @@ class Doctor:
         optimizer_groups.activate(self.recorder)
         frozen_constructions.activate(self.recorder)
         module_flags.activate(self.recorder)
+        module_casts.activate(self.recorder)
         optimizer_clears.activate(self.recorder)
         state_snapshots.activate(self.recorder)
         grad_scalers.activate(self.recorder)
@@ -349,6 +373,7 @@ class Doctor:
         optimizer_groups.deactivate(self.recorder)
         frozen_constructions.deactivate(self.recorder)
         module_flags.deactivate(self.recorder)
+        module_casts.deactivate(self.recorder)
         optimizer_clears.deactivate(self.recorder)
         state_snapshots.deactivate(self.recorder)
         self._report_at_stop()
@@ -420,6 +445,10 @@ class Doctor:
             for diagnosis in diagnoses_of(error):
                 if diagnosis not in report.diagnoses:
                     report.diagnoses.append(diagnosis)
+            leading = getattr(error, "__autograd_doctor_lead__", None)
+            index = next((i for i, d in enumerate(report.diagnoses) if d is leading), None)
+            if index:
+                report.diagnoses.insert(0, report.diagnoses.pop(index))
         return report
 
     def _remember(self, diagnosis: Diagnosis) -> None:
@@ -796,7 +825,10 @@ class Doctor:
             # Once per backward() line: a loss term cut from the graph (AD206).
             self._loss_lines_checked.add(site)
             if self._report_silent(number_terms.number_term_diagnosis, site) is None \
+                    and self._report_silent(ungraphed_gradient_terms.ungraphed_gradient_term_diagnosis, site) is None \
                     and self._silent_check_needs(number_terms.terms_not_yet_run, site):
+                # (AD206 again for a term made from gradients taken without create_graph=True, followed
+                # through loops and lists: ungraphed_gradient_terms.py)
                 self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
             # A term made under no_grad from a trained module's output (AD246).
             self._report_silent(grad_off_terms.grad_off_term_diagnosis, site)

@@ -36,11 +36,36 @@ def diagnose_exception(error: BaseException, already: list[Diagnosis] = ()) -> l
     `already` holds what the doctor attached before; a family that only adds a detail to an
     existing diagnosis (e.g. a cut gradient path) looks at it.
     """
+    return [diagnosis for diagnosis, _leads in catalogue_diagnoses(error, already)]
+
+
+def catalogue_diagnoses(error: BaseException, already: list[Diagnosis] = ()) -> list[tuple[Diagnosis, bool]]:
+    """diagnose_exception's diagnoses, each with whether it should be shown before those in
+    `already` (`leads`): a refinement that names the line to change, where the diagnosis it
+    refines names only the line that raised."""
     context = ErrorContext.of(error)
     for pattern, build in MATCHERS:
         if pattern.search(context.message):
             if already and build not in ADDS_TO_EXISTING:
                 return []
             diagnosis = build(context, list(already))
-            return [diagnosis] if diagnosis is not None else []
+            if diagnosis is None:
+                return []
+            return [(diagnosis, bool(already) and build in ADDS_TO_EXISTING and leads(diagnosis, already))]
     return []
+
+
+def leads(refinement: Diagnosis, already: list[Diagnosis]) -> bool:
+    """Whether a refinement goes before the diagnoses it adds to: it has another code and another
+    primary line than each of them (it names a line they do not), and its first help is a change
+    at a line (the evidence found the statement to change: AD307's decorator entry recorded in this
+    run for the function on the loss's path). A refinement that only repeats the raising line, or
+    gives advice, stays after them."""
+    primary = refinement.primary
+    if primary is None or not refinement.help:
+        return False
+    first = refinement.help[0]
+    if not first.replacement or first.location is None:
+        return False
+    return all(d.code != refinement.code and (d.primary is None or (d.primary.file, d.primary.line)
+                                              != (primary.file, primary.line)) for d in already)

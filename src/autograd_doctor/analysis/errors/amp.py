@@ -53,7 +53,7 @@ from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_func
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_location,
+    call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_at, statement_location,
 )
 from autograd_doctor.recording import leaf_sites
 
@@ -881,6 +881,9 @@ def float16_gradients(context: ErrorContext, already):
         if in_class is not None:
             cast_file, cast = in_class
     if cast is None:
+        recorded = _recorded_cast(half, optimizer_text, location, notes)
+        if recorded is not None:
+            return recorded
         made = _float16_factory(frame, modules, half)
         if made is not None:
             made_file, made_statement, dtype_node, name = made
@@ -900,6 +903,9 @@ def float16_gradients(context: ErrorContext, already):
     if cast_file == filename and _cast_ran_before_float32_steps(tree, statement, cast[0], optimizer, half):
         # The optimizer's own state shows these parameters were float32 at a step() of the loop,
         # and this cast ran once, before the loop: another cast, during the loop, made them float16.
+        recorded = _recorded_cast(half, optimizer_text, location, notes)
+        if recorded is not None:
+            return recorded
         notes.append(f"{optimizer_text} stepped these parameters in float32 earlier in the loop (its state for "
                      f"them is float32), so the cast at line {cast[0].lineno} before the loop is not what made "
                      "them float16: something in the loop cast them after a step (a .to(dtype=torch.float16) "
@@ -923,6 +929,106 @@ def float16_gradients(context: ErrorContext, already):
                        "dtype=torch.float16)", replace_node_text(cast_file, cast_statement, cast_node, new_text),
                        statement_location(cast_file, cast_statement))
     return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+
+
+# Callers followed outwards from a recorded cast while the dtype it was given is their caller's choice.
+MAX_CAST_CALLERS = 4
+
+
+def _recorded_cast(half: set, optimizer_text: str, unscale: Location, notes: list[str]):
+    """AD151 at the call that cast the trained parameters to float16, from the run's record
+    (recording/module_casts.py: `Module.to/half/bfloat16` calls that changed these very parameters'
+    dtype, with the user's stack). From the `.to(..., dtype=name)` call, while `name` is a parameter
+    of the enclosing function that has a default (the function casts only when its caller asks),
+    the caller's call that passes it is followed: the line to change is the one that chose the
+    dtype (diffusers PR 13895: `pipeline.to(device, dtype=torch_dtype)` in `log_validation`, whose
+    `Pipeline.to` forwards `dtype` to the shared UNet). The help drops that `dtype=` keyword, so
+    the parameters stay float32; for a `.half()` or a positional dtype, the line is named with
+    advice. None when no recorded cast changed one of the parameters, or its site is not in a
+    readable user file."""
+    from autograd_doctor.recording import module_casts
+
+    record = module_casts.last_cast_of(half)
+    if record is None or not record.stack:
+        return None
+    sites = list(record.stack)
+    chosen = None  # (site, statement, call, keyword)
+    wanted = "dtype"
+    for depth, site in enumerate(sites[:MAX_CAST_CALLERS]):
+        statement = statement_at(site.filename, site.lineno)
+        if statement is None:
+            break
+        calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)]
+        if depth == 0:
+            calls = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in ("to", "half", "bfloat16")]
+        keyword = next((k for c in calls for k in c.keywords if k.arg == wanted), None)
+        call = next((c for c in calls if keyword is not None and keyword in c.keywords), calls[0] if calls else None)
+        if call is None:
+            break
+        chosen = (site, statement, call, keyword)
+        if keyword is None or not isinstance(keyword.value, ast.Name):
+            break
+        parameter = _parameter_with_default(site.filename, site.code, keyword.value.id)
+        if not parameter or depth + 1 >= len(sites):
+            break
+        wanted = keyword.value.id
+    if chosen is None:
+        return None
+    site, statement, call, keyword = chosen
+    dtype_name = "bfloat16" if record.dtype == torch.bfloat16 else "float16"
+    primary = statement_location(site.filename, statement, role="cast",
+                                 note=f"this call casts the parameters {optimizer_text} trains to {dtype_name}")
+    related = [unscale]
+    if site is not sites[0]:
+        inner = statement_at(sites[0].filename, sites[0].lineno)
+        if inner is not None:
+            related.insert(0, statement_location(sites[0].filename, inner, role="cast",
+                                                 note=f"the module holding them is cast here, with the dtype given at "
+                                                 f"line {site.lineno}"))
+    count = sum(1 for ref in record.parameters if id(ref()) in half)
+    notes.append(f"the run recorded the cast: the call at line {site.lineno} turned {count} of the parameters "
+                 f"{optimizer_text} trains into {dtype_name} (a pipeline or wrapper built around the trained model "
+                 "holds the same module: casting it casts the trained parameters)")
+    helps = []
+    if keyword is not None:
+        new_call = _without_keyword(site.filename, call, keyword)
+        if new_call is not None:
+            helps.append(Suggestion(
+                f"leave out dtype= here: the module keeps the trained parameters in float32, as GradScaler needs "
+                f"(its forward can still compute in {dtype_name} under torch.autocast)",
+                replace_node_text(site.filename, statement, call, new_call), statement_location(site.filename, statement)))
+    helps.append(Suggestion(f"keep the trained parameters in float32 at this call (leave out the dtype, or cast the "
+                            f"trained parameters back to float32 after it)"))
+    return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=related, notes=notes, help=helps)
+
+
+def _parameter_with_default(filename: str, code, name: str) -> bool:
+    """Whether `name` is a parameter with a default of the function of `code`."""
+    tree = parse_file(filename)
+    function = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.name == code.co_name
+                     and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == code.co_firstlineno), None) if tree is not None else None
+    if function is None:
+        return False
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    with_defaults = positional[len(positional) - len(arguments.defaults):] if arguments.defaults else []
+    with_defaults += [a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    return any(a.arg == name for a in with_defaults)
+
+
+def _without_keyword(filename: str, call: ast.Call, keyword: ast.keyword) -> str | None:
+    """The call's text with `keyword` (and its comma) left out; None when the text is not found."""
+    import re
+
+    text, kept = segment(filename, call), segment(filename, keyword)
+    if not text or not kept:
+        return None
+    for pattern in (r",\s*" + re.escape(kept), re.escape(kept) + r"\s*,\s*", re.escape(kept)):
+        changed, count = re.subn(pattern, "", text, count=1)
+        if count:
+            return changed
+    return None
 
 
 def _cast_ran_before_float32_steps(tree, failing: ast.stmt, cast_statement: ast.stmt, optimizer,

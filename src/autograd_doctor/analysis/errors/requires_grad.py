@@ -16,9 +16,9 @@ from autograd_doctor.analysis.errors.context import (
     module_attribute_assignment, value_of,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
-from autograd_doctor.diagnosis.model import Suggestion
+from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, parse_file, replace_node_text, replace_nodes_text, segment, source_line, statement_location,
+    call_argument, display_path, parse_file, replace_node_text, replace_nodes_text, segment, source_line, statement_location,
     walk_covering,
 )
 
@@ -761,13 +761,142 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
                                           f"leaves {name} as it is when it is computed (it requires grad already)",
                                           f"{name}.requires_grad_({value})"))
     elif turning_off and name:
-        helps.append(statement_change(location, f"to stop gradients flowing through {name}, use a detached "
+        raised = location
+        caller = _caller_keeping_non_leaf(context, target)
+        if caller is not None:
+            # The helper's own detached copy would leave the caller's name on the graph: the
+            # caller goes on computing from it (the graph is then backpropagated twice, or trains
+            # what the freeze meant to keep out). The copy belongs where the caller holds it.
+            caller_location, caller_help, caller_name = caller
+            # The line to change leads; the flag's line (where it raised) follows.
+            related.insert(0, location)
+            location = caller_location
+            notes.append(f"{name} is the caller's {caller_name} (line {caller_location.line}), a computed tensor; "
+                         f"the caller goes on using {caller_name} after this call, so a detached copy made here "
+                         "would not reach it")
+            helps.append(caller_help)
+        helps.append(statement_change(raised, f"to stop gradients flowing through {name}, use a detached "
                                       "copy from here on", f"{name} = {name}.detach()"))
     else:
         helps.append(Suggestion("requires_grad can only be set on leaves (tensors you create); use "
                                 "t.detach() for a tensor without history, or t.detach().requires_grad_() "
                                 "for a new leaf"))
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, related, notes, helps)
+
+
+# Callers looked at, outwards from the line that set the flag, for the name holding the same tensor.
+MAX_CALLER_FRAMES = 6
+
+
+def _caller_keeping_non_leaf(context: ErrorContext, target):
+    """(location, help, name) for `t.requires_grad_(False)` on a computed tensor (AD115) that a
+    caller holds under a name of its own and reads again after the call that led here
+    (responsible-ai-toolbox#24: `frozen(data, ...)` in a solver that goes on computing from
+    `data`): the detached copy must be the caller's, `name = name if name.is_leaf else
+    name.detach()` before that call, or the caller's graph stays and is backpropagated again.
+
+    The evidence is the run's: the caller's local is the very tensor object the flag was set on
+    (identity, not name), a tensor with a grad_fn, and the caller's function reads the name after
+    the statement running the call with no assignment to it between. The nearest such caller is
+    taken (the one whose use of the value comes first; an outer frame may need the graph, as a
+    training step does). None when none is found or the statement's source is not read."""
+    import torch
+
+    user_frames = context.user_frames()
+    if not user_frames:
+        return None
+    tensor = value_of(user_frames[0][0], target)
+    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+        return None
+    for frame, line in user_frames[1:MAX_CALLER_FRAMES]:
+        names = [name for name, value in frame.f_locals.items() if value is tensor and name.isidentifier()]
+        if not names:
+            continue
+        filename = frame.f_code.co_filename
+        tree = parse_file(filename)
+        found = _statement_running(tree, line) if tree is not None else None
+        if found is None:
+            return None
+        statement, header_end = found
+        function = enclosing_function(tree, line)
+        if function is tree:
+            return None
+        for name in names:
+            passed = any(isinstance(node, ast.Name) and node.id == name and node.lineno <= header_end
+                         for node in ast.walk(statement))
+            if passed and _read_after_call(function, name, statement, header_end):
+                return _rebind_before(filename, statement, header_end, name)
+        return None
+    return None
+
+
+def _statement_running(tree: ast.Module, line: int) -> tuple[ast.stmt, int] | None:
+    """(statement, last line of its header) for the innermost statement whose header covers `line`:
+    a simple statement whole, a compound one (`with`, `for`, `if`, ...) up to its body. None for a
+    def or class line (a decorator's call)."""
+    best = None
+    for node in walk_covering(tree, line):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        end = body[0].lineno - 1 if isinstance(body, list) and body and isinstance(body[0], ast.stmt) \
+            else (node.end_lineno or node.lineno)
+        if node.lineno <= line <= end and (best is None or node.lineno >= best[0].lineno):
+            best = (node, end)
+    if best is None or isinstance(best[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    return best
+
+
+def _without_comments(lines: list[str]) -> list[str] | None:
+    """`lines` with their comments cut off (found by the tokenizer, so a `#` in a string stays); the
+    comment after the last line is kept by apply_replacement. None when they do not tokenize."""
+    import io
+    import tokenize
+
+    cut = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                cut[token.start[0] - 1] = token.start[1]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        # a compound statement's header alone ends in ':' with no body: the tokenizer may still
+        # complain at the end; what it found before is enough
+        pass
+    return [text[:cut[number]].rstrip() if number in cut else text.rstrip() for number, text in enumerate(lines)]
+
+
+def _read_after_call(function: ast.AST, name: str, statement: ast.stmt, header_end: int) -> bool:
+    """Whether `function` reads `name` after the header of `statement` (its body included), with no
+    assignment to the name between the header and the first such read."""
+    reads = [node.lineno for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name
+             and isinstance(node.ctx, ast.Load) and node.lineno > header_end]
+    if not reads:
+        return False
+    stores = [node.lineno for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name
+              and isinstance(node.ctx, (ast.Store, ast.Del)) and header_end < node.lineno <= min(reads)]
+    return not stores
+
+
+def _rebind_before(filename: str, statement: ast.stmt, header_end: int, name: str):
+    """The caller's statement (its header, for a `with`/`for`/`if`) with `name` made a detached
+    copy just before it, as a help replacing those lines."""
+    lines = [source_line(filename, number) for number in range(statement.lineno, header_end + 1)]
+    if not lines or not lines[0].strip():
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    lines = _without_comments(lines)
+    if lines is None:
+        return None
+    header = "\n".join(text[indent:] if text[:indent].isspace() or not text[:indent] else text.lstrip()
+                       for text in lines).rstrip()
+    location = Location(file=display_path(filename), line=statement.lineno, column=statement.col_offset,
+                        end_line=header_end, source=lines[0].strip(), role="call",
+                        note=f"{name} is passed on here, and used again after this call")
+    message = (f"make {name} a detached copy here, before it is passed on: the caller goes on using it, so the "
+               "copy must be its own (a leaf is kept as it is)")
+    rebind = f"{name} = {name} if {name}.is_leaf else {name}.detach()"
+    return location, Suggestion(message, replacement=f"{rebind}\n{header}", location=location), name
 
 
 def _grad_read_after(filename: str, target, line: int) -> bool:
