@@ -126,9 +126,19 @@ def _constructor(checker, value):
     return value, requires
 
 
+def _worth(checker) -> bool:
+    flag = getattr(checker, "_adl034", None)
+    if flag is None:
+        src = checker.source
+        # a backward, and a constructor that could rebuild a loss
+        flag = checker._adl034 = ".backward(" in src and (
+            "tensor(" in src or "Tensor(" in src or "from_numpy(" in src or "Variable(" in src)
+    return flag
+
+
 def on_name_assign(checker, name, value) -> None:
     scope = checker.scope
-    if scope.grad_off or scope.function is None:
+    if scope.grad_off or scope.function is None or not _worth(checker):
         return
     made = _constructor(checker, value)
     if made is not None:

@@ -115,15 +115,27 @@ def _evidence(checker, node):
     return None
 
 
+def _worth(checker) -> bool:
+    flag = getattr(checker, "_adl035", None)
+    if flag is None:
+        flag = checker._adl035 = ".backward(" in checker.source
+    return flag
+
+
 def on_name_assign(checker, name, value) -> None:
     scope = checker.scope
-    if scope.function is None:
+    if scope.function is None or not _worth(checker):
+        return
+    names = scope.__dict__.get("_adl035_names")
+    if not isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)):
+        if names:
+            names.pop(name, None)
         return
     evidence = _evidence(checker, value)
     if evidence is not None:
         _names(scope)[name] = (value, evidence)
-    else:
-        _names(scope).pop(name, None)
+    elif names:
+        names.pop(name, None)
 
 
 def on_method_call(checker, call, func) -> None:
