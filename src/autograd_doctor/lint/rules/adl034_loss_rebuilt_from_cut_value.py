@@ -136,9 +136,27 @@ def _worth(checker) -> bool:
     return flag
 
 
+_MARKS = _CUT_METHODS | {"data"}
+
+
+def _mentions_cut(value, cuts) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute):
+            if node.attr in _MARKS:
+                return True
+        elif isinstance(node, ast.Name) and (node.id in cuts or node.id in ("float", "int")):
+            return True
+    return False
+
+
 def on_name_assign(checker, name, value) -> None:
     scope = checker.scope
     if scope.grad_off or scope.function is None or not _worth(checker):
+        return
+    cuts = _cuts(scope)
+    if not _mentions_cut(value, cuts):  # cheap: no cut marker, no name bound to a cut value
+        if cuts:
+            cuts.pop(name, None)
         return
     made = _constructor(checker, value)
     if made is not None:
@@ -149,7 +167,6 @@ def on_name_assign(checker, name, value) -> None:
         _cuts(scope).pop(name, None)
         return
     cut = _cut_node(checker, value)
-    cuts = _cuts(scope)
     if cut is not None:
         cuts[name] = (value, cut)
     else:
