@@ -33,7 +33,7 @@ def train(model, loader, epochs=2):
         for xb, yb in loader:
             optimizer.zero_grad()
             out = model(xb)
-            loss = torch.tensor(loss_fn(out, yb).item(), requires_grad=True)  # missed: no rule (loss rewrapped from a number)
+            loss = torch.tensor(loss_fn(out, yb).item(), requires_grad=True)  # expect: ADL034
             loss.backward()
             optimizer.step()
     return model

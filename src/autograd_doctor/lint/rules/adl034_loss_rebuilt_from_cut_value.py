@@ -1,0 +1,228 @@
+"""ADL034: a loss rebuilt as a new tensor from a value cut from the graph
+(`.item()`, `.detach()`, `.data`, NumPy, `float()`), then backpropagated."""
+
+from __future__ import annotations
+
+import ast
+
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL034", name="loss-rebuilt-from-cut-value",
+    summary="A loss made as a new tensor from `.item()` / `.detach()` / NumPy values trains nothing.",
+    what_it_does="""Finds `name = torch.tensor(v, ...)` (also `torch.Tensor`, `torch.FloatTensor`,
+`torch.from_numpy`, `torch.as_tensor`, `Variable(v, ...)`, with methods such
+as `.mean()` or `.requires_grad_()` after it) where `v` is a value cut from
+the graph: `t.item()`, `t.tolist()`, `t.numpy()`, `t.detach()`, `t.data`,
+`float(t)`, a NumPy or other non-torch function of such values, or a name
+bound to one earlier in the function; and `name.backward()` is then called on
+that very binding in the same function.  Without `requires_grad=True` (or a
+later `name.requires_grad_()` / `name.requires_grad = True`) the backward
+fails; with it, the finding needs an optimizer `step()` after the backward.""",
+    why_bad="""The new tensor is a leaf with no path to the model: `torch.tensor`,
+`from_numpy` and friends copy values, and the value was already cut.  Its
+`backward()` either fails ("element 0 of tensors does not require grad and does
+not have a grad_fn") or, when the new tensor was made with
+`requires_grad=True` to silence that error, fills only its own `.grad`: every
+parameter's gradient stays `None` and `optimizer.step()` changes nothing.""",
+    example="""out = model(x)
+loss = torch.tensor(loss_fn(out, y).item(), requires_grad=True)
+loss.backward()
+optimizer.step()""",
+    use_instead="""out = model(x)
+loss = loss_fn(out, y)
+loss.backward()
+optimizer.step()""",
+    fix_safety="No fix: the loss has to be written with torch operations on the model's output.",
+    known_problems="""Only a backward on the new tensor's own name in the same function counts; a
+loss handed to another function or combined with other terms first is not
+followed.  A value cut in another function is not known to be cut.""",
+)
+
+_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
+                           "torch.from_numpy", "torch.as_tensor", "torch.autograd.Variable",
+                           "torch.autograd.variable.Variable"})
+_CUT_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
+# methods that keep a value what it is (cut or not) on the way
+_KEEPS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "view",
+                    "reshape", "flatten", "clone", "contiguous", "mean", "sum", "type", "astype",
+                    "requires_grad_"})
+
+
+def _cuts(scope) -> dict:
+    return scope.__dict__.setdefault("_adl034_cuts", {})
+
+
+def _cut_node(checker, node):
+    """The node that cuts ``node``'s value from the graph (``node`` as a whole has
+    none), or None when there is no such evidence."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _KEEPS and node.func.attr not in _CUT_METHODS:
+        node = node.func.value
+    if isinstance(node, ast.Name):
+        entry = _cuts(checker.scope).get(node.id)
+        if entry is not None:
+            bound, cut = entry
+            binding = checker.scope.binding(node.id, checker.seq + 1)
+            if binding is not None and binding[1] is bound:
+                return cut
+        return None
+    if isinstance(node, ast.Attribute) and node.attr == "data" and not checker.is_const(node.value):
+        return node
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _CUT_METHODS and not node.args \
+                and not checker.is_const(func.value):
+            return node
+        if isinstance(func, ast.Name) and func.id in ("float", "int") and len(node.args) == 1 \
+                and (checker.is_tensor(node.args[0]) or checker.is_graph(node.args[0])):
+            return node
+        q = checker.qualname(func) or ""
+        if q.startswith("torch.") or checker.called_module(node) is not None:
+            return None
+        # a NumPy (or other non-torch) function of cut values: `np.mean(err)`, `dice(p, m)`
+        operands = list(node.args) + [k.value for k in node.keywords]
+        if isinstance(func, ast.Attribute) and checker.qualname(func) is None:
+            operands.append(func.value)
+        return _cut_of_operands(checker, operands)
+    if isinstance(node, ast.BinOp):
+        return _cut_of_operands(checker, [node.left, node.right])
+    if isinstance(node, ast.UnaryOp):
+        return _cut_node(checker, node.operand)
+    return None
+
+
+def _cut_of_operands(checker, operands):
+    if any(isinstance(o, ast.Starred) or checker.is_graph(o) for o in operands):
+        return None
+    cut = None
+    for operand in operands:
+        found = _cut_node(checker, operand)
+        if found is not None and cut is None:
+            cut = found
+    return cut
+
+
+def _constructor(checker, value):
+    """(constructor call, requires_grad) when ``value`` is a new tensor made by a
+    constructor (then methods), else None."""
+    requires = False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            checker.qualname(value.func) is None and value.func.attr in _KEEPS:
+        if value.func.attr == "requires_grad_" and not checker.false_arg(value):
+            requires = True
+        value = value.func.value
+    if not isinstance(value, ast.Call) or not value.args:
+        return None
+    q = checker.qualname(value.func) or ""
+    if q not in _CONSTRUCTORS:
+        return None
+    if any(k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+           for k in value.keywords):
+        if not any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant)
+                   and k.value.value is True for k in value.keywords):
+            return None  # `requires_grad=flag`: unknown
+        requires = True
+    return value, requires
+
+
+def _worth(checker) -> bool:
+    flag = getattr(checker, "_adl034", None)
+    if flag is None:
+        src = checker.source
+        # a backward, and a constructor that could rebuild a loss
+        flag = checker._adl034 = ".backward(" in src and (
+            "tensor(" in src or "Tensor(" in src or "from_numpy(" in src or "Variable(" in src)
+    return flag
+
+
+_MARKS = _CUT_METHODS | {"data"}
+
+
+def _mentions_cut(value, cuts) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute):
+            if node.attr in _MARKS:
+                return True
+        elif isinstance(node, ast.Name) and (node.id in cuts or node.id in ("float", "int")):
+            return True
+    return False
+
+
+def on_name_assign(checker, name, value) -> None:
+    scope = checker.scope
+    if scope.grad_off or scope.function is None or not _worth(checker):
+        return
+    cuts = _cuts(scope)
+    if not _mentions_cut(value, cuts):  # cheap: no cut marker, no name bound to a cut value
+        if cuts:
+            cuts.pop(name, None)
+        return
+    made = _constructor(checker, value)
+    if made is not None:
+        call, requires = made
+        cut = _cut_node(checker, call.args[0])
+        if cut is not None:
+            scope.note("ADL034", (name, value, call, cut, requires))
+        _cuts(scope).pop(name, None)
+        return
+    cut = _cut_node(checker, value)
+    if cut is not None:
+        cuts[name] = (value, cut)
+    else:
+        cuts.pop(name, None)
+
+
+def _turned_on_later(scope, name: str) -> bool:
+    """`name.requires_grad_()` or `name.requires_grad = True` anywhere in the function."""
+    for node in ast.walk(scope.function):
+        if isinstance(node, ast.Attribute) and node.attr in ("requires_grad", "requires_grad_") \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+    return False
+
+
+def check_scope(checker, scope) -> None:
+    noted = scope.noted("ADL034")
+    if not noted:
+        return
+    for name, value, call, cut, requires in noted:
+        requires = requires or _turned_on_later(scope, name)
+        for seq, backward, recv in scope.backward_receivers:
+            if backward.args or any(k.arg in ("gradient", "inputs") for k in backward.keywords):
+                continue
+            base = recv
+            while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) \
+                    and base.func.attr in _KEEPS:
+                base = base.func.value
+            if not (isinstance(base, ast.Name) and base.id == name):
+                continue
+            entry = scope.binding(name, seq)
+            if entry is None or entry[1] is not value:
+                continue
+            step = next((s for s in scope.steps if s[0] > seq and not scope.exclusive(seq, s[0])), None)
+            if requires and step is None:
+                continue
+            if id(cut) in scope.reported:
+                break
+            scope.reported.add(id(cut))
+            _report(checker, name, call, cut, backward, step, requires)
+            break
+
+
+def _report(checker, name, call, cut, backward, step, requires) -> None:
+    cut_text = checker.text(cut)
+    if len(cut_text) > 60:
+        cut_text = cut_text[:57] + "..."
+    where = "" if cut.lineno == call.lineno else f" (line {cut.lineno})"
+    made = f"`{name}` is a new tensor made from `{cut_text}`{where}, a value cut from the graph"
+    if requires:
+        why = (f"; `requires_grad=True` makes it a leaf of its own, so `{checker.text(backward.func)}()` "
+               f"on line {backward.lineno} reaches no parameter and `{step[2]}.step()` on line "
+               f"{step[1].lineno} changes nothing")
+    else:
+        why = (f": `{checker.text(backward.func)}()` on line {backward.lineno} will fail (element 0 of "
+               f"tensors does not require grad and does not have a grad_fn)")
+    checker.report("ADL034", cut,
+                   made + why + "; compute the loss with torch operations on the model's output, "
+                   "without `.item()`, `.detach()`, `.data` or NumPy on the way")
