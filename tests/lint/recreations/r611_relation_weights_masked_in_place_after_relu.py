@@ -32,7 +32,7 @@ class RelationDecoderLayer(nn.Module):
     def forward(self, queries, boxes, pad_mask):
         b, n, d = queries.shape
         relation = F.relu(self.pos_proj(box_pair_features(boxes))).permute(0, 3, 1, 2)
-        relation.masked_fill_(pad_mask, 0.0)  # missed: ADL001
+        relation.masked_fill_(pad_mask, 0.0)  # expect: ADL001
         q, k, v = self.qkv(queries).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         logits = q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5 + relation
         attn = logits.softmax(dim=-1)
