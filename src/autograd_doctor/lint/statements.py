@@ -492,9 +492,18 @@ class AssignmentEvents:
             self.scope.graph_arguments.add(base)  # from a forward()'s argument
 
     def after_named_value(self, name, value):
-        """Record what an op saved when its result is bound to ``name``."""
+        """Record what an op saved when its result is bound to ``name``; also when
+        ``name`` is bound to a view of that result (`r = F.relu(x).permute(0, 3, 1, 2)`):
+        the view shares the output's memory and version counter, so writing it in
+        place writes the saved output."""
         spec = self.called_module(value)
         op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
+        if op is None and spec is None:
+            base = _view_base(value)
+            if base is not None:
+                spec = self.called_module(base)
+                op = self.saving_op(base) if spec is None else self.op_entry(spec.output_layer.op)
+                value = base
         if op is not None:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
@@ -565,3 +574,24 @@ class AssignmentEvents:
                 self.record_write(target, node, "an augmented assignment")
             if isinstance(target, ast.Attribute) and target.attr == "data":
                 self.data_attribute(target)
+
+
+# view methods whose result always shares its receiver's memory and version counter,
+# and may be written in place (not `expand`, `as_strided`, `unfold`: overlapping
+# elements; not `detach` / `.data`: ADL004 / ADL005; not `reshape` / `flatten`:
+# they may copy)
+_SHARING_VIEW_METHODS = frozenset("""
+view view_as t transpose permute narrow select unsqueeze squeeze diagonal movedim
+moveaxis swapaxes swapdims unflatten
+""".split())
+
+
+def _view_base(value):
+    """The call under a chain of view methods (`F.relu(x).permute(0, 3, 1, 2)`:
+    `F.relu(x)`); None when ``value`` is not such a chain over a call."""
+    node, views = value, 0
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _SHARING_VIEW_METHODS:
+        node, views = node.func.value, views + 1
+    return node if views and isinstance(node, ast.Call) else None
+

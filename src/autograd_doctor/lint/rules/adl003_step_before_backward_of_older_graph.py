@@ -593,6 +593,8 @@ def _record_called_parameters(checker, scope) -> None:
     count."""
     if scope.arguments is None:
         return
+    _record_called_parameters_per_element(
+        checker, scope, [a.arg for a in scope.arguments.posonlyargs + scope.arguments.args])
     found = checker.notes.get("ADL003 called parameters")
     if found is None:
         found = checker.notes["ADL003 called parameters"] = {}
@@ -608,6 +610,28 @@ def _record_called_parameters(checker, scope) -> None:
         called = _parameters_called(checker, scope, value, seq, positional)
         common = called if common is None else common & called
     found[scope.name] = tuple(sorted(positional.index(name) for name in common or ()))
+
+
+def _record_called_parameters_per_element(checker, scope, positional) -> None:
+    """A top-level function whose every `return` is a tuple display of one length
+    (`return d_loss, g_loss`): per element, the parameters called, with gradients
+    on, to compute it in every return (`def loss_nonsaturating(d, g, x_real)`:
+    `g_loss` from `d(g(z))`), so that `d_loss, g_loss = loss_nonsaturating(D, G, x)`
+    makes `g_loss` a value computed by `D` and `G` (``_dependencies``).  Any other
+    return (a name, a starred element, another length) leaves the function out."""
+    per_element = checker.notes.setdefault("ADL003 called parameters per element", {})
+    if scope.name in per_element:  # defined twice in the file
+        per_element[scope.name] = ()
+        return
+    common = None
+    for seq, value in scope.return_values:
+        if not isinstance(value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in value.elts) or \
+                (common is not None and len(common) != len(value.elts)):
+            per_element[scope.name] = ()
+            return
+        called = [_parameters_called(checker, scope, e, seq, positional) for e in value.elts]
+        common = called if common is None else [a & b for a, b in zip(common, called)]
+    per_element[scope.name] = tuple(tuple(sorted(positional.index(n) for n in c)) for c in common or ())
 
 
 def _parameters_called(checker, scope, value, at, positional) -> set:
@@ -736,6 +760,19 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
             if checker.summaries.passes_arguments(n.value, owner, n.slice.value):
                 stack.extend(n.value.args)
                 stack.extend(k.value for k in n.value.keywords)
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
+                isinstance(n.slice.value, int) and isinstance(n.value, ast.Call) and \
+                isinstance(n.value.func, ast.Name) and \
+                0 <= n.slice.value < len((checker.notes.get("ADL003 called parameters per element") or {})
+                                         .get(n.value.func.id, ())):
+            # `d_loss, g_loss = loss_nonsaturating(D, G, x)`: the element was computed by
+            # calling what the caller passes at these positions; the call is read on
+            per_element = checker.notes["ADL003 called parameters per element"][n.value.func.id]
+            for position in per_element[n.slice.value]:
+                arg = n.value.args[position] if position < len(n.value.args) else None
+                if isinstance(arg, (ast.Name, ast.Attribute)):
+                    modules.append(checker.text(arg))
+            stack.append(n.value)
         elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
                 isinstance(n.slice.value, int) and _held_forward_modules(checker, n.value, n.slice.value, owner):
             # `curr_q1, curr_q2 = self.critic(s, a)`: the second value comes from the
@@ -876,7 +913,7 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
             continue
         seen.add((name, entry[0]))
         bseq, value, grad_off = entry
-        value = _value_of(scope, name, entry)
+        value = _value_of(scope, name, entry, checker)
         if bseq < step and _is_parameter_binding(scope, name, entry) and not _owned(name, owners):
             given = _from_callers(checker, scope, name, owners)
             if given is not None and not _freed(checker, scope, (name, bseq), at):
@@ -941,13 +978,39 @@ def _freed_by_its_last_run(checker, scope, name, value, when, recv, at, freeing_
 _CONTAINER_BUILDERS = frozenset("list tuple dict set zip map filter sorted reversed enumerate iter".split())
 
 
-def _value_of(scope, name, entry):
+def _value_of(scope, name, entry, checker=None):
     """What the binding ``entry`` of ``name`` gave it: its value, or for a `for`
     target the iterable its elements come from (`for pred, gold in zip(preds,
-    golds)`: `preds`)."""
+    golds)`: `preds`).  A name unpacked from a call of a same-file function that
+    returns a tuple display (`d_loss, g_loss = losses(d, g, x)`) gets its element,
+    `losses(d, g, x)[1]`, so that only what that element was computed from is
+    followed (``_record_called_parameters_per_element``)."""
     if entry[1] is not None:
+        if checker is not None and isinstance(entry[1], ast.Call) and isinstance(entry[1].func, ast.Name) \
+                and (checker.notes.get("ADL003 called parameters per element") or {}).get(entry[1].func.id):
+            return _unpacked_element(checker, name, entry[1])
         return entry[1]
     return scope.iterated.get((name, entry[0]))
+
+
+def _unpacked_element(checker, name, call):
+    """``call[i]`` when ``call`` is the value of an assignment to a flat tuple or list
+    of names whose i-th is ``name`` (no starred target); ``call`` otherwise."""
+    targets = checker.notes.get("ADL003 unpacked calls")
+    if targets is None:
+        targets = checker.notes["ADL003 unpacked calls"] = {}
+        for node in ast.walk(checker.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], (ast.Tuple, ast.List)) and isinstance(node.value, ast.Call) and \
+                    all(isinstance(e, ast.Name) for e in node.targets[0].elts):
+                targets[id(node.value)] = (node.value, [e.id for e in node.targets[0].elts], {})
+    found = targets.get(id(call))
+    if found is None or found[0] is not call or found[1].count(name) != 1:
+        return call
+    i = found[1].index(name)
+    if i not in found[2]:
+        found[2][i] = ast.copy_location(ast.Subscript(value=call, slice=ast.Constant(i), ctx=ast.Load()), call)
+    return found[2][i]
 
 
 def _carried(checker, scope, name, start, step_seq, owners):
@@ -1000,10 +1063,10 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
                 given = _from_callers(checker, scope, n, owners)
                 if given is not None:
                     return given[1], (n, entry[0])
-            if entry is not None and _value_of(scope, n, entry) is not None and not entry[2] \
+            if entry is not None and _value_of(scope, n, entry, checker) is not None and not entry[2] \
                     and (n, entry[0]) not in seen:
                 seen.add((n, entry[0]))
-                work.append((_value_of(scope, n, entry), entry[0], n))
+                work.append((_value_of(scope, n, entry, checker), entry[0], n))
                 # a list bound empty and filled: `log_probs = []`, `log_probs.append(...)`
                 if isinstance(entry[1], (ast.List, ast.Tuple)) and not entry[1].elts:
                     work += [(value, seq, n) for seq, value in _appended(checker, scope, n, entry[0], when)]
