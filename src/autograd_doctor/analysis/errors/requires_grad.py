@@ -992,19 +992,29 @@ def _parametrized_element_of_loop(frame, filename: str, loop: ast.For, tensor):
         return None
     module_text, attribute = text_of(filename, element.value), element.attr
     original = f"{module_text}.parametrizations.{attribute}.original"
+    return _recomputed_read_diagnosis(
+        filename, loop, element, leaf=original,
+        read_note=f"{module_text}.{attribute} is computed by a parametrization at each access: a new tensor",
+        computed=f"{module_text}.{attribute} is recomputed from {original} (and the parametrization) each time it is read",
+        source=f"the parameter the parametrization computes {module_text}.{attribute} from",
+        module_text=module_text)
+
+
+def _recomputed_read_diagnosis(filename, loop, element, *, leaf, read_note, computed, source, module_text):
+    """AD309's diagnosis for a hand-written update loop that reads `element`, an attribute computed
+    anew at each read (a parametrization, a property) from the leaf `leaf`: the loop's element is
+    replaced by the leaf, the one whose .grad backward() fills."""
     location = statement_location(filename, loop)
     location.end_line, location.end_column = loop.iter.end_lineno, loop.iter.end_col_offset + 1
     location.role = "read"
-    location.note = (f"{module_text}.{attribute} is computed by a parametrization at each access: a new tensor, "
-                     f"not the leaf that gets the gradient")
-    notes = [f"{module_text}.{attribute} is recomputed from {original} (and the parametrization) each time it is "
-             f"read; backward() fills {original}.grad, and the tensor read here (under no_grad, or after backward) "
-             "has no .grad"]
-    change = line_change(filename, loop.lineno, text_of(filename, element), original, (
-        f"update {original}, the parameter the parametrization computes {module_text}.{attribute} from: it is the "
-        "leaf that has the gradient, as an optimizer given the module's parameters() would update it"))
+    location.note = f"{read_note}, not the leaf that gets the gradient"
+    notes = [f"{computed}; backward() fills {leaf}.grad, and the tensor read here (under no_grad, or after "
+             "backward) has no .grad"]
+    change = line_change(filename, loop.lineno, text_of(filename, element), leaf, (
+        f"update {leaf}, {source}: it is the leaf that has the gradient, as an optimizer given the module's "
+        "parameters() would update it"))
     helps = [change] if change is not None else []
-    helps.append(Suggestion(f"or give {module_text}.parameters() to a torch.optim optimizer, which holds {original}"))
+    helps.append(Suggestion(f"or give {module_text}.parameters() to a torch.optim optimizer, which holds {leaf}"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
 
 
@@ -1086,20 +1096,13 @@ def _property_element_of_loop(frame, filename: str, loop: ast.For, tensor):
         return None  # no evidence that backward() filled the parameter's gradient
     module_text, attribute = text_of(filename, element.value), element.attr
     leaf = f"{module_text}.{parameter_name}"
-    location = statement_location(filename, loop)
-    location.end_line, location.end_column = loop.iter.end_lineno, loop.iter.end_col_offset + 1
-    location.role = "read"
-    location.note = (f"{module_text}.{attribute} is a property: each read computes a new tensor from {leaf}, "
-                     "not the leaf that gets the gradient")
-    notes = [f"{module_text}.{attribute} is computed from {leaf} each time it is read (a @property of "
-             f"{type(owner).__name__}); backward() fills {leaf}.grad, and the tensor read here (under no_grad, or "
-             "after backward) has no .grad"]
-    change = line_change(filename, loop.lineno, text_of(filename, element), leaf, (
-        f"update {leaf}, the parameter the property computes {module_text}.{attribute} from: it is the leaf that "
-        "has the gradient, as an optimizer given the module's parameters() would update it"))
-    helps = [change] if change is not None else []
-    helps.append(Suggestion(f"or give {module_text}.parameters() to a torch.optim optimizer, which holds {leaf}"))
-    return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
+    return _recomputed_read_diagnosis(
+        filename, loop, element, leaf=leaf,
+        read_note=f"{module_text}.{attribute} is a property: each read computes a new tensor from {leaf}",
+        computed=(f"{module_text}.{attribute} is computed from {leaf} each time it is read (a @property of "
+                  f"{type(owner).__name__})"),
+        source=f"the parameter the property computes {module_text}.{attribute} from",
+        module_text=module_text)
 
 
 def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | None:
