@@ -734,6 +734,9 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
     if parametrized is not None:
         return _parametrized_requires_grad(location, parametrized, turning_on)
+    recomputed = _legacy_reparametrized_attribute(context, target) if turning_on or turning_off else None
+    if recomputed is not None:
+        return _legacy_reparametrized_requires_grad(location, recomputed, turning_on)
     part = _part_of_a_trained_leaf(context, filename, target) if turning_off else None
     if part is not None:
         return _freeze_part_with_hook(location, *part)
@@ -1116,6 +1119,50 @@ def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | 
     if not isinstance(module, torch.nn.Module) or not parametrize.is_parametrized(module, target.attr):
         return None
     return ast.unparse(target.value), target.attr
+
+
+def _legacy_reparametrized_attribute(context: ErrorContext, target) -> tuple[str, str, str, list[str]] | None:
+    """(module text, attribute, helper, leaf names) when `target` is `module.attr` that the legacy
+    torch.nn.utils.weight_norm / spectral_norm recomputes from parameters of the module before each
+    forward (a forward pre-hook of theirs, for that attribute, is registered on the module object):
+    the flag that decides whether it trains is the flag of those parameters (`attr_g` and `attr_v`,
+    or `attr_orig`), each checked to be a parameter of the module."""
+    import torch
+    from torch.nn.utils.spectral_norm import SpectralNorm
+    from torch.nn.utils.weight_norm import WeightNorm
+
+    if not isinstance(target, ast.Attribute):
+        return None
+    user = context.innermost_user()
+    module = value_of(user[0], target.value) if user is not None else None
+    if not isinstance(module, torch.nn.Module):
+        return None
+    for hook in module._forward_pre_hooks.values():
+        if isinstance(hook, WeightNorm) and hook.name == target.attr:
+            helper, leaves = "weight_norm", [f"{target.attr}_g", f"{target.attr}_v"]
+        elif isinstance(hook, SpectralNorm) and hook.name == target.attr:
+            helper, leaves = "spectral_norm", [f"{target.attr}_orig"]
+        else:
+            continue
+        parameters = dict(module.named_parameters(recurse=False))
+        if all(leaf in parameters for leaf in leaves):
+            return ast.unparse(target.value), target.attr, helper, leaves
+        return None
+    return None
+
+
+def _legacy_reparametrized_requires_grad(location, recomputed, turning_on: bool):
+    """AD115 on a weight of the legacy weight_norm / spectral_norm: the flag is set on the
+    parameters it is recomputed from before every forward."""
+    module, attribute, helper, leaves = recomputed
+    flag = "True" if turning_on else "False"
+    listed = " and ".join(f"{module}.{leaf}" for leaf in leaves)
+    location.note = (f"{module}.{attribute} is recomputed from {listed} before every forward by "
+                     f"torch.nn.utils.{helper}, so it is not a leaf")
+    notes = [f"{listed} are the parameters that train; a detached {attribute} would be replaced at the next forward"]
+    helps = [statement_change(location, f"set the flag on the parameters {helper} computes {module}.{attribute} from",
+                              "\n".join(f"{module}.{leaf}.requires_grad_({flag})" for leaf in leaves))]
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
 def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning_on: bool):

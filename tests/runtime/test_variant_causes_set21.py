@@ -1,0 +1,116 @@
+"""Causes found by held-out variants set 21 (docs/errors.md, "Held-out variants", set 21), each tested on
+another program of the same cause (not the variant) and on a correct near-twin.
+
+AD115: `conv.weight.requires_grad_(False)` on a layer under the legacy torch.nn.utils.weight_norm (or
+spectral_norm) got the help to detach the computed weight: the legacy helpers recompute the weight from
+`weight_g`/`weight_v` (`weight_orig`) in a forward pre-hook before every forward, so the detached weight
+is replaced at the next forward and the layer went on training (a wrong help). (The legacy
+spectral_norm's weight is a plain tensor until the first forward: freezing it then raises nothing.) The hook registered on
+the module object for that attribute is found, and the flag is set on the parameters it computes from."""
+
+from __future__ import annotations
+
+from helpers import apply_help, run_as_script, run_plain, run_program
+
+LEGACY_WEIGHT_NORM_CRITIC = """
+    import torch
+    from torch import nn
+    from torch.nn.utils import weight_norm
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([weight_norm(nn.Linear(3, 4), name="weight", dim=0), nn.Linear(4, 1)])
+            self.layers[0].weight.requires_grad = False  # FREEZE
+
+        def forward(self, x):
+            return self.layers[1](torch.tanh(self.layers[0](x)))
+
+    torch.manual_seed(0)
+    critic = Critic()
+    loss = critic(torch.randn(5, 3)).mean()
+    loss.backward()
+    result = critic
+"""
+
+
+def test_a_legacy_weight_norm_weight_in_init_gets_its_g_and_v(tmp_path):
+    outcome = run_as_script(tmp_path, LEGACY_WEIGHT_NORM_CRITIC)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD115", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("FREEZE")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")["result"]
+    layer = fixed.layers[0]
+    assert layer.weight_g.grad is None and layer.weight_v.grad is None
+    assert layer.bias.grad is not None and fixed.layers[1].weight.grad is not None
+
+
+LEGACY_SPECTRAL_NORM_CRITIC = """
+    import torch
+    from torch import nn
+    from torch.nn.utils import spectral_norm
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(spectral_norm(nn.Linear(3, 4)), nn.LeakyReLU(0.2),
+                                      spectral_norm(nn.Linear(4, 1)))
+
+        def freeze_first(self):
+            self.body[0].weight.requires_grad = False  # FREEZE
+
+    torch.manual_seed(0)
+    critic = Critic()
+    x = torch.randn(5, 3)
+    warm_up = critic.body(x).mean().item()
+    critic.freeze_first()
+    loss = critic.body(x).mean()
+    loss.backward()
+    result = critic
+"""
+
+
+def test_a_legacy_spectral_norm_weight_gets_the_parameter_it_is_recomputed_from(tmp_path):
+    outcome = run_as_script(tmp_path, LEGACY_SPECTRAL_NORM_CRITIC)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD115", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("FREEZE")
+    assert diagnosis.help[0].replacement == "self.body[0].weight_orig.requires_grad_(False)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")["result"]
+    assert fixed.body[0].weight_orig.grad is None
+    assert fixed.body[0].bias.grad is not None and fixed.body[2].weight_orig.grad is not None
+
+
+def test_the_legacy_weight_norm_frozen_on_its_parameters_stays_silent(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+        from torch.nn.utils import weight_norm
+
+        torch.manual_seed(0)
+        conv = weight_norm(nn.Conv1d(2, 3, 3, padding=1))
+        conv.weight_g.requires_grad_(False)
+        conv.weight_v.requires_grad_(False)
+        loss = conv(torch.randn(2, 2, 6)).pow(2).mean()
+        loss.backward()
+        frozen = conv.weight_g.grad is None and conv.weight_v.grad is None
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_computed_weight_without_the_legacy_hook_keeps_the_detach_help(tmp_path):
+    source = """
+        import torch
+
+        torch.manual_seed(0)
+        base = torch.randn(3, 3, requires_grad=True)
+        weight = base * 2.0
+        weight.requires_grad_(False)  # FREEZE
+    """
+    outcome = run_as_script(tmp_path, source)
+    assert outcome.diagnosis.code == "AD115"
+    assert outcome.diagnosis.primary.line == outcome.line("FREEZE")
+    assert "weight_g" not in (outcome.diagnosis.help[0].replacement or "")
+    assert "_orig" not in (outcome.diagnosis.help[0].replacement or "")
+
