@@ -10,6 +10,8 @@ the module object for that attribute is found, and the flag is set on the parame
 
 from __future__ import annotations
 
+import torch
+
 from helpers import apply_help, run_as_script, run_plain, run_program
 
 LEGACY_WEIGHT_NORM_CRITIC = """
@@ -114,3 +116,76 @@ def test_a_computed_weight_without_the_legacy_hook_keeps_the_detach_help(tmp_pat
     assert "weight_g" not in (outcome.diagnosis.help[0].replacement or "")
     assert "_orig" not in (outcome.diagnosis.help[0].replacement or "")
 
+
+
+# AD301: `with torch.set_grad_enabled(phase == "training"):` (an expression, not a constant) that ran
+# with gradients off was not seen as the cut ("check the function called here", advice at the loss
+# line): the run's record of the user's set_grad_enabled calls now tells which header turned them off.
+# When the function calls backward() only under `if phase == "train":`, the header compares the same
+# name with another string: the help compares it with the backward's spelling.
+
+TRAINER_MODE_SPELLED_APART = """
+    import torch
+    from torch import nn
+
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            self.mode = "fit"
+
+        def step(self, x, y):
+            with torch.set_grad_enabled(self.mode == "train"):  # HEADER
+                out = self.model(x)
+                loss = (out - y).abs().mean()
+            if self.mode == "fit":
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            return loss.item()
+
+    torch.manual_seed(0)
+    trainer = Trainer(nn.Linear(3, 2))
+    history = [trainer.step(torch.randn(4, 3), torch.randn(4, 2)) for _ in range(2)]
+    result = trainer.model
+"""
+
+
+def test_a_grad_switch_comparing_another_spelling_gets_the_backward_s_spelling(tmp_path):
+    outcome = run_as_script(tmp_path, TRAINER_MODE_SPELLED_APART)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("HEADER")
+    assert diagnosis.help[0].replacement == 'with torch.set_grad_enabled(self.mode == "fit"):'
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    twin = run_plain(tmp_path, TRAINER_MODE_SPELLED_APART.replace('self.mode == "train"', "True"), "twin.py")
+    assert fixed["history"] == twin["history"]
+    for mine, theirs in zip(fixed["result"].parameters(), twin["result"].parameters()):
+        assert torch.equal(mine, theirs) and torch.equal(mine.grad, theirs.grad)
+
+
+def test_the_same_spelling_in_both_places_stays_silent(tmp_path):
+    source = TRAINER_MODE_SPELLED_APART.replace('self.mode == "train"', 'self.mode == "fit"')
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_grad_switch_off_with_backward_outside_a_branch_names_the_block_without_a_spelling(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+
+        def step(model, x, phase):
+            with torch.set_grad_enabled(phase == "training"):
+                loss = model(x).pow(2).mean()  # LOSS
+            loss.backward()
+
+        torch.manual_seed(0)
+        step(nn.Linear(3, 1), torch.randn(4, 3), "train")
+    """
+    outcome = run_as_script(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301"
+    assert diagnosis.primary.line == outcome.line("LOSS")
+    assert all("compare phase" not in h.message for h in diagnosis.help)
+    assert "set_grad_enabled" in diagnosis.help[0].message
