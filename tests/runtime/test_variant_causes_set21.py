@@ -189,3 +189,51 @@ def test_a_grad_switch_off_with_backward_outside_a_branch_names_the_block_withou
     assert diagnosis.primary.line == outcome.line("LOSS")
     assert all("compare phase" not in h.message for h in diagnosis.help)
     assert "set_grad_enabled" in diagnosis.help[0].message
+
+
+# AD308: `for p in params: p -= lr * p.grad` where params = [init_weight(4, 8), ...] and init_weight()
+# returns `torch.randn(..., requires_grad=True) / math.sqrt(fan_in)`: the non-leaf was made by the
+# helper's return, which was not followed (advice at the update). The list's element is found by
+# identity, the helper through the called object, and its one `return` gets requires_grad_() last.
+
+HELPER_RETURNS_CONVERTED = """
+    import torch
+
+    def make_param(rows, cols):
+        return torch.randn(rows, cols, requires_grad=True).double()  # RETURN
+
+    torch.manual_seed(0)
+    weights = (make_param(3, 2), make_param(2, 1))
+    x = torch.randn(5, 3, dtype=torch.float64)
+    losses = []
+    for _ in range(2):
+        loss = (x @ weights[0] @ weights[1]).pow(2).mean()
+        loss.backward()
+        with torch.no_grad():
+            for w in weights:
+                w.sub_(0.05 * w.grad)  # UPDATE
+                w.grad = None
+        losses.append(loss.item())
+    result = [w.detach().clone() for w in weights]
+"""
+
+
+def test_a_helper_s_return_that_is_not_a_leaf_is_named_and_made_a_leaf(tmp_path):
+    outcome = run_as_script(tmp_path, HELPER_RETURNS_CONVERTED)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD308", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RETURN")
+    assert diagnosis.help[0].replacement == "return torch.randn(rows, cols).double().requires_grad_()"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    twin = run_plain(tmp_path, HELPER_RETURNS_CONVERTED.replace(
+        "torch.randn(rows, cols, requires_grad=True).double()",
+        "torch.randn(rows, cols).double().detach().requires_grad_()"), "twin.py")
+    assert fixed["losses"] == twin["losses"]
+    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], twin["result"]))
+
+
+def test_a_helper_returning_a_leaf_stays_silent(tmp_path):
+    source = HELPER_RETURNS_CONVERTED.replace("torch.randn(rows, cols, requires_grad=True).double()",
+                                              "torch.randn(rows, cols).double().requires_grad_()")
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
