@@ -237,3 +237,51 @@ def test_a_helper_returning_a_leaf_stays_silent(tmp_path):
                                               "torch.randn(rows, cols).double().requires_grad_()")
     outcome = run_program(tmp_path, source)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# AD235: `jacobian(f, x, strict=True)` of a function whose returned value is computed inside its own
+# `with torch.no_grad():` block got advice at the `return`; the block that computed the returned name
+# is named and dropped (its body dedented).
+
+VJP_OF_BLOCK_OFF = """
+    import torch
+    from torch.autograd.functional import vjp
+
+    def energy_direction(x):
+        scale = x.pow(2).sum()
+        with torch.set_grad_enabled(False):  # BLOCK
+            centred = x - x.mean()
+            out = centred.pow(2) * scale
+        return out
+
+    x = torch.linspace(-1.0, 1.0, 4)
+    value, gradient = vjp(energy_direction, x, torch.ones(4), strict=True)
+"""
+
+
+def test_the_grad_off_block_that_computes_the_returned_value_is_dropped(tmp_path):
+    outcome = run_as_script(tmp_path, VJP_OF_BLOCK_OFF)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("BLOCK")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    x = torch.linspace(-1.0, 1.0, 4).requires_grad_()
+    expected = ((x - x.mean()).pow(2) * x.pow(2).sum()).sum()
+    (grad,) = torch.autograd.grad(expected, x)
+    assert torch.allclose(fixed["gradient"], grad)
+
+
+def test_a_grad_off_block_whose_value_is_not_returned_stays_silent(tmp_path):
+    source = """
+        import torch
+        from torch.autograd.functional import jacobian
+
+        def f(x):
+            with torch.no_grad():
+                norm = x.norm()
+            return x * 2.0 + norm
+
+        jac = jacobian(f, torch.ones(3), strict=True)
+    """
+    outcome = run_program(tmp_path, source)
+    assert outcome.error is None and not outcome.diagnoses
