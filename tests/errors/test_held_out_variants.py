@@ -270,6 +270,11 @@ NOT_YET = {
     # AD105: a view returned by a @torch.no_grad() reader, written in place; whether the write should
     # reach the table is the user's: advice.
     "memory_window_read_under_no_grad_then_blended": (True, "advice"),
+    # Set 21 (causes in docs/errors.md, set 21). AD236 expands the tangent at the jvp call (right); the
+    # variant marks the line that draws the direction.
+    "gru_sequence_tangent_without_batch_dimension": (False, "right"),
+    # AD239 converts the tangent at the jvp call (right); the variant marks the torch.where that makes it.
+    "positive_feature_direction_built_with_integer_where": (False, "right"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

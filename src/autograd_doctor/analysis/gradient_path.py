@@ -192,15 +192,30 @@ def _turns_grad_off(call: ast.expr) -> bool:
         and call.args[0].value is False
 
 
-def _grad_off_item(block: ast.With) -> ast.withitem:
+def _ran_grad_off(call: ast.expr, filename: str | None) -> bool:
+    """`with torch.set_grad_enabled(<expression>):` whose expression was false when the block was
+    last entered, by the run's record of the user's set_grad_enabled calls (the most recent one
+    made on the header's lines, as a `with` item); never evaluated here."""
+    if filename is None or not isinstance(call, ast.Call) or call_name(call) != "set_grad_enabled" \
+            or len(call.args) != 1 or isinstance(call.args[0], ast.Constant):
+        return False
+    for switch in switches.grad_switches():
+        if switch.site.code.co_filename == filename and call.lineno <= switch.site.lineno <= call.end_lineno:
+            return switch.context_manager and not switch.enabled
+    return False
+
+
+def _grad_off_item(block: ast.With, filename: str | None = None) -> ast.withitem:
     """The item of a `with` statement that turns gradients off (the first item when none is found)."""
-    return next((item for item in block.items if _turns_grad_off(item.context_expr)), block.items[0])
+    return next((item for item in block.items if _turns_grad_off(item.context_expr)
+                 or _ran_grad_off(item.context_expr, filename)), block.items[0])
 
 
-def _no_grad_context(stmt: ast.stmt, parents: dict) -> ast.With | None:
+def _no_grad_context(stmt: ast.stmt, parents: dict, filename: str | None = None) -> ast.With | None:
     node = parents.get(stmt)
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(node, ast.With) and any(_turns_grad_off(item.context_expr) for item in node.items):
+        if isinstance(node, ast.With) and any(_turns_grad_off(item.context_expr)
+                                              or _ran_grad_off(item.context_expr, filename) for item in node.items):
             return node
         node = parents.get(node)
     return None
@@ -299,9 +314,10 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
             # `coords = 2.0 * coords.float() / (bins - 1) - 1.0`: the name's only tensor input is its
             # own earlier value; the cut lies where that one was made.
             inputs = inputs + [name]
-        context = _no_grad_context(statement, scope.parents)
+        context = _no_grad_context(statement, scope.parents, filename)
         if context is not None:
-            marks.insert(0, CutMark("no_grad", statement, segment(filename, _grad_off_item(context).context_expr),
+            marks.insert(0, CutMark("no_grad", statement,
+                                    segment(filename, _grad_off_item(context, filename).context_expr),
                                     context))
         current = frame_locals is not None and _statement_is_current(scope, statement, name, use_line)
         result = frame_locals.get(name) if current else None
@@ -630,11 +646,67 @@ def _dedented(line: str, columns: int) -> str:
     return line[columns:] if line[:columns].strip() == "" else line.lstrip()
 
 
+def _string_test(test: ast.expr) -> tuple[str, str] | None:
+    """(the name's text, the string) of `name == "text"` (a name or an attribute chain)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) \
+            and isinstance(test.left, (ast.Name, ast.Attribute)) and isinstance(test.comparators[0], ast.Constant) \
+            and isinstance(test.comparators[0].value, str):
+        return ast.unparse(test.left), test.comparators[0].value
+    return None
+
+
+def _spelled_apart(filename: str, block: ast.With) -> tuple[Suggestion, Location] | None:
+    """(help, header location) for `with torch.set_grad_enabled(phase == "training"):` that ran with
+    gradients off while the statement it holds was backpropagated: the block's function calls
+    backward() only inside `if phase == "train":`, so the backward that ran saw phase == "train",
+    and the header compares the same name with another string. The header compares with the
+    spelling the backward's branch uses (one spelling only; none when the function has several)."""
+    from autograd_doctor.analysis.errors.build import line_change
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    item = _grad_off_item(block, filename).context_expr
+    if not (isinstance(item, ast.Call) and call_name(item) == "set_grad_enabled" and len(item.args) == 1):
+        return None
+    header = _string_test(item.args[0])
+    if header is None or item.lineno != item.end_lineno:
+        return None
+    tree = parse_file(filename)
+    function = enclosing_function(tree, block.lineno) if tree is not None else None
+    if function is None:
+        return None
+    spellings, lines = set(), []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.If):
+            continue
+        test = _string_test(node.test)
+        runs_backward = any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == "backward" for stmt in node.body for call in ast.walk(stmt))
+        if runs_backward and test is not None and test[0] == header[0]:
+            spellings.add(test[1])
+            lines.append(node.lineno)
+    if len(spellings) != 1 or header[1] in spellings:
+        return None
+    other = spellings.pop()
+    old, new = ast.unparse(item.args[0]), f"{header[0]} == {other!r}"
+    if old not in source_line(filename, block.lineno):
+        old, new = old.replace("'", '"'), new.replace("'", '"')
+    help = line_change(filename, block.lineno, old, new,
+                       f"compare {header[0]} with {other!r}, the value backward() runs for (line {lines[0]}): "
+                       f"{header[0]} == {header[1]!r} was false here, so the block ran with gradients off")
+    if help is None:
+        return None
+    return help, help.location
+
+
 def cut_suggestions(cut: Cut) -> list[Suggestion]:
     filename, statement, mark = cut.filename, cut.statement, cut.mark
     location = statement_location(filename, statement)
     node = mark.node
     suggestions: list[Suggestion] = []
+    spelled = _spelled_apart(filename, mark.context) if mark.kind == "no_grad" and isinstance(
+        mark.context, ast.With) else None
+    if spelled is not None:
+        suggestions.append(spelled[0])
     if mark.kind == "detach" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         kept = segment(filename, node.func.value)
         replaced = replace_node_text(filename, statement, node, kept)
@@ -759,7 +831,14 @@ def cut_diagnosis(cut: Cut, severity: str, backward_site: Site | None, title: st
         primary.end_column = cut.mark.node.end_col_offset
         primary.end_line = cut.mark.node.end_lineno
     related = []
-    if cut.mark.kind == "no_grad" and cut.mark.context is not None:
+    spelled = _spelled_apart(cut.filename, cut.mark.context) if cut.mark.kind == "no_grad" and isinstance(
+        cut.mark.context, ast.With) else None
+    if spelled is not None:
+        # The line to change is the header, whose comparison was false where backward() ran.
+        related.append(primary)
+        primary = replace(spelled[1], role="cut", note="gradient recording is off in this block: "
+                                                      "its comparison was false when it ran")
+    elif cut.mark.kind == "no_grad" and cut.mark.context is not None:
         related.append(statement_location(cut.filename, cut.mark.context, role="no_grad",
                                           note="gradient recording is off in this block"))
         related[-1].end_line, related[-1].end_column = related[-1].line, None

@@ -231,6 +231,47 @@ def _grad_off_decorator(function: ast.FunctionDef) -> ast.expr | None:
     return None
 
 
+def _grad_off_block_making(filename: str, function: ast.FunctionDef, returned: ast.Return) -> ast.With | None:
+    """The `with torch.no_grad():` (inference_mode, set_grad_enabled(False)) block of the function, of
+    one item and no `as`, that holds the last assignment of the name it returns (`return h`): what
+    is computed there has no graph, whatever it reads."""
+    from autograd_doctor.analysis.grad_off_blocks import _turns_grad_off
+
+    if not isinstance(returned.value, ast.Name):
+        return None
+    made = last_assignment(filename, returned.value.id, returned.lineno)
+    if made is None or not function.lineno <= made.lineno <= function.end_lineno:
+        return None
+    blocks = [node for node in ast.walk(function) if isinstance(node, ast.With) and len(node.items) == 1
+              and node.items[0].optional_vars is None and _turns_grad_off(node.items[0].context_expr)
+              and any(made is statement for statement in node.body)]
+    return blocks[0] if len(blocks) == 1 else None
+
+
+def _grad_off_block_diagnosis(filename: str, function: ast.FunctionDef, returned: ast.Return, block: ast.With,
+                              notes: list[str]):
+    """AD235 at the grad-off block that computed what the function returns; the help runs its body
+    with gradients on (the block's lines dedented): the same values, now with their graph."""
+    name = returned.value.id
+    spelled = text_of(filename, block.items[0].context_expr)
+    location = statement_location(filename, block, role="cut",
+                                  note=f"{name}, which {function.name}() returns, is computed inside `with {spelled}:`, "
+                                       "so it has no graph")
+    location.end_line, location.end_column = location.line, None
+    body = []
+    for line in range(block.body[0].lineno, block.end_lineno + 1):
+        text = source_line(filename, line)
+        indent = len(text) - len(text.lstrip())
+        if text.strip() and indent < block.body[0].col_offset:
+            return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes,
+                             help=[Suggestion(f"compute {name} outside the `with {spelled}:` block")])
+        body.append(text[block.body[0].col_offset:].rstrip() if text.strip() else "")
+    change = statement_change(statement_location(filename, block),
+                              f"compute {name} with gradients on (drop the `with {spelled}:` line): the same values, "
+                              "with the graph the transform differentiates", "\n".join(body))
+    return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=[change])
+
+
 def strict_output_without_grad(context: ErrorContext, already):
     found = _user_function(context, _FUNCTIONAL_FUNCTIONS)
     if found is None:
@@ -282,6 +323,9 @@ def strict_output_without_grad(context: ErrorContext, already):
         helps = [statement_change(location, "build the vector with torch.stack, which keeps each element's graph "
                                   "(the same values when the elements are single numbers)", new)]
         return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
+    block = _grad_off_block_making(filename, function, returned)
+    if block is not None:
+        return _grad_off_block_diagnosis(filename, function, returned, block, notes)
     location = statement_location(filename, returned, note="what the function returns does not depend on its input "
                                   "through operations autograd records")
     helps = [Suggestion("look for what cuts the path between the input and this value: torch.tensor(...) of "

@@ -734,6 +734,9 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
     if parametrized is not None:
         return _parametrized_requires_grad(location, parametrized, turning_on)
+    recomputed = _legacy_reparametrized_attribute(context, target) if turning_on or turning_off else None
+    if recomputed is not None:
+        return _legacy_reparametrized_requires_grad(location, recomputed, turning_on)
     part = _part_of_a_trained_leaf(context, filename, target) if turning_off else None
     if part is not None:
         return _freeze_part_with_hook(location, *part)
@@ -1119,6 +1122,50 @@ def _parametrized_attribute(context: ErrorContext, target) -> tuple[str, str] | 
     if not isinstance(module, torch.nn.Module) or not parametrize.is_parametrized(module, target.attr):
         return None
     return ast.unparse(target.value), target.attr
+
+
+def _legacy_reparametrized_attribute(context: ErrorContext, target) -> tuple[str, str, str, list[str]] | None:
+    """(module text, attribute, helper, leaf names) when `target` is `module.attr` that the legacy
+    torch.nn.utils.weight_norm / spectral_norm recomputes from parameters of the module before each
+    forward (a forward pre-hook of theirs, for that attribute, is registered on the module object):
+    the flag that decides whether it trains is the flag of those parameters (`attr_g` and `attr_v`,
+    or `attr_orig`), each checked to be a parameter of the module."""
+    import torch
+    from torch.nn.utils.spectral_norm import SpectralNorm
+    from torch.nn.utils.weight_norm import WeightNorm
+
+    if not isinstance(target, ast.Attribute):
+        return None
+    user = context.innermost_user()
+    module = value_of(user[0], target.value) if user is not None else None
+    if not isinstance(module, torch.nn.Module):
+        return None
+    for hook in module._forward_pre_hooks.values():
+        if isinstance(hook, WeightNorm) and hook.name == target.attr:
+            helper, leaves = "weight_norm", [f"{target.attr}_g", f"{target.attr}_v"]
+        elif isinstance(hook, SpectralNorm) and hook.name == target.attr:
+            helper, leaves = "spectral_norm", [f"{target.attr}_orig"]
+        else:
+            continue
+        parameters = dict(module.named_parameters(recurse=False))
+        if all(leaf in parameters for leaf in leaves):
+            return ast.unparse(target.value), target.attr, helper, leaves
+        return None
+    return None
+
+
+def _legacy_reparametrized_requires_grad(location, recomputed, turning_on: bool):
+    """AD115 on a weight of the legacy weight_norm / spectral_norm: the flag is set on the
+    parameters it is recomputed from before every forward."""
+    module, attribute, helper, leaves = recomputed
+    flag = "True" if turning_on else "False"
+    listed = " and ".join(f"{module}.{leaf}" for leaf in leaves)
+    location.note = (f"{module}.{attribute} is recomputed from {listed} before every forward by "
+                     f"torch.nn.utils.{helper}, so it is not a leaf")
+    notes = [f"{listed} are the parameters that train; a detached {attribute} would be replaced at the next forward"]
+    helps = [statement_change(location, f"set the flag on the parameters {helper} computes {module}.{attribute} from",
+                              "\n".join(f"{module}.{leaf}.requires_grad_({flag})" for leaf in leaves))]
+    return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
 def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning_on: bool):
@@ -1840,6 +1887,18 @@ def grad_of_non_leaf(context: ErrorContext, already):
                 made_location, f"list {module_text}'s parameters instead: they are the leaves behind the attributes "
                                "listed, and backward() fills their .grad",
                 f"{ast.unparse(assignment.targets[0])} = list({module_text}.parameters())")])
+    returned = _returned_by_helper(frame, filename, name, line, tensor) if made is None and name.isidentifier() \
+        else None
+    if returned is not None:
+        helper_file, function, statement, new_value = returned
+        made_location = statement_location(helper_file, statement, role="made",
+                                           note=f"{function}() returns a tensor computed ({node_name}) from the one "
+                                                "that asked for gradients: not a leaf")
+        notes.append(f"{name} is an element of a list of {function}() results; backward() fills the .grad of the "
+                     f"tensor {function}() made with requires_grad=True, not of the one it returns")
+        return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, [statement_change(
+            made_location, f"ask for gradients last, on the tensor {function}() returns: it is then a leaf and "
+                           "backward() fills its .grad", f"return {new_value}")])
     if made is None:
         return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=[Suggestion(
             f"make {name} a leaf: create it with requires_grad=True on its final dtype and device, or call "
@@ -2504,6 +2563,57 @@ def _conversions_inside_parameter(made: ast.stmt) -> str | None:
         data = ast.Call(func=ast.Attribute(value=data, attr=conversion.func.attr, ctx=ast.Load()),
                         args=conversion.args, keywords=conversion.keywords)
     return ast.unparse(ast.Call(func=node.func, args=[data, *node.args[1:]], keywords=node.keywords))
+
+
+def _returned_by_helper(frame, filename: str, name: str, line: int, tensor):
+    """(helper's file, function name, its return statement, the returned value made a leaf) when
+    `name` is the target of the loop around `line` over a list (`for p in params:`), the element it
+    holds now is that very tensor (identity) and the list's one-line assignment made that element by
+    a call of a plain function of the user's files (`init_weight(4, 8)`) whose only `return` computes
+    it from a factory given requires_grad=True (`torch.randn(..., requires_grad=True) / s`). None
+    otherwise."""
+    import types
+
+    from autograd_doctor.recording.frames import is_internal_file
+
+    tree = parse_file(filename)
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.lineno < line <= node.end_lineno
+             and isinstance(node.target, ast.Name) and node.target.id == name] if tree is not None else []
+    loop = max(loops, key=lambda node: node.lineno) if loops else None
+    if loop is None or not isinstance(loop.iter, ast.Name):
+        return None
+    values = value_of(frame, loop.iter)
+    if not isinstance(values, (list, tuple)):
+        return None
+    indices = [i for i, value in enumerate(values) if value is tensor]
+    assignment = last_assignment(filename, loop.iter.id, loop.lineno)
+    if len(indices) != 1 or not (isinstance(assignment, ast.Assign) and len(assignment.targets) == 1
+                                 and isinstance(assignment.value, (ast.List, ast.Tuple))
+                                 and len(assignment.value.elts) == len(values)):
+        return None
+    call = assignment.value.elts[indices[0]]
+    function = value_of(frame, call.func) if isinstance(call, ast.Call) else None
+    if not isinstance(function, types.FunctionType) or is_internal_file(function.__code__.co_filename):
+        return None
+    helper_file = function.__code__.co_filename
+    helper_tree = parse_file(helper_file)
+    definition = next((node for node in ast.walk(helper_tree) if isinstance(node, ast.FunctionDef)
+                       and node.name == function.__name__ and node.lineno <= function.__code__.co_firstlineno
+                       <= node.body[0].lineno), None) if helper_tree is not None else None
+    if definition is None:
+        return None
+    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None or any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not definition
+            for node in ast.walk(definition)):
+        return None
+    made = ast.Assign(targets=[ast.Name("_", ast.Store())], value=returns[0].value, lineno=returns[0].lineno)
+    factories = [node for node in ast.walk(returns[0].value) if isinstance(node, ast.Call) and any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords)]
+    new_value = _leaf_value(helper_file, made) if len(factories) == 1 else None
+    if new_value is None:
+        return None
+    return helper_file, function.__name__, returns[0], new_value
 
 
 def _leaf_value(filename: str, made: ast.stmt) -> str | None:

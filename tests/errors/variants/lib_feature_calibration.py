@@ -1,0 +1,9 @@
+"""Per-feature scales from warm-up batches (helper of
+feature_scale_calibrated_under_inference_mode_in_lib)."""
+import torch
+
+
+@torch.inference_mode()  # PRIMARY
+def calibrate_scale(encoder, batches):
+    features = torch.cat([encoder(batch) for batch in batches])
+    return 1.0 / (features.std(dim=0) + 1e-5)
