@@ -177,3 +177,85 @@ def test_update_rule_from_the_gradient_keeps_no_grad_first(tmp_path):
     found = _diagnose(tmp_path, UPDATE_RULE)
     assert found.help[0].replacement.strip().startswith("with torch.no_grad():")
     assert not any("computed from w.grad" in note for note in found.notes)
+
+
+# Held-out set 32's miss (polyloss-pytorch#4): nothing requires grad, and the program reads the
+# gradient of the tensor it made with a factory. The line to change is the factory call.
+README_EXAMPLE = """
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+def poly1(logits, labels, epsilon=1.0):
+    pt = (F.one_hot(labels, 5) * F.softmax(logits, dim=-1)).sum(-1)
+    return (F.cross_entropy(logits, labels, reduction="none") + epsilon * (1 - pt)).mean()
+
+
+logits = torch.rand([6, 5])
+labels = torch.randint(0, 5, [6])
+loss = poly1(logits, labels)
+loss.backward()
+result = {"loss": loss.detach(), "grad": logits.grad.clone()}
+"""
+
+# Another shape, written before the fix was run: inside a function, linspace, the gradient read in
+# the return statement.
+SALIENCY = """
+import torch
+
+
+def input_saliency(weights, points):
+    pts = torch.linspace(-1.0, 1.0, points)
+    feats = torch.stack([pts, pts ** 2, torch.sin(pts)], dim=1)
+    energy = (feats @ weights).square().sum()
+    energy.backward()
+    return pts.grad.abs()
+
+
+w = torch.tensor([0.5, -1.0, 2.0])
+result = input_saliency(w, 5)
+"""
+
+# The gradient read is of a tensor the loss does not read: the generic AD301 stays.
+UNRELATED_READ = """
+import torch
+
+w = torch.zeros(3)
+x = torch.randn(3)
+loss = (x * 2).sum()
+loss.backward()
+result = w.grad
+"""
+
+
+def _diagnose_cut(tmp_path, source):
+    error = run_watched(write(tmp_path, textwrap.dedent(source), "program"))
+    assert error is not None
+    (found,) = [d for d in autograd_doctor.diagnoses_of(error) if d.code == "AD301"]
+    return found
+
+
+def test_factory_tensor_whose_gradient_is_read_gets_requires_grad_where_it_is_made(tmp_path):
+    for index, (source, old, new) in enumerate((
+            (README_EXAMPLE, "logits = torch.rand([6, 5])", "logits = torch.rand([6, 5], requires_grad=True)"),
+            (SALIENCY, "pts = torch.linspace(-1.0, 1.0, points)",
+             "pts = torch.linspace(-1.0, 1.0, points, requires_grad=True)"))):
+        folder = tmp_path / f"case{index}"
+        folder.mkdir()
+        found = _diagnose_cut(folder, source)
+        lines = textwrap.dedent(source).splitlines()
+        assert lines[found.primary.line - 1].strip() == old
+        assert found.help[0].replacement.strip() == new
+        _, expected = _correct(folder, source, old, new)
+        assert _close(_fixed_result(folder, found.help[0]), expected)
+        twin = folder / "twin"
+        twin.mkdir()
+        assert run_watched(write(twin, textwrap.dedent(source).replace(old, new), "program")) is None
+
+
+def test_gradient_read_of_a_tensor_the_loss_does_not_read_keeps_the_generic_help(tmp_path):
+    found = _diagnose_cut(tmp_path, UNRELATED_READ)
+    assert found.extra.get("cut") != "input_without_grad"
+    assert "requires_grad=True" not in (found.help[0].replacement or "")
