@@ -24,7 +24,7 @@ from autograd_doctor.analysis.naming import (
 )
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.analysis.leaf_writes import (
-    container_entry_helps, container_entry_target, input_leaf_helps, leaf_write_helps, leaf_write_intent,
+    container_entry_helps, container_entry_target, gradient_scaling_helps, input_leaf_helps, leaf_write_helps, leaf_write_intent,
     owner_frame,
 )
 from autograd_doctor.analysis.module_weight_writes import (
@@ -973,6 +973,11 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
             helps.append(found)
     if statement is not None and not helps:
         found = input_leaf_helps(leaf, parameter, frames, site.filename, statement, name)
+        if found is not None:
+            notes.append(found[0])
+            helps.extend(found[1])
+    if statement is not None and not helps:
+        found = gradient_scaling_helps(leaf, live_frame(site), site.filename, statement, name)
         if found is not None:
             notes.append(found[0])
             helps.extend(found[1])

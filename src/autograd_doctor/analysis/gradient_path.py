@@ -54,6 +54,7 @@ from autograd_doctor.analysis.module_backward_methods import never_called_diagno
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
 from autograd_doctor.analysis.distribution_samples import sample_in_called_module
 from autograd_doctor.analysis.nested_cuts import find_nested_cut
+from autograd_doctor.analysis.gradient_read_inputs import gradient_read_input
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding, optimizers_holding_ids
 from autograd_doctor.recording import switches
@@ -1073,6 +1074,15 @@ def _no_grad_fn_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis | No
             cut = Cut(freezing, CutMark("requires_grad_false", freezing, segment(site.filename, freezing)),
                       site.filename, None, "parameters frozen")
     if cut is None:
+        read = gradient_read_input(site.filename, scope.tree, statement, names, frame_locals)
+        if read is not None:
+            primary = statement_location(site.filename, read.assignment, role="created",
+                                         note=f"{read.name} is made here without requires_grad=True")
+            related = [location_of(site, role="backward", note=f"{name} has no grad_fn")]
+            notes = [f"{name} does not require grad: nothing it is computed from requires grad, and the program "
+                     f"reads {read.name}.grad after backward() (line {read.grad_read_line}), so {read.name} is "
+                     f"meant to require grad"]
+            return _upstream_cut_diagnosis(primary, related, notes, [read.help], loss, name, "input_without_grad")
         backward_loc = location_of(site, role="backward", note=f"{name} has no grad_fn")
         return Diagnosis(
             code=codes.GRADIENT_PATH_CUT, title=codes.title(codes.GRADIENT_PATH_CUT), severity="error",

@@ -19,7 +19,7 @@ from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.fixes import clone_first_fix, no_grad_fix, written_root
 from autograd_doctor.analysis.naming import optimized_tensors, parameter_path, source_leaves, variable_for
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file
+from autograd_doctor.diagnosis.source import parse_file, segment, statement_location
 
 # In-place ops that replace the leaf's values (rather than combine them with the value).
 ASSIGNING_OPS = ("__setitem__", "copy_", "set_", "fill_", "zero_")
@@ -258,3 +258,97 @@ def owner_frame(leaf, frames: list[FrameType]) -> FrameType | None:
         if not _received(frame, leaf):
             return frame
     return None
+
+
+# In-place ops that scale the written tensor by a factor.
+_SCALING_METHODS = ("mul_", "div_")
+
+
+def _reads_gradient_of(expression: ast.AST, root: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.value, ast.Name)
+               and node.value.id == root for node in ast.walk(expression))
+
+
+def _assignments_before(scope: ast.AST, statement: ast.stmt) -> dict[str, list[ast.AST]]:
+    assignments: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.lineno < statement.lineno \
+                and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    assignments.setdefault(target.id, []).append(node.value)
+    return assignments
+
+
+def _traced(expression: ast.AST, assignments: dict[str, list[ast.AST]], root: str) -> list[ast.AST]:
+    """The expression and the values of the names it reads, through the assignments, transitively."""
+    found, pending, seen = [], [expression], set()
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for node in ast.walk(current):
+            if isinstance(node, ast.Name) and node.id != root and node.id not in seen:
+                seen.add(node.id)
+                pending.extend(assignments.get(node.id, []))
+    return found
+
+
+def _divides_by_gradient(scope: ast.AST, statement: ast.stmt, factor: ast.AST, root: str, divides: bool) -> bool:
+    """Whether the scaling is by the inverse of something computed from `root.grad`: the write
+    divides by a factor computed from it (`p.div_(p.grad.norm())`), or multiplies by a factor with a
+    division by it (`clip_coef = max_norm / (torch.norm(p.grad) + eps)`), traced through the plain
+    assignments of the write's function that come before it. A factor that only grows with the
+    gradient (`1 - lr * p.grad.abs().mean()`) is an update rule, not a clip: not shown."""
+    assignments = _assignments_before(scope, statement)
+
+    def from_gradient(expression: ast.AST) -> bool:
+        return any(_reads_gradient_of(traced, root) for traced in _traced(expression, assignments, root))
+
+    if divides:
+        return from_gradient(factor)
+    return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and from_gradient(node.right)
+               for traced in _traced(factor, assignments, root) for node in ast.walk(traced))
+
+
+def gradient_scaling_helps(leaf, frame: FrameType | None, filename: str, statement: ast.stmt,
+                           name: str | None) -> tuple[str, list[Suggestion]] | None:
+    """A leaf scaled in place (`p.mul_(c)`, `p *= c`, `p.div_(c)`, `p /= c`) by a factor its function
+    computed as the inverse of something of that leaf's own gradient (`c = max_norm / p.grad.norm()`),
+    while the leaf has a gradient: the scaling clips or normalises the gradient, and the write lands on the leaf instead.
+    torch.no_grad() around it would run and scale the parameter. The change is the same scaling on
+    `p.grad`. None when the source or the run does not show all of that."""
+    if leaf is None or leaf.grad is None or frame is None:
+        return None
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Mult, ast.Div)):
+        receiver, factor = statement.target, statement.value
+        divides = isinstance(statement.op, ast.Div)
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr in _SCALING_METHODS \
+            and len(statement.value.args) == 1 and not statement.value.keywords:
+        receiver, factor = statement.value.func.value, statement.value.args[0]
+        divides = statement.value.func.attr == "div_"
+    else:
+        return None
+    if not isinstance(receiver, ast.Name) or frame.f_locals.get(receiver.id) is not leaf:
+        return None
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if scope is None or not _divides_by_gradient(scope, statement, factor, receiver.id, divides):
+        return None
+    root = receiver.id
+    gradient = f"{root}.grad.detach()" if leaf.grad.requires_grad else f"{root}.grad"
+    text = segment(filename, statement) or ""
+    if not text.startswith(root):
+        return None
+    replacement = gradient + text[len(root):]
+    shown = name or root
+    note = (f"the factor divides by a value computed from {root}.grad, and {shown} has a gradient: scaling by it clips or "
+            f"normalises the gradient, but the write scales {shown} itself; torch.no_grad() around it would "
+            f"run and change the parameter instead of its gradient")
+    helps = [Suggestion(f"scale the gradient, not the parameter (the factor comes from {root}.grad)", replacement,
+                        statement_location(filename, statement))]
+    without_recording = no_grad_fix(filename, statement, frame)
+    without_recording.message = "if the parameter itself is meant to be scaled, do it without recording it"
+    helps.append(without_recording)
+    return note, helps
