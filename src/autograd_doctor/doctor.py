@@ -34,6 +34,7 @@ from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis import self_seeded_backward
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import combined_modules, own_state_loads, reinitialized_on_load
 from autograd_doctor.analysis import no_grad_aliases
@@ -271,6 +272,7 @@ class Doctor:
         self._stale_view_checked: set[tuple] = set()
         self._loss_lines_checked: set = set()
         self._target_weight_lines: set = set()  # backward() lines looked at for AD175
+        self._seeded_backward_lines: set = set()  # backward() lines given a seed, looked at for AD320
         # backward() lines whose loss has a term that had not run yet: the re-checks left for each.
         self._loss_terms_not_run: dict = {}
         # AD304 copies by their torch.tensor() line, each kept until a backward() whose loss has it
@@ -774,6 +776,11 @@ class Doctor:
             # log-probability weighted by its own probability, not detached (AD175).
             self._target_weight_lines.add(site)
             self._report_silent(self_weighted_terms.target_weight_diagnosis, call, args, kwargs)
+        if site is not None and site not in self._seeded_backward_lines and len(self._seeded_backward_lines) < 64 \
+                and (len(args) > 1 or kwargs):
+            # Once per backward() line that passes a seed: the loss seeded with itself (AD320).
+            self._seeded_backward_lines.add(site)
+            self._report_silent(self_seeded_backward.self_seeded_diagnosis, call, func, args, kwargs)
         if self._copies_pending and call is not None and call.site is not None:
             # Reported once the backward() is over: as the error's cause if it fails for want of
             # a graph (the copy was the only path), as a warning if it runs.

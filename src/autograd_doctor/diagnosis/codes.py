@@ -4713,6 +4713,32 @@ the user's modules and names its `return`.
 """)
 
 
+SELF_SEEDED_BACKWARD = _code(
+    "AD320",
+    "a one-element loss is backpropagated with itself as the gradient seed",
+    """\
+**What it means.** `backward(gradient)` multiplies every gradient by the seed it is given.
+`loss.backward(loss)` (or `loss.backward(loss.detach())`) therefore computes the gradients of
+`loss ** 2 / 2`, not of `loss`: each step is scaled by the current loss value, large while the loss
+is large and vanishing near zero, and the training follows another objective. A seed of the loss's
+own shape is legal, so nothing fails. PyTorch raises nothing for it (it is numbered with the errors
+only because the warning numbers were taken). autograd-doctor looks at each backward() given a seed:
+a root of one element that requires grad, seeded with a tensor of its own memory whose value is not
+1. A seed of several elements (`y.backward(y)`, the gradient of `(y ** 2).sum() / 2`) is a known
+idiom and is not reported.
+
+**Minimal example.**
+
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = ((w - 3) ** 2).sum()
+    loss.backward(loss)          # AD320: every gradient is multiplied by the loss (5.0)
+
+**The fix.** Call `loss.backward()`: a one-element loss is seeded with 1. To weight the elements of
+a loss of several values, pass the weights as the seed, not the loss.
+""",
+    heading="a loss backpropagated with itself as the gradient seed",
+)
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
