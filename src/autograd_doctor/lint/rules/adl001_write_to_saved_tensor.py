@@ -389,16 +389,20 @@ def _result_only_compared(checker, scope, op_node) -> bool:
     if parents is None:
         parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
         function._adl_parents = parents
-    return _only_compared(checker, function, parents, op_node, 0)
+    compared = []
+    return _only_compared(checker, function, parents, op_node, 0, compared) and bool(compared)
 
 
-def _only_compared(checker, function, parents, node, depth: int) -> bool:
+def _only_compared(checker, function, parents, node, depth: int, compared: list) -> bool:
+    """``compared`` collects the comparisons reached: a result nothing reads at all is
+    no evidence (a fragment's `z = x * w` is still taken as reaching a loss)."""
     if depth > 6:
         return False
     cur = node
     while True:
         parent = parents.get(id(cur))
         if isinstance(parent, ast.Compare):
+            compared.append(parent)
             return True
         if isinstance(parent, ast.Subscript):
             if cur is parent.slice:
@@ -425,11 +429,12 @@ def _only_compared(checker, function, parents, node, depth: int) -> bool:
                 list(target.elts) if isinstance(target, (ast.Tuple, ast.List)) else []
             if not names or not all(isinstance(n, ast.Name) for n in names):
                 return False
-            return all(_name_only_compared(checker, function, parents, n.id, depth + 1) for n in names)
+            return all(_name_only_compared(checker, function, parents, n.id, depth + 1, compared)
+                       for n in names)
         return False
 
 
-def _name_only_compared(checker, function, parents, name: str, depth: int) -> bool:
+def _name_only_compared(checker, function, parents, name: str, depth: int, compared: list) -> bool:
     """Every read of ``name`` in the function ends in a comparison; a name never read
     is no use; a name bound more than once (or a parameter) is not followed."""
     loads, stores = [], 0
@@ -445,7 +450,7 @@ def _name_only_compared(checker, function, parents, name: str, depth: int) -> bo
         return True
     if stores != 1 or name in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
         return False
-    return all(_only_compared(checker, function, parents, load, depth) for load in loads)
+    return all(_only_compared(checker, function, parents, load, depth, compared) for load in loads)
 
 
 def _skipped_on_the_last_iteration(scope, w, save: int) -> bool:
