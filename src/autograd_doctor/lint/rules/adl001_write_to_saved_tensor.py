@@ -239,6 +239,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, 
             if seq < w.seq and (seq in scope.graph_saves or made_here) \
                     and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node and not _feeds_only_a_comparison(op_node) \
+                    and not _result_only_compared(checker, scope, op_node) \
                     and not _skipped_on_the_last_iteration(scope, w, seq) \
                     and not scope.exclusive(seq, w.seq) and scope.reaches(seq, w.seq) \
                     and not scope.backward_between(seq, w.seq) \
@@ -363,6 +364,93 @@ def _feeds_only_a_comparison(op_node) -> bool:
     < eps] = 0`): the comparison's bool result carries no graph, so no backward
     reaches the op's node or reads what it saved."""
     return getattr(op_node, "_adl_compared", False)
+
+
+# torch functions whose first argument's values only select or order: a result
+# of them that ends in a comparison carries nothing of the argument to a loss
+_SELECTING = frozenset(("torch.topk", "torch.sort", "torch.kthvalue", "torch.max", "torch.min",
+                        "torch.amax", "torch.amin", "torch.median", "torch.quantile", "torch.mean",
+                        "torch.sum", "torch.abs"))
+
+
+def _result_only_compared(checker, scope, op_node) -> bool:
+    """Every value the function derives from the op's result ends in a comparison
+    (or an index, or is written into and read only so): `freq = spec.abs()`,
+    `freq[0] = 0`, `top, _ = torch.topk(freq, k)`, `spec[freq <= top.min()] = 0`
+    (set AH: BasicTS's DFT decomposition).  The comparisons' bool results carry no
+    graph, so no backward reaches the op's node or reads what it saved.  Followed
+    through names bound once in the function, reductions and selections; any other
+    use (an argument of another call, a return, an attribute, a container) is
+    taken as reaching a loss."""
+    function = scope.function
+    if function is None:
+        return False
+    parents = getattr(function, "_adl_parents", None)
+    if parents is None:
+        parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+        function._adl_parents = parents
+    compared = []
+    return _only_compared(checker, function, parents, op_node, 0, compared) and bool(compared)
+
+
+def _only_compared(checker, function, parents, node, depth: int, compared: list) -> bool:
+    """``compared`` collects the comparisons reached: a result nothing reads at all is
+    no evidence (a fragment's `z = x * w` is still taken as reaching a loss)."""
+    if depth > 6:
+        return False
+    cur = node
+    while True:
+        parent = parents.get(id(cur))
+        if isinstance(parent, ast.Compare):
+            compared.append(parent)
+            return True
+        if isinstance(parent, ast.Subscript):
+            if cur is parent.slice:
+                return True  # an index selects; it carries no graph into the result
+            if isinstance(parent.ctx, ast.Store):
+                return True  # `freq[0] = 0`: written into; its other reads are followed
+            cur = parent
+            continue
+        if isinstance(parent, ast.Attribute) and cur is parent.value:
+            call = parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent and not parent.attr.endswith("_") \
+                    and checker.qualname(parent) is None:
+                cur = call  # `top.min()`, `score.mean(dim=-1)`: a value derived from it
+                continue
+            return False
+        if isinstance(parent, ast.Call) and cur in parent.args \
+                and isinstance(parent.func, (ast.Name, ast.Attribute)) \
+                and checker.qualname(parent.func) in _SELECTING:
+            cur = parent
+            continue
+        if isinstance(parent, ast.Assign) and cur is parent.value and len(parent.targets) == 1:
+            target = parent.targets[0]
+            names = [target] if isinstance(target, ast.Name) else \
+                list(target.elts) if isinstance(target, (ast.Tuple, ast.List)) else []
+            if not names or not all(isinstance(n, ast.Name) for n in names):
+                return False
+            return all(_name_only_compared(checker, function, parents, n.id, depth + 1, compared)
+                       for n in names)
+        return False
+
+
+def _name_only_compared(checker, function, parents, name: str, depth: int, compared: list) -> bool:
+    """Every read of ``name`` in the function ends in a comparison; a name never read
+    is no use; a name bound more than once (or a parameter) is not followed."""
+    loads, stores = [], 0
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name:
+            if isinstance(node.ctx, ast.Load):
+                loads.append(node)
+            else:
+                stores += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+    if not loads:
+        return True
+    if stores != 1 or name in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+        return False
+    return all(_only_compared(checker, function, parents, load, depth, compared) for load in loads)
 
 
 def _skipped_on_the_last_iteration(scope, w, save: int) -> bool:

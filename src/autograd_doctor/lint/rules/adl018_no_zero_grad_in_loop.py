@@ -305,12 +305,24 @@ def _cleared_before_step(checker, scope, backwards) -> None:
             if not scope.run_together(b, z):
                 continue
             backward = next(n for s, n in scope.backwards + scope.retain_backwards if s == b)
+            if _returns_gradients(checker, backward):
+                continue  # `torch.autograd.grad(...)` hands its gradients back, no `.grad` to clear
             checker.report("ADL018", scope.zero_grad_calls.get(z, node),
                            f"`{text}.zero_grad()` clears the gradients that the backward pass on "
                            f"line {backward.lineno} just computed, before `{checker.text(node.func)}()` "
                            f"on line {node.lineno} uses them: the step moves nothing; clear the "
                            f"gradients before the backward pass (or after the step)")
             break
+
+
+def _returns_gradients(checker, node) -> bool:
+    """Whether ``node``, a call the walk counts as a backward pass, is
+    `torch.autograd.grad` (under any import name): it returns the gradients and
+    accumulates into no `.grad`, so a `zero_grad()` after it clears nothing it
+    computed (set AH: implicit-hyper-opt's hyper-step, which assigns the
+    hypergradient to `.grad` itself between the clearing and the step)."""
+    func = getattr(node, "func", None)
+    return isinstance(func, (ast.Name, ast.Attribute)) and checker.qualname(func) == "torch.autograd.grad"
 
 
 def _uncleared_in_update(checker, scope, seq: int, node, optimizer: str, backwards) -> None:
