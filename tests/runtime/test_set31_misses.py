@@ -160,3 +160,105 @@ def test_the_no_grad_exit_is_restored_and_behaviour_unchanged(tmp_path):
         with autograd_doctor.watch():
             namespace = runpy.run_path(write(tmp_path, textwrap.dedent(CENTRED_JACFWD), "again"), run_name="__main__")
     assert torch.equal(namespace["result"]["jacfwd"], plain["jacfwd"])
+
+
+# AD101 on a `load_state_dict(...)` that restores weights after a forward run on weights loaded
+# from tensors with a graph (set 31's MeLU#9): the report names the earlier load, says the graph
+# stays behind, and advises a functional call. Other shapes: a Reptile-like inner step written as
+# a module-level function with a dict comprehension of fast weights; a hypernetwork whose
+# generated weights are loaded into a target network. Near-twins: the same restore after a load
+# of plain (detached) values keeps AD101 without the note; the functional_call version is silent.
+INNER_STEP = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+meta = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def adapted_loss(xs, ys, xq, yq):
+    backup = {k: v.clone() for k, v in net.state_dict().items()}
+    params = dict(net.named_parameters())
+    grads = torch.autograd.grad(F.mse_loss(net(xs), ys), list(params.values()), create_graph=True)
+    fast = {k: v - 0.05 * g for (k, v), g in zip(params.items(), grads)}
+    net.load_state_dict(fast)  # LOAD
+    loss = F.mse_loss(net(xq), yq)
+    net.load_state_dict(backup)  # RESTORE
+    return loss
+
+
+for step in range(2):
+    xs, ys, xq, yq = torch.randn(5, 3), torch.randn(5, 1), torch.randn(5, 3), torch.randn(5, 1)
+    loss = adapted_loss(xs, ys, xq, yq)
+    meta.zero_grad()
+    loss.backward()
+    meta.step()
+result = [p.detach().clone() for p in net.parameters()]
+"""
+INNER_STEP_FUNCTIONAL = INNER_STEP.replace(
+    "    net.load_state_dict(fast)  # LOAD\n    loss = F.mse_loss(net(xq), yq)\n    net.load_state_dict(backup)  # RESTORE\n",
+    "    loss = F.mse_loss(torch.func.functional_call(net, fast, (xq,)), yq)\n")
+INNER_STEP_PLAIN = INNER_STEP.replace("net.load_state_dict(fast)  # LOAD",
+                                      "net.load_state_dict({k: v.detach() for k, v in fast.items()})  # LOAD")
+
+HYPERNET = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Hyper(nn.Module):
+    def __init__(self, target):
+        super().__init__()
+        self.target = target
+        self.gen = nn.Linear(2, 4 * 3 + 3)
+        self.initial = {k: v.clone() for k, v in target.state_dict().items()}
+
+    def forward(self, z, x):
+        flat = self.gen(z)
+        generated = {"weight": flat[:12].view(3, 4), "bias": flat[12:]}
+        self.target.load_state_dict(generated)  # LOAD
+        out = self.target(x)
+        self.target.load_state_dict(self.initial)  # RESTORE
+        return out
+
+
+hyper = Hyper(nn.Linear(4, 3))
+features = nn.Linear(5, 4)
+out = hyper(torch.randn(2), features(torch.randn(6, 5)))
+out.pow(2).sum().backward()
+"""
+
+
+def _ad101(tmp_path, source, name):
+    path = write(tmp_path, textwrap.dedent(source), name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with autograd_doctor.watch():
+                runpy.run_path(path, run_name="__main__")
+        except RuntimeError as error:
+            return [d for d in autograd_doctor.diagnoses_of(error) if d.code == "AD101"]
+    return None
+
+
+def test_a_restoring_load_after_a_load_of_graph_values_names_that_load(tmp_path):
+    for index, source in enumerate([INNER_STEP, HYPERNET]):
+        found = _ad101(tmp_path, source, f"shape{index}")
+        assert found, source
+        diagnosis = found[0]
+        assert diagnosis.primary.line == line_of(source, "# RESTORE")
+        assert any(loc.line == line_of(source, "# LOAD") and loc.role == "loaded" for loc in diagnosis.related)
+        assert any("leaves the graph behind" in note for note in diagnosis.notes)
+        assert "functional_call" in diagnosis.help[0].message and diagnosis.help[0].replacement is None
+
+
+def test_a_restoring_load_after_plain_values_has_no_such_note_and_the_functional_twin_is_silent(tmp_path):
+    found = _ad101(tmp_path, INNER_STEP_PLAIN, "plain")
+    assert found
+    assert not any("leaves the graph behind" in note for note in found[0].notes)
+    assert all(loc.role != "loaded" for loc in found[0].related)
+    assert _ad101(tmp_path, INNER_STEP_FUNCTIONAL, "functional") is None
+    assert [d.code for d in warned(tmp_path, INNER_STEP_FUNCTIONAL, "functional_watched")] == []
