@@ -107,6 +107,19 @@ def f(x):
 result = torch.func.jacfwd(f)(torch.randn(3))
 """
 ALREADY_DETACHED = NORMALISED_JVP_ANSWER
+# `y = x` inside the block binds the input itself, which reverse mode tracks as well: not a constant.
+ALIAS_ONLY = """
+import torch
+
+
+def f(x):
+    with torch.no_grad():
+        y = x
+    return torch.sin(y)
+
+
+result = torch.func.jacfwd(f)(torch.randn(3))
+"""
 OUTSIDE_TRANSFORM = """
 import torch
 w = torch.randn(3, requires_grad=True)
@@ -146,7 +159,7 @@ def test_jacfwd_through_a_no_grad_centring_wraps_the_expression(tmp_path):
 
 
 def test_no_grad_blocks_that_forward_mode_does_not_differentiate_stay_silent(tmp_path):
-    for index, source in enumerate([NORMALISED_JACREV, CONSTANT_ONLY, ALREADY_DETACHED, OUTSIDE_TRANSFORM]):
+    for index, source in enumerate([NORMALISED_JACREV, CONSTANT_ONLY, ALREADY_DETACHED, ALIAS_ONLY, OUTSIDE_TRANSFORM]):
         assert [d.code for d in warned(tmp_path, source, f"twin{index}")] == []
 
 

@@ -431,10 +431,11 @@ def _note_differentiated_no_grad_results(entered) -> None:
     from torch.autograd.forward_ad import unpack_dual
 
     names = []
+    existing = set(before.values())  # `y = x` in the block: the same tensor, which reverse mode tracks too
     started = own_work_started()
     try:
         for name, value in itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT):
-            if not isinstance(value, torch.Tensor) or before.get(name) == id(value):
+            if not isinstance(value, torch.Tensor) or id(value) in existing:
                 continue
             if unpack_dual(value).tangent is not None:
                 names.append(name)
