@@ -138,6 +138,7 @@ def test_jvp_through_a_no_grad_norm_is_named_and_the_detach_makes_it_match_rever
     assert diagnosis.primary.line == line_of(NORMALISED_JVP, "# MARK")
     assert "scale" in diagnosis.notes[0]
     assert diagnosis.help[0].replacement.strip() == "scale = x.norm(dim=-1, keepdim=True).detach()"
+    assert diagnosis.help[0].corrects_forward_values
     original = result_of(tmp_path, NORMALISED_JVP, "original")
     assert not torch.allclose(original["tangent"][0], original["reverse"])  # the bug is real
     fixed = result_of(tmp_path, apply_suggestion(textwrap.dedent(NORMALISED_JVP), diagnosis.help[0]), "fixed")
@@ -275,3 +276,14 @@ def test_a_restoring_load_after_plain_values_has_no_such_note_and_the_functional
     assert all(loc.role != "loaded" for loc in found[0].related)
     assert _ad101(tmp_path, INNER_STEP_FUNCTIONAL, "functional") is None
     assert [d.code for d in warned(tmp_path, INNER_STEP_FUNCTIONAL, "functional_watched")] == []
+
+
+def test_the_detach_help_is_judged_as_a_fix_of_a_forward_computed_value():
+    from autograd_doctor.cli.meaning import judge
+
+    before = {"events": [("backward", [torch.ones(2)]), ("backward", [torch.ones(2)])]}
+    after = {"events": [("backward", [torch.zeros(2)]), ("backward", [torch.zeros(2)])]}
+    assert judge(before, after, False, corrects_forward_values=True).status == "unverified"
+    assert judge(before, after, False).status != "unverified"  # without the flag: other values
+    fewer = {"events": [("backward", [torch.zeros(2)])]}
+    assert judge(before, fewer, False, corrects_forward_values=True).status == "rejected"

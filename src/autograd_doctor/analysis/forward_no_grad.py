@@ -74,7 +74,7 @@ def _diagnosis(block) -> Diagnosis | None:
         helps.append(Suggestion(
             f"detach `{name}` inside the block, so that forward mode treats it as the constant the `no_grad` "
             f"block means, as reverse mode (jacrev, backward) already does (unverified: nothing raised)",
-            replacement, statement_location(block.filename, assignment)))
+            replacement, statement_location(block.filename, assignment), corrects_forward_values=True))
     with_location = statement_location(block.filename, statement, role="no_grad",
                                        note="turns off reverse-mode autograd only")
     if primary is None:
