@@ -52,6 +52,9 @@ PRIVATE_APIS = (
     PrivateAPI("torch._C._functorch.is_functorch_wrapped_tensor", "cli/meaning.py",
                "--verify-fix of a program that uses torch.func.grad cannot tell the transform's own gradient "
                "calls from the program's, and may fail to record them"),
+    PrivateAPI("torch._C._functorch.peek_interpreter_stack", "recording/switches.py",
+               "a `no_grad` block inside a function that torch.func.jvp/jacfwd transforms, whose result the "
+               "transform still differentiates, is not reported (AD318)"),
     PrivateAPI("torch._C._dispatch_has_kernel_for_dispatch_key", "recording/calls.py",
                "an in-place op whose operand is a conjugate or negative view of the written tensor "
                "(`x += x.adjoint()` on a complex x) is reported as overlapping even where PyTorch reads a copy"),

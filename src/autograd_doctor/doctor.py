@@ -25,7 +25,7 @@ from autograd_doctor.analysis import (
     stale_graph_values, stale_closure, stale_leaf_gradients, stale_optimizer, state_snapshot, stop_gradient_targets,
     uncleared_closure, untrained_parameters, zero_factor_parameters, zero_gradient_ops,
 )
-from autograd_doctor.analysis import cut_module_outputs, unstepped_optimizers, update_order
+from autograd_doctor.analysis import cut_module_outputs, forward_no_grad, unstepped_optimizers, update_order
 from autograd_doctor.analysis.graph_gradients import GraphGradients
 from autograd_doctor.analysis.mixed_second_derivatives import MixedSecondDerivatives
 from autograd_doctor.analysis.unused_adapted_inputs import UnusedAdaptedInputs
@@ -412,6 +412,7 @@ class Doctor:
             found += uncleared_closure.uncleared_closure_diagnoses(self.recorder)
             found += rebuilt_optimizer.rebuilt_optimizer_diagnoses(self.recorder)
             found += spent_parameter_iterators.spent_iterator_diagnoses(self.recorder)
+            found += forward_no_grad.forward_no_grad_diagnoses()
         except Exception:
             internal_error()
             return

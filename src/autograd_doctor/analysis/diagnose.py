@@ -188,6 +188,11 @@ def stale_saved_diagnosis(record: ModifiedSave, node, slot: str | None,
         if read_twice is not None:
             # Read before the write and after it: out of place is one of two repairs (two_reads.py).
             helps[:] = two_reads_advice(read_twice, write, save_site, helps)
+        loaded = _graph_values_loaded_before(write, target, recorder)
+        if loaded is not None:
+            notes.append(loaded[0])
+            related.insert(0, loaded[1])
+            helps.insert(0, loaded[2])
         if write.loop_values and write.op.endswith("__setitem__"):
             helps.append(Suggestion("in a loop, collect the pieces in a Python list and build the tensor once "
                                     "after the loop with torch.stack (or torch.cat)"))
@@ -809,6 +814,47 @@ def optimizer_variable(write: WriteEvent) -> str | None:
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
             return ast.unparse(node.func.value)
+    return None
+
+
+def _graph_values_loaded_before(write, target, recorder) -> tuple[str, Location, Suggestion] | None:
+    """The write is a `load_state_dict(...)` call into a module that an earlier `load_state_dict`
+    (recorded) was given tensors carrying a graph (fast weights of a differentiable update): the
+    forward in between ran on plain copies of their values, so a gradient never reaches what they
+    were computed from, and the restoring load writes into the parameters that forward saved. A
+    note with the load and its tensors, and advice (the rewrite is the user's): a functional call."""
+    if recorder is None or target is None or write.site is None:
+        return None
+    statement = statement_at(write.site.filename, write.site.lineno)
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "load_state_dict"):
+        return None
+    from autograd_doctor.recording.state_snapshots import graph_value_loads
+
+    for loaded in graph_value_loads(recorder):
+        module = loaded.module()
+        if module is None or not loaded.stack:
+            continue
+        if not any(parameter is target for parameter in module.parameters()):
+            continue
+        site = loaded.stack[0]
+        if (site.filename, site.lineno) == (write.site.filename, write.site.lineno):
+            continue
+        location = location_of(site, role="loaded", note=f"loads {loaded.count} tensor"
+                               f"{'s' if loaded.count != 1 else ''} that carry a graph: only their values are copied")
+        if location is None:
+            return None
+        names = ", ".join(loaded.names) + (", ..." if loaded.count > len(loaded.names) else "")
+        note = (f"the load_state_dict() at line {site.lineno} was given {loaded.count} tensor"
+                f"{'s' if loaded.count != 1 else ''} with a graph ({names}): load_state_dict copies their values into "
+                "the parameters and leaves the graph behind, so the forward after it ran on plain parameters, a "
+                "gradient through it never reaches what those tensors were computed from, and this load writes "
+                "back into the parameters that forward saved")
+        help = Suggestion("run the forward with those tensors as the module's weights instead of loading them: "
+                          "`torch.func.functional_call(module, weights, (inputs,))` keeps their graph and writes "
+                          "no parameter, so neither load is needed (for weights read with `state_dict()`, "
+                          "`state_dict(keep_vars=True)` keeps the parameters themselves) (unverified)")
+        return note, location, help
     return None
 
 

@@ -244,7 +244,8 @@ def _how(bitwise: bool) -> str:
 
 
 def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False,
-          changes_failing_value: bool = False, corrects_earlier_steps: bool = False) -> Verdict:
+          changes_failing_value: bool = False, corrects_earlier_steps: bool = False,
+          corrects_forward_values: bool = False) -> Verdict:
     """Compare the changed program's values with the oracle's (the original under the oracle)."""
     if changed.get("error"):
         return Verdict("rejected", f"the changed program still fails: {changed['error']}")
@@ -252,7 +253,7 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
     old_forward = [(k, v) for k, v in original["events"] if k in forward_kinds]
     new_forward = [(k, v) for k, v in changed["events"] if k in forward_kinds]
     if not original_raised:
-        return _judge_silent_fix(old_forward, new_forward)
+        return _judge_silent_fix(old_forward, new_forward, corrects_forward_values)
     if corrects_earlier_steps:
         return _judge_earlier_steps_corrected(old_forward, new_forward)
     if (recomputes_failing_forward or changes_failing_value) and original.get("error") and old_forward:
@@ -315,7 +316,7 @@ def _judge_earlier_steps_corrected(old_forward: list, new_forward: list) -> Verd
                                  "gives the gradients the program meant")
 
 
-def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:
+def _judge_silent_fix(old_forward: list, new_forward: list, corrects_forward_values: bool = False) -> Verdict:
     """A fix for a problem PyTorch raised nothing for is meant to change the gradients, so every
     value after the first backward() may differ (the parameters it steps differ). What must stay is
     what the program computed before any gradient was used: the values handed to the first
@@ -323,6 +324,11 @@ def _judge_silent_fix(old_forward: list, new_forward: list) -> Verdict:
     if len(new_forward) != len(old_forward):
         return Verdict("rejected", f"the changed program calls backward()/autograd.grad() "
                                    f"{len(new_forward)} time(s), the original {len(old_forward)}")
+    if corrects_forward_values:
+        return Verdict("unverified", "the original program raised nothing, and the value the change corrects is "
+                                     "computed before any backward() (a forward-mode derivative), so the values handed "
+                                     "to backward() are meant to differ; no oracle says which are right (the number of "
+                                     "backward() calls is the same)")
     same_first, bitwise, _ = _same_forward_calls(old_forward[:1], new_forward[:1])
     if not same_first:
         return _computes_other_values("the values handed to the first "

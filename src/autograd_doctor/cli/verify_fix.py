@@ -164,7 +164,8 @@ def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | N
             tried.verdict = judge(original, tried.capture, error is not None,
                                   recomputes_failing_forward=suggestion.recomputes_failing_forward,
                                   changes_failing_value=suggestion.changes_failing_value,
-                                  corrects_earlier_steps=suggestion.corrects_earlier_steps)
+                                  corrects_earlier_steps=suggestion.corrects_earlier_steps,
+                                  corrects_forward_values=suggestion.corrects_forward_values)
             if tried.verdict.status == "rejected":
                 rejected.append((suggestion, tried.verdict))
                 continue

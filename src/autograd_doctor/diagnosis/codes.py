@@ -4678,6 +4678,33 @@ got gradients, and another optimizer trained them before, the construction is re
     ))
 
 
+NO_GRAD_UNDER_FORWARD_TRANSFORM = _code(
+    "AD318",
+    "torch.func.jvp/jacfwd differentiates through a `with torch.no_grad():` block",
+    """\
+**What it means.** `torch.no_grad()` turns off reverse-mode autograd only. Forward-mode AD, which
+`torch.func.jvp` and `torch.func.jacfwd` use, does not honour it: a value computed inside a
+`no_grad` block still carries a tangent, so the Jacobian or directional derivative counts its
+derivative, while `jacrev`, `vjp` or `backward()` of the same function treat it as a constant. A
+penalty or update built from `jacfwd` is then computed on a different Jacobian than the one the
+code describes, and nothing fails. autograd-doctor notes each `with torch.no_grad():` block of
+yours entered while a forward-mode transform runs, and reports, when the program ends, the names
+the block bound that carry a tangent.
+
+**Minimal example.**
+
+    def f(x):
+        with torch.no_grad():
+            offset = torch.sin(x)                 # AD318: jacfwd still differentiates sin(x)
+        return x * 2 + offset
+
+    jac = torch.func.jacfwd(f)(torch.randn(3))
+
+**The fix.** Detach the value inside the block (`offset = torch.sin(x).detach()`): `detach()`
+drops the tangent as well as the graph, so both modes treat it as the constant the block meant.
+""")
+
+
 HOOK_RETURNED_WRONG_GRADIENTS = _code(
     "AD319",
     "a backward hook returned gradients that do not match the ones it replaces",

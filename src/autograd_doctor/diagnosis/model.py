@@ -123,6 +123,10 @@ class Suggestion:
     # takes a reentrant checkpoint's parameters for unused in every step): only the values handed to
     # the first backward() must match the original run's.
     corrects_earlier_steps: bool = False
+    # True for a change to a silent problem whose wrong value is computed before any backward() (a
+    # forward-mode derivative that counted a no_grad block, AD318): the values handed to the first
+    # backward() are meant to differ; only the number of backward() calls must stay.
+    corrects_forward_values: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import sys
 import weakref
 from dataclasses import dataclass
@@ -207,11 +208,49 @@ def _recording_state_dict(original):
     return marked(state_dict, original)
 
 
+@dataclass
+class GraphValuesLoaded:
+    """`module.load_state_dict(d)` was given tensors that carry a graph (fast weights computed by a
+    differentiable update): the load copies their values into the parameters and the graph is left
+    behind. Kept weakly: the module, and the names of (at most 4 of) those entries."""
+
+    module: "weakref.ref"
+    names: tuple
+    count: int
+    stack: tuple
+
+
+# Loads of graph-carrying tensors remembered per recorder (AD101's note on a later restoring load).
+GRAPH_LOADS = 8
+
+
+def _note_graph_values(module, state_dict) -> None:
+    if not isinstance(state_dict, dict):
+        return
+    names = [name for name, value in itertools.islice(state_dict.items(), 4 * SAMPLED_TENSORS)
+             if isinstance(value, torch.Tensor) and value.grad_fn is not None]
+    if not names:
+        return
+    loaded = GraphValuesLoaded(weakref.ref(module), tuple(names[:4]), len(names), capture_user_stack(2, limit=2))
+    for recorder in list(_wrapped.recorders):
+        log = recorder.state.setdefault("graph_value_loads", collections.deque(maxlen=GRAPH_LOADS))
+        log.append(loaded)
+
+
+def graph_value_loads(recorder) -> list[GraphValuesLoaded]:
+    """The loads of graph-carrying tensors remembered, the most recent first."""
+    return list(reversed(recorder.state.get("graph_value_loads") or ()))
+
+
 def _recording_load_state_dict(original):
     @functools.wraps(original)
     def load_state_dict(self, state_dict, *args, **kwargs):
         events = []
         own_loads = []
+        try:
+            _note_graph_values(self, state_dict)
+        except Exception:
+            pass
         try:  # decided before the load, which may change what the module holds
             caller = sys._getframe(1)
             for recorder in list(_wrapped.recorders):

@@ -133,6 +133,10 @@ def activate() -> None:
         for mode_class, kind in _MODES.items():
             _originals[mode_class] = mode_class.__enter__
             mode_class.__enter__ = _recording_mode_enter(_originals[mode_class], kind)
+        _forward_no_grad.clear()  # AD318 judges one session's blocks
+        _NO_GRAD = torch.autograd.grad_mode.no_grad
+        _originals["no_grad_exit"] = _NO_GRAD.__exit__
+        _NO_GRAD.__exit__ = _recording_no_grad_exit(_originals["no_grad_exit"])
 
 
 def deactivate() -> None:
@@ -148,6 +152,7 @@ def deactivate() -> None:
         torch.Tensor.detach_ = _originals.pop("detach_")
         for mode_class in _MODES:
             mode_class.__enter__ = _originals.pop(mode_class)
+        torch.autograd.grad_mode.no_grad.__exit__ = _originals.pop("no_grad_exit")
 
 
 def grad_switches() -> list[GradSwitch]:
@@ -351,10 +356,103 @@ def _recording_mode_enter(original, kind: str):
                 _remember_mode_entry(kind)
             except Exception:
                 pass  # bookkeeping must never break the user's block
+        if kind == "no_grad":
+            try:
+                _note_forward_transform(self)
+            except Exception:
+                pass
         return result
 
     __enter__.__wrapped__ = original
     return __enter__
+
+
+def _recording_no_grad_exit(original):
+    def __exit__(self, *args):
+        entered = self.__dict__.pop("_autograd_doctor_forward_transform", None)
+        if entered is not None:
+            try:
+                _note_differentiated_no_grad_results(entered)
+            except Exception:
+                pass
+        return original(self, *args)
+
+    __exit__.__wrapped__ = original
+    return __exit__
+
+
+# AD318: `with torch.no_grad():` blocks of the user's, entered while torch.func's forward-mode
+# transform (jvp, jacfwd) runs, whose results carry a tangent anyway (forward-mode AD does not honour
+# grad mode). Keyed by (file, line of the `with`); at most MAX_FORWARD_SITES sites.
+MAX_FORWARD_SITES = 16
+
+
+@dataclass
+class DifferentiatedNoGrad:
+    filename: str
+    line: int  # the `with` statement's line
+    names: tuple  # the block's locals (new or rebound in it) that carry a tangent
+    calls: int = 1
+
+
+_forward_no_grad: "collections.OrderedDict[tuple, DifferentiatedNoGrad]" = collections.OrderedDict()
+_peek_interpreter = getattr(getattr(torch._C, "_functorch", None), "peek_interpreter_stack", None)
+
+
+def differentiated_no_grad_blocks() -> list[DifferentiatedNoGrad]:
+    """The user's no_grad blocks run inside a forward-mode torch.func transform whose results carry
+    a tangent (AD318), the first seen first."""
+    with _lock:
+        return list(_forward_no_grad.values())
+
+
+def _note_forward_transform(context) -> None:
+    """On entering `with torch.no_grad():` in the user's file while the innermost torch.func
+    transform is forward-mode (jvp; jacfwd is vmap over jvp): remember the frame's locals by name
+    and object id (no reference kept), to tell at the exit which the block bound."""
+    if _peek_interpreter is None:
+        return
+    interpreter = _peek_interpreter()
+    if interpreter is None or getattr(interpreter.key(), "name", "") != "Jvp":
+        return
+    frame = sys._getframe(2)
+    if is_internal_file(frame.f_code.co_filename):
+        return
+    before = {name: id(value) for name, value in
+              itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT)}
+    context.__dict__["_autograd_doctor_forward_transform"] = (frame.f_code, frame.f_lineno, before)
+
+
+def _note_differentiated_no_grad_results(entered) -> None:
+    code, line, before = entered
+    frame = sys._getframe(2)
+    if frame.f_code is not code:
+        return
+    from torch.autograd.forward_ad import unpack_dual
+
+    names = []
+    existing = set(before.values())  # `y = x` in the block: the same tensor, which reverse mode tracks too
+    started = own_work_started()
+    try:
+        for name, value in itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT):
+            if not isinstance(value, torch.Tensor) or id(value) in existing:
+                continue
+            if unpack_dual(value).tangent is not None:
+                names.append(name)
+    finally:
+        own_work_done(started)
+    if not names:
+        return
+    key = (code.co_filename, line)
+    with _lock:
+        found = _forward_no_grad.get(key)
+        if found is not None:
+            found.calls += 1
+            found.names = tuple(dict.fromkeys(found.names + tuple(names)))
+            return
+        _forward_no_grad[key] = DifferentiatedNoGrad(code.co_filename, line, tuple(names))
+        while len(_forward_no_grad) > MAX_FORWARD_SITES:
+            _forward_no_grad.popitem(last=False)
 
 
 def _remember_mode_entry(kind: str) -> None:
