@@ -44,8 +44,28 @@ def _own_nodes(function):
                 stack.append(child)
 
 
+_NESTED_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _own_statements(function):
+    """The statements of ``function``'s body, nested blocks included, not those of
+    functions or classes defined in it: a `return` is a statement, so finding the
+    returns needs no walk of every expression (lint cost)."""
+    stack = [n for n in function.body if not isinstance(n, _NESTED_DEFS)]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if inner:
+                stack.extend(n for n in inner if not isinstance(n, _NESTED_DEFS))
+        for field in ("handlers", "cases"):
+            for clause in getattr(node, field, None) or ():
+                stack.extend(n for n in clause.body if not isinstance(n, _NESTED_DEFS))
+
+
 def _returns_list(function) -> bool:
-    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    returns = [n for n in _own_statements(function) if isinstance(n, ast.Return)]
     if not returns:
         return False
     list_names = set()
@@ -65,8 +85,15 @@ def _returns_list(function) -> bool:
         arg_names.add(function.args.kwarg.arg)
     if list_names & arg_names:
         return False
+    # the statements' bindings first; only when each is a list can a binding inside an
+    # expression (`:=`, a comprehension's target) change the answer: then every node
+    return _bound_to_lists(_own_statements(function), list_names) and \
+        _bound_to_lists(_own_nodes(function), list_names)
+
+
+def _bound_to_lists(nodes, list_names) -> bool:
     bound = {name: 0 for name in list_names}
-    for node in _own_nodes(function):
+    for node in nodes:
         targets = []
         if isinstance(node, ast.Assign):
             for t in node.targets:

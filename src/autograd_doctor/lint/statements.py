@@ -498,7 +498,8 @@ class AssignmentEvents:
         place writes the saved output."""
         spec = self.called_module(value)
         op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
-        if op is None and spec is None:
+        if op is None and spec is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in _SHARING_VIEW_METHODS:
             base = _view_base(value)
             if base is not None:
                 spec = self.called_module(base)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -137,9 +138,17 @@ def _worth(checker) -> bool:
 
 
 _MARKS = _CUT_METHODS | {"data"}
+_TEXT_MARKS = re.compile("|".join(sorted(_MARKS | {"float", "int"})))
 
 
-def _mentions_cut(value, cuts) -> bool:
+def _mentions_cut(checker, value, cuts) -> bool:
+    # A walk of every assigned value was the rule's main cost (lint cost): first the
+    # text of the value's lines, where a cut marker's name or a cut name must appear
+    # (ASCII text: a non-ASCII identifier may be another spelling of a name)
+    lines = checker.lines[value.lineno - 1:value.end_lineno or value.lineno]
+    text = lines[0] if len(lines) == 1 else "".join(lines)
+    if text.isascii() and _TEXT_MARKS.search(text) is None and not (cuts and any(n in text for n in cuts)):
+        return False
     for node in ast.walk(value):
         if isinstance(node, ast.Attribute):
             if node.attr in _MARKS:
@@ -151,10 +160,13 @@ def _mentions_cut(value, cuts) -> bool:
 
 def on_name_assign(checker, name, value) -> None:
     scope = checker.scope
-    if scope.grad_off or scope.function is None or not _worth(checker):
+    if scope.grad_off or scope.function is None:
+        return
+    worth = getattr(checker, "_adl034", None)
+    if not (_worth(checker) if worth is None else worth):
         return
     cuts = _cuts(scope)
-    if not _mentions_cut(value, cuts):  # cheap: no cut marker, no name bound to a cut value
+    if not _mentions_cut(checker, value, cuts):  # cheap: no cut marker, no name bound to a cut value
         if cuts:
             cuts.pop(name, None)
         return

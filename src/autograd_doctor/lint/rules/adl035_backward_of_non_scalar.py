@@ -124,7 +124,10 @@ def _worth(checker) -> bool:
 
 def on_name_assign(checker, name, value) -> None:
     scope = checker.scope
-    if scope.function is None or not _worth(checker):
+    if scope.function is None:
+        return
+    worth = getattr(checker, "_adl035", None)
+    if not (_worth(checker) if worth is None else worth):
         return
     names = scope.__dict__.get("_adl035_names")
     if not isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)):
