@@ -221,3 +221,95 @@ class Model(nn.Module):
 def test_a_factory_built_part_its_holder_feeds_a_computed_value_is_still_found(tmp_path):
     path = repository(tmp_path, {"pair_bias.py": PAIR_BIAS, "model.py": FACTORY_THEN_COMPUTED}, "pair_bias.py")
     assert found(PAIR_BIAS, "ADL001", filename=path) == [line_of(PAIR_BIAS, WRITE)]
+
+
+# --- 2. ADL001: a save in a later iteration, whose graph is only an untyped parameter's ----
+# Transformer-M's `expected_alignment_formula` (examples/simultaneous_translation/tests/
+# test_text_models.py): a reference recursion over `p_choose` in a test file whose other test
+# calls `backward()`.  Its untyped parameter, rebound (`p_choose = p_choose.masked_fill(...)`),
+# carries a graph only where a call passes one; the direct path waits for that call
+# ("ADL001 untyped"), the previous-iteration path (`alpha[i, j] = alpha[i - 1, j]` before
+# `alpha[i - 1, k] * ...` saves it) did not.  Now both wait.
+
+REFERENCE = '''
+import torch
+
+
+def rescaled(out):
+    return out / out.sum(-1, keepdim=True).clamp(min=1e-6)
+
+
+def reference_scan(gates, mask, renormalise=True):
+    out = torch.zeros_like(gates)
+    gates = gates.masked_fill(mask, 0)
+    for t in range(1, gates.size(0)):
+        for j in range(gates.size(1)):
+            out[t, j] = out[t - 1, j]
+            for k in range(j):
+                out[t, j] += out[t - 1, k] * gates[t, k]
+    out = out.masked_fill(mask, 0)
+    if renormalise:
+        out = rescaled(out)
+    return out
+
+
+class Checks:
+    def test_forward(self):
+        loss = self.model(self.x).sum()
+        loss.backward()
+
+    def test_reference(self):
+        expected = reference_scan(self.p_choose, self.mask)
+        assert torch.isfinite(expected).all()
+'''
+
+# a shape not taken from the set: a running filter in a training script's helper
+FILTER = '''
+import torch
+
+
+def smoothed(signal, decay):
+    signal = signal.masked_fill(signal.isnan(), 0)
+    acc = torch.zeros_like(signal)
+    total = 0
+    for t in range(1, signal.shape[0]):
+        acc[t] = signal[t] * decay
+        total = total + acc[t - 1] * signal[t]
+    if total > 0:
+        acc = acc / total
+    return acc
+
+
+def train(model, opt, batches):
+    for x, y in batches:
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return smoothed(torch.randn(8), 0.5)
+'''
+
+# real near-twin: a call in the file passes the model's output, which is then backpropagated
+REFERENCE_FED = REFERENCE.replace(
+    "        loss = self.model(self.x).sum()\n",
+    "        loss = reference_scan(self.model(self.x), self.mask).sum()\n")
+
+REFERENCE_WRITE = "            out[t, j] = out[t - 1, j]"
+
+
+@pytest.mark.parametrize("source", [REFERENCE, FILTER], ids=["reference", "filter"])
+def test_a_previous_iteration_save_of_an_untyped_parameter_no_call_feeds_is_silent(source):
+    assert found(source, "ADL001") == []
+    mod = load(source, "precision_causes_ref")
+    if hasattr(mod, "reference_scan"):
+        mod.reference_scan(torch.rand(4, 3), torch.rand(4, 3) > 0.9)
+    else:
+        mod.smoothed(torch.randn(8), 0.5)
+
+
+def test_a_previous_iteration_save_a_call_feeds_a_graph_is_still_found():
+    assert line_of(REFERENCE_FED, REFERENCE_WRITE) in found(REFERENCE_FED, "ADL001")
+    mod = load(REFERENCE_FED, "precision_causes_ref2")
+    gates = nn.Linear(3, 3)(torch.rand(4, 3))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        mod.reference_scan(gates, gates > 0.9).sum().backward()
