@@ -146,23 +146,74 @@ def summarise(tree: ast.Module) -> Summary:
             if _is_module_class(node, names):
                 holders = _holders(node)
                 defaults = _class_defaults(node)
+                factories = _factory_calls(node)
                 for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
                     in_modules.add(id(call))
                     name = last_name(call.func)
                     # `def __init__(self, act_layer=Mish): self.act = act_layer(inplace=True)`
                     name = defaults.get(name, name)
-                    if name == node.name:
+                    if name == node.name or id(call) in factories:
                         continue
                     if id(call) in holders:
                         held.append((node.name, name, holders[id(call)]))
                     else:
                         parts.add(name)
+                held.extend((node.name, part, holder) for part, holder in _factory_held(node, factories))
                 uses[node.name] = _holder_uses(node)
         elif isinstance(node, ast.Call) and last_name(node.func) in _CONTAINERS \
                 and id(node) not in in_modules:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 parts.update(_called_names(arg))
     return Summary(bases, frozenset(parts), tuple(held), uses)
+
+
+def _factory_calls(cls: ast.ClassDef) -> set:
+    """Calls in the class's own class methods and static methods (fairseq's `build_model`:
+    `encoder = Encoder(args); return cls(args, encoder)`): they build a whole, not a part of
+    an instance's computation, so they are no evidence by themselves; the instance that
+    holds what they built shows how it is fed (its `self.X(...)` calls)."""
+    out = set()
+    for method in cls.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                last_name(d) in ("classmethod", "staticmethod") for d in method.decorator_list):
+            out.update(id(n) for n in ast.walk(method) if isinstance(n, ast.Call))
+    return out
+
+
+def _factory_held(cls: ast.ClassDef, factories: set) -> list:
+    """(part class, holder) for a part a factory method builds and hands to the class's own
+    constructor (`encoder = Encoder(args); return cls(args, encoder)`), which keeps that
+    argument in `self.<holder>` (`def __init__(self, args, encoder): self.encoder = encoder`)."""
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None or not factories:
+        return []
+    positional = [a.arg for a in init.args.posonlyargs + init.args.args][1:]
+    kept = {}  # __init__ parameter -> holder
+    for stmt in ast.walk(init):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name):
+            holder = _self_attribute(stmt.targets[0])
+            if holder is not None:
+                kept[stmt.value.id] = holder
+    out = []
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                not any(id(n) in factories for n in ast.walk(method) if isinstance(n, ast.Call)):
+            continue
+        built = {}  # local -> class it was bound to
+        for stmt in ast.walk(method):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call):
+                built[stmt.targets[0].id] = last_name(stmt.value.func)
+        for call in (n for n in ast.walk(method) if isinstance(n, ast.Call)):
+            if last_name(call.func) not in ("cls", cls.name):
+                continue
+            pairs = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            for param, value in pairs:
+                part = built.get(value.id) if isinstance(value, ast.Name) else \
+                    last_name(value.func) if isinstance(value, ast.Call) else None
+                if part and param in kept:
+                    out.append((part, kept[param]))
+    return out
 
 
 def _class_defaults(cls: ast.ClassDef) -> dict:

@@ -270,12 +270,19 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, 
             if carried is not None:
                 if quiet is not None and quiet():
                     return
+                seq, carried = carried[0], carried[1:]
+                if seq in scope.untyped_saves and not made_here:
+                    # only the untyped parameters' graph: a call must pass one there
+                    checker.notes["ADL001 untyped"].append(
+                        (scope.evidence_key, scope.untyped_saves[seq], w, *carried, True))
+                    scope.reported.add(id(w.node))
+                    continue
                 _report(checker, w, *carried, previous_iteration=True)
                 scope.reported.add(id(w.node))
 
 
 def _saved_by_previous_iteration(scope, w, made_here: bool):
-    """``(key, how, op_node)`` of a save later in the same loop body than the write,
+    """``(seq, key, how, op_node)`` of a save later in the same loop body than the write,
     of the same tensor: the next iteration's write overwrites what the previous
     iteration saved (`b[i] = b[i] + 1; y = y + torch.mm(w, b)` in a loop).  Only when
     the loop body never re-binds the name (each iteration would save a new tensor)
@@ -292,7 +299,7 @@ def _saved_by_previous_iteration(scope, w, made_here: bool):
                 and seq not in scope.provisional_saves and op_node is not w.node \
                 and not _feeds_only_a_comparison(op_node) \
                 and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
-            return key, how, op_node
+            return seq, key, how, op_node
     return None
 
 
@@ -320,9 +327,9 @@ def check_file(checker) -> None:
         if not fed:
             fed = _fed_functions(checker)
         places = checker.graph_callers.fed_positions()
-        for function, positions, w, key, how, op_node in checker.notes["ADL001 untyped"]:
+        for function, positions, w, key, how, op_node, *previous in checker.notes["ADL001 untyped"]:
             if positions & places.get(function, set()):
-                _report(checker, w, key, how, op_node)
+                _report(checker, w, key, how, op_node, previous_iteration=bool(previous))
     # writes of untyped parameters: a call must pass a graph at that very position
     if checker.notes["ADL001 parameter"]:
         if not fed:
