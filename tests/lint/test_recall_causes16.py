@@ -1,0 +1,99 @@
+"""Recall causes of r621-r631 (docs/lint.md, "A twenty-seventh held-out set,
+measured once (r621-r631)").
+
+* ADL037 (r625, r629): an optimizer's `step` decorated with `no_grad()` /
+  `inference_mode()` calls the closure it is passed (forward, loss,
+  `backward()`) with gradients off; the backward fails.
+
+Fresh shapes (tests/lint/recall_causes16_programs/, written and run under torch
+before the rule ran on them): `b37_lion_bare_decorator.py` (a bare
+`@torch.no_grad`, `from torch.optim.optimizer import Optimizer`, the closure
+called in a conditional expression), `b37_inherited_base_closure_last.py` (a
+same-file base derived from `optim.Optimizer`, `@torch.inference_mode()`, a
+keyword-only closure).  Near twins (`ok37_near_twins.py`): the closure inside
+`enable_grad()`, an undecorated step, a non-optimizer class's `no_grad` step
+calling a closure that returns a number."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograd_doctor.lint import lint_source
+
+PROGRAMS = Path(__file__).parent / "recall_causes16_programs"
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"rc16_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _found(path: Path, code: str = "ADL037"):
+    return [f for f in lint_source(path.read_text(encoding="utf-8"), str(path)) if f.code == code]
+
+
+@pytest.mark.parametrize("name", ["b37_lion_bare_decorator.py", "b37_inherited_base_closure_last.py"])
+def test_adl037_found_at_the_closure_call_and_the_program_raises(name):
+    path = PROGRAMS / name
+    lines = path.read_text(encoding="utf-8").splitlines()
+    bug_line = next(i for i, line in enumerate(lines, 1) if "# bug" in line)
+    findings = _found(path)
+    assert [f.line for f in findings] == [bug_line]
+    assert "`closure()` runs the forward" in findings[0].message
+    assert "with torch.enable_grad():" in findings[0].message
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        _load(path).run()
+
+
+def test_adl037_help_applied_gives_the_hand_written_gradient():
+    """The help (call the closure inside `enable_grad()`) applied to the Lion
+    program: it runs, no finding is left, and the first step's gradient equals
+    the hand-written one."""
+    path = PROGRAMS / "b37_lion_bare_decorator.py"
+    fixed = re.sub(r"loss = closure\(\) if closure is not None else None  # bug",
+                   "with torch.enable_grad():\n            loss = closure() if closure is not None else None",
+                   path.read_text(encoding="utf-8"))
+    assert not [f for f in lint_source(fixed, "fixed.py") if f.code == "ADL037"]
+    namespace: dict = {}
+    exec(compile(fixed, "<fixed>", "exec"), namespace)
+    torch.manual_seed(0)
+    net = namespace["nn"].Linear(3, 1)
+    opt = namespace["Lion"](net.parameters())
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    w0, b0 = net.weight.detach().clone(), net.bias.detach().clone()
+
+    def closure():
+        opt.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    residual = x @ w0.T + b0 - y
+    assert torch.allclose(net.weight.grad, 2 * (residual * x).mean(0, keepdim=True), atol=1e-6)
+    assert torch.allclose(net.bias.grad, 2 * residual.mean(0), atol=1e-6)
+
+
+def test_adl037_near_twins_silent_and_correct():
+    path = PROGRAMS / "ok37_near_twins.py"
+    assert not _found(path)
+    module = _load(path)
+    for cls in (module.SGDEnabled, module.SGDPlain):
+        net, x, y = module.grads(cls)
+        w = torch.manual_seed(0) and torch.nn.Linear(3, 1)
+        residual = x @ w.weight.detach().T + w.bias.detach() - y
+        assert torch.allclose(net.weight.grad, 2 * (residual * x).mean(0, keepdim=True), atol=1e-6)
+
+
+def test_adl037_recreations_found():
+    rec = Path(__file__).parent / "recreations"
+    for stem in ("r625_", "r629_"):
+        path = next(rec.glob(stem + "*.py"))
+        assert len(_found(path)) == 1
