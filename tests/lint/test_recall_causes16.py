@@ -97,3 +97,48 @@ def test_adl037_recreations_found():
     for stem in ("r625_", "r629_"):
         path = next(rec.glob(stem + "*.py"))
         assert len(_found(path)) == 1
+
+
+# ADL020 (r622): a torch function of the leaf (`w = torch.clamp(w, 0, 1)`,
+# `std = torch.exp(log_std)`) makes a non-leaf, as a method of it does.
+# Fresh shapes: b20_exp_of_log_std_optimized.py (the optimizer refuses it),
+# b20_sigmoid_rebinds_gate.py (`gate.grad` read after the backward is None);
+# near twins ok20_near_twins.py (the leaf kept under its own name,
+# `torch.as_tensor` of the leaf, a clamp of a detached copy made a new leaf).
+
+@pytest.mark.parametrize("name,error", [("b20_exp_of_log_std_optimized.py", ValueError),
+                                        ("b20_sigmoid_rebinds_gate.py", TypeError)])
+def test_adl020_torch_function_of_the_leaf_found(name, error):
+    path = PROGRAMS / name
+    lines = path.read_text(encoding="utf-8").splitlines()
+    bug_line = next(i for i, line in enumerate(lines, 1) if "# bug" in line)
+    findings = _found(path, "ADL020")
+    assert [f.line for f in findings] == [bug_line]
+    assert "is not a leaf but the result of `torch." in findings[0].message
+    with pytest.raises(error):
+        _load(path).run()
+
+
+def test_adl020_help_applied_gives_the_hand_written_gradient():
+    """The help (`gate = torch.sigmoid(gate).detach().clone().requires_grad_()`) applied:
+    no finding, and `gate.grad` is the hand-written 2 * (gate - target)."""
+    path = PROGRAMS / "b20_sigmoid_rebinds_gate.py"
+    fixed = path.read_text(encoding="utf-8").replace(
+        "gate = torch.sigmoid(gate)", "gate = torch.sigmoid(gate).detach().clone().requires_grad_()")
+    assert not [f for f in lint_source(fixed, "fixed.py") if f.code == "ADL020"]
+    namespace: dict = {}
+    exec(compile(fixed, "<fixed>", "exec"), namespace)
+    step = namespace["run"]()
+    target = torch.tensor([0.2, 0.9, 0.5])
+    assert torch.allclose(step, 0.1 * 2 * (torch.sigmoid(torch.zeros(3)) - target))
+
+
+def test_adl020_near_twins_silent_and_correct():
+    path = PROGRAMS / "ok20_near_twins.py"
+    assert not _found(path, "ADL020")
+    raw_grad, same_grad, leaf_grad = _load(path).run()
+    target = torch.tensor([0.2, 0.9, 0.5])
+    s = torch.sigmoid(torch.zeros(3))
+    assert torch.allclose(raw_grad, 2 * (s - target) * s * (1 - s))
+    assert torch.allclose(same_grad, 2 * (torch.zeros(3) - target))
+    assert leaf_grad is not None

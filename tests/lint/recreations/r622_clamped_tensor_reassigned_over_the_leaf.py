@@ -14,10 +14,10 @@ import torch
 def fit(target, lr=0.5):
     """One gradient step on a weight that must stay in [0, 1]."""
     w = torch.rand(1, requires_grad=True)
-    w = torch.clamp(w, 0, 1)  # missed: ADL020
+    w = torch.clamp(w, 0, 1)  # the bug; ADL020 reports it at the read of `w.grad` (line 20)
     loss = (2 * w - target).pow(2).sum()
     loss.backward()
-    grad = w.grad
+    grad = w.grad  # expect: ADL020
     if grad is not None:
         with torch.no_grad():
             w -= lr * grad
