@@ -142,3 +142,46 @@ def test_adl020_near_twins_silent_and_correct():
     assert torch.allclose(raw_grad, 2 * (s - target) * s * (1 - s))
     assert torch.allclose(same_grad, 2 * (torch.zeros(3) - target))
     assert leaf_grad is not None
+
+
+# ADL001 (r623): the output of a module whose last layer is an in-place
+# activation (`nn.LeakyReLU(inplace=True)`, `nn.ELU(inplace=True)`) is kept by
+# that op's backward (the saves table's `:inplace` entry), also when the module is
+# a same-file `nn.Sequential` subclass built by `super().__init__(a, ..., z)`.
+# Fresh shape: b01_sequential_subclass_in_place_tail.py; near twins
+# ok01_sequential_subclass_twins.py (the subclass ends in a convolution; a
+# subclass with its own `forward` returning a clone; the skip added out of place).
+
+def test_adl001_in_place_tail_of_sequential_subclass_found():
+    path = PROGRAMS / "b01_sequential_subclass_in_place_tail.py"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    bug_line = next(i for i, line in enumerate(lines, 1) if "# bug" in line)
+    findings = _found(path, "ADL001")
+    assert [f.line for f in findings] == [bug_line]
+    assert "EluBackward1 keeps its output" in findings[0].message
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _load(path).run()
+
+
+def test_adl001_help_applied_gives_the_hand_written_gradient():
+    """The unsafe fix (`y = y + skip`) applied: no finding, and the gradient of the
+    skip input is the hand-written one (d/dskip of mean((elu(gn(conv x)) + skip)^2))."""
+    path = PROGRAMS / "b01_sequential_subclass_in_place_tail.py"
+    fixed = path.read_text(encoding="utf-8").replace("y += skip  # bug", "y = y + skip")
+    assert not [f for f in lint_source(fixed, "fixed.py") if f.code == "ADL001"]
+    namespace: dict = {}
+    exec(compile(fixed, "<fixed>", "exec"), namespace)
+    torch.manual_seed(0)
+    dec = namespace["Decoder"](4)
+    x, skip = torch.randn(2, 4, 6, 6), torch.randn(2, 4, 6, 6, requires_grad=True)
+    dec(x, skip).pow(2).mean().backward()
+    with torch.no_grad():
+        block = dec.up
+        y = torch.nn.functional.elu(block[1](block[0](x))) + skip
+    assert torch.allclose(skip.grad, 2 * y / y.numel(), atol=1e-6)
+
+
+def test_adl001_sequential_subclass_twins_silent():
+    path = PROGRAMS / "ok01_sequential_subclass_twins.py"
+    assert not _found(path, "ADL001")
+    assert _load(path).run() is not None

@@ -30,7 +30,7 @@ class Bottleneck(nn.Module):
         residual = x
         out = self.bn1(self.conv1(x))
         out = self.bn2(self.conv2(out))
-        out += residual  # missed: ADL001
+        out += residual  # expect: ADL001
         return out
 
 
