@@ -155,23 +155,7 @@ class ModuleFacts:
                 q.rsplit(".", 1)[-1] not in NOT_MODULES:
             kind = q.rsplit(".", 1)[-1]
             if kind in ("Sequential",):
-                built = [(a, self.module_spec(a, defaults)) for a in call.args]
-                # Only neighbours in the call are compared: an element we cannot read
-                # (`layer_init(nn.Conv2d(...))`, a name, `*blocks`) stands between its
-                # neighbours, and its output, not the layer before it, is what comes next.
-                for (_, a), (b_call, b) in zip(built, built[1:]):
-                    if a is not None and b is not None:
-                        self.sequential_neighbours.append((b_call, a, b))
-                layers = [layer for _, layer in built if layer is not None]
-                if not layers:  # `nn.Sequential(*layers)`: unknown layers, surely some with weights
-                    return ModuleSpec(kind, parameterised=True)
-                # An unknown first (last) element: what happens to the input (is kept
-                # of the output) is unknown too, so nothing is claimed about it.
-                first, last = built[0][1], built[-1][1]
-                unknown = ModuleSpec("unknown")
-                return ModuleSpec(kind, first=first.input_layer if first else unknown,
-                                  last=last.output_layer if last else unknown,
-                                  parameterised=any(layer.parameterised for layer in layers))
+                return self.sequential_spec(kind, call.args, defaults)
             if kind in CONTAINERS:
                 return self.container_spec(kind, call, defaults)
             inplace, keyword = self.inplace_argument(call, kind, defaults)
@@ -180,6 +164,9 @@ class ModuleFacts:
             if call.func.id in self.factories:
                 return self.factories[call.func.id]
             if call.func.id in self.module_classes:
+                layers = self.sequential_subclass_layers(call.func.id)
+                if layers is not None:  # `class ABN(nn.Sequential)` built by `super().__init__(...)`
+                    return self.sequential_spec("Sequential", layers, None)
                 out_op, writes_input, in_op, in_param, returns_input = self.class_summaries.get(
                     call.func.id, (None, False, None, None, False))
                 return ModuleSpec(call.func.id, inplace=writes_input, parameterised=True, out_op=out_op,
@@ -190,6 +177,45 @@ class ModuleFacts:
                 unknown = ModuleSpec("unknown")
                 return ModuleSpec(kind, first=unknown, last=unknown, parameterised=True)
         return None
+
+    def sequential_subclass_layers(self, cls: str):
+        """The layers a same-file `nn.Sequential` subclass with no `forward` of its own
+        passes to `super().__init__(a, ..., z)` (one such call in `__init__`, no starred
+        argument); None for any other class."""
+        node = self.module_class_nodes.get(cls)
+        if node is None or not any(self.qualname(b) == "torch.nn.Sequential" for b in node.bases):
+            return None
+        methods = {f.name: f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        init = methods.get("__init__")
+        if "forward" in methods or init is None:
+            return None
+        calls = [c for c in ast.walk(init) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                 and c.func.attr == "__init__" and isinstance(c.func.value, ast.Call)
+                 and isinstance(c.func.value.func, ast.Name) and c.func.value.func.id == "super"]
+        if len(calls) != 1 or not calls[0].args or calls[0].keywords \
+                or any(isinstance(a, ast.Starred) for a in calls[0].args):
+            return None
+        return calls[0].args
+
+    def sequential_spec(self, kind, args, defaults) -> ModuleSpec:
+        """`nn.Sequential(a, ..., z)`: its first layer sees the input, its last makes the output."""
+        built = [(a, self.module_spec(a, defaults)) for a in args]
+        # Only neighbours in the call are compared: an element we cannot read
+        # (`layer_init(nn.Conv2d(...))`, a name, `*blocks`) stands between its
+        # neighbours, and its output, not the layer before it, is what comes next.
+        for (_, a), (b_call, b) in zip(built, built[1:]):
+            if a is not None and b is not None:
+                self.sequential_neighbours.append((b_call, a, b))
+        layers = [layer for _, layer in built if layer is not None]
+        if not layers:  # `nn.Sequential(*layers)`: unknown layers, surely some with weights
+            return ModuleSpec(kind, parameterised=True)
+        # An unknown first (last) element: what happens to the input (is kept
+        # of the output) is unknown too, so nothing is claimed about it.
+        first, last = built[0][1], built[-1][1]
+        unknown = ModuleSpec("unknown")
+        return ModuleSpec(kind, first=first.input_layer if first else unknown,
+                          last=last.output_layer if last else unknown,
+                          parameterised=any(layer.parameterised for layer in layers))
 
     def container_spec(self, kind, call, defaults) -> ModuleSpec:
         """`nn.ModuleList([Block(d) for _ in range(n)])`: a container whose layers all come

@@ -497,13 +497,13 @@ class AssignmentEvents:
         the view shares the output's memory and version counter, so writing it in
         place writes the saved output."""
         spec = self.called_module(value)
-        op = self.saving_op(value) if spec is None else self.op_entry(spec.output_layer.op)
+        op = self.saving_op(value) if spec is None else self.op_entry(_output_key(spec.output_layer))
         if op is None and spec is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
                 and value.func.attr in _SHARING_VIEW_METHODS:
             base = _view_base(value)
             if base is not None:
                 spec = self.called_module(base)
-                op = self.saving_op(base) if spec is None else self.op_entry(spec.output_layer.op)
+                op = self.saving_op(base) if spec is None else self.op_entry(_output_key(spec.output_layer))
                 value = base
         if op is not None:
             key, entry = op
@@ -585,6 +585,14 @@ _SHARING_VIEW_METHODS = frozenset("""
 view view_as t transpose permute narrow select unsqueeze squeeze diagonal movedim
 moveaxis swapaxes swapdims unflatten
 """.split())
+
+
+def _output_key(layer):
+    """The saves-table key of what a module's output layer computes: an in-place
+    activation (`nn.LeakyReLU(inplace=True)`) runs the in-place op, whose entry
+    (`...leaky_relu:inplace`) says it keeps the tensor it wrote, where the
+    out-of-place op keeps its input."""
+    return layer.inplace_key if layer.inplace and layer.inplace_key else layer.op
 
 
 def _view_base(value):

@@ -336,19 +336,42 @@ def _made_from_leaf(checker, value):
             steps.append(node)
             node = node.value
             continue
+        if isinstance(node, ast.Call) and node.args and _torch_new_tensor_function(checker, node):
+            steps.append(node)  # `torch.clamp(w, 0, 1)`: a function of the leaf, a new tensor
+            node = node.args[0]
+            continue
         return None
     if any(isinstance(s, ast.Call) and s.func.attr in ("detach", "detach_") for s in steps):
         return None  # `x1.clone().detach()`: cut from the leaf's graph, a leaf of its own
     certain = next((s for s in steps if _always_new(checker, s, root, root_name)), None)
     if certain is None:
         return None
-    op_text = f"`.{certain.func.attr}()`" if isinstance(certain, ast.Call) else \
+    op_text = f"`{checker.text(certain.func)}()`" if isinstance(certain, ast.Call) \
+        and checker.qualname(certain.func) is not None else \
+        f"`.{certain.func.attr}()`" if isinstance(certain, ast.Call) else \
         "indexing" if isinstance(certain, ast.Subscript) else \
         f"`{checker.text(certain)}`" if len(checker.text(certain)) <= 60 else "an arithmetic op"
     keyword = None
     if root is not None and isinstance(root.func, (ast.Name, ast.Attribute)):
         keyword = next((k for k in root.keywords if k.arg == "requires_grad"), None)
     return op_text, keyword, root_name
+
+
+# Functions of the torch namespace that always return a new tensor (never their
+# first argument itself): `torch.as_tensor`, `torch.Tensor.to`-like calls and
+# dropout (the identity when not training) are not among them.
+_NEW_TENSOR_FUNCTIONS = frozenset("""
+clamp clip sigmoid tanh exp log neg abs sqrt rsqrt relu softplus square reciprocal
+exp2 expm1 log1p log2 log10 sin cos pow mul div add sub true_divide
+""".split())
+
+
+def _torch_new_tensor_function(checker, call) -> bool:
+    """`torch.<f>(leaf, ...)` with ``f`` an element-wise function that makes a new tensor."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in _NEW_TENSOR_FUNCTIONS:
+        return False
+    q = checker.qualname(call.func)
+    return q is not None and q in (f"torch.{call.func.attr}", f"torch.special.{call.func.attr}")
 
 
 def _is_leaf_expression(checker, node) -> bool:
