@@ -91,6 +91,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.opt_in_depth = 0
         self.unskippable_ifs: set[int] = set()
         self.function_defaults: dict = {}
+        self.class_nodes: list = []  # every class statement of the file, nested ones too, as walked
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         FastVisitor.__init__(self)  # the handler cache
@@ -606,6 +607,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         return self.modules.called_module(call, self.scope.owner_class)
 
     def visit_ClassDef(self, node):
+        self.class_nodes.append(node)
         for d in node.decorator_list:
             self.visit(d)
         for b in node.bases:

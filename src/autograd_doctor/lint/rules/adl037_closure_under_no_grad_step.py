@@ -57,7 +57,7 @@ def check_file(checker) -> None:
     source = checker.source
     if "closure" not in source or ("no_grad" not in source and "inference_mode" not in source):
         return  # the cheap gate: nothing to do in nearly every file
-    classes = {node.name: node for node in ast.walk(checker.tree) if isinstance(node, ast.ClassDef)}
+    classes = {node.name: node for node in checker.class_nodes}  # collected by the walk
     for cls in classes.values():
         if not _is_optimizer(checker, cls, classes):
             continue
