@@ -525,7 +525,7 @@ def recompute_after_step(order: UpdateOrder, forward: tuple[ast.stmt, str]) -> S
     if not chain or chain[0] is not statement:
         return None
     made = set().union(*(stored_names(target) for target in statement.targets))
-    kept = [statement]
+    kept = [*_stepped_inputs(order, statement), statement]
     for candidate in chain[1:]:  # only what is built from the forward's result
         if set(loaded_names(candidate.value)) & made:
             kept.append(candidate)
@@ -542,6 +542,39 @@ def recompute_after_step(order: UpdateOrder, forward: tuple[ast.stmt, str]) -> S
         f"{_lines(kept)} again after {order.optimizer}.step() (the PyTorch DCGAN "
         f"example's order); {loss}'s value then differs from the one this run computed (unverified)",
         "\n".join([step_text, *lines]), statement_location(filename, order.step))
+
+
+def _stepped_inputs(order: UpdateOrder, statement: ast.stmt, limit: int = 4) -> list:
+    """The one-line assignments of the block, before the forward line, that bind the tensors it
+    reads when their graphs also go through parameters the failing step() updated (the encoder
+    output a decoder line reads: `enc_out = model.encoder(x)` before `out = model.decoder(enc_out)`),
+    in source order. Computed again after the step with the forward line, or backward() would
+    still meet the old values the step overwrote through them. Each must still hold the value the
+    forward line read (bound once in the block before it, not bound again before the backward)."""
+    if not order.optimizer_ids:
+        return []
+    block = order.block
+    found: list = []
+    pending = [statement]
+    while pending:
+        current = pending.pop()
+        for name in loaded_names(current.value):
+            value = order.values.get(name)
+            if not isinstance(value, torch.Tensor) or value.grad_fn is None:
+                continue
+            if not reached_leaves([value]) & order.optimizer_ids:
+                continue
+            producer = next((s for s in reversed(block[:block.index(current)]) if isinstance(s, ast.Assign)
+                             and name in set().union(*(stored_names(t) for t in s.targets))), None)
+            latest = order.scope.latest_assignment(name, order.backward.lineno + 1)
+            if producer is None or producer in found or producer.lineno != producer.end_lineno or \
+                    latest is None or latest[0] is not producer:
+                continue
+            found.append(producer)
+            pending.append(producer)
+            if len(found) >= limit:
+                return sorted(found, key=lambda s: s.lineno)
+    return sorted(found, key=lambda s: s.lineno)
 
 
 def _lines(statements: list) -> str:
