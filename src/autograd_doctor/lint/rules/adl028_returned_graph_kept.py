@@ -111,6 +111,8 @@ def check_file(checker) -> None:
         for node, container, kept, value in record.keeps:
             if node.lineno in already or id(node) in reported or not _lives_across(container, record.loop, node):
                 continue
+            if _gathers_one_result(checker.tree, container, record.loop):
+                continue
             origin = _training_origin(value, record, checker.file.backward_functions)
             if origin is not None:
                 reported.add(id(node))
@@ -164,6 +166,102 @@ def _lives_across(container, loop, keeping=None) -> bool:
             isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.target)):
         return False
     return True
+
+
+_GATHERS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack"})
+
+
+def _gathers_one_result(tree, container, loop) -> bool:
+    """The loop maps over the slices of one tensor in hand and the list it fills is
+    joined into one result right after: `for i in range(n)`, `n` being `t.size(k)` /
+    `t.shape[k]` / `t.size()[k]` (or a name bound once in the function to one), the
+    list a name bound in the same statement list just before the loop, and every read
+    of it after the loop the first argument of `torch.cat` / `torch.stack` (and their
+    kin).  Such a list holds the parts of one value for one tensor's slices (the
+    unbatched form of one batched call), not one graph per step of a loop over data:
+    nothing in it outlives the joined result, which a caller keeping it across its
+    own loop makes a finding of its own.  A loop over a loader, a `range` with a step
+    or a quotient (batches of a data set in memory), a list kept or read otherwise,
+    stays reported (set AI, LibFewShot's episode loop)."""
+    if not isinstance(container, ast.Name) or not isinstance(loop, ast.For):
+        return False
+    rng = loop.iter
+    if not (isinstance(rng, ast.Call) and isinstance(rng.func, ast.Name) and rng.func.id == "range"
+            and len(rng.args) == 1 and not rng.keywords):
+        return False
+    function = _enclosing_function(tree, loop)
+    if function is None:
+        return False
+    name = container.id
+    block = _block_of(function, loop)
+    if block is None:
+        return False
+    before = block[:block.index(loop)]
+    if not any(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+               and s.targets[0].id == name and isinstance(s.value, ast.List) and not s.value.elts
+               for s in before):
+        return False
+    if not _is_size(rng.args[0], function):
+        return False
+    gathered = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GATHERS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.args:
+            gathered.add(id(node.args[0]))
+    reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+             and n.lineno > loop.end_lineno]
+    return bool(reads) and all(id(n) in gathered for n in reads)
+
+
+def _enclosing_function(tree, target):
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.lineno < target.lineno <= node.end_lineno:
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found
+
+
+def _block_of(function, target):
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is target for s in block):
+                return block
+    return None
+
+
+def _size_expression(node) -> bool:
+    """`t.size(k)`, `t.shape[k]`, `t.size()[k]` with a constant `k`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, int):
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, int):
+        inner = node.value
+        if isinstance(inner, ast.Attribute) and inner.attr == "shape":
+            return True
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "size" \
+                and not inner.args:
+            return True
+    return False
+
+
+def _is_size(node, function) -> bool:
+    if _size_expression(node):
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    bindings = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == node.id
+                and isinstance(n.ctx, ast.Store)]
+    if len(bindings) != 1:
+        return False
+    for stmt in ast.walk(function):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is bindings[0]:
+            return _size_expression(stmt.value)
+    return False
 
 
 def _training_origin(value, record, backward_functions):
