@@ -6,8 +6,9 @@ autograd ("working as intended").  Re-created without Lightning as a small
 module with `training_step` / `test_step` hooks and a trainer whose `test`
 loop runs the hooks under `torch.inference_mode()`, as Lightning does.
 Raises at the first test batch.
-Buggy line: `loss.backward()` in `test_step` (the step runs under
-`inference_mode`, the loss has no graph).
+Buggy line: `results.append(model.test_step(batch))` under
+`torch.inference_mode()`: `test_step` runs `loss.backward()` on a loss it
+computes, which has no graph there.
 Source: https://github.com/Lightning-AI/pytorch-lightning/issues/19910"""
 import torch
 import torch.nn as nn
@@ -26,7 +27,7 @@ class LitClassifier(nn.Module):
     def test_step(self, batch):
         x, y = batch
         loss = F.cross_entropy(self.net(x), y)
-        loss.backward()  # missed: no rule (backward in a hook run under inference_mode)
+        loss.backward()
         grad_norm = sum(p.grad.norm() for p in self.net.parameters() if p.grad is not None)
         return {"test_loss": loss.item(), "grad_norm": float(grad_norm)}
 
@@ -49,7 +50,7 @@ class MiniTrainer:
         results = []
         with torch.inference_mode():
             for batch in batches:
-                results.append(model.test_step(batch))
+                results.append(model.test_step(batch))  # expect: ADL038
         return results
 
 

@@ -35,7 +35,7 @@ def validate(model, batches):
     val_loss = 0.0
     with torch.no_grad():
         for x, y in batches:
-            val_loss += contractive_loss(model, x, y).item()  # missed: no rule (autograd.grad run under no_grad)
+            val_loss += contractive_loss(model, x, y).item()  # expect: ADL038
     return val_loss / len(batches)
 
 
