@@ -16,9 +16,9 @@ RULE = Rule(
 torch.inference_mode():` block (not inside a nested `enable_grad()` block), of
 a function of the same file that differentiates a value it computes itself,
 with evidence for each link:
-- the call names the function: `f(...)` for a top-level function, or
+- the call names the function: `f(...)` for a function (not a method), or
   `obj.f(...)` / `self.f(...)` for a method, when the file defines that name
-  once (one `def`, top-level or in a class);
+  once (one `def`, anywhere in the file);
 - the function calls `V.backward(...)` or `torch.autograd.grad(V, ...)`
   (also `V.sum()`, `V.mean()`, ... and `V[...]` as the output), where `V` is a
   local name bound once in the function, to a value that contains a call
@@ -163,8 +163,9 @@ def _definitions(tree) -> dict:
     return defs
 
 
-def _top_level(tree) -> set:
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+def _methods(tree) -> set:
+    return {n.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+            for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _calls_under_grad_off(tree):
@@ -193,13 +194,13 @@ def check_file(checker) -> None:
         return
     tree = checker.tree
     defs = _definitions(tree)
-    top = _top_level(tree)
+    methods = _methods(tree)
     sites: dict[str, object] = {}
     for call, block in _calls_under_grad_off(tree):
         func = call.func
-        if isinstance(func, ast.Name) and func.id in top:
+        if isinstance(func, ast.Name) and func.id not in methods:
             name = func.id
-        elif isinstance(func, ast.Attribute) and func.attr not in top:
+        elif isinstance(func, ast.Attribute) and func.attr in methods:
             name = func.attr
         else:
             continue
