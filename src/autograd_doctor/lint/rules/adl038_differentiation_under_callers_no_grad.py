@@ -6,6 +6,7 @@ there and the differentiation raises."""
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -67,9 +68,14 @@ _GUARDS = frozenset({"training", "is_grad_enabled", "requires_grad", "grad_fn", 
 _REDUCE = frozenset({"sum", "mean", "squeeze", "flatten", "view", "reshape", "norm"})
 
 
+# a differentiation: `.backward(`, `autograd.grad(`, or a bare `grad(` (not `no_grad(`,
+# `enable_grad(`: every file with a grad-off block names one of those)
+_DIFFERENTIATES = re.compile(r"\.backward\(|autograd\.grad\(|(?<![\w.])grad\(")
+
+
 def _worth(checker) -> bool:
     src = checker.source
-    return ("no_grad" in src or "inference_mode" in src) and (".backward(" in src or "grad(" in src)
+    return ("no_grad" in src or "inference_mode" in src) and _DIFFERENTIATES.search(src) is not None
 
 
 def _last(func) -> str | None:
@@ -193,10 +199,13 @@ def check_file(checker) -> None:
     if not _worth(checker):
         return
     tree = checker.tree
+    calls = list(_calls_under_grad_off(tree))
+    if not calls:
+        return
     defs = _definitions(tree)
     methods = _methods(tree)
     sites: dict[str, object] = {}
-    for call, block in _calls_under_grad_off(tree):
+    for call, block in calls:
         func = call.func
         if isinstance(func, ast.Name) and func.id not in methods:
             name = func.id
