@@ -70,12 +70,14 @@ _REDUCE = frozenset({"sum", "mean", "squeeze", "flatten", "view", "reshape", "no
 
 # a differentiation: `.backward(`, `autograd.grad(`, or a bare `grad(` (not `no_grad(`,
 # `enable_grad(`: every file with a grad-off block names one of those)
+# a `with` statement that opens a grad-off block (decorators are not read)
+_GRAD_OFF_WITH = re.compile(r"with\s[^\n:]*\b(?:no_grad|inference_mode)\(")
 _DIFFERENTIATES = re.compile(r"\.backward\(|autograd\.grad\(|(?<![\w.])grad\(")
 
 
 def _worth(checker) -> bool:
     src = checker.source
-    return ("no_grad" in src or "inference_mode" in src) and _DIFFERENTIATES.search(src) is not None
+    return _GRAD_OFF_WITH.search(src) is not None and _DIFFERENTIATES.search(src) is not None
 
 
 def _last(func) -> str | None:
