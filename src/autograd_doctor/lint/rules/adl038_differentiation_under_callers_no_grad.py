@@ -1,0 +1,236 @@
+"""ADL038: a function that differentiates a value it computes itself
+(`loss.backward()`, `torch.autograd.grad(out, ...)`) is called inside a
+`torch.no_grad()` / `torch.inference_mode()` block: the value has no graph
+there and the differentiation raises."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from autograd_doctor.lint.rules.base import Rule
+
+RULE = Rule(
+    code="ADL038", name="differentiation-under-callers-no-grad",
+    summary="A function that backpropagates (or calls `autograd.grad` on) a value it computes is called under `no_grad()` / `inference_mode()`: that value has no graph and the call raises.",
+    what_it_does="""Finds a call, written inside a `with torch.no_grad():` or `with
+torch.inference_mode():` block (not inside a nested `enable_grad()` block), of
+a function of the same file that differentiates a value it computes itself,
+with evidence for each link:
+- the call names the function: `f(...)` for a function (not a method), or
+  `obj.f(...)` / `self.f(...)` for a method, when the file defines that name
+  once (one `def`, anywhere in the file);
+- the function calls `V.backward(...)` or `torch.autograd.grad(V, ...)`
+  (also `V.sum()`, `V.mean()`, ... and `V[...]` as the output), where `V` is a
+  local name bound once in the function, to a value that contains a call
+  (a module, `F.*`, `torch.*`, a method of a tensor), not a parameter;
+- nothing in the function turns gradients back on (`torch.enable_grad()`,
+  `set_grad_enabled(...)`; `requires_grad_()` on an input is not enough) and it
+  is not decorated with `torch.enable_grad()`; the differentiation is not
+  under a test of the mode (`if self.training:`, `if torch.is_grad_enabled():`,
+  `if loss.requires_grad:`).
+Under `no_grad()` (and `inference_mode()`) every op's result has no graph, so
+the value computed in the function does not require grad, whatever its inputs
+are.""",
+    why_bad="""`backward()` on a value without a graph raises `RuntimeError: element 0
+of tensors does not require grad and does not have a grad_fn`, and
+`torch.autograd.grad` raises the same.  Evaluation loops are wrapped in
+`no_grad()` to save memory; a loss that differentiates (an input-gradient
+penalty, a Jacobian norm, a physics residual) or a hook that backpropagates
+then fails only in evaluation.  Frameworks do the same: Lightning runs
+`validation_step` / `test_step` under `inference_mode()`.""",
+    example="""def penalised_loss(model, x, y):
+    x = x.clone().requires_grad_(True)
+    out = model(x)
+    (g,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+    return F.mse_loss(out, y) + g.pow(2).mean()
+
+with torch.no_grad():
+    val = penalised_loss(model, x, y).item()""",
+    use_instead="""with torch.enable_grad():   # or call it outside the no_grad block
+    val = penalised_loss(model, x, y).item()""",
+    fix_safety="""No fix: whether to evaluate with gradients on (`enable_grad()` around the
+call) or to leave the differentiating term out of the evaluation is the
+user's choice.""",
+    known_problems="""Only calls that name a function of the same file, defined once, are
+followed; a model called as `self.model(x)` whose `forward` differentiates is
+not resolved to its class, and a function defined in another file is not read.
+A function that differentiates a value handed to it (a parameter) is silent:
+the value may carry a graph made before the block.""",
+)
+
+_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
+_GRAD_ON = ("enable_grad", "set_grad_enabled")
+# methods that give back a value held elsewhere (it may carry an older graph)
+_HELD = frozenset({"pop", "popleft", "get", "__getitem__", "values", "items", "copy"})
+# a differentiation under a test of the mode runs only when gradients are on
+_GUARDS = frozenset({"training", "is_grad_enabled", "requires_grad", "grad_fn", "is_inference_mode_enabled"})
+_REDUCE = frozenset({"sum", "mean", "squeeze", "flatten", "view", "reshape", "norm"})
+
+
+# a differentiation: `.backward(`, `autograd.grad(`, or a bare `grad(` (not `no_grad(`,
+# `enable_grad(`: every file with a grad-off block names one of those)
+# a `with` statement that opens a grad-off block (decorators are not read)
+_GRAD_OFF_WITH = re.compile(r"with\s[^\n:]*\b(?:no_grad|inference_mode)\(")
+_DIFFERENTIATES = re.compile(r"\.backward\(|autograd\.grad\(|(?<![\w.])grad\(")
+
+
+def _worth(checker) -> bool:
+    src = checker.source
+    return _GRAD_OFF_WITH.search(src) is not None and _DIFFERENTIATES.search(src) is not None
+
+
+def _last(func) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _is_grad_off(expr) -> bool:
+    return isinstance(expr, ast.Call) and _last(expr.func) in _GRAD_OFF
+
+
+def _walk_own(node):
+    """The nodes of a function's body, not of nested functions or classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _root(expr):
+    """`out` of `out`, `out.sum()`, `out[0]`, `out.mean(1)`."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _REDUCE:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        else:
+            return expr
+
+
+def _computed(value) -> bool:
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    return bool(calls) and not any(_last(c.func) in _HELD for c in calls)
+
+
+def _differentiates(fn):
+    """The line of a backward / autograd.grad on a value the function computes, or None."""
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    if fn.args.vararg:
+        params.add(fn.args.vararg.arg)
+    if fn.args.kwarg:
+        params.add(fn.args.kwarg.arg)
+    binds: dict[str, list] = {}
+    sites = []
+    for n in _walk_own(fn):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                for name in ast.walk(t):
+                    if isinstance(name, ast.Name):
+                        binds.setdefault(name.id, []).append(n.value if isinstance(t, ast.Name) else None)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Name):
+            binds.setdefault(n.target.id, []).append(None)
+        elif isinstance(n, (ast.For, ast.With, ast.comprehension)):
+            target = getattr(n, "target", None)
+            for name in ast.walk(target) if target is not None else ():
+                if isinstance(name, ast.Name):
+                    binds.setdefault(name.id, []).append(None)
+        elif isinstance(n, ast.Call):
+            name = _last(n.func)
+            if name in _GRAD_ON:
+                return None
+            if (name == "backward" and isinstance(n.func, ast.Attribute)):
+                sites.append((n, _root(n.func.value)))
+            elif (name == "grad" and isinstance(n.func, ast.Attribute)
+                  and _last(n.func.value) == "autograd" and n.args):
+                sites.append((n, _root(n.args[0])))
+    guarded = [(n.lineno, n.end_lineno) for n in _walk_own(fn) if isinstance(n, (ast.If, ast.IfExp))
+               and any(isinstance(x, (ast.Name, ast.Attribute)) and _last(x) in _GUARDS for x in ast.walk(n.test))]
+    for call, root in sorted(sites, key=lambda s: s[0].lineno):
+        if not isinstance(root, ast.Name) or root.id in params:
+            continue
+        if any(a <= call.lineno <= b for a, b in guarded):
+            continue
+        values = binds.get(root.id, [])
+        if len(values) == 1 and values[0] is not None and _computed(values[0]):
+            return call
+    return None
+
+
+def _definitions(tree) -> dict:
+    defs: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(node.name, []).append(node)
+    return defs
+
+
+def _methods(tree) -> set:
+    return {n.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+            for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _calls_under_grad_off(tree):
+    """(call, with-node) for calls written in a no_grad / inference_mode block."""
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.With, ast.AsyncWith)):
+            continue
+        if not any(_is_grad_off(item.context_expr) for item in node.items):
+            continue
+        stack = list(node.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                    isinstance(i.context_expr, ast.Call) and _last(i.context_expr.func) in _GRAD_ON
+                    for i in n.items):
+                continue
+            if isinstance(n, ast.Call):
+                yield n, node
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def check_file(checker) -> None:
+    if not _worth(checker):
+        return
+    tree = checker.tree
+    calls = list(_calls_under_grad_off(tree))
+    if not calls:
+        return
+    defs = _definitions(tree)
+    methods = _methods(tree)
+    sites: dict[str, object] = {}
+    for call, block in calls:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id not in methods:
+            name = func.id
+        elif isinstance(func, ast.Attribute) and func.attr in methods:
+            name = func.attr
+        else:
+            continue
+        fns = defs.get(name, [])
+        if len(fns) != 1:
+            continue
+        fn = fns[0]
+        if any(_last(d.func if isinstance(d, ast.Call) else d) in _GRAD_ON for d in fn.decorator_list):
+            continue
+        if name not in sites:
+            sites[name] = _differentiates(fn)
+        site = sites[name]
+        if site is None:
+            continue
+        mode = next(_last(i.context_expr.func) for i in block.items if _is_grad_off(i.context_expr))
+        what = "backward()" if _last(site.func) == "backward" else "torch.autograd.grad()"
+        checker.report(
+            "ADL038", call,
+            f"`{name}()` is called under `torch.{mode}()` (line {block.lineno}), but it runs "
+            f"{what} on line {site.lineno} on a value it computes: under `{mode}()` that value "
+            f"has no graph, so the call raises 'element 0 of tensors does not require grad'; call "
+            f"it outside the block or wrap the call in `torch.enable_grad()`")
