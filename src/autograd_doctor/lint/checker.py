@@ -92,6 +92,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.unskippable_ifs: set[int] = set()
         self.function_defaults: dict = {}
         self.class_nodes: list = []  # every class statement of the file, nested ones too, as walked
+        self.function_nodes: list = []  # every def of the file, nested ones too, as walked
+        self.with_nodes: list = []  # every with statement of the file, as walked
         self.returns: list = []     # values returned by the function being walked
         self.return_ops: list = []  # per `return` of a forward(): the op that saved the value
         FastVisitor.__init__(self)  # the handler cache
@@ -262,6 +264,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
 
     # ----- scopes -------------------------------------------------------
     def visit_FunctionDef(self, node):
+        self.function_nodes.append(node)
         for d in node.decorator_list:
             self.visit(d)
         self.visit(node.args)  # defaults and annotations run in the outer scope

@@ -272,6 +272,7 @@ class ControlFlow:
         self.error_expected_depth -= expects_error
 
     def _visit_with(self, node):
+        self.with_nodes.append(node)  # a fact for the rules that read with statements (ADL038)
         grad_off = False
         for item in node.items:
             item.context_expr._adl_context = True  # a `with` block scopes what it switches on

@@ -163,24 +163,22 @@ def _differentiates(fn):
     return None
 
 
-def _definitions(tree) -> dict:
+def _definitions(function_nodes) -> dict:
+    """Name -> the defs of that name, from the defs the walk collected."""
     defs: dict[str, list] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs.setdefault(node.name, []).append(node)
+    for node in function_nodes:
+        defs.setdefault(node.name, []).append(node)
     return defs
 
 
-def _methods(tree) -> set:
-    return {n.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-            for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+def _methods(class_nodes) -> set:
+    return {n.name for c in class_nodes for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _calls_under_grad_off(tree):
-    """(call, with-node) for calls written in a no_grad / inference_mode block."""
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.With, ast.AsyncWith)):
-            continue
+def _calls_under_grad_off(with_nodes):
+    """(call, with-node) for calls written in a no_grad / inference_mode block, from the with
+    statements the walk collected."""
+    for node in with_nodes:
         if not any(_is_grad_off(item.context_expr) for item in node.items):
             continue
         stack = list(node.body)
@@ -200,12 +198,11 @@ def _calls_under_grad_off(tree):
 def check_file(checker) -> None:
     if not _worth(checker):
         return
-    tree = checker.tree
-    calls = list(_calls_under_grad_off(tree))
+    calls = list(_calls_under_grad_off(checker.with_nodes))
     if not calls:
         return
-    defs = _definitions(tree)
-    methods = _methods(tree)
+    defs = _definitions(checker.function_nodes)
+    methods = _methods(checker.class_nodes)
     sites: dict[str, object] = {}
     for call, block in calls:
         func = call.func
