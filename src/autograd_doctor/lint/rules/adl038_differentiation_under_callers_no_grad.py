@@ -77,6 +77,11 @@ _DIFFERENTIATES = re.compile(r"\.backward\(|autograd\.grad\(|(?<![\w.])grad\(")
 
 def _worth(checker) -> bool:
     src = checker.source
+    if "no_grad(" not in src and "inference_mode(" not in src:
+        return False
+    if ".backward(" not in src and "autograd.grad(" not in src \
+            and src.count("grad(") == src.count("_grad(") + src.count(".grad("):
+        return False  # every `grad(` is part of a longer name: no differentiation (substring tests, no regex scan)
     return _GRAD_OFF_WITH.search(src) is not None and _DIFFERENTIATES.search(src) is not None
 
 
