@@ -154,7 +154,6 @@ NOT_YET = {
     "class_prototypes_parameter_list_from_inference_means": (False, "right"),
     # AD107 names and clones the Function's output where it is applied (the catalogue's convention);
     # the variant marks the add_ that writes it.
-    "flatten_function_output_shifted_in_place": (False, "right"),
     # AD110 names the in-place write (the catalogue's convention) and changes the marked decorator.
     "negatives_queue_allocated_in_inference_warmup": (False, "right"),
     # One-hot labels made learnable: a float copy (the correct version) or indices kept as they are
