@@ -9,6 +9,7 @@ import ast
 import re
 
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.names import last_name
 
 RULE = Rule(
     code="ADL038", name="differentiation-under-callers-no-grad",
@@ -85,16 +86,8 @@ def _worth(checker) -> bool:
     return _GRAD_OFF_WITH.search(src) is not None and _DIFFERENTIATES.search(src) is not None
 
 
-def _last(func) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
 def _is_grad_off(expr) -> bool:
-    return isinstance(expr, ast.Call) and _last(expr.func) in _GRAD_OFF
+    return isinstance(expr, ast.Call) and last_name(expr.func) in _GRAD_OFF
 
 
 def _walk_own(node):
@@ -121,7 +114,7 @@ def _root(expr):
 
 def _computed(value) -> bool:
     calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
-    return bool(calls) and not any(_last(c.func) in _HELD for c in calls)
+    return bool(calls) and not any(last_name(c.func) in _HELD for c in calls)
 
 
 def _differentiates(fn):
@@ -147,16 +140,16 @@ def _differentiates(fn):
                 if isinstance(name, ast.Name):
                     binds.setdefault(name.id, []).append(None)
         elif isinstance(n, ast.Call):
-            name = _last(n.func)
+            name = last_name(n.func)
             if name in _GRAD_ON:
                 return None
             if (name == "backward" and isinstance(n.func, ast.Attribute)):
                 sites.append((n, _root(n.func.value)))
             elif (name == "grad" and isinstance(n.func, ast.Attribute)
-                  and _last(n.func.value) == "autograd" and n.args):
+                  and last_name(n.func.value) == "autograd" and n.args):
                 sites.append((n, _root(n.args[0])))
     guarded = [(n.lineno, n.end_lineno) for n in _walk_own(fn) if isinstance(n, (ast.If, ast.IfExp))
-               and any(isinstance(x, (ast.Name, ast.Attribute)) and _last(x) in _GUARDS for x in ast.walk(n.test))]
+               and any(isinstance(x, (ast.Name, ast.Attribute)) and last_name(x) in _GUARDS for x in ast.walk(n.test))]
     for call, root in sorted(sites, key=lambda s: s[0].lineno):
         if not isinstance(root, ast.Name) or root.id in params:
             continue
@@ -192,7 +185,7 @@ def _calls_under_grad_off(with_nodes):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             if isinstance(n, (ast.With, ast.AsyncWith)) and any(
-                    isinstance(i.context_expr, ast.Call) and _last(i.context_expr.func) in _GRAD_ON
+                    isinstance(i.context_expr, ast.Call) and last_name(i.context_expr.func) in _GRAD_ON
                     for i in n.items):
                 continue
             if isinstance(n, ast.Call):
@@ -221,15 +214,15 @@ def check_file(checker) -> None:
         if len(fns) != 1:
             continue
         fn = fns[0]
-        if any(_last(d.func if isinstance(d, ast.Call) else d) in _GRAD_ON for d in fn.decorator_list):
+        if any(last_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_ON for d in fn.decorator_list):
             continue
         if name not in sites:
             sites[name] = _differentiates(fn)
         site = sites[name]
         if site is None:
             continue
-        mode = next(_last(i.context_expr.func) for i in block.items if _is_grad_off(i.context_expr))
-        what = "backward()" if _last(site.func) == "backward" else "torch.autograd.grad()"
+        mode = next(last_name(i.context_expr.func) for i in block.items if _is_grad_off(i.context_expr))
+        what = "backward()" if last_name(site.func) == "backward" else "torch.autograd.grad()"
         checker.report(
             "ADL038", call,
             f"`{name}()` is called under `torch.{mode}()` (line {block.lineno}), but it runs "
