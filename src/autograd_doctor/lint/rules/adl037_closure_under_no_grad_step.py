@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.names import GRAD_OFF_CONTEXTS
+from autograd_doctor.lint.names import turns_grad_off
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -68,7 +68,7 @@ def check_file(checker) -> None:
 
 def _is_optimizer(checker, cls, classes, depth=0) -> bool:
     for base in cls.bases:
-        q = _qual(checker, base)
+        q = checker.qualname(base)
         if q and (q == _OPTIM or q.startswith(_OPTIM + ".")):
             return True
         if isinstance(base, ast.Name) and base.id in classes and base.id != cls.name and depth < 3 \
@@ -78,18 +78,10 @@ def _is_optimizer(checker, cls, classes, depth=0) -> bool:
     return False
 
 
-def _qual(checker, node) -> str | None:
-    from autograd_doctor.lint.names import qualified_name
-    return qualified_name(node, checker.aliases)
-
-
 def _grad_off_decorator(checker, func):
     for d in func.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
-        if _qual(checker, target) in GRAD_OFF_CONTEXTS:
-            if isinstance(d, ast.Call) and d.args and isinstance(d.args[0], ast.Constant) \
-                    and d.args[0].value is False:  # inference_mode(False)
-                continue
+        if turns_grad_off(checker.qualname(target), d):  # not inference_mode(False)
             return d
     return None
 
