@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from autograd_doctor.analysis.errors.context import enclosing_function, walk_own_scope
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import segment, statement_location
 
@@ -39,32 +40,11 @@ def _factory_call(value: ast.AST) -> ast.Call | None:
     return None
 
 
-def _scope_body(tree: ast.Module, line: int) -> ast.AST:
-    best: ast.AST = tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if best is tree or node.lineno > best.lineno:
-                best = node
-    return best
-
-
-def _own_nodes(scope: ast.AST):
-    """The scope's nodes, not those of functions or classes defined inside it."""
-    pending = list(ast.iter_child_nodes(scope))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        pending.extend(ast.iter_child_nodes(node))
-
-
 def gradient_read_input(filename: str, tree: ast.Module | None, statement: ast.stmt, loss_names: set[str],
                         frame_locals: dict | None) -> GradientReadInput | None:
     if tree is None or frame_locals is None:
         return None
-    scope = _scope_body(tree, statement.lineno)
-    nodes = list(_own_nodes(scope))
+    nodes = list(walk_own_scope(enclosing_function(tree, statement.lineno)))
     assignments: dict[str, list[ast.Assign]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign):

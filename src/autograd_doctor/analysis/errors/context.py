@@ -184,7 +184,7 @@ def enclosing_function(tree: ast.Module, line: int) -> ast.AST:
     return best
 
 
-def _walk_own_scope(scope: ast.AST):
+def walk_own_scope(scope: ast.AST):
     """The nodes of `scope` outside the functions and classes defined in it (a nested function's
     `x = ...` binds its own x, not the enclosing one's)."""
     pending = [scope]
@@ -202,7 +202,7 @@ def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | No
         return None
     scope = enclosing_function(tree, before_line)
     best = None
-    for node in _walk_own_scope(scope):
+    for node in walk_own_scope(scope):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or node.lineno >= before_line:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
