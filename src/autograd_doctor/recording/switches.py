@@ -97,6 +97,9 @@ _lock = threading.Lock()
 _switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
 _detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
 _cuts: dict = {}  # (id of the code, offset) -> its GraphCut (AD316)
+# The user's `t.detach()` lines (a copy, not in place) whose tensor had a grad_fn: (id of the code,
+# offset) -> its GraphCut (AD214 names the one that cut an untrained optimizer's parameters off).
+_copy_cuts: dict = {}
 _by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
 _mode_entries: "collections.OrderedDict[tuple, ModeEntry]" = collections.OrderedDict()
 _counter = itertools.count()
@@ -120,6 +123,7 @@ def activate() -> None:
             return
         _session += 1
         _cuts.clear()  # AD316 judges one session's cuts
+        _copy_cuts.clear()
         if torch.is_grad_enabled():
             thread = threading.get_ident()
             for switch in [s for s in _switches if s.thread == thread and not s.enabled]:
@@ -127,6 +131,8 @@ def activate() -> None:
         _originals["init"] = _SET_GRAD_ENABLED.__init__
         _originals["enter"] = _SET_GRAD_ENABLED.__enter__
         _originals["detach_"] = torch.Tensor.detach_
+        _originals["detach"] = torch.Tensor.detach
+        torch.Tensor.detach = _recording_detach_copy(_originals["detach"])
         _SET_GRAD_ENABLED.__init__ = _recording_init(_originals["init"])
         _SET_GRAD_ENABLED.__enter__ = _recording_enter(_originals["enter"])
         torch.Tensor.detach_ = _recording_detach(_originals["detach_"])
@@ -150,6 +156,7 @@ def deactivate() -> None:
         _SET_GRAD_ENABLED.__init__ = _originals.pop("init")
         _SET_GRAD_ENABLED.__enter__ = _originals.pop("enter")
         torch.Tensor.detach_ = _originals.pop("detach_")
+        torch.Tensor.detach = _originals.pop("detach")
         for mode_class in _MODES:
             mode_class.__enter__ = _originals.pop(mode_class)
         torch.autograd.grad_mode.no_grad.__exit__ = _originals.pop("no_grad_exit")
@@ -269,6 +276,60 @@ def graph_cuts() -> list[GraphCut]:
     """The user's `detach_()` lines of this session that cut a graph (AD316)."""
     with _lock:
         return [cut for cut in _cuts.values() if cut.session == _session]
+
+
+def detach_copy_cuts() -> list[GraphCut]:
+    """The user's `detach()` lines of this session that were called on a tensor with a graph (AD214)."""
+    with _lock:
+        return [cut for cut in _copy_cuts.values() if cut.session == _session]
+
+
+def _note_copy_cut(tensor) -> None:
+    """`tensor.detach()` called directly from the user's file on a tensor with a grad_fn: count the
+    line's calls, and at its first few calls walk (bounded) the graph the copy leaves behind for
+    the leaves requiring grad it reaches (weak references). One frame look-up per call; a
+    `detach()` torch calls itself is skipped there."""
+    frame = sys._getframe(2)
+    code = frame.f_code
+    if is_internal_file(code.co_filename):
+        return
+    key = (id(code), frame.f_lasti)
+    with _lock:
+        cut = _copy_cuts.get(key)
+        if cut is None or cut.session != _session:
+            if len(_copy_cuts) >= MAX_CUT_SITES and key not in _copy_cuts:
+                return
+            cut = _copy_cuts[key] = GraphCut((Site(code, frame.f_lasti),), _session)
+        cut.calls += 1
+        if cut.walks >= MAX_CUT_WALKS:
+            return
+        cut.walks += 1
+    leaves = _graph_leaves(tensor.grad_fn)
+    if leaves is None:
+        return
+    with _lock:
+        for leaf in leaves:
+            if id(leaf) not in cut.leaf_ids:
+                try:
+                    cut.leaves.append(weakref.ref(leaf))
+                except TypeError:
+                    continue
+                cut.leaf_ids.add(id(leaf))
+
+
+def _recording_detach_copy(original):
+    def detach(self):
+        try:
+            if self.grad_fn is not None:
+                _note_copy_cut(self)
+        except Exception:
+            pass  # bookkeeping must never break the user's call
+        return original(self)
+
+    detach.__wrapped__ = original
+    detach.__name__ = "detach"
+    detach.__qualname__ = "Tensor.detach"
+    return detach
 
 
 def _graph_leaves(node) -> list | None:
