@@ -160,3 +160,107 @@ def test_two_detach_lines_reaching_the_parameters_leave_ad214_at_step(tmp_path):
     found = [d for d in diagnoses_of(tmp_path, TWO_CUTS) if d.code == "AD214"]
     assert found
     assert found[0].primary.line not in (line_of(TWO_CUTS, "# FIRST"), line_of(TWO_CUTS, "# SECOND"))
+
+
+# AD109: the result of an `@torch.inference_mode()` function is saved for backward later. The change
+# goes at the one user line that received the result (set 33's minimind: `output_ids =
+# model.generate(...)`, the maintainers cloned there). Shapes written before the change was run on
+# them: a module-level encoder function whose features feed a trained head, and a sampler method
+# whose samples are scored by a critic that trains.
+
+ENCODED = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+backbone = nn.Linear(5, 7)
+head = nn.Linear(7, 2)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+@torch.inference_mode()
+def encode(net, batch):
+    return torch.relu(net(batch))
+
+
+losses = []
+for it in range(3):
+    x = torch.randn(6, 5)
+    feats = encode(backbone, x)  # CALL
+    loss = head(feats).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "head": [p.detach().clone() for p in head.parameters()]}
+"""
+ENCODED_FIXED = ENCODED.replace("feats = encode(backbone, x)  # CALL", "feats = encode(backbone, x).clone()  # CALL")
+
+SAMPLED = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(3, 4)
+
+    @torch.inference_mode()
+    def sample(self, noise):
+        return self.mu(noise) + 0.1 * torch.randn(noise.shape[0], 4)
+
+
+sampler = Sampler()
+critic = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.Adam(critic.parameters(), lr=1e-2)
+for it in range(3):
+    with torch.no_grad():
+        fakes = sampler.sample(torch.randn(5, 3))  # CALL
+    score = critic(fakes).mean()
+    opt.zero_grad()
+    score.backward()
+    opt.step()
+result = [p.detach().clone() for p in critic.parameters()]
+"""
+SAMPLED_FIXED = SAMPLED.replace("sampler.sample(torch.randn(5, 3))  # CALL", "sampler.sample(torch.randn(5, 3)).clone()  # CALL")
+
+# Near-twins: two call sites (which result failed is not known), a tuple target: the decorator stays first.
+TWO_SITES = ENCODED.replace("    x = torch.randn(6, 5)\n",
+                            "    x = torch.randn(6, 5)\n    shown = encode(backbone, x[:1])\n")
+PAIR = ENCODED.replace("return torch.relu(net(batch))", "return torch.relu(net(batch)), batch").replace(
+    "feats = encode(backbone, x)  # CALL", "feats, _ = encode(backbone, x)  # CALL")
+
+
+def _ad109(tmp_path, source, name):
+    from catalogue import run_watched
+
+    error = run_watched(write(tmp_path, textwrap.dedent(source), name))
+    assert error is not None
+    (found,) = [d for d in autograd_doctor.diagnoses_of(error) if d.code == "AD109"]
+    return found
+
+
+def test_inference_result_copied_at_the_call_site(tmp_path):
+    from catalogue import apply_suggestion
+
+    for source, fixed, name in ((ENCODED, ENCODED_FIXED, "encoded"), (SAMPLED, SAMPLED_FIXED, "sampled")):
+        found = _ad109(tmp_path, source, name)
+        assert found.primary.line == line_of(source, "# CALL")
+        change = found.help[0]
+        assert change.replacement is not None and ".clone()" in change.replacement
+        assert any("no_grad()" in (h.replacement or "") for h in found.help[1:])  # the decorator's change stays
+        applied = apply_suggestion(textwrap.dedent(source), change)
+        want = result_of(tmp_path, fixed, name + "_answer")
+        got = result_of(tmp_path, applied, name + "_applied")
+        flat_want = want["head"] + [want["losses"]] if isinstance(want, dict) else want
+        flat_got = got["head"] + [got["losses"]] if isinstance(got, dict) else got
+        assert all(torch.equal(a, b) for a, b in zip(flat_want, flat_got))
+        assert not diagnoses_of(tmp_path, fixed, name + "_silent")
+
+
+def test_two_call_sites_or_a_tuple_result_keep_the_decorator_first(tmp_path):
+    for source, name in ((TWO_SITES, "two_sites"), (PAIR, "pair")):
+        found = _ad109(tmp_path, source, name)
+        assert found.primary.line == line_of(source, "@torch.inference_mode()")
+        assert all(".clone()" not in (h.replacement or "") for h in found.help)

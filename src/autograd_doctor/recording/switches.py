@@ -19,6 +19,7 @@ code objects, offsets and weak references are kept: nothing here holds a tensor 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 import sys
 import threading
@@ -34,6 +35,8 @@ from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 LOG_SIZE = 64
 # Distinct inference_mode/no_grad entry sites kept (oldest forgotten first).
 MAX_MODE_SITES = 64
+# Distinct call sites kept per decorated function.
+MAX_CALLERS = 4
 # `detach_()` sites whose cut graphs are walked (AD316), the walks per site, and the graph nodes one
 # walk visits at most (past it, the walk's parameters are not kept: nothing is concluded).
 MAX_CUT_SITES = 32
@@ -68,6 +71,9 @@ class ModeEntry:
     # The session (see `session()`) that entered it: entries are kept across sessions (a notebook's
     # cells), so a name alone may be another program's function.
     session: int = 0
+    # For a decorator: the user's lines (file, line) that called the decorated function in this
+    # session, the first few seen (AD109 offers a copy of its result there when there is one).
+    callers: tuple = ()
 
 
 @dataclass(eq=False)
@@ -524,8 +530,11 @@ def _remember_mode_entry(kind: str) -> None:
     if code.co_name == "decorate_context" and "func" in code.co_freevars:
         func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
         if func_code is not None and not is_internal_file(func_code.co_filename):
+            caller = frame.f_back
+            callers = ((caller.f_code.co_filename, caller.f_lineno),) \
+                if caller is not None and not is_internal_file(caller.f_code.co_filename) else ()
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
-                                        func_code.co_name, session=_session))
+                                        func_code.co_name, session=_session, callers=callers))
     elif not is_internal_file(code.co_filename):
         _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name,
                                     _names_requiring_grad(frame), _session))
@@ -552,7 +561,11 @@ def _names_requiring_grad(frame) -> frozenset:
 def _store_mode_entry(entry: ModeEntry) -> None:
     key = (entry.kind, entry.filename, entry.line)
     with _lock:
-        _mode_entries.pop(key, None)
+        previous = _mode_entries.pop(key, None)
+        if previous is not None and previous.session == entry.session and previous.callers \
+                and previous.callers != entry.callers:
+            merged = previous.callers + tuple(c for c in entry.callers if c not in previous.callers)
+            entry = dataclasses.replace(entry, callers=merged[:MAX_CALLERS])
         _mode_entries[key] = entry
         while len(_mode_entries) > MAX_MODE_SITES:
             _mode_entries.popitem(last=False)
