@@ -264,3 +264,35 @@ def test_two_call_sites_or_a_tuple_result_keep_the_decorator_first(tmp_path):
         found = _ad109(tmp_path, source, name)
         assert found.primary.line == line_of(source, "@torch.inference_mode()")
         assert all(".clone()" not in (h.replacement or "") for h in found.help)
+
+
+# The meaning check for AD103's "compute the forward again after step()" help where the oracle run
+# succeeds (set 33's style-transformer): the oracle's failing backward() goes through the values
+# saved before the step, the help through the updated weights. Unverified (offered) only when the
+# first differing call is made at the line that raised and every call before it is equal.
+
+def _run(values_and_lines):
+    return {"events": [("backward", [torch.tensor(v)]) for v, _ in values_and_lines],
+            "sites": [("<module>", line) for _, line in values_and_lines], "error": None}
+
+
+def test_recomputed_forward_differs_first_at_the_line_that_raised_is_unverified():
+    from autograd_doctor.cli.meaning import judge
+
+    original = _run([(1.0, 80), (2.0, 92), (3.0, 80), (4.0, 92)])
+    changed = _run([(1.0, 81), (2.5, 95), (3.1, 81), (4.2, 95)])
+    verdict = judge(original, changed, True, recomputes_failing_forward=True, failing_line=92)
+    assert verdict.status == "unverified" and "line 92, the one that raised" in verdict.reason
+
+
+def test_recomputed_forward_that_changes_an_earlier_call_is_still_rejected():
+    from autograd_doctor.cli.meaning import judge
+
+    original = _run([(1.0, 80), (2.0, 92)])
+    earlier = _run([(1.5, 80), (2.0, 92)])  # the first loss changed: another meaning
+    assert judge(original, earlier, True, recomputes_failing_forward=True, failing_line=92).status == "rejected"
+    fewer = _run([(1.0, 80)])  # the failing call dropped
+    assert judge(original, fewer, True, recomputes_failing_forward=True, failing_line=92).status == "rejected"
+    # without the flag (a help that keeps every value), the same change is rejected as before
+    changed = _run([(1.0, 80), (2.5, 92)])
+    assert judge(original, changed, True, failing_line=92).status == "rejected"
