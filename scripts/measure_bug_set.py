@@ -50,14 +50,20 @@ SAVE_RESULT = (
 
 def changed_lines(buggy: str, correct: str) -> set[int]:
     """Lines of the buggy program (1-based) that the correct version replaces or deletes; for a
-    pure insertion, the line before it."""
+    pure insertion, the line before it, skipping comment and blank lines (no diagnosis names a
+    comment: `else:` / `# a comment` / inserted line anchors on the `else:`)."""
     lines: set[int] = set()
-    matcher = difflib.SequenceMatcher(a=buggy.splitlines(), b=correct.splitlines(), autojunk=False)
+    buggy_lines = buggy.splitlines()
+    matcher = difflib.SequenceMatcher(a=buggy_lines, b=correct.splitlines(), autojunk=False)
     for tag, a_start, a_end, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete"):
             lines.update(range(a_start + 1, a_end + 1))
         elif tag == "insert":
-            lines.add(max(a_start, 1))
+            anchor = max(a_start, 1)
+            while anchor > 1 and buggy_lines[anchor - 1].strip().startswith("#") or \
+                    anchor > 1 and not buggy_lines[anchor - 1].strip():
+                anchor -= 1
+            lines.add(anchor)
     return lines
 
 

@@ -64,9 +64,9 @@ NOT_YET = {
     # AD110 names the in-place write (the catalogue's convention) and changes the sanity check's
     # torch.inference_mode() into torch.no_grad(); the variant marks the lazy allocation (both right).
     "lazy_buffer_made_in_sanity_validation": (False, "right"),
-    # AD109 names and changes the @torch.inference_mode() of the extractor in lib_features.py; the
-    # variant marks the call that takes the features (a copy there), both right.
-    "linear_probe_on_inference_mode_features": (False, "right"),
+    # AD109 names the one line that received the @torch.inference_mode() function's result and
+    # copies it there (branch runtime-leftovers, session 42); the variant marks the decorator, both right.
+    "class_weights_from_inference_mode": (False, "right"),
     # Set 6. AD124 names and clones the expanded view where it is made (the catalogue's convention);
     # the variant marks the in-place clamp that writes it (both right).
     "broadcast_scale_clamped_in_place": (False, "right"),

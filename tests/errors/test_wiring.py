@@ -33,7 +33,8 @@ def test_run_command_prints_and_writes_the_catalogue_diagnosis(tmp_path):
     data = json.loads(report.read_text())
     diagnosis = next(d for d in data["diagnoses"] if d["code"] == "AD109")
     assert diagnosis["primary"]["line"] == marked_line(source, "PRIMARY")
-    assert diagnosis["help"][0] == "@torch.no_grad()"
+    assert diagnosis["help"][0] == "features = embed(torch.randn(8, 4)).clone()"  # the call site first
+    assert "@torch.no_grad()" in diagnosis["help"]
 
 
 def test_pytest_plugin_reports_the_catalogue_diagnosis(pytester):

@@ -73,7 +73,49 @@ class GradientlessSteps:
                      or empty_step_causes.other_model_trained(optimizer, parameters, stack))
             if cause is not None:
                 _name_the_cause(diagnosis, *cause)
+        if diagnosis.primary.role == "step":  # still nothing: a detach() of the user's that cut them off
+            cause = _detach_copy_cause({id(p) for p in trainable}, optimizer)
+            if cause is not None:
+                _name_the_cause(diagnosis, *cause)
         return diagnosis
+
+
+def _detach_copy_cause(trainable_ids: set[int], optimizer):
+    """(location, notes, advice) for the one line of the user's that called `x.detach()` on a tensor
+    whose graph reached this optimizer's trainable parameters (recording/switches.py walks the graph
+    at the first calls of each line). Every loss backpropagated so far missed those parameters, so
+    a copy without history stood, at that line, for a value computed from them. Only when exactly
+    one such line ran: with two (a value shown or logged, and the one the loss used) which one to
+    drop is not known, and the step() stays the primary location. The help is advice: nothing
+    raised, so no oracle re-runs the program (dropping it may not be all: a value the same code
+    takes from torch.autograd.grad carries a graph only with create_graph=True)."""
+    from autograd_doctor.recording import switches
+
+    found = []
+    for cut in switches.detach_copy_cuts():
+        reached = [ref() for ref in cut.leaves]
+        if any(leaf is not None and id(leaf) in trainable_ids for leaf in reached):
+            found.append(cut)
+    if len(found) != 1:
+        return None
+    cut = found[0]
+    site = cut.stack[0]
+    statement = statement_at(site.filename, site.lineno)
+    if statement is None:
+        return None
+    kind = type(optimizer).__name__
+    location = statement_location(site.filename, statement, role="cut",
+                                  note=f"detach() copies a value computed from the parameters {kind} steps, "
+                                       "without its graph")
+    calls = f"{cut.calls} call{'s' if cut.calls != 1 else ''}"
+    notes = [f"line {site.lineno} called detach() on a tensor whose graph reaches the parameters {kind} steps "
+             f"({calls}), the only line of yours that did, and no loss backpropagated since has reached them: "
+             "a loss computed from this copy has no path back to them (the copy has no history)"]
+    change = Suggestion(f"drop .detach() at line {site.lineno} where the loss must train these parameters (keep a "
+                        "detached copy only for values that must not carry gradients); if that code also uses "
+                        "torch.autograd.grad, call it with create_graph=True so its result carries a graph too "
+                        "(unverified: nothing raised)")
+    return location, notes, change
 
 
 def _detached_leaf_site(parameter_ids: set[int], since: int | None):

@@ -541,7 +541,12 @@ def recompute_after_step(order: UpdateOrder, forward: tuple[ast.stmt, str]) -> S
         f"or, if {loss} is meant to go through the updated weights: compute "
         f"{_lines(kept)} again after {order.optimizer}.step() (the PyTorch DCGAN "
         f"example's order); {loss}'s value then differs from the one this run computed (unverified)",
-        "\n".join([step_text, *lines]), statement_location(filename, order.step))
+        "\n".join([step_text, *lines]), statement_location(filename, order.step),
+        # The meaning check's policy for a forward computed again after weights were overwritten
+        # (cli/meaning.py, `_judge_recomputed_forward`): the failing backward()'s own values are
+        # stale by construction, so every call before it must equal the original's and none may
+        # be dropped; never "verified" (no oracle gives the gradients at the updated weights).
+        recomputes_failing_forward=True)
 
 
 def _stepped_inputs(order: UpdateOrder, statement: ast.stmt, limit: int = 4) -> list:

@@ -245,8 +245,10 @@ def _how(bitwise: bool) -> str:
 
 def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False,
           changes_failing_value: bool = False, corrects_earlier_steps: bool = False,
-          corrects_forward_values: bool = False) -> Verdict:
-    """Compare the changed program's values with the oracle's (the original under the oracle)."""
+          corrects_forward_values: bool = False, failing_line: int | None = None) -> Verdict:
+    """Compare the changed program's values with the oracle's (the original under the oracle).
+    `failing_line`: the line of the backward() that raised in the user's run (for a help that
+    computes its forward again after the weights changed)."""
     if changed.get("error"):
         return Verdict("rejected", f"the changed program still fails: {changed['error']}")
     forward_kinds = ("backward", "grad")
@@ -258,6 +260,10 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
         return _judge_earlier_steps_corrected(old_forward, new_forward)
     if (recomputes_failing_forward or changes_failing_value) and original.get("error") and old_forward:
         return _judge_recomputed_forward(old_forward, new_forward, original["error"], changes_failing_value)
+    if recomputes_failing_forward and not original.get("error") and failing_line is not None:
+        verdict = _judge_recomputed_after_stale_oracle(original, old_forward, new_forward, failing_line)
+        if verdict is not None:
+            return verdict
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
     if not same_calls and _failing_call_skipped(original, changed, old_forward, new_forward, differing_call):
         prefix_bitwise = _same_forward_calls(old_forward[:-1], new_forward)[1]
@@ -302,6 +308,30 @@ def _judge_recomputed_forward(old_forward: list, new_forward: list, oracle_error
     return Verdict("unverified", f"the changed program runs and its forward values before the failing backward() "
                                  f"equal the original's ({_how(bitwise)}); {why}, and no oracle gives the gradients "
                                  f"it meant: {ORACLE} fails too ({oracle_error})")
+
+
+def _judge_recomputed_after_stale_oracle(original: dict, old_forward: list, new_forward: list,
+                                         failing_line: int) -> Verdict | None:
+    """A forward computed again after step() overwrote the weights its graph saved, where the oracle
+    run succeeded: under the oracle the failing backward() goes through the values saved before the
+    step (the stale weights), one reading of the program; the help computes that loss at the updated
+    weights, the other reading, which the accepted fixes of such reports take (the DCGAN order). The
+    oracle cannot tell which is meant, so the check is what both readings share: every call before
+    the first one that differs equals the oracle's, that first differing call is made at the line
+    that raised in the user's run (the loss the help computes again, not an earlier one), and no
+    call is dropped. Then *unverified*, never verified. None when those do not hold."""
+    _, _, differing = _same_forward_calls(old_forward, new_forward)
+    if differing is None or len(new_forward) < len(old_forward):
+        return None
+    sites = original.get("sites") or []
+    if len(sites) != len(old_forward) or sites[differing - 1] is None or sites[differing - 1][1] != failing_line:
+        return None
+    _, bitwise, _ = _same_forward_calls(old_forward[:differing - 1], new_forward[:differing - 1])
+    return Verdict("unverified", f"the changed program runs and its forward values before backward() call {differing} "
+                                 f"(line {failing_line}, the one that raised) equal the original's ({_how(bitwise)}); "
+                                 "that loss is computed again at the weights step() wrote, on purpose, so it differs "
+                                 "from the oracle's, which uses the values saved before the step (the other reading "
+                                 "of the program); no oracle says which is meant")
 
 
 def _judge_earlier_steps_corrected(old_forward: list, new_forward: list) -> Verdict:

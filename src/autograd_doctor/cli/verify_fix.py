@@ -140,6 +140,14 @@ class ScriptRuns:
         return _run_copy(copy, os.path.dirname(script), self.options, scratch, self.limit_s)
 
 
+def _failing_backward_line(diagnosis: Diagnosis) -> int | None:
+    """The line of the backward() that raised, as the diagnosis shows it (role "backward")."""
+    for location in [diagnosis.primary, *diagnosis.related]:
+        if location is not None and location.role == "backward":
+            return location.line
+    return None
+
+
 def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | None, runs) -> Check:
     """Apply the helps that are code in `script` to a copy, one after the other, run the copy and
     the original through `runs` (ScriptRuns, or a front end's equivalent), and judge the copy."""
@@ -165,7 +173,8 @@ def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | N
                                   recomputes_failing_forward=suggestion.recomputes_failing_forward,
                                   changes_failing_value=suggestion.changes_failing_value,
                                   corrects_earlier_steps=suggestion.corrects_earlier_steps,
-                                  corrects_forward_values=suggestion.corrects_forward_values)
+                                  corrects_forward_values=suggestion.corrects_forward_values,
+                                  failing_line=_failing_backward_line(diagnosis))
             if tried.verdict.status == "rejected":
                 rejected.append((suggestion, tried.verdict))
                 continue

@@ -19,6 +19,7 @@ code objects, offsets and weak references are kept: nothing here holds a tensor 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 import sys
 import threading
@@ -34,6 +35,8 @@ from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 LOG_SIZE = 64
 # Distinct inference_mode/no_grad entry sites kept (oldest forgotten first).
 MAX_MODE_SITES = 64
+# Distinct call sites kept per decorated function.
+MAX_CALLERS = 4
 # `detach_()` sites whose cut graphs are walked (AD316), the walks per site, and the graph nodes one
 # walk visits at most (past it, the walk's parameters are not kept: nothing is concluded).
 MAX_CUT_SITES = 32
@@ -68,6 +71,9 @@ class ModeEntry:
     # The session (see `session()`) that entered it: entries are kept across sessions (a notebook's
     # cells), so a name alone may be another program's function.
     session: int = 0
+    # For a decorator: the user's lines (file, line) that called the decorated function in this
+    # session, the first few seen (AD109 offers a copy of its result there when there is one).
+    callers: tuple = ()
 
 
 @dataclass(eq=False)
@@ -97,6 +103,9 @@ _lock = threading.Lock()
 _switches: "collections.deque[GradSwitch]" = collections.deque(maxlen=LOG_SIZE)
 _detaches: "collections.deque[InPlaceDetach]" = collections.deque(maxlen=LOG_SIZE)
 _cuts: dict = {}  # (id of the code, offset) -> its GraphCut (AD316)
+# The user's `t.detach()` lines (a copy, not in place) whose tensor had a grad_fn: (id of the code,
+# offset) -> its GraphCut (AD214 names the one that cut an untrained optimizer's parameters off).
+_copy_cuts: dict = {}
 _by_site: dict = {}  # (code, offset, thread, enabled) -> its GradSwitch
 _mode_entries: "collections.OrderedDict[tuple, ModeEntry]" = collections.OrderedDict()
 _counter = itertools.count()
@@ -120,6 +129,7 @@ def activate() -> None:
             return
         _session += 1
         _cuts.clear()  # AD316 judges one session's cuts
+        _copy_cuts.clear()
         if torch.is_grad_enabled():
             thread = threading.get_ident()
             for switch in [s for s in _switches if s.thread == thread and not s.enabled]:
@@ -127,6 +137,8 @@ def activate() -> None:
         _originals["init"] = _SET_GRAD_ENABLED.__init__
         _originals["enter"] = _SET_GRAD_ENABLED.__enter__
         _originals["detach_"] = torch.Tensor.detach_
+        _originals["detach"] = torch.Tensor.detach
+        torch.Tensor.detach = _recording_detach_copy(_originals["detach"])
         _SET_GRAD_ENABLED.__init__ = _recording_init(_originals["init"])
         _SET_GRAD_ENABLED.__enter__ = _recording_enter(_originals["enter"])
         torch.Tensor.detach_ = _recording_detach(_originals["detach_"])
@@ -150,6 +162,7 @@ def deactivate() -> None:
         _SET_GRAD_ENABLED.__init__ = _originals.pop("init")
         _SET_GRAD_ENABLED.__enter__ = _originals.pop("enter")
         torch.Tensor.detach_ = _originals.pop("detach_")
+        torch.Tensor.detach = _originals.pop("detach")
         for mode_class in _MODES:
             mode_class.__enter__ = _originals.pop(mode_class)
         torch.autograd.grad_mode.no_grad.__exit__ = _originals.pop("no_grad_exit")
@@ -269,6 +282,60 @@ def graph_cuts() -> list[GraphCut]:
     """The user's `detach_()` lines of this session that cut a graph (AD316)."""
     with _lock:
         return [cut for cut in _cuts.values() if cut.session == _session]
+
+
+def detach_copy_cuts() -> list[GraphCut]:
+    """The user's `detach()` lines of this session that were called on a tensor with a graph (AD214)."""
+    with _lock:
+        return [cut for cut in _copy_cuts.values() if cut.session == _session]
+
+
+def _note_copy_cut(tensor) -> None:
+    """`tensor.detach()` called directly from the user's file on a tensor with a grad_fn: count the
+    line's calls, and at its first few calls walk (bounded) the graph the copy leaves behind for
+    the leaves requiring grad it reaches (weak references). One frame look-up per call; a
+    `detach()` torch calls itself is skipped there."""
+    frame = sys._getframe(2)
+    code = frame.f_code
+    if is_internal_file(code.co_filename):
+        return
+    key = (id(code), frame.f_lasti)
+    with _lock:
+        cut = _copy_cuts.get(key)
+        if cut is None or cut.session != _session:
+            if len(_copy_cuts) >= MAX_CUT_SITES and key not in _copy_cuts:
+                return
+            cut = _copy_cuts[key] = GraphCut((Site(code, frame.f_lasti),), _session)
+        cut.calls += 1
+        if cut.walks >= MAX_CUT_WALKS:
+            return
+        cut.walks += 1
+    leaves = _graph_leaves(tensor.grad_fn)
+    if leaves is None:
+        return
+    with _lock:
+        for leaf in leaves:
+            if id(leaf) not in cut.leaf_ids:
+                try:
+                    cut.leaves.append(weakref.ref(leaf))
+                except TypeError:
+                    continue
+                cut.leaf_ids.add(id(leaf))
+
+
+def _recording_detach_copy(original):
+    def detach(self):
+        try:
+            if self.grad_fn is not None:
+                _note_copy_cut(self)
+        except Exception:
+            pass  # bookkeeping must never break the user's call
+        return original(self)
+
+    detach.__wrapped__ = original
+    detach.__name__ = "detach"
+    detach.__qualname__ = "Tensor.detach"
+    return detach
 
 
 def _graph_leaves(node) -> list | None:
@@ -463,8 +530,11 @@ def _remember_mode_entry(kind: str) -> None:
     if code.co_name == "decorate_context" and "func" in code.co_freevars:
         func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
         if func_code is not None and not is_internal_file(func_code.co_filename):
+            caller = frame.f_back
+            callers = ((caller.f_code.co_filename, caller.f_lineno),) \
+                if caller is not None and not is_internal_file(caller.f_code.co_filename) else ()
             _store_mode_entry(ModeEntry(kind, func_code.co_filename, func_code.co_firstlineno, True,
-                                        func_code.co_name, session=_session))
+                                        func_code.co_name, session=_session, callers=callers))
     elif not is_internal_file(code.co_filename):
         _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name,
                                     _names_requiring_grad(frame), _session))
@@ -491,7 +561,11 @@ def _names_requiring_grad(frame) -> frozenset:
 def _store_mode_entry(entry: ModeEntry) -> None:
     key = (entry.kind, entry.filename, entry.line)
     with _lock:
-        _mode_entries.pop(key, None)
+        previous = _mode_entries.pop(key, None)
+        if previous is not None and previous.session == entry.session and previous.callers \
+                and previous.callers != entry.callers:
+            merged = previous.callers + tuple(c for c in entry.callers if c not in previous.callers)
+            entry = dataclasses.replace(entry, callers=merged[:MAX_CALLERS])
         _mode_entries[key] = entry
         while len(_mode_entries) > MAX_MODE_SITES:
             _mode_entries.popitem(last=False)

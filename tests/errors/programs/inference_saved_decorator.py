@@ -6,11 +6,11 @@ backbone = nn.Linear(4, 4)
 head = nn.Linear(4, 1)
 
 
-@torch.inference_mode()  # PRIMARY
+@torch.inference_mode()
 def embed(batch):
     return backbone(batch)
 
 
-features = embed(torch.randn(8, 4))
+features = embed(torch.randn(8, 4))  # PRIMARY
 loss = head(features).pow(2).mean()  # RAISES
 loss.backward()

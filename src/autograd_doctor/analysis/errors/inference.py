@@ -15,7 +15,7 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.recording import switches
-from autograd_doctor.diagnosis.source import parse_file
+from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_at, statement_location
 
 
 def _inference_locals(frame) -> list[str]:
@@ -78,6 +78,41 @@ def _block_location_and_fix(found):
     return location, fix
 
 
+def _call_site_copy(found):
+    """(location, change) at the one line of the user's that called an `@torch.inference_mode()`
+    function in this session, when that line binds the call's result to one name
+    (`ids = model.generate(...)`) outside any inference_mode block: the change copies the result
+    there (`.clone()` outside inference mode makes a normal tensor; the values are the same), which
+    leaves the decorated function as it is for its other uses. None otherwise (several call sites:
+    which result failed is not known; a tuple target: the result is not one tensor)."""
+    if found is None or not found[2]:
+        return None
+    recorded = switches.mode_entries("inference_mode")
+    entry = recorded[0] if recorded else None
+    if entry is None or not entry.decorator or len(entry.callers) != 1:
+        return None
+    filename, line = entry.callers[0]
+    statement = statement_at(filename, line)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], ast.Name) or not isinstance(statement.value, ast.Call):
+        return None
+    call = statement.value
+    called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    if called != entry.function or with_block_around(filename, statement.lineno, ("inference_mode",)) is not None:
+        return None
+    call_text = text_of(filename, call)
+    changed = replace_node_text(filename, statement, call, f"{call_text}.clone()") if call_text else None
+    if changed is None:
+        return None
+    name = statement.targets[0].id
+    location = statement_location(filename, statement, role="call",
+                                  note=f"{name} is the result of {entry.function}(), made under its "
+                                       "@torch.inference_mode() decorator")
+    return location, Suggestion(f"copy the result here: {called}(...).clone(), called outside inference mode, is a "
+                                f"normal tensor with the same values, and {entry.function}() stays as it is",
+                                changed, location)
+
+
 def inference_tensor_saved(context: ErrorContext, already):
     found = context.innermost_user()
     if found is None:
@@ -87,8 +122,18 @@ def inference_tensor_saved(context: ErrorContext, already):
     use = context.raise_location(role="use", note="used here in a computation autograd records")
     names = _inference_locals(frame)
     name = names[0] if len(names) == 1 else None
-    block, fix = _block_location_and_fix(_block_for(filename, name, line))
+    made = _block_for(filename, name, line)
+    block, fix = _block_location_and_fix(made)
     helps = [fix] if fix is not None else []
+    call_site = _call_site_copy(made) if block is not None else None
+    if call_site is not None:
+        # The decorated function's caller holds the result: the change goes there first, the
+        # decorator stays a related location (its change to no_grad is the second help).
+        call_location, copy = call_site
+        helps.insert(0, copy)
+        notes = [f"{name or 'a tensor used here'} comes from the result of a function decorated with "
+                 "@torch.inference_mode(): such tensors can never be saved for backward"]
+        return diagnosis(codes.INFERENCE_TENSOR_SAVED, call_location, [block, use], notes, helps)
     if name:
         helps.append(Suggestion(f"or, if inference_mode must stay, use a normal copy here: "
                                 f"{name} = {name}.clone() before this line"))
