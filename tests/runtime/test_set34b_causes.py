@@ -131,3 +131,21 @@ def test_division_of_calls_keeps_the_advice(tmp_path):
     found = _diagnose(write(tmp_path, source, "program"))
     assert not [s for s in found.help if "double torch.where" in s.message]
     assert all(s.replacement is None for s in found.help)
+
+
+def test_a_used_zero_over_zero_keeps_the_advice(tmp_path):
+    # The 0/0 element is summed into the loss (its upstream gradient is 1): NaN shows only in the
+    # denominator's gradient ("1th output"), and zeroing its gradient would change the meaning.
+    source = textwrap.dedent("""
+        import torch
+
+        a = torch.tensor([1.0, 0.0, 2.0], requires_grad=True)
+        b = torch.tensor([2.0, 0.0, 4.0], requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            u = a / b
+            loss = u.sum()
+            loss.backward()
+        result = {"a": a.grad}
+    """)
+    found = _diagnose(write(tmp_path, source, "program"))
+    assert not [s for s in found.help if "double torch.where" in s.message]

@@ -63,7 +63,12 @@ def nan_in_backward(context: ErrorContext, already):
         op, new_statement = fix
         helps.append(statement_change(location, f"keep the input of {op} away from 0: clamp_min({EPS}) gives "
                                       "it a finite gradient there (0 where clamped)", new_statement))
-    elif node_name == "DivBackward0":
+    elif node_name == "DivBackward0" and match.group(2) == "0":
+        # NaN in the gradient of the numerator, g / b, is 0 / 0: the gradient reaching the
+        # division is 0 exactly where the denominator is 0 (a NaN reaching it would have stopped
+        # anomaly mode one node earlier), so those elements do not reach the result and giving
+        # them no gradient keeps the program's meaning. NaN only in the denominator's gradient,
+        # -g * a / b**2, can come from a used 0/0 element (g != 0): no change then.
         new_statement = _division_fix(filename, statement)
         if new_statement is not None:
             helps.append(statement_change(
