@@ -63,6 +63,18 @@ def nan_in_backward(context: ErrorContext, already):
         op, new_statement = fix
         helps.append(statement_change(location, f"keep the input of {op} away from 0: clamp_min({EPS}) gives "
                                       "it a finite gradient there (0 where clamped)", new_statement))
+    elif node_name == "DivBackward0" and match.group(2) == "0":
+        # NaN in the gradient of the numerator, g / b, is 0 / 0: the gradient reaching the
+        # division is 0 exactly where the denominator is 0 (a NaN reaching it would have stopped
+        # anomaly mode one node earlier), so those elements do not reach the result and giving
+        # them no gradient keeps the program's meaning. NaN only in the denominator's gradient,
+        # -g * a / b**2, can come from a used 0/0 element (g != 0): no change then.
+        new_statement = _division_fix(filename, statement)
+        if new_statement is not None:
+            helps.append(statement_change(
+                location, "divide only where the denominator is not 0 (the double torch.where): the forward "
+                "values stay the same, and the elements whose denominator is 0 (x/0, 0/0: no derivative) get "
+                "no gradient instead of NaN", new_statement))
     helps.append(Suggestion(f"add a small eps where a value can reach 0: x.clamp_min({EPS}).sqrt(), "
                             f"torch.log(p.clamp_min({EPS})), a / (b + {EPS}); or mask those elements out "
                             "with torch.where before the singular op"))
@@ -92,6 +104,39 @@ def _clamp_fix(filename: str, statement: ast.stmt):
     else:
         return None
     return (op, new) if new is not None else None
+
+
+# Operands the double-where change may evaluate more than once: no calls, so nothing runs twice.
+_PLAIN_OPERANDS = (ast.Name, ast.Attribute, ast.Subscript)
+
+
+def _division_fix(filename: str, statement: ast.stmt) -> str | None:
+    """The statement with its one tensor division `a / b` (`torch.div(a, b)`, `a.div(b)`) written
+    `torch.where(b != 0, a / torch.where(b != 0, b, torch.ones_like(b)), (a / b).detach())`: the
+    same values everywhere (a/0 where b is 0, taken from the detached quotient), and a zero
+    gradient instead of 0/0 at those elements. Only for plain operands (names, attributes,
+    subscripts), which the new text evaluates again; None for any other shape."""
+    divisions = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            divisions.append((node, node.left, node.right))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                "div", "true_divide", "divide") and not node.keywords:
+            if isinstance(node.func, ast.Attribute) and _is_torch(node.func.value) and len(node.args) == 2:
+                divisions.append((node, node.args[0], node.args[1]))
+            elif isinstance(node.func, ast.Attribute) and not _is_torch(node.func.value) and len(node.args) == 1:
+                divisions.append((node, node.func.value, node.args[0]))
+    if len(divisions) != 1:
+        return None
+    node, numerator, denominator = divisions[0]
+    if not all(isinstance(side, _PLAIN_OPERANDS) for side in (numerator, denominator)):
+        return None
+    a, b = text_of(filename, numerator), text_of(filename, denominator)
+    if a is None or b is None:
+        return None
+    text = (f"torch.where({b} != 0, {a} / torch.where({b} != 0, {b}, torch.ones_like({b})), "
+            f"({a} / {b}).detach())")
+    return replace_node_text(filename, statement, node, text)
 
 
 def _fractional_power_fix(filename: str, statement: ast.stmt):
