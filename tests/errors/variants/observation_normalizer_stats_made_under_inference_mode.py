@@ -8,7 +8,7 @@
 #   collected under torch.inference_mode() (self.mean = obs.mean(0)); its in-place running update
 #   (self.mean.mul_(...).add_(...)) runs later in the training loop under no_grad
 # source: none found; the pattern as users write it
-# results: model, losses, norm.mean
+# results: policy, losses, norm.mean
 import os
 import sys
 
