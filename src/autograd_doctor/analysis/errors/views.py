@@ -193,6 +193,7 @@ def saved_piece_base_written(write, node_name: str, slot: str, backward_stack) -
     facts = WriteFacts(value_is_scalar=getattr(write, "value_is_scalar", None),
                        index_is_bool_mask=bool(getattr(write, "index_is_bool_mask", False)))
     facts.index_kinds = getattr(write, "index_kinds", None)
+    facts.mask_missing_dims = getattr(write, "mask_missing_dims", None)
     helps = [h for h in write_fixes(filename, write_statement, line, None, facts)
              if h.replacement and h.location is not None and not h.keeps_write][:1]
     for suggestion in helps:
