@@ -52,3 +52,75 @@ def test_a_row_mask_gets_the_trailing_axes_in_torch_where(tmp_path):
 def test_the_row_mask_written_out_of_place_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, ROWS_DROPPED_OUT_OF_PLACE)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# AD231: a classic `forward(ctx, x)` Function under a forward-mode transform (hessian is
+# jacfwd(jacrev), or jvp, jacfwd) got the split into forward + setup_context as its change; the split
+# Function then fails for want of a jvp staticmethod (a wrong help). Under forward mode, and when the
+# class has no jvp, the split is advice that names the jvp (whose Jacobian is the author's) and
+# jacrev(jacrev(f)) for a Hessian.
+CLASSIC_CUBE_UNDER_JACFWD = """
+    import torch
+    from torch.func import jacfwd, jacrev
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # FORWARD
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x ** 2
+
+    x = torch.randn(3, dtype=torch.float64)
+    second = jacfwd(jacrev(lambda v: Cube.apply(v).sum()))(x)
+"""
+
+CUBE_WITH_JVP_UNDER_JACFWD = """
+    import torch
+    from torch.func import jacfwd, jacrev
+
+    class Cube(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x ** 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 3 * t * x ** 2
+
+    x = torch.randn(3, dtype=torch.float64)
+    second = jacfwd(jacrev(lambda v: Cube.apply(v).sum()))(x)
+"""
+
+
+def test_a_classic_function_under_forward_mode_gets_advice_naming_the_jvp(tmp_path):
+    outcome = run_as_script(tmp_path, CLASSIC_CUBE_UNDER_JACFWD)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD231", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("FORWARD")
+    assert not any(h.replacement for h in diagnosis.help)
+    assert "jvp(ctx, *tangents)" in diagnosis.help[0].message and "jacrev(jacrev(f))" in diagnosis.help[0].message
+
+
+def test_a_function_with_setup_context_and_jvp_under_forward_mode_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, CUBE_WITH_JVP_UNDER_JACFWD)
+    assert outcome.error is None and not outcome.diagnoses
+    plain = run_plain(tmp_path, CUBE_WITH_JVP_UNDER_JACFWD)
+    assert torch.allclose(plain["second"], torch.diag(6 * plain["x"]))
