@@ -124,3 +124,74 @@ def test_a_function_with_setup_context_and_jvp_under_forward_mode_stays_silent(t
     assert outcome.error is None and not outcome.diagnoses
     plain = run_plain(tmp_path, CUBE_WITH_JVP_UNDER_JACFWD)
     assert torch.allclose(plain["second"], torch.diag(6 * plain["x"]))
+
+
+# AD105: a view of a parameter taken inside `with torch.no_grad():` and written in place by the
+# statement right after the block got advice only ("decide whether the write should be recorded").
+# Grad mode can never write a leaf that requires grad in place, so the write is not meant to be
+# recorded: the write moves into the block (the view's base, read from the frame, decides).
+PADDING_ROW_RESET_AFTER_THE_BLOCK = """
+    import torch
+    from torch import nn
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(5, 3)
+            self.head = nn.Linear(3, 2)
+
+        def reset_padding(self):
+            with torch.no_grad():
+                row = self.emb.weight[0]
+            row.zero_()  # WRITE
+
+        def forward(self, tokens):
+            return self.head(self.emb(tokens).mean(1))
+
+    torch.manual_seed(0)
+    model = Tagger()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        loss = model(torch.tensor([[0, 1, 2], [3, 4, 0]])).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        model.reset_padding()
+    weights = [p.detach().clone() for p in model.parameters()]
+"""
+
+PADDING_ROW_RESET_IN_THE_BLOCK = PADDING_ROW_RESET_AFTER_THE_BLOCK.replace(
+    "            row.zero_()  # WRITE", "                row.zero_()  # WRITE")
+
+COMPUTED_ROW_SCALED_AFTER_THE_BLOCK = """
+    import torch
+
+    w = torch.randn(3, 4, requires_grad=True)
+    h = torch.randn(2, 3) @ w
+    with torch.no_grad():
+        first = h[0]
+    first.mul_(2.0)  # WRITE
+    h.sum().backward()
+"""
+
+
+def test_a_parameter_view_written_after_the_block_moves_into_it(tmp_path):
+    outcome = run_as_script(tmp_path, PADDING_ROW_RESET_AFTER_THE_BLOCK)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD105", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")["weights"]
+    correct = run_plain(tmp_path, PADDING_ROW_RESET_IN_THE_BLOCK, "correct.py")["weights"]
+    assert all(torch.equal(a, b) for a, b in zip(fixed, correct))
+
+
+def test_the_parameter_view_written_in_the_block_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, PADDING_ROW_RESET_IN_THE_BLOCK)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_view_of_a_computed_tensor_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, COMPUTED_ROW_SCALED_AFTER_THE_BLOCK)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD105", [d.code for d in outcome.diagnoses]
+    assert not any(h.replacement for h in diagnosis.help)
