@@ -110,9 +110,8 @@ def function_without_setup_context(context: ErrorContext, already):
             # Under jvp/jacfwd (hessian is jacfwd(jacrev)) the split Function would fail next for want
             # of a jvp staticmethod (AD237), whose Jacobian is the Function author's: advice only.
             helps.insert(0, Suggestion(
-                f"{message}; and, as it runs under forward mode (jvp, jacfwd, or hessian, which is jacfwd(jacrev)), add a "
-                "@staticmethod "
-                "jvp(ctx, *tangents) (saving what it needs with ctx.save_for_forward in setup_context); or, "
+                f"{message}; and, as it runs under forward mode (jvp, jacfwd, or hessian, which is "
+                "jacfwd(jacrev)), add a @staticmethod jvp(ctx, *tangents) (saving what it needs with ctx.save_for_forward in setup_context); or, "
                 "for a Hessian, use jacrev(jacrev(f)), which needs backward only"))
         else:
             helps.insert(0, Suggestion(message, replacement=split, location=change))
