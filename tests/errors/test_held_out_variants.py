@@ -274,6 +274,32 @@ NOT_YET = {
     "gru_sequence_tangent_without_batch_dimension": (False, "right"),
     # AD239 converts the tangent at the jvp call (right); the variant marks the torch.where that makes it.
     "positive_feature_direction_built_with_integer_where": (False, "right"),
+    # Set 22 (causes in docs/errors.md, set 22). AD119: a temperature computed in __init__
+    # (nn.Parameter(...).clamp(...)) and added to the optimizer by hand: the parameter, the forward and
+    # the optimizer's list change, three places; advice.
+    "contrastive_temperature_clamped_in_init_given_to_adam": (True, "advice"),
+    # AD303 names the deepcopy call; its first help changes the line that caches the tensor (right).
+    "ema_deepcopy_of_model_caching_exp_scale": (False, "right"),
+    # AD236 reshapes the tangent at the jvp call (right); the variant marks the line that draws the probe.
+    "hutchinson_probe_flattened_for_jvp": (False, "right"),
+    # AD235: the NumPy round trip is in a helper the returned value comes from; advice at the return.
+    "jacobian_strict_through_numpy_activation_helper": (False, "advice"),
+    # AD239 converts the tangent at the jvp call (right); the variant marks the comparison that makes it.
+    "jvp_direction_as_boolean_mask": (False, "right"),
+    # AD234: which entry of the returned dict is the value to differentiate is the user's; advice.
+    "metrics_dict_returned_under_has_aux": (True, "advice"),
+    # AD110 names the in-place update in the library module; its help changes the inference_mode block
+    # that built the normalizer (right), the marked line.
+    "observation_normalizer_stats_made_under_inference_mode": (False, "right"),
+    # AD231 under hessian (jacfwd): the split Function would also need a jvp, the author's Jacobian;
+    # advice naming it and jacrev(jacrev(f)).
+    "potential_hessian_through_classic_softplus_function": (True, "advice"),
+    # AD302: embeddings with their graph kept in a replay buffer: the encoder must run at sampling
+    # time, two places; advice at the backward().
+    "replay_buffer_stores_encoder_embeddings_with_graph": (False, "advice"),
+    # AD102: a weight tied by copy_ in forward: no_grad around the copy would train another weight;
+    # the tie (using the encoder's weight in the decoder's call) is a rewrite: advice.
+    "tied_autoencoder_decoder_weight_copied_in_forward": (True, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

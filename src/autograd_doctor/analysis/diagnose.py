@@ -55,6 +55,7 @@ def _write_facts(event: WriteEvent | None, tensor) -> WriteFacts:
         facts.value_is_scalar = getattr(event, "value_is_scalar", None)
         facts.index_is_bool_mask = bool(getattr(event, "index_is_bool_mask", False))
         facts.index_kinds = getattr(event, "index_kinds", None)
+        facts.mask_missing_dims = getattr(event, "mask_missing_dims", None)
         facts.container_kinds = getattr(event, "container_kinds", None) or {}
         op = (getattr(event, "op", None) or "").rsplit(".", 1)[-1]
         # `x[i] += v` on a tensor x runs `+=` on the view x[i]; on a list it runs on the whole

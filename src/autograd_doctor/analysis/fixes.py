@@ -50,6 +50,9 @@ class WriteFacts:
         # `c[k][index] = v` into a whole tensor: the kinds of the Python containers named on the
         # line at run time ({"c": "tuple"}).
         self.container_kinds: dict[str, str] = {}
+        # `t[mask] = v`: how many trailing dimensions of `t` a boolean mask lacks (it indexes the
+        # leading ones); None when not seen (calls.mask_missing_dims).
+        self.mask_missing_dims: int | None = None
 
 
 def _statement_text(filename: str, statement: ast.stmt) -> str:
@@ -240,8 +243,17 @@ def subscript_assignment_fixes(filename: str, statement: ast.Assign, facts: Writ
     value_is_scalar = facts.value_is_scalar if facts.value_is_scalar is not None else _is_number(statement.value)
     scalar_text = _format_scalar(statement.value, value, facts.floating)
 
-    if facts.index_is_bool_mask or _is_comparison(index):
+    missing = facts.mask_missing_dims or 0
+    if (facts.index_is_bool_mask or _is_comparison(index)) and (value_is_scalar or not missing):
+        # (a tensor written through a mask of fewer dimensions holds the selected rows only:
+        # torch.where cannot place them, and only the copy below is offered)
         mask = segment(filename, index)
+        if missing and mask is not None:
+            # `out[pad] = 0.0` with pad [B, T] and out [B, T, D]: the mask selects rows, and
+            # torch.where aligns trailing dimensions, so the mask gets them as size-1 axes.
+            if not isinstance(index, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+                mask = f"({mask})"
+            mask = f"{mask}[..., {', '.join(['None'] * missing)}]"
         suggestions.append(Suggestion(
             "select with torch.where instead of writing through the mask",
             f"{base} = torch.where({mask}, {scalar_text if value_is_scalar else value}, {base})",

@@ -281,9 +281,10 @@ def describe_write_arguments(hits, op: str, args: tuple) -> None:
         return
     value_is_scalar, index_is_mask = setitem_facts(args[1], args[2])
     kinds = index_kinds(args[1])
-    for _record, event, _target in hits:
+    for _record, event, target in hits:
         event.value_is_scalar = value_is_scalar
         event.index_is_bool_mask = index_is_mask
+        event.mask_missing_dims = mask_missing_dims(target, args[1])
         event.index_kinds = kinds
 
 
@@ -320,3 +321,16 @@ def setitem_facts(index, value) -> tuple[bool, bool]:
     value_is_scalar = isinstance(value, (int, float, bool)) or (
         isinstance(value, torch.Tensor) and value.dim() == 0 and not value.requires_grad)
     return value_is_scalar, isinstance(index, torch.Tensor) and index.dtype == torch.bool
+
+
+def mask_missing_dims(target, index) -> int | None:
+    """`t[mask] = v` with one boolean mask of fewer dimensions than `t`: how many trailing
+    dimensions of `t` the mask does not have (it selects along the leading ones; torch.where
+    broadcasts from the trailing ones, so a rewrite must add them to the mask). None when the
+    index is not one boolean mask whose shape is `t`'s leading shape."""
+    if not (isinstance(index, torch.Tensor) and index.dtype == torch.bool and isinstance(target, torch.Tensor)):
+        return None
+    missing = target.dim() - index.dim()
+    if missing < 0 or tuple(target.shape[:index.dim()]) != tuple(index.shape):
+        return None
+    return missing

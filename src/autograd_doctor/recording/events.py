@@ -36,7 +36,7 @@ class WriteEvent:
         "op", "stack", "version_before", "version_after", "execution", "loop_values",
         "target_ref", "optimizer", "module_ref", "module_class", "through_alias", "seq",
         "value_is_scalar", "index_is_bool_mask", "changes_saved_elements", "index_kinds",
-        "container_kinds",
+        "container_kinds", "mask_missing_dims",
     )
 
     def __init__(self, op: str, stack: tuple[Site, ...], version_before: int, seq: int):
@@ -55,6 +55,7 @@ class WriteEvent:
         self.value_is_scalar: bool | None = None
         self.index_is_bool_mask = False
         self.index_kinds: tuple[str, ...] | None = None  # `t[index] = v`: see calls.index_kinds
+        self.mask_missing_dims: int | None = None  # `t[mask] = v`: see calls.mask_missing_dims
         # `c[k][index] = v` into a whole tensor: the Python containers named on the line
         # ({"c": "tuple"}), so a help can copy the entry and put the copy back into `c`.
         self.container_kinds: dict[str, str] = {}

@@ -22,7 +22,7 @@ from autograd_doctor import compat
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     AUTOGRAD_GRAD, TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    _TENSOR_GETITEM, index_kinds, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
+    _TENSOR_GETITEM, index_kinds, mask_missing_dims, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
     written_tensors,
 )
 from autograd_doctor.recording.events import (
@@ -557,6 +557,7 @@ class Recorder(AliasTracking):
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
                     entry.index_kinds = index_kinds(args[1])
+                    entry.mask_missing_dims = mask_missing_dims(target, args[1])
                 self.write_log.add(entry, target)
         except Exception:
             pass  # an unlogged write is just not named later
@@ -612,6 +613,7 @@ class Recorder(AliasTracking):
                 if op.endswith("__setitem__") and len(args) >= 3:
                     entry.value_is_scalar, entry.index_is_bool_mask = setitem_facts(args[1], args[2])
                     entry.index_kinds = index_kinds(args[1])
+                    entry.mask_missing_dims = mask_missing_dims(target, args[1])
                 self.write_log.add(entry, target)
                 if data_write is not None and target is args[0]:
                     entry.autograd_seq = _next_sequence_nr()

@@ -32,7 +32,8 @@ class LoggedWrite:
 
     __slots__ = ("op", "stack", "storage", "storage_ref", "version_before", "version_after", "target_ref",
                  "module_class", "seq", "optimizer", "loop_values", "value_is_scalar", "index_is_bool_mask",
-                 "autograd_seq", "written", "content_before", "index_kinds", "container_kinds")
+                 "autograd_seq", "written", "content_before", "index_kinds", "container_kinds",
+                 "mask_missing_dims")
 
     def __init__(self, op: str, stack: tuple[Site, ...], storage: int, version_before: int, seq: int):
         self.op = op
@@ -60,6 +61,7 @@ class LoggedWrite:
         self.content_before: tuple[int, int] | None = None
         self.index_kinds: tuple[str, ...] | None = None
         self.container_kinds: dict[str, str] = {}
+        self.mask_missing_dims: int | None = None  # calls.mask_missing_dims
 
     def landed_in(self, base: int | None, storage) -> bool:
         """Whether this write went into `storage` (a live storage starting at `base`), not into
@@ -76,6 +78,7 @@ class LoggedWrite:
         event.value_is_scalar = self.value_is_scalar
         event.index_is_bool_mask = self.index_is_bool_mask
         event.index_kinds = self.index_kinds
+        event.mask_missing_dims = self.mask_missing_dims
         event.container_kinds = self.container_kinds
         return event
 

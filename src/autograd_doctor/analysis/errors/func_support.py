@@ -70,6 +70,8 @@ def _line_location(filename: str, line: int, note: str = "", end_line: int | Non
 # ---- AD231: forward(ctx, ...) under a transform ----------------------------------------------
 
 def function_without_setup_context(context: ErrorContext, already):
+    import torch
+
     cls = _function_class(context)
     transform = transforms.transform_name(context) or "a torch.func transform"
     found = _user_class_definition(cls) if cls is not None else None
@@ -104,8 +106,25 @@ def function_without_setup_context(context: ErrorContext, already):
                        "PyTorch operations only)"
         change = Location(file=location.file, line=first, column=forward.col_offset,
                           end_line=forward.end_lineno, end_column=forward.end_col_offset, source=location.source)
-        helps.insert(0, Suggestion(message, replacement=split, location=change))
+        if _under_forward_mode(context) and cls.jvp is torch.autograd.Function.jvp:
+            # Under jvp/jacfwd (hessian is jacfwd(jacrev)) the split Function would fail next for want
+            # of a jvp staticmethod (AD237), whose Jacobian is the Function author's: advice only.
+            helps.insert(0, Suggestion(
+                f"{message}; and, as it runs under forward mode (jvp, jacfwd, or hessian, which is "
+                "jacfwd(jacrev)), add a @staticmethod jvp(ctx, *tangents) (saving what it needs with ctx.save_for_forward in setup_context); or, "
+                "for a Hessian, use jacrev(jacrev(f)), which needs backward only"))
+        else:
+            helps.insert(0, Suggestion(message, replacement=split, location=change))
     return diagnosis(codes.FUNCTION_WITHOUT_SETUP_CONTEXT, location, notes=notes, help=helps)
+
+
+_FORWARD_MODE_FRAMES = ("push_jvp", "_jvp_with_argnums", "jacfwd")
+
+
+def _under_forward_mode(context: ErrorContext) -> bool:
+    """Whether the Function ran under a forward-mode transform (jvp, jacfwd, hessian)."""
+    return any(frame.f_code.co_name in _FORWARD_MODE_FRAMES and transforms.is_functorch_frame(frame)
+               for frame, _ in context.frames)
 
 
 def _needs_a_vmap_rule(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef) -> bool:

@@ -71,7 +71,42 @@ def view_made_in_mode_written(context: ErrorContext, already):
         f"{kind} block as the view")]
     notes = ["the view was made while gradients were off, the write happens while they are on: PyTorch "
              "cannot tell whether the write should be part of the graph"]
+    move = _write_into_leaf_moved_into_block(frame, filename, line, name, made, kind) if made is not None else None
+    if move is not None:
+        helps.insert(0, move)
     return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], notes, helps)
+
+
+def _write_into_leaf_moved_into_block(frame, filename: str, line: int, name: str | None, made: ast.stmt, kind: str):
+    """The write moved into the `with` block that made the view, when the view's base is a leaf that
+    requires grad (a parameter): grad mode can never write into it in place ("a leaf Variable that
+    requires grad is being used in an in-place operation"), so the write is not meant to be recorded.
+    Only for a one-line write that is the statement right after that block, at the block's own
+    indentation; else None."""
+    import torch
+
+    tensor = frame.f_locals.get(name) if name else None
+    base = getattr(tensor, "_base", None) if isinstance(tensor, torch.Tensor) else None
+    if not (isinstance(base, torch.Tensor) and base.is_leaf and base.requires_grad):
+        return None
+    block = with_block_around(filename, made.lineno, MODE_CONTEXTS[kind])
+    statement = statement_at(filename, line)
+    if block is None or statement is None or statement.lineno != statement.end_lineno:
+        return None
+    if statement.col_offset != block.col_offset or not block.body:
+        return None
+    from autograd_doctor.diagnosis.source import source_line
+    between = [source_line(filename, n).strip() for n in range(block.end_lineno + 1, statement.lineno)]
+    if any(text and not text.startswith("#") for text in between):
+        return None
+    text = text_of(filename, statement)
+    if not text:
+        return None
+    body_indent = " " * (block.body[0].col_offset - block.col_offset)
+    return Suggestion(
+        f"do the write inside the {kind} block, with the view: {name}'s base is a leaf that requires grad (a "
+        "parameter), which cannot be written in place with grad mode on, so the write is not meant to be "
+        "recorded", replacement=body_indent + text, location=statement_location(filename, statement))
 
 
 def _decorated_function_called(filename: str, made: ast.stmt, kind: str):
@@ -193,6 +228,7 @@ def saved_piece_base_written(write, node_name: str, slot: str, backward_stack) -
     facts = WriteFacts(value_is_scalar=getattr(write, "value_is_scalar", None),
                        index_is_bool_mask=bool(getattr(write, "index_is_bool_mask", False)))
     facts.index_kinds = getattr(write, "index_kinds", None)
+    facts.mask_missing_dims = getattr(write, "mask_missing_dims", None)
     helps = [h for h in write_fixes(filename, write_statement, line, None, facts)
              if h.replacement and h.location is not None and not h.keeps_write][:1]
     for suggestion in helps:
