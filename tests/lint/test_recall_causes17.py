@@ -127,3 +127,64 @@ class Gate(torch.nn.Module):
     lines = source.splitlines()
     findings = _found(source, "gate.py")
     assert [lines[f.line - 1].strip() for f in findings] == ["a = self.floor(a)"]
+
+
+# ADL040 (r616): `requires_grad` set on a tensor computed with a graph.
+
+@pytest.mark.parametrize("name", ["b40_attention_map_marked_requires_grad.py",
+                                  "b40_backbone_features_frozen_by_flag.py"])
+def test_adl040_found_and_the_program_raises(name):
+    path = PROGRAMS / name
+    source = path.read_text(encoding="utf-8")
+    bug_line = next(i for i, line in enumerate(source.splitlines(), 1) if "# bug" in line)
+    findings = _found(source, str(path), "ADL040")
+    assert [f.line for f in findings] == [bug_line]
+    assert "you can only change requires_grad flags of leaf variables" in findings[0].message
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+        _load(path).run()
+
+
+def test_adl040_near_twins_stay_silent_and_run():
+    path = PROGRAMS / "ok40_near_twins.py"
+    assert _found(path.read_text(encoding="utf-8"), str(path), "ADL040") == []
+    _load(path).run()
+
+
+def test_adl040_help_applied_gives_the_hand_written_gradient():
+    """Each change the finding offers, where it fits the program's intent, applied:
+    `retain_grad()` alone for the attention map (it already requires grad), and
+    `.detach()` for the probe's features; each is silent, runs, and gives the
+    hand-written gradients."""
+    path = PROGRAMS / "b40_attention_map_marked_requires_grad.py"
+    source = path.read_text(encoding="utf-8")
+    kept = source.replace("        attn_map.requires_grad = True  # bug\n", "")
+    assert kept != source and _found(kept, "fixed.py", "ADL040") == []
+    ns = _load(path, kept)
+    torch.manual_seed(0)
+    model = ns["SaliencyAttention"]()
+    x = torch.randn(2, 4, 6)
+    model(x).pow(2).mean().backward()
+    got = model.q.weight.grad.clone()
+    assert model.saved_map.grad is not None
+    model.zero_grad()
+    attn = torch.softmax(model.q(x) @ model.k(x).transpose(1, 2) / 6 ** 0.5, dim=-1)
+    (attn @ x).pow(2).mean().backward()
+    assert torch.equal(got, model.q.weight.grad)
+
+    path = PROGRAMS / "b40_backbone_features_frozen_by_flag.py"
+    source = path.read_text(encoding="utf-8")
+    cut = source.replace("features.requires_grad_(False)  # bug", "features = features.detach()")
+    assert cut != source and _found(cut, "fixed.py", "ADL040") == []
+    ns = _load(path, cut)
+    nn, F = ns["nn"], ns["F"]
+    torch.manual_seed(0)
+    backbone = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+    probe = nn.Linear(4, 3)
+    images, labels = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])
+    w0, b0 = probe.weight.detach().clone(), probe.bias.detach().clone()
+    ns["probe_step"](backbone, probe, torch.optim.SGD(probe.parameters(), lr=0.1), images, labels)
+    assert all(p.grad is None for p in backbone.parameters())
+    feats = backbone(images).flatten(1).detach()
+    w, b = w0.clone().requires_grad_(), b0.clone().requires_grad_()
+    F.cross_entropy(feats @ w.T + b, labels).backward()
+    assert torch.allclose(probe.weight.grad, w.grad, atol=1e-7)
