@@ -83,12 +83,13 @@ def _candidate(checker, obj) -> bool:
 
 def on_attribute_assign(checker, target, value, statement) -> None:
     if target.attr == "requires_grad" and _candidate(checker, target.value):
-        checker.scope.note("ADL040", (target, target.value, "assign"))
+        meant = value.value if isinstance(value, ast.Constant) and isinstance(value.value, bool) else None
+        checker.scope.note("ADL040", (target, target.value, meant))
 
 
 def on_method_call(checker, call, func) -> None:
     if func.attr == "requires_grad_" and checker.false_arg(call) and _candidate(checker, func.value):
-        checker.scope.note("ADL040", (call, func.value, "method"))
+        checker.scope.note("ADL040", (call, func.value, "method"))  # `requires_grad_(False)`
 
 
 def check_scope(checker, scope) -> None:
@@ -99,8 +100,10 @@ def check_scope(checker, scope) -> None:
                         and e[1].lineno <= node.lineno), entry)
         if binding is not None and binding[1] is not None:
             what = f"`{obj.id}` is not a leaf: it was computed with a graph on line {binding[1].lineno}"
-        written = "setting its `requires_grad`" if how == "assign" else "`requires_grad_(False)`"
+        written = "`requires_grad_(False)`" if how == "method" else "setting its `requires_grad`"
+        keep = f"`{obj.id}.retain_grad()` to read its gradient (it already requires grad)"
+        cut = f"`{obj.id} = {obj.id}.detach()` to stop gradients there"
+        help_ = keep if how is True else cut if how in (False, "method") else f"{keep}, or {cut}"
         checker.report("ADL040", node,
                        f"{what}, and {written} raises 'you can only change requires_grad flags of "
-                       f"leaf variables'; use `{obj.id}.retain_grad()` to read its gradient, or "
-                       f"`{obj.id} = {obj.id}.detach()` to stop gradients there")
+                       f"leaf variables'; use {help_}")
