@@ -30,16 +30,16 @@ from a graph, the assignment (either value) and `requires_grad_(False)` raise
 `True` was meant to make the value's gradient readable (use `retain_grad()`:
 it already requires grad); `False` was meant to stop gradients there (use
 `.detach()`, which gives a new leaf).""",
-    example="""gate = torch.sigmoid(self.gate_fc(x))
+    example="""gate = torch.sigmoid(D(x))
 gate.requires_grad = True
 gate.retain_grad()
 
-features = backbone(images)
+features = D(x)
 features.requires_grad = False""",
-    use_instead="""gate = torch.sigmoid(self.gate_fc(x))
+    use_instead="""gate = torch.sigmoid(D(x))
 gate.retain_grad()           # it already requires grad
 
-features = backbone(images).detach()""",
+features = D(x).detach()""",
     fix_safety="""No fix: whether the value was meant to keep its graph (drop the line, use
 `retain_grad()`) or to be cut from it (`.detach()`) is the user's choice.""",
     known_problems="""Only local names are followed (not `self.x.requires_grad = ...`, nor an
