@@ -118,7 +118,12 @@ class FunctionSummaries:
         writes in place while they still hold the caller's value: a write with
         gradients on (not through `.data`), before any re-binding of the name, in a
         statement of the function's own body outside any `if`, loop, `with` or `try`
-        (so it runs on every call).  `def subtract_mean(batch): batch -= mean`."""
+        (so it runs on every call), or inside an `if` of that body whose test reads
+        only the object's configuration, never what the call passes (`left =
+        self.left; if left is not None: x[x < left] = left`: the write runs on every
+        call of an instance so configured, as a module's forward writing its input
+        under such an `if` counts, _configured_lines).  `def subtract_mean(batch):
+        batch -= mean`."""
         args = node.args
         positional = [a.arg for a in args.posonlyargs + args.args]
         if method:
@@ -130,7 +135,7 @@ class FunctionSummaries:
         untyped_writes = scope.parameter_aug_writes + scope.parameter_method_writes + scope.parameter_index_writes
         if not any(w.name in names for w in scope.writes) and not untyped_writes:
             return  # most functions write none of their parameters: no walk
-        unconditional = _unconditional_lines(node)
+        unconditional = _unconditional_lines(node) + _configured_lines(node)
         found = {}
         for position, name in enumerate(positional + [a.arg for a in args.kwonlyargs]):
             binds = scope.binds.get(name)
@@ -649,6 +654,87 @@ def _unconditional_lines(function) -> list:
     """The line ranges of the statements of ``function``'s own body that are not
     compound (as _unconditional_nodes, without walking them)."""
     return [(stmt.lineno, stmt.end_lineno) for stmt in function.body if not isinstance(stmt, _COMPOUND)]
+
+
+def _configured_lines(function) -> list:
+    """The line ranges of the simple statements inside the `if`s of ``function``'s own
+    body (and their `elif`/`else`, nested `if`s of the same kind included) whose test
+    reads only configuration: attributes of `self` (`if self.eps is not None`), names
+    the function does not bind (module constants), and locals bound only from those
+    (`left, right = self.domain; if left is not None`).  A test that reads a parameter
+    (`if clip:`, `if x.min() < 0:`) depends on the call, and one that names an
+    `inplace` switch (`if self.inplace:`) says the write is optional: neither counts."""
+    parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    for a in (function.args.vararg, function.args.kwarg):
+        if a is not None:
+            parameters.add(a.arg)
+    parameters.discard("self")
+    config = _configuration_locals(function, parameters)
+    bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def configured(test) -> bool:
+        for n in ast.walk(test):
+            if isinstance(n, ast.Name) and (n.id in parameters or "inplace" in n.id.lower()
+                                            or (n.id in bound and n.id not in config)):
+                return False
+            if isinstance(n, ast.Attribute) and "inplace" in n.attr.lower():
+                return False
+            if isinstance(n, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
+                return False
+        return True
+
+    ranges = []
+
+    def walk(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                if configured(stmt.test):
+                    for inner in (stmt.body, stmt.orelse):
+                        ranges.extend((s.lineno, s.end_lineno) for s in inner if not isinstance(s, _COMPOUND))
+                        walk(inner)
+
+    walk(function.body)
+    return ranges
+
+
+def _configuration_locals(function, parameters: set) -> set:
+    """Names of ``function`` bound only by plain assignments (in its own body, outside
+    compound statements) whose values read nothing but attributes of `self`,
+    constants and names it does not bind: `left, right = self.left, self.right`."""
+    assigned: dict = {}
+    spoiled = set()
+    for stmt in ast.walk(function):
+        for target in _targets(stmt):
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    if isinstance(stmt, ast.Assign) and stmt in function.body:
+                        assigned.setdefault(n.id, []).append(stmt.value)
+                    else:
+                        spoiled.add(n.id)
+    config = set()
+    bound = set(assigned) | spoiled | parameters
+    for name, values in assigned.items():
+        if name in spoiled or name in parameters:
+            continue
+        if all(not any(isinstance(n, ast.Name) and n.id != "self" and n.id in bound
+                       for n in ast.walk(v))
+               and not any(isinstance(n, ast.Call) for n in ast.walk(v)) for v in values):
+            config.add(name)
+    return config
+
+
+def _targets(stmt) -> list:
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    if isinstance(stmt, ast.NamedExpr):
+        return [stmt.target]
+    if isinstance(stmt, ast.comprehension):
+        return [stmt.target]
+    return []
 
 
 def _within(node, ranges) -> bool:

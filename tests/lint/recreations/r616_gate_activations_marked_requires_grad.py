@@ -22,7 +22,7 @@ class GatedMLP(nn.Module):
 
     def forward(self, x):
         gate = torch.sigmoid(self.gate_fc(x))
-        gate.requires_grad = True  # missed: no rule (requires_grad set on a computed tensor)
+        gate.requires_grad = True  # expect: ADL040
         gate.retain_grad()
         self.last_gate = gate
         return self.out(gate * self.value(x))

@@ -41,7 +41,7 @@ class ResampleLoss(nn.Module):
         if not self.logit_reg:
             return logits, weight
         if "neg_bias" in self.logit_reg:
-            logits += self.neg_bias  # missed: ADL001
+            logits += self.neg_bias  # reported at the call of `criterion`
         if "neg_scale" in self.logit_reg:
             logits = logits * (1 - labels) * self.neg_scale + logits * labels
             weight = weight / self.neg_scale * (1 - labels) + weight * labels
@@ -64,7 +64,7 @@ def run():
     criterion = ResampleLoss(torch.tensor([10.0, 20.0, 5.0, 40.0]), torch.tensor([90.0, 80.0, 95.0, 60.0]))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     x, labels = torch.randn(8, 6), torch.randint(0, 2, (8, 4)).float()
-    loss = criterion(model(x), labels)
+    loss = criterion(model(x), labels)  # expect: ADL001
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

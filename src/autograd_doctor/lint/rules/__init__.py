@@ -34,7 +34,7 @@ from autograd_doctor.lint.rules import (
     adl032_td_target_not_detached, adl033_no_grad_block_before_forward,
     adl034_loss_rebuilt_from_cut_value, adl035_backward_of_non_scalar,
     adl036_numpy_of_graph_tensor, adl037_closure_under_no_grad_step,
-    adl038_differentiation_under_callers_no_grad,
+    adl038_differentiation_under_callers_no_grad, adl040_requires_grad_set_on_non_leaf,
 )
 
 # The order rules check in: a write that fails at once (a leaf, a multi-view
@@ -54,7 +54,7 @@ RULE_MODULES = (
     adl030_ema_skips_buffers, adl031_eval_loop_with_gradients, adl032_td_target_not_detached,
     adl033_no_grad_block_before_forward, adl034_loss_rebuilt_from_cut_value, adl035_backward_of_non_scalar,
     adl036_numpy_of_graph_tensor, adl037_closure_under_no_grad_step,
-    adl038_differentiation_under_callers_no_grad,
+    adl038_differentiation_under_callers_no_grad, adl040_requires_grad_set_on_non_leaf,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 # (rule code, check): an opt-in rule's whole-file check is skipped when the
