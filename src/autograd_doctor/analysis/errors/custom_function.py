@@ -104,21 +104,21 @@ def wrong_gradients(context: ErrorContext, already):
         needs = list(getattr(node, "needs_input_grad", ()) or ())
         missing_need_no_grad = len(needs) == expected and not any(needs[got:])
         if got < expected and len(returns) == 1 and missing_need_no_grad:
-            value = text_of(filename, returns[0].value)
-            missing = ", ".join(["None"] * (expected - got))
+            extended = _extended_return(filename, returns[0].value, got, ["None"] * (expected - got))
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
-            helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
-                                          f"{'it' if expected - got == 1 else 'them'})", f"return {value}, {missing}"))
+            if extended is not None:
+                helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
+                                              f"{'it' if expected - got == 1 else 'them'})", extended))
         elif got < expected and len(returns) == 1 and len(needs) == expected and len(inputs) == expected \
-                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None:
-            value = text_of(filename, returns[0].value)
+                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None \
+                and (extended := _extended_return(filename, returns[0].value, got, computed)) is not None:
             given = [name for name in computed if name != "None"]
             notes.append(f"backward computes {', '.join(given)} but does not return "
                          f"{'it' if len(given) == 1 else 'them'}: autograd needs a gradient for "
                          f"{', '.join(i for i, need in zip(inputs[got:], needs[got:]) if need)}, which requires grad")
             helps.append(statement_change(primary, f"return the gradient{'s' if len(given) > 1 else ''} backward "
                                           f"already computes ({', '.join(given)}), in the order of forward's inputs",
-                                          f"return {value}, {', '.join(computed)}"))
+                                          extended))
         else:
             helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
                                     f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
@@ -151,6 +151,25 @@ def wrong_gradients(context: ErrorContext, already):
                                 f"({expected_shape}): undo the shape change forward made (unsqueeze/expand after a "
                                 "sum, reshape after a view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def _extended_return(filename: str, value: ast.expr, got: int, extra: list[str]) -> str | None:
+    """`return` with `extra` appended to the `got` gradients backward returns. A tuple (or list)
+    written out is extended element by element: `return (a, b)` -> `return a, b, None` (appending
+    after its closing parenthesis would return a pair, the tuple and None). Any other expression
+    with more than one gradient holds a sequence of them and is unpacked: `return (*grads, None)`;
+    a single gradient (PyTorch wraps a non-tuple in a 1-tuple) is the first element: `return g, None`."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        parts = [text_of(filename, element) for element in value.elts]
+        if any(part is None for part in parts) or len(parts) != got:
+            return None
+        return f"return {', '.join(parts + list(extra))}"
+    text = text_of(filename, value)
+    if text is None:
+        return None
+    if got == 1:
+        return f"return {text}, {', '.join(extra)}"
+    return f"return (*{text}, {', '.join(extra)})"
 
 
 # Calls that only place an input for broadcasting (`bias[:, None]`, `bias.view(1, -1, 1)`).

@@ -1,0 +1,177 @@
+"""Held-out set 34, part A: the causes its first run showed.
+
+AD120 (gsplat#76): a custom Function's backward returns a tuple written out over several lines,
+`return (\n    g_means, g_scales, None, ...,\n)`, one gradient short. The help appended the
+missing `None` after the closing parenthesis (`return (...), None`): a pair, the tuple and None,
+and the changed program still failed ("expected 14, got 2"). The help now extends a written-out
+tuple element by element, unpacks any other expression that holds several gradients
+(`return (*grads, None)`) and keeps `return g, None` for a single gradient. Each help applied gives
+the hand-written version's result; the hand-written versions run silent under the doctor."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "errors"))
+
+from catalogue import apply_suggestion, run_plain, run_watched, write  # noqa: E402
+
+import autograd_doctor  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SET34 = os.path.join(os.path.dirname(HERE), "bug_reports", "fresh", "set34")
+GSPLAT = "a_gsplat_project_gaussians_clip_threshold_without_its_gradient.py"
+
+# Another shape, written before the fix was run: a learned-step quantizer of a video codec whose
+# backward collects its gradients in a name and returns the name; `bits` (an int) was added to
+# forward later.
+QUANTIZER_GRADS_NAME = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class LearnedStepQuantizer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step, bits):
+        ctx.save_for_backward(x, step)
+        ctx.bits = bits
+        levels = 2 ** (bits - 1)
+        return torch.clamp(torch.round(x / step), -levels, levels - 1) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, step = ctx.saved_tensors
+        levels = 2 ** (ctx.bits - 1)
+        inside = ((x / step) >= -levels) & ((x / step) <= levels - 1)
+        grad_x = grad_out * inside
+        grad_step = (grad_out * (torch.round(x / step) - x / step) * inside).sum().reshape(step.shape)
+        grads = (grad_x, grad_step)
+        return grads
+
+
+encoder = nn.Conv2d(3, 4, 3, padding=1)
+decoder = nn.Conv2d(4, 3, 3, padding=1)
+step = nn.Parameter(torch.tensor([0.1]))
+optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()) + [step], lr=1e-2)
+losses = []
+for it in range(3):
+    frames = torch.rand(2, 3, 8, 8)
+    latent = LearnedStepQuantizer.apply(encoder(frames), step, 4)
+    loss = ((decoder(latent) - frames) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "step": step.detach().clone()}
+"""
+QUANTIZER_OLD = "        return grads\n"
+QUANTIZER_NEW = "        return grad_x, grad_step, None\n"
+
+# A single gradient returned bare (PyTorch wraps it in a 1-tuple): `return g, None` stays right.
+SINGLE_GRADIENT = """
+import torch
+
+torch.manual_seed(0)
+
+
+class ScaleGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * ctx.factor
+
+
+w = torch.randn(3, requires_grad=True)
+loss = (ScaleGrad.apply(w * 2, 0.5) ** 2).sum()
+loss.backward()
+result = w.grad.clone()
+"""
+SINGLE_OLD = "        return grad_out * ctx.factor\n"
+SINGLE_NEW = "        return grad_out * ctx.factor, None\n"
+
+
+def _diagnose(path):
+    error = run_watched(path)
+    assert error is not None
+    (found,) = [d for d in autograd_doctor.diagnoses_of(error) if d.code == "AD120"]
+    return found
+
+
+def _first_code_help(found):
+    return next(s for s in found.help if s.replacement)
+
+
+def _fixed_result(folder, path, suggestion):
+    target = folder / ("fixed_" + os.path.basename(path))
+    target.write_text(apply_suggestion(open(path).read(), suggestion))
+    error, namespace = run_plain(str(target))
+    assert error is None, error
+    return namespace["result"]
+
+
+def _close(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+    if isinstance(a, dict):
+        return all(_close(a[k], b[k]) for k in a)
+    return all(_close(x, y) for x, y in zip(a, b))
+
+
+def _hand_written(tmp_path, source, old, new):
+    folder = tmp_path / "correct"
+    folder.mkdir(exist_ok=True)
+    assert old in source
+    return write(folder, source.replace(old, new), "program")
+
+
+def test_gsplat_multi_line_tuple_is_extended_inside(tmp_path):
+    path = os.path.join(SET34, "cases", GSPLAT)
+    found = _diagnose(path)
+    assert found.primary.line == 48
+    suggestion = _first_code_help(found)
+    assert "return None for clip_thresh" in suggestion.message
+    assert suggestion.replacement.strip() == (
+        "return v_means3d, v_scales, None, None, None, None, None, None, None, None, None, None, None, None")
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    _, correct = run_plain(os.path.join(SET34, "correct", GSPLAT))
+    assert _close(fixed, correct["result"])
+
+
+def test_gradients_held_in_a_name_are_unpacked(tmp_path):
+    source = textwrap.dedent(QUANTIZER_GRADS_NAME)
+    path = write(tmp_path, source, "program")
+    found = _diagnose(path)
+    suggestion = _first_code_help(found)
+    assert suggestion.replacement.strip() == "return (*grads, None)"
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    error, namespace = run_plain(_hand_written(tmp_path, source, QUANTIZER_OLD, QUANTIZER_NEW))
+    assert error is None, error
+    assert _close(fixed, namespace["result"])
+
+
+def test_single_gradient_keeps_the_pair(tmp_path):
+    source = textwrap.dedent(SINGLE_GRADIENT)
+    path = write(tmp_path, source, "program")
+    found = _diagnose(path)
+    suggestion = _first_code_help(found)
+    assert suggestion.replacement.strip() == "return grad_out * ctx.factor, None"
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    error, namespace = run_plain(_hand_written(tmp_path, source, SINGLE_OLD, SINGLE_NEW))
+    assert error is None, error
+    assert _close(fixed, namespace["result"])
+
+
+def test_hand_written_versions_are_silent(tmp_path):
+    assert run_watched(os.path.join(SET34, "correct", GSPLAT)) is None
+    source = textwrap.dedent(QUANTIZER_GRADS_NAME)
+    assert run_watched(_hand_written(tmp_path, source, QUANTIZER_OLD, QUANTIZER_NEW)) is None
