@@ -175,3 +175,122 @@ def test_hand_written_versions_are_silent(tmp_path):
     assert run_watched(os.path.join(SET34, "correct", GSPLAT)) is None
     source = textwrap.dedent(QUANTIZER_GRADS_NAME)
     assert run_watched(_hand_written(tmp_path, source, QUANTIZER_OLD, QUANTIZER_NEW)) is None
+
+
+# AD321 (Pointcept#343): a custom Function with a forward and no backward, differentiated.
+KNN = "a_point_transformer_knn_query_function_without_backward.py"
+
+# Another shape, written before the fix was run: a VQ tokenizer's codebook search as a Function
+# without backward; its distance output is used in a commitment-like term of the encoder's loss.
+CODEBOOK_SEARCH = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class CodebookSearch(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, latents, codebook):
+        d = torch.cdist(latents, codebook)
+        dist, index = d.min(dim=1)
+        return index, dist
+
+
+encoder = nn.Linear(6, 4)
+codebook = torch.randn(8, 4)
+decoder = nn.Linear(4, 6)
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(decoder.parameters()), lr=0.1)
+losses = []
+for it in range(3):
+    x = torch.randn(5, 6)
+    z = encoder(x)
+    index, dist = CodebookSearch.apply(z, codebook)
+    quantized = z + (codebook[index] - z).detach()
+    loss = ((decoder(quantized) - x) ** 2).mean() + 0.1 * dist.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in encoder.parameters()]}
+"""
+CODEBOOK_OLD = "        return index, dist\n"
+CODEBOOK_NEW = ("        return index, dist\n\n    @staticmethod\n    def backward(ctx, grad_index, grad_dist):\n"
+                "        return None, None\n")
+
+# The backward is there, under a misspelled name.
+MISSPELLED = """
+import torch
+
+torch.manual_seed(0)
+
+
+class Clip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(-1, 1)
+
+    @staticmethod
+    def backwards(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * (x.abs() <= 1)
+
+
+w = torch.randn(6, requires_grad=True)
+(Clip.apply(w * 3) ** 2).sum().backward()
+result = w.grad.clone()
+"""
+MISSPELLED_OLD = "    def backwards(ctx, grad_out):\n"
+MISSPELLED_NEW = "    def backward(ctx, grad_out):\n"
+
+
+def _diagnose_code(path, code):
+    error = run_watched(path)
+    assert error is not None
+    (found,) = [d for d in autograd_doctor.diagnoses_of(error) if d.code == code]
+    return found
+
+
+def test_knn_query_gets_a_backward_returning_none(tmp_path):
+    path = os.path.join(SET34, "cases", KNN)
+    found = _diagnose_code(path, "AD321")
+    assert found.primary.line == 37
+    suggestion = _first_code_help(found)
+    assert "unverified" in suggestion.message
+    assert suggestion.replacement.rstrip().endswith("return None, None, None, None, None")
+    assert any("xyz, new_xyz" in note for note in found.notes)
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    _, correct = run_plain(os.path.join(SET34, "correct", KNN))
+    assert _close(fixed, correct["result"])
+
+
+def test_codebook_search_without_backward(tmp_path):
+    source = textwrap.dedent(CODEBOOK_SEARCH)
+    path = write(tmp_path, source, "program")
+    found = _diagnose_code(path, "AD321")
+    suggestion = _first_code_help(found)
+    assert suggestion.replacement.rstrip().endswith("return None, None")
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    error, namespace = run_plain(_hand_written(tmp_path, source, CODEBOOK_OLD, CODEBOOK_NEW))
+    assert error is None, error
+    assert _close(fixed, namespace["result"])
+
+
+def test_misspelled_backward_is_renamed(tmp_path):
+    source = textwrap.dedent(MISSPELLED)
+    path = write(tmp_path, source, "program")
+    found = _diagnose_code(path, "AD321")
+    suggestion = _first_code_help(found)
+    assert suggestion.replacement.strip() == "def backward(ctx, grad_out):"
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    error, namespace = run_plain(_hand_written(tmp_path, source, MISSPELLED_OLD, MISSPELLED_NEW))
+    assert error is None, error
+    assert _close(fixed, namespace["result"])
+
+
+def test_functions_with_backward_are_silent(tmp_path):
+    assert run_watched(os.path.join(SET34, "correct", KNN)) is None
+    source = textwrap.dedent(CODEBOOK_SEARCH)
+    assert run_watched(_hand_written(tmp_path, source, CODEBOOK_OLD, CODEBOOK_NEW)) is None
+    assert run_watched(_hand_written(tmp_path, textwrap.dedent(MISSPELLED), MISSPELLED_OLD, MISSPELLED_NEW)) is None

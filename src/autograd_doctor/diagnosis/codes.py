@@ -4766,6 +4766,39 @@ a loss of several values, pass the weights as the seed, not the loss.
     heading="a loss backpropagated with itself as the gradient seed",
 )
 
+FUNCTION_WITHOUT_BACKWARD = _code(
+    "AD321",
+    "a custom autograd.Function without a backward staticmethod is differentiated",
+    """\
+**What it means.** A `torch.autograd.Function` subclass that defines only `forward` can be applied,
+but when backward() (or `torch.autograd.grad`) reaches one of its outputs, PyTorch raises
+"NotImplementedError: You must implement either the backward or vjp method for your custom
+autograd.Function to use it with backward mode AD". The traceback shows only torch's frames.
+Functions written for a step that has no gradient (a neighbour search, sampling, rounding to
+indices) are often left without a backward; the error appears once an input of theirs requires
+grad (learned point positions, a feature from a trained layer).
+
+**Minimal example.**
+
+    class NearestDistance(torch.autograd.Function):    # AD321: no backward staticmethod
+        @staticmethod
+        def forward(ctx, query, points):
+            return torch.cdist(query, points).min(dim=1).values
+
+    points = torch.randn(8, 3, requires_grad=True)
+    NearestDistance.apply(torch.randn(4, 3), points).sum().backward()
+
+**The fix.** When the Function's outputs are meant as constants, give it
+`@staticmethod def backward(ctx, *grad_outputs)` returning `None` once per input of forward:
+autograd then sends no gradient through it (as the maintainers of the point-cloud libraries that
+ship such Functions advise). When a gradient through it is meant, write the backward that computes
+it. autograd-doctor writes the first (unverified: it cannot know which was meant) and names the
+inputs that required grad; a method of the class whose name is a misspelling of `backward`
+(`backwards`) is renamed instead.
+""",
+    heading="a custom Function without backward, differentiated",
+)
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 

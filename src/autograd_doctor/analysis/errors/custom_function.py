@@ -10,7 +10,7 @@ import re
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, statement_change, text_of, user_statement,
+    diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named, value_of
 from autograd_doctor.diagnosis.model import Suggestion
@@ -1086,6 +1086,84 @@ def autocast_function_mixed_dtypes(context: ErrorContext, already):
     return diagnosis(codes.AUTOCAST_FUNCTION_MIXED_DTYPES, primary, related, notes, helps)
 
 
+# ---- AD321: a custom Function without backward ---------------------------------------------
+
+def _backward_node_class(context: ErrorContext):
+    """The Function class whose missing backward raised: the `ctx` of torch's own
+    `Function.backward` frame is the graph node, which knows its forward class."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name != "backward" or not frame.f_code.co_filename.endswith("function.py"):
+            continue
+        cls = getattr(frame.f_locals.get("ctx"), "_forward_cls", None)
+        if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+            return cls, tuple(getattr(frame.f_locals.get("ctx"), "needs_input_grad", ()) or ())
+    return None, ()
+
+
+def _misspelled_backward(class_node: ast.ClassDef):
+    """A method of the class whose name is a near miss of `backward` (`backwards`, `backword`)."""
+    import difflib
+
+    for node in class_node.body:
+        if isinstance(node, ast.FunctionDef) and node.name != "backward" \
+                and difflib.SequenceMatcher(a=node.name.lower(), b="backward").ratio() >= 0.8:
+            return node
+    return None
+
+
+def function_without_backward(context: ErrorContext, already):
+    from autograd_doctor.analysis.errors.func_support import _line_location, _user_class_definition
+
+    cls, needs = _backward_node_class(context)
+    name = cls.__name__ if cls is not None else "the Function"
+    found = _user_class_definition(cls) if cls is not None else None
+    notes = [f"backward() reached an output of {name}, which defines forward but no backward staticmethod: "
+             "autograd cannot send a gradient through it"]
+    advice = Suggestion(f"or, if a gradient through {name} is meant, write its backward: one gradient per input "
+                        "of forward, the derivative of its outputs times grad_outputs")
+    if found is None:
+        location = context.raise_location("raised", f"{name} has no backward")
+        return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes, help=[advice])
+    filename, class_node = found
+    forward = next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    misspelled = _misspelled_backward(class_node)
+    if misspelled is not None:
+        location = _line_location(filename, misspelled.lineno, f"{name}.{misspelled.name} is not called by autograd")
+        line = linecache.getline(filename, misspelled.lineno)
+        renamed = line_change(filename, misspelled.lineno, f"def {misspelled.name}(", "def backward(",
+                              f"rename {misspelled.name} to backward: autograd calls the staticmethod named backward")
+        return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes,
+                         help=[renamed] if renamed is not None and line else [advice])
+    last = class_node.body[-1]
+    location = _line_location(filename, last.end_lineno or last.lineno,
+                              f"{name} ends here without a backward staticmethod")
+    inputs = [a.arg for a in forward.args.args[1:]] if forward is not None else []
+    helps = []
+    if forward is not None and forward.args.vararg is None and inputs:
+        if len(needs) == len(inputs) and any(needs):
+            notes.append(f"input{'s' if sum(needs) > 1 else ''} "
+                         f"{', '.join(i for i, need in zip(inputs, needs) if need)} of {name} required grad here")
+        class_text = text_of(filename, class_node)
+        indent = " " * (class_node.body[0].col_offset - class_node.col_offset)
+        if class_text is not None:
+            # Lines after the first keep the file's indentation; the replacement's are relative to the class.
+            base = " " * class_node.col_offset
+            class_text = "\n".join([class_text.split("\n")[0]] + [
+                line[len(base):] if line.startswith(base) else line for line in class_text.split("\n")[1:]])
+            method = (f"\n\n{indent}@staticmethod\n{indent}def backward(ctx, *grad_outputs):\n"
+                      f"{indent}{indent}return {', '.join(['None'] * len(inputs))}")
+            class_location = statement_location(filename, class_node, role="class")
+            helps.append(Suggestion(
+                f"if {name}'s outputs are meant as constants (no gradient flows through it, as for a search or "
+                f"an index), give it a backward that returns None for each input of forward ({', '.join(inputs)}) "
+                "(unverified: whether a gradient through it was meant is the Function's own)",
+                replacement=class_text + method, location=class_location))
+    helps.append(advice)
+    return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes, help=helps)
+
+
 MATCHERS = [
     (MIXED_DTYPES, autocast_function_mixed_dtypes),
     (r"Legacy autograd function with non-static forward method is deprecated", legacy_function_called),
@@ -1099,4 +1177,6 @@ MATCHERS = [
     (r"^(not enough|too many) values to unpack \(expected \d+", saved_tensors_count),
     (r"trying to differentiate twice a function that was marked\s*with @once_differentiable",
      once_differentiable_twice),
+    (r"You must implement (either the backward or vjp method|the backward function) for (your )?custom "
+     r"autograd\.Function", function_without_backward),
 ]
